@@ -1,0 +1,791 @@
+"""Client side of the ACP stdio transport: spawn an agent, talk JSON-RPC, record everything.
+
+The agent under test may be hostile (crash, hang, flood stdout, print garbage or huge lines,
+ignore SIGTERM, leave grandchildren behind), so this module is built around hard bounds:
+
+* stdout is split on ``\\n`` with a bounded buffer; a line longer than ``max_line_bytes`` is
+  never held whole: a short preview is kept and it is recorded as an ``oversize`` raw record;
+* the transcript stops storing records once ``max_transcript_bytes`` is reached (counters keep
+  running, ``truncated`` is set and one ``transcript-cap`` marker record is stored);
+* stderr is drained into a bounded ring buffer (and optionally a capped file);
+* writes to stdin time out instead of blocking forever on an agent that stops reading;
+* ``close()`` escalates stdin-close -> SIGTERM -> SIGKILL on the agent's whole process group.
+
+Every message in both directions lands in :attr:`AgentProcess.transcript` in the project trace
+format, one dict per record::
+
+    {"dir": "c2a" | "a2c", "t": <seconds since spawn, monotonic>, "msg": <parsed JSON value>}
+    {"dir": "a2c", "t": ..., "raw": "<text>", "error": "invalid-utf8" | "not-json" | "oversize"}
+
+Threading: one reader thread per pipe (stdout, stderr) plus one thread waiting for the exit.
+All records are appended under one lock (``_cond``), so transcript order is the order in which
+records were appended; ``wait_for`` waits on that condition variable (no polling). Listener
+callbacks are delivered strictly in transcript order and never concurrently: the thread that
+appends a record (the stdout reader for ``a2c``, the sending thread for ``c2a``) delivers
+every undelivered record unless another thread is already delivering, in which case that
+thread delivers it. Callbacks therefore run on the reader thread or on a sending thread,
+outside the transcript lock; they may call :meth:`AgentProcess.send` (the new record is
+delivered after the current callback returns) but should be quick, because while a callback
+runs on the reader thread no further stdout is read.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import json
+import os
+import select
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+__all__ = [
+    "AgentExited",
+    "AgentProcess",
+    "Listener",
+    "Record",
+    "RpcError",
+    "decode_line",
+    "dumps_record",
+    "is_response_to",
+]
+
+Record = dict[str, Any]
+"""One transcript entry in the project trace format (see the module docstring)."""
+
+Listener = Callable[[Record], None]
+
+MiB = 1024 * 1024
+_READ_CHUNK = 64 * 1024
+_OVERSIZE_PREVIEW = 4096
+_RECORD_OVERHEAD = 64  # rough per-record bookkeeping cost counted against the transcript cap
+
+
+class AgentExited(RuntimeError):
+    """The agent is gone (process exited or stdout closed) and cannot answer any more."""
+
+
+class RpcError(RuntimeError):
+    """A JSON-RPC error response returned by :meth:`AgentProcess.call`."""
+
+    def __init__(self, error: Any) -> None:
+        self.error = error
+        code = error.get("code") if isinstance(error, dict) else None
+        message = error.get("message") if isinstance(error, dict) else None
+        super().__init__(f"JSON-RPC error {code}: {message}")
+        self.code = code
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"non-standard JSON constant {name}")
+
+
+def decode_line(line: bytes) -> tuple[Any, str | None, str | None]:
+    """Parse one wire line. Returns ``(value, None, None)`` or ``(None, raw_text, error)``.
+
+    orjson is tried first for speed; the stdlib parser is the fallback for inputs orjson refuses
+    but that are still valid JSON (lone surrogate escapes). NaN/Infinity are refused as JSON
+    does not allow them.
+    """
+    try:
+        return orjson.loads(line), None, None
+    except orjson.JSONDecodeError:
+        pass
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, line.decode("utf-8", errors="replace"), "invalid-utf8"
+    try:
+        return json.loads(text, parse_constant=_reject_constant), None, None
+    except ValueError:
+        return None, text, "not-json"
+
+
+def dumps_record(record: Record) -> bytes:
+    """Serialise a record as one JSON line (no trailing newline), whatever strings it holds."""
+    try:
+        return orjson.dumps(record)
+    except (TypeError, orjson.JSONEncodeError):
+        # lone surrogates (from the stdlib fallback parser) or exotic values
+        return json.dumps(record, ensure_ascii=True, default=repr).encode("ascii")
+
+
+def is_response_to(msg: Any, request_id: Any) -> bool:
+    """True if ``msg`` is a JSON-RPC response (not a request) carrying ``request_id``."""
+    return (
+        isinstance(msg, dict)
+        and "method" not in msg
+        and ("result" in msg or "error" in msg)
+        and msg.get("id") == request_id
+        and type(msg.get("id")) is type(request_id)
+    )
+
+
+class _RingBuffer:
+    """Keeps the last ``cap`` bytes written to it; counts everything."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.total = 0
+        self._chunks: collections.deque[bytes] = collections.deque()
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def write(self, data: bytes) -> None:
+        with self._lock:
+            self.total += len(data)
+            if len(data) >= self.cap:
+                self._chunks.clear()
+                data = data[-self.cap :]
+                self._size = 0
+            self._chunks.append(data)
+            self._size += len(data)
+            while self._size > self.cap:
+                head = self._chunks.popleft()
+                excess = self._size - self.cap
+                if len(head) > excess:
+                    self._chunks.appendleft(head[excess:])
+                    self._size -= excess
+                else:
+                    self._size -= len(head)
+
+    def getvalue(self) -> bytes:
+        with self._lock:
+            return b"".join(self._chunks)
+
+
+class AgentProcess:
+    """A spawned ACP agent speaking newline-delimited JSON-RPC 2.0 over stdio.
+
+    Use as a context manager (``with AgentProcess([...]) as agent:``) or call :meth:`close`.
+    The agent runs in its own session and process group so that everything it spawns can be
+    killed together.
+    """
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str | os.PathLike[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        max_line_bytes: int = 8 * MiB,
+        max_transcript_bytes: int = 32 * MiB,
+        stderr_bytes: int = 256 * 1024,
+        stderr_path: str | os.PathLike[str] | None = None,
+        stderr_file_bytes: int = 16 * MiB,
+        write_timeout: float = 10.0,
+    ) -> None:
+        if max_line_bytes < 1:
+            raise ValueError("max_line_bytes must be positive")
+        self.argv = list(argv)
+        self.max_line_bytes = max_line_bytes
+        self.max_transcript_bytes = max_transcript_bytes
+        self.write_timeout = write_timeout
+
+        self.transcript: list[Record] = []
+        self.truncated = False
+        """Set once the transcript cap was hit; later records are counted, not stored."""
+        self.stored_bytes = 0
+        self.dropped_records = 0
+        self.dropped_bytes = 0
+        self.bytes_read = 0
+        self.lines_read = 0
+        self.oversize_lines = 0
+        self.listener_errors: list[BaseException] = []
+        self.returncode: int | None = None
+        self.stdout_closed = False
+        """EOF seen on the agent's stdout: no further a2c records can arrive."""
+
+        self._cond = threading.Condition(threading.Lock())
+        self._write_lock = threading.Lock()
+        self._dispatch_lock = threading.Lock()
+        self._undelivered: collections.deque[Record] = collections.deque()
+        self._listeners: list[Listener] = []
+        self._next_id = 0
+        self._stop = threading.Event()
+        self._stdin_closed = False
+        self._closed = False
+        self._cursor = 0
+        self._stderr = _RingBuffer(stderr_bytes)
+        self._stderr_file = open(stderr_path, "wb") if stderr_path is not None else None  # noqa: SIM115
+        self._stderr_file_left = stderr_file_bytes
+
+        self._t0 = time.monotonic()
+        self._proc = subprocess.Popen(
+            self.argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=dict(env) if env is not None else None,
+            start_new_session=True,
+            bufsize=0,
+            close_fds=True,
+        )
+        self.pid = self._proc.pid
+        self.pgid = self._proc.pid  # start_new_session: the agent leads its own group
+        assert self._proc.stdin is not None
+        assert self._proc.stdout is not None
+        assert self._proc.stderr is not None
+        self._stdin_fd = self._proc.stdin.fileno()
+        os.set_blocking(self._stdin_fd, False)
+        self._threads = [
+            threading.Thread(target=self._read_stdout, name=f"acp-stdout-{self.pid}", daemon=True),
+            threading.Thread(target=self._read_stderr, name=f"acp-stderr-{self.pid}", daemon=True),
+            threading.Thread(target=self._wait_exit, name=f"acp-wait-{self.pid}", daemon=True),
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def exited(self) -> bool:
+        """True once the agent process has exited."""
+        return self.returncode is not None
+
+    @property
+    def alive(self) -> bool:
+        """True while the agent can still send us messages (running and stdout open)."""
+        return not self.exited and not self.stdout_closed
+
+    def elapsed(self) -> float:
+        """Seconds since the agent was spawned (the clock used for the records' ``t``)."""
+        return time.monotonic() - self._t0
+
+    def stderr_text(self) -> str:
+        """The last ``stderr_bytes`` bytes the agent wrote to stderr, decoded leniently."""
+        return self._stderr.getvalue().decode("utf-8", errors="replace")
+
+    @property
+    def stderr_total_bytes(self) -> int:
+        return self._stderr.total
+
+    def mark(self) -> int:
+        """Current transcript length: pass it as ``start`` to wait for what comes next."""
+        with self._cond:
+            return len(self.transcript)
+
+    def on_record(self, callback: Listener) -> Callable[[], None]:
+        """Register ``callback(record)`` for every later record; returns an unsubscribe function.
+
+        Records already in the transcript are not replayed. See the module docstring for the
+        threading contract.
+        """
+        with self._cond:
+            self._listeners.append(callback)
+
+        def remove() -> None:
+            with self._cond, contextlib.suppress(ValueError):
+                self._listeners.remove(callback)
+
+        return remove
+
+    # --------------------------------------------------------------- recording
+
+    def _append(self, record: Record, cost: int) -> None:
+        with self._cond:
+            if self.truncated:
+                self.dropped_records += 1
+                self.dropped_bytes += cost
+            elif self.stored_bytes + cost + _RECORD_OVERHEAD > self.max_transcript_bytes:
+                self.truncated = True
+                self.dropped_records += 1
+                self.dropped_bytes += cost
+                marker: Record = {
+                    "dir": record["dir"],
+                    "t": record["t"],
+                    "raw": "",
+                    "error": "transcript-cap",
+                }
+                self.transcript.append(marker)
+            else:
+                self.stored_bytes += cost + _RECORD_OVERHEAD
+                self.transcript.append(record)
+            if self._listeners:
+                self._undelivered.append(record)
+            self._cond.notify_all()
+        if self._undelivered:
+            self._deliver()
+
+    def _deliver(self) -> None:
+        """Run listeners in transcript order, one at a time, outside the transcript lock."""
+        while True:
+            if not self._dispatch_lock.acquire(blocking=False):
+                return  # the thread holding it will deliver our record too
+            try:
+                while True:
+                    with self._cond:
+                        if not self._undelivered:
+                            break
+                        record = self._undelivered.popleft()
+                        listeners = list(self._listeners)
+                    for callback in listeners:
+                        try:
+                            callback(record)
+                        except Exception as exc:  # a broken oracle must not kill the reader
+                            if len(self.listener_errors) < 100:
+                                self.listener_errors.append(exc)
+            finally:
+                self._dispatch_lock.release()
+            with self._cond:
+                if not self._undelivered:
+                    return
+
+    def _record_line(self, line: bytes) -> None:
+        self.lines_read += 1
+        value, raw, error = decode_line(line)
+        record: Record = {"dir": "a2c", "t": self.elapsed()}
+        if error is None:
+            record["msg"] = value
+        else:
+            record["raw"] = raw
+            record["error"] = error
+        self._append(record, len(line))
+
+    def _record_oversize(self, preview: bytes, total: int) -> None:
+        self.lines_read += 1
+        self.oversize_lines += 1
+        record: Record = {
+            "dir": "a2c",
+            "t": self.elapsed(),
+            "raw": preview.decode("utf-8", errors="replace"),
+            "error": "oversize",
+            "bytes": total,
+        }
+        self._append(record, len(preview))
+
+    # ----------------------------------------------------------------- threads
+
+    def _read_stdout(self) -> None:
+        assert self._proc.stdout is not None
+        fd = self._proc.stdout.fileno()
+        buf = bytearray()
+        scan_from = 0
+        oversize_preview: bytes | None = None  # not None while discarding an oversize line
+        oversize_total = 0
+        try:
+            while not self._stop.is_set():
+                ready, _, _ = select.select([fd], [], [], 0.2)
+                if not ready:
+                    continue
+                try:
+                    chunk = os.read(fd, _READ_CHUNK)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                self.bytes_read += len(chunk)
+                if oversize_preview is not None:
+                    nl = chunk.find(b"\n")
+                    if nl < 0:
+                        oversize_total += len(chunk)
+                        continue
+                    self._record_oversize(oversize_preview, oversize_total + nl)
+                    oversize_preview = None
+                    chunk = chunk[nl + 1 :]
+                buf += chunk
+                start = 0
+                while True:
+                    nl = buf.find(b"\n", max(start, scan_from))
+                    if nl < 0:
+                        break
+                    if nl - start > self.max_line_bytes:
+                        preview = bytes(buf[start : start + _OVERSIZE_PREVIEW])
+                        self._record_oversize(preview, nl - start)
+                    else:
+                        self._record_line(bytes(buf[start:nl]))
+                    start = nl + 1
+                    scan_from = start
+                if start:
+                    del buf[:start]
+                    scan_from = 0
+                scan_from = max(scan_from, len(buf))
+                if len(buf) > self.max_line_bytes:
+                    oversize_preview = bytes(buf[:_OVERSIZE_PREVIEW])
+                    oversize_total = len(buf)
+                    buf = bytearray()
+                    scan_from = 0
+            if oversize_preview is not None:
+                self._record_oversize(oversize_preview, oversize_total)
+            elif buf:
+                self._record_line(bytes(buf))  # last line without a newline
+        finally:
+            with self._cond:
+                self.stdout_closed = True
+                self._cond.notify_all()
+
+    def _read_stderr(self) -> None:
+        assert self._proc.stderr is not None
+        fd = self._proc.stderr.fileno()
+        while not self._stop.is_set():
+            ready, _, _ = select.select([fd], [], [], 0.2)
+            if not ready:
+                continue
+            try:
+                chunk = os.read(fd, _READ_CHUNK)
+            except OSError:
+                break
+            if not chunk:
+                break
+            self._stderr.write(chunk)
+            if self._stderr_file is not None and self._stderr_file_left > 0:
+                piece = chunk[: self._stderr_file_left]
+                self._stderr_file_left -= len(piece)
+                with contextlib.suppress(OSError, ValueError):
+                    self._stderr_file.write(piece)
+
+    def _wait_exit(self) -> None:
+        code = self._proc.wait()
+        with self._cond:
+            self.returncode = code
+            self._cond.notify_all()
+
+    # ----------------------------------------------------------------- sending
+
+    def send(self, msg: Any) -> Record:
+        """Write one JSON-RPC message (or batch array) as a line and record it.
+
+        Raises :class:`AgentExited` if the agent's stdin is closed (the agent died) and
+        :class:`TimeoutError` if the agent stops reading for ``write_timeout`` seconds.
+        """
+        return self.send_many([msg])[0]
+
+    def send_many(self, msgs: Iterable[Any]) -> list[Record]:
+        """Write several messages in a single ``write`` so they reach the agent together.
+
+        Useful for races (e.g. a prompt immediately followed by a cancel).
+        """
+        msgs = list(msgs)
+        lines = [orjson.dumps(m) for m in msgs]
+        data = b"".join(line + b"\n" for line in lines)
+        with self._write_lock:
+            self._check_writable()
+            records: list[Record] = []
+            for msg, line in zip(msgs, lines, strict=True):
+                record: Record = {"dir": "c2a", "t": self.elapsed(), "msg": msg}
+                self._append(record, len(line))
+                records.append(record)
+            self._write_all(data)
+        return records
+
+    def send_raw(self, data: bytes) -> Record:
+        """Write arbitrary bytes (garbage tests); recorded as one c2a raw record.
+
+        A trailing newline is added if missing. The raw text is decoded leniently and flagged
+        like agent output would be (``invalid-utf8``/``not-json``/``oversize``).
+        """
+        if not data.endswith(b"\n"):
+            data += b"\n"
+        line = data[:-1]
+        if len(line) > self.max_line_bytes:
+            record: Record = {
+                "dir": "c2a",
+                "t": 0.0,
+                "raw": line[:_OVERSIZE_PREVIEW].decode("utf-8", errors="replace"),
+                "error": "oversize",
+                "bytes": len(line),
+            }
+            cost = _OVERSIZE_PREVIEW
+        else:
+            value, raw, error = decode_line(line)
+            record = {"dir": "c2a", "t": 0.0}
+            if error is None:
+                record["msg"] = value
+            else:
+                record["raw"] = raw
+                record["error"] = error
+            cost = len(line)
+        with self._write_lock:
+            self._check_writable()
+            record["t"] = self.elapsed()
+            self._append(record, cost)
+            self._write_all(data)
+        return record
+
+    def _check_writable(self) -> None:
+        if self._stdin_closed:
+            raise AgentExited("stdin already closed")
+        if self.exited:
+            raise AgentExited(f"agent exited with code {self.returncode}")
+
+    def _write_all(self, data: bytes) -> None:
+        view = memoryview(data)
+        deadline = time.monotonic() + self.write_timeout
+        while view:
+            if self._stdin_closed:
+                raise AgentExited("stdin closed while writing")
+            try:
+                n = os.write(self._stdin_fd, view)
+                view = view[n:]
+                continue
+            except BlockingIOError:
+                pass
+            except (BrokenPipeError, ConnectionResetError) as exc:
+                raise AgentExited(f"agent closed stdin ({exc})") from exc
+            except OSError as exc:
+                raise AgentExited(f"cannot write to agent ({exc})") from exc
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(f"agent did not read stdin for {self.write_timeout}s")
+            if self.exited:
+                raise AgentExited(f"agent exited with code {self.returncode}")
+            select.select([], [self._stdin_fd], [], min(remaining, 0.2))
+
+    def _new_id(self) -> int:
+        with self._cond:
+            request_id = self._next_id
+            self._next_id += 1
+            return request_id
+
+    def request(self, method: str, params: Any = None) -> int:
+        """Send a request with a fresh integer id and return that id."""
+        request_id = self._new_id()
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.send(msg)
+        return request_id
+
+    def notify(self, method: str, params: Any = None) -> None:
+        """Send a notification (no id, never answered)."""
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.send(msg)
+
+    def respond(self, request_id: Any, result: Any = None, error: Any = None) -> None:
+        """Answer an agent->client request with ``result`` or, if given, ``error``.
+
+        ``error`` is a JSON-RPC error object (``{"code": ..., "message": ...}``).
+        """
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id}
+        if error is not None:
+            msg["error"] = error
+        else:
+            msg["result"] = result
+        self.send(msg)
+
+    # ----------------------------------------------------------------- waiting
+
+    def wait_for_index(
+        self,
+        predicate: Callable[[Any], bool],
+        timeout: float,
+        *,
+        start: int = 0,
+        direction: str | None = "a2c",
+        raw: bool = False,
+    ) -> int | None:
+        """Index of the first record at or after ``start`` matching, or None.
+
+        ``predicate`` gets the record's ``msg`` (or the whole record when ``raw`` is true).
+        Returns None on timeout or as soon as no further matching record can arrive (stdout
+        closed for a2c). Waits on the transcript's condition variable, never by polling.
+        """
+        deadline = time.monotonic() + timeout
+        index = start
+        with self._cond:
+            while True:
+                transcript = self.transcript
+                while index < len(transcript):
+                    record = transcript[index]
+                    if direction is None or record.get("dir") == direction:
+                        subject = record if raw else record.get("msg")
+                        if (raw or "msg" in record) and predicate(subject):
+                            return index
+                    index += 1
+                if direction == "a2c" and (self.stdout_closed or self.truncated):
+                    return None
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return None
+                self._cond.wait(remaining)
+
+    def wait_for(
+        self,
+        predicate: Callable[[Any], bool],
+        timeout: float = 5.0,
+        *,
+        start: int | None = None,
+        direction: str | None = "a2c",
+        raw: bool = False,
+    ) -> Record | None:
+        """Wait for the next record matching ``predicate``; returns the record or None.
+
+        With ``start=None`` the search begins at an internal cursor that moves past each match
+        returned, so successive calls find successive matches ("the next" one). Pass an explicit
+        ``start`` (e.g. from :meth:`mark`) to search from there without touching the cursor.
+        """
+        use_cursor = start is None
+        begin = self._cursor if use_cursor else start
+        assert begin is not None
+        index = self.wait_for_index(predicate, timeout, start=begin, direction=direction, raw=raw)
+        if index is None:
+            return None
+        if use_cursor:
+            self._cursor = index + 1
+        with self._cond:
+            return self.transcript[index]
+
+    def call(self, method: str, params: Any = None, timeout: float = 10.0) -> Any:
+        """Send a request and wait for its response; returns the ``result``.
+
+        Raises :class:`RpcError` for an error response, :class:`AgentExited` if the agent went
+        away first and :class:`TimeoutError` if nothing came within ``timeout``.
+        """
+        start = self.mark()
+        request_id = self.request(method, params)
+        index = self.wait_for_index(lambda m: is_response_to(m, request_id), timeout, start=start)
+        if index is None:
+            if not self.alive:
+                raise AgentExited(f"agent gone before answering {method} (code {self.returncode})")
+            raise TimeoutError(f"no response to {method} (id {request_id}) within {timeout}s")
+        with self._cond:
+            msg = self.transcript[index]["msg"]
+        if "error" in msg:
+            raise RpcError(msg["error"])
+        return msg.get("result")
+
+    def wait_exit(self, timeout: float) -> int | None:
+        """Wait up to ``timeout`` for the process to exit; returns its code or None."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self.returncode is None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return None
+                self._cond.wait(remaining)
+            return self.returncode
+
+    # ------------------------------------------------------------------- close
+
+    def close_stdin(self) -> None:
+        """Close the agent's stdin (the polite "please exit" of the stdio transport)."""
+        with self._write_lock:
+            if not self._stdin_closed:
+                self._stdin_closed = True
+                assert self._proc.stdin is not None
+                with contextlib.suppress(OSError):
+                    self._proc.stdin.close()
+
+    def _signal_group(self, sig: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pgid, sig)
+
+    def close(self, grace: float = 2.0) -> int | None:
+        """Shut the agent down and reap everything it started; returns its exit code.
+
+        Steps: close stdin and wait ``grace``; SIGTERM the process group and wait ``grace``;
+        SIGKILL the group. Members of the group that outlive the agent (grandchildren) are
+        terminated the same way. Reader threads are joined. Safe to call twice.
+        """
+        if self._closed:
+            return self.returncode
+        self._closed = True
+        try:
+            self.close_stdin()
+            if self.wait_exit(grace) is None:
+                self._signal_group(signal.SIGTERM)
+                if self.wait_exit(grace) is None:
+                    self._signal_group(signal.SIGKILL)
+                    self.wait_exit(5.0)
+            # The leader is gone; make sure nothing else of its group survives.
+            if _group_alive(self.pgid):
+                self._signal_group(signal.SIGTERM)
+                if not _wait_group_gone(self.pgid, min(grace, 0.5)):
+                    self._signal_group(signal.SIGKILL)
+                    _wait_group_gone(self.pgid, 2.0)
+        finally:
+            self._stop.set()
+            for thread in self._threads:
+                thread.join(timeout=2.0)
+            for stream in (self._proc.stdout, self._proc.stderr):
+                if stream is not None:
+                    with contextlib.suppress(OSError):
+                        stream.close()
+            if self._stderr_file is not None:
+                with contextlib.suppress(OSError):
+                    self._stderr_file.close()
+        return self.returncode
+
+    def __enter__(self) -> AgentProcess:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ output
+
+    def records(self) -> list[Record]:
+        """A snapshot copy of the transcript list (records themselves are shared)."""
+        with self._cond:
+            return list(self.transcript)
+
+    def write_trace(self, path: str | os.PathLike[str]) -> Path:
+        """Write the transcript as JSONL (one record per line) and return the path."""
+        out = Path(path)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        records = self.records()
+        with out.open("wb") as fh:
+            for record in records:
+                fh.write(dumps_record(record))
+                fh.write(b"\n")
+        return out
+
+
+def _group_members(pgid: int) -> list[tuple[int, str]]:
+    """(pid, state) of processes whose process group is ``pgid`` (Linux /proc scan)."""
+    members: list[tuple[int, str]] = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return members
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        # the command name may contain spaces and parentheses: split after the last ')'
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) >= 3 and int(fields[2]) == pgid:
+            members.append((int(entry), fields[0].decode()))
+    return members
+
+
+def _group_alive(pgid: int) -> bool:
+    """True if a live (non-zombie) process is still in group ``pgid``.
+
+    Zombies count as gone: they no longer run, and in containers whose PID 1 does not reap
+    orphans they may linger as entries forever.
+    """
+    if os.path.isdir("/proc"):
+        return any(state not in ("Z", "X") for _, state in _group_members(pgid))
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def _wait_group_gone(pgid: int, timeout: float) -> bool:
+    """Wait until no live process remains in ``pgid``.
+
+    This polls (there is no event for "a process group emptied"), in short steps.
+    """
+    deadline = time.monotonic() + timeout
+    while _group_alive(pgid):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
+    return True
