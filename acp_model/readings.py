@@ -1,0 +1,154 @@
+"""Named readings of the places where the v2 text allows more than one interpretation.
+
+Each reading is keyed by its ambiguity ID from RULES.md section 6 (``A-01`` ...) and has a short
+slug, so ``--reading A-01=forbid`` and ``--reading prompt-while-busy=forbid`` mean the same.
+The model consults these values in its checks; nothing else in the project branches on them.
+Defaults are chosen so that a conforming agent always passes and every literal MUST of the
+text is enforced; the README explains each choice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class ReadingDef:
+    """One ambiguity and the readings the model supports for it."""
+
+    id: str
+    slug: str
+    question: str
+    values: Mapping[str, str]
+    default: str
+    citation: str
+
+
+_DEFS: list[ReadingDef] = [
+    ReadingDef(
+        "A-01", "prompt-while-busy",
+        "May the client send session/prompt while foreground work is running or blocked?",
+        {"join": "allowed; the prompt joins (or queues behind) the current work (RULES a+b)",
+         "forbid": "client violation: prompt only after idle (RULES c)"},
+        "join", "prompt-lifecycle.mdx intro vs §closing"),
+    ReadingDef(
+        "A-03", "accept-order",
+        "In which order may the prompt response, the user message and running arrive?",
+        {"free": "any order; all three only follow the internal acceptance",
+         "diagram": "strictly response, then user message, then running"},
+        "free", "prompt-lifecycle.mdx §2, §3 and the sequence diagram"),
+    ReadingDef(
+        "A-04", "cancel-while-idle",
+        "What does session/cancel require when no foreground work is in progress?",
+        {"noop": "nothing; an idle(cancelled) in reply is tolerated",
+         "idle-cancelled": "the agent must still answer with idle(cancelled)"},
+        "noop", "prompt-lifecycle.mdx §Cancellation ('at any time')"),
+    ReadingDef(
+        "A-05", "idle-reassert-reason",
+        "May an idle that ends no foreground work (idle after idle) carry a stop reason?",
+        {"forbid": "no: one stop reason per end of work (ACPM-ONE-STOP)",
+         "allow": "yes: extra stop reasons are not judged"},
+        "forbid", "prompt-lifecycle.mdx §4, §Stop Reasons"),
+    ReadingDef(
+        "A-07", "agent-initiated-work",
+        "May the agent start foreground work (running) without a prompt?",
+        {"allow": "yes, with the same state updates", "forbid": "no: running needs a prompt"},
+        "allow", "prompt-lifecycle.mdx §3 ('when foreground work starts')"),
+    ReadingDef(
+        "A-09", "minimal-turn",
+        "Is accept + user message + idle(reason) without running a STATE-01 violation?",
+        {"strict": "yes, running is a MUST whenever work begins",
+         "lenient": "warning only (RULES monitor default)"},
+        "strict", "prompt-lifecycle.mdx §3"),
+    ReadingDef(
+        "A-11", "cancel-race",
+        "When must the work end with cancelled after the client sent session/cancel?",
+        {"provable": "only when the agent provably read the cancel during the work "
+                     "(a later response proves it, stdio is FIFO)",
+         "sent": "whenever the cancel was sent while the client saw work in progress "
+                 "(unsound under races: for spec discussion)",
+         "never": "never judged"},
+        "provable", "prompt-lifecycle.mdx §Cancellation"),
+    ReadingDef(
+        "A-13", "updates-after-cancel",
+        "Are updates to tool calls of the cancelled work after the cancelled idle violations?",
+        {"fail": "yes (CANCEL-09)", "warn": "warning", "allow": "no, treat them as background"},
+        "fail", "prompt-lifecycle.mdx §Cancellation vs §Session States"),
+    ReadingDef(
+        "A-14", "cancelled-permissions",
+        "How must the client answer permission requests pending at cancel?",
+        {"both": "cancelled outcome, or error -32800 once the agent sent $/cancel_request",
+         "outcome-only": "only the cancelled outcome"},
+        "both", "prompt-lifecycle.mdx §Cancellation vs cancellation.mdx diagram (C-07)"),
+    ReadingDef(
+        "A-16", "requires-action-from-idle",
+        "Is idle -> requires_action (no running first) a STATE-01 violation?",
+        {"strict": "yes", "lenient": "warning", "allow": "no (background work may block)"},
+        "strict", "prompt-lifecycle.mdx §3, §5"),
+    ReadingDef(
+        "STRENGTH", "strength-source",
+        "Where docs and schema disagree on a rule's strength, which one counts?",
+        {"docs": "the stricter docs wording (MUST)", "schema": "the schema wording"},
+        "docs", "RULES.md §6.3 (C-01, C-02, C-03, C-09)"),
+]
+
+READING_DEFS: dict[str, ReadingDef] = {d.id: d for d in _DEFS}
+_BY_SLUG: dict[str, ReadingDef] = {d.slug: d for d in _DEFS}
+
+
+class ReadingError(ValueError):
+    """A --reading option that names no known ambiguity or value."""
+
+
+def lookup(name: str) -> ReadingDef:
+    key = name.strip()
+    found = READING_DEFS.get(key.upper()) or _BY_SLUG.get(key.lower())
+    if found is None:
+        known = ", ".join(f"{d.id} ({d.slug})" for d in _DEFS)
+        raise ReadingError(f"unknown reading {name!r}; known readings: {known}")
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class Readings:
+    """The reading chosen for every ambiguity (immutable, hashable)."""
+
+    values: tuple[tuple[str, str], ...] = field(
+        default_factory=lambda: tuple((d.id, d.default) for d in _DEFS))
+
+    def __getitem__(self, reading_id: str) -> str:
+        for key, value in self.values:
+            if key == reading_id:
+                return value
+        raise KeyError(reading_id)
+
+    def with_(self, **changes: str) -> Readings:
+        """Copy with some readings changed; keys are IDs with '-' spelled '_' (A_01=...)."""
+        return self.parse(f"{k.replace('_', '-')}={v}" for k, v in changes.items())
+
+    def parse(self, assignments: Iterable[str]) -> Readings:
+        """Apply ``NAME=VALUE`` assignments (NAME is an ID like A-01 or a slug)."""
+        current = dict(self.values)
+        for text in assignments:
+            name, sep, value = text.partition("=")
+            if not sep:
+                raise ReadingError(f"--reading expects NAME=VALUE, got {text!r}")
+            d = lookup(name)
+            value = value.strip()
+            if value not in d.values:
+                raise ReadingError(
+                    f"reading {d.id} ({d.slug}) has no value {value!r}; "
+                    f"choose one of: {', '.join(d.values)}")
+            current[d.id] = value
+        return Readings(tuple((d.id, current[d.id]) for d in _DEFS))
+
+    def changed(self) -> dict[str, str]:
+        """The readings that differ from the defaults (for reports)."""
+        return {k: v for k, v in self.values if READING_DEFS[k].default != v}
+
+    def as_dict(self) -> dict[str, str]:
+        return dict(self.values)
+
+
+DEFAULT = Readings()
