@@ -1,0 +1,190 @@
+"""The mutant zoo: each entry plants one deviation into the reference agent.
+
+``bug`` mutants break one wire-observable rule of the catalogue (``RULES.md`` IDs) and must be
+caught by the fuzzer; ``benign`` ones behave in a way the text allows and must NOT be flagged
+(they measure false positives). Every trigger is a protocol situation a random client reaches
+quickly (the Nth prompt of a session, a cancel during a permission request, a second session,
+...), never a magic prompt word. Mutants whose bug needs a mid-turn sync point force a
+permission request (or a tool call, plan, usage update) into every turn so that the trigger is
+reliable even in ``fast`` timing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    rule: str
+    kind: str  # "bug" | "benign"
+    trigger: str
+    description: str
+    force_permission: bool = False
+    force_tool: bool = False
+    force_plan: bool = False
+    force_usage: bool = False
+
+
+def _bug(name: str, rule: str, trigger: str, description: str, **force: bool) -> Mutant:
+    return Mutant(name, rule, "bug", trigger, description, **force)
+
+
+def _benign(name: str, rule: str, trigger: str, description: str, **force: bool) -> Mutant:
+    return Mutant(name, rule, "benign", trigger, description, **force)
+
+
+MUTANTS: tuple[Mutant, ...] = (
+    # --- initialization / framing -------------------------------------------------------
+    _bug("init_without_info", "INIT-09", "initialize",
+         "initialize result has no `info`"),
+    _bug("init_wrong_version", "INIT-04", "initialize",
+         "answers protocolVersion 1 although 2 was requested and is supported"),
+    _bug("stdout_banner", "RPC-04", "initialize",
+         "prints a human banner line on stdout after the initialize response"),
+    _bug("invalid_utf8", "RPC-02", "any prompt",
+         "one agent_message_chunk line per turn carries a raw invalid UTF-8 byte"),
+    _bug("answers_cancel", "CANCEL-02", "any session/cancel",
+         "replies to the session/cancel notification with a null-id result"),
+    _bug("empty_batch_reply", "RPC-09", "client sends a notification-only batch",
+         "replies `[]` to a batch that holds only notifications"),
+    # --- sessions -------------------------------------------------------------------------
+    _bug("duplicate_session_id", "SESS-01", "2nd session/new on the connection",
+         "session/new returns the first session's id again"),
+    _bug("prompt_method_not_found", "INIT-10", "2nd prompt on a session",
+         "answers session/prompt with -32601 although `session` is advertised"),
+    _bug("updates_wrong_session", "STATE-02", "prompt on the 2nd session of the connection",
+         "the turn's session/updates carry the first session's id; the real one never idles"),
+    _bug("updates_unknown_session", "SESS-12", "2nd prompt on a session",
+         "the turn's session/updates carry a sessionId that was never created"),
+    # --- prompt acceptance ----------------------------------------------------------------
+    _bug("prompt_never_answered", "PROMPT-04", "2nd prompt on a session",
+         "the prompt's work runs but the session/prompt request never gets a response"),
+    _bug("prompt_answered_twice", "PROMPT-04", "any prompt",
+         "session/prompt is answered twice (before and after the user message)"),
+    _bug("no_user_message", "PROMPT-06", "2nd prompt on a session",
+         "accepted prompt gets no user_message / user_message_chunk"),
+    _bug("busy_prompt_deadlock", "PROMPT-04", "prompt while a turn is running / blocked",
+         "a prompt read while busy is never answered nor processed",
+         force_permission=True),
+    _bug("busy_prompt_dropped", "PROMPT-06", "prompt while a turn is running / blocked",
+         "a prompt read while busy is answered `{}` but silently dropped (no user message)",
+         force_permission=True),
+    _bug("cancelled_prompt_unanswered", "PROMPT-04", "prompt while busy, then session/cancel",
+         "prompts read while busy are queued unanswered; a cancel drops them without a response",
+         force_permission=True),
+    # --- state reporting ------------------------------------------------------------------
+    _bug("no_running", "STATE-01", "any prompt",
+         "turns never report `running`; updates and idle come straight from idle"),
+    _bug("requires_action_from_idle", "STATE-01", "any prompt (permission forced first)",
+         "the turn's first state_update is `requires_action`, without `running` before it",
+         force_permission=True),
+    _bug("never_idle", "STATE-02", "2nd prompt on a session",
+         "from the 2nd turn on the agent finishes its work but never reports idle"),
+    _bug("idle_without_stop_reason", "STATE-03", "any prompt",
+         "the idle that ends a turn has no stopReason"),
+    _bug("unknown_stop_reason", "STOP-03", "any prompt",
+         "turns end with the unknown non-`_` stop reason `done`"),
+    _bug("unknown_state", "ENUM-02", "any prompt",
+         "reports the non-`_` state `thinking` mid-turn (then `running` again)"),
+    _bug("unknown_update_kind", "ENUM-02", "any prompt",
+         "sends the non-`_` sessionUpdate kind `progress` mid-turn"),
+    # --- message / tool / plan / usage payloads ----------------------------------------
+    _bug("chunk_without_message_id", "MSG-01", "any prompt",
+         "the first agent_message_chunk of each turn has no messageId"),
+    _bug("unknown_tool_status", "TOOL-14", "any prompt (tool forced)",
+         "tool call status `running` instead of `in_progress`", force_tool=True),
+    _bug("unknown_tool_kind", "TOOL-15", "any prompt (tool forced)",
+         "tool call kind `shell` (non-`_`, not a ToolKind)", force_tool=True),
+    _bug("relative_tool_location", "TOOL-19", "any prompt (tool forced)",
+         "tool call locations carry a relative path", force_tool=True),
+    _bug("tool_content_unwrapped", "TOOL-07", "any prompt (tool forced)",
+         "tool_call_content_chunk carries a bare ContentBlock instead of a `content` wrapper",
+         force_tool=True),
+    _bug("plan_missing_plan_id", "PLAN-02", "any prompt (plan forced)",
+         "plan_update without planId", force_plan=True),
+    _bug("usage_bad_currency", "USAGE-04", "any prompt (usage forced)",
+         "usage_update cost currency `usd` (not an ISO 4217 code shape)", force_usage=True),
+    _bug("usage_negative", "USAGE-02", "any prompt (usage forced)",
+         "usage_update with `used: -1`", force_usage=True),
+    # --- permissions ----------------------------------------------------------------------
+    _bug("empty_permission_options", "PERM-02", "any prompt (permission forced)",
+         "session/request_permission with `options: []`", force_permission=True),
+    _bug("perm_custom_outcome_approves", "PERM-11", "permission answered with a custom outcome",
+         "an unknown `_` outcome is treated as approval: the tool goes in_progress",
+         force_permission=True),
+    _bug("perm_reject_proceeds", "PERM-11", "permission rejected (reject option / cancelled)",
+         "a reject or cancelled outcome is treated as approval: the tool goes in_progress",
+         force_permission=True),
+    # --- cancellation ---------------------------------------------------------------------
+    _bug("cancel_as_end_turn", "CANCEL-07", "session/cancel during a turn",
+         "a cancelled turn ends with stopReason end_turn", force_permission=True),
+    _bug("cancel_no_idle", "CANCEL-06", "session/cancel during a turn",
+         "a cancelled turn stops but never reports idle", force_permission=True),
+    _bug("late_cancel_kills_next_turn", "CANCEL-11", "session/cancel while idle, then a prompt",
+         "a cancel read while idle is remembered and ends the next turn as `cancelled`"),
+    _bug("second_stop_reason", "CANCEL-11", "cancel during a turn, then the next prompt",
+         "the turn after a cancelled one ends with idle end_turn and then a 2nd idle cancelled",
+         force_permission=True),
+    _bug("updates_after_cancelled_idle", "CANCEL-09", "session/cancel during a turn",
+         "sends idle cancelled first, then the cancelled tool calls' updates",
+         force_permission=True),
+    _bug("stale_answer_resumes_tool", "CANCEL-09", "session/cancel during a permission request",
+         "the client's late answer to a permission cancelled with the turn resumes the tool "
+         "(in_progress/completed after the cancelled idle)", force_permission=True),
+    _bug("cancel_crosses_sessions", "CANCEL-11", "two sessions busy, cancel one",
+         "session/cancel also cancels every other session's turn", force_permission=True),
+    # --- benign variants ------------------------------------------------------------------
+    _benign("dup_running", "STATE-01", "any prompt",
+            "reports `running` twice when a turn starts and when it resumes"),
+    _benign("running_before_response", "PROMPT-06", "any prompt",
+            "user message and `running` are sent before the prompt response (A-03 b)"),
+    _benign("user_chunks_only", "PROMPT-06", "any prompt",
+            "the user message is always streamed as user_message_chunk updates"),
+    _benign("batched_updates", "RPC-06", "any prompt",
+            "session/update notifications go out as JSON-RPC batch arrays of up to 3"),
+    _benign("chatty_idle", "STATE-07", "session/new, end of every turn",
+            "background usage/agent-message/commands updates while idle"),
+    _benign("cancel_request_all", "CANCEL-12", "cancel during a permission request",
+            "always sends $/cancel_request for every pending permission on cancel (A-14)",
+            force_permission=True),
+    _benign("wait_permission_answers", "CANCEL-06", "cancel during a permission request",
+            "on cancel waits (up to 1 s) for the client's cancelled answers before idle",
+            force_permission=True),
+    _benign("prompt_result_meta", "PROMPT-05", "any prompt",
+            "prompt result carries `_meta`"),
+    _benign("prompt_result_message_id", "PROMPT-05", "any prompt",
+            "prompt result carries the user message's `messageId` (newer draft SDKs)"),
+    _benign("busy_prompt_rejected", "PROMPT-04", "prompt while busy",
+            "a prompt while busy is rejected with -32602 instead of joining (A-01 b)",
+            force_permission=True),
+    _benign("cancel_rejects_pending_prompt", "PROMPT-04", "cancel before the prompt is accepted",
+            "a cancel read before acceptance rejects the prompt with -32800 (A-10 a)"),
+    _benign("idle_cancel_echo", "CANCEL-06", "session/cancel while idle",
+            "answers a cancel with no foreground work by an idle cancelled (A-04 b)"),
+    _benign("idle_after_session_new", "STATE-02", "session/new",
+            "reports a bare idle (no stopReason) right after session/new"),
+)  # fmt: skip
+
+BY_NAME: dict[str, Mutant] = {m.name: m for m in MUTANTS}
+
+
+def get(name: str | None) -> Mutant | None:
+    """The mutant called ``name`` (None for the reference agent); KeyError if unknown."""
+    if name is None or name in ("", "none", "reference"):
+        return None
+    return BY_NAME[name]
+
+
+def table() -> str:
+    """A plain-text table for ``--list-mutants``."""
+    rows = [("name", "rule", "kind", "trigger", "description")]
+    rows += [(m.name, m.rule, m.kind, m.trigger, m.description) for m in MUTANTS]
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    lines = []
+    for r in rows:
+        lines.append(
+            "  ".join(c.ljust(w) for c, w in zip(r[:4], widths, strict=True)) + "  " + r[4]
+        )
+    return "\n".join(lines)
