@@ -291,6 +291,7 @@ class SessionModel:
 
     @check("TOOL-02")
     def tool_titled_on_first_report(self, ev: Ev) -> bool:
+        """The first tool_call_update of a toolCallId should carry its title."""
         return ev.tool_call_id in self.tools or bool(ev.has_title) or ev.kind != "update"
 
     @check("PERM-11")

@@ -401,7 +401,8 @@ class Monitor:
                 return
             self._session_event(sid, "cancel", Ev(idx), what)
         elif method == "$/cancel_request":
-            target = self.open[_OTHER[direction]].get(params.get("requestId"))
+            # The sender withdraws one of its *own* open requests.
+            target = self.open[direction].get(params.get("requestId"))
             if target is None:
                 return  # nothing open with that id: harmless (it may have been answered)
             target.withdrawn = True

@@ -189,6 +189,11 @@ def _narrow(def_name: str, instance: Any, path: tuple[str, ...]) -> tuple[str, A
                     state_def = _branch_defs("StateUpdate", "state").get(update.get("state"))
                     if state_def is not None:
                         return state_def, update, (*path, "update")
+                plan = update.get("plan")
+                if target == "PlanUpdate" and isinstance(plan, dict):
+                    plan_def = _branch_defs("PlanUpdateContent", "type").get(plan.get("type"))
+                    if plan_def is not None:
+                        return plan_def, plan, (*path, "update", "plan")
                 return target, update, (*path, "update")
     return def_name, instance, path
 
@@ -209,7 +214,10 @@ def diagnose(def_name: str, instance: Any) -> list[SchemaProblem]:
     problems = [best, *[e for e in errors if e is not best]][:3]
     out = []
     for err in problems:
-        where = "/".join(str(p) for p in (*prefix, *err.absolute_path)) or "(root)"
+        parts = [str(p) for p in (*prefix, *err.absolute_path)]
+        if err.validator == "required" and isinstance(err.instance, dict):
+            parts += [k for k in err.validator_value if k not in err.instance][:1]
+        where = "/".join(parts) or "(root)"
         out.append(SchemaProblem(where, _shorten(err.message), narrowed))
     return out
 

@@ -1,0 +1,292 @@
+"""Race soundness: every legal ordering passes, the orderings no timing can explain fail."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from acp_model.readings import DEFAULT
+from acp_model.tracebuilder import TraceBuilder
+from tests.helpers import S, assert_clean, base, check, failed_rules, turn_start, warned_rules
+
+# --- A-03: prompt response, user message and running in any order ------------------------
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations(("ok", "user", "running"))))
+def test_accept_user_message_running_in_any_order(order: tuple[str, ...]) -> None:
+    t = base().prompt(S, 10)
+    for step in order:
+        {"ok": lambda: t.accepted(10), "user": lambda: t.user_message(S),
+         "running": lambda: t.running(S)}[step]()
+    t.agent_message(S).idle(S, "end_turn")
+    assert_clean(check(t))
+    strict = check(t, DEFAULT.parse(["A-03=diagram"]))
+    if order == ("ok", "user", "running"):
+        assert_clean(strict)
+    else:
+        assert "PROMPT-06" in failed_rules(strict)
+
+
+# --- cancel vs end_turn ----------------------------------------------------------------------
+
+
+def test_end_turn_racing_an_unread_cancel_is_legal() -> None:
+    t = turn_start(base(), 10).agent_message(S).cancel(S).idle(S, "end_turn")
+    assert_clean(check(t))
+
+
+def test_race_then_cancelled_reply_while_idle_is_tolerated() -> None:
+    t = turn_start(base(), 10).cancel(S).idle(S, "end_turn").idle(S, "cancelled")
+    assert_clean(check(t))
+
+
+def test_end_turn_after_provably_read_cancel_fails() -> None:
+    t = turn_start(base(), 10).cancel(S).sync().idle(S, "end_turn")
+    report = check(t)
+    assert failed_rules(report) == {"CANCEL-07"}
+    bad = report["violations"][0]
+    assert bad["index"] == t.last
+    assert "cancelled" in bad["message"]
+
+
+def test_a_prompt_response_is_also_a_proof_of_reading() -> None:
+    t = turn_start(base(), 10).cancel(S).prompt(S, 11).accepted(11).user_message(S)
+    t.idle(S, "end_turn")
+    assert failed_rules(check(t)) == {"CANCEL-07"}
+
+
+def test_proof_for_an_earlier_message_does_not_cover_a_later_cancel() -> None:
+    t = turn_start(base(), 10).request("c2a", "_acp_model/sync", {}, 70).cancel(S)
+    t.error("a2c", 70, -32601).idle(S, "end_turn")
+    assert_clean(check(t))
+
+
+def test_reading_sent_judges_every_cancel_sent_during_work() -> None:
+    t = turn_start(base(), 10).cancel(S).idle(S, "end_turn")
+    assert "CANCEL-07" in failed_rules(check(t, DEFAULT.parse(["cancel-race=sent"])))
+    never = base().prompt(S, 10).accepted(10).user_message(S).running(S).cancel(S).sync()
+    never.idle(S, "end_turn")
+    assert_clean(check(never, DEFAULT.parse(["A-11=never"])))
+
+
+# --- updates between cancel and the cancelled idle; background updates while idle ----------
+
+
+def test_updates_between_cancel_and_cancelled_idle_are_legal() -> None:
+    t = turn_start(base(), 10).tool(S, "t1", "in_progress", title="Build").cancel(S).sync()
+    t.agent_message(S, text="stopping").tool_chunk(S, "t1").tool(S, "t1", "cancelled")
+    t.usage(S).idle(S, "cancelled")
+    assert_clean(check(t))
+
+
+def test_background_updates_while_idle_are_legal() -> None:
+    t = turn_start(base(), 10).idle(S, "end_turn")
+    t.usage(S).agent_message(S, text="fyi").tool(S, "bg", "in_progress", title="Index")
+    t.tool(S, "bg", "completed").update(S, {"sessionUpdate": "_vendor_status", "x": 1})
+    assert_clean(check(t))
+
+
+def test_updates_to_the_cancelled_work_after_its_idle_fail() -> None:
+    t = turn_start(base(), 10).tool(S, "t1", "in_progress", title="Build").cancel(S)
+    t.idle(S, "cancelled").tool(S, "t1", "completed")
+    assert failed_rules(check(t)) == {"CANCEL-09"}
+    assert warned_rules(check(t, DEFAULT.parse(["A-13=warn"]))) == {"CANCEL-09"}
+    assert_clean(check(t, DEFAULT.parse(["A-13=allow"])))
+
+
+# --- cancel at every point ----------------------------------------------------------------
+
+
+def test_cancel_before_acceptance_then_accept_and_cancelled_idle() -> None:
+    t = base().prompt(S, 10).cancel(S).accepted(10).user_message(S).running(S)
+    t.idle(S, "cancelled")
+    assert_clean(check(t))
+
+
+def test_cancel_before_acceptance_answered_with_an_error() -> None:
+    t = base().prompt(S, 10).cancel(S).rejected(10, -32800)
+    assert_clean(check(t))
+
+
+def test_cancel_before_acceptance_may_still_end_normally() -> None:
+    """A-10: the agent may read the cancel before accepting; nothing was running yet."""
+    t = base().prompt(S, 10).cancel(S).accepted(10).user_message(S).running(S)
+    t.idle(S, "end_turn")
+    assert_clean(check(t))
+
+
+def test_cancel_during_permission_answered_cancelled() -> None:
+    t = turn_start(base(), 10).tool(S, "t1", "pending", title="Edit")
+    t.permission(S, 50, "t1").requires_action(S).cancel(S).answer(50, "cancelled")
+    t.tool(S, "t1", "cancelled").idle(S, "cancelled")
+    assert_clean(check(t))
+
+
+def test_withdrawn_permission_may_be_answered_with_minus_32800() -> None:
+    t = turn_start(base(), 10).permission(S, 50).requires_action(S).cancel(S)
+    t.cancel_request("a2c", 50).answer_error(50, -32800).idle(S, "cancelled")
+    assert_clean(check(t))
+    assert "CANCEL-04" in failed_rules(check(t, DEFAULT.parse(["A-14=outcome-only"])))
+
+
+def test_permission_answered_allow_after_cancel_is_a_client_violation() -> None:
+    t = turn_start(base(), 10).permission(S, 50).requires_action(S).cancel(S)
+    t.answer(50, "allow").idle(S, "cancelled")
+    report = check(t)
+    assert failed_rules(report) == {"CANCEL-04"}
+    assert report["violations"][0]["party"] == "client"
+
+
+def test_double_cancel_with_one_or_two_cancelled_idles() -> None:
+    t = turn_start(base(), 10).cancel(S).cancel(S).idle(S, "cancelled")
+    assert_clean(check(t))
+    t.idle(S, "cancelled")  # the agent answered the second cancel while idle (A-04 b)
+    assert_clean(check(t))
+    t.idle(S, "cancelled")  # ... but a third cancelled idle has no cancel left to answer
+    assert failed_rules(check(t)) == {"CANCEL-11"}
+
+
+def test_cancel_while_idle_then_prompt_ends_normally() -> None:
+    t = turn_start(base(), 10).idle(S, "end_turn").cancel(S)
+    turn_start(t, 11).idle(S, "end_turn")
+    assert_clean(check(t))
+
+
+def test_cancel_while_idle_is_noop_or_obligation_by_reading() -> None:
+    t = turn_start(base(), 10).idle(S, "end_turn").cancel(S)
+    assert_clean(check(t))
+    assert "CANCEL-06" in failed_rules(check(t, DEFAULT.parse(["A-04=idle-cancelled"])))
+    t.idle(S, "cancelled")
+    assert_clean(check(t, DEFAULT.parse(["A-04=idle-cancelled"])))
+
+
+# --- the late cancel that kills the next turn --------------------------------------------
+
+
+def test_late_cancel_read_before_the_next_prompt_cannot_cancel_it() -> None:
+    t = turn_start(base(), 10).cancel(S).idle(S, "end_turn")  # legal race
+    turn_start(t, 11).idle(S, "cancelled")  # ok#11 proves the cancel was read before
+    report = check(t)
+    assert failed_rules(report) == {"CANCEL-11"}
+
+
+def test_late_cancel_is_not_judged_without_proof() -> None:
+    t = turn_start(base(), 10).cancel(S).idle(S, "end_turn")
+    t.prompt(S, 11).running(S).idle(S, "cancelled").accepted(11).user_message(S)
+    assert_clean(check(t))
+
+
+def test_cancel_after_a_queued_prompt_may_cancel_its_work() -> None:
+    t = turn_start(base(), 10).prompt(S, 11).accepted(11)  # queued: no user message yet
+    t.idle(S, "end_turn").cancel(S).sync().user_message(S).running(S).idle(S, "cancelled")
+    assert_clean(check(t))
+
+
+def test_cancel_on_one_session_does_not_justify_another() -> None:
+    t = base().new_session("s2")
+    turn_start(t, 10)
+    turn_start(t, 11, "s2")
+    t.cancel(S).idle(S, "cancelled").idle("s2", "cancelled")
+    report = check(t)
+    assert failed_rules(report) == {"CANCEL-11"}
+    assert report["violations"][0]["session"] == "s2"
+
+
+def test_a_second_stop_reason_for_one_turn_fails() -> None:
+    t = turn_start(base(), 10).idle(S, "end_turn").idle(S, "end_turn")
+    assert failed_rules(check(t)) == {"ACPM-ONE-STOP"}
+    assert_clean(check(t, DEFAULT.parse(["A-05=allow"])))
+    t2 = turn_start(base(), 10).idle(S, "end_turn").idle(S, "cancelled")
+    assert failed_rules(check(t2)) == {"CANCEL-11"}
+
+
+# --- prompts while busy, several sessions, benign variants --------------------------------
+
+
+def test_prompt_while_running_joins_the_work() -> None:
+    t = turn_start(base(), 10).prompt(S, 11).accepted(11).user_message(S).agent_message(S)
+    t.idle(S, "end_turn")
+    assert_clean(check(t))
+    assert "PROMPT-10" in failed_rules(check(t, DEFAULT.parse(["A-01=forbid"])))
+
+
+def test_prompt_while_busy_may_be_rejected() -> None:
+    t = turn_start(base(), 10).prompt(S, 11).rejected(11, -32602).idle(S, "end_turn")
+    assert_clean(check(t))
+
+
+def test_two_sessions_interleaved() -> None:
+    t = base().new_session("s2")
+    t.prompt(S, 10).prompt("s2", 11).accepted(11).accepted(10).user_message("s2").running("s2")
+    t.user_message(S).running(S).agent_message("s2").agent_message(S).cancel("s2")
+    t.idle(S, "end_turn").idle("s2", "cancelled")
+    assert_clean(check(t))
+
+
+def test_benign_variants_pass() -> None:
+    t = base().idle(S)  # a bare "session ready" idle right after session/new
+    t.prompt(S, 10).running(S).running(S).accepted(10, {"messageId": "m-1", "_meta": {}})
+    t.update(S, {"sessionUpdate": "user_message_chunk", "messageId": "u1",
+                 "content": {"type": "text", "text": "he"}})
+    t.update(S, {"sessionUpdate": "user_message_chunk", "messageId": "u1",
+                 "content": {"type": "text", "text": "llo"}})
+    t.a2c([{"jsonrpc": "2.0", "method": "session/update",
+            "params": {"sessionId": S, "update": {"sessionUpdate": "usage_update", "used": 1,
+                                                  "size": 9}}},
+           {"jsonrpc": "2.0", "method": "session/update",
+            "params": {"sessionId": S, "update": {"sessionUpdate": "state_update",
+                                                  "state": "idle", "stopReason": "end_turn"}}}])
+    assert_clean(check(t))
+
+
+def test_stop_reason_without_running_is_a_warning_under_lenient_minimal_turn() -> None:
+    t = base().prompt(S, 10).accepted(10).user_message(S).idle(S, "refusal")
+    assert "STATE-01" in failed_rules(check(t))
+    assert warned_rules(check(t, DEFAULT.parse(["minimal-turn=lenient"]))) == {"STATE-01"}
+
+
+def test_requires_action_from_idle_by_reading() -> None:
+    t = base().permission(S, 50).requires_action(S)
+    t.answer(50, "allow").running(S).idle(S, "end_turn")
+    assert "STATE-01" in failed_rules(check(t))
+    assert warned_rules(check(t, DEFAULT.parse(["A-16=lenient"]))) == {"STATE-01"}
+    assert_clean(check(t, DEFAULT.parse(["A-16=allow"])))
+
+
+def test_permission_wait_not_reported_is_a_warning() -> None:
+    t = turn_start(base(), 10).permission(S, 50).answer(50, "allow").running(S)
+    t.idle(S, "end_turn")
+    report = check(t)
+    assert report["verdict"] == "pass"
+    assert warned_rules(report) == {"STATE-05"}
+
+
+def test_permission_answered_before_requires_action_arrives_is_fine() -> None:
+    t = turn_start(base(), 10).permission(S, 50).answer(50, "allow").requires_action(S)
+    t.running(S).idle(S, "end_turn")
+    assert_clean(check(t))
+
+
+def test_tool_proceeding_after_reject_needs_proof_of_reading() -> None:
+    t = turn_start(base(), 10).tool(S, "t1", "pending", title="x").permission(S, 50, "t1")
+    t.requires_action(S).answer(50, "reject").running(S).tool(S, "t1", "in_progress")
+    t.idle(S, "end_turn")
+    assert_clean(check(t))  # the agent may have gone ahead before reading the answer
+
+
+def test_strength_source_schema_downgrades_stop_reason_rule() -> None:
+    t = turn_start(base(), 10).idle(S, None)
+    assert failed_rules(check(t)) == {"STATE-03"}
+    assert warned_rules(check(t, DEFAULT.parse(["strength-source=schema"]))) == {"STATE-03"}
+
+
+def test_agent_initiated_work_by_reading() -> None:
+    t = base().running(S).agent_message(S).idle(S, "end_turn")
+    assert_clean(check(t))
+    assert "PROMPT-08" in failed_rules(check(t, DEFAULT.parse(["A-07=forbid"])))
+
+
+def test_unreported_initial_state_then_idle_with_reason_fails_one_stop() -> None:
+    t = TraceBuilder().handshake().new_session(S).idle(S, "end_turn")
+    assert failed_rules(check(t)) == {"ACPM-ONE-STOP"}

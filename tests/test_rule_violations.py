@@ -1,0 +1,304 @@
+"""Every catalogued MUST / MUST NOT rule has a trace that breaks it, and the checker names it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from acp_model.rules import BLOCKING, RULES
+from acp_model.tracebuilder import TraceBuilder
+from tests.helpers import S, base, check, failed_rules, turn_start
+
+
+def _finished(t: TraceBuilder, req_id: int = 10) -> TraceBuilder:
+    return turn_start(t, req_id).idle(S, "end_turn")
+
+
+def init_01() -> TraceBuilder:
+    t = TraceBuilder()
+    return t.request("c2a", "session/new", {"cwd": "/tmp"}, 1).result("a2c", 1, {"sessionId": S})
+
+
+def init_03() -> TraceBuilder:
+    return TraceBuilder().initialize().initialized(capabilities=None)
+
+
+def init_07() -> TraceBuilder:
+    return TraceBuilder().initialize().initialized(capabilities={"session": True})
+
+
+def init_09() -> TraceBuilder:
+    t = TraceBuilder().initialize()
+    return t.result("a2c", 0, {"protocolVersion": 2, "capabilities": {}})
+
+
+def init_10() -> TraceBuilder:
+    t = base()
+    return t.prompt(S, 10).rejected(10, -32601)
+
+
+def sess_01() -> TraceBuilder:
+    return base().new_session(S)
+
+
+def sess_02() -> TraceBuilder:
+    return TraceBuilder().handshake().new_session(S, cwd="relative/dir")
+
+
+def sess_12() -> TraceBuilder:
+    return _finished(base()).agent_message("other-session")
+
+
+def sess_13() -> TraceBuilder:
+    return base().prompt("nope", 10)
+
+
+def prompt_01() -> TraceBuilder:
+    return TraceBuilder().prompt(S, 10)
+
+
+def prompt_02() -> TraceBuilder:
+    t = base(capabilities={"session": {}})
+    return t.prompt(S, 10, blocks=[{"type": "image", "data": "AAAA", "mimeType": "image/png"}])
+
+
+def prompt_04_twice() -> TraceBuilder:
+    return _finished(base()).accepted(10)
+
+
+def prompt_04_never() -> TraceBuilder:
+    return base().prompt(S, 10)
+
+
+def prompt_06() -> TraceBuilder:
+    return base().prompt(S, 10).accepted(10).running(S).idle(S, "end_turn")
+
+
+def state_01() -> TraceBuilder:
+    return base().prompt(S, 10).accepted(10).user_message(S).idle(S, "end_turn")
+
+
+def state_01_requires_action() -> TraceBuilder:
+    return base().prompt(S, 10).accepted(10).user_message(S).requires_action(S)
+
+
+def state_02() -> TraceBuilder:
+    return turn_start(base(), 10).agent_message(S)
+
+
+def state_03() -> TraceBuilder:
+    return turn_start(base(), 10).idle(S, None)
+
+
+def state_06() -> TraceBuilder:
+    t = turn_start(base(), 10).tool(S, "t1", "pending", title="Tool")
+    t.permission(S, 50, "t1").requires_action(S).answer(50, "allow")
+    return t.tool(S, "t1", "in_progress").running(S).tool(S, "t1", "completed").idle(S, "end_turn")
+
+
+def state_09() -> TraceBuilder:
+    return turn_start(base(), 10).state(S, "paused").idle(S, "end_turn")
+
+
+def one_stop() -> TraceBuilder:
+    return _finished(base()).idle(S, "end_turn")
+
+
+def stop_03() -> TraceBuilder:
+    return turn_start(base(), 10).idle(S, "done")
+
+
+def msg_01() -> TraceBuilder:
+    t = turn_start(base(), 10)
+    t.update(S, {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "x"}})
+    return t.idle(S, "end_turn")
+
+
+def tool_07() -> TraceBuilder:
+    t = turn_start(base(), 10).tool(S, "t1", "pending", title="Tool")
+    t.update(S, {"sessionUpdate": "tool_call_content_chunk", "toolCallId": "t1",
+                 "content": {"type": "text", "text": "bare block"}})
+    return t.idle(S, "end_turn")
+
+
+def tool_14() -> TraceBuilder:
+    return turn_start(base(), 10).tool(S, "t1", "paused", title="T").idle(S, "end_turn")
+
+
+def tool_15() -> TraceBuilder:
+    return turn_start(base(), 10).tool(S, "t1", "pending", title="T", kind="compile") \
+        .idle(S, "end_turn")
+
+
+def tool_19() -> TraceBuilder:
+    return turn_start(base(), 10).tool(S, "t1", "pending", title="T",
+                                       locations=[{"path": "src/main.py"}]).idle(S, "end_turn")
+
+
+def plan_04() -> TraceBuilder:
+    t = turn_start(base(), 10)
+    t.update(S, {"sessionUpdate": "plan_update", "plan": {"type": "markdown2", "planId": "p"}})
+    return t.idle(S, "end_turn")
+
+
+def plan_04_missing_id() -> TraceBuilder:
+    t = turn_start(base(), 10)
+    t.update(S, {"sessionUpdate": "plan_update", "plan": {"type": "items", "entries": []}})
+    return t.idle(S, "end_turn")
+
+
+def plan_09() -> TraceBuilder:
+    t = turn_start(base(), 10)
+    t.update(S, {"sessionUpdate": "plan_update", "plan": {
+        "type": "items", "planId": "p",
+        "entries": [{"content": "x", "priority": "urgent", "status": "pending"}]}})
+    return t.idle(S, "end_turn")
+
+
+def usage_04() -> TraceBuilder:
+    return turn_start(base(), 10).usage(S, currency="XYZ").idle(S, "end_turn")
+
+
+def enum_02() -> TraceBuilder:
+    t = turn_start(base(), 10)
+    t.update(S, {"sessionUpdate": "agent_mesage_chunk", "messageId": "m",
+                 "content": {"type": "text", "text": "typo"}})
+    return t.idle(S, "end_turn")
+
+
+def perm_02() -> TraceBuilder:
+    t = turn_start(base(), 10)
+    return t.request("a2c", "session/request_permission",
+                     {"sessionId": S, "title": "Go?", "options": []}, 50)
+
+
+def perm_07() -> TraceBuilder:
+    t = turn_start(base(), 10)
+    return t.request("a2c", "session/request_permission", {
+        "sessionId": S, "title": "Go?",
+        "options": [{"optionId": "o", "name": "Maybe", "kind": "maybe_once"}]}, 50)
+
+
+def perm_11() -> TraceBuilder:
+    t = turn_start(base(), 10).tool(S, "t1", "pending", title="Tool")
+    t.permission(S, 50, "t1").requires_action(S).answer(50, "reject").sync()
+    return t.running(S).tool(S, "t1", "in_progress").idle(S, "end_turn")
+
+
+def perm_12_twice() -> TraceBuilder:
+    t = turn_start(base(), 10).permission(S, 50).requires_action(S).answer(50, "allow")
+    return t.answer(50, "allow")
+
+
+def perm_12_never() -> TraceBuilder:
+    return turn_start(base(), 10).permission(S, 50).requires_action(S)
+
+
+def cancel_02() -> TraceBuilder:
+    t = turn_start(base(), 10).cancel(S)
+    return t.a2c({"jsonrpc": "2.0", "id": None, "result": None}).idle(S, "cancelled")
+
+
+def cancel_04() -> TraceBuilder:
+    t = turn_start(base(), 10).permission(S, 50).requires_action(S).cancel(S)
+    return t.answer(50, "allow").idle(S, "cancelled")
+
+
+def cancel_06() -> TraceBuilder:
+    return turn_start(base(), 10).cancel(S).agent_message(S)
+
+
+def cancel_07() -> TraceBuilder:
+    return turn_start(base(), 10).cancel(S).sync().idle(S, "end_turn")
+
+
+def cancel_09() -> TraceBuilder:
+    t = turn_start(base(), 10).tool(S, "t1", "in_progress", title="Tool").cancel(S)
+    return t.idle(S, "cancelled").tool(S, "t1", "completed")
+
+
+def cancel_11() -> TraceBuilder:
+    t = _finished(base()).cancel(S).sync()
+    return turn_start(t, 11).idle(S, "cancelled")
+
+
+def cancel_14() -> TraceBuilder:
+    t = turn_start(base(), 10).permission(S, 50).requires_action(S)
+    return t.cancel_request("a2c", 50).idle(S, "end_turn")
+
+
+def rpc_01() -> TraceBuilder:
+    return base().a2c({"jsonrpc": "2.0", "id": 999, "result": {}})
+
+
+def rpc_01_version() -> TraceBuilder:
+    return base().a2c({"jsonrpc": "1.0", "method": "session/update",
+                       "params": {"sessionId": S,
+                                  "update": {"sessionUpdate": "usage_update", "used": 1,
+                                             "size": 2}}})
+
+
+def rpc_02() -> TraceBuilder:
+    return base().raw("a2c", "\ufffd\ufffd", note="invalid-utf8")
+
+
+def rpc_04() -> TraceBuilder:
+    return base().raw("a2c", "Starting agent v1.2 ...")
+
+
+def rpc_07() -> TraceBuilder:
+    return base().a2c([])
+
+
+def rpc_09() -> TraceBuilder:
+    return base().a2c({"jsonrpc": "2.0", "id": None, "result": {}})
+
+
+def acpm_answer() -> TraceBuilder:
+    return base().request("c2a", "session/list", {}, 60)
+
+
+def acpm_schema() -> TraceBuilder:
+    t = turn_start(base(), 10)
+    t.update(S, {"sessionUpdate": "usage_update", "used": -1, "size": 10})
+    return t.idle(S, "end_turn")
+
+
+CASES: dict[str, list[Callable[[], TraceBuilder]]] = {
+    "INIT-01": [init_01], "INIT-03": [init_03], "INIT-07": [init_07], "INIT-09": [init_09],
+    "INIT-10": [init_10], "SESS-01": [sess_01], "SESS-02": [sess_02], "SESS-12": [sess_12],
+    "SESS-13": [sess_13], "PROMPT-01": [prompt_01], "PROMPT-02": [prompt_02],
+    "PROMPT-04": [prompt_04_twice, prompt_04_never], "PROMPT-06": [prompt_06],
+    "STATE-01": [state_01, state_01_requires_action], "STATE-02": [state_02],
+    "STATE-03": [state_03], "STATE-06": [state_06], "STATE-09": [state_09],
+    "ACPM-ONE-STOP": [one_stop], "STOP-03": [stop_03], "MSG-01": [msg_01], "TOOL-07": [tool_07],
+    "TOOL-14": [tool_14], "TOOL-15": [tool_15], "TOOL-19": [tool_19],
+    "PLAN-04": [plan_04, plan_04_missing_id], "PLAN-09": [plan_09], "USAGE-04": [usage_04],
+    "ENUM-02": [enum_02], "PERM-02": [perm_02], "PERM-07": [perm_07], "PERM-11": [perm_11],
+    "PERM-12": [perm_12_twice, perm_12_never], "CANCEL-02": [cancel_02],
+    "CANCEL-04": [cancel_04], "CANCEL-06": [cancel_06], "CANCEL-07": [cancel_07],
+    "CANCEL-09": [cancel_09], "CANCEL-11": [cancel_11], "CANCEL-14": [cancel_14],
+    "RPC-01": [rpc_01, rpc_01_version], "RPC-02": [rpc_02], "RPC-04": [rpc_04],
+    "RPC-07": [rpc_07], "RPC-09": [rpc_09], "ACPM-ANSWER": [acpm_answer],
+    "ACPM-SCHEMA": [acpm_schema],
+}
+
+
+def test_every_blocking_rule_has_a_violating_trace() -> None:
+    blocking = {rid for rid, r in RULES.items() if r.strength in BLOCKING}
+    assert blocking == set(CASES), (
+        f"missing: {sorted(blocking - set(CASES))}, extra: {sorted(set(CASES) - blocking)}")
+
+
+@pytest.mark.parametrize(("rule_id", "build"),
+                         [(rid, b) for rid, builders in CASES.items() for b in builders],
+                         ids=lambda x: x if isinstance(x, str) else x.__name__)
+def test_trace_breaks_the_rule(rule_id: str, build: Callable[[], TraceBuilder]) -> None:
+    report = check(build())
+    assert rule_id in failed_rules(report), report["violations"]
+    assert report["verdict"] == "fail"
+    rules = {r["id"]: r for r in report["rules"]}
+    assert rules[rule_id]["status"] == "violated"
+    hits = [v for v in report["violations"] if v["rule"] == rule_id]
+    assert all(v["message"] and v["strength"] in BLOCKING for v in hits)
