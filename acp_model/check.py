@@ -35,4 +35,4 @@ def report_for(monitor: Monitor, *, command: str, source: str,
         violations=[v.to_json() for v in monitor.violations],
         stats=monitor.rule_stats(),
         summary={"messages": monitor.count, "sessions": len(monitor.sessions)},
-        extra=extra)
+        extra={"transitions": monitor.transition_counts(), **(extra or {})})

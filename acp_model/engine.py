@@ -123,6 +123,7 @@ class TableEngine:
         self.table = table
         self.readings = readings
         self.exercised: dict[str, int] = {}
+        self.transitions: dict[tuple[str, str], int] = {}  # (state, event) -> times fired
         self._plan: dict[tuple[str, str], tuple[str, tuple[tuple[CheckSpec, str], ...],
                                                  tuple[str, ...], tuple[str, ...]]] = {}
         for key, tr in table.transitions.items():
@@ -132,7 +133,9 @@ class TableEngine:
 
     def fire(self, model: Any, event: str, ev: Any) -> list[Failure]:
         """Apply one event; return the failing checks with their level."""
-        target, checks, actions, allows = self._plan[(model.state, event)]
+        key = (model.state, event)
+        target, checks, actions, allows = self._plan[key]
+        self.transitions[key] = self.transitions.get(key, 0) + 1
         exercised = self.exercised
         failures: list[Failure] = []
         for chk, lv in checks:
@@ -161,7 +164,9 @@ class LibraryEngine(TableEngine):
         if sm is None:
             sm = self.table.machine(model=model)
             model.__dict__["_acpm_machine"] = sm
-        target, checks, actions, allows = self._plan[(model.state, event)]
+        key = (model.state, event)
+        target, checks, actions, allows = self._plan[key]
+        self.transitions[key] = self.transitions.get(key, 0) + 1
         for chk, _ in checks:
             self.exercised[chk.rule] = self.exercised.get(chk.rule, 0) + 1
         for rule_id in allows:

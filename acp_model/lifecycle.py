@@ -479,18 +479,22 @@ class SessionModel:
     def forget_permission(self, perm_id: Any) -> None:
         self.perms.pop(perm_id, None)
 
-    def snapshot(self) -> tuple[Any, ...]:
+    def indices(self) -> set[int]:
+        """Every trace index the extended state still refers to."""
+        return {*(c.idx for c in self.cancels), *(p.idx for p in self.prompts),
+                *(p.answer_idx for p in self.perms.values() if p.answer_idx >= 0)}
+
+    def snapshot(self, rank: dict[int, int] | None = None) -> tuple[Any, ...]:
         """Canonical, hashable abstraction of the state (used by the explorer).
 
         Trace indices only matter relative to each other and to the read frontier, so they are
         replaced by dense ranks (everything already read collapses to -1). The result is exact:
-        two models with equal snapshots accept the same futures.
+        two models with equal snapshots accept the same futures. Sessions sharing a frontier
+        pass a ``rank`` computed over all their ``indices()`` (see ``joint_ranks``).
         """
         frontier = self.ctx.frontier
-        idxs = sorted({i for i in (*[c.idx for c in self.cancels], *[p.idx for p in self.prompts],
-                                   *[p.answer_idx for p in self.perms.values()
-                                     if p.answer_idx >= 0]) if i > frontier})
-        rank = {i: r for r, i in enumerate(idxs)}
+        if rank is None:
+            rank = joint_ranks([self])
 
         def r(i: int) -> int:
             return -1 if i <= frontier else rank[i]
@@ -508,6 +512,13 @@ class SessionModel:
             tuple(sorted(self.work_tools)),
             tuple(sorted(self.cancelled_tools)),
         )
+
+
+def joint_ranks(models: list[SessionModel]) -> dict[int, int]:
+    """Dense ranks of the unread indices of sessions that share one read frontier."""
+    frontier = models[0].ctx.frontier if models else -1
+    unread = sorted({i for m in models for i in m.indices() if i > frontier})
+    return {i: n for n, i in enumerate(unread)}
 
 
 class SessionLifecycle(StateMachine):

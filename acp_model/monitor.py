@@ -209,6 +209,11 @@ class Monitor:
                 out[k] = out.get(k, 0) + v
         return out
 
+    def transition_counts(self) -> dict[str, int]:
+        """How often each session-machine transition fired, keyed ``state:event``."""
+        return {f"{state}:{event}": n
+                for (state, event), n in sorted(self.session_engine.transitions.items())}
+
     def rule_stats(self) -> dict[str, RuleStat]:
         stats = {rid: RuleStat() for rid in RULES}
         for rid, n in self.exercised().items():

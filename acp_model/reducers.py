@@ -76,7 +76,7 @@ def _content_patch(current: tuple[Any, ...], update: dict[str, Any], key: str = 
 
 
 def _meta_patch(current: Any, update: dict[str, Any]) -> Any:
-    return update["_meta"] if "_meta" in update else current
+    return update.get("_meta", current)
 
 
 def reduce_message(messages: dict[str, Message], update: dict[str, Any]) -> dict[str, Message]:
