@@ -286,7 +286,9 @@ class Monitor:
                          f"{problem.path}: {problem.message}")
 
     def _findings(self, findings: Iterable[checks.Finding], idx: int, what: str,
-                  session: str | None = None) -> None:
+                  session: str | None = None, covers: tuple[str, ...] = ()) -> None:
+        for rule_id in covers:
+            self._bump(rule_id)
         for rule_id, path, text in findings:
             self._report(rule_id, idx, f"{what}: {text} (at {path})", session=session)
 
@@ -352,7 +354,8 @@ class Monitor:
         if direction == "c2a":
             self._client_request(method, req_id, params, sid, idx, what)
         elif method == "session/request_permission":
-            self._findings(checks.permission_request(params), idx, what, sid)
+            self._findings(checks.permission_request(params), idx, what, sid,
+                           checks.COVERS["permission_request"])
             if sid is None or sid not in self.sessions:
                 self._conn_event("agent_names_unknown_session", Ev(idx),
                                  f"{what} names session {sid!r}")
@@ -375,10 +378,12 @@ class Monitor:
         if method == "initialize":
             self._conn_event("initialize", Ev(idx), what)
         elif method == "session/new":
-            self._findings(checks.new_session_request(params), idx, what)
+            self._findings(checks.new_session_request(params), idx, what,
+                           covers=checks.COVERS["session/new"])
             self._conn_event("session_requested", Ev(idx), what)
         elif method == "session/prompt":
-            self._findings(checks.prompt_request(params, self.prompt_caps), idx, what, sid)
+            self._findings(checks.prompt_request(params, self.prompt_caps), idx, what, sid,
+                           checks.COVERS["prompt"])
             if sid is None or sid not in self.sessions:
                 self._conn_event("unknown_session_named", Ev(idx),
                                  f"{what} names session {sid!r}")
@@ -421,8 +426,8 @@ class Monitor:
         update = params.get("update")
         kind = update.get("sessionUpdate") if isinstance(update, dict) else None
         what = f"session/update {kind} #{idx}"
-        self._findings(checks.session_update(params), idx, what, sid if isinstance(sid, str)
-                       else None)
+        self._findings(checks.session_update(params), idx, what,
+                       sid if isinstance(sid, str) else None, checks.covers_update(params))
         if not isinstance(sid, str) or sid not in self.sessions:
             self._conn_event("agent_names_unknown_session", Ev(idx),
                              f"{what} names session {sid!r}")
@@ -495,7 +500,8 @@ class Monitor:
                                     Ev(idx, id=req_id, result_keys=keys), what)
         elif method == "session/request_permission" and req.session in self.sessions:
             if not has_error:
-                self._findings(checks.permission_result(result), idx, what, req.session)
+                self._findings(checks.permission_result(result), idx, what, req.session,
+                               checks.COVERS["permission_result"])
             sess = self.sessions[req.session]
             answer = _classify_answer(sess.perms.get(req_id), result, has_error)
             self._session_event(req.session, "permission_answer",
@@ -532,7 +538,8 @@ class Monitor:
         if has_error or not isinstance(result, dict):
             self._conn_event("initialize_failed", Ev(idx), what)
             return
-        self._findings(checks.initialize_result(result), idx, what)
+        self._findings(checks.initialize_result(result), idx, what,
+                       covers=checks.COVERS["initialize_result"])
         version = result.get("protocolVersion")
         caps = result.get("capabilities") or {}
         session_caps = caps.get("session") if isinstance(caps, dict) else None

@@ -40,6 +40,31 @@ _MESSAGE_KINDS = frozenset({
 _GATED_BLOCKS = {"image": "image", "audio": "audio", "resource": "embeddedContext"}
 
 
+# Rules each check function examines, per message kind (for the "exercised" counts).
+COVERS: dict[str, tuple[str, ...]] = {
+    "state_update": ("STATE-09", "STOP-03", "ENUM-02"),
+    "message": ("MSG-01", "ENUM-02"),
+    "tool_call_update": ("TOOL-14", "TOOL-15", "TOOL-19", "ENUM-02"),
+    "tool_call_content_chunk": ("TOOL-07", "TOOL-19"),
+    "plan_update": ("PLAN-04", "PLAN-09"),
+    "usage_update": ("USAGE-04",),
+    "update": ("ENUM-02",),
+    "permission_request": ("PERM-02", "PERM-07", "ENUM-02"),
+    "permission_result": ("ENUM-02",),
+    "prompt": ("PROMPT-02", "ENUM-02"),
+    "session/new": ("SESS-02",),
+    "initialize_result": ("INIT-03", "INIT-07", "INIT-09"),
+}
+
+
+def covers_update(params: Any) -> tuple[str, ...]:
+    update = params.get("update") if isinstance(params, dict) else None
+    kind = update.get("sessionUpdate") if isinstance(update, dict) else None
+    if kind in _MESSAGE_KINDS:
+        return COVERS["message"]
+    return COVERS.get(kind, COVERS["update"])  # type: ignore[arg-type]
+
+
 def is_absolute_path(path: object) -> bool:
     """POSIX or Windows absolute path (the spec allows either platform)."""
     if not isinstance(path, str) or not path:

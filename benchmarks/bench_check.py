@@ -1,0 +1,108 @@
+"""Offline checking throughput (``python benchmarks/bench_check.py [--messages N]``).
+
+Prints, for the same generated trace: json.loads and orjson.loads of every line, bare schema
+validation of every message against its method's definition, and ``acp-model check`` end to end
+(read + parse + model) with schema validation off and on. Targets: validation on >= 60% of
+the bare validation rate; validation off >= 10% of the orjson parse rate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from acp_model import schema
+from acp_model.check import check_trace
+from benchmarks.gen_trace import generate
+
+
+def _defs_for(records: list[dict[str, Any]]) -> list[tuple[str, Any]]:
+    """(def name, instance) for every message, resolved the way the monitor resolves them."""
+    table = schema.method_table()
+    open_requests: dict[Any, str] = {}
+    out = []
+    for rec in records:
+        msgs = rec["msg"] if isinstance(rec["msg"], list) else [rec["msg"]]
+        for msg in msgs:
+            method = msg.get("method")
+            if method is not None:
+                spec = table.get(method)
+                if "id" in msg:
+                    open_requests[(rec["dir"], msg["id"])] = method
+                if spec and spec.params_def:
+                    out.append((spec.params_def, msg.get("params")))
+            else:
+                other = "a2c" if rec["dir"] == "c2a" else "c2a"
+                method = open_requests.pop((other, msg.get("id")), None)
+                if "error" in msg:
+                    out.append(("Error", msg["error"]))
+                elif method and table[method].result_def:
+                    out.append((table[method].result_def, msg["result"]))
+    return out
+
+
+def best_of(fn: Any, repeat: int = 3) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--messages", type=int, default=200_000)
+    parser.add_argument("--sessions", type=int, default=4)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+
+    trace = generate(args.messages, args.sessions)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = trace.write(Path(tmp) / "bench.jsonl")
+        lines = path.read_bytes().splitlines()
+        n = len(lines)
+        records = [orjson.loads(line) for line in lines]
+        pairs = _defs_for(records)
+        validators = {name: schema.fast_validator(name) for name, _ in pairs}
+        check_trace(path, validate=True)  # warm caches (validator compilation)
+
+        rows: list[tuple[str, float, int]] = []
+        rows.append(("json.loads (per line)", best_of(lambda: [json.loads(x) for x in lines],
+                                                      args.repeat), n))
+        rows.append(("orjson.loads (per line)",
+                     best_of(lambda: [orjson.loads(x) for x in lines], args.repeat), n))
+        rows.append(("bare schema validation (fastjsonschema)",
+                     best_of(lambda: [validators[d](i) for d, i in pairs], args.repeat),
+                     len(pairs)))
+        off = best_of(lambda: check_trace(path, validate=False), args.repeat)
+        rows.append(("acp-model check, validation off", off, n))
+        on = best_of(lambda: check_trace(path, validate=True), args.repeat)
+        rows.append(("acp-model check, validation on", on, n))
+        report = check_trace(path, validate=True)
+
+    print(f"trace: {n} messages, {args.sessions} sessions, "
+          f"{report['summary']['failures']} failures, {report['summary']['warnings']} warnings")
+    print(f"{'operation':45} {'seconds':>9} {'messages/s':>12}")
+    rates = {}
+    for name, seconds, count in rows:
+        rates[name] = count / seconds
+        print(f"{name:45} {seconds:9.3f} {count / seconds:12,.0f}")
+    on_ratio = rates["acp-model check, validation on"] / \
+        rates["bare schema validation (fastjsonschema)"]
+    off_ratio = rates["acp-model check, validation off"] / rates["orjson.loads (per line)"]
+    print(f"validation on  / bare validation : {on_ratio:6.1%}  (target >= 60%)")
+    print(f"validation off / orjson.loads    : {off_ratio:6.1%}  (target >= 10%)")
+
+
+if __name__ == "__main__":
+    main()
