@@ -66,6 +66,7 @@ class OpenRequest:
     idx: int
     session: str | None
     withdrawn: bool = False
+    judged: bool = False  # its liveness verdict is out; a late answer is not re-reported
 
 
 class Monitor:
@@ -91,6 +92,9 @@ class Monitor:
         self._last_c2a_notification: tuple[str, int] | None = None
         self._index = 0
         self._sub: int | None = None
+        self.probes: set[int] = set()  # indices of deliberate client-rule breaches (fuzzing)
+        self.probe_hits: list[Violation] = []
+        self._judged_sessions: set[str] = set()
 
     # ------------------------------------------------------------------ public API --------
     def feed(self, record: Record | dict[str, Any]) -> list[Violation]:
@@ -103,6 +107,8 @@ class Monitor:
         self._index = idx = self.count
         self.count += 1
         self._sub = None
+        if record.probe:
+            self.probes.add(idx)
         direction = record.dir
         if record.raw is not None:
             if record.note == "invalid-utf8":
@@ -136,9 +142,26 @@ class Monitor:
         if self.finished:
             return []
         self.finished = True
+        return self.judge_open(None, 0, deadline)
+
+    def judge_open(self, sessions: Iterable[str] | None, since: int,
+                   deadline: float | None = None) -> list[Violation]:
+        """Liveness verdicts for what is still open.
+
+        ``sessions=None`` judges every session and every request; otherwise only the named
+        sessions and the requests sent at index ``since`` or later (one fuzz example's share).
+        A session is judged once.
+        """
         before = len(self.violations)
         self._sub = None
+        chosen = set(self.sessions) if sessions is None else set(sessions)
+        chosen -= self._judged_sessions
+        self._judged_sessions |= chosen
         for req_id, req in self.open["c2a"].items():
+            if req.judged or req.idx < since or (req.session is not None and sessions is not None
+                                                 and req.session not in chosen):
+                continue
+            req.judged = True
             if req.method == "session/prompt":
                 rule = "CANCEL-14" if req.withdrawn else "PROMPT-04"
                 self._liveness(rule, req.idx, req.session, deadline,
@@ -148,6 +171,10 @@ class Monitor:
                                req.session, deadline,
                                f"the agent never answered {req.method} (id {req_id!r})")
         for req_id, req in self.open["a2c"].items():
+            if req.judged or req.idx < since or (sessions is not None
+                                                 and req.session not in chosen):
+                continue
+            req.judged = True
             sess = self.sessions.get(req.session or "")
             perm = sess.perms.get(req_id) if sess is not None else None
             if req.method != "session/request_permission":
@@ -160,30 +187,33 @@ class Monitor:
                 rule = "PERM-12"
             self._liveness(rule, req.idx, req.session, deadline,
                            f"the client never answered {req.method} (id {req_id!r})")
-        for sid, sess in self.sessions.items():
-            uninserted = [p for p in sess.prompts if p.status == "accepted"]
-            for p in uninserted:
+        for sid in sorted(chosen):
+            self._judge_session(sid, self.sessions[sid], deadline)
+        return self.violations[before:]
+
+    def _judge_session(self, sid: str, sess: SessionModel, deadline: float | None) -> None:
+        for p in sess.prompts:
+            if p.status == "accepted":
                 self._liveness("PROMPT-06", p.idx, sid, deadline,
                                f"session/prompt #{p.idx} was accepted but no user message "
                                "reported where it entered the history")
-            if sess.state in WORK:
-                pending_cancel = [c for c in sess.cancels if c.status in ("W", "A")]
-                if pending_cancel:
-                    self._liveness("CANCEL-06", pending_cancel[0].idx, sid, deadline,
-                                   f"session/cancel #{pending_cancel[0].idx} was sent during "
-                                   f"foreground work but the session is still {sess.state}; "
-                                   "expected idle with stopReason cancelled")
-                else:
-                    self._liveness("STATE-02", self.count - 1, sid, deadline,
-                                   f"foreground work is still {sess.state}: it never ended "
-                                   "with an idle state_update")
-            elif self.readings["A-04"] == "idle-cancelled":
-                for c in sess.cancels:
-                    if c.status == "I":
-                        self._liveness("CANCEL-06", c.idx, sid, deadline,
-                                       f"session/cancel #{c.idx} was never answered with "
-                                       "idle(cancelled) (reading A-04=idle-cancelled)")
-        return self.violations[before:]
+        if sess.state in WORK:
+            pending_cancel = [c for c in sess.cancels if c.status in ("W", "A")]
+            if pending_cancel:
+                self._liveness("CANCEL-06", pending_cancel[0].idx, sid, deadline,
+                               f"session/cancel #{pending_cancel[0].idx} was sent during "
+                               f"foreground work but the session is still {sess.state}; "
+                               "expected idle with stopReason cancelled")
+            else:
+                self._liveness("STATE-02", self.count - 1, sid, deadline,
+                               f"foreground work is still {sess.state}: it never ended "
+                               "with an idle state_update")
+        elif self.readings["A-04"] == "idle-cancelled":
+            for c in sess.cancels:
+                if c.status == "I":
+                    self._liveness("CANCEL-06", c.idx, sid, deadline,
+                                   f"session/cancel #{c.idx} was never answered with "
+                                   "idle(cancelled) (reading A-04=idle-cancelled)")
 
     def client_may(self, sid: str, event: str, ev: Ev | None = None) -> bool:
         """Would the model let the client send this now? (the fuzzer asks before acting)"""
@@ -247,8 +277,12 @@ class Monitor:
         if lv == "off":
             return
         strength = RULES[rule_id].effective_strength(self.readings["STRENGTH"])
-        self.violations.append(Violation(rule_id, lv, strength, idx, message, kind, session,
-                                         check, self._sub, related or [], deadline))
+        found = Violation(rule_id, lv, strength, idx, message, kind, session, check, self._sub,
+                          related or [], deadline)
+        if idx in self.probes and RULES[rule_id].party == "client":
+            self.probe_hits.append(found)  # a deliberate negative input, not a client bug
+            return
+        self.violations.append(found)
 
     def _liveness(self, rule_id: str, idx: int, session: str | None, deadline: float | None,
                   what: str) -> None:

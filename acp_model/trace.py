@@ -5,6 +5,11 @@ One JSON object per line::
     {"dir": "c2a" | "a2c", "t": <seconds, optional>, "msg": <JSON-RPC message or batch array>}
     {"dir": "c2a" | "a2c", "t": <seconds, optional>, "raw": "<unparseable wire line>"}
 
+Optional keys: ``"error"`` on a raw record (``invalid-utf8``, ``not-json``, ``oversize``) and
+``"probe": true`` on a client message the fuzzer sent on purpose to break a client rule (a
+negative input such as a prompt for an unknown session); the checker then does not blame the
+client for it, only judges how the agent answers.
+
 ``c2a`` is client to agent, ``a2c`` agent to client. Records are in the order the *client side*
 saw them (sent / received), which is what makes the race reasoning of the monitor sound.
 """
@@ -34,11 +39,14 @@ class Record:
     raw: str | None = None
     t: float | None = None
     note: str | None = None
+    probe: bool = False  # a deliberate negative input sent by the fuzzer
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"dir": self.dir}
         if self.t is not None:
             out["t"] = self.t
+        if self.probe:
+            out["probe"] = True
         if self.raw is not None:
             out["raw"] = self.raw
             if self.note:
@@ -58,6 +66,7 @@ def parse_record(obj: Any, where: str = "record") -> Record:
     t = obj.get("t")
     if t is not None and (isinstance(t, bool) or not isinstance(t, int | float)):
         raise TraceError(f"{where}: 't' must be a number of seconds, got {t!r}")
+    probe = obj.get("probe") is True
     has_msg, has_raw = "msg" in obj, "raw" in obj
     if has_msg == has_raw:
         raise TraceError(f"{where}: exactly one of 'msg' or 'raw' is required")
@@ -65,8 +74,9 @@ def parse_record(obj: Any, where: str = "record") -> Record:
         if not isinstance(obj["raw"], str):
             raise TraceError(f"{where}: 'raw' must be a string")
         note = obj.get("error")
-        return Record(direction, raw=obj["raw"], t=t, note=note if isinstance(note, str) else None)
-    return Record(direction, msg=obj["msg"], t=t)
+        return Record(direction, raw=obj["raw"], t=t, note=note if isinstance(note, str) else None,
+                      probe=probe)
+    return Record(direction, msg=obj["msg"], t=t, probe=probe)
 
 
 def iter_trace(path: str | Path) -> Iterator[Record]:
