@@ -215,6 +215,13 @@ class Monitor:
                                    f"session/cancel #{c.idx} was never answered with "
                                    "idle(cancelled) (reading A-04=idle-cancelled)")
 
+    def note(self, rule_id: str, message: str, *, session: str | None = None,
+             kind: str = "safety", deadline: float | None = None) -> None:
+        """Record a verdict made outside the wire (the fuzzer owns the process: crashes)."""
+        self._sub = None
+        self._report(rule_id, max(self.count - 1, 0), message, session=session, kind=kind,
+                     deadline=deadline)
+
     def client_may(self, sid: str, event: str, ev: Ev | None = None) -> bool:
         """Would the model let the client send this now? (the fuzzer asks before acting)"""
         sess = self.sessions.get(sid)

@@ -37,6 +37,7 @@ class Rule:
     alt_source: str = ""
     aliases: tuple[str, ...] = ()
     notes: str = ""
+    fuzz_only: bool = False  # judged by the live fuzzer (process facts), not from a trace
 
     @property
     def is_allowance(self) -> bool:
@@ -66,6 +67,12 @@ _R: list[Rule] = [
          "its info.",
          "initialization.mdx intro; schema $defs.InitializeResponse",
          alt_strength="MAY", alt_source="schema: capabilities optional, default {} (C-09)"),
+    Rule("INIT-04", "agent", "MUST", "safety",
+         "An agent that implements the requested protocol version answers with that version.",
+         "initialization.mdx §Version Negotiation", tck=("ACP-INIT-201",),
+         notes="Judged by the fuzzer only: a v2 client that gets another version back either "
+               "met an agent without v2 or one breaking this rule; it cannot fuzz either.",
+         fuzz_only=True),
     Rule("INIT-05", "client", "SHOULD", "safety",
          "A client that cannot speak the version the agent chose drops the connection instead of "
          "creating sessions.",
@@ -304,6 +311,12 @@ _R: list[Rule] = [
     Rule("RPC-10", "both", "SHOULD NOT", "safety",
          "initialize, session/new and session/prompt are not sent inside batches.",
          "transports.mdx; migration.mdx §Transports"),
+    Rule("ACPM-ALIVE", "agent", "MUST", "safety",
+         "The agent process keeps running and keeps stdout open until the client closes stdin.",
+         "transports.mdx §stdio (the client ends the connection by closing stdin)",
+         tck=("ACP-JSONRPC-005",),
+         notes="Judged by the fuzzer, which owns the process; a recorded trace cannot show it.",
+         fuzz_only=True),
     Rule("ACPM-ANSWER", "both", "MUST", "liveness",
          "Every request is eventually answered with a result or an error.",
          "overview.mdx §Communication Model; JSON-RPC 2.0 §5",
