@@ -181,6 +181,7 @@ class AgentProcess:
         stderr_path: str | os.PathLike[str] | None = None,
         stderr_file_bytes: int = 16 * MiB,
         write_timeout: float = 10.0,
+        close_grace: float = 2.0,
     ) -> None:
         if max_line_bytes < 1:
             raise ValueError("max_line_bytes must be positive")
@@ -188,6 +189,7 @@ class AgentProcess:
         self.max_line_bytes = max_line_bytes
         self.max_transcript_bytes = max_transcript_bytes
         self.write_timeout = write_timeout
+        self.close_grace = close_grace
 
         self.transcript: list[Record] = []
         self.truncated = False
@@ -680,16 +682,19 @@ class AgentProcess:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pgid, sig)
 
-    def close(self, grace: float = 2.0) -> int | None:
+    def close(self, grace: float | None = None) -> int | None:
         """Shut the agent down and reap everything it started; returns its exit code.
 
-        Steps: close stdin and wait ``grace``; SIGTERM the process group and wait ``grace``;
-        SIGKILL the group. Members of the group that outlive the agent (grandchildren) are
-        terminated the same way. Reader threads are joined. Safe to call twice.
+        Steps: close stdin and wait ``grace`` (default ``close_grace``); SIGTERM the process
+        group and wait ``grace``; SIGKILL the group. Members of the group that outlive the
+        agent (grandchildren) are terminated the same way. Reader threads are joined. Safe to
+        call twice.
         """
         if self._closed:
             return self.returncode
         self._closed = True
+        if grace is None:
+            grace = self.close_grace
         try:
             self.close_stdin()
             if self.wait_exit(grace) is None:

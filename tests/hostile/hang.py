@@ -1,0 +1,6 @@
+"""Never reads stdin, never writes, never exits on its own."""
+
+import time
+
+while True:
+    time.sleep(1)
