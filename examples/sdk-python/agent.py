@@ -28,6 +28,7 @@ stdout carries only the protocol; logs go to stderr (``ACP_EXAMPLE_LOG_LEVEL``, 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import sys
@@ -291,10 +292,14 @@ class ExampleAgent:
             if turn.cancel_requested:
                 stop_reason = "cancelled"
             await self._send(session, s.IdleSessionStateUpdate(stop_reason=stop_reason))
+        except ConnectionError:
+            # The client went away (stdin closed): nobody is left to report to.
+            log.info("connection closed during turn %s of %s", turn.number, session.session_id)
         except Exception:
             log.exception("turn %s of %s failed", turn.number, session.session_id)
             # A custom (underscore) stop reason keeps the lifecycle closed for the client.
-            await self._send(session, s.IdleSessionStateUpdate(stop_reason="_internal_error"))
+            with contextlib.suppress(ConnectionError):
+                await self._send(session, s.IdleSessionStateUpdate(stop_reason="_internal_error"))
         finally:
             if session.current is turn:
                 session.current = None

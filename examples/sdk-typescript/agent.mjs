@@ -70,6 +70,8 @@ function log(...args) {
 
 /** @type {Map<string, Session>} */
 const sessions = new Map();
+/** @type {acp.AgentConnection | undefined} set once connected, read to tell a closed client */
+let connection;
 let sessionCounter = 0;
 
 /** @returns {Session} */
@@ -155,6 +157,11 @@ async function runTurn(client, session, turn) {
     if (signal.aborted) stopReason = "cancelled";
     await send({ sessionUpdate: "state_update", state: "idle", stopReason });
   } catch (error) {
+    if (connection?.signal.aborted) {
+      // The client went away (stdin closed): nobody is left to report to.
+      log(`connection closed during turn ${turn.number} of ${session.sessionId}`);
+      return;
+    }
     console.error(`[${AGENT_NAME}] turn ${turn.number} of ${session.sessionId} failed`, error);
     // A custom (underscore) stop reason keeps the lifecycle closed for the client.
     await send({ sessionUpdate: "state_update", state: "idle", stopReason: "_internal_error" }).catch(() => {});
@@ -364,6 +371,6 @@ const app = acp
   });
 
 const stream = acp.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin));
-const connection = app.connect(stream);
+connection = app.connect(stream);
 await connection.closed;
 log("connection closed");
