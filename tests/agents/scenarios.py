@@ -128,8 +128,11 @@ def cancel_during_permission(c: ScriptedClient) -> Facts:
     c.prompt(sid, c.prompt_text(with_permission))
     perm = c.wait_permission(sid, start)
     c.cancel(sid)
+    # its response before the idle proves the agent read the cancel during the turn
+    probe = c.proc.request("session/list", {})
     c.answer(perm, "cancelled")
     idle = c.wait_idle(sid, start)
+    c.wait_response(probe, start)
     c.quiet(0.05)
     return {"sid": sid, "idle": idle, "perm": perm["id"]}
 

@@ -165,6 +165,9 @@ def d_cancel_during_permission(answer_delay: float = 0.0) -> Callable[[ScriptedC
         c.send_prompt(sid, c.prompt_text(with_permission))
         perm = c.wait_permission(sid, start)
         c.cancel(sid)
+        # a request right behind the cancel: its response, if it precedes the idle, proves
+        # the agent read the cancel before ending the turn (what an oracle needs, A-11)
+        c.proc.request("session/list", {})
         if answer_delay:
             c.quiet(answer_delay)
         c.answer(perm, "cancelled")
