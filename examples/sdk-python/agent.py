@@ -38,6 +38,7 @@ from typing import Any
 from acp.exceptions import RequestError
 from acp.experimental.v2 import PROTOCOL_VERSION, AgentSideConnection, run_agent
 from acp.experimental.v2 import schema as s
+from pydantic import ValidationError
 
 log = logging.getLogger("sdk-python-agent")
 
@@ -345,19 +346,26 @@ class ExampleAgent:
             ),
         )
         await self._send(session, s.RequiresActionSessionStateUpdate())
-        response = await self.conn.request_permission(
-            session_id=session.session_id,
-            title="Allow the character counter?",
-            description="The example tool reads the prompt text and counts its characters.",
-            subject=s.ToolCallPermissionSubjectVariant(
-                tool_call=s.ToolCallUpdate(tool_call_id=call_id)
-            ),
-            options=[
-                s.PermissionOption(option_id="allow-once", name="Allow once", kind="allow_once"),
-                s.PermissionOption(option_id="reject-once", name="Reject", kind="reject_once"),
-            ],
-        )
-        outcome = response.outcome
+        outcome: Any = None
+        try:
+            response = await self.conn.request_permission(
+                session_id=session.session_id,
+                title="Allow the character counter?",
+                description="The example tool reads the prompt text and counts its characters.",
+                subject=s.ToolCallPermissionSubjectVariant(
+                    tool_call=s.ToolCallUpdate(tool_call_id=call_id)
+                ),
+                options=[
+                    s.PermissionOption(
+                        option_id="allow-once", name="Allow once", kind="allow_once"
+                    ),
+                    s.PermissionOption(option_id="reject-once", name="Reject", kind="reject_once"),
+                ],
+            )
+            outcome = response.outcome
+        except (RequestError, ValidationError) as error:
+            # An error or malformed answer is no approval: the tool fails, the turn goes on.
+            log.warning("permission request for %s failed: %s", call_id, error)
         if turn.cancel_requested:
             raise asyncio.CancelledError  # the answer raced our cancellation
         await self._send(session, s.RunningSessionStateUpdate())

@@ -215,31 +215,38 @@ async function tool(client, session, turn, text, send, say) {
   turn.state = "requires_action";
   await send({ sessionUpdate: "state_update", state: "requires_action" });
   // On abort the SDK sends $/cancel_request and rejects at once with -32800 (stopWaitingOnCancel).
-  const response = await client.request(
-    acp.methods.client.session.requestPermission,
-    {
-      sessionId: session.sessionId,
-      title: "Allow the character counter?",
-      description: "The example tool reads the prompt text and counts its characters.",
-      subject: { type: "tool_call", toolCall: { toolCallId } },
-      options: [
-        { optionId: "allow-once", name: "Allow once", kind: "allow_once" },
-        { optionId: "reject-once", name: "Reject", kind: "reject_once" },
-      ],
-    },
-    { cancellationSignal: signal, stopWaitingOnCancel: true },
-  );
+  let outcome = null;
+  try {
+    const response = await client.request(
+      acp.methods.client.session.requestPermission,
+      {
+        sessionId: session.sessionId,
+        title: "Allow the character counter?",
+        description: "The example tool reads the prompt text and counts its characters.",
+        subject: { type: "tool_call", toolCall: { toolCallId } },
+        options: [
+          { optionId: "allow-once", name: "Allow once", kind: "allow_once" },
+          { optionId: "reject-once", name: "Reject", kind: "reject_once" },
+        ],
+      },
+      { cancellationSignal: signal, stopWaitingOnCancel: true },
+    );
+    outcome = response.outcome;
+  } catch (error) {
+    if (signal.aborted) throw error;
+    // An error or malformed answer is no approval: the tool fails, the turn goes on.
+    console.error(`[${AGENT_NAME}] permission request for ${toolCallId} failed:`, error?.message ?? error);
+  }
   if (signal.aborted) throw CANCELLED; // the answer raced our cancellation
   turn.state = "running";
   await send({ sessionUpdate: "state_update", state: "running" });
-  const outcome = response.outcome;
   // Only the allow option approves; any other selection or outcome does not (PERM-11).
-  const allowed = outcome.outcome === "selected" && outcome.optionId === "allow-once";
+  const allowed = outcome?.outcome === "selected" && outcome.optionId === "allow-once";
   if (!allowed) {
     await send({
       sessionUpdate: "tool_call_update",
       toolCallId,
-      status: outcome.outcome === "cancelled" ? "cancelled" : "failed",
+      status: outcome?.outcome === "cancelled" ? "cancelled" : "failed",
       content: [{ type: "content", content: { type: "text", text: "Permission was not granted." } }],
     });
     turn.openToolCall = null;
