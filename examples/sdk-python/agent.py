@@ -266,6 +266,10 @@ class ExampleAgent:
                 await self._send(
                     session, s.UserMessageChunk(message_id=turn.user_message_id, content=block)
                 )
+            if not turn.prompt:  # the schema allows an empty prompt; it is still inserted
+                await self._send(
+                    session, s.UserMessageUpdate(message_id=turn.user_message_id, content=[])
+                )
             session.history.append(("user", turn.user_message_id, turn.prompt))
             await self._send(session, s.RunningSessionStateUpdate())
             turn.started = True

@@ -136,6 +136,10 @@ async function runTurn(client, session, turn) {
     for (const block of turn.prompt) {
       await send({ sessionUpdate: "user_message_chunk", messageId: turn.userMessageId, content: block });
     }
+    if (turn.prompt.length === 0) {
+      // The schema allows an empty prompt; it is still inserted.
+      await send({ sessionUpdate: "user_message", messageId: turn.userMessageId, content: [] });
+    }
     session.history.push({ kind: "user", messageId: turn.userMessageId, content: turn.prompt });
     await send({ sessionUpdate: "state_update", state: "running" });
     try {
