@@ -213,6 +213,7 @@ class AgentProcess:
         self._next_id = 0
         self._stop = threading.Event()
         self._stdin_closed = False
+        self._stdin_broken = False  # a timed-out write left half a line in the pipe
         self._closed = False
         self._cursor = 0
         self._stderr = _RingBuffer(stderr_bytes)
@@ -515,6 +516,8 @@ class AgentProcess:
     def _check_writable(self) -> None:
         if self._stdin_closed:
             raise AgentExited("stdin already closed")
+        if self._stdin_broken:
+            raise AgentExited("stdin unusable: an earlier write timed out mid-line")
         if self.exited:
             raise AgentExited(f"agent exited with code {self.returncode}")
 
@@ -536,6 +539,8 @@ class AgentProcess:
                 raise AgentExited(f"cannot write to agent ({exc})") from exc
             remaining = deadline - time.monotonic()
             if remaining <= 0:
+                if len(view) != len(data):
+                    self._stdin_broken = True
                 raise TimeoutError(f"agent did not read stdin for {self.write_timeout}s")
             if self.exited:
                 raise AgentExited(f"agent exited with code {self.returncode}")

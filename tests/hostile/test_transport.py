@@ -181,6 +181,8 @@ def test_agent_that_never_reads_stdin_times_out_the_writer() -> None:
         for _ in range(1000):  # fills the 64 KiB pipe buffer quickly
             agent.notify("stuff", {"pad": "p" * 65536})
     assert time.monotonic() - t0 < 3
+    with pytest.raises(AgentExited, match="mid-line"):  # half a line is in the pipe now
+        agent.notify("more")
     agent.close(grace=0.2)
 
 
