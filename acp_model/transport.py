@@ -17,6 +17,10 @@ format, one dict per record::
     {"dir": "c2a" | "a2c", "t": <seconds since spawn, monotonic>, "msg": <parsed JSON value>}
     {"dir": "a2c", "t": ..., "raw": "<text>", "error": "invalid-utf8" | "not-json" | "oversize"}
 
+An ``oversize`` record's ``raw`` is a 4 KiB preview and it carries the line length in
+``"bytes"``; :meth:`AgentProcess.send_raw` (garbage tests) records ``c2a`` raw records the same
+way.
+
 Threading: one reader thread per pipe (stdout, stderr) plus one thread waiting for the exit.
 All records are appended under one lock (``_cond``), so transcript order is the order in which
 records were appended; ``wait_for`` waits on that condition variable (no polling). Listener
