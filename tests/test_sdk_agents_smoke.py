@@ -164,7 +164,8 @@ def client(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Client]:
     if spec.missing:
         pytest.skip(spec.missing)
     env = dict(os.environ)
-    env["ACP_EXAMPLE_DELAY_MS"] = "20"
+    # Wide enough that a cancel sent on seeing a chunk lands mid-turn on a loaded machine.
+    env["ACP_EXAMPLE_DELAY_MS"] = "50"
     agent = AgentProcess(spec.argv, cwd=ROOT, env=env)
     try:
         yield Client(agent)
