@@ -317,3 +317,22 @@ def test_same_seed_same_trace_shape() -> None:
             SCENARIOS["sequential_prompts"](client)
             shapes.append([r["msg"] for r in client.records if r["dir"] == "a2c"])
     assert shapes[0] == shapes[1]
+
+
+def test_agent_package_is_independent_of_the_model() -> None:
+    """The agent imports nothing from acp_model outside acp_model.agents (uncorrelated bugs)."""
+    import ast
+
+    import acp_model.agents
+
+    root = Path(acp_model.agents.__file__).parent
+    for source in root.glob("*.py"):
+        for node in ast.walk(ast.parse(source.read_text())):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+            for name in names:
+                if name == "acp_model" or name.startswith("acp_model."):
+                    assert name.startswith("acp_model.agents"), f"{source.name} imports {name}"
