@@ -95,6 +95,7 @@ class Monitor:
         self.probes: set[int] = set()  # indices of deliberate client-rule breaches (fuzzing)
         self.probe_hits: list[Violation] = []
         self._judged_sessions: set[str] = set()
+        self._notification_batch_sent = False
 
     # ------------------------------------------------------------------ public API --------
     def feed(self, record: Record | dict[str, Any]) -> list[Violation]:
@@ -120,8 +121,14 @@ class Monitor:
         msg = record.msg
         if isinstance(msg, list):
             self._bump("RPC-06")
-            if not msg:
+            if not msg and direction == "a2c" and self._notification_batch_sent:
+                self._report("RPC-09", idx, "the agent answered a batch of notifications with "
+                             "an empty array (such a batch gets no response at all)")
+            elif not msg:
                 self._report("RPC-07", idx, "an empty batch array is not a valid message")
+            if direction == "c2a":
+                self._notification_batch_sent = bool(msg) and all(
+                    isinstance(m, dict) and "method" in m and "id" not in m for m in msg)
             for n, element in enumerate(msg):
                 self._sub = n
                 if isinstance(element, dict) and element.get("method") in _LIFECYCLE_REQUESTS \
@@ -286,8 +293,8 @@ class Monitor:
         strength = RULES[rule_id].effective_strength(self.readings["STRENGTH"])
         found = Violation(rule_id, lv, strength, idx, message, kind, session, check, self._sub,
                           related or [], deadline)
-        if idx in self.probes and RULES[rule_id].party == "client":
-            self.probe_hits.append(found)  # a deliberate negative input, not a client bug
+        if idx in self.probes and RULES[rule_id].party != "agent" and kind != "liveness":
+            self.probe_hits.append(found)  # about a deliberate negative input, not a client bug
             return
         self.violations.append(found)
 

@@ -1,0 +1,226 @@
+"""What a fuzz run leaves behind: the JSON report, JUnit XML, and per-failure files.
+
+For each distinct failure ``--out DIR`` receives ``DIR/<rule>/``:
+``transcript.jsonl`` (the full wire transcript in the ``acp-model check`` trace format),
+``counterexample.txt`` (client actions and agent messages, the offending one marked),
+``sequence.mmd`` (the same as a Mermaid ``sequenceDiagram``) and ``replay.json`` (for
+``acp-model replay``).
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from acp_model import __version__
+from acp_model.fuzzing.campaign import FuzzResult
+from acp_model.fuzzing.client import Action
+from acp_model.fuzzing.runner import Found, FuzzConfig
+from acp_model.report import build_report
+from acp_model.rules import RULES
+from acp_model.trace import summarize
+
+REPLAY_FORMAT = "acp-model-replay/1"
+
+
+def describe_action(action: Action) -> str:
+    op = action["op"]
+    s = f" s{action['s']}" if "s" in action else ""
+    if op == "prompt":
+        texts = [b.get("text", b.get("type")) for b in action.get("blocks", [])]
+        return f"prompt{s}: {', '.join(str(t) for t in texts)}"
+    if op == "cancel":
+        return f"cancel{s}" + (" (then sync)" if action.get("sync") else "")
+    if op == "answer":
+        extra = " (newest)" if action.get("newest") else ""
+        return f"answer permission{s}: {action['outcome']}{extra}"
+    if op == "wait":
+        return f"wait{s} until {action['mode']}"
+    if op == "probe":
+        return f"negative input: {action['kind']}"
+    if op == "cancel_prompt_request":
+        return f"$/cancel_request for the pending prompt{s}"
+    return op.replace("_", " ") + s
+
+
+def counterexample_records(found: Found) -> tuple[list[dict[str, Any]], int]:
+    if found.replay_records is not None and found.replay_offending is not None:
+        return found.replay_records, found.replay_offending
+    return found.records, found.offending
+
+
+def counterexample_text(found: Found, cfg: FuzzConfig) -> str:
+    rule = RULES[found.violation.rule]
+    records, offending = counterexample_records(found)
+    lines = [
+        f"acp-model counterexample: {rule.id} ({rule.effective_strength()}, binds the "
+        f"{rule.party})",
+        f"  {rule.statement}",
+        f"  source: {rule.citation}",
+        f"  agent: {' '.join(cfg.argv)}",
+        f"  reproduced {found.reproduced}/{found.replays} in fresh agent processes",
+        "",
+        "What went wrong:",
+        f"  {found.violation.message}",
+        "",
+        "Client actions (replay.json):",
+    ]
+    if not found.actions:
+        lines.append("  (none: the agent fails while initializing)")
+    lines += [f"  {n}. {describe_action(a)}" for n, a in enumerate(found.actions, start=1)]
+    lines += ["", "Wire transcript (C->A client to agent, A->C agent to client; >> marks the "
+              "offending message):"]
+    for n, (direction, text) in enumerate(summarize(records)):
+        arrow = "C->A" if direction == "c2a" else "A->C"
+        mark = ">>" if n == offending else "  "
+        lines.append(f"{mark} #{n:<4} {arrow}  {text}")
+        if n == offending:
+            lines.append(f"{'':9}^ {rule.id}: {found.violation.message}")
+    for note in found.notes:
+        lines += ["", f"note: {note}"]
+    return "\n".join(lines) + "\n"
+
+
+def sequence_text(found: Found) -> str:
+    from acp_model.render import sequence_diagram
+
+    records, offending = counterexample_records(found)
+    return sequence_diagram(records, {offending: f"{found.rule}: {found.violation.message}"})
+
+
+def replay_document(found: Found, cfg: FuzzConfig) -> dict[str, Any]:
+    return {
+        "format": REPLAY_FORMAT,
+        "rule": found.rule,
+        "message": found.violation.message,
+        "actions": found.actions,
+        "readings": cfg.readings.as_dict(),
+        "deadline": cfg.deadline,
+        "validate": cfg.validate,
+        "agent": cfg.argv,
+    }
+
+
+def write_out_dir(result: FuzzResult, out: Path) -> dict[str, dict[str, str]]:
+    """Write the per-failure files; returns rule -> file names for the report."""
+    out.mkdir(parents=True, exist_ok=True)
+    files: dict[str, dict[str, str]] = {}
+    for found in result.recorder.found.values():
+        folder = out / found.rule
+        folder.mkdir(parents=True, exist_ok=True)
+        records, _ = counterexample_records(found)
+        with (folder / "transcript.jsonl").open("w", encoding="utf-8") as fh:
+            for rec in records:
+                fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+        (folder / "counterexample.txt").write_text(counterexample_text(found, result.cfg),
+                                                   encoding="utf-8")
+        (folder / "sequence.mmd").write_text(sequence_text(found), encoding="utf-8")
+        (folder / "replay.json").write_text(
+            json.dumps(replay_document(found, result.cfg), indent=2) + "\n", encoding="utf-8")
+        files[found.rule] = {name: str(folder / name) for name in
+                             ("transcript.jsonl", "counterexample.txt", "sequence.mmd",
+                              "replay.json")}
+    return files
+
+
+def fuzz_report(result: FuzzResult, files: dict[str, dict[str, str]] | None = None
+                ) -> dict[str, Any]:
+    """The checker's report, extended with the run and its counterexamples."""
+    from acp_model.fuzzing.runner import rule_stats
+
+    rec = result.recorder
+    cfg = result.cfg
+    violations: list[dict[str, Any]] = []
+    counterexamples = []
+    for found in rec.found.values():
+        v = found.violation.to_json()
+        v["seen"] = found.seen
+        violations.append(v)
+        counterexamples.append({
+            "rule": found.rule,
+            "message": found.violation.message,
+            "actions": found.actions,
+            "steps": len(found.actions),
+            "reproduced": found.reproduced,
+            "replays": found.replays,
+            "reproduction": f"{found.reproduced}/{found.replays}",
+            "first_seen_s": round(found.first_seen, 3),
+            "minimal_at_s": round(found.minimal_at, 3),
+            "times_seen": found.seen,
+            "notes": found.notes,
+            "files": (files or {}).get(found.rule, {}),
+        })
+    for key, v in rec.warnings.items():
+        w = v.to_json()
+        w["seen"] = rec.warning_counts[key]
+        violations.append(w)
+    stats = rule_stats(result.monitors)
+    for found in rec.found.values():  # failures seen at initialize count even if no monitor kept
+        st = stats[found.rule]
+        st.violations = max(st.violations, 1)
+        st.exercised = max(st.exercised, 1)
+    transitions: dict[str, int] = defaultdict(int)
+    for m in result.monitors:
+        for key, n in m.transition_counts().items():
+            transitions[key] += n
+    if result.unusable and not violations:
+        violations.append({"rule": "ACPM-ALIVE", "level": "fail", "strength": "MUST",
+                           "index": 0, "message": result.unusable, "kind": "safety",
+                           "party": "agent"})
+    summary = {
+        "examples": rec.examples,
+        "actions": rec.actions,
+        "seconds": round(result.seconds, 3),
+        "actions_per_second": round(result.actions_per_second, 1),
+        "agent_processes": max(1, len(result.monitors)),
+        "restarts": rec.restarts,
+        "messages": sum(m.count for m in result.monitors),
+        "sessions": sum(len(m.sessions) for m in result.monitors),
+        "interrupted": result.interrupted,
+    }
+    return build_report(
+        command="fuzz", source=" ".join(cfg.argv), readings=cfg.readings,
+        violations=violations, stats=stats, summary=summary,
+        extra={
+            "counterexamples": counterexamples,
+            "transitions": dict(sorted(transitions.items())),
+            "config": {"max_examples": cfg.max_examples, "steps": cfg.steps, "seed": cfg.seed,
+                       "time_budget": cfg.time_budget, "deadline": cfg.deadline,
+                       "isolate": cfg.isolate, "validate": cfg.validate,
+                       "replay_runs": cfg.replay_runs},
+            "unusable": result.unusable,
+            "notes": result.notes,
+        })
+
+
+def junit_xml(report: dict[str, Any]) -> str:
+    """One test case per rule, so CI shows a conformance table."""
+    suite = ET.Element("testsuite", name="acp-model", tests=str(len(report["rules"])))
+    failures = skipped = 0
+    by_rule: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for v in report["violations"]:
+        by_rule[v["rule"]].append(v)
+    for r in report["rules"]:
+        group = r["id"].rsplit("-", 1)[0]
+        case = ET.SubElement(suite, "testcase", classname=f"acp-model.{group}", name=r["id"])
+        hits = [v for v in by_rule.get(r["id"], []) if v["level"] == "fail"]
+        warns = [v for v in by_rule.get(r["id"], []) if v["level"] == "warn"]
+        if hits:
+            failures += 1
+            node = ET.SubElement(case, "failure", message=hits[0]["message"][:500],
+                                 type=r["strength"])
+            node.text = "\n".join(v["message"] for v in hits)
+        elif r["status"] == "not exercised":
+            skipped += 1
+            ET.SubElement(case, "skipped", message="not exercised in this run")
+        if warns:
+            out = ET.SubElement(case, "system-out")
+            out.text = "\n".join(f"warning: {v['message']}" for v in warns)
+        ET.SubElement(case, "properties")
+    suite.set("failures", str(failures))
+    suite.set("skipped", str(skipped))
+    suite.set("hostname", f"acp-model {__version__}")
+    return ET.tostring(suite, encoding="unicode")

@@ -1,0 +1,262 @@
+"""``run_fuzz`` and ``replay``: the library API behind ``acp-model fuzz`` and ``replay``."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from hypothesis import HealthCheck, Verbosity, seed, settings
+from hypothesis.errors import HypothesisException
+from hypothesis.stateful import run_state_machine_as_test
+
+from acp_model.fuzzing.client import Action, AgentUnusable, FuzzClient
+from acp_model.fuzzing.machine import build_machine
+from acp_model.fuzzing.runner import (
+    AgentPool,
+    BudgetExhausted,
+    Example,
+    Found,
+    FuzzConfig,
+    LifecycleFailure,
+    Recorder,
+    ShrinkBudgetSpent,
+)
+from acp_model.monitor import Monitor, Violation
+
+
+class FuzzerBug(Exception):
+    """An exception that is neither a lifecycle failure nor Hypothesis flakiness (exit 3)."""
+
+
+@dataclass
+class FuzzResult:
+    cfg: FuzzConfig
+    recorder: Recorder
+    monitors: list[Monitor]
+    seconds: float
+    interrupted: bool = False
+    unusable: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.recorder.found) or self.unusable is not None
+
+    @property
+    def actions_per_second(self) -> float:
+        return self.recorder.actions / self.seconds if self.seconds > 0 else 0.0
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    nested = getattr(exc, "exceptions", None)
+    if nested:
+        return [leaf for e in nested for leaf in _leaves(e)]
+    return [exc]
+
+
+def _expected(exc: BaseException) -> bool:
+    """Lifecycle failures and Hypothesis' own flakiness reports are expected outcomes."""
+    return all(isinstance(e, LifecycleFailure | HypothesisException | BudgetExhausted
+                          | ShrinkBudgetSpent) for e in _leaves(exc))
+
+
+def run_fuzz(cfg: FuzzConfig, *, on_progress: Callable[[Recorder], None] | None = None
+             ) -> FuzzResult:
+    """Fuzz one agent command line; never raises for anything the agent does."""
+    recorder = Recorder(on_progress=on_progress)
+    pool = AgentPool(cfg, recorder)
+    start = time.monotonic()
+    result = FuzzResult(cfg, recorder, [], 0.0)
+    try:
+        try:
+            first = pool.client()
+        except AgentUnusable as exc:
+            result.unusable = str(exc)
+            _harvest_unusable(pool, recorder)
+            return result
+        capabilities = first.prompt_capabilities()
+        stop_at = start + cfg.time_budget if cfg.time_budget else None
+
+        def begin() -> Example:
+            if stop_at is not None and time.monotonic() > stop_at:
+                raise BudgetExhausted
+            first_failure = recorder.round_failure_at
+            if first_failure is not None and recorder.elapsed() - first_failure > \
+                    cfg.shrink_budget:
+                raise ShrinkBudgetSpent
+            try:
+                client = pool.client()
+            except AgentUnusable as exc:
+                result.notes.append(f"agent could not be restarted: {exc}")
+                _harvest_unusable(pool, recorder)
+                raise BudgetExhausted from None
+            return Example(client, recorder, deadline=cfg.deadline)
+
+        def end(ex: Example) -> None:
+            try:
+                ex.finish()
+            finally:
+                if cfg.isolate:
+                    pool.retire()
+
+        machine = build_machine(begin, end, capabilities, cfg.max_sessions)
+        for round_no in range(cfg.max_rounds):
+            known = set(recorder.found)
+            examples = cfg.max_examples if round_no == 0 else max(10, cfg.max_examples // 2)
+            chosen = settings(max_examples=examples, stateful_step_count=cfg.steps,
+                              deadline=None, database=None, report_multiple_bugs=False,
+                              suppress_health_check=list(HealthCheck),
+                              verbosity=Verbosity.quiet, print_blob=False)
+            target = seed(cfg.seed + round_no)(machine) if cfg.seed is not None else machine
+            recorder.round_failure_at = None
+            try:
+                run_state_machine_as_test(target, settings=chosen)
+            except BudgetExhausted:
+                result.notes.append("time budget spent")
+                break
+            except ShrinkBudgetSpent:
+                result.notes.append(f"shrinking stopped after {cfg.shrink_budget:g} s")
+            except KeyboardInterrupt:
+                result.interrupted = True
+                break
+            except BaseException as exc:  # classified just below
+                if not _expected(exc):
+                    raise FuzzerBug(f"{type(exc).__name__}: {exc}") from exc
+                if any(isinstance(e, HypothesisException) for e in _leaves(exc)):
+                    result.notes.append("Hypothesis could not replay a failure exactly (the "
+                                        "agent's timing differs between runs); the first "
+                                        "failure seen and its shortest program were kept")
+            if set(recorder.found) == known:
+                break  # a whole round without a new failure
+            recorder.masked |= set(recorder.found)
+            if stop_at is not None and time.monotonic() > stop_at:
+                break
+    except KeyboardInterrupt:
+        result.interrupted = True
+    finally:
+        pool.retire()
+        result.monitors = pool.monitors()
+        result.seconds = time.monotonic() - start
+    if not result.interrupted:
+        for found in recorder.found.values():
+            try:
+                measure_reproduction(cfg, found)
+            except KeyboardInterrupt:
+                result.interrupted = True
+                break
+    return result
+
+
+def _harvest_unusable(pool: AgentPool, recorder: Recorder) -> None:
+    """Turn what the monitor saw of an unusable agent into recorded failures."""
+    client = pool.current
+    if client is None:
+        return
+    client.check_alive()
+    records = client.proc.records()
+    for v in client.monitor.violations:
+        if v.level == "fail":
+            recorder.failure(v, [], records, v.index, [])
+        else:
+            recorder.warning(v)
+
+
+@dataclass
+class ReplayOutcome:
+    reproduced: bool
+    violations: list[Violation]
+    records: list[dict[str, Any]]
+    offending: int | None
+    error: str | None = None
+
+
+def replay_once(cfg: FuzzConfig, actions: list[Action], rule: str | None) -> ReplayOutcome:
+    """Run an action list against a fresh agent process, exactly as the fuzzer did."""
+    try:
+        client = FuzzClient(cfg.argv, readings=cfg.readings, deadline=cfg.deadline,
+                            validate=cfg.validate, cwd=cfg.cwd, env=cfg.env)
+    except AgentUnusable as exc:
+        return ReplayOutcome(False, [], [], None, str(exc))
+    error = None
+    try:
+        try:
+            client.initialize()
+            ex = Example(client, Recorder(), deadline=cfg.deadline)
+            with contextlib.suppress(LifecycleFailure):
+                for action in actions:
+                    ex.act(action)
+            with contextlib.suppress(LifecycleFailure):
+                ex.finish()
+        except AgentUnusable as exc:
+            error = str(exc)
+    finally:
+        client.close()
+    failures = [v for v in client.monitor.violations if v.level == "fail"]
+    hit = next((v for v in failures if rule is None or v.rule == rule), None)
+    return ReplayOutcome(hit is not None, failures, client.proc.records(),
+                         hit.index if hit else None, error)
+
+
+def measure_reproduction(cfg: FuzzConfig, found: Found) -> None:
+    """Replay the minimal counterexample ``cfg.replay_runs`` times in fresh processes.
+
+    With a shared agent process an example can depend on what earlier examples left behind
+    (the second session/new of a connection, a cancel read while idle...). If the example alone
+    never reproduces, the shortest suffix of the process's earlier examples that does is
+    found, then shrunk action by action (within ``cfg.shrink_budget`` seconds).
+    """
+    first = replay_once(cfg, found.actions, found.rule)
+    if not first.reproduced and len(found.history) > 1:
+        candidate = _shrink_history(cfg, found, time.monotonic() + cfg.shrink_budget)
+        if candidate is not None:
+            found.actions = candidate
+            found.notes.append("the example needed state left by earlier examples on the "
+                               "shared agent process; this counterexample replays that history, "
+                               "shrunk")
+            first = replay_once(cfg, found.actions, found.rule)
+    outcomes = [first, *_replay_many(cfg, found.actions, found.rule, cfg.replay_runs - 1)]
+    for outcome in outcomes:
+        found.replays += 1
+        if outcome.reproduced:
+            found.reproduced += 1
+            if found.replay_records is None:
+                found.replay_records = outcome.records
+                found.replay_offending = outcome.offending
+
+
+def _replay_many(cfg: FuzzConfig, actions: list[Action], rule: str, runs: int
+                 ) -> list[ReplayOutcome]:
+    """Independent replays, a few at a time: they mostly wait on the agent."""
+    if runs <= 0:
+        return []
+    with ThreadPoolExecutor(max_workers=min(4, runs)) as pool:
+        return list(pool.map(lambda _: replay_once(cfg, actions, rule), range(runs)))
+
+
+def _shrink_history(cfg: FuzzConfig, found: Found, stop_at: float) -> list[Action] | None:
+    """Shortest reproducing suffix of earlier examples, then greedy single-action removal."""
+    examples = found.history
+    actions: list[Action] | None = None
+    sizes = sorted({min(2 ** n, len(examples)) for n in range(1, 12)})
+    with ThreadPoolExecutor(max_workers=min(4, len(sizes))) as pool:
+        trials = {k: [a for ex in examples[-k:] for a in ex] for k in sizes}
+        results = dict(zip(sizes, pool.map(
+            lambda k: replay_once(cfg, trials[k], found.rule).reproduced, sizes), strict=True))
+    for k in sizes:
+        if results[k]:
+            actions = trials[k]
+            break
+    if actions is None:
+        return None
+    n = 0
+    while n < len(actions) and time.monotonic() < stop_at:
+        trial = actions[:n] + actions[n + 1:]
+        if trial and replay_once(cfg, trial, found.rule).reproduced:
+            actions = trial
+        else:
+            n += 1
+    return actions

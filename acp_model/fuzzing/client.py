@@ -1,0 +1,406 @@
+"""A conforming ACP client that drives one agent process and feeds the oracle as it goes.
+
+Every message in both directions reaches the :class:`~acp_model.monitor.Monitor` through the
+transport's record listener, in transcript order. The client obeys the Client rules itself and
+asks the model, not a copy of the rules, whenever a choice depends on them: e.g. whether a
+permission answer other than ``cancelled`` is still allowed after a cancel (CANCEL-04).
+
+Client actions are plain dicts (``{"op": "prompt", "s": 0, "blocks": [...]}``) so that a
+counterexample can be stored in a replay file and executed again by :meth:`FuzzClient.perform`.
+Actions never block on the agent longer than the deadline; "nothing to do" is a no-op, which
+keeps Hypothesis' data generation independent of the agent's timing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from acp_model.lifecycle import QUIET, Ev
+from acp_model.monitor import Monitor, Violation
+from acp_model.readings import DEFAULT, Readings
+from acp_model.transport import AgentExited, AgentProcess, Record, is_response_to
+
+Action = dict[str, Any]
+
+SYNC_METHOD = "_acp_model/sync"
+CLIENT_INFO = {"name": "acp-model", "title": "acp-model fuzzer", "version": "0.1.0"}
+GARBAGE = b'{"jsonrpc": "2.0", "method": "session/prompt", "params": '
+
+
+class AgentUnusable(Exception):
+    """The agent cannot be fuzzed (it cannot be started, or it refused to initialize)."""
+
+
+@dataclass
+class SessionHandle:
+    sid: str
+    prompts: list[Any] = field(default_factory=list)  # request ids, in order
+
+
+class FuzzClient:
+    """One connection: process, monitor, sessions, and the client's own obligations."""
+
+    def __init__(self, argv: Sequence[str], *, readings: Readings = DEFAULT,
+                 deadline: float = 5.0, validate: bool = True, cwd: str | None = None,
+                 env: dict[str, str] | None = None, tick: float = 0.002) -> None:
+        self.argv = list(argv)
+        self.deadline = deadline
+        self.tick = tick
+        self.monitor = Monitor(readings, validate=validate)
+        self.lock = threading.RLock()
+        self._changed = threading.Condition(self.lock)  # notified after each record is judged
+        self.sessions: list[SessionHandle] = []
+        self.capabilities: dict[str, Any] = {}
+        self.crash_reported = False
+        self._probe_ids: set[Any] = set()
+        self._answered: set[Any] = set()  # permission requests this client already answered
+        self.history: list[Action] = []  # every action performed on this process, concrete
+        self.example_starts: list[int] = []  # where each example begins in ``history``
+        self._probe_raw = False
+        self._ids = itertools.count(1_000_000)
+        self.cwd = cwd or os.getcwd()
+        try:
+            self.proc = AgentProcess(self.argv, cwd=cwd, env=env)
+        except (FileNotFoundError, PermissionError, NotADirectoryError, OSError) as exc:
+            raise AgentUnusable(f"cannot start {self.argv[0]!r}: {exc.strerror or exc}") from None
+        self.proc.on_record(self._on_record)
+
+    # ------------------------------------------------------------------ wiring ------------
+    def _on_record(self, record: Record) -> None:
+        """Runs on the transport's delivery thread, in transcript order."""
+        msg = record.get("msg")
+        if record.get("dir") == "c2a" and (
+                (isinstance(msg, dict) and msg.get("id") in self._probe_ids)
+                or ("raw" in record and self._probe_raw)):
+            record["probe"] = True
+            self._probe_raw = False
+        with self.lock:
+            self.monitor.feed(record)
+            self._changed.notify_all()
+        if record.get("dir") == "a2c" and isinstance(msg, dict) and "method" in msg \
+                and "id" in msg:
+            self._agent_request(msg)
+
+    def _agent_request(self, msg: dict[str, Any]) -> None:
+        """Client duties towards agent requests that no fuzz action decides."""
+        method = msg.get("method")
+        if method != "session/request_permission":
+            # The fuzzer advertises no client capability: anything else is not implemented.
+            self._respond(msg["id"], error={"code": -32601, "message": "Method not found"})
+            return
+        params = msg.get("params") or {}
+        sid = params.get("sessionId") if isinstance(params, dict) else None
+        with self.lock:
+            sess = self.monitor.sessions.get(sid) if isinstance(sid, str) else None
+            perm = sess.perms.get(msg["id"]) if sess is not None else None
+            owed = perm is not None and perm.owed_cancel
+        if owed:  # a cancel is outstanding: the model says this one must be answered cancelled
+            self._answer(msg["id"], {"outcome": {"outcome": "cancelled"}})
+
+    def _respond(self, req_id: Any, result: Any = None, error: Any = None) -> None:
+        with contextlib.suppress(AgentExited, TimeoutError):
+            self.proc.respond(req_id, result=result, error=error)
+
+    def _answer(self, req_id: Any, result: Any = None, error: Any = None) -> None:
+        """Answer a permission request exactly once (PERM-12), whichever thread gets there."""
+        with self.lock:
+            if req_id in self._answered:
+                return
+            self._answered.add(req_id)
+        self._respond(req_id, result, error)
+
+    # ------------------------------------------------------------------ queries -----------
+    def state(self, s: int) -> str | None:
+        with self.lock:
+            sess = self.monitor.sessions.get(self.sessions[s].sid)
+            return sess.state if sess is not None else None
+
+    def open_permissions(self, s: int) -> list[Any]:
+        """Ids of permission requests of session ``s`` still waiting for the client."""
+        sid = self.sessions[s].sid
+        with self.lock:
+            return [rid for rid, req in self.monitor.open["a2c"].items()
+                    if req.method == "session/request_permission" and req.session == sid
+                    and not req.judged and rid not in self._answered]
+
+    def pending_prompts(self, s: int) -> list[Any]:
+        sid = self.sessions[s].sid
+        with self.lock:
+            return [rid for rid, req in self.monitor.open["c2a"].items()
+                    if req.method == "session/prompt" and req.session == sid]
+
+    def busy(self, s: int) -> bool:
+        """Foreground work, unanswered prompts, or accepted prompts without their turn yet."""
+        sid = self.sessions[s].sid
+        with self.lock:
+            sess = self.monitor.sessions.get(sid)
+            if sess is None:
+                return False
+            return sess.state not in QUIET or any(p.status != "inserted" for p in sess.prompts) \
+                or bool(self.pending_prompts(s))
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.alive
+
+    # ------------------------------------------------------------------ waiting -----------
+    def _wait(self, predicate: Callable[[], bool], timeout: float) -> bool:
+        """Wait until ``predicate()`` holds, waking on every new record (no polling)."""
+        end = time.monotonic() + timeout
+        with self._changed:
+            while True:
+                if predicate():
+                    return True
+                remaining = end - time.monotonic()
+                if remaining <= 0 or not self.proc.alive:
+                    return predicate()
+                # Re-check now and then: the process can die without sending a record.
+                self._changed.wait(min(remaining, 0.1))
+
+    def caught_up(self, timeout: float = 1.0) -> bool:
+        """Wait until the monitor has judged every record the transport holds.
+
+        ``call``/``wait_for`` return once a record is in the transcript; the listener that
+        feeds the monitor may still be running on the reader thread.
+        """
+        return self._wait(lambda: self.monitor.count >= self.proc.mark(), timeout)
+
+    def settled(self, s: int) -> bool:
+        """Quiet, or blocked on the client (nothing more happens until it answers)."""
+        return not self.busy(s) or bool(self.open_permissions(s))
+
+    # ------------------------------------------------------------------ set-up ------------
+    def initialize(self) -> dict[str, Any]:
+        try:
+            result = self.proc.call("initialize", {
+                "protocolVersion": 2, "capabilities": {}, "info": CLIENT_INFO},
+                timeout=self.deadline)
+        except TimeoutError:
+            with self.lock:
+                self.monitor.note("ACPM-ANSWER", f"no answer to initialize within the "
+                                  f"{self.deadline:g} s deadline", kind="liveness",
+                                  deadline=self.deadline)
+            raise AgentUnusable("the agent did not answer initialize") from None
+        except AgentExited:
+            self.check_alive()
+            raise AgentUnusable(f"the agent exited during initialize "
+                                f"(code {self.proc.returncode})") from None
+        except Exception as exc:  # an error response
+            raise AgentUnusable(f"initialize failed: {exc}") from None
+        if not isinstance(result, dict) or result.get("protocolVersion") != 2:
+            version = result.get("protocolVersion") if isinstance(result, dict) else None
+            with self.lock:
+                self.monitor.note("INIT-04", f"the agent answered protocolVersion {version!r} "
+                                  "to a client requesting 2: it lacks v2 or breaks INIT-04")
+            raise AgentUnusable(f"the agent negotiated protocol version {version!r}, not 2")
+        caps = result.get("capabilities")
+        self.capabilities = caps if isinstance(caps, dict) else {}
+        self.caught_up()
+        return result
+
+    def prompt_capabilities(self) -> dict[str, Any]:
+        session = self.capabilities.get("session")
+        prompt = session.get("prompt") if isinstance(session, dict) else None
+        return prompt if isinstance(prompt, dict) else {}
+
+    # ------------------------------------------------------------------ actions -----------
+    def perform(self, action: Action) -> None:
+        """Execute one client action (see the module docstring for the vocabulary)."""
+        op = action["op"]
+        handler = getattr(self, f"do_{op}", None)
+        if handler is None:
+            raise ValueError(f"unknown action {op!r}")
+        self.history.append(action)
+        try:
+            handler(**{k: v for k, v in action.items() if k != "op"})
+        except (AgentExited, TimeoutError):
+            self.check_alive()
+
+    def _session(self, s: int) -> int | None:
+        return s % len(self.sessions) if self.sessions else None
+
+    def do_new_session(self) -> None:
+        try:
+            result = self.proc.call("session/new", {"cwd": self.cwd, "mcpServers": []},
+                                    timeout=self.deadline)
+        except TimeoutError:
+            return  # judged as an unanswered request (ACPM-ANSWER) at the end
+        except AgentExited:
+            raise
+        except Exception:  # an error answer: nothing to fuzz on this session
+            return
+        if isinstance(result, dict) and isinstance(result.get("sessionId"), str):
+            self.sessions.append(SessionHandle(result["sessionId"]))
+
+    def do_prompt(self, s: int, blocks: list[dict[str, Any]], meta: bool = False) -> None:
+        idx = self._session(s)
+        if idx is None:
+            return
+        sess = self.sessions[idx]
+        with self.lock:
+            if not self.monitor.client_may(sess.sid, "prompt"):
+                return  # a reading forbids prompting now (A-01=forbid)
+        params: dict[str, Any] = {"sessionId": sess.sid, "prompt": blocks}
+        if meta:
+            params["_meta"] = {"acp-model": {"fuzz": True}}
+        sess.prompts.append(self.proc.request("session/prompt", params))
+
+    def do_cancel(self, s: int, sync: bool = False) -> None:
+        idx = self._session(s)
+        if idx is None:
+            return
+        sess = self.sessions[idx]
+        self.proc.notify("session/cancel", {"sessionId": sess.sid})
+        for rid in self.open_permissions(idx):  # CANCEL-04: every pending one, cancelled
+            self._answer(rid, {"outcome": {"outcome": "cancelled"}})
+        if sync:
+            self.do_sync()
+
+    def do_answer(self, s: int, outcome: str, newest: bool = False, late: bool = False) -> None:
+        idx = self._session(s)
+        if idx is None:
+            return
+        if late:
+            self._wait(lambda: bool(self.open_permissions(idx)), min(self.deadline, 0.05))
+        else:
+            self._wait(lambda: bool(self.open_permissions(idx)) or self.settled(idx),
+                       min(self.deadline, 0.2))
+        perms = self.open_permissions(idx)
+        if not perms:
+            return
+        rid = perms[-1] if newest else perms[0]
+        sid = self.sessions[idx].sid
+        with self.lock:
+            sess = self.monitor.sessions[sid]
+            perm = sess.perms.get(rid)
+            options = perm.options if perm is not None else {}
+            allowed = self.monitor.client_may(sid, "permission_answer",
+                                              Ev(self.monitor.count, id=rid, answer=outcome,
+                                                 error_code=-32800))
+            withdrawn = self.monitor.open["a2c"][rid].withdrawn
+        if not allowed:
+            outcome = "cancelled"  # the model says only the cancelled outcome is allowed now
+        if outcome == "error" or (withdrawn and outcome != "cancelled"):
+            self._answer(rid, error={"code": -32800, "message": "Request cancelled"})
+            return
+        if outcome in ("allow", "reject"):
+            option = _pick_option(options, outcome)
+            if option is not None:
+                self._answer(rid, {"outcome": {"outcome": "selected", "optionId": option}})
+                return
+            outcome = "cancelled"
+        self._answer(rid, {"outcome": {"outcome": outcome}})
+
+    def do_wait(self, s: int, mode: str) -> None:
+        idx = self._session(s)
+        if idx is None:
+            return
+        if mode == "tick":
+            time.sleep(self.tick)
+        elif mode == "update":
+            mark = self.proc.mark()
+            sid = self.sessions[idx].sid
+            self.proc.wait_for_index(lambda m: isinstance(m, dict) and isinstance(
+                m.get("params"), dict) and m["params"].get("sessionId") == sid,
+                min(self.deadline, 0.2), start=mark)
+        else:  # settled; a stuck agent is judged by the drain, not by every wait
+            self._wait(lambda: self.settled(idx), min(self.deadline, 1.0))
+
+    def do_sync(self) -> None:
+        """A request the agent must answer: its response proves what the agent has read."""
+        rid = next(self._ids)
+        self.proc.send({"jsonrpc": "2.0", "id": rid, "method": SYNC_METHOD, "params": {}})
+        self.proc.wait_for_index(lambda m: is_response_to(m, rid), self.deadline)
+
+    def do_cancel_prompt_request(self, s: int) -> None:
+        idx = self._session(s)
+        if idx is None:
+            return
+        pending = self.pending_prompts(idx)
+        if pending:
+            self.proc.notify("$/cancel_request", {"requestId": pending[-1]})
+
+    def do_probe(self, kind: str, s: int = 0) -> None:
+        """Negative inputs where the spec defines the answer: any error, and the agent lives."""
+        rid = next(self._ids)
+        self._probe_ids.add(rid)
+        if kind == "unknown_session":
+            msg = {"jsonrpc": "2.0", "id": rid, "method": "session/prompt", "params": {
+                "sessionId": "acp-model-no-such-session",
+                "prompt": [{"type": "text", "text": "hi"}]}}
+        elif kind == "invalid_params":
+            idx = self._session(s)
+            sid = self.sessions[idx].sid if idx is not None else "x"
+            msg = {"jsonrpc": "2.0", "id": rid, "method": "session/prompt",
+                   "params": {"sessionId": sid}}
+        elif kind == "unknown_method":
+            msg = {"jsonrpc": "2.0", "id": rid, "method": "_acp_model/unknown", "params": {}}
+        elif kind == "notification_batch":
+            # A legal batch (RPC-06) of notifications only: it must get no response at all.
+            self.proc.send([{"jsonrpc": "2.0", "method": "_acp_model/note", "params": {}}])
+            self._probe_ids.discard(rid)
+            self.do_sync()
+            return
+        else:  # garbage: a truncated line the agent must survive
+            self._probe_raw = True
+            self.proc.send_raw(GARBAGE)
+            self.do_sync()
+            return
+        self.proc.send(msg)
+        self.proc.wait_for_index(lambda m: is_response_to(m, rid), self.deadline)
+
+    # ------------------------------------------------------------------ end of example ----
+    def drain(self, indices: Sequence[int]) -> None:
+        """Bring the given sessions to rest: cancel work, answer permissions, wait for idle."""
+        for idx in indices:
+            if self.busy(idx):
+                self.do_cancel(idx)
+        if not self.proc.alive:
+            return
+        self.do_sync()
+        end = time.monotonic() + self.deadline
+        while self.proc.alive:
+            self._wait(lambda: all(not self.busy(i) or self.open_permissions(i)
+                                   for i in indices), max(0.0, end - time.monotonic()))
+            asked = [rid for i in indices for rid in self.open_permissions(i)]
+            for rid in asked:  # permissions asked for the cancelled work: cancelled (CANCEL-04)
+                self._answer(rid, {"outcome": {"outcome": "cancelled"}})
+            if not asked or time.monotonic() >= end:
+                break
+        self.do_sync()  # updates the agent wrote before reading this belong to this example
+
+    def check_alive(self) -> None:
+        """Report a crash or an early close of stdout once (ACPM-ALIVE)."""
+        if self.proc.alive or self.crash_reported:
+            return
+        self.crash_reported = True
+        code = self.proc.returncode
+        tail = self.proc.stderr_text()[-400:].strip()
+        what = (f"the agent exited with code {code}" if code is not None
+                else "the agent closed its stdout")
+        with self.lock:
+            self.monitor.note("ACPM-ALIVE", what + (f"; stderr ends with: {tail}" if tail
+                                                   else ""))
+
+    def violations_since(self, count: int) -> list[Violation]:
+        self.caught_up()
+        with self.lock:
+            return self.monitor.violations[count:]
+
+    def close(self) -> None:
+        self.proc.close(grace=1.0)
+
+
+def _pick_option(options: dict[str, Any], outcome: str) -> str | None:
+    prefix = "allow_" if outcome == "allow" else "reject_"
+    for option_id, kind in options.items():
+        if isinstance(kind, str) and kind.startswith(prefix):
+            return option_id
+    return None

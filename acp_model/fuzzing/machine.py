@@ -1,0 +1,112 @@
+"""The Hypothesis ``RuleBasedStateMachine`` that generates client behaviour.
+
+Rules only depend on client-side facts (how many sessions this example opened), never on what
+the agent did: the agent's timing varies between runs, and Hypothesis needs the same choices to
+produce the same program when it replays and shrinks. Whether an action finds something to do
+(an open permission to answer, a pending prompt to withdraw) is decided at run time and a miss is
+a no-op.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
+
+from acp_model.fuzzing.runner import Example
+
+WORDS = ("analyze", "fix", "tests", "refactor", "explain", "plan", "read", "edit", "run", "diff",
+         "search", "summarize", "build", "deploy", "review", "why")
+TINY_PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVO"
+            "RK5CYII=")
+TINY_WAV = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA="
+
+
+def prompt_blocks(capabilities: dict[str, Any]) -> st.SearchStrategy[list[dict[str, Any]]]:
+    """Prompts made only of content the agent advertised (PROMPT-02)."""
+    text = st.lists(st.sampled_from(WORDS), min_size=1, max_size=6).map(
+        lambda ws: {"type": "text", "text": " ".join(ws)})
+    link = st.sampled_from(["main.py", "README.md", "src/lib.rs"]).map(lambda name: {
+        "type": "resource_link", "uri": f"file:///workspace/{name}", "name": name})
+    extras: list[st.SearchStrategy[dict[str, Any]]] = [link]
+    if capabilities.get("image") is not None:
+        extras.append(st.just({"type": "image", "mimeType": "image/png", "data": TINY_PNG}))
+    if capabilities.get("audio") is not None:
+        extras.append(st.just({"type": "audio", "mimeType": "audio/wav", "data": TINY_WAV}))
+    if capabilities.get("embeddedContext") is not None:
+        extras.append(text.map(lambda b: {"type": "resource", "resource": {
+            "uri": "file:///workspace/notes.txt", "mimeType": "text/plain", "text": b["text"]}}))
+    return st.tuples(text, st.lists(st.one_of(extras), max_size=2)).map(
+        lambda parts: [parts[0], *parts[1]])
+
+
+def build_machine(begin: Callable[[], Example], end: Callable[[Example], None],
+                  capabilities: dict[str, Any], max_sessions: int
+                  ) -> type[RuleBasedStateMachine]:
+    """A machine class bound to one fuzz run (its agent pool, recorder and settings)."""
+    session = st.integers(0, max_sessions - 1)
+    blocks = prompt_blocks(capabilities)
+
+    class AcpLifecycleFuzz(RuleBasedStateMachine):
+        """Client behaviour over several sessions of one ACP connection."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.ex = begin()
+
+        @initialize()
+        def open_first_session(self) -> None:
+            self.ex.act({"op": "new_session"})
+
+        @precondition(lambda self: self.ex.n_sessions < max_sessions)
+        @rule()
+        def open_session(self) -> None:
+            self.ex.act({"op": "new_session"})
+
+        @rule(s=session, prompt=blocks, meta=st.booleans())
+        def prompt(self, s: int, prompt: list[dict[str, Any]], meta: bool) -> None:
+            self.ex.act({"op": "prompt", "s": s, "blocks": prompt, "meta": meta})
+
+        @rule(s=session, when=st.sampled_from(["now", "tick", "update", "settled"]),
+              sync=st.booleans())
+        def cancel(self, s: int, when: str, sync: bool) -> None:
+            """Cancel before acceptance, mid-stream, during a permission, or while idle."""
+            if when != "now":
+                self.ex.act({"op": "wait", "s": s, "mode": when})
+            self.ex.act({"op": "cancel", "s": s, "sync": sync})
+
+        @rule(s=session, prompt=blocks, sync=st.booleans())
+        def prompt_then_cancel(self, s: int, prompt: list[dict[str, Any]], sync: bool) -> None:
+            """A cancel right behind a prompt: lands before or just after acceptance."""
+            self.ex.act({"op": "prompt", "s": s, "blocks": prompt, "meta": False})
+            self.ex.act({"op": "cancel", "s": s, "sync": sync})
+
+        @rule(s=session, outcome=st.sampled_from(["allow", "reject", "cancelled", "error"]),
+              newest=st.booleans(), late=st.booleans())
+        def answer_permission(self, s: int, outcome: str, newest: bool, late: bool) -> None:
+            self.ex.act({"op": "answer", "s": s, "outcome": outcome, "newest": newest,
+                         "late": late})
+
+        @rule(s=session, mode=st.sampled_from(["tick", "update", "settled"]))
+        def wait(self, s: int, mode: str) -> None:
+            self.ex.act({"op": "wait", "s": s, "mode": mode})
+
+        @rule()
+        def sync(self) -> None:
+            self.ex.act({"op": "sync"})
+
+        @rule(s=session)
+        def withdraw_prompt(self, s: int) -> None:
+            self.ex.act({"op": "cancel_prompt_request", "s": s})
+
+        @rule(kind=st.sampled_from(["unknown_session", "invalid_params", "unknown_method",
+                                    "garbage", "notification_batch"]), s=session)
+        def negative_input(self, kind: str, s: int) -> None:
+            self.ex.act({"op": "probe", "kind": kind, "s": s})
+
+        def teardown(self) -> None:
+            end(self.ex)
+
+    return AcpLifecycleFuzz

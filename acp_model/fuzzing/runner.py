@@ -1,0 +1,255 @@
+"""Running a fuzz campaign: agent processes, examples, failures, shrinking and replays.
+
+One :class:`FuzzRun` owns an :class:`AgentPool` (one agent process reused across examples, fresh
+sessions each time; restarted after a crash or per example with ``isolate``) and a
+:class:`Recorder`, the side channel where every failure is kept the moment it is seen. That is
+what makes the run robust to the agent's timing: Hypothesis may later fail to reproduce a
+failure while shrinking (and raise a Flaky error), but the first failure and the shortest action
+list that showed it are already safe. Each distinct failure (by rule) is then replayed in fresh
+processes to measure how often the minimal counterexample reproduces.
+
+Rules found in one Hypothesis round are masked in the next, so a run can report several
+distinct bugs instead of stopping at the first.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from acp_model.fuzzing.client import Action, AgentUnusable, FuzzClient
+from acp_model.monitor import Monitor, Violation
+from acp_model.readings import DEFAULT, Readings
+from acp_model.rules import RuleStat
+
+
+class LifecycleFailure(AssertionError):
+    """Raised inside an example when the oracle reports a failure (Hypothesis shrinks it)."""
+
+    def __init__(self, violation: Violation) -> None:
+        super().__init__(f"{violation.rule}: {violation.message}")
+        self.violation = violation
+
+
+class BudgetExhausted(BaseException):
+    """Stops Hypothesis when the time budget is spent (BaseException: not a test failure)."""
+
+
+class ShrinkBudgetSpent(BaseException):
+    """Ends one round's shrinking: its shortest failing program is already recorded."""
+
+
+@dataclass
+class FuzzConfig:
+    argv: list[str]
+    max_examples: int = 200
+    steps: int = 30
+    seed: int | None = None
+    time_budget: float | None = 300.0
+    deadline: float = 3.0
+    readings: Readings = DEFAULT
+    isolate: bool = False
+    validate: bool = True
+    max_sessions: int = 3
+    replay_runs: int = 5
+    max_rounds: int = 4
+    shrink_budget: float = 15.0
+    cwd: str | None = None
+    env: dict[str, str] | None = None
+
+
+@dataclass
+class Found:
+    """One distinct failure (keyed by rule) and the smallest action list that showed it."""
+
+    rule: str
+    violation: Violation
+    actions: list[Action]
+    records: list[dict[str, Any]]
+    offending: int  # index of the offending record inside ``records``
+    history: list[list[Action]]  # the agent process's earlier examples, concrete actions
+    first_seen: float  # seconds since the run started
+    minimal_at: float
+    seen: int = 1
+    reproduced: int = 0
+    replays: int = 0
+    replay_records: list[dict[str, Any]] | None = None
+    replay_offending: int | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Recorder:
+    """The side channel: failures and statistics survive whatever Hypothesis does."""
+
+    started: float = field(default_factory=time.monotonic)
+    found: dict[str, Found] = field(default_factory=dict)
+    masked: set[str] = field(default_factory=set)
+    warnings: dict[tuple[str, str | None], Violation] = field(default_factory=dict)
+    warning_counts: dict[tuple[str, str | None], int] = field(default_factory=dict)
+    examples: int = 0
+    actions: int = 0
+    restarts: int = 0
+    round_failure_at: float | None = None  # when this round's first new failure was seen
+    on_progress: Callable[[Recorder], None] | None = None
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def failure(self, v: Violation, actions: list[Action], records: list[dict[str, Any]],
+                offending: int, history: list[Action]) -> None:
+        now = self.elapsed()
+        if self.round_failure_at is None and v.rule not in self.masked:
+            self.round_failure_at = now
+        known = self.found.get(v.rule)
+        if known is None:
+            self.found[v.rule] = Found(v.rule, v, list(actions), records, offending,
+                                       list(history), now, now)
+            return
+        known.seen += 1
+        if len(actions) < len(known.actions):
+            known.violation, known.actions, known.history = v, list(actions), list(history)
+            known.records, known.offending, known.minimal_at = records, offending, now
+
+    def warning(self, v: Violation) -> None:
+        key = (v.rule, v.check)
+        self.warnings.setdefault(key, v)
+        self.warning_counts[key] = self.warning_counts.get(key, 0) + 1
+
+
+class AgentPool:
+    """The agent process examples run against; restarted when it dies."""
+
+    def __init__(self, cfg: FuzzConfig, recorder: Recorder) -> None:
+        self.cfg = cfg
+        self.recorder = recorder
+        self.current: FuzzClient | None = None
+        self.retired: list[Monitor] = []
+        self.started = 0
+
+    def client(self) -> FuzzClient:
+        if self.current is not None and (self.cfg.isolate or not self.current.alive):
+            self.retire()
+        if self.current is None:
+            client = FuzzClient(self.cfg.argv, readings=self.cfg.readings,
+                                deadline=self.cfg.deadline, validate=self.cfg.validate,
+                                cwd=self.cfg.cwd, env=self.cfg.env)
+            self.started += 1
+            if self.started > 1:
+                self.recorder.restarts += 1
+            try:
+                client.initialize()
+            except AgentUnusable:
+                self.current = client
+                raise
+            self.current = client
+            # What the agent got wrong while initializing needs no client action to show.
+            records = client.proc.records()
+            for v in client.monitor.violations:
+                if v.level == "fail":
+                    self.recorder.failure(v, [], records, v.index, [])
+                else:
+                    self.recorder.warning(v)
+        return self.current
+
+    def retire(self) -> None:
+        if self.current is not None:
+            self.current.close()
+            self.retired.append(self.current.monitor)
+            self.current = None
+
+    def monitors(self) -> list[Monitor]:
+        return [*self.retired, *([self.current.monitor] if self.current else [])]
+
+
+class Example:
+    """One generated interaction: fresh sessions on the pooled agent, then a drain."""
+
+    def __init__(self, client: FuzzClient, recorder: Recorder, *, deadline: float) -> None:
+        self.client = client
+        self.recorder = recorder
+        self.deadline = deadline
+        self.local: list[int] = []  # example-local session index -> client session index
+        self.actions: list[Action] = []
+        self.failed = False
+        client.example_starts.append(len(client.history))
+        with client.lock:
+            self.start = client.monitor.count
+            self.start_violations = len(client.monitor.violations)
+        self.checked = self.start_violations
+
+    @property
+    def n_sessions(self) -> int:
+        return len(self.local)
+
+    def act(self, action: Action) -> None:
+        """Log and perform one action, then raise if the oracle saw a failure."""
+        self.actions.append(action)
+        self.recorder.actions += 1
+        client = self.client
+        if action["op"] == "new_session":
+            before = len(client.sessions)
+            client.perform(action)
+            if len(client.sessions) > before:
+                self.local.append(len(client.sessions) - 1)
+        else:
+            concrete = dict(action)
+            if "s" in concrete:
+                if not self.local:
+                    return
+                concrete["s"] = self.local[concrete["s"] % len(self.local)]
+            client.perform(concrete)
+        client.check_alive()
+        self.check()
+
+    def check(self) -> None:
+        violations = self.client.violations_since(self.checked)
+        self.checked += len(violations)
+        first: Violation | None = None
+        for v in violations:
+            if v.level != "fail":
+                self.recorder.warning(v)
+                continue
+            self.recorder.failure(v, self.actions, *self._slice(v.index), self._history())
+            if first is None and v.rule not in self.recorder.masked and not self.failed:
+                first = v
+        if first is not None:
+            self.failed = True
+            raise LifecycleFailure(first)
+
+    def _history(self) -> list[list[Action]]:
+        """The concrete actions of every example run on this process so far, this one last."""
+        hist, starts = self.client.history, self.client.example_starts
+        bounds = [*starts, len(hist)]
+        return [hist[a:b] for a, b in itertools.pairwise(bounds) if b > a]
+
+    def _slice(self, index: int) -> tuple[list[dict[str, Any]], int]:
+        """A self-contained transcript for this example: the handshake plus its own records."""
+        records = self.client.proc.records()
+        preamble = [r for r in records[: min(2, self.start)]]
+        body = records[self.start:]
+        offending = len(preamble) + max(0, index - self.start)
+        return [*preamble, *body], offending
+
+    def finish(self) -> None:
+        """Drain the example's sessions and judge what is still open (liveness)."""
+        self.recorder.examples += 1
+        client = self.client
+        if client.alive:
+            client.drain(self.local)
+        client.check_alive()
+        sids = [client.sessions[i].sid for i in self.local]
+        with client.lock:
+            client.monitor.judge_open(sids, self.start, self.deadline)
+        if self.recorder.on_progress is not None:
+            self.recorder.on_progress(self.recorder)
+        self.check()
+
+
+def rule_stats(monitors: list[Monitor]) -> dict[str, RuleStat]:
+    from acp_model.report import merge_stats
+
+    return merge_stats(m.rule_stats() for m in monitors)
