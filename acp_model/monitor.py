@@ -386,6 +386,10 @@ class Monitor:
     # --- requests ---------------------------------------------------------------------------
     def _request(self, direction: str, method: str, msg: dict[str, Any], idx: int) -> None:
         req_id = msg["id"]
+        if not _valid_id(req_id):
+            self._report("RPC-01", idx, f"{_PARTY[direction]} sent {method} with id {req_id!r}; "
+                         "an id is a string, an integer or null")
+            return
         params = msg.get("params")
         sid = params.get("sessionId") if isinstance(params, dict) else None
         sid = sid if isinstance(sid, str) else None
@@ -429,6 +433,9 @@ class Monitor:
             self._findings(checks.new_session_request(params), idx, what,
                            covers=checks.COVERS["session/new"])
             self._conn_event("session_requested", Ev(idx), what)
+        elif method == "session/close" and sid in self.sessions:
+            # SESS-10: closing cancels the session's work as if session/cancel had arrived.
+            self._session_event(sid, "cancel", Ev(idx), what)
         elif method == "session/prompt":
             self._findings(checks.prompt_request(params, self.prompt_caps), idx, what, sid,
                            checks.COVERS["prompt"])
@@ -504,6 +511,10 @@ class Monitor:
     def _response(self, direction: str, msg: dict[str, Any], idx: int) -> None:
         req_id = msg.get("id")
         party = _PARTY[direction]
+        if not _valid_id(req_id):
+            self._report("RPC-01", idx, f"{party} answered with id {req_id!r}; an id is a "
+                         "string, an integer or null")
+            return
         requester = _OTHER[direction]
         has_result, has_error = "result" in msg, "error" in msg
         if has_result and has_error:
@@ -596,6 +607,11 @@ class Monitor:
         self.prompt_caps = prompt if isinstance(prompt, dict) else {}
         event = "initialized" if version == 2 else "initialized_other_version"
         self._conn_event(event, Ev(idx, kind=version), what)
+
+
+def _valid_id(value: Any) -> bool:
+    return value is None or isinstance(value, str) or (isinstance(value, int)
+                                                        and not isinstance(value, bool))
 
 
 def _classify_answer(perm: Any, result: Any, has_error: bool) -> str:

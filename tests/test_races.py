@@ -290,3 +290,17 @@ def test_agent_initiated_work_by_reading() -> None:
 def test_unreported_initial_state_then_idle_with_reason_fails_one_stop() -> None:
     t = TraceBuilder().handshake().new_session(S).idle(S, "end_turn")
     assert failed_rules(check(t)) == {"ACPM-ONE-STOP"}
+
+
+def test_session_close_cancels_like_session_cancel() -> None:
+    t = turn_start(base(), 10).request("c2a", "session/close", {"sessionId": S}, 77)
+    t.idle(S, "cancelled").result("a2c", 77, {})
+    assert_clean(check(t))
+
+
+def test_request_id_that_is_an_object_is_an_envelope_error_not_a_crash() -> None:
+    t = base().c2a({"jsonrpc": "2.0", "id": {"x": 1}, "method": "session/list", "params": {}})
+    t.a2c({"jsonrpc": "2.0", "id": {"x": 1}, "result": {"sessions": []}})
+    report = check(t)
+    assert failed_rules(report) == {"RPC-01"}
+    assert len(report["violations"]) == 2

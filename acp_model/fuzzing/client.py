@@ -62,6 +62,7 @@ class FuzzClient:
         self._probe_ids: set[Any] = set()
         self._answered: set[Any] = set()  # permission requests this client already answered
         self.history: list[Action] = []  # every action performed on this process, concrete
+        self.checked_violations = 0  # monitor.violations before this index are handled
         self.example_starts: list[int] = []  # where each example begins in ``history``
         self._probe_raw = False
         self._ids = itertools.count(1_000_000)
@@ -263,7 +264,8 @@ class FuzzClient:
         if sync:
             self.do_sync()
 
-    def do_answer(self, s: int, outcome: str, newest: bool = False, late: bool = False) -> None:
+    def do_answer(self, s: int, outcome: str, newest: bool = False, late: bool = False,
+                  sync: bool = False) -> None:
         idx = self._session(s)
         if idx is None:
             return
@@ -289,14 +291,15 @@ class FuzzClient:
             outcome = "cancelled"  # the model says only the cancelled outcome is allowed now
         if outcome == "error" or (withdrawn and outcome != "cancelled"):
             self._answer(rid, error={"code": -32800, "message": "Request cancelled"})
-            return
-        if outcome in ("allow", "reject"):
+        elif outcome in ("allow", "reject") and _pick_option(options, outcome) is not None:
             option = _pick_option(options, outcome)
-            if option is not None:
-                self._answer(rid, {"outcome": {"outcome": "selected", "optionId": option}})
-                return
-            outcome = "cancelled"
-        self._answer(rid, {"outcome": {"outcome": outcome}})
+            self._answer(rid, {"outcome": {"outcome": "selected", "optionId": option}})
+        elif outcome == "custom":
+            self._answer(rid, {"outcome": {"outcome": "_acp_model_undecided"}})
+        else:
+            self._answer(rid, {"outcome": {"outcome": "cancelled"}})
+        if sync:  # makes what the agent does with the answer provable (PERM-11)
+            self.do_sync()
 
     def do_wait(self, s: int, mode: str) -> None:
         idx = self._session(s)

@@ -83,11 +83,13 @@ def build_machine(begin: Callable[[], Example], end: Callable[[Example], None],
             self.ex.act({"op": "prompt", "s": s, "blocks": prompt, "meta": False})
             self.ex.act({"op": "cancel", "s": s, "sync": sync})
 
-        @rule(s=session, outcome=st.sampled_from(["allow", "reject", "cancelled", "error"]),
-              newest=st.booleans(), late=st.booleans())
-        def answer_permission(self, s: int, outcome: str, newest: bool, late: bool) -> None:
+        @rule(s=session, outcome=st.sampled_from(["allow", "reject", "cancelled", "error",
+                                                  "custom"]),
+              newest=st.booleans(), late=st.booleans(), sync=st.booleans())
+        def answer_permission(self, s: int, outcome: str, newest: bool, late: bool,
+                              sync: bool) -> None:
             self.ex.act({"op": "answer", "s": s, "outcome": outcome, "newest": newest,
-                         "late": late})
+                         "late": late, "sync": sync})
 
         @rule(s=session, mode=st.sampled_from(["tick", "update", "settled"]))
         def wait(self, s: int, mode: str) -> None:

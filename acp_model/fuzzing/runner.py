@@ -153,6 +153,7 @@ class AgentPool:
                     self.recorder.failure(v, [], records, v.index, [])
                 else:
                     self.recorder.warning(v)
+            client.checked_violations = len(client.monitor.violations)
         return self.current
 
     def retire(self) -> None:
@@ -178,8 +179,8 @@ class Example:
         client.example_starts.append(len(client.history))
         with client.lock:
             self.start = client.monitor.count
-            self.start_violations = len(client.monitor.violations)
-        self.checked = self.start_violations
+        # Anything the agent did between examples (a banner, a late update) is judged here.
+        self.checked = client.checked_violations
 
     @property
     def n_sessions(self) -> int:
@@ -208,6 +209,7 @@ class Example:
     def check(self) -> None:
         violations = self.client.violations_since(self.checked)
         self.checked += len(violations)
+        self.client.checked_violations = self.checked
         first: Violation | None = None
         for v in violations:
             if v.level != "fail":
