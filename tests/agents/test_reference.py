@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from acp_model.check import check_trace
 from acp_model.transport import is_response_to
 
 from .client import Msg, ScriptedClient, is_idle, is_update, update_of
@@ -229,6 +230,10 @@ def test_scenario(name: str, timing: str, tmp_path: Path) -> None:
     assert check_agent_messages(client.records) == []
     assert check_reference_trace(client.records) == []
     EXPECT[name](client, facts, timing)
+    # The oracle itself: the reference agent's trace passes with no failure and no warning.
+    report = check_trace(tmp_path / f"{name}-{timing}.jsonl")
+    assert report["violations"] == [], report["violations"]
+    assert report["verdict"] == "pass"
 
 
 def _response(replies: list[Msg], rid: int) -> Msg:
