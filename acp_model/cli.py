@@ -139,7 +139,14 @@ def _extensions() -> list:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    agent: list[str] | None = None
+    if "--" in words:  # everything after "--" is the agent's command line, untouched
+        cut = words.index("--")
+        words, agent = words[:cut], words[cut + 1:]
+    args = parser.parse_args(words)
+    if agent is not None:
+        args.agent = agent
     console = Console(stderr=False, highlight=False)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     if not getattr(args, "func", None):
@@ -162,4 +169,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Run the imported module's main, not this __main__ copy: subcommand modules raise
+    # acp_model.cli.UsageError, which must be the class main() catches.
+    from acp_model import cli as _cli
+
+    sys.exit(_cli.main())

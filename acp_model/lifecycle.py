@@ -67,7 +67,8 @@ def check(rule_id: str, reading: str | None = None, levels: dict[str, str] | Non
 
 
 def allowance(*rule_ids: str) -> Callable[[F], F]:
-    """Tag an action that exercises MAY rules (they are counted, never reported)."""
+    """Tag an action with the rules it exercises without judging them: MAY rules (counted,
+    never reported) and liveness obligations it discharges (judged at the end)."""
 
     def mark(fn: F) -> F:
         fn._acpm_allows = rule_ids  # type: ignore[attr-defined]
@@ -368,7 +369,7 @@ class SessionModel:
         self.prompts = [p for p in self.prompts if not (p.id == ev.id and p.status == "pending")]
         self._settle_prompts()
 
-    @allowance("MSG-02")
+    @allowance("MSG-02", "PROMPT-06")
     def note_user_message(self, ev: Ev) -> None:
         if ev.message_id is None or ev.message_id in self.user_ids:
             return
@@ -403,7 +404,7 @@ class SessionModel:
             if perm.state != "open":
                 perm.unreported_block = False
 
-    @allowance("STATE-04")
+    @allowance("STATE-04", "STATE-02", "CANCEL-06")
     def end_work(self, ev: Ev) -> None:
         """An idle that ends foreground work: settle cancels, prompts and tool calls."""
         if self.state in QUIET:

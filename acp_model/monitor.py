@@ -28,6 +28,9 @@ from acp_model.trace import Record
 SESSION_TABLE = compile_machine(SessionLifecycle, SessionModel)
 CONNECTION_TABLE = compile_machine(ConnectionLifecycle, ConnectionModel)
 
+MAX_REPORTS_PER_CHECK = 200  # per (rule, check): a flooding agent must not exhaust memory
+MAX_DIAGNOSES_PER_DEF = 25
+
 _STATE_EVENTS = {"running": "running_reported", "idle": "idle_reported",
                  "requires_action": "requires_action_reported"}
 _USER_KINDS = frozenset({"user_message", "user_message_chunk"})
@@ -96,6 +99,9 @@ class Monitor:
         self.probe_hits: list[Violation] = []
         self._judged_sessions: set[str] = set()
         self._notification_batch_sent = False
+        self._reported: dict[tuple[str, str | None], int] = {}
+        self.suppressed = 0
+        self._diagnosed: dict[str, int] = {}
 
     # ------------------------------------------------------------------ public API --------
     def feed(self, record: Record | dict[str, Any]) -> list[Violation]:
@@ -291,6 +297,12 @@ class Monitor:
         if lv == "off":
             return
         strength = RULES[rule_id].effective_strength(self.readings["STRENGTH"])
+        key = (rule_id, check)
+        seen = self._reported.get(key, 0)
+        self._reported[key] = seen + 1
+        if seen >= MAX_REPORTS_PER_CHECK:
+            self.suppressed += 1  # a flood of the same finding: counted, not stored
+            return
         found = Violation(rule_id, lv, strength, idx, message, kind, session, check, self._sub,
                           related or [], deadline)
         if idx in self.probes and RULES[rule_id].party != "agent" and kind != "liveness":
@@ -328,7 +340,16 @@ class Monitor:
         if def_name is None or not self.validate:
             return
         self._bump("ACPM-SCHEMA")
-        for problem in schema.validate(def_name, instance):
+        if self._diagnosed.get(def_name, 0) >= MAX_DIAGNOSES_PER_DEF:
+            # Precise diagnostics cost milliseconds; after a few, the verdict is enough.
+            if not schema.fast_validator(def_name)(instance):
+                self._report("ACPM-SCHEMA", idx, f"{what} does not match the schema "
+                             f"({def_name}; further diagnostics suppressed)")
+            return
+        problems = schema.validate(def_name, instance)
+        if problems:
+            self._diagnosed[def_name] = self._diagnosed.get(def_name, 0) + 1
+        for problem in problems:
             self._report(_schema_rule(method, problem.path), idx,
                          f"{what} does not match the schema ({problem.def_name}) at "
                          f"{problem.path}: {problem.message}")
@@ -524,6 +545,10 @@ class Monitor:
             self._unmatched(direction, msg, idx)
             return
         self.answered[requester][req_id] = req.method
+        self._bump({"session/prompt": "PROMPT-04", "session/request_permission": "PERM-12"}
+                   .get(req.method, "ACPM-ANSWER"))
+        if req.withdrawn:
+            self._bump("CANCEL-14")
         if direction == "a2c" and req.idx > self.ctx.frontier:
             # FIFO stdio: answering this request proves the agent read everything before it.
             self.ctx.frontier = req.idx

@@ -317,6 +317,12 @@ _R: list[Rule] = [
          tck=("ACP-JSONRPC-005",),
          notes="Judged by the fuzzer, which owns the process; a recorded trace cannot show it.",
          fuzz_only=True),
+    Rule("ACPM-OUTPUT", "agent", "MUST", "safety",
+         "The agent's output stays within the harness's bounds (the transcript cap, default "
+         "32 MiB per connection); a flood beyond it ends the connection.",
+         "transports.mdx §stdio; the fuzzer's own limit",
+         notes="Judged by the fuzzer: an agent flooding stdout cannot be checked further.",
+         fuzz_only=True),
     Rule("ACPM-ANSWER", "both", "MUST", "liveness",
          "Every request is eventually answered with a result or an error.",
          "overview.mdx §Communication Model; JSON-RPC 2.0 §5",

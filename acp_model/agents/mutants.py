@@ -54,8 +54,9 @@ MUTANTS: tuple[Mutant, ...] = (
          "session/new returns the first session's id again"),
     _bug("prompt_method_not_found", "INIT-10", "2nd prompt on a session",
          "answers session/prompt with -32601 although `session` is advertised"),
-    _bug("updates_wrong_session", "STATE-02", "prompt on the 2nd session of the connection",
-         "the turn's session/updates carry the first session's id; the real one never idles"),
+    _bug("updates_wrong_session", "PROMPT-06", "prompt on the 2nd session of the connection",
+         "the turn's session/updates carry the first session's id: the prompted session never "
+         "gets its user message (and the other one gets a turn it never had)"),
     _bug("updates_unknown_session", "SESS-12", "2nd prompt on a session",
          "the turn's session/updates carry a sessionId that was never created"),
     # --- prompt acceptance ----------------------------------------------------------------

@@ -23,16 +23,17 @@ from acp_model.cli import (
 )
 from acp_model.fuzzing.runner import FuzzConfig, Recorder
 
+EXIT_INTERRUPTED = 130
+
 EPILOG = """exit codes: 0 no failure (warnings allowed), 1 failures found, 2 usage error (including
-an agent command that cannot be executed), 3 internal error of the fuzzer.
+an agent command that cannot be executed), 3 internal error of the fuzzer, 130 interrupted
+(Ctrl-C) before any failure was found; the report is written in every case.
 Everything after "--" is the agent's command line, e.g.
   acp-model fuzz --max-examples 100 --out out -- python -m acp_model.agents.reference"""
 
 
 def _agent_argv(args: argparse.Namespace) -> list[str]:
     argv = list(args.agent or [])
-    if argv and argv[0] == "--":
-        argv = argv[1:]
     if not argv:
         raise UsageError("give the agent command after '--', e.g. "
                          "acp-model fuzz -- python -m acp_model.agents.reference")
@@ -126,9 +127,12 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
                       f"action(s), reproduced {ce['reproduction']}"
                       + (f" -> {Path(ce['files']['counterexample.txt']).parent}"
                          if ce["files"] else ""))
+    if report["verdict"] == "fail":
+        return EXIT_FAIL
     if result.interrupted:
         console.print("[yellow]interrupted: the report holds what was found so far[/]")
-    return EXIT_FAIL if report["verdict"] == "fail" else EXIT_OK
+        return EXIT_INTERRUPTED
+    return EXIT_OK
 
 
 def cmd_replay(args: argparse.Namespace, console: Console) -> int:
@@ -153,8 +157,6 @@ def cmd_replay(args: argparse.Namespace, console: Console) -> int:
     if args.reading:
         readings = readings.parse(args.reading)
     argv = list(args.agent or [])
-    if argv[:1] == ["--"]:
-        argv = argv[1:]
     if not argv:
         argv = list(doc.get("agent") or [])
         if not argv:
@@ -210,7 +212,8 @@ def register(sub: Any) -> None:
     p.add_argument("--junit", metavar="PATH.xml", help="write a JUnit XML report (one test "
                    "case per rule)")
     _add_reading_option(p)
-    p.add_argument("agent", nargs=argparse.REMAINDER, help="-- AGENT_CMD [ARGS...]")
+    p.add_argument("agent", nargs="*", metavar="-- AGENT_CMD",
+                   help="the agent's command line, after '--'")
     p.set_defaults(func=cmd_fuzz)
 
     p = sub.add_parser(
@@ -223,6 +226,6 @@ def register(sub: Any) -> None:
     p.add_argument("--deadline", type=_positive, metavar="S",
                    help="override the deadline stored in the replay file")
     _add_reading_option(p)
-    p.add_argument("agent", nargs=argparse.REMAINDER,
-                   help="-- AGENT_CMD [ARGS...] (default: the command stored in the file)")
+    p.add_argument("agent", nargs="*", metavar="-- AGENT_CMD",
+                   help="the agent's command line after '--' (default: the one in the file)")
     p.set_defaults(func=cmd_replay)

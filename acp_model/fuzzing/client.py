@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import signal
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -59,6 +60,7 @@ class FuzzClient:
         self.sessions: list[SessionHandle] = []
         self.capabilities: dict[str, Any] = {}
         self.crash_reported = False
+        self.flooded = False
         self._probe_ids: set[Any] = set()
         self._answered: set[Any] = set()  # permission requests this client already answered
         self.history: list[Action] = []  # every action performed on this process, concrete
@@ -76,6 +78,9 @@ class FuzzClient:
     # ------------------------------------------------------------------ wiring ------------
     def _on_record(self, record: Record) -> None:
         """Runs on the transport's delivery thread, in transcript order."""
+        if self.proc.truncated:
+            self._flooded()
+            return
         msg = record.get("msg")
         if record.get("dir") == "c2a" and (
                 (isinstance(msg, dict) and msg.get("id") in self._probe_ids)
@@ -88,6 +93,20 @@ class FuzzClient:
         if record.get("dir") == "a2c" and isinstance(msg, dict) and "method" in msg \
                 and "id" in msg:
             self._agent_request(msg)
+
+    def _flooded(self) -> None:
+        """The transcript cap was hit: judge that once and cut the agent off."""
+        if self.flooded:
+            return
+        self.flooded = True
+        self.crash_reported = True  # the kill below is ours, not a crash
+        with self.lock:
+            self.monitor.note("ACPM-OUTPUT", f"the agent wrote more than "
+                              f"{self.proc.max_transcript_bytes >> 20} MiB; the connection "
+                              "was abandoned (the transcript keeps what came before)")
+            self._changed.notify_all()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pgid, signal.SIGKILL)  # never join threads from this thread
 
     def _agent_request(self, msg: dict[str, Any]) -> None:
         """Client duties towards agent requests that no fuzz action decides."""
@@ -362,6 +381,12 @@ class FuzzClient:
     # ------------------------------------------------------------------ end of example ----
     def drain(self, indices: Sequence[int]) -> None:
         """Bring the given sessions to rest: cancel work, answer permissions, wait for idle."""
+        try:
+            self._drain(indices)
+        except (AgentExited, TimeoutError):
+            self.check_alive()
+
+    def _drain(self, indices: Sequence[int]) -> None:
         for idx in indices:
             if self.busy(idx):
                 self.do_cancel(idx)

@@ -1,0 +1,106 @@
+"""A tiny correct ACP v2 agent that turns hostile on its 2nd prompt (``--mode``).
+
+``--tag X`` is ignored: tests use it to find their own processes. Modes: crash, hang, flood (100 MB of lines), hugeline (one 50 MB line), badutf8, nonjson,
+closestdout, ignoreterm (correct, but ignores SIGTERM and stdin EOF), grandchild (correct, but
+leaves a SIGTERM-ignoring grandchild behind), none (correct).
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+MODE = sys.argv[sys.argv.index("--mode") + 1] if "--mode" in sys.argv else "none"
+prompts = 0
+sessions = 0
+
+
+def send(msg):
+    os.write(1, (json.dumps(msg) + "\n").encode())
+
+
+def update(sid, upd):
+    send({"jsonrpc": "2.0", "method": "session/update",
+          "params": {"sessionId": sid, "update": upd}})
+
+
+def turn(rid, sid):
+    send({"jsonrpc": "2.0", "id": rid, "result": {}})
+    update(sid, {"sessionUpdate": "user_message", "messageId": f"u{rid}",
+                 "content": [{"type": "text", "text": "hi"}]})
+    update(sid, {"sessionUpdate": "state_update", "state": "running"})
+    update(sid, {"sessionUpdate": "agent_message", "messageId": f"a{rid}",
+                 "content": [{"type": "text", "text": "done"}]})
+    update(sid, {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"})
+
+
+def turn_hostile():
+    if MODE == "crash":
+        os._exit(5)
+    if MODE == "hang":
+        while True:
+            time.sleep(1)
+    if MODE == "flood":
+        line = b'{"jsonrpc":"2.0","method":"session/update","params":{"pad":"' + b"x" * 960 \
+            + b'"}}\n'
+        for _ in range(100):
+            os.write(1, line * 1024)
+        while True:
+            time.sleep(1)
+    if MODE == "hugeline":
+        os.write(1, b'{"jsonrpc":"2.0","method":"big","params":{"pad":"' + b"y" * (50 << 20)
+                 + b'"}}\n')
+    if MODE == "badutf8":
+        os.write(1, b'{"jsonrpc":"2.0","method":"x","params":{"t":"caf\xe9"}}\n')
+    if MODE == "nonjson":
+        os.write(1, b"thinking...\n")
+    if MODE == "closestdout":
+        os.close(1)
+        while True:
+            time.sleep(1)
+
+
+if MODE == "ignoreterm":
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+if MODE == "grandchild":
+    code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(300)"
+    tag = sys.argv[sys.argv.index("--tag") + 1] if "--tag" in sys.argv else "x"
+    subprocess.Popen([sys.executable, "-c", code, tag], stdout=subprocess.DEVNULL,
+                     stderr=subprocess.DEVNULL)
+
+for raw in sys.stdin:
+    try:
+        msg = json.loads(raw)
+    except ValueError:
+        send({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}})
+        continue
+    if not isinstance(msg, dict) or "method" not in msg:
+        continue
+    method, rid = msg["method"], msg.get("id")
+    params = msg.get("params") or {}
+    if rid is None:
+        continue  # notifications: cancel is a no-op, turns end at once
+    if method == "initialize":
+        send({"jsonrpc": "2.0", "id": rid, "result": {
+            "protocolVersion": 2, "capabilities": {"session": {}},
+            "info": {"name": "mini", "version": "1"}}})
+    elif method == "session/new":
+        sessions += 1
+        send({"jsonrpc": "2.0", "id": rid, "result": {"sessionId": f"s{sessions}"}})
+    elif method == "session/prompt":
+        if not (isinstance(params, dict) and "prompt" in params
+                and params.get("sessionId") in {f"s{n}" for n in range(1, sessions + 1)}):
+            send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": "Invalid"}})
+            continue
+        prompts += 1
+        if prompts == 2:
+            turn_hostile()
+        turn(rid, params["sessionId"])
+    else:
+        send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Not found"}})
+
+if MODE == "ignoreterm":
+    while True:  # stdin closed: keep running until SIGKILL
+        time.sleep(1)

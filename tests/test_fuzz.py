@@ -1,0 +1,155 @@
+"""The live fuzzer: passes a conforming agent, finds planted bugs, writes replayable artifacts."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from acp_model.fuzzing.campaign import run_fuzz
+from acp_model.fuzzing.runner import FuzzConfig
+
+REFERENCE = [sys.executable, "-m", "acp_model.agents.reference"]
+MINI = [sys.executable, str(Path(__file__).parent / "fuzz_hostile" / "mini_agent.py")]
+
+
+def cli(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "acp_model", *args], capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_reference_agent_passes_with_no_warning() -> None:
+    cfg = FuzzConfig([*REFERENCE, "--timing", "fast"], max_examples=25, steps=20, seed=11,
+                     deadline=2.0, time_budget=120)
+    result = run_fuzz(cfg)
+    assert result.unusable is None
+    assert result.recorder.found == {}, {r: f.violation.message
+                                         for r, f in result.recorder.found.items()}
+    assert result.recorder.warnings == {}
+    assert result.recorder.examples >= 25
+    from acp_model.fuzzing.artifacts import fuzz_report
+
+    report = fuzz_report(result)
+    held = {r["id"] for r in report["rules"] if r["status"] == "held"}
+    assert {"CANCEL-07", "CANCEL-11", "PROMPT-04", "STATE-03", "CANCEL-04"} <= held
+    assert report["summary"]["actions"] > 100
+    assert sum(report["transitions"].values()) > 0
+
+
+def test_fuzz_cli_finds_a_mutant_and_writes_replayable_artifacts(tmp_path: Path) -> None:
+    out, rep, junit = tmp_path / "out", tmp_path / "r.json", tmp_path / "j.xml"
+    proc = cli("fuzz", "--max-examples", "40", "--steps", "15", "--seed", "1",
+               "--deadline", "1.5", "--replay-runs", "2", "--out", str(out),
+               "--report", str(rep), "--junit", str(junit), "--",
+               *REFERENCE, "--mutant", "cancel_as_end_turn")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    report = json.loads(rep.read_text())
+    assert report["verdict"] == "fail"
+    rules = {ce["rule"] for ce in report["counterexamples"]}
+    assert "CANCEL-07" in rules
+    ce = next(c for c in report["counterexamples"] if c["rule"] == "CANCEL-07")
+    assert ce["replays"] == 2 and ce["reproduced"] >= 1
+    folder = out / "CANCEL-07"
+    for name in ("transcript.jsonl", "counterexample.txt", "sequence.mmd", "replay.json"):
+        assert (folder / name).stat().st_size > 0
+    text = (folder / "counterexample.txt").read_text()
+    assert ">> #" in text and "CANCEL-07" in text
+    assert (folder / "sequence.mmd").read_text().startswith("sequenceDiagram")
+    checked = cli("check", str(folder / "transcript.jsonl"), "--format", "json")
+    assert checked.returncode == 1
+    assert "CANCEL-07" in {v["rule"] for v in json.loads(checked.stdout)["violations"]}
+    replay = cli("replay", str(folder / "replay.json"), "--runs", "2")
+    assert replay.returncode == 1, replay.stdout + replay.stderr
+    assert "reproduced" in replay.stdout and "/2" in replay.stdout
+    xml = junit.read_text()
+    assert 'name="CANCEL-07"' in xml and "<failure" in xml
+    assert "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_replay_does_not_reproduce_on_the_fixed_agent(tmp_path: Path) -> None:
+    doc = {"format": "acp-model-replay/1", "rule": "CANCEL-07", "deadline": 1.5,
+           "actions": [{"op": "new_session"},
+                       {"op": "prompt", "s": 0, "blocks": [{"type": "text", "text": "fix"}]},
+                       {"op": "wait", "s": 0, "mode": "update"},
+                       {"op": "cancel", "s": 0, "sync": True}]}
+    path = tmp_path / "replay.json"
+    path.write_text(json.dumps(doc))
+    proc = cli("replay", str(path), "--runs", "2", "--", *REFERENCE)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "reproduced 0/2" in proc.stdout
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    ((), "give the agent command"),
+    (("--", "/nonexistent/agent"), "not found"),
+    (("--steps", "0", "--", "python3"), "at least 1"),
+    (("--reading", "A-01=sometimes", "--", "python3"), "no value 'sometimes'"),
+])
+def test_fuzz_usage_errors_exit_2(args: tuple[str, ...], needle: str) -> None:
+    proc = cli("fuzz", *args, timeout=60)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert needle in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_replay_usage_errors(tmp_path: Path) -> None:
+    assert cli("replay", str(tmp_path / "missing.json")).returncode == 2
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    proc = cli("replay", str(bad))
+    assert proc.returncode == 2 and "not an acp-model-replay/1 file" in proc.stderr
+
+
+def _leftovers(marker: str) -> list[str]:
+    out = subprocess.run(["pgrep", "-af", marker], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if "pgrep" not in line]
+
+
+@pytest.mark.parametrize(("mode", "code", "rule"), [
+    ("crash", 1, "ACPM-ALIVE"),
+    ("hang", 1, "PROMPT-04"),
+    ("flood", 1, None),
+    ("hugeline", 1, "RPC-04"),
+    ("badutf8", 1, "RPC-02"),
+    ("nonjson", 1, "RPC-04"),
+    ("closestdout", 1, "ACPM-ALIVE"),
+    ("ignoreterm", 0, None),
+    ("grandchild", 0, None),
+])
+def test_hostile_agents(mode: str, code: int, rule: str | None, tmp_path: Path) -> None:
+    rep, out = tmp_path / "r.json", tmp_path / "out"
+    tag = f"hostile-{mode}-{tmp_path.name}"  # marks this test's processes for the leftover check
+    started = time.monotonic()
+    proc = cli("fuzz", "--max-examples", "6", "--steps", "8", "--seed", "2", "--deadline", "0.5",
+               "--time-budget", "20", "--replay-runs", "1", "--report", str(rep), "--out",
+               str(out), "--", *MINI, "--mode", mode, "--tag", tag, timeout=180)
+    assert time.monotonic() - started < 150
+    assert proc.returncode == code, proc.stdout[-3000:] + proc.stderr[-3000:]
+    report = json.loads(rep.read_text())
+    found = {v["rule"] for v in report["violations"] if v["level"] == "fail"}
+    if rule is not None:
+        assert rule in found, found
+    if code == 1:
+        assert list(out.glob("*/transcript.jsonl")), "the transcript must be kept"
+    assert _leftovers(tag) == []
+
+
+def test_interrupt_still_writes_the_report(tmp_path: Path) -> None:
+    rep = tmp_path / "r.json"
+    proc = subprocess.Popen([sys.executable, "-m", "acp_model", "fuzz", "--max-examples",
+                             "100000", "--report", str(rep), "--", *REFERENCE, "--seed", "4242"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(6)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert rep.exists(), out + err
+    report = json.loads(rep.read_text())
+    assert report["summary"]["interrupted"] is True
+    assert report["summary"]["actions"] > 0
+    assert proc.returncode == 130
+    assert _leftovers("reference --seed 4242") == []
