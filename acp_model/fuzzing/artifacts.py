@@ -85,7 +85,7 @@ def counterexample_text(found: Found, cfg: FuzzConfig) -> str:
 
 
 def sequence_text(found: Found) -> str:
-    from acp_model.render import sequence_diagram
+    from acp_model.sequence import sequence_diagram
 
     records, offending = counterexample_records(found)
     return sequence_diagram(records, {offending: f"{found.rule}: {found.violation.message}"})

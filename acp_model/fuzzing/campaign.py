@@ -24,6 +24,7 @@ from acp_model.fuzzing.runner import (
     LifecycleFailure,
     Recorder,
     ShrinkBudgetSpent,
+    standalone,
 )
 from acp_model.monitor import Monitor, Violation
 
@@ -202,22 +203,38 @@ def replay_once(cfg: FuzzConfig, actions: list[Action], rule: str | None) -> Rep
 
 
 def measure_reproduction(cfg: FuzzConfig, found: Found) -> None:
-    """Replay the minimal counterexample ``cfg.replay_runs`` times in fresh processes.
+    """Find a counterexample that replays in a fresh process, then measure how often it does.
 
-    With a shared agent process an example can depend on what earlier examples left behind
-    (the second session/new of a connection, a cancel read while idle...). If the example alone
-    never reproduces, the shortest suffix of the process's earlier examples that does is
-    found, then shrunk action by action (within ``cfg.shrink_budget`` seconds).
+    Candidates are the shortest programs that showed the failure (the one Hypothesis shrank
+    may depend on a lucky race). With a shared agent process an example can also depend on
+    what earlier examples left behind (the second session/new of a connection...): then the
+    shortest reproducing suffix of the process's history is shrunk into a standalone
+    counterexample, within ``cfg.shrink_budget`` seconds.
     """
-    first = replay_once(cfg, found.actions, found.rule)
-    if not first.reproduced and len(found.history) > 1:
-        candidate = _shrink_history(cfg, found, time.monotonic() + cfg.shrink_budget)
-        if candidate is not None:
-            found.actions = candidate
-            found.notes.append("the example needed state left by earlier examples on the "
-                               "shared agent process; this counterexample replays that history, "
-                               "shrunk")
-            first = replay_once(cfg, found.actions, found.rule)
+    stop_at = time.monotonic() + cfg.shrink_budget
+    chosen: list[Action] | None = None
+    first: ReplayOutcome | None = None
+    candidates = found.candidates or [(found.actions, found.history)]
+    for actions, _ in candidates:
+        outcome = replay_once(cfg, actions, found.rule)
+        if outcome.reproduced:
+            chosen, first = actions, outcome
+            break
+        if time.monotonic() > stop_at:
+            break
+    if chosen is None:
+        for _, history in candidates[:2]:
+            if len(history) > 1 and time.monotonic() < stop_at:
+                chosen = _shrink_history(cfg, found.rule, history, stop_at)
+                if chosen is not None:
+                    found.notes.append("the example needed state left by earlier examples on "
+                                       "the shared agent process; this counterexample replays "
+                                       "that history, shrunk")
+                    break
+    if chosen is not None:
+        found.actions = chosen
+    if first is None:
+        first = replay_once(cfg, found.actions, found.rule)
     outcomes = [first, *_replay_many(cfg, found.actions, found.rule, cfg.replay_runs - 1)]
     for outcome in outcomes:
         found.replays += 1
@@ -237,26 +254,38 @@ def _replay_many(cfg: FuzzConfig, actions: list[Action], rule: str, runs: int
         return list(pool.map(lambda _: replay_once(cfg, actions, rule), range(runs)))
 
 
-def _shrink_history(cfg: FuzzConfig, found: Found, stop_at: float) -> list[Action] | None:
-    """Shortest reproducing suffix of earlier examples, then greedy single-action removal."""
-    examples = found.history
-    actions: list[Action] | None = None
-    sizes = sorted({min(2 ** n, len(examples)) for n in range(1, 12)})
-    with ThreadPoolExecutor(max_workers=min(4, len(sizes))) as pool:
-        trials = {k: [a for ex in examples[-k:] for a in ex] for k in sizes}
-        results = dict(zip(sizes, pool.map(
-            lambda k: replay_once(cfg, trials[k], found.rule).reproduced, sizes), strict=True))
-    for k in sizes:
-        if results[k]:
-            actions = trials[k]
-            break
-    if actions is None:
+def _first_reproducing(cfg: FuzzConfig, rule: str, trials: list[list[Action]]) -> int | None:
+    """Index of the first trial that reproduces, trying up to four at a time."""
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        for start in range(0, len(trials), 4):
+            batch = trials[start:start + 4]
+            hits = list(pool.map(lambda t: replay_once(cfg, t, rule).reproduced, batch))
+            for n, hit in enumerate(hits):
+                if hit:
+                    return start + n
+    return None
+
+
+def _shrink_history(cfg: FuzzConfig, rule: str, history: list[list[Action]], stop_at: float
+                    ) -> list[Action] | None:
+    """Shortest reproducing suffix of the process's examples, then delta debugging."""
+    sizes = sorted({min(2 ** n, len(history)) for n in range(1, 12)})
+    trials = [standalone([a for ex in history[-k:] for a in ex]) for k in sizes]
+    hit = _first_reproducing(cfg, rule, trials)
+    if hit is None:
         return None
-    n = 0
-    while n < len(actions) and time.monotonic() < stop_at:
-        trial = actions[:n] + actions[n + 1:]
-        if trial and replay_once(cfg, trial, found.rule).reproduced:
-            actions = trial
+    actions = trials[hit]
+    chunk = max(1, len(actions) // 2)
+    while time.monotonic() < stop_at:
+        removals = [standalone(actions[:i] + actions[i + chunk:])
+                    for i in range(0, len(actions), chunk)]
+        removals = [r for r in removals if r]
+        found = _first_reproducing(cfg, rule, removals) if removals else None
+        if found is not None:
+            actions = removals[found]
+            chunk = min(chunk, max(1, len(actions) // 2))
+        elif chunk == 1:
+            break
         else:
-            n += 1
+            chunk //= 2
     return actions

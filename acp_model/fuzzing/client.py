@@ -237,11 +237,15 @@ class FuzzClient:
         handler = getattr(self, f"do_{op}", None)
         if handler is None:
             raise ValueError(f"unknown action {op!r}")
-        self.history.append(action)
+        entry = dict(action)
+        self.history.append(entry)
+        before = len(self.sessions)
         try:
             handler(**{k: v for k, v in action.items() if k != "op"})
         except (AgentExited, TimeoutError):
             self.check_alive()
+        if len(self.sessions) > before:
+            entry["_created"] = before  # lets a replay renumber sessions (see standalone())
 
     def _session(self, s: int) -> int | None:
         return s % len(self.sessions) if self.sessions else None

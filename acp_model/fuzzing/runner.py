@@ -74,11 +74,31 @@ class Found:
     first_seen: float  # seconds since the run started
     minimal_at: float
     seen: int = 1
+    candidates: list[tuple[list[Action], list[list[Action]]]] = field(default_factory=list)
     reproduced: int = 0
     replays: int = 0
     replay_records: list[dict[str, Any]] | None = None
     replay_offending: int | None = None
     notes: list[str] = field(default_factory=list)
+
+
+def standalone(actions: list[Action]) -> list[Action]:
+    """Concrete actions from a shared process, renumbered for a fresh one.
+
+    On a shared agent process session ``s13`` is the 14th session of the connection; replayed
+    from scratch, the first session the actions create is ``s0``.
+    """
+    mapping: dict[int, int] = {}
+    out = []
+    for action in actions:
+        a = dict(action)
+        created = a.pop("_created", None)
+        if created is not None:
+            mapping[created] = len(mapping)
+        if "s" in a:
+            a["s"] = mapping.get(a["s"], a["s"])
+        out.append(a)
+    return out
 
 
 @dataclass
@@ -106,13 +126,19 @@ class Recorder:
             self.round_failure_at = now
         known = self.found.get(v.rule)
         if known is None:
-            self.found[v.rule] = Found(v.rule, v, list(actions), records, offending,
-                                       list(history), now, now)
-            return
-        known.seen += 1
-        if len(actions) < len(known.actions):
-            known.violation, known.actions, known.history = v, list(actions), list(history)
-            known.records, known.offending, known.minimal_at = records, offending, now
+            known = self.found[v.rule] = Found(v.rule, v, list(actions), records, offending,
+                                               list(history), now, now)
+        else:
+            known.seen += 1
+            if len(actions) < len(known.actions):
+                known.violation, known.actions, known.history = v, list(actions), list(history)
+                known.records, known.offending, known.minimal_at = records, offending, now
+        # A few distinct programs that showed it: a shrunk one may depend on a lucky race.
+        programs = [c[0] for c in known.candidates]
+        if list(actions) not in programs:
+            known.candidates.append((list(actions), list(history)))
+            known.candidates.sort(key=lambda c: len(c[0]))
+            del known.candidates[6:]
 
     def warning(self, v: Violation) -> None:
         key = (v.rule, v.check)
