@@ -1,6 +1,7 @@
 """A tiny correct ACP v2 agent that turns hostile on its 2nd prompt (``--mode``).
 
-``--tag X`` is ignored: tests use it to find their own processes. Modes: crash, hang, flood (100 MB of lines), hugeline (one 50 MB line), badutf8, nonjson,
+``--tag X`` is ignored: tests use it to find their own processes. Modes: crash, hang,
+flood (100 MB of lines), hugeline (one 50 MB line), badutf8, nonjson,
 closestdout, ignoreterm (correct, but ignores SIGTERM and stdin EOF), grandchild (correct, but
 leaves a SIGTERM-ignoring grandchild behind), none (correct).
 """
