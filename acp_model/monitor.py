@@ -662,7 +662,10 @@ _SCHEMA_RULES = (
     ("initialize", "info", "INIT-09"),
     ("initialize", "capabilities", "INIT-07"),
     ("session/update", "messageId", "MSG-01"),
-    ("session/update", "planId", "PLAN-04"),
+    ("session/update", "planId", "PLAN-02"),
+    ("session/update", "used", "USAGE-02"),
+    ("session/update", "size", "USAGE-02"),
+    ("session/update", "currency", "USAGE-04"),
     ("session/request_permission", "options", "PERM-02"),
     ("session/request_permission", "title", "PERM-02"),
 )

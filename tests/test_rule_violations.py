@@ -148,6 +148,16 @@ def plan_04_missing_id() -> TraceBuilder:
     return t.idle(S, "end_turn")
 
 
+def usage_02() -> TraceBuilder:
+    t = turn_start(base(), 10)
+    t.update(S, {"sessionUpdate": "usage_update", "used": 5})
+    return t.idle(S, "end_turn")
+
+
+def usage_04_shape() -> TraceBuilder:
+    return turn_start(base(), 10).usage(S, currency="usd").idle(S, "end_turn")
+
+
 def plan_09() -> TraceBuilder:
     t = turn_start(base(), 10)
     t.update(S, {"sessionUpdate": "plan_update", "plan": {
@@ -261,7 +271,7 @@ def acpm_answer() -> TraceBuilder:
 
 def acpm_schema() -> TraceBuilder:
     t = turn_start(base(), 10)
-    t.update(S, {"sessionUpdate": "usage_update", "used": -1, "size": 10})
+    t.update(S, {"sessionUpdate": "agent_message", "messageId": "m", "content": {"type": "x"}})
     return t.idle(S, "end_turn")
 
 
@@ -274,7 +284,8 @@ CASES: dict[str, list[Callable[[], TraceBuilder]]] = {
     "STATE-03": [state_03], "STATE-06": [state_06], "STATE-09": [state_09],
     "ACPM-ONE-STOP": [one_stop], "STOP-03": [stop_03], "MSG-01": [msg_01], "TOOL-07": [tool_07],
     "TOOL-14": [tool_14], "TOOL-15": [tool_15], "TOOL-19": [tool_19],
-    "PLAN-04": [plan_04, plan_04_missing_id], "PLAN-09": [plan_09], "USAGE-04": [usage_04],
+    "PLAN-02": [plan_04_missing_id], "PLAN-04": [plan_04], "PLAN-09": [plan_09],
+    "USAGE-02": [usage_02], "USAGE-04": [usage_04, usage_04_shape],
     "ENUM-02": [enum_02], "PERM-02": [perm_02], "PERM-07": [perm_07], "PERM-11": [perm_11],
     "PERM-12": [perm_12_twice, perm_12_never], "CANCEL-02": [cancel_02],
     "CANCEL-04": [cancel_04], "CANCEL-06": [cancel_06], "CANCEL-07": [cancel_07],

@@ -331,6 +331,8 @@ class FuzzClient:
         if mode == "tick":
             time.sleep(self.tick)
         elif mode == "update":
+            if not self.busy(idx):
+                return  # a quiet session owes nothing: waiting would only cost time
             mark = self.proc.mark()
             sid = self.sessions[idx].sid
             self.proc.wait_for_index(lambda m: isinstance(m, dict) and isinstance(
