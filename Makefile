@@ -3,8 +3,10 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+OUT ?= acp-model-out
+AGENT := $(BIN)/python -m acp_model.agents.reference
 
-.PHONY: demo test lint venv clean
+.PHONY: demo test lint venv examples diagrams bench clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -14,15 +16,34 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
+# The main job: fuzz the bundled reference agent (a pass), then a mutant with a planted bug
+# (a failure, shrunk to a minimal counterexample that is printed and can be replayed).
 demo: $(STAMP)
-	$(BIN)/acp-model check examples/traces/seed-flow.jsonl
+	$(BIN)/acp-model fuzz --max-examples 100 --seed 1 --report $(OUT)/reference.json -- $(AGENT)
+	@echo; echo "=== now a mutant that reports a cancelled turn as end_turn (exit 1 expected) ==="
+	$(BIN)/acp-model fuzz --max-examples 100 --seed 1 --out $(OUT)/mutant \
+	  --report $(OUT)/mutant.json -- $(AGENT) --mutant cancel_as_end_turn; test $$? -eq 1
+	@echo; cat $(OUT)/mutant/CANCEL-07/counterexample.txt
+	@echo; echo "Replay it: $(BIN)/acp-model replay $(OUT)/mutant/CANCEL-07/replay.json --runs 5"
 
-test: $(STAMP)
+# Example agents on the official ACP SDKs (pinned; their own venv and node_modules).
+examples:
+	bash examples/sdk-python/setup.sh
+	bash examples/sdk-typescript/setup.sh
+
+test: $(STAMP) examples
 	$(BIN)/ruff check .
 	$(BIN)/pytest
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
+diagrams: $(STAMP)
+	$(BIN)/acp-model diagram --format all --out diagrams
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_check.py
+	$(BIN)/python benchmarks/bench_fuzz.py
+
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis $(OUT)

@@ -145,7 +145,7 @@ def run_fuzz(cfg: FuzzConfig, *, on_progress: Callable[[Recorder], None] | None 
     if not result.interrupted:
         for found in recorder.found.values():
             try:
-                measure_reproduction(cfg, found)
+                measure_reproduction(cfg, found, recorder.elapsed)
             except KeyboardInterrupt:
                 result.interrupted = True
                 break
@@ -202,40 +202,41 @@ def replay_once(cfg: FuzzConfig, actions: list[Action], rule: str | None) -> Rep
                          hit.index if hit else None, error)
 
 
-def measure_reproduction(cfg: FuzzConfig, found: Found) -> None:
-    """Find a counterexample that replays in a fresh process, then measure how often it does.
+def measure_reproduction(cfg: FuzzConfig, found: Found,
+                         clock: Callable[[], float] | None = None) -> None:
+    """Find a counterexample that replays in a fresh process, shrink it, measure it.
 
     Candidates are the shortest programs that showed the failure (the one Hypothesis shrank
-    may depend on a lucky race). With a shared agent process an example can also depend on
-    what earlier examples left behind (the second session/new of a connection...): then the
-    shortest reproducing suffix of the process's history is shrunk into a standalone
-    counterexample, within ``cfg.shrink_budget`` seconds.
+    may depend on a lucky race, and Hypothesis stops shrinking when a replay misses). With a
+    shared agent process an example can also depend on what earlier examples left behind (the
+    second session/new of a connection...): then the shortest reproducing suffix of the
+    process's history stands in. The chosen program is then delta-debugged against fresh
+    processes within ``cfg.shrink_budget`` seconds, and replayed ``cfg.replay_runs`` times.
     """
     stop_at = time.monotonic() + cfg.shrink_budget
     chosen: list[Action] | None = None
-    first: ReplayOutcome | None = None
     candidates = found.candidates or [(found.actions, found.history)]
     for actions, _ in candidates:
-        outcome = replay_once(cfg, actions, found.rule)
-        if outcome.reproduced:
-            chosen, first = actions, outcome
+        if replay_once(cfg, actions, found.rule).reproduced:
+            chosen = actions
             break
         if time.monotonic() > stop_at:
             break
     if chosen is None:
         for _, history in candidates[:2]:
             if len(history) > 1 and time.monotonic() < stop_at:
-                chosen = _shrink_history(cfg, found.rule, history, stop_at)
-                if chosen is not None:
+                suffix = _history_suffix(cfg, found.rule, history)
+                if suffix is not None:
+                    chosen = suffix
                     found.notes.append("the example needed state left by earlier examples on "
                                        "the shared agent process; this counterexample replays "
                                        "that history, shrunk")
                     break
     if chosen is not None:
-        found.actions = chosen
-    if first is None:
-        first = replay_once(cfg, found.actions, found.rule)
-    outcomes = [first, *_replay_many(cfg, found.actions, found.rule, cfg.replay_runs - 1)]
+        found.actions = _delta_debug(cfg, found.rule, chosen, stop_at)
+        if clock is not None:
+            found.minimal_at = clock()
+    outcomes = _replay_many(cfg, found.actions, found.rule, cfg.replay_runs)
     for outcome in outcomes:
         found.replays += 1
         if outcome.reproduced:
@@ -243,6 +244,8 @@ def measure_reproduction(cfg: FuzzConfig, found: Found) -> None:
             if found.replay_records is None:
                 found.replay_records = outcome.records
                 found.replay_offending = outcome.offending
+                # Its index and wording match the transcript written for the counterexample.
+                found.violation = next(v for v in outcome.violations if v.rule == found.rule)
 
 
 def _replay_many(cfg: FuzzConfig, actions: list[Action], rule: str, runs: int
@@ -266,23 +269,27 @@ def _first_reproducing(cfg: FuzzConfig, rule: str, trials: list[list[Action]]) -
     return None
 
 
-def _shrink_history(cfg: FuzzConfig, rule: str, history: list[list[Action]], stop_at: float
+def _history_suffix(cfg: FuzzConfig, rule: str, history: list[list[Action]]
                     ) -> list[Action] | None:
-    """Shortest reproducing suffix of the process's examples, then delta debugging."""
+    """The shortest suffix of the process's examples that reproduces on a fresh process."""
     sizes = sorted({min(2 ** n, len(history)) for n in range(1, 12)})
     trials = [standalone([a for ex in history[-k:] for a in ex]) for k in sizes]
     hit = _first_reproducing(cfg, rule, trials)
-    if hit is None:
-        return None
-    actions = trials[hit]
+    return None if hit is None else trials[hit]
+
+
+def _delta_debug(cfg: FuzzConfig, rule: str, actions: list[Action], stop_at: float
+                 ) -> list[Action]:
+    """Remove chunks, then single actions, while the failure still reproduces."""
+    actions = standalone(actions)
     chunk = max(1, len(actions) // 2)
-    while time.monotonic() < stop_at:
+    while len(actions) > 1 and time.monotonic() < stop_at:
         removals = [standalone(actions[:i] + actions[i + chunk:])
                     for i in range(0, len(actions), chunk)]
         removals = [r for r in removals if r]
-        found = _first_reproducing(cfg, rule, removals) if removals else None
-        if found is not None:
-            actions = removals[found]
+        hit = _first_reproducing(cfg, rule, removals) if removals else None
+        if hit is not None:
+            actions = removals[hit]
             chunk = min(chunk, max(1, len(actions) // 2))
         elif chunk == 1:
             break

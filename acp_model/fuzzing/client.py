@@ -321,7 +321,9 @@ class FuzzClient:
             self._answer(rid, {"outcome": {"outcome": "_acp_model_undecided"}})
         else:
             self._answer(rid, {"outcome": {"outcome": "cancelled"}})
-        if sync:  # makes what the agent does with the answer provable (PERM-11)
+        if sync or outcome != "allow":
+            # Makes what the agent does with a refusal provable (PERM-11): a sync costs one
+            # round trip and turns "maybe it had not read the answer yet" into a verdict.
             self.do_sync()
 
     def do_wait(self, s: int, mode: str) -> None:

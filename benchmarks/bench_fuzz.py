@@ -1,0 +1,84 @@
+"""Fuzzer figures (``python benchmarks/bench_fuzz.py [--seeds N] [--mutants a,b]``).
+
+1. Client actions per second against the reference agent in ``fast`` timing.
+2. For every bug mutant of the zoo and several seeds: seconds to the first failure naming the
+   mutant's rule and seconds to the minimal counterexample (median and max over seeds), plus
+   whether a fresh-process replay reproduced it.
+Targets: >= 100 actions/s; each mutant found in median <= 5 s and max <= 60 s.
+Run with a short deadline (default 1 s) because the mutants answer at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from acp_model.agents.mutants import MUTANTS
+from acp_model.fuzzing.campaign import run_fuzz
+from acp_model.fuzzing.runner import FuzzConfig
+
+AGENT = [sys.executable, "-m", "acp_model.agents.reference", "--timing", "fast"]
+
+
+def throughput(seconds: float, seed: int) -> tuple[float, int, int]:
+    cfg = FuzzConfig(AGENT, max_examples=10_000, steps=30, seed=seed, time_budget=seconds,
+                     deadline=2.0)
+    start = time.monotonic()
+    result = run_fuzz(cfg)
+    elapsed = time.monotonic() - start
+    assert not result.recorder.found, "the reference agent must pass"
+    return result.recorder.actions / elapsed, result.recorder.actions, result.recorder.examples
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--budget", type=float, default=60.0, help="seconds per mutant run")
+    parser.add_argument("--deadline", type=float, default=1.0)
+    parser.add_argument("--throughput-seconds", type=float, default=20.0)
+    parser.add_argument("--mutants", help="comma-separated subset (default: every bug mutant)")
+    args = parser.parse_args()
+
+    rate, actions, examples = throughput(args.throughput_seconds, seed=1)
+    print(f"reference agent (fast): {rate:.0f} client actions/s "
+          f"({actions} actions, {examples} examples in {args.throughput_seconds:g} s)\n")
+
+    chosen = [m for m in MUTANTS if m.kind == "bug"]
+    if args.mutants:
+        wanted = set(args.mutants.split(","))
+        chosen = [m for m in chosen if m.name in wanted]
+    print(f"{'mutant':30} {'rule':10} {'first: median':>13} {'max':>6} "
+          f"{'minimal: median':>15} {'max':>6} {'found':>6} {'repro':>6}")
+    firsts_all = []
+    for m in chosen:
+        firsts, minimals, found, repro = [], [], 0, 0
+        for seed in range(1, args.seeds + 1):
+            cfg = FuzzConfig([*AGENT, "--mutant", m.name], seed=seed, deadline=args.deadline,
+                             time_budget=args.budget, max_rounds=1, replay_runs=1,
+                             shrink_budget=10.0)
+            result = run_fuzz(cfg)
+            hit = result.recorder.found.get(m.rule)
+            if hit is None:
+                firsts.append(float("inf"))
+                minimals.append(float("inf"))
+                continue
+            found += 1
+            repro += hit.reproduced
+            firsts.append(hit.first_seen)
+            minimals.append(hit.minimal_at)
+        firsts_all.extend(firsts)
+        print(f"{m.name:30} {m.rule:10} {statistics.median(firsts):13.2f} {max(firsts):6.1f} "
+              f"{statistics.median(minimals):15.2f} {max(minimals):6.1f} "
+              f"{found:>3}/{args.seeds} {repro:>3}/{found}", flush=True)
+    print(f"\nall runs: median first failure {statistics.median(firsts_all):.2f} s, "
+          f"max {max(firsts_all):.1f} s")
+
+
+if __name__ == "__main__":
+    main()
