@@ -543,6 +543,7 @@ class Exploration:
     edges: list[Edge]
     refusals: list[Refusal]
     seconds: float = 0.0
+    compact: bool = True
     _graph: nx.MultiDiGraph | None = field(default=None, repr=False)
 
     @property
@@ -633,6 +634,8 @@ class Exploration:
                 m = cfg.models[real.session]
                 if (m.state, real.event) in self.table.transitions:
                     engine.fire(m, real.event, ev)
+                    if self.compact:
+                        _compact(m)
                 cfg.obs[real.session] = _observe(cfg.obs[real.session], src_state, real,
                                                  ev.idx, self.bounds)
             cfg.next_idx += 1
@@ -752,14 +755,16 @@ def explore(sessions: int = 1, max_prompts: int | None = None,
             machine: type = SessionLifecycle, model: type[SessionModel] = SessionModel,
             *, bounds: Bounds | None = None, custom: bool | None = None,
             reasons: Sequence[str | None] | None = None, max_states: int = 1_000_000,
-            compact: bool = True, progress: Callable[[int, int], None] | None = None
-            ) -> Exploration:
+            compact: bool = True, table: Table | None = None,
+            progress: Callable[[int, int], None] | None = None) -> Exploration:
     """Breadth-first reachable configurations of ``sessions`` sessions of ``machine``/``model``.
 
     ``readings`` may be a sequence: the exploration is then a product that follows an edge when
     any reading allows it and records which ones do (``Edge.allowed``); :func:`diff_readings`
     compares two readings on one graph that way (actions never depend on readings, only
     checks do). Bounds left ``None`` take :meth:`Bounds.default` for the session count.
+    ``table`` overrides the one compiled from ``machine``/``model`` (tests remove transitions
+    that way: subclassing a python-statemachine class would alter the parent's states).
     ``progress(done, found)`` is called every few thousand states.
     """
     if bounds is None:
@@ -770,7 +775,8 @@ def explore(sessions: int = 1, max_prompts: int | None = None,
     rs = (readings,) if isinstance(readings, Readings) else tuple(readings)
     if not rs:
         raise ValueError("at least one Readings is needed")
-    table = compile_machine(machine, model)
+    if table is None:
+        table = compile_machine(machine, model)
     transitions = table.transitions
     engines = [TableEngine(table, r) for r in rs]
     n_r = len(rs)
@@ -877,7 +883,8 @@ def explore(sessions: int = 1, max_prompts: int | None = None,
             else:
                 e = Edge(u, v, act, src_state, mask, warns, breaks, None if identity else order)
             edges.append(e)
-    exp = Exploration(table, model, bounds, rs, keys, depth, parent, info, edges, refusals)
+    exp = Exploration(table, model, bounds, rs, keys, depth, parent, info, edges, refusals,
+                      compact=compact)
     exp.seconds = time.perf_counter() - t0
     return exp
 
@@ -923,6 +930,13 @@ PROPERTIES = {
 }
 
 
+PROPERTY_NAMES = {"a": "every state can settle (no deadlock / livelock)",
+                  "b": "a read cancel ends the work with cancelled",
+                  "c": "every state and transition reachable",
+                  "d": "the idle ending a turn accepts a prompt",
+                  "e": "stop reasons only where the rules put them"}
+
+
 @dataclass
 class PropertyResult:
     id: str
@@ -933,7 +947,8 @@ class PropertyResult:
     details: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "statement": PROPERTIES[self.id], "holds": self.holds,
+        return {"id": self.id, "name": PROPERTY_NAMES[self.id],
+                "statement": PROPERTIES[self.id], "holds": self.holds,
                 "summary": self.summary, "checked": self.checked,
                 "violations": self.violations, **self.details}
 
@@ -974,7 +989,7 @@ def check_properties(exp: Exploration, limit: int = 3) -> list[PropertyResult]:
         bad = sorted((e for e in exp.edges if pid in e.breaks), key=lambda e: exp.depth[e.src])
         results.append(PropertyResult(
             pid, not bad, f"{len(bad)} of {idle_edges} idle transitions break it" if bad
-            else f"holds on {idle_edges} idle transitions", idle_edges,
+            else f"{idle_edges} idle transitions checked", idle_edges,
             [_violation(exp, what, [*exp.path_to(e.src), e]) for e in bad[:limit]]))
     return results
 
@@ -1019,7 +1034,7 @@ def _prop_b(exp: Exploration, limit: int) -> PropertyResult:
     viol += [_violation(exp, "the agent can no longer end the cancelled work with cancelled",
                         exp.path_to(n)) for n in blocked[:limit]]
     holds = not bad and not blocked
-    summary = (f"holds in {len(read_cancel)} state(s) with a read cancel" if holds else
+    summary = (f"{len(read_cancel)} state(s) with a read cancel checked" if holds else
                f"{len(bad)} non-cancelled idle(s) after a read cancel, {len(blocked)} state(s) "
                "that cannot end with cancelled")
     return PropertyResult("b", holds, summary, len(read_cancel), viol)
@@ -1267,6 +1282,10 @@ CONTRADICTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 )
 
 
+# Contradictions the model resolves with a reading instead of a strength.
+CONTRADICTION_READINGS = {"C-07": "A-14", "C-12": "A-05"}
+
+
 def contradictions(*, explore_kw: dict[str, Any] | None = None, limit: int = 2
                    ) -> dict[str, Any]:
     """The doc-vs-schema strength contradictions in the catalogue and what they change.
@@ -1285,9 +1304,34 @@ def contradictions(*, explore_kw: dict[str, Any] | None = None, limit: int = 2
     for item in diff["differences"]:
         for rid in item["rules"]:
             effect.setdefault(rid, []).append(item)
+    table = compile_machine(SessionLifecycle, SessionModel)
+    session_rules: dict[str, set[str]] = {}
+    for (_, event), tr in table.transitions.items():
+        for c in tr.checks:
+            session_rules.setdefault(c.rule, set()).add(event)
+    tried = alphabet(Bounds.default(**{k: v for k, v in kw.items() if k in (
+        "sessions", "max_prompts", "max_permissions", "max_cancels", "max_tools", "custom",
+        "reasons")})) if "bounds" not in kw else alphabet(kw["bounds"])
     out = []
     for cid, text, rids in CONTRADICTIONS:
-        out.append({"id": cid, "conflict": text, "rules": list(rids),
+        notes = []
+        for rid in rids:
+            if rid in effect:
+                continue
+            if RULES[rid].kind == "liveness":
+                notes.append(f"{rid}: a liveness obligation, judged at the end of a trace "
+                             "(a failure under docs, a warning under schema)")
+            elif rid not in session_rules:
+                notes.append(f"{rid}: checked outside the session machine (schema, "
+                             "connection or message checks)")
+            elif not session_rules[rid] & tried:
+                notes.append(f"{rid}: its transitions are outside these bounds' alphabet")
+            elif rid in strength:
+                notes.append(f"{rid}: no transition changes verdict within these bounds")
+        if cid in CONTRADICTION_READINGS:
+            notes.append(f"a reading choice rather than a strength: explore --diff "
+                         f"{CONTRADICTION_READINGS[cid]}")
+        out.append({"id": cid, "conflict": text, "rules": list(rids), "note": "; ".join(notes),
                     "strengths": {rid: strength[rid] for rid in rids if rid in strength},
                     "model_effect": [
                         {"transition": it["transition"], "payload": it["payload"],

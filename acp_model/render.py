@@ -505,96 +505,16 @@ REACHABLE_LEGEND = (
 # Counterexample transcripts
 # ------------------------------------------------------------------------------------------
 
-def _summary(msg: Any) -> tuple[str, bool]:
-    """One-line summary of a JSON-RPC message, and whether it is a response."""
-    if isinstance(msg, list):
-        parts = [_summary(m)[0] for m in msg]
-        return "batch[" + "; ".join(parts) + "]", False
-    if not isinstance(msg, dict):
-        return f"non-object {type(msg).__name__}", False
-    rid = msg.get("id")
-    method = msg.get("method")
-    params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
-    if method is not None:
-        text = str(method)
-        if "id" in msg:
-            text += f" id={rid}"
-        sid = params.get("sessionId")
-        if method == "session/update" and isinstance(params.get("update"), dict):
-            upd = params["update"]
-            kind = upd.get("sessionUpdate")
-            text = f"update {kind}"
-            if kind == "state_update":
-                text += f" {upd.get('state')}"
-                if "stopReason" in upd:
-                    text += f" stopReason={upd.get('stopReason')}"
-            for key in ("messageId", "toolCallId", "status"):
-                if key in upd:
-                    text += f" {key}={upd[key]}"
-        elif method == "$/cancel_request":
-            text += f" requestId={params.get('requestId')}"
-        elif method == "session/request_permission":
-            subject = params.get("subject")
-            if isinstance(subject, dict) and isinstance(subject.get("toolCall"), dict):
-                text += f" tool={subject['toolCall'].get('toolCallId')}"
-        if sid is not None:
-            text += f" ({sid})"
-        return text, False
-    if "error" in msg:
-        err = msg["error"] if isinstance(msg["error"], dict) else {}
-        return f"error id={rid} code={err.get('code')}", True
-    if "result" in msg:
-        result = msg["result"]
-        text = f"result id={rid}"
-        if isinstance(result, dict):
-            if "sessionId" in result:
-                text += f" sessionId={result['sessionId']}"
-            outcome = result.get("outcome")
-            if isinstance(outcome, dict):
-                text += f" outcome={outcome.get('outcome')}"
-                if "optionId" in outcome:
-                    text += f":{outcome['optionId']}"
-            if "stopReason" in result:
-                text += f" stopReason={result['stopReason']}"
-            if "protocolVersion" in result:
-                text += f" protocolVersion={result['protocolVersion']}"
-        return text, True
-    return "message without method, result or error", False
-
-
-def _record_fields(rec: Any) -> tuple[str, Any, str | None]:
-    if isinstance(rec, dict):
-        return rec.get("dir", "c2a"), rec.get("msg"), rec.get("raw")
-    return rec.dir, rec.msg, rec.raw
-
-
 def sequence_diagram(records: Iterable[Any], highlight: dict[int, str] | None = None, *,
                      title: str | None = None) -> str:
-    """A Mermaid ``sequenceDiagram`` of trace records (``Record`` objects or their JSON).
+    """A Mermaid ``sequenceDiagram`` of trace records, offending messages noted.
 
-    Each message shows its record index, method or response and the fields the lifecycle
-    depends on (state, stopReason, ids). ``highlight`` maps record indices to a note (e.g. the
-    violated rule); those messages get a cross arrow and a note over both lanes.
+    One implementation serves the fuzzer and the explorer: this delegates to
+    :func:`acp_model.sequence.sequence_diagram`.
     """
-    highlight = highlight or {}
-    lines = []
-    if title:
-        lines += ["---", f"title: {_mermaid_text(title)}", "---"]
-    lines += ["sequenceDiagram", "    participant C as Client", "    participant A as Agent"]
-    for i, rec in enumerate(records):
-        direction, msg, raw = _record_fields(rec)
-        if raw is not None:
-            text, response = f"unparseable line: {raw[:60]}", False
-        else:
-            text, response = _summary(msg)
-        src, dst = ("C", "A") if direction == "c2a" else ("A", "C")
-        arrow = "-->>" if response else "->>"
-        if i in highlight:
-            arrow = "--x" if response else "-x"
-        lines.append(f"    {src}{arrow}{dst}: #35;{i} {_mermaid_text(text)}")
-        if i in highlight:
-            lines.append(f"    Note over C,A: {_mermaid_text(highlight[i])}")
-    return "\n".join(lines) + "\n"
+    from acp_model.sequence import sequence_diagram as draw_sequence
+
+    return draw_sequence(records, highlight, title=title)
 
 
 # ------------------------------------------------------------------------------------------

@@ -1,0 +1,317 @@
+"""Reachable-state exploration: properties, broken models, witnesses, reading diffs, coverage."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from typing import Any
+
+import pytest
+
+from acp_model.check import check_records
+from acp_model.engine import CheckSpec, compile_machine
+from acp_model.explore import (
+    Bounds,
+    Exploration,
+    _compact,
+    check_properties,
+    contradictions,
+    coverage,
+    diff_readings,
+    explore,
+    parse_diff,
+)
+from acp_model.lifecycle import WORK, SessionLifecycle, SessionModel, check
+from acp_model.readings import DEFAULT, ReadingError
+
+LEAN_2 = Bounds(sessions=2, max_prompts=1, max_cancels=1, max_permissions=0, custom=False,
+                lean=True, reasons=("end_turn", "cancelled"))
+
+
+@pytest.fixture(scope="module")
+def one() -> Exploration:
+    return explore()
+
+
+@pytest.fixture(scope="module")
+def two() -> Exploration:
+    return explore(bounds=LEAN_2)
+
+
+def _props(exp: Exploration) -> dict[str, Any]:
+    return {p.id: p for p in check_properties(exp, limit=2)}
+
+
+def _fails(report: dict[str, Any]) -> set[tuple[str, int]]:
+    return {(v["rule"], v["index"]) for v in report["violations"] if v["level"] == "fail"}
+
+
+# --- the real model ------------------------------------------------------------------------
+
+
+def test_one_session_every_property_holds(one: Exploration) -> None:
+    props = _props(one)
+    assert all(p.holds for p in props.values()), {k: p.summary for k, p in props.items()}
+    c = props["c"].details
+    assert c["unreached_states"] == [] and c["missing_transitions"] == []
+    assert c["never_attempted"] == []
+    # quiet -> requires_action only exists to report STATE-01 (reading A-16=strict)
+    assert {(v["transition"], tuple(v["refused_by"])) for v in c["violation_only"]} == {
+        ("unreported:requires_action_reported", ("STATE-01",)),
+        ("idle:requires_action_reported", ("STATE-01",))}
+    assert set(c["outside_alphabet"]) == {f"{s}:tool_update" for s in one.table.states}
+    assert props["b"].checked > 0 and props["a"].details["quiescent_states"] > 0
+    assert one.nodes > 1000 and max(one.depth) >= 8
+
+
+def test_two_sessions_share_the_frontier_and_properties_hold(two: Exploration) -> None:
+    props = _props(two)
+    assert all(p.holds for p in props.values()), {k: p.summary for k, p in props.items()}
+    # symmetry: one session's lean graph squared is an upper bound the product stays under
+    alone = explore(bounds=dataclasses.replace(LEAN_2, sessions=1))
+    assert alone.nodes < two.nodes < alone.nodes ** 2
+    # a prompt response on one session proves the agent read a cancel sent on the other:
+    # the explorer finds an end_turn refused (CANCEL-07) with no sync on the path
+    found = None
+    for rf in two.refusals:
+        if rf.action.event == "idle_reported" and "CANCEL-07" in rf.rules[0]:
+            w = two.witness(two.path_to(rf.src), rf.action)
+            acting = w.steps[-1].session
+            if all(a.event != "sync" for a in w.steps) and any(
+                    a.event == "prompt_accepted" and a.session != acting for a in w.steps):
+                found = w
+                break
+    assert found is not None
+    assert _fails(check_records(found.records)) >= {("CANCEL-07", found.index)}
+
+
+def test_replaying_any_path_reaches_the_same_configuration(one: Exploration,
+                                                           two: Exploration) -> None:
+    rng = random.Random(5)
+    for exp in (one, two):
+        for _ in range(60):
+            node, path = 0, []
+            for _ in range(rng.randint(1, 14)):
+                outs = exp.out_edges(node)
+                if not outs:
+                    break
+                e = rng.choice(outs)
+                path.append(e)
+                node = e.dst
+            cfg, *_ = exp.replay(path)
+            assert cfg.canonical()[0] == exp.keys[node]
+
+
+def test_quiescence_mirrors_the_monitor_end_of_trace_judgement(one: Exploration) -> None:
+    rng = random.Random(3)
+    for n in rng.sample(range(one.nodes), 120):
+        report = check_records(one.witness(one.path_to(n)).records)
+        failing = [v for v in report["violations"]
+                   if v["level"] == "fail" and v.get("kind") != "liveness"]
+        assert not failing, failing  # a path of allowed edges is a legal trace
+        live = {v["rule"] for v in report["violations"] if v.get("kind") == "liveness"}
+        assert live == set(one.info[n]["obligations"][0]) - {"turn-open"}
+
+
+def test_every_refusal_witness_fails_check_at_its_record(one: Exploration) -> None:
+    rng = random.Random(9)
+    for rf in rng.sample(one.refusals, 80):
+        w = one.witness(one.path_to(rf.src), rf.action)
+        found = _fails(check_records(w.records))
+        assert {(rule, w.index) for rule in rf.rules[0]} <= found, (rf, found)
+
+
+def test_compaction_merges_only_equivalent_configurations() -> None:
+    b = Bounds(max_prompts=1, max_cancels=1, max_permissions=1, custom=False, lean=True)
+    full = explore(bounds=b, compact=False)
+    small = explore(bounds=b)
+    assert small.nodes < full.nodes
+
+    def signature(exp: Exploration) -> set[tuple[Any, ...]]:
+        legal = {(e.src_state, e.action.event, e.action.arg if e.action.event
+                  not in ("permission_answer", "permission_withdrawn") else None)
+                 for e in exp.edges}
+        refused = {(r.src_state, r.action.event, r.rules[0]) for r in exp.refusals}
+        return legal | refused
+
+    assert signature(full) == signature(small)
+    assert {p.id: p.holds for p in check_properties(full)} == \
+        {p.id: p.holds for p in check_properties(small)}
+    for n in random.Random(1).sample(range(full.nodes), 200):
+        cfg, *_ = full.replay(full.path_to(n))
+        for m in cfg.models:
+            _compact(m)
+        assert cfg.canonical()[0] in set(small.keys)
+
+
+# --- broken model variants: the right property fails, with a replayable witness -------------
+
+
+class CancelForgotten(SessionModel):
+    """``cancel`` records nothing: CANCEL-07 can never fire."""
+
+    def note_cancel(self, ev: Any) -> None:
+        pass
+
+
+class CancelledWithoutCause(SessionModel):
+    """No ``cancelled_has_cause`` guard anywhere: any idle may say cancelled."""
+
+    @check("CANCEL-11")
+    def cancelled_has_cause(self, ev: Any) -> bool:
+        return True
+
+
+def test_forgotten_cancel_breaks_property_b_with_a_witness() -> None:
+    exp = explore(model=CancelForgotten)
+    props = _props(exp)
+    assert not props["b"].holds
+    assert props["a"].holds and props["d"].holds
+    w = props["b"].violations[0]["witness"]
+    events = w["events"]
+    assert events[-1] == "s1 idle_reported(end_turn)"
+    assert "s1 cancel" in events and ("sync" in events or any("accepted" in e
+                                                              for e in events))
+    # the real model rejects the very same trace at the offending record
+    assert _fails(check_records(w["trace"])) == {("CANCEL-07", w["offending_record"])}
+
+
+def test_unguarded_cancelled_idle_breaks_property_e() -> None:
+    props = _props(explore(model=CancelledWithoutCause))
+    assert not props["e"].holds and props["b"].holds
+    w = props["e"].violations[0]["witness"]
+    assert w["events"][-1] == "s1 idle_reported(cancelled)"
+    assert "s1 cancel" not in w["events"]
+    assert _fails(check_records(w["trace"])) == {("CANCEL-11", w["offending_record"])}
+
+
+def test_missing_transition_fails_c_and_strands_work_in_a() -> None:
+    table = compile_machine(SessionLifecycle, SessionModel)
+    gone = {("requires_action", "idle_reported"), ("requires_action", "running_reported"),
+            ("requires_action", "custom_reported")}
+    broken = dataclasses.replace(table, transitions={k: v for k, v in table.transitions.items()
+                                                     if k not in gone})
+    props = _props(explore(table=broken, max_permissions=0))
+    c = props["c"]
+    assert not c.holds
+    assert set(c.details["missing_transitions"]) == {f"{s}:{e}" for s, e in gone}
+    assert not props["a"].holds  # requires_action can no longer be left
+    stuck = props["a"].violations[0]
+    assert stuck["state"].startswith("requires_action")
+    assert stuck["witness"]["events"][-1] == "s1 requires_action_reported"
+
+
+def test_prompt_refused_after_a_turn_breaks_property_d() -> None:
+    table = compile_machine(SessionLifecycle, SessionModel)
+    never = CheckSpec("no_second_turn", "PROMPT-01", None, (), lambda m, ev: False,
+                      "a broken guard: idle refuses prompts")
+    tr = table.transitions[("idle", "prompt")]
+    broken = dataclasses.replace(table, transitions={
+        **table.transitions, ("idle", "prompt"): dataclasses.replace(tr, checks=(never,))})
+    props = _props(explore(table=broken, max_permissions=0))
+    assert not props["d"].holds and props["a"].holds
+    w = props["d"].violations[0]["witness"]
+    assert w["events"][-1] in ("s1 idle_reported(end_turn)", "s1 idle_reported(cancelled)")
+    assert any(e.endswith(("running_reported", "custom_reported")) for e in w["events"])
+
+
+# --- findings the explorer makes on the real model under non-default readings -------------
+
+
+def test_idle_cancelled_reading_deadlocks_after_an_accepted_prompt() -> None:
+    """A-04=idle-cancelled: a cancel read while idle must be answered with idle(cancelled),
+    but once a prompt is accepted that idle is charged to the prompt (CANCEL-11, STATE-01)
+    and new work is refused (CANCEL-06): nothing the agent may send settles the session."""
+    props = _props(explore(readings=DEFAULT.parse(["A-04=idle-cancelled"])))
+    assert not props["a"].holds
+    events = props["a"].violations[0]["witness"]["events"]
+    assert events == ["s1 cancel", "s1 prompt", "s1 prompt_accepted(p0)"]
+
+
+def test_reading_never_turns_off_cancel_honoured() -> None:
+    props = _props(explore(readings=DEFAULT.parse(["A-11=never"]), max_permissions=0))
+    assert not props["b"].holds and props["a"].holds
+
+
+# --- reading diffs ----------------------------------------------------------------------------
+
+
+def _assert_diff_verdicts(d: dict[str, Any], a: Any, b: Any) -> None:
+    """Each witness passes check under the reading that allows it and fails, at the
+    offending record, with the claimed rule under the one that refuses it."""
+    names = {d["a"]: a, d["b"]: b}
+    assert d["differences"]
+    for item in d["differences"]:
+        w = item["witness"]
+        allowing, refusing = names[item["allowed_by"]], names[item["refused_by"]]
+        ok = check_records(w["trace"], readings=allowing)
+        assert ok["verdict"] == "pass", (item["transition"], ok["violations"])
+        bad = _fails(check_records(w["trace"], readings=refusing))
+        assert {(r, w["offending_record"]) for r in item["rules"]} <= bad
+
+
+def test_diff_prompt_while_running_a01() -> None:
+    (a, b), = parse_diff("A-01=join,forbid")
+    d = diff_readings(a, b, max_prompts=2, max_permissions=0)
+    assert {i["transition"] for i in d["differences"]} == {
+        "running:prompt", "requires_action:prompt", "custom:prompt"}
+    assert all(i["allowed_by"] == "A-01=join" and i["rules"] == ["PROMPT-10"]
+               for i in d["differences"])
+    assert d["only_reachable"]["A-01=join"]["states"] > 0
+    assert d["only_reachable"]["A-01=forbid"]["states"] == 0
+    _assert_diff_verdicts(d, a, b)
+
+
+def test_diff_cancel_while_idle_a04() -> None:
+    (a, b), = parse_diff("A-04")
+    d = diff_readings(a, b, max_prompts=2, max_permissions=0)
+    assert d["a"] == "A-04=noop" and d["b"] == "A-04=idle-cancelled"
+    items = d["differences"]
+    assert {i["rules"][0] for i in items} == {"CANCEL-06"}
+    starts = {i["transition"] for i in items}
+    assert "idle:running_reported" in starts and "unreported:running_reported" in starts
+    for i in items:
+        events = i["witness"]["events"][: i["witness"]["offending_step"]]
+        assert "s1 cancel" in events and "sync" in events  # the cancel was provably read
+    _assert_diff_verdicts(d, a, b)
+
+
+def test_parse_diff_rejects_bad_input() -> None:
+    with pytest.raises(ReadingError):
+        parse_diff("A-01=join")
+    with pytest.raises(ReadingError):
+        parse_diff("A-01=join,maybe")
+    with pytest.raises(ReadingError):
+        parse_diff("A-99=x,y")
+    assert len(parse_diff("A-11")) == 2  # default against each other value
+
+
+def test_strength_contradictions_report() -> None:
+    rep = contradictions(explore_kw={"max_permissions": 0})
+    by_id = {c["id"]: c for c in rep["contradictions"]}
+    assert {e["rule"] for e in by_id["C-01"]["model_effect"]} == {"STATE-03"}
+    assert "liveness" in by_id["C-02"]["note"]
+    assert "A-14" in by_id["C-07"]["note"]
+    assert set(rep["alt_strength_rules"]) >= {"STATE-03", "CANCEL-06", "STATE-06", "INIT-03"}
+
+
+# --- coverage -------------------------------------------------------------------------------
+
+
+def test_coverage_of_check_reports(one: Exploration) -> None:
+    node = next(n for n in range(one.nodes) if one.info[n]["states"][0] == "running")
+    report = check_records(one.witness(one.path_to(node)).records)
+    cov = coverage([report, {"runs": [report]}], one)
+    exercised = set(cov["exercised"])
+    assert exercised and all(cov["exercised"][k] % 2 == 0 for k in exercised)  # summed twice
+    assert any(k.endswith(":running_reported") for k in exercised)
+    assert "running:idle_reported" in cov["not_exercised_reachable"]
+    assert "idle:requires_action_reported" in cov["not_exercised_never_legal"]
+    assert cov["rules_not_exercised"] and "CANCEL-07" in cov["rules_not_exercised"]
+
+
+def test_observer_work_cancels_follow_reported_work(one: Exploration) -> None:
+    for n, key in enumerate(one.keys):
+        (snap, work_cancels, _), = key
+        if work_cancels:
+            assert one.info[n]["states"][0] in WORK or snap[0] in WORK
