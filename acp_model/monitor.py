@@ -99,6 +99,9 @@ class Monitor:
         self.probe_hits: list[Violation] = []
         self._judged_sessions: set[str] = set()
         self._notification_batch_sent = False
+        # Unreadable input each side sent (garbage lines, invalid requests): each may earn a
+        # -32700 / -32600 answer with id null.
+        self._unreadable: dict[str, int] = {"c2a": 0, "a2c": 0}
         self._reported: dict[tuple[str, str | None], int] = {}
         self.suppressed = 0
         self._diagnosed: dict[str, int] = {}
@@ -118,6 +121,7 @@ class Monitor:
             self.probes.add(idx)
         direction = record.dir
         if record.raw is not None:
+            self._unreadable[direction] += 1
             if record.note == "invalid-utf8":
                 self._report("RPC-02", idx, f"{_PARTY[direction]} wrote bytes that are not UTF-8")
             else:
@@ -131,6 +135,7 @@ class Monitor:
                 self._report("RPC-09", idx, "the agent answered a batch of notifications with "
                              "an empty array (such a batch gets no response at all)")
             elif not msg:
+                self._unreadable[direction] += 1
                 self._report("RPC-07", idx, "an empty batch array is not a valid message")
             if direction == "c2a":
                 self._notification_batch_sent = bool(msg) and all(
@@ -364,15 +369,18 @@ class Monitor:
     def _message(self, direction: str, msg: Any, idx: int) -> None:
         party = _PARTY[direction]
         if not isinstance(msg, dict):
+            self._unreadable[direction] += 1
             self._report("RPC-01", idx, f"{party} sent a {type(msg).__name__}, not a JSON-RPC "
                          "object")
             return
         self._bump("RPC-01")
         if msg.get("jsonrpc") != "2.0":
+            self._unreadable[direction] += 1
             self._report("RPC-01", idx, f"{party} message lacks \"jsonrpc\": \"2.0\"")
         method = msg.get("method")
         if method is not None:
             if not isinstance(method, str):
+                self._unreadable[direction] += 1
                 self._report("RPC-01", idx, f"{party} message has a non-string method")
                 return
             if "id" in msg:
@@ -382,6 +390,7 @@ class Monitor:
         elif "result" in msg or "error" in msg:
             self._response(direction, msg, idx)
         else:
+            self._unreadable[direction] += 1
             self._report("RPC-01", idx, f"{party} message is neither a request, a notification "
                          "nor a response")
 
@@ -408,6 +417,7 @@ class Monitor:
     def _request(self, direction: str, method: str, msg: dict[str, Any], idx: int) -> None:
         req_id = msg["id"]
         if not _valid_id(req_id):
+            self._unreadable[direction] += 1
             self._report("RPC-01", idx, f"{_PARTY[direction]} sent {method} with id {req_id!r}; "
                          "an id is a string, an integer or null")
             return
@@ -605,8 +615,18 @@ class Monitor:
         elif req_id is None:
             error = msg.get("error")
             code = error.get("code") if isinstance(error, dict) else None
+            if code in (-32700, -32600) and self._unreadable[requester] > 0:
+                # The JSON-RPC answer to input that could not be parsed or read.
+                self._unreadable[requester] -= 1
+                return
+            if code in (-32700, -32600) and self._notification_batch_sent:
+                self._report("RPC-09", idx, f"{party} answered a valid batch of notifications "
+                             f"with error {code} (such a batch gets no response at all)")
+                return
             if code in (-32700, -32600):
-                return  # the JSON-RPC answer to input that could not be parsed or read
+                self._report("RPC-09", idx, f"{party} sent error {code} with id null although "
+                             "nothing unreadable was sent: it answered a notification")
+                return
             last = self._last_c2a_notification
             if direction == "a2c" and last is not None and last[0] == "session/cancel":
                 self._report("CANCEL-02", idx, f"the agent answered the session/cancel "

@@ -439,7 +439,7 @@ def draw(g: nx.MultiDiGraph, path: str | Path | Sequence[str | Path], *, title: 
         if guarded:
             text += ("\n" if text else "") + "\n".join(_wrap(t, style.wrap + 8)
                                                        for t in guarded)
-        gap = bb.width * 0.25
+        gap = (right - left) * 0.9 / 2 + 0.1  # above the loop's apex (arc3 height)
         ax.text(x, edge_y + (gap if up else -gap), text, ha="center",
                 va="bottom" if up else "top", fontsize=style.loop_font, color="#6c3483",
                 zorder=4, bbox={"boxstyle": "round,pad=0.25", "fc": "#f8f1fb",
@@ -540,11 +540,16 @@ def diagram_sources(readings: Readings = DEFAULT) -> dict[str, tuple[nx.MultiDiG
 
 
 def text_outputs(readings: Readings = DEFAULT) -> dict[str, str]:
-    """file name -> content of every text diagram (DOT and Mermaid), deterministic."""
+    """file name -> content of every text diagram (DOT, Mermaid, graph structure JSON)."""
+    import json
+
     out = {}
+    structure = {}
     for name, (g, title, _) in diagram_sources(readings).items():
         out[f"{name}.dot"] = to_dot(g, title)
         out[f"{name}.mmd"] = to_mermaid(g, title)
+        structure[name] = graph_structure(g)
+    out["structure.json"] = json.dumps(structure, indent=1) + "\n"
     return out
 
 
@@ -563,6 +568,10 @@ def render_all(out: str | Path = "diagrams", formats: Sequence[str] = FORMATS,
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     sources = diagram_sources(readings)
+    if "dot" in formats or "mermaid" in formats:  # the graph structure the drift test reads
+        p = out / "structure.json"
+        p.write_text(text_outputs(readings)["structure.json"], encoding="utf-8")
+        written.append(p)
     for name, (g, title, legend) in sources.items():
         if "dot" in formats:
             p = out / f"{name}.dot"

@@ -34,8 +34,9 @@ class TraceBuilder:
         self.records.append(Record("a2c", msg=msg))
         return self
 
-    def raw(self, direction: str, text: str, note: str | None = None) -> TraceBuilder:
-        self.records.append(Record(direction, raw=text, note=note))
+    def raw(self, direction: str, text: str, note: str | None = None, *, probe: bool = False
+            ) -> TraceBuilder:
+        self.records.append(Record(direction, raw=text, note=note, probe=probe))
         return self
 
     def fresh_id(self) -> int:

@@ -304,3 +304,15 @@ def test_request_id_that_is_an_object_is_an_envelope_error_not_a_crash() -> None
     report = check(t)
     assert failed_rules(report) == {"RPC-01"}
     assert len(report["violations"]) == 2
+
+
+def test_null_id_errors_only_answer_unreadable_input() -> None:
+    t = base().raw("c2a", "{not json", probe=True).error("a2c", None, -32700, "Parse error")
+    assert_clean(check(t))
+    t.error("a2c", None, -32700, "Parse error")  # a second one: nothing left to answer
+    assert failed_rules(check(t)) == {"RPC-09"}
+    batch = base().c2a([{"jsonrpc": "2.0", "method": "_x/note", "params": {}}])
+    batch.error("a2c", None, -32600, "Invalid Request")
+    report = check(batch)
+    assert failed_rules(report) == {"RPC-09"}
+    assert "batch of notifications" in report["violations"][0]["message"]

@@ -78,8 +78,8 @@ def run_fuzz(cfg: FuzzConfig, *, on_progress: Callable[[Recorder], None] | None 
         except AgentUnusable as exc:
             result.unusable = str(exc)
             _harvest_unusable(pool, recorder)
-            return result
-        capabilities = first.prompt_capabilities()
+            first = None
+        capabilities = first.prompt_capabilities() if first is not None else {}
         stop_at = start + cfg.time_budget if cfg.time_budget else None
 
         def begin() -> Example:
@@ -105,7 +105,7 @@ def run_fuzz(cfg: FuzzConfig, *, on_progress: Callable[[Recorder], None] | None 
                     pool.retire()
 
         machine = build_machine(begin, end, capabilities, cfg.max_sessions)
-        for round_no in range(cfg.max_rounds):
+        for round_no in range(cfg.max_rounds if first is not None else 0):
             known = set(recorder.found)
             examples = cfg.max_examples if round_no == 0 else max(10, cfg.max_examples // 2)
             chosen = settings(max_examples=examples, stateful_step_count=cfg.steps,
@@ -233,9 +233,10 @@ def measure_reproduction(cfg: FuzzConfig, found: Found,
                                        "that history, shrunk")
                     break
     if chosen is not None:
-        found.actions = _delta_debug(cfg, found.rule, chosen, stop_at)
-        if clock is not None:
-            found.minimal_at = clock()
+        shrunk = _delta_debug(cfg, found.rule, chosen, stop_at)
+        if clock is not None and len(shrunk) < len(found.actions):
+            found.minimal_at = clock()  # only when this step made it smaller
+        found.actions = shrunk
     outcomes = _replay_many(cfg, found.actions, found.rule, cfg.replay_runs)
     for outcome in outcomes:
         found.replays += 1
