@@ -3,7 +3,8 @@
 1. Client actions per second against the reference agent in ``fast`` timing.
 2. For every bug mutant of the zoo and several seeds: seconds to the first failure naming the
    mutant's rule and seconds to the minimal counterexample (median and max over seeds), plus
-   whether a fresh-process replay reproduced it.
+   whether a fresh-process replay reproduced it. Generation stops once the mutant's rule is
+   found; the counterexample is then shrunk by delta debugging in fresh agent processes.
 Targets: >= 100 actions/s; each mutant found in median <= 5 s and max <= 60 s.
 Run with a short deadline (default 1 s) because the mutants answer at once.
 """
@@ -61,7 +62,7 @@ def main() -> None:
         for seed in range(1, args.seeds + 1):
             cfg = FuzzConfig([*AGENT, "--mutant", m.name], seed=seed, deadline=args.deadline,
                              time_budget=args.budget, max_rounds=1, replay_runs=1,
-                             shrink_budget=10.0)
+                             shrink_budget=10.0, stop_on=frozenset({m.rule}))
             result = run_fuzz(cfg)
             hit = result.recorder.found.get(m.rule)
             if hit is None:

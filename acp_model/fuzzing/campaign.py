@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, Verbosity, seed, settings
+from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 from hypothesis.errors import HypothesisException
 from hypothesis.stateful import run_state_machine_as_test
 
@@ -52,6 +56,46 @@ class FuzzResult:
         return self.recorder.actions / self.seconds if self.seconds > 0 else 0.0
 
 
+def example_database(cfg: FuzzConfig) -> ExampleDatabase | None:
+    """Hypothesis' example database for this agent, or None when ``cfg.database`` is unset.
+
+    A stored entry is a Hypothesis choice sequence, not our action list: it means the same
+    client program only for the same agent command line (its advertised capabilities shape the
+    prompts) and the same ``max_sessions``, and it fails only under the same readings. Hence
+    one subdirectory of ``cfg.database`` per such key, shared by every run and process that
+    fuzzes that agent (the directory database is safe for concurrent processes).
+    """
+    if cfg.database is None:
+        return None
+    ident = json.dumps([cfg.argv, cfg.max_sessions, cfg.readings.as_dict()], sort_keys=True)
+    key = hashlib.sha256(ident.encode()).hexdigest()[:16]
+    return DirectoryBasedExampleDatabase(Path(cfg.database) / key)
+
+
+class _KeepStored(ExampleDatabase):
+    """The database as seen by rounds after the first: saves and moves, never deletes.
+
+    Those rounds mask the rules already found, so a stored failure replays as a pass there and
+    Hypothesis would delete it; it must stay for the next run (which masks nothing).
+    """
+
+    def __init__(self, db: ExampleDatabase) -> None:
+        super().__init__()
+        self.db = db
+
+    def save(self, key: bytes, value: bytes) -> None:
+        self.db.save(key, value)
+
+    def fetch(self, key: bytes) -> Any:
+        return self.db.fetch(key)
+
+    def delete(self, key: bytes, value: bytes) -> None:
+        pass
+
+    def move(self, src: bytes, dest: bytes, value: bytes) -> None:
+        self.db.move(src, dest, value)
+
+
 def _leaves(exc: BaseException) -> list[BaseException]:
     nested = getattr(exc, "exceptions", None)
     if nested:
@@ -69,6 +113,7 @@ def run_fuzz(cfg: FuzzConfig, *, on_progress: Callable[[Recorder], None] | None 
              ) -> FuzzResult:
     """Fuzz one agent command line; never raises for anything the agent does."""
     recorder = Recorder(on_progress=on_progress)
+    database = example_database(cfg)
     pool = AgentPool(cfg, recorder)
     start = time.monotonic()
     result = FuzzResult(cfg, recorder, [], 0.0)
@@ -85,6 +130,8 @@ def run_fuzz(cfg: FuzzConfig, *, on_progress: Callable[[Recorder], None] | None 
         def begin() -> Example:
             if stop_at is not None and time.monotonic() > stop_at:
                 raise BudgetExhausted
+            if cfg.stop_on and cfg.stop_on <= set(recorder.found):
+                raise BudgetExhausted  # what the caller came for is found (benchmarks)
             first_failure = recorder.round_failure_at
             if first_failure is not None and recorder.elapsed() - first_failure > \
                     cfg.shrink_budget:
@@ -109,7 +156,9 @@ def run_fuzz(cfg: FuzzConfig, *, on_progress: Callable[[Recorder], None] | None 
             known = set(recorder.found)
             examples = cfg.max_examples if round_no == 0 else max(10, cfg.max_examples // 2)
             chosen = settings(max_examples=examples, stateful_step_count=cfg.steps,
-                              deadline=None, database=None, report_multiple_bugs=False,
+                              deadline=None, report_multiple_bugs=False,
+                              database=database if round_no == 0 or database is None
+                              else _KeepStored(database),
                               suppress_health_check=list(HealthCheck),
                               verbosity=Verbosity.quiet, print_blob=False)
             target = seed(cfg.seed + round_no)(machine) if cfg.seed is not None else machine
@@ -117,7 +166,9 @@ def run_fuzz(cfg: FuzzConfig, *, on_progress: Callable[[Recorder], None] | None 
             try:
                 run_state_machine_as_test(target, settings=chosen)
             except BudgetExhausted:
-                result.notes.append("time budget spent")
+                result.notes.append("stopped: what was asked for is found"
+                                    if cfg.stop_on and cfg.stop_on <= set(recorder.found)
+                                    else "time budget spent")
                 break
             except ShrinkBudgetSpent:
                 result.notes.append(f"shrinking stopped after {cfg.shrink_budget:g} s")
@@ -216,12 +267,9 @@ def measure_reproduction(cfg: FuzzConfig, found: Found,
     stop_at = time.monotonic() + cfg.shrink_budget
     chosen: list[Action] | None = None
     candidates = found.candidates or [(found.actions, found.history)]
-    for actions, _ in candidates:
-        if replay_once(cfg, actions, found.rule).reproduced:
-            chosen = actions
-            break
-        if time.monotonic() > stop_at:
-            break
+    hit = _first_reproducing(cfg, found.rule, [c[0] for c in candidates], confirm=1)
+    if hit is not None:
+        chosen = candidates[hit][0]
     if chosen is None:
         for _, history in candidates[:2]:
             if len(history) > 1 and time.monotonic() < stop_at:
@@ -258,15 +306,24 @@ def _replay_many(cfg: FuzzConfig, actions: list[Action], rule: str, runs: int
         return list(pool.map(lambda _: replay_once(cfg, actions, rule), range(runs)))
 
 
-def _first_reproducing(cfg: FuzzConfig, rule: str, trials: list[list[Action]]) -> int | None:
-    """Index of the first trial that reproduces, trying up to four at a time."""
+def _first_reproducing(cfg: FuzzConfig, rule: str, trials: list[list[Action]],
+                       confirm: int = 2) -> int | None:
+    """Index of the first trial that reproduces ``confirm`` times in a row.
+
+    Racy failures reproduce only sometimes; demanding two hits keeps delta debugging from
+    trading a reliable counterexample for a shorter, luckier one. Replays run four at a time.
+    """
+    jobs = [(n, trial) for n, trial in enumerate(trials) for _ in range(confirm)]
     with ThreadPoolExecutor(max_workers=4) as pool:
-        for start in range(0, len(trials), 4):
-            batch = trials[start:start + 4]
-            hits = list(pool.map(lambda t: replay_once(cfg, t, rule).reproduced, batch))
-            for n, hit in enumerate(hits):
-                if hit:
-                    return start + n
+        for start in range(0, len(jobs), 4):
+            batch = jobs[start:start + 4]
+            hits = list(pool.map(lambda job: replay_once(cfg, job[1], rule).reproduced, batch))
+            done: dict[int, list[bool]] = {}
+            for (n, _), hit in zip(batch, hits, strict=True):
+                done.setdefault(n, []).append(hit)
+            for n in sorted(done):
+                if len(done[n]) == confirm and all(done[n]):
+                    return n
     return None
 
 

@@ -57,8 +57,12 @@ class FuzzConfig:
     replay_runs: int = 5
     max_rounds: int = 4
     shrink_budget: float = 15.0
+    stop_on: frozenset[str] = frozenset()  # stop generating once all of these rules are found
     cwd: str | None = None
     env: dict[str, str] | None = None
+    # Root directory of Hypothesis' example database (one subdirectory per agent, see
+    # campaign.example_database); None: nothing is stored or replayed from earlier runs.
+    database: str | None = None
 
 
 @dataclass
