@@ -33,11 +33,14 @@ automaton that follows each ``session/cancel`` through that reasoning:
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import reduce
 from typing import Any, TypeVar
 
 from statemachine import State, StateMachine
+from statemachine.transition_list import TransitionList
 
 from acp_model.readings import DEFAULT, Readings
 
@@ -522,12 +525,23 @@ def joint_ranks(models: list[SessionModel]) -> dict[int, int]:
     return {i: n for n, i in enumerate(unread)}
 
 
+def stay(*states: State, cond: str | list[str] | None = None, on: str | list[str] | None = None,
+         ) -> TransitionList:
+    """The same internal self-transition on each of ``states`` (most events move no state)."""
+    kw: dict[str, Any] = {"internal": True}
+    if cond is not None:
+        kw["cond"] = cond
+    if on is not None:
+        kw["on"] = on
+    return reduce(operator.or_, (s.to.itself(**kw) for s in states))
+
+
 class SessionLifecycle(StateMachine):
     """Foreground states of one session and the classified wire events that move them.
 
     Naming: client events are what the client sends (``prompt``, ``cancel``...), agent events
-    what the agent sends (``prompt_accepted``, ``running``...). Each (state, event) pair has
-    exactly one transition; its ``cond`` lists the checks guarding it.
+    what the agent sends (``prompt_accepted``, ``running_reported``...). Each (state, event)
+    pair has exactly one transition; its ``cond`` lists the checks guarding it.
     """
 
     unreported = State("Unreported", initial=True)
@@ -537,68 +551,22 @@ class SessionLifecycle(StateMachine):
     custom = State("Custom state")
 
     # ---- client -> agent --------------------------------------------------------------
-    prompt = (
-        unreported.to.itself(internal=True, on="note_prompt")
-        | idle.to.itself(internal=True, on="note_prompt")
-        | running.to.itself(internal=True, cond="prompt_while_busy_allowed", on="note_prompt")
-        | requires_action.to.itself(internal=True, cond="prompt_while_busy_allowed",
-                                    on="note_prompt")
-        | custom.to.itself(internal=True, cond="prompt_while_busy_allowed", on="note_prompt")
-    )
-    cancel = (
-        unreported.to.itself(internal=True, on="note_cancel")
-        | idle.to.itself(internal=True, on="note_cancel")
-        | running.to.itself(internal=True, on="note_cancel")
-        | requires_action.to.itself(internal=True, on="note_cancel")
-        | custom.to.itself(internal=True, on="note_cancel")
-    )
-    prompt_cancel_request = (
-        unreported.to.itself(internal=True, on="note_prompt_cancel_request")
-        | idle.to.itself(internal=True, on="note_prompt_cancel_request")
-        | running.to.itself(internal=True, on="note_prompt_cancel_request")
-        | requires_action.to.itself(internal=True, on="note_prompt_cancel_request")
-        | custom.to.itself(internal=True, on="note_prompt_cancel_request")
-    )
-    permission_answer = (
-        unreported.to.itself(internal=True, cond="answer_honours_cancel",
-                             on="note_permission_answer")
-        | idle.to.itself(internal=True, cond="answer_honours_cancel", on="note_permission_answer")
-        | running.to.itself(internal=True, cond="answer_honours_cancel",
-                            on="note_permission_answer")
-        | requires_action.to.itself(internal=True, cond="answer_honours_cancel",
-                                    on="note_permission_answer")
-        | custom.to.itself(internal=True, cond="answer_honours_cancel",
-                           on="note_permission_answer")
-    )
+    prompt = (stay(unreported, idle, on="note_prompt")
+              | stay(running, requires_action, custom, cond="prompt_while_busy_allowed",
+                     on="note_prompt"))
+    cancel = stay(unreported, idle, running, requires_action, custom, on="note_cancel")
+    prompt_cancel_request = stay(unreported, idle, running, requires_action, custom,
+                                 on="note_prompt_cancel_request")
+    permission_answer = stay(unreported, idle, running, requires_action, custom,
+                             cond="answer_honours_cancel", on="note_permission_answer")
 
     # ---- agent -> client: the prompt's response and the user message --------------------
-    prompt_accepted = (
-        unreported.to.itself(internal=True, cond="acknowledgement_only", on="note_accept")
-        | idle.to.itself(internal=True, cond="acknowledgement_only", on="note_accept")
-        | running.to.itself(internal=True, cond="acknowledgement_only", on="note_accept")
-        | requires_action.to.itself(internal=True, cond="acknowledgement_only", on="note_accept")
-        | custom.to.itself(internal=True, cond="acknowledgement_only", on="note_accept")
-    )
-    prompt_rejected = (
-        unreported.to.itself(internal=True, cond="rejection_not_method_missing",
-                             on="note_reject")
-        | idle.to.itself(internal=True, cond="rejection_not_method_missing", on="note_reject")
-        | running.to.itself(internal=True, cond="rejection_not_method_missing", on="note_reject")
-        | requires_action.to.itself(internal=True, cond="rejection_not_method_missing",
-                                    on="note_reject")
-        | custom.to.itself(internal=True, cond="rejection_not_method_missing", on="note_reject")
-    )
-    user_message = (
-        unreported.to.itself(internal=True, cond="user_message_after_accept",
-                             on="note_user_message")
-        | idle.to.itself(internal=True, cond="user_message_after_accept", on="note_user_message")
-        | running.to.itself(internal=True, cond="user_message_after_accept",
-                            on="note_user_message")
-        | requires_action.to.itself(internal=True, cond="user_message_after_accept",
-                                    on="note_user_message")
-        | custom.to.itself(internal=True, cond="user_message_after_accept",
-                           on="note_user_message")
-    )
+    prompt_accepted = stay(unreported, idle, running, requires_action, custom,
+                           cond="acknowledgement_only", on="note_accept")
+    prompt_rejected = stay(unreported, idle, running, requires_action, custom,
+                           cond="rejection_not_method_missing", on="note_reject")
+    user_message = stay(unreported, idle, running, requires_action, custom,
+                        cond="user_message_after_accept", on="note_user_message")
 
     # ---- agent -> client: foreground state ----------------------------------------------
     running_reported = (
@@ -606,7 +574,7 @@ class SessionLifecycle(StateMachine):
                                      "idle_cancel_answered"], on="start_work")
         | idle.to(running, cond=["work_has_a_prompt", "running_after_user_message",
                                  "idle_cancel_answered"], on="start_work")
-        | running.to.itself(internal=True, cond="blocked_state_reported", on="note_resumed")
+        | stay(running, cond="blocked_state_reported", on="note_resumed")
         | requires_action.to(running, on="note_resumed")
         | custom.to(running, cond="blocked_state_reported", on="note_resumed")
     )
@@ -616,7 +584,7 @@ class SessionLifecycle(StateMachine):
         | idle.to(requires_action, cond=["running_before_blocking", "idle_cancel_answered"],
                   on=["start_work", "note_blocked"])
         | running.to(requires_action, on="note_blocked")
-        | requires_action.to.itself(internal=True, on="note_blocked")
+        | stay(requires_action, on="note_blocked")
         | custom.to(requires_action, on="note_blocked")
     )
     custom_reported = (
@@ -624,13 +592,13 @@ class SessionLifecycle(StateMachine):
         | idle.to(custom, cond="idle_cancel_answered", on="start_work")
         | running.to(custom)
         | requires_action.to(custom)
-        | custom.to.itself(internal=True)
+        | stay(custom)
     )
     idle_reported = (
         unreported.to(idle, cond=["prompt_work_announced", "one_stop_reason",
                                   "cancelled_has_cause"], on="settle_idle")
-        | idle.to.itself(internal=True, cond=["prompt_work_announced", "one_stop_reason",
-                                              "cancelled_has_cause"], on="settle_idle")
+        | stay(idle, cond=["prompt_work_announced", "one_stop_reason", "cancelled_has_cause"],
+               on="settle_idle")
         | running.to(idle, cond=["stop_reason_present", "cancel_honoured", "cancelled_has_cause",
                                  "blocked_state_reported"], on="end_work")
         | requires_action.to(idle, cond=["stop_reason_present", "cancel_honoured",
@@ -640,47 +608,20 @@ class SessionLifecycle(StateMachine):
     )
 
     # ---- agent -> client: permissions, tools, other output ------------------------------
-    permission_request = (
-        unreported.to.itself(internal=True, on="note_permission_request")
-        | idle.to.itself(internal=True, on="note_permission_request")
-        | running.to.itself(internal=True, cond="no_new_work_after_cancel",
-                            on="note_permission_request")
-        | requires_action.to.itself(internal=True, cond="no_new_work_after_cancel",
-                                    on="note_permission_request")
-        | custom.to.itself(internal=True, cond="no_new_work_after_cancel",
-                           on="note_permission_request")
-    )
-    permission_withdrawn = (
-        unreported.to.itself(internal=True, on="note_withdraw")
-        | idle.to.itself(internal=True, on="note_withdraw")
-        | running.to.itself(internal=True, on="note_withdraw")
-        | requires_action.to.itself(internal=True, on="note_withdraw")
-        | custom.to.itself(internal=True, on="note_withdraw")
-    )
+    permission_request = (stay(unreported, idle, on="note_permission_request")
+                          | stay(running, requires_action, custom,
+                                 cond="no_new_work_after_cancel", on="note_permission_request"))
+    permission_withdrawn = stay(unreported, idle, running, requires_action, custom,
+                                on="note_withdraw")
     tool_update = (
-        unreported.to.itself(internal=True, cond=["tool_titled_on_first_report",
-                                                  "tool_respects_answer",
-                                                  "not_after_cancelled_idle"],
-                             on="note_tool_update")
-        | idle.to.itself(internal=True, cond=["tool_titled_on_first_report",
-                                              "tool_respects_answer", "not_after_cancelled_idle"],
-                         on="note_tool_update")
-        | running.to.itself(internal=True, cond=["tool_titled_on_first_report",
-                                                 "tool_respects_answer"], on="note_tool_update")
-        | requires_action.to.itself(internal=True, cond=["tool_titled_on_first_report",
-                                                         "tool_respects_answer",
-                                                         "resumption_reported"],
-                                    on="note_tool_update")
-        | custom.to.itself(internal=True, cond=["tool_titled_on_first_report",
-                                                "tool_respects_answer"], on="note_tool_update")
+        stay(unreported, idle, cond=["tool_titled_on_first_report", "tool_respects_answer",
+                                     "not_after_cancelled_idle"], on="note_tool_update")
+        | stay(running, custom, cond=["tool_titled_on_first_report", "tool_respects_answer"],
+               on="note_tool_update")
+        | stay(requires_action, cond=["tool_titled_on_first_report", "tool_respects_answer",
+                                      "resumption_reported"], on="note_tool_update")
     )
-    output = (
-        unreported.to.itself(internal=True, on="note_output")
-        | idle.to.itself(internal=True, on="note_output")
-        | running.to.itself(internal=True, on="note_output")
-        | requires_action.to.itself(internal=True, on="note_output")
-        | custom.to.itself(internal=True, on="note_output")
-    )
+    output = stay(unreported, idle, running, requires_action, custom, on="note_output")
 
 
 CLIENT_EVENTS = ("prompt", "cancel", "prompt_cancel_request", "permission_answer")
