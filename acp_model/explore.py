@@ -628,7 +628,7 @@ class Exploration:
             src_state = cfg.models[real.session].state if real.session is not None else ""
             ev, frontier = make_event(cfg, real)
             at.append(len(tb.records))
-            _concrete(tb, real, ev, ids, cfg)
+            _concrete(tb, real, ev, ids)
             cfg.ctx.frontier = frontier
             if real.session is not None:
                 m = cfg.models[real.session]
@@ -679,7 +679,7 @@ class Witness:
                 "trace": [r.to_json() for r in self.records]}
 
 
-def _concrete(tb: TraceBuilder, act: Action, ev: Ev, ids: dict[Any, Any], cfg: Config) -> None:
+def _concrete(tb: TraceBuilder, act: Action, ev: Ev, ids: dict[Any, Any]) -> None:
     """Append the wire records for one abstract event."""
     if act.session is None:
         tb.sync()
@@ -782,6 +782,7 @@ def explore(sessions: int = 1, max_prompts: int | None = None,
     n_r = len(rs)
     full = (1 << n_r) - 1
     no_warns = tuple(() for _ in rs)
+    ident = tuple(range(sessions))
     t0 = time.perf_counter()
 
     root = Config.initial(model, sessions, rs[0])
@@ -822,36 +823,54 @@ def explore(sessions: int = 1, max_prompts: int | None = None,
                 before = ctx.frontier
                 ctx.frontier = frontier
                 mask = 0
-                fails = []
-                wl = []
                 m = cfg.models[s]
-                for i in range(n_r):
-                    ctx.readings = rs[i]
-                    ok, failures = engines[i].allowed(m, act.event, ev)
-                    if ok:
-                        mask |= 1 << i
-                    if failures:
-                        fails.append(tuple(sorted({c.rule for c, lv in failures
-                                                   if lv == "fail"})))
-                        wl.append(tuple(sorted({c.rule for c, lv in failures
-                                                if lv == "warn"})))
+                if n_r == 1:  # the common case, without the per-reading lists
+                    ok, failures = engines[0].allowed(m, act.event, ev)
+                    ctx.frontier = before
+                    if not failures:
+                        mask = 1
                     else:
-                        fails.append(())
-                        wl.append(())
-                ctx.frontier = before
-                ctx.readings = rs[0]
-                warns = tuple(wl)
-                if mask != full:
-                    refusals.append(Refusal(u, act, src_state, tuple(fails)))
-                if not mask:
-                    continue
+                        mask = 1 if ok else 0
+                        warns = (tuple(sorted({c.rule for c, lv in failures
+                                               if lv == "warn"})),)
+                        if not ok:
+                            refusals.append(Refusal(u, act, src_state, (tuple(sorted(
+                                {c.rule for c, lv in failures if lv == "fail"})),)))
+                            continue
+                    fails = None
+                else:
+                    fails = []
+                    wl = []
+                    for i in range(n_r):
+                        ctx.readings = rs[i]
+                        ok, failures = engines[i].allowed(m, act.event, ev)
+                        if ok:
+                            mask |= 1 << i
+                        if failures:
+                            fails.append(tuple(sorted({c.rule for c, lv in failures
+                                                       if lv == "fail"})))
+                            wl.append(tuple(sorted({c.rule for c, lv in failures
+                                                    if lv == "warn"})))
+                        else:
+                            fails.append(())
+                            wl.append(())
+                    ctx.frontier = before
+                    ctx.readings = rs[0]
+                    warns = tuple(wl)
+                    if mask != full:
+                        refusals.append(Refusal(u, act, src_state, tuple(fails)))
+                    if not mask:
+                        continue
                 new = cfg.derive(s)
                 new.ctx.frontier = frontier
                 m = new.models[s]
-                first = (mask & -mask).bit_length() - 1
-                new.ctx.readings = rs[first]
-                engines[first].fire(m, act.event, ev)
-                new.ctx.readings = rs[0]
+                if mask & 1:
+                    engines[0].fire(m, act.event, ev)
+                else:
+                    first = (mask & -mask).bit_length() - 1
+                    new.ctx.readings = rs[first]
+                    engines[first].fire(m, act.event, ev)
+                    new.ctx.readings = rs[0]
                 new.obs[s] = _observe(cfg.obs[s], src_state, act, ev.idx, bounds)
                 if compact:
                     _compact(m)
@@ -863,7 +882,7 @@ def explore(sessions: int = 1, max_prompts: int | None = None,
                         breaks = (*breaks, "d")
             new.next_idx += 1
             k, order = new.canonical(base, s)
-            identity = order == tuple(range(sessions))
+            identity = order == ident
             v = index.get(k)
             if v is None:
                 v = len(keys)
@@ -1412,7 +1431,8 @@ def _find_lists(doc: Any, key: str) -> Iterable[list[Any]]:
             yield from _find_lists(v, key)
 
 
-__all__ = ["CONTRADICTIONS", "PROPERTIES", "RULES", "Action", "Bounds", "Config", "Edge",
-           "Exploration", "ExplorationTooLarge", "PropertyResult", "Refusal", "Witness",
-           "actions", "check_properties", "contradictions", "coverage", "diff_readings",
-           "each_reading", "explore", "make_event", "obligations", "parse_diff"]
+__all__ = ["CONTRADICTIONS", "PROPERTIES", "PROPERTY_NAMES", "Action", "Bounds", "Config",
+           "Edge", "Exploration", "ExplorationTooLarge", "PropertyResult", "Refusal", "Witness",
+           "actions", "alphabet", "check_properties", "contradictions", "coverage",
+           "diff_readings", "each_reading", "explore", "make_event", "obligations",
+           "parse_diff"]

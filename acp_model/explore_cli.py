@@ -124,10 +124,17 @@ def _witnesses(doc: Any, prefix: str = "") -> list[tuple[str, dict[str, Any]]]:
         if "trace" in doc and "events" in doc:
             return [(prefix.strip("-") or "witness", doc)]
         for k, v in doc.items():
-            found += _witnesses(v, f"{prefix}-{k}" if k != "witness" else prefix)
+            keep = k not in ("witness", "properties", "violations", "differences", "diffs",
+                             "examples")
+            found += _witnesses(v, f"{prefix}-{k}" if keep else prefix)
     elif isinstance(doc, list):
         for i, v in enumerate(doc):
-            found += _witnesses(v, f"{prefix}-{i + 1}")
+            tag = str(i + 1)
+            if isinstance(v, dict):  # name files after what they show
+                tag = str(v.get("id") or v.get("transition") or tag)
+                tag = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in tag)
+                tag = f"{tag}-{i + 1}" if "transition" in v else tag
+            found += _witnesses(v, f"{prefix}-{tag}")
     return found
 
 

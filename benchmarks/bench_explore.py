@@ -1,0 +1,59 @@
+"""Exploration time and graph size for 1, 2 and 3 sessions (plain script, prints a table).
+
+    .venv/bin/python benchmarks/bench_explore.py          # default rows
+    .venv/bin/python benchmarks/bench_explore.py --full   # plus the larger bounds
+
+Targets (issue 5): 1 session < 1 s, 2 sessions < 30 s with the default bounds. Three sessions
+need the lean alphabet and strict readings to stay in the tens of seconds; the table prints
+the bounds and readings each row used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from acp_model.explore import Bounds, check_properties, explore
+from acp_model.readings import DEFAULT
+
+STRICT = DEFAULT.parse(["A-03=diagram", "A-07=forbid"])
+
+
+def rows(full: bool) -> list[tuple[str, Bounds, object]]:
+    out = [
+        ("1 session, defaults", Bounds.default(1), DEFAULT),
+        ("2 sessions, defaults", Bounds.default(2), DEFAULT),
+        ("3 sessions, defaults", Bounds.default(3), STRICT),
+    ]
+    if full:
+        out += [
+            ("1 session, 2 prompts", Bounds.default(1, max_prompts=2), DEFAULT),
+            ("1 session, 1 tool call", Bounds.default(1, max_tools=1), DEFAULT),
+            ("2 sessions, lean", Bounds.default(2, lean=True), DEFAULT),
+        ]
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--full", action="store_true", help="also the larger bounds")
+    args = parser.parse_args()
+    header = (f"{'run':24} {'states':>8} {'transitions':>12} {'refused':>9} {'explore s':>10} "
+              f"{'props s':>8}  props  bounds / readings")
+    print(header)
+    print("-" * len(header))
+    for name, bounds, readings in rows(args.full):
+        exp = explore(bounds=bounds, readings=readings)
+        t0 = time.perf_counter()
+        props = check_properties(exp, limit=1)
+        t_props = time.perf_counter() - t0
+        marks = "".join(p.id if p.holds else p.id.upper() for p in props)
+        changed = ", ".join(f"{k}={v}" for k, v in readings.changed().items()) or "defaults"
+        print(f"{name:24} {exp.nodes:>8} {len(exp.edges):>12} {len(exp.refusals):>9} "
+              f"{exp.seconds:>10.2f} {t_props:>8.2f}  {marks:5}  {bounds.describe()}; "
+              f"readings {changed}", flush=True)
+    print("props: lower-case letter = property holds, upper-case = fails")
+
+
+if __name__ == "__main__":
+    main()
