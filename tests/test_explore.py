@@ -62,6 +62,12 @@ def test_one_session_every_property_holds(one: Exploration) -> None:
     assert set(c["outside_alphabet"]) == {f"{s}:tool_update" for s in one.table.states}
     assert props["b"].checked > 0 and props["a"].details["quiescent_states"] > 0
     assert one.nodes > 1000 and max(one.depth) >= 8
+    g = one.graph  # the networkx view: nodes are configurations, edges keyed by event label
+    assert g.number_of_nodes() == one.nodes and g.number_of_edges() == len(one.edges)
+    _, _, data = next(iter(g.out_edges(0, data=True)))
+    assert {"event", "payload", "session", "party", "warnings", "source_state"} <= set(data)
+    warned = [d for _, _, d in g.edges(data=True) if d["warnings"]]
+    assert any("STATE-05" in d["warnings"] for d in warned)  # unreported permission wait
 
 
 def test_two_sessions_share_the_frontier_and_properties_hold(two: Exploration) -> None:
