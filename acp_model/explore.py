@@ -24,7 +24,6 @@ Every edge can be replayed into a concrete JSON-RPC trace with ``TraceBuilder`` 
 
 from __future__ import annotations
 
-import copy
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
@@ -36,16 +35,11 @@ import networkx as nx
 from acp_model.engine import Table, TableEngine, compile_machine
 from acp_model.lifecycle import (
     AGENT_EVENTS,
-    QUIET,
     WORK,
-    CancelRec,
     Context,
     Ev,
-    PermRec,
-    PromptRec,
     SessionLifecycle,
     SessionModel,
-    ToolRec,
 )
 from acp_model.readings import DEFAULT, READING_DEFS, Readings
 from acp_model.rules import RULES, catalogue
@@ -178,33 +172,9 @@ class Observer:
     cancels: int = 0
 
 
-_MODEL_FIELDS = ("sid", "ctx", "state", "prompts", "early_user_messages", "user_ids",
-                 "cancels", "perms", "tools", "work_tools", "cancelled_tools")
-
-
 def _clone_model(m: SessionModel, ctx: Context) -> SessionModel:
-    """A deep copy bound to ``ctx`` (deepcopy costs ~80 µs per model, the fast path ~4 µs).
-
-    ``user_ids`` starts empty: the explorer always uses fresh message ids, so the set can never
-    answer "seen before" (and the snapshot ignores it).
-    """
-    c = object.__new__(type(m))
-    d = m.__dict__
-    if tuple(d) != _MODEL_FIELDS:  # a model with fields this explorer does not know: generic
-        c.__dict__.update({k: v if k == "ctx" else copy.deepcopy(v) for k, v in d.items()})
-        c.ctx = ctx
-        return c
-    c.__dict__.update({
-        "sid": m.sid, "ctx": ctx, "state": m.state,
-        "prompts": [PromptRec(p.idx, p.id, p.status) for p in m.prompts],
-        "early_user_messages": m.early_user_messages, "user_ids": set(),
-        "cancels": [CancelRec(x.idx, x.status, x.prior) for x in m.cancels],
-        "perms": {k: PermRec(p.id, p.idx, p.tool_call_id, p.options, p.state, p.owed_cancel,
-                             p.answer, p.answer_idx, p.unreported_block)
-                  for k, p in m.perms.items()},
-        "tools": {k: ToolRec(t.status, t.perm) for k, t in m.tools.items()},
-        "work_tools": set(m.work_tools), "cancelled_tools": set(m.cancelled_tools)})
-    return c
+    """The model's own copy, bound to ``ctx`` (deepcopy costs ~80 µs per model)."""
+    return m.clone(ctx)
 
 
 def _share_model(m: SessionModel, ctx: Context) -> SessionModel:
@@ -341,30 +311,12 @@ class Config:
 
 
 def obligations(m: SessionModel, readings: Readings) -> list[str]:
-    """What a session still owes at this point (empty: quiescent).
+    """The rules a session still owes at this point (empty: quiescent).
 
-    Mirrors ``Monitor.finish`` (liveness judged at the end of a trace), plus ``turn-open``: an
-    accepted prompt whose user message arrived but whose work was never reported nor ended by
-    an idle (the monitor does not judge it at the end of a trace).
+    The model's own ``obligations()``, which is also what ``Monitor.finish`` judges at the
+    end of a trace. ``readings`` is kept for callers; the model carries its readings.
     """
-    out = []
-    if any(p.status == "pending" for p in m.prompts):
-        out.append("PROMPT-04")
-    if any(p.status == "accepted" for p in m.prompts):
-        out.append("PROMPT-06")
-    for perm in m.perms.values():
-        if perm.state != "answered":
-            out.append("CANCEL-14" if perm.state == "withdrawn" else
-                       "CANCEL-04" if perm.owed_cancel else "PERM-12")
-            break
-    if m.state in WORK:
-        out.append("CANCEL-06" if any(c.status in ("W", "A") for c in m.cancels)
-                   else "STATE-02")
-    elif readings["A-04"] == "idle-cancelled" and any(c.status == "I" for c in m.cancels):
-        out.append("CANCEL-06")
-    if m.state in QUIET and any(p.status == "inserted" for p in m.prompts):
-        out.append("turn-open")
-    return out
+    return [rule for rule, _, _ in m.obligations()]
 
 
 # ------------------------------------------------------------------------------------------

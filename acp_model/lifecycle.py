@@ -114,6 +114,7 @@ class PromptRec:
     idx: int
     id: Any
     status: str = "pending"  # pending -> accepted -> inserted (user message seen)
+    ran: bool = False  # foreground work started or ended while this prompt was open
 
 
 @dataclass(slots=True)
@@ -138,8 +139,7 @@ class PermRec:
 
 @dataclass(slots=True)
 class ToolRec:
-    status: str | None = None
-    perm: Any = None  # id of the permission request guarding it
+    perm: Any = None  # id of the permission request guarding it (PERM-11, STATE-06)
 
 
 @dataclass
@@ -251,7 +251,8 @@ class SessionModel:
 
     @check("CANCEL-06", reading="A-04", levels={"noop": "off", "idle-cancelled": "fail"})
     def idle_cancel_answered(self, ev: Ev) -> bool:
-        """Under A-04=idle-cancelled a cancel read while idle is answered before new work."""
+        """Under A-04=idle-cancelled a cancel read while idle is answered before new work
+        (or a newer prompt's acceptance) begins."""
         return not any(self._is_stale(c) for c in self.cancels)
 
     @check("STATE-03")
@@ -268,6 +269,15 @@ class SessionModel:
         if self.ctx.readings["A-11"] == "sent":
             return not any(c.status == "W" for c in self.cancels)
         return not any(c.status == "W" and self._read(c.idx) for c in self.cancels)
+
+    @check("CANCEL-06", reading="A-04", levels={"noop": "off", "idle-cancelled": "fail"})
+    def idle_cancel_not_swallowed(self, ev: Ev) -> bool:
+        """Under A-04=idle-cancelled, a cancel the agent provably read before this work ended
+        is answered with `cancelled`: read during the work it cancels it, read before the
+        work began it was owed an idle(cancelled) before that work."""
+        if ev.reason == "cancelled":
+            return True
+        return not any(c.status == "A" and self._read(c.idx) for c in self.cancels)
 
     @check("CANCEL-11")
     def cancelled_has_cause(self, ev: Ev) -> bool:
@@ -397,6 +407,8 @@ class SessionModel:
         self.cancels = kept
         self.cancelled_tools = set()
         self.work_tools = set()
+        for p in self.prompts:
+            p.ran = True
 
     def note_blocked(self, ev: Ev) -> None:
         for perm in self.perms.values():
@@ -425,6 +437,8 @@ class SessionModel:
             survivors.append(c)
         self.cancels = survivors
         self.prompts = [p for p in self.prompts if p.status != "inserted"]
+        for p in self.prompts:
+            p.ran = True
         for c in self.cancels:
             if c.status in ("W", "A"):
                 c.status = "I"
@@ -469,9 +483,7 @@ class SessionModel:
 
     @allowance("TOOL-10", "CANCEL-08")
     def note_tool_update(self, ev: Ev) -> None:
-        tool = self.tools.setdefault(ev.tool_call_id or "", ToolRec())
-        if ev.status is not None:
-            tool.status = ev.status
+        self.tools.setdefault(ev.tool_call_id or "", ToolRec())
         if self.state in WORK:
             self.work_tools.add(ev.tool_call_id or "")
 
@@ -479,7 +491,64 @@ class SessionModel:
     def note_output(self, ev: Ev) -> None:
         """Other session updates: legal in every state; they never change the state."""
 
-    # --- bookkeeping used by the monitor ---------------------------------------------------
+    # --- what is still owed; copies -------------------------------------------------------
+    def obligations(self) -> list[tuple[str, int, str]]:
+        """Liveness obligations still open: (rule, index that created it, what is owed).
+
+        The monitor judges these at the end of a trace (or of a fuzz example), the explorer
+        calls a configuration quiescent when the list is empty. Index -1: the end of the trace.
+        """
+        out: list[tuple[str, int, str]] = []
+        for p in self.prompts:
+            if p.status == "pending":
+                out.append(("PROMPT-04", p.idx, f"session/prompt #{p.idx} was never answered"))
+            elif p.status == "accepted":
+                out.append(("PROMPT-06", p.idx, f"session/prompt #{p.idx} was accepted but no "
+                            "user message reported where it entered the history"))
+            elif self.state not in WORK and not p.ran:
+                out.append(("STATE-02", p.idx, f"session/prompt #{p.idx} was accepted and its "
+                            "user message reported, but its work never ran to an idle"))
+        for perm in self.perms.values():
+            if perm.state != "answered":
+                rule = ("CANCEL-14" if perm.state == "withdrawn"
+                        else "CANCEL-04" if perm.owed_cancel else "PERM-12")
+                out.append((rule, perm.idx, f"the client never answered permission request "
+                            f"#{perm.idx}"))
+        if self.state in WORK:
+            cancel = next((c for c in self.cancels if c.status in ("W", "A")), None)
+            if cancel is not None:
+                out.append(("CANCEL-06", cancel.idx, f"session/cancel #{cancel.idx} was sent "
+                            f"during foreground work but the session is still {self.state}; "
+                            "expected idle with stopReason cancelled"))
+            else:
+                out.append(("STATE-02", -1, f"foreground work is still {self.state}: it never "
+                            "ended with an idle state_update"))
+        elif self.ctx.readings["A-04"] == "idle-cancelled":
+            out += [("CANCEL-06", c.idx, f"session/cancel #{c.idx} was never answered with "
+                     "idle(cancelled) (reading A-04=idle-cancelled)")
+                    for c in self.cancels if c.status == "I"]
+        return out
+
+    def clone(self, ctx: Context | None = None) -> SessionModel:
+        """A copy that shares nothing mutable (~4 µs; ``copy.deepcopy`` costs ~80 µs).
+
+        ``user_ids`` is copied too: it decides whether a message id is new.
+        """
+        c = object.__new__(type(self))
+        c.__dict__.update(self.__dict__)
+        c.ctx = self.ctx if ctx is None else ctx
+        c.prompts = [PromptRec(p.idx, p.id, p.status, p.ran) for p in self.prompts]
+        c.user_ids = set(self.user_ids)
+        c.cancels = [CancelRec(x.idx, x.status, x.prior) for x in self.cancels]
+        c.perms = {k: PermRec(p.id, p.idx, p.tool_call_id, p.options, p.state, p.owed_cancel,
+                              p.answer, p.answer_idx, p.unreported_block)
+                   for k, p in self.perms.items()}
+        c.tools = {k: ToolRec(t.perm) for k, t in self.tools.items()}
+        c.work_tools = set(self.work_tools)
+        c.cancelled_tools = set(self.cancelled_tools)
+        c.__dict__.pop("_acpm_machine", None)  # a library machine is bound to the original
+        return c
+
     def forget_permission(self, perm_id: Any) -> None:
         self.perms.pop(perm_id, None)
 
@@ -506,13 +575,13 @@ class SessionModel:
         perm_ids = {pid: n for n, pid in enumerate(self.perms)}
         return (
             self.state,
-            tuple((r(p.idx), p.status) for p in self.prompts),
+            tuple((r(p.idx), p.status, p.ran) for p in self.prompts),
             self.early_user_messages,
             tuple((r(c.idx), c.status, c.prior) for c in self.cancels),
             tuple((perm_ids[p.id], p.state, p.owed_cancel, p.answer,
                    r(p.answer_idx) if p.answer_idx >= 0 else None, p.unreported_block,
                    p.tool_call_id) for p in self.perms.values()),
-            tuple(sorted((k, v.status, perm_ids.get(v.perm)) for k, v in self.tools.items())),
+            tuple(sorted((k, perm_ids.get(v.perm)) for k, v in self.tools.items())),
             tuple(sorted(self.work_tools)),
             tuple(sorted(self.cancelled_tools)),
         )
@@ -562,7 +631,8 @@ class SessionLifecycle(StateMachine):
 
     # ---- agent -> client: the prompt's response and the user message --------------------
     prompt_accepted = stay(unreported, idle, running, requires_action, custom,
-                           cond="acknowledgement_only", on="note_accept")
+                           cond=["acknowledgement_only", "idle_cancel_answered"],
+                           on="note_accept")
     prompt_rejected = stay(unreported, idle, running, requires_action, custom,
                            cond="rejection_not_method_missing", on="note_reject")
     user_message = stay(unreported, idle, running, requires_action, custom,
@@ -600,11 +670,14 @@ class SessionLifecycle(StateMachine):
         | stay(idle, cond=["prompt_work_announced", "one_stop_reason", "cancelled_has_cause"],
                on="settle_idle")
         | running.to(idle, cond=["stop_reason_present", "cancel_honoured", "cancelled_has_cause",
-                                 "blocked_state_reported"], on="end_work")
+                                 "idle_cancel_not_swallowed", "blocked_state_reported"],
+                     on="end_work")
         | requires_action.to(idle, cond=["stop_reason_present", "cancel_honoured",
-                                         "cancelled_has_cause"], on="end_work")
+                                         "cancelled_has_cause", "idle_cancel_not_swallowed"],
+                             on="end_work")
         | custom.to(idle, cond=["stop_reason_present", "cancel_honoured", "cancelled_has_cause",
-                                "blocked_state_reported"], on="end_work")
+                                "idle_cancel_not_swallowed", "blocked_state_reported"],
+                    on="end_work")
     )
 
     # ---- agent -> client: permissions, tools, other output ------------------------------

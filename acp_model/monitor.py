@@ -28,6 +28,8 @@ from acp_model.trace import Record
 SESSION_TABLE = compile_machine(SessionLifecycle, SessionModel)
 CONNECTION_TABLE = compile_machine(ConnectionLifecycle, ConnectionModel)
 
+# Obligations about a request's answer: the monitor judges all open requests itself.
+_REQUEST_RULES = frozenset({"PROMPT-04", "PERM-12", "CANCEL-04", "CANCEL-14"})
 MAX_REPORTS_PER_CHECK = 200  # per (rule, check): a flooding agent must not exhaust memory
 MAX_DIAGNOSES_PER_DEF = 25
 
@@ -210,28 +212,10 @@ class Monitor:
         return self.violations[before:]
 
     def _judge_session(self, sid: str, sess: SessionModel, deadline: float | None) -> None:
-        for p in sess.prompts:
-            if p.status == "accepted":
-                self._liveness("PROMPT-06", p.idx, sid, deadline,
-                               f"session/prompt #{p.idx} was accepted but no user message "
-                               "reported where it entered the history")
-        if sess.state in WORK:
-            pending_cancel = [c for c in sess.cancels if c.status in ("W", "A")]
-            if pending_cancel:
-                self._liveness("CANCEL-06", pending_cancel[0].idx, sid, deadline,
-                               f"session/cancel #{pending_cancel[0].idx} was sent during "
-                               f"foreground work but the session is still {sess.state}; "
-                               "expected idle with stopReason cancelled")
-            else:
-                self._liveness("STATE-02", self.count - 1, sid, deadline,
-                               f"foreground work is still {sess.state}: it never ended "
-                               "with an idle state_update")
-        elif self.readings["A-04"] == "idle-cancelled":
-            for c in sess.cancels:
-                if c.status == "I":
-                    self._liveness("CANCEL-06", c.idx, sid, deadline,
-                                   f"session/cancel #{c.idx} was never answered with "
-                                   "idle(cancelled) (reading A-04=idle-cancelled)")
+        for rule_id, idx, what in sess.obligations():
+            if rule_id in _REQUEST_RULES:
+                continue  # open requests are judged above, for every method alike
+            self._liveness(rule_id, idx if idx >= 0 else self.count - 1, sid, deadline, what)
 
     def note(self, rule_id: str, message: str, *, session: str | None = None,
              kind: str = "safety", deadline: float | None = None) -> None:

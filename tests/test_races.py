@@ -316,3 +316,20 @@ def test_null_id_errors_only_answer_unreadable_input() -> None:
     report = check(batch)
     assert failed_rules(report) == {"RPC-09"}
     assert "batch of notifications" in report["violations"][0]["message"]
+
+
+def test_accepted_turn_that_never_runs_is_a_liveness_failure() -> None:
+    t = base().prompt(S, 10).accepted(10).user_message(S)
+    report = check(t)
+    assert failed_rules(report) == {"STATE-02"}
+    assert report["violations"][0]["kind"] == "liveness"
+    assert_clean(check(t.running(S).idle(S, "end_turn")))
+
+
+def test_idle_cancelled_reading_wants_the_reply_before_the_next_acceptance() -> None:
+    strict = DEFAULT.parse(["A-04=idle-cancelled"])
+    t = turn_start(base(), 10).idle(S, "end_turn").cancel(S).prompt(S, 11).accepted(11)
+    assert "CANCEL-06" in failed_rules(check(t, strict))
+    ok = turn_start(base(), 10).idle(S, "end_turn").cancel(S).idle(S, "cancelled")
+    ok.prompt(S, 11).accepted(11).user_message(S).running(S).idle(S, "end_turn")
+    assert_clean(check(ok, strict))

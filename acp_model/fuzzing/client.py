@@ -157,14 +157,13 @@ class FuzzClient:
                     if req.method == "session/prompt" and req.session == sid]
 
     def busy(self, s: int) -> bool:
-        """Foreground work, unanswered prompts, or accepted prompts without their turn yet."""
+        """Foreground work, or prompts whose work has not ended with an idle yet."""
         sid = self.sessions[s].sid
         with self.lock:
             sess = self.monitor.sessions.get(sid)
             if sess is None:
                 return False
-            return sess.state not in QUIET or any(p.status != "inserted" for p in sess.prompts) \
-                or bool(self.pending_prompts(s))
+            return sess.state not in QUIET or bool(sess.prompts) or bool(self.pending_prompts(s))
 
     @property
     def alive(self) -> bool:
