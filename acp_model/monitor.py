@@ -101,6 +101,7 @@ class Monitor:
         self.probe_hits: list[Violation] = []
         self._judged_sessions: set[str] = set()
         self._notification_batch_sent = False
+        self._batch_sent = False
         # Unreadable input each side sent (garbage lines, invalid requests): each may earn a
         # -32700 / -32600 answer with id null.
         self._unreadable: dict[str, int] = {"c2a": 0, "a2c": 0}
@@ -140,6 +141,7 @@ class Monitor:
                 self._unreadable[direction] += 1
                 self._report("RPC-07", idx, "an empty batch array is not a valid message")
             if direction == "c2a":
+                self._batch_sent = bool(msg)
                 self._notification_batch_sent = bool(msg) and all(
                     isinstance(m, dict) and "method" in m and "id" not in m for m in msg)
             for n, element in enumerate(msg):
@@ -603,9 +605,13 @@ class Monitor:
                 # The JSON-RPC answer to input that could not be parsed or read.
                 self._unreadable[requester] -= 1
                 return
-            if code in (-32700, -32600) and self._notification_batch_sent:
-                self._report("RPC-09", idx, f"{party} answered a valid batch of notifications "
-                             f"with error {code} (such a batch gets no response at all)")
+            if code in (-32700, -32600) and self._batch_sent:
+                what = ("a valid batch of notifications" if self._notification_batch_sent
+                        else "a valid batch as a whole")
+                self._report("RPC-09", idx, f"{party} answered {what} with error {code} and id "
+                             "null: each request in a batch gets its own response, each "
+                             "notification none")
+                self._batch_sent = self._notification_batch_sent = False
                 return
             if code in (-32700, -32600):
                 self._report("RPC-09", idx, f"{party} sent error {code} with id null although "

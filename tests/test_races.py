@@ -316,6 +316,12 @@ def test_null_id_errors_only_answer_unreadable_input() -> None:
     report = check(batch)
     assert failed_rules(report) == {"RPC-09"}
     assert "batch of notifications" in report["violations"][0]["message"]
+    mixed = base().c2a([{"jsonrpc": "2.0", "id": 7, "method": "_x/ask", "params": {}}])
+    mixed.error("a2c", None, -32600, "Invalid Request")
+    report = check(mixed)
+    assert failed_rules(report) == {"RPC-09", "ACPM-ANSWER"}
+    assert "as a whole" in next(v for v in report["violations"] if v["rule"] == "RPC-09")[
+        "message"]
 
 
 def test_accepted_turn_that_never_runs_is_a_liveness_failure() -> None:

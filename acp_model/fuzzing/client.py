@@ -377,6 +377,13 @@ class FuzzClient:
             self._probe_ids.discard(rid)
             self.do_sync()
             return
+        elif kind == "request_batch":
+            # A legal batch holding a request: the request still gets its own response.
+            self._probe_ids.discard(rid)
+            self.proc.send([{"jsonrpc": "2.0", "id": rid, "method": SYNC_METHOD, "params": {}},
+                            {"jsonrpc": "2.0", "method": "_acp_model/note", "params": {}}])
+            self.proc.wait_for_index(lambda m: _answers(m, rid), self.deadline)
+            return
         else:  # garbage: a truncated line the agent must survive
             self._probe_raw = True
             self.proc.send_raw(GARBAGE)
@@ -431,6 +438,13 @@ class FuzzClient:
 
     def close(self) -> None:
         self.proc.close(grace=1.0)
+
+
+def _answers(msg: Any, request_id: Any) -> bool:
+    """A response to ``request_id``, alone or inside a batch array."""
+    if isinstance(msg, list):
+        return any(is_response_to(m, request_id) for m in msg)
+    return is_response_to(msg, request_id)
 
 
 def _pick_option(options: dict[str, Any], outcome: str) -> str | None:

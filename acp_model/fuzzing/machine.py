@@ -104,7 +104,8 @@ def build_machine(begin: Callable[[], Example], end: Callable[[Example], None],
             self.ex.act({"op": "cancel_prompt_request", "s": s})
 
         @rule(kind=st.sampled_from(["unknown_session", "invalid_params", "unknown_method",
-                                    "garbage", "notification_batch"]), s=session)
+                                    "garbage", "notification_batch",
+                                    "request_batch"]), s=session)
         def negative_input(self, kind: str, s: int) -> None:
             self.ex.act({"op": "probe", "kind": kind, "s": s})
 
