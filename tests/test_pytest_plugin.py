@@ -1,0 +1,152 @@
+"""The pytest plugin, driven through pytester in fresh pytest processes.
+
+Each run is a real ``pytest --acp-agent ...`` in a temporary directory: the plugin is loaded
+from its ``pytest11`` entry point (``-p acp_model`` as well, so the tests also pass where
+plugin autoloading is disabled).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+import textwrap
+
+import pytest
+
+from acp_model.pytest_plugin import rule_groups
+
+pytest_plugins = ["pytester"]
+
+AGENT = shlex.join([sys.executable, "-m", "acp_model.agents.reference", "--timing", "fast"])
+GROUPS = rule_groups()
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_subprocess("-p", "acp_model", "-p", "no:cacheprovider", *args,
+                                         timeout=300)
+
+
+def test_reference_agent_passes_every_group(pytester: pytest.Pytester) -> None:
+    result = run(pytester, "--acp-agent", AGENT, "--acp-profile", "quick", "--acp-seed", "1",
+                 "-v")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    result.assert_outcomes(passed=len(GROUPS))
+    result.stdout.fnmatch_lines([f"acp-model::test_acp[[]{g}[]] PASSED*" for g in GROUPS],
+                                consecutive=False)
+    result.stdout.fnmatch_lines(["*acp-model*", "*profile: quick*seed: 1*",
+                                 "*failures: none; warnings: 0*"])
+    assert "AcpWarning" not in result.stdout.str()
+
+
+@pytest.mark.parametrize(("mutant", "group", "rule"), [
+    ("cancel_as_end_turn", "CANCEL", "CANCEL-07"),
+    ("unknown_stop_reason", "STOP", "STOP-03"),
+])
+def test_mutant_fails_its_rule_group(pytester: pytest.Pytester, mutant: str, group: str,
+                                     rule: str) -> None:
+    out = pytester.path / "out"
+    result = run(pytester, "--acp-agent", f"{AGENT} --mutant {mutant}", "--acp-profile",
+                 "quick", "--acp-seed", "1", "--acp-deadline", "1.5", "--acp-out", str(out))
+    text = result.stdout.str()
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, text
+    result.stdout.fnmatch_lines([f"FAILED acp-model::test_acp[[]{group}[]]*"])
+    # The failure reads like a conformance report: rule, what happened, program, rate.
+    result.stdout.fnmatch_lines([
+        f"{group}: * rule(s) failed against *--mutant {mutant}*",
+        f"{rule} (MUST, binds the agent): *",
+        "  what happened: *",
+        "  minimal counterexample, * client action(s), reproduced */* in fresh agent*",
+        "    1. *",
+    ])
+    assert "Traceback" not in text
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed", 0) >= len(GROUPS) - 3, outcomes  # the rest still passes
+    report = json.loads((out / "report.json").read_text())
+    assert report["verdict"] == "fail" and report["profile"] == "quick"
+    assert rule in {ce["rule"] for ce in report["counterexamples"]}
+    assert (out / rule / "replay.json").is_file()
+
+
+def test_one_group_can_be_selected_with_k(pytester: pytest.Pytester) -> None:
+    result = run(pytester, "--acp-agent", f"{AGENT} --mutant cancel_as_end_turn",
+                 "--acp-profile", "quick", "--acp-seed", "1", "-k", "test_acp and STOP")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    result.assert_outcomes(passed=1, deselected=len(GROUPS) - 1)
+
+
+@pytest.mark.parametrize(("agent", "needle"), [
+    ("acp-model-no-such-agent --stdio", "agent command 'acp-model-no-such-agent' not found"),
+    ("{tmp}/agent.sh", "is not executable"),
+    (f"{shlex.quote(sys.executable)} -c \"import sys; sys.stderr.write('no api key\\\\n'); "
+     "sys.exit(3)\"", "exited before answering initialize (exit code 3)"),
+    ("'unbalanced", "No closing quotation"),
+], ids=["not-found", "not-executable", "exits-at-start", "bad-quoting"])
+def test_wrong_agent_command_is_a_usage_error(pytester: pytest.Pytester, agent: str,
+                                              needle: str) -> None:
+    script = pytester.path / "agent.sh"
+    script.write_text("#!/bin/sh\nexit 0\n")  # no execute bit
+    pytester.makepyfile(test_other="def test_other():\n    pass\n")
+    result = run(pytester, "--acp-agent", agent.format(tmp=pytester.path))
+    err = result.stderr.str()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str() + err
+    assert "ERROR: --acp-agent" in err and needle in err, err
+    if "exit code 3" in needle:
+        assert "no api key" in err  # the agent's own explanation is shown
+    assert "Traceback" not in err + result.stdout.str()
+    assert "passed" not in result.stdout.str()  # nothing ran
+
+
+def test_no_agent_option_changes_nothing(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_mine="""
+        def test_plain():
+            assert 1 + 1 == 2
+
+        def test_needs_agent(acp_client):
+            raise AssertionError("must not run without --acp-agent")
+    """)
+    result = run(pytester, "-rs")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(["*needs --acp-agent*"])
+    assert "test_acp" not in result.stdout.str()  # no group tests were added
+
+
+def test_fixtures_and_a_subclassed_state_machine(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_mine=textwrap.dedent("""
+        from hypothesis import settings
+        from hypothesis.stateful import rule
+
+        from acp_model.pytest_plugin import run_lifecycle
+
+        def test_one_turn(acp_client, acp_monitor):
+            acp_client.perform({"op": "new_session"})
+            acp_client.perform({"op": "prompt", "s": 0,
+                                "blocks": [{"type": "text", "text": "fix tests"}]})
+            acp_client.perform({"op": "wait", "s": 0, "mode": "settled"})
+            acp_client.drain([0])
+            assert acp_client.state(0) == "idle"
+            assert acp_monitor.failures == []
+            assert acp_monitor.count > 6
+
+        def test_extra_rule(acp_state_machine, acp_settings):
+            class PromptCancelPrompt(acp_state_machine):
+                @rule()
+                def prompt_cancel_prompt(self):
+                    go = [{"type": "text", "text": "go"}]
+                    self.ex.act({"op": "prompt", "s": 0, "blocks": go})
+                    self.ex.act({"op": "cancel", "s": 0, "sync": True})
+                    self.ex.act({"op": "prompt", "s": 0, "blocks": go})
+
+            run_lifecycle(PromptCancelPrompt, settings(acp_settings, max_examples=8))
+            assert PromptCancelPrompt.acp_recorder.examples >= 8
+    """))
+    result = run(pytester, "--acp-agent", AGENT, "--acp-profile", "ci", "-k", "test_mine",
+                 "-v")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    result.assert_outcomes(passed=2, deselected=len(GROUPS))
+    bad = run(pytester, "--acp-agent", f"{AGENT} --mutant cancel_as_end_turn",
+              "--acp-profile", "ci", "-k", "test_extra_rule")
+    assert bad.ret == pytest.ExitCode.TESTS_FAILED, bad.stdout.str()
+    bad.stdout.fnmatch_lines(["*rule(s) failed against*", "CANCEL-07 (MUST*"])
+    assert "FlakyFailure" not in bad.stdout.str()
