@@ -122,6 +122,7 @@ class CancelRec:
     idx: int
     status: str  # "W", "I" or "A" (see the module docstring)
     prior: bool = False  # a prompt sent before this cancel may still be unfinished
+    owes_reply: bool = False  # met no work to cancel: reading A-04=idle-cancelled wants an idle
 
 
 @dataclass(slots=True)
@@ -253,7 +254,7 @@ class SessionModel:
     def idle_cancel_answered(self, ev: Ev) -> bool:
         """Under A-04=idle-cancelled a cancel read while idle is answered before new work
         (or a newer prompt's acceptance) begins."""
-        return not any(self._is_stale(c) for c in self.cancels)
+        return not any(c.owes_reply and self._is_stale(c) for c in self.cancels)
 
     @check("STATE-03")
     def stop_reason_present(self, ev: Ev) -> bool:
@@ -268,7 +269,10 @@ class SessionModel:
             return True
         if self.ctx.readings["A-11"] == "sent":
             return not any(c.status == "W" for c in self.cancels)
-        return not any(c.status == "W" and self._read(c.idx) for c in self.cancels)
+        # A cancel sent during observed work, or while a prompt it could cancel was still
+        # open (read before that prompt's work ended, it cancels it under every A-10 reading).
+        return not any((c.status == "W" or (c.status == "A" and c.prior)) and self._read(c.idx)
+                       for c in self.cancels)
 
     @check("CANCEL-06", reading="A-04", levels={"noop": "off", "idle-cancelled": "fail"})
     def idle_cancel_not_swallowed(self, ev: Ev) -> bool:
@@ -277,7 +281,8 @@ class SessionModel:
         work began it was owed an idle(cancelled) before that work."""
         if ev.reason == "cancelled":
             return True
-        return not any(c.status == "A" and self._read(c.idx) for c in self.cancels)
+        return not any(c.status == "A" and c.owes_reply and self._read(c.idx)
+                       for c in self.cancels)
 
     @check("CANCEL-11")
     def cancelled_has_cause(self, ev: Ev) -> bool:
@@ -350,7 +355,8 @@ class SessionModel:
         if self.state in WORK:
             self.cancels.append(CancelRec(ev.idx, "W"))
         else:
-            self.cancels.append(CancelRec(ev.idx, "I", prior=self._prior(ev.idx)))
+            prior = self._prior(ev.idx)
+            self.cancels.append(CancelRec(ev.idx, "I", prior=prior, owes_reply=not prior))
         for perm in self.perms.values():
             if perm.state != "answered":
                 perm.owed_cancel = True
@@ -380,6 +386,8 @@ class SessionModel:
 
     def note_reject(self, ev: Ev) -> None:
         self.prompts = [p for p in self.prompts if not (p.id == ev.id and p.status == "pending")]
+        for c in self.cancels:  # a rejected prompt is no longer work a cancel could stop
+            c.prior = c.prior and self._prior(c.idx)
         self._settle_prompts()
 
     @allowance("MSG-02", "PROMPT-06")
@@ -441,6 +449,9 @@ class SessionModel:
             p.ran = True
         for c in self.cancels:
             if c.status in ("W", "A"):
+                # Unread when the work ended (a race): the agent meets it while quiet. After a
+                # cancelled idle it may already have been answered.
+                c.owes_reply = not cancelled and (c.status == "W" or c.owes_reply)
                 c.status = "I"
                 c.prior = self._prior(c.idx)
         self._settle_prompts()
@@ -453,10 +464,9 @@ class SessionModel:
             self.end_work(ev)
             return
         if ev.reason == "cancelled":
-            for c in self.cancels:
-                if c.status == "I":
-                    self.cancels.remove(c)
-                    break
+            quiet = [c for c in self.cancels if c.status == "I"]
+            if quiet:  # answer the one that owes a reply first
+                self.cancels.remove(max(quiet, key=lambda c: c.owes_reply))
         self.note_resumed(ev)
 
     def _settle_prompts(self) -> None:
@@ -526,7 +536,7 @@ class SessionModel:
         elif self.ctx.readings["A-04"] == "idle-cancelled":
             out += [("CANCEL-06", c.idx, f"session/cancel #{c.idx} was never answered with "
                      "idle(cancelled) (reading A-04=idle-cancelled)")
-                    for c in self.cancels if c.status == "I"]
+                    for c in self.cancels if c.status == "I" and c.owes_reply]
         return out
 
     def clone(self, ctx: Context | None = None) -> SessionModel:
@@ -539,7 +549,7 @@ class SessionModel:
         c.ctx = self.ctx if ctx is None else ctx
         c.prompts = [PromptRec(p.idx, p.id, p.status, p.ran) for p in self.prompts]
         c.user_ids = set(self.user_ids)
-        c.cancels = [CancelRec(x.idx, x.status, x.prior) for x in self.cancels]
+        c.cancels = [CancelRec(x.idx, x.status, x.prior, x.owes_reply) for x in self.cancels]
         c.perms = {k: PermRec(p.id, p.idx, p.tool_call_id, p.options, p.state, p.owed_cancel,
                               p.answer, p.answer_idx, p.unreported_block)
                    for k, p in self.perms.items()}
@@ -577,7 +587,7 @@ class SessionModel:
             self.state,
             tuple((r(p.idx), p.status, p.ran) for p in self.prompts),
             self.early_user_messages,
-            tuple((r(c.idx), c.status, c.prior) for c in self.cancels),
+            tuple((r(c.idx), c.status, c.prior, c.owes_reply) for c in self.cancels),
             tuple((perm_ids[p.id], p.state, p.owed_cancel, p.answer,
                    r(p.answer_idx) if p.answer_idx >= 0 else None, p.unreported_block,
                    p.tool_call_id) for p in self.perms.values()),

@@ -339,3 +339,24 @@ def test_idle_cancelled_reading_wants_the_reply_before_the_next_acceptance() -> 
     ok = turn_start(base(), 10).idle(S, "end_turn").cancel(S).idle(S, "cancelled")
     ok.prompt(S, 11).accepted(11).user_message(S).running(S).idle(S, "end_turn")
     assert_clean(check(ok, strict))
+
+
+def test_cancel_of_a_pending_prompt_read_before_its_idle_must_cancel_it() -> None:
+    """A-10 + A-11: the cancel arrived while the prompt was pending; once provably read before
+    the idle, every reading of A-10 cancels that prompt's work."""
+    t = base().prompt(S, 10).cancel(S).sync().accepted(10).user_message(S).running(S)
+    t.idle(S, "end_turn")
+    assert failed_rules(check(t)) == {"CANCEL-07"}
+    ok = base().prompt(S, 10).cancel(S).sync().rejected(10, -32800)
+    turn_start(ok, 11).idle(S, "end_turn")
+    assert_clean(check(ok))  # the rejected prompt was what the cancel stopped
+
+
+def test_cancels_that_stopped_pending_prompts_owe_no_idle_reply() -> None:
+    """Regression (Python SDK fuzzing, A-04=idle-cancelled): cancels that reached queued
+    prompts, answered by rejecting those prompts with -32800, owe no idle(cancelled)."""
+    strict = DEFAULT.parse(["A-04=idle-cancelled"])
+    t = turn_start(base(), 10).prompt(S, 11).cancel(S).idle(S, "cancelled")
+    t.rejected(11, -32800).sync()
+    turn_start(t, 12).idle(S, "end_turn")
+    assert_clean(check(t, strict))
