@@ -56,8 +56,8 @@ def counterexample_text(found: Found, cfg: FuzzConfig) -> str:
     rule = RULES[found.violation.rule]
     records, offending = counterexample_records(found)
     lines = [
-        f"acp-model counterexample: {rule.id} ({rule.effective_strength()}, binds the "
-        f"{rule.party})",
+        f"acp-model counterexample: {rule.id} ({rule.effective_strength()}, binds "
+        f"{'both sides' if rule.party == 'both' else 'the ' + rule.party})",
         f"  {rule.statement}",
         f"  source: {rule.citation}",
         f"  agent: {' '.join(cfg.argv)}",

@@ -230,7 +230,8 @@ def replay_once(cfg: FuzzConfig, actions: list[Action], rule: str | None) -> Rep
     """Run an action list against a fresh agent process, exactly as the fuzzer did."""
     try:
         client = FuzzClient(cfg.argv, readings=cfg.readings, deadline=cfg.deadline,
-                            validate=cfg.validate, cwd=cfg.cwd, env=cfg.env)
+                            validate=cfg.validate, cwd=cfg.cwd, env=cfg.env,
+                            startup_deadline=cfg.startup_deadline)
     except AgentUnusable as exc:
         return ReplayOutcome(False, [], [], None, str(exc))
     error = None

@@ -87,7 +87,8 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
         argv=_agent_argv(args), max_examples=args.max_examples, steps=args.steps,
         seed=args.seed, time_budget=args.time_budget, deadline=args.deadline,
         readings=_readings(args), isolate=args.isolate, validate=not args.no_validate,
-        max_sessions=args.max_sessions, replay_runs=args.replay_runs)
+        max_sessions=args.max_sessions, replay_runs=args.replay_runs,
+        startup_deadline=args.startup_deadline)
     state: dict[str, Any] = {"live": None}
 
     def progress(rec: Recorder) -> None:
@@ -199,6 +200,8 @@ def register(sub: Any) -> None:
     p.add_argument("--deadline", type=_positive, default=3.0, metavar="S",
                    help="how long to wait for something the agent owes (a response, the idle "
                         "after a cancel) before it is a liveness failure (default 3)")
+    p.add_argument("--startup-deadline", type=_positive, default=30.0, metavar="S",
+                   help="how long the agent may take to answer initialize (default 30)")
     p.add_argument("--max-sessions", type=_count, default=3,
                    help="sessions per example, at most (default 3)")
     p.add_argument("--replay-runs", type=_count, default=5,

@@ -50,9 +50,11 @@ class FuzzClient:
 
     def __init__(self, argv: Sequence[str], *, readings: Readings = DEFAULT,
                  deadline: float = 5.0, validate: bool = True, cwd: str | None = None,
-                 env: dict[str, str] | None = None, tick: float = 0.002) -> None:
+                 env: dict[str, str] | None = None, tick: float = 0.002,
+                 startup_deadline: float = 30.0) -> None:
         self.argv = list(argv)
         self.deadline = deadline
+        self.startup_deadline = max(startup_deadline, deadline)
         self.tick = tick
         self.monitor = Monitor(readings, validate=validate)
         self.lock = threading.RLock()
@@ -200,12 +202,12 @@ class FuzzClient:
         try:
             result = self.proc.call("initialize", {
                 "protocolVersion": 2, "capabilities": {}, "info": CLIENT_INFO},
-                timeout=self.deadline)
+                timeout=self.startup_deadline)
         except TimeoutError:
             with self.lock:
                 self.monitor.note("ACPM-ANSWER", f"no answer to initialize within the "
-                                  f"{self.deadline:g} s deadline", kind="liveness",
-                                  deadline=self.deadline)
+                                  f"{self.startup_deadline:g} s start-up deadline",
+                                  kind="liveness", deadline=self.startup_deadline)
             raise AgentUnusable("the agent did not answer initialize") from None
         except AgentExited:
             self.check_alive()

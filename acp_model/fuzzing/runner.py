@@ -50,6 +50,7 @@ class FuzzConfig:
     seed: int | None = None
     time_budget: float | None = 300.0
     deadline: float = 3.0
+    startup_deadline: float = 30.0  # the first answer (initialize) may wait for a slow start
     readings: Readings = DEFAULT
     isolate: bool = False
     validate: bool = True
@@ -166,7 +167,8 @@ class AgentPool:
         if self.current is None:
             client = FuzzClient(self.cfg.argv, readings=self.cfg.readings,
                                 deadline=self.cfg.deadline, validate=self.cfg.validate,
-                                cwd=self.cfg.cwd, env=self.cfg.env)
+                                cwd=self.cfg.cwd, env=self.cfg.env,
+                                startup_deadline=self.cfg.startup_deadline)
             self.started += 1
             if self.started > 1:
                 self.recorder.restarts += 1
