@@ -297,7 +297,13 @@ class AgentProcess:
 
     # --------------------------------------------------------------- recording
 
-    def _append(self, record: Record, cost: int) -> None:
+    def _append(self, record: Record, cost: int, *, deliver: bool = True) -> None:
+        """Store a record; ``deliver=False`` leaves running the listeners to the caller.
+
+        Senders hold ``_write_lock`` while appending (so the transcript order is the write
+        order) and must deliver only after releasing it: a listener may itself send, e.g. to
+        answer an agent request, and the lock is not reentrant.
+        """
         with self._cond:
             if self.truncated:
                 self.dropped_records += 1
@@ -319,7 +325,7 @@ class AgentProcess:
             if self._listeners:
                 self._undelivered.append(record)
             self._cond.notify_all()
-        if self._undelivered:
+        if deliver and self._undelivered:
             self._deliver()
 
     def _deliver(self) -> None:
@@ -473,14 +479,17 @@ class AgentProcess:
         msgs = list(msgs)
         lines = [orjson.dumps(m) for m in msgs]
         data = b"".join(line + b"\n" for line in lines)
-        with self._write_lock:
-            self._check_writable()
-            records: list[Record] = []
-            for msg, line in zip(msgs, lines, strict=True):
-                record: Record = {"dir": "c2a", "t": self.elapsed(), "msg": msg}
-                self._append(record, len(line))
-                records.append(record)
-            self._write_all(data)
+        records: list[Record] = []
+        try:
+            with self._write_lock:
+                self._check_writable()
+                for msg, line in zip(msgs, lines, strict=True):
+                    record: Record = {"dir": "c2a", "t": self.elapsed(), "msg": msg}
+                    self._append(record, len(line), deliver=False)
+                    records.append(record)
+                self._write_all(data)
+        finally:
+            self._deliver()
         return records
 
     def send_raw(self, data: bytes) -> Record:
@@ -510,11 +519,14 @@ class AgentProcess:
                 record["raw"] = raw
                 record["error"] = error
             cost = len(line)
-        with self._write_lock:
-            self._check_writable()
-            record["t"] = self.elapsed()
-            self._append(record, cost)
-            self._write_all(data)
+        try:
+            with self._write_lock:
+                self._check_writable()
+                record["t"] = self.elapsed()
+                self._append(record, cost, deliver=False)
+                self._write_all(data)
+        finally:
+            self._deliver()
         return record
 
     def _check_writable(self) -> None:
