@@ -12,7 +12,14 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from acp_model.cli import EXIT_FAIL, EXIT_OK, UsageError, _add_reading_option, _readings
+from acp_model.cli import (
+    EXIT_FAIL,
+    EXIT_OK,
+    UsageError,
+    _add_reading_option,
+    _readings,
+    int_at_least,
+)
 from acp_model.readings import ReadingError
 
 EXPLORE_EPILOG = """modes (one per run):
@@ -48,16 +55,6 @@ exit codes: 0 every property holds (or a report-only mode), 1 a property fails, 
 DIAGRAM_EPILOG = """Writes session-lifecycle.*, connection.* and reachable.* (png, svg, dot, mmd).
 Regenerate the checked-in diagrams with:  acp-model diagram --format all --out diagrams
 (tests/test_render.py fails when diagrams/ drifts from the model)."""
-
-
-def _count(value: str) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError("must be >= 0")
-    return n
 
 
 def _reasons(value: str) -> tuple[str | None, ...]:
@@ -369,16 +366,17 @@ def register(sub: Any) -> None:
         "within the bounds (driving the same python-statemachine model the checker runs), "
         "judge properties a-e on the graph and print a shortest witness for each failure.",
         epilog=EXPLORE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--sessions", type=_count, default=1, help="sessions on the connection, "
-                   "1..3 (default 1; they share the read frontier)")
-    p.add_argument("--max-prompts", type=_count, metavar="N",
+    p.add_argument("--sessions", type=int_at_least(0), default=1,
+                   help="sessions on the connection, 1..3 (default 1; they share the read "
+                        "frontier)")
+    p.add_argument("--max-prompts", type=int_at_least(0), metavar="N",
                    help="prompts a session holds at once (default 1)")
-    p.add_argument("--max-permissions", type=_count, metavar="N",
+    p.add_argument("--max-permissions", type=int_at_least(0), metavar="N",
                    help="permission requests a session holds at once (default 1; 0 for 2+ "
                         "sessions)")
-    p.add_argument("--max-cancels", type=_count, metavar="N",
+    p.add_argument("--max-cancels", type=int_at_least(0), metavar="N",
                    help="cancels a session holds at once (default 1)")
-    p.add_argument("--max-tools", type=_count, metavar="N",
+    p.add_argument("--max-tools", type=int_at_least(0), metavar="N",
                    help="distinct tool calls per session, 0..3 (default 0; each multiplies "
                         "the graph by about ten)")
     p.add_argument("--custom", action=argparse.BooleanOptionalAction, default=None,
@@ -390,7 +388,7 @@ def register(sub: Any) -> None:
     p.add_argument("--reasons", type=_reasons, metavar="R1,R2",
                    help="idle stop reasons to try, 'none' for no reason (default "
                         "none,end_turn,cancelled)")
-    p.add_argument("--max-states", type=_count, default=300_000, metavar="N",
+    p.add_argument("--max-states", type=int_at_least(0), default=300_000, metavar="N",
                    help="give up beyond N states (default 300000)")
     _add_reading_option(p)
     p.add_argument("--diff", action="append", metavar="NAME=V1,V2",
@@ -401,7 +399,7 @@ def register(sub: Any) -> None:
                    help="report the doc-vs-schema contradictions and their effect")
     p.add_argument("--coverage", nargs="+", metavar="REPORT.json",
                    help="check or fuzz JSON reports: which transitions they exercised")
-    p.add_argument("--limit", type=_count, default=3, metavar="N",
+    p.add_argument("--limit", type=int_at_least(0), default=3, metavar="N",
                    help="witnesses shown per failing property (default 3)")
     p.add_argument("--witness-dir", metavar="DIR",
                    help="write every witness trace as DIR/<name>.jsonl")

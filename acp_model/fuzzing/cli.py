@@ -20,6 +20,8 @@ from acp_model.cli import (
     UsageError,
     _add_reading_option,
     _readings,
+    int_at_least,
+    positive_float,
 )
 from acp_model.fuzzing.runner import FuzzConfig, Recorder
 
@@ -44,26 +46,6 @@ def _agent_argv(args: argparse.Namespace) -> list[str]:
     if not os.access(found, os.X_OK):
         raise UsageError(f"agent command {exe!r} is not executable")
     return argv
-
-
-def _positive(value: str) -> float:
-    try:
-        number = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {value!r}") from None
-    if number <= 0:
-        raise argparse.ArgumentTypeError("must be positive")
-    return number
-
-
-def _count(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {value!r}") from None
-    if number < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return number
 
 
 def _progress_table(rec: Recorder, rules_total: int, exercised: int) -> Table:
@@ -190,21 +172,21 @@ def register(sub: Any) -> None:
         "cancels, permission answers and sessions, check every message against the model and "
         "the schema, and shrink each failure to a minimal replayable counterexample.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--max-examples", type=_count, default=200,
+    p.add_argument("--max-examples", type=int_at_least(1), default=200,
                    help="examples Hypothesis generates (default 200)")
-    p.add_argument("--steps", type=_count, default=30,
+    p.add_argument("--steps", type=int_at_least(1), default=30,
                    help="client actions per example, at most (default 30)")
     p.add_argument("--seed", type=int, help="seed the generator (same seed: same programs)")
-    p.add_argument("--time-budget", type=_positive, default=300.0, metavar="S",
+    p.add_argument("--time-budget", type=positive_float, default=300.0, metavar="S",
                    help="stop generating after S seconds (default 300)")
-    p.add_argument("--deadline", type=_positive, default=3.0, metavar="S",
+    p.add_argument("--deadline", type=positive_float, default=3.0, metavar="S",
                    help="how long to wait for something the agent owes (a response, the idle "
                         "after a cancel) before it is a liveness failure (default 3)")
-    p.add_argument("--startup-deadline", type=_positive, default=30.0, metavar="S",
+    p.add_argument("--startup-deadline", type=positive_float, default=30.0, metavar="S",
                    help="how long the agent may take to answer initialize (default 30)")
-    p.add_argument("--max-sessions", type=_count, default=3,
+    p.add_argument("--max-sessions", type=int_at_least(1), default=3,
                    help="sessions per example, at most (default 3)")
-    p.add_argument("--replay-runs", type=_count, default=5,
+    p.add_argument("--replay-runs", type=int_at_least(1), default=5,
                    help="fresh-process replays of each minimal counterexample (default 5)")
     p.add_argument("--isolate", action="store_true",
                    help="a fresh agent process per example (slower, no shared state)")
@@ -225,8 +207,8 @@ def register(sub: Any) -> None:
         "processes. Exit 1 when the failure reproduced at least once, 0 when it never did.",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("replay_file", help="replay.json written by acp-model fuzz --out")
-    p.add_argument("--runs", type=_count, default=10, help="replays (default 10)")
-    p.add_argument("--deadline", type=_positive, metavar="S",
+    p.add_argument("--runs", type=int_at_least(1), default=10, help="replays (default 10)")
+    p.add_argument("--deadline", type=positive_float, metavar="S",
                    help="override the deadline stored in the replay file")
     _add_reading_option(p)
     p.add_argument("agent", nargs="*", metavar="-- AGENT_CMD",
