@@ -34,7 +34,7 @@ import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
@@ -189,11 +189,11 @@ def pytest_configure(config: pytest.Config) -> None:
     except (ReadingError, ValueError) as exc:
         raise pytest.UsageError(f"--acp-reading: {exc}") from None
     profile = PROFILES[config.getoption("acp_profile") or default_profile()]
-    db = config.getoption("acp_db")
+    db = config.getoption("acp_db")  # given: relative to the current directory, like --acp-out
     if profile.derandomize or (db is not None and db.lower() == "none"):
         database = None
     else:
-        database = str(config.rootpath / (db or DEFAULT_DB))
+        database = str(Path(db).resolve() if db else config.rootpath / DEFAULT_DB)
     out = config.getoption("acp_out")
     config.stash[_OPTIONS] = AcpOptions(
         argv=agent_argv(command), profile=profile, seed=config.getoption("acp_seed"),
@@ -470,9 +470,16 @@ def check_group(run: AcpRun, group: str) -> None:
         raise AcpGroupFailure(head + "\n\n" + describe_failures(result.recorder.found, failed,
                                                                     run.files))
     if result.unusable:
-        pytest.skip(f"the agent could not be fuzzed: {result.unusable}")
+        _skip(f"the agent could not be fuzzed: {result.unusable}")
     if not any(r["exercised"] for r in run.rules_of(group)):
-        pytest.skip(f"no {group} rule was exercised in this run")
+        _skip(f"no {group} rule was exercised in this run")
+
+
+def _skip(reason: str) -> NoReturn:
+    """Skip, reported at the test (``acp-model``), not at this line of the plugin."""
+    exc = pytest.skip.Exception(reason)
+    exc._use_item_location = True  # what pytest's own skip markers do
+    raise exc
 
 
 # ---------------------------------------------------------------------------- collection --
