@@ -1,0 +1,258 @@
+"""Campaign against the bundled reference agent and its mutant zoo.
+
+Every bug mutant must be reported under the rule it plants; the reference agent and every
+benign mutant must give no failure and no warning. Each case is one fuzz run of one variant in
+one timing (``fast``/``real``/``slow``) with one seed; a bug run stops as soon as its rule is
+found (``FuzzConfig.stop_on``), then shrinks and replays it in fresh processes.
+
+Plans:
+
+* ``quick``: the reference agent in all three timings plus a representative subset of benign
+  and bug mutants with small budgets; the project's test suite runs it
+  (``tests/test_campaigns.py``).
+* ``full``: every variant in every timing with seeds 1, 2, 3; at least 200 examples for the
+  reference agent and each benign mutant. Hours on one core; spread it with pytest-xdist.
+
+Run it:
+
+    python fuzz/acp_zoo_campaign.py --plan quick                 # a table, exit 1 on a miss
+    python fuzz/acp_zoo_campaign.py --plan full --jobs 8 --json zoo.json
+    ACP_ZOO=full pytest -n auto fuzz/test_zoo.py                 # one test per case
+
+This file is a script and a module loaded by path (``fuzz/`` is not a package: the name
+``fuzz`` belongs to an unrelated PyPI project); it only imports ``acp_model``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from acp_model.agents.mutants import MUTANTS
+from acp_model.fuzzing.runner import FuzzConfig
+
+TIMINGS = ("fast", "real", "slow")
+REFERENCE = "reference"
+
+# Representative and quick to find: one or two per rule group, covering initialization,
+# sessions, acceptance, states, stop reasons, messages, tools, permissions, cancellation
+# races and framing.
+QUICK_BUGS = (
+    "init_without_info", "duplicate_session_id", "prompt_answered_twice", "no_running",
+    "chunk_without_message_id", "unknown_tool_kind", "empty_permission_options",
+    "perm_reject_proceeds", "answers_cancel", "cancel_no_idle", "late_cancel_kills_next_turn",
+    "stdout_banner",
+)
+QUICK_BENIGN = ("batched_updates", "running_before_response", "busy_prompt_rejected",
+                "idle_cancel_echo", "wait_permission_answers")
+
+
+@dataclass(frozen=True)
+class Case:
+    """One fuzz run: a variant of the reference agent, a timing, a seed and a budget."""
+
+    variant: str  # "reference" or a mutant name
+    kind: str  # "reference" | "benign" | "bug"
+    rule: str | None  # for a bug: the rule it must be reported under
+    timing: str
+    seed: int
+    max_examples: int
+    steps: int
+    time_budget: float
+    deadline: float
+
+    @property
+    def id(self) -> str:
+        return f"{self.variant}-{self.timing}-s{self.seed}"
+
+    def argv(self) -> list[str]:
+        argv = [sys.executable, "-m", "acp_model.agents.reference", "--timing", self.timing,
+                "--seed", str(self.seed)]
+        return argv if self.kind == "reference" else [*argv, "--mutant", self.variant]
+
+    def config(self) -> FuzzConfig:
+        bug = self.kind == "bug"
+        return FuzzConfig(
+            self.argv(), max_examples=self.max_examples, steps=self.steps, seed=self.seed,
+            time_budget=self.time_budget, deadline=self.deadline, max_rounds=1,
+            replay_runs=2, shrink_budget=5.0,
+            stop_on=frozenset({self.rule}) if bug and self.rule else frozenset())
+
+
+@dataclass
+class Outcome:
+    """What a case produced and whether that is what its variant must produce."""
+
+    case: Case
+    ok: bool
+    failures: dict[str, str] = field(default_factory=dict)  # rule -> message
+    warnings: dict[str, str] = field(default_factory=dict)
+    examples: int = 0
+    actions: int = 0
+    seconds: float = 0.0
+    first_seen: float | None = None  # bug: seconds to the first failure naming its rule
+    reproduction: str = ""  # bug: "k/n" fresh-process replays of the counterexample
+    steps: int | None = None  # bug: client actions in the counterexample
+    unusable: str | None = None
+
+    def explain(self) -> str:
+        c = self.case
+        lines = [f"{c.id} ({c.kind}{', must report ' + c.rule if c.rule else ''}): "
+                 f"{self.examples} examples, {self.actions} actions in {self.seconds:.1f} s"]
+        if c.kind == "bug" and c.rule not in self.failures:
+            lines.append(f"  MISSED: {c.rule} was not reported")
+        if self.unusable:
+            lines.append(f"  agent unusable: {self.unusable}")
+        for rule, message in sorted(self.failures.items()):
+            tag = "found" if rule == c.rule else "FAILURE"
+            lines.append(f"  {tag} {rule}: {message}")
+        for rule, message in sorted(self.warnings.items()):
+            lines.append(f"  {'WARNING' if c.kind != 'bug' else 'warning'} {rule}: {message}")
+        return "\n".join(lines)
+
+
+def run_case(case: Case, out: str | None = None) -> Outcome:
+    """Fuzz one case and judge it against its variant's expectation.
+
+    With ``out``, a case that found anything leaves its report and counterexample files in
+    ``out/<case id>/`` (what an unexpected failure needs to be investigated).
+    """
+    from acp_model.fuzzing.campaign import run_fuzz
+
+    started = time.monotonic()
+    result = run_fuzz(case.config())
+    if out is not None and (result.recorder.found or result.recorder.warnings):
+        from acp_model.fuzzing.artifacts import fuzz_report, write_out_dir
+        from acp_model.report import write_json
+
+        folder = Path(out) / case.id
+        write_json(fuzz_report(result, write_out_dir(result, folder)), folder / "report.json")
+    rec = result.recorder
+    failures = {rule: f.violation.message for rule, f in rec.found.items()}
+    warnings = {rule: v.message for (rule, _check), v in rec.warnings.items()}
+    out = Outcome(case, ok=False, failures=failures, warnings=warnings, examples=rec.examples,
+                  actions=rec.actions, seconds=time.monotonic() - started,
+                  unusable=result.unusable)
+    if case.kind == "bug":
+        hit = rec.found.get(case.rule or "")
+        out.ok = hit is not None
+        if hit is not None:
+            out.first_seen = round(hit.first_seen, 2)
+            out.reproduction = f"{hit.reproduced}/{hit.replays}"
+            out.steps = len(hit.actions)
+    else:
+        out.ok = not failures and not warnings and result.unusable is None
+    return out
+
+
+def _variants(kinds: Iterable[str]) -> list[tuple[str, str, str | None]]:
+    wanted = set(kinds)
+    out: list[tuple[str, str, str | None]] = []
+    if "reference" in wanted:
+        out.append((REFERENCE, "reference", None))
+    out += [(m.name, m.kind, m.rule if m.kind == "bug" else None) for m in MUTANTS
+            if m.kind in wanted]
+    return out
+
+
+def _deadline(timing: str) -> float:
+    """Long enough for a slow conforming turn, short because bug runs wait it out often."""
+    return {"fast": 1.5, "real": 2.0}.get(timing, 3.0)
+
+
+def plan(name: str, *, seeds: Sequence[int] | None = None,
+         timings: Sequence[str] | None = None, only: Iterable[str] | None = None) -> list[Case]:
+    """The cases of a plan, optionally narrowed to some seeds, timings or variant names."""
+    cases: list[Case] = []
+    if name == "full":
+        for timing in timings or TIMINGS:
+            for seed in seeds or (1, 2, 3):
+                for variant, kind, rule in _variants(("reference", "benign", "bug")):
+                    if kind == "bug":
+                        cases.append(Case(variant, kind, rule, timing, seed, 2000, 30, 120.0,
+                                          _deadline(timing)))
+                    else:
+                        cases.append(Case(variant, kind, rule, timing, seed, 200, 30, 1200.0,
+                                          _deadline(timing)))
+    elif name == "quick":
+        examples = {"fast": 25, "real": 20, "slow": 10}
+        for timing in timings or TIMINGS:
+            for seed in seeds or (1,):
+                cases.append(Case(REFERENCE, "reference", None, timing, seed, examples[timing],
+                                  15, 60.0, _deadline(timing)))
+        by_name = {m.name: m for m in MUTANTS}
+        for seed in seeds or (1,):
+            for variant in QUICK_BENIGN:
+                cases.append(Case(variant, "benign", None, "fast", seed, 15, 15, 60.0, 1.5))
+            for variant in QUICK_BUGS:
+                cases.append(Case(variant, "bug", by_name[variant].rule, "fast", seed, 300, 15,
+                                  45.0, 1.5))
+            # A timing-sensitive race in the slowest timing too.
+            cases.append(Case("cancel_as_end_turn", "bug", "CANCEL-07", "slow", seed, 300, 15,
+                              45.0, 3.0))
+    else:
+        raise ValueError(f"unknown plan {name!r} (quick or full)")
+    if only:
+        keep = set(only)
+        cases = [c for c in cases if c.variant in keep]
+    return cases
+
+
+def table(outcomes: Sequence[Outcome]) -> str:
+    rows = [f"{'case':42} {'kind':9} {'rule':11} {'ok':3} {'examples':>8} {'seconds':>8} "
+            f"{'first':>6} {'steps':>5} {'repro':>5}"]
+    for o in outcomes:
+        c = o.case
+        rows.append(f"{c.id:42} {c.kind:9} {c.rule or '-':11} {'yes' if o.ok else 'NO':3} "
+                    f"{o.examples:8} {o.seconds:8.1f} "
+                    f"{'' if o.first_seen is None else f'{o.first_seen:.2f}':>6} "
+                    f"{'' if o.steps is None else o.steps:>5} {o.reproduction:>5}")
+    return "\n".join(rows)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--plan", choices=("quick", "full"), default="quick")
+    parser.add_argument("--seeds", help="comma-separated seeds (default: the plan's)")
+    parser.add_argument("--timings", help="comma-separated subset of fast,real,slow")
+    parser.add_argument("--only", help="comma-separated variant names (reference, mutants)")
+    parser.add_argument("--jobs", type=int, default=1, help="cases run in parallel processes")
+    parser.add_argument("--json", metavar="PATH", help="write every outcome as JSON")
+    parser.add_argument("--out", metavar="DIR", help="files of every case that found anything, "
+                        "under DIR/<case id>/")
+    args = parser.parse_args(argv)
+    cases = plan(args.plan,
+                 seeds=[int(s) for s in args.seeds.split(",")] if args.seeds else None,
+                 timings=args.timings.split(",") if args.timings else None,
+                 only=args.only.split(",") if args.only else None)
+    started = time.monotonic()
+    if args.jobs > 1:
+        with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+            outcomes = list(pool.map(run_case, cases, [args.out] * len(cases)))
+    else:
+        outcomes = []
+        for case in cases:
+            outcomes.append(run_case(case, args.out))
+            print(table(outcomes[-1:]).splitlines()[1], flush=True)
+    print(table(outcomes))
+    bad = [o for o in outcomes if not o.ok]
+    for o in bad:
+        print("\n" + o.explain())
+    print(f"\n{len(outcomes) - len(bad)}/{len(outcomes)} cases as expected in "
+          f"{time.monotonic() - started:.0f} s")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump([{**asdict(o), "case": {**asdict(o.case), "id": o.case.id}}
+                       for o in outcomes], fh, indent=2)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

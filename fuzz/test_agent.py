@@ -1,0 +1,103 @@
+"""Long fuzz campaign for any ACP v2 agent, sharded over cores with pytest-xdist.
+
+    ACP_AGENT="node my-agent.js --stdio" pytest -n auto fuzz/test_agent.py
+    ACP_AGENT="..." ACP_BUDGET=3600 ACP_SHARDS=8 pytest -n 8 fuzz/test_agent.py
+
+One test per shard (``test_agent_campaign[shard-0]`` ...): each shard is an independent fuzz run
+with its own agent processes for ``ACP_BUDGET`` seconds of generation, and fails with the
+conformance text of what it found (rule, message, minimal client program, reproduction rate).
+
+Example database: every shard uses Hypothesis' directory database under ``ACP_DB`` (default
+``.hypothesis/acp-model`` in the rootdir, the plugin's default too), in the subdirectory of this
+agent command line, readings and session limit. A failure found by any shard is stored there and
+replayed first by every later run on that agent: the next campaign, and an ordinary
+``pytest --acp-agent "..."`` run with the quick or deep profile (the ci profile uses no
+database). What the database holds is Hypothesis' choice sequence of the shrunk program, not our
+side-channel record: the failure, its shortest program and the fresh-process counterexample
+live in the shard's report and ``replay.json`` under ``ACP_OUT``, and do not depend on the
+database. A seed (``ACP_SEED``) fixes what is generated after the replayed entries; it does not
+switch the database off.
+
+Environment:
+
+=============  =====================================================================
+ACP_AGENT      the agent command line, split like a shell (required: skipped without)
+ACP_BUDGET     seconds of generation per shard (default 600)
+ACP_SHARDS     number of shards (default: the number of xdist workers, else 1)
+ACP_STEPS      client actions per example, at most (default 30)
+ACP_DEADLINE   seconds to wait for what the agent owes (default 3)
+ACP_READINGS   comma-separated NAME=VALUE readings (default: the defaults)
+ACP_SEED       base seed; shard i uses ACP_SEED + 1000 * i (default: unseeded)
+ACP_DB         example database root, or ``none`` (default .hypothesis/acp-model)
+ACP_OUT        per-shard report.json and counterexample files (default acp-campaign-out)
+ACP_REPLAYS    fresh-process replays per counterexample (default 10)
+=============  =====================================================================
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shlex
+from pathlib import Path
+
+import pytest
+
+from acp_model.fuzzing.runner import FuzzConfig
+from acp_model.pytest_plugin import describe_failures, emit_warnings
+
+COMMAND = os.environ.get("ACP_AGENT", "").strip()
+if not COMMAND:
+    pytest.skip("set ACP_AGENT to the agent's command line to run this campaign",
+                allow_module_level=True)
+
+BUDGET = float(os.environ.get("ACP_BUDGET", "600"))
+SHARDS = int(os.environ.get("ACP_SHARDS") or os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1)
+HAS_TIMEOUT = importlib.util.find_spec("pytest_timeout") is not None
+
+
+def shard_config(shard: int, rootdir: Path) -> FuzzConfig:
+    """The fuzz configuration of one shard, from the environment."""
+    from acp_model.readings import DEFAULT
+
+    readings = [r for r in os.environ.get("ACP_READINGS", "").split(",") if r.strip()]
+    seed = os.environ.get("ACP_SEED")
+    db = os.environ.get("ACP_DB", ".hypothesis/acp-model")
+    return FuzzConfig(
+        argv=shlex.split(COMMAND), max_examples=10_000_000,
+        steps=int(os.environ.get("ACP_STEPS", "30")),
+        seed=int(seed) + 1000 * shard if seed else None, time_budget=BUDGET,
+        deadline=float(os.environ.get("ACP_DEADLINE", "3")), readings=DEFAULT.parse(readings),
+        replay_runs=int(os.environ.get("ACP_REPLAYS", "10")), max_rounds=20,
+        shrink_budget=60.0, cwd=str(rootdir),
+        database=None if db.lower() == "none" else str(rootdir / db))
+
+
+def _marks() -> list[pytest.MarkDecorator]:
+    # Generation, then up to 20 rounds of shrinking and the replays: well past the 600 s
+    # default of the repository's pytest-timeout setting.
+    return [pytest.mark.timeout(BUDGET * 2 + 1800)] if HAS_TIMEOUT else []
+
+
+@pytest.mark.parametrize("shard", [pytest.param(n, id=f"shard-{n}", marks=_marks())
+                                   for n in range(SHARDS)])
+def test_agent_campaign(shard: int, request: pytest.FixtureRequest) -> None:
+    from acp_model.fuzzing.artifacts import fuzz_report, write_out_dir
+    from acp_model.fuzzing.campaign import run_fuzz
+    from acp_model.report import write_json
+
+    rootdir = request.config.rootpath
+    cfg = shard_config(shard, rootdir)
+    result = run_fuzz(cfg)
+    out = rootdir / os.environ.get("ACP_OUT", "acp-campaign-out") / f"shard-{shard}"
+    files = write_out_dir(result, out)
+    report = fuzz_report(result, files)
+    write_json(report, out / "report.json")
+    emit_warnings(result.recorder)
+    rec = result.recorder
+    head = (f"shard {shard}: {rec.examples} examples, {rec.actions} client actions in "
+            f"{result.seconds:.0f} s against {COMMAND} (report: {out / 'report.json'})")
+    if result.unusable is not None:
+        pytest.fail(f"{head}\nthe agent could not be fuzzed: {result.unusable}", pytrace=False)
+    if rec.found:
+        pytest.fail(f"{head}\n\n{describe_failures(rec.found, files=files)}", pytrace=False)
