@@ -52,7 +52,7 @@ DEFAULT_DB = ".hypothesis/acp-model"  # relative to pytest's rootdir
 
 
 class AcpWarning(UserWarning):
-    """A SHOULD-level finding (or a non-blocking note) about the agent under test."""
+    """A SHOULD-level finding about the agent under test (a failure only with ``-W error``)."""
 
 
 # ---------------------------------------------------------------------------- profiles ----
