@@ -163,13 +163,14 @@ class Observer:
     """What the properties watch, computed from the event stream alone (not from the model).
 
     ``work_cancels``: trace indices of cancels sent while the session reported work, since that
-    work began (property b). ``cancels``: cancels sent and not yet consumed by a cancelled idle,
-    capped at the bound (property e; the cap never makes it reach 0 early, because the model
-    holds at most that many cancels and every cancelled idle it allows consumes one).
+    work began (property b). ``cancelled``: a cancel was sent on this session at some point, the
+    least a `cancelled` stop reason needs (property e). Deliberately cruder than the model: how
+    many cancelled idles one cancel explains (the work, plus prompts it caught unaccepted,
+    RULES.md A-10) is the model's business; the observer only states what no reading disputes.
     """
 
     work_cancels: tuple[int, ...] = ()
-    cancels: int = 0
+    cancelled: bool = False
 
 
 def _clone_model(m: SessionModel, ctx: Context) -> SessionModel:
@@ -262,7 +263,7 @@ class Config:
         f = self.ctx.frontier
         return (self.models[j].snapshot(rank),
                 tuple(-1 if i <= f else rank[i] for i in self.obs[j].work_cancels),
-                self.obs[j].cancels)
+                self.obs[j].cancelled)
 
     def session_keys(self) -> list[tuple[Any, ...]]:
         """Per session: snapshot and observer, indices ranked jointly over all sessions
@@ -422,11 +423,9 @@ def _observe(obs: Observer, src_state: str, action: Action, idx: int, bounds: Bo
              ) -> Observer:
     if action.event == "cancel":
         wc = (*obs.work_cancels, idx) if src_state in WORK else obs.work_cancels
-        return Observer(wc, min(obs.cancels + 1, bounds.max_cancels))
-    if action.event == "idle_reported":
-        wc = () if src_state in WORK else obs.work_cancels
-        n = obs.cancels - 1 if action.arg == "cancelled" and obs.cancels else obs.cancels
-        return Observer(wc, n)
+        return Observer(wc, True)
+    if action.event == "idle_reported" and src_state in WORK:
+        return Observer((), obs.cancelled)
     return obs
 
 
@@ -441,7 +440,7 @@ def _edge_breaks(obs: Observer, src_state: str, action: Action, frontier: int) -
             out.append("b")
         if reason is None:
             out.append("e")
-    if reason == "cancelled" and obs.cancels == 0:
+    if reason == "cancelled" and not obs.cancelled:
         out.append("e")
     return tuple(out)
 
@@ -996,7 +995,7 @@ def _prop_b(exp: Exploration, limit: int) -> PropertyResult:
     # Ending it with cancelled must stay possible from every such state (help-free).
     read_cancel = set()
     for n, key in enumerate(exp.keys):
-        for s, (_, wc, _) in enumerate(key):
+        for s, (_, wc, *_) in enumerate(key):
             if -1 in wc and exp.info[n]["states"][s] in WORK:
                 read_cancel.add((n, s))
     can_cancel = _can_reach_cancelled_idle(exp)

@@ -184,6 +184,10 @@ class SessionModel:
         return [c for c in self.cancels if c.status in ("W", "A")
                 or (c.status == "I" and not self._is_stale(c))]
 
+    def _replies_owed(self) -> bool:
+        """Only reading A-04=idle-cancelled makes a cancel that met no work owe an idle."""
+        return self.ctx.readings["A-04"] == "idle-cancelled"
+
     def _owing_cancel(self) -> bool:
         return any(c.status in ("W", "A") for c in self.cancels)
 
@@ -433,27 +437,33 @@ class SessionModel:
         if self.state in QUIET:
             self.start_work(ev)  # unreported work (already reported under STATE-01)
         cancelled = ev.reason == "cancelled"
+        served: list[CancelRec] = []  # cancels this idle answered or already judged
         if cancelled:
             justifying = [c for c in self.cancels if c.status in ("W", "A")]
-            if justifying:
-                self.cancels.remove(justifying[0])
+            served += justifying[:1]
             self.cancelled_tools = set(self.work_tools)
-        survivors = []
-        for c in self.cancels:
-            if c.status == "W" and self._read(c.idx):
-                continue  # read during this work: judged by CANCEL-07 above
-            survivors.append(c)
-        self.cancels = survivors
+        # Read during this work: judged by CANCEL-07 above.
+        served += [c for c in self.cancels if c.status == "W" and self._read(c.idx)
+                   and c not in served]
         self.prompts = [p for p in self.prompts if p.status != "inserted"]
         for p in self.prompts:
             p.ran = True
+        kept = []
         for c in self.cancels:
-            if c.status in ("W", "A"):
+            if c in served:
+                if not self._prior(c.idx):
+                    continue
+                # A prompt sent before it is still open (not yet accepted, say): the same cancel
+                # may stop that prompt too, with a cancelled idle of its own (A-10).
+                c.status, c.prior, c.owes_reply = "I", True, False
+            elif c.status in ("W", "A"):
                 # Unread when the work ended (a race): the agent meets it while quiet. After a
                 # cancelled idle it may already have been answered.
                 c.owes_reply = not cancelled and (c.status == "W" or c.owes_reply)
                 c.status = "I"
                 c.prior = self._prior(c.idx)
+            kept.append(c)
+        self.cancels = kept
         self._settle_prompts()
         self.work_tools = set()
         self.note_resumed(ev)
@@ -465,8 +475,9 @@ class SessionModel:
             return
         if ev.reason == "cancelled":
             quiet = [c for c in self.cancels if c.status == "I"]
-            if quiet:  # answer the one that owes a reply first
-                self.cancels.remove(max(quiet, key=lambda c: c.owes_reply))
+            if quiet:  # under A-04=idle-cancelled, answer the one that owes a reply first
+                owing = [c for c in quiet if c.owes_reply] if self._replies_owed() else []
+                self.cancels.remove((owing or quiet)[0])
         self.note_resumed(ev)
 
     def _settle_prompts(self) -> None:
@@ -533,7 +544,7 @@ class SessionModel:
             else:
                 out.append(("STATE-02", -1, f"foreground work is still {self.state}: it never "
                             "ended with an idle state_update"))
-        elif self.ctx.readings["A-04"] == "idle-cancelled":
+        elif self._replies_owed():
             out += [("CANCEL-06", c.idx, f"session/cancel #{c.idx} was never answered with "
                      "idle(cancelled) (reading A-04=idle-cancelled)")
                     for c in self.cancels if c.status == "I" and c.owes_reply]
@@ -583,11 +594,14 @@ class SessionModel:
             return -1 if i <= frontier else rank[i]
 
         perm_ids = {pid: n for n, pid in enumerate(self.perms)}
+        owed = self._replies_owed()  # nothing reads owes_reply under the other readings
+        busy = self.state in WORK
         return (
             self.state,
-            tuple((r(p.idx), p.status, p.ran) for p in self.prompts),
+            # ``ran`` is read only while quiet, and every work end sets it: in work it is noise.
+            tuple((r(p.idx), p.status, p.ran or busy) for p in self.prompts),
             self.early_user_messages,
-            tuple((r(c.idx), c.status, c.prior, c.owes_reply) for c in self.cancels),
+            tuple((r(c.idx), c.status, c.prior, c.owes_reply and owed) for c in self.cancels),
             tuple((perm_ids[p.id], p.state, p.owed_cancel, p.answer,
                    r(p.answer_idx) if p.answer_idx >= 0 else None, p.unreported_block,
                    p.tool_call_id) for p in self.perms.values()),

@@ -325,6 +325,6 @@ def test_coverage_of_check_reports(one: Exploration) -> None:
 
 def test_observer_work_cancels_follow_reported_work(one: Exploration) -> None:
     for n, key in enumerate(one.keys):
-        (snap, work_cancels, _), = key
+        (snap, work_cancels, _cancelled), = key
         if work_cancels:
             assert one.info[n]["states"][0] in WORK or snap[0] in WORK

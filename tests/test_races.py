@@ -360,3 +360,14 @@ def test_cancels_that_stopped_pending_prompts_owe_no_idle_reply() -> None:
     t.rejected(11, -32800).sync()
     turn_start(t, 12).idle(S, "end_turn")
     assert_clean(check(t, strict))
+
+
+def test_one_cancel_may_end_the_work_and_a_prompt_it_caught_unaccepted() -> None:
+    """Regression (reference agent, found while writing the notebooks): a cancel right behind
+    a prompt sent while busy ends the running work, and the prompt, read before the cancel
+    but accepted after it, gets a cancelled turn of its own (A-10 b)."""
+    t = turn_start(base(), 10).prompt(S, 11).cancel(S).idle(S, "cancelled")
+    t.accepted(11).user_message(S).running(S).idle(S, "cancelled")
+    assert_clean(check(t))
+    t.prompt(S, 12).accepted(12).user_message(S).running(S).idle(S, "cancelled")
+    assert failed_rules(check(t)) == {"CANCEL-11"}  # but it does not reach a later prompt
