@@ -268,7 +268,8 @@ class SessionModel:
     @check("CANCEL-07", reading="A-11", levels={"provable": "rule", "sent": "rule",
                                                 "never": "off"})
     def cancel_honoured(self, ev: Ev) -> bool:
-        """Work during which the agent provably read session/cancel ends with `cancelled`."""
+        """Work during which the agent read session/cancel ends with `cancelled` (provably
+        read, or under reading A-11=sent merely sent while the work was reported)."""
         if ev.reason == "cancelled":
             return True
         if self.ctx.readings["A-11"] == "sent":

@@ -312,7 +312,8 @@ class Monitor:
                   what: str, model: Any, ev: Ev) -> None:
         for chk, lv in failures:
             detail = _explain(chk.name, model, ev, self.ctx)
-            text = f"{what}: {chk.doc}" + (f" ({detail})" if detail else "")
+            text = f"{what} breaks {chk.rule}. Expected: {chk.doc}" + (
+                f" ({detail})" if detail else "")
             self._report(chk.rule, idx, text, session=session, level=lv, check=chk.name)
 
     def _conn_event(self, event: str, ev: Ev, what: str) -> None:

@@ -90,7 +90,8 @@ _R: list[Rule] = [
          "An agent that advertises capabilities.session never answers the baseline session "
          "methods with -32601 (method not found).",
          "initialization.mdx §Session Capabilities",
-         alt_strength="MUST", alt_source="schema AgentCapabilities.session lists 4 methods (C-04)"),
+         notes="The schema's AgentCapabilities.session comment lists only 4 of the 7 methods "
+               "(C-04); session/new and session/prompt are in both lists."),
     # --- sessions -----------------------------------------------------------------------
     Rule("SESS-01", "agent", "MUST", "safety",
          "session/new returns a sessionId not used before on this connection.",

@@ -71,6 +71,8 @@ def counterexample_text(found: Found, cfg: FuzzConfig) -> str:
     if not found.actions:
         lines.append("  (none: the agent fails while initializing)")
     lines += [f"  {n}. {describe_action(a)}" for n, a in enumerate(found.actions, start=1)]
+    lines.append("  then the teardown drains the sessions: cancel what is still busy, answer "
+                 "open permissions with cancelled, sync, judge what is still owed")
     lines += ["", "Wire transcript (C->A client to agent, A->C agent to client; >> marks the "
               "offending message):"]
     for n, (direction, text) in enumerate(summarize(records)):
