@@ -48,6 +48,21 @@ def _agent_argv(args: argparse.Namespace) -> list[str]:
     return argv
 
 
+def _hypothesis_home() -> None:
+    """Keep Hypothesis' working files out of the user's current directory.
+
+    The CLI uses no example database (each run is seeded or random), but Hypothesis still
+    caches some files; they go to ``$XDG_CACHE_HOME/acp-model`` unless the user chose a place
+    with ``HYPOTHESIS_STORAGE_DIRECTORY``.
+    """
+    if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        return
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    set_hypothesis_home_dir(os.path.join(cache, "acp-model", "hypothesis"))
+
+
 def _progress_table(rec: Recorder, rules_total: int, exercised: int) -> Table:
     table = Table.grid(padding=(0, 2))
     failures = ", ".join(sorted(rec.found)) or "none"
@@ -65,6 +80,7 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
     from acp_model.report import render, write_json
     from acp_model.rules import RULES
 
+    _hypothesis_home()
     cfg = FuzzConfig(
         argv=_agent_argv(args), max_examples=args.max_examples, steps=args.steps,
         seed=args.seed, time_budget=args.time_budget, deadline=args.deadline,
