@@ -519,7 +519,8 @@ class AcpGroupItem(pytest.Item):
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
-        return self.path, None, f"acp-model rule group {self.group}"
+        # A line number is required where pytest reports a skip at the item (see _skip).
+        return self.path, 0, f"acp-model rule group {self.group}"
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -71,11 +71,29 @@ def test_mutant_fails_its_rule_group(pytester: pytest.Pytester, mutant: str, gro
     ])
     assert "Traceback" not in text
     outcomes = result.parseoutcomes()
-    assert outcomes.get("passed", 0) >= len(GROUPS) - 3, outcomes  # the rest still passes
+    # The other groups pass (or are skipped when the run, ending early, never exercised them).
+    assert 1 <= outcomes.get("failed", 0) <= 2, outcomes
+    assert outcomes.get("passed", 0) + outcomes.get("skipped", 0) + outcomes["failed"] == \
+        len(GROUPS), outcomes
     report = json.loads((out / "report.json").read_text())
     assert report["verdict"] == "fail" and report["profile"] == "quick"
     assert rule in {ce["rule"] for ce in report["counterexamples"]}
     assert (out / rule / "replay.json").is_file()
+
+
+def test_wrong_protocol_version_fails_init_and_skips_the_rest(pytester: pytest.Pytester
+                                                              ) -> None:
+    # Not a usage error: the agent started and answered, but broke INIT-04.
+    result = run(pytester, "--acp-agent", f"{AGENT} --mutant init_wrong_version",
+                 "--acp-profile", "quick", "-rfs")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    result.assert_outcomes(failed=1, skipped=len(GROUPS) - 1)
+    result.stdout.fnmatch_lines(["FAILED acp-model::test_acp[[]INIT[]]*"])
+    result.stdout.fnmatch_lines([
+        "SKIPPED * acp-model*: the agent could not be fuzzed: the agent negotiated protocol "
+        "version 1, not 2"])
+    assert "INIT-04 (MUST, binds the agent)" in result.stdout.str()
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
 
 
 def test_one_group_can_be_selected_with_k(pytester: pytest.Pytester) -> None:
