@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from rich.console import Console
 
@@ -20,32 +20,6 @@ EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
 class UsageError(Exception):
     """A user mistake: printed without a traceback, exit code 2."""
-
-
-def int_at_least(minimum: int) -> Callable[[str], int]:
-    """An argparse type: an integer no smaller than ``minimum`` (clear message otherwise)."""
-
-    def parse(value: str) -> int:
-        try:
-            number = int(value)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
-        if number < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}")
-        return number
-
-    return parse
-
-
-def positive_float(value: str) -> float:
-    """An argparse type: a number of seconds greater than zero."""
-    try:
-        number = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {value!r}") from None
-    if number <= 0:
-        raise argparse.ArgumentTypeError("must be positive")
-    return number
 
 
 def _readings(args: argparse.Namespace) -> Readings:

@@ -12,13 +12,13 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from acp_model.argtypes import int_at_least
 from acp_model.cli import (
     EXIT_FAIL,
     EXIT_OK,
     UsageError,
     _add_reading_option,
     _readings,
-    int_at_least,
 )
 from acp_model.readings import ReadingError
 

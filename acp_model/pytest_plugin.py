@@ -38,6 +38,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
+from acp_model.argtypes import positive_float
+
 if TYPE_CHECKING:
     from hypothesis import settings as Settings
     from hypothesis.stateful import RuleBasedStateMachine
@@ -105,18 +107,6 @@ def default_profile() -> str:
 
 # ---------------------------------------------------------------------------- options -----
 
-def _positive(value: str) -> float:
-    import argparse
-
-    try:
-        number = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {value!r}") from None
-    if number <= 0:
-        raise argparse.ArgumentTypeError("must be positive")
-    return number
-
-
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("acp-model", "ACP v2 agent conformance (acp-model)")
     group.addoption("--acp-agent", metavar="CMD", default=None,
@@ -127,7 +117,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "CI variable is set, else quick")
     group.addoption("--acp-seed", type=int, default=None,
                     help="seed the generator (same seed: same client programs)")
-    group.addoption("--acp-deadline", type=_positive, default=3.0, metavar="S",
+    group.addoption("--acp-deadline", type=positive_float, default=3.0, metavar="S",
                     help="seconds to wait for what the agent owes before it is a liveness "
                          "failure (default 3)")
     group.addoption("--acp-reading", action="append", default=[], metavar="NAME=VALUE",

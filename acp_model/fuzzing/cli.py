@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
+from acp_model.argtypes import int_at_least, positive_float
 from acp_model.cli import (
     EXIT_FAIL,
     EXIT_INTERNAL,
@@ -20,8 +21,6 @@ from acp_model.cli import (
     UsageError,
     _add_reading_option,
     _readings,
-    int_at_least,
-    positive_float,
 )
 from acp_model.fuzzing.runner import FuzzConfig, Recorder
 
