@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -226,8 +227,12 @@ class ReplayOutcome:
     error: str | None = None
 
 
-def replay_once(cfg: FuzzConfig, actions: list[Action], rule: str | None) -> ReplayOutcome:
-    """Run an action list against a fresh agent process, exactly as the fuzzer did."""
+def replay_once(cfg: FuzzConfig, actions: list[Action], rule: str | None,
+                abort: threading.Event | None = None) -> ReplayOutcome:
+    """Run an action list against a fresh agent process, exactly as the fuzzer did.
+
+    ``abort`` (set on Ctrl-C while replays run in threads) stops it after the current action.
+    """
     try:
         client = FuzzClient(cfg.argv, readings=cfg.readings, deadline=cfg.deadline,
                             validate=cfg.validate, cwd=cfg.cwd, env=cfg.env,
@@ -241,6 +246,8 @@ def replay_once(cfg: FuzzConfig, actions: list[Action], rule: str | None) -> Rep
             ex = Example(client, Recorder(), deadline=cfg.deadline)
             with contextlib.suppress(LifecycleFailure):
                 for action in actions:
+                    if abort is not None and abort.is_set():
+                        return ReplayOutcome(False, [], [], None, "interrupted")
                     ex.act(action)
             with contextlib.suppress(LifecycleFailure):
                 ex.finish()
@@ -274,7 +281,7 @@ def measure_reproduction(cfg: FuzzConfig, found: Found,
     if chosen is None:
         for _, history in candidates[:2]:
             if len(history) > 1 and time.monotonic() < stop_at:
-                suffix = _history_suffix(cfg, found.rule, history)
+                suffix = _history_suffix(cfg, found.rule, history, stop_at)
                 if suffix is not None:
                     chosen = suffix
                     found.notes.append("the example needed state left by earlier examples on "
@@ -303,37 +310,58 @@ def _replay_many(cfg: FuzzConfig, actions: list[Action], rule: str, runs: int
     """Independent replays, a few at a time: they mostly wait on the agent."""
     if runs <= 0:
         return []
-    with ThreadPoolExecutor(max_workers=min(4, runs)) as pool:
-        return list(pool.map(lambda _: replay_once(cfg, actions, rule), range(runs)))
+    return _in_threads(lambda _, abort: replay_once(cfg, actions, rule, abort), range(runs))
+
+
+def _in_threads(job: Callable[[Any, threading.Event], ReplayOutcome], items: Any
+                ) -> list[ReplayOutcome]:
+    """Run replays four at a time; Ctrl-C stops the running ones after their current action."""
+    abort = threading.Event()
+    items = list(items)
+    with ThreadPoolExecutor(max_workers=max(1, min(4, len(items)))) as pool:
+        try:
+            return list(pool.map(lambda item: job(item, abort), items))
+        except KeyboardInterrupt:
+            abort.set()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
 
 
 def _first_reproducing(cfg: FuzzConfig, rule: str, trials: list[list[Action]],
-                       confirm: int = 2) -> int | None:
+                       confirm: int = 2, stop_at: float | None = None) -> int | None:
     """Index of the first trial that reproduces ``confirm`` times in a row.
 
     Racy failures reproduce only sometimes; demanding two hits keeps delta debugging from
-    trading a reliable counterexample for a shorter, luckier one. Replays run four at a time.
+    trading a reliable counterexample for a shorter, luckier one. Replays run four at a time;
+    no new batch starts after ``stop_at``.
     """
     jobs = [(n, trial) for n, trial in enumerate(trials) for _ in range(confirm)]
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        for start in range(0, len(jobs), 4):
-            batch = jobs[start:start + 4]
-            hits = list(pool.map(lambda job: replay_once(cfg, job[1], rule).reproduced, batch))
-            done: dict[int, list[bool]] = {}
-            for (n, _), hit in zip(batch, hits, strict=True):
-                done.setdefault(n, []).append(hit)
-            for n in sorted(done):
-                if len(done[n]) == confirm and all(done[n]):
-                    return n
+    for start in range(0, len(jobs), 4):
+        if stop_at is not None and time.monotonic() > stop_at:
+            return None
+        batch = jobs[start:start + 4]
+        outcomes = _in_threads(lambda job, abort: replay_once(cfg, job[1], rule, abort), batch)
+        done: dict[int, list[bool]] = {}
+        for (n, _), outcome in zip(batch, outcomes, strict=True):
+            done.setdefault(n, []).append(outcome.reproduced)
+        for n in sorted(done):
+            if len(done[n]) == confirm and all(done[n]):
+                return n
     return None
 
 
-def _history_suffix(cfg: FuzzConfig, rule: str, history: list[list[Action]]
+# A failure that needs more of the shared process's history than this is reported with the
+# shortest program that showed it, not with a replayed history (replaying hours is no help).
+MAX_HISTORY_EXAMPLES = 64
+
+
+def _history_suffix(cfg: FuzzConfig, rule: str, history: list[list[Action]], stop_at: float
                     ) -> list[Action] | None:
     """The shortest suffix of the process's examples that reproduces on a fresh process."""
-    sizes = sorted({min(2 ** n, len(history)) for n in range(1, 12)})
+    longest = min(len(history), MAX_HISTORY_EXAMPLES)
+    sizes = sorted({min(2 ** n, longest) for n in range(1, 7)})
     trials = [standalone([a for ex in history[-k:] for a in ex]) for k in sizes]
-    hit = _first_reproducing(cfg, rule, trials)
+    hit = _first_reproducing(cfg, rule, trials, stop_at=stop_at)
     return None if hit is None else trials[hit]
 
 
@@ -346,7 +374,8 @@ def _delta_debug(cfg: FuzzConfig, rule: str, actions: list[Action], stop_at: flo
         removals = [standalone(actions[:i] + actions[i + chunk:])
                     for i in range(0, len(actions), chunk)]
         removals = [r for r in removals if r]
-        hit = _first_reproducing(cfg, rule, removals) if removals else None
+        hit = (_first_reproducing(cfg, rule, removals, stop_at=stop_at) if removals
+               else None)
         if hit is not None:
             actions = removals[hit]
             chunk = min(chunk, max(1, len(actions) // 2))
