@@ -44,6 +44,7 @@ diagrams: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_check.py
 	$(BIN)/python benchmarks/bench_fuzz.py
+	$(BIN)/python benchmarks/bench_explore.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis $(OUT)

@@ -1316,16 +1316,17 @@ def contradictions(*, explore_kw: dict[str, Any] | None = None, limit: int = 2
 # Coverage of fuzz / check reports
 # ------------------------------------------------------------------------------------------
 
-def _find_counts(doc: Any, key: str) -> Iterable[dict[str, Any]]:
+def _find(doc: Any, key: str, kind: type) -> Iterable[Any]:
+    """Every value of type ``kind`` stored under ``key`` anywhere in a JSON report."""
     if isinstance(doc, dict):
-        if isinstance(doc.get(key), dict):
+        if isinstance(doc.get(key), kind):
             yield doc[key]
         for k, v in doc.items():
             if k != key:
-                yield from _find_counts(v, key)
+                yield from _find(v, key, kind)
     elif isinstance(doc, list):
         for v in doc:
-            yield from _find_counts(v, key)
+            yield from _find(v, key, kind)
 
 
 def coverage(reports: Sequence[dict[str, Any]], exp: Exploration | None = None
@@ -1341,11 +1342,11 @@ def coverage(reports: Sequence[dict[str, Any]], exp: Exploration | None = None
     seen: dict[str, int] = {}
     rule_seen: dict[str, int] = {}
     for doc in reports:
-        for counts in _find_counts(doc, "transitions"):
+        for counts in _find(doc, "transitions", dict):
             for k, n in counts.items():
                 if isinstance(n, int):
                     seen[k] = seen.get(k, 0) + n
-        for rules in _find_lists(doc, "rules"):
+        for rules in _find(doc, "rules", list):
             for r in rules:
                 if isinstance(r, dict) and isinstance(r.get("exercised"), int):
                     rule_seen[r["id"]] = rule_seen.get(r["id"], 0) + r["exercised"]
@@ -1368,18 +1369,6 @@ def coverage(reports: Sequence[dict[str, Any]], exp: Exploration | None = None
         if rule_seen else None,
         "ratio": round(len(exercised) / len(model), 3) if model else 0.0,
     }
-
-
-def _find_lists(doc: Any, key: str) -> Iterable[list[Any]]:
-    if isinstance(doc, dict):
-        if isinstance(doc.get(key), list):
-            yield doc[key]
-        for k, v in doc.items():
-            if k != key:
-                yield from _find_lists(v, key)
-    elif isinstance(doc, list):
-        for v in doc:
-            yield from _find_lists(v, key)
 
 
 __all__ = ["CONTRADICTIONS", "PROPERTIES", "PROPERTY_NAMES", "Action", "Bounds", "Config",

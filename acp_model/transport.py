@@ -44,7 +44,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -377,6 +377,20 @@ class AgentProcess:
 
     # ----------------------------------------------------------------- threads
 
+    def _chunks(self, fd: int) -> Iterator[bytes]:
+        """What the agent writes to ``fd``, until it closes the pipe or we stop."""
+        while not self._stop.is_set():
+            ready, _, _ = select.select([fd], [], [], 0.2)
+            if not ready:
+                continue
+            try:
+                chunk = os.read(fd, _READ_CHUNK)
+            except OSError:
+                return
+            if not chunk:
+                return
+            yield chunk
+
     def _read_stdout(self) -> None:
         assert self._proc.stdout is not None
         fd = self._proc.stdout.fileno()
@@ -385,16 +399,7 @@ class AgentProcess:
         oversize_preview: bytes | None = None  # not None while discarding an oversize line
         oversize_total = 0
         try:
-            while not self._stop.is_set():
-                ready, _, _ = select.select([fd], [], [], 0.2)
-                if not ready:
-                    continue
-                try:
-                    chunk = os.read(fd, _READ_CHUNK)
-                except OSError:
-                    break
-                if not chunk:
-                    break
+            for chunk in self._chunks(fd):
                 self.bytes_read += len(chunk)
                 if oversize_preview is not None:
                     nl = chunk.find(b"\n")
@@ -437,17 +442,7 @@ class AgentProcess:
 
     def _read_stderr(self) -> None:
         assert self._proc.stderr is not None
-        fd = self._proc.stderr.fileno()
-        while not self._stop.is_set():
-            ready, _, _ = select.select([fd], [], [], 0.2)
-            if not ready:
-                continue
-            try:
-                chunk = os.read(fd, _READ_CHUNK)
-            except OSError:
-                break
-            if not chunk:
-                break
+        for chunk in self._chunks(self._proc.stderr.fileno()):
             self._stderr.write(chunk)
             if self._stderr_file is not None and self._stderr_file_left > 0:
                 piece = chunk[: self._stderr_file_left]
