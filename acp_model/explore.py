@@ -971,13 +971,7 @@ def _prop_a(exp: Exploration, limit: int) -> PropertyResult:
             rev.setdefault(e.dst, []).append(e.src)
     good = {n for n in range(exp.nodes) if not exp.info[n]["obligations"][0]}
     quiescent = len(good)
-    queue = deque(good)
-    while queue:
-        v = queue.popleft()
-        for u in rev.get(v, ()):
-            if u not in good:
-                good.add(u)
-                queue.append(u)
+    _close_backwards(good, rev)
     stuck = sorted((n for n in range(exp.nodes) if n not in good), key=lambda n: exp.depth[n])
     viol = [_violation(exp, "no help-free way back to a quiescent idle from here",
                        exp.path_to(n), state=exp.info[n]["label"],
@@ -1025,6 +1019,12 @@ def _can_reach_cancelled_idle(exp: Exploration) -> set[tuple[int, int]]:
         order = e.order or tuple(range(n_s))
         for j in range(n_s):  # canonical position j of dst is position order[j] of src
             rev.setdefault((e.dst, j), []).append((e.src, order[j]))
+    _close_backwards(good, rev)
+    return good
+
+
+def _close_backwards(good: set[Any], rev: dict[Any, list[Any]]) -> None:
+    """Add to ``good`` everything from which some edge path (``rev`` reversed) reaches it."""
     queue = deque(good)
     while queue:
         v = queue.popleft()
@@ -1032,7 +1032,6 @@ def _can_reach_cancelled_idle(exp: Exploration) -> set[tuple[int, int]]:
             if u not in good:
                 good.add(u)
                 queue.append(u)
-    return good
 
 
 def _prop_c(exp: Exploration, limit: int) -> PropertyResult:

@@ -63,9 +63,10 @@ def test_fuzz_cli_finds_a_mutant_and_writes_replayable_artifacts(tmp_path: Path)
     checked = cli("check", str(folder / "transcript.jsonl"), "--format", "json")
     assert checked.returncode == 1
     assert "CANCEL-07" in {v["rule"] for v in json.loads(checked.stdout)["violations"]}
-    replay = cli("replay", str(folder / "replay.json"), "--runs", "2")
+    # the counterexample may be a race (its rate is measured, not promised): several runs
+    replay = cli("replay", str(folder / "replay.json"), "--runs", "6")
     assert replay.returncode == 1, replay.stdout + replay.stderr
-    assert "reproduced" in replay.stdout and "/2" in replay.stdout
+    assert "reproduced" in replay.stdout and "/6" in replay.stdout
     xml = junit.read_text()
     assert 'name="CANCEL-07"' in xml and "<failure" in xml
     assert "Traceback" not in proc.stdout + proc.stderr

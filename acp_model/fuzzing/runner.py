@@ -197,6 +197,14 @@ class AgentPool:
     def monitors(self) -> list[Monitor]:
         return [*self.retired, *([self.current.monitor] if self.current else [])]
 
+    def end_example(self, ex: Example) -> None:
+        """Drain and judge the example's sessions; with ``isolate`` its process goes too."""
+        try:
+            ex.finish()
+        finally:
+            if self.cfg.isolate:
+                self.retire()
+
 
 class Example:
     """One generated interaction: fresh sessions on the pooled agent, then a drain."""
