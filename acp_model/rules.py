@@ -330,7 +330,9 @@ _R: list[Rule] = [
          "The agent's output stays within the harness's bounds (the transcript cap, default "
          "32 MiB per connection); a flood beyond it ends the connection.",
          "transports.mdx §stdio; the fuzzer's own limit",
-         notes="Judged by the fuzzer: an agent flooding stdout cannot be checked further.",
+         notes="Judged by the fuzzer: an agent flooding stdout cannot be checked further. "
+               "Between examples the fuzzer moves to a fresh process once the transcript is a "
+               "quarter full, so a long run never reaches the cap by itself.",
          fuzz_only=True),
     Rule("ACPM-ANSWER", "both", "MUST", "liveness",
          "Every request is eventually answered with a result or an error.",

@@ -87,3 +87,31 @@ def test_ctrl_c_during_replays_sets_abort_for_the_running_ones() -> None:
     with pytest.raises(KeyboardInterrupt):
         campaign._in_threads(job, range(3))
     assert seen and all(a.is_set() for a in seen)
+
+
+def test_a_long_run_moves_to_a_fresh_process_before_the_transcript_cap() -> None:
+    """A shared process's transcript grows with every example; a legitimate agent must never
+    reach the cap (ACPM-OUTPUT) just because the run is long."""
+    from acp_model.fuzzing.runner import AgentPool, Example, Recorder
+
+    cfg = FuzzConfig(REFERENCE)
+    recorder = Recorder()
+    pool = AgentPool(cfg, recorder)
+    try:
+        first = pool.client()
+        first.proc.max_transcript_bytes = 64 * 1024  # as if the run had gone on for hours
+        examples = 0
+        while pool.client() is first:
+            examples += 1
+            assert examples < 200, "the pool never moved to a fresh process"
+            ex = Example(first, recorder, deadline=3.0)
+            ex.act({"op": "new_session"})
+            ex.act({"op": "prompt", "s": 0, "blocks": [{"type": "text", "text": "go"}]})
+            pool.end_example(ex)
+        assert first.proc.stored_bytes > first.proc.max_transcript_bytes // 4
+        assert not first.proc.truncated
+        assert recorder.restarts == 0  # planned, not a crash
+        assert pool.current is not first and pool.current is not None
+        assert not [v for m in pool.monitors() for v in m.violations if v.level == "fail"]
+    finally:
+        pool.retire()

@@ -162,16 +162,23 @@ class AgentPool:
         self.started = 0
 
     def client(self) -> FuzzClient:
-        if self.current is not None and (self.cfg.isolate or not self.current.alive):
-            self.retire()
+        """The process for the next example: a fresh one after a crash, with ``isolate``, or
+        once the transcript is a quarter full (long runs keep memory bounded, and only an
+        example that itself floods the agent's output can reach the transcript cap)."""
+        current = self.current
+        if current is not None:
+            if not current.alive:
+                self.recorder.restarts += 1
+                self.retire()
+            elif self.cfg.isolate or (current.proc.stored_bytes
+                                      > current.proc.max_transcript_bytes // 4):
+                self.retire()
         if self.current is None:
             client = FuzzClient(self.cfg.argv, readings=self.cfg.readings,
                                 deadline=self.cfg.deadline, validate=self.cfg.validate,
                                 cwd=self.cfg.cwd, env=self.cfg.env,
                                 startup_deadline=self.cfg.startup_deadline)
             self.started += 1
-            if self.started > 1:
-                self.recorder.restarts += 1
             try:
                 client.initialize()
             except AgentUnusable:
