@@ -13,6 +13,7 @@ the rule's strength and the readings) and the machine then follows what the wire
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -79,6 +80,13 @@ class Table:
 
 
 @cache
+def _summary(doc: str | None) -> str:
+    """A check's docstring up to its first blank line, on one line: the "expected" text of
+    its violations (a first line alone can stop mid-sentence)."""
+    paragraph = inspect.cleandoc(doc or "").split("\n\n", 1)[0]
+    return " ".join(paragraph.split())
+
+
 def compile_machine(machine: type[StateMachine], model: type) -> Table:
     """Derive the transition table from a python-statemachine class."""
     transitions: dict[tuple[str, str], TransitionSpec] = {}
@@ -97,8 +105,7 @@ def compile_machine(machine: type[StateMachine], model: type) -> Table:
                 func = getattr(model, name)
                 checks.append(CheckSpec(name, func._acpm_rule, func._acpm_reading,
                                         tuple(func._acpm_levels.items()), func,
-                                        (func.__doc__ or "").strip().splitlines()[0]
-                                        if func.__doc__ else ""))
+                                        _summary(func.__doc__)))
             actions = tuple(str(a) for a in t.on if hasattr(model, str(a)))
             allows = tuple(r for a in actions for r in getattr(getattr(model, a), "_acpm_allows",
                                                                ()))

@@ -57,3 +57,16 @@ def test_table_covers_every_state_event_pair() -> None:
     for tr in TABLE.transitions.values():
         for chk in tr.checks:
             assert chk.rule and chk.doc, chk.name
+
+
+def test_every_check_explains_itself_in_whole_sentences() -> None:
+    """A violation says "Expected: <the check's docstring summary>": never cut mid-sentence."""
+    from acp_model.engine import compile_machine
+    from acp_model.lifecycle import SessionLifecycle, SessionModel
+
+    table = compile_machine(SessionLifecycle, SessionModel)
+    docs = {c.name: c.doc for c in table.check_names().values()}
+    assert docs
+    cut = {name: doc for name, doc in docs.items() if not doc.rstrip("`").endswith((".", ")"))}
+    assert cut == {}
+    assert "merely sent while the work was reported" in docs["cancel_honoured"]
