@@ -79,7 +79,6 @@ class Table:
         return out
 
 
-@cache
 def _summary(doc: str | None) -> str:
     """A check's docstring up to its first blank line, on one line: the "expected" text of
     its violations (a first line alone can stop mid-sentence)."""
@@ -87,6 +86,7 @@ def _summary(doc: str | None) -> str:
     return " ".join(paragraph.split())
 
 
+@cache
 def compile_machine(machine: type[StateMachine], model: type) -> Table:
     """Derive the transition table from a python-statemachine class."""
     transitions: dict[tuple[str, str], TransitionSpec] = {}

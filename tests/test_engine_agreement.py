@@ -70,3 +70,13 @@ def test_every_check_explains_itself_in_whole_sentences() -> None:
     cut = {name: doc for name, doc in docs.items() if not doc.rstrip("`").endswith((".", ")"))}
     assert cut == {}
     assert "merely sent while the work was reported" in docs["cancel_honoured"]
+
+
+def test_the_table_is_compiled_once_per_machine() -> None:
+    """Explorer runs, reading diffs and the renderer all ask for the table: introspecting the
+    machine again each time would be wasted work."""
+    from acp_model.engine import compile_machine
+    from acp_model.lifecycle import SessionLifecycle, SessionModel
+
+    assert compile_machine(SessionLifecycle, SessionModel) is compile_machine(SessionLifecycle,
+                                                                              SessionModel)
