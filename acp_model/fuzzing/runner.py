@@ -159,7 +159,6 @@ class AgentPool:
         self.recorder = recorder
         self.current: FuzzClient | None = None
         self.retired: list[Monitor] = []
-        self.started = 0
 
     def client(self) -> FuzzClient:
         """The process for the next example: a fresh one after a crash, with ``isolate``, or
@@ -178,7 +177,6 @@ class AgentPool:
                                 deadline=self.cfg.deadline, validate=self.cfg.validate,
                                 cwd=self.cfg.cwd, env=self.cfg.env,
                                 startup_deadline=self.cfg.startup_deadline)
-            self.started += 1
             try:
                 client.initialize()
             except AgentUnusable:
