@@ -29,12 +29,13 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from acp_model.agents.mutants import MUTANTS
+from acp_model.argtypes import int_at_least
 from acp_model.fuzzing.runner import FuzzConfig
 
 TIMINGS = ("fast", "real", "slow")
@@ -139,19 +140,19 @@ def run_case(case: Case, out: str | None = None) -> Outcome:
     rec = result.recorder
     failures = {rule: f.violation.message for rule, f in rec.found.items()}
     warnings = {rule: v.message for (rule, _check), v in rec.warnings.items()}
-    out = Outcome(case, ok=False, failures=failures, warnings=warnings, examples=rec.examples,
-                  actions=rec.actions, seconds=time.monotonic() - started,
-                  unusable=result.unusable)
+    outcome = Outcome(case, ok=False, failures=failures, warnings=warnings,
+                      examples=rec.examples, actions=rec.actions,
+                      seconds=time.monotonic() - started, unusable=result.unusable)
     if case.kind == "bug":
         hit = rec.found.get(case.rule or "")
-        out.ok = hit is not None
+        outcome.ok = hit is not None
         if hit is not None:
-            out.first_seen = round(hit.first_seen, 2)
-            out.reproduction = f"{hit.reproduced}/{hit.replays}"
-            out.steps = len(hit.actions)
+            outcome.first_seen = round(hit.first_seen, 2)
+            outcome.reproduction = f"{hit.reproduced}/{hit.replays}"
+            outcome.steps = len(hit.actions)
     else:
-        out.ok = not failures and not warnings and result.unusable is None
-    return out
+        outcome.ok = not failures and not warnings and result.unusable is None
+    return outcome
 
 
 def _variants(kinds: Iterable[str]) -> list[tuple[str, str, str | None]]:
@@ -219,22 +220,47 @@ def table(outcomes: Sequence[Outcome]) -> str:
     return "\n".join(rows)
 
 
+def _seeds(value: str) -> list[int]:
+    try:
+        return [int(s) for s in value.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated whole numbers, got "
+                                         f"{value!r}") from None
+
+
+def _names(known: Sequence[str]) -> Callable[[str], list[str]]:
+    """An argparse type: a comma-separated subset of ``known`` (an unknown name is an error,
+    not a silently empty campaign)."""
+
+    def parse(value: str) -> list[str]:
+        names = value.split(",")
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise argparse.ArgumentTypeError(f"unknown: {', '.join(unknown)}")
+        return names
+
+    return parse
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--plan", choices=("quick", "full"), default="quick")
-    parser.add_argument("--seeds", help="comma-separated seeds (default: the plan's)")
-    parser.add_argument("--timings", help="comma-separated subset of fast,real,slow")
-    parser.add_argument("--only", help="comma-separated variant names (reference, mutants)")
-    parser.add_argument("--jobs", type=int, default=1, help="cases run in parallel processes")
+    parser.add_argument("--seeds", type=_seeds, help="comma-separated seeds (default: the "
+                        "plan's)")
+    parser.add_argument("--timings", type=_names(TIMINGS),
+                        help="comma-separated subset of fast,real,slow")
+    parser.add_argument("--only", type=_names([REFERENCE, *(m.name for m in MUTANTS)]),
+                        help="comma-separated variant names (reference, mutants)")
+    parser.add_argument("--jobs", type=int_at_least(1), default=1,
+                        help="cases run in parallel processes")
     parser.add_argument("--json", metavar="PATH", help="write every outcome as JSON")
     parser.add_argument("--out", metavar="DIR", help="files of every case that found anything, "
                         "under DIR/<case id>/")
     args = parser.parse_args(argv)
-    cases = plan(args.plan,
-                 seeds=[int(s) for s in args.seeds.split(",")] if args.seeds else None,
-                 timings=args.timings.split(",") if args.timings else None,
-                 only=args.only.split(",") if args.only else None)
+    cases = plan(args.plan, seeds=args.seeds, timings=args.timings, only=args.only)
+    if not cases:
+        parser.error(f"the {args.plan} plan has no case for that selection")
     started = time.monotonic()
     if args.jobs > 1:
         with ProcessPoolExecutor(max_workers=args.jobs) as pool:

@@ -77,6 +77,16 @@ def test_full_plan_covers_every_variant_timing_and_seed() -> None:
         "reference-slow-s7"
 
 
+@pytest.mark.parametrize("args", [["--seeds", "x"], ["--timings", "fst"], ["--only", "nope"],
+                                  ["--jobs", "0"]])
+def test_campaign_usage_errors_are_clear(args: list[str],
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        zoo.main(args)
+    assert exc.value.code == 2
+    assert "error: argument" in capsys.readouterr().err
+
+
 def test_database_directory_is_keyed_by_agent_not_budget(tmp_path: Path) -> None:
     argv = [*REFERENCE, "--mutant", "cancel_as_end_turn"]
     base = example_database(FuzzConfig(argv, database=str(tmp_path)))
