@@ -36,39 +36,55 @@ ACP_REPLAYS    fresh-process replays per counterexample (default 10)
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import os
 import shlex
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from acp_model.argtypes import int_at_least, positive_float
 from acp_model.fuzzing.runner import FuzzConfig
 from acp_model.pytest_plugin import describe_failures, emit_warnings
+from acp_model.readings import DEFAULT, ReadingError
 
 COMMAND = os.environ.get("ACP_AGENT", "").strip()
 if not COMMAND:
     pytest.skip("set ACP_AGENT to the agent's command line to run this campaign",
                 allow_module_level=True)
 
-BUDGET = float(os.environ.get("ACP_BUDGET", "600"))
-SHARDS = int(os.environ.get("ACP_SHARDS") or os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1)
+
+def _env(name: str, default: str, cast: Callable[[str], Any]) -> Any:
+    """An environment setting, or a usage error naming it."""
+    value = os.environ.get(name) or default
+    try:
+        return cast(value)
+    except (ValueError, argparse.ArgumentTypeError, ReadingError) as exc:
+        raise pytest.UsageError(f"{name}={value!r}: {exc}") from None
+
+
+BUDGET = _env("ACP_BUDGET", "600", positive_float)
+SHARDS = _env("ACP_SHARDS", os.environ.get("PYTEST_XDIST_WORKER_COUNT") or "1",
+              int_at_least(1))
+STEPS = _env("ACP_STEPS", "30", int_at_least(1))
+DEADLINE = _env("ACP_DEADLINE", "3", positive_float)
+REPLAYS = _env("ACP_REPLAYS", "10", int_at_least(1))
+SEED = _env("ACP_SEED", "", lambda v: int(v) if v else None)
+READINGS = _env("ACP_READINGS", "", lambda v: DEFAULT.parse([r for r in v.split(",")
+                                                            if r.strip()]))
 HAS_TIMEOUT = importlib.util.find_spec("pytest_timeout") is not None
 
 
 def shard_config(shard: int, rootdir: Path) -> FuzzConfig:
     """The fuzz configuration of one shard, from the environment."""
-    from acp_model.readings import DEFAULT
-
-    readings = [r for r in os.environ.get("ACP_READINGS", "").split(",") if r.strip()]
-    seed = os.environ.get("ACP_SEED")
     db = os.environ.get("ACP_DB", ".hypothesis/acp-model")
     return FuzzConfig(
-        argv=shlex.split(COMMAND), max_examples=10_000_000,
-        steps=int(os.environ.get("ACP_STEPS", "30")),
-        seed=int(seed) + 1000 * shard if seed else None, time_budget=BUDGET,
-        deadline=float(os.environ.get("ACP_DEADLINE", "3")), readings=DEFAULT.parse(readings),
-        replay_runs=int(os.environ.get("ACP_REPLAYS", "10")), max_rounds=20,
+        argv=shlex.split(COMMAND), max_examples=10_000_000, steps=STEPS,
+        seed=None if SEED is None else SEED + 1000 * shard, time_budget=BUDGET,
+        deadline=DEADLINE, readings=READINGS, replay_runs=REPLAYS, max_rounds=20,
         shrink_budget=60.0, cwd=str(rootdir),
         database=None if db.lower() == "none" else str(rootdir / db))
 

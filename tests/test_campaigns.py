@@ -163,3 +163,21 @@ def test_agent_campaign_is_skipped_without_an_agent() -> None:
     assert proc.returncode == pytest.ExitCode.NO_TESTS_COLLECTED, proc.stdout + proc.stderr
     assert "1 skipped" in proc.stdout
     assert "set ACP_AGENT" in proc.stdout
+
+
+@pytest.mark.parametrize(("setting", "needle"), [
+    ("ACP_BUDGET=abc", "ACP_BUDGET='abc': expected a number"),
+    ("ACP_SHARDS=0", "ACP_SHARDS='0': must be at least 1"),
+    ("ACP_READINGS=A-01=zz", "has no value 'zz'"),
+])
+def test_agent_campaign_names_a_bad_setting(setting: str, needle: str) -> None:
+    name, value = setting.split("=", 1)
+    env = {**os.environ, "ACP_AGENT": f"{sys.executable} -m acp_model.agents.reference",
+           name: value}
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+         str(ROOT / "fuzz" / "test_agent.py")],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode not in (0, pytest.ExitCode.NO_TESTS_COLLECTED), proc.stdout
+    assert needle in proc.stdout + proc.stderr
+    assert "test_agent_campaign" not in proc.stdout  # nothing ran
