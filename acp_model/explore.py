@@ -419,8 +419,7 @@ def make_event(cfg: Config, action: Action) -> tuple[Ev, int]:
     return _ev(idx), frontier
 
 
-def _observe(obs: Observer, src_state: str, action: Action, idx: int, bounds: Bounds
-             ) -> Observer:
+def _observe(obs: Observer, src_state: str, action: Action, idx: int) -> Observer:
     if action.event == "cancel":
         wc = (*obs.work_cancels, idx) if src_state in WORK else obs.work_cancels
         return Observer(wc, True)
@@ -588,7 +587,7 @@ class Exploration:
                     if self.compact:
                         _compact(m)
                 cfg.obs[real.session] = _observe(cfg.obs[real.session], src_state, real,
-                                                 ev.idx, self.bounds)
+                                                 ev.idx)
             cfg.next_idx += 1
             done.append(real)
             if order is not None:
@@ -822,7 +821,7 @@ def explore(sessions: int = 1, max_prompts: int | None = None,
                     new.ctx.readings = rs[first]
                     engines[first].fire(m, act.event, ev)
                     new.ctx.readings = rs[0]
-                new.obs[s] = _observe(cfg.obs[s], src_state, act, ev.idx, bounds)
+                new.obs[s] = _observe(cfg.obs[s], src_state, act, ev.idx)
                 if compact:
                     _compact(m)
                 if mask & 1:
