@@ -141,7 +141,7 @@ class TableEngine:
     def fire(self, model: Any, event: str, ev: Any) -> list[Failure]:
         """Apply one event; return the failing checks with their level."""
         key = (model.state, event)
-        target, checks, actions, allows = self._plan[key]
+        _, checks, _, allows = self._plan[key]
         self.transitions[key] = self.transitions.get(key, 0) + 1
         exercised = self.exercised
         failures: list[Failure] = []
@@ -151,15 +151,23 @@ class TableEngine:
                 failures.append((chk, lv))
         for rule_id in allows:
             exercised[rule_id] = exercised.get(rule_id, 0) + 1
+        self.apply(model, event, ev)
+        return failures
+
+    def apply(self, model: Any, event: str, ev: Any) -> None:
+        """The actions and target of an event already judged by :meth:`allowed` (checks are
+        pure, so running them again could not change the outcome); nothing is counted."""
+        target, _, actions, _ = self._plan[(model.state, event)]
         for name in actions:
             getattr(model, name)(ev)
         model.state = target
-        return failures
 
     def allowed(self, model: Any, event: str, ev: Any) -> tuple[bool, list[Failure]]:
         """Would the model accept this event without a failure? (no state change)."""
         _, checks, _, _ = self._plan[(model.state, event)]
         failures = [(c, lv) for c, lv in checks if not c.func(model, ev)]
+        if not failures:
+            return True, failures
         return (not any(lv == "fail" for _, lv in failures), failures)
 
 
@@ -172,7 +180,7 @@ class LibraryEngine(TableEngine):
             sm = self.table.machine(model=model)
             model.__dict__["_acpm_machine"] = sm
         key = (model.state, event)
-        target, checks, actions, allows = self._plan[key]
+        _, checks, _, allows = self._plan[key]
         self.transitions[key] = self.transitions.get(key, 0) + 1
         for chk, _ in checks:
             self.exercised[chk.rule] = self.exercised.get(chk.rule, 0) + 1
@@ -183,7 +191,5 @@ class LibraryEngine(TableEngine):
             return []
         except TransitionNotAllowed:
             failures = [(c, lv) for c, lv in checks if not c.func(model, ev)]
-            for name in actions:
-                getattr(model, name)(ev)
-            model.state = target
+            self.apply(model, event, ev)
             return failures

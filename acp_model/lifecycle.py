@@ -559,13 +559,16 @@ class SessionModel:
         c = object.__new__(type(self))
         c.__dict__.update(self.__dict__)
         c.ctx = self.ctx if ctx is None else ctx
-        c.prompts = [PromptRec(p.idx, p.id, p.status, p.ran) for p in self.prompts]
+        # (the explorer clones on every edge: empty collections skip the comprehensions)
+        c.prompts = [PromptRec(p.idx, p.id, p.status, p.ran) for p in self.prompts] \
+            if self.prompts else []
         c.user_ids = set(self.user_ids)
-        c.cancels = [CancelRec(x.idx, x.status, x.prior, x.owes_reply) for x in self.cancels]
+        c.cancels = [CancelRec(x.idx, x.status, x.prior, x.owes_reply) for x in self.cancels] \
+            if self.cancels else []
         c.perms = {k: PermRec(p.id, p.idx, p.tool_call_id, p.options, p.state, p.owed_cancel,
                               p.answer, p.answer_idx, p.unreported_block)
-                   for k, p in self.perms.items()}
-        c.tools = {k: ToolRec(t.perm) for k, t in self.tools.items()}
+                   for k, p in self.perms.items()} if self.perms else {}
+        c.tools = {k: ToolRec(t.perm) for k, t in self.tools.items()} if self.tools else {}
         c.work_tools = set(self.work_tools)
         c.cancelled_tools = set(self.cancelled_tools)
         c.__dict__.pop("_acpm_machine", None)  # a library machine is bound to the original
@@ -576,8 +579,13 @@ class SessionModel:
 
     def indices(self) -> set[int]:
         """Every trace index the extended state still refers to."""
-        return {*(c.idx for c in self.cancels), *(p.idx for p in self.prompts),
-                *(p.answer_idx for p in self.perms.values() if p.answer_idx >= 0)}
+        out = {c.idx for c in self.cancels}
+        for p in self.prompts:
+            out.add(p.idx)
+        for q in self.perms.values():
+            if q.answer_idx >= 0:
+                out.add(q.answer_idx)
+        return out
 
     def snapshot(self, rank: dict[int, int] | None = None) -> tuple[Any, ...]:
         """Canonical, hashable abstraction of the state (used by the explorer).
@@ -590,26 +598,28 @@ class SessionModel:
         frontier = self.ctx.frontier
         if rank is None:
             rank = joint_ranks([self])
-
-        def r(i: int) -> int:
-            return -1 if i <= frontier else rank[i]
-
-        perm_ids = {pid: n for n, pid in enumerate(self.perms)}
-        owed = self._replies_owed()  # nothing reads owes_reply under the other readings
         busy = self.state in WORK
-        return (
-            self.state,
-            # ``ran`` is read only while quiet, and every work end sets it: in work it is noise.
-            tuple((r(p.idx), p.status, p.ran or busy) for p in self.prompts),
-            self.early_user_messages,
-            tuple((r(c.idx), c.status, c.prior, c.owes_reply and owed) for c in self.cancels),
-            tuple((perm_ids[p.id], p.state, p.owed_cancel, p.answer,
-                   r(p.answer_idx) if p.answer_idx >= 0 else None, p.unreported_block,
-                   p.tool_call_id) for p in self.perms.values()),
-            tuple(sorted((k, perm_ids.get(v.perm)) for k, v in self.tools.items())),
-            tuple(sorted(self.work_tools)),
-            tuple(sorted(self.cancelled_tools)),
-        )
+        # ``ran`` is read only while quiet, and every work end sets it: in work it is noise.
+        prompts = tuple([(-1 if p.idx <= frontier else rank[p.idx], p.status, p.ran or busy)
+                         for p in self.prompts])
+        owed = self._replies_owed()  # nothing reads owes_reply under the other readings
+        cancels = tuple([(-1 if c.idx <= frontier else rank[c.idx], c.status, c.prior,
+                          c.owes_reply and owed) for c in self.cancels])
+        perms: tuple[Any, ...] = ()
+        tools: tuple[Any, ...] = ()
+        if self.perms:
+            perm_ids = {pid: n for n, pid in enumerate(self.perms)}
+            perms = tuple([(perm_ids[p.id], p.state, p.owed_cancel, p.answer,
+                            None if p.answer_idx < 0 else
+                            -1 if p.answer_idx <= frontier else rank[p.answer_idx],
+                            p.unreported_block, p.tool_call_id) for p in self.perms.values()])
+            if self.tools:
+                tools = tuple(sorted((k, perm_ids.get(v.perm)) for k, v in self.tools.items()))
+        elif self.tools:
+            tools = tuple(sorted((k, None) for k in self.tools))
+        return (self.state, prompts, self.early_user_messages, cancels, perms, tools,
+                tuple(sorted(self.work_tools)) if self.work_tools else (),
+                tuple(sorted(self.cancelled_tools)) if self.cancelled_tools else ())
 
 
 def joint_ranks(models: list[SessionModel]) -> dict[int, int]:

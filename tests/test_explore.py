@@ -328,3 +328,22 @@ def test_observer_work_cancels_follow_reported_work(one: Exploration) -> None:
         (snap, work_cancels, _cancelled), = key
         if work_cancels:
             assert one.info[n]["states"][0] in WORK or snap[0] in WORK
+
+
+def test_exploration_restores_the_garbage_collector() -> None:
+    import gc
+
+    bounds = Bounds(sessions=1, max_prompts=1, max_cancels=0, max_permissions=0, custom=False,
+                    lean=True, reasons=("end_turn",))
+    assert gc.isenabled()
+    explore(bounds=bounds)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        explore(bounds=bounds)
+        assert not gc.isenabled()  # a caller's choice is kept too
+    finally:
+        gc.enable()
+    with pytest.raises(ValueError):
+        explore(bounds=bounds, readings=())
+    assert gc.isenabled()  # and restored when exploration raises
