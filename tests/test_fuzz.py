@@ -156,3 +156,32 @@ def test_interrupt_still_writes_the_report(tmp_path: Path) -> None:
     assert report["summary"]["actions"] > 0
     assert proc.returncode == 130
     assert _leftovers("reference --seed 4242") == []
+
+
+def test_counterexample_text_numbers_messages_as_the_violation_cites_them() -> None:
+    """On a shared agent process the example's records start late in the transcript: the
+    text keeps their transcript numbers (which violation messages cite) and marks the gap."""
+    from acp_model.fuzzing.artifacts import counterexample_text
+    from acp_model.fuzzing.runner import Recorder
+    from acp_model.monitor import Violation
+
+    def msg(n: int) -> dict:
+        return {"dir": "a2c", "msg": {"jsonrpc": "2.0", "id": n, "result": {}}}
+
+    rec = Recorder()
+    # the handshake (#0, #1), then this example's records from #40 on; #42 offends
+    rec.failure(Violation("CANCEL-07", "fail", "MUST", 42, "idle end_turn #42 breaks it"),
+                [{"op": "new_session"}], [msg(0), msg(1), msg(40), msg(41), msg(42)], 4, [],
+                gap=(2, 38))
+    found = rec.found["CANCEL-07"]
+    text = counterexample_text(found, FuzzConfig(["agent"]))
+    lines = text.splitlines()
+    assert any(line.startswith("   #1 ") for line in lines)
+    assert any("(#2-#39: earlier examples on the shared agent process)" in line
+               for line in lines)
+    assert any(line.startswith(">> #42 ") for line in lines)
+    assert not any(line.startswith(">> #4 ") for line in lines)
+    # a fresh-process replay's records are numbered from 0, without a gap
+    found.replay_records, found.replay_offending = [msg(0), msg(1), msg(2)], 2
+    text = counterexample_text(found, FuzzConfig(["agent"]))
+    assert ">> #2 " in text and "earlier examples" not in text

@@ -37,6 +37,8 @@ def describe_action(action: Action) -> str:
     if op == "answer":
         extra = " (newest)" if action.get("newest") else ""
         return f"answer permission{s}: {action['outcome']}{extra}"
+    if op == "finish":
+        return f"finish the turn{s}, answering every permission: {action['outcome']}"
     if op == "wait":
         return f"wait{s} until {action['mode']}"
     if op == "probe":
@@ -50,6 +52,15 @@ def counterexample_records(found: Found) -> tuple[list[dict[str, Any]], int]:
     if found.replay_records is not None and found.replay_offending is not None:
         return found.replay_records, found.replay_offending
     return found.records, found.offending
+
+
+def record_numbers(found: Found) -> tuple[list[int], int | None]:
+    """The transcript index of each counterexample record (what violation messages cite)
+    and the position after which earlier examples were left out (None: nothing was)."""
+    records, _ = counterexample_records(found)
+    at, skipped = (0, 0) if found.replay_records is not None else found.gap
+    numbers = [n if n < at else n + skipped for n in range(len(records))]
+    return numbers, (at if skipped else None)
 
 
 def counterexample_text(found: Found, cfg: FuzzConfig) -> str:
@@ -75,10 +86,14 @@ def counterexample_text(found: Found, cfg: FuzzConfig) -> str:
                  "open permissions with cancelled, sync, judge what is still owed")
     lines += ["", "Wire transcript (C->A client to agent, A->C agent to client; >> marks the "
               "offending message):"]
+    numbers, gap_at = record_numbers(found)
     for n, (direction, text) in enumerate(summarize(records)):
+        if n == gap_at:
+            lines.append(f"   ...   (#{gap_at}-#{numbers[n] - 1}: earlier examples on the shared "
+                         "agent process)")
         arrow = "C->A" if direction == "c2a" else "A->C"
         mark = ">>" if n == offending else "  "
-        lines.append(f"{mark} #{n:<4} {arrow}  {text}")
+        lines.append(f"{mark} #{numbers[n]:<4} {arrow}  {text}")
         if n == offending:
             lines.append(f"{'':9}^ {rule.id}: {found.violation.message}")
     for note in found.notes:

@@ -32,6 +32,7 @@ Action = dict[str, Any]
 
 SYNC_METHOD = "_acp_model/sync"
 CLIENT_INFO = {"name": "acp-model", "title": "acp-model fuzzer", "version": "0.1.0"}
+FINISH_MAX_ANSWERS = 16  # permission requests one finish action answers at most
 GARBAGE = b'{"jsonrpc": "2.0", "method": "session/prompt", "params": '
 
 
@@ -343,6 +344,19 @@ class FuzzClient:
                 min(self.deadline, 0.2), start=mark)
         else:  # settled; a stuck agent is judged by the drain, not by every wait
             self._wait(lambda: self.settled(idx), min(self.deadline, 1.0))
+
+    def do_finish(self, s: int, outcome: str = "allow") -> None:
+        """Wait for the turn to end, answering each permission request it opens with
+        ``outcome``. Each wait is bounded by the deadline: a stuck agent is judged by the drain."""
+        idx = self._session(s)
+        if idx is None:
+            return
+        for _ in range(FINISH_MAX_ANSWERS):
+            if not self._wait(lambda: self.settled(idx), self.deadline) or not self.busy(idx):
+                return
+            if not self.open_permissions(idx):
+                return
+            self.do_answer(s, outcome)
 
     def do_sync(self) -> None:
         """A request the agent must answer: its response proves what the agent has read."""

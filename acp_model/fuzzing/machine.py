@@ -91,6 +91,13 @@ def build_machine(begin: Callable[[], Example], end: Callable[[Example], None],
             self.ex.act({"op": "answer", "s": s, "outcome": outcome, "newest": newest,
                          "late": late, "sync": sync})
 
+        @rule(s=session, outcome=st.sampled_from(["allow", "reject"]))
+        def finish_turn(self, s: int, outcome: str) -> None:
+            """Let the turn end by itself, as a user who answers every permission request
+            with ``outcome`` (many bugs show only in a turn that completes, e.g. the one
+            after a cancelled turn; short waits rarely outlast a slow agent's turn)."""
+            self.ex.act({"op": "finish", "s": s, "outcome": outcome})
+
         @rule(s=session, mode=st.sampled_from(["tick", "update", "settled"]))
         def wait(self, s: int, mode: str) -> None:
             self.ex.act({"op": "wait", "s": s, "mode": mode})

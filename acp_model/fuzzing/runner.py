@@ -85,6 +85,9 @@ class Found:
     replay_records: list[dict[str, Any]] | None = None
     replay_offending: int | None = None
     notes: list[str] = field(default_factory=list)
+    # ``records`` skips the shared process's earlier examples: (position, count) says where
+    # and how many, so the text can number messages as the violation messages do.
+    gap: tuple[int, int] = (0, 0)
 
 
 def standalone(actions: list[Action]) -> list[Action]:
@@ -125,19 +128,20 @@ class Recorder:
         return time.monotonic() - self.started
 
     def failure(self, v: Violation, actions: list[Action], records: list[dict[str, Any]],
-                offending: int, history: list[Action]) -> None:
+                offending: int, history: list[Action], gap: tuple[int, int] = (0, 0)) -> None:
         now = self.elapsed()
         if self.round_failure_at is None and v.rule not in self.masked:
             self.round_failure_at = now
         known = self.found.get(v.rule)
         if known is None:
             known = self.found[v.rule] = Found(v.rule, v, list(actions), records, offending,
-                                               list(history), now, now)
+                                               list(history), now, now, gap=gap)
         else:
             known.seen += 1
             if len(actions) < len(known.actions):
                 known.violation, known.actions, known.history = v, list(actions), list(history)
                 known.records, known.offending, known.minimal_at = records, offending, now
+                known.gap = gap
         # A few distinct programs that showed it: a shrunk one may depend on a lucky race.
         programs = [c[0] for c in known.candidates]
         if list(actions) not in programs:
@@ -260,7 +264,8 @@ class Example:
             if v.level != "fail":
                 self.recorder.warning(v)
                 continue
-            self.recorder.failure(v, self.actions, *self._slice(v.index), self._history())
+            records, offending, gap = self._slice(v.index)
+            self.recorder.failure(v, self.actions, records, offending, self._history(), gap)
             if first is None and v.rule not in self.recorder.masked and not self.failed:
                 first = v
         if first is not None:
@@ -273,13 +278,14 @@ class Example:
         bounds = [*starts, len(hist)]
         return [hist[a:b] for a, b in itertools.pairwise(bounds) if b > a]
 
-    def _slice(self, index: int) -> tuple[list[dict[str, Any]], int]:
-        """A self-contained transcript for this example: the handshake plus its own records."""
+    def _slice(self, index: int) -> tuple[list[dict[str, Any]], int, tuple[int, int]]:
+        """A self-contained transcript for this example: the handshake plus its own records,
+        the offending record's position in it, and the gap left by earlier examples."""
         records = self.client.proc.records()
         preamble = [r for r in records[: min(2, self.start)]]
         body = records[self.start:]
         offending = len(preamble) + max(0, index - self.start)
-        return [*preamble, *body], offending
+        return [*preamble, *body], offending, (len(preamble), self.start - len(preamble))
 
     def finish(self) -> None:
         """Drain the example's sessions and judge what is still open (liveness)."""
