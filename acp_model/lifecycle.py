@@ -194,6 +194,9 @@ class SessionModel:
     def _prior(self, c_idx: int) -> bool:
         return any(p.idx < c_idx for p in self.prompts)
 
+    def _accepted_after(self, c_idx: int) -> bool:
+        return any(p.idx > c_idx and p.status != "pending" for p in self.prompts)
+
     # =====================================================================================
     # Checks (guards). Pure: they read the model and the event, never change anything.
     # =====================================================================================
@@ -275,9 +278,11 @@ class SessionModel:
         if self.ctx.readings["A-11"] == "sent":
             return not any(c.status == "W" for c in self.cancels)
         # A cancel sent during observed work, or while a prompt it could cancel was still
-        # open (read before that prompt's work ended, it cancels it under every A-10 reading).
-        return not any((c.status == "W" or (c.status == "A" and c.prior)) and self._read(c.idx)
-                       for c in self.cancels)
+        # open (read before that prompt's work ended, it cancels it under every A-10 reading)
+        # unless a prompt sent after the cancel was accepted: this work may be that one's.
+        return not any((c.status == "W" or (c.status == "A" and c.prior
+                                            and not self._accepted_after(c.idx)))
+                       and self._read(c.idx) for c in self.cancels)
 
     @check("CANCEL-06", reading="A-04", levels={"noop": "off", "idle-cancelled": "fail"})
     def idle_cancel_not_swallowed(self, ev: Ev) -> bool:

@@ -116,6 +116,22 @@ def test_cancel_before_acceptance_may_still_end_normally() -> None:
     assert_clean(check(t))
 
 
+def test_cancel_read_before_acceptance_binds_that_prompts_work() -> None:
+    t = base().prompt(S, 10).cancel(S).sync().accepted(10).user_message(S).running(S)
+    t.idle(S, "end_turn")
+    assert failed_rules(check(t)) == {"CANCEL-07"}
+
+
+def test_unanswered_prompt_under_a_read_cancel_does_not_bind_a_later_prompts_turn() -> None:
+    """Prompt 11 was open when the cancel was read, so its work (if any) must end cancelled
+    (A-10); but prompt 12, sent after the cancel, was accepted, and the work that ends with
+    end_turn may be 12's alone. Found by the fuzzer on the busy_prompt_deadlock mutant, whose
+    real bug (11 is never answered) is PROMPT-04."""
+    t = turn_start(base(), 10).prompt(S, 11).cancel(S).sync().idle(S, "cancelled")
+    t.prompt(S, 12).accepted(12).user_message(S).running(S).idle(S, "end_turn")
+    assert failed_rules(check(t)) == {"PROMPT-04"}
+
+
 def test_cancel_during_permission_answered_cancelled() -> None:
     t = turn_start(base(), 10).tool(S, "t1", "pending", title="Edit")
     t.permission(S, 50, "t1").requires_action(S).cancel(S).answer(50, "cancelled")

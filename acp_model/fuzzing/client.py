@@ -33,6 +33,8 @@ Action = dict[str, Any]
 SYNC_METHOD = "_acp_model/sync"
 CLIENT_INFO = {"name": "acp-model", "title": "acp-model fuzzer", "version": "0.1.0"}
 FINISH_MAX_ANSWERS = 16  # permission requests one finish action answers at most
+FINISH_DEADLINES = 4  # how long one finish action may wait, in deadlines
+SILENCE = 0.125  # of the deadline: a session the agent wrote nothing for this long is stalled
 GARBAGE = b'{"jsonrpc": "2.0", "method": "session/prompt", "params": '
 
 
@@ -66,6 +68,7 @@ class FuzzClient:
         self.flooded = False
         self._probe_ids: set[Any] = set()
         self._answered: set[Any] = set()  # permission requests this client already answered
+        self._session_writes: dict[str, int] = {}  # sid -> agent messages naming it
         self.history: list[Action] = []  # every action performed on this process, concrete
         self.checked_violations = 0  # monitor.violations before this index are handled
         self.example_starts: list[int] = []  # where each example begins in ``history``
@@ -92,10 +95,19 @@ class FuzzClient:
             self._probe_raw = False
         with self.lock:
             self.monitor.feed(record)
+            if record.get("dir") == "a2c":
+                self._count_session_write(msg)
             self._changed.notify_all()
         if record.get("dir") == "a2c" and isinstance(msg, dict) and "method" in msg \
                 and "id" in msg:
             self._agent_request(msg)
+
+    def _count_session_write(self, msg: Any) -> None:
+        for one in msg if isinstance(msg, list) else [msg]:
+            params = one.get("params") if isinstance(one, dict) else None
+            sid = params.get("sessionId") if isinstance(params, dict) else None
+            if isinstance(sid, str):
+                self._session_writes[sid] = self._session_writes.get(sid, 0) + 1
 
     def _flooded(self) -> None:
         """The transcript cap was hit: judge that once and cut the agent off."""
@@ -343,18 +355,35 @@ class FuzzClient:
                 m.get("params"), dict) and m["params"].get("sessionId") == sid,
                 min(self.deadline, 0.2), start=mark)
         else:  # settled; a stuck agent is judged by the drain, not by every wait
-            self._wait(lambda: self.settled(idx), min(self.deadline, 1.0))
+            self._settle(idx, min(self.deadline, 1.0))
+
+    def _settle(self, idx: int, limit: float) -> bool:
+        """Wait up to ``limit`` seconds for session ``idx`` to settle, but only while the agent
+        keeps writing for it: silence for an eighth of the deadline ends the wait (the agent
+        is stuck, or thinking; the drain judges a stuck agent, and waiting on it in every
+        action would only slow the search down)."""
+        sid = self.sessions[idx].sid
+        end = time.monotonic() + limit
+        while (left := end - time.monotonic()) > 0:
+            writes = self._session_writes.get(sid, 0)
+            if self._wait(lambda: self.settled(idx), min(self.deadline * SILENCE, left)):
+                return True
+            if self._session_writes.get(sid, 0) == writes:
+                return False
+        return self.settled(idx)
 
     def do_finish(self, s: int, outcome: str = "allow") -> None:
-        """Wait for the turn to end, answering each permission request it opens with
-        ``outcome``. Each wait is bounded by the deadline: a stuck agent is judged by the drain."""
+        """Let the turn end by itself, answering each permission request it opens with
+        ``outcome``, as long as the agent keeps making progress (see ``_settle``), for four
+        deadlines at most."""
         idx = self._session(s)
         if idx is None:
             return
+        end = time.monotonic() + FINISH_DEADLINES * self.deadline
         for _ in range(FINISH_MAX_ANSWERS):
-            if not self._wait(lambda: self.settled(idx), self.deadline) or not self.busy(idx):
-                return
-            if not self.open_permissions(idx):
+            left = end - time.monotonic()
+            if left <= 0 or not self._settle(idx, left) or not self.busy(idx) \
+                    or not self.open_permissions(idx):
                 return
             self.do_answer(s, outcome)
 
