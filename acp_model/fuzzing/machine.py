@@ -91,7 +91,7 @@ def build_machine(begin: Callable[[], Example], end: Callable[[Example], None],
             self.ex.act({"op": "answer", "s": s, "outcome": outcome, "newest": newest,
                          "late": late, "sync": sync})
 
-        @rule(s=session, outcome=st.sampled_from(["allow", "reject"]))
+        @rule(s=session, outcome=st.sampled_from(["allow", "reject", "custom"]))
         def finish_turn(self, s: int, outcome: str) -> None:
             """Let the turn end by itself, as a user who answers every permission request
             with ``outcome`` (many bugs show only in a turn that completes, e.g. the one
