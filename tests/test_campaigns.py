@@ -134,7 +134,7 @@ def test_a_stored_failure_replays_first_in_the_next_run(tmp_path: Path) -> None:
 
 def test_agent_campaign_on_two_workers(tmp_path: Path) -> None:
     agent = shlex.join([*REFERENCE, "--mutant", "cancel_as_end_turn"])
-    env = {**os.environ, "ACP_AGENT": agent, "ACP_BUDGET": "4", "ACP_REPLAYS": "1",
+    env = {**os.environ, "ACP_AGENT": agent, "ACP_BUDGET": "10", "ACP_REPLAYS": "1",
            "ACP_DB": str(tmp_path / "db"), "ACP_OUT": str(tmp_path / "out"), "ACP_SEED": "5"}
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "2", "-q",
