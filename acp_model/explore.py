@@ -238,12 +238,8 @@ class Config:
     def derive(self, touched: int | None) -> Config:
         old = self.ctx
         ctx = Context(old.readings, old.frontier, old.session_advertised)
-        if len(self.models) == 1:
-            m = self.models[0]
-            models = [_clone_model(m, ctx) if touched == 0 else _share_model(m, ctx)]
-        else:
-            models = [_clone_model(m, ctx) if i == touched else _share_model(m, ctx)
-                      for i, m in enumerate(self.models)]
+        models = [_clone_model(m, ctx) if i == touched else _share_model(m, ctx)
+                  for i, m in enumerate(self.models)]
         return Config(ctx, models, list(self.obs), self.next_idx)
 
     def _session_unread(self, j: int) -> set[int]:
@@ -419,9 +415,6 @@ def make_event(cfg: Config, action: Action) -> tuple[Ev, int]:
     if e == "output":
         return _ev(idx, kind="agent_message"), frontier
     return _ev(idx), frontier
-
-
-_OBSERVED = frozenset({"cancel", "idle_reported"})  # the events the observer looks at
 
 
 def _observe(obs: Observer, src_state: str, action: Action, idx: int) -> Observer:
@@ -845,9 +838,9 @@ def explore(sessions: int = 1, max_prompts: int | None = None,
                     engines[first].apply(m, act.event, ev)
                     new.ctx.readings = rs[0]
                 new.obs[s] = _observe(cfg.obs[s], src_state, act, ev.idx)
-                if compact and m.perms:
+                if compact:
                     _compact(m)
-                if mask & 1 and act.event in _OBSERVED:
+                if mask & 1:
                     breaks = _edge_breaks(cfg.obs[s], src_state, act, frontier)
                     if act.event == "idle_reported" and src_state in WORK \
                             and act.arg is not None and m.state == "idle" \

@@ -610,18 +610,13 @@ class SessionModel:
         owed = self._replies_owed()  # nothing reads owes_reply under the other readings
         cancels = tuple([(-1 if c.idx <= frontier else rank[c.idx], c.status, c.prior,
                           c.owes_reply and owed) for c in self.cancels])
-        perms: tuple[Any, ...] = ()
-        tools: tuple[Any, ...] = ()
-        if self.perms:
-            perm_ids = {pid: n for n, pid in enumerate(self.perms)}
-            perms = tuple([(perm_ids[p.id], p.state, p.owed_cancel, p.answer,
-                            None if p.answer_idx < 0 else
-                            -1 if p.answer_idx <= frontier else rank[p.answer_idx],
-                            p.unreported_block, p.tool_call_id) for p in self.perms.values()])
-            if self.tools:
-                tools = tuple(sorted((k, perm_ids.get(v.perm)) for k, v in self.tools.items()))
-        elif self.tools:
-            tools = tuple(sorted((k, None) for k in self.tools))
+        perm_ids = {pid: n for n, pid in enumerate(self.perms)} if self.perms else {}
+        perms = tuple([(perm_ids[p.id], p.state, p.owed_cancel, p.answer,
+                        None if p.answer_idx < 0 else
+                        -1 if p.answer_idx <= frontier else rank[p.answer_idx],
+                        p.unreported_block, p.tool_call_id) for p in self.perms.values()])
+        tools = tuple(sorted((k, perm_ids.get(v.perm)) for k, v in self.tools.items())) \
+            if self.tools else ()
         return (self.state, prompts, self.early_user_messages, cancels, perms, tools,
                 tuple(sorted(self.work_tools)) if self.work_tools else (),
                 tuple(sorted(self.cancelled_tools)) if self.cancelled_tools else ())
