@@ -2,6 +2,6 @@
 
 import sys
 
-from acp_model.cli import main
+from acp_model.cli.main import main
 
 sys.exit(main())

@@ -20,8 +20,9 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from acp_model import schema
-from acp_model.check import check_trace
+from acp_model.oracle import validate as validation
+from acp_model.oracle.offline import check_trace
+from acp_model.spec import schema
 from benchmarks.gen_trace import generate
 
 
@@ -73,7 +74,7 @@ def main() -> None:
         n = len(lines)
         records = [orjson.loads(line) for line in lines]
         pairs = _defs_for(records)
-        validators = {name: schema.fast_validator(name) for name, _ in pairs}
+        validators = {name: validation.fast_validator(name) for name, _ in pairs}
         check_trace(path, validate=True)  # warm caches (validator compilation)
 
         rows: list[tuple[str, float, int]] = []

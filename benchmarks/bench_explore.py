@@ -17,8 +17,8 @@ import argparse
 import statistics
 import time
 
-from acp_model.explore import Bounds, check_properties, explore
-from acp_model.readings import DEFAULT
+from acp_model.explorer import Bounds, check_properties, explore
+from acp_model.spec.readings import DEFAULT
 
 STRICT = DEFAULT.parse(["A-03=diagram", "A-07=forbid"])
 

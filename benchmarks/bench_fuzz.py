@@ -23,8 +23,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from acp_model.agents.mutants import MUTANTS
-from acp_model.fuzzing.campaign import run_fuzz
-from acp_model.fuzzing.runner import FuzzConfig
+from acp_model.fuzzing.config import FuzzConfig
+from acp_model.fuzzing.run import run_fuzz
 
 AGENT = [sys.executable, "-m", "acp_model.agents.reference", "--timing", "fast"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 
-from acp_model.tracebuilder import TraceBuilder
+from acp_model.trace.builder import TraceBuilder
 
 
 def _turn(t: TraceBuilder, sid: str, rid: int, rng: random.Random, n: int) -> Iterator[None]:

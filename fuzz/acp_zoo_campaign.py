@@ -36,7 +36,7 @@ from pathlib import Path
 
 from acp_model.agents.mutants import MUTANTS
 from acp_model.argtypes import int_at_least
-from acp_model.fuzzing.runner import FuzzConfig
+from acp_model.fuzzing.config import FuzzConfig
 
 TIMINGS = ("fast", "real", "slow")
 REFERENCE = "reference"
@@ -127,13 +127,13 @@ def run_case(case: Case, out: str | None = None) -> Outcome:
     With ``out``, a case that found anything leaves its report and counterexample files in
     ``out/<case id>/`` (what an unexpected failure needs to be investigated).
     """
-    from acp_model.fuzzing.campaign import run_fuzz
+    from acp_model.fuzzing.run import run_fuzz
 
     started = time.monotonic()
     result = run_fuzz(case.config())
     if out is not None and (result.recorder.found or result.recorder.warnings):
         from acp_model.fuzzing.artifacts import fuzz_report, write_out_dir
-        from acp_model.report import write_json
+        from acp_model.report.document import write_json
 
         folder = Path(out) / case.id
         write_json(fuzz_report(result, write_out_dir(result, folder)), folder / "report.json")

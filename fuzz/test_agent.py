@@ -47,9 +47,9 @@ from typing import Any
 import pytest
 
 from acp_model.argtypes import int_at_least, positive_float
-from acp_model.fuzzing.runner import FuzzConfig
-from acp_model.pytest_plugin import describe_failures, emit_warnings
-from acp_model.readings import DEFAULT, ReadingError
+from acp_model.fuzzing.config import FuzzConfig
+from acp_model.pytest_plugin.items import describe_failures, emit_warnings
+from acp_model.spec.readings import DEFAULT, ReadingError
 
 COMMAND = os.environ.get("ACP_AGENT", "").strip()
 if not COMMAND:
@@ -99,8 +99,8 @@ def _marks() -> list[pytest.MarkDecorator]:
                                    for n in range(SHARDS)])
 def test_agent_campaign(shard: int, request: pytest.FixtureRequest) -> None:
     from acp_model.fuzzing.artifacts import fuzz_report, write_out_dir
-    from acp_model.fuzzing.campaign import run_fuzz
-    from acp_model.report import write_json
+    from acp_model.fuzzing.run import run_fuzz
+    from acp_model.report.document import write_json
 
     rootdir = request.config.rootpath
     cfg = shard_config(shard, rootdir)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from acp_model.check import check_records
-from acp_model.readings import DEFAULT, Readings
-from acp_model.tracebuilder import TraceBuilder
+from acp_model.oracle.offline import check_records
+from acp_model.spec.readings import DEFAULT, Readings
+from acp_model.trace.builder import TraceBuilder
 
 S = "s1"
 

@@ -22,9 +22,11 @@ from typing import Any
 import pytest
 
 from acp_model.agents.mutants import MUTANTS
-from acp_model.fuzzing.campaign import example_database, run_fuzz
-from acp_model.fuzzing.runner import FuzzConfig, Recorder
-from acp_model.readings import DEFAULT
+from acp_model.fuzzing.config import FuzzConfig
+from acp_model.fuzzing.database import example_database
+from acp_model.fuzzing.recorder import Recorder
+from acp_model.fuzzing.run import run_fuzz
+from acp_model.spec.readings import DEFAULT
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = [sys.executable, "-m", "acp_model.agents.reference"]

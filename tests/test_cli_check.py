@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from acp_model.cli import main
+from acp_model.cli.main import main
 from tests.helpers import S, base, turn_start
 
 SEED = Path(__file__).resolve().parents[1] / "examples" / "traces" / "seed-flow.jsonl"
@@ -100,7 +100,7 @@ def test_rules_table_and_json() -> None:
 
 
 def test_engines_agree_on_the_seed_trace() -> None:
-    from acp_model.check import check_trace
+    from acp_model.oracle.offline import check_trace
 
     fast = check_trace(SEED)
     slow = check_trace(SEED, engine="statemachine")

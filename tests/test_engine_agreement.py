@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acp_model.engine import LibraryEngine, TableEngine, compile_machine
-from acp_model.lifecycle import EVENTS, Context, Ev, SessionLifecycle, SessionModel
-from acp_model.readings import DEFAULT, READING_DEFS, Readings
+from acp_model.model.engine import LibraryEngine, TableEngine, compile_machine
+from acp_model.model.session import EVENTS, Context, Ev, SessionLifecycle, SessionModel
+from acp_model.spec.readings import DEFAULT, READING_DEFS, Readings
 
 TABLE = compile_machine(SessionLifecycle, SessionModel)
 
@@ -61,8 +61,8 @@ def test_table_covers_every_state_event_pair() -> None:
 
 def test_every_check_explains_itself_in_whole_sentences() -> None:
     """A violation says "Expected: <the check's docstring summary>": never cut mid-sentence."""
-    from acp_model.engine import compile_machine
-    from acp_model.lifecycle import SessionLifecycle, SessionModel
+    from acp_model.model.engine import compile_machine
+    from acp_model.model.session import SessionLifecycle, SessionModel
 
     table = compile_machine(SessionLifecycle, SessionModel)
     docs = {c.name: c.doc for c in table.check_names().values()}
@@ -75,8 +75,8 @@ def test_every_check_explains_itself_in_whole_sentences() -> None:
 def test_the_table_is_compiled_once_per_machine() -> None:
     """Explorer runs, reading diffs and the renderer all ask for the table: introspecting the
     machine again each time would be wasted work."""
-    from acp_model.engine import compile_machine
-    from acp_model.lifecycle import SessionLifecycle, SessionModel
+    from acp_model.model.engine import compile_machine
+    from acp_model.model.session import SessionLifecycle, SessionModel
 
     assert compile_machine(SessionLifecycle, SessionModel) is compile_machine(SessionLifecycle,
                                                                               SessionModel)

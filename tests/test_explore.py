@@ -8,12 +8,9 @@ from typing import Any
 
 import pytest
 
-from acp_model.check import check_records
-from acp_model.engine import CheckSpec, compile_machine
-from acp_model.explore import (
+from acp_model.explorer import (
     Bounds,
     Exploration,
-    _compact,
     check_properties,
     contradictions,
     coverage,
@@ -21,8 +18,11 @@ from acp_model.explore import (
     explore,
     parse_diff,
 )
-from acp_model.lifecycle import WORK, SessionLifecycle, SessionModel, check
-from acp_model.readings import DEFAULT, ReadingError
+from acp_model.explorer.search import _compact
+from acp_model.model.engine import CheckSpec, compile_machine
+from acp_model.model.session import WORK, SessionLifecycle, SessionModel, check
+from acp_model.oracle.offline import check_records
+from acp_model.spec.readings import DEFAULT, ReadingError
 from tests.helpers import S, base
 
 LEAN_2 = Bounds(sessions=2, max_prompts=1, max_cancels=1, max_permissions=0, custom=False,

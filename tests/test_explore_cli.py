@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from acp_model.check import check_records
-from acp_model.cli import main
-from acp_model.trace import iter_trace
+from acp_model.cli.main import main
+from acp_model.oracle.offline import check_records
+from acp_model.trace.format import iter_trace
 
 SMALL = ["--max-permissions", "0", "--no-custom", "--lean"]
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from acp_model.fuzzing.campaign import run_fuzz
-from acp_model.fuzzing.runner import FuzzConfig
+from acp_model.fuzzing.config import FuzzConfig
+from acp_model.fuzzing.run import run_fuzz
 
 REFERENCE = [sys.executable, "-m", "acp_model.agents.reference"]
 MINI = [sys.executable, str(Path(__file__).parent / "fuzz_hostile" / "mini_agent.py")]
@@ -162,8 +162,8 @@ def test_counterexample_text_numbers_messages_as_the_violation_cites_them() -> N
     """On a shared agent process the example's records start late in the transcript: the
     text keeps their transcript numbers (which violation messages cite) and marks the gap."""
     from acp_model.fuzzing.artifacts import counterexample_text
-    from acp_model.fuzzing.runner import Recorder
-    from acp_model.monitor import Violation
+    from acp_model.fuzzing.recorder import Recorder
+    from acp_model.oracle.monitor import Violation
 
     def msg(n: int) -> dict:
         return {"dir": "a2c", "msg": {"jsonrpc": "2.0", "id": n, "result": {}}}

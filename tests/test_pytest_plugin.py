@@ -14,17 +14,15 @@ import textwrap
 
 import pytest
 
-from acp_model.fuzzing.campaign import FuzzResult
-from acp_model.fuzzing.runner import FuzzConfig, Recorder
-from acp_model.monitor import Violation
-from acp_model.pytest_plugin import (
-    PROFILES,
-    AcpGroupFailure,
-    AcpRun,
-    AcpWarning,
-    check_group,
-    rule_groups,
-)
+from acp_model.fuzzing.config import FuzzConfig
+from acp_model.fuzzing.recorder import Recorder
+from acp_model.fuzzing.run import FuzzResult
+from acp_model.oracle.monitor import Violation
+from acp_model.pytest_plugin import AcpWarning
+from acp_model.pytest_plugin.items import AcpGroupFailure, check_group
+from acp_model.pytest_plugin.profiles import PROFILES
+from acp_model.pytest_plugin.run import AcpRun
+from acp_model.spec.rules import rule_groups
 
 pytest_plugins = ["pytester"]
 
@@ -133,7 +131,7 @@ def test_a_bad_reading_is_a_usage_error(pytester: pytest.Pytester) -> None:
 
 def _run_with(recorder: Recorder, exercised: set[str]) -> AcpRun:
     """A finished run without an agent: only what check_group reads."""
-    from acp_model.rules import RULES
+    from acp_model.spec.rules import RULES
 
     result = FuzzResult(FuzzConfig(["agent"]), recorder, [], 1.0)
     rules = [{"id": r, "exercised": int(r in exercised)} for r in RULES]
@@ -181,7 +179,7 @@ def test_fixtures_and_a_subclassed_state_machine(pytester: pytest.Pytester) -> N
         from hypothesis import settings
         from hypothesis.stateful import rule
 
-        from acp_model.pytest_plugin import run_lifecycle
+        from acp_model.pytest_plugin.api import run_lifecycle
 
         def test_one_turn(acp_client, acp_monitor):
             acp_client.perform({"op": "new_session"})

@@ -6,8 +6,8 @@ import itertools
 
 import pytest
 
-from acp_model.readings import DEFAULT
-from acp_model.tracebuilder import TraceBuilder
+from acp_model.spec.readings import DEFAULT
+from acp_model.trace.builder import TraceBuilder
 from tests.helpers import S, assert_clean, base, check, failed_rules, turn_start, warned_rules
 
 # --- prompt response, user message and running in any order ------------------------

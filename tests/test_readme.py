@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from acp_model.cli import build_parser
+from acp_model.cli.main import build_parser
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
 
@@ -30,7 +30,7 @@ def test_every_option_is_in_the_readme(name: str) -> None:
 
 
 def test_readme_has_no_placeholders_and_the_right_rule_count() -> None:
-    from acp_model.rules import RULES
+    from acp_model.spec.rules import RULES
 
     assert "FIGURES_" not in README
     assert f"{len(RULES)} rules" in README

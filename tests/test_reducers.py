@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from acp_model.reducers import (
+from acp_model.model.reducers import (
     SessionView,
     ToolCall,
     apply_permission_subject,

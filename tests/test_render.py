@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from acp_model.readings import DEFAULT
 from acp_model.render import (
     draw,
     graph_structure,
@@ -20,6 +19,7 @@ from acp_model.render import (
     to_dot,
     to_mermaid,
 )
+from acp_model.spec.readings import DEFAULT
 from tests.helpers import S, base, turn_start
 
 DIAGRAMS = Path(__file__).resolve().parent.parent / "diagrams"

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from acp_model.fuzzing import campaign
-from acp_model.fuzzing.campaign import ReplayOutcome, replay_once
-from acp_model.fuzzing.runner import FuzzConfig
+from acp_model.fuzzing import shrink
+from acp_model.fuzzing.config import FuzzConfig
+from acp_model.fuzzing.shrink import ReplayOutcome, replay_once
 
 REFERENCE = [sys.executable, "-m", "acp_model.agents.reference", "--timing", "fast"]
 
@@ -39,26 +39,26 @@ class _CountingReplays:
 def test_history_suffix_replays_at_most_the_last_examples(monkeypatch: pytest.MonkeyPatch
                                                           ) -> None:
     fake = _CountingReplays()
-    monkeypatch.setattr(campaign, "replay_once", fake)
+    monkeypatch.setattr(shrink, "replay_once", fake)
     history = [_example(n) for n in range(2000)]
-    got = campaign._history_suffix(FuzzConfig(REFERENCE), "CANCEL-07", history,
+    got = shrink.history_suffix(FuzzConfig(REFERENCE), "CANCEL-07", history,
                                    stop_at=time.monotonic() + 60)
     assert got is None
     assert fake.trials, "some suffix must have been tried"
     longest = max(sum(a["op"] == "new_session" for a in t) for t in fake.trials)
-    assert longest == campaign.MAX_HISTORY_EXAMPLES
+    assert longest == shrink.MAX_HISTORY_EXAMPLES
     # the suffixes end with the newest example
     assert all(t[-1]["blocks"][0]["text"] == "example 1999" for t in fake.trials)
 
 
 def test_no_replay_starts_after_the_shrink_budget(monkeypatch: pytest.MonkeyPatch) -> None:
     fake = _CountingReplays()
-    monkeypatch.setattr(campaign, "replay_once", fake)
+    monkeypatch.setattr(shrink, "replay_once", fake)
     trials = [_example(n) for n in range(10)]
-    assert campaign._first_reproducing(FuzzConfig(REFERENCE), "X", trials,
+    assert shrink.first_reproducing(FuzzConfig(REFERENCE), "X", trials,
                                        stop_at=time.monotonic() - 1) is None
     assert fake.trials == []
-    assert campaign._delta_debug(FuzzConfig(REFERENCE), "X", _example(0) * 8,
+    assert shrink.delta_debug(FuzzConfig(REFERENCE), "X", _example(0) * 8,
                                  time.monotonic() - 1) == _example(0) * 8
     assert fake.trials == []
 
@@ -85,14 +85,15 @@ def test_ctrl_c_during_replays_sets_abort_for_the_running_ones() -> None:
         return ReplayOutcome(False, [], [], None, "interrupted")
 
     with pytest.raises(KeyboardInterrupt):
-        campaign._in_threads(job, range(3))
+        shrink.in_threads(job, range(3))
     assert seen and all(a.is_set() for a in seen)
 
 
 def test_a_long_run_moves_to_a_fresh_process_before_the_transcript_cap() -> None:
     """A shared process's transcript grows with every example; a legitimate agent must never
     reach the cap (ACPM-OUTPUT) just because the run is long."""
-    from acp_model.fuzzing.runner import AgentPool, Example, Recorder
+    from acp_model.fuzzing.pool import AgentPool, Example
+    from acp_model.fuzzing.recorder import Recorder
 
     cfg = FuzzConfig(REFERENCE)
     recorder = Recorder()

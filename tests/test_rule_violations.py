@@ -6,8 +6,8 @@ from collections.abc import Callable
 
 import pytest
 
-from acp_model.rules import BLOCKING, RULES
-from acp_model.tracebuilder import TraceBuilder
+from acp_model.spec.rules import BLOCKING, RULES
+from acp_model.trace.builder import TraceBuilder
 from tests.helpers import S, base, check, failed_rules, turn_start
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from acp_model import schema
-from acp_model.schema import checks
+from acp_model.model import messages as checks
+from acp_model.oracle import validate as validation
+from acp_model.spec import schema
 from benchmarks.gen_trace import generate
 from tests.helpers import assert_clean, check
 
@@ -46,25 +47,25 @@ def test_open_enum_values_are_read_from_the_schema() -> None:
     ("PromptRequest", {"sessionId": "s"}, "prompt"),
 ])
 def test_precise_diagnostics_name_the_field(def_name: str, instance: dict, where: str) -> None:
-    problems = schema.validate(def_name, instance)
+    problems = validation.validate(def_name, instance)
     assert problems, "expected a schema failure"
     assert problems[0].path == where, problems
 
 
 def test_valid_messages_have_no_problems_and_are_not_mutated() -> None:
     init = {"protocolVersion": 2, "info": {"name": "a", "version": "1"}}
-    assert schema.validate("InitializeResponse", init) == []
+    assert validation.validate("InitializeResponse", init) == []
     assert "capabilities" not in init  # the schema default {} is never written back
 
 
 def test_schema_accepts_what_our_explicit_checks_reject() -> None:
     params = {"sessionId": "s", "update": {"sessionUpdate": "state_update", "state": "idle",
                                            "stopReason": "done"}}
-    assert schema.validate("UpdateSessionNotification", params) == []
+    assert validation.validate("UpdateSessionNotification", params) == []
     assert [f[0] for f in checks.session_update(params)] == ["STOP-03"]
     usage = {"sessionId": "s", "update": {"sessionUpdate": "usage_update", "used": 1,
                                           "size": 2, "cost": {"amount": 1, "currency": "XYZ"}}}
-    assert schema.validate("UpdateSessionNotification", usage) == []
+    assert validation.validate("UpdateSessionNotification", usage) == []
     assert [f[0] for f in checks.session_update(usage)] == ["USAGE-04"]
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from acp_model.fuzzing.campaign import run_fuzz
-from acp_model.fuzzing.runner import FuzzConfig
-from acp_model.readings import DEFAULT
+from acp_model.fuzzing.config import FuzzConfig
+from acp_model.fuzzing.run import run_fuzz
+from acp_model.spec.readings import DEFAULT
 from tests.test_sdk_agents_smoke import SPECS
 
 FINDINGS = Path(__file__).resolve().parents[1] / "docs" / "findings.md"

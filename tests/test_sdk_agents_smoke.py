@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from acp_model.transport import AgentProcess, is_response_to
+from acp_model.fuzzing.transport import AgentProcess, is_response_to
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

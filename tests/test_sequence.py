@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from acp_model.sequence import sequence_diagram
+from acp_model.trace.sequence import sequence_diagram
 from tests.helpers import S, base, turn_start
 
 

@@ -10,18 +10,17 @@ For each distinct failure ``--out DIR`` receives ``DIR/<rule>/``:
 from __future__ import annotations
 
 import json
-import xml.etree.ElementTree as ET
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from acp_model import __version__
-from acp_model.fuzzing.campaign import FuzzResult
 from acp_model.fuzzing.client import Action
-from acp_model.fuzzing.runner import Found, FuzzConfig
-from acp_model.report import build_report
-from acp_model.rules import RULES
-from acp_model.trace import summarize
+from acp_model.fuzzing.config import FuzzConfig
+from acp_model.fuzzing.recorder import Found
+from acp_model.fuzzing.run import FuzzResult
+from acp_model.report.document import build_report
+from acp_model.spec.rules import RULES
+from acp_model.trace.describe import summarize
 
 REPLAY_FORMAT = "acp-model-replay/1"
 
@@ -102,7 +101,7 @@ def counterexample_text(found: Found, cfg: FuzzConfig) -> str:
 
 
 def sequence_text(found: Found) -> str:
-    from acp_model.sequence import sequence_diagram
+    from acp_model.trace.sequence import sequence_diagram
 
     records, offending = counterexample_records(found)
     return sequence_diagram(records, {offending: f"{found.rule}: {found.violation.message}"})
@@ -146,7 +145,7 @@ def write_out_dir(result: FuzzResult, out: Path) -> dict[str, dict[str, str]]:
 def fuzz_report(result: FuzzResult, files: dict[str, dict[str, str]] | None = None
                 ) -> dict[str, Any]:
     """The checker's report, extended with the run and its counterexamples."""
-    from acp_model.fuzzing.runner import rule_stats
+    from acp_model.fuzzing.pool import rule_stats
 
     rec = result.recorder
     cfg = result.cfg
@@ -211,33 +210,3 @@ def fuzz_report(result: FuzzResult, files: dict[str, dict[str, str]] | None = No
             "unusable": result.unusable,
             "notes": result.notes,
         })
-
-
-def junit_xml(report: dict[str, Any]) -> str:
-    """One test case per rule, so CI shows a conformance table."""
-    suite = ET.Element("testsuite", name="acp-model", tests=str(len(report["rules"])))
-    failures = skipped = 0
-    by_rule: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for v in report["violations"]:
-        by_rule[v["rule"]].append(v)
-    for r in report["rules"]:
-        group = r["id"].rsplit("-", 1)[0]
-        case = ET.SubElement(suite, "testcase", classname=f"acp-model.{group}", name=r["id"])
-        hits = [v for v in by_rule.get(r["id"], []) if v["level"] == "fail"]
-        warns = [v for v in by_rule.get(r["id"], []) if v["level"] == "warn"]
-        if hits:
-            failures += 1
-            node = ET.SubElement(case, "failure", message=hits[0]["message"][:500],
-                                 type=r["strength"])
-            node.text = "\n".join(v["message"] for v in hits)
-        elif r["status"] == "not exercised":
-            skipped += 1
-            ET.SubElement(case, "skipped", message="not exercised in this run")
-        if warns:
-            out = ET.SubElement(case, "system-out")
-            out.text = "\n".join(f"warning: {v['message']}" for v in warns)
-        ET.SubElement(case, "properties")
-    suite.set("failures", str(failures))
-    suite.set("skipped", str(skipped))
-    suite.set("hostname", f"acp-model {__version__}")
-    return ET.tostring(suite, encoding="unicode")

@@ -23,10 +23,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from acp_model.lifecycle import QUIET, Ev
-from acp_model.monitor import Monitor, Violation
-from acp_model.readings import DEFAULT, Readings
-from acp_model.transport import AgentExited, AgentProcess, Record, is_response_to
+from acp_model.fuzzing.transport import AgentExited, AgentProcess, Record, is_response_to
+from acp_model.model.session import QUIET, Ev
+from acp_model.oracle.monitor import Monitor, Violation
+from acp_model.spec.readings import DEFAULT, Readings
 
 Action = dict[str, Any]
 

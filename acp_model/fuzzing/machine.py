@@ -15,7 +15,7 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
-from acp_model.fuzzing.runner import Example
+from acp_model.fuzzing.pool import Example
 
 WORDS = ("analyze", "fix", "tests", "refactor", "explain", "plan", "read", "edit", "run", "diff",
          "search", "summarize", "build", "deploy", "review", "why")

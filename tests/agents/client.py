@@ -15,7 +15,7 @@ from typing import Any
 
 from acp_model.agents import mutants as zoo
 from acp_model.agents.turns import TurnPlan, plan_turn
-from acp_model.transport import AgentProcess, Record, is_response_to
+from acp_model.fuzzing.transport import AgentProcess, Record, is_response_to
 
 AGENT_MODULE = "acp_model.agents.reference"
 DEFAULT_CWD = "/tmp/acp-model-project"

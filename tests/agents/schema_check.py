@@ -21,7 +21,7 @@ from referencing.jsonschema import DRAFT202012
 
 import acp_model
 
-SCHEMA_PATH = Path(acp_model.__file__).parent / "schema" / "schema.json"
+SCHEMA_PATH = Path(acp_model.__file__).parent / "spec" / "data" / "seed" / "schema.json"
 _URI = "urn:acp-model:schema:v2"
 
 KNOWN_UPDATES = {

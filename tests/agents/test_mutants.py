@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from acp_model.agents import mutants as zoo
-from acp_model.transport import is_response_to
+from acp_model.fuzzing.transport import is_response_to
 
 from .client import (
     AGENT_MODULE,

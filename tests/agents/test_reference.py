@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from acp_model.check import check_trace
-from acp_model.transport import is_response_to
+from acp_model.fuzzing.transport import is_response_to
+from acp_model.oracle.offline import check_trace
 
 from .client import Msg, ScriptedClient, is_idle, is_update, update_of
 from .invariants import check_reference_trace

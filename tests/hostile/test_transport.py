@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 import pytest
 
-from acp_model.transport import AgentExited, AgentProcess, Record, RpcError, decode_line
+from acp_model.fuzzing.transport import AgentExited, AgentProcess, Record, RpcError, decode_line
 
 HERE = Path(__file__).parent
 MiB = 1024 * 1024

@@ -1,0 +1,54 @@
+"""``acp-model check``: a recorded trace against the model."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from rich.console import Console
+
+from acp_model.cli.common import EXIT_FAIL, EXIT_OK, UsageError, add_reading_option, readings_of
+from acp_model.oracle.offline import check_trace
+from acp_model.report.document import write_json
+from acp_model.report.text import render
+from acp_model.trace.format import TraceError
+
+
+def cmd_check(args: argparse.Namespace, console: Console) -> int:
+    readings = readings_of(args)
+    try:
+        report = check_trace(args.trace, readings=readings, validate=not args.no_validate,
+                             engine=args.engine)
+    except TraceError as exc:
+        raise UsageError(f"unusable trace: {exc}") from None
+    if args.report:
+        write_json(report, args.report)
+    if args.format == "json":
+        print(json.dumps(report, indent=2))
+    else:
+        console.print(f"checked {report['summary']['messages']} message(s) in "
+                      f"{report['summary']['sessions']} session(s) from {args.trace}")
+        render(report, console)
+    return EXIT_FAIL if report["verdict"] == "fail" else EXIT_OK
+
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("check", help="check a recorded JSONL trace against the model",
+                       description="Check a recorded trace (one JSON object per line: "
+                       '{"dir": "c2a"|"a2c", "t": seconds, "msg": message} or '
+                       '{"dir": ..., "raw": "unparseable line"}). Exit 0: no failure; '
+                       "1: a MUST rule or a liveness obligation failed; 2: unusable input.")
+    p.add_argument("trace", help="path of the JSONL trace")
+    p.add_argument("--report", metavar="PATH.json", help="write the JSON report here")
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help="terminal output format (default text)")
+    p.add_argument("--no-validate", action="store_true",
+                   help="skip JSON schema validation (lifecycle rules only)")
+    p.add_argument("--engine", choices=("table", "statemachine"), default="table",
+                   help="run the derived transition table (fast, default) or the "
+                        "python-statemachine machine itself")
+    add_reading_option(p)
+    p.set_defaults(func=cmd_check)
+

@@ -1,0 +1,56 @@
+"""``acp-model diagram``: the state machines and the reachable graph as pictures and text."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from acp_model.cli.common import EXIT_OK, UsageError, add_reading_option, readings_of
+from acp_model.render import FORMATS, render_all
+
+DIAGRAM_EPILOG = """Writes session-lifecycle.*, connection.* and reachable.* (png, svg, dot, mmd).
+Regenerate the checked-in diagrams with:  acp-model diagram --format all --out diagrams
+(tests/test_render.py fails when diagrams/ drifts from the model)."""
+
+
+
+def cmd_diagram(args: argparse.Namespace, console: Console) -> int:
+    readings = readings_of(args)
+    formats: list[str] = []
+    for part in ",".join(args.format or ["all"]).split(","):
+        part = part.strip().lower()
+        if part == "all":
+            formats += FORMATS
+        elif part == "mmd":
+            formats.append("mermaid")
+        elif part in FORMATS:
+            formats.append(part)
+        elif part:
+            raise UsageError(f"unknown diagram format {part!r}; choose from "
+                             f"{', '.join(FORMATS)} or all")
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out} exists and is not a directory")
+    written = render_all(out, tuple(dict.fromkeys(formats)), readings)
+    for p in written:
+        console.print(f"wrote {p}")
+    return EXIT_OK
+
+
+def register(sub: Any) -> None:
+    d = sub.add_parser(
+        "diagram", help="draw the state machines and the reachable graph",
+        description="Draw the session lifecycle and connection state machines (guards on the "
+        "edges) and a reachable-configuration graph, as PNG and SVG (matplotlib, no Graphviz "
+        "needed), Graphviz DOT and Mermaid stateDiagram-v2 text. Output is deterministic.",
+        epilog=DIAGRAM_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    d.add_argument("--format", action="append", metavar="FMT",
+                   help="png, svg, dot, mermaid (or mmd), all; comma-separated or repeated "
+                        "(default all)")
+    d.add_argument("--out", default="diagrams", metavar="DIR",
+                   help="output directory (default diagrams/)")
+    add_reading_option(d)
+    d.set_defaults(func=cmd_diagram)

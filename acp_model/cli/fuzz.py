@@ -1,0 +1,234 @@
+"""``acp-model fuzz`` and ``acp-model replay``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
+from acp_model.argtypes import int_at_least, positive_float
+from acp_model.cli.common import (
+    EXIT_FAIL,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    UsageError,
+    add_reading_option,
+    readings_of,
+)
+from acp_model.fuzzing.config import FuzzConfig
+from acp_model.fuzzing.recorder import Recorder
+
+EXIT_INTERRUPTED = 130
+
+EPILOG = """exit codes: 0 no failure (warnings allowed), 1 failures found, 2 usage error (including
+an agent command that cannot be executed), 3 internal error of the fuzzer, 130 interrupted
+(Ctrl-C) before any failure was found; the report is written in every case.
+Everything after "--" is the agent's command line, e.g.
+  acp-model fuzz --max-examples 100 --out out -- python -m acp_model.agents.reference"""
+
+
+def _agent_argv(args: argparse.Namespace) -> list[str]:
+    argv = list(args.agent or [])
+    if not argv:
+        raise UsageError("give the agent command after '--', e.g. "
+                         "acp-model fuzz -- python -m acp_model.agents.reference")
+    exe = argv[0]
+    found = shutil.which(exe) if os.sep not in exe else (exe if os.path.isfile(exe) else None)
+    if found is None:
+        raise UsageError(f"agent command {exe!r} not found")
+    if not os.access(found, os.X_OK):
+        raise UsageError(f"agent command {exe!r} is not executable")
+    return argv
+
+
+def _hypothesis_home() -> None:
+    """Keep Hypothesis' working files out of the user's current directory.
+
+    The CLI uses no example database (each run is seeded or random), but Hypothesis still
+    caches some files; they go to ``$XDG_CACHE_HOME/acp-model`` unless the user chose a place
+    with ``HYPOTHESIS_STORAGE_DIRECTORY``.
+    """
+    if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        return
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    set_hypothesis_home_dir(os.path.join(cache, "acp-model", "hypothesis"))
+
+
+def _progress_table(rec: Recorder, rules_total: int, exercised: int) -> Table:
+    table = Table.grid(padding=(0, 2))
+    failures = ", ".join(sorted(rec.found)) or "none"
+    table.add_row("examples", str(rec.examples), "actions", str(rec.actions),
+                  "actions/s", f"{rec.actions / max(rec.elapsed(), 1e-9):.0f}")
+    table.add_row("rules exercised", f"{exercised}/{rules_total}", "restarts",
+                  str(rec.restarts), "elapsed", f"{rec.elapsed():.1f} s")
+    table.add_row("failures", failures, "warnings", str(len(rec.warnings)), "", "")
+    return table
+
+
+def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
+    from acp_model.fuzzing.artifacts import fuzz_report, write_out_dir
+    from acp_model.fuzzing.run import FuzzerBug, run_fuzz
+    from acp_model.report.document import write_json
+    from acp_model.report.junit import junit_xml
+    from acp_model.report.text import render
+    from acp_model.spec.rules import RULES
+
+    _hypothesis_home()
+    cfg = FuzzConfig(
+        argv=_agent_argv(args), max_examples=args.max_examples, steps=args.steps,
+        seed=args.seed, time_budget=args.time_budget, deadline=args.deadline,
+        readings=readings_of(args), isolate=args.isolate, validate=not args.no_validate,
+        max_sessions=args.max_sessions, replay_runs=args.replay_runs,
+        startup_deadline=args.startup_deadline)
+    state: dict[str, Any] = {"live": None}
+
+    def progress(rec: Recorder) -> None:
+        live = state["live"]
+        if live is None:
+            return
+        from acp_model.fuzzing.pool import rule_stats  # noqa: F401 - cheap re-count below
+
+        live.update(_progress_table(rec, len(RULES), state.get("exercised", 0)))
+
+    console.print(f"fuzzing: {' '.join(cfg.argv)}")
+    try:
+        with Live(_progress_table(Recorder(), len(RULES), 0), console=console,
+                  refresh_per_second=4, transient=not console.is_terminal) as live:
+            state["live"] = live
+            result = run_fuzz(cfg, on_progress=progress)
+    except FuzzerBug as exc:
+        console.print(f"[red]internal error of the fuzzer:[/] {exc}")
+        return EXIT_INTERNAL
+    files = write_out_dir(result, Path(args.out)) if args.out else None
+    report = fuzz_report(result, files)
+    if args.report:
+        write_json(report, args.report)
+    if args.junit:
+        Path(args.junit).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.junit).write_text(junit_xml(report), encoding="utf-8")
+    s = report["summary"]
+    console.print(f"{s['examples']} examples, {s['actions']} client actions in {s['seconds']} s "
+                  f"({s['actions_per_second']} actions/s), {s['restarts']} restart(s)")
+    if result.unusable:
+        console.print(f"[red]agent unusable:[/] {result.unusable}")
+    for note in result.notes:
+        console.print(f"note: {note}")
+    render(report, console)
+    for ce in report["counterexamples"]:
+        console.print(f"[bold]{ce['rule']}[/]: minimal counterexample of {ce['steps']} client "
+                      f"action(s), reproduced {ce['reproduction']}"
+                      + (f" -> {Path(ce['files']['counterexample.txt']).parent}"
+                         if ce["files"] else ""))
+    if report["verdict"] == "fail":
+        return EXIT_FAIL
+    if result.interrupted:
+        console.print("[yellow]interrupted: the report holds what was found so far[/]")
+        return EXIT_INTERRUPTED
+    return EXIT_OK
+
+
+def cmd_replay(args: argparse.Namespace, console: Console) -> int:
+    from acp_model.fuzzing.artifacts import REPLAY_FORMAT
+    from acp_model.fuzzing.shrink import replay_once
+    from acp_model.spec.readings import DEFAULT
+
+    path = Path(args.replay_file)
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except (OSError, json.JSONDecodeError) as exc:
+        raise UsageError(f"{path}: not a replay file ({exc})") from None
+    if not isinstance(doc, dict) or doc.get("format") != REPLAY_FORMAT \
+            or not isinstance(doc.get("actions"), list):
+        raise UsageError(f"{path}: not an {REPLAY_FORMAT} file")
+    try:
+        readings = DEFAULT.parse(f"{k}={v}" for k, v in doc.get("readings", {}).items())
+    except ValueError as exc:
+        raise UsageError(f"{path}: {exc}") from None
+    if args.reading:
+        readings = readings.parse(args.reading)
+    argv = list(args.agent or [])
+    if not argv:
+        argv = list(doc.get("agent") or [])
+        if not argv:
+            raise UsageError("no agent command: give it after '--'")
+    args.agent = argv
+    cfg = FuzzConfig(argv=_agent_argv(args), readings=readings,
+                     deadline=args.deadline or float(doc.get("deadline", 3.0)),
+                     validate=bool(doc.get("validate", True)))
+    rule = doc.get("rule")
+    hits = 0
+    errors = []
+    for n in range(args.runs):
+        outcome = replay_once(cfg, doc["actions"], rule)
+        hits += outcome.reproduced
+        if outcome.error:
+            errors.append(outcome.error)
+        seen = sorted({v.rule for v in outcome.violations})
+        console.print(f"run {n + 1}: {'reproduced' if outcome.reproduced else 'not reproduced'}"
+                      + (f" (failures: {', '.join(seen)})" if seen else ""))
+    console.print(f"[bold]reproduced {hits}/{args.runs}[/] ({rule})")
+    for err in sorted(set(errors)):
+        console.print(f"note: {err}")
+    return EXIT_FAIL if hits else EXIT_OK
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "fuzz", help="fuzz a live agent process (Hypothesis stateful testing)",
+        description="Drive an ACP v2 agent with randomly generated interleavings of prompts, "
+        "cancels, permission answers and sessions, check every message against the model and "
+        "the schema, and shrink each failure to a minimal replayable counterexample.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--max-examples", type=int_at_least(1), default=200,
+                   help="examples Hypothesis generates (default 200)")
+    p.add_argument("--steps", type=int_at_least(1), default=30,
+                   help="client actions per example, at most (default 30)")
+    p.add_argument("--seed", type=int, help="seed the generator (same seed: same programs)")
+    p.add_argument("--time-budget", type=positive_float, default=300.0, metavar="S",
+                   help="stop generating after S seconds (default 300)")
+    p.add_argument("--deadline", type=positive_float, default=3.0, metavar="S",
+                   help="how long to wait for something the agent owes (a response, the idle "
+                        "after a cancel) before it is a liveness failure (default 3)")
+    p.add_argument("--startup-deadline", type=positive_float, default=30.0, metavar="S",
+                   help="how long the agent may take to answer initialize (default 30)")
+    p.add_argument("--max-sessions", type=int_at_least(1), default=3,
+                   help="sessions per example, at most (default 3)")
+    p.add_argument("--replay-runs", type=int_at_least(1), default=5,
+                   help="fresh-process replays of each minimal counterexample (default 5)")
+    p.add_argument("--isolate", action="store_true",
+                   help="a fresh agent process per example (slower, no shared state)")
+    p.add_argument("--no-validate", action="store_true", help="skip JSON schema validation")
+    p.add_argument("--out", metavar="DIR", help="write transcript, counterexample, sequence "
+                   "diagram and replay file of each failure under DIR/<rule>/")
+    p.add_argument("--report", metavar="PATH.json", help="write the JSON report")
+    p.add_argument("--junit", metavar="PATH.xml", help="write a JUnit XML report (one test "
+                   "case per rule)")
+    add_reading_option(p)
+    p.add_argument("agent", nargs="*", metavar="-- AGENT_CMD",
+                   help="the agent's command line, after '--'")
+    p.set_defaults(func=cmd_fuzz)
+
+    p = sub.add_parser(
+        "replay", help="re-run a counterexample and report how often it reproduces",
+        description="Replay the client actions of a replay file against fresh agent "
+        "processes. Exit 1 when the failure reproduced at least once, 0 when it never did.",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("replay_file", help="replay.json written by acp-model fuzz --out")
+    p.add_argument("--runs", type=int_at_least(1), default=10, help="replays (default 10)")
+    p.add_argument("--deadline", type=positive_float, metavar="S",
+                   help="override the deadline stored in the replay file")
+    add_reading_option(p)
+    p.add_argument("agent", nargs="*", metavar="-- AGENT_CMD",
+                   help="the agent's command line after '--' (default: the one in the file)")
+    p.set_defaults(func=cmd_replay)

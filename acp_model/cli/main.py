@@ -1,0 +1,62 @@
+"""The ``acp-model`` command line: one module per subcommand, registered here."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from collections.abc import Sequence
+
+from rich.console import Console
+
+from acp_model import __version__
+from acp_model.cli import check, diagram, explore, fuzz, rules
+from acp_model.cli.common import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, UsageError
+
+SUBCOMMANDS = (check, rules, fuzz, explore, diagram)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="acp-model",
+        description="Formal model, offline checker and live fuzzer for the ACP v2 prompt "
+                    "lifecycle.")
+    parser.add_argument("--version", action="version", version=f"acp-model {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in SUBCOMMANDS:
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    words = list(sys.argv[1:] if argv is None else argv)
+    agent: list[str] | None = None
+    if "--" in words:  # everything after "--" is the agent's command line, untouched
+        cut = words.index("--")
+        words, agent = words[:cut], words[cut + 1:]
+    args = parser.parse_args(words)
+    if agent is not None:
+        args.agent = agent
+    console = Console(stderr=False, highlight=False)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        return int(args.func(args, console))
+    except UsageError as exc:
+        err.print(f"[red]error:[/] {exc}")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        return EXIT_INTERRUPTED
+    except Exception as exc:
+        if args.debug:
+            traceback.print_exc()
+        err.print(f"[red]internal error:[/] {type(exc).__name__}: {exc} "
+                  "(run with --debug for the traceback)")
+        return EXIT_INTERNAL
+
+

@@ -1,0 +1,202 @@
+"""Configurations: the models of all sessions, their shared context and the observers, and
+their canonical keys (sessions are interchangeable, trace indices only matter by rank)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from acp_model.explorer.alphabet import Action
+from acp_model.explorer.bounds import SESSION_IDS
+from acp_model.model.session import WORK, Context, SessionModel
+from acp_model.spec.readings import Readings
+
+
+@dataclass(frozen=True, slots=True)
+class Observer:
+    """What the properties watch, computed from the event stream alone (not from the model).
+
+    ``work_cancels``: trace indices of cancels sent while the session reported work, since that
+    work began (property b). ``cancelled``: a cancel was sent on this session at some point, the
+    least a `cancelled` stop reason needs (property e). Deliberately cruder than the model: how
+    many cancelled idles one cancel explains (the work, plus prompts it caught unaccepted,
+    RULES.md A-10) is the model's business; the observer only states what no reading disputes.
+    """
+
+    work_cancels: tuple[int, ...] = ()
+    cancelled: bool = False
+
+
+def _clone_model(m: SessionModel, ctx: Context) -> SessionModel:
+    """The model's own copy, bound to ``ctx`` (deepcopy costs ~80 µs per model)."""
+    return m.clone(ctx)
+
+
+def _share_model(m: SessionModel, ctx: Context) -> SessionModel:
+    """A shallow copy bound to a new context, for the sessions an event does not touch (the
+    stored original is never mutated, so sharing its lists is safe)."""
+    c = object.__new__(type(m))
+    c.__dict__.update(m.__dict__)
+    c.ctx = ctx
+    return c
+
+
+@dataclass(slots=True)
+class _Base:
+    """A stored configuration's key parts, reused for the keys of its successors."""
+
+    frontier: int
+    rank: dict[int, int]
+    unread: list[set[int]]
+    keys: tuple[Any, ...]
+
+
+class Config:
+    """One concrete configuration: what a node of the graph stands for."""
+
+    __slots__ = ("ctx", "models", "next_idx", "obs")
+
+    def __init__(self, ctx: Context, models: list[SessionModel], obs: list[Observer],
+                 next_idx: int) -> None:
+        self.ctx = ctx
+        self.models = models
+        self.obs = obs
+        self.next_idx = next_idx
+
+    @classmethod
+    def initial(cls, model_cls: type[SessionModel], sessions: int, readings: Readings
+                ) -> Config:
+        ctx = Context(readings=readings)
+        models = [model_cls(SESSION_IDS[i], ctx) for i in range(sessions)]
+        return cls(ctx, models, [Observer() for _ in models], 0)
+
+    def derive(self, touched: int | None) -> Config:
+        old = self.ctx
+        ctx = Context(old.readings, old.frontier, old.session_advertised)
+        models = [_clone_model(m, ctx) if i == touched else _share_model(m, ctx)
+                  for i, m in enumerate(self.models)]
+        return Config(ctx, models, list(self.obs), self.next_idx)
+
+    def _session_unread(self, j: int) -> set[int]:
+        f = self.ctx.frontier
+        idx = self.models[j].indices()
+        idx.update(self.obs[j].work_cancels)
+        return {i for i in idx if i > f}
+
+    def unread(self) -> list[int]:
+        out: set[int] = set()
+        for j in range(len(self.models)):
+            out |= self._session_unread(j)
+        return sorted(out)
+
+    def _session_key(self, j: int, rank: dict[int, int]) -> tuple[Any, ...]:
+        f = self.ctx.frontier
+        obs = self.obs[j]
+        return (self.models[j].snapshot(rank),
+                tuple([-1 if i <= f else rank[i] for i in obs.work_cancels]), obs.cancelled)
+
+    def session_keys(self) -> list[tuple[Any, ...]]:
+        """Per session: snapshot and observer, indices ranked jointly over all sessions
+        (they share one read frontier; read indices collapse to -1)."""
+        rank = {i: n for n, i in enumerate(self.unread())}
+        return [self._session_key(j, rank) for j in range(len(self.models))]
+
+    def canonical(self, base: _Base | None = None, touched: int | None = None
+                  ) -> tuple[tuple[Any, ...], tuple[int, ...]]:
+        """Key up to renaming sessions (they are interchangeable) and the order used:
+        ``order[j]`` is the session of this configuration at canonical position ``j``.
+
+        ``base`` (the parent's keys, ranks and unread sets) saves the snapshots of untouched
+        sessions when the event only appended a new, highest index and the frontier stayed:
+        their ranks are then unchanged.
+        """
+        if len(self.models) == 1:  # the common case: no renaming, one rank
+            rank = {i: n for n, i in enumerate(sorted(self._session_unread(0)))}
+            return (self._session_key(0, rank),), (0,)
+        keys: list[tuple[Any, ...]] | None = None
+        if base is not None and touched is not None and self.ctx.frontier == base.frontier:
+            now = self._session_unread(touched)
+            if base.unread[touched] <= now:
+                rank = base.rank
+                extra = now - base.unread[touched]
+                if extra:
+                    rank = dict(rank)
+                    for i in sorted(extra):
+                        rank[i] = len(rank)
+                keys = list(base.keys)
+                keys[touched] = self._session_key(touched, rank)
+        if keys is None:
+            keys = self.session_keys()
+        if len(keys) == 1:
+            return (keys[0],), (0,)
+        order = tuple(sorted(range(len(keys)), key=keys.__getitem__))
+        return tuple(keys[j] for j in order), order
+
+    def base(self, keys: tuple[Any, ...]) -> _Base:
+        unread = [self._session_unread(j) for j in range(len(self.models))]
+        all_unread = sorted(set().union(*unread))
+        return _Base(self.ctx.frontier, {i: n for n, i in enumerate(all_unread)}, unread,
+                     keys)
+
+    def reorder(self, order: tuple[int, ...]) -> None:
+        if order != tuple(range(len(order))):
+            self.models = [self.models[j] for j in order]
+            self.obs = [self.obs[j] for j in order]
+
+
+def obligations(m: SessionModel, readings: Readings) -> list[str]:
+    """The rules a session still owes at this point (empty: quiescent).
+
+    The model's own ``obligations()``, which is also what ``Monitor.finish`` judges at the
+    end of a trace. ``readings`` is kept for callers; the model carries its readings.
+    """
+    return [rule for rule, _, _ in m.obligations()]
+
+
+def _observe(obs: Observer, src_state: str, action: Action, idx: int) -> Observer:
+    if action.event == "cancel":
+        wc = (*obs.work_cancels, idx) if src_state in WORK else obs.work_cancels
+        return Observer(wc, True)
+    if action.event == "idle_reported" and src_state in WORK:
+        return Observer((), obs.cancelled)
+    return obs
+
+
+def _edge_breaks(obs: Observer, src_state: str, action: Action, frontier: int) -> tuple[str, ...]:
+    """Edge properties (b) and (e), judged by the observers, for an edge the model allowed."""
+    if action.event != "idle_reported":
+        return ()
+    out = []
+    reason = action.arg
+    if src_state in WORK:
+        if reason != "cancelled" and any(i <= frontier for i in obs.work_cancels):
+            out.append("b")
+        if reason is None:
+            out.append("e")
+    if reason == "cancelled" and not obs.cancelled:
+        out.append("e")
+    return tuple(out)
+
+
+def _label(cfg: Config) -> str:
+    """Compact node label: per session, the state and the records the model holds."""
+    parts = []
+    f = cfg.ctx.frontier
+    for m in cfg.models:
+        bits = [m.state]
+        if m.prompts:
+            bits.append("p:" + "".join(p.status[0] for p in m.prompts))
+        if m.cancels:
+            bits.append("c:" + "".join(c.status + ("r" if c.idx <= f else "")
+                                       for c in m.cancels))
+        if m.perms:
+            bits.append("q:" + "".join(p.state[0] for p in m.perms.values()))
+        parts.append(" ".join(bits))
+    return " | ".join(parts)
+
+
+def _info(cfg: Config, rs: Sequence[Readings]) -> dict[str, Any]:
+    return {"states": tuple(m.state for m in cfg.models), "label": _label(cfg),
+            "obligations": [tuple(sorted({o for m in cfg.models for o in obligations(m, r)}))
+                            for r in rs]}

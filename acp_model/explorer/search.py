@@ -1,0 +1,431 @@
+"""Breadth-first reachable configurations of the session model (the exploration itself).
+
+See the package docstring of :mod:`acp_model.explorer` for what the explorer adds to the model.
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import networkx as nx
+
+from acp_model.explorer.alphabet import Action, _concrete, _ev, actions, make_event
+from acp_model.explorer.bounds import MISSING, SESSION_IDS, Bounds
+from acp_model.explorer.config import Config, _edge_breaks, _info, _observe
+from acp_model.model.engine import Table, TableEngine, compile_machine
+from acp_model.model.session import AGENT_EVENTS, WORK, SessionLifecycle, SessionModel
+from acp_model.spec.readings import DEFAULT, Readings
+from acp_model.trace.builder import TraceBuilder
+from acp_model.trace.format import Record
+
+
+@dataclass(slots=True)
+class Edge:
+    """An allowed event from ``src`` to ``dst``. ``action.session`` is a canonical position of
+    ``src``; ``order`` maps canonical positions of ``dst`` to positions after the event (None:
+    unchanged)."""
+
+    src: int
+    dst: int
+    action: Action
+    src_state: str  # control state of the acting session before the event
+    allowed: int  # bit i set: allowed under readings[i]
+    warns: tuple[tuple[str, ...], ...]  # per reading: rules failing at warn level
+    breaks: tuple[str, ...] = ()  # properties this edge violates (under readings[0])
+    order: tuple[int, ...] | None = None
+
+
+@dataclass(slots=True)
+class Refusal:
+    """An attempted event refused under at least one reading (rules per reading)."""
+
+    src: int
+    action: Action
+    src_state: str
+    rules: tuple[tuple[str, ...], ...]  # per reading: rules failing at fail level ((): allowed)
+
+
+class ExplorationTooLarge(RuntimeError):
+    """The bounds admit more configurations than ``max_states``."""
+
+
+@dataclass
+class Exploration:
+    """The reachable graph of one exploration, with everything needed to replay witnesses."""
+
+    table: Table
+    model_cls: type[SessionModel]
+    bounds: Bounds
+    readings: tuple[Readings, ...]
+    keys: list[tuple[Any, ...]]
+    depth: list[int]
+    parent: list[Edge | None]
+    info: list[dict[str, Any]]  # per node: states, label, obligations per reading
+    edges: list[Edge]
+    refusals: list[Refusal]
+    seconds: float = 0.0
+    compact: bool = True
+    _graph: nx.MultiDiGraph | None = field(default=None, repr=False)
+
+    @property
+    def nodes(self) -> int:
+        return len(self.keys)
+
+    def counts(self) -> dict[str, int]:
+        return {"states": self.nodes, "transitions": len(self.edges),
+                "refused": len(self.refusals)}
+
+    @property
+    def graph(self) -> nx.MultiDiGraph:
+        """Nodes: configuration ids with ``label``, ``states``, ``depth``, ``quiescent``;
+        edges keyed by action label with ``event``, ``payload``, ``session``, ``party``,
+        ``warnings``, ``allowed``, ``source_state``. Refused attempts: :attr:`refusals`.
+        """
+        if self._graph is None:
+            g = nx.MultiDiGraph(bounds=self.bounds.to_json(),
+                                readings=[r.changed() for r in self.readings])
+            for n in range(self.nodes):
+                inf = self.info[n]
+                g.add_node(n, label=inf["label"], states=inf["states"], depth=self.depth[n],
+                           quiescent=not inf["obligations"][0])
+            g.add_edges_from(
+                (e.src, e.dst, e.action.label,
+                 {"event": e.action.event, "payload": e.action.payload,
+                  "session": None if e.action.session is None else SESSION_IDS[e.action.session],
+                  "party": e.action.party, "warnings": e.warns[0], "allowed": e.allowed,
+                  "source_state": e.src_state})
+                for e in self.edges)
+            self._graph = g
+        return self._graph
+
+    # --- paths and witnesses ------------------------------------------------------------
+    def path_to(self, node: int) -> list[Edge]:
+        """Shortest edge path from the initial configuration (the BFS tree)."""
+        out = []
+        while (e := self.parent[node]) is not None:
+            out.append(e)
+            node = e.src
+        return out[::-1]
+
+    def edge(self, src: int, action: Action) -> Edge | None:
+        for e in self.out_edges(src):
+            if e.action == action:
+                return e
+        return None
+
+    def out_edges(self, src: int) -> list[Edge]:
+        adj = getattr(self, "_adj", None)
+        if adj is None:
+            adj = {}
+            for e in self.edges:
+                adj.setdefault(e.src, []).append(e)
+            self._adj = adj
+        return adj.get(src, [])
+
+    def replay(self, path: Sequence[Edge], last: Action | None = None,
+               readings: Readings | None = None) -> tuple[Config, list[Action], TraceBuilder,
+                                                          list[int]]:
+        """Re-run a path (and optionally one more, possibly refused, action) from scratch.
+
+        Returns the configuration reached, the actions with real session numbers, the concrete
+        trace and the record index of each step. Refused steps are fired all the same, as the
+        monitor does.
+        """
+        readings = readings or self.readings[0]
+        engine = TableEngine(self.table, readings)
+        cfg = Config.initial(self.model_cls, self.bounds.sessions, readings)
+        tb = TraceBuilder().handshake()
+        for s in range(self.bounds.sessions):
+            tb.new_session(SESSION_IDS[s])
+        ids: dict[Any, Any] = {}
+        phys = list(range(self.bounds.sessions))  # canonical position -> real session
+        done: list[Action] = []
+        at: list[int] = []
+        steps: list[tuple[Action, tuple[int, ...] | None]] = [(e.action, e.order) for e in path]
+        if last is not None:
+            steps.append((last, None))
+        for act, order in steps:
+            real = act if act.session is None else Action(phys[act.session], act.event, act.arg)
+            src_state = cfg.models[real.session].state if real.session is not None else ""
+            ev, frontier = make_event(cfg, real)
+            at.append(len(tb.records))
+            _concrete(tb, real, ev, ids)
+            cfg.ctx.frontier = frontier
+            if real.session is not None:
+                m = cfg.models[real.session]
+                if (m.state, real.event) in self.table.transitions:
+                    engine.fire(m, real.event, ev)
+                    if self.compact:
+                        _compact(m)
+                cfg.obs[real.session] = _observe(cfg.obs[real.session], src_state, real,
+                                                 ev.idx)
+            cfg.next_idx += 1
+            done.append(real)
+            if order is not None:
+                phys = [phys[j] for j in order]
+        return cfg, done, tb, at
+
+    def witness(self, path: Sequence[Edge], last: Action | None = None, *,
+                complete: bool = False, readings: Readings | None = None) -> Witness:
+        """Events and the equivalent concrete trace. ``last`` is the event the witness is about
+        (when it is an allowed edge, pass it as the last element of ``path`` instead).
+        ``complete`` appends the shortest help-free way back to a quiescent configuration, so
+        the trace passes ``acp-model check`` unless the offending step broke a rule."""
+        path = list(path)
+        offending = len(path) if last is not None else (len(path) - 1 if path else None)
+        if complete and last is None and path:
+            r = self.readings.index(readings) if readings in self.readings else 0
+            path += _settle_path(self, path[-1].dst, r) or []
+        _, done, tb, at = self.replay(path, last, readings)
+        return Witness(done, tb.records, at, offending)
+
+
+@dataclass
+class Witness:
+    """A path of abstract events and the concrete JSON-RPC records that realise it."""
+
+    steps: list[Action]
+    records: list[Record]
+    at: list[int]  # record index of each step
+    offending: int | None = None  # step index of the event the witness is about
+
+    @property
+    def index(self) -> int | None:
+        """Record index of the offending step (what a checker violation points at)."""
+        return None if self.offending is None else self.at[self.offending]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"events": [a.label for a in self.steps], "offending_step": self.offending,
+                "offending_record": self.index,
+                "trace": [r.to_json() for r in self.records]}
+
+
+def _gc_paused(func: Callable[..., Exploration]) -> Callable[..., Exploration]:
+    """Run without the cyclic garbage collector: exploration allocates hundreds of thousands
+    of long-lived, acyclic tuples that each full collection would rescan (~4% of the time)."""
+
+    @functools.wraps(func)
+    def paused(*args: Any, **kwargs: Any) -> Exploration:
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return func(*args, **kwargs)
+        finally:
+            if enabled:
+                gc.enable()
+
+    return paused
+
+
+@_gc_paused
+def explore(sessions: int = 1, max_prompts: int | None = None,
+            max_permissions: int | None = None, max_cancels: int | None = None,
+            max_tools: int | None = None, readings: Readings | Sequence[Readings] = DEFAULT,
+            machine: type = SessionLifecycle, model: type[SessionModel] = SessionModel,
+            *, bounds: Bounds | None = None, custom: bool | None = None,
+            reasons: Sequence[str | None] | None = None, max_states: int = 1_000_000,
+            compact: bool = True, table: Table | None = None,
+            progress: Callable[[int, int], None] | None = None) -> Exploration:
+    """Breadth-first reachable configurations of ``sessions`` sessions of ``machine``/``model``.
+
+    ``readings`` may be a sequence: the exploration is then a product that follows an edge when
+    any reading allows it and records which ones do (``Edge.allowed``); :func:`diff_readings`
+    compares two readings on one graph that way (actions never depend on readings, only
+    checks do). Bounds left ``None`` take :meth:`Bounds.default` for the session count.
+    ``table`` overrides the one compiled from ``machine``/``model`` (tests remove transitions
+    that way: subclassing a python-statemachine class would alter the parent's states).
+    ``progress(done, found)`` is called every few thousand states.
+    """
+    if bounds is None:
+        bounds = Bounds.default(sessions, max_prompts=max_prompts,
+                                max_permissions=max_permissions, max_cancels=max_cancels,
+                                max_tools=max_tools, custom=custom, reasons=reasons)
+    sessions = bounds.sessions
+    rs = (readings,) if isinstance(readings, Readings) else tuple(readings)
+    if not rs:
+        raise ValueError("at least one Readings is needed")
+    if table is None:
+        table = compile_machine(machine, model)
+    transitions = table.transitions
+    engines = [TableEngine(table, r) for r in rs]
+    n_r = len(rs)
+    full = (1 << n_r) - 1
+    no_warns = tuple(() for _ in rs)
+    ident = tuple(range(sessions))
+    t0 = time.perf_counter()
+
+    root = Config.initial(model, sessions, rs[0])
+    key0, _ = root.canonical()
+    keys = [key0]
+    index = {key0: 0}
+    depth = [0]
+    parent: list[Edge | None] = [None]
+    info = [_info(root, rs)]
+    edges: list[Edge] = []
+    refusals: list[Refusal] = []
+    queue: deque[tuple[int, Config]] = deque([(0, root)])
+    done = 0
+    while queue:
+        u, cfg = queue.popleft()
+        done += 1
+        base = cfg.base(keys[u]) if sessions > 1 else None
+        if progress is not None and done % 5000 == 0:
+            progress(done, len(keys))
+        for act in actions(cfg, bounds):
+            s = act.session
+            ev, frontier = make_event(cfg, act)
+            warns = no_warns
+            breaks: tuple[str, ...] = ()
+            if s is None:
+                new = cfg.derive(None)
+                new.ctx.frontier = frontier
+                mask = full
+                src_state = ""
+            else:
+                src_state = cfg.models[s].state
+                if (src_state, act.event) not in transitions:
+                    refusals.append(Refusal(u, act, src_state, tuple((MISSING,)
+                                                                     for _ in rs)))
+                    continue
+                # judge on the stored configuration (checks are pure), copy only if allowed
+                ctx = cfg.ctx
+                before = ctx.frontier
+                ctx.frontier = frontier
+                mask = 0
+                m = cfg.models[s]
+                if n_r == 1:  # the common case, without the per-reading lists
+                    ok, failures = engines[0].allowed(m, act.event, ev)
+                    ctx.frontier = before
+                    if not failures:
+                        mask = 1
+                    else:
+                        mask = 1 if ok else 0
+                        warns = (tuple(sorted({c.rule for c, lv in failures
+                                               if lv == "warn"})),)
+                        if not ok:
+                            refusals.append(Refusal(u, act, src_state, (tuple(sorted(
+                                {c.rule for c, lv in failures if lv == "fail"})),)))
+                            continue
+                    fails = None
+                else:
+                    fails = []
+                    wl = []
+                    for i in range(n_r):
+                        ctx.readings = rs[i]
+                        ok, failures = engines[i].allowed(m, act.event, ev)
+                        if ok:
+                            mask |= 1 << i
+                        if failures:
+                            fails.append(tuple(sorted({c.rule for c, lv in failures
+                                                       if lv == "fail"})))
+                            wl.append(tuple(sorted({c.rule for c, lv in failures
+                                                    if lv == "warn"})))
+                        else:
+                            fails.append(())
+                            wl.append(())
+                    ctx.frontier = before
+                    ctx.readings = rs[0]
+                    warns = tuple(wl)
+                    if mask != full:
+                        refusals.append(Refusal(u, act, src_state, tuple(fails)))
+                    if not mask:
+                        continue
+                new = cfg.derive(s)
+                new.ctx.frontier = frontier
+                m = new.models[s]
+                if mask & 1:
+                    engines[0].apply(m, act.event, ev)
+                else:
+                    first = (mask & -mask).bit_length() - 1
+                    new.ctx.readings = rs[first]
+                    engines[first].apply(m, act.event, ev)
+                    new.ctx.readings = rs[0]
+                new.obs[s] = _observe(cfg.obs[s], src_state, act, ev.idx)
+                if compact:
+                    _compact(m)
+                if mask & 1:
+                    breaks = _edge_breaks(cfg.obs[s], src_state, act, frontier)
+                    if act.event == "idle_reported" and src_state in WORK \
+                            and act.arg is not None and m.state == "idle" \
+                            and not _prompt_ok(engines[0], new, s):
+                        breaks = (*breaks, "d")
+            new.next_idx += 1
+            k, order = new.canonical(base, s)
+            identity = order == ident
+            v = index.get(k)
+            if v is None:
+                v = len(keys)
+                if v >= max_states:
+                    raise ExplorationTooLarge(
+                        f"more than {max_states} states within {bounds.to_json()}; "
+                        "tighten the bounds")
+                new.reorder(order)
+                index[k] = v
+                keys.append(k)
+                depth.append(depth[u] + 1)
+                info.append(_info(new, rs))
+                queue.append((v, new))
+                e = Edge(u, v, act, src_state, mask, warns, breaks,
+                         None if identity else order)
+                parent.append(e)
+            else:
+                e = Edge(u, v, act, src_state, mask, warns, breaks, None if identity else order)
+            edges.append(e)
+    exp = Exploration(table, model, bounds, rs, keys, depth, parent, info, edges, refusals,
+                      compact=compact)
+    exp.seconds = time.perf_counter() - t0
+    return exp
+
+
+def _compact(m: SessionModel) -> None:
+    """Forget answered permission requests no check can read any more.
+
+    The model keeps every permission record for the monitor's sake; a record that is answered,
+    owes no requires_action report (STATE-05) and guards no tool call (PERM-11, STATE-06) only
+    appears in the snapshot, so forgetting it (with the model's own ``forget_permission``)
+    merges configurations with equal futures and lets permission requests repeat within a
+    bound on those *held*. ``tests/test_explore.py`` checks the merge against
+    ``compact=False``.
+    """
+    for pid, perm in list(m.perms.items()):
+        if perm.state == "answered" and not perm.unreported_block \
+                and not any(t.perm == pid for t in m.tools.values()):
+            m.forget_permission(pid)
+
+
+def _prompt_ok(engine: TableEngine, cfg: Config, s: int) -> bool:
+    """Property (d): would the model accept a new prompt here? (asked, never fired)"""
+    idx = cfg.next_idx + 1
+    ok, _ = engine.allowed(cfg.models[s], "prompt", _ev(idx, id=idx))
+    return ok
+
+
+_HELP_FREE = frozenset(AGENT_EVENTS) | {"permission_answer"}
+
+
+def _settle_path(exp: Exploration, start: int, r: int = 0) -> list[Edge] | None:
+    """Shortest help-free path from ``start`` to a quiescent node under readings[r]."""
+    seen: dict[int, Edge | None] = {start: None}
+    queue = deque([start])
+    while queue:
+        u = queue.popleft()
+        if not exp.info[u]["obligations"][r]:
+            path = []
+            while (e := seen[u]) is not None:
+                path.append(e)
+                u = e.src
+            return path[::-1]
+        for e in exp.out_edges(u):
+            if e.allowed >> r & 1 and e.action.event in _HELP_FREE and e.dst not in seen:
+                seen[e.dst] = e
+                queue.append(e.dst)
+    return None
+
+
+

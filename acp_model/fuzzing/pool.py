@@ -1,0 +1,178 @@
+"""Running a fuzz campaign: agent processes, examples, failures, shrinking and replays.
+
+One :class:`FuzzRun` owns an :class:`AgentPool` (one agent process reused across examples, fresh
+sessions each time; restarted after a crash or per example with ``isolate``) and a
+:class:`Recorder`, the side channel where every failure is kept the moment it is seen. That is
+what makes the run robust to the agent's timing: Hypothesis may later fail to reproduce a
+failure while shrinking (and raise a Flaky error), but the first failure and the shortest action
+list that showed it are already safe. Each distinct failure (by rule) is then replayed in fresh
+processes to measure how often the minimal counterexample reproduces.
+
+Rules found in one Hypothesis round are masked in the next, so a run can report several
+distinct bugs instead of stopping at the first.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from acp_model.fuzzing.client import Action, AgentUnusable, FuzzClient
+from acp_model.fuzzing.config import FuzzConfig
+from acp_model.fuzzing.recorder import LifecycleFailure, Recorder
+from acp_model.oracle.monitor import Monitor, Violation
+from acp_model.spec.rules import RuleStat
+
+
+class AgentPool:
+    """The agent process examples run against; restarted when it dies."""
+
+    def __init__(self, cfg: FuzzConfig, recorder: Recorder) -> None:
+        self.cfg = cfg
+        self.recorder = recorder
+        self.current: FuzzClient | None = None
+        self.retired: list[Monitor] = []
+
+    def client(self) -> FuzzClient:
+        """The process for the next example: a fresh one after a crash, with ``isolate``, or
+        once the transcript is a quarter full (long runs keep memory bounded, and only an
+        example that itself floods the agent's output can reach the transcript cap)."""
+        current = self.current
+        if current is not None:
+            if not current.alive:
+                self.recorder.restarts += 1
+                self.retire()
+            elif self.cfg.isolate or (current.proc.stored_bytes
+                                      > current.proc.max_transcript_bytes // 4):
+                self.retire()
+        if self.current is None:
+            client = FuzzClient(self.cfg.argv, readings=self.cfg.readings,
+                                deadline=self.cfg.deadline, validate=self.cfg.validate,
+                                cwd=self.cfg.cwd, env=self.cfg.env,
+                                startup_deadline=self.cfg.startup_deadline)
+            try:
+                client.initialize()
+            except AgentUnusable:
+                self.current = client
+                raise
+            self.current = client
+            # What the agent got wrong while initializing needs no client action to show.
+            records = client.proc.records()
+            for v in client.monitor.violations:
+                if v.level == "fail":
+                    self.recorder.failure(v, [], records, v.index, [])
+                else:
+                    self.recorder.warning(v)
+            client.checked_violations = len(client.monitor.violations)
+        return self.current
+
+    def retire(self) -> None:
+        if self.current is not None:
+            self.current.close()
+            self.retired.append(self.current.monitor)
+            self.current = None
+
+    def monitors(self) -> list[Monitor]:
+        return [*self.retired, *([self.current.monitor] if self.current else [])]
+
+    def end_example(self, ex: Example) -> None:
+        """Drain and judge the example's sessions; with ``isolate`` its process goes too."""
+        try:
+            ex.finish()
+        finally:
+            if self.cfg.isolate:
+                self.retire()
+
+
+class Example:
+    """One generated interaction: fresh sessions on the pooled agent, then a drain."""
+
+    def __init__(self, client: FuzzClient, recorder: Recorder, *, deadline: float) -> None:
+        self.client = client
+        self.recorder = recorder
+        self.deadline = deadline
+        self.local: list[int] = []  # example-local session index -> client session index
+        self.actions: list[Action] = []
+        self.failed = False
+        client.example_starts.append(len(client.history))
+        with client.lock:
+            self.start = client.monitor.count
+        # Anything the agent did between examples (a banner, a late update) is judged here.
+        self.checked = client.checked_violations
+
+    @property
+    def n_sessions(self) -> int:
+        return len(self.local)
+
+    def act(self, action: Action) -> None:
+        """Log and perform one action, then raise if the oracle saw a failure."""
+        self.actions.append(action)
+        self.recorder.actions += 1
+        client = self.client
+        if action["op"] == "new_session":
+            before = len(client.sessions)
+            client.perform(action)
+            if len(client.sessions) > before:
+                self.local.append(len(client.sessions) - 1)
+        else:
+            concrete = dict(action)
+            if "s" in concrete:
+                if not self.local:
+                    return
+                concrete["s"] = self.local[concrete["s"] % len(self.local)]
+            client.perform(concrete)
+        client.check_alive()
+        self.check()
+
+    def check(self) -> None:
+        violations = self.client.violations_since(self.checked)
+        self.checked += len(violations)
+        self.client.checked_violations = self.checked
+        first: Violation | None = None
+        for v in violations:
+            if v.level != "fail":
+                self.recorder.warning(v)
+                continue
+            records, offending, gap = self._slice(v.index)
+            self.recorder.failure(v, self.actions, records, offending, self._history(), gap)
+            if first is None and v.rule not in self.recorder.masked and not self.failed:
+                first = v
+        if first is not None:
+            self.failed = True
+            raise LifecycleFailure(first)
+
+    def _history(self) -> list[list[Action]]:
+        """The concrete actions of every example run on this process so far, this one last."""
+        hist, starts = self.client.history, self.client.example_starts
+        bounds = [*starts, len(hist)]
+        return [hist[a:b] for a, b in itertools.pairwise(bounds) if b > a]
+
+    def _slice(self, index: int) -> tuple[list[dict[str, Any]], int, tuple[int, int]]:
+        """A self-contained transcript for this example: the handshake plus its own records,
+        the offending record's position in it, and the gap left by earlier examples."""
+        records = self.client.proc.records()
+        preamble = [r for r in records[: min(2, self.start)]]
+        body = records[self.start:]
+        offending = len(preamble) + max(0, index - self.start)
+        return [*preamble, *body], offending, (len(preamble), self.start - len(preamble))
+
+    def finish(self) -> None:
+        """Drain the example's sessions and judge what is still open (liveness)."""
+        self.recorder.examples += 1
+        client = self.client
+        if client.alive:
+            client.drain(self.local)
+        client.check_alive()
+        if client.alive:  # after a crash, what the agent still owed is not a separate failure
+            sids = [client.sessions[i].sid for i in self.local]
+            with client.lock:
+                client.monitor.judge_open(sids, self.start, self.deadline)
+        if self.recorder.on_progress is not None:
+            self.recorder.on_progress(self.recorder)
+        self.check()
+
+
+def rule_stats(monitors: list[Monitor]) -> dict[str, RuleStat]:
+    from acp_model.report.document import merge_stats
+
+    return merge_stats(m.rule_stats() for m in monitors)

@@ -1,0 +1,120 @@
+"""The side channel where every failure is kept the moment it is seen.
+
+That is what makes a run robust to the agent's timing: Hypothesis may later fail to reproduce a
+failure while shrinking (and raise a Flaky error), but the first failure and the shortest action
+list that showed it are already safe."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from acp_model.fuzzing.client import Action
+from acp_model.oracle.monitor import Violation
+
+
+class LifecycleFailure(AssertionError):
+    """Raised inside an example when the oracle reports a failure (Hypothesis shrinks it)."""
+
+    def __init__(self, violation: Violation) -> None:
+        super().__init__(f"{violation.rule}: {violation.message}")
+        self.violation = violation
+
+
+class BudgetExhausted(BaseException):
+    """Stops Hypothesis when the time budget is spent (BaseException: not a test failure)."""
+
+
+class ShrinkBudgetSpent(BaseException):
+    """Ends one round's shrinking: its shortest failing program is already recorded."""
+
+
+@dataclass
+class Found:
+    """One distinct failure (keyed by rule) and the smallest action list that showed it."""
+
+    rule: str
+    violation: Violation
+    actions: list[Action]
+    records: list[dict[str, Any]]
+    offending: int  # index of the offending record inside ``records``
+    history: list[list[Action]]  # the agent process's earlier examples, concrete actions
+    first_seen: float  # seconds since the run started
+    minimal_at: float
+    seen: int = 1
+    candidates: list[tuple[list[Action], list[list[Action]]]] = field(default_factory=list)
+    reproduced: int = 0
+    replays: int = 0
+    replay_records: list[dict[str, Any]] | None = None
+    replay_offending: int | None = None
+    notes: list[str] = field(default_factory=list)
+    # ``records`` skips the shared process's earlier examples: (position, count) says where
+    # and how many, so the text can number messages as the violation messages do.
+    gap: tuple[int, int] = (0, 0)
+
+
+def standalone(actions: list[Action]) -> list[Action]:
+    """Concrete actions from a shared process, renumbered for a fresh one.
+
+    On a shared agent process session ``s13`` is the 14th session of the connection; replayed
+    from scratch, the first session the actions create is ``s0``.
+    """
+    mapping: dict[int, int] = {}
+    out = []
+    for action in actions:
+        a = dict(action)
+        created = a.pop("_created", None)
+        if created is not None:
+            mapping[created] = len(mapping)
+        if "s" in a:
+            a["s"] = mapping.get(a["s"], a["s"])
+        out.append(a)
+    return out
+
+
+@dataclass
+class Recorder:
+    """The side channel: failures and statistics survive whatever Hypothesis does."""
+
+    started: float = field(default_factory=time.monotonic)
+    found: dict[str, Found] = field(default_factory=dict)
+    masked: set[str] = field(default_factory=set)
+    warnings: dict[tuple[str, str | None], Violation] = field(default_factory=dict)
+    warning_counts: dict[tuple[str, str | None], int] = field(default_factory=dict)
+    examples: int = 0
+    actions: int = 0
+    restarts: int = 0
+    round_failure_at: float | None = None  # when this round's first new failure was seen
+    on_progress: Callable[[Recorder], None] | None = None
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def failure(self, v: Violation, actions: list[Action], records: list[dict[str, Any]],
+                offending: int, history: list[Action], gap: tuple[int, int] = (0, 0)) -> None:
+        now = self.elapsed()
+        if self.round_failure_at is None and v.rule not in self.masked:
+            self.round_failure_at = now
+        known = self.found.get(v.rule)
+        if known is None:
+            known = self.found[v.rule] = Found(v.rule, v, list(actions), records, offending,
+                                               list(history), now, now, gap=gap)
+        else:
+            known.seen += 1
+            if len(actions) < len(known.actions):
+                known.violation, known.actions, known.history = v, list(actions), list(history)
+                known.records, known.offending, known.minimal_at = records, offending, now
+                known.gap = gap
+        # A few distinct programs that showed it: a shrunk one may depend on a lucky race.
+        programs = [c[0] for c in known.candidates]
+        if list(actions) not in programs:
+            known.candidates.append((list(actions), list(history)))
+            known.candidates.sort(key=lambda c: len(c[0]))
+            del known.candidates[6:]
+
+    def warning(self, v: Violation) -> None:
+        key = (v.rule, v.check)
+        self.warnings.setdefault(key, v)
+        self.warning_counts[key] = self.warning_counts.get(key, 0) + 1

@@ -1,0 +1,162 @@
+"""``run_fuzz``: the library API behind ``acp-model fuzz``."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from hypothesis import HealthCheck, Verbosity, seed, settings
+from hypothesis.errors import HypothesisException
+from hypothesis.stateful import run_state_machine_as_test
+
+from acp_model.fuzzing.client import AgentUnusable
+from acp_model.fuzzing.config import FuzzConfig
+from acp_model.fuzzing.database import _KeepStored, example_database
+from acp_model.fuzzing.machine import build_machine
+from acp_model.fuzzing.pool import AgentPool, Example
+from acp_model.fuzzing.recorder import (
+    BudgetExhausted,
+    LifecycleFailure,
+    Recorder,
+    ShrinkBudgetSpent,
+)
+from acp_model.fuzzing.shrink import measure_reproduction
+from acp_model.oracle.monitor import Monitor
+
+
+class FuzzerBug(Exception):
+    """An exception that is neither a lifecycle failure nor Hypothesis flakiness (exit 3)."""
+
+
+@dataclass
+class FuzzResult:
+    cfg: FuzzConfig
+    recorder: Recorder
+    monitors: list[Monitor]
+    seconds: float
+    interrupted: bool = False
+    unusable: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.recorder.found) or self.unusable is not None
+
+    @property
+    def actions_per_second(self) -> float:
+        return self.recorder.actions / self.seconds if self.seconds > 0 else 0.0
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    nested = getattr(exc, "exceptions", None)
+    if nested:
+        return [leaf for e in nested for leaf in _leaves(e)]
+    return [exc]
+
+
+def _expected(exc: BaseException) -> bool:
+    """Lifecycle failures and Hypothesis' own flakiness reports are expected outcomes."""
+    return all(isinstance(e, LifecycleFailure | HypothesisException | BudgetExhausted
+                          | ShrinkBudgetSpent) for e in _leaves(exc))
+
+
+def run_fuzz(cfg: FuzzConfig, *, on_progress: Callable[[Recorder], None] | None = None
+             ) -> FuzzResult:
+    """Fuzz one agent command line; never raises for anything the agent does."""
+    recorder = Recorder(on_progress=on_progress)
+    database = example_database(cfg)
+    pool = AgentPool(cfg, recorder)
+    start = time.monotonic()
+    result = FuzzResult(cfg, recorder, [], 0.0)
+    try:
+        try:
+            first = pool.client()
+        except AgentUnusable as exc:
+            result.unusable = str(exc)
+            _harvest_unusable(pool, recorder)
+            first = None
+        capabilities = first.prompt_capabilities() if first is not None else {}
+        stop_at = start + cfg.time_budget if cfg.time_budget else None
+
+        def begin() -> Example:
+            if stop_at is not None and time.monotonic() > stop_at:
+                raise BudgetExhausted
+            if cfg.stop_on and cfg.stop_on <= set(recorder.found):
+                raise BudgetExhausted  # what the caller came for is found (benchmarks)
+            first_failure = recorder.round_failure_at
+            if first_failure is not None and recorder.elapsed() - first_failure > \
+                    cfg.shrink_budget:
+                raise ShrinkBudgetSpent
+            try:
+                client = pool.client()
+            except AgentUnusable as exc:
+                result.notes.append(f"agent could not be restarted: {exc}")
+                _harvest_unusable(pool, recorder)
+                raise BudgetExhausted from None
+            return Example(client, recorder, deadline=cfg.deadline)
+
+        machine = build_machine(begin, pool.end_example, capabilities, cfg.max_sessions)
+        for round_no in range(cfg.max_rounds if first is not None else 0):
+            known = set(recorder.found)
+            examples = cfg.max_examples if round_no == 0 else max(10, cfg.max_examples // 2)
+            chosen = settings(max_examples=examples, stateful_step_count=cfg.steps,
+                              deadline=None, report_multiple_bugs=False,
+                              database=database if round_no == 0 or database is None
+                              else _KeepStored(database),
+                              suppress_health_check=list(HealthCheck),
+                              verbosity=Verbosity.quiet, print_blob=False)
+            target = seed(cfg.seed + round_no)(machine) if cfg.seed is not None else machine
+            recorder.round_failure_at = None
+            try:
+                run_state_machine_as_test(target, settings=chosen)
+            except BudgetExhausted:
+                result.notes.append("stopped: what was asked for is found"
+                                    if cfg.stop_on and cfg.stop_on <= set(recorder.found)
+                                    else "time budget spent")
+                break
+            except ShrinkBudgetSpent:
+                result.notes.append(f"shrinking stopped after {cfg.shrink_budget:g} s")
+            except KeyboardInterrupt:
+                result.interrupted = True
+                break
+            except BaseException as exc:  # classified just below
+                if not _expected(exc):
+                    raise FuzzerBug(f"{type(exc).__name__}: {exc}") from exc
+                if any(isinstance(e, HypothesisException) for e in _leaves(exc)):
+                    result.notes.append("Hypothesis could not replay a failure exactly (the "
+                                        "agent's timing differs between runs); the first "
+                                        "failure seen and its shortest program were kept")
+            if set(recorder.found) == known:
+                break  # a whole round without a new failure
+            recorder.masked |= set(recorder.found)
+            if stop_at is not None and time.monotonic() > stop_at:
+                break
+    except KeyboardInterrupt:
+        result.interrupted = True
+    finally:
+        pool.retire()
+        result.monitors = pool.monitors()
+        result.seconds = time.monotonic() - start
+    if not result.interrupted:
+        for found in recorder.found.values():
+            try:
+                measure_reproduction(cfg, found, recorder.elapsed)
+            except KeyboardInterrupt:
+                result.interrupted = True
+                break
+    return result
+
+
+def _harvest_unusable(pool: AgentPool, recorder: Recorder) -> None:
+    """Turn what the monitor saw of an unusable agent into recorded failures."""
+    client = pool.current
+    if client is None:
+        return
+    client.check_alive()
+    records = client.proc.records()
+    for v in client.monitor.violations:
+        if v.level == "fail":
+            recorder.failure(v, [], records, v.index, [])
+        else:
+            recorder.warning(v)

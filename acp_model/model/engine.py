@@ -1,0 +1,195 @@
+"""Running the lifecycle machines: a transition table derived from the python-statemachine class.
+
+python-statemachine is the single source of truth: :func:`compile_machine` reads the states,
+events, guard names and actions off the class (the same introspection the explorer and the
+diagrams use) and builds a lookup table. :class:`TableEngine` interprets that table, calling the
+very same check and action methods on the model; it exists only because the library's SCXML
+engine costs ~70 µs per event, too slow for checking large traces. :class:`LibraryEngine` runs
+the real machine and must agree with the table (tested on random event sequences).
+
+A transition always happens: failing checks are reported (as failures or warnings, depending on
+the rule's strength and the readings) and the machine then follows what the wire said.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from statemachine import StateMachine
+from statemachine.exceptions import TransitionNotAllowed
+
+from acp_model.spec.readings import Readings
+from acp_model.spec.rules import BLOCKING, RULES
+
+
+@dataclass(frozen=True, slots=True)
+class CheckSpec:
+    """A guard of a transition and the rule it enforces."""
+
+    name: str
+    rule: str
+    reading: str | None
+    levels: tuple[tuple[str, str], ...]
+    func: Callable[[Any, Any], bool]
+    doc: str
+
+    def level(self, readings: Readings) -> str:
+        """``fail``, ``warn`` or ``off`` for this check under the given readings."""
+        lv = dict(self.levels).get(readings[self.reading], "rule") if self.reading else "rule"
+        if lv != "rule":
+            return lv
+        strength = RULES[self.rule].effective_strength(readings["STRENGTH"])
+        if strength in BLOCKING:
+            return "fail"
+        return "warn" if strength in ("SHOULD", "SHOULD NOT") else "off"
+
+
+@dataclass(frozen=True, slots=True)
+class TransitionSpec:
+    source: str
+    event: str
+    target: str
+    internal: bool
+    checks: tuple[CheckSpec, ...]
+    actions: tuple[str, ...]
+    allows: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """Everything a machine class says, in plain data."""
+
+    machine: type[StateMachine]
+    model: type
+    initial: str
+    states: tuple[str, ...]
+    state_names: dict[str, str]
+    events: tuple[str, ...]
+    transitions: dict[tuple[str, str], TransitionSpec]
+
+    def check_names(self) -> dict[str, CheckSpec]:
+        out: dict[str, CheckSpec] = {}
+        for tr in self.transitions.values():
+            for c in tr.checks:
+                out[c.name] = c
+        return out
+
+
+def _summary(doc: str | None) -> str:
+    """A check's docstring up to its first blank line, on one line: the "expected" text of
+    its violations (a first line alone can stop mid-sentence)."""
+    paragraph = inspect.cleandoc(doc or "").split("\n\n", 1)[0]
+    return " ".join(paragraph.split())
+
+
+@cache
+def compile_machine(machine: type[StateMachine], model: type) -> Table:
+    """Derive the transition table from a python-statemachine class."""
+    transitions: dict[tuple[str, str], TransitionSpec] = {}
+    states = []
+    names = {}
+    initial = ""
+    for state in machine.states:
+        states.append(state.id)
+        names[state.id] = state.name
+        if state.initial:
+            initial = state.id
+        for t in state.transitions:
+            checks = []
+            for spec in t.cond:
+                name = str(spec)
+                func = getattr(model, name)
+                checks.append(CheckSpec(name, func._acpm_rule, func._acpm_reading,
+                                        tuple(func._acpm_levels.items()), func,
+                                        _summary(func.__doc__)))
+            actions = tuple(str(a) for a in t.on if hasattr(model, str(a)))
+            allows = tuple(r for a in actions for r in getattr(getattr(model, a), "_acpm_allows",
+                                                               ()))
+            for ev in t.events:
+                key = (state.id, str(ev))
+                if key in transitions:
+                    raise ValueError(f"{machine.__name__}: two transitions for {key}; the model "
+                                     "requires exactly one per (state, event)")
+                transitions[key] = TransitionSpec(state.id, str(ev), t.target.id, t.internal,
+                                                  tuple(checks), actions, allows)
+    events = tuple(dict.fromkeys(e for _, e in transitions))
+    return Table(machine, model, initial, tuple(states), names, events, transitions)
+
+
+Failure = tuple[CheckSpec, str]  # (check, "fail" | "warn")
+
+
+class TableEngine:
+    """Fast interpreter of a :class:`Table` under fixed readings."""
+
+    def __init__(self, table: Table, readings: Readings) -> None:
+        self.table = table
+        self.readings = readings
+        self.exercised: dict[str, int] = {}
+        self.transitions: dict[tuple[str, str], int] = {}  # (state, event) -> times fired
+        self._plan: dict[tuple[str, str], tuple[str, tuple[tuple[CheckSpec, str], ...],
+                                                 tuple[str, ...], tuple[str, ...]]] = {}
+        for key, tr in table.transitions.items():
+            active = tuple((c, c.level(readings)) for c in tr.checks)
+            active = tuple(a for a in active if a[1] != "off")
+            self._plan[key] = (tr.target, active, tr.actions, tr.allows)
+
+    def fire(self, model: Any, event: str, ev: Any) -> list[Failure]:
+        """Apply one event; return the failing checks with their level."""
+        key = (model.state, event)
+        _, checks, _, allows = self._plan[key]
+        self.transitions[key] = self.transitions.get(key, 0) + 1
+        exercised = self.exercised
+        failures: list[Failure] = []
+        for chk, lv in checks:
+            exercised[chk.rule] = exercised.get(chk.rule, 0) + 1
+            if not chk.func(model, ev):
+                failures.append((chk, lv))
+        for rule_id in allows:
+            exercised[rule_id] = exercised.get(rule_id, 0) + 1
+        self.apply(model, event, ev)
+        return failures
+
+    def apply(self, model: Any, event: str, ev: Any) -> None:
+        """The actions and target of an event already judged by :meth:`allowed` (checks are
+        pure, so running them again could not change the outcome); nothing is counted."""
+        target, _, actions, _ = self._plan[(model.state, event)]
+        for name in actions:
+            getattr(model, name)(ev)
+        model.state = target
+
+    def allowed(self, model: Any, event: str, ev: Any) -> tuple[bool, list[Failure]]:
+        """Would the model accept this event without a failure? (no state change)."""
+        _, checks, _, _ = self._plan[(model.state, event)]
+        failures = [(c, lv) for c, lv in checks if not c.func(model, ev)]
+        if not failures:
+            return True, failures
+        return (not any(lv == "fail" for _, lv in failures), failures)
+
+
+class LibraryEngine(TableEngine):
+    """Runs the real python-statemachine machine; refusals are classified via the table."""
+
+    def fire(self, model: Any, event: str, ev: Any) -> list[Failure]:
+        sm = model.__dict__.get("_acpm_machine")
+        if sm is None:
+            sm = self.table.machine(model=model)
+            model.__dict__["_acpm_machine"] = sm
+        key = (model.state, event)
+        _, checks, _, allows = self._plan[key]
+        self.transitions[key] = self.transitions.get(key, 0) + 1
+        for chk, _ in checks:
+            self.exercised[chk.rule] = self.exercised.get(chk.rule, 0) + 1
+        for rule_id in allows:
+            self.exercised[rule_id] = self.exercised.get(rule_id, 0) + 1
+        try:
+            sm.send(event, ev=ev)
+            return []
+        except TransitionNotAllowed:
+            failures = [(c, lv) for c, lv in checks if not c.func(model, ev)]
+            self.apply(model, event, ev)
+            return failures

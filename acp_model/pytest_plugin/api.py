@@ -1,0 +1,111 @@
+"""Library API for hand-written stateful tests: the fuzzer's Hypothesis machine bound to a fresh
+agent pool, and a runner that keeps the first failure whatever Hypothesis does."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hypothesis import settings as Settings
+    from hypothesis.stateful import RuleBasedStateMachine
+
+    from acp_model.fuzzing.config import FuzzConfig
+
+
+import contextlib
+import shlex
+from collections.abc import Iterator
+
+import pytest
+
+from acp_model.pytest_plugin.items import describe_failures, emit_warnings
+
+
+@contextlib.contextmanager
+def lifecycle_machine(cfg: FuzzConfig) -> Iterator[type[RuleBasedStateMachine]]:
+    """The fuzzer's Hypothesis state machine bound to a fresh agent pool, closed on exit.
+
+    Subclass the yielded class to add ``@rule``s and run it with :func:`run_lifecycle`.
+    Instances hold ``self.ex`` (the :class:`~acp_model.fuzzing.runner.Example`):
+    ``self.ex.act({"op": ...})`` performs a client action (the vocabulary of
+    :meth:`FuzzClient.perform <acp_model.fuzzing.client.FuzzClient.perform>`) and raises
+    :class:`~acp_model.fuzzing.runner.LifecycleFailure` when the oracle reports a failure. The
+    class carries ``acp_recorder`` (every failure and warning seen, the side channel that
+    survives Hypothesis' flakiness reports), ``acp_pool`` and ``acp_config``. Raises
+    ``AgentUnusable`` when the agent cannot be started.
+    """
+    from acp_model.fuzzing.machine import build_machine
+    from acp_model.fuzzing.pool import AgentPool, Example
+    from acp_model.fuzzing.recorder import Recorder, ShrinkBudgetSpent
+
+    recorder = Recorder()
+    pool = AgentPool(cfg, recorder)
+    limits: dict[str, float | None] = {"shrink": None}  # set by run_lifecycle while it runs
+    try:
+        capabilities = pool.client().prompt_capabilities()
+
+        def begin() -> Example:
+            budget, first = limits["shrink"], recorder.round_failure_at
+            if budget is not None and first is not None and recorder.elapsed() - first > budget:
+                raise ShrinkBudgetSpent  # the shortest failing program is already recorded
+            return Example(pool.client(), recorder, deadline=cfg.deadline)
+
+        machine = build_machine(begin, pool.end_example, capabilities, cfg.max_sessions)
+        machine.acp_recorder = recorder  # type: ignore[attr-defined]
+        machine.acp_pool = pool  # type: ignore[attr-defined]
+        machine.acp_config = cfg  # type: ignore[attr-defined]
+        machine.acp_limits = limits  # type: ignore[attr-defined]
+        yield machine
+    finally:
+        pool.retire()
+
+
+def _only_expected(exc: BaseException) -> bool:
+    """Lifecycle failures and Hypothesis' replay troubles: the recorder holds the truth."""
+    from hypothesis.errors import HypothesisException
+
+    from acp_model.fuzzing.recorder import LifecycleFailure, ShrinkBudgetSpent
+
+    nested = getattr(exc, "exceptions", None)
+    if nested:
+        return all(_only_expected(e) for e in nested)
+    return isinstance(exc, LifecycleFailure | HypothesisException | ShrinkBudgetSpent)
+
+
+def run_lifecycle(machine: type[RuleBasedStateMachine], settings: Settings | None = None, *,
+                  replay: bool = True) -> None:
+    """Run a machine from :func:`lifecycle_machine` (or a subclass) and fail like the plugin.
+
+    ``run_state_machine_as_test`` alone reports a timing-dependent failure as Hypothesis
+    flakiness (``FlakyFailure``, "inconsistent data generation"), because a live agent need not
+    fail the same way twice. Here failures come from the recorder instead: shrinking stops after
+    ``acp_config.shrink_budget`` seconds, each failure is replayed in fresh agent processes
+    (unless ``replay=False``), and the test fails with the same text as ``test_acp[GROUP]``.
+    Anything else the rules raise (your own assertions) propagates unchanged.
+    """
+    from hypothesis.stateful import run_state_machine_as_test
+
+    from acp_model.fuzzing.shrink import measure_reproduction
+
+    recorder = machine.acp_recorder  # type: ignore[attr-defined]
+    cfg = machine.acp_config  # type: ignore[attr-defined]
+    limits = machine.acp_limits  # type: ignore[attr-defined]
+    before = set(recorder.found)
+    recorder.round_failure_at = None
+    limits["shrink"] = cfg.shrink_budget
+    try:
+        run_state_machine_as_test(machine, settings=settings)
+    except BaseException as exc:
+        if not (_only_expected(exc) and recorder.found):
+            raise
+    finally:
+        limits["shrink"] = None
+    emit_warnings(recorder)
+    new = {rule: f for rule, f in recorder.found.items() if rule not in before}
+    if not new:
+        return
+    if replay:
+        for found in new.values():
+            measure_reproduction(cfg, found, recorder.elapsed)
+    pytest.fail(f"{len(new)} rule(s) failed against {shlex.join(cfg.argv)}\n\n"
+                + describe_failures(new), pytrace=False)

@@ -1,0 +1,150 @@
+"""The conformance items: one pytest item per rule group, failing with that group's
+counterexamples."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from acp_model.fuzzing.recorder import Found, Recorder
+
+
+import shlex
+import warnings
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, NoReturn
+
+import pytest
+
+from acp_model.pytest_plugin.run import AcpRun, _options, run_once
+from acp_model.spec.rules import group_of, rule_groups
+
+NODE_NAME = "acp-model"
+
+
+class AcpWarning(UserWarning):
+    """A SHOULD-level finding about the agent under test (a failure only with ``-W error``)."""
+
+
+def describe_failures(found: Mapping[str, Found], rules: Iterable[str] | None = None,
+                      files: dict[str, dict[str, str]] | None = None) -> str:
+    """Recorded failures (``Recorder.found``, optionally only ``rules``) as conformance text.
+
+    Each rule: its strength, statement and citation, what the agent did, the minimal client
+    program and its reproduction rate, the offending message, and the files if written.
+    """
+    from acp_model.fuzzing.artifacts import counterexample_records, describe_action
+    from acp_model.spec.rules import RULES
+    from acp_model.trace.describe import summarize
+
+    wanted = set(rules) if rules is not None else None
+    lines: list[str] = []
+    for rule_id, one in sorted(found.items()):
+        if wanted is not None and rule_id not in wanted:
+            continue
+        rule = RULES[rule_id]
+        lines += [f"{rule_id} ({rule.effective_strength()}, binds the {rule.party}): "
+                  f"{rule.statement}",
+                  f"  source: {rule.citation}",
+                  f"  what happened: {one.violation.message}"]
+        if one.replays:
+            rate = (f"reproduced {one.reproduced}/{one.replays} in fresh agent processes")
+        else:
+            rate = "not replayed"
+        if one.actions:
+            lines.append(f"  minimal counterexample, {len(one.actions)} client action(s), "
+                         f"{rate}:")
+            lines += [f"    {n}. {describe_action(a)}" for n, a in enumerate(one.actions, 1)]
+        else:
+            lines.append(f"  no client action needed (the agent fails while initializing), "
+                         f"{rate}")
+        records, offending = counterexample_records(one)
+        described = summarize(records)
+        if 0 <= offending < len(described):
+            direction, text = described[offending]
+            arrow = "client -> agent" if direction == "c2a" else "agent -> client"
+            lines.append(f"  offending message ({arrow}): {text[:300]}")
+        lines += [f"  note: {note}" for note in one.notes]
+        where = (files or {}).get(rule_id)
+        if where:
+            folder = Path(where["replay.json"]).parent
+            lines.append(f"  files: {folder}/ (replay: acp-model replay "
+                         f"{folder / 'replay.json'})")
+        lines.append("")
+    return "\n".join(lines).rstrip()
+
+
+def emit_warnings(recorder: Recorder, group: str | None = None) -> None:
+    """Each recorded warning (of ``group``) as an :class:`AcpWarning` in pytest's summary."""
+    for (rule_id, check), v in sorted(recorder.warnings.items(), key=lambda kv: str(kv[0])):
+        if group is None or group_of(rule_id) == group:
+            count = recorder.warning_counts[(rule_id, check)]
+            warnings.warn(AcpWarning(f"{rule_id} ({v.strength}): {v.message} (seen {count} "
+                                     "time(s))"), stacklevel=3)
+
+
+class AcpGroupFailure(Exception):
+    """A rule group failed: the message is the conformance text, shown without a traceback."""
+
+
+def check_group(run: AcpRun, group: str) -> None:
+    """Fail, warn or skip one rule group of the run (what ``test_acp[GROUP]`` does)."""
+    result = run.result
+    failed = [r for r in run.failed_rules if group_of(r) == group]
+    emit_warnings(result.recorder, group)
+    if failed:
+        head = (f"{group}: {len(failed)} rule(s) failed against {shlex.join(result.cfg.argv)} "
+                f"(profile {run.profile.name}, {result.recorder.examples} examples)")
+        raise AcpGroupFailure(head + "\n\n" + describe_failures(result.recorder.found, failed,
+                                                                    run.files))
+    if result.unusable:
+        _skip(f"the agent could not be fuzzed: {result.unusable}")
+    if not any(r["exercised"] for r in run.rules_of(group)):
+        _skip(f"no {group} rule was exercised in this run")
+
+
+def _skip(reason: str) -> NoReturn:
+    """Skip, reported at the test (``acp-model``), not at this line of the plugin."""
+    exc = pytest.skip.Exception(reason)
+    exc._use_item_location = True  # what pytest's own skip markers do
+    raise exc
+
+
+class AcpConformance(pytest.File):
+    """The virtual file ``acp-model`` that holds one test per rule group."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        for group in rule_groups():
+            yield AcpGroupItem.from_parent(self, name=f"test_acp[{group}]", group=group)
+
+
+class AcpGroupItem(pytest.Item):
+    """``test_acp[GROUP]``: the group's verdict from the session's fuzz run."""
+
+    def __init__(self, *, group: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.group = group
+        self.add_marker("acp")
+        opts = _options(self.config)
+        if self.config.pluginmanager.hasplugin("xdist"):
+            # ``--dist loadgroup`` keeps every group on one worker, hence one fuzz run.
+            self.add_marker(pytest.mark.xdist_group(NODE_NAME))
+        if opts is not None and self.config.pluginmanager.hasplugin("timeout"):
+            p = opts.profile
+            # Generation, shrinking, replays: generous, a guard against a wedged run only.
+            self.add_marker(pytest.mark.timeout(
+                p.time_budget + p.shrink_budget * 8 + opts.deadline * 20 + 120))
+
+    def runtest(self) -> None:
+        check_group(run_once(self.config), self.group)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
+                     style: Any = None) -> str | Any:
+        if isinstance(excinfo.value, AcpGroupFailure):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        # A line number is required where pytest reports a skip at the item (see _skip).
+        return self.path, 0, f"acp-model rule group {self.group}"

@@ -1,0 +1,1 @@
+"""Reports: the JSON document every command writes, its terminal rendering, JUnit XML."""

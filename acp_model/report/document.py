@@ -1,0 +1,78 @@
+"""Reports: the JSON document every command writes, and its terminal rendering.
+
+The JSON report has at least ``verdict`` ("pass" / "fail"), ``violations`` (each with ``rule``,
+``strength``, ``index``, ``message``) and ``rules`` (every catalogued rule with its status:
+violated / warned / held / not exercised). The fuzzer extends it (counterexamples, runs).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from acp_model import __version__
+from acp_model.spec.readings import Readings
+from acp_model.spec.rules import RULES, RuleStat, catalogue
+
+
+def merge_stats(stats: Iterable[dict[str, RuleStat]]) -> dict[str, RuleStat]:
+    total = {rid: RuleStat() for rid in RULES}
+    for one in stats:
+        for rid, st in one.items():
+            t = total[rid]
+            t.exercised += st.exercised
+            t.violations += st.violations
+            t.warnings += st.warnings
+            t.examples.extend(st.examples[: max(0, 5 - len(t.examples))])
+    return total
+
+
+def rules_section(stats: dict[str, RuleStat], readings: Readings) -> list[dict[str, Any]]:
+    out = []
+    for r in catalogue():
+        st = stats.get(r.id, RuleStat())
+        out.append({
+            "id": r.id,
+            "party": r.party,
+            "strength": r.effective_strength(readings["STRENGTH"]),
+            "kind": r.kind,
+            "status": "allowance" if r.is_allowance and not st.violations else st.status,
+            "exercised": st.exercised,
+            "violations": st.violations,
+            "warnings": st.warnings,
+            "statement": r.statement,
+            "citation": r.citation,
+            "tck": list(r.tck),
+        })
+    return out
+
+
+def build_report(*, command: str, source: str, readings: Readings, violations: list[dict],
+                 stats: dict[str, RuleStat], summary: dict[str, Any],
+                 extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    failures = [v for v in violations if v.get("level") == "fail"]
+    report: dict[str, Any] = {
+        "tool": "acp-model",
+        "version": __version__,
+        "command": command,
+        "source": source,
+        "verdict": "fail" if failures else "pass",
+        "summary": {**summary, "failures": len(failures),
+                    "warnings": len(violations) - len(failures)},
+        "readings": readings.as_dict(),
+        "readings_changed": readings.changed(),
+        "violations": violations,
+        "rules": rules_section(stats, readings),
+    }
+    if extra:
+        report.update(extra)
+    return report
+
+
+def write_json(report: dict[str, Any], path: str | Path) -> None:
+    p = Path(path)
+    if p.parent and not p.parent.exists():
+        p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

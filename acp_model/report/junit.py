@@ -1,0 +1,39 @@
+"""JUnit XML: one test case per rule, so CI shows a conformance table."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections import defaultdict
+from typing import Any
+
+from acp_model import __version__
+
+
+def junit_xml(report: dict[str, Any]) -> str:
+    """One test case per rule, so CI shows a conformance table."""
+    suite = ET.Element("testsuite", name="acp-model", tests=str(len(report["rules"])))
+    failures = skipped = 0
+    by_rule: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for v in report["violations"]:
+        by_rule[v["rule"]].append(v)
+    for r in report["rules"]:
+        group = r["id"].rsplit("-", 1)[0]
+        case = ET.SubElement(suite, "testcase", classname=f"acp-model.{group}", name=r["id"])
+        hits = [v for v in by_rule.get(r["id"], []) if v["level"] == "fail"]
+        warns = [v for v in by_rule.get(r["id"], []) if v["level"] == "warn"]
+        if hits:
+            failures += 1
+            node = ET.SubElement(case, "failure", message=hits[0]["message"][:500],
+                                 type=r["strength"])
+            node.text = "\n".join(v["message"] for v in hits)
+        elif r["status"] == "not exercised":
+            skipped += 1
+            ET.SubElement(case, "skipped", message="not exercised in this run")
+        if warns:
+            out = ET.SubElement(case, "system-out")
+            out.text = "\n".join(f"warning: {v['message']}" for v in warns)
+        ET.SubElement(case, "properties")
+    suite.set("failures", str(failures))
+    suite.set("skipped", str(skipped))
+    suite.set("hostname", f"acp-model {__version__}")
+    return ET.tostring(suite, encoding="unicode")

@@ -1,0 +1,391 @@
+"""The rule catalogue: every wire-observable lifecycle rule the model checks, with its ID.
+
+IDs are the row IDs of the project's rule catalogue (``RULES.md``), so a report can be traced back
+to the spec text. The two ``ACPM-`` rules are our own names for obligations that RULES.md only
+states implicitly (schema conformance per method, and JSON-RPC's "every request is answered").
+
+Statements are our own one-line paraphrases. ``strength`` is the level we enforce by default; where
+the docs and the schema disagree (marked ``‡`` in RULES.md, section 6.3) ``alt_strength`` records
+the other source and the stricter of the two is the default (see ``readings.STRENGTH_SOURCE``).
+MAY rules are *allowances*: they name behaviour that must never be reported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Literal
+
+Party = Literal["agent", "client", "both"]
+Strength = Literal["MUST", "MUST NOT", "SHOULD", "SHOULD NOT", "MAY"]
+Kind = Literal["safety", "liveness", "safety+liveness", "allowance"]
+
+BLOCKING: frozenset[str] = frozenset({"MUST", "MUST NOT"})
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One catalogued obligation (or allowance)."""
+
+    id: str
+    party: Party
+    strength: Strength
+    kind: Kind
+    statement: str
+    citation: str
+    tck: tuple[str, ...] = ()
+    alt_strength: Strength | None = None
+    alt_source: str = ""
+    aliases: tuple[str, ...] = ()
+    notes: str = ""
+    fuzz_only: bool = False  # judged by the live fuzzer (process facts), not from a trace
+
+    @property
+    def is_allowance(self) -> bool:
+        return self.strength == "MAY"
+
+    def effective_strength(self, source: str = "docs") -> Strength:
+        """Strength under a strength source: ``docs`` (stricter, default) or ``schema``."""
+        if source == "schema" and self.alt_strength is not None:
+            return self.alt_strength
+        return self.strength
+
+    def to_json(self) -> dict[str, object]:
+        data = asdict(self)
+        data["tck"] = list(self.tck)
+        data["aliases"] = list(self.aliases)
+        return data
+
+
+PL = "prompt-lifecycle.mdx"
+_R: list[Rule] = [
+    # --- connection set-up ---------------------------------------------------------------
+    Rule("INIT-01", "client", "MUST", "safety",
+         "The client finishes the initialize request/response exchange before any session method.",
+         "initialization.mdx intro; session-setup.mdx intro"),
+    Rule("INIT-03", "agent", "MUST", "safety",
+         "The initialize result names the chosen protocol version, the agent's capabilities and "
+         "its info.",
+         "initialization.mdx intro; schema $defs.InitializeResponse",
+         alt_strength="MAY", alt_source="schema: capabilities optional, default {} (C-09)"),
+    Rule("INIT-04", "agent", "MUST", "safety",
+         "An agent that implements the requested protocol version answers with that version.",
+         "initialization.mdx §Version Negotiation", tck=("ACP-INIT-201",),
+         notes="Judged by the fuzzer only: a v2 client that gets another version back either "
+               "met an agent without v2 or one breaking this rule; it cannot fuzz either.",
+         fuzz_only=True),
+    Rule("INIT-05", "client", "SHOULD", "safety",
+         "A client that cannot speak the version the agent chose drops the connection instead of "
+         "creating sessions.",
+         "initialization.mdx §Version Negotiation"),
+    Rule("INIT-07", "both", "MUST", "safety",
+         "Capability markers are objects such as {} (absent or null = unsupported), "
+         "never booleans.",
+         "initialization.mdx §Capabilities; migration.mdx §Support markers",
+         tck=("ACP-INIT-204",)),
+    Rule("INIT-09", "both", "MUST", "safety",
+         "Both peers identify themselves in info with a name and a version.",
+         "initialization.mdx §Implementation Information; schema $defs.Implementation",
+         tck=("ACP-INIT-203",)),
+    Rule("INIT-10", "agent", "MUST", "safety",
+         "An agent that advertises capabilities.session never answers the baseline session "
+         "methods with -32601 (method not found).",
+         "initialization.mdx §Session Capabilities",
+         notes="The schema's AgentCapabilities.session comment lists only 4 of the 7 methods "
+               "(C-04); session/new and session/prompt are in both lists."),
+    # --- sessions -----------------------------------------------------------------------
+    Rule("SESS-01", "agent", "MUST", "safety",
+         "session/new returns a sessionId not used before on this connection.",
+         "session-setup.mdx §Creating a Session", tck=("ACP-SESSION-001", "ACP-SESSION-002")),
+    Rule("SESS-02", "client", "MUST", "safety",
+         "The cwd given to session/new is an absolute path.",
+         "session-setup.mdx §Working Directory; overview.mdx §Argument requirements"),
+    Rule("SESS-12", "agent", "MUST", "safety",
+         "session/update and permission requests only name sessions that exist on this connection.",
+         "schema $defs.UpdateSessionNotification; session-setup.mdx §Session ID",
+         tck=("ACP-PROMPT-205",)),
+    Rule("SESS-13", "client", "MUST", "safety",
+         "session/prompt and session/cancel only name sessions the agent created on this "
+         "connection.",
+         "session-setup.mdx §Session ID"),
+    # --- prompts ------------------------------------------------------------------------
+    Rule("PROMPT-01", "client", "MUST", "safety",
+         "No session/prompt before initialization and session set-up are complete.",
+         f"{PL} intro"),
+    Rule("PROMPT-02", "client", "MUST", "safety",
+         "Prompt content stays within the advertised prompt capabilities (image, audio and "
+         "embedded resources only when advertised).",
+         f"{PL} §1 User Message; initialization.mdx §Session Prompt Capabilities"),
+    Rule("PROMPT-04", "agent", "MUST", "safety+liveness",
+         "Each session/prompt gets exactly one response, sent once the agent has accepted it "
+         "(an error means it was not accepted).",
+         f"{PL} §2 Prompt Accepted", tck=("ACP-PROMPT-201",)),
+    Rule("PROMPT-05", "agent", "SHOULD", "safety",
+         "A successful prompt result is an acknowledgement only and carries no stopReason.",
+         f"{PL} §2 Prompt Accepted; migration.mdx", tck=("ACP-PROMPT-201",),
+         notes="DEF in RULES.md; enforced as a warning because the result object is open."),
+    Rule("PROMPT-06", "agent", "MUST", "liveness",
+         "Every accepted prompt is followed by a user message (user_message or "
+         "user_message_chunk with a new messageId) reporting where it entered the history.",
+         f"{PL} §2 Prompt Accepted", tck=("ACP-PROMPT-203",)),
+    Rule("PROMPT-08", "agent", "MAY", "allowance",
+         "A prompt may start foreground work or join foreground work already in progress.",
+         f"{PL} intro"),
+    Rule("PROMPT-10", "client", "MAY", "allowance",
+         "After idle has been reported, the client may send the next prompt.",
+         f"{PL} §closing"),
+    Rule("PROMPT-13", "agent", "MAY", "allowance",
+         "The model may answer with text, tool calls or both, relayed as session/update.",
+         f"{PL} §3 Agent Reports Output"),
+    # --- foreground state ---------------------------------------------------------------
+    Rule("STATE-01", "agent", "MUST", "safety",
+         "Foreground work is announced with state running before any requires_action or "
+         "stop-reason idle that belongs to it.",
+         f"{PL} §3 Agent Reports Output", tck=("ACP-STATE-201",)),
+    Rule("STATE-02", "agent", "MUST", "liveness",
+         "Foreground work eventually ends with an idle state_update.",
+         f"{PL} §4 Report Completion", tck=("ACP-STATE-202",)),
+    Rule("STATE-03", "agent", "MUST", "safety",
+         "An idle that ends foreground work carries a stopReason.",
+         f"{PL} §4 Report Completion, §Stop Reasons", tck=("ACP-STATE-203",),
+         alt_strength="SHOULD", alt_source="schema $defs.IdleStateUpdate.stopReason (C-01)",
+         aliases=("STOP-01",)),
+    Rule("STATE-04", "agent", "MAY", "allowance",
+         "The agent may end foreground work at any point with an idle and a stop reason.",
+         f"{PL} §4 Report Completion"),
+    Rule("STATE-05", "agent", "SHOULD", "safety",
+         "While foreground work waits for a permission answer the agent reports requires_action.",
+         f"{PL} §5 Tool Invocation and Status Reporting", tck=("ACP-PATCH-209",)),
+    Rule("STATE-06", "agent", "MUST", "safety",
+         "When blocked work resumes (e.g. an approved tool starts) the agent reports running "
+         "again.",
+         f"{PL} §3 (MUST on any resumption) vs §5 (SHOULD)", tck=("ACP-PATCH-209",),
+         alt_strength="SHOULD", alt_source=f"{PL} §5 (C-03)"),
+    Rule("STATE-07", "agent", "MAY", "allowance",
+         "Background activity may keep sending non-state session updates while idle.",
+         f"{PL} §Session States; tool-calls.mdx intro"),
+    Rule("STATE-09", "agent", "MUST NOT", "safety",
+         "state_update.state is running, idle, requires_action or a custom value starting with _; "
+         "other values are reserved.",
+         "schema $defs.StateUpdate; extensibility.mdx §Enum and Tagged-Union Variants",
+         tck=("ACP-ENUM-202",)),
+    # --- stop reasons -------------------------------------------------------------------
+    Rule("ACPM-ONE-STOP", "agent", "MUST", "safety",
+         "One stop reason per end of foreground work: an idle that ends no work (idle after idle) "
+         "carries no stop reason, except a cancelled one answering a cancel (reading A-05).",
+         f"{PL} §4 Report Completion, §Stop Reasons; RULES.md A-05",
+         notes="Our own rule for the 'second stop reason for one turn' bug "
+               "(claude-agent-acp#551); off under reading A-05=allow."),
+    Rule("STOP-03", "agent", "MUST", "safety",
+         "Custom stop reasons start with _; other values outside end_turn, max_tokens, "
+         "max_turn_requests, refusal and cancelled are reserved.",
+         f"{PL} §Stop Reasons", tck=("ACP-STATE-203", "ACP-CANCEL-207")),
+    # --- messages, tools, plans, usage --------------------------------------------------
+    Rule("MSG-01", "agent", "MUST", "safety",
+         "Every message update and message chunk carries a messageId.",
+         f"{PL} §3 (Message IDs); migration.mdx", tck=("ACP-PATCH-201",)),
+    Rule("MSG-02", "agent", "MAY", "allowance",
+         "Messages may be sent as whole upserts, as chunks, or a mix of both.",
+         f"{PL} §3 Agent Reports Output"),
+    Rule("TOOL-02", "agent", "SHOULD", "safety",
+         "The first report of a toolCallId includes a title.",
+         "tool-calls.mdx §Reporting", tck=("ACP-PATCH-208",)),
+    Rule("TOOL-07", "agent", "MUST NOT", "safety",
+         "tool_call_content_chunk content uses a tool-content wrapper (content, diff, "
+         "terminal or a _ type), never a bare content block.",
+         "tool-calls.mdx §Streaming Content; RULES.md A-27"),
+    Rule("TOOL-10", "agent", "MAY", "allowance",
+         "While a tool runs the agent may stream progress updates and content chunks.",
+         f"{PL} §5; tool-calls.mdx §Streaming Content"),
+    Rule("TOOL-14", "agent", "MUST", "safety",
+         "Tool call statuses are pending, in_progress, completed, failed, cancelled or "
+         "start with _.",
+         "tool-calls.mdx §Status", tck=("ACP-ENUM-201",)),
+    Rule("TOOL-15", "agent", "MUST", "safety",
+         "Tool kinds are the defined ones or start with _.",
+         "tool-calls.mdx §Reporting; schema $defs.ToolKind", tck=("ACP-ENUM-201",)),
+    Rule("TOOL-19", "agent", "MUST", "safety",
+         "File paths in tool call locations and diffs are absolute.",
+         "overview.mdx §Argument requirements; tool-calls.mdx §Following the Agent"),
+    Rule("PLAN-02", "agent", "MUST", "safety",
+         "Every plan_update plan has a type and a planId (plans are kept apart by planId).",
+         "agent-plan.mdx intro, §Item-Based Plans; schema $defs.PlanItems",
+         tck=("ACP-PATCH-205",), notes="DEF in RULES.md, checked by the schema."),
+    Rule("PLAN-04", "agent", "MUST", "safety",
+         "Plan types other than items start with _.",
+         "agent-plan.mdx §Extensibility", tck=("ACP-PATCH-205",)),
+    Rule("PLAN-09", "agent", "MUST", "safety",
+         "Plan entry priorities and statuses are the defined values or start with _.",
+         "agent-plan.mdx §Plan Entries", tck=("ACP-ENUM-201",)),
+    Rule("USAGE-01", "agent", "MAY", "allowance",
+         "The agent may send usage_update in any state.",
+         f"{PL} §3 (Session Usage Updates)"),
+    Rule("USAGE-02", "agent", "MUST", "safety",
+         "usage_update used and size are always present, non-null, non-negative integers.",
+         f"{PL} §3 (Session Usage Updates); schema $defs.UsageUpdate",
+         notes="DEF (required) in RULES.md, checked by the schema."),
+    Rule("USAGE-04", "agent", "MUST", "safety",
+         "usage_update cost.currency is an ISO 4217 currency code.",
+         f"{PL} §3 (Session Usage Updates); schema $defs.Cost",
+         notes="DEF in RULES.md; the schema only checks the three-letter shape."),
+    Rule("ENUM-02", "both", "MUST NOT", "safety",
+         "No invented values without the _ prefix in open enums and tagged unions "
+         "(sessionUpdate kinds, content types, outcomes, methods).",
+         "extensibility.mdx §Enum and Tagged-Union Variants", tck=("ACP-ENUM-202",)),
+    # --- permissions --------------------------------------------------------------------
+    Rule("PERM-01", "agent", "MAY", "allowance",
+         "The agent may ask for permission before an operation.",
+         f"{PL} §5; tool-calls.mdx §Requesting Permission"),
+    Rule("PERM-02", "agent", "MUST", "safety",
+         "A permission request has sessionId, title and at least one option with optionId, name "
+         "and kind.", "tool-calls.mdx §Requesting Permission", tck=("ACP-PERM-201",)),
+    Rule("PERM-07", "agent", "MUST", "safety",
+         "Permission option kinds are allow_once, allow_always, reject_once, reject_always or "
+         "start with _.", "tool-calls.mdx §Permission Options"),
+    Rule("PERM-09", "client", "MAY", "allowance",
+         "The client may answer a permission request at once by policy.",
+         "tool-calls.mdx §Requesting Permission"),
+    Rule("PERM-11", "agent", "MUST NOT", "safety",
+         "Only the selection of an allow option approves; after any other answer the guarded tool "
+         "call does not proceed (in_progress/completed).",
+         "tool-calls.mdx §Requesting Permission, §Permission Options; RULES.md §4.4",
+         tck=("ACP-ENUM-203",)),
+    Rule("PERM-12", "client", "MUST", "safety+liveness",
+         "Each permission request gets exactly one response with its id.",
+         "overview.mdx §Error Handling"),
+    Rule("PERM-13", "agent", "MAY", "allowance",
+         "Several permission requests may be open at once.", "cancellation.mdx §Example"),
+    # --- cancellation -------------------------------------------------------------------
+    Rule("CANCEL-01", "client", "MAY", "allowance",
+         "The client may send session/cancel (a notification, no id) at any time.",
+         f"{PL} §Cancellation"),
+    Rule("CANCEL-02", "agent", "MUST NOT", "safety",
+         "The agent never answers the session/cancel notification.",
+         "overview.mdx §Error Handling", tck=("ACP-CANCEL-205",)),
+    Rule("CANCEL-04", "client", "MUST", "safety+liveness",
+         "After session/cancel the client answers every pending permission request of that "
+         "session with the cancelled outcome.",
+         f"{PL} §Cancellation; tool-calls.mdx", aliases=("PERM-10",),
+         notes="Reading A-14 also accepts error -32800 once the agent withdrew the request "
+               "with $/cancel_request."),
+    Rule("CANCEL-05", "agent", "SHOULD", "safety",
+         "Once it has read the cancel, the agent stops model and tool work: no new permission "
+         "requests for the cancelled work.", f"{PL} §Cancellation", tck=("ACP-CANCEL-204",)),
+    Rule("CANCEL-06", "agent", "MUST", "liveness",
+         "Cancelled foreground work ends with idle and stopReason cancelled.",
+         f"{PL} §Cancellation", tck=("ACP-CANCEL-201",),
+         alt_strength="SHOULD", alt_source="schema CancelSessionNotification description (C-02)"),
+    Rule("CANCEL-07", "agent", "MUST", "safety",
+         "Once the agent has provably read a cancel during foreground work, that work ends with "
+         "stopReason cancelled, never another reason.",
+         f"{PL} §Cancellation (warning box)", tck=("ACP-CANCEL-203", "ACP-CANCEL-207")),
+    Rule("CANCEL-08", "agent", "MAY", "allowance",
+         "Content and tool call updates may still come between the cancel and the cancelled idle.",
+         f"{PL} §Cancellation"),
+    Rule("CANCEL-09", "agent", "MUST", "safety",
+         "Updates for the cancelled work are sent before the idle that reports the cancellation, "
+         "never after it (reading A-13: tool calls of the cancelled work).",
+         f"{PL} §Cancellation", tck=("ACP-CANCEL-202",)),
+    Rule("CANCEL-11", "agent", "MUST", "safety",
+         "stopReason cancelled is only reported for a session/cancel that could still apply to "
+         "the work being ended (a cancel read while idle does not kill the next turn).",
+         f"{PL} §Stop Reasons; schema $defs.StopReason",
+         notes="DEF in RULES.md, enforced as MUST: a cancelled stop reason is the agent's claim "
+               "that the client cancelled this work."),
+    Rule("CANCEL-13", "both", "MAY", "allowance",
+         "The receiver of $/cancel_request may stop the request's work first.",
+         "cancellation.mdx"),
+    Rule("CANCEL-14", "both", "MUST", "liveness",
+         "A request withdrawn with $/cancel_request is still answered (result or -32800).",
+         "cancellation.mdx"),
+    # --- JSON-RPC framing ---------------------------------------------------------------
+    Rule("RPC-01", "both", "MUST", "safety",
+         "Messages are JSON-RPC 2.0: jsonrpc \"2.0\", responses answer an open request id with "
+         "exactly one of result or error.",
+         "overview.mdx §Communication Model; JSON-RPC 2.0", tck=("ACP-JSONRPC-001",
+                                                                   "ACP-JSONRPC-002")),
+    Rule("RPC-02", "both", "MUST", "safety", "Every message is UTF-8.", "transports.mdx",
+         tck=("ACP-TRANSPORT-002",)),
+    Rule("RPC-04", "both", "MUST NOT", "safety",
+         "Nothing but ACP messages is written to the protocol stream (no banners or logs on "
+         "stdout).",
+         "transports.mdx §stdio", tck=("ACP-TRANSPORT-201",)),
+    Rule("RPC-06", "both", "MAY", "allowance",
+         "Requests and notifications may be sent as a batch array.",
+         "transports.mdx §JSON-RPC Batch Messages"),
+    Rule("RPC-07", "both", "MUST", "safety", "A batch has at least one element.",
+         "transports.mdx §JSON-RPC Batch Messages", tck=("ACP-BATCH-201",)),
+    Rule("RPC-09", "both", "MUST NOT", "safety",
+         "Notifications are never answered.", "transports.mdx; overview.mdx §Error Handling",
+         tck=("ACP-JSONRPC-003",)),
+    Rule("RPC-10", "both", "SHOULD NOT", "safety",
+         "initialize, session/new and session/prompt are not sent inside batches.",
+         "transports.mdx; migration.mdx §Transports"),
+    Rule("ACPM-ALIVE", "agent", "MUST", "safety",
+         "The agent process keeps running and keeps stdout open until the client closes stdin.",
+         "transports.mdx §stdio (the client ends the connection by closing stdin)",
+         tck=("ACP-JSONRPC-005",),
+         notes="Judged by the fuzzer, which owns the process; a recorded trace cannot show it.",
+         fuzz_only=True),
+    Rule("ACPM-OUTPUT", "agent", "MUST", "safety",
+         "The agent's output stays within the harness's bounds (the transcript cap, default "
+         "32 MiB per connection); a flood beyond it ends the connection.",
+         "transports.mdx §stdio; the fuzzer's own limit",
+         notes="Judged by the fuzzer: an agent flooding stdout cannot be checked further. "
+               "Between examples the fuzzer moves to a fresh process once the transcript is a "
+               "quarter full, so a long run never reaches the cap by itself.",
+         fuzz_only=True),
+    Rule("ACPM-ANSWER", "both", "MUST", "liveness",
+         "Every request is eventually answered with a result or an error.",
+         "overview.mdx §Communication Model; JSON-RPC 2.0 §5",
+         tck=("ACP-JSONRPC-004", "ACP-EXT-001")),
+    Rule("ACPM-SCHEMA", "both", "MUST", "safety",
+         "Every message validates against the v2 schema definition for its method and direction.",
+         "schema.json ($defs selected by x-method / x-side)", tck=("ACP-SCHEMA-001",)),
+]
+
+RULES: dict[str, Rule] = {r.id: r for r in _R}
+if len(RULES) != len(_R):  # pragma: no cover - guards against a copy/paste slip
+    raise RuntimeError("duplicate rule id in the catalogue")
+
+
+def rule(rule_id: str) -> Rule:
+    """Look a rule up by ID (or by an alias such as PERM-10)."""
+    try:
+        return RULES[rule_id]
+    except KeyError:
+        for r in _R:
+            if rule_id in r.aliases:
+                return r
+        raise
+
+
+def catalogue() -> list[Rule]:
+    return list(_R)
+
+
+def group_of(rule_id: str) -> str:
+    """A rule's group is its ID prefix (``CANCEL`` for ``CANCEL-07``)."""
+    return rule_id.split("-", 1)[0]
+
+
+def rule_groups() -> list[str]:
+    """Rule groups in catalogue order."""
+    return list(dict.fromkeys(group_of(rule_id) for rule_id in RULES))
+
+
+@dataclass(slots=True)
+class RuleStat:
+    """Per-run bookkeeping: how often a rule was exercised and whether it was broken."""
+
+    exercised: int = 0
+    violations: int = 0
+    warnings: int = 0
+    examples: list[int] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        if self.violations:
+            return "violated"
+        if self.warnings:
+            return "warned"
+        return "held" if self.exercised else "not exercised"

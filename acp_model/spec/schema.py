@@ -1,0 +1,115 @@
+"""The vendored ACP v2 JSON schema as data: its methods (``x-method`` / ``x-side``) and open enums.
+
+The schema's root accepts almost anything (extension messages are empty schemas and params are
+not bound to methods), so the oracle validates per method and per direction: ``method_table``
+finds the ``$def`` of each request, notification and result from the schema's own annotations.
+``known_values`` reads the values an open enum defines, so nothing here lists them by hand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import orjson
+
+SCHEMA_URI = "urn:acp:v2:schema"
+
+
+# x-side names the side that *handles* a method; the sender is the other side.
+_SIDE_TO_DIRECTION = {"agent": "c2a", "client": "a2c"}
+
+
+@dataclass(frozen=True, slots=True)
+class MethodSpec:
+    """Where a method's params and result are defined, and which way it travels."""
+
+    method: str
+    directions: frozenset[str]
+    params_def: str | None
+    result_def: str | None
+    notification: bool
+
+
+@cache
+def load_schema() -> dict[str, Any]:
+    data = resources.files("acp_model.spec").joinpath("data", "seed", "schema.json").read_bytes()
+    return orjson.loads(data)
+
+
+@cache
+def load_meta() -> dict[str, Any]:
+    data = resources.files("acp_model.spec").joinpath("data", "seed", "meta.json").read_bytes()
+    return orjson.loads(data)
+
+
+@cache
+def method_table() -> dict[str, MethodSpec]:
+    """Method name -> its defs, built from the schema's own annotations."""
+    defs = load_schema()["$defs"]
+    found: dict[str, dict[str, Any]] = {}
+    for name, body in defs.items():
+        method = body.get("x-method")
+        if method is None:
+            continue
+        entry = found.setdefault(method, {"side": body.get("x-side")})
+        if name.endswith("Request"):
+            entry["params"] = name
+        elif name.endswith("Notification"):
+            entry["params"] = name
+            entry["notification"] = True
+        elif name.endswith("Response"):
+            entry["result"] = name
+    table: dict[str, MethodSpec] = {}
+    for method, entry in found.items():
+        side = entry["side"]
+        directions = (frozenset({"c2a", "a2c"}) if side == "protocol"
+                      else frozenset({_SIDE_TO_DIRECTION[side]}))
+        table[method] = MethodSpec(method, directions, entry.get("params"), entry.get("result"),
+                                   bool(entry.get("notification")))
+    return table
+
+
+def _branch_values(def_name: str, discriminator: str | None) -> frozenset[str]:
+    body = load_schema()["$defs"][def_name]
+    values: set[str] = set()
+    for branch in body.get("anyOf", []):
+        if "const" in branch:
+            values.add(branch["const"])
+        elif discriminator is not None:
+            prop = branch.get("properties", {}).get(discriminator, {})
+            if "const" in prop:
+                values.add(prop["const"])
+    return frozenset(values)
+
+
+# Open enums and tagged unions whose unknown non-"_" values are reserved (ENUM-01/02).
+_OPEN_ENUMS: dict[str, tuple[str, str | None]] = {
+    "stop_reason": ("StopReason", None),
+    "state": ("StateUpdate", "state"),
+    "session_update": ("SessionUpdate", "sessionUpdate"),
+    "tool_status": ("ToolCallStatus", None),
+    "tool_kind": ("ToolKind", None),
+    "tool_content": ("ToolCallContent", "type"),
+    "content_block": ("ContentBlock", "type"),
+    "plan_type": ("PlanUpdateContent", "type"),
+    "plan_priority": ("PlanEntryPriority", None),
+    "plan_status": ("PlanEntryStatus", None),
+    "option_kind": ("PermissionOptionKind", None),
+    "outcome": ("RequestPermissionOutcome", "outcome"),
+    "subject": ("RequestPermissionSubject", "type"),
+}
+
+
+@cache
+def known_values(enum: str) -> frozenset[str]:
+    """The values the stable schema defines for an open enum (read from the schema itself)."""
+    def_name, discriminator = _OPEN_ENUMS[enum]
+    return _branch_values(def_name, discriminator)
+
+
+def is_reserved(enum: str, value: object) -> bool:
+    """True for a string the schema accepts only through its fallback and that lacks ``_``."""
+    return isinstance(value, str) and not value.startswith("_") and value not in known_values(enum)

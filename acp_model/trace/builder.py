@@ -1,0 +1,204 @@
+"""Build wire traces by hand: tests, notebooks and explorer witnesses write them the same way.
+
+Each method appends one trace record (a real JSON-RPC message in the trace format) and returns
+the builder, so a scenario reads like the sequence diagram it describes::
+
+    t = TraceBuilder().handshake().new_session("s1")
+    t.prompt("s1", 3).accepted(3).user_message("s1").running("s1").idle("s1", "end_turn")
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from acp_model.trace.format import Record, write_trace
+
+DEFAULT_CAPS = {"session": {"prompt": {"image": {}, "audio": {}, "embeddedContext": {}}}}
+
+
+class TraceBuilder:
+    """Accumulates records; ids and message ids are generated unless given."""
+
+    def __init__(self) -> None:
+        self.records: list[Record] = []
+        self._next_id = 100
+        self._next_msg = 0
+
+    # --- raw ----------------------------------------------------------------------------
+    def c2a(self, msg: Any) -> TraceBuilder:
+        self.records.append(Record("c2a", msg=msg))
+        return self
+
+    def a2c(self, msg: Any) -> TraceBuilder:
+        self.records.append(Record("a2c", msg=msg))
+        return self
+
+    def raw(self, direction: str, text: str, note: str | None = None, *, probe: bool = False
+            ) -> TraceBuilder:
+        self.records.append(Record(direction, raw=text, note=note, probe=probe))
+        return self
+
+    def fresh_id(self) -> int:
+        self._next_id += 1
+        return self._next_id
+
+    def _mid(self, prefix: str) -> str:
+        self._next_msg += 1
+        return f"{prefix}_{self._next_msg}"
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    @property
+    def last(self) -> int:
+        """Index of the most recent record (what violations point at)."""
+        return len(self.records) - 1
+
+    def write(self, path: str | Path) -> Path:
+        write_trace(path, self.records)
+        return Path(path)
+
+    # --- JSON-RPC helpers ----------------------------------------------------------------
+    def request(self, direction: str, method: str, params: Any, req_id: Any = None) -> TraceBuilder:
+        rid = self.fresh_id() if req_id is None else req_id
+        msg = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+        return self.c2a(msg) if direction == "c2a" else self.a2c(msg)
+
+    def notify(self, direction: str, method: str, params: Any) -> TraceBuilder:
+        msg = {"jsonrpc": "2.0", "method": method, "params": params}
+        return self.c2a(msg) if direction == "c2a" else self.a2c(msg)
+
+    def result(self, direction: str, req_id: Any, result: Any) -> TraceBuilder:
+        msg = {"jsonrpc": "2.0", "id": req_id, "result": result}
+        return self.c2a(msg) if direction == "c2a" else self.a2c(msg)
+
+    def error(self, direction: str, req_id: Any, code: int, message: str = "error"
+              ) -> TraceBuilder:
+        msg = {"jsonrpc": "2.0", "id": req_id, "error": {"code": code, "message": message}}
+        return self.c2a(msg) if direction == "c2a" else self.a2c(msg)
+
+    # --- connection ----------------------------------------------------------------------
+    def initialize(self, req_id: Any = 0) -> TraceBuilder:
+        return self.request("c2a", "initialize", {
+            "protocolVersion": 2, "capabilities": {},
+            "info": {"name": "acp-model", "version": "0"}}, req_id)
+
+    def initialized(self, req_id: Any = 0, *, version: int = 2,
+                    capabilities: Any = DEFAULT_CAPS) -> TraceBuilder:
+        result: dict[str, Any] = {"protocolVersion": version,
+                                  "info": {"name": "agent", "version": "1"}}
+        if capabilities is not None:
+            result["capabilities"] = capabilities
+        return self.result("a2c", req_id, result)
+
+    def handshake(self, **kw: Any) -> TraceBuilder:
+        return self.initialize().initialized(**kw)
+
+    def new_session(self, sid: str, req_id: Any = None, cwd: str = "/tmp/project"
+                    ) -> TraceBuilder:
+        rid = self.fresh_id() if req_id is None else req_id
+        self.request("c2a", "session/new", {"cwd": cwd}, rid)
+        return self.result("a2c", rid, {"sessionId": sid})
+
+    def sync(self, req_id: Any = None) -> TraceBuilder:
+        """A client request the agent answers at once: proves it read everything before."""
+        rid = self.fresh_id() if req_id is None else req_id
+        self.request("c2a", "_acp_model/sync", {}, rid)
+        return self.error("a2c", rid, -32601, "Method not found")
+
+    # --- prompts ---------------------------------------------------------------------------
+    def prompt(self, sid: str, req_id: Any, text: str = "hello",
+               blocks: list[dict[str, Any]] | None = None) -> TraceBuilder:
+        prompt = blocks if blocks is not None else [{"type": "text", "text": text}]
+        return self.request("c2a", "session/prompt", {"sessionId": sid, "prompt": prompt},
+                            req_id)
+
+    def accepted(self, req_id: Any, result: Any = None) -> TraceBuilder:
+        return self.result("a2c", req_id, {} if result is None else result)
+
+    def rejected(self, req_id: Any, code: int = -32603) -> TraceBuilder:
+        return self.error("a2c", req_id, code)
+
+    def cancel(self, sid: str) -> TraceBuilder:
+        return self.notify("c2a", "session/cancel", {"sessionId": sid})
+
+    def cancel_request(self, direction: str, req_id: Any) -> TraceBuilder:
+        return self.notify(direction, "$/cancel_request", {"requestId": req_id})
+
+    # --- session updates -------------------------------------------------------------------
+    def update(self, sid: str, update: dict[str, Any]) -> TraceBuilder:
+        return self.notify("a2c", "session/update", {"sessionId": sid, "update": update})
+
+    def state(self, sid: str, state: str, reason: Any = None, *, with_reason: bool = False
+              ) -> TraceBuilder:
+        upd: dict[str, Any] = {"sessionUpdate": "state_update", "state": state}
+        if reason is not None or with_reason:
+            upd["stopReason"] = reason
+        return self.update(sid, upd)
+
+    def running(self, sid: str) -> TraceBuilder:
+        return self.state(sid, "running")
+
+    def requires_action(self, sid: str) -> TraceBuilder:
+        return self.state(sid, "requires_action")
+
+    def idle(self, sid: str, reason: Any = None) -> TraceBuilder:
+        return self.state(sid, "idle", reason)
+
+    def user_message(self, sid: str, message_id: str | None = None, text: str = "hello"
+                     ) -> TraceBuilder:
+        return self.update(sid, {"sessionUpdate": "user_message",
+                                 "messageId": message_id or self._mid("user"),
+                                 "content": [{"type": "text", "text": text}]})
+
+    def agent_message(self, sid: str, message_id: str | None = None, text: str = "ok",
+                      chunk: bool = False) -> TraceBuilder:
+        content: Any = {"type": "text", "text": text}
+        return self.update(sid, {
+            "sessionUpdate": "agent_message_chunk" if chunk else "agent_message",
+            "messageId": message_id or self._mid("agent"),
+            "content": content if chunk else [content]})
+
+    def tool(self, sid: str, tool_call_id: str, status: str | None = None, **fields: Any
+             ) -> TraceBuilder:
+        upd: dict[str, Any] = {"sessionUpdate": "tool_call_update", "toolCallId": tool_call_id}
+        if status is not None:
+            upd["status"] = status
+        upd.update(fields)
+        return self.update(sid, upd)
+
+    def tool_chunk(self, sid: str, tool_call_id: str, text: str = "progress") -> TraceBuilder:
+        return self.update(sid, {"sessionUpdate": "tool_call_content_chunk",
+                                 "toolCallId": tool_call_id,
+                                 "content": {"type": "content",
+                                             "content": {"type": "text", "text": text}}})
+
+    def usage(self, sid: str, used: int = 10, size: int = 100, currency: str = "USD"
+              ) -> TraceBuilder:
+        return self.update(sid, {"sessionUpdate": "usage_update", "used": used, "size": size,
+                                 "cost": {"amount": 0.01, "currency": currency}})
+
+    # --- permissions -----------------------------------------------------------------------
+    def permission(self, sid: str, req_id: Any, tool_call_id: str | None = None
+                   ) -> TraceBuilder:
+        params: dict[str, Any] = {
+            "sessionId": sid, "title": "Run the tool?",
+            "options": [
+                {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+                {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
+            ]}
+        if tool_call_id is not None:
+            params["subject"] = {"type": "tool_call", "toolCall": {"toolCallId": tool_call_id}}
+        return self.request("a2c", "session/request_permission", params, req_id)
+
+    def answer(self, req_id: Any, outcome: str = "allow") -> TraceBuilder:
+        """Client answer: ``allow``/``reject`` select an option, ``cancelled`` the outcome."""
+        if outcome in ("allow", "reject"):
+            body = {"outcome": {"outcome": "selected", "optionId": outcome}}
+        else:
+            body = {"outcome": {"outcome": outcome}}
+        return self.result("c2a", req_id, body)
+
+    def answer_error(self, req_id: Any, code: int = -32800) -> TraceBuilder:
+        return self.error("c2a", req_id, code, "Cancelled")
