@@ -33,6 +33,7 @@ examples:
 
 test: $(STAMP) examples
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 	$(BIN)/pytest
 
 lint: $(STAMP)

@@ -18,9 +18,10 @@ from acp_model.explorer import (
     explore,
     parse_diff,
 )
-from acp_model.explorer.search import _compact
+from acp_model.model.check import CheckMeta, check
 from acp_model.model.engine import CheckSpec, compile_machine
-from acp_model.model.session import WORK, SessionLifecycle, SessionModel, check
+from acp_model.model.session import WORK, SessionLifecycle, SessionModel
+from acp_model.model.vocab import Kind
 from acp_model.oracle.offline import check_records
 from acp_model.spec.readings import DEFAULT, ReadingError
 from tests.helpers import S, base
@@ -147,7 +148,7 @@ def test_compaction_merges_only_equivalent_configurations() -> None:
     for n in random.Random(1).sample(range(full.nodes), 200):
         cfg, *_ = full.replay(full.path_to(n))
         for m in cfg.models:
-            _compact(m)
+            m.compact()
         assert cfg.canonical()[0] in set(small.keys)
 
 
@@ -210,8 +211,8 @@ def test_missing_transition_fails_c_and_strands_work_in_a() -> None:
 
 def test_prompt_refused_after_a_turn_breaks_property_d() -> None:
     table = compile_machine(SessionLifecycle, SessionModel)
-    never = CheckSpec("no_second_turn", "PROMPT-01", None, (), lambda m, ev: False,
-                      "a broken guard: idle refuses prompts")
+    never = CheckSpec(CheckMeta("no_second_turn", "PROMPT-01", __name__, Kind.GUARD,
+                                "a broken guard: idle refuses prompts"), lambda m, ev: False)
     tr = table.transitions[("idle", "prompt")]
     broken = dataclasses.replace(table, transitions={
         **table.transitions, ("idle", "prompt"): dataclasses.replace(tr, checks=(never,))})
@@ -234,7 +235,7 @@ def test_idle_cancelled_reading_has_no_deadlock() -> None:
     t = base().cancel(S).prompt(S, 10).running(S).accepted(10).user_message(S)
     t.idle(S, "end_turn")
     strict = check_records(t.records, readings=DEFAULT.parse(["A-04=idle-cancelled"]))
-    assert ("CANCEL-06", t.last) in _fails(strict)
+    assert ("A-04.idle-cancelled", t.last) in _fails(strict)
     assert check_records(t.records)["verdict"] == "pass"
 
 
@@ -265,7 +266,7 @@ def test_diff_prompt_while_running_a01() -> None:
     d = diff_readings(a, b, max_prompts=2, max_permissions=0)
     assert {i["transition"] for i in d["differences"]} == {
         "running:prompt", "requires_action:prompt", "custom:prompt"}
-    assert all(i["allowed_by"] == "A-01=join" and i["rules"] == ["PROMPT-10"]
+    assert all(i["allowed_by"] == "A-01=join" and i["rules"] == ["A-01.forbid"]
                for i in d["differences"])
     assert d["only_reachable"]["A-01=join"]["states"] > 0
     assert d["only_reachable"]["A-01=forbid"]["states"] == 0
@@ -277,7 +278,7 @@ def test_diff_cancel_while_idle_a04() -> None:
     d = diff_readings(a, b, max_prompts=2, max_permissions=0)
     assert d["a"] == "A-04=noop" and d["b"] == "A-04=idle-cancelled"
     items = d["differences"]
-    assert {i["rules"][0] for i in items} == {"CANCEL-06"}
+    assert {i["rules"][0] for i in items} == {"A-04.idle-cancelled"}
     starts = {i["transition"] for i in items}
     assert {"idle:running_reported", "unreported:running_reported", "running:idle_reported",
             "unreported:prompt_accepted"} <= starts

@@ -44,7 +44,7 @@ def test_explore_diff_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["explore", *SMALL, "--diff", "A-01=join,forbid", "--format", "json"]) == 0
     (d,) = _json(capsys)["diffs"]
     assert d["a"] == "A-01=join" and d["differences"]
-    assert all(i["rules"] == ["PROMPT-10"] for i in d["differences"])
+    assert all(i["rules"] == ["A-01.forbid"] for i in d["differences"])
 
 
 def test_explore_each_reading_and_coverage(capsys: pytest.CaptureFixture[str],

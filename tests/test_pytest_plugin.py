@@ -22,12 +22,13 @@ from acp_model.pytest_plugin import AcpWarning
 from acp_model.pytest_plugin.items import AcpGroupFailure, check_group
 from acp_model.pytest_plugin.profiles import PROFILES
 from acp_model.pytest_plugin.run import AcpRun
+from acp_model.spec.readings import DEFAULT
 from acp_model.spec.rules import rule_groups
 
 pytest_plugins = ["pytester"]
 
 AGENT = shlex.join([sys.executable, "-m", "acp_model.agents.reference", "--timing", "fast"])
-GROUPS = rule_groups()
+GROUPS = rule_groups(DEFAULT)
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:

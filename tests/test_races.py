@@ -25,7 +25,7 @@ def test_accept_user_message_running_in_any_order(order: tuple[str, ...]) -> Non
     if order == ("ok", "user", "running"):
         assert_clean(strict)
     else:
-        assert "PROMPT-06" in failed_rules(strict)
+        assert "A-03.diagram" in failed_rules(strict)
 
 
 # --- cancel vs end_turn ----------------------------------------------------------------------
@@ -172,7 +172,7 @@ def test_cancel_while_idle_then_prompt_ends_normally() -> None:
 def test_cancel_while_idle_is_noop_or_obligation_by_reading() -> None:
     t = turn_start(base(), 10).idle(S, "end_turn").cancel(S)
     assert_clean(check(t))
-    assert "CANCEL-06" in failed_rules(check(t, DEFAULT.parse(["A-04=idle-cancelled"])))
+    assert "A-04.idle-cancelled" in failed_rules(check(t, DEFAULT.parse(["A-04=idle-cancelled"])))
     t.idle(S, "cancelled")
     assert_clean(check(t, DEFAULT.parse(["A-04=idle-cancelled"])))
 
@@ -224,7 +224,7 @@ def test_prompt_while_running_joins_the_work() -> None:
     t = turn_start(base(), 10).prompt(S, 11).accepted(11).user_message(S).agent_message(S)
     t.idle(S, "end_turn")
     assert_clean(check(t))
-    assert "PROMPT-10" in failed_rules(check(t, DEFAULT.parse(["A-01=forbid"])))
+    assert "A-01.forbid" in failed_rules(check(t, DEFAULT.parse(["A-01=forbid"])))
 
 
 def test_prompt_while_busy_may_be_rejected() -> None:
@@ -300,7 +300,7 @@ def test_strength_source_schema_downgrades_stop_reason_rule() -> None:
 def test_agent_initiated_work_by_reading() -> None:
     t = base().running(S).agent_message(S).idle(S, "end_turn")
     assert_clean(check(t))
-    assert "PROMPT-08" in failed_rules(check(t, DEFAULT.parse(["A-07=forbid"])))
+    assert "A-07.forbid" in failed_rules(check(t, DEFAULT.parse(["A-07=forbid"])))
 
 
 def test_unreported_initial_state_then_idle_with_reason_fails_one_stop() -> None:
@@ -351,7 +351,7 @@ def test_accepted_turn_that_never_runs_is_a_liveness_failure() -> None:
 def test_idle_cancelled_reading_wants_the_reply_before_the_next_acceptance() -> None:
     strict = DEFAULT.parse(["A-04=idle-cancelled"])
     t = turn_start(base(), 10).idle(S, "end_turn").cancel(S).prompt(S, 11).accepted(11)
-    assert "CANCEL-06" in failed_rules(check(t, strict))
+    assert "A-04.idle-cancelled" in failed_rules(check(t, strict))
     ok = turn_start(base(), 10).idle(S, "end_turn").cancel(S).idle(S, "cancelled")
     ok.prompt(S, 11).accepted(11).user_message(S).running(S).idle(S, "end_turn")
     assert_clean(check(ok, strict))

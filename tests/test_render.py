@@ -33,7 +33,7 @@ def test_machine_graph_is_the_table() -> None:
     edge = g.get_edge_data("running", "idle", key="idle_reported")
     assert edge["guards"][:3] == ("stop_reason_present", "cancel_honoured", "cancelled_has_cause")
     assert edge["guards"][3] == "blocked_state_reported~"  # STATE-05 is a SHOULD: warns only
-    assert "PROMPT-10" not in g.get_edge_data("running", "running", key="prompt")["rules"]
+    assert "A-01.forbid" not in g.get_edge_data("running", "running", key="prompt")["rules"]
 
 
 def test_readings_change_the_guards_drawn() -> None:

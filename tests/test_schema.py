@@ -62,11 +62,11 @@ def test_schema_accepts_what_our_explicit_checks_reject() -> None:
     params = {"sessionId": "s", "update": {"sessionUpdate": "state_update", "state": "idle",
                                            "stopReason": "done"}}
     assert validation.validate("UpdateSessionNotification", params) == []
-    assert [f[0] for f in checks.session_update(params)] == ["STOP-03"]
+    assert [f[0].rule for f in checks.session_update(params).found] == ["STOP-03"]
     usage = {"sessionId": "s", "update": {"sessionUpdate": "usage_update", "used": 1,
                                           "size": 2, "cost": {"amount": 1, "currency": "XYZ"}}}
     assert validation.validate("UpdateSessionNotification", usage) == []
-    assert [f[0] for f in checks.session_update(usage)] == ["USAGE-04"]
+    assert [f[0].rule for f in checks.session_update(usage).found] == ["USAGE-04"]
 
 
 @pytest.mark.parametrize(("path", "ok"), [("/a/b", True), ("C:\\x", True), ("\\\\srv\\s", True),

@@ -17,7 +17,7 @@ from acp_model.spec.readings import DEFAULT
 from tests.test_sdk_agents_smoke import SPECS
 
 FINDINGS = Path(__file__).resolve().parents[1] / "docs" / "findings.md"
-ROW = re.compile(r"^\| (python|typescript) \| ([^|]+) \| ([A-Z0-9-]+) \| ([a-zA-Z ]+) \|$")
+ROW = re.compile(r"^\| (python|typescript) \| ([^|]+) \| ([A-Za-z0-9.-]+) \| ([a-zA-Z ]+) \|$")
 
 
 def explained() -> dict[tuple[str, str], set[str]]:

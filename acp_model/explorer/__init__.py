@@ -22,7 +22,8 @@ Every edge can be replayed into a concrete JSON-RPC trace with ``TraceBuilder`` 
 ``acp-model check``.
 """
 
-from acp_model.explorer.alphabet import Action, actions, alphabet, make_event
+from acp_model.explorer.action import Action
+from acp_model.explorer.alphabet import actions, alphabet, make_event
 from acp_model.explorer.bounds import Bounds
 from acp_model.explorer.config import Config, obligations
 from acp_model.explorer.coverage import coverage

@@ -3,9 +3,9 @@ concrete JSON-RPC form (so every witness can be re-checked with ``acp-model chec
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from acp_model.explorer.action import Action
 from acp_model.explorer.bounds import (
     CUSTOM_STATE,
     PERM_OPTIONS,
@@ -15,69 +15,13 @@ from acp_model.explorer.bounds import (
     TOOL_IDS,
     Bounds,
 )
-from acp_model.model.session import AGENT_EVENTS, Ev
+from acp_model.model.context import frontier_after
+from acp_model.model.events import Ev
+from acp_model.model.vocab import AGENT_EVENTS
 from acp_model.trace.builder import TraceBuilder
 
 if TYPE_CHECKING:
     from acp_model.explorer.config import Config
-
-
-@dataclass(frozen=True, slots=True)
-class Action:
-    """One abstract event. ``arg`` is canonical (positions, tool ids, reasons), never a raw id,
-    so an action taken from one configuration applies to every configuration with the same key.
-    """
-
-    session: int | None  # None: connection level (sync)
-    event: str
-    arg: Any = None
-
-    @property
-    def party(self) -> str:
-        return "agent" if self.event in AGENT_EVENTS else "client"
-
-    @property
-    def payload(self) -> str:
-        e, a = self.event, self.arg
-        if a is None:
-            return "none" if e == "idle_reported" else ""
-        if e in ("prompt_accepted", "prompt_rejected", "prompt_cancel_request"):
-            return f"p{a}"
-        if e == "permission_withdrawn":
-            return f"q{a}"
-        if e == "permission_answer":
-            return f"q{a[0]}={a[1]}"
-        if e == "tool_update":
-            return f"{a[0]}={a[1]}"
-        return str(a)
-
-    @property
-    def label(self) -> str:
-        who = "" if self.session is None else f"{SESSION_IDS[self.session]} "
-        payload = self.payload
-        return f"{who}{self.event}" + (f"({payload})" if payload else "")
-
-    def to_json(self) -> dict[str, Any]:
-        return {"label": self.label, "session": None if self.session is None
-                else SESSION_IDS[self.session], "party": self.party, "event": self.event,
-                "payload": self.payload}
-
-
-_EV_SLOTS = ("answer", "error_code", "has_title", "id", "idx", "kind", "message_id", "options",
-             "reason", "result_keys", "status", "tool_call_id")
-
-
-def _ev(idx: int, **fields: Any) -> Ev:
-    """``Ev(idx, **fields)`` without the per-field pops of its constructor (hot path)."""
-    if Ev.__slots__ != _EV_SLOTS:  # Ev changed: take the safe road
-        return Ev(idx, **fields)
-    e = object.__new__(Ev)
-    e.idx = idx
-    e.answer = e.error_code = e.has_title = e.id = e.kind = e.message_id = e.options = \
-        e.reason = e.result_keys = e.status = e.tool_call_id = None
-    for name, value in fields.items():
-        setattr(e, name, value)
-    return e
 
 
 def actions(cfg: Config, bounds: Bounds) -> list[Action]:
@@ -143,36 +87,37 @@ def make_event(cfg: Config, action: Action) -> tuple[Ev, int]:
     frontier = cfg.ctx.frontier
     e, a = action.event, action.arg
     if e == SYNC:
-        return _ev(idx), idx
+        return Ev(idx), idx
     m = cfg.models[action.session]  # type: ignore[index]
     if e == "prompt":
-        return _ev(idx, id=idx), frontier
+        return Ev(idx, id=idx), frontier
     if e in ("prompt_accepted", "prompt_rejected", "prompt_cancel_request"):
         p = m.prompts[a]
         if e == "prompt_cancel_request":
-            return _ev(idx, id=p.id), frontier
-        frontier = max(frontier, p.idx)
+            return Ev(idx, id=p.id), frontier
+        frontier = frontier_after(frontier, p.idx)
         if e == "prompt_rejected":
-            return _ev(idx, id=p.id, error_code=REJECT_CODE), frontier
-        return _ev(idx, id=p.id, result_keys=()), frontier
+            return Ev(idx, id=p.id, error_code=REJECT_CODE), frontier
+        return Ev(idx, id=p.id, result_keys=()), frontier
     if e == "permission_answer":
         perm = list(m.perms.values())[a[0]]
-        return _ev(idx, id=perm.id, answer=a[1],
+        return Ev(idx, id=perm.id, answer=a[1],
                    error_code=-32800 if a[1] == "error" else None), frontier
     if e == "permission_withdrawn":
-        return _ev(idx, id=list(m.perms.values())[a].id), frontier
+        return Ev(idx, id=list(m.perms.values())[a].id), frontier
     if e == "permission_request":
-        return _ev(idx, id=idx, tool_call_id=a, options=PERM_OPTIONS), frontier
+        return Ev(idx, id=idx, tool_call_id=a, options=PERM_OPTIONS), frontier
     if e == "tool_update":
-        return _ev(idx, tool_call_id=a[0], status=a[1], kind="update",
-                   has_title=a[0] not in m.tools), frontier
+        first = a[0] not in m.tools
+        return Ev(idx, tool_call_id=a[0], status=a[1], kind="update", has_title=first,
+                  first_report=first), frontier
     if e == "idle_reported":
-        return _ev(idx, reason=a), frontier
+        return Ev(idx, reason=a), frontier
     if e == "user_message":
-        return _ev(idx, message_id=f"u{idx}"), frontier
+        return Ev(idx, message_id=f"u{idx}", new_message=True), frontier
     if e == "output":
-        return _ev(idx, kind="agent_message"), frontier
-    return _ev(idx), frontier
+        return Ev(idx, kind="agent_message"), frontier
+    return Ev(idx), frontier
 
 
 def _concrete(tb: TraceBuilder, act: Action, ev: Ev, ids: dict[Any, Any]) -> None:

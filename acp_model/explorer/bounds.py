@@ -36,7 +36,7 @@ class Bounds:
     sessions: int = 1
     max_prompts: int = 1  # prompts held by the model: sent and their work not yet ended
     max_permissions: int = 1  # permission requests held (answered ones are forgotten when
-    #                            nothing can read them any more, see _compact)
+    #                            nothing can read them any more, see SessionModel.compact)
     max_cancels: int = 1  # cancels held by the model (or watched by the observer)
     max_tools: int = 0  # distinct toolCallIds; a permission request guards one when > 0
     custom: bool = True  # try custom (``_x``) foreground states

@@ -15,10 +15,12 @@ from typing import Any
 
 import networkx as nx
 
-from acp_model.explorer.alphabet import Action, _concrete, _ev, actions, make_event
+from acp_model.explorer.action import Action
+from acp_model.explorer.alphabet import _concrete, actions, make_event
 from acp_model.explorer.bounds import MISSING, SESSION_IDS, Bounds
 from acp_model.explorer.config import Config, _edge_breaks, _info, _observe
 from acp_model.model.engine import Table, TableEngine, compile_machine
+from acp_model.model.events import Ev
 from acp_model.model.session import AGENT_EVENTS, WORK, SessionLifecycle, SessionModel
 from acp_model.spec.readings import DEFAULT, Readings
 from acp_model.trace.builder import TraceBuilder
@@ -162,7 +164,7 @@ class Exploration:
                 if (m.state, real.event) in self.table.transitions:
                     engine.fire(m, real.event, ev)
                     if self.compact:
-                        _compact(m)
+                        m.compact()
                 cfg.obs[real.session] = _observe(cfg.obs[real.session], src_state, real,
                                                  ev.idx)
             cfg.next_idx += 1
@@ -348,7 +350,7 @@ def explore(sessions: int = 1, max_prompts: int | None = None,
                     new.ctx.readings = rs[0]
                 new.obs[s] = _observe(cfg.obs[s], src_state, act, ev.idx)
                 if compact:
-                    _compact(m)
+                    m.compact()
                 if mask & 1:
                     breaks = _edge_breaks(cfg.obs[s], src_state, act, frontier)
                     if act.event == "idle_reported" and src_state in WORK \
@@ -383,26 +385,10 @@ def explore(sessions: int = 1, max_prompts: int | None = None,
     return exp
 
 
-def _compact(m: SessionModel) -> None:
-    """Forget answered permission requests no check can read any more.
-
-    The model keeps every permission record for the monitor's sake; a record that is answered,
-    owes no requires_action report (STATE-05) and guards no tool call (PERM-11, STATE-06) only
-    appears in the snapshot, so forgetting it (with the model's own ``forget_permission``)
-    merges configurations with equal futures and lets permission requests repeat within a
-    bound on those *held*. ``tests/test_explore.py`` checks the merge against
-    ``compact=False``.
-    """
-    for pid, perm in list(m.perms.items()):
-        if perm.state == "answered" and not perm.unreported_block \
-                and not any(t.perm == pid for t in m.tools.values()):
-            m.forget_permission(pid)
-
-
 def _prompt_ok(engine: TableEngine, cfg: Config, s: int) -> bool:
     """Property (d): would the model accept a new prompt here? (asked, never fired)"""
     idx = cfg.next_idx + 1
-    ok, _ = engine.allowed(cfg.models[s], "prompt", _ev(idx, id=idx))
+    ok, _ = engine.allowed(cfg.models[s], "prompt", Ev(idx, id=idx))
     return ok
 
 

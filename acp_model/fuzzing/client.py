@@ -23,19 +23,45 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from acp_model.fuzzing.transport import AgentExited, AgentProcess, Record, is_response_to
-from acp_model.model.session import QUIET, Ev
+from acp_model import __version__
+from acp_model.fuzzing.transport import (
+    AgentExited,
+    AgentProcess,
+    Record,
+    RpcError,
+    is_response_to,
+)
+from acp_model.model.check import declare
+from acp_model.model.permissions import option_for
+from acp_model.model.vocab import Answer, ErrorCode, Kind
 from acp_model.oracle.monitor import Monitor, Violation
 from acp_model.spec.readings import DEFAULT, Readings
 
 Action = dict[str, Any]
 
 SYNC_METHOD = "_acp_model/sync"
-CLIENT_INFO = {"name": "acp-model", "title": "acp-model fuzzer", "version": "0.1.0"}
+CLIENT_INFO = {"name": "acp-model", "title": "acp-model fuzzer", "version": __version__}
 FINISH_MAX_ANSWERS = 16  # permission requests one finish action answers at most
 FINISH_DEADLINES = 4  # how long one finish action may wait, in deadlines
 SILENCE = 0.125  # of the deadline: a session the agent wrote nothing for this long is stalled
 GARBAGE = b'{"jsonrpc": "2.0", "method": "session/prompt", "params": '
+
+
+def _process(rule_id: str, name: str, doc: str) -> Any:
+    return declare(rule_id, name, doc, module=__name__, kind=Kind.PROCESS)
+
+
+# What the fuzzer judges from the agent process itself (a recorded trace cannot show it).
+STAYS_ALIVE = _process("ACPM-ALIVE", "agent_stays_alive", "The agent process keeps running and "
+                       "keeps stdout open until the client closes stdin.")
+OUTPUT_BOUNDED = _process("ACPM-OUTPUT", "output_bounded", "The agent's output stays within "
+                          "the transcript cap.")
+INITIALIZE_ANSWERED = _process("ACPM-ANSWER", "initialize_answered", "The agent answers "
+                               "initialize within the start-up deadline.")
+VERSION_ECHOED = _process("INIT-04", "version_echoed", "An agent that implements protocol "
+                          "version 2 answers a v2 client with version 2.")
+CANCELLED = {"outcome": {"outcome": "cancelled"}}
+CANCELLED_ERROR = {"code": ErrorCode.REQUEST_CANCELLED, "message": "Request cancelled"}
 
 
 class AgentUnusable(Exception):
@@ -116,7 +142,7 @@ class FuzzClient:
         self.flooded = True
         self.crash_reported = True  # the kill below is ours, not a crash
         with self.lock:
-            self.monitor.note("ACPM-OUTPUT", f"the agent wrote more than "
+            self.monitor.note(OUTPUT_BOUNDED, f"the agent wrote more than "
                               f"{self.proc.max_transcript_bytes >> 20} MiB; the connection "
                               "was abandoned (the transcript keeps what came before)")
             self._changed.notify_all()
@@ -128,16 +154,26 @@ class FuzzClient:
         method = msg.get("method")
         if method != "session/request_permission":
             # The fuzzer advertises no client capability: anything else is not implemented.
-            self._respond(msg["id"], error={"code": -32601, "message": "Method not found"})
+            self._respond(msg["id"], error={"code": ErrorCode.METHOD_NOT_FOUND,
+                                            "message": "Method not found"})
             return
         params = msg.get("params") or {}
         sid = params.get("sessionId") if isinstance(params, dict) else None
+        if isinstance(sid, str):
+            self._answer_as_required(sid, msg["id"])
+
+    def _answer_as_required(self, sid: str, req_id: Any) -> bool:
+        """Answer a permission request now if the model constrains the answer (a cancel is
+        outstanding: CANCEL-04); True when it did."""
         with self.lock:
-            sess = self.monitor.sessions.get(sid) if isinstance(sid, str) else None
-            perm = sess.perms.get(msg["id"]) if sess is not None else None
-            owed = perm is not None and perm.owed_cancel
-        if owed:  # a cancel is outstanding: the model says this one must be answered cancelled
-            self._answer(msg["id"], {"outcome": {"outcome": "cancelled"}})
+            required = self.monitor.required_answers(sid, req_id)
+        if required is None:
+            return False
+        if (Answer.CANCELLED, None) in required:
+            self._answer(req_id, CANCELLED)
+        else:
+            self._answer(req_id, error=CANCELLED_ERROR)
+        return True
 
     def _respond(self, req_id: Any, result: Any = None, error: Any = None) -> None:
         with contextlib.suppress(AgentExited, TimeoutError):
@@ -154,31 +190,22 @@ class FuzzClient:
     # ------------------------------------------------------------------ queries -----------
     def state(self, s: int) -> str | None:
         with self.lock:
-            sess = self.monitor.sessions.get(self.sessions[s].sid)
-            return sess.state if sess is not None else None
+            return self.monitor.state(self.sessions[s].sid)
 
     def open_permissions(self, s: int) -> list[Any]:
-        """Ids of permission requests of session ``s`` still waiting for the client."""
-        sid = self.sessions[s].sid
+        """Ids of permission requests of session ``s`` still waiting for this client."""
         with self.lock:
-            return [rid for rid, req in self.monitor.open["a2c"].items()
-                    if req.method == "session/request_permission" and req.session == sid
-                    and not req.judged and rid not in self._answered]
+            return [rid for rid in self.monitor.open_permissions(self.sessions[s].sid)
+                    if rid not in self._answered]
 
     def pending_prompts(self, s: int) -> list[Any]:
-        sid = self.sessions[s].sid
         with self.lock:
-            return [rid for rid, req in self.monitor.open["c2a"].items()
-                    if req.method == "session/prompt" and req.session == sid]
+            return self.monitor.pending_prompts(self.sessions[s].sid)
 
     def busy(self, s: int) -> bool:
         """Foreground work, or prompts whose work has not ended with an idle yet."""
-        sid = self.sessions[s].sid
         with self.lock:
-            sess = self.monitor.sessions.get(sid)
-            if sess is None:
-                return False
-            return sess.state not in QUIET or bool(sess.prompts) or bool(self.pending_prompts(s))
+            return self.monitor.busy(self.sessions[s].sid)
 
     @property
     def alive(self) -> bool:
@@ -218,7 +245,7 @@ class FuzzClient:
                 timeout=self.startup_deadline)
         except TimeoutError:
             with self.lock:
-                self.monitor.note("ACPM-ANSWER", f"no answer to initialize within the "
+                self.monitor.note(INITIALIZE_ANSWERED, f"no answer to initialize within the "
                                   f"{self.startup_deadline:g} s start-up deadline",
                                   kind="liveness", deadline=self.startup_deadline)
             raise AgentUnusable("the agent did not answer initialize") from None
@@ -226,12 +253,12 @@ class FuzzClient:
             self.check_alive()
             raise AgentUnusable(f"the agent exited during initialize "
                                 f"(code {self.proc.returncode})") from None
-        except Exception as exc:  # an error response
+        except RpcError as exc:  # an error response
             raise AgentUnusable(f"initialize failed: {exc}") from None
         if not isinstance(result, dict) or result.get("protocolVersion") != 2:
             version = result.get("protocolVersion") if isinstance(result, dict) else None
             with self.lock:
-                self.monitor.note("INIT-04", f"the agent answered protocolVersion {version!r} "
+                self.monitor.note(VERSION_ECHOED, f"the agent answered protocolVersion {version!r} "
                                   "to a client requesting 2: it lacks v2 or breaks INIT-04")
             raise AgentUnusable(f"the agent negotiated protocol version {version!r}, not 2")
         caps = result.get("capabilities")
@@ -272,7 +299,7 @@ class FuzzClient:
             return  # judged as an unanswered request (ACPM-ANSWER) at the end
         except AgentExited:
             raise
-        except Exception:  # an error answer: nothing to fuzz on this session
+        except RpcError:  # an error answer: nothing to fuzz on this session
             return
         if isinstance(result, dict) and isinstance(result.get("sessionId"), str):
             self.sessions.append(SessionHandle(result["sessionId"]))
@@ -296,8 +323,9 @@ class FuzzClient:
             return
         sess = self.sessions[idx]
         self.proc.notify("session/cancel", {"sessionId": sess.sid})
-        for rid in self.open_permissions(idx):  # CANCEL-04: every pending one, cancelled
-            self._answer(rid, {"outcome": {"outcome": "cancelled"}})
+        self.caught_up()  # the model has judged the cancel: it says what is owed now
+        for rid in self.open_permissions(idx):
+            self._answer_as_required(sess.sid, rid)
         if sync:
             self.do_sync()
 
@@ -316,25 +344,25 @@ class FuzzClient:
             return
         rid = perms[-1] if newest else perms[0]
         sid = self.sessions[idx].sid
+        wanted = Answer(outcome)
+        code = ErrorCode.REQUEST_CANCELLED if wanted == Answer.ERROR else None
         with self.lock:
-            sess = self.monitor.sessions[sid]
-            perm = sess.perms.get(rid)
-            options = perm.options if perm is not None else {}
-            allowed = self.monitor.client_may(sid, "permission_answer",
-                                              Ev(self.monitor.count, id=rid, answer=outcome,
-                                                 error_code=-32800))
-            withdrawn = self.monitor.open["a2c"][rid].withdrawn
-        if not allowed:
-            outcome = "cancelled"  # the model says only the cancelled outcome is allowed now
-        if outcome == "error" or (withdrawn and outcome != "cancelled"):
-            self._answer(rid, error={"code": -32800, "message": "Request cancelled"})
-        elif outcome in ("allow", "reject") and _pick_option(options, outcome) is not None:
-            option = _pick_option(options, outcome)
+            options = self.monitor.permission_options(sid, rid)
+            required = self.monitor.required_answers(sid, rid)
+            withdrawn = self.monitor.withdrawn(rid)
+        if required is not None and (wanted, code) not in required:
+            wanted = Answer.CANCELLED  # the model says only the cancelled outcome is allowed
+        if withdrawn and wanted != Answer.CANCELLED:
+            wanted = Answer.ERROR  # a withdrawn request: -32800, as cancellation.mdx shows
+        option = option_for(options, wanted) if wanted in (Answer.ALLOW, Answer.REJECT) else None
+        if wanted == Answer.ERROR:
+            self._answer(rid, error=CANCELLED_ERROR)
+        elif option is not None:
             self._answer(rid, {"outcome": {"outcome": "selected", "optionId": option}})
-        elif outcome == "custom":
+        elif wanted == Answer.CUSTOM:
             self._answer(rid, {"outcome": {"outcome": "_acp_model_undecided"}})
         else:
-            self._answer(rid, {"outcome": {"outcome": "cancelled"}})
+            self._answer(rid, CANCELLED)
         if sync or outcome != "allow":
             # Makes what the agent does with a refusal provable (PERM-11): a sync costs one
             # round trip and turns "maybe it had not read the answer yet" into a verdict.
@@ -456,9 +484,11 @@ class FuzzClient:
         while self.proc.alive:
             self._wait(lambda: all(not self.busy(i) or self.open_permissions(i)
                                    for i in indices), max(0.0, end - time.monotonic()))
-            asked = [rid for i in indices for rid in self.open_permissions(i)]
-            for rid in asked:  # permissions asked for the cancelled work: cancelled (CANCEL-04)
-                self._answer(rid, {"outcome": {"outcome": "cancelled"}})
+            asked = [(self.sessions[i].sid, rid) for i in indices
+                     for rid in self.open_permissions(i)]
+            for sid, rid in asked:  # asked for the cancelled work: as the model requires
+                if not self._answer_as_required(sid, rid):
+                    self._answer(rid, CANCELLED)
             if not asked or time.monotonic() >= end:
                 break
         self.do_sync()  # updates the agent wrote before reading this belong to this example
@@ -473,7 +503,7 @@ class FuzzClient:
         what = (f"the agent exited with code {code}" if code is not None
                 else "the agent closed its stdout")
         with self.lock:
-            self.monitor.note("ACPM-ALIVE", what + (f"; stderr ends with: {tail}" if tail
+            self.monitor.note(STAYS_ALIVE, what + (f"; stderr ends with: {tail}" if tail
                                                    else ""))
 
     def violations_since(self, count: int) -> list[Violation]:
@@ -490,11 +520,3 @@ def _answers(msg: Any, request_id: Any) -> bool:
     if isinstance(msg, list):
         return any(is_response_to(m, request_id) for m in msg)
     return is_response_to(msg, request_id)
-
-
-def _pick_option(options: dict[str, Any], outcome: str) -> str | None:
-    prefix = "allow_" if outcome == "allow" else "reject_"
-    for option_id, kind in options.items():
-        if isinstance(kind, str) and kind.startswith(prefix):
-            return option_id
-    return None

@@ -3,7 +3,8 @@
 The per-session machine (``lifecycle``) only exists once a session does, so the rules about
 *when* sessions may be created or named live here: the client initializes first (INIT-01), the
 agent never hands out a session id twice (SESS-01), neither side names a session that does not
-exist (SESS-12, SESS-13).
+exist (SESS-12, SESS-13), and an agent that advertised ``session`` implements its baseline
+methods (INIT-10).
 """
 
 from __future__ import annotations
@@ -13,27 +14,32 @@ from typing import Any
 
 from statemachine import State, StateMachine
 
-from acp_model.model.session import Ev, check
+from acp_model.model.check import check
+from acp_model.model.context import Context
+from acp_model.model.events import Ev
+from acp_model.model.session import stay
+from acp_model.model.vocab import ConnState, ErrorCode
 
 
 @dataclass
 class ConnectionModel:
     """Extended state of one connection."""
 
-    state: str = "awaiting_initialize"
+    state: str = ConnState.AWAITING_INITIALIZE
     version: Any = None
     session_ids: set[str] = field(default_factory=set)
+    ctx: Context = field(default_factory=Context)
 
     # --- checks -------------------------------------------------------------------------
     @check("INIT-01")
-    def initialized(self, ev: Ev) -> bool:
+    def initialize_done(self, ev: Ev) -> bool:
         """Sessions are created only after the initialize exchange has completed."""
-        return self.state in ("ready", "incompatible")
+        return self.state in (ConnState.READY, ConnState.INCOMPATIBLE)
 
     @check("INIT-05")
     def version_accepted(self, ev: Ev) -> bool:
         """After the agent chose a version other than 2 the client should not carry on."""
-        return self.state != "incompatible"
+        return self.state != ConnState.INCOMPATIBLE
 
     @check("SESS-01")
     def session_id_fresh(self, ev: Ev) -> bool:
@@ -48,7 +54,12 @@ class ConnectionModel:
     @check("PROMPT-01")
     def prompt_after_setup(self, ev: Ev) -> bool:
         """No session/prompt before initialization and session set-up."""
-        return self.state in ("ready", "incompatible")
+        return self.state in (ConnState.READY, ConnState.INCOMPATIBLE)
+
+    @check("INIT-10")
+    def session_methods_implemented(self, ev: Ev) -> bool:
+        """An agent advertising `session` implements its baseline methods (no -32601)."""
+        return not (self.ctx.session_advertised and ev.error_code == ErrorCode.METHOD_NOT_FOUND)
 
     @check("SESS-12")
     def agent_names_known_session(self, ev: Ev) -> bool:
@@ -73,49 +84,36 @@ class ConnectionLifecycle(StateMachine):
 
     initialize = (
         awaiting_initialize.to(initializing)
-        | initializing.to.itself(internal=True)
-        | ready.to.itself(internal=True)
-        | incompatible.to.itself(internal=True)
+        | stay(initializing, ready, incompatible)
     )
     initialized = (
         initializing.to(ready, on="note_version")
         | awaiting_initialize.to(ready, on="note_version")
-        | ready.to.itself(internal=True, on="note_version")
+        | stay(ready, on="note_version")
         | incompatible.to(ready, on="note_version")
     )
     initialized_other_version = (
         initializing.to(incompatible, on="note_version")
         | awaiting_initialize.to(incompatible, on="note_version")
         | ready.to(incompatible, on="note_version")
-        | incompatible.to.itself(internal=True, on="note_version")
+        | stay(incompatible, on="note_version")
     )
     initialize_failed = (
         initializing.to(awaiting_initialize)
-        | awaiting_initialize.to.itself(internal=True)
-        | ready.to.itself(internal=True)
-        | incompatible.to.itself(internal=True)
+        | stay(awaiting_initialize, ready, incompatible)
     )
     session_requested = (
-        awaiting_initialize.to.itself(internal=True, cond="initialized")
-        | initializing.to.itself(internal=True, cond="initialized")
-        | ready.to.itself(internal=True)
-        | incompatible.to.itself(internal=True, cond="version_accepted")
+        stay(awaiting_initialize, initializing, cond="initialize_done")
+        | stay(ready)
+        | stay(incompatible, cond="version_accepted")
     )
-    session_created = (
-        awaiting_initialize.to.itself(internal=True, cond="session_id_fresh", on="note_session")
-        | initializing.to.itself(internal=True, cond="session_id_fresh", on="note_session")
-        | ready.to.itself(internal=True, cond="session_id_fresh", on="note_session")
-        | incompatible.to.itself(internal=True, cond="session_id_fresh", on="note_session")
-    )
+    session_created = stay(awaiting_initialize, initializing, ready, incompatible,
+                           cond="session_id_fresh", on="note_session")
+    session_method_missing = stay(awaiting_initialize, initializing, ready, incompatible,
+                                  cond="session_methods_implemented")
     unknown_session_named = (
-        awaiting_initialize.to.itself(internal=True, cond="prompt_after_setup")
-        | initializing.to.itself(internal=True, cond="prompt_after_setup")
-        | ready.to.itself(internal=True, cond="client_names_known_session")
-        | incompatible.to.itself(internal=True, cond="client_names_known_session")
+        stay(awaiting_initialize, initializing, cond="prompt_after_setup")
+        | stay(ready, incompatible, cond="client_names_known_session")
     )
-    agent_names_unknown_session = (
-        awaiting_initialize.to.itself(internal=True, cond="agent_names_known_session")
-        | initializing.to.itself(internal=True, cond="agent_names_known_session")
-        | ready.to.itself(internal=True, cond="agent_names_known_session")
-        | incompatible.to.itself(internal=True, cond="agent_names_known_session")
-    )
+    agent_names_unknown_session = stay(awaiting_initialize, initializing, ready, incompatible,
+                                       cond="agent_names_known_session")

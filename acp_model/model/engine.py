@@ -13,39 +13,46 @@ the rule's strength and the readings) and the machine then follows what the wire
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
+from types import MappingProxyType
 from typing import Any
 
 from statemachine import StateMachine
 from statemachine.exceptions import TransitionNotAllowed
 
+from acp_model.model.check import CheckMeta, DefinitionError, allows_of, meta_of
+from acp_model.model.vocab import Level
 from acp_model.spec.readings import Readings
-from acp_model.spec.rules import BLOCKING, RULES
 
 
 @dataclass(frozen=True, slots=True)
 class CheckSpec:
-    """A guard of a transition and the rule it enforces."""
+    """A guard of a transition: the check's metadata and the function to call."""
 
-    name: str
-    rule: str
-    reading: str | None
-    levels: tuple[tuple[str, str], ...]
+    meta: CheckMeta
     func: Callable[[Any, Any], bool]
-    doc: str
 
-    def level(self, readings: Readings) -> str:
+    @property
+    def name(self) -> str:
+        return self.meta.name
+
+    @property
+    def rule(self) -> str:
+        return self.meta.rule
+
+    @property
+    def doc(self) -> str:
+        return self.meta.doc
+
+    @property
+    def reading(self) -> str | None:
+        return self.meta.reading
+
+    def level(self, readings: Readings) -> Level:
         """``fail``, ``warn`` or ``off`` for this check under the given readings."""
-        lv = dict(self.levels).get(readings[self.reading], "rule") if self.reading else "rule"
-        if lv != "rule":
-            return lv
-        strength = RULES[self.rule].effective_strength(readings["STRENGTH"])
-        if strength in BLOCKING:
-            return "fail"
-        return "warn" if strength in ("SHOULD", "SHOULD NOT") else "off"
+        return self.meta.level(readings)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +76,7 @@ class Table:
     states: tuple[str, ...]
     state_names: dict[str, str]
     events: tuple[str, ...]
-    transitions: dict[tuple[str, str], TransitionSpec]
+    transitions: Mapping[tuple[str, str], TransitionSpec]  # read-only: the table is shared
 
     def check_names(self) -> dict[str, CheckSpec]:
         out: dict[str, CheckSpec] = {}
@@ -79,20 +86,32 @@ class Table:
         return out
 
 
-def _summary(doc: str | None) -> str:
-    """A check's docstring up to its first blank line, on one line: the "expected" text of
-    its violations (a first line alone can stop mid-sentence)."""
-    paragraph = inspect.cleandoc(doc or "").split("\n\n", 1)[0]
-    return " ".join(paragraph.split())
+def _member(machine: type[StateMachine], model: type, name: str, what: str) -> Callable[..., Any]:
+    func = getattr(model, name, None)
+    if func is None or not callable(func):
+        raise DefinitionError(f"{machine.__name__}: {what} {name!r} is not a method of "
+                              f"{model.__name__}")
+    return func
 
 
 @cache
 def compile_machine(machine: type[StateMachine], model: type) -> Table:
-    """Derive the transition table from a python-statemachine class."""
+    """Derive the transition table from a python-statemachine class.
+
+    Fails loudly, as python-statemachine does for its own definitions: a guard or action that
+    is not a method of the model, a guard without ``@check``, or a model method that shares a
+    name with an event (python-statemachine resolves names on the machine first, so the two
+    engines would call different code).
+    """
     transitions: dict[tuple[str, str], TransitionSpec] = {}
     states = []
     names = {}
     initial = ""
+    event_names = {str(e) for s in machine.states for t in s.transitions for e in t.events}
+    clash = sorted(n for n in event_names if hasattr(model, n))
+    if clash:
+        raise DefinitionError(f"{machine.__name__}: {', '.join(clash)} name both an event and "
+                              f"a member of {model.__name__}")
     for state in machine.states:
         states.append(state.id)
         names[state.id] = state.name
@@ -102,13 +121,17 @@ def compile_machine(machine: type[StateMachine], model: type) -> Table:
             checks = []
             for spec in t.cond:
                 name = str(spec)
-                func = getattr(model, name)
-                checks.append(CheckSpec(name, func._acpm_rule, func._acpm_reading,
-                                        tuple(func._acpm_levels.items()), func,
-                                        _summary(func.__doc__)))
-            actions = tuple(str(a) for a in t.on if hasattr(model, str(a)))
-            allows = tuple(r for a in actions for r in getattr(getattr(model, a), "_acpm_allows",
-                                                               ()))
+                func = _member(machine, model, name, "guard")
+                checks.append(CheckSpec(meta_of(func), func))
+            actions = tuple(str(a) for a in t.on if not a.is_convention)
+            for a in actions:
+                _member(machine, model, a, "action")
+            implicit = [str(a) for a in (*t.on, *t.cond) if a.is_convention
+                        and hasattr(model, str(a))]
+            if implicit:  # the library would call them, the table would not
+                raise DefinitionError(f"{machine.__name__}: {', '.join(implicit)} would run "
+                                      "by naming convention; name actions explicitly (on=)")
+            allows = tuple(r for a in actions for r in allows_of(getattr(model, a)))
             for ev in t.events:
                 key = (state.id, str(ev))
                 if key in transitions:
@@ -117,7 +140,8 @@ def compile_machine(machine: type[StateMachine], model: type) -> Table:
                 transitions[key] = TransitionSpec(state.id, str(ev), t.target.id, t.internal,
                                                   tuple(checks), actions, allows)
     events = tuple(dict.fromkeys(e for _, e in transitions))
-    return Table(machine, model, initial, tuple(states), names, events, transitions)
+    return Table(machine, model, initial, tuple(states), names, events,
+                 MappingProxyType(transitions))
 
 
 Failure = tuple[CheckSpec, str]  # (check, "fail" | "warn")

@@ -6,17 +6,21 @@ values without a leading ``_`` for future ACP versions, so a v2 sender that emit
 The known values are read from the schema itself (``known_values``), never listed here.
 Also here: absolute-path and ISO 4217 checks, and the prompt-capability gate.
 
-Every check yields ``(rule_id, path, explanation)``; the monitor turns them into violations.
+Each check decides one rule (``@check(..., kind=FINDING)``) and yields ``(path, explanation)``
+for what it finds; the entry points (``session_update``, ``prompt_request`` ...) run the checks
+that apply to a message and collect :class:`Findings`: what was found and which checks ran
+(the "exercised" counts of the report).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
+from acp_model.model.check import CheckMeta, check, meta_of
+from acp_model.model.vocab import Kind
 from acp_model.spec.schema import is_reserved
-
-Finding = tuple[str, str, str]
 
 # Active ISO 4217 codes (including funds, precious metals and testing codes), plus a few
 # recently withdrawn ones an agent might still emit.
@@ -31,38 +35,31 @@ TWD TZS UAH UGX USD USN UYI UYU UYW UZS VED VES VND VUV WST XAF XAG XAU XBA XBB 
 XDR XOF XPD XPF XPT XSU XTS XUA XXX YER ZAR ZMW ZWG ZWL
 """.split())
 
-_MESSAGE_KINDS = frozenset({
+MESSAGE_KINDS = frozenset({
     "user_message", "user_message_chunk", "agent_message", "agent_message_chunk",
     "agent_thought", "agent_thought_chunk",
 })
 
-# Which prompt capability unlocks which content block type (PROMPT-02).
-_GATED_BLOCKS = {"image": "image", "audio": "audio", "resource": "embeddedContext"}
+# Which prompt capability unlocks which content block type (PROMPT-02). The fuzzer's prompt
+# generator reads the same table, so it obeys the rule the oracle judges.
+PROMPT_CAPABILITY_GATES: Mapping[str, str] = {"image": "image", "audio": "audio",
+                                              "resource": "embeddedContext"}
+
+Found = Iterator[tuple[str, str]]  # what one check yields: (JSON path, explanation)
 
 
-# Rules each check function examines, per message kind (for the "exercised" counts).
-COVERS: dict[str, tuple[str, ...]] = {
-    "state_update": ("STATE-09", "STOP-03", "ENUM-02"),
-    "message": ("MSG-01", "ENUM-02"),
-    "tool_call_update": ("TOOL-14", "TOOL-15", "TOOL-19", "ENUM-02"),
-    "tool_call_content_chunk": ("TOOL-07", "TOOL-19"),
-    "plan_update": ("PLAN-04", "PLAN-09"),
-    "usage_update": ("USAGE-04",),
-    "update": ("ENUM-02",),
-    "permission_request": ("PERM-02", "PERM-07", "ENUM-02"),
-    "permission_result": ("ENUM-02",),
-    "prompt": ("PROMPT-02", "ENUM-02"),
-    "session/new": ("SESS-02",),
-    "initialize_result": ("INIT-03", "INIT-07", "INIT-09"),
-}
+@dataclass
+class Findings:
+    """What the checks run on one message found, and which checks ran."""
 
+    found: list[tuple[CheckMeta, str, str]] = field(default_factory=list)
+    ran: list[CheckMeta] = field(default_factory=list)
 
-def covers_update(params: Any) -> tuple[str, ...]:
-    update = params.get("update") if isinstance(params, dict) else None
-    kind = update.get("sessionUpdate") if isinstance(update, dict) else None
-    if kind in _MESSAGE_KINDS:
-        return COVERS["message"]
-    return COVERS.get(kind, COVERS["update"])  # type: ignore[arg-type]
+    def run(self, fn: Callable[..., Found], *args: Any) -> None:
+        meta = meta_of(fn)
+        self.ran.append(meta)
+        for path, text in fn(*args):
+            self.found.append((meta, path, text))
 
 
 def is_absolute_path(path: object) -> bool:
@@ -82,143 +79,275 @@ def _blocks(content: Any, where: str) -> Iterator[tuple[str, Any]]:
             yield f"{where}/{i}", block
 
 
-def _content_block_types(content: Any, where: str) -> Iterator[Finding]:
+# --- open enums and tagged unions (ENUM-02 and the rules naming one enum) ----------------
+
+@check("ENUM-02", kind=Kind.FINDING)
+def content_blocks_known(content: Any, where: str) -> Found:
+    """Content block types are the defined ones or start with _."""
     for path, block in _blocks(content, where):
         if isinstance(block, dict) and is_reserved("content_block", block.get("type")):
-            yield ("ENUM-02", f"{path}/type",
+            yield (f"{path}/type",
                    f"content block type {block.get('type')!r} is neither defined nor _-prefixed")
 
 
-def _tool_content(items: Any, where: str, *, chunk: bool) -> Iterator[Finding]:
+@check("ENUM-02", kind=Kind.FINDING)
+def update_kind_known(update: Mapping[str, Any], where: str) -> Found:
+    """sessionUpdate kinds are the v2 ones or start with _."""
+    kind = update.get("sessionUpdate")
+    if is_reserved("session_update", kind):
+        yield (f"{where}/sessionUpdate",
+               f"sessionUpdate kind {kind!r} is neither defined by v2 nor _-prefixed")
+
+
+@check("ENUM-02", kind=Kind.FINDING)
+def tool_content_known(items: Any, where: str) -> Found:
+    """Tool call content types in a tool_call_update are content/diff/terminal or start with _."""
     for path, item in _blocks(items, where):
-        if not isinstance(item, dict):
-            continue
-        kind = item.get("type")
-        if is_reserved("tool_content", kind):
-            rule = "TOOL-07" if chunk else "ENUM-02"
-            yield (rule, f"{path}/type",
-                   f"tool call content type {kind!r} is not content/diff/terminal or _-prefixed"
-                   + (" (a bare content block must be wrapped as {type: content, content: ...})"
-                      if chunk else ""))
-        elif kind == "content":
-            yield from _content_block_types(item.get("content"), f"{path}/content")
-        elif kind == "diff" and "path" in item and not is_absolute_path(item["path"]):
-            yield ("TOOL-19", f"{path}/path", f"diff path {item['path']!r} is not absolute")
+        if isinstance(item, dict) and is_reserved("tool_content", item.get("type")):
+            yield (f"{path}/type", f"tool call content type {item.get('type')!r} is not "
+                   "content/diff/terminal or _-prefixed")
 
 
-def _tool_call(update: Mapping[str, Any], where: str) -> Iterator[Finding]:
+@check("TOOL-07", kind=Kind.FINDING)
+def chunk_content_wrapped(items: Any, where: str) -> Found:
+    """A tool_call_content_chunk carries a tool-content wrapper, never a bare content block."""
+    for path, item in _blocks(items, where):
+        if isinstance(item, dict) and is_reserved("tool_content", item.get("type")):
+            yield (f"{path}/type", f"tool call content type {item.get('type')!r} is not "
+                   "content/diff/terminal or _-prefixed (a bare content block must be wrapped "
+                   "as {type: content, content: ...})")
+
+
+@check("ENUM-02", kind=Kind.FINDING)
+def subject_known(subject: Mapping[str, Any]) -> Found:
+    """Permission subject types are the defined ones or start with _."""
+    if is_reserved("subject", subject.get("type")):
+        yield ("params/subject/type",
+               f"permission subject type {subject.get('type')!r} is reserved")
+
+
+@check("ENUM-02", kind=Kind.FINDING)
+def outcome_known(result: Any) -> Found:
+    """Permission outcomes are the defined ones or start with _."""
+    outcome = result.get("outcome") if isinstance(result, dict) else None
+    if isinstance(outcome, dict) and is_reserved("outcome", outcome.get("outcome")):
+        yield ("result/outcome/outcome",
+               f"permission outcome {outcome.get('outcome')!r} is neither defined nor _-prefixed")
+
+
+@check("STATE-09", kind=Kind.FINDING)
+def state_known(update: Mapping[str, Any], where: str) -> Found:
+    """state_update.state is running, idle, requires_action or starts with _."""
+    state = update.get("state")
+    if is_reserved("state", state):
+        yield (f"{where}/state",
+               f"state {state!r} is not running/idle/requires_action or _-prefixed")
+
+
+@check("STOP-03", kind=Kind.FINDING)
+def stop_reason_known(update: Mapping[str, Any], where: str) -> Found:
+    """Stop reasons are the defined ones or start with _ (others are reserved)."""
+    if update.get("state") == "idle" and is_reserved("stop_reason", update.get("stopReason")):
+        yield (f"{where}/stopReason",
+               f"stop reason {update['stopReason']!r} is neither defined nor _-prefixed "
+               "(unknown values are reserved for future ACP versions)")
+
+
+@check("TOOL-14", kind=Kind.FINDING)
+def tool_status_known(update: Mapping[str, Any], where: str) -> Found:
+    """Tool call statuses are the defined ones or start with _."""
     if is_reserved("tool_status", update.get("status")):
-        yield ("TOOL-14", f"{where}/status",
+        yield (f"{where}/status",
                f"tool call status {update['status']!r} is neither defined nor _-prefixed")
+
+
+@check("TOOL-15", kind=Kind.FINDING)
+def tool_kind_known(update: Mapping[str, Any], where: str) -> Found:
+    """Tool kinds are the defined ones or start with _."""
     if is_reserved("tool_kind", update.get("kind")):
-        yield ("TOOL-15", f"{where}/kind",
+        yield (f"{where}/kind",
                f"tool kind {update['kind']!r} is neither defined nor _-prefixed")
+
+
+@check("PLAN-04", kind=Kind.FINDING)
+def plan_type_known(plan: Mapping[str, Any], where: str) -> Found:
+    """Plan types other than items start with _."""
+    if is_reserved("plan_type", plan.get("type")):
+        yield (f"{where}/plan/type",
+               f"plan type {plan.get('type')!r} is neither defined nor _-prefixed")
+
+
+@check("PLAN-09", kind=Kind.FINDING)
+def plan_entries_known(plan: Mapping[str, Any], where: str) -> Found:
+    """Plan entry priorities and statuses are the defined values or start with _."""
+    for i, entry in enumerate(plan.get("entries") or []):
+        if not isinstance(entry, dict):
+            continue
+        for name, enum in (("priority", "plan_priority"), ("status", "plan_status")):
+            if is_reserved(enum, entry.get(name)):
+                yield (f"{where}/plan/entries/{i}/{name}",
+                       f"plan entry {name} {entry[name]!r} is neither defined nor _-prefixed")
+
+
+@check("PERM-07", kind=Kind.FINDING)
+def option_kinds_known(params: Mapping[str, Any]) -> Found:
+    """Permission option kinds are allow/reject once/always or start with _."""
+    for i, option in enumerate(params.get("options") or []):
+        if isinstance(option, dict) and is_reserved("option_kind", option.get("kind")):
+            yield (f"params/options/{i}/kind",
+                   f"permission option kind {option['kind']!r} is neither defined nor _-prefixed")
+
+
+# --- paths, currencies, capabilities -------------------------------------------------------
+
+@check("TOOL-19", kind=Kind.FINDING)
+def tool_paths_absolute(update: Mapping[str, Any], where: str) -> Found:
+    """File paths in tool call locations and diffs are absolute."""
     locations = update.get("locations")
     if isinstance(locations, list):
         for i, loc in enumerate(locations):
             if isinstance(loc, dict) and "path" in loc and not is_absolute_path(loc["path"]):
-                yield ("TOOL-19", f"{where}/locations/{i}/path",
+                yield (f"{where}/locations/{i}/path",
                        f"tool call location {loc['path']!r} is not an absolute path")
-    yield from _tool_content(update.get("content"), f"{where}/content", chunk=False)
+    yield from _diff_paths(update.get("content"), f"{where}/content")
 
 
-def session_update(params: Any) -> Iterator[Finding]:
-    """Checks on ``session/update`` params beyond the schema."""
-    update = params.get("update") if isinstance(params, dict) else None
-    if not isinstance(update, dict):
-        return
-    kind = update.get("sessionUpdate")
-    where = "params/update"
-    if is_reserved("session_update", kind):
-        yield ("ENUM-02", f"{where}/sessionUpdate",
-               f"sessionUpdate kind {kind!r} is neither defined by v2 nor _-prefixed")
-    elif kind == "state_update":
-        state = update.get("state")
-        if is_reserved("state", state):
-            yield ("STATE-09", f"{where}/state",
-                   f"state {state!r} is not running/idle/requires_action or _-prefixed")
-        if state == "idle" and is_reserved("stop_reason", update.get("stopReason")):
-            yield ("STOP-03", f"{where}/stopReason",
-                   f"stop reason {update['stopReason']!r} is neither defined nor _-prefixed "
-                   "(unknown values are reserved for future ACP versions)")
-    elif kind in _MESSAGE_KINDS:
-        yield from _content_block_types(update.get("content"), f"{where}/content")
-    elif kind == "tool_call_update":
-        yield from _tool_call(update, where)
-    elif kind == "tool_call_content_chunk":
-        yield from _tool_content(update.get("content"), f"{where}/content", chunk=True)
-    elif kind == "plan_update":
-        plan = update.get("plan")
-        if isinstance(plan, dict):
-            if is_reserved("plan_type", plan.get("type")):
-                yield ("PLAN-04", f"{where}/plan/type",
-                       f"plan type {plan.get('type')!r} is neither defined nor _-prefixed")
-            for i, entry in enumerate(plan.get("entries") or []):
-                if not isinstance(entry, dict):
-                    continue
-                for field, enum in (("priority", "plan_priority"), ("status", "plan_status")):
-                    if is_reserved(enum, entry.get(field)):
-                        yield ("PLAN-09", f"{where}/plan/entries/{i}/{field}",
-                               f"plan entry {field} {entry[field]!r} is neither defined nor "
-                               "_-prefixed")
-    elif kind == "usage_update":
-        cost = update.get("cost")
-        if isinstance(cost, dict):
-            currency = cost.get("currency")
-            if isinstance(currency, str) and currency not in ISO_4217:
-                yield ("USAGE-04", f"{where}/cost/currency",
-                       f"currency {currency!r} is not an ISO 4217 code")
+def _diff_paths(items: Any, where: str) -> Found:
+    for path, item in _blocks(items, where):
+        if isinstance(item, dict) and item.get("type") == "diff" and "path" in item \
+                and not is_absolute_path(item["path"]):
+            yield (f"{path}/path", f"diff path {item['path']!r} is not absolute")
 
 
-def permission_request(params: Any) -> Iterator[Finding]:
-    if not isinstance(params, dict):
-        return
-    for i, option in enumerate(params.get("options") or []):
-        if isinstance(option, dict) and is_reserved("option_kind", option.get("kind")):
-            yield ("PERM-07", f"params/options/{i}/kind",
-                   f"permission option kind {option['kind']!r} is neither defined nor _-prefixed")
-    subject = params.get("subject")
-    if isinstance(subject, dict):
-        if is_reserved("subject", subject.get("type")):
-            yield ("ENUM-02", "params/subject/type",
-                   f"permission subject type {subject.get('type')!r} is reserved")
-        elif subject.get("type") == "tool_call" and isinstance(subject.get("toolCall"), dict):
-            yield from _tool_call(subject["toolCall"], "params/subject/toolCall")
+@check("TOOL-19", kind=Kind.FINDING)
+def diff_paths_absolute(items: Any, where: str) -> Found:
+    """Diff paths in tool call content are absolute."""
+    yield from _diff_paths(items, where)
 
 
-def permission_result(result: Any) -> Iterator[Finding]:
-    outcome = result.get("outcome") if isinstance(result, dict) else None
-    if isinstance(outcome, dict) and is_reserved("outcome", outcome.get("outcome")):
-        yield ("ENUM-02", "result/outcome/outcome",
-               f"permission outcome {outcome.get('outcome')!r} is neither defined nor _-prefixed")
+
+@check("USAGE-04", kind=Kind.FINDING)
+def currency_iso_4217(update: Mapping[str, Any], where: str) -> Found:
+    """usage_update cost.currency is an ISO 4217 code."""
+    cost = update.get("cost")
+    if isinstance(cost, dict):
+        currency = cost.get("currency")
+        if isinstance(currency, str) and currency not in ISO_4217:
+            yield (f"{where}/cost/currency", f"currency {currency!r} is not an ISO 4217 code")
 
 
-def prompt_request(params: Any, prompt_caps: Mapping[str, Any] | None) -> Iterator[Finding]:
-    """PROMPT-02: image/audio/embedded resources only when the agent advertised them."""
-    if not isinstance(params, dict):
-        return
-    caps = prompt_caps or {}
+@check("PROMPT-02", kind=Kind.FINDING)
+def prompt_within_capabilities(params: Mapping[str, Any], caps: Mapping[str, Any]) -> Found:
+    """Image, audio and embedded resources only when the agent advertised them."""
     for i, block in enumerate(params.get("prompt") or []):
         if not isinstance(block, dict):
             continue
         kind = block.get("type")
-        if is_reserved("content_block", kind):
-            yield ("ENUM-02", f"params/prompt/{i}/type",
-                   f"content block type {kind!r} is neither defined nor _-prefixed")
-        gate = _GATED_BLOCKS.get(kind)  # type: ignore[arg-type]
+        gate = PROMPT_CAPABILITY_GATES.get(kind)  # type: ignore[arg-type]
         if gate is not None and caps.get(gate) is None:
-            yield ("PROMPT-02", f"params/prompt/{i}",
+            yield (f"params/prompt/{i}",
                    f"a {kind!r} block needs the prompt capability {gate!r}, which the agent "
                    "did not advertise")
 
 
-def new_session_request(params: Any) -> Iterator[Finding]:
-    if isinstance(params, dict) and "cwd" in params and not is_absolute_path(params["cwd"]):
-        yield ("SESS-02", "params/cwd", f"cwd {params['cwd']!r} is not an absolute path")
+@check("SESS-02", kind=Kind.FINDING)
+def cwd_absolute(params: Mapping[str, Any]) -> Found:
+    """The cwd of session/new is an absolute path."""
+    if "cwd" in params and not is_absolute_path(params["cwd"]):
+        yield ("params/cwd", f"cwd {params['cwd']!r} is not an absolute path")
 
 
-def initialize_result(result: Any) -> Iterator[Finding]:
-    if isinstance(result, dict) and "capabilities" not in result:
-        yield ("INIT-03", "result/capabilities",
-               "the initialize result omits capabilities (the docs require them; the schema "
-               "defaults them to {})")
+@check("INIT-03", kind=Kind.FINDING)
+def initialize_names_capabilities(result: Mapping[str, Any]) -> Found:
+    """The initialize result states the agent's capabilities."""
+    if "capabilities" not in result:
+        yield ("result/capabilities", "the initialize result omits capabilities (the docs "
+               "require them; the schema defaults them to {})")
+
+
+# --- entry points: which checks apply to which message ---------------------------------------
+
+def _tool_call(update: Mapping[str, Any], where: str, out: Findings) -> None:
+    out.run(tool_status_known, update, where)
+    out.run(tool_kind_known, update, where)
+    out.run(tool_paths_absolute, update, where)
+    out.run(tool_content_known, update.get("content"), f"{where}/content")
+    for path, item in _blocks(update.get("content"), f"{where}/content"):
+        if isinstance(item, dict) and item.get("type") == "content":
+            out.run(content_blocks_known, item.get("content"), f"{path}/content")
+
+
+def session_update(params: Any) -> Findings:
+    """Checks on ``session/update`` params beyond the schema."""
+    out = Findings()
+    update = params.get("update") if isinstance(params, dict) else None
+    if not isinstance(update, dict):
+        return out
+    kind = update.get("sessionUpdate")
+    where = "params/update"
+    out.run(update_kind_known, update, where)
+    if kind == "state_update":
+        out.run(state_known, update, where)
+        out.run(stop_reason_known, update, where)
+    elif kind in MESSAGE_KINDS:
+        out.run(content_blocks_known, update.get("content"), f"{where}/content")
+    elif kind == "tool_call_update":
+        _tool_call(update, where, out)
+    elif kind == "tool_call_content_chunk":
+        items = update.get("content")
+        out.run(chunk_content_wrapped, items, f"{where}/content")
+        out.run(diff_paths_absolute, items, f"{where}/content")
+        for path, item in _blocks(items, f"{where}/content"):
+            if isinstance(item, dict) and item.get("type") == "content":
+                out.run(content_blocks_known, item.get("content"), f"{path}/content")
+    elif kind == "plan_update":
+        plan = update.get("plan")
+        if isinstance(plan, dict):
+            out.run(plan_type_known, plan, where)
+            out.run(plan_entries_known, plan, where)
+    elif kind == "usage_update":
+        out.run(currency_iso_4217, update, where)
+    return out
+
+
+def permission_request(params: Any) -> Findings:
+    out = Findings()
+    if not isinstance(params, dict):
+        return out
+    out.run(option_kinds_known, params)
+    subject = params.get("subject")
+    if isinstance(subject, dict):
+        out.run(subject_known, subject)
+        if subject.get("type") == "tool_call" and isinstance(subject.get("toolCall"), dict):
+            _tool_call(subject["toolCall"], "params/subject/toolCall", out)
+    return out
+
+
+def permission_result(result: Any) -> Findings:
+    out = Findings()
+    out.run(outcome_known, result)
+    return out
+
+
+def prompt_request(params: Any, prompt_caps: Mapping[str, Any] | None) -> Findings:
+    """PROMPT-02 and the content block types of a prompt."""
+    out = Findings()
+    if not isinstance(params, dict):
+        return out
+    out.run(content_blocks_known, params.get("prompt"), "params/prompt")
+    out.run(prompt_within_capabilities, params, prompt_caps or {})
+    return out
+
+
+def new_session_request(params: Any) -> Findings:
+    out = Findings()
+    if isinstance(params, dict):
+        out.run(cwd_absolute, params)
+    return out
+
+
+def initialize_result(result: Any) -> Findings:
+    out = Findings()
+    if isinstance(result, dict):
+        out.run(initialize_names_capabilities, result)
+    return out

@@ -12,8 +12,13 @@ content). The seed's example: [A] then chunk B gives [A, B]; then [C] gives [C].
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
+
+from acp_model.model.check import allowance, check
+from acp_model.model.messages import Findings
+from acp_model.model.vocab import Kind
 
 MESSAGE_FAMILY = {
     "user_message": "user", "user_message_chunk": "user",
@@ -21,6 +26,7 @@ MESSAGE_FAMILY = {
     "agent_thought": "thought", "agent_thought_chunk": "thought",
 }
 _UNSET: Any = object()
+DEFAULT_TOOL_STATUS = "pending"  # TOOL-03: a tool call the client never saw starts pending
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +40,7 @@ class Message:
 class ToolCall:
     title: Any = None
     kind: Any = "other"
-    status: Any = "pending"
+    status: Any = DEFAULT_TOOL_STATUS
     content: tuple[Any, ...] = ()
     locations: tuple[Any, ...] = ()
     raw_input: Any = None
@@ -79,6 +85,7 @@ def _meta_patch(current: Any, update: dict[str, Any]) -> Any:
     return update.get("_meta", current)
 
 
+@allowance("MSG-03", "MSG-04", "MSG-05", "MSG-06", "MSG-07", "MSG-08", "MSG-09", "MSG-10")
 def reduce_message(messages: dict[str, Message], update: dict[str, Any]) -> dict[str, Message]:
     """Apply one message upsert or chunk; returns a new mapping."""
     kind = update.get("sessionUpdate", "")
@@ -103,6 +110,7 @@ _TOOL_FIELDS = {"title": "title", "kind": "kind", "status": "status", "rawInput"
                 "rawOutput": "raw_output"}
 
 
+@allowance("TOOL-03", "TOOL-04", "TOOL-05", "TOOL-06", "TOOL-07", "TOOL-08", "TOOL-09")
 def reduce_tool_call(tools: dict[str, ToolCall], update: dict[str, Any]) -> dict[str, ToolCall]:
     """Apply a tool_call_update (field patches) or a tool_call_content_chunk (append)."""
     tid = update.get("toolCallId")
@@ -127,6 +135,7 @@ def reduce_tool_call(tools: dict[str, ToolCall], update: dict[str, Any]) -> dict
     return out
 
 
+@allowance("PLAN-07")
 def reduce_plan(plans: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
     """Each plan_update replaces that plan wholesale (never merged, PLAN-07)."""
     plan = update.get("plan")
@@ -169,6 +178,7 @@ def reduce_session(view: SessionView, update: dict[str, Any]) -> SessionView:
     return view
 
 
+@allowance("PERM-03", "PERM-04")
 def apply_permission_subject(view: SessionView, params: dict[str, Any]) -> SessionView:
     """A tool_call subject of a permission request patches the tool call like an update
     (PERM-04 / A-24); the request's own title and description never do (PERM-03)."""
@@ -184,3 +194,59 @@ def rendered_text(message: Message) -> str:
     """Concatenated text of a message's text blocks (handy in tests and notebooks)."""
     return "".join(b.get("text", "") for b in message.content
                    if isinstance(b, dict) and b.get("type") == "text")
+
+
+def tool_status_after(view: SessionView, update: dict[str, Any]) -> str | None:
+    """The status a tool_call_update sets, as the client then shows it (None: it sets none).
+
+    ``status: null`` unsets the value (TOOL-04): the client falls back to its default.
+    """
+    if "status" not in update:
+        return None
+    status = update["status"]
+    return DEFAULT_TOOL_STATUS if status is None else status
+
+
+def view_summary(view: SessionView) -> dict[str, Any]:
+    """What the client shows of a session, in a few numbers (attached to violations)."""
+    families: dict[str, int] = {}
+    for m in view.messages.values():
+        families[m.family] = families.get(m.family, 0) + 1
+    return {"state": view.state, "stop_reason": view.stop_reason, "messages": families,
+            "tool_calls": {tid: tc.status for tid, tc in list(view.tools.items())[-8:]},
+            "plans": len(view.plans)}
+
+
+# --- what the view lets the oracle judge --------------------------------------------------------
+
+@check("ACPM-MSG-FAMILY", kind=Kind.FINDING)
+def family_kept(view: SessionView, update: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """A messageId keeps the family it was first reported with."""
+    family = MESSAGE_FAMILY.get(update.get("sessionUpdate", ""))
+    known = view.messages.get(update.get("messageId"))  # type: ignore[arg-type]
+    if family is not None and known is not None and known.family != family:
+        yield ("params/update/messageId",
+               f"messageId {update.get('messageId')!r} was first a {known.family} message; "
+               f"this {update.get('sessionUpdate')} reuses it for a {family} message")
+
+
+@check("TOOL-01", kind=Kind.FINDING)
+def tool_announced(view: SessionView, update: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """A content chunk names a tool call some tool_call_update already reported."""
+    tid = update.get("toolCallId")
+    if update.get("sessionUpdate") == "tool_call_content_chunk" and isinstance(tid, str) \
+            and tid not in view.tools:
+        yield ("params/update/toolCallId",
+               f"tool_call_content_chunk for toolCallId {tid!r}, which no tool_call_update "
+               "reported")
+
+
+def judge(view: SessionView, update: dict[str, Any]) -> Findings:
+    """The view-based checks for one session/update payload (``view``: before it)."""
+    out = Findings()
+    kind = update.get("sessionUpdate")
+    if kind in MESSAGE_FAMILY:
+        out.run(family_kept, view, update)
+    elif kind == "tool_call_content_chunk":
+        out.run(tool_announced, view, update)
+    return out

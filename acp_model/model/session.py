@@ -15,9 +15,10 @@ one bug does not drown the rest of the trace in follow-up errors.
 Race soundness. The agent runs concurrently with the client; the trace is in the order the
 client sent and received messages. Stdio is FIFO per direction, so once the agent has answered a
 client request sent at trace index ``i`` it has provably read every client message up to ``i``:
-``Context.frontier`` is the highest such index. A check never relies on the agent having read
-something unless the frontier proves it. The cancel bookkeeping (``CancelRec``) is the small
-automaton that follows each ``session/cancel`` through that reasoning:
+``Context.read`` asks the read frontier (:mod:`acp_model.model.context`). A check never relies
+on the agent having read something unless the frontier proves it. The cancel bookkeeping
+(``CancelRec``, statuses ``CancelStatus``) is the small automaton that follows each
+``session/cancel`` through that reasoning:
 
 * ``W`` -- sent while the client saw foreground work. Once provably read, the work must end
   with ``cancelled`` (CANCEL-07); until then an ``end_turn`` is a legal race and the cancel
@@ -31,116 +32,84 @@ automaton that follows each ``session/cancel`` through that reasoning:
   ``cancelled`` stop reason but creates no obligation.
 """
 
+
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import reduce
-from typing import Any, TypeVar
+from types import MappingProxyType
+from typing import Any
 
 from statemachine import State, StateMachine
 from statemachine.transition_list import TransitionList
 
-from acp_model.spec.readings import DEFAULT, Readings
+from acp_model.model.check import CheckMeta, allowance, check, declare
+from acp_model.model.context import Context
+from acp_model.model.events import Ev
+from acp_model.model.records import CancelRec, PermRec, PromptRec, ToolRec
+from acp_model.model.vocab import (
+    AGENT_EVENTS,
+    CLIENT_EVENTS,
+    EVENTS,
+    QUIET,
+    WORK,
+    Answer,
+    CancelStatus,
+    ErrorCode,
+    Kind,
+    PermState,
+    PromptStatus,
+)
 
-WORK = frozenset({"running", "requires_action", "custom"})
-QUIET = frozenset({"unreported", "idle"})
+__all__ = ["AGENT_EVENTS", "CLIENT_EVENTS", "EVENTS", "QUIET", "WORK", "Context", "Ev",
+           "Obligation", "SessionLifecycle", "SessionModel"]
+
 FINAL_TOOL_STATUSES = frozenset({"completed", "failed", "cancelled"})
 PROCEEDING_TOOL_STATUSES = frozenset({"in_progress", "completed"})
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def check(rule_id: str, reading: str | None = None, levels: dict[str, str] | None = None,
-          ) -> Callable[[F], F]:
-    """Tag a guard with the rule it enforces.
-
-    ``reading``/``levels`` say how a reading changes the consequence of a failure: a level is
-    ``"rule"`` (the rule's own strength), ``"fail"``, ``"warn"`` or ``"off"``.
-    """
-
-    def mark(fn: F) -> F:
-        fn._acpm_rule = rule_id  # type: ignore[attr-defined]
-        fn._acpm_reading = reading  # type: ignore[attr-defined]
-        fn._acpm_levels = levels or {}  # type: ignore[attr-defined]
-        return fn
-
-    return mark
+# Cancels that still concern the work in progress (sent during it, or ambiguous).
+OWING = frozenset({CancelStatus.WORK, CancelStatus.AMBIGUOUS})
 
 
-def allowance(*rule_ids: str) -> Callable[[F], F]:
-    """Tag an action with the rules it exercises without judging them: MAY rules (counted,
-    never reported) and liveness obligations it discharges (judged at the end)."""
 
-    def mark(fn: F) -> F:
-        fn._acpm_allows = rule_ids  # type: ignore[attr-defined]
-        return fn
-
-    return mark
+def _liveness(rule_id: str, name: str, doc: str, **kw: Any) -> CheckMeta:
+    return declare(rule_id, name, doc, module=__name__, kind=Kind.OBLIGATION, **kw)
 
 
-class Ev:
-    """Payload of one classified wire event (all fields optional)."""
-
-    __slots__ = ("answer", "error_code", "has_title", "id", "idx", "kind", "message_id",
-                 "options", "reason", "result_keys", "status", "tool_call_id")
-
-    def __init__(self, idx: int = -1, **fields: Any) -> None:
-        self.idx = idx
-        for name in self.__slots__:
-            if name != "idx":
-                setattr(self, name, fields.pop(name, None))
-        if fields:
-            raise TypeError(f"unknown event fields: {sorted(fields)}")
-
-    def __repr__(self) -> str:
-        body = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__
-                         if getattr(self, n) is not None)
-        return f"Ev({body})"
-
-
-@dataclass(slots=True)
-class Context:
-    """What sessions of one connection share: readings, capabilities, the read frontier."""
-
-    readings: Readings = DEFAULT
-    frontier: int = -1
-    session_advertised: bool = True
+# Liveness obligations: what a session still owes is judged at the end of a trace (or of a
+# fuzz example) with a deadline; the explorer calls a configuration quiescent when none is open.
+PROMPT_ANSWERED = _liveness("PROMPT-04", "prompt_answered",
+                            "Every session/prompt is eventually answered.")
+USER_MESSAGE_REPORTED = _liveness("PROMPT-06", "user_message_reported",
+                                  "Every accepted prompt is followed by its user message.")
+WORK_ENDS = _liveness("STATE-02", "work_ends", "Foreground work eventually ends with an idle.")
+CANCEL_ENDS_WORK = _liveness("CANCEL-06", "cancel_ends_work",
+                             "A cancel sent during foreground work is answered with "
+                             "idle(cancelled).")
+IDLE_CANCEL_REPLIED = _liveness("A-04.idle-cancelled", "idle_cancel_replied",
+                                "Under A-04=idle-cancelled every cancel is answered with "
+                                "idle(cancelled).")
+PERMISSION_ANSWERED = _liveness("PERM-12", "permission_answered",
+                                "Every permission request is eventually answered.")
+CANCELLED_PERMISSION_ANSWERED = _liveness(
+    "CANCEL-04", "cancelled_permission_answered",
+    "A permission request pending at a cancel is answered with the cancelled outcome.")
+WITHDRAWN_ANSWERED = _liveness("CANCEL-14", "withdrawn_answered",
+                               "A request withdrawn with $/cancel_request is still answered.")
+# Obligations about a request's answer: the monitor judges open requests of every method the
+# same way (with these metas), so it skips them among a session's obligations.
+REQUEST_OBLIGATIONS = frozenset({PROMPT_ANSWERED, PERMISSION_ANSWERED,
+                                 CANCELLED_PERMISSION_ANSWERED, WITHDRAWN_ANSWERED})
 
 
-@dataclass(slots=True)
-class PromptRec:
-    idx: int
-    id: Any
-    status: str = "pending"  # pending -> accepted -> inserted (user message seen)
-    ran: bool = False  # foreground work started or ended while this prompt was open
+@dataclass(frozen=True, slots=True)
+class Obligation:
+    """Something still owed: the decision (rule, check), the index that created it, what."""
 
-
-@dataclass(slots=True)
-class CancelRec:
-    idx: int
-    status: str  # "W", "I" or "A" (see the module docstring)
-    prior: bool = False  # a prompt sent before this cancel may still be unfinished
-    owes_reply: bool = False  # met no work to cancel: reading A-04=idle-cancelled wants an idle
-
-
-@dataclass(slots=True)
-class PermRec:
-    id: Any
-    idx: int
-    tool_call_id: str | None
-    options: dict[str, str]
-    state: str = "open"  # open | withdrawn | answered
-    owed_cancel: bool = False  # CANCEL-04: must be answered with the cancelled outcome
-    answer: str | None = None  # allow | reject | cancelled | custom | error
-    answer_idx: int = -1
-    unreported_block: bool = False  # STATE-05: no requires_action seen since the request
-
-
-@dataclass(slots=True)
-class ToolRec:
-    perm: Any = None  # id of the permission request guarding it (PERM-11, STATE-06)
+    check: CheckMeta
+    idx: int  # -1: the end of the trace
+    what: str
 
 
 @dataclass
@@ -152,7 +121,6 @@ class SessionModel:
     state: str = "unreported"
     prompts: list[PromptRec] = field(default_factory=list)
     early_user_messages: int = 0
-    user_ids: set[str] = field(default_factory=set)
     cancels: list[CancelRec] = field(default_factory=list)
     perms: dict[Any, PermRec] = field(default_factory=dict)
     tools: dict[str, ToolRec] = field(default_factory=dict)
@@ -160,88 +128,135 @@ class SessionModel:
     cancelled_tools: set[str] = field(default_factory=set)
 
     # --- derived views -----------------------------------------------------------------
-    def count(self, status: str) -> int:
+    def count(self, status: PromptStatus) -> int:
         return sum(1 for p in self.prompts if p.status == status)
 
     def _prompt_work_pending(self) -> bool:
         """Accepted prompts whose work has not been ended by an idle."""
-        return any(p.status != "pending" for p in self.prompts)
+        return any(p.status != PromptStatus.PENDING for p in self.prompts)
 
     def _ends_work(self, ev: Ev) -> bool:
         """An idle ends work when work was reported, or carries a reason after prompt work."""
         return self.state in WORK or (ev.reason is not None and self._prompt_work_pending())
 
     def _read(self, idx: int) -> bool:
-        return idx <= self.ctx.frontier
+        return self.ctx.read(idx)
 
     def _is_stale(self, c: CancelRec) -> bool:
-        return c.status == "I" and self._read(c.idx) and not c.prior
+        return c.status == CancelStatus.QUIET and self._read(c.idx) and not c.prior
 
     def _justifying(self) -> list[CancelRec]:
         """Cancels that can explain a cancelled stop reason for the work now ending."""
         if self.state in WORK:
-            return [c for c in self.cancels if c.status in ("W", "A")]
-        return [c for c in self.cancels if c.status in ("W", "A")
-                or (c.status == "I" and not self._is_stale(c))]
+            return [c for c in self.cancels if c.status in OWING]
+        return [c for c in self.cancels if c.status in OWING
+                or (c.status == CancelStatus.QUIET and not self._is_stale(c))]
 
     def _replies_owed(self) -> bool:
         """Only reading A-04=idle-cancelled makes a cancel that met no work owe an idle."""
         return self.ctx.readings["A-04"] == "idle-cancelled"
 
     def _owing_cancel(self) -> bool:
-        return any(c.status in ("W", "A") for c in self.cancels)
+        return any(c.status in OWING for c in self.cancels)
 
     def _prior(self, c_idx: int) -> bool:
         return any(p.idx < c_idx for p in self.prompts)
 
     def _accepted_after(self, c_idx: int) -> bool:
-        return any(p.idx > c_idx and p.status != "pending" for p in self.prompts)
+        return any(p.idx > c_idx and p.status != PromptStatus.PENDING for p in self.prompts)
+
+    def binding_cancels(self) -> list[CancelRec]:
+        """Cancels that oblige the work now ending to end ``cancelled`` (CANCEL-07).
+
+        A cancel sent during observed work, or while a prompt it could cancel was still open
+        (read before that prompt's work ended, it cancels it under every A-10 reading) unless a
+        prompt sent after the cancel was accepted: this work may be that one's. Under reading
+        A-11=sent, every cancel sent during observed work binds, read or not.
+        """
+        if self.ctx.readings["A-11"] == "sent":
+            return [c for c in self.cancels if c.status == CancelStatus.WORK]
+        return [c for c in self.cancels
+                if (c.status == CancelStatus.WORK
+                    or (c.status == CancelStatus.AMBIGUOUS and c.prior
+                        and not self._accepted_after(c.idx)))
+                and self._read(c.idx)]
+
+    def required_answers(self, perm_id: Any) -> frozenset[tuple[str, int | None]] | None:
+        """The answers the client may still give to a permission request (CANCEL-04), as
+        ``(answer, error code)`` pairs; ``None``: any answer.
+
+        After a cancel, only the cancelled outcome; under reading A-14=both also error -32800
+        once the agent withdrew the request with ``$/cancel_request``.
+        """
+        perm = self.perms.get(perm_id)
+        if perm is None or not perm.owed_cancel:
+            return None
+        allowed = {(Answer.CANCELLED, None)}
+        if self.ctx.readings["A-14"] == "both" and perm.state == PermState.WITHDRAWN:
+            allowed.add((Answer.ERROR, ErrorCode.REQUEST_CANCELLED))
+        return frozenset(allowed)
+
+    def unanswered_rule(self, perm_id: Any) -> CheckMeta:
+        """Which obligation an unanswered permission request breaks."""
+        perm = self.perms.get(perm_id)
+        if perm is not None and perm.state == PermState.WITHDRAWN:
+            return WITHDRAWN_ANSWERED
+        if perm is not None and perm.owed_cancel:
+            return CANCELLED_PERMISSION_ANSWERED
+        return PERMISSION_ANSWERED
+
+    def canon_ran(self, ran: bool) -> bool:
+        """``PromptRec.ran`` in a snapshot: read only while quiet, and every work end sets it,
+        so during work it is noise."""
+        return ran or self.state in WORK
+
+    def canon_owes_reply(self, owes: bool) -> bool:
+        """``CancelRec.owes_reply`` in a snapshot: read only under A-04=idle-cancelled."""
+        return owes and self._replies_owed()
+
+    def busy(self) -> bool:
+        """Foreground work, or accepted prompts whose work has not ended with an idle yet."""
+        return self.state not in QUIET or bool(self.prompts)
 
     # =====================================================================================
     # Checks (guards). Pure: they read the model and the event, never change anything.
     # =====================================================================================
 
-    @check("PROMPT-10", reading="A-01", levels={"join": "off", "forbid": "fail"})
+    @check("A-01.forbid", reading="A-01", levels={"join": "off", "forbid": "rule"})
     def prompt_while_busy_allowed(self, ev: Ev) -> bool:
         """Under reading A-01=forbid the client may only prompt a quiet session."""
         return self.state not in WORK
 
-    @check("CANCEL-04", reading="A-14", levels={"both": "rule", "outcome-only": "rule"})
+    @check("CANCEL-04")
     def answer_honours_cancel(self, ev: Ev) -> bool:
         """After session/cancel the client answers pending permissions with `cancelled`."""
-        perm = self.perms.get(ev.id)
-        if perm is None or not perm.owed_cancel:
+        allowed = self.required_answers(ev.id)
+        if allowed is None:
             return True
-        if ev.answer == "cancelled":
-            return True
-        withdrawn_ok = self.ctx.readings["A-14"] == "both" and perm.state == "withdrawn"
-        return withdrawn_ok and ev.answer == "error" and ev.error_code == -32800
+        code = ev.error_code if ev.answer == Answer.ERROR else None
+        return (ev.answer, code) in allowed
 
     @check("PROMPT-05")
     def acknowledgement_only(self, ev: Ev) -> bool:
         """The prompt result acknowledges acceptance; a v1-style stopReason is a leftover."""
         return not ev.result_keys or "stopReason" not in ev.result_keys
 
-    @check("INIT-10")
-    def rejection_not_method_missing(self, ev: Ev) -> bool:
-        """An agent advertising `session` must implement session/prompt."""
-        return not (self.ctx.session_advertised and ev.error_code == -32601)
-
-    @check("PROMPT-06", reading="A-03", levels={"free": "off", "diagram": "fail"})
+    @check("A-03.diagram", reading="A-03", levels={"free": "off", "diagram": "rule"})
     def user_message_after_accept(self, ev: Ev) -> bool:
         """Diagram order: the user message follows the prompt response."""
-        if ev.message_id in self.user_ids:
+        if ev.new_message is False:
             return True
-        return self.count("accepted") > 0 or self.count("pending") == 0
+        return self.count(PromptStatus.ACCEPTED) > 0 or self.count(PromptStatus.PENDING) == 0
 
-    @check("PROMPT-06", reading="A-03", levels={"free": "off", "diagram": "fail"})
+    @check("A-03.diagram", reading="A-03", levels={"free": "off", "diagram": "rule"})
     def running_after_user_message(self, ev: Ev) -> bool:
         """Diagram order: running follows the prompt response and the user message."""
-        if self.count("accepted") > 0:
+        if self.count(PromptStatus.ACCEPTED) > 0:
             return False
-        return not (self.count("pending") > 0 and self.count("inserted") == 0)
+        return not (self.count(PromptStatus.PENDING) > 0
+                    and self.count(PromptStatus.INSERTED) == 0)
 
-    @check("PROMPT-08", reading="A-07", levels={"allow": "off", "forbid": "fail"})
+    @check("A-07.forbid", reading="A-07", levels={"allow": "off", "forbid": "rule"})
     def work_has_a_prompt(self, ev: Ev) -> bool:
         """Under A-07=forbid, foreground work only exists because of a prompt."""
         return bool(self.prompts)
@@ -257,7 +272,8 @@ class SessionModel:
         """An idle with a stop reason after accepted prompts ends work that never ran."""
         return not (ev.reason is not None and self._prompt_work_pending())
 
-    @check("CANCEL-06", reading="A-04", levels={"noop": "off", "idle-cancelled": "fail"})
+    @check("A-04.idle-cancelled", reading="A-04",
+           levels={"noop": "off", "idle-cancelled": "rule"})
     def idle_cancel_answered(self, ev: Ev) -> bool:
         """Under A-04=idle-cancelled a cancel read while idle is answered before new work
         (or a newer prompt's acceptance) begins."""
@@ -269,39 +285,31 @@ class SessionModel:
         return ev.reason is not None
 
     @check("CANCEL-07", reading="A-11", levels={"provable": "rule", "sent": "rule",
-                                                "never": "off"})
+                                                "never": "off"}, evidence="cancel_evidence")
     def cancel_honoured(self, ev: Ev) -> bool:
         """Work during which the agent read session/cancel ends with `cancelled` (provably
         read, or under reading A-11=sent merely sent while the work was reported)."""
-        if ev.reason == "cancelled":
-            return True
-        if self.ctx.readings["A-11"] == "sent":
-            return not any(c.status == "W" for c in self.cancels)
-        # A cancel sent during observed work, or while a prompt it could cancel was still
-        # open (read before that prompt's work ended, it cancels it under every A-10 reading)
-        # unless a prompt sent after the cancel was accepted: this work may be that one's.
-        return not any((c.status == "W" or (c.status == "A" and c.prior
-                                            and not self._accepted_after(c.idx)))
-                       and self._read(c.idx) for c in self.cancels)
+        return ev.reason == "cancelled" or not self.binding_cancels()
 
-    @check("CANCEL-06", reading="A-04", levels={"noop": "off", "idle-cancelled": "fail"})
+    @check("A-04.idle-cancelled", reading="A-04",
+           levels={"noop": "off", "idle-cancelled": "rule"})
     def idle_cancel_not_swallowed(self, ev: Ev) -> bool:
         """Under A-04=idle-cancelled, a cancel the agent provably read before this work ended
         is answered with `cancelled`: read during the work it cancels it, read before the
         work began it was owed an idle(cancelled) before that work."""
         if ev.reason == "cancelled":
             return True
-        return not any(c.status == "A" and c.owes_reply and self._read(c.idx)
-                       for c in self.cancels)
+        return not any(c.status == CancelStatus.AMBIGUOUS and c.owes_reply
+                       and self._read(c.idx) for c in self.cancels)
 
-    @check("CANCEL-11")
+    @check("CANCEL-11", evidence="cause_evidence")
     def cancelled_has_cause(self, ev: Ev) -> bool:
         """`cancelled` answers a cancel that could still apply to the work being ended."""
         if ev.reason != "cancelled":
             return True
         if self._ends_work(ev):
             return bool(self._justifying())
-        return any(c.status == "I" for c in self.cancels)
+        return any(c.status == CancelStatus.QUIET for c in self.cancels)
 
     @check("ACPM-ONE-STOP", reading="A-05", levels={"forbid": "rule", "allow": "off"})
     def one_stop_reason(self, ev: Ev) -> bool:
@@ -311,28 +319,26 @@ class SessionModel:
     @check("STATE-05")
     def blocked_state_reported(self, ev: Ev) -> bool:
         """A permission wait that is over should have been reported as requires_action."""
-        return not any(p.unreported_block and p.state != "open" for p in self.perms.values())
+        return not any(p.unreported_block and p.state != PermState.OPEN
+                       for p in self.perms.values())
 
     @check("CANCEL-05")
     def no_new_work_after_cancel(self, ev: Ev) -> bool:
         """After provably reading a cancel, the agent does not ask for more permissions."""
-        return not any(c.status == "W" and self._read(c.idx) for c in self.cancels)
+        return not any(c.status == CancelStatus.WORK and self._read(c.idx) for c in self.cancels)
 
     @check("TOOL-02")
     def tool_titled_on_first_report(self, ev: Ev) -> bool:
         """The first tool_call_update of a toolCallId should carry its title."""
-        return ev.tool_call_id in self.tools or bool(ev.has_title) or ev.kind != "update"
+        return not ev.first_report or bool(ev.has_title) or ev.kind != "update"
 
-    @check("PERM-11")
+    @check("PERM-11", evidence="answer_evidence")
     def tool_respects_answer(self, ev: Ev) -> bool:
         """A tool guarded by a permission proceeds only after an allow option was selected."""
-        if ev.status not in PROCEEDING_TOOL_STATUSES:
+        perm = self._guard(ev)
+        if ev.status not in PROCEEDING_TOOL_STATUSES or perm is None or perm.answer is None:
             return True
-        tool = self.tools.get(ev.tool_call_id or "")
-        perm = self.perms.get(tool.perm) if tool is not None else None
-        if perm is None or perm.answer is None or perm.answer == "allow":
-            return True
-        if perm.answer == "custom-option":
+        if perm.answer in (Answer.ALLOW, Answer.CUSTOM_OPTION):
             return True  # a custom option kind means whatever the agent defined
         return not self._read(perm.answer_idx)
 
@@ -341,16 +347,68 @@ class SessionModel:
         """An approved tool that starts while requires_action is still shown: no running."""
         if self.state != "requires_action" or ev.status not in PROCEEDING_TOOL_STATUSES:
             return True
-        tool = self.tools.get(ev.tool_call_id or "")
-        perm = self.perms.get(tool.perm) if tool is not None else None
-        if perm is None or perm.answer != "allow":
+        perm = self._guard(ev)
+        if perm is None or perm.answer != Answer.ALLOW:
             return True
-        return any(p.state == "open" for p in self.perms.values())
+        return any(p.state == PermState.OPEN for p in self.perms.values())
 
     @check("CANCEL-09", reading="A-13", levels={"fail": "rule", "warn": "warn", "allow": "off"})
     def not_after_cancelled_idle(self, ev: Ev) -> bool:
         """Tool calls of cancelled work get no updates after the cancelled idle."""
         return ev.tool_call_id not in self.cancelled_tools
+
+    def _guard(self, ev: Ev) -> PermRec | None:
+        """The permission request guarding the event's tool call, if any."""
+        tool = self.tools.get(ev.tool_call_id or "")
+        return self.perms.get(tool.perm) if tool is not None else None
+
+    # =====================================================================================
+    # Evidence: which messages prove a race-dependent failure.
+    # =====================================================================================
+
+    def _proof_text(self, idx: int) -> tuple[str, list[tuple[int, str]]]:
+        proof = self.ctx.proof(idx)
+        if proof is None:
+            return (f"a response proves the agent read the client's messages up to "
+                    f"#{self.ctx.frontier}", [])
+        return (f"the agent answered #{proof.request} (sent after #{idx}) with #{proof.response}",
+                [(proof.request, "request sent after it"),
+                 (proof.response, "response proving it was read")])
+
+    def cancel_evidence(self, ev: Ev) -> tuple[str, list[tuple[int, str]]] | None:
+        binding = self.binding_cancels()
+        if not binding:
+            return None
+        c = binding[0]
+        if self.ctx.readings["A-11"] == "sent":
+            return (f"session/cancel #{c.idx} was sent during this work (reading A-11=sent); "
+                    f"expected stopReason 'cancelled', got {ev.reason!r}",
+                    [(c.idx, "session/cancel sent during the work"), (ev.idx, "the idle")])
+        why = ("sent during this work" if c.status == CancelStatus.WORK else
+               "sent while a prompt it cancels was still open")
+        proof, items = self._proof_text(c.idx)
+        return (f"session/cancel #{c.idx} was {why} and {proof}, before it wrote #{ev.idx}; "
+                f"expected stopReason 'cancelled', got {ev.reason!r}",
+                [(c.idx, "session/cancel"), *items, (ev.idx, "the idle")])
+
+    def cause_evidence(self, ev: Ev) -> tuple[str, list[tuple[int, str]]] | None:
+        stale = [c for c in self.cancels if c.status == CancelStatus.QUIET]
+        if self.state in WORK or stale:
+            items = [(c.idx, "session/cancel read before this work began") for c in stale]
+            return ("no session/cancel was sent during this work; the last one the agent "
+                    "could act on was read before the work began", items)
+        return "no session/cancel was sent since the previous idle", []
+
+    def answer_evidence(self, ev: Ev) -> tuple[str, list[tuple[int, str]]] | None:
+        perm = self._guard(ev)
+        if perm is None:
+            return None
+        proof, items = self._proof_text(perm.answer_idx)
+        return (f"tool call {ev.tool_call_id!r} went {ev.status!r} although the permission "
+                f"request #{perm.idx} was answered {perm.answer!r} at #{perm.answer_idx} and "
+                f"{proof}",
+                [(perm.idx, "permission request"), (perm.answer_idx, "the answer"), *items,
+                 (ev.idx, "the tool update")])
 
     # =====================================================================================
     # Actions. They run after the checks and update the extended state.
@@ -363,12 +421,13 @@ class SessionModel:
     @allowance("CANCEL-01")
     def note_cancel(self, ev: Ev) -> None:
         if self.state in WORK:
-            self.cancels.append(CancelRec(ev.idx, "W"))
+            self.cancels.append(CancelRec(ev.idx, CancelStatus.WORK))
         else:
             prior = self._prior(ev.idx)
-            self.cancels.append(CancelRec(ev.idx, "I", prior=prior, owes_reply=not prior))
+            self.cancels.append(CancelRec(ev.idx, CancelStatus.QUIET, prior=prior,
+                                          owes_reply=not prior))
         for perm in self.perms.values():
-            if perm.state != "answered":
+            if perm.state != PermState.ANSWERED:
                 perm.owed_cancel = True
 
     @allowance("CANCEL-13")
@@ -380,36 +439,36 @@ class SessionModel:
         perm = self.perms.get(ev.id)
         if perm is None:
             return
-        perm.state = "answered"
+        perm.state = PermState.ANSWERED
         perm.answer = ev.answer
         perm.answer_idx = ev.idx
 
     def note_accept(self, ev: Ev) -> None:
         for p in self.prompts:
-            if p.id == ev.id and p.status == "pending":
+            if p.id == ev.id and p.status == PromptStatus.PENDING:
                 if self.early_user_messages:
                     self.early_user_messages -= 1
-                    p.status = "inserted"
+                    p.status = PromptStatus.INSERTED
                 else:
-                    p.status = "accepted"
+                    p.status = PromptStatus.ACCEPTED
                 break
 
     def note_reject(self, ev: Ev) -> None:
-        self.prompts = [p for p in self.prompts if not (p.id == ev.id and p.status == "pending")]
+        self.prompts = [p for p in self.prompts
+                        if not (p.id == ev.id and p.status == PromptStatus.PENDING)]
         for c in self.cancels:  # a rejected prompt is no longer work a cancel could stop
             c.prior = c.prior and self._prior(c.idx)
         self._settle_prompts()
 
     @allowance("MSG-02", "PROMPT-06")
     def note_user_message(self, ev: Ev) -> None:
-        if ev.message_id is None or ev.message_id in self.user_ids:
+        if ev.message_id is None or ev.new_message is False:
             return
-        self.user_ids.add(ev.message_id)
-        accepted = [p for p in self.prompts if p.status == "accepted"]
+        accepted = [p for p in self.prompts if p.status == PromptStatus.ACCEPTED]
         if accepted:
             # Which prompt it belongs to is not on the wire (A-06); marking the latest one
             # keeps the earliest prompts "unfinished", the cautious choice for CANCEL-11.
-            accepted[-1].status = "inserted"
+            accepted[-1].status = PromptStatus.INSERTED
         else:
             self.early_user_messages += 1
 
@@ -417,10 +476,10 @@ class SessionModel:
         """Quiet -> work: sort leftover cancels into stale (dropped) and ambiguous."""
         kept = []
         for c in self.cancels:
-            if c.status == "I":
+            if c.status == CancelStatus.QUIET:
                 if self._is_stale(c):
                     continue
-                c.status = "A"
+                c.status = CancelStatus.AMBIGUOUS
             kept.append(c)
         self.cancels = kept
         self.cancelled_tools = set()
@@ -434,7 +493,7 @@ class SessionModel:
 
     def note_resumed(self, ev: Ev) -> None:
         for perm in self.perms.values():
-            if perm.state != "open":
+            if perm.state != PermState.OPEN:
                 perm.unreported_block = False
 
     @allowance("STATE-04", "STATE-02", "CANCEL-06")
@@ -445,13 +504,13 @@ class SessionModel:
         cancelled = ev.reason == "cancelled"
         served: list[CancelRec] = []  # cancels this idle answered or already judged
         if cancelled:
-            justifying = [c for c in self.cancels if c.status in ("W", "A")]
+            justifying = [c for c in self.cancels if c.status in OWING]
             served += justifying[:1]
             self.cancelled_tools = set(self.work_tools)
         # Read during this work: judged by CANCEL-07 above.
-        served += [c for c in self.cancels if c.status == "W" and self._read(c.idx)
-                   and c not in served]
-        self.prompts = [p for p in self.prompts if p.status != "inserted"]
+        served += [c for c in self.cancels
+                   if c.status == CancelStatus.WORK and self._read(c.idx) and c not in served]
+        self.prompts = [p for p in self.prompts if p.status != PromptStatus.INSERTED]
         for p in self.prompts:
             p.ran = True
         kept = []
@@ -461,12 +520,13 @@ class SessionModel:
                     continue
                 # A prompt sent before it is still open (not yet accepted, say): the same cancel
                 # may stop that prompt too, with a cancelled idle of its own (A-10).
-                c.status, c.prior, c.owes_reply = "I", True, False
-            elif c.status in ("W", "A"):
+                c.status, c.prior, c.owes_reply = CancelStatus.QUIET, True, False
+            elif c.status in OWING:
                 # Unread when the work ended (a race): the agent meets it while quiet. After a
                 # cancelled idle it may already have been answered.
-                c.owes_reply = not cancelled and (c.status == "W" or c.owes_reply)
-                c.status = "I"
+                c.owes_reply = not cancelled and (c.status == CancelStatus.WORK
+                                                  or c.owes_reply)
+                c.status = CancelStatus.QUIET
                 c.prior = self._prior(c.idx)
             kept.append(c)
         self.cancels = kept
@@ -480,7 +540,7 @@ class SessionModel:
             self.end_work(ev)
             return
         if ev.reason == "cancelled":
-            quiet = [c for c in self.cancels if c.status == "I"]
+            quiet = [c for c in self.cancels if c.status == CancelStatus.QUIET]
             if quiet:  # under A-04=idle-cancelled, answer the one that owes a reply first
                 owing = [c for c in quiet if c.owes_reply] if self._replies_owed() else []
                 self.cancels.remove((owing or quiet)[0])
@@ -493,7 +553,7 @@ class SessionModel:
 
     @allowance("PERM-01", "PERM-13")
     def note_permission_request(self, ev: Ev) -> None:
-        perm = PermRec(ev.id, ev.idx, ev.tool_call_id, dict(ev.options or {}))
+        perm = PermRec(ev.id, ev.idx, ev.tool_call_id, MappingProxyType(dict(ev.options or {})))
         perm.owed_cancel = self._owing_cancel()
         perm.unreported_block = self.state == "running"
         self.perms[ev.id] = perm
@@ -505,8 +565,8 @@ class SessionModel:
 
     def note_withdraw(self, ev: Ev) -> None:
         perm = self.perms.get(ev.id)
-        if perm is not None and perm.state == "open":
-            perm.state = "withdrawn"
+        if perm is not None and perm.state == PermState.OPEN:
+            perm.state = PermState.WITHDRAWN
 
     @allowance("TOOL-10", "CANCEL-08")
     def note_tool_update(self, ev: Ev) -> None:
@@ -518,115 +578,62 @@ class SessionModel:
     def note_output(self, ev: Ev) -> None:
         """Other session updates: legal in every state; they never change the state."""
 
-    # --- what is still owed; copies -------------------------------------------------------
-    def obligations(self) -> list[tuple[str, int, str]]:
-        """Liveness obligations still open: (rule, index that created it, what is owed).
+    # --- what is still owed; what can be forgotten -----------------------------------------
+    def obligations(self) -> list[Obligation]:
+        """Liveness obligations still open (empty: the session is quiescent).
 
         The monitor judges these at the end of a trace (or of a fuzz example), the explorer
-        calls a configuration quiescent when the list is empty. Index -1: the end of the trace.
+        calls a configuration quiescent when the list is empty.
         """
-        out: list[tuple[str, int, str]] = []
+        out: list[Obligation] = []
         for p in self.prompts:
-            if p.status == "pending":
-                out.append(("PROMPT-04", p.idx, f"session/prompt #{p.idx} was never answered"))
-            elif p.status == "accepted":
-                out.append(("PROMPT-06", p.idx, f"session/prompt #{p.idx} was accepted but no "
-                            "user message reported where it entered the history"))
+            if p.status == PromptStatus.PENDING:
+                out.append(Obligation(PROMPT_ANSWERED, p.idx,
+                                      f"session/prompt #{p.idx} was never answered"))
+            elif p.status == PromptStatus.ACCEPTED:
+                out.append(Obligation(USER_MESSAGE_REPORTED, p.idx,
+                                      f"session/prompt #{p.idx} was accepted but no user message "
+                                      "reported where it entered the history"))
             elif self.state not in WORK and not p.ran:
-                out.append(("STATE-02", p.idx, f"session/prompt #{p.idx} was accepted and its "
-                            "user message reported, but its work never ran to an idle"))
+                out.append(Obligation(WORK_ENDS, p.idx,
+                                      f"session/prompt #{p.idx} was accepted and its user "
+                                      "message reported, but its work never ran to an idle"))
         for perm in self.perms.values():
-            if perm.state != "answered":
-                rule = ("CANCEL-14" if perm.state == "withdrawn"
-                        else "CANCEL-04" if perm.owed_cancel else "PERM-12")
-                out.append((rule, perm.idx, f"the client never answered permission request "
-                            f"#{perm.idx}"))
+            if perm.state != PermState.ANSWERED:
+                out.append(Obligation(self.unanswered_rule(perm.id), perm.idx,
+                                      f"the client never answered permission request "
+                                      f"#{perm.idx}"))
         if self.state in WORK:
-            cancel = next((c for c in self.cancels if c.status in ("W", "A")), None)
+            cancel = next((c for c in self.cancels if c.status in OWING), None)
             if cancel is not None:
-                out.append(("CANCEL-06", cancel.idx, f"session/cancel #{cancel.idx} was sent "
-                            f"during foreground work but the session is still {self.state}; "
-                            "expected idle with stopReason cancelled"))
+                out.append(Obligation(CANCEL_ENDS_WORK, cancel.idx,
+                                      f"session/cancel #{cancel.idx} was sent during foreground "
+                                      f"work but the session is still {self.state}; expected "
+                                      "idle with stopReason cancelled"))
             else:
-                out.append(("STATE-02", -1, f"foreground work is still {self.state}: it never "
-                            "ended with an idle state_update"))
+                out.append(Obligation(WORK_ENDS, -1, f"foreground work is still {self.state}: "
+                                      "it never ended with an idle state_update"))
         elif self._replies_owed():
-            out += [("CANCEL-06", c.idx, f"session/cancel #{c.idx} was never answered with "
-                     "idle(cancelled) (reading A-04=idle-cancelled)")
-                    for c in self.cancels if c.status == "I" and c.owes_reply]
+            out += [Obligation(IDLE_CANCEL_REPLIED, c.idx,
+                               f"session/cancel #{c.idx} was never answered with "
+                               "idle(cancelled) (reading A-04=idle-cancelled)")
+                    for c in self.cancels if c.status == CancelStatus.QUIET and c.owes_reply]
         return out
 
-    def clone(self, ctx: Context | None = None) -> SessionModel:
-        """A copy that shares nothing mutable (~4 µs; ``copy.deepcopy`` costs ~80 µs).
+    def compact(self) -> None:
+        """Forget answered permission requests no check can read any more.
 
-        ``user_ids`` is copied too: it decides whether a message id is new.
+        Answered requests are read by STATE-05 (``unreported_block``), PERM-11 and STATE-06
+        (through the tool call they guard); one that is answered, owes no requires_action
+        report and guards no tool call only takes up room. The explorer calls this after each
+        event so that configurations with equal futures merge (``tests/test_explore.py`` checks
+        the merge against an exploration without it).
         """
-        c = object.__new__(type(self))
-        c.__dict__.update(self.__dict__)
-        c.ctx = self.ctx if ctx is None else ctx
-        # (the explorer clones on every edge: empty collections skip the comprehensions)
-        c.prompts = [PromptRec(p.idx, p.id, p.status, p.ran) for p in self.prompts] \
-            if self.prompts else []
-        c.user_ids = set(self.user_ids)
-        c.cancels = [CancelRec(x.idx, x.status, x.prior, x.owes_reply) for x in self.cancels] \
-            if self.cancels else []
-        c.perms = {k: PermRec(p.id, p.idx, p.tool_call_id, p.options, p.state, p.owed_cancel,
-                              p.answer, p.answer_idx, p.unreported_block)
-                   for k, p in self.perms.items()} if self.perms else {}
-        c.tools = {k: ToolRec(t.perm) for k, t in self.tools.items()} if self.tools else {}
-        c.work_tools = set(self.work_tools)
-        c.cancelled_tools = set(self.cancelled_tools)
-        c.__dict__.pop("_acpm_machine", None)  # a library machine is bound to the original
-        return c
-
-    def forget_permission(self, perm_id: Any) -> None:
-        self.perms.pop(perm_id, None)
-
-    def indices(self) -> set[int]:
-        """Every trace index the extended state still refers to."""
-        out = {c.idx for c in self.cancels}
-        for p in self.prompts:
-            out.add(p.idx)
-        for q in self.perms.values():
-            if q.answer_idx >= 0:
-                out.add(q.answer_idx)
-        return out
-
-    def snapshot(self, rank: dict[int, int] | None = None) -> tuple[Any, ...]:
-        """Canonical, hashable abstraction of the state (used by the explorer).
-
-        Trace indices only matter relative to each other and to the read frontier, so they are
-        replaced by dense ranks (everything already read collapses to -1). The result is exact:
-        two models with equal snapshots accept the same futures. Sessions sharing a frontier
-        pass a ``rank`` computed over all their ``indices()`` (see ``joint_ranks``).
-        """
-        frontier = self.ctx.frontier
-        if rank is None:
-            rank = joint_ranks([self])
-        busy = self.state in WORK
-        # ``ran`` is read only while quiet, and every work end sets it: in work it is noise.
-        prompts = tuple([(-1 if p.idx <= frontier else rank[p.idx], p.status, p.ran or busy)
-                         for p in self.prompts])
-        owed = self._replies_owed()  # nothing reads owes_reply under the other readings
-        cancels = tuple([(-1 if c.idx <= frontier else rank[c.idx], c.status, c.prior,
-                          c.owes_reply and owed) for c in self.cancels])
-        perm_ids = {pid: n for n, pid in enumerate(self.perms)} if self.perms else {}
-        perms = tuple([(perm_ids[p.id], p.state, p.owed_cancel, p.answer,
-                        None if p.answer_idx < 0 else
-                        -1 if p.answer_idx <= frontier else rank[p.answer_idx],
-                        p.unreported_block, p.tool_call_id) for p in self.perms.values()])
-        tools = tuple(sorted((k, perm_ids.get(v.perm)) for k, v in self.tools.items())) \
-            if self.tools else ()
-        return (self.state, prompts, self.early_user_messages, cancels, perms, tools,
-                tuple(sorted(self.work_tools)) if self.work_tools else (),
-                tuple(sorted(self.cancelled_tools)) if self.cancelled_tools else ())
-
-
-def joint_ranks(models: list[SessionModel]) -> dict[int, int]:
-    """Dense ranks of the unread indices of sessions that share one read frontier."""
-    frontier = models[0].ctx.frontier if models else -1
-    unread = sorted({i for m in models for i in m.indices() if i > frontier})
-    return {i: n for n, i in enumerate(unread)}
+        guarding = {t.perm for t in self.tools.values()}
+        for pid, perm in list(self.perms.items()):
+            if perm.state == PermState.ANSWERED and not perm.unreported_block \
+                    and pid not in guarding:
+                del self.perms[pid]
 
 
 def stay(*states: State, cond: str | list[str] | None = None, on: str | list[str] | None = None,
@@ -668,8 +675,7 @@ class SessionLifecycle(StateMachine):
     prompt_accepted = stay(unreported, idle, running, requires_action, custom,
                            cond=["acknowledgement_only", "idle_cancel_answered"],
                            on="note_accept")
-    prompt_rejected = stay(unreported, idle, running, requires_action, custom,
-                           cond="rejection_not_method_missing", on="note_reject")
+    prompt_rejected = stay(unreported, idle, running, requires_action, custom, on="note_reject")
     user_message = stay(unreported, idle, running, requires_action, custom,
                         cond="user_message_after_accept", on="note_user_message")
 
@@ -732,8 +738,6 @@ class SessionLifecycle(StateMachine):
     output = stay(unreported, idle, running, requires_action, custom, on="note_output")
 
 
-CLIENT_EVENTS = ("prompt", "cancel", "prompt_cancel_request", "permission_answer")
-AGENT_EVENTS = ("prompt_accepted", "prompt_rejected", "user_message", "running_reported",
-                "requires_action_reported", "custom_reported", "idle_reported",
-                "permission_request", "permission_withdrawn", "tool_update", "output")
-EVENTS = CLIENT_EVENTS + AGENT_EVENTS
+def quiescent(models: Iterable[SessionModel]) -> bool:
+    """No session owes anything."""
+    return not any(m.obligations() for m in models)

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from acp_model.model.check import CheckMeta, declare
+from acp_model.model.vocab import Kind
 from acp_model.spec.schema import SCHEMA_URI, load_schema
 
 
@@ -126,3 +128,64 @@ def validate(def_name: str, instance: Any) -> list[SchemaProblem]:
     problems = diagnose(def_name, instance)
     # The fast validator asserts nothing jsonschema would not, so disagreement means a bug here.
     return problems or [SchemaProblem("(root)", "rejected by the compiled validator", def_name)]
+
+
+# --- which rule a schema failure breaks -------------------------------------------------------
+
+def _schema(rule_id: str, name: str, doc: str) -> CheckMeta:
+    return declare(rule_id, name, doc, module=__name__, kind=Kind.FINDING)
+
+
+SCHEMA_VALID = _schema("ACPM-SCHEMA", "schema_valid",
+                       "Every message validates against the v2 schema definition for its method "
+                       "and direction.")
+
+# (method, a key on the failing path, the rule the schema states there, branch defs it covers)
+_SCHEMA_RULES: tuple[tuple[str, str, CheckMeta, frozenset[str]], ...] = (
+    ("initialize", "info", _schema("INIT-09", "schema_info", "Both peers identify themselves "
+                                   "in info with a name and a version."),
+     frozenset({"InitializeResponse", "InitializeRequest"})),
+    ("initialize", "capabilities", _schema("INIT-07", "schema_capabilities", "Capability "
+                                           "markers are objects, never booleans."),
+     frozenset({"InitializeResponse", "InitializeRequest"})),
+    ("session/update", "messageId", _schema("MSG-01", "schema_message_id", "Every message "
+                                            "update and chunk carries a messageId."),
+     frozenset({"ContentChunk", "UserMessage", "AgentMessage", "AgentThought"})),
+    ("session/update", "planId", _schema("PLAN-02", "schema_plan_id", "Every plan has a type "
+                                         "and a planId."), frozenset({"PlanItems"})),
+    ("session/update", "used", _schema("USAGE-02", "schema_usage_used", "usage_update used and "
+                                       "size are present, non-negative integers."),
+     frozenset({"UsageUpdate"})),
+    ("session/update", "size", _schema("USAGE-02", "schema_usage_size", "usage_update used and "
+                                       "size are present, non-negative integers."),
+     frozenset({"UsageUpdate"})),
+    ("session/update", "currency", _schema("USAGE-04", "schema_currency", "cost.currency is "
+                                           "an ISO 4217 code (three capitals)."),
+     frozenset({"UsageUpdate"})),
+    ("session/request_permission", "options",
+     _schema("PERM-02", "schema_permission_options", "A permission request has at least one "
+             "option with optionId, name and kind."), frozenset({"RequestPermissionRequest"})),
+    ("session/request_permission", "title",
+     _schema("PERM-02", "schema_permission_title", "A permission request has a title."),
+     frozenset({"RequestPermissionRequest"})),
+)
+
+
+def schema_rule(method: str, path: str) -> CheckMeta:
+    """The most specific catalogued rule for a schema failure (ACPM-SCHEMA otherwise)."""
+    parts = path.split("/")
+    for m, key, meta, _ in _SCHEMA_RULES:
+        if m == method and key in parts:
+            return meta
+    return SCHEMA_VALID
+
+
+def schema_rules_exercised(method: str, def_name: str, instance: Any) -> list[CheckMeta]:
+    """The rules a validation of ``instance`` against ``def_name`` judges (report counts)."""
+    branch, _, _ = _narrow(def_name, instance, ())
+    seen = {def_name, branch}
+    out = [SCHEMA_VALID]
+    for m, _, meta, defs in _SCHEMA_RULES:
+        if m == method and defs & seen and meta.rule not in {o.rule for o in out}:
+            out.append(meta)
+    return out

@@ -115,7 +115,8 @@ class AcpConformance(pytest.File):
     """The virtual file ``acp-model`` that holds one test per rule group."""
 
     def collect(self) -> Iterator[pytest.Item]:
-        for group in rule_groups():
+        opts = _options(self.config)
+        for group in rule_groups(opts.readings if opts is not None else None):
             yield AcpGroupItem.from_parent(self, name=f"test_acp[{group}]", group=group)
 
 

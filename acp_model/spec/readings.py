@@ -94,6 +94,53 @@ _DEFS: list[ReadingDef] = [
 ]
 
 READING_DEFS: dict[str, ReadingDef] = {d.id: d for d in _DEFS}
+
+
+@dataclass(frozen=True, slots=True)
+class FixedReading:
+    """An ambiguity the model resolves one way, with no option (every answer it could give is
+    either equally sound or not observable): the question and what the model does."""
+
+    id: str
+    question: str
+    decision: str
+    citation: str
+
+
+FIXED: dict[str, FixedReading] = {f.id: f for f in (
+    FixedReading("A-02", "Is a prompt sent during requires_action an answer or queued work?",
+                 "treated like any prompt while busy (reading A-01)", "RULES.md A-02"),
+    FixedReading("A-06", "Which accepted prompt does a user message belong to?",
+                 "the latest accepted one: the earliest stay unfinished, the cautious choice "
+                 "for CANCEL-11", "RULES.md A-06"),
+    FixedReading("A-08", "Is a new session idle before its first state_update?",
+                 "an 'unreported' state that behaves like idle", "RULES.md A-08"),
+    FixedReading("A-10", "What becomes of a prompt still unanswered when a cancel is read?",
+                 "any of rejection, accept + idle(cancelled), accepted and cancelled work",
+                 "RULES.md A-10"),
+    FixedReading("A-12", "What if selected.optionId names no offered option?",
+                 "the answer is classified as a rejection (never approval)", "RULES.md A-12"),
+    FixedReading("A-15", "Are final tool statuses immutable? Must tool calls be final at idle?",
+                 "neither is judged", "RULES.md A-15"),
+    FixedReading("A-17", "May a messageId be reused across message families?",
+                 "a warning (ACPM-MSG-FAMILY); the client view keeps the first family",
+                 "RULES.md A-17"),
+    FixedReading("A-18", "A content chunk for a toolCallId never announced?",
+                 "a warning (TOOL-01); the client view creates the tool call",
+                 "RULES.md A-18"),
+    FixedReading("A-19", "Must idle(cancelled) precede the session/close response?",
+                 "not required; session/close counts as a cancel (SESS-10)", "RULES.md A-19"),
+    FixedReading("A-20", "Unknown non-_ enum values from a v2 sender?",
+                 "a sender violation (ENUM-02, STOP-03, STATE-09, TOOL-14 ...)",
+                 "RULES.md A-20"),
+    FixedReading("A-24", "Is a permission's tool_call subject applied to the tool call?",
+                 "yes, like a tool_call_update (PERM-04); title and description never are",
+                 "RULES.md A-24"),
+    FixedReading("A-26", "Which error answers a prompt for an unknown session?",
+                 "any error (the fuzzer's probes accept every code)", "RULES.md A-26"),
+    FixedReading("A-27", "A bare content block in tool_call_content_chunk?",
+                 "a sender violation (TOOL-07)", "RULES.md A-27"),
+)}
 _BY_SLUG: dict[str, ReadingDef] = {d.slug: d for d in _DEFS}
 
 

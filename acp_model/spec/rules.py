@@ -1,8 +1,17 @@
 """The rule catalogue: every wire-observable lifecycle rule the model checks, with its ID.
 
 IDs are the row IDs of the project's rule catalogue (``RULES.md``), so a report can be traced back
-to the spec text. The two ``ACPM-`` rules are our own names for obligations that RULES.md only
-states implicitly (schema conformance per method, and JSON-RPC's "every request is answered").
+to the spec text. Three families extend it:
+
+* ``ACPM-`` rules are our own names for obligations RULES.md only states implicitly (schema
+  conformance per method, JSON-RPC's "every request is answered", the agent process staying
+  alive); they fail only where they restate a MUST of the text, and cite it;
+* ``A-xx.<value>`` rules are what a strict reading of an ambiguity adds (``A-01.forbid``: the
+  client prompts only a quiet session); they are off under the default readings, so a MAY rule
+  is never the ID of a failure;
+* ``kind="definition"`` rows are the client-side reducer semantics (MSG-03..10, TOOL-03..09,
+  PLAN-07, ...): listed so that reports and the client view can name them, applied by
+  ``model.reducers`` rather than judged.
 
 Statements are our own one-line paraphrases. ``strength`` is the level we enforce by default; where
 the docs and the schema disagree (marked ``‡`` in RULES.md, section 6.3) ``alt_strength`` records
@@ -13,11 +22,11 @@ MAY rules are *allowances*: they name behaviour that must never be reported.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 Party = Literal["agent", "client", "both"]
 Strength = Literal["MUST", "MUST NOT", "SHOULD", "SHOULD NOT", "MAY"]
-Kind = Literal["safety", "liveness", "safety+liveness", "allowance"]
+Kind = Literal["safety", "liveness", "safety+liveness", "allowance", "definition"]
 
 BLOCKING: frozenset[str] = frozenset({"MUST", "MUST NOT"})
 
@@ -38,10 +47,25 @@ class Rule:
     aliases: tuple[str, ...] = ()
     notes: str = ""
     fuzz_only: bool = False  # judged by the live fuzzer (process facts), not from a trace
+    # Why no check judges it, for agent rules that cannot be seen on the wire (empty: judged)
+    unobservable: str = ""
+    # Rules its violations are reported under (a routing rule: session/close as a cancel)
+    judged_via: tuple[str, ...] = ()
 
     @property
     def is_allowance(self) -> bool:
         return self.strength == "MAY"
+
+    @property
+    def reading(self) -> tuple[str, str] | None:
+        """``("A-01", "forbid")`` for a rule a strict reading adds (``A-01.forbid``)."""
+        reading, dot, value = self.id.partition(".")
+        return (reading, value) if dot else None
+
+    def active(self, readings: Any) -> bool:
+        """Can this rule be judged under ``readings``? (a reading rule only under its value)"""
+        pair = self.reading
+        return pair is None or readings[pair[0]] == pair[1]
 
     def effective_strength(self, source: str = "docs") -> Strength:
         """Strength under a strength source: ``docs`` (stricter, default) or ``schema``."""
@@ -341,6 +365,107 @@ _R: list[Rule] = [
     Rule("ACPM-SCHEMA", "both", "MUST", "safety",
          "Every message validates against the v2 schema definition for its method and direction.",
          "schema.json ($defs selected by x-method / x-side)", tck=("ACP-SCHEMA-001",)),
+    # --- what strict readings add (off under the defaults) ------------------------------
+    Rule("A-01.forbid", "client", "MUST", "safety",
+         "Under reading A-01=forbid, the client sends session/prompt only while the session is "
+         "quiet (no foreground work).",
+         f"{PL} §closing; RULES.md A-01 (c)"),
+    Rule("A-03.diagram", "agent", "MUST", "safety",
+         "Under reading A-03=diagram, the prompt response comes first, then the user message, "
+         "then running.",
+         f"{PL} §2 Prompt Accepted (sequence diagram); RULES.md A-03 (a)"),
+    Rule("A-04.idle-cancelled", "agent", "MUST", "safety+liveness",
+         "Under reading A-04=idle-cancelled, a cancel that met no foreground work is still "
+         "answered with idle(cancelled), before any new work begins.",
+         f"{PL} §Cancellation; RULES.md A-04 (b)"),
+    Rule("A-07.forbid", "agent", "MUST", "safety",
+         "Under reading A-07=forbid, foreground work (running) only starts from a prompt.",
+         f"{PL} intro; RULES.md A-07 (b)"),
+    # --- sessions (closing) -------------------------------------------------------------
+    Rule("SESS-10", "agent", "MUST", "safety",
+         "session/close cancels the session's ongoing work as if session/cancel had arrived.",
+         "session-setup.mdx §Closing Active Sessions", judged_via=("CANCEL-06", "CANCEL-07"),
+         notes="The monitor treats a session/close request like a session/cancel for the "
+               "CANCEL rules; whether idle(cancelled) precedes the close response is open "
+               "(A-19)."),
+    # --- client-side reducer semantics (definitions, applied by model.reducers) ---------
+    Rule("MSG-03", "client", "MUST", "definition",
+         "user_message, agent_message and agent_thought are upserts keyed by messageId; an "
+         "unseen id creates the message with client defaults.", f"{PL} §3 (Message IDs)"),
+    Rule("MSG-04", "client", "MUST", "definition",
+         "A message update without content leaves the stored content unchanged.",
+         f"{PL} §3 (Message IDs)"),
+    Rule("MSG-05", "client", "MUST", "definition",
+         "content: null and content: [] both clear a message.", f"{PL} §3 (Message IDs)"),
+    Rule("MSG-06", "client", "MUST", "definition",
+         "A message update with a content array replaces everything stored, chunks included.",
+         f"{PL} §3 (Message IDs)"),
+    Rule("MSG-07", "client", "MUST", "definition",
+         "A chunk appends its content block to whatever the message holds.",
+         f"{PL} §3 (Message IDs)"),
+    Rule("MSG-08", "client", "MUST", "definition",
+         "Updates and chunks are applied in arrival order per messageId.",
+         f"{PL} §3 (Message IDs)"),
+    Rule("MSG-09", "client", "MUST", "definition",
+         "A chunk's _meta is chunk-scoped; it never patches the message's _meta.",
+         f"{PL} §3 (Message IDs)"),
+    Rule("MSG-10", "client", "MUST", "definition",
+         "A message update's _meta: omitted keeps it, null clears it, an object replaces it.",
+         "schema $defs.AgentMessage"),
+    Rule("ACPM-MSG-FAMILY", "agent", "SHOULD", "safety",
+         "A messageId keeps the family it was first reported with (user, agent or thought): a "
+         "chunk or update of another family reusing it is unspecified (RULES.md A-17).",
+         f"{PL} §3 (Message IDs); RULES.md A-17",
+         notes="Our own warning: the text neither allows nor forbids it, and clients render "
+               "such a message differently."),
+    Rule("TOOL-01", "agent", "SHOULD", "safety",
+         "Each tool invocation is reported with tool_call_update straight away (before any "
+         "content chunk names its toolCallId).",
+         "tool-calls.mdx §Reporting; prompt-lifecycle.mdx §3 Agent Reports Output",
+         notes="Judged on a tool_call_content_chunk for a toolCallId no update announced "
+               "(RULES.md A-18 leaves the client's reaction open)."),
+    Rule("TOOL-03", "client", "MUST", "definition",
+         "tool_call_update is an upsert keyed by toolCallId; an unseen id is created with "
+         "status pending and kind other.", "tool-calls.mdx §Reporting"),
+    Rule("TOOL-04", "client", "MUST", "definition",
+         "For title, kind, status, rawInput and rawOutput: omitted keeps, null clears, a value "
+         "replaces.", "tool-calls.mdx §Updating"),
+    Rule("TOOL-05", "client", "MUST", "definition",
+         "content and locations are replaced wholesale; [] and null clear them.",
+         "tool-calls.mdx §Updating"),
+    Rule("TOOL-06", "client", "MUST", "definition",
+         "_meta of a tool_call_update: omitted keeps, null clears, an object replaces.",
+         "tool-calls.mdx §Updating"),
+    Rule("TOOL-08", "client", "MUST", "definition",
+         "Updates and content chunks apply in arrival order per toolCallId; content in an "
+         "update replaces what chunks accumulated.", "tool-calls.mdx §Streaming Content"),
+    Rule("TOOL-09", "client", "MUST", "definition",
+         "A tool_call_content_chunk's _meta belongs to that chunk only.",
+         "tool-calls.mdx §Streaming Content"),
+    Rule("PLAN-07", "client", "MUST", "definition",
+         "Each plan_update replaces that plan's entries completely; entries are never merged.",
+         "agent-plan.mdx §Updating Plans"),
+    Rule("PERM-03", "both", "MUST", "definition",
+         "A permission request's title and description are prompt text only; they never patch "
+         "the tool call.", "tool-calls.mdx §Requesting Permission"),
+    Rule("PERM-04", "client", "SHOULD", "definition",
+         "A tool_call subject's toolCall is applied like a tool_call_update (RULES.md A-24).",
+         "migration.mdx §Migration checklist: Clients"),
+    Rule("RPC-12", "both", "MUST", "definition",
+         "The error codes: -32700 parse, -32600 invalid request, -32601 method not found, -32602 "
+         "invalid params, -32603 internal, -32800 cancelled, -32000 auth required, -32002 "
+         "resource not found.", "schema $defs.ErrorCode"),
+    Rule("ENUM-01", "both", "MUST", "definition",
+         "Values starting with _ are extensions; unknown values without _ belong to future ACP "
+         "versions.", "extensibility.mdx §Enum and Tagged-Union Variants"),
+    Rule("ENUM-09", "both", "MUST NOT", "safety",
+         "No custom fields at the root of spec-defined types: custom data goes in _meta.",
+         "extensibility.mdx §The _meta Field",
+         unobservable="the schema leaves objects open, so an unknown root field may be custom "
+                      "or belong to a newer revision; the wire cannot tell which"),
+    Rule("CANCEL-12", "both", "MUST", "definition",
+         "$/cancel_request{requestId} is a protocol notification by which the sender of a "
+         "request withdraws it.", "cancellation.mdx §`$/cancel_request` Notification"),
 ]
 
 RULES: dict[str, Rule] = {r.id: r for r in _R}
@@ -364,13 +489,15 @@ def catalogue() -> list[Rule]:
 
 
 def group_of(rule_id: str) -> str:
-    """A rule's group is its ID prefix (``CANCEL`` for ``CANCEL-07``)."""
-    return rule_id.split("-", 1)[0]
+    """A rule's group is its ID prefix (``CANCEL`` for ``CANCEL-07``); the rules strict
+    readings add form the group ``READING``."""
+    return "READING" if "." in rule_id else rule_id.split("-", 1)[0]
 
 
-def rule_groups() -> list[str]:
-    """Rule groups in catalogue order."""
-    return list(dict.fromkeys(group_of(rule_id) for rule_id in RULES))
+def rule_groups(readings: Any = None) -> list[str]:
+    """Rule groups in catalogue order (with ``readings``: the groups with an active rule)."""
+    return list(dict.fromkeys(group_of(rule_id) for rule_id, r in RULES.items()
+                              if readings is None or r.active(readings)))
 
 
 @dataclass(slots=True)

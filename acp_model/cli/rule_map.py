@@ -1,0 +1,107 @@
+"""The rule map: where each rule is decided, read off the ``@check`` registry.
+
+Every module that decides a rule registers its checks when imported; :data:`DECIDING_MODULES`
+lists them (``tests/test_catalogue.py`` fails if a module decides a rule without being listed).
+The README's rule map is :func:`markdown` (a test compares them), so it cannot drift from code.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections import defaultdict
+from collections.abc import Iterable
+
+from acp_model.model.check import ALLOWS, CHECKS, CheckMeta
+from acp_model.spec.rules import RULES
+
+DECIDING_MODULES = (
+    "acp_model.model.session",
+    "acp_model.model.connection",
+    "acp_model.model.messages",
+    "acp_model.model.reducers",
+    "acp_model.oracle.rpc",
+    "acp_model.oracle.validate",
+    "acp_model.oracle.monitor",
+    "acp_model.fuzzing.client",
+)
+
+WHAT = {
+    "acp_model.model.session": "the session machine: stateful lifecycle checks (guards) and "
+                               "the liveness obligations a session owes",
+    "acp_model.model.connection": "the connection machine: initialize first, session ids, "
+                                  "known sessions, baseline methods",
+    "acp_model.model.messages": "single-message checks the schema cannot express (reserved "
+                                "enum values, absolute paths, ISO 4217, prompt capabilities)",
+    "acp_model.model.reducers": "the client's view (messages, tool calls, plans) and what it "
+                                "alone shows",
+    "acp_model.oracle.rpc": "JSON-RPC framing: ids, envelopes, batches, answers to "
+                            "notifications",
+    "acp_model.oracle.validate": "schema validation per method and direction, and which rule "
+                                 "a schema failure breaks",
+    "acp_model.oracle.monitor": "obligations about requests (answered at all), session/close "
+                                "routed as a cancel",
+    "acp_model.fuzzing.client": "facts only the fuzzer sees: the process stays alive, its "
+                                "output bounded, initialize answered",
+}
+
+
+def _load() -> None:
+    for name in DECIDING_MODULES:
+        importlib.import_module(name)
+
+
+def decisions() -> dict[str, list[CheckMeta]]:
+    """rule ID -> the checks that decide it, in registration order."""
+    _load()
+    out: dict[str, list[CheckMeta]] = defaultdict(list)
+    for meta in CHECKS.values():
+        if meta.module in DECIDING_MODULES:
+            out[meta.rule].append(meta)
+    return dict(out)
+
+
+def allowances() -> dict[str, list[str]]:
+    """rule ID -> the actions that exercise it without judging (MAY rules, definitions)."""
+    _load()
+    out: dict[str, list[str]] = defaultdict(list)
+    for name in DECIDING_MODULES:
+        module = importlib.import_module(name)
+        for obj in _members(module):
+            for rule_id in getattr(obj, ALLOWS, ()):
+                out[rule_id].append(f"{name}.{obj.__qualname__}")
+    return dict(out)
+
+
+def _members(module: object) -> Iterable[object]:
+    for _, obj in inspect.getmembers(module):
+        if getattr(obj, "__module__", None) != getattr(module, "__name__", None):
+            continue
+        if inspect.isfunction(obj):
+            yield obj
+        elif inspect.isclass(obj):
+            yield from (v for _, v in inspect.getmembers(obj, inspect.isfunction))
+
+
+def _path(module: str) -> str:
+    return module.replace(".", "/") + ".py"
+
+
+def markdown() -> str:
+    """The README's rule map: per module, what it decides and the rules it decides there."""
+    decided = decisions()
+    by_module: dict[str, list[str]] = defaultdict(list)
+    for rule_id in RULES:
+        for meta in decided.get(rule_id, []):
+            if rule_id not in by_module[meta.module]:
+                by_module[meta.module].append(rule_id)
+    lines = ["| where | what | rules decided there |", "| --- | --- | --- |"]
+    for module in DECIDING_MODULES:
+        rules = ", ".join(by_module.get(module, [])) or "-"
+        lines.append(f"| `{_path(module)}` | {WHAT[module]} | {rules} |")
+    return "\n".join(lines) + "\n"
+
+
+def decided_in(rule_id: str) -> list[str]:
+    """``module:check`` names deciding ``rule_id`` (for `acp-model rules`)."""
+    return [f"{_path(m.module)}:{m.name}" for m in decisions().get(rule_id, [])]

@@ -1,0 +1,164 @@
+"""How a rule is decided: the ``@check`` tag, its validated metadata, and strength -> level.
+
+Every verdict the project can report comes from a function tagged with :func:`check` (or from a
+:func:`liveness` / :func:`process` declaration for what is judged at the end or from the agent
+process). The tag stores one frozen :class:`CheckMeta` on the function and in :data:`CHECKS`,
+and is validated when applied, the way python-statemachine rejects a bad definition at class
+creation: an unknown rule ID, reading or level, or a level for a value the reading does not
+have, is an error at import time, never a silently different verdict. The oracle reports a
+violation only through a ``CheckMeta`` (``Monitor._report`` takes no bare rule IDs), so "where is
+rule X decided" is answered by ``grep '"X"'`` and by the rule map the README generates from
+:data:`CHECKS`.
+
+:func:`level_of` is the one place a rule's strength becomes ``fail`` / ``warn`` / ``off``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from acp_model.model.vocab import Kind, Level
+from acp_model.spec.readings import READING_DEFS, Readings
+from acp_model.spec.rules import BLOCKING, RULES
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+MARK = "__acpm_check__"
+ALLOWS = "__acpm_allows__"
+
+
+class DefinitionError(ValueError):
+    """A check, allowance or machine that names something that does not exist."""
+
+
+@dataclass(frozen=True, slots=True)
+class CheckMeta:
+    """One decision of a rule: which rule, how readings change its consequence, where it is."""
+
+    name: str  # the function (or declaration) name
+    rule: str
+    module: str  # where it is decided (the rule map)
+    kind: Kind
+    doc: str  # what is expected, from the docstring (violation texts say it)
+    reading: str | None = None
+    levels: tuple[tuple[str, Level], ...] = ()
+    evidence: str | None = None  # name of the model method that states the proof
+
+    def level(self, readings: Readings) -> Level:
+        """``fail``, ``warn`` or ``off`` for this check under the given readings."""
+        lv = dict(self.levels).get(readings[self.reading], Level.RULE) if self.reading \
+            else Level.RULE
+        return level_of(self.rule, readings) if lv is Level.RULE else lv
+
+
+CHECKS: dict[str, CheckMeta] = {}  # "module.name" -> meta, every decision of the project
+
+
+def level_of(rule_id: str, readings: Readings) -> Level:
+    """A rule's own consequence: MUST / MUST NOT fail, SHOULD / SHOULD NOT warn, MAY is off."""
+    strength = RULES[rule_id].effective_strength(readings["STRENGTH"])
+    if strength in BLOCKING:
+        return Level.FAIL
+    return Level.WARN if strength in ("SHOULD", "SHOULD NOT") else Level.OFF
+
+
+def summary(doc: str | None) -> str:
+    """A docstring up to its first blank line, on one line: the "expected" text of violations
+    (a first line alone can stop mid-sentence)."""
+    paragraph = inspect.cleandoc(doc or "").split("\n\n", 1)[0]
+    return " ".join(paragraph.split())
+
+
+def _validate(where: str, rule_id: str, reading: str | None,
+              levels: Mapping[str, str] | None) -> tuple[tuple[str, Level], ...]:
+    if rule_id not in RULES:
+        raise DefinitionError(f"{where}: rule {rule_id!r} is not in the catalogue")
+    if levels and reading is None:
+        raise DefinitionError(f"{where}: levels need the reading they depend on")
+    if reading is None:
+        return ()
+    if reading not in READING_DEFS:
+        raise DefinitionError(f"{where}: reading {reading!r} is not defined")
+    values = READING_DEFS[reading].values
+    out = []
+    for value, lv in (levels or {}).items():
+        if value not in values:
+            raise DefinitionError(f"{where}: reading {reading} has no value {value!r} "
+                                  f"(values: {', '.join(values)})")
+        try:
+            out.append((value, Level(lv)))
+        except ValueError:
+            raise DefinitionError(f"{where}: level {lv!r} is not one of "
+                                  f"{', '.join(Level)}") from None
+    if not out:
+        raise DefinitionError(f"{where}: a reading without levels changes nothing")
+    return tuple(out)
+
+
+def _register(meta: CheckMeta) -> CheckMeta:
+    key = f"{meta.module}.{meta.name}"
+    if key in CHECKS and CHECKS[key] != meta:
+        raise DefinitionError(f"{key}: defined twice")
+    CHECKS[key] = meta
+    return meta
+
+
+def check(rule_id: str, *, reading: str | None = None, levels: Mapping[str, str] | None = None,
+          evidence: str | None = None, kind: Kind = Kind.GUARD) -> Callable[[F], F]:
+    """Tag a function as the decision of ``rule_id``.
+
+    ``kind=GUARD`` (the default): a pure predicate guarding machine transitions, ``(model, ev)
+    -> bool``. ``kind=FINDING``: a single-message check returning ``None`` when the rule holds,
+    else a text saying what is wrong (or yielding ``(path, text)`` findings). ``reading`` and
+    ``levels`` say how a reading changes the consequence of a failure (``rule``: the rule's
+    own strength). ``evidence`` names the model method that states which messages prove a
+    failure (race-dependent checks: what the agent had provably read).
+    """
+
+    def mark(fn: F) -> F:
+        where = f"{fn.__module__}.{fn.__qualname__}"
+        lv = _validate(where, rule_id, reading, levels)
+        meta = _register(CheckMeta(fn.__name__, rule_id, fn.__module__, kind, summary(fn.__doc__),
+                                   reading, lv, evidence))
+        setattr(fn, MARK, meta)
+        return fn
+
+    return mark
+
+
+def declare(rule_id: str, name: str, doc: str, *, module: str, kind: Kind,
+            reading: str | None = None, levels: Mapping[str, str] | None = None) -> CheckMeta:
+    """A decision that is not a function of its own: a liveness obligation the model hands to
+    the monitor, or a fact the fuzzer judges from the agent process."""
+    lv = _validate(f"{module}.{name}", rule_id, reading, levels)
+    return _register(CheckMeta(name, rule_id, module, kind, summary(doc), reading, lv))
+
+
+def meta_of(fn: Callable[..., Any]) -> CheckMeta:
+    """The metadata ``@check`` stored on ``fn`` (a clear error when it is untagged)."""
+    meta = getattr(fn, MARK, None)
+    if meta is None:
+        raise DefinitionError(f"{getattr(fn, '__qualname__', fn)!r} is not tagged with @check")
+    return meta
+
+
+def allowance(*rule_ids: str) -> Callable[[F], F]:
+    """Tag an action with the rules it exercises without judging them: MAY rules (counted,
+    never reported), liveness obligations it discharges, definitions a reducer applies."""
+
+    def mark(fn: F) -> F:
+        for rule_id in rule_ids:
+            if rule_id not in RULES:
+                raise DefinitionError(f"{fn.__module__}.{fn.__qualname__}: rule {rule_id!r} "
+                                      "is not in the catalogue")
+        setattr(fn, ALLOWS, tuple(rule_ids))
+        return fn
+
+    return mark
+
+
+def allows_of(fn: Callable[..., Any]) -> tuple[str, ...]:
+    return getattr(fn, ALLOWS, ())

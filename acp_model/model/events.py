@@ -1,0 +1,35 @@
+"""The payload of one classified wire event (:class:`Ev`), what the checks and actions read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+
+@dataclass(slots=True)
+class Ev:
+    """Payload of one classified wire event; every field but ``idx`` is optional.
+
+    ``idx`` is the event's trace index (the record the violation points at). The oracle fills
+    the fields from the wire message, the explorer from its abstract alphabet.
+    """
+
+    idx: int = -1
+    id: Any = None  # request id (prompts, permission requests and answers)
+    answer: str | None = None  # permissions.Answer of a permission response
+    error_code: int | None = None
+    has_title: bool | None = None  # tool_call_update carries a title
+    kind: str | None = None  # "update" / "chunk" for tool events, the sessionUpdate otherwise
+    message_id: str | None = None
+    new_message: bool | None = None  # the client view had no message with this id yet
+    options: dict[str, Any] | None = None  # optionId -> kind of a permission request
+    reason: str | None = None  # stopReason of an idle
+    result_keys: tuple[str, ...] | None = None  # keys of a prompt's success result
+    status: str | None = None  # tool call status the update sets
+    tool_call_id: str | None = None
+    first_report: bool | None = None  # the client view had no tool call with this id yet
+
+    def __repr__(self) -> str:
+        body = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)
+                         if getattr(self, f.name) is not None)
+        return f"Ev({body})"

@@ -1,0 +1,64 @@
+"""The records a session model holds: prompts, cancels, permission requests, tool calls.
+
+Fields that hold a trace index carry ``metadata={"index": True}``: a snapshot ranks them (only
+their order and whether the agent has read them matter), and ``SessionModel.indices`` finds them
+without a list written by hand. Every record is a flat slots dataclass whose values are never
+mutated in place except through its own fields, so a shallow copy is a full copy
+(``snapshot.clone``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from acp_model.model.vocab import CancelStatus, PermState, PromptStatus
+
+INDEX = MappingProxyType({"index": True})
+
+
+def _out(why: str, **extra: Any) -> MappingProxyType[str, Any]:
+    """Metadata of a field the snapshot leaves out, with the reason (snapshot module)."""
+    return MappingProxyType({"snapshot": False, "why": why, **extra})
+
+
+@dataclass(slots=True)
+class PromptRec:
+    idx: int = field(metadata=INDEX)
+    id: Any = field(metadata=_out("pairs the response with its prompt; events name prompts "
+                                  "by id, so its value never changes what a future allows"))
+    status: PromptStatus = PromptStatus.PENDING  # pending -> accepted -> inserted
+    # foreground work started or ended while this prompt was open (read only while quiet)
+    ran: bool = field(default=False, metadata={"canon": "canon_ran"})
+
+
+@dataclass(slots=True)
+class CancelRec:
+    idx: int = field(metadata=INDEX)
+    status: CancelStatus  # the cancel automaton, see the session module
+    prior: bool = False  # a prompt sent before this cancel may still be unfinished
+    # met no work to cancel: reading A-04=idle-cancelled wants an idle
+    owes_reply: bool = field(default=False, metadata={"canon": "canon_owes_reply"})
+
+
+@dataclass(slots=True)
+class PermRec:
+    id: Any = field(metadata={"perm_ref": True})
+    idx: int = field(metadata=_out("where the request was sent: explanations only", index=True))
+    tool_call_id: str | None
+    # optionId -> kind (read-only: clones share it); read when an answer is classified,
+    # before the answer event reaches the model
+    options: MappingProxyType[str, Any] = field(metadata=_out("read before the model sees an "
+                                                              "answer (classification)"))
+    state: PermState = PermState.OPEN
+    owed_cancel: bool = False  # CANCEL-04: must be answered with the cancelled outcome
+    answer: str | None = None  # an Answer
+    answer_idx: int = field(default=-1, metadata=INDEX)  # -1: not answered
+    unreported_block: bool = False  # STATE-05: no requires_action seen since the request
+
+
+@dataclass(slots=True)
+class ToolRec:
+    # id of the permission request guarding it (PERM-11, STATE-06)
+    perm: Any = field(default=None, metadata={"perm_ref": True})

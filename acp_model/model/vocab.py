@@ -1,0 +1,152 @@
+"""The model's typed vocabulary: states, events, record statuses, answers, levels, error codes.
+
+Every value is a ``StrEnum`` (or ``IntEnum`` for JSON-RPC codes), so it compares equal to the
+plain string the wire or python-statemachine uses (``State.IDLE == "idle"``) while a typo in the
+code is an ``AttributeError`` instead of a silently different string. ``tests/test_vocab.py``
+keeps the enums and the machines in step (every event of a machine has a member, and back).
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum, StrEnum
+
+
+class State(StrEnum):
+    """Foreground states of a session (``custom``: ``_x`` and future states)."""
+
+    UNREPORTED = "unreported"
+    IDLE = "idle"
+    RUNNING = "running"
+    REQUIRES_ACTION = "requires_action"
+    CUSTOM = "custom"
+
+
+WORK: frozenset[str] = frozenset({State.RUNNING, State.REQUIRES_ACTION, State.CUSTOM})
+QUIET: frozenset[str] = frozenset({State.UNREPORTED, State.IDLE})
+
+
+class Event(StrEnum):
+    """Classified wire messages that move a session machine."""
+
+    # client -> agent
+    PROMPT = "prompt"
+    CANCEL = "cancel"
+    PROMPT_CANCEL_REQUEST = "prompt_cancel_request"
+    PERMISSION_ANSWER = "permission_answer"
+    # agent -> client
+    PROMPT_ACCEPTED = "prompt_accepted"
+    PROMPT_REJECTED = "prompt_rejected"
+    USER_MESSAGE = "user_message"
+    RUNNING_REPORTED = "running_reported"
+    REQUIRES_ACTION_REPORTED = "requires_action_reported"
+    CUSTOM_REPORTED = "custom_reported"
+    IDLE_REPORTED = "idle_reported"
+    PERMISSION_REQUEST = "permission_request"
+    PERMISSION_WITHDRAWN = "permission_withdrawn"
+    TOOL_UPDATE = "tool_update"
+    OUTPUT = "output"
+
+
+CLIENT_EVENTS: tuple[Event, ...] = (Event.PROMPT, Event.CANCEL, Event.PROMPT_CANCEL_REQUEST,
+                                    Event.PERMISSION_ANSWER)
+AGENT_EVENTS: tuple[Event, ...] = tuple(e for e in Event if e not in CLIENT_EVENTS)
+EVENTS: tuple[Event, ...] = CLIENT_EVENTS + AGENT_EVENTS
+
+# The state_update a wire ``state`` value stands for (anything else: CUSTOM_REPORTED).
+STATE_EVENTS: dict[str, Event] = {State.RUNNING: Event.RUNNING_REPORTED,
+                                  State.IDLE: Event.IDLE_REPORTED,
+                                  State.REQUIRES_ACTION: Event.REQUIRES_ACTION_REPORTED}
+
+
+class ConnState(StrEnum):
+    """Phases of one connection."""
+
+    AWAITING_INITIALIZE = "awaiting_initialize"
+    INITIALIZING = "initializing"
+    READY = "ready"
+    INCOMPATIBLE = "incompatible"
+
+
+class ConnEvent(StrEnum):
+    """Classified wire messages that move the connection machine."""
+
+    INITIALIZE = "initialize"
+    INITIALIZED = "initialized"
+    INITIALIZED_OTHER_VERSION = "initialized_other_version"
+    INITIALIZE_FAILED = "initialize_failed"
+    SESSION_REQUESTED = "session_requested"
+    SESSION_CREATED = "session_created"
+    SESSION_METHOD_MISSING = "session_method_missing"
+    UNKNOWN_SESSION_NAMED = "unknown_session_named"
+    AGENT_NAMES_UNKNOWN_SESSION = "agent_names_unknown_session"
+
+
+class PromptStatus(StrEnum):
+    """A prompt the model holds: sent, answered with a success, its user message seen."""
+
+    PENDING = "pending"
+    ACCEPTED = "accepted"
+    INSERTED = "inserted"
+
+
+class CancelStatus(StrEnum):
+    """The cancel automaton (see :mod:`acp_model.model.session`)."""
+
+    WORK = "W"  # sent while the client saw foreground work
+    QUIET = "I"  # sent (or left over) while the session was quiet
+    AMBIGUOUS = "A"  # may or may not have been read before the work began
+
+
+class PermState(StrEnum):
+    OPEN = "open"
+    WITHDRAWN = "withdrawn"
+    ANSWERED = "answered"
+
+
+class Answer(StrEnum):
+    """A permission response, reduced to what the rules care about (``model.permissions``)."""
+
+    ALLOW = "allow"  # an allow_* option was selected
+    REJECT = "reject"  # any other offered or unknown option
+    CANCELLED = "cancelled"  # the cancelled outcome
+    CUSTOM = "custom"  # a custom or future outcome: never approval (PERM-11)
+    CUSTOM_OPTION = "custom-option"  # a selected option of a custom (_x) kind
+    ERROR = "error"  # a JSON-RPC error response
+
+
+class Level(StrEnum):
+    """What a failing check does: its rule's strength decides (``rule``), or a reading does."""
+
+    RULE = "rule"
+    FAIL = "fail"
+    WARN = "warn"
+    OFF = "off"
+
+
+class Kind(StrEnum):
+    """A check's shape: a guard of a machine transition, a single-message finding, a liveness
+    obligation judged at the end, a fact the fuzzer judges from the process, or a routing
+    decision that hands a message to other checks."""
+
+    GUARD = "guard"
+    FINDING = "finding"
+    OBLIGATION = "obligation"
+    PROCESS = "process"
+    ROUTE = "route"  # a message routed as another one (session/close as a cancel)
+
+
+class ErrorCode(IntEnum):
+    """JSON-RPC and ACP error codes the rules name (RULES.md RPC-12)."""
+
+    PARSE_ERROR = -32700
+    INVALID_REQUEST = -32600
+    METHOD_NOT_FOUND = -32601
+    INVALID_PARAMS = -32602
+    INTERNAL_ERROR = -32603
+    REQUEST_CANCELLED = -32800
+    AUTH_REQUIRED = -32000
+    RESOURCE_NOT_FOUND = -32002
+
+
+# Requests JSON-RPC 2.0 answers with -32700 / -32600 and id null (unreadable input).
+UNREADABLE_CODES = frozenset({ErrorCode.PARSE_ERROR, ErrorCode.INVALID_REQUEST})

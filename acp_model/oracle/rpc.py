@@ -1,0 +1,294 @@
+"""The JSON-RPC 2.0 layer of one connection: its bookkeeping and the rules decided on it.
+
+Open requests per sender, the ids already answered, unreadable input that may earn an id-null
+error, the batch in flight. The checks here decide the framing rules (RPC-01/02/04/07/09/10,
+ENUM-02 for methods, CANCEL-02, the "answered twice" part of PROMPT-04 and PERM-12). Each is a
+``@check(kind=FINDING)`` returning ``None`` when the rule holds and a text saying what happened
+otherwise; the monitor runs them in wire order and reports through their metadata.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from acp_model.model.check import check
+from acp_model.model.vocab import UNREADABLE_CODES, Kind
+from acp_model.spec.schema import MethodSpec
+from acp_model.trace.format import Record
+
+PARTY = {"c2a": "client", "a2c": "agent"}
+OTHER = {"c2a": "a2c", "a2c": "c2a"}
+LIFECYCLE_REQUESTS = frozenset({"initialize", "session/new", "session/prompt", "session/resume",
+                                "auth/login"})
+
+
+@dataclass(slots=True)
+class OpenRequest:
+    method: str
+    idx: int
+    session: str | None
+    withdrawn: bool = False
+    judged: bool = False  # its liveness verdict is out; a late answer is not re-reported
+
+
+@dataclass
+class Rpc:
+    """JSON-RPC bookkeeping of one connection, by the direction the request travelled."""
+
+    open: dict[str, dict[Any, OpenRequest]] = field(
+        default_factory=lambda: {"c2a": {}, "a2c": {}})
+    answered: dict[str, dict[Any, str]] = field(default_factory=lambda: {"c2a": {}, "a2c": {}})
+    # Unreadable input each side sent (garbage lines, invalid requests): each may earn a
+    # -32700 / -32600 answer with id null.
+    unreadable: dict[str, int] = field(default_factory=lambda: {"c2a": 0, "a2c": 0})
+    last_c2a_notification: tuple[str, int] | None = None
+    batch_sent: bool = False
+    notification_batch_sent: bool = False
+
+    def client_batch(self, msg: list[Any]) -> None:
+        self.batch_sent = bool(msg)
+        self.notification_batch_sent = bool(msg) and all(
+            isinstance(m, dict) and "method" in m and "id" not in m for m in msg)
+
+
+def valid_id(value: Any) -> bool:
+    return value is None or isinstance(value, str) or (isinstance(value, int)
+                                                        and not isinstance(value, bool))
+
+
+def _clip(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+# --- lines -----------------------------------------------------------------------------------
+
+@check("RPC-02", kind=Kind.FINDING)
+def utf8(record: Record) -> str | None:
+    """Every message is UTF-8."""
+    if record.note == "invalid-utf8":
+        return f"{PARTY[record.dir]} wrote bytes that are not UTF-8"
+    return None
+
+
+@check("RPC-04", kind=Kind.FINDING)
+def only_messages(record: Record) -> str | None:
+    """Nothing but JSON-RPC messages is written to the protocol stream."""
+    if record.raw is not None and record.note != "invalid-utf8":
+        return (f"{PARTY[record.dir]} wrote a line that is not a JSON-RPC message: "
+                f"{_clip(record.raw)!r}")
+    return None
+
+
+# --- batches ---------------------------------------------------------------------------------
+
+@check("RPC-07", kind=Kind.FINDING)
+def batch_not_empty(rpc: Rpc, direction: str, msg: list[Any]) -> str | None:
+    """A batch has at least one element."""
+    if not msg and not (direction == "a2c" and rpc.notification_batch_sent):
+        return "an empty batch array is not a valid message"
+    return None
+
+
+@check("RPC-09", kind=Kind.FINDING)
+def no_empty_batch_reply(rpc: Rpc, direction: str, msg: list[Any]) -> str | None:
+    """A batch of notifications gets no response at all, not an empty array."""
+    if not msg and direction == "a2c" and rpc.notification_batch_sent:
+        return ("the agent answered a batch of notifications with an empty array (such a "
+                "batch gets no response at all)")
+    return None
+
+
+@check("RPC-10", kind=Kind.FINDING)
+def lifecycle_not_batched(element: Any) -> str | None:
+    """initialize, session/new, session/prompt, session/resume and auth/login are not batched."""
+    if isinstance(element, dict) and element.get("method") in LIFECYCLE_REQUESTS \
+            and "id" in element:
+        return f"{element['method']} was sent inside a batch"
+    return None
+
+
+# --- envelopes -------------------------------------------------------------------------------
+
+@check("RPC-01", kind=Kind.FINDING)
+def is_object(direction: str, msg: Any) -> str | None:
+    """A JSON-RPC message is an object."""
+    if not isinstance(msg, dict):
+        return f"{PARTY[direction]} sent a {type(msg).__name__}, not a JSON-RPC object"
+    return None
+
+
+@check("RPC-01", kind=Kind.FINDING)
+def version_field(direction: str, msg: dict[str, Any]) -> str | None:
+    """Every message carries "jsonrpc": "2.0"."""
+    if msg.get("jsonrpc") != "2.0":
+        return f"{PARTY[direction]} message lacks \"jsonrpc\": \"2.0\""
+    return None
+
+
+@check("RPC-01", kind=Kind.FINDING)
+def method_is_string(direction: str, msg: dict[str, Any]) -> str | None:
+    """A method name is a string."""
+    method = msg.get("method")
+    if method is not None and not isinstance(method, str):
+        return f"{PARTY[direction]} message has a non-string method"
+    return None
+
+
+@check("RPC-01", kind=Kind.FINDING)
+def has_a_shape(direction: str, msg: dict[str, Any]) -> str | None:
+    """A message is a request, a notification or a response."""
+    if "method" not in msg and "result" not in msg and "error" not in msg:
+        return (f"{PARTY[direction]} message is neither a request, a notification nor a "
+                "response")
+    return None
+
+
+@check("RPC-01", kind=Kind.FINDING)
+def request_id_valid(direction: str, method: str, req_id: Any) -> str | None:
+    """A request id is a string, an integer or null."""
+    if not valid_id(req_id):
+        return (f"{PARTY[direction]} sent {method} with id {req_id!r}; an id is a string, an "
+                "integer or null")
+    return None
+
+
+@check("RPC-01", kind=Kind.FINDING)
+def request_id_fresh(rpc: Rpc, direction: str, req_id: Any) -> str | None:
+    """A request id is not reused while the earlier request is still open."""
+    opened = rpc.open[direction].get(req_id)
+    if opened is not None:
+        return f"request id {req_id!r} is reused while the earlier {opened.method} is still open"
+    return None
+
+
+@check("RPC-01", kind=Kind.FINDING)
+def notification_without_id(spec: MethodSpec, method: str) -> str | None:
+    """A notification method is sent without an id."""
+    if spec.notification:
+        return f"{method} is a notification but was sent with an id"
+    return None
+
+
+@check("ENUM-02", kind=Kind.FINDING)
+def method_defined(direction: str, method: str, spec: MethodSpec | None) -> str | None:
+    """Methods are the v2 ones or extensions (``_`` or ``$/`` prefixed)."""
+    if spec is None and not (method.startswith("_") or method.startswith("$/")):
+        return (f"{PARTY[direction]} used method {method!r}, which v2 does not define and which "
+                "lacks the _ prefix of extensions")
+    return None
+
+
+@check("ACPM-SCHEMA", kind=Kind.FINDING)
+def method_direction(direction: str, method: str, spec: MethodSpec | None) -> str | None:
+    """Each side sends only the methods the schema gives it (``x-side``)."""
+    if spec is not None and direction not in spec.directions:
+        return f"{method} is not a method the {PARTY[direction]} sends"
+    return None
+
+
+# --- responses -------------------------------------------------------------------------------
+
+@check("RPC-01", kind=Kind.FINDING)
+def response_id_valid(direction: str, req_id: Any) -> str | None:
+    """A response id is a string, an integer or null."""
+    if not valid_id(req_id):
+        return (f"{PARTY[direction]} answered with id {req_id!r}; an id is a string, an "
+                "integer or null")
+    return None
+
+
+@check("RPC-01", kind=Kind.FINDING)
+def result_xor_error(direction: str, msg: dict[str, Any]) -> str | None:
+    """A response carries exactly one of result or error."""
+    if "result" in msg and "error" in msg:
+        return f"{PARTY[direction]} response carries both result and error"
+    return None
+
+
+@check("PROMPT-04", kind=Kind.FINDING)
+def prompt_answered_once(rpc: Rpc, direction: str, req_id: Any) -> str | None:
+    """Each session/prompt gets exactly one response."""
+    if rpc.answered[OTHER[direction]].get(req_id) == "session/prompt":
+        return f"session/prompt id {req_id!r} was answered twice"
+    return None
+
+
+@check("PERM-12", kind=Kind.FINDING)
+def permission_answered_once(rpc: Rpc, direction: str, req_id: Any) -> str | None:
+    """Each permission request gets exactly one response."""
+    if rpc.answered[OTHER[direction]].get(req_id) == "session/request_permission":
+        return f"permission request id {req_id!r} was answered twice"
+    return None
+
+
+@check("RPC-01", kind=Kind.FINDING)
+def answered_once(rpc: Rpc, direction: str, req_id: Any) -> str | None:
+    """Every other request gets exactly one response."""
+    earlier = rpc.answered[OTHER[direction]].get(req_id)
+    if earlier is not None and earlier not in ("session/prompt", "session/request_permission"):
+        return f"{earlier} id {req_id!r} was answered twice"
+    return None
+
+
+@check("RPC-01", kind=Kind.FINDING)
+def answers_open_request(rpc: Rpc, direction: str, req_id: Any) -> str | None:
+    """A response answers an open request."""
+    if req_id is not None and req_id not in rpc.answered[OTHER[direction]]:
+        return (f"{PARTY[direction]} answered id {req_id!r}, which matches no open "
+                "request")
+    return None
+
+
+def _error_code(msg: dict[str, Any]) -> Any:
+    error = msg.get("error")
+    return error.get("code") if isinstance(error, dict) else None
+
+
+@check("CANCEL-02", kind=Kind.FINDING)
+def cancel_not_answered(rpc: Rpc, direction: str, msg: dict[str, Any]) -> str | None:
+    """The agent never answers the session/cancel notification."""
+    last = rpc.last_c2a_notification
+    if _null_answer(rpc, direction, msg) and direction == "a2c" and last is not None \
+            and last[0] == "session/cancel" and _error_code(msg) not in UNREADABLE_CODES:
+        return f"the agent answered the session/cancel notification #{last[1]}"
+    return None
+
+
+def _null_answer(rpc: Rpc, direction: str, msg: dict[str, Any]) -> bool:
+    """An id-null response that no request explains (id null was never opened)."""
+    return msg.get("id") is None and None not in rpc.answered[OTHER[direction]]
+
+
+@check("RPC-09", kind=Kind.FINDING)
+def notifications_unanswered(rpc: Rpc, direction: str, msg: dict[str, Any]) -> str | None:
+    """Notifications are never answered; an id-null error only answers unreadable input."""
+    if not _null_answer(rpc, direction, msg):
+        return None
+    party, requester = PARTY[direction], OTHER[direction]
+    code = _error_code(msg)
+    if code in UNREADABLE_CODES:
+        if rpc.unreadable[requester] > 0:
+            return None  # the JSON-RPC answer to input that could not be parsed or read
+        if rpc.batch_sent:
+            what = ("a valid batch of notifications" if rpc.notification_batch_sent
+                    else "a valid batch as a whole")
+            return (f"{party} answered {what} with error {code} and id null: each request in "
+                    "a batch gets its own response, each notification none")
+        return (f"{party} sent error {code} with id null although nothing unreadable was "
+                "sent: it answered a notification")
+    last = rpc.last_c2a_notification
+    if direction == "a2c" and last is not None and last[0] == "session/cancel":
+        return None  # CANCEL-02 says it
+    return f"{party} sent a response with id null, i.e. it answered a notification"
+
+
+def settle_null_answer(rpc: Rpc, direction: str, msg: dict[str, Any]) -> None:
+    """Bookkeeping after an id-null response was judged."""
+    if _error_code(msg) not in UNREADABLE_CODES:
+        return
+    requester = OTHER[direction]
+    if rpc.unreadable[requester] > 0:
+        rpc.unreadable[requester] -= 1
+    elif rpc.batch_sent:
+        rpc.batch_sent = rpc.notification_batch_sent = False

@@ -1,0 +1,39 @@
+"""A broken rule, as every report shows it: where, how bad, what was expected, and the proof."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from acp_model.spec.rules import RULES
+
+
+@dataclass(slots=True)
+class Violation:
+    """A broken rule: where, how bad, and what was expected instead.
+
+    ``evidence`` lists the trace records that establish a race-dependent failure, each with its
+    role (``(12, "session/cancel")``, ``(14, "response proving it was read")`` ...), so a
+    reader can check the proof without trusting the model.
+    """
+
+    rule: str
+    level: str  # "fail" or "warn"
+    strength: str
+    index: int
+    message: str
+    kind: str = "safety"  # or "liveness"
+    session: str | None = None
+    check: str | None = None
+    sub: int | None = None  # element of a batch
+    related: list[int] = field(default_factory=list)
+    deadline: float | None = None
+    evidence: list[tuple[int, str]] = field(default_factory=list)
+    view: dict[str, Any] | None = None  # the client's view of the session at the failure
+
+    def to_json(self) -> dict[str, Any]:
+        out = {k: v for k, v in asdict(self).items() if v is not None and v != []}
+        if self.evidence:
+            out["evidence"] = [{"index": i, "role": role} for i, role in self.evidence]
+        out["party"] = RULES[self.rule].party
+        return out

@@ -1,0 +1,59 @@
+"""Classification: a wire message becomes a machine event with its payload (no rules here).
+
+What the checks need to know about a ``session/update`` or a permission request is extracted
+once, here: the event it stands for, the fields of its :class:`~acp_model.model.events.Ev`,
+and the facts only the client's view knows (is this messageId new, was this tool call ever
+reported) read off the view *before* the update is applied.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from acp_model.model.events import Ev
+from acp_model.model.reducers import SessionView, tool_status_after
+from acp_model.model.vocab import STATE_EVENTS, Event
+
+USER_KINDS = frozenset({"user_message", "user_message_chunk"})
+TOOL_KINDS = {"tool_call_update": "update", "tool_call_content_chunk": "chunk"}
+
+
+def session_update(idx: int, update: dict[str, Any], view: SessionView
+                   ) -> tuple[Event, Ev, str]:
+    """The event a ``session/update`` payload stands for, its payload and a short name."""
+    kind = update.get("sessionUpdate")
+    what = f"session/update {kind} #{idx}"
+    if kind == "state_update":
+        state = update.get("state")
+        event = STATE_EVENTS.get(state, Event.CUSTOM_REPORTED)  # type: ignore[arg-type]
+        reason = update.get("stopReason") if state == "idle" else None
+        what = f"state_update {state}" + (f" (stopReason {reason!r})" if state == "idle"
+                                           else "") + f" #{idx}"
+        return event, Ev(idx, reason=reason), what
+    if kind in USER_KINDS:
+        mid = update.get("messageId")
+        known = view.messages.get(mid) if isinstance(mid, str) else None
+        return Event.USER_MESSAGE, Ev(idx, message_id=mid, new_message=known is None
+                                      or known.family != "user"), what
+    if kind in TOOL_KINDS:
+        tid = update.get("toolCallId")
+        status = tool_status_after(view, update) if kind == "tool_call_update" else None
+        return Event.TOOL_UPDATE, Ev(idx, tool_call_id=tid, status=status,
+                                     kind=TOOL_KINDS[kind], has_title=bool(update.get("title")),
+                                     first_report=tid not in view.tools), what
+    return Event.OUTPUT, Ev(idx, kind=kind), what
+
+
+def permission_request(idx: int, req_id: Any, params: Any) -> Ev:
+    """The payload of a ``session/request_permission``: its tool call and its options."""
+    subject = params.get("subject") if isinstance(params, dict) else None
+    tool_id = None
+    if isinstance(subject, dict):
+        tool = subject.get("toolCall")
+        tool_id = tool.get("toolCallId") if isinstance(tool, dict) else \
+            subject.get("toolCallId")
+    options = {}
+    for opt in (params.get("options") or []) if isinstance(params, dict) else []:
+        if isinstance(opt, dict) and isinstance(opt.get("optionId"), str):
+            options[opt["optionId"]] = opt.get("kind")
+    return Ev(idx, id=req_id, tool_call_id=tool_id, options=options)

@@ -1,0 +1,146 @@
+"""The catalogue and the code agree, both ways (as the official conformance kit checks its own).
+
+* every rule, reading and contradiction ID the code cites is catalogued;
+* every catalogued agent rule is decided somewhere (or says why it cannot be seen on the wire);
+* no MAY rule is ever the ID of a failure, and every check's rule exists;
+* every citation resolves in the vendored docs pages and schema of its revision;
+* the README's rule map is the one the code generates.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from acp_model.cli import rule_map
+from acp_model.model.check import CHECKS, Kind, Level
+from acp_model.spec.citations import unresolved
+from acp_model.spec.contradictions import CONTRADICTIONS
+from acp_model.spec.readings import DEFAULT, FIXED, READING_DEFS
+from acp_model.spec.rules import RULES, rule
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "acp_model"
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+RULE_ID = re.compile(r"(?<![A-Z-])((?:INIT|SESS|PROMPT|STATE|MSG|TOOL|PERM|CANCEL|USAGE|PLAN|STOP"
+                     r"|ENUM|RPC)-\d{2})\b|\b(ACPM-[A-Z][A-Z-]*[A-Z])\b|\b(A-\d{2})\b"
+                     r"|\b(C-\d{2})\b")
+
+
+def _sources() -> list[Path]:
+    return sorted(p for p in PACKAGE.rglob("*") if p.suffix in (".py", ".md"))
+
+
+def _cited() -> dict[str, set[str]]:
+    """ID -> the files citing it (acp-tck requirement IDs, ``ACP-CANCEL-201``, excluded)."""
+    out: dict[str, set[str]] = {}
+    for path in _sources():
+        text = re.sub(r"ACP-[A-Z]+-\d+", "", path.read_text(encoding="utf-8"))
+        for m in RULE_ID.finditer(text):
+            out.setdefault(next(g for g in m.groups() if g), set()).add(
+                str(path.relative_to(ROOT)))
+    return out
+
+
+def test_every_id_the_code_cites_is_catalogued() -> None:
+    contradictions = {c[0] for c in CONTRADICTIONS}
+    unknown = {}
+    for ident, files in _cited().items():
+        if ident.startswith("A-"):
+            known = ident in READING_DEFS or ident in FIXED
+        elif ident.startswith("C-"):
+            known = ident in contradictions
+        else:
+            try:
+                rule(ident)
+                known = True
+            except KeyError:
+                known = False
+        if not known:
+            unknown[ident] = sorted(files)
+    assert unknown == {}
+
+
+def test_the_scan_sees_what_it_should() -> None:
+    cited = _cited()
+    assert {"CANCEL-07", "ACPM-ANSWER", "A-11", "C-07"} <= set(cited)
+    assert "acp_model/model/session.py" in cited["CANCEL-07"]
+
+
+def test_every_agent_rule_is_decided_somewhere() -> None:
+    decided = rule_map.decisions()
+    undecided = [r.id for r in RULES.values()
+                 if r.party in ("agent", "both") and r.kind not in ("allowance", "definition")
+                 and r.id not in decided and not r.judged_via and not r.unobservable]
+    assert undecided == []
+    for r in RULES.values():
+        assert set(r.judged_via) <= set(decided), r.id
+
+
+def test_no_check_uses_a_may_rule_and_every_check_names_a_rule() -> None:
+    rule_map.decisions()  # registers every check
+    assert CHECKS
+    for key, meta in CHECKS.items():
+        if not meta.module.startswith("acp_model."):
+            continue  # broken models the tests define on purpose
+        assert meta.rule in RULES, key
+        assert RULES[meta.rule].strength != "MAY", f"{key} reports MAY rule {meta.rule}"
+        assert meta.doc, f"{key} has no docstring to say what is expected"
+
+
+def test_checks_at_must_level_name_must_rules() -> None:
+    """A check whose failure fails a run (under any reading) cites a MUST / MUST NOT rule."""
+    rule_map.decisions()
+    for key, meta in CHECKS.items():
+        strength = RULES[meta.rule].effective_strength("docs")
+        if any(lv in (Level.FAIL,) for _, lv in meta.levels) or (
+                meta.level(DEFAULT) == Level.FAIL):
+            assert strength in ("MUST", "MUST NOT"), (key, meta.rule, strength)
+
+
+def test_every_deciding_module_is_in_the_rule_map() -> None:
+    """A module that tags a check but is missing from DECIDING_MODULES would be left off the
+    map (and its checks off the meta-tests)."""
+    found = set()
+    for path in PACKAGE.rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("check",
+                                                                                "declare"):
+                mod = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+                found.add(mod.removesuffix(".__init__"))
+    found.discard("acp_model.model.check")
+    assert found <= set(rule_map.DECIDING_MODULES), sorted(found - set(
+        rule_map.DECIDING_MODULES))
+
+
+def test_kinds_of_declared_decisions() -> None:
+    rule_map.decisions()
+    kinds = {meta.kind for meta in CHECKS.values()}
+    assert {Kind.GUARD, Kind.FINDING, Kind.OBLIGATION, Kind.PROCESS, Kind.ROUTE} <= kinds
+
+
+@pytest.mark.parametrize("rule_id", sorted(RULES))
+def test_citation_resolves_in_the_vendored_sources(rule_id: str) -> None:
+    assert unresolved(RULES[rule_id].citation) == []
+
+
+def test_a_bad_citation_is_caught() -> None:
+    assert unresolved("prompt-lifecycle.mdx §9 Nothing Here; schema $defs.NoSuchDef") == [
+        "prompt-lifecycle.mdx §9 Nothing Here", "$defs.NoSuchDef"]
+
+
+def test_readme_rule_map_is_generated_from_the_code() -> None:
+    start = README.index("<!-- rule-map:start -->") + len("<!-- rule-map:start -->\n")
+    end = README.index("<!-- rule-map:end -->")
+    assert README[start:end] == rule_map.markdown()
+
+
+def test_the_catalogue_has_every_rule_the_code_uses() -> None:
+    assert len(RULES) >= 80
+    used = {meta.rule for meta in CHECKS.values()}
+    assert used <= set(RULES)

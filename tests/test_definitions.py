@@ -1,0 +1,113 @@
+"""Definitions fail loudly: a bad @check, a missing guard or action, a name clash, a drifted
+vocabulary are errors when the code is loaded, never a silently different verdict."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from statemachine import State, StateMachine
+
+from acp_model.model.check import DefinitionError, allowance, check, declare
+from acp_model.model.connection import ConnectionLifecycle, ConnectionModel
+from acp_model.model.engine import compile_machine
+from acp_model.model.session import SessionLifecycle, SessionModel
+from acp_model.model.vocab import ConnEvent, ConnState, Event, Kind
+from acp_model.model.vocab import State as SessionState
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"rule_id": "NOPE-01"}, "not in the catalogue"),
+    ({"rule_id": "CANCEL-07", "reading": "A-99", "levels": {"x": "fail"}}, "not defined"),
+    ({"rule_id": "CANCEL-07", "reading": "A-11", "levels": {"sometimes": "fail"}},
+     "has no value 'sometimes'"),
+    ({"rule_id": "CANCEL-07", "reading": "A-11", "levels": {"sent": "loud"}},
+     "level 'loud'"),
+    ({"rule_id": "CANCEL-07", "levels": {"sent": "fail"}}, "need the reading"),
+    ({"rule_id": "CANCEL-07", "reading": "A-11"}, "changes nothing"),
+])
+def test_a_bad_check_is_rejected_when_applied(kwargs: dict[str, Any], message: str) -> None:
+    rule_id = kwargs.pop("rule_id")
+    with pytest.raises(DefinitionError, match=message):
+        @check(rule_id, **kwargs)
+        def guard(self: Any, ev: Any) -> bool:
+            """Doc."""
+            return True
+
+
+def test_a_bad_allowance_or_declaration_is_rejected() -> None:
+    with pytest.raises(DefinitionError, match="NOPE-02"):
+        @allowance("STATE-04", "NOPE-02")
+        def action(self: Any, ev: Any) -> None:
+            pass
+    with pytest.raises(DefinitionError, match="NOPE-03"):
+        declare("NOPE-03", "x", "Doc.", module=__name__, kind=Kind.OBLIGATION)
+
+
+class _Model:
+    state: str = "a"
+
+    @check("STATE-03")
+    def guarded(self, ev: Any) -> bool:
+        """Doc."""
+        return True
+
+    def untagged(self, ev: Any) -> bool:
+        return True
+
+    def act(self, ev: Any) -> None:
+        pass
+
+
+def _machine(**transition: Any) -> type[StateMachine]:
+    class M(StateMachine):
+        a = State(initial=True)
+        b = State()
+        go = a.to(b, **transition) | b.to(a)
+
+    return M
+
+
+@pytest.mark.parametrize(("transition", "message"), [
+    ({"cond": "missing_guard"}, "guard 'missing_guard' is not a method"),
+    ({"on": "missing_action"}, "action 'missing_action' is not a method"),
+    ({"cond": "untagged"}, "not tagged with @check"),
+])
+def test_compile_machine_names_what_is_missing(transition: dict[str, str], message: str) -> None:
+    with pytest.raises(DefinitionError, match=message):
+        compile_machine(_machine(**transition), _Model)
+
+
+def test_a_model_member_named_like_an_event_is_rejected() -> None:
+    class Clash(_Model):
+        @check("STATE-03")
+        def go(self, ev: Any) -> bool:
+            """Doc."""
+            return True
+
+    with pytest.raises(DefinitionError, match="go name both an event and a member"):
+        compile_machine(_machine(cond="guarded", on="act"), Clash)
+
+
+def test_convention_callbacks_are_rejected() -> None:
+    class Implicit(_Model):
+        def on_go(self) -> None:
+            pass
+
+    with pytest.raises(DefinitionError, match="on_go would run by naming convention"):
+        compile_machine(_machine(cond="guarded"), Implicit)
+
+
+def test_the_vocabulary_matches_the_machines() -> None:
+    session = compile_machine(SessionLifecycle, SessionModel)
+    assert set(session.events) == set(Event)
+    assert set(session.states) == set(SessionState)
+    conn = compile_machine(ConnectionLifecycle, ConnectionModel)
+    assert set(conn.events) == set(ConnEvent)
+    assert set(conn.states) == set(ConnState)
+
+
+def test_the_table_is_read_only() -> None:
+    table = compile_machine(SessionLifecycle, SessionModel)
+    with pytest.raises(TypeError):
+        table.transitions[("idle", "prompt")] = None  # type: ignore[index]

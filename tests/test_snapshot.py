@@ -1,0 +1,136 @@
+"""Clones and snapshots are derived from the dataclass fields: every field is covered."""
+
+from __future__ import annotations
+
+import dataclasses
+from types import MappingProxyType
+from typing import Any
+
+import pytest
+
+from acp_model.model import snapshot
+from acp_model.model.context import Context
+from acp_model.model.events import Ev
+from acp_model.model.records import CancelRec, PermRec, PromptRec, ToolRec
+from acp_model.model.session import SessionModel
+from acp_model.model.vocab import Answer, CancelStatus, PermState, PromptStatus
+from acp_model.spec.readings import DEFAULT
+
+
+def _busy_model() -> SessionModel:
+    m = SessionModel("s1", Context(DEFAULT.parse(["A-04=idle-cancelled"])))
+    m.state = "running"
+    m.prompts.append(PromptRec(3, 3, PromptStatus.ACCEPTED))
+    m.cancels.append(CancelRec(5, CancelStatus.WORK))
+    m.perms["p"] = PermRec("p", 6, "t1", MappingProxyType({"a": "allow_once"}),
+                           PermState.ANSWERED, False, Answer.REJECT, 7, True)
+    m.tools["t1"] = ToolRec("p")
+    m.work_tools.add("t1")
+    m.cancelled_tools.add("t0")
+    m.early_user_messages = 1
+    return m
+
+
+def _changes(value: Any) -> list[Any]:
+    """Values different from ``value`` of the same kind."""
+    if isinstance(value, bool):
+        return [not value]
+    if isinstance(value, int):
+        return [value + 100]
+    if isinstance(value, PromptStatus | CancelStatus | PermState):
+        return [v for v in type(value) if v != value][:1]
+    if isinstance(value, str) or value is None:
+        return ["zz-other"]
+    return []
+
+
+def _record_fields() -> list[tuple[str, Any, str]]:
+    """(model field, key or index, record field) of every record field in the busy model."""
+    m = _busy_model()
+    out = []
+    for f in dataclasses.fields(m):
+        value = getattr(m, f.name)
+        items = list(value.items()) if isinstance(value, dict) else list(enumerate(value)) \
+            if isinstance(value, list) else []
+        for key, rec in items:
+            for rf in dataclasses.fields(rec):
+                out.append((f.name, key, rf.name))
+    return out
+
+
+def test_a_clone_shares_nothing_mutable() -> None:
+    m = _busy_model()
+    c = snapshot.clone(m, Context())
+    assert snapshot.snapshot(c) != () and c.ctx is not m.ctx
+    for f in dataclasses.fields(m):
+        if f.name in ("sid", "ctx"):
+            continue
+        a, b = getattr(m, f.name), getattr(c, f.name)
+        assert a == b, f.name
+        if isinstance(a, list | dict | set):
+            assert a is not b, f"{f.name} is shared"
+            for x, y in zip(a.values() if isinstance(a, dict) else a,
+                            b.values() if isinstance(b, dict) else b, strict=False):
+                if dataclasses.is_dataclass(x):
+                    assert x is not y, f"a record of {f.name} is shared"
+
+
+@pytest.mark.parametrize(("field", "key", "name"), _record_fields())
+def test_every_record_field_is_in_the_snapshot_or_excluded_with_a_reason(
+        field: str, key: Any, name: str) -> None:
+    m = _busy_model()
+    rec = getattr(m, field)[key]
+    meta = next(f.metadata for f in dataclasses.fields(rec) if f.name == name)
+    if meta.get("canon"):
+        m.state = "idle"  # canonicalised values matter while quiet (see their canon method)
+    base = snapshot.snapshot(m)
+    excluded = snapshot.EXCLUDED.get((type(rec).__name__, name))
+    if excluded is not None:
+        assert len(excluded) > 20, "an exclusion says why"
+        return
+    changed = False
+    # an index only matters by rank: move it to the other end of the order
+    first = getattr(rec, name) == min(snapshot.indices(m))
+    for value in ([1000] if first else [0]) if meta.get("index") else _changes(getattr(rec,
+                                                                                    name)):
+        setattr(rec, name, value)
+        changed = changed or snapshot.snapshot(m) != base
+    assert changed, f"{type(rec).__name__}.{name} changes nothing in the snapshot"
+
+
+@pytest.mark.parametrize("name", [f.name for f in dataclasses.fields(SessionModel)
+                                  if f.name not in ("sid", "ctx")])
+def test_every_model_field_is_in_the_snapshot(name: str) -> None:
+    m = _busy_model()
+    base = snapshot.snapshot(m)
+    value = getattr(m, name)
+    if isinstance(value, set):
+        value.add("new")
+    elif isinstance(value, list):
+        value.append(dataclasses.replace(value[0], idx=99))
+    elif isinstance(value, dict):
+        value["new"] = dataclasses.replace(next(iter(value.values())))
+    else:
+        setattr(m, name, _changes(value)[0])
+    assert snapshot.snapshot(m) != base, name
+
+
+def test_a_new_field_is_picked_up_without_code_changes() -> None:
+    @dataclasses.dataclass
+    class Extended(SessionModel):
+        extra: int = 0
+
+    m = Extended("s1")
+    before = snapshot.snapshot(m)
+    m.extra = 3
+    assert snapshot.snapshot(m) != before
+    assert snapshot.clone(m).extra == 3
+
+
+def test_read_indices_collapse_and_unread_ones_rank() -> None:
+    m = _busy_model()
+    m.note_cancel(Ev(40))
+    first = snapshot.snapshot(m)
+    m.ctx.frontier = 100
+    assert snapshot.snapshot(m) != first  # read now: ranks become -1
+    assert snapshot.indices(m) == {3, 5, 7, 40}
