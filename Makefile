@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 OUT ?= acp-model-out
 AGENT := $(BIN)/python -m acp_model.agents.reference
 
-.PHONY: demo test lint venv examples diagrams bench clean
+.PHONY: demo test test-fast lint venv examples diagrams bench clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -34,7 +34,13 @@ examples:
 test: $(STAMP) examples
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
-	$(BIN)/pytest
+	$(BIN)/pytest -n 2
+
+# The fast tier for local work (under 3 minutes): everything but the tests marked slow.
+test-fast: $(STAMP) examples
+	$(BIN)/ruff check .
+	$(BIN)/lint-imports
+	$(BIN)/pytest -n 2 -m "not slow"
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -28,6 +28,8 @@ from acp_model.fuzzing.recorder import Recorder
 from acp_model.fuzzing.run import run_fuzz
 from acp_model.spec.readings import DEFAULT
 
+pytestmark = pytest.mark.slow  # runs the mutant zoo
+
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = [sys.executable, "-m", "acp_model.agents.reference"]
 

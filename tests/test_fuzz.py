@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import sys
 import time
@@ -111,10 +110,11 @@ def _leftovers(marker: str) -> list[str]:
     return [line for line in out.splitlines() if "pgrep" not in line]
 
 
+@pytest.mark.slow  # each case waits out the hostile agent
 @pytest.mark.parametrize(("mode", "code", "rule"), [
     ("crash", 1, "ACPM-ALIVE"),
     ("hang", 1, "PROMPT-04"),
-    ("flood", 1, None),
+    ("flood", 1, "ACPM-OUTPUT"),
     ("hugeline", 1, "RPC-04"),
     ("badutf8", 1, "RPC-02"),
     ("nonjson", 1, "RPC-04"),
@@ -140,22 +140,6 @@ def test_hostile_agents(mode: str, code: int, rule: str | None, tmp_path: Path) 
     if code == 1:
         assert list(out.glob("*/transcript.jsonl")), "the transcript must be kept"
     assert _leftovers(tag) == []
-
-
-def test_interrupt_still_writes_the_report(tmp_path: Path) -> None:
-    rep = tmp_path / "r.json"
-    proc = subprocess.Popen([sys.executable, "-m", "acp_model", "fuzz", "--max-examples",
-                             "100000", "--report", str(rep), "--", *REFERENCE, "--seed", "4242"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(6)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=120)
-    assert rep.exists(), out + err
-    report = json.loads(rep.read_text())
-    assert report["summary"]["interrupted"] is True
-    assert report["summary"]["actions"] > 0
-    assert proc.returncode == 130
-    assert _leftovers("reference --seed 4242") == []
 
 
 def test_counterexample_text_numbers_messages_as_the_violation_cites_them() -> None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -156,6 +155,16 @@ class Client:
             if update is not None:
                 out.append((i, update))
         return out
+
+
+def _barrier(c: Client) -> int:
+    """Send a request the agent must answer and wait for its answer: stdio is FIFO, so every
+    message the agent wrote before it read the request is in the transcript by then (a causal
+    wait, where a sleep would only make absence likely)."""
+    start = c.agent.mark()
+    rid = c.agent.request("_acp_model/sync", {})
+    c.wait(lambda m: is_response_to(m, rid), start, "the barrier's answer")
+    return rid
 
 
 @pytest.fixture(params=sorted(SPECS))
@@ -307,7 +316,7 @@ def test_cancel_mid_turn(client: Client) -> None:
     # 3. The cancels do not leak into the next turn, and nothing follows a cancelled idle.
     start, rid = c.prompt(sid, "a normal turn, no tools")
     _assert_turn(c, sid, start, rid, "end_turn", tool_status=None)
-    time.sleep(0.1)
+    _barrier(c)  # whatever the agent wrote before reading this is in the transcript
     late = [u for _, u in c.updates(sid, stop + 1, None) if u.get("stopReason") == "cancelled"]
     assert late == [], late
     assert c.agent.alive
@@ -338,7 +347,8 @@ def test_documented_sdk_behaviour(client: Client, case: str) -> None:
         assert c.msg(index)["id"] is None and c.msg(index)["error"]["code"] == -32600
     else:
         # rc3 logs "Ignoring non-object JSON-RPC message" and answers nothing (rc2 crashed).
-        time.sleep(0.3)
-        assert c.a2c(start) == [] and c.agent.alive
+        barrier = _barrier(c)
+        assert [m for _, m in c.a2c(start) if not is_response_to(m, barrier)] == []
+        assert c.agent.alive
     # Either way the connection keeps working.
     assert "sessions" in c.agent.call("session/list", {}, TIMEOUT)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import shutil
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -17,15 +16,15 @@ from acp_model.argtypes import int_at_least, positive_float
 from acp_model.cli.common import (
     EXIT_FAIL,
     EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
     EXIT_OK,
     UsageError,
     add_reading_option,
     readings_of,
 )
 from acp_model.fuzzing.config import FuzzConfig
+from acp_model.fuzzing.frontend import SignalStop, agent_problem, hypothesis_home
 from acp_model.fuzzing.recorder import Recorder
-
-EXIT_INTERRUPTED = 130
 
 EPILOG = """exit codes: 0 no failure (warnings allowed), 1 failures found, 2 usage error (including
 an agent command that cannot be executed), 3 internal error of the fuzzer, 130 interrupted
@@ -39,82 +38,86 @@ def _agent_argv(args: argparse.Namespace) -> list[str]:
     if not argv:
         raise UsageError("give the agent command after '--', e.g. "
                          "acp-model fuzz -- python -m acp_model.agents.reference")
-    exe = argv[0]
-    found = shutil.which(exe) if os.sep not in exe else (exe if os.path.isfile(exe) else None)
-    if found is None:
-        raise UsageError(f"agent command {exe!r} not found")
-    if not os.access(found, os.X_OK):
-        raise UsageError(f"agent command {exe!r} is not executable")
+    problem = agent_problem(argv)
+    if problem is not None:
+        raise UsageError(problem)
     return argv
 
 
-def _hypothesis_home() -> None:
-    """Keep Hypothesis' working files out of the user's current directory.
-
-    The CLI uses no example database (each run is seeded or random), but Hypothesis still
-    caches some files; they go to ``$XDG_CACHE_HOME/acp-model`` unless the user chose a place
-    with ``HYPOTHESIS_STORAGE_DIRECTORY``.
-    """
-    if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
-        return
-    from hypothesis.configuration import set_hypothesis_home_dir
-
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    set_hypothesis_home_dir(os.path.join(cache, "acp-model", "hypothesis"))
-
-
-def _progress_table(rec: Recorder, rules_total: int, exercised: int) -> Table:
+def _progress_table(rec: Recorder, rules_total: int, phase: str) -> Table:
     table = Table.grid(padding=(0, 2))
     failures = ", ".join(sorted(rec.found)) or "none"
     table.add_row("examples", str(rec.examples), "actions", str(rec.actions),
                   "actions/s", f"{rec.actions / max(rec.elapsed(), 1e-9):.0f}")
-    table.add_row("rules exercised", f"{exercised}/{rules_total}", "restarts",
+    table.add_row("rules exercised", f"{len(rec.exercised)}/{rules_total}", "restarts",
                   str(rec.restarts), "elapsed", f"{rec.elapsed():.1f} s")
-    table.add_row("failures", failures, "warnings", str(len(rec.warnings)), "", "")
+    table.add_row("failures", failures, "warnings", str(len(rec.warnings)), "phase", phase)
     return table
 
 
 def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
     from acp_model.fuzzing.artifacts import fuzz_report, write_out_dir
-    from acp_model.fuzzing.run import FuzzerBug, run_fuzz
+    from acp_model.fuzzing.run import FuzzerBug, FuzzResult, run_fuzz
+    from acp_model.fuzzing.stop import Stop
     from acp_model.report.document import write_json
     from acp_model.report.junit import junit_xml
     from acp_model.report.text import render
     from acp_model.spec.rules import RULES
 
-    _hypothesis_home()
+    hypothesis_home()
     cfg = FuzzConfig(
         argv=_agent_argv(args), max_examples=args.max_examples, steps=args.steps,
         seed=args.seed, time_budget=args.time_budget, deadline=args.deadline,
         readings=readings_of(args), isolate=args.isolate, validate=not args.no_validate,
         max_sessions=args.max_sessions, replay_runs=args.replay_runs,
         startup_deadline=args.startup_deadline)
-    state: dict[str, Any] = {"live": None}
+    stop = Stop()
+    guard = SignalStop(stop)
+    state: dict[str, Any] = {"live": None, "phase": "start-up", "rec": Recorder()}
+    plain = not console.is_terminal  # logs and pipes get one line per phase instead
+
+    def refresh() -> None:
+        if state["live"] is not None:
+            state["live"].update(_progress_table(state["rec"], len(RULES), state["phase"]))
 
     def progress(rec: Recorder) -> None:
-        live = state["live"]
-        if live is None:
-            return
-        from acp_model.fuzzing.pool import rule_stats  # noqa: F401 - cheap re-count below
+        state["rec"] = rec
+        refresh()
 
-        live.update(_progress_table(rec, len(RULES), state.get("exercised", 0)))
+    def phase(name: str) -> None:
+        state["phase"] = name
+        if plain:
+            console.print(f"phase: {name}")
+        refresh()
 
     console.print(f"fuzzing: {' '.join(cfg.argv)}")
-    try:
-        with Live(_progress_table(Recorder(), len(RULES), 0), console=console,
-                  refresh_per_second=4, transient=not console.is_terminal) as live:
-            state["live"] = live
-            result = run_fuzz(cfg, on_progress=progress)
-    except FuzzerBug as exc:
-        console.print(f"[red]internal error of the fuzzer:[/] {exc}")
-        return EXIT_INTERNAL
-    files = write_out_dir(result, Path(args.out)) if args.out else None
-    report = fuzz_report(result, files)
-    if args.report:
-        write_json(report, args.report)
-    if args.junit:
-        Path(args.junit).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.junit).write_text(junit_xml(report), encoding="utf-8")
+    result: FuzzResult | None = None
+    with guard.installed():
+        try:
+            with Live(_progress_table(state["rec"], len(RULES), state["phase"]),
+                      console=console, refresh_per_second=4, transient=plain) as live:
+                state["live"] = live
+                result = run_fuzz(cfg, on_progress=progress, on_phase=phase, stop=stop)
+        except KeyboardInterrupt:
+            pass  # the run itself handles interrupts; this one landed around it
+        except FuzzerBug as exc:
+            if args.debug:
+                traceback.print_exception(exc)
+            console.print(f"[red]internal error of acp-model:[/] {exc} (run with --debug for "
+                          "the traceback)")
+            return EXIT_INTERNAL
+        guard.writing = True
+        if result is None:
+            result = FuzzResult(cfg, state["rec"], [], 0.0, interrupted=True)
+        state["live"] = None
+        phase("writing")
+        files = write_out_dir(result, Path(args.out)) if args.out else None
+        report = fuzz_report(result, files)
+        if args.report:
+            write_json(report, args.report)
+        if args.junit:
+            Path(args.junit).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.junit).write_text(junit_xml(report), encoding="utf-8")
     s = report["summary"]
     console.print(f"{s['examples']} examples, {s['actions']} client actions in {s['seconds']} s "
                   f"({s['actions_per_second']} actions/s), {s['restarts']} restart(s)")

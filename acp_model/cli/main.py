@@ -58,5 +58,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         err.print(f"[red]internal error:[/] {type(exc).__name__}: {exc} "
                   "(run with --debug for the traceback)")
         return EXIT_INTERNAL
+    finally:
+        _forget_handled_interrupt()
+
+
+def _forget_handled_interrupt() -> None:
+    """Clear CPython's "unhandled KeyboardInterrupt" flag before exiting.
+
+    CPython sets that flag whenever code run by ``exec`` of a string raises KeyboardInterrupt,
+    even if a caller handles it (Hypothesis execs generated code while it builds a state
+    machine, so a Ctrl-C can land there), and at exit it then kills the process with SIGINT
+    instead of returning our exit code. Every ``exec`` of a string resets the flag first.
+    """
+    exec("None")
 
 

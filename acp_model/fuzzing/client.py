@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from acp_model import __version__
+from acp_model.fuzzing.config import FuzzConfig
+from acp_model.fuzzing.stop import Stop
 from acp_model.fuzzing.transport import (
     AgentExited,
     AgentProcess,
@@ -64,6 +66,10 @@ CANCELLED = {"outcome": {"outcome": "cancelled"}}
 CANCELLED_ERROR = {"code": ErrorCode.REQUEST_CANCELLED, "message": "Request cancelled"}
 
 
+class OracleError(RuntimeError):
+    """The oracle itself failed while judging a message (an internal error, exit 3)."""
+
+
 class AgentUnusable(Exception):
     """The agent cannot be fuzzed (it cannot be started, or it refused to initialize)."""
 
@@ -80,8 +86,9 @@ class FuzzClient:
     def __init__(self, argv: Sequence[str], *, readings: Readings = DEFAULT,
                  deadline: float = 5.0, validate: bool = True, cwd: str | None = None,
                  env: dict[str, str] | None = None, tick: float = 0.002,
-                 startup_deadline: float = 30.0) -> None:
+                 startup_deadline: float = 30.0, stop: Stop | None = None) -> None:
         self.argv = list(argv)
+        self.stop = stop or Stop()
         self.deadline = deadline
         self.startup_deadline = max(startup_deadline, deadline)
         self.tick = tick
@@ -92,20 +99,26 @@ class FuzzClient:
         self.capabilities: dict[str, Any] = {}
         self.crash_reported = False
         self.flooded = False
-        self._probe_ids: set[Any] = set()
         self._answered: set[Any] = set()  # permission requests this client already answered
         self._session_writes: dict[str, int] = {}  # sid -> agent messages naming it
         self.history: list[Action] = []  # every action performed on this process, concrete
         self.checked_violations = 0  # monitor.violations before this index are handled
         self.example_starts: list[int] = []  # where each example begins in ``history``
-        self._probe_raw = False
         self._ids = itertools.count(1_000_000)
         self.cwd = cwd or os.getcwd()
         try:
-            self.proc = AgentProcess(self.argv, cwd=cwd, env=env)
+            self.proc = AgentProcess(self.argv, cwd=cwd, env=env, stop=self.stop.event)
         except (FileNotFoundError, PermissionError, NotADirectoryError, OSError) as exc:
             raise AgentUnusable(f"cannot start {self.argv[0]!r}: {exc.strerror or exc}") from None
         self.proc.on_record(self._on_record)
+
+    @classmethod
+    def from_config(cls, cfg: FuzzConfig, stop: Stop | None = None) -> FuzzClient:
+        """The client every front-end uses (CLI, pytest plugin, campaigns, replays): one place
+        that turns a configuration into a connection."""
+        return cls(cfg.argv, readings=cfg.readings, deadline=cfg.deadline,
+                   validate=cfg.validate, cwd=cfg.cwd, env=cfg.env,
+                   startup_deadline=cfg.startup_deadline, stop=stop)
 
     # ------------------------------------------------------------------ wiring ------------
     def _on_record(self, record: Record) -> None:
@@ -114,11 +127,6 @@ class FuzzClient:
             self._flooded()
             return
         msg = record.get("msg")
-        if record.get("dir") == "c2a" and (
-                (isinstance(msg, dict) and msg.get("id") in self._probe_ids)
-                or ("raw" in record and self._probe_raw)):
-            record["probe"] = True
-            self._probe_raw = False
         with self.lock:
             self.monitor.feed(record)
             if record.get("dir") == "a2c":
@@ -222,6 +230,7 @@ class FuzzClient:
                 remaining = end - time.monotonic()
                 if remaining <= 0 or not self.proc.alive:
                     return predicate()
+                self.stop.check()
                 # Re-check now and then: the process can die without sending a record.
                 self._changed.wait(min(remaining, 0.1))
 
@@ -229,9 +238,18 @@ class FuzzClient:
         """Wait until the monitor has judged every record the transport holds.
 
         ``call``/``wait_for`` return once a record is in the transcript; the listener that
-        feeds the monitor may still be running on the reader thread.
+        feeds the monitor may still be running on the delivery thread.
         """
-        return self._wait(lambda: self.monitor.count >= self.proc.mark(), timeout)
+        done = self.proc.wait_delivered(self.proc.queued, timeout)
+        self.check_oracle()
+        return done
+
+    def check_oracle(self) -> None:
+        """An exception in the oracle (or in this client's replies) is a bug of ours: it ends
+        the run as an internal error, never as a pass."""
+        if self.proc.listener_errors:
+            error = self.proc.listener_errors[0]
+            raise OracleError(f"the oracle raised {type(error).__name__}: {error}") from error
 
     def settled(self, s: int) -> bool:
         """Quiet, or blocked on the client (nothing more happens until it answers)."""
@@ -274,6 +292,7 @@ class FuzzClient:
     # ------------------------------------------------------------------ actions -----------
     def perform(self, action: Action) -> None:
         """Execute one client action (see the module docstring for the vocabulary)."""
+        self.stop.check()
         op = action["op"]
         handler = getattr(self, f"do_{op}", None)
         if handler is None:
@@ -285,6 +304,7 @@ class FuzzClient:
             handler(**{k: v for k, v in action.items() if k != "op"})
         except (AgentExited, TimeoutError):
             self.check_alive()
+        self.check_oracle()
         if len(self.sessions) > before:
             entry["_created"] = before  # lets a replay renumber sessions (see standalone())
 
@@ -432,7 +452,6 @@ class FuzzClient:
     def do_probe(self, kind: str, s: int = 0) -> None:
         """Negative inputs where the spec defines the answer: any error, and the agent lives."""
         rid = next(self._ids)
-        self._probe_ids.add(rid)
         if kind == "unknown_session":
             msg = {"jsonrpc": "2.0", "id": rid, "method": "session/prompt", "params": {
                 "sessionId": "acp-model-no-such-session",
@@ -447,22 +466,19 @@ class FuzzClient:
         elif kind == "notification_batch":
             # A legal batch (RPC-06) of notifications only: it must get no response at all.
             self.proc.send([{"jsonrpc": "2.0", "method": "_acp_model/note", "params": {}}])
-            self._probe_ids.discard(rid)
             self.do_sync()
             return
         elif kind == "request_batch":
             # A legal batch holding a request: the request still gets its own response.
-            self._probe_ids.discard(rid)
             self.proc.send([{"jsonrpc": "2.0", "id": rid, "method": SYNC_METHOD, "params": {}},
                             {"jsonrpc": "2.0", "method": "_acp_model/note", "params": {}}])
             self.proc.wait_for_index(lambda m: _answers(m, rid), self.deadline)
             return
         else:  # garbage: a truncated line the agent must survive
-            self._probe_raw = True
-            self.proc.send_raw(GARBAGE)
+            self.proc.send_raw(GARBAGE, probe=True)
             self.do_sync()
             return
-        self.proc.send(msg)
+        self.proc.send(msg, probe=True)
         self.proc.wait_for_index(lambda m: is_response_to(m, rid), self.deadline)
 
     # ------------------------------------------------------------------ end of example ----
@@ -498,6 +514,7 @@ class FuzzClient:
         if self.proc.alive or self.crash_reported:
             return
         self.crash_reported = True
+        self.caught_up()  # the crash is judged after everything the agent wrote before it
         code = self.proc.returncode
         tail = self.proc.stderr_text()[-400:].strip()
         what = (f"the agent exited with code {code}" if code is not None

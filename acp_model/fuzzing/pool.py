@@ -17,9 +17,10 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from acp_model.fuzzing.client import Action, AgentUnusable, FuzzClient
+from acp_model.fuzzing.client import Action, AgentUnusable, FuzzClient, OracleError
 from acp_model.fuzzing.config import FuzzConfig
-from acp_model.fuzzing.recorder import LifecycleFailure, Recorder
+from acp_model.fuzzing.recorder import BudgetExhausted, LifecycleFailure, Recorder
+from acp_model.fuzzing.stop import Stop
 from acp_model.oracle.monitor import Monitor, Violation
 from acp_model.spec.rules import RuleStat
 
@@ -27,9 +28,10 @@ from acp_model.spec.rules import RuleStat
 class AgentPool:
     """The agent process examples run against; restarted when it dies."""
 
-    def __init__(self, cfg: FuzzConfig, recorder: Recorder) -> None:
+    def __init__(self, cfg: FuzzConfig, recorder: Recorder, stop: Stop | None = None) -> None:
         self.cfg = cfg
         self.recorder = recorder
+        self.stop = stop or Stop()
         self.current: FuzzClient | None = None
         self.retired: list[Monitor] = []
 
@@ -46,10 +48,9 @@ class AgentPool:
                                       > current.proc.max_transcript_bytes // 4):
                 self.retire()
         if self.current is None:
-            client = FuzzClient(self.cfg.argv, readings=self.cfg.readings,
-                                deadline=self.cfg.deadline, validate=self.cfg.validate,
-                                cwd=self.cfg.cwd, env=self.cfg.env,
-                                startup_deadline=self.cfg.startup_deadline)
+            if self.recorder.on_phase is not None and not self.retired:
+                self.recorder.on_phase("initialize")
+            client = FuzzClient.from_config(self.cfg, self.stop)
             try:
                 client.initialize()
             except AgentUnusable:
@@ -105,7 +106,18 @@ class Example:
         return len(self.local)
 
     def act(self, action: Action) -> None:
-        """Log and perform one action, then raise if the oracle saw a failure."""
+        """Log and perform one action, then raise if the oracle saw a failure.
+
+        An exception of the oracle ends the whole run: it is recorded and Hypothesis is stopped
+        (``BudgetExhausted``), so it can never look like an agent failure being shrunk.
+        """
+        try:
+            self._act(action)
+        except OracleError as exc:
+            self.recorder.internal_error = exc
+            raise BudgetExhausted from exc
+
+    def _act(self, action: Action) -> None:
         self.actions.append(action)
         self.recorder.actions += 1
         client = self.client
@@ -158,6 +170,13 @@ class Example:
 
     def finish(self) -> None:
         """Drain the example's sessions and judge what is still open (liveness)."""
+        try:
+            self._finish()
+        except OracleError as exc:
+            self.recorder.internal_error = exc
+            raise BudgetExhausted from exc
+
+    def _finish(self) -> None:
         self.recorder.examples += 1
         client = self.client
         if client.alive:
@@ -165,8 +184,11 @@ class Example:
         client.check_alive()
         if client.alive:  # after a crash, what the agent still owed is not a separate failure
             sids = [client.sessions[i].sid for i in self.local]
+            client.caught_up()  # the oracle has seen everything the drain waited for
             with client.lock:
                 client.monitor.judge_open(sids, self.start, self.deadline)
+        with client.lock:
+            self.recorder.exercised.update(k for k, n in client.monitor.exercised().items() if n)
         if self.recorder.on_progress is not None:
             self.recorder.on_progress(self.recorder)
         self.check()

@@ -88,6 +88,9 @@ class Recorder:
     restarts: int = 0
     round_failure_at: float | None = None  # when this round's first new failure was seen
     on_progress: Callable[[Recorder], None] | None = None
+    on_phase: Callable[[str], None] | None = None  # "initialize", "shrinking CANCEL-07" ...
+    internal_error: BaseException | None = None  # the oracle failed: the run is void
+    exercised: set[str] = field(default_factory=set)  # rules some check has judged so far
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started
@@ -98,6 +101,7 @@ class Recorder:
         if self.round_failure_at is None and v.rule not in self.masked:
             self.round_failure_at = now
         known = self.found.get(v.rule)
+        new = known is None
         if known is None:
             known = self.found[v.rule] = Found(v.rule, v, list(actions), records, offending,
                                                list(history), now, now, gap=gap)
@@ -113,6 +117,8 @@ class Recorder:
             known.candidates.append((list(actions), list(history)))
             known.candidates.sort(key=lambda c: len(c[0]))
             del known.candidates[6:]
+        if new and self.on_phase is not None:  # last: a Ctrl-C in the callback loses nothing
+            self.on_phase(f"shrinking {v.rule}")
 
     def warning(self, v: Violation) -> None:
         key = (v.rule, v.check)

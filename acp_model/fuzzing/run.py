@@ -22,6 +22,7 @@ from acp_model.fuzzing.recorder import (
     ShrinkBudgetSpent,
 )
 from acp_model.fuzzing.shrink import measure_reproduction
+from acp_model.fuzzing.stop import Stop
 from acp_model.oracle.monitor import Monitor
 
 
@@ -61,15 +62,25 @@ def _expected(exc: BaseException) -> bool:
                           | ShrinkBudgetSpent) for e in _leaves(exc))
 
 
-def run_fuzz(cfg: FuzzConfig, *, on_progress: Callable[[Recorder], None] | None = None
+def run_fuzz(cfg: FuzzConfig, *, on_progress: Callable[[Recorder], None] | None = None,
+             on_phase: Callable[[str], None] | None = None, stop: Stop | None = None
              ) -> FuzzResult:
-    """Fuzz one agent command line; never raises for anything the agent does."""
-    recorder = Recorder(on_progress=on_progress)
+    """Fuzz one agent command line; never raises for anything the agent does.
+
+    ``on_phase`` hears where the run is ("start-up", "initialize", "fuzzing", "shrinking R",
+    "replaying R"); ``stop`` ends it within a second when requested (the result says
+    ``interrupted`` and holds what was found). An exception of the oracle itself is a
+    :class:`FuzzerBug`, never a result.
+    """
+    stop = stop or Stop()
+    phase = on_phase or (lambda _: None)
+    recorder = Recorder(on_progress=on_progress, on_phase=on_phase)
     database = example_database(cfg)
-    pool = AgentPool(cfg, recorder)
+    pool = AgentPool(cfg, recorder, stop)
     start = time.monotonic()
     result = FuzzResult(cfg, recorder, [], 0.0)
     try:
+        phase("start-up")
         try:
             first = pool.client()
         except AgentUnusable as exc:
@@ -78,8 +89,10 @@ def run_fuzz(cfg: FuzzConfig, *, on_progress: Callable[[Recorder], None] | None 
             first = None
         capabilities = first.prompt_capabilities() if first is not None else {}
         stop_at = start + cfg.time_budget if cfg.time_budget else None
+        phase("fuzzing")
 
         def begin() -> Example:
+            stop.check()
             if stop_at is not None and time.monotonic() > stop_at:
                 raise BudgetExhausted
             if cfg.stop_on and cfg.stop_on <= set(recorder.found):
@@ -111,6 +124,8 @@ def run_fuzz(cfg: FuzzConfig, *, on_progress: Callable[[Recorder], None] | None 
             try:
                 run_state_machine_as_test(target, settings=chosen)
             except BudgetExhausted:
+                if recorder.internal_error is not None:
+                    break
                 result.notes.append("stopped: what was asked for is found"
                                     if cfg.stop_on and cfg.stop_on <= set(recorder.found)
                                     else "time budget spent")
@@ -138,11 +153,19 @@ def run_fuzz(cfg: FuzzConfig, *, on_progress: Callable[[Recorder], None] | None 
         pool.retire()
         result.monitors = pool.monitors()
         result.seconds = time.monotonic() - start
+    if recorder.internal_error is not None:
+        error = recorder.internal_error
+        raise FuzzerBug(str(error)) from error
+    result.interrupted = result.interrupted or stop.requested
     if not result.interrupted:
         for found in recorder.found.values():
+            phase(f"replaying {found.rule}")
             try:
-                measure_reproduction(cfg, found, recorder.elapsed)
+                measure_reproduction(cfg, found, recorder.elapsed, stop=stop)
             except KeyboardInterrupt:
+                result.interrupted = True
+                break
+            if stop.requested:
                 result.interrupted = True
                 break
     return result

@@ -14,6 +14,7 @@ from acp_model.fuzzing.client import Action, AgentUnusable, FuzzClient
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.pool import Example
 from acp_model.fuzzing.recorder import Found, LifecycleFailure, Recorder, standalone
+from acp_model.fuzzing.stop import Interrupted, Stop
 from acp_model.oracle.monitor import Violation
 
 
@@ -32,10 +33,11 @@ def replay_once(cfg: FuzzConfig, actions: list[Action], rule: str | None,
 
     ``abort`` (set on Ctrl-C while replays run in threads) stops it after the current action.
     """
+    stop = Stop(abort)
+    if stop.requested:
+        return ReplayOutcome(False, [], [], None, "interrupted")
     try:
-        client = FuzzClient(cfg.argv, readings=cfg.readings, deadline=cfg.deadline,
-                            validate=cfg.validate, cwd=cfg.cwd, env=cfg.env,
-                            startup_deadline=cfg.startup_deadline)
+        client = FuzzClient.from_config(cfg, stop)
     except AgentUnusable as exc:
         return ReplayOutcome(False, [], [], None, str(exc))
     error = None
@@ -45,13 +47,13 @@ def replay_once(cfg: FuzzConfig, actions: list[Action], rule: str | None,
             ex = Example(client, Recorder(), deadline=cfg.deadline)
             with contextlib.suppress(LifecycleFailure):
                 for action in actions:
-                    if abort is not None and abort.is_set():
-                        return ReplayOutcome(False, [], [], None, "interrupted")
                     ex.act(action)
             with contextlib.suppress(LifecycleFailure):
                 ex.finish()
         except AgentUnusable as exc:
             error = str(exc)
+        except Interrupted:
+            return ReplayOutcome(False, [], [], None, "interrupted")
     finally:
         client.close()
     failures = [v for v in client.monitor.violations if v.level == "fail"]
@@ -61,7 +63,8 @@ def replay_once(cfg: FuzzConfig, actions: list[Action], rule: str | None,
 
 
 def measure_reproduction(cfg: FuzzConfig, found: Found,
-                         clock: Callable[[], float] | None = None) -> None:
+                         clock: Callable[[], float] | None = None, *,
+                         stop: Stop | None = None) -> None:
     """Find a counterexample that replays in a fresh process, shrink it, measure it.
 
     Candidates are the shortest programs that showed the failure (the one Hypothesis shrank
@@ -74,13 +77,13 @@ def measure_reproduction(cfg: FuzzConfig, found: Found,
     stop_at = time.monotonic() + cfg.shrink_budget
     chosen: list[Action] | None = None
     candidates = found.candidates or [(found.actions, found.history)]
-    hit = first_reproducing(cfg, found.rule, [c[0] for c in candidates], confirm=1)
+    hit = first_reproducing(cfg, found.rule, [c[0] for c in candidates], confirm=1, stop=stop)
     if hit is not None:
         chosen = candidates[hit][0]
     if chosen is None:
         for _, history in candidates[:2]:
             if len(history) > 1 and time.monotonic() < stop_at:
-                suffix = history_suffix(cfg, found.rule, history, stop_at)
+                suffix = history_suffix(cfg, found.rule, history, stop_at, stop=stop)
                 if suffix is not None:
                     chosen = suffix
                     found.notes.append("the example needed state left by earlier examples on "
@@ -88,11 +91,11 @@ def measure_reproduction(cfg: FuzzConfig, found: Found,
                                        "that history, shrunk")
                     break
     if chosen is not None:
-        shrunk = delta_debug(cfg, found.rule, chosen, stop_at)
+        shrunk = delta_debug(cfg, found.rule, chosen, stop_at, stop=stop)
         if clock is not None and len(shrunk) < len(found.actions):
             found.minimal_at = clock()  # only when this step made it smaller
         found.actions = shrunk
-    outcomes = replay_many(cfg, found.actions, found.rule, cfg.replay_runs)
+    outcomes = replay_many(cfg, found.actions, found.rule, cfg.replay_runs, stop=stop)
     for outcome in outcomes:
         found.replays += 1
         if outcome.reproduced:
@@ -104,18 +107,20 @@ def measure_reproduction(cfg: FuzzConfig, found: Found,
                 found.violation = next(v for v in outcome.violations if v.rule == found.rule)
 
 
-def replay_many(cfg: FuzzConfig, actions: list[Action], rule: str, runs: int
-                 ) -> list[ReplayOutcome]:
+def replay_many(cfg: FuzzConfig, actions: list[Action], rule: str, runs: int, *,
+                stop: Stop | None = None) -> list[ReplayOutcome]:
     """Independent replays, a few at a time: they mostly wait on the agent."""
     if runs <= 0:
         return []
-    return in_threads(lambda _, abort: replay_once(cfg, actions, rule, abort), range(runs))
+    return in_threads(lambda _, abort: replay_once(cfg, actions, rule, abort), range(runs),
+                      stop=stop)
 
 
-def in_threads(job: Callable[[Any, threading.Event], ReplayOutcome], items: Any
-                ) -> list[ReplayOutcome]:
-    """Run replays four at a time; Ctrl-C stops the running ones after their current action."""
-    abort = threading.Event()
+def in_threads(job: Callable[[Any, threading.Event], ReplayOutcome], items: Any, *,
+               stop: Stop | None = None) -> list[ReplayOutcome]:
+    """Run replays four at a time; Ctrl-C (or the run's stop request) stops the running ones
+    within a second."""
+    abort = stop.event if stop is not None else threading.Event()
     items = list(items)
     with ThreadPoolExecutor(max_workers=max(1, min(4, len(items)))) as pool:
         try:
@@ -127,7 +132,8 @@ def in_threads(job: Callable[[Any, threading.Event], ReplayOutcome], items: Any
 
 
 def first_reproducing(cfg: FuzzConfig, rule: str, trials: list[list[Action]],
-                       confirm: int = 2, stop_at: float | None = None) -> int | None:
+                      confirm: int = 2, stop_at: float | None = None, *,
+                      stop: Stop | None = None) -> int | None:
     """Index of the first trial that reproduces ``confirm`` times in a row.
 
     Racy failures reproduce only sometimes; demanding two hits keeps delta debugging from
@@ -136,10 +142,11 @@ def first_reproducing(cfg: FuzzConfig, rule: str, trials: list[list[Action]],
     """
     jobs = [(n, trial) for n, trial in enumerate(trials) for _ in range(confirm)]
     for start in range(0, len(jobs), 4):
-        if stop_at is not None and time.monotonic() > stop_at:
+        if (stop_at is not None and time.monotonic() > stop_at) or (stop and stop.requested):
             return None
         batch = jobs[start:start + 4]
-        outcomes = in_threads(lambda job, abort: replay_once(cfg, job[1], rule, abort), batch)
+        outcomes = in_threads(lambda job, abort: replay_once(cfg, job[1], rule, abort), batch,
+                              stop=stop)
         done: dict[int, list[bool]] = {}
         for (n, _), outcome in zip(batch, outcomes, strict=True):
             done.setdefault(n, []).append(outcome.reproduced)
@@ -154,18 +161,18 @@ def first_reproducing(cfg: FuzzConfig, rule: str, trials: list[list[Action]],
 MAX_HISTORY_EXAMPLES = 64
 
 
-def history_suffix(cfg: FuzzConfig, rule: str, history: list[list[Action]], stop_at: float
-                    ) -> list[Action] | None:
+def history_suffix(cfg: FuzzConfig, rule: str, history: list[list[Action]], stop_at: float,
+                   *, stop: Stop | None = None) -> list[Action] | None:
     """The shortest suffix of the process's examples that reproduces on a fresh process."""
     longest = min(len(history), MAX_HISTORY_EXAMPLES)
     sizes = sorted({min(2 ** n, longest) for n in range(1, 7)})
     trials = [standalone([a for ex in history[-k:] for a in ex]) for k in sizes]
-    hit = first_reproducing(cfg, rule, trials, stop_at=stop_at)
+    hit = first_reproducing(cfg, rule, trials, stop_at=stop_at, stop=stop)
     return None if hit is None else trials[hit]
 
 
-def delta_debug(cfg: FuzzConfig, rule: str, actions: list[Action], stop_at: float
-                 ) -> list[Action]:
+def delta_debug(cfg: FuzzConfig, rule: str, actions: list[Action], stop_at: float, *,
+                stop: Stop | None = None) -> list[Action]:
     """Remove chunks, then single actions, while the failure still reproduces."""
     actions = standalone(actions)
     chunk = max(1, len(actions) // 2)
@@ -173,8 +180,8 @@ def delta_debug(cfg: FuzzConfig, rule: str, actions: list[Action], stop_at: floa
         removals = [standalone(actions[:i] + actions[i + chunk:])
                     for i in range(0, len(actions), chunk)]
         removals = [r for r in removals if r]
-        hit = (first_reproducing(cfg, rule, removals, stop_at=stop_at) if removals
-               else None)
+        hit = (first_reproducing(cfg, rule, removals, stop_at=stop_at, stop=stop)
+               if removals else None)
         if hit is not None:
             actions = removals[hit]
             chunk = min(chunk, max(1, len(actions) // 2))

@@ -21,16 +21,18 @@ An ``oversize`` record's ``raw`` is a 4 KiB preview and it carries the line leng
 ``"bytes"``; :meth:`AgentProcess.send_raw` (garbage tests) records ``c2a`` raw records the same
 way.
 
-Threading: one reader thread per pipe (stdout, stderr) plus one thread waiting for the exit.
-All records are appended under one lock (``_cond``), so transcript order is the order in which
-records were appended; ``wait_for`` waits on that condition variable (no polling). Listener
-callbacks are delivered strictly in transcript order and never concurrently: the thread that
-appends a record (the stdout reader for ``a2c``, the sending thread for ``c2a``) delivers
-every undelivered record unless another thread is already delivering, in which case that
-thread delivers it. Callbacks therefore run on the reader thread or on a sending thread,
-outside the transcript lock; they may call :meth:`AgentProcess.send` (the new record is
-delivered after the current callback returns) but should be quick, because while a callback
-runs on the reader thread no further stdout is read.
+Threading: one reader thread per pipe (stdout, stderr), one thread waiting for the exit, and
+one delivery thread. The reader threads only read and append: all records are appended under
+one lock (``_cond``), so transcript order is the order in which records were appended, and
+``wait_for`` waits on that condition variable (no polling). Listener callbacks (the oracle, the
+client's answers to agent requests) run on the delivery thread, strictly in transcript order and
+never concurrently, fed through the queue of undelivered records: however long the oracle takes,
+the reader keeps draining the agent's stdout, and an agent that blocks writing while not reading
+stdin cannot stall a reply behind the reader. A callback may send (its record is delivered after
+it returns). A send from any other thread returns once its own record has been delivered, so a
+client that sent something can ask the oracle about it at once. An exception in a callback is
+kept in :attr:`AgentProcess.listener_errors` with its traceback; the caller must look (the fuzz
+client turns it into an internal error, never a pass).
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+
+from acp_model.fuzzing.stop import Interrupted
 
 __all__ = [
     "AgentExited",
@@ -186,10 +190,13 @@ class AgentProcess:
         stderr_file_bytes: int = 16 * MiB,
         write_timeout: float = 10.0,
         close_grace: float = 2.0,
+        stop: threading.Event | None = None,
     ) -> None:
         if max_line_bytes < 1:
             raise ValueError("max_line_bytes must be positive")
         self.argv = list(argv)
+        # set on a stop request (fuzzing.stop): every wait below gives up within 0.1 s
+        self.stop_requested = stop if stop is not None else threading.Event()
         self.max_line_bytes = max_line_bytes
         self.max_transcript_bytes = max_transcript_bytes
         self.write_timeout = write_timeout
@@ -205,14 +212,15 @@ class AgentProcess:
         self.lines_read = 0
         self.oversize_lines = 0
         self.listener_errors: list[BaseException] = []
+        self.delivered = 0  # records the listeners have seen (transcript order)
         self.returncode: int | None = None
         self.stdout_closed = False
         """EOF seen on the agent's stdout: no further a2c records can arrive."""
 
         self._cond = threading.Condition(threading.Lock())
         self._write_lock = threading.Lock()
-        self._dispatch_lock = threading.Lock()
         self._undelivered: collections.deque[Record] = collections.deque()
+        self._queued = 0  # records put in the delivery queue so far
         self._listeners: list[Listener] = []
         self._next_id = 0
         self._stop = threading.Event()
@@ -247,7 +255,9 @@ class AgentProcess:
             threading.Thread(target=self._read_stdout, name=f"acp-stdout-{self.pid}", daemon=True),
             threading.Thread(target=self._read_stderr, name=f"acp-stderr-{self.pid}", daemon=True),
             threading.Thread(target=self._wait_exit, name=f"acp-wait-{self.pid}", daemon=True),
+            threading.Thread(target=self._deliver, name=f"acp-deliver-{self.pid}", daemon=True),
         ]
+        self._delivery_thread = self._threads[-1]
         for thread in self._threads:
             thread.start()
 
@@ -297,12 +307,11 @@ class AgentProcess:
 
     # --------------------------------------------------------------- recording
 
-    def _append(self, record: Record, cost: int, *, deliver: bool = True) -> None:
-        """Store a record; ``deliver=False`` leaves running the listeners to the caller.
+    def _append(self, record: Record, cost: int) -> int:
+        """Store a record and queue it for the listeners; returns its delivery number.
 
-        Senders hold ``_write_lock`` while appending (so the transcript order is the write
-        order) and must deliver only after releasing it: a listener may itself send, e.g. to
-        answer an agent request, and the lock is not reentrant.
+        Senders hold ``_write_lock`` while appending, so the transcript order is the write
+        order.
         """
         with self._cond:
             if self.truncated:
@@ -322,35 +331,49 @@ class AgentProcess:
             else:
                 self.stored_bytes += cost + _RECORD_OVERHEAD
                 self.transcript.append(record)
-            if self._listeners:
-                self._undelivered.append(record)
+            self._undelivered.append(record)
+            self._queued += 1
             self._cond.notify_all()
-        if deliver and self._undelivered:
-            self._deliver()
+            return self._queued
 
     def _deliver(self) -> None:
-        """Run listeners in transcript order, one at a time, outside the transcript lock."""
+        """The delivery thread: run listeners in transcript order, outside the lock."""
         while True:
-            if not self._dispatch_lock.acquire(blocking=False):
-                return  # the thread holding it will deliver our record too
-            try:
-                while True:
-                    with self._cond:
-                        if not self._undelivered:
-                            break
-                        record = self._undelivered.popleft()
-                        listeners = list(self._listeners)
-                    for callback in listeners:
-                        try:
-                            callback(record)
-                        except Exception as exc:  # a broken oracle must not kill the reader
-                            if len(self.listener_errors) < 100:
-                                self.listener_errors.append(exc)
-            finally:
-                self._dispatch_lock.release()
             with self._cond:
-                if not self._undelivered:
-                    return
+                while not self._undelivered:
+                    if self._stop.is_set() or (self._closed and self.stdout_closed):
+                        return
+                    self._cond.wait(0.2)
+                record = self._undelivered.popleft()
+                listeners = list(self._listeners)
+            for callback in listeners:
+                try:
+                    callback(record)
+                except Exception as exc:  # a broken listener must not stop the delivery
+                    if len(self.listener_errors) < 100:
+                        self.listener_errors.append(exc)
+            with self._cond:
+                self.delivered += 1
+                self._cond.notify_all()
+
+    @property
+    def queued(self) -> int:
+        """Records handed to the listeners so far (delivered or waiting)."""
+        with self._cond:
+            return self._queued
+
+    def wait_delivered(self, number: int, timeout: float = 5.0) -> bool:
+        """Wait until the listeners have seen the first ``number`` records."""
+        if threading.current_thread() is self._delivery_thread:
+            return self.delivered >= number  # a listener sending: it is being delivered
+        end = time.monotonic() + timeout
+        with self._cond:
+            while self.delivered < number:
+                remaining = end - time.monotonic()
+                if remaining <= 0 or not self._delivery_thread.is_alive():
+                    return False
+                self._cond.wait(min(remaining, 0.2))
+        return True
 
     def _record_line(self, line: bytes) -> None:
         self.lines_read += 1
@@ -458,15 +481,16 @@ class AgentProcess:
 
     # ----------------------------------------------------------------- sending
 
-    def send(self, msg: Any) -> Record:
+    def send(self, msg: Any, *, probe: bool = False) -> Record:
         """Write one JSON-RPC message (or batch array) as a line and record it.
 
-        Raises :class:`AgentExited` if the agent's stdin is closed (the agent died) and
+        ``probe`` marks a deliberate negative input (the trace's ``"probe": true``). Raises
+        :class:`AgentExited` if the agent's stdin is closed (the agent died) and
         :class:`TimeoutError` if the agent stops reading for ``write_timeout`` seconds.
         """
-        return self.send_many([msg])[0]
+        return self.send_many([msg], probe=probe)[0]
 
-    def send_many(self, msgs: Iterable[Any]) -> list[Record]:
+    def send_many(self, msgs: Iterable[Any], *, probe: bool = False) -> list[Record]:
         """Write several messages in a single ``write`` so they reach the agent together.
 
         Useful for races (e.g. a prompt immediately followed by a cancel).
@@ -475,19 +499,22 @@ class AgentProcess:
         lines = [orjson.dumps(m) for m in msgs]
         data = b"".join(line + b"\n" for line in lines)
         records: list[Record] = []
+        last = 0
         try:
             with self._write_lock:
                 self._check_writable()
                 for msg, line in zip(msgs, lines, strict=True):
                     record: Record = {"dir": "c2a", "t": self.elapsed(), "msg": msg}
-                    self._append(record, len(line), deliver=False)
+                    if probe:
+                        record["probe"] = True
+                    last = self._append(record, len(line))
                     records.append(record)
                 self._write_all(data)
         finally:
-            self._deliver()
+            self.wait_delivered(last)
         return records
 
-    def send_raw(self, data: bytes) -> Record:
+    def send_raw(self, data: bytes, *, probe: bool = False) -> Record:
         """Write arbitrary bytes (garbage tests); recorded as one c2a raw record.
 
         A trailing newline is added if missing. The raw text is decoded leniently and flagged
@@ -514,14 +541,17 @@ class AgentProcess:
                 record["raw"] = raw
                 record["error"] = error
             cost = len(line)
+        if probe:
+            record["probe"] = True
+        number = 0
         try:
             with self._write_lock:
                 self._check_writable()
                 record["t"] = self.elapsed()
-                self._append(record, cost, deliver=False)
+                number = self._append(record, cost)
                 self._write_all(data)
         finally:
-            self._deliver()
+            self.wait_delivered(number)
         return record
 
     def _check_writable(self) -> None:
@@ -625,7 +655,13 @@ class AgentProcess:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return None
-                self._cond.wait(remaining)
+                self._interruptible_wait(remaining)
+
+    def _interruptible_wait(self, remaining: float) -> None:
+        """Wait on the transcript condition (held), giving up on a stop request."""
+        if self.stop_requested.is_set():
+            raise Interrupted
+        self._cond.wait(min(remaining, 0.1))
 
     def wait_for(
         self,
@@ -686,11 +722,15 @@ class AgentProcess:
     # ------------------------------------------------------------------- close
 
     def close_stdin(self) -> None:
-        """Close the agent's stdin (the polite "please exit" of the stdio transport)."""
+        """Close the agent's stdin (the polite "please exit" of the stdio transport).
+
+        A write blocked on an agent that stops reading sees the flag within 0.2 s and gives up,
+        so closing never waits for its write timeout.
+        """
+        self._stdin_closed = True
         with self._write_lock:
-            if not self._stdin_closed:
-                self._stdin_closed = True
-                assert self._proc.stdin is not None
+            assert self._proc.stdin is not None
+            if not self._proc.stdin.closed:
                 with contextlib.suppress(OSError):
                     self._proc.stdin.close()
 
@@ -725,7 +765,7 @@ class AgentProcess:
                     self._signal_group(signal.SIGKILL)
                     _wait_group_gone(self.pgid, 2.0)
         finally:
-            self._stop.set()
+            self._stop.set()  # the delivery thread still drains what was read, then stops
             for thread in self._threads:
                 thread.join(timeout=2.0)
             for stream in (self._proc.stdout, self._proc.stderr):

@@ -57,8 +57,7 @@ def acp_client(acp_config: FuzzConfig) -> Iterator[FuzzClient]:
 
     cfg = acp_config
     try:
-        client = FuzzClient(cfg.argv, readings=cfg.readings, deadline=cfg.deadline,
-                            validate=cfg.validate, cwd=cfg.cwd, env=cfg.env)
+        client = FuzzClient.from_config(cfg)
     except AgentUnusable as exc:
         pytest.fail(f"cannot start the agent: {exc}", pytrace=False)
     try:

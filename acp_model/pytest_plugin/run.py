@@ -13,10 +13,8 @@ if TYPE_CHECKING:
 
 
 import fcntl
-import os
 import pickle
 import shlex
-import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,12 +59,11 @@ def agent_argv(command: str) -> list[str]:
         raise pytest.UsageError(f"--acp-agent {command!r}: {exc}") from None
     if not argv:
         raise pytest.UsageError("--acp-agent is empty: give the agent's command line")
-    exe = argv[0]
-    found = shutil.which(exe) if os.sep not in exe else (exe if os.path.isfile(exe) else None)
-    if found is None:
-        raise pytest.UsageError(f"--acp-agent: agent command {exe!r} not found")
-    if not os.access(found, os.X_OK):
-        raise pytest.UsageError(f"--acp-agent: agent command {exe!r} is not executable")
+    from acp_model.fuzzing.frontend import agent_problem
+
+    problem = agent_problem(argv)
+    if problem is not None:
+        raise pytest.UsageError(f"--acp-agent: {problem}")
     return argv
 
 
@@ -117,9 +114,9 @@ def probe_agent(opts: AcpOptions) -> None:
         return pytest.UsageError(f"--acp-agent: {detail}\n  agent command: "
                                  f"{shlex.join(opts.argv)}{stderr}")
 
+    cfg = fuzz_config(opts)
     try:
-        client = FuzzClient(opts.argv, readings=opts.readings, deadline=opts.deadline,
-                            cwd=opts.cwd)
+        client = FuzzClient.from_config(cfg)
     except AgentUnusable as exc:
         raise unusable(exc) from None
     try:
@@ -131,8 +128,8 @@ def probe_agent(opts: AcpOptions) -> None:
         detail, stderr = str(exc), ""
         if client.alive:
             if "did not answer" in detail:
-                detail += (f" within {opts.deadline:g} s (is it an ACP agent speaking JSON-RPC "
-                           "on stdio? a slow start needs a larger --acp-deadline)")
+                detail += (f" within {client.startup_deadline:g} s (is it an ACP agent "
+                           "speaking JSON-RPC on stdio?)")
         else:
             code = client.proc.wait_exit(1.0)
             tail = client.proc.stderr_text()[-500:].strip()
