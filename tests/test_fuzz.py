@@ -134,7 +134,7 @@ def test_hostile_agents(mode: str, code: int, rule: str | None, tmp_path: Path) 
     assert time.monotonic() - started < 150
     assert proc.returncode == code, proc.stdout[-3000:] + proc.stderr[-3000:]
     report = json.loads(rep.read_text())
-    found = {v["rule"] for v in report["violations"] if v["level"] == "fail"}
+    found = {v["rule"] for v in report["violations"]}  # failures and warnings (ACPM-OUTPUT)
     if rule is not None:
         assert rule in found, found
     if code == 1:

@@ -31,8 +31,10 @@ def test_machine_graph_is_the_table() -> None:
     assert list(g.nodes) == list(table.states)
     assert g.number_of_edges() == len(table.transitions)
     edge = g.get_edge_data("running", "idle", key="idle_reported")
-    assert edge["guards"][:3] == ("stop_reason_present", "cancel_honoured", "cancelled_has_cause")
-    assert edge["guards"][3] == "blocked_state_reported~"  # STATE-05 is a SHOULD: warns only
+    assert edge["guards"][:2] == ("stop_reason_present", "cancel_honoured")
+    # probable violations and held prompts (A-10=any) warn only; so does STATE-05 (a SHOULD)
+    assert edge["guards"][2:4] == ("cancel_probably_honoured~", "held_prompt_cancelled~")
+    assert edge["guards"][4:] == ("cancelled_has_cause", "blocked_state_reported~")
     assert "A-01.forbid" not in g.get_edge_data("running", "running", key="prompt")["rules"]
 
 

@@ -286,6 +286,12 @@ def a07_forbid() -> TraceBuilder:
     return base().running(S).idle(S, "end_turn")
 
 
+def a10_cancel() -> TraceBuilder:
+    """A prompt held behind running work outlives a cancel the agent provably read."""
+    t = turn_start(base(), 10).prompt(S, 11).cancel(S).sync().idle(S, "cancelled")
+    return t.accepted(11).user_message(S).running(S).idle(S, "end_turn")
+
+
 def sess_10() -> TraceBuilder:
     t = turn_start(base(), 10).request("c2a", "session/close", {"sessionId": S}, 50)
     return t.sync().idle(S, "end_turn")
@@ -304,7 +310,7 @@ CASES: dict[str, list[Callable[[], TraceBuilder]]] = {
     "PROMPT-04": [prompt_04_twice, prompt_04_never], "PROMPT-06": [prompt_06],
     "STATE-01": [state_01, state_01_requires_action], "STATE-02": [state_02],
     "STATE-03": [state_03], "STATE-06": [state_06], "STATE-09": [state_09],
-    "ACPM-ONE-STOP": [one_stop], "STOP-03": [stop_03], "MSG-01": [msg_01], "TOOL-07": [tool_07],
+    "A-05.forbid": [one_stop], "STOP-03": [stop_03], "MSG-01": [msg_01], "TOOL-07": [tool_07],
     "TOOL-14": [tool_14], "TOOL-15": [tool_15], "TOOL-19": [tool_19],
     "PLAN-02": [plan_04_missing_id], "PLAN-04": [plan_04], "PLAN-09": [plan_09],
     "USAGE-02": [usage_02], "USAGE-04": [usage_04, usage_04_shape],
@@ -316,7 +322,7 @@ CASES: dict[str, list[Callable[[], TraceBuilder]]] = {
     "RPC-07": [rpc_07], "RPC-09": [rpc_09], "ACPM-ANSWER": [acpm_answer],
     "ACPM-SCHEMA": [acpm_schema], "A-01.forbid": [a01_forbid], "A-03.diagram": [a03_diagram],
     "A-04.idle-cancelled": [a04_idle_cancelled], "A-07.forbid": [a07_forbid],
-    "SESS-10": [sess_10],
+    "SESS-10": [sess_10], "A-10.cancel": [a10_cancel],
 }
 
 

@@ -58,6 +58,9 @@ def decisions() -> dict[str, list[CheckMeta]]:
     for meta in CHECKS.values():
         if meta.module in DECIDING_MODULES:
             out[meta.rule].append(meta)
+            for _, choice in meta.levels:  # a strict reading's own rule
+                if choice in RULES and meta not in out[choice]:
+                    out[choice].append(meta)
     return dict(out)
 
 

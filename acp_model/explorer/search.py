@@ -308,11 +308,12 @@ def explore(sessions: int = 1, max_prompts: int | None = None,
                         mask = 1
                     else:
                         mask = 1 if ok else 0
-                        warns = (tuple(sorted({c.rule for c, lv in failures
+                        warns = (tuple(sorted({engines[0].rule_of(c) for c, lv in failures
                                                if lv == "warn"})),)
                         if not ok:
                             refusals.append(Refusal(u, act, src_state, (tuple(sorted(
-                                {c.rule for c, lv in failures if lv == "fail"})),)))
+                                {engines[0].rule_of(c) for c, lv in failures
+                                 if lv == "fail"})),)))
                             continue
                     fails = None
                 else:
@@ -324,9 +325,9 @@ def explore(sessions: int = 1, max_prompts: int | None = None,
                         if ok:
                             mask |= 1 << i
                         if failures:
-                            fails.append(tuple(sorted({c.rule for c, lv in failures
+                            fails.append(tuple(sorted({engines[i].rule_of(c) for c, lv in failures
                                                        if lv == "fail"})))
-                            wl.append(tuple(sorted({c.rule for c, lv in failures
+                            wl.append(tuple(sorted({engines[i].rule_of(c) for c, lv in failures
                                                     if lv == "warn"})))
                         else:
                             fails.append(())

@@ -304,7 +304,7 @@ class FuzzClient:
             handler(**{k: v for k, v in action.items() if k != "op"})
         except (AgentExited, TimeoutError):
             self.check_alive()
-        self.check_oracle()
+        self.caught_up()  # the next action sees what the oracle made of everything so far
         if len(self.sessions) > before:
             entry["_created"] = before  # lets a replay renumber sessions (see standalone())
 
@@ -344,9 +344,11 @@ class FuzzClient:
         sess = self.sessions[idx]
         self.proc.notify("session/cancel", {"sessionId": sess.sid})
         self.caught_up()  # the model has judged the cancel: it says what is owed now
-        for rid in self.open_permissions(idx):
-            self._answer_as_required(sess.sid, rid)
-        if sync:
+        answered = [rid for rid in self.open_permissions(idx)
+                    if self._answer_as_required(sess.sid, rid)]
+        if sync or answered:
+            # After an answer that follows the cancel, the agent's next move would only make a
+            # deviation probable; a response to this makes it provable.
             self.do_sync()
 
     def do_answer(self, s: int, outcome: str, newest: bool = False, late: bool = False,
@@ -508,6 +510,7 @@ class FuzzClient:
             if not asked or time.monotonic() >= end:
                 break
         self.do_sync()  # updates the agent wrote before reading this belong to this example
+        self.caught_up()
 
     def check_alive(self) -> None:
         """Report a crash or an early close of stdout once (ACPM-ALIVE)."""

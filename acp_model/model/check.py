@@ -44,14 +44,29 @@ class CheckMeta:
     kind: Kind
     doc: str  # what is expected, from the docstring (violation texts say it)
     reading: str | None = None
-    levels: tuple[tuple[str, Level], ...] = ()
+    levels: tuple[tuple[str, Level | str], ...] = ()  # reading value -> level or rule ID
     evidence: str | None = None  # name of the model method that states the proof
+    fixed: Level | None = None  # a level below the rule's own (a probable violation warns)
+
+    def _choice(self, readings: Readings) -> Level | str:
+        if self.reading is None:
+            return Level.RULE
+        return dict(self.levels).get(readings[self.reading], Level.RULE)
+
+    def rule_for(self, readings: Readings) -> str:
+        """The rule a failure is reported under: a strict reading may name its own rule
+        (``A-05.forbid``), so a failure never carries a rule weaker than its consequence."""
+        choice = self._choice(readings)
+        return choice if choice not in set(Level) else self.rule
 
     def level(self, readings: Readings) -> Level:
         """``fail``, ``warn`` or ``off`` for this check under the given readings."""
-        lv = dict(self.levels).get(readings[self.reading], Level.RULE) if self.reading \
-            else Level.RULE
-        return level_of(self.rule, readings) if lv is Level.RULE else lv
+        choice = self._choice(readings)
+        if self.fixed is not None:
+            return self.fixed
+        if choice in set(Level) and choice is not Level.RULE:
+            return Level(choice)
+        return level_of(self.rule_for(readings), readings)
 
 
 CHECKS: dict[str, CheckMeta] = {}  # "module.name" -> meta, every decision of the project
@@ -73,7 +88,7 @@ def summary(doc: str | None) -> str:
 
 
 def _validate(where: str, rule_id: str, reading: str | None,
-              levels: Mapping[str, str] | None) -> tuple[tuple[str, Level], ...]:
+              levels: Mapping[str, str] | None) -> tuple[tuple[str, Level | str], ...]:
     if rule_id not in RULES:
         raise DefinitionError(f"{where}: rule {rule_id!r} is not in the catalogue")
     if levels and reading is None:
@@ -83,16 +98,19 @@ def _validate(where: str, rule_id: str, reading: str | None,
     if reading not in READING_DEFS:
         raise DefinitionError(f"{where}: reading {reading!r} is not defined")
     values = READING_DEFS[reading].values
-    out = []
+    out: list[tuple[str, Level | str]] = []
     for value, lv in (levels or {}).items():
         if value not in values:
             raise DefinitionError(f"{where}: reading {reading} has no value {value!r} "
                                   f"(values: {', '.join(values)})")
+        if lv in RULES:
+            out.append((value, lv))  # under this value, the failure is that rule's
+            continue
         try:
             out.append((value, Level(lv)))
         except ValueError:
-            raise DefinitionError(f"{where}: level {lv!r} is not one of "
-                                  f"{', '.join(Level)}") from None
+            raise DefinitionError(f"{where}: level {lv!r} is neither one of "
+                                  f"{', '.join(Level)} nor a catalogued rule") from None
     if not out:
         raise DefinitionError(f"{where}: a reading without levels changes nothing")
     return tuple(out)
@@ -107,22 +125,27 @@ def _register(meta: CheckMeta) -> CheckMeta:
 
 
 def check(rule_id: str, *, reading: str | None = None, levels: Mapping[str, str] | None = None,
-          evidence: str | None = None, kind: Kind = Kind.GUARD) -> Callable[[F], F]:
+          evidence: str | None = None, kind: Kind = Kind.GUARD,
+          level: Level | None = None) -> Callable[[F], F]:
     """Tag a function as the decision of ``rule_id``.
 
     ``kind=GUARD`` (the default): a pure predicate guarding machine transitions, ``(model, ev)
     -> bool``. ``kind=FINDING``: a single-message check returning ``None`` when the rule holds,
     else a text saying what is wrong (or yielding ``(path, text)`` findings). ``reading`` and
     ``levels`` say how a reading changes the consequence of a failure (``rule``: the rule's
-    own strength). ``evidence`` names the model method that states which messages prove a
-    failure (race-dependent checks: what the agent had provably read).
+    own strength; a rule ID: report under that rule, the one a strict reading adds).
+    ``evidence`` names the model method that states which messages prove a failure
+    (race-dependent checks: what the agent had provably read). ``level`` caps the consequence
+    (``warn``: a probable violation, stated as an inference, never a failure).
     """
+    if level is not None and level not in (Level.WARN, Level.OFF):
+        raise DefinitionError(f"check {rule_id}: a fixed level only lowers (warn or off)")
 
     def mark(fn: F) -> F:
         where = f"{fn.__module__}.{fn.__qualname__}"
         lv = _validate(where, rule_id, reading, levels)
         meta = _register(CheckMeta(fn.__name__, rule_id, fn.__module__, kind, summary(fn.__doc__),
-                                   reading, lv, evidence))
+                                   reading, lv, evidence, level))
         setattr(fn, MARK, meta)
         return fn
 

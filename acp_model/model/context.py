@@ -34,6 +34,10 @@ class Context:
     session_advertised: bool = True
     keep_proofs: bool = False
     proofs: list[Proof] = field(default_factory=list)  # frontier moves, in order
+    # The agent acted on a client message (it resumed after a permission answer): it probably
+    # read everything up to it, unless it acted for another reason. Never a proof.
+    probable: int = -1
+    hints: list[Proof] = field(default_factory=list)  # probable moves: (answer, resumption)
 
     def read(self, idx: int) -> bool:
         """Has the agent provably read the client message at ``idx``?"""
@@ -46,6 +50,22 @@ class Context:
             if self.keep_proofs:
                 self.proofs.append(Proof(request_idx, response_idx))
 
+    def acted_on(self, request_idx: int, by_idx: int) -> None:
+        """The agent's message at ``by_idx`` acted on the client's message at ``request_idx``
+        (resumed after that permission answer): it probably read everything up to it."""
+        if request_idx > self.probable:
+            self.probable = request_idx
+            if self.keep_proofs:
+                self.hints.append(Proof(request_idx, by_idx))
+
+    def probably_read(self, idx: int) -> bool:
+        return idx <= self.probable
+
+    def hint(self, idx: int) -> Proof | None:
+        """The first message suggesting the agent read the client message at ``idx``."""
+        at = bisect.bisect_left(self.hints, idx, key=lambda p: p.request)
+        return self.hints[at] if at < len(self.hints) else None
+
     def proof(self, idx: int) -> Proof | None:
         """The first response that proves the agent read the message at ``idx``."""
         if not self.read(idx) or not self.proofs:
@@ -55,7 +75,8 @@ class Context:
 
     def derive(self) -> Context:
         """A copy for a successor configuration (the explorer keeps no proofs)."""
-        return Context(self.readings, self.frontier, self.session_advertised)
+        return Context(self.readings, self.frontier, self.session_advertised,
+                       probable=self.probable)
 
 
 def frontier_after(frontier: int, request_idx: int) -> int:

@@ -157,10 +157,18 @@ class TableEngine:
         self.transitions: dict[tuple[str, str], int] = {}  # (state, event) -> times fired
         self._plan: dict[tuple[str, str], tuple[str, tuple[tuple[CheckSpec, str], ...],
                                                  tuple[str, ...], tuple[str, ...]]] = {}
+        self._rules = {c.name: c.meta.rule_for(readings) for c in table.check_names().values()}
+        # The proofs of the last fire's failures, stated before its actions ran (checks read
+        # the state the event met): check name -> (text, [(index, role)]) or None.
+        self.evidence: dict[str, Any] = {}
         for key, tr in table.transitions.items():
             active = tuple((c, c.level(readings)) for c in tr.checks)
             active = tuple(a for a in active if a[1] != "off")
             self._plan[key] = (tr.target, active, tr.actions, tr.allows)
+
+    def rule_of(self, chk: CheckSpec) -> str:
+        """The rule a failure of ``chk`` is reported under with this engine's readings."""
+        return self._rules[chk.name]
 
     def fire(self, model: Any, event: str, ev: Any) -> list[Failure]:
         """Apply one event; return the failing checks with their level."""
@@ -169,14 +177,21 @@ class TableEngine:
         self.transitions[key] = self.transitions.get(key, 0) + 1
         exercised = self.exercised
         failures: list[Failure] = []
+        rules = self._rules
         for chk, lv in checks:
-            exercised[chk.rule] = exercised.get(chk.rule, 0) + 1
+            rule = rules[chk.name]
+            exercised[rule] = exercised.get(rule, 0) + 1
             if not chk.func(model, ev):
                 failures.append((chk, lv))
+        self._state_evidence(model, ev, failures)
         for rule_id in allows:
             exercised[rule_id] = exercised.get(rule_id, 0) + 1
         self.apply(model, event, ev)
         return failures
+
+    def _state_evidence(self, model: Any, ev: Any, failures: list[Failure]) -> None:
+        self.evidence = {c.name: getattr(model, c.meta.evidence)(ev)
+                         for c, _ in failures if c.meta.evidence is not None} if failures else {}
 
     def apply(self, model: Any, event: str, ev: Any) -> None:
         """The actions and target of an event already judged by :meth:`allowed` (checks are
@@ -207,13 +222,16 @@ class LibraryEngine(TableEngine):
         _, checks, _, allows = self._plan[key]
         self.transitions[key] = self.transitions.get(key, 0) + 1
         for chk, _ in checks:
-            self.exercised[chk.rule] = self.exercised.get(chk.rule, 0) + 1
+            rule = self._rules[chk.name]
+            self.exercised[rule] = self.exercised.get(rule, 0) + 1
         for rule_id in allows:
             self.exercised[rule_id] = self.exercised.get(rule_id, 0) + 1
         try:
             sm.send(event, ev=ev)
+            self.evidence = {}
             return []
         except TransitionNotAllowed:
             failures = [(c, lv) for c, lv in checks if not c.func(model, ev)]
+            self._state_evidence(model, ev, failures)
             self.apply(model, event, ev)
             return failures

@@ -40,6 +40,8 @@ class CancelRec:
     prior: bool = False  # a prompt sent before this cancel may still be unfinished
     # met no work to cancel: reading A-04=idle-cancelled wants an idle
     owes_reply: bool = field(default=False, metadata={"canon": "canon_owes_reply"})
+    # the prompts sent before it were held behind other work when it was sent (reading A-10)
+    held: bool = False
 
 
 @dataclass(slots=True)

@@ -59,6 +59,7 @@ from acp_model.model.vocab import (
     CancelStatus,
     ErrorCode,
     Kind,
+    Level,
     PermState,
     PromptStatus,
 )
@@ -103,6 +104,9 @@ REQUEST_OBLIGATIONS = frozenset({PROMPT_ANSWERED, PERMISSION_ANSWERED,
                                  CANCELLED_PERMISSION_ANSWERED, WITHDRAWN_ANSWERED})
 
 
+Evidence = tuple[str, list[tuple[int, str]]]  # what proves a failure, and its records by role
+
+
 @dataclass(frozen=True, slots=True)
 class Obligation:
     """Something still owed: the decision (rule, check), the index that created it, what."""
@@ -110,6 +114,10 @@ class Obligation:
     check: CheckMeta
     idx: int  # -1: the end of the trace
     what: str
+
+
+_EXPLAINS = MappingProxyType({"snapshot": False, "why": "what a failure's evidence cites; no "
+                                                      "check reads it"})
 
 
 @dataclass
@@ -126,6 +134,10 @@ class SessionModel:
     tools: dict[str, ToolRec] = field(default_factory=dict)
     work_tools: set[str] = field(default_factory=set)
     cancelled_tools: set[str] = field(default_factory=set)
+    # Explanations only (not in the snapshot): where the current work began, and the cancels
+    # dropped at its start because the agent had provably read them before (CANCEL-11).
+    work_began: int = field(default=-1, metadata=_EXPLAINS)
+    stale_cancels: list[int] = field(default_factory=list, metadata=_EXPLAINS)
 
     # --- derived views -----------------------------------------------------------------
     def count(self, status: PromptStatus) -> int:
@@ -156,8 +168,18 @@ class SessionModel:
         """Only reading A-04=idle-cancelled makes a cancel that met no work owe an idle."""
         return self.ctx.readings["A-04"] == "idle-cancelled"
 
+    def _held_bound(self) -> bool:
+        """Reading A-10=cancel: a cancel also cancels the prompts held behind the work."""
+        return self.ctx.readings["A-10"] == "cancel"
+
+    def _concerns_work(self, c: CancelRec) -> bool:
+        """Does this cancel concern the work in progress? (A held prompt's work is concerned
+        only under A-10=cancel.)"""
+        return c.status == CancelStatus.WORK or (c.status == CancelStatus.AMBIGUOUS
+                                                 and (not c.held or self._held_bound()))
+
     def _owing_cancel(self) -> bool:
-        return any(c.status in OWING for c in self.cancels)
+        return any(self._concerns_work(c) for c in self.cancels)
 
     def _prior(self, c_idx: int) -> bool:
         return any(p.idx < c_idx for p in self.prompts)
@@ -177,9 +199,22 @@ class SessionModel:
             return [c for c in self.cancels if c.status == CancelStatus.WORK]
         return [c for c in self.cancels
                 if (c.status == CancelStatus.WORK
-                    or (c.status == CancelStatus.AMBIGUOUS and c.prior
+                    or (c.status == CancelStatus.AMBIGUOUS and c.prior and not c.held
                         and not self._accepted_after(c.idx)))
                 and self._read(c.idx)]
+
+    def held_cancels(self) -> list[CancelRec]:
+        """Cancels read while the prompt whose work now ends was held behind other work: under
+        A-10=cancel they bind this work too; by default the prompt may outlive them."""
+        return [c for c in self.cancels
+                if c.status == CancelStatus.AMBIGUOUS and c.held and c.prior
+                and not self._accepted_after(c.idx) and self._read(c.idx)]
+
+    def probable_cancels(self) -> list[CancelRec]:
+        """Cancels sent during this work that no response proves read, but that the agent
+        probably read: it acted on a later client message (a permission answer)."""
+        return [c for c in self.cancels if c.status == CancelStatus.WORK
+                and not self._read(c.idx) and self.ctx.probably_read(c.idx)]
 
     def required_answers(self, perm_id: Any) -> frozenset[tuple[str, int | None]] | None:
         """The answers the client may still give to a permission request (CANCEL-04), as
@@ -269,11 +304,15 @@ class SessionModel:
 
     @check("STATE-01", reading="A-09", levels={"strict": "rule", "lenient": "warn"})
     def prompt_work_announced(self, ev: Ev) -> bool:
-        """An idle with a stop reason after accepted prompts ends work that never ran."""
+        """An idle with a stop reason after accepted prompts ends work that never ran (a
+        cancelled idle answering a cancel excepted: that work was cancelled before it
+        started)."""
+        if ev.reason == "cancelled" and self._justifying():
+            return True  # instant cancel: accept, user message, idle(cancelled) (A-09, A-10)
         return not (ev.reason is not None and self._prompt_work_pending())
 
     @check("A-04.idle-cancelled", reading="A-04",
-           levels={"noop": "off", "idle-cancelled": "rule"})
+           levels={"noop": "off", "idle-cancelled": "rule"}, evidence="reply_evidence")
     def idle_cancel_answered(self, ev: Ev) -> bool:
         """Under A-04=idle-cancelled a cancel read while idle is answered before new work
         (or a newer prompt's acceptance) begins."""
@@ -291,8 +330,23 @@ class SessionModel:
         read, or under reading A-11=sent merely sent while the work was reported)."""
         return ev.reason == "cancelled" or not self.binding_cancels()
 
+    @check("CANCEL-07", level=Level.WARN, evidence="probable_evidence")
+    def cancel_probably_honoured(self, ev: Ev) -> bool:
+        """Work during which the agent probably read session/cancel (it acted on a later
+        client message) ends with `cancelled`; no response proves the read, so a warning."""
+        if ev.reason == "cancelled" or self.ctx.readings["A-11"] != "provable":
+            return True
+        return not self.probable_cancels()
+
+    @check("A-10.cancel", reading="A-10", levels={"any": "warn", "cancel": "rule", "keep": "off"},
+           evidence="held_evidence")
+    def held_prompt_cancelled(self, ev: Ev) -> bool:
+        """A prompt held behind other work when the agent read a cancel is cancelled too (by
+        default a warning: the text does not say whether a cancel reaches a held prompt)."""
+        return ev.reason == "cancelled" or not self.held_cancels()
+
     @check("A-04.idle-cancelled", reading="A-04",
-           levels={"noop": "off", "idle-cancelled": "rule"})
+           levels={"noop": "off", "idle-cancelled": "rule"}, evidence="swallow_evidence")
     def idle_cancel_not_swallowed(self, ev: Ev) -> bool:
         """Under A-04=idle-cancelled, a cancel the agent provably read before this work ended
         is answered with `cancelled`: read during the work it cancels it, read before the
@@ -311,7 +365,8 @@ class SessionModel:
             return bool(self._justifying())
         return any(c.status == CancelStatus.QUIET for c in self.cancels)
 
-    @check("ACPM-ONE-STOP", reading="A-05", levels={"forbid": "rule", "allow": "off"})
+    @check("ACPM-ONE-STOP", reading="A-05",
+           levels={"warn": "rule", "forbid": "A-05.forbid", "allow": "off"})
     def one_stop_reason(self, ev: Ev) -> bool:
         """An idle that ends no work carries no stop reason (a cancelled reply excepted)."""
         return ev.reason is None or ev.reason == "cancelled" or self._prompt_work_pending()
@@ -322,7 +377,7 @@ class SessionModel:
         return not any(p.unreported_block and p.state != PermState.OPEN
                        for p in self.perms.values())
 
-    @check("CANCEL-05")
+    @check("CANCEL-05", evidence="new_work_evidence")
     def no_new_work_after_cancel(self, ev: Ev) -> bool:
         """After provably reading a cancel, the agent does not ask for more permissions."""
         return not any(c.status == CancelStatus.WORK and self._read(c.idx) for c in self.cancels)
@@ -366,16 +421,17 @@ class SessionModel:
     # Evidence: which messages prove a race-dependent failure.
     # =====================================================================================
 
-    def _proof_text(self, idx: int) -> tuple[str, list[tuple[int, str]]]:
+    def _proof_text(self, idx: int) -> tuple[str, list[tuple[int, str]]] | None:
+        """How the trace proves the agent read the client message at ``idx`` (None: it does
+        not, and a failure that needs it is no failure)."""
         proof = self.ctx.proof(idx)
         if proof is None:
-            return (f"a response proves the agent read the client's messages up to "
-                    f"#{self.ctx.frontier}", [])
+            return None
         return (f"the agent answered #{proof.request} (sent after #{idx}) with #{proof.response}",
                 [(proof.request, "request sent after it"),
                  (proof.response, "response proving it was read")])
 
-    def cancel_evidence(self, ev: Ev) -> tuple[str, list[tuple[int, str]]] | None:
+    def cancel_evidence(self, ev: Ev) -> Evidence | None:
         binding = self.binding_cancels()
         if not binding:
             return None
@@ -385,30 +441,100 @@ class SessionModel:
                     f"expected stopReason 'cancelled', got {ev.reason!r}",
                     [(c.idx, "session/cancel sent during the work"), (ev.idx, "the idle")])
         why = ("sent during this work" if c.status == CancelStatus.WORK else
-               "sent while a prompt it cancels was still open")
-        proof, items = self._proof_text(c.idx)
-        return (f"session/cancel #{c.idx} was {why} and {proof}, before it wrote #{ev.idx}; "
-                f"expected stopReason 'cancelled', got {ev.reason!r}",
-                [(c.idx, "session/cancel"), *items, (ev.idx, "the idle")])
-
-    def cause_evidence(self, ev: Ev) -> tuple[str, list[tuple[int, str]]] | None:
-        stale = [c for c in self.cancels if c.status == CancelStatus.QUIET]
-        if self.state in WORK or stale:
-            items = [(c.idx, "session/cancel read before this work began") for c in stale]
-            return ("no session/cancel was sent during this work; the last one the agent "
-                    "could act on was read before the work began", items)
-        return "no session/cancel was sent since the previous idle", []
-
-    def answer_evidence(self, ev: Ev) -> tuple[str, list[tuple[int, str]]] | None:
-        perm = self._guard(ev)
-        if perm is None:
+               "sent while the prompt of this work was being started")
+        read = self._proof_text(c.idx)
+        if read is None:
             return None
-        proof, items = self._proof_text(perm.answer_idx)
+        return (f"session/cancel #{c.idx} was {why} and {read[0]}, before it wrote #{ev.idx}; "
+                f"expected stopReason 'cancelled', got {ev.reason!r}",
+                [(c.idx, "session/cancel"), *read[1], (ev.idx, "the idle")])
+
+    def probable_evidence(self, ev: Ev) -> Evidence | None:
+        cancels = self.probable_cancels()
+        hint = self.ctx.hint(cancels[0].idx) if cancels else None
+        if hint is None:
+            return None
+        c = cancels[0]
+        return (f"no response proves it read session/cancel #{c.idx}, but at #{hint.response} "
+                f"it acted on #{hint.request}, which the client sent after the cancel: unless "
+                f"it stopped waiting without withdrawing that request, it had read the cancel; "
+                f"expected stopReason 'cancelled', got {ev.reason!r}",
+                [(c.idx, "session/cancel"), (hint.request, "client message sent after it"),
+                 (hint.response, "the agent acting on it"), (ev.idx, "the idle")])
+
+    def held_evidence(self, ev: Ev) -> Evidence | None:
+        held = self.held_cancels()
+        read = self._proof_text(held[0].idx) if held else None
+        if read is None:
+            return None
+        c = held[0]
+        prompt = next((p for p in self.prompts if p.idx < c.idx), None)
+        return (f"session/cancel #{c.idx} was read ({read[0]}) while the prompt"
+                + (f" #{prompt.idx}" if prompt else "") + " was held behind other work; the "
+                f"prompt outlived the cancel and its work ended {ev.reason!r} (RULES.md A-10: "
+                "the text does not say whether a cancel reaches a held prompt)",
+                [(c.idx, "session/cancel"), *read[1],
+                 *([(prompt.idx, "the held prompt")] if prompt else []), (ev.idx, "the idle")])
+
+    def cause_evidence(self, ev: Ev) -> Evidence | None:
+        if not self._ends_work(ev):
+            return ("no session/cancel was sent since the previous idle", [(ev.idx, "the idle")])
+        stale = self.stale_cancels if self.state in WORK else \
+            [c.idx for c in self.cancels if self._is_stale(c)]
+        if not stale:
+            return ("no session/cancel was sent during this work or while its prompt was open",
+                    [(ev.idx, "the idle")])
+        read = self._proof_text(stale[-1])
+        if read is None:
+            return None
+        began = f" began at #{self.work_began}" if self.state in WORK else " began"
+        return (f"the last session/cancel, #{stale[-1]}, cannot apply to this work: "
+                f"{read[0]} before the work{began}, and no prompt sent before it was "
+                "unfinished",
+                [(stale[-1], "session/cancel"), *read[1],
+                 *([(self.work_began, "the work began")] if self.state in WORK else []),
+                 (ev.idx, "the idle")])
+
+    def answer_evidence(self, ev: Ev) -> Evidence | None:
+        perm = self._guard(ev)
+        read = self._proof_text(perm.answer_idx) if perm is not None else None
+        if perm is None or read is None:
+            return None
         return (f"tool call {ev.tool_call_id!r} went {ev.status!r} although the permission "
                 f"request #{perm.idx} was answered {perm.answer!r} at #{perm.answer_idx} and "
-                f"{proof}",
-                [(perm.idx, "permission request"), (perm.answer_idx, "the answer"), *items,
+                f"{read[0]}",
+                [(perm.idx, "permission request"), (perm.answer_idx, "the answer"), *read[1],
                  (ev.idx, "the tool update")])
+
+    def new_work_evidence(self, ev: Ev) -> Evidence | None:
+        read_cancels = [c for c in self.cancels
+                        if c.status == CancelStatus.WORK and self._read(c.idx)]
+        read = self._proof_text(read_cancels[0].idx) if read_cancels else None
+        if read is None:
+            return None
+        c = read_cancels[0]
+        return (f"session/cancel #{c.idx} was sent during this work and {read[0]}, before it "
+                f"asked for permission at #{ev.idx}",
+                [(c.idx, "session/cancel"), *read[1], (ev.idx, "the permission request")])
+
+    def reply_evidence(self, ev: Ev) -> Evidence | None:
+        owed = [c for c in self.cancels if c.owes_reply and self._is_stale(c)]
+        read = self._proof_text(owed[0].idx) if owed else None
+        if read is None:
+            return None
+        return (f"session/cancel #{owed[0].idx} met no work and {read[0]}; reading "
+                f"A-04=idle-cancelled wants its idle(cancelled) before new work at #{ev.idx}",
+                [(owed[0].idx, "session/cancel"), *read[1], (ev.idx, "the new work")])
+
+    def swallow_evidence(self, ev: Ev) -> Evidence | None:
+        owed = [c for c in self.cancels if c.status == CancelStatus.AMBIGUOUS and c.owes_reply
+                and self._read(c.idx)]
+        read = self._proof_text(owed[0].idx) if owed else None
+        if read is None:
+            return None
+        return (f"session/cancel #{owed[0].idx} owed an idle(cancelled) and {read[0]}; this "
+                f"work ended {ev.reason!r} without answering it",
+                [(owed[0].idx, "session/cancel"), *read[1], (ev.idx, "the idle")])
 
     # =====================================================================================
     # Actions. They run after the checks and update the extended state.
@@ -475,9 +601,12 @@ class SessionModel:
     def start_work(self, ev: Ev) -> None:
         """Quiet -> work: sort leftover cancels into stale (dropped) and ambiguous."""
         kept = []
+        self.work_began = ev.idx
+        self.stale_cancels = []
         for c in self.cancels:
             if c.status == CancelStatus.QUIET:
                 if self._is_stale(c):
+                    self.stale_cancels.append(c.idx)
                     continue
                 c.status = CancelStatus.AMBIGUOUS
             kept.append(c)
@@ -495,6 +624,13 @@ class SessionModel:
         for perm in self.perms.values():
             if perm.state != PermState.OPEN:
                 perm.unreported_block = False
+
+    def note_resumption(self, ev: Ev) -> None:
+        """Blocked work runs again: the agent probably read the answers that unblocked it."""
+        self.note_resumed(ev)
+        for perm in self.perms.values():
+            if perm.state == PermState.ANSWERED:
+                self.ctx.acted_on(perm.answer_idx, ev.idx)
 
     @allowance("STATE-04", "STATE-02", "CANCEL-06")
     def end_work(self, ev: Ev) -> None:
@@ -514,20 +650,27 @@ class SessionModel:
         for p in self.prompts:
             p.ran = True
         kept = []
+        keep_held = self.ctx.readings["A-10"] != "keep"
         for c in self.cancels:
             if c in served:
-                if not self._prior(c.idx):
+                if not self._prior(c.idx) or not keep_held:
                     continue
-                # A prompt sent before it is still open (not yet accepted, say): the same cancel
-                # may stop that prompt too, with a cancelled idle of its own (A-10).
+                # A prompt sent before it is still open (not yet accepted, say): it was held
+                # behind this work, and whether the same cancel reaches it is reading A-10.
                 c.status, c.prior, c.owes_reply = CancelStatus.QUIET, True, False
+                c.held = True
             elif c.status in OWING:
                 # Unread when the work ended (a race): the agent meets it while quiet. After a
-                # cancelled idle it may already have been answered.
+                # cancelled idle it may already have been answered. Prompts sent before it
+                # were held behind the work when it was sent.
+                prior = self._prior(c.idx)
                 c.owes_reply = not cancelled and (c.status == CancelStatus.WORK
                                                   or c.owes_reply)
+                c.held = c.held or (c.status == CancelStatus.WORK and prior)
                 c.status = CancelStatus.QUIET
-                c.prior = self._prior(c.idx)
+                c.prior = prior
+                if c.held and not keep_held:
+                    continue
             kept.append(c)
         self.cancels = kept
         self._settle_prompts()
@@ -570,6 +713,9 @@ class SessionModel:
 
     @allowance("TOOL-10", "CANCEL-08")
     def note_tool_update(self, ev: Ev) -> None:
+        perm = self._guard(ev)
+        if perm is not None and perm.state == PermState.ANSWERED and ev.status is not None:
+            self.ctx.acted_on(perm.answer_idx, ev.idx)  # it moved the tool the answer decided
         self.tools.setdefault(ev.tool_call_id or "", ToolRec())
         if self.state in WORK:
             self.work_tools.add(ev.tool_call_id or "")
@@ -636,6 +782,11 @@ class SessionModel:
                 del self.perms[pid]
 
 
+# The checks on every idle that ends reported work.
+_ENDING = ["stop_reason_present", "cancel_honoured", "cancel_probably_honoured",
+           "held_prompt_cancelled", "cancelled_has_cause", "idle_cancel_not_swallowed"]
+
+
 def stay(*states: State, cond: str | list[str] | None = None, on: str | list[str] | None = None,
          ) -> TransitionList:
     """The same internal self-transition on each of ``states`` (most events move no state)."""
@@ -686,7 +837,7 @@ class SessionLifecycle(StateMachine):
         | idle.to(running, cond=["work_has_a_prompt", "running_after_user_message",
                                  "idle_cancel_answered"], on="start_work")
         | stay(running, cond="blocked_state_reported", on="note_resumed")
-        | requires_action.to(running, on="note_resumed")
+        | requires_action.to(running, on="note_resumption")
         | custom.to(running, cond="blocked_state_reported", on="note_resumed")
     )
     requires_action_reported = (
@@ -710,15 +861,9 @@ class SessionLifecycle(StateMachine):
                                   "cancelled_has_cause"], on="settle_idle")
         | stay(idle, cond=["prompt_work_announced", "one_stop_reason", "cancelled_has_cause"],
                on="settle_idle")
-        | running.to(idle, cond=["stop_reason_present", "cancel_honoured", "cancelled_has_cause",
-                                 "idle_cancel_not_swallowed", "blocked_state_reported"],
-                     on="end_work")
-        | requires_action.to(idle, cond=["stop_reason_present", "cancel_honoured",
-                                         "cancelled_has_cause", "idle_cancel_not_swallowed"],
-                             on="end_work")
-        | custom.to(idle, cond=["stop_reason_present", "cancel_honoured", "cancelled_has_cause",
-                                "idle_cancel_not_swallowed", "blocked_state_reported"],
-                    on="end_work")
+        | running.to(idle, cond=[*_ENDING, "blocked_state_reported"], on="end_work")
+        | requires_action.to(idle, cond=_ENDING, on="end_work")
+        | custom.to(idle, cond=[*_ENDING, "blocked_state_reported"], on="end_work")
     )
 
     # ---- agent -> client: permissions, tools, other output ------------------------------

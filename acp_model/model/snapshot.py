@@ -114,10 +114,12 @@ def _generated(model_cls: type) -> tuple[Callable[..., Any], Callable[..., Any],
                     index_exprs.append(f"[x.{f.name} for x in {seq} if x.{f.name} >= 0]")
         elif kind == "set":
             clone.append(f"    c.{name} = set(m.{name})")
-            snap.append(f"        tuple(sorted(m.{name})) if m.{name} else (),")
+            if _value(f"m.{name}", meta, model_cls.__name__) is not None:
+                snap.append(f"        tuple(sorted(m.{name})) if m.{name} else (),")
         elif kind in ("list", "dict"):
             clone.append(f"    c.{name} = {kind}(m.{name})")
-            snap.append(f"        tuple(m.{name}),")
+            if _value(f"m.{name}", meta, model_cls.__name__) is not None:
+                snap.append(f"        tuple(m.{name}),")
         else:
             clone.append(f"    c.{name} = m.{name}")
             expr = _value(f"m.{name}", meta, model_cls.__name__)

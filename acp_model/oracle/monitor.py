@@ -301,7 +301,7 @@ class Monitor:
                 level: Level | None = None, kind: str = "safety",
                 related: list[int] | None = None, deadline: float | None = None,
                 evidence: list[tuple[int, str]] | None = None) -> None:
-        rule_id = meta.rule
+        rule_id = meta.rule_for(self.readings)
         self._bump(rule_id)
         lv = level or meta.level(self.readings)
         if lv == Level.OFF:
@@ -330,28 +330,32 @@ class Monitor:
                      deadline=deadline)
 
     def _failures(self, failures: list[Failure], idx: int, session: str | None,
-                  what: str, model: Any, ev: Ev) -> None:
+                  what: str, evidence: dict[str, Any]) -> None:
         for chk, lv in failures:
             meta = chk.meta
             detail, items = "", []
             if meta.evidence is not None:
-                proof = getattr(model, meta.evidence)(ev)
+                proof = evidence.get(meta.name)
                 if proof is not None:
                     detail, items = proof
-            text = f"{what} breaks {meta.rule}. Expected: {meta.doc}" + (
+                elif lv == Level.FAIL:
+                    # A failure states its proof; without one it is not a failure.
+                    lv, detail = Level.WARN, ("no response proves what the agent had read: "
+                                              "reported as a warning")
+            text = f"{what} breaks {meta.rule_for(self.readings)}. Expected: {meta.doc}" + (
                 f" ({detail})" if detail else "")
             self._report(meta, idx, text, session=session, level=lv, evidence=items)
 
     def _conn_event(self, event: ConnEvent, ev: Ev, what: str) -> None:
         failures = self.connection_engine.fire(self.conn, event, ev)
         if failures:
-            self._failures(failures, ev.idx, None, what, self.conn, ev)
+            self._failures(failures, ev.idx, None, what, self.connection_engine.evidence)
 
     def _session_event(self, sid: str, event: Event, ev: Ev, what: str) -> None:
         sess = self.sessions[sid]
         failures = self.session_engine.fire(sess, event, ev)
         if failures:
-            self._failures(failures, ev.idx, sid, what, sess, ev)
+            self._failures(failures, ev.idx, sid, what, self.session_engine.evidence)
 
     def _schema(self, def_name: str | None, instance: Any, idx: int, what: str,
                 method: str) -> None:

@@ -47,9 +47,23 @@ _DEFS: list[ReadingDef] = [
     ReadingDef(
         "A-05", "idle-reassert-reason",
         "May an idle that ends no foreground work (idle after idle) carry a stop reason?",
-        {"forbid": "no: one stop reason per end of work (ACPM-ONE-STOP)",
+        {"warn": "a warning (ACPM-ONE-STOP): no sentence forbids it, and the newer revision "
+                 "lets a repeated snapshot carry the last stop reason",
+         "forbid": "no: one stop reason per end of work (A-05.forbid fails)",
          "allow": "yes: extra stop reasons are not judged"},
-        "forbid", "prompt-lifecycle.mdx §4, §Stop Reasons"),
+        "warn", "prompt-lifecycle.mdx §4, §Stop Reasons"),
+    ReadingDef(
+        "A-10", "held-prompts",
+        "What does a cancel do to a prompt the agent holds unanswered behind other work?",
+        {"any": "any of the designs real agents ship: reject it, accept it and end it "
+                "cancelled, fold it into the cancelled work, or keep it and run it afterwards "
+                "(the last one warns, A-10.cancel)",
+         "cancel": "the cancel cancels it too: it is rejected or its work ends cancelled "
+                   "(A-10.cancel fails; the newer revision's reading)",
+         "keep": "the cancel ends only the work in progress: the held prompt's work is new "
+                 "work, and a cancelled stop reason for it has no cause"},
+        "any", "prompt-lifecycle.mdx intro ('only lasts until the Agent accepts the prompt'), "
+               "§Cancellation; RULES.md A-10"),
     ReadingDef(
         "A-07", "agent-initiated-work",
         "May the agent start foreground work (running) without a prompt?",
@@ -115,9 +129,6 @@ FIXED: dict[str, FixedReading] = {f.id: f for f in (
                  "for CANCEL-11", "RULES.md A-06"),
     FixedReading("A-08", "Is a new session idle before its first state_update?",
                  "an 'unreported' state that behaves like idle", "RULES.md A-08"),
-    FixedReading("A-10", "What becomes of a prompt still unanswered when a cancel is read?",
-                 "any of rejection, accept + idle(cancelled), accepted and cancelled work",
-                 "RULES.md A-10"),
     FixedReading("A-12", "What if selected.optionId names no offered option?",
                  "the answer is classified as a rejection (never approval)", "RULES.md A-12"),
     FixedReading("A-15", "Are final tool statuses immutable? Must tool calls be final at idle?",

@@ -193,12 +193,13 @@ _R: list[Rule] = [
          "schema $defs.StateUpdate; extensibility.mdx §Enum and Tagged-Union Variants",
          tck=("ACP-ENUM-202",)),
     # --- stop reasons -------------------------------------------------------------------
-    Rule("ACPM-ONE-STOP", "agent", "MUST", "safety",
+    Rule("ACPM-ONE-STOP", "agent", "SHOULD", "safety",
          "One stop reason per end of foreground work: an idle that ends no work (idle after idle) "
          "carries no stop reason, except a cancelled one answering a cancel (reading A-05).",
          f"{PL} §4 Report Completion, §Stop Reasons; RULES.md A-05",
-         notes="Our own rule for the 'second stop reason for one turn' bug "
-               "(claude-agent-acp#551); off under reading A-05=allow."),
+         notes="Our own warning for the 'second stop reason for one turn' bug "
+               "(claude-agent-acp#551): no sentence of the text says MUST here, so it fails "
+               "only under reading A-05=forbid (rule A-05.forbid); off under A-05=allow."),
     Rule("STOP-03", "agent", "MUST", "safety",
          "Custom stop reasons start with _; other values outside end_turn, max_tokens, "
          "max_turn_requests, refusal and cancelled are reserved.",
@@ -345,26 +346,33 @@ _R: list[Rule] = [
          "initialize, session/new and session/prompt are not sent inside batches.",
          "transports.mdx; migration.mdx §Transports"),
     Rule("ACPM-ALIVE", "agent", "MUST", "safety",
-         "The agent process keeps running and keeps stdout open until the client closes stdin.",
-         "transports.mdx §stdio (the client ends the connection by closing stdin)",
+         "The agent process keeps running and keeps stdout open while it owes the client "
+         "something (a response, the user message or the idle of accepted work).",
+         "transports.mdx §stdio (the client ends the connection by closing stdin); JSON-RPC 2.0 "
+         "§5 (a request MUST be answered); prompt-lifecycle.mdx §4 Report Completion",
          tck=("ACP-JSONRPC-005",),
-         notes="Judged by the fuzzer, which owns the process; a recorded trace cannot show it.",
+         notes="Judged by the fuzzer, which owns the process; a recorded trace cannot show it. "
+               "An agent that exits owing nothing only warns: the text does not forbid it.",
          fuzz_only=True),
-    Rule("ACPM-OUTPUT", "agent", "MUST", "safety",
+    Rule("ACPM-OUTPUT", "agent", "SHOULD", "safety",
          "The agent's output stays within the harness's bounds (the transcript cap, default "
          "32 MiB per connection); a flood beyond it ends the connection.",
          "transports.mdx §stdio; the fuzzer's own limit",
-         notes="Judged by the fuzzer: an agent flooding stdout cannot be checked further. "
+         notes="Judged by the fuzzer: an agent flooding stdout cannot be checked further. No "
+               "sentence of the text bounds the output, so it is a warning; what the flood "
+               "leaves unanswered fails under its own rules. "
                "Between examples the fuzzer moves to a fresh process once the transcript is a "
                "quarter full, so a long run never reaches the cap by itself.",
          fuzz_only=True),
     Rule("ACPM-ANSWER", "both", "MUST", "liveness",
          "Every request is eventually answered with a result or an error.",
-         "overview.mdx §Communication Model; JSON-RPC 2.0 §5",
+         "overview.mdx §Communication Model; JSON-RPC 2.0 §5 (the server MUST reply to every "
+         "request)",
          tck=("ACP-JSONRPC-004", "ACP-EXT-001")),
     Rule("ACPM-SCHEMA", "both", "MUST", "safety",
          "Every message validates against the v2 schema definition for its method and direction.",
-         "schema.json ($defs selected by x-method / x-side)", tck=("ACP-SCHEMA-001",)),
+         "transports.mdx §stdio (nothing that is not a valid ACP message); schema.json ($defs "
+         "selected by x-method / x-side)", tck=("ACP-SCHEMA-001",)),
     # --- what strict readings add (off under the defaults) ------------------------------
     Rule("A-01.forbid", "client", "MUST", "safety",
          "Under reading A-01=forbid, the client sends session/prompt only while the session is "
@@ -378,6 +386,17 @@ _R: list[Rule] = [
          "Under reading A-04=idle-cancelled, a cancel that met no foreground work is still "
          "answered with idle(cancelled), before any new work begins.",
          f"{PL} §Cancellation; RULES.md A-04 (b)"),
+    Rule("A-05.forbid", "agent", "MUST", "safety",
+         "Under reading A-05=forbid, an idle that ends no foreground work carries no stop reason "
+         "(a cancelled reply to a cancel excepted).",
+         f"{PL} §4 Report Completion, §Stop Reasons; RULES.md A-05"),
+    Rule("A-10.cancel", "agent", "MUST", "safety",
+         "Under reading A-10=cancel, a cancel the agent read while it held a prompt behind "
+         "other work cancels that prompt too: the prompt is rejected, or its work ends "
+         "cancelled.",
+         f"{PL} intro, §Cancellation; RULES.md A-10",
+         notes="A warning under the default A-10=any: the held prompt outlived the cancel, "
+               "which real agents do (RULES.md A-10 (d)) and this revision's text allows."),
     Rule("A-07.forbid", "agent", "MUST", "safety",
          "Under reading A-07=forbid, foreground work (running) only starts from a prompt.",
          f"{PL} intro; RULES.md A-07 (b)"),

@@ -1,0 +1,157 @@
+"""What correct agents written by others do, judged as the text allows (issue: soundness).
+
+The four patterns that failed agents we did not write, and both sides of the line each one
+draws: the behaviour the text allows passes (or warns, when a probable deviation deserves a
+look), and the strict reading that forbids it fails under its own rule.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from acp_model.spec.readings import DEFAULT
+from acp_model.trace.builder import TraceBuilder
+from tests.helpers import S, assert_clean, base, check, failed_rules, turn_start, warned_rules
+
+CANCEL = DEFAULT.parse(["A-10=cancel"])
+KEEP = DEFAULT.parse(["A-10=keep"])
+
+
+def _held_prompt() -> TraceBuilder:
+    """Prompt 11 arrives while prompt 10's work runs; the agent holds it unanswered; the cancel
+    is provably read; the running work ends cancelled."""
+    return turn_start(base(), 10).prompt(S, 11).cancel(S).sync().idle(S, "cancelled")
+
+
+# --- pattern 1: a prompt queued behind running work, and a cancel ---------------------------
+
+def test_a_held_prompt_that_outlives_the_cancel_warns_by_default() -> None:
+    t = _held_prompt().accepted(11).user_message(S).running(S).agent_message(S)
+    t.idle(S, "end_turn")
+    report = check(t)
+    assert failed_rules(report) == set()
+    assert warned_rules(report) == {"A-10.cancel"}
+    warning = next(v for v in report["violations"] if v["rule"] == "A-10.cancel")
+    assert "held behind other work" in warning["message"]
+    roles = {e["role"] for e in warning["evidence"]}
+    assert {"session/cancel", "response proving it was read", "the held prompt"} <= roles
+    # under the reading the newer revision decided, it fails under its own rule
+    assert failed_rules(check(t, CANCEL)) == {"A-10.cancel"}
+    assert_clean(check(t, KEEP))
+
+
+@pytest.mark.parametrize("design", ["reject", "cancel-at-once", "fold"])
+def test_the_other_held_prompt_designs_pass_under_every_reading(design: str) -> None:
+    t = turn_start(base(), 10).prompt(S, 11).cancel(S).sync()
+    if design == "reject":
+        t.rejected(11, -32800).idle(S, "cancelled")
+    elif design == "cancel-at-once":
+        t.idle(S, "cancelled").accepted(11).user_message(S).running(S).idle(S, "cancelled")
+    else:  # folded into the cancelled work: one idle for both
+        t.accepted(11).user_message(S).idle(S, "cancelled")
+    for readings in (DEFAULT, CANCEL):
+        assert_clean(check(t, readings))
+
+
+def test_under_keep_a_cancelled_stop_reason_for_the_held_prompt_has_no_cause() -> None:
+    t = _held_prompt().accepted(11).user_message(S).running(S).idle(S, "cancelled")
+    assert_clean(check(t))
+    assert failed_rules(check(t, KEEP)) == {"CANCEL-11"}
+
+
+def test_a_cancel_read_while_a_prompt_is_being_started_still_binds_its_work() -> None:
+    """The line A-10 draws: no other work in front of the prompt, so the cancel stops it under
+    every reading (the cancel_as_end_turn mutant)."""
+    t = base().prompt(S, 10).cancel(S).sync().accepted(10).user_message(S).running(S)
+    t.idle(S, "end_turn")
+    for readings in (DEFAULT, CANCEL, KEEP):
+        report = check(t, readings)
+        assert failed_rules(report) == {"CANCEL-07"}
+        evidence = report["violations"][0]["evidence"]
+        assert [e["role"] for e in evidence] == ["session/cancel", "request sent after it",
+                                                 "response proving it was read", "the idle"]
+
+
+def test_a_permission_in_the_held_prompts_work_is_not_owed_cancelled() -> None:
+    """The client need not answer a permission request of the held prompt's work with the
+    cancelled outcome: whether the cancel reaches that work is undecided (A-10)."""
+    t = _held_prompt().accepted(11).user_message(S).running(S).tool(S, "t1", "pending",
+                                                                     title="Edit")
+    t.permission(S, 60, "t1").requires_action(S).answer(60, "allow").running(S)
+    t.tool(S, "t1", "completed").idle(S, "end_turn")
+    report = check(t)
+    assert failed_rules(report) == set()
+    assert "CANCEL-04" not in warned_rules(report)
+    assert "CANCEL-04" in failed_rules(check(t, CANCEL))
+
+
+# --- pattern 2: accepted, then cancelled before any work was reported -----------------------
+
+def test_an_instant_cancel_needs_no_running() -> None:
+    t = base().prompt(S, 10).cancel(S).sync().accepted(10).user_message(S)
+    t.idle(S, "cancelled")
+    assert_clean(check(t))
+    assert_clean(check(t, DEFAULT.parse(["A-09=strict"])))
+
+
+def test_an_idle_with_another_reason_and_no_running_still_breaks_state_01() -> None:
+    t = base().prompt(S, 10).accepted(10).user_message(S).idle(S, "end_turn")
+    assert failed_rules(check(t)) == {"STATE-01"}
+
+
+# --- pattern 3: our own rules never fail what the text allows -------------------------------
+
+def test_a_repeated_stop_reason_only_warns() -> None:
+    t = turn_start(base(), 10).idle(S, "end_turn").idle(S, "end_turn")
+    assert warned_rules(check(t)) == {"ACPM-ONE-STOP"} and failed_rules(check(t)) == set()
+
+
+# --- pattern 4: silence where a warning is due ------------------------------------------------
+
+def test_resuming_after_an_answer_sent_after_the_cancel_is_a_probable_violation() -> None:
+    t = turn_start(base(), 10).tool(S, "t1", "pending", title="Edit")
+    t.permission(S, 100, "t1").requires_action(S).cancel(S).answer(100, "cancelled")
+    t.running(S).agent_message(S).idle(S, "end_turn")
+    report = check(t)
+    assert failed_rules(report) == set()
+    assert warned_rules(report) == {"CANCEL-07"}
+    warning = report["violations"][0]
+    assert "acted on" in warning["message"] and "unless it stopped waiting" in warning["message"]
+    assert {e["role"] for e in warning["evidence"]} == {
+        "session/cancel", "client message sent after it", "the agent acting on it", "the idle"}
+
+
+def test_the_same_with_a_sync_after_the_answer_is_a_failure() -> None:
+    """What the fuzzer does to make a probable violation decisive."""
+    t = turn_start(base(), 10).tool(S, "t1", "pending", title="Edit")
+    t.permission(S, 100, "t1").requires_action(S).cancel(S).answer(100, "cancelled").sync()
+    t.running(S).agent_message(S).idle(S, "end_turn")
+    assert failed_rules(check(t)) == {"CANCEL-07"}
+
+
+def test_ending_cancelled_after_the_answer_is_clean() -> None:
+    t = turn_start(base(), 10).tool(S, "t1", "pending", title="Edit")
+    t.permission(S, 100, "t1").requires_action(S).cancel(S).answer(100, "cancelled")
+    t.tool(S, "t1", "cancelled").idle(S, "cancelled")
+    assert_clean(check(t))
+
+
+# --- a proof behind every failure --------------------------------------------------------------
+
+def test_race_dependent_failures_carry_their_evidence() -> None:
+    cases = {
+        "CANCEL-07": turn_start(base(), 10).cancel(S).sync().idle(S, "end_turn"),
+        "PERM-11": turn_start(base(), 10).tool(S, "t1", "pending", title="Edit")
+        .permission(S, 50, "t1").requires_action(S).answer(50, "reject").sync()
+        .running(S).tool(S, "t1", "in_progress"),
+        "CANCEL-11": turn_start(base(), 10).idle(S, "end_turn").cancel(S).sync()
+        .prompt(S, 11).accepted(11).user_message(S).running(S).idle(S, "cancelled"),
+    }
+    for rule_id, t in cases.items():
+        report = check(t)
+        hit = next(v for v in report["violations"] if v["rule"] == rule_id and
+                   v["level"] == "fail")
+        roles = [e["role"] for e in hit["evidence"]]
+        assert "response proving it was read" in roles, (rule_id, roles)
+        assert all(isinstance(e["index"], int) and 0 <= e["index"] < len(t.records)
+                   for e in hit["evidence"])
