@@ -49,7 +49,7 @@ HAS_TIMEOUT = importlib.util.find_spec("pytest_timeout") is not None
 
 
 def _marks(case: Any) -> list[pytest.MarkDecorator]:
-    # The repository's pytest-timeout default (600 s) is too short for a long benign run.
+    # The repository's pytest-timeout default (600 s) is too short for a long design run.
     return [pytest.mark.timeout(case.time_budget * 2 + 300)] if HAS_TIMEOUT else []
 
 

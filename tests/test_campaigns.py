@@ -1,8 +1,11 @@
 """The ready-made campaigns of ``fuzz/``.
 
 * the zoo campaign's quick plan, one test per case: bug mutants are reported under their rule,
-  the reference agent (fast, real, slow) and benign mutants give no failure and no warning;
-* the shape of the full plan (every mutant, three timings, three seeds, >= 200 examples);
+  the reference agent (fast, real, slow) and a sample of correct designs give no failure and
+  warnings only where a reading leaves the behaviour open;
+* the shape of the full plan (every mutant, three timings, three seeds) and of the designs plan
+  (>= 40 designs covering every pair of axis values, an agent sharing no code with the
+  reference agent, fast and slow, three seeds, >= 200 examples);
 * the long campaign for any agent (``fuzz/test_agent.py``) end to end on two xdist workers,
   and the example database it relies on: a failure stored by one run replays first in the next.
 """
@@ -21,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from acp_model.agents.design import Design, covered
 from acp_model.agents.mutants import MUTANTS
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.database import example_database
@@ -61,7 +65,8 @@ def test_quick_plan_is_representative() -> None:
     assert {c.timing for c in cases if c.kind == "reference"} == set(zoo.TIMINGS)
     bug_groups = {c.rule.split("-")[0] for c in cases if c.kind == "bug"}
     assert len(bug_groups) >= 8, bug_groups
-    assert any(c.kind == "benign" for c in cases)
+    assert any(c.kind == "design" and "plain" in c.argv()[2] for c in cases)
+    assert any(c.kind == "design" and "reference" in c.argv()[2] for c in cases)
 
 
 def test_full_plan_covers_every_variant_timing_and_seed() -> None:
@@ -79,6 +84,33 @@ def test_full_plan_covers_every_variant_timing_and_seed() -> None:
             assert c.rule is None and c.max_examples >= 200, c.id
     assert zoo.plan("full", seeds=[7], timings=["slow"], only=["reference"])[0].id == \
         "reference-slow-s7"
+
+
+def test_designs_plan_covers_every_pair_fast_and_slow_three_seeds() -> None:
+    cases = zoo.plan("designs")
+    designs = {c.variant for c in cases if c.kind == "design"}
+    reference_points = [Design.parse(zoo.DESIGNS[v][3]) for v in designs
+                        if zoo.DESIGNS[v][1] == "acp_model.agents.reference"]
+    assert len(reference_points) + 1 >= 40 and covered([Design(), *reference_points])
+    assert any(zoo.DESIGNS[v][1] == "acp_model.agents.plain" for v in designs)
+    for variant in designs | {"reference"}:
+        for timing in ("fast", "slow"):
+            runs = [c for c in cases if c.variant == variant and c.timing == timing]
+            assert {c.seed for c in runs} == {1, 2, 3} and all(c.max_examples >= 200
+                                                               for c in runs), variant
+
+
+def test_design_outcome_allows_only_open_warnings() -> None:
+    case = zoo.plan("quick", only=["design-01"])[0]
+    held = zoo.Outcome(case, ok=True, warnings={"A-10.cancel": "held"},
+                       open_warnings={"A-10.cancel": "A-10"})
+    assert "open under A-10" in held.explain() and "WARNING" not in held.explain()
+    should = zoo.Outcome(case, ok=False, warnings={"STATE-05": "no requires_action"})
+    assert "WARNING STATE-05" in should.explain()
+    assert zoo.reading_of_warning("held_prompt_cancelled", DEFAULT) == "A-10"
+    assert zoo.reading_of_warning("held_prompt_cancelled", DEFAULT.parse(["A-10=cancel"])) \
+        is None
+    assert zoo.reading_of_warning("cancel_probably_honoured", DEFAULT) is None
 
 
 @pytest.mark.parametrize("args", [["--seeds", "x"], ["--timings", "fst"], ["--only", "nope"],

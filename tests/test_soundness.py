@@ -72,6 +72,19 @@ def test_a_cancel_read_while_a_prompt_is_being_started_still_binds_its_work() ->
                                                  "response proving it was read", "the idle"]
 
 
+def test_a_second_cancel_sent_before_the_first_work_began_may_have_met_a_held_prompt() -> None:
+    """Prompt 10, cancel, prompt 11, cancel: the second cancel may have been read while prompt
+    10's work still ran (prompt 11 held behind it), so prompt 11 outliving it is reading A-10,
+    not a proven CANCEL-07 (found on the plain agent with busy=queue)."""
+    t = base().prompt(S, 10).cancel(S).prompt(S, 11).cancel(S).sync()
+    t.accepted(10).user_message(S).running(S).idle(S, "cancelled")
+    t.accepted(11).user_message(S).running(S).agent_message(S).idle(S, "end_turn")
+    report = check(t)
+    assert failed_rules(report) == set() and warned_rules(report) == {"A-10.cancel"}
+    assert failed_rules(check(t, CANCEL)) == {"A-10.cancel"}
+    assert_clean(check(t, KEEP))
+
+
 def test_a_permission_in_the_held_prompts_work_is_not_owed_cancelled() -> None:
     """The client need not answer a permission request of the held prompt's work with the
     cancelled outcome: whether the cancel reaches that work is undecided (A-10)."""

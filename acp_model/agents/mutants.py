@@ -1,8 +1,9 @@
 """The mutant zoo: each entry plants one deviation into the reference agent.
 
-``bug`` mutants break one wire-observable rule of the catalogue (``RULES.md`` IDs) and must be
-caught by the fuzzer; ``benign`` ones behave in a way the text allows and must NOT be flagged
-(they measure false positives). Every trigger is a protocol situation a random client reaches
+Each mutant breaks one wire-observable rule of the catalogue (``RULES.md`` IDs) and must be
+caught by the fuzzer under that rule; what it plants is a hook of ``faults.py``. Behaviour the
+text allows is not a mutant but a point of the design space (``design.py``): those measure
+false positives. Every trigger is a protocol situation a random client reaches
 quickly (the Nth prompt of a session, a cancel during a permission request, a second session,
 ...), never a magic prompt word. Mutants whose bug needs a mid-turn sync point force a
 permission request (or a tool call, plan, usage update) into every turn so that the trigger is
@@ -18,21 +19,18 @@ from dataclasses import dataclass
 class Mutant:
     name: str
     rule: str
-    kind: str  # "bug" | "benign"
     trigger: str
     description: str
     force_permission: bool = False
     force_tool: bool = False
     force_plan: bool = False
     force_usage: bool = False
+    design: str = ""  # the design choices the fault needs (e.g. prompts held while busy)
 
 
-def _bug(name: str, rule: str, trigger: str, description: str, **force: bool) -> Mutant:
-    return Mutant(name, rule, "bug", trigger, description, **force)
-
-
-def _benign(name: str, rule: str, trigger: str, description: str, **force: bool) -> Mutant:
-    return Mutant(name, rule, "benign", trigger, description, **force)
+def _bug(name: str, rule: str, trigger: str, description: str, design: str = "",
+         **force: bool) -> Mutant:
+    return Mutant(name, rule, trigger, description, design=design, **force)
 
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -74,7 +72,7 @@ MUTANTS: tuple[Mutant, ...] = (
          force_permission=True),
     _bug("cancelled_prompt_unanswered", "PROMPT-04", "prompt while busy, then session/cancel",
          "prompts read while busy are queued unanswered; a cancel drops them without a response",
-         force_permission=True),
+         design="busy=queue", force_permission=True),
     # --- state reporting ------------------------------------------------------------------
     _bug("no_running", "STATE-01", "any prompt",
          "turns never report `running`; updates and idle come straight from idle"),
@@ -137,36 +135,6 @@ MUTANTS: tuple[Mutant, ...] = (
          "(in_progress/completed after the cancelled idle)", force_permission=True),
     _bug("cancel_crosses_sessions", "CANCEL-11", "two sessions busy, cancel one",
          "session/cancel also cancels every other session's turn", force_permission=True),
-    # --- benign variants ------------------------------------------------------------------
-    _benign("dup_running", "STATE-01", "any prompt",
-            "reports `running` twice when a turn starts and when it resumes"),
-    _benign("running_before_response", "PROMPT-06", "any prompt",
-            "user message and `running` are sent before the prompt response (A-03 b)"),
-    _benign("user_chunks_only", "PROMPT-06", "any prompt",
-            "the user message is always streamed as user_message_chunk updates"),
-    _benign("batched_updates", "RPC-06", "any prompt",
-            "session/update notifications go out as JSON-RPC batch arrays of up to 3"),
-    _benign("chatty_idle", "STATE-07", "session/new, end of every turn",
-            "background usage/agent-message/commands updates while idle"),
-    _benign("cancel_request_all", "CANCEL-12", "cancel during a permission request",
-            "always sends $/cancel_request for every pending permission on cancel (A-14)",
-            force_permission=True),
-    _benign("wait_permission_answers", "CANCEL-06", "cancel during a permission request",
-            "on cancel waits (up to 1 s) for the client's cancelled answers before idle",
-            force_permission=True),
-    _benign("prompt_result_meta", "PROMPT-05", "any prompt",
-            "prompt result carries `_meta`"),
-    _benign("prompt_result_message_id", "PROMPT-05", "any prompt",
-            "prompt result carries the user message's `messageId` (newer draft SDKs)"),
-    _benign("busy_prompt_rejected", "PROMPT-04", "prompt while busy",
-            "a prompt while busy is rejected with -32602 instead of joining (A-01 b)",
-            force_permission=True),
-    _benign("cancel_rejects_pending_prompt", "PROMPT-04", "cancel before the prompt is accepted",
-            "a cancel read before acceptance rejects the prompt with -32800 (A-10 a)"),
-    _benign("idle_cancel_echo", "CANCEL-06", "session/cancel while idle",
-            "answers a cancel with no foreground work by an idle cancelled (A-04 b)"),
-    _benign("idle_after_session_new", "STATE-02", "session/new",
-            "reports a bare idle (no stopReason) right after session/new"),
 )  # fmt: skip
 
 BY_NAME: dict[str, Mutant] = {m.name: m for m in MUTANTS}
@@ -181,12 +149,12 @@ def get(name: str | None) -> Mutant | None:
 
 def table() -> str:
     """A plain-text table for ``--list-mutants``."""
-    rows = [("name", "rule", "kind", "trigger", "description")]
-    rows += [(m.name, m.rule, m.kind, m.trigger, m.description) for m in MUTANTS]
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    rows = [("name", "rule", "trigger", "description")]
+    rows += [(m.name, m.rule, m.trigger, m.description) for m in MUTANTS]
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
     lines = []
     for r in rows:
         lines.append(
-            "  ".join(c.ljust(w) for c, w in zip(r[:4], widths, strict=True)) + "  " + r[4]
+            "  ".join(c.ljust(w) for c, w in zip(r[:3], widths, strict=True)) + "  " + r[3]
         )
     return "\n".join(lines)

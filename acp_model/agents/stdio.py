@@ -106,9 +106,14 @@ class StdoutWriter:
         self.broken = False
 
     def write_line(self, data: bytes) -> None:
+        self.write(data + b"\n")
+
+    def write(self, data: bytes) -> None:
+        """Write bytes as they are (several lines, or part of one: the design axis
+        ``writes`` of the reference agent)."""
         if self.broken:
             return
-        view = memoryview(data + b"\n")
+        view = memoryview(data)
         try:
             while view:
                 n = os.write(self._fd, view)

@@ -35,7 +35,7 @@ from acp_model.fuzzing.transport import (
 )
 from acp_model.model.check import declare
 from acp_model.model.permissions import option_for
-from acp_model.model.vocab import Answer, ErrorCode, Kind
+from acp_model.model.vocab import Answer, ErrorCode, Kind, Level
 from acp_model.oracle.monitor import Monitor, Violation
 from acp_model.spec.readings import DEFAULT, Readings
 
@@ -523,8 +523,13 @@ class FuzzClient:
         what = (f"the agent exited with code {code}" if code is not None
                 else "the agent closed its stdout")
         with self.lock:
-            self.monitor.note(STAYS_ALIVE, what + (f"; stderr ends with: {tail}" if tail
-                                                   else ""))
+            owed = self.monitor.owed()
+            # The text forbids leaving what is owed undelivered, not exiting as such.
+            detail = (f" while it still owed {'; '.join(owed[:3])}" if owed
+                      else " owing nothing (a warning: the client did not close stdin)")
+            self.monitor.note(STAYS_ALIVE, what + detail + (f"; stderr ends with: {tail}"
+                                                            if tail else ""),
+                              level=None if owed else Level.WARN)
 
     def violations_since(self, count: int) -> list[Violation]:
         self.caught_up()

@@ -185,3 +185,18 @@ def allowance(*rule_ids: str) -> Callable[[F], F]:
 
 def allows_of(fn: Callable[..., Any]) -> tuple[str, ...]:
     return getattr(fn, ALLOWS, ())
+
+
+def reading_of_warning(check_name: str | None, readings: Readings) -> str | None:
+    """The reading whose chosen value makes the check ``check_name`` warn, if any.
+
+    Such a warning reports behaviour the text leaves open (``A-10=any`` warns on a held
+    prompt that outlives a cancel); a correct agent may show it. A SHOULD or a probable
+    violation warns for another reason and is not covered.
+    """
+    for meta in CHECKS.values():
+        if meta.name == check_name and meta.reading is not None and meta.fixed is None:
+            choice = dict(meta.levels).get(readings[meta.reading], Level.RULE)
+            if choice == Level.WARN:
+                return meta.reading
+    return None

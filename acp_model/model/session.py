@@ -661,12 +661,14 @@ class SessionModel:
                 c.held = True
             elif c.status in OWING:
                 # Unread when the work ended (a race): the agent meets it while quiet. After a
-                # cancelled idle it may already have been answered. Prompts sent before it
-                # were held behind the work when it was sent.
+                # cancelled idle it may already have been answered. A prompt sent before it
+                # may have been held behind this work when the agent read it: nothing on the
+                # wire can show the cancel was read after the work ended (it was sent
+                # before), so whether it reaches that prompt is reading A-10.
                 prior = self._prior(c.idx)
                 c.owes_reply = not cancelled and (c.status == CancelStatus.WORK
                                                   or c.owes_reply)
-                c.held = c.held or (c.status == CancelStatus.WORK and prior)
+                c.held = c.held or prior
                 c.status = CancelStatus.QUIET
                 c.prior = prior
                 if c.held and not keep_held:

@@ -187,11 +187,21 @@ class Monitor:
         return (WITHDRAWN_ANSWERED if req.withdrawn else REQUEST_ANSWERED), what
 
     def note(self, meta: CheckMeta, message: str, *, session: str | None = None,
-             kind: str = "safety", deadline: float | None = None) -> None:
+             kind: str = "safety", deadline: float | None = None,
+             level: Level | None = None) -> None:
         """Record a verdict made outside the wire (the fuzzer owns the process: crashes)."""
         self._sub = None
         self._report(meta, max(self.count - 1, 0), message, session=session, kind=kind,
-                     deadline=deadline)
+                     deadline=deadline, level=level)
+
+    def owed(self) -> list[str]:
+        """What the agent still owes the client right now (requests, session obligations)."""
+        out = [f"a response to {req.method} #{req.idx}"
+               for req in self.rpc.open["c2a"].values() if not req.judged]
+        for sid, sess in self.sessions.items():
+            out += [f"{ob.what} (session {sid})" for ob in sess.obligations()
+                    if ob.check not in REQUEST_OBLIGATIONS]
+        return out
 
     # ------------------------------------------------------------------ queries -----------
     def state(self, sid: str) -> str | None:

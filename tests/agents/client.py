@@ -1,4 +1,4 @@
-"""A small scripted ACP client on top of :mod:`acp_model.transport`, for scenario tests.
+"""A small scripted ACP client on top of :mod:`acp_model.fuzzing.transport`, for scenario tests.
 
 Scenarios are written as explicit steps (initialize, new session, prompt, cancel at a chosen
 point, answer a permission in a chosen way, wait for idle) and every message is recorded in the
@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from acp_model.agents import mutants as zoo
-from acp_model.agents.turns import TurnPlan, plan_turn
+from acp_model.agents.reference.prompts import plan_for as agent_plan_for
+from acp_model.agents.turns import TurnPlan
 from acp_model.fuzzing.transport import AgentProcess, Record, is_response_to
 
 AGENT_MODULE = "acp_model.agents.reference"
@@ -22,24 +23,22 @@ DEFAULT_CWD = "/tmp/acp-model-project"
 Msg = dict[str, Any]
 
 
-def agent_argv(mutant: str | None = None, timing: str = "fast", seed: int = 0) -> list[str]:
+def agent_argv(mutant: str | None = None, timing: str = "fast", seed: int = 0,
+               design: str = "") -> list[str]:
     argv = [sys.executable, "-m", AGENT_MODULE, "--timing", timing, "--seed", str(seed)]
     if mutant:
         argv += ["--mutant", mutant]
+    if design:
+        argv += ["--design", design]
     return argv
 
 
 def plan_for(text: str, mutant: str | None = None, seed: int = 0) -> TurnPlan:
-    """The script the agent (or mutant) will run for ``text``: same function, same forcing."""
+    """The script the agent (or mutant) will run for ``text``: the agent's own function."""
     m = zoo.get(mutant)
-    return plan_turn(
-        text,
-        seed,
-        force_tool=bool(m and m.force_tool),
-        force_permission=bool(m and m.force_permission),
-        force_plan=bool(m and m.force_plan),
-        force_usage=bool(m and m.force_usage),
-    )
+    forced = {k: getattr(m, k) for k in ("force_tool", "force_permission", "force_plan",
+                                         "force_usage")} if m else {}
+    return agent_plan_for(text, seed, forced)
 
 
 def find_prompt(
@@ -154,9 +153,10 @@ class ScriptedClient:
 
     @classmethod
     def spawn(
-        cls, mutant: str | None = None, timing: str = "fast", seed: int = 0, **kwargs: Any
+        cls, mutant: str | None = None, timing: str = "fast", seed: int = 0, design: str = "",
+        **kwargs: Any
     ) -> ScriptedClient:
-        client = cls(AgentProcess(agent_argv(mutant, timing, seed)), **kwargs)
+        client = cls(AgentProcess(agent_argv(mutant, timing, seed, design)), **kwargs)
         client.mutant, client.timing, client.seed = mutant, timing, seed
         return client
 

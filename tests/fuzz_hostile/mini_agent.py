@@ -2,7 +2,7 @@
 
 ``--tag X`` is ignored: tests use it to find their own processes. Modes: crash, hang,
 flood (100 MB of lines), hugeline (one 50 MB line), badutf8, nonjson,
-closestdout, ignoreterm (correct, but ignores SIGTERM and stdin EOF), grandchild (correct, but
+closestdout, exitidle (exits after finishing its 2nd turn, owing nothing), ignoreterm (correct, but ignores SIGTERM and stdin EOF), grandchild (correct, but
 leaves a SIGTERM-ignoring grandchild behind), none (correct).
 """
 
@@ -99,6 +99,8 @@ for raw in sys.stdin:
         if prompts == 2:
             turn_hostile()
         turn(rid, params["sessionId"])
+        if prompts == 2 and MODE == "exitidle":
+            os._exit(0)
     else:
         send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Not found"}})
 

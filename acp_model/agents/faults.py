@@ -1,0 +1,283 @@
+"""Planted bugs as hooks: the reference agent asks its :class:`Fault` at each decision point.
+
+The base class answers every hook the conforming way, so the agent's own code reads as the
+correct protocol and every deviation lives here, next to the others: a mutant is a subclass that
+overrides one or two hooks (``FAULTS`` maps mutant names to them; ``mutants.py`` holds what each
+plants and which rule catches it). Hooks receive the agent objects they need and return what the
+agent should do; they never keep state of their own except where a bug is about remembering
+something (a stale cancel).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+if TYPE_CHECKING:
+    from acp_model.agents.reference.agent import Agent
+    from acp_model.agents.reference.state import PendingPrompt, PermWait, Session, Turn
+
+METHOD_NOT_FOUND = -32601
+
+
+class Fault:
+    """The conforming behaviour (the reference agent without a mutant)."""
+
+    name = "reference"
+
+    # --- connection --------------------------------------------------------------------------
+    def initialize_result(self, result: dict[str, Any]) -> dict[str, Any]:
+        return result
+
+    def after_initialize(self, agent: Agent) -> None:
+        """Right after the initialize response."""
+
+    def empty_batch_reply(self) -> bool:
+        """Answer a notification-only batch with ``[]``?"""
+        return False
+
+    def session_id(self, agent: Agent, fresh: str) -> str:
+        return fresh
+
+    def route(self, agent: Agent, s: Session) -> str:
+        """The sessionId put on the session's updates."""
+        return s.id
+
+    # --- cancel --------------------------------------------------------------------------------
+    def on_cancel_notification(self, agent: Agent) -> None:
+        """Right after reading session/cancel."""
+
+    def cancels_other_sessions(self) -> bool:
+        return False
+
+    def cancel_while_idle(self, s: Session) -> None:
+        """A cancel met no work (and no pending prompt)."""
+
+    def starts_cancelled(self, s: Session) -> bool:
+        """Start a new turn as already cancelled?"""
+        return False
+
+    def turn_cancelled(self, s: Session) -> None:
+        """A running turn of the session was cancelled."""
+
+    def keeps_listening(self) -> bool:
+        """After a cancel, keep the pending permission requests' answers meaningful?"""
+        return False
+
+    def withdraw(self, default: bool) -> bool:
+        """Send $/cancel_request for the pending permission requests of a cancelled turn?"""
+        return default
+
+    def late_answer(self, agent: Agent, wait: PermWait) -> None:
+        """An answer to a permission request of a turn that was cancelled."""
+
+    def drops_queued_on_cancel(self) -> bool:
+        """Drop prompts queued behind the work, unanswered, when it is cancelled?"""
+        return False
+
+    # --- prompts -------------------------------------------------------------------------------
+    def check_prompt(self, s: Session, index: int) -> int | None:
+        """An error code to answer the ``index``-th prompt of the session with (None: none)."""
+        return None
+
+    def ignores_busy_prompt(self) -> bool:
+        """Neither answer nor process a prompt read while busy?"""
+        return False
+
+    def drops_busy_prompt(self) -> bool:
+        """Answer a prompt read while busy but silently drop it?"""
+        return False
+
+    def answers_prompt(self, pend: PendingPrompt) -> bool:
+        return True
+
+    def answers_twice(self) -> bool:
+        return False
+
+    def reports_user_message(self, pend: PendingPrompt) -> bool:
+        return True
+
+    # --- turns ---------------------------------------------------------------------------------
+    def reports_running(self) -> bool:
+        """Report running when a turn starts?"""
+        return True
+
+    def turn_started(self, agent: Agent, s: Session, turn: Turn) -> None:
+        """Right after a turn started (payload bugs every turn carries)."""
+
+    def stop_reason(self, reason: str | None) -> str | None:
+        return reason
+
+    def skips_idle(self, turn: Turn) -> bool:
+        """Finish the turn without reporting idle?"""
+        return False
+
+    def after_idle(self, agent: Agent, s: Session) -> None:
+        """Right after the idle that ends a turn that was not cancelled."""
+
+    def cancelled_reason(self) -> str | None:
+        """The stop reason of a cancelled turn (None: no idle at all)."""
+        return "cancelled"
+
+    def tools_after_cancelled_idle(self) -> bool:
+        """Finalise the cancelled turn's tool calls after its idle instead of before?"""
+        return False
+
+    # --- output payloads --------------------------------------------------------------------
+    def tool_call(self, update: dict[str, Any]) -> dict[str, Any]:
+        return update
+
+    def tool_path(self, s: Session, relative: str) -> str:
+        """The path a tool call reports for a file of the session's workspace."""
+        return s.abs_path(relative)
+
+    def running_tool_status(self) -> str:
+        return "in_progress"
+
+    def tool_chunk(self, item: dict[str, Any]) -> dict[str, Any]:
+        return item
+
+    def plan(self, plan: dict[str, Any]) -> dict[str, Any]:
+        return plan
+
+    def usage(self, update: dict[str, Any]) -> dict[str, Any]:
+        return update
+
+    def permission_options(self, options: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return options
+
+    def decision(self, decision: str) -> str:
+        """What the agent makes of a permission answer (allow / reject / cancelled / error /
+        unknown): only allow approves."""
+        return decision
+
+
+def _fault(name: str, **hooks: Any) -> type[Fault]:
+    return type(f"Fault_{name}", (Fault,), {"name": name, **hooks})
+
+
+def _initial_message_chunk(agent: Agent, s: Session, turn: Turn) -> None:
+    agent.update(s, {"sessionUpdate": "agent_message_chunk",
+                     "content": {"type": "text", "text": "Starting."}})
+
+
+def _invalid_utf8(agent: Agent, s: Session, turn: Turn) -> None:
+    msg = {"jsonrpc": "2.0", "method": "session/update", "params": {
+        "sessionId": agent.route(s),
+        "update": {"sessionUpdate": "agent_message_chunk", "messageId": s.new_id("msg_agent"),
+                   "content": {"type": "text", "text": "caf@@"}}}}
+    agent.send_raw(orjson.dumps(msg).replace(b"caf@@", b"caf\xe9"))
+
+
+def _unknown_state(agent: Agent, s: Session, turn: Turn) -> None:
+    agent.state(s, "thinking")
+    agent.state(s, "running")
+
+
+def _route_to_first(self: Fault, agent: Agent, s: Session) -> str:
+    return agent.first_session.id if s.index >= 2 and agent.first_session else s.id
+
+
+def _route_unknown(self: Fault, agent: Agent, s: Session) -> str:
+    return "sess_unknown" if s.prompts_read >= 2 else s.id
+
+
+class _LateCancel(Fault):
+    """A cancel read while idle is remembered and ends the next turn as cancelled."""
+
+    name = "late_cancel_kills_next_turn"
+
+    def cancel_while_idle(self, s: Session) -> None:
+        s.stale_cancel = True
+
+    def starts_cancelled(self, s: Session) -> bool:
+        stale, s.stale_cancel = s.stale_cancel, False
+        return stale
+
+
+class _SecondStop(Fault):
+    """The turn after a cancelled one ends with end_turn and then a second idle cancelled."""
+
+    name = "second_stop_reason"
+
+    def turn_cancelled(self, s: Session) -> None:
+        s.after_cancel = True
+
+    def after_idle(self, agent: Agent, s: Session) -> None:
+        if s.after_cancel:
+            s.after_cancel = False
+            agent.state(s, "idle", "cancelled")
+
+
+class _StaleAnswer(Fault):
+    """A late answer to a permission of a cancelled turn resumes its tool."""
+
+    name = "stale_answer_resumes_tool"
+
+    def keeps_listening(self) -> bool:
+        return True
+
+    def withdraw(self, default: bool) -> bool:
+        return False
+
+    def late_answer(self, agent: Agent, wait: PermWait) -> None:
+        agent.spawn(agent.resume_stale_tool(wait))
+
+
+FAULT_CLASSES: tuple[type[Fault], ...] = (
+    _fault("init_without_info",
+           initialize_result=lambda self, r: {k: v for k, v in r.items() if k != "info"}),
+    _fault("init_wrong_version", initialize_result=lambda self, r: {**r, "protocolVersion": 1}),
+    _fault("stdout_banner",
+           after_initialize=lambda self, a: a.send_raw(b"acp-model reference agent ready")),
+    _fault("invalid_utf8", turn_started=lambda self, a, s, t: _invalid_utf8(a, s, t)),
+    _fault("answers_cancel", on_cancel_notification=lambda self, a: a.send(
+        {"jsonrpc": "2.0", "id": None, "result": None})),
+    _fault("empty_batch_reply", empty_batch_reply=lambda self: True),
+    _fault("duplicate_session_id", session_id=lambda self, a, fresh: (
+        a.first_session.id if a.first_session is not None else fresh)),
+    _fault("prompt_method_not_found", check_prompt=lambda self, s, index: (
+        METHOD_NOT_FOUND if index >= 2 else None)),
+    _fault("updates_wrong_session", route=_route_to_first),
+    _fault("updates_unknown_session", route=_route_unknown),
+    _fault("prompt_never_answered", answers_prompt=lambda self, p: p.index < 2),
+    _fault("prompt_answered_twice", answers_twice=lambda self: True),
+    _fault("no_user_message", reports_user_message=lambda self, p: p.index < 2),
+    _fault("busy_prompt_deadlock", ignores_busy_prompt=lambda self: True),
+    _fault("busy_prompt_dropped", drops_busy_prompt=lambda self: True),
+    _fault("cancelled_prompt_unanswered", drops_queued_on_cancel=lambda self: True),
+    _fault("no_running", reports_running=lambda self: False),
+    _fault("requires_action_from_idle", reports_running=lambda self: False),
+    _fault("never_idle", skips_idle=lambda self, turn: turn.index >= 2),
+    _fault("idle_without_stop_reason", stop_reason=lambda self, reason: None),
+    _fault("unknown_stop_reason", stop_reason=lambda self, reason: "done"),
+    _fault("unknown_state", turn_started=lambda self, a, s, t: _unknown_state(a, s, t)),
+    _fault("unknown_update_kind", turn_started=lambda self, a, s, t: a.update(
+        s, {"sessionUpdate": "progress", "percent": 10})),
+    _fault("chunk_without_message_id",
+           turn_started=lambda self, a, s, t: _initial_message_chunk(a, s, t)),
+    _fault("unknown_tool_status", running_tool_status=lambda self: "running"),
+    _fault("unknown_tool_kind", tool_call=lambda self, u: {**u, "kind": "shell"}),
+    _fault("relative_tool_location", tool_path=lambda self, s, relative: relative),
+    _fault("tool_content_unwrapped", tool_chunk=lambda self, item: item["content"]),
+    _fault("plan_missing_plan_id",
+           plan=lambda self, p: {k: v for k, v in p.items() if k != "planId"}),
+    _fault("usage_bad_currency", usage=lambda self, u: {
+        **u, "cost": {"amount": (u.get("cost") or {}).get("amount", 0.0), "currency": "usd"}}),
+    _fault("usage_negative", usage=lambda self, u: {**u, "used": -1}),
+    _fault("empty_permission_options", permission_options=lambda self, options: []),
+    _fault("perm_custom_outcome_approves",
+           decision=lambda self, d: "allow" if d == "unknown" else d),
+    _fault("perm_reject_proceeds",
+           decision=lambda self, d: "allow" if d in ("reject", "cancelled") else d),
+    _fault("cancel_as_end_turn", cancelled_reason=lambda self: "end_turn"),
+    _fault("cancel_no_idle", cancelled_reason=lambda self: None),
+    _LateCancel,
+    _SecondStop,
+    _fault("updates_after_cancelled_idle", tools_after_cancelled_idle=lambda self: True),
+    _StaleAnswer,
+    _fault("cancel_crosses_sessions", cancels_other_sessions=lambda self: True),
+)
+
+FAULTS: dict[str, type[Fault]] = {cls.name: cls for cls in FAULT_CLASSES}

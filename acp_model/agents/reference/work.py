@@ -1,0 +1,250 @@
+"""Turns: running, the fake model's steps (messages, plans, usage, tools), the end of a turn,
+and what the agent sends while idle."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import TYPE_CHECKING, Any
+
+from acp_model.agents.reference.state import PlanCtx, Session, Turn
+from acp_model.agents.turns import Step, ToolSpec, TurnPlan
+
+if TYPE_CHECKING:
+    from acp_model.agents.reference.agent import Agent
+
+log = logging.getLogger("acp_model.agents.reference")
+
+AVAILABLE_COMMANDS = [
+    {"name": "plan", "description": "Draft a plan before editing"},
+    {"name": "review", "description": "Review the working tree"},
+]
+
+
+def text_item(text: str) -> dict[str, Any]:
+    return {"type": "content", "content": {"type": "text", "text": text}}
+
+
+async def wait_first(*events: asyncio.Event) -> None:
+    """Return as soon as any of ``events`` is set."""
+    if any(e.is_set() for e in events):
+        return
+    waiters = [asyncio.ensure_future(e.wait()) for e in events]
+    try:
+        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for w in waiters:
+            w.cancel()
+
+
+async def wait(event: asyncio.Event, timeout: float) -> None:
+    """Sleep up to ``timeout`` seconds, waking early when ``event`` is set."""
+    if event.is_set():
+        return
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(event.wait(), timeout)
+
+
+class WorkMixin:
+    """A turn from ``running`` to its idle (part of :class:`Agent`)."""
+
+    def start_turn(self: Agent, s: Session, plan: TurnPlan, *, cancelled: bool) -> Turn:
+        s.turns_started += 1
+        turn = Turn(session=s, index=s.turns_started)
+        s.turn = turn
+        turn.add(plan)
+        if cancelled or self.fault.starts_cancelled(s):
+            turn.cancelled = True
+            turn.cancel_event.set()
+        instant = turn.cancelled and self.design.instant == "no-running"
+        if self.fault.reports_running() and not instant:
+            self.running(s)
+        self.fault.turn_started(self, s, turn)
+        self.spawn(self.run_turn(turn))
+        return turn
+
+    async def pause(self: Agent, turn: Turn, jitter: float) -> None:
+        """The model's think time; a cancel cuts it short. In fast timing just yield."""
+        base, span = self.timing
+        if base <= 0:
+            await asyncio.sleep(0)
+            return
+        await wait(turn.cancel_event, base + span * jitter)
+
+    async def run_turn(self: Agent, turn: Turn) -> None:
+        try:
+            while not turn.cancelled and turn.steps:
+                step, plan_ctx = turn.steps.popleft()
+                await self.exec_step(turn, step, plan_ctx)
+                if turn.cancelled:
+                    break
+                await self.pause(turn, step.jitter)
+        except Exception:
+            log.exception("turn failed")
+        await self.finish_turn(turn)
+
+    async def finish_turn(self: Agent, turn: Turn) -> None:
+        s = turn.session
+        if turn.cancelled:
+            # A-10: prompts that were pending when the cancel came join this turn first.
+            for pend in list(s.pending):
+                if pend.session_cancelled:
+                    await pend.settled.wait()
+            if turn.late_answers:
+                await wait(turn.late_answered, self.wait_for_answers())
+            late = self.fault.tools_after_cancelled_idle()
+            if not late:
+                self._cancel_open_tools(s, turn)
+            reason = self.fault.cancelled_reason()
+            if reason is not None:
+                self.state(s, "idle", reason)
+            if late:
+                self._cancel_open_tools(s, turn)
+                self.update(s, {"sessionUpdate": "agent_message_chunk",
+                                "messageId": s.new_id("msg_agent"),
+                                "content": {"type": "text", "text": "(cancelled)"}})  # fmt: skip
+        else:
+            if not self.fault.skips_idle(turn):
+                self.state(s, "idle", self.fault.stop_reason(turn.stop_reason))
+                self.fault.after_idle(self, s)
+            s.turns_completed += 1
+        s.turn = None
+        turn.done.set()
+        if not turn.cancelled and not s.closing:
+            if self.design.background == "chatty":
+                self.background(s)
+            elif self.design.background == "turns" and s.turns_completed % 2 == 0:
+                self.background(s, which=(s.turns_completed // 2) % 2)
+        if not s.closing:
+            self.release_queued(s)
+
+    def _cancel_open_tools(self: Agent, s: Session, turn: Turn) -> None:
+        for tool_id in list(turn.open_tools):
+            self.update(s, {"sessionUpdate": "tool_call_update", "toolCallId": tool_id,
+                            "status": "cancelled"})  # fmt: skip
+            del turn.open_tools[tool_id]
+
+    def background(self: Agent, s: Session, which: int | None = None) -> None:
+        """Updates while idle (legal: they do not change the state)."""
+        used = 1000 + 250 * s.turns_completed
+        cost = {"amount": round(0.002 * s.turns_completed, 4), "currency": "USD"}
+        usage = {"sessionUpdate": "usage_update", "used": used, "size": 200000, "cost": cost}
+        commands = {"sessionUpdate": "available_commands_update",
+                    "availableCommands": AVAILABLE_COMMANDS}  # fmt: skip
+        if which == 0:
+            self.update(s, usage)
+        elif which == 1:
+            self.update(s, commands)
+        else:
+            self.update(s, usage)
+            note = [{"type": "text", "text": "Indexing finished."}]
+            self.update(s, {"sessionUpdate": "agent_message", "messageId": s.new_id("msg_bg"),
+                            "content": note})  # fmt: skip
+            self.update(s, commands)
+
+    # ------------------------------------------------------------------- steps
+
+    async def exec_step(self: Agent, turn: Turn, step: Step, plan_ctx: PlanCtx) -> None:
+        s = turn.session
+        if step.kind in ("thought", "message"):
+            family = "agent_thought" if step.kind == "thought" else "agent_message"
+            msg_id = s.new_id("msg_thought" if step.kind == "thought" else "msg_agent")
+            style = self.design.messages
+            chunked = style == "chunks" or (style == "mixed" and step.chunked)
+            if not chunked:
+                content = [{"type": "text", "text": t} for t in step.texts]
+                self.update(s, {"sessionUpdate": family, "messageId": msg_id, "content": content})
+                return
+            for i, text in enumerate(step.texts):
+                if i:
+                    await self.pause(turn, step.jitter / 2)
+                    if turn.cancelled:
+                        return
+                self.update(s, {"sessionUpdate": f"{family}_chunk", "messageId": msg_id,
+                                "content": {"type": "text", "text": text}})  # fmt: skip
+        elif step.kind == "plan":
+            self._plan_update(s, step, plan_ctx)
+        elif step.kind == "usage":
+            update: dict[str, Any] = {"sessionUpdate": "usage_update", "used": step.used,
+                                      "size": step.size}  # fmt: skip
+            if step.cost is not None:
+                update["cost"] = {"amount": step.cost, "currency": "USD"}
+            self.update(s, self.fault.usage(update))
+        elif step.kind == "custom":
+            self.update(s, {"sessionUpdate": "_acp_model_progress", "turn": turn.index})
+        elif step.kind == "tools":
+            await self._tools(turn, step.tools)
+
+    def _plan_update(self: Agent, s: Session, step: Step, plan_ctx: PlanCtx) -> None:
+        entries_spec = plan_ctx.plan.plan_entries
+        if not entries_spec:
+            return
+        if plan_ctx.plan_id is None:
+            plan_ctx.plan_id = s.new_id("plan")
+        entries = []
+        for i, (content, priority) in enumerate(entries_spec):
+            status = (
+                "completed" if i < step.progress else "in_progress" if i == step.progress
+                else "pending"
+            )  # fmt: skip
+            entries.append({"content": content, "priority": priority, "status": status})
+        plan: dict[str, Any] = {"type": "items", "planId": plan_ctx.plan_id, "entries": entries}
+        self.update(s, {"sessionUpdate": "plan_update", "plan": self.fault.plan(plan)})
+
+    async def _tools(self: Agent, turn: Turn, tools: tuple[ToolSpec, ...]) -> None:
+        s = turn.session
+        ids: list[str] = []
+        for tool in tools:
+            tool_id = s.new_id("call")
+            ids.append(tool_id)
+            turn.open_tools[tool_id] = "pending"
+            path = self.fault.tool_path(s, tool.path)
+            self.update(s, self.fault.tool_call({
+                "sessionUpdate": "tool_call_update", "toolCallId": tool_id, "title": tool.title,
+                "kind": tool.kind, "status": "pending", "locations": [{"path": path, "line": 1}],
+                "rawInput": {"path": path},
+            }))  # fmt: skip
+        decisions = {tool_id: "allow" for tool_id in ids}
+        asking = [(i, t) for i, t in zip(ids, tools, strict=True) if t.needs_permission]
+        if asking:
+            waits = [self.ask_permission(turn, tool_id, tool) for tool_id, tool in asking]
+            self.state(s, "requires_action")
+            answers = await asyncio.gather(*(w.future for w in waits))
+            if turn.cancelled:
+                return
+            for w, answer in zip(waits, answers, strict=True):
+                decisions[w.tool_id] = self.judge(answer)
+            self.running(s)
+        for tool_id, tool in zip(ids, tools, strict=True):
+            if turn.cancelled:
+                return
+            decision = decisions[tool_id]
+            if decision == "allow":
+                await self._run_tool(turn, tool_id, tool)
+            else:
+                status = "cancelled" if decision == "cancelled" else "failed"
+                note = f"Not run: permission {decision}."
+                self.update(s, {"sessionUpdate": "tool_call_update", "toolCallId": tool_id,
+                                "status": status, "content": [text_item(note)]})  # fmt: skip
+                turn.open_tools.pop(tool_id, None)
+
+    async def _run_tool(self: Agent, turn: Turn, tool_id: str, tool: ToolSpec) -> None:
+        s = turn.session
+        self.update(s, {"sessionUpdate": "tool_call_update", "toolCallId": tool_id,
+                        "status": self.fault.running_tool_status()})  # fmt: skip
+        turn.open_tools[tool_id] = "in_progress"
+        for chunk in tool.chunks:
+            await self.pause(turn, 0.5)
+            if turn.cancelled:
+                return
+            self.update(s, {"sessionUpdate": "tool_call_content_chunk", "toolCallId": tool_id,
+                            "content": self.fault.tool_chunk(text_item(chunk))})  # fmt: skip
+        await self.pause(turn, 0.5)
+        if turn.cancelled:
+            return
+        final = "failed" if tool.fails else "completed"
+        summary = " ".join(tool.chunks) + (" Error: tool failed." if tool.fails else " Done.")
+        self.update(s, {"sessionUpdate": "tool_call_update", "toolCallId": tool_id,
+                        "status": final, "content": [text_item(summary)]})  # fmt: skip
+        turn.open_tools.pop(tool_id, None)
