@@ -42,7 +42,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from acp_model.agents.design import pairwise
-from acp_model.agents.mutants import MUTANTS
+from acp_model.agents.mutants import BY_NAME, MUTANTS
 from acp_model.argtypes import int_at_least
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.model.check import reading_of_warning
@@ -59,6 +59,9 @@ QUICK_BUGS = (
     "chunk_without_message_id", "unknown_tool_kind", "empty_permission_options",
     "perm_reject_proceeds", "answers_cancel", "cancel_no_idle", "late_cancel_kills_next_turn",
     "stdout_banner",
+    # the sdk-2.4.0 revision (judged under --spec auto)
+    "receipt_id_differs", "error_after_insertion", "held_prompt_outlives_cancel",
+    "background_dropped",
 )
 
 # The correct agents: the reference agent at pairwise-chosen points of its design space, and
@@ -82,8 +85,18 @@ DESIGNS.update({
          "--instant", instant)
     for busy, perm, order, instant in PLAIN_CHOICES
 })
+# The reference agent following the newer revision (judged under --spec auto), and mutants of
+# that revision judged under the seed, where what they plant is legal.
+DESIGNS["sdk-reference"] = ("-m", "acp_model.agents.reference", "--spec", "sdk-2.4.0")
+DESIGNS["sdk-held-under-seed"] = ("-m", "acp_model.agents.reference", "--mutant",
+                                  "held_prompt_outlives_cancel")
+DESIGNS["sdk-receipt-under-seed"] = ("-m", "acp_model.agents.reference", "--mutant",
+                                     "receipt_id_differs")
+JUDGED_BY: dict[str, str] = {"sdk-reference": "auto", "sdk-held-under-seed": "seed",
+                             "sdk-receipt-under-seed": "seed"}
 QUICK_DESIGNS = ("design-01", "design-02", "design-03", "plain-queue-withdraw-rf-nr",
-                 "plain-join-wait-rf-r")
+                 "plain-join-wait-rf-r", "sdk-reference", "sdk-held-under-seed",
+                 "sdk-receipt-under-seed")
 
 
 @dataclass(frozen=True)
@@ -111,6 +124,15 @@ class Case:
         argv = [sys.executable, "-m", "acp_model.agents.reference", *timing]
         return argv if self.kind == "reference" else [*argv, "--mutant", self.variant]
 
+    @property
+    def spec(self) -> str | None:
+        """The revision that judges: ``auto`` for an agent of the newer revision, a fixed one
+        where the campaign says so, else the readings' (the seed)."""
+        if self.kind == "design":
+            return JUDGED_BY.get(self.variant)
+        mutant = BY_NAME.get(self.variant)
+        return "auto" if mutant is not None and mutant.revisions != ("seed",) else None
+
     def config(self) -> FuzzConfig:
         bug = self.kind == "bug"
         # A bug run goes on (masking what it found) until its own rule shows up or the budget
@@ -119,7 +141,7 @@ class Case:
         return FuzzConfig(
             self.argv(), max_examples=self.max_examples, steps=self.steps, seed=self.seed,
             time_budget=self.time_budget, deadline=self.deadline, max_rounds=6 if bug else 1,
-            replay_runs=2, shrink_budget=5.0,
+            replay_runs=2, shrink_budget=5.0, spec=self.spec,
             stop_on=frozenset({self.rule}) if bug and self.rule else frozenset())
 
 

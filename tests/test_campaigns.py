@@ -90,7 +90,7 @@ def test_designs_plan_covers_every_pair_fast_and_slow_three_seeds() -> None:
     cases = zoo.plan("designs")
     designs = {c.variant for c in cases if c.kind == "design"}
     reference_points = [Design.parse(zoo.DESIGNS[v][3]) for v in designs
-                        if zoo.DESIGNS[v][1] == "acp_model.agents.reference"]
+                        if zoo.DESIGNS[v][2] == "--design"]
     assert len(reference_points) + 1 >= 40 and covered([Design(), *reference_points])
     assert any(zoo.DESIGNS[v][1] == "acp_model.agents.plain" for v in designs)
     for variant in designs | {"reference"}:
@@ -98,6 +98,18 @@ def test_designs_plan_covers_every_pair_fast_and_slow_three_seeds() -> None:
             runs = [c for c in cases if c.variant == variant and c.timing == timing]
             assert {c.seed for c in runs} == {1, 2, 3} and all(c.max_examples >= 200
                                                                for c in runs), variant
+
+
+def test_each_revision_is_played_and_judged() -> None:
+    """Mutants of the newer revision are judged under --spec auto; the newer reference agent
+    too; what the newer revision forbids and the seed allows is judged under the seed."""
+    cases = {c.variant: c for c in zoo.plan("quick")}
+    assert cases["receipt_id_differs"].config().spec == "auto"
+    assert cases["sdk-reference"].config().spec == "auto"
+    assert cases["sdk-held-under-seed"].config().spec == "seed"
+    assert cases["cancel_as_end_turn"].config().spec is None  # the seed's readings
+    full = zoo.plan("full")
+    assert {m.name for m in MUTANTS if m.revisions != ("seed",)} <= {c.variant for c in full}
 
 
 def test_design_outcome_allows_only_open_warnings() -> None:

@@ -19,7 +19,8 @@ from acp_model.cli import rule_map
 from acp_model.model.check import CHECKS, Kind, Level
 from acp_model.spec.citations import unresolved
 from acp_model.spec.contradictions import CONTRADICTIONS
-from acp_model.spec.readings import DEFAULT, FIXED, READING_DEFS
+from acp_model.spec.readings import DEFAULT, FIXED, READING_DEFS, Readings
+from acp_model.spec.revisions import REVISIONS
 from acp_model.spec.rules import RULES, rule
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -92,14 +93,35 @@ def test_no_check_uses_a_may_rule_and_every_check_names_a_rule() -> None:
         assert meta.doc, f"{key} has no docstring to say what is expected"
 
 
+def _reading_variants() -> list[Readings]:
+    """Every revision, and in each every value of every reading it leaves open (one change
+    at a time)."""
+    out = []
+    for rev in REVISIONS.values():
+        base = DEFAULT.parse([f"SPEC={rev.name}"])
+        out.append(base)
+        for d in READING_DEFS.values():
+            if d.id == "SPEC" or d.id in rev.decides:
+                continue
+            out += [base.parse([f"{d.id}={v}"]) for v in d.values if v != base[d.id]]
+    return out
+
+
 def test_checks_at_must_level_name_must_rules() -> None:
-    """A check whose failure fails a run (under any reading) cites a MUST / MUST NOT rule."""
+    """The strength audit: a check whose failure fails a run, under any revision and reading,
+    reports a rule whose strength there is MUST / MUST NOT, with a citation."""
     rule_map.decisions()
+    variants = _reading_variants()
     for key, meta in CHECKS.items():
-        strength = RULES[meta.rule].effective_strength("docs")
-        if any(lv in (Level.FAIL,) for _, lv in meta.levels) or (
-                meta.level(DEFAULT) == Level.FAIL):
-            assert strength in ("MUST", "MUST NOT"), (key, meta.rule, strength)
+        if not meta.module.startswith("acp_model."):
+            continue
+        for readings in variants:
+            if meta.level(readings) != Level.FAIL:
+                continue
+            rule = RULES[meta.rule_for(readings)]
+            strength = rule.strength_under(readings)
+            assert strength in ("MUST", "MUST NOT"), (key, rule.id, readings.changed())
+            assert rule.citation_in(readings.revision), (key, rule.id)
 
 
 def test_every_deciding_module_is_in_the_rule_map() -> None:
@@ -126,12 +148,18 @@ def test_kinds_of_declared_decisions() -> None:
 
 @pytest.mark.parametrize("rule_id", sorted(RULES))
 def test_citation_resolves_in_the_vendored_sources(rule_id: str) -> None:
-    assert unresolved(RULES[rule_id].citation) == []
+    rule = RULES[rule_id]
+    assert unresolved(rule.citation) == []
+    for _revision, citation in rule.cited_in:  # a revision's own citation, in its schema
+        assert unresolved(citation) == []
 
 
 def test_a_bad_citation_is_caught() -> None:
     assert unresolved("prompt-lifecycle.mdx §9 Nothing Here; schema $defs.NoSuchDef") == [
-        "prompt-lifecycle.mdx §9 Nothing Here", "$defs.NoSuchDef"]
+        "prompt-lifecycle.mdx §9 Nothing Here", "seed $defs.NoSuchDef"]
+    assert unresolved("sdk-2.4.0 schema $defs.Notice; $defs.NoSuchDef") == [
+        "sdk-2.4.0 $defs.NoSuchDef"]
+    assert unresolved("sdk-2.4.0 schema $defs.StopReason") == ["sdk-2.4.0 $defs.StopReason"]
 
 
 def test_readme_rule_map_is_generated_from_the_code() -> None:

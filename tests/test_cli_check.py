@@ -31,7 +31,8 @@ def test_seed_flow_passes(capsys: pytest.CaptureFixture[str], tmp_path: Path) ->
     assert statuses["STATE-03"] == "held"
     assert statuses["CANCEL-11"] == "held"
     assert statuses["STATE-04"] == "allowance"
-    assert set(statuses.values()) <= {"held", "not exercised", "allowance"}
+    assert set(statuses.values()) <= {"held", "not exercised", "allowance", "not in revision"}
+    assert report["spec"]["revision"] == "seed" and report["spec"]["requested"] == "auto"
     assert "verdict: PASS" in capsys.readouterr().out
 
 

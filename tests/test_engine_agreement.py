@@ -13,6 +13,7 @@ from acp_model.model.events import Ev
 from acp_model.model.session import EVENTS, SessionLifecycle, SessionModel
 from acp_model.model.vocab import ConnEvent
 from acp_model.spec.readings import DEFAULT, READING_DEFS, Readings
+from acp_model.spec.revisions import REVISIONS
 
 TABLE = compile_machine(SessionLifecycle, SessionModel)
 CONNECTION = compile_machine(ConnectionLifecycle, ConnectionModel)
@@ -31,10 +32,13 @@ payloads = st.fixed_dictionaries({
     "result_keys": st.sampled_from([None, (), ("stopReason",)]),
     "new_message": st.booleans(),
     "first_report": st.booleans(),
+    "content_key": st.sampled_from([None, "k1"]),
 })
 steps = st.lists(st.tuples(st.sampled_from(EVENTS), payloads, st.booleans()), max_size=40)
 readings = st.builds(
-    lambda picks: DEFAULT.parse(f"{k}={v}" for k, v in picks.items()),
+    lambda picks: DEFAULT.parse([f"SPEC={picks['SPEC']}"] + [
+        f"{k}={v}" for k, v in picks.items()
+        if k != "SPEC" and k not in REVISIONS[picks["SPEC"]].decides]),
     st.fixed_dictionaries({k: st.sampled_from(list(d.values)) for k, d in READING_DEFS.items()}))
 
 

@@ -348,3 +348,15 @@ def test_exploration_restores_the_garbage_collector() -> None:
     with pytest.raises(ValueError):
         explore(bounds=bounds, readings=())
     assert gc.isenabled()  # and restored when exploration raises
+
+
+def test_diff_between_spec_revisions() -> None:
+    """What the newer revision allows and the seed forbids (work starting blocked, an idle
+    without stop reason as a warning) and the other way round (a held prompt outliving a
+    cancel); every witness passes check under the revision that allows it."""
+    (a, b), = parse_diff("SPEC=seed,sdk-2.4.0")
+    d = diff_readings(a, b, max_prompts=2, max_permissions=0)
+    by_rule = {(i["refused_by"], r) for i in d["differences"] for r in i["rules"]}
+    assert ("spec sdk-2.4.0", "A-10.cancel") in by_rule
+    assert ("spec seed", "STATE-01") in by_rule and ("spec seed", "STATE-03") in by_rule
+    _assert_diff_verdicts(d, a, b)

@@ -30,7 +30,9 @@ pytestmark = pytest.mark.slow  # runs pytest on a live agent, in subprocesses
 pytest_plugins = ["pytester"]
 
 AGENT = shlex.join([sys.executable, "-m", "acp_model.agents.reference", "--timing", "fast"])
-GROUPS = rule_groups(DEFAULT)
+# The plugin collects the groups of both revisions under the default --acp-spec auto.
+GROUPS = list(dict.fromkeys(rule_groups(DEFAULT)
+                            + rule_groups(DEFAULT.parse(["SPEC=sdk-2.4.0"]))))
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -303,6 +304,56 @@ def acpm_schema() -> TraceBuilder:
     return t.idle(S, "end_turn")
 
 
+# --- the sdk-2.4.0 revision ------------------------------------------------------------------
+
+def _sdk_turn(t: TraceBuilder, rid: int, mid: str) -> TraceBuilder:
+    return t.prompt(S, rid).accepted(rid, {"messageId": mid}).user_message(S, mid).running(S)
+
+
+def sdk_receipt_01() -> TraceBuilder:
+    return turn_start(base(), 10).idle(S, "end_turn")
+
+
+def sdk_receipt_02() -> TraceBuilder:
+    t = base().prompt(S, 10).accepted(10, {"messageId": "u-wrong"}).user_message(S, "u1")
+    return t.running(S).idle(S, "end_turn")
+
+
+def sdk_receipt_03() -> TraceBuilder:
+    t = _sdk_turn(base(), 10, "u1").idle(S, "end_turn")
+    return _sdk_turn(t, 11, "u1").idle(S, "end_turn")
+
+
+def sdk_prompt_02() -> TraceBuilder:
+    t = base().prompt(S, 10, "fix").user_message(S, "u1", "fix").running(S)
+    return t.rejected(10).idle(S, "error")
+
+
+def _bg(t: TraceBuilder, items: list[str] | None, reason: str | None = "end_turn"
+        ) -> TraceBuilder:
+    upd: dict[str, Any] = {"sessionUpdate": "state_update", "state": "idle",
+                           "stopReason": reason}
+    if items is not None:
+        upd["background"] = [{"type": "tool_call", "toolCallId": i} for i in items]
+    return t.update(S, upd)
+
+
+def _watch() -> TraceBuilder:
+    return _bg(_sdk_turn(base(), 10, "u1").tool(S, "w", "in_progress", title="Watch"), ["w"])
+
+
+def sdk_bg_01() -> TraceBuilder:
+    return _bg(_sdk_turn(_watch(), 11, "u2"), None)
+
+
+def sdk_bg_02() -> TraceBuilder:
+    return _bg(_sdk_turn(base(), 10, "u1"), ["ghost"])
+
+
+def sdk_bg_03() -> TraceBuilder:
+    return _bg(_sdk_turn(_watch(), 11, "u2"), [])
+
+
 CASES: dict[str, list[Callable[[], TraceBuilder]]] = {
     "INIT-01": [init_01], "INIT-03": [init_03], "INIT-07": [init_07], "INIT-09": [init_09],
     "INIT-10": [init_10], "SESS-01": [sess_01], "SESS-02": [sess_02], "SESS-12": [sess_12],
@@ -323,14 +374,20 @@ CASES: dict[str, list[Callable[[], TraceBuilder]]] = {
     "ACPM-SCHEMA": [acpm_schema], "A-01.forbid": [a01_forbid], "A-03.diagram": [a03_diagram],
     "A-04.idle-cancelled": [a04_idle_cancelled], "A-07.forbid": [a07_forbid],
     "SESS-10": [sess_10], "A-10.cancel": [a10_cancel],
+    "SDK-RECEIPT-01": [sdk_receipt_01], "SDK-RECEIPT-02": [sdk_receipt_02],
+    "SDK-RECEIPT-03": [sdk_receipt_03], "SDK-PROMPT-02": [sdk_prompt_02],
+    "SDK-BG-01": [sdk_bg_01], "SDK-BG-02": [sdk_bg_02], "SDK-BG-03": [sdk_bg_03],
 }
 
 
 def _readings(rule_id: str) -> Readings:
-    """A rule a strict reading adds is judged under that reading (``A-01.forbid``)."""
+    """A rule a strict reading adds is judged under that reading (``A-01.forbid``), a rule
+    of one revision only in that revision."""
     reading, dot, value = rule_id.partition(".")
-    return DEFAULT.parse([f"{reading}={value}"]) if dot and reading.startswith("A-") \
-        else DEFAULT
+    revision = RULES[rule_id].revisions[0]
+    base_readings = DEFAULT.parse([f"SPEC={revision}"])
+    return base_readings.parse([f"{reading}={value}"]) if dot and reading.startswith("A-") \
+        else base_readings
 
 
 def test_every_blocking_rule_has_a_violating_trace() -> None:

@@ -46,11 +46,15 @@ def test_sdk_agent_failures_are_all_explained(agent: str, reading: str, examples
     if spec.missing:
         pytest.skip(spec.missing)
     readings = DEFAULT if reading == "default" else DEFAULT.parse([reading])
+    # Under the default readings the revision is decided by the agent (both SDKs answer with
+    # receipts: sdk-2.4.0); the seed's readings are judged under the seed.
     cfg = FuzzConfig(spec.argv, max_examples=examples, steps=20, seed=3, deadline=3.0,
                      readings=readings, replay_runs=1, max_rounds=2, time_budget=150,
-                     shrink_budget=5.0)
+                     shrink_budget=5.0, spec="auto" if reading == "default" else "seed")
     result = run_fuzz(cfg)
     assert result.unusable is None, result.unusable
+    assert result.cfg.decision is not None
+    assert result.cfg.decision.revision == ("sdk-2.4.0" if reading == "default" else "seed")
     seen = set(result.recorder.found) | {rule for rule, _ in result.recorder.warnings}
     table = explained()  # findings under the default readings show under any other too
     allowed = table.get((agent, reading), set()) | table.get((agent, "default"), set())

@@ -153,6 +153,33 @@ class Fault:
         return decision
 
 
+    # --- the sdk-2.4.0 revision -------------------------------------------------------------
+    def receipt_id(self, message_id: str) -> str:
+        """The messageId a receipt names: the inserted user message's."""
+        return message_id
+
+    def user_message_id(self, s: Session, fresh: str) -> str:
+        return fresh
+
+    def prompt_held(self, agent: Agent, s: Session, pend: PendingPrompt) -> None:
+        """A prompt was just held behind the running turn (not inserted, not answered)."""
+
+    def keeps_held_prompts(self) -> bool:
+        """Do held prompts outlive a cancel (the seed allows it, the newer revision not)?"""
+        return False
+
+    def errors_after_insertion(self, s: Session, pend: PendingPrompt) -> bool:
+        return False
+
+    def lists_background(self, s: Session, state: str) -> bool:
+        """Include the background list on this state update (once one was listed)?"""
+        return True
+
+    def removes_background_early(self) -> bool:
+        """Drop a finished watcher from the list before reporting its final status?"""
+        return False
+
+
 def _fault(name: str, **hooks: Any) -> type[Fault]:
     return type(f"Fault_{name}", (Fault,), {"name": name, **hooks})
 
@@ -225,6 +252,43 @@ class _StaleAnswer(Fault):
         agent.spawn(agent.resume_stale_tool(wait))
 
 
+class _EarlyReceipt(Fault):
+    """A held prompt is answered with a receipt at once and inserted later, under another id:
+    the receipt named a message that was never inserted."""
+
+    name = "early_receipt"
+
+    def prompt_held(self, agent: Agent, s: Session, pend: PendingPrompt) -> None:
+        agent.reply(pend.ctx, {"messageId": s.new_id("msg_user")})
+        pend.answered_early = True
+
+    def answers_prompt(self, pend: PendingPrompt) -> bool:
+        return not pend.answered_early
+
+    def drops_queued_on_cancel(self) -> bool:
+        return True  # they were "answered" already
+
+
+class _ReusedId(Fault):
+    """Every prompt of a session is inserted under the first prompt's message id."""
+
+    name = "receipt_id_reused"
+
+    def user_message_id(self, s: Session, fresh: str) -> str:
+        if s.first_user_id is None:
+            s.first_user_id = fresh
+        return s.first_user_id
+
+
+class _DroppedBackground(Fault):
+    """The turn after a watcher started reports running without the background list."""
+
+    name = "background_dropped"
+
+    def lists_background(self, s: Session, state: str) -> bool:
+        return state != "running"  # idle snapshots keep it; running ones drop it
+
+
 FAULT_CLASSES: tuple[type[Fault], ...] = (
     _fault("init_without_info",
            initialize_result=lambda self, r: {k: v for k, v in r.items() if k != "info"}),
@@ -278,6 +342,16 @@ FAULT_CLASSES: tuple[type[Fault], ...] = (
     _fault("updates_after_cancelled_idle", tools_after_cancelled_idle=lambda self: True),
     _StaleAnswer,
     _fault("cancel_crosses_sessions", cancels_other_sessions=lambda self: True),
+    # --- the sdk-2.4.0 revision -------------------------------------------------------------
+    _fault("receipt_id_differs", receipt_id=lambda self, mid: f"{mid}_receipt"),
+    _ReusedId,
+    _EarlyReceipt,
+    _fault("error_after_insertion",
+           errors_after_insertion=lambda self, s, p: p.index % 2 == 0),
+    _fault("held_prompt_outlives_cancel", keeps_held_prompts=lambda self: True),
+    _fault("cancelled_as_error", cancelled_reason=lambda self: "error"),
+    _DroppedBackground,
+    _fault("background_removed_early", removes_background_early=lambda self: True),
 )
 
 FAULTS: dict[str, type[Fault]] = {cls.name: cls for cls in FAULT_CLASSES}

@@ -26,11 +26,17 @@ class Mutant:
     force_plan: bool = False
     force_usage: bool = False
     design: str = ""  # the design choices the fault needs (e.g. prompts held while busy)
+    # The spec revisions in which it is a bug (the agent runs in the first one, --spec).
+    revisions: tuple[str, ...] = ("seed",)
 
 
 def _bug(name: str, rule: str, trigger: str, description: str, design: str = "",
-         **force: bool) -> Mutant:
-    return Mutant(name, rule, trigger, description, design=design, **force)
+         revisions: tuple[str, ...] = ("seed",), **force: bool) -> Mutant:
+    return Mutant(name, rule, trigger, description, design=design, revisions=revisions,
+                  **force)
+
+
+SDK = ("sdk-2.4.0",)
 
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -135,6 +141,31 @@ MUTANTS: tuple[Mutant, ...] = (
          "(in_progress/completed after the cancelled idle)", force_permission=True),
     _bug("cancel_crosses_sessions", "CANCEL-11", "two sessions busy, cancel one",
          "session/cancel also cancels every other session's turn", force_permission=True),
+    # --- the sdk-2.4.0 revision (the agent runs with --spec sdk-2.4.0) -------------------
+    _bug("receipt_id_differs", "SDK-RECEIPT-02", "any prompt",
+         "the receipt names another messageId than the user message it reports",
+         revisions=SDK),
+    _bug("receipt_id_reused", "SDK-RECEIPT-03", "2nd prompt on a session",
+         "every prompt of a session is inserted (and receipted) under the first one's id",
+         revisions=SDK),
+    _bug("early_receipt", "SDK-RECEIPT-02", "prompt while busy",
+         "a held prompt is answered with a receipt at once and inserted later under another "
+         "id (a receipt before insertion)", design="busy=queue-reject", revisions=SDK,
+         force_permission=True),
+    _bug("error_after_insertion", "SDK-PROMPT-02", "2nd prompt on a session",
+         "every 2nd prompt is inserted (its user message reported) and then answered with an "
+         "error", revisions=SDK),
+    _bug("held_prompt_outlives_cancel", "A-10.cancel", "prompt while busy, then cancel",
+         "held prompts outlive a cancel and run afterwards (legal in the seed, a warning "
+         "there)", design="busy=queue", revisions=SDK, force_permission=True),
+    _bug("cancelled_as_error", "CANCEL-07", "session/cancel during a turn",
+         "a cancelled turn ends with stopReason error", revisions=SDK, force_permission=True),
+    _bug("background_dropped", "SDK-BG-01", "the turn after every 3rd",
+         "the running snapshot of the turn after a watcher started omits the background list",
+         revisions=SDK),
+    _bug("background_removed_early", "SDK-BG-03", "the turn after every 3rd",
+         "a finished watcher leaves the background list before its completed status",
+         revisions=SDK),
 )  # fmt: skip
 
 BY_NAME: dict[str, Mutant] = {m.name: m for m in MUTANTS}

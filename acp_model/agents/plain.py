@@ -292,7 +292,9 @@ class PlainAgent:
             held, sess.held = sess.held, []
             work.done.set()
         for rid, blocks in held:  # held prompts run now, one turn each, in order
-            self.prompt(rid, {"sessionId": sess.sid, "prompt": blocks})
+            reply = self.prompt(rid, {"sessionId": sess.sid, "prompt": blocks})
+            if reply is not None:  # rejected now that another held prompt runs
+                self.write(reply)
 
     def cancel(self, sid: Any) -> Work | None:
         with self.state:

@@ -8,20 +8,23 @@ from typing import Any
 
 from rich.console import Console
 
-from acp_model.cli.common import EXIT_FAIL, EXIT_OK, UsageError, add_reading_option, readings_of
+from acp_model.cli.common import EXIT_FAIL, EXIT_OK, UsageError, add_reading_option
 from acp_model.oracle.offline import check_trace
 from acp_model.report.document import write_json
 from acp_model.report.text import render
+from acp_model.spec.readings import DEFAULT, ReadingError
 from acp_model.trace.format import TraceError
 
 
 def cmd_check(args: argparse.Namespace, console: Console) -> int:
-    readings = readings_of(args)
     try:
-        report = check_trace(args.trace, readings=readings, validate=not args.no_validate,
-                             engine=args.engine)
+        report = check_trace(args.trace, readings=DEFAULT.parse(args.reading or []),
+                             validate=not args.no_validate, engine=args.engine, spec=args.spec,
+                             open_at_end=args.open_at_end)
     except TraceError as exc:
         raise UsageError(f"unusable trace: {exc}") from None
+    except ReadingError as exc:  # a bad --reading, or one the decided revision fixes otherwise
+        raise UsageError(str(exc)) from None
     if args.report:
         write_json(report, args.report)
     if args.format == "json":
@@ -46,9 +49,13 @@ def register(sub: Any) -> None:
                    help="terminal output format (default text)")
     p.add_argument("--no-validate", action="store_true",
                    help="skip JSON schema validation (lifecycle rules only)")
+    p.add_argument("--open-at-end", action="store_true",
+                   help="list what is still owed when the trace ends as open, not as "
+                        "liveness failures (traces of interactive sessions, e.g. from "
+                        "acp-model proxy)")
     p.add_argument("--engine", choices=("table", "statemachine"), default="table",
                    help="run the derived transition table (fast, default) or the "
                         "python-statemachine machine itself")
-    add_reading_option(p)
+    add_reading_option(p, auto=True)
     p.set_defaults(func=cmd_check)
 

@@ -1,9 +1,10 @@
-"""What every subcommand shares: exit codes, the usage error, the --reading option."""
+"""What every subcommand shares: exit codes, the usage error, the --reading and --spec options."""
 
 from __future__ import annotations
 
 import argparse
 
+from acp_model.spec import revisions
 from acp_model.spec.readings import DEFAULT, READING_DEFS, ReadingError, Readings
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
@@ -14,16 +15,35 @@ class UsageError(Exception):
     """A user mistake: printed without a traceback, exit code 2."""
 
 
-def readings_of(args: argparse.Namespace) -> Readings:
-    """The readings chosen with --reading (a bad one is a usage error)."""
+def readings_of(args: argparse.Namespace, revision: str | None = None) -> Readings:
+    """The readings chosen with --spec and --reading (a bad one is a usage error).
+
+    ``revision`` overrides ``--spec`` (what ``auto`` decided); under ``auto`` before that is
+    known, the seed's revision applies and a contradiction is found again once it is decided.
+    """
+    spec = revision or getattr(args, "spec", None) or revisions.SEED
+    if spec == revisions.AUTO:
+        spec = revisions.SEED
     try:
-        return DEFAULT.parse(args.reading or [])
+        return DEFAULT.parse([f"SPEC={spec}", *(args.reading or [])])
     except ReadingError as exc:
         raise UsageError(str(exc)) from None
 
 
-def add_reading_option(p: argparse.ArgumentParser) -> None:
+def add_reading_option(p: argparse.ArgumentParser, *, auto: bool = False,
+                       stored: bool = False) -> None:
+    """``--reading`` and ``--spec``; ``auto`` (the agent decides) only where there is one,
+    ``stored``: the default is what a file records (replays)."""
     names = "; ".join(f"{d.id}/{d.slug}: {'|'.join(d.values)} (default {d.default})"
-                      for d in READING_DEFS.values())
+                      for d in READING_DEFS.values() if d.id != "SPEC")
     p.add_argument("--reading", action="append", metavar="NAME=VALUE",
                    help=f"choose a reading of an ambiguity (repeatable). {names}")
+    choices = revisions.CHOICES if auto else revisions.NAMES
+    default = None if stored else revisions.AUTO if auto else revisions.SEED
+    p.add_argument("--spec", choices=choices, default=default,
+                   help="the revision of the v2 text that judges: "
+                        + "; ".join(f"{r.name}: {r.title}" for r in revisions.REVISIONS.values())
+                        + ("; auto: decided by the agent's first prompt response (a messageId "
+                           "receipt: sdk-2.4.0, else seed)" if auto else "")
+                        + (" (default: the one the file records)" if stored
+                           else f" (default {default})"))

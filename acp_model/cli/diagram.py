@@ -31,7 +31,9 @@ def cmd_diagram(args: argparse.Namespace, console: Console) -> int:
         elif part:
             raise UsageError(f"unknown diagram format {part!r}; choose from "
                              f"{', '.join(FORMATS)} or all")
-    out = Path(args.out)
+    # Each revision's diagrams in their own directory (the seed's are the checked-in ones).
+    out = Path(args.out or ("diagrams" if readings.revision == "seed"
+                            else f"diagrams/{readings.revision}"))
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out} exists and is not a directory")
     written = render_all(out, tuple(dict.fromkeys(formats)), readings)
@@ -50,7 +52,8 @@ def register(sub: Any) -> None:
     d.add_argument("--format", action="append", metavar="FMT",
                    help="png, svg, dot, mermaid (or mmd), all; comma-separated or repeated "
                         "(default all)")
-    d.add_argument("--out", default="diagrams", metavar="DIR",
-                   help="output directory (default diagrams/)")
+    d.add_argument("--out", metavar="DIR",
+                   help="output directory (default diagrams/, diagrams/<revision>/ for "
+                        "another --spec)")
     add_reading_option(d)
     d.set_defaults(func=cmd_diagram)

@@ -136,6 +136,8 @@ def cmd_explore(args: argparse.Namespace, console: Console) -> int:
     readings = readings_of(args)
     kw = _explore_kwargs(args)
     err = Console(stderr=True, highlight=False)
+    if args.diff_spec:
+        args.diff = [*(args.diff or []), f"SPEC={args.diff_spec}"]
     modes = [m for m in ("diff", "each_reading", "contradictions") if getattr(args, m)]
     if len(modes) > 1:
         raise UsageError("choose one of --diff, --each-reading, --contradictions")
@@ -182,6 +184,17 @@ def cmd_explore(args: argparse.Namespace, console: Console) -> int:
     else:
         _render_text(doc, console, args)
     return code
+
+
+def _two_revisions(value: str) -> str:
+    """``seed,sdk-2.4.0`` (an argparse type: unknown or equal names are usage errors)."""
+    from acp_model.spec.revisions import NAMES
+
+    names = [v.strip() for v in value.split(",")]
+    if len(names) != 2 or names[0] == names[1] or not set(names) <= set(NAMES):
+        raise argparse.ArgumentTypeError(f"expected two different revisions out of "
+                                         f"{', '.join(NAMES)}, got {value!r}")
+    return value
 
 
 def _diff(args: argparse.Namespace, readings: Any, kw: dict[str, Any], err: Console
@@ -359,6 +372,9 @@ def register(sub: Any) -> None:
     add_reading_option(p)
     p.add_argument("--diff", action="append", metavar="NAME=V1,V2",
                    help="compare two readings of one ambiguity (repeatable)")
+    p.add_argument("--diff-spec", metavar="A,B", type=_two_revisions,
+                   help="compare two spec revisions (e.g. seed,sdk-2.4.0): what one allows "
+                        "and the other forbids, with witnesses (same as --diff SPEC=A,B)")
     p.add_argument("--each-reading", action="store_true",
                    help="explore once under every value of every reading")
     p.add_argument("--contradictions", action="store_true",

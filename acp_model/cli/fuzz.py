@@ -57,11 +57,13 @@ def _progress_table(rec: Recorder, rules_total: int, phase: str) -> Table:
 
 def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
     from acp_model.fuzzing.artifacts import fuzz_report, write_out_dir
+    from acp_model.fuzzing.revision import SpecUndecidable, resolve
     from acp_model.fuzzing.run import FuzzerBug, FuzzResult, run_fuzz
     from acp_model.fuzzing.stop import Stop
     from acp_model.report.document import write_json
     from acp_model.report.junit import junit_xml
     from acp_model.report.text import render
+    from acp_model.spec.revisions import AUTO
     from acp_model.spec.rules import RULES
 
     hypothesis_home()
@@ -70,7 +72,7 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
         seed=args.seed, time_budget=args.time_budget, deadline=args.deadline,
         readings=readings_of(args), isolate=args.isolate, validate=not args.no_validate,
         max_sessions=args.max_sessions, replay_runs=args.replay_runs,
-        startup_deadline=args.startup_deadline)
+        startup_deadline=args.startup_deadline, spec=args.spec)
     stop = Stop()
     guard = SignalStop(stop)
     state: dict[str, Any] = {"live": None, "phase": "start-up", "rec": Recorder()}
@@ -91,6 +93,12 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
         refresh()
 
     console.print(f"fuzzing: {' '.join(cfg.argv)}")
+    if cfg.spec == AUTO:
+        console.print("spec: auto (a probe prompt decides the revision)")
+    try:
+        cfg = resolve(cfg)  # --spec auto probes the agent once; a contradiction is a usage error
+    except SpecUndecidable as exc:
+        raise UsageError(f"--spec {cfg.spec}: {exc}") from None
     result: FuzzResult | None = None
     with guard.installed():
         try:
@@ -158,8 +166,11 @@ def cmd_replay(args: argparse.Namespace, console: Console) -> int:
         readings = DEFAULT.parse(f"{k}={v}" for k, v in doc.get("readings", {}).items())
     except ValueError as exc:
         raise UsageError(f"{path}: {exc}") from None
-    if args.reading:
-        readings = readings.parse(args.reading)
+    try:
+        readings = readings.parse([*([f"SPEC={args.spec}"] if args.spec else []),
+                                   *(args.reading or [])])
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     argv = list(args.agent or [])
     if not argv:
         argv = list(doc.get("agent") or [])
@@ -217,7 +228,7 @@ def register(sub: Any) -> None:
     p.add_argument("--report", metavar="PATH.json", help="write the JSON report")
     p.add_argument("--junit", metavar="PATH.xml", help="write a JUnit XML report (one test "
                    "case per rule)")
-    add_reading_option(p)
+    add_reading_option(p, auto=True)
     p.add_argument("agent", nargs="*", metavar="-- AGENT_CMD",
                    help="the agent's command line, after '--'")
     p.set_defaults(func=cmd_fuzz)
@@ -231,7 +242,7 @@ def register(sub: Any) -> None:
     p.add_argument("--runs", type=int_at_least(1), default=10, help="replays (default 10)")
     p.add_argument("--deadline", type=positive_float, metavar="S",
                    help="override the deadline stored in the replay file")
-    add_reading_option(p)
+    add_reading_option(p, stored=True)
     p.add_argument("agent", nargs="*", metavar="-- AGENT_CMD",
                    help="the agent's command line after '--' (default: the one in the file)")
     p.set_defaults(func=cmd_replay)

@@ -10,7 +10,8 @@ from rich.console import Console
 
 from acp_model.cli import rule_map
 from acp_model.cli.common import EXIT_OK, add_reading_option, readings_of
-from acp_model.spec.readings import READING_DEFS
+from acp_model.spec.readings import READING_DEFS, Readings
+from acp_model.spec.revisions import NAMES, REVISIONS
 from acp_model.spec.rules import catalogue
 
 
@@ -22,12 +23,14 @@ def cmd_rules(args: argparse.Namespace, console: Console) -> int:
     if args.map:
         print(rule_map.markdown(), end="")
         return EXIT_OK
+    if args.diff:
+        return _diff(readings, readings_of(args, args.diff), args.format, console)
     decided = rule_map.decisions()
     if args.format == "json":
         out = []
         for r in rules:
             d = r.to_json()
-            d["effective_strength"] = r.effective_strength(readings["STRENGTH"])
+            d["effective_strength"] = r.strength_under(readings)
             d["decided_in"] = rule_map.decided_in(r.id)
             out.append(d)
         print(json.dumps({"rules": out, "readings": {
@@ -40,7 +43,7 @@ def cmd_rules(args: argparse.Namespace, console: Console) -> int:
     for col in ("binds", "strength", "kind", "rule", "citation", "decided in", "acp-tck"):
         table.add_column(col, overflow="fold")
     for r in rules:
-        strength = r.effective_strength(readings["STRENGTH"])
+        strength = r.strength_under(readings)
         if r.alt_strength:
             strength += f" ‡ ({r.alt_strength}: {r.alt_source})"
         where = sorted({m.module.rsplit(".", 1)[-1] for m in decided.get(r.id, [])})
@@ -52,6 +55,53 @@ def cmd_rules(args: argparse.Namespace, console: Console) -> int:
     return EXIT_OK
 
 
+def revision_diff(a: Readings, b: Readings) -> dict[str, Any]:
+    """What changes from revision ``a`` to ``b``: rules only one has, strengths and citations
+    that differ, and the readings each decides."""
+    ra, rb = a.revision, b.revision
+    rows: list[dict[str, Any]] = []
+    for r in catalogue():
+        in_a, in_b = r.applies(ra), r.applies(rb)
+        if in_a != in_b:
+            rows.append({"id": r.id, "change": "added" if in_b else "removed",
+                         "strength": r.strength_under(b if in_b else a),
+                         "statement": r.statement, "citation": r.citation_in(rb if in_b else ra)})
+        elif in_a and (r.strength_under(a) != r.strength_under(b)
+                       or r.citation_in(ra) != r.citation_in(rb)):
+            sa, sb = r.strength_under(a), r.strength_under(b)
+            rows.append({"id": r.id, "change": "changed" if sa != sb else "cited anew",
+                         "strength": f"{sa} -> {sb}" if sa != sb else sb,
+                         "statement": r.statement, "citation": r.citation_in(rb)})
+    readings = [{"reading": k, ra: a[k], rb: b[k], "why": REVISIONS[rb].why.get(k)
+                 or REVISIONS[ra].why.get(k, "")}
+                for k, _ in a.values if k != "SPEC" and a[k] != b[k]]
+    return {"from": ra, "to": rb, "rules": rows, "readings": readings}
+
+
+def _diff(a: Readings, b: Readings, fmt: str, console: Console) -> int:
+    from rich.table import Table
+
+    doc = revision_diff(a, b)
+    if fmt == "json":
+        print(json.dumps(doc, indent=2))
+        return EXIT_OK
+    table = Table(title=f"rules: spec {doc['from']} -> {doc['to']} "
+                        f"({len(doc['rules'])} differences)")
+    for col in ("id", "change", "strength", "rule", "citation"):
+        table.add_column(col, overflow="fold", no_wrap=col == "id")
+    for row in doc["rules"]:
+        table.add_row(row["id"], row["change"], row["strength"], row["statement"],
+                      row["citation"])
+    console.print(table)
+    decided = Table(title="readings the revisions decide differently")
+    for col in ("reading", doc["from"], doc["to"], "deciding text"):
+        decided.add_column(col, overflow="fold")
+    for row in doc["readings"]:
+        decided.add_row(row["reading"], row[doc["from"]], row[doc["to"]], row["why"])
+    console.print(decided)
+    return EXIT_OK
+
+
 def register(sub: Any) -> None:
     p = sub.add_parser("rules", help="print the rule catalogue",
                        description="The catalogued rules: ID, party bound, strength, statement, "
@@ -60,5 +110,8 @@ def register(sub: Any) -> None:
     p.add_argument("--map", action="store_true",
                    help="print the rule map (where each rule is decided) as Markdown")
     add_reading_option(p)
+    p.add_argument("--diff", choices=NAMES, metavar="REVISION",
+                   help="what changes from --spec to REVISION: rules added, removed or "
+                        "changed, and the readings each decides")
     p.set_defaults(func=cmd_rules)
 

@@ -120,6 +120,38 @@ def make_event(cfg: Config, action: Action) -> tuple[Ev, int]:
     return Ev(idx), frontier
 
 
+RECEIPTS = "_receipts"  # key of ``ids``: answer prompts with messageId receipts
+
+
+def _receipt(ids: dict[Any, Any], sid: str, rid: Any) -> str:
+    """The messageId a prompt's receipt names: the oldest user message of the session no
+    receipt named yet (the message came first), else a new one its user message will echo."""
+    unclaimed = ids.setdefault(("unclaimed", sid), [])
+    if unclaimed:
+        return unclaimed.pop(0)
+    mid = f"msg-{rid}"
+    ids.setdefault(("owed", sid), []).append(mid)
+    return mid
+
+
+def _message_id(ids: dict[Any, Any], sid: str, abstract: Any) -> Any:
+    """The concrete id of an abstract user message id: a receipt's when one is owed."""
+    if not ids.get(RECEIPTS):
+        return abstract
+    key = ("msg", sid, abstract)
+    if abstract is None or key not in ids:
+        owed = ids.setdefault(("owed", sid), [])
+        if owed:
+            mid = owed.pop(0)
+        else:
+            mid = f"msg-{sid}-{len(ids)}"
+            ids.setdefault(("unclaimed", sid), []).append(mid)
+        if abstract is None:
+            return mid
+        ids[key] = mid
+    return ids[key]
+
+
 def _concrete(tb: TraceBuilder, act: Action, ev: Ev, ids: dict[Any, Any]) -> None:
     """Append the wire records for one abstract event."""
     if act.session is None:
@@ -140,11 +172,12 @@ def _concrete(tb: TraceBuilder, act: Action, ev: Ev, ids: dict[Any, Any]) -> Non
         else:
             tb.answer(ids[ev.id], a[1])
     elif e == "prompt_accepted":
-        tb.accepted(ids[ev.id])
+        rid = ids[ev.id]
+        tb.accepted(rid, {"messageId": _receipt(ids, sid, rid)} if ids.get(RECEIPTS) else None)
     elif e == "prompt_rejected":
         tb.rejected(ids[ev.id], REJECT_CODE)
     elif e == "user_message":
-        tb.user_message(sid, ev.message_id)
+        tb.user_message(sid, _message_id(ids, sid, ev.message_id))
     elif e == "running_reported":
         tb.running(sid)
     elif e == "requires_action_reported":

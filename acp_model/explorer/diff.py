@@ -44,6 +44,10 @@ def parse_diff(spec: str, base: Readings = DEFAULT) -> list[tuple[Readings, Read
 
 
 def reading_name(r: Readings, other: Readings) -> str:
+    """How one side of a diff is named: a revision by its name (the readings it decides
+    come with it), otherwise the readings that differ."""
+    if r["SPEC"] != other["SPEC"]:
+        return f"spec {r['SPEC']}"
     changed = {k: v for k, v in r.values if dict(other.values)[k] != v}
     return ", ".join(f"{k}={v}" for k, v in changed.items()) or "(same)"
 

@@ -16,7 +16,7 @@ from typing import Any
 import networkx as nx
 
 from acp_model.explorer.action import Action
-from acp_model.explorer.alphabet import _concrete, actions, make_event
+from acp_model.explorer.alphabet import RECEIPTS, _concrete, actions, make_event
 from acp_model.explorer.bounds import MISSING, SESSION_IDS, Bounds
 from acp_model.explorer.config import Config, _edge_breaks, _info, _observe
 from acp_model.model.engine import Table, TableEngine, compile_machine
@@ -145,7 +145,9 @@ class Exploration:
         tb = TraceBuilder().handshake()
         for s in range(self.bounds.sessions):
             tb.new_session(SESSION_IDS[s])
-        ids: dict[Any, Any] = {}
+        # Receipts when a revision that requires them is explored (each witness must pass
+        # check under the readings that allow it).
+        ids: dict[Any, Any] = {RECEIPTS: any(r.revision != "seed" for r in self.readings)}
         phys = list(range(self.bounds.sessions))  # canonical position -> real session
         done: list[Action] = []
         at: list[int] = []

@@ -66,10 +66,12 @@ def counterexample_text(found: Found, cfg: FuzzConfig) -> str:
     rule = RULES[found.violation.rule]
     records, offending = counterexample_records(found)
     lines = [
-        f"acp-model counterexample: {rule.id} ({rule.effective_strength()}, binds "
+        f"acp-model counterexample: {rule.id} ({rule.strength_under(cfg.readings)}, binds "
         f"{'both sides' if rule.party == 'both' else 'the ' + rule.party})",
         f"  {rule.statement}",
-        f"  source: {rule.citation}",
+        f"  source: {rule.citation_in(cfg.readings.revision)}",
+        f"  spec revision: {cfg.readings.revision}"
+        + (f" ({cfg.decision.evidence})" if cfg.decision is not None else ""),
         f"  agent: {' '.join(cfg.argv)}",
         f"  reproduced {found.reproduced}/{found.replays} in fresh agent processes",
         "",
@@ -200,6 +202,7 @@ def fuzz_report(result: FuzzResult, files: dict[str, dict[str, str]] | None = No
     return build_report(
         command="fuzz", source=" ".join(cfg.argv), readings=cfg.readings,
         violations=violations, stats=stats, summary=summary,
+        spec=cfg.decision.to_json() if cfg.decision is not None else None,
         extra={
             "counterexamples": counterexamples,
             "transitions": dict(sorted(transitions.items())),

@@ -38,6 +38,7 @@ from acp_model.model.permissions import option_for
 from acp_model.model.vocab import Answer, ErrorCode, Kind, Level
 from acp_model.oracle.monitor import Monitor, Violation
 from acp_model.spec.readings import DEFAULT, Readings
+from acp_model.spec.revisions import Decision
 
 Action = dict[str, Any]
 
@@ -86,13 +87,14 @@ class FuzzClient:
     def __init__(self, argv: Sequence[str], *, readings: Readings = DEFAULT,
                  deadline: float = 5.0, validate: bool = True, cwd: str | None = None,
                  env: dict[str, str] | None = None, tick: float = 0.002,
-                 startup_deadline: float = 30.0, stop: Stop | None = None) -> None:
+                 startup_deadline: float = 30.0, stop: Stop | None = None,
+                 decision: Decision | None = None) -> None:
         self.argv = list(argv)
         self.stop = stop or Stop()
         self.deadline = deadline
         self.startup_deadline = max(startup_deadline, deadline)
         self.tick = tick
-        self.monitor = Monitor(readings, validate=validate)
+        self.monitor = Monitor(readings, validate=validate, decision=decision)
         self.lock = threading.RLock()
         self._changed = threading.Condition(self.lock)  # notified after each record is judged
         self.sessions: list[SessionHandle] = []
@@ -118,7 +120,7 @@ class FuzzClient:
         that turns a configuration into a connection."""
         return cls(cfg.argv, readings=cfg.readings, deadline=cfg.deadline,
                    validate=cfg.validate, cwd=cfg.cwd, env=cfg.env,
-                   startup_deadline=cfg.startup_deadline, stop=stop)
+                   startup_deadline=cfg.startup_deadline, stop=stop, decision=cfg.decision)
 
     # ------------------------------------------------------------------ wiring ------------
     def _on_record(self, record: Record) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from acp_model.spec.readings import DEFAULT, Readings
+from acp_model.spec.revisions import Decision
 
 
 @dataclass
@@ -29,3 +30,7 @@ class FuzzConfig:
     # Root directory of Hypothesis' example database (one subdirectory per agent, see
     # campaign.example_database); None: nothing is stored or replayed from earlier runs.
     database: str | None = None
+    # The spec revision: a name, "auto" (a probe prompt decides, fuzzing/revision.py), or None
+    # (the revision in ``readings``). ``decision`` is filled in once it is decided.
+    spec: str | None = None
+    decision: Decision | None = None

@@ -21,9 +21,11 @@ from acp_model.fuzzing.recorder import (
     Recorder,
     ShrinkBudgetSpent,
 )
+from acp_model.fuzzing.revision import SpecUndecidable, resolve
 from acp_model.fuzzing.shrink import measure_reproduction
 from acp_model.fuzzing.stop import Stop
 from acp_model.oracle.monitor import Monitor
+from acp_model.spec.revisions import AUTO
 
 
 class FuzzerBug(Exception):
@@ -75,6 +77,15 @@ def run_fuzz(cfg: FuzzConfig, *, on_progress: Callable[[Recorder], None] | None 
     stop = stop or Stop()
     phase = on_phase or (lambda _: None)
     recorder = Recorder(on_progress=on_progress, on_phase=on_phase)
+    if cfg.spec == AUTO and cfg.decision is None:
+        phase("spec")
+    try:
+        cfg = resolve(cfg)
+    except SpecUndecidable as exc:
+        result = FuzzResult(cfg, recorder, [], 0.0)
+        result.unusable = (f"--spec auto could not decide the revision: {exc}"
+                           if cfg.spec == AUTO else f"--spec {cfg.spec}: {exc}")
+        return result
     database = example_database(cfg)
     pool = AgentPool(cfg, recorder, stop)
     start = time.monotonic()

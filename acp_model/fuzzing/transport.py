@@ -52,6 +52,7 @@ from typing import Any
 
 import orjson
 
+from acp_model.fuzzing.lines import OVERSIZE_PREVIEW, LineCutter
 from acp_model.fuzzing.stop import Interrupted
 
 __all__ = [
@@ -72,7 +73,7 @@ Listener = Callable[[Record], None]
 
 MiB = 1024 * 1024
 _READ_CHUNK = 64 * 1024
-_OVERSIZE_PREVIEW = 4096
+_OVERSIZE_PREVIEW = OVERSIZE_PREVIEW
 _RECORD_OVERHEAD = 64  # rough per-record bookkeeping cost counted against the transcript cap
 
 
@@ -417,51 +418,24 @@ class AgentProcess:
     def _read_stdout(self) -> None:
         assert self._proc.stdout is not None
         fd = self._proc.stdout.fileno()
-        buf = bytearray()
-        scan_from = 0
-        oversize_preview: bytes | None = None  # not None while discarding an oversize line
-        oversize_total = 0
+        cutter = LineCutter(self.max_line_bytes, _OVERSIZE_PREVIEW)
         try:
             for chunk in self._chunks(fd):
                 self.bytes_read += len(chunk)
-                if oversize_preview is not None:
-                    nl = chunk.find(b"\n")
-                    if nl < 0:
-                        oversize_total += len(chunk)
-                        continue
-                    self._record_oversize(oversize_preview, oversize_total + nl)
-                    oversize_preview = None
-                    chunk = chunk[nl + 1 :]
-                buf += chunk
-                start = 0
-                while True:
-                    nl = buf.find(b"\n", max(start, scan_from))
-                    if nl < 0:
-                        break
-                    if nl - start > self.max_line_bytes:
-                        preview = bytes(buf[start : start + _OVERSIZE_PREVIEW])
-                        self._record_oversize(preview, nl - start)
-                    else:
-                        self._record_line(bytes(buf[start:nl]))
-                    start = nl + 1
-                    scan_from = start
-                if start:
-                    del buf[:start]
-                    scan_from = 0
-                scan_from = max(scan_from, len(buf))
-                if len(buf) > self.max_line_bytes:
-                    oversize_preview = bytes(buf[:_OVERSIZE_PREVIEW])
-                    oversize_total = len(buf)
-                    buf = bytearray()
-                    scan_from = 0
-            if oversize_preview is not None:
-                self._record_oversize(oversize_preview, oversize_total)
-            elif buf:
-                self._record_line(bytes(buf))  # last line without a newline
+                for line, oversize in cutter.feed(chunk):
+                    self._line(line, oversize)
+            for line, oversize in cutter.finish():  # a last line without a newline
+                self._line(line, oversize)
         finally:
             with self._cond:
                 self.stdout_closed = True
                 self._cond.notify_all()
+
+    def _line(self, line: bytes, oversize: int | None) -> None:
+        if oversize is None:
+            self._record_line(line)
+        else:
+            self._record_oversize(line, oversize)
 
     def _read_stderr(self) -> None:
         assert self._proc.stderr is not None
@@ -759,11 +733,11 @@ class AgentProcess:
                     self._signal_group(signal.SIGKILL)
                     self.wait_exit(5.0)
             # The leader is gone; make sure nothing else of its group survives.
-            if _group_alive(self.pgid):
+            if group_alive(self.pgid):
                 self._signal_group(signal.SIGTERM)
-                if not _wait_group_gone(self.pgid, min(grace, 0.5)):
+                if not wait_group_gone(self.pgid, min(grace, 0.5)):
                     self._signal_group(signal.SIGKILL)
-                    _wait_group_gone(self.pgid, 2.0)
+                    wait_group_gone(self.pgid, 2.0)
         finally:
             self._stop.set()  # the delivery thread still drains what was read, then stops
             for thread in self._threads:
@@ -824,7 +798,7 @@ def _group_members(pgid: int) -> list[tuple[int, str]]:
     return members
 
 
-def _group_alive(pgid: int) -> bool:
+def group_alive(pgid: int) -> bool:
     """True if a live (non-zombie) process is still in group ``pgid``.
 
     Zombies count as gone: they no longer run, and in containers whose PID 1 does not reap
@@ -839,13 +813,13 @@ def _group_alive(pgid: int) -> bool:
     return True
 
 
-def _wait_group_gone(pgid: int, timeout: float) -> bool:
+def wait_group_gone(pgid: int, timeout: float) -> bool:
     """Wait until no live process remains in ``pgid``.
 
     This polls (there is no event for "a process group emptied"), in short steps.
     """
     deadline = time.monotonic() + timeout
-    while _group_alive(pgid):
+    while group_alive(pgid):
         if time.monotonic() >= deadline:
             return False
         time.sleep(0.02)

@@ -74,7 +74,10 @@ CHECKS: dict[str, CheckMeta] = {}  # "module.name" -> meta, every decision of th
 
 def level_of(rule_id: str, readings: Readings) -> Level:
     """A rule's own consequence: MUST / MUST NOT fail, SHOULD / SHOULD NOT warn, MAY is off."""
-    strength = RULES[rule_id].effective_strength(readings["STRENGTH"])
+    rule = RULES[rule_id]
+    if not rule.applies(readings["SPEC"]):
+        return Level.OFF
+    strength = rule.strength_under(readings)
     if strength in BLOCKING:
         return Level.FAIL
     return Level.WARN if strength in ("SHOULD", "SHOULD NOT") else Level.OFF

@@ -2,8 +2,20 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, fields
 from typing import Any
+
+import orjson
+
+
+def content_key(content: Any) -> str | None:
+    """A digest of message content: a prompt and the user message that inserts it compare
+    equal (SDK-PROMPT-02 needs to know that a reported user message is that prompt's)."""
+    if not isinstance(content, list) or not content:
+        return None
+    raw = orjson.dumps(content, option=orjson.OPT_SORT_KEYS)
+    return hashlib.blake2b(raw, digest_size=8).hexdigest()
 
 
 @dataclass(slots=True)
@@ -28,6 +40,7 @@ class Ev:
     status: str | None = None  # tool call status the update sets
     tool_call_id: str | None = None
     first_report: bool | None = None  # the client view had no tool call with this id yet
+    content_key: str | None = None  # digest of a prompt's or whole user message's content
 
     def __repr__(self) -> str:
         body = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)

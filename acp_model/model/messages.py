@@ -20,7 +20,7 @@ from typing import Any
 
 from acp_model.model.check import CheckMeta, check, meta_of
 from acp_model.model.vocab import Kind
-from acp_model.spec.schema import is_reserved
+from acp_model.spec.schema import SEED, is_reserved
 
 # Active ISO 4217 codes (including funds, precious metals and testing codes), plus a few
 # recently withdrawn ones an agent might still emit.
@@ -82,118 +82,118 @@ def _blocks(content: Any, where: str) -> Iterator[tuple[str, Any]]:
 # --- open enums and tagged unions (ENUM-02 and the rules naming one enum) ----------------
 
 @check("ENUM-02", kind=Kind.FINDING)
-def content_blocks_known(content: Any, where: str) -> Found:
+def content_blocks_known(content: Any, where: str, rev: str) -> Found:
     """Content block types are the defined ones or start with _."""
     for path, block in _blocks(content, where):
-        if isinstance(block, dict) and is_reserved("content_block", block.get("type")):
+        if isinstance(block, dict) and is_reserved("content_block", block.get("type"), rev):
             yield (f"{path}/type",
                    f"content block type {block.get('type')!r} is neither defined nor _-prefixed")
 
 
 @check("ENUM-02", kind=Kind.FINDING)
-def update_kind_known(update: Mapping[str, Any], where: str) -> Found:
+def update_kind_known(update: Mapping[str, Any], where: str, rev: str) -> Found:
     """sessionUpdate kinds are the v2 ones or start with _."""
     kind = update.get("sessionUpdate")
-    if is_reserved("session_update", kind):
+    if is_reserved("session_update", kind, rev):
         yield (f"{where}/sessionUpdate",
                f"sessionUpdate kind {kind!r} is neither defined by v2 nor _-prefixed")
 
 
 @check("ENUM-02", kind=Kind.FINDING)
-def tool_content_known(items: Any, where: str) -> Found:
+def tool_content_known(items: Any, where: str, rev: str) -> Found:
     """Tool call content types in a tool_call_update are content/diff/terminal or start with _."""
     for path, item in _blocks(items, where):
-        if isinstance(item, dict) and is_reserved("tool_content", item.get("type")):
+        if isinstance(item, dict) and is_reserved("tool_content", item.get("type"), rev):
             yield (f"{path}/type", f"tool call content type {item.get('type')!r} is not "
                    "content/diff/terminal or _-prefixed")
 
 
 @check("TOOL-07", kind=Kind.FINDING)
-def chunk_content_wrapped(items: Any, where: str) -> Found:
+def chunk_content_wrapped(items: Any, where: str, rev: str) -> Found:
     """A tool_call_content_chunk carries a tool-content wrapper, never a bare content block."""
     for path, item in _blocks(items, where):
-        if isinstance(item, dict) and is_reserved("tool_content", item.get("type")):
+        if isinstance(item, dict) and is_reserved("tool_content", item.get("type"), rev):
             yield (f"{path}/type", f"tool call content type {item.get('type')!r} is not "
                    "content/diff/terminal or _-prefixed (a bare content block must be wrapped "
                    "as {type: content, content: ...})")
 
 
 @check("ENUM-02", kind=Kind.FINDING)
-def subject_known(subject: Mapping[str, Any]) -> Found:
+def subject_known(subject: Mapping[str, Any], rev: str) -> Found:
     """Permission subject types are the defined ones or start with _."""
-    if is_reserved("subject", subject.get("type")):
+    if is_reserved("subject", subject.get("type"), rev):
         yield ("params/subject/type",
                f"permission subject type {subject.get('type')!r} is reserved")
 
 
 @check("ENUM-02", kind=Kind.FINDING)
-def outcome_known(result: Any) -> Found:
+def outcome_known(result: Any, rev: str) -> Found:
     """Permission outcomes are the defined ones or start with _."""
     outcome = result.get("outcome") if isinstance(result, dict) else None
-    if isinstance(outcome, dict) and is_reserved("outcome", outcome.get("outcome")):
+    if isinstance(outcome, dict) and is_reserved("outcome", outcome.get("outcome"), rev):
         yield ("result/outcome/outcome",
                f"permission outcome {outcome.get('outcome')!r} is neither defined nor _-prefixed")
 
 
 @check("STATE-09", kind=Kind.FINDING)
-def state_known(update: Mapping[str, Any], where: str) -> Found:
+def state_known(update: Mapping[str, Any], where: str, rev: str) -> Found:
     """state_update.state is running, idle, requires_action or starts with _."""
     state = update.get("state")
-    if is_reserved("state", state):
+    if is_reserved("state", state, rev):
         yield (f"{where}/state",
                f"state {state!r} is not running/idle/requires_action or _-prefixed")
 
 
 @check("STOP-03", kind=Kind.FINDING)
-def stop_reason_known(update: Mapping[str, Any], where: str) -> Found:
+def stop_reason_known(update: Mapping[str, Any], where: str, rev: str) -> Found:
     """Stop reasons are the defined ones or start with _ (others are reserved)."""
-    if update.get("state") == "idle" and is_reserved("stop_reason", update.get("stopReason")):
+    if update.get("state") == "idle" and is_reserved("stop_reason", update.get("stopReason"), rev):
         yield (f"{where}/stopReason",
                f"stop reason {update['stopReason']!r} is neither defined nor _-prefixed "
                "(unknown values are reserved for future ACP versions)")
 
 
 @check("TOOL-14", kind=Kind.FINDING)
-def tool_status_known(update: Mapping[str, Any], where: str) -> Found:
+def tool_status_known(update: Mapping[str, Any], where: str, rev: str) -> Found:
     """Tool call statuses are the defined ones or start with _."""
-    if is_reserved("tool_status", update.get("status")):
+    if is_reserved("tool_status", update.get("status"), rev):
         yield (f"{where}/status",
                f"tool call status {update['status']!r} is neither defined nor _-prefixed")
 
 
 @check("TOOL-15", kind=Kind.FINDING)
-def tool_kind_known(update: Mapping[str, Any], where: str) -> Found:
+def tool_kind_known(update: Mapping[str, Any], where: str, rev: str) -> Found:
     """Tool kinds are the defined ones or start with _."""
-    if is_reserved("tool_kind", update.get("kind")):
+    if is_reserved("tool_kind", update.get("kind"), rev):
         yield (f"{where}/kind",
                f"tool kind {update['kind']!r} is neither defined nor _-prefixed")
 
 
 @check("PLAN-04", kind=Kind.FINDING)
-def plan_type_known(plan: Mapping[str, Any], where: str) -> Found:
+def plan_type_known(plan: Mapping[str, Any], where: str, rev: str) -> Found:
     """Plan types other than items start with _."""
-    if is_reserved("plan_type", plan.get("type")):
+    if is_reserved("plan_type", plan.get("type"), rev):
         yield (f"{where}/plan/type",
                f"plan type {plan.get('type')!r} is neither defined nor _-prefixed")
 
 
 @check("PLAN-09", kind=Kind.FINDING)
-def plan_entries_known(plan: Mapping[str, Any], where: str) -> Found:
+def plan_entries_known(plan: Mapping[str, Any], where: str, rev: str) -> Found:
     """Plan entry priorities and statuses are the defined values or start with _."""
     for i, entry in enumerate(plan.get("entries") or []):
         if not isinstance(entry, dict):
             continue
         for name, enum in (("priority", "plan_priority"), ("status", "plan_status")):
-            if is_reserved(enum, entry.get(name)):
+            if is_reserved(enum, entry.get(name), rev):
                 yield (f"{where}/plan/entries/{i}/{name}",
                        f"plan entry {name} {entry[name]!r} is neither defined nor _-prefixed")
 
 
 @check("PERM-07", kind=Kind.FINDING)
-def option_kinds_known(params: Mapping[str, Any]) -> Found:
+def option_kinds_known(params: Mapping[str, Any], rev: str) -> Found:
     """Permission option kinds are allow/reject once/always or start with _."""
     for i, option in enumerate(params.get("options") or []):
-        if isinstance(option, dict) and is_reserved("option_kind", option.get("kind")):
+        if isinstance(option, dict) and is_reserved("option_kind", option.get("kind"), rev):
             yield (f"params/options/{i}/kind",
                    f"permission option kind {option['kind']!r} is neither defined nor _-prefixed")
 
@@ -267,17 +267,17 @@ def initialize_names_capabilities(result: Mapping[str, Any]) -> Found:
 
 # --- entry points: which checks apply to which message ---------------------------------------
 
-def _tool_call(update: Mapping[str, Any], where: str, out: Findings) -> None:
-    out.run(tool_status_known, update, where)
-    out.run(tool_kind_known, update, where)
+def _tool_call(update: Mapping[str, Any], where: str, out: Findings, rev: str) -> None:
+    out.run(tool_status_known, update, where, rev)
+    out.run(tool_kind_known, update, where, rev)
     out.run(tool_paths_absolute, update, where)
-    out.run(tool_content_known, update.get("content"), f"{where}/content")
+    out.run(tool_content_known, update.get("content"), f"{where}/content", rev)
     for path, item in _blocks(update.get("content"), f"{where}/content"):
         if isinstance(item, dict) and item.get("type") == "content":
-            out.run(content_blocks_known, item.get("content"), f"{path}/content")
+            out.run(content_blocks_known, item.get("content"), f"{path}/content", rev)
 
 
-def session_update(params: Any) -> Findings:
+def session_update(params: Any, rev: str = SEED) -> Findings:
     """Checks on ``session/update`` params beyond the schema."""
     out = Findings()
     update = params.get("update") if isinstance(params, dict) else None
@@ -285,56 +285,56 @@ def session_update(params: Any) -> Findings:
         return out
     kind = update.get("sessionUpdate")
     where = "params/update"
-    out.run(update_kind_known, update, where)
+    out.run(update_kind_known, update, where, rev)
     if kind == "state_update":
-        out.run(state_known, update, where)
-        out.run(stop_reason_known, update, where)
+        out.run(state_known, update, where, rev)
+        out.run(stop_reason_known, update, where, rev)
     elif kind in MESSAGE_KINDS:
-        out.run(content_blocks_known, update.get("content"), f"{where}/content")
+        out.run(content_blocks_known, update.get("content"), f"{where}/content", rev)
     elif kind == "tool_call_update":
-        _tool_call(update, where, out)
+        _tool_call(update, where, out, rev)
     elif kind == "tool_call_content_chunk":
         items = update.get("content")
-        out.run(chunk_content_wrapped, items, f"{where}/content")
+        out.run(chunk_content_wrapped, items, f"{where}/content", rev)
         out.run(diff_paths_absolute, items, f"{where}/content")
         for path, item in _blocks(items, f"{where}/content"):
             if isinstance(item, dict) and item.get("type") == "content":
-                out.run(content_blocks_known, item.get("content"), f"{path}/content")
+                out.run(content_blocks_known, item.get("content"), f"{path}/content", rev)
     elif kind == "plan_update":
         plan = update.get("plan")
         if isinstance(plan, dict):
-            out.run(plan_type_known, plan, where)
-            out.run(plan_entries_known, plan, where)
+            out.run(plan_type_known, plan, where, rev)
+            out.run(plan_entries_known, plan, where, rev)
     elif kind == "usage_update":
         out.run(currency_iso_4217, update, where)
     return out
 
 
-def permission_request(params: Any) -> Findings:
+def permission_request(params: Any, rev: str = SEED) -> Findings:
     out = Findings()
     if not isinstance(params, dict):
         return out
-    out.run(option_kinds_known, params)
+    out.run(option_kinds_known, params, rev)
     subject = params.get("subject")
     if isinstance(subject, dict):
-        out.run(subject_known, subject)
+        out.run(subject_known, subject, rev)
         if subject.get("type") == "tool_call" and isinstance(subject.get("toolCall"), dict):
-            _tool_call(subject["toolCall"], "params/subject/toolCall", out)
+            _tool_call(subject["toolCall"], "params/subject/toolCall", out, rev)
     return out
 
 
-def permission_result(result: Any) -> Findings:
+def permission_result(result: Any, rev: str = SEED) -> Findings:
     out = Findings()
-    out.run(outcome_known, result)
+    out.run(outcome_known, result, rev)
     return out
 
 
-def prompt_request(params: Any, prompt_caps: Mapping[str, Any] | None) -> Findings:
+def prompt_request(params: Any, prompt_caps: Mapping[str, Any] | None, rev: str = SEED) -> Findings:
     """PROMPT-02 and the content block types of a prompt."""
     out = Findings()
     if not isinstance(params, dict):
         return out
-    out.run(content_blocks_known, params.get("prompt"), "params/prompt")
+    out.run(content_blocks_known, params.get("prompt"), "params/prompt", rev)
     out.run(prompt_within_capabilities, params, prompt_caps or {})
     return out
 

@@ -31,6 +31,12 @@ class PromptRec:
     status: PromptStatus = PromptStatus.PENDING  # pending -> accepted -> inserted
     # foreground work started or ended while this prompt was open (read only while quiet)
     ran: bool = field(default=False, metadata={"canon": "canon_ran"})
+    # The newer revision (SDK-PROMPT-02): the prompt's content, and the user message carrying
+    # it verbatim while the prompt was open (it was inserted).
+    content_key: str | None = field(default=None, metadata=_out(
+        "compared only with user messages of the live trace; the explorer has no content"))
+    echo_idx: int = field(default=-1, metadata=_out(
+        "evidence of SDK-PROMPT-02, set only from live content"))
 
 
 @dataclass(slots=True)

@@ -66,6 +66,10 @@ class SessionView:
     usage: Usage | None = None
     state: str | None = None
     stop_reason: Any = None
+    # The latest background snapshot, as (type, id) items (None: none reported or malformed),
+    # and whether any snapshot ever listed an item (then every state update must carry one).
+    background: tuple[tuple[str, str], ...] | None = None
+    background_listed: bool = False
 
 
 def _content_patch(current: tuple[Any, ...], update: dict[str, Any], key: str = "content"
@@ -174,8 +178,27 @@ def reduce_session(view: SessionView, update: dict[str, Any]) -> SessionView:
     if kind == "state_update":
         state = update.get("state")
         reason = update.get("stopReason") if state == "idle" else view.stop_reason
-        return replace(view, state=state, stop_reason=reason)
+        items = background_items(update.get("background"))
+        if items is None:
+            return replace(view, state=state, stop_reason=reason)
+        return replace(view, state=state, stop_reason=reason, background=items,
+                       background_listed=view.background_listed or bool(items))
     return view
+
+
+def background_items(value: Any) -> tuple[tuple[str, str], ...] | None:
+    """A background list as (type, id) pairs; None when omitted, null or malformed (the
+    newer revision: a malformed list is treated as not reported)."""
+    if not isinstance(value, list):
+        return None
+    out = []
+    for item in value:
+        if not isinstance(item, dict) or not isinstance(item.get("type"), str):
+            return None
+        ident = item.get("toolCallId") if item["type"] == "tool_call" else \
+            item.get("terminalId") if item["type"] == "terminal" else ""
+        out.append((item["type"], ident if isinstance(ident, str) else ""))
+    return tuple(out)
 
 
 @allowance("PERM-03", "PERM-04")
@@ -241,12 +264,58 @@ def tool_announced(view: SessionView, update: dict[str, Any]) -> Iterator[tuple[
                "reported")
 
 
-def judge(view: SessionView, update: dict[str, Any]) -> Findings:
-    """The view-based checks for one session/update payload (``view``: before it)."""
+# --- background work snapshots (the sdk-2.4.0 revision) ----------------------------------------
+
+@check("SDK-BG-01", kind=Kind.FINDING)
+def background_on_every_update(view: SessionView, update: dict[str, Any]
+                               ) -> Iterator[tuple[str, str]]:
+    """Once background work was listed, every state update carries the background list."""
+    if view.background_listed and background_items(update.get("background")) is None:
+        yield ("params/update/background",
+               "an earlier state update of this session listed background work; this one "
+               "carries no (valid) background list")
+
+
+@check("SDK-BG-02", kind=Kind.FINDING)
+def background_items_announced(view: SessionView, update: dict[str, Any]
+                               ) -> Iterator[tuple[str, str]]:
+    """A background tool call was reported (tool_call_update) before a snapshot lists it."""
+    for n, (kind, ident) in enumerate(background_items(update.get("background")) or ()):
+        if kind == "tool_call" and ident not in view.tools:
+            yield (f"params/update/background/{n}",
+                   f"background lists tool call {ident!r}, which no tool_call_update reported")
+
+
+@check("SDK-BG-03", kind=Kind.FINDING)
+def background_removed_when_final(view: SessionView, update: dict[str, Any]
+                                  ) -> Iterator[tuple[str, str]]:
+    """A tool call leaves the background list only after its final status was reported."""
+    items = background_items(update.get("background"))
+    if items is None or view.background is None:
+        return
+    for kind, ident in view.background:
+        tool = view.tools.get(ident)
+        if kind == "tool_call" and (kind, ident) not in items and tool is not None \
+                and tool.status not in FINAL_STATUSES:
+            yield ("params/update/background",
+                   f"tool call {ident!r} left the background list while its status was "
+                   f"{tool.status!r}: its final status must come first")
+
+
+FINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
+
+
+def judge(view: SessionView, update: dict[str, Any], rev: str = "seed") -> Findings:
+    """The view-based checks for one session/update payload (``view``: before it); the
+    background checks belong to the sdk-2.4.0 revision."""
     out = Findings()
     kind = update.get("sessionUpdate")
     if kind in MESSAGE_FAMILY:
         out.run(family_kept, view, update)
     elif kind == "tool_call_content_chunk":
         out.run(tool_announced, view, update)
+    elif kind == "state_update" and rev != "seed":
+        out.run(background_on_every_update, view, update)
+        out.run(background_items_announced, view, update)
+        out.run(background_removed_when_final, view, update)
     return out

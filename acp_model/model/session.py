@@ -98,6 +98,10 @@ CANCELLED_PERMISSION_ANSWERED = _liveness(
     "A permission request pending at a cancel is answered with the cancelled outcome.")
 WITHDRAWN_ANSWERED = _liveness("CANCEL-14", "withdrawn_answered",
                                "A request withdrawn with $/cancel_request is still answered.")
+RECEIPT_ECHOED = _liveness("SDK-RECEIPT-02", "receipt_echoed",
+                           "The user message a prompt receipt names is reported with that "
+                           "messageId.", reading="SPEC",
+                           levels={"seed": "off", "sdk-2.4.0": "rule"})
 # Obligations about a request's answer: the monitor judges open requests of every method the
 # same way (with these metas), so it skips them among a session's obligations.
 REQUEST_OBLIGATIONS = frozenset({PROMPT_ANSWERED, PERMISSION_ANSWERED,
@@ -118,6 +122,8 @@ class Obligation:
 
 _EXPLAINS = MappingProxyType({"snapshot": False, "why": "what a failure's evidence cites; no "
                                                       "check reads it"})
+_LIVE_ONLY = MappingProxyType({"snapshot": False, "why": "message ids of the live trace; the "
+                                                       "explorer's alphabet has none"})
 
 
 @dataclass
@@ -134,6 +140,11 @@ class SessionModel:
     tools: dict[str, ToolRec] = field(default_factory=dict)
     work_tools: set[str] = field(default_factory=set)
     cancelled_tools: set[str] = field(default_factory=set)
+    # The newer revision's receipts: ids of receipts not yet echoed by a user message (-> the
+    # receipt's index), every receipt id, and every user message id reported.
+    receipts_owed: dict[str, int] = field(default_factory=dict, metadata=_LIVE_ONLY)
+    receipt_ids: dict[str, int] = field(default_factory=dict, metadata=_LIVE_ONLY)
+    user_ids: set[str] = field(default_factory=set, metadata=_LIVE_ONLY)
     # Explanations only (not in the snapshot): where the current work began, and the cancels
     # dropped at its start because the agent had provably read them before (CANCEL-11).
     work_began: int = field(default=-1, metadata=_EXPLAINS)
@@ -276,6 +287,20 @@ class SessionModel:
         """The prompt result acknowledges acceptance; a v1-style stopReason is a leftover."""
         return not ev.result_keys or "stopReason" not in ev.result_keys
 
+    @check("SDK-RECEIPT-03", reading="SPEC", levels={"seed": "off", "sdk-2.4.0": "rule"},
+           evidence="receipt_evidence")
+    def receipt_names_a_new_message(self, ev: Ev) -> bool:
+        """A receipt names a user message no earlier receipt of the session named (message ids
+        are unique per type within a session; two prompts are two messages)."""
+        return ev.message_id is None or ev.message_id not in self.receipt_ids
+
+    @check("SDK-PROMPT-02", reading="SPEC", levels={"seed": "off", "sdk-2.4.0": "rule"},
+           evidence="insertion_evidence")
+    def no_error_after_insertion(self, ev: Ev) -> bool:
+        """A prompt whose user message was inserted is not answered with an error."""
+        p = self._prompt(ev.id)
+        return p is None or p.echo_idx < 0
+
     @check("A-03.diagram", reading="A-03", levels={"free": "off", "diagram": "rule"})
     def user_message_after_accept(self, ev: Ev) -> bool:
         """Diagram order: the user message follows the prompt response."""
@@ -341,8 +366,9 @@ class SessionModel:
     @check("A-10.cancel", reading="A-10", levels={"any": "warn", "cancel": "rule", "keep": "off"},
            evidence="held_evidence")
     def held_prompt_cancelled(self, ev: Ev) -> bool:
-        """A prompt held behind other work when the agent read a cancel is cancelled too (by
-        default a warning: the text does not say whether a cancel reaches a held prompt)."""
+        """A prompt held behind other work when the agent read a cancel is cancelled too
+        (reading A-10: the seed's text leaves it open, by default a warning; the sdk-2.4.0
+        revision decides it)."""
         return ev.reason == "cancelled" or not self.held_cancels()
 
     @check("A-04.idle-cancelled", reading="A-04",
@@ -462,6 +488,24 @@ class SessionModel:
                 [(c.idx, "session/cancel"), (hint.request, "client message sent after it"),
                  (hint.response, "the agent acting on it"), (ev.idx, "the idle")])
 
+    def receipt_evidence(self, ev: Ev) -> Evidence | None:
+        first = self.receipt_ids.get(ev.message_id or "")
+        if first is None:
+            return None
+        return (f"the receipt #{first} already named user message {ev.message_id!r}; this "
+                "receipt names it again for another prompt",
+                [(first, "the earlier receipt"), (ev.idx, "the receipt reusing its id")])
+
+    def insertion_evidence(self, ev: Ev) -> Evidence | None:
+        p = self._prompt(ev.id)
+        if p is None or p.echo_idx < 0:
+            return None
+        return (f"the user message #{p.echo_idx} carries the content of session/prompt "
+                f"#{p.idx} verbatim while that prompt was the only open one with it: the "
+                "prompt was inserted, so it cannot be rejected",
+                [(p.idx, "the prompt"), (p.echo_idx, "its user message"),
+                 (ev.idx, "the error response")])
+
     def held_evidence(self, ev: Ev) -> Evidence | None:
         held = self.held_cancels()
         read = self._proof_text(held[0].idx) if held else None
@@ -471,8 +515,11 @@ class SessionModel:
         prompt = next((p for p in self.prompts if p.idx < c.idx), None)
         return (f"session/cancel #{c.idx} was read ({read[0]}) while the prompt"
                 + (f" #{prompt.idx}" if prompt else "") + " was held behind other work; the "
-                f"prompt outlived the cancel and its work ended {ev.reason!r} (RULES.md A-10: "
-                "the text does not say whether a cancel reaches a held prompt)",
+                f"prompt outlived the cancel and its work ended {ev.reason!r} ("
+                + ("the sdk-2.4.0 revision: a cancel also cancels prompts not yet inserted"
+                   if self.ctx.readings["SPEC"] != "seed" else
+                   "RULES.md A-10: the text does not say whether a cancel reaches a held "
+                   "prompt") + ")",
                 [(c.idx, "session/cancel"), *read[1],
                  *([(prompt.idx, "the held prompt")] if prompt else []), (ev.idx, "the idle")])
 
@@ -542,7 +589,11 @@ class SessionModel:
 
     @allowance("PROMPT-10", "PROMPT-08")
     def note_prompt(self, ev: Ev) -> None:
-        self.prompts.append(PromptRec(ev.idx, ev.id))
+        self.prompts.append(PromptRec(ev.idx, ev.id, content_key=ev.content_key))
+
+    def _prompt(self, req_id: Any) -> PromptRec | None:
+        return next((p for p in self.prompts if p.id == req_id
+                     and type(p.id) is type(req_id)), None)
 
     @allowance("CANCEL-01")
     def note_cancel(self, ev: Ev) -> None:
@@ -570,6 +621,10 @@ class SessionModel:
         perm.answer_idx = ev.idx
 
     def note_accept(self, ev: Ev) -> None:
+        if ev.message_id is not None:  # a receipt (the newer revision's acknowledgement)
+            self.receipt_ids.setdefault(ev.message_id, ev.idx)
+            if ev.message_id not in self.user_ids:
+                self.receipts_owed[ev.message_id] = ev.idx
         for p in self.prompts:
             if p.id == ev.id and p.status == PromptStatus.PENDING:
                 if self.early_user_messages:
@@ -586,8 +641,16 @@ class SessionModel:
             c.prior = c.prior and self._prior(c.idx)
         self._settle_prompts()
 
-    @allowance("MSG-02", "PROMPT-06")
+    @allowance("MSG-02", "PROMPT-06", "SDK-RECEIPT-02")
     def note_user_message(self, ev: Ev) -> None:
+        if ev.message_id is not None:
+            self.user_ids.add(ev.message_id)
+            self.receipts_owed.pop(ev.message_id, None)
+        if ev.content_key is not None:  # whose content is it? (only a unique match tells)
+            open_with_it = [p for p in self.prompts if p.status == PromptStatus.PENDING
+                            and p.content_key == ev.content_key]
+            if len(open_with_it) == 1 and open_with_it[0].echo_idx < 0:
+                open_with_it[0].echo_idx = ev.idx
         if ev.message_id is None or ev.new_message is False:
             return
         accepted = [p for p in self.prompts if p.status == PromptStatus.ACCEPTED]
@@ -761,7 +824,11 @@ class SessionModel:
             else:
                 out.append(Obligation(WORK_ENDS, -1, f"foreground work is still {self.state}: "
                                       "it never ended with an idle state_update"))
-        elif self._replies_owed():
+        if self.ctx.readings["SPEC"] != "seed":
+            out += [Obligation(RECEIPT_ECHOED, idx, f"the receipt #{idx} names user message "
+                               f"{mid!r}, which was never reported")
+                    for mid, idx in self.receipts_owed.items()]
+        if self.state not in WORK and self._replies_owed():
             out += [Obligation(IDLE_CANCEL_REPLIED, c.idx,
                                f"session/cancel #{c.idx} was never answered with "
                                "idle(cancelled) (reading A-04=idle-cancelled)")
@@ -826,9 +893,11 @@ class SessionLifecycle(StateMachine):
 
     # ---- agent -> client: the prompt's response and the user message --------------------
     prompt_accepted = stay(unreported, idle, running, requires_action, custom,
-                           cond=["acknowledgement_only", "idle_cancel_answered"],
+                           cond=["acknowledgement_only", "idle_cancel_answered",
+                                 "receipt_names_a_new_message"],
                            on="note_accept")
-    prompt_rejected = stay(unreported, idle, running, requires_action, custom, on="note_reject")
+    prompt_rejected = stay(unreported, idle, running, requires_action, custom,
+                           cond="no_error_after_insertion", on="note_reject")
     user_message = stay(unreported, idle, running, requires_action, custom,
                         cond="user_message_after_accept", on="note_user_message")
 

@@ -25,7 +25,7 @@ from acp_model.model.check import CheckMeta, declare, meta_of
 from acp_model.model.connection import ConnectionLifecycle, ConnectionModel
 from acp_model.model.context import Context
 from acp_model.model.engine import Failure, LibraryEngine, TableEngine, compile_machine
-from acp_model.model.events import Ev
+from acp_model.model.events import Ev, content_key
 from acp_model.model.messages import Findings
 from acp_model.model.session import (
     PROMPT_ANSWERED,
@@ -39,7 +39,7 @@ from acp_model.oracle import rpc, wire
 from acp_model.oracle import validate as validation
 from acp_model.oracle.rpc import OTHER, OpenRequest, Rpc
 from acp_model.oracle.violation import Violation
-from acp_model.spec import schema
+from acp_model.spec import revisions, schema
 from acp_model.spec.readings import DEFAULT, Readings
 from acp_model.spec.rules import RULES, RuleStat
 from acp_model.trace.format import Record, parse_record
@@ -71,8 +71,12 @@ class Monitor:
     """Per-connection oracle (several sessions)."""
 
     def __init__(self, readings: Readings = DEFAULT, *, validate: bool = True,
-                 engine: str = "table") -> None:
+                 engine: str = "table", decision: revisions.Decision | None = None) -> None:
         self.readings = readings
+        self.rev = readings.revision
+        # Which revision judges, and why (every report says it).
+        self.decision = decision or revisions.Decision(
+            self.rev, self.rev, f"spec revision {self.rev} chosen")
         self.validate = validate
         engine_cls = {"table": TableEngine, "statemachine": LibraryEngine}[engine]
         self.session_engine = engine_cls(SESSION_TABLE, readings)
@@ -316,7 +320,7 @@ class Monitor:
         lv = level or meta.level(self.readings)
         if lv == Level.OFF:
             return
-        strength = RULES[rule_id].effective_strength(self.readings["STRENGTH"])
+        strength = RULES[rule_id].strength_under(self.readings)
         key = (rule_id, meta.name)
         seen = self._reported.get(key, 0)
         self._reported[key] = seen + 1
@@ -371,19 +375,19 @@ class Monitor:
                 method: str) -> None:
         if def_name is None or not self.validate:
             return
-        for meta in validation.schema_rules_exercised(method, def_name, instance):
+        for meta in validation.schema_rules_exercised(method, def_name, instance, self.rev):
             self._bump(meta.rule)
         if self._diagnosed.get(def_name, 0) >= MAX_DIAGNOSES_PER_DEF:
             # Precise diagnostics cost milliseconds; after a few, the verdict is enough.
-            if not validation.fast_validator(def_name)(instance):
+            if not validation.fast_validator(def_name, self.rev)(instance):
                 self._report(validation.SCHEMA_VALID, idx, f"{what} does not match the schema "
                              f"({def_name}; further diagnostics suppressed)")
             return
-        problems = validation.validate(def_name, instance)
+        problems = validation.validate(def_name, instance, self.rev)
         if problems:
             self._diagnosed[def_name] = self._diagnosed.get(def_name, 0) + 1
         for problem in problems:
-            self._report(validation.schema_rule(method, problem.path), idx,
+            self._report(validation.schema_rule(method, problem.path, self.rev), idx,
                          f"{what} does not match the schema ({problem.def_name}) at "
                          f"{problem.path}: {problem.message}")
 
@@ -417,7 +421,7 @@ class Monitor:
 
     def _method_spec(self, direction: str, method: str, idx: int, *, request: bool
                      ) -> schema.MethodSpec | None:
-        spec = schema.method_table().get(method)
+        spec = schema.method_table(self.rev).get(method)
         if self._run(rpc.method_defined, idx, direction, method, spec) or spec is None:
             return None
         if self._run(rpc.method_direction, idx, direction, method, spec):
@@ -445,7 +449,7 @@ class Monitor:
         if direction == "c2a":
             self._client_request(method, req_id, params, sid, idx, what)
         elif method == "session/request_permission":
-            self._findings(messages.permission_request(params), idx, what, sid)
+            self._findings(messages.permission_request(params, self.rev), idx, what, sid)
             if sid is None or sid not in self.sessions:
                 self._conn_event(ConnEvent.AGENT_NAMES_UNKNOWN_SESSION, Ev(idx),
                                  f"{what} names session {sid!r}")
@@ -464,12 +468,15 @@ class Monitor:
         elif method == "session/close" and sid in self.sessions:
             self._close(sid, idx, what)
         elif method == "session/prompt":
-            self._findings(messages.prompt_request(params, self.prompt_caps), idx, what, sid)
+            self._findings(messages.prompt_request(params, self.prompt_caps, self.rev), idx,
+                           what, sid)
             if sid is None or sid not in self.sessions:
                 self._conn_event(ConnEvent.UNKNOWN_SESSION_NAMED, Ev(idx),
                                  f"{what} names session {sid!r}")
                 return
-            self._session_event(sid, Event.PROMPT, Ev(idx, id=req_id), what)
+            blocks = params.get("prompt") if isinstance(params, dict) else None
+            self._session_event(sid, Event.PROMPT,
+                                Ev(idx, id=req_id, content_key=content_key(blocks)), what)
 
     def _close(self, sid: str, idx: int, what: str) -> None:
         self._bump(CLOSE_CANCELS.rule)
@@ -512,7 +519,7 @@ class Monitor:
         update = params.get("update")
         kind = update.get("sessionUpdate") if isinstance(update, dict) else None
         what = f"session/update {kind} #{idx}"
-        self._findings(messages.session_update(params), idx, what,
+        self._findings(messages.session_update(params, self.rev), idx, what,
                        sid if isinstance(sid, str) else None)
         if not isinstance(sid, str) or sid not in self.sessions:
             self._conn_event(ConnEvent.AGENT_NAMES_UNKNOWN_SESSION, Ev(idx),
@@ -523,7 +530,7 @@ class Monitor:
         before = self.views[sid]
         event, ev, what = wire.session_update(idx, update, before)
         self.views[sid] = reducers.reduce_session(before, update)
-        self._findings(reducers.judge(before, update), idx, what, sid)
+        self._findings(reducers.judge(before, update, self.rev), idx, what, sid)
         self._session_event(sid, event, ev, what)
 
     # --- responses -----------------------------------------------------------------------
@@ -546,7 +553,7 @@ class Monitor:
         if direction == "a2c":
             self.ctx.answered(req.idx, idx)  # FIFO stdio: it read everything before req.idx
         what = f"response #{idx} to {req.method} #{req.idx}"
-        spec = schema.method_table().get(req.method)
+        spec = schema.method_table(self.rev).get(req.method)
         if has_error:
             self._schema("Error", msg["error"], idx, what, req.method)
         elif spec is not None:
@@ -575,11 +582,14 @@ class Monitor:
                                     Ev(idx, id=req_id, error_code=code), what)
             else:
                 keys = tuple(result) if isinstance(result, dict) else None
+                receipt = result.get("messageId") if isinstance(result, dict) else None
                 self._session_event(req.session, Event.PROMPT_ACCEPTED,
-                                    Ev(idx, id=req_id, result_keys=keys), what)
+                                    Ev(idx, id=req_id, result_keys=keys,
+                                       message_id=receipt if isinstance(receipt, str) else None),
+                                    what)
         elif method == "session/request_permission" and req.session in self.sessions:
             if not has_error:
-                self._findings(messages.permission_result(result), idx, what, req.session)
+                self._findings(messages.permission_result(result, self.rev), idx, what, req.session)
             sess = self.sessions[req.session]
             perm = sess.perms.get(req_id)
             answer = permissions.classify(perm.options if perm is not None else None, result,

@@ -6,21 +6,51 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from acp_model.oracle.monitor import Monitor
+from acp_model.oracle.monitor import Monitor, Violation
 from acp_model.report.document import build_report
+from acp_model.spec import revisions
 from acp_model.spec.readings import DEFAULT, Readings
 from acp_model.trace.format import Record, iter_trace
 
 
 def check_records(records: Iterable[Record | dict[str, Any]], *, readings: Readings = DEFAULT,
                   validate: bool = True, engine: str = "table", source: str = "<records>",
-                  deadline: float | None = None) -> dict[str, Any]:
-    """Run the monitor over records and return the JSON report (as a dict)."""
-    monitor = Monitor(readings, validate=validate, engine=engine)
+                  deadline: float | None = None, spec: str | None = None,
+                  open_at_end: bool = False) -> dict[str, Any]:
+    """Run the monitor over records and return the JSON report (as a dict).
+
+    ``spec`` names the revision (``auto``: decided from the trace's first prompt response);
+    without it the revision in ``readings`` judges. ``open_at_end``: what is still owed when
+    the trace ends is listed as open (a recorded interactive session may end mid-turn), not
+    judged as liveness failures.
+    """
+    decision = None
+    if spec is not None:
+        if spec == revisions.AUTO:
+            records = [r if isinstance(r, dict) else r.to_json() for r in records]
+            decision = revisions.detect(records)
+        else:
+            decision = revisions.chosen(spec)
+        readings = readings.parse([f"SPEC={decision.revision}"])
+    monitor = Monitor(readings, validate=validate, engine=engine, decision=decision)
     for rec in records:
         monitor.feed(rec)
+    if open_at_end:
+        still_owed = finish_open(monitor)
+        return report_for(monitor, command="check", source=source,
+                          extra={"open_at_end": [v.to_json() for v in still_owed]})
     monitor.finish(deadline)
     return report_for(monitor, command="check", source=source)
+
+
+def finish_open(monitor: Monitor) -> list[Violation]:
+    """End the trace with what is still owed set apart: returned as *open at end*, not kept
+    among the monitor's violations (the proxy's end of session, ``check --open-at-end``)."""
+    before = len(monitor.violations)
+    monitor.finish()
+    still_owed = monitor.violations[before:]
+    del monitor.violations[before:]
+    return still_owed
 
 
 def check_trace(path: str | Path, **options: Any) -> dict[str, Any]:
@@ -35,4 +65,5 @@ def report_for(monitor: Monitor, *, command: str, source: str,
         violations=[v.to_json() for v in monitor.violations],
         stats=monitor.rule_stats(),
         summary={"messages": monitor.count, "sessions": len(monitor.sessions)},
-        extra={"transitions": monitor.transition_counts(), **(extra or {})})
+        extra={"transitions": monitor.transition_counts(), **(extra or {})},
+        spec=monitor.decision.to_json())

@@ -16,7 +16,8 @@ from typing import Any
 
 from acp_model.model.check import CheckMeta, declare
 from acp_model.model.vocab import Kind
-from acp_model.spec.schema import SCHEMA_URI, load_schema
+from acp_model.spec.rules import RULES
+from acp_model.spec.schema import SCHEMA_URI, SEED, load_schema
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,11 +33,11 @@ Validator = Callable[[Any], bool]
 
 
 @cache
-def fast_validator(def_name: str) -> Validator:
+def fast_validator(def_name: str, rev: str = SEED) -> Validator:
     """A compiled fastjsonschema validator for one ``$def`` that returns True/False."""
     import fastjsonschema
 
-    defs = load_schema()["$defs"]
+    defs = load_schema(rev)["$defs"]
     compiled = fastjsonschema.compile({"$defs": defs, "$ref": f"#/$defs/{def_name}"},
                                       use_default=False, use_formats=False)
     error = fastjsonschema.JsonSchemaException
@@ -52,20 +53,20 @@ def fast_validator(def_name: str) -> Validator:
 
 
 @cache
-def _precise_validator(def_name: str) -> Any:
+def _precise_validator(def_name: str, rev: str) -> Any:
     from jsonschema import Draft202012Validator
     from referencing import Registry, Resource
 
-    resource = Resource.from_contents(load_schema())
+    resource = Resource.from_contents(load_schema(rev))
     registry = Registry().with_resource(SCHEMA_URI, resource)
     return Draft202012Validator({"$ref": f"{SCHEMA_URI}#/$defs/{def_name}"}, registry=registry)
 
 
 @cache
-def _branch_defs(def_name: str, discriminator: str) -> dict[str, str]:
+def _branch_defs(def_name: str, discriminator: str, rev: str) -> dict[str, str]:
     """Tag value -> the ``$def`` its branch refers to (for precise diagnostics)."""
     out: dict[str, str] = {}
-    for branch in load_schema()["$defs"][def_name].get("anyOf", []):
+    for branch in load_schema(rev)["$defs"][def_name].get("anyOf", []):
         tag = branch.get("properties", {}).get(discriminator, {}).get("const")
         refs = [part.get("$ref", "") for part in branch.get("allOf", [])]
         if tag is not None and refs and refs[0].startswith("#/$defs/"):
@@ -73,36 +74,38 @@ def _branch_defs(def_name: str, discriminator: str) -> dict[str, str]:
     return out
 
 
-def _narrow(def_name: str, instance: Any, path: tuple[str, ...]) -> tuple[str, Any, tuple]:
+def _narrow(def_name: str, instance: Any, path: tuple[str, ...], rev: str
+            ) -> tuple[str, Any, tuple]:
     """Follow tagged unions down to the branch the message claims to be."""
     if def_name == "UpdateSessionNotification" and isinstance(instance, dict):
         update = instance.get("update")
         if isinstance(update, dict):
-            target = _branch_defs("SessionUpdate", "sessionUpdate").get(update.get("sessionUpdate"))
+            branches = _branch_defs("SessionUpdate", "sessionUpdate", rev)
+            target = branches.get(update.get("sessionUpdate"))
             if target is not None:
                 if target == "StateUpdate":
-                    state_def = _branch_defs("StateUpdate", "state").get(update.get("state"))
+                    state_def = _branch_defs("StateUpdate", "state", rev).get(update.get("state"))
                     if state_def is not None:
                         return state_def, update, (*path, "update")
                 plan = update.get("plan")
                 if target == "PlanUpdate" and isinstance(plan, dict):
-                    plan_def = _branch_defs("PlanUpdateContent", "type").get(plan.get("type"))
+                    plan_def = _branch_defs("PlanUpdateContent", "type", rev).get(plan.get("type"))
                     if plan_def is not None:
                         return plan_def, plan, (*path, "update", "plan")
                 return target, update, (*path, "update")
     return def_name, instance, path
 
 
-def diagnose(def_name: str, instance: Any) -> list[SchemaProblem]:
+def diagnose(def_name: str, instance: Any, rev: str = SEED) -> list[SchemaProblem]:
     """Precise reasons why ``instance`` fails ``def_name`` (empty when it is valid)."""
     from jsonschema.exceptions import best_match
 
-    narrowed, sub, prefix = _narrow(def_name, instance, ())
-    validator = _precise_validator(narrowed)
+    narrowed, sub, prefix = _narrow(def_name, instance, (), rev)
+    validator = _precise_validator(narrowed, rev)
     errors = list(validator.iter_errors(sub))
     if not errors and narrowed != def_name:  # the branch is fine; the envelope is not
         narrowed, sub, prefix = def_name, instance, ()
-        errors = list(_precise_validator(def_name).iter_errors(instance))
+        errors = list(_precise_validator(def_name, rev).iter_errors(instance))
     if not errors:
         return []
     best = best_match(errors)
@@ -121,11 +124,11 @@ def _shorten(text: str, limit: int = 240) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def validate(def_name: str, instance: Any) -> list[SchemaProblem]:
+def validate(def_name: str, instance: Any, rev: str = SEED) -> list[SchemaProblem]:
     """Fast check; precise problems only when the fast check fails."""
-    if fast_validator(def_name)(instance):
+    if fast_validator(def_name, rev)(instance):
         return []
-    problems = diagnose(def_name, instance)
+    problems = diagnose(def_name, instance, rev)
     # The fast validator asserts nothing jsonschema would not, so disagreement means a bug here.
     return problems or [SchemaProblem("(root)", "rejected by the compiled validator", def_name)]
 
@@ -165,27 +168,33 @@ _SCHEMA_RULES: tuple[tuple[str, str, CheckMeta, frozenset[str]], ...] = (
     ("session/request_permission", "options",
      _schema("PERM-02", "schema_permission_options", "A permission request has at least one "
              "option with optionId, name and kind."), frozenset({"RequestPermissionRequest"})),
+    ("session/prompt", "messageId",
+     _schema("SDK-RECEIPT-01", "schema_receipt", "The prompt response is a receipt naming the "
+             "inserted user message."), frozenset({"PromptResponse"})),
     ("session/request_permission", "title",
      _schema("PERM-02", "schema_permission_title", "A permission request has a title."),
      frozenset({"RequestPermissionRequest"})),
 )
 
 
-def schema_rule(method: str, path: str) -> CheckMeta:
-    """The most specific catalogued rule for a schema failure (ACPM-SCHEMA otherwise)."""
+def schema_rule(method: str, path: str, rev: str = SEED) -> CheckMeta:
+    """The most specific catalogued rule of the revision for a schema failure (ACPM-SCHEMA
+    otherwise)."""
     parts = path.split("/")
     for m, key, meta, _ in _SCHEMA_RULES:
-        if m == method and key in parts:
+        if m == method and key in parts and RULES[meta.rule].applies(rev):
             return meta
     return SCHEMA_VALID
 
 
-def schema_rules_exercised(method: str, def_name: str, instance: Any) -> list[CheckMeta]:
+def schema_rules_exercised(method: str, def_name: str, instance: Any, rev: str = SEED
+                           ) -> list[CheckMeta]:
     """The rules a validation of ``instance`` against ``def_name`` judges (report counts)."""
-    branch, _, _ = _narrow(def_name, instance, ())
+    branch, _, _ = _narrow(def_name, instance, (), rev)
     seen = {def_name, branch}
     out = [SCHEMA_VALID]
     for m, _, meta, defs in _SCHEMA_RULES:
-        if m == method and defs & seen and meta.rule not in {o.rule for o in out}:
+        if m == method and defs & seen and meta.rule not in {o.rule for o in out} \
+                and RULES[meta.rule].applies(rev):
             out.append(meta)
     return out

@@ -46,6 +46,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "failure (default 3)")
     group.addoption("--acp-reading", action="append", default=[], metavar="NAME=VALUE",
                     help="choose a reading of an ambiguous place (repeatable), e.g. A-01=forbid")
+    group.addoption("--acp-spec", choices=("seed", "sdk-2.4.0", "auto"), default="auto",
+                    help="the spec revision that judges (default auto: the agent's first "
+                         "prompt response decides)")
     group.addoption("--acp-out", metavar="DIR", default=None,
                     help="write report.json and, per failure, transcript, counterexample, "
                          "sequence diagram and replay file under DIR")
@@ -63,7 +66,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
     register_profiles()
     try:
-        readings = DEFAULT.parse(config.getoption("acp_reading"))
+        spec = config.getoption("acp_spec")
+        readings = DEFAULT.parse([*([f"SPEC={spec}"] if spec != "auto" else []),
+                                  *config.getoption("acp_reading")])
     except (ReadingError, ValueError) as exc:
         raise pytest.UsageError(f"--acp-reading: {exc}") from None
     profile = PROFILES[config.getoption("acp_profile") or default_profile()]
@@ -75,7 +80,7 @@ def pytest_configure(config: pytest.Config) -> None:
     out = config.getoption("acp_out")
     config.stash[_OPTIONS] = AcpOptions(
         argv=agent_argv(command), profile=profile, seed=config.getoption("acp_seed"),
-        deadline=config.getoption("acp_deadline"), readings=readings,
+        deadline=config.getoption("acp_deadline"), readings=readings, spec=spec,
         out=Path(out) if out else None, database=database, cwd=str(config.rootpath))
 
 

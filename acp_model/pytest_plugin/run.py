@@ -40,6 +40,7 @@ class AcpOptions:
     out: Path | None
     database: str | None
     cwd: str
+    spec: str = "auto"  # the revision, or auto (decided when the run starts)
 
 
 _OPTIONS = pytest.StashKey[AcpOptions]()
@@ -81,7 +82,7 @@ def fuzz_config(opts: AcpOptions) -> FuzzConfig:
                       seed=seed, time_budget=p.time_budget, deadline=opts.deadline,
                       readings=opts.readings, replay_runs=p.replay_runs,
                       max_rounds=p.max_rounds, shrink_budget=p.shrink_budget,
-                      cwd=opts.cwd, database=opts.database)
+                      cwd=opts.cwd, database=opts.database, spec=opts.spec)
 
 
 def profile_settings(profile: AcpProfile, cfg: FuzzConfig | None = None) -> Settings:

@@ -102,7 +102,8 @@ def drawing_exploration(readings: Readings = DEFAULT) -> Any:
 
     return explore(bounds=Bounds(max_prompts=1, max_cancels=1, max_permissions=0,
                                  custom=False, lean=True, reasons=("end_turn", "cancelled")),
-                   readings=readings.parse(["A-03=diagram", "A-07=forbid"]))
+                   readings=readings.parse([r for r in ("A-03=diagram", "A-07=forbid")
+                                            if r.split("=")[0] not in readings.decided()]))
 
 
 def graph_structure(g: nx.MultiDiGraph) -> dict[str, Any]:

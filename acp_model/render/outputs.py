@@ -35,8 +35,8 @@ MACHINE_LEGEND = (
 
 
 REACHABLE_LEGEND = (
-    "Reachable configurations of one session (explorer, readings A-03=diagram, A-07=forbid; "
-    "1 prompt, 1 cancel, lean alphabet),",
+    "Reachable configurations of one session (explorer, readings A-03=diagram, A-07=forbid "
+    "unless the revision decides it; 1 prompt, 1 cancel, lean alphabet),",
     "from the first quiescent idle on; requires_action is left out (here it behaves like "
     "running). Parallel events share one arrow.",
     "Label: state, p: prompts (pending/accepted/inserted), c: cancels (W sent during work, I "

@@ -36,14 +36,17 @@ def rules_section(stats: dict[str, RuleStat], readings: Readings) -> list[dict[s
         out.append({
             "id": r.id,
             "party": r.party,
-            "strength": r.effective_strength(readings["STRENGTH"]),
+            "strength": r.strength_under(readings),
             "kind": r.kind,
-            "status": "allowance" if r.is_allowance and not st.violations else st.status,
+            "status": ("not in revision" if not r.applies(readings.revision)
+                       else "allowance" if r.is_allowance and not st.violations
+                       else st.status),
             "exercised": st.exercised,
             "violations": st.violations,
             "warnings": st.warnings,
             "statement": r.statement,
-            "citation": r.citation,
+            "citation": r.citation_in(readings.revision),
+            "revisions": list(r.revisions),
             "tck": list(r.tck),
         })
     return out
@@ -51,7 +54,8 @@ def rules_section(stats: dict[str, RuleStat], readings: Readings) -> list[dict[s
 
 def build_report(*, command: str, source: str, readings: Readings, violations: list[dict],
                  stats: dict[str, RuleStat], summary: dict[str, Any],
-                 extra: dict[str, Any] | None = None) -> dict[str, Any]:
+                 extra: dict[str, Any] | None = None,
+                 spec: dict[str, Any] | None = None) -> dict[str, Any]:
     failures = [v for v in violations if v.get("level") == "fail"]
     report: dict[str, Any] = {
         "tool": "acp-model",
@@ -61,6 +65,9 @@ def build_report(*, command: str, source: str, readings: Readings, violations: l
         "verdict": "fail" if failures else "pass",
         "summary": {**summary, "failures": len(failures),
                     "warnings": len(violations) - len(failures)},
+        # which revision judged, and the evidence that decided it (``revisions.Decision``)
+        "spec": spec or {"revision": readings.revision, "requested": readings.revision,
+                         "evidence": f"spec revision {readings.revision} chosen"},
         "readings": readings.as_dict(),
         "readings_changed": readings.changed(),
         "violations": violations,

@@ -31,6 +31,15 @@ def render(report: dict[str, Any], console: Console, *, limit: int = 50) -> None
         counts[r["status"]] = counts.get(r["status"], 0) + 1
     s = report["summary"]
     parts = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+    still_owed = report.get("open_at_end") or []
+    for v in still_owed[:limit]:
+        console.print(f"open at end: {v['rule']} #{v['index']}: {v['message']}", markup=False,
+                      highlight=False)
+    spec = report.get("spec")
+    if spec:
+        how = "decided by --spec auto: " if spec.get("requested") == "auto" else ""
+        console.print(f"spec: {spec['revision']} ({how}{spec['evidence']})", markup=False,
+                      highlight=False)
     console.print(f"rules: {parts}")
     colour = "green" if report["verdict"] == "pass" else "red"
     console.print(f"[bold {colour}]verdict: {report['verdict'].upper()}[/]  "

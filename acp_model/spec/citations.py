@@ -15,6 +15,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from acp_model.spec.revisions import REVISIONS
 from acp_model.spec.schema import load_schema
 
 EXTERNAL = ("RULES.md", "JSON-RPC 2.0", "the fuzzer's own limit", "schema.json (")
@@ -27,6 +28,7 @@ class Cite:
     kind: str
     target: str  # page file name, $defs path, or the external reference
     sections: tuple[str, ...] = ()
+    revision: str = "seed"  # whose schema a $defs pointer is in
 
 
 def parse(citation: str) -> list[Cite]:
@@ -36,6 +38,12 @@ def parse(citation: str) -> list[Cite]:
             continue
         if part.startswith("schema $defs."):
             out.append(Cite("schema", part.removeprefix("schema ").split()[0]))
+        elif " schema $defs." in part.split("(")[0] or part.startswith("$defs."):
+            # "<revision> schema $defs.X (...)", or "$defs.X" after one in the same citation
+            rev, _, rest = part.partition(" schema ")
+            if part.startswith("$defs."):
+                rev, rest = (out[-1].revision if out else "seed"), part
+            out.append(Cite("schema", rest.split()[0], revision=rev))
         elif part.startswith(EXTERNAL) or ".mdx" not in part:
             out.append(Cite("external", part))
         else:
@@ -98,11 +106,11 @@ def _pointer_found(path: str, schema: dict[str, Any]) -> bool:
 
 def unresolved(citation: str, revision_dir: str = "seed") -> list[str]:
     """The parts of ``citation`` that do not exist in the revision's vendored sources."""
-    schema = load_schema()
     bad = []
     for cite in parse(citation):
-        if cite.kind == "schema" and not _pointer_found(cite.target, schema):
-            bad.append(cite.target)
+        if cite.kind == "schema" and (cite.revision not in REVISIONS or not _pointer_found(
+                cite.target, load_schema(cite.revision))):
+            bad.append(f"{cite.revision} {cite.target}")
         elif cite.kind == "page":
             heads = headings(revision_dir, cite.target)
             if heads is None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from acp_model.spec import revisions
+
 
 @dataclass(frozen=True, slots=True)
 class ReadingDef:
@@ -101,6 +103,12 @@ _DEFS: list[ReadingDef] = [
         {"strict": "yes", "lenient": "warning", "allow": "no (background work may block)"},
         "strict", "prompt-lifecycle.mdx §3, §5"),
     ReadingDef(
+        "SPEC", "spec-revision",
+        "Which revision of the v2 text judges? (set with --spec; a revision fixes the "
+        "readings its text decides)",
+        {name: rev.title for name, rev in revisions.REVISIONS.items()},
+        revisions.SEED, "spec/revisions.py"),
+    ReadingDef(
         "STRENGTH", "strength-source",
         "Where docs and schema disagree on a rule's strength, which one counts?",
         {"docs": "the stricter docs wording (MUST)", "schema": "the schema wording"},
@@ -174,6 +182,9 @@ class Readings:
 
     values: tuple[tuple[str, str], ...] = field(
         default_factory=lambda: tuple((d.id, d.default) for d in _DEFS))
+    # The readings a user chose (not a default, not a revision's decision): a revision
+    # applied later must not silently overrule them.
+    explicit: frozenset[str] = field(default=frozenset(), compare=False)
 
     def __getitem__(self, reading_id: str) -> str:
         for key, value in self.values:
@@ -186,8 +197,13 @@ class Readings:
         return self.parse(f"{k.replace('_', '-')}={v}" for k, v in changes.items())
 
     def parse(self, assignments: Iterable[str]) -> Readings:
-        """Apply ``NAME=VALUE`` assignments (NAME is an ID like A-01 or a slug)."""
+        """Apply ``NAME=VALUE`` assignments (NAME is an ID like A-01 or a slug).
+
+        ``SPEC=<revision>`` also sets the readings that revision decides; choosing another
+        value for one of them under that revision is an error that quotes the deciding text.
+        """
         current = dict(self.values)
+        explicit: set[str] = set(self.explicit)
         for text in assignments:
             name, sep, value = text.partition("=")
             if not sep:
@@ -199,11 +215,36 @@ class Readings:
                     f"reading {d.id} ({d.slug}) has no value {value!r}; "
                     f"choose one of: {', '.join(d.values)}")
             current[d.id] = value
-        return Readings(tuple((d.id, current[d.id]) for d in _DEFS))
+            explicit.add(d.id)
+        old = revisions.REVISIONS[self["SPEC"]]
+        new = revisions.REVISIONS[current["SPEC"]]
+        for rid in old.decides:  # leaving a revision: what it decided is open again
+            if rid not in explicit and rid not in new.decides:
+                current[rid] = READING_DEFS[rid].default
+        for rid, value in new.decides.items():
+            if rid in explicit and current[rid] != value:
+                raise ReadingError(
+                    f"reading {rid}={current[rid]} contradicts spec revision {new.name}, which "
+                    f"decides {rid}={value} ({new.why[rid]})")
+            current[rid] = value
+        return Readings(tuple((d.id, current[d.id]) for d in _DEFS),
+                        frozenset(explicit - {"SPEC"}))
+
+    @property
+    def revision(self) -> str:
+        """The spec revision these readings judge by (``SPEC``)."""
+        return self["SPEC"]
+
+    def decided(self) -> dict[str, str]:
+        """The readings the revision fixes (not open to --reading)."""
+        return dict(revisions.REVISIONS[self["SPEC"]].decides)
 
     def changed(self) -> dict[str, str]:
-        """The readings that differ from the defaults (for reports)."""
-        return {k: v for k, v in self.values if READING_DEFS[k].default != v}
+        """The readings that differ from the defaults (for reports; the revision's own
+        decisions are not repeated, the revision is)."""
+        decided = self.decided()
+        return {k: v for k, v in self.values
+                if READING_DEFS[k].default != v and k not in decided}
 
     def as_dict(self) -> dict[str, str]:
         return dict(self.values)

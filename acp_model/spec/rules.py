@@ -24,6 +24,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from acp_model.spec.revisions import SDK_2_4_0, SEED
+
 Party = Literal["agent", "client", "both"]
 Strength = Literal["MUST", "MUST NOT", "SHOULD", "SHOULD NOT", "MAY"]
 Kind = Literal["safety", "liveness", "safety+liveness", "allowance", "definition"]
@@ -51,6 +53,11 @@ class Rule:
     unobservable: str = ""
     # Rules its violations are reported under (a routing rule: session/close as a cancel)
     judged_via: tuple[str, ...] = ()
+    # The spec revisions it applies to (revisions.py), and where a revision changes it: its
+    # strength there and the text that says so (the newer revision's $defs descriptions).
+    revisions: tuple[str, ...] = (SEED, SDK_2_4_0)
+    strength_in: tuple[tuple[str, Strength], ...] = ()
+    cited_in: tuple[tuple[str, str], ...] = ()
 
     @property
     def is_allowance(self) -> bool:
@@ -63,15 +70,32 @@ class Rule:
         return (reading, value) if dot else None
 
     def active(self, readings: Any) -> bool:
-        """Can this rule be judged under ``readings``? (a reading rule only under its value)"""
+        """Can this rule be judged under ``readings``? (a reading rule only under its value,
+        any rule only in the revisions it applies to)"""
         pair = self.reading
-        return pair is None or readings[pair[0]] == pair[1]
+        return (pair is None or readings[pair[0]] == pair[1]) \
+            and self.applies(readings["SPEC"])
 
-    def effective_strength(self, source: str = "docs") -> Strength:
-        """Strength under a strength source: ``docs`` (stricter, default) or ``schema``."""
+    def applies(self, revision: str) -> bool:
+        return revision in self.revisions
+
+    def effective_strength(self, source: str = "docs", revision: str = SEED) -> Strength:
+        """Strength in a revision under a strength source: ``docs`` (stricter, default) or
+        ``schema``; a revision that changed the rule has its own."""
+        changed = dict(self.strength_in).get(revision)
+        if changed is not None:
+            return changed
         if source == "schema" and self.alt_strength is not None:
             return self.alt_strength
         return self.strength
+
+    def strength_under(self, readings: Any) -> Strength:
+        """The strength the chosen readings (strength source, revision) give it."""
+        return self.effective_strength(readings["STRENGTH"], readings["SPEC"])
+
+    def citation_in(self, revision: str) -> str:
+        """Where a revision states it (its own citation, else the common one)."""
+        return dict(self.cited_in).get(revision, self.citation)
 
     def to_json(self) -> dict[str, object]:
         data = asdict(self)
@@ -172,7 +196,10 @@ _R: list[Rule] = [
          "An idle that ends foreground work carries a stopReason.",
          f"{PL} §4 Report Completion, §Stop Reasons", tck=("ACP-STATE-203",),
          alt_strength="SHOULD", alt_source="schema $defs.IdleStateUpdate.stopReason (C-01)",
-         aliases=("STOP-01",)),
+         aliases=("STOP-01",),
+         strength_in=((SDK_2_4_0, "SHOULD"),),
+         cited_in=((SDK_2_4_0, "sdk-2.4.0 schema $defs.IdleStateUpdate ('Agents SHOULD include "
+                               "a stopReason when the idle transition ends foreground work')"),)),
     Rule("STATE-04", "agent", "MAY", "allowance",
          "The agent may end foreground work at any point with an idle and a stop reason.",
          f"{PL} §4 Report Completion"),
@@ -302,7 +329,10 @@ _R: list[Rule] = [
     Rule("CANCEL-07", "agent", "MUST", "safety",
          "Once the agent has provably read a cancel during foreground work, that work ends with "
          "stopReason cancelled, never another reason.",
-         f"{PL} §Cancellation (warning box)", tck=("ACP-CANCEL-203", "ACP-CANCEL-207")),
+         f"{PL} §Cancellation (warning box)", tck=("ACP-CANCEL-203", "ACP-CANCEL-207"),
+         cited_in=((SDK_2_4_0, "sdk-2.4.0 schema $defs.ClientNotification session/cancel "
+                               "('Agents MUST catch errors caused by aborting cancelled work and "
+                               "report the cancelled stop reason, not error')"),)),
     Rule("CANCEL-08", "agent", "MAY", "allowance",
          "Content and tool call updates may still come between the cancel and the cancelled idle.",
          f"{PL} §Cancellation"),
@@ -396,7 +426,11 @@ _R: list[Rule] = [
          "cancelled.",
          f"{PL} intro, §Cancellation; RULES.md A-10",
          notes="A warning under the default A-10=any: the held prompt outlived the cancel, "
-               "which real agents do (RULES.md A-10 (d)) and this revision's text allows."),
+               "which real agents do (RULES.md A-10 (d)) and the seed's text allows. The "
+               "sdk-2.4.0 revision decides A-10=cancel, so there it fails.",
+         cited_in=((SDK_2_4_0, "sdk-2.4.0 schema $defs.ClientNotification session/cancel "
+                               "('Cancels a session's foreground work and its prompts not yet "
+                               "inserted')"),)),
     Rule("A-07.forbid", "agent", "MUST", "safety",
          "Under reading A-07=forbid, foreground work (running) only starts from a prompt.",
          f"{PL} intro; RULES.md A-07 (b)"),
@@ -407,6 +441,44 @@ _R: list[Rule] = [
          notes="The monitor treats a session/close request like a session/cancel for the "
                "CANCEL rules; whether idle(cancelled) precedes the close response is open "
                "(A-19)."),
+    # --- the sdk-2.4.0 revision (normative text in its schema's $defs descriptions) -------
+    Rule("SDK-RECEIPT-01", "agent", "MUST", "safety",
+         "The prompt response is a receipt: {messageId} naming the inserted user message, "
+         "required and non-null.", "sdk-2.4.0 schema $defs.PromptResponse.messageId",
+         revisions=(SDK_2_4_0,), notes="Judged by the schema of the revision."),
+    Rule("SDK-RECEIPT-02", "agent", "MUST", "liveness",
+         "The user message a receipt names is reported through session/update with that same "
+         "messageId (before or after the response).",
+         "sdk-2.4.0 schema $defs.PromptResponse.messageId; $defs.ClientRequest session/prompt "
+         "('The Agent reports the user message with the same ID')",
+         revisions=(SDK_2_4_0,),
+         notes="Judged at the end of the trace (or fuzz example): no sentence bounds when the "
+               "echo must come, only that it does during the live session."),
+    Rule("SDK-RECEIPT-03", "agent", "MUST", "safety",
+         "Two prompts' receipts never name the same messageId: message ids are unique per "
+         "message type within a session.",
+         "sdk-2.4.0 schema $defs.MessageId; $defs.PromptResponse",
+         revisions=(SDK_2_4_0,)),
+    Rule("SDK-PROMPT-02", "agent", "MUST NOT", "safety",
+         "Once a prompt's user message is inserted, its request is not answered with an error "
+         "(failing work ends with the error stop reason instead).",
+         "sdk-2.4.0 schema $defs.ClientRequest session/prompt ('Once it is inserted, the Agent "
+         "MUST NOT answer with an error')", revisions=(SDK_2_4_0,),
+         notes="Proved only when a user message carries the open prompt's content verbatim "
+               "and no other open prompt has that content."),
+    Rule("SDK-BG-01", "agent", "MUST", "safety",
+         "An agent that has reported background work includes the background list on every "
+         "later state update of the session.",
+         "sdk-2.4.0 schema $defs.IdleStateUpdate.background", revisions=(SDK_2_4_0,),
+         notes="'Reports background work' is read as: has listed at least one item; an agent "
+               "that only ever sent [] is not bound (the permissive reading)."),
+    Rule("SDK-BG-02", "agent", "MUST", "safety",
+         "Each background item is announced (its tool call reported) before the first "
+         "snapshot that lists it.", "sdk-2.4.0 schema $defs.BackgroundWork",
+         revisions=(SDK_2_4_0,), notes="Judged for tool call items; terminals are not tracked."),
+    Rule("SDK-BG-03", "agent", "MUST", "safety",
+         "A tool call's final status is reported before the snapshot that removes it from the "
+         "background list.", "sdk-2.4.0 schema $defs.BackgroundWork", revisions=(SDK_2_4_0,)),
     # --- client-side reducer semantics (definitions, applied by model.reducers) ---------
     Rule("MSG-03", "client", "MUST", "definition",
          "user_message, agent_message and agent_thought are upserts keyed by messageId; an "

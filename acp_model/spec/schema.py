@@ -1,4 +1,7 @@
-"""The vendored ACP v2 JSON schema as data: its methods (``x-method`` / ``x-side``) and open enums.
+"""The vendored ACP v2 JSON schemas as data: methods (``x-method`` / ``x-side``) and open enums.
+
+One schema per revision (``spec/data/<revision>/schema.json``, see ``revisions.py``); every
+function takes the revision and defaults to the seed's.
 
 The schema's root accepts almost anything (extension messages are empty schemas and params are
 not bound to methods), so the oracle validates per method and per direction: ``method_table``
@@ -15,7 +18,11 @@ from typing import Any
 
 import orjson
 
+from acp_model.spec.revisions import REVISIONS, SEED
+
 SCHEMA_URI = "urn:acp:v2:schema"
+__all__ = ["SEED", "MethodSpec", "is_reserved", "known_values", "load_meta", "load_schema",
+           "method_table"]
 
 
 # x-side names the side that *handles* a method; the sender is the other side.
@@ -34,8 +41,10 @@ class MethodSpec:
 
 
 @cache
-def load_schema() -> dict[str, Any]:
-    data = resources.files("acp_model.spec").joinpath("data", "seed", "schema.json").read_bytes()
+def load_schema(rev: str = SEED) -> dict[str, Any]:
+    if rev not in REVISIONS:
+        raise KeyError(f"no vendored schema for revision {rev!r}")
+    data = resources.files("acp_model.spec").joinpath("data", rev, "schema.json").read_bytes()
     return orjson.loads(data)
 
 
@@ -46,9 +55,9 @@ def load_meta() -> dict[str, Any]:
 
 
 @cache
-def method_table() -> dict[str, MethodSpec]:
+def method_table(rev: str = SEED) -> dict[str, MethodSpec]:
     """Method name -> its defs, built from the schema's own annotations."""
-    defs = load_schema()["$defs"]
+    defs = load_schema(rev)["$defs"]
     found: dict[str, dict[str, Any]] = {}
     for name, body in defs.items():
         method = body.get("x-method")
@@ -72,8 +81,8 @@ def method_table() -> dict[str, MethodSpec]:
     return table
 
 
-def _branch_values(def_name: str, discriminator: str | None) -> frozenset[str]:
-    body = load_schema()["$defs"][def_name]
+def _branch_values(def_name: str, discriminator: str | None, rev: str) -> frozenset[str]:
+    body = load_schema(rev)["$defs"][def_name]
     values: set[str] = set()
     for branch in body.get("anyOf", []):
         if "const" in branch:
@@ -85,7 +94,8 @@ def _branch_values(def_name: str, discriminator: str | None) -> frozenset[str]:
     return frozenset(values)
 
 
-# Open enums and tagged unions whose unknown non-"_" values are reserved (ENUM-01/02).
+# Open enums and tagged unions whose unknown non-"_" values are reserved (ENUM-01/02). The
+# newer revision has no StopReason def: its stop reasons are IdleStateUpdate's branches.
 _OPEN_ENUMS: dict[str, tuple[str, str | None]] = {
     "stop_reason": ("StopReason", None),
     "state": ("StateUpdate", "state"),
@@ -104,12 +114,15 @@ _OPEN_ENUMS: dict[str, tuple[str, str | None]] = {
 
 
 @cache
-def known_values(enum: str) -> frozenset[str]:
-    """The values the stable schema defines for an open enum (read from the schema itself)."""
+def known_values(enum: str, rev: str = SEED) -> frozenset[str]:
+    """The values a revision's schema defines for an open enum (read from the schema itself)."""
     def_name, discriminator = _OPEN_ENUMS[enum]
-    return _branch_values(def_name, discriminator)
+    if enum == "stop_reason" and def_name not in load_schema(rev)["$defs"]:
+        def_name, discriminator = "IdleStateUpdate", "stopReason"
+    return _branch_values(def_name, discriminator, rev)
 
 
-def is_reserved(enum: str, value: object) -> bool:
+def is_reserved(enum: str, value: object, rev: str = SEED) -> bool:
     """True for a string the schema accepts only through its fallback and that lacks ``_``."""
-    return isinstance(value, str) and not value.startswith("_") and value not in known_values(enum)
+    return isinstance(value, str) and not value.startswith("_") \
+        and value not in known_values(enum, rev)

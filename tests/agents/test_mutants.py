@@ -214,6 +214,23 @@ def d_cancel_before_acceptance(c: ScriptedClient) -> Facts:
     return {"sid": sid, "response": response}
 
 
+def d_turns(n: int) -> Callable[[ScriptedClient], Facts]:
+    """``n`` plain turns on one session (the newer revision's watcher starts on the 3rd)."""
+
+    def driver(c: ScriptedClient) -> Facts:
+        (sid,) = _init(c)
+        facts: Facts = {"sid": sid, "prompts": [], "idles": []}
+        for k in range(n):
+            start = c.mark()
+            rid = c.send_prompt(sid, c.prompt_text(end_turn, tag=f"turn{k}"))
+            facts["prompts"].append(rid)
+            facts["idles"].append(c.try_drive(sid, start, "allow", SHORT, prompt_id=rid))
+        c.barrier()
+        return facts
+
+    return driver
+
+
 # ------------------------------------------------------------------------ symptoms
 
 
@@ -470,6 +487,62 @@ def s_cancelled_without_running(c: ScriptedClient, f: Facts) -> bool:
     return ("idle", "cancelled") in seq and all(s != "running" for s, _ in seq)
 
 
+def _receipts(c: ScriptedClient) -> list[str]:
+    return [m["result"]["messageId"] for m in msgs(c) if isinstance(m.get("result"), dict)
+            and isinstance(m["result"].get("messageId"), str)]
+
+
+def _user_ids(c: ScriptedClient, sid: str) -> list[str]:
+    return [u["messageId"] for _, u in updates(c, sid)
+            if u["sessionUpdate"] in ("user_message", "user_message_chunk")]
+
+
+def s_receipt_not_echoed(c: ScriptedClient, f: Facts) -> bool:
+    return any(r not in _user_ids(c, f["sid"]) for r in _receipts(c))
+
+
+def s_receipt_reused(c: ScriptedClient, f: Facts) -> bool:
+    got = _receipts(c)
+    return len(got) >= 2 and len(set(got)) < len(got)
+
+
+def s_error_after_insertion(c: ScriptedClient, f: Facts) -> bool:
+    all_msgs = msgs(c)
+    rid = f["prompts"][1]
+    answer = next((i for i, m in enumerate(all_msgs) if is_response_to(m, rid)), None)
+    return answer is not None and "error" in all_msgs[answer] and any(
+        is_update(m, f["sid"], "user_message") for m in all_msgs[:answer])
+
+
+def _backgrounds(c: ScriptedClient, sid: str) -> list[tuple[str, Any]]:
+    return [(u["state"], u.get("background")) for _, u in updates(c, sid)
+            if u["sessionUpdate"] == "state_update"]
+
+
+def s_background_dropped(c: ScriptedClient, f: Facts) -> bool:
+    seen = False
+    for _state, bg in _backgrounds(c, f["sid"]):
+        if bg:
+            seen = True
+        elif seen and bg is None:
+            return True
+    return False
+
+
+def s_background_removed_early(c: ScriptedClient, f: Facts) -> bool:
+    """A watcher left the list before its completed status."""
+    listed: set[str] = set()
+    for _, u in updates(c, f["sid"]):
+        if u["sessionUpdate"] == "state_update" and isinstance(u.get("background"), list):
+            now = {i["toolCallId"] for i in u["background"]}
+            if listed - now:
+                return True  # removed while not yet completed
+            listed = now
+        elif u["sessionUpdate"] == "tool_call_update" and u.get("status") == "completed":
+            listed.discard(u["toolCallId"])
+    return False
+
+
 def s_idle_after_new(c: ScriptedClient, f: Facts) -> bool:
     seq = states(c, f["sid"])
     return bool(seq) and seq[0][1] == "idle" and seq[0][2] is None
@@ -573,6 +646,19 @@ CASES: dict[str, Case] = {
     ),
     "stale_answer_resumes_tool": Case(d_cancel_during_permission(), s_stale_resume),
     "cancel_crosses_sessions": Case(d_two_sessions_cancel_one, s_crosses_sessions),
+    # the sdk-2.4.0 revision (the mutant runs in it; the reference agent, driven the same
+    # way, is the seed's)
+    "receipt_id_differs": Case(d_one_turn, s_receipt_not_echoed),
+    "receipt_id_reused": Case(d_two_turns, s_receipt_reused),
+    "early_receipt": Case(d_prompt_while_busy, s_receipt_not_echoed),
+    "error_after_insertion": Case(d_two_turns, s_error_after_insertion),
+    "held_prompt_outlives_cancel": Case(d_busy_then_cancel, s_busy_prompt_held),
+    "cancelled_as_error": Case(
+        d_cancel_during_permission(),
+        lambda c, f: f["idle"] is not None and update_of(f["idle"])["stopReason"] == "error",
+    ),
+    "background_dropped": Case(d_turns(4), s_background_dropped),
+    "background_removed_early": Case(d_turns(4), s_background_removed_early),
 }
 
 # One case per design value that shows on the wire (the design space, agents/design.py).

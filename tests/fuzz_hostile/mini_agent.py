@@ -2,7 +2,8 @@
 
 ``--tag X`` is ignored: tests use it to find their own processes. Modes: crash, hang,
 flood (100 MB of lines), hugeline (one 50 MB line), badutf8, nonjson,
-closestdout, exitidle (exits after finishing its 2nd turn, owing nothing), ignoreterm (correct, but ignores SIGTERM and stdin EOF), grandchild (correct, but
+closestdout, exitidle (exits after finishing its 2nd turn, owing nothing),
+ignoreterm (correct, but ignores SIGTERM and stdin EOF), grandchild (correct, but
 leaves a SIGTERM-ignoring grandchild behind), none (correct).
 """
 

@@ -58,8 +58,9 @@ class Agent(PromptsMixin, WorkMixin, PermissionsMixin):
 
     def __init__(self, *, writer: StdoutWriter, fault: Fault | None = None,
                  design: Design | None = None, forced: dict[str, bool] | None = None,
-                 seed: int = 0, timing: str = "fast") -> None:
+                 seed: int = 0, timing: str = "fast", spec: str = "seed") -> None:
         self.writer = writer
+        self.spec = spec  # the revision of the text it follows: "seed" or "sdk-2.4.0"
         self.fault = fault or Fault()
         self.design = design or Design()
         self.forced = forced or {}  # force_tool / force_permission ... (see mutants.py)
@@ -145,10 +146,19 @@ class Agent(PromptsMixin, WorkMixin, PermissionsMixin):
         params = {"sessionId": self.route(s), "update": update}
         self.send({"jsonrpc": "2.0", "method": "session/update", "params": params})
 
+    @property
+    def newer(self) -> bool:
+        """Does it follow the sdk-2.4.0 revision (receipts, background lists, held prompts
+        cancelled by a cancel)?"""
+        return self.spec != "seed"
+
     def state(self, s: Session, state: str, stop_reason: str | None = None) -> None:
         update: dict[str, Any] = {"sessionUpdate": "state_update", "state": state}
         if stop_reason is not None:
             update["stopReason"] = stop_reason
+        if self.newer and s.background_listed and self.fault.lists_background(s, state):
+            update["background"] = [{"type": "tool_call", "toolCallId": t}
+                                    for t in s.background]
         self.update(s, update)
 
     def running(self, s: Session) -> None:

@@ -18,10 +18,10 @@ log = logging.getLogger("acp_model.agents.reference")
 
 
 async def serve(fault: Fault, design: Design, forced: dict[str, bool], seed: int,
-                timing: str) -> None:
+                timing: str, spec: str) -> None:
     loop = asyncio.get_running_loop()
     agent = Agent(writer=StdoutWriter(sys.stdout.fileno()), fault=fault, design=design,
-                  forced=forced, seed=seed, timing=timing)
+                  forced=forced, seed=seed, timing=timing, spec=spec)
     reader = StdinReader(loop, agent.on_input, fd=sys.stdin.fileno())
     reader.start()
     await agent.finished.wait()
@@ -50,6 +50,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="choices the text leaves to the agent (see --list-design)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the fake model")
     parser.add_argument("--timing", choices=sorted(TIMINGS), default="fast")
+    parser.add_argument("--spec", choices=("seed", "sdk-2.4.0"), default=None,
+                        help="the revision of the text it follows (default seed; a mutant of "
+                             "the newer revision runs in it)")
     parser.add_argument("--list-mutants", action="store_true", help="print the mutant table")
     parser.add_argument("--list-design", action="store_true", help="print the design axes")
     parser.add_argument("--verbose", action="store_true", help="log protocol events to stderr")
@@ -72,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{exc}", file=sys.stderr)
         return 2
     fault = FAULTS[mutant.name]() if mutant is not None else Fault()
+    spec = args.spec or (mutant.revisions[0] if mutant is not None else "seed")
     forced = {name: getattr(mutant, name) for name in ("force_tool", "force_permission",
                                                        "force_plan", "force_usage")} \
         if mutant is not None else {}
@@ -82,6 +86,6 @@ def main(argv: list[str] | None = None) -> int:
     )
     log.info("starting (mutant=%s, design=%s, seed=%d, timing=%s)", args.mutant,
              design.spec() or "default", args.seed, args.timing)
-    asyncio.run(serve(fault, design, forced, args.seed, args.timing))
+    asyncio.run(serve(fault, design, forced, args.seed, args.timing, spec))
     sys.stderr.flush()
     os._exit(0)  # the stdin reader thread may still be blocked in read()

@@ -51,6 +51,7 @@ class PromptsMixin:
         pend = PendingPrompt(ctx, blocks, prompt_text(blocks), index, busy)
         if busy and self.design.busy in ("queue", "queue-reject"):
             s.queued.append(pend)  # held unanswered until the running turn has ended
+            self.fault.prompt_held(self, s, pend)
             return
         s.pending.append(pend)
         self.spawn(self._accept(s, pend))
@@ -67,7 +68,9 @@ class PromptsMixin:
         drops them unanswered; otherwise they outlive the cancel (RULES.md A-10 d)."""
         if self.fault.drops_queued_on_cancel():
             s.queued.clear()
-        elif self.design.busy == "queue-reject":
+        elif self.design.busy == "queue-reject" or (self.newer
+                                                    and not self.fault.keeps_held_prompts()):
+            # the newer revision: a cancel also cancels the prompts not yet inserted
             queued, s.queued = s.queued, []
             for pend in queued:
                 self.reply_error(pend.ctx, REQUEST_CANCELLED, "prompt cancelled while held")
@@ -124,15 +127,22 @@ class PromptsMixin:
         """Accept a prompt: respond, report the user message, start or join the turn."""
         plan = self.plan_for(pend.text)
         msg_id = s.new_id("msg_user")
+        msg_id = self.fault.user_message_id(s, msg_id)
         result: dict[str, Any] = {}
         if self.design.result == "meta":
             result["_meta"] = {"acpModel/promptIndex": pend.index}
-        elif self.design.result == "message-id":
-            result["messageId"] = msg_id
+        if self.design.result == "message-id" or self.newer:
+            result["messageId"] = self.fault.receipt_id(msg_id)  # the receipt
         turn = s.turn
         joining = turn is not None
         dropped = self.fault.drops_busy_prompt() and joining and pend.busy_at_read
         answer = self.fault.answers_prompt(pend)
+        if self.fault.errors_after_insertion(s, pend):  # inserted, then an error answer
+            self.user_message(s, pend.blocks, msg_id, whole=True)
+            self.reply_error(pend.ctx, -32603, "the model failed")
+            if turn is None:
+                self.start_turn(s, plan, cancelled=pend.session_cancelled)
+            return
         early = self.design.order == "message-first"
         if answer and not early:
             self.reply(pend.ctx, result)
@@ -149,10 +159,12 @@ class PromptsMixin:
         if self.fault.answers_twice():
             self.reply(pend.ctx, result)
 
-    def user_message(self: Agent, s: Session, blocks: list[Any], msg_id: str) -> None:
+    def user_message(self: Agent, s: Session, blocks: list[Any], msg_id: str,
+                     whole: bool = False) -> None:
         s.user_messages += 1
         style = self.design.messages
-        chunked = style == "chunks" or (style == "mixed" and s.user_messages % 2 == 0)
+        chunked = not whole and (style == "chunks"
+                                 or (style == "mixed" and s.user_messages % 2 == 0))
         if not chunked or not blocks:
             self.update(s, {"sessionUpdate": "user_message", "messageId": msg_id,
                             "content": blocks})  # fmt: skip

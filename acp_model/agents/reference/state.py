@@ -25,6 +25,7 @@ class PendingPrompt:
     settled: asyncio.Event = field(default_factory=asyncio.Event)
     session_cancelled: bool = False
     request_cancelled: bool = False
+    answered_early: bool = False  # fault early_receipt: the receipt went out while held
 
 
 @dataclass
@@ -81,6 +82,11 @@ class Session:
     counters: dict[str, int] = field(default_factory=dict)
     stale_cancel: bool = False  # fault late_cancel_kills_next_turn
     after_cancel: bool = False  # fault second_stop_reason
+    # The sdk-2.4.0 revision: tool calls running in the background, and whether a snapshot
+    # ever listed one (then every state update carries the list).
+    background: list[str] = field(default_factory=list)
+    background_listed: bool = False
+    first_user_id: str | None = None  # fault receipt_id_reused
 
     def new_id(self, prefix: str) -> str:
         n = self.counters.get(prefix, 0) + 1

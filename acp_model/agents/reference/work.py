@@ -20,6 +20,8 @@ AVAILABLE_COMMANDS = [
     {"name": "plan", "description": "Draft a plan before editing"},
     {"name": "review", "description": "Review the working tree"},
 ]
+# The sdk-2.4.0 revision tags each command with its kind.
+TYPED_COMMANDS = [{"type": "command", **c} for c in AVAILABLE_COMMANDS]
 
 
 def text_item(text: str) -> dict[str, Any]:
@@ -60,6 +62,7 @@ class WorkMixin:
         instant = turn.cancelled and self.design.instant == "no-running"
         if self.fault.reports_running() and not instant:
             self.running(s)
+        self.finish_background(s)
         self.fault.turn_started(self, s, turn)
         self.spawn(self.run_turn(turn))
         return turn
@@ -105,6 +108,8 @@ class WorkMixin:
                                 "messageId": s.new_id("msg_agent"),
                                 "content": {"type": "text", "text": "(cancelled)"}})  # fmt: skip
         else:
+            if self.newer and s.turns_started % 3 == 0:
+                self.start_background(s)
             if not self.fault.skips_idle(turn):
                 self.state(s, "idle", self.fault.stop_reason(turn.stop_reason))
                 self.fault.after_idle(self, s)
@@ -119,6 +124,29 @@ class WorkMixin:
         if not s.closing:
             self.release_queued(s)
 
+    def start_background(self: Agent, s: Session) -> None:
+        """The newer revision: a watcher tool call keeps running after the turn; the idle
+        that ends the turn lists it as background work."""
+        tool_id = s.new_id("call_bg")
+        self.update(s, {"sessionUpdate": "tool_call_update", "toolCallId": tool_id,
+                        "title": "Watch the tests", "kind": "execute",
+                        "status": "in_progress"})  # fmt: skip
+        s.background.append(tool_id)
+        s.background_listed = True
+
+    def finish_background(self: Agent, s: Session) -> None:
+        """The watcher ends when the next turn starts: its final status first, then the next
+        snapshot leaves it out (the order BackgroundWork requires)."""
+        if not s.background:
+            return
+        done, s.background = s.background, []
+        early = self.fault.removes_background_early()
+        if early:
+            self.state(s, "running")
+        for tool_id in done:
+            self.update(s, {"sessionUpdate": "tool_call_update", "toolCallId": tool_id,
+                            "status": "completed"})  # fmt: skip
+
     def _cancel_open_tools(self: Agent, s: Session, turn: Turn) -> None:
         for tool_id in list(turn.open_tools):
             self.update(s, {"sessionUpdate": "tool_call_update", "toolCallId": tool_id,
@@ -131,7 +159,8 @@ class WorkMixin:
         cost = {"amount": round(0.002 * s.turns_completed, 4), "currency": "USD"}
         usage = {"sessionUpdate": "usage_update", "used": used, "size": 200000, "cost": cost}
         commands = {"sessionUpdate": "available_commands_update",
-                    "availableCommands": AVAILABLE_COMMANDS}  # fmt: skip
+                    "availableCommands": TYPED_COMMANDS if self.newer
+                    else AVAILABLE_COMMANDS}  # fmt: skip
         if which == 0:
             self.update(s, usage)
         elif which == 1:

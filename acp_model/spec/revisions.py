@@ -1,0 +1,150 @@
+"""The revisions of ACP v2 the model judges by: a vendored schema and the readings each decides.
+
+A revision is data, not a second model: its schema (``spec/data/<name>/schema.json``), the
+ambiguities its text decides (fixed reading values), and the rule rows that say which revisions
+they apply to (``rules.Rule.revisions``, ``Rule.strength_in``). The model consults the
+``SPEC`` reading for the few checks only one revision has. Adding the next upstream revision:
+vendor its schema under ``spec/data/<name>/``, add a :class:`Revision` here, give the rules it
+adds, changes or drops their revision rows, and write checks for its new MUSTs.
+
+``auto`` is not a revision: front-ends decide it from the agent's first prompt response
+(:func:`detect`), and every report names the revision and the evidence that decided it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+SEED = "seed"
+SDK_2_4_0 = "sdk-2.4.0"
+AUTO = "auto"
+
+
+@dataclass(frozen=True, slots=True)
+class Revision:
+    """One revision of the v2 text."""
+
+    name: str
+    title: str
+    source: str  # where its text comes from
+    decides: Mapping[str, str]  # reading ID -> the value its text fixes
+    why: Mapping[str, str]  # reading ID -> the sentence that decides it
+
+    def citation(self, def_name: str) -> str:
+        """Where a rule of this revision is written (its normative text is in ``$defs``)."""
+        return f"{self.name} schema $defs.{def_name}"
+
+
+REVISIONS: dict[str, Revision] = {r.name: r for r in (
+    Revision(
+        SEED, "ACP v2 as of the seed text (docs snapshot 2026-08-22, schema 2.0.0-alpha.3)",
+        "prompt-lifecycle text and ../acp-v2 docs; spec/data/seed", {}, {}),
+    Revision(
+        SDK_2_4_0, "ACP v2 as shipped by the official SDKs 2.4.0 (schema with normative "
+                   "$defs descriptions; prompt receipts)",
+        "@agentclientprotocol/sdk 2.4.0 schema/v2/schema.json; spec/data/sdk-2.4.0",
+        {"A-04": "noop", "A-05": "allow", "A-07": "allow", "A-10": "cancel", "A-16": "allow"},
+        {"A-04": "ClientNotification session/cancel: idle(cancelled) is owed 'if cancellation "
+                 "ended active foreground work'",
+         "A-05": "IdleStateUpdate: 'Repeated or resume snapshots may carry the last stop "
+                 "reason'",
+         "A-07": "StateUpdate: 'It can start with a prompt or be agent-initiated'",
+         "A-10": "ClientNotification session/cancel: 'Cancels a session's foreground work and "
+                 "its prompts not yet inserted'",
+         "A-16": "StateUpdate: 'report running when foreground work starts, or "
+                 "requires_action if it starts blocked on user action'"}),
+)}
+NAMES: tuple[str, ...] = tuple(REVISIONS)
+CHOICES: tuple[str, ...] = (*NAMES, AUTO)
+
+
+class RevisionError(ValueError):
+    """A --spec value that names no revision, or a reading the revision decided otherwise."""
+
+
+def get(name: str) -> Revision:
+    try:
+        return REVISIONS[name]
+    except KeyError:
+        raise RevisionError(f"unknown spec revision {name!r}; choose one of "
+                            f"{', '.join(CHOICES)}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """Which revision judges a trace, and why (every report states both)."""
+
+    revision: str
+    requested: str  # what the user asked for: a revision name or "auto"
+    evidence: str
+    index: int | None = None  # the trace record that decided it
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"revision": self.revision, "requested": self.requested,
+                               "evidence": self.evidence}
+        if self.index is not None:
+            out["index"] = self.index
+        return out
+
+
+def chosen(name: str) -> Decision:
+    """A revision named by the user."""
+    get(name)
+    return Decision(name, name, f"--spec {name}")
+
+
+def from_prompt_result(result: Any, index: int | None, request_id: Any) -> Decision:
+    """``auto`` decided by one prompt response: a ``messageId`` receipt is the newer
+    revision's acknowledgement; ``{}`` (or any result without one) the seed's."""
+    where = f"#{index} " if index is not None else ""
+    if isinstance(result, dict) and isinstance(result.get("messageId"), str):
+        return Decision(SDK_2_4_0, AUTO, f"the response {where}to session/prompt id="
+                        f"{request_id} is a receipt with messageId {result['messageId']!r}",
+                        index)
+    return Decision(SEED, AUTO, f"the response {where}to session/prompt id={request_id} "
+                    "carries no messageId (an acknowledgement without receipt)", index)
+
+
+class Detector:
+    """``auto`` decided incrementally: feed trace records in order until :meth:`feed` returns
+    the decision (the first successful session/prompt response decides)."""
+
+    def __init__(self) -> None:
+        self.prompts: set[tuple[str, Any]] = set()
+        self.count = 0
+
+    def feed(self, rec: Mapping[str, Any]) -> Decision | None:
+        n, self.count = self.count, self.count + 1
+        msgs = rec.get("msg")
+        for msg in msgs if isinstance(msgs, list) else [msgs]:
+            if not isinstance(msg, dict):
+                continue
+            if rec.get("dir") == "c2a" and msg.get("method") == "session/prompt" \
+                    and "id" in msg:
+                self.prompts.add(_key(msg["id"]))
+            elif rec.get("dir") == "a2c" and "method" not in msg and "result" in msg \
+                    and _key(msg.get("id")) in self.prompts:
+                return from_prompt_result(msg["result"], n, msg.get("id"))
+        return None
+
+    def undecided(self, why: str = "no successful session/prompt response in the trace"
+                  ) -> Decision:
+        return Decision(SEED, AUTO, f"{why}: the seed's revision (nothing tells the revisions "
+                        "apart)")
+
+
+def detect(records: Iterable[Mapping[str, Any]]) -> Decision:
+    """``auto`` for a recorded trace: the first successful session/prompt response decides;
+    a trace without one is judged by the seed's revision."""
+    detector = Detector()
+    for rec in records:
+        decision = detector.feed(rec)
+        if decision is not None:
+            return decision
+    return detector.undecided()
+
+
+def _key(rid: Any) -> tuple[str, Any]:
+    return (type(rid).__name__, rid)
