@@ -52,6 +52,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_check.py
 	$(BIN)/python benchmarks/bench_fuzz.py
 	$(BIN)/python benchmarks/bench_explore.py
+	$(BIN)/python benchmarks/bench_proxy.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis $(OUT)
