@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 OUT ?= acp-model-out
 AGENT := $(BIN)/python -m acp_model.agents.reference
 
-.PHONY: demo test test-fast lint venv examples diagrams bench clean
+.PHONY: demo test test-fast lint venv examples services diagrams bench clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -31,13 +31,18 @@ examples:
 	bash examples/sdk-python/setup.sh
 	bash examples/sdk-typescript/setup.sh
 
-test: $(STAMP) examples
+# What the tests need besides Python: Chromium, redis-server (apt-get when missing, as root),
+# mermaid-cli (npm ci, pinned).
+services:
+	bash tests/services/setup.sh
+
+test: $(STAMP) examples services
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 	$(BIN)/pytest -n 2
 
 # The fast tier for local work (under 3 minutes): everything but the tests marked slow.
-test-fast: $(STAMP) examples
+test-fast: $(STAMP) examples services
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 	$(BIN)/pytest -n 2 -m "not slow"
@@ -45,8 +50,10 @@ test-fast: $(STAMP) examples
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
-diagrams: $(STAMP)
+diagrams: $(STAMP) services
 	$(BIN)/acp-model diagram --format all --out diagrams
+	$(BIN)/acp-model diagram --style docs
+	$(BIN)/acp-model diagram --style docs --spec sdk-2.4.0
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_check.py

@@ -9,24 +9,34 @@ from typing import Any
 from rich.console import Console
 
 from acp_model.cli.common import EXIT_FAIL, EXIT_OK, UsageError, add_reading_option
-from acp_model.oracle.offline import check_trace
+from acp_model.oracle.offline import check_records, check_trace
 from acp_model.report.document import write_json
+from acp_model.report.html import Transcript, cases_from_violations, render_html, write_html
 from acp_model.report.text import render
 from acp_model.spec.readings import DEFAULT, ReadingError
-from acp_model.trace.format import TraceError
+from acp_model.trace.format import TraceError, read_trace
 
 
 def cmd_check(args: argparse.Namespace, console: Console) -> int:
     try:
-        report = check_trace(args.trace, readings=DEFAULT.parse(args.reading or []),
-                             validate=not args.no_validate, engine=args.engine, spec=args.spec,
-                             open_at_end=args.open_at_end)
+        options: dict[str, Any] = {
+            "readings": DEFAULT.parse(args.reading or []), "validate": not args.no_validate,
+            "engine": args.engine, "spec": args.spec, "open_at_end": args.open_at_end}
+        if args.html:  # the page shows the records: keep them
+            records = read_trace(args.trace)
+            report = check_records(records, source=str(args.trace), **options)
+        else:
+            report = check_trace(args.trace, **options)
     except TraceError as exc:
         raise UsageError(f"unusable trace: {exc}") from None
     except ReadingError as exc:  # a bad --reading, or one the decided revision fixes otherwise
         raise UsageError(str(exc)) from None
     if args.report:
         write_json(report, args.report)
+    if args.html:
+        write_html(render_html(report, cases=cases_from_violations(report["violations"], records),
+                               transcript=Transcript(records, caption=str(args.trace))),
+                   args.html)
     if args.format == "json":
         print(json.dumps(report, indent=2))
     else:
@@ -45,6 +55,9 @@ def register(sub: Any) -> None:
                        "1: a MUST rule or a liveness obligation failed; 2: unusable input.")
     p.add_argument("trace", help="path of the JSONL trace")
     p.add_argument("--report", metavar="PATH.json", help="write the JSON report here")
+    p.add_argument("--html", metavar="PATH.html",
+                   help="write a self-contained HTML report (findings with proofs, sequence "
+                        "diagrams, rules, transcript)")
     p.add_argument("--format", choices=("text", "json"), default="text",
                    help="terminal output format (default text)")
     p.add_argument("--no-validate", action="store_true",

@@ -11,8 +11,10 @@ from rich.console import Console
 from acp_model.cli.common import EXIT_OK, UsageError, add_reading_option, readings_of
 from acp_model.render import FORMATS, render_all
 
-DIAGRAM_EPILOG = """Writes session-lifecycle.*, connection.* and reachable.* (png, svg, dot, mmd).
+DIAGRAM_EPILOG = """Writes session-lifecycle.*, connection.* and reachable.* (png, svg, dot, mmd);
+with --style docs, docs-*.mmd/.svg/.png under diagrams/docs (mermaid-cli needed for pictures).
 Regenerate the checked-in diagrams with:  acp-model diagram --format all --out diagrams
+and:  acp-model diagram --style docs
 (tests/test_render.py fails when diagrams/ drifts from the model)."""
 
 
@@ -32,11 +34,25 @@ def cmd_diagram(args: argparse.Namespace, console: Console) -> int:
             raise UsageError(f"unknown diagram format {part!r}; choose from "
                              f"{', '.join(FORMATS)} or all")
     # Each revision's diagrams in their own directory (the seed's are the checked-in ones).
-    out = Path(args.out or ("diagrams" if readings.revision == "seed"
-                            else f"diagrams/{readings.revision}"))
+    base = "diagrams/docs" if args.style == "docs" else "diagrams"
+    out = Path(args.out or (base if readings.revision == "seed"
+                            else f"{base}/{readings.revision}"))
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out} exists and is not a directory")
-    written = render_all(out, tuple(dict.fromkeys(formats)), readings)
+    if args.style == "docs":
+        from acp_model.render.docs import DocsDrift, write_docs
+        from acp_model.render.mermaid_cli import MermaidError, MermaidUnavailable
+
+        if "dot" in formats:
+            console.print("note: --style docs is Mermaid only; dot skipped")
+        try:
+            written = write_docs(out, tuple(dict.fromkeys(formats)), readings)
+        except MermaidUnavailable as exc:
+            raise UsageError(f"{exc} (or ask for --format mermaid only)") from None
+        except (MermaidError, DocsDrift) as exc:
+            raise UsageError(f"docs diagrams: {exc}") from None
+    else:
+        written = render_all(out, tuple(dict.fromkeys(formats)), readings)
     for p in written:
         console.print(f"wrote {p}")
     return EXIT_OK
@@ -52,6 +68,12 @@ def register(sub: Any) -> None:
     d.add_argument("--format", action="append", metavar="FMT",
                    help="png, svg, dot, mermaid (or mmd), all; comma-separated or repeated "
                         "(default all)")
+    d.add_argument("--style", choices=("engineer", "docs"), default="engineer",
+                   help="engineer: every transition with its guards, for spec authors "
+                        "(default); docs: one diagram per concern in the spec's words (states "
+                        "as the text names them, wire messages on the edges, rule IDs in a "
+                        "legend) and sequence diagrams of the text's flows, Mermaid rendered "
+                        "with mermaid-cli")
     d.add_argument("--out", metavar="DIR",
                    help="output directory (default diagrams/, diagrams/<revision>/ for "
                         "another --spec)")

@@ -130,6 +130,24 @@ def _witnesses(doc: Any, prefix: str = "") -> list[tuple[str, dict[str, Any]]]:
     return found
 
 
+def _write_html(doc: dict[str, Any], path: Path) -> None:
+    """The page: verdict, bounds, properties, and each witness drawn as a sequence diagram."""
+    from acp_model import __version__
+    from acp_model.report.html import Case, render_html, write_html
+
+    cases = []
+    for name, w in _witnesses(doc):
+        events = " → ".join(str(e) for e in w.get("events", []))
+        violated = name.startswith(tuple(f"{p['id']}-" for p in doc.get("properties", [])
+                                         if not p.get("holds")))
+        cases.append(Case(title=name, level="fail" if violated else "witness",
+                          message=events or "(no events)", records=w["trace"],
+                          facts=[("end state", str(w["state"]))] if w.get("state") else []))
+    page = {**doc, "version": __version__}
+    page.setdefault("verdict", "done")
+    write_html(render_html(page, cases=cases, appendix=doc), path)
+
+
 def cmd_explore(args: argparse.Namespace, console: Console) -> int:
     from acp_model import explorer as ex
 
@@ -179,6 +197,8 @@ def cmd_explore(args: argparse.Namespace, console: Console) -> int:
     if args.report:
         Path(args.report).parent.mkdir(parents=True, exist_ok=True)
         Path(args.report).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    if args.html:
+        _write_html(doc, Path(args.html))
     if args.format == "json":
         print(json.dumps(doc, indent=2))
     else:
@@ -385,6 +405,8 @@ def register(sub: Any) -> None:
                    help="witnesses shown per failing property (default 3)")
     p.add_argument("--witness-dir", metavar="DIR",
                    help="write every witness trace as DIR/<name>.jsonl")
+    p.add_argument("--html", metavar="PATH.html", help="write a self-contained HTML page "
+                   "(properties, witnesses as sequence diagrams, the full result)")
     p.add_argument("--report", metavar="PATH.json", help="write the JSON result here")
     p.add_argument("--format", choices=("text", "json"), default="text",
                    help="terminal output (default text)")

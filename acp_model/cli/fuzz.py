@@ -56,11 +56,12 @@ def _progress_table(rec: Recorder, rules_total: int, phase: str) -> Table:
 
 
 def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
-    from acp_model.fuzzing.artifacts import fuzz_report, write_out_dir
+    from acp_model.fuzzing.artifacts import fuzz_html, fuzz_report, write_out_dir
     from acp_model.fuzzing.revision import SpecUndecidable, resolve
     from acp_model.fuzzing.run import FuzzerBug, FuzzResult, run_fuzz
     from acp_model.fuzzing.stop import Stop
     from acp_model.report.document import write_json
+    from acp_model.report.html import write_html
     from acp_model.report.junit import junit_xml
     from acp_model.report.text import render
     from acp_model.spec.revisions import AUTO
@@ -126,6 +127,8 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
         if args.junit:
             Path(args.junit).parent.mkdir(parents=True, exist_ok=True)
             Path(args.junit).write_text(junit_xml(report), encoding="utf-8")
+        if args.html:
+            write_html(fuzz_html(result, report, files), args.html)
     s = report["summary"]
     console.print(f"{s['examples']} examples, {s['actions']} client actions in {s['seconds']} s "
                   f"({s['actions_per_second']} actions/s), {s['restarts']} restart(s)")
@@ -183,9 +186,12 @@ def cmd_replay(args: argparse.Namespace, console: Console) -> int:
     rule = doc.get("rule")
     hits = 0
     errors = []
+    shown = None  # the run the HTML page draws: the first that reproduced, else the last
     for n in range(args.runs):
         outcome = replay_once(cfg, doc["actions"], rule)
         hits += outcome.reproduced
+        if shown is None or not shown.reproduced:
+            shown = outcome
         if outcome.error:
             errors.append(outcome.error)
         seen = sorted({v.rule for v in outcome.violations})
@@ -194,7 +200,36 @@ def cmd_replay(args: argparse.Namespace, console: Console) -> int:
     console.print(f"[bold]reproduced {hits}/{args.runs}[/] ({rule})")
     for err in sorted(set(errors)):
         console.print(f"note: {err}")
+    if args.html and shown is not None:
+        _replay_html(args, doc, cfg, shown, hits, sorted(set(errors)))
     return EXIT_FAIL if hits else EXIT_OK
+
+
+def _replay_html(args: argparse.Namespace, doc: dict[str, Any], cfg: FuzzConfig,
+                 shown: Any, hits: int, errors: list[str]) -> None:
+    from acp_model import __version__
+    from acp_model.fuzzing.artifacts import describe_action
+    from acp_model.report.html import Transcript, cases_from_violations, render_html, write_html
+
+    violations = [v.to_json() for v in shown.violations]
+    report = {
+        "command": "replay", "version": __version__, "source": " ".join(cfg.argv),
+        "verdict": "fail" if hits else "pass",
+        "spec": {"revision": cfg.readings.revision, "requested": cfg.readings.revision,
+                 "evidence": f"the replay file's revision ({args.replay_file})"},
+        "readings_changed": cfg.readings.changed(),
+        "summary": {"runs": args.runs, "reproduced": hits, "rule": doc.get("rule")},
+        "notes": [("the run drawn below reproduced the failure" if shown.reproduced
+                   else "the run drawn below did not reproduce the failure"), *errors],
+    }
+    cases = cases_from_violations(violations, shown.records)
+    steps = [describe_action(a) for a in doc["actions"]]
+    for case in cases:
+        case.steps = steps
+        case.command = f"acp-model replay {args.replay_file} --runs {args.runs}"
+    write_html(render_html(report, cases=cases, transcript=Transcript(
+        shown.records, marks=cases[0].marks if cases else {},
+        caption="one fresh-process replay")), args.html)
 
 
 def register(sub: Any) -> None:
@@ -226,6 +261,9 @@ def register(sub: Any) -> None:
     p.add_argument("--out", metavar="DIR", help="write transcript, counterexample, sequence "
                    "diagram and replay file of each failure under DIR/<rule>/")
     p.add_argument("--report", metavar="PATH.json", help="write the JSON report")
+    p.add_argument("--html", metavar="PATH.html", help="write a self-contained HTML report "
+                   "(counterexamples with proofs and sequence diagrams, coverage over the run, "
+                   "rules, transcript)")
     p.add_argument("--junit", metavar="PATH.xml", help="write a JUnit XML report (one test "
                    "case per rule)")
     add_reading_option(p, auto=True)
@@ -239,6 +277,8 @@ def register(sub: Any) -> None:
         "processes. Exit 1 when the failure reproduced at least once, 0 when it never did.",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("replay_file", help="replay.json written by acp-model fuzz --out")
+    p.add_argument("--html", metavar="PATH.html", help="write a self-contained HTML page of "
+                   "the replay (its failures with proofs, sequence diagram, transcript)")
     p.add_argument("--runs", type=int_at_least(1), default=10, help="replays (default 10)")
     p.add_argument("--deadline", type=positive_float, metavar="S",
                    help="override the deadline stored in the replay file")

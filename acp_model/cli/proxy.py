@@ -38,7 +38,7 @@ def cmd_proxy(args: argparse.Namespace, console: Console) -> int:
     except ReadingError as exc:
         raise UsageError(str(exc)) from None
     cfg = ProxyConfig(argv, trace=_path(args.trace), report=_path(args.report),
-                      log=_path(args.log), readings=readings, spec=args.spec,
+                      html=_path(args.html), log=_path(args.log), readings=readings, spec=args.spec,
                       grace=args.grace, quiet=args.quiet, validate=not args.no_validate)
     try:
         return run_proxy(cfg).exit_code
@@ -60,6 +60,8 @@ def register(sub: Any) -> None:
     p.add_argument("--trace", metavar="FILE.jsonl",
                    help="write the trace as it happens (acp-model check reads it)")
     p.add_argument("--report", metavar="FILE.json", help="write the JSON report at the end")
+    p.add_argument("--html", metavar="FILE.html", help="write a self-contained HTML report at "
+                   "the end (findings with proofs, sequence diagrams, transcript)")
     p.add_argument("--log", metavar="FILE", help="append the live lines to FILE too")
     p.add_argument("--grace", type=float, default=3.0, metavar="S",
                    help="seconds the agent gets to exit after the editor closes stdin, and "

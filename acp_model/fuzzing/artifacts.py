@@ -19,6 +19,8 @@ from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.recorder import Found
 from acp_model.fuzzing.run import FuzzResult
 from acp_model.report.document import build_report
+from acp_model.report.html import Case, Transcript, render_html, violation_facts
+from acp_model.report.sequence_svg import OFFENDING
 from acp_model.spec.rules import RULES
 from acp_model.trace.describe import summarize
 
@@ -212,4 +214,50 @@ def fuzz_report(result: FuzzResult, files: dict[str, dict[str, str]] | None = No
                        "replay_runs": cfg.replay_runs},
             "unusable": result.unusable,
             "notes": result.notes,
+            "coverage": rec.coverage_report(),
         })
+
+
+def found_case(found: Found, cfg: FuzzConfig, replay_file: str | None = None) -> Case:
+    """A distinct failure as the HTML page draws it: its minimal counterexample's transcript
+    with the offending record and the proof's records marked."""
+    records, offending = counterexample_records(found)
+    numbers, _ = record_numbers(found)
+    position = {number: pos for pos, number in enumerate(numbers)}
+    v = found.violation.to_json()
+    marks = {position[e["index"]]: e["role"] for e in v.get("evidence") or []
+             if e.get("index") in position}
+    marks[offending] = OFFENDING
+    rule = RULES[found.rule]
+    facts = [("statement", rule.statement), ("source", rule.citation_in(cfg.readings.revision)),
+             ("reproduced", f"{found.reproduced}/{found.replays} in fresh agent processes"),
+             ("first seen", f"after {found.first_seen:.2f} s; minimal after "
+                            f"{found.minimal_at:.2f} s; seen {found.seen} time(s)"),
+             *violation_facts(v)]
+    facts += [("note", n) for n in found.notes]
+    command = (f"acp-model replay {replay_file} --runs 5" if replay_file else
+               "acp-model fuzz ... --out DIR writes DIR/<rule>/replay.json for acp-model replay")
+    return Case(title=f"{rule.id} ({rule.strength_under(cfg.readings)})", level="fail",
+                message=found.violation.message, records=records, marks=marks,
+                numbers=numbers, facts=facts,
+                steps=[describe_action(a) for a in found.actions]
+                + ["teardown: cancel what is still busy, answer open permissions, sync"],
+                command=command)
+
+
+def fuzz_html(result: FuzzResult, report: dict[str, Any],
+              files: dict[str, dict[str, str]] | None = None) -> str:
+    cases = [found_case(f, result.cfg, (files or {}).get(f.rule, {}).get("replay.json"))
+             for f in result.recorder.found.values()]
+    for v in report["violations"]:
+        if v.get("level") != "fail":
+            cases.append(Case(title=f"{v['rule']} ({v.get('strength', '')})", level="warn",
+                              message=v["message"], facts=violation_facts(v)))
+    first = next(iter(result.recorder.found.values()), None)
+    transcript = None
+    if first is not None:
+        case = cases[0]
+        transcript = Transcript(case.records, numbers=case.numbers, marks=case.marks,
+                                caption=f"the minimal counterexample of {first.rule}")
+    return render_html(report, cases=cases, transcript=transcript,
+                       coverage=report.get("coverage"))

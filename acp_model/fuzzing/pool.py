@@ -188,7 +188,9 @@ class Example:
             with client.lock:
                 client.monitor.judge_open(sids, self.start, self.deadline)
         with client.lock:
-            self.recorder.exercised.update(k for k, n in client.monitor.exercised().items() if n)
+            self.recorder.sample_coverage(
+                (k for k, n in client.monitor.exercised().items() if n),
+                client.monitor.transition_counts())
         if self.recorder.on_progress is not None:
             self.recorder.on_progress(self.recorder)
         self.check()

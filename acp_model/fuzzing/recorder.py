@@ -7,7 +7,7 @@ list that showed it are already safe."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,6 +91,37 @@ class Recorder:
     on_phase: Callable[[str], None] | None = None  # "initialize", "shrinking CANCEL-07" ...
     internal_error: BaseException | None = None  # the oracle failed: the run is void
     exercised: set[str] = field(default_factory=set)  # rules some check has judged so far
+    transitions: set[str] = field(default_factory=set)  # model transitions fired so far
+    coverage: list[dict[str, Any]] = field(default_factory=list)  # one sample per example
+
+    def sample_coverage(self, rules: Iterable[str], transitions: Iterable[str]) -> None:
+        """After each example: what is exercised so far, against actions and time."""
+        self.exercised.update(rules)
+        self.transitions.update(transitions)
+        point = {"actions": self.actions, "seconds": round(self.elapsed(), 3),
+                 "examples": self.examples, "rules": len(self.exercised),
+                 "transitions": len(self.transitions)}
+        last = self.coverage[-1] if self.coverage else None
+        if last is not None and (last["rules"], last["transitions"]) == \
+                (point["rules"], point["transitions"]) and len(self.coverage) > 1 and \
+                (self.coverage[-2]["rules"], self.coverage[-2]["transitions"]) == \
+                (point["rules"], point["transitions"]):
+            self.coverage[-1] = point  # a flat stretch keeps its two ends only
+        else:
+            self.coverage.append(point)
+
+    def coverage_report(self) -> dict[str, Any]:
+        """The samples, and where coverage stopped growing: a plateau is declared when the
+        last half of the run's actions (at least 200) added no rule and no transition."""
+        samples = self.coverage
+        plateau = None
+        if samples and samples[-1]["actions"] >= 200:
+            final = (samples[-1]["rules"], samples[-1]["transitions"])
+            since = next(s["actions"] for s in samples
+                         if (s["rules"], s["transitions"]) == final)
+            if since <= samples[-1]["actions"] / 2:
+                plateau = since
+        return {"samples": samples, "plateau_since_actions": plateau}
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started

@@ -28,7 +28,8 @@ class Judge:
 
     def __init__(self, queue: ChunkQueue, readings: Readings, spec: str, *,
                  trace: IO[bytes] | None, live: Callable[[Violation], None],
-                 max_line: int, max_trace: int, validate: bool = True) -> None:
+                 max_line: int, max_trace: int, validate: bool = True,
+                 keep: bool = False) -> None:
         self.queue = queue
         self.readings = readings
         self.spec = spec
@@ -44,6 +45,7 @@ class Judge:
         self.monitor: Monitor | None = None
         self.detector = revisions.Detector()
         self.waiting: list[dict[str, Any]] = []  # records held until auto decides
+        self.kept: list[dict[str, Any]] | None = [] if keep else None  # for the HTML page
         self.thread = threading.Thread(target=self._run, name="proxy-judge", daemon=True)
         self.stop = threading.Event()
         self.error: BaseException | None = None
@@ -91,6 +93,8 @@ class Judge:
             return
         self.recorded += len(data)
         self.records += 1
+        if self.kept is not None:
+            self.kept.append(rec)
         if self.trace is not None:
             self.trace.write(data)
             self.trace.flush()  # a crash of anything loses nothing

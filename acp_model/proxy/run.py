@@ -25,6 +25,7 @@ from acp_model.oracle.offline import finish_open, report_for
 from acp_model.proxy.judge import Judge
 from acp_model.proxy.relay import ChunkQueue, Relay
 from acp_model.report.document import write_json
+from acp_model.report.html import Transcript, cases_from_violations, render_html, write_html
 from acp_model.spec import revisions
 from acp_model.spec.readings import DEFAULT, Readings
 
@@ -42,6 +43,7 @@ class ProxyConfig:
     argv: list[str]
     trace: Path | None = None
     report: Path | None = None
+    html: Path | None = None
     log: Path | None = None
     readings: Readings = DEFAULT
     spec: str = revisions.AUTO
@@ -104,7 +106,7 @@ def run_proxy(cfg: ProxyConfig, *, stdin_fd: int = 0, stdout_fd: int = 1,
         raise ProxyError(f"cannot start {cfg.argv[0]!r}: {exc.strerror or exc}") from None
     judge = Judge(queue, cfg.readings, cfg.spec, trace=trace,
                   live=lambda v: emit(live_line(v)), max_line=cfg.max_line,
-                  max_trace=cfg.max_trace, validate=cfg.validate)
+                  max_trace=cfg.max_trace, validate=cfg.validate, keep=cfg.html is not None)
     judge.start()
     got = _SignalCatcher()
     with got.installed():
@@ -123,6 +125,11 @@ def run_proxy(cfg: ProxyConfig, *, stdin_fd: int = 0, stdout_fd: int = 1,
                   "internal_error": repr(judge.error) if judge.error else None}})
     if cfg.report is not None:
         write_json(report, cfg.report)
+    if cfg.html is not None:
+        records = judge.kept or []
+        write_html(render_html(report, cases=cases_from_violations(report["violations"], records),
+                               transcript=Transcript(records, caption="the proxied session")),
+                   cfg.html)
     s = report["summary"]
     notes = [f"{len(open_at_end)} open at end"] if open_at_end else []
     if judge.truncated or queue.overflowed:

@@ -1,0 +1,296 @@
+"""Diagrams for the lifecycle page (``acp-model diagram --style docs``), in the spec's words.
+
+The engineer diagrams show every (state, event) edge with its guard functions; a doc page
+needs one small picture per concern, states named and described as the text names them, and
+edges labelled with what travels on the wire. Nothing here is drawn by hand: every edge
+names the model transition it shows and generation fails if the model has no such
+transition (or it leads elsewhere); the rule IDs in each legend are those of the checks on
+the transitions drawn; and every sequence diagram is a trace built with
+:class:`~acp_model.trace.builder.TraceBuilder` that must pass ``acp-model check`` under the
+revision it is drawn for.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from acp_model.model.engine import Table, TransitionSpec
+from acp_model.model.vocab import Event as Ev
+from acp_model.model.vocab import State as St
+from acp_model.oracle.offline import check_records
+from acp_model.render.graphs import session_table
+from acp_model.spec.readings import DEFAULT, Readings
+from acp_model.spec.revisions import SEED
+from acp_model.trace.builder import TraceBuilder
+from acp_model.trace.describe import summarize
+
+# The seed's "Session States" section, word for word.
+STATE_TEXT = {
+    St.IDLE: "The Agent is ready to process a new prompt.",
+    St.RUNNING: "Foreground work is in progress.",
+    St.REQUIRES_ACTION: "Foreground work is blocked on user action.",
+}
+
+
+class DocsDrift(Exception):
+    """A docs diagram names a transition the model does not have, or a flow fails the check."""
+
+
+@dataclass(frozen=True)
+class Edge:
+    """One drawn edge: the model transition (``src``, ``event``) and where it must lead."""
+
+    src: St
+    event: Ev
+    dst: St
+    label: str  # wire messages, as the text names them
+
+
+@dataclass(frozen=True)
+class Concern:
+    name: str
+    title: str
+    edges: tuple[Edge, ...]
+    start: str | None = None  # label of an edge from [*] into the first edge's source
+    notes: tuple[tuple[St, str], ...] = ()
+
+
+CONCERNS = (
+    Concern("turn", "A prompt turn (steps 1-6)", (
+        Edge(St.IDLE, Ev.RUNNING_REPORTED, St.RUNNING,
+             "1 session/prompt, 2 response {} (accepted), user_message, "
+             "3 state_update running"),
+        Edge(St.RUNNING, Ev.OUTPUT, St.RUNNING,
+             "3 agent_message_chunk, plan, tool_call, usage_update"),
+        Edge(St.RUNNING, Ev.IDLE_REPORTED, St.IDLE,
+             "4 state_update idle (stopReason end_turn, max_tokens, max_turn_requests, "
+             "refusal)"),
+    ), start="session/new", notes=((St.RUNNING, "6 the cycle returns to step 3 until the "
+                                                "model completes or work is stopped"),)),
+    Concern("permissions", "A tool call that needs permission (step 5)", (
+        Edge(St.RUNNING, Ev.REQUIRES_ACTION_REPORTED, St.REQUIRES_ACTION,
+             "session/request_permission, state_update requires_action"),
+        Edge(St.REQUIRES_ACTION, Ev.RUNNING_REPORTED, St.RUNNING,
+             "permission response (selected), state_update running"),
+        Edge(St.RUNNING, Ev.TOOL_UPDATE, St.RUNNING,
+             "tool_call_update in_progress, completed"),
+        Edge(St.REQUIRES_ACTION, Ev.IDLE_REPORTED, St.IDLE,
+             "state_update idle (stopReason)"),
+    )),
+    Concern("cancellation", "Cancellation", (
+        Edge(St.RUNNING, Ev.CANCEL, St.RUNNING, "session/cancel"),
+        Edge(St.REQUIRES_ACTION, Ev.CANCEL, St.REQUIRES_ACTION, "session/cancel"),
+        Edge(St.REQUIRES_ACTION, Ev.PERMISSION_ANSWER, St.REQUIRES_ACTION,
+             "the client answers pending permission requests: cancelled"),
+        Edge(St.RUNNING, Ev.OUTPUT, St.RUNNING,
+             "content and tool call updates still allowed, before the idle"),
+        Edge(St.RUNNING, Ev.IDLE_REPORTED, St.IDLE, "state_update idle (stopReason cancelled)"),
+        Edge(St.REQUIRES_ACTION, Ev.IDLE_REPORTED, St.IDLE,
+             "state_update idle (stopReason cancelled)"),
+    ), notes=((St.IDLE, "after session/cancel the idle that ends the work MUST carry "
+                        "cancelled, never an error"),)),
+)
+
+STATE_NAMES = {St.IDLE: "idle", St.RUNNING: "running", St.REQUIRES_ACTION: "requires_action"}
+
+
+def concern_rules(concern: Concern, table: Table, readings: Readings = DEFAULT) -> list[str]:
+    """The rule IDs decided on the transitions drawn (checks active under ``readings``)."""
+    rules: dict[str, None] = {}
+    for edge in concern.edges:
+        tr = _transition(table, edge)
+        for c in tr.checks:
+            if c.level(readings) != "off":
+                rules.setdefault(c.rule, None)
+    return sorted(rules)
+
+
+def _transition(table: Table, edge: Edge) -> TransitionSpec:
+    tr = table.transitions.get((edge.src.value, edge.event.value))
+    if tr is None:
+        raise DocsDrift(f"the model has no transition {edge.src}:{edge.event}")
+    if tr.target != edge.dst.value:
+        raise DocsDrift(f"{edge.src}:{edge.event} leads to {tr.target} in the model, "
+                        f"the docs diagram says {edge.dst}")
+    return tr
+
+
+def state_mermaid(concern: Concern, table: Table, readings: Readings = DEFAULT) -> str:
+    """Mermaid ``stateDiagram-v2`` of one concern; the legend is a note listing its rules."""
+    lines = ["---", f"title: {json.dumps(concern.title)}", "---", "stateDiagram-v2",
+             "    direction LR"]
+    states = list(dict.fromkeys(s for e in concern.edges for s in (e.src, e.dst)))
+    for s in states:
+        lines.append(f"    {STATE_NAMES[s]} : {STATE_NAMES[s]}<br/><i>{STATE_TEXT[s]}</i>")
+    if concern.start:
+        lines.append(f"    [*] --> {STATE_NAMES[concern.edges[0].src]} : {concern.start}")
+    for e in concern.edges:
+        _transition(table, e)
+        lines.append(f"    {STATE_NAMES[e.src]} --> {STATE_NAMES[e.dst]} : {_text(e.label)}")
+    for state, text in concern.notes:
+        lines.append(f"    note right of {STATE_NAMES[state]} : {_text(text)}")
+    rules = concern_rules(concern, table, readings)
+    lines.append(f"    note left of {STATE_NAMES[states[0]]}")
+    lines.append("        Rules checked on these transitions:")
+    for chunk in range(0, len(rules), 4):
+        lines.append("        " + ", ".join(rules[chunk:chunk + 4]))
+    lines.append("    end note")
+    return "\n".join(lines) + "\n"
+
+
+def _text(label: str) -> str:
+    # Mermaid reads ':' as a separator and ';' as a statement end; '#' starts an entity.
+    return label.replace(":", " -").replace(";", ",").replace("#", "no. ")
+
+
+# --- sequence diagrams of the text's flows -------------------------------------------------
+
+S = "sess_abc123def456"
+
+
+def _receipt(receipts: bool, message_id: str) -> dict[str, str] | None:
+    """The prompt response: ``{}`` in the seed, a receipt naming the user message in
+    sdk-2.4.0."""
+    return {"messageId": message_id} if receipts else None
+
+
+def _typical(receipts: bool) -> TraceBuilder:
+    t = TraceBuilder().handshake().new_session(S)
+    t.prompt(S, 2, "Can you analyze this code for potential issues?")
+    t.accepted(2, _receipt(receipts, "msg_1"))
+    t.user_message(S, "msg_1").running(S).agent_message(S, text="I'll analyze your code...")
+    t.tool(S, "call_001", "pending", title="Analyzing Python code", kind="other")
+    t.permission(S, 5, "call_001").requires_action(S).answer(5, "allow").running(S)
+    t.tool(S, "call_001", "in_progress").tool(S, "call_001", "completed")
+    t.agent_message(S, text="Found 2 issues.").idle(S, "end_turn")
+    return t
+
+
+def _cancel_during_work(receipts: bool) -> TraceBuilder:
+    t = TraceBuilder().handshake().new_session(S)
+    t.prompt(S, 2, "Refactor the module").accepted(2, _receipt(receipts, "msg_1"))
+    t.user_message(S, "msg_1").running(S)
+    t.agent_message(S, text="Starting...").cancel(S)
+    t.agent_message(S, text="(last chunk before stopping)").idle(S, "cancelled")
+    return t
+
+
+def _cancel_during_permission(receipts: bool) -> TraceBuilder:
+    t = TraceBuilder().handshake().new_session(S)
+    t.prompt(S, 2, "Delete the build folder").accepted(2, _receipt(receipts, "msg_1"))
+    t.user_message(S, "msg_1").running(S)
+    t.tool(S, "call_001", "pending", title="rm -rf build", kind="delete")
+    t.permission(S, 5, "call_001").requires_action(S).cancel(S).answer(5, "cancelled")
+    t.tool(S, "call_001", "cancelled").idle(S, "cancelled")
+    return t
+
+
+def _prompt_while_busy(receipts: bool) -> TraceBuilder:
+    t = TraceBuilder().handshake().new_session(S)
+    t.prompt(S, 2, "Write the tests").accepted(2, _receipt(receipts, "msg_1"))
+    t.user_message(S, "msg_1").running(S)
+    t.agent_message(S, text="Writing tests...")
+    t.prompt(S, 3, "Also cover the error paths").accepted(3, _receipt(receipts, "msg_2"))
+    t.user_message(S, "msg_2")
+    t.agent_message(S, text="Tests written, error paths included.").idle(S, "end_turn")
+    return t
+
+
+FLOWS: tuple[tuple[str, str, Callable[[bool], TraceBuilder]], ...] = (
+    ("typical", "A typical prompt-driven flow", _typical),
+    ("cancel-during-work", "Cancelling while the agent works", _cancel_during_work),
+    ("cancel-during-permission", "Cancelling while a permission request is pending",
+     _cancel_during_permission),
+    ("prompt-while-busy", "A prompt sent while work is running (reading A-01: it joins the "
+                          "work)", _prompt_while_busy),
+)
+
+_SESSION = re.compile(r" \[[^\]]*\]")
+
+
+def flow_mermaid(name: str, title: str, build: Callable[[bool], TraceBuilder],
+                 readings: Readings = DEFAULT) -> str:
+    """The flow as a Mermaid ``sequenceDiagram``; raises :class:`DocsDrift` if the trace
+    does not pass the check (the picture would teach something the model rejects)."""
+    t = build(readings.revision != SEED)
+    report = check_records(t.records, readings=readings)
+    if report["verdict"] != "pass" or report["violations"]:
+        found = ", ".join(sorted({v["rule"] for v in report["violations"]}))
+        raise DocsDrift(f"the {name} flow does not pass the check: {found}")
+    lines = ["---", f"title: {json.dumps(title)}", "---", "sequenceDiagram",
+             "    participant Client", "    participant Agent",
+             f"    Note over Client,Agent: initialize and session/new done (session {S})"]
+    # The handshake is the same in every flow: start at the first prompt.
+    texts = summarize(t.records)
+    first = next(n for n, (_, text) in enumerate(texts) if text.startswith("session/prompt"))
+    for direction, text in texts[first:]:
+        src, dst = ("Client", "Agent") if direction == "c2a" else ("Agent", "Client")
+        label = _SESSION.sub("", text).replace("session/update ", "")
+        arrow = "-->>" if label.startswith(("result ", "error ")) else \
+            "->>" if " id=" in label else "-)"
+        lines.append(f"    {src}{arrow}{dst}: {_seq_text(label)}")
+    return "\n".join(lines) + "\n"
+
+
+_RESPONSES = (
+    (re.compile(r"^result id=(\S+) \(session/prompt\) \{\}$"),
+     r"response {} to id=\1 (accepted)"),
+    (re.compile(r"^result id=(\S+) \(session/prompt\) \{\"messageId\":\"(\w+)\"\}$"),
+     r"response to id=\1: receipt messageId \2 (inserted)"),
+    (re.compile(r"^result id=(\S+) \(session/request_permission\) outcome=.*\"outcome\":"
+                r"\"(\w+)\".*$"), r"response to id=\1: outcome \2"),
+)
+
+
+def _seq_text(label: str) -> str:
+    for pattern, replacement in _RESPONSES:
+        label = pattern.sub(replacement, label)
+    return label.replace(";", ",").replace("#", "no. ")
+
+
+def docs_sources(readings: Readings = DEFAULT) -> dict[str, str]:
+    """File name -> Mermaid text of every docs diagram."""
+    table = session_table()
+    out = {f"docs-{c.name}.mmd": state_mermaid(c, table, readings) for c in CONCERNS}
+    for name, title, build in FLOWS:
+        out[f"docs-flow-{name}.mmd"] = flow_mermaid(name, title, build, readings)
+    return out
+
+
+RENDERS = "renders.json"  # source digest of each rendered picture (the drift test reads it)
+
+
+def source_digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def write_docs(out: Path, formats: tuple[str, ...] = ("mermaid", "svg", "png"),
+               readings: Readings = DEFAULT) -> list[Path]:
+    """Write the Mermaid sources, and render them with mermaid-cli for ``svg``/``png``
+    (:class:`~acp_model.render.mermaid_cli.MermaidUnavailable` without it)."""
+    from acp_model.render import mermaid_cli
+
+    out.mkdir(parents=True, exist_ok=True)
+    sources = docs_sources(readings)
+    written = []
+    for name, text in sources.items():
+        path = out / name
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    pictures = [f for f in ("svg", "png") if f in formats]
+    for fmt in pictures:
+        written += mermaid_cli.render(sources, out, fmt)
+    if pictures:
+        index = out / RENDERS
+        known = json.loads(index.read_text()) if index.is_file() else {}
+        for name, text in sources.items():
+            for fmt in pictures:
+                known[f"{Path(name).stem}.{fmt}"] = source_digest(text)
+        index.write_text(json.dumps(dict(sorted(known.items())), indent=2) + "\n")
+        written.append(index)
+    return written
