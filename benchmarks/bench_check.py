@@ -74,7 +74,8 @@ def main() -> None:
         n = len(lines)
         records = [orjson.loads(line) for line in lines]
         pairs = _defs_for(records)
-        validators = {name: validation.fast_validator(name) for name, _ in pairs}
+        compiled = {backend: {name: validation.compiled_validator(name, "seed", backend)
+                              for name, _ in pairs} for backend in validation.BACKENDS}
         check_trace(path, validate=True)  # warm caches (validator compilation)
 
         rows: list[tuple[str, float, int]] = []
@@ -82,9 +83,10 @@ def main() -> None:
                                                       args.repeat), n))
         rows.append(("orjson.loads (per line)",
                      best_of(lambda: [orjson.loads(x) for x in lines], args.repeat), n))
-        rows.append(("bare schema validation (fastjsonschema)",
-                     best_of(lambda: [validators[d](i) for d, i in pairs], args.repeat),
-                     len(pairs)))
+        for backend, validators in compiled.items():
+            rows.append((f"bare schema validation ({backend})",
+                         best_of(lambda v=validators: [v[d](i) for d, i in pairs],  # type: ignore[misc]
+                                 args.repeat), len(pairs)))
         off = best_of(lambda: check_trace(path, validate=False), args.repeat)
         rows.append(("acp-model check, validation off", off, n))
         on = best_of(lambda: check_trace(path, validate=True), args.repeat)
@@ -98,11 +100,15 @@ def main() -> None:
     for name, seconds, count in rows:
         rates[name] = count / seconds
         print(f"{name:45} {seconds:9.3f} {count / seconds:12,.0f}")
-    on_ratio = rates["acp-model check, validation on"] / \
+    parse = rates["orjson.loads (per line)"]
+    on_ratio = rates["acp-model check, validation on"] / parse
+    off_ratio = rates["acp-model check, validation off"] / parse
+    speedup = rates["bare schema validation (jsonschema-rs)"] / \
         rates["bare schema validation (fastjsonschema)"]
-    off_ratio = rates["acp-model check, validation off"] / rates["orjson.loads (per line)"]
-    print(f"validation on  / bare validation : {on_ratio:6.1%}  (target >= 60%)")
-    print(f"validation off / orjson.loads    : {off_ratio:6.1%}  (target >= 10%)")
+    print(f"validator in use: {validation.backend()}; jsonschema-rs / fastjsonschema: "
+          f"{speedup:.1f}x")
+    print(f"check, validation on  / orjson.loads : {on_ratio:6.1%}  (target >= 30%)")
+    print(f"check, validation off / orjson.loads : {off_ratio:6.1%}  (target >= 50%)")
 
 
 if __name__ == "__main__":

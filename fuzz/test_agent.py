@@ -28,7 +28,9 @@ ACP_STEPS      client actions per example, at most (default 30)
 ACP_DEADLINE   seconds to wait for what the agent owes (default 3)
 ACP_READINGS   comma-separated NAME=VALUE readings (default: the defaults)
 ACP_SEED       base seed; shard i uses ACP_SEED + 1000 * i (default: unseeded)
-ACP_DB         example database root, or ``none`` (default .hypothesis/acp-model)
+ACP_DB         example database: a directory, redis://HOST:PORT/N, both comma-separated,
+               or ``none`` (default .hypothesis/acp-model)
+ACP_DB_RO      1: replay from the Redis stores, save nothing there
 ACP_OUT        per-shard report.json and counterexample files (default acp-campaign-out)
 ACP_REPLAYS    fresh-process replays per counterexample (default 10)
 =============  =====================================================================
@@ -48,6 +50,7 @@ import pytest
 
 from acp_model.argtypes import int_at_least, positive_float
 from acp_model.fuzzing.config import FuzzConfig
+from acp_model.fuzzing.database import locations
 from acp_model.pytest_plugin.items import describe_failures, emit_warnings
 from acp_model.spec.readings import DEFAULT, ReadingError
 
@@ -81,12 +84,14 @@ HAS_TIMEOUT = importlib.util.find_spec("pytest_timeout") is not None
 def shard_config(shard: int, rootdir: Path) -> FuzzConfig:
     """The fuzz configuration of one shard, from the environment."""
     db = os.environ.get("ACP_DB", ".hypothesis/acp-model")
+    directory, shared = (None, ()) if db.lower() == "none" else locations([db], rootdir)
     return FuzzConfig(
         argv=shlex.split(COMMAND), max_examples=10_000_000, steps=STEPS,
         seed=None if SEED is None else SEED + 1000 * shard, time_budget=BUDGET,
         deadline=DEADLINE, readings=READINGS, replay_runs=REPLAYS, max_rounds=20,
         shrink_budget=60.0, cwd=str(rootdir),
-        database=None if db.lower() == "none" else str(rootdir / db))
+        database=directory, shared_databases=shared,
+        database_readonly=os.environ.get("ACP_DB_RO", "") not in ("", "0"))
 
 
 def _marks() -> list[pytest.MarkDecorator]:

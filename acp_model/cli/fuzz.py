@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import traceback
 from pathlib import Path
@@ -57,6 +58,7 @@ def _progress_table(rec: Recorder, rules_total: int, phase: str) -> Table:
 
 def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
     from acp_model.fuzzing.artifacts import fuzz_html, fuzz_report, write_out_dir
+    from acp_model.fuzzing.database import DatabaseError, check_reachable, locations
     from acp_model.fuzzing.revision import SpecUndecidable, resolve
     from acp_model.fuzzing.run import FuzzerBug, FuzzResult, run_fuzz
     from acp_model.fuzzing.stop import Stop
@@ -74,6 +76,13 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
         readings=readings_of(args), isolate=args.isolate, validate=not args.no_validate,
         max_sessions=args.max_sessions, replay_runs=args.replay_runs,
         startup_deadline=args.startup_deadline, spec=args.spec)
+    try:
+        directory, shared = locations(args.db or [])
+        cfg = dataclasses.replace(cfg, database=directory, shared_databases=shared,
+                                  database_readonly=args.db_readonly)
+        check_reachable(cfg)
+    except DatabaseError as exc:
+        raise UsageError(str(exc)) from None
     stop = Stop()
     guard = SignalStop(stop)
     state: dict[str, Any] = {"live": None, "phase": "start-up", "rec": Recorder()}
@@ -261,6 +270,12 @@ def register(sub: Any) -> None:
     p.add_argument("--out", metavar="DIR", help="write transcript, counterexample, sequence "
                    "diagram and replay file of each failure under DIR/<rule>/")
     p.add_argument("--report", metavar="PATH.json", help="write the JSON report")
+    p.add_argument("--db", action="append", metavar="DIR|redis://HOST:PORT/N",
+                   help="Hypothesis example database: a directory, a Redis server shared by "
+                        "every machine, or both (repeat the option); failures stored by any "
+                        "run replay first. Keyed by agent command, readings and revision")
+    p.add_argument("--db-readonly", action="store_true",
+                   help="replay from the shared (Redis) stores but save nothing there")
     p.add_argument("--html", metavar="PATH.html", help="write a self-contained HTML report "
                    "(counterexamples with proofs and sequence diagrams, coverage over the run, "
                    "rules, transcript)")

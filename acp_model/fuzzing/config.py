@@ -30,6 +30,10 @@ class FuzzConfig:
     # Root directory of Hypothesis' example database (one subdirectory per agent, see
     # campaign.example_database); None: nothing is stored or replayed from earlier runs.
     database: str | None = None
+    # Redis URLs of shared stores (``redis://HOST:PORT/N``), multiplexed with ``database``;
+    # read-only: replay what others stored, save nothing there.
+    shared_databases: tuple[str, ...] = ()
+    database_readonly: bool = False
     # The spec revision: a name, "auto" (a probe prompt decides, fuzzing/revision.py), or None
     # (the revision in ``readings``). ``decision`` is filled in once it is decided.
     spec: str | None = None

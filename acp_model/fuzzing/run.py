@@ -12,7 +12,7 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from acp_model.fuzzing.client import AgentUnusable
 from acp_model.fuzzing.config import FuzzConfig
-from acp_model.fuzzing.database import _KeepStored, example_database
+from acp_model.fuzzing.database import DatabaseError, _KeepStored, example_database
 from acp_model.fuzzing.machine import build_machine
 from acp_model.fuzzing.pool import AgentPool, Example
 from acp_model.fuzzing.recorder import (
@@ -86,7 +86,12 @@ def run_fuzz(cfg: FuzzConfig, *, on_progress: Callable[[Recorder], None] | None 
         result.unusable = (f"--spec auto could not decide the revision: {exc}"
                            if cfg.spec == AUTO else f"--spec {cfg.spec}: {exc}")
         return result
-    database = example_database(cfg)
+    try:
+        database = example_database(cfg)
+    except DatabaseError as exc:  # a shared store that went away since the CLI checked it
+        result = FuzzResult(cfg, recorder, [], 0.0)
+        result.unusable = f"example database: {exc}"
+        return result
     pool = AgentPool(cfg, recorder, stop)
     start = time.monotonic()
     result = FuzzResult(cfg, recorder, [], 0.0)

@@ -52,9 +52,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--acp-out", metavar="DIR", default=None,
                     help="write report.json and, per failure, transcript, counterexample, "
                          "sequence diagram and replay file under DIR")
-    group.addoption("--acp-db", metavar="DIR", default=None,
-                    help=f"Hypothesis example database root (default {DEFAULT_DB} under the "
-                         "rootdir; 'none' disables; the ci profile never uses one)")
+    group.addoption("--acp-db", metavar="DIR|redis://HOST:PORT/N", default=None,
+                    help=f"Hypothesis example database: a directory (default {DEFAULT_DB} "
+                         "under the rootdir), a shared Redis server, or both comma-separated; "
+                         "'none' disables; the ci profile never uses one")
+    group.addoption("--acp-db-readonly", action="store_true", default=False,
+                    help="replay from the shared (Redis) stores, save nothing there")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -73,15 +76,24 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--acp-reading: {exc}") from None
     profile = PROFILES[config.getoption("acp_profile") or default_profile()]
     db = config.getoption("acp_db")  # given: relative to the current directory, like --acp-out
+    shared: tuple[str, ...] = ()
     if profile.derandomize or (db is not None and db.lower() == "none"):
         database = None
+    elif db is None:
+        database = str(config.rootpath / DEFAULT_DB)
     else:
-        database = str(Path(db).resolve() if db else config.rootpath / DEFAULT_DB)
+        from acp_model.fuzzing.database import DatabaseError, locations
+
+        try:
+            database, shared = locations([db], Path.cwd())
+        except DatabaseError as exc:
+            raise pytest.UsageError(f"--acp-db: {exc}") from None
     out = config.getoption("acp_out")
     config.stash[_OPTIONS] = AcpOptions(
         argv=agent_argv(command), profile=profile, seed=config.getoption("acp_seed"),
         deadline=config.getoption("acp_deadline"), readings=readings, spec=spec,
-        out=Path(out) if out else None, database=database, cwd=str(config.rootpath))
+        out=Path(out) if out else None, database=database, shared_databases=shared,
+        database_readonly=config.getoption("acp_db_readonly"), cwd=str(config.rootpath))
 
 
 @pytest.hookimpl(trylast=True)

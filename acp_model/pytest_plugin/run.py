@@ -40,6 +40,8 @@ class AcpOptions:
     out: Path | None
     database: str | None
     cwd: str
+    shared_databases: tuple[str, ...] = ()  # Redis URLs (fuzzing/database.py)
+    database_readonly: bool = False
     spec: str = "auto"  # the revision, or auto (decided when the run starts)
 
 
@@ -82,7 +84,9 @@ def fuzz_config(opts: AcpOptions) -> FuzzConfig:
                       seed=seed, time_budget=p.time_budget, deadline=opts.deadline,
                       readings=opts.readings, replay_runs=p.replay_runs,
                       max_rounds=p.max_rounds, shrink_budget=p.shrink_budget,
-                      cwd=opts.cwd, database=opts.database, spec=opts.spec)
+                      cwd=opts.cwd, database=opts.database, spec=opts.spec,
+                      shared_databases=opts.shared_databases,
+                      database_readonly=opts.database_readonly)
 
 
 def profile_settings(profile: AcpProfile, cfg: FuzzConfig | None = None) -> Settings:
@@ -96,7 +100,8 @@ def profile_settings(profile: AcpProfile, cfg: FuzzConfig | None = None) -> Sett
 
     register_profiles()
     base = settings.get_profile(profile.hypothesis)
-    if cfg is None or profile.derandomize or cfg.database is None:
+    if cfg is None or profile.derandomize or (cfg.database is None
+                                              and not cfg.shared_databases):
         return base
     return settings(base, database=example_database(cfg))
 

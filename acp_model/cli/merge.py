@@ -1,0 +1,67 @@
+"""``acp-model merge``: the reports of many workers (machines, shards) as one."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from acp_model.cli.common import EXIT_FAIL, EXIT_OK, UsageError
+from acp_model.report.document import write_json
+from acp_model.report.merge import MergeError, merge_reports
+from acp_model.report.text import render
+
+
+def cmd_merge(args: argparse.Namespace, console: Console) -> int:
+    reports = []
+    for name in args.reports:
+        path = Path(name)
+        try:
+            reports.append(json.loads(path.read_text(encoding="utf-8")))
+        except FileNotFoundError:
+            raise UsageError(f"{path}: no such file") from None
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise UsageError(f"{path}: not a JSON report ({exc})") from None
+    try:
+        merged = merge_reports(reports, [str(p) for p in args.reports])
+    except MergeError as exc:
+        raise UsageError(str(exc)) from None
+    if args.report:
+        write_json(merged, args.report)
+    if args.html:
+        from acp_model.report.html import Case, render_html, violation_facts, write_html
+
+        cases = [Case(title=f"{v['rule']} ({v.get('strength', '')})", level=v["level"],
+                      message=v["message"], facts=violation_facts(v))
+                 for v in merged["violations"]]
+        write_html(render_html(merged, cases=cases), args.html)
+    if args.format == "json":
+        print(json.dumps(merged, indent=2))
+        return EXIT_FAIL if merged["verdict"] == "fail" else EXIT_OK
+    s = merged["summary"]
+    console.print(f"merged {s['workers']} report(s): "
+                  + ", ".join(f"{k} {s[k]}" for k in ("examples", "actions", "messages")
+                              if k in s))
+    render(merged, console)
+    for ce in merged["counterexamples"]:
+        console.print(f"[bold]{ce['rule']}[/]: {len(ce.get('actions') or [])} client action(s), "
+                      f"reproduced {ce['reproduction']}, found by {len(ce['workers'])} "
+                      f"worker(s); shortest from {ce['worker']}")
+    return EXIT_FAIL if merged["verdict"] == "fail" else EXIT_OK
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("merge", help="combine the JSON reports of many workers into one",
+                       description="Combine check/fuzz/proxy JSON reports (e.g. one per CI "
+                       "machine or shard) into one: the verdict, rule statuses and counts, "
+                       "distinct violations and counterexamples (by rule, the shortest kept). "
+                       "Exit 0: no failure; 1: a failure in any report; 2: unusable input.")
+    p.add_argument("reports", nargs="+", metavar="REPORT.json")
+    p.add_argument("--report", metavar="PATH.json", help="write the merged JSON report here")
+    p.add_argument("--html", metavar="PATH.html", help="write the merged report as a page")
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help="terminal output format (default text)")
+    p.set_defaults(func=cmd_merge)

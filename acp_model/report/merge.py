@@ -1,0 +1,128 @@
+"""Many workers' reports as one (``acp-model merge``): a campaign on several machines or shards
+ends with one verdict, one rule table and one list of distinct counterexamples.
+
+Merging is by the report's own fields, so what a worker wrote is never re-judged: a rule is
+violated if any worker saw it violated, warned if any warned and none violated, held if it was
+exercised and never broken, not exercised otherwise; counts add up. Counterexamples are
+distinct by rule (the shortest program wins, every worker's reproduction counted). Reports of
+different spec revisions judge by different rules and are not merged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from acp_model import __version__
+
+STATUS_ORDER = ("violated", "warned", "held", "allowance", "not exercised", "not in revision")
+SUMMED = ("examples", "actions", "messages", "sessions", "restarts", "agent_processes")
+
+
+class MergeError(ValueError):
+    """Reports that cannot be merged (not acp-model reports, or different revisions)."""
+
+
+def merge_reports(reports: Sequence[Mapping[str, Any]], names: Sequence[str] | None = None
+                  ) -> dict[str, Any]:
+    if not reports:
+        raise MergeError("nothing to merge")
+    names = list(names or [f"report {n + 1}" for n in range(len(reports))])
+    for name, r in zip(names, reports, strict=True):
+        if not isinstance(r, Mapping) or r.get("tool") != "acp-model" or "rules" not in r:
+            raise MergeError(f"{name}: not an acp-model check/fuzz/proxy report")
+    revisions = {str((r.get("spec") or {}).get("revision", "seed")) for r in reports}
+    if len(revisions) > 1:
+        raise MergeError(f"reports of different spec revisions ({', '.join(sorted(revisions))})"
+                         " judge by different rules; merge each revision's reports apart")
+    first = reports[0]
+    violations = _violations(reports)
+    failures = sum(v.get("level") == "fail" for v in violations)
+    summary: dict[str, Any] = {key: sum(int((r.get("summary") or {}).get(key) or 0)
+                                        for r in reports)
+                               for key in SUMMED if any(key in (r.get("summary") or {})
+                                                        for r in reports)}
+    seconds = [float((r.get("summary") or {}).get("seconds") or 0) for r in reports]
+    summary.update({"workers": len(reports), "seconds_total": round(sum(seconds), 3),
+                    "seconds_longest": round(max(seconds), 3),
+                    "failures": failures, "warnings": len(violations) - failures})
+    transitions: dict[str, int] = {}
+    for r in reports:
+        for key, n in (r.get("transitions") or {}).items():
+            transitions[key] = transitions.get(key, 0) + int(n)
+    return {
+        "tool": "acp-model", "version": __version__, "command": "merge",
+        "source": ", ".join(names),
+        "verdict": "fail" if failures or any(r.get("verdict") == "fail" for r in reports)
+        else "pass",
+        "summary": summary,
+        "spec": first.get("spec"),
+        "readings": first.get("readings"),
+        "readings_changed": first.get("readings_changed") or {},
+        "violations": violations,
+        "rules": _rules(reports),
+        "counterexamples": _counterexamples(reports, names),
+        "transitions": dict(sorted(transitions.items())),
+        "workers": [{"source": name, "command": r.get("command"), "verdict": r.get("verdict"),
+                     "summary": r.get("summary"), "readings_changed": r.get("readings_changed")}
+                    for name, r in zip(names, reports, strict=True)],
+    }
+
+
+def _violations(reports: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One entry per (rule, check, level), the first worker's, with ``seen`` summed."""
+    out: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for r in reports:
+        for v in r.get("violations") or []:
+            key = (v.get("rule"), v.get("check"), v.get("level"))
+            if key in out:
+                out[key]["seen"] = out[key].get("seen", 1) + int(v.get("seen", 1))
+            else:
+                out[key] = {**v, "seen": int(v.get("seen", 1))}
+    return sorted(out.values(), key=lambda v: (v.get("level") != "fail", str(v.get("rule"))))
+
+
+def _rules(reports: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    merged: dict[str, dict[str, Any]] = {}
+    for r in reports:
+        for rule in r["rules"]:
+            known = merged.get(rule["id"])
+            if known is None:
+                merged[rule["id"]] = dict(rule)
+                continue
+            for key in ("exercised", "violations", "warnings"):
+                known[key] = int(known.get(key) or 0) + int(rule.get(key) or 0)
+            known["status"] = min(known["status"], rule["status"], key=_rank)
+    for rule in merged.values():  # a rule exercised by one worker, broken by none, held
+        if rule["status"] == "not exercised" and rule.get("exercised"):
+            rule["status"] = "held"
+    return list(merged.values())
+
+
+def _rank(status: str) -> int:
+    return STATUS_ORDER.index(status) if status in STATUS_ORDER else len(STATUS_ORDER)
+
+
+def _counterexamples(reports: Sequence[Mapping[str, Any]], names: Sequence[str]
+                     ) -> list[dict[str, Any]]:
+    best: dict[str, dict[str, Any]] = {}
+    for name, r in zip(names, reports, strict=True):
+        for ce in r.get("counterexamples") or []:
+            rule = ce["rule"]
+            mine = {**ce, "worker": name}
+            known = best.get(rule)
+            if known is None:
+                best[rule] = {**mine, "workers": [name]}
+                continue
+            known["workers"].append(name)
+            known["reproduced"] = int(known.get("reproduced") or 0) + int(ce.get("reproduced")
+                                                                          or 0)
+            known["replays"] = int(known.get("replays") or 0) + int(ce.get("replays") or 0)
+            known["times_seen"] = int(known.get("times_seen") or 0) + int(ce.get("times_seen")
+                                                                          or 0)
+            if len(ce.get("actions") or []) < len(known.get("actions") or []):
+                keep = {k: known[k] for k in ("workers", "reproduced", "replays", "times_seen")}
+                best[rule] = {**mine, **keep}
+    for ce in best.values():
+        ce["reproduction"] = f"{ce.get('reproduced', 0)}/{ce.get('replays', 0)}"
+    return sorted(best.values(), key=lambda ce: str(ce["rule"]))
