@@ -164,3 +164,32 @@ def test_merge_check_reports(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     (tmp_path / "x.json").write_text("[]")
     assert main(["merge", str(tmp_path / "x.json")]) == 2
     assert "not an acp-model" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_hypofuzz_runs_the_campaign_and_finds_a_planted_bug(tmp_path: Path) -> None:
+    """``hypothesis fuzz`` on fuzz/test_hypofuzz.py: collected, fuzzed, the failure reported
+    (awaited on HypoFuzz's own output line, then the workers are stopped)."""
+    import os
+    import signal
+
+    root = Path(__file__).resolve().parents[1]
+    hypothesis = Path(sys.executable).with_name("hypothesis")
+    env = {**os.environ, "ACP_AGENT": " ".join([*MUTANT[:-2], "--mutant",
+                                                "cancel_as_end_turn"]),
+           "ACP_DB": str(tmp_path / "db"), "ACP_DEADLINE": "1"}
+    proc = subprocess.Popen([str(hypothesis), "fuzz", "-n", "1", "--no-dashboard", "--",
+                             str(root / "fuzz" / "test_hypofuzz.py")], cwd=root, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    assert proc.stdout is not None
+    lines = []
+    try:
+        for line in proc.stdout:
+            lines.append(line)
+            if "Found a failing input" in line:
+                break
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(30)
+    assert any("Found a failing input" in line for line in lines), "".join(lines)
