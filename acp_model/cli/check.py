@@ -11,7 +11,7 @@ from rich.console import Console
 from acp_model.cli.common import EXIT_FAIL, EXIT_OK, UsageError, add_reading_option
 from acp_model.oracle.offline import check_records, check_trace
 from acp_model.report.document import write_json
-from acp_model.report.html import Transcript, cases_from_violations, render_html, write_html
+from acp_model.report.html import trace_page, write_html
 from acp_model.report.text import render
 from acp_model.spec.readings import DEFAULT, ReadingError
 from acp_model.trace.format import TraceError, read_trace
@@ -34,9 +34,7 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
     if args.report:
         write_json(report, args.report)
     if args.html:
-        write_html(render_html(report, cases=cases_from_violations(report["violations"], records),
-                               transcript=Transcript(records, caption=str(args.trace))),
-                   args.html)
+        write_html(trace_page(report, records, str(args.trace)), args.html)
     if args.format == "json":
         print(json.dumps(report, indent=2))
     else:

@@ -32,12 +32,10 @@ def cmd_merge(args: argparse.Namespace, console: Console) -> int:
     if args.report:
         write_json(merged, args.report)
     if args.html:
-        from acp_model.report.html import Case, render_html, violation_facts, write_html
+        from acp_model.report.html import cases_from_violations, render_html, write_html
 
-        cases = [Case(title=f"{v['rule']} ({v.get('strength', '')})", level=v["level"],
-                      message=v["message"], facts=violation_facts(v))
-                 for v in merged["violations"]]
-        write_html(render_html(merged, cases=cases), args.html)
+        write_html(render_html(merged, cases=cases_from_violations(merged["violations"], ())),
+                   args.html)
     if args.format == "json":
         print(json.dumps(merged, indent=2))
         return EXIT_FAIL if merged["verdict"] == "fail" else EXIT_OK

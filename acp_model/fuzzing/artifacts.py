@@ -19,7 +19,13 @@ from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.recorder import Found
 from acp_model.fuzzing.run import FuzzResult
 from acp_model.report.document import build_report
-from acp_model.report.html import Case, Transcript, render_html, violation_facts
+from acp_model.report.html import (
+    Case,
+    Transcript,
+    cases_from_violations,
+    render_html,
+    violation_facts,
+)
 from acp_model.report.sequence_svg import OFFENDING
 from acp_model.spec.rules import RULES
 from acp_model.trace.describe import summarize
@@ -249,10 +255,8 @@ def fuzz_html(result: FuzzResult, report: dict[str, Any],
               files: dict[str, dict[str, str]] | None = None) -> str:
     cases = [found_case(f, result.cfg, (files or {}).get(f.rule, {}).get("replay.json"))
              for f in result.recorder.found.values()]
-    for v in report["violations"]:
-        if v.get("level") != "fail":
-            cases.append(Case(title=f"{v['rule']} ({v.get('strength', '')})", level="warn",
-                              message=v["message"], facts=violation_facts(v)))
+    cases += cases_from_violations([v for v in report["violations"]
+                                    if v.get("level") != "fail"], ())
     first = next(iter(result.recorder.found.values()), None)
     transcript = None
     if first is not None:

@@ -25,7 +25,7 @@ from acp_model.oracle.offline import finish_open, report_for
 from acp_model.proxy.judge import Judge
 from acp_model.proxy.relay import ChunkQueue, Relay
 from acp_model.report.document import write_json
-from acp_model.report.html import Transcript, cases_from_violations, render_html, write_html
+from acp_model.report.html import trace_page, write_html
 from acp_model.spec import revisions
 from acp_model.spec.readings import DEFAULT, Readings
 
@@ -126,10 +126,7 @@ def run_proxy(cfg: ProxyConfig, *, stdin_fd: int = 0, stdout_fd: int = 1,
     if cfg.report is not None:
         write_json(report, cfg.report)
     if cfg.html is not None:
-        records = judge.kept or []
-        write_html(render_html(report, cases=cases_from_violations(report["violations"], records),
-                               transcript=Transcript(records, caption="the proxied session")),
-                   cfg.html)
+        write_html(trace_page(report, judge.kept or [], "the proxied session"), cfg.html)
     s = report["summary"]
     notes = [f"{len(open_at_end)} open at end"] if open_at_end else []
     if judge.truncated or queue.overflowed:

@@ -69,6 +69,13 @@ def cases_from_violations(violations: Sequence[Mapping[str, Any]],
     return out
 
 
+def trace_page(report: Mapping[str, Any], records: Sequence[Record | dict[str, Any]],
+               caption: str) -> str:
+    """The page of a report over one trace (check, proxy): findings drawn on its records."""
+    return render_html(report, cases=cases_from_violations(report["violations"], records),
+                       transcript=Transcript(records, caption=caption))
+
+
 def violation_facts(v: Mapping[str, Any]) -> list[tuple[str, str]]:
     facts = [("at", f"record #{v.get('index')}" + (f".{v['sub']}" if "sub" in v else ""))]
     for key, label in (("session", "session"), ("kind", "kind"), ("party", "binds"),
