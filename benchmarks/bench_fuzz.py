@@ -53,7 +53,7 @@ def main() -> None:
     print(f"reference agent (fast): {rate:.0f} client actions/s "
           f"({actions} actions, {examples} examples in {args.throughput_seconds:g} s)\n")
 
-    chosen = [m for m in MUTANTS if m.kind == "bug"]
+    chosen = list(MUTANTS)  # every mutant is a planted bug (correct variants are designs)
     if args.mutants:
         wanted = set(args.mutants.split(","))
         chosen = [m for m in chosen if m.name in wanted]
@@ -65,7 +65,8 @@ def main() -> None:
         for seed in range(1, args.seeds + 1):
             cfg = FuzzConfig([*AGENT, "--mutant", m.name], seed=seed, deadline=args.deadline,
                              time_budget=args.budget, max_rounds=6, replay_runs=1,
-                             shrink_budget=10.0, stop_on=frozenset({m.rule}))
+                             shrink_budget=10.0, stop_on=frozenset({m.rule}),
+                             spec="auto")  # sdk-2.4.0 mutants are judged by their revision
             result = run_fuzz(cfg)
             hit = result.recorder.found.get(m.rule)
             if hit is None:
