@@ -172,3 +172,28 @@ def test_counterexample_text_numbers_messages_as_the_violation_cites_them() -> N
     found.replay_records, found.replay_offending = [msg(0), msg(1), msg(2)], 2
     text = counterexample_text(found, FuzzConfig(["agent"]))
     assert ">> #2 " in text and "earlier examples" not in text
+
+
+def test_each_example_scores_its_distinct_transitions_for_hypothesis_target(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Coverage guidance: every example reports how many distinct session-machine transitions
+    it fired to Hypothesis' target(), which then explores the high scorers further."""
+    import acp_model.fuzzing.machine as machine
+
+    scores: list[tuple[float, str]] = []
+    real = machine.target
+
+    def recording(value: float, label: str = "") -> float:
+        scores.append((value, label))
+        return real(value, label=label)
+
+    monkeypatch.setattr(machine, "target", recording)
+    from acp_model.fuzzing.config import FuzzConfig
+    from acp_model.fuzzing.run import run_fuzz
+
+    result = run_fuzz(FuzzConfig([*REFERENCE, "--timing", "fast"], seed=2, max_examples=12,
+                                 deadline=1.0, replay_runs=0))
+    assert len(scores) == result.recorder.examples
+    assert {label for _, label in scores} == {"distinct model transitions"}
+    assert max(v for v, _ in scores) >= 3  # a prompt turn alone fires several
+    assert all(0 <= v <= result.recorder.coverage[-1]["transitions"] for v, _ in scores)

@@ -98,6 +98,8 @@ class Example:
         client.example_starts.append(len(client.history))
         with client.lock:
             self.start = client.monitor.count
+            self.transitions_before = client.monitor.transition_counts()
+        self.distinct_transitions = 0  # set when the example ends (the fuzzer's target())
         # Anything the agent did between examples (a banner, a late update) is judged here.
         self.checked = client.checked_violations
 
@@ -188,9 +190,11 @@ class Example:
             with client.lock:
                 client.monitor.judge_open(sids, self.start, self.deadline)
         with client.lock:
+            counts = client.monitor.transition_counts()
             self.recorder.sample_coverage(
-                (k for k, n in client.monitor.exercised().items() if n),
-                client.monitor.transition_counts())
+                (k for k, n in client.monitor.exercised().items() if n), counts)
+        before = self.transitions_before
+        self.distinct_transitions = sum(n > before.get(k, 0) for k, n in counts.items())
         if self.recorder.on_progress is not None:
             self.recorder.on_progress(self.recorder)
         self.check()
