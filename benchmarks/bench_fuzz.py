@@ -47,6 +47,9 @@ def main() -> None:
     parser.add_argument("--deadline", type=float, default=1.0)
     parser.add_argument("--throughput-seconds", type=float, default=20.0)
     parser.add_argument("--mutants", help="comma-separated subset (default: every bug mutant)")
+    parser.add_argument("--spec", default="auto",
+                        help="revision for every run (default auto: a probe prompt decides, "
+                             "about 0.15 s before fuzzing, counted in the time to failure)")
     args = parser.parse_args()
 
     rate, actions, examples = throughput(args.throughput_seconds, seed=1)
@@ -66,7 +69,7 @@ def main() -> None:
             cfg = FuzzConfig([*AGENT, "--mutant", m.name], seed=seed, deadline=args.deadline,
                              time_budget=args.budget, max_rounds=6, replay_runs=1,
                              shrink_budget=10.0, stop_on=frozenset({m.rule}),
-                             spec="auto")  # sdk-2.4.0 mutants are judged by their revision
+                             spec=args.spec)  # auto: sdk-2.4.0 mutants judged by theirs
             result = run_fuzz(cfg)
             hit = result.recorder.found.get(m.rule)
             if hit is None:
