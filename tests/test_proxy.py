@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -170,10 +171,13 @@ def test_a_mutant_s_violation_shows_live_and_the_session_goes_on(tmp_path: Path)
         deadline = time.monotonic() + 10
         while "CANCEL-07" not in p.stderr_text() and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert "acp-model: FAIL CANCEL-07 (MUST)" in p.stderr_text()  # live, mid-session
+        # Live, mid-session. A failure when the sync's answer (proof the cancel was read)
+        # came before the idle; under load it can come after, and then the same violation is
+        # only probable: a warning (sound, not a miss).
+        assert re.search(r"acp-model: (FAIL|warn) CANCEL-07 \(MUST\)", p.stderr_text())
         # the session goes on through the proxy
         assert p.call("session/list", {}) is not None
-    assert "FAIL CANCEL-07" in log.read_text()
+    assert re.search(r"(FAIL|warn) CANCEL-07", log.read_text())
 
 
 # --- a real client: the official TypeScript SDK ----------------------------------------------
