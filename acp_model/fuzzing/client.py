@@ -442,8 +442,9 @@ class FuzzClient:
     def do_sync(self) -> None:
         """A request the agent must answer: its response proves what the agent has read."""
         rid = next(self._ids)
+        mark = self.proc.mark()  # the answer comes after the request: scan only from here
         self.proc.send({"jsonrpc": "2.0", "id": rid, "method": SYNC_METHOD, "params": {}})
-        self.proc.wait_for_index(lambda m: is_response_to(m, rid), self.deadline)
+        self.proc.wait_for_index(lambda m: is_response_to(m, rid), self.deadline, start=mark)
 
     def do_cancel_prompt_request(self, s: int) -> None:
         idx = self._session(s)
@@ -474,16 +475,18 @@ class FuzzClient:
             return
         elif kind == "request_batch":
             # A legal batch holding a request: the request still gets its own response.
+            mark = self.proc.mark()
             self.proc.send([{"jsonrpc": "2.0", "id": rid, "method": SYNC_METHOD, "params": {}},
                             {"jsonrpc": "2.0", "method": "_acp_model/note", "params": {}}])
-            self.proc.wait_for_index(lambda m: _answers(m, rid), self.deadline)
+            self.proc.wait_for_index(lambda m: _answers(m, rid), self.deadline, start=mark)
             return
         else:  # garbage: a truncated line the agent must survive
             self.proc.send_raw(GARBAGE, probe=True)
             self.do_sync()
             return
+        mark = self.proc.mark()
         self.proc.send(msg, probe=True)
-        self.proc.wait_for_index(lambda m: is_response_to(m, rid), self.deadline)
+        self.proc.wait_for_index(lambda m: is_response_to(m, rid), self.deadline, start=mark)
 
     # ------------------------------------------------------------------ end of example ----
     def drain(self, indices: Sequence[int]) -> None:
