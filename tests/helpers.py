@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp_model.oracle.offline import check_records
 from acp_model.spec.readings import DEFAULT, Readings
 from acp_model.trace.builder import TraceBuilder
+
+if TYPE_CHECKING:
+    from acp_model.fuzzing.transport import AgentProcess
 
 S = "s1"
 
@@ -35,3 +38,19 @@ def warned_rules(report: dict[str, Any]) -> set[str]:
 def assert_clean(report: dict[str, Any]) -> None:
     assert report["violations"] == [], report["violations"]
     assert report["verdict"] == "pass"
+
+
+def cancel_during_permission(p: AgentProcess, cwd: str) -> str:
+    """Drive a live agent (or a proxy in front of one) as an editor would: a session, a prompt
+    that asks for permission, then a cancel and the ``cancelled`` answer; returns the session."""
+    p.call("initialize", {"protocolVersion": 2, "capabilities": {},
+                          "info": {"name": "e", "version": "1"}})
+    sid = p.call("session/new", {"cwd": cwd, "mcpServers": []})["sessionId"]
+    p.request("session/prompt", {"sessionId": sid,
+                                 "prompt": [{"type": "text", "text": "fix it"}]})
+    perm = p.wait_for(lambda m: isinstance(m, dict)
+                      and m.get("method") == "session/request_permission", timeout=10)
+    assert perm is not None
+    p.notify("session/cancel", {"sessionId": sid})
+    p.respond(perm["msg"]["id"], {"outcome": {"outcome": "cancelled"}})
+    return str(sid)

@@ -15,7 +15,7 @@ from acp_model.cli.main import main
 from acp_model.fuzzing.transport import AgentProcess
 from acp_model.report.sequence_svg import OFFENDING, sequence_svg, visible
 from acp_model.trace.format import read_trace
-from tests.helpers import S, base, turn_start
+from tests.helpers import S, base, cancel_during_permission, turn_start
 from tests.services.browser import colour_share, external_references, load, screenshot
 
 FAIL_RED = (0xB9, 0x1C, 0x1C)  # the verdict badge and the header's rule
@@ -105,16 +105,7 @@ def test_a_proxy_page_of_a_live_session(tmp_path: Path) -> None:
     argv = [sys.executable, "-m", "acp_model", "proxy", "--quiet", "--html", str(page), "--",
             *REFERENCE, "--mutant", "cancel_as_end_turn"]
     with AgentProcess(argv) as p:
-        p.call("initialize", {"protocolVersion": 2, "capabilities": {},
-                              "info": {"name": "e", "version": "1"}})
-        sid = p.call("session/new", {"cwd": str(tmp_path), "mcpServers": []})["sessionId"]
-        p.request("session/prompt", {"sessionId": sid, "prompt": [{"type": "text",
-                                                                     "text": "fix it"}]})
-        perm = p.wait_for(lambda m: isinstance(m, dict)
-                          and m.get("method") == "session/request_permission", timeout=10)
-        assert perm is not None
-        p.notify("session/cancel", {"sessionId": sid})
-        p.respond(perm["msg"]["id"], {"outcome": {"outcome": "cancelled"}})
+        cancel_during_permission(p, str(tmp_path))
         assert p.wait_for(lambda m: isinstance(m, dict) and m.get("params", {}).get(
             "update", {}).get("stopReason") is not None, timeout=10) is not None
     dom = _page_checks(page, tmp_path)

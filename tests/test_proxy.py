@@ -20,6 +20,7 @@ import pytest
 from acp_model.fuzzing.transport import AgentProcess
 from acp_model.oracle.offline import check_trace
 from acp_model.proxy.run import ProxyConfig, run_proxy
+from tests.helpers import cancel_during_permission
 
 ROOT = Path(__file__).resolve().parents[1]
 PROXY = [sys.executable, "-m", "acp_model", "proxy"]
@@ -156,16 +157,7 @@ def test_a_mutant_s_violation_shows_live_and_the_session_goes_on(tmp_path: Path)
     log = tmp_path / "live.log"
     argv = [*PROXY, "--log", str(log), "--", *REFERENCE, "--mutant", "cancel_as_end_turn"]
     with AgentProcess(argv) as p:
-        p.call("initialize", {"protocolVersion": 2, "capabilities": {},
-                              "info": {"name": "e", "version": "1"}})
-        sid = p.call("session/new", {"cwd": str(tmp_path), "mcpServers": []})["sessionId"]
-        p.request("session/prompt", {"sessionId": sid, "prompt": [{"type": "text",
-                                                                     "text": "fix it"}]})
-        perm = p.wait_for(lambda m: isinstance(m, dict)
-                          and m.get("method") == "session/request_permission", timeout=10)
-        assert perm is not None
-        p.notify("session/cancel", {"sessionId": sid})
-        p.respond(perm["msg"]["id"], {"outcome": {"outcome": "cancelled"}})
+        cancel_during_permission(p, str(tmp_path))
         with pytest.raises(Exception):  # noqa: B017 - any answer proves the cancel was read
             p.call("_acp_model/sync", {})
         deadline = time.monotonic() + 10
