@@ -2,7 +2,7 @@
 
 HypoFuzz runs Hypothesis tests for as long as you let it, on every core, choosing adaptively
 which test to give time to, with a live dashboard. The test class is given the example
-database of ``acp-model fuzz`` (``ACP_DB``); HypoFuzz manages its own findings::
+database of ``acp-model fuzz`` (``ACP_DB``), where HypoFuzz keeps its corpus and findings::
 
     ACP_AGENT="node my-agent.js --stdio" ACP_DB=redis://ci-redis:6379/0 \
         hypothesis fuzz -n 4 -- fuzz/test_hypofuzz.py      # dashboard on http://localhost:9999
@@ -52,7 +52,17 @@ Machine = _stack.enter_context(lifecycle_machine(CONFIG))
 atexit.register(_stack.close)
 
 
+# HypoFuzz fuzzes with the *default* settings (a stateful TestCase's runTest carries none of its
+# own) and collects only tests whose database is the default one: so the campaign's settings are
+# the loaded profile. derandomize is stated because Hypothesis loads its ``ci`` profile
+# (derandomize=True, no database) when ``CI`` is set, and HypoFuzz refuses a derandomized test.
+settings.register_profile("acp-model-hypofuzz", database=example_database(CONFIG),
+                          deadline=None, derandomize=False, stateful_step_count=CONFIG.steps,
+                          max_examples=200,  # HypoFuzz refuses tests that suppress nested_given
+                          suppress_health_check=[h for h in HealthCheck
+                                                 if h is not HealthCheck.nested_given])
+settings.load_profile("acp-model-hypofuzz")
+
+
 class TestAgentLifecycle(Machine.TestCase):  # type: ignore[name-defined,misc]
-    settings = settings(database=example_database(CONFIG), deadline=None,
-                        stateful_step_count=CONFIG.steps, max_examples=200,
-                        suppress_health_check=list(HealthCheck))
+    settings = settings()

@@ -177,7 +177,8 @@ def test_hypofuzz_runs_the_campaign_and_finds_a_planted_bug(tmp_path: Path) -> N
     hypothesis = Path(sys.executable).with_name("hypothesis")
     env = {**os.environ, "ACP_AGENT": " ".join([*MUTANT[:-2], "--mutant",
                                                 "cancel_as_end_turn"]),
-           "ACP_DB": str(tmp_path / "db"), "ACP_DEADLINE": "1"}
+           "ACP_DB": str(tmp_path / "db"), "ACP_DEADLINE": "1",
+           "CI": "true"}  # Hypothesis' ci profile (derandomize) must not reach HypoFuzz
     proc = subprocess.Popen([str(hypothesis), "fuzz", "-n", "1", "--no-dashboard", "--",
                              str(root / "fuzz" / "test_hypofuzz.py")], cwd=root, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -193,3 +194,5 @@ def test_hypofuzz_runs_the_campaign_and_finds_a_planted_bug(tmp_path: Path) -> N
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(30)
     assert any("Found a failing input" in line for line in lines), "".join(lines)
+    # HypoFuzz's corpus and the failure are in the agent's store under ACP_DB
+    assert any(p.is_file() for p in (tmp_path / "db").rglob("*")), "nothing in ACP_DB"

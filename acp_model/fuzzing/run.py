@@ -131,6 +131,7 @@ def run_fuzz(cfg: FuzzConfig, *, on_progress: Callable[[Recorder], None] | None 
             examples = cfg.max_examples if round_no == 0 else max(10, cfg.max_examples // 2)
             chosen = settings(max_examples=examples, stateful_step_count=cfg.steps,
                               deadline=None, report_multiple_bugs=False,
+                              derandomize=False,  # not the ``ci`` profile's: rounds must differ
                               database=database if round_no == 0 or database is None
                               else _KeepStored(database),
                               suppress_health_check=list(HealthCheck),
