@@ -11,7 +11,7 @@ from acp_model.model.context import Context
 from acp_model.model.engine import LibraryEngine, TableEngine, compile_machine
 from acp_model.model.events import Ev
 from acp_model.model.session import EVENTS, SessionLifecycle, SessionModel
-from acp_model.model.vocab import ConnEvent
+from acp_model.model.vocab import ConnEvent, Event
 from acp_model.spec.readings import DEFAULT, READING_DEFS, Readings
 from acp_model.spec.revisions import REVISIONS
 
@@ -61,6 +61,64 @@ def test_table_and_library_agree(steps: list, chosen: Readings) -> None:
         assert _summary(a) == _summary(b), (event, fields)
         assert snapshot.snapshot(fast_model) == snapshot.snapshot(slow_model)
     assert fast.exercised == slow.exercised
+
+
+def _as_the_monitor_delivers(steps: list) -> list:
+    """Drop a second answer to a permission request id: the monitor routes duplicate
+    responses to the RPC checks, never to the model (a new request may reuse the id)."""
+    out, answered = [], set()
+    for event, fields, proof in steps:
+        if event == Event.PERMISSION_REQUEST:
+            answered.discard(fields["id"])
+        elif event == Event.PERMISSION_ANSWER:
+            if fields["id"] in answered:
+                continue
+            answered.add(fields["id"])
+        out.append((event, fields, proof))
+    return out
+
+
+_TURN = [(Event.PROMPT, {"id": 9}), (Event.PROMPT_ACCEPTED, {"id": 9}),
+         (Event.RUNNING_REPORTED, {"id": 9})]
+
+
+def _cycle(fields: dict) -> list:
+    """A permission request that blocks the work, is answered and is acted on."""
+    return [(e, fields, proof) for e, proof in (
+        (Event.PERMISSION_REQUEST, False), (Event.REQUIRES_ACTION_REPORTED, False),
+        (Event.PERMISSION_ANSWER, False), (Event.RUNNING_REPORTED, False))]
+
+
+# a turn whose random events are mixed with whole permission cycles, where requests settle
+permission_steps = st.lists(st.one_of(
+    st.tuples(st.sampled_from(EVENTS), payloads, st.booleans()).map(lambda x: [x]),
+    payloads.map(_cycle)), max_size=12).map(
+        lambda parts: [(e, f, False) for e, f in _TURN] + [x for p in parts for x in p])
+
+
+@settings(max_examples=300)
+@given(steps=st.one_of(steps, permission_steps), chosen=readings)
+def test_retiring_settled_permission_requests_changes_no_verdict(steps: list,
+                                                                 chosen: Readings) -> None:
+    """The monitor retires settled requests out of the scans (``SessionModel.retire``); a
+    model that retires after every event judges every event as one that never retires."""
+    kept = SessionModel("s", Context(readings=chosen, keep_proofs=True))
+    lean = SessionModel("s", Context(readings=chosen, keep_proofs=True))
+    engine = TableEngine(TABLE, chosen)
+    for idx, (event, fields, proof) in enumerate(_as_the_monitor_delivers(steps)):
+        if proof:
+            kept.ctx.frontier = lean.ctx.frontier = idx
+        a = engine.fire(kept, event, Ev(idx, **fields))
+        b = engine.fire(lean, event, Ev(idx, **fields))
+        lean.retire()
+        assert _summary(a) == _summary(b), (idx, event, fields)
+        assert [(o.check.name, o.idx) for o in kept.obligations()] == \
+            [(o.check.name, o.idx) for o in lean.obligations()]
+        assert (kept.ctx.probable, kept.ctx.hints) == (lean.ctx.probable, lean.ctx.hints)
+        for pid in {f["id"] for _, f, _ in steps}:
+            assert kept.required_answers(pid) == lean.required_answers(pid)
+            assert kept.unanswered_rule(pid) == lean.unanswered_rule(pid)
+    assert len(lean.perms) <= len(kept.perms)
 
 
 conn_payloads = st.fixed_dictionaries({

@@ -17,6 +17,7 @@ from acp_model.model.reducers import (
     reduce_tool_call,
     reduce_usage,
     rendered_text,
+    view_summary,
 )
 
 texts = st.text(alphabet="abcxyz", min_size=1, max_size=4)
@@ -96,7 +97,7 @@ def test_reducers_never_mutate_their_input(items: list[dict[str, Any]]) -> None:
     snapshot = dict(before)
     reduce_message(before, chunk({"type": "text", "text": "z"}))
     reduce_message(before, upsert(None))
-    assert before == snapshot
+    assert dict(before) == snapshot
 
 
 def test_tool_call_defaults_patches_and_content_replacement() -> None:
@@ -134,7 +135,7 @@ def test_plans_replace_wholesale_and_usage_is_a_snapshot() -> None:
     p1 = {"type": "items", "planId": "p", "entries": [{"content": "a"}, {"content": "b"}]}
     p2 = {"type": "items", "planId": "p", "entries": [{"content": "c"}]}
     plans = reduce_plan(reduce_plan({}, {"plan": p1}), {"plan": p2})
-    assert plans == {"p": p2}
+    assert dict(plans) == {"p": p2}
     u = reduce_usage(None, {"used": 5, "size": 10, "cost": {"amount": 1, "currency": "USD"}})
     u = reduce_usage(u, {"used": 6, "size": 10})
     assert (u.used, u.cost) == (6, {"amount": 1, "currency": "USD"})
@@ -148,7 +149,21 @@ def test_session_view_routes_updates_and_permission_subjects() -> None:
                 {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"},
                 {"sessionUpdate": "_vendor", "x": 1}]:
         view = reduce_session(view, upd)
-    assert view.order == ("u1",) and view.state == "idle" and view.stop_reason == "end_turn"
+    assert tuple(view.order) == ("u1",) and view.state == "idle" and view.stop_reason == "end_turn"
     view = apply_permission_subject(view, {"title": "Prompt copy", "subject": {
         "type": "tool_call", "toolCall": {"toolCallId": "t9", "title": "Real title"}}})
     assert view.tools["t9"].title == "Real title"
+
+
+def test_the_view_summary_lists_the_tool_calls_reported_last() -> None:
+    """A violation carries the client's view in a few numbers: the last tool calls reported
+    (a persistent map has no order of its own; the view keeps the recent ids)."""
+    view = SessionView()
+    for n in range(12):
+        view = reduce_session(view, {"sessionUpdate": "tool_call_update",
+                                     "toolCallId": f"t{n}", "status": "pending"})
+    view = reduce_session(view, {"sessionUpdate": "tool_call_update", "toolCallId": "t0",
+                                 "status": "completed"})
+    summary = view_summary(view)["tool_calls"]
+    assert list(summary) == [f"t{n}" for n in range(5, 12)] + ["t0"]
+    assert summary["t0"] == "completed" and len(view.tools) == 12

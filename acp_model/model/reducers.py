@@ -3,7 +3,9 @@
 These are the merge rules the lifecycle text defines (RULES.md section 3): message upserts and
 chunks keyed by ``messageId`` (MSG-03..MSG-10), tool calls keyed by ``toolCallId`` (TOOL-03..
 TOOL-09), plans replaced wholesale per ``planId`` (PLAN-07) and usage snapshots. Inputs are never
-mutated: every call returns a new view (frozen dataclasses holding fresh dict copies).
+mutated: every call returns a new view. The mappings are persistent (``rpds.HashTrieMap``): a
+new view shares all but the changed entry with the old one, so the monitor can keep the view
+*before* an update for its checks at O(log n) per update, not a copy of a session's history.
 
 Key distinction, easy to get wrong: a *missing* field leaves the value alone, ``null`` clears it,
 ``[]`` clears content too, and a concrete array replaces everything (including chunk-appended
@@ -12,9 +14,11 @@ content). The seed's example: [A] then chunk B gives [A, B]; then [C] gives [C].
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
+
+from rpds import HashTrieMap, Queue
 
 from acp_model.model.check import allowance, check
 from acp_model.model.messages import Findings
@@ -59,10 +63,11 @@ class Usage:
 class SessionView:
     """What a client would render for one session."""
 
-    messages: dict[str, Message] = field(default_factory=dict)
-    order: tuple[str, ...] = ()  # message ids in first-seen order
-    tools: dict[str, ToolCall] = field(default_factory=dict)
-    plans: dict[str, Any] = field(default_factory=dict)
+    messages: HashTrieMap = field(default_factory=HashTrieMap)  # messageId -> Message
+    order: Queue = field(default_factory=Queue)  # message ids in first-seen order
+    tools: HashTrieMap = field(default_factory=HashTrieMap)  # toolCallId -> ToolCall
+    recent_tools: tuple[str, ...] = ()  # the last few tool calls reported (for summaries)
+    plans: HashTrieMap = field(default_factory=HashTrieMap)  # planId -> plan
     usage: Usage | None = None
     state: str | None = None
     stop_reason: Any = None
@@ -89,9 +94,14 @@ def _meta_patch(current: Any, update: dict[str, Any]) -> Any:
     return update.get("_meta", current)
 
 
+def _persistent(mapping: Mapping[str, Any]) -> HashTrieMap:
+    return mapping if isinstance(mapping, HashTrieMap) else HashTrieMap(mapping)
+
+
 @allowance("MSG-03", "MSG-04", "MSG-05", "MSG-06", "MSG-07", "MSG-08", "MSG-09", "MSG-10")
-def reduce_message(messages: dict[str, Message], update: dict[str, Any]) -> dict[str, Message]:
+def reduce_message(messages: Mapping[str, Message], update: dict[str, Any]) -> HashTrieMap:
     """Apply one message upsert or chunk; returns a new mapping."""
+    messages = _persistent(messages)
     kind = update.get("sessionUpdate", "")
     family = MESSAGE_FAMILY.get(kind)
     mid = update.get("messageId")
@@ -105,9 +115,7 @@ def reduce_message(messages: dict[str, Message], update: dict[str, Any]) -> dict
     else:
         new = replace(current, content=_content_patch(current.content, update),
                       meta=_meta_patch(current.meta, update))
-    out = dict(messages)
-    out[mid] = new
-    return out
+    return messages.insert(mid, new)
 
 
 _TOOL_FIELDS = {"title": "title", "kind": "kind", "status": "status", "rawInput": "raw_input",
@@ -115,8 +123,9 @@ _TOOL_FIELDS = {"title": "title", "kind": "kind", "status": "status", "rawInput"
 
 
 @allowance("TOOL-03", "TOOL-04", "TOOL-05", "TOOL-06", "TOOL-07", "TOOL-08", "TOOL-09")
-def reduce_tool_call(tools: dict[str, ToolCall], update: dict[str, Any]) -> dict[str, ToolCall]:
+def reduce_tool_call(tools: Mapping[str, ToolCall], update: dict[str, Any]) -> HashTrieMap:
     """Apply a tool_call_update (field patches) or a tool_call_content_chunk (append)."""
+    tools = _persistent(tools)
     tid = update.get("toolCallId")
     if not isinstance(tid, str):
         return tools
@@ -134,20 +143,17 @@ def reduce_tool_call(tools: dict[str, ToolCall], update: dict[str, Any]) -> dict
         changes["locations"] = _content_patch(current.locations, update, "locations")
         changes["meta"] = _meta_patch(current.meta, update)
         new = replace(current, **changes)
-    out = dict(tools)
-    out[tid] = new
-    return out
+    return tools.insert(tid, new)
 
 
 @allowance("PLAN-07")
-def reduce_plan(plans: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+def reduce_plan(plans: Mapping[str, Any], update: dict[str, Any]) -> HashTrieMap:
     """Each plan_update replaces that plan wholesale (never merged, PLAN-07)."""
+    plans = _persistent(plans)
     plan = update.get("plan")
     if not isinstance(plan, dict) or not isinstance(plan.get("planId"), str):
         return plans
-    out = dict(plans)
-    out[plan["planId"]] = plan
-    return out
+    return plans.insert(plan["planId"], plan)
 
 
 def reduce_usage(usage: Usage | None, update: dict[str, Any]) -> Usage | None:
@@ -167,10 +173,11 @@ def reduce_session(view: SessionView, update: dict[str, Any]) -> SessionView:
     if kind in MESSAGE_FAMILY:
         mid = update.get("messageId")
         order = view.order if mid in view.messages or not isinstance(mid, str) \
-            else (*view.order, mid)
+            else view.order.enqueue(mid)
         return replace(view, messages=reduce_message(view.messages, update), order=order)
     if kind in ("tool_call_update", "tool_call_content_chunk"):
-        return replace(view, tools=reduce_tool_call(view.tools, update))
+        return replace(view, tools=reduce_tool_call(view.tools, update),
+                       recent_tools=_recent(view.recent_tools, update.get("toolCallId")))
     if kind == "plan_update":
         return replace(view, plans=reduce_plan(view.plans, update))
     if kind == "usage_update":
@@ -184,6 +191,15 @@ def reduce_session(view: SessionView, update: dict[str, Any]) -> SessionView:
         return replace(view, state=state, stop_reason=reason, background=items,
                        background_listed=view.background_listed or bool(items))
     return view
+
+
+RECENT_TOOLS = 8  # tool calls a violation's view summary lists
+
+
+def _recent(recent: tuple[str, ...], tid: Any) -> tuple[str, ...]:
+    if not isinstance(tid, str) or (recent and recent[-1] == tid):
+        return recent
+    return (*(t for t in recent if t != tid), tid)[-RECENT_TOOLS:]
 
 
 def background_items(value: Any) -> tuple[tuple[str, str], ...] | None:
@@ -209,7 +225,8 @@ def apply_permission_subject(view: SessionView, params: dict[str, Any]) -> Sessi
     if isinstance(subject, dict) and subject.get("type") == "tool_call":
         tool = subject.get("toolCall")
         if isinstance(tool, dict):
-            return replace(view, tools=reduce_tool_call(view.tools, tool))
+            return replace(view, tools=reduce_tool_call(view.tools, tool),
+                           recent_tools=_recent(view.recent_tools, tool.get("toolCallId")))
     return view
 
 
@@ -236,7 +253,7 @@ def view_summary(view: SessionView) -> dict[str, Any]:
     for m in view.messages.values():
         families[m.family] = families.get(m.family, 0) + 1
     return {"state": view.state, "stop_reason": view.stop_reason, "messages": families,
-            "tool_calls": {tid: tc.status for tid, tc in list(view.tools.items())[-8:]},
+            "tool_calls": {tid: view.tools[tid].status for tid in view.recent_tools},
             "plans": len(view.plans)}
 
 

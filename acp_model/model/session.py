@@ -122,6 +122,8 @@ class Obligation:
 
 _EXPLAINS = MappingProxyType({"snapshot": False, "why": "what a failure's evidence cites; no "
                                                       "check reads it"})
+_RETIRED = MappingProxyType({"snapshot": False, "why": "the monitor's settled permission requests "
+                           "(see retire); the explorer never retires any"})
 _LIVE_ONLY = MappingProxyType({"snapshot": False, "why": "message ids of the live trace; the "
                                                        "explorer's alphabet has none"})
 
@@ -137,6 +139,9 @@ class SessionModel:
     early_user_messages: int = 0
     cancels: list[CancelRec] = field(default_factory=list)
     perms: dict[Any, PermRec] = field(default_factory=dict)
+    # Requests whose part in the lifecycle is over, out of the scans (:meth:`retire`); still
+    # found by id for the tool calls they guard.
+    retired: dict[Any, PermRec] = field(default_factory=dict, metadata=_RETIRED)
     tools: dict[str, ToolRec] = field(default_factory=dict)
     work_tools: set[str] = field(default_factory=set)
     cancelled_tools: set[str] = field(default_factory=set)
@@ -234,7 +239,7 @@ class SessionModel:
         After a cancel, only the cancelled outcome; under reading A-14=both also error -32800
         once the agent withdrew the request with ``$/cancel_request``.
         """
-        perm = self.perms.get(perm_id)
+        perm = self.perm(perm_id)
         if perm is None or not perm.owed_cancel:
             return None
         allowed = {(Answer.CANCELLED, None)}
@@ -244,7 +249,7 @@ class SessionModel:
 
     def unanswered_rule(self, perm_id: Any) -> CheckMeta:
         """Which obligation an unanswered permission request breaks."""
-        perm = self.perms.get(perm_id)
+        perm = self.perm(perm_id)
         if perm is not None and perm.state == PermState.WITHDRAWN:
             return WITHDRAWN_ANSWERED
         if perm is not None and perm.owed_cancel:
@@ -441,7 +446,11 @@ class SessionModel:
     def _guard(self, ev: Ev) -> PermRec | None:
         """The permission request guarding the event's tool call, if any."""
         tool = self.tools.get(ev.tool_call_id or "")
-        return self.perms.get(tool.perm) if tool is not None else None
+        return self.perm(tool.perm) if tool is not None else None
+
+    def perm(self, perm_id: Any) -> PermRec | None:
+        """The permission request ``perm_id``, open, answered or retired."""
+        return self.perms.get(perm_id) or self.retired.get(perm_id)
 
     # =====================================================================================
     # Evidence: which messages prove a race-dependent failure.
@@ -761,6 +770,9 @@ class SessionModel:
 
     @allowance("PERM-01", "PERM-13")
     def note_permission_request(self, ev: Ev) -> None:
+        # a reused id names the new request from now on, the newest in order
+        self.retired.pop(ev.id, None)
+        self.perms.pop(ev.id, None)
         perm = PermRec(ev.id, ev.idx, ev.tool_call_id, MappingProxyType(dict(ev.options or {})))
         perm.owed_cancel = self._owing_cancel()
         perm.unreported_block = self.state == "running"
@@ -834,6 +846,23 @@ class SessionModel:
                                "idle(cancelled) (reading A-04=idle-cancelled)")
                     for c in self.cancels if c.status == CancelStatus.QUIET and c.owes_reply]
         return out
+
+    def retire(self) -> None:
+        """Move permission requests no scan can see again out of ``perms`` (the monitor's
+        bound on a long session's cost; verdicts do not change).
+
+        A request is settled once it is answered (the client's later answers to its id never
+        reach the model: they are duplicates), owes no requires_action report (STATE-05) and
+        its answer is at or below what the agent probably read (``acted_on`` on it is a no-op
+        from then on, the read frontier only grows). Every check that scans ``perms`` then
+        skips it; what reads it by id (PERM-11, STATE-06, CANCEL-04 via :meth:`perm`) finds it
+        in ``retired``. Not called by the explorer: its snapshots list ``perms``.
+        """
+        probable = self.ctx.probable
+        for pid, perm in list(self.perms.items()):
+            if perm.state == PermState.ANSWERED and not perm.unreported_block \
+                    and perm.answer_idx <= probable:
+                self.retired[pid] = self.perms.pop(pid)
 
     def compact(self) -> None:
         """Forget answered permission requests no check can read any more.

@@ -94,6 +94,12 @@ def _generated(model_cls: type) -> tuple[Callable[..., Any], Callable[..., Any],
             names[rec.__name__] = rec
             args = ", ".join(f"x.{f.name}" for f in dataclasses.fields(rec))
             copy = f"{rec.__name__}({args})"
+            if meta.get("snapshot") is False:  # copied, not compared (nor its indices)
+                EXCLUDED[(model_cls.__name__, name)] = meta.get("why", "")
+                clone.append(f"    c.{name} = {{k: {copy} for k, x in m.{name}.items()}} "
+                             f"if m.{name} else {{}}" if kind == "dict" else
+                             f"    c.{name} = [{copy} for x in m.{name}]")
+                continue
             if kind == "list":
                 clone.append(f"    c.{name} = [{copy} for x in m.{name}] if m.{name} else []")
                 item = _record_expr(rec, "x")

@@ -51,6 +51,7 @@ CONNECTION_TABLE = compile_machine(ConnectionLifecycle, ConnectionModel)
 
 MAX_REPORTS_PER_CHECK = 200  # per (rule, check): a flooding agent must not exhaust memory
 MAX_DIAGNOSES_PER_DEF = 25
+RETIRE_AT = 16  # permission requests a session keeps in its scans before settled ones retire
 EXAMPLES_PER_RULE = 5  # trace indices a report lists per rule
 
 _BASELINE_SESSION_METHODS = frozenset({"session/new", "session/prompt"})
@@ -85,6 +86,8 @@ class Monitor:
         self.conn = ConnectionModel(ctx=self.ctx)
         self.sessions: dict[str, SessionModel] = {}
         self.views: dict[str, reducers.SessionView] = {}
+        # per session: the size of ``perms`` at which settled requests are retired next
+        self._retire_at: dict[str, int] = {}
         self.rpc = Rpc()
         self.prompt_caps: dict[str, Any] | None = None
         self.violations: list[Violation] = []
@@ -235,7 +238,7 @@ class Monitor:
 
     def permission_options(self, sid: str, req_id: Any) -> Mapping[str, Any]:
         sess = self.sessions.get(sid)
-        perm = sess.perms.get(req_id) if sess is not None else None
+        perm = sess.perm(req_id) if sess is not None else None
         return perm.options if perm is not None else {}
 
     def required_answers(self, sid: str, req_id: Any) -> frozenset[tuple[str, int | None]] | None:
@@ -370,6 +373,11 @@ class Monitor:
         failures = self.session_engine.fire(sess, event, ev)
         if failures:
             self._failures(failures, ev.idx, sid, what, self.session_engine.evidence)
+        if len(sess.perms) >= self._retire_at.get(sid, RETIRE_AT):
+            # amortised: a scan each time the live requests double, so a long session's
+            # scans stay proportional to its open requests, not to every request it ever had
+            sess.retire()
+            self._retire_at[sid] = max(RETIRE_AT, 2 * len(sess.perms))
 
     def _schema(self, def_name: str | None, instance: Any, idx: int, what: str,
                 method: str) -> None:
@@ -591,7 +599,7 @@ class Monitor:
             if not has_error:
                 self._findings(messages.permission_result(result, self.rev), idx, what, req.session)
             sess = self.sessions[req.session]
-            perm = sess.perms.get(req_id)
+            perm = sess.perm(req_id)
             answer = permissions.classify(perm.options if perm is not None else None, result,
                                           has_error)
             self._session_event(req.session, Event.PERMISSION_ANSWER,
