@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -167,3 +168,37 @@ def test_the_view_summary_lists_the_tool_calls_reported_last() -> None:
     summary = view_summary(view)["tool_calls"]
     assert list(summary) == [f"t{n}" for n in range(5, 12)] + ["t0"]
     assert summary["t0"] == "completed" and len(view.tools) == 12
+
+
+@pytest.mark.parametrize("update", [
+    {"sessionUpdate": "agent_message_chunk", "messageId": "m9",
+     "content": {"type": "text", "text": "x"}},
+    {"sessionUpdate": "tool_call_update", "toolCallId": "t9", "status": "pending"},
+    {"sessionUpdate": "plan_update", "plan": {"type": "items", "planId": "p9", "entries": []}},
+    {"sessionUpdate": "usage_update", "used": 1, "size": 2},
+    {"sessionUpdate": "state_update", "state": "running"},
+    {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn",
+     "background": [{"type": "terminal", "terminalId": "x"}]},
+])
+def test_an_update_keeps_every_view_field_it_does_not_own(update: dict[str, Any]) -> None:
+    """reduce_session builds views field by field (for speed): a field added to SessionView
+    must be carried over by every branch, which this test sees for each field."""
+    import dataclasses
+
+    view = SessionView(**{f.name: _sentinel(f.name) for f in dataclasses.fields(SessionView)})
+    after = reduce_session(view, update)
+    owned = {"agent_message_chunk": {"messages", "order"},
+             "tool_call_update": {"tools", "recent_tools"}, "plan_update": {"plans"},
+             "usage_update": {"usage"},
+             "state_update": {"state", "stop_reason", "background", "background_listed"}}
+    for f in dataclasses.fields(SessionView):
+        if f.name not in owned[update["sessionUpdate"]]:
+            assert getattr(after, f.name) is getattr(view, f.name), f.name
+
+
+def _sentinel(name: str) -> Any:
+    from rpds import HashTrieMap, Queue
+
+    return {"messages": HashTrieMap(), "tools": HashTrieMap(), "plans": HashTrieMap(),
+            "order": Queue(), "recent_tools": ("t0",), "background": (("terminal", "y"),),
+            "background_listed": True, "usage": None}.get(name, object())
