@@ -384,8 +384,9 @@ class Monitor:
                 method: str) -> None:
         if def_name is None or not self.validate:
             return
+        counts = self.extra_exercised
         for meta in validation.schema_rules_exercised(method, def_name, instance, self.rev):
-            self._bump(meta.rule)
+            counts[meta.rule] = counts.get(meta.rule, 0) + 1
         if self._diagnosed.get(def_name, 0) >= MAX_DIAGNOSES_PER_DEF:
             # Precise diagnostics cost milliseconds; after a few, the verdict is enough.
             if not validation.fast_validator(def_name, self.rev)(instance):

@@ -217,13 +217,19 @@ def schema_rule(method: str, path: str, rev: str = SEED) -> CheckMeta:
 
 
 def schema_rules_exercised(method: str, def_name: str, instance: Any, rev: str = SEED
-                           ) -> list[CheckMeta]:
+                           ) -> tuple[CheckMeta, ...]:
     """The rules a validation of ``instance`` against ``def_name`` judges (report counts)."""
     branch, _, _ = _narrow(def_name, instance, (), rev)
+    return _rules_for(method, def_name, branch, rev)
+
+
+@cache
+def _rules_for(method: str, def_name: str, branch: str, rev: str) -> tuple[CheckMeta, ...]:
+    """(cached: the monitor asks once per message)"""
     seen = {def_name, branch}
     out = [SCHEMA_VALID]
     for m, _, meta, defs in _SCHEMA_RULES:
         if m == method and defs & seen and meta.rule not in {o.rule for o in out} \
                 and RULES[meta.rule].applies(rev):
             out.append(meta)
-    return out
+    return tuple(out)
