@@ -37,7 +37,7 @@ import json
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -334,25 +334,41 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not cases:
         parser.error(f"the {args.plan} plan has no case for that selection")
     started = time.monotonic()
-    if args.jobs > 1:
-        with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-            outcomes = list(pool.map(run_case, cases, [args.out] * len(cases)))
-    else:
-        outcomes = []
-        for case in cases:
-            outcomes.append(run_case(case, args.out))
-            print(table(outcomes[-1:]).splitlines()[1], flush=True)
+    outcomes: list[Outcome] = []
+    interrupted = False
+    try:
+        if args.jobs > 1:  # one line per case as it ends, in the order they end
+            with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+                futures = [pool.submit(run_case, case, args.out) for case in cases]
+                try:
+                    for future in as_completed(futures):
+                        outcomes.append(future.result())
+                        print(table(outcomes[-1:]).splitlines()[1], flush=True)
+                except BaseException:
+                    for future in futures:
+                        future.cancel()
+                    raise
+        else:
+            for case in cases:
+                outcomes.append(run_case(case, args.out))
+                print(table(outcomes[-1:]).splitlines()[1], flush=True)
+    except KeyboardInterrupt:  # what finished is still reported and written
+        interrupted = True
+    order = {case.id: n for n, case in enumerate(cases)}
+    outcomes.sort(key=lambda o: order[o.case.id])
     print(table(outcomes))
     bad = [o for o in outcomes if not o.ok]
     for o in bad:
         print("\n" + o.explain())
     print(f"\n{len(outcomes) - len(bad)}/{len(outcomes)} cases as expected in "
-          f"{time.monotonic() - started:.0f} s")
+          f"{time.monotonic() - started:.0f} s"
+          + (f" (interrupted: {len(cases) - len(outcomes)} cases not run)" if interrupted
+             else ""))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump([{**asdict(o), "case": {**asdict(o.case), "id": o.case.id}}
                        for o in outcomes], fh, indent=2)
-    return 1 if bad else 0
+    return 130 if interrupted else 1 if bad else 0
 
 
 if __name__ == "__main__":
