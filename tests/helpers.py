@@ -54,3 +54,27 @@ def cancel_during_permission(p: AgentProcess, cwd: str) -> str:
     p.notify("session/cancel", {"sessionId": sid})
     p.respond(perm["msg"]["id"], {"outcome": {"outcome": "cancelled"}})
     return str(sid)
+
+
+def wait_gone(pids: list[int], timeout: float) -> None:
+    """Wait until every process in ``pids`` has exited (not only our children: a pidfd
+    becomes readable when its process ends), or ``timeout`` passes."""
+    import os
+    import select
+    import time
+
+    fds = []
+    for pid in pids:
+        try:
+            fds.append(os.pidfd_open(pid))
+        except ProcessLookupError:
+            continue  # already gone
+    try:
+        end = time.monotonic() + timeout
+        waiting = list(fds)
+        while waiting and (left := end - time.monotonic()) > 0:
+            ready, _, _ = select.select(waiting, [], [], left)
+            waiting = [fd for fd in waiting if fd not in ready]
+    finally:
+        for fd in fds:
+            os.close(fd)

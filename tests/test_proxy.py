@@ -11,7 +11,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,7 @@ import pytest
 from acp_model.fuzzing.transport import AgentProcess
 from acp_model.oracle.offline import check_trace
 from acp_model.proxy.run import ProxyConfig, run_proxy
-from tests.helpers import cancel_during_permission
+from tests.helpers import cancel_during_permission, wait_gone
 
 ROOT = Path(__file__).resolve().parents[1]
 PROXY = [sys.executable, "-m", "acp_model", "proxy"]
@@ -92,6 +91,10 @@ def test_the_exit_status_is_the_agent_s(agent_args: list[str], code: int) -> Non
     assert proc.returncode == code, proc.stderr
 
 
+def _leftover_pids(tag: str) -> list[int]:
+    return [int(line.split()[0]) for line in _leftovers(tag)]
+
+
 def _leftovers(tag: str) -> list[str]:
     out = subprocess.run(["pgrep", "-af", tag], capture_output=True, text=True).stdout
     return [line for line in out.splitlines() if "pgrep" not in line]
@@ -118,9 +121,7 @@ def test_a_signal_ends_the_session_and_the_agent_group(sig: int, tmp_path: Path)
     assert proc.returncode == 128 + sig, err[-2000:]
     doc = json.loads(report.read_text())
     assert doc["proxy"]["signal"] == sig
-    deadline = time.monotonic() + 5
-    while _leftovers(tag) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_gone(_leftover_pids(tag), timeout=5)  # killed, perhaps not yet reaped
     assert _leftovers(tag) == []
 
 
@@ -160,9 +161,7 @@ def test_a_mutant_s_violation_shows_live_and_the_session_goes_on(tmp_path: Path)
         cancel_during_permission(p, str(tmp_path))
         with pytest.raises(Exception):  # noqa: B017 - any answer proves the cancel was read
             p.call("_acp_model/sync", {})
-        deadline = time.monotonic() + 10
-        while "CANCEL-07" not in p.stderr_text() and time.monotonic() < deadline:
-            time.sleep(0.05)
+        p.wait_stderr("CANCEL-07", timeout=10)
         # Live, mid-session. A failure when the sync's answer (proof the cancel was read)
         # came before the idle; under load it can come after, and then the same violation is
         # only probable: a warning (sound, not a miss).

@@ -230,6 +230,8 @@ class AgentProcess:
         self._closed = False
         self._cursor = 0
         self._stderr = _RingBuffer(stderr_bytes)
+        self._stderr_cond = threading.Condition()  # notified per stderr chunk and at its EOF
+        self._stderr_eof = False
         self._stderr_file = open(stderr_path, "wb") if stderr_path is not None else None  # noqa: SIM115
         self._stderr_file_left = stderr_file_bytes
 
@@ -281,6 +283,14 @@ class AgentProcess:
     def stderr_text(self) -> str:
         """The last ``stderr_bytes`` bytes the agent wrote to stderr, decoded leniently."""
         return self._stderr.getvalue().decode("utf-8", errors="replace")
+
+    def wait_stderr(self, text: str, timeout: float) -> bool:
+        """Wait until ``text`` appears in what the agent wrote to stderr (False: it did not
+        within ``timeout`` seconds, or stderr was closed without it)."""
+        with self._stderr_cond:
+            return self._stderr_cond.wait_for(
+                lambda: text in self.stderr_text() or self._stderr_eof, timeout) \
+                and text in self.stderr_text()
 
     @property
     def stderr_total_bytes(self) -> int:
@@ -439,13 +449,20 @@ class AgentProcess:
 
     def _read_stderr(self) -> None:
         assert self._proc.stderr is not None
-        for chunk in self._chunks(self._proc.stderr.fileno()):
-            self._stderr.write(chunk)
-            if self._stderr_file is not None and self._stderr_file_left > 0:
-                piece = chunk[: self._stderr_file_left]
-                self._stderr_file_left -= len(piece)
-                with contextlib.suppress(OSError, ValueError):
-                    self._stderr_file.write(piece)
+        try:
+            for chunk in self._chunks(self._proc.stderr.fileno()):
+                with self._stderr_cond:
+                    self._stderr.write(chunk)
+                    self._stderr_cond.notify_all()
+                if self._stderr_file is not None and self._stderr_file_left > 0:
+                    piece = chunk[: self._stderr_file_left]
+                    self._stderr_file_left -= len(piece)
+                    with contextlib.suppress(OSError, ValueError):
+                        self._stderr_file.write(piece)
+        finally:
+            with self._stderr_cond:
+                self._stderr_eof = True
+                self._stderr_cond.notify_all()
 
     def _wait_exit(self) -> None:
         code = self._proc.wait()
