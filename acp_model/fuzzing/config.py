@@ -25,6 +25,7 @@ class FuzzConfig:
     max_rounds: int = 4
     shrink_budget: float = 15.0
     stop_on: frozenset[str] = frozenset()  # stop generating once all of these rules are found
+    guided: bool = True  # coverage guidance with target() (off only to measure what it buys)
     cwd: str | None = None
     env: dict[str, str] | None = None
     # Root directory of Hypothesis' example database (one subdirectory per agent, see

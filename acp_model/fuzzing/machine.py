@@ -44,7 +44,7 @@ def prompt_blocks(capabilities: dict[str, Any]) -> st.SearchStrategy[list[dict[s
 
 
 def build_machine(begin: Callable[[], Example], end: Callable[[Example], None],
-                  capabilities: dict[str, Any], max_sessions: int
+                  capabilities: dict[str, Any], max_sessions: int, guided: bool = True
                   ) -> type[RuleBasedStateMachine]:
     """A machine class bound to one fuzz run (its agent pool, recorder and settings)."""
     session = st.integers(0, max_sessions - 1)
@@ -122,6 +122,7 @@ def build_machine(begin: Callable[[], Example], end: Callable[[Example], None],
             # Coverage guidance: Hypothesis mutates the examples that score highest, so
             # examples that drive the session machine through more distinct transitions are
             # explored further (the report's coverage samples show whether it plateaus).
-            target(float(self.ex.distinct_transitions), label="distinct model transitions")
+            if guided:
+                target(float(self.ex.distinct_transitions), label="distinct model transitions")
 
     return AcpLifecycleFuzz

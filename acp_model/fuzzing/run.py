@@ -125,7 +125,8 @@ def run_fuzz(cfg: FuzzConfig, *, on_progress: Callable[[Recorder], None] | None 
                 raise BudgetExhausted from None
             return Example(client, recorder, deadline=cfg.deadline)
 
-        machine = build_machine(begin, pool.end_example, capabilities, cfg.max_sessions)
+        machine = build_machine(begin, pool.end_example, capabilities, cfg.max_sessions,
+                                cfg.guided)
         for round_no in range(cfg.max_rounds if first is not None else 0):
             known = set(recorder.found)
             examples = cfg.max_examples if round_no == 0 else max(10, cfg.max_examples // 2)

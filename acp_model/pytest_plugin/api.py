@@ -50,7 +50,8 @@ def lifecycle_machine(cfg: FuzzConfig) -> Iterator[type[RuleBasedStateMachine]]:
                 raise ShrinkBudgetSpent  # the shortest failing program is already recorded
             return Example(pool.client(), recorder, deadline=cfg.deadline)
 
-        machine = build_machine(begin, pool.end_example, capabilities, cfg.max_sessions)
+        machine = build_machine(begin, pool.end_example, capabilities, cfg.max_sessions,
+                                cfg.guided)
         machine.acp_recorder = recorder  # type: ignore[attr-defined]
         machine.acp_pool = pool  # type: ignore[attr-defined]
         machine.acp_config = cfg  # type: ignore[attr-defined]
