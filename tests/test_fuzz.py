@@ -122,6 +122,7 @@ def _leftovers(marker: str) -> list[str]:
     ("nonjson", 1, "RPC-04"),
     ("closestdout", 1, "ACPM-ALIVE"),
     ("exitidle", 0, "ACPM-ALIVE"),  # owing nothing when it exits: a warning, not a failure
+    ("exitunread", 0, "ACPM-ALIVE"),  # a clean exit racing a prompt it never answered: a warning
     ("ignoreterm", 0, None),
     ("grandchild", 0, None),
 ])

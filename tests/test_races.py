@@ -391,3 +391,19 @@ def test_one_cancel_may_end_the_work_and_a_prompt_it_caught_unaccepted() -> None
     assert_clean(check(t))
     t.prompt(S, 12).accepted(12).user_message(S).running(S).idle(S, "cancelled")
     assert failed_rules(check(t)) == {"CANCEL-11"}  # but it does not reach a later prompt
+
+
+def test_what_is_owed_says_whether_the_agent_provably_knew() -> None:
+    """ACPM-ALIVE fails an agent that exits cleanly only for what it provably knew it owed: a
+    prompt still unread when it exited may have been sent as it did."""
+    from acp_model.oracle.monitor import Monitor
+
+    t = base().prompt(S, 50)
+    monitor = Monitor(DEFAULT)
+    for rec in t.records:
+        monitor.feed(rec)
+    assert [provable for text, provable in monitor.owed() if "#" in text] == [False]
+    for rec in TraceBuilder().sync(req_id=51).records:  # a later request, answered
+        monitor.feed(rec)
+    assert [provable for text, provable in monitor.owed()
+            if "session/prompt" in text] == [True]

@@ -358,8 +358,9 @@ class FuzzClient:
         idx = self._session(s)
         if idx is None:
             return
-        if late:
-            self._wait(lambda: bool(self.open_permissions(idx)), min(self.deadline, 0.05))
+        if late:  # a quiet session asks for nothing: waiting for a request would only idle
+            self._wait(lambda: bool(self.open_permissions(idx)) or not self.busy(idx),
+                       min(self.deadline, 0.05))
         else:
             self._wait(lambda: bool(self.open_permissions(idx)) or self.settled(idx),
                        min(self.deadline, 0.2))
@@ -399,8 +400,11 @@ class FuzzClient:
         if mode == "tick":
             time.sleep(self.tick)
         elif mode == "update":
-            if not self.busy(idx):
-                return  # a quiet session owes nothing: waiting would only cost time
+            if not self.busy(idx) or self.open_permissions(idx):
+                # A quiet session owes nothing, and work blocked on our answer sends nothing
+                # until we give it: the wait would only run out (time passing while blocked
+                # is what ``tick`` generates).
+                return
             mark = self.proc.mark()
             sid = self.sessions[idx].sid
             self.proc.wait_for_index(lambda m: isinstance(m, dict) and isinstance(
@@ -529,12 +533,23 @@ class FuzzClient:
                 else "the agent closed its stdout")
         with self.lock:
             owed = self.monitor.owed()
-            # The text forbids leaving what is owed undelivered, not exiting as such.
-            detail = (f" while it still owed {'; '.join(owed[:3])}" if owed
-                      else " owing nothing (a warning: the client did not close stdin)")
+            # The text forbids leaving what is owed undelivered, not exiting as such; and what
+            # an agent that ends cleanly (exit code 0) cannot be shown to have read may have
+            # been sent as it exited. A crash (another code, a signal, stdout closed while it
+            # runs) ends nothing deliberately: everything owed counts.
+            clean = code == 0
+            known = [text for text, provable in owed if provable or not clean]
+            unread = [text for text, provable in owed if clean and not provable]
+            if known:
+                detail = f" while it still owed {'; '.join(known[:3])}"
+            elif unread:
+                detail = (f" with {'; '.join(unread[:3])} still owed, but not provably read "
+                          "(a warning: the request may have been sent as it exited)")
+            else:
+                detail = " owing nothing (a warning: the client did not close stdin)"
             self.monitor.note(STAYS_ALIVE, what + detail + (f"; stderr ends with: {tail}"
                                                             if tail else ""),
-                              level=None if owed else Level.WARN)
+                              level=None if known else Level.WARN)
 
     def violations_since(self, count: int) -> list[Violation]:
         self.caught_up()

@@ -382,7 +382,10 @@ _R: list[Rule] = [
          "§5 (a request MUST be answered); prompt-lifecycle.mdx §4 Report Completion",
          tck=("ACP-JSONRPC-005",),
          notes="Judged by the fuzzer, which owns the process; a recorded trace cannot show it. "
-               "An agent that exits owing nothing only warns: the text does not forbid it.",
+               "An agent that exits owing nothing only warns: the text does not forbid it. One "
+               "that exits cleanly (code 0) fails only for what it provably knew it owed (work "
+               "it accepted or reported, a request a later response proves read); a request it "
+               "may not have read before exiting warns. A crash counts everything owed.",
          fuzz_only=True),
     Rule("ACPM-OUTPUT", "agent", "SHOULD", "safety",
          "The agent's output stays within the harness's bounds (the transcript cap, default "

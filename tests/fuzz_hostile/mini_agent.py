@@ -2,7 +2,8 @@
 
 ``--tag X`` is ignored: tests use it to find their own processes. Modes: crash, hang,
 flood (100 MB of lines), hugeline (one 50 MB line), badutf8, nonjson,
-closestdout, exitidle (exits after finishing its 2nd turn, owing nothing),
+closestdout, exitidle (exits after finishing its 2nd turn, owing nothing), exitunread (exits
+with code 0 on reading its 2nd prompt: owed, but not provably read),
 ignoreterm (correct, but ignores SIGTERM and stdin EOF), grandchild (correct, but
 leaves a SIGTERM-ignoring grandchild behind), none (correct).
 """
@@ -41,6 +42,8 @@ def turn(rid, sid):
 def turn_hostile():
     if MODE == "crash":
         os._exit(5)
+    if MODE == "exitunread":  # ends cleanly on reading a prompt: nothing proves it read it
+        os._exit(0)
     if MODE == "hang":
         while True:
             time.sleep(1)
