@@ -198,3 +198,28 @@ def test_each_example_scores_its_distinct_transitions_for_hypothesis_target(
     assert {label for _, label in scores} == {"distinct model transitions"}
     assert max(v for v, _ in scores) >= 3  # a prompt turn alone fires several
     assert all(0 <= v <= result.recorder.coverage[-1]["transitions"] for v, _ in scores)
+
+
+@pytest.mark.slow  # slow timing: the held prompt's work takes about half a second
+def test_the_drain_cancels_the_work_a_held_prompt_starts_after_its_cancel() -> None:
+    """A prompt held behind the work the drain cancels starts its own work afterwards (A-10
+    leaves that open): new work gets its own cancel and deadline, never the first cancel's
+    verdict (which once failed correct agents under CANCEL-06 in slow timing)."""
+    from acp_model.fuzzing.shrink import replay_once
+
+    agent = [sys.executable, "-m", "acp_model.agents.reference", "--design", "busy=queue",
+             "--timing", "slow", "--seed", "1"]
+    text = [{"type": "text", "text": "task 171"}]
+    held = [{"type": "text", "text": "task 299"}]  # 13 steps, no permission
+    actions = [{"op": "new_session"}, {"op": "prompt", "s": 0, "blocks": text},
+               {"op": "wait", "s": 0, "mode": "update"},
+               {"op": "wait", "s": 0, "mode": "update"},
+               {"op": "prompt", "s": 0, "blocks": held}]
+    out = replay_once(FuzzConfig(agent, deadline=1.0), actions, None)
+    assert out.violations == [] and out.error is None
+    msgs = [r["msg"] for r in out.records if isinstance(r.get("msg"), dict)]
+    running = [n for n, m in enumerate(msgs) if m.get("params", {}).get("update", {}).get(
+        "state") == "running"]
+    cancels = [n for n, m in enumerate(msgs) if m.get("method") == "session/cancel"]
+    assert len(running) == 2 and len(cancels) == 2, "the held prompt ran and was cancelled"
+    assert cancels[0] < running[1] < cancels[1]

@@ -40,6 +40,15 @@ def test_a_held_prompt_that_outlives_the_cancel_warns_by_default() -> None:
     assert_clean(check(t, KEEP))
 
 
+def test_a_held_prompt_s_work_still_running_at_the_end_owes_only_its_end() -> None:
+    """The held prompt's work outlived the cancel and is still running when the trace ends:
+    it owes an idle (STATE-02), not the cancelled idle the cancel asked of the work before it
+    (CANCEL-06), unless A-10=cancel says the cancel reached it."""
+    t = _held_prompt().accepted(11).user_message(S).running(S).agent_message(S)
+    assert failed_rules(check(t)) == {"STATE-02"}
+    assert failed_rules(check(t, CANCEL)) == {"CANCEL-06"}
+
+
 @pytest.mark.parametrize("design", ["reject", "cancel-at-once", "fold"])
 def test_the_other_held_prompt_designs_pass_under_every_reading(design: str) -> None:
     t = turn_start(base(), 10).prompt(S, 11).cancel(S).sync()

@@ -61,7 +61,8 @@ AXES: dict[str, tuple[tuple[str, str], ...]] = {
     "result": (  # the prompt's success result (PROMPT-05: an open object)
         ("empty", "{}"),
         ("meta", "{_meta: ...}"),
-        ("message-id", "{messageId: the user message's id} (like newer SDKs)"),
+        ("message-id", "{messageId: the user message's id} (like newer SDKs; a receipt, so "
+                       "a cancel also rejects held prompts, as that revision requires)"),
     ),
     "pending_cancel": (  # a cancel read while a prompt is still being accepted
         ("accept", "accept it anyway and end its work cancelled (A-10 b/c)"),

@@ -47,6 +47,7 @@ CLIENT_INFO = {"name": "acp-model", "title": "acp-model fuzzer", "version": __ve
 FINISH_MAX_ANSWERS = 16  # permission requests one finish action answers at most
 FINISH_DEADLINES = 4  # how long one finish action may wait, in deadlines
 SILENCE = 0.125  # of the deadline: a session the agent wrote nothing for this long is stalled
+MAX_RECANCELS = 8  # new works (held prompts starting) one drain cancels, each with a deadline
 GARBAGE = b'{"jsonrpc": "2.0", "method": "session/prompt", "params": '
 
 
@@ -501,25 +502,52 @@ class FuzzClient:
             self.check_alive()
 
     def _drain(self, indices: Sequence[int]) -> None:
+        cancelled_at: dict[int, int] = {}  # session -> transcript index of our last cancel
         for idx in indices:
             if self.busy(idx):
+                cancelled_at[idx] = self._next_index()
                 self.do_cancel(idx)
         if not self.proc.alive:
             return
         self.do_sync()
         end = time.monotonic() + self.deadline
+        recancels = 0
         while self.proc.alive:
-            self._wait(lambda: all(not self.busy(i) or self.open_permissions(i)
+
+            def new_work(i: int) -> bool:
+                # A prompt held behind the cancelled work may start its own work afterwards
+                # (A-10 leaves that open): it is new work, so it gets its own cancel and its
+                # own deadline rather than being judged by the first cancel's.
+                if i not in cancelled_at or not self.busy(i) or self.open_permissions(i):
+                    return False
+                with self.lock:
+                    return self.monitor.work_began(self.sessions[i].sid) > cancelled_at[i]
+
+            self._wait(lambda: all(not self.busy(i) or self.open_permissions(i) or new_work(i)
                                    for i in indices), max(0.0, end - time.monotonic()))
             asked = [(self.sessions[i].sid, rid) for i in indices
                      for rid in self.open_permissions(i)]
             for sid, rid in asked:  # asked for the cancelled work: as the model requires
                 if not self._answer_as_required(sid, rid):
                     self._answer(rid, CANCELLED)
+            started = [i for i in indices if new_work(i)] if recancels < MAX_RECANCELS else []
+            for i in started:
+                recancels += 1
+                cancelled_at[i] = self._next_index()
+                self.do_cancel(i)
+            if started:
+                end = time.monotonic() + self.deadline
+                continue
             if not asked or time.monotonic() >= end:
                 break
         self.do_sync()  # updates the agent wrote before reading this belong to this example
         self.caught_up()
+
+    def _next_index(self) -> int:
+        """The transcript index the next record gets, once the monitor has judged all so far."""
+        self.caught_up()
+        with self.lock:
+            return self.monitor.count
 
     def check_alive(self) -> None:
         """Report a crash or an early close of stdout once (ACPM-ALIVE)."""

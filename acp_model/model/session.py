@@ -827,7 +827,9 @@ class SessionModel:
                                       f"the client never answered permission request "
                                       f"#{perm.idx}"))
         if self.state in WORK:
-            cancel = next((c for c in self.cancels if c.status in OWING), None)
+            # A cancel read while this work's prompt was held behind earlier work binds it
+            # only under A-10=cancel: otherwise this is new work, owed only its end.
+            cancel = next((c for c in self.cancels if self._concerns_work(c)), None)
             if cancel is not None:
                 out.append(Obligation(CANCEL_ENDS_WORK, cancel.idx,
                                       f"session/cancel #{cancel.idx} was sent during foreground "

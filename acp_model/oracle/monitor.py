@@ -266,6 +266,12 @@ class Monitor:
         ok, _ = self.session_engine.allowed(sess, event, ev or Ev(self.count))
         return ok
 
+    def work_began(self, sid: str) -> int:
+        """Trace index where the session's current (or last) foreground work began (-1:
+        none yet); the fuzzer's drain cancels work that began after its cancel."""
+        sess = self.sessions.get(sid)
+        return sess.work_began if sess is not None else -1
+
     def view(self, sid: str) -> reducers.SessionView | None:
         """What a client renders for the session so far."""
         return self.views.get(sid)

@@ -152,6 +152,12 @@ class Agent(PromptsMixin, WorkMixin, PermissionsMixin):
         cancelled by a cancel)?"""
         return self.spec != "seed"
 
+    @property
+    def sends_receipts(self) -> bool:
+        """Does it answer an accepted prompt with ``{messageId}``, the newer revision's
+        receipt (its own revision, or the ``result=message-id`` design)?"""
+        return self.newer or self.design.result == "message-id"
+
     def state(self, s: Session, state: str, stop_reason: str | None = None) -> None:
         update: dict[str, Any] = {"sessionUpdate": "state_update", "state": state}
         if stop_reason is not None:

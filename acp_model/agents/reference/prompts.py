@@ -68,9 +68,11 @@ class PromptsMixin:
         drops them unanswered; otherwise they outlive the cancel (RULES.md A-10 d)."""
         if self.fault.drops_queued_on_cancel():
             s.queued.clear()
-        elif self.design.busy == "queue-reject" or (self.newer
+        elif self.design.busy == "queue-reject" or (self.sends_receipts
                                                     and not self.fault.keeps_held_prompts()):
-            # the newer revision: a cancel also cancels the prompts not yet inserted
+            # the newer revision: a cancel also cancels the prompts not yet inserted (and an
+            # agent that answers prompts with receipts is taken for one, by clients and by
+            # `--spec auto`, so it keeps that revision's promise)
             queued, s.queued = s.queued, []
             for pend in queued:
                 self.reply_error(pend.ctx, REQUEST_CANCELLED, "prompt cancelled while held")
@@ -131,7 +133,7 @@ class PromptsMixin:
         result: dict[str, Any] = {}
         if self.design.result == "meta":
             result["_meta"] = {"acpModel/promptIndex": pend.index}
-        if self.design.result == "message-id" or self.newer:
+        if self.sends_receipts:
             result["messageId"] = self.fault.receipt_id(msg_id)  # the receipt
         turn = s.turn
         joining = turn is not None
