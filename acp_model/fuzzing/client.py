@@ -510,19 +510,19 @@ class FuzzClient:
         if not self.proc.alive:
             return
         self.do_sync()
+
+        def new_work(i: int) -> bool:
+            # A prompt held behind the cancelled work may start its own work afterwards (A-10
+            # leaves that open): it is new work, so it gets its own cancel and its own
+            # deadline rather than being judged by the first cancel's.
+            if i not in cancelled_at or not self.busy(i) or self.open_permissions(i):
+                return False
+            with self.lock:
+                return self.monitor.work_began(self.sessions[i].sid) > cancelled_at[i]
+
         end = time.monotonic() + self.deadline
         recancels = 0
         while self.proc.alive:
-
-            def new_work(i: int) -> bool:
-                # A prompt held behind the cancelled work may start its own work afterwards
-                # (A-10 leaves that open): it is new work, so it gets its own cancel and its
-                # own deadline rather than being judged by the first cancel's.
-                if i not in cancelled_at or not self.busy(i) or self.open_permissions(i):
-                    return False
-                with self.lock:
-                    return self.monitor.work_began(self.sessions[i].sid) > cancelled_at[i]
-
             self._wait(lambda: all(not self.busy(i) or self.open_permissions(i) or new_work(i)
                                    for i in indices), max(0.0, end - time.monotonic()))
             asked = [(self.sessions[i].sid, rid) for i in indices
