@@ -47,7 +47,8 @@ CLIENT_INFO = {"name": "acp-model", "title": "acp-model fuzzer", "version": __ve
 FINISH_MAX_ANSWERS = 16  # permission requests one finish action answers at most
 FINISH_DEADLINES = 4  # how long one finish action may wait, in deadlines
 SILENCE = 0.125  # of the deadline: a session the agent wrote nothing for this long is stalled
-MAX_RECANCELS = 8  # new works (held prompts starting) one drain cancels, each with a deadline
+MAX_RECANCELS = 32  # new works one drain cancels, each with its own deadline: a queue of held
+# prompts (one example sends at most `steps` of them) is cancelled one by one, not judged at once
 GARBAGE = b'{"jsonrpc": "2.0", "method": "session/prompt", "params": '
 
 
