@@ -407,3 +407,17 @@ def test_what_is_owed_says_whether_the_agent_provably_knew() -> None:
         monitor.feed(rec)
     assert [provable for text, provable in monitor.owed()
             if "session/prompt" in text] == [True]
+
+
+def test_a_quiet_cancel_owed_a_reply_is_known_once_read() -> None:
+    """Under A-04=idle-cancelled the reply a quiet cancel is owed rests on that client message:
+    the agent provably knew of it only once it read the cancel."""
+    from acp_model.oracle.monitor import Monitor
+
+    monitor = Monitor(DEFAULT.parse(["A-04=idle-cancelled"]))
+    for rec in base().cancel(S).records:
+        monitor.feed(rec)
+    assert [provable for text, provable in monitor.owed() if "cancel" in text] == [False]
+    for rec in TraceBuilder().sync(req_id=51).records:
+        monitor.feed(rec)
+    assert [provable for text, provable in monitor.owed() if "cancel" in text] == [True]

@@ -118,6 +118,9 @@ class Obligation:
     check: CheckMeta
     idx: int  # -1: the end of the trace
     what: str
+    # Owed because of a client message at ``idx`` (the agent knew only if it read it), rather
+    # than because of work the agent accepted or reported itself.
+    by_client: bool = False
 
 
 _EXPLAINS = MappingProxyType({"snapshot": False, "why": "what a failure's evidence cites; no "
@@ -845,7 +848,7 @@ class SessionModel:
         if self.state not in WORK and self._replies_owed():
             out += [Obligation(IDLE_CANCEL_REPLIED, c.idx,
                                f"session/cancel #{c.idx} was never answered with "
-                               "idle(cancelled) (reading A-04=idle-cancelled)")
+                               "idle(cancelled) (reading A-04=idle-cancelled)", by_client=True)
                     for c in self.cancels if c.status == CancelStatus.QUIET and c.owes_reply]
         return out
 

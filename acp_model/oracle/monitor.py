@@ -28,7 +28,6 @@ from acp_model.model.engine import Failure, LibraryEngine, TableEngine, compile_
 from acp_model.model.events import Ev, content_key
 from acp_model.model.messages import Findings
 from acp_model.model.session import (
-    IDLE_CANCEL_REPLIED,
     PROMPT_ANSWERED,
     REQUEST_OBLIGATIONS,
     WITHDRAWN_ANSWERED,
@@ -205,15 +204,15 @@ class Monitor:
     def owed(self) -> list[tuple[str, bool]]:
         """What the agent still owes the client right now (requests, session obligations),
         each with whether the agent provably knew: a request it provably read (a response to
-        it or to a later one), or an obligation of work it accepted or reported itself (only
-        the reply a quiet cancel is owed under A-04 rests on a client message). A request still
-        in its input pipe when it exits was owed, but it cannot be shown that the agent knew."""
+        it or to a later one), or an obligation of work it accepted or reported itself
+        (``Obligation.by_client`` says which rest on a client message). A request still in its
+        input pipe when it exits was owed, but it cannot be shown that the agent knew."""
         read = self.ctx.read
         out = [(f"a response to {req.method} #{req.idx}", read(req.idx))
                for req in self.rpc.open["c2a"].values() if not req.judged]
         for sid, sess in self.sessions.items():
             out += [(f"{ob.what} (session {sid})",
-                     ob.check is not IDLE_CANCEL_REPLIED or read(ob.idx))
+                     not ob.by_client or read(ob.idx))
                     for ob in sess.obligations() if ob.check not in REQUEST_OBLIGATIONS]
         return out
 
