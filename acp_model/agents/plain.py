@@ -13,6 +13,12 @@ thread per turn does the work, a lock keeps stdout lines whole. Its choices are 
   arrives before the turn started: idle cancelled with or without running first);
 * every third prompt of a session asks for permission before an edit.
 
+One lock orders what the reader thread learns (a cancel, a prompt) against what a turn's thread
+writes because of it: the idle and its stop reason, the next held prompt's start, and a
+permission request are decided and written under it. Without that the agent would answer a
+request sent after a cancel and only then write the ``end_turn`` it had decided before, a
+violation the fuzzer proves (it did, against earlier versions of this file).
+
 Run: ``python -m acp_model.agents.plain [--busy ...] [--timing fast|real|slow] [--seed N]``.
 """
 
@@ -61,7 +67,9 @@ class PlainAgent:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self.out = threading.Lock()
-        self.state = threading.Lock()  # guards the sessions and the permission table
+        # guards the sessions and the permission table, and orders a turn's decisive writes
+        # against the reader (re-entrant: a turn's end starts the prompts held behind it)
+        self.state = threading.RLock()
         self.sessions: dict[str, Sess] = {}
         self.waiting: dict[int, tuple[Work, int]] = {}  # permission request id -> turn
         self.next_request = 100
@@ -238,31 +246,33 @@ class PlainAgent:
                     break
                 self.notify(sid, {"sessionUpdate": "agent_message_chunk", "messageId": mid,
                                   "content": {"type": "text", "text": text}})
-            if work.prompts[0] % 3 == 0 and rounds == 1 and not work.cancel.is_set():
+            if work.prompts[0] % 3 == 0 and rounds == 1:
                 self.edit_with_permission(sess, work)
-        self.finish(sess, work, "cancelled" if work.cancel.is_set() else "end_turn")
+        self.finish(sess, work, "end_turn")
 
     def edit_with_permission(self, sess: Sess, work: Work) -> None:
         sid = sess.sid
-        tool = sess.next_id("tool")
-        self.notify(sid, {"sessionUpdate": "tool_call_update", "toolCallId": tool,
-                          "title": "Edit main.py", "kind": "edit", "status": "pending",
-                          "locations": [{"path": sess.cwd.rstrip("/") + "/main.py"}]})
-        with self.state:
+        with self.state:  # no new permission request once the reader has seen a cancel
+            if work.cancel.is_set():
+                return
+            tool = sess.next_id("tool")
+            self.notify(sid, {"sessionUpdate": "tool_call_update", "toolCallId": tool,
+                              "title": "Edit main.py", "kind": "edit", "status": "pending",
+                              "locations": [{"path": sess.cwd.rstrip("/") + "/main.py"}]})
             rid = self.next_request
             self.next_request += 1
             gate = threading.Event()
             work.answers[rid] = gate
             self.waiting[rid] = (work, rid)
-        self.write({"jsonrpc": "2.0", "id": rid, "method": "session/request_permission",
-                    "params": {"sessionId": sid, "title": "Edit main.py?",
-                               "subject": {"type": "tool_call",
-                                           "toolCall": {"toolCallId": tool}},
-                               "options": [{"optionId": "yes", "name": "Yes",
-                                            "kind": "allow_once"},
-                                           {"optionId": "no", "name": "No",
-                                            "kind": "reject_once"}]}})
-        self.status(sid, "requires_action")
+            self.write({"jsonrpc": "2.0", "id": rid, "method": "session/request_permission",
+                        "params": {"sessionId": sid, "title": "Edit main.py?",
+                                   "subject": {"type": "tool_call",
+                                               "toolCall": {"toolCallId": tool}},
+                                   "options": [{"optionId": "yes", "name": "Yes",
+                                                "kind": "allow_once"},
+                                               {"optionId": "no", "name": "No",
+                                                "kind": "reject_once"}]}})
+            self.status(sid, "requires_action")
         while not gate.wait(0.01):
             if work.cancel.is_set():
                 break
@@ -283,18 +293,28 @@ class PlainAgent:
                           "status": "completed" if allowed else "failed"})
 
     def finish(self, sess: Sess, work: Work, reason: str) -> None:
-        if work.cancel.is_set() and work.answers and self.args.perm_cancel == "wait":
-            for gate in work.answers.values():
-                gate.wait(1.0)
-        self.status(sess.sid, "idle", reason)
-        with self.state:
-            sess.work = None
-            held, sess.held = sess.held, []
-            work.done.set()
-        for rid, blocks in held:  # held prompts run now, one turn each, in order
-            reply = self.prompt(rid, {"sessionId": sess.sid, "prompt": blocks})
-            if reply is not None:  # rejected now that another held prompt runs
-                self.write(reply)
+        """End the turn: the stop reason is decided, the idle written, the session freed and
+        the held prompts started in one critical section, so a cancel the reader handles is
+        either in time for this idle or meets the next turn."""
+        waited = False
+        while True:
+            if work.cancel.is_set() and work.answers and self.args.perm_cancel == "wait":
+                for gate in work.answers.values():
+                    gate.wait(1.0)
+                waited = True
+            with self.state:
+                if work.cancel.is_set() and work.answers and not waited \
+                        and self.args.perm_cancel == "wait":
+                    continue  # cancelled since: wait for the answers first
+                self.status(sess.sid, "idle", "cancelled" if work.cancel.is_set() else reason)
+                sess.work = None
+                held, sess.held = sess.held, []
+                work.done.set()
+                for rid, blocks in held:  # held prompts run now, one turn each, in order
+                    reply = self.prompt(rid, {"sessionId": sess.sid, "prompt": blocks})
+                    if reply is not None:  # rejected now that another held prompt runs
+                        self.write(reply)
+                return
 
     def cancel(self, sid: Any) -> Work | None:
         with self.state:
