@@ -71,14 +71,18 @@ def test_under_keep_a_cancelled_stop_reason_for_the_held_prompt_has_no_cause() -
 def test_a_cancel_read_while_a_prompt_is_being_started_still_binds_its_work() -> None:
     """The line A-10 draws: no other work in front of the prompt, so the cancel stops it under
     every reading (the cancel_as_end_turn mutant)."""
-    t = base().prompt(S, 10).cancel(S).sync().accepted(10).user_message(S).running(S)
+    t = base().prompt(S, 10)
+    prompt_at = t.last
+    t.cancel(S).sync().accepted(10).user_message(S).running(S)
     t.idle(S, "end_turn")
     for readings in (DEFAULT, CANCEL, KEEP):
         report = check(t, readings)
         assert failed_rules(report) == {"CANCEL-07"}
         evidence = report["violations"][0]["evidence"]
-        assert [e["role"] for e in evidence] == ["session/cancel", "request sent after it",
+        assert [e["role"] for e in evidence] == ["the prompt being started", "session/cancel",
+                                                 "request sent after it",
                                                  "response proving it was read", "the idle"]
+        assert [e["index"] for e in evidence][:2] == [prompt_at, prompt_at + 1]
 
 
 def test_a_second_cancel_sent_before_the_first_work_began_may_have_met_a_held_prompt() -> None:

@@ -478,14 +478,20 @@ class SessionModel:
             return (f"session/cancel #{c.idx} was sent during this work (reading A-11=sent); "
                     f"expected stopReason 'cancelled', got {ev.reason!r}",
                     [(c.idx, "session/cancel sent during the work"), (ev.idx, "the idle")])
-        why = ("sent during this work" if c.status == CancelStatus.WORK else
-               "sent while the prompt of this work was being started")
         read = self._proof_text(c.idx)
         if read is None:
             return None
+        # Not sent during reported work: sent after a prompt still open, with no work in front
+        # of it (the line A-10 draws: such a cancel binds that prompt's work).
+        started = None if c.status == CancelStatus.WORK else \
+            next((p for p in self.prompts if p.idx < c.idx), None)
+        why = ("sent during this work" if c.status == CancelStatus.WORK else
+               "sent while the prompt" + (f" #{started.idx}" if started else "")
+               + " of this work was being started, with no other work in front of it")
         return (f"session/cancel #{c.idx} was {why} and {read[0]}, before it wrote #{ev.idx}; "
                 f"expected stopReason 'cancelled', got {ev.reason!r}",
-                [(c.idx, "session/cancel"), *read[1], (ev.idx, "the idle")])
+                [*([(started.idx, "the prompt being started")] if started else []),
+                 (c.idx, "session/cancel"), *read[1], (ev.idx, "the idle")])
 
     def probable_evidence(self, ev: Ev) -> Evidence | None:
         cancels = self.probable_cancels()
