@@ -487,7 +487,7 @@ class SessionModel:
             next((p for p in self.prompts if p.idx < c.idx), None)
         why = ("sent during this work" if c.status == CancelStatus.WORK else
                "sent while the prompt" + (f" #{started.idx}" if started else "")
-               + " of this work was being started, with no other work in front of it")
+               + " of this work was being started (no other work in front of it),")
         return (f"session/cancel #{c.idx} was {why} and {read[0]}, before it wrote #{ev.idx}; "
                 f"expected stopReason 'cancelled', got {ev.reason!r}",
                 [*([(started.idx, "the prompt being started")] if started else []),
