@@ -27,6 +27,7 @@ class WatchedLock:
     def __init__(self, on_contention: Callable[[], None]) -> None:
         self._lock = threading.RLock()
         self._owner: int | None = None
+        self._depth = 0  # re-entries of the owner
         self.contended = threading.Event()
         self._on_contention = on_contention
 
@@ -37,12 +38,14 @@ class WatchedLock:
             self._on_contention()
         self._lock.acquire()
         self._owner = me
+        self._depth += 1
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._lock.release()
-        if not self._lock._is_owned():  # type: ignore[attr-defined]
+        self._depth -= 1
+        if not self._depth:
             self._owner = None
+        self._lock.release()
 
 
 class Harness:
