@@ -112,6 +112,20 @@ def _leftovers(marker: str) -> list[str]:
     return [line for line in out.splitlines() if "pgrep" not in line]
 
 
+def test_the_mini_agent_answers_a_batched_request() -> None:
+    """The hostile-agent fixture is otherwise correct: a batch gets its array of responses (it
+    once ignored batches, and the fuzzer rightly failed its `exitunread` mode for a sync
+    request sent in one)."""
+    lines = [{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}},
+             [{"jsonrpc": "2.0", "id": 7, "method": "_acp_model/sync", "params": {}},
+              {"jsonrpc": "2.0", "method": "_acp_model/note", "params": {}}]]
+    proc = subprocess.run(MINI, input="".join(json.dumps(m) + "\n" for m in lines),
+                          capture_output=True, text=True, timeout=30)
+    replies = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert replies[1] == [{"jsonrpc": "2.0", "id": 7,
+                           "error": {"code": -32601, "message": "Not found"}}]
+
+
 @pytest.mark.slow  # each case waits out the hostile agent
 @pytest.mark.parametrize(("mode", "code", "rule"), [
     ("crash", 1, "ACPM-ALIVE"),

@@ -75,38 +75,54 @@ if MODE == "grandchild":
     subprocess.Popen([sys.executable, "-c", code, tag], stdout=subprocess.DEVNULL,
                      stderr=subprocess.DEVNULL)
 
-for raw in sys.stdin:
-    try:
-        msg = json.loads(raw)
-    except ValueError:
-        send({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}})
-        continue
+def handle(msg):
+    """One JSON-RPC object; returns its immediate response (None: none, or sent by the turn)."""
+    global prompts, sessions
     if not isinstance(msg, dict) or "method" not in msg:
-        continue
+        return None
     method, rid = msg["method"], msg.get("id")
     params = msg.get("params") or {}
     if rid is None:
-        continue  # notifications: cancel is a no-op, turns end at once
+        return None  # notifications: cancel is a no-op, turns end at once
     if method == "initialize":
-        send({"jsonrpc": "2.0", "id": rid, "result": {
+        return {"jsonrpc": "2.0", "id": rid, "result": {
             "protocolVersion": 2, "capabilities": {"session": {}},
-            "info": {"name": "mini", "version": "1"}}})
-    elif method == "session/new":
+            "info": {"name": "mini", "version": "1"}}}
+    if method == "session/new":
         sessions += 1
-        send({"jsonrpc": "2.0", "id": rid, "result": {"sessionId": f"s{sessions}"}})
-    elif method == "session/prompt":
+        return {"jsonrpc": "2.0", "id": rid, "result": {"sessionId": f"s{sessions}"}}
+    if method == "session/prompt":
         if not (isinstance(params, dict) and "prompt" in params
                 and params.get("sessionId") in {f"s{n}" for n in range(1, sessions + 1)}):
-            send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": "Invalid"}})
-            continue
+            return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": "Invalid"}}
         prompts += 1
         if prompts == 2:
             turn_hostile()
         turn(rid, params["sessionId"])
         if prompts == 2 and MODE == "exitidle":
             os._exit(0)
-    else:
-        send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Not found"}})
+        return None
+    return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Not found"}}
+
+
+for raw in sys.stdin:
+    try:
+        msg = json.loads(raw)
+    except ValueError:
+        send({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}})
+        continue
+    if isinstance(msg, list):  # a batch: one array with the responses it owes, if any
+        if not msg:
+            send({"jsonrpc": "2.0", "id": None,
+                  "error": {"code": -32600, "message": "Empty batch"}})
+            continue
+        replies = [r for r in map(handle, msg) if r is not None]
+        if replies:
+            send(replies)
+        continue
+    reply = handle(msg)
+    if reply is not None:
+        send(reply)
 
 if MODE == "ignoreterm":
     while True:  # stdin closed: keep running until SIGKILL
