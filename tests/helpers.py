@@ -40,9 +40,13 @@ def assert_clean(report: dict[str, Any]) -> None:
     assert report["verdict"] == "pass"
 
 
-def cancel_during_permission(p: AgentProcess, cwd: str) -> str:
+def cancel_during_permission(p: AgentProcess, cwd: str, *, prove_read: bool = False) -> str:
     """Drive a live agent (or a proxy in front of one) as an editor would: a session, a prompt
-    that asks for permission, then a cancel and the ``cancelled`` answer; returns the session."""
+    that asks for permission, then a cancel and the ``cancelled`` answer; returns the session.
+
+    ``prove_read``: between the cancel and the answer, a request the agent must answer (an
+    unknown method) and its response, so the trace proves the cancel was read before the answer.
+    """
     p.call("initialize", {"protocolVersion": 2, "capabilities": {},
                           "info": {"name": "e", "version": "1"}})
     sid = p.call("session/new", {"cwd": cwd, "mcpServers": []})["sessionId"]
@@ -52,6 +56,13 @@ def cancel_during_permission(p: AgentProcess, cwd: str) -> str:
                       and m.get("method") == "session/request_permission", timeout=10)
     assert perm is not None
     p.notify("session/cancel", {"sessionId": sid})
+    if prove_read:
+        from contextlib import suppress
+
+        from acp_model.fuzzing.transport import RpcError
+
+        with suppress(RpcError):  # method not found: an answer all the same
+            p.call("_acp_model/sync", {})
     p.respond(perm["msg"]["id"], {"outcome": {"outcome": "cancelled"}})
     return str(sid)
 

@@ -103,14 +103,17 @@ def test_fuzz_and_replay_pages_of_a_mutant(tmp_path: Path) -> None:
 def test_a_proxy_page_of_a_live_session(tmp_path: Path) -> None:
     page = tmp_path / "proxy.html"
     argv = [sys.executable, "-m", "acp_model", "proxy", "--quiet", "--html", str(page), "--",
-            *REFERENCE, "--mutant", "cancel_as_end_turn"]
+            *REFERENCE, "--mutant", "cancel_as_end_turn", "--design", "perm_cancel=wait"]
+    # The agent waits for the permission answer, which follows the response that proves the
+    # cancel was read: its end_turn idle is a proven CANCEL-07 whatever the timing.
     with AgentProcess(argv) as p:
-        cancel_during_permission(p, str(tmp_path))
+        cancel_during_permission(p, str(tmp_path), prove_read=True)
         assert p.wait_for(lambda m: isinstance(m, dict) and m.get("params", {}).get(
             "update", {}).get("stopReason") is not None, timeout=10) is not None
     dom = _page_checks(page, tmp_path)
     assert "acp-model proxy" in dom and "the proxied session" in dom
     assert "CANCEL-07 (MUST)" in dom and 'class="msg offending"' in dom
+    assert 'verdict">FAIL' in dom and "sent during this work and the agent answered" in dom
     assert dom.count('<tr class="rec') >= 8
 
 
