@@ -556,7 +556,11 @@ class FuzzClient:
             return
         self.crash_reported = True
         self.caught_up()  # the crash is judged after everything the agent wrote before it
+        # An agent that exits closes its stdout first: wait (up to a deadline) for the exit
+        # status, or a clean exit would be judged as a crash (stdout closed while running).
         code = self.proc.returncode
+        if code is None:
+            code = self.proc.wait_exit(self.deadline)
         tail = self.proc.stderr_text()[-400:].strip()
         what = (f"the agent exited with code {code}" if code is not None
                 else "the agent closed its stdout")
