@@ -205,7 +205,8 @@ def run_case(case: Case, out: str | None = None) -> Outcome:
     outcome = Outcome(case, ok=False, failures=failures, warnings=warnings,
                       open_warnings=open_warnings,
                       examples=rec.examples, actions=rec.actions,
-                      seconds=time.monotonic() - started, unusable=result.unusable)
+                      seconds=time.monotonic() - started,
+                      unusable=result.unusable or result.problem)
     if case.kind == "bug":
         hit = rec.found.get(case.rule or "")
         outcome.ok = hit is not None
@@ -215,7 +216,7 @@ def run_case(case: Case, out: str | None = None) -> Outcome:
             outcome.steps = len(hit.actions)
     else:  # a warning is fine only where a reading leaves the behaviour open
         outcome.ok = not failures and set(warnings) <= set(open_warnings) \
-            and result.unusable is None
+            and result.judged and result.unusable is None
     return outcome
 
 

@@ -118,7 +118,8 @@ def test_agent_campaign(shard: int, request: pytest.FixtureRequest) -> None:
     rec = result.recorder
     head = (f"shard {shard}: {rec.examples} examples, {rec.actions} client actions in "
             f"{result.seconds:.0f} s against {COMMAND} (report: {out / 'report.json'})")
-    if result.unusable is not None:
-        pytest.fail(f"{head}\nthe agent could not be fuzzed: {result.unusable}", pytrace=False)
+    if result.unusable is not None or result.problem is not None:
+        pytest.fail(f"{head}\nthe agent could not be fuzzed: {result.unusable or result.problem}",
+                    pytrace=False)
     if rec.found:
         pytest.fail(f"{head}\n\n{describe_failures(rec.found, files=files)}", pytrace=False)

@@ -172,3 +172,34 @@ def test_the_catalogue_has_every_rule_the_code_uses() -> None:
     assert len(RULES) >= 80
     used = {meta.rule for meta in CHECKS.values()}
     assert used <= set(RULES)
+
+
+def _literal_rule_verdicts(tree: ast.AST) -> list[int]:
+    """Lines that build a verdict from a literal rule ID instead of a check's metadata: a dict
+    display with a ``"rule": "<ID>"`` entry, or ``Violation("<ID>", ...)``."""
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values, strict=True):
+                if isinstance(key, ast.Constant) and key.value == "rule" \
+                        and isinstance(value, ast.Constant) and isinstance(value.value, str):
+                    lines.append(node.lineno)
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Violation" \
+                and node.args and isinstance(node.args[0], ast.Constant):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_no_verdict_is_written_outside_the_rule_registry() -> None:
+    """A verdict names its rule through a check (``@check`` / ``declare``), never a literal:
+    a hand-made ``{"rule": "ACPM-ALIVE", "level": "fail"}`` once turned an unusable run (an
+    environment problem) into the agent's MUST failure."""
+    found = {str(p.relative_to(ROOT)): lines for p in PACKAGE.rglob("*.py")
+             if "spec" not in p.relative_to(PACKAGE).parts
+             and (lines := _literal_rule_verdicts(ast.parse(p.read_text(encoding="utf-8"))))}
+    assert found == {}
+
+
+def test_the_literal_verdict_scan_sees_one() -> None:
+    planted = ast.parse('v = {"rule": "ACPM-ALIVE", "level": "fail"}\nViolation("X-01", "f")')
+    assert _literal_rule_verdicts(planted) == [1, 2]

@@ -160,6 +160,19 @@ def test_hostile_agents(mode: str, code: int, rule: str | None, tmp_path: Path) 
     assert _leftovers(tag) == []
 
 
+def test_an_agent_that_cannot_be_initialized_is_an_environment_error(tmp_path: Path) -> None:
+    """An error answer to initialize (no API key...) breaks no rule: exit 2 and a report whose
+    verdict is ``error``, never a made-up failure of the agent."""
+    rep = tmp_path / "r.json"
+    proc = cli("fuzz", "--max-examples", "3", "--spec", "seed", "--report", str(rep), "--",
+               *MINI, "--mode", "refuseinit", timeout=120)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "no API key configured" in proc.stdout and "Traceback" not in proc.stderr
+    report = json.loads(rep.read_text())
+    assert report["verdict"] == "error" and report["violations"] == []
+    assert "initialize failed" in report["unusable"]
+
+
 def test_counterexample_text_numbers_messages_as_the_violation_cites_them() -> None:
     """On a shared agent process the example's records start late in the transcript: the
     text keeps their transcript numbers (which violation messages cite) and marks the gap."""

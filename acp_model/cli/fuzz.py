@@ -19,6 +19,7 @@ from acp_model.cli.common import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    EXIT_USAGE,
     UsageError,
     add_reading_option,
     readings_of,
@@ -27,9 +28,10 @@ from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.frontend import SignalStop, agent_problem, hypothesis_home
 from acp_model.fuzzing.recorder import Recorder
 
-EPILOG = """exit codes: 0 no failure (warnings allowed), 1 failures found, 2 usage error (including
-an agent command that cannot be executed), 3 internal error of the fuzzer, 130 interrupted
-(Ctrl-C) before any failure was found; the report is written in every case.
+EPILOG = """exit codes: 0 no failure (warnings allowed), 1 failures found, 2 usage or environment
+error (an agent command that cannot be executed, an agent that cannot be initialized for a
+reason no rule covers, a store that went away), 3 internal error of the fuzzer, 130 interrupted
+(Ctrl-C, SIGTERM) before any failure was found; the report is written in every case.
 Everything after "--" is the agent's command line, e.g.
   acp-model fuzz --max-examples 100 --out out -- python -m acp_model.agents.reference"""
 
@@ -105,16 +107,19 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
     console.print(f"fuzzing: {' '.join(cfg.argv)}")
     if cfg.spec == AUTO:
         console.print("spec: auto (a probe prompt decides the revision)")
-    try:
-        cfg = resolve(cfg)  # --spec auto probes the agent once; a contradiction is a usage error
-    except SpecUndecidable as exc:
-        raise UsageError(f"--spec {cfg.spec}: {exc}") from None
     result: FuzzResult | None = None
+    # Installed before the probe: Ctrl-C or SIGTERM at any moment ends the run with its report.
     with guard.installed():
         try:
             with Live(_progress_table(state["rec"], len(RULES), state["phase"]),
                       console=console, refresh_per_second=4, transient=plain) as live:
                 state["live"] = live
+                if cfg.spec == AUTO:
+                    phase("spec")
+                try:
+                    cfg = resolve(cfg, stop)  # the probe; a contradiction is a usage error
+                except SpecUndecidable as exc:
+                    raise UsageError(f"--spec {cfg.spec}: {exc}") from None
                 result = run_fuzz(cfg, on_progress=progress, on_phase=phase, stop=stop)
         except KeyboardInterrupt:
             pass  # the run itself handles interrupts; this one landed around it
@@ -127,6 +132,7 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
         guard.writing = True
         if result is None:
             result = FuzzResult(cfg, state["rec"], [], 0.0, interrupted=True)
+        result.interrupted = result.interrupted or stop.requested
         state["live"] = None
         phase("writing")
         files = write_out_dir(result, Path(args.out)) if args.out else None
@@ -143,6 +149,8 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
                   f"({s['actions_per_second']} actions/s), {s['restarts']} restart(s)")
     if result.unusable:
         console.print(f"[red]agent unusable:[/] {result.unusable}")
+    if result.problem:
+        console.print(f"[red]error:[/] {result.problem}")
     for note in result.notes:
         console.print(f"note: {note}")
     render(report, console)
@@ -156,6 +164,9 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
     if result.interrupted:
         console.print("[yellow]interrupted: the report holds what was found so far[/]")
         return EXIT_INTERRUPTED
+    if not result.judged:
+        # Not the agent's verdict: its command, its environment or a store could not be used.
+        return EXIT_USAGE
     return EXIT_OK
 
 

@@ -192,10 +192,6 @@ def fuzz_report(result: FuzzResult, files: dict[str, dict[str, str]] | None = No
     for m in result.monitors:
         for key, n in m.transition_counts().items():
             transitions[key] += n
-    if result.unusable and not violations:
-        violations.append({"rule": "ACPM-ALIVE", "level": "fail", "strength": "MUST",
-                           "index": 0, "message": result.unusable, "kind": "safety",
-                           "party": "agent"})
     summary = {
         "examples": rec.examples,
         "actions": rec.actions,
@@ -207,7 +203,7 @@ def fuzz_report(result: FuzzResult, files: dict[str, dict[str, str]] | None = No
         "sessions": sum(len(m.sessions) for m in result.monitors),
         "interrupted": result.interrupted,
     }
-    return build_report(
+    report = build_report(
         command="fuzz", source=" ".join(cfg.argv), readings=cfg.readings,
         violations=violations, stats=stats, summary=summary,
         spec=cfg.decision.to_json() if cfg.decision is not None else None,
@@ -219,9 +215,15 @@ def fuzz_report(result: FuzzResult, files: dict[str, dict[str, str]] | None = No
                        "isolate": cfg.isolate, "validate": cfg.validate,
                        "replay_runs": cfg.replay_runs},
             "unusable": result.unusable,
+            "problem": result.problem,
             "notes": result.notes,
             "coverage": rec.coverage_report(),
         })
+    if not result.judged:
+        # Nothing the agent did was judged (usage, environment, or an agent that could not be
+        # started on its way): no verdict is owed to it, and none is made up here.
+        report["verdict"] = "error"
+    return report
 
 
 def found_case(found: Found, cfg: FuzzConfig, replay_file: str | None = None) -> Case:

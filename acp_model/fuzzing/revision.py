@@ -6,6 +6,11 @@ A throwaway agent process is initialized, gets one session and one text prompt, 
 answer decides (:func:`acp_model.spec.revisions.from_prompt_result`); the process is then
 stopped. The probe's own messages are not judged: its only output is the decision and its
 evidence, which every report states.
+
+The probe never decides a run's fate. An agent that cannot answer it (it hangs, exits, rejects
+the prompt) is judged by the run that follows, under the default revision, and the report says
+so: an agent that never answers ``session/prompt`` is then a PROMPT-04 failure with a proof of
+its own, not a usage error that hides it.
 """
 
 from __future__ import annotations
@@ -14,60 +19,96 @@ import dataclasses
 import os
 
 from acp_model.fuzzing.config import FuzzConfig
+from acp_model.fuzzing.stop import Stop
 from acp_model.fuzzing.transport import AgentExited, AgentProcess, RpcError, is_response_to
 from acp_model.spec import revisions
 from acp_model.spec.readings import ReadingError
 
 PROBE_TEXT = "Say hello (acp-model is deciding which spec revision this agent follows)."
+# A real agent's first answers cost a process start and a model round trip: the probe waits
+# this long at least for session/new and for the prompt's response, whatever --deadline says.
+PROBE_DEADLINE = 10.0
 
 
 class SpecUndecidable(Exception):
-    """The probe could not decide (the agent cannot be started or prompted); a usage-level
-    problem the front-end reports like an unusable agent."""
+    """The revision cannot be used: the readings contradict it (a usage error)."""
 
 
-def probe(cfg: FuzzConfig) -> revisions.Decision:
-    """Start the agent once, prompt it, and read the revision off its prompt response."""
+class ProbeFailed(Exception):
+    """The probe got no usable answer; the run falls back to the default revision."""
+
+
+def probe_deadline(cfg: FuzzConfig) -> float:
+    return max(cfg.deadline, PROBE_DEADLINE)
+
+
+def probe(cfg: FuzzConfig, stop: Stop | None = None) -> revisions.Decision:
+    """Start the agent once, prompt it, and read the revision off its prompt response.
+
+    Raises :class:`ProbeFailed` when the agent gives no usable answer, and
+    :class:`~acp_model.fuzzing.stop.Interrupted` on a stop request (within 0.1 s).
+    """
+    stop = stop or Stop()
+    stop.check()
+    wait = probe_deadline(cfg)
     try:
-        proc = AgentProcess(cfg.argv, cwd=cfg.cwd, env=cfg.env)
+        proc = AgentProcess(cfg.argv, cwd=cfg.cwd, env=cfg.env, stop=stop.event)
     except OSError as exc:
-        raise SpecUndecidable(f"cannot start {cfg.argv[0]!r}: {exc.strerror or exc}") from None
+        raise ProbeFailed(f"cannot start {cfg.argv[0]!r}: {exc.strerror or exc}") from None
     with proc:
         try:
             proc.call("initialize", {"protocolVersion": 2, "capabilities": {},
                                      "info": {"name": "acp-model-probe", "version": "1"}},
-                      timeout=cfg.startup_deadline)
+                      timeout=max(cfg.startup_deadline, wait))
             new = proc.call("session/new", {"cwd": cfg.cwd or os.getcwd(), "mcpServers": []},
-                            timeout=cfg.deadline)
+                            timeout=wait)
             sid = new.get("sessionId") if isinstance(new, dict) else None
             if not isinstance(sid, str):
-                raise SpecUndecidable("session/new gave no sessionId")
+                raise ProbeFailed("session/new gave no sessionId")
             rid = proc.request("session/prompt", {
                 "sessionId": sid, "prompt": [{"type": "text", "text": PROBE_TEXT}]})
-            record = proc.wait_for(lambda m: is_response_to(m, rid), timeout=cfg.deadline)
-        except (TimeoutError, AgentExited, RpcError) as exc:
-            raise SpecUndecidable(f"the probe got no usable answer ({exc or 'timeout'})"
-                                  ) from None
+            record = proc.wait_for(lambda m: is_response_to(m, rid), timeout=wait)
+        except TimeoutError:
+            raise ProbeFailed(f"no answer within {wait:g} s") from None
+        except (AgentExited, RpcError) as exc:
+            raise ProbeFailed(f"no usable answer ({exc})") from None
         if record is None:
-            raise SpecUndecidable(f"the probe prompt was not answered within "
-                                  f"{cfg.deadline:g} s")
+            raise ProbeFailed(f"the probe prompt was not answered within {wait:g} s")
     msg = record.get("msg") if isinstance(record, dict) else None
     if isinstance(msg, dict) and "error" in msg:
-        raise SpecUndecidable(f"the probe prompt was rejected: {msg['error']}")
+        raise ProbeFailed(f"the probe prompt was rejected: {msg['error']}")
     result = msg.get("result") if isinstance(msg, dict) else None
     decision = revisions.from_prompt_result(result, None, rid)
     return dataclasses.replace(decision, evidence=f"probe: {decision.evidence}")
 
 
-def resolve(cfg: FuzzConfig) -> FuzzConfig:
-    """The configuration with its revision decided (``spec`` None: the readings' own)."""
+def fallback(why: str) -> revisions.Decision:
+    """The revision a run uses when the probe could not decide: the default one, said so."""
+    rev = revisions.SEED
+    return revisions.Decision(rev, revisions.AUTO, f"the probe could not decide ({why}); "
+                              f"judged under the default revision {rev}, and the run itself "
+                              "judges what the probe met", fallback=True)
+
+
+def resolve(cfg: FuzzConfig, stop: Stop | None = None) -> FuzzConfig:
+    """The configuration with its revision decided (``spec`` None: the readings' own).
+
+    Raises :class:`SpecUndecidable` only for a contradiction between the revision and the
+    readings the user chose; a probe that fails falls back (:func:`fallback`).
+    """
     if cfg.decision is not None:
         return cfg
     if cfg.spec is None:
         rev = cfg.readings.revision
         return dataclasses.replace(cfg, decision=revisions.Decision(
             rev, rev, f"spec revision {rev} chosen"))
-    decision = probe(cfg) if cfg.spec == revisions.AUTO else revisions.chosen(cfg.spec)
+    if cfg.spec == revisions.AUTO:
+        try:
+            decision = probe(cfg, stop)
+        except ProbeFailed as exc:
+            decision = fallback(str(exc))
+    else:
+        decision = revisions.chosen(cfg.spec)
     try:
         readings = cfg.readings.parse([f"SPEC={decision.revision}"])
     except ReadingError as exc:

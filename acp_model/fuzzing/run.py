@@ -39,12 +39,23 @@ class FuzzResult:
     monitors: list[Monitor]
     seconds: float
     interrupted: bool = False
+    # The agent could not be fuzzed (it refused or never finished initialize...): what a rule
+    # says about that is among the recorder's failures; the rest is not the agent's verdict.
     unusable: str | None = None
+    # A usage or environment problem (a readings contradiction, a database gone): nothing was
+    # judged, and no verdict is owed to the agent (exit 2).
+    problem: str | None = None
     notes: list[str] = field(default_factory=list)
 
     @property
     def failed(self) -> bool:
-        return bool(self.recorder.found) or self.unusable is not None
+        return bool(self.recorder.found)
+
+    @property
+    def judged(self) -> bool:
+        """Something was judged: the run is not void for a usage, environment or start-up
+        problem that no rule of the agent's covers."""
+        return self.failed or (self.problem is None and self.unusable is None)
 
     @property
     def actions_per_second(self) -> float:
@@ -80,21 +91,24 @@ def run_fuzz(cfg: FuzzConfig, *, on_progress: Callable[[Recorder], None] | None 
     if cfg.spec == AUTO and cfg.decision is None:
         phase("spec")
     try:
-        cfg = resolve(cfg)
+        cfg = resolve(cfg, stop)
     except SpecUndecidable as exc:
         result = FuzzResult(cfg, recorder, [], 0.0)
-        result.unusable = (f"--spec auto could not decide the revision: {exc}"
-                           if cfg.spec == AUTO else f"--spec {cfg.spec}: {exc}")
+        result.problem = f"--spec {cfg.spec}: {exc}"
         return result
+    except KeyboardInterrupt:  # during the probe: nothing judged yet, nothing lost
+        return FuzzResult(cfg, recorder, [], 0.0, interrupted=True)
     try:
         database = example_database(cfg)
     except DatabaseError as exc:  # a shared store that went away since the CLI checked it
         result = FuzzResult(cfg, recorder, [], 0.0)
-        result.unusable = f"example database: {exc}"
+        result.problem = f"example database: {exc}"
         return result
     pool = AgentPool(cfg, recorder, stop)
     start = time.monotonic()
     result = FuzzResult(cfg, recorder, [], 0.0)
+    if cfg.decision is not None and cfg.decision.fallback:
+        result.notes.append(f"--spec auto: {cfg.decision.evidence}")
     try:
         phase("start-up")
         try:

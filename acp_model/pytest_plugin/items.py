@@ -98,8 +98,8 @@ def check_group(run: AcpRun, group: str) -> None:
                 f"(profile {run.profile.name}, {result.recorder.examples} examples)")
         raise AcpGroupFailure(head + "\n\n" + describe_failures(result.recorder.found, failed,
                                                                     run.files))
-    if result.unusable:
-        _skip(f"the agent could not be fuzzed: {result.unusable}")
+    if result.unusable or result.problem:
+        _skip(f"the agent could not be fuzzed: {result.unusable or result.problem}")
     if not any(r["exercised"] for r in run.rules_of(group)):
         _skip(f"no {group} rule was exercised in this run")
 

@@ -80,12 +80,15 @@ class Decision:
     requested: str  # what the user asked for: a revision name or "auto"
     evidence: str
     index: int | None = None  # the trace record that decided it
+    fallback: bool = False  # nothing decided: the default revision stands in (said in evidence)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"revision": self.revision, "requested": self.requested,
                                "evidence": self.evidence}
         if self.index is not None:
             out["index"] = self.index
+        if self.fallback:
+            out["fallback"] = True
         return out
 
 

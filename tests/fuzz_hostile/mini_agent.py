@@ -5,7 +5,8 @@ flood (100 MB of lines), hugeline (one 50 MB line), badutf8, nonjson,
 closestdout, exitidle (exits after finishing its 2nd turn, owing nothing), exitunread (exits
 with code 0 on reading its 2nd prompt: owed, but not provably read),
 ignoreterm (correct, but ignores SIGTERM and stdin EOF), grandchild (correct, but
-leaves a SIGTERM-ignoring grandchild behind), none (correct).
+leaves a SIGTERM-ignoring grandchild behind), refuseinit (answers initialize with an error,
+as an agent without its API key does), none (correct).
 """
 
 import json
@@ -84,6 +85,9 @@ def handle(msg):
     params = msg.get("params") or {}
     if rid is None:
         return None  # notifications: cancel is a no-op, turns end at once
+    if method == "initialize" and MODE == "refuseinit":
+        return {"jsonrpc": "2.0", "id": rid,
+                "error": {"code": -32603, "message": "no API key configured"}}
     if method == "initialize":
         return {"jsonrpc": "2.0", "id": rid, "result": {
             "protocolVersion": 2, "capabilities": {"session": {}},
