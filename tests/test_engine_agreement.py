@@ -178,3 +178,19 @@ def test_the_table_is_compiled_once_per_machine() -> None:
 
     assert compile_machine(SessionLifecycle, SessionModel) is compile_machine(SessionLifecycle,
                                                                               SessionModel)
+
+
+@settings(max_examples=300)
+@given(steps=st.one_of(steps, permission_steps), chosen=readings)
+def test_a_failing_guard_always_has_its_proof(steps: list, chosen: Readings) -> None:
+    """Whenever an evidence-bearing check fails at its own level, its evidence says why: the
+    guard and its proof ask the same named query, so a failure never silently becomes a
+    warning (the monitor demotes a failure it cannot prove)."""
+    model = SessionModel("s", Context(readings=chosen, keep_proofs=True))
+    engine = TableEngine(TABLE, chosen)
+    for idx, (event, fields, proof) in enumerate(_as_the_monitor_delivers(steps)):
+        if proof:  # a response to a request sent just before: it read everything so far
+            model.ctx.answered(idx - 1, idx)
+        for chk, level in engine.fire(model, event, Ev(idx, **fields)):
+            if chk.meta.evidence is not None and level == "fail":
+                assert engine.evidence[chk.name] is not None, (idx, event, chk.name)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from acp_model.spec.readings import DEFAULT
+from acp_model.model.check import CHECKS
+from acp_model.spec.readings import DEFAULT, Readings
 from acp_model.trace.builder import TraceBuilder
 from tests.helpers import S, assert_clean, base, check, failed_rules, turn_start, warned_rules
 
@@ -164,20 +165,75 @@ def test_ending_cancelled_after_the_answer_is_clean() -> None:
 
 # --- a proof behind every failure --------------------------------------------------------------
 
-def test_race_dependent_failures_carry_their_evidence() -> None:
-    cases = {
-        "CANCEL-07": turn_start(base(), 10).cancel(S).sync().idle(S, "end_turn"),
-        "PERM-11": turn_start(base(), 10).tool(S, "t1", "pending", title="Edit")
-        .permission(S, 50, "t1").requires_action(S).answer(50, "reject").sync()
-        .running(S).tool(S, "t1", "in_progress"),
-        "CANCEL-11": turn_start(base(), 10).idle(S, "end_turn").cancel(S).sync()
-        .prompt(S, 11).accepted(11).user_message(S).running(S).idle(S, "cancelled"),
+def _evidence_cases() -> dict[str, tuple[Readings, TraceBuilder]]:
+    """One trace per evidence-bearing check (by check name) that breaks it, with the readings
+    under which it is judged."""
+    strict = DEFAULT.parse(["A-04=idle-cancelled"])
+    sdk = DEFAULT.parse(["SPEC=sdk-2.4.0"])
+
+    def permission() -> TraceBuilder:
+        return turn_start(base(), 10).tool(S, "t1", "pending", title="Edit") \
+            .permission(S, 100, "t1").requires_action(S)
+
+    def sdk_turn(t: TraceBuilder, rid: int, mid: str) -> TraceBuilder:
+        return t.prompt(S, rid).accepted(rid, {"messageId": mid}).user_message(S, mid) \
+            .running(S)
+
+    return {
+        "cancel_honoured": (DEFAULT, turn_start(base(), 10).cancel(S).sync()
+                            .idle(S, "end_turn")),
+        "cancel_probably_honoured": (DEFAULT, permission().cancel(S).answer(100, "cancelled")
+                                     .running(S).agent_message(S).idle(S, "end_turn")),
+        "tool_respects_answer": (DEFAULT, permission().answer(100, "reject").sync().running(S)
+                                 .tool(S, "t1", "in_progress")),
+        "cancelled_has_cause": (DEFAULT, turn_start(base(), 10).idle(S, "end_turn").cancel(S)
+                                .sync().prompt(S, 11).accepted(11).user_message(S).running(S)
+                                .idle(S, "cancelled")),
+        "no_new_work_after_cancel": (DEFAULT, permission().answer(100, "allow").running(S)
+                                     .cancel(S).sync().tool(S, "t2", "pending", title="Run")
+                                     .permission(S, 101, "t2")),
+        "idle_cancel_answered": (strict, turn_start(base(), 10).idle(S, "end_turn").cancel(S)
+                                 .sync().prompt(S, 11).accepted(11)),
+        # agent-initiated work begins before the cancel is read, which it then swallows
+        "idle_cancel_not_swallowed": (strict, turn_start(base(), 10).idle(S, "end_turn")
+                                      .cancel(S).running(S).sync().idle(S, "end_turn")),
+        "held_prompt_cancelled": (sdk, sdk_turn(base(), 10, "u1").prompt(S, 11).cancel(S)
+                                  .sync().idle(S, "cancelled").accepted(11, {"messageId": "u2"})
+                                  .user_message(S, "u2").running(S).idle(S, "end_turn")),
+        "receipt_names_a_new_message": (sdk, sdk_turn(sdk_turn(base(), 10, "u1")
+                                                      .idle(S, "end_turn"), 11, "u1")),
+        "no_error_after_insertion": (sdk, base().prompt(S, 10, "fix")
+                                     .user_message(S, "u1", "fix").running(S).rejected(10)
+                                     .idle(S, "error")),
     }
-    for rule_id, t in cases.items():
-        report = check(t)
-        hit = next(v for v in report["violations"] if v["rule"] == rule_id and
-                   v["level"] == "fail")
-        roles = [e["role"] for e in hit["evidence"]]
-        assert "response proving it was read" in roles, (rule_id, roles)
-        assert all(isinstance(e["index"], int) and 0 <= e["index"] < len(t.records)
-                   for e in hit["evidence"])
+
+
+EVIDENCE_CHECKS = {meta.name: meta for meta in CHECKS.values() if meta.evidence is not None}
+# Checks whose proof is what the agent had provably read (the others cite their own records).
+READ_PROOFS = {"cancel_honoured", "tool_respects_answer", "cancelled_has_cause",
+               "no_new_work_after_cancel", "idle_cancel_answered", "idle_cancel_not_swallowed",
+               "held_prompt_cancelled"}
+
+
+def test_every_evidence_bearing_check_has_a_breaking_trace_here() -> None:
+    assert set(_evidence_cases()) == set(EVIDENCE_CHECKS)
+    assert set(EVIDENCE_CHECKS) > READ_PROOFS
+
+
+@pytest.mark.parametrize("name", sorted(EVIDENCE_CHECKS))
+def test_a_broken_evidence_check_reports_its_proof(name: str) -> None:
+    """Guard and proof share their query: on a trace that breaks the check, the verdict is
+    the check's own level with its evidence, never a failure quietly turned into a warning."""
+    readings, t = _evidence_cases()[name]
+    report = check(t, readings)
+    meta = EVIDENCE_CHECKS[name]
+    hit = next((v for v in report["violations"] if v["check"] == name), None)
+    assert hit is not None, report["violations"]
+    assert hit["level"] == meta.level(readings), hit
+    assert "no response proves what the agent had read" not in hit["message"]
+    assert hit.get("evidence"), hit
+    assert all(isinstance(e["index"], int) and 0 <= e["index"] < len(t.records)
+               for e in hit["evidence"])
+    roles = [e["role"] for e in hit["evidence"]]
+    if name in READ_PROOFS:
+        assert "response proving it was read" in roles, roles

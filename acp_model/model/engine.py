@@ -122,7 +122,10 @@ def compile_machine(machine: type[StateMachine], model: type) -> Table:
             for spec in t.cond:
                 name = str(spec)
                 func = _member(machine, model, name, "guard")
-                checks.append(CheckSpec(meta_of(func), func))
+                meta = meta_of(func)
+                if meta.evidence is not None:  # a failure without its proof would only warn
+                    _member(machine, model, meta.evidence, f"evidence of {name}")
+                checks.append(CheckSpec(meta, func))
             actions = tuple(str(a) for a in t.on if not a.is_convention)
             for a in actions:
                 _member(machine, model, a, "action")

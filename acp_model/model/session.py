@@ -235,6 +235,22 @@ class SessionModel:
         return [c for c in self.cancels if c.status == CancelStatus.WORK
                 and not self._read(c.idx) and self.ctx.probably_read(c.idx)]
 
+    def read_work_cancels(self) -> list[CancelRec]:
+        """Cancels sent during this work that the agent provably read (CANCEL-05: no new
+        permission requests after them)."""
+        return [c for c in self.cancels if c.status == CancelStatus.WORK and self._read(c.idx)]
+
+    def replies_owed_before_work(self) -> list[CancelRec]:
+        """Cancels that met no work, were read before new work began, and still owe their
+        idle(cancelled) (reading A-04=idle-cancelled)."""
+        return [c for c in self.cancels if c.owes_reply and self._is_stale(c)]
+
+    def swallowed_cancels(self) -> list[CancelRec]:
+        """Cancels that owed an idle(cancelled), were provably read before this work ended,
+        and are still unanswered (reading A-04=idle-cancelled)."""
+        return [c for c in self.cancels if c.status == CancelStatus.AMBIGUOUS and c.owes_reply
+                and self._read(c.idx)]
+
     def required_answers(self, perm_id: Any) -> frozenset[tuple[str, int | None]] | None:
         """The answers the client may still give to a permission request (CANCEL-04), as
         ``(answer, error code)`` pairs; ``None``: any answer.
@@ -349,7 +365,7 @@ class SessionModel:
     def idle_cancel_answered(self, ev: Ev) -> bool:
         """Under A-04=idle-cancelled a cancel read while idle is answered before new work
         (or a newer prompt's acceptance) begins."""
-        return not any(c.owes_reply and self._is_stale(c) for c in self.cancels)
+        return not self.replies_owed_before_work()
 
     @check("STATE-03")
     def stop_reason_present(self, ev: Ev) -> bool:
@@ -385,10 +401,7 @@ class SessionModel:
         """Under A-04=idle-cancelled, a cancel the agent provably read before this work ended
         is answered with `cancelled`: read during the work it cancels it, read before the
         work began it was owed an idle(cancelled) before that work."""
-        if ev.reason == "cancelled":
-            return True
-        return not any(c.status == CancelStatus.AMBIGUOUS and c.owes_reply
-                       and self._read(c.idx) for c in self.cancels)
+        return ev.reason == "cancelled" or not self.swallowed_cancels()
 
     @check("CANCEL-11", evidence="cause_evidence")
     def cancelled_has_cause(self, ev: Ev) -> bool:
@@ -414,7 +427,7 @@ class SessionModel:
     @check("CANCEL-05", evidence="new_work_evidence")
     def no_new_work_after_cancel(self, ev: Ev) -> bool:
         """After provably reading a cancel, the agent does not ask for more permissions."""
-        return not any(c.status == CancelStatus.WORK and self._read(c.idx) for c in self.cancels)
+        return not self.read_work_cancels()
 
     @check("TOOL-02")
     def tool_titled_on_first_report(self, ev: Ev) -> bool:
@@ -572,8 +585,7 @@ class SessionModel:
                  (ev.idx, "the tool update")])
 
     def new_work_evidence(self, ev: Ev) -> Evidence | None:
-        read_cancels = [c for c in self.cancels
-                        if c.status == CancelStatus.WORK and self._read(c.idx)]
+        read_cancels = self.read_work_cancels()
         read = self._proof_text(read_cancels[0].idx) if read_cancels else None
         if read is None:
             return None
@@ -583,7 +595,7 @@ class SessionModel:
                 [(c.idx, "session/cancel"), *read[1], (ev.idx, "the permission request")])
 
     def reply_evidence(self, ev: Ev) -> Evidence | None:
-        owed = [c for c in self.cancels if c.owes_reply and self._is_stale(c)]
+        owed = self.replies_owed_before_work()
         read = self._proof_text(owed[0].idx) if owed else None
         if read is None:
             return None
@@ -592,8 +604,7 @@ class SessionModel:
                 [(owed[0].idx, "session/cancel"), *read[1], (ev.idx, "the new work")])
 
     def swallow_evidence(self, ev: Ev) -> Evidence | None:
-        owed = [c for c in self.cancels if c.status == CancelStatus.AMBIGUOUS and c.owes_reply
-                and self._read(c.idx)]
+        owed = self.swallowed_cancels()
         read = self._proof_text(owed[0].idx) if owed else None
         if read is None:
             return None
