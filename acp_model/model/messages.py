@@ -14,6 +14,7 @@ that apply to a message and collect :class:`Findings`: what was found and which 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +35,8 @@ RWF SAR SBD SCR SDG SEK SGD SHP SLE SLL SOS SRD SSP STN SVC SYP SZL THB TJS TMT 
 TWD TZS UAH UGX USD USN UYI UYU UYW UZS VED VES VND VUV WST XAF XAG XAU XBA XBB XBC XBD XCD XCG
 XDR XOF XPD XPF XPT XSU XTS XUA XXX YER ZAR ZMW ZWG ZWL
 """.split())
+
+CURRENCY_SHAPE = re.compile(r"[A-Z]{3}")  # the seed schema's Cost.currency pattern
 
 MESSAGE_KINDS = frozenset({
     "user_message", "user_message_chunk", "agent_message", "agent_message_chunk",
@@ -213,10 +216,19 @@ def tool_paths_absolute(update: Mapping[str, Any], where: str) -> Found:
 
 
 def _diff_paths(items: Any, where: str) -> Found:
+    """The paths of a diff's ``changes`` (``path``, and ``oldPath`` of a move or copy): the
+    schema types them ``AbsolutePath`` but cannot check it."""
     for path, item in _blocks(items, where):
-        if isinstance(item, dict) and item.get("type") == "diff" and "path" in item \
-                and not is_absolute_path(item["path"]):
-            yield (f"{path}/path", f"diff path {item['path']!r} is not absolute")
+        if not isinstance(item, dict) or item.get("type") != "diff":
+            continue
+        changes = item.get("changes")
+        for i, change in enumerate(changes if isinstance(changes, list) else []):
+            if not isinstance(change, dict):
+                continue
+            for key in ("path", "oldPath"):
+                if key in change and not is_absolute_path(change[key]):
+                    yield (f"{path}/changes/{i}/{key}",
+                           f"diff {key} {change[key]!r} is not absolute")
 
 
 @check("TOOL-19", kind=Kind.FINDING)
@@ -228,11 +240,17 @@ def diff_paths_absolute(items: Any, where: str) -> Found:
 
 @check("USAGE-04", kind=Kind.FINDING)
 def currency_iso_4217(update: Mapping[str, Any], where: str) -> Found:
-    """usage_update cost.currency is an ISO 4217 code."""
+    """usage_update cost.currency is an ISO 4217 code.
+
+    Only three capitals are looked up: any other shape breaks the seed schema's pattern,
+    which reports it (one cause, one violation). The rule is the seed's: sdk-2.4.0 allows
+    "another unit such as credits" (``Rule.revisions``).
+    """
     cost = update.get("cost")
     if isinstance(cost, dict):
         currency = cost.get("currency")
-        if isinstance(currency, str) and currency not in ISO_4217:
+        if isinstance(currency, str) and CURRENCY_SHAPE.fullmatch(currency) \
+                and currency not in ISO_4217:
             yield (f"{where}/cost/currency", f"currency {currency!r} is not an ISO 4217 code")
 
 

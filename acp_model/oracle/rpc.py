@@ -14,7 +14,7 @@ from typing import Any
 
 from acp_model.model.check import check
 from acp_model.model.vocab import UNREADABLE_CODES, Kind
-from acp_model.spec.schema import MethodSpec
+from acp_model.spec.schema import SEED, MethodSpec, null_request_ids
 from acp_model.trace.format import Record
 
 PARTY = {"c2a": "client", "a2c": "agent"}
@@ -145,8 +145,13 @@ def has_a_shape(direction: str, msg: dict[str, Any]) -> str | None:
 
 
 @check("RPC-01", kind=Kind.FINDING)
-def request_id_valid(direction: str, method: str, req_id: Any) -> str | None:
-    """A request id is a string, an integer or null."""
+def request_id_valid(direction: str, method: str, req_id: Any, rev: str = SEED) -> str | None:
+    """A request id is a string or an integer (or null, where the revision's RequestId admits
+    it: the seed's does, sdk-2.4.0's does not)."""
+    if req_id is None and not null_request_ids(rev):
+        return (f"{PARTY[direction]} sent {method} with id null; in this revision a request id "
+                "is a string or an integer ($defs.RequestId: 'Unlike base JSON-RPC, it MUST NOT "
+                "be null')")
     if not valid_id(req_id):
         return (f"{PARTY[direction]} sent {method} with id {req_id!r}; an id is a string, an "
                 "integer or null")

@@ -138,15 +138,26 @@ def diagnose(def_name: str, instance: Any, rev: str = SEED) -> list[SchemaProble
     if not errors:
         return []
     best = best_match(errors)
-    problems = [best, *[e for e in errors if e is not best]][:3]
-    out = []
-    for err in problems:
+    out: list[SchemaProblem] = []
+    for err in [best, *[e for e in errors if e is not best]]:
         parts = [str(p) for p in (*prefix, *err.absolute_path)]
         if err.validator == "required" and isinstance(err.instance, dict):
             parts += [k for k in err.validator_value if k not in err.instance][:1]
         where = "/".join(parts) or "(root)"
+        # One root cause, one problem: a failure at or above a path already reported (the
+        # union around a bad field, "not valid under any of the given schemas") is that same
+        # failure seen from its parent.
+        if any(_within(p.path, where) for p in out):
+            continue
         out.append(SchemaProblem(where, _shorten(err.message), narrowed))
+        if len(out) == 3:
+            break
     return out
+
+
+def _within(path: str, ancestor: str) -> bool:
+    """``path`` is ``ancestor`` or lies below it (``(root)`` contains everything)."""
+    return ancestor == "(root)" or path == ancestor or path.startswith(ancestor + "/")
 
 
 def _shorten(text: str, limit: int = 240) -> str:
@@ -194,6 +205,10 @@ _SCHEMA_RULES: tuple[tuple[str, str, CheckMeta, frozenset[str]], ...] = (
     ("session/update", "currency", _schema("USAGE-04", "schema_currency", "cost.currency is "
                                            "an ISO 4217 code (three capitals)."),
      frozenset({"UsageUpdate"})),
+    ("session/update", "line", _schema("TOOL-19", "schema_location_line", "A tool call "
+                                       "location's line is a line number (1-based in the "
+                                       "newer revision)."),
+     frozenset({"ToolCallUpdate"})),
     ("session/request_permission", "options",
      _schema("PERM-02", "schema_permission_options", "A permission request has at least one "
              "option with optionId, name and kind."), frozenset({"RequestPermissionRequest"})),

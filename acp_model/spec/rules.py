@@ -278,7 +278,10 @@ _R: list[Rule] = [
     Rule("USAGE-04", "agent", "MUST", "safety",
          "usage_update cost.currency is an ISO 4217 currency code.",
          f"{PL} §3 (Session Usage Updates); schema $defs.Cost",
-         notes="DEF in RULES.md; the schema only checks the three-letter shape."),
+         notes="DEF in RULES.md; the schema only checks the three-letter shape. Not in "
+               "sdk-2.4.0, whose $defs.Cost.currency is 'an ISO 4217 currency code ... for "
+               "money, or another unit such as \"credits\"': nothing is left to judge.",
+         revisions=(SEED,)),
     Rule("ENUM-02", "both", "MUST NOT", "safety",
          "No invented values without the _ prefix in open enums and tagged unions "
          "(sessionUpdate kinds, content types, outcomes, methods).",

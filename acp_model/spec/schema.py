@@ -22,7 +22,7 @@ from acp_model.spec.revisions import REVISIONS, SEED
 
 SCHEMA_URI = "urn:acp:v2:schema"
 __all__ = ["SEED", "MethodSpec", "is_reserved", "known_values", "load_meta", "load_schema",
-           "method_table"]
+           "method_table", "null_request_ids"]
 
 
 # x-side names the side that *handles* a method; the sender is the other side.
@@ -120,6 +120,14 @@ def known_values(enum: str, rev: str = SEED) -> frozenset[str]:
     if enum == "stop_reason" and def_name not in load_schema(rev)["$defs"]:
         def_name, discriminator = "IdleStateUpdate", "stopReason"
     return _branch_values(def_name, discriminator, rev)
+
+
+@cache
+def null_request_ids(rev: str = SEED) -> bool:
+    """May a request id be ``null`` in this revision? (the seed's ``RequestId`` admits it, as
+    base JSON-RPC does; sdk-2.4.0's: "Unlike base JSON-RPC, it MUST NOT be null")."""
+    return any(branch.get("type") == "null"
+               for branch in load_schema(rev)["$defs"]["RequestId"].get("anyOf", []))
 
 
 def is_reserved(enum: str, value: object, rev: str = SEED) -> bool:
