@@ -14,6 +14,7 @@ import textwrap
 
 import pytest
 
+from acp_model.fuzzing.actions import Cancel, NewSession
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.recorder import Recorder
 from acp_model.fuzzing.run import FuzzResult
@@ -157,7 +158,7 @@ def test_group_verdicts_warn_skip_and_fail() -> None:
     with pytest.raises(pytest.skip.Exception, match="no PLAN rule was exercised"):
         check_group(run, "PLAN")
     rec.failure(Violation("CANCEL-07", "fail", "MUST", 9, "ended end_turn"),
-                [{"op": "new_session"}, {"op": "cancel", "s": 0}],
+                [NewSession(), Cancel(0)],
                 [{"dir": "a2c", "msg": {"jsonrpc": "2.0", "id": 1, "result": {}}}], 0, [])
     with pytest.raises(AcpGroupFailure) as failed:
         check_group(run, "CANCEL")
@@ -186,7 +187,7 @@ def test_no_agent_option_changes_nothing(pytester: pytest.Pytester) -> None:
 def test_fixtures_and_a_subclassed_state_machine(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_mine=textwrap.dedent("""
         from hypothesis import settings
-        from hypothesis.stateful import rule
+        from hypothesis.stateful import initialize, rule
 
         from acp_model.pytest_plugin.api import run_lifecycle
 
@@ -202,6 +203,17 @@ def test_fixtures_and_a_subclassed_state_machine(pytester: pytest.Pytester) -> N
 
         def test_extra_rule(acp_state_machine, acp_settings):
             class PromptCancelPrompt(acp_state_machine):
+                @initialize()
+                def cancel_during_a_permission(self):
+                    # The cancel is provably read (a sync answered) before the permission
+                    # answer that lets the agent end the work: decisive on every timing.
+                    if not self.ex.n_sessions:
+                        self.ex.act({"op": "new_session"})
+                    self.ex.act({"op": "prompt", "s": 0,
+                                 "blocks": [{"type": "text", "text": "edit"}]})
+                    self.ex.act({"op": "wait", "s": 0, "mode": "settled"})
+                    self.ex.act({"op": "cancel", "s": 0, "sync": True})
+
                 @rule()
                 def prompt_cancel_prompt(self):
                     go = [{"type": "text", "text": "go"}]
@@ -216,7 +228,10 @@ def test_fixtures_and_a_subclassed_state_machine(pytester: pytest.Pytester) -> N
                  "-v")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     result.assert_outcomes(passed=2, deselected=len(GROUPS))
-    bad = run(pytester, "--acp-agent", f"{AGENT} --mutant cancel_as_end_turn",
+    # The mutant asks for a permission first in every turn and waits for the cancelled answer
+    # (perm_cancel=wait), which the client sends after the sync that proves the cancel read.
+    bad = run(pytester, "--acp-agent",
+              f"{AGENT} --mutant cancel_as_end_turn --design perm_cancel=wait",
               "--acp-profile", "ci", "-k", "test_extra_rule")
     assert bad.ret == pytest.ExitCode.TESTS_FAILED, bad.stdout.str()
     bad.stdout.fnmatch_lines(["*rule(s) failed against*", "CANCEL-07 (MUST*"])

@@ -77,6 +77,7 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
         seed=args.seed, time_budget=args.time_budget, deadline=args.deadline,
         readings=readings_of(args), isolate=args.isolate, validate=not args.no_validate,
         max_sessions=args.max_sessions, replay_runs=args.replay_runs,
+        minimize_budget=args.minimize_budget,
         startup_deadline=args.startup_deadline, spec=args.spec)
     try:
         directory, shared = locations(args.db or [])
@@ -171,6 +172,7 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_replay(args: argparse.Namespace, console: Console) -> int:
+    from acp_model.fuzzing.actions import ActionError, from_json
     from acp_model.fuzzing.artifacts import REPLAY_FORMAT
     from acp_model.fuzzing.shrink import replay_once
     from acp_model.spec.readings import DEFAULT
@@ -185,6 +187,10 @@ def cmd_replay(args: argparse.Namespace, console: Console) -> int:
     if not isinstance(doc, dict) or doc.get("format") != REPLAY_FORMAT \
             or not isinstance(doc.get("actions"), list):
         raise UsageError(f"{path}: not an {REPLAY_FORMAT} file")
+    try:
+        actions = [from_json(a) for a in doc["actions"]]
+    except (ActionError, TypeError, ValueError) as exc:
+        raise UsageError(f"{path}: {exc}") from None
     try:
         readings = DEFAULT.parse(f"{k}={v}" for k, v in doc.get("readings", {}).items())
     except ValueError as exc:
@@ -208,7 +214,7 @@ def cmd_replay(args: argparse.Namespace, console: Console) -> int:
     errors = []
     shown = None  # the run the HTML page draws: the first that reproduced, else the last
     for n in range(args.runs):
-        outcome = replay_once(cfg, doc["actions"], rule)
+        outcome = replay_once(cfg, actions, rule)
         hits += outcome.reproduced
         if shown is None or not shown.reproduced:
             shown = outcome
@@ -228,7 +234,7 @@ def cmd_replay(args: argparse.Namespace, console: Console) -> int:
 def _replay_html(args: argparse.Namespace, doc: dict[str, Any], cfg: FuzzConfig,
                  shown: Any, hits: int, errors: list[str]) -> None:
     from acp_model import __version__
-    from acp_model.fuzzing.artifacts import describe_action
+    from acp_model.fuzzing.actions import describe_program, from_json
     from acp_model.report.html import Transcript, cases_from_violations, render_html, write_html
 
     violations = [v.to_json() for v in shown.violations]
@@ -243,7 +249,7 @@ def _replay_html(args: argparse.Namespace, doc: dict[str, Any], cfg: FuzzConfig,
                    else "the run drawn below did not reproduce the failure"), *errors],
     }
     cases = cases_from_violations(violations, shown.records)
-    steps = [describe_action(a) for a in doc["actions"]]
+    steps = describe_program([from_json(a) for a in doc["actions"]])
     for case in cases:
         case.steps = steps
         case.command = f"acp-model replay {args.replay_file} --runs {args.runs}"
@@ -275,6 +281,9 @@ def register(sub: Any) -> None:
                    help="sessions per example, at most (default 3)")
     p.add_argument("--replay-runs", type=int_at_least(1), default=5,
                    help="fresh-process replays of each minimal counterexample (default 5)")
+    p.add_argument("--minimize-budget", type=positive_float, default=60.0, metavar="S",
+                   help="seconds per failure for minimizing its counterexample against fresh "
+                        "agent processes (default 60)")
     p.add_argument("--isolate", action="store_true",
                    help="a fresh agent process per example (slower, no shared state)")
     p.add_argument("--no-validate", action="store_true", help="skip JSON schema validation")

@@ -14,7 +14,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from acp_model.fuzzing.client import Action
+from acp_model.fuzzing.actions import describe_program
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.recorder import Found
 from acp_model.fuzzing.run import FuzzResult
@@ -31,28 +31,6 @@ from acp_model.spec.rules import RULES
 from acp_model.trace.describe import summarize
 
 REPLAY_FORMAT = "acp-model-replay/1"
-
-
-def describe_action(action: Action) -> str:
-    op = action["op"]
-    s = f" s{action['s']}" if "s" in action else ""
-    if op == "prompt":
-        texts = [b.get("text", b.get("type")) for b in action.get("blocks", [])]
-        return f"prompt{s}: {', '.join(str(t) for t in texts)}"
-    if op == "cancel":
-        return f"cancel{s}" + (" (then sync)" if action.get("sync") else "")
-    if op == "answer":
-        extra = " (newest)" if action.get("newest") else ""
-        return f"answer permission{s}: {action['outcome']}{extra}"
-    if op == "finish":
-        return f"finish the turn{s}, answering every permission: {action['outcome']}"
-    if op == "wait":
-        return f"wait{s} until {action['mode']}"
-    if op == "probe":
-        return f"negative input: {action['kind']}"
-    if op == "cancel_prompt_request":
-        return f"$/cancel_request for the pending prompt{s}"
-    return op.replace("_", " ") + s
 
 
 def counterexample_records(found: Found) -> tuple[list[dict[str, Any]], int]:
@@ -81,7 +59,8 @@ def counterexample_text(found: Found, cfg: FuzzConfig) -> str:
         f"  spec revision: {cfg.readings.revision}"
         + (f" ({cfg.decision.evidence})" if cfg.decision is not None else ""),
         f"  agent: {' '.join(cfg.argv)}",
-        f"  reproduced {found.reproduced}/{found.replays} in fresh agent processes",
+        f"  reproduced {found.reproduced}/{found.replays} in fresh agent processes"
+        + ("" if found.verified else " (UNVERIFIED: no fresh-process replay showed it)"),
         "",
         "What went wrong:",
         f"  {found.violation.message}",
@@ -90,7 +69,7 @@ def counterexample_text(found: Found, cfg: FuzzConfig) -> str:
     ]
     if not found.actions:
         lines.append("  (none: the agent fails while initializing)")
-    lines += [f"  {n}. {describe_action(a)}" for n, a in enumerate(found.actions, start=1)]
+    lines += [f"  {n}. {text}" for n, text in enumerate(describe_program(found.actions), start=1)]
     lines.append("  then the teardown drains the sessions: cancel what is still busy, answer "
                  "open permissions with cancelled, sync, judge what is still owed")
     lines += ["", "Wire transcript (C->A client to agent, A->C agent to client; >> marks the "
@@ -122,7 +101,7 @@ def replay_document(found: Found, cfg: FuzzConfig) -> dict[str, Any]:
         "format": REPLAY_FORMAT,
         "rule": found.rule,
         "message": found.violation.message,
-        "actions": found.actions,
+        "actions": [a.to_json() for a in found.actions],
         "readings": cfg.readings.as_dict(),
         "deadline": cfg.deadline,
         "validate": cfg.validate,
@@ -168,11 +147,12 @@ def fuzz_report(result: FuzzResult, files: dict[str, dict[str, str]] | None = No
         counterexamples.append({
             "rule": found.rule,
             "message": found.violation.message,
-            "actions": found.actions,
+            "actions": [a.to_json() for a in found.actions],
             "steps": len(found.actions),
             "reproduced": found.reproduced,
             "replays": found.replays,
             "reproduction": f"{found.reproduced}/{found.replays}",
+            "verified": found.verified,
             "first_seen_s": round(found.first_seen, 3),
             "minimal_at_s": round(found.minimal_at, 3),
             "times_seen": found.seen,
@@ -248,8 +228,8 @@ def found_case(found: Found, cfg: FuzzConfig, replay_file: str | None = None) ->
     return Case(title=f"{rule.id} ({rule.strength_under(cfg.readings)})", level="fail",
                 message=found.violation.message, records=records, marks=marks,
                 numbers=numbers, facts=facts,
-                steps=[describe_action(a) for a in found.actions]
-                + ["teardown: cancel what is still busy, answer open permissions, sync"],
+                steps=[*describe_program(found.actions),
+                       "teardown: cancel what is still busy, answer open permissions, sync"],
                 command=command)
 
 

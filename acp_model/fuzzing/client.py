@@ -1,29 +1,29 @@
 """A conforming ACP client that drives one agent process and feeds the oracle as it goes.
 
-Every message in both directions reaches the :class:`~acp_model.monitor.Monitor` through the
+Every message in both directions reaches the :class:`~acp_model.oracle.monitor.Monitor` through the
 transport's record listener, in transcript order. The client obeys the Client rules itself and
 asks the model, not a copy of the rules, whenever a choice depends on them: e.g. whether a
 permission answer other than ``cancelled`` is still allowed after a cancel (CANCEL-04).
 
-Client actions are plain dicts (``{"op": "prompt", "s": 0, "blocks": [...]}``) so that a
-counterexample can be stored in a replay file and executed again by :meth:`FuzzClient.perform`.
-Actions never block on the agent longer than the deadline; "nothing to do" is a no-op, which
-keeps Hypothesis' data generation independent of the agent's timing.
+Client actions are the typed vocabulary of :mod:`acp_model.fuzzing.actions`; this class holds
+the connection they act on and the steps several of them share (cancel, answer, sync, settle).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from acp_model import __version__
+from acp_model.fuzzing.actions import Action, NewSession, from_json
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.stop import Stop
 from acp_model.fuzzing.transport import (
@@ -40,16 +40,11 @@ from acp_model.oracle.monitor import Monitor, Violation
 from acp_model.spec.readings import DEFAULT, Readings
 from acp_model.spec.revisions import Decision
 
-Action = dict[str, Any]
-
 SYNC_METHOD = "_acp_model/sync"
 CLIENT_INFO = {"name": "acp-model", "title": "acp-model fuzzer", "version": __version__}
-FINISH_MAX_ANSWERS = 16  # permission requests one finish action answers at most
-FINISH_DEADLINES = 4  # how long one finish action may wait, in deadlines
 SILENCE = 0.125  # of the deadline: a session the agent wrote nothing for this long is stalled
 MAX_RECANCELS = 32  # new works one drain cancels, each with its own deadline: a queue of held
 # prompts (one example sends at most `steps` of them) is cancelled one by one, not judged at once
-GARBAGE = b'{"jsonrpc": "2.0", "method": "session/prompt", "params": '
 
 
 def _process(rule_id: str, name: str, doc: str) -> Any:
@@ -104,6 +99,7 @@ class FuzzClient:
         self.crash_reported = False
         self.flooded = False
         self._answered: set[Any] = set()  # permission requests this client already answered
+        self._answered_in: dict[str, list[Any]] = {}  # sid -> those ids, in order
         self._session_writes: dict[str, int] = {}  # sid -> agent messages naming it
         self.history: list[Action] = []  # every action performed on this process, concrete
         self.checked_violations = 0  # monitor.violations before this index are handled
@@ -182,21 +178,22 @@ class FuzzClient:
         if required is None:
             return False
         if (Answer.CANCELLED, None) in required:
-            self._answer(req_id, CANCELLED)
+            self._answer(sid, req_id, CANCELLED)
         else:
-            self._answer(req_id, error=CANCELLED_ERROR)
+            self._answer(sid, req_id, error=CANCELLED_ERROR)
         return True
 
     def _respond(self, req_id: Any, result: Any = None, error: Any = None) -> None:
         with contextlib.suppress(AgentExited, TimeoutError):
             self.proc.respond(req_id, result=result, error=error)
 
-    def _answer(self, req_id: Any, result: Any = None, error: Any = None) -> None:
+    def _answer(self, sid: str, req_id: Any, result: Any = None, error: Any = None) -> None:
         """Answer a permission request exactly once (PERM-12), whichever thread gets there."""
         with self.lock:
             if req_id in self._answered:
                 return
             self._answered.add(req_id)
+            self._answered_in.setdefault(sid, []).append(req_id)
         self._respond(req_id, result, error)
 
     # ------------------------------------------------------------------ queries -----------
@@ -294,28 +291,27 @@ class FuzzClient:
         return prompt if isinstance(prompt, dict) else {}
 
     # ------------------------------------------------------------------ actions -----------
-    def perform(self, action: Action) -> None:
-        """Execute one client action (see the module docstring for the vocabulary)."""
+    def perform(self, action: Action | Mapping[str, Any]) -> None:
+        """Execute one client action (``fuzzing.actions``; a mapping is read as its JSON)."""
+        action = from_json(action)
         self.stop.check()
-        op = action["op"]
-        handler = getattr(self, f"do_{op}", None)
-        if handler is None:
-            raise ValueError(f"unknown action {op!r}")
-        entry = dict(action)
-        self.history.append(entry)
+        at = len(self.history)
+        self.history.append(action)
         before = len(self.sessions)
         try:
-            handler(**{k: v for k, v in action.items() if k != "op"})
+            action.perform(self)
         except (AgentExited, TimeoutError):
             self.check_alive()
         self.caught_up()  # the next action sees what the oracle made of everything so far
-        if len(self.sessions) > before:
-            entry["_created"] = before  # lets a replay renumber sessions (see standalone())
+        if len(self.sessions) > before and isinstance(action, NewSession):
+            # lets a replay renumber sessions (see recorder.standalone)
+            self.history[at] = dataclasses.replace(action, created=before)
 
-    def _session(self, s: int) -> int | None:
+    def session_index(self, s: int) -> int | None:
+        """The client's session for a program's index ``s`` (None: no session yet)."""
         return s % len(self.sessions) if self.sessions else None
 
-    def do_new_session(self) -> None:
+    def new_session(self) -> None:
         try:
             result = self.proc.call("session/new", {"cwd": self.cwd, "mcpServers": []},
                                     timeout=self.deadline)
@@ -328,38 +324,28 @@ class FuzzClient:
         if isinstance(result, dict) and isinstance(result.get("sessionId"), str):
             self.sessions.append(SessionHandle(result["sessionId"]))
 
-    def do_prompt(self, s: int, blocks: list[dict[str, Any]], meta: bool = False) -> None:
-        idx = self._session(s)
-        if idx is None:
-            return
-        sess = self.sessions[idx]
-        with self.lock:
-            if not self.monitor.client_may(sess.sid, "prompt"):
-                return  # a reading forbids prompting now (A-01=forbid)
-        params: dict[str, Any] = {"sessionId": sess.sid, "prompt": blocks}
-        if meta:
-            params["_meta"] = {"acp-model": {"fuzz": True}}
-        sess.prompts.append(self.proc.request("session/prompt", params))
-
-    def do_cancel(self, s: int, sync: bool = False) -> None:
-        idx = self._session(s)
-        if idx is None:
-            return
+    def cancel(self, idx: int, sync: bool = False) -> None:
+        """``session/cancel`` for session ``idx``, then the answers the client rules require
+        (CANCEL-04) for its open permission requests."""
         sess = self.sessions[idx]
         self.proc.notify("session/cancel", {"sessionId": sess.sid})
         self.caught_up()  # the model has judged the cancel: it says what is owed now
-        answered = [rid for rid in self.open_permissions(idx)
-                    if self._answer_as_required(sess.sid, rid)]
-        if sync or answered:
+        pending = self.open_permissions(idx)
+        # A sync sent before the answers: an agent may end the work as soon as it reads them,
+        # and only a response written before that proves the cancel was read in time.
+        proof = self._send_sync() if sync or pending else None
+        answered = [rid for rid in pending if self._answer_as_required(sess.sid, rid)]
+        if proof is not None:
+            self._await_sync(proof)
+        if answered:
             # After an answer that follows the cancel, the agent's next move would only make a
             # deviation probable; a response to this makes it provable.
-            self.do_sync()
+            self.sync()
 
-    def do_answer(self, s: int, outcome: str, newest: bool = False, late: bool = False,
-                  sync: bool = False) -> None:
-        idx = self._session(s)
-        if idx is None:
-            return
+    def answer_permission(self, idx: int, wanted: Answer, *, newest: bool = False,
+                          late: bool = False, sync: bool = False) -> None:
+        """Answer one open permission request of session ``idx`` with ``wanted``, or with
+        what the model says the client rules still allow."""
         if late:  # a quiet session asks for nothing: waiting for a request would only idle
             self._wait(lambda: bool(self.open_permissions(idx)) or not self.busy(idx),
                        min(self.deadline, 0.05))
@@ -371,7 +357,7 @@ class FuzzClient:
             return
         rid = perms[-1] if newest else perms[0]
         sid = self.sessions[idx].sid
-        wanted = Answer(outcome)
+        asked = wanted
         code = ErrorCode.REQUEST_CANCELLED if wanted == Answer.ERROR else None
         with self.lock:
             options = self.monitor.permission_options(sid, rid)
@@ -383,39 +369,50 @@ class FuzzClient:
             wanted = Answer.ERROR  # a withdrawn request: -32800, as cancellation.mdx shows
         option = option_for(options, wanted) if wanted in (Answer.ALLOW, Answer.REJECT) else None
         if wanted == Answer.ERROR:
-            self._answer(rid, error=CANCELLED_ERROR)
+            self._answer(sid, rid, error=CANCELLED_ERROR)
         elif option is not None:
-            self._answer(rid, {"outcome": {"outcome": "selected", "optionId": option}})
+            self._answer(sid, rid, {"outcome": {"outcome": "selected", "optionId": option}})
         elif wanted == Answer.CUSTOM:
-            self._answer(rid, {"outcome": {"outcome": "_acp_model_undecided"}})
+            self._answer(sid, rid, {"outcome": {"outcome": "_acp_model_undecided"}})
         else:
-            self._answer(rid, CANCELLED)
-        if sync or outcome != "allow":
+            self._answer(sid, rid, CANCELLED)
+        if sync or asked != Answer.ALLOW:
             # Makes what the agent does with a refusal provable (PERM-11): a sync costs one
             # round trip and turns "maybe it had not read the answer yet" into a verdict.
-            self.do_sync()
+            self.sync()
 
-    def do_wait(self, s: int, mode: str) -> None:
-        idx = self._session(s)
-        if idx is None:
+    def sloppy_answer(self, idx: int, kind: str) -> None:
+        """A permission answer a careful client would not send, sent on purpose and marked as
+        a probe (the client's own rule breach is not judged; what the agent does next is):
+        ``duplicate``, a second allow for the session's last answered request;
+        ``after_cancel``, a cancel and then allow (not cancelled) for the requests it leaves
+        pending; ``withdrawn``, allow for a request the agent withdrew."""
+        sid = self.sessions[idx].sid
+        with self.lock:
+            if kind == "duplicate":
+                targets = self._answered_in.get(sid, [])[-1:]
+            elif kind == "withdrawn":
+                targets = [rid for rid in self.open_permissions(idx)
+                           if self.monitor.withdrawn(rid)]
+            else:
+                targets = self.open_permissions(idx)
+        if not targets:
             return
-        if mode == "tick":
-            time.sleep(self.tick)
-        elif mode == "update":
-            if not self.busy(idx) or self.open_permissions(idx):
-                # A quiet session owes nothing, and work blocked on our answer sends nothing
-                # until we give it: the wait would only run out (time passing while blocked
-                # is what ``tick`` generates).
-                return
-            mark = self.proc.mark()
-            sid = self.sessions[idx].sid
-            self.proc.wait_for_index(lambda m: isinstance(m, dict) and isinstance(
-                m.get("params"), dict) and m["params"].get("sessionId") == sid,
-                min(self.deadline, 0.2), start=mark)
-        else:  # settled; a stuck agent is judged by the drain, not by every wait
-            self._settle(idx, min(self.deadline, 1.0))
+        if kind == "after_cancel":
+            self.proc.notify("session/cancel", {"sessionId": sid})
+        for rid in targets:
+            with self.lock:
+                option = option_for(self.monitor.permission_options(sid, rid), Answer.ALLOW)
+                if option is None:
+                    continue
+                if rid not in self._answered:  # its one answer, however wrong
+                    self._answered.add(rid)
+                    self._answered_in.setdefault(sid, []).append(rid)
+            self.proc.send({"jsonrpc": "2.0", "id": rid, "result": {
+                "outcome": {"outcome": "selected", "optionId": option}}}, probe=True)
+        self.sync()  # what the agent makes of it is provable from here on
 
-    def _settle(self, idx: int, limit: float) -> bool:
+    def settle(self, idx: int, limit: float) -> bool:
         """Wait up to ``limit`` seconds for session ``idx`` to settle, but only while the agent
         keeps writing for it: silence for an eighth of the deadline ends the wait (the agent
         is stuck, or thinking; the drain judges a stuck agent, and waiting on it in every
@@ -430,68 +427,26 @@ class FuzzClient:
                 return False
         return self.settled(idx)
 
-    def do_finish(self, s: int, outcome: str = "allow") -> None:
-        """Let the turn end by itself, answering each permission request it opens with
-        ``outcome``, as long as the agent keeps making progress (see ``_settle``), for four
-        deadlines at most."""
-        idx = self._session(s)
-        if idx is None:
-            return
-        end = time.monotonic() + FINISH_DEADLINES * self.deadline
-        for _ in range(FINISH_MAX_ANSWERS):
-            left = end - time.monotonic()
-            if left <= 0 or not self._settle(idx, left) or not self.busy(idx) \
-                    or not self.open_permissions(idx):
-                return
-            self.do_answer(s, outcome)
-
-    def do_sync(self) -> None:
+    def sync(self) -> None:
         """A request the agent must answer: its response proves what the agent has read."""
-        rid = next(self._ids)
+        self._await_sync(self._send_sync())
+
+    def next_id(self) -> int:
+        """A fresh id for a request of the client's own (never one the agent could echo)."""
+        return next(self._ids)
+
+    @staticmethod
+    def sync_request(rid: int) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "id": rid, "method": SYNC_METHOD, "params": {}}
+
+    def _send_sync(self) -> tuple[int, int]:
+        rid = self.next_id()
         mark = self.proc.mark()  # the answer comes after the request: scan only from here
-        self.proc.send({"jsonrpc": "2.0", "id": rid, "method": SYNC_METHOD, "params": {}})
-        self.proc.wait_for_index(lambda m: is_response_to(m, rid), self.deadline, start=mark)
+        self.proc.send(self.sync_request(rid))
+        return rid, mark
 
-    def do_cancel_prompt_request(self, s: int) -> None:
-        idx = self._session(s)
-        if idx is None:
-            return
-        pending = self.pending_prompts(idx)
-        if pending:
-            self.proc.notify("$/cancel_request", {"requestId": pending[-1]})
-
-    def do_probe(self, kind: str, s: int = 0) -> None:
-        """Negative inputs where the spec defines the answer: any error, and the agent lives."""
-        rid = next(self._ids)
-        if kind == "unknown_session":
-            msg = {"jsonrpc": "2.0", "id": rid, "method": "session/prompt", "params": {
-                "sessionId": "acp-model-no-such-session",
-                "prompt": [{"type": "text", "text": "hi"}]}}
-        elif kind == "invalid_params":
-            idx = self._session(s)
-            sid = self.sessions[idx].sid if idx is not None else "x"
-            msg = {"jsonrpc": "2.0", "id": rid, "method": "session/prompt",
-                   "params": {"sessionId": sid}}
-        elif kind == "unknown_method":
-            msg = {"jsonrpc": "2.0", "id": rid, "method": "_acp_model/unknown", "params": {}}
-        elif kind == "notification_batch":
-            # A legal batch (RPC-06) of notifications only: it must get no response at all.
-            self.proc.send([{"jsonrpc": "2.0", "method": "_acp_model/note", "params": {}}])
-            self.do_sync()
-            return
-        elif kind == "request_batch":
-            # A legal batch holding a request: the request still gets its own response.
-            mark = self.proc.mark()
-            self.proc.send([{"jsonrpc": "2.0", "id": rid, "method": SYNC_METHOD, "params": {}},
-                            {"jsonrpc": "2.0", "method": "_acp_model/note", "params": {}}])
-            self.proc.wait_for_index(lambda m: _answers(m, rid), self.deadline, start=mark)
-            return
-        else:  # garbage: a truncated line the agent must survive
-            self.proc.send_raw(GARBAGE, probe=True)
-            self.do_sync()
-            return
-        mark = self.proc.mark()
-        self.proc.send(msg, probe=True)
+    def _await_sync(self, sent: tuple[int, int]) -> None:
+        rid, mark = sent
         self.proc.wait_for_index(lambda m: is_response_to(m, rid), self.deadline, start=mark)
 
     # ------------------------------------------------------------------ end of example ----
@@ -507,10 +462,10 @@ class FuzzClient:
         for idx in indices:
             if self.busy(idx):
                 cancelled_at[idx] = self._next_index()
-                self.do_cancel(idx)
+                self.cancel(idx)
         if not self.proc.alive:
             return
-        self.do_sync()
+        self.sync()
 
         def new_work(i: int) -> bool:
             # A prompt held behind the cancelled work may start its own work afterwards (A-10
@@ -530,18 +485,18 @@ class FuzzClient:
                      for rid in self.open_permissions(i)]
             for sid, rid in asked:  # asked for the cancelled work: as the model requires
                 if not self._answer_as_required(sid, rid):
-                    self._answer(rid, CANCELLED)
+                    self._answer(sid, rid, CANCELLED)
             started = [i for i in indices if new_work(i)] if recancels < MAX_RECANCELS else []
             for i in started:
                 recancels += 1
                 cancelled_at[i] = self._next_index()
-                self.do_cancel(i)
+                self.cancel(i)
             if started:
                 end = time.monotonic() + self.deadline
                 continue
             if not asked or time.monotonic() >= end:
                 break
-        self.do_sync()  # updates the agent wrote before reading this belong to this example
+        self.sync()  # updates the agent wrote before reading this belong to this example
         self.caught_up()
 
     def _next_index(self) -> int:
@@ -592,9 +547,3 @@ class FuzzClient:
     def close(self) -> None:
         self.proc.close(grace=1.0)
 
-
-def _answers(msg: Any, request_id: Any) -> bool:
-    """A response to ``request_id``, alone or inside a batch array."""
-    if isinstance(msg, list):
-        return any(is_response_to(m, request_id) for m in msg)
-    return is_response_to(msg, request_id)

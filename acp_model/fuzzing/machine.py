@@ -16,6 +16,20 @@ from hypothesis import strategies as st
 from hypothesis import target
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
+from acp_model.fuzzing.actions import (
+    PROBES,
+    SLOPPY,
+    AnswerPermission,
+    Cancel,
+    CancelPromptRequest,
+    Finish,
+    NewSession,
+    Probe,
+    Prompt,
+    SloppyAnswer,
+    Sync,
+    Wait,
+)
 from acp_model.fuzzing.pool import Example
 
 WORDS = ("analyze", "fix", "tests", "refactor", "explain", "plan", "read", "edit", "run", "diff",
@@ -59,63 +73,66 @@ def build_machine(begin: Callable[[], Example], end: Callable[[Example], None],
 
         @initialize()
         def open_first_session(self) -> None:
-            self.ex.act({"op": "new_session"})
+            self.ex.act(NewSession())
 
         @precondition(lambda self: self.ex.n_sessions < max_sessions)
         @rule()
         def open_session(self) -> None:
-            self.ex.act({"op": "new_session"})
+            self.ex.act(NewSession())
 
         @rule(s=session, prompt=blocks, meta=st.booleans())
         def prompt(self, s: int, prompt: list[dict[str, Any]], meta: bool) -> None:
-            self.ex.act({"op": "prompt", "s": s, "blocks": prompt, "meta": meta})
+            self.ex.act(Prompt(s, prompt, meta))
 
         @rule(s=session, when=st.sampled_from(["now", "tick", "update", "settled"]),
               sync=st.booleans())
         def cancel(self, s: int, when: str, sync: bool) -> None:
             """Cancel before acceptance, mid-stream, during a permission, or while idle."""
             if when != "now":
-                self.ex.act({"op": "wait", "s": s, "mode": when})
-            self.ex.act({"op": "cancel", "s": s, "sync": sync})
+                self.ex.act(Wait(s, when))
+            self.ex.act(Cancel(s, sync))
 
         @rule(s=session, prompt=blocks, sync=st.booleans())
         def prompt_then_cancel(self, s: int, prompt: list[dict[str, Any]], sync: bool) -> None:
             """A cancel right behind a prompt: lands before or just after acceptance."""
-            self.ex.act({"op": "prompt", "s": s, "blocks": prompt, "meta": False})
-            self.ex.act({"op": "cancel", "s": s, "sync": sync})
+            self.ex.act(Prompt(s, prompt))
+            self.ex.act(Cancel(s, sync))
 
         @rule(s=session, outcome=st.sampled_from(["allow", "reject", "cancelled", "error",
                                                   "custom"]),
               newest=st.booleans(), late=st.booleans(), sync=st.booleans())
         def answer_permission(self, s: int, outcome: str, newest: bool, late: bool,
                               sync: bool) -> None:
-            self.ex.act({"op": "answer", "s": s, "outcome": outcome, "newest": newest,
-                         "late": late, "sync": sync})
+            self.ex.act(AnswerPermission(s, outcome, newest, late, sync))
 
         @rule(s=session, outcome=st.sampled_from(["allow", "reject", "custom"]))
         def finish_turn(self, s: int, outcome: str) -> None:
             """Let the turn end by itself, as a user who answers every permission request
             with ``outcome`` (many bugs show only in a turn that completes, e.g. the one
             after a cancelled turn; short waits rarely outlast a slow agent's turn)."""
-            self.ex.act({"op": "finish", "s": s, "outcome": outcome})
+            self.ex.act(Finish(s, outcome))
 
         @rule(s=session, mode=st.sampled_from(["tick", "update", "settled"]))
         def wait(self, s: int, mode: str) -> None:
-            self.ex.act({"op": "wait", "s": s, "mode": mode})
+            self.ex.act(Wait(s, mode))
 
         @rule()
         def sync(self) -> None:
-            self.ex.act({"op": "sync"})
+            self.ex.act(Sync())
 
         @rule(s=session)
         def withdraw_prompt(self, s: int) -> None:
-            self.ex.act({"op": "cancel_prompt_request", "s": s})
+            self.ex.act(CancelPromptRequest(s))
 
-        @rule(kind=st.sampled_from(["unknown_session", "invalid_params", "unknown_method",
-                                    "garbage", "notification_batch",
-                                    "request_batch"]), s=session)
+        @rule(kind=st.sampled_from(PROBES), s=session)
         def negative_input(self, kind: str, s: int) -> None:
-            self.ex.act({"op": "probe", "kind": kind, "s": s})
+            self.ex.act(Probe(s, kind))
+
+        @rule(s=session, kind=st.sampled_from(SLOPPY))
+        def sloppy_answer(self, s: int, kind: str) -> None:
+            """What only a sloppy client shows: answers late, twice, or to withdrawn
+            requests (negative inputs; the agent's reaction is judged as usual)."""
+            self.ex.act(SloppyAnswer(s, kind))
 
         def teardown(self) -> None:
             end(self.ex)

@@ -14,10 +14,13 @@ distinct bugs instead of stopping at the first.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+from collections.abc import Mapping
 from typing import Any
 
-from acp_model.fuzzing.client import Action, AgentUnusable, FuzzClient, OracleError
+from acp_model.fuzzing.actions import Action, NewSession, SessionAction, from_json
+from acp_model.fuzzing.client import AgentUnusable, FuzzClient, OracleError
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.recorder import BudgetExhausted, LifecycleFailure, Recorder
 from acp_model.fuzzing.stop import Stop
@@ -107,14 +110,14 @@ class Example:
     def n_sessions(self) -> int:
         return len(self.local)
 
-    def act(self, action: Action) -> None:
+    def act(self, action: Action | Mapping[str, Any]) -> None:
         """Log and perform one action, then raise if the oracle saw a failure.
 
         An exception of the oracle ends the whole run: it is recorded and Hypothesis is stopped
         (``BudgetExhausted``), so it can never look like an agent failure being shrunk.
         """
         try:
-            self._act(action)
+            self._act(from_json(action))
         except OracleError as exc:
             self.recorder.internal_error = exc
             raise BudgetExhausted from exc
@@ -123,18 +126,17 @@ class Example:
         self.actions.append(action)
         self.recorder.actions += 1
         client = self.client
-        if action["op"] == "new_session":
+        if isinstance(action, NewSession):
             before = len(client.sessions)
             client.perform(action)
             if len(client.sessions) > before:
                 self.local.append(len(client.sessions) - 1)
+        elif isinstance(action, SessionAction):
+            if not self.local:
+                return
+            client.perform(dataclasses.replace(action, s=self.local[action.s % len(self.local)]))
         else:
-            concrete = dict(action)
-            if "s" in concrete:
-                if not self.local:
-                    return
-                concrete["s"] = self.local[concrete["s"] % len(self.local)]
-            client.perform(concrete)
+            client.perform(action)
         client.check_alive()
         self.check()
 

@@ -6,12 +6,13 @@ list that showed it are already safe."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from acp_model.fuzzing.client import Action
+from acp_model.fuzzing.actions import Action, NewSession, SessionAction
 from acp_model.oracle.monitor import Violation
 
 
@@ -47,6 +48,9 @@ class Found:
     candidates: list[tuple[list[Action], list[list[Action]]]] = field(default_factory=list)
     reproduced: int = 0
     replays: int = 0
+    # reproduced at least once in a fresh process while being minimized (False: only the run
+    # itself showed it, and the program is the shortest that did, unverified)
+    verified: bool = True
     replay_records: list[dict[str, Any]] | None = None
     replay_offending: int | None = None
     notes: list[str] = field(default_factory=list)
@@ -62,14 +66,14 @@ def standalone(actions: list[Action]) -> list[Action]:
     from scratch, the first session the actions create is ``s0``.
     """
     mapping: dict[int, int] = {}
-    out = []
-    for action in actions:
-        a = dict(action)
-        created = a.pop("_created", None)
-        if created is not None:
-            mapping[created] = len(mapping)
-        if "s" in a:
-            a["s"] = mapping.get(a["s"], a["s"])
+    out: list[Action] = []
+    for a in actions:
+        if isinstance(a, NewSession):
+            if a.created is not None:
+                mapping[a.created] = len(mapping)
+            a = dataclasses.replace(a, created=None)
+        elif isinstance(a, SessionAction):
+            a = dataclasses.replace(a, s=mapping.get(a.s, a.s))
         out.append(a)
     return out
 
@@ -127,7 +131,8 @@ class Recorder:
         return time.monotonic() - self.started
 
     def failure(self, v: Violation, actions: list[Action], records: list[dict[str, Any]],
-                offending: int, history: list[Action], gap: tuple[int, int] = (0, 0)) -> None:
+                offending: int, history: list[list[Action]], gap: tuple[int, int] = (0, 0)
+                ) -> None:
         now = self.elapsed()
         if self.round_failure_at is None and v.rule not in self.masked:
             self.round_failure_at = now

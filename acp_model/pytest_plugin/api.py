@@ -27,8 +27,8 @@ def lifecycle_machine(cfg: FuzzConfig) -> Iterator[type[RuleBasedStateMachine]]:
 
     Subclass the yielded class to add ``@rule``s and run it with :func:`run_lifecycle`.
     Instances hold ``self.ex`` (the :class:`~acp_model.fuzzing.runner.Example`):
-    ``self.ex.act({"op": ...})`` performs a client action (the vocabulary of
-    :meth:`FuzzClient.perform <acp_model.fuzzing.client.FuzzClient.perform>`) and raises
+    ``self.ex.act(Prompt(0, blocks))`` performs a client action (the typed vocabulary of
+    :mod:`acp_model.fuzzing.actions`; its JSON form ``{"op": ...}`` works too) and raises
     :class:`~acp_model.fuzzing.runner.LifecycleFailure` when the oracle reports a failure. The
     class carries ``acp_recorder`` (every failure and warning seen, the side channel that
     survives Hypothesis' flakiness reports), ``acp_pool`` and ``acp_config``. Raises

@@ -34,7 +34,8 @@ def describe_failures(found: Mapping[str, Found], rules: Iterable[str] | None = 
     Each rule: its strength, statement and citation, what the agent did, the minimal client
     program and its reproduction rate, the offending message, and the files if written.
     """
-    from acp_model.fuzzing.artifacts import counterexample_records, describe_action
+    from acp_model.fuzzing.actions import describe_program
+    from acp_model.fuzzing.artifacts import counterexample_records
     from acp_model.spec.rules import RULES
     from acp_model.trace.describe import summarize
 
@@ -55,7 +56,7 @@ def describe_failures(found: Mapping[str, Found], rules: Iterable[str] | None = 
         if one.actions:
             lines.append(f"  minimal counterexample, {len(one.actions)} client action(s), "
                          f"{rate}:")
-            lines += [f"    {n}. {describe_action(a)}" for n, a in enumerate(one.actions, 1)]
+            lines += [f"    {n}. {text}" for n, text in enumerate(describe_program(one.actions), 1)]
         else:
             lines.append(f"  no client action needed (the agent fails while initializing), "
                          f"{rate}")

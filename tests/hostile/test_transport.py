@@ -295,7 +295,9 @@ def flood_scenario() -> None:
     assert agent.transcript[-1]["error"] == "transcript-cap"
     assert agent.lines_read == len(agent.transcript) - 1 + agent.dropped_records
     assert agent.dropped_records > 90_000
-    assert seen[0] == agent.lines_read  # listeners still see everything
+    # listeners still see everything (once the delivery thread has handed them the last)
+    assert agent.wait_delivered(agent.queued, timeout=30)
+    assert seen[0] == agent.lines_read
     assert agent.wait_for(lambda m: True, 1, start=len(agent.transcript)) is None
     assert not live_members(agent.pgid)
 

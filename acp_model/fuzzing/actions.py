@@ -1,0 +1,378 @@
+"""The client's action vocabulary: one frozen, registered type per thing the fuzzer can do.
+
+The Hypothesis rules build these, :meth:`FuzzClient.perform` runs them (``Action.perform``),
+counterexamples describe them (``describe``) and replay files store them (``to_json`` /
+:func:`from_json`: ``{"op": "prompt", "s": 0, "blocks": [...]}``, the ``acp-model-replay/1``
+format). A bad op or field is refused when the action is built or read, not when it runs.
+
+Session indices (``s``) are those of the program: the n-th session it opened is ``n % count``
+at run time (an index past the sessions open so far wraps; before any, the action is a
+no-op), so a program keeps its meaning when shrinking removes actions. Actions never block on
+the agent longer than the deadline, and "nothing to do" is a no-op, which keeps Hypothesis'
+choices independent of the agent's timing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from acp_model.fuzzing.transport import is_response_to
+from acp_model.model.vocab import Answer
+
+if TYPE_CHECKING:
+    from acp_model.fuzzing.client import FuzzClient
+
+GARBAGE = b'{"jsonrpc": "2.0", "method": "session/prompt", "params": '
+FINISH_MAX_ANSWERS = 16  # permission requests one finish action answers at most
+FINISH_DEADLINES = 4  # how long one finish action may wait, in deadlines
+
+ACTIONS: dict[str, type[Action]] = {}
+
+
+class ActionError(ValueError):
+    """An action that names no op of the vocabulary, or fields its op does not have."""
+
+
+@dataclass(frozen=True)
+class Action:
+    """One client action; subclasses register under their ``op``."""
+
+    op: ClassVar[str] = ""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.op:
+            if cls.op in ACTIONS:
+                raise ActionError(f"two actions named {cls.op!r}")
+            ACTIONS[cls.op] = cls
+
+    def perform(self, client: FuzzClient) -> None:
+        raise NotImplementedError
+
+    def describe(self, label: str = "") -> str:
+        """One line for people; ``label`` names the session (``" s1"``)."""
+        return self.op.replace("_", " ") + label
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"op": self.op}
+        for f in dataclasses.fields(self):
+            if f.metadata.get("json", True):
+                out[f.name] = getattr(self, f.name)
+        return out
+
+
+@dataclass(frozen=True)
+class SessionAction(Action):
+    """An action on one session of the program (``s``: see the module docstring)."""
+
+    s: int = 0
+
+
+def from_json(data: Mapping[str, Any] | Action) -> Action:
+    """The action a replay file (or a hand-written test) describes; :class:`ActionError` for
+    an unknown op or field."""
+    if isinstance(data, Action):
+        return data
+    if not isinstance(data, Mapping) or not isinstance(data.get("op"), str):
+        raise ActionError(f"not an action: {data!r}")
+    cls = ACTIONS.get(data["op"])
+    if cls is None:
+        raise ActionError(f"unknown action {data['op']!r} (known: {', '.join(sorted(ACTIONS))})")
+    names = {f.name for f in dataclasses.fields(cls) if f.metadata.get("json", True)}
+    fields = {k: v for k, v in data.items() if k != "op" and not k.startswith("_")}
+    extra = set(fields) - names
+    if extra:
+        raise ActionError(f"action {data['op']!r} has no field {', '.join(sorted(extra))}")
+    return cls(**fields)
+
+
+def session_labels(actions: Sequence[Action]) -> list[str]:
+    """The session each action acts on, numbered in the program's order of creation
+    (``" s1"``, ``" s2"``; ``" (no session yet)"`` before the first one, ``""`` for actions
+    without a session)."""
+    opened = 0
+    out = []
+    for a in actions:
+        if isinstance(a, NewSession):
+            opened += 1
+            out.append(f" s{opened}")
+        elif isinstance(a, SessionAction):
+            out.append(f" s{a.s % opened + 1}" if opened else " (no session yet)")
+        else:
+            out.append("")
+    return out
+
+
+def describe_program(actions: Sequence[Action | Mapping[str, Any]]) -> list[str]:
+    """One line per action, sessions labelled as :func:`session_labels` does."""
+    typed = [from_json(a) for a in actions]
+    return [a.describe(label) for a, label in zip(typed, session_labels(typed), strict=True)]
+
+
+# --- the vocabulary ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class NewSession(Action):
+    """``session/new``; on a shared process, ``created`` records the connection's index of
+    the session it made (how a replay renumbers sessions, see ``recorder.standalone``)."""
+
+    op: ClassVar[str] = "new_session"
+    created: int | None = field(default=None, compare=False, metadata={"json": False})
+
+    def perform(self, client: FuzzClient) -> None:
+        client.new_session()
+
+    def describe(self, label: str = "") -> str:
+        return f"new session{label}"
+
+
+@dataclass(frozen=True)
+class Prompt(SessionAction):
+    op: ClassVar[str] = "prompt"
+    blocks: list[dict[str, Any]] = field(default_factory=list)
+    meta: bool = False
+
+    def perform(self, client: FuzzClient) -> None:
+        idx = client.session_index(self.s)
+        if idx is None:
+            return
+        sess = client.sessions[idx]
+        with client.lock:
+            if not client.monitor.client_may(sess.sid, "prompt"):
+                return  # a reading forbids prompting now (A-01=forbid)
+        params: dict[str, Any] = {"sessionId": sess.sid, "prompt": self.blocks}
+        if self.meta:
+            params["_meta"] = {"acp-model": {"fuzz": True}}
+        sess.prompts.append(client.proc.request("session/prompt", params))
+
+    def describe(self, label: str = "") -> str:
+        texts = [b.get("text", b.get("type")) for b in self.blocks]
+        return f"prompt{label}: {', '.join(str(t) for t in texts)}"
+
+
+@dataclass(frozen=True)
+class Cancel(SessionAction):
+    """``session/cancel``; ``sync``: then a request whose answer proves the cancel read."""
+
+    op: ClassVar[str] = "cancel"
+    sync: bool = False
+
+    def perform(self, client: FuzzClient) -> None:
+        idx = client.session_index(self.s)
+        if idx is not None:
+            client.cancel(idx, self.sync)
+
+    def describe(self, label: str = "") -> str:
+        return f"cancel{label}" + (" (then sync)" if self.sync else "")
+
+
+@dataclass(frozen=True)
+class AnswerPermission(SessionAction):
+    """Answer the oldest (or newest) open permission request with ``outcome``, as far as the
+    client rules allow it (after a cancel only ``cancelled``); ``late``: only if one is open
+    right away; ``sync``: then prove the answer read."""
+
+    op: ClassVar[str] = "answer"
+    outcome: str = Answer.ALLOW
+    newest: bool = False
+    late: bool = False
+    sync: bool = False
+
+    def __post_init__(self) -> None:
+        Answer(self.outcome)  # a ValueError names a bad outcome when the action is built
+
+    def perform(self, client: FuzzClient) -> None:
+        idx = client.session_index(self.s)
+        if idx is not None:
+            client.answer_permission(idx, Answer(self.outcome), newest=self.newest,
+                                     late=self.late, sync=self.sync)
+
+    def describe(self, label: str = "") -> str:
+        return f"answer permission{label}: {self.outcome}" + (" (newest)" if self.newest else "")
+
+
+@dataclass(frozen=True)
+class Finish(SessionAction):
+    """Let the turn end by itself, answering each permission request it opens with
+    ``outcome``, as long as the agent keeps making progress, for four deadlines at most."""
+
+    op: ClassVar[str] = "finish"
+    outcome: str = Answer.ALLOW
+
+    def perform(self, client: FuzzClient) -> None:
+        idx = client.session_index(self.s)
+        if idx is None:
+            return
+        end = time.monotonic() + FINISH_DEADLINES * client.deadline
+        for _ in range(FINISH_MAX_ANSWERS):
+            left = end - time.monotonic()
+            if left <= 0 or not client.settle(idx, left) or not client.busy(idx) \
+                    or not client.open_permissions(idx):
+                return
+            client.answer_permission(idx, Answer(self.outcome))
+
+    def describe(self, label: str = "") -> str:
+        return f"finish the turn{label}, answering every permission: {self.outcome}"
+
+
+@dataclass(frozen=True)
+class Wait(SessionAction):
+    """``tick``: a moment; ``update``: the session's next message (while it works unblocked);
+    ``settled``: quiet or blocked on the client, while the agent keeps writing."""
+
+    op: ClassVar[str] = "wait"
+    mode: str = "tick"
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("tick", "update", "settled"):
+            raise ActionError(f"wait mode {self.mode!r} is not tick, update or settled")
+
+    def perform(self, client: FuzzClient) -> None:
+        idx = client.session_index(self.s)
+        if idx is None:
+            return
+        if self.mode == "tick":
+            time.sleep(client.tick)
+        elif self.mode == "update":
+            if not client.busy(idx) or client.open_permissions(idx):
+                # A quiet session owes nothing, and work blocked on our answer sends nothing
+                # until we give it: the wait would only run out (time passing while blocked
+                # is what ``tick`` generates).
+                return
+            mark = client.proc.mark()
+            sid = client.sessions[idx].sid
+            client.proc.wait_for_index(lambda m: isinstance(m, dict) and isinstance(
+                m.get("params"), dict) and m["params"].get("sessionId") == sid,
+                min(client.deadline, 0.2), start=mark)
+        else:  # settled; a stuck agent is judged by the drain, not by every wait
+            client.settle(idx, min(client.deadline, 1.0))
+
+    def describe(self, label: str = "") -> str:
+        return f"wait{label} until {self.mode}"
+
+
+@dataclass(frozen=True)
+class Sync(Action):
+    """A request the agent must answer: its response proves what the agent has read."""
+
+    op: ClassVar[str] = "sync"
+
+    def perform(self, client: FuzzClient) -> None:
+        client.sync()
+
+
+@dataclass(frozen=True)
+class CancelPromptRequest(SessionAction):
+    """``$/cancel_request`` for the session's newest pending prompt."""
+
+    op: ClassVar[str] = "cancel_prompt_request"
+
+    def perform(self, client: FuzzClient) -> None:
+        idx = client.session_index(self.s)
+        if idx is None:
+            return
+        pending = client.pending_prompts(idx)
+        if pending:
+            client.proc.notify("$/cancel_request", {"requestId": pending[-1]})
+
+    def describe(self, label: str = "") -> str:
+        return f"$/cancel_request for the pending prompt{label}"
+
+
+SLOPPY = ("duplicate", "after_cancel", "withdrawn")
+
+
+@dataclass(frozen=True)
+class SloppyAnswer(SessionAction):
+    """A client that races and errs, on purpose (``FuzzClient.sloppy_answer``): a duplicate
+    allow, an allow after the cancel, an allow for a withdrawn request. The trace marks it a
+    probe: only what the agent does next is judged."""
+
+    op: ClassVar[str] = "sloppy_answer"
+    kind: str = "duplicate"
+
+    def __post_init__(self) -> None:
+        if self.kind not in SLOPPY:
+            raise ActionError(f"sloppy answer {self.kind!r} is not one of {', '.join(SLOPPY)}")
+
+    def perform(self, client: FuzzClient) -> None:
+        idx = client.session_index(self.s)
+        if idx is not None:
+            client.sloppy_answer(idx, self.kind)
+
+    def describe(self, label: str = "") -> str:
+        what = {"duplicate": "a second allow for the last answered permission request",
+                "after_cancel": "cancel, then allow (not cancelled) for the pending permission "
+                                "requests",
+                "withdrawn": "allow for a permission request the agent withdrew"}[self.kind]
+        return f"negative input{label}: {what}"
+
+
+PROBES = ("unknown_session", "invalid_params", "unknown_method", "garbage",
+          "notification_batch", "request_batch")
+
+
+@dataclass(frozen=True)
+class Probe(SessionAction):
+    """Negative inputs where the spec defines the answer: any error, and the agent lives."""
+
+    op: ClassVar[str] = "probe"
+    kind: str = "unknown_method"
+
+    def __post_init__(self) -> None:
+        if self.kind not in PROBES:
+            raise ActionError(f"probe {self.kind!r} is not one of {', '.join(PROBES)}")
+
+    def perform(self, client: FuzzClient) -> None:
+        proc = client.proc
+        rid = client.next_id()
+        sync = client.sync_request(rid)
+        if self.kind == "unknown_session":
+            msg = {"jsonrpc": "2.0", "id": rid, "method": "session/prompt", "params": {
+                "sessionId": "acp-model-no-such-session",
+                "prompt": [{"type": "text", "text": "hi"}]}}
+        elif self.kind == "invalid_params":
+            idx = client.session_index(self.s)
+            sid = client.sessions[idx].sid if idx is not None else "x"
+            msg = {"jsonrpc": "2.0", "id": rid, "method": "session/prompt",
+                   "params": {"sessionId": sid}}
+        elif self.kind == "unknown_method":
+            msg = {"jsonrpc": "2.0", "id": rid, "method": "_acp_model/unknown", "params": {}}
+        elif self.kind == "notification_batch":
+            # A legal batch (RPC-06) of notifications only: it must get no response at all.
+            proc.send([{"jsonrpc": "2.0", "method": "_acp_model/note", "params": {}}])
+            client.sync()
+            return
+        elif self.kind == "request_batch":
+            # A legal batch holding a request: the request still gets its own response.
+            mark = proc.mark()
+            proc.send([sync, {"jsonrpc": "2.0", "method": "_acp_model/note", "params": {}}])
+            proc.wait_for_index(lambda m: _answers(m, rid), client.deadline, start=mark)
+            return
+        else:  # garbage: a truncated line the agent must survive
+            proc.send_raw(GARBAGE, probe=True)
+            client.sync()
+            return
+        mark = proc.mark()
+        proc.send(msg, probe=True)
+        proc.wait_for_index(lambda m: is_response_to(m, rid), client.deadline, start=mark)
+
+    def describe(self, label: str = "") -> str:
+        return f"negative input: {self.kind}"
+
+
+def _answers(msg: Any, request_id: Any) -> bool:
+    """A response to ``request_id``, alone or inside a batch array."""
+    if isinstance(msg, list):
+        return any(is_response_to(m, request_id) for m in msg)
+    return is_response_to(msg, request_id)
+
+
+__all__ = ["ACTIONS", "Action", "ActionError", "AnswerPermission", "Cancel",
+           "CancelPromptRequest", "Finish", "NewSession", "Probe", "Prompt",
+           "SessionAction", "SloppyAnswer", "Sync", "Wait", "describe_program", "from_json",
+           "session_labels"]

@@ -1,0 +1,65 @@
+"""The client's action vocabulary: one typed, registered action per op, its JSON form (the
+replay format), its description, and session labels numbered by the program."""
+
+from __future__ import annotations
+
+import pytest
+
+from acp_model.fuzzing.actions import (
+    ACTIONS,
+    ActionError,
+    AnswerPermission,
+    Cancel,
+    NewSession,
+    Probe,
+    Prompt,
+    Sync,
+    Wait,
+    describe_program,
+    from_json,
+    session_labels,
+)
+from acp_model.fuzzing.recorder import standalone
+
+TEXT = [{"type": "text", "text": "fix tests"}]
+
+
+def test_every_op_round_trips_through_json() -> None:
+    for op, cls in ACTIONS.items():
+        action = cls()
+        assert action.op == op
+        assert from_json(action.to_json()) == action
+
+
+def test_bad_actions_are_refused_when_read() -> None:
+    with pytest.raises(ActionError, match="unknown action 'dance'"):
+        from_json({"op": "dance"})
+    with pytest.raises(ActionError, match="has no field colour"):
+        from_json({"op": "cancel", "s": 0, "colour": "red"})
+    with pytest.raises(ValueError):
+        AnswerPermission(0, "maybe")
+    with pytest.raises(ActionError, match="wait mode"):
+        Wait(0, "forever")
+    with pytest.raises(ActionError, match="probe 'x'"):
+        Probe(0, "x")
+
+
+def test_a_one_session_program_labels_its_session_s1() -> None:
+    """The generator's index 2 on a program with one session is that session."""
+    program = [NewSession(), Prompt(2, TEXT), Cancel(2, sync=True)]
+    assert describe_program(program) == ["new session s1", "prompt s1: fix tests",
+                                         "cancel s1 (then sync)"]
+
+
+def test_sessions_are_numbered_in_order_of_creation() -> None:
+    program = [Prompt(1, TEXT), NewSession(), NewSession(), Prompt(1, TEXT), Prompt(4, TEXT),
+               Sync()]
+    assert session_labels(program) == [" (no session yet)", " s1", " s2", " s2", " s1", ""]
+
+
+def test_a_shared_process_history_is_renumbered_for_a_fresh_one() -> None:
+    history = [NewSession(created=13), Prompt(13, TEXT), NewSession(created=14), Cancel(14)]
+    fresh = standalone(history)
+    assert fresh == [NewSession(), Prompt(0, TEXT), NewSession(), Cancel(1)]
+    assert all(a.created is None for a in fresh if isinstance(a, NewSession))
+    assert "created" not in NewSession(created=3).to_json()
