@@ -141,7 +141,7 @@ class Case:
         return FuzzConfig(
             self.argv(), max_examples=self.max_examples, steps=self.steps, seed=self.seed,
             time_budget=self.time_budget, deadline=self.deadline, max_rounds=6 if bug else 1,
-            replay_runs=2, shrink_budget=5.0, spec=self.spec,
+            replay_runs=2, shrink_budget=5.0, minimize_budget=20.0, spec=self.spec,
             stop_on=frozenset({self.rule}) if bug and self.rule else frozenset())
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from acp_model.fuzzing.actions import NewSession, SloppyAnswer
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.run import run_fuzz
 
@@ -186,7 +187,7 @@ def test_counterexample_text_numbers_messages_as_the_violation_cites_them() -> N
     rec = Recorder()
     # the handshake (#0, #1), then this example's records from #40 on; #42 offends
     rec.failure(Violation("CANCEL-07", "fail", "MUST", 42, "idle end_turn #42 breaks it"),
-                [{"op": "new_session"}], [msg(0), msg(1), msg(40), msg(41), msg(42)], 4, [],
+                [NewSession()], [msg(0), msg(1), msg(40), msg(41), msg(42)], 4, [],
                 gap=(2, 38))
     found = rec.found["CANCEL-07"]
     text = counterexample_text(found, FuzzConfig(["agent"]))
@@ -250,3 +251,18 @@ def test_the_drain_cancels_the_work_a_held_prompt_starts_after_its_cancel() -> N
     cancels = [n for n, m in enumerate(msgs) if m.get("method") == "session/cancel"]
     assert len(running) == 2 and len(cancels) == 2, "the held prompt ran and was cancelled"
     assert cancels[0] < running[1] < cancels[1]
+
+
+@pytest.mark.slow  # a fuzz run against a mutant
+def test_a_stale_allow_taken_for_the_next_request_is_caught_under_perm_11() -> None:
+    """Only a sloppy client shows it: the fuzzer sends duplicate, late and withdrawn-request
+    answers on purpose (probes), and judges what the agent does next."""
+    cfg = FuzzConfig([*REFERENCE, "--mutant", "stale_allow_next_permission"], seed=1,
+                     max_examples=300, time_budget=90, spec="seed", replay_runs=2,
+                     minimize_budget=30, stop_on=frozenset({"PERM-11"}))
+    result = run_fuzz(cfg)
+    found = result.recorder.found.get("PERM-11")
+    assert found is not None, sorted(result.recorder.found)
+    assert "still open: the client had not answered it" in found.violation.message
+    assert any(isinstance(a, SloppyAnswer) for a in found.actions), found.actions
+    assert len(found.actions) <= 10

@@ -6,30 +6,31 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from typing import Any
 
 import pytest
 
 from acp_model.fuzzing import shrink
+from acp_model.fuzzing.actions import Action, NewSession, Prompt
 from acp_model.fuzzing.config import FuzzConfig
+from acp_model.fuzzing.recorder import Found
 from acp_model.fuzzing.shrink import ReplayOutcome, replay_once
+from acp_model.oracle.monitor import Violation
 
 REFERENCE = [sys.executable, "-m", "acp_model.agents.reference", "--timing", "fast"]
 
 
-def _example(n: int) -> list[dict[str, Any]]:
-    return [{"op": "new_session"}, {"op": "prompt", "s": 0,
-                                    "blocks": [{"type": "text", "text": f"example {n}"}]}]
+def _example(n: int) -> list[Action]:
+    return [NewSession(), Prompt(0, [{"type": "text", "text": f"example {n}"}])]
 
 
 class _CountingReplays:
     """Stands in for fresh-process replays: records what was asked, never reproduces."""
 
     def __init__(self) -> None:
-        self.trials: list[list[dict[str, Any]]] = []
+        self.trials: list[list[Action]] = []
         self.lock = threading.Lock()
 
-    def __call__(self, cfg: FuzzConfig, actions: list[dict[str, Any]], rule: str | None,
+    def __call__(self, cfg: FuzzConfig, actions: list[Action], rule: str | None,
                  abort: threading.Event | None = None) -> ReplayOutcome:
         with self.lock:
             self.trials.append(actions)
@@ -41,14 +42,14 @@ def test_history_suffix_replays_at_most_the_last_examples(monkeypatch: pytest.Mo
     fake = _CountingReplays()
     monkeypatch.setattr(shrink, "replay_once", fake)
     history = [_example(n) for n in range(2000)]
-    got = shrink.history_suffix(FuzzConfig(REFERENCE), "CANCEL-07", history,
-                                   stop_at=time.monotonic() + 60)
+    got = shrink.history_suffix(
+        shrink.Minimizer(FuzzConfig(REFERENCE), "CANCEL-07", time.monotonic() + 60), history)
     assert got is None
     assert fake.trials, "some suffix must have been tried"
-    longest = max(sum(a["op"] == "new_session" for a in t) for t in fake.trials)
+    longest = max(sum(isinstance(a, NewSession) for a in t) for t in fake.trials)
     assert longest == shrink.MAX_HISTORY_EXAMPLES
     # the suffixes end with the newest example
-    assert all(t[-1]["blocks"][0]["text"] == "example 1999" for t in fake.trials)
+    assert all(t[-1].blocks[0]["text"] == "example 1999" for t in fake.trials)
 
 
 def test_no_replay_starts_after_the_shrink_budget(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -61,6 +62,90 @@ def test_no_replay_starts_after_the_shrink_budget(monkeypatch: pytest.MonkeyPatc
     assert shrink.delta_debug(FuzzConfig(REFERENCE), "X", _example(0) * 8,
                                  time.monotonic() - 1) == _example(0) * 8
     assert fake.trials == []
+
+
+class _NeedsBugPrompt:
+    """Stands in for fresh-process replays of a deterministic bug: a program reproduces when
+    a session exists and a prompt saying "bug" follows (it shows at that action)."""
+
+    def __init__(self, flaky_below: int = 0) -> None:
+        self.calls = 0
+        self.flaky_below = flaky_below  # programs shorter than this reproduce only once
+        self.seen: set[int] = set()
+        self.lock = threading.Lock()
+
+    def __call__(self, cfg: FuzzConfig, actions: list[Action], rule: str | None,
+                 abort: threading.Event | None = None) -> ReplayOutcome:
+        with self.lock:
+            self.calls += 1
+            opened = False
+            for n, a in enumerate(actions, start=1):
+                opened = opened or isinstance(a, NewSession)
+                if opened and isinstance(a, Prompt) and a.blocks[0]["text"] == "bug":
+                    if len(actions) < self.flaky_below and len(actions) in self.seen:
+                        break  # lucky once, never again
+                    self.seen.add(len(actions))
+                    return ReplayOutcome(True, [Violation(rule or "X", "fail", "MUST", 1, "x")],
+                                         [], 1, None, n)
+            return ReplayOutcome(False, [], [], None)
+
+
+def _noise(n: int) -> list[Action]:
+    return [Prompt(0, [{"type": "text", "text": f"noise {n}"}])]
+
+
+def _found(actions: list[Action], history: list[list[Action]] | None = None) -> Found:
+    v = Violation("X", "fail", "MUST", 1, "x")
+    return Found("X", v, actions, [], 0, history or [actions], 0.0, 0.0,
+                 candidates=[(actions, history or [actions])])
+
+
+def test_minimizing_cuts_after_the_failure_and_drops_the_noise(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = _NeedsBugPrompt()
+    monkeypatch.setattr(shrink, "replay_once", fake)
+    program = [NewSession()] + [a for n in range(12) for a in _noise(n)] \
+        + [Prompt(0, [{"type": "text", "text": "bug"}])] + [a for n in range(9) for a in _noise(n)]
+    found = _found(program)
+    shrink.measure_reproduction(FuzzConfig(REFERENCE, replay_runs=3), found)
+    assert found.actions == [NewSession(), Prompt(0, [{"type": "text", "text": "bug"}])]
+    assert found.verified and (found.reproduced, found.replays) == (3, 3)
+
+
+def test_a_shared_process_history_is_minimized_by_whole_examples_first(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bug needs a session opened two examples earlier: only the history reproduces."""
+    fake = _NeedsBugPrompt()
+    monkeypatch.setattr(shrink, "replay_once", fake)
+    bug = [Prompt(0, [{"type": "text", "text": "bug"}])]
+    history = [[NewSession(created=0)], *[_noise(n) for n in range(30)], bug]
+    found = _found(bug, history)
+    shrink.measure_reproduction(FuzzConfig(REFERENCE, replay_runs=2), found)
+    assert found.actions == [NewSession(), *bug]
+    assert any("earlier examples" in note for note in found.notes)
+
+
+def test_a_program_lucky_once_gives_way_to_one_that_reproduces(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = _NeedsBugPrompt(flaky_below=4)
+    monkeypatch.setattr(shrink, "replay_once", fake)
+    program = [NewSession(), *_noise(1), *_noise(2), *_noise(3),
+               Prompt(0, [{"type": "text", "text": "bug"}])]
+    found = _found(program)
+    shrink.measure_reproduction(FuzzConfig(REFERENCE, replay_runs=2), found)
+    assert len(found.actions) >= 4 and found.reproduced == 2
+    assert any("did not reproduce again" in note for note in found.notes)
+
+
+def test_a_failure_no_replay_shows_is_reported_unverified(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = _CountingReplays()
+    monkeypatch.setattr(shrink, "replay_once", fake)
+    found = _found([NewSession(), *_noise(1)])
+    shrink.measure_reproduction(FuzzConfig(REFERENCE, replay_runs=2), found)
+    assert not found.verified and found.reproduced == 0
+    assert any("unverified" in note for note in found.notes)
+    assert len(fake.trials) == shrink.ATTEMPTS + 2  # the attempts, then the measurement
 
 
 def test_an_aborted_replay_stops_before_its_next_action() -> None:

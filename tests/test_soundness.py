@@ -237,3 +237,33 @@ def test_a_broken_evidence_check_reports_its_proof(name: str) -> None:
     roles = [e["role"] for e in hit["evidence"]]
     if name in READ_PROOFS:
         assert "response proving it was read" in roles, roles
+
+
+# --- a tool that starts while its permission request is unanswered ------------------------------
+
+def test_a_tool_started_before_any_answer_is_a_permission_bypass() -> None:
+    """No timing explains it: the client had sent nothing (a stale answer taken for this
+    request, say). Issue: sloppy-client probes."""
+    t = turn_start(base(), 10).tool(S, "t1", "pending", title="Edit").permission(S, 50, "t1")
+    t.requires_action(S).running(S).tool(S, "t1", "in_progress")
+    t.answer(50, "allow").tool(S, "t1", "completed").idle(S, "end_turn")
+    report = check(t)
+    assert failed_rules(report) == {"PERM-11"}
+    hit = report["violations"][0]
+    assert [e["role"] for e in hit["evidence"]] == ["permission request, unanswered",
+                                                    "the tool update"]
+    assert "the client had not answered it" in hit["message"]
+
+
+def test_a_tool_already_running_may_ask_again_and_keep_reporting() -> None:
+    t = turn_start(base(), 10).tool(S, "t1", "in_progress", title="Run")
+    t.permission(S, 50, "t1").requires_action(S).tool(S, "t1", "in_progress")
+    t.answer(50, "allow").running(S).tool(S, "t1", "completed").idle(S, "end_turn")
+    assert_clean(check(t))
+
+
+def test_a_withdrawn_request_does_not_hold_its_tool_back() -> None:
+    t = turn_start(base(), 10).tool(S, "t1", "pending", title="Edit").permission(S, 50, "t1")
+    t.requires_action(S).cancel_request("a2c", 50).running(S).tool(S, "t1", "in_progress")
+    t.answer_error(50).tool(S, "t1", "completed").idle(S, "end_turn")
+    assert "PERM-11" not in failed_rules(check(t))

@@ -72,6 +72,15 @@ class Fault:
     def late_answer(self, agent: Agent, wait: PermWait) -> None:
         """An answer to a permission request of a turn that was cancelled."""
 
+    def stray_answer(self, agent: Agent, msg: dict[str, Any]) -> None:
+        """A response to no request the agent is waiting on (a duplicate, a withdrawn or an
+        unknown request): the conforming agent ignores it."""
+
+    def early_answer(self, agent: Agent, waiting: PermWait) -> tuple[str, Any] | None:
+        """An answer to take for a permission request the moment it is sent (None: wait for
+        the client's own)."""
+        return None
+
     def drops_queued_on_cancel(self) -> bool:
         """Drop prompts queued behind the work, unanswered, when it is cancelled?"""
         return False
@@ -252,6 +261,25 @@ class _StaleAnswer(Fault):
         agent.spawn(agent.resume_stale_tool(wait))
 
 
+class _StaleAllow(Fault):
+    """A stray answer (a client's duplicate, or an answer to a withdrawn request) is kept and
+    taken for the next permission request, which then proceeds while its own request is still
+    unanswered: a permission bypass."""
+
+    name = "stale_allow_next_permission"
+
+    def __init__(self) -> None:
+        self.spare: tuple[str, Any] | None = None  # the stray answer kept
+
+    def stray_answer(self, agent: Agent, msg: dict[str, Any]) -> None:
+        if "result" in msg:
+            self.spare = ("result", msg["result"])
+
+    def early_answer(self, agent: Agent, waiting: PermWait) -> tuple[str, Any] | None:
+        spare, self.spare = self.spare, None
+        return spare
+
+
 class _EarlyReceipt(Fault):
     """A held prompt is answered with a receipt at once and inserted later, under another id:
     the receipt named a message that was never inserted."""
@@ -341,6 +369,7 @@ FAULT_CLASSES: tuple[type[Fault], ...] = (
     _SecondStop,
     _fault("updates_after_cancelled_idle", tools_after_cancelled_idle=lambda self: True),
     _StaleAnswer,
+    _StaleAllow,
     _fault("cancel_crosses_sessions", cancels_other_sessions=lambda self: True),
     # --- the sdk-2.4.0 revision -------------------------------------------------------------
     _fault("receipt_id_differs", receipt_id=lambda self, mid: f"{mid}_receipt"),

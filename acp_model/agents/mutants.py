@@ -139,6 +139,10 @@ MUTANTS: tuple[Mutant, ...] = (
     _bug("stale_answer_resumes_tool", "CANCEL-09", "session/cancel during a permission request",
          "the client's late answer to a permission cancelled with the turn resumes the tool "
          "(in_progress/completed after the cancelled idle)", force_permission=True),
+    _bug("stale_allow_next_permission", "PERM-11", "a stray permission answer, then a turn",
+         "a client's duplicate (or withdrawn-request) allow is kept and taken for the next "
+         "permission request: that tool runs while its own request is unanswered",
+         force_permission=True),
     _bug("cancel_crosses_sessions", "CANCEL-11", "two sessions busy, cancel one",
          "session/cancel also cancels every other session's turn", force_permission=True),
     # --- the sdk-2.4.0 revision (the agent runs with --spec sdk-2.4.0) -------------------

@@ -23,7 +23,8 @@ class FuzzConfig:
     max_sessions: int = 3
     replay_runs: int = 5
     max_rounds: int = 4
-    shrink_budget: float = 15.0
+    shrink_budget: float = 15.0  # Hypothesis' own shrinking, per round
+    minimize_budget: float = 60.0  # per failure: fresh-process replays that minimize it
     stop_on: frozenset[str] = frozenset()  # stop generating once all of these rules are found
     guided: bool = True  # coverage guidance with target() (off only to measure what it buys)
     cwd: str | None = None

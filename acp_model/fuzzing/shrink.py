@@ -1,21 +1,43 @@
-"""Replaying counterexamples in fresh agent processes: reproduction rates and delta debugging."""
+"""Replaying counterexamples in fresh agent processes: reproduction rates and delta debugging.
+
+A counterexample is what a fresh agent process, driven by its client actions, shows again. So
+every program reported is one that reproduced at least once in a fresh process (the shortest
+such), or is said not to be: a failure no replay reproduced keeps the program that showed it in
+the run, marked unverified. Minimizing removes whole examples of a shared process's history
+first, then chunks and single actions (delta debugging), accepting a removal when one replay
+still shows the rule; the final program's rate is then measured, and when that program never
+reproduces again (a racy failure that was lucky once), the next shortest that did is measured
+instead.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
-from acp_model.fuzzing.client import Action, AgentUnusable, FuzzClient
+from acp_model.fuzzing.actions import Action
+from acp_model.fuzzing.client import AgentUnusable, FuzzClient
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.pool import Example
 from acp_model.fuzzing.recorder import Found, LifecycleFailure, Recorder, standalone
 from acp_model.fuzzing.stop import Interrupted, Stop
 from acp_model.oracle.monitor import Violation
+from acp_model.spec.rules import RULES
+
+T = TypeVar("T")
+PARALLEL = 4  # replays at a time: they mostly wait on the agent
+# A failure that needs more of the shared process's history than this is reported with the
+# shortest program that showed it, not with a replayed history (replaying hours is no help).
+MAX_HISTORY_EXAMPLES = 64
+FALLBACKS = 3  # longer reproducing programs measured when the shortest never reproduces again
+RETRIES = 2  # extra passes of single removals when none reproduced (racy failures)
+RETRY_UP_TO = 24  # ... on programs this short (each pass costs one replay per action)
+ATTEMPTS = 3  # rounds of replays of the run's programs before one is called unreproducible
 
 
 @dataclass
@@ -25,13 +47,17 @@ class ReplayOutcome:
     records: list[dict[str, Any]]
     offending: int | None
     error: str | None = None
+    performed: int | None = None  # actions run when the rule showed (None: not before the end)
 
 
-def replay_once(cfg: FuzzConfig, actions: list[Action], rule: str | None,
+def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
                 abort: threading.Event | None = None) -> ReplayOutcome:
     """Run an action list against a fresh agent process, exactly as the fuzzer did.
 
-    ``abort`` (set on Ctrl-C while replays run in threads) stops it after the current action.
+    Other failures on the way do not stop it (a mutant may break a second rule before it
+    reaches the one being replayed); once ``rule`` is seen, the liveness drain at the end is
+    skipped unless the rule is about what is owed. ``abort`` (set on Ctrl-C while replays run
+    in threads) stops it after the current action.
     """
     stop = Stop(abort)
     if stop.requested:
@@ -41,15 +67,21 @@ def replay_once(cfg: FuzzConfig, actions: list[Action], rule: str | None,
     except AgentUnusable as exc:
         return ReplayOutcome(False, [], [], None, str(exc))
     error = None
+    performed = None
+    recorder = Recorder(masked=set(RULES) - {rule} if rule is not None else set())
     try:
         try:
             client.initialize()
-            ex = Example(client, Recorder(), deadline=cfg.deadline)
-            with contextlib.suppress(LifecycleFailure):
-                for action in actions:
+            ex = Example(client, recorder, deadline=cfg.deadline)
+            for n, action in enumerate(actions, start=1):
+                with contextlib.suppress(LifecycleFailure):
                     ex.act(action)
-            with contextlib.suppress(LifecycleFailure):
-                ex.finish()
+                if rule is not None and rule in recorder.found:
+                    performed = n
+                    break
+            if rule is None or rule not in recorder.found:
+                with contextlib.suppress(LifecycleFailure):
+                    ex.finish()
         except AgentUnusable as exc:
             error = str(exc)
         except Interrupted:
@@ -59,55 +91,162 @@ def replay_once(cfg: FuzzConfig, actions: list[Action], rule: str | None,
     failures = [v for v in client.monitor.violations if v.level == "fail"]
     hit = next((v for v in failures if rule is None or v.rule == rule), None)
     return ReplayOutcome(hit is not None, failures, client.proc.records(),
-                         hit.index if hit else None, error)
+                         hit.index if hit else None, error, performed if hit else None)
+
+
+@dataclass
+class Minimizer:
+    """Delta debugging against fresh processes, remembering every program that reproduced."""
+
+    cfg: FuzzConfig
+    rule: str
+    stop_at: float
+    stop: Stop | None = None
+    reproduced: list[list[Action]] = field(default_factory=list)  # shortest first
+
+    def _keep(self, program: list[Action]) -> None:
+        if program not in self.reproduced:
+            self.reproduced.append(program)
+            self.reproduced.sort(key=len)
+
+    def first(self, trials: list[list[Action]]) -> tuple[int, list[Action]] | None:
+        """The first trial that reproduces once (a batch at a time): its index, and the trial
+        cut after the action that showed the rule (what follows it cannot be needed)."""
+        found = first_reproducing(self.cfg, self.rule, trials, stop_at=self.stop_at,
+                                  stop=self.stop)
+        if found is None:
+            return None
+        n, outcome = found
+        program = trials[n][:outcome.performed] if outcome.performed else trials[n]
+        self._keep(program)
+        return n, program
+
+    def minimize(self, actions: list[Action], units: Sequence[int] = ()) -> list[Action]:
+        """Remove what the failure does not need: whole units first (``units`` are the
+        lengths of the examples ``actions`` is made of), then chunks, then single actions."""
+        program = standalone(actions)
+        self._keep(program)
+        if len(units) > 1:
+            program = self._ddmin(_split(program, units))
+        return self._ddmin([[a] for a in program])
+
+    def _ddmin(self, parts: list[list[Action]]) -> list[Action]:
+        chunk = max(1, len(parts) // 2)
+        retries = RETRIES  # a racy failure misses some replays: a miss is weak evidence
+        while len(parts) > 1 and time.monotonic() < self.stop_at:
+            starts = range(0, len(parts), chunk)
+            trials = [parts[:i] + parts[i + chunk:] for i in starts]
+            trials = [t for t in trials if t]
+            hit = self.first([_flat(t) for t in trials]) if trials else None
+            if hit is not None:
+                parts = _cut(trials[hit[0]], len(hit[1]))
+                chunk = min(chunk, max(1, len(parts) // 2))
+            elif chunk > 1:
+                chunk //= 2
+            elif retries and len(parts) <= RETRY_UP_TO:
+                retries -= 1
+            else:
+                break
+        return _flat(parts)
+
+
+def _cut(parts: list[list[T]], keep: int) -> list[list[T]]:
+    """The parts holding the first ``keep`` actions."""
+    out: list[list[T]] = []
+    n = 0
+    for part in parts:
+        if n >= keep:
+            break
+        out.append(part[:keep - n])
+        n += len(out[-1])
+    return out
+
+
+def _flat(parts: list[list[Action]]) -> list[Action]:
+    return standalone([a for part in parts for a in part])
+
+
+def _split(actions: list[Action], units: Sequence[int]) -> list[list[Action]]:
+    out, at = [], 0
+    for n in units:
+        out.append(actions[at:at + n])
+        at += n
+    if at < len(actions):
+        out.append(actions[at:])
+    return [part for part in out if part]
 
 
 def measure_reproduction(cfg: FuzzConfig, found: Found,
                          clock: Callable[[], float] | None = None, *,
                          stop: Stop | None = None) -> None:
-    """Find a counterexample that replays in a fresh process, shrink it, measure it.
+    """Find a program that reproduces in a fresh process, minimize it, measure it.
 
     Candidates are the shortest programs that showed the failure (the one Hypothesis shrank
-    may depend on a lucky race, and Hypothesis stops shrinking when a replay misses). With a
-    shared agent process an example can also depend on what earlier examples left behind (the
-    second session/new of a connection...): then the shortest reproducing suffix of the
-    process's history stands in. The chosen program is then delta-debugged against fresh
-    processes within ``cfg.shrink_budget`` seconds, and replayed ``cfg.replay_runs`` times.
+    may depend on a lucky race). With a shared agent process an example can also depend on what
+    earlier examples left behind (every third turn of the process...): then the shortest
+    reproducing suffix of the process's history stands in. The chosen program is minimized
+    against fresh processes within ``cfg.minimize_budget`` seconds and replayed
+    ``cfg.replay_runs`` times.
     """
-    stop_at = time.monotonic() + cfg.shrink_budget
-    chosen: list[Action] | None = None
+    minimizer = Minimizer(cfg, found.rule, time.monotonic() + cfg.minimize_budget, stop)
     candidates = found.candidates or [(found.actions, found.history)]
-    hit = first_reproducing(cfg, found.rule, [c[0] for c in candidates], confirm=1, stop=stop)
-    if hit is not None:
-        chosen = candidates[hit][0]
-    if chosen is None:
-        for _, history in candidates[:2]:
-            if len(history) > 1 and time.monotonic() < stop_at:
-                suffix = history_suffix(cfg, found.rule, history, stop_at, stop=stop)
+    programs = [standalone(c[0]) for c in candidates]
+    chosen: list[Action] | None = None
+    units: list[int] = []
+    for attempt in range(ATTEMPTS):  # a racy failure may need a few tries
+        hit = minimizer.first(programs)
+        if hit is not None:
+            chosen = hit[1]
+            break
+        for _, history in candidates[:2] if attempt == 0 else ():
+            if len(history) > 1 and time.monotonic() < minimizer.stop_at:
+                suffix = history_suffix(minimizer, history)
                 if suffix is not None:
-                    chosen = suffix
+                    chosen, units = suffix
                     found.notes.append("the example needed state left by earlier examples on "
                                        "the shared agent process; this counterexample replays "
-                                       "that history, shrunk")
+                                       "that history, minimized")
                     break
-    if chosen is not None:
-        shrunk = delta_debug(cfg, found.rule, chosen, stop_at, stop=stop)
+        if chosen is not None or time.monotonic() > minimizer.stop_at:
+            break
+    if chosen is None:
+        found.verified = False
+        found.notes.append("no replay in a fresh agent process reproduced it: the program "
+                           "shown is the shortest that showed it during the run, unverified "
+                           "(the transcript is the run's own)")
+    else:
+        shrunk = minimizer.minimize(chosen, units)
         if clock is not None and len(shrunk) < len(found.actions):
             found.minimal_at = clock()  # only when this step made it smaller
         found.actions = shrunk
-    outcomes = replay_many(cfg, found.actions, found.rule, cfg.replay_runs, stop=stop)
-    for outcome in outcomes:
-        found.replays += 1
-        if outcome.reproduced:
-            found.reproduced += 1
-            if found.replay_records is None:
-                found.replay_records = outcome.records
-                found.replay_offending = outcome.offending
+    _measure(cfg, found, minimizer, stop)
+
+
+def _measure(cfg: FuzzConfig, found: Found, minimizer: Minimizer, stop: Stop | None) -> None:
+    """The reproduction rate of the reported program; a program that reproduced during
+    minimization but never again gives way to the next shortest that did."""
+    tried: list[list[Action]] = [found.actions]
+    if found.verified:
+        tried += [p for p in minimizer.reproduced if p != found.actions][:FALLBACKS]
+    for n, program in enumerate(tried):
+        outcomes = replay_many(cfg, program, found.rule, cfg.replay_runs, stop=stop)
+        hits = [o for o in outcomes if o.reproduced]
+        if hits or n == len(tried) - 1 or (stop is not None and stop.requested):
+            if n:
+                found.notes.append(f"the shortest program that reproduced during minimization "
+                                   f"({len(found.actions)} actions) did not reproduce again in "
+                                   f"{cfg.replay_runs} replays; this one did")
+            found.actions = program
+            found.replays, found.reproduced = len(outcomes), len(hits)
+            if hits:
+                found.replay_records = hits[0].records
+                found.replay_offending = hits[0].offending
                 # Its index and wording match the transcript written for the counterexample.
-                found.violation = next(v for v in outcome.violations if v.rule == found.rule)
+                found.violation = next(v for v in hits[0].violations if v.rule == found.rule)
+            return
 
 
-def replay_many(cfg: FuzzConfig, actions: list[Action], rule: str, runs: int, *,
+def replay_many(cfg: FuzzConfig, actions: Sequence[Action], rule: str, runs: int, *,
                 stop: Stop | None = None) -> list[ReplayOutcome]:
     """Independent replays, a few at a time: they mostly wait on the agent."""
     if runs <= 0:
@@ -122,7 +261,7 @@ def in_threads(job: Callable[[Any, threading.Event], ReplayOutcome], items: Any,
     within a second."""
     abort = stop.event if stop is not None else threading.Event()
     items = list(items)
-    with ThreadPoolExecutor(max_workers=max(1, min(4, len(items)))) as pool:
+    with ThreadPoolExecutor(max_workers=max(1, min(PARALLEL, len(items)))) as pool:
         try:
             return list(pool.map(lambda item: job(item, abort), items))
         except KeyboardInterrupt:
@@ -132,61 +271,41 @@ def in_threads(job: Callable[[Any, threading.Event], ReplayOutcome], items: Any,
 
 
 def first_reproducing(cfg: FuzzConfig, rule: str, trials: list[list[Action]],
-                      confirm: int = 2, stop_at: float | None = None, *,
-                      stop: Stop | None = None) -> int | None:
-    """Index of the first trial that reproduces ``confirm`` times in a row.
+                      stop_at: float | None = None, *,
+                      stop: Stop | None = None) -> tuple[int, ReplayOutcome] | None:
+    """The first trial that reproduces in a fresh process, with that replay.
 
-    Racy failures reproduce only sometimes; demanding two hits keeps delta debugging from
-    trading a reliable counterexample for a shorter, luckier one. Replays run four at a time;
-    no new batch starts after ``stop_at``.
+    Replays run four at a time; no new batch starts after ``stop_at``.
     """
-    jobs = [(n, trial) for n, trial in enumerate(trials) for _ in range(confirm)]
-    for start in range(0, len(jobs), 4):
+    for start in range(0, len(trials), PARALLEL):
         if (stop_at is not None and time.monotonic() > stop_at) or (stop and stop.requested):
             return None
-        batch = jobs[start:start + 4]
+        batch = list(enumerate(trials))[start:start + PARALLEL]
         outcomes = in_threads(lambda job, abort: replay_once(cfg, job[1], rule, abort), batch,
                               stop=stop)
-        done: dict[int, list[bool]] = {}
         for (n, _), outcome in zip(batch, outcomes, strict=True):
-            done.setdefault(n, []).append(outcome.reproduced)
-        for n in sorted(done):
-            if len(done[n]) == confirm and all(done[n]):
-                return n
+            if outcome.reproduced:
+                return n, outcome
     return None
 
 
-# A failure that needs more of the shared process's history than this is reported with the
-# shortest program that showed it, not with a replayed history (replaying hours is no help).
-MAX_HISTORY_EXAMPLES = 64
-
-
-def history_suffix(cfg: FuzzConfig, rule: str, history: list[list[Action]], stop_at: float,
-                   *, stop: Stop | None = None) -> list[Action] | None:
-    """The shortest suffix of the process's examples that reproduces on a fresh process."""
+def history_suffix(minimizer: Minimizer, history: list[list[Action]]
+                   ) -> tuple[list[Action], list[int]] | None:
+    """The shortest suffix of the process's examples that reproduces on a fresh process (cut
+    after the action that showed the rule), and the length of each example in it."""
     longest = min(len(history), MAX_HISTORY_EXAMPLES)
     sizes = sorted({min(2 ** n, longest) for n in range(1, 7)})
     trials = [standalone([a for ex in history[-k:] for a in ex]) for k in sizes]
-    hit = first_reproducing(cfg, rule, trials, stop_at=stop_at, stop=stop)
-    return None if hit is None else trials[hit]
+    hit = minimizer.first(trials)
+    if hit is None:
+        return None
+    n, program = hit
+    units = [len(ex) for ex in history[-sizes[n]:]]
+    return program, [len(part) for part in _cut([list(range(u)) for u in units], len(program))]
 
 
 def delta_debug(cfg: FuzzConfig, rule: str, actions: list[Action], stop_at: float, *,
-                stop: Stop | None = None) -> list[Action]:
-    """Remove chunks, then single actions, while the failure still reproduces."""
-    actions = standalone(actions)
-    chunk = max(1, len(actions) // 2)
-    while len(actions) > 1 and time.monotonic() < stop_at:
-        removals = [standalone(actions[:i] + actions[i + chunk:])
-                    for i in range(0, len(actions), chunk)]
-        removals = [r for r in removals if r]
-        hit = (first_reproducing(cfg, rule, removals, stop_at=stop_at, stop=stop)
-               if removals else None)
-        if hit is not None:
-            actions = removals[hit]
-            chunk = min(chunk, max(1, len(actions) // 2))
-        elif chunk == 1:
-            break
-        else:
-            chunk //= 2
-    return actions
+                stop: Stop | None = None, units: Sequence[int] = ()) -> list[Action]:
+    """Remove whole units, then chunks, then single actions while the failure reproduces."""
+    return Minimizer(cfg, rule, stop_at, stop).minimize(actions, units)
+

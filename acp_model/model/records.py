@@ -70,3 +70,6 @@ class PermRec:
 class ToolRec:
     # id of the permission request guarding it (PERM-11, STATE-06)
     perm: Any = field(default=None, metadata={"perm_ref": True})
+    # reported in_progress or completed at least once (PERM-11: a tool that never started may
+    # not start while the request guarding it is still open)
+    started: bool = False

@@ -437,12 +437,23 @@ class SessionModel:
     @check("PERM-11", evidence="answer_evidence")
     def tool_respects_answer(self, ev: Ev) -> bool:
         """A tool guarded by a permission proceeds only after an allow option was selected."""
+        return self.unapproved_start(ev) is None
+
+    def unapproved_start(self, ev: Ev) -> PermRec | None:
+        """The permission request this tool update proceeds without (PERM-11), if any: an
+        answer other than an allow option that the agent provably read, or no answer at all
+        while the request is open and the tool never started before it (the client had sent
+        nothing, so no timing can explain it: a stale answer taken for this request)."""
         perm = self._guard(ev)
-        if ev.status not in PROCEEDING_TOOL_STATUSES or perm is None or perm.answer is None:
-            return True
+        if ev.status not in PROCEEDING_TOOL_STATUSES or perm is None:
+            return None
+        if perm.answer is None:
+            tool = self.tools.get(ev.tool_call_id or "")
+            started = tool is not None and tool.started
+            return perm if perm.state == PermState.OPEN and not started else None
         if perm.answer in (Answer.ALLOW, Answer.CUSTOM_OPTION):
-            return True  # a custom option kind means whatever the agent defined
-        return not self._read(perm.answer_idx)
+            return None  # a custom option kind means whatever the agent defined
+        return perm if self._read(perm.answer_idx) else None
 
     @check("STATE-06")
     def resumption_reported(self, ev: Ev) -> bool:
@@ -574,7 +585,12 @@ class SessionModel:
                  (ev.idx, "the idle")])
 
     def answer_evidence(self, ev: Ev) -> Evidence | None:
-        perm = self._guard(ev)
+        perm = self.unapproved_start(ev)
+        if perm is not None and perm.answer is None:
+            return (f"tool call {ev.tool_call_id!r} went {ev.status!r} while the permission "
+                    f"request #{perm.idx} guarding it was still open: the client had not "
+                    "answered it (nor had the agent withdrawn it)",
+                    [(perm.idx, "permission request, unanswered"), (ev.idx, "the tool update")])
         read = self._proof_text(perm.answer_idx) if perm is not None else None
         if perm is None or read is None:
             return None
@@ -813,7 +829,9 @@ class SessionModel:
         perm = self._guard(ev)
         if perm is not None and perm.state == PermState.ANSWERED and ev.status is not None:
             self.ctx.acted_on(perm.answer_idx, ev.idx)  # it moved the tool the answer decided
-        self.tools.setdefault(ev.tool_call_id or "", ToolRec())
+        tool = self.tools.setdefault(ev.tool_call_id or "", ToolRec())
+        if ev.status in PROCEEDING_TOOL_STATUSES:
+            tool.started = True
         if self.state in WORK:
             self.work_tools.add(ev.tool_call_id or "")
 

@@ -24,6 +24,7 @@ from acp_model.fuzzing.transport import is_response_to
 
 from .client import (
     AGENT_MODULE,
+    ANSWERS,
     Msg,
     ScriptedClient,
     is_idle,
@@ -177,6 +178,45 @@ def d_cancel_during_permission(answer_delay: float = 0.0) -> Callable[[ScriptedC
 
     driver.__name__ = f"d_cancel_during_permission_{answer_delay}"
     return driver
+
+
+def d_duplicate_answer_then_turn(c: ScriptedClient) -> Facts:
+    """A turn whose permission is allowed, the allow sent a second time (a sloppy client),
+    then a second turn: its first permission request must wait for its own answer."""
+    (sid,) = _init(c)
+    start = c.mark()
+    first = c.send_prompt(sid, c.prompt_text(with_permission))
+    perm = c.wait_permission(sid, start)
+    c.answer(perm, "allow")
+    c.wait_response(first, start)
+    c.drive(sid, start, "allow")
+    c.proc.respond(perm["id"], result=ANSWERS["allow"])  # the duplicate
+    c.proc.call("session/list", {})  # read before the next prompt
+    start = c.mark()
+    c.send_prompt(sid, c.prompt_text(with_permission, tag="second"))
+    second = c.wait_permission(sid, start)
+    c.barrier()
+    facts = {"sid": sid, "perm": second}
+    c.answer(second, "reject")
+    c.try_drive(sid, start, "reject", SHORT)
+    return facts
+
+
+def s_tool_ran_unanswered(c: ScriptedClient, f: Facts) -> bool:
+    """The second request's tool went in_progress before any answer to it was sent."""
+    tool = f["perm"]["params"]["subject"]["toolCall"]["toolCallId"]
+    records = c.records
+    at = next(n for n, r in enumerate(records)
+              if isinstance(r.get("msg"), dict) and r["msg"].get("id") == f["perm"]["id"]
+              and r["msg"].get("method") == "session/request_permission")
+    for r in records[at:]:
+        msg = r.get("msg")
+        if r["dir"] == "c2a" and isinstance(msg, dict) and msg.get("id") == f["perm"]["id"]:
+            return False  # answered first
+        if r["dir"] == "a2c" and is_update(msg) and update_of(msg).get("toolCallId") == tool \
+                and update_of(msg).get("status") == "in_progress":
+            return True
+    return False
 
 
 def d_cancel_then_next_turn(c: ScriptedClient) -> Facts:
@@ -645,6 +685,7 @@ CASES: dict[str, Case] = {
         d_cancel_during_permission(), s_updates_after_cancelled_idle
     ),
     "stale_answer_resumes_tool": Case(d_cancel_during_permission(), s_stale_resume),
+    "stale_allow_next_permission": Case(d_duplicate_answer_then_turn, s_tool_ran_unanswered),
     "cancel_crosses_sessions": Case(d_two_sessions_cancel_one, s_crosses_sessions),
     # the sdk-2.4.0 revision (the mutant runs in it; the reference agent, driven the same
     # way, is the seed's)

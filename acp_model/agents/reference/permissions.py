@@ -46,6 +46,9 @@ class PermissionsMixin:
         }
         self.send({"jsonrpc": "2.0", "id": rid, "method": "session/request_permission",
                    "params": params})  # fmt: skip
+        early = self.fault.early_answer(self, waiting)
+        if early is not None:
+            future.set_result(early)
         return waiting
 
     def judge(self: Agent, answer: tuple[str, Any]) -> str:
@@ -72,6 +75,7 @@ class PermissionsMixin:
         pw = self.perm_waiters.pop(rid, None) if type(rid) is int else None
         if pw is None:
             log.info("ignoring response to unknown or stale request id %r", rid)
+            self.fault.stray_answer(self, msg)
             return
         answer = ("error", msg["error"]) if "error" in msg else ("result", msg.get("result"))
         turn = pw.turn
