@@ -53,9 +53,10 @@ def test_fuzz_cli_finds_a_mutant_and_writes_replayable_artifacts(tmp_path: Path)
     rules = {ce["rule"] for ce in report["counterexamples"]}
     assert "CANCEL-07" in rules
     ce = next(c for c in report["counterexamples"] if c["rule"] == "CANCEL-07")
-    # measured, not promised (a race: under load 0/2 happens); the 6-run replay below must hit
-    assert ce["replays"] == 2 and 0 <= ce["reproduced"] <= 2
-    assert ce["reproduction"] == f"{ce['reproduced']}/2"
+    # measured over every fresh-process run of it (minimization's and the 2 asked for); a
+    # reported counterexample reproduced at least once (a race: not always)
+    assert ce["verified"] and ce["replays"] >= 2 and 1 <= ce["reproduced"] <= ce["replays"]
+    assert ce["reproduction"] == f"{ce['reproduced']}/{ce['replays']}"
     folder = out / "CANCEL-07"
     for name in ("transcript.jsonl", "counterexample.txt", "sequence.mmd", "replay.json"):
         assert (folder / name).stat().st_size > 0
@@ -147,9 +148,10 @@ def test_hostile_agents(mode: str, code: int, rule: str | None, tmp_path: Path) 
     started = time.monotonic()
     # A correct agent must never be judged by a deadline a loaded machine can miss.
     deadline = "0.5" if code == 1 else "3"
-    proc = cli("fuzz", "--max-examples", "6", "--steps", "8", "--seed", "2", "--deadline", deadline,
-               "--time-budget", "20", "--replay-runs", "1", "--report", str(rep), "--out",
-               str(out), "--", *MINI, "--mode", mode, "--tag", tag, timeout=180)
+    proc = cli("fuzz", "--max-examples", "20", "--steps", "8", "--seed", "2", "--deadline",
+               deadline, "--time-budget", "20", "--replay-runs", "1", "--minimize-budget", "10",
+               "--report", str(rep), "--out", str(out), "--", *MINI, "--mode", mode, "--tag",
+               tag, timeout=180)
     assert time.monotonic() - started < 150
     assert proc.returncode == code, proc.stdout[-3000:] + proc.stderr[-3000:]
     report = json.loads(rep.read_text())

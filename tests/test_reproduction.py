@@ -109,7 +109,8 @@ def test_minimizing_cuts_after_the_failure_and_drops_the_noise(
     found = _found(program)
     shrink.measure_reproduction(FuzzConfig(REFERENCE, replay_runs=3), found)
     assert found.actions == [NewSession(), Prompt(0, [{"type": "text", "text": "bug"}])]
-    assert found.verified and (found.reproduced, found.replays) == (3, 3)
+    # the rate counts every fresh-process run of that program, minimization's included
+    assert found.verified and found.reproduced == found.replays >= 3
 
 
 def test_a_shared_process_history_is_minimized_by_whole_examples_first(
@@ -133,7 +134,7 @@ def test_a_program_lucky_once_gives_way_to_one_that_reproduces(
                Prompt(0, [{"type": "text", "text": "bug"}])]
     found = _found(program)
     shrink.measure_reproduction(FuzzConfig(REFERENCE, replay_runs=2), found)
-    assert len(found.actions) >= 4 and found.reproduced == 2
+    assert len(found.actions) >= 4 and found.reproduced == found.replays >= 2
     assert any("did not reproduce again" in note for note in found.notes)
 
 
@@ -145,7 +146,8 @@ def test_a_failure_no_replay_shows_is_reported_unverified(
     shrink.measure_reproduction(FuzzConfig(REFERENCE, replay_runs=2), found)
     assert not found.verified and found.reproduced == 0
     assert any("unverified" in note for note in found.notes)
-    assert len(fake.trials) == shrink.ATTEMPTS + 2  # the attempts, then the measurement
+    # each attempt fills a batch of parallel replays, then the measurement
+    assert len(fake.trials) == shrink.ATTEMPTS * shrink.PARALLEL + 2
 
 
 def test_an_aborted_replay_stops_before_its_next_action() -> None:

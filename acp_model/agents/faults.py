@@ -272,8 +272,9 @@ class _StaleAllow(Fault):
         self.spare: tuple[str, Any] | None = None  # the stray answer kept
 
     def stray_answer(self, agent: Agent, msg: dict[str, Any]) -> None:
-        if "result" in msg:
-            self.spare = ("result", msg["result"])
+        answer = ("result", msg.get("result"))
+        if "result" in msg and agent.judge(answer) == "allow":
+            self.spare = answer
 
     def early_answer(self, agent: Agent, waiting: PermWait) -> tuple[str, Any] | None:
         spare, self.spare = self.spare, None

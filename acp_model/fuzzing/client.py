@@ -388,6 +388,8 @@ class FuzzClient:
         ``after_cancel``, a cancel and then allow (not cancelled) for the requests it leaves
         pending; ``withdrawn``, allow for a request the agent withdrew."""
         sid = self.sessions[idx].sid
+        if kind != "duplicate":  # a request to answer wrongly, while the work goes on
+            self.settle(idx, min(self.deadline, 1.0))
         with self.lock:
             if kind == "duplicate":
                 targets = self._answered_in.get(sid, [])[-1:]

@@ -13,6 +13,7 @@ instead.
 from __future__ import annotations
 
 import contextlib
+import json
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -103,17 +104,34 @@ class Minimizer:
     stop_at: float
     stop: Stop | None = None
     reproduced: list[list[Action]] = field(default_factory=list)  # shortest first
+    # every fresh-process run of a program: its key -> [hits, runs, a reproducing outcome]
+    runs: dict[str, list[Any]] = field(default_factory=dict)
 
     def _keep(self, program: list[Action]) -> None:
         if program not in self.reproduced:
             self.reproduced.append(program)
             self.reproduced.sort(key=len)
 
+    def count(self, program: Sequence[Action], outcome: ReplayOutcome) -> None:
+        """Record one replay; a hit counts for the program cut after the rule's action (the
+        same run, up to there)."""
+        if outcome.reproduced and outcome.performed:
+            program = program[:outcome.performed]
+        entry = self.runs.setdefault(_key(program), [0, 0, None])
+        entry[1] += 1
+        if outcome.reproduced:
+            entry[0] += 1
+            entry[2] = entry[2] or outcome
+
+    def tally(self, program: Sequence[Action]) -> tuple[int, int, ReplayOutcome | None]:
+        hits, runs, outcome = self.runs.get(_key(program), [0, 0, None])
+        return hits, runs, outcome
+
     def first(self, trials: list[list[Action]]) -> tuple[int, list[Action]] | None:
         """The first trial that reproduces once (a batch at a time): its index, and the trial
         cut after the action that showed the rule (what follows it cannot be needed)."""
         found = first_reproducing(self.cfg, self.rule, trials, stop_at=self.stop_at,
-                                  stop=self.stop)
+                                  stop=self.stop, on_outcome=self.count)
         if found is None:
             return None
         n, outcome = found
@@ -132,22 +150,34 @@ class Minimizer:
 
     def _ddmin(self, parts: list[list[Action]]) -> list[Action]:
         chunk = max(1, len(parts) // 2)
-        retries = RETRIES  # a racy failure misses some replays: a miss is weak evidence
+        # A racy failure misses some replays, so a miss is weak evidence: on short programs
+        # each granularity gets a second pass, and the finest one more.
+        retries = RETRIES
+        second = True
         while len(parts) > 1 and time.monotonic() < self.stop_at:
             starts = range(0, len(parts), chunk)
             trials = [parts[:i] + parts[i + chunk:] for i in starts]
             trials = [t for t in trials if t]
             hit = self.first([_flat(t) for t in trials]) if trials else None
+            short = len(_flat(parts)) <= RETRY_UP_TO
             if hit is not None:
                 parts = _cut(trials[hit[0]], len(hit[1]))
                 chunk = min(chunk, max(1, len(parts) // 2))
+                second = True
+            elif second and short:
+                second = False
             elif chunk > 1:
                 chunk //= 2
-            elif retries and len(parts) <= RETRY_UP_TO:
+                second = True
+            elif retries and short:
                 retries -= 1
             else:
                 break
         return _flat(parts)
+
+
+def _key(program: Sequence[Action]) -> str:
+    return json.dumps([a.to_json() for a in program], sort_keys=True)
 
 
 def _cut(parts: list[list[T]], keep: int) -> list[list[T]]:
@@ -223,27 +253,37 @@ def measure_reproduction(cfg: FuzzConfig, found: Found,
 
 
 def _measure(cfg: FuzzConfig, found: Found, minimizer: Minimizer, stop: Stop | None) -> None:
-    """The reproduction rate of the reported program; a program that reproduced during
-    minimization but never again gives way to the next shortest that did."""
-    tried: list[list[Action]] = [found.actions]
+    """The reproduction rate of the reported program, over every fresh-process run of it
+    (minimization's and ``cfg.replay_runs`` more). When the shortest program that reproduced
+    misses all of the new runs, the next shortest that reproduced are measured too and the
+    first that reproduces again is reported; if none does, the shortest stands, with its rate.
+    """
+    shortest = found.actions
+    tried: list[list[Action]] = [shortest]
     if found.verified:
-        tried += [p for p in minimizer.reproduced if p != found.actions][:FALLBACKS]
-    for n, program in enumerate(tried):
-        outcomes = replay_many(cfg, program, found.rule, cfg.replay_runs, stop=stop)
-        hits = [o for o in outcomes if o.reproduced]
-        if hits or n == len(tried) - 1 or (stop is not None and stop.requested):
-            if n:
-                found.notes.append(f"the shortest program that reproduced during minimization "
-                                   f"({len(found.actions)} actions) did not reproduce again in "
-                                   f"{cfg.replay_runs} replays; this one did")
-            found.actions = program
-            found.replays, found.reproduced = len(outcomes), len(hits)
-            if hits:
-                found.replay_records = hits[0].records
-                found.replay_offending = hits[0].offending
-                # Its index and wording match the transcript written for the counterexample.
-                found.violation = next(v for v in hits[0].violations if v.rule == found.rule)
-            return
+        tried += [p for p in minimizer.reproduced if p != shortest][:FALLBACKS]
+    chosen = shortest
+    for program in tried:
+        before = minimizer.tally(program)[0]
+        for outcome in replay_many(cfg, program, found.rule, cfg.replay_runs, stop=stop):
+            minimizer.count(program, outcome)
+        if minimizer.tally(program)[0] > before:  # it reproduced again
+            chosen = program
+            break
+        if stop is not None and stop.requested:
+            break
+    if chosen is not shortest:
+        found.notes.append(f"the shortest program that reproduced during minimization "
+                           f"({len(shortest)} actions) did not reproduce again in "
+                           f"{cfg.replay_runs} replays; this one did")
+    found.actions = chosen
+    hits, runs, outcome = minimizer.tally(chosen)
+    found.reproduced, found.replays = hits, runs
+    if outcome is not None:
+        found.replay_records = outcome.records
+        found.replay_offending = outcome.offending
+        # Its index and wording match the transcript written for the counterexample.
+        found.violation = next(v for v in outcome.violations if v.rule == found.rule)
 
 
 def replay_many(cfg: FuzzConfig, actions: Sequence[Action], rule: str, runs: int, *,
@@ -271,21 +311,30 @@ def in_threads(job: Callable[[Any, threading.Event], ReplayOutcome], items: Any,
 
 
 def first_reproducing(cfg: FuzzConfig, rule: str, trials: list[list[Action]],
-                      stop_at: float | None = None, *,
-                      stop: Stop | None = None) -> tuple[int, ReplayOutcome] | None:
+                      stop_at: float | None = None, *, stop: Stop | None = None,
+                      on_outcome: Callable[[list[Action], ReplayOutcome], None] | None = None
+                      ) -> tuple[int, ReplayOutcome] | None:
     """The first trial that reproduces in a fresh process, with that replay.
 
     Replays run four at a time; no new batch starts after ``stop_at``.
     """
-    for start in range(0, len(trials), PARALLEL):
+    jobs = list(enumerate(trials))
+    if 0 < len(jobs) < PARALLEL:  # idle slots of a batch cost nothing: try trials again
+        jobs = [jobs[n % len(jobs)] for n in range(PARALLEL)]
+    for start in range(0, len(jobs), PARALLEL):
         if (stop_at is not None and time.monotonic() > stop_at) or (stop and stop.requested):
             return None
-        batch = list(enumerate(trials))[start:start + PARALLEL]
+        batch = jobs[start:start + PARALLEL]
         outcomes = in_threads(lambda job, abort: replay_once(cfg, job[1], rule, abort), batch,
                               stop=stop)
-        for (n, _), outcome in zip(batch, outcomes, strict=True):
-            if outcome.reproduced:
-                return n, outcome
+        hit = None
+        for (n, trial), outcome in zip(batch, outcomes, strict=True):
+            if on_outcome is not None:
+                on_outcome(trial, outcome)
+            if outcome.reproduced and hit is None:
+                hit = n, outcome
+        if hit is not None:
+            return hit
     return None
 
 

@@ -1,0 +1,152 @@
+"""What the scripted model does in one turn: a typed vocabulary of replies.
+
+A turn of a real agent is a series of model requests: the prompt, then one request per batch
+of tool results. A :data:`ModelScript` says what the model answers to each of them, in order:
+stream text, call tools the agent must ask permission for, fail, stop for ``max_tokens`` or a
+refusal, or stall until the agent gives up the request (a cancel). When the script runs out,
+the model ends the turn with a short text. Scripts are part of the generated program (the
+fuzzer's ``Prompt`` action carries one), so a counterexample describes its model behaviour and
+a replay reproduces it. The wire formats live in the API adapters; nothing here knows one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar
+
+REPLIES: dict[str, type[Reply]] = {}
+
+
+class ScriptError(ValueError):
+    """A model reply that names no kind of the vocabulary, or a field it does not have."""
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One model response; subclasses register under their ``kind``."""
+
+    kind: ClassVar[str] = ""
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        if cls.kind:
+            REPLIES[cls.kind] = cls
+
+    def describe(self) -> str:
+        raise NotImplementedError
+
+    def to_json(self) -> dict[str, Any]:
+        return {"reply": self.kind, **{f.name: getattr(self, f.name) for f in fields(self)}}
+
+
+@dataclass(frozen=True)
+class Text(Reply):
+    """``chunks`` text deltas, ``pace_ms`` apart (slow enough for a cancel to land inside),
+    then the end of the turn."""
+
+    kind: ClassVar[str] = "text"
+    chunks: int = 3
+    pace_ms: int = 0
+
+    def describe(self) -> str:
+        pace = f" {self.pace_ms} ms apart" if self.pace_ms else ""
+        return f"{self.chunks} chunk{'s' if self.chunks != 1 else ''}{pace}"
+
+
+TOOL_KINDS = ("shell", "edit")
+
+
+@dataclass(frozen=True)
+class Tools(Reply):
+    """``count`` tool calls in one response (a shell command, or a file edit), each one the
+    agent must ask permission for; the next model request carries their results."""
+
+    kind: ClassVar[str] = "tools"
+    tool: str = "shell"
+    count: int = 1
+
+    def __post_init__(self) -> None:
+        if self.tool not in TOOL_KINDS:
+            raise ScriptError(f"tool {self.tool!r} is not one of {', '.join(TOOL_KINDS)}")
+
+    def describe(self) -> str:
+        what = "shell command" if self.tool == "shell" else "file edit"
+        return f"{self.count} {what} tool calls" if self.count > 1 else f"tool call ({what})"
+
+
+FAILURES = ("http500", "overloaded", "dropped")
+
+
+@dataclass(frozen=True)
+class Fail(Reply):
+    """The request fails (HTTP 500, the API's overloaded error, or a stream dropped after
+    one chunk); a retry of the same request gets a short text."""
+
+    kind: ClassVar[str] = "fail"
+    failure: str = "http500"
+
+    def __post_init__(self) -> None:
+        if self.failure not in FAILURES:
+            raise ScriptError(f"failure {self.failure!r} is not one of {', '.join(FAILURES)}")
+
+    def describe(self) -> str:
+        return {"http500": "HTTP 500", "overloaded": "overloaded error",
+                "dropped": "stream dropped after one chunk"}[self.failure]
+
+
+STOPS = ("max_tokens", "refusal")
+
+
+@dataclass(frozen=True)
+class Stop(Reply):
+    """One text chunk, then the turn stops for ``max_tokens`` or a refusal."""
+
+    kind: ClassVar[str] = "stop"
+    reason: str = "max_tokens"
+
+    def __post_init__(self) -> None:
+        if self.reason not in STOPS:
+            raise ScriptError(f"stop reason {self.reason!r} is not one of {', '.join(STOPS)}")
+
+    def describe(self) -> str:
+        return f"stop ({self.reason})"
+
+
+@dataclass(frozen=True)
+class Stall(Reply):
+    """The response starts and then nothing comes, until the agent drops the request (a
+    cancel) or ``STALL_LIMIT`` seconds pass."""
+
+    kind: ClassVar[str] = "stall"
+
+    def describe(self) -> str:
+        return "stall until cancelled"
+
+
+ModelScript = tuple[Reply, ...]
+END = Text(1)  # what the model answers once its script ran out
+
+
+def reply_from_json(data: Mapping[str, Any] | Reply) -> Reply:
+    if isinstance(data, Reply):
+        return data
+    cls = REPLIES.get(data.get("reply", "")) if isinstance(data, Mapping) else None
+    if cls is None:
+        raise ScriptError(f"not a model reply: {data!r}")
+    names = {f.name for f in fields(cls)}
+    extra = set(data) - names - {"reply"}
+    if extra:
+        raise ScriptError(f"model reply {cls.kind!r} has no field {', '.join(sorted(extra))}")
+    return cls(**{k: v for k, v in data.items() if k != "reply"})
+
+
+def script_from_json(data: Sequence[Any]) -> ModelScript:
+    return tuple(reply_from_json(r) for r in data)
+
+
+def describe_script(script: ModelScript) -> str:
+    """``model: tool call (shell command), then 3 chunks 200 ms apart``."""
+    if not script:
+        return ""
+    return "model: " + ", then ".join(r.describe() for r in script)

@@ -1,0 +1,249 @@
+"""The scripted model: a loopback HTTP server that answers an agent's model API as a program says.
+
+One :class:`ScriptedModel` serves one model API (an adapter module: Anthropic Messages, OpenAI
+Responses, ...) on ``127.0.0.1`` from its own thread, with aiohttp's HTTP/1.1 server (real
+chunked streaming and server-sent events; a stalled stream notices the agent hanging up).
+
+The fuzzer registers a turn's :data:`~acp_model.llm.script.ModelScript` under a tag and writes
+the tag into the prompt (``[acpm:7]``). Each model request the agent makes is matched to its
+turn by that tag in the conversation it sends, and to a step of the script by the number of
+tool-result rounds since the tagged message. Requests that belong to no scripted turn (title
+generation, suggestions, a prompt sent without a script) get a one-chunk text at once, so side
+requests cost the agent almost nothing. The adapters know the wire formats; this module knows
+the behaviour.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import re
+import threading
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from aiohttp import web
+
+from acp_model.llm.script import END, Fail, ModelScript, Reply, Text
+
+TAG_RE = re.compile(r"\[acpm:([0-9a-z]+)\]")
+STALL_LIMIT = 60.0  # seconds a stalled response waits for the agent to hang up
+JOURNAL = 2000  # model requests remembered (tests and reports read them)
+
+
+def tag_text(tag: str) -> str:
+    """What the fuzzer writes into a prompt so the model knows the turn."""
+    return f"[acpm:{tag}]"
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    """What an adapter reads off one model request."""
+
+    tag: str | None  # the scripted turn it belongs to (None: a side request)
+    step: int = 0  # tool-result rounds since the tagged prompt
+    tools: tuple[str, ...] = ()  # the tool names the agent offers the model
+    model: str = "model"
+
+
+@dataclass(frozen=True, slots=True)
+class Served:
+    """One entry of the journal: which turn, which step, what the model did."""
+
+    tag: str | None
+    step: int
+    reply: str  # the reply's kind ("side" for a request of no scripted turn)
+    attempt: int
+
+
+class Gone(Exception):
+    """The agent hung up (a cancel aborted the request)."""
+
+
+class Adapter(Protocol):
+    """One model API's wire format."""
+
+    name: str
+    routes: tuple[tuple[str, str], ...]  # (method, path) of the model requests it serves
+
+    def env(self, base_url: str) -> dict[str, str]:
+        """The environment that points a client of this API at ``base_url``."""
+
+    def parse(self, body: Any) -> ModelRequest: ...
+
+    async def respond(self, request: web.Request, reply: Reply, req: ModelRequest,
+                      ctx: ReplyContext) -> web.StreamResponse: ...
+
+    async def other(self, request: web.Request) -> web.StreamResponse | None:
+        """Answer an auxiliary endpoint (token counts, model lists), or None."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyContext:
+    """What a reply needs besides the request: names, the workspace, limits."""
+
+    tag: str
+    step: int
+    workspace: str | None
+    stall_limit: float
+    fail_retry: bool  # this is a retry of a request that failed: answer it normally
+
+
+async def stream_write(resp: web.StreamResponse, data: bytes) -> None:
+    """Write a piece of a streamed body; :class:`Gone` when the agent hung up."""
+    try:
+        await resp.write(data)
+    except (ConnectionResetError, ConnectionError, RuntimeError) as exc:
+        raise Gone from exc
+
+
+async def paced(pace_ms: int) -> None:
+    if pace_ms:
+        await asyncio.sleep(pace_ms / 1000)
+
+
+class ScriptedModel:
+    """A loopback model server for one API; ``with ScriptedModel("anthropic") as m:``."""
+
+    def __init__(self, api: str, *, workspace: str | None = None,
+                 stall_limit: float = STALL_LIMIT) -> None:
+        from acp_model.llm.apis import ADAPTERS
+
+        if api not in ADAPTERS:
+            raise ValueError(f"unknown model API {api!r}; choose one of "
+                             f"{', '.join(sorted(ADAPTERS))}")
+        self.api = api
+        self.adapter: Adapter = ADAPTERS[api]()
+        self.workspace = workspace
+        self.stall_limit = stall_limit
+        self.port = 0
+        self.journal: deque[Served] = deque(maxlen=JOURNAL)
+        self.requests = 0
+        self._scripts: dict[str, ModelScript] = {}
+        self._attempts: dict[tuple[str, int], int] = {}
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._runner: web.AppRunner | None = None
+
+    # --- life ------------------------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def env(self) -> dict[str, str]:
+        """The environment variables a client of this API reads to find the server."""
+        return self.adapter.env(self.url)
+
+    def start(self) -> ScriptedModel:
+        ready = threading.Event()
+        failure: list[BaseException] = []
+
+        def run() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            asyncio.set_event_loop(loop)
+            try:
+                loop.run_until_complete(self._serve())
+            except BaseException as exc:  # reported to start() below
+                failure.append(exc)
+                ready.set()
+                return
+            ready.set()
+            loop.run_forever()
+            loop.run_until_complete(self._runner.cleanup() if self._runner else asyncio.sleep(0))
+            loop.close()
+
+        self._thread = threading.Thread(target=run, name=f"scripted-model-{self.api}",
+                                        daemon=True)
+        self._thread.start()
+        ready.wait(30)
+        if failure:
+            raise failure[0]
+        return self
+
+    async def _serve(self) -> None:
+        app = web.Application(client_max_size=64 << 20)
+        for method, path in self.adapter.routes:
+            app.router.add_route(method, path, self._model_request)
+        app.router.add_route("*", "/{tail:.*}", self._other)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        server = site._server  # the bound socket tells the port chosen for 0
+        self.port = server.sockets[0].getsockname()[1] if server is not None else 0
+
+    def stop(self) -> None:
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None:
+            return
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        self._loop = self._thread = None
+
+    def __enter__(self) -> ScriptedModel:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # --- the program's side ------------------------------------------------------------------
+    def register(self, script: ModelScript) -> str:
+        """Keep a turn's script; returns the tag to write into its prompt."""
+        with self._lock:
+            tag = f"{next(self._ids):x}"
+            self._scripts[tag] = tuple(script)
+        return tag
+
+    def served(self, tag: str | None = None) -> list[Served]:
+        with self._lock:
+            return [s for s in self.journal if tag is None or s.tag == tag]
+
+    def reply_for(self, req: ModelRequest) -> tuple[Reply, int]:
+        """The reply a request gets and the attempt it is (a retry of a failed step)."""
+        with self._lock:
+            self.requests += 1
+            script = self._scripts.get(req.tag) if req.tag is not None else None
+            if script is None:
+                self.journal.append(Served(req.tag, req.step, "side", 1))
+                return END, 1
+            key = (req.tag or "", req.step)
+            attempt = self._attempts[key] = self._attempts.get(key, 0) + 1
+            reply = script[req.step] if req.step < len(script) else END
+            if isinstance(reply, Fail) and attempt > 1:
+                reply = Text(1)  # the retry of a failed request goes through
+            self.journal.append(Served(req.tag, req.step, reply.kind, attempt))
+            return reply, attempt
+
+    # --- HTTP --------------------------------------------------------------------------------
+    async def _model_request(self, request: web.Request) -> web.StreamResponse:
+        try:
+            body = await request.json()
+        except ValueError:
+            return web.json_response({"error": {"message": "body is not JSON"}}, status=400)
+        req = self.adapter.parse(body)
+        reply, attempt = self.reply_for(req)
+        ctx = ReplyContext(req.tag or "side", req.step, self.workspace, self.stall_limit,
+                           attempt > 1)
+        try:
+            return await self.adapter.respond(request, reply, req, ctx)
+        except Gone:
+            # The agent hung up mid-stream (a cancel): nothing more to send.
+            return web.Response(status=499)
+
+    async def _other(self, request: web.Request) -> web.StreamResponse:
+        answer = await self.adapter.other(request)
+        if answer is not None:
+            return answer
+        return web.json_response({"error": {"message": f"not served: {request.path}"}},
+                                 status=404)
+
+
+def find_tag(text: str) -> str | None:
+    found = TAG_RE.findall(text)
+    return found[-1] if found else None
+
+

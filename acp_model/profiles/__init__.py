@@ -1,0 +1,154 @@
+"""Agent profiles: how to install, start and drive a real ACP agent offline, as data.
+
+Each profile is ``data/<name>/profile.toml`` (the pinned npm package and version, the start
+command, the environment and files that point the agent's model API at the scripted model,
+the session configuration that makes it ask for permissions, the auth method to log in with)
+next to the ``package.json`` and ``package-lock.json`` that pin its whole dependency tree.
+``acp-model agents install NAME`` runs ``npm ci`` from those files into a cache directory
+(``$ACP_MODEL_AGENTS``, default ``$XDG_CACHE_HOME/acp-model/agents``); ``acp-model fuzz --agent
+NAME`` starts the installed agent behind the scripted model.
+
+Templates in commands, environment values and files: ``{entry}`` (the installed entry point),
+``{home}`` (a fresh directory per run, the agent's ``HOME``), ``{model_url}`` (the scripted
+model's base URL).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+LOCK_FILES = ("package.json", "package-lock.json")
+
+
+class ProfileError(Exception):
+    """A profile that does not exist, is not installed, or could not be installed."""
+
+
+@dataclass(frozen=True)
+class ConfigRequest:
+    """A request the client sends after ``session/new`` (``sessionId`` is added)."""
+
+    method: str
+    params: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    title: str
+    package: str
+    version: str
+    entry: str  # relative to the install directory
+    command: tuple[str, ...]
+    model_api: str
+    protocols: tuple[int, ...] = (2,)
+    env: Mapping[str, str] = field(default_factory=dict)
+    files: Mapping[str, str] = field(default_factory=dict)
+    session_config: Mapping[int, tuple[ConfigRequest, ...]] = field(default_factory=dict)
+    auth_method: str | None = None
+    notes: str = ""
+
+    # --- where it lives --------------------------------------------------------------------
+    def install_dir(self, cache: Path | None = None) -> Path:
+        return (cache or agents_cache()) / f"{self.name}-{self.version}"
+
+    def entry_path(self, cache: Path | None = None) -> Path:
+        return self.install_dir(cache) / self.entry
+
+    def installed(self, cache: Path | None = None) -> bool:
+        return self.entry_path(cache).is_file()
+
+    # --- how it starts ---------------------------------------------------------------------
+    def argv(self, cache: Path | None = None) -> list[str]:
+        if not self.installed(cache):
+            raise ProfileError(f"agent {self.name} {self.version} is not installed: run "
+                               f"`acp-model agents install {self.name}`")
+        entry = str(self.entry_path(cache))
+        return [part.format(entry=entry) for part in self.command]
+
+    def environment(self, home: str, model_url: str) -> dict[str, str]:
+        """The variables the profile sets (on top of the caller's environment)."""
+        return {k: v.format(home=home, model_url=model_url) for k, v in self.env.items()}
+
+    def prepare(self, home: str, model_url: str) -> None:
+        """Write the files the agent needs (its model provider configuration...)."""
+        for path, content in self.files.items():
+            target = Path(path.format(home=home, model_url=model_url))
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(content.format(home=home, model_url=model_url).lstrip("\n"),
+                              encoding="utf-8")
+
+    def config_requests(self, protocol: int) -> tuple[ConfigRequest, ...]:
+        return self.session_config.get(protocol, ())
+
+    # --- installing --------------------------------------------------------------------------
+    def install(self, cache: Path | None = None, *, quiet: bool = True) -> Path:
+        """``npm ci`` the pinned package into the cache (the project's lockfile: no version
+        is resolved at install time)."""
+        npm = shutil.which("npm")
+        if npm is None:
+            raise ProfileError("npm is not installed (Node.js 20 or newer is needed)")
+        target = self.install_dir(cache)
+        target.mkdir(parents=True, exist_ok=True)
+        data = resources.files("acp_model.profiles").joinpath("data", self.name)
+        for name in LOCK_FILES:
+            (target / name).write_bytes(data.joinpath(name).read_bytes())
+        cmd = [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"]
+        done = subprocess.run(cmd, cwd=target, capture_output=quiet, text=True, check=False)
+        if done.returncode != 0 or not self.installed(cache):
+            tail = (done.stderr or "")[-800:] if quiet else ""
+            raise ProfileError(f"npm ci for {self.name} failed (exit {done.returncode})"
+                               + (f": {tail}" if tail else ""))
+        return target
+
+
+def agents_cache() -> Path:
+    explicit = os.environ.get("ACP_MODEL_AGENTS")
+    if explicit:
+        return Path(explicit)
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(cache) / "acp-model" / "agents"
+
+
+def _profile(data: dict[str, Any]) -> Profile:
+    config = {int(version.removeprefix("v")): tuple(ConfigRequest(r["method"], r["params"])
+                                                    for r in requests)
+              for version, requests in data.get("session_config", {}).items()}
+    return Profile(
+        name=data["name"], title=data["title"], package=data["package"],
+        version=data["version"], entry=data["entry"], command=tuple(data["command"]),
+        model_api=data["model_api"], protocols=tuple(data.get("protocols", (2,))),
+        env=dict(data.get("env", {})), files=dict(data.get("files", {})),
+        session_config=config, auth_method=data.get("auth_method"),
+        notes=data.get("notes", ""))
+
+
+def load() -> dict[str, Profile]:
+    """Every bundled profile, by name."""
+    out = {}
+    root = resources.files("acp_model.profiles").joinpath("data")
+    for folder in sorted(root.iterdir(), key=lambda p: p.name):
+        toml = folder.joinpath("profile.toml")
+        if toml.is_file():
+            profile = _profile(tomllib.loads(toml.read_text(encoding="utf-8")))
+            out[profile.name] = profile
+    return out
+
+
+PROFILES = load()
+
+
+def get(name: str) -> Profile:
+    try:
+        return PROFILES[name]
+    except KeyError:
+        raise ProfileError(f"no agent profile {name!r}; known: "
+                           f"{', '.join(sorted(PROFILES))}") from None

@@ -1,0 +1,164 @@
+"""The scripted model: requests matched to scripted turns, each reply on the wire as the API's
+own clients read it (server-sent events over real HTTP)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from acp_model.llm.script import (
+    Fail,
+    Stall,
+    Stop,
+    Text,
+    Tools,
+    describe_script,
+    script_from_json,
+)
+from acp_model.llm.server import ScriptedModel, tag_text
+
+
+@pytest.fixture
+def anthropic() -> Iterator[ScriptedModel]:
+    with ScriptedModel("anthropic", workspace="/work", stall_limit=5) as model:
+        yield model
+
+
+@pytest.fixture
+def responses() -> Iterator[ScriptedModel]:
+    with ScriptedModel("openai-responses", stall_limit=5) as model:
+        yield model
+
+
+def post(url: str, body: dict[str, Any]) -> tuple[int, list[dict[str, Any]]]:
+    """POST and read the whole answer: the SSE events' data, or the JSON error body."""
+    req = urllib.request.Request(url, data=json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=20) as resp:
+            text = resp.read().decode()
+            status = resp.status
+    except urllib.error.HTTPError as err:
+        return err.code, [json.loads(err.read())]
+    events = [json.loads(line[6:]) for line in text.splitlines() if line.startswith("data: ")]
+    return status, events
+
+
+def claude_body(prompt: str, *rounds: str, tools: bool = True) -> dict[str, Any]:
+    messages: list[dict[str, Any]] = [{"role": "user", "content": [
+        {"type": "text", "text": prompt}]}]
+    for n, _ in enumerate(rounds):
+        messages.append({"role": "assistant", "content": [
+            {"type": "tool_use", "id": f"t{n}", "name": "Bash", "input": {}}]})
+        messages.append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": f"t{n}", "content": "ok"}]})
+    return {"model": "claude", "stream": True, "messages": messages,
+            "tools": [{"name": "Bash"}, {"name": "Write"}] if tools else []}
+
+
+def test_a_scripted_turn_calls_a_tool_then_streams_text(anthropic: ScriptedModel) -> None:
+    tag = anthropic.register((Tools("shell"), Text(3, 0)))
+    url = f"{anthropic.url}/v1/messages?beta=true"
+    status, events = post(url, claude_body(f"fix tests {tag_text(tag)}"))
+    assert status == 200
+    use = next(e for e in events if e["type"] == "content_block_start")["content_block"]
+    assert use["type"] == "tool_use" and use["name"] == "Bash"
+    args = json.loads(next(e for e in events if e["type"] == "content_block_delta")
+                      ["delta"]["partial_json"])
+    assert args["command"].startswith("touch acpm-")
+    assert events[-2]["delta"]["stop_reason"] == "tool_use"
+    status, events = post(url, claude_body(f"fix tests {tag_text(tag)}", "round 1"))
+    texts = [e["delta"]["text"] for e in events if e["type"] == "content_block_delta"]
+    assert len(texts) == 3 and events[-2]["delta"]["stop_reason"] == "end_turn"
+    assert [(s.step, s.reply) for s in anthropic.served(tag)] == [(0, "tools"), (1, "text")]
+
+
+def test_side_requests_get_a_short_text(anthropic: ScriptedModel) -> None:
+    tag = anthropic.register((Tools("shell"),))
+    # a title request quotes the prompt but offers no tools
+    _, events = post(f"{anthropic.url}/v1/messages",
+                     claude_body(f"Write a title for: fix {tag_text(tag)}", tools=False))
+    assert events[-2]["delta"]["stop_reason"] == "end_turn"
+    assert anthropic.served()[-1].reply == "side"
+
+
+def test_an_edit_writes_into_the_workspace(anthropic: ScriptedModel) -> None:
+    tag = anthropic.register((Tools("edit", 2),))
+    _, events = post(f"{anthropic.url}/v1/messages", claude_body(f"edit {tag_text(tag)}"))
+    uses = [e["content_block"] for e in events if e["type"] == "content_block_start"]
+    assert [u["name"] for u in uses] == ["Write", "Write"]
+    args = [json.loads(e["delta"]["partial_json"]) for e in events
+            if e["type"] == "content_block_delta"]
+    assert all(a["file_path"].startswith("/work/acpm-") for a in args)
+
+
+def test_a_failure_fails_once_and_the_retry_goes_through(anthropic: ScriptedModel) -> None:
+    tag = anthropic.register((Fail("overloaded"),))
+    body = claude_body(f"go {tag_text(tag)}")
+    status, events = post(f"{anthropic.url}/v1/messages", body)
+    assert status == 529 and events[0]["error"]["type"] == "overloaded_error"
+    status, events = post(f"{anthropic.url}/v1/messages", body)
+    assert status == 200 and events[-1]["type"] == "message_stop"
+
+
+def test_stop_reasons_reach_the_wire(anthropic: ScriptedModel) -> None:
+    for reason in ("max_tokens", "refusal"):
+        tag = anthropic.register((Stop(reason),))
+        _, events = post(f"{anthropic.url}/v1/messages", claude_body(f"go {tag_text(tag)}"))
+        assert events[-2]["delta"]["stop_reason"] == reason
+
+
+def test_a_stall_ends_when_the_agent_hangs_up(anthropic: ScriptedModel) -> None:
+    tag = anthropic.register((Stall(),))
+    body = json.dumps(claude_body(f"go {tag_text(tag)}")).encode()
+    with socket.create_connection(("127.0.0.1", anthropic.port)) as sock:
+        sock.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
+                     b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+        head = sock.recv(65536)
+        assert b"200 OK" in head and b"message_start" in head + sock.recv(65536)
+    started = time.monotonic()  # hung up: the server stops at its next ping
+    while anthropic.served(tag)[-1].reply != "stall" and time.monotonic() - started < 5:
+        time.sleep(0.05)
+    assert anthropic.served(tag)[-1].reply == "stall"
+
+
+def responses_body(prompt: str, rounds: int = 0, tools: bool = True) -> dict[str, Any]:
+    items: list[dict[str, Any]] = [{"type": "message", "role": "user", "content": [
+        {"type": "input_text", "text": prompt}]}]
+    for n in range(rounds):
+        items += [{"type": "function_call", "call_id": f"c{n}", "name": "exec_command",
+                   "arguments": "{}"},
+                  {"type": "function_call_output", "call_id": f"c{n}", "output": "ok"}]
+    return {"model": "gpt", "stream": True, "input": items,
+            "tools": [{"type": "function", "name": "exec_command"}] if tools else []}
+
+
+def test_the_responses_api_calls_tools_and_streams(responses: ScriptedModel) -> None:
+    tag = responses.register((Tools("shell", 2), Text(2, 0), Stop("max_tokens")))
+    url = f"{responses.url}/v1/responses"
+    _, events = post(url, responses_body(f"fix {tag_text(tag)}"))
+    calls = [e["item"] for e in events if e["type"] == "response.output_item.done"]
+    assert [c["name"] for c in calls] == ["exec_command", "exec_command"]
+    assert json.loads(calls[0]["arguments"])["cmd"].startswith("touch acpm-")
+    assert events[-1]["type"] == "response.completed"
+    _, events = post(url, responses_body(f"fix {tag_text(tag)}", rounds=1))
+    assert [e["delta"] for e in events if e["type"] == "response.output_text.delta"] == [
+        "chunk 1 of 2. ", "chunk 2 of 2. "]
+    _, events = post(url, responses_body(f"fix {tag_text(tag)}", rounds=2))
+    assert events[-1]["type"] == "response.incomplete"
+    assert [e["sequence_number"] for e in events] == list(range(len(events)))
+
+
+def test_scripts_read_back_and_describe_themselves() -> None:
+    script = (Tools("shell"), Text(3, 200))
+    assert script_from_json([r.to_json() for r in script]) == script
+    assert describe_script(script) == "model: tool call (shell command), then 3 chunks 200 ms apart"
+    with pytest.raises(ValueError):
+        Tools("teleport")
