@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import traceback
@@ -28,6 +29,7 @@ from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.frontend import SignalStop, agent_problem, hypothesis_home
 from acp_model.fuzzing.recorder import Recorder
 
+MODEL_APIS = ("anthropic", "openai-responses")
 EPILOG = """exit codes: 0 no failure (warnings allowed), 1 failures found, 2 usage or environment
 error (an agent command that cannot be executed, an agent that cannot be initialized for a
 reason no rule covers, a store that went away), 3 internal error of the fuzzer, 130 interrupted
@@ -40,11 +42,50 @@ def _agent_argv(args: argparse.Namespace) -> list[str]:
     argv = list(args.agent or [])
     if not argv:
         raise UsageError("give the agent command after '--', e.g. "
-                         "acp-model fuzz -- python -m acp_model.agents.reference")
+                         "acp-model fuzz -- python -m acp_model.agents.reference "
+                         "(or name a profiled agent: --agent NAME)")
     problem = agent_problem(argv)
     if problem is not None:
         raise UsageError(problem)
     return argv
+
+
+def _profile(name: str | None) -> Any:
+    """The installed profile ``name`` (None: none asked for); a usage error otherwise."""
+    if name is None:
+        return None
+    from acp_model.profiles import ProfileError, get
+
+    try:
+        profile = get(name)
+        profile.argv()  # installed?
+    except ProfileError as exc:
+        raise UsageError(str(exc)) from None
+    return profile
+
+
+def _base_config(args: argparse.Namespace) -> tuple[FuzzConfig, Any]:
+    """The run's configuration from the command line: a profiled agent (--agent) or the
+    command after '--' (with --model, behind the scripted model)."""
+    from acp_model.fuzzing.backend import profile_config
+
+    profile = _profile(getattr(args, "profile_name", None))
+    if profile is not None and args.agent:
+        raise UsageError("give either --agent NAME or an agent command after '--', not both")
+    argv = ["true"] if profile is not None else _agent_argv(args)
+    cfg = FuzzConfig(
+        argv=argv, max_examples=args.max_examples, steps=args.steps,
+        seed=args.seed, time_budget=args.time_budget, deadline=args.deadline,
+        readings=readings_of(args), isolate=args.isolate, validate=not args.no_validate,
+        max_sessions=args.max_sessions, replay_runs=args.replay_runs,
+        minimize_budget=args.minimize_budget, startup_deadline=args.startup_deadline,
+        spec=args.spec, model_api=args.model, batches=not args.no_batches)
+    if profile is not None:
+        if args.model is not None and args.model != profile.model_api:
+            raise UsageError(f"--agent {profile.name} calls the {profile.model_api} API; "
+                             f"--model {args.model} does not fit it")
+        cfg = profile_config(cfg, profile)
+    return cfg, profile
 
 
 def _progress_table(rec: Recorder, rules_total: int, phase: str) -> Table:
@@ -60,6 +101,7 @@ def _progress_table(rec: Recorder, rules_total: int, phase: str) -> Table:
 
 def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
     from acp_model.fuzzing.artifacts import fuzz_html, fuzz_report, write_out_dir
+    from acp_model.fuzzing.backend import backend
     from acp_model.fuzzing.database import DatabaseError, check_reachable, locations
     from acp_model.fuzzing.revision import SpecUndecidable, resolve
     from acp_model.fuzzing.run import FuzzerBug, FuzzResult, run_fuzz
@@ -72,13 +114,7 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
     from acp_model.spec.rules import RULES
 
     hypothesis_home()
-    cfg = FuzzConfig(
-        argv=_agent_argv(args), max_examples=args.max_examples, steps=args.steps,
-        seed=args.seed, time_budget=args.time_budget, deadline=args.deadline,
-        readings=readings_of(args), isolate=args.isolate, validate=not args.no_validate,
-        max_sessions=args.max_sessions, replay_runs=args.replay_runs,
-        minimize_budget=args.minimize_budget,
-        startup_deadline=args.startup_deadline, spec=args.spec)
+    cfg, profile = _base_config(args)
     try:
         directory, shared = locations(args.db or [])
         cfg = dataclasses.replace(cfg, database=directory, shared_databases=shared,
@@ -105,16 +141,20 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
             console.print(f"phase: {name}")
         refresh()
 
-    console.print(f"fuzzing: {' '.join(cfg.argv)}")
+    console.print(f"fuzzing: {profile.name + ' ' + profile.version if profile else ''}"
+                  f"{' ' if profile else ''}{' '.join(cfg.argv)}")
+    if cfg.model_api is not None:
+        console.print(f"model: scripted, {cfg.model_api} API on a loopback server")
     if cfg.spec == AUTO:
         console.print("spec: auto (a probe prompt decides the revision)")
     result: FuzzResult | None = None
     # Installed before the probe: Ctrl-C or SIGTERM at any moment ends the run with its report.
-    with guard.installed():
+    with guard.installed(), contextlib.ExitStack() as running:
         try:
             with Live(_progress_table(state["rec"], len(RULES), state["phase"]),
                       console=console, refresh_per_second=4, transient=plain) as live:
                 state["live"] = live
+                cfg = running.enter_context(backend(cfg, profile))
                 if cfg.spec == AUTO:
                     phase("spec")
                 try:
@@ -301,6 +341,16 @@ def register(sub: Any) -> None:
                    "rules, transcript)")
     p.add_argument("--junit", metavar="PATH.xml", help="write a JUnit XML report (one test "
                    "case per rule)")
+    p.add_argument("--agent", dest="profile_name", metavar="NAME",
+                   help="fuzz a profiled real agent (see `acp-model agents`) behind the "
+                        "scripted model, instead of a command after '--'")
+    p.add_argument("--model", choices=MODEL_APIS, help="start the scripted model for an "
+                   "agent given after '--' and point it there (the variables that API's "
+                   "clients read: ANTHROPIC_BASE_URL, OPENAI_BASE_URL); prompts then carry "
+                   "what the model does in their turn")
+    p.add_argument("--no-batches", action="store_true",
+                   help="send no JSON-RPC batch probes (for an agent known to reject batches: "
+                        "the rest of the lifecycle is still judged)")
     add_reading_option(p, auto=True)
     p.add_argument("agent", nargs="*", metavar="-- AGENT_CMD",
                    help="the agent's command line, after '--'")

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from acp_model.fuzzing.transport import is_response_to
+from acp_model.llm.script import ModelScript, describe_script, script_from_json
+from acp_model.llm.server import tag_text
 from acp_model.model.vocab import Answer
 
 if TYPE_CHECKING:
@@ -132,9 +134,17 @@ class NewSession(Action):
 
 @dataclass(frozen=True)
 class Prompt(SessionAction):
+    """``session/prompt``; behind a scripted model, ``model`` is what the model does in the
+    turn (its script is registered and the prompt's text carries its tag)."""
+
     op: ClassVar[str] = "prompt"
     blocks: list[dict[str, Any]] = field(default_factory=list)
     meta: bool = False
+    model: ModelScript = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.model, tuple) or any(isinstance(r, Mapping) for r in self.model):
+            object.__setattr__(self, "model", script_from_json(self.model))
 
     def perform(self, client: FuzzClient) -> None:
         idx = client.session_index(self.s)
@@ -144,14 +154,36 @@ class Prompt(SessionAction):
         with client.lock:
             if not client.monitor.client_may(sess.sid, "prompt"):
                 return  # a reading forbids prompting now (A-01=forbid)
-        params: dict[str, Any] = {"sessionId": sess.sid, "prompt": self.blocks}
+        blocks = self.blocks
+        if client.model is not None:
+            blocks = _tagged(blocks, tag_text(client.model.register(self.model)))
+        params: dict[str, Any] = {"sessionId": sess.sid, "prompt": blocks}
         if self.meta:
             params["_meta"] = {"acp-model": {"fuzz": True}}
         sess.prompts.append(client.proc.request("session/prompt", params))
 
     def describe(self, label: str = "") -> str:
         texts = [b.get("text", b.get("type")) for b in self.blocks]
-        return f"prompt{label}: {', '.join(str(t) for t in texts)}"
+        model = f"; {describe_script(self.model)}" if self.model else ""
+        return f"prompt{label}: {', '.join(str(t) for t in texts)}{model}"
+
+    def to_json(self) -> dict[str, Any]:
+        out = super().to_json()
+        out["model"] = [r.to_json() for r in self.model]
+        if not self.model:
+            del out["model"]
+        return out
+
+
+def _tagged(blocks: list[dict[str, Any]], tag: str) -> list[dict[str, Any]]:
+    """The blocks with the turn's tag appended to the first text (a text block is added when
+    there is none)."""
+    out = [dict(b) for b in blocks]
+    for block in out:
+        if block.get("type") == "text" and isinstance(block.get("text"), str):
+            block["text"] = f"{block['text']} {tag}"
+            return out
+    return [{"type": "text", "text": tag}, *out]
 
 
 @dataclass(frozen=True)
@@ -351,7 +383,9 @@ class Probe(SessionAction):
             # A legal batch holding a request: the request still gets its own response.
             mark = proc.mark()
             proc.send([sync, {"jsonrpc": "2.0", "method": "_acp_model/note", "params": {}}])
-            proc.wait_for_index(lambda m: _answers(m, rid), client.deadline, start=mark)
+            # an agent that rejects batches answers with one id-null error: that is its answer
+            proc.wait_for_index(lambda m: _answers(m, rid) or _null_error(m), client.deadline,
+                                start=mark)
             return
         else:  # garbage: a truncated line the agent must survive
             proc.send_raw(GARBAGE, probe=True)
@@ -363,6 +397,11 @@ class Probe(SessionAction):
 
     def describe(self, label: str = "") -> str:
         return f"negative input: {self.kind}"
+
+
+def _null_error(msg: Any) -> bool:
+    return isinstance(msg, dict) and "error" in msg and msg.get("id") is None \
+        and "method" not in msg
 
 
 def _answers(msg: Any, request_id: Any) -> bool:

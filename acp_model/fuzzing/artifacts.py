@@ -106,6 +106,11 @@ def replay_document(found: Found, cfg: FuzzConfig) -> dict[str, Any]:
         "deadline": cfg.deadline,
         "validate": cfg.validate,
         "agent": cfg.argv,
+        # what stood behind the agent: a replay sets up the same
+        "profile": cfg.profile,
+        "model_api": cfg.model_api,
+        "session_config": [[m, p] for m, p in cfg.session_config],
+        "auth_method": cfg.auth_method,
     }
 
 

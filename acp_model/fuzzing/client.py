@@ -33,6 +33,7 @@ from acp_model.fuzzing.transport import (
     RpcError,
     is_response_to,
 )
+from acp_model.llm.server import ScriptedModel
 from acp_model.model.check import declare
 from acp_model.model.permissions import option_for
 from acp_model.model.vocab import Answer, ErrorCode, Kind, Level
@@ -85,8 +86,13 @@ class FuzzClient:
                  deadline: float = 5.0, validate: bool = True, cwd: str | None = None,
                  env: dict[str, str] | None = None, tick: float = 0.002,
                  startup_deadline: float = 30.0, stop: Stop | None = None,
-                 decision: Decision | None = None) -> None:
+                 decision: Decision | None = None, model: ScriptedModel | None = None,
+                 session_config: Sequence[tuple[str, dict[str, Any]]] = (),
+                 auth_method: str | None = None) -> None:
         self.argv = list(argv)
+        self.model = model  # the scripted model behind the agent, if any
+        self.session_config = tuple(session_config)
+        self.auth_method = auth_method
         self.stop = stop or Stop()
         self.deadline = deadline
         self.startup_deadline = max(startup_deadline, deadline)
@@ -118,7 +124,9 @@ class FuzzClient:
         that turns a configuration into a connection."""
         return cls(cfg.argv, readings=cfg.readings, deadline=cfg.deadline,
                    validate=cfg.validate, cwd=cfg.cwd, env=cfg.env,
-                   startup_deadline=cfg.startup_deadline, stop=stop, decision=cfg.decision)
+                   startup_deadline=cfg.startup_deadline, stop=stop, decision=cfg.decision,
+                   model=cfg.model, session_config=cfg.session_config,
+                   auth_method=cfg.auth_method)
 
     # ------------------------------------------------------------------ wiring ------------
     def _on_record(self, record: Record) -> None:
@@ -282,8 +290,20 @@ class FuzzClient:
             raise AgentUnusable(f"the agent negotiated protocol version {version!r}, not 2")
         caps = result.get("capabilities")
         self.capabilities = caps if isinstance(caps, dict) else {}
+        self._log_in(result.get("authMethods"))
         self.caught_up()
         return result
+
+    def _log_in(self, methods: Any) -> None:
+        """``auth/login`` with the configured method, when the agent lists it (judged like
+        every other request; an error answer leaves the agent as it is)."""
+        listed = {m.get("methodId") for m in methods if isinstance(m, dict)} \
+            if isinstance(methods, list) else set()
+        if self.auth_method is None or self.auth_method not in listed:
+            return
+        with contextlib.suppress(RpcError, TimeoutError):
+            self.proc.call("auth/login", {"methodId": self.auth_method},
+                           timeout=self.startup_deadline)
 
     def prompt_capabilities(self) -> dict[str, Any]:
         session = self.capabilities.get("session")
@@ -322,7 +342,12 @@ class FuzzClient:
         except RpcError:  # an error answer: nothing to fuzz on this session
             return
         if isinstance(result, dict) and isinstance(result.get("sessionId"), str):
-            self.sessions.append(SessionHandle(result["sessionId"]))
+            sid = result["sessionId"]
+            for method, params in self.session_config:
+                # the configuration a real agent needs (its mode, say): judged as sent
+                with contextlib.suppress(RpcError, TimeoutError):
+                    self.proc.call(method, {"sessionId": sid, **params}, timeout=self.deadline)
+            self.sessions.append(SessionHandle(sid))
 
     def cancel(self, idx: int, sync: bool = False) -> None:
         """``session/cancel`` for session ``idx``, then the answers the client rules require

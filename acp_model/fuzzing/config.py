@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
+from acp_model.llm.server import ScriptedModel
 from acp_model.spec.readings import DEFAULT, Readings
 from acp_model.spec.revisions import Decision
 
@@ -40,3 +42,15 @@ class FuzzConfig:
     # (the revision in ``readings``). ``decision`` is filled in once it is decided.
     spec: str | None = None
     decision: Decision | None = None
+    # A model the fuzzer scripts behind the agent: the API it speaks ("anthropic",
+    # "openai-responses"), and the running server once started (fuzzing/backend.py). Prompts
+    # then carry what the model does in their turn.
+    model_api: str | None = None
+    model: ScriptedModel | None = field(default=None, compare=False, repr=False)
+    # What a real agent needs from its client: requests sent after every session/new (a
+    # profile's mode switch that makes it ask for permissions), and the auth method to log in
+    # with when the agent lists it.
+    session_config: tuple[tuple[str, dict[str, Any]], ...] = ()
+    auth_method: str | None = None
+    profile: str | None = None  # the agent profile it came from (reports name it)
+    batches: bool = True  # send JSON-RPC batch probes (--no-batches skips them)

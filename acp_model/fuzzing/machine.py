@@ -31,6 +31,18 @@ from acp_model.fuzzing.actions import (
     Wait,
 )
 from acp_model.fuzzing.pool import Example
+from acp_model.llm.script import (
+    FAILURES,
+    STOPS,
+    TOOL_KINDS,
+    Fail,
+    ModelScript,
+    Reply,
+    Stall,
+    Stop,
+    Text,
+    Tools,
+)
 
 WORDS = ("analyze", "fix", "tests", "refactor", "explain", "plan", "read", "edit", "run", "diff",
          "search", "summarize", "build", "deploy", "review", "why")
@@ -57,12 +69,36 @@ def prompt_blocks(capabilities: dict[str, Any]) -> st.SearchStrategy[list[dict[s
         lambda parts: [parts[0], *parts[1]])
 
 
+def model_replies() -> st.SearchStrategy[Reply]:
+    """What a scripted model does for one request of a turn: mostly tool calls (the
+    permission path) and text streamed fast or slowly enough for a cancel to land inside."""
+    return st.one_of(
+        st.builds(Tools, st.sampled_from(TOOL_KINDS), st.integers(1, 2)),
+        st.builds(Tools, st.sampled_from(TOOL_KINDS), st.just(1)),
+        st.builds(Text, st.integers(1, 4), st.sampled_from([0, 0, 50, 300])),
+        st.builds(Fail, st.sampled_from(FAILURES)),
+        st.builds(Stop, st.sampled_from(STOPS)),
+        st.just(Stall()),
+    )
+
+
+def model_scripts() -> st.SearchStrategy[ModelScript]:
+    return st.lists(model_replies(), max_size=3).map(tuple)
+
+
 def build_machine(begin: Callable[[], Example], end: Callable[[Example], None],
-                  capabilities: dict[str, Any], max_sessions: int, guided: bool = True
+                  capabilities: dict[str, Any], max_sessions: int, guided: bool = True,
+                  *, scripted: bool = False, batches: bool = True
                   ) -> type[RuleBasedStateMachine]:
-    """A machine class bound to one fuzz run (its agent pool, recorder and settings)."""
+    """A machine class bound to one fuzz run (its agent pool, recorder and settings).
+
+    ``scripted``: a scripted model stands behind the agent, so every prompt carries what the
+    model does in its turn; ``batches``: the JSON-RPC batch probes are sent.
+    """
     session = st.integers(0, max_sessions - 1)
     blocks = prompt_blocks(capabilities)
+    scripts = model_scripts() if scripted else st.just(())
+    probes = [p for p in PROBES if batches or not p.endswith("_batch")]
 
     class AcpLifecycleFuzz(RuleBasedStateMachine):
         """Client behaviour over several sessions of one ACP connection."""
@@ -80,9 +116,10 @@ def build_machine(begin: Callable[[], Example], end: Callable[[Example], None],
         def open_session(self) -> None:
             self.ex.act(NewSession())
 
-        @rule(s=session, prompt=blocks, meta=st.booleans())
-        def prompt(self, s: int, prompt: list[dict[str, Any]], meta: bool) -> None:
-            self.ex.act(Prompt(s, prompt, meta))
+        @rule(s=session, prompt=blocks, meta=st.booleans(), model=scripts)
+        def prompt(self, s: int, prompt: list[dict[str, Any]], meta: bool,
+                   model: ModelScript) -> None:
+            self.ex.act(Prompt(s, prompt, meta, model))
 
         @rule(s=session, when=st.sampled_from(["now", "tick", "update", "settled"]),
               sync=st.booleans())
@@ -92,10 +129,11 @@ def build_machine(begin: Callable[[], Example], end: Callable[[Example], None],
                 self.ex.act(Wait(s, when))
             self.ex.act(Cancel(s, sync))
 
-        @rule(s=session, prompt=blocks, sync=st.booleans())
-        def prompt_then_cancel(self, s: int, prompt: list[dict[str, Any]], sync: bool) -> None:
+        @rule(s=session, prompt=blocks, sync=st.booleans(), model=scripts)
+        def prompt_then_cancel(self, s: int, prompt: list[dict[str, Any]], sync: bool,
+                               model: ModelScript) -> None:
             """A cancel right behind a prompt: lands before or just after acceptance."""
-            self.ex.act(Prompt(s, prompt))
+            self.ex.act(Prompt(s, prompt, model=model))
             self.ex.act(Cancel(s, sync))
 
         @rule(s=session, outcome=st.sampled_from(["allow", "reject", "cancelled", "error",
@@ -124,7 +162,7 @@ def build_machine(begin: Callable[[], Example], end: Callable[[Example], None],
         def withdraw_prompt(self, s: int) -> None:
             self.ex.act(CancelPromptRequest(s))
 
-        @rule(kind=st.sampled_from(PROBES), s=session)
+        @rule(kind=st.sampled_from(probes), s=session)
         def negative_input(self, kind: str, s: int) -> None:
             self.ex.act(Probe(s, kind))
 

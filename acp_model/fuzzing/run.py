@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, Verbosity, seed, settings
 from hypothesis.errors import HypothesisException
 from hypothesis.stateful import run_state_machine_as_test
 
+from acp_model.fuzzing.backend import backend
 from acp_model.fuzzing.client import AgentUnusable
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.database import DatabaseError, _KeepStored, example_database
@@ -83,8 +84,15 @@ def run_fuzz(cfg: FuzzConfig, *, on_progress: Callable[[Recorder], None] | None 
     ``on_phase`` hears where the run is ("start-up", "initialize", "fuzzing", "shrinking R",
     "replaying R"); ``stop`` ends it within a second when requested (the result says
     ``interrupted`` and holds what was found). An exception of the oracle itself is a
-    :class:`FuzzerBug`, never a result.
+    :class:`FuzzerBug`, never a result. A configuration with ``model_api`` gets its scripted
+    model for the whole run (replays included).
     """
+    with backend(cfg) as running:
+        return _run_fuzz(running, on_progress, on_phase, stop)
+
+
+def _run_fuzz(cfg: FuzzConfig, on_progress: Callable[[Recorder], None] | None,
+              on_phase: Callable[[str], None] | None, stop: Stop | None) -> FuzzResult:
     stop = stop or Stop()
     phase = on_phase or (lambda _: None)
     recorder = Recorder(on_progress=on_progress, on_phase=on_phase)
@@ -140,7 +148,8 @@ def run_fuzz(cfg: FuzzConfig, *, on_progress: Callable[[Recorder], None] | None 
             return Example(client, recorder, deadline=cfg.deadline)
 
         machine = build_machine(begin, pool.end_example, capabilities, cfg.max_sessions,
-                                cfg.guided)
+                                cfg.guided, scripted=cfg.model is not None,
+                                batches=cfg.batches)
         for round_no in range(cfg.max_rounds if first is not None else 0):
             known = set(recorder.found)
             examples = cfg.max_examples if round_no == 0 else max(10, cfg.max_examples // 2)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import re
 import threading
 from collections import deque
 from dataclasses import dataclass
@@ -25,26 +24,14 @@ from typing import Any, Protocol
 
 from aiohttp import web
 
+from acp_model.llm.apis import ADAPTERS
 from acp_model.llm.script import END, Fail, ModelScript, Reply, Text
+from acp_model.llm.wire import Gone, ModelRequest, ReplyContext, tag_text
 
-TAG_RE = re.compile(r"\[acpm:([0-9a-z]+)\]")
+__all__ = ["Adapter", "ScriptedModel", "Served", "tag_text"]
+
 STALL_LIMIT = 60.0  # seconds a stalled response waits for the agent to hang up
 JOURNAL = 2000  # model requests remembered (tests and reports read them)
-
-
-def tag_text(tag: str) -> str:
-    """What the fuzzer writes into a prompt so the model knows the turn."""
-    return f"[acpm:{tag}]"
-
-
-@dataclass(frozen=True, slots=True)
-class ModelRequest:
-    """What an adapter reads off one model request."""
-
-    tag: str | None  # the scripted turn it belongs to (None: a side request)
-    step: int = 0  # tool-result rounds since the tagged prompt
-    tools: tuple[str, ...] = ()  # the tool names the agent offers the model
-    model: str = "model"
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,10 +42,6 @@ class Served:
     step: int
     reply: str  # the reply's kind ("side" for a request of no scripted turn)
     attempt: int
-
-
-class Gone(Exception):
-    """The agent hung up (a cancel aborted the request)."""
 
 
 class Adapter(Protocol):
@@ -79,37 +62,11 @@ class Adapter(Protocol):
         """Answer an auxiliary endpoint (token counts, model lists), or None."""
 
 
-@dataclass(frozen=True, slots=True)
-class ReplyContext:
-    """What a reply needs besides the request: names, the workspace, limits."""
-
-    tag: str
-    step: int
-    workspace: str | None
-    stall_limit: float
-    fail_retry: bool  # this is a retry of a request that failed: answer it normally
-
-
-async def stream_write(resp: web.StreamResponse, data: bytes) -> None:
-    """Write a piece of a streamed body; :class:`Gone` when the agent hung up."""
-    try:
-        await resp.write(data)
-    except (ConnectionResetError, ConnectionError, RuntimeError) as exc:
-        raise Gone from exc
-
-
-async def paced(pace_ms: int) -> None:
-    if pace_ms:
-        await asyncio.sleep(pace_ms / 1000)
-
-
 class ScriptedModel:
     """A loopback model server for one API; ``with ScriptedModel("anthropic") as m:``."""
 
     def __init__(self, api: str, *, workspace: str | None = None,
                  stall_limit: float = STALL_LIMIT) -> None:
-        from acp_model.llm.apis import ADAPTERS
-
         if api not in ADAPTERS:
             raise ValueError(f"unknown model API {api!r}; choose one of "
                              f"{', '.join(sorted(ADAPTERS))}")
@@ -225,9 +182,8 @@ class ScriptedModel:
         except ValueError:
             return web.json_response({"error": {"message": "body is not JSON"}}, status=400)
         req = self.adapter.parse(body)
-        reply, attempt = self.reply_for(req)
-        ctx = ReplyContext(req.tag or "side", req.step, self.workspace, self.stall_limit,
-                           attempt > 1)
+        reply, _ = self.reply_for(req)
+        ctx = ReplyContext(req.tag or "side", req.step, self.workspace, self.stall_limit)
         try:
             return await self.adapter.respond(request, reply, req, ctx)
         except Gone:
@@ -240,10 +196,5 @@ class ScriptedModel:
             return answer
         return web.json_response({"error": {"message": f"not served: {request.path}"}},
                                  status=404)
-
-
-def find_tag(text: str) -> str | None:
-    found = TAG_RE.findall(text)
-    return found[-1] if found else None
 
 

@@ -633,6 +633,8 @@ class Monitor:
             self._run(rpc.cancel_not_answered, idx, self.rpc, direction, msg,
                       related=[last[1]] if last is not None else None)
             self._run(rpc.notifications_unanswered, idx, self.rpc, direction, msg)
+            if self._run(rpc.batch_answered_per_request, idx, self.rpc, direction, msg):
+                self.rpc.rejected_batch(direction)
             rpc.settle_null_answer(self.rpc, direction, msg)
             return
         self._run(rpc.answers_open_request, idx, self.rpc, direction, req_id)

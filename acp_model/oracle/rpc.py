@@ -45,11 +45,29 @@ class Rpc:
     last_c2a_notification: tuple[str, int] | None = None
     batch_sent: bool = False
     notification_batch_sent: bool = False
+    batch_requests: tuple[Any, ...] = ()  # ids of the requests in the client's last batch
+    batch_size: int = 0
 
     def client_batch(self, msg: list[Any]) -> None:
         self.batch_sent = bool(msg)
         self.notification_batch_sent = bool(msg) and all(
             isinstance(m, dict) and "method" in m and "id" not in m for m in msg)
+        self.batch_requests = tuple(m["id"] for m in msg if isinstance(m, dict)
+                                    and "method" in m and "id" in m)
+        self.batch_size = len(msg)
+
+    def rejected_batch(self, direction: str) -> list[Any]:
+        """The requests of a batch the receiver answered as a whole with one id-null error:
+        that error is their answer (one cause, one verdict); returns their ids."""
+        requester = OTHER[direction]
+        closed = []
+        for rid in self.batch_requests:
+            req = self.open[requester].pop(rid, None)
+            if req is not None:
+                self.answered[requester][rid] = req.method
+                closed.append(rid)
+        self.batch_requests = ()
+        return closed
 
 
 def valid_id(value: Any) -> bool:
@@ -273,19 +291,30 @@ def notifications_unanswered(rpc: Rpc, direction: str, msg: dict[str, Any]) -> s
     party, requester = PARTY[direction], OTHER[direction]
     code = _error_code(msg)
     if code in UNREADABLE_CODES:
-        if rpc.unreadable[requester] > 0:
-            return None  # the JSON-RPC answer to input that could not be parsed or read
-        if rpc.batch_sent:
-            what = ("a valid batch of notifications" if rpc.notification_batch_sent
-                    else "a valid batch as a whole")
-            return (f"{party} answered {what} with error {code} and id null: each request in "
-                    "a batch gets its own response, each notification none")
+        if rpc.unreadable[requester] > 0 or rpc.batch_sent:
+            return None  # the answer to unreadable input; a rejected batch is ACPM-BATCH
         return (f"{party} sent error {code} with id null although nothing unreadable was "
                 "sent: it answered a notification")
     last = rpc.last_c2a_notification
     if direction == "a2c" and last is not None and last[0] == "session/cancel":
         return None  # CANCEL-02 says it
     return f"{party} sent a response with id null, i.e. it answered a notification"
+
+
+@check("ACPM-BATCH", kind=Kind.FINDING)
+def batch_answered_per_request(rpc: Rpc, direction: str, msg: dict[str, Any]) -> str | None:
+    """A valid batch is answered with an array of responses, one per request (none for
+    notifications), not with one error for the whole batch."""
+    if not _null_answer(rpc, direction, msg) or not rpc.batch_sent:
+        return None
+    code = _error_code(msg)
+    if code not in UNREADABLE_CODES or rpc.unreadable[OTHER[direction]] > 0:
+        return None
+    requests = len(rpc.batch_requests)
+    return (f"{PARTY[direction]} answered a valid batch of {requests} request(s) and "
+            f"{rpc.batch_size - requests} notification(s) with one error {code} and id null: a "
+            "batch gets an array with a response for each request and none for notifications "
+            "(transports.mdx: ACP follows the JSON-RPC 2.0 batch rules)")
 
 
 def settle_null_answer(rpc: Rpc, direction: str, msg: dict[str, Any]) -> None:

@@ -51,7 +51,8 @@ def lifecycle_machine(cfg: FuzzConfig) -> Iterator[type[RuleBasedStateMachine]]:
             return Example(pool.client(), recorder, deadline=cfg.deadline)
 
         machine = build_machine(begin, pool.end_example, capabilities, cfg.max_sessions,
-                                cfg.guided)
+                                cfg.guided, scripted=cfg.model is not None,
+                                batches=cfg.batches)
         machine.acp_recorder = recorder  # type: ignore[attr-defined]
         machine.acp_pool = pool  # type: ignore[attr-defined]
         machine.acp_config = cfg  # type: ignore[attr-defined]

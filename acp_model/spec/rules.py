@@ -375,6 +375,14 @@ _R: list[Rule] = [
     Rule("RPC-09", "both", "MUST NOT", "safety",
          "Notifications are never answered.", "transports.mdx; overview.mdx §Error Handling",
          tck=("ACP-JSONRPC-003",)),
+    Rule("ACPM-BATCH", "both", "SHOULD", "safety",
+         "A valid batch is answered with an array holding a response for each request in it "
+         "(none for its notifications), not with one error for the whole batch.",
+         "transports.mdx §JSON-RPC Batch Messages",
+         notes="transports.mdx: 'ACP follows the JSON-RPC 2.0 batch rules'; the receiver SHOULD "
+               "respond with an array of the Response objects and a Response SHOULD exist for "
+               "each Request. Ours: RULES.md keeps it inside RPC-09, whose MUST NOT half "
+               "(notifications are never answered) is not what a rejected batch breaks."),
     Rule("RPC-10", "both", "SHOULD NOT", "safety",
          "initialize, session/new and session/prompt are not sent inside batches.",
          "transports.mdx; migration.mdx §Transports"),

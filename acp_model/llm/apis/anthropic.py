@@ -17,7 +17,7 @@ from typing import Any
 from aiohttp import web
 
 from acp_model.llm.script import Fail, Reply, Stall, Stop, Text, Tools
-from acp_model.llm.server import (
+from acp_model.llm.wire import (
     Gone,
     ModelRequest,
     ReplyContext,

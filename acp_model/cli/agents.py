@@ -1,0 +1,58 @@
+"""``acp-model agents``: the real agents profiled for fuzzing, and installing them."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from acp_model.cli.common import EXIT_OK, UsageError
+
+
+def cmd_agents(args: argparse.Namespace, console: Console) -> int:
+    from acp_model.profiles import PROFILES, ProfileError, agents_cache, get
+
+    if args.action == "install":
+        names = sorted(PROFILES) if args.all else list(args.names)
+        if not names:
+            raise UsageError("name the agents to install (or --all); see `acp-model agents`")
+        for name in names:
+            try:
+                profile = get(name)
+                if profile.installed() and not args.force:
+                    console.print(f"{name} {profile.version}: already installed in "
+                                  f"{profile.install_dir()}")
+                    continue
+                console.print(f"{name}: npm ci {profile.package}@{profile.version} ...")
+                where = profile.install()
+            except ProfileError as exc:
+                raise UsageError(str(exc)) from None
+            console.print(f"{name} {profile.version}: installed in {where}")
+        return EXIT_OK
+    table = Table(title=f"agent profiles (cache: {agents_cache()})")
+    for column in ("name", "package", "model API", "protocols", "installed"):
+        table.add_column(column)
+    for profile in PROFILES.values():
+        table.add_row(profile.name, f"{profile.package}@{profile.version}", profile.model_api,
+                      ", ".join(f"v{v}" for v in profile.protocols),
+                      "yes" if profile.installed() else "no")
+    console.print(table)
+    console.print("fuzz one: acp-model fuzz --agent NAME   (install first: acp-model agents "
+                  "install NAME)")
+    return EXIT_OK
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "agents", help="real agents profiled for fuzzing offline: list, install",
+        description="List the agent profiles (pinned package, model API, protocols) and "
+        "whether each is installed; `install NAME...` (or --all) runs npm ci from the "
+        "project's own lockfile into the cache ($ACP_MODEL_AGENTS, default "
+        "$XDG_CACHE_HOME/acp-model/agents).")
+    p.add_argument("action", nargs="?", choices=["list", "install"], default="list")
+    p.add_argument("names", nargs="*", metavar="NAME", help="profiles to install")
+    p.add_argument("--all", action="store_true", help="install every profile")
+    p.add_argument("--force", action="store_true", help="reinstall even if installed")
+    p.set_defaults(func=cmd_agents)

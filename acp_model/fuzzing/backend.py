@@ -1,0 +1,54 @@
+"""What stands behind the agent: the scripted model, and a real agent's profile.
+
+``backend(cfg)`` starts the scripted model a configuration asks for (``model_api``), points the
+agent at it (the API's environment variables, a profile's environment and files) and gives the
+agent a workspace of its own: the scripted model's tool calls write files there, never into
+the user's directory. Everything started is stopped and removed on exit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+
+from acp_model.fuzzing.config import FuzzConfig
+from acp_model.llm.server import ScriptedModel
+from acp_model.profiles import Profile
+
+
+def profile_config(cfg: FuzzConfig, profile: Profile, protocol: int = 2) -> FuzzConfig:
+    """``cfg`` for a profiled agent: its command, model API, session configuration and auth
+    (its environment and files are set up by :func:`backend`, which knows the model's URL)."""
+    return dataclasses.replace(
+        cfg, argv=profile.argv(), model_api=profile.model_api, profile=profile.name,
+        session_config=tuple((r.method, dict(r.params))
+                             for r in profile.config_requests(protocol)),
+        auth_method=profile.auth_method,
+        # a real agent starts in seconds and answers through a model round trip
+        startup_deadline=max(cfg.startup_deadline, 60.0), deadline=max(cfg.deadline, 5.0))
+
+
+@contextlib.contextmanager
+def backend(cfg: FuzzConfig, profile: Profile | None = None) -> Iterator[FuzzConfig]:
+    """The configuration with its scripted model running (a no-op without ``model_api`` or
+    when one is already running)."""
+    if cfg.model_api is None or cfg.model is not None:
+        yield cfg
+        return
+    with contextlib.ExitStack() as stack:
+        root = tempfile.mkdtemp(prefix="acp-model-agent-")
+        stack.callback(shutil.rmtree, root, True)
+        workspace = cfg.cwd or os.path.join(root, "workspace")
+        os.makedirs(workspace, exist_ok=True)
+        model = stack.enter_context(ScriptedModel(cfg.model_api, workspace=workspace))
+        env = {**(cfg.env if cfg.env is not None else os.environ), **model.env()}
+        if profile is not None:
+            home = os.path.join(root, "home")
+            os.makedirs(home, exist_ok=True)
+            profile.prepare(home, model.url)
+            env.update(profile.environment(home, model.url))
+        yield dataclasses.replace(cfg, model=model, env=env, cwd=workspace)

@@ -1,0 +1,40 @@
+"""A valid batch rejected as a whole (real agents do: "JSON-RPC batches are not supported") is
+one cause and one verdict, under the rule it breaks: ACPM-BATCH, a SHOULD of the batch rules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.helpers import base, check
+
+REJECTED = {"jsonrpc": "2.0", "id": None,
+            "error": {"code": -32600, "message": "JSON-RPC batches are not supported"}}
+NOTE = {"jsonrpc": "2.0", "method": "_x/note", "params": {}}
+
+
+def _rules(report: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(v["rule"], v["level"]) for v in report["violations"]]
+
+
+def test_a_batch_with_a_request_rejected_whole_is_one_warning() -> None:
+    t = base().c2a([{"jsonrpc": "2.0", "id": 77, "method": "_x/sync", "params": {}}, NOTE])
+    report = check(t.a2c(REJECTED))
+    assert _rules(report) == [("ACPM-BATCH", "warn")]  # no ACPM-ANSWER for request 77
+    assert "1 request(s) and 1 notification(s)" in report["violations"][0]["message"]
+    assert report["verdict"] == "pass"
+
+
+def test_a_notification_batch_rejected_whole_is_the_same_warning() -> None:
+    report = check(base().c2a([NOTE]).a2c(REJECTED))
+    assert _rules(report) == [("ACPM-BATCH", "warn")]  # not RPC-09: no notification answered
+
+
+def test_a_batch_answered_per_request_is_clean() -> None:
+    t = base().c2a([{"jsonrpc": "2.0", "id": 77, "method": "_x/sync", "params": {}}, NOTE])
+    t.a2c([{"jsonrpc": "2.0", "id": 77, "error": {"code": -32601, "message": "no"}}])
+    assert _rules(check(t)) == []
+
+
+def test_an_id_null_error_with_no_batch_and_nothing_unreadable_answers_a_notification() -> None:
+    report = check(base().c2a(NOTE).a2c(REJECTED))
+    assert _rules(report) == [("RPC-09", "fail")]
