@@ -24,6 +24,7 @@ DECIDING_MODULES = (
     "acp_model.oracle.validate",
     "acp_model.oracle.monitor",
     "acp_model.fuzzing.client",
+    "acp_model.fuzzing.sessions",
 )
 
 WHAT = {
@@ -43,6 +44,8 @@ WHAT = {
                                 "routed as a cancel",
     "acp_model.fuzzing.client": "facts only the fuzzer sees: the process stays alive, its "
                                 "output bounded, initialize answered",
+    "acp_model.fuzzing.sessions": "sessions the fuzzer makes ahead of need: session/new "
+                                  "answered within the start-up deadline",
 }
 
 

@@ -27,7 +27,8 @@ def profile_config(cfg: FuzzConfig, profile: Profile, protocol: int = 2) -> Fuzz
         cfg, argv=profile.argv(), model_api=profile.model_api, profile=profile.name,
         session_config=tuple((r.method, dict(r.params))
                              for r in profile.config_requests(protocol)),
-        auth_method=profile.auth_method,
+        auth_method=profile.auth_method, sessions_ahead=profile.sessions_ahead,
+        close_sessions=profile.close_sessions, reuse_sessions=profile.reuse_sessions,
         # a real agent starts in seconds and answers through a model round trip
         startup_deadline=max(cfg.startup_deadline, 60.0), deadline=max(cfg.deadline, 5.0))
 

@@ -19,12 +19,12 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from acp_model import __version__
 from acp_model.fuzzing.actions import Action, NewSession, from_json
 from acp_model.fuzzing.config import FuzzConfig
+from acp_model.fuzzing.sessions import SessionFactory, SessionHandle
 from acp_model.fuzzing.stop import Stop
 from acp_model.fuzzing.transport import (
     AgentExited,
@@ -73,12 +73,6 @@ class AgentUnusable(Exception):
     """The agent cannot be fuzzed (it cannot be started, or it refused to initialize)."""
 
 
-@dataclass
-class SessionHandle:
-    sid: str
-    prompts: list[Any] = field(default_factory=list)  # request ids, in order
-
-
 class FuzzClient:
     """One connection: process, monitor, sessions, and the client's own obligations."""
 
@@ -88,11 +82,14 @@ class FuzzClient:
                  startup_deadline: float = 30.0, stop: Stop | None = None,
                  decision: Decision | None = None, model: ScriptedModel | None = None,
                  session_config: Sequence[tuple[str, dict[str, Any]]] = (),
-                 auth_method: str | None = None) -> None:
+                 auth_method: str | None = None, sessions_ahead: int = 0,
+                 close_sessions: bool = False, reuse_sessions: int = 0) -> None:
         self.argv = list(argv)
         self.model = model  # the scripted model behind the agent, if any
         self.session_config = tuple(session_config)
         self.auth_method = auth_method
+        self.close_sessions = close_sessions
+        self.factory = SessionFactory(self, sessions_ahead, reuse_sessions)
         self.stop = stop or Stop()
         self.deadline = deadline
         self.startup_deadline = max(startup_deadline, deadline)
@@ -126,7 +123,8 @@ class FuzzClient:
                    validate=cfg.validate, cwd=cfg.cwd, env=cfg.env,
                    startup_deadline=cfg.startup_deadline, stop=stop, decision=cfg.decision,
                    model=cfg.model, session_config=cfg.session_config,
-                   auth_method=cfg.auth_method)
+                   auth_method=cfg.auth_method, sessions_ahead=cfg.sessions_ahead,
+                   close_sessions=cfg.close_sessions, reuse_sessions=cfg.reuse_sessions)
 
     # ------------------------------------------------------------------ wiring ------------
     def _on_record(self, record: Record) -> None:
@@ -332,22 +330,10 @@ class FuzzClient:
         return s % len(self.sessions) if self.sessions else None
 
     def new_session(self) -> None:
-        try:
-            result = self.proc.call("session/new", {"cwd": self.cwd, "mcpServers": []},
-                                    timeout=self.deadline)
-        except TimeoutError:
-            return  # judged as an unanswered request (ACPM-ANSWER) at the end
-        except AgentExited:
-            raise
-        except RpcError:  # an error answer: nothing to fuzz on this session
-            return
-        if isinstance(result, dict) and isinstance(result.get("sessionId"), str):
-            sid = result["sessionId"]
-            for method, params in self.session_config:
-                # the configuration a real agent needs (its mode, say): judged as sent
-                with contextlib.suppress(RpcError, TimeoutError):
-                    self.proc.call(method, {"sessionId": sid, **params}, timeout=self.deadline)
-            self.sessions.append(SessionHandle(sid))
+        """A fresh session (``fuzzing.sessions``: made now, or ahead of need)."""
+        handle = self.factory.take()
+        if handle is not None:
+            self.sessions.append(handle)
 
     def cancel(self, idx: int, sync: bool = False) -> None:
         """``session/cancel`` for session ``idx``, then the answers the client rules require
@@ -572,5 +558,6 @@ class FuzzClient:
             return self.monitor.violations[count:]
 
     def close(self) -> None:
+        self.factory.stop()
         self.proc.close(grace=1.0)
 

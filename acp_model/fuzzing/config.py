@@ -53,4 +53,11 @@ class FuzzConfig:
     session_config: tuple[tuple[str, dict[str, Any]], ...] = ()
     auth_method: str | None = None
     profile: str | None = None  # the agent profile it came from (reports name it)
+    # A slow agent's sessions: made this many ahead of need, and closed after each example
+    # (a real agent holds a process per session).
+    sessions_ahead: int = 0
+    close_sessions: bool = False
+    # Quiet sessions a later example may take over (at most this many kept): a real client
+    # runs many turns in one session, and a slow agent makes sessions slowly.
+    reuse_sessions: int = 0
     batches: bool = True  # send JSON-RPC batch probes (--no-batches skips them)

@@ -23,6 +23,7 @@ from acp_model.fuzzing.actions import Action, NewSession, SessionAction, from_js
 from acp_model.fuzzing.client import AgentUnusable, FuzzClient, OracleError
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.recorder import BudgetExhausted, LifecycleFailure, Recorder
+from acp_model.fuzzing.sessions import close_sessions
 from acp_model.fuzzing.stop import Stop
 from acp_model.oracle.monitor import Monitor, Violation
 from acp_model.spec.rules import RuleStat
@@ -190,7 +191,15 @@ class Example:
             sids = [client.sessions[i].sid for i in self.local]
             client.caught_up()  # the oracle has seen everything the drain waited for
             with client.lock:
-                client.monitor.judge_open(sids, self.start, self.deadline)
+                client.monitor.judge_open(sids, self.start, self.deadline,
+                                          skip=set(client.factory.inflight))
+            done = [client.sessions[i] for i in self.local]
+            with client.lock:  # quiet ones may serve a later example; the rest are let go
+                kept = {h.sid for h in done if not client.monitor.busy(h.sid)
+                        and not client.monitor.open_permissions(h.sid)
+                        and client.factory.recycle(h)}
+            if client.close_sessions:
+                close_sessions(client, [sid for sid in dict.fromkeys(sids) if sid not in kept])
         with client.lock:
             counts = client.monitor.transition_counts()
             self.recorder.sample_coverage(

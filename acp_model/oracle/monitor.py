@@ -17,7 +17,7 @@ small query API for clients that act on what the model says (the fuzzer): ``stat
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 from acp_model.model import messages, permissions, reducers
@@ -144,12 +144,14 @@ class Monitor:
         return self.judge_open(None, 0, deadline)
 
     def judge_open(self, sessions: Iterable[str] | None, since: int,
-                   deadline: float | None = None) -> list[Violation]:
+                   deadline: float | None = None, skip: Collection[Any] = ()
+                   ) -> list[Violation]:
         """Liveness verdicts for what is still open.
 
         ``sessions=None`` judges every session and every request; otherwise only the named
         sessions and the requests sent at index ``since`` or later (one fuzz example's share).
-        A session is judged once.
+        A session is judged once. ``skip``: client requests someone still waits for (judged
+        by that waiter).
         """
         before = len(self.violations)
         self._sub = None
@@ -158,7 +160,7 @@ class Monitor:
         self._judged_sessions |= chosen
         for direction in ("c2a", "a2c"):
             for req_id, req in self.rpc.open[direction].items():
-                if req.judged or req.idx < since:
+                if req.judged or req.idx < since or (direction == "c2a" and req_id in skip):
                     continue
                 if sessions is not None and (req.session not in chosen if direction == "a2c"
                                              else req.session is not None
@@ -192,6 +194,17 @@ class Monitor:
         if req.method == "session/request_permission" and sess is not None:
             return sess.unanswered_rule(req_id), what
         return (WITHDRAWN_ANSWERED if req.withdrawn else REQUEST_ANSWERED), what
+
+    def reopen(self, sid: str) -> None:
+        """The session is used again (a fuzz example took it over): what it owes from now on
+        is judged again."""
+        self._judged_sessions.discard(sid)
+
+    def settle_open(self, req_id: Any) -> None:
+        """The client's request ``req_id`` was judged outside the wire: leave it be."""
+        req = self.rpc.open["c2a"].get(req_id)
+        if req is not None:
+            req.judged = True
 
     def note(self, meta: CheckMeta, message: str, *, session: str | None = None,
              kind: str = "safety", deadline: float | None = None,

@@ -54,6 +54,9 @@ class Profile:
     files: Mapping[str, str] = field(default_factory=dict)
     session_config: Mapping[int, tuple[ConfigRequest, ...]] = field(default_factory=dict)
     auth_method: str | None = None
+    sessions_ahead: int = 2  # sessions made ahead of need (a real agent takes ~1 s per session)
+    close_sessions: bool = True  # session/close after each example (frees the agent's process)
+    reuse_sessions: int = 3  # quiet sessions later examples take over (a session costs ~1 s)
     notes: str = ""
 
     # --- where it lives --------------------------------------------------------------------
@@ -128,7 +131,9 @@ def _profile(data: dict[str, Any]) -> Profile:
         model_api=data["model_api"], protocols=tuple(data.get("protocols", (2,))),
         env=dict(data.get("env", {})), files=dict(data.get("files", {})),
         session_config=config, auth_method=data.get("auth_method"),
-        notes=data.get("notes", ""))
+        sessions_ahead=int(data.get("sessions_ahead", 2)),
+        close_sessions=bool(data.get("close_sessions", True)),
+        reuse_sessions=int(data.get("reuse_sessions", 3)), notes=data.get("notes", ""))
 
 
 def load() -> dict[str, Profile]:

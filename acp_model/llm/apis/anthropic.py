@@ -69,7 +69,9 @@ class AnthropicMessages:
     def parse(self, body: Any) -> ModelRequest:
         if not isinstance(body, dict):
             return ModelRequest(None)
-        messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+        # the conversation only: Claude Code appends a "system" role message of its own
+        messages = [m for m in body.get("messages") or [] if isinstance(m, dict)
+                    and m.get("role") in ("user", "assistant")]
         tools = tuple(t["name"] for t in body.get("tools") or []
                       if isinstance(t, dict) and isinstance(t.get("name"), str))
         model = str(body.get("model") or "model")

@@ -1,0 +1,151 @@
+"""Creating sessions for the fuzzer, ahead of need when the agent is slow to create them.
+
+A real agent spends about a second in ``session/new`` (claude-agent-acp starts a Claude Code
+process per session), and an example opens one to three: without help, a run spends nearly all
+its time waiting for sessions. With ``ahead > 0`` a worker thread keeps that many fresh,
+configured sessions ready, so an example takes one at once while the next is being made. A
+spare session is an ordinary session the agent created (its ``session/new`` and configuration
+are in the transcript like any other); examples only take sessions nobody used.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from acp_model.fuzzing.stop import Interrupted
+from acp_model.fuzzing.transport import AgentExited, RpcError, is_response_to
+from acp_model.model.check import declare
+from acp_model.model.vocab import Kind
+
+if TYPE_CHECKING:
+    from acp_model.fuzzing.client import FuzzClient
+
+# What the fuzzer judges itself: a session/new still in flight when an example ends is not the
+# example's to judge, so the factory that waits for it judges it, by the start-up deadline.
+SESSION_NEW_ANSWERED = declare(
+    "ACPM-ANSWER", "session_new_answered", "The agent answers session/new within the "
+    "start-up deadline.", module=__name__, kind=Kind.PROCESS)
+
+
+@dataclass
+class SessionHandle:
+    sid: str
+    prompts: list[Any] = field(default_factory=list)  # request ids, in order
+
+
+class SessionFactory:
+    """``session/new`` plus the profile's configuration requests, now or ahead of need."""
+
+    def __init__(self, client: FuzzClient, ahead: int = 0, reuse: int = 0) -> None:
+        self.client = client
+        self.ahead = ahead
+        self.reuse = reuse  # quiet sessions kept for later examples, at most
+        self.spares: list[SessionHandle] = []
+        self.recycled: list[SessionHandle] = []
+        self.making = 0  # sessions being made by the worker
+        self.inflight: set[Any] = set()  # session/new requests still awaited
+        self._cond = threading.Condition()
+        self._stopped = False
+        self._worker: threading.Thread | None = None
+
+    def create(self) -> SessionHandle | None:
+        """A new configured session (None: the agent gave none, which is judged)."""
+        c = self.client
+        rid = c.proc.request("session/new", {"cwd": c.cwd, "mcpServers": []})
+        with self._cond:
+            self.inflight.add(rid)
+        try:
+            record = c.proc.wait_for(lambda m: is_response_to(m, rid),
+                                     timeout=c.startup_deadline)
+        finally:
+            with self._cond:
+                self.inflight.discard(rid)
+        if record is None:
+            with c.lock:
+                c.monitor.note(SESSION_NEW_ANSWERED, f"the agent never answered session/new "
+                               f"(id {rid}) within the {c.startup_deadline:g} s start-up "
+                               "deadline", kind="liveness", deadline=c.startup_deadline)
+                c.monitor.settle_open(rid)
+            return None
+        msg = record.get("msg") if isinstance(record, dict) else None
+        result = msg.get("result") if isinstance(msg, dict) else None
+        sid = result.get("sessionId") if isinstance(result, dict) else None
+        if not isinstance(sid, str):
+            return None
+        for method, params in c.session_config:
+            # the configuration a real agent needs (its mode, say): judged as sent
+            with contextlib.suppress(RpcError, TimeoutError):
+                c.proc.call(method, {"sessionId": sid, **params}, timeout=c.deadline)
+        return SessionHandle(sid)
+
+    def recycle(self, handle: SessionHandle) -> bool:
+        """Keep a quiet session for a later example (False: the pool is full)."""
+        if len(self.recycled) >= self.reuse:
+            return False
+        self.recycled.append(SessionHandle(handle.sid))
+        return True
+
+    def take(self) -> SessionHandle | None:
+        """A session for an example: a quiet one a former example left (with ``reuse``), a
+        spare if one is ready (or about to be), else a new one."""
+        if self.recycled:
+            handle = self.recycled.pop(0)
+            with self.client.lock:
+                self.client.monitor.reopen(handle.sid)
+            return handle
+        if self.ahead <= 0:
+            return self.create()
+        self._start()
+        with self._cond:
+            self._cond.wait_for(lambda: self.spares or not self.making or self._stopped,
+                                timeout=self.client.deadline)
+            handle = self.spares.pop(0) if self.spares else None
+            self._cond.notify_all()  # the worker makes the next one
+        return handle if handle is not None else self.create()
+
+    def _start(self) -> None:
+        if self._worker is None:
+            self._worker = threading.Thread(target=self._run, name="session-factory",
+                                            daemon=True)
+            self._worker.start()
+
+    def _run(self) -> None:
+        def wanted() -> bool:
+            return self._stopped or len(self.spares) + self.making < self.ahead
+
+        while True:
+            with self._cond:
+                self._cond.wait_for(wanted)
+                if self._stopped:
+                    return
+                self.making += 1
+            handle = None
+            try:
+                handle = self.create()
+            except (AgentExited, Interrupted, OSError):
+                self._stopped = True
+            finally:
+                with self._cond:
+                    self.making -= 1
+                    if handle is not None:
+                        self.spares.append(handle)
+                    self._cond.notify_all()
+            if handle is None and not self._stopped:
+                self._stopped = True  # the agent gives no sessions: stop asking
+                return
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopped = True
+            self._cond.notify_all()
+
+
+def close_sessions(client: FuzzClient, sids: list[str]) -> None:
+    """``session/close`` each session (a real agent frees what a session holds: a process, a
+    model connection); errors and silence are the agent's to be judged, not waited out."""
+    for sid in sids:
+        with contextlib.suppress(RpcError, TimeoutError, AgentExited):
+            client.proc.call("session/close", {"sessionId": sid}, timeout=client.deadline)
