@@ -267,3 +267,35 @@ def test_a_withdrawn_request_does_not_hold_its_tool_back() -> None:
     t.requires_action(S).cancel_request("a2c", 50).running(S).tool(S, "t1", "in_progress")
     t.answer_error(50).tool(S, "t1", "completed").idle(S, "end_turn")
     assert "PERM-11" not in failed_rules(check(t))
+
+
+# --- reading A-28: the work of a rejected prompt (codex-acp, a withdrawn prompt) ------------------
+
+def _rejected_then_cancelled(receipt: bool = False) -> TraceBuilder:
+    """What codex-acp 2.6.0 sent: a prompt withdrawn with $/cancel_request and rejected with
+    -32800, a cancel the agent provably read, then `running` and `idle(cancelled)`: the
+    prompt's pre-insertion work, reported after the cancel was read."""
+    t = base().prompt(S, 10).accepted(10, {"messageId": "u1"} if receipt else None)
+    t.user_message(S, "u1").running(S).idle(S, "end_turn").prompt(S, 11)
+    t.cancel_request("c2a", 11).rejected(11, -32800).cancel(S).sync()
+    return t.running(S).idle(S, "cancelled")
+
+
+def test_a_rejected_prompt_s_work_may_end_cancelled_by_a_later_cancel() -> None:
+    assert_clean(check(_rejected_then_cancelled()))
+    assert_clean(check(_rejected_then_cancelled(receipt=True),
+                       DEFAULT.parse(["SPEC=sdk-2.4.0"])))
+
+
+def test_under_a_28_none_that_work_is_new_and_the_cancel_stale() -> None:
+    strict = DEFAULT.parse(["A-28=none"])
+    assert failed_rules(check(_rejected_then_cancelled(), strict)) == {"CANCEL-11"}
+    with pytest.raises(ValueError, match="A-28"):
+        DEFAULT.parse(["SPEC=sdk-2.4.0", "A-28=none"])
+
+
+def test_an_idle_ends_what_a_rejected_prompt_started() -> None:
+    """After the idle, a cancel read while quiet is stale again for the next work."""
+    t = turn_start(base(), 10).idle(S, "end_turn").prompt(S, 11).rejected(11, -32602)
+    t.idle(S).cancel(S).sync().running(S).idle(S, "cancelled")
+    assert failed_rules(check(t)) == {"CANCEL-11"}

@@ -156,6 +156,9 @@ class SessionModel:
     # Explanations only (not in the snapshot): where the current work began, and the cancels
     # dropped at its start because the agent had provably read them before (CANCEL-11).
     work_began: int = field(default=-1, metadata=_EXPLAINS)
+    # A prompt was rejected since the last idle (reading A-28=may): the work it started before
+    # its rejection may still run, unreported, until an idle ends it.
+    rejected_work: bool = False
     stale_cancels: list[int] = field(default_factory=list, metadata=_EXPLAINS)
 
     # --- derived views -----------------------------------------------------------------
@@ -201,7 +204,9 @@ class SessionModel:
         return any(self._concerns_work(c) for c in self.cancels)
 
     def _prior(self, c_idx: int) -> bool:
-        return any(p.idx < c_idx for p in self.prompts)
+        """A prompt sent before ``c_idx`` may still be unfinished: it is open, or it was
+        rejected but the work it started may outlive the rejection (A-28)."""
+        return self.rejected_work or any(p.idx < c_idx for p in self.prompts)
 
     def _accepted_after(self, c_idx: int) -> bool:
         return any(p.idx > c_idx and p.status != PromptStatus.PENDING for p in self.prompts)
@@ -682,6 +687,11 @@ class SessionModel:
     def note_reject(self, ev: Ev) -> None:
         self.prompts = [p for p in self.prompts
                         if not (p.id == ev.id and p.status == PromptStatus.PENDING)]
+        if self.ctx.readings["A-28"] == "may":
+            # The work it may have started lives on until an idle: every cancel sent so far
+            # keeps what it could stop, and later ones may stop that work too.
+            self.rejected_work = True
+            return
         for c in self.cancels:  # a rejected prompt is no longer work a cancel could stop
             c.prior = c.prior and self._prior(c.idx)
         self._settle_prompts()
@@ -743,6 +753,7 @@ class SessionModel:
     @allowance("STATE-04", "STATE-02", "CANCEL-06")
     def end_work(self, ev: Ev) -> None:
         """An idle that ends foreground work: settle cancels, prompts and tool calls."""
+        self.rejected_work = False  # no rejected prompt's work outlives an idle
         if self.state in QUIET:
             self.start_work(ev)  # unreported work (already reported under STATE-01)
         cancelled = ev.reason == "cancelled"
@@ -792,6 +803,7 @@ class SessionModel:
         if self._ends_work(ev):
             self.end_work(ev)
             return
+        self.rejected_work = False  # no rejected prompt's work outlives an idle
         if ev.reason == "cancelled":
             quiet = [c for c in self.cancels if c.status == CancelStatus.QUIET]
             if quiet:  # under A-04=idle-cancelled, answer the one that owes a reply first
@@ -800,7 +812,7 @@ class SessionModel:
         self.note_resumed(ev)
 
     def _settle_prompts(self) -> None:
-        if not self.prompts:
+        if not self.prompts and not self.rejected_work:
             for c in self.cancels:
                 c.prior = False
 

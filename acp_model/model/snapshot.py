@@ -131,6 +131,8 @@ def _generated(model_cls: type) -> tuple[Callable[..., Any], Callable[..., Any],
             expr = _value(f"m.{name}", meta, model_cls.__name__)
             if expr is not None:
                 snap.append(f"        {expr},")
+                if meta.get("index"):
+                    index_exprs.append(f"[m.{name}] if m.{name} >= 0 else []")
     clone.append("    return c")
     snap.append("    )")
     idx = ["def indices(m):", "    out = set()"]

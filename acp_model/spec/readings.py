@@ -103,6 +103,15 @@ _DEFS: list[ReadingDef] = [
         {"strict": "yes", "lenient": "warning", "allow": "no (background work may block)"},
         "strict", "prompt-lifecycle.mdx §3, §5"),
     ReadingDef(
+        "A-28", "rejected-prompt-work",
+        "May foreground work a prompt started before the agent rejected it (pre-insertion "
+        "work such as a hook) outlive the rejection, and be reported late?",
+        {"may": "yes, until the next idle: a cancel sent meanwhile may apply to it, and its "
+                "running may come after the agent read that cancel",
+         "none": "no: a rejected prompt has no work; work reported afterwards is new work"},
+        "may", "prompt-lifecycle.mdx §3 ('when foreground work starts'); sdk-2.4.0 "
+               "$defs.StateUpdate"),
+    ReadingDef(
         "SPEC", "spec-revision",
         "Which revision of the v2 text judges? (set with --spec; a revision fixes the "
         "readings its text decides)",

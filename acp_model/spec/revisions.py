@@ -45,7 +45,8 @@ REVISIONS: dict[str, Revision] = {r.name: r for r in (
         SDK_2_4_0, "ACP v2 as shipped by the official SDKs 2.4.0 (schema with normative "
                    "$defs descriptions; prompt receipts)",
         "@agentclientprotocol/sdk 2.4.0 schema/v2/schema.json; spec/data/sdk-2.4.0",
-        {"A-04": "noop", "A-05": "allow", "A-07": "allow", "A-10": "cancel", "A-16": "allow"},
+        {"A-04": "noop", "A-05": "allow", "A-07": "allow", "A-10": "cancel", "A-16": "allow",
+         "A-28": "may"},
         {"A-04": "ClientNotification session/cancel: idle(cancelled) is owed 'if cancellation "
                  "ended active foreground work'",
          "A-05": "IdleStateUpdate: 'Repeated or resume snapshots may carry the last stop "
@@ -54,7 +55,9 @@ REVISIONS: dict[str, Revision] = {r.name: r for r in (
          "A-10": "ClientNotification session/cancel: 'Cancels a session's foreground work and "
                  "its prompts not yet inserted'",
          "A-16": "StateUpdate: 'report running when foreground work starts, or "
-                 "requires_action if it starts blocked on user action'"}),
+                 "requires_action if it starts blocked on user action'",
+         "A-28": "StateUpdate: 'running may precede user-message insertion ... rejecting a "
+                 "prompt does not itself end foreground work'"}),
 )}
 NAMES: tuple[str, ...] = tuple(REVISIONS)
 CHOICES: tuple[str, ...] = (*NAMES, AUTO)
