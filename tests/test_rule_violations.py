@@ -329,6 +329,10 @@ def sdk_prompt_02() -> TraceBuilder:
     return t.rejected(10).idle(S, "error")
 
 
+def sdk_prompt_03() -> TraceBuilder:
+    return base().prompt(S, 10, "fix").rejected(10, -32800).user_message_chunk(S, "u1", "fix")
+
+
 def _bg(t: TraceBuilder, items: list[str] | None, reason: str | None = "end_turn"
         ) -> TraceBuilder:
     upd: dict[str, Any] = {"sessionUpdate": "state_update", "state": "idle",
@@ -376,6 +380,7 @@ CASES: dict[str, list[Callable[[], TraceBuilder]]] = {
     "SESS-10": [sess_10], "A-10.cancel": [a10_cancel],
     "SDK-RECEIPT-01": [sdk_receipt_01], "SDK-RECEIPT-02": [sdk_receipt_02],
     "SDK-RECEIPT-03": [sdk_receipt_03], "SDK-PROMPT-02": [sdk_prompt_02],
+    "SDK-PROMPT-03": [sdk_prompt_03],
     "SDK-BG-01": [sdk_bg_01], "SDK-BG-02": [sdk_bg_02], "SDK-BG-03": [sdk_bg_03],
 }
 

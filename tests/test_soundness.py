@@ -202,6 +202,8 @@ def _evidence_cases() -> dict[str, tuple[Readings, TraceBuilder]]:
                                   .user_message(S, "u2").running(S).idle(S, "end_turn")),
         "receipt_names_a_new_message": (sdk, sdk_turn(sdk_turn(base(), 10, "u1")
                                                       .idle(S, "end_turn"), 11, "u1")),
+        "rejected_prompt_not_inserted": (sdk, base().prompt(S, 10, "fix").rejected(10, -32800)
+                                         .user_message_chunk(S, "u1", "fix")),
         "no_error_after_insertion": (sdk, base().prompt(S, 10, "fix")
                                      .user_message(S, "u1", "fix").running(S).rejected(10)
                                      .idle(S, "error")),
@@ -299,3 +301,42 @@ def test_an_idle_ends_what_a_rejected_prompt_started() -> None:
     t = turn_start(base(), 10).idle(S, "end_turn").prompt(S, 11).rejected(11, -32602)
     t.idle(S).cancel(S).sync().running(S).idle(S, "cancelled")
     assert failed_rules(check(t)) == {"CANCEL-11"}
+
+
+# --- what a client may stop a turn with besides session/cancel ----------------------------------
+
+def test_a_withdrawn_prompt_s_work_may_end_cancelled() -> None:
+    """cancellation.mdx: the receiver of $/cancel_request MAY cancel the request's activity
+    (codex-acp ends such a turn `cancelled` with no session/cancel)."""
+    t = base().prompt(S, 10).running(S).cancel_request("c2a", 10).rejected(10, -32800)
+    assert_clean(check(t.idle(S, "cancelled")))
+    # a request already answered has no activity left to cancel
+    t = turn_start(base(), 10).cancel_request("c2a", 10).idle(S, "cancelled")
+    assert failed_rules(check(t)) == {"CANCEL-11"}
+
+
+def test_a_refused_permission_may_stop_the_turn_only_in_the_newer_revision() -> None:
+    """sdk-2.4.0: cancelled is also for 'an interaction the agent offers, such as a
+    permission option that tells the agent to stop'; the seed says 'via session/cancel'."""
+    def refused(receipt: bool) -> TraceBuilder:
+        t = base().prompt(S, 10).accepted(10, {"messageId": "u1"} if receipt else None)
+        t.user_message(S, "u1").running(S).tool(S, "t1", "pending", title="Edit")
+        t.permission(S, 50, "t1").requires_action(S).answer(50, "reject").sync()
+        return t.running(S).tool(S, "t1", "failed").idle(S, "cancelled")
+
+    assert_clean(check(refused(True), DEFAULT.parse(["SPEC=sdk-2.4.0"])))
+    assert failed_rules(check(refused(False))) == {"CANCEL-11"}
+
+
+def test_a_rejected_prompt_inserted_later_fails_in_the_newer_revision() -> None:
+    t = base().prompt(S, 10, "fix [t1]").rejected(10, -32800)
+    t.user_message_chunk(S, "u1", "fix [t1]")
+    sdk = DEFAULT.parse(["SPEC=sdk-2.4.0"])
+    report = check(t, sdk)
+    assert failed_rules(report) == {"SDK-PROMPT-03"}
+    assert [e["role"] for e in report["violations"][0]["evidence"]] == [
+        "the prompt", "its error response", "the user message"]
+    # the same text on a prompt still open: whose message it is cannot be told
+    t2 = base().prompt(S, 10, "fix").rejected(10, -32800).prompt(S, 11, "fix")
+    t2.user_message_chunk(S, "u1", "fix")
+    assert "SDK-PROMPT-03" not in failed_rules(check(t2, sdk))

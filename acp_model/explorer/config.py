@@ -20,8 +20,10 @@ class Observer:
     """What the properties watch, computed from the event stream alone (not from the model).
 
     ``work_cancels``: trace indices of cancels sent while the session reported work, since that
-    work began (property b). ``cancelled``: a cancel was sent on this session at some point, the
-    least a `cancelled` stop reason needs (property e). Deliberately cruder than the model: how
+    work began (property b). ``cancelled``: the client stopped something on this session at some
+    point (a cancel, a prompt withdrawn with ``$/cancel_request``, a refused permission, which
+    the newer revision lets stop the work), the least a `cancelled` stop reason needs
+    (property e). Deliberately cruder than the model: how
     many cancelled idles one cancel explains (the work, plus prompts it caught unaccepted,
     RULES.md A-10) is the model's business; the observer only states what no reading disputes.
     """
@@ -160,6 +162,9 @@ def _observe(obs: Observer, src_state: str, action: Action, idx: int) -> Observe
     if action.event == "cancel":
         wc = (*obs.work_cancels, idx) if src_state in WORK else obs.work_cancels
         return Observer(wc, True)
+    if action.event == "prompt_cancel_request" or (
+            action.event == "permission_answer" and action.arg[1] != "allow"):
+        return Observer(obs.work_cancels, True)
     if action.event == "idle_reported" and src_state in WORK:
         return Observer((), obs.cancelled)
     return obs

@@ -19,8 +19,9 @@ PROPERTIES = {
     "c": "every state and every (state, event) transition of the machine is reachable, and "
          "the machine has a transition for every (state, event)",
     "d": "the idle that ends a turn accepts a new prompt",
-    "e": "stop reasons only where the rules put them: cancelled only while a cancel is "
-         "outstanding, and every idle that ends reported work carries a reason",
+    "e": "stop reasons only where the rules put them: cancelled only after the client stopped "
+         "something (a cancel, a withdrawn prompt, a refused permission), and every idle that "
+         "ends reported work carries a reason",
 }
 
 

@@ -18,6 +18,18 @@ def content_key(content: Any) -> str | None:
     return hashlib.blake2b(raw, digest_size=8).hexdigest()
 
 
+def text_key(content: Any) -> str | None:
+    """A digest of the first text block of message content (a content block or a list): a
+    prompt and a user message or chunk that inserts it compare equal, whether the agent
+    reports the message whole or in chunks."""
+    blocks = content if isinstance(content, list) else [content]
+    for block in blocks:
+        if isinstance(block, dict) and block.get("type") == "text" \
+                and isinstance(block.get("text"), str) and block["text"]:
+            return hashlib.blake2b(block["text"].encode(), digest_size=8).hexdigest()
+    return None
+
+
 @dataclass(slots=True)
 class Ev:
     """Payload of one classified wire event; every field but ``idx`` is optional.
@@ -41,6 +53,7 @@ class Ev:
     tool_call_id: str | None = None
     first_report: bool | None = None  # the client view had no tool call with this id yet
     content_key: str | None = None  # digest of a prompt's or whole user message's content
+    text_key: str | None = None  # digest of the first text of a prompt or user message
 
     def __repr__(self) -> str:
         body = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)

@@ -29,6 +29,7 @@ class PromptRec:
     id: Any = field(metadata=_out("pairs the response with its prompt; events name prompts "
                                   "by id, so its value never changes what a future allows"))
     status: PromptStatus = PromptStatus.PENDING  # pending -> accepted -> inserted
+    withdrawn: bool = False  # the client sent $/cancel_request for it (CANCEL-14 if unanswered)
     # foreground work started or ended while this prompt was open (read only while quiet)
     ran: bool = field(default=False, metadata={"canon": "canon_ran"})
     # The newer revision (SDK-PROMPT-02): the prompt's content, and the user message carrying
@@ -37,6 +38,8 @@ class PromptRec:
         "compared only with user messages of the live trace; the explorer has no content"))
     echo_idx: int = field(default=-1, metadata=_out(
         "evidence of SDK-PROMPT-02, set only from live content"))
+    text_key: str | None = field(default=None, metadata=_out(
+        "compared only with user messages of the live trace (SDK-PROMPT-03)"))
 
 
 @dataclass(slots=True)

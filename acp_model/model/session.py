@@ -69,6 +69,7 @@ __all__ = ["AGENT_EVENTS", "CLIENT_EVENTS", "EVENTS", "QUIET", "WORK", "Context"
 
 FINAL_TOOL_STATUSES = frozenset({"completed", "failed", "cancelled"})
 PROCEEDING_TOOL_STATUSES = frozenset({"in_progress", "completed"})
+REJECTED_KEPT = 32  # rejected prompts whose text SDK-PROMPT-03 still looks for
 # Cancels that still concern the work in progress (sent during it, or ambiguous).
 OWING = frozenset({CancelStatus.WORK, CancelStatus.AMBIGUOUS})
 
@@ -159,6 +160,15 @@ class SessionModel:
     # A prompt was rejected since the last idle (reading A-28=may): the work it started before
     # its rejection may still run, unreported, until an idle ends it.
     rejected_work: bool = False
+    # The client stopped work another way since the last idle: it withdrew a prompt with
+    # $/cancel_request (its activity may be cancelled, cancellation.mdx), or, in the newer
+    # revision, refused a permission ("an interaction the agent offers"): either may explain a
+    # cancelled stop reason, and neither obliges one.
+    client_stopped: bool = False
+    # The first text of prompts answered with an error -> (prompt, response) indices: the newer
+    # revision's "a rejected submission produces no user-message updates" (SDK-PROMPT-03).
+    rejected_texts: dict[str, tuple[int, int]] = field(default_factory=dict,
+                                                       metadata=_LIVE_ONLY)
     stale_cancels: list[int] = field(default_factory=list, metadata=_EXPLAINS)
 
     # --- derived views -----------------------------------------------------------------
@@ -330,6 +340,20 @@ class SessionModel:
         p = self._prompt(ev.id)
         return p is None or p.echo_idx < 0
 
+    @check("SDK-PROMPT-03", reading="SPEC", levels={"seed": "off", "sdk-2.4.0": "rule"},
+           evidence="rejected_insertion_evidence")
+    def rejected_prompt_not_inserted(self, ev: Ev) -> bool:
+        """A prompt answered with an error was not inserted: no user message carries it."""
+        return self.inserted_rejected(ev) is None
+
+    def inserted_rejected(self, ev: Ev) -> tuple[int, int] | None:
+        """The (prompt, error response) whose first text this user message carries, when no
+        prompt still open has that text (only a unique match tells whose it is)."""
+        found = self.rejected_texts.get(ev.text_key or "")
+        if found is None or any(p.text_key == ev.text_key for p in self.prompts):
+            return None
+        return found
+
     @check("A-03.diagram", reading="A-03", levels={"free": "off", "diagram": "rule"})
     def user_message_after_accept(self, ev: Ev) -> bool:
         """Diagram order: the user message follows the prompt response."""
@@ -411,7 +435,7 @@ class SessionModel:
     @check("CANCEL-11", evidence="cause_evidence")
     def cancelled_has_cause(self, ev: Ev) -> bool:
         """`cancelled` answers a cancel that could still apply to the work being ended."""
-        if ev.reason != "cancelled":
+        if ev.reason != "cancelled" or self.client_stopped:
             return True
         if self._ends_work(ev):
             return bool(self._justifying())
@@ -553,6 +577,17 @@ class SessionModel:
                 [(p.idx, "the prompt"), (p.echo_idx, "its user message"),
                  (ev.idx, "the error response")])
 
+    def rejected_insertion_evidence(self, ev: Ev) -> Evidence | None:
+        found = self.inserted_rejected(ev)
+        if found is None:
+            return None
+        prompt, error = found
+        return (f"session/prompt #{prompt} was answered with an error at #{error} (the message "
+                f"was not inserted), yet the user message #{ev.idx} carries its text, which no "
+                "open prompt has",
+                [(prompt, "the prompt"), (error, "its error response"),
+                 (ev.idx, "the user message")])
+
     def held_evidence(self, ev: Ev) -> Evidence | None:
         held = self.held_cancels()
         read = self._proof_text(held[0].idx) if held else None
@@ -639,7 +674,8 @@ class SessionModel:
 
     @allowance("PROMPT-10", "PROMPT-08")
     def note_prompt(self, ev: Ev) -> None:
-        self.prompts.append(PromptRec(ev.idx, ev.id, content_key=ev.content_key))
+        self.prompts.append(PromptRec(ev.idx, ev.id, content_key=ev.content_key,
+                                      text_key=ev.text_key))
 
     def _prompt(self, req_id: Any) -> PromptRec | None:
         return next((p for p in self.prompts if p.id == req_id
@@ -659,13 +695,21 @@ class SessionModel:
 
     @allowance("CANCEL-13")
     def note_prompt_cancel_request(self, ev: Ev) -> None:
-        """$/cancel_request for a pending prompt: the response is still owed (CANCEL-14)."""
+        """$/cancel_request for a pending prompt: the response is still owed (CANCEL-14), and
+        the agent may cancel the prompt's activity (its work may then end cancelled)."""
+        self.client_stopped = True
+        prompt = self._prompt(ev.id)
+        if prompt is not None:
+            prompt.withdrawn = True
 
     @allowance("PERM-09")
     def note_permission_answer(self, ev: Ev) -> None:
         perm = self.perms.get(ev.id)
         if perm is None:
             return
+        if ev.answer != Answer.ALLOW and self.ctx.readings["SPEC"] != "seed" \
+                and self.state in WORK:
+            self.client_stopped = True  # a refusal may tell the agent to stop (sdk-2.4.0)
         perm.state = PermState.ANSWERED
         perm.answer = ev.answer
         perm.answer_idx = ev.idx
@@ -685,6 +729,12 @@ class SessionModel:
                 break
 
     def note_reject(self, ev: Ev) -> None:
+        rejected = self._prompt(ev.id)
+        if rejected is not None and rejected.text_key is not None \
+                and rejected.status == PromptStatus.PENDING:
+            self.rejected_texts[rejected.text_key] = (rejected.idx, ev.idx)
+            while len(self.rejected_texts) > REJECTED_KEPT:
+                del self.rejected_texts[next(iter(self.rejected_texts))]
         self.prompts = [p for p in self.prompts
                         if not (p.id == ev.id and p.status == PromptStatus.PENDING)]
         if self.ctx.readings["A-28"] == "may":
@@ -692,6 +742,7 @@ class SessionModel:
             # keeps what it could stop, and later ones may stop that work too.
             self.rejected_work = True
             return
+        self.client_stopped = False  # (A-28=none) what a withdrawal could stop ended here
         for c in self.cancels:  # a rejected prompt is no longer work a cancel could stop
             c.prior = c.prior and self._prior(c.idx)
         self._settle_prompts()
@@ -753,7 +804,7 @@ class SessionModel:
     @allowance("STATE-04", "STATE-02", "CANCEL-06")
     def end_work(self, ev: Ev) -> None:
         """An idle that ends foreground work: settle cancels, prompts and tool calls."""
-        self.rejected_work = False  # no rejected prompt's work outlives an idle
+        self.rejected_work = self.client_stopped = False  # what stopped the work ends with it
         if self.state in QUIET:
             self.start_work(ev)  # unreported work (already reported under STATE-01)
         cancelled = ev.reason == "cancelled"
@@ -803,7 +854,7 @@ class SessionModel:
         if self._ends_work(ev):
             self.end_work(ev)
             return
-        self.rejected_work = False  # no rejected prompt's work outlives an idle
+        self.rejected_work = self.client_stopped = False  # nothing outlives an idle
         if ev.reason == "cancelled":
             quiet = [c for c in self.cancels if c.status == CancelStatus.QUIET]
             if quiet:  # under A-04=idle-cancelled, answer the one that owes a reply first
@@ -861,8 +912,10 @@ class SessionModel:
         out: list[Obligation] = []
         for p in self.prompts:
             if p.status == PromptStatus.PENDING:
-                out.append(Obligation(PROMPT_ANSWERED, p.idx,
-                                      f"session/prompt #{p.idx} was never answered"))
+                # a withdrawn prompt is still owed its answer: CANCEL-14 says so, as the
+                # monitor's open-request table does for every withdrawn request
+                out.append(Obligation(WITHDRAWN_ANSWERED if p.withdrawn else PROMPT_ANSWERED,
+                                      p.idx, f"session/prompt #{p.idx} was never answered"))
             elif p.status == PromptStatus.ACCEPTED:
                 out.append(Obligation(USER_MESSAGE_REPORTED, p.idx,
                                       f"session/prompt #{p.idx} was accepted but no user message "
@@ -980,7 +1033,8 @@ class SessionLifecycle(StateMachine):
     prompt_rejected = stay(unreported, idle, running, requires_action, custom,
                            cond="no_error_after_insertion", on="note_reject")
     user_message = stay(unreported, idle, running, requires_action, custom,
-                        cond="user_message_after_accept", on="note_user_message")
+                        cond=["user_message_after_accept", "rejected_prompt_not_inserted"],
+                        on="note_user_message")
 
     # ---- agent -> client: foreground state ----------------------------------------------
     running_reported = (

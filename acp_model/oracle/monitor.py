@@ -25,7 +25,7 @@ from acp_model.model.check import CheckMeta, declare, meta_of
 from acp_model.model.connection import ConnectionLifecycle, ConnectionModel
 from acp_model.model.context import Context
 from acp_model.model.engine import Failure, LibraryEngine, TableEngine, compile_machine
-from acp_model.model.events import Ev, content_key
+from acp_model.model.events import Ev, content_key, text_key
 from acp_model.model.messages import Findings
 from acp_model.model.session import (
     PROMPT_ANSWERED,
@@ -513,7 +513,8 @@ class Monitor:
                 return
             blocks = params.get("prompt") if isinstance(params, dict) else None
             self._session_event(sid, Event.PROMPT,
-                                Ev(idx, id=req_id, content_key=content_key(blocks)), what)
+                                Ev(idx, id=req_id, content_key=content_key(blocks),
+                                   text_key=text_key(blocks)), what)
 
     def _close(self, sid: str, idx: int, what: str) -> None:
         self._bump(CLOSE_CANCELS.rule)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from acp_model.model.events import Ev, content_key
+from acp_model.model.events import Ev, content_key, text_key
 from acp_model.model.reducers import SessionView, tool_status_after
 from acp_model.model.vocab import STATE_EVENTS, Event
 
@@ -35,7 +35,8 @@ def session_update(idx: int, update: dict[str, Any], view: SessionView
         known = view.messages.get(mid) if isinstance(mid, str) else None
         key = content_key(update.get("content")) if kind == "user_message" else None
         return Event.USER_MESSAGE, Ev(idx, message_id=mid, new_message=known is None
-                                      or known.family != "user", content_key=key), what
+                                      or known.family != "user", content_key=key,
+                                      text_key=text_key(update.get("content"))), what
     if kind in TOOL_KINDS:
         tid = update.get("toolCallId")
         status = tool_status_after(view, update) if kind == "tool_call_update" else None

@@ -473,6 +473,15 @@ _R: list[Rule] = [
          "message type within a session.",
          "sdk-2.4.0 schema $defs.MessageId; $defs.PromptResponse",
          revisions=(SDK_2_4_0,)),
+    Rule("SDK-PROMPT-03", "agent", "MUST NOT", "safety",
+         "A prompt answered with an error was not inserted: no user message carries it "
+         "afterwards.",
+         "sdk-2.4.0 schema $defs.ClientRequest session/prompt ('An error response means the "
+         "user message was not inserted ... A rejected submission produces no user-message "
+         "updates')", revisions=(SDK_2_4_0,),
+         notes="A definition of the revision, enforced as MUST NOT: the error told the client "
+               "the message is not in the conversation. With SDK-PROMPT-02 (no error once "
+               "inserted) it covers both orders of an insertion and an error."),
     Rule("SDK-PROMPT-02", "agent", "MUST NOT", "safety",
          "Once a prompt's user message is inserted, its request is not answered with an error "
          "(failing work ends with the error stop reason instead).",

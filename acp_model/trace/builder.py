@@ -152,6 +152,12 @@ class TraceBuilder:
                                  "messageId": message_id or self._mid("user"),
                                  "content": [{"type": "text", "text": text}]})
 
+    def user_message_chunk(self, sid: str, message_id: str | None = None, text: str = "hello"
+                           ) -> TraceBuilder:
+        return self.update(sid, {"sessionUpdate": "user_message_chunk",
+                                 "messageId": message_id or self._mid("user"),
+                                 "content": {"type": "text", "text": text}})
+
     def agent_message(self, sid: str, message_id: str | None = None, text: str = "ok",
                       chunk: bool = False) -> TraceBuilder:
         content: Any = {"type": "text", "text": text}
