@@ -262,23 +262,26 @@ class _StaleAnswer(Fault):
 
 
 class _StaleAllow(Fault):
-    """A stray answer (a client's duplicate, or an answer to a withdrawn request) is kept and
-    taken for the next permission request, which then proceeds while its own request is still
-    unanswered: a permission bypass."""
+    """A stray allow (a client's duplicate, or an answer to a withdrawn request) is kept for
+    its session and taken for that session's next permission request, which then proceeds
+    while its own request is still unanswered: a permission bypass."""
 
     name = "stale_allow_next_permission"
 
     def __init__(self) -> None:
-        self.spare: tuple[str, Any] | None = None  # the stray answer kept
+        self.asked: dict[Any, str] = {}  # every permission request id -> its session
+        self.spare: dict[str, tuple[str, Any]] = {}  # session -> the stray allow kept
 
     def stray_answer(self, agent: Agent, msg: dict[str, Any]) -> None:
         answer = ("result", msg.get("result"))
-        if "result" in msg and agent.judge(answer) == "allow":
-            self.spare = answer
+        sid = self.asked.get(msg.get("id"))
+        if sid is not None and "result" in msg and agent.judge(answer) == "allow":
+            self.spare[sid] = answer
 
     def early_answer(self, agent: Agent, waiting: PermWait) -> tuple[str, Any] | None:
-        spare, self.spare = self.spare, None
-        return spare
+        sid = waiting.turn.session.id
+        self.asked[waiting.request_id] = sid
+        return self.spare.pop(sid, None)
 
 
 class _EarlyReceipt(Fault):

@@ -9,6 +9,7 @@ from acp_model.spec.readings import DEFAULT, READING_DEFS, ReadingError, Reading
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 EXIT_INTERRUPTED = 130
+PROGRESS = "progress: "  # a --jobs worker's line after each example (cli/jobs.py reads it)
 
 
 class UsageError(Exception):

@@ -21,6 +21,7 @@ from acp_model.cli.common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
+    PROGRESS,
     UsageError,
     add_reading_option,
     readings_of,
@@ -115,6 +116,8 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
 
     hypothesis_home()
     cfg, profile = _base_config(args)
+    if args.jobs > 1:
+        return _jobs(args, cfg, profile, console)
     try:
         directory, shared = locations(args.db or [])
         cfg = dataclasses.replace(cfg, database=directory, shared_databases=shared,
@@ -133,6 +136,9 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
 
     def progress(rec: Recorder) -> None:
         state["rec"] = rec
+        if args.progress_lines:  # a --jobs worker: its parent shows the totals
+            print(PROGRESS + json.dumps({"examples": rec.examples, "actions": rec.actions,
+                                         "failures": sorted(rec.found)}), flush=True)
         refresh()
 
     def phase(name: str) -> None:
@@ -209,6 +215,27 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
         # Not the agent's verdict: its command, its environment or a store could not be used.
         return EXIT_USAGE
     return EXIT_OK
+
+
+def _jobs(args: argparse.Namespace, cfg: FuzzConfig, profile: Any, console: Console) -> int:
+    """``--jobs N``: the revision decided once here, then N workers (cli/jobs.py)."""
+    from acp_model.cli.jobs import run_jobs
+    from acp_model.fuzzing.backend import backend
+    from acp_model.fuzzing.revision import SpecUndecidable, resolve
+    from acp_model.spec.revisions import AUTO
+
+    spec = cfg.spec
+    if spec == AUTO:
+        console.print("spec: auto (a probe prompt decides the revision for every worker)")
+        with backend(cfg, profile) as running:
+            try:
+                decided = resolve(running)
+            except SpecUndecidable as exc:
+                raise UsageError(f"--spec {cfg.spec}: {exc}") from None
+        assert decided.decision is not None
+        console.print(f"spec: {decided.decision.revision} ({decided.decision.evidence})")
+        spec = decided.decision.revision
+    return run_jobs(args, list(args.words), spec, console)
 
 
 def cmd_replay(args: argparse.Namespace, console: Console) -> int:
@@ -348,6 +375,10 @@ def register(sub: Any) -> None:
                    "agent given after '--' and point it there (the variables that API's "
                    "clients read: ANTHROPIC_BASE_URL, OPENAI_BASE_URL); prompts then carry "
                    "what the model does in their turn")
+    p.add_argument("--jobs", type=int_at_least(1), default=1, metavar="N",
+                   help="N workers fuzz N agent processes at once (seeds SEED..SEED+N-1, one "
+                        "shared example database, one merged report)")
+    p.add_argument("--progress-lines", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--no-batches", action="store_true",
                    help="send no JSON-RPC batch probes (for an agent known to reject batches: "
                         "the rest of the lifecycle is still judged)")

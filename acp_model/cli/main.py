@@ -37,6 +37,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         cut = words.index("--")
         words, agent = words[:cut], words[cut + 1:]
     args = parser.parse_args(words)
+    args.words = words + (["--", *agent] if agent is not None else [])  # for --jobs workers
     if agent is not None:
         args.agent = agent
     console = Console(stderr=False, highlight=False)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -31,7 +32,9 @@ from acp_model.oracle.monitor import Violation
 from acp_model.spec.rules import RULES
 
 T = TypeVar("T")
-PARALLEL = 4  # replays at a time: they mostly wait on the agent
+# Replays at a time: they mostly wait on the agent, but a racy failure replays like the run
+# only when its agent gets about the CPU it had then: never more replays than cores.
+PARALLEL = max(1, min(4, os.cpu_count() or 1))
 # A failure that needs more of the shared process's history than this is reported with the
 # shortest program that showed it, not with a replayed history (replaying hours is no help).
 MAX_HISTORY_EXAMPLES = 64
