@@ -96,6 +96,7 @@ def run_jobs(args: argparse.Namespace, words: list[str], spec: str | None,
 
     tmp = Path(tempfile.mkdtemp(prefix="acp-model-jobs-"))
     db = args.db or [str(tmp / "db")]
+    words = words[words.index("fuzz") + 1:] if "fuzz" in words else words  # options only
     base = [sys.executable, "-m", "acp_model", "fuzz", *worker_args(words),
             "--progress-lines", *[x for d in db for x in ("--db", d)]]
     if spec is not None:

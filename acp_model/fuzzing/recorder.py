@@ -97,10 +97,15 @@ class Recorder:
     exercised: set[str] = field(default_factory=set)  # rules some check has judged so far
     transitions: set[str] = field(default_factory=set)  # model transitions fired so far
     coverage: list[dict[str, Any]] = field(default_factory=list)  # one sample per example
+    # model transition -> seconds into the run when an example that fired it ended
+    first_seen: dict[str, float] = field(default_factory=dict)
 
     def sample_coverage(self, rules: Iterable[str], transitions: Iterable[str]) -> None:
         """After each example: what is exercised so far, against actions and time."""
         self.exercised.update(rules)
+        now = round(self.elapsed(), 3)
+        for key in transitions:
+            self.first_seen.setdefault(key, now)
         self.transitions.update(transitions)
         point = {"actions": self.actions, "seconds": round(self.elapsed(), 3),
                  "examples": self.examples, "rules": len(self.exercised),
@@ -125,7 +130,8 @@ class Recorder:
                          if (s["rules"], s["transitions"]) == final)
             if since <= samples[-1]["actions"] / 2:
                 plateau = since
-        return {"samples": samples, "plateau_since_actions": plateau}
+        return {"samples": samples, "plateau_since_actions": plateau,
+                "first_seen": dict(sorted(self.first_seen.items(), key=lambda kv: kv[1]))}
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started

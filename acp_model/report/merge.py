@@ -63,10 +63,20 @@ def merge_reports(reports: Sequence[Mapping[str, Any]], names: Sequence[str] | N
         "rules": _rules(reports),
         "counterexamples": _counterexamples(reports, names),
         "transitions": dict(sorted(transitions.items())),
+        # workers run side by side: a transition was first seen when the first worker saw it
+        "coverage": {"first_seen": _first_seen(reports)},
         "workers": [{"source": name, "command": r.get("command"), "verdict": r.get("verdict"),
                      "summary": r.get("summary"), "readings_changed": r.get("readings_changed")}
                     for name, r in zip(names, reports, strict=True)],
     }
+
+
+def _first_seen(reports: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for r in reports:
+        for key, seconds in ((r.get("coverage") or {}).get("first_seen") or {}).items():
+            out[key] = min(out.get(key, float(seconds)), float(seconds))
+    return dict(sorted(out.items(), key=lambda kv: kv[1]))
 
 
 def _violations(reports: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
