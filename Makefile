@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 OUT ?= acp-model-out
 AGENT := $(BIN)/python -m acp_model.agents.reference
 
-.PHONY: demo test test-fast lint venv examples services diagrams bench clean
+.PHONY: demo test test-fast lint venv examples services agents diagrams bench clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -36,7 +36,11 @@ examples:
 services:
 	bash tests/services/setup.sh
 
-test: $(STAMP) examples services
+# The real agents the fuzzer is tested on (npm ci from the profiles' own lockfiles).
+agents: $(STAMP)
+	$(BIN)/acp-model agents install --all
+
+test: $(STAMP) examples services agents
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 	$(BIN)/pytest -n 2
@@ -60,6 +64,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_fuzz.py
 	$(BIN)/python benchmarks/bench_explore.py
 	$(BIN)/python benchmarks/bench_proxy.py
+	$(BIN)/python benchmarks/bench_real_agents.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis $(OUT)

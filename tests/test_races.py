@@ -269,11 +269,19 @@ def test_requires_action_from_idle_by_reading() -> None:
 
 
 def test_permission_wait_not_reported_is_a_warning() -> None:
-    t = turn_start(base(), 10).permission(S, 50).answer(50, "allow").running(S)
-    t.idle(S, "end_turn")
+    """The agent went on writing while its request blocked the work, and never said so."""
+    t = turn_start(base(), 10).permission(S, 50).agent_message(S).answer(50, "allow")
+    t.running(S).idle(S, "end_turn")
     report = check(t)
     assert report["verdict"] == "pass"
     assert warned_rules(report) == {"STATE-05"}
+
+
+def test_a_permission_answered_before_the_agent_wrote_again_owes_no_report() -> None:
+    """An answer that came at once (the client's cancelled answer after a cancel, say) left
+    the agent no time to report the block (codex-acp)."""
+    t = turn_start(base(), 10).permission(S, 50).answer(50, "allow").running(S)
+    assert_clean(check(t.idle(S, "end_turn")))
 
 
 def test_permission_answered_before_requires_action_arrives_is_fine() -> None:

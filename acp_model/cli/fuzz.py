@@ -241,7 +241,7 @@ def _jobs(args: argparse.Namespace, cfg: FuzzConfig, profile: Any, console: Cons
 def cmd_replay(args: argparse.Namespace, console: Console) -> int:
     from acp_model.fuzzing.actions import ActionError, from_json
     from acp_model.fuzzing.artifacts import REPLAY_FORMAT
-    from acp_model.fuzzing.shrink import replay_once
+    from acp_model.fuzzing.backend import backend, profile_config
     from acp_model.spec.readings import DEFAULT
 
     path = Path(args.replay_file)
@@ -267,15 +267,29 @@ def cmd_replay(args: argparse.Namespace, console: Console) -> int:
                                    *(args.reading or [])])
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    profile = _profile(doc.get("profile")) if not args.agent else None
     argv = list(args.agent or [])
-    if not argv:
+    if not argv and profile is None:
         argv = list(doc.get("agent") or [])
         if not argv:
             raise UsageError("no agent command: give it after '--'")
     args.agent = argv
-    cfg = FuzzConfig(argv=_agent_argv(args), readings=readings,
+    cfg = FuzzConfig(argv=_agent_argv(args) if profile is None else ["true"],
+                     readings=readings,
                      deadline=args.deadline or float(doc.get("deadline", 3.0)),
-                     validate=bool(doc.get("validate", True)))
+                     validate=bool(doc.get("validate", True)), model_api=doc.get("model_api"),
+                     session_config=tuple((m, p) for m, p in doc.get("session_config") or []),
+                     auth_method=doc.get("auth_method"))
+    if profile is not None:  # the profiled agent the file was written for, set up as then
+        cfg = dataclasses.replace(profile_config(cfg, profile), deadline=cfg.deadline)
+    with backend(cfg, profile) as running:
+        return _replays(args, doc, running, actions, console)
+
+
+def _replays(args: argparse.Namespace, doc: dict[str, Any], cfg: FuzzConfig,
+             actions: list[Any], console: Console) -> int:
+    from acp_model.fuzzing.shrink import replay_once
+
     rule = doc.get("rule")
     hits = 0
     errors = []

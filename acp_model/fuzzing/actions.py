@@ -279,9 +279,9 @@ class Wait(SessionAction):
             sid = client.sessions[idx].sid
             client.proc.wait_for_index(lambda m: isinstance(m, dict) and isinstance(
                 m.get("params"), dict) and m["params"].get("sessionId") == sid,
-                min(client.deadline, 0.2), start=mark)
+                client.window(0.2), start=mark)
         else:  # settled; a stuck agent is judged by the drain, not by every wait
-            client.settle(idx, min(client.deadline, 1.0))
+            client.settle(idx, client.window(1.0))
 
     def describe(self, label: str = "") -> str:
         return f"wait{label} until {self.mode}"

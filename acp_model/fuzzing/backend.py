@@ -29,6 +29,7 @@ def profile_config(cfg: FuzzConfig, profile: Profile, protocol: int = 2) -> Fuzz
                              for r in profile.config_requests(protocol)),
         auth_method=profile.auth_method, sessions_ahead=profile.sessions_ahead,
         close_sessions=profile.close_sessions, reuse_sessions=profile.reuse_sessions,
+        patience=profile.patience,
         # a real agent starts in seconds and answers through a model round trip
         startup_deadline=max(cfg.startup_deadline, 60.0), deadline=max(cfg.deadline, 5.0))
 

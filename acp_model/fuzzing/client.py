@@ -83,12 +83,14 @@ class FuzzClient:
                  decision: Decision | None = None, model: ScriptedModel | None = None,
                  session_config: Sequence[tuple[str, dict[str, Any]]] = (),
                  auth_method: str | None = None, sessions_ahead: int = 0,
-                 close_sessions: bool = False, reuse_sessions: int = 0) -> None:
+                 close_sessions: bool = False, reuse_sessions: int = 0,
+                 patience: float = 1.0) -> None:
         self.argv = list(argv)
         self.model = model  # the scripted model behind the agent, if any
         self.session_config = tuple(session_config)
         self.auth_method = auth_method
         self.close_sessions = close_sessions
+        self.patience = patience
         self.factory = SessionFactory(self, sessions_ahead, reuse_sessions)
         self.stop = stop or Stop()
         self.deadline = deadline
@@ -124,7 +126,8 @@ class FuzzClient:
                    startup_deadline=cfg.startup_deadline, stop=stop, decision=cfg.decision,
                    model=cfg.model, session_config=cfg.session_config,
                    auth_method=cfg.auth_method, sessions_ahead=cfg.sessions_ahead,
-                   close_sessions=cfg.close_sessions, reuse_sessions=cfg.reuse_sessions)
+                   close_sessions=cfg.close_sessions, reuse_sessions=cfg.reuse_sessions,
+                   patience=cfg.patience)
 
     # ------------------------------------------------------------------ wiring ------------
     def _on_record(self, record: Record) -> None:
@@ -325,6 +328,11 @@ class FuzzClient:
             # lets a replay renumber sessions (see recorder.standalone)
             self.history[at] = dataclasses.replace(action, created=before)
 
+    def window(self, seconds: float) -> float:
+        """How long a short wait of the client lasts with this agent: ``seconds`` for a fast
+        agent, longer for a slow one (``patience``), never past the deadline."""
+        return min(self.deadline, seconds * self.patience)
+
     def session_index(self, s: int) -> int | None:
         """The client's session for a program's index ``s`` (None: no session yet)."""
         return s % len(self.sessions) if self.sessions else None
@@ -359,10 +367,10 @@ class FuzzClient:
         what the model says the client rules still allow."""
         if late:  # a quiet session asks for nothing: waiting for a request would only idle
             self._wait(lambda: bool(self.open_permissions(idx)) or not self.busy(idx),
-                       min(self.deadline, 0.05))
+                       self.window(0.05))
         else:
             self._wait(lambda: bool(self.open_permissions(idx)) or self.settled(idx),
-                       min(self.deadline, 0.2))
+                       self.window(0.2))
         perms = self.open_permissions(idx)
         if not perms:
             return
@@ -400,7 +408,7 @@ class FuzzClient:
         pending; ``withdrawn``, allow for a request the agent withdrew."""
         sid = self.sessions[idx].sid
         if kind != "duplicate":  # a request to answer wrongly, while the work goes on
-            self.settle(idx, min(self.deadline, 1.0))
+            self.settle(idx, self.window(1.0))
         with self.lock:
             if kind == "duplicate":
                 targets = self._answered_in.get(sid, [])[-1:]

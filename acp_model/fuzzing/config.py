@@ -60,4 +60,7 @@ class FuzzConfig:
     # Quiet sessions a later example may take over (at most this many kept): a real client
     # runs many turns in one session, and a slow agent makes sessions slowly.
     reuse_sessions: int = 0
+    # How much longer than for a fast agent the client's short waits last (a real agent's
+    # turn starts in a few hundred milliseconds, a model round trip later)
+    patience: float = 1.0
     batches: bool = True  # send JSON-RPC batch probes (--no-batches skips them)

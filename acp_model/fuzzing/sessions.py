@@ -63,6 +63,8 @@ class SessionFactory:
         finally:
             with self._cond:
                 self.inflight.discard(rid)
+        if record is None and (self._stopped or not c.proc.alive):
+            return None  # the client is closing (or the agent died: judged as a crash)
         if record is None:
             with c.lock:
                 c.monitor.note(SESSION_NEW_ANSWERED, f"the agent never answered session/new "

@@ -25,6 +25,9 @@ class ModelRequest:
     step: int = 0  # tool-result rounds since the tagged prompt
     tools: tuple[str, ...] = ()  # the tool names the agent offers the model
     model: str = "model"
+    # The shell tool takes a per-call sandbox escalation (codex's exec_command): asking for
+    # it is what makes the agent ask the client for permission.
+    escalation: bool = False
 
 
 class Gone(Exception):

@@ -66,7 +66,10 @@ class PermRec:
     owed_cancel: bool = False  # CANCEL-04: must be answered with the cancelled outcome
     answer: str | None = None  # an Answer
     answer_idx: int = field(default=-1, metadata=INDEX)  # -1: not answered
-    unreported_block: bool = False  # STATE-05: no requires_action seen since the request
+    # STATE-05: the agent went on writing while the request was open and the session showed
+    # running, and has not reported requires_action since (an answer that came before the
+    # agent wrote anything else left it no time to report the block)
+    unreported_block: bool = False
 
 
 @dataclass(slots=True)

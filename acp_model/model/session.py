@@ -874,7 +874,6 @@ class SessionModel:
         self.perms.pop(ev.id, None)
         perm = PermRec(ev.id, ev.idx, ev.tool_call_id, MappingProxyType(dict(ev.options or {})))
         perm.owed_cancel = self._owing_cancel()
-        perm.unreported_block = self.state == "running"
         self.perms[ev.id] = perm
         if ev.tool_call_id is not None:
             tool = self.tools.setdefault(ev.tool_call_id, ToolRec())
@@ -897,10 +896,20 @@ class SessionModel:
             tool.started = True
         if self.state in WORK:
             self.work_tools.add(ev.tool_call_id or "")
+        self._note_silent_block()
 
     @allowance("STATE-07", "USAGE-01", "PROMPT-13")
     def note_output(self, ev: Ev) -> None:
         """Other session updates: legal in every state; they never change the state."""
+        self._note_silent_block()
+
+    def _note_silent_block(self) -> None:
+        """The agent wrote something while a request it sent blocks the work it reports as
+        running: it could have reported requires_action (STATE-05)."""
+        if self.state == "running":
+            for perm in self.perms.values():
+                if perm.state == PermState.OPEN:
+                    perm.unreported_block = True
 
     # --- what is still owed; what can be forgotten -----------------------------------------
     def obligations(self) -> list[Obligation]:

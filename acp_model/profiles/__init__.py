@@ -57,6 +57,7 @@ class Profile:
     sessions_ahead: int = 2  # sessions made ahead of need (a real agent takes ~1 s per session)
     close_sessions: bool = True  # session/close after each example (frees the agent's process)
     reuse_sessions: int = 3  # quiet sessions later examples take over (a session costs ~1 s)
+    patience: float = 5.0  # the client's short waits last this many times longer
     notes: str = ""
 
     # --- where it lives --------------------------------------------------------------------
@@ -133,7 +134,8 @@ def _profile(data: dict[str, Any]) -> Profile:
         session_config=config, auth_method=data.get("auth_method"),
         sessions_ahead=int(data.get("sessions_ahead", 2)),
         close_sessions=bool(data.get("close_sessions", True)),
-        reuse_sessions=int(data.get("reuse_sessions", 3)), notes=data.get("notes", ""))
+        reuse_sessions=int(data.get("reuse_sessions", 3)),
+        patience=float(data.get("patience", 5.0)), notes=data.get("notes", ""))
 
 
 def load() -> dict[str, Profile]:

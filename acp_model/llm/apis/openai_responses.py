@@ -44,10 +44,23 @@ def _is_user(item: dict[str, Any]) -> bool:
     return item.get("role") == "user" and item.get("type", "message") == "message"
 
 
-def _arguments(tool: str, command: str) -> str:
+def _arguments(tool: str, command: str, escalation: bool) -> str:
     if tool == "shell":
         return json.dumps({"command": ["bash", "-lc", command]})
-    return json.dumps({"cmd": command})
+    args: dict[str, Any] = {"cmd": command}
+    if escalation:  # run outside the sandbox: the agent must ask the client first
+        args.update(sandbox_permissions="require_escalated",
+                    justification="acp-model scripted tool call")
+    return json.dumps(args)
+
+
+def _escalates(tools: list[Any]) -> bool:
+    for tool in tools:
+        params = tool.get("parameters") if isinstance(tool, dict) else None
+        props = params.get("properties") if isinstance(params, dict) else None
+        if isinstance(props, dict) and "sandbox_permissions" in props:
+            return True
+    return False
 
 
 class OpenAIResponses:
@@ -65,20 +78,21 @@ class OpenAIResponses:
         tools = tuple(t.get("name") or t.get("type") for t in body.get("tools") or []
                       if isinstance(t, dict))
         model = str(body.get("model") or "model")
+        escalation = _escalates(body.get("tools") or [])
         tagged = [(n, tag) for n, item in enumerate(items)
                   if _is_user(item) and (tag := find_tag(_text(item))) is not None]
         if not tools or not tagged:
             return ModelRequest(None, tools=tools, model=model)  # a side request
         at, tag = tagged[-1]
         if at == len(items) - 1:
-            return ModelRequest(tag, 0, tools, model)
+            return ModelRequest(tag, 0, tools, model, escalation)
         if items[-1].get("type") != "function_call_output":
             return ModelRequest(None, tools=tools, model=model)
         # one round per run of tool outputs (a response may call several tools)
         rounds = sum(1 for prev, item in zip(items[at:], items[at + 1:], strict=False)
                      if item.get("type") == "function_call_output"
                      and prev.get("type") != "function_call_output")
-        return ModelRequest(tag, rounds, tools, model)
+        return ModelRequest(tag, rounds, tools, model, escalation)
 
     async def other(self, request: web.Request) -> web.StreamResponse | None:
         if request.path.rstrip("/").endswith("/models"):
@@ -105,7 +119,7 @@ class OpenAIResponses:
                 command = f"touch {name}.txt" if reply.tool == "shell" else \
                     f"printf 'written by acp-model\\n' > {name}.md"
                 items.append(await out.function_call(len(items), shell,
-                                                     _arguments(shell, command),
+                                                     _arguments(shell, command, req.escalation),
                                                      f"call_acpm_{ctx.tag}_{ctx.step}_{k}"))
         elif isinstance(reply, Stall):
             await _stall(resp, ctx.stall_limit)

@@ -1,0 +1,61 @@
+"""The real agents, fuzzed offline behind the scripted model (`make test` installs them).
+
+Each profiled agent is fuzzed under v2 for a short budget: the permission path and cancels
+during a permission request must be exercised (the model transitions the report lists), and
+every failure and warning must be one `docs/real-agents.md` documents for that agent.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from acp_model.fuzzing.artifacts import fuzz_report
+from acp_model.fuzzing.backend import backend, profile_config
+from acp_model.fuzzing.config import FuzzConfig
+from acp_model.fuzzing.run import run_fuzz
+from acp_model.profiles import PROFILES, get
+
+pytestmark = pytest.mark.slow  # a real agent, a minute each
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "real-agents.md"
+VERDICT = re.compile(r"<!-- verdict (\S+) v(\d): fail=([^;]*); warn=(.*?) -->")
+
+
+def documented() -> dict[tuple[str, int], tuple[set[str], set[str]]]:
+    out = {}
+    for m in VERDICT.finditer(DOC.read_text(encoding="utf-8")):
+        rules = [{r.strip() for r in part.split(",") if r.strip()} for part in (m[3], m[4])]
+        out[(m[1], int(m[2]))] = (rules[0], rules[1])
+    return out
+
+
+def test_every_profile_has_a_documented_verdict() -> None:
+    assert {name for name, _ in documented()} == set(PROFILES)
+
+
+@pytest.mark.parametrize("name", sorted(PROFILES))
+def test_a_real_agent_under_v2(name: str) -> None:
+    profile = get(name)
+    assert profile.installed(), f"run `acp-model agents install {name}` (make test does)"
+    cfg = profile_config(FuzzConfig(["true"], seed=3, time_budget=45, max_examples=100_000,
+                                    replay_runs=1, minimize_budget=15, spec="auto"), profile)
+    with backend(cfg, profile) as running:
+        result = run_fuzz(running)
+    report = fuzz_report(result)
+    assert result.judged and not result.interrupted, (result.unusable, result.problem)
+    assert report["spec"]["revision"] == "sdk-2.4.0", report["spec"]
+    transitions = report["transitions"]
+    assert transitions.get("requires_action:permission_request", 0) \
+        + transitions.get("running:permission_request", 0) > 0, transitions
+    assert transitions.get("requires_action:permission_answer", 0) > 0, transitions
+    assert transitions.get("requires_action:cancel", 0) > 0, transitions  # during a tool call
+    fail, warn = documented()[(name, 2)]
+    failed = {v["rule"] for v in report["violations"] if v["level"] == "fail"}
+    warned = {v["rule"] for v in report["violations"] if v["level"] != "fail"}
+    assert failed <= fail, {v["rule"]: v["message"] for v in report["violations"]
+                            if v["rule"] in failed - fail}
+    assert warned <= warn, {v["rule"]: v["message"] for v in report["violations"]
+                            if v["rule"] in warned - warn}
