@@ -25,7 +25,8 @@ def test_every_option_is_in_the_readme(name: str) -> None:
     sub = _subcommands()[name]
     assert f"acp-model {name}" in README
     missing = [opt for action in sub._actions for opt in action.option_strings
-               if opt.startswith("--") and opt != "--help" and opt not in README]
+               if opt.startswith("--") and opt != "--help" and opt not in README
+               and action.help != argparse.SUPPRESS]  # hidden: internal to --jobs workers
     assert missing == [], f"README.md does not mention {missing} of `acp-model {name}`"
 
 
