@@ -264,8 +264,10 @@ def _assert_diff_verdicts(d: dict[str, Any], a: Any, b: Any) -> None:
 def test_diff_prompt_while_running_a01() -> None:
     (a, b), = parse_diff("A-01=join,forbid")
     d = diff_readings(a, b, max_prompts=2, max_permissions=0)
+    # forbid: a prompt while work runs, or while an earlier prompt is unanswered or unended
     assert {i["transition"] for i in d["differences"]} == {
-        "running:prompt", "requires_action:prompt", "custom:prompt"}
+        "running:prompt", "requires_action:prompt", "custom:prompt", "idle:prompt",
+        "unreported:prompt"}
     assert all(i["allowed_by"] == "A-01=join" and i["rules"] == ["A-01.forbid"]
                for i in d["differences"])
     assert d["only_reachable"]["A-01=join"]["states"] > 0

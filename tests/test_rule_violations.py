@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from acp_model.model.check import CHECKS
+from acp_model.model.vocab import Level
 from acp_model.spec.readings import DEFAULT, Readings
 from acp_model.spec.rules import BLOCKING, RULES
 from acp_model.trace.builder import TraceBuilder
@@ -358,6 +360,84 @@ def sdk_bg_03() -> TraceBuilder:
     return _bg(_sdk_turn(_watch(), 11, "u2"), [])
 
 
+# --- v1: the turn is the prompt and its response -----------------------------------------------
+
+def _v1() -> TraceBuilder:
+    return TraceBuilder().handshake_v1().new_session_v1(S)
+
+
+def v1_cancel_07_end_turn() -> TraceBuilder:
+    return _v1().prompt(S, 10).chunk_v1(S).cancel(S).sync().ended(10, "end_turn")
+
+
+def v1_cancel_07_error() -> TraceBuilder:
+    """'Agents MUST catch these errors and return the semantically meaningful cancelled'."""
+    return _v1().prompt(S, 10).chunk_v1(S).cancel(S).sync().rejected(10, -32603)
+
+
+def v1_cancel_09_content() -> TraceBuilder:
+    return _v1().prompt(S, 10).chunk_v1(S).cancel(S).ended(10, "cancelled").chunk_v1(S)
+
+
+def v1_cancel_09_tool() -> TraceBuilder:
+    return _v1().prompt(S, 10).tool_call_v1(S, "t1").cancel(S).ended(10, "cancelled") \
+        .tool(S, "t1", "completed")
+
+
+def v1_prompt_04() -> TraceBuilder:
+    return _v1().prompt(S, 10).chunk_v1(S)
+
+
+def v1_a01_forbid() -> TraceBuilder:
+    return _v1().prompt(S, 10).prompt(S, 11).ended(10).ended(11)
+
+
+def v1_load_01() -> TraceBuilder:
+    t = TraceBuilder().handshake_v1().request("c2a", "session/load", {
+        "sessionId": S, "cwd": "/tmp/project", "mcpServers": []}, 1)
+    return t.result("a2c", 1, {}).chunk_v1(S, "old", "user_message_chunk")
+
+
+def v1_resume_01() -> TraceBuilder:
+    t = TraceBuilder().handshake_v1().request("c2a", "session/resume", {
+        "sessionId": S, "cwd": "/tmp/project"}, 1)
+    return t.chunk_v1(S, "old", "user_message_chunk").result("a2c", 1, {})
+
+
+V1_CASES: dict[str, list[Callable[[], TraceBuilder]]] = {
+    "CANCEL-07": [v1_cancel_07_end_turn, v1_cancel_07_error],
+    "CANCEL-09": [v1_cancel_09_content, v1_cancel_09_tool], "PROMPT-04": [v1_prompt_04],
+    "A-01.forbid": [v1_a01_forbid], "V1-LOAD-01": [v1_load_01],
+    "V1-RESUME-01": [v1_resume_01],
+}
+
+
+@pytest.mark.parametrize(("rule_id", "build"),
+                         [(rid, b) for rid, builders in V1_CASES.items() for b in builders],
+                         ids=lambda x: x if isinstance(x, str) else x.__name__)
+def test_v1_trace_breaks_the_rule(rule_id: str, build: Callable[[], TraceBuilder]) -> None:
+    """Judged as v1 without being told: the initialize response decides it."""
+    report = check(build(), spec="auto")
+    assert report["spec"]["revision"] == "v1", report["spec"]
+    hits = {v["rule"]: v["level"] for v in report["violations"]}
+    assert rule_id in hits, report["violations"]
+    assert hits[rule_id] == ("warn" if rule_id in WARN_ONLY else "fail")
+    if rule_id not in WARN_ONLY:
+        assert set(failed_rules(report)) == {rule_id}, report["violations"]
+
+
+def _warn_only() -> set[str]:
+    """MUST rules whose every check is capped at a warning: what breaks them on the wire is
+    probable, never proven (a replay out of place)."""
+    by_rule: dict[str, list[Any]] = {}
+    for meta in CHECKS.values():
+        by_rule.setdefault(meta.rule, []).append(meta)
+    return {rid for rid, metas in by_rule.items()
+            if all(m.fixed == Level.WARN for m in metas)}
+
+
+WARN_ONLY = _warn_only()
+
 CASES: dict[str, list[Callable[[], TraceBuilder]]] = {
     "INIT-01": [init_01], "INIT-03": [init_03], "INIT-07": [init_07], "INIT-09": [init_09],
     "INIT-10": [init_10], "SESS-01": [sess_01], "SESS-02": [sess_02], "SESS-12": [sess_12],
@@ -398,8 +478,10 @@ def _readings(rule_id: str) -> Readings:
 def test_every_blocking_rule_has_a_violating_trace() -> None:
     blocking = {rid for rid, r in RULES.items() if r.strength in BLOCKING and not r.fuzz_only
                 and r.kind != "definition" and not r.unobservable}
+    blocking -= WARN_ONLY  # judged by test_v1_trace_breaks_the_rule, as warnings
     assert blocking == set(CASES), (
         f"missing: {sorted(blocking - set(CASES))}, extra: {sorted(set(CASES) - blocking)}")
+    assert {r for r in WARN_ONLY if RULES[r].strength in BLOCKING} <= set(V1_CASES)
 
 
 @pytest.mark.parametrize(("rule_id", "build"),

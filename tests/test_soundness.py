@@ -207,6 +207,9 @@ def _evidence_cases() -> dict[str, tuple[Readings, TraceBuilder]]:
         "no_error_after_insertion": (sdk, base().prompt(S, 10, "fix")
                                      .user_message(S, "u1", "fix").running(S).rejected(10)
                                      .idle(S, "error")),
+        "content_before_cancelled_end": (
+            DEFAULT.parse(["SPEC=v1"]), TraceBuilder().handshake_v1().new_session_v1(S)
+            .prompt(S, 10).chunk_v1(S).cancel(S).ended(10, "cancelled").chunk_v1(S, "late")),
     }
 
 

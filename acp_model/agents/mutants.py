@@ -174,6 +174,19 @@ MUTANTS: tuple[Mutant, ...] = (
 
 BY_NAME: dict[str, Mutant] = {m.name: m for m in MUTANTS}
 
+# The mutants that are bugs in v1 too (the reference agent speaks v1 when the client asks), and
+# the rule v1 reports each under: v1 ends a turn with the prompt's response, so an unanswered
+# cancelled turn is PROMPT-04 (v2: CANCEL-06), a turn ended with an error after a cancel is
+# CANCEL-07 ("Agents MUST catch these errors"), and content after the cancelled response is
+# CANCEL-09 ("before responding to the session/prompt request").
+V1_RULES: dict[str, str] = {
+    "prompt_never_answered": "PROMPT-04", "cancel_no_idle": "PROMPT-04",
+    "cancel_as_end_turn": "CANCEL-07", "cancelled_as_error": "CANCEL-07",
+    "late_cancel_kills_next_turn": "CANCEL-11", "updates_after_cancelled_idle": "CANCEL-09",
+    "perm_reject_proceeds": "PERM-11", "duplicate_session_id": "SESS-01",
+    "answers_cancel": "CANCEL-02", "stdout_banner": "RPC-04", "invalid_utf8": "RPC-02",
+}
+
 
 def get(name: str | None) -> Mutant | None:
     """The mutant called ``name`` (None for the reference agent); KeyError if unknown."""

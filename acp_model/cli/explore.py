@@ -154,6 +154,8 @@ def cmd_explore(args: argparse.Namespace, console: Console) -> int:
     readings = readings_of(args)
     kw = _explore_kwargs(args)
     err = Console(stderr=True, highlight=False)
+    if args.diff_spec and _across_protocols(args.diff_spec):
+        return _protocol_diff(args, console)
     if args.diff_spec:
         args.diff = [*(args.diff or []), f"SPEC={args.diff_spec}"]
     modes = [m for m in ("diff", "each_reading", "contradictions") if getattr(args, m)]
@@ -204,6 +206,50 @@ def cmd_explore(args: argparse.Namespace, console: Console) -> int:
     else:
         _render_text(doc, console, args)
     return code
+
+
+def _across_protocols(value: str) -> bool:
+    from acp_model.explorer.protocol_diff import across_protocols
+
+    a, b = (v.strip() for v in value.split(","))
+    return across_protocols(a, b)
+
+
+def _protocol_diff(args: argparse.Namespace, console: Console) -> int:
+    """v1 against a v2 revision: the behaviours whose verdict differs, each as a trace on
+    either wire, judged now by the checker (the abstract alphabet is v2's)."""
+    from acp_model.explorer.protocol_diff import protocol_diff
+
+    if args.diff or args.each_reading or args.contradictions or args.coverage:
+        raise UsageError("--diff-spec across protocol versions goes alone")
+    a, b = (v.strip() for v in args.diff_spec.split(","))
+    doc = protocol_diff(a, b)
+    if args.witness_dir:
+        paths = _write_witnesses(_witnesses(doc), Path(args.witness_dir))
+        doc["witness_files"] = [str(p) for p in paths]
+    if args.report:
+        Path(args.report).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.report).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    if args.html:
+        _write_html(doc, Path(args.html))
+    if args.format == "json":
+        print(json.dumps(doc, indent=2))
+        return EXIT_OK
+    console.print(f"what changed in the lifecycle between {a} and {b}: each behaviour on "
+                  "either wire, judged now by `check` under its own revision")
+    table = Table()
+    for col in ("behaviour", "what changed", a, b):
+        table.add_column(col, overflow="fold")
+    for row in doc["behaviours"]:
+        cells = []
+        for rev in (a, b):
+            side = row[rev]
+            rules = ", ".join(side["failures"] + [f"{w} (warn)" for w in side["warnings"]])
+            colour = "green" if side["verdict"] == "pass" else "red"
+            cells.append(f"[{colour}]{side['verdict']}[/]" + (f": {rules}" if rules else ""))
+        table.add_row(row["behaviour"], row["change"], *cells)
+    console.print(table)
+    return EXIT_OK
 
 
 def _two_revisions(value: str) -> str:

@@ -80,13 +80,32 @@ def _base_config(args: argparse.Namespace) -> tuple[FuzzConfig, Any]:
         readings=readings_of(args), isolate=args.isolate, validate=not args.no_validate,
         max_sessions=args.max_sessions, replay_runs=args.replay_runs,
         minimize_budget=args.minimize_budget, startup_deadline=args.startup_deadline,
-        spec=args.spec, model_api=args.model, batches=not args.no_batches)
+        spec=args.spec, model_api=args.model, batches=not args.no_batches,
+        protocol=_protocol(args))
     if profile is not None:
         if args.model is not None and args.model != profile.model_api:
             raise UsageError(f"--agent {profile.name} calls the {profile.model_api} API; "
                              f"--model {args.model} does not fit it")
-        cfg = profile_config(cfg, profile)
+        if cfg.protocol not in profile.protocols:
+            raise UsageError(f"--agent {profile.name} speaks protocol "
+                             f"{' and '.join(f'v{p}' for p in profile.protocols)}, not "
+                             f"v{cfg.protocol}")
+        cfg = profile_config(cfg, profile, cfg.protocol)
     return cfg, profile
+
+
+def _protocol(args: argparse.Namespace) -> int:
+    """The protocol version the fuzzer offers: --protocol, else the one --spec names."""
+    from acp_model.spec.revisions import AUTO, get
+
+    spec_protocol = get(args.spec).protocol if args.spec not in (None, AUTO) else None
+    if args.protocol is None:
+        return spec_protocol or 2
+    protocol = int(args.protocol.removeprefix("v"))
+    if spec_protocol is not None and spec_protocol != protocol:
+        raise UsageError(f"--protocol {args.protocol} contradicts --spec {args.spec} "
+                         f"(a v{spec_protocol} revision)")
+    return protocol
 
 
 def _progress_table(rec: Recorder, rules_total: int, phase: str) -> Table:
@@ -393,6 +412,10 @@ def register(sub: Any) -> None:
                    help="N workers fuzz N agent processes at once (seeds SEED..SEED+N-1, one "
                         "shared example database, one merged report)")
     p.add_argument("--progress-lines", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--protocol", choices=("v1", "v2"),
+                   help="the ACP version the fuzzer offers in initialize (default: the one "
+                        "--spec names, v2 under auto); an agent that answers 1 is judged "
+                        "under the v1 revision")
     p.add_argument("--no-batches", action="store_true",
                    help="send no JSON-RPC batch probes (for an agent known to reject batches: "
                         "the rest of the lifecycle is still judged)")

@@ -20,6 +20,7 @@ DECIDING_MODULES = (
     "acp_model.model.connection",
     "acp_model.model.messages",
     "acp_model.model.reducers",
+    "acp_model.model.replay",
     "acp_model.oracle.rpc",
     "acp_model.oracle.validate",
     "acp_model.oracle.monitor",
@@ -36,6 +37,8 @@ WHAT = {
                                 "enum values, absolute paths, ISO 4217, prompt capabilities)",
     "acp_model.model.reducers": "the client's view (messages, tool calls, plans) and what it "
                                 "alone shows",
+    "acp_model.model.replay": "v1's replayed history: session/load replays before it "
+                              "answers, session/resume replays nothing",
     "acp_model.oracle.rpc": "JSON-RPC framing: ids, envelopes, batches, answers to "
                             "notifications",
     "acp_model.oracle.validate": "schema validation per method and direction, and which rule "

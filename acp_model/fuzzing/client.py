@@ -34,10 +34,12 @@ from acp_model.fuzzing.transport import (
     is_response_to,
 )
 from acp_model.llm.server import ScriptedModel
+from acp_model.model import messages
 from acp_model.model.check import declare
 from acp_model.model.permissions import option_for
 from acp_model.model.vocab import Answer, ErrorCode, Kind, Level
 from acp_model.oracle.monitor import Monitor, Violation
+from acp_model.spec import revisions
 from acp_model.spec.readings import DEFAULT, Readings
 from acp_model.spec.revisions import Decision
 
@@ -100,7 +102,7 @@ class FuzzClient:
         self.lock = threading.RLock()
         self._changed = threading.Condition(self.lock)  # notified after each record is judged
         self.sessions: list[SessionHandle] = []
-        self.capabilities: dict[str, Any] = {}
+        self._prompt_caps: dict[str, Any] = {}
         self.crash_reported = False
         self.flooded = False
         self._answered: set[Any] = set()  # permission requests this client already answered
@@ -267,10 +269,13 @@ class FuzzClient:
 
     # ------------------------------------------------------------------ set-up ------------
     def initialize(self) -> dict[str, Any]:
+        protocol = revisions.get(self.monitor.rev).protocol  # the version the client offers
+        params: dict[str, Any] = (
+            {"protocolVersion": 1, "clientCapabilities": {}, "clientInfo": CLIENT_INFO}
+            if protocol == 1 else
+            {"protocolVersion": 2, "capabilities": {}, "info": CLIENT_INFO})
         try:
-            result = self.proc.call("initialize", {
-                "protocolVersion": 2, "capabilities": {}, "info": CLIENT_INFO},
-                timeout=self.startup_deadline)
+            result = self.proc.call("initialize", params, timeout=self.startup_deadline)
         except TimeoutError:
             with self.lock:
                 self.monitor.note(INITIALIZE_ANSWERED, f"no answer to initialize within the "
@@ -283,33 +288,35 @@ class FuzzClient:
                                 f"(code {self.proc.returncode})") from None
         except RpcError as exc:  # an error response
             raise AgentUnusable(f"initialize failed: {exc}") from None
-        if not isinstance(result, dict) or result.get("protocolVersion") != 2:
+        if not isinstance(result, dict) or result.get("protocolVersion") != protocol:
             version = result.get("protocolVersion") if isinstance(result, dict) else None
             with self.lock:
                 self.monitor.note(VERSION_ECHOED, f"the agent answered protocolVersion {version!r} "
-                                  "to a client requesting 2: it lacks v2 or breaks INIT-04")
-            raise AgentUnusable(f"the agent negotiated protocol version {version!r}, not 2")
-        caps = result.get("capabilities")
-        self.capabilities = caps if isinstance(caps, dict) else {}
-        self._log_in(result.get("authMethods"))
+                                  f"to a client requesting {protocol}: it lacks it or breaks "
+                                  "INIT-04")
+            raise AgentUnusable(f"the agent negotiated protocol version {version!r}, "
+                                f"not {protocol}")
+        self._prompt_caps = messages.prompt_capabilities(result, self.monitor.rev)
+        self._log_in(result.get("authMethods"), protocol)
         self.caught_up()
         return result
 
-    def _log_in(self, methods: Any) -> None:
-        """``auth/login`` with the configured method, when the agent lists it (judged like
-        every other request; an error answer leaves the agent as it is)."""
-        listed = {m.get("methodId") for m in methods if isinstance(m, dict)} \
+    def _log_in(self, methods: Any, protocol: int) -> None:
+        """Log in with the configured method when the agent lists it (v2 ``auth/login``, v1
+        ``authenticate``; judged like every other request; an error answer leaves the agent
+        as it is)."""
+        listed = {m.get("methodId", m.get("id")) for m in methods if isinstance(m, dict)} \
             if isinstance(methods, list) else set()
         if self.auth_method is None or self.auth_method not in listed:
             return
+        method = "authenticate" if protocol == 1 else "auth/login"
         with contextlib.suppress(RpcError, TimeoutError):
-            self.proc.call("auth/login", {"methodId": self.auth_method},
+            self.proc.call(method, {"methodId": self.auth_method},
                            timeout=self.startup_deadline)
 
     def prompt_capabilities(self) -> dict[str, Any]:
-        session = self.capabilities.get("session")
-        prompt = session.get("prompt") if isinstance(session, dict) else None
-        return prompt if isinstance(prompt, dict) else {}
+        """What the agent's prompts may hold, as v2 markers (``messages.prompt_capabilities``)."""
+        return self._prompt_caps
 
     # ------------------------------------------------------------------ actions -----------
     def perform(self, action: Action | Mapping[str, Any]) -> None:

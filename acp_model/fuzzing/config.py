@@ -42,6 +42,9 @@ class FuzzConfig:
     # (the revision in ``readings``). ``decision`` is filled in once it is decided.
     spec: str | None = None
     decision: Decision | None = None
+    # The protocol version the probe offers under "auto" (--protocol, or a profile's): an
+    # agent that answers 1 is judged under v1, and the fuzzer then speaks v1 to it.
+    protocol: int = 2
     # A model the fuzzer scripts behind the agent: the API it speaks ("anthropic",
     # "openai-responses"), and the running server once started (fuzzing/backend.py). Prompts
     # then carry what the model does in their turn.

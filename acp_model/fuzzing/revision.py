@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from typing import Any
 
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.stop import Stop
@@ -43,7 +44,8 @@ def probe_deadline(cfg: FuzzConfig) -> float:
 
 
 def probe(cfg: FuzzConfig, stop: Stop | None = None) -> revisions.Decision:
-    """Start the agent once, prompt it, and read the revision off its prompt response.
+    """Start the agent once, prompt it, and read the revision off its initialize response
+    (protocol version 1: v1) or its prompt response (v2: receipt or not).
 
     Raises :class:`ProbeFailed` when the agent gives no usable answer, and
     :class:`~acp_model.fuzzing.stop.Interrupted` on a stop request (within 0.1 s).
@@ -57,9 +59,15 @@ def probe(cfg: FuzzConfig, stop: Stop | None = None) -> revisions.Decision:
         raise ProbeFailed(f"cannot start {cfg.argv[0]!r}: {exc.strerror or exc}") from None
     with proc:
         try:
-            proc.call("initialize", {"protocolVersion": 2, "capabilities": {},
-                                     "info": {"name": "acp-model-probe", "version": "1"}},
-                      timeout=max(cfg.startup_deadline, wait))
+            info = {"name": "acp-model-probe", "version": "1"}
+            params: dict[str, Any] = (
+                {"protocolVersion": 1, "clientCapabilities": {}, "clientInfo": info}
+                if cfg.protocol == 1 else
+                {"protocolVersion": 2, "capabilities": {}, "info": info})
+            init = proc.call("initialize", params, timeout=max(cfg.startup_deadline, wait))
+            v1 = revisions.from_initialize(init, None, cfg.protocol)
+            if v1 is not None:  # v1: no prompt needed, and a v2 prompt would be wrong
+                return dataclasses.replace(v1, evidence=f"probe: {v1.evidence}")
             new = proc.call("session/new", {"cwd": cfg.cwd or os.getcwd(), "mcpServers": []},
                             timeout=wait)
             sid = new.get("sessionId") if isinstance(new, dict) else None

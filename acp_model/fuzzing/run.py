@@ -26,6 +26,7 @@ from acp_model.fuzzing.revision import SpecUndecidable, resolve
 from acp_model.fuzzing.shrink import measure_reproduction
 from acp_model.fuzzing.stop import Stop
 from acp_model.oracle.monitor import Monitor
+from acp_model.spec import revisions
 from acp_model.spec.revisions import AUTO
 
 
@@ -149,7 +150,9 @@ def _run_fuzz(cfg: FuzzConfig, on_progress: Callable[[Recorder], None] | None,
 
         machine = build_machine(begin, pool.end_example, capabilities, cfg.max_sessions,
                                 cfg.guided, scripted=cfg.model is not None,
-                                batches=cfg.batches)
+                                # v1 states no batch rules: its agents are not probed with them
+                                batches=cfg.batches
+                                and revisions.get(cfg.readings.revision).protocol == 2)
         for round_no in range(cfg.max_rounds if first is not None else 0):
             known = set(recorder.found)
             examples = cfg.max_examples if round_no == 0 else max(10, cfg.max_examples // 2)
@@ -179,10 +182,12 @@ def _run_fuzz(cfg: FuzzConfig, on_progress: Callable[[Recorder], None] | None,
             except BaseException as exc:  # classified just below
                 if not _expected(exc):
                     raise FuzzerBug(f"{type(exc).__name__}: {exc}") from exc
-                if any(isinstance(e, HypothesisException) for e in _leaves(exc)):
-                    result.notes.append("Hypothesis could not replay a failure exactly (the "
-                                        "agent's timing differs between runs); the first "
-                                        "failure seen and its shortest program were kept")
+                hyp = [e for e in _leaves(exc) if isinstance(e, HypothesisException)]
+                if hyp:
+                    result.notes.append(f"Hypothesis could not replay a failure exactly "
+                                        f"({type(hyp[0]).__name__}: the agent's timing differs "
+                                        "between runs); the first failure seen and its "
+                                        "shortest program were kept")
             if set(recorder.found) == known:
                 break  # a whole round without a new failure
             recorder.masked |= set(recorder.found)

@@ -61,6 +61,8 @@ class CheckMeta:
 
     def level(self, readings: Readings) -> Level:
         """``fail``, ``warn`` or ``off`` for this check under the given readings."""
+        if not RULES[self.rule].applies(readings["SPEC"]):
+            return Level.OFF  # a revision that does not state the rule judges nothing by it
         choice = self._choice(readings)
         if self.fixed is not None:
             return self.fixed

@@ -21,6 +21,8 @@ from typing import Any
 
 from acp_model.model.check import CheckMeta, check, meta_of
 from acp_model.model.vocab import Kind
+from acp_model.spec import revisions
+from acp_model.spec.rules import RULES
 from acp_model.spec.schema import SEED, is_reserved
 
 # Active ISO 4217 codes (including funds, precious metals and testing codes), plus a few
@@ -57,9 +59,12 @@ class Findings:
 
     found: list[tuple[CheckMeta, str, str]] = field(default_factory=list)
     ran: list[CheckMeta] = field(default_factory=list)
+    rev: str = SEED  # checks of rules this revision does not state are not run
 
     def run(self, fn: Callable[..., Found], *args: Any) -> None:
         meta = meta_of(fn)
+        if not RULES[meta.rule].applies(self.rev):
+            return
         self.ran.append(meta)
         for path, text in fn(*args):
             self.found.append((meta, path, text))
@@ -276,11 +281,12 @@ def cwd_absolute(params: Mapping[str, Any]) -> Found:
 
 
 @check("INIT-03", kind=Kind.FINDING)
-def initialize_names_capabilities(result: Mapping[str, Any]) -> Found:
+def initialize_names_capabilities(result: Mapping[str, Any], key: str = "capabilities"
+                                  ) -> Found:
     """The initialize result states the agent's capabilities."""
-    if "capabilities" not in result:
-        yield ("result/capabilities", "the initialize result omits capabilities (the docs "
-               "require them; the schema defaults them to {})")
+    if key not in result:
+        yield (f"result/{key}", f"the initialize result omits {key} (the docs require them; "
+               "the schema defaults them)")
 
 
 # --- entry points: which checks apply to which message ---------------------------------------
@@ -297,7 +303,7 @@ def _tool_call(update: Mapping[str, Any], where: str, out: Findings, rev: str) -
 
 def session_update(params: Any, rev: str = SEED) -> Findings:
     """Checks on ``session/update`` params beyond the schema."""
-    out = Findings()
+    out = Findings(rev=rev)
     update = params.get("update") if isinstance(params, dict) else None
     if not isinstance(update, dict):
         return out
@@ -309,7 +315,7 @@ def session_update(params: Any, rev: str = SEED) -> Findings:
         out.run(stop_reason_known, update, where, rev)
     elif kind in MESSAGE_KINDS:
         out.run(content_blocks_known, update.get("content"), f"{where}/content", rev)
-    elif kind == "tool_call_update":
+    elif kind in ("tool_call_update", "tool_call"):  # tool_call: v1's first report
         _tool_call(update, where, out, rev)
     elif kind == "tool_call_content_chunk":
         items = update.get("content")
@@ -329,10 +335,12 @@ def session_update(params: Any, rev: str = SEED) -> Findings:
 
 
 def permission_request(params: Any, rev: str = SEED) -> Findings:
-    out = Findings()
+    out = Findings(rev=rev)
     if not isinstance(params, dict):
         return out
     out.run(option_kinds_known, params, rev)
+    if isinstance(params.get("toolCall"), dict):  # v1: the tool call at the root
+        _tool_call(params["toolCall"], "params/toolCall", out, rev)
     subject = params.get("subject")
     if isinstance(subject, dict):
         out.run(subject_known, subject, rev)
@@ -342,14 +350,14 @@ def permission_request(params: Any, rev: str = SEED) -> Findings:
 
 
 def permission_result(result: Any, rev: str = SEED) -> Findings:
-    out = Findings()
+    out = Findings(rev=rev)
     out.run(outcome_known, result, rev)
     return out
 
 
 def prompt_request(params: Any, prompt_caps: Mapping[str, Any] | None, rev: str = SEED) -> Findings:
     """PROMPT-02 and the content block types of a prompt."""
-    out = Findings()
+    out = Findings(rev=rev)
     if not isinstance(params, dict):
         return out
     out.run(content_blocks_known, params.get("prompt"), "params/prompt", rev)
@@ -357,15 +365,35 @@ def prompt_request(params: Any, prompt_caps: Mapping[str, Any] | None, rev: str 
     return out
 
 
-def new_session_request(params: Any) -> Findings:
-    out = Findings()
+def new_session_request(params: Any, rev: str = SEED) -> Findings:
+    out = Findings(rev=rev)
     if isinstance(params, dict):
         out.run(cwd_absolute, params)
     return out
 
 
-def initialize_result(result: Any) -> Findings:
-    out = Findings()
+def initialize_result(result: Any, rev: str = SEED) -> Findings:
+    out = Findings(rev=rev)
     if isinstance(result, dict):
-        out.run(initialize_names_capabilities, result)
+        out.run(initialize_names_capabilities, result, capabilities_key(rev))
     return out
+
+
+def prompt_capabilities(result: Any, rev: str = SEED) -> dict[str, Any]:
+    """The prompt capabilities an initialize result advertises, as v2 markers (``{}`` for a
+    supported one): v2 ``capabilities.session.prompt``, v1 ``agentCapabilities.
+    promptCapabilities`` whose flags are booleans."""
+    caps = result.get(capabilities_key(rev)) if isinstance(result, dict) else None
+    if not isinstance(caps, dict):
+        return {}
+    if revisions.get(rev).protocol == 1:
+        flags = caps.get("promptCapabilities")
+        return {k: {} for k, v in flags.items() if v is True} if isinstance(flags, dict) else {}
+    session = caps.get("session")
+    prompt = session.get("prompt") if isinstance(session, dict) else None
+    return prompt if isinstance(prompt, dict) else {}
+
+
+def capabilities_key(rev: str) -> str:
+    """Where an initialize result states the agent's capabilities (v1: ``agentCapabilities``)."""
+    return "agentCapabilities" if revisions.get(rev).protocol == 1 else "capabilities"

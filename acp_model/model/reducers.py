@@ -232,11 +232,12 @@ def apply_permission_subject(view: SessionView, params: dict[str, Any]) -> Sessi
     """A tool_call subject of a permission request patches the tool call like an update
     (PERM-04 / A-24); the request's own title and description never do (PERM-03)."""
     subject = params.get("subject")
+    tool = params.get("toolCall")  # v1: the request's tool call, a ToolCallUpdate
     if isinstance(subject, dict) and subject.get("type") == "tool_call":
         tool = subject.get("toolCall")
-        if isinstance(tool, dict):
-            return replace(view, tools=reduce_tool_call(view.tools, tool),
-                           recent_tools=_recent(view.recent_tools, tool.get("toolCallId")))
+    if isinstance(tool, dict):
+        return replace(view, tools=reduce_tool_call(view.tools, tool),
+                       recent_tools=_recent(view.recent_tools, tool.get("toolCallId")))
     return view
 
 
@@ -334,14 +335,14 @@ FINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
 
 def judge(view: SessionView, update: dict[str, Any], rev: str = "seed") -> Findings:
     """The view-based checks for one session/update payload (``view``: before it); the
-    background checks belong to the sdk-2.4.0 revision."""
-    out = Findings()
+    background checks belong to the sdk-2.4.0 revision (``Rule.revisions``)."""
+    out = Findings(rev=rev)
     kind = update.get("sessionUpdate")
     if kind in MESSAGE_FAMILY:
         out.run(family_kept, view, update)
     elif kind == "tool_call_content_chunk":
         out.run(tool_announced, view, update)
-    elif kind == "state_update" and rev != "seed":
+    elif kind == "state_update":
         out.run(background_on_every_update, view, update)
         out.run(background_items_announced, view, update)
         out.run(background_removed_when_final, view, update)

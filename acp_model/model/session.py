@@ -130,6 +130,9 @@ _RETIRED = MappingProxyType({"snapshot": False, "why": "the monitor's settled pe
                            "(see retire); the explorer never retires any"})
 _LIVE_ONLY = MappingProxyType({"snapshot": False, "why": "message ids of the live trace; the "
                                                        "explorer's alphabet has none"})
+_LIVE_CONTENT = MappingProxyType({"snapshot": False, "why": "read only for content kinds of the "
+                                  "live trace (v1's CANCEL-09); the explorer's alphabet has none"})
+LATE_CONTENT_KINDS = frozenset({"agent_message_chunk", "agent_thought_chunk"})
 
 
 @dataclass
@@ -170,6 +173,9 @@ class SessionModel:
     rejected_texts: dict[str, tuple[int, int]] = field(default_factory=dict,
                                                        metadata=_LIVE_ONLY)
     stale_cancels: list[int] = field(default_factory=list, metadata=_EXPLAINS)
+    # Where the last work ended cancelled while no prompt came since (-1: it did not): in v1
+    # that end is the prompt's response, and the turn's content must precede it (CANCEL-09).
+    cancelled_end: int = field(default=-1, metadata=_LIVE_CONTENT)
 
     # --- derived views -----------------------------------------------------------------
     def count(self, status: PromptStatus) -> int:
@@ -309,8 +315,9 @@ class SessionModel:
 
     @check("A-01.forbid", reading="A-01", levels={"join": "off", "forbid": "rule"})
     def prompt_while_busy_allowed(self, ev: Ev) -> bool:
-        """Under reading A-01=forbid the client may only prompt a quiet session."""
-        return self.state not in WORK
+        """Under reading A-01=forbid the client may only prompt a quiet session whose prompts
+        are all answered and ended (v1: 'Once a prompt turn completes')."""
+        return self.state not in WORK and not self.prompts
 
     @check("CANCEL-04")
     def answer_honours_cancel(self, ev: Ev) -> bool:
@@ -499,6 +506,15 @@ class SessionModel:
         """Tool calls of cancelled work get no updates after the cancelled idle."""
         return ev.tool_call_id not in self.cancelled_tools
 
+    @check("CANCEL-09", reading="SPEC", levels={"seed": "off", "sdk-2.4.0": "off", "v1": "rule"},
+           evidence="late_content_evidence")
+    def content_before_cancelled_end(self, ev: Ev) -> bool:
+        """v1: content and tool calls of a cancelled turn come before the prompt's response
+        (no message, thought or tool call after it while no prompt came since)."""
+        if self.cancelled_end < 0 or ev.tool_call_id in self.cancelled_tools:
+            return True  # nothing cancelled, or a tool of that work (the check above judges)
+        return not (ev.kind in LATE_CONTENT_KINDS or ev.tool_call_id is not None)
+
     def _guard(self, ev: Ev) -> PermRec | None:
         """The permission request guarding the event's tool call, if any."""
         tool = self.tools.get(ev.tool_call_id or "")
@@ -659,6 +675,14 @@ class SessionModel:
                 f"A-04=idle-cancelled wants its idle(cancelled) before new work at #{ev.idx}",
                 [(owed[0].idx, "session/cancel"), *read[1], (ev.idx, "the new work")])
 
+    def late_content_evidence(self, ev: Ev) -> Evidence | None:
+        if self.cancelled_end < 0:
+            return None
+        return (f"the agent wrote the cancelled end of the turn at #{self.cancelled_end} before "
+                f"this content at #{ev.idx} (one output stream keeps its order), and no prompt "
+                "came in between",
+                [(self.cancelled_end, "the cancelled end of the turn"), (ev.idx, "content")])
+
     def swallow_evidence(self, ev: Ev) -> Evidence | None:
         owed = self.swallowed_cancels()
         read = self._proof_text(owed[0].idx) if owed else None
@@ -674,6 +698,7 @@ class SessionModel:
 
     @allowance("PROMPT-10", "PROMPT-08")
     def note_prompt(self, ev: Ev) -> None:
+        self.cancelled_end = -1
         self.prompts.append(PromptRec(ev.idx, ev.id, content_key=ev.content_key,
                                       text_key=ev.text_key))
 
@@ -782,6 +807,7 @@ class SessionModel:
         self.cancels = kept
         self.cancelled_tools = set()
         self.work_tools = set()
+        self.cancelled_end = -1
         for p in self.prompts:
             p.ran = True
 
@@ -813,6 +839,7 @@ class SessionModel:
             justifying = [c for c in self.cancels if c.status in OWING]
             served += justifying[:1]
             self.cancelled_tools = set(self.work_tools)
+            self.cancelled_end = ev.idx
         # Read during this work: judged by CANCEL-07 above.
         served += [c for c in self.cancels
                    if c.status == CancelStatus.WORK and self._read(c.idx) and c not in served]
@@ -1025,9 +1052,8 @@ class SessionLifecycle(StateMachine):
     custom = State("Custom state")
 
     # ---- client -> agent --------------------------------------------------------------
-    prompt = (stay(unreported, idle, on="note_prompt")
-              | stay(running, requires_action, custom, cond="prompt_while_busy_allowed",
-                     on="note_prompt"))
+    prompt = stay(unreported, idle, running, requires_action, custom,
+                  cond="prompt_while_busy_allowed", on="note_prompt")
     cancel = stay(unreported, idle, running, requires_action, custom, on="note_cancel")
     prompt_cancel_request = stay(unreported, idle, running, requires_action, custom,
                                  on="note_prompt_cancel_request")
@@ -1089,13 +1115,15 @@ class SessionLifecycle(StateMachine):
                                 on="note_withdraw")
     tool_update = (
         stay(unreported, idle, cond=["tool_titled_on_first_report", "tool_respects_answer",
-                                     "not_after_cancelled_idle"], on="note_tool_update")
+                                     "not_after_cancelled_idle", "content_before_cancelled_end"],
+             on="note_tool_update")
         | stay(running, custom, cond=["tool_titled_on_first_report", "tool_respects_answer"],
                on="note_tool_update")
         | stay(requires_action, cond=["tool_titled_on_first_report", "tool_respects_answer",
                                       "resumption_reported"], on="note_tool_update")
     )
-    output = stay(unreported, idle, running, requires_action, custom, on="note_output")
+    output = (stay(unreported, idle, cond="content_before_cancelled_end", on="note_output")
+              | stay(running, requires_action, custom, on="note_output"))
 
 
 def quiescent(models: Iterable[SessionModel]) -> bool:

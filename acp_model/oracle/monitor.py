@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
-from acp_model.model import messages, permissions, reducers
+from acp_model.model import messages, permissions, reducers, replay
 from acp_model.model.check import CheckMeta, declare, meta_of
 from acp_model.model.connection import ConnectionLifecycle, ConnectionModel
 from acp_model.model.context import Context
@@ -38,6 +38,7 @@ from acp_model.model.vocab import QUIET, ConnEvent, ErrorCode, Event, Kind, Leve
 from acp_model.oracle import rpc, wire
 from acp_model.oracle import validate as validation
 from acp_model.oracle.rpc import OTHER, OpenRequest, Rpc
+from acp_model.oracle.turns_v1 import TURN_KINDS, V1Turns
 from acp_model.oracle.violation import Violation
 from acp_model.spec import revisions, schema
 from acp_model.spec.readings import DEFAULT, Readings
@@ -79,6 +80,10 @@ class Monitor:
         self.decision = decision or revisions.Decision(
             self.rev, self.rev, f"spec revision {self.rev} chosen")
         self.validate = validate
+        # v1: a turn is a prompt and its response; the model's events are derived (turns_v1)
+        self.protocol = revisions.get(self.rev).protocol
+        self.turns: V1Turns | None = V1Turns() if self.protocol == 1 else None
+        self.loaded: dict[str, int] = {}  # session -> its load response (no prompt since)
         engine_cls = {"table": TableEngine, "statemachine": LibraryEngine}[engine]
         self.session_engine = engine_cls(SESSION_TABLE, readings)
         self.connection_engine = engine_cls(CONNECTION_TABLE, readings)
@@ -493,6 +498,8 @@ class Monitor:
                 return
             ev = wire.permission_request(idx, req_id, params)
             self.views[sid] = reducers.apply_permission_subject(self.views[sid], params)
+            if self.turns is not None:
+                self._derived(sid, self.turns.start(sid, idx, what))
             self._session_event(sid, Event.PERMISSION_REQUEST, ev, what)
 
     def _client_request(self, method: str, req_id: Any, params: Any, sid: str | None, idx: int,
@@ -500,7 +507,7 @@ class Monitor:
         if method == "initialize":
             self._conn_event(ConnEvent.INITIALIZE, Ev(idx), what)
         elif method == "session/new":
-            self._findings(messages.new_session_request(params), idx, what)
+            self._findings(messages.new_session_request(params, self.rev), idx, what)
             self._conn_event(ConnEvent.SESSION_REQUESTED, Ev(idx), what)
         elif method == "session/close" and sid in self.sessions:
             self._close(sid, idx, what)
@@ -515,10 +522,29 @@ class Monitor:
             self._session_event(sid, Event.PROMPT,
                                 Ev(idx, id=req_id, content_key=content_key(blocks),
                                    text_key=text_key(blocks)), what)
+            if self.turns is not None:
+                self.turns.prompt(sid, req_id, idx, blocks)
+            self.loaded.pop(sid, None)
+        elif method in ("session/load", "session/resume") and sid is not None \
+                and sid not in self.sessions:
+            # A session of an earlier connection: known from its request on (a load replays
+            # the conversation before it answers).
+            self.sessions[sid] = SessionModel(sid, self.ctx)
+            self.views[sid] = reducers.SessionView()
 
     def _close(self, sid: str, idx: int, what: str) -> None:
         self._bump(CLOSE_CANCELS.rule)
+        self._cancel(sid, idx, what)
+
+    def _cancel(self, sid: str, idx: int, what: str) -> None:
+        if self.turns is not None:
+            self.turns.cancel(sid)
         self._session_event(sid, Event.CANCEL, Ev(idx), what)
+
+    def _derived(self, sid: str, events: list[tuple[Event, Ev, str]]) -> None:
+        """Fire the model's events a v1 message stands for (``turns_v1``)."""
+        for event, ev, what in events:
+            self._session_event(sid, event, ev, what)
 
     # --- notifications -------------------------------------------------------------------
     def _notification(self, direction: str, method: str, msg: dict[str, Any], idx: int) -> None:
@@ -540,13 +566,15 @@ class Monitor:
                 self._conn_event(ConnEvent.UNKNOWN_SESSION_NAMED, Ev(idx),
                                  f"{what} names session {sid!r}")
                 return
-            self._session_event(sid, Event.CANCEL, Ev(idx), what)
+            self._cancel(sid, idx, what)
         elif method == "$/cancel_request":
             # The sender withdraws one of its *own* open requests.
             target = self.rpc.open[direction].get(params.get("requestId"))
             if target is None:
                 return  # nothing open with that id: harmless (it may have been answered)
             target.withdrawn = True
+            if self.turns is not None and direction == "c2a" and target.session is not None:
+                self.turns.withdraw(target.session, params.get("requestId"))
             if target.session in self.sessions:
                 event = (Event.PROMPT_CANCEL_REQUEST if direction == "c2a"
                          else Event.PERMISSION_WITHDRAWN)
@@ -565,8 +593,18 @@ class Monitor:
             return
         if not isinstance(update, dict):
             return
+        if self.turns is not None:
+            resume = next((r.idx for r in self.rpc.open["c2a"].values()
+                           if r.method == "session/resume" and r.session == sid), None)
+            self._run(replay.resume_replays_nothing, idx, kind, resume, session=sid)
+            self._run(replay.load_replays_before_answering, idx, kind, self.loaded.get(sid),
+                      session=sid)
+            if kind == "tool_call":  # v1's first report of a tool call: an upsert like v2's
+                update = {**update, "sessionUpdate": "tool_call_update"}
+            if kind in TURN_KINDS:
+                self._derived(sid, self.turns.start(sid, idx, what))
         before = self.views[sid]
-        event, ev, what = wire.session_update(idx, update, before)
+        event, ev, what = wire.session_update(idx, update, before, protocol=self.protocol)
         self.views[sid] = reducers.reduce_session(before, update)
         self._findings(reducers.judge(before, update, self.rev), idx, what, sid)
         self._session_event(sid, event, ev, what)
@@ -614,6 +652,12 @@ class Monitor:
             if isinstance(new_sid, str) and new_sid not in self.sessions:
                 self.sessions[new_sid] = SessionModel(new_sid, self.ctx)
                 self.views[new_sid] = reducers.SessionView()
+        elif method == "session/load" and not has_error and req.session in self.sessions:
+            self.loaded[req.session] = idx
+        elif method == "session/prompt" and req.session in self.sessions \
+                and self.turns is not None:
+            self._derived(req.session, self.turns.response(req.session, req_id, idx, result,
+                                                           code if has_error else None, what))
         elif method == "session/prompt" and req.session in self.sessions:
             if has_error:
                 self._session_event(req.session, Event.PROMPT_REJECTED,
@@ -657,13 +701,14 @@ class Monitor:
         if has_error or not isinstance(result, dict):
             self._conn_event(ConnEvent.INITIALIZE_FAILED, Ev(idx), what)
             return
-        self._findings(messages.initialize_result(result), idx, what)
+        self._findings(messages.initialize_result(result, self.rev), idx, what)
         version = result.get("protocolVersion")
-        caps = result.get("capabilities") or {}
-        session_caps = caps.get("session") if isinstance(caps, dict) else None
-        self.ctx.session_advertised = isinstance(session_caps, dict)
-        prompt = session_caps.get("prompt") if isinstance(session_caps, dict) else None
-        self.prompt_caps = prompt if isinstance(prompt, dict) else {}
-        event = ConnEvent.INITIALIZED if version == 2 else ConnEvent.INITIALIZED_OTHER_VERSION
+        caps = result.get(messages.capabilities_key(self.rev)) or {}
+        # v1: the baseline methods are every agent's (INIT-10); v2: those advertising session
+        self.ctx.session_advertised = self.protocol == 1 or (
+            isinstance(caps, dict) and isinstance(caps.get("session"), dict))
+        self.prompt_caps = messages.prompt_capabilities(result, self.rev)
+        event = ConnEvent.INITIALIZED if version == self.protocol \
+            else ConnEvent.INITIALIZED_OTHER_VERSION
         self._conn_event(event, Ev(idx, kind=version), what)
 

@@ -18,11 +18,16 @@ USER_KINDS = frozenset({"user_message", "user_message_chunk"})
 TOOL_KINDS = {"tool_call_update": "update", "tool_call_content_chunk": "chunk"}
 
 
-def session_update(idx: int, update: dict[str, Any], view: SessionView
+def session_update(idx: int, update: dict[str, Any], view: SessionView, protocol: int = 2
                    ) -> tuple[Event, Ev, str]:
-    """The event a ``session/update`` payload stands for, its payload and a short name."""
+    """The event a ``session/update`` payload stands for, its payload and a short name.
+
+    In v1 (``protocol=1``) a user message chunk is replayed history, never the insertion of a
+    prompt (the turn's start is derived from the prompt, ``turns_v1``): other output."""
     kind = update.get("sessionUpdate")
     what = f"session/update {kind} #{idx}"
+    if protocol == 1 and kind in USER_KINDS:
+        return Event.OUTPUT, Ev(idx, kind=kind), what
     if kind == "state_update":
         state = update.get("state")
         event = STATE_EVENTS.get(state, Event.CUSTOM_REPORTED)  # type: ignore[arg-type]
@@ -50,7 +55,9 @@ def permission_request(idx: int, req_id: Any, params: Any) -> Ev:
     """The payload of a ``session/request_permission``: its tool call and its options."""
     subject = params.get("subject") if isinstance(params, dict) else None
     tool_id = None
-    if isinstance(subject, dict):
+    if isinstance(params, dict) and isinstance(params.get("toolCall"), dict):  # v1's shape
+        tool_id = params["toolCall"].get("toolCallId")
+    elif isinstance(subject, dict):
         tool = subject.get("toolCall")
         tool_id = tool.get("toolCallId") if isinstance(tool, dict) else \
             subject.get("toolCallId")

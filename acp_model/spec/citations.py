@@ -28,7 +28,7 @@ class Cite:
     kind: str
     target: str  # page file name, $defs path, or the external reference
     sections: tuple[str, ...] = ()
-    revision: str = "seed"  # whose schema a $defs pointer is in
+    revision: str = "seed"  # whose schema a $defs pointer (or whose docs page) it is in
 
 
 def parse(citation: str) -> list[Cite]:
@@ -49,8 +49,10 @@ def parse(citation: str) -> list[Cite]:
         else:
             page, _, rest = part.partition(".mdx")
             sections = tuple(s.strip() for s in re.findall(r"§([^§]+)", rest))
-            out.append(Cite("page", page.strip() + ".mdx",
-                            tuple(s.rstrip(", ").strip() for s in sections)))
+            rev, _, name = page.strip().rpartition(" ")  # "v1 prompt-turn.mdx": v1's page
+            out.append(Cite("page", name + ".mdx",
+                            tuple(s.rstrip(", ").strip() for s in sections),
+                            revision=rev if rev in REVISIONS else ""))
     return out
 
 
@@ -112,9 +114,9 @@ def unresolved(citation: str, revision_dir: str = "seed") -> list[str]:
                 cite.target, load_schema(cite.revision))):
             bad.append(f"{cite.revision} {cite.target}")
         elif cite.kind == "page":
-            heads = headings(revision_dir, cite.target)
+            heads = headings(cite.revision or revision_dir, cite.target)
             if heads is None:
-                bad.append(cite.target)
+                bad.append(f"{cite.revision} {cite.target}".strip())
                 continue
             bad += [f"{cite.target} §{s}" for s in cite.sections if not _section_found(s, heads)]
     return bad

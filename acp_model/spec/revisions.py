@@ -1,4 +1,4 @@
-"""The revisions of ACP v2 the model judges by: a vendored schema and the readings each decides.
+"""The revisions of ACP the model judges by: a vendored schema and the readings each decides.
 
 A revision is data, not a second model: its schema (``spec/data/<name>/schema.json``), the
 ambiguities its text decides (fixed reading values), and the rule rows that say which revisions
@@ -7,8 +7,13 @@ they apply to (``rules.Rule.revisions``, ``Rule.strength_in``). The model consul
 vendor its schema under ``spec/data/<name>/``, add a :class:`Revision` here, give the rules it
 adds, changes or drops their revision rows, and write checks for its new MUSTs.
 
-``auto`` is not a revision: front-ends decide it from the agent's first prompt response
-(:func:`detect`), and every report names the revision and the evidence that decided it.
+``v1`` is the protocol deployed agents speak (``protocol=1``): the same lifecycle model judges
+it, its rule rows live in ``rules_v1.py`` and the oracle reads its wire dialect (the turn ends
+with the prompt's response, not with an idle state update).
+
+``auto`` is not a revision: front-ends decide it from the protocol version the agent answers in
+``initialize`` and, for v2, from the agent's first prompt response (:func:`detect`); every report
+names the revision and the evidence that decided it.
 """
 
 from __future__ import annotations
@@ -19,18 +24,20 @@ from typing import Any
 
 SEED = "seed"
 SDK_2_4_0 = "sdk-2.4.0"
+V1 = "v1"
 AUTO = "auto"
 
 
 @dataclass(frozen=True, slots=True)
 class Revision:
-    """One revision of the v2 text."""
+    """One revision of the ACP text."""
 
     name: str
     title: str
     source: str  # where its text comes from
     decides: Mapping[str, str]  # reading ID -> the value its text fixes
     why: Mapping[str, str]  # reading ID -> the sentence that decides it
+    protocol: int = 2  # the protocolVersion its initialize negotiates
 
     def citation(self, def_name: str) -> str:
         """Where a rule of this revision is written (its normative text is in ``$defs``)."""
@@ -58,6 +65,21 @@ REVISIONS: dict[str, Revision] = {r.name: r for r in (
                  "requires_action if it starts blocked on user action'",
          "A-28": "StateUpdate: 'running may precede user-message insertion ... rejecting a "
                  "prompt does not itself end foreground work'"}),
+    Revision(
+        V1, "ACP v1, the protocol deployed agents speak (the turn ends with the prompt's "
+            "response and its stopReason)",
+        "v1 pages at the seed's upstream commit; @agentclientprotocol/sdk 2.4.0 "
+        "schema/v1/schema.json; spec/data/v1",
+        {"A-01": "forbid", "A-04": "noop", "A-10": "cancel", "A-13": "fail", "A-28": "none"},
+        {"A-01": "prompt-turn.mdx: 'Once a prompt turn completes, the Client may send another "
+                 "session/prompt' (one turn at a time)",
+         "A-04": "prompt-turn.mdx §Cancellation: cancel 'an ongoing prompt turn'; with no turn "
+                 "there is nothing to answer (the turn's answer is the prompt's response)",
+         "A-10": "one prompt at a time: a prompt is the turn, and the cancel ends it",
+         "A-13": "prompt-turn.mdx §Cancellation: 'it MUST ensure that it does so before "
+                 "responding to the session/prompt request'",
+         "A-28": "a rejected prompt (an error response) is a turn that never ran"},
+        protocol=1),
 )}
 NAMES: tuple[str, ...] = tuple(REVISIONS)
 CHOICES: tuple[str, ...] = (*NAMES, AUTO)
@@ -115,10 +137,12 @@ def from_prompt_result(result: Any, index: int | None, request_id: Any) -> Decis
 
 class Detector:
     """``auto`` decided incrementally: feed trace records in order until :meth:`feed` returns
-    the decision (the first successful session/prompt response decides)."""
+    the decision (an initialize answered with protocolVersion 1, else the first successful
+    session/prompt response decides)."""
 
     def __init__(self) -> None:
         self.prompts: set[tuple[str, Any]] = set()
+        self.inits: dict[tuple[str, Any], Any] = {}  # initialize request id -> version offered
         self.count = 0
 
     def feed(self, rec: Mapping[str, Any]) -> Decision | None:
@@ -130,6 +154,15 @@ class Detector:
             if rec.get("dir") == "c2a" and msg.get("method") == "session/prompt" \
                     and "id" in msg:
                 self.prompts.add(_key(msg["id"]))
+            elif rec.get("dir") == "c2a" and msg.get("method") == "initialize" and "id" in msg:
+                params = msg.get("params")
+                self.inits[_key(msg["id"])] = params.get("protocolVersion") \
+                    if isinstance(params, dict) else None
+            elif rec.get("dir") == "a2c" and "method" not in msg and "result" in msg \
+                    and _key(msg.get("id")) in self.inits:
+                decision = from_initialize(msg["result"], n, self.inits[_key(msg.get("id"))])
+                if decision is not None:
+                    return decision
             elif rec.get("dir") == "a2c" and "method" not in msg and "result" in msg \
                     and _key(msg.get("id")) in self.prompts:
                 return from_prompt_result(msg["result"], n, msg.get("id"))
@@ -150,6 +183,18 @@ def detect(records: Iterable[Mapping[str, Any]]) -> Decision:
         if decision is not None:
             return decision
     return detector.undecided()
+
+
+def from_initialize(result: Any, index: int | None, offered: Any = None) -> Decision | None:
+    """``auto`` decided by the ``initialize`` response: protocol version 1 is v1 (the v2
+    revisions are told apart later, by the first prompt response)."""
+    version = result.get("protocolVersion") if isinstance(result, dict) else None
+    if version != 1:
+        return None
+    where = f"#{index} " if index is not None else ""
+    asked = f" (the client offered {offered})" if offered is not None else ""
+    return Decision(V1, AUTO, f"the initialize response {where}negotiates protocolVersion "
+                    f"1{asked}", index)
 
 
 def _key(rid: Any) -> tuple[str, Any]:

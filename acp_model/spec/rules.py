@@ -21,10 +21,11 @@ MAY rules are *allowances*: they name behaviour that must never be reported.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
-from acp_model.spec.revisions import SDK_2_4_0, SEED
+from acp_model.spec.revisions import SDK_2_4_0, SEED, V1
+from acp_model.spec.rules_v1 import V1_CITATIONS, V1_ONLY
 
 Party = Literal["agent", "client", "both"]
 Strength = Literal["MUST", "MUST NOT", "SHOULD", "SHOULD NOT", "MAY"]
@@ -414,7 +415,8 @@ _R: list[Rule] = [
          "request)",
          tck=("ACP-JSONRPC-004", "ACP-EXT-001")),
     Rule("ACPM-SCHEMA", "both", "MUST", "safety",
-         "Every message validates against the v2 schema definition for its method and direction.",
+         "Every message validates against its revision's schema definition for its method and "
+         "direction.",
          "transports.mdx §stdio (nothing that is not a valid ACP message); schema.json ($defs "
          "selected by x-method / x-side)", tck=("ACP-SCHEMA-001",)),
     # --- what strict readings add (off under the defaults) ------------------------------
@@ -582,6 +584,22 @@ _R: list[Rule] = [
          "request withdraws it.", "cancellation.mdx §`$/cancel_request` Notification"),
 ]
 
+
+def _with_v1(rules: list[Rule]) -> list[Rule]:
+    """The v1 revision's rows (``rules_v1``): v1 added to the rules it states too, with its
+    citation, and the rules only v1 has."""
+    unknown = set(V1_CITATIONS) - {r.id for r in rules}
+    if unknown:  # pragma: no cover - guards against a typo in rules_v1
+        raise RuntimeError(f"rules_v1 cites rules the catalogue lacks: {sorted(unknown)}")
+    out = [replace(r, revisions=(*r.revisions, V1), cited_in=(*r.cited_in,
+                                                              (V1, V1_CITATIONS[r.id])))
+           if r.id in V1_CITATIONS else r for r in rules]
+    out += [Rule(rid, party, strength, kind, statement, citation, revisions=(V1,))  # type: ignore[arg-type]
+            for rid, party, strength, kind, statement, citation in V1_ONLY]
+    return out
+
+
+_R = _with_v1(_R)
 RULES: dict[str, Rule] = {r.id: r for r in _R}
 if len(RULES) != len(_R):  # pragma: no cover - guards against a copy/paste slip
     raise RuntimeError("duplicate rule id in the catalogue")

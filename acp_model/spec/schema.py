@@ -82,9 +82,11 @@ def method_table(rev: str = SEED) -> dict[str, MethodSpec]:
 
 
 def _branch_values(def_name: str, discriminator: str | None, rev: str) -> frozenset[str]:
-    body = load_schema(rev)["$defs"][def_name]
+    """The values a union defines (v2 writes ``anyOf``, v1 ``oneOf``; a revision without the
+    definition defines none)."""
+    body = load_schema(rev)["$defs"].get(def_name, {})
     values: set[str] = set()
-    for branch in body.get("anyOf", []):
+    for branch in body.get("anyOf", []) + body.get("oneOf", []):
         if "const" in branch:
             values.add(branch["const"])
         elif discriminator is not None:

@@ -101,6 +101,44 @@ class TraceBuilder:
         self.request("c2a", "session/new", {"cwd": cwd}, rid)
         return self.result("a2c", rid, {"sessionId": sid})
 
+    # --- v1 (the turn is the prompt and its response) --------------------------------------
+    def handshake_v1(self, prompt_caps: Any = None) -> TraceBuilder:
+        """v1's initialize exchange (protocolVersion 1, ``agentCapabilities``)."""
+        self.request("c2a", "initialize", {"protocolVersion": 1, "clientCapabilities": {},
+                                           "clientInfo": {"name": "acp-model", "version": "0"}},
+                     0)
+        return self.result("a2c", 0, {
+            "protocolVersion": 1, "authMethods": [],
+            "agentCapabilities": {"loadSession": False, "promptCapabilities": prompt_caps or {}},
+            "agentInfo": {"name": "agent", "version": "1"}})
+
+    def new_session_v1(self, sid: str, req_id: Any = None, cwd: str = "/tmp/project"
+                       ) -> TraceBuilder:
+        rid = self.fresh_id() if req_id is None else req_id
+        self.request("c2a", "session/new", {"cwd": cwd, "mcpServers": []}, rid)
+        return self.result("a2c", rid, {"sessionId": sid})
+
+    def chunk_v1(self, sid: str, text: str = "ok", kind: str = "agent_message_chunk"
+                 ) -> TraceBuilder:
+        return self.update(sid, {"sessionUpdate": kind, "content": {"type": "text",
+                                                                     "text": text}})
+
+    def tool_call_v1(self, sid: str, tool_call_id: str, title: str = "Edit",
+                     status: str = "pending") -> TraceBuilder:
+        return self.update(sid, {"sessionUpdate": "tool_call", "toolCallId": tool_call_id,
+                                 "title": title, "status": status})
+
+    def permission_v1(self, sid: str, req_id: Any, tool_call_id: str) -> TraceBuilder:
+        return self.request("a2c", "session/request_permission", {
+            "sessionId": sid, "toolCall": {"toolCallId": tool_call_id},
+            "options": [{"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+                        {"optionId": "reject", "name": "Reject", "kind": "reject_once"}]},
+            req_id)
+
+    def ended(self, req_id: Any, reason: str = "end_turn") -> TraceBuilder:
+        """v1: the prompt's response ends its turn with a stop reason."""
+        return self.result("a2c", req_id, {"stopReason": reason})
+
     def sync(self, req_id: Any = None) -> TraceBuilder:
         """A client request the agent answers at once: proves it read everything before."""
         rid = self.fresh_id() if req_id is None else req_id

@@ -18,6 +18,7 @@ import orjson
 
 from acp_model.agents.design import Design
 from acp_model.agents.faults import Fault
+from acp_model.agents.reference import v1
 from acp_model.agents.reference.permissions import PermissionsMixin
 from acp_model.agents.reference.prompts import PromptsMixin
 from acp_model.agents.reference.state import PermWait, Session
@@ -68,6 +69,7 @@ class Agent(PromptsMixin, WorkMixin, PermissionsMixin):
         self.timing = TIMINGS[timing]
         self.accept_timing = ACCEPT_DELAYS[timing]
         self.initialized = False
+        self.protocol = PROTOCOL_VERSION  # 1 when the client asked for v1 (reference/v1.py)
         self.sessions: dict[str, Session] = {}
         self.first_session: Session | None = None
         self.perm_waiters: dict[int, PermWait] = {}
@@ -143,8 +145,10 @@ class Agent(PromptsMixin, WorkMixin, PermissionsMixin):
 
     def update(self, s: Session, update: dict[str, Any]) -> None:
         self._remember(s, update)
-        params = {"sessionId": self.route(s), "update": update}
-        self.send({"jsonrpc": "2.0", "method": "session/update", "params": params})
+        for item in (v1.translate(update, s.v1_tools) if self.protocol == v1.PROTOCOL_V1
+                     else [update]):
+            params = {"sessionId": self.route(s), "update": item}
+            self.send({"jsonrpc": "2.0", "method": "session/update", "params": params})
 
     @property
     def newer(self) -> bool:
@@ -159,6 +163,10 @@ class Agent(PromptsMixin, WorkMixin, PermissionsMixin):
         return self.newer or self.design.result == "message-id"
 
     def state(self, s: Session, state: str, stop_reason: str | None = None) -> None:
+        if self.protocol == v1.PROTOCOL_V1:
+            if state == "idle" and stop_reason is not None:
+                self.answer_turn(s, stop_reason)
+            return
         update: dict[str, Any] = {"sessionUpdate": "state_update", "state": state}
         if stop_reason is not None:
             update["stopReason"] = stop_reason
@@ -166,6 +174,15 @@ class Agent(PromptsMixin, WorkMixin, PermissionsMixin):
             update["background"] = [{"type": "tool_call", "toolCallId": t}
                                     for t in s.background]
         self.update(s, update)
+
+    def answer_turn(self, s: Session, stop_reason: str) -> None:
+        """v1: the end of a turn is the response to its prompts."""
+        waiting, s.v1_prompts = s.v1_prompts, []
+        for ctx in waiting:
+            if stop_reason in v1.STOP_REASONS:
+                self.reply(ctx, {"stopReason": stop_reason})
+            else:
+                self.reply_error(ctx, INTERNAL_ERROR, f"the turn failed ({stop_reason})")
 
     def running(self, s: Session) -> None:
         """Report running (twice under the design ``running=repeat``)."""
@@ -344,10 +361,13 @@ class Agent(PromptsMixin, WorkMixin, PermissionsMixin):
         if not isinstance(version, int) or isinstance(version, bool) or version < 0:
             raise RpcFailure(INVALID_PARAMS, "protocolVersion must be a non-negative integer")
         result: dict[str, Any] = {
-            "protocolVersion": PROTOCOL_VERSION,  # 2 is requested or our only version
+            "protocolVersion": PROTOCOL_VERSION,  # 2 is requested or our latest version
             "capabilities": CAPABILITIES,
             "info": AGENT_INFO,
         }
+        if version == v1.PROTOCOL_V1:  # the client speaks v1: so do we
+            self.protocol = v1.PROTOCOL_V1
+            result = v1.initialize_result()
         self.initialized = True
         self.reply(ctx, self.fault.initialize_result(result))
         self.fault.after_initialize(self)

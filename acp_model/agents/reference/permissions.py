@@ -7,6 +7,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from acp_model.agents.reference.state import PermWait, Session, Turn
+from acp_model.agents.reference.v1 import permission_params as v1_permission_params
 from acp_model.agents.turns import ToolSpec
 
 if TYPE_CHECKING:
@@ -44,6 +45,8 @@ class PermissionsMixin:
             "subject": {"type": "tool_call", "toolCall": {"toolCallId": tool_id}},
             "options": self.fault.permission_options(PERMISSION_OPTIONS),
         }
+        if self.protocol == 1:  # v1's shape (reference/v1.py)
+            params = v1_permission_params(params)
         self.send({"jsonrpc": "2.0", "id": rid, "method": "session/request_permission",
                    "params": params})  # fmt: skip
         early = self.fault.early_answer(self, waiting)

@@ -114,6 +114,10 @@ class PromptsMixin:
                 or s.closing
                 or (pend.session_cancelled and self.design.pending_cancel == "reject")
             ):
+                if self.protocol == 1 and not pend.request_cancelled:
+                    # v1: a cancelled turn is answered with its stop reason, never an error
+                    self.reply(pend.ctx, {"stopReason": "cancelled"})
+                    return
                 self.reply_error(pend.ctx, REQUEST_CANCELLED, "prompt cancelled before acceptance")
                 return
             self.accept(s, pend)
@@ -139,6 +143,15 @@ class PromptsMixin:
         joining = turn is not None
         dropped = self.fault.drops_busy_prompt() and joining and pend.busy_at_read
         answer = self.fault.answers_prompt(pend)
+        if self.protocol == 1:  # v1: no acknowledgement, no echo; the turn's end answers it
+            if answer:
+                s.v1_prompts.append(pend.ctx)
+            if turn is not None:
+                if not turn.cancelled:
+                    turn.add(plan)
+            else:
+                self.start_turn(s, plan, cancelled=pend.session_cancelled)
+            return
         if self.fault.errors_after_insertion(s, pend):  # inserted, then an error answer
             self.user_message(s, pend.blocks, msg_id, whole=True)
             self.reply_error(pend.ctx, -32603, "the model failed")

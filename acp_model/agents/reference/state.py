@@ -79,6 +79,9 @@ class Session:
     pending: list[PendingPrompt] = field(default_factory=list)
     queued: list[PendingPrompt] = field(default_factory=list)  # held behind the running turn
     history: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # v1: prompts answered when their turn ends, and the tool calls already reported
+    v1_prompts: list[Any] = field(default_factory=list)
+    v1_tools: set[str] = field(default_factory=set)
     counters: dict[str, int] = field(default_factory=dict)
     stale_cancel: bool = False  # fault late_cancel_kills_next_turn
     after_cancel: bool = False  # fault second_stop_reason

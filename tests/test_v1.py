@@ -1,0 +1,93 @@
+"""v1, one more revision of the same model: the reference agent's v1 mode passes, each of its
+v1 mutants is found under the rule v1 breaks, and a recorded v1 trace is judged as v1 without
+being told."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from acp_model.agents.mutants import BY_NAME, V1_RULES
+from acp_model.fuzzing.config import FuzzConfig
+from acp_model.fuzzing.run import run_fuzz
+from acp_model.oracle.offline import check_records
+from acp_model.trace.builder import TraceBuilder
+from tests.helpers import S
+
+REFERENCE = [sys.executable, "-m", "acp_model.agents.reference"]
+
+
+def _fuzz(argv: list[str], **kw: object) -> tuple[dict[str, object], object]:
+    cfg = FuzzConfig(argv, seed=1, spec="auto", protocol=1, deadline=3.0, replay_runs=1,
+                     shrink_budget=5.0, minimize_budget=10.0, **kw)  # type: ignore[arg-type]
+    result = run_fuzz(cfg)
+    return result.recorder.found, cfg
+
+
+def test_the_reference_agent_passes_under_v1() -> None:
+    cfg = FuzzConfig(REFERENCE + ["--timing", "real"], seed=3, spec="auto", protocol=1,
+                     max_examples=60, time_budget=20.0, max_rounds=1, replay_runs=1)
+    result = run_fuzz(cfg)
+    assert result.unusable is None
+    monitor = result.monitors[0]
+    assert monitor.rev == "v1" and monitor.decision.evidence.startswith("probe: the initialize")
+    assert not result.recorder.found, {r: f.message for r, f in result.recorder.found.items()}
+    assert result.recorder.examples >= 20
+    # the lifecycle was exercised: turns ended by their response, cancels, permissions
+    transitions = monitor.transition_counts()
+    assert transitions.get("running:idle_reported", 0) > 10
+    assert transitions.get("running:cancel", 0) > 0
+    assert transitions.get("running:permission_answer", 0) > 0
+
+
+@pytest.mark.parametrize("name", sorted(V1_RULES))
+def test_each_v1_mutant_is_found_under_its_v1_rule(name: str) -> None:
+    rule = V1_RULES[name]
+    mutant = BY_NAME[name]
+    found, _ = _fuzz(REFERENCE + ["--mutant", name], max_examples=150, time_budget=40.0,
+                     max_rounds=6, stop_on=frozenset({rule}))
+    assert rule in found, (name, mutant.rule, sorted(found))
+
+
+def _v1() -> TraceBuilder:
+    return TraceBuilder().handshake_v1().new_session_v1(S)
+
+
+def test_a_recorded_v1_trace_is_judged_as_v1_without_being_told() -> None:
+    clean = _v1().prompt(S, 10).chunk_v1(S).tool_call_v1(S, "t1").permission_v1(S, 50, "t1")
+    clean.answer(50, "allow").tool(S, "t1", "completed").ended(10)
+    clean.prompt(S, 11).chunk_v1(S).cancel(S).chunk_v1(S, "wrapping up").ended(11, "cancelled")
+    report = check_records(clean.records, spec="auto")
+    assert report["spec"]["revision"] == "v1"
+    assert "protocolVersion 1" in report["spec"]["evidence"]
+    assert report["verdict"] == "pass", report["violations"]
+    # the same exchange judged as v2 is meaningless: the v2 schema rejects v1's messages
+    as_v2 = check_records(clean.records, spec="seed")
+    assert as_v2["verdict"] == "fail"
+
+
+def test_diff_spec_across_protocols_lists_behaviours_whose_verdicts_differ(tmp_path) -> None:
+    """`explore --diff-spec v1,seed`: each behaviour's witness passes under one revision and
+    fails under the other, and `acp-model check` on the written file (auto) agrees."""
+    import json
+    import subprocess
+
+    from acp_model.explorer.protocol_diff import protocol_diff
+
+    for other in ("seed", "sdk-2.4.0"):
+        doc = protocol_diff("v1", other)
+        assert len(doc["behaviours"]) >= 5
+        for row in doc["behaviours"]:
+            assert {row["v1"]["verdict"], row[other]["verdict"]} == {"pass", "fail"}, row
+    out = subprocess.run([sys.executable, "-m", "acp_model", "explore", "--diff-spec",
+                          "v1,seed", "--format", "json", "--witness-dir", str(tmp_path)],
+                         capture_output=True, text=True, check=True)
+    doc = json.loads(out.stdout)
+    for row in doc["behaviours"]:
+        for rev in ("v1", "seed"):
+            path = tmp_path / f"behaviours-{row['id']}-{rev}.jsonl"
+            judged = subprocess.run([sys.executable, "-m", "acp_model", "check", str(path),
+                                     "--spec", rev], capture_output=True, text=True)
+            assert judged.returncode == (0 if row[rev]["verdict"] == "pass" else 1), (
+                row["id"], rev, judged.stdout[-600:])
