@@ -26,7 +26,7 @@ def _fuzz(argv: list[str], **kw: object) -> tuple[dict[str, object], object]:
 
 
 def test_the_reference_agent_passes_under_v1() -> None:
-    cfg = FuzzConfig(REFERENCE + ["--timing", "real"], seed=3, spec="auto", protocol=1,
+    cfg = FuzzConfig([*REFERENCE, "--timing", "real"], seed=3, spec="auto", protocol=1,
                      max_examples=60, time_budget=20.0, max_rounds=1, replay_runs=1)
     result = run_fuzz(cfg)
     assert result.unusable is None
@@ -45,7 +45,7 @@ def test_the_reference_agent_passes_under_v1() -> None:
 def test_each_v1_mutant_is_found_under_its_v1_rule(name: str) -> None:
     rule = V1_RULES[name]
     mutant = BY_NAME[name]
-    found, _ = _fuzz(REFERENCE + ["--mutant", name], max_examples=150, time_budget=40.0,
+    found, _ = _fuzz([*REFERENCE, "--mutant", name], max_examples=150, time_budget=40.0,
                      max_rounds=6, stop_on=frozenset({rule}))
     assert rule in found, (name, mutant.rule, sorted(found))
 
