@@ -91,3 +91,16 @@ def test_diff_spec_across_protocols_lists_behaviours_whose_verdicts_differ(tmp_p
                                      "--spec", rev], capture_output=True, text=True)
             assert judged.returncode == (0 if row[rev]["verdict"] == "pass" else 1), (
                 row["id"], rev, judged.stdout[-600:])
+
+
+def test_content_after_a_prompt_withdrawn_with_cancel_request_is_not_cancel_09() -> None:
+    """v1 says 'before responding' of session/cancel; a prompt the client withdrew with
+    $/cancel_request and the agent ended cancelled is not bound (codex-acp sends a late
+    warning chunk then)."""
+    t = _v1().prompt(S, 10).cancel_request("c2a", 10).ended(10, "cancelled")
+    t.chunk_v1(S, "Warning: model metadata not found")
+    report = check_records([r.to_json() for r in t.records], spec="auto")
+    assert report["verdict"] == "pass", report["violations"]
+    t = _v1().prompt(S, 10).cancel(S).ended(10, "cancelled").chunk_v1(S, "late")
+    assert {v["rule"] for v in check_records([r.to_json() for r in t.records],
+                                             spec="auto")["violations"]} == {"CANCEL-09"}

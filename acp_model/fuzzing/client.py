@@ -393,6 +393,8 @@ class FuzzClient:
             wanted = Answer.CANCELLED  # the model says only the cancelled outcome is allowed
         if withdrawn and wanted != Answer.CANCELLED:
             wanted = Answer.ERROR  # a withdrawn request: -32800, as cancellation.mdx shows
+        if wanted == Answer.CUSTOM and revisions.get(self.monitor.rev).protocol == 1:
+            wanted = Answer.REJECT  # v1's outcomes are a closed union: no custom ones
         option = option_for(options, wanted) if wanted in (Answer.ALLOW, Answer.REJECT) else None
         if wanted == Answer.ERROR:
             self._answer(sid, rid, error=CANCELLED_ERROR)

@@ -839,7 +839,9 @@ class SessionModel:
             justifying = [c for c in self.cancels if c.status in OWING]
             served += justifying[:1]
             self.cancelled_tools = set(self.work_tools)
-            self.cancelled_end = ev.idx
+            # v1's "before responding" is said of session/cancel: a turn ended cancelled
+            # only because the client withdrew its prompt ($/cancel_request) is not bound
+            self.cancelled_end = ev.idx if justifying else -1
         # Read during this work: judged by CANCEL-07 above.
         served += [c for c in self.cancels
                    if c.status == CancelStatus.WORK and self._read(c.idx) and c not in served]

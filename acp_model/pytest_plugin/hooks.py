@@ -25,6 +25,7 @@ from acp_model.pytest_plugin.run import (
     agent_argv,
     probe_agent,
 )
+from acp_model.spec import revisions
 
 if TYPE_CHECKING:
 
@@ -46,7 +47,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "failure (default 3)")
     group.addoption("--acp-reading", action="append", default=[], metavar="NAME=VALUE",
                     help="choose a reading of an ambiguous place (repeatable), e.g. A-01=forbid")
-    group.addoption("--acp-spec", choices=("seed", "sdk-2.4.0", "auto"), default="auto",
+    group.addoption("--acp-spec", choices=revisions.CHOICES, default="auto",
                     help="the spec revision that judges (default auto: the agent's first "
                          "prompt response decides)")
     group.addoption("--acp-out", metavar="DIR", default=None,
