@@ -59,3 +59,29 @@ def test_a_real_agent_under_v2(name: str) -> None:
                             if v["rule"] in failed - fail}
     assert warned <= warn, {v["rule"]: v["message"] for v in report["violations"]
                             if v["rule"] in warned - warn}
+
+
+@pytest.mark.parametrize("name", sorted(n for n, v in documented() if v == 1))
+def test_a_real_agent_under_v1(name: str) -> None:
+    """The same agent asked for v1 (--protocol v1): judged under the v1 revision, its turns
+    ended by their prompt responses, only the documented v1 verdicts."""
+    profile = get(name)
+    assert profile.installed(), f"run `acp-model agents install {name}` (make test does)"
+    cfg = profile_config(FuzzConfig(["true"], seed=3, time_budget=30, max_examples=100_000,
+                                    replay_runs=1, minimize_budget=10, spec="auto",
+                                    protocol=1), profile, 1)
+    with backend(cfg, profile) as running:
+        result = run_fuzz(running)
+    report = fuzz_report(result)
+    assert result.judged and not result.interrupted, (result.unusable, result.problem)
+    assert report["spec"]["revision"] == "v1", report["spec"]
+    transitions = report["transitions"]
+    assert transitions.get("running:idle_reported", 0) > 0, transitions  # turns ended
+    assert transitions.get("running:permission_request", 0) > 0, transitions
+    fail, warn = documented()[(name, 1)]
+    failed = {v["rule"] for v in report["violations"] if v["level"] == "fail"}
+    warned = {v["rule"] for v in report["violations"] if v["level"] != "fail"}
+    assert failed <= fail, {v["rule"]: v["message"] for v in report["violations"]
+                            if v["rule"] in failed - fail}
+    assert warned <= warn, {v["rule"]: v["message"] for v in report["violations"]
+                            if v["rule"] in warned - warn}
