@@ -162,3 +162,55 @@ def test_scripts_read_back_and_describe_themselves() -> None:
     assert describe_script(script) == "model: tool call (shell command), then 3 chunks 200 ms apart"
     with pytest.raises(ValueError):
         Tools("teleport")
+
+
+def chat_body(prompt: str, rounds: int = 0, *, stream: bool = True) -> dict[str, Any]:
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "be brief"},
+                                      {"role": "user", "content": prompt}]
+    for n in range(rounds):
+        messages.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"c{n}", "type": "function",
+             "function": {"name": "run_shell_command", "arguments": "{}"}}]})
+        messages.append({"role": "tool", "tool_call_id": f"c{n}", "content": "ok"})
+    return {"model": "qwen3-coder-plus", "stream": stream, "messages": messages,
+            "tools": [{"type": "function", "function": {"name": "run_shell_command"}},
+                      {"type": "function", "function": {"name": "write_file"}}]}
+
+
+def post_chat(url: str, body: dict[str, Any]) -> list[Any]:
+    """The ``data:`` payloads of a chat completions stream, ``[DONE]`` included."""
+    req = urllib.request.Request(url, data=json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=20) as resp:
+        text = resp.read().decode()
+    if not body.get("stream"):
+        return [json.loads(text)]
+    return [line[6:] if line == "data: [DONE]" else json.loads(line[6:])
+            for line in text.splitlines() if line.startswith("data: ")]
+
+
+def test_the_chat_completions_api_calls_tools_and_streams() -> None:
+    with ScriptedModel("openai-chat", workspace="/work", stall_limit=5) as chat:
+        tag = chat.register((Tools("shell", 2), Tools("edit"), Text(2, 0),
+                             Stop("max_tokens")))
+        url = f"{chat.url}/v1/chat/completions"
+        chunks = post_chat(url, chat_body(f"fix {tag_text(tag)}"))
+        assert chunks[-1] == "[DONE]"
+        calls = [c["choices"][0]["delta"]["tool_calls"][0] for c in chunks[:-1]
+                 if "tool_calls" in c["choices"][0]["delta"]]
+        assert [c["function"]["name"] for c in calls] == ["run_shell_command"] * 2
+        assert json.loads(calls[0]["function"]["arguments"])["command"].startswith("touch acpm-")
+        assert chunks[-2]["choices"][0]["finish_reason"] == "tool_calls"
+        chunks = post_chat(url, chat_body(f"fix {tag_text(tag)}", rounds=1))
+        edit = chunks[0]["choices"][0]["delta"]["tool_calls"][0]["function"]
+        assert edit["name"] == "write_file"
+        assert json.loads(edit["arguments"])["file_path"].startswith("/work/acpm-")
+        chunks = post_chat(url, chat_body(f"fix {tag_text(tag)}", rounds=2))
+        assert [c["choices"][0]["delta"].get("content") for c in chunks[:-2]] == [
+            "chunk 1 of 2. ", "chunk 2 of 2. "]
+        chunks = post_chat(url, chat_body(f"fix {tag_text(tag)}", rounds=3))
+        assert chunks[-2]["choices"][0]["finish_reason"] == "length"
+        # a side question (no stream) gets one plain completion
+        (side,) = post_chat(url, chat_body("is the user done?", stream=False))
+        assert side["object"] == "chat.completion"
+        assert side["choices"][0]["message"]["content"]

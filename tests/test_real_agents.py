@@ -36,7 +36,7 @@ def test_every_profile_has_a_documented_verdict() -> None:
     assert {name for name, _ in documented()} == set(PROFILES)
 
 
-@pytest.mark.parametrize("name", sorted(PROFILES))
+@pytest.mark.parametrize("name", sorted(n for n, v in documented() if v == 2))
 def test_a_real_agent_under_v2(name: str) -> None:
     profile = get(name)
     assert profile.installed(), f"run `acp-model agents install {name}` (make test does)"
@@ -70,7 +70,7 @@ def test_a_real_agent_under_v1(name: str) -> None:
     ended by their prompt responses, only the documented v1 verdicts."""
     profile = get(name)
     assert profile.installed(), f"run `acp-model agents install {name}` (make test does)"
-    cfg = profile_config(FuzzConfig(["true"], seed=3, time_budget=30, max_examples=100_000,
+    cfg = profile_config(FuzzConfig(["true"], seed=3, time_budget=25, max_examples=100_000,
                                     replay_runs=1, minimize_budget=10, spec="auto",
                                     protocol=1), profile, 1)
     with backend(cfg, profile) as running:
@@ -80,7 +80,7 @@ def test_a_real_agent_under_v1(name: str) -> None:
     assert report["spec"]["revision"] == "v1", report["spec"]
     transitions = report["transitions"]
     assert transitions.get("running:idle_reported", 0) > 0, transitions  # turns ended
-    assert transitions.get("running:permission_request", 0) > 0, transitions
+    assert transitions.get("running:cancel", 0) > 0, transitions  # cancels during a turn
     fail, warn = documented()[(name, 1)]
     failed = {v["rule"] for v in report["violations"] if v["level"] == "fail"}
     warned = {v["rule"] for v in report["violations"] if v["level"] != "fail"}

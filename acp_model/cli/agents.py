@@ -25,7 +25,7 @@ def cmd_agents(args: argparse.Namespace, console: Console) -> int:
                     console.print(f"{name} {profile.version}: already installed in "
                                   f"{profile.install_dir()}")
                     continue
-                console.print(f"{name}: npm ci {profile.package}@{profile.version} ...")
+                console.print(f"{name}: npm {profile.npm} {profile.package}@{profile.version} ...")
                 where = profile.install()
             except ProfileError as exc:
                 raise UsageError(str(exc)) from None

@@ -30,7 +30,7 @@ from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.frontend import SignalStop, agent_problem, hypothesis_home
 from acp_model.fuzzing.recorder import Recorder
 
-MODEL_APIS = ("anthropic", "openai-responses")
+MODEL_APIS = ("anthropic", "openai-responses", "openai-chat")
 EPILOG = """exit codes: 0 no failure (warnings allowed), 1 failures found, 2 usage or environment
 error (an agent command that cannot be executed, an agent that cannot be initialized for a
 reason no rule covers, a store that went away), 3 internal error of the fuzzer, 130 interrupted
@@ -81,7 +81,7 @@ def _base_config(args: argparse.Namespace) -> tuple[FuzzConfig, Any]:
         max_sessions=args.max_sessions, replay_runs=args.replay_runs,
         minimize_budget=args.minimize_budget, startup_deadline=args.startup_deadline,
         spec=args.spec, model_api=args.model, batches=not args.no_batches,
-        protocol=_protocol(args))
+        protocol=_protocol(args, profile))
     if profile is not None:
         if args.model is not None and args.model != profile.model_api:
             raise UsageError(f"--agent {profile.name} calls the {profile.model_api} API; "
@@ -94,13 +94,14 @@ def _base_config(args: argparse.Namespace) -> tuple[FuzzConfig, Any]:
     return cfg, profile
 
 
-def _protocol(args: argparse.Namespace) -> int:
-    """The protocol version the fuzzer offers: --protocol, else the one --spec names."""
+def _protocol(args: argparse.Namespace, profile: Any = None) -> int:
+    """The protocol version the fuzzer offers: --protocol, else the one --spec names, else
+    the profile's first (a v1-only agent is offered v1), else 2."""
     from acp_model.spec.revisions import AUTO, get
 
     spec_protocol = get(args.spec).protocol if args.spec not in (None, AUTO) else None
     if args.protocol is None:
-        return spec_protocol or 2
+        return spec_protocol or (profile.protocols[0] if profile is not None else 2)
     protocol = int(args.protocol.removeprefix("v"))
     if spec_protocol is not None and spec_protocol != protocol:
         raise UsageError(f"--protocol {args.protocol} contradicts --spec {args.spec} "

@@ -59,6 +59,10 @@ class Profile:
     reuse_sessions: int = 3  # quiet sessions later examples take over (a session costs ~1 s)
     patience: float = 5.0  # the client's short waits last this many times longer
     notes: str = ""
+    # "ci" (npm ci: the lockfile exactly) or "install" (npm install --no-save, still from the
+    # lockfile, for a package whose optional per-platform dependencies the registry cannot
+    # lock: npm ci then refuses the lockfile as out of sync)
+    npm: str = "ci"
 
     # --- where it lives --------------------------------------------------------------------
     def install_dir(self, cache: Path | None = None) -> Path:
@@ -105,11 +109,12 @@ class Profile:
         data = resources.files("acp_model.profiles").joinpath("data", self.name)
         for name in LOCK_FILES:
             (target / name).write_bytes(data.joinpath(name).read_bytes())
-        cmd = [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"]
+        cmd = [npm, "ci"] if self.npm == "ci" else [npm, "install", "--no-save"]
+        cmd += ["--no-audit", "--no-fund", "--loglevel=error"]
         done = subprocess.run(cmd, cwd=target, capture_output=quiet, text=True, check=False)
         if done.returncode != 0 or not self.installed(cache):
             tail = (done.stderr or "")[-800:] if quiet else ""
-            raise ProfileError(f"npm ci for {self.name} failed (exit {done.returncode})"
+            raise ProfileError(f"npm {self.npm} for {self.name} failed (exit {done.returncode})"
                                + (f": {tail}" if tail else ""))
         return target
 
@@ -135,7 +140,8 @@ def _profile(data: dict[str, Any]) -> Profile:
         sessions_ahead=int(data.get("sessions_ahead", 2)),
         close_sessions=bool(data.get("close_sessions", True)),
         reuse_sessions=int(data.get("reuse_sessions", 3)),
-        patience=float(data.get("patience", 5.0)), notes=data.get("notes", ""))
+        patience=float(data.get("patience", 5.0)), notes=data.get("notes", ""),
+        npm=str(data.get("npm", "ci")))
 
 
 def load() -> dict[str, Profile]:

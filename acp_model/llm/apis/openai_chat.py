@@ -1,0 +1,174 @@
+"""The OpenAI Chat Completions API (``POST /v1/chat/completions``), as qwen-code calls it.
+
+A streamed reply is server-sent ``data:`` lines of ``chat.completion.chunk`` objects: deltas of
+the assistant's ``content`` or of its ``tool_calls`` (name and arguments), a last chunk with the
+``finish_reason`` (``stop``, ``tool_calls``, ``length``) and usage, then ``data: [DONE]``. A
+tool's result comes back in the next request as a ``tool`` message. Requests with
+``stream: false`` (an agent's side questions) get one ``chat.completion`` object.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+from aiohttp import web
+
+from acp_model.llm.script import Fail, Reply, Stall, Stop, Text, Tools
+from acp_model.llm.wire import Gone, ModelRequest, ReplyContext, find_tag, paced, stream_write
+
+SHELL_TOOLS = ("run_shell_command", "shell", "bash")
+EDIT_TOOLS = ("write_file",)
+
+
+def _text(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(c.get("text", "") for c in content
+                        if isinstance(c, dict) and isinstance(c.get("text"), str))
+    return ""
+
+
+def _tool_names(body: dict[str, Any]) -> tuple[str, ...]:
+    names = []
+    for tool in body.get("tools") or []:
+        fn = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(fn, dict) and isinstance(fn.get("name"), str):
+            names.append(fn["name"])
+    return tuple(names)
+
+
+def tool_call(req: ModelRequest, reply: Tools, ctx: ReplyContext, k: int) -> tuple[str, dict]:
+    """The concrete tool and arguments for the ``k``-th call of a :class:`Tools` reply."""
+    name = f"acpm-{ctx.tag}-{ctx.step}-{k}"
+    edit = next((t for t in EDIT_TOOLS if t in req.tools), None)
+    if reply.tool == "edit" and edit is not None and ctx.workspace:
+        return edit, {"file_path": f"{ctx.workspace}/{name}.md",
+                      "content": "written by the acp-model scripted model\n"}
+    shell = next((t for t in SHELL_TOOLS if t in req.tools), "run_shell_command")
+    command = f"touch {name}.txt" if reply.tool == "shell" else \
+        f"printf 'written by acp-model\\n' > {name}.md"
+    return shell, {"command": command, "description": "acp-model scripted tool call"}
+
+
+class OpenAIChat:
+    name = "openai-chat"
+    routes = (("POST", "/v1/chat/completions"), ("POST", "/chat/completions"))
+
+    def env(self, base_url: str) -> dict[str, str]:
+        return {"OPENAI_BASE_URL": f"{base_url}/v1", "OPENAI_API_KEY": "acp-model-scripted"}
+
+    def parse(self, body: Any) -> ModelRequest:
+        if not isinstance(body, dict):
+            return ModelRequest(None)
+        messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+        tools = _tool_names(body)
+        model = str(body.get("model") or "model")
+        tagged = [(n, tag) for n, m in enumerate(messages)
+                  if m.get("role") == "user" and (tag := find_tag(_text(m))) is not None]
+        if not tools or not tagged or body.get("stream") is False:
+            return ModelRequest(None, tools=tools, model=model)  # a side request
+        at, tag = tagged[-1]
+        if at == len(messages) - 1:
+            return ModelRequest(tag, 0, tools, model)
+        if messages[-1].get("role") != "tool":
+            return ModelRequest(None, tools=tools, model=model)
+        rounds = sum(1 for prev, m in zip(messages[at:], messages[at + 1:], strict=False)
+                     if m.get("role") == "tool" and prev.get("role") != "tool")
+        return ModelRequest(tag, rounds, tools, model)
+
+    async def other(self, request: web.Request) -> web.StreamResponse | None:
+        if request.path.rstrip("/").endswith("/models"):
+            return web.json_response({"object": "list", "data": []})
+        return None
+
+    async def respond(self, request: web.Request, reply: Reply, req: ModelRequest,
+                      ctx: ReplyContext) -> web.StreamResponse:
+        if isinstance(reply, Fail) and reply.failure != "dropped":
+            status = 503 if reply.failure == "overloaded" else 500
+            return web.json_response({"error": {"type": "server_error", "message":
+                                                "acp-model scripted failure"}}, status=status)
+        cid = f"chatcmpl-acpm-{ctx.tag}-{ctx.step}"
+        if req.tag is None:  # a side question, streamed or not: a short plain answer
+            text = "acp-model scripted answer."
+            try:
+                body = await request.json()
+            except ValueError:
+                body = {}
+            if isinstance(body, dict) and body.get("stream") is False:
+                return web.json_response({
+                    "id": cid, "object": "chat.completion", "created": int(time.time()),
+                    "model": req.model, "choices": [{
+                        "index": 0, "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": text}}],
+                    "usage": _USAGE})
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream",
+                                           "Cache-Control": "no-cache"})
+        await resp.prepare(request)
+        out = _Out(resp, cid, req.model)
+        finish = "stop"
+        if isinstance(reply, Tools):
+            for k in range(reply.count):
+                name, args = tool_call(req, reply, ctx, k)
+                await out.chunk({"tool_calls": [{
+                    "index": k, "id": f"call_acpm_{ctx.tag}_{ctx.step}_{k}", "type": "function",
+                    "function": {"name": name, "arguments": json.dumps(args)}}]})
+            finish = "tool_calls"
+        elif isinstance(reply, Stall):
+            await _stall(resp, ctx.stall_limit)
+            await out.chunk({"role": "assistant", "content": "chunk 1 of 1. "})
+        elif isinstance(reply, Fail):  # dropped: one chunk, then the connection goes
+            await out.chunk({"role": "assistant", "content": "chunk 1 of "})
+            if request.transport is not None:
+                request.transport.close()
+            raise Gone
+        elif isinstance(reply, Stop) and reply.reason == "refusal":
+            await out.chunk({"role": "assistant",
+                             "content": "I can't help with that (acp-model scripted refusal)."})
+        else:
+            chunks, pace = (reply.chunks, reply.pace_ms) if isinstance(reply, Text) else (1, 0)
+            for n in range(chunks):
+                if n:
+                    await paced(pace)
+                await out.chunk({"role": "assistant", "content": f"chunk {n + 1} of {chunks}. "})
+        if isinstance(reply, Stop) and reply.reason == "max_tokens":
+            finish = "length"
+        await out.chunk({}, finish=finish, usage=True)
+        await stream_write(resp, b"data: [DONE]\n\n")
+        await resp.write_eof()
+        return resp
+
+
+_USAGE = {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
+
+
+class _Out:
+    """Writes one reply's ``chat.completion.chunk`` lines."""
+
+    def __init__(self, resp: web.StreamResponse, cid: str, model: str) -> None:
+        self.resp, self.cid, self.model = resp, cid, model
+
+    async def chunk(self, delta: dict[str, Any], *, finish: str | None = None,
+                    usage: bool = False) -> None:
+        data: dict[str, Any] = {"id": self.cid, "object": "chat.completion.chunk",
+                                "created": int(time.time()), "model": self.model,
+                                "choices": [{"index": 0, "delta": delta,
+                                             "finish_reason": finish}]}
+        if usage:
+            data["usage"] = _USAGE
+        await stream_write(self.resp, f"data: {json.dumps(data)}\n\n".encode())
+
+
+async def _stall(resp: web.StreamResponse, limit: float) -> None:
+    """Keep-alive comments until the agent hangs up (raises Gone) or ``limit`` passes."""
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        await asyncio.sleep(0.2)
+        await stream_write(resp, b": keep-alive\n\n")
+
+
+__all__ = ["OpenAIChat"]
