@@ -104,3 +104,29 @@ def test_content_after_a_prompt_withdrawn_with_cancel_request_is_not_cancel_09()
     t = _v1().prompt(S, 10).cancel(S).ended(10, "cancelled").chunk_v1(S, "late")
     assert {v["rule"] for v in check_records([r.to_json() for r in t.records],
                                              spec="auto")["violations"]} == {"CANCEL-09"}
+
+
+def test_the_proxy_judges_a_v1_session_as_v1_live(tmp_path) -> None:
+    """An editor speaking v1 through `acp-model proxy`: the initialize exchange decides v1,
+    and a v1 violation (content after the cancelled response) shows live."""
+    from acp_model.fuzzing.transport import AgentProcess, is_response_to
+
+    log = tmp_path / "live.log"
+    argv = [sys.executable, "-m", "acp_model", "proxy", "--log", str(log), "--",
+            *REFERENCE, "--mutant", "updates_after_cancelled_idle", "--timing", "slow"]
+    with AgentProcess(argv) as p:
+        init = p.call("initialize", {"protocolVersion": 1, "clientCapabilities": {}},
+                      timeout=30)
+        assert init["protocolVersion"] == 1 and "agentCapabilities" in init
+        sid = p.call("session/new", {"cwd": str(tmp_path), "mcpServers": []})["sessionId"]
+        rid = p.request("session/prompt", {"sessionId": sid, "prompt": [
+            {"type": "text", "text": "analyze the project"}]})
+        p.wait_for(lambda m: m.get("method") == "session/update", timeout=10)
+        p.notify("session/cancel", {"sessionId": sid})
+        response = p.wait_for(lambda m: is_response_to(m, rid), timeout=10)
+        assert response is not None and response["msg"]["result"]["stopReason"] == "cancelled"
+        p.wait_stderr("CANCEL-09", timeout=10)
+        assert "acp-model: FAIL CANCEL-09 (MUST)" in p.stderr_text()
+    text = log.read_text()
+    assert "FAIL CANCEL-09" in text
+    assert "v1" in text, text[-800:]  # the revision that judged, and why
