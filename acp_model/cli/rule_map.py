@@ -17,6 +17,7 @@ from acp_model.spec.rules import RULES
 
 DECIDING_MODULES = (
     "acp_model.model.session",
+    "acp_model.model.obligations",
     "acp_model.model.connection",
     "acp_model.model.messages",
     "acp_model.model.reducers",
@@ -29,8 +30,10 @@ DECIDING_MODULES = (
 )
 
 WHAT = {
-    "acp_model.model.session": "the session machine: stateful lifecycle checks (guards) and "
-                               "the liveness obligations a session owes",
+    "acp_model.model.session": "the session machine: stateful lifecycle checks (guards) over "
+                               "the race facts of race_facts.py, proofs in evidence.py",
+    "acp_model.model.obligations": "what a session still owes (liveness): answers, user "
+                                   "messages, the end of work, the cancelled idle",
     "acp_model.model.connection": "the connection machine: initialize first, session ids, "
                                   "known sessions, baseline methods",
     "acp_model.model.messages": "single-message checks the schema cannot express (reserved "

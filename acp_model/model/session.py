@@ -35,19 +35,30 @@ on the agent having read something unless the frontier proves it. The cancel boo
 
 from __future__ import annotations
 
-import operator
-from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import reduce
 from types import MappingProxyType
 from typing import Any
 
-from statemachine import State, StateMachine
-from statemachine.transition_list import TransitionList
-
-from acp_model.model.check import CheckMeta, allowance, check, declare
+from acp_model.model.check import allowance, check
 from acp_model.model.context import Context
 from acp_model.model.events import Ev
+from acp_model.model.evidence import Evidence, EvidenceMixin
+from acp_model.model.lifecycle import SessionLifecycle, quiescent, stay
+from acp_model.model.obligations import (
+    CANCEL_ENDS_WORK,
+    CANCELLED_PERMISSION_ANSWERED,
+    IDLE_CANCEL_REPLIED,
+    PERMISSION_ANSWERED,
+    PROMPT_ANSWERED,
+    RECEIPT_ECHOED,
+    REQUEST_OBLIGATIONS,
+    USER_MESSAGE_REPORTED,
+    WITHDRAWN_ANSWERED,
+    WORK_ENDS,
+    Obligation,
+    ObligationsMixin,
+)
+from acp_model.model.race_facts import OWING, RaceFactsMixin
 from acp_model.model.records import CancelRec, PermRec, PromptRec, ToolRec
 from acp_model.model.vocab import (
     AGENT_EVENTS,
@@ -57,71 +68,22 @@ from acp_model.model.vocab import (
     WORK,
     Answer,
     CancelStatus,
-    ErrorCode,
-    Kind,
     Level,
     PermState,
     PromptStatus,
 )
 
-__all__ = ["AGENT_EVENTS", "CLIENT_EVENTS", "EVENTS", "QUIET", "WORK", "Context", "Ev",
-           "Obligation", "SessionLifecycle", "SessionModel"]
+__all__ = ["AGENT_EVENTS", "CANCELLED_PERMISSION_ANSWERED", "CANCEL_ENDS_WORK", "CLIENT_EVENTS",
+           "EVENTS", "IDLE_CANCEL_REPLIED", "PERMISSION_ANSWERED", "PROMPT_ANSWERED", "QUIET",
+           "RECEIPT_ECHOED", "REQUEST_OBLIGATIONS", "USER_MESSAGE_REPORTED", "WITHDRAWN_ANSWERED",
+           "WORK", "WORK_ENDS", "Context", "Ev", "Evidence", "Obligation", "SessionLifecycle",
+           "SessionModel", "quiescent", "stay"]
 
 FINAL_TOOL_STATUSES = frozenset({"completed", "failed", "cancelled"})
 PROCEEDING_TOOL_STATUSES = frozenset({"in_progress", "completed"})
 REJECTED_KEPT = 32  # rejected prompts whose text SDK-PROMPT-03 still looks for
 # Cancels that still concern the work in progress (sent during it, or ambiguous).
-OWING = frozenset({CancelStatus.WORK, CancelStatus.AMBIGUOUS})
 
-
-
-def _liveness(rule_id: str, name: str, doc: str, **kw: Any) -> CheckMeta:
-    return declare(rule_id, name, doc, module=__name__, kind=Kind.OBLIGATION, **kw)
-
-
-# Liveness obligations: what a session still owes is judged at the end of a trace (or of a
-# fuzz example) with a deadline; the explorer calls a configuration quiescent when none is open.
-PROMPT_ANSWERED = _liveness("PROMPT-04", "prompt_answered",
-                            "Every session/prompt is eventually answered.")
-USER_MESSAGE_REPORTED = _liveness("PROMPT-06", "user_message_reported",
-                                  "Every accepted prompt is followed by its user message.")
-WORK_ENDS = _liveness("STATE-02", "work_ends", "Foreground work eventually ends with an idle.")
-CANCEL_ENDS_WORK = _liveness("CANCEL-06", "cancel_ends_work",
-                             "A cancel sent during foreground work is answered with "
-                             "idle(cancelled).")
-IDLE_CANCEL_REPLIED = _liveness("A-04.idle-cancelled", "idle_cancel_replied",
-                                "Under A-04=idle-cancelled every cancel is answered with "
-                                "idle(cancelled).")
-PERMISSION_ANSWERED = _liveness("PERM-12", "permission_answered",
-                                "Every permission request is eventually answered.")
-CANCELLED_PERMISSION_ANSWERED = _liveness(
-    "CANCEL-04", "cancelled_permission_answered",
-    "A permission request pending at a cancel is answered with the cancelled outcome.")
-WITHDRAWN_ANSWERED = _liveness("CANCEL-14", "withdrawn_answered",
-                               "A request withdrawn with $/cancel_request is still answered.")
-RECEIPT_ECHOED = _liveness("SDK-RECEIPT-02", "receipt_echoed",
-                           "The user message a prompt receipt names is reported with that "
-                           "messageId.", reading="SPEC",
-                           levels={"seed": "off", "sdk-2.4.0": "rule"})
-# Obligations about a request's answer: the monitor judges open requests of every method the
-# same way (with these metas), so it skips them among a session's obligations.
-REQUEST_OBLIGATIONS = frozenset({PROMPT_ANSWERED, PERMISSION_ANSWERED,
-                                 CANCELLED_PERMISSION_ANSWERED, WITHDRAWN_ANSWERED})
-
-
-Evidence = tuple[str, list[tuple[int, str]]]  # what proves a failure, and its records by role
-
-
-@dataclass(frozen=True, slots=True)
-class Obligation:
-    """Something still owed: the decision (rule, check), the index that created it, what."""
-
-    check: CheckMeta
-    idx: int  # -1: the end of the trace
-    what: str
-    # Owed because of a client message at ``idx`` (the agent knew only if it read it), rather
-    # than because of work the agent accepted or reported itself.
-    by_client: bool = False
 
 
 _EXPLAINS = MappingProxyType({"snapshot": False, "why": "what a failure's evidence cites; no "
@@ -136,7 +98,7 @@ LATE_CONTENT_KINDS = frozenset({"agent_message_chunk", "agent_thought_chunk"})
 
 
 @dataclass
-class SessionModel:
+class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
     """Extended state of one session, and every lifecycle check and action."""
 
     sid: str
@@ -176,138 +138,6 @@ class SessionModel:
     # Where the last work ended cancelled while no prompt came since (-1: it did not): in v1
     # that end is the prompt's response, and the turn's content must precede it (CANCEL-09).
     cancelled_end: int = field(default=-1, metadata=_LIVE_CONTENT)
-
-    # --- derived views -----------------------------------------------------------------
-    def count(self, status: PromptStatus) -> int:
-        return sum(1 for p in self.prompts if p.status == status)
-
-    def _prompt_work_pending(self) -> bool:
-        """Accepted prompts whose work has not been ended by an idle."""
-        return any(p.status != PromptStatus.PENDING for p in self.prompts)
-
-    def _ends_work(self, ev: Ev) -> bool:
-        """An idle ends work when work was reported, or carries a reason after prompt work."""
-        return self.state in WORK or (ev.reason is not None and self._prompt_work_pending())
-
-    def _read(self, idx: int) -> bool:
-        return self.ctx.read(idx)
-
-    def _is_stale(self, c: CancelRec) -> bool:
-        return c.status == CancelStatus.QUIET and self._read(c.idx) and not c.prior
-
-    def _justifying(self) -> list[CancelRec]:
-        """Cancels that can explain a cancelled stop reason for the work now ending."""
-        if self.state in WORK:
-            return [c for c in self.cancels if c.status in OWING]
-        return [c for c in self.cancels if c.status in OWING
-                or (c.status == CancelStatus.QUIET and not self._is_stale(c))]
-
-    def _replies_owed(self) -> bool:
-        """Only reading A-04=idle-cancelled makes a cancel that met no work owe an idle."""
-        return self.ctx.readings["A-04"] == "idle-cancelled"
-
-    def _held_bound(self) -> bool:
-        """Reading A-10=cancel: a cancel also cancels the prompts held behind the work."""
-        return self.ctx.readings["A-10"] == "cancel"
-
-    def _concerns_work(self, c: CancelRec) -> bool:
-        """Does this cancel concern the work in progress? (A held prompt's work is concerned
-        only under A-10=cancel.)"""
-        return c.status == CancelStatus.WORK or (c.status == CancelStatus.AMBIGUOUS
-                                                 and (not c.held or self._held_bound()))
-
-    def _owing_cancel(self) -> bool:
-        return any(self._concerns_work(c) for c in self.cancels)
-
-    def _prior(self, c_idx: int) -> bool:
-        """A prompt sent before ``c_idx`` may still be unfinished: it is open, or it was
-        rejected but the work it started may outlive the rejection (A-28)."""
-        return self.rejected_work or any(p.idx < c_idx for p in self.prompts)
-
-    def _accepted_after(self, c_idx: int) -> bool:
-        return any(p.idx > c_idx and p.status != PromptStatus.PENDING for p in self.prompts)
-
-    def binding_cancels(self) -> list[CancelRec]:
-        """Cancels that oblige the work now ending to end ``cancelled`` (CANCEL-07).
-
-        A cancel sent during observed work, or while a prompt it could cancel was still open
-        (read before that prompt's work ended, it cancels it under every A-10 reading) unless a
-        prompt sent after the cancel was accepted: this work may be that one's. Under reading
-        A-11=sent, every cancel sent during observed work binds, read or not.
-        """
-        if self.ctx.readings["A-11"] == "sent":
-            return [c for c in self.cancels if c.status == CancelStatus.WORK]
-        return [c for c in self.cancels
-                if (c.status == CancelStatus.WORK
-                    or (c.status == CancelStatus.AMBIGUOUS and c.prior and not c.held
-                        and not self._accepted_after(c.idx)))
-                and self._read(c.idx)]
-
-    def held_cancels(self) -> list[CancelRec]:
-        """Cancels read while the prompt whose work now ends was held behind other work: under
-        A-10=cancel they bind this work too; by default the prompt may outlive them."""
-        return [c for c in self.cancels
-                if c.status == CancelStatus.AMBIGUOUS and c.held and c.prior
-                and not self._accepted_after(c.idx) and self._read(c.idx)]
-
-    def probable_cancels(self) -> list[CancelRec]:
-        """Cancels sent during this work that no response proves read, but that the agent
-        probably read: it acted on a later client message (a permission answer)."""
-        return [c for c in self.cancels if c.status == CancelStatus.WORK
-                and not self._read(c.idx) and self.ctx.probably_read(c.idx)]
-
-    def read_work_cancels(self) -> list[CancelRec]:
-        """Cancels sent during this work that the agent provably read (CANCEL-05: no new
-        permission requests after them)."""
-        return [c for c in self.cancels if c.status == CancelStatus.WORK and self._read(c.idx)]
-
-    def replies_owed_before_work(self) -> list[CancelRec]:
-        """Cancels that met no work, were read before new work began, and still owe their
-        idle(cancelled) (reading A-04=idle-cancelled)."""
-        return [c for c in self.cancels if c.owes_reply and self._is_stale(c)]
-
-    def swallowed_cancels(self) -> list[CancelRec]:
-        """Cancels that owed an idle(cancelled), were provably read before this work ended,
-        and are still unanswered (reading A-04=idle-cancelled)."""
-        return [c for c in self.cancels if c.status == CancelStatus.AMBIGUOUS and c.owes_reply
-                and self._read(c.idx)]
-
-    def required_answers(self, perm_id: Any) -> frozenset[tuple[str, int | None]] | None:
-        """The answers the client may still give to a permission request (CANCEL-04), as
-        ``(answer, error code)`` pairs; ``None``: any answer.
-
-        After a cancel, only the cancelled outcome; under reading A-14=both also error -32800
-        once the agent withdrew the request with ``$/cancel_request``.
-        """
-        perm = self.perm(perm_id)
-        if perm is None or not perm.owed_cancel:
-            return None
-        allowed = {(Answer.CANCELLED, None)}
-        if self.ctx.readings["A-14"] == "both" and perm.state == PermState.WITHDRAWN:
-            allowed.add((Answer.ERROR, ErrorCode.REQUEST_CANCELLED))
-        return frozenset(allowed)
-
-    def unanswered_rule(self, perm_id: Any) -> CheckMeta:
-        """Which obligation an unanswered permission request breaks."""
-        perm = self.perm(perm_id)
-        if perm is not None and perm.state == PermState.WITHDRAWN:
-            return WITHDRAWN_ANSWERED
-        if perm is not None and perm.owed_cancel:
-            return CANCELLED_PERMISSION_ANSWERED
-        return PERMISSION_ANSWERED
-
-    def canon_ran(self, ran: bool) -> bool:
-        """``PromptRec.ran`` in a snapshot: read only while quiet, and every work end sets it,
-        so during work it is noise."""
-        return ran or self.state in WORK
-
-    def canon_owes_reply(self, owes: bool) -> bool:
-        """``CancelRec.owes_reply`` in a snapshot: read only under A-04=idle-cancelled."""
-        return owes and self._replies_owed()
-
-    def busy(self) -> bool:
-        """Foreground work, or accepted prompts whose work has not ended with an idle yet."""
-        return self.state not in QUIET or bool(self.prompts)
 
     # =====================================================================================
     # Checks (guards). Pure: they read the model and the event, never change anything.
@@ -523,174 +353,6 @@ class SessionModel:
     def perm(self, perm_id: Any) -> PermRec | None:
         """The permission request ``perm_id``, open, answered or retired."""
         return self.perms.get(perm_id) or self.retired.get(perm_id)
-
-    # =====================================================================================
-    # Evidence: which messages prove a race-dependent failure.
-    # =====================================================================================
-
-    def _proof_text(self, idx: int) -> tuple[str, list[tuple[int, str]]] | None:
-        """How the trace proves the agent read the client message at ``idx`` (None: it does
-        not, and a failure that needs it is no failure)."""
-        proof = self.ctx.proof(idx)
-        if proof is None:
-            return None
-        return (f"the agent answered #{proof.request} (sent after #{idx}) with #{proof.response}",
-                [(proof.request, "request sent after it"),
-                 (proof.response, "response proving it was read")])
-
-    def cancel_evidence(self, ev: Ev) -> Evidence | None:
-        binding = self.binding_cancels()
-        if not binding:
-            return None
-        c = binding[0]
-        if self.ctx.readings["A-11"] == "sent":
-            return (f"session/cancel #{c.idx} was sent during this work (reading A-11=sent); "
-                    f"expected stopReason 'cancelled', got {ev.reason!r}",
-                    [(c.idx, "session/cancel sent during the work"), (ev.idx, "the idle")])
-        read = self._proof_text(c.idx)
-        if read is None:
-            return None
-        # Not sent during reported work: sent after a prompt still open, with no work in front
-        # of it (the line A-10 draws: such a cancel binds that prompt's work).
-        started = None if c.status == CancelStatus.WORK else \
-            next((p for p in self.prompts if p.idx < c.idx), None)
-        why = ("sent during this work" if c.status == CancelStatus.WORK else
-               "sent while the prompt" + (f" #{started.idx}" if started else "")
-               + " of this work was being started (no other work in front of it),")
-        return (f"session/cancel #{c.idx} was {why} and {read[0]}, before it wrote #{ev.idx}; "
-                f"expected stopReason 'cancelled', got {ev.reason!r}",
-                [*([(started.idx, "the prompt being started")] if started else []),
-                 (c.idx, "session/cancel"), *read[1], (ev.idx, "the idle")])
-
-    def probable_evidence(self, ev: Ev) -> Evidence | None:
-        cancels = self.probable_cancels()
-        hint = self.ctx.hint(cancels[0].idx) if cancels else None
-        if hint is None:
-            return None
-        c = cancels[0]
-        return (f"no response proves it read session/cancel #{c.idx}, but at #{hint.response} "
-                f"it acted on #{hint.request}, which the client sent after the cancel: unless "
-                f"it stopped waiting without withdrawing that request, it had read the cancel; "
-                f"expected stopReason 'cancelled', got {ev.reason!r}",
-                [(c.idx, "session/cancel"), (hint.request, "client message sent after it"),
-                 (hint.response, "the agent acting on it"), (ev.idx, "the idle")])
-
-    def receipt_evidence(self, ev: Ev) -> Evidence | None:
-        first = self.receipt_ids.get(ev.message_id or "")
-        if first is None:
-            return None
-        return (f"the receipt #{first} already named user message {ev.message_id!r}; this "
-                "receipt names it again for another prompt",
-                [(first, "the earlier receipt"), (ev.idx, "the receipt reusing its id")])
-
-    def insertion_evidence(self, ev: Ev) -> Evidence | None:
-        p = self._prompt(ev.id)
-        if p is None or p.echo_idx < 0:
-            return None
-        return (f"the user message #{p.echo_idx} carries the content of session/prompt "
-                f"#{p.idx} verbatim while that prompt was the only open one with it: the "
-                "prompt was inserted, so it cannot be rejected",
-                [(p.idx, "the prompt"), (p.echo_idx, "its user message"),
-                 (ev.idx, "the error response")])
-
-    def rejected_insertion_evidence(self, ev: Ev) -> Evidence | None:
-        found = self.inserted_rejected(ev)
-        if found is None:
-            return None
-        prompt, error = found
-        return (f"session/prompt #{prompt} was answered with an error at #{error} (the message "
-                f"was not inserted), yet the user message #{ev.idx} carries its text, which no "
-                "open prompt has",
-                [(prompt, "the prompt"), (error, "its error response"),
-                 (ev.idx, "the user message")])
-
-    def held_evidence(self, ev: Ev) -> Evidence | None:
-        held = self.held_cancels()
-        read = self._proof_text(held[0].idx) if held else None
-        if read is None:
-            return None
-        c = held[0]
-        prompt = next((p for p in self.prompts if p.idx < c.idx), None)
-        return (f"session/cancel #{c.idx} was read ({read[0]}) while the prompt"
-                + (f" #{prompt.idx}" if prompt else "") + " was held behind other work; the "
-                f"prompt outlived the cancel and its work ended {ev.reason!r} ("
-                + ("the sdk-2.4.0 revision: a cancel also cancels prompts not yet inserted"
-                   if self.ctx.readings["SPEC"] != "seed" else
-                   "RULES.md A-10: the text does not say whether a cancel reaches a held "
-                   "prompt") + ")",
-                [(c.idx, "session/cancel"), *read[1],
-                 *([(prompt.idx, "the held prompt")] if prompt else []), (ev.idx, "the idle")])
-
-    def cause_evidence(self, ev: Ev) -> Evidence | None:
-        if not self._ends_work(ev):
-            return ("no session/cancel was sent since the previous idle", [(ev.idx, "the idle")])
-        stale = self.stale_cancels if self.state in WORK else \
-            [c.idx for c in self.cancels if self._is_stale(c)]
-        if not stale:
-            return ("no session/cancel was sent during this work or while its prompt was open",
-                    [(ev.idx, "the idle")])
-        read = self._proof_text(stale[-1])
-        if read is None:
-            return None
-        began = f" began at #{self.work_began}" if self.state in WORK else " began"
-        return (f"the last session/cancel, #{stale[-1]}, cannot apply to this work: "
-                f"{read[0]} before the work{began}, and no prompt sent before it was "
-                "unfinished",
-                [(stale[-1], "session/cancel"), *read[1],
-                 *([(self.work_began, "the work began")] if self.state in WORK else []),
-                 (ev.idx, "the idle")])
-
-    def answer_evidence(self, ev: Ev) -> Evidence | None:
-        perm = self.unapproved_start(ev)
-        if perm is not None and perm.answer is None:
-            return (f"tool call {ev.tool_call_id!r} went {ev.status!r} while the permission "
-                    f"request #{perm.idx} guarding it was still open: the client had not "
-                    "answered it (nor had the agent withdrawn it)",
-                    [(perm.idx, "permission request, unanswered"), (ev.idx, "the tool update")])
-        read = self._proof_text(perm.answer_idx) if perm is not None else None
-        if perm is None or read is None:
-            return None
-        return (f"tool call {ev.tool_call_id!r} went {ev.status!r} although the permission "
-                f"request #{perm.idx} was answered {perm.answer!r} at #{perm.answer_idx} and "
-                f"{read[0]}",
-                [(perm.idx, "permission request"), (perm.answer_idx, "the answer"), *read[1],
-                 (ev.idx, "the tool update")])
-
-    def new_work_evidence(self, ev: Ev) -> Evidence | None:
-        read_cancels = self.read_work_cancels()
-        read = self._proof_text(read_cancels[0].idx) if read_cancels else None
-        if read is None:
-            return None
-        c = read_cancels[0]
-        return (f"session/cancel #{c.idx} was sent during this work and {read[0]}, before it "
-                f"asked for permission at #{ev.idx}",
-                [(c.idx, "session/cancel"), *read[1], (ev.idx, "the permission request")])
-
-    def reply_evidence(self, ev: Ev) -> Evidence | None:
-        owed = self.replies_owed_before_work()
-        read = self._proof_text(owed[0].idx) if owed else None
-        if read is None:
-            return None
-        return (f"session/cancel #{owed[0].idx} met no work and {read[0]}; reading "
-                f"A-04=idle-cancelled wants its idle(cancelled) before new work at #{ev.idx}",
-                [(owed[0].idx, "session/cancel"), *read[1], (ev.idx, "the new work")])
-
-    def late_content_evidence(self, ev: Ev) -> Evidence | None:
-        if self.cancelled_end < 0:
-            return None
-        return (f"the agent wrote the cancelled end of the turn at #{self.cancelled_end} before "
-                f"this content at #{ev.idx} (one output stream keeps its order), and no prompt "
-                "came in between",
-                [(self.cancelled_end, "the cancelled end of the turn"), (ev.idx, "content")])
-
-    def swallow_evidence(self, ev: Ev) -> Evidence | None:
-        owed = self.swallowed_cancels()
-        read = self._proof_text(owed[0].idx) if owed else None
-        if read is None:
-            return None
-        return (f"session/cancel #{owed[0].idx} owed an idle(cancelled) and {read[0]}; this "
-                f"work ended {ev.reason!r} without answering it",
-                [(owed[0].idx, "session/cancel"), *read[1], (ev.idx, "the idle")])
 
     # =====================================================================================
     # Actions. They run after the checks and update the extended state.
@@ -939,195 +601,3 @@ class SessionModel:
             for perm in self.perms.values():
                 if perm.state == PermState.OPEN:
                     perm.unreported_block = True
-
-    # --- what is still owed; what can be forgotten -----------------------------------------
-    def obligations(self) -> list[Obligation]:
-        """Liveness obligations still open (empty: the session is quiescent).
-
-        The monitor judges these at the end of a trace (or of a fuzz example), the explorer
-        calls a configuration quiescent when the list is empty.
-        """
-        out: list[Obligation] = []
-        for p in self.prompts:
-            if p.status == PromptStatus.PENDING:
-                # a withdrawn prompt is still owed its answer: CANCEL-14 says so, as the
-                # monitor's open-request table does for every withdrawn request
-                out.append(Obligation(WITHDRAWN_ANSWERED if p.withdrawn else PROMPT_ANSWERED,
-                                      p.idx, f"session/prompt #{p.idx} was never answered"))
-            elif p.status == PromptStatus.ACCEPTED:
-                out.append(Obligation(USER_MESSAGE_REPORTED, p.idx,
-                                      f"session/prompt #{p.idx} was accepted but no user message "
-                                      "reported where it entered the history"))
-            elif self.state not in WORK and not p.ran:
-                out.append(Obligation(WORK_ENDS, p.idx,
-                                      f"session/prompt #{p.idx} was accepted and its user "
-                                      "message reported, but its work never ran to an idle"))
-        for perm in self.perms.values():
-            if perm.state != PermState.ANSWERED:
-                out.append(Obligation(self.unanswered_rule(perm.id), perm.idx,
-                                      f"the client never answered permission request "
-                                      f"#{perm.idx}"))
-        if self.state in WORK:
-            # A cancel read while this work's prompt was held behind earlier work binds it
-            # only under A-10=cancel: otherwise this is new work, owed only its end.
-            cancel = next((c for c in self.cancels if self._concerns_work(c)), None)
-            if cancel is not None:
-                out.append(Obligation(CANCEL_ENDS_WORK, cancel.idx,
-                                      f"session/cancel #{cancel.idx} was sent during foreground "
-                                      f"work but the session is still {self.state}; expected "
-                                      "idle with stopReason cancelled"))
-            else:
-                out.append(Obligation(WORK_ENDS, -1, f"foreground work is still {self.state}: "
-                                      "it never ended with an idle state_update"))
-        if self.ctx.readings["SPEC"] != "seed":
-            out += [Obligation(RECEIPT_ECHOED, idx, f"the receipt #{idx} names user message "
-                               f"{mid!r}, which was never reported")
-                    for mid, idx in self.receipts_owed.items()]
-        if self.state not in WORK and self._replies_owed():
-            out += [Obligation(IDLE_CANCEL_REPLIED, c.idx,
-                               f"session/cancel #{c.idx} was never answered with "
-                               "idle(cancelled) (reading A-04=idle-cancelled)", by_client=True)
-                    for c in self.cancels if c.status == CancelStatus.QUIET and c.owes_reply]
-        return out
-
-    def retire(self) -> None:
-        """Move permission requests no scan can see again out of ``perms`` (the monitor's
-        bound on a long session's cost; verdicts do not change).
-
-        A request is settled once it is answered (the client's later answers to its id never
-        reach the model: they are duplicates), owes no requires_action report (STATE-05) and
-        its answer is at or below what the agent probably read (``acted_on`` on it is a no-op
-        from then on, the read frontier only grows). Every check that scans ``perms`` then
-        skips it; what reads it by id (PERM-11, STATE-06, CANCEL-04 via :meth:`perm`) finds it
-        in ``retired``. Not called by the explorer: its snapshots list ``perms``.
-        """
-        probable = self.ctx.probable
-        for pid, perm in list(self.perms.items()):
-            if perm.state == PermState.ANSWERED and not perm.unreported_block \
-                    and perm.answer_idx <= probable:
-                self.retired[pid] = self.perms.pop(pid)
-
-    def compact(self) -> None:
-        """Forget answered permission requests no check can read any more.
-
-        Answered requests are read by STATE-05 (``unreported_block``), PERM-11 and STATE-06
-        (through the tool call they guard); one that is answered, owes no requires_action
-        report and guards no tool call only takes up room. The explorer calls this after each
-        event so that configurations with equal futures merge (``tests/test_explore.py`` checks
-        the merge against an exploration without it).
-        """
-        guarding = {t.perm for t in self.tools.values()}
-        for pid, perm in list(self.perms.items()):
-            if perm.state == PermState.ANSWERED and not perm.unreported_block \
-                    and pid not in guarding:
-                del self.perms[pid]
-
-
-# The checks on every idle that ends reported work.
-_ENDING = ["stop_reason_present", "cancel_honoured", "cancel_probably_honoured",
-           "held_prompt_cancelled", "cancelled_has_cause", "idle_cancel_not_swallowed"]
-
-
-def stay(*states: State, cond: str | list[str] | None = None, on: str | list[str] | None = None,
-         ) -> TransitionList:
-    """The same internal self-transition on each of ``states`` (most events move no state)."""
-    kw: dict[str, Any] = {"internal": True}
-    if cond is not None:
-        kw["cond"] = cond
-    if on is not None:
-        kw["on"] = on
-    return reduce(operator.or_, (s.to.itself(**kw) for s in states))
-
-
-class SessionLifecycle(StateMachine):
-    """Foreground states of one session and the classified wire events that move them.
-
-    Naming: client events are what the client sends (``prompt``, ``cancel``...), agent events
-    what the agent sends (``prompt_accepted``, ``running_reported``...). Each (state, event)
-    pair has exactly one transition; its ``cond`` lists the checks guarding it.
-    """
-
-    unreported = State("Unreported", initial=True)
-    idle = State("Idle")
-    running = State("Running")
-    requires_action = State("Requires action")
-    custom = State("Custom state")
-
-    # ---- client -> agent --------------------------------------------------------------
-    prompt = stay(unreported, idle, running, requires_action, custom,
-                  cond="prompt_while_busy_allowed", on="note_prompt")
-    cancel = stay(unreported, idle, running, requires_action, custom, on="note_cancel")
-    prompt_cancel_request = stay(unreported, idle, running, requires_action, custom,
-                                 on="note_prompt_cancel_request")
-    permission_answer = stay(unreported, idle, running, requires_action, custom,
-                             cond="answer_honours_cancel", on="note_permission_answer")
-
-    # ---- agent -> client: the prompt's response and the user message --------------------
-    prompt_accepted = stay(unreported, idle, running, requires_action, custom,
-                           cond=["acknowledgement_only", "idle_cancel_answered",
-                                 "receipt_names_a_new_message"],
-                           on="note_accept")
-    prompt_rejected = stay(unreported, idle, running, requires_action, custom,
-                           cond="no_error_after_insertion", on="note_reject")
-    user_message = stay(unreported, idle, running, requires_action, custom,
-                        cond=["user_message_after_accept", "rejected_prompt_not_inserted"],
-                        on="note_user_message")
-
-    # ---- agent -> client: foreground state ----------------------------------------------
-    running_reported = (
-        unreported.to(running, cond=["work_has_a_prompt", "running_after_user_message",
-                                     "idle_cancel_answered"], on="start_work")
-        | idle.to(running, cond=["work_has_a_prompt", "running_after_user_message",
-                                 "idle_cancel_answered"], on="start_work")
-        | stay(running, cond="blocked_state_reported", on="note_resumed")
-        | requires_action.to(running, on="note_resumption")
-        | custom.to(running, cond="blocked_state_reported", on="note_resumed")
-    )
-    requires_action_reported = (
-        unreported.to(requires_action, cond=["running_before_blocking", "idle_cancel_answered"],
-                      on=["start_work", "note_blocked"])
-        | idle.to(requires_action, cond=["running_before_blocking", "idle_cancel_answered"],
-                  on=["start_work", "note_blocked"])
-        | running.to(requires_action, on="note_blocked")
-        | stay(requires_action, on="note_blocked")
-        | custom.to(requires_action, on="note_blocked")
-    )
-    custom_reported = (
-        unreported.to(custom, cond="idle_cancel_answered", on="start_work")
-        | idle.to(custom, cond="idle_cancel_answered", on="start_work")
-        | running.to(custom)
-        | requires_action.to(custom)
-        | stay(custom)
-    )
-    idle_reported = (
-        unreported.to(idle, cond=["prompt_work_announced", "one_stop_reason",
-                                  "cancelled_has_cause"], on="settle_idle")
-        | stay(idle, cond=["prompt_work_announced", "one_stop_reason", "cancelled_has_cause"],
-               on="settle_idle")
-        | running.to(idle, cond=[*_ENDING, "blocked_state_reported"], on="end_work")
-        | requires_action.to(idle, cond=_ENDING, on="end_work")
-        | custom.to(idle, cond=[*_ENDING, "blocked_state_reported"], on="end_work")
-    )
-
-    # ---- agent -> client: permissions, tools, other output ------------------------------
-    permission_request = (stay(unreported, idle, on="note_permission_request")
-                          | stay(running, requires_action, custom,
-                                 cond="no_new_work_after_cancel", on="note_permission_request"))
-    permission_withdrawn = stay(unreported, idle, running, requires_action, custom,
-                                on="note_withdraw")
-    tool_update = (
-        stay(unreported, idle, cond=["tool_titled_on_first_report", "tool_respects_answer",
-                                     "not_after_cancelled_idle", "content_before_cancelled_end"],
-             on="note_tool_update")
-        | stay(running, custom, cond=["tool_titled_on_first_report", "tool_respects_answer"],
-               on="note_tool_update")
-        | stay(requires_action, cond=["tool_titled_on_first_report", "tool_respects_answer",
-                                      "resumption_reported"], on="note_tool_update")
-    )
-    output = (stay(unreported, idle, cond="content_before_cancelled_end", on="note_output")
-              | stay(running, requires_action, custom, on="note_output"))
-
-
-def quiescent(models: Iterable[SessionModel]) -> bool:
-    """No session owes anything."""
-    return not any(m.obligations() for m in models)

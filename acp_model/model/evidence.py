@@ -1,0 +1,182 @@
+"""Evidence: which messages prove a race-dependent failure.
+
+Each method states the proof of one check (``@check(..., evidence=NAME)``) from the same named
+query its guard asks (``race_facts``): change the query and both follow. A check whose evidence
+returns None is reported as a warning, never as a failure (a failure states its proof).
+"""
+
+from __future__ import annotations
+
+from acp_model.model.events import Ev
+from acp_model.model.vocab import WORK, CancelStatus
+
+Evidence = tuple[str, list[tuple[int, str]]]  # what proves a failure, and its records by role
+
+
+class EvidenceMixin:
+    """The evidence part of :class:`~acp_model.model.session.SessionModel`."""
+
+
+    def _proof_text(self, idx: int) -> tuple[str, list[tuple[int, str]]] | None:
+        """How the trace proves the agent read the client message at ``idx`` (None: it does
+        not, and a failure that needs it is no failure)."""
+        proof = self.ctx.proof(idx)
+        if proof is None:
+            return None
+        return (f"the agent answered #{proof.request} (sent after #{idx}) with #{proof.response}",
+                [(proof.request, "request sent after it"),
+                 (proof.response, "response proving it was read")])
+
+    def cancel_evidence(self, ev: Ev) -> Evidence | None:
+        binding = self.binding_cancels()
+        if not binding:
+            return None
+        c = binding[0]
+        if self.ctx.readings["A-11"] == "sent":
+            return (f"session/cancel #{c.idx} was sent during this work (reading A-11=sent); "
+                    f"expected stopReason 'cancelled', got {ev.reason!r}",
+                    [(c.idx, "session/cancel sent during the work"), (ev.idx, "the idle")])
+        read = self._proof_text(c.idx)
+        if read is None:
+            return None
+        # Not sent during reported work: sent after a prompt still open, with no work in front
+        # of it (the line A-10 draws: such a cancel binds that prompt's work).
+        started = None if c.status == CancelStatus.WORK else \
+            next((p for p in self.prompts if p.idx < c.idx), None)
+        why = ("sent during this work" if c.status == CancelStatus.WORK else
+               "sent while the prompt" + (f" #{started.idx}" if started else "")
+               + " of this work was being started (no other work in front of it),")
+        return (f"session/cancel #{c.idx} was {why} and {read[0]}, before it wrote #{ev.idx}; "
+                f"expected stopReason 'cancelled', got {ev.reason!r}",
+                [*([(started.idx, "the prompt being started")] if started else []),
+                 (c.idx, "session/cancel"), *read[1], (ev.idx, "the idle")])
+
+    def probable_evidence(self, ev: Ev) -> Evidence | None:
+        cancels = self.probable_cancels()
+        hint = self.ctx.hint(cancels[0].idx) if cancels else None
+        if hint is None:
+            return None
+        c = cancels[0]
+        return (f"no response proves it read session/cancel #{c.idx}, but at #{hint.response} "
+                f"it acted on #{hint.request}, which the client sent after the cancel: unless "
+                f"it stopped waiting without withdrawing that request, it had read the cancel; "
+                f"expected stopReason 'cancelled', got {ev.reason!r}",
+                [(c.idx, "session/cancel"), (hint.request, "client message sent after it"),
+                 (hint.response, "the agent acting on it"), (ev.idx, "the idle")])
+
+    def receipt_evidence(self, ev: Ev) -> Evidence | None:
+        first = self.receipt_ids.get(ev.message_id or "")
+        if first is None:
+            return None
+        return (f"the receipt #{first} already named user message {ev.message_id!r}; this "
+                "receipt names it again for another prompt",
+                [(first, "the earlier receipt"), (ev.idx, "the receipt reusing its id")])
+
+    def insertion_evidence(self, ev: Ev) -> Evidence | None:
+        p = self._prompt(ev.id)
+        if p is None or p.echo_idx < 0:
+            return None
+        return (f"the user message #{p.echo_idx} carries the content of session/prompt "
+                f"#{p.idx} verbatim while that prompt was the only open one with it: the "
+                "prompt was inserted, so it cannot be rejected",
+                [(p.idx, "the prompt"), (p.echo_idx, "its user message"),
+                 (ev.idx, "the error response")])
+
+    def rejected_insertion_evidence(self, ev: Ev) -> Evidence | None:
+        found = self.inserted_rejected(ev)
+        if found is None:
+            return None
+        prompt, error = found
+        return (f"session/prompt #{prompt} was answered with an error at #{error} (the message "
+                f"was not inserted), yet the user message #{ev.idx} carries its text, which no "
+                "open prompt has",
+                [(prompt, "the prompt"), (error, "its error response"),
+                 (ev.idx, "the user message")])
+
+    def held_evidence(self, ev: Ev) -> Evidence | None:
+        held = self.held_cancels()
+        read = self._proof_text(held[0].idx) if held else None
+        if read is None:
+            return None
+        c = held[0]
+        prompt = next((p for p in self.prompts if p.idx < c.idx), None)
+        return (f"session/cancel #{c.idx} was read ({read[0]}) while the prompt"
+                + (f" #{prompt.idx}" if prompt else "") + " was held behind other work; the "
+                f"prompt outlived the cancel and its work ended {ev.reason!r} ("
+                + ("the sdk-2.4.0 revision: a cancel also cancels prompts not yet inserted"
+                   if self.ctx.readings["SPEC"] != "seed" else
+                   "RULES.md A-10: the text does not say whether a cancel reaches a held "
+                   "prompt") + ")",
+                [(c.idx, "session/cancel"), *read[1],
+                 *([(prompt.idx, "the held prompt")] if prompt else []), (ev.idx, "the idle")])
+
+    def cause_evidence(self, ev: Ev) -> Evidence | None:
+        if not self._ends_work(ev):
+            return ("no session/cancel was sent since the previous idle", [(ev.idx, "the idle")])
+        stale = self.stale_cancels if self.state in WORK else \
+            [c.idx for c in self.cancels if self._is_stale(c)]
+        if not stale:
+            return ("no session/cancel was sent during this work or while its prompt was open",
+                    [(ev.idx, "the idle")])
+        read = self._proof_text(stale[-1])
+        if read is None:
+            return None
+        began = f" began at #{self.work_began}" if self.state in WORK else " began"
+        return (f"the last session/cancel, #{stale[-1]}, cannot apply to this work: "
+                f"{read[0]} before the work{began}, and no prompt sent before it was "
+                "unfinished",
+                [(stale[-1], "session/cancel"), *read[1],
+                 *([(self.work_began, "the work began")] if self.state in WORK else []),
+                 (ev.idx, "the idle")])
+
+    def answer_evidence(self, ev: Ev) -> Evidence | None:
+        perm = self.unapproved_start(ev)
+        if perm is not None and perm.answer is None:
+            return (f"tool call {ev.tool_call_id!r} went {ev.status!r} while the permission "
+                    f"request #{perm.idx} guarding it was still open: the client had not "
+                    "answered it (nor had the agent withdrawn it)",
+                    [(perm.idx, "permission request, unanswered"), (ev.idx, "the tool update")])
+        read = self._proof_text(perm.answer_idx) if perm is not None else None
+        if perm is None or read is None:
+            return None
+        return (f"tool call {ev.tool_call_id!r} went {ev.status!r} although the permission "
+                f"request #{perm.idx} was answered {perm.answer!r} at #{perm.answer_idx} and "
+                f"{read[0]}",
+                [(perm.idx, "permission request"), (perm.answer_idx, "the answer"), *read[1],
+                 (ev.idx, "the tool update")])
+
+    def new_work_evidence(self, ev: Ev) -> Evidence | None:
+        read_cancels = self.read_work_cancels()
+        read = self._proof_text(read_cancels[0].idx) if read_cancels else None
+        if read is None:
+            return None
+        c = read_cancels[0]
+        return (f"session/cancel #{c.idx} was sent during this work and {read[0]}, before it "
+                f"asked for permission at #{ev.idx}",
+                [(c.idx, "session/cancel"), *read[1], (ev.idx, "the permission request")])
+
+    def reply_evidence(self, ev: Ev) -> Evidence | None:
+        owed = self.replies_owed_before_work()
+        read = self._proof_text(owed[0].idx) if owed else None
+        if read is None:
+            return None
+        return (f"session/cancel #{owed[0].idx} met no work and {read[0]}; reading "
+                f"A-04=idle-cancelled wants its idle(cancelled) before new work at #{ev.idx}",
+                [(owed[0].idx, "session/cancel"), *read[1], (ev.idx, "the new work")])
+
+    def late_content_evidence(self, ev: Ev) -> Evidence | None:
+        if self.cancelled_end < 0:
+            return None
+        return (f"the agent wrote the cancelled end of the turn at #{self.cancelled_end} before "
+                f"this content at #{ev.idx} (one output stream keeps its order), and no prompt "
+                "came in between",
+                [(self.cancelled_end, "the cancelled end of the turn"), (ev.idx, "content")])
+
+    def swallow_evidence(self, ev: Ev) -> Evidence | None:
+        owed = self.swallowed_cancels()
+        read = self._proof_text(owed[0].idx) if owed else None
+        if read is None:
+            return None
+        return (f"session/cancel #{owed[0].idx} owed an idle(cancelled) and {read[0]}; this "
+                f"work ended {ev.reason!r} without answering it",
+                [(owed[0].idx, "session/cancel"), *read[1], (ev.idx, "the idle")])

@@ -1,0 +1,157 @@
+"""What a session still owes: the liveness obligations, and which one an open request breaks.
+
+One place decides it for the monitor (what is owed at the end of a trace or of a fuzz example)
+and for the explorer (a configuration is quiescent when nothing is owed). The request-shaped
+obligations (``REQUEST_OBLIGATIONS``) are judged by the monitor's open-request table for every
+method alike; :meth:`ObligationsMixin.unanswered_rule` says which one an unanswered permission
+request breaks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from acp_model.model.check import CheckMeta, declare
+from acp_model.model.vocab import WORK, CancelStatus, Kind, PermState, PromptStatus
+
+
+def _liveness(rule_id: str, name: str, doc: str, **kw: Any) -> CheckMeta:
+    return declare(rule_id, name, doc, module=__name__, kind=Kind.OBLIGATION, **kw)
+
+
+# Liveness obligations: what a session still owes is judged at the end of a trace (or of a
+# fuzz example) with a deadline; the explorer calls a configuration quiescent when none is open.
+PROMPT_ANSWERED = _liveness("PROMPT-04", "prompt_answered",
+                            "Every session/prompt is eventually answered.")
+USER_MESSAGE_REPORTED = _liveness("PROMPT-06", "user_message_reported",
+                                  "Every accepted prompt is followed by its user message.")
+WORK_ENDS = _liveness("STATE-02", "work_ends", "Foreground work eventually ends with an idle.")
+CANCEL_ENDS_WORK = _liveness("CANCEL-06", "cancel_ends_work",
+                             "A cancel sent during foreground work is answered with "
+                             "idle(cancelled).")
+IDLE_CANCEL_REPLIED = _liveness("A-04.idle-cancelled", "idle_cancel_replied",
+                                "Under A-04=idle-cancelled every cancel is answered with "
+                                "idle(cancelled).")
+PERMISSION_ANSWERED = _liveness("PERM-12", "permission_answered",
+                                "Every permission request is eventually answered.")
+CANCELLED_PERMISSION_ANSWERED = _liveness(
+    "CANCEL-04", "cancelled_permission_answered",
+    "A permission request pending at a cancel is answered with the cancelled outcome.")
+WITHDRAWN_ANSWERED = _liveness("CANCEL-14", "withdrawn_answered",
+                               "A request withdrawn with $/cancel_request is still answered.")
+RECEIPT_ECHOED = _liveness("SDK-RECEIPT-02", "receipt_echoed",
+                           "The user message a prompt receipt names is reported with that "
+                           "messageId.", reading="SPEC",
+                           levels={"seed": "off", "sdk-2.4.0": "rule"})
+# Obligations about a request's answer: the monitor judges open requests of every method the
+# same way (with these metas), so it skips them among a session's obligations.
+REQUEST_OBLIGATIONS = frozenset({PROMPT_ANSWERED, PERMISSION_ANSWERED,
+                                 CANCELLED_PERMISSION_ANSWERED, WITHDRAWN_ANSWERED})
+
+
+@dataclass(frozen=True, slots=True)
+class Obligation:
+    """Something still owed: the decision (rule, check), the index that created it, what."""
+
+    check: CheckMeta
+    idx: int  # -1: the end of the trace
+    what: str
+    # Owed because of a client message at ``idx`` (the agent knew only if it read it), rather
+    # than because of work the agent accepted or reported itself.
+    by_client: bool = False
+
+
+class ObligationsMixin:
+    """The obligations part of :class:`~acp_model.model.session.SessionModel`."""
+
+    def unanswered_rule(self, perm_id: Any) -> CheckMeta:
+        """Which obligation an unanswered permission request breaks."""
+        perm = self.perm(perm_id)
+        if perm is not None and perm.state == PermState.WITHDRAWN:
+            return WITHDRAWN_ANSWERED
+        if perm is not None and perm.owed_cancel:
+            return CANCELLED_PERMISSION_ANSWERED
+        return PERMISSION_ANSWERED
+
+    # --- what is still owed; what can be forgotten -----------------------------------------
+    def obligations(self) -> list[Obligation]:
+        """Liveness obligations still open (empty: the session is quiescent).
+
+        The monitor judges these at the end of a trace (or of a fuzz example), the explorer
+        calls a configuration quiescent when the list is empty.
+        """
+        out: list[Obligation] = []
+        for p in self.prompts:
+            if p.status == PromptStatus.PENDING:
+                # a withdrawn prompt is still owed its answer: CANCEL-14 says so, as the
+                # monitor's open-request table does for every withdrawn request
+                out.append(Obligation(WITHDRAWN_ANSWERED if p.withdrawn else PROMPT_ANSWERED,
+                                      p.idx, f"session/prompt #{p.idx} was never answered"))
+            elif p.status == PromptStatus.ACCEPTED:
+                out.append(Obligation(USER_MESSAGE_REPORTED, p.idx,
+                                      f"session/prompt #{p.idx} was accepted but no user message "
+                                      "reported where it entered the history"))
+            elif self.state not in WORK and not p.ran:
+                out.append(Obligation(WORK_ENDS, p.idx,
+                                      f"session/prompt #{p.idx} was accepted and its user "
+                                      "message reported, but its work never ran to an idle"))
+        for perm in self.perms.values():
+            if perm.state != PermState.ANSWERED:
+                out.append(Obligation(self.unanswered_rule(perm.id), perm.idx,
+                                      f"the client never answered permission request "
+                                      f"#{perm.idx}"))
+        if self.state in WORK:
+            # A cancel read while this work's prompt was held behind earlier work binds it
+            # only under A-10=cancel: otherwise this is new work, owed only its end.
+            cancel = next((c for c in self.cancels if self._concerns_work(c)), None)
+            if cancel is not None:
+                out.append(Obligation(CANCEL_ENDS_WORK, cancel.idx,
+                                      f"session/cancel #{cancel.idx} was sent during foreground "
+                                      f"work but the session is still {self.state}; expected "
+                                      "idle with stopReason cancelled"))
+            else:
+                out.append(Obligation(WORK_ENDS, -1, f"foreground work is still {self.state}: "
+                                      "it never ended with an idle state_update"))
+        if self.ctx.readings["SPEC"] != "seed":
+            out += [Obligation(RECEIPT_ECHOED, idx, f"the receipt #{idx} names user message "
+                               f"{mid!r}, which was never reported")
+                    for mid, idx in self.receipts_owed.items()]
+        if self.state not in WORK and self._replies_owed():
+            out += [Obligation(IDLE_CANCEL_REPLIED, c.idx,
+                               f"session/cancel #{c.idx} was never answered with "
+                               "idle(cancelled) (reading A-04=idle-cancelled)", by_client=True)
+                    for c in self.cancels if c.status == CancelStatus.QUIET and c.owes_reply]
+        return out
+
+    def retire(self) -> None:
+        """Move permission requests no scan can see again out of ``perms`` (the monitor's
+        bound on a long session's cost; verdicts do not change).
+
+        A request is settled once it is answered (the client's later answers to its id never
+        reach the model: they are duplicates), owes no requires_action report (STATE-05) and
+        its answer is at or below what the agent probably read (``acted_on`` on it is a no-op
+        from then on, the read frontier only grows). Every check that scans ``perms`` then
+        skips it; what reads it by id (PERM-11, STATE-06, CANCEL-04 via :meth:`perm`) finds it
+        in ``retired``. Not called by the explorer: its snapshots list ``perms``.
+        """
+        probable = self.ctx.probable
+        for pid, perm in list(self.perms.items()):
+            if perm.state == PermState.ANSWERED and not perm.unreported_block \
+                    and perm.answer_idx <= probable:
+                self.retired[pid] = self.perms.pop(pid)
+
+    def compact(self) -> None:
+        """Forget answered permission requests no check can read any more.
+
+        Answered requests are read by STATE-05 (``unreported_block``), PERM-11 and STATE-06
+        (through the tool call they guard); one that is answered, owes no requires_action
+        report and guards no tool call only takes up room. The explorer calls this after each
+        event so that configurations with equal futures merge (``tests/test_explore.py`` checks
+        the merge against an exploration without it).
+        """
+        guarding = {t.perm for t in self.tools.values()}
+        for pid, perm in list(self.perms.items()):
+            if perm.state == PermState.ANSWERED and not perm.unreported_block \
+                    and pid not in guarding:
+                del self.perms[pid]

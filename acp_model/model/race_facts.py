@@ -1,0 +1,150 @@
+"""The named queries the lifecycle checks and their evidence share: one per race fact.
+
+Which cancels bind the work now ending, which were read, which are stale or held, what the
+client may still answer: a guard asks one of these, and the evidence method of the same check
+asks the same one (``evidence.py``), so a proof cannot drift from the verdict it explains.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from acp_model.model.events import Ev
+from acp_model.model.records import CancelRec
+from acp_model.model.vocab import (
+    QUIET,
+    WORK,
+    Answer,
+    CancelStatus,
+    ErrorCode,
+    PermState,
+    PromptStatus,
+)
+
+OWING = frozenset({CancelStatus.WORK, CancelStatus.AMBIGUOUS})
+
+
+class RaceFactsMixin:
+    """The derived views of :class:`~acp_model.model.session.SessionModel`."""
+
+    def count(self, status: PromptStatus) -> int:
+        return sum(1 for p in self.prompts if p.status == status)
+
+    def _prompt_work_pending(self) -> bool:
+        """Accepted prompts whose work has not been ended by an idle."""
+        return any(p.status != PromptStatus.PENDING for p in self.prompts)
+
+    def _ends_work(self, ev: Ev) -> bool:
+        """An idle ends work when work was reported, or carries a reason after prompt work."""
+        return self.state in WORK or (ev.reason is not None and self._prompt_work_pending())
+
+    def _read(self, idx: int) -> bool:
+        return self.ctx.read(idx)
+
+    def _is_stale(self, c: CancelRec) -> bool:
+        return c.status == CancelStatus.QUIET and self._read(c.idx) and not c.prior
+
+    def _justifying(self) -> list[CancelRec]:
+        """Cancels that can explain a cancelled stop reason for the work now ending."""
+        if self.state in WORK:
+            return [c for c in self.cancels if c.status in OWING]
+        return [c for c in self.cancels if c.status in OWING
+                or (c.status == CancelStatus.QUIET and not self._is_stale(c))]
+
+    def _replies_owed(self) -> bool:
+        """Only reading A-04=idle-cancelled makes a cancel that met no work owe an idle."""
+        return self.ctx.readings["A-04"] == "idle-cancelled"
+
+    def _held_bound(self) -> bool:
+        """Reading A-10=cancel: a cancel also cancels the prompts held behind the work."""
+        return self.ctx.readings["A-10"] == "cancel"
+
+    def _concerns_work(self, c: CancelRec) -> bool:
+        """Does this cancel concern the work in progress? (A held prompt's work is concerned
+        only under A-10=cancel.)"""
+        return c.status == CancelStatus.WORK or (c.status == CancelStatus.AMBIGUOUS
+                                                 and (not c.held or self._held_bound()))
+
+    def _owing_cancel(self) -> bool:
+        return any(self._concerns_work(c) for c in self.cancels)
+
+    def _prior(self, c_idx: int) -> bool:
+        """A prompt sent before ``c_idx`` may still be unfinished: it is open, or it was
+        rejected but the work it started may outlive the rejection (A-28)."""
+        return self.rejected_work or any(p.idx < c_idx for p in self.prompts)
+
+    def _accepted_after(self, c_idx: int) -> bool:
+        return any(p.idx > c_idx and p.status != PromptStatus.PENDING for p in self.prompts)
+
+    def binding_cancels(self) -> list[CancelRec]:
+        """Cancels that oblige the work now ending to end ``cancelled`` (CANCEL-07).
+
+        A cancel sent during observed work, or while a prompt it could cancel was still open
+        (read before that prompt's work ended, it cancels it under every A-10 reading) unless a
+        prompt sent after the cancel was accepted: this work may be that one's. Under reading
+        A-11=sent, every cancel sent during observed work binds, read or not.
+        """
+        if self.ctx.readings["A-11"] == "sent":
+            return [c for c in self.cancels if c.status == CancelStatus.WORK]
+        return [c for c in self.cancels
+                if (c.status == CancelStatus.WORK
+                    or (c.status == CancelStatus.AMBIGUOUS and c.prior and not c.held
+                        and not self._accepted_after(c.idx)))
+                and self._read(c.idx)]
+
+    def held_cancels(self) -> list[CancelRec]:
+        """Cancels read while the prompt whose work now ends was held behind other work: under
+        A-10=cancel they bind this work too; by default the prompt may outlive them."""
+        return [c for c in self.cancels
+                if c.status == CancelStatus.AMBIGUOUS and c.held and c.prior
+                and not self._accepted_after(c.idx) and self._read(c.idx)]
+
+    def probable_cancels(self) -> list[CancelRec]:
+        """Cancels sent during this work that no response proves read, but that the agent
+        probably read: it acted on a later client message (a permission answer)."""
+        return [c for c in self.cancels if c.status == CancelStatus.WORK
+                and not self._read(c.idx) and self.ctx.probably_read(c.idx)]
+
+    def read_work_cancels(self) -> list[CancelRec]:
+        """Cancels sent during this work that the agent provably read (CANCEL-05: no new
+        permission requests after them)."""
+        return [c for c in self.cancels if c.status == CancelStatus.WORK and self._read(c.idx)]
+
+    def replies_owed_before_work(self) -> list[CancelRec]:
+        """Cancels that met no work, were read before new work began, and still owe their
+        idle(cancelled) (reading A-04=idle-cancelled)."""
+        return [c for c in self.cancels if c.owes_reply and self._is_stale(c)]
+
+    def swallowed_cancels(self) -> list[CancelRec]:
+        """Cancels that owed an idle(cancelled), were provably read before this work ended,
+        and are still unanswered (reading A-04=idle-cancelled)."""
+        return [c for c in self.cancels if c.status == CancelStatus.AMBIGUOUS and c.owes_reply
+                and self._read(c.idx)]
+
+    def required_answers(self, perm_id: Any) -> frozenset[tuple[str, int | None]] | None:
+        """The answers the client may still give to a permission request (CANCEL-04), as
+        ``(answer, error code)`` pairs; ``None``: any answer.
+
+        After a cancel, only the cancelled outcome; under reading A-14=both also error -32800
+        once the agent withdrew the request with ``$/cancel_request``.
+        """
+        perm = self.perm(perm_id)
+        if perm is None or not perm.owed_cancel:
+            return None
+        allowed = {(Answer.CANCELLED, None)}
+        if self.ctx.readings["A-14"] == "both" and perm.state == PermState.WITHDRAWN:
+            allowed.add((Answer.ERROR, ErrorCode.REQUEST_CANCELLED))
+        return frozenset(allowed)
+
+    def canon_ran(self, ran: bool) -> bool:
+        """``PromptRec.ran`` in a snapshot: read only while quiet, and every work end sets it,
+        so during work it is noise."""
+        return ran or self.state in WORK
+
+    def canon_owes_reply(self, owes: bool) -> bool:
+        """``CancelRec.owes_reply`` in a snapshot: read only under A-04=idle-cancelled."""
+        return owes and self._replies_owed()
+
+    def busy(self) -> bool:
+        """Foreground work, or accepted prompts whose work has not ended with an idle yet."""
+        return self.state not in QUIET or bool(self.prompts)
