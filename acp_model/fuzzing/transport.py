@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import json
 import os
 import select
 import signal
@@ -52,8 +51,16 @@ from typing import Any
 
 import orjson
 
-from acp_model.fuzzing.lines import OVERSIZE_PREVIEW, LineCutter
 from acp_model.fuzzing.stop import Interrupted
+from acp_model.process import group_alive, wait_group_gone
+from acp_model.trace.wire import (
+    OVERSIZE_PREVIEW,
+    LineCutter,
+    Record,
+    decode_line,
+    dumps_record,
+    is_response_to,
+)
 
 __all__ = [
     "AgentExited",
@@ -63,11 +70,10 @@ __all__ = [
     "RpcError",
     "decode_line",
     "dumps_record",
+    "group_alive",
     "is_response_to",
+    "wait_group_gone",
 ]
-
-Record = dict[str, Any]
-"""One transcript entry in the project trace format (see the module docstring)."""
 
 Listener = Callable[[Record], None]
 
@@ -90,51 +96,6 @@ class RpcError(RuntimeError):
         message = error.get("message") if isinstance(error, dict) else None
         super().__init__(f"JSON-RPC error {code}: {message}")
         self.code = code
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"non-standard JSON constant {name}")
-
-
-def decode_line(line: bytes) -> tuple[Any, str | None, str | None]:
-    """Parse one wire line. Returns ``(value, None, None)`` or ``(None, raw_text, error)``.
-
-    orjson is tried first for speed; the stdlib parser is the fallback for inputs orjson refuses
-    but that are still valid JSON (lone surrogate escapes). NaN/Infinity are refused as JSON
-    does not allow them.
-    """
-    try:
-        return orjson.loads(line), None, None
-    except orjson.JSONDecodeError:
-        pass
-    try:
-        text = line.decode("utf-8")
-    except UnicodeDecodeError:
-        return None, line.decode("utf-8", errors="replace"), "invalid-utf8"
-    try:
-        return json.loads(text, parse_constant=_reject_constant), None, None
-    except ValueError:
-        return None, text, "not-json"
-
-
-def dumps_record(record: Record) -> bytes:
-    """Serialise a record as one JSON line (no trailing newline), whatever strings it holds."""
-    try:
-        return orjson.dumps(record)
-    except (TypeError, orjson.JSONEncodeError):
-        # lone surrogates (from the stdlib fallback parser) or exotic values
-        return json.dumps(record, ensure_ascii=True, default=repr).encode("ascii")
-
-
-def is_response_to(msg: Any, request_id: Any) -> bool:
-    """True if ``msg`` is a JSON-RPC response (not a request) carrying ``request_id``."""
-    return (
-        isinstance(msg, dict)
-        and "method" not in msg
-        and ("result" in msg or "error" in msg)
-        and msg.get("id") == request_id
-        and type(msg.get("id")) is type(request_id)
-    )
 
 
 class _RingBuffer:
@@ -791,53 +752,3 @@ class AgentProcess:
                 fh.write(dumps_record(record))
                 fh.write(b"\n")
         return out
-
-
-def _group_members(pgid: int) -> list[tuple[int, str]]:
-    """(pid, state) of processes whose process group is ``pgid`` (Linux /proc scan)."""
-    members: list[tuple[int, str]] = []
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return members
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                stat = fh.read()
-        except OSError:
-            continue
-        # the command name may contain spaces and parentheses: split after the last ')'
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) >= 3 and int(fields[2]) == pgid:
-            members.append((int(entry), fields[0].decode()))
-    return members
-
-
-def group_alive(pgid: int) -> bool:
-    """True if a live (non-zombie) process is still in group ``pgid``.
-
-    Zombies count as gone: they no longer run, and in containers whose PID 1 does not reap
-    orphans they may linger as entries forever.
-    """
-    if os.path.isdir("/proc"):
-        return any(state not in ("Z", "X") for _, state in _group_members(pgid))
-    try:
-        os.killpg(pgid, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    return True
-
-
-def wait_group_gone(pgid: int, timeout: float) -> bool:
-    """Wait until no live process remains in ``pgid``.
-
-    This polls (there is no event for "a process group emptied"), in short steps.
-    """
-    deadline = time.monotonic() + timeout
-    while group_alive(pgid):
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.02)
-    return True

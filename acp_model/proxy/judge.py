@@ -13,12 +13,11 @@ import threading
 from collections.abc import Callable
 from typing import IO, Any
 
-from acp_model.fuzzing.lines import LineCutter
-from acp_model.fuzzing.transport import decode_line, dumps_record
 from acp_model.oracle.monitor import Monitor, Violation
 from acp_model.proxy.relay import ChunkQueue
 from acp_model.spec import revisions
 from acp_model.spec.readings import Readings
+from acp_model.trace.wire import LineCutter, decode_line, dumps_record
 
 UNDECIDED_LIMIT = 10_000  # records judged as the seed's if no prompt response came by then
 

@@ -24,7 +24,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from acp_model.fuzzing.transport import group_alive, wait_group_gone
+from acp_model.process import group_alive, wait_group_gone
 
 READ_CHUNK = 65536
 
