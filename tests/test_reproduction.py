@@ -3,6 +3,8 @@ and by Ctrl-C (a 30-minute run must not spend hours replaying its own history)."
 
 from __future__ import annotations
 
+import dataclasses
+
 import sys
 import threading
 import time
@@ -10,7 +12,7 @@ import time
 import pytest
 
 from acp_model.fuzzing import shrink
-from acp_model.fuzzing.actions import Action, NewSession, Prompt
+from acp_model.fuzzing.actions import Action, NewSession, Prompt, Wait
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.recorder import Found
 from acp_model.fuzzing.shrink import ReplayOutcome, replay_once
@@ -135,7 +137,7 @@ def test_a_program_lucky_once_gives_way_to_one_that_reproduces(
     found = _found(program)
     shrink.measure_reproduction(FuzzConfig(REFERENCE, replay_runs=2), found)
     assert len(found.actions) >= 4 and found.reproduced == found.replays >= 2
-    assert any("did not reproduce again" in note for note in found.notes)
+    assert any("reproduces more often" in note for note in found.notes)
 
 
 def test_a_failure_no_replay_shows_is_reported_unverified(
@@ -203,3 +205,36 @@ def test_a_long_run_moves_to_a_fresh_process_before_the_transcript_cap() -> None
         assert not [v for m in pool.monitors() for v in m.violations if v.level == "fail"]
     finally:
         pool.retire()
+
+
+class _CutShortByTheTeardown(_NeedsBugPrompt):
+    """A bug at the end of a turn: a program that stops right after its prompt reproduced
+    once (the run that found it) and then only one run in four (the teardown's cancel usually
+    ends the turn first); one that lets the session settle always does."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.runs: dict[str, int] = {}  # per program
+
+    def __call__(self, cfg: FuzzConfig, actions: list[Action], rule: str | None,
+                 abort: threading.Event | None = None) -> ReplayOutcome:
+        outcome = super().__call__(cfg, actions, rule, abort)
+        if not outcome.reproduced:
+            return outcome
+        if actions and isinstance(actions[-1], Wait):  # it shows while the session settles
+            return dataclasses.replace(outcome, performed=len(actions))
+        key = repr(actions)
+        with self.lock:
+            self.runs[key] = self.runs.get(key, 0) + 1
+            lucky = self.runs[key] % 4 == 1
+        return outcome if lucky else ReplayOutcome(False, [], [], None)
+
+
+def test_a_program_cut_short_by_the_teardown_is_reported_with_its_sessions_settled(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(shrink, "replay_once", _CutShortByTheTeardown())
+    program = [NewSession(), *_noise(1), Prompt(0, [{"type": "text", "text": "bug"}])]
+    found = _found(program)
+    shrink.measure_reproduction(FuzzConfig(REFERENCE, replay_runs=4), found)
+    assert isinstance(found.actions[-1], Wait) and found.actions[-1].mode == "settled"
+    assert 2 * found.reproduced >= found.replays > 0

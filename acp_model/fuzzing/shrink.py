@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from acp_model.fuzzing.actions import Action
+from acp_model.fuzzing.actions import Action, SessionAction, Wait
 from acp_model.fuzzing.client import AgentUnusable, FuzzClient
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.pool import Example
@@ -257,28 +257,41 @@ def measure_reproduction(cfg: FuzzConfig, found: Found,
 
 def _measure(cfg: FuzzConfig, found: Found, minimizer: Minimizer, stop: Stop | None) -> None:
     """The reproduction rate of the reported program, over every fresh-process run of it
-    (minimization's and ``cfg.replay_runs`` more). When the shortest program that reproduced
-    misses all of the new runs, the next shortest that reproduced are measured too and the
-    first that reproduces again is reported; if none does, the shortest stands, with its rate.
+    (minimization's and ``cfg.replay_runs`` more).
+
+    A counterexample a reader replays must reproduce, not merely be short: when the shortest
+    program that reproduced does so in fewer than half of its runs (a race it won once: a
+    turn cut short by the teardown's cancel before it reached the bug, say), the next shortest
+    that reproduced are measured too, and the first that reproduces at least half the time is
+    reported; failing that, the one with the best rate (the shorter on a tie).
     """
     shortest = found.actions
     tried: list[list[Action]] = [shortest]
     if found.verified:
-        tried += [p for p in minimizer.reproduced if p != shortest][:FALLBACKS]
+        # the same program letting its sessions settle before the teardown cancels them (a
+        # turn the teardown's cancel would cut short reaches the bug), then longer ones
+        settled = _settled(shortest)
+        tried += [p for p in [settled, *minimizer.reproduced]
+                  if p is not None and p != shortest][:FALLBACKS + 1]
+    measured: list[list[Action]] = []
     chosen = shortest
     for program in tried:
-        before = minimizer.tally(program)[0]
         for outcome in replay_many(cfg, program, found.rule, cfg.replay_runs, stop=stop):
             minimizer.count(program, outcome)
-        if minimizer.tally(program)[0] > before:  # it reproduced again
+        measured.append(program)
+        hits, runs, _ = minimizer.tally(program)
+        if runs and 2 * hits >= runs:
             chosen = program
             break
         if stop is not None and stop.requested:
             break
+    else:
+        chosen = max(measured, key=lambda p: (_rate(minimizer, p), -len(p)))
     if chosen is not shortest:
+        hits, runs, _ = minimizer.tally(shortest)
         found.notes.append(f"the shortest program that reproduced during minimization "
-                           f"({len(shortest)} actions) did not reproduce again in "
-                           f"{cfg.replay_runs} replays; this one did")
+                           f"({len(shortest)} actions) reproduced {hits}/{runs}; this one "
+                           "reproduces more often")
     found.actions = chosen
     hits, runs, outcome = minimizer.tally(chosen)
     found.reproduced, found.replays = hits, runs
@@ -287,6 +300,20 @@ def _measure(cfg: FuzzConfig, found: Found, minimizer: Minimizer, stop: Stop | N
         found.replay_offending = outcome.offending
         # Its index and wording match the transcript written for the counterexample.
         found.violation = next(v for v in outcome.violations if v.rule == found.rule)
+
+
+def _settled(program: list[Action]) -> list[Action] | None:
+    """``program`` then a wait for each session it used to settle (None: it has one, or no
+    session to wait for)."""
+    used = sorted({a.s for a in program if isinstance(a, SessionAction)})
+    if not used or (program and isinstance(program[-1], Wait)):
+        return None
+    return [*program, *(Wait(s, "settled") for s in used)]
+
+
+def _rate(minimizer: Minimizer, program: Sequence[Action]) -> float:
+    hits, runs, _ = minimizer.tally(program)
+    return hits / runs if runs else 0.0
 
 
 def replay_many(cfg: FuzzConfig, actions: Sequence[Action], rule: str, runs: int, *,
