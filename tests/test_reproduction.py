@@ -4,7 +4,6 @@ and by Ctrl-C (a 30-minute run must not spend hours replaying its own history)."
 from __future__ import annotations
 
 import dataclasses
-
 import sys
 import threading
 import time
