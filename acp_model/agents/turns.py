@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import random
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 STOP_REASONS: tuple[tuple[float, str], ...] = (
     (0.80, "end_turn"),
@@ -206,12 +206,3 @@ def plan_turn(
     )
 
 
-def without_permissions(plan: TurnPlan) -> TurnPlan:
-    """The same script with every permission requirement removed (used by tests)."""
-    steps = tuple(
-        replace(s, tools=tuple(replace(t, needs_permission=False) for t in s.tools))
-        if s.kind == "tools"
-        else s
-        for s in plan.steps
-    )
-    return replace(plan, steps=steps)

@@ -10,7 +10,7 @@ explorer adds no protocol knowledge of its own except two things that are not th
   model's bookkeeping. A property that merely re-read the model's own records could never catch
   a model that forgot to record something (e.g. a ``cancel`` action that does nothing).
 
-Nodes are canonical configurations: every session's ``SessionModel.snapshot`` with trace indices
+Nodes are canonical configurations: every session's ``model.snapshot.snapshot`` with trace indices
 ranked jointly over all sessions (they share one read frontier), plus the observers' state. The
 read frontier advances exactly as in ``monitor``: a prompt response proves the agent read
 everything up to that prompt, and the abstract ``sync`` event stands for any client request the

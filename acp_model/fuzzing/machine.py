@@ -43,6 +43,7 @@ from acp_model.llm.script import (
     Text,
     Tools,
 )
+from acp_model.model.messages import PROMPT_CAPABILITY_GATES
 
 WORDS = ("analyze", "fix", "tests", "refactor", "explain", "plan", "read", "edit", "run", "diff",
          "search", "summarize", "build", "deploy", "review", "why")
@@ -57,14 +58,16 @@ def prompt_blocks(capabilities: dict[str, Any]) -> st.SearchStrategy[list[dict[s
         lambda ws: {"type": "text", "text": " ".join(ws)})
     link = st.sampled_from(["main.py", "README.md", "src/lib.rs"]).map(lambda name: {
         "type": "resource_link", "uri": f"file:///workspace/{name}", "name": name})
-    extras: list[st.SearchStrategy[dict[str, Any]]] = [link]
-    if capabilities.get("image") is not None:
-        extras.append(st.just({"type": "image", "mimeType": "image/png", "data": TINY_PNG}))
-    if capabilities.get("audio") is not None:
-        extras.append(st.just({"type": "audio", "mimeType": "audio/wav", "data": TINY_WAV}))
-    if capabilities.get("embeddedContext") is not None:
-        extras.append(text.map(lambda b: {"type": "resource", "resource": {
-            "uri": "file:///workspace/notes.txt", "mimeType": "text/plain", "text": b["text"]}}))
+    gated: dict[str, st.SearchStrategy[dict[str, Any]]] = {
+        "image": st.just({"type": "image", "mimeType": "image/png", "data": TINY_PNG}),
+        "audio": st.just({"type": "audio", "mimeType": "audio/wav", "data": TINY_WAV}),
+        "resource": text.map(lambda b: {"type": "resource", "resource": {
+            "uri": "file:///workspace/notes.txt", "mimeType": "text/plain", "text": b["text"]}}),
+    }
+    # the oracle's own table says which capability each block type needs
+    extras: list[st.SearchStrategy[dict[str, Any]]] = [link] + [
+        strategy for kind, strategy in gated.items()
+        if capabilities.get(PROMPT_CAPABILITY_GATES[kind]) is not None]
     return st.tuples(text, st.lists(st.one_of(extras), max_size=2)).map(
         lambda parts: [parts[0], *parts[1]])
 

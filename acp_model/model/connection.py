@@ -1,6 +1,6 @@
 """The connection phase: initialize, then session/new, as its own small machine.
 
-The per-session machine (``lifecycle``) only exists once a session does, so the rules about
+The per-session machine (``model/lifecycle.py``) only exists once a session does, so the rules about
 *when* sessions may be created or named live here: the client initializes first (INIT-01), the
 agent never hands out a session id twice (SESS-01), neither side names a session that does not
 exist (SESS-12, SESS-13), and an agent that advertised ``session`` implements its baseline

@@ -45,7 +45,7 @@ MESSAGE_KINDS = frozenset({
     "agent_thought", "agent_thought_chunk",
 })
 
-# Which prompt capability unlocks which content block type (PROMPT-02). The fuzzer's prompt
+# Which prompt capability unlocks which content block type (PROMPT-02); the fuzzer's prompt
 # generator reads the same table, so it obeys the rule the oracle judges.
 PROMPT_CAPABILITY_GATES: Mapping[str, str] = {"image": "image", "audio": "audio",
                                               "resource": "embeddedContext"}

@@ -1,7 +1,7 @@
 """The records a session model holds: prompts, cancels, permission requests, tool calls.
 
 Fields that hold a trace index carry ``metadata={"index": True}``: a snapshot ranks them (only
-their order and whether the agent has read them matter), and ``SessionModel.indices`` finds them
+their order and whether the agent has read them matter), and ``model.snapshot`` finds them
 without a list written by hand. Every record is a flat slots dataclass whose values are never
 mutated in place except through its own fields, so a shallow copy is a full copy
 (``snapshot.clone``).

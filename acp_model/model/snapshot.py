@@ -172,7 +172,3 @@ def snapshot(model: Any, rank: dict[int, int] | None = None) -> tuple[Any, ...]:
     return _generated(type(model))[1](model, rank)
 
 
-def snapshot_source(model_cls: type) -> str:
-    """The generated code, for readers and tests (what exactly is compared)."""
-    _generated(model_cls)
-    return "\n".join(f"{cls}.{name}: left out ({why})" for (cls, name), why in EXCLUDED.items())

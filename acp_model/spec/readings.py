@@ -201,10 +201,6 @@ class Readings:
                 return value
         raise KeyError(reading_id)
 
-    def with_(self, **changes: str) -> Readings:
-        """Copy with some readings changed; keys are IDs with '-' spelled '_' (A_01=...)."""
-        return self.parse(f"{k.replace('_', '-')}={v}" for k, v in changes.items())
-
     def parse(self, assignments: Iterable[str]) -> Readings:
         """Apply ``NAME=VALUE`` assignments (NAME is an ID like A-01 or a slug).
 

@@ -21,7 +21,7 @@ import orjson
 from acp_model.spec.revisions import REVISIONS, SEED
 
 SCHEMA_URI = "urn:acp:v2:schema"
-__all__ = ["SEED", "MethodSpec", "is_reserved", "known_values", "load_meta", "load_schema",
+__all__ = ["SEED", "MethodSpec", "is_reserved", "known_values", "load_schema",
            "method_table", "null_request_ids"]
 
 
@@ -45,12 +45,6 @@ def load_schema(rev: str = SEED) -> dict[str, Any]:
     if rev not in REVISIONS:
         raise KeyError(f"no vendored schema for revision {rev!r}")
     data = resources.files("acp_model.spec").joinpath("data", rev, "schema.json").read_bytes()
-    return orjson.loads(data)
-
-
-@cache
-def load_meta() -> dict[str, Any]:
-    data = resources.files("acp_model.spec").joinpath("data", "seed", "meta.json").read_bytes()
     return orjson.loads(data)
 
 
