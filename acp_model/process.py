@@ -1,4 +1,5 @@
-"""Process groups: is anything of an agent still running, and waiting until nothing is.
+"""Process groups (is anything of an agent still running, wait until nothing is), and the
+bounded buffer its stderr is drained into.
 
 The fuzz transport and the proxy both start an agent in a process group of its own and end it
 with the same ladder (stdin closed, SIGTERM, SIGKILL to the whole group); what the ladder waits
@@ -7,7 +8,9 @@ on is here. Linux reads ``/proc``; elsewhere a signal 0 to the group stands in.
 
 from __future__ import annotations
 
+import collections
 import os
+import threading
 import time
 
 
@@ -59,3 +62,36 @@ def wait_group_gone(pgid: int, timeout: float) -> bool:
             return False
         time.sleep(0.02)
     return True
+
+
+class RingBuffer:
+    """Keeps the last ``cap`` bytes written to it; counts everything (an agent's stderr)."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.total = 0
+        self._chunks: collections.deque[bytes] = collections.deque()
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def write(self, data: bytes) -> None:
+        with self._lock:
+            self.total += len(data)
+            if len(data) >= self.cap:
+                self._chunks.clear()
+                data = data[-self.cap :]
+                self._size = 0
+            self._chunks.append(data)
+            self._size += len(data)
+            while self._size > self.cap:
+                head = self._chunks.popleft()
+                excess = self._size - self.cap
+                if len(head) > excess:
+                    self._chunks.appendleft(head[excess:])
+                    self._size -= excess
+                else:
+                    self._size -= len(head)
+
+    def getvalue(self) -> bytes:
+        with self._lock:
+            return b"".join(self._chunks)

@@ -38,7 +38,8 @@ PARALLEL = max(1, min(4, os.cpu_count() or 1))
 # A failure that needs more of the shared process's history than this is reported with the
 # shortest program that showed it, not with a replayed history (replaying hours is no help).
 MAX_HISTORY_EXAMPLES = 64
-FALLBACKS = 3  # longer reproducing programs measured when the shortest never reproduces again
+FALLBACKS = 3  # longer reproducing programs measured when the shortest reproduces too rarely
+READABLE = 12  # a fallback may be this long (or twice the shortest): still read by a person
 RETRIES = 2  # extra passes of single removals when none reproduced (racy failures)
 RETRY_UP_TO = 24  # ... on programs this short (each pass costs one replay per action)
 ATTEMPTS = 3  # rounds of replays of the run's programs before one is called unreproducible
@@ -266,13 +267,16 @@ def _measure(cfg: FuzzConfig, found: Found, minimizer: Minimizer, stop: Stop | N
     reported; failing that, the one with the best rate (the shorter on a tie).
     """
     shortest = found.actions
-    tried: list[list[Action]] = [shortest]
-    if found.verified:
-        # the same program letting its sessions settle before the teardown cancels them (a
-        # turn the teardown's cancel would cut short reaches the bug), then longer ones
-        settled = _settled(shortest)
-        tried += [p for p in [settled, *minimizer.reproduced]
-                  if p is not None and p != shortest][:FALLBACKS + 1]
+    # the same program letting its sessions settle before the teardown cancels them (a turn
+    # the teardown's cancel would cut short reaches the bug), then longer ones that reproduced
+    # (only while a reader can still follow them: a program of hundreds of actions that
+    # reproduces more often helps no one more than a short racy one)
+    settled = _settled(shortest)
+    longest = max(READABLE, 2 * len(shortest))
+    others = minimizer.reproduced if found.verified else []
+    tried: list[list[Action]] = [shortest] + [
+        p for p in [settled, *others]
+        if p is not None and p != shortest and len(p) <= longest][:FALLBACKS + 1]
     measured: list[list[Action]] = []
     chosen = shortest
     for program in tried:

@@ -51,8 +51,8 @@ from typing import Any
 
 import orjson
 
-from acp_model.fuzzing.stop import Interrupted
-from acp_model.process import group_alive, wait_group_gone
+from acp_model.fuzzing.calls import AgentExited, RpcCalls, RpcError
+from acp_model.process import RingBuffer, group_alive, wait_group_gone
 from acp_model.trace.wire import (
     OVERSIZE_PREVIEW,
     LineCutter,
@@ -83,55 +83,7 @@ _OVERSIZE_PREVIEW = OVERSIZE_PREVIEW
 _RECORD_OVERHEAD = 64  # rough per-record bookkeeping cost counted against the transcript cap
 
 
-class AgentExited(RuntimeError):
-    """The agent is gone (process exited or stdout closed) and cannot answer any more."""
-
-
-class RpcError(RuntimeError):
-    """A JSON-RPC error response returned by :meth:`AgentProcess.call`."""
-
-    def __init__(self, error: Any) -> None:
-        self.error = error
-        code = error.get("code") if isinstance(error, dict) else None
-        message = error.get("message") if isinstance(error, dict) else None
-        super().__init__(f"JSON-RPC error {code}: {message}")
-        self.code = code
-
-
-class _RingBuffer:
-    """Keeps the last ``cap`` bytes written to it; counts everything."""
-
-    def __init__(self, cap: int) -> None:
-        self.cap = cap
-        self.total = 0
-        self._chunks: collections.deque[bytes] = collections.deque()
-        self._size = 0
-        self._lock = threading.Lock()
-
-    def write(self, data: bytes) -> None:
-        with self._lock:
-            self.total += len(data)
-            if len(data) >= self.cap:
-                self._chunks.clear()
-                data = data[-self.cap :]
-                self._size = 0
-            self._chunks.append(data)
-            self._size += len(data)
-            while self._size > self.cap:
-                head = self._chunks.popleft()
-                excess = self._size - self.cap
-                if len(head) > excess:
-                    self._chunks.appendleft(head[excess:])
-                    self._size -= excess
-                else:
-                    self._size -= len(head)
-
-    def getvalue(self) -> bytes:
-        with self._lock:
-            return b"".join(self._chunks)
-
-
-class AgentProcess:
+class AgentProcess(RpcCalls):
     """A spawned ACP agent speaking newline-delimited JSON-RPC 2.0 over stdio.
 
     Use as a context manager (``with AgentProcess([...]) as agent:``) or call :meth:`close`.
@@ -190,7 +142,7 @@ class AgentProcess:
         self._stdin_broken = False  # a timed-out write left half a line in the pipe
         self._closed = False
         self._cursor = 0
-        self._stderr = _RingBuffer(stderr_bytes)
+        self._stderr = RingBuffer(stderr_bytes)
         self._stderr_cond = threading.Condition()  # notified per stderr chunk and at its EOF
         self._stderr_eof = False
         self._stderr_file = open(stderr_path, "wb") if stderr_path is not None else None  # noqa: SIM115
@@ -538,127 +490,6 @@ class AgentProcess:
             if self.exited:
                 raise AgentExited(f"agent exited with code {self.returncode}")
             select.select([], [self._stdin_fd], [], min(remaining, 0.2))
-
-    def _new_id(self) -> int:
-        with self._cond:
-            request_id = self._next_id
-            self._next_id += 1
-            return request_id
-
-    def request(self, method: str, params: Any = None) -> int:
-        """Send a request with a fresh integer id and return that id."""
-        request_id = self._new_id()
-        msg: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        if params is not None:
-            msg["params"] = params
-        self.send(msg)
-        return request_id
-
-    def notify(self, method: str, params: Any = None) -> None:
-        """Send a notification (no id, never answered)."""
-        msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            msg["params"] = params
-        self.send(msg)
-
-    def respond(self, request_id: Any, result: Any = None, error: Any = None) -> None:
-        """Answer an agent->client request with ``result`` or, if given, ``error``.
-
-        ``error`` is a JSON-RPC error object (``{"code": ..., "message": ...}``).
-        """
-        msg: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id}
-        if error is not None:
-            msg["error"] = error
-        else:
-            msg["result"] = result
-        self.send(msg)
-
-    # ----------------------------------------------------------------- waiting
-
-    def wait_for_index(
-        self,
-        predicate: Callable[[Any], bool],
-        timeout: float,
-        *,
-        start: int = 0,
-        direction: str | None = "a2c",
-        raw: bool = False,
-    ) -> int | None:
-        """Index of the first record at or after ``start`` matching, or None.
-
-        ``predicate`` gets the record's ``msg`` (or the whole record when ``raw`` is true).
-        Returns None on timeout or as soon as no further matching record can arrive (stdout
-        closed for a2c). Waits on the transcript's condition variable, never by polling.
-        """
-        deadline = time.monotonic() + timeout
-        index = start
-        with self._cond:
-            while True:
-                transcript = self.transcript
-                while index < len(transcript):
-                    record = transcript[index]
-                    if direction is None or record.get("dir") == direction:
-                        subject = record if raw else record.get("msg")
-                        if (raw or "msg" in record) and predicate(subject):
-                            return index
-                    index += 1
-                if direction == "a2c" and (self.stdout_closed or self.truncated):
-                    return None
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return None
-                self._interruptible_wait(remaining)
-
-    def _interruptible_wait(self, remaining: float) -> None:
-        """Wait on the transcript condition (held), giving up on a stop request."""
-        if self.stop_requested.is_set():
-            raise Interrupted
-        self._cond.wait(min(remaining, 0.1))
-
-    def wait_for(
-        self,
-        predicate: Callable[[Any], bool],
-        timeout: float = 5.0,
-        *,
-        start: int | None = None,
-        direction: str | None = "a2c",
-        raw: bool = False,
-    ) -> Record | None:
-        """Wait for the next record matching ``predicate``; returns the record or None.
-
-        With ``start=None`` the search begins at an internal cursor that moves past each match
-        returned, so successive calls find successive matches ("the next" one). Pass an explicit
-        ``start`` (e.g. from :meth:`mark`) to search from there without touching the cursor.
-        """
-        use_cursor = start is None
-        begin = self._cursor if use_cursor else start
-        assert begin is not None
-        index = self.wait_for_index(predicate, timeout, start=begin, direction=direction, raw=raw)
-        if index is None:
-            return None
-        if use_cursor:
-            self._cursor = index + 1
-        with self._cond:
-            return self.transcript[index]
-
-    def call(self, method: str, params: Any = None, timeout: float = 10.0) -> Any:
-        """Send a request and wait for its response; returns the ``result``.
-
-        Raises :class:`RpcError` for an error response, :class:`AgentExited` if the agent went
-        away first and :class:`TimeoutError` if nothing came within ``timeout``.
-        """
-        start = self.mark()
-        request_id = self.request(method, params)
-        index = self.wait_for_index(lambda m: is_response_to(m, request_id), timeout, start=start)
-        if index is None:
-            if not self.alive:
-                raise AgentExited(f"agent gone before answering {method} (code {self.returncode})")
-            raise TimeoutError(f"no response to {method} (id {request_id}) within {timeout}s")
-        with self._cond:
-            msg = self.transcript[index]["msg"]
-        if "error" in msg:
-            raise RpcError(msg["error"])
-        return msg.get("result")
 
     def wait_exit(self, timeout: float) -> int | None:
         """Wait up to ``timeout`` for the process to exit; returns its code or None."""

@@ -1,0 +1,174 @@
+"""JSON-RPC over the recorded pipe: requests with fresh ids, notifications, answers, and waiting
+for what the agent writes (the part of :class:`~acp_model.fuzzing.transport.AgentProcess` a
+client talks through; the transport below it only records and delivers lines).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from acp_model.fuzzing.stop import Interrupted
+from acp_model.trace.wire import Record, is_response_to
+
+
+class AgentExited(RuntimeError):
+    """The agent is gone (process exited or stdout closed) and cannot answer any more."""
+
+
+class RpcError(RuntimeError):
+    """A JSON-RPC error response returned by :meth:`AgentProcess.call`."""
+
+    def __init__(self, error: Any) -> None:
+        self.error = error
+        code = error.get("code") if isinstance(error, dict) else None
+        message = error.get("message") if isinstance(error, dict) else None
+        super().__init__(f"JSON-RPC error {code}: {message}")
+        self.code = code
+
+
+class RpcCalls:
+    """JSON-RPC calls and waits; the transport supplies ``send``, ``mark``, ``transcript``,
+    its condition variable and the stop event."""
+
+    _cond: threading.Condition
+    _next_id: int
+    _cursor: int
+    transcript: list[Record]
+    stdout_closed: bool
+    truncated: bool
+    stop_requested: threading.Event
+    returncode: int | None
+
+    def send(self, msg: Any, *, probe: bool = False) -> Record:
+        raise NotImplementedError
+
+    def mark(self) -> int:
+        raise NotImplementedError
+
+    @property
+    def alive(self) -> bool:
+        raise NotImplementedError
+
+    def _new_id(self) -> int:
+        with self._cond:
+            request_id = self._next_id
+            self._next_id += 1
+            return request_id
+
+    def request(self, method: str, params: Any = None) -> int:
+        """Send a request with a fresh integer id and return that id."""
+        request_id = self._new_id()
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.send(msg)
+        return request_id
+
+    def notify(self, method: str, params: Any = None) -> None:
+        """Send a notification (no id, never answered)."""
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.send(msg)
+
+    def respond(self, request_id: Any, result: Any = None, error: Any = None) -> None:
+        """Answer an agent->client request with ``result`` or, if given, ``error``.
+
+        ``error`` is a JSON-RPC error object (``{"code": ..., "message": ...}``).
+        """
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id}
+        if error is not None:
+            msg["error"] = error
+        else:
+            msg["result"] = result
+        self.send(msg)
+
+    # ----------------------------------------------------------------- waiting
+
+    def wait_for_index(
+        self,
+        predicate: Callable[[Any], bool],
+        timeout: float,
+        *,
+        start: int = 0,
+        direction: str | None = "a2c",
+        raw: bool = False,
+    ) -> int | None:
+        """Index of the first record at or after ``start`` matching, or None.
+
+        ``predicate`` gets the record's ``msg`` (or the whole record when ``raw`` is true).
+        Returns None on timeout or as soon as no further matching record can arrive (stdout
+        closed for a2c). Waits on the transcript's condition variable, never by polling.
+        """
+        deadline = time.monotonic() + timeout
+        index = start
+        with self._cond:
+            while True:
+                transcript = self.transcript
+                while index < len(transcript):
+                    record = transcript[index]
+                    if direction is None or record.get("dir") == direction:
+                        subject = record if raw else record.get("msg")
+                        if (raw or "msg" in record) and predicate(subject):
+                            return index
+                    index += 1
+                if direction == "a2c" and (self.stdout_closed or self.truncated):
+                    return None
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return None
+                self._interruptible_wait(remaining)
+
+    def _interruptible_wait(self, remaining: float) -> None:
+        """Wait on the transcript condition (held), giving up on a stop request."""
+        if self.stop_requested.is_set():
+            raise Interrupted
+        self._cond.wait(min(remaining, 0.1))
+
+    def wait_for(
+        self,
+        predicate: Callable[[Any], bool],
+        timeout: float = 5.0,
+        *,
+        start: int | None = None,
+        direction: str | None = "a2c",
+        raw: bool = False,
+    ) -> Record | None:
+        """Wait for the next record matching ``predicate``; returns the record or None.
+
+        With ``start=None`` the search begins at an internal cursor that moves past each match
+        returned, so successive calls find successive matches ("the next" one). Pass an explicit
+        ``start`` (e.g. from :meth:`mark`) to search from there without touching the cursor.
+        """
+        use_cursor = start is None
+        begin = self._cursor if use_cursor else start
+        assert begin is not None
+        index = self.wait_for_index(predicate, timeout, start=begin, direction=direction, raw=raw)
+        if index is None:
+            return None
+        if use_cursor:
+            self._cursor = index + 1
+        with self._cond:
+            return self.transcript[index]
+
+    def call(self, method: str, params: Any = None, timeout: float = 10.0) -> Any:
+        """Send a request and wait for its response; returns the ``result``.
+
+        Raises :class:`RpcError` for an error response, :class:`AgentExited` if the agent went
+        away first and :class:`TimeoutError` if nothing came within ``timeout``.
+        """
+        start = self.mark()
+        request_id = self.request(method, params)
+        index = self.wait_for_index(lambda m: is_response_to(m, request_id), timeout, start=start)
+        if index is None:
+            if not self.alive:
+                raise AgentExited(f"agent gone before answering {method} (code {self.returncode})")
+            raise TimeoutError(f"no response to {method} (id {request_id}) within {timeout}s")
+        with self._cond:
+            msg = self.transcript[index]["msg"]
+        if "error" in msg:
+            raise RpcError(msg["error"])
+        return msg.get("result")
