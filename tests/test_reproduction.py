@@ -147,8 +147,9 @@ def test_a_failure_no_replay_shows_is_reported_unverified(
     shrink.measure_reproduction(FuzzConfig(REFERENCE, replay_runs=2), found)
     assert not found.verified and found.reproduced == 0
     assert any("unverified" in note for note in found.notes)
-    # each attempt fills a batch of parallel replays, then the measurement
-    assert len(fake.trials) == shrink.ATTEMPTS * shrink.PARALLEL + 2
+    # each attempt fills a batch of parallel replays, then the measurement (of the program,
+    # then of it letting its session settle)
+    assert len(fake.trials) == shrink.ATTEMPTS * shrink.PARALLEL + 2 * 2
 
 
 def test_an_aborted_replay_stops_before_its_next_action() -> None:

@@ -274,9 +274,9 @@ def _measure(cfg: FuzzConfig, found: Found, minimizer: Minimizer, stop: Stop | N
     settled = _settled(shortest)
     longest = max(READABLE, 2 * len(shortest))
     others = minimizer.reproduced if found.verified else []
-    tried: list[list[Action]] = [shortest] + [
+    tried: list[list[Action]] = [shortest, *[
         p for p in [settled, *others]
-        if p is not None and p != shortest and len(p) <= longest][:FALLBACKS + 1]
+        if p is not None and p != shortest and len(p) <= longest][:FALLBACKS + 1]]
     measured: list[list[Action]] = []
     chosen = shortest
     for program in tried:
@@ -299,6 +299,9 @@ def _measure(cfg: FuzzConfig, found: Found, minimizer: Minimizer, stop: Stop | N
     found.actions = chosen
     hits, runs, outcome = minimizer.tally(chosen)
     found.reproduced, found.replays = hits, runs
+    if hits and not found.verified:  # letting its sessions settle made it reproduce
+        found.verified = True
+        found.notes = [n for n in found.notes if not n.startswith("no replay in a fresh")]
     if outcome is not None:
         found.replay_records = outcome.records
         found.replay_offending = outcome.offending
