@@ -66,6 +66,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_explore.py
 	$(BIN)/python benchmarks/bench_proxy.py
 	$(BIN)/python benchmarks/bench_real_agents.py
+	$(BIN)/python benchmarks/bench_shrink.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis $(OUT)
