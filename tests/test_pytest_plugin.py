@@ -108,6 +108,18 @@ def test_wrong_protocol_version_fails_init_and_skips_the_rest(pytester: pytest.P
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
 
 
+def test_acp_spec_v1_drives_and_judges_the_agent_in_v1(pytester: pytest.Pytester) -> None:
+    """Under --acp-spec v1 the client offers v1 (the reference agent then speaks it) and the
+    v1 rules judge: a cancelled turn answered end_turn fails the CANCEL group."""
+    result = run(pytester, "--acp-agent", f"{AGENT} --mutant cancel_as_end_turn",
+                 "--acp-profile", "quick", "--acp-seed", "1", "--acp-spec", "v1", "-rf")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    result.stdout.fnmatch_lines(["*failures: CANCEL-07*"])
+    result.stdout.fnmatch_lines(["FAILED acp-model::test_acp[[]CANCEL[]]*"])
+    failed = [line for line in result.stdout.lines if line.startswith("FAILED")]
+    assert len(failed) == 1, failed  # nothing else: the v1 wire is read as v1
+
+
 def test_one_group_can_be_selected_with_k(pytester: pytest.Pytester) -> None:
     result = run(pytester, "--acp-agent", f"{AGENT} --mutant cancel_as_end_turn",
                  "--acp-profile", "quick", "--acp-seed", "1", "-k", "test_acp and STOP")

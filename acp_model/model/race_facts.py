@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from acp_model.model.events import Ev
-from acp_model.model.records import CancelRec
+from acp_model.model.records import CancelRec, PermRec
 from acp_model.model.vocab import (
     QUIET,
     WORK,
@@ -22,6 +22,7 @@ from acp_model.model.vocab import (
 )
 
 OWING = frozenset({CancelStatus.WORK, CancelStatus.AMBIGUOUS})
+PROCEEDING_TOOL_STATUSES = frozenset({"in_progress", "completed"})
 
 
 class RaceFactsMixin:
@@ -148,3 +149,28 @@ class RaceFactsMixin:
     def busy(self) -> bool:
         """Foreground work, or accepted prompts whose work has not ended with an idle yet."""
         return self.state not in QUIET or bool(self.prompts)
+
+    def unapproved_start(self, ev: Ev) -> PermRec | None:
+        """The permission request this tool update proceeds without (PERM-11), if any: an
+        answer other than an allow option that the agent provably read, or no answer at all
+        while the request is open and the tool never started before it (the client had sent
+        nothing, so no timing can explain it: a stale answer taken for this request)."""
+        perm = self._guard(ev)
+        if ev.status not in PROCEEDING_TOOL_STATUSES or perm is None:
+            return None
+        if perm.answer is None:
+            tool = self.tools.get(ev.tool_call_id or "")
+            started = tool is not None and tool.started
+            return perm if perm.state == PermState.OPEN and not started else None
+        if perm.answer in (Answer.ALLOW, Answer.CUSTOM_OPTION):
+            return None  # a custom option kind means whatever the agent defined
+        return perm if self._read(perm.answer_idx) else None
+
+    def _guard(self, ev: Ev) -> PermRec | None:
+        """The permission request guarding the event's tool call, if any."""
+        tool = self.tools.get(ev.tool_call_id or "")
+        return self.perm(tool.perm) if tool is not None else None
+
+    def perm(self, perm_id: Any) -> PermRec | None:
+        """The permission request ``perm_id``, open, answered or retired."""
+        return self.perms.get(perm_id) or self.retired.get(perm_id)

@@ -58,7 +58,7 @@ from acp_model.model.obligations import (
     Obligation,
     ObligationsMixin,
 )
-from acp_model.model.race_facts import OWING, RaceFactsMixin
+from acp_model.model.race_facts import OWING, PROCEEDING_TOOL_STATUSES, RaceFactsMixin
 from acp_model.model.records import CancelRec, PermRec, PromptRec, ToolRec
 from acp_model.model.vocab import (
     AGENT_EVENTS,
@@ -80,7 +80,6 @@ __all__ = ["AGENT_EVENTS", "CANCELLED_PERMISSION_ANSWERED", "CANCEL_ENDS_WORK", 
            "SessionModel", "quiescent", "stay"]
 
 FINAL_TOOL_STATUSES = frozenset({"completed", "failed", "cancelled"})
-PROCEEDING_TOOL_STATUSES = frozenset({"in_progress", "completed"})
 REJECTED_KEPT = 32  # rejected prompts whose text SDK-PROMPT-03 still looks for
 # Cancels that still concern the work in progress (sent during it, or ambiguous).
 
@@ -305,22 +304,6 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
         """A tool guarded by a permission proceeds only after an allow option was selected."""
         return self.unapproved_start(ev) is None
 
-    def unapproved_start(self, ev: Ev) -> PermRec | None:
-        """The permission request this tool update proceeds without (PERM-11), if any: an
-        answer other than an allow option that the agent provably read, or no answer at all
-        while the request is open and the tool never started before it (the client had sent
-        nothing, so no timing can explain it: a stale answer taken for this request)."""
-        perm = self._guard(ev)
-        if ev.status not in PROCEEDING_TOOL_STATUSES or perm is None:
-            return None
-        if perm.answer is None:
-            tool = self.tools.get(ev.tool_call_id or "")
-            started = tool is not None and tool.started
-            return perm if perm.state == PermState.OPEN and not started else None
-        if perm.answer in (Answer.ALLOW, Answer.CUSTOM_OPTION):
-            return None  # a custom option kind means whatever the agent defined
-        return perm if self._read(perm.answer_idx) else None
-
     @check("STATE-06")
     def resumption_reported(self, ev: Ev) -> bool:
         """An approved tool that starts while requires_action is still shown: no running."""
@@ -344,15 +327,6 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
         if self.cancelled_end < 0 or ev.tool_call_id in self.cancelled_tools:
             return True  # nothing cancelled, or a tool of that work (the check above judges)
         return not (ev.kind in LATE_CONTENT_KINDS or ev.tool_call_id is not None)
-
-    def _guard(self, ev: Ev) -> PermRec | None:
-        """The permission request guarding the event's tool call, if any."""
-        tool = self.tools.get(ev.tool_call_id or "")
-        return self.perm(tool.perm) if tool is not None else None
-
-    def perm(self, perm_id: Any) -> PermRec | None:
-        """The permission request ``perm_id``, open, answered or retired."""
-        return self.perms.get(perm_id) or self.retired.get(perm_id)
 
     # =====================================================================================
     # Actions. They run after the checks and update the extended state.
