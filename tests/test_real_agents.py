@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,16 +37,33 @@ def test_every_profile_has_a_documented_verdict() -> None:
     assert {name for name, _ in documented()} == set(PROFILES)
 
 
-@pytest.mark.parametrize("name", sorted(n for n, v in documented() if v == 2))
-def test_a_real_agent_under_v2(name: str) -> None:
+def _fuzz(name: str, protocol: int, seconds: float, minimize: float) -> dict[str, Any]:
+    """A run of the profiled agent offered ``protocol``: its report (a usable, whole run)."""
     profile = get(name)
     assert profile.installed(), f"run `acp-model agents install {name}` (make test does)"
-    cfg = profile_config(FuzzConfig(["true"], seed=3, time_budget=45, max_examples=100_000,
-                                    replay_runs=1, minimize_budget=15, spec="auto"), profile)
+    cfg = profile_config(FuzzConfig(["true"], seed=3, time_budget=seconds, max_examples=100_000,
+                                    replay_runs=1, minimize_budget=minimize, spec="auto",
+                                    protocol=protocol), profile, protocol)
     with backend(cfg, profile) as running:
         result = run_fuzz(running)
-    report = fuzz_report(result)
     assert result.judged and not result.interrupted, (result.unusable, result.problem)
+    return fuzz_report(result)
+
+
+def _only_documented(report: dict[str, Any], name: str, protocol: int) -> None:
+    """The run shows no failure or warning its documented verdict line does not list."""
+    fail, warn = documented()[(name, protocol)]
+    failed = {v["rule"] for v in report["violations"] if v["level"] == "fail"}
+    warned = {v["rule"] for v in report["violations"] if v["level"] != "fail"}
+    assert failed <= fail, {v["rule"]: v["message"] for v in report["violations"]
+                            if v["rule"] in failed - fail}
+    assert warned <= warn, {v["rule"]: v["message"] for v in report["violations"]
+                            if v["rule"] in warned - warn}
+
+
+@pytest.mark.parametrize("name", sorted(n for n, v in documented() if v == 2))
+def test_a_real_agent_under_v2(name: str) -> None:
+    report = _fuzz(name, 2, seconds=45, minimize=15)
     assert report["spec"]["revision"] == "sdk-2.4.0", report["spec"]
     transitions = report["transitions"]
     assert transitions.get("requires_action:permission_request", 0) \
@@ -55,36 +73,16 @@ def test_a_real_agent_under_v2(name: str) -> None:
     # not get there in 45 s, and that is no verdict on the agent)
     assert transitions.get("running:cancel", 0) + transitions.get("requires_action:cancel", 0) \
         > 0, transitions
-    fail, warn = documented()[(name, 2)]
-    failed = {v["rule"] for v in report["violations"] if v["level"] == "fail"}
-    warned = {v["rule"] for v in report["violations"] if v["level"] != "fail"}
-    assert failed <= fail, {v["rule"]: v["message"] for v in report["violations"]
-                            if v["rule"] in failed - fail}
-    assert warned <= warn, {v["rule"]: v["message"] for v in report["violations"]
-                            if v["rule"] in warned - warn}
+    _only_documented(report, name, 2)
 
 
 @pytest.mark.parametrize("name", sorted(n for n, v in documented() if v == 1))
 def test_a_real_agent_under_v1(name: str) -> None:
     """The same agent asked for v1 (--protocol v1): judged under the v1 revision, its turns
     ended by their prompt responses, only the documented v1 verdicts."""
-    profile = get(name)
-    assert profile.installed(), f"run `acp-model agents install {name}` (make test does)"
-    cfg = profile_config(FuzzConfig(["true"], seed=3, time_budget=25, max_examples=100_000,
-                                    replay_runs=1, minimize_budget=10, spec="auto",
-                                    protocol=1), profile, 1)
-    with backend(cfg, profile) as running:
-        result = run_fuzz(running)
-    report = fuzz_report(result)
-    assert result.judged and not result.interrupted, (result.unusable, result.problem)
+    report = _fuzz(name, 1, seconds=25, minimize=10)
     assert report["spec"]["revision"] == "v1", report["spec"]
     transitions = report["transitions"]
     assert transitions.get("running:idle_reported", 0) > 0, transitions  # turns ended
     assert transitions.get("running:cancel", 0) > 0, transitions  # cancels during a turn
-    fail, warn = documented()[(name, 1)]
-    failed = {v["rule"] for v in report["violations"] if v["level"] == "fail"}
-    warned = {v["rule"] for v in report["violations"] if v["level"] != "fail"}
-    assert failed <= fail, {v["rule"]: v["message"] for v in report["violations"]
-                            if v["rule"] in failed - fail}
-    assert warned <= warn, {v["rule"]: v["message"] for v in report["violations"]
-                            if v["rule"] in warned - warn}
+    _only_documented(report, name, 1)

@@ -154,17 +154,19 @@ def cmd_explore(args: argparse.Namespace, console: Console) -> int:
     readings = readings_of(args)
     kw = _explore_kwargs(args)
     err = Console(stderr=True, highlight=False)
-    if args.diff_spec and _across_protocols(args.diff_spec):
-        return _protocol_diff(args, console)
-    if args.diff_spec:
+    across = bool(args.diff_spec) and _across_protocols(args.diff_spec)
+    if args.diff_spec and not across:
         args.diff = [*(args.diff or []), f"SPEC={args.diff_spec}"]
     modes = [m for m in ("diff", "each_reading", "contradictions") if getattr(args, m)]
-    if len(modes) > 1:
-        raise UsageError("choose one of --diff, --each-reading, --contradictions")
-    if args.coverage and modes:
+    if len(modes) > 1 or (across and modes):
+        raise UsageError("choose one of --diff, --diff-spec, --each-reading, --contradictions")
+    if args.coverage and (modes or across):
         raise UsageError("--coverage goes with the default mode (property checking) only")
     try:
-        if args.diff:
+        if across:
+            doc = _protocol_diff(args.diff_spec)
+            code = EXIT_OK
+        elif args.diff:
             doc = _diff(args, readings, kw, err)
             code = EXIT_OK
         elif args.each_reading:
@@ -215,26 +217,17 @@ def _across_protocols(value: str) -> bool:
     return across_protocols(a, b)
 
 
-def _protocol_diff(args: argparse.Namespace, console: Console) -> int:
+def _protocol_diff(value: str) -> dict[str, Any]:
     """v1 against a v2 revision: the behaviours whose verdict differs, each as a trace on
     either wire, judged now by the checker (the abstract alphabet is v2's)."""
     from acp_model.explorer.protocol_diff import protocol_diff
 
-    if args.diff or args.each_reading or args.contradictions or args.coverage:
-        raise UsageError("--diff-spec across protocol versions goes alone")
-    a, b = (v.strip() for v in args.diff_spec.split(","))
-    doc = protocol_diff(a, b)
-    if args.witness_dir:
-        paths = _write_witnesses(_witnesses(doc), Path(args.witness_dir))
-        doc["witness_files"] = [str(p) for p in paths]
-    if args.report:
-        Path(args.report).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.report).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-    if args.html:
-        _write_html(doc, Path(args.html))
-    if args.format == "json":
-        print(json.dumps(doc, indent=2))
-        return EXIT_OK
+    a, b = (v.strip() for v in value.split(","))
+    return protocol_diff(a, b)
+
+
+def _render_behaviours(doc: dict[str, Any], console: Console) -> None:
+    a, b = doc["a"], doc["b"]
     console.print(f"what changed in the lifecycle between {a} and {b}: each behaviour on "
                   "either wire, judged now by `check` under its own revision")
     table = Table()
@@ -249,7 +242,6 @@ def _protocol_diff(args: argparse.Namespace, console: Console) -> int:
             cells.append(f"[{colour}]{side['verdict']}[/]" + (f": {rules}" if rules else ""))
         table.add_row(row["behaviour"], row["change"], *cells)
     console.print(table)
-    return EXIT_OK
 
 
 def _two_revisions(value: str) -> str:
@@ -307,7 +299,9 @@ def _events(w: dict[str, Any]) -> str:
 
 def _render_text(doc: dict[str, Any], console: Console, args: argparse.Namespace) -> None:
     cmd = doc["command"]
-    if cmd == "explore":
+    if cmd == "explore --diff-spec":
+        _render_behaviours(doc, console)
+    elif cmd == "explore":
         console.print(f"explored {doc['states']} states, {doc['transitions']} transitions "
                       f"({doc['refused']} refused attempts) in {doc['seconds']:.2f} s")
         console.print(f"bounds: {doc['bounds_text']}")

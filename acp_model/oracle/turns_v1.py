@@ -59,10 +59,14 @@ class V1Turns:
         for turn in self.open.get(sid, []):
             turn.cancelled = True
 
+    def _find(self, sid: str, req_id: Any) -> _Turn | None:
+        return next((t for t in self.open.get(sid, []) if t.prompt_id == req_id
+                     and type(t.prompt_id) is type(req_id)), None)
+
     def withdraw(self, sid: str, req_id: Any) -> None:
-        for turn in self.open.get(sid, []):
-            if turn.prompt_id == req_id and type(turn.prompt_id) is type(req_id):
-                turn.withdrawn = True
+        turn = self._find(sid, req_id)
+        if turn is not None:
+            turn.withdrawn = True
 
     def pending(self, sid: str) -> bool:
         """An unanswered prompt whose turn has not shown yet."""
@@ -87,12 +91,10 @@ class V1Turns:
     def response(self, sid: str, req_id: Any, idx: int, result: Any, error_code: int | None,
                  what: str) -> Derived:
         """The prompt's response: the end of its turn, or its rejection."""
-        turns = self.open.get(sid, [])
-        turn = next((t for t in turns if t.prompt_id == req_id
-                     and type(t.prompt_id) is type(req_id)), None)
+        turn = self._find(sid, req_id)
         if turn is None:
             return []
-        turns.remove(turn)
+        self.open[sid].remove(turn)
         if turn.withdrawn and error_code == ErrorCode.REQUEST_CANCELLED:
             # cancellation.mdx: a withdrawn request may be answered -32800; its turn, if it
             # showed, ended cancelled

@@ -22,22 +22,14 @@ from acp_model.llm.wire import (
     ModelRequest,
     ReplyContext,
     find_tag,
+    message_text,
     paced,
+    scripted_call,
     stream_write,
 )
 
 SHELL_TOOLS = ("Bash", "bash", "shell")
 EDIT_TOOLS = ("Write",)
-
-
-def _text(message: dict[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return " ".join(b.get("text", "") for b in content
-                        if isinstance(b, dict) and isinstance(b.get("text"), str))
-    return ""
 
 
 def _is_tool_result(message: dict[str, Any]) -> bool:
@@ -48,15 +40,8 @@ def _is_tool_result(message: dict[str, Any]) -> bool:
 
 def tool_call(req: ModelRequest, reply: Tools, ctx: ReplyContext, k: int) -> tuple[str, dict]:
     """The concrete tool and input for the ``k``-th call of a :class:`Tools` reply."""
-    name = f"acpm-{ctx.tag}-{ctx.step}-{k}"
-    edit = next((t for t in EDIT_TOOLS if t in req.tools), None)
-    if reply.tool == "edit" and edit is not None and ctx.workspace:
-        return edit, {"file_path": f"{ctx.workspace}/{name}.md",
-                      "content": "written by the acp-model scripted model\n"}
-    shell = next((t for t in SHELL_TOOLS if t in req.tools), req.tools[0] if req.tools else "Bash")
-    command = f"touch {name}.txt" if reply.tool == "shell" else \
-        f"printf 'written by acp-model\\n' > {name}.md"
-    return shell, {"command": command, "description": "acp-model scripted tool call"}
+    return scripted_call(req, reply.tool, ctx, k, SHELL_TOOLS, EDIT_TOOLS,
+                         req.tools[0] if req.tools else SHELL_TOOLS[0])
 
 
 class AnthropicMessages:
@@ -76,7 +61,7 @@ class AnthropicMessages:
                       if isinstance(t, dict) and isinstance(t.get("name"), str))
         model = str(body.get("model") or "model")
         tagged = [(i, tag) for i, m in enumerate(messages) if m.get("role") == "user"
-                  and not _is_tool_result(m) and (tag := find_tag(_text(m))) is not None]
+                  and not _is_tool_result(m) and (tag := find_tag(message_text(m))) is not None]
         if not tools or not tagged or not messages:
             return ModelRequest(None, tools=tools, model=model)  # a side request
         at, tag = tagged[-1]

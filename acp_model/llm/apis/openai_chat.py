@@ -9,7 +9,6 @@ tool's result comes back in the next request as a ``tool`` message. Requests wit
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from typing import Any
@@ -17,20 +16,21 @@ from typing import Any
 from aiohttp import web
 
 from acp_model.llm.script import Fail, Reply, Stall, Stop, Text, Tools
-from acp_model.llm.wire import Gone, ModelRequest, ReplyContext, find_tag, paced, stream_write
+from acp_model.llm.wire import (
+    Gone,
+    ModelRequest,
+    OpenAIEndpoints,
+    ReplyContext,
+    find_tag,
+    keep_alive,
+    message_text,
+    paced,
+    scripted_call,
+    stream_write,
+)
 
 SHELL_TOOLS = ("run_shell_command", "shell", "bash")
 EDIT_TOOLS = ("write_file",)
-
-
-def _text(message: dict[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return " ".join(c.get("text", "") for c in content
-                        if isinstance(c, dict) and isinstance(c.get("text"), str))
-    return ""
 
 
 def _tool_names(body: dict[str, Any]) -> tuple[str, ...]:
@@ -44,23 +44,12 @@ def _tool_names(body: dict[str, Any]) -> tuple[str, ...]:
 
 def tool_call(req: ModelRequest, reply: Tools, ctx: ReplyContext, k: int) -> tuple[str, dict]:
     """The concrete tool and arguments for the ``k``-th call of a :class:`Tools` reply."""
-    name = f"acpm-{ctx.tag}-{ctx.step}-{k}"
-    edit = next((t for t in EDIT_TOOLS if t in req.tools), None)
-    if reply.tool == "edit" and edit is not None and ctx.workspace:
-        return edit, {"file_path": f"{ctx.workspace}/{name}.md",
-                      "content": "written by the acp-model scripted model\n"}
-    shell = next((t for t in SHELL_TOOLS if t in req.tools), "run_shell_command")
-    command = f"touch {name}.txt" if reply.tool == "shell" else \
-        f"printf 'written by acp-model\\n' > {name}.md"
-    return shell, {"command": command, "description": "acp-model scripted tool call"}
+    return scripted_call(req, reply.tool, ctx, k, SHELL_TOOLS, EDIT_TOOLS, SHELL_TOOLS[0])
 
 
-class OpenAIChat:
+class OpenAIChat(OpenAIEndpoints):
     name = "openai-chat"
     routes = (("POST", "/v1/chat/completions"), ("POST", "/chat/completions"))
-
-    def env(self, base_url: str) -> dict[str, str]:
-        return {"OPENAI_BASE_URL": f"{base_url}/v1", "OPENAI_API_KEY": "acp-model-scripted"}
 
     def parse(self, body: Any) -> ModelRequest:
         if not isinstance(body, dict):
@@ -69,7 +58,7 @@ class OpenAIChat:
         tools = _tool_names(body)
         model = str(body.get("model") or "model")
         tagged = [(n, tag) for n, m in enumerate(messages)
-                  if m.get("role") == "user" and (tag := find_tag(_text(m))) is not None]
+                  if m.get("role") == "user" and (tag := find_tag(message_text(m))) is not None]
         if not tools or not tagged or body.get("stream") is False:
             return ModelRequest(None, tools=tools, model=model)  # a side request
         at, tag = tagged[-1]
@@ -80,11 +69,6 @@ class OpenAIChat:
         rounds = sum(1 for prev, m in zip(messages[at:], messages[at + 1:], strict=False)
                      if m.get("role") == "tool" and prev.get("role") != "tool")
         return ModelRequest(tag, rounds, tools, model)
-
-    async def other(self, request: web.Request) -> web.StreamResponse | None:
-        if request.path.rstrip("/").endswith("/models"):
-            return web.json_response({"object": "list", "data": []})
-        return None
 
     async def respond(self, request: web.Request, reply: Reply, req: ModelRequest,
                       ctx: ReplyContext) -> web.StreamResponse:
@@ -119,7 +103,7 @@ class OpenAIChat:
                     "function": {"name": name, "arguments": json.dumps(args)}}]})
             finish = "tool_calls"
         elif isinstance(reply, Stall):
-            await _stall(resp, ctx.stall_limit)
+            await keep_alive(resp, ctx.stall_limit)
             await out.chunk({"role": "assistant", "content": "chunk 1 of 1. "})
         elif isinstance(reply, Fail):  # dropped: one chunk, then the connection goes
             await out.chunk({"role": "assistant", "content": "chunk 1 of "})
@@ -161,14 +145,6 @@ class _Out:
         if usage:
             data["usage"] = _USAGE
         await stream_write(self.resp, f"data: {json.dumps(data)}\n\n".encode())
-
-
-async def _stall(resp: web.StreamResponse, limit: float) -> None:
-    """Keep-alive comments until the agent hangs up (raises Gone) or ``limit`` passes."""
-    end = time.monotonic() + limit
-    while time.monotonic() < end:
-        await asyncio.sleep(0.2)
-        await stream_write(resp, b": keep-alive\n\n")
 
 
 __all__ = ["OpenAIChat"]

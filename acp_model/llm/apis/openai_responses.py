@@ -10,7 +10,6 @@ item ``response.output_item.added`` ... ``response.output_item.done`` (a message
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from typing import Any
@@ -21,23 +20,16 @@ from acp_model.llm.script import Fail, Reply, Stall, Stop, Text, Tools
 from acp_model.llm.wire import (
     Gone,
     ModelRequest,
+    OpenAIEndpoints,
     ReplyContext,
     find_tag,
+    keep_alive,
+    message_text,
     paced,
     stream_write,
 )
 
 SHELL_TOOLS = ("exec_command", "shell", "local_shell", "bash")
-
-
-def _text(item: dict[str, Any]) -> str:
-    content = item.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return " ".join(c.get("text", "") for c in content
-                        if isinstance(c, dict) and isinstance(c.get("text"), str))
-    return ""
 
 
 def _is_user(item: dict[str, Any]) -> bool:
@@ -63,12 +55,9 @@ def _escalates(tools: list[Any]) -> bool:
     return False
 
 
-class OpenAIResponses:
+class OpenAIResponses(OpenAIEndpoints):
     name = "openai-responses"
     routes = (("POST", "/v1/responses"), ("POST", "/responses"))
-
-    def env(self, base_url: str) -> dict[str, str]:
-        return {"OPENAI_BASE_URL": f"{base_url}/v1", "OPENAI_API_KEY": "acp-model-scripted"}
 
     def parse(self, body: Any) -> ModelRequest:
         if not isinstance(body, dict):
@@ -80,7 +69,7 @@ class OpenAIResponses:
         model = str(body.get("model") or "model")
         escalation = _escalates(body.get("tools") or [])
         tagged = [(n, tag) for n, item in enumerate(items)
-                  if _is_user(item) and (tag := find_tag(_text(item))) is not None]
+                  if _is_user(item) and (tag := find_tag(message_text(item))) is not None]
         if not tools or not tagged:
             return ModelRequest(None, tools=tools, model=model)  # a side request
         at, tag = tagged[-1]
@@ -93,11 +82,6 @@ class OpenAIResponses:
                      if item.get("type") == "function_call_output"
                      and prev.get("type") != "function_call_output")
         return ModelRequest(tag, rounds, tools, model, escalation)
-
-    async def other(self, request: web.Request) -> web.StreamResponse | None:
-        if request.path.rstrip("/").endswith("/models"):
-            return web.json_response({"object": "list", "data": []})
-        return None
 
     async def respond(self, request: web.Request, reply: Reply, req: ModelRequest,
                       ctx: ReplyContext) -> web.StreamResponse:
@@ -122,7 +106,7 @@ class OpenAIResponses:
                                                      _arguments(shell, command, req.escalation),
                                                      f"call_acpm_{ctx.tag}_{ctx.step}_{k}"))
         elif isinstance(reply, Stall):
-            await _stall(resp, ctx.stall_limit)
+            await keep_alive(resp, ctx.stall_limit)
             items.append(await out.message(0, 1, 0))
         elif isinstance(reply, Fail):  # dropped: one chunk, then the connection goes
             await out.event("response.output_item.added", output_index=0, item={
@@ -217,14 +201,6 @@ class _Out:
         done = {**item, "arguments": arguments, "status": "completed"}
         await self.event("response.output_item.done", output_index=index, item=done)
         return done
-
-
-async def _stall(resp: web.StreamResponse, limit: float) -> None:
-    """Keep-alive comments until the agent hangs up (raises Gone) or ``limit`` passes."""
-    end = time.monotonic() + limit
-    while time.monotonic() < end:
-        await asyncio.sleep(0.2)
-        await stream_write(resp, b": keep-alive\n\n")
 
 
 __all__ = ["Gone", "OpenAIResponses"]
