@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from acp_model.fuzzing.transport import AgentProcess, is_response_to
+from acp_model.oracle.offline import check_records
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -352,3 +353,33 @@ def test_documented_sdk_behaviour(client: Client, case: str) -> None:
         assert c.agent.alive
     # Either way the connection keeps working.
     assert "sessions" in c.agent.call("session/list", {}, TIMEOUT)
+
+
+def test_a_cancel_read_while_idle_does_not_reach_the_next_prompt(client: Client) -> None:
+    """A session/cancel sent while the session is idle, then a prompt in the same write.
+
+    The cancel met no work, so the prompt's turn must run to its own end. The Python SDK does;
+    the TypeScript SDK 2.4.0 dispatches each message through its handler chain concurrently,
+    the cancel (registered last) reaches its handler after the prompt's, and the new turn ends
+    ``cancelled``: docs/findings.md F5, judged CANCEL-11 with the prompt's receipt as the proof
+    that the cancel was read before that work began.
+    """
+    c = client
+    name = "python" if "sdk-python" in " ".join(c.agent.argv) else "typescript"
+    c.initialize()
+    sid = c.new_session()
+    start = c.agent.mark()
+    cancel = {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": sid}}
+    prompt = {"jsonrpc": "2.0", "id": 500, "method": "session/prompt",
+              "params": {"sessionId": sid, "prompt": [{"type": "text", "text": "hi, no tools"}]}}
+    c.agent.send_many([cancel, prompt])
+    stop = c.wait(_is_stop(sid), start, "the turn's idle")
+    reason = _update(c.msg(stop), sid)["stopReason"]  # type: ignore[index]
+    report = check_records(c.agent.records(), spec="auto")
+    failed = {v["rule"]: v for v in report["violations"] if v["level"] == "fail"}
+    if name == "python":
+        assert reason == "end_turn" and "CANCEL-11" not in failed, (reason, failed)
+        return
+    assert reason == "cancelled", c.a2c(start)
+    assert set(failed) == {"CANCEL-11"}, failed
+    assert "cannot apply to this work" in failed["CANCEL-11"]["message"]
