@@ -77,6 +77,7 @@ def test_a_flow_the_check_rejects_stops_generation() -> None:
         flow_mermaid("bad", "bad", bad)
 
 
+@pytest.mark.external  # mermaid-cli (npm) and Chromium
 def test_every_mermaid_text_renders_with_mermaid_cli(tmp_path: Path) -> None:
     diagrams = dict(docs_sources())
     for name in ("session-lifecycle.mmd", "connection.mmd", "reachable.mmd"):

@@ -184,6 +184,7 @@ def test_forgotten_cancel_breaks_property_b_with_a_witness() -> None:
     assert _fails(check_records(w["trace"])) == {("CANCEL-07", w["offending_record"])}
 
 
+@pytest.mark.slow  # explores a model with a guard removed
 def test_unguarded_cancelled_idle_breaks_property_e() -> None:
     props = _props(explore(model=CancelledWithoutCause))
     assert not props["e"].holds and props["b"].holds
@@ -226,6 +227,7 @@ def test_prompt_refused_after_a_turn_breaks_property_d() -> None:
 # --- findings the explorer makes on the real model under non-default readings -------------
 
 
+@pytest.mark.slow  # a whole exploration under another reading
 def test_idle_cancelled_reading_has_no_deadlock() -> None:
     """Regression: A-04=idle-cancelled used to deadlock after cancel, prompt, running, accept,
     idle(end_turn): the cancel, provably read, could then be answered by no legal move. The
@@ -275,6 +277,7 @@ def test_diff_prompt_while_running_a01() -> None:
     _assert_diff_verdicts(d, a, b)
 
 
+@pytest.mark.slow  # two explorations
 def test_diff_cancel_while_idle_a04() -> None:
     (a, b), = parse_diff("A-04")
     d = diff_readings(a, b, max_prompts=2, max_permissions=0)
@@ -352,6 +355,7 @@ def test_exploration_restores_the_garbage_collector() -> None:
     assert gc.isenabled()  # and restored when exploration raises
 
 
+@pytest.mark.slow  # two explorations
 def test_diff_between_spec_revisions() -> None:
     """What the newer revision allows and the seed forbids (work starting blocked, an idle
     without stop reason as a warning) and the other way round (a held prompt outliving a

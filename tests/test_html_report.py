@@ -41,6 +41,7 @@ def _page_checks(page: Path, tmp_path: Path) -> str:
     return dom
 
 
+@pytest.mark.external  # Chromium
 def test_a_failing_check_page_shows_verdict_proof_and_diagram(tmp_path: Path) -> None:
     trace = _cancelled_as_end_turn(tmp_path)
     page = tmp_path / "check.html"
@@ -56,6 +57,7 @@ def test_a_failing_check_page_shows_verdict_proof_and_diagram(tmp_path: Path) ->
     assert colour_share(png, EVIDENCE_BAND) > 0.0005
 
 
+@pytest.mark.external  # Chromium
 def test_a_passing_check_page(tmp_path: Path) -> None:
     seed = Path(__file__).resolve().parents[1] / "examples" / "traces" / "seed-flow.jsonl"
     page = tmp_path / "pass.html"
@@ -68,6 +70,7 @@ def test_a_passing_check_page(tmp_path: Path) -> None:
     assert colour_share(png, FAIL_RED) == 0.0
 
 
+@pytest.mark.external  # Chromium
 def test_an_explore_page_lists_properties_and_draws_witnesses(tmp_path: Path) -> None:
     page = tmp_path / "explore.html"
     assert main(["explore", "--limit", "1", "--html", str(page)]) == 0
@@ -77,6 +80,7 @@ def test_an_explore_page_lists_properties_and_draws_witnesses(tmp_path: Path) ->
 
 
 @pytest.mark.slow
+@pytest.mark.external  # Chromium
 def test_fuzz_and_replay_pages_of_a_mutant(tmp_path: Path) -> None:
     page, out, report = tmp_path / "fuzz.html", tmp_path / "out", tmp_path / "r.json"
     code = main(["fuzz", "--max-examples", "60", "--seed", "1", "--replay-runs", "2",
@@ -100,6 +104,7 @@ def test_fuzz_and_replay_pages_of_a_mutant(tmp_path: Path) -> None:
     assert "acp-model replay" in dom and "runs 2" in dom
 
 
+@pytest.mark.external  # Chromium
 def test_a_proxy_page_of_a_live_session(tmp_path: Path) -> None:
     page = tmp_path / "proxy.html"
     argv = [sys.executable, "-m", "acp_model", "proxy", "--quiet", "--html", str(page), "--",

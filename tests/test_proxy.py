@@ -177,7 +177,7 @@ _no_node = pytest.mark.skipif(shutil.which("node") is None or not (TS / "node_mo
 
 
 def needs_node(fn: Any) -> Any:
-    return pytest.mark.slow(_no_node(fn))
+    return pytest.mark.external(pytest.mark.slow(_no_node(fn)))
 
 
 def _sdk_client(agent: list[str], tmp_path: Path, name: str, *args: str

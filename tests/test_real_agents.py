@@ -19,7 +19,7 @@ from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.run import run_fuzz
 from acp_model.profiles import PROFILES, get
 
-pytestmark = pytest.mark.slow  # a real agent, a minute each
+pytestmark = [pytest.mark.slow, pytest.mark.external]  # a real agent, a minute each
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "real-agents.md"
 VERDICT = re.compile(r"<!-- verdict (\S+) v(\d): fail=([^;]*); warn=(.*?) -->")

@@ -16,7 +16,7 @@ from acp_model.fuzzing.run import run_fuzz
 from acp_model.spec.readings import DEFAULT
 from tests.test_sdk_agents_smoke import SPECS
 
-pytestmark = pytest.mark.slow  # fuzzes the SDK agents for minutes
+pytestmark = [pytest.mark.slow, pytest.mark.external]  # fuzzes the SDK agents for minutes
 
 FINDINGS = Path(__file__).resolve().parents[1] / "docs" / "findings.md"
 ROW = re.compile(r"^\| (python|typescript) \| ([^|]+) \| ([A-Za-z0-9.-]+) \| ([a-zA-Z ]+) \|$")

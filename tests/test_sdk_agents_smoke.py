@@ -26,6 +26,8 @@ import pytest
 from acp_model.fuzzing.transport import AgentProcess, is_response_to
 from acp_model.oracle.offline import check_records
 
+pytestmark = pytest.mark.external  # the SDK example agents (make examples: a venv, npm ci)
+
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 TIMEOUT = 10.0  # generous: a loaded 2-core machine; a healthy turn takes ~0.2 s

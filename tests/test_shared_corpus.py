@@ -75,6 +75,7 @@ def _examples_until(cfg: FuzzConfig) -> int | None:
 
 
 @pytest.mark.slow
+@pytest.mark.external  # redis-server
 def test_a_failure_found_by_one_worker_replays_first_on_another(redis_url: str,
                                                                 tmp_path: Path) -> None:
     # Worker A (this process) finds it and stores it in Redis, multiplexed with its directory.
@@ -112,6 +113,7 @@ def test_a_failure_found_by_one_worker_replays_first_on_another(redis_url: str,
     assert [ce["rule"] for ce in m["counterexamples"]].count(RULE) == 1
 
 
+@pytest.mark.external  # redis-server
 def test_read_only_and_multiplexed_stores(redis_url: str, tmp_path: Path) -> None:
     both = example_database(FuzzConfig(MUTANT, database=str(tmp_path),
                                        shared_databases=(redis_url,)))

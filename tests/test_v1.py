@@ -41,6 +41,7 @@ def test_the_reference_agent_passes_under_v1() -> None:
     assert transitions.get("running:permission_answer", 0) > 0
 
 
+@pytest.mark.slow  # fuzzes each mutant: up to a minute
 @pytest.mark.parametrize("name", sorted(V1_RULES))
 def test_each_v1_mutant_is_found_under_its_v1_rule(name: str) -> None:
     rule = V1_RULES[name]
@@ -67,6 +68,7 @@ def test_a_recorded_v1_trace_is_judged_as_v1_without_being_told() -> None:
     assert as_v2["verdict"] == "fail"
 
 
+@pytest.mark.slow  # builds and checks every witness on both wires
 def test_diff_spec_across_protocols_lists_behaviours_whose_verdicts_differ(tmp_path) -> None:
     """`explore --diff-spec v1,seed`: each behaviour's witness passes under one revision and
     fails under the other, and `acp-model check` on the written file (auto) agrees."""

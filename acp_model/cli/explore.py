@@ -162,6 +162,7 @@ def cmd_explore(args: argparse.Namespace, console: Console) -> int:
         raise UsageError("choose one of --diff, --diff-spec, --each-reading, --contradictions")
     if args.coverage and (modes or across):
         raise UsageError("--coverage goes with the default mode (property checking) only")
+    reports = _load_reports(args.coverage) if args.coverage else None  # bad input fails first
     try:
         if across:
             doc = _protocol_diff(args.diff_spec)
@@ -190,8 +191,8 @@ def cmd_explore(args: argparse.Namespace, console: Console) -> int:
                    "seconds": round(exp.seconds, 3),
                    "verdict": "pass" if all(p.holds for p in props) else "fail",
                    "properties": [p.to_json() for p in props]}
-            if args.coverage:
-                doc["coverage"] = ex.coverage(_load_reports(args.coverage), exp)
+            if reports is not None:
+                doc["coverage"] = ex.coverage(reports, exp)
             code = EXIT_OK if doc["verdict"] == "pass" else EXIT_FAIL
     except ex.ExplorationTooLarge as exc:
         raise _too_large(exc) from None

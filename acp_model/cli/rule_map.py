@@ -24,6 +24,7 @@ DECIDING_MODULES = (
     "acp_model.model.replay",
     "acp_model.oracle.rpc",
     "acp_model.oracle.validate",
+    "acp_model.oracle.liveness",
     "acp_model.oracle.monitor",
     "acp_model.fuzzing.client",
     "acp_model.fuzzing.sessions",
@@ -46,8 +47,8 @@ WHAT = {
                             "notifications",
     "acp_model.oracle.validate": "schema validation per method and direction, and which rule "
                                  "a schema failure breaks",
-    "acp_model.oracle.monitor": "obligations about requests (answered at all), session/close "
-                                "routed as a cancel",
+    "acp_model.oracle.liveness": "obligations about requests: every request answered at all",
+    "acp_model.oracle.monitor": "session/close routed as a cancel",
     "acp_model.fuzzing.client": "facts only the fuzzer sees: the process stays alive, its "
                                 "output bounded, initialize answered",
     "acp_model.fuzzing.sessions": "sessions the fuzzer makes ahead of need: session/new "

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from acp_model.explorer.bounds import SESSION_IDS
-from acp_model.model.vocab import AGENT_EVENTS
+from acp_model.model.vocab import AGENT_EVENTS, Event
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,14 +27,14 @@ class Action:
     def payload(self) -> str:
         e, a = self.event, self.arg
         if a is None:
-            return "none" if e == "idle_reported" else ""
-        if e in ("prompt_accepted", "prompt_rejected", "prompt_cancel_request"):
+            return "none" if e == Event.IDLE_REPORTED else ""
+        if e in (Event.PROMPT_ACCEPTED, Event.PROMPT_REJECTED, Event.PROMPT_CANCEL_REQUEST):
             return f"p{a}"
-        if e == "permission_withdrawn":
+        if e == Event.PERMISSION_WITHDRAWN:
             return f"q{a}"
-        if e == "permission_answer":
+        if e == Event.PERMISSION_ANSWER:
             return f"q{a[0]}={a[1]}"
-        if e == "tool_update":
+        if e == Event.TOOL_UPDATE:
             return f"{a[0]}={a[1]}"
         return str(a)
 

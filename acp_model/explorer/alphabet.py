@@ -17,7 +17,7 @@ from acp_model.explorer.bounds import (
 )
 from acp_model.model.context import frontier_after
 from acp_model.model.events import Ev
-from acp_model.model.vocab import AGENT_EVENTS
+from acp_model.model.vocab import AGENT_EVENTS, Answer, Event, PermState, PromptStatus
 from acp_model.trace.builder import TraceBuilder
 
 if TYPE_CHECKING:
@@ -31,49 +31,49 @@ def actions(cfg: Config, bounds: Bounds) -> list[Action]:
         out.append(Action(None, SYNC))
     for s, m in enumerate(cfg.models):
         obs = cfg.obs[s]
-        pending = [k for k, p in enumerate(m.prompts) if p.status == "pending"]
-        accepted = sum(1 for p in m.prompts if p.status == "accepted")
+        pending = [k for k, p in enumerate(m.prompts) if p.status == PromptStatus.PENDING]
+        accepted = sum(1 for p in m.prompts if p.status == PromptStatus.ACCEPTED)
         perms = list(m.perms.values())
         # client
         if len(m.prompts) < bounds.max_prompts:
-            out.append(Action(s, "prompt"))
+            out.append(Action(s, Event.PROMPT))
         if max(len(m.cancels), len(obs.work_cancels)) < bounds.max_cancels:
-            out.append(Action(s, "cancel"))
+            out.append(Action(s, Event.CANCEL))
         if pending and not bounds.lean:
-            out.append(Action(s, "prompt_cancel_request", pending[0]))
+            out.append(Action(s, Event.PROMPT_CANCEL_REQUEST, pending[0]))
         for k, perm in enumerate(perms):
-            if perm.state == "answered":
+            if perm.state == PermState.ANSWERED:
                 continue
-            for answer in ("allow", "reject", "cancelled"):
-                out.append(Action(s, "permission_answer", (k, answer)))
-            if perm.state == "withdrawn":
-                out.append(Action(s, "permission_answer", (k, "error")))
+            for answer in (Answer.ALLOW, Answer.REJECT, Answer.CANCELLED):
+                out.append(Action(s, Event.PERMISSION_ANSWER, (k, answer)))
+            if perm.state == PermState.WITHDRAWN:
+                out.append(Action(s, Event.PERMISSION_ANSWER, (k, Answer.ERROR)))
         # agent
         for k in pending:
-            out.append(Action(s, "prompt_accepted", k))
+            out.append(Action(s, Event.PROMPT_ACCEPTED, k))
             if not bounds.lean:
-                out.append(Action(s, "prompt_rejected", k))
+                out.append(Action(s, Event.PROMPT_REJECTED, k))
         if accepted or (m.early_user_messages < len(pending) and not bounds.lean):
-            out.append(Action(s, "user_message"))
-        out.append(Action(s, "running_reported"))
-        out.append(Action(s, "requires_action_reported"))
+            out.append(Action(s, Event.USER_MESSAGE))
+        out.append(Action(s, Event.RUNNING_REPORTED))
+        out.append(Action(s, Event.REQUIRES_ACTION_REPORTED))
         if bounds.custom:
-            out.append(Action(s, "custom_reported"))
+            out.append(Action(s, Event.CUSTOM_REPORTED))
         for reason in bounds.reasons:
-            out.append(Action(s, "idle_reported", reason))
+            out.append(Action(s, Event.IDLE_REPORTED, reason))
         known = [t for t in TOOL_IDS if t in m.tools]
         fresh = [TOOL_IDS[len(m.tools)]] if len(m.tools) < bounds.max_tools else []
         if len(perms) < bounds.max_permissions:
             for tool in (known + fresh) or [None]:
-                out.append(Action(s, "permission_request", tool))
+                out.append(Action(s, Event.PERMISSION_REQUEST, tool))
         for k, perm in enumerate(perms):
             if perm.state == "open":
-                out.append(Action(s, "permission_withdrawn", k))
+                out.append(Action(s, Event.PERMISSION_WITHDRAWN, k))
         for tool in known + fresh:
             for status in bounds.tool_statuses:
-                out.append(Action(s, "tool_update", (tool, status)))
+                out.append(Action(s, Event.TOOL_UPDATE, (tool, status)))
         if not bounds.lean:
-            out.append(Action(s, "output"))
+            out.append(Action(s, Event.OUTPUT))
     return out
 
 
@@ -89,33 +89,33 @@ def make_event(cfg: Config, action: Action) -> tuple[Ev, int]:
     if e == SYNC:
         return Ev(idx), idx
     m = cfg.models[action.session]  # type: ignore[index]
-    if e == "prompt":
+    if e == Event.PROMPT:
         return Ev(idx, id=idx), frontier
-    if e in ("prompt_accepted", "prompt_rejected", "prompt_cancel_request"):
+    if e in (Event.PROMPT_ACCEPTED, Event.PROMPT_REJECTED, Event.PROMPT_CANCEL_REQUEST):
         p = m.prompts[a]
-        if e == "prompt_cancel_request":
+        if e == Event.PROMPT_CANCEL_REQUEST:
             return Ev(idx, id=p.id), frontier
         frontier = frontier_after(frontier, p.idx)
-        if e == "prompt_rejected":
+        if e == Event.PROMPT_REJECTED:
             return Ev(idx, id=p.id, error_code=REJECT_CODE), frontier
         return Ev(idx, id=p.id, result_keys=()), frontier
-    if e == "permission_answer":
+    if e == Event.PERMISSION_ANSWER:
         perm = list(m.perms.values())[a[0]]
         return Ev(idx, id=perm.id, answer=a[1],
-                   error_code=-32800 if a[1] == "error" else None), frontier
-    if e == "permission_withdrawn":
+                   error_code=-32800 if a[1] == Answer.ERROR else None), frontier
+    if e == Event.PERMISSION_WITHDRAWN:
         return Ev(idx, id=list(m.perms.values())[a].id), frontier
-    if e == "permission_request":
+    if e == Event.PERMISSION_REQUEST:
         return Ev(idx, id=idx, tool_call_id=a, options=PERM_OPTIONS), frontier
-    if e == "tool_update":
+    if e == Event.TOOL_UPDATE:
         first = a[0] not in m.tools
         return Ev(idx, tool_call_id=a[0], status=a[1], kind="update", has_title=first,
                   first_report=first), frontier
-    if e == "idle_reported":
+    if e == Event.IDLE_REPORTED:
         return Ev(idx, reason=a), frontier
-    if e == "user_message":
+    if e == Event.USER_MESSAGE:
         return Ev(idx, message_id=f"u{idx}", new_message=True), frontier
-    if e == "output":
+    if e == Event.OUTPUT:
         return Ev(idx, kind="agent_message"), frontier
     return Ev(idx), frontier
 
@@ -159,64 +159,65 @@ def _concrete(tb: TraceBuilder, act: Action, ev: Ev, ids: dict[Any, Any]) -> Non
         return
     sid = SESSION_IDS[act.session]
     e, a = act.event, act.arg
-    if e == "prompt":
+    if e == Event.PROMPT:
         ids[ev.id] = rid = tb.fresh_id()
         tb.prompt(sid, rid)
-    elif e == "cancel":
+    elif e == Event.CANCEL:
         tb.cancel(sid)
-    elif e == "prompt_cancel_request":
+    elif e == Event.PROMPT_CANCEL_REQUEST:
         tb.cancel_request("c2a", ids[ev.id])
-    elif e == "permission_answer":
-        if a[1] == "error":
+    elif e == Event.PERMISSION_ANSWER:
+        if a[1] == Answer.ERROR:
             tb.answer_error(ids[ev.id], -32800)
         else:
             tb.answer(ids[ev.id], a[1])
-    elif e == "prompt_accepted":
+    elif e == Event.PROMPT_ACCEPTED:
         rid = ids[ev.id]
         tb.accepted(rid, {"messageId": _receipt(ids, sid, rid)} if ids.get(RECEIPTS) else None)
-    elif e == "prompt_rejected":
+    elif e == Event.PROMPT_REJECTED:
         tb.rejected(ids[ev.id], REJECT_CODE)
-    elif e == "user_message":
+    elif e == Event.USER_MESSAGE:
         tb.user_message(sid, _message_id(ids, sid, ev.message_id))
-    elif e == "running_reported":
+    elif e == Event.RUNNING_REPORTED:
         tb.running(sid)
-    elif e == "requires_action_reported":
+    elif e == Event.REQUIRES_ACTION_REPORTED:
         tb.requires_action(sid)
-    elif e == "custom_reported":
+    elif e == Event.CUSTOM_REPORTED:
         tb.state(sid, CUSTOM_STATE)
-    elif e == "idle_reported":
+    elif e == Event.IDLE_REPORTED:
         tb.idle(sid, a)
-    elif e == "permission_request":
+    elif e == Event.PERMISSION_REQUEST:
         ids[ev.id] = rid = f"perm-{tb.fresh_id()}"
         tb.permission(sid, rid, a)
-    elif e == "permission_withdrawn":
+    elif e == Event.PERMISSION_WITHDRAWN:
         tb.cancel_request("a2c", ids[ev.id])
-    elif e == "tool_update":
+    elif e == Event.TOOL_UPDATE:
         extra = {"title": f"Tool {a[0]}"} if ev.has_title else {}
         tb.tool(sid, a[0], a[1], **extra)
-    elif e == "output":
+    elif e == Event.OUTPUT:
         tb.agent_message(sid)
     else:  # pragma: no cover - the alphabet above is closed
         raise ValueError(f"no concrete form for {act.label}")
 
 
-_ALPHABET_EVENTS = ("prompt", "cancel", "prompt_cancel_request", "permission_answer",
-                    *AGENT_EVENTS)
+_ALPHABET_EVENTS = (Event.PROMPT, Event.CANCEL, Event.PROMPT_CANCEL_REQUEST,
+                    Event.PERMISSION_ANSWER, *AGENT_EVENTS)
 
 
 def alphabet(bounds: Bounds) -> set[str]:
     """The machine events the explorer tries under these bounds."""
     out = set(_ALPHABET_EVENTS)
     if not bounds.custom:
-        out.discard("custom_reported")
+        out.discard(Event.CUSTOM_REPORTED)
     if not bounds.max_permissions:
-        out -= {"permission_request", "permission_withdrawn", "permission_answer"}
+        out -= {Event.PERMISSION_REQUEST, Event.PERMISSION_WITHDRAWN, Event.PERMISSION_ANSWER}
     if not bounds.max_tools:
-        out.discard("tool_update")
+        out.discard(Event.TOOL_UPDATE)
     if not bounds.max_prompts:
-        out -= {"prompt", "prompt_accepted", "prompt_rejected", "prompt_cancel_request"}
+        out -= {Event.PROMPT, Event.PROMPT_ACCEPTED, Event.PROMPT_REJECTED,
+                Event.PROMPT_CANCEL_REQUEST}
     if not bounds.max_cancels:
-        out.discard("cancel")
+        out.discard(Event.CANCEL)
     if bounds.lean:
-        out -= {"output", "prompt_cancel_request", "prompt_rejected"}
+        out -= {Event.OUTPUT, Event.PROMPT_CANCEL_REQUEST, Event.PROMPT_REJECTED}
     return out

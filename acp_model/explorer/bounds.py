@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from acp_model.model.vocab import Answer, StopReason, ToolStatus
+
 SESSION_IDS = ("s1", "s2", "s3")
 
 
@@ -12,7 +14,7 @@ TOOL_IDS = ("t1", "t2", "t3")
 
 
 # The options TraceBuilder.permission offers, so abstract and concrete answers classify alike.
-PERM_OPTIONS = {"allow": "allow_once", "reject": "reject_once"}
+PERM_OPTIONS = {Answer.ALLOW: "allow_once", Answer.REJECT: "reject_once"}
 
 
 CUSTOM_STATE = "_paused"
@@ -40,8 +42,9 @@ class Bounds:
     max_cancels: int = 1  # cancels held by the model (or watched by the observer)
     max_tools: int = 0  # distinct toolCallIds; a permission request guards one when > 0
     custom: bool = True  # try custom (``_x``) foreground states
-    reasons: tuple[str | None, ...] = (None, "end_turn", "cancelled")
-    tool_statuses: tuple[str, ...] = ("in_progress", "completed", "cancelled")
+    reasons: tuple[str | None, ...] = (None, StopReason.END_TURN, StopReason.CANCELLED)
+    tool_statuses: tuple[str, ...] = (ToolStatus.IN_PROGRESS, ToolStatus.COMPLETED,
+                                     ToolStatus.CANCELLED)
     lean: bool = False  # core alphabet only: no output, no $/cancel_request, no rejection,
     #                     no user message before the prompt response
 
@@ -53,7 +56,7 @@ class Bounds:
         if sessions >= 2:
             base.update(max_permissions=0, custom=False)
         if sessions >= 3:
-            base.update(reasons=("end_turn", "cancelled"), lean=True)
+            base.update(reasons=(StopReason.END_TURN, StopReason.CANCELLED), lean=True)
         base.update({k: v for k, v in overrides.items() if v is not None})
         if "reasons" in base:
             base["reasons"] = tuple(base["reasons"])

@@ -12,6 +12,7 @@ from acp_model.explorer.bounds import SESSION_IDS
 from acp_model.model import snapshot
 from acp_model.model.context import Context
 from acp_model.model.session import WORK, SessionModel
+from acp_model.model.vocab import Answer, Event, StopReason
 from acp_model.spec.readings import Readings
 
 
@@ -159,29 +160,29 @@ def obligations(m: SessionModel, readings: Readings) -> list[str]:
 
 
 def _observe(obs: Observer, src_state: str, action: Action, idx: int) -> Observer:
-    if action.event == "cancel":
+    if action.event == Event.CANCEL:
         wc = (*obs.work_cancels, idx) if src_state in WORK else obs.work_cancels
         return Observer(wc, True)
-    if action.event == "prompt_cancel_request" or (
-            action.event == "permission_answer" and action.arg[1] != "allow"):
+    if action.event == Event.PROMPT_CANCEL_REQUEST or (
+            action.event == Event.PERMISSION_ANSWER and action.arg[1] != Answer.ALLOW):
         return Observer(obs.work_cancels, True)
-    if action.event == "idle_reported" and src_state in WORK:
+    if action.event == Event.IDLE_REPORTED and src_state in WORK:
         return Observer((), obs.cancelled)
     return obs
 
 
 def _edge_breaks(obs: Observer, src_state: str, action: Action, frontier: int) -> tuple[str, ...]:
     """Edge properties (b) and (e), judged by the observers, for an edge the model allowed."""
-    if action.event != "idle_reported":
+    if action.event != Event.IDLE_REPORTED:
         return ()
     out = []
     reason = action.arg
     if src_state in WORK:
-        if reason != "cancelled" and any(i <= frontier for i in obs.work_cancels):
+        if reason != StopReason.CANCELLED and any(i <= frontier for i in obs.work_cancels):
             out.append("b")
         if reason is None:
             out.append("e")
-    if reason == "cancelled" and not obs.cancelled:
+    if reason == StopReason.CANCELLED and not obs.cancelled:
         out.append("e")
     return tuple(out)
 

@@ -9,6 +9,7 @@ from typing import Any
 from acp_model.explorer.alphabet import _ALPHABET_EVENTS, alphabet
 from acp_model.explorer.search import _HELP_FREE, Edge, Exploration, Refusal
 from acp_model.model.session import WORK
+from acp_model.model.vocab import Event, StopReason
 
 PROPERTIES = {
     "a": "every reachable state can return to a quiescent idle with agent events and the "
@@ -54,7 +55,8 @@ def _violation(exp: Exploration, what: str, path: list[Edge], **extra: Any) -> d
 
 def check_properties(exp: Exploration, limit: int = 3) -> list[PropertyResult]:
     """Judge properties (a)-(e) on the graph under its first readings."""
-    idle_edges = sum(1 for e in exp.edges if e.action.event == "idle_reported" and e.allowed & 1)
+    idle_edges = sum(1 for e in exp.edges
+                     if e.action.event == Event.IDLE_REPORTED and e.allowed & 1)
     results = [_prop_a(exp, limit), _prop_b(exp, limit), _prop_c(exp, limit)]
     for pid, what in (("d", "after this idle the model refuses a new prompt"),
                       ("e", "a stop reason where the rules put none (or none where they "
@@ -116,7 +118,7 @@ def _can_reach_cancelled_idle(exp: Exploration) -> set[tuple[int, int]]:
     for e in exp.edges:
         if not e.allowed & 1 or e.action.event not in _HELP_FREE:
             continue
-        if e.action.event == "idle_reported" and e.action.arg == "cancelled" \
+        if e.action.event == Event.IDLE_REPORTED and e.action.arg == StopReason.CANCELLED \
                 and e.src_state in WORK:
             good.add((e.src, e.action.session))  # type: ignore[arg-type]
         order = e.order or tuple(range(n_s))
@@ -170,9 +172,9 @@ def _prop_c(exp: Exploration, limit: int) -> PropertyResult:
     never = [k for k in in_scope if k not in legal and k not in refused]
     only_refused = [k for k in in_scope if k not in legal and k in refused]
     viol: list[dict[str, Any]] = []
-    viol += [{"what": f"state {s!r} is never reached"} for s in unreached]
-    viol += [{"what": f"no transition for {e!r} in state {s!r}: the monitor could not follow "
-              "such a message"} for s, e in missing]
+    viol += [{"what": f"state {str(s)!r} is never reached"} for s in unreached]
+    viol += [{"what": f"no transition for {str(e)!r} in state {str(s)!r}: the monitor could "
+              "not follow such a message"} for s, e in missing]
     viol += [{"what": f"transition {s}:{e} is never attempted within the bounds"}
              for s, e in never]
     violation_only = []

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from acp_model.model.vocab import Level
 from acp_model.oracle.offline import check_records
 from acp_model.spec import revisions
 from acp_model.spec.readings import DEFAULT
@@ -95,8 +96,8 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
 def _verdict(records: list[dict[str, Any]], revision: str) -> dict[str, Any]:
     report = check_records(records, readings=DEFAULT.parse([f"SPEC={revision}"]),
                            spec=revision)
-    fails = sorted({v["rule"] for v in report["violations"] if v["level"] == "fail"})
-    warns = sorted({v["rule"] for v in report["violations"] if v["level"] == "warn"})
+    fails = sorted({v["rule"] for v in report["violations"] if v["level"] == Level.FAIL})
+    warns = sorted({v["rule"] for v in report["violations"] if v["level"] == Level.WARN})
     return {"revision": revision, "verdict": report["verdict"], "failures": fails,
             "warnings": warns}
 

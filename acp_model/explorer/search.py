@@ -22,6 +22,7 @@ from acp_model.explorer.config import Config, _edge_breaks, _info, _observe
 from acp_model.model.engine import Table, TableEngine, compile_machine
 from acp_model.model.events import Ev
 from acp_model.model.session import AGENT_EVENTS, WORK, SessionLifecycle, SessionModel
+from acp_model.model.vocab import Event, Level
 from acp_model.spec.readings import DEFAULT, Readings
 from acp_model.trace.builder import TraceBuilder
 from acp_model.trace.format import Record
@@ -311,11 +312,11 @@ def explore(sessions: int = 1, max_prompts: int | None = None,
                     else:
                         mask = 1 if ok else 0
                         warns = (tuple(sorted({engines[0].rule_of(c) for c, lv in failures
-                                               if lv == "warn"})),)
+                                               if lv == Level.WARN})),)
                         if not ok:
                             refusals.append(Refusal(u, act, src_state, (tuple(sorted(
                                 {engines[0].rule_of(c) for c, lv in failures
-                                 if lv == "fail"})),)))
+                                 if lv == Level.FAIL})),)))
                             continue
                     fails = None
                 else:
@@ -328,9 +329,9 @@ def explore(sessions: int = 1, max_prompts: int | None = None,
                             mask |= 1 << i
                         if failures:
                             fails.append(tuple(sorted({engines[i].rule_of(c) for c, lv in failures
-                                                       if lv == "fail"})))
+                                                       if lv == Level.FAIL})))
                             wl.append(tuple(sorted({engines[i].rule_of(c) for c, lv in failures
-                                                    if lv == "warn"})))
+                                                    if lv == Level.WARN})))
                         else:
                             fails.append(())
                             wl.append(())
@@ -356,7 +357,7 @@ def explore(sessions: int = 1, max_prompts: int | None = None,
                     m.compact()
                 if mask & 1:
                     breaks = _edge_breaks(cfg.obs[s], src_state, act, frontier)
-                    if act.event == "idle_reported" and src_state in WORK \
+                    if act.event == Event.IDLE_REPORTED and src_state in WORK \
                             and act.arg is not None and m.state == "idle" \
                             and not _prompt_ok(engines[0], new, s):
                         breaks = (*breaks, "d")
@@ -391,11 +392,11 @@ def explore(sessions: int = 1, max_prompts: int | None = None,
 def _prompt_ok(engine: TableEngine, cfg: Config, s: int) -> bool:
     """Property (d): would the model accept a new prompt here? (asked, never fired)"""
     idx = cfg.next_idx + 1
-    ok, _ = engine.allowed(cfg.models[s], "prompt", Ev(idx, id=idx))
+    ok, _ = engine.allowed(cfg.models[s], Event.PROMPT, Ev(idx, id=idx))
     return ok
 
 
-_HELP_FREE = frozenset(AGENT_EVENTS) | {"permission_answer"}
+_HELP_FREE = frozenset(AGENT_EVENTS) | {Event.PERMISSION_ANSWER}
 
 
 def _settle_path(exp: Exploration, start: int, r: int = 0) -> list[Edge] | None:

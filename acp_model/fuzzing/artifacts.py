@@ -18,6 +18,7 @@ from acp_model.fuzzing.actions import describe_program
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.recorder import Found
 from acp_model.fuzzing.run import FuzzResult
+from acp_model.model.vocab import Level
 from acp_model.report.document import build_report
 from acp_model.report.html import (
     Case,
@@ -230,7 +231,7 @@ def found_case(found: Found, cfg: FuzzConfig, replay_file: str | None = None) ->
     facts += [("note", n) for n in found.notes]
     command = (f"acp-model replay {replay_file} --runs 5" if replay_file else
                "acp-model fuzz ... --out DIR writes DIR/<rule>/replay.json for acp-model replay")
-    return Case(title=f"{rule.id} ({rule.strength_under(cfg.readings)})", level="fail",
+    return Case(title=f"{rule.id} ({rule.strength_under(cfg.readings)})", level=Level.FAIL,
                 message=found.violation.message, records=records, marks=marks,
                 numbers=numbers, facts=facts,
                 steps=[*describe_program(found.actions),
@@ -243,7 +244,7 @@ def fuzz_html(result: FuzzResult, report: dict[str, Any],
     cases = [found_case(f, result.cfg, (files or {}).get(f.rule, {}).get("replay.json"))
              for f in result.recorder.found.values()]
     cases += cases_from_violations([v for v in report["violations"]
-                                    if v.get("level") != "fail"], ())
+                                    if v.get("level") != Level.FAIL], ())
     first = next(iter(result.recorder.found.values()), None)
     transcript = None
     if first is not None:

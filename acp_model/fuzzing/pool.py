@@ -25,6 +25,7 @@ from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.recorder import BudgetExhausted, LifecycleFailure, Recorder
 from acp_model.fuzzing.sessions import close_sessions
 from acp_model.fuzzing.stop import Stop
+from acp_model.model.vocab import Level
 from acp_model.oracle.monitor import Monitor, Violation
 from acp_model.spec.rules import RuleStat
 
@@ -64,7 +65,7 @@ class AgentPool:
             # What the agent got wrong while initializing needs no client action to show.
             records = client.proc.records()
             for v in client.monitor.violations:
-                if v.level == "fail":
+                if v.level == Level.FAIL:
                     self.recorder.failure(v, [], records, v.index, [])
                 else:
                     self.recorder.warning(v)
@@ -147,7 +148,7 @@ class Example:
         self.client.checked_violations = self.checked
         first: Violation | None = None
         for v in violations:
-            if v.level != "fail":
+            if v.level != Level.FAIL:
                 self.recorder.warning(v)
                 continue
             records, offending, gap = self._slice(v.index)

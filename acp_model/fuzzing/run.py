@@ -25,6 +25,7 @@ from acp_model.fuzzing.recorder import (
 from acp_model.fuzzing.revision import SpecUndecidable, resolve
 from acp_model.fuzzing.shrink import measure_reproduction
 from acp_model.fuzzing.stop import Stop
+from acp_model.model.vocab import Level
 from acp_model.oracle.monitor import Monitor
 from acp_model.spec import revisions
 from acp_model.spec.revisions import AUTO
@@ -225,7 +226,7 @@ def _harvest_unusable(pool: AgentPool, recorder: Recorder) -> None:
     client.check_alive()
     records = client.proc.records()
     for v in client.monitor.violations:
-        if v.level == "fail":
+        if v.level == Level.FAIL:
             recorder.failure(v, [], records, v.index, [])
         else:
             recorder.warning(v)

@@ -28,6 +28,7 @@ from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.pool import Example
 from acp_model.fuzzing.recorder import Found, LifecycleFailure, Recorder, standalone
 from acp_model.fuzzing.stop import Interrupted, Stop
+from acp_model.model.vocab import Level
 from acp_model.oracle.monitor import Violation
 from acp_model.spec.rules import RULES
 
@@ -93,7 +94,7 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
             return ReplayOutcome(False, [], [], None, "interrupted")
     finally:
         client.close()
-    failures = [v for v in client.monitor.violations if v.level == "fail"]
+    failures = [v for v in client.monitor.violations if v.level == Level.FAIL]
     hit = next((v for v in failures if rule is None or v.rule == rule), None)
     return ReplayOutcome(hit is not None, failures, client.proc.records(),
                          hit.index if hit else None, error, performed if hit else None)

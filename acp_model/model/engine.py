@@ -210,7 +210,7 @@ class TableEngine:
         failures = [(c, lv) for c, lv in checks if not c.func(model, ev)]
         if not failures:
             return True, failures
-        return (not any(lv == "fail" for _, lv in failures), failures)
+        return (not any(lv == Level.FAIL for _, lv in failures), failures)
 
 
 class LibraryEngine(TableEngine):

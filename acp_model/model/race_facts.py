@@ -12,6 +12,7 @@ from typing import Any
 from acp_model.model.events import Ev
 from acp_model.model.records import CancelRec, PermRec
 from acp_model.model.vocab import (
+    PROCEEDING_TOOL_STATUSES,
     QUIET,
     WORK,
     Answer,
@@ -22,7 +23,6 @@ from acp_model.model.vocab import (
 )
 
 OWING = frozenset({CancelStatus.WORK, CancelStatus.AMBIGUOUS})
-PROCEEDING_TOOL_STATUSES = frozenset({"in_progress", "completed"})
 
 
 class RaceFactsMixin:

@@ -22,7 +22,7 @@ from rpds import HashTrieMap, Queue
 
 from acp_model.model.check import allowance, check
 from acp_model.model.messages import Findings
-from acp_model.model.vocab import Kind
+from acp_model.model.vocab import FINAL_TOOL_STATUSES, Kind, ToolStatus
 
 MESSAGE_FAMILY = {
     "user_message": "user", "user_message_chunk": "user",
@@ -30,7 +30,7 @@ MESSAGE_FAMILY = {
     "agent_thought": "thought", "agent_thought_chunk": "thought",
 }
 _UNSET: Any = object()
-DEFAULT_TOOL_STATUS = "pending"  # TOOL-03: a tool call the client never saw starts pending
+DEFAULT_TOOL_STATUS = ToolStatus.PENDING  # TOOL-03: a tool call the client never saw starts pending
 
 
 @dataclass(frozen=True, slots=True)
@@ -324,13 +324,11 @@ def background_removed_when_final(view: SessionView, update: dict[str, Any]
     for kind, ident in view.background:
         tool = view.tools.get(ident)
         if kind == "tool_call" and (kind, ident) not in items and tool is not None \
-                and tool.status not in FINAL_STATUSES:
+                and tool.status not in FINAL_TOOL_STATUSES:
             yield ("params/update/background",
                    f"tool call {ident!r} left the background list while its status was "
                    f"{tool.status!r}: its final status must come first")
 
-
-FINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
 
 
 def judge(view: SessionView, update: dict[str, Any], rev: str = "seed") -> Findings:

@@ -58,12 +58,13 @@ from acp_model.model.obligations import (
     Obligation,
     ObligationsMixin,
 )
-from acp_model.model.race_facts import OWING, PROCEEDING_TOOL_STATUSES, RaceFactsMixin
+from acp_model.model.race_facts import OWING, RaceFactsMixin
 from acp_model.model.records import CancelRec, PermRec, PromptRec, ToolRec
 from acp_model.model.vocab import (
     AGENT_EVENTS,
     CLIENT_EVENTS,
     EVENTS,
+    PROCEEDING_TOOL_STATUSES,
     QUIET,
     WORK,
     Answer,
@@ -71,6 +72,7 @@ from acp_model.model.vocab import (
     Level,
     PermState,
     PromptStatus,
+    StopReason,
 )
 
 __all__ = ["AGENT_EVENTS", "CANCELLED_PERMISSION_ANSWERED", "CANCEL_ENDS_WORK", "CLIENT_EVENTS",
@@ -79,7 +81,6 @@ __all__ = ["AGENT_EVENTS", "CANCELLED_PERMISSION_ANSWERED", "CANCEL_ENDS_WORK", 
            "WORK", "WORK_ENDS", "Context", "Ev", "Evidence", "Obligation", "SessionLifecycle",
            "SessionModel", "quiescent", "stay"]
 
-FINAL_TOOL_STATUSES = frozenset({"completed", "failed", "cancelled"})
 REJECTED_KEPT = 32  # rejected prompts whose text SDK-PROMPT-03 still looks for
 # Cancels that still concern the work in progress (sent during it, or ambiguous).
 
@@ -221,7 +222,7 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
         """An idle with a stop reason after accepted prompts ends work that never ran (a
         cancelled idle answering a cancel excepted: that work was cancelled before it
         started)."""
-        if ev.reason == "cancelled" and self._justifying():
+        if ev.reason == StopReason.CANCELLED and self._justifying():
             return True  # instant cancel: accept, user message, idle(cancelled) (A-09, A-10)
         return not (ev.reason is not None and self._prompt_work_pending())
 
@@ -242,13 +243,13 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
     def cancel_honoured(self, ev: Ev) -> bool:
         """Work during which the agent read session/cancel ends with `cancelled` (provably
         read, or under reading A-11=sent merely sent while the work was reported)."""
-        return ev.reason == "cancelled" or not self.binding_cancels()
+        return ev.reason == StopReason.CANCELLED or not self.binding_cancels()
 
     @check("CANCEL-07", level=Level.WARN, evidence="probable_evidence")
     def cancel_probably_honoured(self, ev: Ev) -> bool:
         """Work during which the agent probably read session/cancel (it acted on a later
         client message) ends with `cancelled`; no response proves the read, so a warning."""
-        if ev.reason == "cancelled" or self.ctx.readings["A-11"] != "provable":
+        if ev.reason == StopReason.CANCELLED or self.ctx.readings["A-11"] != "provable":
             return True
         return not self.probable_cancels()
 
@@ -258,7 +259,7 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
         """A prompt held behind other work when the agent read a cancel is cancelled too
         (reading A-10: the seed's text leaves it open, by default a warning; the sdk-2.4.0
         revision decides it)."""
-        return ev.reason == "cancelled" or not self.held_cancels()
+        return ev.reason == StopReason.CANCELLED or not self.held_cancels()
 
     @check("A-04.idle-cancelled", reading="A-04",
            levels={"noop": "off", "idle-cancelled": "rule"}, evidence="swallow_evidence")
@@ -266,12 +267,12 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
         """Under A-04=idle-cancelled, a cancel the agent provably read before this work ended
         is answered with `cancelled`: read during the work it cancels it, read before the
         work began it was owed an idle(cancelled) before that work."""
-        return ev.reason == "cancelled" or not self.swallowed_cancels()
+        return ev.reason == StopReason.CANCELLED or not self.swallowed_cancels()
 
     @check("CANCEL-11", evidence="cause_evidence")
     def cancelled_has_cause(self, ev: Ev) -> bool:
         """`cancelled` answers a cancel that could still apply to the work being ended."""
-        if ev.reason != "cancelled" or self.client_stopped:
+        if ev.reason != StopReason.CANCELLED or self.client_stopped:
             return True
         if self._ends_work(ev):
             return bool(self._justifying())
@@ -281,7 +282,7 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
            levels={"warn": "rule", "forbid": "A-05.forbid", "allow": "off"})
     def one_stop_reason(self, ev: Ev) -> bool:
         """An idle that ends no work carries no stop reason (a cancelled reply excepted)."""
-        return ev.reason is None or ev.reason == "cancelled" or self._prompt_work_pending()
+        return ev.reason is None or ev.reason == StopReason.CANCELLED or self._prompt_work_pending()
 
     @check("STATE-05")
     def blocked_state_reported(self, ev: Ev) -> bool:
@@ -469,7 +470,7 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
         self.rejected_work = self.client_stopped = False  # what stopped the work ends with it
         if self.state in QUIET:
             self.start_work(ev)  # unreported work (already reported under STATE-01)
-        cancelled = ev.reason == "cancelled"
+        cancelled = ev.reason == StopReason.CANCELLED
         served: list[CancelRec] = []  # cancels this idle answered or already judged
         if cancelled:
             justifying = [c for c in self.cancels if c.status in OWING]
@@ -520,7 +521,7 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
             self.end_work(ev)
             return
         self.rejected_work = self.client_stopped = False  # nothing outlives an idle
-        if ev.reason == "cancelled":
+        if ev.reason == StopReason.CANCELLED:
             quiet = [c for c in self.cancels if c.status == CancelStatus.QUIET]
             if quiet:  # under A-04=idle-cancelled, answer the one that owes a reply first
                 owing = [c for c in quiet if c.owes_reply] if self._replies_owed() else []

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from enum import IntEnum, StrEnum
 
+# re-exported: the model's checks and the reports share one verdict vocabulary
+from acp_model.spec.levels import Level as Level
+
 
 class State(StrEnum):
     """Foreground states of a session (``custom``: ``_x`` and future states)."""
@@ -57,6 +60,35 @@ EVENTS: tuple[Event, ...] = CLIENT_EVENTS + AGENT_EVENTS
 STATE_EVENTS: dict[str, Event] = {State.RUNNING: Event.RUNNING_REPORTED,
                                   State.IDLE: Event.IDLE_REPORTED,
                                   State.REQUIRES_ACTION: Event.REQUIRES_ACTION_REPORTED}
+
+
+class StopReason(StrEnum):
+    """Why foreground work ended (``$defs.StopReason``; ``_x`` custom reasons stay strings)."""
+
+    END_TURN = "end_turn"
+    MAX_TOKENS = "max_tokens"
+    MAX_TURN_REQUESTS = "max_turn_requests"
+    REFUSAL = "refusal"
+    CANCELLED = "cancelled"
+
+
+class ToolStatus(StrEnum):
+    """A tool call's status (``$defs.ToolCallStatus``; ``paused`` is sdk-2.4.0's)."""
+
+    PENDING = "pending"
+    IN_PROGRESS = "in_progress"
+    PAUSED = "paused"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+# A tool that reached one of these is done; one that went to these ran (PERM-11 asks whether
+# an answer approved it).
+FINAL_TOOL_STATUSES: frozenset[str] = frozenset({ToolStatus.COMPLETED, ToolStatus.FAILED,
+                                                 ToolStatus.CANCELLED})
+PROCEEDING_TOOL_STATUSES: frozenset[str] = frozenset({ToolStatus.IN_PROGRESS,
+                                                      ToolStatus.COMPLETED})
 
 
 class ConnState(StrEnum):
@@ -113,15 +145,6 @@ class Answer(StrEnum):
     CUSTOM = "custom"  # a custom or future outcome: never approval (PERM-11)
     CUSTOM_OPTION = "custom-option"  # a selected option of a custom (_x) kind
     ERROR = "error"  # a JSON-RPC error response
-
-
-class Level(StrEnum):
-    """What a failing check does: its rule's strength decides (``rule``), or a reading does."""
-
-    RULE = "rule"
-    FAIL = "fail"
-    WARN = "warn"
-    OFF = "off"
 
 
 class Kind(StrEnum):

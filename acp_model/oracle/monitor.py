@@ -17,7 +17,7 @@ small query API for clients that act on what the model says (the fuzzer): ``stat
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from acp_model.model import messages, permissions, reducers, replay
@@ -28,21 +28,20 @@ from acp_model.model.engine import Failure, LibraryEngine, TableEngine, compile_
 from acp_model.model.events import Ev, content_key, text_key
 from acp_model.model.messages import Findings
 from acp_model.model.session import (
-    PROMPT_ANSWERED,
-    REQUEST_OBLIGATIONS,
-    WITHDRAWN_ANSWERED,
     SessionLifecycle,
     SessionModel,
 )
-from acp_model.model.vocab import QUIET, ConnEvent, ErrorCode, Event, Kind, Level
+from acp_model.model.vocab import ConnEvent, ErrorCode, Event, Kind, Level
 from acp_model.oracle import rpc, wire
 from acp_model.oracle import validate as validation
+from acp_model.oracle.liveness import LivenessMixin
+from acp_model.oracle.queries import QueriesMixin
 from acp_model.oracle.rpc import OTHER, OpenRequest, Rpc
 from acp_model.oracle.turns_v1 import TURN_KINDS, V1Turns
 from acp_model.oracle.violation import Violation
 from acp_model.spec import revisions, schema
 from acp_model.spec.readings import DEFAULT, Readings
-from acp_model.spec.rules import RULES, RuleStat
+from acp_model.spec.rules import RULES
 from acp_model.trace.format import Record, parse_record
 
 __all__ = ["MAX_REPORTS_PER_CHECK", "Monitor", "OpenRequest", "Violation"]
@@ -53,23 +52,16 @@ CONNECTION_TABLE = compile_machine(ConnectionLifecycle, ConnectionModel)
 MAX_REPORTS_PER_CHECK = 200  # per (rule, check): a flooding agent must not exhaust memory
 MAX_DIAGNOSES_PER_DEF = 2000  # a diagnosis costs ~0.1 ms; past this, a flood is only counted
 RETIRE_AT = 16  # permission requests a session keeps in its scans before settled ones retire
-EXAMPLES_PER_RULE = 5  # trace indices a report lists per rule
 
 _BASELINE_SESSION_METHODS = frozenset({"session/new", "session/prompt"})
 
 
-def _liveness(rule_id: str, name: str, doc: str) -> CheckMeta:
-    return declare(rule_id, name, doc, module=__name__, kind=Kind.OBLIGATION)
-
-
-REQUEST_ANSWERED = _liveness("ACPM-ANSWER", "request_answered",
-                             "Every request is eventually answered with a result or an error.")
 CLOSE_CANCELS = declare("SESS-10", "close_is_cancel", "session/close is routed to the session "
                         "machine as a session/cancel: the CANCEL rules judge what follows.",
                         module=__name__, kind=Kind.ROUTE)
 
 
-class Monitor:
+class Monitor(LivenessMixin, QueriesMixin):
     """Per-connection oracle (several sessions)."""
 
     def __init__(self, readings: Readings = DEFAULT, *, validate: bool = True,
@@ -148,69 +140,6 @@ class Monitor:
         self.finished = True
         return self.judge_open(None, 0, deadline)
 
-    def judge_open(self, sessions: Iterable[str] | None, since: int,
-                   deadline: float | None = None, skip: Collection[Any] = ()
-                   ) -> list[Violation]:
-        """Liveness verdicts for what is still open.
-
-        ``sessions=None`` judges every session and every request; otherwise only the named
-        sessions and the requests sent at index ``since`` or later (one fuzz example's share).
-        A session is judged once. ``skip``: client requests someone still waits for (judged
-        by that waiter).
-        """
-        before = len(self.violations)
-        self._sub = None
-        chosen = set(self.sessions) if sessions is None else set(sessions)
-        chosen -= self._judged_sessions
-        self._judged_sessions |= chosen
-        for direction in ("c2a", "a2c"):
-            for req_id, req in self.rpc.open[direction].items():
-                if req.judged or req.idx < since or (direction == "c2a" and req_id in skip):
-                    continue
-                if sessions is not None and (req.session not in chosen if direction == "a2c"
-                                             else req.session is not None
-                                             and req.session not in chosen):
-                    continue
-                req.judged = True
-                meta, what = self._unanswered(direction, req_id, req)
-                self._liveness(meta, req.idx, req.session, deadline, what)
-        for sid in sorted(chosen):
-            for ob in self.sessions[sid].obligations():
-                if ob.check in REQUEST_OBLIGATIONS:
-                    continue  # open requests are judged above, for every method alike
-                self._liveness(ob.check, ob.idx if ob.idx >= 0 else self.count - 1, sid,
-                               deadline, ob.what)
-        return self.violations[before:]
-
-    def _unanswered(self, direction: str, req_id: Any, req: OpenRequest
-                    ) -> tuple[CheckMeta, str]:
-        """Which obligation an unanswered request breaks, and how to say it."""
-        if direction == "c2a":
-            if req.withdrawn:
-                meta = WITHDRAWN_ANSWERED
-            else:
-                meta = PROMPT_ANSWERED if req.method == "session/prompt" else REQUEST_ANSWERED
-            what = (f"session/prompt (id {req_id!r}) was never answered"
-                    if req.method == "session/prompt"
-                    else f"the agent never answered {req.method} (id {req_id!r})")
-            return meta, what
-        what = f"the client never answered {req.method} (id {req_id!r})"
-        sess = self.sessions.get(req.session or "")
-        if req.method == "session/request_permission" and sess is not None:
-            return sess.unanswered_rule(req_id), what
-        return (WITHDRAWN_ANSWERED if req.withdrawn else REQUEST_ANSWERED), what
-
-    def reopen(self, sid: str) -> None:
-        """The session is used again (a fuzz example took it over): what it owes from now on
-        is judged again."""
-        self._judged_sessions.discard(sid)
-
-    def settle_open(self, req_id: Any) -> None:
-        """The client's request ``req_id`` was judged outside the wire: leave it be."""
-        req = self.rpc.open["c2a"].get(req_id)
-        if req is not None:
-            req.judged = True
-
     def note(self, meta: CheckMeta, message: str, *, session: str | None = None,
              kind: str = "safety", deadline: float | None = None,
              level: Level | None = None) -> None:
@@ -218,116 +147,6 @@ class Monitor:
         self._sub = None
         self._report(meta, max(self.count - 1, 0), message, session=session, kind=kind,
                      deadline=deadline, level=level)
-
-    def owed(self) -> list[tuple[str, bool]]:
-        """What the agent still owes the client right now (requests, session obligations),
-        each with whether the agent provably knew: a request it provably read (a response to
-        it or to a later one), or an obligation of work it accepted or reported itself
-        (``Obligation.by_client`` says which rest on a client message). A request still in its
-        input pipe when it exits was owed, but it cannot be shown that the agent knew."""
-        read = self.ctx.read
-        out = [(f"a response to {req.method} #{req.idx}", read(req.idx))
-               for req in self.rpc.open["c2a"].values() if not req.judged]
-        for sid, sess in self.sessions.items():
-            out += [(f"{ob.what} (session {sid})",
-                     not ob.by_client or read(ob.idx))
-                    for ob in sess.obligations() if ob.check not in REQUEST_OBLIGATIONS]
-        return out
-
-    # ------------------------------------------------------------------ queries -----------
-    def state(self, sid: str) -> str | None:
-        sess = self.sessions.get(sid)
-        return sess.state if sess is not None else None
-
-    def pending_prompts(self, sid: str) -> list[Any]:
-        """Ids of the session's prompts the agent has not answered yet."""
-        return [rid for rid, req in self.rpc.open["c2a"].items()
-                if req.method == "session/prompt" and req.session == sid]
-
-    def open_permissions(self, sid: str) -> list[Any]:
-        """Ids of the session's permission requests no answer or verdict has settled."""
-        return [rid for rid, req in self.rpc.open["a2c"].items()
-                if req.method == "session/request_permission" and req.session == sid
-                and not req.judged]
-
-    def busy(self, sid: str) -> bool:
-        """Foreground work, or prompts whose work has not ended with an idle yet."""
-        sess = self.sessions.get(sid)
-        if sess is None:
-            return False
-        return sess.busy() or bool(self.pending_prompts(sid))
-
-    def quiet(self, sid: str) -> bool:
-        return self.state(sid) in QUIET
-
-    def permission_options(self, sid: str, req_id: Any) -> Mapping[str, Any]:
-        sess = self.sessions.get(sid)
-        perm = sess.perm(req_id) if sess is not None else None
-        return perm.options if perm is not None else {}
-
-    def required_answers(self, sid: str, req_id: Any) -> frozenset[tuple[str, int | None]] | None:
-        """The answers the client may still give to a permission request (None: any)."""
-        sess = self.sessions.get(sid)
-        return sess.required_answers(req_id) if sess is not None else None
-
-    def withdrawn(self, req_id: Any) -> bool:
-        """Did the agent withdraw its request ``req_id`` with ``$/cancel_request``?"""
-        req = self.rpc.open["a2c"].get(req_id)
-        return req is not None and req.withdrawn
-
-    def client_may(self, sid: str, event: str, ev: Ev | None = None) -> bool:
-        """Would the model let the client send this now? (the fuzzer asks before acting)"""
-        sess = self.sessions.get(sid)
-        if sess is None:
-            return False
-        ok, _ = self.session_engine.allowed(sess, event, ev or Ev(self.count))
-        return ok
-
-    def work_began(self, sid: str) -> int:
-        """Trace index where the session's current (or last) foreground work began (-1:
-        none yet); the fuzzer's drain cancels work that began after its cancel."""
-        sess = self.sessions.get(sid)
-        return sess.work_began if sess is not None else -1
-
-    def view(self, sid: str) -> reducers.SessionView | None:
-        """What a client renders for the session so far."""
-        return self.views.get(sid)
-
-    # ------------------------------------------------------------------ reporting ---------
-    @property
-    def failures(self) -> list[Violation]:
-        return [v for v in self.violations if v.level == Level.FAIL]
-
-    @property
-    def warnings(self) -> list[Violation]:
-        return [v for v in self.violations if v.level == Level.WARN]
-
-    def exercised(self) -> dict[str, int]:
-        out: dict[str, int] = dict(self.extra_exercised)
-        for eng in (self.session_engine, self.connection_engine):
-            for k, v in eng.exercised.items():
-                out[k] = out.get(k, 0) + v
-        return out
-
-    def transition_counts(self) -> dict[str, int]:
-        """How often each session-machine transition fired, keyed ``state:event``."""
-        return {f"{state}:{event}": n
-                for (state, event), n in sorted(self.session_engine.transitions.items())}
-
-    def rule_stats(self) -> dict[str, RuleStat]:
-        stats = {rid: RuleStat() for rid in RULES}
-        for rid, n in self.exercised().items():
-            stats[rid].exercised += n
-        for v in self.violations:
-            st = stats[v.rule]
-            st.exercised = max(st.exercised, 1)
-            if v.level == Level.FAIL:
-                st.violations += 1
-            else:
-                st.warnings += 1
-            if len(st.examples) < EXAMPLES_PER_RULE:
-                st.examples.append(v.index)
-        return stats
 
     # ------------------------------------------------------------------ internals ---------
     def _bump(self, rule_id: str, n: int = 1) -> None:
@@ -362,7 +181,7 @@ class Monitor:
             self.suppressed += 1  # a flood of the same finding: counted, not stored
             return
         view = self.views.get(session) if session is not None else None
-        found = Violation(rule_id, str(lv), strength, idx, message, kind, session, meta.name,
+        found = Violation(rule_id, Level(lv), strength, idx, message, kind, session, meta.name,
                           self._sub, related or [], deadline, evidence or [],
                           reducers.view_summary(view) if view is not None else None)
         if idx in self.probes and RULES[rule_id].party != "agent" and kind != "liveness":

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from acp_model.spec.levels import Level
 from acp_model.spec.rules import RULES
 
 
@@ -18,7 +19,7 @@ class Violation:
     """
 
     rule: str
-    level: str  # "fail" or "warn"
+    level: Level  # FAIL or WARN
     strength: str
     index: int
     message: str

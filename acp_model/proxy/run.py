@@ -27,6 +27,7 @@ from acp_model.proxy.relay import ChunkQueue, Relay
 from acp_model.report.document import write_json
 from acp_model.report.html import trace_page, write_html
 from acp_model.spec import revisions
+from acp_model.spec.levels import Level
 from acp_model.spec.readings import DEFAULT, Readings
 
 MiB = 1 << 20
@@ -65,7 +66,7 @@ class ProxyResult:
 
 def live_line(v: Violation) -> str:
     """One line per violation, as the editor's log shows it."""
-    level = "FAIL" if v.level == "fail" else "warn"
+    level = "FAIL" if v.level == Level.FAIL else "warn"
     where = f"#{v.index}" + (f".{v.sub}" if v.sub is not None else "")
     session = f" session {v.session}" if v.session else ""
     return f"acp-model: {level} {v.rule} ({v.strength}) {where}{session}: {v.message}"

@@ -8,6 +8,7 @@ from typing import Any
 import networkx as nx
 
 from acp_model.model.engine import Table, compile_machine
+from acp_model.model.vocab import Level
 from acp_model.spec.readings import DEFAULT, Readings
 
 
@@ -38,9 +39,9 @@ def machine_graph(table: Table, readings: Readings = DEFAULT) -> nx.MultiDiGraph
         guards, rules = [], []
         for c in tr.checks:
             level = c.level(readings)
-            if level == "off":
+            if level == Level.OFF:
                 continue
-            guards.append(c.name + ("~" if level == "warn" else ""))
+            guards.append(c.name + ("~" if level == Level.WARN else ""))
             rules.append(c.rule)
         g.add_edge(src, tr.target, key=event, event=event, guards=tuple(guards),
                    rules=tuple(rules), actions=tr.actions, internal=tr.internal)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from acp_model import __version__
+from acp_model.spec.levels import Level
 from acp_model.spec.readings import Readings
 from acp_model.spec.rules import RULES, RuleStat, catalogue
 
@@ -56,7 +57,7 @@ def build_report(*, command: str, source: str, readings: Readings, violations: l
                  stats: dict[str, RuleStat], summary: dict[str, Any],
                  extra: dict[str, Any] | None = None,
                  spec: dict[str, Any] | None = None) -> dict[str, Any]:
-    failures = [v for v in violations if v.get("level") == "fail"]
+    failures = [v for v in violations if v.get("level") == Level.FAIL]
     report: dict[str, Any] = {
         "tool": "acp-model",
         "version": __version__,

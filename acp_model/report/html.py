@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 
 from acp_model.report.sequence_svg import OFFENDING, lanes_of, sequence_svg
+from acp_model.spec.levels import Level
 from acp_model.trace.describe import summarize
 from acp_model.trace.format import Record
 
@@ -56,7 +57,7 @@ def cases_from_violations(violations: Sequence[Mapping[str, Any]],
                           records: Sequence[Record | dict[str, Any]]) -> list[Case]:
     """Failures first, then warnings; each with the records its index and evidence name
     (record indices are positions in ``records``, as in ``acp-model check``)."""
-    ordered = sorted(violations, key=lambda v: (v.get("level") != "fail", v.get("index", 0)))
+    ordered = sorted(violations, key=lambda v: (v.get("level") != Level.FAIL, v.get("index", 0)))
     out = []
     for v in ordered:
         marks = {int(e["index"]): str(e["role"]) for e in v.get("evidence") or []
@@ -174,8 +175,8 @@ def _dl(rows: Sequence[tuple[str, str]]) -> str:
 
 
 def _findings(cases: Sequence[Case]) -> str:
-    fails = sum(c.level == "fail" for c in cases)
-    warns = sum(c.level == "warn" for c in cases)
+    fails = sum(c.level == Level.FAIL for c in cases)
+    warns = sum(c.level == Level.WARN for c in cases)
     witnesses = len(cases) - fails - warns
     head = (f'<section id="findings"><h2>Findings <small>{fails} failure(s), {warns} '
             f"warning(s){f', {witnesses} witness(es)' if witnesses else ''}</small></h2>")

@@ -7,6 +7,7 @@ from collections import defaultdict
 from typing import Any
 
 from acp_model import __version__
+from acp_model.spec.levels import Level
 
 
 def junit_xml(report: dict[str, Any]) -> str:
@@ -19,8 +20,8 @@ def junit_xml(report: dict[str, Any]) -> str:
     for r in report["rules"]:
         group = r["id"].rsplit("-", 1)[0]
         case = ET.SubElement(suite, "testcase", classname=f"acp-model.{group}", name=r["id"])
-        hits = [v for v in by_rule.get(r["id"], []) if v["level"] == "fail"]
-        warns = [v for v in by_rule.get(r["id"], []) if v["level"] == "warn"]
+        hits = [v for v in by_rule.get(r["id"], []) if v["level"] == Level.FAIL]
+        warns = [v for v in by_rule.get(r["id"], []) if v["level"] == Level.WARN]
         if hits:
             failures += 1
             node = ET.SubElement(case, "failure", message=hits[0]["message"][:500],

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from acp_model import __version__
+from acp_model.spec.levels import Level
 
 STATUS_ORDER = ("violated", "warned", "held", "allowance", "not exercised", "not in revision")
 SUMMED = ("examples", "actions", "messages", "sessions", "restarts", "agent_processes")
@@ -37,7 +38,7 @@ def merge_reports(reports: Sequence[Mapping[str, Any]], names: Sequence[str] | N
                          " judge by different rules; merge each revision's reports apart")
     first = reports[0]
     violations = _violations(reports)
-    failures = sum(v.get("level") == "fail" for v in violations)
+    failures = sum(v.get("level") == Level.FAIL for v in violations)
     summary: dict[str, Any] = {key: sum(int((r.get("summary") or {}).get(key) or 0)
                                         for r in reports)
                                for key in SUMMED if any(key in (r.get("summary") or {})
@@ -89,7 +90,7 @@ def _violations(reports: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 out[key]["seen"] = out[key].get("seen", 1) + int(v.get("seen", 1))
             else:
                 out[key] = {**v, "seen": int(v.get("seen", 1))}
-    return sorted(out.values(), key=lambda v: (v.get("level") != "fail", str(v.get("rule"))))
+    return sorted(out.values(), key=lambda v: (v.get("level") != Level.FAIL, str(v.get("rule"))))
 
 
 def _rules(reports: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

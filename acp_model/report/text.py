@@ -7,6 +7,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table as RichTable
 
+from acp_model.spec.levels import Level
+
 
 def render(report: dict[str, Any], console: Console, *, limit: int = 50) -> None:
     """Human summary: verdict, the violations, and rule coverage counts."""
@@ -17,8 +19,8 @@ def render(report: dict[str, Any], console: Console, *, limit: int = 50) -> None
             table.add_column(col, overflow="fold")
         for v in violations[:limit]:
             at = f"#{v['index']}" + (f".{v['sub']}" if "sub" in v else "")
-            style = "red" if v["level"] == "fail" else "yellow"
-            label = "FAIL" if v["level"] == "fail" else "warn"
+            style = "red" if v["level"] == Level.FAIL else "yellow"
+            label = "FAIL" if v["level"] == Level.FAIL else "warn"
             if v.get("kind") == "liveness":
                 label += " (liveness)"
             table.add_row(f"[{style}]{label}[/]", v["rule"], at, str(v.get("session") or ""),

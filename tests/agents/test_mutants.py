@@ -35,6 +35,8 @@ from .client import (
 )
 from .schema_check import check_agent_messages
 
+pytestmark = pytest.mark.slow  # starts the whole zoo, one agent process per mutant and scenario
+
 SHORT = 0.8  # how long to wait for something a mutant may never send
 Facts = dict[str, Any]
 

@@ -260,6 +260,7 @@ def test_decode_line_edge_cases() -> None:
     assert decode_line(b"Infinity")[2] == "not-json"
 
 
+@pytest.mark.slow  # writes 50 MB through a pipe
 def test_one_50mb_line_is_never_held_whole() -> None:
     assert in_fresh_process("huge_line_scenario") < 40, "the reader buffered the whole line"
 
@@ -276,6 +277,7 @@ def huge_line_scenario() -> None:
     assert len(oversize[0]["raw"]) <= 4096
 
 
+@pytest.mark.slow  # writes 100 MB through a pipe
 def test_100mb_flood_is_capped_and_counted() -> None:
     assert in_fresh_process("flood_scenario") < 80, "transcript cap did not bound memory"
 

@@ -1,0 +1,126 @@
+"""What the agent and the client still owe at a point of the trace, and its verdicts.
+
+A mixin of :class:`~acp_model.oracle.monitor.Monitor`: open JSON-RPC requests (the monitor's
+table) and the session models' obligations are judged here, one verdict per open thing; which
+obligation an unanswered request breaks is decided once, in :meth:`_unanswered`, for every
+method alike (a permission request asks its session model: PERM-12 or CANCEL-04).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+from typing import TYPE_CHECKING, Any
+
+from acp_model.model.check import CheckMeta, declare
+from acp_model.model.session import (
+    PROMPT_ANSWERED,
+    REQUEST_OBLIGATIONS,
+    WITHDRAWN_ANSWERED,
+)
+from acp_model.model.vocab import Kind
+from acp_model.oracle.rpc import OpenRequest
+
+if TYPE_CHECKING:
+    from acp_model.model.context import Context
+    from acp_model.model.session import SessionModel
+    from acp_model.oracle.rpc import Rpc
+    from acp_model.oracle.violation import Violation
+
+
+REQUEST_ANSWERED = declare("ACPM-ANSWER", "request_answered",
+                           "Every request is eventually answered with a result or an error.",
+                           module=__name__, kind=Kind.OBLIGATION)
+
+
+class LivenessMixin:
+    """Liveness verdicts of the monitor (its ``finish`` and the fuzzer's per-example share)."""
+
+    sessions: dict[str, SessionModel]
+    rpc: Rpc
+    ctx: Context
+    violations: list[Violation]
+    count: int
+    _sub: int | None
+    _judged_sessions: set[str]
+
+    def _liveness(self, meta: CheckMeta, idx: int, session: str | None, deadline: float | None,
+                  what: str) -> None:
+        raise NotImplementedError  # the monitor reports
+
+    def judge_open(self, sessions: Iterable[str] | None, since: int,
+                   deadline: float | None = None, skip: Collection[Any] = ()
+                   ) -> list[Violation]:
+        """Liveness verdicts for what is still open.
+
+        ``sessions=None`` judges every session and every request; otherwise only the named
+        sessions and the requests sent at index ``since`` or later (one fuzz example's share).
+        A session is judged once. ``skip``: client requests someone still waits for (judged
+        by that waiter).
+        """
+        before = len(self.violations)
+        self._sub = None
+        chosen = set(self.sessions) if sessions is None else set(sessions)
+        chosen -= self._judged_sessions
+        self._judged_sessions |= chosen
+        for direction in ("c2a", "a2c"):
+            for req_id, req in self.rpc.open[direction].items():
+                if req.judged or req.idx < since or (direction == "c2a" and req_id in skip):
+                    continue
+                if sessions is not None and (req.session not in chosen if direction == "a2c"
+                                             else req.session is not None
+                                             and req.session not in chosen):
+                    continue
+                req.judged = True
+                meta, what = self._unanswered(direction, req_id, req)
+                self._liveness(meta, req.idx, req.session, deadline, what)
+        for sid in sorted(chosen):
+            for ob in self.sessions[sid].obligations():
+                if ob.check in REQUEST_OBLIGATIONS:
+                    continue  # open requests are judged above, for every method alike
+                self._liveness(ob.check, ob.idx if ob.idx >= 0 else self.count - 1, sid,
+                               deadline, ob.what)
+        return self.violations[before:]
+
+    def _unanswered(self, direction: str, req_id: Any, req: OpenRequest
+                    ) -> tuple[CheckMeta, str]:
+        """Which obligation an unanswered request breaks, and how to say it."""
+        if direction == "c2a":
+            if req.withdrawn:
+                meta = WITHDRAWN_ANSWERED
+            else:
+                meta = PROMPT_ANSWERED if req.method == "session/prompt" else REQUEST_ANSWERED
+            what = (f"session/prompt (id {req_id!r}) was never answered"
+                    if req.method == "session/prompt"
+                    else f"the agent never answered {req.method} (id {req_id!r})")
+            return meta, what
+        what = f"the client never answered {req.method} (id {req_id!r})"
+        sess = self.sessions.get(req.session or "")
+        if req.method == "session/request_permission" and sess is not None:
+            return sess.unanswered_rule(req_id), what
+        return (WITHDRAWN_ANSWERED if req.withdrawn else REQUEST_ANSWERED), what
+
+    def reopen(self, sid: str) -> None:
+        """The session is used again (a fuzz example took it over): what it owes from now on
+        is judged again."""
+        self._judged_sessions.discard(sid)
+
+    def settle_open(self, req_id: Any) -> None:
+        """The client's request ``req_id`` was judged outside the wire: leave it be."""
+        req = self.rpc.open["c2a"].get(req_id)
+        if req is not None:
+            req.judged = True
+
+    def owed(self) -> list[tuple[str, bool]]:
+        """What the agent still owes the client right now (requests, session obligations),
+        each with whether the agent provably knew: a request it provably read (a response to
+        it or to a later one), or an obligation of work it accepted or reported itself
+        (``Obligation.by_client`` says which rest on a client message). A request still in its
+        input pipe when it exits was owed, but it cannot be shown that the agent knew."""
+        read = self.ctx.read
+        out = [(f"a response to {req.method} #{req.idx}", read(req.idx))
+               for req in self.rpc.open["c2a"].values() if not req.judged]
+        for sid, sess in self.sessions.items():
+            out += [(f"{ob.what} (session {sid})",
+                     not ob.by_client or read(ob.idx))
+                    for ob in sess.obligations() if ob.check not in REQUEST_OBLIGATIONS]
+        return out
