@@ -42,9 +42,10 @@ def add_reading_option(p: argparse.ArgumentParser, *, auto: bool = False,
     choices = revisions.CHOICES if auto else revisions.NAMES
     default = None if stored else revisions.AUTO if auto else revisions.SEED
     p.add_argument("--spec", choices=choices, default=default,
-                   help="the revision of the v2 text that judges: "
+                   help="the revision of the text that judges (v1 or a v2 revision): "
                         + "; ".join(f"{r.name}: {r.title}" for r in revisions.REVISIONS.values())
-                        + ("; auto: decided by the agent's first prompt response (a messageId "
-                           "receipt: sdk-2.4.0, else seed)" if auto else "")
+                        + ("; auto: decided by the agent (protocolVersion 1 in its initialize "
+                           "answer: v1; else its first prompt response, a messageId receipt: "
+                           "sdk-2.4.0, else seed)" if auto else "")
                         + (" (default: the one the file records)" if stored
                            else f" (default {default})"))
