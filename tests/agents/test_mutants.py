@@ -756,7 +756,7 @@ def test_every_mutant_has_a_case() -> None:
 
 
 def test_every_mutant_is_a_fault_hook() -> None:
-    from acp_model.agents.faults import FAULTS
+    from acp_model.agents.reference.faults import FAULTS
 
     assert set(FAULTS) == set(zoo.BY_NAME)
 

@@ -341,3 +341,26 @@ def test_agent_package_is_independent_of_the_model() -> None:
             for name in names:
                 if name == "acp_model" or name.startswith("acp_model."):
                     assert name.startswith("acp_model.agents"), f"{source.name} imports {name}"
+
+
+def test_faults_see_the_agent_only_through_agent_ops() -> None:
+    """Every operation a planted bug performs on the agent is one of ``AgentOps``, and the
+    reference agent provides each with the same parameters (issue 23: the fault plug-in is
+    typed against a small protocol of agent operations)."""
+    import inspect
+    import re
+
+    from acp_model.agents.reference import faults
+    from acp_model.agents.reference.agent import Agent
+
+    ops = {n for n in vars(faults.AgentOps) if not n.startswith("_")}
+    ops |= set(faults.AgentOps.__annotations__)
+    used = set(re.findall(r"\b(?:agent|a)\.(\w+)", inspect.getsource(faults)))
+    assert used and used <= ops, used - ops
+    for name in ops:
+        assert hasattr(Agent, name) or name in inspect.signature(Agent.__init__).parameters \
+            or name in Agent.__init__.__code__.co_names, name
+        proto = getattr(faults.AgentOps, name, None)
+        if callable(proto):
+            mine = inspect.signature(getattr(Agent, name))
+            assert list(mine.parameters) == list(inspect.signature(proto).parameters), name

@@ -8,7 +8,7 @@ Layout: ``agent.py`` (output, dispatch, connection and session methods), ``promp
 ``work.py`` (turns and the fake model's steps), ``permissions.py`` (permissions and cancel),
 ``state.py``, ``wire.py``. Where the text leaves a choice, the agent follows its
 :class:`~acp_model.agents.design.Design` (``--design``, the default described below); a planted
-bug is a :class:`~acp_model.agents.faults.Fault` subclass whose hooks it asks at each decision
+bug is a :class:`~.faults.Fault` subclass (``faults.py``) whose hooks it asks at each decision
 point, so the code here reads as the conforming protocol.
 
 This is an independent implementation of the protocol: it imports nothing from ``acp_model``

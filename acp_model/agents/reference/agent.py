@@ -3,7 +3,7 @@
 Prompts, turns and permissions are the mixins of :mod:`.prompts`, :mod:`.work` and
 :mod:`.permissions`; what the agent does where the text leaves it a choice is its
 :class:`~acp_model.agents.design.Design`, and a planted bug is its
-:class:`~acp_model.agents.faults.Fault`.
+:class:`~acp_model.agents.reference.faults.Fault`.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from typing import Any
 import orjson
 
 from acp_model.agents.design import Design
-from acp_model.agents.faults import Fault
 from acp_model.agents.reference import v1
+from acp_model.agents.reference.faults import Fault
 from acp_model.agents.reference.permissions import PermissionsMixin
 from acp_model.agents.reference.prompts import PromptsMixin
 from acp_model.agents.reference.state import PermWait, Session

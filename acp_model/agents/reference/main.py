@@ -10,8 +10,8 @@ import sys
 
 from acp_model.agents import mutants as zoo
 from acp_model.agents.design import AXES, Design
-from acp_model.agents.faults import FAULTS, Fault
 from acp_model.agents.reference.agent import TIMINGS, Agent
+from acp_model.agents.reference.faults import FAULTS, Fault
 from acp_model.agents.stdio import StdinReader, StdoutWriter
 
 log = logging.getLogger("acp_model.agents.reference")

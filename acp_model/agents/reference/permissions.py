@@ -95,17 +95,6 @@ class PermissionsMixin:
         """How long a cancelled turn waits for the answers to its permission requests."""
         return WAIT if self.design.perm_cancel == "wait" else 0.0
 
-    async def resume_stale_tool(self: Agent, waiting: PermWait) -> None:
-        """Fault stale_answer_resumes_tool: a late answer restarts the cancelled tool."""
-        from acp_model.agents.reference.work import text_item
-
-        await waiting.turn.done.wait()
-        s = waiting.turn.session
-        self.update(s, {"sessionUpdate": "tool_call_update", "toolCallId": waiting.tool_id,
-                        "status": "in_progress"})  # fmt: skip
-        self.update(s, {"sessionUpdate": "tool_call_update", "toolCallId": waiting.tool_id,
-                        "status": "completed", "content": [text_item("Done.")]})  # fmt: skip
-
     # ------------------------------------------------------------------ cancel
 
     def cancel_session(self: Agent, s: Session) -> None:

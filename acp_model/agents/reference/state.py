@@ -25,7 +25,6 @@ class PendingPrompt:
     settled: asyncio.Event = field(default_factory=asyncio.Event)
     session_cancelled: bool = False
     request_cancelled: bool = False
-    answered_early: bool = False  # fault early_receipt: the receipt went out while held
 
 
 @dataclass
@@ -83,13 +82,10 @@ class Session:
     v1_prompts: list[Any] = field(default_factory=list)
     v1_tools: set[str] = field(default_factory=set)
     counters: dict[str, int] = field(default_factory=dict)
-    stale_cancel: bool = False  # fault late_cancel_kills_next_turn
-    after_cancel: bool = False  # fault second_stop_reason
     # The sdk-2.4.0 revision: tool calls running in the background, and whether a snapshot
     # ever listed one (then every state update carries the list).
     background: list[str] = field(default_factory=list)
     background_listed: bool = False
-    first_user_id: str | None = None  # fault receipt_id_reused
 
     def new_id(self, prefix: str) -> str:
         n = self.counters.get(prefix, 0) + 1

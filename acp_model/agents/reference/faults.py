@@ -4,21 +4,47 @@ The base class answers every hook the conforming way, so the agent's own code re
 correct protocol and every deviation lives here, next to the others: a mutant is a subclass that
 overrides one or two hooks (``FAULTS`` maps mutant names to them; ``mutants.py`` holds what each
 plants and which rule catches it). Hooks receive the agent objects they need and return what the
-agent should do; they never keep state of their own except where a bug is about remembering
-something (a stale cancel).
+agent should do. The agent appears to a fault only as :class:`AgentOps`, the few operations a
+planted bug performs; a bug that remembers something (a stale cancel, a stray allow) keeps it
+on its own fault object, so the conforming agent's state holds nothing for any mutant.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
 if TYPE_CHECKING:
-    from acp_model.agents.reference.agent import Agent
+    import asyncio
+
     from acp_model.agents.reference.state import PendingPrompt, PermWait, Session, Turn
+    from acp_model.agents.reference.wire import Ctx
 
 METHOD_NOT_FOUND = -32601
+
+
+class AgentOps(Protocol):
+    """What a fault may do to the agent: write to the client and start a task."""
+
+    first_session: Session | None
+
+    def send(self, msg: Any) -> None: ...
+
+    def send_raw(self, line: bytes) -> None: ...
+
+    def reply(self, ctx: Ctx, result: Any) -> None: ...
+
+    def route(self, s: Session) -> str: ...
+
+    def update(self, s: Session, update: dict[str, Any]) -> None: ...
+
+    def state(self, s: Session, state: str, stop_reason: str | None = None) -> None: ...
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]: ...
+
+    def judge(self, answer: tuple[str, Any]) -> str: ...
 
 
 class Fault:
@@ -30,22 +56,22 @@ class Fault:
     def initialize_result(self, result: dict[str, Any]) -> dict[str, Any]:
         return result
 
-    def after_initialize(self, agent: Agent) -> None:
+    def after_initialize(self, agent: AgentOps) -> None:
         """Right after the initialize response."""
 
     def empty_batch_reply(self) -> bool:
         """Answer a notification-only batch with ``[]``?"""
         return False
 
-    def session_id(self, agent: Agent, fresh: str) -> str:
+    def session_id(self, agent: AgentOps, fresh: str) -> str:
         return fresh
 
-    def route(self, agent: Agent, s: Session) -> str:
+    def route(self, agent: AgentOps, s: Session) -> str:
         """The sessionId put on the session's updates."""
         return s.id
 
     # --- cancel --------------------------------------------------------------------------------
-    def on_cancel_notification(self, agent: Agent) -> None:
+    def on_cancel_notification(self, agent: AgentOps) -> None:
         """Right after reading session/cancel."""
 
     def cancels_other_sessions(self) -> bool:
@@ -69,14 +95,14 @@ class Fault:
         """Send $/cancel_request for the pending permission requests of a cancelled turn?"""
         return default
 
-    def late_answer(self, agent: Agent, wait: PermWait) -> None:
+    def late_answer(self, agent: AgentOps, wait: PermWait) -> None:
         """An answer to a permission request of a turn that was cancelled."""
 
-    def stray_answer(self, agent: Agent, msg: dict[str, Any]) -> None:
+    def stray_answer(self, agent: AgentOps, msg: dict[str, Any]) -> None:
         """A response to no request the agent is waiting on (a duplicate, a withdrawn or an
         unknown request): the conforming agent ignores it."""
 
-    def early_answer(self, agent: Agent, waiting: PermWait) -> tuple[str, Any] | None:
+    def early_answer(self, agent: AgentOps, waiting: PermWait) -> tuple[str, Any] | None:
         """An answer to take for a permission request the moment it is sent (None: wait for
         the client's own)."""
         return None
@@ -112,7 +138,7 @@ class Fault:
         """Report running when a turn starts?"""
         return True
 
-    def turn_started(self, agent: Agent, s: Session, turn: Turn) -> None:
+    def turn_started(self, agent: AgentOps, s: Session, turn: Turn) -> None:
         """Right after a turn started (payload bugs every turn carries)."""
 
     def stop_reason(self, reason: str | None) -> str | None:
@@ -122,7 +148,7 @@ class Fault:
         """Finish the turn without reporting idle?"""
         return False
 
-    def after_idle(self, agent: Agent, s: Session) -> None:
+    def after_idle(self, agent: AgentOps, s: Session) -> None:
         """Right after the idle that ends a turn that was not cancelled."""
 
     def cancelled_reason(self) -> str | None:
@@ -170,7 +196,7 @@ class Fault:
     def user_message_id(self, s: Session, fresh: str) -> str:
         return fresh
 
-    def prompt_held(self, agent: Agent, s: Session, pend: PendingPrompt) -> None:
+    def prompt_held(self, agent: AgentOps, s: Session, pend: PendingPrompt) -> None:
         """A prompt was just held behind the running turn (not inserted, not answered)."""
 
     def keeps_held_prompts(self) -> bool:
@@ -193,12 +219,12 @@ def _fault(name: str, **hooks: Any) -> type[Fault]:
     return type(f"Fault_{name}", (Fault,), {"name": name, **hooks})
 
 
-def _initial_message_chunk(agent: Agent, s: Session, turn: Turn) -> None:
+def _initial_message_chunk(agent: AgentOps, s: Session, turn: Turn) -> None:
     agent.update(s, {"sessionUpdate": "agent_message_chunk",
                      "content": {"type": "text", "text": "Starting."}})
 
 
-def _invalid_utf8(agent: Agent, s: Session, turn: Turn) -> None:
+def _invalid_utf8(agent: AgentOps, s: Session, turn: Turn) -> None:
     msg = {"jsonrpc": "2.0", "method": "session/update", "params": {
         "sessionId": agent.route(s),
         "update": {"sessionUpdate": "agent_message_chunk", "messageId": s.new_id("msg_agent"),
@@ -206,16 +232,16 @@ def _invalid_utf8(agent: Agent, s: Session, turn: Turn) -> None:
     agent.send_raw(orjson.dumps(msg).replace(b"caf@@", b"caf\xe9"))
 
 
-def _unknown_state(agent: Agent, s: Session, turn: Turn) -> None:
+def _unknown_state(agent: AgentOps, s: Session, turn: Turn) -> None:
     agent.state(s, "thinking")
     agent.state(s, "running")
 
 
-def _route_to_first(self: Fault, agent: Agent, s: Session) -> str:
+def _route_to_first(self: Fault, agent: AgentOps, s: Session) -> str:
     return agent.first_session.id if s.index >= 2 and agent.first_session else s.id
 
 
-def _route_unknown(self: Fault, agent: Agent, s: Session) -> str:
+def _route_unknown(self: Fault, agent: AgentOps, s: Session) -> str:
     return "sess_unknown" if s.prompts_read >= 2 else s.id
 
 
@@ -224,12 +250,17 @@ class _LateCancel(Fault):
 
     name = "late_cancel_kills_next_turn"
 
+    def __init__(self) -> None:
+        self.stale: set[str] = set()  # sessions with a remembered cancel
+
     def cancel_while_idle(self, s: Session) -> None:
-        s.stale_cancel = True
+        self.stale.add(s.id)
 
     def starts_cancelled(self, s: Session) -> bool:
-        stale, s.stale_cancel = s.stale_cancel, False
-        return stale
+        if s.id not in self.stale:
+            return False
+        self.stale.discard(s.id)
+        return True
 
 
 class _SecondStop(Fault):
@@ -237,12 +268,15 @@ class _SecondStop(Fault):
 
     name = "second_stop_reason"
 
-    def turn_cancelled(self, s: Session) -> None:
-        s.after_cancel = True
+    def __init__(self) -> None:
+        self.after_cancel: set[str] = set()  # sessions whose last turn was cancelled
 
-    def after_idle(self, agent: Agent, s: Session) -> None:
-        if s.after_cancel:
-            s.after_cancel = False
+    def turn_cancelled(self, s: Session) -> None:
+        self.after_cancel.add(s.id)
+
+    def after_idle(self, agent: AgentOps, s: Session) -> None:
+        if s.id in self.after_cancel:
+            self.after_cancel.discard(s.id)
             agent.state(s, "idle", "cancelled")
 
 
@@ -257,8 +291,18 @@ class _StaleAnswer(Fault):
     def withdraw(self, default: bool) -> bool:
         return False
 
-    def late_answer(self, agent: Agent, wait: PermWait) -> None:
-        agent.spawn(agent.resume_stale_tool(wait))
+    def late_answer(self, agent: AgentOps, wait: PermWait) -> None:
+        agent.spawn(self._resume(agent, wait))
+
+    async def _resume(self, agent: AgentOps, waiting: PermWait) -> None:
+        """Once the cancelled turn is over, run its tool as if the answer still counted."""
+        await waiting.turn.done.wait()
+        s = waiting.turn.session
+        done = {"type": "content", "content": {"type": "text", "text": "Done."}}
+        agent.update(s, {"sessionUpdate": "tool_call_update", "toolCallId": waiting.tool_id,
+                         "status": "in_progress"})
+        agent.update(s, {"sessionUpdate": "tool_call_update", "toolCallId": waiting.tool_id,
+                         "status": "completed", "content": [done]})
 
 
 class _StaleAllow(Fault):
@@ -272,13 +316,13 @@ class _StaleAllow(Fault):
         self.asked: dict[Any, str] = {}  # every permission request id -> its session
         self.spare: dict[str, tuple[str, Any]] = {}  # session -> the stray allow kept
 
-    def stray_answer(self, agent: Agent, msg: dict[str, Any]) -> None:
+    def stray_answer(self, agent: AgentOps, msg: dict[str, Any]) -> None:
         answer = ("result", msg.get("result"))
         sid = self.asked.get(msg.get("id"))
         if sid is not None and "result" in msg and agent.judge(answer) == "allow":
             self.spare[sid] = answer
 
-    def early_answer(self, agent: Agent, waiting: PermWait) -> tuple[str, Any] | None:
+    def early_answer(self, agent: AgentOps, waiting: PermWait) -> tuple[str, Any] | None:
         sid = waiting.turn.session.id
         self.asked[waiting.request_id] = sid
         return self.spare.pop(sid, None)
@@ -290,12 +334,18 @@ class _EarlyReceipt(Fault):
 
     name = "early_receipt"
 
-    def prompt_held(self, agent: Agent, s: Session, pend: PendingPrompt) -> None:
+    def __init__(self) -> None:
+        self.answered: set[int] = set()  # id() of the held prompts answered at once
+
+    def prompt_held(self, agent: AgentOps, s: Session, pend: PendingPrompt) -> None:
         agent.reply(pend.ctx, {"messageId": s.new_id("msg_user")})
-        pend.answered_early = True
+        self.answered.add(id(pend))
 
     def answers_prompt(self, pend: PendingPrompt) -> bool:
-        return not pend.answered_early
+        if id(pend) in self.answered:
+            self.answered.discard(id(pend))  # answered once, when it was held
+            return False
+        return True
 
     def drops_queued_on_cancel(self) -> bool:
         return True  # they were "answered" already
@@ -306,10 +356,11 @@ class _ReusedId(Fault):
 
     name = "receipt_id_reused"
 
+    def __init__(self) -> None:
+        self.first: dict[str, str] = {}  # session -> its first user message id
+
     def user_message_id(self, s: Session, fresh: str) -> str:
-        if s.first_user_id is None:
-            s.first_user_id = fresh
-        return s.first_user_id
+        return self.first.setdefault(s.id, fresh)
 
 
 class _DroppedBackground(Fault):
