@@ -269,3 +269,20 @@ def test_a_stale_allow_taken_for_the_next_request_is_caught_under_perm_11() -> N
     assert any(isinstance(a, SloppyAnswer) for a in found.actions), found.actions
     # (how short it gets is measured by benchmarks/bench_shrink.py on an idle machine: the
     # race it needs replays less faithfully while other tests load the CPU)
+
+
+def test_jobs_pass_the_agent_command_on_untouched(tmp_path: Path) -> None:
+    """``--jobs N -- AGENT ARGS``: every worker runs the agent with exactly its own arguments
+    (the worker's options go before ``--``; they once landed in the agent's command line), and
+    the merged report and JUnit file are written."""
+    rep, junit = tmp_path / "r.json", tmp_path / "j" / "x.xml"
+    proc = subprocess.run(
+        [sys.executable, "-m", "acp_model", "fuzz", "--jobs", "2", "--max-examples", "6",
+         "--seed", "5", "--spec", "seed", "--replay-runs", "1", "--report", str(rep), "--junit", str(junit), "--",
+         *REFERENCE, "--mutant", "cancel_as_end_turn"],
+        capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 1, proc.stdout[-3000:]
+    merged = json.loads(rep.read_text())
+    assert merged["summary"]["jobs"] == 2 and merged["summary"]["examples"] >= 2
+    assert "CANCEL-07" in {v["rule"] for v in merged["violations"] if v["level"] == "fail"}
+    assert 'name="CANCEL-07"' in junit.read_text()

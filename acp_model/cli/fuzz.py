@@ -129,7 +129,7 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
     from acp_model.fuzzing.stop import Stop
     from acp_model.report.document import write_json
     from acp_model.report.html import write_html
-    from acp_model.report.junit import junit_xml
+    from acp_model.report.junit import write_junit
     from acp_model.report.text import render
     from acp_model.spec.revisions import AUTO
     from acp_model.spec.rules import RULES
@@ -207,8 +207,7 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
         if args.report:
             write_json(report, args.report)
         if args.junit:
-            Path(args.junit).parent.mkdir(parents=True, exist_ok=True)
-            Path(args.junit).write_text(junit_xml(report), encoding="utf-8")
+            write_junit(report, args.junit)
         if args.html:
             write_html(fuzz_html(result, report, files), args.html)
     s = report["summary"]

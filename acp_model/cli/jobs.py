@@ -90,14 +90,17 @@ def run_jobs(args: argparse.Namespace, words: list[str], spec: str | None,
              console: Console) -> int:
     """Run ``args.jobs`` workers and merge their reports; returns the exit code."""
     from acp_model.report.document import write_json
-    from acp_model.report.junit import junit_xml
+    from acp_model.report.junit import write_junit
     from acp_model.report.merge import MergeError, merge_reports
     from acp_model.report.text import render
 
     tmp = Path(tempfile.mkdtemp(prefix="acp-model-jobs-"))
     db = args.db or [str(tmp / "db")]
-    words = words[words.index("fuzz") + 1:] if "fuzz" in words else words  # options only
-    base = [sys.executable, "-m", "acp_model", "fuzz", *worker_args(words),
+    words = words[words.index("fuzz") + 1:] if "fuzz" in words else words
+    # the agent's command (after ``--``) is passed on untouched, and last
+    cut = words.index("--") if "--" in words else len(words)
+    options, agent = words[:cut], words[cut:]
+    base = [sys.executable, "-m", "acp_model", "fuzz", *worker_args(options),
             "--progress-lines", *[x for d in db for x in ("--db", d)]]
     if spec is not None:
         base += ["--spec", spec]
@@ -107,6 +110,7 @@ def run_jobs(args: argparse.Namespace, words: list[str], spec: str | None,
         argv = [*base, "--seed", str(seed + n), "--report", str(tmp / f"worker-{n}.json")]
         if args.out:
             argv += ["--out", str(Path(args.out) / f"worker-{n}")]
+        argv += agent
         workers.append(Worker(n, argv, tmp / f"worker-{n}.json"))
     console.print(f"{args.jobs} workers, seeds {seed}..{seed + args.jobs - 1}, shared "
                   f"example database {', '.join(db)}")
@@ -147,8 +151,7 @@ def run_jobs(args: argparse.Namespace, words: list[str], spec: str | None,
     if args.report:
         write_json(merged, args.report)
     if args.junit:
-        Path(args.junit).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.junit).write_text(junit_xml(merged), encoding="utf-8")
+        write_junit(merged, args.junit)
     if args.html:
         from acp_model.report.html import cases_from_violations, render_html, write_html
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 from acp_model import __version__
@@ -38,3 +39,11 @@ def junit_xml(report: dict[str, Any]) -> str:
     suite.set("skipped", str(skipped))
     suite.set("hostname", f"acp-model {__version__}")
     return ET.tostring(suite, encoding="unicode")
+
+
+def write_junit(report: dict[str, Any], path: str | Path) -> Path:
+    """Write the report's JUnit XML (one test case per rule) to ``path``, creating its folder."""
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(junit_xml(report), encoding="utf-8")
+    return out
