@@ -278,7 +278,8 @@ def test_jobs_pass_the_agent_command_on_untouched(tmp_path: Path) -> None:
     rep, junit = tmp_path / "r.json", tmp_path / "j" / "x.xml"
     proc = subprocess.run(
         [sys.executable, "-m", "acp_model", "fuzz", "--jobs", "2", "--max-examples", "6",
-         "--seed", "5", "--spec", "seed", "--replay-runs", "1", "--report", str(rep), "--junit", str(junit), "--",
+         "--seed", "5", "--spec", "seed", "--replay-runs", "1", "--report", str(rep),
+         "--junit", str(junit), "--",
          *REFERENCE, "--mutant", "cancel_as_end_turn"],
         capture_output=True, text=True, timeout=240)
     assert proc.returncode == 1, proc.stdout[-3000:]
