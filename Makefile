@@ -60,6 +60,8 @@ diagrams: $(STAMP) services
 	$(BIN)/acp-model diagram --style docs
 	$(BIN)/acp-model diagram --style docs --spec sdk-2.4.0
 	$(BIN)/acp-model diagram --format all --spec v1
+	$(BIN)/acp-model diagram --format all --spec sdk-2.4.0
+	$(BIN)/acp-model diagram --style docs --spec v1
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_check.py

@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "diagrams" / "docs"
 
 
-@pytest.mark.parametrize("revision", ["seed", "sdk-2.4.0"])
+@pytest.mark.parametrize("revision", ["seed", "sdk-2.4.0", "v1"])
 def test_checked_in_docs_diagrams_match_the_model(revision: str) -> None:
     folder = DOCS if revision == "seed" else DOCS / revision
     sources = docs_sources(DEFAULT.parse([f"SPEC={revision}"]))
@@ -97,3 +97,15 @@ def test_diagram_style_docs_cli(tmp_path: Path) -> None:
     assert main(["diagram", "--style", "docs", "--format", "mermaid", "--out",
                  str(tmp_path)]) == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(docs_sources())
+
+
+def test_v1_docs_speak_v1_s_words() -> None:
+    """v1's pictures: the prompt turn ended by the prompt's response, no state_update, and
+    every flow passes the check under v1."""
+    sources = docs_sources(DEFAULT.parse(["SPEC=v1"]))
+    assert sorted(sources) == ["docs-cancellation.mmd", "docs-flow-cancel-during-permission.mmd",
+                               "docs-flow-cancel-during-work.mmd", "docs-flow-typical.mmd",
+                               "docs-permissions.mmd", "docs-turn.mmd"]
+    text = "".join(sources.values())
+    assert "state_update" not in text and "requires_action" not in text
+    assert "prompt_turn" in text and "stopReason cancelled (the turn ends)" in text

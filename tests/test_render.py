@@ -125,3 +125,25 @@ def test_checked_in_graph_structure_and_pictures() -> None:
         assert stored[name] == graph_structure(g), f"{name}: graph structure drifted"
         for ext in ("png", "svg"):
             assert (DIAGRAMS / f"{name}.{ext}").stat().st_size > 1000
+
+
+@pytest.mark.parametrize("revision", ["sdk-2.4.0", "v1"])
+def test_each_revision_s_checked_in_diagrams_match_the_model(revision: str) -> None:
+    readings = DEFAULT.parse([f"SPEC={revision}"])
+    for name, text in text_outputs(readings).items():
+        path = DIAGRAMS / revision / name
+        assert path.read_text(encoding="utf-8") == text, (
+            f"{path} drifted from the model: run acp-model diagram --format all --spec "
+            f"{revision}")
+
+
+def test_v1_diagrams_leave_out_the_states_its_wire_cannot_show() -> None:
+    """v1 has no state_update: no requires_action, no custom state in its pictures; the same
+    machine under a v2 revision keeps them."""
+    from acp_model.render.graphs import machine_graph, session_table
+
+    v1 = machine_graph(session_table(), DEFAULT.parse(["SPEC=v1"]))
+    assert set(v1.nodes) == {"unreported", "idle", "running"}
+    assert "requires_action_reported" not in {k for _, _, k in v1.edges(keys=True)}
+    v2 = machine_graph(session_table(), DEFAULT.parse(["SPEC=sdk-2.4.0"]))
+    assert {"requires_action", "custom"} <= set(v2.nodes)

@@ -10,7 +10,6 @@ from rich.console import Console
 
 from acp_model.cli.common import EXIT_OK, UsageError, add_reading_option, readings_of
 from acp_model.render import FORMATS, render_all
-from acp_model.spec import revisions
 
 DIAGRAM_EPILOG = """Writes session-lifecycle.*, connection.* and reachable.* (png, svg, dot, mmd);
 with --style docs, docs-*.mmd/.svg/.png under diagrams/docs (mermaid-cli needed for pictures).
@@ -40,9 +39,6 @@ def cmd_diagram(args: argparse.Namespace, console: Console) -> int:
                             else f"{base}/{readings.revision}"))
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out} exists and is not a directory")
-    if args.style == "docs" and revisions.get(readings.revision).protocol == 1:
-        raise UsageError("--style docs draws the v2 text's flows (state updates, receipts); "
-                         "for v1 use --style engineer (the same model under v1's readings)")
     if args.style == "docs":
         from acp_model.render.docs import DocsDrift, write_docs
         from acp_model.render.mermaid_cli import MermaidError, MermaidUnavailable

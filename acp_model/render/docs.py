@@ -7,7 +7,9 @@ names the model transition it shows and generation fails if the model has no suc
 transition (or it leads elsewhere); the rule IDs in each legend are those of the checks on
 the transitions drawn; and every sequence diagram is a trace built with
 :class:`~acp_model.trace.builder.TraceBuilder` that must pass ``acp-model check`` under the
-revision it is drawn for.
+revision it is drawn for. v1 has its own set (:data:`V1_DOCS`): its pages name no session
+states and report none, so its pictures show the same model transitions in v1's words (the
+prompt turn, ended by the prompt's response).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +26,7 @@ from acp_model.model.vocab import Event as Ev
 from acp_model.model.vocab import State as St
 from acp_model.oracle.offline import check_records
 from acp_model.render.graphs import session_table
+from acp_model.spec import revisions
 from acp_model.spec.readings import DEFAULT, Readings
 from acp_model.spec.revisions import SEED
 from acp_model.trace.builder import TraceBuilder
@@ -99,6 +102,44 @@ CONCERNS = (
 STATE_NAMES = {St.IDLE: "idle", St.RUNNING: "running", St.REQUIRES_ACTION: "requires_action"}
 
 
+# v1's prompt-turn.mdx names no session states: the turn is the unit, in its own words.
+V1_STATE_NAMES = {St.IDLE: "between_turns", St.RUNNING: "prompt_turn"}
+V1_STATE_TEXT = {
+    St.IDLE: "Once a prompt turn completes, the Client may send another session/prompt.",
+    St.RUNNING: "A complete interaction cycle, starting with a user message and continuing "
+                "until the Agent completes its response.",
+}
+_V1_END = "response to session/prompt {stopReason"
+V1_CONCERNS = (
+    Concern("turn", "A v1 prompt turn (steps 1-6)", (
+        Edge(St.IDLE, Ev.RUNNING_REPORTED, St.RUNNING,
+             "1 session/prompt, then 3 the turn's first session/update (no acknowledgement, "
+             "no state report)"),
+        Edge(St.RUNNING, Ev.OUTPUT, St.RUNNING,
+             "3 agent_message_chunk, plan, tool_call, tool_call_update"),
+        Edge(St.RUNNING, Ev.IDLE_REPORTED, St.IDLE,
+             f"4 {_V1_END} end_turn, max_tokens, max_turn_requests, refusal}}"),
+    ), start="session/new", notes=((St.RUNNING, "6 the turn goes back to the language model "
+                                                "until it completes"),)),
+    Concern("permissions", "A tool call that needs permission (step 5)", (
+        Edge(St.RUNNING, Ev.PERMISSION_REQUEST, St.RUNNING,
+             "5 session/request_permission (the turn goes on: v1 reports no state)"),
+        Edge(St.RUNNING, Ev.PERMISSION_ANSWER, St.RUNNING, "permission response (selected)"),
+        Edge(St.RUNNING, Ev.TOOL_UPDATE, St.RUNNING, "tool_call_update in_progress, completed"),
+        Edge(St.RUNNING, Ev.IDLE_REPORTED, St.IDLE, f"{_V1_END}}}"),
+    )),
+    Concern("cancellation", "Cancellation", (
+        Edge(St.RUNNING, Ev.CANCEL, St.RUNNING, "session/cancel"),
+        Edge(St.RUNNING, Ev.PERMISSION_ANSWER, St.RUNNING,
+             "the client answers pending permission requests: cancelled"),
+        Edge(St.RUNNING, Ev.OUTPUT, St.RUNNING,
+             "content and tool call updates still allowed, before the response"),
+        Edge(St.RUNNING, Ev.IDLE_REPORTED, St.IDLE, f"{_V1_END} cancelled}}"),
+    ), notes=((St.IDLE, "after session/cancel the response MUST carry cancelled, never an "
+                        "error, and nothing of the turn follows it"),)),
+)
+
+
 def concern_rules(concern: Concern, table: Table, readings: Readings = DEFAULT) -> list[str]:
     """The rule IDs decided on the transitions drawn (checks active under ``readings``)."""
     rules: dict[str, None] = {}
@@ -120,22 +161,25 @@ def _transition(table: Table, edge: Edge) -> TransitionSpec:
     return tr
 
 
-def state_mermaid(concern: Concern, table: Table, readings: Readings = DEFAULT) -> str:
-    """Mermaid ``stateDiagram-v2`` of one concern; the legend is a note listing its rules."""
+def state_mermaid(concern: Concern, table: Table, readings: Readings = DEFAULT,
+                  names: Mapping[St, str] = STATE_NAMES,
+                  words: Mapping[St, str] = STATE_TEXT) -> str:
+    """Mermaid ``stateDiagram-v2`` of one concern; the legend is a note listing its rules.
+    ``names`` and ``words``: the states as the protocol's pages name and describe them."""
     lines = ["---", f"title: {json.dumps(concern.title)}", "---", "stateDiagram-v2",
              "    direction LR"]
     states = list(dict.fromkeys(s for e in concern.edges for s in (e.src, e.dst)))
     for s in states:
-        lines.append(f"    {STATE_NAMES[s]} : {STATE_NAMES[s]}<br/><i>{STATE_TEXT[s]}</i>")
+        lines.append(f"    {names[s]} : {names[s]}<br/><i>{words[s]}</i>")
     if concern.start:
-        lines.append(f"    [*] --> {STATE_NAMES[concern.edges[0].src]} : {concern.start}")
+        lines.append(f"    [*] --> {names[concern.edges[0].src]} : {concern.start}")
     for e in concern.edges:
         _transition(table, e)
-        lines.append(f"    {STATE_NAMES[e.src]} --> {STATE_NAMES[e.dst]} : {_text(e.label)}")
+        lines.append(f"    {names[e.src]} --> {names[e.dst]} : {_text(e.label)}")
     for state, text in concern.notes:
-        lines.append(f"    note right of {STATE_NAMES[state]} : {_text(text)}")
+        lines.append(f"    note right of {names[state]} : {_text(text)}")
     rules = concern_rules(concern, table, readings)
-    lines.append(f"    note left of {STATE_NAMES[states[0]]}")
+    lines.append(f"    note left of {names[states[0]]}")
     lines.append("        Rules checked on these transitions:")
     for chunk in range(0, len(rules), 4):
         lines.append("        " + ", ".join(rules[chunk:chunk + 4]))
@@ -201,7 +245,39 @@ def _prompt_while_busy(receipts: bool) -> TraceBuilder:
     return t
 
 
-FLOWS: tuple[tuple[str, str, Callable[[bool], TraceBuilder]], ...] = (
+def _v1_typical(_: bool) -> TraceBuilder:
+    t = TraceBuilder().handshake_v1().new_session_v1(S)
+    t.prompt(S, 2, "Can you analyze this code for potential issues?")
+    t.chunk_v1(S, "I'll analyze your code...")
+    t.tool_call_v1(S, "call_001", title="Analyzing Python code")
+    t.permission_v1(S, 5, "call_001").answer(5, "allow")
+    t.tool(S, "call_001", "in_progress").tool(S, "call_001", "completed")
+    return t.chunk_v1(S, "Found 2 issues.").ended(2, "end_turn")
+
+
+def _v1_cancel_during_work(_: bool) -> TraceBuilder:
+    t = TraceBuilder().handshake_v1().new_session_v1(S)
+    t.prompt(S, 2, "Refactor the module").chunk_v1(S, "Starting...").cancel(S)
+    return t.chunk_v1(S, "(last chunk before stopping)").ended(2, "cancelled")
+
+
+def _v1_cancel_during_permission(_: bool) -> TraceBuilder:
+    t = TraceBuilder().handshake_v1().new_session_v1(S)
+    t.prompt(S, 2, "Delete the build folder").tool_call_v1(S, "call_001", title="rm -rf build")
+    t.permission_v1(S, 5, "call_001").cancel(S).answer(5, "cancelled")
+    return t.tool(S, "call_001", "failed").ended(2, "cancelled")  # v1 has no cancelled status
+
+
+Flow = tuple[str, str, Callable[[bool], TraceBuilder]]  # name, title, build(receipts)
+
+V1_FLOWS: tuple[Flow, ...] = (
+    ("typical", "A typical v1 prompt turn", _v1_typical),
+    ("cancel-during-work", "Cancelling a v1 turn while the agent works", _v1_cancel_during_work),
+    ("cancel-during-permission", "Cancelling a v1 turn while a permission request is pending",
+     _v1_cancel_during_permission),
+)
+
+FLOWS: tuple[Flow, ...] = (
     ("typical", "A typical prompt-driven flow", _typical),
     ("cancel-during-work", "Cancelling while the agent works", _cancel_during_work),
     ("cancel-during-permission", "Cancelling while a permission request is pending",
@@ -242,6 +318,8 @@ _RESPONSES = (
      r"response {} to id=\1 (accepted)"),
     (re.compile(r"^result id=(\S+) \(session/prompt\) \{\"messageId\":\"(\w+)\"\}$"),
      r"response to id=\1: receipt messageId \2 (inserted)"),
+    (re.compile(r"^result id=(\S+) \(session/prompt\) \{\"stopReason\":\"(\w+)\"\}$"),
+     r"response to id=\1: stopReason \2 (the turn ends)"),
     (re.compile(r"^result id=(\S+) \(session/request_permission\) outcome=.*\"outcome\":"
                 r"\"(\w+)\".*$"), r"response to id=\1: outcome \2"),
 )
@@ -254,10 +332,13 @@ def _seq_text(label: str) -> str:
 
 
 def docs_sources(readings: Readings = DEFAULT) -> dict[str, str]:
-    """File name -> Mermaid text of every docs diagram."""
+    """File name -> Mermaid text of every docs diagram (v1's set under a v1 revision)."""
     table = session_table()
-    out = {f"docs-{c.name}.mmd": state_mermaid(c, table, readings) for c in CONCERNS}
-    for name, title, build in FLOWS:
+    v1 = revisions.get(readings.revision).protocol == 1
+    concerns, flows = (V1_CONCERNS, V1_FLOWS) if v1 else (CONCERNS, FLOWS)
+    words = {"names": V1_STATE_NAMES, "words": V1_STATE_TEXT} if v1 else {}
+    out = {f"docs-{c.name}.mmd": state_mermaid(c, table, readings, **words) for c in concerns}
+    for name, title, build in flows:
         out[f"docs-flow-{name}.mmd"] = flow_mermaid(name, title, build, readings)
     return out
 

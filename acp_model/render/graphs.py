@@ -9,6 +9,7 @@ import networkx as nx
 
 from acp_model.model.engine import Table, compile_machine
 from acp_model.model.vocab import Level
+from acp_model.spec import revisions
 from acp_model.spec.readings import DEFAULT, Readings
 
 
@@ -29,13 +30,21 @@ def machine_graph(table: Table, readings: Readings = DEFAULT) -> nx.MultiDiGraph
 
     Edge attributes: ``guards`` (check names active under ``readings``, a ``~`` suffix when the
     check only warns), ``rules`` (their rule IDs), ``actions``, ``internal``. Checks that are
-    off under the readings are left out, so ``--reading`` changes the picture.
+    off under the readings are left out, so ``--reading`` changes the picture; so are the
+    states the revision's wire cannot show (v1 reports no state: no requires_action, no
+    custom state) and their edges.
     """
     g = nx.MultiDiGraph(name=table.machine.__name__, initial=table.initial,
                         readings=readings.changed())
+    shown = set(revisions.get(readings.revision).states)
+    if not shown or not shown <= set(table.states):  # the states name the session machine
+        shown = set(table.states)
     for s in table.states:
-        g.add_node(s, name=table.state_names[s], initial=s == table.initial)
+        if s in shown:
+            g.add_node(s, name=table.state_names[s], initial=s == table.initial)
     for (src, event), tr in table.transitions.items():
+        if src not in shown or tr.target not in shown:
+            continue
         guards, rules = [], []
         for c in tr.checks:
             level = c.level(readings)

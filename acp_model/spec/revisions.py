@@ -38,6 +38,9 @@ class Revision:
     decides: Mapping[str, str]  # reading ID -> the value its text fixes
     why: Mapping[str, str]  # reading ID -> the sentence that decides it
     protocol: int = 2  # the protocolVersion its initialize negotiates
+    # the session states its wire can show (empty: every state of the model); diagrams of the
+    # revision leave the others out
+    states: tuple[str, ...] = ()
 
     def citation(self, def_name: str) -> str:
         """Where a rule of this revision is written (its normative text is in ``$defs``)."""
@@ -79,7 +82,7 @@ REVISIONS: dict[str, Revision] = {r.name: r for r in (
          "A-13": "prompt-turn.mdx §Cancellation: 'it MUST ensure that it does so before "
                  "responding to the session/prompt request'",
          "A-28": "a rejected prompt (an error response) is a turn that never ran"},
-        protocol=1),
+        protocol=1, states=("unreported", "idle", "running")),  # no state_update in v1
 )}
 NAMES: tuple[str, ...] = tuple(REVISIONS)
 CHOICES: tuple[str, ...] = (*NAMES, AUTO)

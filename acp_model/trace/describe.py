@@ -51,7 +51,10 @@ def describe(msg: Any, methods: dict[Any, str] | None = None) -> str:
             if isinstance(blocks, list) else "?"
         return f"session/prompt id={msg.get('id')}{where} ({kinds})"
     if method == "session/request_permission":
-        return f"session/request_permission id={msg.get('id')}{where} {_short(params.get('title'))}"
+        what = params.get("title")  # v2; v1 names only the tool call it guards
+        if what is None and isinstance(params.get("toolCall"), dict):
+            what = f"toolCall {params['toolCall'].get('toolCallId')}"
+        return f"session/request_permission id={msg.get('id')}{where} {_short(what)}"
     if method == "$/cancel_request":
         return f"$/cancel_request requestId={params.get('requestId')}"
     if method is not None:
