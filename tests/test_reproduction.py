@@ -238,3 +238,27 @@ def test_a_program_cut_short_by_the_teardown_is_reported_with_its_sessions_settl
     shrink.measure_reproduction(FuzzConfig(REFERENCE, replay_runs=4), found)
     assert isinstance(found.actions[-1], Wait) and found.actions[-1].mode == "settled"
     assert 2 * found.reproduced >= found.replays > 0
+
+
+def test_what_the_machine_may_draw_does_not_depend_on_the_agent_s_answers(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The machine's only precondition (another session may be opened) counts the sessions
+    the program asked for, not those the agent made: a session/new answered too late must
+    not change what Hypothesis may draw when it replays the program (that raised
+    FlakyStrategyDefinition and lost the exact replay)."""
+    from acp_model.fuzzing.actions import NewSession
+    from acp_model.fuzzing.pool import AgentPool, Example
+    from acp_model.fuzzing.recorder import Recorder
+
+    recorder = Recorder()
+    pool = AgentPool(FuzzConfig(REFERENCE), recorder)
+    try:
+        client = pool.client()
+        monkeypatch.setattr(client, "new_session", lambda: None)  # no answer in time
+        ex = Example(client, recorder, deadline=3.0)
+        ex.act(NewSession())
+        ex.act(NewSession())
+        assert ex.local == [] and ex.n_sessions == 2
+        pool.end_example(ex)
+    finally:
+        pool.retire()
