@@ -10,6 +10,7 @@ from acp_model.fuzzing.actions import (
     ActionError,
     AnswerPermission,
     Cancel,
+    Finish,
     NewSession,
     Probe,
     Prompt,
@@ -63,3 +64,39 @@ def test_a_shared_process_history_is_renumbered_for_a_fresh_one() -> None:
     assert fresh == [NewSession(), Prompt(0, TEXT), NewSession(), Cancel(1)]
     assert all(a.created is None for a in fresh if isinstance(a, NewSession))
     assert "created" not in NewSession(created=3).to_json()
+
+
+def test_an_interrupt_writes_the_cancel_and_the_prompt_together() -> None:
+    """``interrupt``: session/cancel and the next session/prompt in one write, read by the
+    agent in one chunk; the conforming agent runs the new prompt to its own end, and its
+    nested prompt survives the replay format."""
+    from acp_model.fuzzing.actions import Interrupt
+    from acp_model.fuzzing.config import FuzzConfig
+    from acp_model.fuzzing.pool import AgentPool, Example
+    from acp_model.fuzzing.recorder import Recorder
+    from tests.test_fuzz import REFERENCE
+
+    action = Interrupt(0, Prompt(0, TEXT))
+    assert from_json(action.to_json()) == action
+    assert describe_program([NewSession(), action]) == [
+        "new session s1", "interrupt s1: cancel and, in the same write, prompt: fix tests"]
+    recorder = Recorder()
+    pool = AgentPool(FuzzConfig(REFERENCE, spec="seed"), recorder)
+    try:
+        client = pool.client()
+        ex = Example(client, recorder, deadline=3.0)
+        ex.act(NewSession())
+        ex.act(action)
+        ex.act(Finish(0))  # the new prompt's turn runs to its end (permissions allowed)
+        records = client.proc.records()
+        methods = [r["msg"].get("method") for r in records if r["dir"] == "c2a"]
+        at = methods.index("session/cancel")
+        assert methods[at + 1] == "session/prompt"
+        idles = [r["msg"]["params"]["update"].get("stopReason") for r in records
+                 if r["dir"] == "a2c" and r["msg"].get("method") == "session/update"
+                 and r["msg"]["params"]["update"].get("state") == "idle"]
+        assert idles and idles[-1] not in (None, "cancelled"), idles
+        pool.end_example(ex)
+        assert not client.monitor.failures
+    finally:
+        pool.retire()

@@ -154,13 +154,17 @@ class Prompt(SessionAction):
         with client.lock:
             if not client.monitor.client_may(sess.sid, "prompt"):
                 return  # a reading forbids prompting now (A-01=forbid)
+        sess.prompts.append(client.proc.request("session/prompt", self.params(client, sess.sid)))
+
+    def params(self, client: FuzzClient, sid: str) -> dict[str, Any]:
+        """The request's params; behind a scripted model the turn's script is registered."""
         blocks = self.blocks
         if client.model is not None:
             blocks = _tagged(blocks, tag_text(client.model.register(self.model)))
-        params: dict[str, Any] = {"sessionId": sess.sid, "prompt": blocks}
+        params: dict[str, Any] = {"sessionId": sid, "prompt": blocks}
         if self.meta:
             params["_meta"] = {"acp-model": {"fuzz": True}}
-        sess.prompts.append(client.proc.request("session/prompt", params))
+        return params
 
     def describe(self, label: str = "") -> str:
         texts = [b.get("text", b.get("type")) for b in self.blocks]
@@ -200,6 +204,37 @@ class Cancel(SessionAction):
 
     def describe(self, label: str = "") -> str:
         return f"cancel{label}" + (" (then sync)" if self.sync else "")
+
+
+@dataclass(frozen=True)
+class Interrupt(SessionAction):
+    """``session/cancel`` and a new ``session/prompt`` in one write, as an editor's "stop and
+    send this instead" does: the cancel ends only the work it met, never the new prompt's.
+    Where a reading forbids prompting now (A-01=forbid, v1 while a turn runs), only the
+    cancel is sent."""
+
+    op: ClassVar[str] = "interrupt"
+    prompt: Prompt = field(default_factory=Prompt)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.prompt, Mapping):
+            object.__setattr__(self, "prompt", Prompt(**{k: v for k, v in self.prompt.items()
+                                                        if k not in ("op", "s")}))
+
+    def perform(self, client: FuzzClient) -> None:
+        idx = client.session_index(self.s)
+        if idx is None:
+            return
+        sid = client.sessions[idx].sid
+        with client.lock:
+            allowed = client.monitor.client_may(sid, "prompt")
+        client.cancel(idx, then_prompt=self.prompt.params(client, sid) if allowed else None)
+
+    def describe(self, label: str = "") -> str:
+        return f"interrupt{label}: cancel and, in the same write, {self.prompt.describe()}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"op": self.op, "s": self.s, "prompt": self.prompt.to_json()}
 
 
 @dataclass(frozen=True)

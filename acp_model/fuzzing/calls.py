@@ -45,6 +45,9 @@ class RpcCalls:
     def send(self, msg: Any, *, probe: bool = False) -> Record:
         raise NotImplementedError
 
+    def send_many(self, msgs: Any, *, probe: bool = False) -> list[Record]:
+        raise NotImplementedError
+
     def mark(self) -> int:
         raise NotImplementedError
 
@@ -65,6 +68,15 @@ class RpcCalls:
         if params is not None:
             msg["params"] = params
         self.send(msg)
+        return request_id
+
+    def notify_then_request(self, note: str, note_params: Any, method: str, params: Any) -> int:
+        """A notification and a request in one write, so the agent reads them in one chunk (an
+        editor that cancels and sends the next prompt at once); returns the request's id."""
+        request_id = self._new_id()
+        self.send_many([{"jsonrpc": "2.0", "method": note, "params": note_params},
+                        {"jsonrpc": "2.0", "id": request_id, "method": method,
+                         "params": params}])
         return request_id
 
     def notify(self, method: str, params: Any = None) -> None:

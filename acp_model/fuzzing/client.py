@@ -350,11 +350,18 @@ class FuzzClient:
         if handle is not None:
             self.sessions.append(handle)
 
-    def cancel(self, idx: int, sync: bool = False) -> None:
+    def cancel(self, idx: int, sync: bool = False, *, then_prompt: dict[str, Any] | None = None
+               ) -> None:
         """``session/cancel`` for session ``idx``, then the answers the client rules require
-        (CANCEL-04) for its open permission requests."""
+        (CANCEL-04) for its open permission requests. ``then_prompt``: the params of a
+        session/prompt written together with the cancel (an editor's "interrupt and send")."""
         sess = self.sessions[idx]
-        self.proc.notify("session/cancel", {"sessionId": sess.sid})
+        cancel = {"sessionId": sess.sid}
+        if then_prompt is None:
+            self.proc.notify("session/cancel", cancel)
+        else:
+            sess.prompts.append(self.proc.notify_then_request(
+                "session/cancel", cancel, "session/prompt", then_prompt))
         self.caught_up()  # the model has judged the cancel: it says what is owed now
         pending = self.open_permissions(idx)
         # A sync sent before the answers: an agent may end the work as soon as it reads them,

@@ -23,6 +23,7 @@ from acp_model.fuzzing.actions import (
     Cancel,
     CancelPromptRequest,
     Finish,
+    Interrupt,
     NewSession,
     Probe,
     Prompt,
@@ -131,6 +132,17 @@ def build_machine(begin: Callable[[], Example], end: Callable[[Example], None],
             if when != "now":
                 self.ex.act(Wait(s, when))
             self.ex.act(Cancel(s, sync))
+
+        @rule(s=session, prompt=blocks, model=scripts,
+              when=st.sampled_from(["now", "update", "settled"]))
+        def interrupt(self, s: int, prompt: list[dict[str, Any]], model: ModelScript,
+                      when: str) -> None:
+            """Cancel and send the next prompt in one write (an editor's "stop and send
+            this"), mid-work or once the session is idle: the cancel must not reach the new
+            prompt (TypeScript SDK 2.4.0: docs/findings.md F5)."""
+            if when != "now":
+                self.ex.act(Wait(s, when))
+            self.ex.act(Interrupt(s, Prompt(s, prompt, False, model)))
 
         @rule(s=session, prompt=blocks, sync=st.booleans(), model=scripts)
         def prompt_then_cancel(self, s: int, prompt: list[dict[str, Any]], sync: bool,
