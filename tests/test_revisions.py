@@ -234,3 +234,24 @@ def test_a_reading_the_decided_revision_fixes_otherwise_is_a_usage_error() -> No
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "contradicts spec revision sdk-2.4.0" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_a_check_asks_the_readings_object_and_a_misspelt_value_fails_at_once() -> None:
+    """Checks ask ``readings.chose(ID, VALUE)``: a value the reading lacks is an error, never a
+    comparison that is silently always false (and no check compares a reading inline)."""
+    import re
+    from pathlib import Path
+
+    from acp_model.spec.readings import DEFAULT, ReadingError
+
+    assert DEFAULT.chose("A-11", "provable") and not DEFAULT.chose("A-11", "sent")
+    assert DEFAULT.parse(["SPEC=v1"]).chose("SPEC", "v1")
+    with pytest.raises(ReadingError, match="no value 'snet'"):
+        DEFAULT.chose("A-11", "snet")
+    with pytest.raises(ReadingError):
+        DEFAULT.chose("A-99", "x")
+    model = Path(__file__).resolve().parents[1] / "acp_model" / "model"
+    inline = [f"{p.name}:{n}" for p in model.glob("*.py")
+              for n, line in enumerate(p.read_text().splitlines(), 1)
+              if re.search(r'readings\["[A-Z0-9-]+"\] *[!=]= *"', line)]
+    assert inline == []

@@ -32,7 +32,7 @@ class EvidenceMixin:
         if not binding:
             return None
         c = binding[0]
-        if self.ctx.readings["A-11"] == "sent":
+        if self.ctx.readings.chose("A-11", "sent"):
             return (f"session/cancel #{c.idx} was sent during this work (reading A-11=sent); "
                     f"expected stopReason 'cancelled', got {ev.reason!r}",
                     [(c.idx, "session/cancel sent during the work"), (ev.idx, "the idle")])
@@ -104,7 +104,7 @@ class EvidenceMixin:
                 + (f" #{prompt.idx}" if prompt else "") + " was held behind other work; the "
                 f"prompt outlived the cancel and its work ended {ev.reason!r} ("
                 + ("the sdk-2.4.0 revision: a cancel also cancels prompts not yet inserted"
-                   if self.ctx.readings["SPEC"] != "seed" else
+                   if not self.ctx.readings.chose("SPEC", "seed") else
                    "RULES.md A-10: the text does not say whether a cancel reaches a held "
                    "prompt") + ")",
                 [(c.idx, "session/cancel"), *read[1],

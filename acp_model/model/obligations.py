@@ -113,7 +113,7 @@ class ObligationsMixin:
             else:
                 out.append(Obligation(WORK_ENDS, -1, f"foreground work is still {self.state}: "
                                       "it never ended with an idle state_update"))
-        if self.ctx.readings["SPEC"] != "seed":
+        if not self.ctx.readings.chose("SPEC", "seed"):
             out += [Obligation(RECEIPT_ECHOED, idx, f"the receipt #{idx} names user message "
                                f"{mid!r}, which was never reported")
                     for mid, idx in self.receipts_owed.items()]

@@ -54,11 +54,11 @@ class RaceFactsMixin:
 
     def _replies_owed(self) -> bool:
         """Only reading A-04=idle-cancelled makes a cancel that met no work owe an idle."""
-        return self.ctx.readings["A-04"] == "idle-cancelled"
+        return self.ctx.readings.chose("A-04", "idle-cancelled")
 
     def _held_bound(self) -> bool:
         """Reading A-10=cancel: a cancel also cancels the prompts held behind the work."""
-        return self.ctx.readings["A-10"] == "cancel"
+        return self.ctx.readings.chose("A-10", "cancel")
 
     def _concerns_work(self, c: CancelRec) -> bool:
         """Does this cancel concern the work in progress? (A held prompt's work is concerned
@@ -85,7 +85,7 @@ class RaceFactsMixin:
         prompt sent after the cancel was accepted: this work may be that one's. Under reading
         A-11=sent, every cancel sent during observed work binds, read or not.
         """
-        if self.ctx.readings["A-11"] == "sent":
+        if self.ctx.readings.chose("A-11", "sent"):
             return [c for c in self.cancels if c.status == CancelStatus.WORK]
         return [c for c in self.cancels
                 if (c.status == CancelStatus.WORK
@@ -133,7 +133,7 @@ class RaceFactsMixin:
         if perm is None or not perm.owed_cancel:
             return None
         allowed = {(Answer.CANCELLED, None)}
-        if self.ctx.readings["A-14"] == "both" and perm.state == PermState.WITHDRAWN:
+        if self.ctx.readings.chose("A-14", "both") and perm.state == PermState.WITHDRAWN:
             allowed.add((Answer.ERROR, ErrorCode.REQUEST_CANCELLED))
         return frozenset(allowed)
 

@@ -249,7 +249,7 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
     def cancel_probably_honoured(self, ev: Ev) -> bool:
         """Work during which the agent probably read session/cancel (it acted on a later
         client message) ends with `cancelled`; no response proves the read, so a warning."""
-        if ev.reason == StopReason.CANCELLED or self.ctx.readings["A-11"] != "provable":
+        if ev.reason == StopReason.CANCELLED or not self.ctx.readings.chose("A-11", "provable"):
             return True
         return not self.probable_cancels()
 
@@ -369,7 +369,7 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
         perm = self.perms.get(ev.id)
         if perm is None:
             return
-        if ev.answer != Answer.ALLOW and self.ctx.readings["SPEC"] != "seed" \
+        if ev.answer != Answer.ALLOW and not self.ctx.readings.chose("SPEC", "seed") \
                 and self.state in WORK:
             self.client_stopped = True  # a refusal may tell the agent to stop (sdk-2.4.0)
         perm.state = PermState.ANSWERED
@@ -399,7 +399,7 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
                 del self.rejected_texts[next(iter(self.rejected_texts))]
         self.prompts = [p for p in self.prompts
                         if not (p.id == ev.id and p.status == PromptStatus.PENDING)]
-        if self.ctx.readings["A-28"] == "may":
+        if self.ctx.readings.chose("A-28", "may"):
             # The work it may have started lives on until an idle: every cancel sent so far
             # keeps what it could stop, and later ones may stop that work too.
             self.rejected_work = True
@@ -486,7 +486,7 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
         for p in self.prompts:
             p.ran = True
         kept = []
-        keep_held = self.ctx.readings["A-10"] != "keep"
+        keep_held = not self.ctx.readings.chose("A-10", "keep")
         for c in self.cancels:
             if c in served:
                 if not self._prior(c.idx) or not keep_held:

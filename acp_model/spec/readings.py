@@ -201,6 +201,15 @@ class Readings:
                 return value
         raise KeyError(reading_id)
 
+    def chose(self, reading_id: str, value: str) -> bool:
+        """Is ``value`` the choice for ``reading_id``? A reading or value the definitions do
+        not have raises :class:`ReadingError`, so a check that compares against a misspelt
+        value fails at once instead of never firing."""
+        known = READING_DEFS.get(reading_id)
+        if known is None or value not in known.values:
+            raise ReadingError(f"reading {reading_id} has no value {value!r}")
+        return self[reading_id] == value
+
     def parse(self, assignments: Iterable[str]) -> Readings:
         """Apply ``NAME=VALUE`` assignments (NAME is an ID like A-01 or a slug).
 
