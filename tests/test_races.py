@@ -277,6 +277,17 @@ def test_permission_wait_not_reported_is_a_warning() -> None:
     assert warned_rules(report) == {"STATE-05"}
 
 
+def test_a_wait_a_cancel_reached_holds_nothing_up() -> None:
+    """After a cancel (here written together with the next prompt, as an editor's "stop and
+    send this" does), the agent winds the work down as running while its permission request
+    still waits for the client's cancelled answer: nothing is blocked on the user any more, so
+    no STATE-05 (codex-acp). Without the cancel the same silence is still a warning."""
+    t = turn_start(base(), 10).permission(S, 50).requires_action(S).cancel(S)
+    t.prompt(S, 11).running(S).agent_message(S).answer(50, "cancelled").idle(S, "cancelled")
+    t.accepted(11).user_message(S).running(S).idle(S, "end_turn")
+    assert_clean(check(t))
+
+
 def test_a_permission_answered_before_the_agent_wrote_again_owes_no_report() -> None:
     """An answer that came at once (the client's cancelled answer after a cancel, say) left
     the agent no time to report the block (codex-acp)."""

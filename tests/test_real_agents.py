@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from acp_model.fuzzing.artifacts import fuzz_report
+from acp_model.fuzzing.artifacts import fuzz_report, write_out_dir
 from acp_model.fuzzing.backend import backend, profile_config
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.run import run_fuzz
@@ -37,8 +37,10 @@ def test_every_profile_has_a_documented_verdict() -> None:
     assert {name for name, _ in documented()} == set(PROFILES)
 
 
-def _fuzz(name: str, protocol: int, seconds: float, minimize: float) -> dict[str, Any]:
-    """A run of the profiled agent offered ``protocol``: its report (a usable, whole run)."""
+def _fuzz(name: str, protocol: int, seconds: float, minimize: float, out: Path
+          ) -> dict[str, Any]:
+    """A run of the profiled agent offered ``protocol``: its report (a usable, whole run);
+    its counterexamples go to ``out`` (an unexpected one is printed by the assertion)."""
     profile = get(name)
     assert profile.installed(), f"run `acp-model agents install {name}` (make test does)"
     cfg = profile_config(FuzzConfig(["true"], seed=3, time_budget=seconds, max_examples=100_000,
@@ -47,23 +49,26 @@ def _fuzz(name: str, protocol: int, seconds: float, minimize: float) -> dict[str
     with backend(cfg, profile) as running:
         result = run_fuzz(running)
     assert result.judged and not result.interrupted, (result.unusable, result.problem)
-    return fuzz_report(result)
+    return fuzz_report(result, write_out_dir(result, out))
 
 
-def _only_documented(report: dict[str, Any], name: str, protocol: int) -> None:
-    """The run shows no failure or warning its documented verdict line does not list."""
+def _only_documented(report: dict[str, Any], name: str, protocol: int, out: Path) -> None:
+    """The run shows no failure or warning its documented verdict line does not list (an
+    undocumented failure prints its counterexample: the transcript and the proof, so a CI log
+    alone says whether it is the agent's bug or ours)."""
     fail, warn = documented()[(name, protocol)]
     failed = {v["rule"] for v in report["violations"] if v["level"] == "fail"}
     warned = {v["rule"] for v in report["violations"] if v["level"] != "fail"}
-    assert failed <= fail, {v["rule"]: v["message"] for v in report["violations"]
-                            if v["rule"] in failed - fail}
+    assert failed <= fail, "\n\n".join(
+        (out / rule / "counterexample.txt").read_text(encoding="utf-8")
+        if (out / rule / "counterexample.txt").is_file() else rule for rule in failed - fail)
     assert warned <= warn, {v["rule"]: v["message"] for v in report["violations"]
                             if v["rule"] in warned - warn}
 
 
 @pytest.mark.parametrize("name", sorted(n for n, v in documented() if v == 2))
-def test_a_real_agent_under_v2(name: str) -> None:
-    report = _fuzz(name, 2, seconds=45, minimize=15)
+def test_a_real_agent_under_v2(name: str, tmp_path: Path) -> None:
+    report = _fuzz(name, 2, seconds=45, minimize=15, out=tmp_path)
     assert report["spec"]["revision"] == "sdk-2.4.0", report["spec"]
     transitions = report["transitions"]
     assert transitions.get("requires_action:permission_request", 0) \
@@ -73,16 +78,16 @@ def test_a_real_agent_under_v2(name: str) -> None:
     # not get there in 45 s, and that is no verdict on the agent)
     assert transitions.get("running:cancel", 0) + transitions.get("requires_action:cancel", 0) \
         > 0, transitions
-    _only_documented(report, name, 2)
+    _only_documented(report, name, 2, tmp_path)
 
 
 @pytest.mark.parametrize("name", sorted(n for n, v in documented() if v == 1))
-def test_a_real_agent_under_v1(name: str) -> None:
+def test_a_real_agent_under_v1(name: str, tmp_path: Path) -> None:
     """The same agent asked for v1 (--protocol v1): judged under the v1 revision, its turns
     ended by their prompt responses, only the documented v1 verdicts."""
-    report = _fuzz(name, 1, seconds=25, minimize=10)
+    report = _fuzz(name, 1, seconds=25, minimize=10, out=tmp_path)
     assert report["spec"]["revision"] == "v1", report["spec"]
     transitions = report["transitions"]
     assert transitions.get("running:idle_reported", 0) > 0, transitions  # turns ended
     assert transitions.get("running:cancel", 0) > 0, transitions  # cancels during a turn
-    _only_documented(report, name, 1)
+    _only_documented(report, name, 1, tmp_path)

@@ -72,6 +72,7 @@ from acp_model.model.vocab import (
     Level,
     PermState,
     PromptStatus,
+    State,
     StopReason,
 )
 
@@ -571,8 +572,9 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
 
     def _note_silent_block(self) -> None:
         """The agent wrote something while a request it sent blocks the work it reports as
-        running: it could have reported requires_action (STATE-05)."""
-        if self.state == "running":
+        running: it could have reported requires_action (STATE-05). A request a cancel
+        reached holds nothing up any more: the work is winding down, running is its state."""
+        if self.state == State.RUNNING:
             for perm in self.perms.values():
-                if perm.state == PermState.OPEN:
+                if perm.state == PermState.OPEN and not perm.owed_cancel:
                     perm.unreported_block = True
