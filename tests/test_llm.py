@@ -214,3 +214,25 @@ def test_the_chat_completions_api_calls_tools_and_streams() -> None:
         (side,) = post_chat(url, chat_body("is the user done?", stream=False))
         assert side["object"] == "chat.completion"
         assert side["choices"][0]["message"]["content"]
+
+
+def test_an_agent_gone_before_the_headers_is_no_server_error(
+        anthropic: ScriptedModel, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A cancel can close the agent's connection before the reply's headers go out: aiohttp
+    then raises a ConnectionResetError from ``prepare``. That is the agent hanging up, like a
+    hang-up mid-stream, not a traceback on the user's terminal."""
+    from aiohttp.client_exceptions import ClientConnectionResetError
+
+    async def gone(*_: Any) -> None:
+        raise ClientConnectionResetError("Cannot write to closing transport")
+
+    monkeypatch.setattr(anthropic.adapter, "respond", gone)
+    tag = anthropic.register(())
+    req = urllib.request.Request(f"{anthropic.url}/v1/messages", headers={
+        "Content-Type": "application/json"}, data=json.dumps(claude_body(
+            f"go {tag_text(tag)}")).encode())
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(req, timeout=20)
+    assert err.value.code == 499
+    assert not [r for r in caplog.records if r.name == "aiohttp.server"]

@@ -186,8 +186,9 @@ class ScriptedModel:
         ctx = ReplyContext(req.tag or "side", req.step, self.workspace, self.stall_limit)
         try:
             return await self.adapter.respond(request, reply, req, ctx)
-        except Gone:
-            # The agent hung up mid-stream (a cancel): nothing more to send.
+        except (Gone, ConnectionError):
+            # The agent hung up (a cancel), mid-stream or before the headers went out:
+            # nothing more to send, and nothing for the user's terminal.
             return web.Response(status=499)
 
     async def _other(self, request: web.Request) -> web.StreamResponse:
