@@ -34,11 +34,17 @@ def test_the_reference_agent_passes_under_v1() -> None:
     assert monitor.rev == "v1" and monitor.decision.evidence.startswith("probe: the initialize")
     assert not result.recorder.found, {r: f.message for r, f in result.recorder.found.items()}
     assert result.recorder.examples >= 20
-    # the lifecycle was exercised: turns ended by their response, cancels, permissions
-    transitions = monitor.transition_counts()
-    assert transitions.get("running:idle_reported", 0) > 10
-    assert transitions.get("running:cancel", 0) > 0
-    assert transitions.get("running:permission_answer", 0) > 0
+    # the lifecycle was exercised (over every agent process of the run): turns ended by their
+    # response, cancels during a turn, permissions answered (a v1 turn shows as running only
+    # once its first update arrived, so a loaded machine may answer some before that)
+    transitions: dict[str, int] = {}
+    for m in result.monitors:
+        for key, n in m.transition_counts().items():
+            transitions[key] = transitions.get(key, 0) + n
+    assert transitions.get("running:idle_reported", 0) > 10, transitions
+    assert transitions.get("running:cancel", 0) > 0, transitions
+    assert sum(n for k, n in transitions.items() if k.endswith(":permission_answer")) > 0, \
+        transitions
 
 
 @pytest.mark.slow  # fuzzes each mutant: up to a minute
