@@ -149,9 +149,15 @@ def test_hostile_agents(mode: str, code: int, rule: str | None, tmp_path: Path) 
     # A correct agent must never be judged by a deadline a loaded machine can miss.
     deadline = "0.5" if code == 1 else "3"
     proc = cli("fuzz", "--max-examples", "20", "--steps", "8", "--seed", "2", "--deadline",
-               deadline, "--time-budget", "20", "--replay-runs", "1", "--minimize-budget", "10",
+               deadline, "--startup-deadline", "2", "--time-budget", "10", "--replay-runs",
+               "1", "--minimize-budget", "5",
                "--report", str(rep), "--out", str(out), "--", *MINI, "--mode", mode, "--tag",
-               tag, timeout=180)
+               tag, timeout=240)
+    # The run is bounded by its budgets, not by the agent: 10 s of generation, up to 4 rounds
+    # of 15 s shrinking, then per failure 5 s of minimizing and a replay whose every step may
+    # wait out a deadline (a hung agent shows as PROMPT-04 and ACPM-ANSWER: two failures; a
+    # session/new it never answers waits the start-up deadline, 2 s here: these agents start
+    # at once).
     assert time.monotonic() - started < 150
     assert proc.returncode == code, proc.stdout[-3000:] + proc.stderr[-3000:]
     report = json.loads(rep.read_text())
@@ -287,3 +293,29 @@ def test_jobs_pass_the_agent_command_on_untouched(tmp_path: Path) -> None:
     assert merged["summary"]["jobs"] == 2 and merged["summary"]["examples"] >= 2
     assert "CANCEL-07" in {v["rule"] for v in merged["violations"] if v["level"] == "fail"}
     assert 'name="CANCEL-07"' in junit.read_text()
+
+
+def test_after_one_unanswered_session_new_the_next_waits_only_the_deadline() -> None:
+    """The start-up deadline lets a slow agent make its sessions; once the process left one
+    session/new unanswered that long (judged ACPM-ANSWER), the next ones wait the normal
+    deadline: a hung agent must not cost a replay the start-up deadline per session."""
+    from acp_model.fuzzing.client import FuzzClient
+
+    cfg = FuzzConfig([*MINI, "--mode", "hang"], deadline=0.3, startup_deadline=2.0, spec="seed")
+    client = FuzzClient.from_config(cfg)
+    try:
+        client.initialize()
+        client.new_session()
+        for _ in range(2):  # the mode hangs on the 2nd prompt: the agent stops reading
+            client.proc.request("session/prompt", {"sessionId": client.sessions[0].sid,
+                                                   "prompt": [{"type": "text", "text": "x"}]})
+        started = time.monotonic()
+        assert client.factory.create() is None
+        first = time.monotonic() - started
+        started = time.monotonic()
+        assert client.factory.create() is None
+        second = time.monotonic() - started
+        assert first >= 2.0 and second < 1.5, (first, second)
+        assert "ACPM-ANSWER" in {v.rule for v in client.monitor.violations}
+    finally:
+        client.close()

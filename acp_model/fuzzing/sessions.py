@@ -50,6 +50,10 @@ class SessionFactory:
         self._cond = threading.Condition()
         self._stopped = False
         self._worker: threading.Thread | None = None
+        # Once a session/new went unanswered for the whole start-up deadline (judged), the
+        # process has shown it does not answer them: later ones wait the normal deadline, or a
+        # replay on a hung agent waits half a minute per session it asks for.
+        self.unanswered = False
 
     def create(self) -> SessionHandle | None:
         """A new configured session (None: the agent gave none, which is judged)."""
@@ -58,14 +62,15 @@ class SessionFactory:
         with self._cond:
             self.inflight.add(rid)
         try:
-            record = c.proc.wait_for(lambda m: is_response_to(m, rid),
-                                     timeout=c.startup_deadline)
+            record = c.proc.wait_for(lambda m: is_response_to(m, rid), timeout=(
+                c.deadline if self.unanswered else c.startup_deadline))
         finally:
             with self._cond:
                 self.inflight.discard(rid)
         if record is None and (self._stopped or not c.proc.alive):
             return None  # the client is closing (or the agent died: judged as a crash)
         if record is None:
+            self.unanswered = True
             with c.lock:
                 c.monitor.note(SESSION_NEW_ANSWERED, f"the agent never answered session/new "
                                f"(id {rid}) within the {c.startup_deadline:g} s start-up "
