@@ -277,6 +277,7 @@ def test_a_stale_allow_taken_for_the_next_request_is_caught_under_perm_11() -> N
     # race it needs replays less faithfully while other tests load the CPU)
 
 
+@pytest.mark.slow  # two fuzz workers and their merge
 def test_jobs_pass_the_agent_command_on_untouched(tmp_path: Path) -> None:
     """``--jobs N -- AGENT ARGS``: every worker runs the agent with exactly its own arguments
     (the worker's options go before ``--``; they once landed in the agent's command line), and
