@@ -78,6 +78,10 @@ def test_an_interrupt_writes_the_cancel_and_the_prompt_together() -> None:
 
     action = Interrupt(0, Prompt(0, TEXT))
     assert from_json(action.to_json()) == action
+    nested = Interrupt(2, Prompt(2, TEXT, meta=True))  # as the machine builds it
+    assert from_json(nested.to_json()) == nested
+    with pytest.raises(ActionError, match="not a prompt"):
+        from_json({"op": "interrupt", "s": 0, "prompt": {"op": "cancel"}})
     assert describe_program([NewSession(), action]) == [
         "new session s1", "interrupt s1: cancel and, in the same write, prompt: fix tests"]
     recorder = Recorder()

@@ -217,9 +217,11 @@ class Interrupt(SessionAction):
     prompt: Prompt = field(default_factory=Prompt)
 
     def __post_init__(self) -> None:
-        if isinstance(self.prompt, Mapping):
-            object.__setattr__(self, "prompt", Prompt(**{k: v for k, v in self.prompt.items()
-                                                        if k not in ("op", "s")}))
+        prompt = from_json({"op": Prompt.op, **self.prompt}) if isinstance(
+            self.prompt, Mapping) else self.prompt
+        if not isinstance(prompt, Prompt):
+            raise ActionError(f"interrupt: {self.prompt!r} is not a prompt")
+        object.__setattr__(self, "prompt", prompt)
 
     def perform(self, client: FuzzClient) -> None:
         idx = client.session_index(self.s)

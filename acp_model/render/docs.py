@@ -23,6 +23,7 @@ from pathlib import Path
 
 from acp_model.model.engine import Table, TransitionSpec
 from acp_model.model.vocab import Event as Ev
+from acp_model.model.vocab import Level
 from acp_model.model.vocab import State as St
 from acp_model.oracle.offline import check_records
 from acp_model.render.graphs import session_table
@@ -146,7 +147,7 @@ def concern_rules(concern: Concern, table: Table, readings: Readings = DEFAULT) 
     for edge in concern.edges:
         tr = _transition(table, edge)
         for c in tr.checks:
-            if c.level(readings) != "off":
+            if c.level(readings) != Level.OFF:
                 rules.setdefault(c.rule, None)
     return sorted(rules)
 

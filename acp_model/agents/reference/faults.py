@@ -335,17 +335,16 @@ class _EarlyReceipt(Fault):
     name = "early_receipt"
 
     def __init__(self) -> None:
-        self.answered: set[int] = set()  # id() of the held prompts answered at once
+        # the held prompts answered at once (kept alive here: a dropped one's id() could be
+        # reused by a later prompt)
+        self.answered: list[PendingPrompt] = []
 
     def prompt_held(self, agent: AgentOps, s: Session, pend: PendingPrompt) -> None:
         agent.reply(pend.ctx, {"messageId": s.new_id("msg_user")})
-        self.answered.add(id(pend))
+        self.answered.append(pend)
 
     def answers_prompt(self, pend: PendingPrompt) -> bool:
-        if id(pend) in self.answered:
-            self.answered.discard(id(pend))  # answered once, when it was held
-            return False
-        return True
+        return not any(p is pend for p in self.answered)
 
     def drops_queued_on_cancel(self) -> bool:
         return True  # they were "answered" already
