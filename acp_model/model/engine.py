@@ -166,7 +166,7 @@ class TableEngine:
         self.evidence: dict[str, Any] = {}
         for key, tr in table.transitions.items():
             active = tuple((c, c.level(readings)) for c in tr.checks)
-            active = tuple(a for a in active if a[1] != "off")
+            active = tuple(a for a in active if a[1] != Level.OFF)
             self._plan[key] = (tr.target, active, tr.actions, tr.allows)
 
     def rule_of(self, chk: CheckSpec) -> str:

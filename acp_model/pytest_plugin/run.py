@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from acp_model.pytest_plugin.profiles import AcpProfile, register_profiles
+from acp_model.spec.levels import Level
 from acp_model.spec.rules import group_of
 
 DEFAULT_DB = ".hypothesis/acp-model"  # relative to pytest's rootdir
@@ -128,7 +129,7 @@ def probe_agent(opts: AcpOptions) -> None:
     try:
         client.initialize()
     except AgentUnusable as exc:
-        if any(v.level == "fail" and v.rule.startswith("INIT-")
+        if any(v.level == Level.FAIL and v.rule.startswith("INIT-")
                for v in client.monitor.violations):
             return
         detail, stderr = str(exc), ""
