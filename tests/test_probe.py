@@ -31,8 +31,11 @@ def test_an_agent_that_never_answers_prompts_fails_prompt_04(tmp_path: Path) -> 
     from acp_model.cli.main import main
 
     report_path = tmp_path / "r.json"
+    # a fixed seed: an unseeded program may withdraw every prompt it sends ($/cancel_request),
+    # and a withdrawn prompt left unanswered is CANCEL-14, not PROMPT-04
     code = main(["fuzz", "--time-budget", "8", "--deadline", "1", "--max-examples", "5",
-                 "--replay-runs", "1", "--report", str(report_path), "--", *MUTE])
+                 "--seed", "1", "--replay-runs", "1", "--report", str(report_path), "--",
+                 *MUTE])
     assert code == 1
     report = json.loads(report_path.read_text())
     assert report["verdict"] == "fail"

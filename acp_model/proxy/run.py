@@ -97,20 +97,23 @@ def run_proxy(cfg: ProxyConfig, *, stdin_fd: int = 0, stdout_fd: int = 1,
     # became ready take the GIL within a fraction of a millisecond instead of 5 ms.
     sys.setswitchinterval(SWITCH_INTERVAL)
     queue = ChunkQueue(cfg.max_queue)
-    try:
-        relay = Relay(cfg.argv, queue, stdin_fd=stdin_fd, stdout_fd=stdout_fd,
-                      stderr_write=write_err, cwd=cfg.cwd)
-    except OSError as exc:
-        for f in (log, trace):
-            if f is not None:
-                f.close()
-        raise ProxyError(f"cannot start {cfg.argv[0]!r}: {exc.strerror or exc}") from None
-    judge = Judge(queue, cfg.readings, cfg.spec, trace=trace,
-                  live=lambda v: emit(live_line(v)), max_line=cfg.max_line,
-                  max_trace=cfg.max_trace, validate=cfg.validate, keep=cfg.html is not None)
-    judge.start()
     got = _SignalCatcher()
+    # Caught from before the first byte is relayed: an editor that sees the agent answer may
+    # send a signal at once, and the default action would leave the agent's group behind.
     with got.installed():
+        try:
+            relay = Relay(cfg.argv, queue, stdin_fd=stdin_fd, stdout_fd=stdout_fd,
+                          stderr_write=write_err, cwd=cfg.cwd)
+        except OSError as exc:
+            for f in (log, trace):
+                if f is not None:
+                    f.close()
+            raise ProxyError(f"cannot start {cfg.argv[0]!r}: {exc.strerror or exc}") from None
+        judge = Judge(queue, cfg.readings, cfg.spec, trace=trace,
+                      live=lambda v: emit(live_line(v)), max_line=cfg.max_line,
+                      max_trace=cfg.max_trace, validate=cfg.validate,
+                      keep=cfg.html is not None)
+        judge.start()
         code = _wait_for_the_end(relay, got, cfg.grace)
     relay.join()
     monitor = judge.finish(timeout=cfg.grace + 5.0)
