@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -93,8 +94,12 @@ class AgentPool:
 class Example:
     """One generated interaction: fresh sessions on the pooled agent, then a drain."""
 
-    def __init__(self, client: FuzzClient, recorder: Recorder, *, deadline: float) -> None:
+    def __init__(self, client: FuzzClient, recorder: Recorder, *, deadline: float,
+                 stop_at: float | None = None) -> None:
         self.client = client
+        # The time budget ends the example too, not only the next one: on an agent that
+        # makes every action wait out the deadline, one example could overrun it by minutes.
+        self.stop_at = stop_at
         self.recorder = recorder
         self.deadline = deadline
         self.local: list[int] = []  # example-local session index -> client session index
@@ -121,6 +126,8 @@ class Example:
         An exception of the oracle ends the whole run: it is recorded and Hypothesis is stopped
         (``BudgetExhausted``), so it can never look like an agent failure being shrunk.
         """
+        if self.stop_at is not None and time.monotonic() > self.stop_at:
+            raise BudgetExhausted  # the teardown still judges what this example did
         try:
             self._act(from_json(action))
         except OracleError as exc:

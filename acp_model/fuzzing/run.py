@@ -147,7 +147,7 @@ def _run_fuzz(cfg: FuzzConfig, on_progress: Callable[[Recorder], None] | None,
                 result.notes.append(f"agent could not be restarted: {exc}")
                 _harvest_unusable(pool, recorder)
                 raise BudgetExhausted from None
-            return Example(client, recorder, deadline=cfg.deadline)
+            return Example(client, recorder, deadline=cfg.deadline, stop_at=stop_at)
 
         machine = build_machine(begin, pool.end_example, capabilities, cfg.max_sessions,
                                 cfg.guided, scripted=cfg.model is not None,
