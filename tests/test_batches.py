@@ -38,3 +38,20 @@ def test_a_batch_answered_per_request_is_clean() -> None:
 def test_an_id_null_error_with_no_batch_and_nothing_unreadable_answers_a_notification() -> None:
     report = check(base().c2a(NOTE).a2c(REJECTED))
     assert _rules(report) == [("RPC-09", "fail")]
+
+
+def test_a_batch_left_unanswered_is_one_warning_under_the_batch_rules() -> None:
+    """An agent that ignores batches leaves every request in them unanswered: the batch rules
+    give that a SHOULD ("a Response object SHOULD exist for each Request object"), one
+    verdict for the batch, not a MUST failure per request."""
+    t = base().c2a([{"jsonrpc": "2.0", "id": 77, "method": "_x/sync", "params": {}},
+                    {"jsonrpc": "2.0", "id": 78, "method": "_x/sync", "params": {}}, NOTE])
+    report = check(t)
+    assert _rules(report) == [("ACPM-BATCH", "warn")]
+    assert "of the batch #" in report["violations"][0]["message"]
+    assert report["verdict"] == "pass"
+
+
+def test_a_lone_request_left_unanswered_still_fails() -> None:
+    report = check(base().c2a({"jsonrpc": "2.0", "id": 77, "method": "_x/sync", "params": {}}))
+    assert _rules(report) == [("ACPM-ANSWER", "fail")]

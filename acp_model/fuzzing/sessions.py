@@ -72,10 +72,10 @@ class SessionFactory:
         if record is None:
             self.unanswered = True
             with c.lock:
-                c.monitor.note(SESSION_NEW_ANSWERED, f"the agent never answered session/new "
-                               f"(id {rid}) within the {c.startup_deadline:g} s start-up "
-                               "deadline", kind="liveness", deadline=c.startup_deadline)
-                c.monitor.settle_open(rid)
+                c.monitor.judge_waited(rid, SESSION_NEW_ANSWERED, f"the agent never answered "
+                                       f"session/new (id {rid}) within the "
+                                       f"{c.startup_deadline:g} s start-up deadline",
+                                       c.startup_deadline)
             return None
         msg = record.get("msg") if isinstance(record, dict) else None
         result = msg.get("result") if isinstance(msg, dict) else None

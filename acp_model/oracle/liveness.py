@@ -11,14 +11,14 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING, Any
 
-from acp_model.model.check import CheckMeta, declare
+from acp_model.model.check import CheckMeta, declare, meta_of
 from acp_model.model.session import (
     PROMPT_ANSWERED,
     REQUEST_OBLIGATIONS,
     WITHDRAWN_ANSWERED,
 )
 from acp_model.model.vocab import Kind
-from acp_model.oracle.rpc import OpenRequest
+from acp_model.oracle.rpc import OpenRequest, batch_answered_per_request, batch_left_unanswered
 
 if TYPE_CHECKING:
     from acp_model.model.context import Context
@@ -47,6 +47,10 @@ class LivenessMixin:
                   what: str) -> None:
         raise NotImplementedError  # the monitor reports
 
+    def _report(self, meta: CheckMeta, idx: int, message: str, *, kind: str = "safety",
+                deadline: float | None = None) -> None:
+        raise NotImplementedError
+
     def judge_open(self, sessions: Iterable[str] | None, since: int,
                    deadline: float | None = None, skip: Collection[Any] = ()
                    ) -> list[Violation]:
@@ -62,6 +66,7 @@ class LivenessMixin:
         chosen = set(self.sessions) if sessions is None else set(sessions)
         chosen -= self._judged_sessions
         self._judged_sessions |= chosen
+        batches: set[int] = set()  # a batch left unanswered is one verdict, not one per request
         for direction in ("c2a", "a2c"):
             for req_id, req in self.rpc.open[direction].items():
                 if req.judged or req.idx < since or (direction == "c2a" and req_id in skip):
@@ -71,6 +76,12 @@ class LivenessMixin:
                                              and req.session not in chosen):
                     continue
                 req.judged = True
+                if self.rpc.silenced_by(direction, req) is not None:
+                    continue  # the peer fell silent on an older request: that one is judged
+                if req.batched:
+                    if req.idx in batches:
+                        continue
+                    batches.add(req.idx)
                 meta, what = self._unanswered(direction, req_id, req)
                 self._liveness(meta, req.idx, req.session, deadline, what)
         for sid in sorted(chosen):
@@ -85,6 +96,8 @@ class LivenessMixin:
                     ) -> tuple[CheckMeta, str]:
         """Which obligation an unanswered request breaks, and how to say it."""
         if direction == "c2a":
+            if req.batched and not req.withdrawn:
+                return meta_of(batch_answered_per_request), batch_left_unanswered(req, req_id)
             if req.withdrawn:
                 meta = WITHDRAWN_ANSWERED
             else:
@@ -98,6 +111,19 @@ class LivenessMixin:
         if req.method == "session/request_permission" and sess is not None:
             return sess.unanswered_rule(req_id), what
         return (WITHDRAWN_ANSWERED if req.withdrawn else REQUEST_ANSWERED), what
+
+    def judge_waited(self, req_id: Any, meta: CheckMeta, message: str, deadline: float
+                     ) -> None:
+        """The verdict of a client that waited for its request ``req_id`` in vain (a
+        session/new past the start-up deadline): reported at the request, unless the agent
+        fell silent on an older request (that one is the cause, judged on its own)."""
+        req = self.rpc.open["c2a"].get(req_id)
+        if req is None or req.judged:
+            return
+        req.judged = True
+        if self.rpc.silenced_by("c2a", req) is None:
+            self._sub = None
+            self._report(meta, req.idx, message, kind="liveness", deadline=deadline)
 
     def reopen(self, sid: str) -> None:
         """The session is used again (a fuzz example took it over): what it owes from now on

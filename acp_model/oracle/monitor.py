@@ -129,6 +129,8 @@ class Monitor(LivenessMixin, QueriesMixin):
                 self._sub = n
                 self._run(rpc.lifecycle_not_batched, idx, element)
                 self._message(direction, element, idx)
+            if direction == "c2a":
+                self.rpc.mark_batched(direction)
         else:
             self._message(direction, msg, idx)
         return self.violations[before:]
@@ -440,7 +442,7 @@ class Monitor(LivenessMixin, QueriesMixin):
         if req is None:
             self._unmatched(direction, msg, idx)
             return
-        self.rpc.answered[requester][req_id] = req.method
+        self.rpc.close(requester, req_id, req)
         self._bump({"session/prompt": "PROMPT-04", "session/request_permission": "PERM-12"}
                    .get(req.method, "ACPM-ANSWER"))
         if req.withdrawn:

@@ -30,6 +30,7 @@ class OpenRequest:
     session: str | None
     withdrawn: bool = False
     judged: bool = False  # its liveness verdict is out; a late answer is not re-reported
+    batched: bool = False  # sent inside a batch: the batch rules (SHOULD) say it is answered
 
 
 @dataclass
@@ -47,6 +48,10 @@ class Rpc:
     notification_batch_sent: bool = False
     batch_requests: tuple[Any, ...] = ()  # ids of the requests in the client's last batch
     batch_size: int = 0
+    # The latest request of each side that got its answer (by where the request stands): a
+    # peer that answers nothing sent after a request it owes is stuck on it, and what it
+    # leaves unanswered after that is the same cause (wire order of the answers aside).
+    last_answered: dict[str, int] = field(default_factory=lambda: {"c2a": -1, "a2c": -1})
 
     def client_batch(self, msg: list[Any]) -> None:
         self.batch_sent = bool(msg)
@@ -56,6 +61,28 @@ class Rpc:
                                     and "method" in m and "id" in m)
         self.batch_size = len(msg)
 
+    def mark_batched(self, direction: str) -> None:
+        """The requests of the batch just opened were sent inside it."""
+        for rid in self.batch_requests:
+            req = self.open[direction].get(rid)
+            if req is not None:
+                req.batched = True
+
+    def close(self, requester: str, req_id: Any, req: OpenRequest) -> None:
+        """``req`` got its answer."""
+        self.answered[requester][req_id] = req.method
+        self.last_answered[requester] = max(self.last_answered[requester], req.idx)
+
+    def silenced_by(self, requester: str, req: OpenRequest) -> OpenRequest | None:
+        """An older request of ``requester`` still unanswered, and none sent after it
+        answered: ``req`` went unanswered for the same cause (one verdict, on the first
+        request the other side got stuck on)."""
+        answered_up_to = self.last_answered[requester]
+        for older in self.open[requester].values():
+            if answered_up_to < older.idx < req.idx:
+                return older
+        return None
+
     def rejected_batch(self, direction: str) -> list[Any]:
         """The requests of a batch the receiver answered as a whole with one id-null error:
         that error is their answer (one cause, one verdict); returns their ids."""
@@ -64,7 +91,7 @@ class Rpc:
         for rid in self.batch_requests:
             req = self.open[requester].pop(rid, None)
             if req is not None:
-                self.answered[requester][rid] = req.method
+                self.close(requester, rid, req)
                 closed.append(rid)
         self.batch_requests = ()
         return closed
@@ -315,6 +342,16 @@ def batch_answered_per_request(rpc: Rpc, direction: str, msg: dict[str, Any]) ->
             f"{rpc.batch_size - requests} notification(s) with one error {code} and id null: a "
             "batch gets an array with a response for each request and none for notifications "
             "(transports.mdx: ACP follows the JSON-RPC 2.0 batch rules)")
+
+
+def batch_left_unanswered(req: OpenRequest, req_id: Any) -> str:
+    """What an unanswered request sent inside a batch breaks: the batch rules, whose "a
+    Response object SHOULD exist for each Request object" is more specific than the MUST of
+    a lone request (JSON-RPC 2.0 §6), so it is ACPM-BATCH at SHOULD strength, once per
+    batch (an agent that ignores batches leaves all their requests unanswered: one cause)."""
+    return ("a batch gets an array with a response for each request (transports.mdx: ACP "
+            f"follows the JSON-RPC 2.0 batch rules), but the agent never answered {req.method} "
+            f"(id {req_id!r}) of the batch #{req.idx}")
 
 
 def settle_null_answer(rpc: Rpc, direction: str, msg: dict[str, Any]) -> None:
