@@ -156,7 +156,7 @@ def test_hostile_agents(mode: str, code: int, rule: str | None, tmp_path: Path) 
                tag, timeout=240)
     # The run is bounded by its budgets, not by the agent: 10 s of generation, up to 4 rounds
     # of 15 s shrinking, then per failure 5 s of minimizing and a replay whose every step may
-    # wait out a deadline (a hung agent shows as PROMPT-04 and ACPM-ANSWER: two failures; a
+    # wait out a deadline (a hung agent is one failure, on the request it got stuck on; a
     # session/new it never answers waits the start-up deadline, 2 s here: these agents start
     # at once).
     assert time.monotonic() - started < 150
