@@ -68,7 +68,7 @@ class ConnectionModel:
 
     # --- actions ------------------------------------------------------------------------
     def note_version(self, ev: Ev) -> None:
-        self.version = ev.kind
+        self.version = ev.version
 
     def note_session(self, ev: Ev) -> None:
         self.session_ids.add(ev.id)

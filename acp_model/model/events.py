@@ -54,6 +54,7 @@ class Ev:
     first_report: bool | None = None  # the client view had no tool call with this id yet
     content_key: str | None = None  # digest of a prompt's or whole user message's content
     text_key: str | None = None  # digest of the first text of a prompt or user message
+    version: Any = None  # protocolVersion an initialize result names (any JSON value)
 
     def __repr__(self) -> str:
         body = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)

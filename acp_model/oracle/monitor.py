@@ -531,5 +531,5 @@ class Monitor(LivenessMixin, QueriesMixin):
         self.prompt_caps = messages.prompt_capabilities(result, self.rev)
         event = ConnEvent.INITIALIZED if version == self.protocol \
             else ConnEvent.INITIALIZED_OTHER_VERSION
-        self._conn_event(event, Ev(idx, kind=version), what)
+        self._conn_event(event, Ev(idx, version=version), what)
 
