@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from acp_model.model.check import CHECKS
-from acp_model.spec.readings import DEFAULT, Readings
+from acp_model.spec.readings import DEFAULT, ReadingError, Readings
 from acp_model.trace.builder import TraceBuilder
 from tests.helpers import S, assert_clean, base, check, failed_rules, turn_start, warned_rules
 
@@ -318,9 +318,11 @@ def test_a_withdrawn_prompt_s_work_may_end_cancelled() -> None:
     assert failed_rules(check(t)) == {"CANCEL-11"}
 
 
-def test_a_refused_permission_may_stop_the_turn_only_in_the_newer_revision() -> None:
+def test_a_refused_permission_may_stop_the_turn_unless_reading_a29_says_no() -> None:
     """sdk-2.4.0: cancelled is also for 'an interaction the agent offers, such as a
-    permission option that tells the agent to stop'; the seed says 'via session/cancel'."""
+    permission option that tells the agent to stop' (it decides A-29=may); the seed's "the
+    Client cancels active work" and v1's "the Client cancels the turn" allow that reading
+    too, so it is the default there, and A-29=no is the strict one (only session/cancel)."""
     def refused(receipt: bool) -> TraceBuilder:
         t = base().prompt(S, 10).accepted(10, {"messageId": "u1"} if receipt else None)
         t.user_message(S, "u1").running(S).tool(S, "t1", "pending", title="Edit")
@@ -328,7 +330,15 @@ def test_a_refused_permission_may_stop_the_turn_only_in_the_newer_revision() -> 
         return t.running(S).tool(S, "t1", "failed").idle(S, "cancelled")
 
     assert_clean(check(refused(True), DEFAULT.parse(["SPEC=sdk-2.4.0"])))
-    assert failed_rules(check(refused(False))) == {"CANCEL-11"}
+    assert_clean(check(refused(False)))
+    assert failed_rules(check(refused(False), DEFAULT.parse(["A-29=no"]))) == {"CANCEL-11"}
+    with pytest.raises(ReadingError, match="A-29=may"):
+        DEFAULT.parse(["SPEC=sdk-2.4.0", "A-29=no"])
+    # an allowed permission stops nothing: cancelled still needs a cancel
+    t = base().prompt(S, 10).accepted(10).user_message(S).running(S)
+    t.tool(S, "t1", "pending", title="Edit").permission(S, 50, "t1").requires_action(S)
+    t.answer(50, "allow").sync().running(S).idle(S, "cancelled")
+    assert failed_rules(check(t)) == {"CANCEL-11"}
 
 
 def test_a_rejected_prompt_inserted_later_fails_in_the_newer_revision() -> None:

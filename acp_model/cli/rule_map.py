@@ -47,7 +47,9 @@ WHAT = {
                             "notifications",
     "acp_model.oracle.validate": "schema validation per method and direction, and which rule "
                                  "a schema failure breaks",
-    "acp_model.oracle.liveness": "obligations about requests: every request answered at all",
+    "acp_model.oracle.liveness": "obligations about requests: every request answered at all "
+                                 "(one verdict for a peer stuck on a request; a request in an "
+                                 "ignored batch is the batch rules' ACPM-BATCH)",
     "acp_model.oracle.monitor": "session/close routed as a cancel",
     "acp_model.fuzzing.client": "facts only the fuzzer sees: the process stays alive, its "
                                 "output bounded, initialize answered",

@@ -103,10 +103,9 @@ class EvidenceMixin:
         return (f"session/cancel #{c.idx} was read ({read[0]}) while the prompt"
                 + (f" #{prompt.idx}" if prompt else "") + " was held behind other work; the "
                 f"prompt outlived the cancel and its work ended {ev.reason!r} ("
-                + ("the sdk-2.4.0 revision: a cancel also cancels prompts not yet inserted"
-                   if not self.ctx.readings.chose("SPEC", "seed") else
-                   "RULES.md A-10: the text does not say whether a cancel reaches a held "
-                   "prompt") + ")",
+                + (self.ctx.readings.deciding_sentence("A-10")
+                   or "reading A-10=cancel; RULES.md A-10: the text does not say whether a "
+                   "cancel reaches a held prompt") + ")",
                 [(c.idx, "session/cancel"), *read[1],
                  *([(prompt.idx, "the held prompt")] if prompt else []), (ev.idx, "the idle")])
 

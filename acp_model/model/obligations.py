@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from acp_model.model.check import CheckMeta, declare
-from acp_model.model.vocab import WORK, CancelStatus, Kind, PermState, PromptStatus
+from acp_model.model.vocab import WORK, CancelStatus, Kind, Level, PermState, PromptStatus
 
 
 def _liveness(rule_id: str, name: str, doc: str, **kw: Any) -> CheckMeta:
@@ -113,7 +113,7 @@ class ObligationsMixin:
             else:
                 out.append(Obligation(WORK_ENDS, -1, f"foreground work is still {self.state}: "
                                       "it never ended with an idle state_update"))
-        if not self.ctx.readings.chose("SPEC", "seed"):
+        if RECEIPT_ECHOED.level(self.ctx.readings) != Level.OFF:  # receipts' revisions
             out += [Obligation(RECEIPT_ECHOED, idx, f"the receipt #{idx} names user message "
                                f"{mid!r}, which was never reported")
                     for mid, idx in self.receipts_owed.items()]

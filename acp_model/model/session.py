@@ -370,9 +370,9 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
         perm = self.perms.get(ev.id)
         if perm is None:
             return
-        if ev.answer != Answer.ALLOW and not self.ctx.readings.chose("SPEC", "seed") \
+        if ev.answer != Answer.ALLOW and self.ctx.readings.chose("A-29", "may") \
                 and self.state in WORK:
-            self.client_stopped = True  # a refusal may tell the agent to stop (sdk-2.4.0)
+            self.client_stopped = True  # a refusal may tell the agent to stop
         perm.state = PermState.ANSWERED
         perm.answer = ev.answer
         perm.answer_idx = ev.idx

@@ -112,6 +112,15 @@ _DEFS: list[ReadingDef] = [
         "may", "prompt-lifecycle.mdx §3 ('when foreground work starts'); sdk-2.4.0 "
                "$defs.StateUpdate"),
     ReadingDef(
+        "A-29", "refusal-stops",
+        "May the agent end foreground work `cancelled` because the client refused a permission "
+        "request (an interaction that tells it to stop), with no session/cancel?",
+        {"may": "yes: a permission answered with anything but allow may stop the work, and "
+                "`cancelled` is then the client's choice (CANCEL-11 holds)",
+         "no": "no: only session/cancel (or closing the session) justifies `cancelled`"},
+        "may", "prompt-lifecycle.mdx §Stop Reasons ('the Client cancels active work'); "
+               "sdk-2.4.0 $defs.IdleStateUpdate"),
+    ReadingDef(
         "SPEC", "spec-revision",
         "Which revision of the v2 text judges? (set with --spec; a revision fixes the "
         "readings its text decides)",
@@ -252,6 +261,11 @@ class Readings:
     def decided(self) -> dict[str, str]:
         """The readings the revision fixes (not open to --reading)."""
         return dict(revisions.REVISIONS[self["SPEC"]].decides)
+
+    def deciding_sentence(self, rid: str) -> str | None:
+        """Where the revision decides reading ``rid``: its name and sentence (None: open)."""
+        rev = revisions.REVISIONS[self["SPEC"]]
+        return f"{rev.name}: {rev.why[rid]}" if rid in rev.why else None
 
     def changed(self) -> dict[str, str]:
         """The readings that differ from the defaults (for reports; the revision's own

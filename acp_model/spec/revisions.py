@@ -56,7 +56,7 @@ REVISIONS: dict[str, Revision] = {r.name: r for r in (
                    "$defs descriptions; prompt receipts)",
         "@agentclientprotocol/sdk 2.4.0 schema/v2/schema.json; spec/data/sdk-2.4.0",
         {"A-04": "noop", "A-05": "allow", "A-07": "allow", "A-10": "cancel", "A-16": "allow",
-         "A-28": "may"},
+         "A-28": "may", "A-29": "may"},
         {"A-04": "ClientNotification session/cancel: idle(cancelled) is owed 'if cancellation "
                  "ended active foreground work'",
          "A-05": "IdleStateUpdate: 'Repeated or resume snapshots may carry the last stop "
@@ -67,7 +67,10 @@ REVISIONS: dict[str, Revision] = {r.name: r for r in (
          "A-16": "StateUpdate: 'report running when foreground work starts, or "
                  "requires_action if it starts blocked on user action'",
          "A-28": "StateUpdate: 'running may precede user-message insertion ... rejecting a "
-                 "prompt does not itself end foreground work'"}),
+                 "prompt does not itself end foreground work'",
+         "A-29": "IdleStateUpdate cancelled: 'The user or client chose to stop the work: via "
+                 "session/cancel, by closing the session, or through an interaction the agent "
+                 "offers, such as a permission option that tells the agent to stop'"}),
     Revision(
         V1, "ACP v1, the protocol deployed agents speak (the turn ends with the prompt's "
             "response and its stopReason)",
