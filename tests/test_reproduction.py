@@ -262,3 +262,66 @@ def test_what_the_machine_may_draw_does_not_depend_on_the_agent_s_answers(
         pool.end_example(ex)
     finally:
         pool.retire()
+
+
+class _NeedsPrimedSession:
+    """Stands in for replays of a bug that needs two prompts on one session ("prime", then
+    "bug"): it reports the failure on that session, as the monitor does."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.lock = threading.Lock()
+
+    def __call__(self, cfg: FuzzConfig, actions: list[Action], rule: str | None,
+                 abort: threading.Event | None = None) -> ReplayOutcome:
+        with self.lock:
+            self.calls += 1
+        made, primed = 0, set()
+        for n, a in enumerate(actions, start=1):
+            if isinstance(a, NewSession):
+                made += 1
+            elif isinstance(a, Prompt) and made:
+                s, text = a.s % made, a.blocks[0]["text"]
+                if text == "prime":
+                    primed.add(s)
+                elif text == "bug" and s in primed:
+                    return ReplayOutcome(True, [Violation(rule or "X", "fail", "MUST", 1, "x")],
+                                         [], 1, None, n, session=s)
+        return ReplayOutcome(False, [], [], None)
+
+
+def _many_sessions() -> list[Action]:
+    def say(s: int, text: str) -> Prompt:
+        return Prompt(s, [{"type": "text", "text": text}])
+
+    program: list[Action] = []
+    for s in range(6):
+        program += [NewSession(), say(s, f"noise {s}")]
+    for n in range(80):
+        program.append(say(n % 6, f"noise {n}"))
+        if n == 30:
+            program.append(say(3, "prime"))
+    return [*program, say(3, "bug")]
+
+
+def test_a_failure_on_one_session_is_cut_to_that_session_first(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every other session's actions go in one replay (a slow agent with a racy failure
+    cannot afford delta debugging over hundreds of actions)."""
+    expected = [NewSession(), Prompt(0, [{"type": "text", "text": "prime"}]),
+                Prompt(0, [{"type": "text", "text": "bug"}])]
+    calls = {}
+    for sliced in (True, False):
+        fake = _NeedsPrimedSession()
+        monkeypatch.setattr(shrink, "replay_once", fake)
+        if not sliced:
+            monkeypatch.setattr(shrink, "session_slice", lambda program, target: None)
+        found = _found(_many_sessions())
+        shrink.measure_reproduction(FuzzConfig(REFERENCE, replay_runs=2), found)
+        if sliced:
+            assert found.actions == expected
+        else:  # the same program, its session numbered as the run had it (3 % 1 == 0)
+            assert [dataclasses.replace(a, s=0) if isinstance(a, Prompt) else a
+                    for a in found.actions] == expected
+        calls[sliced] = fake.calls
+    assert calls[True] < calls[False], calls

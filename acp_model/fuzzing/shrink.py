@@ -13,6 +13,7 @@ instead.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import threading
@@ -22,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from acp_model.fuzzing.actions import Action, SessionAction, Wait
+from acp_model.fuzzing.actions import Action, NewSession, SessionAction, Sync, Wait
 from acp_model.fuzzing.client import AgentUnusable, FuzzClient
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.pool import Example
@@ -54,6 +55,7 @@ class ReplayOutcome:
     offending: int | None
     error: str | None = None
     performed: int | None = None  # actions run when the rule showed (None: not before the end)
+    session: int | None = None  # the program's session (by creation) the failure is about
 
 
 def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
@@ -74,6 +76,7 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
         return ReplayOutcome(False, [], [], None, str(exc))
     error = None
     performed = None
+    ex: Example | None = None
     recorder = Recorder(masked=set(RULES) - {rule} if rule is not None else set())
     try:
         try:
@@ -96,8 +99,10 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
         client.close()
     failures = [v for v in client.monitor.violations if v.level == Level.FAIL]
     hit = next((v for v in failures if rule is None or v.rule == rule), None)
+    sids = [client.sessions[i].sid for i in ex.local] if ex is not None else []
+    session = sids.index(hit.session) if hit is not None and hit.session in sids else None
     return ReplayOutcome(hit is not None, failures, client.proc.records(),
-                         hit.index if hit else None, error, performed if hit else None)
+                         hit.index if hit else None, error, performed if hit else None, session)
 
 
 @dataclass
@@ -109,6 +114,7 @@ class Minimizer:
     stop_at: float
     stop: Stop | None = None
     reproduced: list[list[Action]] = field(default_factory=list)  # shortest first
+    hit: ReplayOutcome | None = None  # the latest replay that reproduced
     # every fresh-process run of a program: its key -> [hits, runs, a reproducing outcome]
     runs: dict[str, list[Any]] = field(default_factory=dict)
 
@@ -140,6 +146,7 @@ class Minimizer:
         if found is None:
             return None
         n, outcome = found
+        self.hit = outcome
         program = trials[n][:outcome.performed] if outcome.performed else trials[n]
         self._keep(program)
         return n, program
@@ -149,6 +156,19 @@ class Minimizer:
         lengths of the examples ``actions`` is made of), then chunks, then single actions."""
         program = standalone(actions)
         self._keep(program)
+        target = self.hit.session if self.hit is not None else None
+        sliced = session_slice(program, target) if target is not None else None
+        if sliced is not None and len(sliced) < len(program):
+            # A failure is about one session: its own actions are the likely cause, and
+            # removing every other session's at once saves most of delta debugging's replays
+            # (a slow agent and a racy failure leave it too few to get below hundreds).
+            for _ in range(ATTEMPTS):
+                hit = self.first([sliced])
+                if hit is not None:
+                    program, units = hit[1], ()
+                    break
+                if time.monotonic() > self.stop_at:
+                    break
         if len(units) > 1:
             program = self._ddmin(_split(program, units))
         return self._ddmin([[a] for a in program])
@@ -179,6 +199,25 @@ class Minimizer:
             else:
                 break
         return _flat(parts)
+
+
+def session_slice(program: Sequence[Action], target: int) -> list[Action] | None:
+    """``program`` cut down to the session it creates ``target``-th: that session's
+    ``session/new`` and actions, and the syncs (they prove what was read); None when the
+    program does not create it."""
+    created = -1
+    out: list[Action] = []
+    for a in program:
+        if isinstance(a, NewSession):
+            created += 1
+            if created == target:
+                out.append(a)
+        elif isinstance(a, SessionAction):
+            if created >= target and a.s % (created + 1) == target:  # as Example maps it
+                out.append(dataclasses.replace(a, s=0))
+        elif isinstance(a, Sync) and created >= target:
+            out.append(a)
+    return out if created >= target else None
 
 
 def _key(program: Sequence[Action]) -> str:
