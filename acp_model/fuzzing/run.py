@@ -184,11 +184,11 @@ def _run_fuzz(cfg: FuzzConfig, on_progress: Callable[[Recorder], None] | None,
                 if not _expected(exc):
                     raise FuzzerBug(f"{type(exc).__name__}: {exc}") from exc
                 hyp = [e for e in _leaves(exc) if isinstance(e, HypothesisException)]
-                if hyp:
-                    result.notes.append(f"Hypothesis could not replay a failure exactly "
-                                        f"({type(hyp[0]).__name__}: the agent's timing differs "
-                                        "between runs); the first failure seen and its "
-                                        "shortest program were kept")
+                note = (f"Hypothesis could not replay a failure exactly ({type(hyp[0]).__name__}: "
+                        "the agent's timing differs between runs); the first failure seen and "
+                        "its shortest program were kept") if hyp else None
+                if note is not None and note not in result.notes:  # once, not every round
+                    result.notes.append(note)
             if set(recorder.found) == known:
                 break  # a whole round without a new failure
             recorder.masked |= set(recorder.found)
