@@ -116,14 +116,13 @@ class LivenessMixin:
                      ) -> None:
         """The verdict of a client that waited for its request ``req_id`` in vain (a
         session/new past the start-up deadline): reported at the request, unless the agent
-        fell silent on an older request (that one is the cause, judged on its own)."""
+        is stuck on an older request (that one is the cause, judged on its own)."""
         req = self.rpc.open["c2a"].get(req_id)
-        if req is None or req.judged:
-            return
+        if req is None or req.judged or self.rpc.silenced_by("c2a", req) is not None:
+            return  # a silenced one is left to judge_open: the older one may be answered by then
         req.judged = True
-        if self.rpc.silenced_by("c2a", req) is None:
-            self._sub = None
-            self._report(meta, req.idx, message, kind="liveness", deadline=deadline)
+        self._sub = None
+        self._report(meta, req.idx, message, kind="liveness", deadline=deadline)
 
     def reopen(self, sid: str) -> None:
         """The session is used again (a fuzz example took it over): what it owes from now on
