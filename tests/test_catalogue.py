@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from acp_model.cli import rule_map
-from acp_model.model.check import CHECKS, Kind, Level
+from acp_model.model.check import CHECKS, Level, Role
 from acp_model.spec.citations import unresolved
 from acp_model.spec.contradictions import CONTRADICTIONS
 from acp_model.spec.readings import DEFAULT, FIXED, READING_DEFS, Readings
@@ -140,10 +140,10 @@ def test_every_deciding_module_is_in_the_rule_map() -> None:
         rule_map.DECIDING_MODULES))
 
 
-def test_kinds_of_declared_decisions() -> None:
+def test_roles_of_declared_decisions() -> None:
     rule_map.decisions()
-    kinds = {meta.kind for meta in CHECKS.values()}
-    assert {Kind.GUARD, Kind.FINDING, Kind.OBLIGATION, Kind.PROCESS, Kind.ROUTE} <= kinds
+    roles = {meta.role for meta in CHECKS.values()}
+    assert {Role.GUARD, Role.FINDING, Role.OBLIGATION, Role.PROCESS, Role.ROUTE} <= roles
 
 
 @pytest.mark.parametrize("rule_id", sorted(RULES))

@@ -12,7 +12,7 @@ from acp_model.model.check import DefinitionError, allowance, check, declare
 from acp_model.model.connection import ConnectionLifecycle, ConnectionModel
 from acp_model.model.engine import compile_machine
 from acp_model.model.session import SessionLifecycle, SessionModel
-from acp_model.model.vocab import ConnEvent, ConnState, Event, Kind
+from acp_model.model.vocab import ConnEvent, ConnState, Event, Role
 from acp_model.model.vocab import State as SessionState
 
 
@@ -41,7 +41,7 @@ def test_a_bad_allowance_or_declaration_is_rejected() -> None:
         def action(self: Any, ev: Any) -> None:
             pass
     with pytest.raises(DefinitionError, match="NOPE-03"):
-        declare("NOPE-03", "x", "Doc.", module=__name__, kind=Kind.OBLIGATION)
+        declare("NOPE-03", "x", "Doc.", module=__name__, role=Role.OBLIGATION)
 
 
 class _Model:

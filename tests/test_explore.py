@@ -21,7 +21,7 @@ from acp_model.explorer import (
 from acp_model.model.check import CheckMeta, check
 from acp_model.model.engine import CheckSpec, compile_machine
 from acp_model.model.session import WORK, SessionLifecycle, SessionModel
-from acp_model.model.vocab import Kind
+from acp_model.model.vocab import Role
 from acp_model.oracle.offline import check_records
 from acp_model.spec.readings import DEFAULT, ReadingError
 from tests.helpers import S, base
@@ -212,7 +212,7 @@ def test_missing_transition_fails_c_and_strands_work_in_a() -> None:
 
 def test_prompt_refused_after_a_turn_breaks_property_d() -> None:
     table = compile_machine(SessionLifecycle, SessionModel)
-    never = CheckSpec(CheckMeta("no_second_turn", "PROMPT-01", __name__, Kind.GUARD,
+    never = CheckSpec(CheckMeta("no_second_turn", "PROMPT-01", __name__, Role.GUARD,
                                 "a broken guard: idle refuses prompts"), lambda m, ev: False)
     tr = table.transitions[("idle", "prompt")]
     broken = dataclasses.replace(table, transitions={

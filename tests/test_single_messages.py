@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from acp_model.cli import rule_map
-from acp_model.model.check import CHECKS, Kind
+from acp_model.model.check import CHECKS, Role
 from acp_model.oracle import monitor
 from acp_model.spec.readings import DEFAULT
 from acp_model.trace.builder import TraceBuilder
@@ -37,7 +37,7 @@ def _violations(t: TraceBuilder, readings: Any) -> list[tuple[str, int]]:
 def test_every_single_message_check_is_in_the_audit() -> None:
     for module in rule_map.DECIDING_MODULES:
         importlib.import_module(module)
-    findings = {m.name for m in CHECKS.values() if m.kind == Kind.FINDING
+    findings = {m.name for m in CHECKS.values() if m.role == Role.FINDING
                 and m.module.rsplit(".", 1)[-1] in ("messages", "rpc", "validate")}
     audited = set(re.findall(r"`([a-z0-9_]+)`", AUDIT))
     assert findings - audited == set()

@@ -37,7 +37,7 @@ from acp_model.llm.server import ScriptedModel
 from acp_model.model import messages
 from acp_model.model.check import declare
 from acp_model.model.permissions import option_for
-from acp_model.model.vocab import Answer, ErrorCode, Kind, Level
+from acp_model.model.vocab import Answer, ErrorCode, Level, Role
 from acp_model.oracle.monitor import Monitor, Violation
 from acp_model.spec import revisions
 from acp_model.spec.readings import DEFAULT, Readings
@@ -51,7 +51,7 @@ MAX_RECANCELS = 32  # new works one drain cancels, each with its own deadline: a
 
 
 def _process(rule_id: str, name: str, doc: str) -> Any:
-    return declare(rule_id, name, doc, module=__name__, kind=Kind.PROCESS)
+    return declare(rule_id, name, doc, module=__name__, role=Role.PROCESS)
 
 
 # What the fuzzer judges from the agent process itself (a recorded trace cannot show it).

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from acp_model.fuzzing.stop import Interrupted
 from acp_model.fuzzing.transport import AgentExited, RpcError, is_response_to
 from acp_model.model.check import declare
-from acp_model.model.vocab import Kind
+from acp_model.model.vocab import Role
 
 if TYPE_CHECKING:
     from acp_model.fuzzing.client import FuzzClient
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 # example's to judge, so the factory that waits for it judges it, by the start-up deadline.
 SESSION_NEW_ANSWERED = declare(
     "ACPM-ANSWER", "session_new_answered", "The agent answers session/new within the "
-    "start-up deadline.", module=__name__, kind=Kind.PROCESS)
+    "start-up deadline.", module=__name__, role=Role.PROCESS)
 
 
 @dataclass

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from acp_model.model.vocab import Kind, Level
+from acp_model.model.vocab import Level, Role
 from acp_model.spec.readings import READING_DEFS, Readings
 from acp_model.spec.rules import BLOCKING, RULES
 
@@ -41,7 +41,7 @@ class CheckMeta:
     name: str  # the function (or declaration) name
     rule: str
     module: str  # where it is decided (the rule map)
-    kind: Kind
+    role: Role
     doc: str  # what is expected, from the docstring (violation texts say it)
     reading: str | None = None
     levels: tuple[tuple[str, Level | str], ...] = ()  # reading value -> level or rule ID
@@ -130,12 +130,12 @@ def _register(meta: CheckMeta) -> CheckMeta:
 
 
 def check(rule_id: str, *, reading: str | None = None, levels: Mapping[str, str] | None = None,
-          evidence: str | None = None, kind: Kind = Kind.GUARD,
+          evidence: str | None = None, role: Role = Role.GUARD,
           level: Level | None = None) -> Callable[[F], F]:
     """Tag a function as the decision of ``rule_id``.
 
-    ``kind=GUARD`` (the default): a pure predicate guarding machine transitions, ``(model, ev)
-    -> bool``. ``kind=FINDING``: a single-message check returning ``None`` when the rule holds,
+    ``role=GUARD`` (the default): a pure predicate guarding machine transitions, ``(model, ev)
+    -> bool``. ``role=FINDING``: a single-message check returning ``None`` when the rule holds,
     else a text saying what is wrong (or yielding ``(path, text)`` findings). ``reading`` and
     ``levels`` say how a reading changes the consequence of a failure (``rule``: the rule's
     own strength; a rule ID: report under that rule, the one a strict reading adds).
@@ -149,7 +149,7 @@ def check(rule_id: str, *, reading: str | None = None, levels: Mapping[str, str]
     def mark(fn: F) -> F:
         where = f"{fn.__module__}.{fn.__qualname__}"
         lv = _validate(where, rule_id, reading, levels)
-        meta = _register(CheckMeta(fn.__name__, rule_id, fn.__module__, kind, summary(fn.__doc__),
+        meta = _register(CheckMeta(fn.__name__, rule_id, fn.__module__, role, summary(fn.__doc__),
                                    reading, lv, evidence, level))
         setattr(fn, MARK, meta)
         return fn
@@ -157,12 +157,12 @@ def check(rule_id: str, *, reading: str | None = None, levels: Mapping[str, str]
     return mark
 
 
-def declare(rule_id: str, name: str, doc: str, *, module: str, kind: Kind,
+def declare(rule_id: str, name: str, doc: str, *, module: str, role: Role,
             reading: str | None = None, levels: Mapping[str, str] | None = None) -> CheckMeta:
     """A decision that is not a function of its own: a liveness obligation the model hands to
     the monitor, or a fact the fuzzer judges from the agent process."""
     lv = _validate(f"{module}.{name}", rule_id, reading, levels)
-    return _register(CheckMeta(name, rule_id, module, kind, summary(doc), reading, lv))
+    return _register(CheckMeta(name, rule_id, module, role, summary(doc), reading, lv))
 
 
 def meta_of(fn: Callable[..., Any]) -> CheckMeta:

@@ -6,7 +6,7 @@ values without a leading ``_`` for future ACP versions, so a v2 sender that emit
 The known values are read from the schema itself (``known_values``), never listed here.
 Also here: absolute-path and ISO 4217 checks, and the prompt-capability gate.
 
-Each check decides one rule (``@check(..., kind=FINDING)``) and yields ``(path, explanation)``
+Each check decides one rule (``@check(..., role=FINDING)``) and yields ``(path, explanation)``
 for what it finds; the entry points (``session_update``, ``prompt_request`` ...) run the checks
 that apply to a message and collect :class:`Findings`: what was found and which checks ran
 (the "exercised" counts of the report).
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from acp_model.model.check import CheckMeta, check, meta_of
-from acp_model.model.vocab import Kind
+from acp_model.model.vocab import Role
 from acp_model.spec import revisions
 from acp_model.spec.rules import RULES
 from acp_model.spec.schema import SEED, is_reserved
@@ -89,7 +89,7 @@ def _blocks(content: Any, where: str) -> Iterator[tuple[str, Any]]:
 
 # --- open enums and tagged unions (ENUM-02 and the rules naming one enum) ----------------
 
-@check("ENUM-02", kind=Kind.FINDING)
+@check("ENUM-02", role=Role.FINDING)
 def content_blocks_known(content: Any, where: str, rev: str) -> Found:
     """Content block types are the defined ones or start with _."""
     for path, block in _blocks(content, where):
@@ -98,7 +98,7 @@ def content_blocks_known(content: Any, where: str, rev: str) -> Found:
                    f"content block type {block.get('type')!r} is neither defined nor _-prefixed")
 
 
-@check("ENUM-02", kind=Kind.FINDING)
+@check("ENUM-02", role=Role.FINDING)
 def update_kind_known(update: Mapping[str, Any], where: str, rev: str) -> Found:
     """sessionUpdate kinds are the v2 ones or start with _."""
     kind = update.get("sessionUpdate")
@@ -107,7 +107,7 @@ def update_kind_known(update: Mapping[str, Any], where: str, rev: str) -> Found:
                f"sessionUpdate kind {kind!r} is neither defined by v2 nor _-prefixed")
 
 
-@check("ENUM-02", kind=Kind.FINDING)
+@check("ENUM-02", role=Role.FINDING)
 def tool_content_known(items: Any, where: str, rev: str) -> Found:
     """Tool call content types in a tool_call_update are content/diff/terminal or start with _."""
     for path, item in _blocks(items, where):
@@ -116,7 +116,7 @@ def tool_content_known(items: Any, where: str, rev: str) -> Found:
                    "content/diff/terminal or _-prefixed")
 
 
-@check("TOOL-07", kind=Kind.FINDING)
+@check("TOOL-07", role=Role.FINDING)
 def chunk_content_wrapped(items: Any, where: str, rev: str) -> Found:
     """A tool_call_content_chunk carries a tool-content wrapper, never a bare content block."""
     for path, item in _blocks(items, where):
@@ -126,7 +126,7 @@ def chunk_content_wrapped(items: Any, where: str, rev: str) -> Found:
                    "as {type: content, content: ...})")
 
 
-@check("ENUM-02", kind=Kind.FINDING)
+@check("ENUM-02", role=Role.FINDING)
 def subject_known(subject: Mapping[str, Any], rev: str) -> Found:
     """Permission subject types are the defined ones or start with _."""
     if is_reserved("subject", subject.get("type"), rev):
@@ -134,7 +134,7 @@ def subject_known(subject: Mapping[str, Any], rev: str) -> Found:
                f"permission subject type {subject.get('type')!r} is reserved")
 
 
-@check("ENUM-02", kind=Kind.FINDING)
+@check("ENUM-02", role=Role.FINDING)
 def outcome_known(result: Any, rev: str) -> Found:
     """Permission outcomes are the defined ones or start with _."""
     outcome = result.get("outcome") if isinstance(result, dict) else None
@@ -143,7 +143,7 @@ def outcome_known(result: Any, rev: str) -> Found:
                f"permission outcome {outcome.get('outcome')!r} is neither defined nor _-prefixed")
 
 
-@check("STATE-09", kind=Kind.FINDING)
+@check("STATE-09", role=Role.FINDING)
 def state_known(update: Mapping[str, Any], where: str, rev: str) -> Found:
     """state_update.state is running, idle, requires_action or starts with _."""
     state = update.get("state")
@@ -152,7 +152,7 @@ def state_known(update: Mapping[str, Any], where: str, rev: str) -> Found:
                f"state {state!r} is not running/idle/requires_action or _-prefixed")
 
 
-@check("STOP-03", kind=Kind.FINDING)
+@check("STOP-03", role=Role.FINDING)
 def stop_reason_known(update: Mapping[str, Any], where: str, rev: str) -> Found:
     """Stop reasons are the defined ones or start with _ (others are reserved)."""
     if update.get("state") == "idle" and is_reserved("stop_reason", update.get("stopReason"), rev):
@@ -161,7 +161,7 @@ def stop_reason_known(update: Mapping[str, Any], where: str, rev: str) -> Found:
                "(unknown values are reserved for future ACP versions)")
 
 
-@check("TOOL-14", kind=Kind.FINDING)
+@check("TOOL-14", role=Role.FINDING)
 def tool_status_known(update: Mapping[str, Any], where: str, rev: str) -> Found:
     """Tool call statuses are the defined ones or start with _."""
     if is_reserved("tool_status", update.get("status"), rev):
@@ -169,7 +169,7 @@ def tool_status_known(update: Mapping[str, Any], where: str, rev: str) -> Found:
                f"tool call status {update['status']!r} is neither defined nor _-prefixed")
 
 
-@check("TOOL-15", kind=Kind.FINDING)
+@check("TOOL-15", role=Role.FINDING)
 def tool_kind_known(update: Mapping[str, Any], where: str, rev: str) -> Found:
     """Tool kinds are the defined ones or start with _."""
     if is_reserved("tool_kind", update.get("kind"), rev):
@@ -177,7 +177,7 @@ def tool_kind_known(update: Mapping[str, Any], where: str, rev: str) -> Found:
                f"tool kind {update['kind']!r} is neither defined nor _-prefixed")
 
 
-@check("PLAN-04", kind=Kind.FINDING)
+@check("PLAN-04", role=Role.FINDING)
 def plan_type_known(plan: Mapping[str, Any], where: str, rev: str) -> Found:
     """Plan types other than items start with _."""
     if is_reserved("plan_type", plan.get("type"), rev):
@@ -185,7 +185,7 @@ def plan_type_known(plan: Mapping[str, Any], where: str, rev: str) -> Found:
                f"plan type {plan.get('type')!r} is neither defined nor _-prefixed")
 
 
-@check("PLAN-09", kind=Kind.FINDING)
+@check("PLAN-09", role=Role.FINDING)
 def plan_entries_known(plan: Mapping[str, Any], where: str, rev: str) -> Found:
     """Plan entry priorities and statuses are the defined values or start with _."""
     for i, entry in enumerate(plan.get("entries") or []):
@@ -197,7 +197,7 @@ def plan_entries_known(plan: Mapping[str, Any], where: str, rev: str) -> Found:
                        f"plan entry {name} {entry[name]!r} is neither defined nor _-prefixed")
 
 
-@check("PERM-07", kind=Kind.FINDING)
+@check("PERM-07", role=Role.FINDING)
 def option_kinds_known(params: Mapping[str, Any], rev: str) -> Found:
     """Permission option kinds are allow/reject once/always or start with _."""
     for i, option in enumerate(params.get("options") or []):
@@ -208,7 +208,7 @@ def option_kinds_known(params: Mapping[str, Any], rev: str) -> Found:
 
 # --- paths, currencies, capabilities -------------------------------------------------------
 
-@check("TOOL-19", kind=Kind.FINDING)
+@check("TOOL-19", role=Role.FINDING)
 def tool_paths_absolute(update: Mapping[str, Any], where: str) -> Found:
     """File paths in tool call locations and diffs are absolute."""
     locations = update.get("locations")
@@ -236,14 +236,14 @@ def _diff_paths(items: Any, where: str) -> Found:
                            f"diff {key} {change[key]!r} is not absolute")
 
 
-@check("TOOL-19", kind=Kind.FINDING)
+@check("TOOL-19", role=Role.FINDING)
 def diff_paths_absolute(items: Any, where: str) -> Found:
     """Diff paths in tool call content are absolute."""
     yield from _diff_paths(items, where)
 
 
 
-@check("USAGE-04", kind=Kind.FINDING)
+@check("USAGE-04", role=Role.FINDING)
 def currency_iso_4217(update: Mapping[str, Any], where: str) -> Found:
     """usage_update cost.currency is an ISO 4217 code.
 
@@ -259,7 +259,7 @@ def currency_iso_4217(update: Mapping[str, Any], where: str) -> Found:
             yield (f"{where}/cost/currency", f"currency {currency!r} is not an ISO 4217 code")
 
 
-@check("PROMPT-02", kind=Kind.FINDING)
+@check("PROMPT-02", role=Role.FINDING)
 def prompt_within_capabilities(params: Mapping[str, Any], caps: Mapping[str, Any]) -> Found:
     """Image, audio and embedded resources only when the agent advertised them."""
     for i, block in enumerate(params.get("prompt") or []):
@@ -273,14 +273,14 @@ def prompt_within_capabilities(params: Mapping[str, Any], caps: Mapping[str, Any
                    "did not advertise")
 
 
-@check("SESS-02", kind=Kind.FINDING)
+@check("SESS-02", role=Role.FINDING)
 def cwd_absolute(params: Mapping[str, Any]) -> Found:
     """The cwd of session/new is an absolute path."""
     if "cwd" in params and not is_absolute_path(params["cwd"]):
         yield ("params/cwd", f"cwd {params['cwd']!r} is not an absolute path")
 
 
-@check("INIT-03", kind=Kind.FINDING)
+@check("INIT-03", role=Role.FINDING)
 def initialize_names_capabilities(result: Mapping[str, Any], key: str = "capabilities"
                                   ) -> Found:
     """The initialize result states the agent's capabilities."""

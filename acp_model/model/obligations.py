@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from acp_model.model.check import CheckMeta, declare
-from acp_model.model.vocab import WORK, CancelStatus, Kind, Level, PermState, PromptStatus
+from acp_model.model.vocab import WORK, CancelStatus, Level, PermState, PromptStatus, Role
 
 
 def _liveness(rule_id: str, name: str, doc: str, **kw: Any) -> CheckMeta:
-    return declare(rule_id, name, doc, module=__name__, kind=Kind.OBLIGATION, **kw)
+    return declare(rule_id, name, doc, module=__name__, role=Role.OBLIGATION, **kw)
 
 
 # Liveness obligations: what a session still owes is judged at the end of a trace (or of a

@@ -22,7 +22,7 @@ from rpds import HashTrieMap, Queue
 
 from acp_model.model.check import allowance, check
 from acp_model.model.messages import Findings
-from acp_model.model.vocab import FINAL_TOOL_STATUSES, Kind, ToolStatus
+from acp_model.model.vocab import FINAL_TOOL_STATUSES, Role, ToolStatus
 
 MESSAGE_FAMILY = {
     "user_message": "user", "user_message_chunk": "user",
@@ -270,7 +270,7 @@ def view_summary(view: SessionView) -> dict[str, Any]:
 
 # --- what the view lets the oracle judge --------------------------------------------------------
 
-@check("ACPM-MSG-FAMILY", kind=Kind.FINDING)
+@check("ACPM-MSG-FAMILY", role=Role.FINDING)
 def family_kept(view: SessionView, update: dict[str, Any]) -> Iterator[tuple[str, str]]:
     """A messageId keeps the family it was first reported with."""
     family = MESSAGE_FAMILY.get(update.get("sessionUpdate", ""))
@@ -281,7 +281,7 @@ def family_kept(view: SessionView, update: dict[str, Any]) -> Iterator[tuple[str
                f"this {update.get('sessionUpdate')} reuses it for a {family} message")
 
 
-@check("TOOL-01", kind=Kind.FINDING)
+@check("TOOL-01", role=Role.FINDING)
 def tool_announced(view: SessionView, update: dict[str, Any]) -> Iterator[tuple[str, str]]:
     """A content chunk names a tool call some tool_call_update already reported."""
     tid = update.get("toolCallId")
@@ -294,7 +294,7 @@ def tool_announced(view: SessionView, update: dict[str, Any]) -> Iterator[tuple[
 
 # --- background work snapshots (the sdk-2.4.0 revision) ----------------------------------------
 
-@check("SDK-BG-01", kind=Kind.FINDING)
+@check("SDK-BG-01", role=Role.FINDING)
 def background_on_every_update(view: SessionView, update: dict[str, Any]
                                ) -> Iterator[tuple[str, str]]:
     """Once background work was listed, every state update carries the background list."""
@@ -304,7 +304,7 @@ def background_on_every_update(view: SessionView, update: dict[str, Any]
                "carries no (valid) background list")
 
 
-@check("SDK-BG-02", kind=Kind.FINDING)
+@check("SDK-BG-02", role=Role.FINDING)
 def background_items_announced(view: SessionView, update: dict[str, Any]
                                ) -> Iterator[tuple[str, str]]:
     """A background tool call was reported (tool_call_update) before a snapshot lists it."""
@@ -314,7 +314,7 @@ def background_items_announced(view: SessionView, update: dict[str, Any]
                    f"background lists tool call {ident!r}, which no tool_call_update reported")
 
 
-@check("SDK-BG-03", kind=Kind.FINDING)
+@check("SDK-BG-03", role=Role.FINDING)
 def background_removed_when_final(view: SessionView, update: dict[str, Any]
                                   ) -> Iterator[tuple[str, str]]:
     """A tool call leaves the background list only after its final status was reported."""

@@ -147,10 +147,11 @@ class Answer(StrEnum):
     ERROR = "error"  # a JSON-RPC error response
 
 
-class Kind(StrEnum):
-    """A check's shape: a guard of a machine transition, a single-message finding, a liveness
-    obligation judged at the end, a fact the fuzzer judges from the process, or a routing
-    decision that hands a message to other checks."""
+class Role(StrEnum):
+    """A check's role (a rule's kind, safety or liveness, is ``spec.rules.Kind``): a guard of
+    a machine transition, a single-message finding, a liveness obligation judged at the end,
+    a fact the fuzzer judges from the process, or a routing decision that hands a message to
+    other checks."""
 
     GUARD = "guard"
     FINDING = "finding"

@@ -17,7 +17,7 @@ from acp_model.model.session import (
     REQUEST_OBLIGATIONS,
     WITHDRAWN_ANSWERED,
 )
-from acp_model.model.vocab import Kind
+from acp_model.model.vocab import Role
 from acp_model.oracle.rpc import OpenRequest, batch_answered_per_request, batch_left_unanswered
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 REQUEST_ANSWERED = declare("ACPM-ANSWER", "request_answered",
                            "Every request is eventually answered with a result or an error.",
-                           module=__name__, kind=Kind.OBLIGATION)
+                           module=__name__, role=Role.OBLIGATION)
 
 
 class LivenessMixin:

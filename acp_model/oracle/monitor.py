@@ -31,7 +31,7 @@ from acp_model.model.session import (
     SessionLifecycle,
     SessionModel,
 )
-from acp_model.model.vocab import ConnEvent, ErrorCode, Event, Kind, Level
+from acp_model.model.vocab import ConnEvent, ErrorCode, Event, Level, Role
 from acp_model.oracle import rpc, wire
 from acp_model.oracle import validate as validation
 from acp_model.oracle.liveness import LivenessMixin
@@ -58,7 +58,7 @@ _BASELINE_SESSION_METHODS = frozenset({"session/new", "session/prompt"})
 
 CLOSE_CANCELS = declare("SESS-10", "close_is_cancel", "session/close is routed to the session "
                         "machine as a session/cancel: the CANCEL rules judge what follows.",
-                        module=__name__, kind=Kind.ROUTE)
+                        module=__name__, role=Role.ROUTE)
 
 
 class Monitor(LivenessMixin, QueriesMixin):

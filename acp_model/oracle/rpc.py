@@ -3,7 +3,7 @@
 Open requests per sender, the ids already answered, unreadable input that may earn an id-null
 error, the batch in flight. The checks here decide the framing rules (RPC-01/02/04/07/09/10,
 ENUM-02 for methods, CANCEL-02, the "answered twice" part of PROMPT-04 and PERM-12). Each is a
-``@check(kind=FINDING)`` returning ``None`` when the rule holds and a text saying what happened
+``@check(role=FINDING)`` returning ``None`` when the rule holds and a text saying what happened
 otherwise; the monitor runs them in wire order and reports through their metadata.
 """
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from acp_model.model.check import check
-from acp_model.model.vocab import UNREADABLE_CODES, Kind
+from acp_model.model.vocab import UNREADABLE_CODES, Role
 from acp_model.spec.schema import SEED, MethodSpec, null_request_ids
 from acp_model.trace.format import Record
 
@@ -108,7 +108,7 @@ def _clip(text: str, limit: int = 80) -> str:
 
 # --- lines -----------------------------------------------------------------------------------
 
-@check("RPC-02", kind=Kind.FINDING)
+@check("RPC-02", role=Role.FINDING)
 def utf8(record: Record) -> str | None:
     """Every message is UTF-8."""
     if record.note == "invalid-utf8":
@@ -116,7 +116,7 @@ def utf8(record: Record) -> str | None:
     return None
 
 
-@check("RPC-04", kind=Kind.FINDING)
+@check("RPC-04", role=Role.FINDING)
 def only_messages(record: Record) -> str | None:
     """Nothing but JSON-RPC messages is written to the protocol stream."""
     if record.raw is not None and record.note != "invalid-utf8":
@@ -127,7 +127,7 @@ def only_messages(record: Record) -> str | None:
 
 # --- batches ---------------------------------------------------------------------------------
 
-@check("RPC-07", kind=Kind.FINDING)
+@check("RPC-07", role=Role.FINDING)
 def batch_not_empty(rpc: Rpc, direction: str, msg: list[Any]) -> str | None:
     """A batch has at least one element."""
     if not msg and not (direction == "a2c" and rpc.notification_batch_sent):
@@ -135,7 +135,7 @@ def batch_not_empty(rpc: Rpc, direction: str, msg: list[Any]) -> str | None:
     return None
 
 
-@check("RPC-09", kind=Kind.FINDING)
+@check("RPC-09", role=Role.FINDING)
 def no_empty_batch_reply(rpc: Rpc, direction: str, msg: list[Any]) -> str | None:
     """A batch of notifications gets no response at all, not an empty array."""
     if not msg and direction == "a2c" and rpc.notification_batch_sent:
@@ -144,7 +144,7 @@ def no_empty_batch_reply(rpc: Rpc, direction: str, msg: list[Any]) -> str | None
     return None
 
 
-@check("RPC-10", kind=Kind.FINDING)
+@check("RPC-10", role=Role.FINDING)
 def lifecycle_not_batched(element: Any) -> str | None:
     """initialize, session/new, session/prompt, session/resume and auth/login are not batched."""
     if isinstance(element, dict) and element.get("method") in LIFECYCLE_REQUESTS \
@@ -155,7 +155,7 @@ def lifecycle_not_batched(element: Any) -> str | None:
 
 # --- envelopes -------------------------------------------------------------------------------
 
-@check("RPC-01", kind=Kind.FINDING)
+@check("RPC-01", role=Role.FINDING)
 def is_object(direction: str, msg: Any) -> str | None:
     """A JSON-RPC message is an object."""
     if not isinstance(msg, dict):
@@ -163,7 +163,7 @@ def is_object(direction: str, msg: Any) -> str | None:
     return None
 
 
-@check("RPC-01", kind=Kind.FINDING)
+@check("RPC-01", role=Role.FINDING)
 def version_field(direction: str, msg: dict[str, Any]) -> str | None:
     """Every message carries "jsonrpc": "2.0"."""
     if msg.get("jsonrpc") != "2.0":
@@ -171,7 +171,7 @@ def version_field(direction: str, msg: dict[str, Any]) -> str | None:
     return None
 
 
-@check("RPC-01", kind=Kind.FINDING)
+@check("RPC-01", role=Role.FINDING)
 def method_is_string(direction: str, msg: dict[str, Any]) -> str | None:
     """A method name is a string."""
     method = msg.get("method")
@@ -180,7 +180,7 @@ def method_is_string(direction: str, msg: dict[str, Any]) -> str | None:
     return None
 
 
-@check("RPC-01", kind=Kind.FINDING)
+@check("RPC-01", role=Role.FINDING)
 def has_a_shape(direction: str, msg: dict[str, Any]) -> str | None:
     """A message is a request, a notification or a response."""
     if "method" not in msg and "result" not in msg and "error" not in msg:
@@ -189,7 +189,7 @@ def has_a_shape(direction: str, msg: dict[str, Any]) -> str | None:
     return None
 
 
-@check("RPC-01", kind=Kind.FINDING)
+@check("RPC-01", role=Role.FINDING)
 def request_id_valid(direction: str, method: str, req_id: Any, rev: str = SEED) -> str | None:
     """A request id is a string or an integer (or null, where the revision's RequestId admits
     it: the seed's does, sdk-2.4.0's does not)."""
@@ -203,7 +203,7 @@ def request_id_valid(direction: str, method: str, req_id: Any, rev: str = SEED) 
     return None
 
 
-@check("RPC-01", kind=Kind.FINDING)
+@check("RPC-01", role=Role.FINDING)
 def request_id_fresh(rpc: Rpc, direction: str, req_id: Any) -> str | None:
     """A request id is not reused while the earlier request is still open."""
     opened = rpc.open[direction].get(req_id)
@@ -212,7 +212,7 @@ def request_id_fresh(rpc: Rpc, direction: str, req_id: Any) -> str | None:
     return None
 
 
-@check("RPC-01", kind=Kind.FINDING)
+@check("RPC-01", role=Role.FINDING)
 def notification_without_id(spec: MethodSpec, method: str) -> str | None:
     """A notification method is sent without an id."""
     if spec.notification:
@@ -220,7 +220,7 @@ def notification_without_id(spec: MethodSpec, method: str) -> str | None:
     return None
 
 
-@check("ENUM-02", kind=Kind.FINDING)
+@check("ENUM-02", role=Role.FINDING)
 def method_defined(direction: str, method: str, spec: MethodSpec | None) -> str | None:
     """Methods are the v2 ones or extensions (``_`` or ``$/`` prefixed)."""
     if spec is None and not (method.startswith("_") or method.startswith("$/")):
@@ -229,7 +229,7 @@ def method_defined(direction: str, method: str, spec: MethodSpec | None) -> str 
     return None
 
 
-@check("ACPM-SCHEMA", kind=Kind.FINDING)
+@check("ACPM-SCHEMA", role=Role.FINDING)
 def method_direction(direction: str, method: str, spec: MethodSpec | None) -> str | None:
     """Each side sends only the methods the schema gives it (``x-side``)."""
     if spec is not None and direction not in spec.directions:
@@ -239,7 +239,7 @@ def method_direction(direction: str, method: str, spec: MethodSpec | None) -> st
 
 # --- responses -------------------------------------------------------------------------------
 
-@check("RPC-01", kind=Kind.FINDING)
+@check("RPC-01", role=Role.FINDING)
 def response_id_valid(direction: str, req_id: Any) -> str | None:
     """A response id is a string, an integer or null."""
     if not valid_id(req_id):
@@ -248,7 +248,7 @@ def response_id_valid(direction: str, req_id: Any) -> str | None:
     return None
 
 
-@check("RPC-01", kind=Kind.FINDING)
+@check("RPC-01", role=Role.FINDING)
 def result_xor_error(direction: str, msg: dict[str, Any]) -> str | None:
     """A response carries exactly one of result or error."""
     if "result" in msg and "error" in msg:
@@ -256,7 +256,7 @@ def result_xor_error(direction: str, msg: dict[str, Any]) -> str | None:
     return None
 
 
-@check("PROMPT-04", kind=Kind.FINDING)
+@check("PROMPT-04", role=Role.FINDING)
 def prompt_answered_once(rpc: Rpc, direction: str, req_id: Any) -> str | None:
     """Each session/prompt gets exactly one response."""
     if rpc.answered[OTHER[direction]].get(req_id) == "session/prompt":
@@ -264,7 +264,7 @@ def prompt_answered_once(rpc: Rpc, direction: str, req_id: Any) -> str | None:
     return None
 
 
-@check("PERM-12", kind=Kind.FINDING)
+@check("PERM-12", role=Role.FINDING)
 def permission_answered_once(rpc: Rpc, direction: str, req_id: Any) -> str | None:
     """Each permission request gets exactly one response."""
     if rpc.answered[OTHER[direction]].get(req_id) == "session/request_permission":
@@ -272,7 +272,7 @@ def permission_answered_once(rpc: Rpc, direction: str, req_id: Any) -> str | Non
     return None
 
 
-@check("RPC-01", kind=Kind.FINDING)
+@check("RPC-01", role=Role.FINDING)
 def answered_once(rpc: Rpc, direction: str, req_id: Any) -> str | None:
     """Every other request gets exactly one response."""
     earlier = rpc.answered[OTHER[direction]].get(req_id)
@@ -281,7 +281,7 @@ def answered_once(rpc: Rpc, direction: str, req_id: Any) -> str | None:
     return None
 
 
-@check("RPC-01", kind=Kind.FINDING)
+@check("RPC-01", role=Role.FINDING)
 def answers_open_request(rpc: Rpc, direction: str, req_id: Any) -> str | None:
     """A response answers an open request."""
     if req_id is not None and req_id not in rpc.answered[OTHER[direction]]:
@@ -295,7 +295,7 @@ def _error_code(msg: dict[str, Any]) -> Any:
     return error.get("code") if isinstance(error, dict) else None
 
 
-@check("CANCEL-02", kind=Kind.FINDING)
+@check("CANCEL-02", role=Role.FINDING)
 def cancel_not_answered(rpc: Rpc, direction: str, msg: dict[str, Any]) -> str | None:
     """The agent never answers the session/cancel notification."""
     last = rpc.last_c2a_notification
@@ -310,7 +310,7 @@ def _null_answer(rpc: Rpc, direction: str, msg: dict[str, Any]) -> bool:
     return msg.get("id") is None and None not in rpc.answered[OTHER[direction]]
 
 
-@check("RPC-09", kind=Kind.FINDING)
+@check("RPC-09", role=Role.FINDING)
 def notifications_unanswered(rpc: Rpc, direction: str, msg: dict[str, Any]) -> str | None:
     """Notifications are never answered; an id-null error only answers unreadable input."""
     if not _null_answer(rpc, direction, msg):
@@ -328,7 +328,7 @@ def notifications_unanswered(rpc: Rpc, direction: str, msg: dict[str, Any]) -> s
     return f"{party} sent a response with id null, i.e. it answered a notification"
 
 
-@check("ACPM-BATCH", kind=Kind.FINDING)
+@check("ACPM-BATCH", role=Role.FINDING)
 def batch_answered_per_request(rpc: Rpc, direction: str, msg: dict[str, Any]) -> str | None:
     """A valid batch is answered with an array of responses, one per request (none for
     notifications), not with one error for the whole batch."""

@@ -16,7 +16,7 @@ from functools import cache
 from typing import Any
 
 from acp_model.model.check import CheckMeta, declare
-from acp_model.model.vocab import Kind
+from acp_model.model.vocab import Role
 from acp_model.spec.rules import RULES
 from acp_model.spec.schema import SCHEMA_URI, SEED, load_schema
 
@@ -176,7 +176,7 @@ def validate(def_name: str, instance: Any, rev: str = SEED) -> list[SchemaProble
 # --- which rule a schema failure breaks -------------------------------------------------------
 
 def _schema(rule_id: str, name: str, doc: str) -> CheckMeta:
-    return declare(rule_id, name, doc, module=__name__, kind=Kind.FINDING)
+    return declare(rule_id, name, doc, module=__name__, role=Role.FINDING)
 
 
 SCHEMA_VALID = _schema("ACPM-SCHEMA", "schema_valid",
