@@ -43,7 +43,7 @@ agents: $(STAMP)
 test: $(STAMP) examples services agents
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
-	$(BIN)/pytest -n 2
+	$(BIN)/pytest -n 2 --durations=15
 
 # The fast tier for local work: only Python needed (no examples, services or agents), under 3
 # minutes on 2 cores; the tests marked slow or external run in `make test`.
