@@ -144,12 +144,15 @@ def test_a_failure_no_replay_shows_is_reported_unverified(
     fake = _CountingReplays()
     monkeypatch.setattr(shrink, "replay_once", fake)
     found = _found([NewSession(), *_noise(1)])
-    shrink.measure_reproduction(FuzzConfig(REFERENCE, replay_runs=2), found)
+    started = time.monotonic()
+    shrink.measure_reproduction(FuzzConfig(REFERENCE, replay_runs=2, minimize_budget=0.5),
+                                found)
     assert not found.verified and found.reproduced == 0
     assert any("unverified" in note for note in found.notes)
-    # each attempt fills a batch of parallel replays, then the measurement (of the program,
-    # then of it letting its session settle)
-    assert len(fake.trials) == shrink.ATTEMPTS * shrink.PARALLEL + 2 * 2
+    # a racy failure gets its rounds of tries (each a batch of parallel replays), then the
+    # measurement (of the program, then of it letting its session settle)
+    assert len(fake.trials) == shrink.SEARCH_ROUNDS * shrink.PARALLEL + 2 * 2
+    assert time.monotonic() - started < 5
 
 
 def test_an_aborted_replay_stops_before_its_next_action() -> None:

@@ -44,7 +44,8 @@ FALLBACKS = 3  # longer reproducing programs measured when the shortest reproduc
 READABLE = 12  # a fallback may be this long (or twice the shortest): still read by a person
 RETRIES = 2  # extra passes of single removals when none reproduced (racy failures)
 RETRY_UP_TO = 24  # ... on programs this short (each pass costs one replay per action)
-ATTEMPTS = 3  # rounds of replays of the run's programs before one is called unreproducible
+ATTEMPTS = 3  # replay rounds of a failure's own session before delta debugging goes on
+SEARCH_ROUNDS = 10  # rounds of replays looking for a reproducing program (within the budget)
 
 
 @dataclass
@@ -267,12 +268,16 @@ def measure_reproduction(cfg: FuzzConfig, found: Found,
     programs = [standalone(c[0]) for c in candidates]
     chosen: list[Action] | None = None
     units: list[int] = []
-    for attempt in range(ATTEMPTS):  # a racy failure may need a few tries
+    # A racy failure may need many tries: rounds of the run's programs, each followed by the
+    # shared process's history, go on while the budget lasts (up to SEARCH_ROUNDS).
+    for _ in range(SEARCH_ROUNDS):
+        if stop is not None and stop.requested:
+            break
         hit = minimizer.first(programs)
         if hit is not None:
             chosen = hit[1]
             break
-        for _, history in candidates[:2] if attempt == 0 else ():
+        for _, history in candidates[:2]:
             if len(history) > 1 and time.monotonic() < minimizer.stop_at:
                 suffix = history_suffix(minimizer, history)
                 if suffix is not None:
