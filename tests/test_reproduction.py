@@ -328,3 +328,24 @@ def test_a_failure_on_one_session_is_cut_to_that_session_first(
                     for a in found.actions] == expected
         calls[sliced] = fake.calls
     assert calls[True] < calls[False], calls
+
+
+def test_a_program_whose_turn_needs_time_is_searched_with_its_sessions_settled(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run saw the bug because the next example gave the last turn time; replayed alone,
+    the teardown's cancel cuts that turn short. The settled variant is tried at once."""
+    bug = Prompt(0, [{"type": "text", "text": "bug"}])
+
+    def replay(cfg: FuzzConfig, actions: list[Action], rule: str | None,
+               abort: threading.Event | None = None) -> ReplayOutcome:
+        for n, a in enumerate(actions, start=1):
+            if isinstance(a, Wait) and bug in actions[:n] and NewSession() in actions[:n]:
+                return ReplayOutcome(True, [Violation(rule or "X", "fail", "MUST", 1, "x")],
+                                     [], 1, None, n, session=0)
+        return ReplayOutcome(False, [], [], None)
+
+    monkeypatch.setattr(shrink, "replay_once", replay)
+    found = _found([NewSession(), *_noise(1), bug])
+    shrink.measure_reproduction(FuzzConfig(REFERENCE, replay_runs=2), found)
+    assert found.verified and found.actions == [NewSession(), bug, Wait(0, "settled")]
+    assert not any("earlier examples" in note for note in found.notes)

@@ -266,6 +266,9 @@ def measure_reproduction(cfg: FuzzConfig, found: Found,
     minimizer = Minimizer(cfg, found.rule, time.monotonic() + cfg.minimize_budget, stop)
     candidates = found.candidates or [(found.actions, found.history)]
     programs = [standalone(c[0]) for c in candidates]
+    # each also letting its sessions settle: a program that ends with a prompt showed the bug
+    # in the run because the next example gave the turn time, not the teardown's cancel
+    programs += [p for p in map(_settled, programs) if p is not None]
     chosen: list[Action] | None = None
     units: list[int] = []
     # A racy failure may need many tries: rounds of the run's programs, each followed by the
