@@ -325,3 +325,40 @@ def test_after_one_unanswered_session_new_the_next_waits_only_the_deadline() -> 
                 if v.level == Level.FAIL] == [("PROMPT-04", True)], found
     finally:
         client.close()
+
+
+def test_an_exit_is_judged_after_the_last_lines_in_the_pipe(monkeypatch: pytest.MonkeyPatch
+                                                            ) -> None:
+    """The agent ends its 2nd turn and exits at once: its exit can be seen while the turn's
+    last lines are still in the pipe. Judged before they are read, the accepted turn looked
+    unfinished (an ACPM-ALIVE failure in a clean-clone run); they are read first."""
+    from acp_model.fuzzing.client import FuzzClient
+    from acp_model.fuzzing.transport import AgentProcess
+    from acp_model.trace.wire import is_response_to
+
+    slow: list[bytes] = []  # the line the reader lingers over (the 2nd turn's user message)
+    record = AgentProcess._record_line
+
+    def lingering(self: AgentProcess, line: bytes) -> None:
+        if slow and slow[0] in line:
+            time.sleep(1.0)
+        record(self, line)
+
+    monkeypatch.setattr(AgentProcess, "_record_line", lingering)
+    client = FuzzClient.from_config(FuzzConfig([*MINI, "--mode", "exitidle"], deadline=3.0,
+                                               spec="seed"))
+    try:
+        client.initialize()
+        client.new_session()
+        params = {"sessionId": client.sessions[0].sid, "prompt": [{"type": "text", "text": "x"}]}
+        first = client.proc.request("session/prompt", params)
+        assert client.proc.wait_for(lambda m: is_response_to(m, first), timeout=5) is not None
+        slow.append(f'"u{first + 1}"'.encode())  # the next request id is the 2nd prompt's
+        second = client.proc.request("session/prompt", params)
+        assert client.proc.wait_for(lambda m: is_response_to(m, second), timeout=5) is not None
+        assert client.proc.wait_exit(5) == 0
+        client.check_alive()
+        assert [v for v in client.monitor.violations if v.level == Level.FAIL] == []
+        assert [v.rule for v in client.monitor.violations] == ["ACPM-ALIVE"]  # owing nothing
+    finally:
+        client.close()

@@ -547,7 +547,11 @@ class FuzzClient:
         if self.proc.alive or self.crash_reported:
             return
         self.crash_reported = True
-        self.caught_up()  # the crash is judged after everything the agent wrote before it
+        # The crash is judged after everything the agent wrote before it: the lines still in
+        # the pipe when the exit was seen are read first (an agent that ended its turn and
+        # exited was judged as owing that turn's user message).
+        self.proc.wait_eof(self.deadline)
+        self.caught_up()
         # An agent that exits closes its stdout first: wait (up to a deadline) for the exit
         # status, or a clean exit would be judged as a crash (stdout closed while running).
         code = self.proc.returncode

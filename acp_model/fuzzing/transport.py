@@ -286,6 +286,18 @@ class AgentProcess(RpcCalls):
         with self._cond:
             return self._queued
 
+    def wait_eof(self, timeout: float) -> bool:
+        """Wait until everything the agent wrote to stdout has been read (EOF): an agent that
+        exited may have left its last lines in the pipe (False: a child still holds it)."""
+        end = time.monotonic() + timeout
+        with self._cond:
+            while not self.stdout_closed:
+                remaining = end - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._cond.wait(min(remaining, 0.2))
+        return True
+
     def wait_delivered(self, number: int, timeout: float = 5.0) -> bool:
         """Wait until the listeners have seen the first ``number`` records."""
         if threading.current_thread() is self._delivery_thread:
