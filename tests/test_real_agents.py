@@ -89,5 +89,8 @@ def test_a_real_agent_under_v1(name: str, tmp_path: Path) -> None:
     assert report["spec"]["revision"] == "v1", report["spec"]
     transitions = report["transitions"]
     assert transitions.get("running:idle_reported", 0) > 0, transitions  # turns ended
-    assert transitions.get("running:cancel", 0) > 0, transitions  # cancels during a turn
+    # cancels during a turn: while it runs or while it waits on a permission (a clean-clone
+    # run's claude-agent-acp had all of its work-time cancels in permission waits)
+    assert transitions.get("running:cancel", 0) + transitions.get("requires_action:cancel", 0) \
+        > 0, transitions
     _only_documented(report, name, 1, tmp_path)
