@@ -89,8 +89,9 @@ def test_a_real_agent_under_v1(name: str, tmp_path: Path) -> None:
     assert report["spec"]["revision"] == "v1", report["spec"]
     transitions = report["transitions"]
     assert transitions.get("running:idle_reported", 0) > 0, transitions  # turns ended
-    # cancels during a turn: while it runs or while it waits on a permission (a clean-clone
-    # run's claude-agent-acp had all of its work-time cancels in permission waits)
-    assert transitions.get("running:cancel", 0) + transitions.get("requires_action:cancel", 0) \
-        > 0, transitions
+    # cancels during a turn: a v1 turn is open from its prompt, so a cancel before its first
+    # update counts (a clean-clone run's claude-agent-acp, slow to start its turns, had no
+    # cancel after a turn's first update in 25 s)
+    assert sum(transitions.get(f"{state}:cancel", 0)
+               for state in ("unreported", "running", "requires_action")) > 0, transitions
     _only_documented(report, name, 1, tmp_path)
