@@ -11,9 +11,12 @@ from acp_model.fuzzing.actions import (
     AnswerPermission,
     Cancel,
     Finish,
+    Mistake,
+    NegativeInput,
     NewSession,
     Probe,
     Prompt,
+    SloppyAnswer,
     Sync,
     Wait,
     describe_program,
@@ -104,3 +107,12 @@ def test_an_interrupt_writes_the_cancel_and_the_prompt_together() -> None:
         assert not client.monitor.failures
     finally:
         pool.retire()
+
+
+def test_replay_files_from_before_the_typed_inputs_still_load() -> None:
+    """Replays written when probes and sloppy answers named their input ``kind``."""
+    assert from_json({"op": "probe", "s": 1, "kind": "garbage"}) == Probe(1, NegativeInput.GARBAGE)
+    assert from_json({"op": "sloppy_answer", "kind": "withdrawn"}) \
+        == SloppyAnswer(0, Mistake.WITHDRAWN)
+    with pytest.raises(ActionError, match="sloppy answer 'twice'"):
+        from_json({"op": "sloppy_answer", "mistake": "twice"})

@@ -28,7 +28,7 @@ payloads = st.fixed_dictionaries({
     "error_code": st.sampled_from([None, -32800, -32601]),
     "options": st.just({"a": "allow_once", "r": "reject_once"}),
     "has_title": st.booleans(),
-    "kind": st.sampled_from(["update", "chunk"]),
+    "update": st.sampled_from(["update", "chunk"]),
     "result_keys": st.sampled_from([None, (), ("stopReason",)]),
     "new_message": st.booleans(),
     "first_report": st.booleans(),
@@ -124,7 +124,7 @@ def test_retiring_settled_permission_requests_changes_no_verdict(steps: list,
 conn_payloads = st.fixed_dictionaries({
     "id": st.sampled_from(["s1", "s2"]),
     "error_code": st.sampled_from([None, -32601, -32603]),
-    "kind": st.sampled_from([2, 1]),
+    "version": st.sampled_from([2, 1]),
 })
 conn_steps = st.lists(st.tuples(st.sampled_from(list(ConnEvent)), conn_payloads,
                                 st.booleans()), max_size=30)

@@ -109,14 +109,14 @@ def make_event(cfg: Config, action: Action) -> tuple[Ev, int]:
         return Ev(idx, id=idx, tool_call_id=a, options=PERM_OPTIONS), frontier
     if e == Event.TOOL_UPDATE:
         first = a[0] not in m.tools
-        return Ev(idx, tool_call_id=a[0], status=a[1], kind="update", has_title=first,
+        return Ev(idx, tool_call_id=a[0], status=a[1], update="update", has_title=first,
                   first_report=first), frontier
     if e == Event.IDLE_REPORTED:
         return Ev(idx, reason=a), frontier
     if e == Event.USER_MESSAGE:
         return Ev(idx, message_id=f"u{idx}", new_message=True), frontier
     if e == Event.OUTPUT:
-        return Ev(idx, kind="agent_message"), frontier
+        return Ev(idx, update="agent_message"), frontier
     return Ev(idx), frontier
 
 

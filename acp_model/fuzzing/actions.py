@@ -18,6 +18,7 @@ import dataclasses
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from acp_model.fuzzing.transport import is_response_to
@@ -33,6 +34,8 @@ FINISH_MAX_ANSWERS = 16  # permission requests one finish action answers at most
 FINISH_DEADLINES = 4  # how long one finish action may wait, in deadlines
 
 ACTIONS: dict[str, type[Action]] = {}
+# Field names replay files written before the rename still use: (op, old name) -> new name.
+LEGACY_FIELDS = {("probe", "kind"): "input", ("sloppy_answer", "kind"): "mistake"}
 
 
 class ActionError(ValueError):
@@ -85,7 +88,8 @@ def from_json(data: Mapping[str, Any] | Action) -> Action:
     if cls is None:
         raise ActionError(f"unknown action {data['op']!r} (known: {', '.join(sorted(ACTIONS))})")
     names = {f.name for f in dataclasses.fields(cls) if f.metadata.get("json", True)}
-    fields = {k: v for k, v in data.items() if k != "op" and not k.startswith("_")}
+    fields = {LEGACY_FIELDS.get((cls.op, k), k): v for k, v in data.items()
+              if k != "op" and not k.startswith("_")}
     extra = set(fields) - names
     if extra:
         raise ActionError(f"action {data['op']!r} has no field {', '.join(sorted(extra))}")
@@ -352,7 +356,30 @@ class CancelPromptRequest(SessionAction):
         return f"$/cancel_request for the pending prompt{label}"
 
 
-SLOPPY = ("duplicate", "after_cancel", "withdrawn")
+class Mistake(StrEnum):
+    """What a sloppy client gets wrong (:class:`SloppyAnswer`)."""
+
+    DUPLICATE = "duplicate"  # a second allow for the session's last answered request
+    AFTER_CANCEL = "after_cancel"  # cancel, then allow (not cancelled) for pending requests
+    WITHDRAWN = "withdrawn"  # allow for a request the agent withdrew
+
+
+class NegativeInput(StrEnum):
+    """Inputs where the spec defines the answer: any error, and the agent lives (:class:`Probe`)."""
+
+    UNKNOWN_SESSION = "unknown_session"
+    INVALID_PARAMS = "invalid_params"
+    UNKNOWN_METHOD = "unknown_method"
+    GARBAGE = "garbage"
+    NOTIFICATION_BATCH = "notification_batch"
+    REQUEST_BATCH = "request_batch"
+
+
+def _member(enum: type[StrEnum], value: object, what: str) -> Any:
+    try:
+        return enum(value)
+    except ValueError:
+        raise ActionError(f"{what} {value!r} is not one of {', '.join(enum)}") from None
 
 
 @dataclass(frozen=True)
@@ -362,27 +389,23 @@ class SloppyAnswer(SessionAction):
     probe: only what the agent does next is judged."""
 
     op: ClassVar[str] = "sloppy_answer"
-    kind: str = "duplicate"
+    mistake: Mistake = Mistake.DUPLICATE
 
     def __post_init__(self) -> None:
-        if self.kind not in SLOPPY:
-            raise ActionError(f"sloppy answer {self.kind!r} is not one of {', '.join(SLOPPY)}")
+        object.__setattr__(self, "mistake", _member(Mistake, self.mistake, "sloppy answer"))
 
     def perform(self, client: FuzzClient) -> None:
         idx = client.session_index(self.s)
         if idx is not None:
-            client.sloppy_answer(idx, self.kind)
+            client.sloppy_answer(idx, self.mistake)
 
     def describe(self, label: str = "") -> str:
-        what = {"duplicate": "a second allow for the last answered permission request",
-                "after_cancel": "cancel, then allow (not cancelled) for the pending permission "
-                                "requests",
-                "withdrawn": "allow for a permission request the agent withdrew"}[self.kind]
+        what = {Mistake.DUPLICATE: "a second allow for the last answered permission request",
+                Mistake.AFTER_CANCEL: "cancel, then allow (not cancelled) for the pending "
+                                      "permission requests",
+                Mistake.WITHDRAWN: "allow for a permission request the agent withdrew",
+                }[self.mistake]
         return f"negative input{label}: {what}"
-
-
-PROBES = ("unknown_session", "invalid_params", "unknown_method", "garbage",
-          "notification_batch", "request_batch")
 
 
 @dataclass(frozen=True)
@@ -390,33 +413,32 @@ class Probe(SessionAction):
     """Negative inputs where the spec defines the answer: any error, and the agent lives."""
 
     op: ClassVar[str] = "probe"
-    kind: str = "unknown_method"
+    input: NegativeInput = NegativeInput.UNKNOWN_METHOD
 
     def __post_init__(self) -> None:
-        if self.kind not in PROBES:
-            raise ActionError(f"probe {self.kind!r} is not one of {', '.join(PROBES)}")
+        object.__setattr__(self, "input", _member(NegativeInput, self.input, "probe"))
 
     def perform(self, client: FuzzClient) -> None:
         proc = client.proc
         rid = client.next_id()
         sync = client.sync_request(rid)
-        if self.kind == "unknown_session":
+        if self.input == NegativeInput.UNKNOWN_SESSION:
             msg = {"jsonrpc": "2.0", "id": rid, "method": "session/prompt", "params": {
                 "sessionId": "acp-model-no-such-session",
                 "prompt": [{"type": "text", "text": "hi"}]}}
-        elif self.kind == "invalid_params":
+        elif self.input == NegativeInput.INVALID_PARAMS:
             idx = client.session_index(self.s)
             sid = client.sessions[idx].sid if idx is not None else "x"
             msg = {"jsonrpc": "2.0", "id": rid, "method": "session/prompt",
                    "params": {"sessionId": sid}}
-        elif self.kind == "unknown_method":
+        elif self.input == NegativeInput.UNKNOWN_METHOD:
             msg = {"jsonrpc": "2.0", "id": rid, "method": "_acp_model/unknown", "params": {}}
-        elif self.kind == "notification_batch":
+        elif self.input == NegativeInput.NOTIFICATION_BATCH:
             # A legal batch (RPC-06) of notifications only: it must get no response at all.
             proc.send([{"jsonrpc": "2.0", "method": "_acp_model/note", "params": {}}])
             client.sync()
             return
-        elif self.kind == "request_batch":
+        elif self.input == NegativeInput.REQUEST_BATCH:
             # A legal batch holding a request: the request still gets its own response.
             mark = proc.mark()
             proc.send([sync, {"jsonrpc": "2.0", "method": "_acp_model/note", "params": {}}])
@@ -433,7 +455,7 @@ class Probe(SessionAction):
         proc.wait_for_index(lambda m: is_response_to(m, rid), client.deadline, start=mark)
 
     def describe(self, label: str = "") -> str:
-        return f"negative input: {self.kind}"
+        return f"negative input: {self.input}"
 
 
 def _null_error(msg: Any) -> bool:

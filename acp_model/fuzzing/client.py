@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from acp_model import __version__
-from acp_model.fuzzing.actions import Action, NewSession, from_json
+from acp_model.fuzzing.actions import Action, Mistake, NewSession, from_json
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.sessions import SessionFactory, SessionHandle
 from acp_model.fuzzing.stop import Stop
@@ -416,26 +416,26 @@ class FuzzClient:
             # round trip and turns "maybe it had not read the answer yet" into a verdict.
             self.sync()
 
-    def sloppy_answer(self, idx: int, kind: str) -> None:
+    def sloppy_answer(self, idx: int, mistake: Mistake) -> None:
         """A permission answer a careful client would not send, sent on purpose and marked as
         a probe (the client's own rule breach is not judged; what the agent does next is):
         ``duplicate``, a second allow for the session's last answered request;
         ``after_cancel``, a cancel and then allow (not cancelled) for the requests it leaves
         pending; ``withdrawn``, allow for a request the agent withdrew."""
         sid = self.sessions[idx].sid
-        if kind != "duplicate":  # a request to answer wrongly, while the work goes on
+        if mistake != Mistake.DUPLICATE:  # a request to answer wrongly, while the work goes on
             self.settle(idx, self.window(1.0))
         with self.lock:
-            if kind == "duplicate":
+            if mistake == Mistake.DUPLICATE:
                 targets = self._answered_in.get(sid, [])[-1:]
-            elif kind == "withdrawn":
+            elif mistake == Mistake.WITHDRAWN:
                 targets = [rid for rid in self.open_permissions(idx)
                            if self.monitor.withdrawn(rid)]
             else:
                 targets = self.open_permissions(idx)
         if not targets:
             return
-        if kind == "after_cancel":
+        if mistake == Mistake.AFTER_CANCEL:
             self.proc.notify("session/cancel", {"sessionId": sid})
         for rid in targets:
             with self.lock:

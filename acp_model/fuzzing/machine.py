@@ -17,13 +17,13 @@ from hypothesis import target
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
 from acp_model.fuzzing.actions import (
-    PROBES,
-    SLOPPY,
     AnswerPermission,
     Cancel,
     CancelPromptRequest,
     Finish,
     Interrupt,
+    Mistake,
+    NegativeInput,
     NewSession,
     Probe,
     Prompt,
@@ -102,7 +102,7 @@ def build_machine(begin: Callable[[], Example], end: Callable[[Example], None],
     session = st.integers(0, max_sessions - 1)
     blocks = prompt_blocks(capabilities)
     scripts = model_scripts() if scripted else st.just(())
-    probes = [p for p in PROBES if batches or not p.endswith("_batch")]
+    probes = [p for p in NegativeInput if batches or not p.endswith("_batch")]
 
     class AcpLifecycleFuzz(RuleBasedStateMachine):
         """Client behaviour over several sessions of one ACP connection."""
@@ -177,15 +177,15 @@ def build_machine(begin: Callable[[], Example], end: Callable[[Example], None],
         def withdraw_prompt(self, s: int) -> None:
             self.ex.act(CancelPromptRequest(s))
 
-        @rule(kind=st.sampled_from(probes), s=session)
-        def negative_input(self, kind: str, s: int) -> None:
-            self.ex.act(Probe(s, kind))
+        @rule(what=st.sampled_from(probes), s=session)
+        def negative_input(self, what: NegativeInput, s: int) -> None:
+            self.ex.act(Probe(s, what))
 
-        @rule(s=session, kind=st.sampled_from(SLOPPY))
-        def sloppy_answer(self, s: int, kind: str) -> None:
+        @rule(s=session, mistake=st.sampled_from(Mistake))
+        def sloppy_answer(self, s: int, mistake: Mistake) -> None:
             """What only a sloppy client shows: answers late, twice, or to withdrawn
             requests (negative inputs; the agent's reaction is judged as usual)."""
-            self.ex.act(SloppyAnswer(s, kind))
+            self.ex.act(SloppyAnswer(s, mistake))
 
         def teardown(self) -> None:
             end(self.ex)

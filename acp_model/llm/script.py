@@ -19,25 +19,25 @@ REPLIES: dict[str, type[Reply]] = {}
 
 
 class ScriptError(ValueError):
-    """A model reply that names no kind of the vocabulary, or a field it does not have."""
+    """A model reply that names no reply of the vocabulary, or a field it does not have."""
 
 
 @dataclass(frozen=True)
 class Reply:
-    """One model response; subclasses register under their ``kind``."""
+    """One model response; subclasses register under their ``reply`` name."""
 
-    kind: ClassVar[str] = ""
+    reply: ClassVar[str] = ""
 
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)
-        if cls.kind:
-            REPLIES[cls.kind] = cls
+        if cls.reply:
+            REPLIES[cls.reply] = cls
 
     def describe(self) -> str:
         raise NotImplementedError
 
     def to_json(self) -> dict[str, Any]:
-        return {"reply": self.kind, **{f.name: getattr(self, f.name) for f in fields(self)}}
+        return {"reply": self.reply, **{f.name: getattr(self, f.name) for f in fields(self)}}
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ class Text(Reply):
     """``chunks`` text deltas, ``pace_ms`` apart (slow enough for a cancel to land inside),
     then the end of the turn."""
 
-    kind: ClassVar[str] = "text"
+    reply: ClassVar[str] = "text"
     chunks: int = 3
     pace_ms: int = 0
 
@@ -62,7 +62,7 @@ class Tools(Reply):
     """``count`` tool calls in one response (a shell command, or a file edit), each one the
     agent must ask permission for; the next model request carries their results."""
 
-    kind: ClassVar[str] = "tools"
+    reply: ClassVar[str] = "tools"
     tool: str = "shell"
     count: int = 1
 
@@ -83,7 +83,7 @@ class Fail(Reply):
     """The request fails (HTTP 500, the API's overloaded error, or a stream dropped after
     one chunk); a retry of the same request gets a short text."""
 
-    kind: ClassVar[str] = "fail"
+    reply: ClassVar[str] = "fail"
     failure: str = "http500"
 
     def __post_init__(self) -> None:
@@ -102,7 +102,7 @@ STOPS = ("max_tokens", "refusal")
 class Stop(Reply):
     """One text chunk, then the turn stops for ``max_tokens`` or a refusal."""
 
-    kind: ClassVar[str] = "stop"
+    reply: ClassVar[str] = "stop"
     reason: str = "max_tokens"
 
     def __post_init__(self) -> None:
@@ -118,7 +118,7 @@ class Stall(Reply):
     """The response starts and then nothing comes, until the agent drops the request (a
     cancel) or ``STALL_LIMIT`` seconds pass."""
 
-    kind: ClassVar[str] = "stall"
+    reply: ClassVar[str] = "stall"
 
     def describe(self) -> str:
         return "stall until cancelled"
@@ -137,7 +137,7 @@ def reply_from_json(data: Mapping[str, Any] | Reply) -> Reply:
     names = {f.name for f in fields(cls)}
     extra = set(data) - names - {"reply"}
     if extra:
-        raise ScriptError(f"model reply {cls.kind!r} has no field {', '.join(sorted(extra))}")
+        raise ScriptError(f"model reply {cls.reply!r} has no field {', '.join(sorted(extra))}")
     return cls(**{k: v for k, v in data.items() if k != "reply"})
 
 

@@ -40,7 +40,7 @@ class Served:
 
     tag: str | None
     step: int
-    reply: str  # the reply's kind ("side" for a request of no scripted turn)
+    reply: str  # the reply name ("side" for a request of no scripted turn)
     attempt: int
 
 
@@ -172,7 +172,7 @@ class ScriptedModel:
             reply = script[req.step] if req.step < len(script) else END
             if isinstance(reply, Fail) and attempt > 1:
                 reply = Text(1)  # the retry of a failed request goes through
-            self.journal.append(Served(req.tag, req.step, reply.kind, attempt))
+            self.journal.append(Served(req.tag, req.step, reply.reply, attempt))
             return reply, attempt
 
     # --- HTTP --------------------------------------------------------------------------------

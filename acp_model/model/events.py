@@ -43,7 +43,7 @@ class Ev:
     answer: str | None = None  # permissions.Answer of a permission response
     error_code: int | None = None
     has_title: bool | None = None  # tool_call_update carries a title
-    kind: str | None = None  # "update" / "chunk" for tool events, the sessionUpdate otherwise
+    update: str | None = None  # the sessionUpdate; "update" / "chunk" for tool events
     message_id: str | None = None
     new_message: bool | None = None  # the client view had no message with this id yet
     options: dict[str, Any] | None = None  # optionId -> kind of a permission request

@@ -95,7 +95,7 @@ _LIVE_ONLY = MappingProxyType({"snapshot": False, "why": "message ids of the liv
                                                        "explorer's alphabet has none"})
 _LIVE_CONTENT = MappingProxyType({"snapshot": False, "why": "read only for content kinds of the "
                                   "live trace (v1's CANCEL-09); the explorer's alphabet has none"})
-LATE_CONTENT_KINDS = frozenset({"agent_message_chunk", "agent_thought_chunk"})
+LATE_CONTENT_UPDATES = frozenset({"agent_message_chunk", "agent_thought_chunk"})
 
 
 @dataclass
@@ -299,7 +299,7 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
     @check("TOOL-02")
     def tool_titled_on_first_report(self, ev: Ev) -> bool:
         """The first tool_call_update of a toolCallId should carry its title."""
-        return not ev.first_report or bool(ev.has_title) or ev.kind != "update"
+        return not ev.first_report or bool(ev.has_title) or ev.update != "update"
 
     @check("PERM-11", evidence="answer_evidence")
     def tool_respects_answer(self, ev: Ev) -> bool:
@@ -328,7 +328,7 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
         (no message, thought or tool call after it while no prompt came since)."""
         if self.cancelled_end < 0 or ev.tool_call_id in self.cancelled_tools:
             return True  # nothing cancelled, or a tool of that work (the check above judges)
-        return not (ev.kind in LATE_CONTENT_KINDS or ev.tool_call_id is not None)
+        return not (ev.update in LATE_CONTENT_UPDATES or ev.tool_call_id is not None)
 
     # =====================================================================================
     # Actions. They run after the checks and update the extended state.

@@ -14,8 +14,8 @@ from acp_model.model.events import Ev, content_key, text_key
 from acp_model.model.reducers import SessionView, tool_status_after
 from acp_model.model.vocab import STATE_EVENTS, Event
 
-USER_KINDS = frozenset({"user_message", "user_message_chunk"})
-TOOL_KINDS = {"tool_call_update": "update", "tool_call_content_chunk": "chunk"}
+USER_UPDATES = frozenset({"user_message", "user_message_chunk"})
+TOOL_UPDATES = {"tool_call_update": "update", "tool_call_content_chunk": "chunk"}
 
 
 def session_update(idx: int, update: dict[str, Any], view: SessionView, protocol: int = 2
@@ -24,31 +24,31 @@ def session_update(idx: int, update: dict[str, Any], view: SessionView, protocol
 
     In v1 (``protocol=1``) a user message chunk is replayed history, never the insertion of a
     prompt (the turn's start is derived from the prompt, ``turns_v1``): other output."""
-    kind = update.get("sessionUpdate")
-    what = f"session/update {kind} #{idx}"
-    if protocol == 1 and kind in USER_KINDS:
-        return Event.OUTPUT, Ev(idx, kind=kind), what
-    if kind == "state_update":
+    name = update.get("sessionUpdate")
+    what = f"session/update {name} #{idx}"
+    if protocol == 1 and name in USER_UPDATES:
+        return Event.OUTPUT, Ev(idx, update=name), what
+    if name == "state_update":
         state = update.get("state")
         event = STATE_EVENTS.get(state, Event.CUSTOM_REPORTED)  # type: ignore[arg-type]
         reason = update.get("stopReason") if state == "idle" else None
         what = f"state_update {state}" + (f" (stopReason {reason!r})" if state == "idle"
                                            else "") + f" #{idx}"
         return event, Ev(idx, reason=reason), what
-    if kind in USER_KINDS:
+    if name in USER_UPDATES:
         mid = update.get("messageId")
         known = view.messages.get(mid) if isinstance(mid, str) else None
-        key = content_key(update.get("content")) if kind == "user_message" else None
+        key = content_key(update.get("content")) if name == "user_message" else None
         return Event.USER_MESSAGE, Ev(idx, message_id=mid, new_message=known is None
                                       or known.family != "user", content_key=key,
                                       text_key=text_key(update.get("content"))), what
-    if kind in TOOL_KINDS:
+    if name in TOOL_UPDATES:
         tid = update.get("toolCallId")
-        status = tool_status_after(view, update) if kind == "tool_call_update" else None
+        status = tool_status_after(view, update) if name == "tool_call_update" else None
         return Event.TOOL_UPDATE, Ev(idx, tool_call_id=tid, status=status,
-                                     kind=TOOL_KINDS[kind], has_title=bool(update.get("title")),
+                                     update=TOOL_UPDATES[name], has_title=bool(update.get("title")),
                                      first_report=tid not in view.tools), what
-    return Event.OUTPUT, Ev(idx, kind=kind), what
+    return Event.OUTPUT, Ev(idx, update=name), what
 
 
 def permission_request(idx: int, req_id: Any, params: Any) -> Ev:

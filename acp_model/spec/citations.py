@@ -23,9 +23,9 @@ EXTERNAL = ("RULES.md", "JSON-RPC 2.0", "the fuzzer's own limit", "schema.json (
 
 @dataclass(frozen=True, slots=True)
 class Cite:
-    """One part of a citation: ``kind`` is ``page``, ``schema`` or ``external``."""
+    """One part of a citation: ``source`` is ``page``, ``schema`` or ``external``."""
 
-    kind: str
+    source: str
     target: str  # page file name, $defs path, or the external reference
     sections: tuple[str, ...] = ()
     revision: str = "seed"  # whose schema a $defs pointer (or whose docs page) it is in
@@ -110,10 +110,10 @@ def unresolved(citation: str, revision_dir: str = "seed") -> list[str]:
     """The parts of ``citation`` that do not exist in the revision's vendored sources."""
     bad = []
     for cite in parse(citation):
-        if cite.kind == "schema" and (cite.revision not in REVISIONS or not _pointer_found(
+        if cite.source == "schema" and (cite.revision not in REVISIONS or not _pointer_found(
                 cite.target, load_schema(cite.revision))):
             bad.append(f"{cite.revision} {cite.target}")
-        elif cite.kind == "page":
+        elif cite.source == "page":
             heads = headings(cite.revision or revision_dir, cite.target)
             if heads is None:
                 bad.append(f"{cite.revision} {cite.target}".strip())
