@@ -301,11 +301,29 @@ def test_permission_answered_before_requires_action_arrives_is_fine() -> None:
     assert_clean(check(t))
 
 
-def test_tool_proceeding_after_reject_needs_proof_of_reading() -> None:
+def test_a_tool_started_after_an_unread_reject_had_no_allow() -> None:
+    """Read or not, the reject left the agent without an allow: had it not read the answer,
+    it went ahead with the request still open (no proof of reading is needed either way)."""
     t = turn_start(base(), 10).tool(S, "t1", "pending", title="x").permission(S, 50, "t1")
     t.requires_action(S).answer(50, "reject").running(S).tool(S, "t1", "in_progress")
     t.idle(S, "end_turn")
-    assert_clean(check(t))  # the agent may have gone ahead before reading the answer
+    report = check(t)
+    assert failed_rules(report) == {"PERM-11"}
+    roles = {e["role"] for e in report["violations"][0]["evidence"]}
+    assert roles == {"permission request", "the answer", "the tool update"}
+
+
+def test_an_unread_reject_leaves_a_running_or_withdrawn_tool_alone() -> None:
+    """A tool that was already running when it asked may go on reporting until the agent reads
+    the answer; a request the agent withdrew is its own to settle."""
+    t = turn_start(base(), 10).tool(S, "t1", "pending", title="x").tool(S, "t1", "in_progress")
+    t.permission(S, 50, "t1").requires_action(S).answer(50, "reject").running(S)
+    t.tool(S, "t1", "completed").idle(S, "end_turn")
+    assert_clean(check(t))
+    t = turn_start(base(), 10).tool(S, "t1", "pending", title="x").permission(S, 50, "t1")
+    t.requires_action(S).cancel_request("a2c", 50).answer(50, "reject").running(S)
+    t.tool(S, "t1", "in_progress").idle(S, "end_turn")
+    assert_clean(check(t))
 
 
 def test_strength_source_schema_downgrades_stop_reason_rule() -> None:

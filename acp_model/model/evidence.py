@@ -135,9 +135,16 @@ class EvidenceMixin:
                     f"request #{perm.idx} guarding it was still open: the client had not "
                     "answered it (nor had the agent withdrawn it)",
                     [(perm.idx, "permission request, unanswered"), (ev.idx, "the tool update")])
-        read = self._proof_text(perm.answer_idx) if perm is not None else None
-        if perm is None or read is None:
+        if perm is None:
             return None
+        read = self._proof_text(perm.answer_idx)
+        if read is None:
+            return (f"tool call {ev.tool_call_id!r}, not started before, went {ev.status!r} "
+                    f"after the permission request #{perm.idx} guarding it; the client's only "
+                    f"answer was {perm.answer!r} (#{perm.answer_idx}): whether or not the agent "
+                    "had read it, it had no allow",
+                    [(perm.idx, "permission request"), (perm.answer_idx, "the answer"),
+                     (ev.idx, "the tool update")])
         return (f"tool call {ev.tool_call_id!r} went {ev.status!r} although the permission "
                 f"request #{perm.idx} was answered {perm.answer!r} at #{perm.answer_idx} and "
                 f"{read[0]}",

@@ -152,19 +152,22 @@ class RaceFactsMixin:
 
     def unapproved_start(self, ev: Ev) -> PermRec | None:
         """The permission request this tool update proceeds without (PERM-11), if any: an
-        answer other than an allow option that the agent provably read, or no answer at all
-        while the request is open and the tool never started before it (the client had sent
-        nothing, so no timing can explain it: a stale answer taken for this request)."""
+        answer other than an allow option that the agent provably read, or no allow at all
+        for a tool that never started before: the request still open (the client had sent
+        nothing, so no timing can explain it: a stale answer taken for this request), or
+        answered without an allow the agent may not have read yet (then it went ahead with
+        no answer; had it read it, against one). A request the agent withdrew is its own to
+        settle."""
         perm = self._guard(ev)
         if ev.status not in PROCEEDING_TOOL_STATUSES or perm is None:
             return None
-        if perm.answer is None:
-            tool = self.tools.get(ev.tool_call_id or "")
-            started = tool is not None and tool.started
-            return perm if perm.state == PermState.OPEN and not started else None
         if perm.answer in (Answer.ALLOW, Answer.CUSTOM_OPTION):
             return None  # a custom option kind means whatever the agent defined
-        return perm if self._read(perm.answer_idx) else None
+        if perm.answer is not None and self._read(perm.answer_idx):
+            return perm
+        tool = self.tools.get(ev.tool_call_id or "")
+        started = tool is not None and tool.started
+        return None if started or perm.withdrawn else perm
 
     def _guard(self, ev: Ev) -> PermRec | None:
         """The permission request guarding the event's tool call, if any."""

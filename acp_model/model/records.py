@@ -70,6 +70,7 @@ class PermRec:
     # running, and has not reported requires_action since (an answer that came before the
     # agent wrote anything else left it no time to report the block)
     unreported_block: bool = False
+    withdrawn: bool = False  # the agent withdrew it while it was open (PERM-11 leaves it be)
 
 
 @dataclass(slots=True)

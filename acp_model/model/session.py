@@ -552,6 +552,7 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
         perm = self.perms.get(ev.id)
         if perm is not None and perm.state == PermState.OPEN:
             perm.state = PermState.WITHDRAWN
+            perm.withdrawn = True
 
     @allowance("TOOL-10", "CANCEL-08")
     def note_tool_update(self, ev: Ev) -> None:
