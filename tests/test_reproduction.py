@@ -4,6 +4,7 @@ and by Ctrl-C (a 30-minute run must not spend hours replaying its own history)."
 from __future__ import annotations
 
 import dataclasses
+import json
 import sys
 import threading
 import time
@@ -349,3 +350,44 @@ def test_a_program_whose_turn_needs_time_is_searched_with_its_sessions_settled(
     shrink.measure_reproduction(FuzzConfig(REFERENCE, replay_runs=2), found)
     assert found.verified and found.actions == [NewSession(), bug, Wait(0, "settled")]
     assert not any("earlier examples" in note for note in found.notes)
+
+
+def test_a_late_failure_of_an_earlier_example_s_session_keeps_the_program_that_opened_it(
+        ) -> None:
+    """On a shared process an earlier example's session can break a rule while a later example
+    runs (an update after its cancelled end): the program recorded for the failure starts with
+    the example that opened that session, not the unrelated one that happened to be running
+    (a clean-clone run's counterexample showed that one, and no replay could reproduce it)."""
+    from acp_model.fuzzing.pool import AgentPool, Example
+    from acp_model.fuzzing.recorder import LifecycleFailure, Recorder, standalone
+    from acp_model.model.vocab import Level
+
+    recorder = Recorder()
+    pool = AgentPool(FuzzConfig(REFERENCE), recorder)
+    try:
+        client = pool.client()
+        first = Example(client, recorder, deadline=3.0)
+        for a in _example(1):
+            first.act(a)
+        pool.end_example(first)
+        earlier = client.sessions[first.local[0]].sid
+        second = Example(client, recorder, deadline=3.0)
+        for a in _example(2):
+            second.act(a)
+        # the monitor's verdict on the earlier session, as a late update would raise it
+        client.monitor.violations.append(Violation(
+            "CANCEL-09", Level.FAIL, "MUST", client.proc.mark(), "late update",
+            session=earlier))
+        with pytest.raises(LifecycleFailure):
+            second.check()
+        program = standalone(recorder.found["CANCEL-09"].actions)
+        assert [type(a) for a in program] == [NewSession, Prompt, NewSession, Prompt]
+        assert program[1].blocks[0]["text"] == "example 1" and program[1].s == 0
+        assert program[3].s == 1
+        # and its transcript starts there too: the earlier session's prompt is in it
+        assert any("example 1" in json.dumps(r) for r in recorder.found["CANCEL-09"].records)
+        own = Violation("CANCEL-07", Level.FAIL, "MUST", client.proc.mark(), "its own",
+                        session=client.sessions[second.local[0]].sid)
+        assert second._program_of(own) == (second.actions, second.start)
+    finally:
+        pool.retire()

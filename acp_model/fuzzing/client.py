@@ -111,6 +111,7 @@ class FuzzClient:
         self.history: list[Action] = []  # every action performed on this process, concrete
         self.checked_violations = 0  # monitor.violations before this index are handled
         self.example_starts: list[int] = []  # where each example begins in ``history``
+        self.example_records: list[int] = []  # ... and in the records
         self._ids = itertools.count(1_000_000)
         self.cwd = cwd or os.getcwd()
         try:

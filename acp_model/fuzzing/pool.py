@@ -14,6 +14,7 @@ distinct bugs instead of stopping at the first.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import itertools
 import time
@@ -109,6 +110,7 @@ class Example:
         with client.lock:
             self.start = client.monitor.count
             self.transitions_before = client.monitor.transition_counts()
+        client.example_records.append(self.start)
         self.distinct_transitions = 0  # set when the example ends (the fuzzer's target())
         # Anything the agent did between examples (a banner, a late update) is judged here.
         self.checked = client.checked_violations
@@ -161,13 +163,30 @@ class Example:
             if v.level != Level.FAIL:
                 self.recorder.warning(v)
                 continue
-            records, offending, gap = self._slice(v.index)
-            self.recorder.failure(v, self.actions, records, offending, self._history(), gap)
+            program, start = self._program_of(v)
+            records, offending, gap = self._slice(v.index, start)
+            self.recorder.failure(v, program, records, offending, self._history(), gap)
             if first is None and v.rule not in self.recorder.masked and not self.failed:
                 first = v
         if first is not None:
             self.failed = True
             raise LifecycleFailure(first)
+
+    def _program_of(self, v: Violation) -> tuple[list[Action], int]:
+        """The actions that showed ``v`` and the record their example began at: this
+        example's, or, when ``v`` is about a session an earlier example on this process opened
+        (its late update), every example's since that one (concrete actions: ``standalone``
+        renumbers them for a fresh process)."""
+        client = self.client
+        if v.session is None or v.session in {client.sessions[i].sid for i in self.local}:
+            return self.actions, self.start
+        at = next((i for i, h in enumerate(client.sessions) if h.sid == v.session), None)
+        made = next((n for n, a in enumerate(client.history)
+                     if isinstance(a, NewSession) and a.created == at), None)
+        if at is None or made is None:
+            return self.actions, self.start
+        k = bisect.bisect_right(client.example_starts, made) - 1
+        return client.history[client.example_starts[k]:], client.example_records[k]
 
     def _history(self) -> list[list[Action]]:
         """The concrete actions of every example run on this process so far, this one last."""
@@ -175,14 +194,15 @@ class Example:
         bounds = [*starts, len(hist)]
         return [hist[a:b] for a, b in itertools.pairwise(bounds) if b > a]
 
-    def _slice(self, index: int) -> tuple[list[dict[str, Any]], int, tuple[int, int]]:
-        """A self-contained transcript for this example: the handshake plus its own records,
-        the offending record's position in it, and the gap left by earlier examples."""
+    def _slice(self, index: int, start: int) -> tuple[list[dict[str, Any]], int, tuple[int, int]]:
+        """A self-contained transcript from the example that began at record ``start``: the
+        handshake plus the records since, the offending record's position in it, and the gap
+        left by earlier examples."""
         records = self.client.proc.records()
-        preamble = [r for r in records[: min(2, self.start)]]
-        body = records[self.start:]
-        offending = len(preamble) + max(0, index - self.start)
-        return [*preamble, *body], offending, (len(preamble), self.start - len(preamble))
+        preamble = [r for r in records[: min(2, start)]]
+        body = records[start:]
+        offending = len(preamble) + max(0, index - start)
+        return [*preamble, *body], offending, (len(preamble), start - len(preamble))
 
     def finish(self) -> None:
         """Drain the example's sessions and judge what is still open (liveness)."""
