@@ -19,6 +19,7 @@ from acp_model.model.session import (
 )
 from acp_model.model.vocab import Role
 from acp_model.oracle.rpc import OpenRequest, batch_answered_per_request, batch_left_unanswered
+from acp_model.oracle.violation import ViolationKind
 
 if TYPE_CHECKING:
     from acp_model.model.context import Context
@@ -47,7 +48,7 @@ class LivenessMixin:
                   what: str) -> None:
         raise NotImplementedError  # the monitor reports
 
-    def _report(self, meta: CheckMeta, idx: int, message: str, *, kind: str = "safety",
+    def _report(self, meta: CheckMeta, idx: int, message: str, *, kind: ViolationKind = "safety",
                 deadline: float | None = None) -> None:
         raise NotImplementedError
 

@@ -38,7 +38,7 @@ from acp_model.oracle.liveness import LivenessMixin
 from acp_model.oracle.queries import QueriesMixin
 from acp_model.oracle.rpc import OTHER, OpenRequest, Rpc
 from acp_model.oracle.turns_v1 import TURN_KINDS, V1Turns
-from acp_model.oracle.violation import Violation
+from acp_model.oracle.violation import Violation, ViolationKind
 from acp_model.spec import revisions, schema
 from acp_model.spec.readings import DEFAULT, Readings
 from acp_model.spec.rules import RULES
@@ -143,7 +143,7 @@ class Monitor(LivenessMixin, QueriesMixin):
         return self.judge_open(None, 0, deadline)
 
     def note(self, meta: CheckMeta, message: str, *, session: str | None = None,
-             kind: str = "safety", deadline: float | None = None,
+             kind: ViolationKind = "safety", deadline: float | None = None,
              level: Level | None = None) -> None:
         """Record a verdict made outside the wire (the fuzzer owns the process: crashes)."""
         self._sub = None
@@ -167,7 +167,7 @@ class Monitor(LivenessMixin, QueriesMixin):
         return True
 
     def _report(self, meta: CheckMeta, idx: int, message: str, *, session: str | None = None,
-                level: Level | None = None, kind: str = "safety",
+                level: Level | None = None, kind: ViolationKind = "safety",
                 related: list[int] | None = None, deadline: float | None = None,
                 evidence: list[tuple[int, str]] | None = None) -> None:
         rule_id = meta.rule_for(self.readings)

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from acp_model.spec.levels import Level
 from acp_model.spec.rules import RULES
+
+# What a violation is about: something the agent did (safety) or something it still owes.
+ViolationKind = Literal["safety", "liveness"]
 
 
 @dataclass(slots=True)
@@ -23,7 +26,7 @@ class Violation:
     strength: str
     index: int
     message: str
-    kind: str = "safety"  # or "liveness"
+    kind: ViolationKind = "safety"
     session: str | None = None
     check: str | None = None
     sub: int | None = None  # element of a batch

@@ -301,8 +301,8 @@ _R: list[Rule] = [
          "The client may answer a permission request at once by policy.",
          "tool-calls.mdx §Requesting Permission"),
     Rule("PERM-11", "agent", "MUST NOT", "safety",
-         "Only the selection of an allow option approves; after any other answer the guarded tool "
-         "call does not proceed (in_progress/completed).",
+         "Only the selection of an allow option approves: the guarded tool call does not proceed "
+         "(in_progress/completed) before an allow, nor after any other answer.",
          "tool-calls.mdx §Requesting Permission, §Permission Options; RULES.md §4.4",
          tck=("ACP-ENUM-203",)),
     Rule("PERM-12", "client", "MUST", "safety+liveness",
