@@ -311,6 +311,7 @@ def test_a_tool_started_after_an_unread_reject_had_no_allow() -> None:
     assert failed_rules(report) == {"PERM-11"}
     roles = {e["role"] for e in report["violations"][0]["evidence"]}
     assert roles == {"permission request", "the answer", "the tool update"}
+    assert "the client's only answer was 'reject'" in report["violations"][0]["message"]
 
 
 def test_an_unread_reject_leaves_a_running_or_withdrawn_tool_alone() -> None:

@@ -141,12 +141,12 @@ class EvidenceMixin:
         if read is None:
             return (f"tool call {ev.tool_call_id!r}, not started before, went {ev.status!r} "
                     f"after the permission request #{perm.idx} guarding it; the client's only "
-                    f"answer was {perm.answer!r} (#{perm.answer_idx}): whether or not the agent "
+                    f"answer was '{perm.answer}' (#{perm.answer_idx}): whether or not the agent "
                     "had read it, it had no allow",
                     [(perm.idx, "permission request"), (perm.answer_idx, "the answer"),
                      (ev.idx, "the tool update")])
         return (f"tool call {ev.tool_call_id!r} went {ev.status!r} although the permission "
-                f"request #{perm.idx} was answered {perm.answer!r} at #{perm.answer_idx} and "
+                f"request #{perm.idx} was answered '{perm.answer}' at #{perm.answer_idx} and "
                 f"{read[0]}",
                 [(perm.idx, "permission request"), (perm.answer_idx, "the answer"), *read[1],
                  (ev.idx, "the tool update")])
