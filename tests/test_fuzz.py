@@ -367,3 +367,32 @@ def test_an_exit_is_judged_after_the_last_lines_in_the_pipe(monkeypatch: pytest.
         assert [v.rule for v in client.monitor.violations] == ["ACPM-ALIVE"]  # owing nothing
     finally:
         client.close()
+
+
+def test_work_that_begins_while_the_drain_waits_is_cancelled_too() -> None:
+    """The drain cancels what is busy when it starts; work that begins after that look (codex
+    ran a prompt it had answered -32800 once the drain had passed its session) is cancelled as
+    well, or a stalled model behind it turns into a STATE-02 "never ended" of the agent's."""
+    from acp_model.fuzzing.actions import NewSession, Prompt
+    from acp_model.fuzzing.pool import AgentPool, Example
+    from acp_model.fuzzing.recorder import Recorder
+
+    recorder = Recorder()
+    pool = AgentPool(FuzzConfig([*MINI, "--mode", "lateworker"], deadline=1.0), recorder)
+    try:
+        client = pool.client()
+        ex = Example(client, recorder, deadline=1.0)
+        ex.act(NewSession())
+        ex.act(Prompt(0, [{"type": "text", "text": "hi"}]))
+        assert client._wait(lambda: not client.busy(0), 5.0)
+        client.proc.notify("_mini/arm", {})  # its next unknown request starts its own work
+        pool.end_example(ex)
+        records = client.proc.records()
+        began = next(n for n, r in enumerate(records) if r["dir"] == "a2c" and json.dumps(
+            r["msg"]).count('"running"') and n > 10)
+        assert any(r["dir"] == "c2a" and r["msg"].get("method") == "session/cancel"
+                   for r in records[began:]), "the work begun during the drain was cancelled"
+        fails = [v.rule for v in client.monitor.violations if v.level == "fail"]
+        assert fails == [], fails
+    finally:
+        pool.retire()

@@ -504,13 +504,18 @@ class FuzzClient:
         if not self.proc.alive:
             return
         self.sync()
+        self.caught_up()  # what the agent wrote before the sync's answer is in the model
 
         def new_work(i: int) -> bool:
             # A prompt held behind the cancelled work may start its own work afterwards (A-10
             # leaves that open): it is new work, so it gets its own cancel and its own
-            # deadline rather than being judged by the first cancel's.
-            if i not in cancelled_at or not self.busy(i) or self.open_permissions(i):
+            # deadline rather than being judged by the first cancel's. So is work a session
+            # quiet at the first look begins later (a rejected prompt's, say): uncancelled, a
+            # stalled model behind it would be judged the agent's "never ended".
+            if not self.busy(i) or self.open_permissions(i):
                 return False
+            if i not in cancelled_at:
+                return True
             with self.lock:
                 return self.monitor.work_began(self.sessions[i].sid) > cancelled_at[i]
 

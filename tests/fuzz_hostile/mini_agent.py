@@ -6,7 +6,9 @@ closestdout, exitidle (exits after finishing its 2nd turn, owing nothing), exitu
 with code 0 on reading its 2nd prompt: owed, but not provably read),
 ignoreterm (correct, but ignores SIGTERM and stdin EOF), grandchild (correct, but
 leaves a SIGTERM-ignoring grandchild behind), refuseinit (answers initialize with an error,
-as an agent without its API key does), none (correct).
+as an agent without its API key does), lateworker (correct, but once sent ``_mini/arm`` it
+starts work of its own on the newest session at the next request it does not know, e.g. the
+fuzzer's sync, and ends it only when that session is cancelled), none (correct).
 """
 
 import json
@@ -19,6 +21,8 @@ import time
 MODE = sys.argv[sys.argv.index("--mode") + 1] if "--mode" in sys.argv else "none"
 prompts = 0
 sessions = 0
+armed = False
+working = None  # lateworker: the session whose work only a cancel ends
 
 
 def send(msg):
@@ -78,11 +82,18 @@ if MODE == "grandchild":
 
 def handle(msg):
     """One JSON-RPC object; returns its immediate response (None: none, or sent by the turn)."""
-    global prompts, sessions
+    global prompts, sessions, armed, working
     if not isinstance(msg, dict) or "method" not in msg:
         return None
     method, rid = msg["method"], msg.get("id")
     params = msg.get("params") or {}
+    if MODE == "lateworker" and method == "_mini/arm":
+        armed = True
+    if MODE == "lateworker" and method == "session/cancel" and working is not None \
+            and params.get("sessionId") == working:
+        update(working, {"sessionUpdate": "state_update", "state": "idle",
+                         "stopReason": "cancelled"})
+        working = None
     if rid is None:
         return None  # notifications: cancel is a no-op, turns end at once
     if method == "initialize" and MODE == "refuseinit":
@@ -106,6 +117,9 @@ def handle(msg):
         if prompts == 2 and MODE == "exitidle":
             os._exit(0)
         return None
+    if armed and sessions:  # work of its own, begun as it reads this request
+        armed, working = False, f"s{sessions}"
+        update(working, {"sessionUpdate": "state_update", "state": "running"})
     return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Not found"}}
 
 
