@@ -43,9 +43,17 @@ class StdinReader(threading.Thread):
         self._fd = fd
         self._max = max_line_bytes
 
-    def _deliver(self, item: object) -> None:
-        with contextlib.suppress(RuntimeError):  # loop already closed
-            self._loop.call_soon_threadsafe(self._handler, item)
+    def _deliver(self, *items: object) -> None:
+        """Hand ``items`` to the loop in one callback: lines read together are handled before
+        any task they start takes a step (a cancel written with its prompt is read before
+        the prompt's acceptance runs, as an agent reading its input in order would)."""
+        if items:
+            with contextlib.suppress(RuntimeError):  # loop already closed
+                self._loop.call_soon_threadsafe(self._handle_all, items)
+
+    def _handle_all(self, items: tuple[object, ...]) -> None:
+        for item in items:
+            self._handler(item)
 
     def run(self) -> None:
         buf = bytearray()
@@ -70,15 +78,14 @@ class StdinReader(threading.Thread):
                 scan = len(buf)
                 buf += chunk
                 start = 0
+                lines: list[object] = []
                 while True:
                     nl = buf.find(b"\n", max(start, scan))
                     if nl < 0:
                         break
-                    if nl - start > self._max:
-                        self._deliver(OVERSIZE)
-                    else:
-                        self._deliver(bytes(buf[start:nl]))
+                    lines.append(OVERSIZE if nl - start > self._max else bytes(buf[start:nl]))
                     start = nl + 1
+                self._deliver(*lines)
                 if start:
                     del buf[:start]
                 if len(buf) > self._max:
