@@ -181,9 +181,10 @@ class Example:
         if v.session is None or v.session in {client.sessions[i].sid for i in self.local}:
             return self.actions, self.start
         at = next((i for i, h in enumerate(client.sessions) if h.sid == v.session), None)
-        made = next((n for n, a in enumerate(client.history)
-                     if isinstance(a, NewSession) and a.created == at), None)
-        if at is None or made is None:
+        made = None if at is None else next((n for n, a in enumerate(client.history)
+                                             if isinstance(a, NewSession) and a.created == at),
+                                            None)
+        if made is None:
             return self.actions, self.start
         k = bisect.bisect_right(client.example_starts, made) - 1
         return client.history[client.example_starts[k]:], client.example_records[k]

@@ -289,14 +289,8 @@ class AgentProcess(RpcCalls):
     def wait_eof(self, timeout: float) -> bool:
         """Wait until everything the agent wrote to stdout has been read (EOF): an agent that
         exited may have left its last lines in the pipe (False: a child still holds it)."""
-        end = time.monotonic() + timeout
-        with self._cond:
-            while not self.stdout_closed:
-                remaining = end - time.monotonic()
-                if remaining <= 0:
-                    return False
-                self._cond.wait(min(remaining, 0.2))
-        return True
+        with self._cond:  # the reader notifies when it sets stdout_closed
+            return self._cond.wait_for(lambda: self.stdout_closed, timeout)
 
     def wait_delivered(self, number: int, timeout: float = 5.0) -> bool:
         """Wait until the listeners have seen the first ``number`` records."""
