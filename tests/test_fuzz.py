@@ -332,6 +332,41 @@ def test_after_one_unanswered_session_new_the_next_waits_only_the_deadline() -> 
         client.close()
 
 
+def test_a_session_new_on_the_wire_is_always_claimed_by_its_waiter() -> None:
+    """An example that ends while the session worker makes a spare judges what is open and
+    skips the session/new requests someone still waits for: each must be claimed before it
+    can be seen (an unclaimed one was judged "never answered" at once, a codex-acp CI run),
+    and threads creating at once must each find their own answer (a shared search cursor let
+    one skip past it and wait the start-up deadline)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from acp_model.fuzzing.client import FuzzClient
+
+    cfg = FuzzConfig(REFERENCE, deadline=2.0, startup_deadline=20.0, spec="seed")
+    client = FuzzClient.from_config(cfg)
+    claimed: list[bool] = []
+
+    def listener(record: dict) -> None:
+        msg = record.get("msg")
+        if record["dir"] == "c2a" and isinstance(msg, dict) \
+                and msg.get("method") == "session/new":
+            claimed.append(msg["id"] in client.factory.inflight)
+
+    client.proc.on_record(listener)
+    try:
+        client.initialize()
+        with ThreadPoolExecutor(4) as pool:
+            handles = list(pool.map(lambda _: client.factory.create(), range(12)))
+        assert all(h is not None for h in handles)
+        assert len({h.sid for h in handles if h is not None}) == 12
+        assert client.caught_up()
+        assert claimed == [True] * 12
+        assert client.factory.inflight == set()
+        assert client.monitor.judge_open(None, 0, 2.0) == []
+    finally:
+        client.close()
+
+
 def test_an_exit_is_judged_after_the_last_lines_in_the_pipe(monkeypatch: pytest.MonkeyPatch
                                                             ) -> None:
     """The agent ends its 2nd turn and exits at once: its exit can be seen while the turn's

@@ -61,9 +61,14 @@ class RpcCalls:
             self._next_id += 1
             return request_id
 
-    def request(self, method: str, params: Any = None) -> int:
-        """Send a request with a fresh integer id and return that id."""
+    def request(self, method: str, params: Any = None,
+                claim: Callable[[int], None] | None = None) -> int:
+        """Send a request with a fresh integer id and return that id. ``claim`` gets the id
+        before the request is written: whoever watches the transcript from another thread
+        can tell the request is someone's before it can see it."""
         request_id = self._new_id()
+        if claim is not None:
+            claim(request_id)
         msg: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
             msg["params"] = params

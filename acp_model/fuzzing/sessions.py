@@ -58,15 +58,26 @@ class SessionFactory:
     def create(self) -> SessionHandle | None:
         """A new configured session (None: the agent gave none, which is judged)."""
         c = self.client
-        rid = c.proc.request("session/new", {"cwd": c.cwd, "mcpServers": []})
-        with self._cond:
-            self.inflight.add(rid)
+        start = c.proc.mark()  # not the shared cursor: the worker and an example both create
+        claimed: list[int] = []
+
+        def claim(rid: int) -> None:
+            # ``inflight`` before it is written and until the monitor has its answer: an
+            # example that ends meanwhile leaves it to this wait and its judge below
+            with self._cond:
+                self.inflight.add(rid)
+            claimed.append(rid)
+
         try:
-            record = c.proc.wait_for(lambda m: is_response_to(m, rid), timeout=(
-                c.deadline if self.unanswered else c.startup_deadline))
+            rid = c.proc.request("session/new", {"cwd": c.cwd, "mcpServers": []}, claim=claim)
+            record = c.proc.wait_for(lambda m: is_response_to(m, rid), start=start,
+                                     timeout=(c.deadline if self.unanswered
+                                              else c.startup_deadline))
+            if record is not None:
+                c.proc.wait_delivered(c.proc.queued, c.deadline)
         finally:
             with self._cond:
-                self.inflight.discard(rid)
+                self.inflight.difference_update(claimed)
         if record is None and (self._stopped or not c.proc.alive):
             return None  # the client is closing (or the agent died: judged as a crash)
         if record is None:
