@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import random
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 STOP_REASONS: tuple[tuple[float, str], ...] = (
     (0.80, "end_turn"),
@@ -42,15 +43,24 @@ class ToolSpec:
     fails: bool
 
 
+class Output(StrEnum):
+    """What a step of the script makes the agent send; it selects which fields of the step
+    matter: thought/message (texts, chunked), plan (progress), tools (tools), usage (used,
+    size, cost), custom (none)."""
+
+    THOUGHT = "thought"
+    MESSAGE = "message"
+    PLAN = "plan"
+    TOOLS = "tools"
+    USAGE = "usage"
+    CUSTOM = "custom"
+
+
 @dataclass(frozen=True)
 class Step:
-    """One unit of model output; ``kind`` selects which fields matter.
+    """One unit of model output; ``output`` selects which fields matter."""
 
-    kinds: ``thought`` (texts, chunked), ``message`` (texts, chunked), ``plan`` (progress),
-    ``tools`` (tools), ``usage`` (used, size, cost), ``custom``.
-    """
-
-    kind: str
+    output: Output
     texts: tuple[str, ...] = ()
     chunked: bool = False
     tools: tuple[ToolSpec, ...] = ()
@@ -72,11 +82,14 @@ class TurnPlan:
 
     @property
     def permissions(self) -> int:
-        return sum(t.needs_permission for s in self.steps if s.kind == "tools" for t in s.tools)
+        return sum(t.needs_permission for t in self._tool_specs())
 
     @property
     def tools(self) -> int:
-        return sum(len(s.tools) for s in self.steps if s.kind == "tools")
+        return len(self._tool_specs())
+
+    def _tool_specs(self) -> list[ToolSpec]:
+        return [t for s in self.steps if s.output == Output.TOOLS for t in s.tools]
 
 
 def prompt_text(blocks: object) -> str:
@@ -147,23 +160,26 @@ def plan_turn(
 
     if force_permission:
         tool_index += 1
-        steps.append(Step("tools", tools=(_tool(rng, tool_index, permission=True),), jitter=jit()))
+        tool = _tool(rng, tool_index, permission=True)
+        steps.append(Step(Output.TOOLS, tools=(tool,), jitter=jit()))
     if force_tool:
         tool_index += 1
-        steps.append(Step("tools", tools=(_tool(rng, tool_index, permission=False),), jitter=jit()))
+        tool = _tool(rng, tool_index, permission=False)
+        steps.append(Step(Output.TOOLS, tools=(tool,), jitter=jit()))
     if rng.random() < 0.5:
         n = rng.randint(1, 3)
         texts = tuple(_sentence(rng, rng.randint(3, 7)) for _ in range(n))
-        steps.append(Step("thought", texts=texts, chunked=rng.random() < 0.5, jitter=jit()))
+        chunked = rng.random() < 0.5
+        steps.append(Step(Output.THOUGHT, texts=texts, chunked=chunked, jitter=jit()))
     entries: tuple[tuple[str, str], ...] = ()
     if force_plan or rng.random() < 0.6:
         entries = tuple(
             (_sentence(rng, rng.randint(2, 4)), rng.choice(("high", "medium", "low")))
             for _ in range(rng.randint(2, 4))
         )
-        steps.append(Step("plan", progress=0, jitter=jit()))
+        steps.append(Step(Output.PLAN, progress=0, jitter=jit()))
     if force_usage:
-        steps.append(Step("usage", used=1000, size=200000, cost=0.001, jitter=jit()))
+        steps.append(Step(Output.USAGE, used=1000, size=200000, cost=0.001, jitter=jit()))
     rounds = rng.randint(1, 3)
     used = rng.randint(1000, 20000)
     cost = 0.0
@@ -171,21 +187,23 @@ def plan_turn(
         if rng.random() < 0.7:
             n = rng.randint(1, 3)
             texts = tuple(_sentence(rng, rng.randint(3, 8)) for _ in range(n))
-            steps.append(Step("message", texts=texts, chunked=rng.random() < 0.6, jitter=jit()))
+            chunked = rng.random() < 0.6
+            steps.append(Step(Output.MESSAGE, texts=texts, chunked=chunked, jitter=jit()))
         if rng.random() < 0.6:
             group = []
             for _ in range(1 if rng.random() < 0.75 else 2):
                 tool_index += 1
                 group.append(_tool(rng, tool_index))
-            steps.append(Step("tools", tools=tuple(group), jitter=jit()))
+            steps.append(Step(Output.TOOLS, tools=tuple(group), jitter=jit()))
         if entries:
-            steps.append(Step("plan", progress=min(len(entries), (r + 1) * len(entries) // rounds)))
+            progress = min(len(entries), (r + 1) * len(entries) // rounds)
+            steps.append(Step(Output.PLAN, progress=progress))
         if rng.random() < 0.5:
             used += rng.randint(500, 8000)
             cost += round(rng.random() * 0.01, 4)
             steps.append(
                 Step(
-                    "usage",
+                    Output.USAGE,
                     used=used,
                     size=200000,
                     cost=round(cost, 4) if rng.random() < 0.7 else None,
@@ -193,9 +211,9 @@ def plan_turn(
                 )
             )
         if rng.random() < 0.15:
-            steps.append(Step("custom", jitter=jit()))
+            steps.append(Step(Output.CUSTOM, jitter=jit()))
     final = tuple(_sentence(rng, rng.randint(4, 9)) for _ in range(rng.randint(1, 2)))
-    steps.append(Step("message", texts=final, chunked=rng.random() < 0.5, jitter=jit()))
+    steps.append(Step(Output.MESSAGE, texts=final, chunked=rng.random() < 0.5, jitter=jit()))
     roll = rng.random()
     stop_reason = next(reason for bound, reason in STOP_REASONS if roll < bound)
     return TurnPlan(

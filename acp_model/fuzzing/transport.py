@@ -499,13 +499,8 @@ class AgentProcess(RpcCalls):
 
     def wait_exit(self, timeout: float) -> int | None:
         """Wait up to ``timeout`` for the process to exit; returns its code or None."""
-        deadline = time.monotonic() + timeout
         with self._cond:
-            while self.returncode is None:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return None
-                self._cond.wait(remaining)
+            self._cond.wait_for(lambda: self.returncode is not None, timeout)
             return self.returncode
 
     # ------------------------------------------------------------------- close

@@ -9,7 +9,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from acp_model.agents.reference.state import PlanCtx, Session, Turn
-from acp_model.agents.turns import Step, ToolSpec, TurnPlan
+from acp_model.agents.turns import Output, Step, ToolSpec, TurnPlan
 
 if TYPE_CHECKING:
     from acp_model.agents.reference.agent import Agent
@@ -176,9 +176,9 @@ class WorkMixin:
 
     async def exec_step(self: Agent, turn: Turn, step: Step, plan_ctx: PlanCtx) -> None:
         s = turn.session
-        if step.kind in ("thought", "message"):
-            family = "agent_thought" if step.kind == "thought" else "agent_message"
-            msg_id = s.new_id("msg_thought" if step.kind == "thought" else "msg_agent")
+        if step.output in (Output.THOUGHT, Output.MESSAGE):
+            family = "agent_thought" if step.output == Output.THOUGHT else "agent_message"
+            msg_id = s.new_id("msg_thought" if step.output == Output.THOUGHT else "msg_agent")
             style = self.design.messages
             chunked = style == "chunks" or (style == "mixed" and step.chunked)
             if not chunked:
@@ -192,17 +192,17 @@ class WorkMixin:
                         return
                 self.update(s, {"sessionUpdate": f"{family}_chunk", "messageId": msg_id,
                                 "content": {"type": "text", "text": text}})  # fmt: skip
-        elif step.kind == "plan":
+        elif step.output == Output.PLAN:
             self._plan_update(s, step, plan_ctx)
-        elif step.kind == "usage":
+        elif step.output == Output.USAGE:
             update: dict[str, Any] = {"sessionUpdate": "usage_update", "used": step.used,
                                       "size": step.size}  # fmt: skip
             if step.cost is not None:
                 update["cost"] = {"amount": step.cost, "currency": "USD"}
             self.update(s, self.fault.usage(update))
-        elif step.kind == "custom":
+        elif step.output == Output.CUSTOM:
             self.update(s, {"sessionUpdate": "_acp_model_progress", "turn": turn.index})
-        elif step.kind == "tools":
+        elif step.output == Output.TOOLS:
             await self._tools(turn, step.tools)
 
     def _plan_update(self: Agent, s: Session, step: Step, plan_ctx: PlanCtx) -> None:
