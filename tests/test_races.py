@@ -277,6 +277,19 @@ def test_permission_wait_not_reported_is_a_warning() -> None:
     assert warned_rules(report) == {"STATE-05"}
 
 
+def test_one_of_two_requests_answered_lets_the_work_run() -> None:
+    """Two permission requests, one answered: the agent reports running and goes on while the
+    other waits (codex-acp). The answered tool is work that progresses: sdk-2.4.0 "If other
+    foreground work can progress, the state remains running", so no STATE-05. A request no
+    sibling answer relieved is still a warning when the agent goes on writing past it."""
+    t = turn_start(base(), 10).permission(S, 50).permission(S, 51).requires_action(S)
+    t.answer(50, "allow").running(S).agent_message(S).answer(51, "allow").idle(S, "end_turn")
+    assert_clean(check(t))
+    t = turn_start(base(), 10).permission(S, 50).requires_action(S).answer(50, "allow")
+    t.running(S).permission(S, 51).agent_message(S).answer(51, "allow").idle(S, "end_turn")
+    assert warned_rules(check(t)) == {"STATE-05"}
+
+
 def test_a_wait_a_cancel_reached_holds_nothing_up() -> None:
     """After a cancel (here written together with the next prompt, as an editor's "stop and
     send this" does), the agent winds the work down as running while its permission request

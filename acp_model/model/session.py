@@ -574,8 +574,16 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
     def _note_silent_block(self) -> None:
         """The agent wrote something while a request it sent blocks the work it reports as
         running: it could have reported requires_action (STATE-05). A request a cancel
-        reached holds nothing up any more: the work is winding down, running is its state."""
+        reached holds nothing up any more: the work is winding down, running is its state.
+        Nor does one whose sibling was answered since it was sent: the answered request's tool
+        may be the work that progresses ("If other foreground work can progress, the state
+        remains running", sdk-2.4.0 $defs.StateUpdate; the seed's "blocked" alike)."""
         if self.state == State.RUNNING:
             for perm in self.perms.values():
-                if perm.state == PermState.OPEN and not perm.owed_cancel:
+                if perm.state == PermState.OPEN and not perm.owed_cancel \
+                        and not self._sibling_answered_since(perm):
                     perm.unreported_block = True
+
+    def _sibling_answered_since(self, perm: PermRec) -> bool:
+        return any(other is not perm and other.answer_idx > perm.idx
+                   for other in self.perms.values())
