@@ -290,6 +290,16 @@ def test_one_of_two_requests_answered_lets_the_work_run() -> None:
     assert warned_rules(check(t)) == {"STATE-05"}
 
 
+def test_running_reported_while_a_request_waits_says_other_work_progresses() -> None:
+    """codex-acp runs a reply's tool calls side by side: it asks for the first one's
+    permission, reports running and goes on with the second while the first request waits.
+    The agent said the work progresses, which the newer text allows when other work can
+    ("If other foreground work can progress, the state remains running"): no STATE-05."""
+    t = turn_start(base(), 10).requires_action(S).permission(S, 50).running(S)
+    t.agent_message(S).answer(50, "allow").idle(S, "end_turn")
+    assert_clean(check(t))
+
+
 def test_a_wait_a_cancel_reached_holds_nothing_up() -> None:
     """After a cancel (here written together with the next prompt, as an editor's "stop and
     send this" does), the agent winds the work down as running while its permission request

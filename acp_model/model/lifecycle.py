@@ -74,9 +74,9 @@ class SessionLifecycle(StateMachine):
                                      "idle_cancel_answered"], on="start_work")
         | idle.to(running, cond=["work_has_a_prompt", "running_after_user_message",
                                  "idle_cancel_answered"], on="start_work")
-        | stay(running, cond="blocked_state_reported", on="note_resumed")
-        | requires_action.to(running, on="note_resumption")
-        | custom.to(running, cond="blocked_state_reported", on="note_resumed")
+        | stay(running, cond="blocked_state_reported", on=["note_resumed", "note_overlap"])
+        | requires_action.to(running, on=["note_resumption", "note_overlap"])
+        | custom.to(running, cond="blocked_state_reported", on=["note_resumed", "note_overlap"])
     )
     requires_action_reported = (
         unreported.to(requires_action, cond=["running_before_blocking", "idle_cancel_answered"],

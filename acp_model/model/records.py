@@ -71,6 +71,10 @@ class PermRec:
     # agent wrote anything else left it no time to report the block)
     unreported_block: bool = False
     withdrawn: bool = False  # the agent withdrew it while it was open (PERM-11 leaves it be)
+    # the agent reported running after sending it: it says other foreground work progresses
+    # meanwhile, which sdk-2.4.0 allows ("If other foreground work can progress, the state
+    # remains running"), so what it writes while this request waits shows no block (STATE-05)
+    overlapped: bool = False
 
 
 @dataclass(slots=True)

@@ -376,6 +376,7 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
         perm.state = PermState.ANSWERED
         perm.answer = ev.answer
         perm.answer_idx = ev.idx
+        perm.overlapped = False  # read only while it waits
 
     def note_accept(self, ev: Ev) -> None:
         if ev.message_id is not None:  # a receipt (the newer revision's acknowledgement)
@@ -451,12 +452,18 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
 
     def note_blocked(self, ev: Ev) -> None:
         for perm in self.perms.values():
-            perm.unreported_block = False
+            perm.unreported_block = perm.overlapped = False  # it says the work is blocked now
 
     def note_resumed(self, ev: Ev) -> None:
         for perm in self.perms.values():
             if perm.state != PermState.OPEN:
                 perm.unreported_block = False
+
+    def note_overlap(self, ev: Ev) -> None:
+        """Running reported while a request waits: the agent says other work progresses."""
+        for perm in self.perms.values():
+            if perm.state == PermState.OPEN:
+                perm.overlapped = True
 
     def note_resumption(self, ev: Ev) -> None:
         """Blocked work runs again: the agent probably read the answers that unblocked it."""
@@ -553,6 +560,7 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
         if perm is not None and perm.state == PermState.OPEN:
             perm.state = PermState.WITHDRAWN
             perm.withdrawn = True
+            perm.overlapped = False  # read only while it waits
 
     @allowance("TOOL-10", "CANCEL-08")
     def note_tool_update(self, ev: Ev) -> None:
@@ -575,13 +583,14 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
         """The agent wrote something while a request it sent blocks the work it reports as
         running: it could have reported requires_action (STATE-05). A request a cancel
         reached holds nothing up any more: the work is winding down, running is its state.
-        Nor does one whose sibling was answered since it was sent: the answered request's tool
-        may be the work that progresses ("If other foreground work can progress, the state
-        remains running", sdk-2.4.0 $defs.StateUpdate; the seed's "blocked" alike)."""
+        Nor does one the agent reported running after, or one whose sibling was answered
+        since it was sent: other work (the answered request's tool, say) may be what
+        progresses ("If other foreground work can progress, the state remains running",
+        sdk-2.4.0 $defs.StateUpdate; the seed's "blocked" alike)."""
         if self.state == State.RUNNING:
             for perm in self.perms.values():
                 if perm.state == PermState.OPEN and not perm.owed_cancel \
-                        and not self._sibling_answered_since(perm):
+                        and not perm.overlapped and not self._sibling_answered_since(perm):
                     perm.unreported_block = True
 
     def _sibling_answered_since(self, perm: PermRec) -> bool:
