@@ -10,12 +10,14 @@ explorer adds no protocol knowledge of its own except two things that are not th
   model's bookkeeping. A property that merely re-read the model's own records could never catch
   a model that forgot to record something (e.g. a ``cancel`` action that does nothing).
 
-Nodes are canonical configurations: every session's ``model.snapshot.snapshot`` with trace indices
-ranked jointly over all sessions (they share one read frontier), plus the observers' state. The
-read frontier advances exactly as in ``monitor``: a prompt response proves the agent read
-everything up to that prompt, and the abstract ``sync`` event stands for any client request the
-agent answers at once. Because trace indices only matter relative to each other and to the
-frontier, equal keys have equal futures and the exploration is exact within its bounds.
+Nodes are canonical configurations: every session's ``model.snapshot.snapshot`` with unread trace
+indices ranked jointly over all sessions (they share one read frontier) and read ones by their
+order within their session, plus the observers' state. The read frontier advances exactly as in
+``monitor``: a prompt response proves the agent read everything up to that prompt, and the
+abstract ``sync`` event stands for any client request the agent answers at once. Because trace
+indices only matter by those orders and by the frontiers, equal keys have equal futures and the
+exploration is exact within its bounds (``tests/test_explore.py`` replays merged histories
+side by side to check it).
 
 Every edge can be replayed into a concrete JSON-RPC trace with ``TraceBuilder`` (see
 :meth:`Exploration.witness`), so anything the explorer claims can be re-checked with

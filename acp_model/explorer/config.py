@@ -52,7 +52,7 @@ class _Base:
     """A stored configuration's key parts, reused for the keys of its successors."""
 
     frontier: int
-    rank: dict[int, int]
+    rank: dict[int, int]  # joint ranks of the unread indices
     unread: list[set[int]]
     keys: tuple[Any, ...]
 
@@ -83,11 +83,14 @@ class Config:
                   for i, m in enumerate(self.models)]
         return Config(ctx, models, list(self.obs), self.next_idx)
 
-    def _session_unread(self, j: int) -> set[int]:
-        f = self.ctx.frontier
+    def _session_held(self, j: int) -> set[int]:
         idx = snapshot.indices(self.models[j])
         idx.update(self.obs[j].work_cancels)
-        return {i for i in idx if i > f}
+        return idx
+
+    def _session_unread(self, j: int) -> set[int]:
+        f = self.ctx.frontier
+        return {i for i in self._session_held(j) if i > f}
 
     def unread(self) -> list[int]:
         out: set[int] = set()
@@ -95,17 +98,17 @@ class Config:
             out |= self._session_unread(j)
         return sorted(out)
 
-    def _session_key(self, j: int, rank: dict[int, int]) -> tuple[Any, ...]:
-        f = self.ctx.frontier
+    def _session_key(self, j: int, joint: dict[int, int]) -> tuple[Any, ...]:
         obs = self.obs[j]
+        rank = snapshot.session_ranks(self._session_held(j), self.ctx.frontier, joint)
         return (snapshot.snapshot(self.models[j], rank),
-                tuple([-1 if i <= f else rank[i] for i in obs.work_cancels]), obs.cancelled)
+                tuple([rank[i] for i in obs.work_cancels]), obs.cancelled)
 
     def session_keys(self) -> list[tuple[Any, ...]]:
-        """Per session: snapshot and observer, indices ranked jointly over all sessions
-        (they share one read frontier; read indices collapse to -1)."""
-        rank = {i: n for n, i in enumerate(self.unread())}
-        return [self._session_key(j, rank) for j in range(len(self.models))]
+        """Per session: snapshot and observer (see :func:`snapshot.session_ranks
+        <acp_model.model.snapshot.session_ranks>` for how indices rank)."""
+        joint = {i: n for n, i in enumerate(self.unread())}
+        return [self._session_key(j, joint) for j in range(len(self.models))]
 
     def canonical(self, base: _Base | None = None, touched: int | None = None
                   ) -> tuple[tuple[Any, ...], tuple[int, ...]]:
@@ -117,32 +120,40 @@ class Config:
         their ranks are then unchanged.
         """
         if len(self.models) == 1:  # the common case: no renaming, one rank
-            rank = {i: n for n, i in enumerate(sorted(self._session_unread(0)))}
-            return (self._session_key(0, rank),), (0,)
-        keys: list[tuple[Any, ...]] | None = None
-        if base is not None and touched is not None and self.ctx.frontier == base.frontier:
-            now = self._session_unread(touched)
-            if base.unread[touched] <= now:
-                rank = base.rank
-                extra = now - base.unread[touched]
-                if extra:
-                    rank = dict(rank)
-                    for i in sorted(extra):
-                        rank[i] = len(rank)
-                keys = list(base.keys)
-                keys[touched] = self._session_key(touched, rank)
-        if keys is None:
-            keys = self.session_keys()
-        if len(keys) == 1:
-            return (keys[0],), (0,)
+            joint = {i: n for n, i in enumerate(sorted(self._session_unread(0)))}
+            return (self._session_key(0, joint),), (0,)
+        joint = self._reused_ranks(base, touched)
+        if joint is not None and base is not None and touched is not None:
+            keys = list(base.keys)
+            keys[touched] = self._session_key(touched, joint)
+        else:
+            joint = {i: n for n, i in enumerate(self.unread())}
+            keys = [self._session_key(j, joint) for j in range(len(self.models))]
         order = tuple(sorted(range(len(keys)), key=keys.__getitem__))
         return tuple(keys[j] for j in order), order
+
+    def _reused_ranks(self, base: _Base | None, touched: int | None) -> dict[int, int] | None:
+        """The parent's joint ranks extended by the touched session's new unread indices, when
+        the frontier stayed and they are all above the parent's (None: rank afresh)."""
+        if base is None or touched is None or self.ctx.frontier != base.frontier:
+            return None
+        now = self._session_unread(touched)
+        if not base.unread[touched] <= now:
+            return None  # an index was dropped: ranks above it move
+        extra = sorted(now - base.unread[touched])
+        if not extra:
+            return base.rank
+        if base.rank and extra[0] < max(base.rank):
+            return None
+        rank = dict(base.rank)
+        for i in extra:
+            rank[i] = len(rank)
+        return rank
 
     def base(self, keys: tuple[Any, ...]) -> _Base:
         unread = [self._session_unread(j) for j in range(len(self.models))]
         all_unread = sorted(set().union(*unread))
-        return _Base(self.ctx.frontier, {i: n for n, i in enumerate(all_unread)}, unread,
-                     keys)
+        return _Base(self.ctx.frontier, {i: n for n, i in enumerate(all_unread)}, unread, keys)
 
     def reorder(self, order: tuple[int, ...]) -> None:
         if order != tuple(range(len(order))):

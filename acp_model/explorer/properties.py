@@ -95,7 +95,7 @@ def _prop_b(exp: Exploration, limit: int) -> PropertyResult:
     read_cancel = set()
     for n, key in enumerate(exp.keys):
         for s, (_, wc, *_) in enumerate(key):
-            if -1 in wc and exp.info[n]["states"][s] in WORK:
+            if wc and wc[0] < 0 and exp.info[n]["states"][s] in WORK:  # read: negative
                 read_cancel.add((n, s))
     can_cancel = _can_reach_cancelled_idle(exp)
     blocked = sorted((n for n, s in read_cancel if (n, s) not in can_cancel),

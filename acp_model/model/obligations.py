@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from acp_model.model.check import CheckMeta, declare
+from acp_model.model.records import PermRec
 from acp_model.model.vocab import WORK, CancelStatus, Level, PermState, PromptStatus, Role
 
 
@@ -128,30 +129,35 @@ class ObligationsMixin:
         """Move permission requests no scan can see again out of ``perms`` (the monitor's
         bound on a long session's cost; verdicts do not change).
 
-        A request is settled once it is answered (the client's later answers to its id never
-        reach the model: they are duplicates), owes no requires_action report (STATE-05) and
-        its answer is at or below what the agent probably read (``acted_on`` on it is a no-op
-        from then on, the read frontier only grows). Every check that scans ``perms`` then
-        skips it; what reads it by id (PERM-11, STATE-06, CANCEL-04 via :meth:`perm`) finds it
-        in ``retired``. Not called by the explorer: its snapshots list ``perms``.
+        A request is settled (:meth:`_settled`) once it is answered (the client's later
+        answers to its id never reach the model: they are duplicates), owes no
+        requires_action report (STATE-05) and no verdict can depend on the agent acting on
+        it any more. Every check that scans ``perms`` then skips it;
+        what reads it by id (PERM-11, STATE-06, CANCEL-04 via :meth:`perm`) finds it in
+        ``retired``. Not called by the explorer: its snapshots list ``perms``.
         """
-        probable = self.ctx.probable
         for pid, perm in list(self.perms.items()):
-            if perm.state == PermState.ANSWERED and not perm.unreported_block \
-                    and perm.answer_idx <= probable:
+            if self._settled(perm):
                 self.retired[pid] = self.perms.pop(pid)
+
+    def _settled(self, perm: PermRec) -> bool:
+        """Answered, owing no requires_action report (STATE-05), and the agent acting on the
+        answer (``Context.acted_on``) could no longer change a verdict: the answer is at or
+        below what it probably read, or below what it provably read (every index a verdict
+        could still ask about is above it)."""
+        return perm.state == PermState.ANSWERED and not perm.unreported_block \
+            and perm.answer_idx <= max(self.ctx.probable, self.ctx.frontier)
 
     def compact(self) -> None:
         """Forget answered permission requests no check can read any more.
 
         Answered requests are read by STATE-05 (``unreported_block``), PERM-11 and STATE-06
-        (through the tool call they guard); one that is answered, owes no requires_action
-        report and guards no tool call only takes up room. The explorer calls this after each
+        (through the tool call they guard); a settled one that guards no tool call only takes
+        up room. The explorer calls this after each
         event so that configurations with equal futures merge (``tests/test_explore.py`` checks
         the merge against an exploration without it).
         """
         guarding = {t.perm for t in self.tools.values()}
         for pid, perm in list(self.perms.items()):
-            if perm.state == PermState.ANSWERED and not perm.unreported_block \
-                    and pid not in guarding:
+            if self._settled(perm) and pid not in guarding:
                 del self.perms[pid]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from acp_model.model.events import Ev
-from acp_model.model.records import CancelRec, PermRec
+from acp_model.model.records import CancelRec, PermRec, PromptRec
 from acp_model.model.vocab import (
     PROCEEDING_TOOL_STATUSES,
     QUIET,
@@ -106,6 +106,12 @@ class RaceFactsMixin:
         return [c for c in self.cancels if c.status == CancelStatus.WORK
                 and not self._read(c.idx) and self.ctx.probably_read(c.idx)]
 
+    def probably_read_cancels(self) -> int:
+        """How many of this work's unread cancels the agent probably read: all that the
+        probable frontier (shared, only growing) can still change for a verdict, since later
+        cancels are sent after every index it can move to."""
+        return len(self.probable_cancels())
+
     def read_work_cancels(self) -> list[CancelRec]:
         """Cancels sent during this work that the agent provably read (CANCEL-05: no new
         permission requests after them)."""
@@ -137,14 +143,39 @@ class RaceFactsMixin:
             allowed.add((Answer.ERROR, ErrorCode.REQUEST_CANCELLED))
         return frozenset(allowed)
 
-    def canon_ran(self, ran: bool) -> bool:
+    def canon_ran(self, ran: bool, rec: PromptRec) -> bool:
         """``PromptRec.ran`` in a snapshot: read only while quiet, and every work end sets it,
         so during work it is noise."""
         return ran or self.state in WORK
 
-    def canon_owes_reply(self, owes: bool) -> bool:
+    def canon_owes_reply(self, owes: bool, rec: CancelRec) -> bool:
         """``CancelRec.owes_reply`` in a snapshot: read only under A-04=idle-cancelled."""
         return owes and self._replies_owed()
+
+    def canon_withdrawn_prompt(self, withdrawn: bool, rec: PromptRec) -> bool:
+        """``PromptRec.withdrawn`` in a snapshot: read only while the prompt is unanswered
+        (which obligation its missing response breaks)."""
+        return withdrawn and rec.status == PromptStatus.PENDING
+
+    def canon_overlapped(self, overlapped: bool, rec: PermRec) -> bool:
+        """``PermRec.overlapped`` in a snapshot: it only keeps ``unreported_block`` from being
+        set, which is moot once the block is noted (only requires_action clears it, and the
+        flag with it) or a cancel reached the request (``_note_silent_block``)."""
+        return overlapped and not rec.unreported_block and not rec.owed_cancel
+
+    def canon_sibling_answered(self, answered: bool, rec: PermRec) -> bool:
+        """``PermRec.sibling_answered`` in a snapshot: read only while the request waits."""
+        return answered and rec.state == PermState.OPEN
+
+    def canon_settled(self, value: Any, rec: PermRec) -> Any:
+        """A permission request's answer, ``withdrawn`` and ``owed_cancel`` in a snapshot: once
+        it is answered they are read only through the tool call it guards (PERM-11, STATE-06;
+        the client never answers it again, CANCEL-04), so for a request guarding none they
+        are noise that multiplied the explored configurations by ten."""
+        if rec.state == PermState.ANSWERED and not any(t.perm == rec.id
+                                                       for t in self.tools.values()):
+            return None
+        return value
 
     def busy(self) -> bool:
         """Foreground work, or accepted prompts whose work has not ended with an idle yet."""

@@ -16,6 +16,8 @@ from typing import Any
 from acp_model.model.vocab import CancelStatus, PermState, PromptStatus
 
 INDEX = MappingProxyType({"index": True})
+# what an answered permission request no longer needs in a snapshot (race_facts.canon_settled)
+SETTLED = MappingProxyType({"canon": "canon_settled"})
 
 
 def _out(why: str, **extra: Any) -> MappingProxyType[str, Any]:
@@ -29,7 +31,8 @@ class PromptRec:
     id: Any = field(metadata=_out("pairs the response with its prompt; events name prompts "
                                   "by id, so its value never changes what a future allows"))
     status: PromptStatus = PromptStatus.PENDING  # pending -> accepted -> inserted
-    withdrawn: bool = False  # the client sent $/cancel_request for it (CANCEL-14 if unanswered)
+    # the client sent $/cancel_request for it (CANCEL-14 if unanswered)
+    withdrawn: bool = field(default=False, metadata={"canon": "canon_withdrawn_prompt"})
     # foreground work started or ended while this prompt was open (read only while quiet)
     ran: bool = field(default=False, metadata={"canon": "canon_ran"})
     # The newer revision (SDK-PROMPT-02): the prompt's content, and the user message carrying
@@ -63,18 +66,23 @@ class PermRec:
     options: MappingProxyType[str, Any] = field(metadata=_out("read before the model sees an "
                                                               "answer (classification)"))
     state: PermState = PermState.OPEN
-    owed_cancel: bool = False  # CANCEL-04: must be answered with the cancelled outcome
-    answer: str | None = None  # an Answer
+    # CANCEL-04: must be answered with the cancelled outcome
+    owed_cancel: bool = field(default=False, metadata=SETTLED)
+    answer: str | None = field(default=None, metadata=SETTLED)  # an Answer
     answer_idx: int = field(default=-1, metadata=INDEX)  # -1: not answered
     # STATE-05: the agent went on writing while the request was open and the session showed
     # running, and has not reported requires_action since (an answer that came before the
     # agent wrote anything else left it no time to report the block)
     unreported_block: bool = False
-    withdrawn: bool = False  # the agent withdrew it while it was open (PERM-11 leaves it be)
+    # the agent withdrew it while it was open (PERM-11 leaves it be)
+    withdrawn: bool = field(default=False, metadata=SETTLED)
     # the agent reported running after sending it: it says other foreground work progresses
     # meanwhile, which sdk-2.4.0 allows ("If other foreground work can progress, the state
     # remains running"), so what it writes while this request waits shows no block (STATE-05)
-    overlapped: bool = False
+    overlapped: bool = field(default=False, metadata={"canon": "canon_overlapped"})
+    # another request of the session was answered after this one was sent: that request's
+    # tool may be the work that progresses meanwhile (STATE-05, read while this one waits)
+    sibling_answered: bool = field(default=False, metadata={"canon": "canon_sibling_answered"})
 
 
 @dataclass(slots=True)

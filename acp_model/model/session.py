@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, ClassVar
 
 from acp_model.model.check import allowance, check
 from acp_model.model.context import Context
@@ -101,6 +101,9 @@ LATE_CONTENT_UPDATES = frozenset({"agent_message_chunk", "agent_thought_chunk"})
 @dataclass
 class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
     """Extended state of one session, and every lifecycle check and action."""
+
+    # what the shared context decides beyond the read frontier (see model.snapshot)
+    SNAPSHOT_QUERIES: ClassVar[tuple[str, ...]] = ("probably_read_cancels",)
 
     sid: str
     ctx: Context = field(default_factory=Context)
@@ -376,6 +379,9 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
         perm.state = PermState.ANSWERED
         perm.answer = ev.answer
         perm.answer_idx = ev.idx
+        for other in self.perms.values():  # each was sent before this answer
+            if other is not perm:
+                other.sibling_answered = True
         perm.overlapped = False  # read only while it waits
 
     def note_accept(self, ev: Ev) -> None:
@@ -590,9 +596,5 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
         if self.state == State.RUNNING:
             for perm in self.perms.values():
                 if perm.state == PermState.OPEN and not perm.owed_cancel \
-                        and not perm.overlapped and not self._sibling_answered_since(perm):
+                        and not perm.overlapped and not perm.sibling_answered:
                     perm.unreported_block = True
-
-    def _sibling_answered_since(self, perm: PermRec) -> bool:
-        return any(other is not perm and other.answer_idx > perm.idx
-                   for other in self.perms.values())

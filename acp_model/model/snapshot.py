@@ -9,13 +9,21 @@ times a second, and a generic loop over ``dataclasses.fields`` costs several tim
 
 Field metadata steers the snapshot:
 
-* ``index``: a trace index; replaced by its dense rank among unread indices, ``-1`` once the
-  agent has provably read it (only order and readness matter), ``None`` when negative (unset);
+* ``index``: a trace index; replaced by a rank that keeps every order a check or a future
+  frontier can compare: indices the agent has provably read rank by their order within their
+  own session, as negative numbers (was the cancel sent before the prompt? the frontier only
+  grows, so their order against other sessions' indices no longer matters); unread ones rank
+  densely across all sessions of the connection (which the next response proves read),
+  ``None`` when negative (unset);
 * ``snapshot=False`` (with a ``why``): left out of the key because no check reads it (the
   explanatory indices of a permission request, its options); :data:`EXCLUDED` lists them and
   ``tests/test_snapshot.py`` keeps the list honest;
 * ``perm_ref``: holds a permission request id; replaced by that request's position;
-* ``canon``: the name of a model method mapping the value to what matters for the future.
+* ``canon``: the name of a model method mapping ``(value, record)`` to what matters for the
+  future (the record is None for a field of the model itself).
+
+The model class's ``SNAPSHOT_QUERIES`` name methods whose answers join the snapshot: what the
+shared context decides beyond the read frontier (which unread cancels the agent probably read).
 
 Sets become sorted tuples, records tuples of their fields, the ``perms`` mapping keeps only the
 order of its values (ids are positions).
@@ -57,23 +65,24 @@ def _model_fields(model_cls: type) -> list[tuple[str, str, type | None]]:
     return out
 
 
-def _value(expr: str, meta: Any, rec: str) -> str | None:
-    """Python expression for one field in the snapshot (None: left out)."""
+def _value(expr: str, meta: Any, rec: str, var: str = "None") -> str | None:
+    """Python expression for one field in the snapshot (None: left out); ``var`` names the
+    record the field belongs to, passed to its ``canon`` method."""
     if meta.get("snapshot") is False:
         EXCLUDED[(rec, expr.split(".")[-1])] = meta.get("why", "")
         return None
     if meta.get("index"):
-        return f"(None if {expr} < 0 else -1 if {expr} <= fr else rank[{expr}])"
+        return f"(None if {expr} < 0 else rank[{expr}])"
     if meta.get("perm_ref"):
         return f"pos.get({expr})"
     if meta.get("canon"):
-        return f"m.{meta['canon']}({expr})"
+        return f"m.{meta['canon']}({expr}, {var})"
     return expr
 
 
 def _record_expr(cls: type, var: str) -> str:
     parts = [e for f in dataclasses.fields(cls)
-             if (e := _value(f"{var}.{f.name}", f.metadata, cls.__name__)) is not None]
+             if (e := _value(f"{var}.{f.name}", f.metadata, cls.__name__, var)) is not None]
     return "(" + "".join(p + ", " for p in parts) + ")"
 
 
@@ -83,7 +92,7 @@ def _generated(model_cls: type) -> tuple[Callable[..., Any], Callable[..., Any],
     """Compile clone, snapshot and indices for ``model_cls``."""
     clone = ["def clone(m, ctx):", "    c = object.__new__(M)", "    c.sid = m.sid",
              "    c.ctx = ctx"]
-    snap = ["def snapshot(m, rank):", "    fr = m.ctx.frontier",
+    snap = ["def snapshot(m, rank):",
             "    pos = {k: n for n, k in enumerate(m.perms)} if m.perms else {}", "    return ("]
     index_exprs: list[str] = []
     names: dict[str, Any] = {"M": model_cls}
@@ -133,6 +142,8 @@ def _generated(model_cls: type) -> tuple[Callable[..., Any], Callable[..., Any],
                 snap.append(f"        {expr},")
                 if meta.get("index"):
                     index_exprs.append(f"[m.{name}] if m.{name} >= 0 else []")
+    for query in getattr(model_cls, "SNAPSHOT_QUERIES", ()):
+        snap.append(f"        m.{query}(),")
     clone.append("    return c")
     snap.append("    )")
     idx = ["def indices(m):", "    out = set()"]
@@ -161,14 +172,20 @@ def joint_ranks(models: Iterable[Any]) -> dict[int, int]:
     return {i: n for n, i in enumerate(unread)}
 
 
+def session_ranks(held: Iterable[int], frontier: int, joint: dict[int, int]) -> dict[int, int]:
+    """One session's ranks: its read indices by their order, negative, then ``joint``."""
+    read = sorted(i for i in held if i <= frontier)
+    rank = {i: k - len(read) for k, i in enumerate(read)}
+    rank.update(joint)
+    return rank
+
+
 def snapshot(model: Any, rank: dict[int, int] | None = None) -> tuple[Any, ...]:
     """Canonical, hashable abstraction of the model's state (the explorer's node key).
 
-    Exact: two models with equal snapshots accept the same futures. Sessions sharing a frontier
-    pass a ``rank`` computed over all their indices (:func:`joint_ranks`).
+    Exact: two models with equal snapshots accept the same futures. Sessions sharing a context
+    pass a ``rank`` from :func:`session_ranks` over :func:`joint_ranks` of all of them.
     """
     if rank is None:
-        rank = joint_ranks([model])
+        rank = session_ranks(indices(model), model.ctx.frontier, joint_ranks([model]))
     return _generated(type(model))[1](model, rank)
-
-
