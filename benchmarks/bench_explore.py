@@ -6,9 +6,9 @@
 Rows that take under 2 s are run ``--repeat`` times (after one warm-up run) and print the
 median, so one noisy run on a shared machine does not decide the figure.
 
-Targets (issue 5): 1 session < 1 s, 2 sessions < 30 s with the default bounds. Three sessions
-need the lean alphabet and strict readings to stay in the tens of seconds; the table prints
-the bounds and readings each row used.
+Targets (issue 5): 1 session < 1 s, 2 sessions < 30 s with the default bounds (the first is
+missed since the model grew, see docs/explore.md). Two and three sessions use the lean
+alphabet, three also strict readings; the table prints the bounds and readings each row used.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def rows(full: bool) -> list[tuple[str, Bounds, object]]:
         out += [
             ("1 session, 2 prompts", Bounds.default(1, max_prompts=2), DEFAULT),
             ("1 session, 1 tool call", Bounds.default(1, max_tools=1), DEFAULT),
-            ("2 sessions, lean", Bounds.default(2, lean=True), DEFAULT),
+            ("2 sessions, full alphabet", Bounds.default(2, lean=False), DEFAULT),
         ]
     return out
 

@@ -45,7 +45,7 @@ Every witness is a path of abstract events and a concrete JSON-RPC trace; --witn
 the traces as JSONL files that `acp-model check` accepts.
 
 bounds: defaults depend on --sessions (1: 1 prompt, 1 permission, 1 cancel, no tool call,
-custom states; 2: no permissions, no custom states; 3: also the lean alphabet and reasons
+custom states; 2: no permissions, no custom states, the lean alphabet; 3: also the reasons
 end_turn/cancelled, and it stays tractable only under strict readings such as
 --reading A-03=diagram --reading A-07=forbid).
 
@@ -423,7 +423,7 @@ def register(sub: Any) -> None:
                    help="try custom (_x) foreground states (default on for 1 session)")
     p.add_argument("--lean", action=argparse.BooleanOptionalAction, default=None,
                    help="core alphabet only: no output, no $/cancel_request, no rejections, "
-                        "no user message before the prompt response (default on for 3 "
+                        "no user message before the prompt response (default on for 2+ "
                         "sessions)")
     p.add_argument("--reasons", type=_reasons, metavar="R1,R2",
                    help="idle stop reasons to try, 'none' for no reason (default "

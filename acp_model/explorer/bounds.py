@@ -50,13 +50,13 @@ class Bounds:
 
     @classmethod
     def default(cls, sessions: int = 1, **overrides: Any) -> Bounds:
-        """Bounds that explore in about a second for 1 session and under 30 s for 2 (see
-        ``benchmarks/bench_explore.py``); ``None`` overrides are ignored."""
+        """Bounds that explore in about ten seconds for 1 or 2 sessions and about a minute for
+        3 (see ``benchmarks/bench_explore.py``); ``None`` overrides are ignored."""
         base: dict[str, Any] = {"sessions": sessions}
         if sessions >= 2:
-            base.update(max_permissions=0, custom=False)
+            base.update(max_permissions=0, custom=False, lean=True)
         if sessions >= 3:
-            base.update(reasons=(StopReason.END_TURN, StopReason.CANCELLED), lean=True)
+            base.update(reasons=(StopReason.END_TURN, StopReason.CANCELLED))
         base.update({k: v for k, v in overrides.items() if v is not None})
         if "reasons" in base:
             base["reasons"] = tuple(base["reasons"])
