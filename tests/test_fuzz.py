@@ -76,6 +76,31 @@ def test_fuzz_cli_finds_a_mutant_and_writes_replayable_artifacts(tmp_path: Path)
     assert "Traceback" not in proc.stdout + proc.stderr
 
 
+def test_a_warning_keeps_its_first_sighting_for_reading_after_the_run(tmp_path: Path) -> None:
+    """Warnings are not shrunk, but a rare one on a real agent must still be readable: the
+    run keeps the program and transcript it was first seen in and writes them under
+    ``warnings/``; ``check`` on that transcript shows the same warning."""
+    from acp_model.fuzzing.artifacts import fuzz_report, write_out_dir
+
+    cfg = FuzzConfig([*REFERENCE, "--mutant", "held_prompt_outlives_cancel"], max_examples=80,
+                     steps=15, seed=3, deadline=2.0, time_budget=120, spec="seed",
+                     replay_runs=1)
+    result = run_fuzz(cfg)
+    seen = result.recorder.warning_seen
+    key = next((k for k in seen if k[0] == "A-10.cancel"), None)
+    assert key is not None, sorted(result.recorder.warnings)
+    assert seen[key].actions  # the program that showed it, as run
+    files = write_out_dir(result, tmp_path)
+    report = fuzz_report(result, files)
+    w = next(v for v in report["violations"]
+             if v["rule"] == "A-10.cancel" and v["level"] == Level.WARN)
+    text = Path(w["files"]["warning.txt"]).read_text()
+    assert "first sighting" in text and ">> #" in text and "replay.json" not in text
+    checked = cli("check", w["files"]["transcript.jsonl"], "--spec", "seed", "--format", "json")
+    assert "A-10.cancel" in {v["rule"] for v in json.loads(checked.stdout)["violations"]
+                             if v["level"] == Level.WARN}, checked.stdout
+
+
 def test_replay_does_not_reproduce_on_the_fixed_agent(tmp_path: Path) -> None:
     doc = {"format": "acp-model-replay/1", "rule": "CANCEL-07", "deadline": 1.5,
            "actions": [{"op": "new_session"},

@@ -225,6 +225,8 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
                       f"action(s), reproduced {ce['reproduction']}"
                       + (f" -> {Path(ce['files']['counterexample.txt']).parent}"
                          if ce["files"] else ""))
+    if files and any(k.startswith("warn:") for k in files):
+        console.print(f"warnings: the first sighting of each -> {Path(args.out) / 'warnings'}")
     if report["verdict"] == "fail":
         return EXIT_FAIL
     if result.interrupted:

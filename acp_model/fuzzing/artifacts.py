@@ -52,21 +52,25 @@ def record_numbers(found: Found) -> tuple[list[int], int | None]:
 def counterexample_text(found: Found, cfg: FuzzConfig) -> str:
     rule = RULES[found.violation.rule]
     records, offending = counterexample_records(found)
+    warning = found.violation.level != Level.FAIL
     lines = [
-        f"acp-model counterexample: {rule.id} ({rule.strength_under(cfg.readings)}, binds "
+        f"acp-model {'warning, first sighting' if warning else 'counterexample'}: {rule.id} "
+        f"({rule.strength_under(cfg.readings)}"
+        + ("; judged a warning here" if warning else "") + ", binds "
         f"{'both sides' if rule.party == 'both' else 'the ' + rule.party})",
         f"  {rule.statement}",
         f"  source: {rule.citation_in(cfg.readings.revision)}",
         f"  spec revision: {cfg.readings.revision}"
         + (f" ({cfg.decision.evidence})" if cfg.decision is not None else ""),
         f"  agent: {' '.join(cfg.argv)}",
+        "  the program as run: neither shrunk nor replayed" if warning else
         f"  reproduced {found.reproduced}/{found.replays} in fresh agent processes"
         + ("" if found.verified else " (UNVERIFIED: no fresh-process replay showed it)"),
         "",
         "What went wrong:",
         f"  {found.violation.message}",
         "",
-        "Client actions (replay.json):",
+        "Client actions" + ("" if warning else " (replay.json)") + ":",
     ]
     if not found.actions:
         lines.append("  (none: the agent fails while initializing)")
@@ -116,25 +120,40 @@ def replay_document(found: Found, cfg: FuzzConfig) -> dict[str, Any]:
 
 
 def write_out_dir(result: FuzzResult, out: Path) -> dict[str, dict[str, str]]:
-    """Write the per-failure files; returns rule -> file names for the report."""
+    """Write the per-failure files, and each warning's first sighting under ``warnings/``;
+    returns rule (``warn:RULE[:check]`` for a warning) -> file names for the report."""
     out.mkdir(parents=True, exist_ok=True)
     files: dict[str, dict[str, str]] = {}
     for found in result.recorder.found.values():
-        folder = out / found.rule
-        folder.mkdir(parents=True, exist_ok=True)
-        records, _ = counterexample_records(found)
-        with (folder / "transcript.jsonl").open("w", encoding="utf-8") as fh:
-            for rec in records:
-                fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
-        (folder / "counterexample.txt").write_text(counterexample_text(found, result.cfg),
-                                                   encoding="utf-8")
-        (folder / "sequence.mmd").write_text(sequence_text(found), encoding="utf-8")
-        (folder / "replay.json").write_text(
-            json.dumps(replay_document(found, result.cfg), indent=2) + "\n", encoding="utf-8")
-        files[found.rule] = {name: str(folder / name) for name in
-                             ("transcript.jsonl", "counterexample.txt", "sequence.mmd",
-                              "replay.json")}
+        files[found.rule] = _write_case(out / found.rule, found, result.cfg, replay=True)
+    for key, found in result.recorder.warning_seen.items():
+        name = _warning_name(key)
+        files[f"warn:{name}"] = _write_case(out / "warnings" / name.replace(":", "-"), found,
+                                            result.cfg, replay=False)
     return files
+
+
+def _warning_name(key: tuple[str, str | None]) -> str:
+    rule, check = key
+    return rule if check is None else f"{rule}:{check}"
+
+
+def _write_case(folder: Path, found: Found, cfg: FuzzConfig, *, replay: bool
+                ) -> dict[str, str]:
+    folder.mkdir(parents=True, exist_ok=True)
+    records, _ = counterexample_records(found)
+    with (folder / "transcript.jsonl").open("w", encoding="utf-8") as fh:
+        for rec in records:
+            fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    text = "counterexample.txt" if replay else "warning.txt"
+    (folder / text).write_text(counterexample_text(found, cfg), encoding="utf-8")
+    (folder / "sequence.mmd").write_text(sequence_text(found), encoding="utf-8")
+    names = ["transcript.jsonl", text, "sequence.mmd"]
+    if replay:
+        (folder / "replay.json").write_text(
+            json.dumps(replay_document(found, cfg), indent=2) + "\n", encoding="utf-8")
+        names.append("replay.json")
+    return {name: str(folder / name) for name in names}
 
 
 def fuzz_report(result: FuzzResult, files: dict[str, dict[str, str]] | None = None
@@ -168,6 +187,8 @@ def fuzz_report(result: FuzzResult, files: dict[str, dict[str, str]] | None = No
     for key, v in rec.warnings.items():
         w = v.to_json()
         w["seen"] = rec.warning_counts[key]
+        if files and f"warn:{_warning_name(key)}" in files:
+            w["files"] = files[f"warn:{_warning_name(key)}"]
         violations.append(w)
     stats = rule_stats(result.monitors)
     for found in rec.found.values():  # failures seen at initialize count even if no monitor kept

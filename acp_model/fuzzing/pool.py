@@ -70,7 +70,7 @@ class AgentPool:
                 if v.level == Level.FAIL:
                     self.recorder.failure(v, [], records, v.index, [])
                 else:
-                    self.recorder.warning(v)
+                    self.recorder.warning(v, ([], records, v.index, (0, 0)))
             client.checked_violations = len(client.monitor.violations)
         return self.current
 
@@ -161,7 +161,11 @@ class Example:
         first: Violation | None = None
         for v in violations:
             if v.level != Level.FAIL:
-                self.recorder.warning(v)
+                sighting = None
+                if self.recorder.is_new_warning(v):
+                    program, start = self._program_of(v)
+                    sighting = (program, *self._slice(v.index, start))
+                self.recorder.warning(v, sighting)
                 continue
             program, start = self._program_of(v)
             records, offending, gap = self._slice(v.index, start)

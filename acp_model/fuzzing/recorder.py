@@ -87,6 +87,9 @@ class Recorder:
     masked: set[str] = field(default_factory=set)
     warnings: dict[tuple[str, str | None], Violation] = field(default_factory=dict)
     warning_counts: dict[tuple[str, str | None], int] = field(default_factory=dict)
+    # the first sighting of each warning, as it happened (neither shrunk nor replayed): a rare
+    # warning on a real agent can then be read after the run
+    warning_seen: dict[tuple[str, str | None], Found] = field(default_factory=dict)
     examples: int = 0
     actions: int = 0
     restarts: int = 0
@@ -162,7 +165,21 @@ class Recorder:
         if new and self.on_phase is not None:  # last: a Ctrl-C in the callback loses nothing
             self.on_phase(f"shrinking {v.rule}")
 
-    def warning(self, v: Violation) -> None:
+    def is_new_warning(self, v: Violation) -> bool:
+        return (v.rule, v.check) not in self.warnings
+
+    def warning(self, v: Violation,
+                sighting: tuple[list[Action], list[dict[str, Any]], int, tuple[int, int]]
+                | None = None) -> None:
+        """Count a warning; ``sighting`` (the program, a self-contained transcript, the
+        offending record in it and the gap, as for a failure) is kept for its first one."""
         key = (v.rule, v.check)
+        if key not in self.warnings and sighting is not None:
+            actions, records, offending, gap = sighting
+            now = self.elapsed()
+            self.warning_seen[key] = Found(v.rule, v, list(actions), records, offending, [],
+                                           now, now, verified=False, gap=gap,
+                                           notes=["a warning, kept as first seen: neither "
+                                                  "shrunk nor replayed"])
         self.warnings.setdefault(key, v)
         self.warning_counts[key] = self.warning_counts.get(key, 0) + 1

@@ -229,4 +229,4 @@ def _harvest_unusable(pool: AgentPool, recorder: Recorder) -> None:
         if v.level == Level.FAIL:
             recorder.failure(v, [], records, v.index, [])
         else:
-            recorder.warning(v)
+            recorder.warning(v, ([], records, v.index, (0, 0)))
