@@ -25,6 +25,15 @@ def _out(why: str, **extra: Any) -> MappingProxyType[str, Any]:
     return MappingProxyType({"snapshot": False, "why": why, **extra})
 
 
+# Why model fields stay out of the snapshot (the session module's fields use these)
+EXPLAINS = _out("what a failure's evidence cites; no check reads it")
+RETIRED = _out("the monitor's settled permission requests (see retire); the explorer never "
+               "retires any")
+LIVE_ONLY = _out("message ids of the live trace; the explorer's alphabet has none")
+LIVE_CONTENT = _out("read only for content kinds of the live trace (v1's CANCEL-09); the "
+                    "explorer's alphabet has none")
+
+
 @dataclass(slots=True)
 class PromptRec:
     idx: int = field(metadata=INDEX)

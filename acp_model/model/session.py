@@ -59,7 +59,16 @@ from acp_model.model.obligations import (
     ObligationsMixin,
 )
 from acp_model.model.race_facts import OWING, RaceFactsMixin
-from acp_model.model.records import CancelRec, PermRec, PromptRec, ToolRec
+from acp_model.model.records import (
+    EXPLAINS,
+    LIVE_CONTENT,
+    LIVE_ONLY,
+    RETIRED,
+    CancelRec,
+    PermRec,
+    PromptRec,
+    ToolRec,
+)
 from acp_model.model.vocab import (
     AGENT_EVENTS,
     CLIENT_EVENTS,
@@ -83,18 +92,6 @@ __all__ = ["AGENT_EVENTS", "CANCELLED_PERMISSION_ANSWERED", "CANCEL_ENDS_WORK", 
            "SessionModel", "quiescent", "stay"]
 
 REJECTED_KEPT = 32  # rejected prompts whose text SDK-PROMPT-03 still looks for
-# Cancels that still concern the work in progress (sent during it, or ambiguous).
-
-
-
-_EXPLAINS = MappingProxyType({"snapshot": False, "why": "what a failure's evidence cites; no "
-                                                      "check reads it"})
-_RETIRED = MappingProxyType({"snapshot": False, "why": "the monitor's settled permission requests "
-                           "(see retire); the explorer never retires any"})
-_LIVE_ONLY = MappingProxyType({"snapshot": False, "why": "message ids of the live trace; the "
-                                                       "explorer's alphabet has none"})
-_LIVE_CONTENT = MappingProxyType({"snapshot": False, "why": "read only for content kinds of the "
-                                  "live trace (v1's CANCEL-09); the explorer's alphabet has none"})
 LATE_CONTENT_UPDATES = frozenset({"agent_message_chunk", "agent_thought_chunk"})
 
 
@@ -114,18 +111,18 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
     perms: dict[Any, PermRec] = field(default_factory=dict)
     # Requests whose part in the lifecycle is over, out of the scans (:meth:`retire`); still
     # found by id for the tool calls they guard.
-    retired: dict[Any, PermRec] = field(default_factory=dict, metadata=_RETIRED)
+    retired: dict[Any, PermRec] = field(default_factory=dict, metadata=RETIRED)
     tools: dict[str, ToolRec] = field(default_factory=dict)
     work_tools: set[str] = field(default_factory=set)
     cancelled_tools: set[str] = field(default_factory=set)
     # The newer revision's receipts: ids of receipts not yet echoed by a user message (-> the
     # receipt's index), every receipt id, and every user message id reported.
-    receipts_owed: dict[str, int] = field(default_factory=dict, metadata=_LIVE_ONLY)
-    receipt_ids: dict[str, int] = field(default_factory=dict, metadata=_LIVE_ONLY)
-    user_ids: set[str] = field(default_factory=set, metadata=_LIVE_ONLY)
+    receipts_owed: dict[str, int] = field(default_factory=dict, metadata=LIVE_ONLY)
+    receipt_ids: dict[str, int] = field(default_factory=dict, metadata=LIVE_ONLY)
+    user_ids: set[str] = field(default_factory=set, metadata=LIVE_ONLY)
     # Explanations only (not in the snapshot): where the current work began, and the cancels
     # dropped at its start because the agent had provably read them before (CANCEL-11).
-    work_began: int = field(default=-1, metadata=_EXPLAINS)
+    work_began: int = field(default=-1, metadata=EXPLAINS)
     # A prompt was rejected since the last idle (reading A-28=may): the work it started before
     # its rejection may still run, unreported, until an idle ends it.
     rejected_work: bool = False
@@ -137,11 +134,11 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
     # The first text of prompts answered with an error -> (prompt, response) indices: the newer
     # revision's "a rejected submission produces no user-message updates" (SDK-PROMPT-03).
     rejected_texts: dict[str, tuple[int, int]] = field(default_factory=dict,
-                                                       metadata=_LIVE_ONLY)
-    stale_cancels: list[int] = field(default_factory=list, metadata=_EXPLAINS)
+                                                       metadata=LIVE_ONLY)
+    stale_cancels: list[int] = field(default_factory=list, metadata=EXPLAINS)
     # Where the last work ended cancelled while no prompt came since (-1: it did not): in v1
     # that end is the prompt's response, and the turn's content must precede it (CANCEL-09).
-    cancelled_end: int = field(default=-1, metadata=_LIVE_CONTENT)
+    cancelled_end: int = field(default=-1, metadata=LIVE_CONTENT)
 
     # =====================================================================================
     # Checks (guards). Pure: they read the model and the event, never change anything.
