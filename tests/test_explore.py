@@ -183,14 +183,27 @@ def _step(exp: Exploration, engine: TableEngine, cfg: Config, act: Action
     return verdict, new
 
 
-@pytest.mark.parametrize("which", ["one", "two"])
+# bounds that reach the other snapshot paths: siblings, a guarded request, a second prompt
+WIDER = {
+    "two_requests": Bounds(max_permissions=2, custom=False, lean=True),
+    "two_prompts_two_cancels": Bounds(max_prompts=2, max_cancels=2, max_permissions=0,
+                                      custom=False, lean=True),
+    "tool_call": Bounds(max_tools=1, custom=False, lean=True),
+}
+
+
+@pytest.mark.parametrize("which", [
+    "one", "two", "two_requests", "two_prompts_two_cancels",
+    pytest.param("tool_call", marks=pytest.mark.slow)])
 def test_merged_configurations_accept_the_same_futures(which: str,
                                                        request: pytest.FixtureRequest) -> None:
     """Exactness of the keys: where the explorer merged two different histories into one
     node, both concrete configurations meet every continuation with the same verdicts and
     keys. (It once merged a cancel read before a prompt with one read after it: trace indices
     the agent had read all collapsed to one rank, and CANCEL-07 differs between them.)"""
-    exp: Exploration = request.getfixturevalue(which)
+    exp: Exploration = explore(bounds=WIDER[which], readings=DEFAULT.parse(
+        ["A-04=idle-cancelled", "A-10=cancel"])) if which in WIDER \
+        else request.getfixturevalue(which)
     engine = TableEngine(exp.table, exp.readings[0])
     rng = random.Random(7)
     merged = [e for e in exp.edges if exp.parent[e.dst] is not e and e.order is None]
