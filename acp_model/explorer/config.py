@@ -98,9 +98,11 @@ class Config:
             out |= self._session_unread(j)
         return sorted(out)
 
-    def _session_key(self, j: int, joint: dict[int, int]) -> tuple[Any, ...]:
+    def _session_key(self, j: int, joint: dict[int, int], held: set[int] | None = None
+                     ) -> tuple[Any, ...]:
         obs = self.obs[j]
-        rank = snapshot.session_ranks(self._session_held(j), self.ctx.frontier, joint)
+        rank = snapshot.session_ranks(self._session_held(j) if held is None else held,
+                                      self.ctx.frontier, joint)
         return (snapshot.snapshot(self.models[j], rank),
                 tuple([rank[i] for i in obs.work_cancels]), obs.cancelled)
 
@@ -120,8 +122,10 @@ class Config:
         their ranks are then unchanged.
         """
         if len(self.models) == 1:  # the common case: no renaming, one rank
-            joint = {i: n for n, i in enumerate(sorted(self._session_unread(0)))}
-            return (self._session_key(0, joint),), (0,)
+            held = self._session_held(0)
+            f = self.ctx.frontier
+            joint = {i: n for n, i in enumerate(sorted(i for i in held if i > f))}
+            return (self._session_key(0, joint, held),), (0,)
         joint = self._reused_ranks(base, touched)
         if joint is not None and base is not None and touched is not None:
             keys = list(base.keys)
