@@ -8,7 +8,9 @@ ignoreterm (correct, but ignores SIGTERM and stdin EOF), grandchild (correct, bu
 leaves a SIGTERM-ignoring grandchild behind), refuseinit (answers initialize with an error,
 as an agent without its API key does), lateworker (correct, but once sent ``_mini/arm`` it
 starts work of its own on the newest session at the next request it does not know, e.g. the
-fuzzer's sync, and ends it only when that session is cancelled), none (correct).
+fuzzer's sync, and ends it only when that session is cancelled), untitledtool (correct, but
+every turn reports a tool call whose first update has no title: a TOOL-02 warning),
+none (correct).
 """
 
 import json
@@ -39,6 +41,9 @@ def turn(rid, sid):
     update(sid, {"sessionUpdate": "user_message", "messageId": f"u{rid}",
                  "content": [{"type": "text", "text": "hi"}]})
     update(sid, {"sessionUpdate": "state_update", "state": "running"})
+    if MODE == "untitledtool":
+        update(sid, {"sessionUpdate": "tool_call_update", "toolCallId": f"t{rid}",
+                     "status": "completed"})
     update(sid, {"sessionUpdate": "agent_message", "messageId": f"a{rid}",
                  "content": [{"type": "text", "text": "done"}]})
     update(sid, {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"})
