@@ -131,8 +131,7 @@ class Config:
             keys = list(base.keys)
             keys[touched] = self._session_key(touched, joint)
         else:
-            joint = {i: n for n, i in enumerate(self.unread())}
-            keys = [self._session_key(j, joint) for j in range(len(self.models))]
+            keys = self.session_keys()
         order = tuple(sorted(range(len(keys)), key=keys.__getitem__))
         return tuple(keys[j] for j in order), order
 

@@ -178,8 +178,6 @@ class Recorder:
             actions, records, offending, gap = sighting
             now = self.elapsed()
             self.warning_seen[key] = Found(v.rule, v, list(actions), records, offending, [],
-                                           now, now, verified=False, gap=gap,
-                                           notes=["a warning, kept as first seen: neither "
-                                                  "shrunk nor replayed"])
+                                           now, now, verified=False, gap=gap)
         self.warnings.setdefault(key, v)
         self.warning_counts[key] = self.warning_counts.get(key, 0) + 1

@@ -132,9 +132,9 @@ class ObligationsMixin:
         A request is settled (:meth:`_settled`) once it is answered (the client's later
         answers to its id never reach the model: they are duplicates), owes no
         requires_action report (STATE-05) and no verdict can depend on the agent acting on
-        it any more. Every check that scans ``perms`` then skips it;
-        what reads it by id (PERM-11, STATE-06, CANCEL-04 via :meth:`perm`) finds it in
-        ``retired``. Not called by the explorer: its snapshots list ``perms``.
+        it any more. Every check that scans ``perms`` then skips it; what reads it by id
+        (PERM-11, STATE-06, CANCEL-04 via :meth:`perm`) finds it in ``retired``. Not called by
+        the explorer: its snapshots list ``perms``.
         """
         for pid, perm in list(self.perms.items()):
             if self._settled(perm):
@@ -153,9 +153,9 @@ class ObligationsMixin:
 
         Answered requests are read by STATE-05 (``unreported_block``), PERM-11 and STATE-06
         (through the tool call they guard); a settled one that guards no tool call only takes
-        up room. The explorer calls this after each
-        event so that configurations with equal futures merge (``tests/test_explore.py`` checks
-        the merge against an exploration without it).
+        up room. The explorer calls this after each event, which frees the request's place in
+        its bounds (``tests/test_explore.py`` checks that a compacted configuration is one the
+        exploration reaches).
         """
         guarding = {t.perm for t in self.tools.values()}
         for pid, perm in list(self.perms.items()):

@@ -171,7 +171,7 @@ class RaceFactsMixin:
         """A permission request's answer, ``withdrawn`` and ``owed_cancel`` in a snapshot: once
         it is answered they are read only through the tool call it guards (PERM-11, STATE-06;
         the client never answers it again, CANCEL-04), so for a request guarding none they
-        are noise that multiplied the explored configurations by ten."""
+        are noise (leaving them out halved the one-session exploration)."""
         if rec.state == PermState.ANSWERED and not any(t.perm == rec.id
                                                        for t in self.tools.values()):
             return None
