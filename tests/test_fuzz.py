@@ -165,6 +165,7 @@ def test_the_mini_agent_answers_a_batched_request() -> None:
     ("nonjson", 1, "RPC-04"),
     ("closestdout", 1, "ACPM-ALIVE"),
     ("exitidle", 0, "ACPM-ALIVE"),  # owing nothing when it exits: a warning, not a failure
+    ("closestdin", 0, "ACPM-ALIVE"),  # the request its closed stdin refused is not unanswered
     ("exitunread", 0, "ACPM-ALIVE"),  # a clean exit racing a prompt it never answered: a warning
     ("ignoreterm", 0, None),
     ("grandchild", 0, None),
@@ -426,6 +427,33 @@ def test_an_exit_is_judged_after_the_last_lines_in_the_pipe(monkeypatch: pytest.
         client.check_alive()
         assert [v for v in client.monitor.violations if v.level == Level.FAIL] == []
         assert [v.rule for v in client.monitor.violations] == ["ACPM-ALIVE"]  # owing nothing
+    finally:
+        client.close()
+
+
+def test_a_request_refused_by_a_closed_stdin_awaits_the_exit_it_announces() -> None:
+    """An exiting agent's stdin closes a moment before its stdout. A write that meets the
+    closed stdin must wait for the EOF that follows: judged as alive, the request the write
+    could not deliver was reported "never answered" (ACPM-ANSWER, a failure; seen in a loaded
+    clean-clone run of the exitidle case)."""
+    from acp_model.fuzzing.client import FuzzClient
+    from acp_model.trace.wire import is_response_to
+
+    client = FuzzClient.from_config(FuzzConfig([*MINI, "--mode", "closestdin"], deadline=3.0,
+                                               spec="seed"))
+    try:
+        client.initialize()
+        client.new_session()
+        params = {"sessionId": client.sessions[0].sid, "prompt": [{"type": "text", "text": "x"}]}
+        for _ in range(2):
+            rid = client.proc.request("session/prompt", params)
+            assert client.proc.wait_for(lambda m, rid=rid: is_response_to(m, rid), timeout=5)
+        assert client.proc.wait_stderr("stdin closed", 5)
+        client.drain([0])  # its sync meets the closed stdin while the agent still runs
+        assert not client.alive
+        assert client.proc.stdin_lost
+        assert [(v.rule, v.level) for v in client.monitor.violations] == [
+            ("ACPM-ALIVE", Level.WARN)]  # owing nothing provably read
     finally:
         client.close()
 

@@ -550,6 +550,8 @@ class FuzzClient:
 
     def check_alive(self) -> None:
         """Report a crash or an early close of stdout once (ACPM-ALIVE)."""
+        if self.proc.stdin_lost and not self.crash_reported:  # an exiting agent's stdin closes
+            self.proc.wait_eof(self.deadline)  # before its stdout: not "alive, never answered"
         if self.proc.alive or self.crash_reported:
             return
         self.crash_reported = True

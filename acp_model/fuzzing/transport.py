@@ -140,6 +140,8 @@ class AgentProcess(RpcCalls):
         self._stop = threading.Event()
         self._stdin_closed = False
         self._stdin_broken = False  # a timed-out write left half a line in the pipe
+        self.stdin_lost = False
+        """A write found the agent's end of stdin closed: it is exiting, or will never read."""
         self._closed = False
         self._cursor = 0
         self._stderr = RingBuffer(stderr_bytes)
@@ -485,6 +487,7 @@ class AgentProcess(RpcCalls):
             except BlockingIOError:
                 pass
             except (BrokenPipeError, ConnectionResetError) as exc:
+                self.stdin_lost = True
                 raise AgentExited(f"agent closed stdin ({exc})") from exc
             except OSError as exc:
                 raise AgentExited(f"cannot write to agent ({exc})") from exc

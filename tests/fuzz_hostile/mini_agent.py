@@ -2,7 +2,8 @@
 
 ``--tag X`` is ignored: tests use it to find their own processes. Modes: crash, hang,
 flood (100 MB of lines), hugeline (one 50 MB line), badutf8, nonjson,
-closestdout, exitidle (exits after finishing its 2nd turn, owing nothing), exitunread (exits
+closestdout, exitidle (exits after finishing its 2nd turn, owing nothing), closestdin (the
+same, but closes stdin, says so on stderr and exits 0.5 s later), exitunread (exits
 with code 0 on reading its 2nd prompt: owed, but not provably read),
 ignoreterm (correct, but ignores SIGTERM and stdin EOF), grandchild (correct, but
 leaves a SIGTERM-ignoring grandchild behind), refuseinit (answers initialize with an error,
@@ -120,6 +121,11 @@ def handle(msg):
             turn_hostile()
         turn(rid, params["sessionId"])
         if prompts == 2 and MODE == "exitidle":
+            os._exit(0)
+        if prompts == 2 and MODE == "closestdin":  # as an exiting runtime may: stdin first
+            os.close(0)
+            os.write(2, b"stdin closed\n")
+            time.sleep(0.5)
             os._exit(0)
         return None
     if armed and sessions:  # work of its own, begun as it reads this request
