@@ -210,6 +210,16 @@ def test_an_agent_that_cannot_be_initialized_is_an_environment_error(tmp_path: P
     assert "initialize failed" in report["unusable"]
 
 
+def test_only_a_counterexample_a_fresh_process_reproduced_is_called_minimal() -> None:
+    """A program no fresh-process replay showed again is the run's own (an exit racing the
+    sync was printed "minimal counterexample ..., reproduced 0/11")."""
+    from acp_model.fuzzing.recorder import counterexample_name
+
+    assert counterexample_name(1, 11) == "minimal counterexample"
+    assert counterexample_name(0, 11) == "unverified counterexample"
+    assert counterexample_name(0, 0) == "counterexample (not replayed)"
+
+
 def test_counterexample_text_numbers_messages_as_the_violation_cites_them() -> None:
     """On a shared agent process the example's records start late in the transcript: the
     text keeps their transcript numbers (which violation messages cite) and marks the gap."""

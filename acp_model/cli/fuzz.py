@@ -28,7 +28,7 @@ from acp_model.cli.common import (
 )
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.frontend import SignalStop, agent_problem, hypothesis_home
-from acp_model.fuzzing.recorder import Recorder
+from acp_model.fuzzing.recorder import Recorder, counterexample_name
 
 MODEL_APIS = ("anthropic", "openai-responses", "openai-chat")
 EPILOG = """exit codes: 0 no failure (warnings allowed), 1 failures found, 2 usage or environment
@@ -221,8 +221,9 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
         console.print(f"note: {note}")
     render(report, console)
     for ce in report["counterexamples"]:
-        console.print(f"[bold]{ce['rule']}[/]: minimal counterexample of {ce['steps']} client "
-                      f"action(s), reproduced {ce['reproduction']}"
+        console.print(f"[bold]{ce['rule']}[/]: "
+                      f"{counterexample_name(ce['reproduced'], ce['replays'])} of {ce['steps']} "
+                      f"client action(s), reproduced {ce['reproduction']}"
                       + (f" -> {Path(ce['files']['counterexample.txt']).parent}"
                          if ce["files"] else ""))
     if files and any(k.startswith("warn:") for k in files):

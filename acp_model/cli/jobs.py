@@ -28,6 +28,7 @@ from rich.live import Live
 from rich.table import Table
 
 from acp_model.cli.common import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, PROGRESS
+from acp_model.fuzzing.recorder import counterexample_name
 
 # Options the parent handles itself; everything else is passed to every worker unchanged.
 _OWN = {"--jobs": 1, "--report": 1, "--junit": 1, "--html": 1, "--out": 1, "--seed": 1,
@@ -163,7 +164,8 @@ def run_jobs(args: argparse.Namespace, words: list[str], spec: str | None,
                   f"({s['actions_per_second']} actions/s)")
     render(merged, console)
     for ce in merged.get("counterexamples", []):
-        console.print(f"[bold]{ce['rule']}[/]: minimal counterexample of "
+        name = counterexample_name(ce.get("reproduced", 0), ce.get("replays", 0))
+        console.print(f"[bold]{ce['rule']}[/]: {name} of "
                       f"{len(ce.get('actions') or [])} client action(s), reproduced "
                       f"{ce['reproduction']} (worker {ce.get('worker')})")
     if merged["verdict"] == "fail":

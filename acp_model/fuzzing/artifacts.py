@@ -16,7 +16,7 @@ from typing import Any
 
 from acp_model.fuzzing.actions import describe_program
 from acp_model.fuzzing.config import FuzzConfig
-from acp_model.fuzzing.recorder import Found
+from acp_model.fuzzing.recorder import Found, counterexample_name
 from acp_model.fuzzing.run import FuzzResult
 from acp_model.model.vocab import Level
 from acp_model.report.document import build_report
@@ -270,7 +270,8 @@ def fuzz_html(result: FuzzResult, report: dict[str, Any],
     transcript = None
     if first is not None:
         case = cases[0]
+        name = counterexample_name(first.reproduced, first.replays)
         transcript = Transcript(case.records, numbers=case.numbers, marks=case.marks,
-                                caption=f"the minimal counterexample of {first.rule}")
+                                caption=f"the {name} of {first.rule}")
     return render_html(report, cases=cases, transcript=transcript,
                        coverage=report.get("coverage"))

@@ -17,6 +17,7 @@ from typing import Any, NoReturn
 
 import pytest
 
+from acp_model.fuzzing.recorder import counterexample_name
 from acp_model.pytest_plugin.run import AcpRun, _options, run_once
 from acp_model.spec.rules import group_of, rule_groups
 
@@ -54,7 +55,8 @@ def describe_failures(found: Mapping[str, Found], rules: Iterable[str] | None = 
         else:
             rate = "not replayed"
         if one.actions:
-            lines.append(f"  minimal counterexample, {len(one.actions)} client action(s), "
+            lines.append(f"  {counterexample_name(one.reproduced, one.replays)}, "
+                         f"{len(one.actions)} client action(s), "
                          f"{rate}:")
             lines += [f"    {n}. {text}" for n, text in enumerate(describe_program(one.actions), 1)]
         else:
