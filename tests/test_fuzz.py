@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -14,6 +17,9 @@ from acp_model.fuzzing.actions import NewSession, SloppyAnswer
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.run import run_fuzz
 from acp_model.model.vocab import Level
+
+if TYPE_CHECKING:
+    from acp_model.fuzzing.client import FuzzClient
 
 REFERENCE = [sys.executable, "-m", "acp_model.agents.reference"]
 MINI = [sys.executable, str(Path(__file__).parent / "fuzz_hostile" / "mini_agent.py")]
@@ -339,21 +345,41 @@ def test_jobs_pass_the_agent_command_on_untouched(tmp_path: Path) -> None:
     assert 'name="CANCEL-07"' in junit.read_text()
 
 
+@contextlib.contextmanager
+def _mini_client(mode: str, **options: Any) -> Iterator[FuzzClient]:
+    """A fuzz client on the mini agent in ``mode``, initialized, with one session."""
+    from acp_model.fuzzing.client import FuzzClient
+
+    options = {"deadline": 3.0, "spec": "seed", **options}
+    client = FuzzClient.from_config(FuzzConfig([*MINI, "--mode", mode], **options))
+    try:
+        client.initialize()
+        client.new_session()
+        yield client
+    finally:
+        client.close()
+
+
+def _prompt(client: FuzzClient, answered: bool = True) -> int:
+    """A prompt on the client's first session (awaiting its response unless told not to);
+    its request id."""
+    from acp_model.trace.wire import is_response_to
+
+    rid = client.proc.request("session/prompt", {"sessionId": client.sessions[0].sid,
+                                                 "prompt": [{"type": "text", "text": "x"}]})
+    if answered:
+        assert client.proc.wait_for(lambda m: is_response_to(m, rid), timeout=5) is not None
+    return rid
+
+
 def test_after_one_unanswered_session_new_the_next_waits_only_the_deadline() -> None:
     """The start-up deadline lets a slow agent make its sessions; once the process left one
     session/new unanswered that long, the next ones wait the normal deadline: a hung agent
     must not cost a replay the start-up deadline per session. The agent got stuck on the
     2nd prompt: that is the one failure, not each session/new it left unanswered after."""
-    from acp_model.fuzzing.client import FuzzClient
-
-    cfg = FuzzConfig([*MINI, "--mode", "hang"], deadline=0.3, startup_deadline=2.0, spec="seed")
-    client = FuzzClient.from_config(cfg)
-    try:
-        client.initialize()
-        client.new_session()
+    with _mini_client("hang", deadline=0.3, startup_deadline=2.0) as client:
         for _ in range(2):  # the mode hangs on the 2nd prompt: the agent stops reading
-            client.proc.request("session/prompt", {"sessionId": client.sessions[0].sid,
-                                                   "prompt": [{"type": "text", "text": "x"}]})
+            _prompt(client, answered=False)
         started = time.monotonic()
         assert client.factory.create() is None
         first = time.monotonic() - started
@@ -365,8 +391,6 @@ def test_after_one_unanswered_session_new_the_next_waits_only_the_deadline() -> 
         found = client.monitor.finish(0.3)
         assert [(v.rule, v.message.startswith("session/prompt (id 3)")) for v in found
                 if v.level == Level.FAIL] == [("PROMPT-04", True)], found
-    finally:
-        client.close()
 
 
 def test_a_session_new_on_the_wire_is_always_claimed_by_its_waiter() -> None:
@@ -409,9 +433,7 @@ def test_an_exit_is_judged_after_the_last_lines_in_the_pipe(monkeypatch: pytest.
     """The agent ends its 2nd turn and exits at once: its exit can be seen while the turn's
     last lines are still in the pipe. Judged before they are read, the accepted turn looked
     unfinished (an ACPM-ALIVE failure in a clean-clone run); they are read first."""
-    from acp_model.fuzzing.client import FuzzClient
     from acp_model.fuzzing.transport import AgentProcess
-    from acp_model.trace.wire import is_response_to
 
     slow: list[bytes] = []  # the line the reader lingers over (the 2nd turn's user message)
     record = AgentProcess._record_line
@@ -422,23 +444,14 @@ def test_an_exit_is_judged_after_the_last_lines_in_the_pipe(monkeypatch: pytest.
         record(self, line)
 
     monkeypatch.setattr(AgentProcess, "_record_line", lingering)
-    client = FuzzClient.from_config(FuzzConfig([*MINI, "--mode", "exitidle"], deadline=3.0,
-                                               spec="seed"))
-    try:
-        client.initialize()
-        client.new_session()
-        params = {"sessionId": client.sessions[0].sid, "prompt": [{"type": "text", "text": "x"}]}
-        first = client.proc.request("session/prompt", params)
-        assert client.proc.wait_for(lambda m: is_response_to(m, first), timeout=5) is not None
+    with _mini_client("exitidle") as client:
+        first = _prompt(client)
         slow.append(f'"u{first + 1}"'.encode())  # the next request id is the 2nd prompt's
-        second = client.proc.request("session/prompt", params)
-        assert client.proc.wait_for(lambda m: is_response_to(m, second), timeout=5) is not None
+        _prompt(client)
         assert client.proc.wait_exit(5) == 0
         client.check_alive()
         assert [v for v in client.monitor.violations if v.level == Level.FAIL] == []
         assert [v.rule for v in client.monitor.violations] == ["ACPM-ALIVE"]  # owing nothing
-    finally:
-        client.close()
 
 
 def test_a_request_refused_by_a_closed_stdin_awaits_the_exit_it_announces() -> None:
@@ -446,26 +459,15 @@ def test_a_request_refused_by_a_closed_stdin_awaits_the_exit_it_announces() -> N
     closed stdin must wait for the EOF that follows: judged as alive, the request the write
     could not deliver was reported "never answered" (ACPM-ANSWER, a failure; seen in a loaded
     clean-clone run of the exitidle case)."""
-    from acp_model.fuzzing.client import FuzzClient
-    from acp_model.trace.wire import is_response_to
-
-    client = FuzzClient.from_config(FuzzConfig([*MINI, "--mode", "closestdin"], deadline=3.0,
-                                               spec="seed"))
-    try:
-        client.initialize()
-        client.new_session()
-        params = {"sessionId": client.sessions[0].sid, "prompt": [{"type": "text", "text": "x"}]}
-        for _ in range(2):
-            rid = client.proc.request("session/prompt", params)
-            assert client.proc.wait_for(lambda m, rid=rid: is_response_to(m, rid), timeout=5)
+    with _mini_client("closestdin") as client:
+        _prompt(client)
+        _prompt(client)
         assert client.proc.wait_stderr("stdin closed", 5)
         client.drain([0])  # its sync meets the closed stdin while the agent still runs
         assert not client.alive
         assert client.proc.stdin_lost
         assert [(v.rule, v.level) for v in client.monitor.violations] == [
             ("ACPM-ALIVE", Level.WARN)]  # owing nothing provably read
-    finally:
-        client.close()
 
 
 def test_work_that_begins_while_the_drain_waits_is_cancelled_too() -> None:
