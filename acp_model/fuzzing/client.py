@@ -508,10 +508,9 @@ class FuzzClient:
 
         def new_work(i: int) -> bool:
             # A prompt held behind the cancelled work may start its own work afterwards (A-10
-            # leaves that open): it is new work, so it gets its own cancel and its own
-            # deadline rather than being judged by the first cancel's. So is work a session
-            # quiet at the first look begins later (a rejected prompt's, say): uncancelled, a
-            # stalled model behind it would be judged the agent's "never ended".
+            # leaves that open): new work gets its own cancel and deadline. So does work that
+            # a session quiet at the first look begins later (a rejected prompt's, say): else
+            # a stalled model behind it would be judged the agent's "never ended".
             if not self.busy(i) or self.open_permissions(i):
                 return False
             if i not in cancelled_at:
@@ -537,10 +536,12 @@ class FuzzClient:
             if started:
                 end = time.monotonic() + self.deadline
                 continue
-            if not asked or time.monotonic() >= end:
+            if asked and time.monotonic() < end:
+                continue
+            self.sync()  # updates the agent wrote before reading this belong to this example,
+            self.caught_up()  # and work they report begun gets its cancel as well
+            if recancels >= MAX_RECANCELS or not any(new_work(i) for i in indices):
                 break
-        self.sync()  # updates the agent wrote before reading this belong to this example
-        self.caught_up()
 
     def _next_index(self) -> int:
         """The transcript index the next record gets, once the monitor has judged all so far."""

@@ -9,9 +9,9 @@ ignoreterm (correct, but ignores SIGTERM and stdin EOF), grandchild (correct, bu
 leaves a SIGTERM-ignoring grandchild behind), refuseinit (answers initialize with an error,
 as an agent without its API key does), lateworker (correct, but once sent ``_mini/arm`` it
 starts work of its own on the newest session at the next request it does not know, e.g. the
-fuzzer's sync, and ends it only when that session is cancelled), untitledtool (correct, but
-every turn reports a tool call whose first update has no title: a TOOL-02 warning),
-none (correct).
+fuzzer's sync, or at the one after ``params.skip`` more, and ends it only when that session
+is cancelled), untitledtool (correct, but every turn reports a tool call whose first update
+has no title: a TOOL-02 warning), none (correct).
 """
 
 import json
@@ -25,6 +25,7 @@ MODE = sys.argv[sys.argv.index("--mode") + 1] if "--mode" in sys.argv else "none
 prompts = 0
 sessions = 0
 armed = False
+skip = 0  # lateworker: unknown requests to let pass before the work begins
 working = None  # lateworker: the session whose work only a cancel ends
 
 
@@ -88,13 +89,13 @@ if MODE == "grandchild":
 
 def handle(msg):
     """One JSON-RPC object; returns its immediate response (None: none, or sent by the turn)."""
-    global prompts, sessions, armed, working
+    global prompts, sessions, armed, skip, working
     if not isinstance(msg, dict) or "method" not in msg:
         return None
     method, rid = msg["method"], msg.get("id")
     params = msg.get("params") or {}
     if MODE == "lateworker" and method == "_mini/arm":
-        armed = True
+        armed, skip = True, int(params.get("skip", 0))
     if MODE == "lateworker" and method == "session/cancel" and working is not None \
             and params.get("sessionId") == working:
         update(working, {"sessionUpdate": "state_update", "state": "idle",
@@ -128,7 +129,9 @@ def handle(msg):
             time.sleep(0.5)
             os._exit(0)
         return None
-    if armed and sessions:  # work of its own, begun as it reads this request
+    if armed and sessions and skip:
+        skip -= 1
+    elif armed and sessions:  # work of its own, begun as it reads this request
         armed, working = False, f"s{sessions}"
         update(working, {"sessionUpdate": "state_update", "state": "running"})
     return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Not found"}}
