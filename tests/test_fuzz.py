@@ -224,6 +224,19 @@ def test_only_a_counterexample_a_fresh_process_reproduced_is_called_minimal() ->
     assert counterexample_name(1, 11) == "minimal counterexample"
     assert counterexample_name(0, 11) == "unverified counterexample"
     assert counterexample_name(0, 0) == "counterexample (not replayed)"
+    # the HTML page titles the steps the same way
+    from acp_model.fuzzing.artifacts import found_case
+    from acp_model.fuzzing.recorder import Recorder
+    from acp_model.oracle.monitor import Violation
+
+    rec = Recorder()
+    rec.failure(Violation("CANCEL-07", "fail", "MUST", 0, "idle end_turn #0 breaks it"),
+                [NewSession()], [{"dir": "a2c", "msg": {"jsonrpc": "2.0", "id": 0,
+                                                        "result": {}}}], 0, [])
+    found = rec.found["CANCEL-07"]
+    found.reproduced, found.replays = 0, 5
+    assert found_case(found, FuzzConfig(["agent"]), None).steps_title == \
+        "Unverified counterexample"
 
 
 def test_counterexample_text_numbers_messages_as_the_violation_cites_them() -> None:
@@ -330,19 +343,20 @@ def test_a_stale_allow_taken_for_the_next_request_is_caught_under_perm_11() -> N
 def test_jobs_pass_the_agent_command_on_untouched(tmp_path: Path) -> None:
     """``--jobs N -- AGENT ARGS``: every worker runs the agent with exactly its own arguments
     (the worker's options go before ``--``; they once landed in the agent's command line), and
-    the merged report and JUnit file are written."""
+    the merged report and JUnit file are written. The mutant's bug needs no race (a cancel's
+    CANCEL-07, which needs its read proved, was only a warning in a loaded clean-clone run)."""
     rep, junit = tmp_path / "r.json", tmp_path / "j" / "x.xml"
     proc = subprocess.run(
         [sys.executable, "-m", "acp_model", "fuzz", "--jobs", "2", "--max-examples", "6",
          "--seed", "5", "--spec", "seed", "--replay-runs", "1", "--report", str(rep),
          "--junit", str(junit), "--",
-         *REFERENCE, "--mutant", "cancel_as_end_turn"],
+         *REFERENCE, "--mutant", "chunk_without_message_id"],  # a bug every turn shows
         capture_output=True, text=True, timeout=240)
     assert proc.returncode == 1, proc.stdout[-3000:]
     merged = json.loads(rep.read_text())
     assert merged["summary"]["jobs"] == 2 and merged["summary"]["examples"] >= 2
-    assert "CANCEL-07" in {v["rule"] for v in merged["violations"] if v["level"] == "fail"}
-    assert 'name="CANCEL-07"' in junit.read_text()
+    assert "MSG-01" in {v["rule"] for v in merged["violations"] if v["level"] == "fail"}
+    assert 'name="MSG-01"' in junit.read_text()
 
 
 @contextlib.contextmanager
@@ -470,10 +484,13 @@ def test_a_request_refused_by_a_closed_stdin_awaits_the_exit_it_announces() -> N
             ("ACPM-ALIVE", Level.WARN)]  # owing nothing provably read
 
 
-def test_work_that_begins_while_the_drain_waits_is_cancelled_too() -> None:
+@pytest.mark.parametrize("skip", [0, 1], ids=["at-the-first-sync", "at-the-last-sync"])
+def test_work_that_begins_while_the_drain_waits_is_cancelled_too(skip: int) -> None:
     """The drain cancels what is busy when it starts; work that begins after that look (codex
     ran a prompt it had answered -32800 once the drain had passed its session) is cancelled as
-    well, or a stalled model behind it turns into a STATE-02 "never ended" of the agent's."""
+    well, or a stalled model behind it turns into a STATE-02 "never ended" of the agent's. So is
+    work reported before the answer to the drain's last sync (a codex-acp clean-clone run: the
+    rejected prompt's work began as that sync was read, and was judged at once)."""
     from acp_model.fuzzing.actions import NewSession, Prompt
     from acp_model.fuzzing.pool import AgentPool, Example
     from acp_model.fuzzing.recorder import Recorder
@@ -486,7 +503,8 @@ def test_work_that_begins_while_the_drain_waits_is_cancelled_too() -> None:
         ex.act(NewSession())
         ex.act(Prompt(0, [{"type": "text", "text": "hi"}]))
         assert client._wait(lambda: not client.busy(0), 5.0)
-        client.proc.notify("_mini/arm", {})  # its next unknown request starts its own work
+        # the unknown request after ``skip`` more (the drain's syncs) starts its own work
+        client.proc.notify("_mini/arm", {"skip": skip})
         pool.end_example(ex)
         records = client.proc.records()
         began = next(n for n, r in enumerate(records) if r["dir"] == "a2c" and json.dumps(

@@ -257,6 +257,7 @@ def found_case(found: Found, cfg: FuzzConfig, replay_file: str | None = None) ->
                 numbers=numbers, facts=facts,
                 steps=[*describe_program(found.actions),
                        "teardown: cancel what is still busy, answer open permissions, sync"],
+                steps_title=counterexample_name(found.reproduced, found.replays).capitalize(),
                 command=command)
 
 

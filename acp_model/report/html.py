@@ -42,6 +42,7 @@ class Case:
     numbers: Sequence[int] | None = None
     facts: list[tuple[str, str]] = field(default_factory=list)  # label, text (shown as dl)
     steps: list[str] = field(default_factory=list)  # the counterexample's client actions
+    steps_title: str = "Minimal counterexample"  # what the steps may be called (reproduced?)
     command: str | None = None  # how to replay it
 
 
@@ -192,7 +193,7 @@ def _findings(cases: Sequence[Case]) -> str:
         if case.facts:
             out.append(_dl(case.facts))
         if case.steps:
-            out.append("<details open><summary>Minimal counterexample: "
+            out.append(f"<details open><summary>{escape(case.steps_title)}: "
                        f"{len(case.steps)} client action(s)</summary><ol>"
                        + "".join(f"<li>{escape(s)}</li>" for s in case.steps) + "</ol></details>")
         if case.command:
