@@ -1,7 +1,7 @@
 """Agent-side stdio framing: a bounded stdin line reader thread and a whole-line stdout writer.
 
-Deliberately independent of :mod:`acp_model.transport` (the client side) so that the reference
-agent shares no code, and therefore no bugs, with the harness that tests it.
+Deliberately independent of :mod:`acp_model.fuzzing.transport` (the client side) so that the
+reference agent shares no code, and therefore no bugs, with the harness that tests it.
 """
 
 from __future__ import annotations

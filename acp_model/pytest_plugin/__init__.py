@@ -16,9 +16,10 @@ them into failures); a group none of whose rules was exercised is skipped.
 Fixtures for hand-written tests: ``acp_client`` (a connected, initialized
 :class:`~acp_model.fuzzing.client.FuzzClient`), ``acp_monitor`` (its monitor),
 ``acp_state_machine`` (the Hypothesis state machine class bound to a fresh agent pool, to
-subclass with extra rules; see :func:`lifecycle_machine`), ``acp_settings`` (the profile's
-Hypothesis settings), ``acp_config`` (the :class:`~acp_model.fuzzing.runner.FuzzConfig`) and
-``acp_fuzz`` (the session's :class:`AcpRun`). See ``docs/pytest-plugin.md``.
+subclass with extra rules; see :func:`~acp_model.pytest_plugin.api.lifecycle_machine`),
+``acp_settings`` (the profile's Hypothesis settings), ``acp_config`` (the
+:class:`~acp_model.fuzzing.config.FuzzConfig`) and ``acp_fuzz`` (the session's :class:`AcpRun`).
+See ``docs/pytest-plugin.md``.
 """
 
 from acp_model.pytest_plugin.fixtures import (

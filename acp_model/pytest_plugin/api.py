@@ -26,10 +26,10 @@ def lifecycle_machine(cfg: FuzzConfig) -> Iterator[type[RuleBasedStateMachine]]:
     """The fuzzer's Hypothesis state machine bound to a fresh agent pool, closed on exit.
 
     Subclass the yielded class to add ``@rule``s and run it with :func:`run_lifecycle`.
-    Instances hold ``self.ex`` (the :class:`~acp_model.fuzzing.runner.Example`):
+    Instances hold ``self.ex`` (the :class:`~acp_model.fuzzing.pool.Example`):
     ``self.ex.act(Prompt(0, blocks))`` performs a client action (the typed vocabulary of
     :mod:`acp_model.fuzzing.actions`; its JSON form ``{"op": ...}`` works too) and raises
-    :class:`~acp_model.fuzzing.runner.LifecycleFailure` when the oracle reports a failure. The
+    :class:`~acp_model.fuzzing.recorder.LifecycleFailure` when the oracle reports a failure. The
     class carries ``acp_recorder`` (every failure and warning seen, the side channel that
     survives Hypothesis' flakiness reports), ``acp_pool`` and ``acp_config``. Raises
     ``AgentUnusable`` when the agent cannot be started.

@@ -2,9 +2,9 @@
 
 Everything is derived from the same objects the oracle runs: the machine diagrams from the
 ``Table`` that ``compile_machine`` reads off the python-statemachine classes, the reachable graph
-from :func:`acp_model.explorer.explore`. Text formats (DOT, Mermaid) are written here rather than
-by python-statemachine, whose DOT output embeds object ids and changes between runs; every
-output of this module is deterministic, so ``diagrams/`` can be checked for drift.
+from :func:`acp_model.explorer.search.explore`. Text formats (DOT, Mermaid) are written here
+rather than by python-statemachine, whose DOT output embeds object ids and changes between
+runs; every output of this module is deterministic, so ``diagrams/`` can be checked for drift.
 
 Drawing uses networkx for the structure and layering and matplotlib for the picture (no system
 Graphviz): columns are BFS layers from the initial state, a pair of opposite transitions is

@@ -53,7 +53,7 @@ def sequence_diagram(records: Iterable[Any], highlight: dict[int, str] | None = 
     """A Mermaid ``sequenceDiagram`` of trace records, offending messages noted.
 
     One implementation serves the fuzzer and the explorer: this delegates to
-    :func:`acp_model.sequence.sequence_diagram`.
+    :func:`acp_model.trace.sequence.sequence_diagram`.
     """
     from acp_model.trace.sequence import sequence_diagram as draw_sequence
 
