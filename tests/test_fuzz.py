@@ -30,6 +30,57 @@ def cli(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=timeout)
 
 
+@pytest.mark.parametrize("seed", [3, 5, 6])
+def test_a_budget_that_ends_mid_example_is_reported_as_the_budget(seed: int) -> None:
+    """Hypothesis reports our stop signal raised mid-example as FlakyStrategyDefinition when an
+    earlier example began the same way (seeds 3, 5 and 6 did, 2026-12-03): the run said it
+    "could not replay a failure exactly" on an agent with no failure."""
+    result = run_fuzz(FuzzConfig([*REFERENCE, "--timing", "fast"], seed=seed, deadline=2.0,
+                                 max_examples=10_000, time_budget=3))
+    assert result.recorder.found == {}
+    assert result.recorder.examples > 10  # the budget, not the example count, ended the run
+    assert result.notes == ["time budget spent"]
+
+
+def test_our_stop_signal_is_found_inside_the_flakiness_hypothesis_reports_for_it() -> None:
+    """The mechanism behind the test above, without an agent's timing: a machine that stops
+    mid-example once earlier examples have drawn the same first steps."""
+    from hypothesis import HealthCheck, settings
+    from hypothesis import seed as fixed_seed
+    from hypothesis import strategies as st
+    from hypothesis.errors import HypothesisException
+    from hypothesis.stateful import (
+        RuleBasedStateMachine,
+        initialize,
+        rule,
+        run_state_machine_as_test,
+    )
+
+    from acp_model.fuzzing.recorder import BudgetExhausted
+    from acp_model.fuzzing.run import _ours
+
+    examples = [0]
+
+    class Stops(RuleBasedStateMachine):
+        @initialize()
+        def begin(self) -> None:
+            examples[0] += 1
+            self.steps = 0
+
+        @rule(x=st.integers(0, 3))
+        def step(self, x: int) -> None:
+            self.steps += 1
+            if examples[0] > 20 and self.steps == 2:
+                raise BudgetExhausted
+
+    with pytest.raises(BaseException) as caught:
+        run_state_machine_as_test(fixed_seed(1)(Stops), settings=settings(
+            max_examples=100, database=None, stateful_step_count=10,
+            suppress_health_check=list(HealthCheck)))
+    assert isinstance(caught.value, HypothesisException)  # not ours: Hypothesis' report of it
+    assert isinstance(_ours(caught.value), BudgetExhausted)
+
+
 def test_reference_agent_passes_with_no_warning() -> None:
     cfg = FuzzConfig([*REFERENCE, "--timing", "fast"], max_examples=25, steps=20, seed=11,
                      deadline=2.0, time_budget=120)

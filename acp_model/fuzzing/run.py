@@ -72,6 +72,22 @@ def _leaves(exc: BaseException) -> list[BaseException]:
     return [exc]
 
 
+def _ours(exc: BaseException) -> BaseException:
+    """What ended a round: our own stop signal if it is anywhere in ``exc``, else ``exc``'s first
+    Hypothesis leaf. A ``BudgetExhausted`` raised in the middle of an example reaches us as
+    Hypothesis' ``FlakyStrategyDefinition`` (its data tree saw the example stop drawing earlier
+    than one with the same start), with ours as its context: the budget ended the round, not a
+    failure that would not replay."""
+    leaves = _leaves(exc)
+    for leaf in leaves:
+        seen: BaseException | None = leaf
+        while seen is not None:
+            if isinstance(seen, BudgetExhausted | ShrinkBudgetSpent):
+                return seen
+            seen = seen.__context__
+    return next((e for e in leaves if isinstance(e, HypothesisException)), leaves[0])
+
+
 def _expected(exc: BaseException) -> bool:
     """Lifecycle failures and Hypothesis' own flakiness reports are expected outcomes."""
     return all(isinstance(e, LifecycleFailure | HypothesisException | BudgetExhausted
@@ -168,28 +184,33 @@ def _run_fuzz(cfg: FuzzConfig, on_progress: Callable[[Recorder], None] | None,
             recorder.round_failure_at = None
             try:
                 run_state_machine_as_test(target, settings=chosen)
-            except BudgetExhausted:
-                if recorder.internal_error is not None:
-                    break
-                result.notes.append("stopped: what was asked for is found"
-                                    if cfg.stop_on and cfg.stop_on <= set(recorder.found)
-                                    else "time budget spent")
-                break
-            except ShrinkBudgetSpent:
-                result.notes.append(f"shrinking stopped after {cfg.shrink_budget:g} s")
+                stopped: BaseException | None = None
             except KeyboardInterrupt:
                 result.interrupted = True
                 break
             except BaseException as exc:  # classified just below
                 if not _expected(exc):
                     raise FuzzerBug(f"{type(exc).__name__}: {exc}") from exc
-                hyp = [e for e in _leaves(exc) if isinstance(e, HypothesisException)]
-                note = (f"Hypothesis could not replay a failure exactly ({type(hyp[0]).__name__}: "
+                stopped = _ours(exc)
+            if isinstance(stopped, BudgetExhausted):
+                if recorder.internal_error is not None:
+                    break
+                result.notes.append("stopped: what was asked for is found"
+                                    if cfg.stop_on and cfg.stop_on <= set(recorder.found)
+                                    else "time budget spent")
+                break
+            if isinstance(stopped, ShrinkBudgetSpent):
+                result.notes.append(f"shrinking stopped after {cfg.shrink_budget:g} s")
+            elif stopped is not None:
+                note = (f"Hypothesis could not replay a failure exactly ({type(stopped).__name__}: "
                         "the agent's timing differs between runs); the first failure seen and "
-                        "its shortest program were kept") if hyp else None
-                if note is not None and note not in result.notes:  # once, not every round
+                        "its shortest program were kept") \
+                    if recorder.round_failure_at is not None else \
+                    (f"Hypothesis ended a round early ({type(stopped).__name__}: the agent's "
+                     "timing differs between runs); the next round goes on")
+                if note not in result.notes:  # once, not every round
                     result.notes.append(note)
-            if set(recorder.found) == known:
+            if set(recorder.found) == known and stopped is None:
                 break  # a whole round without a new failure
             recorder.masked |= set(recorder.found)
             if stop_at is not None and time.monotonic() > stop_at:
