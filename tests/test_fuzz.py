@@ -56,8 +56,9 @@ def test_our_stop_signal_is_found_inside_the_flakiness_hypothesis_reports_for_it
         run_state_machine_as_test,
     )
 
-    from acp_model.fuzzing.recorder import BudgetExhausted
+    from acp_model.fuzzing.recorder import BudgetExhausted, LifecycleFailure
     from acp_model.fuzzing.run import _ours
+    from acp_model.oracle.monitor import Violation
 
     examples = [0]
 
@@ -79,6 +80,8 @@ def test_our_stop_signal_is_found_inside_the_flakiness_hypothesis_reports_for_it
             suppress_health_check=list(HealthCheck)))
     assert isinstance(caught.value, HypothesisException)  # not ours: Hypothesis' report of it
     assert isinstance(_ours(caught.value), BudgetExhausted)
+    # a failure Hypothesis replayed and shrank is the normal end of a round, not flakiness
+    assert _ours(LifecycleFailure(Violation("CANCEL-07", "fail", "MUST", 0, "it"))) is None
 
 
 def test_reference_agent_passes_with_no_warning() -> None:

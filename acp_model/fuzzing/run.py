@@ -72,12 +72,14 @@ def _leaves(exc: BaseException) -> list[BaseException]:
     return [exc]
 
 
-def _ours(exc: BaseException) -> BaseException:
+def _ours(exc: BaseException) -> BaseException | None:
     """What ended a round: our own stop signal if it is anywhere in ``exc``, else ``exc``'s first
-    Hypothesis leaf. A ``BudgetExhausted`` raised in the middle of an example reaches us as
-    Hypothesis' ``FlakyStrategyDefinition`` (its data tree saw the example stop drawing earlier
-    than one with the same start), with ours as its context: the budget ended the round, not a
-    failure that would not replay."""
+    Hypothesis leaf, else None (a failure Hypothesis replayed and shrank: the normal end).
+
+    A ``BudgetExhausted`` raised in the middle of an example reaches us as Hypothesis'
+    ``FlakyStrategyDefinition`` (its data tree saw the example stop drawing earlier than one with
+    the same start), with ours as its context: the budget ended the round, not a failure that
+    would not replay."""
     leaves = _leaves(exc)
     for leaf in leaves:
         seen: BaseException | None = leaf
@@ -85,7 +87,7 @@ def _ours(exc: BaseException) -> BaseException:
             if isinstance(seen, BudgetExhausted | ShrinkBudgetSpent):
                 return seen
             seen = seen.__context__
-    return next((e for e in leaves if isinstance(e, HypothesisException)), leaves[0])
+    return next((e for e in leaves if isinstance(e, HypothesisException)), None)
 
 
 def _expected(exc: BaseException) -> bool:
