@@ -184,9 +184,9 @@ def _run_fuzz(cfg: FuzzConfig, on_progress: Callable[[Recorder], None] | None,
                               verbosity=Verbosity.quiet, print_blob=False)
             target = seed(cfg.seed + round_no)(machine) if cfg.seed is not None else machine
             recorder.round_failure_at = None
+            stopped: BaseException | None = None
             try:
                 run_state_machine_as_test(target, settings=chosen)
-                stopped: BaseException | None = None
             except KeyboardInterrupt:
                 result.interrupted = True
                 break
@@ -204,12 +204,12 @@ def _run_fuzz(cfg: FuzzConfig, on_progress: Callable[[Recorder], None] | None,
             if isinstance(stopped, ShrinkBudgetSpent):
                 result.notes.append(f"shrinking stopped after {cfg.shrink_budget:g} s")
             elif stopped is not None:
-                note = (f"Hypothesis could not replay a failure exactly ({type(stopped).__name__}: "
-                        "the agent's timing differs between runs); the first failure seen and "
-                        "its shortest program were kept") \
-                    if recorder.round_failure_at is not None else \
-                    (f"Hypothesis ended a round early ({type(stopped).__name__}: the agent's "
-                     "timing differs between runs); the next round goes on")
+                why = f"{type(stopped).__name__}: the agent's timing differs between runs"
+                note = (f"Hypothesis could not replay a failure exactly ({why}); the first "
+                        "failure seen and its shortest program were kept"
+                        if recorder.round_failure_at is not None else
+                        f"Hypothesis ended a round early ({why}); a new round follows while "
+                        "the budget lasts")
                 if note not in result.notes:  # once, not every round
                     result.notes.append(note)
             if set(recorder.found) == known and stopped is None:
