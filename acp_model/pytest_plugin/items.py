@@ -50,18 +50,16 @@ def describe_failures(found: Mapping[str, Found], rules: Iterable[str] | None = 
                   f"{rule.statement}",
                   f"  source: {rule.citation}",
                   f"  what happened: {one.violation.message}"]
-        if one.replays:
-            rate = (f"reproduced {one.reproduced}/{one.replays} in fresh agent processes")
-        else:
-            rate = "not replayed"
+        # the name already says "(not replayed)"; a rate follows only when replays ran
+        rate = (f", reproduced {one.reproduced}/{one.replays} in fresh agent processes"
+                if one.replays else "")
         if one.actions:
             lines.append(f"  {counterexample_name(one.reproduced, one.replays)}, "
-                         f"{len(one.actions)} client action(s), "
-                         f"{rate}:")
+                         f"{len(one.actions)} client action(s){rate}:")
             lines += [f"    {n}. {text}" for n, text in enumerate(describe_program(one.actions), 1)]
         else:
-            lines.append(f"  no client action needed (the agent fails while initializing), "
-                         f"{rate}")
+            lines.append("  no client action needed (the agent fails while initializing)"
+                         + (rate or ", not replayed"))
         records, offending = counterexample_records(one)
         described = summarize(records)
         if 0 <= offending < len(described):
