@@ -364,9 +364,10 @@ def _replay_html(args: argparse.Namespace, doc: dict[str, Any], cfg: FuzzConfig,
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "fuzz", help="fuzz a live agent process (Hypothesis stateful testing)",
-        description="Drive an ACP v2 agent with randomly generated interleavings of prompts, "
-        "cancels, permission answers and sessions, check every message against the model and "
-        "the schema, and shrink each failure to a minimal replayable counterexample.",
+        description="Drive an ACP agent (v2, or v1 when it answers protocolVersion 1) with "
+        "randomly generated interleavings of prompts, cancels, permission answers and "
+        "sessions, check every message against the model and the schema, and shrink each "
+        "failure to a minimal replayable counterexample.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--max-examples", type=int_at_least(1), default=200,
                    help="examples Hypothesis generates (default 200)")

@@ -19,8 +19,8 @@ SUBCOMMANDS = (check, rules, fuzz, proxy, merge, explore, diagram, agents)
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="acp-model",
-        description="Formal model, offline checker and live fuzzer for the ACP v2 prompt "
-                    "lifecycle.")
+        description="Formal model, offline checker and live fuzzer for the ACP prompt "
+                    "lifecycle (v2 drafts and v1).")
     parser.add_argument("--version", action="version", version=f"acp-model {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -1,4 +1,4 @@
-"""pytest plugin: ``pytest --acp-agent "CMD ARGS"`` fuzzes an ACP v2 agent as ordinary tests.
+"""pytest plugin: ``pytest --acp-agent "CMD ARGS"`` fuzzes an ACP agent (v2, v1) as tests.
 
 Installed with the package (entry point ``pytest11``, name ``acp_model``). Without
 ``--acp-agent`` it only registers its options, the ``acp`` marker and its fixtures, so it never

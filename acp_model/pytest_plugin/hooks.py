@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("acp-model", "ACP v2 agent conformance (acp-model)")
+    group = parser.getgroup("acp-model", "ACP agent conformance (acp-model)")
     group.addoption("--acp-agent", metavar="CMD", default=None,
                     help="fuzz this agent command line (one string, split like a shell): adds "
                          "one test per rule group, test_acp[GROUP]")
