@@ -35,7 +35,7 @@ _EXPORTS: dict[str, str] = {
     "DEFAULT": "acp_model.spec.readings",
     "READING_DEFS": "acp_model.spec.readings",
     "Readings": "acp_model.spec.readings",
-    "SessionLifecycle": "acp_model.model.session",
+    "SessionLifecycle": "acp_model.model.lifecycle",
     "SessionModel": "acp_model.model.session",
     "compile_machine": "acp_model.model.engine",
     "TraceBuilder": "acp_model.trace.builder",

@@ -11,7 +11,8 @@ from statemachine import State, StateMachine
 from acp_model.model.check import DefinitionError, allowance, check, declare
 from acp_model.model.connection import ConnectionLifecycle, ConnectionModel
 from acp_model.model.engine import compile_machine
-from acp_model.model.session import SessionLifecycle, SessionModel
+from acp_model.model.lifecycle import SessionLifecycle
+from acp_model.model.session import SessionModel
 from acp_model.model.vocab import ConnEvent, ConnState, Event, Role
 from acp_model.model.vocab import State as SessionState
 

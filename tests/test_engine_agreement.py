@@ -10,8 +10,9 @@ from acp_model.model.connection import ConnectionLifecycle, ConnectionModel
 from acp_model.model.context import Context, Proof
 from acp_model.model.engine import LibraryEngine, TableEngine, compile_machine
 from acp_model.model.events import Ev
-from acp_model.model.session import EVENTS, SessionLifecycle, SessionModel
-from acp_model.model.vocab import ConnEvent, Event
+from acp_model.model.lifecycle import SessionLifecycle
+from acp_model.model.session import SessionModel
+from acp_model.model.vocab import EVENTS, ConnEvent, Event
 from acp_model.spec.readings import DEFAULT, READING_DEFS, Readings
 from acp_model.spec.revisions import REVISIONS
 
@@ -165,7 +166,8 @@ def test_table_covers_every_state_event_pair() -> None:
 def test_every_check_explains_itself_in_whole_sentences() -> None:
     """A violation says "Expected: <the check's docstring summary>": never cut mid-sentence."""
     from acp_model.model.engine import compile_machine
-    from acp_model.model.session import SessionLifecycle, SessionModel
+    from acp_model.model.lifecycle import SessionLifecycle
+    from acp_model.model.session import SessionModel
 
     table = compile_machine(SessionLifecycle, SessionModel)
     docs = {c.name: c.doc for c in table.check_names().values()}
@@ -179,7 +181,8 @@ def test_the_table_is_compiled_once_per_machine() -> None:
     """Explorer runs, reading diffs and the renderer all ask for the table: introspecting the
     machine again each time would be wasted work."""
     from acp_model.model.engine import compile_machine
-    from acp_model.model.session import SessionLifecycle, SessionModel
+    from acp_model.model.lifecycle import SessionLifecycle
+    from acp_model.model.session import SessionModel
 
     assert compile_machine(SessionLifecycle, SessionModel) is compile_machine(SessionLifecycle,
                                                                               SessionModel)

@@ -25,8 +25,9 @@ from acp_model.explorer import (
 from acp_model.explorer.config import _observe
 from acp_model.model.check import CheckMeta, check
 from acp_model.model.engine import CheckSpec, TableEngine, compile_machine
-from acp_model.model.session import WORK, SessionLifecycle, SessionModel
-from acp_model.model.vocab import Event, Role
+from acp_model.model.lifecycle import SessionLifecycle
+from acp_model.model.session import SessionModel
+from acp_model.model.vocab import WORK, Event, Role
 from acp_model.oracle.offline import check_records
 from acp_model.spec.readings import DEFAULT, ReadingError
 from tests.helpers import S, base

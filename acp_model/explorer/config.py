@@ -11,8 +11,8 @@ from acp_model.explorer.action import Action
 from acp_model.explorer.bounds import SESSION_IDS
 from acp_model.model import snapshot
 from acp_model.model.context import Context
-from acp_model.model.session import WORK, SessionModel
-from acp_model.model.vocab import Answer, Event, StopReason
+from acp_model.model.session import SessionModel
+from acp_model.model.vocab import WORK, Answer, Event, StopReason
 from acp_model.spec.readings import Readings
 
 

@@ -7,7 +7,8 @@ from typing import Any
 
 from acp_model.explorer.search import Exploration
 from acp_model.model.engine import compile_machine
-from acp_model.model.session import SessionLifecycle, SessionModel
+from acp_model.model.lifecycle import SessionLifecycle
+from acp_model.model.session import SessionModel
 
 
 def _find(doc: Any, key: str, kind: type) -> Iterable[Any]:

@@ -11,7 +11,8 @@ from acp_model.explorer.bounds import Bounds
 from acp_model.explorer.properties import check_properties
 from acp_model.explorer.search import Edge, Exploration, Refusal, explore
 from acp_model.model.engine import compile_machine
-from acp_model.model.session import SessionLifecycle, SessionModel
+from acp_model.model.lifecycle import SessionLifecycle
+from acp_model.model.session import SessionModel
 from acp_model.spec.contradictions import CONTRADICTION_READINGS, CONTRADICTIONS
 from acp_model.spec.readings import DEFAULT, READING_DEFS, Readings
 from acp_model.spec.rules import RULES, catalogue

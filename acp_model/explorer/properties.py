@@ -8,8 +8,7 @@ from typing import Any
 
 from acp_model.explorer.alphabet import _ALPHABET_EVENTS, alphabet
 from acp_model.explorer.search import _HELP_FREE, Edge, Exploration, Refusal
-from acp_model.model.session import WORK
-from acp_model.model.vocab import Event, StopReason
+from acp_model.model.vocab import WORK, Event, StopReason
 
 PROPERTIES = {
     "a": "every reachable state can return to a quiescent idle with agent events and the "

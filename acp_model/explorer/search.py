@@ -21,8 +21,9 @@ from acp_model.explorer.bounds import MISSING, SESSION_IDS, Bounds
 from acp_model.explorer.config import Config, _edge_breaks, _info, _observe
 from acp_model.model.engine import Table, TableEngine, compile_machine
 from acp_model.model.events import Ev
-from acp_model.model.session import AGENT_EVENTS, WORK, SessionLifecycle, SessionModel
-from acp_model.model.vocab import Event, Level
+from acp_model.model.lifecycle import SessionLifecycle
+from acp_model.model.session import SessionModel
+from acp_model.model.vocab import AGENT_EVENTS, WORK, Event, Level
 from acp_model.spec.readings import DEFAULT, Readings
 from acp_model.trace.builder import TraceBuilder
 from acp_model.trace.format import Record

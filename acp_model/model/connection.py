@@ -17,7 +17,7 @@ from statemachine import State, StateMachine
 from acp_model.model.check import check
 from acp_model.model.context import Context
 from acp_model.model.events import Ev
-from acp_model.model.session import stay
+from acp_model.model.lifecycle import stay
 from acp_model.model.vocab import ConnState, ErrorCode
 
 

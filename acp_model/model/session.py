@@ -1,4 +1,4 @@
-"""The session lifecycle: one explicit python-statemachine machine plus its extended state.
+"""The session machine's model object: its extended state, guards (checks) and actions.
 
 Control states are the foreground states a session reports (``unreported`` until the first
 ``state_update``, then ``idle`` / ``running`` / ``requires_action`` / ``custom`` for ``_x`` and
@@ -6,9 +6,10 @@ future states). Everything else the rules need (prompts awaiting acceptance, acc
 awaiting their user message, open permission requests, outstanding cancels, tool calls of the
 current work) lives in :class:`SessionModel`, which is also the machine's model object.
 
-Events are classified wire messages in both directions (see ``EVENTS``). Every transition's
-guards are *checks*: pure predicates tagged with the rule they enforce (``@check``). When a check
-fails, the transition is refused, which is a violation of that rule; the monitor records it and
+Events are classified wire messages in both directions (``vocab.EVENTS``); the machine that
+they move is declared in :mod:`acp_model.model.lifecycle`. Every transition's guards are
+*checks*: pure predicates tagged with the rule they enforce (``@check``). When a check fails,
+the transition is refused, which is a violation of that rule; the monitor records it and
 then takes the transition anyway (the client must keep following what the agent reports), so
 one bug does not drown the rest of the trace in follow-up errors.
 
@@ -42,22 +43,8 @@ from typing import Any, ClassVar
 from acp_model.model.check import allowance, check
 from acp_model.model.context import Context
 from acp_model.model.events import Ev
-from acp_model.model.evidence import Evidence, EvidenceMixin
-from acp_model.model.lifecycle import SessionLifecycle, quiescent, stay
-from acp_model.model.obligations import (
-    CANCEL_ENDS_WORK,
-    CANCELLED_PERMISSION_ANSWERED,
-    IDLE_CANCEL_REPLIED,
-    PERMISSION_ANSWERED,
-    PROMPT_ANSWERED,
-    RECEIPT_ECHOED,
-    REQUEST_OBLIGATIONS,
-    USER_MESSAGE_REPORTED,
-    WITHDRAWN_ANSWERED,
-    WORK_ENDS,
-    Obligation,
-    ObligationsMixin,
-)
+from acp_model.model.evidence import EvidenceMixin
+from acp_model.model.obligations import ObligationsMixin
 from acp_model.model.race_facts import OWING, RaceFactsMixin
 from acp_model.model.records import (
     EXPLAINS,
@@ -70,9 +57,6 @@ from acp_model.model.records import (
     ToolRec,
 )
 from acp_model.model.vocab import (
-    AGENT_EVENTS,
-    CLIENT_EVENTS,
-    EVENTS,
     PROCEEDING_TOOL_STATUSES,
     QUIET,
     WORK,
@@ -85,11 +69,7 @@ from acp_model.model.vocab import (
     StopReason,
 )
 
-__all__ = ["AGENT_EVENTS", "CANCELLED_PERMISSION_ANSWERED", "CANCEL_ENDS_WORK", "CLIENT_EVENTS",
-           "EVENTS", "IDLE_CANCEL_REPLIED", "PERMISSION_ANSWERED", "PROMPT_ANSWERED", "QUIET",
-           "RECEIPT_ECHOED", "REQUEST_OBLIGATIONS", "USER_MESSAGE_REPORTED", "WITHDRAWN_ANSWERED",
-           "WORK", "WORK_ENDS", "Context", "Ev", "Evidence", "Obligation", "SessionLifecycle",
-           "SessionModel", "quiescent", "stay"]
+__all__ = ["SessionModel"]
 
 REJECTED_KEPT = 32  # rejected prompts whose text SDK-PROMPT-03 still looks for
 LATE_CONTENT_UPDATES = frozenset({"agent_message_chunk", "agent_thought_chunk"})

@@ -12,7 +12,7 @@ from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING, Any
 
 from acp_model.model.check import CheckMeta, declare, meta_of
-from acp_model.model.session import (
+from acp_model.model.obligations import (
     PROMPT_ANSWERED,
     REQUEST_OBLIGATIONS,
     WITHDRAWN_ANSWERED,

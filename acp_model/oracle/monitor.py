@@ -26,11 +26,9 @@ from acp_model.model.connection import ConnectionLifecycle, ConnectionModel
 from acp_model.model.context import Context
 from acp_model.model.engine import Failure, LibraryEngine, TableEngine, compile_machine
 from acp_model.model.events import Ev, content_key, text_key
+from acp_model.model.lifecycle import SessionLifecycle
 from acp_model.model.messages import Findings
-from acp_model.model.session import (
-    SessionLifecycle,
-    SessionModel,
-)
+from acp_model.model.session import SessionModel
 from acp_model.model.vocab import ConnEvent, ErrorCode, Event, Level, Role
 from acp_model.oracle import rpc, wire
 from acp_model.oracle import validate as validation

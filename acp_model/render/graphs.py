@@ -14,7 +14,8 @@ from acp_model.spec.readings import DEFAULT, Readings
 
 
 def session_table() -> Table:
-    from acp_model.model.session import SessionLifecycle, SessionModel
+    from acp_model.model.lifecycle import SessionLifecycle
+    from acp_model.model.session import SessionModel
 
     return compile_machine(SessionLifecycle, SessionModel)
 
