@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -31,9 +32,12 @@ def cmd_agents(args: argparse.Namespace, console: Console) -> int:
                 raise UsageError(str(exc)) from None
             console.print(f"{name} {profile.version}: installed in {where}")
         return EXIT_OK
-    table = Table(title=f"agent profiles (cache: {agents_cache()})")
-    for column in ("name", "package", "model API", "protocols", "installed"):
-        table.add_column(column)
+    table = Table(title=f"agent profiles (cache: {agents_cache()})", box=box.SIMPLE, pad_edge=False)
+    # the name is what a user types next: never cut; a narrow terminal folds the package
+    table.add_column("name", no_wrap=True)
+    table.add_column("package", overflow="fold", min_width=20)
+    for column in ("model API", "ACP", "installed"):
+        table.add_column(column, no_wrap=True)
     for profile in PROFILES.values():
         table.add_row(profile.name, f"{profile.package}@{profile.version}", profile.model_api,
                       ", ".join(f"v{v}" for v in profile.protocols),

@@ -1,0 +1,41 @@
+"""`acp-model agents`: the profile list a user reads and the install command's usage errors
+(installing itself needs npm and runs in `make agents` and the real-agent tests)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from acp_model.profiles import PROFILES
+
+
+def run(tmp_path: Path, *args: str, columns: int = 80) -> tuple[int, str, str]:
+    env = {**os.environ, "ACP_MODEL_AGENTS": str(tmp_path / "cache"), "COLUMNS": str(columns)}
+    proc = subprocess.run([sys.executable, "-m", "acp_model.cli", "agents", *args],
+                          capture_output=True, text=True, timeout=60, env=env)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def test_the_list_names_every_profile_uncut_in_an_80_column_terminal(tmp_path: Path) -> None:
+    code, out, err = run(tmp_path)
+    assert code == 0, err
+    rows = {line.split()[0]: line for line in out.splitlines() if line.split()
+            and line.split()[0] in PROFILES}
+    assert set(rows) == set(PROFILES), out  # each name whole: it is what the user types next
+    for name, line in rows.items():
+        assert line.rstrip().endswith("no"), line  # an empty cache: nothing installed
+        assert PROFILES[name].model_api in line, line
+    assert str(tmp_path / "cache") in out and "acp-model fuzz --agent NAME" in out
+    assert all(len(line) <= 80 for line in out.splitlines()), out
+
+
+def test_install_without_a_name_or_with_an_unknown_one_is_a_usage_error(tmp_path: Path) -> None:
+    code, _, err = run(tmp_path, "install")
+    assert code == 2 and "name the agents to install" in err and "Traceback" not in err
+    code, _, err = run(tmp_path, "install", "no-such-agent")
+    assert code == 2 and "Traceback" not in err, err
+    assert "no agent profile 'no-such-agent'" in err
+    assert all(name in err for name in PROFILES), err  # the message lists what is known
+    assert not (tmp_path / "cache").exists()  # nothing was installed or created
