@@ -96,8 +96,17 @@ def test_rules_table_and_json() -> None:
     code, out, _ = run("rules", "--reading", "strength-source=schema", "--format", "json")
     cancel = next(r for r in json.loads(out)["rules"] if r["id"] == "CANCEL-06")
     assert cancel["effective_strength"] == "SHOULD"
-    code, out, _ = run("rules")
-    assert code == 0 and "CANCEL-07" in out
+    code, out, _ = run("rules")  # one block per rule: whole at 80 columns (a pipe's width)
+    assert code == 0 and all(len(line) <= 80 for line in out.splitlines())
+    lines = out.splitlines()
+    head = lines.index("CANCEL-07  MUST")
+    block = lines[head + 1:lines.index("", head)]  # facts, statement, source: indented
+    assert block and all(line.startswith("    ") for line in block)
+    assert "binds the agent" in block[0] and "decided in session" in " ".join(block)
+    assert any(line.startswith("    Once the agent has provably read a cancel") for line in block)
+    assert not any(line.endswith(" ") for line in lines)  # no padding to the width
+    code, out, _ = run("rules", "--format", "table")
+    assert code == 0 and "CANCEL-07" in out and "┃ id" in out
 
 
 def test_engines_agree_on_the_seed_trace() -> None:

@@ -38,21 +38,57 @@ def cmd_rules(args: argparse.Namespace, console: Console) -> int:
                    "default": d.default, "citation": d.citation}
             for d in READING_DEFS.values()}}, indent=2))
         return EXIT_OK
-    table = Table(title=f"acp-model rule catalogue ({len(rules)} rules)")
-    table.add_column("id", no_wrap=True)
-    for col in ("binds", "strength", "kind", "rule", "citation", "decided in", "acp-tck"):
-        table.add_column(col, overflow="fold")
+    rows = []
     for r in rules:
         strength = r.strength_under(readings)
         if r.alt_strength:
             strength += f" ‡ ({r.alt_strength}: {r.alt_source})"
         where = sorted({m.module.rsplit(".", 1)[-1] for m in decided.get(r.id, [])})
-        table.add_row(r.id, r.party, strength, r.kind, r.statement, r.citation,
-                      ", ".join(where) or ("-" if r.kind in ("allowance", "definition")
-                                           else ", ".join(r.judged_via) or "-"),
-                      ", ".join(r.tck))
-    console.print(table)
+        rows.append({"id": r.id, "binds": r.party, "strength": strength, "kind": r.kind,
+                     "rule": r.statement, "citation": r.citation,
+                     "decided in": ", ".join(where) or (
+                         "-" if r.kind in ("allowance", "definition")
+                         else ", ".join(r.judged_via) or "-"),
+                     "acp-tck": ", ".join(r.tck)})
+    title = f"acp-model rule catalogue ({len(rules)} rules)"
+    if args.format == "table":
+        table = Table(title=title)
+        table.add_column("id", no_wrap=True)
+        for col in ("binds", "strength", "kind", "rule", "citation", "decided in", "acp-tck"):
+            table.add_column(col, overflow="fold")
+        for row in rows:
+            table.add_row(*row.values())
+        console.print(table)
+        return EXIT_OK
+    console.print(f"[bold]{title}[/]\n")
+    for row in rows:
+        facts = [f"binds the {row['binds']}", row["kind"], f"decided in {row['decided in']}"]
+        if row["acp-tck"]:
+            facts.append(f"acp-tck {row['acp-tck']}")
+        _entry(console, row["id"], row["strength"], facts, row["rule"], row["citation"])
     return EXIT_OK
+
+
+def _entry(console: Console, rule_id: str, strength: str, facts: list[str], statement: str,
+           citation: str) -> None:
+    """One rule as a block that reads at any terminal width (a table of eight columns does
+    not fit 80): the ID and strength, then its facts, statement and source indented below."""
+    import textwrap
+
+    from rich.markup import escape
+
+    width = max(40, console.width)
+
+    def show(text: str, style: str, indent: str = "    ") -> None:
+        lines = textwrap.fill(text, width, initial_indent=indent, subsequent_indent="    ",
+                              break_on_hyphens=False, break_long_words=False)
+        console.print(f"[{style}]{escape(lines)}[/]", soft_wrap=True, highlight=False)
+
+    show(f"{rule_id}  {strength}", "bold", indent="")
+    show(" · ".join(facts), "dim")
+    show(statement, "default")
+    show(citation, "cyan")
+    console.print()
 
 
 def revision_diff(a: Readings, b: Readings) -> dict[str, Any]:
@@ -85,14 +121,20 @@ def _diff(a: Readings, b: Readings, fmt: str, console: Console) -> int:
     if fmt == "json":
         print(json.dumps(doc, indent=2))
         return EXIT_OK
-    table = Table(title=f"rules: spec {doc['from']} -> {doc['to']} "
-                        f"({len(doc['rules'])} differences)")
-    for col in ("id", "change", "strength", "rule", "citation"):
-        table.add_column(col, overflow="fold", no_wrap=col == "id")
-    for row in doc["rules"]:
-        table.add_row(row["id"], row["change"], row["strength"], row["statement"],
-                      row["citation"])
-    console.print(table)
+    title = f"rules: spec {doc['from']} -> {doc['to']} ({len(doc['rules'])} differences)"
+    if fmt == "table":
+        table = Table(title=title)
+        for col in ("id", "change", "strength", "rule", "citation"):
+            table.add_column(col, overflow="fold", no_wrap=col == "id")
+        for row in doc["rules"]:
+            table.add_row(row["id"], row["change"], row["strength"], row["statement"],
+                          row["citation"])
+        console.print(table)
+    else:
+        console.print(f"[bold]{title}[/]\n")
+        for row in doc["rules"]:
+            _entry(console, row["id"], row["strength"], [row["change"]], row["statement"],
+                   row["citation"])
     decided = Table(title="readings the revisions decide differently")
     for col in ("reading", doc["from"], doc["to"], "deciding text"):
         decided.add_column(col, overflow="fold")
@@ -106,7 +148,9 @@ def register(sub: Any) -> None:
     p = sub.add_parser("rules", help="print the rule catalogue",
                        description="The catalogued rules: ID, party bound, strength, statement, "
                        "citation and the acp-tck requirement checking the same thing.")
-    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument("--format", choices=("text", "table", "json"), default="text",
+                   help="text: one block per rule, readable at any width (default); table: one "
+                        "row per rule, for wide terminals; json: the data, readings included")
     p.add_argument("--map", action="store_true",
                    help="print the rule map (where each rule is decided) as Markdown")
     add_reading_option(p)
