@@ -46,6 +46,13 @@ def test_violation_exit_1_and_report_fields(tmp_path: Path) -> None:
     assert (v["rule"], v["strength"], v["level"]) == ("CANCEL-07", "MUST", "fail")
     assert isinstance(v["index"], int) and v["message"]
     assert {r["id"]: r["status"] for r in report["rules"]}["CANCEL-07"] == "violated"
+    code, out, _ = run("check", str(trace))  # the terminal text, at a pipe's 80 columns
+    lines = out.splitlines()
+    head = lines.index(f"FAIL  CANCEL-07  at #{v['index']}, session s1")
+    block = lines[head + 1:lines.index("", head)]  # the message, whole, indented
+    assert " ".join(line.strip() for line in block) == v["message"]
+    assert all(line.startswith("    ") for line in block)
+    assert all(len(line) <= 80 and not line.endswith(" ") for line in lines), out
 
 
 def test_reading_option_changes_the_verdict(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from acp_model.cli.common import EXIT_FAIL, EXIT_OK, UsageError, add_reading_opt
 from acp_model.oracle.offline import check_records, check_trace
 from acp_model.report.document import write_json
 from acp_model.report.html import trace_page, write_html
-from acp_model.report.text import render
+from acp_model.report.text import render, show
 from acp_model.spec.readings import DEFAULT, ReadingError
 from acp_model.trace.format import TraceError, read_trace
 
@@ -38,8 +38,8 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
     if args.format == "json":
         print(json.dumps(report, indent=2))
     else:
-        console.print(f"checked {report['summary']['messages']} message(s) in "
-                      f"{report['summary']['sessions']} session(s) from {args.trace}")
+        show(console, f"checked {report['summary']['messages']} message(s) in "
+             f"{report['summary']['sessions']} session(s) from {args.trace}", indent="")
         render(report, console)
     return EXIT_FAIL if report["verdict"] == "fail" else EXIT_OK
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.live import Live
+from rich.markup import escape
 from rich.table import Table
 
 from acp_model.argtypes import int_at_least, positive_float
@@ -130,7 +131,7 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
     from acp_model.report.document import write_json
     from acp_model.report.html import write_html
     from acp_model.report.junit import write_junit
-    from acp_model.report.text import render
+    from acp_model.report.text import render, show
     from acp_model.spec.revisions import AUTO
     from acp_model.spec.rules import RULES
 
@@ -214,11 +215,11 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
     console.print(f"{s['examples']} examples, {s['actions']} client actions in {s['seconds']} s "
                   f"({s['actions_per_second']} actions/s), {s['restarts']} restart(s)")
     if result.unusable:
-        console.print(f"[red]agent unusable:[/] {result.unusable}")
+        console.print(f"[red]agent unusable:[/] {escape(result.unusable)}")
     if result.problem:
-        console.print(f"[red]error:[/] {result.problem}")
-    for note in result.notes:
-        console.print(f"note: {note}")
+        console.print(f"[red]error:[/] {escape(result.problem)}")
+    for note in result.notes:  # wrapped, and never read as markup
+        show(console, f"note: {note}", indent="")
     render(report, console)
     for ce in report["counterexamples"]:
         console.print(f"[bold]{ce['rule']}[/]: "
@@ -328,7 +329,7 @@ def _replays(args: argparse.Namespace, doc: dict[str, Any], cfg: FuzzConfig,
                       + (f" (failures: {', '.join(seen)})" if seen else ""))
     console.print(f"[bold]reproduced {hits}/{args.runs}[/] ({rule})")
     for err in sorted(set(errors)):
-        console.print(f"note: {err}")
+        console.print(f"note: {escape(err)}")
     if args.html and shown is not None:
         _replay_html(args, doc, cfg, shown, hits, sorted(set(errors)))
     return EXIT_FAIL if hits else EXIT_OK

@@ -10,6 +10,7 @@ from rich.console import Console
 
 from acp_model.cli import rule_map
 from acp_model.cli.common import EXIT_OK, add_reading_option, readings_of
+from acp_model.report.text import show
 from acp_model.spec.readings import READING_DEFS, Readings
 from acp_model.spec.revisions import NAMES, REVISIONS
 from acp_model.spec.rules import catalogue
@@ -73,21 +74,10 @@ def _entry(console: Console, rule_id: str, strength: str, facts: list[str], stat
            citation: str) -> None:
     """One rule as a block that reads at any terminal width (a table of eight columns does
     not fit 80): the ID and strength, then its facts, statement and source indented below."""
-    import textwrap
-
-    from rich.markup import escape
-
-    width = max(40, console.width)
-
-    def show(text: str, style: str, indent: str = "    ") -> None:
-        lines = textwrap.fill(text, width, initial_indent=indent, subsequent_indent="    ",
-                              break_on_hyphens=False, break_long_words=False)
-        console.print(f"[{style}]{escape(lines)}[/]", soft_wrap=True, highlight=False)
-
-    show(f"{rule_id}  {strength}", "bold", indent="")
-    show(" · ".join(facts), "dim")
-    show(statement, "default")
-    show(citation, "cyan")
+    show(console, f"{rule_id}  {strength}", "bold", indent="")
+    show(console, " · ".join(facts), "dim")
+    show(console, statement)
+    show(console, citation, "cyan")
     console.print()
 
 

@@ -2,30 +2,44 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table as RichTable
+from rich.markup import escape
 
 from acp_model.spec.levels import Level
 
 
+def show(console: Console, text: str, style: str = "default", indent: str = "    ") -> None:
+    """``text`` wrapped to the terminal with its continuation lines indented, in ``style``,
+    without rich's padding to the full width (output is piped into logs and files)."""
+    lines = textwrap.fill(text, max(40, console.width), initial_indent=indent,
+                          subsequent_indent="    ", break_on_hyphens=False,
+                          break_long_words=False)
+    console.print(f"[{style}]{escape(lines)}[/]", soft_wrap=True, highlight=False)
+
+
 def render(report: dict[str, Any], console: Console, *, limit: int = 50) -> None:
-    """Human summary: verdict, the violations, and rule coverage counts."""
+    """Human summary: verdict, the violations, and rule coverage counts.
+
+    Each violation is a block (level, rule, where; then its message indented): a table with a
+    column for the message folded it to a fifth of an 80-column terminal.
+    """
     violations = report["violations"]
     if violations:
-        table = RichTable(title="Violations", show_lines=False, expand=False)
-        for col in ("level", "rule", "at", "session", "what"):
-            table.add_column(col, overflow="fold")
+        console.print(f"[bold]violations ({len(violations)})[/]\n")
         for v in violations[:limit]:
             at = f"#{v['index']}" + (f".{v['sub']}" if "sub" in v else "")
-            style = "red" if v["level"] == Level.FAIL else "yellow"
+            style = "bold red" if v["level"] == Level.FAIL else "bold yellow"
             label = "FAIL" if v["level"] == Level.FAIL else "warn"
             if v.get("kind") == "liveness":
                 label += " (liveness)"
-            table.add_row(f"[{style}]{label}[/]", v["rule"], at, str(v.get("session") or ""),
-                          v["message"])
-        console.print(table)
+            where = f"at {at}" + (f", session {v['session']}" if v.get("session") else "")
+            console.print(f"[{style}]{label}[/]  [bold]{escape(v['rule'])}[/]  {where}",
+                          soft_wrap=True, highlight=False)
+            show(console, v["message"])
+            console.print()
         if len(violations) > limit:
             console.print(f"... and {len(violations) - limit} more (see the JSON report)")
     counts: dict[str, int] = {}
@@ -35,13 +49,11 @@ def render(report: dict[str, Any], console: Console, *, limit: int = 50) -> None
     parts = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
     still_owed = report.get("open_at_end") or []
     for v in still_owed[:limit]:
-        console.print(f"open at end: {v['rule']} #{v['index']}: {v['message']}", markup=False,
-                      highlight=False)
+        show(console, f"open at end: {v['rule']} #{v['index']}: {v['message']}", indent="")
     spec = report.get("spec")
     if spec:
         how = "decided by --spec auto: " if spec.get("requested") == "auto" else ""
-        console.print(f"spec: {spec['revision']} ({how}{spec['evidence']})", markup=False,
-                      highlight=False)
+        show(console, f"spec: {spec['revision']} ({how}{spec['evidence']})", indent="")
     console.print(f"rules: {parts}")
     colour = "green" if report["verdict"] == "pass" else "red"
     console.print(f"[bold {colour}]verdict: {report['verdict'].upper()}[/]  "
