@@ -47,6 +47,32 @@ def test_explore_diff_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert all(i["rules"] == ["A-01.forbid"] for i in d["differences"])
 
 
+def test_explore_diff_text_breaks_witnesses_between_steps(capsys: pytest.CaptureFixture[str]
+                                                          ) -> None:
+    assert main(["explore", *SMALL, "--diff", "A-01=join,forbid", "--format", "json"]) == 0
+    (d,) = _json(capsys)["diffs"]
+    assert main(["explore", *SMALL, "--diff", "A-01=join,forbid"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert all(len(line) <= 80 and not line.endswith(" ") for line in lines), out
+    shown = []  # each "shortest:" block: the steps on each of its lines
+    for n, line in enumerate(lines):
+        if line.startswith("    shortest: "):
+            block = [line.strip().removeprefix("shortest: ")]
+            for more in lines[n + 1:]:
+                if not more.startswith("        "):
+                    break
+                block.append(more.strip())
+            shown.append([[s for s in part.split(" →") if s.strip()] for part in block])
+    # each witness whole and in order, every line holding whole steps (`s1 prompt`, never
+    # `s1` at the end of one line and `prompt` at the start of the next)
+    events = [item["witness"]["events"] for item in d["differences"]]
+    assert [[s.strip() for part in block for s in part] for block in shown] == events
+    assert all(s.strip() in evs for block, evs in zip(shown, events, strict=True)
+               for part in block for s in part)
+    assert any(len(block) > 1 for block in shown)  # some did wrap
+
+
 def test_explore_each_reading_and_coverage(capsys: pytest.CaptureFixture[str],
                                           tmp_path: Path) -> None:
     assert main(["explore", *SMALL, "--max-cancels", "0", "--each-reading",

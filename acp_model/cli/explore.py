@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from acp_model.argtypes import int_at_least
@@ -20,6 +21,7 @@ from acp_model.cli.common import (
     add_reading_option,
     readings_of,
 )
+from acp_model.report.text import NBSP, show
 from acp_model.spec.readings import ReadingError
 
 EXPLORE_EPILOG = """modes (one per run):
@@ -295,7 +297,8 @@ def _load_reports(paths: list[str]) -> list[dict[str, Any]]:
 def _events(w: dict[str, Any]) -> str:
     evs = w["events"]
     k = w.get("offending_step")
-    return " → ".join(f"[bold]{e}[/]" if i == k else e for i, e in enumerate(evs))
+    steps = [escape(e).replace(" ", NBSP) for e in evs]  # a line breaks after an arrow only
+    return f"{NBSP}→ ".join(f"[bold]{e}[/]" if i == k else e for i, e in enumerate(steps))
 
 
 def _render_text(doc: dict[str, Any], console: Console, args: argparse.Namespace) -> None:
@@ -318,10 +321,10 @@ def _render_text(doc: dict[str, Any], console: Console, args: argparse.Namespace
         console.print(table)
         for p in doc["properties"]:
             for v in p["violations"]:
-                console.print(f"[red]({p['id']})[/] {v['what']}")
+                show(console, f"({p['id']}) {v['what']}", "red", indent="", hang="    ")
                 if "witness" in v:
                     w = v["witness"]
-                    console.print(f"    events: {_events(w)}")
+                    show(console, f"events: {_events(w)}", hang="        ", markup=True)
                     if w.get("offending_record") is not None:
                         console.print(f"    trace: {len(w['trace'])} records, offending "
                                       f"record #{w['offending_record']}")
@@ -330,9 +333,10 @@ def _render_text(doc: dict[str, Any], console: Console, args: argparse.Namespace
             console.print("violation-only transitions (the table keeps them so the monitor "
                           "can follow the wire after a violation):")
             for v in c["violation_only"]:
-                console.print(f"    {v['transition']}  refused by {', '.join(v['refused_by'])}")
+                show(console, f"{v['transition']}  refused by {', '.join(v['refused_by'])}")
         if c["outside_alphabet"]:
-            console.print(f"not explored under these bounds: {', '.join(c['outside_alphabet'])}")
+            show(console, f"not explored under these bounds: {', '.join(c['outside_alphabet'])}",
+                 indent="")
         if "coverage" in doc:
             _render_coverage(doc["coverage"], console)
         colour = "green" if doc["verdict"] == "pass" else "red"
@@ -344,18 +348,19 @@ def _render_text(doc: dict[str, Any], console: Console, args: argparse.Namespace
             if not d["differences"]:
                 console.print("    no transition is allowed by one and refused by the other")
             for item in d["differences"]:
-                console.print(f"  {item['allowed_by']} allows, {item['refused_by']} refuses "
-                              f"{item['transition']}"
-                              + (f"({item['payload']})" if item["payload"] else "")
-                              + f" [{', '.join(item['rules'])}] in {item['occurrences']} "
-                              "state(s)")
+                show(console, f"{item['allowed_by']} allows, {item['refused_by']} refuses "
+                     f"{item['transition']}"
+                     + (f"({item['payload']})" if item["payload"] else "")
+                     + f" [{', '.join(item['rules'])}] in {item['occurrences']} state(s)",
+                     indent="  ", hang="      ")
                 w = item["witness"]
-                console.print(f"    shortest: {_events(w)}")
+                show(console, f"shortest: {_events(w)}", hang="        ", markup=True)
             for name, only in d["only_reachable"].items():
                 if only["states"]:
                     ex = only["examples"][0]
-                    console.print(f"  only under {name}: {only['states']} state(s), e.g. "
-                                  f"{ex['state']} via {_events(ex['witness'])}")
+                    show(console, f"only under {name}: {only['states']} state(s), e.g. "
+                         f"{ex['state']} via {_events(ex['witness'])}", indent="  ",
+                         hang="      ", markup=True)
     elif cmd == "explore --each-reading":
         table = Table(title="Exploration under each reading")
         for col in ("reading", "states", "transitions", "refused", "s", "a", "b", "c", "d",
@@ -369,7 +374,7 @@ def _render_text(doc: dict[str, Any], console: Console, args: argparse.Namespace
         console.print(table)
         for r in doc["readings"]:
             for pid, summary in r["failed"].items():
-                console.print(f"  {r['reading']}: ({pid}) {summary}")
+                show(console, f"{r['reading']}: ({pid}) {summary}", indent="  ", hang="      ")
     elif cmd == "explore --contradictions":
         table = Table(title="Doc-vs-schema and doc-vs-doc contradictions (RULES.md §6.3)")
         for col in ("id", "conflict", "rules (docs / schema strength)", "effect in the model"):
@@ -390,13 +395,14 @@ def _render_coverage(cov: dict[str, Any], console: Console) -> None:
     console.print(f"coverage: {len(cov['exercised'])} of {cov['transitions']} model transitions "
                   f"exercised ({cov['ratio']:.0%})")
     if cov["not_exercised_reachable"]:
-        console.print("  reachable but never exercised: "
-                      + ", ".join(cov["not_exercised_reachable"]))
+        show(console, "reachable but never exercised: "
+             + ", ".join(cov["not_exercised_reachable"]), indent="  ", hang="      ")
     if cov["not_exercised_never_legal"]:
-        console.print("  never exercised, and never legal in the model: "
-                      + ", ".join(cov["not_exercised_never_legal"]))
+        show(console, "never exercised, and never legal in the model: "
+             + ", ".join(cov["not_exercised_never_legal"]), indent="  ", hang="      ")
     if cov.get("rules_not_exercised"):
-        console.print("  lifecycle rules never exercised: " + ", ".join(cov["rules_not_exercised"]))
+        show(console, "lifecycle rules never exercised: " + ", ".join(cov["rules_not_exercised"]),
+             indent="  ", hang="      ")
 
 
 def register(sub: Any) -> None:

@@ -10,14 +10,20 @@ from rich.markup import escape
 
 from acp_model.spec.levels import Level
 
+NBSP = "\u00a0"
 
-def show(console: Console, text: str, style: str = "default", indent: str = "    ") -> None:
-    """``text`` wrapped to the terminal with its continuation lines indented, in ``style``,
-    without rich's padding to the full width (output is piped into logs and files)."""
+
+def show(console: Console, text: str, style: str = "default", indent: str = "    ",
+         hang: str = "    ", *, markup: bool = False) -> None:
+    """``text`` wrapped to the terminal, its first line indented by ``indent`` and the rest by
+    ``hang``, in ``style``, without rich's padding to the full width (output is piped into
+    logs and files). Read as plain text unless ``markup`` says it carries rich tags. A
+    no-break space (U+00A0) glues words that must stay on one line; it prints as a space."""
     lines = textwrap.fill(text, max(40, console.width), initial_indent=indent,
-                          subsequent_indent="    ", break_on_hyphens=False,
-                          break_long_words=False)
-    console.print(f"[{style}]{escape(lines)}[/]", soft_wrap=True, highlight=False)
+                          subsequent_indent=hang, break_on_hyphens=False,
+                          break_long_words=False).replace(NBSP, " ")
+    console.print(f"[{style}]{lines if markup else escape(lines)}[/]", soft_wrap=True,
+                  highlight=False)
 
 
 def render(report: dict[str, Any], console: Console, *, limit: int = 50) -> None:
