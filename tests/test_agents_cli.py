@@ -28,7 +28,8 @@ def test_the_list_names_every_profile_uncut_in_an_80_column_terminal(tmp_path: P
         assert line.rstrip().endswith("no"), line  # an empty cache: nothing installed
         assert PROFILES[name].model_api in line, line
     assert str(tmp_path / "cache") in out and "acp-model fuzz --agent NAME" in out
-    assert all(len(line) <= 80 for line in out.splitlines()), out
+    # within 80 columns, but for a single word too long to break (the cache's path)
+    assert all(len(line) <= 80 or " " not in line.strip() for line in out.splitlines()), out
 
 
 def test_install_without_a_name_or_with_an_unknown_one_is_a_usage_error(tmp_path: Path) -> None:

@@ -52,7 +52,9 @@ def test_violation_exit_1_and_report_fields(tmp_path: Path) -> None:
     block = lines[head + 1:lines.index("", head)]  # the message, whole, indented
     assert " ".join(line.strip() for line in block) == v["message"]
     assert all(line.startswith("    ") for line in block)
-    assert all(len(line) <= 80 and not line.endswith(" ") for line in lines), out
+    assert not any(line.endswith(" ") for line in lines), out
+    # within 80 columns, but for a single word too long to break (the trace's path)
+    assert all(len(line) <= 80 or " " not in line.strip() for line in lines), out
 
 
 def test_reading_option_changes_the_verdict(tmp_path: Path) -> None:

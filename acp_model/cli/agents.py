@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from acp_model.cli.common import EXIT_OK, UsageError
+from acp_model.report.text import show
 
 
 def cmd_agents(args: argparse.Namespace, console: Console) -> int:
@@ -32,7 +33,7 @@ def cmd_agents(args: argparse.Namespace, console: Console) -> int:
                 raise UsageError(str(exc)) from None
             console.print(f"{name} {profile.version}: installed in {where}")
         return EXIT_OK
-    table = Table(title=f"agent profiles (cache: {agents_cache()})", box=box.SIMPLE, pad_edge=False)
+    table = Table(title="agent profiles", box=box.SIMPLE, pad_edge=False)
     # the name is what a user types next: never cut; a narrow terminal folds the package
     table.add_column("name", no_wrap=True)
     table.add_column("package", overflow="fold", min_width=20)
@@ -43,8 +44,9 @@ def cmd_agents(args: argparse.Namespace, console: Console) -> int:
                       ", ".join(f"v{v}" for v in profile.protocols),
                       "yes" if profile.installed() else "no")
     console.print(table)
-    console.print("fuzz one: acp-model fuzz --agent NAME   (install first: acp-model agents "
-                  "install NAME)")
+    show(console, f"installed into: {agents_cache()} (ACP_MODEL_AGENTS moves it)", indent="")
+    show(console, "fuzz one: acp-model fuzz --agent NAME (install first: acp-model agents "
+         "install NAME)", indent="")
     return EXIT_OK
 
 
