@@ -54,9 +54,8 @@ def cmd_rules(args: argparse.Namespace, console: Console) -> int:
     title = f"acp-model rule catalogue ({len(rules)} rules)"
     if args.format == "table":
         table = Table(title=title)
-        table.add_column("id", no_wrap=True)
-        for col in ("binds", "strength", "kind", "rule", "citation", "decided in", "acp-tck"):
-            table.add_column(col, overflow="fold")
+        for col in rows[0]:  # the rows' keys are the columns
+            table.add_column(col, no_wrap=col == "id", overflow="fold")
         for row in rows:
             table.add_row(*row.values())
         console.print(table)

@@ -42,7 +42,7 @@ def render(report: dict[str, Any], console: Console, *, limit: int = 50) -> None
             if v.get("kind") == "liveness":
                 label += " (liveness)"
             where = f"at {at}" + (f", session {v['session']}" if v.get("session") else "")
-            console.print(f"[{style}]{label}[/]  [bold]{escape(v['rule'])}[/]  {where}",
+            console.print(f"[{style}]{label}[/]  [bold]{escape(v['rule'])}[/]  {escape(where)}",
                           soft_wrap=True, highlight=False)
             show(console, v["message"])
             console.print()
