@@ -301,6 +301,11 @@ def _events(w: dict[str, Any]) -> str:
     return f"{NBSP}→ ".join(f"[bold]{e}[/]" if i == k else e for i, e in enumerate(steps))
 
 
+def _item(console: Console, text: str, markup: bool = False) -> None:
+    """One item of a list under a heading: indented by two, its continuation lines by six."""
+    show(console, text, indent="  ", hang="      ", markup=markup)
+
+
 def _render_text(doc: dict[str, Any], console: Console, args: argparse.Namespace) -> None:
     cmd = doc["command"]
     if cmd == "explore --diff-spec":
@@ -348,19 +353,17 @@ def _render_text(doc: dict[str, Any], console: Console, args: argparse.Namespace
             if not d["differences"]:
                 console.print("    no transition is allowed by one and refused by the other")
             for item in d["differences"]:
-                show(console, f"{item['allowed_by']} allows, {item['refused_by']} refuses "
-                     f"{item['transition']}"
-                     + (f"({item['payload']})" if item["payload"] else "")
-                     + f" [{', '.join(item['rules'])}] in {item['occurrences']} state(s)",
-                     indent="  ", hang="      ")
+                _item(console, f"{item['allowed_by']} allows, {item['refused_by']} refuses "
+                      f"{item['transition']}"
+                      + (f"({item['payload']})" if item["payload"] else "")
+                      + f" [{', '.join(item['rules'])}] in {item['occurrences']} state(s)")
                 w = item["witness"]
                 show(console, f"shortest: {_events(w)}", hang="        ", markup=True)
             for name, only in d["only_reachable"].items():
                 if only["states"]:
                     ex = only["examples"][0]
-                    show(console, f"only under {name}: {only['states']} state(s), e.g. "
-                         f"{ex['state']} via {_events(ex['witness'])}", indent="  ",
-                         hang="      ", markup=True)
+                    _item(console, f"only under {name}: {only['states']} state(s), e.g. "
+                          f"{ex['state']} via {_events(ex['witness'])}", markup=True)
     elif cmd == "explore --each-reading":
         table = Table(title="Exploration under each reading")
         for col in ("reading", "states", "transitions", "refused", "s", "a", "b", "c", "d",
@@ -374,7 +377,7 @@ def _render_text(doc: dict[str, Any], console: Console, args: argparse.Namespace
         console.print(table)
         for r in doc["readings"]:
             for pid, summary in r["failed"].items():
-                show(console, f"{r['reading']}: ({pid}) {summary}", indent="  ", hang="      ")
+                _item(console, f"{r['reading']}: ({pid}) {summary}")
     elif cmd == "explore --contradictions":
         table = Table(title="Doc-vs-schema and doc-vs-doc contradictions (RULES.md §6.3)")
         for col in ("id", "conflict", "rules (docs / schema strength)", "effect in the model"):
@@ -395,14 +398,13 @@ def _render_coverage(cov: dict[str, Any], console: Console) -> None:
     console.print(f"coverage: {len(cov['exercised'])} of {cov['transitions']} model transitions "
                   f"exercised ({cov['ratio']:.0%})")
     if cov["not_exercised_reachable"]:
-        show(console, "reachable but never exercised: "
-             + ", ".join(cov["not_exercised_reachable"]), indent="  ", hang="      ")
+        _item(console, "reachable but never exercised: "
+              + ", ".join(cov["not_exercised_reachable"]))
     if cov["not_exercised_never_legal"]:
-        show(console, "never exercised, and never legal in the model: "
-             + ", ".join(cov["not_exercised_never_legal"]), indent="  ", hang="      ")
+        _item(console, "never exercised, and never legal in the model: "
+              + ", ".join(cov["not_exercised_never_legal"]))
     if cov.get("rules_not_exercised"):
-        show(console, "lifecycle rules never exercised: " + ", ".join(cov["rules_not_exercised"]),
-             indent="  ", hang="      ")
+        _item(console, "lifecycle rules never exercised: " + ", ".join(cov["rules_not_exercised"]))
 
 
 def register(sub: Any) -> None:
