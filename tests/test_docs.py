@@ -116,3 +116,21 @@ def test_docstring_cross_references_name_what_exists() -> None:
             for m in XREF.finditer(path.read_text(encoding="utf-8"))}
     assert len(refs) > 10  # the scan finds the references it is meant to check
     assert [ref for ref in sorted(refs) if not _resolves(ref[1])] == []
+
+
+def test_the_agents_readme_lists_every_mutant_under_its_rule() -> None:
+    """The mutant table of acp_model/agents/README.md is the zoo: each mutant once, under the
+    rule it plants (the table had missed one added later)."""
+    from acp_model.agents.mutants import MUTANTS
+
+    text = (ROOT / "acp_model" / "agents" / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Mutants"):text.index("\n## ", text.index("## Mutants") + 1)]
+    rows = re.findall(r"^\| `([a-z0-9_]+)` \| ([A-Za-z0-9.\-]+) \|", section, re.M)
+    assert len(rows) == len({name for name, _ in rows})  # no mutant twice
+    assert sorted(rows) == sorted((m.name, m.rule) for m in MUTANTS)
+    counts = re.search(r"(\d+) variants of the first .*?\((\d+) against the seed's revision, "
+                       r"(\d+) against", text, re.S)
+    assert counts is not None
+    assert [int(n) for n in counts.groups()] == [
+        len(MUTANTS), sum(m.revisions == ("seed",) for m in MUTANTS),
+        sum(m.revisions == ("sdk-2.4.0",) for m in MUTANTS)]

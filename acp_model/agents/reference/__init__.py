@@ -1,4 +1,4 @@
-"""A conforming ACP v2 reference agent (and, with ``--mutant``, a seeded-bug variant of it).
+"""A conforming ACP v2 reference agent, v1 when asked (and, with ``--mutant``, a seeded bug).
 
 Run: ``python -m acp_model.agents.reference [--mutant NAME] [--design AXIS=VALUE,...] [--seed N]
 [--timing fast|real|slow]`` (``--list-mutants`` prints the zoo, ``--list-design`` the design

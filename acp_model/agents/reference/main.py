@@ -42,8 +42,8 @@ def design_table() -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m acp_model.agents.reference",
-        description="ACP v2 reference agent, any point of the design space, optionally with "
-                    "a planted bug.",
+        description="ACP v2 reference agent (v1 when the client offers protocolVersion 1), "
+                    "any point of the design space, optionally with a planted bug.",
     )
     parser.add_argument("--mutant", default=None, help="plant one bug (see --list-mutants)")
     parser.add_argument("--design", default="", metavar="AXIS=VALUE,...",
