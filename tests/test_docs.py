@@ -134,3 +134,17 @@ def test_the_agents_readme_lists_every_mutant_under_its_rule() -> None:
     assert [int(n) for n in counts.groups()] == [
         len(MUTANTS), sum(m.revisions == ("seed",) for m in MUTANTS),
         sum(m.revisions == ("sdk-2.4.0",) for m in MUTANTS)]
+
+
+def test_the_campaign_plans_have_the_sizes_the_plugin_docs_give() -> None:
+    """docs/pytest-plugin.md states each zoo plan's case count; the plans grow with the zoo."""
+    sys.path.insert(0, str(ROOT / "fuzz"))
+    try:
+        import acp_zoo_campaign
+    finally:
+        sys.path.remove(str(ROOT / "fuzz"))
+    text = (ROOT / "docs" / "pytest-plugin.md").read_text(encoding="utf-8")
+    for name in ("quick", "full", "designs"):
+        row = re.search(rf"^\| `{name}` \|[^\n]*?(\d+) cases\)? \|", text, re.M)
+        assert row is not None, name
+        assert int(row.group(1)) == len(acp_zoo_campaign.plan(name)), name
