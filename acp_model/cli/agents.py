@@ -28,7 +28,8 @@ def cmd_agents(args: argparse.Namespace, console: Console) -> int:
                                   f"{profile.install_dir()}")
                     continue
                 console.print(f"{name}: npm {profile.npm} {profile.package}@{profile.version} ...")
-                where = profile.install()
+                with console.status("installing (a minute or two)"):  # a spinner on a terminal
+                    where = profile.install()
             except ProfileError as exc:
                 raise UsageError(str(exc)) from None
             console.print(f"{name} {profile.version}: installed in {where}")
