@@ -8,6 +8,8 @@ otherwise under it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +19,7 @@ from acp_model.spec import revisions
 from acp_model.spec.readings import DEFAULT, ReadingError
 from acp_model.spec.rules import RULES
 from acp_model.trace.builder import TraceBuilder
+from acp_model.trace.format import iter_trace
 from tests.helpers import S, base, check, failed_rules, warned_rules
 
 SDK = DEFAULT.parse(["SPEC=sdk-2.4.0"])
@@ -50,6 +53,28 @@ def test_auto_decides_by_the_first_prompt_response_and_states_it() -> None:
     assert seed["spec"]["revision"] == "seed" and "no messageId" in seed["spec"]["evidence"]
     empty = check_records(base().records, spec="auto")
     assert empty["spec"]["revision"] == "seed" and "no successful" in empty["spec"]["evidence"]
+
+
+def test_auto_reads_a_trace_only_as_far_as_its_decision(tmp_path: Path) -> None:
+    """A long trace is decided and then checked as a stream (nothing is held in memory), and
+    `check` hears how far it has read (its progress bar)."""
+    records = [r.to_json() for r in sdk_flow().records]
+    pulled: list[int] = []
+
+    def stream() -> Iterator[dict[str, Any]]:
+        for n, rec in enumerate(records):
+            pulled.append(n)
+            yield rec
+
+    decision, again = revisions.detect_ahead(stream())
+    assert decision.revision == "sdk-2.4.0" and pulled[-1] == decision.index < len(records) - 1
+    assert list(again) == records  # those read ahead first, then the rest, each once
+    decision, again = revisions.detect_ahead(iter(records[:3]))  # no prompt: undecided
+    assert decision.revision == "seed" and list(again) == records[:3]
+    path = sdk_flow().write(tmp_path / "t.jsonl")
+    heard: list[int] = []
+    assert len(list(iter_trace(path, heard.append))) == len(records)
+    assert heard[-1] == path.stat().st_size and heard == sorted(heard)
 
 
 def test_a_named_revision_is_stated_too() -> None:

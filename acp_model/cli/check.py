@@ -4,17 +4,40 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
 from acp_model.cli.common import EXIT_FAIL, EXIT_OK, UsageError, add_reading_option
-from acp_model.oracle.offline import check_records, check_trace
+from acp_model.oracle.offline import check_records
 from acp_model.report.document import write_json
 from acp_model.report.html import trace_page, write_html
 from acp_model.report.text import render, show
 from acp_model.spec.readings import DEFAULT, ReadingError
-from acp_model.trace.format import TraceError, read_trace
+from acp_model.trace.format import Record, TraceError, iter_trace
+
+BIG_TRACE = 8 << 20  # bytes: about 40k messages, a second or more of checking
+
+
+@contextmanager
+def _reading(path: str) -> Iterator[Callable[[int], None] | None]:
+    """A transient progress bar on stderr over the bytes of a trace that takes seconds to
+    check (stdout may carry the JSON report)."""
+    try:
+        size = Path(path).stat().st_size
+    except OSError:  # iter_trace says what is wrong with it
+        size = 0
+    if size < BIG_TRACE:
+        yield None
+        return
+    with Progress(TextColumn("checking"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("checking", total=size)
+        yield lambda read: bar.update(task, completed=read)
 
 
 def cmd_check(args: argparse.Namespace, console: Console) -> int:
@@ -22,11 +45,11 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
         options: dict[str, Any] = {
             "readings": DEFAULT.parse(args.reading or []), "validate": not args.no_validate,
             "engine": args.engine, "spec": args.spec, "open_at_end": args.open_at_end}
-        if args.html:  # the page shows the records: keep them
-            records = read_trace(args.trace)
+        with _reading(args.trace) as progress:
+            records: Iterable[Record] = iter_trace(args.trace, progress)
+            if args.html:  # the page shows the records: keep them
+                records = list(records)
             report = check_records(records, source=str(args.trace), **options)
-        else:
-            report = check_trace(args.trace, **options)
     except TraceError as exc:
         raise UsageError(f"unusable trace: {exc}") from None
     except ReadingError as exc:  # a bad --reading, or one the decided revision fixes otherwise

@@ -26,9 +26,9 @@ def check_records(records: Iterable[Record | dict[str, Any]], *, readings: Readi
     """
     decision = None
     if spec is not None:
-        if spec == revisions.AUTO:
-            records = [r if isinstance(r, dict) else r.to_json() for r in records]
-            decision = revisions.detect(records)
+        if spec == revisions.AUTO:  # decided on the way, the trace still read as a stream
+            decision, records = revisions.detect_ahead(
+                r if isinstance(r, dict) else r.to_json() for r in records)
         else:
             decision = revisions.chosen(spec)
         readings = readings.parse([f"SPEC={decision.revision}"])

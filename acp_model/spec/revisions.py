@@ -18,7 +18,8 @@ names the revision and the evidence that decided it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import itertools
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -183,12 +184,23 @@ class Detector:
 def detect(records: Iterable[Mapping[str, Any]]) -> Decision:
     """``auto`` for a recorded trace: the first successful session/prompt response decides;
     a trace without one is judged by the seed's revision."""
+    return detect_ahead(records)[0]
+
+
+def detect_ahead(records: Iterable[Mapping[str, Any]]
+                 ) -> tuple[Decision, Iterator[Mapping[str, Any]]]:
+    """:func:`detect`, reading only as far as the decision needs: the decision, and every
+    record again from the first (those it read are kept, the rest still unread), so a long
+    trace is decided and then checked as a stream."""
     detector = Detector()
-    for rec in records:
+    ahead: list[Mapping[str, Any]] = []
+    rest = iter(records)
+    for rec in rest:
+        ahead.append(rec)
         decision = detector.feed(rec)
         if decision is not None:
-            return decision
-    return detector.undecided()
+            return decision, itertools.chain(ahead, rest)
+    return detector.undecided(), iter(ahead)
 
 
 def from_initialize(result: Any, index: int | None, offered: Any = None) -> Decision | None:

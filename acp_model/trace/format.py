@@ -16,7 +16,7 @@ saw them (sent / received), which is what makes the race reasoning of the monito
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -79,8 +79,13 @@ def parse_record(obj: Any, where: str = "record") -> Record:
     return Record(direction, msg=obj["msg"], t=t, probe=probe)
 
 
-def iter_trace(path: str | Path) -> Iterator[Record]:
-    """Read a JSONL trace lazily; errors carry the 1-based line number."""
+PROGRESS_EVERY = 2048  # lines between two progress calls: cheap next to parsing them
+
+
+def iter_trace(path: str | Path, progress: Callable[[int], None] | None = None
+               ) -> Iterator[Record]:
+    """Read a JSONL trace lazily; errors carry the 1-based line number. ``progress(bytes)``
+    hears how much of the file was read, every few thousand lines and at the end."""
     p = Path(path)
     try:
         handle = p.open("rb")
@@ -90,8 +95,13 @@ def iter_trace(path: str | Path) -> Iterator[Record]:
         raise TraceError(f"{p}: is a directory, expected a .jsonl trace file") from None
     except OSError as exc:
         raise TraceError(f"{p}: cannot read: {exc.strerror}") from None
+    read = 0
     with handle:
         for lineno, line in enumerate(handle, start=1):
+            if progress is not None:
+                read += len(line)
+                if lineno % PROGRESS_EVERY == 0:
+                    progress(read)
             if not line.strip():
                 continue
             try:
@@ -99,6 +109,8 @@ def iter_trace(path: str | Path) -> Iterator[Record]:
             except orjson.JSONDecodeError as exc:
                 raise TraceError(f"{p}:{lineno}: not valid JSON ({exc})") from None
             yield parse_record(obj, f"{p}:{lineno}")
+    if progress is not None:
+        progress(read)
 
 
 def read_trace(path: str | Path) -> list[Record]:
