@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import dataclasses
 import json
+import shlex
 import traceback
 from pathlib import Path
 from typing import Any
@@ -168,8 +169,8 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
             console.print(f"phase: {name}")
         refresh()
 
-    console.print(f"fuzzing: {profile.name + ' ' + profile.version if profile else ''}"
-                  f"{' ' if profile else ''}{' '.join(cfg.argv)}")
+    show(console, f"fuzzing: {profile.name + ' ' + profile.version if profile else ''}"
+         f"{' ' if profile else ''}{shlex.join(cfg.argv)}", indent="")
     if cfg.model_api is not None:
         console.print(f"model: scripted, {cfg.model_api} API on a loopback server")
     if cfg.spec == AUTO:
