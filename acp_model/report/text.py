@@ -18,10 +18,12 @@ def show(console: Console, text: str, style: str = "default", indent: str = "   
     """``text`` wrapped to the terminal, its first line indented by ``indent`` and the rest by
     ``hang``, in ``style``, without rich's padding to the full width (output is piped into
     logs and files). Read as plain text unless ``markup`` says it carries rich tags. A
-    no-break space (U+00A0) glues words that must stay on one line; it prints as a space."""
-    lines = textwrap.fill(text, max(40, console.width), initial_indent=indent,
-                          subsequent_indent=hang, break_on_hyphens=False,
-                          break_long_words=False).replace(NBSP, " ")
+    no-break space (U+00A0) glues words that must stay on one line; it prints as a space. The
+    text's own line breaks are kept (each of its lines wrapped on its own, at ``hang``)."""
+    lines = "\n".join(
+        textwrap.fill(part, max(40, console.width), initial_indent=indent if n == 0 else hang,
+                      subsequent_indent=hang, break_on_hyphens=False, break_long_words=False)
+        for n, part in enumerate(text.split("\n"))).replace(NBSP, " ")
     console.print(f"[{style}]{lines if markup else escape(lines)}[/]", soft_wrap=True,
                   highlight=False)
 
