@@ -397,12 +397,14 @@ def test_a_stale_allow_taken_for_the_next_request_is_caught_under_perm_11() -> N
 def test_jobs_pass_the_agent_command_on_untouched(tmp_path: Path) -> None:
     """``--jobs N -- AGENT ARGS``: every worker runs the agent with exactly its own arguments
     (the worker's options go before ``--``; they once landed in the agent's command line), and
-    the merged report and JUnit file are written. The mutant's bug needs no race (a cancel's
-    CANCEL-07, which needs its read proved, was only a warning in a loaded clean-clone run)."""
+    the merged report and JUnit file are written, stating how `--spec auto` decided before the
+    workers started (not the `--spec` they were handed). The mutant's bug needs no race (a
+    cancel's CANCEL-07, which needs its read proved, was only a warning in a loaded clean-clone
+    run)."""
     rep, junit = tmp_path / "r.json", tmp_path / "j" / "x.xml"
     proc = subprocess.run(
         [sys.executable, "-m", "acp_model", "fuzz", "--jobs", "2", "--max-examples", "6",
-         "--seed", "5", "--spec", "seed", "--replay-runs", "1", "--report", str(rep),
+         "--seed", "5", "--replay-runs", "1", "--report", str(rep),
          "--junit", str(junit), "--",
          *REFERENCE, "--mutant", "chunk_without_message_id"],  # a bug every turn shows
         capture_output=True, text=True, timeout=240)
@@ -411,6 +413,10 @@ def test_jobs_pass_the_agent_command_on_untouched(tmp_path: Path) -> None:
     assert merged["summary"]["jobs"] == 2 and merged["summary"]["examples"] >= 2
     assert "MSG-01" in {v["rule"] for v in merged["violations"] if v["level"] == "fail"}
     assert 'name="MSG-01"' in junit.read_text()
+    spec = merged["spec"]
+    assert (spec["revision"], spec["requested"]) == ("seed", "auto"), spec
+    assert spec["evidence"].startswith("probe: ")
+    assert "(found by worker " in " ".join(proc.stdout.split())  # wrapped to the width
 
 
 @contextlib.contextmanager

@@ -223,11 +223,11 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
         show(console, f"note: {note}", indent="")
     render(report, console)
     for ce in report["counterexamples"]:
-        console.print(f"[bold]{ce['rule']}[/]: "
-                      f"{counterexample_name(ce['reproduced'], ce['replays'])} of {ce['steps']} "
-                      f"client action(s), reproduced {ce['reproduction']}"
-                      + (f" -> {Path(ce['files']['counterexample.txt']).parent}"
-                         if ce["files"] else ""))
+        show(console, f"[bold]{ce['rule']}[/]: "
+             f"{counterexample_name(ce['reproduced'], ce['replays'])} of {ce['steps']} "
+             f"client action(s), reproduced {ce['reproduction']}"
+             + (f" -> {escape(str(Path(ce['files']['counterexample.txt']).parent))}"
+                if ce["files"] else ""), indent="", markup=True)
     if files and any(k.startswith("warn:") for k in files):
         console.print(f"warnings: the first sighting of each -> {Path(args.out) / 'warnings'}")
     if report["verdict"] == "fail":
@@ -246,9 +246,10 @@ def _jobs(args: argparse.Namespace, cfg: FuzzConfig, profile: Any, console: Cons
     from acp_model.cli.jobs import run_jobs
     from acp_model.fuzzing.backend import backend
     from acp_model.fuzzing.revision import SpecUndecidable, resolve
+    from acp_model.report.text import show
     from acp_model.spec.revisions import AUTO
 
-    spec = cfg.spec
+    spec, decision = cfg.spec, None
     if spec == AUTO:
         console.print("spec: auto (a probe prompt decides the revision for every worker)")
         with backend(cfg, profile) as running:
@@ -257,9 +258,10 @@ def _jobs(args: argparse.Namespace, cfg: FuzzConfig, profile: Any, console: Cons
             except SpecUndecidable as exc:
                 raise UsageError(f"--spec {cfg.spec}: {exc}") from None
         assert decided.decision is not None
-        console.print(f"spec: {decided.decision.revision} ({decided.decision.evidence})")
-        spec = decided.decision.revision
-    return run_jobs(args, list(args.words), spec, console)
+        decision = decided.decision
+        show(console, f"spec: {decision.revision} ({decision.evidence})", indent="")
+        spec = decision.revision
+    return run_jobs(args, list(args.words), spec, console, decision)
 
 
 def cmd_replay(args: argparse.Namespace, console: Console) -> int:

@@ -21,7 +21,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.live import Live
@@ -29,6 +29,9 @@ from rich.table import Table
 
 from acp_model.cli.common import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, PROGRESS
 from acp_model.fuzzing.recorder import counterexample_name
+
+if TYPE_CHECKING:
+    from acp_model.spec.revisions import Decision
 
 # Options the parent handles itself; everything else is passed to every worker unchanged.
 _OWN = {"--jobs": 1, "--report": 1, "--junit": 1, "--html": 1, "--out": 1, "--seed": 1,
@@ -88,12 +91,14 @@ def _table(workers: list[Worker], started: float) -> Table:
 
 
 def run_jobs(args: argparse.Namespace, words: list[str], spec: str | None,
-             console: Console) -> int:
-    """Run ``args.jobs`` workers and merge their reports; returns the exit code."""
+             console: Console, decision: Decision | None = None) -> int:
+    """Run ``args.jobs`` workers and merge their reports; returns the exit code. ``decision``:
+    how ``--spec auto`` chose ``spec`` before the workers started (the merged report states
+    it, not the ``--spec`` the workers were given)."""
     from acp_model.report.document import write_json
     from acp_model.report.junit import write_junit
     from acp_model.report.merge import MergeError, merge_reports
-    from acp_model.report.text import render
+    from acp_model.report.text import render, show
 
     tmp = Path(tempfile.mkdtemp(prefix="acp-model-jobs-"))
     db = args.db or [str(tmp / "db")]
@@ -113,8 +118,8 @@ def run_jobs(args: argparse.Namespace, words: list[str], spec: str | None,
             argv += ["--out", str(Path(args.out) / f"worker-{n}")]
         argv += agent
         workers.append(Worker(n, argv, tmp / f"worker-{n}.json"))
-    console.print(f"{args.jobs} workers, seeds {seed}..{seed + args.jobs - 1}, shared "
-                  f"example database {', '.join(db)}")
+    show(console, f"{args.jobs} workers, seeds {seed}..{seed + args.jobs - 1}, shared "
+         f"example database {', '.join(db)}", indent="")
     started = time.monotonic()
     interrupted = False
     try:
@@ -145,6 +150,8 @@ def run_jobs(args: argparse.Namespace, words: list[str], spec: str | None,
         console.print(f"[red]error:[/] {exc}")
         return EXIT_USAGE
     merged["command"] = "fuzz"
+    if decision is not None:
+        merged["spec"] = decision.to_json()
     merged["summary"]["jobs"] = args.jobs
     seconds = merged["summary"].get("seconds_longest") or 0
     merged["summary"]["actions_per_second"] = round(
@@ -165,9 +172,9 @@ def run_jobs(args: argparse.Namespace, words: list[str], spec: str | None,
     render(merged, console)
     for ce in merged.get("counterexamples", []):
         name = counterexample_name(ce.get("reproduced", 0), ce.get("replays", 0))
-        console.print(f"[bold]{ce['rule']}[/]: {name} of "
-                      f"{len(ce.get('actions') or [])} client action(s), reproduced "
-                      f"{ce['reproduction']} (worker {ce.get('worker')})")
+        show(console, f"[bold]{ce['rule']}[/]: {name} of {len(ce.get('actions') or [])} "
+             f"client action(s), reproduced {ce['reproduction']} (found by {ce.get('worker')})",
+             indent="", markup=True)
     if merged["verdict"] == "fail":
         return EXIT_FAIL
     if interrupted or any(w.proc.returncode == EXIT_INTERRUPTED for w in workers):
