@@ -181,16 +181,12 @@ class Detector:
                         "apart)")
 
 
-def detect(records: Iterable[Mapping[str, Any]]) -> Decision:
-    """``auto`` for a recorded trace: the first successful session/prompt response decides;
-    a trace without one is judged by the seed's revision."""
-    return detect_ahead(records)[0]
-
-
 def detect_ahead(records: Iterable[Mapping[str, Any]]
                  ) -> tuple[Decision, Iterator[Mapping[str, Any]]]:
-    """:func:`detect`, reading only as far as the decision needs: the decision, and every
-    record again from the first (those it read are kept, the rest still unread), so a long
+    """``auto`` for a recorded trace (:class:`Detector`: an initialize answered with version
+    1, else the first successful session/prompt response; a trace without either is judged by
+    the seed's revision), reading only as far as the decision needs. Returns the decision and
+    every record again from the first (those read kept, the rest still unread), so a long
     trace is decided and then checked as a stream."""
     detector = Detector()
     ahead: list[Mapping[str, Any]] = []
