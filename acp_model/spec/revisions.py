@@ -12,8 +12,8 @@ it, its rule rows live in ``rules_v1.py`` and the oracle reads its wire dialect 
 with the prompt's response, not with an idle state update).
 
 ``auto`` is not a revision: front-ends decide it from the protocol version the agent answers in
-``initialize`` and, for v2, from the agent's first prompt response (:func:`detect_ahead`); every report
-names the revision and the evidence that decided it.
+``initialize`` and, for v2, from the agent's first prompt response (:func:`detect_ahead`);
+every report names the revision and the evidence that decided it.
 """
 
 from __future__ import annotations
