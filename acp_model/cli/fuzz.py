@@ -213,8 +213,8 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
         if args.html:
             write_html(fuzz_html(result, report, files), args.html)
     s = report["summary"]
-    console.print(f"{s['examples']} examples, {s['actions']} client actions in {s['seconds']} s "
-                  f"({s['actions_per_second']} actions/s), {s['restarts']} restart(s)")
+    show(console, f"{s['examples']} examples, {s['actions']} client actions in {s['seconds']} s "
+         f"({s['actions_per_second']} actions/s), {s['restarts']} restart(s)", indent="")
     if result.unusable:
         console.print(f"[red]agent unusable:[/] {escape(result.unusable)}")
     if result.problem:

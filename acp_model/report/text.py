@@ -62,7 +62,7 @@ def render(report: dict[str, Any], console: Console, *, limit: int = 50) -> None
     if spec:
         how = "decided by --spec auto: " if spec.get("requested") == "auto" else ""
         show(console, f"spec: {spec['revision']} ({how}{spec['evidence']})", indent="")
-    console.print(f"rules: {parts}")
+    show(console, f"rules: {parts}", indent="")
     colour = "green" if report["verdict"] == "pass" else "red"
     console.print(f"[bold {colour}]verdict: {report['verdict'].upper()}[/]  "
                   f"({s['failures']} failure(s), {s['warnings']} warning(s))")
