@@ -229,7 +229,8 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
              + (f" -> {escape(str(Path(ce['files']['counterexample.txt']).parent))}"
                 if ce["files"] else ""), indent="", markup=True)
     if files and any(k.startswith("warn:") for k in files):
-        console.print(f"warnings: the first sighting of each -> {Path(args.out) / 'warnings'}")
+        show(console, f"warnings: the first sighting of each -> {Path(args.out) / 'warnings'}",
+             indent="")
     if report["verdict"] == "fail":
         return EXIT_FAIL
     if result.interrupted:
