@@ -378,7 +378,7 @@ def test_a_stale_allow_taken_for_the_next_request_is_caught_under_perm_11() -> N
     answers on purpose (probes), and judges what the agent does next."""
     cfg = FuzzConfig([*REFERENCE, "--mutant", "stale_allow_next_permission"], seed=1,
                      max_examples=300, time_budget=90, spec="seed", replay_runs=2,
-                     minimize_budget=30, stop_on=frozenset({"PERM-11"}))
+                     minimize_budget=10, stop_on=frozenset({"PERM-11"}))
     result = run_fuzz(cfg)
     found = result.recorder.found.get("PERM-11")
     assert found is not None, sorted(result.recorder.found)
@@ -575,3 +575,35 @@ def test_work_that_begins_while_the_drain_waits_is_cancelled_too(skip: int) -> N
         assert fails == [], fails
     finally:
         pool.retire()
+
+
+def test_a_request_batch_left_unanswered_is_not_sent_again() -> None:
+    """An agent that ignores batches (the Python SDK) costs a deadline per batch probe: the
+    first shows it (ACPM-BATCH), later ones are skipped on that process, so the run spends its
+    time on the lifecycle (the SDK agent's fuzz test took 68 s, 60 of them waiting)."""
+    from acp_model.fuzzing.actions import NegativeInput, Probe
+
+    with _mini_client("nobatch", deadline=0.5) as client:
+        batches: list[Any] = []
+        client.proc.on_record(lambda r: batches.append(r["msg"])
+                              if r["dir"] == "c2a" and isinstance(r.get("msg"), list) else None)
+        for _ in range(3):
+            client.perform(Probe(0, NegativeInput.REQUEST_BATCH))
+        assert client.batches_unanswered
+        assert len(batches) == 1, batches
+        client.perform(Probe(0, NegativeInput.NOTIFICATION_BATCH))  # still sent: no wait
+        assert len(batches) == 2
+        found = client.monitor.finish(0.5)
+        assert [v.rule for v in found] == ["ACPM-BATCH"], found
+
+
+def test_a_request_batch_that_is_answered_is_probed_each_time() -> None:
+    from acp_model.fuzzing.actions import NegativeInput, Probe
+
+    with _mini_client("none") as client:
+        batches: list[Any] = []
+        client.proc.on_record(lambda r: batches.append(r["msg"])
+                              if r["dir"] == "c2a" and isinstance(r.get("msg"), list) else None)
+        for _ in range(2):
+            client.perform(Probe(0, NegativeInput.REQUEST_BATCH))
+        assert not client.batches_unanswered and len(batches) == 2

@@ -26,15 +26,20 @@ HOSTILE = Path(__file__).parent / "hostile"
 MUTE = [sys.executable, str(HOSTILE / "mute_prompts.py")]
 
 
-def test_an_agent_that_never_answers_prompts_fails_prompt_04(tmp_path: Path) -> None:
+def test_an_agent_that_never_answers_prompts_fails_prompt_04(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch
+                                                             ) -> None:
     """Default options (``--spec auto``): the probe falls back, the run reports PROMPT-04."""
     from acp_model.cli.main import main
+    from acp_model.fuzzing import revision
 
+    monkeypatch.setattr(revision, "PROBE_DEADLINE", 3.0)  # waited out in full: 10 s by default
     report_path = tmp_path / "r.json"
     # a fixed seed: an unseeded program may withdraw every prompt it sends ($/cancel_request),
     # and a withdrawn prompt left unanswered is CANCEL-14, not PROMPT-04
-    code = main(["fuzz", "--time-budget", "8", "--deadline", "1", "--max-examples", "5",
-                 "--seed", "1", "--replay-runs", "1", "--report", str(report_path), "--",
+    code = main(["fuzz", "--time-budget", "4", "--deadline", "1", "--max-examples", "5",
+                 "--seed", "1", "--replay-runs", "1", "--minimize-budget", "3",
+                 "--report", str(report_path), "--",
                  *MUTE])
     assert code == 1
     report = json.loads(report_path.read_text())

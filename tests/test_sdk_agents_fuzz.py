@@ -50,7 +50,8 @@ def test_sdk_agent_failures_are_all_explained(agent: str, reading: str, examples
     # receipts: sdk-2.4.0); the seed's readings are judged under the seed.
     cfg = FuzzConfig(spec.argv, max_examples=examples, steps=20, seed=3, deadline=3.0,
                      readings=readings, replay_runs=1, max_rounds=2, time_budget=150,
-                     shrink_budget=5.0, spec="auto" if reading == "default" else "seed")
+                     shrink_budget=5.0, minimize_budget=5.0,  # counterexamples unused here
+                     spec="auto" if reading == "default" else "seed")
     result = run_fuzz(cfg)
     assert result.unusable is None, result.unusable
     assert result.cfg.decision is not None

@@ -440,11 +440,14 @@ class Probe(SessionAction):
             return
         elif self.input == NegativeInput.REQUEST_BATCH:
             # A legal batch holding a request: the request still gets its own response.
+            if client.batches_unanswered:
+                return  # shown once already; again would only wait out another deadline
             mark = proc.mark()
             proc.send([sync, {"jsonrpc": "2.0", "method": "_acp_model/note", "params": {}}])
             # an agent that rejects batches answers with one id-null error: that is its answer
-            proc.wait_for_index(lambda m: _answers(m, rid) or _null_error(m), client.deadline,
-                                start=mark)
+            if proc.wait_for_index(lambda m: _answers(m, rid) or _null_error(m),
+                                   client.deadline, start=mark) is None:
+                client.batches_unanswered = True
             return
         else:  # garbage: a truncated line the agent must survive
             proc.send_raw(GARBAGE, probe=True)

@@ -105,6 +105,9 @@ class FuzzClient:
         self._prompt_caps: dict[str, Any] = {}
         self.crash_reported = False
         self.flooded = False
+        # the agent let a request batch go unanswered (ACPM-BATCH): later batch probes are
+        # skipped, each would wait out a deadline to show the same thing again
+        self.batches_unanswered = False
         self._answered: set[Any] = set()  # permission requests this client already answered
         self._answered_in: dict[str, list[Any]] = {}  # sid -> those ids, in order
         self._session_writes: dict[str, int] = {}  # sid -> agent messages naming it

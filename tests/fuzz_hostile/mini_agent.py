@@ -11,7 +11,8 @@ as an agent without its API key does), lateworker (correct, but once sent ``_min
 starts work of its own on the newest session at the next request it does not know, e.g. the
 fuzzer's sync, or at the one after ``params.skip`` more, and ends it only when that session
 is cancelled), untitledtool (correct, but every turn reports a tool call whose first update
-has no title: a TOOL-02 warning), none (correct).
+has no title: a TOOL-02 warning), nobatch (correct, but reads batches and never answers
+them, as the Python SDK does), none (correct).
 """
 
 import json
@@ -144,6 +145,8 @@ for raw in sys.stdin:
         send({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}})
         continue
     if isinstance(msg, list):  # a batch: one array with the responses it owes, if any
+        if MODE == "nobatch":
+            continue
         if not msg:
             send({"jsonrpc": "2.0", "id": None,
                   "error": {"code": -32600, "message": "Empty batch"}})
