@@ -12,7 +12,8 @@ environment, as for ``fuzz/test_agent.py``: ``ACP_AGENT`` (default: the bundled 
 agent), ``ACP_DB`` (a directory, ``redis://...``, or both comma-separated; default
 ``.hypothesis/acp-model``), ``ACP_DB_RO``, ``ACP_DEADLINE``, ``ACP_STEPS``, ``ACP_READINGS``,
 ``ACP_SPEC`` (default auto: a probe prompt decides). A failure is a Hypothesis failure of
-``TestAgentLifecycle``: HypoFuzz shows it (with the rule and the proof in the message);
+``TestAgentLifecycle``: HypoFuzz shows it (with the rule and the proof in the message), and
+the worker says so on stderr at once (``acp-model: CANCEL-07 failed (worker PID): ...``);
 ``acp-model fuzz`` on the same agent writes the counterexample files.
 """
 
@@ -29,6 +30,7 @@ from hypothesis import HealthCheck, settings
 
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.database import example_database, locations
+from acp_model.fuzzing.recorder import Found
 from acp_model.fuzzing.revision import resolve
 from acp_model.pytest_plugin.api import lifecycle_machine
 from acp_model.spec.readings import DEFAULT
@@ -50,6 +52,16 @@ CONFIG = resolve(FuzzConfig(
 _stack = contextlib.ExitStack()
 Machine = _stack.enter_context(lifecycle_machine(CONFIG))
 atexit.register(_stack.close)
+
+
+def _announce(found: Found) -> None:
+    """Say on stderr (which HypoFuzz leaves to its workers) the moment a rule first fails:
+    HypoFuzz's own console line comes only at its next minute-long check, without the rule."""
+    print(f"acp-model: {found.rule} failed (worker {os.getpid()}): {found.violation.message}",
+          file=sys.__stderr__, flush=True)
+
+
+Machine.acp_recorder.on_failure = _announce
 
 
 # HypoFuzz fuzzes with the *default* settings (a stateful TestCase's runTest carries none of its

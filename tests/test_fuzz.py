@@ -607,3 +607,34 @@ def test_a_request_batch_that_is_answered_is_probed_each_time() -> None:
         for _ in range(2):
             client.perform(Probe(0, NegativeInput.REQUEST_BATCH))
         assert not client.batches_unanswered and len(batches) == 2
+
+
+def test_a_forked_child_of_the_pool_starts_an_agent_of_its_own() -> None:
+    """HypoFuzz forks its workers after importing the test module that made the pool. The
+    parent's client came along without its reader threads, so every wait in the child timed
+    out, and a correct agent "failed" under HypoFuzz (no line it sent was ever read)."""
+    import multiprocessing
+
+    from acp_model.fuzzing.pool import AgentPool
+    from acp_model.fuzzing.recorder import Recorder
+
+    pool = AgentPool(FuzzConfig(REFERENCE, spec="seed", deadline=3.0), Recorder())
+    try:
+        parent = pool.client()
+        results = multiprocessing.get_context("fork").Queue()
+
+        def child() -> None:
+            client = pool.client()
+            handle = client.factory.create()  # answered: the child reads its agent
+            results.put((client.proc.pid, handle is not None, client.monitor.violations))
+            pool.retire()
+
+        proc = multiprocessing.get_context("fork").Process(target=child)
+        proc.start()
+        pid, made, violations = results.get(timeout=60)
+        proc.join(30)
+        assert (pid != parent.proc.pid, made, violations) == (True, True, []), violations
+        assert proc.exitcode == 0
+        assert parent.alive and pool.client() is parent  # the parent's agent, untouched
+    finally:
+        pool.retire()

@@ -171,9 +171,11 @@ def test_merge_check_reports(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 @pytest.mark.slow
 def test_hypofuzz_runs_the_campaign_and_finds_a_planted_bug(tmp_path: Path) -> None:
     """``hypothesis fuzz`` on fuzz/test_hypofuzz.py: collected, fuzzed, the failure reported
-    (awaited on HypoFuzz's own output line, then the workers are stopped)."""
+    (awaited on the worker's own line, said as the rule fails, then the workers are stopped:
+    HypoFuzz's console line waits for its minute-long rebalancing interval)."""
     import os
     import signal
+    import time
 
     root = Path(__file__).resolve().parents[1]
     hypothesis = Path(sys.executable).with_name("hypothesis")
@@ -190,11 +192,19 @@ def test_hypofuzz_runs_the_campaign_and_finds_a_planted_bug(tmp_path: Path) -> N
     try:
         for line in proc.stdout:
             lines.append(line)
-            if "Found a failing input" in line:
+            if line.startswith("acp-model: CANCEL-07 failed (worker "):
                 break
+        # HypoFuzz saves the failing input as the exception reaches it, just after the line
+        store = tmp_path / "db"
+        waited = 0
+        while not any(p.is_file() for p in store.rglob("*")) and waited < 300:
+            time.sleep(0.1)  # no event to await in a directory another process fills
+            waited += 1
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(30)
-    assert any("Found a failing input" in line for line in lines), "".join(lines)
+    assert any(line.startswith("acp-model: CANCEL-07 failed") for line in lines), \
+        "".join(lines)
+    assert "idle" in lines[-1] and "end_turn" in lines[-1], lines[-1]  # the proof, at once
     # HypoFuzz's corpus and the failure are in the agent's store under ACP_DB
-    assert any(p.is_file() for p in (tmp_path / "db").rglob("*")), "nothing in ACP_DB"
+    assert any(p.is_file() for p in store.rglob("*")), "nothing in ACP_DB"

@@ -17,6 +17,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import itertools
+import os
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -41,11 +42,21 @@ class AgentPool:
         self.stop = stop or Stop()
         self.current: FuzzClient | None = None
         self.retired: list[Monitor] = []
+        self._pid = os.getpid()
 
     def client(self) -> FuzzClient:
         """The process for the next example: a fresh one after a crash, with ``isolate``, or
         once the transcript is a quarter full (long runs keep memory bounded, and only an
-        example that itself floods the agent's output can reach the transcript cap)."""
+        example that itself floods the agent's output can reach the transcript cap).
+
+        In a forked child (HypoFuzz forks its workers after importing the test module, which
+        made this pool) the inherited client is the parent's: its reader threads did not
+        survive the fork, so every wait on it would time out and read as the agent's failure.
+        The child leaves it to the parent, untouched, and starts an agent of its own.
+        """
+        if os.getpid() != self._pid:
+            self._pid = os.getpid()
+            self.current, self.retired = None, []
         current = self.current
         if current is not None:
             if not current.alive:

@@ -104,6 +104,7 @@ class Recorder:
     round_failure_at: float | None = None  # when this round's first new failure was seen
     on_progress: Callable[[Recorder], None] | None = None
     on_phase: Callable[[str], None] | None = None  # "initialize", "shrinking CANCEL-07" ...
+    on_failure: Callable[[Found], None] | None = None  # each rule's first failure, as it comes
     internal_error: BaseException | None = None  # the oracle failed: the run is void
     exercised: set[str] = field(default_factory=set)  # rules some check has judged so far
     transitions: set[str] = field(default_factory=set)  # model transitions fired so far
@@ -170,7 +171,9 @@ class Recorder:
             known.candidates.append((list(actions), list(history)))
             known.candidates.sort(key=lambda c: len(c[0]))
             del known.candidates[6:]
-        if new and self.on_phase is not None:  # last: a Ctrl-C in the callback loses nothing
+        if new and self.on_failure is not None:  # last: a Ctrl-C in a callback loses nothing
+            self.on_failure(known)
+        if new and self.on_phase is not None:
             self.on_phase(f"shrinking {v.rule}")
 
     def is_new_warning(self, v: Violation) -> bool:
