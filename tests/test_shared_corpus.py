@@ -173,8 +173,10 @@ def test_hypofuzz_runs_the_campaign_and_finds_a_planted_bug(tmp_path: Path) -> N
     """``hypothesis fuzz`` on fuzz/test_hypofuzz.py: collected, fuzzed, the failure reported
     (awaited on the worker's own line, said as the rule fails, then the workers are stopped:
     HypoFuzz's console line waits for its minute-long rebalancing interval)."""
+    import contextlib
     import os
     import signal
+    import threading
     import time
 
     root = Path(__file__).resolve().parents[1]
@@ -189,6 +191,10 @@ def test_hypofuzz_runs_the_campaign_and_finds_a_planted_bug(tmp_path: Path) -> N
                             start_new_session=True)
     assert proc.stdout is not None
     lines = []
+    # a campaign that never reports runs forever: stopped after 3 minutes, the output is read
+    # to its end and the assertion below shows it
+    watchdog = threading.Timer(180, os.killpg, (proc.pid, signal.SIGTERM))
+    watchdog.start()
     try:
         for line in proc.stdout:
             lines.append(line)
@@ -201,7 +207,9 @@ def test_hypofuzz_runs_the_campaign_and_finds_a_planted_bug(tmp_path: Path) -> N
             time.sleep(0.1)  # no event to await in a directory another process fills
             waited += 1
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
+        watchdog.cancel()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(30)
     assert any(line.startswith("acp-model: CANCEL-07 failed") for line in lines), \
         "".join(lines)
