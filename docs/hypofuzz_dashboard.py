@@ -23,8 +23,10 @@ import time
 import urllib.request
 from pathlib import Path
 
+from acp_model.render.mermaid_cli import PINNED, MermaidUnavailable, browser
+
 ROOT = Path(__file__).resolve().parents[1]
-PUPPETEER = ROOT / "tests" / "services" / "mermaid" / "node_modules" / "puppeteer-core"
+PUPPETEER = PINNED / "node_modules" / "puppeteer-core"
 SHOT = """
 const puppeteer = require(process.env.PUPPETEER);
 (async () => {
@@ -62,9 +64,13 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=100.0)
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "hypofuzz-dashboard.png")
     args = ap.parse_args()
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None or not PUPPETEER.is_dir() or shutil.which("node") is None:
-        print("error: needs Chromium, node and puppeteer: run `make services`", file=sys.stderr)
+    try:
+        chromium = browser()
+    except MermaidUnavailable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if not PUPPETEER.is_dir() or shutil.which("node") is None:
+        print("error: needs node and puppeteer: run `make services`", file=sys.stderr)
         return 2
     port = _free_port()
     with tempfile.TemporaryDirectory() as tmp:

@@ -42,7 +42,9 @@ def mmdc() -> list[str]:
                              "`make services`, or `npm install -g @mermaid-js/mermaid-cli`")
 
 
-def _browser() -> str:
+def browser() -> str:
+    """The system Chromium (mermaid-cli's puppeteer drives it; so does the screenshot script
+    of docs/hypofuzz_dashboard.py)."""
     for name in ("chromium", "chromium-browser", "google-chrome"):
         path = shutil.which(name)
         if path:
@@ -59,7 +61,7 @@ def render(diagrams: dict[str, str], out: Path, fmt: str = "svg") -> list[Path]:
     with tempfile.TemporaryDirectory(prefix="acpm-mmdc-") as tmp:
         work = Path(tmp)
         config = work / "puppeteer.json"
-        config.write_text(json.dumps({"executablePath": _browser(),
+        config.write_text(json.dumps({"executablePath": browser(),
                                       "args": ["--no-sandbox", "--disable-gpu"]}))
         names = list(diagrams)
         doc = work / "all.md"
