@@ -577,6 +577,14 @@ def test_work_that_begins_while_the_drain_waits_is_cancelled_too(skip: int) -> N
         pool.retire()
 
 
+def _batches_sent(client: FuzzClient) -> list[Any]:
+    """The batch arrays the client sends from now on (filled as they are written)."""
+    batches: list[Any] = []
+    client.proc.on_record(lambda r: batches.append(r["msg"])
+                          if r["dir"] == "c2a" and isinstance(r.get("msg"), list) else None)
+    return batches
+
+
 def test_a_request_batch_left_unanswered_is_not_sent_again() -> None:
     """An agent that ignores batches (the Python SDK) costs a deadline per batch probe: the
     first shows it (ACPM-BATCH), later ones are skipped on that process, so the run spends its
@@ -584,9 +592,7 @@ def test_a_request_batch_left_unanswered_is_not_sent_again() -> None:
     from acp_model.fuzzing.actions import NegativeInput, Probe
 
     with _mini_client("nobatch", deadline=0.5) as client:
-        batches: list[Any] = []
-        client.proc.on_record(lambda r: batches.append(r["msg"])
-                              if r["dir"] == "c2a" and isinstance(r.get("msg"), list) else None)
+        batches = _batches_sent(client)
         for _ in range(3):
             client.perform(Probe(0, NegativeInput.REQUEST_BATCH))
         assert client.batches_unanswered
@@ -601,9 +607,7 @@ def test_a_request_batch_that_is_answered_is_probed_each_time() -> None:
     from acp_model.fuzzing.actions import NegativeInput, Probe
 
     with _mini_client("none") as client:
-        batches: list[Any] = []
-        client.proc.on_record(lambda r: batches.append(r["msg"])
-                              if r["dir"] == "c2a" and isinstance(r.get("msg"), list) else None)
+        batches = _batches_sent(client)
         for _ in range(2):
             client.perform(Probe(0, NegativeInput.REQUEST_BATCH))
         assert not client.batches_unanswered and len(batches) == 2
