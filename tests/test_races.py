@@ -300,6 +300,18 @@ def test_running_reported_while_a_request_waits_says_other_work_progresses() -> 
     assert_clean(check(t))
 
 
+def test_a_request_that_outlived_its_turn_holds_up_no_later_turn() -> None:
+    """codex-acp ended a turn (idle) while a permission request of it was still open, then ran
+    the next prompt, reporting running: the agent says that work progresses while the old
+    request waits, as when it reports running mid-turn ("If other foreground work can
+    progress, the state remains running"): no STATE-05 when the next turn ends. (It was read as
+    the new turn's unreported wait, a warning in a clean-clone run of make test.)"""
+    t = turn_start(base(), 10).permission(S, 50).requires_action(S).idle(S, "end_turn")
+    t.prompt(S, 11).accepted(11).user_message(S).running(S).agent_message(S)
+    t.answer(50, "allow").idle(S, "end_turn")
+    assert "STATE-05" not in warned_rules(check(t)), check(t)["violations"]
+
+
 def test_a_wait_a_cancel_reached_holds_nothing_up() -> None:
     """After a cancel (here written together with the next prompt, as an editor's "stop and
     send this" does), the agent winds the work down as running while its permission request

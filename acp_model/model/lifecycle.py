@@ -71,9 +71,9 @@ class SessionLifecycle(StateMachine):
     # ---- agent -> client: foreground state ----------------------------------------------
     running_reported = (
         unreported.to(running, cond=["work_has_a_prompt", "running_after_user_message",
-                                     "idle_cancel_answered"], on="start_work")
+                                     "idle_cancel_answered"], on=["start_work", "note_overlap"])
         | idle.to(running, cond=["work_has_a_prompt", "running_after_user_message",
-                                 "idle_cancel_answered"], on="start_work")
+                                 "idle_cancel_answered"], on=["start_work", "note_overlap"])
         | stay(running, cond="blocked_state_reported", on=["note_resumed", "note_overlap"])
         | requires_action.to(running, on=["note_resumption", "note_overlap"])
         | custom.to(running, cond="blocked_state_reported", on=["note_resumed", "note_overlap"])
