@@ -34,6 +34,7 @@ def _busy_model() -> SessionModel:
 _LIVE: dict[type, dict[str, Any]] = {
     PromptRec: {"status": PromptStatus.PENDING},
     PermRec: {"state": PermState.OPEN, "unreported_block": False, "owed_cancel": False},
+    CancelRec: {"prior": True, "status": CancelStatus.QUIET},
 }
 
 

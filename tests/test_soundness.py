@@ -292,6 +292,33 @@ def test_a_rejected_prompt_s_work_may_end_cancelled_by_a_later_cancel() -> None:
                        DEFAULT.parse(["SPEC=sdk-2.4.0"])))
 
 
+@pytest.mark.parametrize("held", [True, False], ids=["held-prompt", "prompt-being-started"])
+def test_a_prompt_rejected_after_the_cancel_may_own_the_work_that_ends(held: bool) -> None:
+    """codex-acp 2.6.0, seen in a run of 2026-12-03: a cancel read while a prompt was held
+    (or being started), that prompt rejected; a later prompt withdrawn and rejected -32800,
+    then work that ends `end_turn`. That work may be the later prompt's (A-28: its
+    pre-insertion work outlives its rejection), which the earlier cancel does not reach: no
+    proof for A-10.cancel or CANCEL-07 (the codex run carried the later prompt's text in the
+    user message, which is SDK-PROMPT-03's to judge)."""
+    first = 11 if held else 10
+    t = turn_start(base(), 10).prompt(S, 11) if held else base().prompt(S, 10)
+    t.cancel(S).sync()
+    if held:
+        t.idle(S, "cancelled")
+    t.rejected(first, -32800)
+    t.prompt(S, 12).cancel_request("c2a", 12).rejected(12, -32800)
+    t.running(S).user_message(S).agent_message(S).idle(S, "end_turn")
+    for readings in (DEFAULT, CANCEL):
+        assert_clean(check(t, readings))
+    # with no later prompt the work can only be the first one's: the cancel binds it
+    t = turn_start(base(), 10).prompt(S, 11) if held else base().prompt(S, 10)
+    t.cancel(S).sync()
+    if held:
+        t.idle(S, "cancelled")
+    t.rejected(first, -32800).running(S).agent_message(S).idle(S, "end_turn")
+    assert failed_rules(check(t, CANCEL)) == {"A-10.cancel" if held else "CANCEL-07"}
+
+
 def test_under_a_28_none_that_work_is_new_and_the_cancel_stale() -> None:
     strict = DEFAULT.parse(["A-28=none"])
     assert failed_rules(check(_rejected_then_cancelled(), strict)) == {"CANCEL-11"}

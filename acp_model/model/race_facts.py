@@ -74,15 +74,19 @@ class RaceFactsMixin:
         rejected but the work it started may outlive the rejection (A-28)."""
         return self.rejected_work or any(p.idx < c_idx for p in self.prompts)
 
-    def _accepted_after(self, c_idx: int) -> bool:
-        return any(p.idx > c_idx and p.status != PromptStatus.PENDING for p in self.prompts)
+    def _later_prompt_may_own(self, c: CancelRec) -> bool:
+        """A prompt sent after the cancel may own the work that ends: it was accepted, or it
+        was rejected but the work it started may outlive the rejection (A-28)."""
+        return c.outrun or any(p.idx > c.idx and p.status != PromptStatus.PENDING
+                               for p in self.prompts)
 
     def binding_cancels(self) -> list[CancelRec]:
         """Cancels that oblige the work now ending to end ``cancelled`` (CANCEL-07).
 
         A cancel sent during observed work, or while a prompt it could cancel was still open
         (read before that prompt's work ended, it cancels it under every A-10 reading) unless a
-        prompt sent after the cancel was accepted: this work may be that one's. Under reading
+        prompt sent after the cancel may own this work (accepted, or rejected with work that
+        may outlive the rejection, A-28). Under reading
         A-11=sent, every cancel sent during observed work binds, read or not.
         """
         if self.ctx.readings.chose("A-11", "sent"):
@@ -90,7 +94,7 @@ class RaceFactsMixin:
         return [c for c in self.cancels
                 if (c.status == CancelStatus.WORK
                     or (c.status == CancelStatus.AMBIGUOUS and c.prior and not c.held
-                        and not self._accepted_after(c.idx)))
+                        and not self._later_prompt_may_own(c)))
                 and self._read(c.idx)]
 
     def held_cancels(self) -> list[CancelRec]:
@@ -98,7 +102,7 @@ class RaceFactsMixin:
         A-10=cancel they bind this work too; by default the prompt may outlive them."""
         return [c for c in self.cancels
                 if c.status == CancelStatus.AMBIGUOUS and c.held and c.prior
-                and not self._accepted_after(c.idx) and self._read(c.idx)]
+                and not self._later_prompt_may_own(c) and self._read(c.idx)]
 
     def probable_cancels(self) -> list[CancelRec]:
         """Cancels sent during this work that no response proves read, but that the agent
@@ -151,6 +155,11 @@ class RaceFactsMixin:
     def canon_owes_reply(self, owes: bool, rec: CancelRec) -> bool:
         """``CancelRec.owes_reply`` in a snapshot: read only under A-04=idle-cancelled."""
         return owes and self._replies_owed()
+
+    def canon_outrun(self, outrun: bool, rec: CancelRec) -> bool:
+        """``CancelRec.outrun`` in a snapshot: read only for a cancel that may reach an
+        earlier prompt's work (``prior``, not yet during work); an idle clears it."""
+        return outrun and rec.prior and rec.status != CancelStatus.WORK
 
     def canon_withdrawn_prompt(self, withdrawn: bool, rec: PromptRec) -> bool:
         """``PromptRec.withdrawn`` in a snapshot: read only while the prompt is unanswered

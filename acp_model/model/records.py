@@ -63,6 +63,10 @@ class CancelRec:
     owes_reply: bool = field(default=False, metadata={"canon": "canon_owes_reply"})
     # the prompts sent before it were held behind other work when it was sent (reading A-10)
     held: bool = False
+    # a prompt sent after it was rejected, and the work that prompt may have started lives on
+    # until an idle (reading A-28=may): the work that ends next may be that prompt's, which
+    # this cancel does not reach
+    outrun: bool = field(default=False, metadata={"canon": "canon_outrun"})
 
 
 @dataclass(slots=True)

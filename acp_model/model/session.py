@@ -386,8 +386,12 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
                         if not (p.id == ev.id and p.status == PromptStatus.PENDING)]
         if self.ctx.readings.chose("A-28", "may"):
             # The work it may have started lives on until an idle: every cancel sent so far
-            # keeps what it could stop, and later ones may stop that work too.
+            # keeps what it could stop, and later ones may stop that work too. The work that
+            # ends next may be this prompt's, which the cancels sent before it do not reach.
             self.rejected_work = True
+            if rejected is not None:
+                for c in self.cancels:
+                    c.outrun = c.outrun or c.idx < rejected.idx
             return
         self.client_stopped = False  # (A-28=none) what a withdrawal could stop ended here
         for c in self.cancels:  # a rejected prompt is no longer work a cancel could stop
@@ -479,6 +483,7 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
         kept = []
         keep_held = not self.ctx.readings.chose("A-10", "keep")
         for c in self.cancels:
+            c.outrun = False  # the rejected prompts' work ended here too
             if c in served:
                 if not self._prior(c.idx) or not keep_held:
                     continue
@@ -512,6 +517,8 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
             self.end_work(ev)
             return
         self.rejected_work = self.client_stopped = False  # nothing outlives an idle
+        for c in self.cancels:
+            c.outrun = False
         if ev.reason == StopReason.CANCELLED:
             quiet = [c for c in self.cancels if c.status == CancelStatus.QUIET]
             if quiet:  # under A-04=idle-cancelled, answer the one that owes a reply first
