@@ -69,6 +69,18 @@ def test_a_shared_process_history_is_renumbered_for_a_fresh_one() -> None:
     assert "created" not in NewSession(created=3).to_json()
 
 
+def test_a_session_taken_over_from_an_earlier_example_replays_as_that_session() -> None:
+    """With ``reuse_sessions`` an example may take over a quiet session an earlier one left: a
+    program holding both examples goes on with that session in a fresh process, as the run did;
+    one that starts after the session was made can only make a new one."""
+    history = [NewSession(created=13), Prompt(13, TEXT), NewSession(created=14),
+               NewSession(created=15, reuses=13), Prompt(15, TEXT), Cancel(14)]
+    assert standalone(history) == [NewSession(), Prompt(0, TEXT), NewSession(),
+                                   Prompt(0, TEXT), Cancel(1)]
+    assert standalone(history[3:]) == [NewSession(), Prompt(0, TEXT), Cancel(14)]
+    assert "reuses" not in NewSession(created=15, reuses=13).to_json()
+
+
 def test_an_interrupt_writes_the_cancel_and_the_prompt_together() -> None:
     """``interrupt``: session/cancel and the next session/prompt in one write, read by the
     agent in one chunk; the conforming agent runs the new prompt to its own end, and its

@@ -391,3 +391,44 @@ def test_a_late_failure_of_an_earlier_example_s_session_keeps_the_program_that_o
         assert second._program_of(own) == (second.actions, second.start)
     finally:
         pool.retire()
+
+
+def test_a_proof_resting_on_a_taken_over_session_s_past_keeps_the_program_that_made_it() -> None:
+    """An example may take over a quiet session an earlier example left (``reuse_sessions``,
+    real agents): a failure whose proof cites a message of that earlier example records the
+    program from the example that made the session, replayed on that same session (a run on
+    codex-acp showed a proof resting on a cancel the counterexample left out); a failure
+    whose proof lies in the example itself keeps the example's program."""
+    from acp_model.fuzzing.pool import AgentPool, Example
+    from acp_model.fuzzing.recorder import LifecycleFailure, Recorder, standalone
+    from acp_model.model.vocab import Level
+
+    recorder = Recorder()
+    pool = AgentPool(FuzzConfig(REFERENCE, reuse_sessions=1), recorder)
+    try:
+        client = pool.client()
+        first = Example(client, recorder, deadline=3.0)
+        for a in _example(1):
+            first.act(a)
+        earlier_record = client.proc.mark()
+        pool.end_example(first)
+        second = Example(client, recorder, deadline=3.0)
+        for a in _example(2):
+            second.act(a)
+        sid = client.sessions[second.local[0]].sid
+        assert sid == client.sessions[first.local[0]].sid, "the quiet session was taken over"
+        own = Violation("CANCEL-07", Level.FAIL, "MUST", client.proc.mark(), "its own",
+                        session=sid, evidence=[(second.start + 1, "session/cancel")])
+        assert second._program_of(own) == (second.actions, second.start)
+        client.monitor.violations.append(Violation(
+            "A-10.cancel", Level.FAIL, "MUST", client.proc.mark(), "an earlier cancel",
+            session=sid, evidence=[(earlier_record - 1, "session/cancel")]))
+        with pytest.raises(LifecycleFailure):
+            second.check()
+        program = standalone(recorder.found["A-10.cancel"].actions)
+        assert [type(a) for a in program] == [NewSession, Prompt, Prompt]
+        assert [a.blocks[0]["text"] for a in program[1:]] == ["example 1", "example 2"]
+        assert program[1].s == program[2].s == 0
+        assert any("example 1" in json.dumps(r) for r in recorder.found["A-10.cancel"].records)
+    finally:
+        pool.retire()

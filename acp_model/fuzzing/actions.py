@@ -124,10 +124,13 @@ def describe_program(actions: Sequence[Action | Mapping[str, Any]]) -> list[str]
 @dataclass(frozen=True)
 class NewSession(Action):
     """``session/new``; on a shared process, ``created`` records the connection's index of
-    the session it made (how a replay renumbers sessions, see ``recorder.standalone``)."""
+    the session it made (how a replay renumbers sessions, see ``recorder.standalone``), and
+    ``reuses`` the index of the session it took over instead, when a quiet one an earlier
+    example left was handed out (a replay goes on with that session)."""
 
     op: ClassVar[str] = "new_session"
     created: int | None = field(default=None, compare=False, metadata={"json": False})
+    reuses: int | None = field(default=None, compare=False, metadata={"json": False})
 
     def perform(self, client: FuzzClient) -> None:
         client.new_session()

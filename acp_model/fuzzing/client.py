@@ -337,7 +337,10 @@ class FuzzClient:
         self.caught_up()  # the next action sees what the oracle made of everything so far
         if len(self.sessions) > before and isinstance(action, NewSession):
             # lets a replay renumber sessions (see recorder.standalone)
-            self.history[at] = dataclasses.replace(action, created=before)
+            handle = self.sessions[before]
+            reuses = next((i for i, h in enumerate(self.sessions[:before]) if h.sid == handle.sid),
+                          None) if handle.reused else None
+            self.history[at] = dataclasses.replace(action, created=before, reuses=reuses)
 
     def window(self, seconds: float) -> float:
         """How long a short wait of the client lasts with this agent: ``seconds`` for a fast

@@ -190,10 +190,12 @@ class Example:
     def _program_of(self, v: Violation) -> tuple[list[Action], int]:
         """The actions that showed ``v`` and the record their example began at: this
         example's, or, when ``v`` is about a session an earlier example on this process opened
-        (its late update), every example's since that one (concrete actions: ``standalone``
-        renumbers them for a fresh process)."""
+        (its late update, or a session this example took over whose proof cites what an
+        earlier example showed), every example's since that one (concrete actions:
+        ``standalone`` renumbers them for a fresh process, the taken-over session as itself)."""
         client = self.client
-        if v.session is None or v.session in {client.sessions[i].sid for i in self.local}:
+        if v.session is None or (v.session in {client.sessions[i].sid for i in self.local}
+                                 and all(i >= self.start for i, _ in v.evidence)):
             return self.actions, self.start
         at = next((i for i, h in enumerate(client.sessions) if h.sid == v.session), None)
         made = None if at is None else next((n for n, a in enumerate(client.history)

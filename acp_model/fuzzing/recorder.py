@@ -71,15 +71,21 @@ def standalone(actions: list[Action]) -> list[Action]:
     """Concrete actions from a shared process, renumbered for a fresh one.
 
     On a shared agent process session ``s13`` is the 14th session of the connection; replayed
-    from scratch, the first session the actions create is ``s0``.
+    from scratch, the first session the actions create is ``s0``. A session an example took
+    over from an earlier one in the actions is that session again, not a new one.
     """
     mapping: dict[int, int] = {}
+    made = 0
     out: list[Action] = []
     for a in actions:
         if isinstance(a, NewSession):
+            if a.reuses is not None and a.reuses in mapping and a.created is not None:
+                mapping[a.created] = mapping[a.reuses]
+                continue
             if a.created is not None:
-                mapping[a.created] = len(mapping)
-            a = dataclasses.replace(a, created=None)
+                mapping[a.created] = made
+                made += 1
+            a = dataclasses.replace(a, created=None, reuses=None)
         elif isinstance(a, SessionAction):
             a = dataclasses.replace(a, s=mapping.get(a.s, a.s))
         out.append(a)

@@ -34,6 +34,7 @@ SESSION_NEW_ANSWERED = declare(
 class SessionHandle:
     sid: str
     prompts: list[Any] = field(default_factory=list)  # request ids, in order
+    reused: bool = False  # a quiet session an earlier example left, taken over
 
 
 class SessionFactory:
@@ -103,7 +104,7 @@ class SessionFactory:
         """Keep a quiet session for a later example (False: the pool is full)."""
         if len(self.recycled) >= self.reuse:
             return False
-        self.recycled.append(SessionHandle(handle.sid))
+        self.recycled.append(SessionHandle(handle.sid, reused=True))
         return True
 
     def take(self) -> SessionHandle | None:
