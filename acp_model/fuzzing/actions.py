@@ -28,6 +28,7 @@ from acp_model.model.vocab import Answer
 
 if TYPE_CHECKING:
     from acp_model.fuzzing.client import FuzzClient
+    from acp_model.fuzzing.sessions import SessionHandle
 
 GARBAGE = b'{"jsonrpc": "2.0", "method": "session/prompt", "params": '
 FINISH_MAX_ANSWERS = 16  # permission requests one finish action answers at most
@@ -134,6 +135,14 @@ class NewSession(Action):
 
     def perform(self, client: FuzzClient) -> None:
         client.new_session()
+
+    def performed(self, sessions: Sequence[SessionHandle], at: int) -> NewSession:
+        """This action as the history keeps it, once it gave the connection's session ``at``
+        (how a replay renumbers sessions, see ``recorder.standalone``)."""
+        sid = sessions[at].sid
+        reuses = next((i for i, h in enumerate(sessions[:at]) if h.sid == sid),
+                      None) if sessions[at].reused else None
+        return dataclasses.replace(self, created=at, reuses=reuses)
 
     def describe(self, label: str = "") -> str:
         return f"new session{label}"

@@ -12,7 +12,6 @@ the connection they act on and the steps several of them share (cancel, answer, 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import itertools
 import os
 import signal
@@ -212,10 +211,6 @@ class FuzzClient:
         self._respond(req_id, result, error)
 
     # ------------------------------------------------------------------ queries -----------
-    def state(self, s: int) -> str | None:
-        with self.lock:
-            return self.monitor.state(self.sessions[s].sid)
-
     def open_permissions(self, s: int) -> list[Any]:
         """Ids of permission requests of session ``s`` still waiting for this client."""
         with self.lock:
@@ -336,11 +331,7 @@ class FuzzClient:
             self.check_alive()
         self.caught_up()  # the next action sees what the oracle made of everything so far
         if len(self.sessions) > before and isinstance(action, NewSession):
-            # lets a replay renumber sessions (see recorder.standalone)
-            handle = self.sessions[before]
-            reuses = next((i for i, h in enumerate(self.sessions[:before]) if h.sid == handle.sid),
-                          None) if handle.reused else None
-            self.history[at] = dataclasses.replace(action, created=before, reuses=reuses)
+            self.history[at] = action.performed(self.sessions, before)
 
     def window(self, seconds: float) -> float:
         """How long a short wait of the client lasts with this agent: ``seconds`` for a fast

@@ -86,8 +86,8 @@ class RaceFactsMixin:
         A cancel sent during observed work, or while a prompt it could cancel was still open
         (read before that prompt's work ended, it cancels it under every A-10 reading) unless a
         prompt sent after the cancel may own this work (accepted, or rejected with work that
-        may outlive the rejection, A-28). Under reading
-        A-11=sent, every cancel sent during observed work binds, read or not.
+        may outlive the rejection, A-28). Under reading A-11=sent, every cancel sent during
+        observed work binds, read or not.
         """
         if self.ctx.readings.chose("A-11", "sent"):
             return [c for c in self.cancels if c.status == CancelStatus.WORK]

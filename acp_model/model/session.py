@@ -389,7 +389,7 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
             # keeps what it could stop, and later ones may stop that work too. The work that
             # ends next may be this prompt's, which the cancels sent before it do not reach.
             self.rejected_work = True
-            if rejected is not None:
+            if rejected is not None and rejected.status == PromptStatus.PENDING:
                 for c in self.cancels:
                     c.outrun = c.outrun or c.idx < rejected.idx
             return
