@@ -115,6 +115,46 @@ def test_minimizing_cuts_after_the_failure_and_drops_the_noise(
     assert found.verified and found.reproduced == found.replays >= 3
 
 
+class _NeedsBugOnSecondSession:
+    """Fresh-process replays of a bug on the second session a program creates (the
+    ``cancel_crosses_sessions`` kind): a prompt saying "bug" that lands there."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.lock = threading.Lock()
+
+    def __call__(self, cfg: FuzzConfig, actions: list[Action], rule: str | None,
+                 abort: threading.Event | None = None) -> ReplayOutcome:
+        with self.lock:
+            self.calls += 1
+        made = 0
+        for n, a in enumerate(actions, start=1):
+            made += isinstance(a, NewSession)
+            if isinstance(a, Prompt) and a.blocks[0]["text"] == "bug" and made >= 2 \
+                    and a.s % made == 1:
+                return ReplayOutcome(True, [Violation(rule or "X", "fail", "MUST", 1, "x")],
+                                     [], 1, None, n)
+        return ReplayOutcome(False, [], [], None)
+
+
+def test_removing_a_chunk_keeps_its_session_creations_until_they_stand_alone(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Actions name sessions by order of creation: a chunk removed with its ``session/new``
+    sends the later actions to other sessions, so delta debugging kept failing on every chunk
+    holding one (79 actions left of ``cancel_crosses_sessions`` in a 20 s budget). Chunks
+    now keep their session creations, which go once they stand alone: less than half the
+    replays (67 before, on this program)."""
+    fake = _NeedsBugOnSecondSession()
+    monkeypatch.setattr(shrink, "replay_once", fake)
+    bug = Prompt(1, [{"type": "text", "text": "bug"}])
+    program = [NewSession(), *[a for n in range(30) for a in _noise(n)], NewSession(),
+               *[a for n in range(30) for a in _noise(n)], bug,
+               *[a for n in range(5) for a in _noise(n)]]
+    got = shrink.delta_debug(FuzzConfig(REFERENCE), "X", program, time.monotonic() + 60)
+    assert got == [NewSession(), NewSession(), bug]
+    assert fake.calls <= 34, fake.calls
+
+
 def test_a_shared_process_history_is_minimized_by_whole_examples_first(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The bug needs a session opened two examples earlier: only the history reproduces."""
@@ -132,8 +172,9 @@ def test_a_program_lucky_once_gives_way_to_one_that_reproduces(
         monkeypatch: pytest.MonkeyPatch) -> None:
     fake = _NeedsBugPrompt(flaky_below=4)
     monkeypatch.setattr(shrink, "replay_once", fake)
-    program = [NewSession(), *_noise(1), *_noise(2), *_noise(3),
-               Prompt(0, [{"type": "text", "text": "bug"}])]
+    # (delta debugging must meet a lucky program on its way: [N, n, n, n, bug] no longer
+    # does, its chunks keep the session/new and reach a 4-action program first)
+    program = [NewSession(), *_noise(1), *_noise(2), Prompt(0, [{"type": "text", "text": "bug"}])]
     found = _found(program)
     shrink.measure_reproduction(FuzzConfig(REFERENCE, replay_runs=2), found)
     assert len(found.actions) >= 4 and found.reproduced == found.replays >= 2

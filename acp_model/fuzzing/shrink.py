@@ -182,7 +182,8 @@ class Minimizer:
         second = True
         while len(parts) > 1 and time.monotonic() < self.stop_at:
             starts = range(0, len(parts), chunk)
-            trials = [parts[:i] + parts[i + chunk:] for i in starts]
+            trials = [parts[:i] + _without(parts[i:i + chunk]) + parts[i + chunk:]
+                      for i in starts]
             trials = [t for t in trials if t]
             hit = self.first([_flat(t) for t in trials]) if trials else None
             short = len(_flat(parts)) <= RETRY_UP_TO
@@ -219,6 +220,15 @@ def session_slice(program: Sequence[Action], target: int) -> list[Action] | None
         elif isinstance(a, Sync) and created >= target:
             out.append(a)
     return out if created >= target else None
+
+
+def _without(chunk: list[list[Action]]) -> list[list[Action]]:
+    """What removing ``chunk`` leaves of it: its ``session/new`` actions, since the actions
+    after it name sessions by their order of creation and would land on other sessions
+    without them, unless they are all it holds (then they go, one chunk at a time)."""
+    kept = [[a for a in part if isinstance(a, NewSession)] for part in chunk]
+    kept = [part for part in kept if part]
+    return [] if sum(map(len, kept)) == sum(map(len, chunk)) else kept
 
 
 def _key(program: Sequence[Action]) -> str:
