@@ -211,6 +211,11 @@ class FuzzClient:
         self._respond(req_id, result, error)
 
     # ------------------------------------------------------------------ queries -----------
+    def state(self, s: int) -> str | None:
+        """The state the agent last reported for session ``s`` (pytest plugin tests read it)."""
+        with self.lock:
+            return self.monitor.state(self.sessions[s].sid)
+
     def open_permissions(self, s: int) -> list[Any]:
         """Ids of permission requests of session ``s`` still waiting for this client."""
         with self.lock:
@@ -269,10 +274,7 @@ class FuzzClient:
     # ------------------------------------------------------------------ set-up ------------
     def initialize(self) -> dict[str, Any]:
         protocol = revisions.get(self.monitor.rev).protocol  # the version the client offers
-        params: dict[str, Any] = (
-            {"protocolVersion": 1, "clientCapabilities": {}, "clientInfo": CLIENT_INFO}
-            if protocol == 1 else
-            {"protocolVersion": 2, "capabilities": {}, "info": CLIENT_INFO})
+        params = revisions.initialize_params(protocol, CLIENT_INFO)
         try:
             result = self.proc.call("initialize", params, timeout=self.startup_deadline)
         except TimeoutError:
@@ -561,8 +563,7 @@ class FuzzClient:
         # An agent that exits closes its stdout first: wait (up to a deadline) for the exit
         # status, or a clean exit would be judged as a crash (stdout closed while running).
         code = self.proc.returncode
-        if code is None:
-            code = self.proc.wait_exit(self.deadline)
+        code = self.proc.wait_exit(self.deadline) if code is None else code
         tail = self.proc.stderr_text()[-400:].strip()
         what = (f"the agent exited with code {code}" if code is not None
                 else "the agent closed its stdout")

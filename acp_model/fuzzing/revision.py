@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Any
 
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.stop import Stop
@@ -59,11 +58,8 @@ def probe(cfg: FuzzConfig, stop: Stop | None = None) -> revisions.Decision:
         raise ProbeFailed(f"cannot start {cfg.argv[0]!r}: {exc.strerror or exc}") from None
     with proc:
         try:
-            info = {"name": "acp-model-probe", "version": "1"}
-            params: dict[str, Any] = (
-                {"protocolVersion": 1, "clientCapabilities": {}, "clientInfo": info}
-                if cfg.protocol == 1 else
-                {"protocolVersion": 2, "capabilities": {}, "info": info})
+            params = revisions.initialize_params(
+                cfg.protocol, {"name": "acp-model-probe", "version": "1"})
             init = proc.call("initialize", params, timeout=max(cfg.startup_deadline, wait))
             v1 = revisions.from_initialize(init, None, cfg.protocol)
             if v1 is not None:  # v1: no prompt needed, and a v2 prompt would be wrong

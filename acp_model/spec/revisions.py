@@ -92,6 +92,14 @@ NAMES: tuple[str, ...] = tuple(REVISIONS)
 CHOICES: tuple[str, ...] = (*NAMES, AUTO)
 
 
+def initialize_params(protocol: int, info: Mapping[str, Any]) -> dict[str, Any]:
+    """A client's ``initialize`` params for protocol version ``protocol``: v1 names its fields
+    by role (``clientCapabilities``, ``clientInfo``), v2 does not (migration.mdx)."""
+    if protocol == 1:
+        return {"protocolVersion": 1, "clientCapabilities": {}, "clientInfo": dict(info)}
+    return {"protocolVersion": protocol, "capabilities": {}, "info": dict(info)}
+
+
 class RevisionError(ValueError):
     """A --spec value that names no revision, or a reading the revision decided otherwise."""
 

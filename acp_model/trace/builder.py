@@ -12,8 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from acp_model.spec.revisions import initialize_params
 from acp_model.trace.format import Record, write_trace
 
+CLIENT = {"name": "acp-model", "version": "0"}  # the client of the traces it builds
 DEFAULT_CAPS = {"session": {"prompt": {"image": {}, "audio": {}, "embeddedContext": {}}}}
 
 
@@ -80,9 +82,7 @@ class TraceBuilder:
 
     # --- connection ----------------------------------------------------------------------
     def initialize(self, req_id: Any = 0) -> TraceBuilder:
-        return self.request("c2a", "initialize", {
-            "protocolVersion": 2, "capabilities": {},
-            "info": {"name": "acp-model", "version": "0"}}, req_id)
+        return self.request("c2a", "initialize", initialize_params(2, CLIENT), req_id)
 
     def initialized(self, req_id: Any = 0, *, version: int = 2,
                     capabilities: Any = DEFAULT_CAPS) -> TraceBuilder:
@@ -104,9 +104,7 @@ class TraceBuilder:
     # --- v1 (the turn is the prompt and its response) --------------------------------------
     def handshake_v1(self, prompt_caps: Any = None) -> TraceBuilder:
         """v1's initialize exchange (protocolVersion 1, ``agentCapabilities``)."""
-        self.request("c2a", "initialize", {"protocolVersion": 1, "clientCapabilities": {},
-                                           "clientInfo": {"name": "acp-model", "version": "0"}},
-                     0)
+        self.request("c2a", "initialize", initialize_params(1, CLIENT), 0)
         return self.result("a2c", 0, {
             "protocolVersion": 1, "authMethods": [],
             "agentCapabilities": {"loadSession": False, "promptCapabilities": prompt_caps or {}},
