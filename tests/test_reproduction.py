@@ -115,26 +115,40 @@ def test_minimizing_cuts_after_the_failure_and_drops_the_noise(
     assert found.verified and found.reproduced == found.replays >= 3
 
 
-class _NeedsBugOnSecondSession:
-    """Fresh-process replays of a bug on the second session a program creates (the
-    ``cancel_crosses_sessions`` kind): a prompt saying "bug" that lands there."""
+class _DeterministicBug:
+    """Stands in for fresh-process replays of a deterministic bug, counting them: ``shows``
+    says at which action (and on which session) a program shows it, None if it does not."""
 
     def __init__(self) -> None:
         self.calls = 0
         self.lock = threading.Lock()
 
+    def shows(self, actions: list[Action]) -> tuple[int, int | None] | None:
+        raise NotImplementedError
+
     def __call__(self, cfg: FuzzConfig, actions: list[Action], rule: str | None,
                  abort: threading.Event | None = None) -> ReplayOutcome:
         with self.lock:
             self.calls += 1
+        hit = self.shows(actions)
+        if hit is None:
+            return ReplayOutcome(False, [], [], None)
+        return ReplayOutcome(True, [Violation(rule or "X", "fail", "MUST", 1, "x")], [], 1,
+                             None, hit[0], session=hit[1])
+
+
+class _NeedsBugOnSecondSession(_DeterministicBug):
+    """A bug on the second session a program creates (the ``cancel_crosses_sessions`` kind):
+    a prompt saying "bug" that lands there."""
+
+    def shows(self, actions: list[Action]) -> tuple[int, int | None] | None:
         made = 0
         for n, a in enumerate(actions, start=1):
             made += isinstance(a, NewSession)
             if isinstance(a, Prompt) and a.blocks[0]["text"] == "bug" and made >= 2 \
                     and a.s % made == 1:
-                return ReplayOutcome(True, [Violation(rule or "X", "fail", "MUST", 1, "x")],
-                                     [], 1, None, n)
-        return ReplayOutcome(False, [], [], None)
+                return n, None
+        return None
 
 
 def test_removing_a_chunk_keeps_its_session_creations_until_they_stand_alone(
@@ -309,18 +323,11 @@ def test_what_the_machine_may_draw_does_not_depend_on_the_agent_s_answers(
         pool.retire()
 
 
-class _NeedsPrimedSession:
-    """Stands in for replays of a bug that needs two prompts on one session ("prime", then
-    "bug"): it reports the failure on that session, as the monitor does."""
+class _NeedsPrimedSession(_DeterministicBug):
+    """A bug that needs two prompts on one session ("prime", then "bug"): it reports the
+    failure on that session, as the monitor does."""
 
-    def __init__(self) -> None:
-        self.calls = 0
-        self.lock = threading.Lock()
-
-    def __call__(self, cfg: FuzzConfig, actions: list[Action], rule: str | None,
-                 abort: threading.Event | None = None) -> ReplayOutcome:
-        with self.lock:
-            self.calls += 1
+    def shows(self, actions: list[Action]) -> tuple[int, int | None] | None:
         made, primed = 0, set()
         for n, a in enumerate(actions, start=1):
             if isinstance(a, NewSession):
@@ -330,9 +337,8 @@ class _NeedsPrimedSession:
                 if text == "prime":
                     primed.add(s)
                 elif text == "bug" and s in primed:
-                    return ReplayOutcome(True, [Violation(rule or "X", "fail", "MUST", 1, "x")],
-                                         [], 1, None, n, session=s)
-        return ReplayOutcome(False, [], [], None)
+                    return n, s
+        return None
 
 
 def _many_sessions() -> list[Action]:
