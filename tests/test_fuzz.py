@@ -270,10 +270,28 @@ def test_an_agent_that_cannot_be_initialized_is_an_environment_error(tmp_path: P
     assert "initialize failed" in report["unusable"]
 
 
+def test_a_run_a_jobs_run_and_a_merge_state_a_counterexample_in_one_line_form() -> None:
+    """The three front-ends print one form: a run's counterexample (``steps``) and a merged one
+    (only ``actions``), its name by its reproduction, and a merged one never called minimal
+    unless some worker's replay reproduced it."""
+    from acp_model.report.text import counterexample_line
+
+    run = {"rule": "CANCEL-07", "steps": 3, "reproduced": 2, "replays": 5,
+           "reproduction": "2/5"}
+    assert counterexample_line(run, "-> out/CANCEL-07") == (
+        "[bold]CANCEL-07[/]: minimal counterexample of 3 client action(s), reproduced 2/5 "
+        "-> out/CANCEL-07")
+    merged = {"rule": "PERM-11", "actions": [{}, {}], "reproduced": 0, "replays": 4,
+              "reproduction": "0/4", "workers": ["w1"], "worker": "w1"}
+    assert counterexample_line(merged, "(found by w1[x])") == (
+        "[bold]PERM-11[/]: unverified counterexample of 2 client action(s), reproduced 0/4 "
+        "(found by w1\\[x])")  # report values never read as markup
+
+
 def test_only_a_counterexample_a_fresh_process_reproduced_is_called_minimal() -> None:
     """A program no fresh-process replay showed again is the run's own (an exit racing the
     sync was printed "minimal counterexample ..., reproduced 0/11")."""
-    from acp_model.fuzzing.recorder import counterexample_name
+    from acp_model.report.text import counterexample_name
 
     assert counterexample_name(1, 11) == "minimal counterexample"
     assert counterexample_name(0, 11) == "unverified counterexample"

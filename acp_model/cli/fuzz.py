@@ -30,7 +30,7 @@ from acp_model.cli.common import (
 )
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.frontend import SignalStop, agent_problem, hypothesis_home
-from acp_model.fuzzing.recorder import Recorder, counterexample_name
+from acp_model.fuzzing.recorder import Recorder
 
 MODEL_APIS = ("anthropic", "openai-responses", "openai-chat")
 EPILOG = """exit codes: 0 no failure (warnings allowed), 1 failures found, 2 usage or environment
@@ -132,7 +132,7 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
     from acp_model.report.document import write_json
     from acp_model.report.html import write_html
     from acp_model.report.junit import write_junit
-    from acp_model.report.text import render, show
+    from acp_model.report.text import counterexample_line, render, show
     from acp_model.spec.revisions import AUTO
     from acp_model.spec.rules import RULES
 
@@ -223,11 +223,8 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
         show(console, f"note: {note}", indent="")
     render(report, console)
     for ce in report["counterexamples"]:
-        show(console, f"[bold]{ce['rule']}[/]: "
-             f"{counterexample_name(ce['reproduced'], ce['replays'])} of {ce['steps']} "
-             f"client action(s), reproduced {ce['reproduction']}"
-             + (f" -> {escape(str(Path(ce['files']['counterexample.txt']).parent))}"
-                if ce["files"] else ""), indent="", markup=True)
+        where = (f"-> {Path(ce['files']['counterexample.txt']).parent}" if ce["files"] else "")
+        show(console, counterexample_line(ce, where), indent="", markup=True)
     if files and any(k.startswith("warn:") for k in files):
         show(console, f"warnings: the first sighting of each -> {Path(args.out) / 'warnings'}",
              indent="")

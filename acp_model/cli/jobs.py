@@ -28,7 +28,6 @@ from rich.live import Live
 from rich.table import Table
 
 from acp_model.cli.common import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, PROGRESS
-from acp_model.fuzzing.recorder import counterexample_name
 
 if TYPE_CHECKING:
     from acp_model.spec.revisions import Decision
@@ -98,7 +97,7 @@ def run_jobs(args: argparse.Namespace, words: list[str], spec: str | None,
     from acp_model.report.document import write_json
     from acp_model.report.junit import write_junit
     from acp_model.report.merge import MergeError, merge_reports
-    from acp_model.report.text import render, show
+    from acp_model.report.text import counterexample_line, render, show
 
     tmp = Path(tempfile.mkdtemp(prefix="acp-model-jobs-"))
     db = args.db or [str(tmp / "db")]
@@ -171,10 +170,8 @@ def run_jobs(args: argparse.Namespace, words: list[str], spec: str | None,
                   f"({s['actions_per_second']} actions/s)")
     render(merged, console)
     for ce in merged.get("counterexamples", []):
-        name = counterexample_name(ce.get("reproduced", 0), ce.get("replays", 0))
-        show(console, f"[bold]{ce['rule']}[/]: {name} of {len(ce.get('actions') or [])} "
-             f"client action(s), reproduced {ce['reproduction']} (found by {ce.get('worker')})",
-             indent="", markup=True)
+        show(console, counterexample_line(ce, f"(found by {ce.get('worker')})"), indent="",
+             markup=True)
     if merged["verdict"] == "fail":
         return EXIT_FAIL
     if interrupted or any(w.proc.returncode == EXIT_INTERRUPTED for w in workers):

@@ -8,12 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 
 from acp_model.cli.common import EXIT_FAIL, EXIT_OK, UsageError
 from acp_model.report.document import write_json
 from acp_model.report.merge import MergeError, merge_reports
-from acp_model.report.text import render, show
+from acp_model.report.text import counterexample_line, render, show
 
 
 def cmd_merge(args: argparse.Namespace, console: Console) -> int:
@@ -46,9 +45,9 @@ def cmd_merge(args: argparse.Namespace, console: Console) -> int:
                               if k in s))
     render(merged, console)
     for ce in merged["counterexamples"]:
-        show(console, f"[bold]{ce['rule']}[/]: {len(ce.get('actions') or [])} client "
-             f"action(s), reproduced {ce['reproduction']}, found by {len(ce['workers'])} "
-             f"worker(s); shortest from {escape(str(ce['worker']))}", indent="", markup=True)
+        show(console, counterexample_line(ce, f"(found by {len(ce['workers'])} worker(s); "
+                                              f"shortest from {ce['worker']})"),
+             indent="", markup=True)
     return EXIT_FAIL if merged["verdict"] == "fail" else EXIT_OK
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from acp_model.fuzzing.actions import describe_program
 from acp_model.fuzzing.config import FuzzConfig
-from acp_model.fuzzing.recorder import Found, counterexample_name
+from acp_model.fuzzing.recorder import Found
 from acp_model.fuzzing.run import FuzzResult
 from acp_model.model.vocab import Level
 from acp_model.report.document import build_report
@@ -28,6 +28,7 @@ from acp_model.report.html import (
     violation_facts,
 )
 from acp_model.report.sequence_svg import OFFENDING
+from acp_model.report.text import counterexample_name
 from acp_model.spec.rules import RULES
 from acp_model.trace.describe import summarize
 

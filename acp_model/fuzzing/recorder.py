@@ -59,14 +59,6 @@ class Found:
     gap: tuple[int, int] = (0, 0)
 
 
-def counterexample_name(reproduced: int, replays: int) -> str:
-    """What a reported program may be called: minimal only once a fresh agent process showed
-    the failure again (one that never did is the run's own, the shortest it saw)."""
-    if reproduced:
-        return "minimal counterexample"
-    return "unverified counterexample" if replays else "counterexample (not replayed)"
-
-
 def standalone(actions: list[Action]) -> list[Action]:
     """Concrete actions from a shared process, renumbered for a fresh one.
 

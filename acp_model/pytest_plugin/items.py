@@ -17,8 +17,8 @@ from typing import Any, NoReturn
 
 import pytest
 
-from acp_model.fuzzing.recorder import counterexample_name
 from acp_model.pytest_plugin.run import AcpRun, _options, run_once
+from acp_model.report.text import counterexample_name
 from acp_model.spec.rules import group_of, rule_groups
 
 NODE_NAME = "acp-model"

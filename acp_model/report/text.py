@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Mapping
 from typing import Any
 
 from rich.console import Console
@@ -26,6 +27,25 @@ def show(console: Console, text: str, style: str = "default", indent: str = "   
         for n, part in enumerate(text.split("\n"))).replace(NBSP, " ")
     console.print(f"[{style}]{lines if markup else escape(lines)}[/]", soft_wrap=True,
                   highlight=False)
+
+
+def counterexample_name(reproduced: int, replays: int) -> str:
+    """What a reported program may be called: minimal only once a fresh agent process showed
+    the failure again (one that never did is the run's own, the shortest it saw)."""
+    if reproduced:
+        return "minimal counterexample"
+    return "unverified counterexample" if replays else "counterexample (not replayed)"
+
+
+def counterexample_line(ce: Mapping[str, Any], tail: str = "") -> str:
+    """One counterexample of a report (a run's or a merged one) as the terminal states it: its
+    rule, what it may be called, its length and its reproduction; ``tail`` says where it is
+    kept or who found it. Rich markup, with every report value escaped."""
+    steps = ce.get("steps", len(ce.get("actions") or []))
+    name = counterexample_name(int(ce.get("reproduced") or 0), int(ce.get("replays") or 0))
+    return (f"[bold]{escape(str(ce['rule']))}[/]: {name} of {steps} client action(s), "
+            f"reproduced {escape(str(ce.get('reproduction', '0/0')))}"
+            + (f" {escape(tail)}" if tail else ""))
 
 
 def render(report: dict[str, Any], console: Console, *, limit: int = 50) -> None:
