@@ -595,6 +595,51 @@ def test_work_that_begins_while_the_drain_waits_is_cancelled_too(skip: int) -> N
         pool.retire()
 
 
+def test_work_that_begins_after_the_drains_last_look_is_not_judged_never_ended() -> None:
+    """A codex-acp run of 2026-12-03: it began a rejected prompt's work 6 ms after the drain's
+    last sync was answered; the judge that followed reported STATE-02 "never ended within the
+    5 s deadline", though nothing had waited for it. Here the agent begins its work after the
+    drain returns and before the judge looks (deterministically: the test does it in
+    between); work that began before the drain's last look is still judged."""
+    from acp_model.fuzzing.actions import NewSession, Prompt
+    from acp_model.fuzzing.pool import AgentPool, Example
+    from acp_model.fuzzing.recorder import Recorder
+    from acp_model.trace.wire import is_response_to
+
+    recorder = Recorder()
+    pool = AgentPool(FuzzConfig([*MINI, "--mode", "lateworker"], deadline=1.0), recorder)
+    try:
+        client = pool.client()
+        drain = client.drain
+
+        def drain_then_work(indices: Any) -> int | None:
+            looked = drain(indices)
+            client.proc.notify("_mini/arm", {})
+            rid = client.proc.request("_mini/poke", {})  # the work begins as it reads this
+            assert client.proc.wait_for(lambda m: is_response_to(m, rid), timeout=5)
+            client.caught_up()
+            assert client.busy(0), "the agent's own work runs when the judge looks"
+            return looked
+
+        client.drain = drain_then_work  # type: ignore[method-assign]
+        ex = Example(client, recorder, deadline=1.0)
+        ex.act(NewSession())
+        ex.act(Prompt(0, [{"type": "text", "text": "hi"}]))
+        pool.end_example(ex)
+        fails = [(v.rule, v.message) for v in client.monitor.violations]
+        assert fails == [], fails
+        # the same unended work is judged when the client looked after it began
+        sid = client.sessions[0].sid
+        began = client.monitor.work_began(sid)
+        client.monitor.reopen(sid)
+        assert client.monitor.judge_open([sid], 0, 1.0, looked=began) == []
+        client.monitor.reopen(sid)
+        judged = client.monitor.judge_open([sid], 0, 1.0, looked=began + 1)
+        assert [v.rule for v in judged] == ["STATE-02"], judged
+    finally:
+        pool.retire()
+
+
 def _batches_sent(client: FuzzClient) -> list[Any]:
     """The batch arrays the client sends from now on (filled as they are written)."""
     batches: list[Any] = []

@@ -251,11 +251,8 @@ class FuzzClient:
                 self._changed.wait(min(remaining, 0.1))
 
     def caught_up(self, timeout: float = 1.0) -> bool:
-        """Wait until the monitor has judged every record the transport holds.
-
-        ``call``/``wait_for`` return once a record is in the transcript; the listener that
-        feeds the monitor may still be running on the delivery thread.
-        """
+        """Wait until the monitor has judged every record the transport holds (``call`` and
+        ``wait_for`` return once a record is in the transcript, before it is judged)."""
         done = self.proc.wait_delivered(self.proc.queued, timeout)
         self.check_oracle()
         return done
@@ -482,34 +479,35 @@ class FuzzClient:
         self.proc.send(self.sync_request(rid))
         return rid, mark
 
-    def _await_sync(self, sent: tuple[int, int]) -> None:
-        rid, mark = sent
-        self.proc.wait_for_index(lambda m: is_response_to(m, rid), self.deadline, start=mark)
+    def _await_sync(self, sent: tuple[int, int]) -> None:  # (request id, transcript mark)
+        self.proc.wait_for_index(lambda m: is_response_to(m, sent[0]), self.deadline,
+                                 start=sent[1])
 
     # ------------------------------------------------------------------ end of example ----
-    def drain(self, indices: Sequence[int]) -> None:
-        """Bring the given sessions to rest: cancel work, answer permissions, wait for idle."""
+    def drain(self, indices: Sequence[int]) -> int | None:
+        """Bring the given sessions to rest: cancel work, answer permissions, wait for idle.
+        Returns the index of its last look (None: none): what is owed after it had no deadline."""
         try:
-            self._drain(indices)
+            return self._drain(indices)
         except (AgentExited, TimeoutError):
             self.check_alive()
+            return None
 
-    def _drain(self, indices: Sequence[int]) -> None:
+    def _drain(self, indices: Sequence[int]) -> int | None:
         cancelled_at: dict[int, int] = {}  # session -> transcript index of our last cancel
         for idx in indices:
             if self.busy(idx):
                 cancelled_at[idx] = self._next_index()
                 self.cancel(idx)
         if not self.proc.alive:
-            return
+            return None
         self.sync()
         self.caught_up()  # what the agent wrote before the sync's answer is in the model
 
         def new_work(i: int) -> bool:
             # A prompt held behind the cancelled work may start its own work afterwards (A-10
-            # leaves that open): new work gets its own cancel and deadline. So does work that
-            # a session quiet at the first look begins later (a rejected prompt's, say): else
-            # a stalled model behind it would be judged the agent's "never ended".
+            # leaves that open): new work gets its own cancel and deadline. So does work a
+            # session quiet at the first look begins later (a rejected prompt's, say).
             if not self.busy(i) or self.open_permissions(i):
                 return False
             if i not in cancelled_at:
@@ -539,8 +537,10 @@ class FuzzClient:
                 continue
             self.sync()  # updates the agent wrote before reading this belong to this example,
             self.caught_up()  # and work they report begun gets its cancel as well
-            if recancels >= MAX_RECANCELS or not any(new_work(i) for i in indices):
-                break
+            with self.lock:  # the look and its index, with nothing judged in between
+                if recancels >= MAX_RECANCELS or not any(new_work(i) for i in indices):
+                    return self.monitor.count
+        return None
 
     def _next_index(self) -> int:
         """The transcript index the next record gets, once the monitor has judged all so far."""

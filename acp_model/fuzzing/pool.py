@@ -233,15 +233,14 @@ class Example:
     def _finish(self) -> None:
         self.recorder.examples += 1
         client = self.client
-        if client.alive:
-            client.drain(self.local)
+        looked = client.drain(self.local) if client.alive else None
         client.check_alive()
         if client.alive:  # after a crash, what the agent still owed is not a separate failure
             sids = [client.sessions[i].sid for i in self.local]
             client.caught_up()  # the oracle has seen everything the drain waited for
             with client.lock:
                 client.monitor.judge_open(sids, self.start, self.deadline,
-                                          skip=set(client.factory.inflight))
+                                          skip=set(client.factory.inflight), looked=looked)
             done = [client.sessions[i] for i in self.local]
             with client.lock:  # quiet ones may serve a later example; the rest are let go
                 kept = {h.sid for h in done if not client.monitor.busy(h.sid)

@@ -61,6 +61,13 @@ class Obligation:
     # Owed because of a client message at ``idx`` (the agent knew only if it read it), rather
     # than because of work the agent accepted or reported itself.
     by_client: bool = False
+    # The trace index from which it is owed, when not ``idx``: the start of the work that owes
+    # its end. A client that last looked before it gave it no deadline (the fuzzer's drain).
+    owed_from: int = -1
+
+    @property
+    def since(self) -> int:
+        return self.owed_from if self.owed_from >= 0 else self.idx
 
 
 class ObligationsMixin:
@@ -110,10 +117,12 @@ class ObligationsMixin:
                 out.append(Obligation(CANCEL_ENDS_WORK, cancel.idx,
                                       f"session/cancel #{cancel.idx} was sent during foreground "
                                       f"work but the session is still {self.state}; expected "
-                                      "idle with stopReason cancelled"))
+                                      "idle with stopReason cancelled",
+                                      owed_from=max(cancel.idx, self.work_began)))
             else:
                 out.append(Obligation(WORK_ENDS, -1, f"foreground work is still {self.state}: "
-                                      "it never ended with an idle state_update"))
+                                      "it never ended with an idle state_update",
+                                      owed_from=max(0, self.work_began)))
         if RECEIPT_ECHOED.level(self.ctx.readings) != Level.OFF:  # receipts' revisions
             out += [Obligation(RECEIPT_ECHOED, idx, f"the receipt #{idx} names user message "
                                f"{mid!r}, which was never reported")

@@ -53,14 +53,17 @@ class LivenessMixin:
         raise NotImplementedError
 
     def judge_open(self, sessions: Iterable[str] | None, since: int,
-                   deadline: float | None = None, skip: Collection[Any] = ()
-                   ) -> list[Violation]:
+                   deadline: float | None = None, skip: Collection[Any] = (),
+                   looked: int | None = None) -> list[Violation]:
         """Liveness verdicts for what is still open.
 
         ``sessions=None`` judges every session and every request; otherwise only the named
         sessions and the requests sent at index ``since`` or later (one fuzz example's share).
         A session is judged once. ``skip``: client requests someone still waits for (judged
-        by that waiter).
+        by that waiter). ``looked``: the trace index of the client's last look before it
+        judged (the fuzzer's drain); what the agent began owing from there on was given no
+        deadline, so it is no proof of "never" (codex-acp began a rejected prompt's work 6 ms
+        after the drain's last sync was answered, and was judged at once).
         """
         before = len(self.violations)
         self._sub = None
@@ -89,6 +92,8 @@ class LivenessMixin:
             for ob in self.sessions[sid].obligations():
                 if ob.check in REQUEST_OBLIGATIONS:
                     continue  # open requests are judged above, for every method alike
+                if looked is not None and ob.since >= looked:
+                    continue  # owed only since the client's last look: it had no deadline
                 self._liveness(ob.check, ob.idx if ob.idx >= 0 else self.count - 1, sid,
                                deadline, ob.what)
         return self.violations[before:]
