@@ -640,6 +640,27 @@ def test_work_that_begins_after_the_drains_last_look_is_not_judged_never_ended()
         pool.retire()
 
 
+def test_a_request_the_agent_sent_after_the_clients_last_look_is_not_judged() -> None:
+    """The same for requests: a permission request written after the drain's last look had
+    no deadline to be answered in (the work it belongs to, begun before, is judged)."""
+    from acp_model.oracle.monitor import Monitor
+    from acp_model.spec.readings import DEFAULT
+    from tests.helpers import S, base, turn_start
+
+    trace = turn_start(base(), 2).permission(S, 50, "t1")
+
+    def judged(looked: int | None) -> list[str]:
+        monitor = Monitor(DEFAULT)
+        for record in trace.records:
+            monitor.feed(record)
+        asked = monitor.count - 1
+        return sorted(v.rule for v in monitor.judge_open(
+            [S], 0, 1.0, looked=None if looked is None else asked + looked))
+
+    assert judged(None) == judged(1) == ["PERM-12", "STATE-02"]
+    assert judged(0) == ["STATE-02"]
+
+
 def _batches_sent(client: FuzzClient) -> list[Any]:
     """The batch arrays the client sends from now on (filled as they are written)."""
     batches: list[Any] = []

@@ -75,6 +75,8 @@ class LivenessMixin:
             for req_id, req in self.rpc.open[direction].items():
                 if req.judged or req.idx < since or (direction == "c2a" and req_id in skip):
                     continue
+                if looked is not None and req.idx >= looked:
+                    continue  # sent after the client's last look: it had no deadline
                 if sessions is not None and (req.session not in chosen if direction == "a2c"
                                              else req.session is not None
                                              and req.session not in chosen):
