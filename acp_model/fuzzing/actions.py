@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from acp_model.fuzzing.sessions import first_of
 from acp_model.fuzzing.transport import is_response_to
 from acp_model.llm.script import ModelScript, describe_script, script_from_json
 from acp_model.llm.server import tag_text
@@ -139,9 +140,7 @@ class NewSession(Action):
     def performed(self, sessions: Sequence[SessionHandle], at: int) -> NewSession:
         """This action as the history keeps it, once it gave the connection's session ``at``
         (how a replay renumbers sessions, see ``recorder.standalone``)."""
-        sid = sessions[at].sid
-        reuses = next((i for i, h in enumerate(sessions[:at]) if h.sid == sid),
-                      None) if sessions[at].reused else None
+        reuses = first_of(sessions[:at], sessions[at].sid) if sessions[at].reused else None
         return dataclasses.replace(self, created=at, reuses=reuses)
 
     def describe(self, label: str = "") -> str:

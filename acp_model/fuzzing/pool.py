@@ -26,7 +26,7 @@ from acp_model.fuzzing.actions import Action, NewSession, SessionAction, from_js
 from acp_model.fuzzing.client import AgentUnusable, FuzzClient, OracleError
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.recorder import BudgetExhausted, LifecycleFailure, Recorder
-from acp_model.fuzzing.sessions import close_sessions
+from acp_model.fuzzing.sessions import close_sessions, first_of
 from acp_model.fuzzing.stop import Stop
 from acp_model.model.vocab import Level
 from acp_model.oracle.monitor import Monitor, Violation
@@ -197,7 +197,7 @@ class Example:
         if v.session is None or (v.session in {client.sessions[i].sid for i in self.local}
                                  and all(i >= self.start for i, _ in v.evidence)):
             return self.actions, self.start
-        at = next((i for i, h in enumerate(client.sessions) if h.sid == v.session), None)
+        at = first_of(client.sessions, v.session)
         made = None if at is None else next((n for n, a in enumerate(client.history)
                                              if isinstance(a, NewSession) and a.created == at),
                                             None)

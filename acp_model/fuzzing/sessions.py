@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +36,12 @@ class SessionHandle:
     sid: str
     prompts: list[Any] = field(default_factory=list)  # request ids, in order
     reused: bool = False  # a quiet session an earlier example left, taken over
+
+
+def first_of(sessions: Sequence[SessionHandle], sid: str) -> int | None:
+    """Where the connection's session ``sid`` first appears among its handles (a session an
+    example took over appears again later, under the same id)."""
+    return next((i for i, h in enumerate(sessions) if h.sid == sid), None)
 
 
 class SessionFactory:
