@@ -129,6 +129,36 @@ def test_a_stall_ends_when_the_agent_hangs_up(anthropic: ScriptedModel) -> None:
     assert anthropic.served(tag)[-1].reply == "stall"
 
 
+def _open_stall(model: ScriptedModel, tag: str) -> socket.socket:
+    """A model request of the turn ``tag``, its response begun (then nothing comes)."""
+    body = json.dumps(claude_body(f"go {tag_text(tag)}")).encode()
+    sock = socket.create_connection(("127.0.0.1", model.port))
+    sock.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
+                 b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+    assert b"200 OK" in sock.recv(65536)
+    return sock
+
+
+def test_a_client_can_tell_that_its_newest_turn_is_stalled(anthropic: ScriptedModel) -> None:
+    """While the response of a session's newest turn stalls, nothing of that turn comes until
+    a cancel: the fuzzer stops waiting for it to settle (a wait on a stalled turn cost up to a
+    second per action on claude-agent-acp). A stall of an older turn says nothing."""
+    tag = anthropic.register((Stall(),), owner="s1")
+    assert not anthropic.stalling("s1")
+    sock = _open_stall(anthropic, tag)
+    assert anthropic.stalling("s1") and not anthropic.stalling("s2")
+    sock.close()  # the agent hangs up (a cancel): the server sees it at its next ping
+    started = time.monotonic()
+    while anthropic.stalling("s1") and time.monotonic() - started < 10:
+        time.sleep(0.05)
+    assert not anthropic.stalling("s1")
+    old = anthropic.register((Stall(),), owner="s1")
+    with _open_stall(anthropic, old):
+        assert anthropic.stalling("s1")
+        anthropic.register((Text(1),), owner="s1")  # a newer turn of the session
+        assert not anthropic.stalling("s1")
+
+
 def responses_body(prompt: str, rounds: int = 0, tools: bool = True) -> dict[str, Any]:
     items: list[dict[str, Any]] = [{"type": "message", "role": "user", "content": [
         {"type": "input_text", "text": prompt}]}]

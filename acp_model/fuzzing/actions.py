@@ -175,7 +175,7 @@ class Prompt(SessionAction):
         """The request's params; behind a scripted model the turn's script is registered."""
         blocks = self.blocks
         if client.model is not None:
-            blocks = _tagged(blocks, tag_text(client.model.register(self.model)))
+            blocks = _tagged(blocks, tag_text(client.model.register(self.model, sid)))
         params: dict[str, Any] = {"sessionId": sid, "prompt": blocks}
         if self.meta:
             params["_meta"] = {"acp-model": {"fuzz": True}}

@@ -265,8 +265,10 @@ class FuzzClient:
             raise OracleError(f"the oracle raised {type(error).__name__}: {error}") from error
 
     def settled(self, s: int) -> bool:
-        """Quiet, or blocked on the client (nothing more happens until it answers)."""
-        return not self.busy(s) or bool(self.open_permissions(s))
+        """Quiet, or blocked on the client (nothing more happens until it answers) or on a
+        stalled scripted model (nothing until a cancel)."""
+        return (not self.busy(s) or bool(self.open_permissions(s))
+                or (self.model is not None and self.model.stalling(self.sessions[s].sid)))
 
     # ------------------------------------------------------------------ set-up ------------
     def initialize(self) -> dict[str, Any]:

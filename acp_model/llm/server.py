@@ -25,7 +25,7 @@ from typing import Any, Protocol
 from aiohttp import web
 
 from acp_model.llm.apis import ADAPTERS
-from acp_model.llm.script import END, Fail, ModelScript, Reply, Text
+from acp_model.llm.script import END, Fail, ModelScript, Reply, Stall, Text
 from acp_model.llm.wire import Gone, ModelRequest, ReplyContext, tag_text
 
 __all__ = ["Adapter", "ScriptedModel", "Served", "tag_text"]
@@ -78,6 +78,8 @@ class ScriptedModel:
         self.journal: deque[Served] = deque(maxlen=JOURNAL)
         self.requests = 0
         self._scripts: dict[str, ModelScript] = {}
+        self._latest: dict[str, str] = {}  # owner (the fuzzer: a session) -> its newest tag
+        self._stalls: dict[str, int] = {}  # tag -> responses of its turn stalled right now
         self._attempts: dict[tuple[str, int], int] = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
@@ -148,12 +150,23 @@ class ScriptedModel:
         self.stop()
 
     # --- the program's side ------------------------------------------------------------------
-    def register(self, script: ModelScript) -> str:
-        """Keep a turn's script; returns the tag to write into its prompt."""
+    def register(self, script: ModelScript, owner: str | None = None) -> str:
+        """Keep a turn's script; returns the tag to write into its prompt. ``owner`` names
+        whose turn it is, for :meth:`stalling`."""
         with self._lock:
             tag = f"{next(self._ids):x}"
             self._scripts[tag] = tuple(script)
+            if owner is not None:
+                self._latest[owner] = tag
         return tag
+
+    def stalling(self, owner: str) -> bool:
+        """Is a response of ``owner``'s newest turn stalled right now? Then nothing more comes
+        of it until the agent gives up the request (a cancel): a client need not wait for the
+        turn to settle. (An older turn's stall says nothing: the agent may have left it.)"""
+        with self._lock:
+            tag = self._latest.get(owner)
+            return tag is not None and self._stalls.get(tag, 0) > 0
 
     def served(self, tag: str | None = None) -> list[Served]:
         with self._lock:
@@ -184,12 +197,24 @@ class ScriptedModel:
         req = self.adapter.parse(body)
         reply, _ = self.reply_for(req)
         ctx = ReplyContext(req.tag or "side", req.step, self.workspace, self.stall_limit)
+        stalled = req.tag if isinstance(reply, Stall) else None
+        self._count_stall(stalled, 1)
         try:
             return await self.adapter.respond(request, reply, req, ctx)
         except (Gone, ConnectionError):
             # The agent hung up (a cancel), mid-stream or before the headers went out:
             # nothing more to send, and nothing for the user's terminal.
             return web.Response(status=499)
+        finally:
+            self._count_stall(stalled, -1)
+
+    def _count_stall(self, tag: str | None, step: int) -> None:
+        if tag is not None:
+            with self._lock:
+                if n := self._stalls.get(tag, 0) + step:
+                    self._stalls[tag] = n
+                else:
+                    del self._stalls[tag]
 
     async def _other(self, request: web.Request) -> web.StreamResponse:
         answer = await self.adapter.other(request)
