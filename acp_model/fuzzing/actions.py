@@ -306,7 +306,8 @@ class Finish(SessionAction):
 @dataclass(frozen=True)
 class Wait(SessionAction):
     """``tick``: a moment; ``update``: the session's next message (while it works unblocked);
-    ``settled``: quiet or blocked on the client, while the agent keeps writing."""
+    ``settled``: quiet, or blocked on the client or on a stalled scripted model, while the
+    agent keeps writing."""
 
     op: ClassVar[str] = "wait"
     mode: str = "tick"
@@ -322,10 +323,10 @@ class Wait(SessionAction):
         if self.mode == "tick":
             time.sleep(client.tick)
         elif self.mode == "update":
-            if not client.busy(idx) or client.open_permissions(idx):
-                # A quiet session owes nothing, and work blocked on our answer sends nothing
-                # until we give it: the wait would only run out (time passing while blocked
-                # is what ``tick`` generates).
+            if client.settled(idx):
+                # A quiet session owes nothing, and work blocked on our answer (or on a
+                # stalled model, until a cancel) sends nothing: the wait would only run out
+                # (time passing while blocked is what ``tick`` generates).
                 return
             mark = client.proc.mark()
             sid = client.sessions[idx].sid
