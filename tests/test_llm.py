@@ -115,28 +115,27 @@ def test_stop_reasons_reach_the_wire(anthropic: ScriptedModel) -> None:
         assert events[-2]["delta"]["stop_reason"] == reason
 
 
-def test_a_stall_ends_when_the_agent_hangs_up(anthropic: ScriptedModel) -> None:
-    tag = anthropic.register((Stall(),))
-    body = json.dumps(claude_body(f"go {tag_text(tag)}")).encode()
-    with socket.create_connection(("127.0.0.1", anthropic.port)) as sock:
-        sock.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
-                     b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
-        head = sock.recv(65536)
-        assert b"200 OK" in head and b"message_start" in head + sock.recv(65536)
-    started = time.monotonic()  # hung up: the server stops at its next ping
-    while anthropic.served(tag)[-1].reply != "stall" and time.monotonic() - started < 5:
-        time.sleep(0.05)
-    assert anthropic.served(tag)[-1].reply == "stall"
-
-
-def _open_stall(model: ScriptedModel, tag: str) -> socket.socket:
-    """A model request of the turn ``tag``, its response begun (then nothing comes)."""
+def _open_stall(model: ScriptedModel, tag: str) -> tuple[socket.socket, bytes]:
+    """A model request of the turn ``tag``, its response begun (then nothing comes): the
+    socket and the first bytes of the answer."""
     body = json.dumps(claude_body(f"go {tag_text(tag)}")).encode()
     sock = socket.create_connection(("127.0.0.1", model.port))
     sock.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
                  b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
-    assert b"200 OK" in sock.recv(65536)
-    return sock
+    head = sock.recv(65536)
+    assert b"200 OK" in head
+    return sock, head
+
+
+def test_a_stall_ends_when_the_agent_hangs_up(anthropic: ScriptedModel) -> None:
+    tag = anthropic.register((Stall(),))
+    sock, head = _open_stall(anthropic, tag)
+    with sock:
+        assert b"message_start" in head + sock.recv(65536)
+    started = time.monotonic()  # hung up: the server stops at its next ping
+    while anthropic.served(tag)[-1].reply != "stall" and time.monotonic() - started < 5:
+        time.sleep(0.05)
+    assert anthropic.served(tag)[-1].reply == "stall"
 
 
 def test_a_client_can_tell_that_its_newest_turn_is_stalled(anthropic: ScriptedModel) -> None:
@@ -145,7 +144,7 @@ def test_a_client_can_tell_that_its_newest_turn_is_stalled(anthropic: ScriptedMo
     second per action on claude-agent-acp). A stall of an older turn says nothing."""
     tag = anthropic.register((Stall(),), owner="s1")
     assert not anthropic.stalling("s1")
-    sock = _open_stall(anthropic, tag)
+    sock, _ = _open_stall(anthropic, tag)
     assert anthropic.stalling("s1") and not anthropic.stalling("s2")
     sock.close()  # the agent hangs up (a cancel): the server sees it at its next ping
     started = time.monotonic()
@@ -153,7 +152,7 @@ def test_a_client_can_tell_that_its_newest_turn_is_stalled(anthropic: ScriptedMo
         time.sleep(0.05)
     assert not anthropic.stalling("s1")
     old = anthropic.register((Stall(),), owner="s1")
-    with _open_stall(anthropic, old):
+    with _open_stall(anthropic, old)[0]:
         assert anthropic.stalling("s1")
         anthropic.register((Text(1),), owner="s1")  # a newer turn of the session
         assert not anthropic.stalling("s1")
