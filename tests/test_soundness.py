@@ -345,6 +345,32 @@ def test_a_withdrawn_prompt_s_work_may_end_cancelled() -> None:
     assert failed_rules(check(t)) == {"CANCEL-11"}
 
 
+@pytest.mark.parametrize("spec", ["seed", "sdk-2.4.0"])
+def test_a_prompt_withdrawn_behind_earlier_work_may_see_its_own_work_end_cancelled(
+        spec: str) -> None:
+    """codex-acp, found live: a prompt withdrawn while earlier work ran; that work ends, the
+    withdrawn prompt's own work starts and ends `cancelled`. The idle that ended the earlier
+    work did not end what the withdrawal may cancel (cancellation.mdx: its activity), whether
+    the prompt was then rejected, answered, or still open."""
+    readings = DEFAULT.parse([f"SPEC={spec}"])
+
+    def withdrawn_behind_work() -> TraceBuilder:
+        t = base().prompt(S, 10, "a").accepted(10, {"messageId": "u1"}).running(S)
+        t.user_message_chunk(S, "u1", "a")
+        return t.prompt(S, 11, "b").cancel_request("c2a", 11)
+
+    rejected = withdrawn_behind_work().idle(S, "end_turn").running(S).rejected(11, -32800)
+    assert failed_rules(check(rejected.idle(S, "cancelled"), readings)) == set()
+    answered = withdrawn_behind_work().accepted(11, {"messageId": "u2"}).idle(S, "end_turn")
+    answered.running(S).user_message_chunk(S, "u2", "b").idle(S, "cancelled")
+    assert failed_rules(check(answered, readings)) == set()
+    open_ = withdrawn_behind_work().idle(S, "end_turn").running(S).idle(S, "cancelled")
+    assert failed_rules(check(open_, readings)) == {"CANCEL-14"}  # its answer is still owed
+    # once that work ended, the withdrawal explains nothing more
+    answered.running(S).idle(S, "cancelled")
+    assert failed_rules(check(answered, readings)) == {"CANCEL-11"}
+
+
 def test_a_refused_permission_may_stop_the_turn_unless_reading_a29_says_no() -> None:
     """sdk-2.4.0: cancelled is also for 'an interaction the agent offers, such as a
     permission option that tells the agent to stop' (it decides A-29=may); the seed's "the

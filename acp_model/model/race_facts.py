@@ -52,6 +52,12 @@ class RaceFactsMixin:
         return [c for c in self.cancels if c.status in OWING
                 or (c.status == CancelStatus.QUIET and not self._is_stale(c))]
 
+    def _withdrawal_pending(self) -> bool:
+        """A prompt the client withdrew (``$/cancel_request``) has work still to come, answered
+        or not: that work is the request's activity, which the agent may cancel
+        (cancellation.mdx), so an idle ending earlier work leaves the withdrawal in force."""
+        return any(p.withdrawn for p in self.prompts)
+
     def _replies_owed(self) -> bool:
         """Only reading A-04=idle-cancelled makes a cancel that met no work owe an idle."""
         return self.ctx.readings.chose("A-04", "idle-cancelled")
@@ -160,11 +166,6 @@ class RaceFactsMixin:
         """``CancelRec.outrun`` in a snapshot: read only for a cancel that may reach an
         earlier prompt's work (``prior``, not yet during work); an idle clears it."""
         return outrun and rec.prior and rec.status != CancelStatus.WORK
-
-    def canon_withdrawn_prompt(self, withdrawn: bool, rec: PromptRec) -> bool:
-        """``PromptRec.withdrawn`` in a snapshot: read only while the prompt is unanswered
-        (which obligation its missing response breaks)."""
-        return withdrawn and rec.status == PromptStatus.PENDING
 
     def canon_overlapped(self, overlapped: bool, rec: PermRec) -> bool:
         """``PermRec.overlapped`` in a snapshot: it only keeps ``unreported_block`` from being

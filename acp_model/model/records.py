@@ -40,8 +40,9 @@ class PromptRec:
     id: Any = field(metadata=_out("pairs the response with its prompt; events name prompts "
                                   "by id, so its value never changes what a future allows"))
     status: PromptStatus = PromptStatus.PENDING  # pending -> accepted -> inserted
-    # the client sent $/cancel_request for it (CANCEL-14 if unanswered)
-    withdrawn: bool = field(default=False, metadata={"canon": "canon_withdrawn_prompt"})
+    # the client sent $/cancel_request for it (CANCEL-14 if unanswered; its work, still to
+    # come while the prompt is listed, may end cancelled)
+    withdrawn: bool = False
     # foreground work started or ended while this prompt was open (read only while quiet)
     ran: bool = field(default=False, metadata={"canon": "canon_ran"})
     # The newer revision (SDK-PROMPT-02): the prompt's content, and the user message carrying

@@ -462,7 +462,7 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
     @allowance("STATE-04", "STATE-02", "CANCEL-06")
     def end_work(self, ev: Ev) -> None:
         """An idle that ends foreground work: settle cancels, prompts and tool calls."""
-        self.rejected_work = self.client_stopped = False  # what stopped the work ends with it
+        self.rejected_work = False  # what stopped the work ends with it
         if self.state in QUIET:
             self.start_work(ev)  # unreported work (already reported under STATE-01)
         cancelled = ev.reason == StopReason.CANCELLED
@@ -480,6 +480,8 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
         self.prompts = [p for p in self.prompts if p.status != PromptStatus.INSERTED]
         for p in self.prompts:
             p.ran = True
+        # ... but a withdrawn prompt whose work is still to come may see it end cancelled
+        self.client_stopped = self._withdrawal_pending()
         kept = []
         keep_held = not self.ctx.readings.chose("A-10", "keep")
         for c in self.cancels:
@@ -516,7 +518,8 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
         if self._ends_work(ev):
             self.end_work(ev)
             return
-        self.rejected_work = self.client_stopped = False  # nothing outlives an idle
+        self.rejected_work = False  # nothing outlives an idle but a withdrawn prompt's work
+        self.client_stopped = self._withdrawal_pending()
         for c in self.cancels:
             c.outrun = False
         if ev.reason == StopReason.CANCELLED:
