@@ -288,6 +288,63 @@ def test_a_run_a_jobs_run_and_a_merge_state_a_counterexample_in_one_line_form() 
         "(found by w1\\[x])")  # report values never read as markup
 
 
+def _worker_report(verdict: str, counterexamples: list[dict[str, Any]], **extra: Any
+                   ) -> dict[str, Any]:
+    return {"tool": "acp-model", "command": "fuzz", "verdict": verdict, "rules": [],
+            "violations": [], "summary": {"examples": 3, "seconds": 1.0},
+            "spec": {"revision": "sdk-2.4.0"}, "counterexamples": counterexamples, **extra}
+
+
+def test_a_merge_keeps_a_reproduced_program_over_a_shorter_unverified_one() -> None:
+    """Two workers of one ``--jobs`` run saw CANCEL-11: the shorter program never reproduced,
+    the longer one did. The merge kept the shorter and summed the reproductions, so it called
+    a program no replay had shown "minimal"."""
+    from acp_model.report.merge import merge_reports
+    from acp_model.report.text import counterexample_line
+
+    unverified = {"rule": "CANCEL-11", "actions": [{}] * 5, "reproduced": 0, "replays": 6,
+                  "times_seen": 2}
+    reproduced = {"rule": "CANCEL-11", "actions": [{}] * 9, "reproduced": 3, "replays": 6,
+                  "times_seen": 1}
+    for order in ([unverified, reproduced], [reproduced, unverified]):
+        merged = merge_reports([_worker_report("fail", [order[0]]),
+                                _worker_report("fail", [order[1]])], ["w0", "w1"])
+        (ce,) = merged["counterexamples"]
+        assert len(ce["actions"]) == 9 and ce["reproduction"] == "3/6"
+        assert ce["workers"] == ["w0", "w1"] and ce["times_seen"] == 3
+        assert counterexample_line(ce).startswith("[bold]CANCEL-11[/]: minimal counterexample")
+    # among programs none reproduced, the shortest, still unverified
+    merged = merge_reports([_worker_report("fail", [unverified]),
+                            _worker_report("fail", [{**unverified, "actions": [{}] * 8}])])
+    (ce,) = merged["counterexamples"]
+    assert len(ce["actions"]) == 5 and "unverified" in counterexample_line(ce)
+
+
+def test_a_merge_keeps_the_workers_notes_and_never_passes_a_worker_that_judged_nothing() -> None:
+    from acp_model.report.merge import merge_reports
+
+    done = _worker_report("pass", [], notes=["time budget spent"])
+    unusable = _worker_report("error", [], notes=["time budget spent"],
+                              unusable="initialize failed: the agent exited (1)")
+    merged = merge_reports([done, unusable], ["worker 0", "worker 1"])
+    assert merged["verdict"] == "error"
+    assert merged["notes"] == ["time budget spent (worker 0, worker 1)",
+                               "unusable: initialize failed: the agent exited (1) (worker 1)"]
+    assert merge_reports([done, done])["verdict"] == "pass"
+    failed = _worker_report("fail", [])
+    assert merge_reports([failed, unusable])["verdict"] == "fail"
+
+
+def test_a_run_that_ends_before_its_budget_says_why() -> None:
+    """A run ends when a round finds nothing new; with a time budget left, a user asked why
+    it stopped at 95 s of 240."""
+    result = run_fuzz(FuzzConfig([*REFERENCE, "--timing", "fast"], seed=1, deadline=2.0,
+                                 max_examples=3, steps=5, time_budget=600))
+    assert result.recorder.found == {}
+    assert result.notes == ["ended after a round of up to 3 examples found nothing new "
+                            "(--max-examples sets the first round's size)"]
+
+
 def test_only_a_counterexample_a_fresh_process_reproduced_is_called_minimal() -> None:
     """A program no fresh-process replay showed again is the run's own (an exit racing the
     sync was printed "minimal counterexample ..., reproduced 0/11")."""

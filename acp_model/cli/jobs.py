@@ -168,6 +168,8 @@ def run_jobs(args: argparse.Namespace, words: list[str], spec: str | None,
     console.print(f"{args.jobs} workers: {s.get('examples', 0)} examples, "
                   f"{s.get('actions', 0)} client actions in {seconds} s "
                   f"({s['actions_per_second']} actions/s)")
+    for note in merged["notes"]:  # why a worker stopped early, an agent it could not restart
+        show(console, f"note: {note}", indent="")
     render(merged, console)
     for ce in merged.get("counterexamples", []):
         show(console, counterexample_line(ce, f"(found by {ce.get('worker')})"), indent="",

@@ -9,7 +9,7 @@ from typing import Any
 
 from rich.console import Console
 
-from acp_model.cli.common import EXIT_FAIL, EXIT_OK, UsageError
+from acp_model.cli.common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, UsageError
 from acp_model.report.document import write_json
 from acp_model.report.merge import MergeError, merge_reports
 from acp_model.report.text import counterexample_line, render, show
@@ -38,25 +38,34 @@ def cmd_merge(args: argparse.Namespace, console: Console) -> int:
                    args.html)
     if args.format == "json":
         print(json.dumps(merged, indent=2))
-        return EXIT_FAIL if merged["verdict"] == "fail" else EXIT_OK
+        return _exit(merged)
     s = merged["summary"]
     console.print(f"merged {s['workers']} report(s): "
                   + ", ".join(f"{k} {s[k]}" for k in ("examples", "actions", "messages")
                               if k in s))
+    for note in merged["notes"]:
+        show(console, f"note: {note}", indent="")
     render(merged, console)
     for ce in merged["counterexamples"]:
         show(console, counterexample_line(ce, f"(found by {len(ce['workers'])} worker(s); "
-                                              f"shortest from {ce['worker']})"),
+                                              f"kept from {ce['worker']})"),
              indent="", markup=True)
-    return EXIT_FAIL if merged["verdict"] == "fail" else EXIT_OK
+    return _exit(merged)
+
+
+def _exit(merged: dict[str, Any]) -> int:
+    """1 for a failure in any report; 2 when a report judged nothing and none failed."""
+    return {"fail": EXIT_FAIL, "error": EXIT_USAGE}.get(merged["verdict"], EXIT_OK)
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser("merge", help="combine the JSON reports of many workers into one",
                        description="Combine check/fuzz/proxy JSON reports (e.g. one per CI "
                        "machine or shard) into one: the verdict, rule statuses and counts, "
-                       "distinct violations and counterexamples (by rule, the shortest kept). "
-                       "Exit 0: no failure; 1: a failure in any report; 2: unusable input.")
+                       "distinct violations and counterexamples (by rule: a reproduced one before "
+                       "an unverified one, then the shortest). Exit 0: no failure; 1: a "
+                       "failure in any report; 2: unusable input, or a report that judged "
+                       "nothing.")
     p.add_argument("reports", nargs="+", metavar="REPORT.json")
     p.add_argument("--report", metavar="PATH.json", help="write the merged JSON report here")
     p.add_argument("--html", metavar="PATH.html", help="write the merged report as a page")

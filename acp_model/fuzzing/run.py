@@ -213,7 +213,11 @@ def _run_fuzz(cfg: FuzzConfig, on_progress: Callable[[Recorder], None] | None,
                 if note not in result.notes:  # once, not every round
                     result.notes.append(note)
             if set(recorder.found) == known and stopped is None:
-                break  # a whole round without a new failure
+                # a whole round without a new failure: said, as the run may end long before
+                # its time budget
+                result.notes.append(f"ended after a round of up to {examples} examples found "
+                                    "nothing new (--max-examples sets the first round's size)")
+                break
             recorder.masked |= set(recorder.found)
             if stop_at is not None and time.monotonic() > stop_at:
                 break

@@ -4,8 +4,10 @@ ends with one verdict, one rule table and one list of distinct counterexamples.
 Merging is by the report's own fields, so what a worker wrote is never re-judged: a rule is
 violated if any worker saw it violated, warned if any warned and none violated, held if it was
 exercised and never broken, not exercised otherwise; counts add up. Counterexamples are
-distinct by rule (the shortest program wins, every worker's reproduction counted). Reports of
-different spec revisions judge by different rules and are not merged.
+distinct by rule (a program a fresh process reproduced beats one none did, then the shortest
+wins, with its own reproduction). A report that judged nothing (its agent unusable) makes the
+verdict ``error``, not a pass; every report's notes are kept. Reports of different spec
+revisions judge by different rules and are not merged.
 """
 
 from __future__ import annotations
@@ -54,8 +56,7 @@ def merge_reports(reports: Sequence[Mapping[str, Any]], names: Sequence[str] | N
     return {
         "tool": "acp-model", "version": __version__, "command": "merge",
         "source": ", ".join(names),
-        "verdict": "fail" if failures or any(r.get("verdict") == "fail" for r in reports)
-        else "pass",
+        "verdict": _verdict(failures, reports),
         "summary": summary,
         "spec": first.get("spec"),
         "readings": first.get("readings"),
@@ -63,6 +64,7 @@ def merge_reports(reports: Sequence[Mapping[str, Any]], names: Sequence[str] | N
         "violations": violations,
         "rules": _rules(reports),
         "counterexamples": _counterexamples(reports, names),
+        "notes": _notes(reports, names),
         "transitions": dict(sorted(transitions.items())),
         # workers run side by side: a transition was first seen when the first worker saw it
         "coverage": {"first_seen": _first_seen(reports)},
@@ -70,6 +72,15 @@ def merge_reports(reports: Sequence[Mapping[str, Any]], names: Sequence[str] | N
                      "summary": r.get("summary"), "readings_changed": r.get("readings_changed")}
                     for name, r in zip(names, reports, strict=True)],
     }
+
+
+def _verdict(failures: int, reports: Sequence[Mapping[str, Any]]) -> str:
+    """A failure anywhere fails; otherwise a report that judged nothing (its agent unusable)
+    leaves the whole unproven: ``error``, never a pass."""
+    verdicts = {r.get("verdict") for r in reports}
+    if failures or "fail" in verdicts:
+        return "fail"
+    return "error" if "error" in verdicts else "pass"
 
 
 def _first_seen(reports: Sequence[Mapping[str, Any]]) -> dict[str, float]:
@@ -116,24 +127,40 @@ def _rank(status: str) -> int:
 
 def _counterexamples(reports: Sequence[Mapping[str, Any]], names: Sequence[str]
                      ) -> list[dict[str, Any]]:
+    """Per rule, the best worker's program with its own reproduction: one a fresh process
+    reproduced beats one none did (only that may be called minimal), then the shorter wins.
+    ``workers`` and ``times_seen`` count every worker that saw the rule."""
     best: dict[str, dict[str, Any]] = {}
     for name, r in zip(names, reports, strict=True):
         for ce in r.get("counterexamples") or []:
             rule = ce["rule"]
-            mine = {**ce, "worker": name}
+            mine = {**ce, "worker": name,
+                    "reproduction": f"{ce.get('reproduced', 0)}/{ce.get('replays', 0)}"}
             known = best.get(rule)
             if known is None:
                 best[rule] = {**mine, "workers": [name]}
                 continue
             known["workers"].append(name)
-            known["reproduced"] = int(known.get("reproduced") or 0) + int(ce.get("reproduced")
-                                                                          or 0)
-            known["replays"] = int(known.get("replays") or 0) + int(ce.get("replays") or 0)
             known["times_seen"] = int(known.get("times_seen") or 0) + int(ce.get("times_seen")
                                                                           or 0)
-            if len(ce.get("actions") or []) < len(known.get("actions") or []):
-                keep = {k: known[k] for k in ("workers", "reproduced", "replays", "times_seen")}
-                best[rule] = {**mine, **keep}
-    for ce in best.values():
-        ce["reproduction"] = f"{ce.get('reproduced', 0)}/{ce.get('replays', 0)}"
+            if _rank_program(mine) < _rank_program(known):
+                best[rule] = {**mine, "workers": known["workers"],
+                              "times_seen": known["times_seen"]}
     return sorted(best.values(), key=lambda ce: str(ce["rule"]))
+
+
+def _rank_program(ce: Mapping[str, Any]) -> tuple[bool, int]:
+    return not int(ce.get("reproduced") or 0), len(ce.get("actions") or [])
+
+
+def _notes(reports: Sequence[Mapping[str, Any]], names: Sequence[str]) -> list[str]:
+    """What the workers noted (why a run ended early, an agent that could not be restarted,
+    a failure Hypothesis could not replay): each text once, with the workers that wrote it."""
+    by_text: dict[str, list[str]] = {}
+    for name, r in zip(names, reports, strict=True):
+        texts = [str(n) for n in r.get("notes") or []]
+        texts += [f"unusable: {r['unusable']}"] if r.get("unusable") else []
+        texts += [f"error: {r['problem']}"] if r.get("problem") else []
+        for text in texts:
+            by_text.setdefault(text, []).append(name)
+    return [f"{text} ({', '.join(who)})" for text, who in by_text.items()]
