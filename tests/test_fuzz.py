@@ -492,6 +492,9 @@ def test_jobs_pass_the_agent_command_on_untouched(tmp_path: Path) -> None:
     assert (spec["revision"], spec["requested"]) == ("seed", "auto"), spec
     assert spec["evidence"].startswith("probe: ")
     assert "(found by worker " in " ".join(proc.stdout.split())  # wrapped to the width
+    # the page and the report name the agent the workers ran, not the workers
+    assert merged["source"].endswith("--mutant chunk_without_message_id")
+    assert [w["source"] for w in merged["workers"]] == ["worker 0", "worker 1"]
 
 
 @contextlib.contextmanager

@@ -149,6 +149,7 @@ def run_jobs(args: argparse.Namespace, words: list[str], spec: str | None,
         console.print(f"[red]error:[/] {exc}")
         return EXIT_USAGE
     merged["command"] = "fuzz"
+    merged["source"] = reports[0].get("source") or merged["source"]  # one agent, N processes
     if decision is not None:
         merged["spec"] = decision.to_json()
     merged["summary"]["jobs"] = args.jobs
