@@ -107,8 +107,9 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
     # its rejection may still run, unreported, until an idle ends it.
     rejected_work: bool = False
     # The client stopped work another way since the last idle: it withdrew a prompt with
-    # $/cancel_request (its activity may be cancelled, cancellation.mdx), or, in the newer
-    # revision, refused a permission ("an interaction the agent offers"): either may explain a
+    # $/cancel_request (its activity may be cancelled, cancellation.mdx; an idle keeps this
+    # while such a prompt is listed, its work still to come), or, in the newer revision,
+    # refused a permission ("an interaction the agent offers"): either may explain a
     # cancelled stop reason, and neither obliges one.
     client_stopped: bool = False
     # The first text of prompts answered with an error -> (prompt, response) indices: the newer
