@@ -476,11 +476,11 @@ def test_jobs_pass_the_agent_command_on_untouched(tmp_path: Path) -> None:
     workers started (not the `--spec` they were handed). The mutant's bug needs no race (a
     cancel's CANCEL-07, which needs its read proved, was only a warning in a loaded clean-clone
     run)."""
-    rep, junit = tmp_path / "r.json", tmp_path / "j" / "x.xml"
+    rep, junit, page = tmp_path / "r.json", tmp_path / "j" / "x.xml", tmp_path / "p.html"
     proc = subprocess.run(
         [sys.executable, "-m", "acp_model", "fuzz", "--jobs", "2", "--max-examples", "6",
          "--seed", "5", "--replay-runs", "1", "--report", str(rep),
-         "--junit", str(junit), "--",
+         "--junit", str(junit), "--html", str(page), "--out", str(tmp_path / "out"), "--",
          *REFERENCE, "--mutant", "chunk_without_message_id"],  # a bug every turn shows
         capture_output=True, text=True, timeout=240)
     assert proc.returncode == 1, proc.stdout[-3000:]
@@ -495,6 +495,11 @@ def test_jobs_pass_the_agent_command_on_untouched(tmp_path: Path) -> None:
     # the page and the report name the agent the workers ran, not the workers
     assert merged["source"].endswith("--mutant chunk_without_message_id")
     assert [w["source"] for w in merged["workers"]] == ["worker 0", "worker 1"]
+    # the page shows the kept counterexample's program and how to replay it, as a run's does
+    kept = next(ce for ce in merged["counterexamples"] if ce["rule"] == "MSG-01")
+    html = page.read_text()
+    assert f"acp-model replay {kept['files']['replay.json']} --runs 5" in html
+    assert "teardown: cancel what is still busy" in html and "<dt>kept from</dt>" in html
 
 
 @contextlib.contextmanager

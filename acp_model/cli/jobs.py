@@ -161,10 +161,10 @@ def run_jobs(args: argparse.Namespace, words: list[str], spec: str | None,
     if args.junit:
         write_junit(merged, args.junit)
     if args.html:
-        from acp_model.report.html import cases_from_violations, render_html, write_html
+        from acp_model.fuzzing.artifacts import merged_html
+        from acp_model.report.html import write_html
 
-        write_html(render_html(merged, cases=cases_from_violations(merged["violations"], ())),
-                   args.html)
+        write_html(merged_html(merged), args.html)
     s = merged["summary"]
     console.print(f"{args.jobs} workers: {s.get('examples', 0)} examples, "
                   f"{s.get('actions', 0)} client actions in {seconds} s "

@@ -32,10 +32,10 @@ def cmd_merge(args: argparse.Namespace, console: Console) -> int:
     if args.report:
         write_json(merged, args.report)
     if args.html:
-        from acp_model.report.html import cases_from_violations, render_html, write_html
+        from acp_model.fuzzing.artifacts import merged_html
+        from acp_model.report.html import write_html
 
-        write_html(render_html(merged, cases=cases_from_violations(merged["violations"], ())),
-                   args.html)
+        write_html(merged_html(merged), args.html)
     if args.format == "json":
         print(json.dumps(merged, indent=2))
         return _exit(merged)

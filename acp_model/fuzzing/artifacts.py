@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from acp_model.report.html import (
     Case,
     Transcript,
     cases_from_violations,
+    finding_order,
     render_html,
     violation_facts,
 )
@@ -234,6 +236,9 @@ def fuzz_report(result: FuzzResult, files: dict[str, dict[str, str]] | None = No
     return report
 
 
+TEARDOWN_STEP = "teardown: cancel what is still busy, answer open permissions, sync"
+
+
 def found_case(found: Found, cfg: FuzzConfig, replay_file: str | None = None) -> Case:
     """A distinct failure as the HTML page draws it: its minimal counterexample's transcript
     with the offending record and the proof's records marked."""
@@ -256,8 +261,7 @@ def found_case(found: Found, cfg: FuzzConfig, replay_file: str | None = None) ->
     return Case(title=f"{rule.id} ({rule.strength_under(cfg.readings)})", level=Level.FAIL,
                 message=found.violation.message, records=records, marks=marks,
                 numbers=numbers, facts=facts,
-                steps=[*describe_program(found.actions),
-                       "teardown: cancel what is still busy, answer open permissions, sync"],
+                steps=[*describe_program(found.actions), TEARDOWN_STEP],
                 steps_title=counterexample_name(found.reproduced, found.replays).capitalize(),
                 command=command)
 
@@ -277,3 +281,30 @@ def fuzz_html(result: FuzzResult, report: dict[str, Any],
                                 caption=f"the {name} of {first.rule}")
     return render_html(report, cases=cases, transcript=transcript,
                        coverage=report.get("coverage"))
+
+
+def merged_html(report: dict[str, Any]) -> str:
+    """The page of merged reports (``fuzz --jobs``, ``acp-model merge``): each failure with the
+    client actions of the counterexample the merge kept, its reproduction and replay command.
+    Its transcript stays in the worker's ``--out`` folder, named among the facts."""
+    kept = {ce["rule"]: ce for ce in report.get("counterexamples") or []}
+    cases = []
+    for v in sorted(report["violations"], key=finding_order):
+        (case,) = cases_from_violations([v], ())
+        ce = kept.get(v["rule"]) if v.get("level") == Level.FAIL else None
+        if ce is not None:
+            files = ce.get("files") or {}
+            facts = [("reproduced", f"{ce.get('reproduction', '0/0')} in fresh agent processes"),
+                     ("kept from", str(ce.get("worker"))), *case.facts]
+            facts += [("transcript", files["transcript.jsonl"])] \
+                if "transcript.jsonl" in files else []
+            facts += [("note", str(n)) for n in ce.get("notes") or []]
+            name = counterexample_name(int(ce.get("reproduced") or 0),
+                                       int(ce.get("replays") or 0))
+            case = replace(case, steps=[*describe_program(ce.get("actions") or []),
+                                        TEARDOWN_STEP],
+                           steps_title=name.capitalize(), facts=facts,
+                           command=f"acp-model replay {files['replay.json']} --runs 5"
+                           if "replay.json" in files else None)
+        cases.append(case)
+    return render_html(report, cases=cases)

@@ -54,11 +54,16 @@ class Transcript:
     caption: str = ""
 
 
+def finding_order(v: Mapping[str, Any]) -> tuple[bool, int]:
+    """Failures first, then warnings, each by where it happened."""
+    return v.get("level") != Level.FAIL, int(v.get("index") or 0)
+
+
 def cases_from_violations(violations: Sequence[Mapping[str, Any]],
                           records: Sequence[Record | dict[str, Any]]) -> list[Case]:
     """Failures first, then warnings; each with the records its index and evidence name
     (record indices are positions in ``records``, as in ``acp-model check``)."""
-    ordered = sorted(violations, key=lambda v: (v.get("level") != Level.FAIL, v.get("index", 0)))
+    ordered = sorted(violations, key=finding_order)
     out = []
     for v in ordered:
         marks = {int(e["index"]): str(e["role"]) for e in v.get("evidence") or []
