@@ -307,12 +307,17 @@ def test_a_merge_keeps_a_reproduced_program_over_a_shorter_unverified_one() -> N
     reproduced = {"rule": "CANCEL-11", "actions": [{}] * 9, "reproduced": 3, "replays": 6,
                   "times_seen": 1}
     for order in ([unverified, reproduced], [reproduced, unverified]):
-        merged = merge_reports([_worker_report("fail", [order[0]]),
-                                _worker_report("fail", [order[1]])], ["w0", "w1"])
+        merged = merge_reports([_worker_report("fail", [ce], violations=[
+                                    {"rule": "CANCEL-11", "check": "c", "level": "fail",
+                                     "index": len(ce["actions"]), "seen": ce["times_seen"]}])
+                                for ce in order], ["w0", "w1"])
         (ce,) = merged["counterexamples"]
         assert len(ce["actions"]) == 9 and ce["reproduction"] == "3/6"
         assert ce["workers"] == ["w0", "w1"] and ce["times_seen"] == 3
         assert counterexample_line(ce).startswith("[bold]CANCEL-11[/]: minimal counterexample")
+        # the failure's record numbers are of the same worker's run as the kept program
+        (v,) = merged["violations"]
+        assert (v["worker"], v["index"], v["seen"]) == (ce["worker"], 9, 3)
     # among programs none reproduced, the shortest, still unverified
     merged = merge_reports([_worker_report("fail", [unverified]),
                             _worker_report("fail", [{**unverified, "actions": [{}] * 8}])])
@@ -499,7 +504,11 @@ def test_jobs_pass_the_agent_command_on_untouched(tmp_path: Path) -> None:
     kept = next(ce for ce in merged["counterexamples"] if ce["rule"] == "MSG-01")
     html = page.read_text()
     assert f"acp-model replay {kept['files']['replay.json']} --runs 5" in html
-    assert "teardown: cancel what is still busy" in html and "<dt>kept from</dt>" in html
+    assert "teardown: cancel what is still busy" in html
+    # the failure shown is the kept counterexample's worker's: its record numbers match
+    failure = next(v for v in merged["violations"] if v["rule"] == "MSG-01")
+    assert failure["worker"] == kept["worker"]
+    assert f"<dt>in the run of</dt><dd>{kept['worker']}</dd>" in html
 
 
 @contextlib.contextmanager

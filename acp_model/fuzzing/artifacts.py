@@ -285,8 +285,9 @@ def fuzz_html(result: FuzzResult, report: dict[str, Any],
 
 def merged_html(report: dict[str, Any]) -> str:
     """The page of merged reports (``fuzz --jobs``, ``acp-model merge``): each failure with the
-    client actions of the counterexample the merge kept, its reproduction and replay command.
-    Its transcript stays in the worker's ``--out`` folder, named among the facts."""
+    client actions of the counterexample the merge kept, its reproduction and replay command
+    (the failure is that worker's: its record numbers are of the same run). The transcript
+    stays in the worker's ``--out`` folder, named among the facts."""
     kept = {ce["rule"]: ce for ce in report.get("counterexamples") or []}
     cases = []
     for v in sorted(report["violations"], key=finding_order):
@@ -295,7 +296,7 @@ def merged_html(report: dict[str, Any]) -> str:
         if ce is not None:
             files = ce.get("files") or {}
             facts = [("reproduced", f"{ce.get('reproduction', '0/0')} in fresh agent processes"),
-                     ("kept from", str(ce.get("worker"))), *case.facts]
+                     *case.facts]
             facts += [("transcript", files["transcript.jsonl"])] \
                 if "transcript.jsonl" in files else []
             facts += [("note", str(n)) for n in ce.get("notes") or []]

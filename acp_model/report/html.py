@@ -85,8 +85,8 @@ def trace_page(report: Mapping[str, Any], records: Sequence[Record | dict[str, A
 
 def violation_facts(v: Mapping[str, Any]) -> list[tuple[str, str]]:
     facts = [("at", f"record #{v.get('index')}" + (f".{v['sub']}" if "sub" in v else ""))]
-    for key, label in (("session", "session"), ("kind", "kind"), ("party", "binds"),
-                       ("check", "decided by"), ("seen", "times seen")):
+    for key, label in (("worker", "in the run of"), ("session", "session"), ("kind", "kind"),
+                       ("party", "binds"), ("check", "decided by"), ("seen", "times seen")):
         if v.get(key) not in (None, ""):
             facts.append((label, str(v[key])))
     evidence = v.get("evidence") or []

@@ -39,7 +39,8 @@ def merge_reports(reports: Sequence[Mapping[str, Any]], names: Sequence[str] | N
         raise MergeError(f"reports of different spec revisions ({', '.join(sorted(revisions))})"
                          " judge by different rules; merge each revision's reports apart")
     first = reports[0]
-    violations = _violations(reports)
+    counterexamples = _counterexamples(reports, names)
+    violations = _violations(reports, names, {ce["rule"]: ce["worker"] for ce in counterexamples})
     failures = sum(v.get("level") == Level.FAIL for v in violations)
     summary: dict[str, Any] = {key: sum(int((r.get("summary") or {}).get(key) or 0)
                                         for r in reports)
@@ -63,7 +64,7 @@ def merge_reports(reports: Sequence[Mapping[str, Any]], names: Sequence[str] | N
         "readings_changed": first.get("readings_changed") or {},
         "violations": violations,
         "rules": _rules(reports),
-        "counterexamples": _counterexamples(reports, names),
+        "counterexamples": counterexamples,
         "notes": _notes(reports, names),
         "transitions": dict(sorted(transitions.items())),
         # workers run side by side: a transition was first seen when the first worker saw it
@@ -91,16 +92,24 @@ def _first_seen(reports: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     return dict(sorted(out.items(), key=lambda kv: kv[1]))
 
 
-def _violations(reports: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """One entry per (rule, check, level), the first worker's, with ``seen`` summed."""
+def _violations(reports: Sequence[Mapping[str, Any]], names: Sequence[str],
+                kept_from: Mapping[str, str]) -> list[dict[str, Any]]:
+    """One entry per (rule, check, level) with ``seen`` summed and the ``worker`` whose run its
+    record numbers are of: for a failure, the worker whose counterexample was kept (so the
+    proof and the counterexample's files agree), otherwise the first that saw it."""
     out: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for r in reports:
+    for name, r in zip(names, reports, strict=True):
         for v in r.get("violations") or []:
             key = (v.get("rule"), v.get("check"), v.get("level"))
-            if key in out:
-                out[key]["seen"] = out[key].get("seen", 1) + int(v.get("seen", 1))
-            else:
-                out[key] = {**v, "seen": int(v.get("seen", 1))}
+            known = out.get(key)
+            if known is None:
+                out[key] = {**v, "seen": int(v.get("seen", 1)), "worker": name}
+                continue
+            seen = known["seen"] + int(v.get("seen", 1))
+            if kept_from.get(str(v.get("rule"))) == name != known["worker"] \
+                    and v.get("level") == Level.FAIL:
+                out[key] = {**v, "worker": name}
+            out[key]["seen"] = seen
     return sorted(out.values(), key=lambda v: (v.get("level") != Level.FAIL, str(v.get("rule"))))
 
 

@@ -63,7 +63,8 @@ def render(report: dict[str, Any], console: Console, *, limit: int = 50) -> None
             label = "FAIL" if v["level"] == Level.FAIL else "warn"
             if v.get("kind") == "liveness":
                 label += " (liveness)"
-            where = f"at {at}" + (f", session {v['session']}" if v.get("session") else "")
+            where = f"at {at}" + (f", session {v['session']}" if v.get("session") else "") \
+                + (f", in the run of {v['worker']}" if v.get("worker") else "")  # merged
             console.print(f"[{style}]{label}[/]  [bold]{escape(v['rule'])}[/]  {escape(where)}",
                           soft_wrap=True, highlight=False)
             show(console, v["message"])
