@@ -25,13 +25,7 @@ from acp_model.fuzzing.actions import Action, Mistake, NewSession, from_json
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.sessions import SessionFactory, SessionHandle
 from acp_model.fuzzing.stop import Stop
-from acp_model.fuzzing.transport import (
-    AgentExited,
-    AgentProcess,
-    Record,
-    RpcError,
-    is_response_to,
-)
+from acp_model.fuzzing.transport import AgentExited, AgentProcess, Record, RpcError, is_response_to
 from acp_model.llm.server import ScriptedModel
 from acp_model.model import messages
 from acp_model.model.check import declare
