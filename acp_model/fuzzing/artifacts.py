@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -236,7 +237,15 @@ def fuzz_report(result: FuzzResult, files: dict[str, dict[str, str]] | None = No
     return report
 
 
-TEARDOWN_STEP = "teardown: cancel what is still busy, answer open permissions, sync"
+def _program_view(actions: Sequence[Any], reproduced: int, replays: int,
+                  replay_file: str | None) -> dict[str, Any]:
+    """A counterexample's steps, what they may be called and how to replay them: the
+    :class:`Case` fields a run's page and a merged page draw alike."""
+    return {"steps": [*describe_program(actions),
+                      "teardown: cancel what is still busy, answer open permissions, sync"],
+            "steps_title": counterexample_name(reproduced, replays).capitalize(),
+            "command": f"acp-model replay {replay_file} --runs 5" if replay_file else
+            "acp-model fuzz ... --out DIR writes DIR/<rule>/replay.json for acp-model replay"}
 
 
 def found_case(found: Found, cfg: FuzzConfig, replay_file: str | None = None) -> Case:
@@ -256,14 +265,10 @@ def found_case(found: Found, cfg: FuzzConfig, replay_file: str | None = None) ->
                             f"{found.minimal_at:.2f} s; seen {found.seen} time(s)"),
              *violation_facts(v)]
     facts += [("note", n) for n in found.notes]
-    command = (f"acp-model replay {replay_file} --runs 5" if replay_file else
-               "acp-model fuzz ... --out DIR writes DIR/<rule>/replay.json for acp-model replay")
     return Case(title=f"{rule.id} ({rule.strength_under(cfg.readings)})", level=Level.FAIL,
                 message=found.violation.message, records=records, marks=marks,
                 numbers=numbers, facts=facts,
-                steps=[*describe_program(found.actions), TEARDOWN_STEP],
-                steps_title=counterexample_name(found.reproduced, found.replays).capitalize(),
-                command=command)
+                **_program_view(found.actions, found.reproduced, found.replays, replay_file))
 
 
 def fuzz_html(result: FuzzResult, report: dict[str, Any],
@@ -300,12 +305,8 @@ def merged_html(report: dict[str, Any]) -> str:
             facts += [("transcript", files["transcript.jsonl"])] \
                 if "transcript.jsonl" in files else []
             facts += [("note", str(n)) for n in ce.get("notes") or []]
-            name = counterexample_name(int(ce.get("reproduced") or 0),
-                                       int(ce.get("replays") or 0))
-            case = replace(case, steps=[*describe_program(ce.get("actions") or []),
-                                        TEARDOWN_STEP],
-                           steps_title=name.capitalize(), facts=facts,
-                           command=f"acp-model replay {files['replay.json']} --runs 5"
-                           if "replay.json" in files else None)
+            case = replace(case, facts=facts, **_program_view(
+                ce.get("actions") or [], int(ce.get("reproduced") or 0),
+                int(ce.get("replays") or 0), files.get("replay.json")))
         cases.append(case)
     return render_html(report, cases=cases)
