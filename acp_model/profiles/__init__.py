@@ -63,6 +63,14 @@ class Profile:
     # lockfile, for a package whose optional per-platform dependencies the registry cannot
     # lock: npm ci then refuses the lockfile as out of sync)
     npm: str = "ci"
+    # where the pinned package comes from: "npm" (lockfiles beside the profile) or "pypi"
+    registry: str = "npm"
+    # tool names the scripted model prefers when the agent offers them (steering, as data);
+    # without it the model picks from the tools each request offers, by what they do
+    prefer_tools: tuple[str, ...] = ()
+    # why this agent cannot run offline behind the scripted model ("" when it can): such a
+    # profile is listed (and shown as a matrix row) but never installed or started
+    unavailable: str = ""
 
     # --- where it lives --------------------------------------------------------------------
     def install_dir(self, cache: Path | None = None) -> Path:
@@ -127,7 +135,17 @@ def agents_cache() -> Path:
     return Path(cache) / "acp-model" / "agents"
 
 
+KNOWN_KEYS = frozenset({
+    "name", "title", "package", "version", "entry", "command", "model_api", "protocols", "env",
+    "files", "session_config", "auth_method", "sessions_ahead", "close_sessions",
+    "reuse_sessions", "patience", "notes", "npm", "registry", "tools", "unavailable"})
+
+
 def _profile(data: dict[str, Any]) -> Profile:
+    unknown = set(data) - KNOWN_KEYS
+    if unknown:  # a typo would silently leave the default
+        raise ProfileError(f"profile {data.get('name', '?')!r}: unknown keys "
+                           f"{', '.join(sorted(unknown))}")
     config = {int(version.removeprefix("v")): tuple(ConfigRequest(r["method"], r["params"])
                                                     for r in requests)
               for version, requests in data.get("session_config", {}).items()}
@@ -141,7 +159,9 @@ def _profile(data: dict[str, Any]) -> Profile:
         close_sessions=bool(data.get("close_sessions", True)),
         reuse_sessions=int(data.get("reuse_sessions", 3)),
         patience=float(data.get("patience", 5.0)), notes=data.get("notes", ""),
-        npm=str(data.get("npm", "ci")))
+        npm=str(data.get("npm", "ci")), registry=str(data.get("registry", "npm")),
+        prefer_tools=tuple(data.get("tools", {}).get("prefer", ())),
+        unavailable=str(data.get("unavailable", "")))
 
 
 def load() -> dict[str, Profile]:
