@@ -147,3 +147,14 @@ def test_v1_diagrams_leave_out_the_states_its_wire_cannot_show() -> None:
     assert "requires_action_reported" not in {k for _, _, k in v1.edges(keys=True)}
     v2 = machine_graph(session_table(), DEFAULT.parse(["SPEC=sdk-2.4.0"]))
     assert {"requires_action", "custom"} <= set(v2.nodes)
+
+
+def test_drawing_changes_no_process_wide_matplotlib_setting(tmp_path: Path) -> None:
+    """A library draws on a canvas of its own: it chooses no backend for its caller and
+    leaves rcParams as it found them."""
+    import matplotlib
+
+    before = dict(matplotlib.rcParams)
+    draw(machine_graph(session_table()), tmp_path / "m.svg", title="t")
+    assert "Idle" in (tmp_path / "m.svg").read_text()
+    assert dict(matplotlib.rcParams) == before

@@ -138,14 +138,20 @@ def draw(g: nx.MultiDiGraph, path: str | Path | Sequence[str | Path], *, title: 
     """
     import matplotlib
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    paths = [Path(path)] if isinstance(path, str | Path) else [Path(p) for p in path]
+    # settings for this drawing only: the caller's matplotlib state stays as it was
+    with matplotlib.rc_context({"svg.hashsalt": "acp-model", "svg.fonttype": "none"}):
+        return _draw(g, paths, title=title, legend=legend, style=style,
+                     node_colors=node_colors)
+
+
+def _draw(g: nx.MultiDiGraph, paths: list[Path], *, title: str, legend: Sequence[str],
+          style: Style, node_colors: dict[Any, str] | None) -> list[Path]:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
     from matplotlib.patches import FancyArrowPatch
     from matplotlib.transforms import Bbox
 
-    paths = [Path(path)] if isinstance(path, str | Path) else [Path(p) for p in path]
-    matplotlib.rcParams["svg.hashsalt"] = "acp-model"
-    matplotlib.rcParams["svg.fonttype"] = "none"
     start = next(n for n, d in g.nodes(data=True) if d.get("initial"))
     pos = layered_positions(g, start, style)
 
@@ -164,7 +170,9 @@ def draw(g: nx.MultiDiGraph, path: str | Path | Sequence[str | Path], *, title: 
     ys = [p[1] for p in pos.values()]
     margin = 8.0
     lim = (min(xs) - margin, max(xs) + margin, min(ys) - margin, max(ys) + margin)
-    fig = plt.figure(figsize=(lim[1] - lim[0], lim[3] - lim[2]), dpi=style.dpi)
+    # a Figure of its own canvas, not pyplot's: no backend is chosen for the whole process
+    fig = Figure(figsize=(lim[1] - lim[0], lim[3] - lim[2]), dpi=style.dpi)
+    FigureCanvasAgg(fig)
     ax = fig.add_axes((0, 0, 1, 1))
     ax.set_xlim(lim[0], lim[1])
     ax.set_ylim(lim[2], lim[3])
@@ -262,5 +270,4 @@ def draw(g: nx.MultiDiGraph, path: str | Path | Sequence[str | Path], *, title: 
                                 else {"Software": None})
         fig.savefig(p, dpi=style.dpi, metadata=meta)
         written.append(p)
-    plt.close(fig)
     return written

@@ -327,12 +327,13 @@ def _coverage(coverage: Mapping[str, Any]) -> str:
 def coverage_svg(samples: Sequence[Mapping[str, Any]]) -> str:
     """Rules and model transitions exercised against client actions (matplotlib, as SVG)."""
     import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib import pyplot as plt
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
 
     actions = [s["actions"] for s in samples]
-    fig, ax = plt.subplots(figsize=(7.5, 2.8), dpi=96)
+    fig = Figure(figsize=(7.5, 2.8), dpi=96)  # its own canvas: no process-wide backend
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
     ax.step(actions, [s["rules"] for s in samples], where="post", label="rules exercised",
             color="#2563eb")
     ax2 = ax.twinx()
@@ -353,7 +354,6 @@ def coverage_svg(samples: Sequence[Mapping[str, Any]]) -> str:
     buf = io.StringIO()
     with matplotlib.rc_context({"svg.fonttype": "none"}):
         fig.savefig(buf, format="svg")
-    plt.close(fig)
     text = buf.getvalue()
     return text[text.index("<svg"):]
 
