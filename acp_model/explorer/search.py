@@ -5,8 +5,6 @@ See the package docstring of :mod:`acp_model.explorer` for what the explorer add
 
 from __future__ import annotations
 
-import functools
-import gc
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -212,24 +210,6 @@ class Witness:
                 "trace": [r.to_json() for r in self.records]}
 
 
-def _gc_paused(func: Callable[..., Exploration]) -> Callable[..., Exploration]:
-    """Run without the cyclic garbage collector: exploration allocates hundreds of thousands
-    of long-lived, acyclic tuples that each full collection would rescan (~4% of the time)."""
-
-    @functools.wraps(func)
-    def paused(*args: Any, **kwargs: Any) -> Exploration:
-        enabled = gc.isenabled()
-        gc.disable()
-        try:
-            return func(*args, **kwargs)
-        finally:
-            if enabled:
-                gc.enable()
-
-    return paused
-
-
-@_gc_paused
 def explore(sessions: int = 1, max_prompts: int | None = None,
             max_permissions: int | None = None, max_cancels: int | None = None,
             max_tools: int | None = None, readings: Readings | Sequence[Readings] = DEFAULT,

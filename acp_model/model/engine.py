@@ -13,6 +13,7 @@ the rule's strength and the readings) and the machine then follows what the wire
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -216,11 +217,21 @@ class TableEngine:
 class LibraryEngine(TableEngine):
     """Runs the real python-statemachine machine; refusals are classified via the table."""
 
-    def fire(self, model: Any, event: str, ev: Any) -> list[Failure]:
-        sm = model.__dict__.get("_acpm_machine")
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # the library machine that drives each model, kept here rather than on the model:
+        # keyed by identity (models are dataclasses, compared by value), dropped with the model
+        self._machines: dict[int, Any] = {}
+
+    def _machine(self, model: Any) -> Any:
+        sm = self._machines.get(id(model))
         if sm is None:
-            sm = self.table.machine(model=model)
-            model.__dict__["_acpm_machine"] = sm
+            sm = self._machines[id(model)] = self.table.machine(model=model)
+            weakref.finalize(model, self._machines.pop, id(model), None)
+        return sm
+
+    def fire(self, model: Any, event: str, ev: Any) -> list[Failure]:
+        sm = self._machine(model)
         key = (model.state, event)
         _, checks, _, allows = self._plan[key]
         self.transitions[key] = self.transitions.get(key, 0) + 1

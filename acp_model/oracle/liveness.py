@@ -137,12 +137,6 @@ class LivenessMixin:
         is judged again."""
         self._judged_sessions.discard(sid)
 
-    def settle_open(self, req_id: Any) -> None:
-        """The client's request ``req_id`` was judged outside the wire: leave it be."""
-        req = self.rpc.open["c2a"].get(req_id)
-        if req is not None:
-            req.judged = True
-
     def owed(self) -> list[tuple[str, bool]]:
         """What the agent still owes the client right now (requests, session obligations),
         each with whether the agent provably knew: a request it provably read (a response to
