@@ -21,18 +21,19 @@ from collections.abc import Callable
 from typing import Any
 
 from acp_model.model import messages, permissions, reducers, replay
-from acp_model.model.check import CheckMeta, declare, meta_of
+from acp_model.model.check import CheckMeta, allows_of, declare, meta_of
 from acp_model.model.connection import ConnectionLifecycle, ConnectionModel
 from acp_model.model.context import Context
 from acp_model.model.engine import Failure, LibraryEngine, TableEngine, compile_machine
 from acp_model.model.events import Ev, content_key, text_key
 from acp_model.model.lifecycle import SessionLifecycle
 from acp_model.model.messages import Findings
+from acp_model.model.obligations import PERMISSION_ANSWERED, PROMPT_ANSWERED, WITHDRAWN_ANSWERED
 from acp_model.model.session import SessionModel
 from acp_model.model.vocab import ConnEvent, ErrorCode, Event, Level, Role
 from acp_model.oracle import rpc, wire
 from acp_model.oracle import validate as validation
-from acp_model.oracle.liveness import LivenessMixin
+from acp_model.oracle.liveness import REQUEST_ANSWERED, LivenessMixin
 from acp_model.oracle.queries import QueriesMixin
 from acp_model.oracle.rpc import OTHER, OpenRequest, Rpc
 from acp_model.oracle.turns_v1 import TURN_KINDS, V1Turns
@@ -54,6 +55,9 @@ RETIRE_AT = 16  # permission requests a session keeps in its scans before settle
 _BASELINE_SESSION_METHODS = frozenset({"session/new", "session/prompt"})
 
 
+# the obligation an answer to a request discharges (the rest: ACPM-ANSWER's)
+ANSWER_OBLIGATION = {"session/prompt": PROMPT_ANSWERED,
+                     "session/request_permission": PERMISSION_ANSWERED}
 CLOSE_CANCELS = declare("SESS-10", "close_is_cancel", "session/close is routed to the session "
                         "machine as a session/cancel: the CANCEL rules judge what follows.",
                         module=__name__, role=Role.ROUTE)
@@ -116,7 +120,8 @@ class Monitor(LivenessMixin, QueriesMixin):
             return self.violations[before:]
         msg = record.msg
         if isinstance(msg, list):
-            self._bump("RPC-06")
+            for allowed in allows_of(rpc.batch_not_empty):
+                self._bump(allowed)
             if not msg:
                 self._run(rpc.no_empty_batch_reply, idx, self.rpc, direction, msg)
                 if self._run(rpc.batch_not_empty, idx, self.rpc, direction, msg):
@@ -441,10 +446,9 @@ class Monitor(LivenessMixin, QueriesMixin):
             self._unmatched(direction, msg, idx)
             return
         self.rpc.close(requester, req_id, req)
-        self._bump({"session/prompt": "PROMPT-04", "session/request_permission": "PERM-12"}
-                   .get(req.method, "ACPM-ANSWER"))
+        self._bump(ANSWER_OBLIGATION.get(req.method, REQUEST_ANSWERED).rule)
         if req.withdrawn:
-            self._bump("CANCEL-14")
+            self._bump(WITHDRAWN_ANSWERED.rule)
         if direction == "a2c":
             self.ctx.answered(req.idx, idx)  # FIFO stdio: it read everything before req.idx
         what = f"response #{idx} to {req.method} #{req.idx}"

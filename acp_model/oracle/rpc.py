@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from acp_model.model.check import check
+from acp_model.model.check import allowance, check
 from acp_model.model.vocab import UNREADABLE_CODES, Role
 from acp_model.spec.schema import SEED, MethodSpec, null_request_ids
 from acp_model.trace.format import Record
@@ -127,6 +127,7 @@ def only_messages(record: Record) -> str | None:
 
 # --- batches ---------------------------------------------------------------------------------
 
+@allowance("RPC-06")  # every batch the peers send exercises the permission to batch
 @check("RPC-07", role=Role.FINDING)
 def batch_not_empty(rpc: Rpc, direction: str, msg: list[Any]) -> str | None:
     """A batch has at least one element."""
