@@ -125,3 +125,20 @@ def test_engines_agree_on_the_seed_trace() -> None:
     slow = check_trace(SEED, engine="statemachine")
     assert fast["violations"] == slow["violations"]
     assert fast["rules"] == slow["rules"]
+
+
+def test_a_reader_that_goes_away_is_not_an_internal_error() -> None:
+    """`acp-model rules --format json | head -c 10`: a broken pipe ends the command quietly
+    with the status of a tool killed by SIGPIPE, not exit 3 and a message about an internal
+    error. (The catalogue's JSON is larger than a pipe's buffer, so the write must fail.)"""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "acp_model", "rules", "--format", "json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None
+    proc.stdout.read(10)
+    proc.stdout.close()  # the reader goes away before the document is written
+    _, err = proc.communicate(timeout=60)
+    assert b"internal error" not in err
+    assert proc.returncode == 141

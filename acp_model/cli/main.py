@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
 import traceback
 from collections.abc import Sequence
@@ -11,7 +13,14 @@ from rich.console import Console
 
 from acp_model import __version__
 from acp_model.cli import agents, check, diagram, explore, fuzz, merge, proxy, rules
-from acp_model.cli.common import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, UsageError
+from acp_model.cli.common import (
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    UsageError,
+)
+
+EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
 
 SUBCOMMANDS = (check, rules, fuzz, proxy, merge, explore, diagram, agents)
 
@@ -53,6 +62,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         err.print("interrupted")
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # the reader went away (`acp-model check ... | head`): not an error of ours. What is
+        # still buffered can go nowhere, so stdout points at the void; the status is the one a
+        # tool killed by SIGPIPE has, since the verdict may not have been printed
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except Exception as exc:
         if args.debug:
             traceback.print_exc()
