@@ -2,16 +2,19 @@
 bounded buffer its stderr is drained into.
 
 The fuzz transport and the proxy both start an agent in a process group of its own and end it
-with the same ladder (stdin closed, SIGTERM, SIGKILL to the whole group); what the ladder waits
-on is here. Linux reads ``/proc``; elsewhere a signal 0 to the group stands in.
+with the same ladder (stdin closed, SIGTERM, SIGKILL to the whole group): :func:`end_group`.
+Linux reads ``/proc``; elsewhere a signal 0 to the group stands in.
 """
 
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
+import signal
 import threading
 import time
+from collections.abc import Callable
 
 
 def _group_members(pgid: int) -> list[tuple[int, str]]:
@@ -62,6 +65,33 @@ def wait_group_gone(pgid: int, timeout: float) -> bool:
             return False
         time.sleep(0.02)
     return True
+
+
+def signal_group(pgid: int, sig: int) -> None:
+    """Send ``sig`` to the group; a group already gone is no error."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def end_group(pgid: int, close_stdin: Callable[[], None],
+              wait_exit: Callable[[float], int | None], grace: float) -> int | None:
+    """The ladder that ends an agent: stdin closed, ``grace``; SIGTERM to the group,
+    ``grace``; SIGKILL. Then whatever the agent left in its group (grandchildren) gets the
+    same, with a short grace. Returns the agent's exit status (None if it never came)."""
+    close_stdin()
+    code = wait_exit(grace)
+    if code is None:
+        signal_group(pgid, signal.SIGTERM)
+        code = wait_exit(grace)
+        if code is None:
+            signal_group(pgid, signal.SIGKILL)
+            code = wait_exit(5.0)
+    if group_alive(pgid):
+        signal_group(pgid, signal.SIGTERM)
+        if not wait_group_gone(pgid, min(grace, 0.5)):
+            signal_group(pgid, signal.SIGKILL)
+            wait_group_gone(pgid, 2.0)
+    return code
 
 
 class RingBuffer:

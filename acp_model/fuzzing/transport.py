@@ -41,7 +41,6 @@ import collections
 import contextlib
 import os
 import select
-import signal
 import subprocess
 import threading
 import time
@@ -52,7 +51,7 @@ from typing import Any
 import orjson
 
 from acp_model.fuzzing.calls import AgentExited, RpcCalls, RpcError
-from acp_model.process import RingBuffer, group_alive, wait_group_gone
+from acp_model.process import RingBuffer, end_group
 from acp_model.trace.wire import (
     OVERSIZE_PREVIEW,
     LineCutter,
@@ -70,9 +69,7 @@ __all__ = [
     "RpcError",
     "decode_line",
     "dumps_record",
-    "group_alive",
     "is_response_to",
-    "wait_group_gone",
 ]
 
 Listener = Callable[[Record], None]
@@ -521,36 +518,15 @@ class AgentProcess(RpcCalls):
                 with contextlib.suppress(OSError):
                     self._proc.stdin.close()
 
-    def _signal_group(self, sig: int) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.pgid, sig)
-
     def close(self, grace: float | None = None) -> int | None:
-        """Shut the agent down and reap everything it started; returns its exit code.
-
-        Steps: close stdin and wait ``grace`` (default ``close_grace``); SIGTERM the process
-        group and wait ``grace``; SIGKILL the group. Members of the group that outlive the
-        agent (grandchildren) are terminated the same way. Reader threads are joined. Safe to
-        call twice.
-        """
+        """Shut the agent down and reap everything it started (:func:`end_group`); returns its
+        exit code. Reader threads are joined. Safe to call twice."""
         if self._closed:
             return self.returncode
         self._closed = True
-        if grace is None:
-            grace = self.close_grace
         try:
-            self.close_stdin()
-            if self.wait_exit(grace) is None:
-                self._signal_group(signal.SIGTERM)
-                if self.wait_exit(grace) is None:
-                    self._signal_group(signal.SIGKILL)
-                    self.wait_exit(5.0)
-            # The leader is gone; make sure nothing else of its group survives.
-            if group_alive(self.pgid):
-                self._signal_group(signal.SIGTERM)
-                if not wait_group_gone(self.pgid, min(grace, 0.5)):
-                    self._signal_group(signal.SIGKILL)
-                    wait_group_gone(self.pgid, 2.0)
+            end_group(self.pgid, self.close_stdin, self.wait_exit,
+                      self.close_grace if grace is None else grace)
         finally:
             self._stop.set()  # the delivery thread still drains what was read, then stops
             for thread in self._threads:

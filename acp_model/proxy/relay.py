@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import os
 import select
-import signal
 import subprocess
 import threading
 import time
@@ -24,7 +23,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from acp_model.process import group_alive, wait_group_gone
+from acp_model.process import end_group
 
 READ_CHUNK = 65536
 
@@ -166,23 +165,13 @@ class Relay:
             return None
 
     def shut_down(self, grace: float) -> int | None:
-        """The fuzzer's ladder: stdin closed, ``grace``, SIGTERM to the group, ``grace``,
-        SIGKILL; then whatever the agent left in its group. Returns the agent's status."""
-        with contextlib.suppress(OSError):
-            self.proc.stdin.close()  # type: ignore[union-attr]
-        code = self.wait_exit(grace)
-        if code is None:
-            self._signal(signal.SIGTERM)
-            code = self.wait_exit(grace)
-            if code is None:
-                self._signal(signal.SIGKILL)
-                code = self.wait_exit(5.0)
-        if group_alive(self.pgid):
-            self._signal(signal.SIGTERM)
-            if not wait_group_gone(self.pgid, min(grace, 0.5)):
-                self._signal(signal.SIGKILL)
-                wait_group_gone(self.pgid, 2.0)
-        return code
+        """The fuzzer's ladder (:func:`end_group`); returns the agent's status."""
+
+        def close_stdin() -> None:
+            with contextlib.suppress(OSError):
+                self.proc.stdin.close()  # type: ignore[union-attr]
+
+        return end_group(self.pgid, close_stdin, self.wait_exit, grace)
 
     def join(self, timeout: float = 2.0) -> None:
         """Let the pumps drain (the agent's output after its exit), then stop them."""
@@ -191,10 +180,6 @@ class Relay:
         self.stop.set()
         for t in self.threads:
             t.join(timeout)
-
-    def _signal(self, sig: int) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.pgid, sig)
 
 
 def _write_all(fd: int, data: bytes, stop: threading.Event) -> bool:
