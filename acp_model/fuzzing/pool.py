@@ -76,12 +76,7 @@ class AgentPool:
                 raise
             self.current = client
             # What the agent got wrong while initializing needs no client action to show.
-            records = client.proc.records()
-            for v in client.monitor.violations:
-                if v.level == Level.FAIL:
-                    self.recorder.failure(v, [], records, v.index, [])
-                else:
-                    self.recorder.warning(v, ([], records, v.index, (0, 0)))
+            self.recorder.unprovoked(client.monitor.violations, client.proc.records())
             client.checked_violations = len(client.monitor.violations)
         return self.current
 

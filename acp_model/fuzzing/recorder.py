@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from acp_model.fuzzing.actions import Action, NewSession, SessionAction
+from acp_model.model.vocab import Level
 from acp_model.oracle.monitor import Violation
 
 
@@ -173,6 +174,16 @@ class Recorder:
             self.on_failure(known)
         if new and self.on_phase is not None:
             self.on_phase(f"shrinking {v.rule}")
+
+    def unprovoked(self, violations: Iterable[Violation], records: list[dict[str, Any]]
+                   ) -> None:
+        """Record what the agent got wrong with no client action behind it (while it started,
+        or an agent that never became usable): failures and warnings with an empty program."""
+        for v in violations:
+            if v.level == Level.FAIL:
+                self.failure(v, [], records, v.index, [])
+            else:
+                self.warning(v, ([], records, v.index, (0, 0)))
 
     def is_new_warning(self, v: Violation) -> bool:
         return (v.rule, v.check) not in self.warnings

@@ -25,7 +25,6 @@ from acp_model.fuzzing.recorder import (
 from acp_model.fuzzing.revision import SpecUndecidable, resolve
 from acp_model.fuzzing.shrink import measure_reproduction
 from acp_model.fuzzing.stop import Stop
-from acp_model.model.vocab import Level
 from acp_model.oracle.monitor import Monitor
 from acp_model.spec import revisions
 from acp_model.spec.revisions import AUTO
@@ -251,9 +250,4 @@ def _harvest_unusable(pool: AgentPool, recorder: Recorder) -> None:
     if client is None:
         return
     client.check_alive()
-    records = client.proc.records()
-    for v in client.monitor.violations:
-        if v.level == Level.FAIL:
-            recorder.failure(v, [], records, v.index, [])
-        else:
-            recorder.warning(v, ([], records, v.index, (0, 0)))
+    recorder.unprovoked(client.monitor.violations, client.proc.records())
