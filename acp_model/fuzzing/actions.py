@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from acp_model.fuzzing.ops import Mistake
 from acp_model.fuzzing.sessions import first_of
 from acp_model.fuzzing.transport import is_response_to
 from acp_model.llm.script import ModelScript, describe_script, script_from_json
@@ -28,8 +29,7 @@ from acp_model.llm.server import tag_text
 from acp_model.model.vocab import Answer
 
 if TYPE_CHECKING:
-    from acp_model.fuzzing.client import FuzzClient
-    from acp_model.fuzzing.sessions import SessionHandle
+    from acp_model.fuzzing.ops import ClientOps, SessionHandle
 
 GARBAGE = b'{"jsonrpc": "2.0", "method": "session/prompt", "params": '
 FINISH_MAX_ANSWERS = 16  # permission requests one finish action answers at most
@@ -57,7 +57,7 @@ class Action:
                 raise ActionError(f"two actions named {cls.op!r}")
             ACTIONS[cls.op] = cls
 
-    def perform(self, client: FuzzClient) -> None:
+    def perform(self, client: ClientOps) -> None:
         raise NotImplementedError
 
     def describe(self, label: str = "") -> str:
@@ -134,7 +134,7 @@ class NewSession(Action):
     created: int | None = field(default=None, compare=False, metadata={"json": False})
     reuses: int | None = field(default=None, compare=False, metadata={"json": False})
 
-    def perform(self, client: FuzzClient) -> None:
+    def perform(self, client: ClientOps) -> None:
         client.new_session()
 
     def performed(self, sessions: Sequence[SessionHandle], at: int) -> NewSession:
@@ -161,7 +161,7 @@ class Prompt(SessionAction):
         if not isinstance(self.model, tuple) or any(isinstance(r, Mapping) for r in self.model):
             object.__setattr__(self, "model", script_from_json(self.model))
 
-    def perform(self, client: FuzzClient) -> None:
+    def perform(self, client: ClientOps) -> None:
         idx = client.session_index(self.s)
         if idx is None:
             return
@@ -171,7 +171,7 @@ class Prompt(SessionAction):
                 return  # a reading forbids prompting now (A-01=forbid)
         sess.prompts.append(client.proc.request("session/prompt", self.params(client, sess.sid)))
 
-    def params(self, client: FuzzClient, sid: str) -> dict[str, Any]:
+    def params(self, client: ClientOps, sid: str) -> dict[str, Any]:
         """The request's params; behind a scripted model the turn's script is registered."""
         blocks = self.blocks
         if client.model is not None:
@@ -212,7 +212,7 @@ class Cancel(SessionAction):
     op: ClassVar[str] = "cancel"
     sync: bool = False
 
-    def perform(self, client: FuzzClient) -> None:
+    def perform(self, client: ClientOps) -> None:
         idx = client.session_index(self.s)
         if idx is not None:
             client.cancel(idx, self.sync)
@@ -238,7 +238,7 @@ class Interrupt(SessionAction):
             raise ActionError(f"interrupt: {self.prompt!r} is not a prompt")
         object.__setattr__(self, "prompt", prompt)
 
-    def perform(self, client: FuzzClient) -> None:
+    def perform(self, client: ClientOps) -> None:
         idx = client.session_index(self.s)
         if idx is None:
             return
@@ -269,7 +269,7 @@ class AnswerPermission(SessionAction):
     def __post_init__(self) -> None:
         Answer(self.outcome)  # a ValueError names a bad outcome when the action is built
 
-    def perform(self, client: FuzzClient) -> None:
+    def perform(self, client: ClientOps) -> None:
         idx = client.session_index(self.s)
         if idx is not None:
             client.answer_permission(idx, Answer(self.outcome), newest=self.newest,
@@ -287,7 +287,7 @@ class Finish(SessionAction):
     op: ClassVar[str] = "finish"
     outcome: str = Answer.ALLOW
 
-    def perform(self, client: FuzzClient) -> None:
+    def perform(self, client: ClientOps) -> None:
         idx = client.session_index(self.s)
         if idx is None:
             return
@@ -316,7 +316,7 @@ class Wait(SessionAction):
         if self.mode not in ("tick", "update", "settled"):
             raise ActionError(f"wait mode {self.mode!r} is not tick, update or settled")
 
-    def perform(self, client: FuzzClient) -> None:
+    def perform(self, client: ClientOps) -> None:
         idx = client.session_index(self.s)
         if idx is None:
             return
@@ -346,7 +346,7 @@ class Sync(Action):
 
     op: ClassVar[str] = "sync"
 
-    def perform(self, client: FuzzClient) -> None:
+    def perform(self, client: ClientOps) -> None:
         client.sync()
 
 
@@ -356,7 +356,7 @@ class CancelPromptRequest(SessionAction):
 
     op: ClassVar[str] = "cancel_prompt_request"
 
-    def perform(self, client: FuzzClient) -> None:
+    def perform(self, client: ClientOps) -> None:
         idx = client.session_index(self.s)
         if idx is None:
             return
@@ -366,14 +366,6 @@ class CancelPromptRequest(SessionAction):
 
     def describe(self, label: str = "") -> str:
         return f"$/cancel_request for the pending prompt{label}"
-
-
-class Mistake(StrEnum):
-    """What a sloppy client gets wrong (:class:`SloppyAnswer`)."""
-
-    DUPLICATE = "duplicate"  # a second allow for the session's last answered request
-    AFTER_CANCEL = "after_cancel"  # cancel, then allow (not cancelled) for pending requests
-    WITHDRAWN = "withdrawn"  # allow for a request the agent withdrew
 
 
 class NegativeInput(StrEnum):
@@ -406,7 +398,7 @@ class SloppyAnswer(SessionAction):
     def __post_init__(self) -> None:
         object.__setattr__(self, "mistake", _member(Mistake, self.mistake, "sloppy answer"))
 
-    def perform(self, client: FuzzClient) -> None:
+    def perform(self, client: ClientOps) -> None:
         idx = client.session_index(self.s)
         if idx is not None:
             client.sloppy_answer(idx, self.mistake)
@@ -430,7 +422,7 @@ class Probe(SessionAction):
     def __post_init__(self) -> None:
         object.__setattr__(self, "input", _member(NegativeInput, self.input, "probe"))
 
-    def perform(self, client: FuzzClient) -> None:
+    def perform(self, client: ClientOps) -> None:
         proc = client.proc
         rid = client.next_id()
         sync = client.sync_request(rid)

@@ -21,9 +21,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from acp_model import __version__
-from acp_model.fuzzing.actions import Action, Mistake, NewSession, from_json
+from acp_model.fuzzing.actions import Action, NewSession, from_json
 from acp_model.fuzzing.config import FuzzConfig
-from acp_model.fuzzing.sessions import SessionFactory, SessionHandle
+from acp_model.fuzzing.ops import Mistake, SessionHandle
+from acp_model.fuzzing.sessions import SessionFactory
 from acp_model.fuzzing.stop import Stop
 from acp_model.fuzzing.transport import AgentExited, AgentProcess, Record, RpcError, is_response_to
 from acp_model.llm.server import ScriptedModel

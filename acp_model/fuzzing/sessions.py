@@ -13,29 +13,22 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from acp_model.fuzzing.ops import SessionHandle
 from acp_model.fuzzing.stop import Interrupted
 from acp_model.fuzzing.transport import AgentExited, RpcError, is_response_to
 from acp_model.model.check import declare
 from acp_model.model.vocab import Role
 
 if TYPE_CHECKING:
-    from acp_model.fuzzing.client import FuzzClient
+    from acp_model.fuzzing.ops import Connection
 
 # What the fuzzer judges itself: a session/new still in flight when an example ends is not the
 # example's to judge, so the factory that waits for it judges it, by the start-up deadline.
 SESSION_NEW_ANSWERED = declare(
     "ACPM-ANSWER", "session_new_answered", "The agent answers session/new within the "
     "start-up deadline.", module=__name__, role=Role.PROCESS)
-
-
-@dataclass
-class SessionHandle:
-    sid: str
-    prompts: list[Any] = field(default_factory=list)  # request ids, in order
-    reused: bool = False  # a quiet session an earlier example left, taken over
 
 
 def first_of(sessions: Sequence[SessionHandle], sid: str) -> int | None:
@@ -47,7 +40,7 @@ def first_of(sessions: Sequence[SessionHandle], sid: str) -> int | None:
 class SessionFactory:
     """``session/new`` plus the profile's configuration requests, now or ahead of need."""
 
-    def __init__(self, client: FuzzClient, ahead: int = 0, reuse: int = 0) -> None:
+    def __init__(self, client: Connection, ahead: int = 0, reuse: int = 0) -> None:
         self.client = client
         self.ahead = ahead
         self.reuse = reuse  # quiet sessions kept for later examples, at most
@@ -169,7 +162,7 @@ class SessionFactory:
             self._cond.notify_all()
 
 
-def close_sessions(client: FuzzClient, sids: list[str]) -> None:
+def close_sessions(client: Connection, sids: list[str]) -> None:
     """``session/close`` each session (a real agent frees what a session holds: a process, a
     model connection); errors and silence are the agent's to be judged, not waited out."""
     for sid in sids:
