@@ -15,8 +15,11 @@ rule X decided" is answered by ``grep '"X"'`` and by the rule map the README gen
 
 from __future__ import annotations
 
+import contextlib
 import inspect
-from collections.abc import Callable, Mapping
+import os
+import sys
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -72,6 +75,46 @@ class CheckMeta:
 
 
 CHECKS: dict[str, CheckMeta] = {}  # "module.name" -> meta, every decision of the project
+
+DISABLED_ENV = "ACP_MODEL_DISABLED_RULES"
+"""Test-only: comma-separated rule IDs whose violations the monitor drops. The suite's sweep
+(tests/rule_sweep.py) switches one rule off at a time to show that some test then fails: the
+proof that no rule lost its test."""
+
+
+def _disabled_from_env() -> frozenset[str]:
+    ids = frozenset(p.strip() for p in os.environ.get(DISABLED_ENV, "").split(",") if p.strip())
+    unknown = sorted(ids - set(RULES))
+    if unknown:  # a typo would switch nothing off and prove nothing: refuse it
+        print(f"{DISABLED_ENV}: {', '.join(unknown)} not in the rule catalogue", file=sys.stderr)
+        raise SystemExit(2)
+    return ids
+
+
+DISABLED: frozenset[str] = _disabled_from_env()
+
+
+def is_disabled(meta: CheckMeta, rule_id: str) -> bool:
+    """Is this decision switched off by the test-only hook (its own rule or the one it is
+    reported under)?"""
+    return bool(DISABLED) and (meta.rule in DISABLED or rule_id in DISABLED)
+
+
+@contextlib.contextmanager
+def rules_disabled(*rule_ids: str) -> Iterator[None]:
+    """Switch rules off within this process (and its children, through the environment)."""
+    global DISABLED
+    saved, saved_env = DISABLED, os.environ.get(DISABLED_ENV)
+    DISABLED = frozenset(rule_ids)
+    os.environ[DISABLED_ENV] = ",".join(rule_ids)
+    try:
+        yield
+    finally:
+        DISABLED = saved
+        if saved_env is None:
+            os.environ.pop(DISABLED_ENV, None)
+        else:
+            os.environ[DISABLED_ENV] = saved_env
 
 
 def level_of(rule_id: str, readings: Readings) -> Level:

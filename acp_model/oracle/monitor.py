@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from acp_model.model import check as checks
 from acp_model.model import messages, permissions, reducers, replay
 from acp_model.model.check import CheckMeta, allows_of, declare, meta_of
 from acp_model.model.connection import ConnectionLifecycle, ConnectionModel
@@ -176,7 +177,7 @@ class Monitor(LivenessMixin, QueriesMixin):
         rule_id = meta.rule_for(self.readings)
         self._bump(rule_id)
         lv = level or meta.level(self.readings)
-        if lv == Level.OFF:
+        if lv == Level.OFF or checks.is_disabled(meta, rule_id):
             return
         strength = RULES[rule_id].strength_under(self.readings)
         key = (rule_id, meta.name)

@@ -19,6 +19,7 @@ from acp_model.agents.turns import Output, TurnPlan
 from acp_model.fuzzing.transport import AgentProcess, Record, is_response_to
 
 AGENT_MODULE = "acp_model.agents.reference"
+QUIESCE = "_acp_model/quiesce"  # the reference agent's test-only extension request
 DEFAULT_CWD = "/tmp/acp-model-project"
 Msg = dict[str, Any]
 
@@ -213,33 +214,6 @@ class ScriptedClient:
             )
         return found[-1]
 
-    def try_wait(
-        self, predicate: Callable[[Any], bool], start: int, timeout: float | None = None
-    ) -> Msg | None:
-        """Like :meth:`wait` but returns None instead of failing (for misbehaving agents)."""
-        try:
-            return self.wait(predicate, start, timeout)
-        except AssertionError:
-            return None
-
-    def try_drive(
-        self,
-        sid: str,
-        start: int,
-        how: str = "allow",
-        timeout: float = 1.0,
-        prompt_id: int | None = None,
-    ) -> Msg | None:
-        """Like :meth:`drive` with a short timeout; None if no idle comes (or, given
-        ``prompt_id``, as soon as that prompt is answered with an error)."""
-        saved, self.timeout = self.timeout, timeout
-        try:
-            return self.drive(sid, start, how, prompt_id=prompt_id)
-        except AssertionError:
-            return None
-        finally:
-            self.timeout = saved
-
     def index_of(self, predicate: Callable[[Any], bool], start: int = 0) -> int | None:
         for i, record in enumerate(self.records[start:], start):
             msg = record.get("msg")
@@ -258,19 +232,52 @@ class ScriptedClient:
     def wait_permission(self, sid: str, start: int, timeout: float | None = None) -> Msg:
         return self.wait(lambda m: is_permission_request(m, sid), start, timeout)
 
-    def barrier(self, settle: float = 0.05) -> None:
-        """Round-trip a ``session/list``: the agent has now read everything sent before it.
-
-        Work the agent does asynchronously may still trail a little: ``settle`` waits for it.
-        """
+    def quiesce(self) -> int:
+        """Await the agent's answer to ``_acp_model/quiesce``: it has read everything sent
+        before, and whatever it sends without new input is in the transcript. Returns the
+        record index of the answer."""
         start = self.mark()
-        rid = self.proc.request("session/list", {})
-        self.try_wait(lambda m: is_response_to(m, rid), start)
-        self.quiet(settle)
+        rid = self.proc.request(QUIESCE, {})
+        self.wait(lambda m: is_response_to(m, rid), start)
+        return self.index_of(lambda m: is_response_to(m, rid), start) or start
 
-    def quiet(self, seconds: float = 0.15) -> None:
-        """Give the agent a moment to show a message we expect NOT to come."""
+    def barrier(self) -> None:
+        """Everything the agent sends in answer to what came before is now recorded."""
+        self.quiesce()
+
+    def pause(self, seconds: float) -> None:
+        """Hold the next message back for ``seconds``: a scenario's deliberately late client
+        (never a wait for something that should not come: that is :meth:`quiesce`)."""
         self.proc.wait_for_index(lambda m: False, seconds, start=self.mark())
+
+    def wait_or_quiesce(self, predicate: Callable[[Any], bool], start: int) -> Msg | None:
+        """The first a2c message at or after ``start`` matching ``predicate``, or None once
+        the agent is quiescent without having sent one (the proof that it never will)."""
+        rid = self.proc.request(QUIESCE, {})
+        found = self.wait(lambda m: predicate(m) or is_response_to(m, rid), start)
+        return None if is_response_to(found, rid) else found
+
+    def settle_drive(
+        self, sid: str, start: int, how: str = "allow", prompt_id: int | None = None
+    ) -> Msg | None:
+        """Like :meth:`drive`, but None once the agent is quiescent without an idle for
+        ``sid`` (or, given ``prompt_id``, as soon as that prompt is answered with an error)."""
+        while True:  # answered requests are skipped, so each round may scan from ``start``
+            rid = self.proc.request(QUIESCE, {})
+            hit = self.wait(
+                lambda m, rid=rid: (
+                    is_response_to(m, rid)
+                    or is_idle(m, sid)
+                    or (is_permission_request(m, sid) and m["id"] not in self.answered)
+                    or (prompt_id is not None and is_response_to(m, prompt_id) and "error" in m)
+                ),
+                start,
+            )
+            if is_idle(hit, sid):
+                return update_of(hit)
+            if "method" not in hit:  # the quiesce answer, or the prompt's error
+                return None
+            self.answer(hit, how)
 
     # -------------------------------------------------------------------- steps
 

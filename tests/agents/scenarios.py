@@ -61,7 +61,7 @@ def single_prompt(c: ScriptedClient) -> Facts:
 def sequential_prompts(c: ScriptedClient) -> Facts:
     (sid,) = _setup(c)
     idles = [c.run_turn(sid, f"step {n}: keep going") for n in range(4)]
-    c.quiet(0.05)
+    c.quiesce()
     return {"sid": sid, "idles": idles}
 
 
@@ -134,7 +134,7 @@ def cancel_during_permission(c: ScriptedClient) -> Facts:
     c.answer(perm, "cancelled")
     idle = c.wait_idle(sid, start)
     c.wait_response(probe, start)
-    c.quiet(0.05)
+    c.quiesce()
     return {"sid": sid, "idle": idle, "perm": perm["id"]}
 
 
@@ -166,7 +166,7 @@ def cancel_during_permission_twice(c: ScriptedClient) -> Facts:
             )
             is not None
         )
-    c.quiet(0.05)
+    c.quiesce()
     return {"sid": sid, "idles": idles, "announced": announced}
 
 
@@ -177,7 +177,7 @@ def cancel_before_acceptance(c: ScriptedClient) -> Facts:
     rid = c.prompt_then_cancel(sid, c.prompt_text(without_permission))
     response = c.wait_response(rid, start)
     idle = c.wait_idle(sid, start) if "result" in response else None
-    c.quiet(0.05)
+    c.quiesce()
     return {"sid": sid, "response": response, "idle": idle}
 
 
@@ -191,7 +191,7 @@ def cancel_twice(c: ScriptedClient) -> Facts:
     c.answer(perm, "cancelled")
     idle = c.wait_idle(sid, start)
     c.cancel(sid)  # and once more after the idle: a no-op
-    c.quiet(0.1)
+    c.quiesce()
     return {"sid": sid, "idle": idle, "start": start}
 
 
@@ -201,8 +201,8 @@ def cancel_while_idle(c: ScriptedClient) -> Facts:
     first = c.run_turn(sid, c.prompt_text(without_permission))
     mark = c.mark()
     c.cancel(sid)
-    c.quiet(0.1)
-    quiet_after_cancel = not c.a2c(mark)
+    quiesced = c.quiesce()
+    quiet_after_cancel = not flatten(c.records[mark:quiesced], "a2c")
     second = c.run_turn(sid, c.prompt_text(without_permission, tag="next"))
     return {"sid": sid, "idles": [first, second], "quiet": quiet_after_cancel}
 
@@ -235,7 +235,7 @@ def prompt_while_busy(c: ScriptedClient) -> Facts:
     response = c.wait_response(rid, start)
     c.answer(perm, "allow")
     idle = c.drive(sid, start)
-    c.quiet(0.1)
+    c.quiesce()
     return {"sid": sid, "idle": idle, "response": response, "start": start}
 
 
@@ -256,7 +256,7 @@ def prompt_while_running(c: ScriptedClient) -> Facts:
     c.wait_response(first, start)
     c.wait_response(second, start)
     idle = c.drive(sid, start)
-    c.quiet(0.1)
+    c.quiesce()
     return {"sid": sid, "idle": idle, "start": start}
 
 
@@ -391,7 +391,7 @@ def garbage(c: ScriptedClient, huge_bytes: int = 40 * 1024 * 1024) -> Facts:
     c.proc.send_raw(
         b'{"jsonrpc": "2.0", "id": 911, "method": "x", "pad": "' + b"a" * huge_bytes + b'"}'
     )
-    c.proc.call("session/list", {})  # a barrier: everything before it has been processed
+    c.quiesce()  # everything before it has been processed
     sid = c.new_session()
     idle = c.run_turn(sid, c.prompt_text(with_permission))
     replies = flatten(c.records[start:], "a2c")
@@ -410,7 +410,7 @@ def late_permission_answers(c: ScriptedClient) -> Facts:
     c.answer(perm, "allow")
     c.answer(perm, "allow")
     c.proc.respond(12345, result={"outcome": {"outcome": "cancelled"}})
-    c.quiet(0.2)
+    c.quiesce()
     after = [m for m in c.a2c(start) if m.get("method") == "session/update"]
     second = c.run_turn(sid, c.prompt_text(without_permission, tag="late"))
     return {"sid": sid, "idle": idle, "perm": perm, "updates": after, "second": second}

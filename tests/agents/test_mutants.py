@@ -37,7 +37,6 @@ from .schema_check import check_agent_messages
 
 pytestmark = pytest.mark.slow  # starts the whole zoo, one agent process per mutant and scenario
 
-SHORT = 0.8  # how long to wait for something a mutant may never send
 Facts = dict[str, Any]
 
 
@@ -59,8 +58,8 @@ def d_init(c: ScriptedClient) -> Facts:
         "initialize",
         {"protocolVersion": 2, "capabilities": {}, "info": {"name": "t", "version": "1"}},
     )
-    response = c.try_wait(lambda m: is_response_to(m, rid), start, SHORT)
-    c.quiet(0.1)
+    response = c.wait_or_quiesce(lambda m: is_response_to(m, rid), start)
+    c.barrier()
     return {"init": response}
 
 
@@ -68,7 +67,7 @@ def d_one_turn(c: ScriptedClient) -> Facts:
     (sid,) = _init(c)
     start = c.mark()
     rid = c.send_prompt(sid, c.prompt_text(end_turn))
-    idle = c.try_drive(sid, start, "allow", SHORT, prompt_id=rid)
+    idle = c.settle_drive(sid, start, "allow", prompt_id=rid)
     c.barrier()
     return {"sid": sid, "prompt": rid, "idle": idle, "start": start}
 
@@ -80,7 +79,7 @@ def d_two_turns(c: ScriptedClient) -> Facts:
         start = c.mark()
         rid = c.send_prompt(sid, c.prompt_text(end_turn, tag=f"turn{n}"))
         facts["prompts"].append(rid)
-        facts["idles"].append(c.try_drive(sid, start, "allow", SHORT, prompt_id=rid))
+        facts["idles"].append(c.settle_drive(sid, start, "allow", prompt_id=rid))
     c.barrier()
     return facts
 
@@ -93,7 +92,7 @@ def d_cancel_while_idle(c: ScriptedClient) -> Facts:
     c.barrier()
     start = c.mark()
     rid = c.send_prompt(sid, c.prompt_text(end_turn, tag="after"))
-    idle = c.try_drive(sid, start, "allow", SHORT, prompt_id=rid)
+    idle = c.settle_drive(sid, start, "allow", prompt_id=rid)
     c.barrier()
     return {"sid": sid, "cancel_at": cancel_at, "start": start, "idle": idle}
 
@@ -114,7 +113,7 @@ def d_prompt_second_session(c: ScriptedClient) -> Facts:
     a, b = _init(c, 2)
     start = c.mark()
     rid = c.send_prompt(b, c.prompt_text(end_turn))
-    idle = c.try_drive(b, start, "allow", SHORT, prompt_id=rid)
+    idle = c.settle_drive(b, start, "allow", prompt_id=rid)
     c.barrier()
     return {"sessions": [a, b], "start": start, "idle": idle}
 
@@ -125,9 +124,9 @@ def d_prompt_while_busy(c: ScriptedClient) -> Facts:
     c.send_prompt(sid, c.prompt_text(with_permission))
     perm = c.wait_permission(sid, start)
     busy = c.send_prompt(sid, c.prompt_text(end_turn, tag="busy"))
-    response = c.try_wait(lambda m: is_response_to(m, busy), start, 0.5)
+    response = c.wait_or_quiesce(lambda m: is_response_to(m, busy), start)
     c.answer(perm, "allow")
-    idle = c.try_drive(sid, start, "allow", SHORT)
+    idle = c.settle_drive(sid, start, "allow")
     c.barrier()
     return {"sid": sid, "busy": busy, "response": response, "idle": idle}
 
@@ -140,8 +139,8 @@ def d_busy_then_cancel(c: ScriptedClient) -> Facts:
     busy = c.send_prompt(sid, c.prompt_text(end_turn, tag="busy"))
     c.cancel(sid)
     c.answer(perm, "cancelled")
-    idle = c.try_wait(lambda m: is_idle(m, sid), start, SHORT)
-    response = c.try_wait(lambda m: is_response_to(m, busy), start, 0.5)
+    idle = c.wait_or_quiesce(lambda m: is_idle(m, sid), start)
+    response = c.wait_or_quiesce(lambda m: is_response_to(m, busy), start)
     c.barrier()
     return {"sid": sid, "busy": busy, "idle": idle, "response": response}
 
@@ -153,7 +152,7 @@ def d_permission(how: str) -> Callable[[ScriptedClient], Facts]:
         c.send_prompt(sid, c.prompt_text(with_permission))
         perm = c.wait_permission(sid, start)
         c.answer(perm, how)
-        idle = c.try_drive(sid, start, "allow", SHORT)
+        idle = c.settle_drive(sid, start, "allow")
         c.barrier()
         return {"sid": sid, "perm": perm, "idle": idle}
 
@@ -171,10 +170,10 @@ def d_cancel_during_permission(answer_delay: float = 0.0) -> Callable[[ScriptedC
         # a request right behind the cancel: its response, if it precedes the idle, proves
         # the agent read the cancel before ending the turn (what an oracle needs, A-11)
         c.proc.request("session/list", {})
-        if answer_delay:
-            c.quiet(answer_delay)
+        if answer_delay:  # a deliberately late answer: the delay is the scenario
+            c.pause(answer_delay)
         c.answer(perm, "cancelled")
-        idle = c.try_wait(lambda m: is_idle(m, sid), start, SHORT)
+        idle = c.wait_or_quiesce(lambda m: is_idle(m, sid), start)
         c.barrier()
         return {"sid": sid, "perm": perm, "idle": idle, "start": start}
 
@@ -200,7 +199,7 @@ def d_duplicate_answer_then_turn(c: ScriptedClient) -> Facts:
     c.barrier()
     facts = {"sid": sid, "perm": second}
     c.answer(second, "reject")
-    c.try_drive(sid, start, "reject", SHORT)
+    c.settle_drive(sid, start, "reject")
     return facts
 
 
@@ -226,7 +225,7 @@ def d_cancel_then_next_turn(c: ScriptedClient) -> Facts:
     sid = facts["sid"]
     start = c.mark()
     rid = c.send_prompt(sid, c.prompt_text(with_permission, tag="next"))
-    c.try_drive(sid, start, "allow", SHORT, prompt_id=rid)
+    c.settle_drive(sid, start, "allow", prompt_id=rid)
     c.barrier()
     return {**facts, "next_start": start}
 
@@ -240,9 +239,9 @@ def d_two_sessions_cancel_one(c: ScriptedClient) -> Facts:
     perm_b = c.wait_permission(b, start)
     c.cancel(a)
     c.answer(perm_a, "cancelled")
-    c.try_wait(lambda m: is_idle(m, a), start, SHORT)
+    c.wait_or_quiesce(lambda m: is_idle(m, a), start)
     c.answer(perm_b, "allow")
-    idle_b = c.try_drive(b, start, "allow", SHORT)
+    idle_b = c.settle_drive(b, start, "allow")
     c.barrier()
     return {"sessions": [a, b], "idle_b": idle_b}
 
@@ -251,7 +250,7 @@ def d_cancel_before_acceptance(c: ScriptedClient) -> Facts:
     (sid,) = _init(c)
     start = c.mark()
     rid = c.prompt_then_cancel(sid, c.prompt_text(end_turn))
-    response = c.try_wait(lambda m: is_response_to(m, rid), start, SHORT)
+    response = c.wait_or_quiesce(lambda m: is_response_to(m, rid), start)
     c.barrier()
     return {"sid": sid, "response": response}
 
@@ -266,7 +265,7 @@ def d_turns(n: int) -> Callable[[ScriptedClient], Facts]:
             start = c.mark()
             rid = c.send_prompt(sid, c.prompt_text(end_turn, tag=f"turn{k}"))
             facts["prompts"].append(rid)
-            facts["idles"].append(c.try_drive(sid, start, "allow", SHORT, prompt_id=rid))
+            facts["idles"].append(c.settle_drive(sid, start, "allow", prompt_id=rid))
         c.barrier()
         return facts
 

@@ -364,3 +364,23 @@ def test_faults_see_the_agent_only_through_agent_ops() -> None:
         if callable(proto):
             mine = inspect.signature(getattr(Agent, name))
             assert list(mine.parameters) == list(inspect.signature(proto).parameters), name
+
+
+@pytest.mark.parametrize("timing", ["fast", "slow"])
+def test_quiesce_is_answered_only_after_the_work_already_started(timing: str) -> None:
+    """``_acp_model/quiesce`` (the tests' causal wait) is answered after the idle of a turn
+    that was running when it was read, and before anything the client has yet to cause."""
+    with ScriptedClient.spawn(timing=timing) as c:
+        c.initialize()
+        sid = c.new_session()
+        start = c.mark()
+        c.prompt(sid, c.prompt_text(lambda p: p.permissions == 0 and len(p.steps) >= 3))
+        answered = c.quiesce()
+        idle = c.index_of(lambda m: is_idle(m, sid), start)
+        assert idle is not None and idle < answered, "quiesce answered while the turn ran"
+        start = c.mark()
+        c.prompt(sid, c.prompt_text(lambda p: p.permissions == 1, tag="perm"))
+        answered = c.quiesce()  # blocked on the client's answer: nothing more will come
+        assert c.index_of(lambda m: m.get("method") == "session/request_permission",
+                          start) is not None
+        assert c.index_of(lambda m: is_idle(m, sid), start) is None

@@ -41,6 +41,11 @@ from acp_model.agents.stdio import EOF, OVERSIZE, StdoutWriter
 
 log = logging.getLogger("acp_model.agents.reference")
 
+QUIESCE = "_acp_model/quiesce"
+"""A test-only extension request: answered (``{}``) once the agent has nothing left to do
+without new input, so a test can await the proof that a message will never come instead of
+waiting out a timed absence window."""
+
 # (base, span) seconds: the pause after a step is base + span * step.jitter.
 TIMINGS: dict[str, tuple[float, float]] = {
     "fast": (0.0, 0.0),
@@ -52,6 +57,21 @@ ACCEPT_DELAYS: dict[str, tuple[float, float]] = {
     "real": (0.001, 0.002),
     "slow": (0.01, 0.02),
 }
+
+
+def quiescent(loop: asyncio.AbstractEventLoop) -> bool:
+    """Nothing will run on ``loop`` until new input arrives: no callback is ready and no timer
+    (a think time, a grace period) is pending.
+
+    Called from a task step, so the caller's own wake-up is not in the ready queue. It reads
+    the private queues of CPython's ``BaseEventLoop``: asyncio offers no public view, and this
+    is a test hook of the reference agent only.
+    """
+    ready = getattr(loop, "_ready", None)
+    scheduled = getattr(loop, "_scheduled", None)
+    if ready is None or scheduled is None:
+        raise RuntimeError("quiesce needs CPython's asyncio event loop")
+    return not ready and all(handle.cancelled() for handle in scheduled)
 
 
 class Agent(PromptsMixin, WorkMixin, PermissionsMixin):
@@ -79,6 +99,8 @@ class Agent(PromptsMixin, WorkMixin, PermissionsMixin):
         self._outbox: list[dict[str, Any]] = []
         self._pending_lines: list[bytes] = []
         self._flush_scheduled = False
+        self._quiesce_waiting: list[Ctx] = []
+        self._quiesce_task: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------------ output
 
@@ -211,6 +233,25 @@ class Agent(PromptsMixin, WorkMixin, PermissionsMixin):
         task.add_done_callback(self._task_done)
         return task
 
+    def spawn_quiesce(self, ctx: Ctx) -> None:
+        """Answer ``ctx`` once the agent is quiescent (see :data:`QUIESCE`).
+
+        One checker serves every pending request (two checkers would each see the other's
+        wake-up and never agree the loop is idle); it is not one of the agent's ``_tasks``.
+        """
+        self._quiesce_waiting.append(ctx)
+        if self._quiesce_task is None:
+            self._quiesce_task = asyncio.get_running_loop().create_task(self._quiesce())
+
+    async def _quiesce(self) -> None:
+        loop = asyncio.get_running_loop()
+        while not quiescent(loop):
+            await asyncio.sleep(0)
+        waiting, self._quiesce_waiting = self._quiesce_waiting, []
+        self._quiesce_task = None
+        for ctx in waiting:
+            self.reply(ctx, {})
+
     def _task_done(self, task: asyncio.Task[Any]) -> None:
         self._tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
@@ -294,6 +335,9 @@ class Agent(PromptsMixin, WorkMixin, PermissionsMixin):
         try:
             if method == "initialize":
                 self.on_initialize(ctx, params)
+                return
+            if method == QUIESCE:
+                self.spawn_quiesce(ctx)
                 return
             if not self.initialized:
                 raise RpcFailure(INVALID_REQUEST, "connection not initialized")

@@ -1,0 +1,155 @@
+"""The proof that no rule lost its test: a pytest plugin that switches each rule off in turn.
+
+``pytest -p tests.rule_sweep --rule-sweep=all tests/unit tests/oracle`` runs every test once
+while recording which rules the monitor reported a violation of (the only rules whose
+switch-off can change that test's outcome: the hook drops violations, nothing else), then
+reruns the test in-process once per such rule with that rule off
+(:func:`acp_model.model.check.rules_disabled`, the test-only hook
+``ACP_MODEL_DISABLED_RULES``). A rerun that fails is a test of that rule. Every rule decided
+by some check (:data:`acp_model.model.check.CHECKS`) must have at least one: the session fails
+otherwise and names the rules without one. ``--rule-sweep=first`` stops trying a rule once one
+test failed without it (the quick version CI's fast tier runs); ``--rule-sweep-report`` writes
+the tests per rule as JSON.
+
+What a test checks in a child process is switched off too (through the environment) but not
+recorded, so such tests count only where they also report in-process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _pytest.runner import runtestprotocol
+
+from acp_model.model.check import CHECKS, rules_disabled
+from acp_model.model.vocab import Level
+from acp_model.spec.rules import RULES
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("rule-sweep")
+    group.addoption("--rule-sweep", choices=("first", "all"), default=None,
+                    help="switch each rule off in turn and count the tests that then fail")
+    group.addoption("--rule-sweep-report", default=None, metavar="PATH",
+                    help="write {rule: [failing tests]} as JSON")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    mode = config.getoption("--rule-sweep")
+    if mode:
+        config.pluginmanager.register(Sweep(config, mode), "acpm-rule-sweep")
+
+
+def swept_rules() -> set[str]:
+    """Every rule some check decides, and every rule a strict reading reports under."""
+    import acp_model.fuzzing  # noqa: F401  (registers the process declarations)
+    import acp_model.oracle.monitor  # noqa: F401
+
+    rules = {meta.rule for meta in CHECKS.values()}
+    rules |= {choice for meta in CHECKS.values() for _, choice in meta.levels
+              if choice in RULES}
+    return rules
+
+
+class Sweep:
+    """Records the rules each test reports, reruns it per rule with that rule off."""
+
+    def __init__(self, config: pytest.Config, mode: str) -> None:
+        self.config = config
+        self.mode = mode
+        self.failing: dict[str, list[str]] = {}
+        self.reruns = 0
+        self.started = time.perf_counter()
+        self._seen: set[str] | None = None
+        self._patch_monitor()
+        self._quiet_hypothesis()
+
+    def _patch_monitor(self) -> None:
+        from acp_model.oracle.monitor import Monitor
+
+        original = Monitor._report
+        sweep = self
+
+        def _report(monitor: Monitor, meta: Any, idx: int, message: str, *,
+                    level: Level | None = None, **kwargs: Any) -> None:
+            seen = sweep._seen
+            if seen is not None and (level or meta.level(monitor.readings)) != Level.OFF:
+                seen.add(meta.rule)
+                seen.add(meta.rule_for(monitor.readings))
+            original(monitor, meta, idx, message, level=level, **kwargs)
+
+        Monitor._report = _report  # type: ignore[method-assign]
+
+    @staticmethod
+    def _quiet_hypothesis() -> None:
+        """No example database (a failure found with a rule off must not be replayed by the
+        next normal run) and no shrinking (the sweep needs the failure, not its minimum)."""
+        from hypothesis import Phase, settings
+
+        settings.register_profile("acpm-rule-sweep", parent=settings.get_profile(
+            settings._current_profile or "default"), database=None,  # type: ignore[attr-defined]
+            phases=[Phase.explicit, Phase.reuse, Phase.generate])
+        settings.load_profile("acpm-rule-sweep")
+
+    @contextlib.contextmanager
+    def _recording(self) -> Iterator[set[str]]:
+        self._seen = seen = set()
+        try:
+            yield seen
+        finally:
+            self._seen = None
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> bool:
+        ihook = item.ihook
+        ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+        with self._recording() as seen:
+            reports = runtestprotocol(item, nextitem=item, log=False)
+        if all(r.passed for r in reports):
+            for rule in sorted(seen):
+                if self.mode == "first" and self.failing.get(rule):
+                    continue
+                self.reruns += 1
+                with rules_disabled(rule):
+                    again = runtestprotocol(item, nextitem=item, log=False)
+                if any(r.failed for r in again):
+                    self.failing.setdefault(rule, []).append(item.nodeid)
+        item.session._setupstate.teardown_exact(nextitem)
+        for report in reports:
+            ihook.pytest_runtest_logreport(report=report)
+        ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+        return True
+
+    def missing(self) -> list[str]:
+        return sorted(r for r in swept_rules() if not self.failing.get(r))
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        missing = self.missing()
+        path = self.config.getoption("--rule-sweep-report")
+        if path:
+            Path(path).write_text(json.dumps({
+                "mode": self.mode, "reruns": self.reruns,
+                "seconds": round(time.perf_counter() - self.started, 1),
+                "tests_per_rule": {r: sorted(self.failing.get(r, []))
+                                   for r in sorted(swept_rules())},
+                "without_a_test": missing,
+            }, indent=1) + "\n")
+        if missing and session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        tr = terminalreporter
+        rules = sorted(swept_rules())
+        tr.section(f"rule sweep ({self.mode}): {len(rules)} rules, {self.reruns} reruns")
+        counts = [f"{r} {len(self.failing.get(r, []))}" for r in rules]
+        for n in range(0, len(counts), 8):
+            tr.write_line("  ".join(counts[n:n + 8]))
+        missing = self.missing()
+        if missing:
+            tr.write_line(f"no test fails with these rules off: {', '.join(missing)}", red=True)
