@@ -1,7 +1,10 @@
-"""The reference agent's core: output, JSON-RPC dispatch, the connection and session methods.
+"""The reference agent: the connection, JSON-RPC dispatch, and the reports its parts share.
 
-Prompts, turns and permissions are the mixins of :mod:`.prompts`, :mod:`.work` and
-:mod:`.permissions`; what the agent does where the text leaves it a choice is its
+Its parts own their state: :class:`~.output.Output` (what is written), :class:`~.sessions.Sessions`
+(the registry and the session methods), :class:`~.prompts.Prompts` (a prompt from the request to
+its turn), :class:`~.work.Work` (a turn from running to idle), :class:`~.permissions.Permissions`
+(requests and answers), :class:`~.quiesce.Quiescence` (the tests' causal wait). They see the
+agent as a :class:`~.host.Host`. What the agent does where the text leaves it a choice is its
 :class:`~acp_model.agents.design.Design`, and a planted bug is its
 :class:`~acp_model.agents.reference.faults.Fault`.
 """
@@ -9,7 +12,6 @@ Prompts, turns and permissions are the mixins of :mod:`.prompts`, :mod:`.work` a
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 from collections.abc import Coroutine
 from typing import Any
@@ -19,9 +21,12 @@ import orjson
 from acp_model.agents.design import Design
 from acp_model.agents.reference import v1
 from acp_model.agents.reference.faults import Fault
-from acp_model.agents.reference.permissions import PermissionsMixin
-from acp_model.agents.reference.prompts import PromptsMixin
-from acp_model.agents.reference.state import PermWait, Session
+from acp_model.agents.reference.output import Output
+from acp_model.agents.reference.permissions import Permissions
+from acp_model.agents.reference.prompts import Prompts
+from acp_model.agents.reference.quiesce import QUIESCE, Quiescence
+from acp_model.agents.reference.sessions import Sessions
+from acp_model.agents.reference.state import Session
 from acp_model.agents.reference.wire import (
     AGENT_INFO,
     CAPABILITIES,
@@ -34,17 +39,14 @@ from acp_model.agents.reference.wire import (
     Batch,
     Ctx,
     RpcFailure,
-    is_absolute,
+    object_params,
 )
-from acp_model.agents.reference.work import WorkMixin
+from acp_model.agents.reference.work import Work
 from acp_model.agents.stdio import EOF, OVERSIZE, StdoutWriter
 
-log = logging.getLogger("acp_model.agents.reference")
+__all__ = ["ACCEPT_DELAYS", "QUIESCE", "TIMINGS", "Agent"]
 
-QUIESCE = "_acp_model/quiesce"
-"""A test-only extension request: answered (``{}``) once the agent has nothing left to do
-without new input, so a test can await the proof that a message will never come instead of
-waiting out a timed absence window."""
+log = logging.getLogger("acp_model.agents.reference")
 
 # (base, span) seconds: the pause after a step is base + span * step.jitter.
 TIMINGS: dict[str, tuple[float, float]] = {
@@ -59,107 +61,51 @@ ACCEPT_DELAYS: dict[str, tuple[float, float]] = {
 }
 
 
-def quiescent(loop: asyncio.AbstractEventLoop) -> bool:
-    """Nothing will run on ``loop`` until new input arrives: no callback is ready and no timer
-    (a think time, a grace period) is pending.
-
-    Called from a task step, so the caller's own wake-up is not in the ready queue. It reads
-    the private queues of CPython's ``BaseEventLoop``: asyncio offers no public view, and this
-    is a test hook of the reference agent only.
-    """
-    ready = getattr(loop, "_ready", None)
-    scheduled = getattr(loop, "_scheduled", None)
-    if ready is None or scheduled is None:
-        raise RuntimeError("quiesce needs CPython's asyncio event loop")
-    return not ready and all(handle.cancelled() for handle in scheduled)
-
-
-class Agent(PromptsMixin, WorkMixin, PermissionsMixin):
+class Agent:
     """Protocol logic; every method runs on the event loop thread."""
 
     def __init__(self, *, writer: StdoutWriter, fault: Fault | None = None,
                  design: Design | None = None, forced: dict[str, bool] | None = None,
                  seed: int = 0, timing: str = "fast", spec: str = "seed") -> None:
-        self.writer = writer
         self.spec = spec  # the revision of the text it follows: "seed" or "sdk-2.4.0"
         self.fault = fault or Fault()
         self.design = design or Design()
         self.forced = forced or {}  # force_tool / force_permission ... (see mutants.py)
         self.seed = seed
-        self.timing = TIMINGS[timing]
-        self.accept_timing = ACCEPT_DELAYS[timing]
         self.initialized = False
         self.protocol = PROTOCOL_VERSION  # 1 when the client asked for v1 (reference/v1.py)
-        self.sessions: dict[str, Session] = {}
-        self.first_session: Session | None = None
-        self.perm_waiters: dict[int, PermWait] = {}
-        self.next_request_id = 0
         self.finished = asyncio.Event()
+        self.out = Output(writer, self.design.writes, self.finished)
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._outbox: list[dict[str, Any]] = []
-        self._pending_lines: list[bytes] = []
-        self._flush_scheduled = False
-        self._quiesce_waiting: list[Ctx] = []
-        self._quiesce_task: asyncio.Task[None] | None = None
+        self.perms = Permissions(self)
+        self.work = Work(self, self.perms, TIMINGS[timing], self._turn_ended)
+        self.sessions = Sessions(self, self.work)
+        self.prompts = Prompts(self, self.work, ACCEPT_DELAYS[timing], self.sessions.named)
+        self.quiescence = Quiescence(self.reply)
+
+    @property
+    def first_session(self) -> Session | None:
+        return self.sessions.first
+
+    def shut_down(self) -> None:
+        """Write what is still buffered and stop every task (stdin is at its end)."""
+        self.out.flush()
+        for task in list(self._tasks):
+            task.cancel()
 
     # ------------------------------------------------------------------ output
 
     def send(self, msg: Any) -> None:
-        """Write one message the way the design's ``writes`` axis says."""
-        writes = self.design.writes
-        if writes == "batch-array" and isinstance(msg, dict) \
-                and msg.get("method") == "session/update":
-            self._outbox.append(msg)
-            if len(self._outbox) >= 3:
-                self._flush()
-            else:
-                self._schedule_flush()
-            return
-        if writes == "lines":
-            self._pending_lines.append(orjson.dumps(msg))
-            self._schedule_flush()
-            return
-        self._flush()
-        line = orjson.dumps(msg)
-        if writes == "split" and len(line) > 1:
-            cut = len(line) // 2
-            self.writer.write(line[:cut])
-            self.writer.write(line[cut:] + b"\n")
-        else:
-            self.writer.write_line(line)
-        if self.writer.broken:
-            self.finished.set()
-
-    def _schedule_flush(self) -> None:
-        if not self._flush_scheduled:
-            self._flush_scheduled = True
-            asyncio.get_running_loop().call_soon(self._flush)
-
-    def _flush(self) -> None:
-        self._flush_scheduled = False
-        if self._outbox:
-            batch, self._outbox = self._outbox, []
-            self.writer.write_line(orjson.dumps(batch if len(batch) > 1 else batch[0]))
-        if self._pending_lines:
-            lines, self._pending_lines = self._pending_lines, []
-            self.writer.write(b"".join(line + b"\n" for line in lines))
+        self.out.send(msg)
 
     def send_raw(self, line: bytes) -> None:
-        self._flush()
-        self.writer.write_line(line)
+        self.out.send_raw(line)
 
     def reply(self, ctx: Ctx, result: Any) -> None:
-        self._answer(ctx, {"jsonrpc": "2.0", "id": ctx.request_id, "result": result})
+        self.out.reply(ctx, result)
 
     def reply_error(self, ctx: Ctx, code: int, message: str) -> None:
-        error = {"code": code, "message": message}
-        self._answer(ctx, {"jsonrpc": "2.0", "id": ctx.request_id, "error": error})
-
-    def _answer(self, ctx: Ctx, response: dict[str, Any]) -> None:
-        if ctx.batch is not None:
-            ctx.batch.add(response)
-        else:
-            self.send(response)
+        self.out.reply_error(ctx, code, message)
 
     def route(self, s: Session) -> str:
         """The sessionId put on this session's updates."""
@@ -212,6 +158,9 @@ class Agent(PromptsMixin, WorkMixin, PermissionsMixin):
         if self.design.running == "repeat":
             self.state(s, "running")
 
+    def judge(self, answer: tuple[str, Any]) -> str:
+        return self.perms.judge(answer)
+
     def _remember(self, s: Session, update: dict[str, Any]) -> None:
         """Keep message history for ``session/resume`` with replay."""
         kind = update.get("sessionUpdate")
@@ -233,29 +182,13 @@ class Agent(PromptsMixin, WorkMixin, PermissionsMixin):
         task.add_done_callback(self._task_done)
         return task
 
-    def spawn_quiesce(self, ctx: Ctx) -> None:
-        """Answer ``ctx`` once the agent is quiescent (see :data:`QUIESCE`).
-
-        One checker serves every pending request (two checkers would each see the other's
-        wake-up and never agree the loop is idle); it is not one of the agent's ``_tasks``.
-        """
-        self._quiesce_waiting.append(ctx)
-        if self._quiesce_task is None:
-            self._quiesce_task = asyncio.get_running_loop().create_task(self._quiesce())
-
-    async def _quiesce(self) -> None:
-        loop = asyncio.get_running_loop()
-        while not quiescent(loop):
-            await asyncio.sleep(0)
-        waiting, self._quiesce_waiting = self._quiesce_waiting, []
-        self._quiesce_task = None
-        for ctx in waiting:
-            self.reply(ctx, {})
-
     def _task_done(self, task: asyncio.Task[Any]) -> None:
         self._tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
             log.error("task failed", exc_info=task.exception())
+
+    def _turn_ended(self, s: Session) -> None:
+        self.prompts.release_queued(s)
 
     # ------------------------------------------------------------------- input
 
@@ -280,7 +213,7 @@ class Agent(PromptsMixin, WorkMixin, PermissionsMixin):
                 if not msg:
                     self.reply_error(Ctx(None), INVALID_REQUEST, "empty batch")
                     return
-                batch = Batch(self)
+                batch = Batch(self.send, self.fault.empty_batch_reply)
                 for entry in msg:
                     self.dispatch(entry, batch)
                 batch.close()
@@ -309,7 +242,7 @@ class Agent(PromptsMixin, WorkMixin, PermissionsMixin):
         reply_id = rid if id_ok else None
         if "method" not in msg and ("result" in msg or "error" in msg):
             if msg.get("jsonrpc") == "2.0":
-                self.handle_response(msg)
+                self.perms.handle_response(msg)
             else:  # never answer a response, even a malformed one
                 log.info("ignoring malformed response %r", rid)
         elif msg.get("jsonrpc") != "2.0":
@@ -337,16 +270,16 @@ class Agent(PromptsMixin, WorkMixin, PermissionsMixin):
                 self.on_initialize(ctx, params)
                 return
             if method == QUIESCE:
-                self.spawn_quiesce(ctx)
+                self.quiescence.request(ctx)
                 return
             if not self.initialized:
                 raise RpcFailure(INVALID_REQUEST, "connection not initialized")
             handler = {
-                "session/new": self.on_new,
-                "session/list": self.on_list,
-                "session/resume": self.on_resume,
-                "session/close": self.on_close,
-                "session/prompt": self.on_prompt,
+                "session/new": self.sessions.on_new,
+                "session/list": self.sessions.on_list,
+                "session/resume": self.sessions.on_resume,
+                "session/close": self.sessions.on_close,
+                "session/prompt": self.prompts.on_prompt,
                 "session/cancel": self.on_cancel_request,
             }.get(method)
             if handler is None:
@@ -362,45 +295,32 @@ class Agent(PromptsMixin, WorkMixin, PermissionsMixin):
         if method == "session/cancel":
             self.fault.on_cancel_notification(self)
             sid = params.get("sessionId") if isinstance(params, dict) else None
-            s = self.sessions.get(sid) if isinstance(sid, str) else None
-            if s is None or s.closed:
+            s = self.sessions.find(sid)
+            if s is None:
                 log.info("cancel for unknown session %r ignored", sid)
                 return
             self.cancel_session(s)
             if self.fault.cancels_other_sessions():
-                for other in self.sessions.values():
+                for other in self.sessions:
                     if other is not s and other.turn is not None:
                         self.cancel_session(other)
         elif method == "$/cancel_request":
             target = params.get("requestId") if isinstance(params, dict) else None
-            for s in self.sessions.values():
+            for s in self.sessions:
                 for pend in [*s.pending, *s.queued]:
                     if pend.ctx.request_id == target and type(pend.ctx.request_id) is type(target):
                         pend.request_cancelled = True
                         pend.wake.set()
-                self.withdraw_queued(s, target)
+                self.prompts.withdraw_queued(s, target)
         else:
             log.info("ignoring notification %s", method)
 
     # -------------------------------------------------------------- handlers
 
-    @staticmethod
-    def _obj(params: Any) -> dict[str, Any]:
-        if not isinstance(params, dict):
-            raise RpcFailure(INVALID_PARAMS, "params must be an object")
-        return params
-
-    def _session(self, params: dict[str, Any]) -> Session:
-        sid = params.get("sessionId")
-        s = self.sessions.get(sid) if isinstance(sid, str) else None
-        if s is None or s.closed:
-            raise RpcFailure(INVALID_PARAMS, f"unknown session: {sid!r}")
-        return s
-
     def on_initialize(self, ctx: Ctx, params: Any) -> None:
         if self.initialized:
             raise RpcFailure(INVALID_REQUEST, "already initialized")
-        p = self._obj(params)
+        p = object_params(params)
         version = p.get("protocolVersion")
         if not isinstance(version, int) or isinstance(version, bool) or version < 0:
             raise RpcFailure(INVALID_PARAMS, "protocolVersion must be a non-negative integer")
@@ -416,79 +336,25 @@ class Agent(PromptsMixin, WorkMixin, PermissionsMixin):
         self.reply(ctx, self.fault.initialize_result(result))
         self.fault.after_initialize(self)
 
-    def on_new(self, ctx: Ctx, params: Any) -> None:
-        p = self._obj(params)
-        cwd = p.get("cwd")
-        if not is_absolute(cwd):
-            raise RpcFailure(INVALID_PARAMS, "cwd must be an absolute path")
-        if (
-            "mcpServers" in p
-            and p["mcpServers"] is not None
-            and not isinstance(p["mcpServers"], list)
-        ):
-            raise RpcFailure(INVALID_PARAMS, "mcpServers must be an array")
-        index = len(self.sessions) + 1
-        digest = hashlib.sha256(f"{self.seed}/{index}".encode()).hexdigest()[:10]
-        fresh = f"sess_{index}_{digest}"
-        sid = self.fault.session_id(self, fresh)
-        if sid != fresh:  # the planted bug hands out an old id: no new session
-            self.reply(ctx, {"sessionId": sid})
+    def cancel_session(self, s: Session) -> None:
+        """session/cancel (or close) semantics; see A-04, A-10, A-11 and A-14."""
+        for pend in s.pending:
+            pend.session_cancelled = True
+            pend.wake.set()
+        turn = s.turn
+        if turn is None:
+            if not s.pending:
+                self.fault.cancel_while_idle(s)
+            if self.design.idle_cancel == "echo" and not s.pending and not s.closing:
+                self.state(s, "idle", "cancelled")
             return
-        s = Session(id=sid, cwd=cwd, index=index)
-        self.sessions[s.id] = s
-        if self.first_session is None:
-            self.first_session = s
-        self.reply(ctx, {"sessionId": s.id})
-        if self.design.initial_idle == "yes":
-            self.state(s, "idle")
-        if self.design.background == "chatty":
-            self.background(s)
-
-    def on_list(self, ctx: Ctx, params: Any) -> None:
-        p = self._obj(params) if params is not None else {}
-        cwd = p.get("cwd")
-        if cwd is not None and not is_absolute(cwd):
-            raise RpcFailure(INVALID_PARAMS, "cwd must be an absolute path")
-        sessions = [
-            {"sessionId": s.id, "cwd": s.cwd, "title": f"Session {s.index}"}
-            for s in self.sessions.values()
-            if not s.closed and (cwd is None or s.cwd == cwd)
-        ]
-        self.reply(ctx, {"sessions": sessions})
-
-    def on_resume(self, ctx: Ctx, params: Any) -> None:
-        p = self._obj(params)
-        sid = p.get("sessionId")
-        s = self.sessions.get(sid) if isinstance(sid, str) else None
-        if s is None:
-            raise RpcFailure(INVALID_PARAMS, f"unknown session: {sid!r}")
-        if s.closing and not s.closed:
-            raise RpcFailure(INVALID_PARAMS, "session is closing")
-        if not is_absolute(p.get("cwd")):
-            raise RpcFailure(INVALID_PARAMS, "cwd must be an absolute path")
-        replay = p.get("replayFrom")
-        if replay is not None and not (isinstance(replay, dict) and replay.get("type") == "start"):
-            raise RpcFailure(INVALID_PARAMS, "unsupported replayFrom cursor")
-        s.closed = s.closing = False
-        if replay is not None:
-            for mid, entry in list(s.history.items()):
-                self.update(s, {"sessionUpdate": entry["sessionUpdate"], "messageId": mid,
-                                "content": list(entry["content"])})  # fmt: skip
-        self.reply(ctx, {})
-
-    def on_close(self, ctx: Ctx, params: Any) -> None:
-        s = self._session(self._obj(params))
-        s.closing = True
-        self.cancel_session(s)
-        self.spawn(self._finish_close(ctx, s))
-
-    async def _finish_close(self, ctx: Ctx, s: Session) -> None:
-        while s.turn is not None:
-            await s.turn.done.wait()
-        while s.pending:
-            await s.pending[0].settled.wait()
-        s.closed = True
-        self.reply(ctx, {})
+        self.prompts.cancel_queued(s)
+        if turn.cancelled:
+            return  # a second cancel changes nothing
+        turn.cancelled = True
+        turn.cancel_event.set()
+        self.fault.turn_cancelled(s)
+        self.perms.withdraw(s, turn)
 
     def on_cancel_request(self, ctx: Ctx, params: Any) -> None:
         raise RpcFailure(INVALID_REQUEST, "session/cancel is a notification; send it without id")

@@ -25,9 +25,7 @@ async def serve(fault: Fault, design: Design, forced: dict[str, bool], seed: int
     reader = StdinReader(loop, agent.on_input, fd=sys.stdin.fileno())
     reader.start()
     await agent.finished.wait()
-    agent._flush()
-    for task in list(agent._tasks):
-        task.cancel()
+    agent.shut_down()
 
 
 def design_table() -> str:

@@ -1,17 +1,15 @@
-"""Permission requests, their answers, and what a cancel does to a session's work."""
+"""Permission requests: asking, judging the answer, and what a cancel does to the open ones."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from acp_model.agents.reference.host import Host
 from acp_model.agents.reference.state import PermWait, Session, Turn
 from acp_model.agents.reference.v1 import permission_params as v1_permission_params
 from acp_model.agents.turns import ToolSpec
-
-if TYPE_CHECKING:
-    from acp_model.agents.reference.agent import Agent
 
 log = logging.getLogger("acp_model.agents.reference")
 
@@ -27,34 +25,39 @@ GRACE = 0.05  # perm_cancel=grace: how long answers still count after a cancel
 WAIT = 1.0  # perm_cancel=wait: how long the cancelled turn waits for the answers
 
 
-class PermissionsMixin:
-    """Asking, judging the answer, and cancelling (part of :class:`Agent`)."""
+class Permissions:
+    """The agent's permission requests: the ids it hands out and the turns waiting on them."""
 
-    def ask_permission(self: Agent, turn: Turn, tool_id: str, tool: ToolSpec) -> PermWait:
-        s = turn.session
+    def __init__(self, host: Host) -> None:
+        self.host = host
+        self.waiters: dict[int, PermWait] = {}  # request id -> the tool call waiting on it
+        self.next_request_id = 0
+
+    def ask(self, turn: Turn, tool_id: str, tool: ToolSpec) -> PermWait:
+        host, s = self.host, turn.session
         rid = self.next_request_id
         self.next_request_id += 1
         future: asyncio.Future[tuple[str, Any]] = asyncio.get_running_loop().create_future()
         waiting = PermWait(rid, turn, tool_id, tool, future)
-        self.perm_waiters[rid] = waiting
+        self.waiters[rid] = waiting
         turn.pending_perms[rid] = waiting
         params = {
             "sessionId": s.id,
             "title": f"Allow: {tool.title}?",
             "description": f"The agent wants to {tool.kind} {s.abs_path(tool.path)}.",
             "subject": {"type": "tool_call", "toolCall": {"toolCallId": tool_id}},
-            "options": self.fault.permission_options(PERMISSION_OPTIONS),
+            "options": host.fault.permission_options(PERMISSION_OPTIONS),
         }
-        if self.protocol == 1:  # v1's shape (reference/v1.py)
+        if host.protocol == 1:  # v1's shape (reference/v1.py)
             params = v1_permission_params(params)
-        self.send({"jsonrpc": "2.0", "id": rid, "method": "session/request_permission",
+        host.send({"jsonrpc": "2.0", "id": rid, "method": "session/request_permission",
                    "params": params})  # fmt: skip
-        early = self.fault.early_answer(self, waiting)
+        early = host.fault.early_answer(host, waiting)
         if early is not None:
             future.set_result(early)
         return waiting
 
-    def judge(self: Agent, answer: tuple[str, Any]) -> str:
+    def judge(self, answer: tuple[str, Any]) -> str:
         """Map a permission answer to allow / reject / cancelled / error / unknown."""
         kind, payload = answer
         if kind == "error":
@@ -71,14 +74,14 @@ class PermissionsMixin:
                 decision = "cancelled"
             else:
                 decision = "unknown"  # never approval (PERM-11)
-        return self.fault.decision(decision)
+        return self.host.fault.decision(decision)
 
-    def handle_response(self: Agent, msg: dict[str, Any]) -> None:
+    def handle_response(self, msg: dict[str, Any]) -> None:
         rid = msg.get("id")
-        pw = self.perm_waiters.pop(rid, None) if type(rid) is int else None
+        pw = self.waiters.pop(rid, None) if type(rid) is int else None
         if pw is None:
             log.info("ignoring response to unknown or stale request id %r", rid)
-            self.fault.stray_answer(self, msg)
+            self.host.fault.stray_answer(self.host, msg)
             return
         answer = ("error", msg["error"]) if "error" in msg else ("result", msg.get("result"))
         turn = pw.turn
@@ -86,53 +89,37 @@ class PermissionsMixin:
             turn.late_answers.discard(rid)
             if not turn.late_answers:
                 turn.late_answered.set()
-            self.fault.late_answer(self, pw)
+            self.host.fault.late_answer(self.host, pw)
             return
         turn.pending_perms.pop(rid, None)
         pw.future.set_result(answer)
 
-    def wait_for_answers(self: Agent) -> float:
+    def wait_for_answers(self) -> float:
         """How long a cancelled turn waits for the answers to its permission requests."""
-        return WAIT if self.design.perm_cancel == "wait" else 0.0
+        return WAIT if self.host.design.perm_cancel == "wait" else 0.0
 
-    # ------------------------------------------------------------------ cancel
-
-    def cancel_session(self: Agent, s: Session) -> None:
-        """session/cancel (or close) semantics; see A-04, A-10, A-11 and A-14."""
-        for pend in s.pending:
-            pend.session_cancelled = True
-            pend.wake.set()
-        turn = s.turn
-        if turn is None:
-            if not s.pending:
-                self.fault.cancel_while_idle(s)
-            if self.design.idle_cancel == "echo" and not s.pending and not s.closing:
-                self.state(s, "idle", "cancelled")
-            return
-        self.cancel_queued(s)
-        if turn.cancelled:
-            return  # a second cancel changes nothing
-        turn.cancelled = True
-        turn.cancel_event.set()
-        self.fault.turn_cancelled(s)
+    def withdraw(self, s: Session, turn: Turn) -> None:
+        """A cancel reached a turn: its open requests stop counting, now or after a grace,
+        withdrawn on the wire or not, as the design's ``perm_cancel`` says (A-11, A-14)."""
+        host = self.host
         perms = list(turn.pending_perms.values())
         turn.pending_perms.clear()
         if not perms:
             return
-        style = self.design.perm_cancel
+        style = host.design.perm_cancel
         # alternate: stop waiting, and every second time also withdraw
         announce = (s.cancels_with_perms % 2 == 1 if style == "alternate"
                     else style == "withdraw")
         s.cancels_with_perms += 1
-        announce = self.fault.withdraw(announce)
-        listening = style in ("wait", "grace") or self.fault.keeps_listening()
+        announce = host.fault.withdraw(announce)
+        listening = style in ("wait", "grace") or host.fault.keeps_listening()
         for waiting in perms:
             if listening:
                 turn.late_answers.add(waiting.request_id)
             else:
-                self.perm_waiters.pop(waiting.request_id, None)
+                self.waiters.pop(waiting.request_id, None)
             if announce:
-                self.send({"jsonrpc": "2.0", "method": "$/cancel_request",
+                host.send({"jsonrpc": "2.0", "method": "$/cancel_request",
                            "params": {"requestId": waiting.request_id}})  # fmt: skip
         if style == "grace":  # the answers may still come in for a moment
             asyncio.get_running_loop().call_later(GRACE, _stop_waiting, perms)

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from acp_model.agents.reference.agent import Agent
+from typing import Any
 
 PROTOCOL_VERSION = 2
 AGENT_INFO = {"name": "acp-model-reference-agent", "title": "acp-model reference agent",
@@ -39,11 +37,20 @@ def is_absolute(path: object) -> bool:
     return (len(path) > 2 and path[1] == ":" and path[2] in "\\/") or path.startswith("\\\\")
 
 
-class Batch:
-    """Collects the responses to one client batch and sends them as a single array."""
+def object_params(params: Any) -> dict[str, Any]:
+    """A request's params, which must be an object (-32602 otherwise)."""
+    if not isinstance(params, dict):
+        raise RpcFailure(INVALID_PARAMS, "params must be an object")
+    return params
 
-    def __init__(self, agent: Agent) -> None:
-        self.agent = agent
+
+class Batch:
+    """Collects the responses to one client batch and sends them as a single array
+    (``empty_reply``: whether a batch of notifications only is answered ``[]``)."""
+
+    def __init__(self, send: Callable[[Any], None], empty_reply: Callable[[], bool]) -> None:
+        self.send = send
+        self.empty_reply = empty_reply
         self.expected = 0
         self.responses: list[dict[str, Any]] = []
         self.closed = False
@@ -57,13 +64,13 @@ class Batch:
 
     def close(self) -> None:
         self.closed = True
-        if self.expected == 0 and self.agent.fault.empty_batch_reply():
-            self.agent.send([])
+        if self.expected == 0 and self.empty_reply():
+            self.send([])
         self._maybe_send()
 
     def _maybe_send(self) -> None:
         if self.closed and self.expected and len(self.responses) == self.expected:
-            self.agent.send(list(self.responses))
+            self.send(list(self.responses))
             self.expected = 0  # sent once
 
 

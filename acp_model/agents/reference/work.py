@@ -6,13 +6,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
+from acp_model.agents.reference.host import Host
+from acp_model.agents.reference.permissions import Permissions
 from acp_model.agents.reference.state import PlanCtx, Session, Turn
 from acp_model.agents.turns import Output, Step, ToolSpec, TurnPlan
-
-if TYPE_CHECKING:
-    from acp_model.agents.reference.agent import Agent
 
 log = logging.getLogger("acp_model.agents.reference")
 
@@ -48,26 +48,33 @@ async def wait(event: asyncio.Event, timeout: float) -> None:
         await asyncio.wait_for(event.wait(), timeout)
 
 
-class WorkMixin:
-    """A turn from ``running`` to its idle (part of :class:`Agent`)."""
+class Work:
+    """A turn from ``running`` to its idle: the fake model's steps, at the agent's timing."""
 
-    def start_turn(self: Agent, s: Session, plan: TurnPlan, *, cancelled: bool) -> Turn:
+    def __init__(self, host: Host, perms: Permissions, timing: tuple[float, float],
+                 on_turn_end: Callable[[Session], None]) -> None:
+        self.host = host
+        self.perms = perms
+        self.timing = timing  # (base, span) seconds: the pause after a step
+        self.on_turn_end = on_turn_end  # a turn ended: the prompts held behind it go on
+
+    def start_turn(self, s: Session, plan: TurnPlan, *, cancelled: bool) -> Turn:
         s.turns_started += 1
         turn = Turn(session=s, index=s.turns_started)
         s.turn = turn
         turn.add(plan)
-        if cancelled or self.fault.starts_cancelled(s):
+        if cancelled or self.host.fault.starts_cancelled(s):
             turn.cancelled = True
             turn.cancel_event.set()
-        instant = turn.cancelled and self.design.instant == "no-running"
-        if self.fault.reports_running() and not instant:
-            self.running(s)
+        instant = turn.cancelled and self.host.design.instant == "no-running"
+        if self.host.fault.reports_running() and not instant:
+            self.host.running(s)
         self.finish_background(s)
-        self.fault.turn_started(self, s, turn)
-        self.spawn(self.run_turn(turn))
+        self.host.fault.turn_started(self.host, s, turn)
+        self.host.spawn(self.run_turn(turn))
         return turn
 
-    async def pause(self: Agent, turn: Turn, jitter: float) -> None:
+    async def pause(self, turn: Turn, jitter: float) -> None:
         """The model's think time; a cancel cuts it short. In fast timing just yield."""
         base, span = self.timing
         if base <= 0:
@@ -75,7 +82,7 @@ class WorkMixin:
             return
         await wait(turn.cancel_event, base + span * jitter)
 
-    async def run_turn(self: Agent, turn: Turn) -> None:
+    async def run_turn(self, turn: Turn) -> None:
         try:
             while not turn.cancelled and turn.steps:
                 step, plan_ctx = turn.steps.popleft()
@@ -87,7 +94,7 @@ class WorkMixin:
             log.exception("turn failed")
         await self.finish_turn(turn)
 
-    async def finish_turn(self: Agent, turn: Turn) -> None:
+    async def finish_turn(self, turn: Turn) -> None:
         s = turn.session
         if turn.cancelled:
             # A-10: prompts that were pending when the cancel came join this turn first.
@@ -95,102 +102,103 @@ class WorkMixin:
                 if pend.session_cancelled:
                     await pend.settled.wait()
             if turn.late_answers:
-                await wait(turn.late_answered, self.wait_for_answers())
-            late = self.fault.tools_after_cancelled_idle()
+                await wait(turn.late_answered, self.perms.wait_for_answers())
+            late = self.host.fault.tools_after_cancelled_idle()
             if not late:
                 self._cancel_open_tools(s, turn)
-            reason = self.fault.cancelled_reason()
+            reason = self.host.fault.cancelled_reason()
             if reason is not None:
-                self.state(s, "idle", reason)
+                self.host.state(s, "idle", reason)
             if late:
                 self._cancel_open_tools(s, turn)
-                self.update(s, {"sessionUpdate": "agent_message_chunk",
+                self.host.update(s, {"sessionUpdate": "agent_message_chunk",
                                 "messageId": s.new_id("msg_agent"),
                                 "content": {"type": "text", "text": "(cancelled)"}})  # fmt: skip
         else:
-            if self.newer and s.turns_started % 3 == 0:
+            if self.host.newer and s.turns_started % 3 == 0:
                 self.start_background(s)
-            if not self.fault.skips_idle(turn):
-                self.state(s, "idle", self.fault.stop_reason(turn.stop_reason))
-                self.fault.after_idle(self, s)
+            if not self.host.fault.skips_idle(turn):
+                self.host.state(s, "idle", self.host.fault.stop_reason(turn.stop_reason))
+                self.host.fault.after_idle(self.host, s)
             s.turns_completed += 1
         s.turn = None
         turn.done.set()
         if not turn.cancelled and not s.closing:
-            if self.design.background == "chatty":
+            if self.host.design.background == "chatty":
                 self.background(s)
-            elif self.design.background == "turns" and s.turns_completed % 2 == 0:
+            elif self.host.design.background == "turns" and s.turns_completed % 2 == 0:
                 self.background(s, which=(s.turns_completed // 2) % 2)
         if not s.closing:
-            self.release_queued(s)
+            self.on_turn_end(s)
 
-    def start_background(self: Agent, s: Session) -> None:
+    def start_background(self, s: Session) -> None:
         """The newer revision: a watcher tool call keeps running after the turn; the idle
         that ends the turn lists it as background work."""
         tool_id = s.new_id("call_bg")
-        self.update(s, {"sessionUpdate": "tool_call_update", "toolCallId": tool_id,
+        self.host.update(s, {"sessionUpdate": "tool_call_update", "toolCallId": tool_id,
                         "title": "Watch the tests", "kind": "execute",
                         "status": "in_progress"})  # fmt: skip
         s.background.append(tool_id)
         s.background_listed = True
 
-    def finish_background(self: Agent, s: Session) -> None:
+    def finish_background(self, s: Session) -> None:
         """The watcher ends when the next turn starts: its final status first, then the next
         snapshot leaves it out (the order BackgroundWork requires)."""
         if not s.background:
             return
         done, s.background = s.background, []
-        early = self.fault.removes_background_early()
+        early = self.host.fault.removes_background_early()
         if early:
-            self.state(s, "running")
+            self.host.state(s, "running")
         for tool_id in done:
-            self.update(s, {"sessionUpdate": "tool_call_update", "toolCallId": tool_id,
+            self.host.update(s, {"sessionUpdate": "tool_call_update", "toolCallId": tool_id,
                             "status": "completed"})  # fmt: skip
 
-    def _cancel_open_tools(self: Agent, s: Session, turn: Turn) -> None:
+    def _cancel_open_tools(self, s: Session, turn: Turn) -> None:
         for tool_id in list(turn.open_tools):
-            self.update(s, {"sessionUpdate": "tool_call_update", "toolCallId": tool_id,
+            self.host.update(s, {"sessionUpdate": "tool_call_update", "toolCallId": tool_id,
                             "status": "cancelled"})  # fmt: skip
             del turn.open_tools[tool_id]
 
-    def background(self: Agent, s: Session, which: int | None = None) -> None:
+    def background(self, s: Session, which: int | None = None) -> None:
         """Updates while idle (legal: they do not change the state)."""
         used = 1000 + 250 * s.turns_completed
         cost = {"amount": round(0.002 * s.turns_completed, 4), "currency": "USD"}
         usage = {"sessionUpdate": "usage_update", "used": used, "size": 200000, "cost": cost}
         commands = {"sessionUpdate": "available_commands_update",
-                    "availableCommands": TYPED_COMMANDS if self.newer
+                    "availableCommands": TYPED_COMMANDS if self.host.newer
                     else AVAILABLE_COMMANDS}  # fmt: skip
         if which == 0:
-            self.update(s, usage)
+            self.host.update(s, usage)
         elif which == 1:
-            self.update(s, commands)
+            self.host.update(s, commands)
         else:
-            self.update(s, usage)
+            self.host.update(s, usage)
             note = [{"type": "text", "text": "Indexing finished."}]
-            self.update(s, {"sessionUpdate": "agent_message", "messageId": s.new_id("msg_bg"),
+            self.host.update(s, {"sessionUpdate": "agent_message", "messageId": s.new_id("msg_bg"),
                             "content": note})  # fmt: skip
-            self.update(s, commands)
+            self.host.update(s, commands)
 
     # ------------------------------------------------------------------- steps
 
-    async def exec_step(self: Agent, turn: Turn, step: Step, plan_ctx: PlanCtx) -> None:
+    async def exec_step(self, turn: Turn, step: Step, plan_ctx: PlanCtx) -> None:
         s = turn.session
         if step.output in (Output.THOUGHT, Output.MESSAGE):
             family = "agent_thought" if step.output == Output.THOUGHT else "agent_message"
             msg_id = s.new_id("msg_thought" if step.output == Output.THOUGHT else "msg_agent")
-            style = self.design.messages
+            style = self.host.design.messages
             chunked = style == "chunks" or (style == "mixed" and step.chunked)
             if not chunked:
                 content = [{"type": "text", "text": t} for t in step.texts]
-                self.update(s, {"sessionUpdate": family, "messageId": msg_id, "content": content})
+                self.host.update(s, {"sessionUpdate": family, "messageId": msg_id,
+                                     "content": content})
                 return
             for i, text in enumerate(step.texts):
                 if i:
                     await self.pause(turn, step.jitter / 2)
                     if turn.cancelled:
                         return
-                self.update(s, {"sessionUpdate": f"{family}_chunk", "messageId": msg_id,
+                self.host.update(s, {"sessionUpdate": f"{family}_chunk", "messageId": msg_id,
                                 "content": {"type": "text", "text": text}})  # fmt: skip
         elif step.output == Output.PLAN:
             self._plan_update(s, step, plan_ctx)
@@ -199,13 +207,13 @@ class WorkMixin:
                                       "size": step.size}  # fmt: skip
             if step.cost is not None:
                 update["cost"] = {"amount": step.cost, "currency": "USD"}
-            self.update(s, self.fault.usage(update))
+            self.host.update(s, self.host.fault.usage(update))
         elif step.output == Output.CUSTOM:
-            self.update(s, {"sessionUpdate": "_acp_model_progress", "turn": turn.index})
+            self.host.update(s, {"sessionUpdate": "_acp_model_progress", "turn": turn.index})
         elif step.output == Output.TOOLS:
             await self._tools(turn, step.tools)
 
-    def _plan_update(self: Agent, s: Session, step: Step, plan_ctx: PlanCtx) -> None:
+    def _plan_update(self, s: Session, step: Step, plan_ctx: PlanCtx) -> None:
         entries_spec = plan_ctx.plan.plan_entries
         if not entries_spec:
             return
@@ -219,17 +227,17 @@ class WorkMixin:
             )  # fmt: skip
             entries.append({"content": content, "priority": priority, "status": status})
         plan: dict[str, Any] = {"type": "items", "planId": plan_ctx.plan_id, "entries": entries}
-        self.update(s, {"sessionUpdate": "plan_update", "plan": self.fault.plan(plan)})
+        self.host.update(s, {"sessionUpdate": "plan_update", "plan": self.host.fault.plan(plan)})
 
-    async def _tools(self: Agent, turn: Turn, tools: tuple[ToolSpec, ...]) -> None:
+    async def _tools(self, turn: Turn, tools: tuple[ToolSpec, ...]) -> None:
         s = turn.session
         ids: list[str] = []
         for tool in tools:
             tool_id = s.new_id("call")
             ids.append(tool_id)
             turn.open_tools[tool_id] = "pending"
-            path = self.fault.tool_path(s, tool.path)
-            self.update(s, self.fault.tool_call({
+            path = self.host.fault.tool_path(s, tool.path)
+            self.host.update(s, self.host.fault.tool_call({
                 "sessionUpdate": "tool_call_update", "toolCallId": tool_id, "title": tool.title,
                 "kind": tool.kind, "status": "pending", "locations": [{"path": path, "line": 1}],
                 "rawInput": {"path": path},
@@ -237,14 +245,14 @@ class WorkMixin:
         decisions = {tool_id: "allow" for tool_id in ids}
         asking = [(i, t) for i, t in zip(ids, tools, strict=True) if t.needs_permission]
         if asking:
-            waits = [self.ask_permission(turn, tool_id, tool) for tool_id, tool in asking]
-            self.state(s, "requires_action")
+            waits = [self.perms.ask(turn, tool_id, tool) for tool_id, tool in asking]
+            self.host.state(s, "requires_action")
             answers = await asyncio.gather(*(w.future for w in waits))
             if turn.cancelled:
                 return
             for w, answer in zip(waits, answers, strict=True):
-                decisions[w.tool_id] = self.judge(answer)
-            self.running(s)
+                decisions[w.tool_id] = self.perms.judge(answer)
+            self.host.running(s)
         for tool_id, tool in zip(ids, tools, strict=True):
             if turn.cancelled:
                 return
@@ -254,26 +262,26 @@ class WorkMixin:
             else:
                 status = "cancelled" if decision == "cancelled" else "failed"
                 note = f"Not run: permission {decision}."
-                self.update(s, {"sessionUpdate": "tool_call_update", "toolCallId": tool_id,
+                self.host.update(s, {"sessionUpdate": "tool_call_update", "toolCallId": tool_id,
                                 "status": status, "content": [text_item(note)]})  # fmt: skip
                 turn.open_tools.pop(tool_id, None)
 
-    async def _run_tool(self: Agent, turn: Turn, tool_id: str, tool: ToolSpec) -> None:
+    async def _run_tool(self, turn: Turn, tool_id: str, tool: ToolSpec) -> None:
         s = turn.session
-        self.update(s, {"sessionUpdate": "tool_call_update", "toolCallId": tool_id,
-                        "status": self.fault.running_tool_status()})  # fmt: skip
+        self.host.update(s, {"sessionUpdate": "tool_call_update", "toolCallId": tool_id,
+                        "status": self.host.fault.running_tool_status()})  # fmt: skip
         turn.open_tools[tool_id] = "in_progress"
         for chunk in tool.chunks:
             await self.pause(turn, 0.5)
             if turn.cancelled:
                 return
-            self.update(s, {"sessionUpdate": "tool_call_content_chunk", "toolCallId": tool_id,
-                            "content": self.fault.tool_chunk(text_item(chunk))})  # fmt: skip
+            self.host.update(s, {"sessionUpdate": "tool_call_content_chunk", "toolCallId": tool_id,
+                            "content": self.host.fault.tool_chunk(text_item(chunk))})  # fmt: skip
         await self.pause(turn, 0.5)
         if turn.cancelled:
             return
         final = "failed" if tool.fails else "completed"
         summary = " ".join(tool.chunks) + (" Error: tool failed." if tool.fails else " Done.")
-        self.update(s, {"sessionUpdate": "tool_call_update", "toolCallId": tool_id,
+        self.host.update(s, {"sessionUpdate": "tool_call_update", "toolCallId": tool_id,
                         "status": final, "content": [text_item(summary)]})  # fmt: skip
         turn.open_tools.pop(tool_id, None)
