@@ -54,6 +54,10 @@ EXTERNAL = re.compile(r"""(?:src|href)\s*=\s*["']?(?:https?:)?//|@import|url\(\s
                       re.I)
 
 
+ANCHOR = re.compile(r"<a\s[^>]*>", re.I)
+
+
 def external_references(html: str) -> list[str]:
-    """Anything the page would load from the network (a CDN script, a web font ...)."""
-    return EXTERNAL.findall(html)
+    """Anything the page would load from the network (a CDN script, a web font ...); a link
+    the reader may follow (``<a href>``, e.g. a rule's documentation) loads nothing."""
+    return EXTERNAL.findall(ANCHOR.sub("", html))
