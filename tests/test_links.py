@@ -46,7 +46,7 @@ def test_the_terminal_summary_links_each_rule_it_names() -> None:
     console.print(counterexample_line({"rule": "CANCEL-07", "steps": 3, "reproduction": "5/5",
                                        "reproduced": 5, "replays": 5}))
     text = out.getvalue()
-    assert text.count(f"\x1b]8;id=") >= 2  # OSC 8 hyperlinks: the violation and the line
+    assert text.count("\x1b]8;id=") >= 2  # OSC 8 hyperlinks: the violation and the line
     assert text.count(rule_url("CANCEL-07")) >= 2  # rich may split one link into segments
 
 
