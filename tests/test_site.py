@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import http.server
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -46,6 +47,14 @@ def test_the_site_builds_strict_with_every_generated_page(site: Path) -> None:
     diagrams = (site / "diagrams" / "index.html").read_text(encoding="utf-8")
     assert 'src="docs/docs-turn.png"' in diagrams  # the page is diagrams/ itself
     assert (site / "diagrams" / "docs" / "docs-turn.png").is_file()  # served, not copied
+
+
+def test_the_site_loads_nothing_from_other_hosts(site: Path) -> None:
+    """No web font, script or stylesheet from a CDN: the site works offline, as the reports do."""
+    loads = re.compile(r"<(?:script|img|link[^>]*stylesheet)[^>]*(?:src|href)=\"(?:https?:)?//")
+    pages = sorted(site.rglob("*.html"))
+    assert len(pages) > 20
+    assert [p.name for p in pages if loads.search(p.read_text(encoding="utf-8"))] == []
 
 
 @pytest.mark.slow  # a second build of the whole site
