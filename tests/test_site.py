@@ -57,7 +57,6 @@ def test_the_site_loads_nothing_from_other_hosts(site: Path) -> None:
     assert [p.name for p in pages if loads.search(p.read_text(encoding="utf-8"))] == []
 
 
-@pytest.mark.slow  # a second build of the whole site
 def test_a_broken_link_fails_the_build(tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     shutil.copytree(ROOT / "docs", docs)
