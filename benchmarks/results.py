@@ -31,7 +31,7 @@ def _git(*args: str) -> str:
 
 
 def machine() -> dict[str, Any]:
-    """What the figures depend on: cores, CPU, Python, system."""
+    """What the figures depend on: cores, CPU, Python, system, and how busy it was."""
     cpu = ""
     try:
         for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
@@ -41,7 +41,9 @@ def machine() -> dict[str, Any]:
     except OSError:
         cpu = platform.processor()
     return {"cores": os.cpu_count(), "cpu": cpu, "python": platform.python_version(),
-            "system": f"{platform.system()} {platform.release()}"}
+            "system": f"{platform.system()} {platform.release()}",
+            # other work on the machine skews the figures: the 1-minute load when written
+            "load": round(os.getloadavg()[0], 2)}
 
 
 def figure(name: str, value: float | int | str, unit: str = "", *,

@@ -213,7 +213,9 @@ def benchmarks(results: Path = RESULTS) -> str:
         dirty = " (with uncommitted changes)" if doc.get("dirty") else ""
         out.append(f"*Measured {doc['date'][:10]} at commit `{doc['commit']}`{dirty} on "
                    f"{m['cores']} cores ({m['cpu'] or 'unknown CPU'}), Python {m['python']}, "
-                   f"{m['system']}; {params}.* Source: `benchmarks/results/{path.name}`.\n")
+                   f"{m['system']}"
+                   + (f", load {m['load']}" if "load" in m else "")
+                   + f"; {params}.* Source: `benchmarks/results/{path.name}`.\n")
     return "\n".join(out)
 
 
