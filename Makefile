@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 OUT ?= acp-model-out
 AGENT := $(BIN)/python -m acp_model.agents.reference
 
-.PHONY: demo test test-fast lint venv examples services agents diagrams bench clean
+.PHONY: demo test test-fast lint venv examples services agents diagrams bench docs clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -71,5 +71,10 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_real_agents.py
 	$(BIN)/python benchmarks/bench_shrink.py
 
+# The documentation site (docs/, mkdocs.yml) into site/; `make test` builds it with --strict
+# too (tests/test_site.py). `$(BIN)/mkdocs serve` shows it while you write.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis $(OUT)
+	rm -rf $(VENV) build site *.egg-info .pytest_cache .hypothesis $(OUT)

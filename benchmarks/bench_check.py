@@ -24,6 +24,7 @@ from acp_model.oracle import validate as validation
 from acp_model.oracle.offline import check_trace
 from acp_model.spec import schema
 from benchmarks.gen_trace import generate
+from benchmarks.results import figure, record
 
 
 def _defs_for(records: list[dict[str, Any]]) -> list[tuple[str, Any]]:
@@ -109,6 +110,21 @@ def main() -> None:
           f"{speedup:.1f}x")
     print(f"check, validation on  / orjson.loads : {on_ratio:6.1%}  (target >= 30%)")
     print(f"check, validation off / orjson.loads : {off_ratio:6.1%}  (target >= 50%)")
+    record("check", "Offline checking", [
+        figure("acp-model check, validation on", round(rates["acp-model check, validation on"]),
+               "messages/s"),
+        figure("acp-model check, validation off",
+               round(rates["acp-model check, validation off"]), "messages/s"),
+        figure("check with validation / orjson parse rate", f"{on_ratio:.0%}",
+               target=">= 30%", met=on_ratio >= 0.30),
+        figure("check without validation / orjson parse rate", f"{off_ratio:.0%}",
+               target=">= 50%", met=off_ratio >= 0.50),
+        figure("jsonschema-rs / fastjsonschema", f"{speedup:.0f}x"),
+    ], table={"columns": ["operation", "seconds (best of repeats)", "messages/s"],
+              "rows": [[name, round(seconds, 3), round(count / seconds)]
+                       for name, seconds, count in rows]},
+       parameters={"messages": n, "sessions": args.sessions, "repeat": args.repeat},
+       notes=f"validator in use: {validation.backend()}")
 
 
 if __name__ == "__main__":

@@ -15,11 +15,18 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from acp_model.explorer import Bounds, ExplorationTooLarge, check_properties, explore
 from acp_model.spec.readings import DEFAULT
+from benchmarks.results import figure, record
 
+TARGETS = {"1 session, defaults": 1.0, "2 sessions, defaults": 30.0}
 STRICT = DEFAULT.parse(["A-03=diagram", "A-07=forbid"])
 
 
@@ -49,6 +56,8 @@ def main() -> None:
               f"{'props s':>8}  props  bounds / readings")
     print(header)
     print("-" * len(header))
+    table: list[list[Any]] = []
+    figures: list[dict[str, Any]] = []
     explore(bounds=Bounds.default(1), readings=DEFAULT)  # warm-up: imports, compiled table
     for name, bounds, readings in rows(args.full):
         t0 = time.perf_counter()
@@ -58,6 +67,7 @@ def main() -> None:
             print(f"{name:24} {'> cap':>8} {'':>12} {'':>9} {time.perf_counter() - t0:>10.2f} "
                   f"{'':>8}  {'':5}  {bounds.describe()}: past the explorer's state cap",
                   flush=True)
+            table.append([name, "past the cap", "", "", "", bounds.describe()])
             continue
         if exp.seconds < 2:
             times = [exp.seconds] + [explore(bounds=bounds, readings=readings).seconds
@@ -71,7 +81,18 @@ def main() -> None:
         print(f"{name:24} {exp.nodes:>8} {len(exp.edges):>12} {len(exp.refusals):>9} "
               f"{exp.seconds:>10.2f} {t_props:>8.2f}  {marks:5}  {bounds.describe()}; "
               f"readings {changed}", flush=True)
+        table.append([name, exp.nodes, len(exp.edges), round(exp.seconds, 2), marks,
+                      f"{bounds.describe()}; readings {changed}"])
+        target = TARGETS.get(name)
+        if target is not None:
+            figures.append(figure(f"{name}: exploration", round(exp.seconds, 2), "s",
+                                  target=f"< {target:g} s", met=exp.seconds < target))
     print("props: lower-case letter = property holds, upper-case = fails")
+    record("explore", "Exploration", figures,
+           table={"columns": ["run", "states", "transitions", "explore s", "properties",
+                              "bounds / readings"], "rows": table},
+           parameters={"full": args.full, "repeat": args.repeat},
+           notes="properties: a lower-case letter holds, an upper-case one fails")
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from acp_model.agents.mutants import MUTANTS
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.run import run_fuzz
+from benchmarks.results import figure, record
 
 AGENT = [sys.executable, "-m", "acp_model.agents.reference", "--timing", "fast"]
 
@@ -73,11 +74,22 @@ def main() -> None:
     if args.guidance:
         print(f"coverage guidance, {args.guidance} examples per run "
               "(transitions / rules at the end; examples to 90% of the final transitions):")
+        grows: list[list[object]] = []
         for seed in range(1, args.seeds + 1):
             on = guidance(args.guidance, seed, True)
             off = guidance(args.guidance, seed, False)
             print(f"  seed {seed}: guided {on[0]} / {on[1]} (90% at {on[2]}), "
                   f"unguided {off[0]} / {off[1]} (90% at {off[2]})", flush=True)
+            grows.append([seed, *on, *off])
+        record("fuzz-guidance", "Coverage guidance", [
+            figure("transitions at the end, guided (mean)",
+                   round(statistics.mean(r[1] for r in grows), 1)),  # type: ignore[misc]
+            figure("transitions at the end, unguided (mean)",
+                   round(statistics.mean(r[4] for r in grows), 1)),  # type: ignore[misc]
+        ], table={"columns": ["seed", "guided: transitions", "rules", "examples to 90%",
+                              "unguided: transitions", "rules", "examples to 90%"],
+                  "rows": grows},
+           parameters={"examples": args.guidance, "seeds": args.seeds})
         return
 
     rate, actions, examples = throughput(args.throughput_seconds, seed=1)
@@ -91,6 +103,7 @@ def main() -> None:
     print(f"{'mutant':30} {'rule':10} {'first: median':>13} {'max':>6} "
           f"{'minimal: median':>15} {'max':>6} {'found':>6} {'repro':>6}")
     firsts_all = []
+    table: list[list[object]] = []
     for m in chosen:
         firsts, minimals, found, repro = [], [], 0, 0
         for seed in range(1, args.seeds + 1):
@@ -112,8 +125,26 @@ def main() -> None:
         print(f"{m.name:30} {m.rule:10} {statistics.median(firsts):13.2f} {max(firsts):6.1f} "
               f"{statistics.median(minimals):15.2f} {max(minimals):6.1f} "
               f"{found:>3}/{args.seeds} {repro:>3}/{found}", flush=True)
-    print(f"\nall runs: median first failure {statistics.median(firsts_all):.2f} s, "
-          f"max {max(firsts_all):.1f} s")
+        table.append([m.name, m.rule, round(statistics.median(firsts), 2),
+                      round(max(firsts), 1), round(statistics.median(minimals), 2),
+                      round(max(minimals), 1), f"{found}/{args.seeds}", f"{repro}/{found}"])
+    median_first, max_first = statistics.median(firsts_all), max(firsts_all)
+    print(f"\nall runs: median first failure {median_first:.2f} s, max {max_first:.1f} s")
+    found_all = sum(1 for t in firsts_all if t != float("inf"))
+    record("fuzz", "Fuzzing", [
+        figure("client actions/s against the reference agent (fast timing)", round(rate),
+               target=">= 100", met=rate >= 100),
+        figure("mutants' runs that found the planted rule", f"{found_all}/{len(firsts_all)}"),
+        figure("time to the first failure, median over runs", round(median_first, 2), "s",
+               target="<= 5 s", met=median_first <= 5),
+        figure("time to the first failure, longest run", round(max_first, 1), "s",
+               target="<= 60 s", met=max_first <= 60),
+    ], table={"columns": ["mutant", "rule", "first failure: median s", "max s",
+                          "minimal counterexample: median s", "max s", "found", "reproduced"],
+              "rows": table},
+       parameters={"seeds": args.seeds, "budget": args.budget, "deadline": args.deadline,
+                   "throughput_seconds": args.throughput_seconds, "spec": args.spec,
+                   "mutants": len(chosen)})
 
 
 if __name__ == "__main__":

@@ -28,6 +28,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.results import figure, record  # noqa: E402
+
 PROXY = [sys.executable, "-m", "acp_model", "proxy", "--quiet"]
 FLOOD = [sys.executable, str(ROOT / "tests" / "proxy" / "byte_agent.py"), "--flood"]
 
@@ -113,6 +117,8 @@ def main() -> int:
     sys.setswitchinterval(0.0002)  # the reader thread must get the GIL as soon as bytes arrive
     print("rate/s  path    messages  p50 ms  p99 ms  added/msg p50  added/msg p99  "
           "proxy CPU/msg")
+    rows: list[list[object]] = []
+    figures = []
     for rate in (1_000, 10_000):
         count = int(rate * args.seconds)
         direct, _ = round_trips(["cat"], rate, count)
@@ -123,10 +129,24 @@ def main() -> int:
         print(f"{rate:6}  proxy   {len(proxied):8}  {p50:6.3f}  {p99:6.3f}  "
               f"{(p50 - d50) / 2:13.3f}  {(p99 - d99) / 2:13.3f}  "
               f"{cpu / (2 * count) * 1e6:10.1f} µs")
+        added99 = (p99 - d99) / 2
+        rows.append([f"{rate:,}/s", round((p50 - d50) / 2, 3), round(added99, 3),
+                     round(cpu / (2 * count) * 1e6, 1)])
+        if rate == 1_000:
+            figures.append(figure("added latency per message at 1,000/s, p99", round(added99, 3),
+                                  "ms", target="< 1 ms", met=added99 < 1.0))
     direct_mbs = throughput(FLOOD, args.mib)
     proxy_mbs = throughput([*PROXY, "--", *FLOOD], args.mib)
     print(f"throughput, {args.mib} MiB from the agent: direct {direct_mbs:.0f} MB/s, "
           f"through the proxy {proxy_mbs:.0f} MB/s")
+    figures += [figure("throughput through the proxy", round(proxy_mbs), "MB/s",
+                       target=">= 50 MB/s", met=proxy_mbs >= 50),
+                figure("throughput direct (no proxy)", round(direct_mbs), "MB/s")]
+    record("proxy", "Proxy", figures,
+           table={"columns": ["rate", "added per message, p50 (ms)",
+                              "added per message, p99 (ms)", "proxy CPU per message (µs)"],
+                  "rows": rows},
+           parameters={"seconds": args.seconds, "mib": args.mib})
     return 0
 
 

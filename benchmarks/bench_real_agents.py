@@ -34,6 +34,7 @@ from acp_model.fuzzing.backend import backend, profile_config
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.run import run_fuzz
 from acp_model.profiles import get
+from benchmarks.results import figure, record
 
 FIRST_PERMISSION = ("running:permission_request", "requires_action:permission_request",
                     "idle:permission_request", "unreported:permission_request")
@@ -81,12 +82,26 @@ def main() -> None:
     print(f"{args.agent}, {args.seconds:g} s of generation, seed {args.seed}, sdk-2.4.0")
     print(f"{'configuration':18} {'examples':>9} {'actions':>8} {'actions/s':>10} "
           f"{'1st permission (s)':>19} {'1st cancel in permission (s)':>29}")
+    table: list[list[Any]] = []
     for label, report in rows:
         s = report["summary"]
         seconds = s.get("seconds_longest") or s.get("seconds") or 1
         print(f"{label:18} {s.get('examples', 0):>9} {s.get('actions', 0):>8} "
               f"{s.get('actions', 0) / seconds:>10.1f} {_first(report, FIRST_PERMISSION):>19} "
               f"{_first(report, CANCEL_IN_PERMISSION):>29}")
+        table.append([label, s.get("examples", 0), s.get("actions", 0),
+                      round(s.get("actions", 0) / seconds, 1), _first(report, FIRST_PERMISSION),
+                      _first(report, CANCEL_IN_PERMISSION)])
+    version = get(args.agent).version
+    record(f"real-agents-{args.agent}", f"A real agent: {args.agent} {version}", [
+        figure(f"{label}: client actions/s", row[3], target=">= 30" if label == "after" else "",
+               met=row[3] >= 30 if label == "after" else None)
+        for label, row in zip((r[0] for r in rows), table, strict=True)
+    ], table={"columns": ["configuration", "examples", "client actions", "actions/s",
+                          "first permission request (s)", "first cancel during one (s)"],
+              "rows": table},
+       parameters={"agent": args.agent, "version": version, "seconds": args.seconds,
+                   "seed": args.seed, "spec": "sdk-2.4.0"})
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from acp_model.agents.mutants import MUTANTS
+from benchmarks.results import figure, record
 from fuzz.acp_zoo_campaign import Case
 
 LIMIT = 10  # actions a reader can follow
@@ -87,6 +88,22 @@ def main(argv: list[str] | None = None) -> int:
         if r["actions"] > LIMIT or 2 * r["reproduced"] < r["replays"]:
             print(f"  to explain: {r['mutant']} ({r['rule']}): {r['actions']} actions, "
                   f"reproduced {r['reproduced']}/{r['replays']}")
+    if sizes:
+        record("shrink", "Counterexamples", [
+            figure("mutants found under their rule", f"{len(found)}/{len(rows)}"),
+            figure("client actions per counterexample, median",
+                   statistics.median(sizes)),
+            figure("client actions per counterexample, max", sizes[-1]),
+            figure(f"counterexamples of at most {LIMIT} actions",
+                   f"{sum(1 for s in sizes if s <= LIMIT)}/{len(sizes)}"),
+            figure("fresh-process replays that reproduce",
+                   f"{reproduced}/{replayed} ({100 * reproduced / max(replayed, 1):.0f}%)"),
+        ], table={"columns": ["mutant", "rule", "seed", "actions", "reproduced", "seconds"],
+                  "rows": [[r["mutant"], r["rule"], r["seed"], r.get("actions", "not found"),
+                            f"{r.get('reproduced', 0)}/{r.get('replays', 0)}", r["seconds"]]
+                           for r in sorted(rows, key=lambda r: (r["mutant"], r["seed"]))]},
+           parameters={"seeds": seeds, "jobs": args.jobs, "replays": args.replays,
+                       "only": args.only})
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
     return 0

@@ -4,7 +4,7 @@
 * every catalogued agent rule is decided somewhere (or says why it cannot be seen on the wire);
 * no MAY rule is ever the ID of a failure, and every check's rule exists;
 * every citation resolves in the vendored docs pages and schema of its revision;
-* the README's rule map is the one the code generates.
+* the docs' rule map and rule page are generated from the code (one anchor per rule ID).
 """
 
 from __future__ import annotations
@@ -21,11 +21,10 @@ from acp_model.spec.citations import unresolved
 from acp_model.spec.contradictions import CONTRADICTIONS
 from acp_model.spec.readings import DEFAULT, FIXED, READING_DEFS, Readings
 from acp_model.spec.revisions import REVISIONS
-from acp_model.spec.rules import RULES, rule
+from acp_model.spec.rules import RULES, catalogue, rule
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "acp_model"
-README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 RULE_ID = re.compile(r"(?<![A-Z-])((?:INIT|SESS|PROMPT|STATE|MSG|TOOL|PERM|CANCEL|USAGE|PLAN|STOP"
                      r"|ENUM|RPC)-\d{2})\b|\b(ACPM-[A-Z][A-Z-]*[A-Z])\b|\b(A-\d{2})\b"
@@ -162,10 +161,25 @@ def test_a_bad_citation_is_caught() -> None:
     assert unresolved("sdk-2.4.0 schema $defs.StopReason") == ["sdk-2.4.0 $defs.StopReason"]
 
 
-def test_readme_rule_map_is_generated_from_the_code() -> None:
-    start = README.index("<!-- rule-map:start -->") + len("<!-- rule-map:start -->\n")
-    end = README.index("<!-- rule-map:end -->")
-    assert README[start:end] == rule_map.markdown()
+def test_the_design_page_shows_the_rule_map_generated_from_the_code() -> None:
+    """docs/design.md holds no copy of the map: the site build puts the generated one there."""
+    from sitegen.pages import expand
+
+    page = (ROOT / "docs" / "design.md").read_text(encoding="utf-8")
+    assert "<!-- generated: rule-map -->" in page
+    assert rule_map.markdown() in expand(page)
+    for module in rule_map.DECIDING_MODULES:
+        assert f"`{module.replace('.', '/')}.py`" in expand(page)
+
+
+def test_the_rule_page_has_one_anchor_per_rule_as_reports_link_it() -> None:
+    from acp_model.report.links import rule_anchor
+    from sitegen.pages import rule_catalogue
+
+    anchors = re.findall(r"^### (\S+) \{#([a-z0-9-]+)\}$", rule_catalogue(), re.M)
+    assert sorted(rule for rule, _ in anchors) == sorted(r.id for r in catalogue())
+    assert all(anchor == rule_anchor(rule) for rule, anchor in anchors)
+    assert len({anchor for _, anchor in anchors}) == len(anchors)  # no two rules share one
 
 
 def test_the_catalogue_has_every_rule_the_code_uses() -> None:

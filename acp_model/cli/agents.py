@@ -57,7 +57,9 @@ def register(sub: Any) -> None:
         description="List the agent profiles (pinned package, model API, protocols) and "
         "whether each is installed; `install NAME...` (or --all) runs npm ci from the "
         "project's own lockfile into the cache ($ACP_MODEL_AGENTS, default "
-        "$XDG_CACHE_HOME/acp-model/agents).")
+        "$XDG_CACHE_HOME/acp-model/agents).",
+        epilog="example: acp-model agents install claude-agent-acp",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("action", nargs="?", choices=["list", "install"], default="list")
     p.add_argument("names", nargs="*", metavar="NAME", help="profiles to install")
     p.add_argument("--all", action="store_true", help="install every profile")

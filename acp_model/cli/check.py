@@ -73,7 +73,9 @@ def register(sub: Any) -> None:
                        description="Check a recorded trace (one JSON object per line: "
                        '{"dir": "c2a"|"a2c", "t": seconds, "msg": message} or '
                        '{"dir": ..., "raw": "unparseable line"}). Exit 0: no failure; '
-                       "1: a MUST rule or a liveness obligation failed; 2: unusable input.")
+                       "1: a MUST rule or a liveness obligation failed; 2: unusable input.",
+                       epilog="example: acp-model check trace.jsonl --report report.json "
+                       "--html report.html", formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("trace", help="path of the JSONL trace")
     p.add_argument("--report", metavar="PATH.json", help="write the JSON report here")
     p.add_argument("--html", metavar="PATH.html",

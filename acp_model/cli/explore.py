@@ -52,7 +52,8 @@ end_turn/cancelled, and it stays tractable only under strict readings such as
 --reading A-03=diagram --reading A-07=forbid).
 
 exit codes: 0 every property holds (or a report-only mode), 1 a property fails, 2 usage error,
-3 internal error."""
+3 internal error.
+example: acp-model explore --sessions 2 --diff A-04=noop,idle-cancelled"""
 
 def _reasons(value: str) -> tuple[str | None, ...]:
     out: list[str | None] = []

@@ -37,8 +37,8 @@ EPILOG = """exit codes: 0 no failure (warnings allowed), 1 failures found, 2 usa
 error (an agent command that cannot be executed, an agent that cannot be initialized for a
 reason no rule covers, a store that went away), 3 internal error of the fuzzer, 130 interrupted
 (Ctrl-C, SIGTERM) before any failure was found; the report is written in every case.
-Everything after "--" is the agent's command line, e.g.
-  acp-model fuzz --max-examples 100 --out out -- python -m acp_model.agents.reference"""
+Everything after "--" is the agent's command line.
+example: acp-model fuzz --max-examples 100 --out out -- python -m acp_model.agents.reference"""
 
 
 def _agent_argv(args: argparse.Namespace) -> list[str]:
@@ -434,6 +434,7 @@ def register(sub: Any) -> None:
         "replay", help="re-run a counterexample and report how often it reproduces",
         description="Replay the client actions of a replay file against fresh agent "
         "processes. Exit 1 when the failure reproduced at least once, 0 when it never did.",
+        epilog="example: acp-model replay out/CANCEL-07/replay.json --runs 10",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("replay_file", help="replay.json written by acp-model fuzz --out")
     p.add_argument("--html", metavar="PATH.html", help="write a self-contained HTML page of "

@@ -29,7 +29,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="acp-model",
         description="Formal model, offline checker and live fuzzer for the ACP prompt "
-                    "lifecycle (v2 drafts and v1).")
+                    "lifecycle (v2 drafts and v1).",
+        epilog="example: acp-model fuzz --out out -- python -m acp_model.agents.reference\n"
+               "every option of every command: the docs site's command line page (docs/cli.md)",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"acp-model {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -65,7 +65,10 @@ def register(sub: Any) -> None:
                        "distinct violations and counterexamples (by rule: a reproduced one before "
                        "an unverified one, then the shortest). Exit 0: no failure; 1: a "
                        "failure in any report; 2: unusable input, or a report that judged "
-                       "nothing.")
+                       "nothing.",
+                       epilog="example: acp-model merge worker-*/report.json --report "
+                       "merged.json --html merged.html",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("reports", nargs="+", metavar="REPORT.json")
     p.add_argument("--report", metavar="PATH.json", help="write the merged JSON report here")
     p.add_argument("--html", metavar="PATH.html", help="write the merged report as a page")

@@ -18,7 +18,8 @@ stdout is the editor's protocol channel: the proxy writes nothing of its own the
 status is the agent's (128 + N if the agent or the proxy died of signal N).
 Example (Zed, settings.json):
   "agent_servers": {"My agent (checked)": {"command": "acp-model",
-      "args": ["proxy", "--trace", "/tmp/acp.jsonl", "--", "my-agent", "--stdio"]}}"""
+      "args": ["proxy", "--trace", "/tmp/acp.jsonl", "--", "my-agent", "--stdio"]}}
+example: acp-model proxy --trace /tmp/acp.jsonl --log /tmp/acp-model.log -- my-agent --stdio"""
 
 
 def cmd_proxy(args: argparse.Namespace, console: Console) -> int:

@@ -2,7 +2,8 @@
 
 Every module that decides a rule registers its checks when imported; :data:`DECIDING_MODULES`
 lists them (``tests/test_catalogue.py`` fails if a module decides a rule without being listed).
-The README's rule map is :func:`markdown` (a test compares them), so it cannot drift from code.
+The docs site's rule map (docs/design.md) is :func:`markdown`, generated when the site is
+built, so it cannot drift from the code.
 """
 
 from __future__ import annotations
@@ -103,7 +104,7 @@ def _path(module: str) -> str:
 
 
 def markdown() -> str:
-    """The README's rule map: per module, what it decides and the rules it decides there."""
+    """The rule map: per module, what it decides and the rules it decides there."""
     decided = decisions()
     by_module: dict[str, list[str]] = defaultdict(list)
     for rule_id in RULES:

@@ -136,7 +136,9 @@ def _diff(a: Readings, b: Readings, fmt: str, console: Console) -> int:
 def register(sub: Any) -> None:
     p = sub.add_parser("rules", help="print the rule catalogue",
                        description="The catalogued rules: ID, party bound, strength, statement, "
-                       "citation and the acp-tck requirement checking the same thing.")
+                       "citation and the acp-tck requirement checking the same thing.",
+                       epilog="example: acp-model rules --spec seed --diff sdk-2.4.0",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--format", choices=("text", "table", "json"), default="text",
                    help="text: one block per rule, readable at any width (default); table: one "
                         "row per rule, for wide terminals; json: the data, readings included")

@@ -267,7 +267,7 @@ def found_case(found: Found, cfg: FuzzConfig, replay_file: str | None = None) ->
     facts += [("note", n) for n in found.notes]
     return Case(title=f"{rule.id} ({rule.strength_under(cfg.readings)})", level=Level.FAIL,
                 message=found.violation.message, records=records, marks=marks,
-                numbers=numbers, facts=facts,
+                numbers=numbers, facts=facts, rule=rule.id,
                 **_program_view(found.actions, found.reproduced, found.replays, replay_file))
 
 

@@ -7,8 +7,8 @@ and is validated when applied, the way python-statemachine rejects a bad definit
 creation: an unknown rule ID, reading or level, or a level for a value the reading does not
 have, is an error at import time, never a silently different verdict. The oracle reports a
 violation only through a ``CheckMeta`` (``Monitor._report`` takes no bare rule IDs), so "where is
-rule X decided" is answered by ``grep '"X"'`` and by the rule map the README generates from
-:data:`CHECKS`.
+rule X decided" is answered by ``grep '"X"'`` and by the rule map the docs site generates from
+:data:`CHECKS` (docs/design.md).
 
 :func:`level_of` is the one place a rule's strength becomes ``fail`` / ``warn`` / ``off``.
 """

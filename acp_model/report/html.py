@@ -19,6 +19,7 @@ from typing import Any
 
 import orjson
 
+from acp_model.report.links import rule_url
 from acp_model.report.sequence_svg import OFFENDING, lanes_of, sequence_svg
 from acp_model.spec.levels import Level
 from acp_model.trace.describe import summarize
@@ -44,6 +45,7 @@ class Case:
     steps: list[str] = field(default_factory=list)  # the counterexample's client actions
     steps_title: str = "Minimal counterexample"  # what the steps may be called (reproduced?)
     command: str | None = None  # how to replay it
+    rule: str | None = None  # the catalogued rule it breaks: linked to its documentation
 
 
 @dataclass
@@ -72,7 +74,7 @@ def cases_from_violations(violations: Sequence[Mapping[str, Any]],
             marks[v["index"]] = OFFENDING
         out.append(Case(title=f"{v['rule']} ({v.get('strength', '')})", level=v["level"],
                         message=v["message"], records=records, marks=marks,
-                        facts=violation_facts(v)))
+                        facts=violation_facts(v), rule=str(v["rule"])))
     return out
 
 
@@ -81,6 +83,14 @@ def trace_page(report: Mapping[str, Any], records: Sequence[Record | dict[str, A
     """The page of a report over one trace (check, proxy): findings drawn on its records."""
     return render_html(report, cases=cases_from_violations(report["violations"], records),
                        transcript=Transcript(records, caption=caption))
+
+
+def _rule_link(rule: str | None) -> str:
+    """A link from a finding's heading to its rule's entry in the docs' rule catalogue."""
+    if not rule:
+        return ""
+    return (f' <a class="rule-doc" href="{escape(rule_url(rule))}" '
+            f'title="{escape(rule)} in the rule catalogue">rule docs</a>')
 
 
 def violation_facts(v: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -194,7 +204,8 @@ def _findings(cases: Sequence[Case]) -> str:
         out.append(f'<article class="case {escape(case.level)}">')
         label = {"fail": "FAIL", "warn": "warning"}.get(case.level, case.level)
         out.append(f'<h3><span class="badge {escape(case.level)}">{escape(label)}</span> '
-                   f"{escape(case.title)}</h3><p class=\"message\">{escape(case.message)}</p>")
+                   f"{escape(case.title)}{_rule_link(case.rule)}</h3>"
+                   f"<p class=\"message\">{escape(case.message)}</p>")
         if case.facts:
             out.append(_dl(case.facts))
         if case.steps:
@@ -243,7 +254,8 @@ def _rules(rules: Sequence[Mapping[str, Any]]) -> str:
         status = str(r["status"])
         cls = status.replace(" ", "-")
         out.append(f'<tr data-status="{escape(status)}" class="{escape(cls)}">'
-                   f"<td><code>{escape(str(r['id']))}</code></td><td>{escape(status)}</td>"
+                   f'<td><a class="rule-doc" href="{escape(rule_url(str(r["id"])))}">'
+                   f"<code>{escape(str(r['id']))}</code></a></td><td>{escape(status)}</td>"
                    f'<td class="n">{int(r.get("exercised") or 0):,}</td>'
                    f"<td>{escape(str(r.get('strength', '')))}</td>"
                    f"<td>{escape(str(r.get('statement', '')))}</td>"
@@ -376,7 +388,9 @@ dt{color:var(--mute)}dd{margin:0;word-break:break-word}
 .case{background:#fff;border:1px solid var(--line);border-left:5px solid var(--mute);
 border-radius:6px;padding:10px 16px;margin:12px 0}
 .case.fail{border-left-color:var(--fail)}.case.warn{border-left-color:var(--warn)}
-.case h3{margin:4px 0;font-size:16px}.message{margin:6px 0;font-size:15px}
+.case h3{margin:4px 0;font-size:16px}
+.case h3 .rule-doc{font-size:12px;font-weight:400;margin-left:8px}
+.message{margin:6px 0;font-size:15px}
 .badge{font-size:12px;padding:1px 7px;border-radius:3px;color:#fff;background:var(--mute);
 vertical-align:2px}.badge.fail{background:var(--fail)}.badge.warn{background:var(--warn)}
 code.cmd{background:#111827;color:#f9fafb;padding:3px 8px;border-radius:4px;

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from acp_model import __version__
+from acp_model.report.links import rule_url
 from acp_model.spec.levels import Level
 
 
@@ -27,14 +28,15 @@ def junit_xml(report: dict[str, Any]) -> str:
             failures += 1
             node = ET.SubElement(case, "failure", message=hits[0]["message"][:500],
                                  type=r["strength"])
-            node.text = "\n".join(v["message"] for v in hits)
+            node.text = "\n".join(v["message"] for v in hits) + f"\nrule: {rule_url(r['id'])}"
         elif r["status"] == "not exercised":
             skipped += 1
             ET.SubElement(case, "skipped", message="not exercised in this run")
         if warns:
             out = ET.SubElement(case, "system-out")
             out.text = "\n".join(f"warning: {v['message']}" for v in warns)
-        ET.SubElement(case, "properties")
+        props = ET.SubElement(case, "properties")  # CI pages show the rule's documentation
+        ET.SubElement(props, "property", name="documentation", value=rule_url(r["id"]))
     suite.set("failures", str(failures))
     suite.set("skipped", str(skipped))
     suite.set("hostname", f"acp-model {__version__}")

@@ -9,6 +9,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from acp_model.report.links import rule_url
 from acp_model.spec.levels import Level
 
 NBSP = "\u00a0"
@@ -37,13 +38,19 @@ def counterexample_name(reproduced: int, replays: int) -> str:
     return "unverified counterexample" if replays else "counterexample (not replayed)"
 
 
+def rule_markup(rule_id: str) -> str:
+    """A rule ID in bold, linked to its entry in the docs' rule catalogue (a terminal that
+    knows hyperlinks makes it clickable; elsewhere it is plain text)."""
+    return f"[bold][link={rule_url(rule_id)}]{escape(rule_id)}[/link][/]"
+
+
 def counterexample_line(ce: Mapping[str, Any], tail: str = "") -> str:
     """One counterexample of a report (a run's or a merged one) as the terminal states it: its
     rule, what it may be called, its length and its reproduction; ``tail`` says where it is
     kept or who found it. Rich markup, with every report value escaped."""
     steps = ce.get("steps", len(ce.get("actions") or []))
     name = counterexample_name(int(ce.get("reproduced") or 0), int(ce.get("replays") or 0))
-    return (f"[bold]{escape(str(ce['rule']))}[/]: {name} of {steps} client action(s), "
+    return (f"{rule_markup(str(ce['rule']))}: {name} of {steps} client action(s), "
             f"reproduced {escape(str(ce.get('reproduction', '0/0')))}"
             + (f" {escape(tail)}" if tail else ""))
 
@@ -65,7 +72,7 @@ def render(report: dict[str, Any], console: Console, *, limit: int = 50) -> None
                 label += " (liveness)"
             where = f"at {at}" + (f", session {v['session']}" if v.get("session") else "") \
                 + (f", in the run of {v['worker']}" if v.get("worker") else "")  # merged
-            console.print(f"[{style}]{label}[/]  [bold]{escape(v['rule'])}[/]  {escape(where)}",
+            console.print(f"[{style}]{label}[/]  {rule_markup(v['rule'])}  {escape(where)}",
                           soft_wrap=True, highlight=False)
             show(console, v["message"])
             console.print()

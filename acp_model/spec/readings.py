@@ -4,7 +4,7 @@ Each reading is keyed by its ambiguity ID from RULES.md section 6 (``A-01`` ...)
 slug, so ``--reading A-01=forbid`` and ``--reading prompt-while-busy=forbid`` mean the same.
 The model consults these values in its checks; nothing else in the project branches on them.
 Defaults are chosen so that a conforming agent always passes and every literal MUST of the
-text is enforced; the README explains each choice.
+text is enforced; docs/revisions.md explains each choice.
 """
 
 from __future__ import annotations

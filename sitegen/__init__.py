@@ -1,0 +1,1 @@
+"""The documentation site's generated parts (MkDocs hook and page generators)."""
