@@ -48,7 +48,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def swept_rules() -> set[str]:
     """Every rule some check decides, and every rule a strict reading reports under."""
-    import acp_model.fuzzing  # noqa: F401  (registers the process declarations)
+    import acp_model.fuzzing
     import acp_model.oracle.monitor  # noqa: F401
 
     rules = {meta.rule for meta in CHECKS.values()}
