@@ -1,4 +1,5 @@
-"""The notebooks in ``notebooks/`` execute without error, as committed (with their outputs).
+"""The notebooks in ``notebooks/`` execute without error (test_notebook_files.py: they are
+committed executed, with their outputs).
 
 Each notebook runs in a fresh ``python3`` kernel with ``notebooks/`` as its working directory
 (what Jupyter and nbmake do). Execution happens in memory: the committed files are not rewritten,
@@ -13,37 +14,18 @@ tests here skip, so nothing runs twice.
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import nbformat
 import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
-NAMES = ("01-model-tour.ipynb", "02-fuzzing-an-agent.ipynb", "03-spec-authors.ipynb")
+from tests.helpers import NOTEBOOK_NAMES as NAMES
+from tests.helpers import NOTEBOOKS
+
 CELL_TIMEOUT = 240  # seconds per cell: a hung agent or kernel fails instead of blocking
 
 pytestmark = pytest.mark.slow
-
-
-def test_the_notebooks_are_all_listed() -> None:
-    assert sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")) == sorted(NAMES)
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_notebook_is_committed_executed(name: str) -> None:
-    nb = nbformat.read(NOTEBOOKS / name, as_version=4)
-    nbformat.validate(nb)
-    assert nb.metadata["kernelspec"]["name"] == "python3"
-    code = [c for c in nb.cells if c.cell_type == "code"]
-    assert code, "no code cells"
-    unrun = [n for n, c in enumerate(code) if c.execution_count is None]
-    assert not unrun, f"code cells {unrun} have no outputs: execute the notebook, then commit it"
-    counts = [c.execution_count for c in code]
-    assert counts == list(range(1, len(code) + 1)), "not executed top to bottom in one kernel"
-    errors = [o for c in code for o in c.outputs if o.output_type == "error"]
-    assert not errors, f"committed with an error output: {errors[0].get('ename')}"
 
 
 @pytest.mark.parametrize("name", NAMES)
