@@ -28,7 +28,7 @@ from tests.helpers import load_fuzz_module
 
 pytestmark = pytest.mark.slow  # runs the mutant zoo
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = [sys.executable, "-m", "acp_model.agents.reference"]
 
 

@@ -31,7 +31,7 @@ from acp_model.trace.sequence import sequence_diagram
 from tests.helpers import S, base, turn_start
 from tests.services.browser import colour_share
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "diagrams" / "docs"
 
 

@@ -3,6 +3,8 @@ replay format), its description, and session labels numbered by the program."""
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from acp_model.fuzzing.actions import (
@@ -89,7 +91,7 @@ def test_an_interrupt_writes_the_cancel_and_the_prompt_together() -> None:
     from acp_model.fuzzing.config import FuzzConfig
     from acp_model.fuzzing.pool import AgentPool, Example
     from acp_model.fuzzing.recorder import Recorder
-    from tests.test_fuzz import REFERENCE
+    REFERENCE = [sys.executable, "-m", "acp_model.agents.reference"]
 
     action = Interrupt(0, Prompt(0, TEXT))
     assert from_json(action.to_json()) == action

@@ -13,7 +13,7 @@ import pytest
 
 from acp_model.cli.main import build_parser, main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.M | re.S)
 AGENT = shlex.join([sys.executable, "-m", "acp_model.agents.reference", "--timing", "fast"])

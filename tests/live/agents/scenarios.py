@@ -14,7 +14,7 @@ findings from the checker on those.
 
 Usage::
 
-    from tests.agents.scenarios import SCENARIOS, run_scenario
+    from tests.live.agents.scenarios import SCENARIOS, run_scenario
     path = run_scenario("cancel_during_permission", "real", tmp_path)
 """
 

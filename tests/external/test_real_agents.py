@@ -21,7 +21,7 @@ from acp_model.profiles import PROFILES, get
 
 pytestmark = [pytest.mark.slow, pytest.mark.external]  # a real agent, a minute each
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "real-agents.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "real-agents.md"
 VERDICT = re.compile(r"<!-- verdict (\S+) v(\d): fail=([^;]*); warn=(.*?) -->")
 
 

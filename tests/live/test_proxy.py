@@ -21,7 +21,7 @@ from acp_model.oracle.offline import check_trace
 from acp_model.proxy.run import ProxyConfig, run_proxy
 from tests.helpers import cancel_during_permission, wait_gone
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PROXY = [sys.executable, "-m", "acp_model", "proxy"]
 BYTES = [sys.executable, str(ROOT / "tests" / "proxy" / "byte_agent.py")]
 REFERENCE = [sys.executable, "-m", "acp_model.agents.reference"]

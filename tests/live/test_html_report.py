@@ -59,7 +59,7 @@ def test_a_failing_check_page_shows_verdict_proof_and_diagram(tmp_path: Path) ->
 
 @pytest.mark.external  # Chromium
 def test_a_passing_check_page(tmp_path: Path) -> None:
-    seed = Path(__file__).resolve().parents[1] / "examples" / "traces" / "seed-flow.jsonl"
+    seed = Path(__file__).resolve().parents[2] / "examples" / "traces" / "seed-flow.jsonl"
     page = tmp_path / "pass.html"
     assert main(["check", str(seed), "--html", str(page)]) == 0
     dom = _page_checks(page, tmp_path)

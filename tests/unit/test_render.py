@@ -22,7 +22,7 @@ from acp_model.render import (
 from acp_model.spec.readings import DEFAULT
 from tests.helpers import S, base, turn_start
 
-DIAGRAMS = Path(__file__).resolve().parent.parent / "diagrams"
+DIAGRAMS = Path(__file__).resolve().parents[2] / "diagrams"
 
 
 def test_machine_graph_is_the_table() -> None:

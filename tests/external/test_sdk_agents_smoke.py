@@ -28,7 +28,7 @@ from acp_model.oracle.offline import check_records
 
 pytestmark = pytest.mark.external  # the SDK example agents (make examples: a venv, npm ci)
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 TIMEOUT = 10.0  # generous: a loaded 2-core machine; a healthy turn takes ~0.2 s
 

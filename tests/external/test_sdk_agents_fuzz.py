@@ -14,11 +14,11 @@ import pytest
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.run import run_fuzz
 from acp_model.spec.readings import DEFAULT
-from tests.test_sdk_agents_smoke import SPECS
+from tests.external.test_sdk_agents_smoke import SPECS
 
 pytestmark = [pytest.mark.slow, pytest.mark.external]  # fuzzes the SDK agents for minutes
 
-FINDINGS = Path(__file__).resolve().parents[1] / "docs" / "findings.md"
+FINDINGS = Path(__file__).resolve().parents[2] / "docs" / "findings.md"
 ROW = re.compile(r"^\| (python|typescript) \| ([^|]+) \| ([A-Za-z0-9.-]+) \| ([a-zA-Z ]+) \|$")
 
 

@@ -18,11 +18,11 @@ import pytest
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.revision import PROBE_DEADLINE, resolve
 from acp_model.fuzzing.stop import Interrupted, Stop
-from tests.test_interrupt import Run
+from tests.live.test_interrupt import Run
 
 pytestmark = pytest.mark.slow  # fuzz runs against live agents
 
-HOSTILE = Path(__file__).parent / "hostile"
+HOSTILE = Path(__file__).resolve().parents[1] / "hostile"
 MUTE = [sys.executable, str(HOSTILE / "mute_prompts.py")]
 
 

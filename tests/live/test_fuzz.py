@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from acp_model.fuzzing.client import FuzzClient
 
 REFERENCE = [sys.executable, "-m", "acp_model.agents.reference"]
-MINI = [sys.executable, str(Path(__file__).parent / "fuzz_hostile" / "mini_agent.py")]
+MINI = [sys.executable,
+        str(Path(__file__).resolve().parents[1] / "fuzz_hostile" / "mini_agent.py")]
 
 
 def cli(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:

@@ -19,7 +19,7 @@ from tests.helpers import S, base, check, failed_rules, turn_start
 
 SEED = DEFAULT
 SDK = DEFAULT.parse(["SPEC=sdk-2.4.0"])
-AUDIT = (Path(__file__).resolve().parents[1] / "docs" / "revision-audit.md").read_text()
+AUDIT = (Path(__file__).resolve().parents[2] / "docs" / "revision-audit.md").read_text()
 
 
 def _usage(cost: dict[str, Any] | None = None, **fields: Any) -> TraceBuilder:

@@ -12,7 +12,7 @@ import pytest
 from acp_model.cli.main import main
 from tests.helpers import S, base, turn_start
 
-SEED = Path(__file__).resolve().parents[1] / "examples" / "traces" / "seed-flow.jsonl"
+SEED = Path(__file__).resolve().parents[2] / "examples" / "traces" / "seed-flow.jsonl"
 
 
 def run(*args: str) -> tuple[int, str, str]:

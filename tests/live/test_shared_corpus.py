@@ -179,7 +179,7 @@ def test_hypofuzz_runs_the_campaign_and_finds_a_planted_bug(tmp_path: Path) -> N
     import threading
     import time
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     hypothesis = Path(sys.executable).with_name("hypothesis")
     env = {**os.environ, "ACP_AGENT": " ".join([*MUTANT[:-2], "--mutant",
                                                 "cancel_as_end_turn"]),

@@ -20,7 +20,7 @@ import pytest
 
 from acp_model.fuzzing.transport import AgentExited, AgentProcess, Record, RpcError, decode_line
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).resolve().parents[1] / "hostile"
 MiB = 1024 * 1024
 
 

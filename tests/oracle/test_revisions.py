@@ -275,7 +275,7 @@ def test_a_check_asks_the_readings_object_and_a_misspelt_value_fails_at_once() -
         DEFAULT.chose("A-11", "snet")
     with pytest.raises(ReadingError):
         DEFAULT.chose("A-99", "x")
-    model = Path(__file__).resolve().parents[1] / "acp_model" / "model"
+    model = Path(__file__).resolve().parents[2] / "acp_model" / "model"
     inline = [f"{p.name}:{n}" for p in model.glob("*.py")
               for n, line in enumerate(p.read_text().splitlines(), 1)
               if re.search(r'readings\["[A-Z0-9-]+"\] *[!=]= *"', line)]

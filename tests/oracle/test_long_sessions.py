@@ -16,7 +16,7 @@ from acp_model.oracle.monitor import Monitor
 from acp_model.oracle.offline import check_records
 from acp_model.spec.readings import DEFAULT
 from benchmarks.gen_trace import generate
-from tests.test_rule_violations import CASES
+from tests.oracle.test_rule_violations import CASES
 
 
 def _verdicts(report: dict[str, Any]) -> Any:

@@ -23,7 +23,7 @@ from acp_model.spec.readings import DEFAULT, FIXED, READING_DEFS, Readings
 from acp_model.spec.revisions import REVISIONS
 from acp_model.spec.rules import RULES, rule
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "acp_model"
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 

@@ -9,7 +9,7 @@ import pytest
 
 from acp_model.cli.main import build_parser
 
-README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
 
 
 def _subcommands() -> dict[str, argparse.ArgumentParser]:

@@ -14,9 +14,9 @@ from acp_model.model.check import DISABLED_ENV, rules_disabled
 from tests.helpers import base, check, failed_rules, turn_start
 from tests.rule_sweep import swept_rules
 
-ROOT = Path(__file__).resolve().parents[1]
-QUICK = ["tests/test_rule_violations.py", "tests/test_rule_warnings.py", "tests/test_races.py",
-         "tests/test_soundness.py"]
+ROOT = Path(__file__).resolve().parents[2]
+QUICK = ["tests/oracle/test_rule_violations.py", "tests/oracle/test_rule_warnings.py",
+         "tests/oracle/test_races.py", "tests/oracle/test_soundness.py"]
 
 
 def test_switching_a_rule_off_drops_only_its_violations() -> None:
