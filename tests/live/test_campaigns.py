@@ -35,7 +35,17 @@ REFERENCE = [sys.executable, "-m", "acp_model.agents.reference"]
 zoo = load_fuzz_module("acp_zoo_campaign")
 
 
-@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in zoo.plan("quick")])
+# A bug mutant whose transcript the oracle tier judges (tests/data/transcripts) is fuzzed here
+# only where finding it is a race the search must win (a cancel read during a turn: CANCEL-07,
+# CANCEL-11, A-10); the full campaign fuzzes them all.
+RACY_RULES = {"CANCEL-07", "CANCEL-11", "A-10.cancel"}
+RECORDED = {name for name, entry in json.loads(
+    (ROOT / "tests" / "data" / "transcripts" / "index.json").read_text()).items()
+    if entry["rule"] not in RACY_RULES}
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in zoo.plan("quick")
+                                  if not (c.kind == "bug" and c.variant in RECORDED)])
 def test_quick_zoo_case(case: Any) -> None:
     outcome = zoo.run_case(case)
     assert outcome.ok, outcome.explain()

@@ -57,6 +57,7 @@ def _fails(report: dict[str, Any]) -> set[tuple[str, int]]:
 # --- the real model ------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # an exploration of seconds: `make test`
 def test_one_session_every_property_holds(one: Exploration) -> None:
     props = _props(one)
     assert all(p.holds for p in props.values()), {k: p.summary for k, p in props.items()}
@@ -78,6 +79,7 @@ def test_one_session_every_property_holds(one: Exploration) -> None:
     assert any("STATE-05" in d["warnings"] for d in warned)  # unreported permission wait
 
 
+@pytest.mark.slow  # an exploration of seconds: `make test`
 def test_two_sessions_share_the_frontier_and_properties_hold(two: Exploration) -> None:
     props = _props(two)
     assert all(p.holds for p in props.values()), {k: p.summary for k, p in props.items()}
@@ -99,6 +101,7 @@ def test_two_sessions_share_the_frontier_and_properties_hold(two: Exploration) -
     assert _fails(check_records(found.records)) >= {("CANCEL-07", found.index)}
 
 
+@pytest.mark.slow  # an exploration of seconds: `make test`
 def test_replaying_any_path_reaches_the_same_configuration(one: Exploration,
                                                            two: Exploration) -> None:
     rng = random.Random(5)
@@ -116,6 +119,7 @@ def test_replaying_any_path_reaches_the_same_configuration(one: Exploration,
             assert cfg.canonical()[0] == exp.keys[node]
 
 
+@pytest.mark.slow  # an exploration of seconds: `make test`
 def test_quiescence_mirrors_the_monitor_end_of_trace_judgement(one: Exploration) -> None:
     rng = random.Random(3)
     for n in rng.sample(range(one.nodes), 120):
@@ -127,6 +131,7 @@ def test_quiescence_mirrors_the_monitor_end_of_trace_judgement(one: Exploration)
         assert live == set(one.info[n]["obligations"][0])
 
 
+@pytest.mark.slow  # an exploration of seconds: `make test`
 def test_every_refusal_witness_fails_check_at_its_record(one: Exploration) -> None:
     rng = random.Random(9)
     for rf in rng.sample(one.refusals, 80):
@@ -135,6 +140,7 @@ def test_every_refusal_witness_fails_check_at_its_record(one: Exploration) -> No
         assert {(rule, w.index) for rule in rf.rules[0]} <= found, (rf, found)
 
 
+@pytest.mark.slow  # an exploration of seconds: `make test`
 def test_compaction_merges_only_equivalent_configurations() -> None:
     b = Bounds(max_prompts=1, max_cancels=1, max_permissions=1, custom=False, lean=True)
     full = explore(bounds=b, compact=False)
@@ -193,6 +199,7 @@ WIDER = {
 }
 
 
+@pytest.mark.slow  # an exploration of seconds: `make test`
 @pytest.mark.parametrize("which", [
     "one", "two", "two_requests", "two_prompts_two_cancels",
     pytest.param("tool_call", marks=pytest.mark.slow)])
@@ -246,6 +253,7 @@ class CancelledWithoutCause(SessionModel):
         return True
 
 
+@pytest.mark.slow  # an exploration of seconds: `make test`
 def test_forgotten_cancel_breaks_property_b_with_a_witness() -> None:
     exp = explore(model=CancelForgotten)
     props = _props(exp)
@@ -270,6 +278,7 @@ def test_unguarded_cancelled_idle_breaks_property_e() -> None:
     assert _fails(check_records(w["trace"])) == {("CANCEL-11", w["offending_record"])}
 
 
+@pytest.mark.slow  # an exploration of seconds: `make test`
 def test_missing_transition_fails_c_and_strands_work_in_a() -> None:
     table = compile_machine(SessionLifecycle, SessionModel)
     gone = {("requires_action", "idle_reported"), ("requires_action", "running_reported"),
@@ -286,6 +295,7 @@ def test_missing_transition_fails_c_and_strands_work_in_a() -> None:
     assert stuck["witness"]["events"][-1] == "s1 requires_action_reported"
 
 
+@pytest.mark.slow  # an exploration of seconds: `make test`
 def test_prompt_refused_after_a_turn_breaks_property_d() -> None:
     table = compile_machine(SessionLifecycle, SessionModel)
     never = CheckSpec(CheckMeta("no_second_turn", "PROMPT-01", __name__, Role.GUARD,
@@ -317,6 +327,7 @@ def test_idle_cancelled_reading_has_no_deadlock() -> None:
     assert check_records(t.records)["verdict"] == "pass"
 
 
+@pytest.mark.slow  # an exploration of seconds: `make test`
 def test_reading_never_turns_off_cancel_honoured() -> None:
     props = _props(explore(readings=DEFAULT.parse(["A-11=never"]), max_permissions=0))
     assert not props["b"].holds and props["a"].holds
@@ -339,6 +350,7 @@ def _assert_diff_verdicts(d: dict[str, Any], a: Any, b: Any) -> None:
         assert {(r, w["offending_record"]) for r in item["rules"]} <= bad
 
 
+@pytest.mark.slow  # an exploration of seconds: `make test`
 def test_diff_prompt_while_running_a01() -> None:
     (a, b), = parse_diff("A-01=join,forbid")
     d = diff_readings(a, b, max_prompts=2, max_permissions=0)
@@ -381,6 +393,7 @@ def test_parse_diff_rejects_bad_input() -> None:
     assert len(parse_diff("A-11")) == 2  # default against each other value
 
 
+@pytest.mark.slow  # an exploration of seconds: `make test`
 def test_strength_contradictions_report() -> None:
     rep = contradictions(explore_kw={"max_permissions": 0})
     by_id = {c["id"]: c for c in rep["contradictions"]}
@@ -393,6 +406,7 @@ def test_strength_contradictions_report() -> None:
 # --- coverage -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # an exploration of seconds: `make test`
 def test_coverage_of_check_reports(one: Exploration) -> None:
     node = next(n for n in range(one.nodes) if one.info[n]["states"][0] == "running")
     report = check_records(one.witness(one.path_to(node)).records)
@@ -405,6 +419,7 @@ def test_coverage_of_check_reports(one: Exploration) -> None:
     assert cov["rules_not_exercised"] and "CANCEL-07" in cov["rules_not_exercised"]
 
 
+@pytest.mark.slow  # an exploration of seconds: `make test`
 def test_observer_work_cancels_follow_reported_work(one: Exploration) -> None:
     for n, key in enumerate(one.keys):
         (snap, work_cancels, _cancelled), = key

@@ -33,6 +33,7 @@ from .client import (
     update_of,
     with_permission,
 )
+from .recordings import judged, recorded
 from .schema_check import check_agent_messages
 
 pytestmark = pytest.mark.slow  # starts the whole zoo, one agent process per mutant and scenario
@@ -768,6 +769,11 @@ def test_bug_mutant_shows_its_symptom(name: str, tmp_path: Path) -> None:
     assert case.symptom(client, facts), f"{name}: symptom not on the wire (trace in {tmp_path})"
     reference, ref_facts = _reference(case.driver)
     assert not case.symptom(reference, ref_facts), f"reference agent shows the {name} symptom"
+    recording = recorded().get(name)
+    if recording is not None:  # the oracle tier judges its transcript: still what it does?
+        assert judged(client.records, zoo.BY_NAME[name]).get(recording["rule"]) == \
+            recording["level"], f"{name} no longer behaves as recorded: re-record " \
+            "(python -m tests.live.agents.record_transcripts)"
 
 
 @pytest.mark.parametrize("design", sorted(DESIGN_CASES))
