@@ -9,6 +9,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -17,6 +18,7 @@ from acp_model.fuzzing.actions import NewSession, SloppyAnswer
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.run import run_fuzz
 from acp_model.model.vocab import Level
+from tests.live.shared import SharedRun
 
 if TYPE_CHECKING:
     from acp_model.fuzzing.client import FuzzClient
@@ -103,15 +105,11 @@ def test_reference_agent_passes_with_no_warning() -> None:
     assert sum(report["transitions"].values()) > 0
 
 
-def test_fuzz_cli_finds_a_mutant_and_writes_replayable_artifacts(tmp_path: Path) -> None:
-    out, rep, junit = tmp_path / "out", tmp_path / "r.json", tmp_path / "j.xml"
-    # The mutant's CANCEL-07 is a failure only where a response proves the cancel was read,
-    # a race: 40 examples once (1 run in 24, 2026-12-04) showed only the warning. More room
-    # costs about 2 s when it is found early (the next, half-size round finds nothing new).
-    proc = cli("fuzz", "--max-examples", "300", "--steps", "15", "--seed", "1",
-               "--deadline", "1.5", "--replay-runs", "2", "--out", str(out),
-               "--report", str(rep), "--junit", str(junit), "--",
-               *REFERENCE, "--mutant", "cancel_as_end_turn")
+def test_fuzz_cli_finds_a_mutant_and_writes_replayable_artifacts(
+        cancel_as_end_turn_run: SharedRun) -> None:
+    run = cancel_as_end_turn_run  # tests/live/conftest.py: the run and why its budget
+    out, rep, junit = run.out, run.report, run.junit
+    proc = SimpleNamespace(**run.result)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     report = json.loads(rep.read_text())
     assert report["verdict"] == "fail"

@@ -16,6 +16,7 @@ from acp_model.fuzzing.transport import AgentProcess
 from acp_model.report.sequence_svg import OFFENDING, sequence_svg, visible
 from acp_model.trace.format import read_trace
 from tests.helpers import S, base, cancel_during_permission, turn_start
+from tests.live.shared import SharedRun
 from tests.services.browser import colour_share, external_references, load, screenshot
 
 FAIL_RED = (0xB9, 0x1C, 0x1C)  # the verdict badge and the header's rule
@@ -81,12 +82,11 @@ def test_an_explore_page_lists_properties_and_draws_witnesses(tmp_path: Path) ->
 
 @pytest.mark.slow
 @pytest.mark.external  # Chromium
-def test_fuzz_and_replay_pages_of_a_mutant(tmp_path: Path) -> None:
-    page, out, report = tmp_path / "fuzz.html", tmp_path / "out", tmp_path / "r.json"
-    code = main(["fuzz", "--max-examples", "60", "--seed", "1", "--replay-runs", "2",
-                 "--out", str(out), "--report", str(report), "--html", str(page), "--",
-                 *REFERENCE, "--mutant", "cancel_as_end_turn"])
-    assert code == 1
+def test_fuzz_and_replay_pages_of_a_mutant(tmp_path: Path,
+                                           cancel_as_end_turn_run: SharedRun) -> None:
+    run = cancel_as_end_turn_run  # shared with test_fuzz (tests/live/conftest.py)
+    page, out, report = run.html, run.out, run.report
+    assert run.result["returncode"] == 1, run.result["stderr"]
     dom = _page_checks(page, tmp_path)
     doc = json.loads(report.read_text())
     ce = doc["counterexamples"][0]
