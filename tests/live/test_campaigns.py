@@ -25,6 +25,7 @@ from acp_model.fuzzing.database import example_database
 from acp_model.fuzzing.recorder import Recorder
 from acp_model.fuzzing.run import run_fuzz
 from tests.helpers import load_fuzz_module
+from tests.live.agents.recordings import recorded
 
 pytestmark = pytest.mark.slow  # runs the mutant zoo
 
@@ -35,13 +36,10 @@ REFERENCE = [sys.executable, "-m", "acp_model.agents.reference"]
 zoo = load_fuzz_module("acp_zoo_campaign")
 
 
-# A bug mutant whose transcript the oracle tier judges (tests/data/transcripts) is fuzzed here
-# only where finding it is a race the search must win (a cancel read during a turn: CANCEL-07,
-# CANCEL-11, A-10); the full campaign fuzzes them all.
-RACY_RULES = {"CANCEL-07", "CANCEL-11", "A-10.cancel"}
-RECORDED = {name for name, entry in json.loads(
-    (ROOT / "tests" / "data" / "transcripts" / "index.json").read_text()).items()
-    if entry["rule"] not in RACY_RULES}
+# A bug mutant whose transcript the oracle tier judges (tests/data/transcripts) does not
+# depend on timing: only the others are fuzzed here (the racy ones: the search must win the
+# race); the full campaign fuzzes them all.
+RECORDED = set(recorded())
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in zoo.plan("quick")

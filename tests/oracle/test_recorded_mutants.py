@@ -21,7 +21,7 @@ INDEX: dict[str, dict[str, str]] = json.loads((DATA / "index.json").read_text())
 
 def test_most_mutants_are_judged_from_a_recording() -> None:
     assert set(INDEX) <= set(zoo.BY_NAME)
-    assert len(INDEX) >= 35, sorted(set(zoo.BY_NAME) - set(INDEX))
+    assert len(INDEX) >= 30, sorted(set(zoo.BY_NAME) - set(INDEX))
     assert sorted(p.stem for p in DATA.glob("*.jsonl")) == sorted(INDEX)
     for name, entry in INDEX.items():
         assert entry["rule"] == zoo.BY_NAME[name].rule
