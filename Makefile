@@ -40,17 +40,22 @@ services:
 agents: $(STAMP)
 	$(BIN)/acp-model agents install --all
 
+# Every tier (tests/unit, tests/oracle, tests/live, tests/external: tests/conftest.py), the
+# modules with the longest recorded time first (.test-durations, written by every run), then the
+# whole rule sweep over the oracle tier: each rule switched off must fail some test.
 test: $(STAMP) examples services agents
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
-	$(BIN)/pytest -n 2 --durations=15
+	$(BIN)/pytest -n 2 --dist worksteal --durations=15
+	$(BIN)/pytest -q -p no:xdist -m "not slow and not external" --rule-sweep=all \
+	  --rule-sweep-report=.rule-sweep.json tests/oracle
 
-# The fast tier for local work: only Python needed (no examples, services or agents), under 3
-# minutes on 2 cores; the tests marked slow or external run in `make test`.
+# The fast tiers for local work and CI: only Python needed (no examples, services or agents);
+# tests/live and tests/external run in `make test`.
 test-fast: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
-	$(BIN)/pytest -n 2 -m "not slow and not external"
+	$(BIN)/pytest -n 2 --dist worksteal -m "not slow and not external" tests/unit tests/oracle
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -14,7 +14,7 @@ Plans:
 
 * ``quick``: the reference agent in all three timings, a sample of designs and plain agents,
   and a representative subset of bug mutants with small budgets; the project's test suite runs
-  it (``tests/test_campaigns.py``).
+  it (``tests/live/test_campaigns.py``).
 * ``full``: every bug mutant in every timing with seeds 1, 2, 3.
 * ``designs``: every design and plain variant, fast and slow, seeds 1, 2, 3, 200 examples each.
   Hours on one core; spread it with ``--jobs`` or pytest-xdist.

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from acp_model.oracle.offline import check_records
@@ -12,6 +16,20 @@ if TYPE_CHECKING:
     from acp_model.fuzzing.transport import AgentProcess
 
 S = "s1"
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+NOTEBOOK_NAMES = ("01-model-tour.ipynb", "02-fuzzing-an-agent.ipynb", "03-spec-authors.ipynb")
+
+
+def load_fuzz_module(name: str) -> ModuleType:
+    """``fuzz/`` is not a package (``fuzz`` is taken on PyPI): load its module by path."""
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, ROOT / "fuzz" / f"{name}.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
 
 
 def base(sid: str = S, **caps: Any) -> TraceBuilder:

@@ -1,15 +1,14 @@
 """The proof that no rule lost its test: a pytest plugin that switches each rule off in turn.
 
-``pytest -p tests.rule_sweep --rule-sweep=all tests/unit tests/oracle`` runs every test once
-while recording which rules the monitor reported a violation of (the only rules whose
-switch-off can change that test's outcome: the hook drops violations, nothing else), then
-reruns the test in-process once per such rule with that rule off
-(:func:`acp_model.model.check.rules_disabled`, the test-only hook
-``ACP_MODEL_DISABLED_RULES``). A rerun that fails is a test of that rule. Every rule decided
-by some check (:data:`acp_model.model.check.CHECKS`) must have at least one: the session fails
-otherwise and names the rules without one. ``--rule-sweep=first`` stops trying a rule once one
-test failed without it (the quick version CI's fast tier runs); ``--rule-sweep-report`` writes
-the tests per rule as JSON.
+``pytest -p no:xdist --rule-sweep=all tests/unit tests/oracle`` runs every test once while
+recording which rules the monitor reported a violation of (the only rules whose switch-off can
+change that test's outcome: the hook drops violations, nothing else), then reruns the test
+in-process once per such rule with that rule off (:func:`acp_model.model.check.rules_disabled`,
+the test-only hook ``ACP_MODEL_DISABLED_RULES``; a rule judged via others is switched off with
+them). A rerun that fails is a test of that rule. Every rule decided from the trace must have
+at least one: the session fails otherwise and names the rules without one. ``first`` stops
+trying a rule once a test failed without it (the quick version CI's fast tier runs);
+``--rule-sweep-report`` writes the tests per rule as JSON.
 
 What a test checks in a child process is switched off too (through the environment) but not
 recorded, so such tests count only where they also report in-process.
@@ -28,7 +27,7 @@ import pytest
 from _pytest.runner import runtestprotocol
 
 from acp_model.model.check import CHECKS, rules_disabled
-from acp_model.model.vocab import Level
+from acp_model.model.vocab import Level, Role
 from acp_model.spec.rules import RULES
 
 
@@ -47,14 +46,22 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def swept_rules() -> set[str]:
-    """Every rule some check decides, and every rule a strict reading reports under."""
-    import acp_model.fuzzing
-    import acp_model.oracle.monitor  # noqa: F401
+    """Every rule some check decides from the trace, and every rule a strict reading reports
+    under. The rules judged only from the agent process (:data:`Role.PROCESS`: it stays
+    alive, its output stays bounded, it echoes the version) need a live agent: the live
+    tier's hostile-agent tests prove those."""
+    import acp_model.oracle.monitor  # noqa: F401  (registers the monitor's declarations)
 
-    rules = {meta.rule for meta in CHECKS.values()}
-    rules |= {choice for meta in CHECKS.values() for _, choice in meta.levels
-              if choice in RULES}
+    traced = [meta for meta in CHECKS.values() if meta.role is not Role.PROCESS]
+    rules = {meta.rule for meta in traced}
+    rules |= {choice for meta in traced for _, choice in meta.levels if choice in RULES}
     return rules
+
+
+def switched_off(rule_id: str) -> tuple[str, ...]:
+    """What "this rule's check off" means: the rule, and the rules it is judged via (SESS-10's
+    close is judged as a cancel, CANCEL-06/-07)."""
+    return (rule_id, *RULES[rule_id].judged_via)
 
 
 class Sweep:
@@ -112,11 +119,13 @@ class Sweep:
         with self._recording() as seen:
             reports = runtestprotocol(item, nextitem=item, log=False)
         if all(r.passed for r in reports):
-            for rule in sorted(seen):
+            wanted = swept_rules()
+            candidates = {r for r in wanted if seen.intersection(switched_off(r))}
+            for rule in sorted(candidates):
                 if self.mode == "first" and self.failing.get(rule):
                     continue
                 self.reruns += 1
-                with rules_disabled(rule):
+                with rules_disabled(*switched_off(rule)):
                     again = runtestprotocol(item, nextitem=item, log=False)
                 if any(r.failed for r in again):
                     self.failing.setdefault(rule, []).append(item.nodeid)

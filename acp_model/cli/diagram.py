@@ -15,7 +15,7 @@ DIAGRAM_EPILOG = """Writes session-lifecycle.*, connection.* and reachable.* (pn
 with --style docs, docs-*.mmd/.svg/.png under diagrams/docs (mermaid-cli needed for pictures).
 Regenerate the checked-in diagrams with:  acp-model diagram --format all --out diagrams
 and:  acp-model diagram --style docs
-(tests/test_render.py fails when diagrams/ drifts from the model).
+(tests/unit/test_render.py fails when diagrams/ drifts from the model).
 example: acp-model diagram --format all --out diagrams"""
 
 

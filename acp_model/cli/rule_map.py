@@ -1,7 +1,8 @@
 """The rule map: where each rule is decided, read off the ``@check`` registry.
 
 Every module that decides a rule registers its checks when imported; :data:`DECIDING_MODULES`
-lists them (``tests/test_catalogue.py`` fails if a module decides a rule without being listed).
+lists them (``tests/unit/test_catalogue.py``
+fails if a module decides a rule without being listed).
 The docs site's rule map (docs/design.md) is :func:`markdown`, generated when the site is
 built, so it cannot drift from the code.
 """

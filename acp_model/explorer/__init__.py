@@ -16,7 +16,7 @@ order within their session, plus the observers' state. The read frontier advance
 ``monitor``: a prompt response proves the agent read everything up to that prompt, and the
 abstract ``sync`` event stands for any client request the agent answers at once. Because trace
 indices only matter by those orders and by the frontiers, equal keys have equal futures and the
-exploration is exact within its bounds (``tests/test_explore.py`` replays merged histories
+exploration is exact within its bounds (``tests/unit/test_explore.py`` replays merged histories
 side by side to check it).
 
 Every edge can be replayed into a concrete JSON-RPC trace with ``TraceBuilder`` (see

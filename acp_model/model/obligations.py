@@ -163,7 +163,7 @@ class ObligationsMixin:
         Answered requests are read by STATE-05 (``unreported_block``), PERM-11 and STATE-06
         (through the tool call they guard); a settled one that guards no tool call only takes
         up room. The explorer calls this after each event, which frees the request's place in
-        its bounds (``tests/test_explore.py`` checks that a compacted configuration is one the
+        its bounds (``tests/unit/test_explore.py`` checks that a compacted configuration is one the
         exploration reaches).
         """
         guarding = {t.perm for t in self.tools.values()}

@@ -17,7 +17,7 @@ Field metadata steers the snapshot:
   ``None`` when negative (unset);
 * ``snapshot=False`` (with a ``why``): left out of the key because no check reads it (the
   explanatory indices of a permission request, its options); :data:`EXCLUDED` lists them and
-  ``tests/test_snapshot.py`` keeps the list honest;
+  ``tests/unit/test_snapshot.py`` keeps the list honest;
 * ``perm_ref``: holds a permission request id; replaced by that request's position;
 * ``canon``: the name of a model method mapping ``(value, record)`` to what matters for the
   future (the record is None for a field of the model itself).

@@ -3,7 +3,7 @@
 Every value is a ``StrEnum`` (or ``IntEnum`` for JSON-RPC codes), so it compares equal to the
 plain string the wire or python-statemachine uses (``State.IDLE == "idle"``) while a typo in the
 code is an ``AttributeError`` instead of a silently different string.
-``tests/test_definitions.py`` keeps the enums and the machines in step (every event of a
+``tests/unit/test_definitions.py`` keeps the enums and the machines in step (every event of a
 machine has a member, and back).
 """
 

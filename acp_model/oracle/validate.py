@@ -40,7 +40,7 @@ BACKENDS = ("jsonschema-rs", "fastjsonschema")
 def backend() -> str:
     """The compiled validator in use: jsonschema-rs (Rust, about 30 times faster here), or
     fastjsonschema with ``ACPM_VALIDATOR=fastjsonschema``; the differential test
-    (``tests/test_validators_agree.py``) shows both agree with jsonschema."""
+    (``tests/oracle/test_validators_agree.py``) shows both agree with jsonschema."""
     import os
 
     name = os.environ.get("ACPM_VALIDATOR", BACKENDS[0])

@@ -1,0 +1,70 @@
+"""Runs the live tier shares: one fuzz run serves every test that asserts on it."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+@dataclass(frozen=True)
+class SharedRun:
+    """A finished ``acp-model fuzz`` run: its exit code, output and files."""
+
+    folder: Path
+    result: dict[str, Any]
+
+    @property
+    def out(self) -> Path:
+        return self.folder / "out"
+
+    @property
+    def report(self) -> Path:
+        return self.folder / "report.json"
+
+    @property
+    def junit(self) -> Path:
+        return self.folder / "junit.xml"
+
+    @property
+    def html(self) -> Path:
+        return self.folder / "fuzz.html"
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    with path.open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def shared_fuzz_run(factory: pytest.TempPathFactory, name: str, argv: list[str]) -> SharedRun:
+    """Run ``acp-model fuzz argv`` once per pytest session, whichever xdist worker asks first
+    (the others wait for it and read its files)."""
+    base = factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # this session's
+    folder = root / f"shared-{name}"
+    done = folder / "result.json"
+    with _locked(root / f"shared-{name}.lock"):
+        if not done.exists():
+            folder.mkdir(exist_ok=True)
+            proc = subprocess.run(
+                [sys.executable, "-m", "acp_model", "fuzz", "--out", str(folder / "out"),
+                 "--report", str(folder / "report.json"), "--junit", str(folder / "junit.xml"),
+                 "--html", str(folder / "fuzz.html"), *argv],
+                capture_output=True, text=True, timeout=300)
+            done.write_text(json.dumps({"returncode": proc.returncode, "stdout": proc.stdout,
+                                        "stderr": proc.stderr}))
+    return SharedRun(folder, json.loads(done.read_text()))

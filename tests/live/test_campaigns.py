@@ -1,0 +1,130 @@
+"""The ready-made campaigns of ``fuzz/``.
+
+* the zoo campaign's quick plan, one test per case: bug mutants are reported under their rule,
+  the reference agent (fast, real, slow) and a sample of correct designs give no failure and
+  warnings only where a reading leaves the behaviour open;
+* (the shape of the plans, without running them: test_campaign_plans.py);
+* the long campaign for any agent (``fuzz/test_agent.py``) end to end on two xdist workers,
+  and the example database it relies on: a failure stored by one run replays first in the next.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from acp_model.fuzzing.config import FuzzConfig
+from acp_model.fuzzing.database import example_database
+from acp_model.fuzzing.recorder import Recorder
+from acp_model.fuzzing.run import run_fuzz
+from tests.helpers import load_fuzz_module
+from tests.live.agents.recordings import recorded
+
+pytestmark = pytest.mark.slow  # runs the mutant zoo
+
+ROOT = Path(__file__).resolve().parents[2]
+REFERENCE = [sys.executable, "-m", "acp_model.agents.reference"]
+
+
+zoo = load_fuzz_module("acp_zoo_campaign")
+
+
+# A bug mutant whose transcript the oracle tier judges (tests/data/transcripts) does not
+# depend on timing: only the others are fuzzed here (the racy ones: the search must win the
+# race); the full campaign fuzzes them all.
+RECORDED = set(recorded())
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in zoo.plan("quick")
+                                  if not (c.kind == "bug" and c.variant in RECORDED)])
+def test_quick_zoo_case(case: Any) -> None:
+    outcome = zoo.run_case(case)
+    assert outcome.ok, outcome.explain()
+    if case.kind != "bug":
+        assert outcome.examples >= case.max_examples  # the whole budget ran, nothing cut short
+
+
+def _examples_until(rule: str, cfg: FuzzConfig) -> int | None:
+    """How many examples had finished when ``rule`` was first recorded."""
+    seen: list[tuple[int, bool]] = []
+
+    def progress(rec: Recorder) -> None:
+        seen.append((rec.examples, rule in rec.found))
+
+    run_fuzz(cfg, on_progress=progress)
+    return next((n for n, hit in seen if hit), None)
+
+
+def test_a_stored_failure_replays_first_in_the_next_run(tmp_path: Path) -> None:
+    # Needs a notification-only batch: seed 3 generates one in its 10th example, seed 1 only
+    # in its 88th. The trigger does not depend on timing, so the stored program fails again.
+    rule = "RPC-09"
+    argv = [*REFERENCE, "--mutant", "empty_batch_reply"]
+
+    def cfg(seed: int) -> FuzzConfig:
+        return FuzzConfig(argv, max_examples=150, steps=15, seed=seed, deadline=1.0,
+                          max_rounds=1, replay_runs=0, shrink_budget=3.0,
+                          stop_on=frozenset({rule}), database=str(tmp_path))
+
+    assert _examples_until(rule, cfg(3)) is not None
+    db = example_database(cfg(3))
+    assert db is not None and any(Path(db.path).rglob("*")), "the failure was stored"
+    assert _examples_until(rule, cfg(1)) == 1  # replayed before seed 1's own programs
+
+
+def test_agent_campaign_on_two_workers(tmp_path: Path) -> None:
+    agent = shlex.join([*REFERENCE, "--mutant", "cancel_as_end_turn"])
+    env = {**os.environ, "ACP_AGENT": agent, "ACP_BUDGET": "10", "ACP_REPLAYS": "1",
+           "ACP_DB": str(tmp_path / "db"), "ACP_OUT": str(tmp_path / "out"), "ACP_SEED": "5"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "2", "-q",
+         str(ROOT / "fuzz" / "test_agent.py")],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert "2 failed" in out and "CANCEL-07 (MUST, binds the agent)" in out, out
+    for shard in (0, 1):
+        report = json.loads((tmp_path / "out" / f"shard-{shard}" / "report.json").read_text())
+        assert report["config"]["seed"] == 5 + 1000 * shard
+        assert "CANCEL-07" in {ce["rule"] for ce in report["counterexamples"]}
+    # Both shards stored into the directory of this agent, the one the plugin reads as well.
+    db = example_database(FuzzConfig(shlex.split(agent), database=str(tmp_path / "db")))
+    assert db is not None and any(Path(db.path).rglob("*"))
+    assert [p.name for p in (tmp_path / "db").iterdir()] == [Path(db.path).name]
+
+
+def test_agent_campaign_is_skipped_without_an_agent() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "ACP_AGENT"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rs",
+         str(ROOT / "fuzz" / "test_agent.py")],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    # a module-level skip collects nothing: exit code 5, the reason in the summary
+    assert proc.returncode == pytest.ExitCode.NO_TESTS_COLLECTED, proc.stdout + proc.stderr
+    assert "1 skipped" in proc.stdout
+    assert "set ACP_AGENT" in proc.stdout
+
+
+@pytest.mark.parametrize(("setting", "needle"), [
+    ("ACP_BUDGET=abc", "ACP_BUDGET='abc': expected a number"),
+    ("ACP_SHARDS=0", "ACP_SHARDS='0': must be at least 1"),
+    ("ACP_READINGS=A-01=zz", "has no value 'zz'"),
+])
+def test_agent_campaign_names_a_bad_setting(setting: str, needle: str) -> None:
+    name, value = setting.split("=", 1)
+    env = {**os.environ, "ACP_AGENT": f"{sys.executable} -m acp_model.agents.reference",
+           name: value}
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+         str(ROOT / "fuzz" / "test_agent.py")],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode not in (0, pytest.ExitCode.NO_TESTS_COLLECTED), proc.stdout
+    assert needle in proc.stdout + proc.stderr
+    assert "test_agent_campaign" not in proc.stdout  # nothing ran

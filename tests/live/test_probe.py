@@ -1,0 +1,86 @@
+"""``--spec auto``'s probe never decides a run's fate, and never swallows a signal.
+
+An agent that never answers ``session/prompt`` used to end ``--spec auto`` runs with a usage
+error and no report, hiding the PROMPT-04 failure it is; a slow starter met the same wall; a
+Ctrl-C during the probe was swallowed (the signal guard came after it).
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from acp_model.fuzzing.config import FuzzConfig
+from acp_model.fuzzing.revision import PROBE_DEADLINE, resolve
+from acp_model.fuzzing.stop import Interrupted, Stop
+from tests.live.test_interrupt import Run
+
+pytestmark = pytest.mark.slow  # fuzz runs against live agents
+
+HOSTILE = Path(__file__).resolve().parents[1] / "hostile"
+MUTE = [sys.executable, str(HOSTILE / "mute_prompts.py")]
+
+
+def test_an_agent_that_never_answers_prompts_fails_prompt_04(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch
+                                                             ) -> None:
+    """Default options (``--spec auto``): the probe falls back, the run reports PROMPT-04."""
+    from acp_model.cli.main import main
+    from acp_model.fuzzing import revision
+
+    monkeypatch.setattr(revision, "PROBE_DEADLINE", 3.0)  # waited out in full: 10 s by default
+    report_path = tmp_path / "r.json"
+    # a fixed seed: an unseeded program may withdraw every prompt it sends ($/cancel_request),
+    # and a withdrawn prompt left unanswered is CANCEL-14, not PROMPT-04
+    code = main(["fuzz", "--time-budget", "4", "--deadline", "1", "--max-examples", "5",
+                 "--seed", "1", "--replay-runs", "1", "--minimize-budget", "3",
+                 "--report", str(report_path), "--",
+                 *MUTE])
+    assert code == 1
+    report = json.loads(report_path.read_text())
+    assert report["verdict"] == "fail"
+    failed = {v["rule"] for v in report["violations"] if v["level"] == "fail"}
+    assert "PROMPT-04" in failed, report["violations"]
+    assert report["spec"]["fallback"] is True and report["spec"]["revision"] == "seed"
+    assert "the probe could not decide" in report["spec"]["evidence"]
+    assert any(n.startswith("--spec auto: ") for n in report["notes"])
+
+
+def test_a_slow_starter_is_probed_not_refused() -> None:
+    """Answers 4 s late (past the 3 s deadline, within the probe's own)."""
+    assert PROBE_DEADLINE > 4
+    cfg = resolve(FuzzConfig(argv=[*MUTE, "--slow", "4"], spec="auto", deadline=3.0))
+    assert cfg.decision is not None and not cfg.decision.fallback
+    assert cfg.decision.evidence.startswith("probe: ") and cfg.decision.revision == "seed"
+
+
+def test_a_stop_request_ends_the_probe_at_once() -> None:
+    stop = Stop()
+    started = time.monotonic()
+    import threading
+
+    threading.Timer(0.5, stop.request).start()
+    with pytest.raises(Interrupted):
+        resolve(FuzzConfig(argv=MUTE, spec="auto"), stop)
+    assert time.monotonic() - started < 1.6  # 0.5 s, then within the 0.1 s poll (loaded CI)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_during_the_probe_stops_with_the_report(sig: signal.Signals,
+                                                         tmp_path: Path) -> None:
+    run = Run(tmp_path, *MUTE)
+    run.wait_for("phase: spec")
+    started = time.monotonic()
+    run.proc.send_signal(sig)
+    code = run.proc.wait(timeout=30)
+    took = time.monotonic() - started
+    assert code == 130, run.seen
+    assert took < 5, f"took {took:.1f} s to stop"  # 1 s goal; the interpreter's exit on CI
+    report = json.loads(run.report.read_text())
+    assert report["summary"]["interrupted"] is True
+    assert report["summary"]["examples"] == 0

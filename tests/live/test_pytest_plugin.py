@@ -1,0 +1,215 @@
+"""The pytest plugin, driven through pytester in fresh pytest processes.
+
+Each run is a real ``pytest --acp-agent ...`` in a temporary directory: the plugin is loaded
+from its ``pytest11`` entry point (``-p acp_model`` as well, so the tests also pass where
+plugin autoloading is disabled).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+import textwrap
+
+import pytest
+
+from acp_model.spec.readings import DEFAULT
+from acp_model.spec.revisions import NAMES
+from acp_model.spec.rules import group_of, rule_groups
+
+pytestmark = pytest.mark.slow  # runs pytest on a live agent, in subprocesses
+
+pytest_plugins = ["pytester"]
+
+AGENT = shlex.join([sys.executable, "-m", "acp_model.agents.reference", "--timing", "fast"])
+# The plugin collects the groups of every revision under the default --acp-spec auto.
+GROUPS = list(dict.fromkeys(g for name in NAMES
+                            for g in rule_groups(DEFAULT.parse([f"SPEC={name}"]))))
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_subprocess("-p", "acp_model", "-p", "no:cacheprovider", *args,
+                                         timeout=300)
+
+
+def test_reference_agent_passes_every_group(pytester: pytest.Pytester) -> None:
+    result = run(pytester, "--acp-agent", AGENT, "--acp-profile", "quick", "--acp-seed", "1",
+                 "-v")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    # the agent speaks v2: the group only v1 has is skipped (no rule of it in the revision)
+    judged = [g for g in GROUPS if g != "V1"]
+    result.assert_outcomes(passed=len(judged), skipped=1)
+    result.stdout.fnmatch_lines([f"acp-model::test_acp[[]{g}[]] PASSED*" for g in judged],
+                                consecutive=False)
+    result.stdout.fnmatch_lines(["*acp-model*", "*profile: quick*seed: 1*",
+                                 "*failures: none; warnings: 0*"])
+    assert "AcpWarning" not in result.stdout.str()
+
+
+@pytest.mark.parametrize(("mutant", "group", "rule"), [
+    ("cancel_as_end_turn", "CANCEL", "CANCEL-07"),
+    ("unknown_stop_reason", "STOP", "STOP-03"),
+])
+def test_mutant_fails_its_rule_group(pytester: pytest.Pytester, mutant: str, group: str,
+                                     rule: str) -> None:
+    out = pytester.path / "out"
+    result = run(pytester, "--acp-agent", f"{AGENT} --mutant {mutant}", "--acp-profile",
+                 "quick", "--acp-seed", "1", "--acp-deadline", "1.5", "--acp-out", str(out))
+    text = result.stdout.str()
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, text
+    result.stdout.fnmatch_lines([f"FAILED acp-model::test_acp[[]{group}[]]*"])
+    # The failure reads like a conformance report: rule, what happened, program, rate.
+    result.stdout.fnmatch_lines([
+        f"{group}: * rule(s) failed against *--mutant {mutant}*",
+        f"{rule} (MUST, binds the agent): *",
+        "  what happened: *",
+        "  minimal counterexample, * client action(s), reproduced */* in fresh agent*",
+        "    1. *",
+    ])
+    assert "Traceback" not in text
+    outcomes = result.parseoutcomes()
+    report = json.loads((out / "report.json").read_text())
+    # Exactly the groups of the rules the run failed fail (a mutant may break a second rule on
+    # the way); the others pass, or are skipped when the run, ending early, never exercised
+    # them.
+    failed_groups = {group_of(v["rule"]) for v in report["violations"] if v["level"] == "fail"}
+    assert group in failed_groups
+    assert outcomes.get("failed", 0) == len(failed_groups), (outcomes, failed_groups)
+    assert outcomes.get("passed", 0) + outcomes.get("skipped", 0) + outcomes["failed"] == \
+        len(GROUPS), outcomes
+    assert report["verdict"] == "fail" and report["profile"] == "quick"
+    assert rule in {ce["rule"] for ce in report["counterexamples"]}
+    assert (out / rule / "replay.json").is_file()
+
+
+def test_wrong_protocol_version_fails_init_and_skips_the_rest(pytester: pytest.Pytester
+                                                              ) -> None:
+    # Not a usage error: the agent started and answered, but broke INIT-04. Under --acp-spec
+    # seed the client offers only 2 (under auto, an agent answering 1 is judged as v1).
+    result = run(pytester, "--acp-agent", f"{AGENT} --mutant init_wrong_version",
+                 "--acp-profile", "quick", "--acp-spec", "seed", "-rfs")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    result.assert_outcomes(failed=1, skipped=len(rule_groups(DEFAULT)) - 1)
+    result.stdout.fnmatch_lines(["FAILED acp-model::test_acp[[]INIT[]]*"])
+    result.stdout.fnmatch_lines([
+        "SKIPPED * acp-model*: the agent could not be fuzzed: the agent negotiated protocol "
+        "version 1, not 2"])
+    assert "INIT-04 (MUST, binds the agent)" in result.stdout.str()
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+
+
+def test_acp_spec_v1_drives_and_judges_the_agent_in_v1(pytester: pytest.Pytester) -> None:
+    """Under --acp-spec v1 the client offers v1 (the reference agent then speaks it) and the
+    v1 rules judge: a cancelled turn answered end_turn fails the CANCEL group."""
+    result = run(pytester, "--acp-agent", f"{AGENT} --mutant cancel_as_end_turn",
+                 "--acp-profile", "quick", "--acp-seed", "1", "--acp-spec", "v1", "-rf")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    result.stdout.fnmatch_lines(["*failures: CANCEL-07*"])
+    result.stdout.fnmatch_lines(["FAILED acp-model::test_acp[[]CANCEL[]]*"])
+    failed = [line for line in result.stdout.lines if line.startswith("FAILED")]
+    assert len(failed) == 1, failed  # nothing else: the v1 wire is read as v1
+
+
+def test_one_group_can_be_selected_with_k(pytester: pytest.Pytester) -> None:
+    result = run(pytester, "--acp-agent", f"{AGENT} --mutant cancel_as_end_turn",
+                 "--acp-profile", "quick", "--acp-seed", "1", "-k", "test_acp and STOP")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    result.assert_outcomes(passed=1, deselected=len(GROUPS) - 1)
+
+
+@pytest.mark.parametrize(("agent", "needle"), [
+    ("acp-model-no-such-agent --stdio", "agent command 'acp-model-no-such-agent' not found"),
+    ("{tmp}/agent.sh", "is not executable"),
+    (f"{shlex.quote(sys.executable)} -c \"import sys; sys.stderr.write('no api key\\\\n'); "
+     "sys.exit(3)\"", "exited before answering initialize (exit code 3)"),
+    ("'unbalanced", "No closing quotation"),
+], ids=["not-found", "not-executable", "exits-at-start", "bad-quoting"])
+def test_wrong_agent_command_is_a_usage_error(pytester: pytest.Pytester, agent: str,
+                                              needle: str) -> None:
+    script = pytester.path / "agent.sh"
+    script.write_text("#!/bin/sh\nexit 0\n")  # no execute bit
+    pytester.makepyfile(test_other="def test_other():\n    pass\n")
+    result = run(pytester, "--acp-agent", agent.format(tmp=pytester.path))
+    err = result.stderr.str()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str() + err
+    assert "ERROR: --acp-agent" in err and needle in err, err
+    if "exit code 3" in needle:
+        assert "no api key" in err  # the agent's own explanation is shown
+    assert "Traceback" not in err + result.stdout.str()
+    assert "passed" not in result.stdout.str()  # nothing ran
+
+
+def test_a_bad_reading_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    result = run(pytester, "--acp-agent", AGENT, "--acp-reading", "A-01=sometimes")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--acp-reading" in result.stderr.str() and "sometimes" in result.stderr.str()
+
+
+def test_no_agent_option_changes_nothing(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_mine="""
+        def test_plain():
+            assert 1 + 1 == 2
+
+        def test_needs_agent(acp_client):
+            raise AssertionError("must not run without --acp-agent")
+    """)
+    result = run(pytester, "-rs")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(["*needs --acp-agent*"])
+    assert "test_acp" not in result.stdout.str()  # no group tests were added
+
+
+def test_fixtures_and_a_subclassed_state_machine(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_mine=textwrap.dedent("""
+        from hypothesis import settings
+        from hypothesis.stateful import initialize, rule
+
+        from acp_model.pytest_plugin.api import run_lifecycle
+
+        def test_one_turn(acp_client, acp_monitor):
+            acp_client.perform({"op": "new_session"})
+            acp_client.perform({"op": "prompt", "s": 0,
+                                "blocks": [{"type": "text", "text": "fix tests"}]})
+            acp_client.perform({"op": "wait", "s": 0, "mode": "settled"})
+            acp_client.drain([0])
+            assert acp_client.state(0) == "idle"
+            assert acp_monitor.failures == []
+            assert acp_monitor.count > 6
+
+        def test_extra_rule(acp_state_machine, acp_settings):
+            class PromptCancelPrompt(acp_state_machine):
+                @initialize()
+                def cancel_during_a_permission(self):
+                    # The cancel is provably read (a sync answered) before the permission
+                    # answer that lets the agent end the work: decisive on every timing.
+                    if not self.ex.n_sessions:
+                        self.ex.act({"op": "new_session"})
+                    self.ex.act({"op": "prompt", "s": 0,
+                                 "blocks": [{"type": "text", "text": "edit"}]})
+                    self.ex.act({"op": "wait", "s": 0, "mode": "settled"})
+                    self.ex.act({"op": "cancel", "s": 0, "sync": True})
+
+                @rule()
+                def prompt_cancel_prompt(self):
+                    go = [{"type": "text", "text": "go"}]
+                    self.ex.act({"op": "prompt", "s": 0, "blocks": go})
+                    self.ex.act({"op": "cancel", "s": 0, "sync": True})
+                    self.ex.act({"op": "prompt", "s": 0, "blocks": go})
+
+            run_lifecycle(PromptCancelPrompt, settings(acp_settings, max_examples=8))
+            assert PromptCancelPrompt.acp_recorder.examples >= 8
+    """))
+    result = run(pytester, "--acp-agent", AGENT, "--acp-profile", "ci", "-k", "test_mine",
+                 "-v")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    result.assert_outcomes(passed=2, deselected=len(GROUPS))
+    # The mutant asks for a permission first in every turn and waits for the cancelled answer
+    # (perm_cancel=wait), which the client sends after the sync that proves the cancel read.
+    bad = run(pytester, "--acp-agent",
+              f"{AGENT} --mutant cancel_as_end_turn --design perm_cancel=wait",
+              "--acp-profile", "ci", "-k", "test_extra_rule")
+    assert bad.ret == pytest.ExitCode.TESTS_FAILED, bad.stdout.str()
+    bad.stdout.fnmatch_lines(["*rule(s) failed against*", "CANCEL-07 (MUST*"])
+    assert "FlakyFailure" not in bad.stdout.str()

@@ -1,0 +1,132 @@
+"""The client's action vocabulary: one typed, registered action per op, its JSON form (the
+replay format), its description, and session labels numbered by the program."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from acp_model.fuzzing.actions import (
+    ACTIONS,
+    ActionError,
+    AnswerPermission,
+    Cancel,
+    Finish,
+    Mistake,
+    NegativeInput,
+    NewSession,
+    Probe,
+    Prompt,
+    SloppyAnswer,
+    Sync,
+    Wait,
+    describe_program,
+    from_json,
+    session_labels,
+)
+from acp_model.fuzzing.recorder import standalone
+
+TEXT = [{"type": "text", "text": "fix tests"}]
+
+
+def test_every_op_round_trips_through_json() -> None:
+    for op, cls in ACTIONS.items():
+        action = cls()
+        assert action.op == op
+        assert from_json(action.to_json()) == action
+
+
+def test_bad_actions_are_refused_when_read() -> None:
+    with pytest.raises(ActionError, match="unknown action 'dance'"):
+        from_json({"op": "dance"})
+    with pytest.raises(ActionError, match="has no field colour"):
+        from_json({"op": "cancel", "s": 0, "colour": "red"})
+    with pytest.raises(ValueError):
+        AnswerPermission(0, "maybe")
+    with pytest.raises(ActionError, match="wait mode"):
+        Wait(0, "forever")
+    with pytest.raises(ActionError, match="probe 'x'"):
+        Probe(0, "x")
+
+
+def test_a_one_session_program_labels_its_session_s1() -> None:
+    """The generator's index 2 on a program with one session is that session."""
+    program = [NewSession(), Prompt(2, TEXT), Cancel(2, sync=True)]
+    assert describe_program(program) == ["new session s1", "prompt s1: fix tests",
+                                         "cancel s1 (then sync)"]
+
+
+def test_sessions_are_numbered_in_order_of_creation() -> None:
+    program = [Prompt(1, TEXT), NewSession(), NewSession(), Prompt(1, TEXT), Prompt(4, TEXT),
+               Sync()]
+    assert session_labels(program) == [" (no session yet)", " s1", " s2", " s2", " s1", ""]
+
+
+def test_a_shared_process_history_is_renumbered_for_a_fresh_one() -> None:
+    history = [NewSession(created=13), Prompt(13, TEXT), NewSession(created=14), Cancel(14)]
+    fresh = standalone(history)
+    assert fresh == [NewSession(), Prompt(0, TEXT), NewSession(), Cancel(1)]
+    assert all(a.created is None for a in fresh if isinstance(a, NewSession))
+    assert "created" not in NewSession(created=3).to_json()
+
+
+def test_a_session_taken_over_from_an_earlier_example_replays_as_that_session() -> None:
+    """With ``reuse_sessions`` an example may take over a quiet session an earlier one left: a
+    program holding both examples goes on with that session in a fresh process, as the run did;
+    one that starts after the session was made can only make a new one."""
+    history = [NewSession(created=13), Prompt(13, TEXT), NewSession(created=14),
+               NewSession(created=15, reuses=13), Prompt(15, TEXT), Cancel(14)]
+    assert standalone(history) == [NewSession(), Prompt(0, TEXT), NewSession(),
+                                   Prompt(0, TEXT), Cancel(1)]
+    assert standalone(history[3:]) == [NewSession(), Prompt(0, TEXT), Cancel(14)]
+    assert "reuses" not in NewSession(created=15, reuses=13).to_json()
+
+
+def test_an_interrupt_writes_the_cancel_and_the_prompt_together() -> None:
+    """``interrupt``: session/cancel and the next session/prompt in one write, read by the
+    agent in one chunk; the conforming agent runs the new prompt to its own end, and its
+    nested prompt survives the replay format."""
+    from acp_model.fuzzing.actions import Interrupt
+    from acp_model.fuzzing.config import FuzzConfig
+    from acp_model.fuzzing.pool import AgentPool, Example
+    from acp_model.fuzzing.recorder import Recorder
+    REFERENCE = [sys.executable, "-m", "acp_model.agents.reference"]
+
+    action = Interrupt(0, Prompt(0, TEXT))
+    assert from_json(action.to_json()) == action
+    nested = Interrupt(2, Prompt(2, TEXT, meta=True))  # as the machine builds it
+    assert from_json(nested.to_json()) == nested
+    with pytest.raises(ActionError, match="not a prompt"):
+        from_json({"op": "interrupt", "s": 0, "prompt": {"op": "cancel"}})
+    assert describe_program([NewSession(), action]) == [
+        "new session s1", "interrupt s1: cancel and, in the same write, prompt: fix tests"]
+    recorder = Recorder()
+    pool = AgentPool(FuzzConfig(REFERENCE, spec="seed"), recorder)
+    try:
+        client = pool.client()
+        ex = Example(client, recorder, deadline=3.0)
+        ex.act(NewSession())
+        ex.act(action)
+        ex.act(Finish(0))  # the new prompt's turn runs to its end (permissions allowed)
+        records = client.proc.records()
+        methods = [r["msg"].get("method") for r in records if r["dir"] == "c2a"]
+        at = methods.index("session/cancel")
+        assert methods[at + 1] == "session/prompt"
+        idles = [r["msg"]["params"]["update"].get("stopReason") for r in records
+                 if r["dir"] == "a2c" and r["msg"].get("method") == "session/update"
+                 and r["msg"]["params"]["update"].get("state") == "idle"]
+        assert idles and idles[-1] not in (None, "cancelled"), idles
+        pool.end_example(ex)
+        assert not client.monitor.failures
+    finally:
+        pool.retire()
+
+
+def test_replay_files_from_before_the_typed_inputs_still_load() -> None:
+    """Replays written when probes and sloppy answers named their input ``kind``."""
+    assert from_json({"op": "probe", "s": 1, "kind": "garbage"}) == Probe(1, NegativeInput.GARBAGE)
+    assert from_json({"op": "sloppy_answer", "kind": "withdrawn"}) \
+        == SloppyAnswer(0, Mistake.WITHDRAWN)
+    with pytest.raises(ActionError, match="sloppy answer 'twice'"):
+        from_json({"op": "sloppy_answer", "mistake": "twice"})
