@@ -174,7 +174,9 @@ def row_from_report(target: Target, report: Mapping[str, Any], base: Path,
         "out": _rel(str(out_dir), base) if out_dir else None,
         "cells": cells_of(report, base),
     })
-    if report.get("verdict") == "error":
+    if report.get("verdict") == "error" or report.get("unusable"):
+        # the agent could not be fuzzed (it did not start, refused initialize...): a row with
+        # the error; what a rule says about that (ACPM-ALIVE...) stays in its cells
         row["status"] = RowStatus.ERROR.value
         row["reason"] = str(report.get("unusable") or report.get("problem")
                             or "the run judged nothing")

@@ -106,7 +106,7 @@ def _demote(text: str) -> str:
 def _row(row: Mapping[str, Any], fams: list[Mapping[str, Any]], *, base: Path,
          docs: Path) -> list[str]:
     title = f"### ACP v{row['protocol']}"
-    if row["status"] != RowStatus.RAN:
+    if row["status"] != RowStatus.RAN and not row.get("cells"):
         return [title, "", f"**{row['status']}**: {row.get('reason') or ''}", ""]
     s = row.get("summary") or {}
     failures = [(f, x) for f in fams
@@ -117,6 +117,8 @@ def _row(row: Mapping[str, Any], fams: list[Mapping[str, Any]], *, base: Path,
                    if ((row.get("cells") or {}).get(f["id"]) or {}).get("status")
                    == Cell.NOT_EXERCISED]
     verdict = "fail" if failures else "pass" + (" with warnings" if warnings else "")
+    if row["status"] != RowStatus.RAN:
+        verdict = f"{row['status']}: {row.get('reason')}"
     out = [title, "",
            f"**Verdict: {verdict}** (judged by `{row.get('revision')}`; {s.get('examples')} "
            f"examples, {s.get('actions')} client actions in {s.get('seconds')} s)."

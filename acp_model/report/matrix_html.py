@@ -104,9 +104,12 @@ def _table(doc: Mapping[str, Any], fams: list[Mapping[str, Any]]) -> str:
                    + (f"<br><small>{escape(str(row['revision']))}</small>"
                       if row.get("revision") else "") + "</td>")
         if row["status"] != RowStatus.RAN:
+            failed = [(row["key"], f["rule"]) for c in (row.get("cells") or {}).values()
+                      for f in c.get("failures") or []]
             out.append(f"<td class='row-note' colspan='{len(fams)}'><b>"
                        f"{escape(row['status'])}</b>: {escape(str(row.get('reason') or ''))}"
-                       "</td></tr>")
+                       + "".join(f" &middot; <a href='#{_anchor('f', k, r)}'>{escape(r)}</a>"
+                                 for k, r in failed) + "</td></tr>")
             continue
         for f in fams:
             out.append(_cell(row, f["id"], (row.get("cells") or {}).get(f["id"])))
@@ -146,7 +149,8 @@ def _details(row: Mapping[str, Any], fams: list[Mapping[str, Any]]) -> str:
         out.append("<p>" + "; ".join(facts) + "</p>")
     if row["status"] != RowStatus.RAN:
         out.append(f"<p><b>{escape(row['status'])}</b>: {escape(str(row.get('reason')))}</p>")
-        return "".join(out)
+        if not row.get("cells"):
+            return "".join(out)
     s = row.get("summary") or {}
     out.append(f"<p>verdict <b>{escape(str(row.get('verdict')))}</b>, judged by "
                f"<code>{escape(str(row.get('revision')))}</code>: {s.get('examples')} examples, "
