@@ -62,6 +62,35 @@ def test_the_families_are_the_issue_s_columns() -> None:
     assert family_of("ACPM-BATCH").id == "rpc"
 
 
+# --- how far a run got ----------------------------------------------------------------------
+def test_the_scripted_model_says_when_a_turn_s_model_request_is_in_flight() -> None:
+    """A cancel counts as "during a model request" while a response of the session's newest
+    turn is open (here a stalled one): then, and not once the agent hung up."""
+    import socket
+    import time
+
+    from acp_model.llm.script import Stall
+    from acp_model.llm.server import ScriptedModel, tag_text
+
+    with ScriptedModel("anthropic", stall_limit=5) as model:
+        tag = model.register((Stall(),), owner="s1")
+        assert not model.serving("s1")
+        body = json.dumps({"model": "m", "stream": True, "messages": [
+            {"role": "user", "content": [{"type": "text", "text": f"go {tag_text(tag)}"}]}],
+            "tools": [{"name": "Bash"}]}).encode()  # without tools: a side request
+        sock = socket.create_connection(("127.0.0.1", model.port))
+        sock.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                     b"application/json\r\nContent-Length: " + str(len(body)).encode()
+                     + b"\r\n\r\n" + body)
+        assert b"200 OK" in sock.recv(65536)  # the response has begun
+        assert model.serving("s1") and not model.serving("s2")
+        sock.close()  # the agent hangs up (a cancel): the server sees it at its next ping
+        started = time.monotonic()
+        while model.serving("s1") and time.monotonic() - started < 10:
+            time.sleep(0.05)
+        assert not model.serving("s1")
+
+
 # --- cells from a report (no agent) ----------------------------------------------------------
 def _report(rules: dict[str, int], violations: list[dict[str, Any]] = ()) -> dict[str, Any]:
     return {"verdict": "fail" if any(v["level"] == "fail" for v in violations) else "pass",
