@@ -186,10 +186,11 @@ def _reach(row: Mapping[str, Any]) -> str:
 def _finding(row: Mapping[str, Any], fam: Mapping[str, Any], f: Mapping[str, Any],
              level: str) -> str:
     anchor = _anchor("f" if level == "fail" else "w", row["key"], f["rule"])
-    links = [_link(f.get("counterexample"), "counterexample" if level == "fail"
-                   else "first sighting"),
-             _link(f.get("transcript"), "transcript"), _link(f.get("replay"), "replay file"),
-             f"<a href='{escape(str(f.get('url')))}'>rule {escape(str(f['rule']))}</a>"]
+    files = (("counterexample", "counterexample" if level == "fail" else "first sighting"),
+             ("transcript", "transcript"), ("sequence", "sequence diagram (Mermaid)"),
+             ("replay", "replay file"))
+    links = [_link(f[key], text) for key, text in files if f.get(key)]
+    links.append(f"<a href='{escape(str(f.get('url')))}'>rule {escape(str(f['rule']))}</a>")
     out = [f"<div class='finding {'warn' if level == 'warn' else ''}' id='{anchor}'>"
            f"<b>{escape(str(f['rule']))}</b> ({escape(str(f.get('strength')))}, "
            f"{escape(fam['title'])}, {level}): {escape(str(f.get('message')))}"
