@@ -292,11 +292,14 @@ SHORT = {"fail": "[bold red]FAIL[/]", "warn": "[yellow]warn[/]", "pass": "[green
 def _print_table(doc: dict[str, Any], console: Console) -> None:
     """The matrix in the terminal: a cell's verdict (``none``: its rules never ran) and the
     failing rules; the page has the counts and the links."""
+    fams = doc.get("families") or []
+    if console.width < 40 + 11 * len(fams):
+        _print_lines(doc, console)
+        return
     table = Table(title="conformance matrix (none: not exercised)", show_lines=False)
     table.add_column("agent", no_wrap=True)
     table.add_column("version", no_wrap=True)
     table.add_column("ACP", no_wrap=True)
-    fams = doc.get("families") or []
     for f in fams:
         table.add_column(f["title"], overflow="fold")
     for row in doc["rows"]:
@@ -310,6 +313,28 @@ def _print_table(doc: dict[str, Any], console: Console) -> None:
             + (f" {', '.join(x['rule'] for x in c['failures'])}" if c["failures"] else "")
             for c in (cells.get(f["id"], {"status": "-", "failures": []}) for f in fams)))
     console.print(table)
+
+
+def _print_lines(doc: dict[str, Any], console: Console) -> None:
+    """The matrix on a narrow terminal: a line per row, the families that are not a pass."""
+    titles = {f["id"]: f["title"] for f in doc.get("families") or []}
+    console.print("[bold]conformance matrix[/] (the families not named passed)")
+    for row in doc["rows"]:
+        head = f"{row['agent']} {row.get('version') or ''} v{row['protocol']}"
+        if row["status"] != RowStatus.RAN:
+            console.print(f"{escape(head)}: [dim]{escape(row['status'])}: "
+                          f"{escape(str(row.get('reason')))}[/]")
+            continue
+        parts = []
+        for fam, c in (row.get("cells") or {}).items():
+            if c["status"] in (Cell.PASS, Cell.NOT_APPLICABLE):
+                continue
+            rules = [x["rule"] for x in (c.get("failures") or c.get("warnings") or [])]
+            label = "[dim]not exercised[/]" if c["status"] == Cell.NOT_EXERCISED \
+                else SHORT[c["status"]]
+            parts.append(f"{label} {escape(titles.get(fam, fam))}"
+                         + (f" ({', '.join(rules)})" if rules else ""))
+        console.print(f"{escape(head)}: " + ("; ".join(parts) or SHORT[Cell.PASS]))
 
 
 def _print_changes(changes: list[dict[str, Any]], console: Console) -> None:

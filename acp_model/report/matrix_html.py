@@ -31,6 +31,7 @@ td.ne{background:repeating-linear-gradient(45deg,#eef0f3,#eef0f3 6px,#e2e5ea 6px
 color:#5b6475}
 td.na{background:#fafbfc;color:#9aa1ad}
 td.row-note{color:#5b6475;font-style:italic}
+td.agent{white-space:nowrap}
 td.c a{color:inherit}
 .legend span{display:inline-block;padding:2px 8px;margin-right:6px;border:1px solid #d5d9e0;
 font-size:12px}
@@ -99,7 +100,7 @@ def _table(doc: Mapping[str, Any], fams: list[Mapping[str, Any]]) -> str:
     out.append("</tr>")
     for row in doc.get("rows") or []:
         name = f"<a href='#{_anchor('row', row['key'])}'>{escape(row['agent'])}</a>"
-        out.append(f"<tr><td>{name}</td><td>{escape(row.get('version') or '')}</td>"
+        out.append(f"<tr><td class='agent'>{name}</td><td>{escape(row.get('version') or '')}</td>"
                    f"<td>v{row['protocol']}"
                    + (f"<br><small>{escape(str(row['revision']))}</small>"
                       if row.get("revision") else "") + "</td>")
