@@ -10,6 +10,7 @@ permission request). A cancel may meet several at once and counts in each.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from enum import StrEnum
 
 
@@ -35,3 +36,12 @@ LABELS: dict[Reach, str] = {
 def reach_json(counts: Counter[Reach]) -> dict[str, int]:
     """Every counter, zeros included (a zero is the point: that path was never reached)."""
     return {str(key): int(counts.get(key, 0)) for key in Reach}
+
+
+def reach_line(reach: Mapping[str, int]) -> str:
+    """One line for a terminal: ``reached: 39 permission requests, 273 cancels (162 during
+    work, ...)``."""
+    cancels = ", ".join(f"{int(reach.get(k, 0))} {LABELS[k].removeprefix('cancels ')}"
+                        for k in Reach if k.startswith("cancels_"))
+    return (f"reached: {int(reach.get(Reach.PERMISSION_REQUESTS, 0))} permission requests, "
+            f"{int(reach.get(Reach.CANCELS, 0))} cancels ({cancels})")
