@@ -16,6 +16,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -168,7 +169,8 @@ def run_rows(args: argparse.Namespace, targets: list[Target], out: Path, console
                     target = waiting.pop(0)
                     spec = _spec_for(args.spec, target.protocol)
                     folder = (out / _folder(target)).resolve()
-                    folder.mkdir(parents=True, exist_ok=True)
+                    shutil.rmtree(folder, ignore_errors=True)  # no file of an earlier run
+                    folder.mkdir(parents=True)
                     folders[target.key] = folder
                     assert spec is not None
                     argv = _fuzz_argv(args, target, spec, folder, seed)
@@ -190,6 +192,8 @@ def run_rows(args: argparse.Namespace, targets: list[Target], out: Path, console
             w.proc.wait()
             w.reader.join(5)
             finish(key, w)
+        for t in waiting:
+            rows[t.key] = row_without_run(t, RowStatus.ERROR, "not run: interrupted")
     order = [t.key for t in targets]
     return [rows[k] for k in order if k in rows], interrupted
 
