@@ -349,8 +349,9 @@ def _print_changes(changes: list[dict[str, Any]], console: Console) -> None:
     for col in ("row", "family", "change", "rule", "detail"):
         table.add_column(col)
     for c in changes:
+        detail = c.get("detail") or ""
         table.add_row(c["row"], c.get("family_title") or "", c["change"], c.get("rule") or "",
-                      escape(c.get("detail") or ""))
+                      escape(detail if len(detail) <= 100 else detail[:99] + "…"))
     console.print(table)
 
 

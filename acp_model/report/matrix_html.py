@@ -47,7 +47,10 @@ table.reach td,table.reach th{border:1px solid #e2e5ea;padding:2px 8px;font-size
 text-align:left}
 table.reach{border-collapse:collapse}
 .zero{color:#c62828;font-weight:600}
-.chg-new-failure{color:#b71c1c;font-weight:600}.chg-fixed{color:#1b5e20;font-weight:600}
+.chg-new-failure{color:#b71c1c;font-weight:600}
+table.chg td.k{white-space:nowrap}
+.delta{outline:2px solid #3949ab;outline-offset:-2px}
+.chg-fixed{color:#1b5e20;font-weight:600}
 """
 
 _CLASS = {Cell.FAIL: "fail", Cell.WARN: "warn", Cell.PASS: "pass",
@@ -112,14 +115,18 @@ def _table(doc: Mapping[str, Any], fams: list[Mapping[str, Any]]) -> str:
                        + "".join(f" &middot; <a href='#{_anchor('f', k, r)}'>{escape(r)}</a>"
                                  for k, r in failed) + "</td></tr>")
             continue
+        changed = {c.get("family") for c in (doc.get("compare") or {}).get("changes") or []
+                   if c["row"] == row["key"]}
         for f in fams:
-            out.append(_cell(row, f["id"], (row.get("cells") or {}).get(f["id"])))
+            out.append(_cell(row, f["id"], (row.get("cells") or {}).get(f["id"]),
+                             f["id"] in changed))
         out.append("</tr>")
     out.append("</table>")
     return "".join(out)
 
 
-def _cell(row: Mapping[str, Any], fam: str, cell: Mapping[str, Any] | None) -> str:
+def _cell(row: Mapping[str, Any], fam: str, cell: Mapping[str, Any] | None,
+          changed: bool = False) -> str:
     if cell is None:
         return "<td class='c na'>-</td>"
     status = Cell(cell["status"])
@@ -133,7 +140,9 @@ def _cell(row: Mapping[str, Any], fam: str, cell: Mapping[str, Any] | None) -> s
     for f in cell.get("warnings") or []:
         body += "<br>" + f"<a href='#{_anchor('w', row['key'], f['rule'])}'>" \
                          f"{escape(str(f['rule']))}</a> (warn)"
-    return f"<td class='c {_CLASS[status]}'>{body}</td>"
+    if changed:  # outlined, and a link to what changed
+        body += "<br><a href='#changes'>changed</a>"
+    return f"<td class='c {_CLASS[status]}{' delta' if changed else ''}'>{body}</td>"
 
 
 def _details(row: Mapping[str, Any], fams: list[Mapping[str, Any]]) -> str:
@@ -212,13 +221,14 @@ def _changes(comparison: Mapping[str, Any]) -> str:
     out = [f"<h2 id='changes'>Changes since {escape(str(comparison.get('against')))}</h2>"]
     if not changes:
         return "".join(out) + "<p>No change.</p>"
-    out.append("<table class='m'><tr><th>row</th><th>family</th><th>change</th><th>rule</th>"
+    out.append("<table class='m chg'><tr><th>row</th><th>family</th><th>change</th><th>rule</th>"
                "<th>detail</th></tr>")
     for c in changes:
         cls = "chg-" + _anchor(c["change"])
-        out.append(f"<tr><td>{escape(c['row'])}</td><td>{escape(c.get('family_title') or '')}"
-                   f"</td><td class='{cls}'>{escape(c['change'])}</td>"
-                   f"<td>{escape(c.get('rule') or '')}</td>"
+        out.append(f"<tr><td class='k'>{escape(c['row'])}</td>"
+                   f"<td class='k'>{escape(c.get('family_title') or '')}</td>"
+                   f"<td class='k {cls}'>{escape(c['change'])}</td>"
+                   f"<td class='k'>{escape(c.get('rule') or '')}</td>"
                    f"<td>{escape(c.get('detail') or '')}</td></tr>")
     out.append("</table>")
     return "".join(out)
