@@ -12,6 +12,7 @@ included under that agent, so a regenerated page keeps it.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from acp_model.report.reach import LABELS, Reach
 
 WIRE_CONTEXT = 6  # wire lines kept before and after the offending one
 MAX_ACTIONS = 40  # client actions kept in the page (the file has them all)
+HEADING = re.compile(r"^(#{1,6}) ")  # a Markdown heading: hashes, then a space
 
 _MARK = {Cell.FAIL: "**fail**", Cell.WARN: "warn", Cell.PASS: "pass",
          Cell.NOT_EXERCISED: "_not exercised_", Cell.NOT_APPLICABLE: "n/a"}
@@ -100,9 +102,9 @@ def _demote(text: str) -> str:
     for line in text.splitlines():
         if line.startswith("```"):
             fenced = not fenced
-        if line.startswith("#") and not fenced:
-            hashes = len(line) - len(line.lstrip("#"))
-            line = "#" * min(6, hashes + 3) + line[hashes:]
+        heading = HEADING.match(line)
+        if heading and not fenced:  # "#4955" at a line's start is no heading
+            line = "#" * min(6, len(heading[1]) + 3) + line[len(heading[1]):]
         lines.append(line)
     return "\n".join(lines)
 
