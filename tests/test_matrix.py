@@ -280,14 +280,16 @@ def test_the_docs_page_writes_each_failure_for_the_agent_s_maintainers(
     out, doc = live
     notes = tmp_path / "agent-notes"
     notes.mkdir()
-    (notes / "end-turn.md").write_text("## Why\n\nA planted bug.\n", encoding="utf-8")
+    (notes / "end-turn.md").write_text("## Why\n\nA planted bug ([why](../x.md#y)).\n",
+                                       encoding="utf-8")
     text = render_docs(doc, base=out, docs=tmp_path / "agents.md", notes=notes)
     section = text[text.index("## end-turn"):text.index("## stop-done")]
     assert "#### CANCEL-07: cancellation" in section
     assert RULES["CANCEL-07"].statement in section
     assert "acp-model replay end-turn-v2/CANCEL-07/replay.json --runs 5" in section
     assert "Client actions" in section and ">>" in section  # the counterexample's lines
-    assert "##### Why" in section and "A planted bug." in section  # the notes, included
+    assert "##### Why" in section and "A planted bug" in section  # the notes, included
+    assert "[why](x.md#y)" in section  # a link of the notes, from where the page is
     assert re.search(r"\| \[ref\]\(#ref\) \| 0\.1\.0 \| v1 \|.*_not exercised_", text)
 
 

@@ -92,8 +92,19 @@ def _agent(agent: str, rows: list[Mapping[str, Any]], fams: list[Mapping[str, An
         text = note.read_text(encoding="utf-8").strip()
         out += [f"### Notes on {agent}", "",
                 f"<!-- included from {Path(os.path.relpath(note, docs.parent)).as_posix()} -->",
-                "", _demote(text), ""]
+                "", _demote(_rebase(text, note.parent, docs.parent)), ""]
     return out
+
+
+LINK = re.compile(r"\]\((?![a-z][a-z0-9+.-]*:|#|/)([^)\s#]+)(#[^)\s]*)?\)")
+
+
+def _rebase(text: str, source: Path, target: Path) -> str:
+    """Relative links of a notes file, rewritten for the page that includes it."""
+    def fix(m: re.Match[str]) -> str:
+        path = Path(os.path.relpath(source / m[1], target)).as_posix()
+        return f"]({path}{m[2] or ''})"
+    return LINK.sub(fix, text)
 
 
 def _demote(text: str) -> str:
