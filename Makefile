@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 OUT ?= acp-model-out
 AGENT := $(BIN)/python -m acp_model.agents.reference
 
-.PHONY: demo test test-fast lint venv examples services agents diagrams bench docs clean
+.PHONY: demo test test-fast lint venv examples services agents diagrams bench docs matrix clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -39,6 +39,16 @@ services:
 # The real agents the fuzzer is tested on (npm ci from the profiles' own lockfiles).
 agents: $(STAMP)
 	$(BIN)/acp-model agents install --all
+
+# The conformance matrix of every profiled agent (not in CI: minutes per agent), then the
+# agents page generated from it. MATRIX_BUDGET seconds per row, MATRIX_JOBS rows at once.
+MATRIX_OUT ?= $(OUT)/matrix
+MATRIX_BUDGET ?= 120
+MATRIX_JOBS ?= 2
+matrix: $(STAMP) agents
+	$(BIN)/acp-model matrix --budget $(MATRIX_BUDGET) --jobs $(MATRIX_JOBS) --out $(MATRIX_OUT); \
+	  test $$? -le 1
+	$(BIN)/acp-model matrix --from $(MATRIX_OUT)/matrix.json --docs docs/agents.md; test $$? -le 1
 
 # Every tier (tests/unit, tests/oracle, tests/live, tests/external: tests/conftest.py), the
 # modules with the longest recorded time first (.test-durations, written by every run), then the

@@ -132,6 +132,7 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
     from acp_model.report.document import write_json
     from acp_model.report.html import write_html
     from acp_model.report.junit import write_junit
+    from acp_model.report.reach import reach_line
     from acp_model.report.text import counterexample_line, render, show
     from acp_model.spec.revisions import AUTO
     from acp_model.spec.rules import RULES
@@ -215,6 +216,7 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
     s = report["summary"]
     show(console, f"{s['examples']} examples, {s['actions']} client actions in {s['seconds']} s "
          f"({s['actions_per_second']} actions/s), {s['restarts']} restart(s)", indent="")
+    show(console, reach_line(report["reach"]), indent="")
     if result.unusable:
         console.print(f"[red]agent unusable:[/] {escape(result.unusable)}")
     if result.problem:

@@ -97,6 +97,7 @@ def run_jobs(args: argparse.Namespace, words: list[str], spec: str | None,
     from acp_model.report.document import write_json
     from acp_model.report.junit import write_junit
     from acp_model.report.merge import MergeError, merge_reports
+    from acp_model.report.reach import reach_line
     from acp_model.report.text import counterexample_line, render, show
 
     tmp = Path(tempfile.mkdtemp(prefix="acp-model-jobs-"))
@@ -169,6 +170,8 @@ def run_jobs(args: argparse.Namespace, words: list[str], spec: str | None,
     console.print(f"{args.jobs} workers: {s.get('examples', 0)} examples, "
                   f"{s.get('actions', 0)} client actions in {seconds} s "
                   f"({s['actions_per_second']} actions/s)")
+    if merged.get("reach"):
+        show(console, reach_line(merged["reach"]), indent="")
     for note in merged["notes"]:  # why a worker stopped early, an agent it could not restart
         show(console, f"note: {note}", indent="")
     render(merged, console)

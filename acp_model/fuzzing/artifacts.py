@@ -30,6 +30,7 @@ from acp_model.report.html import (
     render_html,
     violation_facts,
 )
+from acp_model.report.reach import reach_json
 from acp_model.report.sequence_svg import OFFENDING
 from acp_model.report.text import counterexample_name
 from acp_model.spec.rules import RULES
@@ -229,6 +230,8 @@ def fuzz_report(result: FuzzResult, files: dict[str, dict[str, str]] | None = No
             "problem": result.problem,
             "notes": result.notes,
             "coverage": rec.coverage_report(),
+            "reach": reach_json(rec.reach),
+            "agent_info": rec.agent_info,
         })
     if not result.judged:
         # Nothing the agent did was judged (usage, environment, or an agent that could not be

@@ -17,6 +17,7 @@ import os
 import signal
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -31,8 +32,9 @@ from acp_model.llm.server import ScriptedModel
 from acp_model.model import messages
 from acp_model.model.check import declare
 from acp_model.model.permissions import option_for
-from acp_model.model.vocab import Answer, ErrorCode, Level, Role
+from acp_model.model.vocab import FINAL_TOOL_STATUSES, Answer, ErrorCode, Level, Role
 from acp_model.oracle.monitor import Monitor, Violation
+from acp_model.report.reach import Reach
 from acp_model.spec import revisions
 from acp_model.spec.readings import DEFAULT, Readings
 from acp_model.spec.revisions import Decision
@@ -106,6 +108,7 @@ class FuzzClient:
         self._answered_in: dict[str, list[Any]] = {}  # sid -> those ids, in order
         self._session_writes: dict[str, int] = {}  # sid -> agent messages naming it
         self.history: list[Action] = []  # every action performed on this process, concrete
+        self.reach: Counter[Reach] = Counter()  # how far it got (a pool shares the run's)
         self.checked_violations = 0  # monitor.violations before this index are handled
         self.example_starts: list[int] = []  # where each example begins in ``history``
         self.example_records: list[int] = []  # ... and in the records
@@ -174,6 +177,7 @@ class FuzzClient:
             self._respond(msg["id"], error={"code": ErrorCode.METHOD_NOT_FOUND,
                                             "message": "Method not found"})
             return
+        self.reach[Reach.PERMISSION_REQUESTS] += 1
         params = msg.get("params") or {}
         sid = params.get("sessionId") if isinstance(params, dict) else None
         if isinstance(sid, str):
@@ -350,6 +354,7 @@ class FuzzClient:
         (CANCEL-04) for its open permission requests. ``then_prompt``: the params of a
         session/prompt written together with the cancel (an editor's "interrupt and send")."""
         sess = self.sessions[idx]
+        self._count_cancel(idx)
         cancel = {"sessionId": sess.sid}
         if then_prompt is None:
             self.proc.notify("session/cancel", cancel)
@@ -368,6 +373,21 @@ class FuzzClient:
             # After an answer that follows the cancel, the agent's next move would only make a
             # deviation probable; a response to this makes it provable.
             self.sync()
+
+    def _count_cancel(self, idx: int) -> None:
+        """What a cancel about to be sent meets (``report/reach.py``), as the client sees it
+        now: the agent may have moved on by the time it reads the cancel."""
+        sid = self.sessions[idx].sid
+        with self.lock:
+            busy = self.monitor.busy(sid)
+            view = self.monitor.view(sid)
+            tool = busy and view is not None and any(
+                t.status not in FINAL_TOOL_STATUSES for t in view.tools.values())
+        met = {Reach.CANCELS: True, Reach.CANCELS_DURING_WORK: busy,
+               Reach.CANCELS_DURING_MODEL: self.model is not None and self.model.serving(sid),
+               Reach.CANCELS_DURING_TOOL: tool,
+               Reach.CANCELS_DURING_PERMISSION: bool(self.open_permissions(idx))}
+        self.reach.update(key for key, hit in met.items() if hit)
 
     def answer_permission(self, idx: int, wanted: Answer, *, newest: bool = False,
                           late: bool = False, sync: bool = False) -> None:

@@ -69,12 +69,16 @@ class AgentPool:
             if self.recorder.on_phase is not None and not self.retired:
                 self.recorder.on_phase("initialize")
             client = FuzzClient.from_config(self.cfg, self.stop)
+            client.reach = self.recorder.reach  # the run's counters, over every process
             try:
-                client.initialize()
+                answer = client.initialize()
             except AgentUnusable:
                 self.current = client
                 raise
             self.current = client
+            info = answer.get("info", answer.get("agentInfo"))  # v2 ``info``, v1 ``agentInfo``
+            if isinstance(info, dict) and self.recorder.agent_info is None:
+                self.recorder.agent_info = info  # the agent's name and version, as it says
             # What the agent got wrong while initializing needs no client action to show.
             self.recorder.unprovoked(client.monitor.violations, client.proc.records())
             client.checked_violations = len(client.monitor.violations)

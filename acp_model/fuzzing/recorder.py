@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 from acp_model.fuzzing.actions import Action, NewSession, SessionAction
 from acp_model.model.vocab import Level
 from acp_model.oracle.monitor import Violation
+from acp_model.report.reach import Reach
 
 
 class LifecycleFailure(AssertionError):
@@ -110,6 +112,9 @@ class Recorder:
     coverage: list[dict[str, Any]] = field(default_factory=list)  # one sample per example
     # model transition -> seconds into the run when an example that fired it ended
     first_seen: dict[str, float] = field(default_factory=dict)
+    # how far into the lifecycle the run got (``report/reach.py``), counted by its clients
+    reach: Counter[Reach] = field(default_factory=Counter)
+    agent_info: dict[str, Any] | None = None  # the first initialize response's agentInfo
 
     def sample_coverage(self, rules: Iterable[str], transitions: Iterable[str]) -> None:
         """After each example: what is exercised so far, against actions and time."""

@@ -80,6 +80,7 @@ class ScriptedModel:
         self._scripts: dict[str, ModelScript] = {}
         self._latest: dict[str, str] = {}  # owner (the fuzzer: a session) -> its newest tag
         self._stalls: dict[str, int] = {}  # tag -> responses of its turn stalled right now
+        self._serving: dict[str, int] = {}  # tag -> responses of its turn in flight right now
         self._attempts: dict[tuple[str, int], int] = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
@@ -168,6 +169,13 @@ class ScriptedModel:
             tag = self._latest.get(owner)
             return tag is not None and self._stalls.get(tag, 0) > 0
 
+    def serving(self, owner: str) -> bool:
+        """Is a response of ``owner``'s newest turn in flight right now (streaming, or
+        stalled)? A cancel then meets a model request, which the agent should stop."""
+        with self._lock:
+            tag = self._latest.get(owner)
+            return tag is not None and self._serving.get(tag, 0) > 0
+
     def served(self, tag: str | None = None) -> list[Served]:
         with self._lock:
             return [s for s in self.journal if tag is None or s.tag == tag]
@@ -198,7 +206,8 @@ class ScriptedModel:
         reply, _ = self.reply_for(req)
         ctx = ReplyContext(req.tag or "side", req.step, self.workspace, self.stall_limit)
         stalled = req.tag if isinstance(reply, Stall) else None
-        self._count_stall(stalled, 1)
+        self._count(self._stalls, stalled, 1)
+        self._count(self._serving, req.tag, 1)
         try:
             return await self.adapter.respond(request, reply, req, ctx)
         except (Gone, ConnectionError):
@@ -206,15 +215,16 @@ class ScriptedModel:
             # nothing more to send, and nothing for the user's terminal.
             return web.Response(status=499)
         finally:
-            self._count_stall(stalled, -1)
+            self._count(self._stalls, stalled, -1)
+            self._count(self._serving, req.tag, -1)
 
-    def _count_stall(self, tag: str | None, step: int) -> None:
+    def _count(self, counts: dict[str, int], tag: str | None, step: int) -> None:
         if tag is not None:
             with self._lock:
-                if n := self._stalls.get(tag, 0) + step:
-                    self._stalls[tag] = n
+                if n := counts.get(tag, 0) + step:
+                    counts[tag] = n
                 else:
-                    del self._stalls[tag]
+                    del counts[tag]
 
     async def _other(self, request: web.Request) -> web.StreamResponse:
         answer = await self.adapter.other(request)

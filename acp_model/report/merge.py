@@ -67,12 +67,23 @@ def merge_reports(reports: Sequence[Mapping[str, Any]], names: Sequence[str] | N
         "counterexamples": counterexamples,
         "notes": _notes(reports, names),
         "transitions": dict(sorted(transitions.items())),
+        "reach": _summed(reports, "reach"),
+        "agent_info": next((r["agent_info"] for r in reports if r.get("agent_info")), None),
         # workers run side by side: a transition was first seen when the first worker saw it
         "coverage": {"first_seen": _first_seen(reports)},
         "workers": [{"source": name, "command": r.get("command"), "verdict": r.get("verdict"),
                      "summary": r.get("summary"), "readings_changed": r.get("readings_changed")}
                     for name, r in zip(names, reports, strict=True)],
     }
+
+
+def _summed(reports: Sequence[Mapping[str, Any]], key: str) -> dict[str, int]:
+    """A mapping of counters, summed over the reports that have it."""
+    out: dict[str, int] = {}
+    for r in reports:
+        for name, n in (r.get(key) or {}).items():
+            out[name] = out.get(name, 0) + int(n)
+    return out
 
 
 def _verdict(failures: int, reports: Sequence[Mapping[str, Any]]) -> str:

@@ -1,0 +1,395 @@
+"""``acp-model matrix``: fuzz every profiled agent under each protocol it speaks, one table.
+
+Each row (an agent under one protocol) is an ``acp-model fuzz`` child process, as ``fuzz
+--jobs`` runs its workers: its own scripted model, agent and ``--out`` folder (report.json,
+counterexamples, replay files), ``--jobs`` of them at once. A profile that cannot run offline
+is a row with its reason and is never started; a run that judged nothing (the agent did not
+start) is a row with the error. The rows become ``matrix.json`` and one self-contained
+``matrix.html`` (``report/matrix.py``, ``report/matrix_html.py``); ``--compare`` says what
+changed since an earlier matrix, ``--docs`` writes the agents page from a matrix.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shlex
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.live import Live
+from rich.markup import escape
+from rich.table import Table
+
+from acp_model.argtypes import int_at_least, positive_float
+from acp_model.cli.common import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, UsageError
+from acp_model.report.matrix import Cell, RowStatus, Target
+
+MODEL_APIS = ("anthropic", "openai-responses", "openai-chat")
+TARGET = re.compile(r"^(?P<name>[A-Za-z0-9_.-]+)(?:@(?P<protocols>v?[12](?:,v?[12])*))?="
+                    r"(?P<command>.+)$", re.S)
+EPILOG = """Rows: every profile (`acp-model agents`) under each protocol it speaks, or the
+NAMES given, or only the --target command lines. An unavailable profile (it cannot run
+offline) and one not installed are rows saying so; neither is started.
+examples:
+  acp-model matrix --budget 120 --jobs 2 --out matrix
+  acp-model matrix qwen-code --budget 60 --out m2 --compare matrix/matrix.json
+  acp-model matrix --out m --target ref="python -m acp_model.agents.reference"
+  acp-model matrix --from m2/matrix.json --compare matrix/matrix.json
+  acp-model matrix --from matrix/matrix.json --docs docs/agents.md
+exit codes: 0 no failure, 1 a failure in some row, 2 usage error, 130 interrupted."""
+
+
+def parse_target(text: str) -> list[Target]:
+    """``NAME[@v1,v2]=COMMAND``: an agent command line as rows (default protocol v2)."""
+    m = TARGET.match(text)
+    if m is None:
+        raise UsageError(f"--target {text!r}: expected NAME=COMMAND or NAME@v1=COMMAND")
+    try:
+        command = tuple(shlex.split(m["command"]))
+    except ValueError as exc:
+        raise UsageError(f"--target {text!r}: {exc}") from None
+    if not command:
+        raise UsageError(f"--target {text!r}: the command is empty")
+    protocols = [int(p.removeprefix("v")) for p in (m["protocols"] or "2").split(",")]
+    return [Target(m["name"], p, command=command) for p in dict.fromkeys(protocols)]
+
+
+def _profile_rows(names: list[str]) -> tuple[list[Target], list[dict[str, Any]]]:
+    """Targets to fuzz, and the rows of profiles that will not be started."""
+    from acp_model.profiles import PROFILES, ProfileError, get
+    from acp_model.report.matrix import row_without_run
+
+    try:
+        chosen = [get(n) for n in names] if names else list(PROFILES.values())
+    except ProfileError as exc:
+        raise UsageError(str(exc)) from None
+    runs, rows = [], []
+    for p in chosen:
+        for protocol in p.protocols:
+            target = Target(p.name, protocol, title=p.title, version=p.version,
+                            package=p.package, model_api=p.model_api)
+            if p.unavailable:
+                rows.append(row_without_run(target, RowStatus.UNAVAILABLE, p.unavailable))
+            elif not p.installed():
+                rows.append(row_without_run(target, RowStatus.NOT_INSTALLED,
+                                            f"run `acp-model agents install {p.name}`"))
+            else:
+                runs.append(target)
+    return runs, rows
+
+
+def _folder(target: Target) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{target.agent}-v{target.protocol}")
+
+
+def _spec_for(spec: str, protocol: int) -> str | None:
+    """The revision a row is judged by: ``auto`` (the probe decides, offered this protocol),
+    or the named one when it is of this protocol (None: the row is left out)."""
+    from acp_model.spec.revisions import AUTO, get
+
+    if spec == AUTO:
+        return AUTO
+    return spec if get(spec).protocol == protocol else None
+
+
+def _fuzz_argv(args: argparse.Namespace, target: Target, spec: str, folder: Path,
+               seed: int) -> list[str]:
+    argv = [sys.executable, "-m", "acp_model", "fuzz", "--progress-lines",
+            "--time-budget", str(args.budget), "--max-examples", "100000",
+            "--protocol", f"v{target.protocol}", "--spec", spec, "--seed", str(seed),
+            "--replay-runs", str(args.replay_runs),
+            "--minimize-budget", str(args.minimize_budget or min(60.0, args.budget)),
+            "--out", str(folder), "--report", str(folder / "report.json")]
+    if not target.command:  # a profile
+        return [*argv, "--agent", target.agent]
+    if target.model_api:
+        argv += ["--model", target.model_api]
+    return [*argv, "--", *target.command]
+
+
+def _progress(workers: dict[str, Any], waiting: list[Target], done: dict[str, str],
+              started: float) -> Table:
+    table = Table(title=f"acp-model matrix: {len(done)} done, {len(workers)} running, "
+                        f"{len(waiting)} waiting, {time.monotonic() - started:.0f} s")
+    for col in ("row", "phase", "examples", "actions", "failures"):
+        table.add_column(col)
+    for key, verdict in done.items():
+        table.add_row(key, verdict, "", "", "")
+    for key, w in workers.items():
+        p = w.progress
+        table.add_row(key, w.phase, str(p.get("examples", 0)), str(p.get("actions", 0)),
+                      ", ".join(p.get("failures", [])) or "-")
+    for t in waiting:
+        table.add_row(t.key, "waiting", "", "", "")
+    return table
+
+
+def run_rows(args: argparse.Namespace, targets: list[Target], out: Path, console: Console
+             ) -> tuple[list[dict[str, Any]], bool]:
+    """Fuzz each target in a child process, ``--jobs`` at once; returns the rows and whether
+    the run was interrupted (Ctrl-C reaches the children, which still write their reports)."""
+    from acp_model.cli.jobs import Worker
+    from acp_model.report.matrix import RowStatus, row_from_report, row_without_run
+
+    seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(2), "big")
+    waiting, rows, running, done = list(targets), {}, {}, {}
+    folders: dict[str, Path] = {}
+    started = time.monotonic()
+    interrupted = False
+
+    def finish(key: str, w: Any) -> None:
+        target = next(t for t in targets if t.key == key)
+        folder = folders[key]
+        try:
+            report = json.loads(w.report.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            tail = " | ".join(line.strip() for line in w.tail[-6:] if line.strip())
+            rows[key] = row_without_run(target, RowStatus.ERROR,
+                                        f"the fuzz run wrote no report (exit "
+                                        f"{w.proc.returncode}): {tail}")
+            done[key] = "error"
+            return
+        rows[key] = row_from_report(target, report, out, w.report, folder)
+        rows[key]["exit"] = w.proc.returncode
+        done[key] = rows[key]["status"] if rows[key]["status"] != RowStatus.RAN \
+            else str(report.get("verdict"))
+
+    try:
+        with Live(_progress(running, waiting, done, started), console=console,
+                  refresh_per_second=2, transient=not console.is_terminal) as live:
+            while waiting or running:
+                while waiting and len(running) < args.jobs:
+                    target = waiting.pop(0)
+                    spec = _spec_for(args.spec, target.protocol)
+                    folder = (out / _folder(target)).resolve()
+                    shutil.rmtree(folder, ignore_errors=True)  # no file of an earlier run
+                    folder.mkdir(parents=True)
+                    folders[target.key] = folder
+                    assert spec is not None
+                    argv = _fuzz_argv(args, target, spec, folder, seed)
+                    running[target.key] = Worker(len(folders), argv, folder / "report.json")
+                    if not console.is_terminal:
+                        console.print(f"{target.key}: started")
+                time.sleep(0.5)
+                for key, w in list(running.items()):
+                    if w.proc.poll() is not None:
+                        w.reader.join(5)
+                        del running[key]
+                        finish(key, w)
+                        if not console.is_terminal:
+                            console.print(f"{key}: {done[key]}")
+                live.update(_progress(running, waiting, done, started))
+    except KeyboardInterrupt:
+        interrupted = True  # the children got it too (same process group): let them write
+        for key, w in running.items():
+            w.proc.wait()
+            w.reader.join(5)
+            finish(key, w)
+        for t in waiting:
+            rows[t.key] = row_without_run(t, RowStatus.ERROR, "not run: interrupted")
+    order = [t.key for t in targets]
+    return [rows[k] for k in order if k in rows], interrupted
+
+
+def cmd_matrix(args: argparse.Namespace, console: Console) -> int:
+    from acp_model.report.matrix import MatrixError, compare, load
+
+    if args.from_file and (args.names or args.target):
+        raise UsageError("--from reads a matrix: give no agent names or --target with it")
+    if args.html and not args.from_file:
+        raise UsageError("--html goes with --from (a run writes DIR/matrix.html itself)")
+    interrupted = False
+    try:
+        old = load(args.compare) if args.compare else None
+        if args.from_file:
+            doc = load(args.from_file)
+            out = Path(args.from_file).resolve().parent
+        else:
+            doc, out, interrupted = _run(args, console)
+    except MatrixError as exc:
+        raise UsageError(str(exc)) from None
+    if old is not None:
+        doc["compare"] = {"against": str(args.compare), "changes": compare(old, doc)}
+    if not args.from_file:
+        _write(doc, out)
+        console.print(f"wrote {out / 'matrix.json'} and {out / 'matrix.html'}")
+    elif args.html:
+        _write_html(doc, Path(args.html))
+        console.print(f"wrote {args.html}")
+    _print_table(doc, console)
+    if old is not None:
+        _print_changes(doc["compare"]["changes"], console)
+    if args.docs:
+        from acp_model.report.matrix_docs import render_docs
+
+        docs = Path(args.docs)
+        notes = Path(args.notes) if args.notes else docs.parent / "agent-notes"
+        docs.parent.mkdir(parents=True, exist_ok=True)
+        docs.write_text(render_docs(doc, base=out, docs=docs, notes=notes), encoding="utf-8")
+        console.print(f"wrote {docs}")
+    if any(c.get("status") == Cell.FAIL for r in doc["rows"]
+           for c in (r.get("cells") or {}).values()):
+        return EXIT_FAIL
+    return EXIT_INTERRUPTED if interrupted else EXIT_OK
+
+
+def _run(args: argparse.Namespace, console: Console) -> tuple[dict[str, Any], Path, bool]:
+    from acp_model.fuzzing.frontend import agent_problem
+    from acp_model.report.matrix import document
+
+    if not args.out:
+        raise UsageError("--out DIR is needed to run a matrix (each run keeps its files "
+                         "there); --from FILE reads one instead")
+    targets: list[Target] = []
+    for text in args.target or []:
+        for t in parse_target(text):
+            problem = agent_problem(list(t.command))
+            if problem is not None:
+                raise UsageError(f"--target {t.agent}: {problem}")
+            targets.append(t if args.model is None else Target(
+                t.agent, t.protocol, command=t.command, model_api=args.model))
+    fixed: list[dict[str, Any]] = []
+    if args.names or not args.target:
+        runs, fixed = _profile_rows(list(args.names))
+        targets = runs + targets
+    keys = [t.key for t in targets]
+    if len(set(keys)) != len(keys):
+        twice = sorted({k for k in keys if keys.count(k) > 1})
+        raise UsageError(f"two rows named alike: {', '.join(twice)}")
+    targets = [t for t in targets if _spec_for(args.spec, t.protocol) is not None]
+    out = Path(args.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    console.print(f"{len(targets)} run(s) of {args.budget:g} s, {args.jobs} at a time"
+                  + (f"; {len(fixed)} row(s) not started" if fixed else ""))
+    rows, interrupted = run_rows(args, targets, out, console)
+    settings = {"budget": args.budget, "jobs": args.jobs, "spec": args.spec, "seed": args.seed,
+                "replay_runs": args.replay_runs, "created": time.strftime(
+                    "%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "interrupted": interrupted}
+    return document([*rows, *fixed], settings), out, interrupted
+
+
+def _write(doc: dict[str, Any], out: Path) -> None:
+    from acp_model.report.document import write_json
+
+    write_json(doc, out / "matrix.json")
+    _write_html(doc, out / "matrix.html")
+
+
+def _write_html(doc: dict[str, Any], path: Path) -> None:
+    from acp_model.report.matrix_html import render_matrix
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render_matrix(doc), encoding="utf-8")
+
+
+SHORT = {"fail": "[bold red]FAIL[/]", "warn": "[yellow]warn[/]", "pass": "[green]pass[/]",
+         "not exercised": "[dim]none[/]", "not applicable": "[dim]n/a[/]"}
+
+
+def _print_table(doc: dict[str, Any], console: Console) -> None:
+    """The matrix in the terminal: a cell's verdict (``none``: its rules never ran) and the
+    failing rules; the page has the counts and the links."""
+    fams = doc.get("families") or []
+    if console.width < 40 + 11 * len(fams):
+        _print_lines(doc, console)
+        return
+    table = Table(title="conformance matrix (none: not exercised)", show_lines=False)
+    table.add_column("agent", no_wrap=True)
+    table.add_column("version", no_wrap=True)
+    table.add_column("ACP", no_wrap=True)
+    for f in fams:
+        table.add_column(f["title"], overflow="fold")
+    for row in doc["rows"]:
+        cells = row.get("cells") or {}
+        if row["status"] != RowStatus.RAN:
+            table.add_row(row["agent"], row.get("version") or "", f"v{row['protocol']}",
+                          f"[dim]{escape(row['status'])}: {escape(str(row.get('reason')))}[/]")
+            continue
+        table.add_row(row["agent"], row.get("version") or "", f"v{row['protocol']}", *(
+            SHORT.get(c["status"], c["status"])
+            + (f" {', '.join(x['rule'] for x in c['failures'])}" if c["failures"] else "")
+            for c in (cells.get(f["id"], {"status": "-", "failures": []}) for f in fams)))
+    console.print(table)
+
+
+def _print_lines(doc: dict[str, Any], console: Console) -> None:
+    """The matrix on a narrow terminal: a line per row, the families that are not a pass."""
+    titles = {f["id"]: f["title"] for f in doc.get("families") or []}
+    console.print("[bold]conformance matrix[/] (the families not named passed)")
+    for row in doc["rows"]:
+        head = f"{row['agent']} {row.get('version') or ''} v{row['protocol']}"
+        if row["status"] != RowStatus.RAN:
+            console.print(f"{escape(head)}: [dim]{escape(row['status'])}: "
+                          f"{escape(str(row.get('reason')))}[/]")
+            continue
+        parts = []
+        for fam, c in (row.get("cells") or {}).items():
+            if c["status"] in (Cell.PASS, Cell.NOT_APPLICABLE):
+                continue
+            rules = [x["rule"] for x in (c.get("failures") or c.get("warnings") or [])]
+            label = "[dim]not exercised[/]" if c["status"] == Cell.NOT_EXERCISED \
+                else SHORT[c["status"]]
+            parts.append(f"{label} {escape(titles.get(fam, fam))}"
+                         + (f" ({', '.join(rules)})" if rules else ""))
+        console.print(f"{escape(head)}: " + ("; ".join(parts) or SHORT[Cell.PASS]))
+
+
+def _print_changes(changes: list[dict[str, Any]], console: Console) -> None:
+    if not changes:
+        console.print("no change against the earlier matrix")
+        return
+    table = Table(title="changes against the earlier matrix")
+    for col in ("row", "family", "change", "rule", "detail"):
+        table.add_column(col)
+    for c in changes:
+        detail = c.get("detail") or ""
+        table.add_row(c["row"], c.get("family_title") or "", c["change"], c.get("rule") or "",
+                      escape(detail if len(detail) <= 100 else detail[:99] + "…"))
+    console.print(table)
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "matrix", help="fuzz every profiled agent under each protocol: one conformance table",
+        description="Fuzz each profiled agent (or the NAMES given, or --target command lines) "
+        "under each protocol it speaks, for a budget per row, and write matrix.json and a "
+        "self-contained matrix.html: rows agent/version/protocol, columns rule families, "
+        "each failure linked to its counterexample and replay file.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("names", nargs="*", metavar="NAME", help="profiles to fuzz (default: all)")
+    p.add_argument("--budget", type=positive_float, default=120.0, metavar="SECONDS",
+                   help="fuzzing time per row (default 120)")
+    p.add_argument("--jobs", type=int_at_least(1), default=1, metavar="N",
+                   help="rows fuzzed at once, each in its own process (default 1)")
+    p.add_argument("--out", metavar="DIR", help="where matrix.json, matrix.html and each "
+                   "row's run (report.json, counterexamples, replay files) are written")
+    p.add_argument("--target", action="append", metavar="NAME[@v1,v2]=COMMAND",
+                   help="an agent command line as a row (repeatable; protocol v2 unless "
+                        "given)")
+    p.add_argument("--model", choices=MODEL_APIS, help="put the scripted model behind the "
+                   "--target agents (the API they call)")
+    p.add_argument("--spec", default="auto", choices=("auto", "seed", "sdk-2.4.0", "v1"),
+                   help="the revision that judges: auto (a probe decides, per row; default), "
+                        "or a named one (only the rows of its protocol)")
+    p.add_argument("--seed", type=int, help="seed of every row's run")
+    p.add_argument("--replay-runs", type=int_at_least(1), default=3,
+                   help="fresh-process replays of each counterexample (default 3)")
+    p.add_argument("--minimize-budget", type=positive_float, metavar="S",
+                   help="seconds per failure for minimizing (default: the budget, at most 60)")
+    p.add_argument("--compare", metavar="OLD.json", help="say what changed since this matrix "
+                   "(printed, and in the page)")
+    p.add_argument("--from", dest="from_file", metavar="NEW.json",
+                   help="read a matrix instead of running one (with --compare, --docs, --html)")
+    p.add_argument("--html", metavar="PATH.html", help="with --from: write the page here")
+    p.add_argument("--docs", metavar="PATH.md", help="write the agents page (Markdown) from "
+                   "the matrix")
+    p.add_argument("--notes", metavar="DIR", help="per-agent notes included in --docs "
+                   "(DIR/<agent>.md; default: agent-notes/ beside the docs page)")
+    p.set_defaults(func=cmd_matrix)

@@ -1,0 +1,290 @@
+"""The conformance matrix: one row per agent and protocol, one cell per rule family.
+
+``acp-model matrix`` fuzzes each agent (``cli/matrix.py``) and turns each run's report into a
+row here. A cell is ``fail``, ``warn``, ``pass`` or ``not exercised`` (or ``not applicable``
+when no rule of the family applies in the revision that judged the run), with how often its
+rules were exercised: a family whose rules never ran is never a pass. Each failure carries the
+paths of its counterexample, transcript and replay file relative to the matrix's own folder,
+so the page and the docs link them wherever the folder is moved.
+
+The document (``matrix.json``) is what ``--compare``, the page and ``docs/agents.md`` read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from acp_model import __version__
+from acp_model.report.links import rule_url
+from acp_model.spec.families import families, family_of
+from acp_model.spec.levels import Level
+from acp_model.spec.rules import RULES
+
+FORMAT = "acp-model-matrix/1"
+
+
+class MatrixError(ValueError):
+    """A file that is not a matrix document."""
+
+
+class Cell(StrEnum):
+    FAIL = "fail"
+    WARN = "warn"
+    PASS = "pass"
+    NOT_EXERCISED = "not exercised"
+    NOT_APPLICABLE = "not applicable"
+
+
+class RowStatus(StrEnum):
+    RAN = "ran"  # fuzzed; its cells are the verdicts
+    UNAVAILABLE = "unavailable"  # cannot run offline: the profile says why, never started
+    NOT_INSTALLED = "not installed"
+    ERROR = "error"  # started but judged nothing (did not start, a usage problem...)
+
+
+class Change(StrEnum):
+    NEW_FAILURE = "new failure"
+    FIXED = "fixed"
+    NEW_WARNING = "new warning"
+    WARNING_GONE = "warning gone"
+    NEWLY_EXERCISED = "newly exercised"
+    NO_LONGER_EXERCISED = "no longer exercised"
+    VERSION_CHANGED = "version changed"
+    STATUS_CHANGED = "status changed"
+    ROW_ADDED = "row added"
+    ROW_REMOVED = "row removed"
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a row is about: an agent (a profile, or a command line) under one protocol."""
+
+    agent: str
+    protocol: int
+    title: str = ""
+    version: str = ""
+    package: str = ""
+    model_api: str | None = None
+    command: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return row_key(self.agent, self.protocol)
+
+
+def row_key(agent: str, protocol: int) -> str:
+    return f"{agent} v{protocol}"
+
+
+def _rel(path: str | None, base: Path) -> str | None:
+    if not path:
+        return None
+    return Path(os.path.relpath(Path(path).resolve(), base.resolve())).as_posix()
+
+
+def _active(rule_id: str, readings: Mapping[str, Any]) -> bool:
+    """A strict reading's rule counts only when that reading is chosen."""
+    reading, dot, value = rule_id.partition(".")
+    return not dot or readings.get(reading) == value
+
+
+def _finding(v: Mapping[str, Any], ce: Mapping[str, Any] | None, revision: str,
+             base: Path) -> dict[str, Any]:
+    rule = RULES.get(str(v.get("rule")))
+    files = dict((ce or {}).get("files") or v.get("files") or {})
+    replay = _rel(files.get("replay.json"), base)
+    return {
+        "rule": v.get("rule"),
+        "level": v.get("level"),
+        "strength": v.get("strength") or (rule.strength if rule else ""),
+        "message": v.get("message", ""),
+        "statement": rule.statement if rule else "",
+        "citation": rule.citation_in(revision) if rule else "",
+        "url": rule_url(str(v.get("rule"))),
+        "seen": int(v.get("seen") or 1),
+        "counterexample": _rel(files.get("counterexample.txt") or files.get("warning.txt"),
+                               base),
+        "transcript": _rel(files.get("transcript.jsonl"), base),
+        "sequence": _rel(files.get("sequence.mmd"), base),
+        "replay": replay,
+        "replay_command": f"acp-model replay {replay} --runs 5" if replay else None,
+        "reproduction": (ce or {}).get("reproduction"),
+        "steps": (ce or {}).get("steps"),
+    }
+
+
+def cells_of(report: Mapping[str, Any], base: Path) -> dict[str, dict[str, Any]]:
+    """One cell per family from a fuzz report (``fuzzing/artifacts.fuzz_report``)."""
+    revision = str((report.get("spec") or {}).get("revision") or "")
+    readings = report.get("readings") or {}
+    kept = {ce["rule"]: ce for ce in report.get("counterexamples") or []}
+    cells: dict[str, dict[str, Any]] = {
+        f.id: {"status": Cell.NOT_APPLICABLE.value, "exercised": 0, "rules_exercised": 0,
+               "rules_total": 0, "rules": {}, "failures": [], "warnings": []}
+        for f in families()}
+    for r in report.get("rules") or []:
+        if r.get("status") == "not in revision" or r.get("kind") == "definition" \
+                or r.get("status") == "allowance" or not _active(r["id"], readings):
+            continue  # nothing to judge there: an allowance is never a verdict
+        cell = cells[family_of(r["id"]).id]
+        n = int(r.get("exercised") or 0)
+        cell["rules"][r["id"]] = n
+        cell["rules_total"] += 1
+        cell["exercised"] += n
+        cell["rules_exercised"] += n > 0
+    for v in report.get("violations") or []:
+        cell = cells[family_of(str(v["rule"])).id]
+        failed = v.get("level") == Level.FAIL
+        finding = _finding(v, kept.get(v["rule"]) if failed else None, revision, base)
+        cell["failures" if failed else "warnings"].append(finding)
+    for cell in cells.values():
+        cell["status"] = (Cell.FAIL if cell["failures"] else Cell.WARN if cell["warnings"]
+                          else Cell.PASS if cell["rules_exercised"]
+                          else Cell.NOT_EXERCISED if cell["rules_total"]
+                          else Cell.NOT_APPLICABLE).value
+    return cells
+
+
+def row_from_report(target: Target, report: Mapping[str, Any], base: Path,
+                    report_path: Path | None = None, out_dir: Path | None = None
+                    ) -> dict[str, Any]:
+    """A row for a run that wrote its report: its cells, or the error that voided it."""
+    row = _row(target)
+    info = report.get("agent_info") or {}
+    summary = report.get("summary") or {}
+    row.update({
+        "version": target.version or str(info.get("version") or ""),
+        "agent_info": info or None,
+        "verdict": report.get("verdict"),
+        "revision": (report.get("spec") or {}).get("revision"),
+        "spec_evidence": (report.get("spec") or {}).get("evidence"),
+        "summary": {k: summary.get(k) for k in ("examples", "actions", "seconds",
+                                                "actions_per_second", "restarts", "failures",
+                                                "warnings")},
+        "reach": dict(report.get("reach") or {}),
+        "transitions": dict(report.get("transitions") or {}),
+        "notes": list(report.get("notes") or []),
+        "report": _rel(str(report_path), base) if report_path else None,
+        "out": _rel(str(out_dir), base) if out_dir else None,
+        "cells": cells_of(report, base),
+    })
+    if report.get("verdict") == "error" or report.get("unusable"):
+        # the agent could not be fuzzed (it did not start, refused initialize...): a row with
+        # the error; what a rule says about that (ACPM-ALIVE...) stays in its cells
+        row["status"] = RowStatus.ERROR.value
+        row["reason"] = str(report.get("unusable") or report.get("problem")
+                            or "the run judged nothing")
+    return row
+
+
+def row_without_run(target: Target, status: RowStatus, reason: str) -> dict[str, Any]:
+    """A row that was never fuzzed (unavailable, not installed) or whose run wrote nothing."""
+    row = _row(target)
+    row.update({"status": status.value, "reason": reason, "verdict": None, "cells": {}})
+    return row
+
+
+def _row(target: Target) -> dict[str, Any]:
+    return {"key": target.key, "agent": target.agent, "protocol": target.protocol,
+            "title": target.title or target.agent, "version": target.version,
+            "package": target.package, "model_api": target.model_api,
+            "command": list(target.command), "status": RowStatus.RAN.value, "reason": None}
+
+
+def document(rows: Iterable[Mapping[str, Any]], settings: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "format": FORMAT,
+        "tool": "acp-model",
+        "version": __version__,
+        "settings": dict(settings),
+        "families": [{"id": f.id, "title": f.title, "about": f.about} for f in families()],
+        "rows": list(rows),
+    }
+
+
+def load(path: str | Path) -> dict[str, Any]:
+    """A matrix document from disk; :class:`MatrixError` for anything else."""
+    p = Path(path)
+    try:
+        doc = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise MatrixError(f"{p}: no such file") from None
+    except (OSError, ValueError) as exc:
+        raise MatrixError(f"{p}: not JSON ({exc})") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT \
+            or not isinstance(doc.get("rows"), list):
+        raise MatrixError(f"{p}: not an {FORMAT} document (written by acp-model matrix)")
+    return doc
+
+
+# --- comparing two matrices --------------------------------------------------------------------
+def _rules_by_level(cell: Mapping[str, Any], key: str) -> set[str]:
+    return {str(f["rule"]) for f in cell.get(key) or []}
+
+
+def compare(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """What changed from ``old`` to ``new``, per row and cell: failures new and fixed (a fix
+    only where the new run exercised the rule; otherwise it is no longer exercised), warnings,
+    families newly (no longer) exercised, versions, rows added and removed."""
+    before = {r["key"]: r for r in old.get("rows") or []}
+    after = {r["key"]: r for r in new.get("rows") or []}
+    titles = {f["id"]: f["title"] for f in new.get("families") or old.get("families") or []}
+    out: list[dict[str, Any]] = []
+
+    def add(key: str, kind: Change, detail: str, family: str | None = None,
+            rule: str | None = None) -> None:
+        out.append({"row": key, "family": family, "family_title": titles.get(family or "", ""),
+                    "change": kind.value, "rule": rule, "detail": detail})
+
+    for key, row in after.items():
+        was = before.get(key)
+        if was is None:
+            add(key, Change.ROW_ADDED, f"{row.get('status')} (version {row.get('version') or '?'})")
+            continue
+        if (was.get("version") or "") != (row.get("version") or ""):
+            add(key, Change.VERSION_CHANGED, f"{was.get('version') or '?'} -> "
+                f"{row.get('version') or '?'}")
+        if was.get("status") != row.get("status"):
+            add(key, Change.STATUS_CHANGED, f"{was.get('status')} -> {row.get('status')}"
+                + (f": {row.get('reason')}" if row.get("reason") else ""))
+        for fam, cell in (row.get("cells") or {}).items():
+            prior = (was.get("cells") or {}).get(fam)
+            if prior is None:
+                continue
+            fails, prior_fails = _rules_by_level(cell, "failures"), \
+                _rules_by_level(prior, "failures")
+            for rule in sorted(fails - prior_fails):
+                add(key, Change.NEW_FAILURE, _message(cell, rule), fam, rule)
+            for rule in sorted(prior_fails - fails):
+                exercised = int((cell.get("rules") or {}).get(rule, 0))
+                add(key, Change.FIXED if exercised else Change.NO_LONGER_EXERCISED,
+                    f"exercised {exercised} time(s) without a failure" if exercised
+                    else "failed before; not exercised in the new run", fam, rule)
+            warns, prior_warns = _rules_by_level(cell, "warnings"), \
+                _rules_by_level(prior, "warnings")
+            for rule in sorted(warns - prior_warns):
+                add(key, Change.NEW_WARNING, _message(cell, rule, "warnings"), fam, rule)
+            for rule in sorted(prior_warns - warns):
+                add(key, Change.WARNING_GONE, "", fam, rule)
+            was_ex = prior.get("status") != Cell.NOT_EXERCISED
+            now_ex = cell.get("status") != Cell.NOT_EXERCISED
+            if now_ex and not was_ex and cell.get("status") != Cell.NOT_APPLICABLE:
+                add(key, Change.NEWLY_EXERCISED, f"{cell.get('status')}, "
+                    f"{cell.get('exercised', 0)} check(s)", fam)
+            elif was_ex and not now_ex and prior.get("status") != Cell.NOT_APPLICABLE:
+                add(key, Change.NO_LONGER_EXERCISED, f"was {prior.get('status')}", fam)
+    for key, was in before.items():
+        if key not in after:
+            add(key, Change.ROW_REMOVED, f"was {was.get('status')}")
+    return out
+
+
+def _message(cell: Mapping[str, Any], rule: str, key: str = "failures") -> str:
+    return next((str(f.get("message", "")) for f in cell.get(key) or [] if f["rule"] == rule),
+                "")

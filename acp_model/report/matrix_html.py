@@ -1,0 +1,234 @@
+"""The conformance matrix as one self-contained HTML page (``matrix.html``).
+
+Inline styles, no script, no external asset: the page opens offline and travels with the
+matrix folder, whose counterexamples and replay files it links by relative paths. A cell's
+colour is its verdict; a family whose rules never ran is hatched grey, never green.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from html import escape
+from typing import Any
+
+from acp_model.report.matrix import Cell, RowStatus
+from acp_model.report.reach import LABELS, Reach
+
+_STYLE = """
+body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px;color:#1d2330;
+background:#fff}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 8px}
+h3{font-size:15px;margin:18px 0 6px}
+.meta{color:#5b6475;margin:0 0 16px}
+table.m{border-collapse:collapse;margin:8px 0 4px}
+table.m th,table.m td{border:1px solid #d5d9e0;padding:5px 7px;vertical-align:top}
+table.m th{background:#f3f5f8;font-weight:600;text-align:left;font-size:13px}
+table.m td.c{min-width:92px;font-size:12px}
+td.c b{display:block;font-size:13px}
+td.fail{background:#fbd5d5;color:#7f1010}td.warn{background:#fdefc3;color:#6b4b00}
+td.pass{background:#d3f2dc;color:#0f5a26}
+td.ne{background:repeating-linear-gradient(45deg,#eef0f3,#eef0f3 6px,#e2e5ea 6px,#e2e5ea 12px);
+color:#5b6475}
+td.na{background:#fafbfc;color:#9aa1ad}
+td.row-note{color:#5b6475;font-style:italic}
+td.agent{white-space:nowrap}
+td.c a{color:inherit}
+.legend span{display:inline-block;padding:2px 8px;margin-right:6px;border:1px solid #d5d9e0;
+font-size:12px}
+.legend .fail{background:#fbd5d5}.legend .warn{background:#fdefc3}
+.legend .pass{background:#d3f2dc}.legend .na{background:#fafbfc}
+.legend .ne{background:repeating-linear-gradient(45deg,#eef0f3,#eef0f3 6px,#e2e5ea 6px,
+#e2e5ea 12px)}
+.finding{border-left:4px solid #c62828;padding:4px 10px;margin:8px 0;background:#fff6f6}
+.finding.warn{border-color:#b58100;background:#fffbef}
+code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12px}
+pre{background:#f5f6f8;padding:6px 8px;overflow-x:auto}
+table.reach td,table.reach th{border:1px solid #e2e5ea;padding:2px 8px;font-size:12px;
+text-align:left}
+table.reach{border-collapse:collapse}
+.zero{color:#c62828;font-weight:600}
+.chg-new-failure{color:#b71c1c;font-weight:600}
+table.chg td.k{white-space:nowrap}
+.delta{outline:2px solid #3949ab;outline-offset:-2px}
+.chg-fixed{color:#1b5e20;font-weight:600}
+"""
+
+_CLASS = {Cell.FAIL: "fail", Cell.WARN: "warn", Cell.PASS: "pass",
+          Cell.NOT_EXERCISED: "ne", Cell.NOT_APPLICABLE: "na"}
+
+
+def _anchor(*parts: Any) -> str:
+    return "-".join("".join(ch if ch.isalnum() else "-" for ch in str(p).lower())
+                    for p in parts)
+
+
+def _link(path: str | None, text: str) -> str:
+    return f'<a href="{escape(path)}">{escape(text)}</a>' if path else escape(text)
+
+
+def render_matrix(doc: Mapping[str, Any]) -> str:
+    fams = doc.get("families") or []
+    s = doc.get("settings") or {}
+    parts = ["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+             "<meta name='viewport' content='width=device-width,initial-scale=1'>",
+             "<title>acp-model conformance matrix</title>",
+             f"<style>{_STYLE}</style></head><body>",
+             "<h1>ACP conformance matrix</h1>",
+             f"<p class='meta'>acp-model {escape(str(doc.get('version', '')))}"
+             + (f", {escape(str(s['created']))}" if s.get("created") else "")
+             + (f"; {s['budget']:g} s of fuzzing per row" if s.get("budget") else "")
+             + (f"; spec {escape(str(s.get('spec')))}" if s.get("spec") else "")
+             + (" &mdash; <b>interrupted</b>" if s.get("interrupted") else "") + "</p>",
+             "<p class='legend'><span class='fail'>fail</span><span class='warn'>warn</span>"
+             "<span class='pass'>pass (exercised)</span><span class='ne'>not exercised</span>"
+             "<span class='na'>not applicable</span> Under each verdict: how often the "
+             "family's rules were checked, and how many of them ran at all.</p>",
+             _table(doc, fams)]
+    if doc.get("compare"):
+        parts.append(_changes(doc["compare"]))
+    parts.append("<h2>Per agent</h2>")
+    for row in doc.get("rows") or []:
+        parts.append(_details(row, fams))
+    parts.append("<h2>Families</h2><table class='m'><tr><th>family</th><th>what its rules "
+                 "judge</th></tr>")
+    parts += [f"<tr><td>{escape(f['title'])}</td><td>{escape(f.get('about', ''))}</td></tr>"
+              for f in fams]
+    parts.append("</table></body></html>\n")
+    return "".join(parts)
+
+
+def _table(doc: Mapping[str, Any], fams: list[Mapping[str, Any]]) -> str:
+    out = ["<table class='m' id='matrix'><tr><th>agent</th><th>version</th><th>ACP</th>"]
+    out += [f"<th title='{escape(f.get('about', ''))}'>{escape(f['title'])}</th>" for f in fams]
+    out.append("</tr>")
+    for row in doc.get("rows") or []:
+        name = f"<a href='#{_anchor('row', row['key'])}'>{escape(row['agent'])}</a>"
+        out.append(f"<tr><td class='agent'>{name}</td><td>{escape(row.get('version') or '')}</td>"
+                   f"<td>v{row['protocol']}"
+                   + (f"<br><small>{escape(str(row['revision']))}</small>"
+                      if row.get("revision") else "") + "</td>")
+        if row["status"] != RowStatus.RAN:
+            failed = [(row["key"], f["rule"]) for c in (row.get("cells") or {}).values()
+                      for f in c.get("failures") or []]
+            out.append(f"<td class='row-note' colspan='{len(fams)}'><b>"
+                       f"{escape(row['status'])}</b>: {escape(str(row.get('reason') or ''))}"
+                       + "".join(f" &middot; <a href='#{_anchor('f', k, r)}'>{escape(r)}</a>"
+                                 for k, r in failed) + "</td></tr>")
+            continue
+        changed = {c.get("family") for c in (doc.get("compare") or {}).get("changes") or []
+                   if c["row"] == row["key"]}
+        for f in fams:
+            out.append(_cell(row, f["id"], (row.get("cells") or {}).get(f["id"]),
+                             f["id"] in changed))
+        out.append("</tr>")
+    out.append("</table>")
+    return "".join(out)
+
+
+def _cell(row: Mapping[str, Any], fam: str, cell: Mapping[str, Any] | None,
+          changed: bool = False) -> str:
+    if cell is None:
+        return "<td class='c na'>-</td>"
+    status = Cell(cell["status"])
+    body = f"<b>{escape(status.value)}</b>"
+    if status != Cell.NOT_APPLICABLE:
+        body += (f"{cell.get('exercised', 0):,} checks<br>{cell.get('rules_exercised', 0)}/"
+                 f"{cell.get('rules_total', 0)} rules ran")
+    for f in cell.get("failures") or []:
+        body += "<br>" + f"<a href='#{_anchor('f', row['key'], f['rule'])}'>" \
+                         f"{escape(str(f['rule']))}</a>"
+    for f in cell.get("warnings") or []:
+        body += "<br>" + f"<a href='#{_anchor('w', row['key'], f['rule'])}'>" \
+                         f"{escape(str(f['rule']))}</a> (warn)"
+    if changed:  # outlined, and a link to what changed
+        body += "<br><a href='#changes'>changed</a>"
+    return f"<td class='c {_CLASS[status]}{' delta' if changed else ''}'>{body}</td>"
+
+
+def _details(row: Mapping[str, Any], fams: list[Mapping[str, Any]]) -> str:
+    out = [f"<h3 id='{_anchor('row', row['key'])}'>{escape(row['title'])} "
+           f"{escape(row.get('version') or '')} &middot; ACP v{row['protocol']}</h3>"]
+    facts = []
+    if row.get("package"):
+        facts.append(f"package <code>{escape(row['package'])}@{escape(row['version'])}</code>")
+    if row.get("command"):
+        facts.append(f"command <code>{escape(' '.join(row['command']))}</code>")
+    if row.get("model_api"):
+        facts.append(f"behind the scripted model ({escape(row['model_api'])} API)")
+    if facts:
+        out.append("<p>" + "; ".join(facts) + "</p>")
+    if row["status"] != RowStatus.RAN:
+        out.append(f"<p><b>{escape(row['status'])}</b>: {escape(str(row.get('reason')))}</p>")
+        if not row.get("cells"):
+            return "".join(out)
+    s = row.get("summary") or {}
+    out.append(f"<p>verdict <b>{escape(str(row.get('verdict')))}</b>, judged by "
+               f"<code>{escape(str(row.get('revision')))}</code>: {s.get('examples')} examples, "
+               f"{s.get('actions')} client actions in {s.get('seconds')} s"
+               + (f"; run files: {_link(row.get('out'), row.get('out') or '')}"
+                  if row.get("out") else "")
+               + (f", {_link(row.get('report'), 'report.json')}" if row.get("report") else "")
+               + "</p>")
+    out.append(_reach(row))
+    cells = row.get("cells") or {}
+    for f in fams:
+        cell = cells.get(f["id"]) or {}
+        for level, key in (("fail", "failures"), ("warn", "warnings")):
+            for finding in cell.get(key) or []:
+                out.append(_finding(row, f, finding, level))
+    return "".join(out)
+
+
+def _reach(row: Mapping[str, Any]) -> str:
+    reach = row.get("reach") or {}
+    if not reach:
+        return ""
+    cells = []
+    for key, label in LABELS.items():
+        n = int(reach.get(key, 0))
+        na = key == Reach.CANCELS_DURING_MODEL and not row.get("model_api")
+        text = "n/a (no scripted model)" if na else f"{n:,}"
+        cls = " class='zero'" if n == 0 and not na else ""
+        cells.append(f"<tr><th>{escape(label)}</th><td{cls}>{text}</td></tr>")
+    return ("<p>How far the run got:</p><table class='reach'>" + "".join(cells) + "</table>")
+
+
+def _finding(row: Mapping[str, Any], fam: Mapping[str, Any], f: Mapping[str, Any],
+             level: str) -> str:
+    anchor = _anchor("f" if level == "fail" else "w", row["key"], f["rule"])
+    files = (("counterexample", "counterexample" if level == "fail" else "first sighting"),
+             ("transcript", "transcript"), ("sequence", "sequence diagram (Mermaid)"),
+             ("replay", "replay file"))
+    links = [_link(f[key], text) for key, text in files if f.get(key)]
+    links.append(f"<a href='{escape(str(f.get('url')))}'>rule {escape(str(f['rule']))}</a>")
+    out = [f"<div class='finding {'warn' if level == 'warn' else ''}' id='{anchor}'>"
+           f"<b>{escape(str(f['rule']))}</b> ({escape(str(f.get('strength')))}, "
+           f"{escape(fam['title'])}, {level}): {escape(str(f.get('message')))}"
+           f"<br><i>{escape(str(f.get('statement')))}</i> &mdash; "
+           f"{escape(str(f.get('citation')))}"]
+    if f.get("reproduction"):
+        out.append(f"<br>reproduced {escape(str(f['reproduction']))} in fresh agent processes; "
+                   f"{f.get('steps')} client action(s)")
+    out.append("<br>" + " &middot; ".join(x for x in links if x))
+    if f.get("replay_command"):
+        out.append(f"<pre>{escape(str(f['replay_command']))}</pre>")
+    out.append("</div>")
+    return "".join(out)
+
+
+def _changes(comparison: Mapping[str, Any]) -> str:
+    changes = comparison.get("changes") or []
+    out = [f"<h2 id='changes'>Changes since {escape(str(comparison.get('against')))}</h2>"]
+    if not changes:
+        return "".join(out) + "<p>No change.</p>"
+    out.append("<table class='m chg'><tr><th>row</th><th>family</th><th>change</th><th>rule</th>"
+               "<th>detail</th></tr>")
+    for c in changes:
+        cls = "chg-" + _anchor(c["change"])
+        out.append(f"<tr><td class='k'>{escape(c['row'])}</td>"
+                   f"<td class='k'>{escape(c.get('family_title') or '')}</td>"
+                   f"<td class='k {cls}'>{escape(c['change'])}</td>"
+                   f"<td class='k'>{escape(c.get('rule') or '')}</td>"
+                   f"<td>{escape(c.get('detail') or '')}</td></tr>")
+    out.append("</table>")
+    return "".join(out)

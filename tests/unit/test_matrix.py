@@ -1,0 +1,167 @@
+"""``acp-model matrix`` without a live run: rule families, cells, comparison, bad input.
+
+The live matrix is tests/live/test_matrix.py.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from acp_model.cli.main import main
+from acp_model.report.matrix import (
+    Change,
+    Target,
+    compare,
+    document,
+    row_from_report,
+)
+from acp_model.spec.families import families, family_of, members
+from acp_model.spec.rules import RULES
+
+AGENT = f"{sys.executable} -m acp_model.agents.reference"
+FAIL_RED = (251, 213, 213)
+PASS_GREEN = (211, 242, 220)
+
+
+# --- families --------------------------------------------------------------------------------
+def test_every_catalogued_rule_has_exactly_one_family() -> None:
+    for rule_id in RULES:
+        fam = family_of(rule_id)
+        exact = [f.id for f in families() if rule_id in f.rules]
+        assert len(exact) <= 1, (rule_id, exact)
+        assert fam.claims(rule_id)
+    assert sum(len(v) for v in members().values()) == len(RULES)
+    assert all(members()[f.id] for f in families()), "a family with no rule is a dead column"
+    listed = [r for f in families() for r in f.rules]
+    assert set(listed) <= set(RULES), "families.toml names a rule the catalogue lacks"
+
+
+def test_the_families_are_the_issue_s_columns() -> None:
+    assert [f.title for f in families()] == [
+        "start-up", "sessions", "prompt turn", "cancellation", "permissions", "tool calls",
+        "stop reasons", "usage", "batches, JSON-RPC"]
+    assert family_of("CANCEL-07").id == "cancellation"
+    assert family_of("ACPM-ONE-STOP").id == "stop"
+    assert family_of("A-10.cancel").id == "cancellation"
+    assert family_of("ACPM-BATCH").id == "rpc"
+
+
+# --- how far a run got ----------------------------------------------------------------------
+def test_the_scripted_model_says_when_a_turn_s_model_request_is_in_flight() -> None:
+    """A cancel counts as "during a model request" while a response of the session's newest
+    turn is open (here a stalled one): then, and not once the agent hung up."""
+    import socket
+    import time
+
+    from acp_model.llm.script import Stall
+    from acp_model.llm.server import ScriptedModel, tag_text
+
+    with ScriptedModel("anthropic", stall_limit=5) as model:
+        tag = model.register((Stall(),), owner="s1")
+        assert not model.serving("s1")
+        body = json.dumps({"model": "m", "stream": True, "messages": [
+            {"role": "user", "content": [{"type": "text", "text": f"go {tag_text(tag)}"}]}],
+            "tools": [{"name": "Bash"}]}).encode()  # without tools: a side request
+        sock = socket.create_connection(("127.0.0.1", model.port))
+        sock.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                     b"application/json\r\nContent-Length: " + str(len(body)).encode()
+                     + b"\r\n\r\n" + body)
+        assert b"200 OK" in sock.recv(65536)  # the response has begun
+        assert model.serving("s1") and not model.serving("s2")
+        sock.close()  # the agent hangs up (a cancel): the server sees it at its next ping
+        started = time.monotonic()
+        while model.serving("s1") and time.monotonic() - started < 10:
+            time.sleep(0.05)
+        assert not model.serving("s1")
+
+
+# --- cells from a report (no agent) ----------------------------------------------------------
+def _report(rules: dict[str, int], violations: list[dict[str, Any]] = ()) -> dict[str, Any]:
+    return {"verdict": "fail" if any(v["level"] == "fail" for v in violations) else "pass",
+            "spec": {"revision": "seed"}, "readings": {},
+            "rules": [{"id": rid, "kind": RULES[rid].kind,
+                       "status": "held" if n else "not exercised", "exercised": n}
+                      for rid, n in rules.items()],
+            "violations": list(violations), "counterexamples": [], "summary": {}}
+
+
+def test_a_family_whose_rules_never_ran_is_not_a_pass(tmp_path: Path) -> None:
+    row = row_from_report(Target("a", 2), _report({"CANCEL-07": 4, "USAGE-02": 0}), tmp_path)
+    assert row["cells"]["cancellation"]["status"] == "pass"
+    assert row["cells"]["cancellation"]["exercised"] == 4
+    assert row["cells"]["usage"]["status"] == "not exercised"
+    assert row["cells"]["usage"]["rules_total"] == 1
+    assert row["cells"]["tools"]["status"] == "not applicable"  # no rule of it in the report
+
+
+def test_a_failure_cell_carries_the_rule_s_sentence_and_its_files(tmp_path: Path) -> None:
+    folder = tmp_path / "run" / "CANCEL-07"
+    folder.mkdir(parents=True)
+    files = {n: str(folder / n) for n in ("counterexample.txt", "replay.json")}
+    report = _report({"CANCEL-07": 3}, [{"rule": "CANCEL-07", "level": "fail",
+                                         "message": "ended end_turn", "strength": "MUST"}])
+    report["counterexamples"] = [{"rule": "CANCEL-07", "files": files, "reproduction": "2/3",
+                                  "steps": 4}]
+    cell = row_from_report(Target("a", 2), report, tmp_path)["cells"]["cancellation"]
+    assert cell["status"] == "fail"
+    (f,) = cell["failures"]
+    assert f["counterexample"] == "run/CANCEL-07/counterexample.txt"
+    assert f["replay_command"] == "acp-model replay run/CANCEL-07/replay.json --runs 5"
+    assert f["statement"] == RULES["CANCEL-07"].statement
+    assert f["url"].endswith("#cancel-07")
+
+
+def test_compare_names_new_failures_fixes_and_coverage(tmp_path: Path) -> None:
+    old = document([row_from_report(Target("a", 2, version="1.0"),
+                                     _report({"CANCEL-07": 2, "USAGE-02": 0},
+                                             [{"rule": "CANCEL-07", "level": "fail"}]),
+                                     tmp_path)], {})
+    new = document([row_from_report(Target("a", 2, version="1.1"),
+                                     _report({"CANCEL-07": 5, "USAGE-02": 3, "PERM-02": 1},
+                                             [{"rule": "PERM-02", "level": "fail"}]),
+                                     tmp_path)], {})
+    changes = {(c["change"], c.get("rule") or c.get("family")) for c in compare(old, new)}
+    assert (Change.VERSION_CHANGED, None) in changes
+    assert (Change.FIXED, "CANCEL-07") in changes
+    assert (Change.NEW_FAILURE, "PERM-02") in changes
+    assert (Change.NEWLY_EXERCISED, "usage") in changes
+    assert compare(new, new) == []
+
+
+def test_bad_input_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bogus = tmp_path / "x.json"
+    bogus.write_text("{}", encoding="utf-8")
+    assert main(["matrix", "--from", str(bogus)]) == 2
+    assert main(["matrix", "--target", "no-equals-sign"]) == 2
+    assert main(["matrix", "--target", "a=/no/such/agent", "--out", str(tmp_path)]) == 2
+    assert main(["matrix", "--target", f"a={AGENT}"]) == 2  # no --out
+    assert main(["matrix", "no-such-profile", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "not an acp-model-matrix/1 document" in err and "Traceback" not in err
+
+
+def test_an_unavailable_profile_is_a_row_with_its_reason_never_started(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import acp_model.profiles as profiles
+
+    base = next(iter(profiles.PROFILES.values()))
+    offline = dataclasses.replace(base, name="cloud-only", protocols=(1, 2),
+                                  unavailable="needs an account the scripted model cannot be")
+    monkeypatch.setitem(profiles.PROFILES, "cloud-only", offline)
+    assert main(["matrix", "cloud-only", "--out", str(tmp_path), "--budget", "1"]) == 0
+    doc = json.loads((tmp_path / "matrix.json").read_text(encoding="utf-8"))
+    assert [(r["key"], r["status"], r["reason"]) for r in doc["rows"]] == [
+        ("cloud-only v1", "unavailable", "needs an account the scripted model cannot be"),
+        ("cloud-only v2", "unavailable", "needs an account the scripted model cannot be")]
+    assert not any(p.is_dir() for p in tmp_path.iterdir()), "nothing was run"
+    page = (tmp_path / "matrix.html").read_text(encoding="utf-8")
+    assert "needs an account the scripted model cannot be" in page
+
+
+# --- a live matrix ---------------------------------------------------------------------------
