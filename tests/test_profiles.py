@@ -151,3 +151,10 @@ def test_the_pypi_installer_installs_a_real_pinned_package_from_the_registry(
     done = subprocess.run(profile.argv(tmp_path / "cache"), capture_output=True, text=True,
                           check=True)
     assert done.stdout.strip()
+
+
+def test_every_profile_has_a_section_in_the_profiles_page() -> None:
+    page = (Path(__file__).resolve().parents[1] / "docs" / "agents-profiles.md").read_text(
+        encoding="utf-8")
+    sections = set(re.findall(r"^### `([^`]+)`", page, re.MULTILINE))
+    assert sections == set(PROFILES), sections ^ set(PROFILES)

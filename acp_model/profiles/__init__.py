@@ -14,7 +14,8 @@ offline (``unavailable``: the reason) is listed but never installed or started.
 
 Templates in commands, environment values and files: ``{entry}`` (the installed entry point),
 ``{home}`` (a fresh directory per run, the agent's ``HOME``), ``{model_url}`` (the scripted
-model's base URL).
+model's base URL), ``{install}`` (the install directory, for an agent that starts another
+installed program).
 """
 
 from __future__ import annotations
@@ -81,6 +82,9 @@ class Profile:
     unavailable: str = ""
     # the oldest Python a PyPI agent runs on ("3.12"; "" takes the running interpreter's)
     python: str = ""
+    # distributions its entry point needs that its package does not declare (PyPI: resolved
+    # with it into the same requirements file; npm lists them in package.json)
+    companions: tuple[str, ...] = ()
     # where its lockfiles are (None: the bundled data folder of the same name)
     source: Path | None = field(default=None, compare=False)
 
@@ -114,15 +118,17 @@ class Profile:
 
     def environment(self, home: str, model_url: str) -> dict[str, str]:
         """The variables the profile sets (on top of the caller's environment)."""
-        return {k: v.format(home=home, model_url=model_url) for k, v in self.env.items()}
+        install = str(self.install_dir())
+        return {k: v.format(home=home, model_url=model_url, install=install)
+                for k, v in self.env.items()}
 
     def prepare(self, home: str, model_url: str) -> None:
         """Write the files the agent needs (its model provider configuration...)."""
+        values = {"home": home, "model_url": model_url, "install": str(self.install_dir())}
         for path, content in self.files.items():
-            target = Path(path.format(home=home, model_url=model_url))
+            target = Path(path.format(**values))
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(content.format(home=home, model_url=model_url).lstrip("\n"),
-                              encoding="utf-8")
+            target.write_text(content.format(**values).lstrip("\n"), encoding="utf-8")
 
     def config_requests(self, protocol: int) -> tuple[ConfigRequest, ...]:
         return self.session_config.get(protocol, ())
@@ -174,9 +180,11 @@ def _run(cmd: list[str], cwd: Path, quiet: bool, what: str) -> None:
     except OSError as exc:
         raise ProfileError(f"{what} could not start: {exc}") from None
     if done.returncode != 0:
-        tail = ((done.stderr or "") + (done.stdout or ""))[-800:].strip() if quiet else ""
+        said = ((done.stderr or "") + (done.stdout or "")).strip() if quiet else ""
+        if len(said) > 1200:  # the cause is often first (npm), the last words last (pip)
+            said = f"{said[:600]} ... {said[-600:]}"
         raise ProfileError(f"{what} failed (exit {done.returncode})"
-                           + (f": {tail}" if tail else ""))
+                           + (f": {said}" if said else ""))
 
 
 def _version_tuple(text: str) -> tuple[int, ...]:
@@ -217,7 +225,8 @@ def agents_cache() -> Path:
 KNOWN_KEYS = frozenset({
     "name", "title", "package", "version", "entry", "command", "model_api", "protocols", "env",
     "files", "session_config", "auth_method", "sessions_ahead", "close_sessions",
-    "reuse_sessions", "patience", "notes", "npm", "registry", "tools", "unavailable", "python"})
+    "reuse_sessions", "patience", "notes", "npm", "registry", "tools", "unavailable", "python",
+    "companions"})
 
 
 def _profile(data: dict[str, Any]) -> Profile:
@@ -243,7 +252,8 @@ def _profile(data: dict[str, Any]) -> Profile:
         patience=float(data.get("patience", 5.0)), notes=data.get("notes", ""),
         npm=str(data.get("npm", "ci")), registry=str(data.get("registry", "npm")),
         prefer_tools=tuple(data.get("tools", {}).get("prefer", ())),
-        unavailable=str(data.get("unavailable", "")), python=str(data.get("python", "")))
+        unavailable=str(data.get("unavailable", "")), python=str(data.get("python", "")),
+        companions=tuple(data.get("companions", ())))
 
 
 def load() -> dict[str, Profile]:

@@ -1,14 +1,16 @@
 """Pin a PyPI profile's whole dependency tree once: ``python -m acp_model.profiles.lock NAME``.
 
-It installs the profile's package at its pinned version into a scratch virtual environment
-(the interpreter ``find_python`` picks for the profile), and writes ``pip freeze`` as the
-profile's ``requirements.txt``: every distribution with ``==``, so that ``acp-model agents
-install`` resolves nothing and installs with ``--no-deps``. A maintainer's step (it writes into
-the source tree), run when a profile's version changes.
+It resolves the profile's package at its pinned version with the interpreter ``find_python``
+picks for the profile (``pip install --dry-run --ignore-installed --report``: pip's resolver,
+nothing installed), and writes every distribution of the tree with ``==`` as the profile's
+``requirements.txt``, so that ``acp-model agents install`` resolves nothing and installs with
+``--no-deps``. A maintainer's step (it writes into the source tree), run when a profile's
+version changes.
 """
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import tempfile
@@ -24,18 +26,20 @@ def freeze(name: str) -> str:
         raise ProfileError(f"profile {name} comes from {profile.registry}, not PyPI")
     python = find_python(profile.python)
     with tempfile.TemporaryDirectory(prefix="acp-model-lock-") as scratch:
-        venv = Path(scratch) / "venv"
-        subprocess.run([python, "-m", "venv", str(venv)], check=True)
-        pip = [str(venv / "bin" / "python"), "-m", "pip", "--disable-pip-version-check"]
-        subprocess.run([*pip, "install", "--quiet", f"{profile.package}=={profile.version}"],
+        report = Path(scratch) / "report.json"
+        subprocess.run([python, "-m", "pip", "install", "--disable-pip-version-check",
+                        "--quiet", "--dry-run", "--ignore-installed", "--report", str(report),
+                        f"{profile.package}=={profile.version}", *profile.companions],
                        check=True)
-        pins = subprocess.run([*pip, "freeze", "--exclude-editable"], check=True,
-                              capture_output=True, text=True).stdout
-        version = subprocess.run([str(venv / "bin" / "python"), "-c",
-                                  "import sys; print(*sys.version_info[:3], sep='.')"],
-                                 check=True, capture_output=True, text=True).stdout.strip()
-    return (f"# {profile.package}=={profile.version} and its whole tree, frozen on Python "
-            f"{version} by `python -m acp_model.profiles.lock {name}`\n{pins}")
+        plan = json.loads(report.read_text(encoding="utf-8"))
+    pins = sorted(f"{item['metadata']['name']}=={item['metadata']['version']}"
+                  for item in plan["install"])
+    version = subprocess.run([python, "-c", "import sys; print(*sys.version_info[:2], sep='.')"],
+                             check=True, capture_output=True, text=True).stdout.strip()
+    top = " ".join([f"{profile.package}=={profile.version}", *profile.companions])
+    return (f"# {top} and the whole tree, resolved for Python "
+            f"{version} by `python -m acp_model.profiles.lock {name}`\n"
+            + "".join(f"{pin}\n" for pin in pins))
 
 
 def main(argv: list[str] | None = None) -> int:
