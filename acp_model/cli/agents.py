@@ -81,6 +81,6 @@ def register(sub: Any) -> None:
         "($ACP_MODEL_AGENTS, default $XDG_CACHE_HOME/acp-model/agents).")
     p.add_argument("action", nargs="?", choices=["list", "install"], default="list")
     p.add_argument("names", nargs="*", metavar="NAME", help="profiles to install")
-    p.add_argument("--all", action="store_true", help="install every profile")
+    p.add_argument("--all", action="store_true", help="install every profile that can run offline")
     p.add_argument("--force", action="store_true", help="reinstall even if installed")
     p.set_defaults(func=cmd_agents)
