@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 OUT ?= acp-model-out
 AGENT := $(BIN)/python -m acp_model.agents.reference
 
-.PHONY: demo test test-fast lint venv examples services agents diagrams bench docs matrix clean
+.PHONY: demo test test-fast lint venv examples services agents agents-all diagrams bench docs matrix clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -36,8 +36,12 @@ examples:
 services:
 	bash tests/services/setup.sh
 
-# The real agents the fuzzer is tested on (npm ci from the profiles' own lockfiles).
+# The real agents the fuzzer is tested on (npm ci from the profiles' own lockfiles); every
+# profiled agent that can run offline (npm and PyPI, a few GB): make agents-all.
 agents: $(STAMP)
+	$(BIN)/acp-model agents install claude-agent-acp codex-acp qwen-code
+
+agents-all: $(STAMP)
 	$(BIN)/acp-model agents install --all
 
 # The conformance matrix of every profiled agent (not in CI: minutes per agent), then the

@@ -23,11 +23,15 @@ def cmd_agents(args: argparse.Namespace, console: Console) -> int:
         for name in names:
             try:
                 profile = get(name)
+                if profile.unavailable and args.all:  # --all: every agent that can run
+                    console.print(f"{name}: skipped, cannot run offline: {profile.unavailable}")
+                    continue
+                profile.refuse_unavailable()
                 if profile.installed() and not args.force:
                     console.print(f"{name} {profile.version}: already installed in "
                                   f"{profile.install_dir()}")
                     continue
-                console.print(f"{name}: npm {profile.npm} {profile.package}@{profile.version} ...")
+                console.print(f"{name}: {_how(profile)} ...")
                 with console.status("installing (a minute or two)"):  # a spinner on a terminal
                     where = profile.install()
             except ProfileError as exc:
@@ -37,31 +41,48 @@ def cmd_agents(args: argparse.Namespace, console: Console) -> int:
     table = Table(title="agent profiles", box=box.SIMPLE, pad_edge=False)
     # the name is what a user types next: never cut; a narrow terminal folds the package
     table.add_column("name", no_wrap=True)
-    table.add_column("package", overflow="fold", min_width=20)
-    for column in ("model API", "ACP", "installed"):
+    table.add_column("package", overflow="fold", min_width=16)
+    for column in ("model API", "ACP"):
         table.add_column(column, no_wrap=True)
+    table.add_column("status", no_wrap=True, min_width=len("not installed"))
     for profile in PROFILES.values():
-        table.add_row(profile.name, f"{profile.package}@{profile.version}", profile.model_api,
-                      ", ".join(f"v{v}" for v in profile.protocols),
-                      "yes" if profile.installed() else "no")
+        source = "" if profile.registry == "npm" else f"{profile.registry}:"
+        status = ("unavailable" if profile.unavailable
+                  else "installed" if profile.installed() else "not installed")
+        table.add_row(profile.name, f"{source}{profile.package}@{profile.version}",
+                      profile.model_api, ", ".join(f"v{v}" for v in profile.protocols), status)
     console.print(table)
+    unavailable = [p for p in PROFILES.values() if p.unavailable]
+    if unavailable:  # the row says so; the reason in full, where it has room
+        show(console, "cannot run offline behind the scripted model:", indent="")
+        for profile in unavailable:
+            show(console, f"{profile.name}: {profile.unavailable}", indent="  ", hang="    ")
     show(console, f"installed into: {agents_cache()} (ACP_MODEL_AGENTS moves it)", indent="")
     show(console, "fuzz one: acp-model fuzz --agent NAME (install first: acp-model agents "
          "install NAME)", indent="")
     return EXIT_OK
 
 
+def _how(profile: Any) -> str:
+    """What installing ``profile`` runs, in a line."""
+    if profile.registry == "pypi":
+        return (f"pip install {profile.package}=={profile.version} (pinned tree) into a "
+                f"virtual environment")
+    return f"npm {profile.npm} {profile.package}@{profile.version}"
+
+
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "agents", help="real agents profiled for fuzzing offline: list, install",
         description="List the agent profiles (pinned package, model API, protocols) and "
-        "whether each is installed; `install NAME...` (or --all) runs npm ci from the "
-        "project's own lockfile into the cache ($ACP_MODEL_AGENTS, default "
-        "$XDG_CACHE_HOME/acp-model/agents).",
+        "whether each is installed, or why it cannot run offline; `install NAME...` (or --all: "
+        "every one that can run) runs npm ci from the project's own lockfile, or pip install "
+        "of a pinned requirements file into a virtual environment, in the cache "
+        "($ACP_MODEL_AGENTS, default $XDG_CACHE_HOME/acp-model/agents).",
         epilog="example: acp-model agents install claude-agent-acp",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("action", nargs="?", choices=["list", "install"], default="list")
     p.add_argument("names", nargs="*", metavar="NAME", help="profiles to install")
-    p.add_argument("--all", action="store_true", help="install every profile")
+    p.add_argument("--all", action="store_true", help="install every profile that can run offline")
     p.add_argument("--force", action="store_true", help="reinstall even if installed")
     p.set_defaults(func=cmd_agents)

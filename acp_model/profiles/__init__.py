@@ -1,23 +1,30 @@
 """Agent profiles: how to install, start and drive a real ACP agent offline, as data.
 
-Each profile is ``data/<name>/profile.toml`` (the pinned npm package and version, the start
+Each profile is ``data/<name>/profile.toml`` (the pinned package and version, the start
 command, the environment and files that point the agent's model API at the scripted model,
 the session configuration that makes it ask for permissions, the auth method to log in with)
-next to the ``package.json`` and ``package-lock.json`` that pin its whole dependency tree.
-``acp-model agents install NAME`` runs ``npm ci`` from those files into a cache directory
+next to the files that pin its whole dependency tree: ``package.json`` and
+``package-lock.json`` for an npm package, ``requirements.txt`` (every distribution pinned with
+``==``, written once by ``python -m acp_model.profiles.lock NAME``) for a PyPI one.
+``acp-model agents install NAME`` runs ``npm ci`` from those files, or makes a virtual
+environment and ``pip install --no-deps -r requirements.txt`` into it, in a cache directory
 (``$ACP_MODEL_AGENTS``, default ``$XDG_CACHE_HOME/acp-model/agents``); ``acp-model fuzz --agent
-NAME`` starts the installed agent behind the scripted model.
+NAME`` starts the installed agent behind the scripted model. A profile whose agent cannot run
+offline (``unavailable``: the reason) is listed but never installed or started.
 
 Templates in commands, environment values and files: ``{entry}`` (the installed entry point),
 ``{home}`` (a fresh directory per run, the agent's ``HOME``), ``{model_url}`` (the scripted
-model's base URL).
+model's base URL), ``{install}`` (the install directory, for an agent that starts another
+installed program).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
+import sys
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -25,7 +32,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-LOCK_FILES = ("package.json", "package-lock.json")
+# the files beside a profile that pin its dependency tree, by registry
+LOCK_FILES = {"npm": ("package.json", "package-lock.json"), "pypi": ("requirements.txt",)}
+REGISTRIES = tuple(LOCK_FILES)
 
 
 class ProfileError(Exception):
@@ -71,6 +80,13 @@ class Profile:
     # why this agent cannot run offline behind the scripted model ("" when it can): such a
     # profile is listed (and shown as a matrix row) but never installed or started
     unavailable: str = ""
+    # the oldest Python a PyPI agent runs on ("3.12"; "" takes the running interpreter's)
+    python: str = ""
+    # distributions its entry point needs that its package does not declare (PyPI: resolved
+    # with it into the same requirements file; npm lists them in package.json)
+    companions: tuple[str, ...] = ()
+    # where its lockfiles are (None: the bundled data folder of the same name)
+    source: Path | None = field(default=None, compare=False)
 
     # --- where it lives --------------------------------------------------------------------
     def install_dir(self, cache: Path | None = None) -> Path:
@@ -83,7 +99,17 @@ class Profile:
         return self.entry_path(cache).is_file()
 
     # --- how it starts ---------------------------------------------------------------------
+    def lock_files(self) -> tuple[str, ...]:
+        return LOCK_FILES[self.registry]
+
+    def refuse_unavailable(self) -> None:
+        """A :class:`ProfileError` naming why, for an agent that cannot run offline."""
+        if self.unavailable:
+            raise ProfileError(f"agent {self.name} cannot run offline behind the scripted "
+                               f"model: {self.unavailable}")
+
     def argv(self, cache: Path | None = None) -> list[str]:
+        self.refuse_unavailable()
         if not self.installed(cache):
             raise ProfileError(f"agent {self.name} {self.version} is not installed: run "
                                f"`acp-model agents install {self.name}`")
@@ -92,39 +118,100 @@ class Profile:
 
     def environment(self, home: str, model_url: str) -> dict[str, str]:
         """The variables the profile sets (on top of the caller's environment)."""
-        return {k: v.format(home=home, model_url=model_url) for k, v in self.env.items()}
+        install = str(self.install_dir())
+        return {k: v.format(home=home, model_url=model_url, install=install)
+                for k, v in self.env.items()}
 
     def prepare(self, home: str, model_url: str) -> None:
         """Write the files the agent needs (its model provider configuration...)."""
+        values = {"home": home, "model_url": model_url, "install": str(self.install_dir())}
         for path, content in self.files.items():
-            target = Path(path.format(home=home, model_url=model_url))
+            target = Path(path.format(**values))
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(content.format(home=home, model_url=model_url).lstrip("\n"),
-                              encoding="utf-8")
+            target.write_text(content.format(**values).lstrip("\n"), encoding="utf-8")
 
     def config_requests(self, protocol: int) -> tuple[ConfigRequest, ...]:
         return self.session_config.get(protocol, ())
 
     # --- installing --------------------------------------------------------------------------
     def install(self, cache: Path | None = None, *, quiet: bool = True) -> Path:
-        """``npm ci`` the pinned package into the cache (the project's lockfile: no version
-        is resolved at install time)."""
+        """Install the pinned package into the cache from the profile's own lockfiles (no
+        version is resolved at install time)."""
+        self.refuse_unavailable()
+        target = self.install_dir(cache)
+        target.mkdir(parents=True, exist_ok=True)
+        data = self.source or resources.files("acp_model.profiles").joinpath("data", self.name)
+        for name in self.lock_files():
+            (target / name).write_bytes(data.joinpath(name).read_bytes())
+        if self.registry == "pypi":
+            self._install_pypi(target, quiet)
+        else:
+            self._install_npm(target, quiet)
+        if not self.installed(cache):
+            raise ProfileError(f"installing {self.name} did not make its entry point "
+                               f"{self.entry_path(cache)}")
+        return target
+
+    def _install_npm(self, target: Path, quiet: bool) -> None:
         npm = shutil.which("npm")
         if npm is None:
             raise ProfileError("npm is not installed (Node.js 20 or newer is needed)")
-        target = self.install_dir(cache)
-        target.mkdir(parents=True, exist_ok=True)
-        data = resources.files("acp_model.profiles").joinpath("data", self.name)
-        for name in LOCK_FILES:
-            (target / name).write_bytes(data.joinpath(name).read_bytes())
         cmd = [npm, "ci"] if self.npm == "ci" else [npm, "install", "--no-save"]
-        cmd += ["--no-audit", "--no-fund", "--loglevel=error"]
-        done = subprocess.run(cmd, cwd=target, capture_output=quiet, text=True, check=False)
-        if done.returncode != 0 or not self.installed(cache):
-            tail = (done.stderr or "")[-800:] if quiet else ""
-            raise ProfileError(f"npm {self.npm} for {self.name} failed (exit {done.returncode})"
-                               + (f": {tail}" if tail else ""))
-        return target
+        _run([*cmd, "--no-audit", "--no-fund", "--loglevel=error"], target, quiet,
+             f"npm {self.npm} for {self.name}")
+
+    def _install_pypi(self, target: Path, quiet: bool) -> None:
+        """A virtual environment in ``target/venv`` holding exactly the pinned distributions
+        (``--no-deps``: the requirements file already names the whole tree)."""
+        python = find_python(self.python)
+        venv = target / "venv"
+        if venv.exists():  # a half-made one from an interrupted install
+            shutil.rmtree(venv)
+        _run([python, "-m", "venv", str(venv)], target, quiet, f"python -m venv for {self.name}")
+        _run([str(venv / "bin" / "python"), "-m", "pip", "install", "--no-deps", "--no-input",
+              "--disable-pip-version-check", "--quiet", "-r", "requirements.txt"], target,
+             quiet, f"pip install for {self.name}")
+
+
+def _run(cmd: list[str], cwd: Path, quiet: bool, what: str) -> None:
+    """Run an installer step; a :class:`ProfileError` with the tail of its output if it fails."""
+    try:
+        done = subprocess.run(cmd, cwd=cwd, capture_output=quiet, text=True, check=False)
+    except OSError as exc:
+        raise ProfileError(f"{what} could not start: {exc}") from None
+    if done.returncode != 0:
+        said = ((done.stderr or "") + (done.stdout or "")).strip() if quiet else ""
+        if len(said) > 1200:  # the cause is often first (npm), the last words last (pip)
+            said = f"{said[:600]} ... {said[-600:]}"
+        raise ProfileError(f"{what} failed (exit {done.returncode})"
+                           + (f": {said}" if said else ""))
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", text)[:2])
+
+
+def find_python(minimum: str = "") -> str:
+    """An interpreter at least ``minimum`` ("3.12"): the running one, ``python3.X`` on the
+    ``PATH`` (newest first), then pyenv's versions (``$PYENV_ROOT``, default ``~/.pyenv``)."""
+    want = _version_tuple(minimum) if minimum else sys.version_info[:2]
+    if sys.version_info[:2] >= want:
+        return sys.executable
+    candidates = [found for minor in range(20, want[1] - 1, -1)
+                  if (found := shutil.which(f"python{want[0]}.{minor}"))]
+    root = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
+    if root.is_dir():
+        versions = sorted((v for v in root.iterdir() if re.fullmatch(r"\d+\.\d+\.\d+", v.name)),
+                          key=lambda v: _version_tuple(v.name), reverse=True)
+        candidates += [str(v / "bin" / "python3") for v in versions
+                       if _version_tuple(v.name) >= want and (v / "bin" / "python3").is_file()]
+    for candidate in candidates:
+        done = subprocess.run([candidate, "-c", "import sys, venv; print(*sys.version_info[:2])"],
+                              capture_output=True, text=True, check=False)
+        if done.returncode == 0 and tuple(map(int, done.stdout.split())) >= want:
+            return candidate
+    raise ProfileError(f"no Python {'.'.join(map(str, want))} or newer found (looked at the "
+                       f"running one, python3.X on the PATH and {root}): install one")
 
 
 def agents_cache() -> Path:
@@ -138,7 +225,8 @@ def agents_cache() -> Path:
 KNOWN_KEYS = frozenset({
     "name", "title", "package", "version", "entry", "command", "model_api", "protocols", "env",
     "files", "session_config", "auth_method", "sessions_ahead", "close_sessions",
-    "reuse_sessions", "patience", "notes", "npm", "registry", "tools", "unavailable"})
+    "reuse_sessions", "patience", "notes", "npm", "registry", "tools", "unavailable", "python",
+    "companions"})
 
 
 def _profile(data: dict[str, Any]) -> Profile:
@@ -146,6 +234,9 @@ def _profile(data: dict[str, Any]) -> Profile:
     if unknown:  # a typo would silently leave the default
         raise ProfileError(f"profile {data.get('name', '?')!r}: unknown keys "
                            f"{', '.join(sorted(unknown))}")
+    if data.get("registry", "npm") not in REGISTRIES:
+        raise ProfileError(f"profile {data.get('name', '?')!r}: registry "
+                           f"{data['registry']!r} is not one of {', '.join(REGISTRIES)}")
     config = {int(version.removeprefix("v")): tuple(ConfigRequest(r["method"], r["params"])
                                                     for r in requests)
               for version, requests in data.get("session_config", {}).items()}
@@ -161,7 +252,8 @@ def _profile(data: dict[str, Any]) -> Profile:
         patience=float(data.get("patience", 5.0)), notes=data.get("notes", ""),
         npm=str(data.get("npm", "ci")), registry=str(data.get("registry", "npm")),
         prefer_tools=tuple(data.get("tools", {}).get("prefer", ())),
-        unavailable=str(data.get("unavailable", "")))
+        unavailable=str(data.get("unavailable", "")), python=str(data.get("python", "")),
+        companions=tuple(data.get("companions", ())))
 
 
 def load() -> dict[str, Profile]:

@@ -33,8 +33,10 @@ def documented() -> dict[tuple[str, int], tuple[set[str], set[str]]]:
     return out
 
 
-def test_every_profile_has_a_documented_verdict() -> None:
-    assert {name for name, _ in documented()} == set(PROFILES)
+def test_every_documented_verdict_names_a_profile() -> None:
+    """The verdicts name profiles that exist (docs/agents-profiles.md describes every profile;
+    the agents fuzzed here are the ones with a verdict)."""
+    assert {name for name, _ in documented()} <= set(PROFILES)
 
 
 def _fuzz(name: str, protocol: int, seconds: float, minimize: float, out: Path

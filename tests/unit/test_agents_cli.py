@@ -21,11 +21,13 @@ def run(tmp_path: Path, *args: str, columns: int = 80) -> tuple[int, str, str]:
 def test_the_list_names_every_profile_uncut_in_an_80_column_terminal(tmp_path: Path) -> None:
     code, out, err = run(tmp_path)
     assert code == 0, err
-    rows = {line.split()[0]: line for line in out.splitlines() if line.split()
+    table = out.split("cannot run offline behind the scripted model:")[0]  # reasons follow
+    rows = {line.split()[0]: line for line in table.splitlines() if line.split()
             and line.split()[0] in PROFILES}
     assert set(rows) == set(PROFILES), out  # each name whole: it is what the user types next
-    for name, line in rows.items():
-        assert line.rstrip().endswith("no"), line  # an empty cache: nothing installed
+    for name, line in rows.items():  # an empty cache: nothing installed
+        status = "unavailable" if PROFILES[name].unavailable else "not installed"
+        assert line.rstrip().endswith(status), line
         assert PROFILES[name].model_api in line, line
     assert str(tmp_path / "cache") in out and "acp-model fuzz --agent NAME" in out
     # within 80 columns, but for a single word too long to break (the cache's path)
@@ -40,3 +42,27 @@ def test_install_without_a_name_or_with_an_unknown_one_is_a_usage_error(tmp_path
     assert "no agent profile 'no-such-agent'" in err
     assert all(name in err for name in PROFILES), err  # the message lists what is known
     assert not (tmp_path / "cache").exists()  # nothing was installed or created
+
+
+def test_an_agent_that_cannot_run_offline_is_listed_with_its_reason_and_refused(
+        tmp_path: Path) -> None:
+    """Its row says unavailable and the list gives the reason; installing it or fuzzing it is
+    a usage error naming that reason, and nothing is installed."""
+    unavailable = sorted(name for name, p in PROFILES.items() if p.unavailable)
+    assert unavailable, "no profile is marked unavailable"
+    code, out, err = run(tmp_path, columns=200)
+    assert code == 0, err
+    flat = " ".join(out.split())
+    for name in unavailable:  # the reason in full, after its name
+        assert f"{name}: {' '.join(PROFILES[name].unavailable.split())}" in flat, out
+    name = unavailable[0]
+    code, _, err = run(tmp_path, "install", name)
+    assert code == 2 and "Traceback" not in err, err
+    assert "cannot run offline" in err and PROFILES[name].unavailable.split()[0] in err, err
+    assert not (tmp_path / "cache" / f"{name}-{PROFILES[name].version}").exists()
+    env = {**os.environ, "ACP_MODEL_AGENTS": str(tmp_path / "cache")}
+    proc = subprocess.run([sys.executable, "-m", "acp_model.cli", "fuzz", "--agent", name,
+                           "--time-budget", "1"], capture_output=True, text=True, timeout=60,
+                          env=env)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert "cannot run offline" in proc.stderr, proc.stderr
