@@ -2,8 +2,8 @@
 
 Runs each chosen tier the way the Makefile does (two xdist workers, ``--dist worksteal``) and
 records its wall time, pytest's own time and its counts into ``benchmarks/results/tests.json``,
-one entry per tier (a later run of a tier replaces its entry; the others stay). Each entry
-states the machine, the date, the commit and the load average when it started: on a shared
+one row per tier (a later run of a tier replaces its row; the others stay). Each row states
+the date, the commit and the load average when it started: on a shared
 machine a figure is only as good as that load. Tiers: ``fast`` (tests/unit + tests/oracle, what
 ``make test-fast`` runs), ``live``, ``external``, ``sweep`` (the whole rule sweep over
 tests/oracle, serial) and ``all`` (every tier in one session, what ``make test`` runs).
@@ -12,11 +12,9 @@ tests/oracle, serial) and ``all`` (every tier in one session, what ``make test``
 from __future__ import annotations
 
 import argparse
-import contextlib
-import datetime
+import datetime as dt
 import json
 import os
-import platform
 import re
 import subprocess
 import sys
@@ -24,8 +22,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks import results
+
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "benchmarks" / "results" / "tests.json"
+RESULTS = results.RESULTS / "tests.json"
 FAST = ["-m", "not slow and not external"]
 XDIST = ["-n", "2", "--dist", "worksteal"]
 TIERS: dict[str, list[str]] = {
@@ -38,24 +38,6 @@ TIERS: dict[str, list[str]] = {
 }
 SUMMARY = re.compile(r"(\d+) (passed|failed|skipped|deselected|errors?|xfailed|xpassed)")
 PYTEST_TIME = re.compile(r" in ([\d.]+)s")
-
-
-def machine() -> dict[str, Any]:
-    model = ""
-    with contextlib.suppress(OSError):
-        model = next((line.split(":", 1)[1].strip()
-                      for line in Path("/proc/cpuinfo").read_text().splitlines()
-                      if line.startswith("model name")), "")
-    return {"cpus": os.cpu_count(), "cpu": model or platform.processor(),
-            "python": platform.python_version(), "system": platform.platform()}
-
-
-def commit() -> str:
-    out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
-                         capture_output=True, text=True)
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                           capture_output=True, text=True).stdout.strip()
-    return out.stdout.strip() + ("+dirty" if dirty else "")
 
 
 def run_tier(name: str) -> dict[str, Any]:
@@ -84,27 +66,48 @@ def run_tier(name: str) -> dict[str, Any]:
     return entry
 
 
+TARGETS = {"fast": 60.0, "all": 360.0}  # seconds of pytest (issue 42)
+COLUMNS = ["tier", "pytest s", "wall s", "counts", "exit", "load at start", "commit", "date"]
+
+
+def _row(name: str, entry: dict[str, Any], note: str) -> list[Any]:
+    counts = ", ".join(f"{n} {k}" for k, n in sorted(entry["counts"].items()))
+    load = " ".join(str(x) for x in entry["loadavg_at_start"])
+    return [name, entry["pytest_s"], entry["wall_s"], counts, entry["exit_code"],
+            load + (f" ({note})" if note else ""), results.commit(),
+            dt.datetime.now(dt.UTC).strftime("%Y-%m-%d")]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--tier", nargs="+", choices=sorted(TIERS), default=["fast"])
     parser.add_argument("--note", default="", help="what else ran on the machine, say so")
     args = parser.parse_args(argv)
-    results: dict[str, Any] = {}
-    if RESULTS.exists():
-        results = json.loads(RESULTS.read_text())
-    results.setdefault("tiers", {})
+    rows: dict[str, list[Any]] = {}
+    if RESULTS.exists():  # a later run of a tier replaces its row; the others stay
+        old = json.loads(RESULTS.read_text(encoding="utf-8"))
+        rows = {row[0]: row for row in old.get("table", {}).get("rows", [])}
+    extra: dict[str, Any] = {}
     for name in args.tier:
         print(f"running tier {name} ...", flush=True)
         entry = run_tier(name)
-        entry.update(date=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-                     commit=commit(), machine=machine(), note=args.note)
-        results["tiers"][name] = entry
+        rows[name] = _row(name, entry, args.note)
+        extra.update({k: entry[k] for k in ("tests_per_rule", "rules_without_a_test")
+                      if k in entry})
         print(f"  {name}: {entry['wall_s']} s wall, pytest {entry['pytest_s']} s, "
               f"{entry['counts']}, exit {entry['exit_code']}, load {entry['loadavg_at_start']}")
-    results["target"] = {"make test pytest on 2 cores": "<= 360 s",
-                         "make test-fast pytest": "< 60 s"}
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+    figures = [results.figure(f"{tier} tier, pytest", rows[tier][1], "s",
+                              target=f"< {limit:g} s",
+                              met=rows[tier][1] is not None and rows[tier][1] < limit)
+               for tier, limit in TARGETS.items() if tier in rows]
+    notes = ""
+    if extra.get("rules_without_a_test") is not None:
+        notes = (f"Rule sweep: {len(extra.get('tests_per_rule', {}))} rules swept, rules no "
+                 f"test needed: {', '.join(extra['rules_without_a_test']) or 'none'}.")
+    results.record("tests", "The test suite's tiers", figures,
+                   table={"columns": COLUMNS, "rows": [rows[t] for t in TIERS if t in rows]},
+                   parameters={"workers": 2, "dist": "worksteal"}, notes=notes,
+                   command="python benchmarks/bench_tests.py --tier " + " ".join(args.tier))
     return 0
 
 

@@ -30,6 +30,12 @@ def _git(*args: str) -> str:
     return out.stdout.strip()
 
 
+def commit() -> str:
+    """The short commit the figures were measured at (``+dirty`` with uncommitted changes)."""
+    dirty = _git("status", "--porcelain", "--untracked-files=no")
+    return _git("rev-parse", "--short", "HEAD") + ("+dirty" if dirty else "")
+
+
 def machine() -> dict[str, Any]:
     """What the figures depend on: cores, CPU, Python, system, and how busy it was."""
     cpu = ""

@@ -121,7 +121,7 @@ class PlainAgent:
                 if reply is not None:
                     self.write(reply)
 
-    def handle(self, msg: Any) -> dict[str, Any] | None:
+    def handle(self, msg: Any) -> dict[str, Any] | None:  # noqa: C901
         """One JSON-RPC object; returns the immediate reply (None: none, or it comes later)."""
         if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0":
             return self.error(None, BAD_REQUEST, "not a JSON-RPC 2.0 object")

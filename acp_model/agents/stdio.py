@@ -55,7 +55,7 @@ class StdinReader(threading.Thread):
         for item in items:
             self._handler(item)
 
-    def run(self) -> None:
+    def run(self) -> None:  # noqa: C901
         buf = bytearray()
         discarding = False
         try:

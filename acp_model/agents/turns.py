@@ -136,7 +136,7 @@ def _tool(rng: random.Random, index: int, *, permission: bool | None = None) -> 
     )
 
 
-def plan_turn(
+def plan_turn(  # noqa: C901
     text: str,
     seed: int = 0,
     *,

@@ -151,7 +151,7 @@ def _write_html(doc: dict[str, Any], path: Path) -> None:
     write_html(render_html(page, cases=cases, appendix=doc), path)
 
 
-def cmd_explore(args: argparse.Namespace, console: Console) -> int:
+def cmd_explore(args: argparse.Namespace, console: Console) -> int:  # noqa: C901, PLR0915
     from acp_model import explorer as ex
 
     readings = readings_of(args)
@@ -307,7 +307,7 @@ def _item(console: Console, text: str, markup: bool = False) -> None:
     show(console, text, indent="  ", hang="      ", markup=markup)
 
 
-def _render_text(doc: dict[str, Any], console: Console, args: argparse.Namespace) -> None:
+def _render_text(doc: dict[str, Any], console: Console, args: argparse.Namespace) -> None:  # noqa: C901, PLR0915
     cmd = doc["command"]
     if cmd == "explore --diff-spec":
         _render_behaviours(doc, console)

@@ -122,7 +122,7 @@ def _progress_table(rec: Recorder, rules_total: int, phase: str) -> Table:
     return table
 
 
-def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
+def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:  # noqa: C901, PLR0915
     from acp_model.fuzzing.artifacts import fuzz_html, fuzz_report, write_out_dir
     from acp_model.fuzzing.backend import backend
     from acp_model.fuzzing.database import DatabaseError, check_reachable, locations

@@ -89,7 +89,7 @@ def _table(workers: list[Worker], started: float) -> Table:
     return table
 
 
-def run_jobs(args: argparse.Namespace, words: list[str], spec: str | None,
+def run_jobs(args: argparse.Namespace, words: list[str], spec: str | None,  # noqa: C901, PLR0915
              console: Console, decision: Decision | None = None) -> int:
     """Run ``args.jobs`` workers and merge their reports; returns the exit code. ``decision``:
     how ``--spec auto`` chose ``spec`` before the workers started (the merged report states

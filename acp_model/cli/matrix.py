@@ -37,12 +37,12 @@ TARGET = re.compile(r"^(?P<name>[A-Za-z0-9_.-]+)(?:@(?P<protocols>v?[12](?:,v?[1
 EPILOG = """Rows: every profile (`acp-model agents`) under each protocol it speaks, or the
 NAMES given, or only the --target command lines. An unavailable profile (it cannot run
 offline) and one not installed are rows saying so; neither is started.
-examples:
-  acp-model matrix --budget 120 --jobs 2 --out matrix
+more examples:
   acp-model matrix qwen-code --budget 60 --out m2 --compare matrix/matrix.json
   acp-model matrix --out m --target ref="python -m acp_model.agents.reference"
   acp-model matrix --from m2/matrix.json --compare matrix/matrix.json
   acp-model matrix --from matrix/matrix.json --docs docs/agents.md
+example: acp-model matrix --budget 120 --jobs 2 --out matrix
 exit codes: 0 no failure, 1 a failure in some row, 2 usage error, 130 interrupted."""
 
 

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from acp_model.explorer.config import Config
 
 
-def actions(cfg: Config, bounds: Bounds) -> list[Action]:
+def actions(cfg: Config, bounds: Bounds) -> list[Action]:  # noqa: C901
     """Every abstract event worth trying in this configuration (legal or not)."""
     out: list[Action] = []
     if cfg.unread():
@@ -77,7 +77,7 @@ def actions(cfg: Config, bounds: Bounds) -> list[Action]:
     return out
 
 
-def make_event(cfg: Config, action: Action) -> tuple[Ev, int]:
+def make_event(cfg: Config, action: Action) -> tuple[Ev, int]:  # noqa: C901
     """The payload of ``action`` in ``cfg`` and the read frontier once it happened.
 
     A prompt response proves the agent read everything up to that prompt (FIFO stdio), the
@@ -152,7 +152,7 @@ def _message_id(ids: dict[Any, Any], sid: str, abstract: Any) -> Any:
     return ids[key]
 
 
-def _concrete(tb: TraceBuilder, act: Action, ev: Ev, ids: dict[Any, Any]) -> None:
+def _concrete(tb: TraceBuilder, act: Action, ev: Ev, ids: dict[Any, Any]) -> None:  # noqa: C901
     """Append the wire records for one abstract event."""
     if act.session is None:
         tb.sync()

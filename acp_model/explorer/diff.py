@@ -125,7 +125,7 @@ def each_reading(base: Readings = DEFAULT, **kw: Any) -> list[dict[str, Any]]:
     return rows
 
 
-def contradictions(*, explore_kw: dict[str, Any] | None = None, limit: int = 2
+def contradictions(*, explore_kw: dict[str, Any] | None = None, limit: int = 2  # noqa: C901
                    ) -> dict[str, Any]:
     """The doc-vs-schema strength contradictions in the catalogue and what they change.
 

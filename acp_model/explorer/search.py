@@ -210,7 +210,7 @@ class Witness:
                 "trace": [r.to_json() for r in self.records]}
 
 
-def explore(sessions: int = 1, max_prompts: int | None = None,
+def explore(sessions: int = 1, max_prompts: int | None = None,  # noqa: C901, PLR0915
             max_permissions: int | None = None, max_cancels: int | None = None,
             max_tools: int | None = None, readings: Readings | Sequence[Readings] = DEFAULT,
             machine: type = SessionLifecycle, model: type[SessionModel] = SessionModel,

@@ -25,6 +25,7 @@ from acp_model import __version__
 from acp_model.fuzzing.actions import Action, NewSession, from_json
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.ops import Mistake, SessionHandle
+from acp_model.fuzzing.reach import cancel_meets
 from acp_model.fuzzing.sessions import SessionFactory
 from acp_model.fuzzing.stop import Stop
 from acp_model.fuzzing.transport import AgentExited, AgentProcess, Record, RpcError, is_response_to
@@ -32,7 +33,7 @@ from acp_model.llm.server import ScriptedModel
 from acp_model.model import messages
 from acp_model.model.check import declare
 from acp_model.model.permissions import option_for
-from acp_model.model.vocab import FINAL_TOOL_STATUSES, Answer, ErrorCode, Level, Role
+from acp_model.model.vocab import Answer, ErrorCode, Level, Role
 from acp_model.oracle.monitor import Monitor, Violation
 from acp_model.report.reach import Reach
 from acp_model.spec import revisions
@@ -354,7 +355,7 @@ class FuzzClient:
         (CANCEL-04) for its open permission requests. ``then_prompt``: the params of a
         session/prompt written together with the cancel (an editor's "interrupt and send")."""
         sess = self.sessions[idx]
-        self._count_cancel(idx)
+        self.reach.update(cancel_meets(self, idx))
         cancel = {"sessionId": sess.sid}
         if then_prompt is None:
             self.proc.notify("session/cancel", cancel)
@@ -373,21 +374,6 @@ class FuzzClient:
             # After an answer that follows the cancel, the agent's next move would only make a
             # deviation probable; a response to this makes it provable.
             self.sync()
-
-    def _count_cancel(self, idx: int) -> None:
-        """What a cancel about to be sent meets (``report/reach.py``), as the client sees it
-        now: the agent may have moved on by the time it reads the cancel."""
-        sid = self.sessions[idx].sid
-        with self.lock:
-            busy = self.monitor.busy(sid)
-            view = self.monitor.view(sid)
-            tool = busy and view is not None and any(
-                t.status not in FINAL_TOOL_STATUSES for t in view.tools.values())
-        met = {Reach.CANCELS: True, Reach.CANCELS_DURING_WORK: busy,
-               Reach.CANCELS_DURING_MODEL: self.model is not None and self.model.serving(sid),
-               Reach.CANCELS_DURING_TOOL: tool,
-               Reach.CANCELS_DURING_PERMISSION: bool(self.open_permissions(idx))}
-        self.reach.update(key for key, hit in met.items() if hit)
 
     def answer_permission(self, idx: int, wanted: Answer, *, newest: bool = False,
                           late: bool = False, sync: bool = False) -> None:
@@ -510,7 +496,7 @@ class FuzzClient:
             self.check_alive()
             return None
 
-    def _drain(self, indices: Sequence[int]) -> int | None:
+    def _drain(self, indices: Sequence[int]) -> int | None:  # noqa: C901
         cancelled_at: dict[int, int] = {}  # session -> transcript index of our last cancel
         for idx in indices:
             if self.busy(idx):

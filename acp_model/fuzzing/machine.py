@@ -90,7 +90,7 @@ def model_scripts() -> st.SearchStrategy[ModelScript]:
     return st.lists(model_replies(), max_size=3).map(tuple)
 
 
-def build_machine(begin: Callable[[], Example], end: Callable[[Example], None],
+def build_machine(begin: Callable[[], Example], end: Callable[[Example], None],  # noqa: C901
                   capabilities: dict[str, Any], max_sessions: int, guided: bool = True,
                   *, scripted: bool = False, batches: bool = True
                   ) -> type[RuleBasedStateMachine]:

@@ -110,7 +110,7 @@ def run_fuzz(cfg: FuzzConfig, *, on_progress: Callable[[Recorder], None] | None 
         return _run_fuzz(running, on_progress, on_phase, stop)
 
 
-def _run_fuzz(cfg: FuzzConfig, on_progress: Callable[[Recorder], None] | None,
+def _run_fuzz(cfg: FuzzConfig, on_progress: Callable[[Recorder], None] | None,  # noqa: C901, PLR0915
               on_phase: Callable[[str], None] | None, stop: Stop | None) -> FuzzResult:
     stop = stop or Stop()
     phase = on_phase or (lambda _: None)

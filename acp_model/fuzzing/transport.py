@@ -88,7 +88,7 @@ class AgentProcess(RpcCalls):
     killed together.
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0915
         self,
         argv: Sequence[str],
         *,

@@ -87,7 +87,7 @@ def _record_expr(cls: type, var: str) -> str:
 
 
 @cache
-def _generated(model_cls: type) -> tuple[Callable[..., Any], Callable[..., Any],
+def _generated(model_cls: type) -> tuple[Callable[..., Any], Callable[..., Any],  # noqa: C901, PLR0915
                                          Callable[..., Any]]:
     """Compile clone, snapshot and indices for ``model_cls``."""
     clone = ["def clone(m, ctx):", "    c = object.__new__(M)", "    c.sid = m.sid",

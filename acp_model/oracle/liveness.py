@@ -52,7 +52,7 @@ class LivenessMixin:
                 deadline: float | None = None) -> None:
         raise NotImplementedError
 
-    def judge_open(self, sessions: Iterable[str] | None, since: int,
+    def judge_open(self, sessions: Iterable[str] | None, since: int,  # noqa: C901
                    deadline: float | None = None, skip: Collection[Any] = (),
                    looked: int | None = None) -> list[Violation]:
         """Liveness verdicts for what is still open.

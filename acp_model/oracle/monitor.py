@@ -435,7 +435,7 @@ class Monitor(LivenessMixin, QueriesMixin):
         self._session_event(sid, event, ev, what)
 
     # --- responses -----------------------------------------------------------------------
-    def _response(self, direction: str, msg: dict[str, Any], idx: int) -> None:
+    def _response(self, direction: str, msg: dict[str, Any], idx: int) -> None:  # noqa: C901, PLR0915
         req_id = msg.get("id")
         if self._run(rpc.response_id_valid, idx, direction, req_id):
             return

@@ -72,7 +72,7 @@ def live_line(v: Violation) -> str:
     return f"acp-model: {level} {v.rule} ({v.strength}) {where}{session}: {v.message}"
 
 
-def run_proxy(cfg: ProxyConfig, *, stdin_fd: int = 0, stdout_fd: int = 1,
+def run_proxy(cfg: ProxyConfig, *, stdin_fd: int = 0, stdout_fd: int = 1,  # noqa: C901
               stderr: IO[bytes] | None = None) -> ProxyResult:
     err = stderr if stderr is not None else sys.stderr.buffer
     lock = threading.Lock()

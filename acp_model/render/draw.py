@@ -145,7 +145,7 @@ def draw(g: nx.MultiDiGraph, path: str | Path | Sequence[str | Path], *, title: 
                      node_colors=node_colors)
 
 
-def _draw(g: nx.MultiDiGraph, paths: list[Path], *, title: str, legend: Sequence[str],
+def _draw(g: nx.MultiDiGraph, paths: list[Path], *, title: str, legend: Sequence[str],  # noqa: PLR0915
           style: Style, node_colors: dict[Any, str] | None) -> list[Path]:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure

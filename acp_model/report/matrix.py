@@ -228,7 +228,7 @@ def _rules_by_level(cell: Mapping[str, Any], key: str) -> set[str]:
     return {str(f["rule"]) for f in cell.get(key) or []}
 
 
-def compare(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[dict[str, Any]]:
+def compare(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[dict[str, Any]]:  # noqa: C901
     """What changed from ``old`` to ``new``, per row and cell: failures new and fixed (a fix
     only where the new run exercised the rule; otherwise it is no longer exercised), warnings,
     families newly (no longer) exercised, versions, rows added and removed."""

@@ -136,7 +136,7 @@ class Prompts:
     def plan_for(self, text: str) -> TurnPlan:
         return plan_for(text, self.host.seed, self.host.forced)
 
-    def accept(self, s: Session, pend: PendingPrompt) -> None:
+    def accept(self, s: Session, pend: PendingPrompt) -> None:  # noqa: C901
         """Accept a prompt: respond, report the user message, start or join the turn."""
         plan = self.plan_for(pend.text)
         msg_id = s.new_id("msg_user")

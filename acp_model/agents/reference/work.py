@@ -94,7 +94,7 @@ class Work:
             log.exception("turn failed")
         await self.finish_turn(turn)
 
-    async def finish_turn(self, turn: Turn) -> None:
+    async def finish_turn(self, turn: Turn) -> None:  # noqa: C901
         s = turn.session
         if turn.cancelled:
             # prompts that were pending when the cancel came join this turn first.

@@ -70,7 +70,7 @@ class OpenAIChat(OpenAIEndpoints):
                      if m.get("role") == "tool" and prev.get("role") != "tool")
         return ModelRequest(tag, rounds, tools, model)
 
-    async def respond(self, request: web.Request, reply: Reply, req: ModelRequest,
+    async def respond(self, request: web.Request, reply: Reply, req: ModelRequest,  # noqa: C901
                       ctx: ReplyContext) -> web.StreamResponse:
         if isinstance(reply, Fail) and reply.failure != "dropped":
             status = 503 if reply.failure == "overloaded" else 500
