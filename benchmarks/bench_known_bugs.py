@@ -156,7 +156,7 @@ def fuzz(bug: KnownBug, profile: Any, budget: float, seed: int, lock: str | None
     spec = SPECS[bug.protocol]
     readings = DEFAULT.parse([f"SPEC={'seed' if spec == 'auto' else spec}", *bug.reading])
     cfg = FuzzConfig(["true"], seed=seed, time_budget=budget, max_examples=100_000,
-                     spec=spec, readings=readings, replay_runs=2, minimize_budget=20.0,
+                     spec=spec, readings=readings, replay_runs=2, minimize_budget=15.0,
                      stop_on=frozenset({bug.rule}),
                      protocol=1 if bug.protocol == "v1" else profile.protocols[0])
     cfg = profile_config(cfg, profile, cfg.protocol)
