@@ -158,7 +158,9 @@ def fuzz(bug: KnownBug, profile: Any, budget: float, seed: int, *, fixed: bool =
     readings = DEFAULT.parse([f"SPEC={'seed' if spec == 'auto' else spec}", *bug.reading])
     cfg = FuzzConfig(["true"], seed=seed, time_budget=budget, max_examples=100_000,
                      spec=spec, readings=readings, replay_runs=1 if fixed else 2,
-                     minimize_budget=5.0 if fixed else 15.0,
+                     # the run stops once the rule fails, and Hypothesis' own shrinking with
+                     # it: the counterexample's size is what fresh-process minimizing reaches
+                     minimize_budget=5.0 if fixed else 45.0,
                      stop_on=frozenset({bug.rule}),
                      protocol=1 if bug.protocol == "v1" else profile.protocols[0])
     cfg = profile_config(cfg, profile, cfg.protocol)
