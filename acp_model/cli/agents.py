@@ -14,30 +14,44 @@ from acp_model.report.text import show
 
 
 def cmd_agents(args: argparse.Namespace, console: Console) -> int:
-    from acp_model.profiles import PROFILES, ProfileError, agents_cache, get
-
     if args.action == "install":
-        names = sorted(PROFILES) if args.all else list(args.names)
-        if not names:
-            raise UsageError("name the agents to install (or --all); see `acp-model agents`")
-        for name in names:
-            try:
-                profile = get(name)
-                if profile.unavailable and args.all:  # --all: every agent that can run
-                    console.print(f"{name}: skipped, cannot run offline: {profile.unavailable}")
-                    continue
-                profile.refuse_unavailable()
-                if profile.installed() and not args.force:
-                    console.print(f"{name} {profile.version}: already installed in "
-                                  f"{profile.install_dir()}")
-                    continue
-                console.print(f"{name}: {_how(profile)} ...")
-                with console.status("installing (a minute or two)"):  # a spinner on a terminal
-                    where = profile.install()
-            except ProfileError as exc:
-                raise UsageError(str(exc)) from None
-            console.print(f"{name} {profile.version}: installed in {where}")
-        return EXIT_OK
+        return _install(args, console)
+    return _list(console)
+
+
+def _install(args: argparse.Namespace, console: Console) -> int:
+    from acp_model.profiles import PROFILES, ProfileError, get
+
+    names = sorted(PROFILES) if args.all else list(args.names)
+    if not names:
+        raise UsageError("name the agents to install (or --all); see `acp-model agents`")
+    if args.version is not None and len(names) != 1:
+        raise UsageError("--version installs one agent: name exactly one")
+    for name in names:
+        try:
+            profile = get(name)
+            if profile.unavailable and args.all:  # --all: every agent that can run
+                console.print(f"{name}: skipped, cannot run offline: {profile.unavailable}")
+                continue
+            profile.refuse_unavailable()
+            if args.version is not None:
+                return _install_version(profile, args.version, args.force, console)
+            if profile.installed() and not args.force:
+                console.print(f"{name} {profile.version}: already installed in "
+                              f"{profile.install_dir()}")
+                continue
+            console.print(f"{name}: {_how(profile)} ...")
+            with console.status("installing (a minute or two)"):  # a spinner on a terminal
+                where = profile.install()
+        except ProfileError as exc:
+            raise UsageError(str(exc)) from None
+        console.print(f"{name} {profile.version}: installed in {where}")
+    return EXIT_OK
+
+
+def _list(console: Console) -> int:
+    from acp_model.profiles import PROFILES, agents_cache
+
     table = Table(title="agent profiles", box=box.SIMPLE, pad_edge=False)
     # the name is what a user types next: never cut; a narrow terminal folds the package
     table.add_column("name", no_wrap=True)
@@ -71,6 +85,27 @@ def _how(profile: Any) -> str:
     return f"npm {profile.npm} {profile.package}@{profile.version}"
 
 
+def _install_version(profile: Any, version: str, force: bool, console: Console) -> int:
+    """Install ``profile`` at another release than its pin (an old release that carries a
+    published bug, the one that fixed it)."""
+    from acp_model.profiles import ProfileError
+    from acp_model.profiles.versions import at_version, install_version
+
+    try:
+        other = at_version(profile, version)
+        if other.installed() and not force:
+            console.print(f"{other.name} {other.version}: already installed in "
+                          f"{other.install_dir()}")
+            return EXIT_OK
+        console.print(f"{other.name}: npm install {other.package}@{other.version} ...")
+        with console.status("installing (a minute or two)"):
+            where = install_version(other)
+    except ProfileError as exc:
+        raise UsageError(str(exc)) from None
+    console.print(f"{other.name} {other.version}: installed in {where}")
+    return EXIT_OK
+
+
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "agents", help="real agents profiled for fuzzing offline: list, install",
@@ -85,4 +120,9 @@ def register(sub: Any) -> None:
     p.add_argument("names", nargs="*", metavar="NAME", help="profiles to install")
     p.add_argument("--all", action="store_true", help="install every profile that can run offline")
     p.add_argument("--force", action="store_true", help="reinstall even if installed")
+    p.add_argument("--version", metavar="V|PACKAGE@V",
+                   help="install that one agent at another release than its pin (npm, "
+                        "dependencies as of its publication; PACKAGE@V for a release "
+                        "published under an earlier package name); fuzz it with "
+                        "`acp-model fuzz --agent NAME --agent-version V`")
     p.set_defaults(func=cmd_agents)

@@ -53,14 +53,24 @@ def _agent_argv(args: argparse.Namespace) -> list[str]:
     return argv
 
 
-def _profile(name: str | None) -> Any:
-    """The installed profile ``name`` (None: none asked for); a usage error otherwise."""
+def _profile(name: str | None, version: str | None = None) -> Any:
+    """The installed profile ``name`` (None: none asked for), at ``version`` (``VERSION`` or
+    ``PACKAGE@VERSION``, see :mod:`acp_model.profiles.versions`) when given; a usage error
+    otherwise."""
     if name is None:
+        if version is not None:
+            raise UsageError("--agent-version needs --agent NAME")
         return None
     from acp_model.profiles import ProfileError, get
+    from acp_model.profiles.versions import at_version
 
     try:
         profile = get(name)
+        if version is not None and version != f"{profile.package}@{profile.version}":
+            profile = at_version(profile, version)
+            if not profile.installed():
+                raise ProfileError(f"agent {name} {version} is not installed: run `acp-model "
+                                   f"agents install {name} --version {version}`")
         profile.argv()  # installed?
     except ProfileError as exc:
         raise UsageError(str(exc)) from None
@@ -72,7 +82,7 @@ def _base_config(args: argparse.Namespace) -> tuple[FuzzConfig, Any]:
     command after '--' (with --model, behind the scripted model)."""
     from acp_model.fuzzing.backend import profile_config
 
-    profile = _profile(getattr(args, "profile_name", None))
+    profile = _profile(getattr(args, "profile_name", None), getattr(args, "agent_version", None))
     if profile is not None and args.agent:
         raise UsageError("give either --agent NAME or an agent command after '--', not both")
     argv = ["true"] if profile is not None else _agent_argv(args)
@@ -293,7 +303,7 @@ def cmd_replay(args: argparse.Namespace, console: Console) -> int:
                                    *(args.reading or [])])
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    profile = _profile(doc.get("profile")) if not args.agent else None
+    profile = _profile(doc.get("profile"), doc.get("profile_package")) if not args.agent else None
     argv = list(args.agent or [])
     if not argv and profile is None:
         argv = list(doc.get("agent") or [])
@@ -412,6 +422,10 @@ def register(sub: Any) -> None:
     p.add_argument("--agent", dest="profile_name", metavar="NAME",
                    help="fuzz a profiled real agent (see `acp-model agents`) behind the "
                         "scripted model, instead of a command after '--'")
+    p.add_argument("--agent-version", metavar="V|PACKAGE@V",
+                   help="run that profiled agent at another release than its pin (installed "
+                        "with `acp-model agents install NAME --version V`); PACKAGE@V for a "
+                        "release published under an earlier package name")
     p.add_argument("--model", choices=MODEL_APIS, help="start the scripted model for an "
                    "agent given after '--' and point it there (the variables that API's "
                    "clients read: ANTHROPIC_BASE_URL, OPENAI_BASE_URL); prompts then carry "

@@ -118,6 +118,7 @@ def replay_document(found: Found, cfg: FuzzConfig) -> dict[str, Any]:
         "agent": cfg.argv,
         # what stood behind the agent: a replay sets up the same
         "profile": cfg.profile,
+        "profile_package": cfg.profile_package,
         "model_api": cfg.model_api,
         "session_config": [[m, p] for m, p in cfg.session_config],
         "auth_method": cfg.auth_method,

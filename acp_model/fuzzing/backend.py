@@ -25,6 +25,7 @@ def profile_config(cfg: FuzzConfig, profile: Profile, protocol: int = 2) -> Fuzz
     (its environment and files are set up by :func:`backend`, which knows the model's URL)."""
     return dataclasses.replace(
         cfg, argv=profile.argv(), model_api=profile.model_api, profile=profile.name,
+        profile_package=f"{profile.package}@{profile.version}",
         session_config=tuple((r.method, dict(r.params))
                              for r in profile.config_requests(protocol)),
         auth_method=profile.auth_method, sessions_ahead=profile.sessions_ahead,

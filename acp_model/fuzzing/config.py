@@ -56,6 +56,9 @@ class FuzzConfig:
     session_config: tuple[tuple[str, dict[str, Any]], ...] = ()
     auth_method: str | None = None
     profile: str | None = None  # the agent profile it came from (reports name it)
+    # the package and version that profile ran at (PACKAGE@VERSION): a replay runs the same
+    # release, also when it is not the profile's pin (--agent-version)
+    profile_package: str | None = None
     # A slow agent's sessions: made this many ahead of need, and closed after each example
     # (a real agent holds a process per session).
     sessions_ahead: int = 0
