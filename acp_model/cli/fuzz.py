@@ -125,6 +125,7 @@ def _progress_table(rec: Recorder, rules_total: int, phase: str) -> Table:
 def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
     from acp_model.fuzzing.artifacts import fuzz_html, fuzz_report, write_out_dir
     from acp_model.fuzzing.backend import backend
+    from acp_model.fuzzing.budget import Budget
     from acp_model.fuzzing.database import DatabaseError, check_reachable, locations
     from acp_model.fuzzing.revision import SpecUndecidable, resolve
     from acp_model.fuzzing.run import FuzzerBug, FuzzResult, run_fuzz
@@ -149,6 +150,7 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
         raise UsageError(str(exc)) from None
     stop = Stop()
     guard = SignalStop(stop)
+    budget = Budget(cfg.time_budget)  # started here: the probe and start-up count too
     state: dict[str, Any] = {"live": None, "phase": "start-up", "rec": Recorder()}
     plain = not console.is_terminal  # logs and pipes get one line per phase instead
 
@@ -182,14 +184,17 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
             with Live(_progress_table(state["rec"], len(RULES), state["phase"]),
                       console=console, refresh_per_second=4, transient=plain) as live:
                 state["live"] = live
+                budget.enter("start-up")
                 cfg = running.enter_context(backend(cfg, profile))
                 if cfg.spec == AUTO:
                     phase("spec")
+                    budget.enter("probe")
                 try:
                     cfg = resolve(cfg, stop)  # the probe; a contradiction is a usage error
                 except SpecUndecidable as exc:
                     raise UsageError(f"--spec {cfg.spec}: {exc}") from None
-                result = run_fuzz(cfg, on_progress=progress, on_phase=phase, stop=stop)
+                result = run_fuzz(cfg, on_progress=progress, on_phase=phase, stop=stop,
+                                  budget=budget)
         except KeyboardInterrupt:
             pass  # the run itself handles interrupts; this one landed around it
         except FuzzerBug as exc:
@@ -204,6 +209,7 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
         result.interrupted = result.interrupted or stop.requested
         state["live"] = None
         phase("writing")
+        budget.enter("writing")
         files = write_out_dir(result, Path(args.out)) if args.out else None
         report = fuzz_report(result, files)
         if args.report:
@@ -212,9 +218,11 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
             write_junit(report, args.junit)
         if args.html:
             write_html(fuzz_html(result, report, files), args.html)
+    budget.close()
     s = report["summary"]
     show(console, f"{s['examples']} examples, {s['actions']} client actions in {s['seconds']} s "
          f"({s['actions_per_second']} actions/s), {s['restarts']} restart(s)", indent="")
+    show(console, _phase_line(budget), indent="")
     if result.unusable:
         console.print(f"[red]agent unusable:[/] {escape(result.unusable)}")
     if result.problem:
@@ -237,6 +245,16 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
         # Not the agent's verdict: its command, its environment or a store could not be used.
         return EXIT_USAGE
     return EXIT_OK
+
+
+def _phase_line(budget: Any) -> str:
+    """The time each phase took, and the bound the run was held to."""
+    from acp_model.fuzzing.budget import slack
+
+    took = ", ".join(f"{name} {sec:.1f} s" for name, sec in budget.seconds().items())
+    bound = (f" (budget {budget.total:g} s + slack {slack(budget.total):g} s)"
+             if budget.total else "")
+    return f"time: {took or 'none'}{bound}"
 
 
 def _jobs(args: argparse.Namespace, cfg: FuzzConfig, profile: Any, console: Console) -> int:
@@ -377,7 +395,8 @@ def register(sub: Any) -> None:
                    help="client actions per example, at most (default 30)")
     p.add_argument("--seed", type=int, help="seed the generator (same seed: same programs)")
     p.add_argument("--time-budget", type=positive_float, default=300.0, metavar="S",
-                   help="stop generating after S seconds (default 300)")
+                   help="bound the whole run to S seconds (generation, minimizing, replays; "
+                        "closing and writing fit in max(10%%, 10 s) more) (default 300)")
     p.add_argument("--deadline", type=positive_float, default=3.0, metavar="S",
                    help="how long to wait for something the agent owes (a response, the idle "
                         "after a cancel) before it is a liveness failure (default 3)")

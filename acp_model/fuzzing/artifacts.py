@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from acp_model.fuzzing.actions import describe_program
+from acp_model.fuzzing.budget import slack
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.recorder import Found
 from acp_model.fuzzing.run import FuzzResult
@@ -182,6 +183,7 @@ def fuzz_report(result: FuzzResult, files: dict[str, dict[str, str]] | None = No
             "replays": found.replays,
             "reproduction": f"{found.reproduced}/{found.replays}",
             "verified": found.verified,
+            "minimize_cut": found.minimize_cut,
             "first_seen_s": round(found.first_seen, 3),
             "minimal_at_s": round(found.minimal_at, 3),
             "times_seen": found.seen,
@@ -213,6 +215,7 @@ def fuzz_report(result: FuzzResult, files: dict[str, dict[str, str]] | None = No
         "messages": sum(m.count for m in result.monitors),
         "sessions": sum(len(m.sessions) for m in result.monitors),
         "interrupted": result.interrupted,
+        "phases": result.phases,
     }
     report = build_report(
         command="fuzz", source=" ".join(cfg.argv), readings=cfg.readings,
@@ -222,7 +225,9 @@ def fuzz_report(result: FuzzResult, files: dict[str, dict[str, str]] | None = No
             "counterexamples": counterexamples,
             "transitions": dict(sorted(transitions.items())),
             "config": {"max_examples": cfg.max_examples, "steps": cfg.steps, "seed": cfg.seed,
-                       "time_budget": cfg.time_budget, "deadline": cfg.deadline,
+                       "time_budget": cfg.time_budget,
+                       "time_slack": slack(cfg.time_budget) if cfg.time_budget else None,
+                       "deadline": cfg.deadline,
                        "isolate": cfg.isolate, "validate": cfg.validate,
                        "replay_runs": cfg.replay_runs},
             "unusable": result.unusable,

@@ -54,6 +54,7 @@ class Found:
     replay_records: list[dict[str, Any]] | None = None
     replay_offending: int | None = None
     notes: list[str] = field(default_factory=list)
+    minimize_cut: bool = False  # the time budget ended minimizing: the shortest so far is shown
     # ``records`` skips the shared process's earlier examples: (position, count) says where
     # and how many, so the text can number messages as the violation messages do.
     gap: tuple[int, int] = (0, 0)

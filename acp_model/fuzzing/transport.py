@@ -81,6 +81,7 @@ MiB = 1024 * 1024
 _READ_CHUNK = 64 * 1024
 _OVERSIZE_PREVIEW = OVERSIZE_PREVIEW
 _RECORD_OVERHEAD = 64  # rough per-record bookkeeping cost counted against the transcript cap
+STOP_GRACE = 0.1  # seconds an agent gets to exit on its own once the run was asked to stop
 
 
 class AgentProcess(RpcCalls):
@@ -528,7 +529,8 @@ class AgentProcess(RpcCalls):
     def close(self, grace: float | None = None) -> int | None:
         """Shut the agent down and reap everything it started; returns its exit code.
 
-        Steps: close stdin and wait ``grace`` (default ``close_grace``); SIGTERM the process
+        Steps: close stdin and wait ``grace`` (default ``close_grace``; ``STOP_GRACE`` once a
+        stop was requested); SIGTERM the process
         group and wait ``grace``; SIGKILL the group. Members of the group that outlive the
         agent (grandchildren) are terminated the same way. Reader threads are joined. Safe to
         call twice.
@@ -537,7 +539,11 @@ class AgentProcess(RpcCalls):
             return self.returncode
         self._closed = True
         if grace is None:
-            grace = self.close_grace
+            # a stop request (Ctrl-C, SIGTERM, the time budget's end) must end the run within
+            # a second: the agent gets a moment, not the polite grace
+            grace = STOP_GRACE if self.stop_requested.is_set() else self.close_grace
+        elif self.stop_requested.is_set():
+            grace = min(grace, STOP_GRACE)
         try:
             self.close_stdin()
             if self.wait_exit(grace) is None:
