@@ -139,7 +139,11 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
 
     hypothesis_home()
     cfg, profile = _base_config(args)
+    baseline = _baseline(args)  # a bad file is a usage error before anything runs
     if args.jobs > 1:
+        if baseline is not None:
+            raise UsageError("--baseline is not applied to --jobs runs yet: judge the merged "
+                             "report's failures in one run")
         return _jobs(args, cfg, profile, console)
     try:
         directory, shared = locations(args.db or [])
@@ -212,6 +216,7 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
         budget.enter("writing")
         files = write_out_dir(result, Path(args.out)) if args.out else None
         report = fuzz_report(result, files)
+        judgement = _judge(args, baseline, report)
         if args.report:
             write_json(report, args.report)
         if args.junit:
@@ -236,7 +241,11 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
     if files and any(k.startswith("warn:") for k in files):
         show(console, f"warnings: the first sighting of each -> {Path(args.out) / 'warnings'}",
              indent="")
-    if report["verdict"] == "fail":
+    if judgement is not None:
+        _show_baseline(console, judgement)
+        if judgement.failed(args.baseline_strict):
+            return EXIT_FAIL
+    elif report["verdict"] == "fail":
         return EXIT_FAIL
     if result.interrupted:
         console.print("[yellow]interrupted: the report holds what was found so far[/]")
@@ -245,6 +254,55 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
         # Not the agent's verdict: its command, its environment or a store could not be used.
         return EXIT_USAGE
     return EXIT_OK
+
+
+def _baseline(args: argparse.Namespace) -> Any:
+    """The baseline file ``--baseline`` names (None: none); a usage error when unusable."""
+    from acp_model.report.baseline import BaselineError, load
+
+    if args.baseline is None:
+        if args.baseline_strict:
+            raise UsageError("--baseline-strict needs --baseline FILE")
+        return None
+    try:
+        return load(args.baseline)
+    except BaselineError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _judge(args: argparse.Namespace, baseline: Any, report: dict[str, Any]) -> Any:
+    """The baseline's judgement of ``report`` (stored in it); the state file updated when
+    the baseline counts runs."""
+    from acp_model.report.baseline import judge, read_state, write_state
+
+    if baseline is None:
+        return None
+    judgement, counts = judge(baseline, report,
+                              read_state(baseline) if baseline.stale_after > 1 else None)
+    if baseline.stale_after > 1 and not report["summary"].get("interrupted"):
+        try:
+            write_state(baseline, counts)
+        except OSError as exc:
+            report.setdefault("notes", []).append(f"baseline state not saved: {exc}")
+    report["baseline"] = judgement.to_json(baseline, args.baseline_strict)
+    return judgement
+
+
+def _show_baseline(console: Console, judgement: Any) -> None:
+    from acp_model.report.text import show
+
+    for a in judgement.accepted:
+        show(console, f"baseline: {a['rule']} accepted" + (f" ({a['note']})" if a["note"]
+                                                          else ""), indent="")
+    for e in judgement.not_applying:
+        show(console, f"baseline: the {e.rule} entry is for agent version "
+             f"{e.agent_version}, not this one", indent="")
+    for st in judgement.stale:
+        show(console, f"[yellow]stale baseline entry:[/] {st['rule']}: {escape(st['why'])}",
+             indent="", markup=True)
+    if judgement.new:
+        show(console, "[red]not in the baseline:[/] "
+             + ", ".join(sorted({n['rule'] for n in judgement.new})), indent="", markup=True)
 
 
 def _phase_line(budget: Any) -> str:
@@ -444,6 +502,12 @@ def register(sub: Any) -> None:
     p.add_argument("--no-batches", action="store_true",
                    help="send no JSON-RPC batch probes (for an agent known to reject batches: "
                         "the rest of the lifecycle is still judged)")
+    p.add_argument("--baseline", metavar="FILE.toml",
+                   help="failures accepted until fixed (`acp-model baseline write`): the run "
+                        "fails only on failures the file does not name; stale entries are "
+                        "reported")
+    p.add_argument("--baseline-strict", action="store_true",
+                   help="a stale baseline entry fails the run too")
     add_reading_option(p, auto=True)
     p.add_argument("agent", nargs="*", metavar="-- AGENT_CMD",
                    help="the agent's command line, after '--'")

@@ -10,10 +10,10 @@ from collections.abc import Sequence
 from rich.console import Console
 
 from acp_model import __version__
-from acp_model.cli import agents, check, diagram, explore, fuzz, merge, proxy, rules
+from acp_model.cli import agents, baseline, check, diagram, explore, fuzz, merge, proxy, rules
 from acp_model.cli.common import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, UsageError
 
-SUBCOMMANDS = (check, rules, fuzz, proxy, merge, explore, diagram, agents)
+SUBCOMMANDS = (check, rules, fuzz, baseline, proxy, merge, explore, diagram, agents)
 
 
 def build_parser() -> argparse.ArgumentParser:

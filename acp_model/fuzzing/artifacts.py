@@ -223,6 +223,7 @@ def fuzz_report(result: FuzzResult, files: dict[str, dict[str, str]] | None = No
         spec=cfg.decision.to_json() if cfg.decision is not None else None,
         extra={
             "counterexamples": counterexamples,
+            "agent_info": rec.agent_info,
             "transitions": dict(sorted(transitions.items())),
             "config": {"max_examples": cfg.max_examples, "steps": cfg.steps, "seed": cfg.seed,
                        "time_budget": cfg.time_budget,

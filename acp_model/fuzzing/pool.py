@@ -70,7 +70,10 @@ class AgentPool:
                 self.recorder.on_phase("initialize")
             client = FuzzClient.from_config(self.cfg, self.stop)
             try:
-                client.initialize()
+                answer = client.initialize()
+                if self.recorder.agent_info is None and isinstance(answer, dict):
+                    info = answer.get("info", answer.get("agentInfo"))  # v2, v1
+                    self.recorder.agent_info = info if isinstance(info, dict) else None
             except AgentUnusable:
                 self.current = client
                 raise

@@ -100,6 +100,7 @@ class Recorder:
     examples: int = 0
     actions: int = 0
     restarts: int = 0
+    agent_info: dict[str, Any] | None = None  # what initialize said the agent is (name, version)
     round_failure_at: float | None = None  # when this round's first new failure was seen
     on_progress: Callable[[Recorder], None] | None = None
     on_phase: Callable[[str], None] | None = None  # "initialize", "shrinking CANCEL-07" ...
