@@ -123,7 +123,12 @@ def _progress_table(rec: Recorder, rules_total: int, phase: str) -> Table:
 
 
 def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
-    from acp_model.fuzzing.artifacts import fuzz_html, fuzz_report, write_out_dir
+    from acp_model.fuzzing.artifacts import (
+        fuzz_html,
+        fuzz_report,
+        sarif_locations,
+        write_out_dir,
+    )
     from acp_model.fuzzing.backend import backend
     from acp_model.fuzzing.budget import Budget
     from acp_model.fuzzing.database import DatabaseError, check_reachable, locations
@@ -133,6 +138,7 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
     from acp_model.report.document import write_json
     from acp_model.report.html import write_html
     from acp_model.report.junit import write_junit
+    from acp_model.report.sarif import write_sarif
     from acp_model.report.text import counterexample_line, render, show
     from acp_model.spec.revisions import AUTO
     from acp_model.spec.rules import RULES
@@ -221,6 +227,8 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
             write_json(report, args.report)
         if args.junit:
             write_junit(report, args.junit)
+        if args.sarif:
+            write_sarif(report, args.sarif, sarif_locations(result, files))
         if args.html:
             write_html(fuzz_html(result, report, files), args.html)
     budget.close()
@@ -484,6 +492,9 @@ def register(sub: Any) -> None:
                    "rules, transcript)")
     p.add_argument("--junit", metavar="PATH.xml", help="write a JUnit XML report (one test "
                    "case per rule)")
+    p.add_argument("--sarif", metavar="PATH.sarif", help="write a SARIF 2.1.0 log (GitHub code "
+                   "scanning): one result per failure and warning, with its counterexample; "
+                   "with --out each points at its transcript line")
     p.add_argument("--agent", dest="profile_name", metavar="NAME",
                    help="fuzz a profiled real agent (see `acp-model agents`) behind the "
                         "scripted model, instead of a command after '--'")

@@ -31,6 +31,7 @@ from acp_model.report.html import (
     render_html,
     violation_facts,
 )
+from acp_model.report.sarif import Located
 from acp_model.report.sequence_svg import OFFENDING
 from acp_model.report.text import counterexample_name
 from acp_model.spec.rules import RULES
@@ -275,6 +276,28 @@ def found_case(found: Found, cfg: FuzzConfig, replay_file: str | None = None) ->
                 message=found.violation.message, records=records, marks=marks,
                 numbers=numbers, facts=facts,
                 **_program_view(found.actions, found.reproduced, found.replays, replay_file))
+
+
+def sarif_locations(result: FuzzResult, files: dict[str, dict[str, str]] | None = None
+                    ) -> dict[int, Located]:
+    """Where each violation of :func:`fuzz_report` shows, in its order (failures, then
+    warnings): the counterexample's text, and with ``--out`` its transcript file and the
+    offending message's line there (the transcript holds one record per line)."""
+    rec, cfg = result.recorder, result.cfg
+    cases: list[tuple[Found | None, dict[str, str]]] = [
+        (found, (files or {}).get(found.rule, {})) for found in rec.found.values()]
+    for key in rec.warnings:
+        name = f"warn:{_warning_name(key)}"
+        cases.append((rec.warning_seen.get(key), (files or {}).get(name, {})))
+    out: dict[int, Located] = {}
+    for n, (found, names) in enumerate(cases):
+        if found is None:
+            continue
+        _, offending = counterexample_records(found)
+        path = names.get("transcript.jsonl")
+        out[n] = Located(path, offending + 1 if path else None,
+                         counterexample_text(found, cfg))
+    return out
 
 
 def fuzz_html(result: FuzzResult, report: dict[str, Any],

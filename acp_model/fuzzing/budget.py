@@ -3,8 +3,10 @@
 A CI job sets its own timeout; a run that overran its budget would be killed with its report.
 So one clock, started before the probe, bounds every phase:
 
-* generation runs until the budget's end, but once a failure is found it stops early enough to
-  leave :data:`RESERVE` of the budget for minimizing and replaying what was found;
+* generation starts no action after the budget's end less the time the last example's teardown
+  may wait for what the agent owes (a liveness failure's proof), and once a failure is found
+  it stops early enough to leave :data:`RESERVE` of the budget for minimizing and replaying
+  what was found;
 * each failure then gets an equal share of what is left: at most :data:`MINIMIZE_SHARE` of it
   (and never more than ``--minimize-budget``) for minimizing, the rest for replays;
 * a stop event fires at the budget's end whatever runs then (an example's wait, a replay
@@ -26,6 +28,8 @@ from acp_model.fuzzing.stop import Stop
 
 RESERVE = 0.35  # of the budget kept for minimizing and replays once a failure is found
 MINIMIZE_SHARE = 0.6  # of a failure's share: minimizing; the rest: its replays
+DRAIN_SHARE = 0.25  # at most this much of the budget is kept for the last example's teardown
+DRAIN_DEADLINES = 2  # ... which waits about this many deadlines for what the agent owes
 SLACK_SHARE = 0.10
 SLACK_FLOOR = 10.0
 
@@ -57,12 +61,16 @@ class Budget:
         end = self.end
         return end is not None and time.monotonic() >= end
 
-    def generation_end(self, found: bool) -> float | None:
-        """When generation must stop: the end, or earlier once a failure leaves work after it."""
+    def generation_end(self, found: bool, drain: float = 0.0) -> float | None:
+        """When generation stops starting actions: early enough that the last example's
+        teardown (waiting up to ``drain`` seconds for what the agent owes: the proof of a
+        liveness failure) ends by the budget's end, and once a failure is found, early enough
+        to leave :data:`RESERVE` of the budget for minimizing and replaying it."""
         end = self.end
-        if end is None or self.total is None or not found:
+        if end is None or self.total is None:
             return end
-        return end - RESERVE * self.total
+        end -= min(drain, DRAIN_SHARE * self.total)
+        return end - RESERVE * self.total if found else end
 
     def share(self, failures_left: int) -> float:
         """The seconds the next failure may spend on minimizing and replays."""

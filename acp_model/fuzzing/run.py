@@ -11,7 +11,7 @@ from hypothesis.errors import HypothesisException
 from hypothesis.stateful import run_state_machine_as_test
 
 from acp_model.fuzzing.backend import backend
-from acp_model.fuzzing.budget import MINIMIZE_SHARE, Budget
+from acp_model.fuzzing.budget import DRAIN_DEADLINES, MINIMIZE_SHARE, Budget
 from acp_model.fuzzing.client import AgentUnusable
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.database import DatabaseError, _KeepStored, example_database
@@ -209,11 +209,12 @@ def _rounds(cfg: FuzzConfig, recorder: Recorder, phase: Callable[[str], None], s
             _harvest_unusable(pool, recorder)
             first = None
         capabilities = first.prompt_capabilities() if first is not None else {}
+        drain = DRAIN_DEADLINES * cfg.deadline
         phase("fuzzing")
 
         def begin() -> Example:
             stop.check()
-            stop_at = budget.generation_end(bool(recorder.found))
+            stop_at = budget.generation_end(bool(recorder.found), drain)
             if stop_at is not None and time.monotonic() > stop_at:
                 raise BudgetExhausted
             if cfg.stop_on and cfg.stop_on <= set(recorder.found):
@@ -284,7 +285,7 @@ def _rounds(cfg: FuzzConfig, recorder: Recorder, phase: Callable[[str], None], s
                                     "nothing new (--max-examples sets the first round's size)")
                 break
             recorder.masked |= set(recorder.found)
-            stop_at = budget.generation_end(bool(recorder.found))
+            stop_at = budget.generation_end(bool(recorder.found), drain)
             if stop_at is not None and time.monotonic() > stop_at:
                 break
     except KeyboardInterrupt:
