@@ -23,12 +23,11 @@ from acp_model.fuzzing.recorder import (
     Recorder,
     ShrinkBudgetSpent,
 )
-from acp_model.fuzzing.revision import SpecUndecidable, resolve
+from acp_model.fuzzing.revision import SpecUndecidable, resolve, sends_batches
 from acp_model.fuzzing.shrink import measure_reproduction
 from acp_model.fuzzing.stop import Stop
 from acp_model.model.vocab import Level
 from acp_model.oracle.monitor import Monitor
-from acp_model.spec import revisions
 from acp_model.spec.revisions import AUTO
 
 
@@ -233,9 +232,7 @@ def _rounds(cfg: FuzzConfig, recorder: Recorder, phase: Callable[[str], None], s
 
         machine = build_machine(begin, pool.end_example, capabilities, cfg.max_sessions,
                                 cfg.guided, scripted=cfg.model is not None,
-                                # v1 states no batch rules: its agents are not probed with them
-                                batches=cfg.batches
-                                and revisions.get(cfg.readings.revision).protocol == 2)
+                                batches=sends_batches(cfg))
         for round_no in range(cfg.max_rounds if first is not None else 0):
             known = set(recorder.found)
             examples = cfg.max_examples if round_no == 0 else max(10, cfg.max_examples // 2)
