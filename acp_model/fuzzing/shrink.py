@@ -319,25 +319,24 @@ def measure_reproduction(cfg: FuzzConfig, found: Found,
             break
     if chosen is None:
         found.verified = False
-        found.notes.append(
-            ("the time budget ended the search for a fresh-process replay: "
-             if minimizer.cut else
-             "no replay in a fresh agent process reproduced it: ")
-            + "the program shown is the shortest that showed it during the run, unverified "
-            "(the transcript is the run's own)")
+        found.notes.append("no replay in a fresh agent process reproduced it"
+                           + (" before minimizing's time ran out" if minimizer.cut else "")
+                           + ": the program shown is the shortest that showed it during the "
+                           "run, unverified (the transcript is the run's own)")
     else:
         shrunk = minimizer.minimize(chosen, units)
         if clock is not None and len(shrunk) < len(found.actions):
             found.minimal_at = clock()  # only when this step made it smaller
         found.actions = shrunk
-        if minimizer.cut:
-            found.minimize_cut = True
-            found.notes.append(f"minimizing was cut by the time budget after "
-                               f"{time.monotonic() - started:.1f} s: the program shown is the "
-                               f"shortest that reproduced so far ({len(shrunk)} actions)")
+    took = time.monotonic() - started
     if on_step is not None:
         on_step("replaying")
     _measure(cfg, found, minimizer, stop)
+    found.minimize_cut = minimizer.cut
+    if minimizer.cut and found.verified:  # (unverified: its note says the time ran out)
+        found.notes.append(f"minimizing was cut after {took:.1f} s (--minimize-budget, or "
+                           "this failure's share of --time-budget): the program shown is the "
+                           f"shortest that reproduced so far ({len(found.actions)} actions)")
 
 
 def _measure(cfg: FuzzConfig, found: Found, minimizer: Minimizer, stop: Stop | None) -> None:
