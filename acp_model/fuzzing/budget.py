@@ -18,13 +18,11 @@ What follows the end (closing agent processes, writing the report) fits in the s
 
 from __future__ import annotations
 
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
-from acp_model.fuzzing.stop import Stop
+from acp_model.fuzzing.stop import Stop, cutoff
 
 RESERVE = 0.35  # of the budget kept for minimizing and replays once a failure is found
 MINIMIZE_SHARE = 0.6  # of a failure's share: minimizing; the rest: its replays
@@ -95,29 +93,6 @@ class Budget:
             out[name] = out.get(name, 0.0) + time.monotonic() - since
         return {k: round(v, 2) for k, v in out.items()}
 
-    @contextmanager
-    def cutoff(self, stop: Stop, at: float | None = None) -> Iterator[Stop]:
-        """A stop request that fires on ``stop`` or at ``at`` (default: the budget's end),
-        whichever comes first; every wait of the run checks it within 0.1 s."""
-        at = self.end if at is None else at
-        if at is None:
-            yield stop
-            return
-        child = Stop()
-        done = threading.Event()
-
-        def watch() -> None:
-            while not done.is_set():
-                left = at - time.monotonic()
-                if left <= 0 or stop.requested:
-                    child.request()
-                    return
-                stop.event.wait(min(left, 0.05))
-
-        thread = threading.Thread(target=watch, name="acp-model budget", daemon=True)
-        thread.start()
-        try:
-            yield child
-        finally:
-            done.set()
-            thread.join(timeout=1.0)
+    def cutoff(self, stop: Stop, at: float | None = None) -> AbstractContextManager[Stop]:
+        """A stop request that fires on ``stop`` or at ``at`` (default: the budget's end)."""
+        return cutoff(stop, self.end if at is None else at)

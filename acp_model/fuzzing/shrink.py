@@ -28,7 +28,7 @@ from acp_model.fuzzing.client import AgentUnusable, FuzzClient
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.pool import Example
 from acp_model.fuzzing.recorder import Found, LifecycleFailure, Recorder, standalone
-from acp_model.fuzzing.stop import Interrupted, Stop
+from acp_model.fuzzing.stop import Interrupted, Stop, cutoff
 from acp_model.model.vocab import Level
 from acp_model.oracle.monitor import Violation
 from acp_model.spec.rules import RULES
@@ -286,10 +286,29 @@ def measure_reproduction(cfg: FuzzConfig, found: Found,
     ``on_step`` hears "minimizing", then "replaying".
     """
     started = time.monotonic()
-    until = started + cfg.minimize_budget
-    minimizer = Minimizer(cfg, found.rule, min(until, minimize_until or until), stop)
+    until = min(started + cfg.minimize_budget, minimize_until or float("inf"))
     if on_step is not None:
         on_step("minimizing")
+    # replays under way when minimizing's time ends are cut then, not waited out: the time
+    # after it is the measurement's
+    with cutoff(stop or Stop(), until) as ends:
+        minimizer = _minimize(cfg, found, clock, Minimizer(cfg, found.rule, until, ends))
+    minimizer.stop = stop
+    took = time.monotonic() - started
+    if on_step is not None:
+        on_step("replaying")
+    _measure(cfg, found, minimizer, stop)
+    found.minimize_cut = minimizer.cut
+    if minimizer.cut and found.verified:  # (unverified: its note says the time ran out)
+        found.notes.append(f"minimizing was cut after {took:.1f} s (--minimize-budget, or "
+                           "this failure's share of --time-budget): the program shown is the "
+                           f"shortest that reproduced so far ({len(found.actions)} actions)")
+
+
+def _minimize(cfg: FuzzConfig, found: Found, clock: Callable[[], float] | None,
+              minimizer: Minimizer) -> Minimizer:
+    """Search a program that reproduces in a fresh process, and minimize it into
+    ``found.actions`` (unverified when none reproduced)."""
     candidates = found.candidates or [(found.actions, found.history)]
     programs = [standalone(c[0]) for c in candidates]
     # each also letting its sessions settle: a program that ends with a prompt showed the bug
@@ -300,7 +319,7 @@ def measure_reproduction(cfg: FuzzConfig, found: Found,
     # A racy failure may need many tries: rounds of the run's programs, each followed by the
     # shared process's history, go on while the budget lasts (up to SEARCH_ROUNDS).
     for _ in range(SEARCH_ROUNDS):
-        if stop is not None and stop.requested:
+        if minimizer.out_of_time():
             break
         hit = minimizer.first(programs)
         if hit is not None:
@@ -328,15 +347,7 @@ def measure_reproduction(cfg: FuzzConfig, found: Found,
         if clock is not None and len(shrunk) < len(found.actions):
             found.minimal_at = clock()  # only when this step made it smaller
         found.actions = shrunk
-    took = time.monotonic() - started
-    if on_step is not None:
-        on_step("replaying")
-    _measure(cfg, found, minimizer, stop)
-    found.minimize_cut = minimizer.cut
-    if minimizer.cut and found.verified:  # (unverified: its note says the time ran out)
-        found.notes.append(f"minimizing was cut after {took:.1f} s (--minimize-budget, or "
-                           "this failure's share of --time-budget): the program shown is the "
-                           f"shortest that reproduced so far ({len(found.actions)} actions)")
+    return minimizer
 
 
 def _measure(cfg: FuzzConfig, found: Found, minimizer: Minimizer, stop: Stop | None) -> None:
