@@ -474,7 +474,8 @@ def register(sub: Any) -> None:
                    help="fresh-process replays of each minimal counterexample (default 5)")
     p.add_argument("--minimize-budget", type=positive_float, default=60.0, metavar="S",
                    help="seconds per failure for minimizing its counterexample against fresh "
-                        "agent processes (default 60)")
+                        "agent processes, at most: each failure also gets no more than its "
+                        "share of what --time-budget leaves (default 60)")
     p.add_argument("--isolate", action="store_true",
                    help="a fresh agent process per example (slower, no shared state)")
     p.add_argument("--no-validate", action="store_true", help="skip JSON schema validation")
