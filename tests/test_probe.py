@@ -38,7 +38,8 @@ def test_an_agent_that_never_answers_prompts_fails_prompt_04(tmp_path: Path,
     report_path = tmp_path / "r.json"
     # a fixed seed: an unseeded program may withdraw every prompt it sends ($/cancel_request),
     # and a withdrawn prompt left unanswered is CANCEL-14, not PROMPT-04
-    code = main(["fuzz", "--time-budget", "4", "--deadline", "1", "--max-examples", "5",
+    # the budget bounds the whole run, the probe's 3 s included (fuzzing/budget.py)
+    code = main(["fuzz", "--time-budget", "12", "--deadline", "1", "--max-examples", "5",
                  "--seed", "1", "--replay-runs", "1", "--minimize-budget", "3",
                  "--report", str(report_path), "--",
                  *MUTE])

@@ -213,7 +213,7 @@ def _rounds(cfg: FuzzConfig, recorder: Recorder, phase: Callable[[str], None], s
 
         def begin() -> Example:
             stop.check()
-            stop_at = budget.generation_end(bool(recorder.found), drain)
+            stop_at = budget.generation_end(_reserve(cfg, recorder), drain)
             if stop_at is not None and time.monotonic() > stop_at:
                 raise BudgetExhausted
             if cfg.stop_on and cfg.stop_on <= set(recorder.found):
@@ -282,7 +282,7 @@ def _rounds(cfg: FuzzConfig, recorder: Recorder, phase: Callable[[str], None], s
                                     "nothing new (--max-examples sets the first round's size)")
                 break
             recorder.masked |= set(recorder.found)
-            stop_at = budget.generation_end(bool(recorder.found), drain)
+            stop_at = budget.generation_end(_reserve(cfg, recorder), drain)
             if stop_at is not None and time.monotonic() > stop_at:
                 break
     except KeyboardInterrupt:
@@ -294,6 +294,14 @@ def _rounds(cfg: FuzzConfig, recorder: Recorder, phase: Callable[[str], None], s
         result.monitors = pool.monitors()
         result.seconds = time.monotonic() - start
     return result
+
+
+def _reserve(cfg: FuzzConfig, recorder: Recorder) -> bool:
+    """Whether generation keeps time back for minimizing: once a failure is found, or, for a
+    run looking for given rules (``stop_on``: benchmarks, the zoo), once those are."""
+    if cfg.stop_on:
+        return cfg.stop_on <= set(recorder.found)
+    return bool(recorder.found)
 
 
 def _harvest_unusable(pool: AgentPool, recorder: Recorder) -> None:
