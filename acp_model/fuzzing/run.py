@@ -104,7 +104,7 @@ def run_fuzz(cfg: FuzzConfig, *, on_progress: Callable[[Recorder], None] | None 
     """Fuzz one agent command line; never raises for anything the agent does.
 
     ``on_phase`` hears where the run is ("start-up", "initialize", "fuzzing", "shrinking R",
-    "replaying R"); ``stop`` ends it within a second when requested (the result says
+    "minimizing R", "replaying R"); ``stop`` ends it within a second when requested (the result says
     ``interrupted`` and holds what was found). An exception of the oracle itself is a
     :class:`FuzzerBug`, never a result. A configuration with ``model_api`` gets its scripted
     model for the whole run (replays included).
