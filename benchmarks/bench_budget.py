@@ -61,7 +61,8 @@ def one(name: str, words: list[str], budget: float, seed: int) -> dict[str, Any]
         wall = time.monotonic() - started
         doc = json.loads(report.read_text()) if report.exists() else {}
     summary = doc.get("summary", {})
-    return {"agent": name, "seed": seed, "budget": budget, "wall": round(wall, 2),
+    return {"agent": name, "seed": seed, "commit": _commit(), "budget": budget,
+            "wall": round(wall, 2),
             "bound": budget + slack(budget), "within": wall <= budget + slack(budget),
             "exit": proc.returncode, "verdict": doc.get("verdict"),
             "phases": summary.get("phases", {}),
