@@ -34,6 +34,8 @@ def test_a_failure_moves_generations_end_earlier() -> None:
     # the last example's teardown may wait for what the agent owes: that ends by the end too
     assert budget.generation_end(found=False, drain=6.0) == 1094.0
     assert budget.generation_end(found=False, drain=600.0) == 1100.0 - DRAIN_SHARE * 100.0
+    assert budget.generation_end(found=True, drain=600.0) == \
+        1100.0 - (DRAIN_SHARE + RESERVE) * 100.0
     assert Budget(None).generation_end(found=True) is None
 
 

@@ -39,7 +39,9 @@ def test_a_budget_that_ends_mid_example_is_reported_as_the_budget(seed: int) -> 
                                  max_examples=10_000, time_budget=3))
     assert result.recorder.found == {}
     assert result.recorder.examples > 10  # the budget, not the example count, ended the run
-    assert result.notes == ["time budget spent"]
+    # the budget ended it (between examples, or mid-example at the budget's hard end)
+    assert len(result.notes) == 1 and result.notes[0].startswith("time budget spent"), \
+        result.notes
 
 
 def test_our_stop_signal_is_found_inside_the_flakiness_hypothesis_reports_for_it() -> None:

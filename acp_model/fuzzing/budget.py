@@ -26,7 +26,7 @@ from acp_model.fuzzing.stop import Stop, cutoff
 
 RESERVE = 0.35  # of the budget kept for minimizing and replays once a failure is found
 MINIMIZE_SHARE = 0.6  # of a failure's share: minimizing; the rest: its replays
-DRAIN_SHARE = 0.25  # at most this much of the budget is kept for the last example's teardown
+DRAIN_SHARE = 0.4  # at most this much of the budget is kept for the last example's teardown
 DRAIN_DEADLINES = 3  # ... which waits about this many deadlines for what the agent owes
 SLACK_SHARE = 0.10
 SLACK_FLOOR = 10.0

@@ -30,6 +30,11 @@ from acp_model.model.vocab import Level
 from acp_model.oracle.monitor import Monitor
 from acp_model.spec.revisions import AUTO
 
+# The budget's end stopped an example mid-wait: what the agent owed then was not judged (an
+# agent that never answers can pass a budget too short to prove it).
+CUT_EXAMPLE = ("time budget spent: its end cut the last example before what the agent owed "
+               "was judged (a longer --time-budget judges it)")
+
 
 class FuzzerBug(Exception):
     """An exception that is neither a lifecycle failure nor Hypothesis flakiness (exit 3)."""
@@ -251,7 +256,7 @@ def _rounds(cfg: FuzzConfig, recorder: Recorder, phase: Callable[[str], None], s
             except KeyboardInterrupt:
                 result.interrupted = stop.requested  # else the budget's end cut an example
                 if not stop.requested:
-                    result.notes.append("time budget spent")
+                    result.notes.append(CUT_EXAMPLE)
                 break
             except BaseException as exc:  # classified just below
                 if not _expected(exc):
@@ -287,8 +292,8 @@ def _rounds(cfg: FuzzConfig, recorder: Recorder, phase: Callable[[str], None], s
                 break
     except KeyboardInterrupt:
         result.interrupted = stop.requested
-        if not stop.requested and "time budget spent" not in result.notes:
-            result.notes.append("time budget spent")
+        if not stop.requested and CUT_EXAMPLE not in result.notes:
+            result.notes.append(CUT_EXAMPLE)
     finally:
         pool.retire()
         result.monitors = pool.monitors()
