@@ -1,7 +1,5 @@
 """``python -m acp_model.cli`` is the ``acp-model`` command."""
 
-import sys
+from acp_model.cli import run
 
-from acp_model.cli.main import main
-
-sys.exit(main())
+run()

@@ -16,6 +16,7 @@ from acp_model.cli.common import EXIT_FAIL, EXIT_OK, UsageError, add_reading_opt
 from acp_model.oracle.offline import check_records
 from acp_model.report.document import write_json
 from acp_model.report.html import trace_page, write_html
+from acp_model.report.sarif import check_locations, write_sarif
 from acp_model.report.text import render, show
 from acp_model.spec.readings import DEFAULT, ReadingError
 from acp_model.trace.format import Record, TraceError, iter_trace
@@ -56,6 +57,8 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
         raise UsageError(str(exc)) from None
     if args.report:
         write_json(report, args.report)
+    if args.sarif:
+        write_sarif(report, args.sarif, check_locations(report, str(args.trace)))
     if args.html:
         write_html(trace_page(report, records, str(args.trace)), args.html)
     if args.format == "json":
@@ -78,6 +81,8 @@ def register(sub: Any) -> None:
                        "--html report.html", formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("trace", help="path of the JSONL trace")
     p.add_argument("--report", metavar="PATH.json", help="write the JSON report here")
+    p.add_argument("--sarif", metavar="PATH.sarif", help="write a SARIF 2.1.0 log (GitHub code "
+                   "scanning): one result per violation, at its line of the trace")
     p.add_argument("--html", metavar="PATH.html",
                    help="write a self-contained HTML report (findings with proofs, sequence "
                         "diagrams, rules, transcript)")

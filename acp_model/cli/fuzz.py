@@ -133,8 +133,14 @@ def _progress_table(rec: Recorder, rules_total: int, phase: str) -> Table:
 
 
 def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:  # noqa: C901, PLR0915
-    from acp_model.fuzzing.artifacts import fuzz_html, fuzz_report, write_out_dir
+    from acp_model.fuzzing.artifacts import (
+        fuzz_html,
+        fuzz_report,
+        sarif_locations,
+        write_out_dir,
+    )
     from acp_model.fuzzing.backend import backend
+    from acp_model.fuzzing.budget import Budget
     from acp_model.fuzzing.database import DatabaseError, check_reachable, locations
     from acp_model.fuzzing.revision import SpecUndecidable, resolve
     from acp_model.fuzzing.run import FuzzerBug, FuzzResult, run_fuzz
@@ -143,13 +149,18 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:  # noqa: C901, 
     from acp_model.report.html import write_html
     from acp_model.report.junit import write_junit
     from acp_model.report.reach import reach_line
+    from acp_model.report.sarif import write_sarif
     from acp_model.report.text import counterexample_line, render, show
     from acp_model.spec.revisions import AUTO
     from acp_model.spec.rules import RULES
 
     hypothesis_home()
     cfg, profile = _base_config(args)
+    baseline = _baseline(args)  # a bad file is a usage error before anything runs
     if args.jobs > 1:
+        if baseline is not None:
+            raise UsageError("--baseline is not applied to --jobs runs yet: judge the merged "
+                             "report's failures in one run")
         return _jobs(args, cfg, profile, console)
     try:
         directory, shared = locations(args.db or [])
@@ -160,6 +171,7 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:  # noqa: C901, 
         raise UsageError(str(exc)) from None
     stop = Stop()
     guard = SignalStop(stop)
+    budget = Budget(cfg.time_budget)  # started here: the probe and start-up count too
     state: dict[str, Any] = {"live": None, "phase": "start-up", "rec": Recorder()}
     plain = not console.is_terminal  # logs and pipes get one line per phase instead
 
@@ -193,14 +205,17 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:  # noqa: C901, 
             with Live(_progress_table(state["rec"], len(RULES), state["phase"]),
                       console=console, refresh_per_second=4, transient=plain) as live:
                 state["live"] = live
+                budget.enter("start-up")
                 cfg = running.enter_context(backend(cfg, profile))
                 if cfg.spec == AUTO:
                     phase("spec")
+                    budget.enter("probe")
                 try:
                     cfg = resolve(cfg, stop)  # the probe; a contradiction is a usage error
                 except SpecUndecidable as exc:
                     raise UsageError(f"--spec {cfg.spec}: {exc}") from None
-                result = run_fuzz(cfg, on_progress=progress, on_phase=phase, stop=stop)
+                result = run_fuzz(cfg, on_progress=progress, on_phase=phase, stop=stop,
+                                  budget=budget)
         except KeyboardInterrupt:
             pass  # the run itself handles interrupts; this one landed around it
         except FuzzerBug as exc:
@@ -215,18 +230,24 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:  # noqa: C901, 
         result.interrupted = result.interrupted or stop.requested
         state["live"] = None
         phase("writing")
+        budget.enter("writing")
         files = write_out_dir(result, Path(args.out)) if args.out else None
         report = fuzz_report(result, files)
+        judgement = _judge(args, baseline, report)
         if args.report:
             write_json(report, args.report)
         if args.junit:
             write_junit(report, args.junit)
+        if args.sarif:
+            write_sarif(report, args.sarif, sarif_locations(result, files))
         if args.html:
             write_html(fuzz_html(result, report, files), args.html)
+    budget.close()
     s = report["summary"]
     show(console, f"{s['examples']} examples, {s['actions']} client actions in {s['seconds']} s "
          f"({s['actions_per_second']} actions/s), {s['restarts']} restart(s)", indent="")
     show(console, reach_line(report["reach"]), indent="")
+    show(console, _phase_line(budget), indent="")
     if result.unusable:
         console.print(f"[red]agent unusable:[/] {escape(result.unusable)}")
     if result.problem:
@@ -240,7 +261,11 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:  # noqa: C901, 
     if files and any(k.startswith("warn:") for k in files):
         show(console, f"warnings: the first sighting of each -> {Path(args.out) / 'warnings'}",
              indent="")
-    if report["verdict"] == "fail":
+    if judgement is not None:
+        _show_baseline(console, judgement)
+        if judgement.failed(args.baseline_strict):
+            return EXIT_FAIL
+    elif report["verdict"] == "fail":
         return EXIT_FAIL
     if result.interrupted:
         console.print("[yellow]interrupted: the report holds what was found so far[/]")
@@ -249,6 +274,65 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:  # noqa: C901, 
         # Not the agent's verdict: its command, its environment or a store could not be used.
         return EXIT_USAGE
     return EXIT_OK
+
+
+def _baseline(args: argparse.Namespace) -> Any:
+    """The baseline file ``--baseline`` names (None: none); a usage error when unusable."""
+    from acp_model.report.baseline import BaselineError, load
+
+    if args.baseline is None:
+        if args.baseline_strict:
+            raise UsageError("--baseline-strict needs --baseline FILE")
+        return None
+    try:
+        return load(args.baseline)
+    except BaselineError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _judge(args: argparse.Namespace, baseline: Any, report: dict[str, Any]) -> Any:
+    """The baseline's judgement of ``report`` (stored in it); the state file updated when
+    the baseline counts runs."""
+    from acp_model.report.baseline import judge, read_state, write_state
+
+    if baseline is None:
+        return None
+    judgement, counts = judge(baseline, report,
+                              read_state(baseline) if baseline.stale_after > 1 else None)
+    if baseline.stale_after > 1 and not report["summary"].get("interrupted"):
+        try:
+            write_state(baseline, counts)
+        except OSError as exc:
+            report.setdefault("notes", []).append(f"baseline state not saved: {exc}")
+    report["baseline"] = judgement.to_json(baseline, args.baseline_strict)
+    return judgement
+
+
+def _show_baseline(console: Console, judgement: Any) -> None:
+    from acp_model.report.text import show
+
+    for a in judgement.accepted:
+        show(console, f"baseline: {a['rule']} accepted" + (f" ({a['note']})" if a["note"]
+                                                          else ""), indent="")
+    for e in judgement.not_applying:
+        show(console, f"baseline: the {e.rule} entry is for agent version "
+             f"{e.agent_version}, not this one", indent="")
+    for st in judgement.stale:
+        show(console, f"[yellow]stale baseline entry:[/] {st['rule']}: {escape(st['why'])}",
+             indent="", markup=True)
+    if judgement.new:
+        show(console, "[red]not in the baseline:[/] "
+             + ", ".join(sorted({n['rule'] for n in judgement.new})), indent="", markup=True)
+
+
+def _phase_line(budget: Any) -> str:
+    """The time each phase took, and the bound the run was held to."""
+    from acp_model.fuzzing.budget import slack
+
+    took = ", ".join(f"{name} {sec:.1f} s" for name, sec in budget.seconds().items())
+    bound = (f" (budget {budget.total:g} s + slack {slack(budget.total):g} s)"
+             if budget.total else "")
+    return f"time: {took or 'none'}{bound}"
 
 
 def _jobs(args: argparse.Namespace, cfg: FuzzConfig, profile: Any, console: Console) -> int:
@@ -389,7 +473,8 @@ def register(sub: Any) -> None:
                    help="client actions per example, at most (default 30)")
     p.add_argument("--seed", type=int, help="seed the generator (same seed: same programs)")
     p.add_argument("--time-budget", type=positive_float, default=300.0, metavar="S",
-                   help="stop generating after S seconds (default 300)")
+                   help="bound the whole run to S seconds (generation, minimizing, replays; "
+                        "closing and writing fit in max(10%%, 10 s) more) (default 300)")
     p.add_argument("--deadline", type=positive_float, default=3.0, metavar="S",
                    help="how long to wait for something the agent owes (a response, the idle "
                         "after a cancel) before it is a liveness failure (default 3)")
@@ -401,7 +486,8 @@ def register(sub: Any) -> None:
                    help="fresh-process replays of each minimal counterexample (default 5)")
     p.add_argument("--minimize-budget", type=positive_float, default=60.0, metavar="S",
                    help="seconds per failure for minimizing its counterexample against fresh "
-                        "agent processes (default 60)")
+                        "agent processes, at most: each failure also gets no more than its "
+                        "share of what --time-budget leaves (default 60)")
     p.add_argument("--isolate", action="store_true",
                    help="a fresh agent process per example (slower, no shared state)")
     p.add_argument("--no-validate", action="store_true", help="skip JSON schema validation")
@@ -419,6 +505,9 @@ def register(sub: Any) -> None:
                    "rules, transcript)")
     p.add_argument("--junit", metavar="PATH.xml", help="write a JUnit XML report (one test "
                    "case per rule)")
+    p.add_argument("--sarif", metavar="PATH.sarif", help="write a SARIF 2.1.0 log (GitHub code "
+                   "scanning): one result per failure and warning, with its counterexample; "
+                   "with --out each points at its transcript line")
     p.add_argument("--agent", dest="profile_name", metavar="NAME",
                    help="fuzz a profiled real agent (see `acp-model agents`) behind the "
                         "scripted model, instead of a command after '--'")
@@ -441,6 +530,12 @@ def register(sub: Any) -> None:
     p.add_argument("--no-batches", action="store_true",
                    help="send no JSON-RPC batch probes (for an agent known to reject batches: "
                         "the rest of the lifecycle is still judged)")
+    p.add_argument("--baseline", metavar="FILE.toml",
+                   help="failures accepted until fixed (`acp-model baseline write`): the run "
+                        "fails only on failures the file does not name; stale entries are "
+                        "reported")
+    p.add_argument("--baseline-strict", action="store_true",
+                   help="a stale baseline entry fails the run too")
     add_reading_option(p, auto=True)
     p.add_argument("agent", nargs="*", metavar="-- AGENT_CMD",
                    help="the agent's command line, after '--'")

@@ -12,7 +12,18 @@ from collections.abc import Sequence
 from rich.console import Console
 
 from acp_model import __version__
-from acp_model.cli import agents, check, diagram, explore, fuzz, matrix, merge, proxy, rules
+from acp_model.cli import (
+    agents,
+    baseline,
+    check,
+    diagram,
+    explore,
+    fuzz,
+    matrix,
+    merge,
+    proxy,
+    rules,
+)
 from acp_model.cli.common import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
@@ -22,7 +33,7 @@ from acp_model.cli.common import (
 
 EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
 
-SUBCOMMANDS = (check, rules, fuzz, proxy, merge, explore, diagram, agents, matrix)
+SUBCOMMANDS = (check, rules, fuzz, baseline, proxy, merge, explore, diagram, agents, matrix)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from acp_model.fuzzing.actions import describe_program
+from acp_model.fuzzing.budget import slack
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.recorder import Found
 from acp_model.fuzzing.run import FuzzResult
@@ -31,6 +32,7 @@ from acp_model.report.html import (
     violation_facts,
 )
 from acp_model.report.reach import reach_json
+from acp_model.report.sarif import Located
 from acp_model.report.sequence_svg import OFFENDING
 from acp_model.report.text import counterexample_name
 from acp_model.spec.rules import RULES
@@ -184,6 +186,7 @@ def fuzz_report(result: FuzzResult, files: dict[str, dict[str, str]] | None = No
             "replays": found.replays,
             "reproduction": f"{found.reproduced}/{found.replays}",
             "verified": found.verified,
+            "minimize_cut": found.minimize_cut,
             "first_seen_s": round(found.first_seen, 3),
             "minimal_at_s": round(found.minimal_at, 3),
             "times_seen": found.seen,
@@ -215,6 +218,7 @@ def fuzz_report(result: FuzzResult, files: dict[str, dict[str, str]] | None = No
         "messages": sum(m.count for m in result.monitors),
         "sessions": sum(len(m.sessions) for m in result.monitors),
         "interrupted": result.interrupted,
+        "phases": result.phases,
     }
     report = build_report(
         command="fuzz", source=" ".join(cfg.argv), readings=cfg.readings,
@@ -224,7 +228,9 @@ def fuzz_report(result: FuzzResult, files: dict[str, dict[str, str]] | None = No
             "counterexamples": counterexamples,
             "transitions": dict(sorted(transitions.items())),
             "config": {"max_examples": cfg.max_examples, "steps": cfg.steps, "seed": cfg.seed,
-                       "time_budget": cfg.time_budget, "deadline": cfg.deadline,
+                       "time_budget": cfg.time_budget,
+                       "time_slack": slack(cfg.time_budget) if cfg.time_budget else None,
+                       "deadline": cfg.deadline,
                        "isolate": cfg.isolate, "validate": cfg.validate,
                        "replay_runs": cfg.replay_runs},
             "unusable": result.unusable,
@@ -273,6 +279,28 @@ def found_case(found: Found, cfg: FuzzConfig, replay_file: str | None = None) ->
                 message=found.violation.message, records=records, marks=marks,
                 numbers=numbers, facts=facts, rule=rule.id,
                 **_program_view(found.actions, found.reproduced, found.replays, replay_file))
+
+
+def sarif_locations(result: FuzzResult, files: dict[str, dict[str, str]] | None = None
+                    ) -> dict[int, Located]:
+    """Where each violation of :func:`fuzz_report` shows, in its order (failures, then
+    warnings): the counterexample's text, and with ``--out`` its transcript file and the
+    offending message's line there (the transcript holds one record per line)."""
+    rec, cfg = result.recorder, result.cfg
+    cases: list[tuple[Found | None, dict[str, str]]] = [
+        (found, (files or {}).get(found.rule, {})) for found in rec.found.values()]
+    for key in rec.warnings:
+        name = f"warn:{_warning_name(key)}"
+        cases.append((rec.warning_seen.get(key), (files or {}).get(name, {})))
+    out: dict[int, Located] = {}
+    for n, (found, names) in enumerate(cases):
+        if found is None:
+            continue
+        _, offending = counterexample_records(found)
+        path = names.get("transcript.jsonl")
+        out[n] = Located(path, offending + 1 if path else None,
+                         counterexample_text(found, cfg))
+    return out
 
 
 def fuzz_html(result: FuzzResult, report: dict[str, Any],

@@ -57,6 +57,7 @@ class Found:
     replay_records: list[dict[str, Any]] | None = None
     replay_offending: int | None = None
     notes: list[str] = field(default_factory=list)
+    minimize_cut: bool = False  # the time budget ended minimizing: the shortest so far is shown
     # ``records`` skips the shared process's earlier examples: (position, count) says where
     # and how many, so the text can number messages as the violation messages do.
     gap: tuple[int, int] = (0, 0)
@@ -102,6 +103,7 @@ class Recorder:
     examples: int = 0
     actions: int = 0
     restarts: int = 0
+    agent_info: dict[str, Any] | None = None  # what initialize said the agent is (name, version)
     round_failure_at: float | None = None  # when this round's first new failure was seen
     on_progress: Callable[[Recorder], None] | None = None
     on_phase: Callable[[str], None] | None = None  # "initialize", "shrinking CANCEL-07" ...
@@ -114,7 +116,6 @@ class Recorder:
     first_seen: dict[str, float] = field(default_factory=dict)
     # how far into the lifecycle the run got (``report/reach.py``), counted by its clients
     reach: Counter[Reach] = field(default_factory=Counter)
-    agent_info: dict[str, Any] | None = None  # the first initialize response's agentInfo
 
     def sample_coverage(self, rules: Iterable[str], transitions: Iterable[str]) -> None:
         """After each example: what is exercised so far, against actions and time."""

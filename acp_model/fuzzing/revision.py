@@ -94,6 +94,12 @@ def fallback(why: str) -> revisions.Decision:
                               "judges what the probe met", fallback=True)
 
 
+def sends_batches(cfg: FuzzConfig) -> bool:
+    """Whether the fuzzer probes the agent with JSON-RPC batches: asked for, and the revision
+    judging is a v2 one (v1 states no batch rules: its agents are not probed with them)."""
+    return cfg.batches and revisions.get(cfg.readings.revision).protocol == 2
+
+
 def resolve(cfg: FuzzConfig, stop: Stop | None = None) -> FuzzConfig:
     """The configuration with its revision decided (``spec`` None: the readings' own).
 

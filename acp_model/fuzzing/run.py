@@ -11,6 +11,7 @@ from hypothesis.errors import HypothesisException
 from hypothesis.stateful import run_state_machine_as_test
 
 from acp_model.fuzzing.backend import backend
+from acp_model.fuzzing.budget import DRAIN_DEADLINES, MINIMIZE_SHARE, Budget
 from acp_model.fuzzing.client import AgentUnusable
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.database import DatabaseError, _KeepStored, example_database
@@ -22,12 +23,16 @@ from acp_model.fuzzing.recorder import (
     Recorder,
     ShrinkBudgetSpent,
 )
-from acp_model.fuzzing.revision import SpecUndecidable, resolve
+from acp_model.fuzzing.revision import SpecUndecidable, resolve, sends_batches
 from acp_model.fuzzing.shrink import measure_reproduction
 from acp_model.fuzzing.stop import Stop
 from acp_model.oracle.monitor import Monitor
-from acp_model.spec import revisions
 from acp_model.spec.revisions import AUTO
+
+# The budget's end stopped an example mid-wait: what the agent owed then was not judged (an
+# agent that never answers can pass a budget too short to prove it).
+CUT_EXAMPLE = ("time budget spent: its end cut the last example before what the agent owed "
+               "was judged (a longer --time-budget judges it)")
 
 
 class FuzzerBug(Exception):
@@ -48,6 +53,8 @@ class FuzzResult:
     # judged, and no verdict is owed to the agent (exit 2).
     problem: str | None = None
     notes: list[str] = field(default_factory=list)
+    # seconds of each phase ("probe", "generation", "minimizing", "replaying", "writing")
+    phases: dict[str, float] = field(default_factory=dict)
 
     @property
     def failed(self) -> bool:
@@ -96,27 +103,36 @@ def _expected(exc: BaseException) -> bool:
 
 
 def run_fuzz(cfg: FuzzConfig, *, on_progress: Callable[[Recorder], None] | None = None,
-             on_phase: Callable[[str], None] | None = None, stop: Stop | None = None
-             ) -> FuzzResult:
+             on_phase: Callable[[str], None] | None = None, stop: Stop | None = None,
+             budget: Budget | None = None) -> FuzzResult:
     """Fuzz one agent command line; never raises for anything the agent does.
 
     ``on_phase`` hears where the run is ("start-up", "initialize", "fuzzing", "shrinking R",
-    "replaying R"); ``stop`` ends it within a second when requested (the result says
+    "minimizing R", "replaying R"); ``stop`` ends it within a second when requested (the result says
     ``interrupted`` and holds what was found). An exception of the oracle itself is a
     :class:`FuzzerBug`, never a result. A configuration with ``model_api`` gets its scripted
     model for the whole run (replays included).
+
+    ``cfg.time_budget`` bounds the whole run (fuzzing/budget.py); ``budget`` is a clock the
+    caller started earlier (before its own probe), else one starts here.
     """
+    budget = budget or Budget(cfg.time_budget)
     with backend(cfg) as running:
-        return _run_fuzz(running, on_progress, on_phase, stop)
+        try:
+            return _run_fuzz(running, on_progress, on_phase, stop, budget)
+        finally:
+            budget.close()
 
 
-def _run_fuzz(cfg: FuzzConfig, on_progress: Callable[[Recorder], None] | None,  # noqa: C901, PLR0915
-              on_phase: Callable[[str], None] | None, stop: Stop | None) -> FuzzResult:
+def _run_fuzz(cfg: FuzzConfig, on_progress: Callable[[Recorder], None] | None,
+              on_phase: Callable[[str], None] | None, stop: Stop | None,
+              budget: Budget) -> FuzzResult:
     stop = stop or Stop()
     phase = on_phase or (lambda _: None)
     recorder = Recorder(on_progress=on_progress, on_phase=on_phase)
     if cfg.spec == AUTO and cfg.decision is None:
         phase("spec")
+        budget.enter("probe")
     try:
         cfg = resolve(cfg, stop)
     except SpecUndecidable as exc:
@@ -125,13 +141,64 @@ def _run_fuzz(cfg: FuzzConfig, on_progress: Callable[[Recorder], None] | None,  
         return result
     except KeyboardInterrupt:  # during the probe: nothing judged yet, nothing lost
         return FuzzResult(cfg, recorder, [], 0.0, interrupted=True)
+    budget.enter("generation")
+    result = _generate(cfg, recorder, phase, stop, budget)
+    if recorder.internal_error is not None:
+        error = recorder.internal_error
+        raise FuzzerBug(str(error)) from error
+    result.interrupted = result.interrupted or stop.requested
+    if not result.interrupted:
+        _reproduce(cfg, result, phase, stop, budget)
+    result.phases = budget.seconds()
+    return result
+
+
+def _reproduce(cfg: FuzzConfig, result: FuzzResult, phase: Callable[[str], None], stop: Stop,
+               budget: Budget) -> None:
+    """Minimize and replay each failure, each within its share of what is left."""
+    recorder = result.recorder
+    found_all = list(recorder.found.values())
+    for n, found in enumerate(found_all):
+        share = budget.share(len(found_all) - n)
+        now = time.monotonic()
+        minimize_until = now + min(cfg.minimize_budget, MINIMIZE_SHARE * share)
+
+        def step(name: str, rule: str = found.rule) -> None:
+            budget.enter(name)
+            phase(f"{name} {rule}")
+
+        try:
+            with budget.cutoff(stop, at=now + share if share != float("inf") else None) as cut:
+                measure_reproduction(cfg, found, recorder.elapsed, stop=cut,
+                                     minimize_until=minimize_until, on_step=step)
+        except KeyboardInterrupt:
+            result.interrupted = True
+            break
+        if stop.requested:
+            result.interrupted = True
+            break
+    if found_all and budget.spent():
+        result.notes.append("time budget spent: the last minimization or replays were cut "
+                            "(each counterexample says so)")
+
+
+def _generate(cfg: FuzzConfig, recorder: Recorder, phase: Callable[[str], None], stop: Stop,
+              budget: Budget) -> FuzzResult:
+    """Hypothesis' rounds against the agent, until the budget (or a round that found nothing
+    new) ends them; a failure found stops them early enough to leave minimizing its share."""
+    with budget.cutoff(stop) as hard:
+        return _rounds(cfg, recorder, phase, stop, hard, budget)
+
+
+def _rounds(cfg: FuzzConfig, recorder: Recorder, phase: Callable[[str], None], stop: Stop,  # noqa: C901, PLR0915
+            hard: Stop, budget: Budget) -> FuzzResult:
     try:
         database = example_database(cfg)
     except DatabaseError as exc:  # a shared store that went away since the CLI checked it
         result = FuzzResult(cfg, recorder, [], 0.0)
         result.problem = f"example database: {exc}"
         return result
-    pool = AgentPool(cfg, recorder, stop)
+    pool = AgentPool(cfg, recorder, hard)
     start = time.monotonic()
     result = FuzzResult(cfg, recorder, [], 0.0)
     if cfg.decision is not None and cfg.decision.fallback:
@@ -145,11 +212,12 @@ def _run_fuzz(cfg: FuzzConfig, on_progress: Callable[[Recorder], None] | None,  
             _harvest_unusable(pool, recorder)
             first = None
         capabilities = first.prompt_capabilities() if first is not None else {}
-        stop_at = start + cfg.time_budget if cfg.time_budget else None
+        drain = DRAIN_DEADLINES * cfg.deadline
         phase("fuzzing")
 
         def begin() -> Example:
             stop.check()
+            stop_at = budget.generation_end(_reserve(cfg, recorder), drain)
             if stop_at is not None and time.monotonic() > stop_at:
                 raise BudgetExhausted
             if cfg.stop_on and cfg.stop_on <= set(recorder.found):
@@ -168,9 +236,7 @@ def _run_fuzz(cfg: FuzzConfig, on_progress: Callable[[Recorder], None] | None,  
 
         machine = build_machine(begin, pool.end_example, capabilities, cfg.max_sessions,
                                 cfg.guided, scripted=cfg.model is not None,
-                                # v1 states no batch rules: its agents are not probed with them
-                                batches=cfg.batches
-                                and revisions.get(cfg.readings.revision).protocol == 2)
+                                batches=sends_batches(cfg))
         for round_no in range(cfg.max_rounds if first is not None else 0):
             known = set(recorder.found)
             examples = cfg.max_examples if round_no == 0 else max(10, cfg.max_examples // 2)
@@ -187,7 +253,9 @@ def _run_fuzz(cfg: FuzzConfig, on_progress: Callable[[Recorder], None] | None,  
             try:
                 run_state_machine_as_test(target, settings=chosen)
             except KeyboardInterrupt:
-                result.interrupted = True
+                result.interrupted = stop.requested  # else the budget's end cut an example
+                if not stop.requested:
+                    result.notes.append(CUT_EXAMPLE)
                 break
             except BaseException as exc:  # classified just below
                 if not _expected(exc):
@@ -218,30 +286,26 @@ def _run_fuzz(cfg: FuzzConfig, on_progress: Callable[[Recorder], None] | None,  
                                     "nothing new (--max-examples sets the first round's size)")
                 break
             recorder.masked |= set(recorder.found)
+            stop_at = budget.generation_end(_reserve(cfg, recorder), drain)
             if stop_at is not None and time.monotonic() > stop_at:
                 break
     except KeyboardInterrupt:
-        result.interrupted = True
+        result.interrupted = stop.requested
+        if not stop.requested and CUT_EXAMPLE not in result.notes:
+            result.notes.append(CUT_EXAMPLE)
     finally:
         pool.retire()
         result.monitors = pool.monitors()
         result.seconds = time.monotonic() - start
-    if recorder.internal_error is not None:
-        error = recorder.internal_error
-        raise FuzzerBug(str(error)) from error
-    result.interrupted = result.interrupted or stop.requested
-    if not result.interrupted:
-        for found in recorder.found.values():
-            phase(f"replaying {found.rule}")
-            try:
-                measure_reproduction(cfg, found, recorder.elapsed, stop=stop)
-            except KeyboardInterrupt:
-                result.interrupted = True
-                break
-            if stop.requested:
-                result.interrupted = True
-                break
     return result
+
+
+def _reserve(cfg: FuzzConfig, recorder: Recorder) -> bool:
+    """Whether generation keeps time back for minimizing: once a failure is found, or, for a
+    run looking for given rules (``stop_on``: benchmarks, the zoo), once those are."""
+    if cfg.stop_on:
+        return cfg.stop_on <= set(recorder.found)
+    return bool(recorder.found)
 
 
 def _harvest_unusable(pool: AgentPool, recorder: Recorder) -> None:

@@ -28,7 +28,7 @@ from acp_model.fuzzing.client import AgentUnusable, FuzzClient
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.pool import Example
 from acp_model.fuzzing.recorder import Found, LifecycleFailure, Recorder, standalone
-from acp_model.fuzzing.stop import Interrupted, Stop
+from acp_model.fuzzing.stop import Interrupted, Stop, cutoff
 from acp_model.model.vocab import Level
 from acp_model.oracle.monitor import Violation
 from acp_model.spec.rules import RULES
@@ -46,6 +46,7 @@ RETRIES = 2  # extra passes of single removals when none reproduced (racy failur
 RETRY_UP_TO = 24  # ... on programs this short (each pass costs one replay per action)
 ATTEMPTS = 3  # replay rounds of a failure's own session before delta debugging goes on
 SEARCH_ROUNDS = 10  # rounds of replays looking for a reproducing program (within the budget)
+INTERRUPTED = "interrupted"  # a replay's error when a stop (or the budget's end) cut it
 
 
 @dataclass
@@ -70,7 +71,7 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
     """
     stop = Stop(abort)
     if stop.requested:
-        return ReplayOutcome(False, [], [], None, "interrupted")
+        return ReplayOutcome(False, [], [], None, INTERRUPTED)
     try:
         client = FuzzClient.from_config(cfg, stop)
     except AgentUnusable as exc:
@@ -95,7 +96,7 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
         except AgentUnusable as exc:
             error = str(exc)
         except Interrupted:
-            return ReplayOutcome(False, [], [], None, "interrupted")
+            return ReplayOutcome(False, [], [], None, INTERRUPTED)
     finally:
         client.close()
     failures = [v for v in client.monitor.violations if v.level == Level.FAIL]
@@ -118,6 +119,12 @@ class Minimizer:
     hit: ReplayOutcome | None = None  # the latest replay that reproduced
     # every fresh-process run of a program: its key -> [hits, runs, a reproducing outcome]
     runs: dict[str, list[Any]] = field(default_factory=dict)
+    cut: bool = False  # the time ran out (or a stop came) before minimizing was done
+
+    def out_of_time(self) -> bool:
+        if time.monotonic() >= self.stop_at or (self.stop is not None and self.stop.requested):
+            self.cut = True
+        return self.cut
 
     def _keep(self, program: list[Action]) -> None:
         if program not in self.reproduced:
@@ -126,7 +133,9 @@ class Minimizer:
 
     def count(self, program: Sequence[Action], outcome: ReplayOutcome) -> None:
         """Record one replay; a hit counts for the program cut after the rule's action (the
-        same run, up to there)."""
+        same run, up to there). A replay the budget's end or a stop cut is no evidence."""
+        if outcome.error == INTERRUPTED:
+            return
         if outcome.reproduced and outcome.performed:
             program = program[:outcome.performed]
         entry = self.runs.setdefault(_key(program), [0, 0, None])
@@ -168,7 +177,7 @@ class Minimizer:
                 if hit is not None:
                     program, units = hit[1], ()
                     break
-                if time.monotonic() > self.stop_at:
+                if self.out_of_time():
                     break
         if len(units) > 1:
             program = self._ddmin(_split(program, units))
@@ -180,7 +189,7 @@ class Minimizer:
         # each granularity gets a second pass, and the finest one more.
         retries = RETRIES
         second = True
-        while len(parts) > 1 and time.monotonic() < self.stop_at:
+        while len(parts) > 1 and not self.out_of_time():
             starts = range(0, len(parts), chunk)
             trials = [parts[:i] + _without(parts[i:i + chunk]) + parts[i + chunk:]
                       for i in starts]
@@ -263,7 +272,8 @@ def _split(actions: list[Action], units: Sequence[int]) -> list[list[Action]]:
 
 def measure_reproduction(cfg: FuzzConfig, found: Found,
                          clock: Callable[[], float] | None = None, *,
-                         stop: Stop | None = None) -> None:
+                         stop: Stop | None = None, minimize_until: float | None = None,
+                         on_step: Callable[[str], None] | None = None) -> None:
     """Find a program that reproduces in a fresh process, minimize it, measure it.
 
     Candidates are the shortest programs that showed the failure (the one Hypothesis shrank
@@ -271,9 +281,34 @@ def measure_reproduction(cfg: FuzzConfig, found: Found,
     earlier examples left behind (every third turn of the process...): then the shortest
     reproducing suffix of the process's history stands in. The chosen program is minimized
     against fresh processes within ``cfg.minimize_budget`` seconds and replayed
-    ``cfg.replay_runs`` times.
+    ``cfg.replay_runs`` times. ``minimize_until`` (a ``time.monotonic()`` instant) ends
+    minimizing earlier (the run's time budget); ``stop`` ends everything (its end, a signal).
+    ``on_step`` hears "minimizing", then "replaying".
     """
-    minimizer = Minimizer(cfg, found.rule, time.monotonic() + cfg.minimize_budget, stop)
+    started = time.monotonic()
+    until = min(started + cfg.minimize_budget, minimize_until or float("inf"))
+    if on_step is not None:
+        on_step("minimizing")
+    # replays under way when minimizing's time ends are cut then, not waited out: the time
+    # after it is the measurement's
+    with cutoff(stop or Stop(), until) as ends:
+        minimizer = _minimize(cfg, found, clock, Minimizer(cfg, found.rule, until, ends))
+    minimizer.stop = stop
+    took = time.monotonic() - started
+    if on_step is not None:
+        on_step("replaying")
+    _measure(cfg, found, minimizer, stop)
+    found.minimize_cut = minimizer.cut
+    if minimizer.cut and found.verified:  # (unverified: its note says the time ran out)
+        found.notes.append(f"minimizing was cut after {took:.1f} s (--minimize-budget, or "
+                           "this failure's share of --time-budget): the program shown is the "
+                           f"shortest that reproduced so far ({len(found.actions)} actions)")
+
+
+def _minimize(cfg: FuzzConfig, found: Found, clock: Callable[[], float] | None,
+              minimizer: Minimizer) -> Minimizer:
+    """Search a program that reproduces in a fresh process, and minimize it into
+    ``found.actions`` (unverified when none reproduced)."""
     candidates = found.candidates or [(found.actions, found.history)]
     programs = [standalone(c[0]) for c in candidates]
     # each also letting its sessions settle: a program that ends with a prompt showed the bug
@@ -284,7 +319,7 @@ def measure_reproduction(cfg: FuzzConfig, found: Found,
     # A racy failure may need many tries: rounds of the run's programs, each followed by the
     # shared process's history, go on while the budget lasts (up to SEARCH_ROUNDS).
     for _ in range(SEARCH_ROUNDS):
-        if stop is not None and stop.requested:
+        if minimizer.out_of_time():
             break
         hit = minimizer.first(programs)
         if hit is not None:
@@ -299,19 +334,20 @@ def measure_reproduction(cfg: FuzzConfig, found: Found,
                                        "the shared agent process; this counterexample replays "
                                        "that history, minimized")
                     break
-        if chosen is not None or time.monotonic() > minimizer.stop_at:
+        if chosen is not None or minimizer.out_of_time():
             break
     if chosen is None:
         found.verified = False
-        found.notes.append("no replay in a fresh agent process reproduced it: the program "
-                           "shown is the shortest that showed it during the run, unverified "
-                           "(the transcript is the run's own)")
+        found.notes.append("no replay in a fresh agent process reproduced it"
+                           + (" before minimizing's time ran out" if minimizer.cut else "")
+                           + ": the program shown is the shortest that showed it during the "
+                           "run, unverified (the transcript is the run's own)")
     else:
         shrunk = minimizer.minimize(chosen, units)
         if clock is not None and len(shrunk) < len(found.actions):
             found.minimal_at = clock()  # only when this step made it smaller
         found.actions = shrunk
-    _measure(cfg, found, minimizer, stop)
+    return minimizer
 
 
 def _measure(cfg: FuzzConfig, found: Found, minimizer: Minimizer, stop: Stop | None) -> None:
@@ -337,9 +373,11 @@ def _measure(cfg: FuzzConfig, found: Found, minimizer: Minimizer, stop: Stop | N
         if p is not None and p != shortest and len(p) <= longest][:FALLBACKS + 1]]
     measured: list[list[Action]] = []
     chosen = shortest
+    cut = 0
     for program in tried:
         for outcome in replay_many(cfg, program, found.rule, cfg.replay_runs, stop=stop):
             minimizer.count(program, outcome)
+            cut += outcome.error == INTERRUPTED
         measured.append(program)
         hits, runs, _ = minimizer.tally(program)
         if runs and 2 * hits >= runs:
@@ -355,6 +393,9 @@ def _measure(cfg: FuzzConfig, found: Found, minimizer: Minimizer, stop: Stop | N
                            f"({len(shortest)} actions) reproduced {hits}/{runs}; this one "
                            "reproduces more often")
     found.actions = chosen
+    if cut:
+        found.notes.append(f"{cut} replay(s) were cut by the time budget (or a stop) and are "
+                           "not counted")
     hits, runs, outcome = minimizer.tally(chosen)
     found.reproduced, found.replays = hits, runs
     if hits and not found.verified:  # letting its sessions settle made it reproduce

@@ -8,7 +8,10 @@ request whatever swallowed the exception, and still writes what it found.
 
 from __future__ import annotations
 
+import contextlib
 import threading
+import time
+from collections.abc import Iterator
 
 
 class Interrupted(KeyboardInterrupt):
@@ -32,3 +35,30 @@ class Stop:
         """Raise :class:`Interrupted` once a stop was requested."""
         if self.event.is_set():
             raise Interrupted
+
+
+@contextlib.contextmanager
+def cutoff(stop: Stop, at: float | None) -> Iterator[Stop]:
+    """A stop request that fires on ``stop`` or at the ``time.monotonic()`` instant ``at``
+    (None: never), whichever comes first; a watcher thread sets it within 0.05 s."""
+    if at is None:
+        yield stop
+        return
+    child = Stop()
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            left = at - time.monotonic()
+            if left <= 0 or stop.requested:
+                child.request()
+                return
+            stop.event.wait(min(left, 0.05))
+
+    thread = threading.Thread(target=watch, name="acp-model cutoff", daemon=True)
+    thread.start()
+    try:
+        yield child
+    finally:
+        done.set()
+        thread.join(timeout=1.0)

@@ -78,6 +78,7 @@ MiB = 1024 * 1024
 _READ_CHUNK = 64 * 1024
 _OVERSIZE_PREVIEW = OVERSIZE_PREVIEW
 _RECORD_OVERHEAD = 64  # rough per-record bookkeeping cost counted against the transcript cap
+STOP_GRACE = 0.1  # seconds an agent gets to exit on its own once the run was asked to stop
 
 
 class AgentProcess(RpcCalls):
@@ -520,13 +521,19 @@ class AgentProcess(RpcCalls):
 
     def close(self, grace: float | None = None) -> int | None:
         """Shut the agent down and reap everything it started (:func:`end_group`); returns its
-        exit code. Reader threads are joined. Safe to call twice."""
+        exit code. ``grace`` defaults to ``close_grace``, and is ``STOP_GRACE`` at most once a
+        stop was requested. Reader threads are joined. Safe to call twice."""
         if self._closed:
             return self.returncode
         self._closed = True
+        if grace is None:
+            # a stop request (Ctrl-C, SIGTERM, the time budget's end) must end the run within
+            # a second: the agent gets a moment, not the polite grace
+            grace = STOP_GRACE if self.stop_requested.is_set() else self.close_grace
+        elif self.stop_requested.is_set():
+            grace = min(grace, STOP_GRACE)
         try:
-            end_group(self.pgid, self.close_stdin, self.wait_exit,
-                      self.close_grace if grace is None else grace)
+            end_group(self.pgid, self.close_stdin, self.wait_exit, grace)
         finally:
             self._stop.set()  # the delivery thread still drains what was read, then stops
             for thread in self._threads:

@@ -32,12 +32,16 @@ def lifecycle_machine(cfg: FuzzConfig) -> Iterator[type[RuleBasedStateMachine]]:
     :class:`~acp_model.fuzzing.recorder.LifecycleFailure` when the oracle reports a failure. The
     class carries ``acp_recorder`` (every failure and warning seen, the side channel that
     survives Hypothesis' flakiness reports), ``acp_pool`` and ``acp_config``. Raises
-    ``AgentUnusable`` when the agent cannot be started.
+    ``AgentUnusable`` when the agent cannot be started. A configuration whose revision is not
+    decided yet (``spec="auto"``) is decided first, by the probe the CLI runs
+    (:func:`acp_model.fuzzing.revision.resolve`): a v1 or v2-SDK agent is judged as it speaks.
     """
     from acp_model.fuzzing.machine import build_machine
     from acp_model.fuzzing.pool import AgentPool, Example
     from acp_model.fuzzing.recorder import Recorder, ShrinkBudgetSpent
+    from acp_model.fuzzing.revision import sends_batches
 
+    cfg = decided(cfg)
     recorder = Recorder()
     pool = AgentPool(cfg, recorder)
     limits: dict[str, float | None] = {"shrink": None}  # set by run_lifecycle while it runs
@@ -52,7 +56,7 @@ def lifecycle_machine(cfg: FuzzConfig) -> Iterator[type[RuleBasedStateMachine]]:
 
         machine = build_machine(begin, pool.end_example, capabilities, cfg.max_sessions,
                                 cfg.guided, scripted=cfg.model is not None,
-                                batches=cfg.batches)
+                                batches=sends_batches(cfg))
         machine.acp_recorder = recorder  # type: ignore[attr-defined]
         machine.acp_pool = pool  # type: ignore[attr-defined]
         machine.acp_config = cfg  # type: ignore[attr-defined]
@@ -60,6 +64,17 @@ def lifecycle_machine(cfg: FuzzConfig) -> Iterator[type[RuleBasedStateMachine]]:
         yield machine
     finally:
         pool.retire()
+
+
+def decided(cfg: FuzzConfig) -> FuzzConfig:
+    """``cfg`` with its spec revision decided as the CLI decides it (``auto``: the probe);
+    a revision the readings contradict is a usage error."""
+    from acp_model.fuzzing.revision import SpecUndecidable, resolve
+
+    try:
+        return resolve(cfg)
+    except SpecUndecidable as exc:
+        raise pytest.UsageError(f"--acp-spec {cfg.spec}: {exc}") from None
 
 
 def _only_expected(exc: BaseException) -> bool:

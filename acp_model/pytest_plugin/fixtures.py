@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from acp_model.pytest_plugin.api import lifecycle_machine
+from acp_model.pytest_plugin.api import decided, lifecycle_machine
 from acp_model.pytest_plugin.run import (
     AcpRun,
     _options,
@@ -33,7 +33,7 @@ def acp_config(request: pytest.FixtureRequest) -> FuzzConfig:
     opts = _options(request.config)
     if opts is None:
         pytest.skip("needs --acp-agent")
-    return fuzz_config(opts)
+    return decided(fuzz_config(opts))  # --acp-spec auto: the probe decides, as in the CLI
 
 
 @pytest.fixture(scope="session")
@@ -55,7 +55,7 @@ def acp_client(acp_config: FuzzConfig) -> Iterator[FuzzClient]:
     """A connected, initialized client to the agent under test; closed afterwards."""
     from acp_model.fuzzing.client import AgentUnusable, FuzzClient
 
-    cfg = acp_config
+    cfg = decided(acp_config)  # a no-op for the fixture's own configuration
     try:
         client = FuzzClient.from_config(cfg)
     except AgentUnusable as exc:

@@ -169,7 +169,11 @@ def _summary(report: Mapping[str, Any]) -> str:
     summary = report.get("summary") or {}
     if summary:
         rows.append(("summary", ", ".join(f"{k.replace('_', ' ')} {v}"
-                                          for k, v in summary.items())))
+                                          for k, v in summary.items()
+                                          if not isinstance(v, Mapping))))
+        phases = summary.get("phases")
+        if isinstance(phases, Mapping) and phases:  # seconds of each phase of a fuzz run
+            rows.append(("time", ", ".join(f"{k} {v} s" for k, v in phases.items())))
     if report.get("bounds_text"):
         rows.append(("bounds", str(report["bounds_text"])))
     for key in ("states", "transitions"):

@@ -39,10 +39,14 @@ def test_a_budget_that_ends_mid_example_is_reported_as_the_budget(seed: int) -> 
     earlier example began the same way (seeds 3, 5 and 6 did, 2026-12-03): the run said it
     "could not replay a failure exactly" on an agent with no failure."""
     result = run_fuzz(FuzzConfig([*REFERENCE, "--timing", "fast"], seed=seed, deadline=2.0,
-                                 max_examples=10_000, time_budget=3))
+                                 max_examples=10_000, time_budget=5))
+    # (5 s: the budget bounds the whole run, and its last 40 % at most is kept for the last
+    # example's teardown; about 3 s of generation, as a 3 s budget gave before)
     assert result.recorder.found == {}
     assert result.recorder.examples > 10  # the budget, not the example count, ended the run
-    assert result.notes == ["time budget spent"]
+    # the budget ended it (between examples, or mid-example at the budget's hard end)
+    assert len(result.notes) == 1 and result.notes[0].startswith("time budget spent"), \
+        result.notes
 
 
 def test_our_stop_signal_is_found_inside_the_flakiness_hypothesis_reports_for_it() -> None:

@@ -8,6 +8,7 @@ Ctrl-C during the probe was swallowed (the signal guard came after it).
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 import time
@@ -37,7 +38,8 @@ def test_an_agent_that_never_answers_prompts_fails_prompt_04(tmp_path: Path,
     report_path = tmp_path / "r.json"
     # a fixed seed: an unseeded program may withdraw every prompt it sends ($/cancel_request),
     # and a withdrawn prompt left unanswered is CANCEL-14, not PROMPT-04
-    code = main(["fuzz", "--time-budget", "4", "--deadline", "1", "--max-examples", "5",
+    # the budget bounds the whole run, the probe's 3 s included (fuzzing/budget.py)
+    code = main(["fuzz", "--time-budget", "12", "--deadline", "1", "--max-examples", "5",
                  "--seed", "1", "--replay-runs", "1", "--minimize-budget", "3",
                  "--report", str(report_path), "--",
                  *MUTE])
@@ -84,3 +86,34 @@ def test_a_signal_during_the_probe_stops_with_the_report(sig: signal.Signals,
     report = json.loads(run.report.read_text())
     assert report["summary"]["interrupted"] is True
     assert report["summary"]["examples"] == 0
+
+
+def _burn() -> None:
+    while True:
+        pass
+
+
+def test_sigint_during_the_probe_under_load_exits_within_a_second(tmp_path: Path) -> None:
+    """Both cores busy, an agent that takes 30 s to answer initialize: SIGINT during the probe
+    ends the run with exit 130 and its report within 1 s of the signal."""
+    import multiprocessing
+
+    burners = [multiprocessing.Process(target=_burn, daemon=True)
+               for _ in range(max(2, os.cpu_count() or 2))]
+    for b in burners:
+        b.start()
+    try:
+        run = Run(tmp_path, *MUTE, "--slow", "30", options=("--spec", "auto"))
+        run.wait_for("phase: spec")
+        started = time.monotonic()
+        run.proc.send_signal(signal.SIGINT)
+        code = run.proc.wait(timeout=30)
+        took = time.monotonic() - started
+    finally:
+        for b in burners:
+            b.kill()
+            b.join()
+    assert code == 130, run.seen
+    assert took < 1.0, f"took {took:.2f} s from SIGINT to exit"
+    report = json.loads(run.report.read_text())
+    assert report["summary"]["interrupted"] is True

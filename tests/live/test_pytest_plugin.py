@@ -11,6 +11,7 @@ import json
 import shlex
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -213,3 +214,29 @@ def test_fixtures_and_a_subclassed_state_machine(pytester: pytest.Pytester) -> N
     assert bad.ret == pytest.ExitCode.TESTS_FAILED, bad.stdout.str()
     bad.stdout.fnmatch_lines(["*rule(s) failed against*", "CANCEL-07 (MUST*"])
     assert "FlakyFailure" not in bad.stdout.str()
+
+
+V1_ONLY = shlex.join([sys.executable, str(Path(__file__).parent / "hostile" / "v1_only.py"),
+                      "--timing", "fast"])
+
+
+def test_hand_written_tests_resolve_acp_spec_auto(pytester: pytest.Pytester) -> None:
+    """``acp_client`` and the machine of ``acp_state_machine`` (``lifecycle_machine``) are
+    judged under the revision the probe decides, as ``test_acp[GROUP]`` and the CLI are: a
+    v1-only agent is spoken to and judged in v1, not refused under the seed's v2."""
+    pytester.makepyfile(test_mine=textwrap.dedent("""
+        from hypothesis import settings
+        from acp_model.pytest_plugin.api import run_lifecycle
+
+        def test_client(acp_client):
+            assert acp_client.monitor.readings.revision == "v1"
+
+        def test_machine(acp_state_machine):
+            assert acp_state_machine.acp_config.readings.revision == "v1"
+            run_lifecycle(acp_state_machine, settings(max_examples=3,
+                          stateful_step_count=5, deadline=None), replay=False)
+    """))
+    result = run(pytester, "--acp-agent", V1_ONLY, "--acp-profile", "quick", "--acp-seed", "1",
+                 "test_mine.py", "-rf")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    result.stdout.fnmatch_lines(["test_mine.py .. *"])  # both hand-written tests passed

@@ -479,3 +479,35 @@ def test_a_proof_resting_on_a_taken_over_session_s_past_keeps_the_program_that_m
         assert any("example 1" in json.dumps(r) for r in recorder.found["A-10.cancel"].records)
     finally:
         pool.retire()
+
+
+def test_a_cut_minimization_keeps_the_shortest_program_so_far_and_says_so(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run's time budget ends minimizing (``minimize_until`` already past once the first
+    reproduction is found): the program shown is the one that reproduced, and a note says
+    minimizing was cut."""
+    fake = _NeedsBugPrompt()
+    monkeypatch.setattr(shrink, "replay_once", fake)
+    program = [NewSession(), *_noise(1), *_noise(2), *_noise(3),
+               Prompt(0, [{"type": "text", "text": "bug"}])]
+    found = _found(program)
+    steps: list[str] = []
+    shrink.measure_reproduction(FuzzConfig(REFERENCE, replay_runs=2), found,
+                                minimize_until=time.monotonic(), on_step=steps.append)
+    assert found.minimize_cut and found.verified
+    assert found.actions == program  # nothing removed: the cut came first
+    assert any(n.startswith("minimizing was cut after") and "(5 actions)" in n
+               for n in found.notes), found.notes
+    assert steps == ["minimizing", "replaying"]
+    assert found.reproduced == found.replays >= 2
+
+
+def test_replays_a_stop_cut_are_not_counted() -> None:
+    from acp_model.fuzzing.shrink import INTERRUPTED, Minimizer
+
+    minimizer = Minimizer(FuzzConfig(REFERENCE), "X", time.monotonic() + 60)
+    program = [NewSession()]
+    minimizer.count(program, ReplayOutcome(False, [], [], None, INTERRUPTED))
+    assert minimizer.tally(program)[:2] == (0, 0)
+    minimizer.count(program, ReplayOutcome(False, [], [], None))
+    assert minimizer.tally(program)[:2] == (0, 1)
