@@ -216,6 +216,8 @@ class ScriptedModel:
             body = await request.json()
         except ValueError:
             return web.json_response({"error": {"message": "body is not JSON"}}, status=400)
+        except ConnectionError:  # the agent hung up (a cancel) before its request was read
+            return web.Response(status=499)
         req = self.adapter.parse(body)
         reply, _, calls = self.reply_for(req)
         ctx = ReplyContext(req.tag or "side", req.step, self.workspace, self.stall_limit, calls)
