@@ -10,6 +10,7 @@ request, and the turn ends with ``cancelled``.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import itertools
 import json
@@ -54,10 +55,8 @@ class Turn:
     def cancel(self) -> None:
         self.cancelled.set()
         if self.sock is not None:
-            try:
+            with contextlib.suppress(OSError):
                 self.sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
 
 
 sessions: dict[str, dict[str, Any]] = {}  # sid -> {"cwd", "turns": set[Turn]}

@@ -261,7 +261,7 @@ def _steer(schema: Any, steering: Steering) -> Any:
         kept: dict[str, Any] = {}
         for name, prop in props.items():
             steered, value = steering.value(name, prop, name in required, escalating)
-            if steered:
+            if steered and _valid(prop, value):  # else the field's own schema decides
                 kept[name] = {"const": value}
             elif name in required:
                 kept[name] = _steer(prop, steering)
@@ -374,8 +374,8 @@ def _valid(schema: Mapping[str, Any], value: Any) -> bool:
         jsonschema.validate(value, schema)
     except jsonschema.ValidationError:
         return False
-    except jsonschema.SchemaError:
-        return True  # a schema jsonschema cannot read: the steered value is the best guess
+    except Exception:  # a schema it cannot read, a $ref out of reach: our value is the guess
+        return True
     return True
 
 
