@@ -309,3 +309,94 @@ def test_an_agent_gone_before_the_headers_is_no_server_error(
         urllib.request.urlopen(req, timeout=20)
     assert err.value.code == 499
     assert not [r for r in caplog.records if r.name == "aiohttp.server"]
+
+
+GEMINI_TOOLS = [{"functionDeclarations": [
+    {"name": "read_file", "description": "Reads and returns the content of a specified file.",
+     "parametersJsonSchema": obj(("absolute_path",), absolute_path=STR)},
+    {"name": "run_shell_command", "description": "Executes a given shell command.",
+     "parameters": {"type": "OBJECT", "required": ["command"], "properties": {
+         "command": {"type": "STRING"}, "dir_path": {"type": "STRING"}}}},
+    {"name": "write_file", "description": "Writes content to a specified file.",
+     "parametersJsonSchema": obj(("file_path", "content"), file_path=STR, content=STR)}]}]
+
+
+def gemini_body(prompt: str, rounds: int = 0) -> dict[str, Any]:
+    contents: list[dict[str, Any]] = [
+        {"role": "user", "parts": [{"text": "This is the Gemini CLI. Setting up context."}]},
+        {"role": "model", "parts": [{"text": "Got it."}]},
+        {"role": "user", "parts": [{"text": prompt}]}]
+    for n in range(rounds):
+        contents.append({"role": "model", "parts": [{"functionCall": {
+            "id": f"c{n}", "name": "run_shell_command", "args": {}}}]})
+        contents.append({"role": "user", "parts": [{"functionResponse": {
+            "id": f"c{n}", "name": "run_shell_command", "response": {"output": "ok"}}}]})
+    return {"contents": contents, "tools": GEMINI_TOOLS,
+            "generationConfig": {"temperature": 0}}
+
+
+def test_the_gemini_api_calls_tools_and_streams() -> None:
+    with ScriptedModel("gemini", workspace="/work", stall_limit=5) as gem:
+        assert gem.env() == {"GOOGLE_GEMINI_BASE_URL": gem.url,
+                             "GEMINI_API_KEY": "acp-model-scripted"}
+        tag = gem.register((Tools("shell"), Tools("edit"), Text(2, 0), Stop("max_tokens")))
+        url = f"{gem.url}/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+        status, events = post(url, gemini_body(f"fix {tag_text(tag)}"))
+        assert status == 200
+        (last,) = events  # the call and the finish reason in one chunk, as the API sends it
+        cand = last["candidates"][0]
+        assert cand["finishReason"] == "STOP" and last["usageMetadata"]["totalTokenCount"]
+        assert last["modelVersion"] == "gemini-2.5-flash"
+        (part,) = cand["content"]["parts"]
+        assert cand["content"]["role"] == "model"
+        assert part["functionCall"]["name"] == "run_shell_command"  # upper-case schema read
+        assert part["functionCall"]["args"] == {"command": f"touch /work/acpm-{tag}-0-0.txt"}
+        _, events = post(url, gemini_body(f"fix {tag_text(tag)}", rounds=1))
+        call = events[0]["candidates"][0]["content"]["parts"][0]["functionCall"]
+        assert call["name"] == "write_file"
+        assert call["args"]["file_path"] == f"/work/acpm-{tag}-1-0.md"
+        _, events = post(url, gemini_body(f"fix {tag_text(tag)}", rounds=2))
+        assert [e["candidates"][0]["content"]["parts"][0]["text"] for e in events] == [
+            "chunk 1 of 2. ", "chunk 2 of 2. "]
+        assert [e["candidates"][0].get("finishReason") for e in events] == [None, "STOP"]
+        _, events = post(url, gemini_body(f"fix {tag_text(tag)}", rounds=3))
+        assert events[-1]["candidates"][0]["finishReason"] == "MAX_TOKENS"
+        assert [(s.step, s.reply) for s in gem.served(tag)] == [
+            (0, "tools"), (1, "tools"), (2, "text"), (3, "stop")]
+
+
+def post_json(url: str, body: dict[str, Any]) -> Any:
+    req = urllib.request.Request(url, data=json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=20) as resp:
+        assert resp.status == 200
+        return json.loads(resp.read())
+
+
+def test_the_gemini_api_answers_side_questions_and_failures() -> None:
+    with ScriptedModel("gemini", stall_limit=5) as gem:
+        base = f"{gem.url}/v1beta/models/gemini-2.5-flash"
+        # a next-speaker check: JSON drawn from the schema it asks for
+        schema = {"type": "object", "required": ["reasoning", "next_speaker"], "properties": {
+            "reasoning": {"type": "string"},
+            "next_speaker": {"type": "string", "enum": ["user", "model"]}}}
+        answer = post_json(f"{base}:generateContent", {
+            "contents": [{"role": "user", "parts": [{"text": "who speaks next?"}]}],
+            "generationConfig": {"responseMimeType": "application/json",
+                                 "responseJsonSchema": schema}})
+        text = answer["candidates"][0]["content"]["parts"][0]["text"]
+        assert json.loads(text) == {"reasoning": "", "next_speaker": "user"}
+        assert post_json(f"{base}:countTokens", {"contents": []}) == {"totalTokens": 100}
+        tag = gem.register((Fail("overloaded"),))
+        url = f"{base}:streamGenerateContent?alt=sse"
+        status, (error,) = post(url, gemini_body(f"go {tag_text(tag)}"))
+        assert status == 503 and error["error"]["status"] == "UNAVAILABLE"
+        status, events = post(url, gemini_body(f"go {tag_text(tag)}"))
+        assert status == 200 and events[-1]["candidates"][0]["finishReason"] == "STOP"
+        # a request without tools (a title, a summary) is a side request, whatever it quotes
+        tag = gem.register((Tools("shell"),))
+        body = gemini_body(f"summarize {tag_text(tag)}")
+        del body["tools"]
+        _, events = post(url, body)
+        assert "text" in events[-1]["candidates"][0]["content"]["parts"][0]
+        assert gem.served()[-1].reply == "side"
