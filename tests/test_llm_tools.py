@@ -139,7 +139,9 @@ def test_a_field_that_asks_for_escalation_asks() -> None:
     """An agent that runs commands in a sandbox asks permission only when the call asks to
     leave it: an enum value, a boolean, or a value the field's description names."""
     described = OfferedTool("exec_command", "Runs a command.", obj(
-        ("cmd",), cmd=STR, justification=STR, yield_time_ms={"type": "number"},
+        ("cmd",), cmd=STR, yield_time_ms={"type": "number"},
+        justification={"type": "string", "description": 'Only set if sandbox_permissions '
+                       'is "require_escalated": a question for the user.'},
         sandbox_permissions={"type": "string", "description": 'Set to "require_escalated" '
                              'to run without sandbox restrictions; defaults to "use_default".'}))
     assert args_of(described) == {"cmd": f"touch {WORKSPACE}/acpm-1-0-0.txt",

@@ -194,12 +194,15 @@ def _types(prop: Mapping[str, Any]) -> set[str]:
 def _escalation(name: str, prop: Mapping[str, Any]) -> Any:
     """The value of a field that asks for escalation or approval, or None: an enum's value
     that asks, a boolean set to true, or a value the description quotes that asks."""
+    named = any(w in name.lower() for w in ESCALATION_WORDS)
     about = f"{name} {prop.get('description', '')}".lower()
     if not any(w in about for w in ESCALATION_WORDS):
         return None
     types = _types(prop)
     values: list[Any] = list(prop.get("enum") or [])
-    if not values and "string" in types:
+    if not values and "string" in types and named:
+        # a free string whose name says what it is: a value its description quotes (a field
+        # that only mentions another one, like a justification, is not it)
         values = re.findall(r"[\"'`]([A-Za-z0-9_\-]+)[\"'`]", str(prop.get("description", "")))
     for marker in ESCALATION_VALUES:
         for value in values:
