@@ -31,8 +31,9 @@ from acp_model.cli.common import (
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.frontend import SignalStop, agent_problem, hypothesis_home
 from acp_model.fuzzing.recorder import Recorder
+from acp_model.llm.apis import ADAPTERS
 
-MODEL_APIS = ("anthropic", "openai-responses", "openai-chat")
+MODEL_APIS = tuple(ADAPTERS)  # one per adapter module of the scripted model
 EPILOG = """exit codes: 0 no failure (warnings allowed), 1 failures found, 2 usage or environment
 error (an agent command that cannot be executed, an agent that cannot be initialized for a
 reason no rule covers, a store that went away), 3 internal error of the fuzzer, 130 interrupted

@@ -24,12 +24,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from acp_model.fuzzing.ops import Mistake
 from acp_model.fuzzing.sessions import first_of
 from acp_model.fuzzing.transport import is_response_to
-from acp_model.llm.script import ModelScript, describe_script, script_from_json
+from acp_model.llm.script import ModelScript, Tools, describe_script, script_from_json
 from acp_model.llm.server import tag_text
 from acp_model.model.vocab import Answer
 
 if TYPE_CHECKING:
     from acp_model.fuzzing.ops import ClientOps, SessionHandle
+    from acp_model.llm.server import ScriptedModel
 
 GARBAGE = b'{"jsonrpc": "2.0", "method": "session/prompt", "params": '
 FINISH_MAX_ANSWERS = 16  # permission requests one finish action answers at most
@@ -63,6 +64,16 @@ class Action:
     def describe(self, label: str = "") -> str:
         """One line for people; ``label`` names the session (``" s1"``)."""
         return self.op.replace("_", " ") + label
+
+    def with_turn(self, tag: str) -> Action:
+        """This action as the history keeps it, once the scripted model gave the turn it
+        started the tag ``tag`` (only a prompt starts one)."""
+        return self
+
+    def resolved(self, model: ScriptedModel) -> Action:
+        """This action with the concrete tool calls the scripted model sent in its turn (what
+        a counterexample shows and a replay sends again)."""
+        return self
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"op": self.op}
@@ -156,6 +167,9 @@ class Prompt(SessionAction):
     blocks: list[dict[str, Any]] = field(default_factory=list)
     meta: bool = False
     model: ModelScript = ()
+    # the scripted model's tag for the turn this prompt started (not part of the program)
+    turn: str | None = field(default=None, compare=False, repr=False,
+                             metadata={"json": False})
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, tuple) or any(isinstance(r, Mapping) for r in self.model):
@@ -175,11 +189,24 @@ class Prompt(SessionAction):
         """The request's params; behind a scripted model the turn's script is registered."""
         blocks = self.blocks
         if client.model is not None:
-            blocks = _tagged(blocks, tag_text(client.model.register(self.model, sid)))
+            tag = client.model.register(self.model, sid)
+            client.turn_started(tag)
+            blocks = _tagged(blocks, tag_text(tag))
         params: dict[str, Any] = {"sessionId": sid, "prompt": blocks}
         if self.meta:
             params["_meta"] = {"acp-model": {"fuzz": True}}
         return params
+
+    def with_turn(self, tag: str) -> Prompt:
+        return dataclasses.replace(self, turn=tag)
+
+    def resolved(self, model: ScriptedModel) -> Prompt:
+        if self.turn is None:
+            return self
+        sent = model.sent(self.turn)
+        script = tuple(r.resolved(sent.get(step, ())) if isinstance(r, Tools) else r
+                       for step, r in enumerate(self.model))
+        return dataclasses.replace(self, model=script, turn=None)
 
     def describe(self, label: str = "") -> str:
         texts = [b.get("text", b.get("type")) for b in self.blocks]
@@ -246,6 +273,12 @@ class Interrupt(SessionAction):
         with client.lock:
             allowed = client.monitor.client_may(sid, "prompt")
         client.cancel(idx, then_prompt=self.prompt.params(client, sid) if allowed else None)
+
+    def with_turn(self, tag: str) -> Interrupt:
+        return dataclasses.replace(self, prompt=self.prompt.with_turn(tag))
+
+    def resolved(self, model: ScriptedModel) -> Interrupt:
+        return dataclasses.replace(self, prompt=self.prompt.resolved(model))
 
     def describe(self, label: str = "") -> str:
         return f"interrupt{label}: cancel and, in the same write, {self.prompt.describe()}"

@@ -47,7 +47,9 @@ def backend(cfg: FuzzConfig, profile: Profile | None = None) -> Iterator[FuzzCon
         stack.callback(shutil.rmtree, root, True)
         workspace = cfg.cwd or os.path.join(root, "workspace")
         os.makedirs(workspace, exist_ok=True)
-        model = stack.enter_context(ScriptedModel(cfg.model_api, workspace=workspace))
+        prefer = profile.prefer_tools if profile is not None else ()
+        model = stack.enter_context(ScriptedModel(cfg.model_api, workspace=workspace,
+                                                  prefer_tools=prefer))
         env = {**(cfg.env if cfg.env is not None else os.environ), **model.env()}
         if profile is not None:
             home = os.path.join(root, "home")

@@ -110,6 +110,7 @@ class FuzzClient:
         self._session_writes: dict[str, int] = {}  # sid -> agent messages naming it
         self.history: list[Action] = []  # every action performed on this process, concrete
         self.reach: Counter[Reach] = Counter()  # how far it got (a pool shares the run's)
+        self.last_turn: str | None = None  # the scripted turn the latest action started
         self.checked_violations = 0  # monitor.violations before this index are handled
         self.example_starts: list[int] = []  # where each example begins in ``history``
         self.example_records: list[int] = []  # ... and in the records
@@ -326,13 +327,26 @@ class FuzzClient:
         at = len(self.history)
         self.history.append(action)
         before = len(self.sessions)
+        self.last_turn = None
         try:
             action.perform(self)
         except (AgentExited, TimeoutError):
             self.check_alive()
+        finally:
+            if self.last_turn is not None:
+                self.history[at] = self.history[at].with_turn(self.last_turn)
         self.caught_up()  # the next action sees what the oracle made of everything so far
         if len(self.sessions) > before and isinstance(action, NewSession):
             self.history[at] = action.performed(self.sessions, before)
+
+    def turn_started(self, tag: str) -> None:
+        """A prompt of the action being performed started the scripted turn ``tag``."""
+        self.last_turn = tag
+
+    def resolved(self, actions: Sequence[Action]) -> list[Action]:
+        """``actions`` with the tool calls the scripted model sent in their turns."""
+        model = self.model
+        return [a.resolved(model) for a in actions] if model is not None else list(actions)
 
     def window(self, seconds: float) -> float:
         """How long a short wait of the client lasts with this agent: ``seconds`` for a fast

@@ -161,6 +161,8 @@ class Example:
             client.perform(dataclasses.replace(action, s=self.local[action.s % len(self.local)]))
         else:
             client.perform(action)
+        if client.last_turn is not None:
+            self.actions[-1] = action.with_turn(client.last_turn)
         client.check_alive()
         self.check()
 
@@ -174,12 +176,13 @@ class Example:
                 sighting = None
                 if self.recorder.is_new_warning(v):
                     program, start = self._program_of(v)
-                    sighting = (program, *self._slice(v.index, start))
+                    sighting = (self.client.resolved(program), *self._slice(v.index, start))
                 self.recorder.warning(v, sighting)
                 continue
             program, start = self._program_of(v)
             records, offending, gap = self._slice(v.index, start)
-            self.recorder.failure(v, program, records, offending, self._history(), gap)
+            self.recorder.failure(v, self.client.resolved(program), records, offending,
+                                  [self.client.resolved(ex) for ex in self._history()], gap)
             if first is None and v.rule not in self.recorder.masked and not self.failed:
                 first = v
         if first is not None:

@@ -11,8 +11,10 @@ a replay reproduces it. The wire formats live in the API adapters; nothing here 
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 REPLIES: dict[str, type[Reply]] = {}
@@ -57,22 +59,89 @@ class Text(Reply):
 TOOL_KINDS = ("shell", "edit")
 
 
+def _short(value: Any, room: int = 48) -> str:
+    if isinstance(value, str):
+        text = json.dumps(value)
+        return text if len(text) <= room else text[:room - 4] + '..."'
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{k}: {_short(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_short(v, 24) for v in value) + "]"
+    return json.dumps(value)
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One concrete call the model sent: the agent's tool name and its arguments (a JSON
+    object, or the text of a free-form tool). Paths carry the ``{workspace}`` placeholder."""
+
+    name: str
+    arguments: Mapping[str, Any] | str = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ScriptError(f"a tool call needs a tool name, not {self.name!r}")
+        if not isinstance(self.arguments, (Mapping, str)):
+            raise ScriptError(f"tool call {self.name}: arguments {self.arguments!r} are "
+                              "neither an object nor a text")
+
+    def __hash__(self) -> int:
+        return hash((self.name, json.dumps(self.arguments, sort_keys=True, default=str)))
+
+    def describe(self) -> str:
+        return f"{self.name} {_short(self.arguments)}"
+
+    def to_json(self) -> dict[str, Any]:
+        args = dict(self.arguments) if isinstance(self.arguments, Mapping) else self.arguments
+        return {"name": self.name, "arguments": args}
+
+    @classmethod
+    def from_json(cls, data: Any) -> ToolCall:
+        if isinstance(data, ToolCall):
+            return data
+        if not isinstance(data, Mapping) or set(data) - {"name", "arguments"}:
+            raise ScriptError(f"not a tool call: {data!r}")
+        return cls(data.get("name", ""), data.get("arguments", {}))
+
+
 @dataclass(frozen=True)
 class Tools(Reply):
-    """``count`` tool calls in one response (a shell command, or a file edit), each one the
-    agent must ask permission for; the next model request carries their results."""
+    """``count`` tool calls in one response, each one the agent must ask permission for; the
+    next model request carries their results. ``tool`` is what the program asks for (a
+    command run, or a file edit): the model picks the agent's own tool of that kind
+    (``llm.tools``). ``calls``: the concrete calls it sent, once known (a replay sends them
+    as they are while the agent offers their tools)."""
 
     reply: ClassVar[str] = "tools"
     tool: str = "shell"
     count: int = 1
+    calls: tuple[ToolCall, ...] = ()
 
     def __post_init__(self) -> None:
         if self.tool not in TOOL_KINDS:
             raise ScriptError(f"tool {self.tool!r} is not one of {', '.join(TOOL_KINDS)}")
+        if not isinstance(self.count, int) or self.count < 1:
+            raise ScriptError(f"tool count {self.count!r} is not a positive integer")
+        calls = self.calls if isinstance(self.calls, (tuple, list)) else None
+        if calls is None:
+            raise ScriptError(f"tool calls {self.calls!r} are not a list")
+        object.__setattr__(self, "calls", tuple(ToolCall.from_json(c) for c in calls))
 
     def describe(self) -> str:
+        if self.calls:
+            return "calls " + ", ".join(c.describe() for c in self.calls)
         what = "shell command" if self.tool == "shell" else "file edit"
         return f"{self.count} {what} tool calls" if self.count > 1 else f"tool call ({what})"
+
+    def to_json(self) -> dict[str, Any]:
+        out = {"reply": self.reply, "tool": self.tool, "count": self.count}
+        if self.calls:
+            out["calls"] = [c.to_json() for c in self.calls]
+        return out
+
+    def resolved(self, calls: Sequence[ToolCall]) -> Tools:
+        """This reply with the concrete calls the model sent for it."""
+        return dataclasses.replace(self, calls=tuple(calls)) if calls else self
 
 
 FAILURES = ("http500", "overloaded", "dropped")

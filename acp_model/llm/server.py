@@ -18,20 +18,23 @@ from __future__ import annotations
 import asyncio
 import itertools
 import threading
-from collections import deque
+from collections import OrderedDict, deque
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from aiohttp import web
 
 from acp_model.llm.apis import ADAPTERS
-from acp_model.llm.script import END, Fail, ModelScript, Reply, Stall, Text
+from acp_model.llm.script import END, Fail, ModelScript, Reply, Stall, Text, ToolCall, Tools
+from acp_model.llm.tools import plan
 from acp_model.llm.wire import Gone, ModelRequest, ReplyContext, tag_text
 
 __all__ = ["Adapter", "ScriptedModel", "Served", "tag_text"]
 
 STALL_LIMIT = 60.0  # seconds a stalled response waits for the agent to hang up
 JOURNAL = 2000  # model requests remembered (tests and reports read them)
+SENT_TURNS = 20000  # turns whose tool calls are remembered (counterexamples resolve them)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +45,7 @@ class Served:
     step: int
     reply: str  # the reply name ("side" for a request of no scripted turn)
     attempt: int
+    calls: tuple[ToolCall, ...] = ()  # the concrete tool calls sent (a ``Tools`` reply)
 
 
 class Adapter(Protocol):
@@ -66,7 +70,7 @@ class ScriptedModel:
     """A loopback model server for one API; ``with ScriptedModel("anthropic") as m:``."""
 
     def __init__(self, api: str, *, workspace: str | None = None,
-                 stall_limit: float = STALL_LIMIT) -> None:
+                 stall_limit: float = STALL_LIMIT, prefer_tools: Sequence[str] = ()) -> None:
         if api not in ADAPTERS:
             raise ValueError(f"unknown model API {api!r}; choose one of "
                              f"{', '.join(sorted(ADAPTERS))}")
@@ -74,6 +78,7 @@ class ScriptedModel:
         self.adapter: Adapter = ADAPTERS[api]()
         self.workspace = workspace
         self.stall_limit = stall_limit
+        self.prefer_tools = tuple(prefer_tools)  # a profile's steering of the tool choice
         self.port = 0
         self.journal: deque[Served] = deque(maxlen=JOURNAL)
         self.requests = 0
@@ -82,6 +87,8 @@ class ScriptedModel:
         self._stalls: dict[str, int] = {}  # tag -> responses of its turn stalled right now
         self._serving: dict[str, int] = {}  # tag -> responses of its turn in flight right now
         self._attempts: dict[tuple[str, int], int] = {}
+        # tag -> step -> the tool calls sent (what a counterexample shows and a replay resends)
+        self._sent: OrderedDict[str, dict[int, tuple[ToolCall, ...]]] = OrderedDict()
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -180,21 +187,36 @@ class ScriptedModel:
         with self._lock:
             return [s for s in self.journal if tag is None or s.tag == tag]
 
-    def reply_for(self, req: ModelRequest) -> tuple[Reply, int]:
-        """The reply a request gets and the attempt it is (a retry of a failed step)."""
+    def sent(self, tag: str) -> dict[int, tuple[ToolCall, ...]]:
+        """The tool calls the model sent in the turn ``tag``, by step (the first attempt's)."""
+        with self._lock:
+            return dict(self._sent.get(tag, {}))
+
+    def reply_for(self, req: ModelRequest) -> tuple[Reply, int, tuple[ToolCall, ...]]:
+        """The reply a request gets, the attempt it is (a retry of a failed step), and the
+        concrete calls of a ``Tools`` reply (the agent's own tools, ``llm.tools``)."""
         with self._lock:
             self.requests += 1
             script = self._scripts.get(req.tag) if req.tag is not None else None
             if script is None:
                 self.journal.append(Served(req.tag, req.step, "side", 1))
-                return END, 1
+                return END, 1, ()
             key = (req.tag or "", req.step)
             attempt = self._attempts[key] = self._attempts.get(key, 0) + 1
             reply = script[req.step] if req.step < len(script) else END
             if isinstance(reply, Fail) and attempt > 1:
                 reply = Text(1)  # the retry of a failed request goes through
-            self.journal.append(Served(req.tag, req.step, reply.reply, attempt))
-            return reply, attempt
+        calls: tuple[ToolCall, ...] = ()
+        if isinstance(reply, Tools):  # outside the lock: a schema's first draw takes a while
+            calls = plan(reply, req.tools, f"acpm-{req.tag}-{req.step}", self.prefer_tools)
+        with self._lock:
+            self.journal.append(Served(req.tag, req.step, reply.reply, attempt, calls))
+            if calls and req.tag is not None:
+                self._sent.setdefault(req.tag, {}).setdefault(req.step, calls)
+                self._sent.move_to_end(req.tag)
+                while len(self._sent) > SENT_TURNS:
+                    self._sent.popitem(last=False)
+        return reply, attempt, calls
 
     # --- HTTP --------------------------------------------------------------------------------
     async def _model_request(self, request: web.Request) -> web.StreamResponse:
@@ -202,9 +224,11 @@ class ScriptedModel:
             body = await request.json()
         except ValueError:
             return web.json_response({"error": {"message": "body is not JSON"}}, status=400)
+        except ConnectionError:  # the agent hung up (a cancel) before its request was read
+            return web.Response(status=499)
         req = self.adapter.parse(body)
-        reply, _ = self.reply_for(req)
-        ctx = ReplyContext(req.tag or "side", req.step, self.workspace, self.stall_limit)
+        reply, _, calls = self.reply_for(req)
+        ctx = ReplyContext(req.tag or "side", req.step, self.workspace, self.stall_limit, calls)
         stalled = req.tag if isinstance(reply, Stall) else None
         self._count(self._stalls, stalled, 1)
         self._count(self._serving, req.tag, 1)

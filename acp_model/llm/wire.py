@@ -11,6 +11,9 @@ from typing import Any
 
 from aiohttp import web
 
+from acp_model.llm.script import ToolCall
+from acp_model.llm.tools import OfferedTool, materialize
+
 TAG_RE = re.compile(r"\[acpm:([0-9a-z]+)\]")
 
 
@@ -25,11 +28,12 @@ class ModelRequest:
 
     tag: str | None  # the scripted turn it belongs to (None: a side request)
     step: int = 0  # tool-result rounds since the tagged prompt
-    tools: tuple[str, ...] = ()  # the tool names the agent offers the model
+    tools: tuple[OfferedTool, ...] = ()  # the tools the agent offers the model
     model: str = "model"
-    # The shell tool takes a per-call sandbox escalation (codex's exec_command): asking for
-    # it is what makes the agent ask the client for permission.
-    escalation: bool = False
+
+    @property
+    def tool_names(self) -> tuple[str, ...]:
+        return tuple(t.name for t in self.tools)
 
 
 class Gone(Exception):
@@ -38,12 +42,18 @@ class Gone(Exception):
 
 @dataclass(frozen=True, slots=True)
 class ReplyContext:
-    """What a reply needs besides the request: names, the workspace, limits."""
+    """What a reply needs besides the request: names, the workspace, limits, and the concrete
+    tool calls of a ``Tools`` reply (chosen by the server, ``llm.tools``)."""
 
     tag: str
     step: int
     workspace: str | None
     stall_limit: float
+    calls: tuple[ToolCall, ...] = ()
+
+    def call_arguments(self, call: ToolCall) -> Any:
+        """A call's arguments as sent: the run's workspace in place of its placeholder."""
+        return materialize(call.arguments, self.workspace)
 
 
 async def stream_write(resp: web.StreamResponse, data: bytes) -> None:
@@ -73,23 +83,6 @@ def message_text(message: dict[str, Any]) -> str:
         return " ".join(c.get("text", "") for c in content
                         if isinstance(c, dict) and isinstance(c.get("text"), str))
     return ""
-
-
-def scripted_call(req: ModelRequest, tool: str, ctx: ReplyContext, k: int,
-                  shell_tools: tuple[str, ...], edit_tools: tuple[str, ...], fallback: str
-                  ) -> tuple[str, dict[str, Any]]:
-    """The concrete tool and input for the ``k``-th call of a ``Tools`` reply (``tool``: its
-    "shell" or "edit"), for an agent whose tools are named like ``shell_tools`` / ``edit_tools``
-    (``fallback``: the shell tool when it offers none of them)."""
-    name = f"acpm-{ctx.tag}-{ctx.step}-{k}"
-    edit = next((t for t in edit_tools if t in req.tools), None)
-    if tool == "edit" and edit is not None and ctx.workspace:
-        return edit, {"file_path": f"{ctx.workspace}/{name}.md",
-                      "content": "written by the acp-model scripted model\n"}
-    shell = next((t for t in shell_tools if t in req.tools), fallback)
-    command = f"touch {name}.txt" if tool == "shell" else \
-        f"printf 'written by acp-model\\n' > {name}.md"
-    return shell, {"command": command, "description": "acp-model scripted tool call"}
 
 
 async def keep_alive(resp: Any, limit: float) -> None:

@@ -18,6 +18,7 @@ from acp_model.llm.script import (
     Stall,
     Stop,
     Text,
+    ToolCall,
     Tools,
     describe_script,
     script_from_json,
@@ -51,6 +52,42 @@ def post(url: str, body: dict[str, Any]) -> tuple[int, list[dict[str, Any]]]:
     return status, events
 
 
+def obj(required: tuple[str, ...], **props: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": props, "required": list(required)}
+
+
+STR = {"type": "string"}
+# tools shaped as the agents we know send them (names, descriptions, schemas)
+CLAUDE_TOOLS = [
+    {"name": "Bash", "description": "Executes a given bash command in a persistent shell.",
+     "input_schema": obj(("command",), command=STR, description=STR,
+                         timeout={"type": "number"})},
+    {"name": "Read", "description": "Reads a file from the local filesystem.",
+     "input_schema": obj(("file_path",), file_path=STR, offset={"type": "number"})},
+    {"name": "Write", "description": "Writes a file to the local filesystem.",
+     "input_schema": obj(("file_path", "content"), file_path=STR, content=STR)},
+]
+CODEX_TOOLS = [
+    {"type": "function", "name": "exec_command", "description": "Runs a command in a PTY.",
+     "parameters": obj(("cmd",), cmd=STR, workdir=STR, yield_time_ms={"type": "number"},
+                       sandbox_permissions={
+                           "type": "string", "description": 'Sandbox permissions for the '
+                           'command. Set to "require_escalated" to request running without '
+                           'sandbox restrictions; defaults to "use_default".'},
+                       justification=STR)},
+    {"type": "custom", "name": "apply_patch", "description": "Use the apply_patch tool to "
+     "edit files.", "format": {"type": "grammar"}},
+]
+QWEN_TOOLS = [
+    {"type": "function", "function": {
+        "name": "run_shell_command", "description": "Executes a given shell command.",
+        "parameters": obj(("command",), command=STR, description=STR, directory=STR)}},
+    {"type": "function", "function": {
+        "name": "write_file", "description": "Writes content to a specified file.",
+        "parameters": obj(("file_path", "content"), file_path=STR, content=STR)}},
+]
+
+
 def claude_body(prompt: str, *rounds: str, tools: bool = True) -> dict[str, Any]:
     messages: list[dict[str, Any]] = [{"role": "user", "content": [
         {"type": "text", "text": prompt}]}]
@@ -60,7 +97,7 @@ def claude_body(prompt: str, *rounds: str, tools: bool = True) -> dict[str, Any]
         messages.append({"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": f"t{n}", "content": "ok"}]})
     return {"model": "claude", "stream": True, "messages": messages,
-            "tools": [{"name": "Bash"}, {"name": "Write"}] if tools else []}
+            "tools": CLAUDE_TOOLS if tools else []}
 
 
 def test_a_scripted_turn_calls_a_tool_then_streams_text(anthropic: ScriptedModel) -> None:
@@ -72,12 +109,15 @@ def test_a_scripted_turn_calls_a_tool_then_streams_text(anthropic: ScriptedModel
     assert use["type"] == "tool_use" and use["name"] == "Bash"
     args = json.loads(next(e for e in events if e["type"] == "content_block_delta")
                       ["delta"]["partial_json"])
-    assert args["command"].startswith("touch acpm-")
+    assert args == {"command": f"touch /work/acpm-{tag}-0-0.txt"}
     assert events[-2]["delta"]["stop_reason"] == "tool_use"
     status, events = post(url, claude_body(f"fix tests {tag_text(tag)}", "round 1"))
     texts = [e["delta"]["text"] for e in events if e["type"] == "content_block_delta"]
     assert len(texts) == 3 and events[-2]["delta"]["stop_reason"] == "end_turn"
     assert [(s.step, s.reply) for s in anthropic.served(tag)] == [(0, "tools"), (1, "text")]
+    # the journal keeps the concrete call, the workspace as a placeholder
+    assert anthropic.sent(tag) == {0: (ToolCall("Bash", {
+        "command": f"touch {{workspace}}/acpm-{tag}-0-0.txt"}),)}
 
 
 def test_side_requests_get_a_short_text(anthropic: ScriptedModel) -> None:
@@ -96,7 +136,8 @@ def test_an_edit_writes_into_the_workspace(anthropic: ScriptedModel) -> None:
     assert [u["name"] for u in uses] == ["Write", "Write"]
     args = [json.loads(e["delta"]["partial_json"]) for e in events
             if e["type"] == "content_block_delta"]
-    assert all(a["file_path"].startswith("/work/acpm-") for a in args)
+    assert args == [{"file_path": f"/work/acpm-{tag}-0-{k}.md",
+                     "content": "written by the acp-model scripted model\n"} for k in (0, 1)]
 
 
 def test_a_failure_fails_once_and_the_retry_goes_through(anthropic: ScriptedModel) -> None:
@@ -166,7 +207,7 @@ def responses_body(prompt: str, rounds: int = 0, tools: bool = True) -> dict[str
                    "arguments": "{}"},
                   {"type": "function_call_output", "call_id": f"c{n}", "output": "ok"}]
     return {"model": "gpt", "stream": True, "input": items,
-            "tools": [{"type": "function", "name": "exec_command"}] if tools else []}
+            "tools": CODEX_TOOLS if tools else []}
 
 
 def test_the_responses_api_calls_tools_and_streams(responses: ScriptedModel) -> None:
@@ -175,7 +216,10 @@ def test_the_responses_api_calls_tools_and_streams(responses: ScriptedModel) -> 
     _, events = post(url, responses_body(f"fix {tag_text(tag)}"))
     calls = [e["item"] for e in events if e["type"] == "response.output_item.done"]
     assert [c["name"] for c in calls] == ["exec_command", "exec_command"]
-    assert json.loads(calls[0]["arguments"])["cmd"].startswith("touch acpm-")
+    # asking for escalation (the value its schema describes) is what makes codex ask
+    assert json.loads(calls[0]["arguments"]) == {
+        "cmd": f"touch acpm-{tag}-0-0.txt", "sandbox_permissions": "require_escalated",
+        "justification": "acp-model scripted tool call"}
     assert events[-1]["type"] == "response.completed"
     _, events = post(url, responses_body(f"fix {tag_text(tag)}", rounds=1))
     assert [e["delta"] for e in events if e["type"] == "response.output_text.delta"] == [
@@ -202,8 +246,7 @@ def chat_body(prompt: str, rounds: int = 0, *, stream: bool = True) -> dict[str,
              "function": {"name": "run_shell_command", "arguments": "{}"}}]})
         messages.append({"role": "tool", "tool_call_id": f"c{n}", "content": "ok"})
     return {"model": "qwen3-coder-plus", "stream": stream, "messages": messages,
-            "tools": [{"type": "function", "function": {"name": "run_shell_command"}},
-                      {"type": "function", "function": {"name": "write_file"}}]}
+            "tools": QWEN_TOOLS}
 
 
 def post_chat(url: str, body: dict[str, Any]) -> list[Any]:
@@ -228,7 +271,8 @@ def test_the_chat_completions_api_calls_tools_and_streams() -> None:
         calls = [c["choices"][0]["delta"]["tool_calls"][0] for c in chunks[:-1]
                  if "tool_calls" in c["choices"][0]["delta"]]
         assert [c["function"]["name"] for c in calls] == ["run_shell_command"] * 2
-        assert json.loads(calls[0]["function"]["arguments"])["command"].startswith("touch acpm-")
+        assert json.loads(calls[0]["function"]["arguments"]) == {
+            "command": f"touch /work/acpm-{tag}-0-0.txt"}
         assert chunks[-2]["choices"][0]["finish_reason"] == "tool_calls"
         chunks = post_chat(url, chat_body(f"fix {tag_text(tag)}", rounds=1))
         edit = chunks[0]["choices"][0]["delta"]["tool_calls"][0]["function"]
@@ -265,3 +309,94 @@ def test_an_agent_gone_before_the_headers_is_no_server_error(
         urllib.request.urlopen(req, timeout=20)
     assert err.value.code == 499
     assert not [r for r in caplog.records if r.name == "aiohttp.server"]
+
+
+GEMINI_TOOLS = [{"functionDeclarations": [
+    {"name": "read_file", "description": "Reads and returns the content of a specified file.",
+     "parametersJsonSchema": obj(("absolute_path",), absolute_path=STR)},
+    {"name": "run_shell_command", "description": "Executes a given shell command.",
+     "parameters": {"type": "OBJECT", "required": ["command"], "properties": {
+         "command": {"type": "STRING"}, "dir_path": {"type": "STRING"}}}},
+    {"name": "write_file", "description": "Writes content to a specified file.",
+     "parametersJsonSchema": obj(("file_path", "content"), file_path=STR, content=STR)}]}]
+
+
+def gemini_body(prompt: str, rounds: int = 0) -> dict[str, Any]:
+    contents: list[dict[str, Any]] = [
+        {"role": "user", "parts": [{"text": "This is the Gemini CLI. Setting up context."}]},
+        {"role": "model", "parts": [{"text": "Got it."}]},
+        {"role": "user", "parts": [{"text": prompt}]}]
+    for n in range(rounds):
+        contents.append({"role": "model", "parts": [{"functionCall": {
+            "id": f"c{n}", "name": "run_shell_command", "args": {}}}]})
+        contents.append({"role": "user", "parts": [{"functionResponse": {
+            "id": f"c{n}", "name": "run_shell_command", "response": {"output": "ok"}}}]})
+    return {"contents": contents, "tools": GEMINI_TOOLS,
+            "generationConfig": {"temperature": 0}}
+
+
+def test_the_gemini_api_calls_tools_and_streams() -> None:
+    with ScriptedModel("gemini", workspace="/work", stall_limit=5) as gem:
+        assert gem.env() == {"GOOGLE_GEMINI_BASE_URL": gem.url,
+                             "GEMINI_API_KEY": "acp-model-scripted"}
+        tag = gem.register((Tools("shell"), Tools("edit"), Text(2, 0), Stop("max_tokens")))
+        url = f"{gem.url}/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+        status, events = post(url, gemini_body(f"fix {tag_text(tag)}"))
+        assert status == 200
+        (last,) = events  # the call and the finish reason in one chunk, as the API sends it
+        cand = last["candidates"][0]
+        assert cand["finishReason"] == "STOP" and last["usageMetadata"]["totalTokenCount"]
+        assert last["modelVersion"] == "gemini-2.5-flash"
+        (part,) = cand["content"]["parts"]
+        assert cand["content"]["role"] == "model"
+        assert part["functionCall"]["name"] == "run_shell_command"  # upper-case schema read
+        assert part["functionCall"]["args"] == {"command": f"touch /work/acpm-{tag}-0-0.txt"}
+        _, events = post(url, gemini_body(f"fix {tag_text(tag)}", rounds=1))
+        call = events[0]["candidates"][0]["content"]["parts"][0]["functionCall"]
+        assert call["name"] == "write_file"
+        assert call["args"]["file_path"] == f"/work/acpm-{tag}-1-0.md"
+        _, events = post(url, gemini_body(f"fix {tag_text(tag)}", rounds=2))
+        assert [e["candidates"][0]["content"]["parts"][0]["text"] for e in events] == [
+            "chunk 1 of 2. ", "chunk 2 of 2. "]
+        assert [e["candidates"][0].get("finishReason") for e in events] == [None, "STOP"]
+        _, events = post(url, gemini_body(f"fix {tag_text(tag)}", rounds=3))
+        assert events[-1]["candidates"][0]["finishReason"] == "MAX_TOKENS"
+        assert [(s.step, s.reply) for s in gem.served(tag)] == [
+            (0, "tools"), (1, "tools"), (2, "text"), (3, "stop")]
+
+
+def post_json(url: str, body: dict[str, Any]) -> Any:
+    req = urllib.request.Request(url, data=json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=20) as resp:
+        assert resp.status == 200
+        return json.loads(resp.read())
+
+
+def test_the_gemini_api_answers_side_questions_and_failures() -> None:
+    with ScriptedModel("gemini", stall_limit=5) as gem:
+        base = f"{gem.url}/v1beta/models/gemini-2.5-flash"
+        # a next-speaker check: JSON drawn from the schema it asks for
+        schema = {"type": "object", "required": ["reasoning", "next_speaker"], "properties": {
+            "reasoning": {"type": "string"},
+            "next_speaker": {"type": "string", "enum": ["user", "model"]}}}
+        answer = post_json(f"{base}:generateContent", {
+            "contents": [{"role": "user", "parts": [{"text": "who speaks next?"}]}],
+            "generationConfig": {"responseMimeType": "application/json",
+                                 "responseJsonSchema": schema}})
+        text = answer["candidates"][0]["content"]["parts"][0]["text"]
+        assert json.loads(text) == {"reasoning": "", "next_speaker": "user"}
+        assert post_json(f"{base}:countTokens", {"contents": []}) == {"totalTokens": 100}
+        tag = gem.register((Fail("overloaded"),))
+        url = f"{base}:streamGenerateContent?alt=sse"
+        status, (error,) = post(url, gemini_body(f"go {tag_text(tag)}"))
+        assert status == 503 and error["error"]["status"] == "UNAVAILABLE"
+        status, events = post(url, gemini_body(f"go {tag_text(tag)}"))
+        assert status == 200 and events[-1]["candidates"][0]["finishReason"] == "STOP"
+        # a request without tools (a title, a summary) is a side request, whatever it quotes
+        tag = gem.register((Tools("shell"),))
+        body = gemini_body(f"summarize {tag_text(tag)}")
+        del body["tools"]
+        _, events = post(url, body)
+        assert "text" in events[-1]["candidates"][0]["content"]["parts"][0]
+        assert gem.served()[-1].reply == "side"

@@ -17,6 +17,7 @@ from typing import Any
 from aiohttp import web
 
 from acp_model.llm.script import Fail, Reply, Stall, Stop, Text, Tools
+from acp_model.llm.tools import OfferedTool, offered_tools
 from acp_model.llm.wire import (
     Gone,
     ModelRequest,
@@ -24,12 +25,8 @@ from acp_model.llm.wire import (
     find_tag,
     message_text,
     paced,
-    scripted_call,
     stream_write,
 )
-
-SHELL_TOOLS = ("Bash", "bash", "shell")
-EDIT_TOOLS = ("Write",)
 
 
 def _is_tool_result(message: dict[str, Any]) -> bool:
@@ -38,10 +35,11 @@ def _is_tool_result(message: dict[str, Any]) -> bool:
         isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
 
 
-def tool_call(req: ModelRequest, reply: Tools, ctx: ReplyContext, k: int) -> tuple[str, dict]:
-    """The concrete tool and input for the ``k``-th call of a :class:`Tools` reply."""
-    return scripted_call(req, reply.tool, ctx, k, SHELL_TOOLS, EDIT_TOOLS,
-                         req.tools[0] if req.tools else SHELL_TOOLS[0])
+def offered(body: dict[str, Any]) -> tuple[OfferedTool, ...]:
+    """The client tools of a request (server tools such as web search have no schema)."""
+    return offered_tools([(t.get("name"), t.get("description"), t.get("input_schema") or {})
+                          for t in body.get("tools") or [] if isinstance(t, dict)
+                          and t.get("type", "custom") == "custom"])
 
 
 class AnthropicMessages:
@@ -57,8 +55,7 @@ class AnthropicMessages:
         # the conversation only: Claude Code appends a "system" role message of its own
         messages = [m for m in body.get("messages") or [] if isinstance(m, dict)
                     and m.get("role") in ("user", "assistant")]
-        tools = tuple(t["name"] for t in body.get("tools") or []
-                      if isinstance(t, dict) and isinstance(t.get("name"), str))
+        tools = offered(body)
         model = str(body.get("model") or "model")
         tagged = [(i, tag) for i, m in enumerate(messages) if m.get("role") == "user"
                   and not _is_tool_result(m) and (tag := find_tag(message_text(m))) is not None]
@@ -97,12 +94,14 @@ class AnthropicMessages:
             "usage": {"input_tokens": 100, "output_tokens": 1}}})
         stop = "end_turn"
         if isinstance(reply, Tools):
-            for k in range(reply.count):
-                name, args = tool_call(req, reply, ctx, k)
+            for k, call in enumerate(ctx.calls):
+                args = ctx.call_arguments(call)
+                if isinstance(args, str):
+                    args = {"input": args}
                 await _event(resp, "content_block_start", {
                     "type": "content_block_start", "index": k, "content_block": {
                         "type": "tool_use", "id": f"toolu_acpm_{ctx.tag}_{ctx.step}_{k}",
-                        "name": name, "input": {}}})
+                        "name": call.name, "input": {}}})
                 await _event(resp, "content_block_delta", {
                     "type": "content_block_delta", "index": k,
                     "delta": {"type": "input_json_delta", "partial_json": json.dumps(args)}})

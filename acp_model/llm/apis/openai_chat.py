@@ -16,6 +16,7 @@ from typing import Any
 from aiohttp import web
 
 from acp_model.llm.script import Fail, Reply, Stall, Stop, Text, Tools
+from acp_model.llm.tools import OfferedTool, offered_tools
 from acp_model.llm.wire import (
     Gone,
     ModelRequest,
@@ -25,26 +26,18 @@ from acp_model.llm.wire import (
     keep_alive,
     message_text,
     paced,
-    scripted_call,
     stream_write,
 )
 
-SHELL_TOOLS = ("run_shell_command", "shell", "bash")
-EDIT_TOOLS = ("write_file",)
 
-
-def _tool_names(body: dict[str, Any]) -> tuple[str, ...]:
-    names = []
+def offered(body: dict[str, Any]) -> tuple[OfferedTool, ...]:
+    """The function tools of a request: name, description and ``parameters`` schema."""
+    raw = []
     for tool in body.get("tools") or []:
         fn = tool.get("function") if isinstance(tool, dict) else None
-        if isinstance(fn, dict) and isinstance(fn.get("name"), str):
-            names.append(fn["name"])
-    return tuple(names)
-
-
-def tool_call(req: ModelRequest, reply: Tools, ctx: ReplyContext, k: int) -> tuple[str, dict]:
-    """The concrete tool and arguments for the ``k``-th call of a :class:`Tools` reply."""
-    return scripted_call(req, reply.tool, ctx, k, SHELL_TOOLS, EDIT_TOOLS, SHELL_TOOLS[0])
+        if isinstance(fn, dict):
+            raw.append((fn.get("name"), fn.get("description"), fn.get("parameters") or {}))
+    return offered_tools(raw)
 
 
 class OpenAIChat(OpenAIEndpoints):
@@ -55,7 +48,7 @@ class OpenAIChat(OpenAIEndpoints):
         if not isinstance(body, dict):
             return ModelRequest(None)
         messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
-        tools = _tool_names(body)
+        tools = offered(body)
         model = str(body.get("model") or "model")
         tagged = [(n, tag) for n, m in enumerate(messages)
                   if m.get("role") == "user" and (tag := find_tag(message_text(m))) is not None]
@@ -96,11 +89,12 @@ class OpenAIChat(OpenAIEndpoints):
         out = _Out(resp, cid, req.model)
         finish = "stop"
         if isinstance(reply, Tools):
-            for k in range(reply.count):
-                name, args = tool_call(req, reply, ctx, k)
+            for k, call in enumerate(ctx.calls):
+                args = ctx.call_arguments(call)
                 await out.chunk({"tool_calls": [{
                     "index": k, "id": f"call_acpm_{ctx.tag}_{ctx.step}_{k}", "type": "function",
-                    "function": {"name": name, "arguments": json.dumps(args)}}]})
+                    "function": {"name": call.name, "arguments": args if isinstance(args, str)
+                                 else json.dumps(args)}}]})
             finish = "tool_calls"
         elif isinstance(reply, Stall):
             await keep_alive(resp, ctx.stall_limit)

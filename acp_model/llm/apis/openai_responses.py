@@ -17,6 +17,7 @@ from typing import Any
 from aiohttp import web
 
 from acp_model.llm.script import Fail, Reply, Stall, Stop, Text, Tools
+from acp_model.llm.tools import OfferedTool, offered_tools
 from acp_model.llm.wire import (
     Gone,
     ModelRequest,
@@ -29,30 +30,24 @@ from acp_model.llm.wire import (
     stream_write,
 )
 
-SHELL_TOOLS = ("exec_command", "shell", "local_shell", "bash")
+OUTPUTS = ("function_call_output", "custom_tool_call_output")
 
 
 def _is_user(item: dict[str, Any]) -> bool:
     return item.get("role") == "user" and item.get("type", "message") == "message"
 
 
-def _arguments(tool: str, command: str, escalation: bool) -> str:
-    if tool == "shell":
-        return json.dumps({"command": ["bash", "-lc", command]})
-    args: dict[str, Any] = {"cmd": command}
-    if escalation:  # run outside the sandbox: the agent must ask the client first
-        args.update(sandbox_permissions="require_escalated",
-                    justification="acp-model scripted tool call")
-    return json.dumps(args)
-
-
-def _escalates(tools: list[Any]) -> bool:
-    for tool in tools:
-        params = tool.get("parameters") if isinstance(tool, dict) else None
-        props = params.get("properties") if isinstance(params, dict) else None
-        if isinstance(props, dict) and "sandbox_permissions" in props:
-            return True
-    return False
+def offered(body: dict[str, Any]) -> tuple[OfferedTool, ...]:
+    """Function tools (``parameters`` schema) and custom tools (free-form text input)."""
+    raw: list[tuple[Any, Any, Any]] = []
+    for tool in body.get("tools") or []:
+        if not isinstance(tool, dict):
+            continue
+        if tool.get("type") == "function":
+            raw.append((tool.get("name"), tool.get("description"), tool.get("parameters") or {}))
+        elif tool.get("type") == "custom":
+            raw.append((tool.get("name"), tool.get("description"), None))
+    return offered_tools(raw)
 
 
 class OpenAIResponses(OpenAIEndpoints):
@@ -64,24 +59,21 @@ class OpenAIResponses(OpenAIEndpoints):
             return ModelRequest(None)
         items = body.get("input")
         items = [i for i in items if isinstance(i, dict)] if isinstance(items, list) else []
-        tools = tuple(t.get("name") or t.get("type") for t in body.get("tools") or []
-                      if isinstance(t, dict))
+        tools = offered(body)
         model = str(body.get("model") or "model")
-        escalation = _escalates(body.get("tools") or [])
         tagged = [(n, tag) for n, item in enumerate(items)
                   if _is_user(item) and (tag := find_tag(message_text(item))) is not None]
         if not tools or not tagged:
             return ModelRequest(None, tools=tools, model=model)  # a side request
         at, tag = tagged[-1]
         if at == len(items) - 1:
-            return ModelRequest(tag, 0, tools, model, escalation)
-        if items[-1].get("type") != "function_call_output":
+            return ModelRequest(tag, 0, tools, model)
+        if items[-1].get("type") not in OUTPUTS:
             return ModelRequest(None, tools=tools, model=model)
         # one round per run of tool outputs (a response may call several tools)
         rounds = sum(1 for prev, item in zip(items[at:], items[at + 1:], strict=False)
-                     if item.get("type") == "function_call_output"
-                     and prev.get("type") != "function_call_output")
-        return ModelRequest(tag, rounds, tools, model, escalation)
+                     if item.get("type") in OUTPUTS and prev.get("type") not in OUTPUTS)
+        return ModelRequest(tag, rounds, tools, model)
 
     async def respond(self, request: web.Request, reply: Reply, req: ModelRequest,
                       ctx: ReplyContext) -> web.StreamResponse:
@@ -97,14 +89,14 @@ class OpenAIResponses(OpenAIEndpoints):
         await out.event("response.created", response=out.response("in_progress", []))
         items: list[dict[str, Any]] = []
         if isinstance(reply, Tools):
-            shell = next((t for t in SHELL_TOOLS if t in req.tools), "exec_command")
-            for k in range(reply.count):
-                name = f"acpm-{ctx.tag}-{ctx.step}-{k}"
-                command = f"touch {name}.txt" if reply.tool == "shell" else \
-                    f"printf 'written by acp-model\\n' > {name}.md"
-                items.append(await out.function_call(len(items), shell,
-                                                     _arguments(shell, command, req.escalation),
-                                                     f"call_acpm_{ctx.tag}_{ctx.step}_{k}"))
+            for k, call in enumerate(ctx.calls):
+                args = ctx.call_arguments(call)
+                call_id = f"call_acpm_{ctx.tag}_{ctx.step}_{k}"
+                if isinstance(args, str):
+                    items.append(await out.custom_call(len(items), call.name, args, call_id))
+                else:
+                    items.append(await out.function_call(len(items), call.name,
+                                                         json.dumps(args), call_id))
         elif isinstance(reply, Stall):
             await keep_alive(resp, ctx.stall_limit)
             items.append(await out.message(0, 1, 0))
@@ -185,6 +177,20 @@ class _Out:
                          content_index=0, refusal=text)
         done = {**item, "status": "completed", "content": [{"type": "refusal",
                                                              "refusal": text}]}
+        await self.event("response.output_item.done", output_index=index, item=done)
+        return done
+
+    async def custom_call(self, index: int, name: str, text: str,
+                          call_id: str) -> dict[str, Any]:
+        cid = f"ctc_{call_id}"
+        item = {"type": "custom_tool_call", "id": cid, "call_id": call_id, "name": name,
+                "input": "", "status": "in_progress"}
+        await self.event("response.output_item.added", output_index=index, item=item)
+        await self.event("response.custom_tool_call_input.delta", item_id=cid,
+                         output_index=index, delta=text)
+        await self.event("response.custom_tool_call_input.done", item_id=cid,
+                         output_index=index, input=text)
+        done = {**item, "input": text, "status": "completed"}
         await self.event("response.output_item.done", output_index=index, item=done)
         return done
 

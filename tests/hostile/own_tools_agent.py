@@ -1,0 +1,247 @@
+"""A small v1 ACP agent whose tools have names and schemas of its own (stdlib only).
+
+It stands for an agent acp-model has no profile for: each prompt goes to an OpenAI chat
+completions model (``OPENAI_BASE_URL``, streamed) offering ``exec_cmd {cmdline}``,
+``put_file {target, body, options: {mode}}`` and a read-only ``peek {target}``. Before it runs
+a tool that changes things it asks the client's permission (``session/request_permission``);
+a rejected or cancelled permission fails the call. A ``session/cancel`` hangs up the model
+request, and the turn ends with ``cancelled``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import itertools
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import urllib.parse
+from typing import Any
+
+TOOLS = [
+    {"type": "function", "function": {
+        "name": "exec_cmd", "description": "Run a program line in the project.",
+        "parameters": {"type": "object", "required": ["cmdline"], "properties": {
+            "cmdline": {"type": "string", "description": "what to run"},
+            "timeout_s": {"type": "integer", "minimum": 1, "maximum": 60}}}}},
+    {"type": "function", "function": {
+        "name": "put_file", "description": "Store a text under a name in the project.",
+        "parameters": {"type": "object", "required": ["target", "body", "options"],
+                       "properties": {
+                           "target": {"type": "string"}, "body": {"type": "string"},
+                           "options": {"type": "object", "required": ["mode"], "properties": {
+                               "mode": {"type": "string", "enum": ["create", "overwrite"]}}}}}}},
+    {"type": "function", "function": {
+        "name": "peek", "description": "Show what a file holds (read-only).",
+        "parameters": {"type": "object", "required": ["target"],
+                       "properties": {"target": {"type": "string"}}}}},
+]
+CHANGING = {"exec_cmd": "execute", "put_file": "edit"}
+
+out_lock = threading.Lock()
+pending: dict[Any, dict[str, Any]] = {}  # our request id -> {"event", "answer"}
+ids = itertools.count(1)
+
+
+class Turn:
+    def __init__(self) -> None:
+        self.cancelled = threading.Event()
+        self.sock: socket.socket | None = None
+
+    def cancel(self) -> None:
+        self.cancelled.set()
+        if self.sock is not None:
+            with contextlib.suppress(OSError):
+                self.sock.shutdown(socket.SHUT_RDWR)
+
+
+sessions: dict[str, dict[str, Any]] = {}  # sid -> {"cwd", "turns": set[Turn]}
+
+
+def send(msg: dict[str, Any]) -> None:
+    with out_lock:
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", **msg}) + "\n")
+        sys.stdout.flush()
+
+
+def update(sid: str, body: dict[str, Any]) -> None:
+    send({"method": "session/update", "params": {"sessionId": sid, "update": body}})
+
+
+def ask(method: str, params: dict[str, Any]) -> Any:
+    rid = f"agent-{next(ids)}"
+    slot: dict[str, Any] = {"event": threading.Event(), "answer": None}
+    pending[rid] = slot
+    send({"id": rid, "method": method, "params": params})
+    slot["event"].wait()
+    return slot["answer"]
+
+
+def model_step(turn: Turn, messages: list[dict[str, Any]], sid: str
+               ) -> tuple[str, list[dict[str, Any]], str]:
+    """One streamed model request: (text, tool calls, finish reason)."""
+    base = urllib.parse.urlparse(os.environ["OPENAI_BASE_URL"])
+    conn = http.client.HTTPConnection(base.hostname or "127.0.0.1", base.port or 80, timeout=120)
+    body = json.dumps({"model": "own", "stream": True, "messages": messages, "tools": TOOLS})
+    conn.connect()
+    turn.sock = conn.sock
+    if turn.cancelled.is_set():
+        conn.close()
+        return "", [], "cancelled"
+    text, calls, finish = "", {}, "stop"
+    try:
+        conn.request("POST", base.path.rstrip("/") + "/chat/completions", body,
+                     {"Content-Type": "application/json", "Authorization": "Bearer x"})
+        resp = conn.getresponse()
+        if resp.status != 200:
+            resp.read()
+            return "", [], f"http{resp.status}"
+        for raw in resp:
+            line = raw.decode().strip()
+            if not line.startswith("data: ") or line == "data: [DONE]":
+                continue
+            choice = json.loads(line[6:])["choices"][0]
+            delta = choice.get("delta") or {}
+            if delta.get("content"):
+                text += delta["content"]
+                if not turn.cancelled.is_set():
+                    update(sid, {"sessionUpdate": "agent_message_chunk",
+                                 "content": {"type": "text", "text": delta["content"]}})
+            for tc in delta.get("tool_calls") or []:
+                slot = calls.setdefault(tc["index"], {"id": tc.get("id"), "name": "",
+                                                      "arguments": ""})
+                fn = tc.get("function") or {}
+                slot["name"] += fn.get("name") or ""
+                slot["arguments"] += fn.get("arguments") or ""
+            finish = choice.get("finish_reason") or finish
+    except (OSError, http.client.HTTPException, ValueError):
+        return text, [], "cancelled" if turn.cancelled.is_set() else "broken"
+    finally:
+        conn.close()
+        turn.sock = None
+    return text, [calls[k] for k in sorted(calls)], finish
+
+
+def run_tool(name: str, args: dict[str, Any], cwd: str) -> str:
+    if name == "exec_cmd":
+        done = subprocess.run(["sh", "-c", str(args.get("cmdline", ""))], cwd=cwd,
+                              capture_output=True, text=True, timeout=30, check=False)
+        return f"exit {done.returncode}"
+    if name == "put_file":
+        path = os.path.join(cwd, str(args.get("target", "out.txt")))
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(str(args.get("body", "")))
+        return "stored"
+    if name == "peek":
+        return "(nothing)"
+    return f"no tool {name}"
+
+
+def prompt(rid: Any, params: dict[str, Any]) -> None:
+    sid = params["sessionId"]
+    session = sessions[sid]
+    turn = Turn()
+    session["turns"].add(turn)
+    text = " ".join(b.get("text", "") for b in params.get("prompt", []) if isinstance(b, dict))
+    messages: list[dict[str, Any]] = [{"role": "user", "content": text}]
+    stop = "end_turn"
+    try:
+        for _ in range(8):
+            said, calls, finish = model_step(turn, messages, sid)
+            if turn.cancelled.is_set():
+                stop = "cancelled"
+                break
+            if finish == "length":
+                stop = "max_tokens"
+                break
+            if not calls:
+                if finish.startswith("http") or finish == "broken":
+                    continue  # a failed request: ask again
+                break
+            messages.append({"role": "assistant", "content": said or None, "tool_calls": [
+                {"id": c["id"], "type": "function",
+                 "function": {"name": c["name"], "arguments": c["arguments"]}} for c in calls]})
+            for call in calls:
+                result = handle_call(turn, sid, session["cwd"], call)
+                messages.append({"role": "tool", "tool_call_id": call["id"], "content": result})
+            if turn.cancelled.is_set():
+                stop = "cancelled"
+                break
+    finally:
+        session["turns"].discard(turn)
+    send({"id": rid, "result": {"stopReason": stop}})
+
+
+def handle_call(turn: Turn, sid: str, cwd: str, call: dict[str, Any]) -> str:
+    name, tid = call["name"], call["id"]
+    try:
+        args = json.loads(call["arguments"] or "{}")
+    except ValueError:
+        args = {}
+    if turn.cancelled.is_set():
+        return "cancelled"
+    kind = CHANGING.get(name, "read")
+    update(sid, {"sessionUpdate": "tool_call", "toolCallId": tid, "title": name,
+                 "kind": kind, "status": "pending", "rawInput": args})
+    if name in CHANGING:
+        answer = ask("session/request_permission", {
+            "sessionId": sid,
+            "toolCall": {"toolCallId": tid, "title": name, "kind": kind, "rawInput": args},
+            "options": [{"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+                        {"optionId": "reject", "name": "Reject", "kind": "reject_once"}]})
+        outcome = (answer or {}).get("outcome") or {}
+        if turn.cancelled.is_set() or outcome.get("outcome") != "selected" \
+                or outcome.get("optionId") != "allow":
+            update(sid, {"sessionUpdate": "tool_call_update", "toolCallId": tid,
+                         "status": "failed"})
+            return "not allowed"
+    update(sid, {"sessionUpdate": "tool_call_update", "toolCallId": tid,
+                 "status": "in_progress"})
+    try:
+        result = run_tool(name, args, cwd)
+        status = "completed"
+    except (OSError, subprocess.SubprocessError) as exc:
+        result, status = f"error: {exc}", "failed"
+    update(sid, {"sessionUpdate": "tool_call_update", "toolCallId": tid, "status": status,
+                 "content": [{"type": "content", "content": {"type": "text", "text": result}}]})
+    return result
+
+
+def main() -> None:
+    for line in sys.stdin:
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            send({"id": None, "error": {"code": -32700, "message": "Parse error"}})
+            continue
+        if not isinstance(msg, dict):
+            send({"id": None, "error": {"code": -32600, "message": "Invalid Request"}})
+            continue
+        method, rid, params = msg.get("method"), msg.get("id"), msg.get("params") or {}
+        if method is None and rid in pending:  # an answer to our request
+            slot = pending.pop(rid)
+            slot["answer"] = msg.get("result")
+            slot["event"].set()
+        elif method == "initialize":
+            send({"id": rid, "result": {"protocolVersion": 1, "authMethods": [],
+                                        "agentCapabilities": {"loadSession": False}}})
+        elif method == "session/new":
+            sid = f"own-{next(ids)}"
+            sessions[sid] = {"cwd": params.get("cwd") or os.getcwd(), "turns": set()}
+            send({"id": rid, "result": {"sessionId": sid}})
+        elif method == "session/prompt" and params.get("sessionId") in sessions:
+            threading.Thread(target=prompt, args=(rid, params), daemon=True).start()
+        elif method == "session/cancel":
+            for turn in list(sessions.get(params.get("sessionId"), {}).get("turns", ())):
+                turn.cancel()
+        elif rid is not None and method is not None:
+            code = -32602 if method == "session/prompt" else -32601
+            send({"id": rid, "error": {"code": code, "message": f"cannot {method}"}})
+
+
+if __name__ == "__main__":
+    main()
