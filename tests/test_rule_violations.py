@@ -302,7 +302,8 @@ def sess_10() -> TraceBuilder:
 
 def acpm_schema() -> TraceBuilder:
     t = turn_start(base(), 10)
-    t.update(S, {"sessionUpdate": "agent_message", "messageId": "m", "content": {"type": "x"}})
+    t.update(S, {"sessionUpdate": "agent_message_chunk", "messageId": "m",
+                 "content": {"type": "text", "text": 5}})
     return t.idle(S, "end_turn")
 
 

@@ -247,8 +247,10 @@ class Monitor(LivenessMixin, QueriesMixin):
         if problems:
             self._diagnosed[def_name] = self._diagnosed.get(def_name, 0) + 1
         for problem in problems:
-            self._report(validation.schema_rule(method, problem.path, self.rev), idx,
-                         f"{what} does not match the schema ({problem.def_name}) at "
+            verb = "does not match" if problem.tolerated is None else \
+                "has a part the deserializer tolerates in"
+            self._report(validation.problem_rule(method, problem, self.rev), idx,
+                         f"{what} {verb} the schema ({problem.def_name}) at "
                          f"{problem.path}: {problem.message}")
 
     def _findings(self, findings: Findings, idx: int, what: str,

@@ -419,6 +419,16 @@ _R: list[Rule] = [
          "direction.",
          "transports.mdx §stdio (nothing that is not a valid ACP message); schema.json ($defs "
          "selected by x-method / x-side)", tck=("ACP-SCHEMA-001",)),
+    Rule("ACPM-SCHEMA-TOLERATED", "both", "SHOULD", "safety",
+         "Every part of a message validates, including the array items and fields the schema "
+         "tells a deserializer to skip or default (x-deserialize-skip-invalid-items, "
+         "-default-on-error, -default-on-null).",
+         "schema.json x-deserialize-* annotations on $defs properties",
+         revisions=(SEED, SDK_2_4_0, V1),
+         notes="The schema itself says a peer that follows it accepts such a message and loses "
+               "only the part (the item skipped, the field defaulted): the message is not "
+               "rejected, so it is a warning naming the item and the field, not ACPM-SCHEMA's "
+               "MUST failure. Every other schema failure keeps its rule's level."),
     # --- what strict readings add (off under the defaults) ------------------------------
     Rule("A-01.forbid", "client", "MUST", "safety",
          "Under reading A-01=forbid, the client sends session/prompt only while the session is "
