@@ -127,7 +127,7 @@ def tool_07() -> TraceBuilder:
 
 
 def tool_14() -> TraceBuilder:
-    return turn_start(base(), 10).tool(S, "t1", "paused", title="T").idle(S, "end_turn")
+    return turn_start(base(), 10).tool(S, "t1", "frozen", title="T").idle(S, "end_turn")
 
 
 def tool_15() -> TraceBuilder:
@@ -497,3 +497,102 @@ def test_trace_breaks_the_rule(rule_id: str, build: Callable[[], TraceBuilder]) 
     assert any(rules[r]["status"] == "violated" for r in reported)
     hits = [v for v in report["violations"] if v["rule"] in reported]
     assert all(v["message"] and v["strength"] in BLOCKING for v in hits)
+
+
+# --- rules the text states at SHOULD strength: a trace that breaks each (a warning) and one
+# that keeps it ----------------------------------------------------------------------------
+
+SDK = DEFAULT.parse(["SPEC=sdk-2.4.0"])
+V1 = DEFAULT.parse(["SPEC=v1"])
+
+
+def _compaction(t: TraceBuilder) -> TraceBuilder:
+    t = turn_start(t, 10)
+    t.update(S, {"sessionUpdate": "compaction_update", "compactionId": "c1",
+                 "status": "in_progress"})
+    return t.idle(S, "end_turn")
+
+
+def enum_revision_breaks() -> TraceBuilder:
+    """The seed judges an update kind only sdk-2.4.0 defines: a variant of that revision."""
+    return _compaction(base())
+
+
+def enum_revision_keeps() -> TraceBuilder:
+    t = turn_start(base(), 10)
+    t.update(S, {"sessionUpdate": "_vendor_compaction", "compactionId": "c1"})
+    return t.idle(S, "end_turn")
+
+
+def _v1_turn(t: TraceBuilder) -> TraceBuilder:
+    return t.request("c2a", "session/prompt", {
+        "sessionId": S, "prompt": [{"type": "text", "text": "go"}]}, 10)
+
+
+def v1_tool_breaks() -> TraceBuilder:
+    t = _v1_turn(TraceBuilder().handshake_v1().new_session_v1(S))
+    t.update(S, {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed"})
+    return t.ended(10)
+
+
+def v1_tool_keeps() -> TraceBuilder:
+    t = _v1_turn(TraceBuilder().handshake_v1().new_session_v1(S)).tool_call_v1(S, "t1")
+    t.update(S, {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed"})
+    return t.ended(10)
+
+
+def custom_answered_breaks() -> TraceBuilder:
+    return base().request("c2a", "_acp_model/sync", {}, 50).result("a2c", 50, None)
+
+
+def custom_answered_keeps() -> TraceBuilder:
+    # an extension the agent advertises in its capabilities' _meta may answer with a result
+    t = TraceBuilder().handshake(capabilities={"session": {},
+                                               "_meta": {"zed.dev": {"workspace": True}}})
+    t.new_session(S).request("c2a", "_acp_model/sync", {}, 50)
+    t.error("a2c", 50, -32601, "Method not found")
+    return t.request("c2a", "_zed.dev/workspace/buffers", {}, 51).result("a2c", 51, {})
+
+
+def custom_answered_breaks_v1() -> TraceBuilder:
+    t = TraceBuilder().handshake_v1().new_session_v1(S)
+    return t.request("c2a", "_acp_model/sync", {}, 50).result("a2c", 50, None)
+
+
+def custom_answered_keeps_v1() -> TraceBuilder:
+    t = TraceBuilder().handshake_v1().new_session_v1(S)
+    return t.request("c2a", "_acp_model/sync", {}, 50).error("a2c", 50, -32601)
+
+
+# rule -> (readings, the trace that breaks it, the trace that keeps it)
+SHOULD_CASES: dict[str, list[tuple[Readings, Callable[[], TraceBuilder],
+                                   Callable[[], TraceBuilder]]]] = {
+    "ACPM-ENUM-REVISION": [(DEFAULT, enum_revision_breaks, enum_revision_keeps)],
+    "V1-TOOL-01": [(V1, v1_tool_breaks, v1_tool_keeps)],
+    "ENUM-12": [(DEFAULT, custom_answered_breaks, custom_answered_keeps),
+                (V1, custom_answered_breaks_v1, custom_answered_keeps_v1)],
+}
+
+
+@pytest.mark.parametrize(("rule_id", "readings", "breaks", "keeps"),
+                         [(rid, *case) for rid, cases in SHOULD_CASES.items() for case in cases],
+                         ids=lambda x: x if isinstance(x, str) else getattr(x, "__name__", ""))
+def test_should_rule_warns_on_a_trace_that_breaks_it_only(
+        rule_id: str, readings: Readings, breaks: Callable[[], TraceBuilder],
+        keeps: Callable[[], TraceBuilder]) -> None:
+    report = check(breaks(), readings)
+    hits = [v for v in report["violations"] if v["rule"] == rule_id]
+    assert [v["level"] for v in hits] == ["warn"], report["violations"]
+    assert RULES[rule_id].strength_under(readings) == "SHOULD"
+    assert not failed_rules(report), report["violations"]
+    kept = check(keeps(), readings)
+    assert kept["violations"] == [], kept["violations"]
+
+
+def test_a_variant_no_revision_defines_is_still_enum_02() -> None:
+    assert "ENUM-02" in failed_rules(check(enum_02()))
+    # and a kind the later revision defines is no ENUM-02 failure under the seed, nor a
+    # finding at all under the revision that defines it
+    assert "ENUM-02" not in failed_rules(check(enum_revision_breaks()))
+    sdk = check(_compaction(base()), SDK)
+    assert "ACPM-ENUM-REVISION" not in {v["rule"] for v in sdk["violations"]}

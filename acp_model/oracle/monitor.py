@@ -85,6 +85,7 @@ class Monitor(LivenessMixin, QueriesMixin):
         self._retire_at: dict[str, int] = {}
         self.rpc = Rpc()
         self.prompt_caps: dict[str, Any] | None = None
+        self.agent_capabilities: Any = None  # the initialize result's (ENUM-12 reads _meta)
         self.violations: list[Violation] = []
         self.extra_exercised: dict[str, int] = {}
         self.count = 0
@@ -414,6 +415,7 @@ class Monitor(LivenessMixin, QueriesMixin):
             return
         if not isinstance(update, dict):
             return
+        sent = update  # as the agent sent it (v1's tool_call is read as an upsert below)
         if self.turns is not None:
             resume = next((r.idx for r in self.rpc.open["c2a"].values()
                            if r.method == "session/resume" and r.session == sid), None)
@@ -427,7 +429,7 @@ class Monitor(LivenessMixin, QueriesMixin):
         before = self.views[sid]
         event, ev, what = wire.session_update(idx, update, before, protocol=self.protocol)
         self.views[sid] = reducers.reduce_session(before, update)
-        self._findings(reducers.judge(before, update, self.rev), idx, what, sid)
+        self._findings(reducers.judge(before, sent, self.rev), idx, what, sid)
         self._session_event(sid, event, ev, what)
 
     # --- responses -----------------------------------------------------------------------
@@ -450,6 +452,8 @@ class Monitor(LivenessMixin, QueriesMixin):
         if direction == "a2c":
             self.ctx.answered(req.idx, idx)  # FIFO stdio: it read everything before req.idx
         what = f"response #{idx} to {req.method} #{req.idx}"
+        self._run(rpc.custom_request_unrecognised, idx, direction, req.method, has_error,
+                  self.agent_capabilities)
         spec = schema.method_table(self.rev).get(req.method)
         if has_error:
             self._schema("Error", msg["error"], idx, what, req.method)
@@ -525,6 +529,7 @@ class Monitor(LivenessMixin, QueriesMixin):
         self._findings(messages.initialize_result(result, self.rev), idx, what)
         version = result.get("protocolVersion")
         caps = result.get(messages.capabilities_key(self.rev)) or {}
+        self.agent_capabilities = caps
         # v1: the baseline methods are every agent's (INIT-10); v2: those advertising session
         self.ctx.session_advertised = self.protocol == 1 or (
             isinstance(caps, dict) and isinstance(caps.get("session"), dict))

@@ -287,6 +287,29 @@ _R: list[Rule] = [
          "No invented values without the _ prefix in open enums and tagged unions "
          "(sessionUpdate kinds, content types, outcomes, methods).",
          "extensibility.mdx §Enum and Tagged-Union Variants", tck=("ACP-ENUM-202",)),
+    Rule("ACPM-ENUM-REVISION", "agent", "SHOULD", "safety",
+         "An open enum's value the chosen revision does not list, but another revision of the "
+         "same protocol version defines (a seed agent's compaction_update kinds), is a "
+         "variant of that revision, not an invention.",
+         "extensibility.mdx §Enum and Tagged-Union Variants ('Unknown values that do not "
+         "begin with _ are reserved for future ACP variants')",
+         notes="Not ENUM-02: the text's MUST NOT is about extensions inventing values; a value "
+               "a revision of ACP defines is the future variant the text reserves room for. A "
+               "client of the chosen revision falls back to its generic handling, so the "
+               "agent follows another revision than the one judged: a warning."),
+    Rule("ENUM-12", "agent", "SHOULD", "safety",
+         "A custom (_-prefixed) request the agent does not recognise is answered with the "
+         "standard -32601 Method not found error, not with a result.",
+         "extensibility.mdx §Custom Requests ('If the receiving end doesn't recognize the "
+         "custom method name, it should respond with the standard \"Method not found\" "
+         "error')",
+         notes="Judged on the client's custom requests the agent did not advertise (no key of "
+               "its capabilities' _meta names the method's namespace): a result then claims "
+               "a method it gave no sign of knowing. The text's 'should' is lower case, so a "
+               "warning.",
+         revisions=(SEED, SDK_2_4_0, V1),
+         cited_in=((V1, "v1 extensibility.mdx §Custom Requests ('it should respond with the "
+                        "standard \"Method not found\" error')"),)),
     # --- permissions --------------------------------------------------------------------
     Rule("PERM-01", "agent", "MAY", "allowance",
          "The agent may ask for permission before an operation.",
