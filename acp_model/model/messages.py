@@ -313,6 +313,17 @@ def initialize_names_capabilities(result: Mapping[str, Any], key: str = "capabil
                "the schema defaults them)")
 
 
+@check("INIT-03", role=Role.FINDING)
+def speaks_negotiated_version(named: Any, spoken: int, negotiated: Any, evidence: str
+                              ) -> str | None:
+    """The protocol version the initialize result names is the one the agent speaks."""
+    if negotiated is not None and named == negotiated and named != spoken:
+        return (f"the initialize response names protocolVersion {named!r}, but the agent "
+                f"speaks protocol {spoken}: {evidence}. The trace is judged by the revision "
+                "it speaks, so this is its one failure for that cause")
+    return None
+
+
 # --- entry points: which checks apply to which message ---------------------------------------
 
 def _tool_call(update: Mapping[str, Any], where: str, out: Findings, rev: str) -> None:

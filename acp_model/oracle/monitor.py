@@ -17,6 +17,7 @@ small query API for clients that act on what the model says (the fuzzer): ``stat
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -32,6 +33,7 @@ from acp_model.model.session import SessionModel
 from acp_model.model.vocab import ConnEvent, ErrorCode, Event, Level, Role
 from acp_model.oracle import rpc, wire
 from acp_model.oracle import validate as validation
+from acp_model.oracle.fit import RevisionFit, shape_path
 from acp_model.oracle.liveness import LivenessMixin
 from acp_model.oracle.queries import QueriesMixin
 from acp_model.oracle.rpc import OTHER, OpenRequest, Rpc
@@ -57,6 +59,11 @@ _BASELINE_SESSION_METHODS = frozenset({"session/new", "session/prompt"})
 CLOSE_CANCELS = declare("SESS-10", "close_is_cancel", "session/close is routed to the session "
                         "machine as a session/cancel: the CANCEL rules judge what follows.",
                         module=__name__, role=Role.ROUTE)
+
+
+def problem_shape(problems: list[validation.SchemaProblem]) -> str:
+    """The fields a message fails at, as one shape (item indices left out)."""
+    return ", ".join(sorted({shape_path(p.path) for p in problems}))
 
 
 class Monitor(LivenessMixin, QueriesMixin):
@@ -85,6 +92,7 @@ class Monitor(LivenessMixin, QueriesMixin):
         self._retire_at: dict[str, int] = {}
         self.rpc = Rpc()
         self.prompt_caps: dict[str, Any] | None = None
+        self.fit = RevisionFit(self.rev)  # shapes of another revision (the report header)
         self.agent_capabilities: Any = None  # the initialize result's (ENUM-12 reads _meta)
         self.violations: list[Violation] = []
         self.extra_exercised: dict[str, int] = {}
@@ -247,6 +255,16 @@ class Monitor(LivenessMixin, QueriesMixin):
         problems = validation.validate(def_name, instance, self.rev)
         if problems:
             self._diagnosed[def_name] = self._diagnosed.get(def_name, 0) + 1
+            follows = validation.accepted_by(def_name, instance, self.rev)
+            if follows:
+                # a shape of another revision: reported once per shape, counted after that
+                shape = f"{def_name} at {problem_shape(problems)}"
+                if not self.fit.note(shape, follows, idx):
+                    return
+                problems = [dataclasses.replace(
+                    p, message=f"{p.message} [the shape of {' and '.join(follows)}: "
+                               "later messages of this shape are counted in the revision fit, "
+                               "not reported again]") for p in problems]
         for problem in problems:
             verb = "does not match" if problem.tolerated is None else \
                 "has a part the deserializer tolerates in"
@@ -260,6 +278,10 @@ class Monitor(LivenessMixin, QueriesMixin):
         for meta in findings.ran:
             counts[meta.rule] = counts.get(meta.rule, 0) + 1
         for meta, path, text in findings.found:
+            if meta.rule == "ACPM-ENUM-REVISION" and not self.fit.note(
+                    text.split(" is not a", 1)[0],
+                    tuple(r for r in revisions.NAMES if r in text and r != self.rev), idx):
+                continue  # a value of another revision: once per value, counted after that
             self._report(meta, idx, f"{what}: {text} (at {path})", session=session)
 
     def _message(self, direction: str, msg: Any, idx: int) -> None:
@@ -526,15 +548,20 @@ class Monitor(LivenessMixin, QueriesMixin):
         if has_error or not isinstance(result, dict):
             self._conn_event(ConnEvent.INITIALIZE_FAILED, Ev(idx), what)
             return
-        self._findings(messages.initialize_result(result, self.rev), idx, what)
         version = result.get("protocolVersion")
+        if self.decision.negotiated is None or version != self.decision.negotiated:
+            # (an agent speaking another version than it named: its one failure is below)
+            self._findings(messages.initialize_result(result, self.rev), idx, what)
         caps = result.get(messages.capabilities_key(self.rev)) or {}
         self.agent_capabilities = caps
         # v1: the baseline methods are every agent's (INIT-10); v2: those advertising session
         self.ctx.session_advertised = self.protocol == 1 or (
             isinstance(caps, dict) and isinstance(caps.get("session"), dict))
         self.prompt_caps = messages.prompt_capabilities(result, self.rev)
-        event = ConnEvent.INITIALIZED if version == self.protocol \
+        spoken_instead = self._run(messages.speaks_negotiated_version, idx, version,
+                                   self.protocol, self.decision.negotiated,
+                                   self.decision.evidence)
+        event = ConnEvent.INITIALIZED if version == self.protocol or spoken_instead \
             else ConnEvent.INITIALIZED_OTHER_VERSION
         self._conn_event(event, Ev(idx, version=version), what)
 

@@ -387,6 +387,18 @@ def validate(def_name: str, instance: Any, rev: str = SEED) -> list[SchemaProble
     return problems or [SchemaProblem("(root)", "rejected by the compiled validator", def_name)]
 
 
+def accepted_by(def_name: str, instance: Any, rev: str) -> tuple[str, ...]:
+    """The other revisions of ``rev``'s protocol version whose schema accepts ``instance``
+    as ``def_name`` (the message is a shape of theirs)."""
+    from acp_model.spec.revisions import REVISIONS
+
+    protocol = REVISIONS[rev].protocol
+    return tuple(name for name, other in REVISIONS.items()
+                 if name != rev and other.protocol == protocol
+                 and def_name in load_schema(name)["$defs"]
+                 and fast_validator(def_name, name)(instance))
+
+
 # --- which rule a schema failure breaks -------------------------------------------------------
 
 def _schema(rule_id: str, name: str, doc: str) -> CheckMeta:
