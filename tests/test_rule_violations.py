@@ -405,6 +405,29 @@ def v1_resume_01() -> TraceBuilder:
     return t.chunk_v1(S, "old", "user_message_chunk").result("a2c", 1, {})
 
 
+def _resume_replay(user_id: str, agent_id: str) -> TraceBuilder:
+    t = TraceBuilder().handshake(capabilities={"session": {"resume": {}}})
+    t.request("c2a", "session/resume", {"sessionId": "old", "cwd": "/tmp/project",
+                                        "mcpServers": [], "replayFrom": {"type": "start"}}, 1)
+    t.user_message("old", user_id, "question").agent_message("old", agent_id, "answer")
+    return t.result("a2c", 1, {})
+
+
+def sess_08() -> TraceBuilder:
+    return _resume_replay("m1", "m1")
+
+
+def test_replayed_messages_with_their_own_ids_keep_sess_08() -> None:
+    assert check(_resume_replay("m1", "m2"))["violations"] == []
+    # the same reuse outside a replay stays ACPM-MSG-FAMILY's warning
+    t = turn_start(base(), 10).agent_message(S, "u-reused").idle(S, "end_turn")
+    t2 = turn_start(base(), 10)
+    t2.user_message(S, "x1").agent_message(S, "x1").idle(S, "end_turn")
+    report = check(t2)
+    assert {v["rule"] for v in report["violations"]} == {"ACPM-MSG-FAMILY"}
+    assert check(t)["verdict"] == "pass"
+
+
 V1_CASES: dict[str, list[Callable[[], TraceBuilder]]] = {
     "CANCEL-07": [v1_cancel_07_end_turn, v1_cancel_07_error],
     "CANCEL-09": [v1_cancel_09_content, v1_cancel_09_tool], "PROMPT-04": [v1_prompt_04],
@@ -458,7 +481,7 @@ CASES: dict[str, list[Callable[[], TraceBuilder]]] = {
     "RPC-07": [rpc_07], "RPC-09": [rpc_09], "ACPM-ANSWER": [acpm_answer],
     "ACPM-SCHEMA": [acpm_schema], "A-01.forbid": [a01_forbid], "A-03.diagram": [a03_diagram],
     "A-04.idle-cancelled": [a04_idle_cancelled], "A-07.forbid": [a07_forbid],
-    "SESS-10": [sess_10], "A-10.cancel": [a10_cancel],
+    "SESS-10": [sess_10], "A-10.cancel": [a10_cancel], "SESS-08": [sess_08],
     "SDK-RECEIPT-01": [sdk_receipt_01], "SDK-RECEIPT-02": [sdk_receipt_02],
     "SDK-RECEIPT-03": [sdk_receipt_03], "SDK-PROMPT-02": [sdk_prompt_02],
     "SDK-PROMPT-03": [sdk_prompt_03],

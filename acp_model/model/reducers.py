@@ -343,12 +343,14 @@ def background_removed_when_final(view: SessionView, update: dict[str, Any]
 
 
 
-def judge(view: SessionView, update: dict[str, Any], rev: str = "seed") -> Findings:
+def judge(view: SessionView, update: dict[str, Any], rev: str = "seed", *,
+          family: bool = True) -> Findings:
     """The view-based checks for one session/update payload (``view``: before it); the
-    background checks belong to the sdk-2.4.0 revision (``Rule.revisions``)."""
+    background checks belong to the sdk-2.4.0 revision (``Rule.revisions``). ``family``:
+    False when the reuse of a messageId was already judged as a replay's (SESS-08)."""
     out = Findings(rev=rev)
     kind = update.get("sessionUpdate")
-    if kind in MESSAGE_FAMILY:
+    if kind in MESSAGE_FAMILY and family:
         out.run(family_kept, view, update)
     elif kind == "tool_call_content_chunk":
         out.run(tool_announced, view, update)

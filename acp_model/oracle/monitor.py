@@ -327,7 +327,9 @@ class Monitor(LivenessMixin, QueriesMixin):
         sid = sid if isinstance(sid, str) else None
         self._run(rpc.request_id_fresh, idx, self.rpc, direction, req_id)
         spec = self._method_spec(direction, method, idx, request=True)
-        self.rpc.open[direction][req_id] = OpenRequest(method, idx, sid)
+        self.rpc.open[direction][req_id] = OpenRequest(
+            method, idx, sid, replayed={} if direction == "c2a" and replay.asks_for_replay(
+                method, params) else None)
         if spec is None:
             return
         what = f"{method} request #{idx}"
@@ -438,6 +440,10 @@ class Monitor(LivenessMixin, QueriesMixin):
         if not isinstance(update, dict):
             return
         sent = update  # as the agent sent it (v1's tool_call is read as an upsert below)
+        replaying = next((r for r in self.rpc.open["c2a"].values()
+                          if r.replayed is not None and r.session == sid), None)
+        reused = replaying is not None and self._run(
+            replay.replayed_ids_unique, idx, replaying.replayed, update, session=sid)
         if self.turns is not None:
             resume = next((r.idx for r in self.rpc.open["c2a"].values()
                            if r.method == "session/resume" and r.session == sid), None)
@@ -451,7 +457,8 @@ class Monitor(LivenessMixin, QueriesMixin):
         before = self.views[sid]
         event, ev, what = wire.session_update(idx, update, before, protocol=self.protocol)
         self.views[sid] = reducers.reduce_session(before, update)
-        self._findings(reducers.judge(before, sent, self.rev), idx, what, sid)
+        self._findings(reducers.judge(before, sent, self.rev, family=not reused), idx, what,
+                       sid)
         self._session_event(sid, event, ev, what)
 
     # --- responses -----------------------------------------------------------------------

@@ -32,6 +32,8 @@ class OpenRequest:
     withdrawn: bool = False
     judged: bool = False  # its liveness verdict is out; a late answer is not re-reported
     batched: bool = False  # sent inside a batch: the batch rules (SHOULD) say it is answered
+    # a request that asks for history replay: messageId -> family of the messages replayed
+    replayed: dict[str, str] | None = None
 
 
 @dataclass

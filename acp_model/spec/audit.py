@@ -142,8 +142,8 @@ NOT_MODELLED: tuple[tuple[str, str], ...] = (
      "SESS-10 judges only that close cancels"),
     (r"session/resume|ResumeSession|resumed session",
      "not modelled yet: resume's state snapshot before its response has no check"),
-    (r"replay", "not modelled yet: replayed messages' unique messageIds are only "
-                "ACPM-MSG-FAMILY's warning"),
+    (r"replay", "what a replay contains and its order are not modelled (SESS-08 judges its "
+                "message ids; v1's V1-LOAD-01 and V1-RESUME-01 when it comes)"),
     (r"elicitation", "elicitation is not modelled"),
     (r"\b(display|render|UI|show)\b", "about what a client shows the user: not on the wire"),
     (r"\b(store|storing|preserve|forward|proxy)", "about what a peer keeps or forwards: "
@@ -173,7 +173,7 @@ def _quote_index() -> tuple[tuple[str, str], ...]:
 
 def judged_by(sentence: Sentence) -> str | None:
     """The rule that judges a sentence (one that applies to its revision), else None."""
-    low = sentence.text.lower()
+    low = sentence.text.lower().replace("`", "")
     for quote, rid in _quote_index():
         if quote.split(" ... ")[0] in low and RULES[rid].applies(sentence.revision):
             return rid

@@ -148,6 +148,15 @@ _R: list[Rule] = [
     Rule("SESS-02", "client", "MUST", "safety",
          "The cwd given to session/new is an absolute path.",
          "session-setup.mdx §Working Directory; overview.mdx §Argument requirements"),
+    Rule("SESS-08", "agent", "MUST", "safety",
+         "During a replay every replayed message carries its own messageId: one id never "
+         "names two replayed messages.",
+         "session-setup.mdx §Resuming Sessions ('During replay, the Agent MUST include an "
+         "opaque, unique messageId for each replayed message')", revisions=(SEED,),
+         notes="Judged between a request that asks for replay (session/resume with replayFrom, "
+               "session/load) and its response: chunks and upserts of one message share its "
+               "id, so only one id used for two families (a user and an agent message) proves "
+               "two messages. The same reuse outside a replay is ACPM-MSG-FAMILY's warning."),
     Rule("SESS-12", "agent", "MUST", "safety",
          "session/update and permission requests only name sessions that exist on this connection.",
          "schema $defs.UpdateSessionNotification; session-setup.mdx §Session ID",
