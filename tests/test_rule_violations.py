@@ -413,6 +413,29 @@ def _resume_replay(user_id: str, agent_id: str) -> TraceBuilder:
     return t.result("a2c", 1, {})
 
 
+def _resume(snapshot: bool) -> TraceBuilder:
+    t = TraceBuilder().handshake(capabilities={"session": {"resume": {}}})
+    t.request("c2a", "session/resume", {"sessionId": "old", "cwd": "/tmp/project",
+                                        "mcpServers": []}, 1)
+    if snapshot:
+        t.idle("old")
+    return t.result("a2c", 1, {})
+
+
+def sdk_resume_01() -> TraceBuilder:
+    return _resume(snapshot=False)
+
+
+def test_a_resume_that_reports_the_state_first_keeps_sdk_resume_01() -> None:
+    sdk = DEFAULT.parse(["SPEC=sdk-2.4.0"])
+    assert check(_resume(snapshot=True), sdk)["violations"] == []
+    refused = TraceBuilder().handshake(capabilities={"session": {"resume": {}}})
+    refused.request("c2a", "session/resume", {"sessionId": "old", "cwd": "/tmp/project",
+                                              "mcpServers": []}, 1).error("a2c", 1, -32002)
+    assert "SDK-RESUME-01" not in failed_rules(check(refused, sdk))
+    assert check(_resume(snapshot=False))["violations"] == []  # the seed does not state it
+
+
 def sess_08() -> TraceBuilder:
     return _resume_replay("m1", "m1")
 
@@ -484,7 +507,7 @@ CASES: dict[str, list[Callable[[], TraceBuilder]]] = {
     "SESS-10": [sess_10], "A-10.cancel": [a10_cancel], "SESS-08": [sess_08],
     "SDK-RECEIPT-01": [sdk_receipt_01], "SDK-RECEIPT-02": [sdk_receipt_02],
     "SDK-RECEIPT-03": [sdk_receipt_03], "SDK-PROMPT-02": [sdk_prompt_02],
-    "SDK-PROMPT-03": [sdk_prompt_03],
+    "SDK-PROMPT-03": [sdk_prompt_03], "SDK-RESUME-01": [sdk_resume_01],
     "SDK-BG-01": [sdk_bg_01], "SDK-BG-02": [sdk_bg_02], "SDK-BG-03": [sdk_bg_03],
 }
 

@@ -67,3 +67,14 @@ def replayed_ids_unique(replayed: dict[str, str] | None, update: dict[str, objec
     return (f"messageId {mid!r} was replayed for one message ({earlier}) and again for "
             f"another ({family}: {update.get('sessionUpdate')}) in the same replay: two "
             "replayed messages share one id")
+
+
+@check("SDK-RESUME-01")
+def resume_reports_state(method: str, has_error: bool, state_reported: bool) -> str | None:
+    """sdk-2.4.0: a successful session/resume response comes after a current state_update
+    of the session (the agent writes both, so their order on its stream is its own)."""
+    if method != "session/resume" or has_error or state_reported:
+        return None
+    return ("session/resume answered without a state_update of the session between the "
+            "request and the response: the response alone does not tell the client the "
+            "session's foreground state")

@@ -439,6 +439,10 @@ class Monitor(LivenessMixin, QueriesMixin):
             return
         if not isinstance(update, dict):
             return
+        if kind == "state_update":
+            for open_req in self.rpc.open["c2a"].values():
+                if open_req.method == "session/resume" and open_req.session == sid:
+                    open_req.state_reported = True
         sent = update  # as the agent sent it (v1's tool_call is read as an upsert below)
         replaying = next((r for r in self.rpc.open["c2a"].values()
                           if r.replayed is not None and r.session == sid), None)
@@ -483,6 +487,9 @@ class Monitor(LivenessMixin, QueriesMixin):
         what = f"response #{idx} to {req.method} #{req.idx}"
         self._run(rpc.custom_request_unrecognised, idx, direction, req.method, has_error,
                   self.agent_capabilities)
+        if direction == "a2c":
+            self._run(replay.resume_reports_state, idx, req.method, has_error,
+                      req.state_reported, session=req.session)
         spec = schema.method_table(self.rev).get(req.method)
         if has_error:
             self._schema("Error", msg["error"], idx, what, req.method)

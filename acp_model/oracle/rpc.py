@@ -34,6 +34,7 @@ class OpenRequest:
     batched: bool = False  # sent inside a batch: the batch rules (SHOULD) say it is answered
     # a request that asks for history replay: messageId -> family of the messages replayed
     replayed: dict[str, str] | None = None
+    state_reported: bool = False  # a state_update for its session came while it was open
 
 
 @dataclass

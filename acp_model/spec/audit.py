@@ -141,7 +141,8 @@ NOT_MODELLED: tuple[tuple[str, str], ...] = (
      "the close response, held prompts answered -32800, nothing after it) has no check; "
      "SESS-10 judges only that close cancels"),
     (r"session/resume|ResumeSession|resumed session",
-     "not modelled yet: resume's state snapshot before its response has no check"),
+     "what a resume restores is not modelled (SDK-RESUME-01 judges sdk-2.4.0's state "
+     "snapshot before the response; V1-RESUME-01 v1's replay)"),
     (r"replay", "what a replay contains and its order are not modelled (SESS-08 judges its "
                 "message ids; v1's V1-LOAD-01 and V1-RESUME-01 when it comes)"),
     (r"elicitation", "elicitation is not modelled"),

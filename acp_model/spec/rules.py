@@ -533,6 +533,15 @@ _R: list[Rule] = [
          "MUST NOT answer with an error')", revisions=(SDK_2_4_0,),
          notes="Proved only when a user message carries the open prompt's content verbatim "
                "and no other open prompt has that content."),
+    Rule("SDK-RESUME-01", "agent", "MUST", "safety",
+         "A successful session/resume response follows a current state_update of the "
+         "session (after any replay it asked for, even without one).",
+         "sdk-2.4.0 schema $defs.ResumeSessionResponse ('The agent MUST send a current "
+         "state_update after any requested history replay and before this response, even "
+         "without replay')", revisions=(SDK_2_4_0,),
+         notes="No race: the agent writes the update and the response, so their order on its "
+               "stream is its own. Judged on successful responses only: a refused resume "
+               "restores nothing to report."),
     Rule("SDK-BG-01", "agent", "MUST", "safety",
          "An agent that has reported background work includes the background list on every "
          "later state update of the session.",
