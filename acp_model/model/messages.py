@@ -23,7 +23,7 @@ from acp_model.model.check import CheckMeta, check, meta_of
 from acp_model.model.vocab import Role
 from acp_model.spec import revisions
 from acp_model.spec.rules import RULES
-from acp_model.spec.schema import SEED, is_reserved
+from acp_model.spec.schema import SEED, defined_elsewhere, is_reserved
 
 # Active ISO 4217 codes (including funds, precious metals and testing codes), plus a few
 # recently withdrawn ones an agent might still emit.
@@ -141,6 +141,30 @@ def outcome_known(result: Any, rev: str) -> Found:
     if isinstance(outcome, dict) and is_reserved("outcome", outcome.get("outcome"), rev):
         yield ("result/outcome/outcome",
                f"permission outcome {outcome.get('outcome')!r} is neither defined nor _-prefixed")
+
+
+# (field of a session/update payload, the open enum it holds)
+_UPDATE_ENUMS: tuple[tuple[str, str], ...] = (
+    ("sessionUpdate", "session_update"), ("state", "state"), ("stopReason", "stop_reason"),
+    ("status", "tool_status"), ("kind", "tool_kind"))
+
+
+@check("ACPM-ENUM-REVISION", role=Role.FINDING)
+def variants_of_another_revision(update: Mapping[str, Any], where: str, rev: str) -> Found:
+    """A value the revision does not list but another revision of its protocol defines: a
+    future (or former) ACP variant, which the text reserves unknown values for."""
+    for key, enum in _UPDATE_ENUMS:
+        others = defined_elsewhere(enum, update.get(key), rev)
+        if others:
+            yield (f"{where}/{key}",
+                   f"{key} {update[key]!r} is not a {rev} value but {' and '.join(others)} "
+                   f"defines it: a {rev} client falls back to its generic handling")
+    for path, block in _blocks(update.get("content"), f"{where}/content"):
+        kind = block.get("type") if isinstance(block, dict) else None
+        others = defined_elsewhere("content_block", kind, rev)
+        if others:
+            yield (f"{path}/type", f"content block type {kind!r} is not a {rev} value but "
+                   f"{' and '.join(others)} defines it")
 
 
 @check("STATE-09", role=Role.FINDING)
@@ -289,6 +313,17 @@ def initialize_names_capabilities(result: Mapping[str, Any], key: str = "capabil
                "the schema defaults them)")
 
 
+@check("INIT-03", role=Role.FINDING)
+def speaks_negotiated_version(named: Any, spoken: int, negotiated: Any, evidence: str
+                              ) -> str | None:
+    """The protocol version the initialize result names is the one the agent speaks."""
+    if negotiated is not None and named == negotiated and named != spoken:
+        return (f"the initialize response names protocolVersion {named!r}, but the agent "
+                f"speaks protocol {spoken}: {evidence}. The trace is judged by the revision "
+                "it speaks, so this is its one failure for that cause")
+    return None
+
+
 # --- entry points: which checks apply to which message ---------------------------------------
 
 def _tool_call(update: Mapping[str, Any], where: str, out: Findings, rev: str) -> None:
@@ -310,6 +345,7 @@ def session_update(params: Any, rev: str = SEED) -> Findings:
     kind = update.get("sessionUpdate")
     where = "params/update"
     out.run(update_kind_known, update, where, rev)
+    out.run(variants_of_another_revision, update, where, rev)
     if kind == "state_update":
         out.run(state_known, update, where, rev)
         out.run(stop_reason_known, update, where, rev)

@@ -292,6 +292,18 @@ def tool_announced(view: SessionView, update: dict[str, Any]) -> Iterator[tuple[
                "reported")
 
 
+@check("V1-TOOL-01", role=Role.FINDING)
+def tool_update_announced(view: SessionView, update: dict[str, Any]
+                          ) -> Iterator[tuple[str, str]]:
+    """v1: a tool_call_update updates a tool call some earlier report announced."""
+    tid = update.get("toolCallId")
+    if update.get("sessionUpdate") == "tool_call_update" and isinstance(tid, str) \
+            and tid not in view.tools:
+        yield ("params/update/toolCallId",
+               f"tool_call_update for toolCallId {tid!r}, which no tool_call reported (v1 "
+               "announces a tool call with tool_call; an update is to an existing one)")
+
+
 # --- background work snapshots (the sdk-2.4.0 revision) ----------------------------------------
 
 @check("SDK-BG-01", role=Role.FINDING)
@@ -331,15 +343,19 @@ def background_removed_when_final(view: SessionView, update: dict[str, Any]
 
 
 
-def judge(view: SessionView, update: dict[str, Any], rev: str = "seed") -> Findings:
+def judge(view: SessionView, update: dict[str, Any], rev: str = "seed", *,
+          family: bool = True) -> Findings:
     """The view-based checks for one session/update payload (``view``: before it); the
-    background checks belong to the sdk-2.4.0 revision (``Rule.revisions``)."""
+    background checks belong to the sdk-2.4.0 revision (``Rule.revisions``). ``family``:
+    False when the reuse of a messageId was already judged as a replay's (SESS-08)."""
     out = Findings(rev=rev)
     kind = update.get("sessionUpdate")
-    if kind in MESSAGE_FAMILY:
+    if kind in MESSAGE_FAMILY and family:
         out.run(family_kept, view, update)
     elif kind == "tool_call_content_chunk":
         out.run(tool_announced, view, update)
+    elif kind == "tool_call_update":
+        out.run(tool_update_announced, view, update)
     elif kind == "state_update":
         out.run(background_on_every_update, view, update)
         out.run(background_items_announced, view, update)

@@ -34,3 +34,47 @@ def resume_replays_nothing(kind: object, resume_request: int | None) -> str | No
         return None
     return (f"{kind} between session/resume #{resume_request} and its response: probably "
             "replayed history, which resume must not send")
+
+
+# The message families (user, agent, thought) of the update kinds that carry a messageId
+_FAMILY = {"user_message": "user", "user_message_chunk": "user",
+           "agent_message": "agent", "agent_message_chunk": "agent",
+           "agent_thought": "thought", "agent_thought_chunk": "thought"}
+
+
+def asks_for_replay(method: str, params: object) -> bool:
+    """A session/resume with a ``replayFrom`` cursor (or a session/load) asks the agent to
+    replay history before it answers."""
+    if method == "session/load":
+        return True
+    return method == "session/resume" and isinstance(params, dict) \
+        and params.get("replayFrom") is not None
+
+
+@check("SESS-08")
+def replayed_ids_unique(replayed: dict[str, str] | None, update: dict[str, object]
+                        ) -> str | None:
+    """During replay every replayed message has its own messageId: one id never names two
+    messages (a user message and an agent message) of the replay. Chunks and upserts of one
+    message share its id, so only a reuse across families proves two messages."""
+    family = _FAMILY.get(str(update.get("sessionUpdate")))
+    mid = update.get("messageId")
+    if replayed is None or family is None or not isinstance(mid, str):
+        return None
+    earlier = replayed.setdefault(mid, family)
+    if earlier == family:
+        return None
+    return (f"messageId {mid!r} was replayed for one message ({earlier}) and again for "
+            f"another ({family}: {update.get('sessionUpdate')}) in the same replay: two "
+            "replayed messages share one id")
+
+
+@check("SDK-RESUME-01")
+def resume_reports_state(method: str, has_error: bool, state_reported: bool) -> str | None:
+    """sdk-2.4.0: a successful session/resume response comes after a current state_update
+    of the session (the agent writes both, so their order on its stream is its own)."""
+    if method != "session/resume" or has_error or state_reported:
+        return None
+    return ("session/resume answered without a state_update of the session between the "
+            "request and the response: the response alone does not tell the client the "
+            "session's foreground state")

@@ -17,6 +17,7 @@ small query API for clients that act on what the model says (the fuzzer): ``stat
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -34,6 +35,7 @@ from acp_model.model.session import SessionModel
 from acp_model.model.vocab import ConnEvent, ErrorCode, Event, Level, Role
 from acp_model.oracle import rpc, wire
 from acp_model.oracle import validate as validation
+from acp_model.oracle.fit import RevisionFit, shape_path
 from acp_model.oracle.liveness import REQUEST_ANSWERED, LivenessMixin
 from acp_model.oracle.queries import QueriesMixin
 from acp_model.oracle.rpc import OTHER, OpenRequest, Rpc
@@ -64,6 +66,11 @@ CLOSE_CANCELS = declare("SESS-10", "close_is_cancel", "session/close is routed t
                         module=__name__, role=Role.ROUTE)
 
 
+def problem_shape(problems: list[validation.SchemaProblem]) -> str:
+    """The fields a message fails at, as one shape (item indices left out)."""
+    return ", ".join(sorted({shape_path(p.path) for p in problems}))
+
+
 class Monitor(LivenessMixin, QueriesMixin):
     """Per-connection oracle (several sessions)."""
 
@@ -90,6 +97,8 @@ class Monitor(LivenessMixin, QueriesMixin):
         self._retire_at: dict[str, int] = {}
         self.rpc = Rpc()
         self.prompt_caps: dict[str, Any] | None = None
+        self.fit = RevisionFit(self.rev)  # shapes of another revision (the report header)
+        self.agent_capabilities: Any = None  # the initialize result's (ENUM-12 reads _meta)
         self.violations: list[Violation] = []
         self.extra_exercised: dict[str, int] = {}
         self.count = 0
@@ -252,9 +261,21 @@ class Monitor(LivenessMixin, QueriesMixin):
         problems = validation.validate(def_name, instance, self.rev)
         if problems:
             self._diagnosed[def_name] = self._diagnosed.get(def_name, 0) + 1
+            follows = validation.accepted_by(def_name, instance, self.rev)
+            if follows:
+                # a shape of another revision: reported once per shape, counted after that
+                shape = f"{def_name} at {problem_shape(problems)}"
+                if not self.fit.note(shape, follows, idx):
+                    return
+                problems = [dataclasses.replace(
+                    p, message=f"{p.message} [the shape of {' and '.join(follows)}: "
+                               "later messages of this shape are counted in the revision fit, "
+                               "not reported again]") for p in problems]
         for problem in problems:
-            self._report(validation.schema_rule(method, problem.path, self.rev), idx,
-                         f"{what} does not match the schema ({problem.def_name}) at "
+            verb = "does not match" if problem.tolerated is None else \
+                "has a part the deserializer tolerates in"
+            self._report(validation.problem_rule(method, problem, self.rev), idx,
+                         f"{what} {verb} the schema ({problem.def_name}) at "
                          f"{problem.path}: {problem.message}")
 
     def _findings(self, findings: Findings, idx: int, what: str,
@@ -263,6 +284,10 @@ class Monitor(LivenessMixin, QueriesMixin):
         for meta in findings.ran:
             counts[meta.rule] = counts.get(meta.rule, 0) + 1
         for meta, path, text in findings.found:
+            if meta.rule == "ACPM-ENUM-REVISION" and not self.fit.note(
+                    text.split(" is not a", 1)[0],
+                    tuple(r for r in revisions.NAMES if r in text and r != self.rev), idx):
+                continue  # a value of another revision: once per value, counted after that
             self._report(meta, idx, f"{what}: {text} (at {path})", session=session)
 
     def _message(self, direction: str, msg: Any, idx: int) -> None:
@@ -308,7 +333,9 @@ class Monitor(LivenessMixin, QueriesMixin):
         sid = sid if isinstance(sid, str) else None
         self._run(rpc.request_id_fresh, idx, self.rpc, direction, req_id)
         spec = self._method_spec(direction, method, idx, request=True)
-        self.rpc.open[direction][req_id] = OpenRequest(method, idx, sid)
+        self.rpc.open[direction][req_id] = OpenRequest(
+            method, idx, sid, replayed={} if direction == "c2a" and replay.asks_for_replay(
+                method, params) else None)
         if spec is None:
             return
         what = f"{method} request #{idx}"
@@ -418,6 +445,15 @@ class Monitor(LivenessMixin, QueriesMixin):
             return
         if not isinstance(update, dict):
             return
+        if kind == "state_update":
+            for open_req in self.rpc.open["c2a"].values():
+                if open_req.method == "session/resume" and open_req.session == sid:
+                    open_req.state_reported = True
+        sent = update  # as the agent sent it (v1's tool_call is read as an upsert below)
+        replaying = next((r for r in self.rpc.open["c2a"].values()
+                          if r.replayed is not None and r.session == sid), None)
+        reused = replaying is not None and self._run(
+            replay.replayed_ids_unique, idx, replaying.replayed, update, session=sid)
         if self.turns is not None:
             resume = next((r.idx for r in self.rpc.open["c2a"].values()
                            if r.method == "session/resume" and r.session == sid), None)
@@ -431,7 +467,8 @@ class Monitor(LivenessMixin, QueriesMixin):
         before = self.views[sid]
         event, ev, what = wire.session_update(idx, update, before, protocol=self.protocol)
         self.views[sid] = reducers.reduce_session(before, update)
-        self._findings(reducers.judge(before, update, self.rev), idx, what, sid)
+        self._findings(reducers.judge(before, sent, self.rev, family=not reused), idx, what,
+                       sid)
         self._session_event(sid, event, ev, what)
 
     # --- responses -----------------------------------------------------------------------
@@ -453,6 +490,11 @@ class Monitor(LivenessMixin, QueriesMixin):
         if direction == "a2c":
             self.ctx.answered(req.idx, idx)  # FIFO stdio: it read everything before req.idx
         what = f"response #{idx} to {req.method} #{req.idx}"
+        self._run(rpc.custom_request_unrecognised, idx, direction, req.method, has_error,
+                  self.agent_capabilities)
+        if direction == "a2c":
+            self._run(replay.resume_reports_state, idx, req.method, has_error,
+                      req.state_reported, session=req.session)
         spec = schema.method_table(self.rev).get(req.method)
         if has_error:
             self._schema("Error", msg["error"], idx, what, req.method)
@@ -525,14 +567,20 @@ class Monitor(LivenessMixin, QueriesMixin):
         if has_error or not isinstance(result, dict):
             self._conn_event(ConnEvent.INITIALIZE_FAILED, Ev(idx), what)
             return
-        self._findings(messages.initialize_result(result, self.rev), idx, what)
         version = result.get("protocolVersion")
+        if self.decision.negotiated is None or version != self.decision.negotiated:
+            # (an agent speaking another version than it named: its one failure is below)
+            self._findings(messages.initialize_result(result, self.rev), idx, what)
         caps = result.get(messages.capabilities_key(self.rev)) or {}
+        self.agent_capabilities = caps
         # v1: the baseline methods are every agent's (INIT-10); v2: those advertising session
         self.ctx.session_advertised = self.protocol == 1 or (
             isinstance(caps, dict) and isinstance(caps.get("session"), dict))
         self.prompt_caps = messages.prompt_capabilities(result, self.rev)
-        event = ConnEvent.INITIALIZED if version == self.protocol \
+        spoken_instead = self._run(messages.speaks_negotiated_version, idx, version,
+                                   self.protocol, self.decision.negotiated,
+                                   self.decision.evidence)
+        event = ConnEvent.INITIALIZED if version == self.protocol or spoken_instead \
             else ConnEvent.INITIALIZED_OTHER_VERSION
         self._conn_event(event, Ev(idx, version=version), what)
 

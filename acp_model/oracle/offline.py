@@ -66,4 +66,4 @@ def report_for(monitor: Monitor, *, command: str, source: str,
         stats=monitor.rule_stats(),
         summary={"messages": monitor.count, "sessions": len(monitor.sessions)},
         extra={"transitions": monitor.transition_counts(), **(extra or {})},
-        spec=monitor.decision.to_json())
+        spec={**monitor.decision.to_json(), "fit": monitor.fit.to_json()})

@@ -9,6 +9,7 @@ otherwise; the monitor runs them in wire order and reports through their metadat
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +32,9 @@ class OpenRequest:
     withdrawn: bool = False
     judged: bool = False  # its liveness verdict is out; a late answer is not re-reported
     batched: bool = False  # sent inside a batch: the batch rules (SHOULD) say it is answered
+    # a request that asks for history replay: messageId -> family of the messages replayed
+    replayed: dict[str, str] | None = None
+    state_reported: bool = False  # a state_update for its session came while it was open
 
 
 @dataclass
@@ -294,6 +298,29 @@ def answers_open_request(rpc: Rpc, direction: str, req_id: Any) -> str | None:
 def _error_code(msg: dict[str, Any]) -> Any:
     error = msg.get("error")
     return error.get("code") if isinstance(error, dict) else None
+
+
+def advertises(method: str, capabilities: Any) -> bool:
+    """Does a peer's capabilities ``_meta`` (extensibility.mdx §Advertising Custom
+    Capabilities) name the namespace of the custom method ``method``?"""
+    meta = capabilities.get("_meta") if isinstance(capabilities, dict) else None
+    if not isinstance(meta, dict) or not meta:
+        return False
+    namespace = method.lstrip("_").split("/", 1)[0]
+    return bool(namespace) and namespace in json.dumps(meta)
+
+
+@check("ENUM-12", role=Role.FINDING)
+def custom_request_unrecognised(direction: str, method: str, has_error: bool,
+                                capabilities: Any) -> str | None:
+    """A custom request the agent gave no sign of knowing is answered -32601, not with a
+    result."""
+    if direction == "a2c" and method.startswith("_") and not has_error \
+            and not advertises(method, capabilities):
+        return (f"the agent answered the custom request {method} with a result, but its "
+                "capabilities' _meta advertise no such extension: an unrecognised custom "
+                "method should get the standard -32601 \"Method not found\" error")
+    return None
 
 
 @check("CANCEL-02", role=Role.FINDING)

@@ -163,6 +163,9 @@ def _summary(report: Mapping[str, Any]) -> str:
     if isinstance(spec, Mapping):
         how = " (decided by --spec auto)" if spec.get("requested") == "auto" else ""
         rows.append(("spec revision", f"{spec.get('revision')}{how}: {spec.get('evidence')}"))
+        fit = spec.get("fit")
+        if isinstance(fit, Mapping) and fit.get("summary"):
+            rows.append(("revision fit", str(fit["summary"])))
     changed = report.get("readings_changed") or {}
     rows.append(("readings", ", ".join(f"{k}={v}" for k, v in changed.items())
                  if changed else "defaults (every defensible behaviour accepted)"))

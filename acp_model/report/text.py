@@ -90,6 +90,9 @@ def render(report: dict[str, Any], console: Console, *, limit: int = 50) -> None
     if spec:
         how = "decided by --spec auto: " if spec.get("requested") == "auto" else ""
         show(console, f"spec: {spec['revision']} ({how}{spec['evidence']})", indent="")
+        fit = spec.get("fit")
+        if isinstance(fit, dict) and fit.get("summary"):
+            show(console, f"revision fit: {fit['summary']}", indent="")
     show(console, f"rules: {parts}", indent="")
     colour = "green" if report["verdict"] == "pass" else "red"
     console.print(f"[bold {colour}]verdict: {report['verdict'].upper()}[/]  "

@@ -121,6 +121,9 @@ class Decision:
     evidence: str
     index: int | None = None  # the trace record that decided it
     fallback: bool = False  # nothing decided: the default revision stands in (said in evidence)
+    # the protocol version the agent's initialize named when its messages speak another
+    # (judged once, as INIT-03, and the trace by the revision it speaks)
+    negotiated: Any = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"revision": self.revision, "requested": self.requested,
@@ -129,6 +132,8 @@ class Decision:
             out["index"] = self.index
         if self.fallback:
             out["fallback"] = True
+        if self.negotiated is not None:
+            out["negotiated"] = self.negotiated
         return out
 
 
@@ -158,6 +163,7 @@ class Detector:
     def __init__(self) -> None:
         self.prompts: set[tuple[str, Any]] = set()
         self.inits: dict[tuple[str, Any], Any] = {}  # initialize request id -> version offered
+        self.named: Any = None  # the protocol version the initialize response named
         self.count = 0
 
     def feed(self, rec: Mapping[str, Any]) -> Decision | None:
@@ -178,9 +184,12 @@ class Detector:
                 decision = from_initialize(msg["result"], n, self.inits[_key(msg.get("id"))])
                 if decision is not None:
                     return decision
+                result = msg["result"]
+                self.named = result.get("protocolVersion") if isinstance(result, dict) else None
             elif rec.get("dir") == "a2c" and "method" not in msg and "result" in msg \
                     and _key(msg.get("id")) in self.prompts:
-                return from_prompt_result(msg["result"], n, msg.get("id"))
+                spoken = v1_turn_end(msg["result"], n, msg.get("id"), self.named)
+                return spoken or from_prompt_result(msg["result"], n, msg.get("id"))
         return None
 
     def undecided(self, why: str = "no successful session/prompt response in the trace"
@@ -207,10 +216,38 @@ def detect_ahead(records: Iterable[Mapping[str, Any]]
     return detector.undecided(), iter(ahead)
 
 
+# The initialize result's fields only v1 names by role (migration.mdx), and v2's plain ones
+_V1_INIT_KEYS = frozenset({"agentCapabilities", "agentInfo"})
+_V2_INIT_KEYS = frozenset({"capabilities", "info"})
+
+
+def v1_turn_end(result: Any, index: int | None, request_id: Any, named: Any
+                ) -> Decision | None:
+    """A prompt response that ends the turn with a ``stopReason`` (v1's turn end; neither v2
+    revision has it) after an initialize that named another version: the agent speaks v1."""
+    if named == 1 or not isinstance(result, dict) or "stopReason" not in result \
+            or "messageId" in result:
+        return None
+    where = f"#{index} " if index is not None else ""
+    return Decision(V1, AUTO, f"the initialize response negotiated protocolVersion {named}, "
+                    f"but the response {where}to session/prompt id={request_id} ends the turn "
+                    f"with stopReason {result['stopReason']!r}, as v1 does", index,
+                    negotiated=named)
+
+
 def from_initialize(result: Any, index: int | None, offered: Any = None) -> Decision | None:
     """``auto`` decided by the ``initialize`` response: protocol version 1 is v1 (the v2
-    revisions are told apart later, by the first prompt response)."""
+    revisions are told apart later, by the first prompt response); another version in v1's
+    shape (``agentCapabilities``/``agentInfo`` and none of v2's fields) is v1 spoken under a
+    version it does not speak."""
     version = result.get("protocolVersion") if isinstance(result, dict) else None
+    if version != 1 and isinstance(result, dict) and _V1_INIT_KEYS & result.keys() \
+            and not _V2_INIT_KEYS & result.keys():
+        where = f"#{index} " if index is not None else ""
+        keys = ", ".join(sorted(_V1_INIT_KEYS & result.keys()))
+        return Decision(V1, AUTO, f"the initialize response {where}negotiates protocolVersion "
+                        f"{version} but names its fields as v1 does ({keys})", index,
+                        negotiated=version)
     if version != 1:
         return None
     where = f"#{index} " if index is not None else ""

@@ -148,6 +148,15 @@ _R: list[Rule] = [
     Rule("SESS-02", "client", "MUST", "safety",
          "The cwd given to session/new is an absolute path.",
          "session-setup.mdx §Working Directory; overview.mdx §Argument requirements"),
+    Rule("SESS-08", "agent", "MUST", "safety",
+         "During a replay every replayed message carries its own messageId: one id never "
+         "names two replayed messages.",
+         "session-setup.mdx §Resuming Sessions ('During replay, the Agent MUST include an "
+         "opaque, unique messageId for each replayed message')", revisions=(SEED,),
+         notes="Judged between a request that asks for replay (session/resume with replayFrom, "
+               "session/load) and its response: chunks and upserts of one message share its "
+               "id, so only one id used for two families (a user and an agent message) proves "
+               "two messages. The same reuse outside a replay is ACPM-MSG-FAMILY's warning."),
     Rule("SESS-12", "agent", "MUST", "safety",
          "session/update and permission requests only name sessions that exist on this connection.",
          "schema $defs.UpdateSessionNotification; session-setup.mdx §Session ID",
@@ -287,6 +296,29 @@ _R: list[Rule] = [
          "No invented values without the _ prefix in open enums and tagged unions "
          "(sessionUpdate kinds, content types, outcomes, methods).",
          "extensibility.mdx §Enum and Tagged-Union Variants", tck=("ACP-ENUM-202",)),
+    Rule("ACPM-ENUM-REVISION", "agent", "SHOULD", "safety",
+         "An open enum's value the chosen revision does not list, but another revision of the "
+         "same protocol version defines (a seed agent's compaction_update kinds), is a "
+         "variant of that revision, not an invention.",
+         "extensibility.mdx §Enum and Tagged-Union Variants ('Unknown values that do not "
+         "begin with _ are reserved for future ACP variants')",
+         notes="Not ENUM-02: the text's MUST NOT is about extensions inventing values; a value "
+               "a revision of ACP defines is the future variant the text reserves room for. A "
+               "client of the chosen revision falls back to its generic handling, so the "
+               "agent follows another revision than the one judged: a warning."),
+    Rule("ENUM-12", "agent", "SHOULD", "safety",
+         "A custom (_-prefixed) request the agent does not recognise is answered with the "
+         "standard -32601 Method not found error, not with a result.",
+         "extensibility.mdx §Custom Requests ('If the receiving end doesn't recognize the "
+         "custom method name, it should respond with the standard \"Method not found\" "
+         "error')",
+         notes="Judged on the client's custom requests the agent did not advertise (no key of "
+               "its capabilities' _meta names the method's namespace): a result then claims "
+               "a method it gave no sign of knowing. The text's 'should' is lower case, so a "
+               "warning.",
+         revisions=(SEED, SDK_2_4_0, V1),
+         cited_in=((V1, "v1 extensibility.mdx §Custom Requests ('it should respond with the "
+                        "standard \"Method not found\" error')"),)),
     # --- permissions --------------------------------------------------------------------
     Rule("PERM-01", "agent", "MAY", "allowance",
          "The agent may ask for permission before an operation.",
@@ -419,6 +451,16 @@ _R: list[Rule] = [
          "direction.",
          "transports.mdx §stdio (nothing that is not a valid ACP message); schema.json ($defs "
          "selected by x-method / x-side)", tck=("ACP-SCHEMA-001",)),
+    Rule("ACPM-SCHEMA-TOLERATED", "both", "SHOULD", "safety",
+         "Every part of a message validates, including the array items and fields the schema "
+         "tells a deserializer to skip or default (x-deserialize-skip-invalid-items, "
+         "-default-on-error, -default-on-null).",
+         "schema.json x-deserialize-* annotations on $defs properties",
+         revisions=(SEED, SDK_2_4_0, V1),
+         notes="The schema itself says a peer that follows it accepts such a message and loses "
+               "only the part (the item skipped, the field defaulted): the message is not "
+               "rejected, so it is a warning naming the item and the field, not ACPM-SCHEMA's "
+               "MUST failure. Every other schema failure keeps its rule's level."),
     # --- what strict readings add (off under the defaults) ------------------------------
     Rule("A-01.forbid", "client", "MUST", "safety",
          "Under reading A-01=forbid, the client sends session/prompt only while the session is "
@@ -491,6 +533,15 @@ _R: list[Rule] = [
          "MUST NOT answer with an error')", revisions=(SDK_2_4_0,),
          notes="Proved only when a user message carries the open prompt's content verbatim "
                "and no other open prompt has that content."),
+    Rule("SDK-RESUME-01", "agent", "MUST", "safety",
+         "A successful session/resume response follows a current state_update of the "
+         "session (after any replay it asked for, even without one).",
+         "sdk-2.4.0 schema $defs.ResumeSessionResponse ('The agent MUST send a current "
+         "state_update after any requested history replay and before this response, even "
+         "without replay')", revisions=(SDK_2_4_0,),
+         notes="No race: the agent writes the update and the response, so their order on its "
+               "stream is its own. Judged on successful responses only: a refused resume "
+               "restores nothing to report."),
     Rule("SDK-BG-01", "agent", "MUST", "safety",
          "An agent that has reported background work includes the background list on every "
          "later state update of the session.",

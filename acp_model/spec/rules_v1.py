@@ -96,6 +96,11 @@ V1_ONLY: tuple[tuple[str, str, str, str, str, str], ...] = (
      "response: no replayed content for the loaded session follows the response.",
      f"{SS} §Loading Sessions ('When all the conversation entries have been streamed to the "
      "Client, the Agent MUST respond')"),
+    ("V1-TOOL-01", "agent", "SHOULD", "safety",
+     "A tool_call_update names a tool call already reported (by a tool_call update, or as "
+     "a permission request's toolCall).",
+     "v1 tool-calls.mdx §Updating ('As tools execute, Agents send updates'); v1 schema "
+     "$defs.ToolCallUpdate ('An update to an existing tool call')"),
     ("V1-RESUME-01", "agent", "MUST NOT", "safety",
      "session/resume replays nothing: no conversation content for the resumed session comes "
      "between the request and its response.",

@@ -21,7 +21,7 @@ import orjson
 from acp_model.spec.revisions import REVISIONS, SEED
 
 SCHEMA_URI = "urn:acp:v2:schema"
-__all__ = ["SEED", "MethodSpec", "is_reserved", "known_values", "load_schema",
+__all__ = ["SEED", "MethodSpec", "defined_elsewhere", "is_reserved", "known_values", "load_schema",
            "method_table", "null_request_ids"]
 
 
@@ -126,7 +126,20 @@ def null_request_ids(rev: str = SEED) -> bool:
                for branch in load_schema(rev)["$defs"]["RequestId"].get("anyOf", []))
 
 
+def defined_elsewhere(enum: str, value: object, rev: str = SEED) -> tuple[str, ...]:
+    """The other revisions of the same protocol version whose schema defines ``value`` for an
+    open enum (``compaction_update`` under the seed: sdk-2.4.0's). Such a value is one of the
+    "future ACP variants" the text reserves unknown values for, not an invention."""
+    if not isinstance(value, str) or value.startswith("_") or value in known_values(enum, rev):
+        return ()
+    protocol = REVISIONS[rev].protocol
+    return tuple(name for name, other in REVISIONS.items()
+                 if name != rev and other.protocol == protocol
+                 and value in known_values(enum, name))
+
+
 def is_reserved(enum: str, value: object, rev: str = SEED) -> bool:
-    """True for a string the schema accepts only through its fallback and that lacks ``_``."""
+    """True for a string the schema accepts only through its fallback, that lacks ``_`` and
+    that no other revision of the same protocol defines."""
     return isinstance(value, str) and not value.startswith("_") \
-        and value not in known_values(enum, rev)
+        and value not in known_values(enum, rev) and not defined_elsewhere(enum, value, rev)

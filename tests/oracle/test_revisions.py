@@ -79,8 +79,10 @@ def test_auto_reads_a_trace_only_as_far_as_its_decision(tmp_path: Path) -> None:
 
 def test_a_named_revision_is_stated_too() -> None:
     report = check_records(sdk_flow().records, spec="seed")
+    fit = report["spec"].pop("fit")
     assert report["spec"] == {"revision": "seed", "requested": "seed",
                               "evidence": "--spec seed"}
+    assert fit["revision"] == "seed"
 
 
 def test_a_revision_fixes_the_readings_it_decides() -> None:
@@ -216,7 +218,13 @@ def test_the_error_stop_reason_exists_only_in_the_newer_revision() -> None:
     t = sdk_turn(base(), 10, "u1").idle(S, "error")
     assert failed_rules(check(t, SDK)) == set()
     seed = base().prompt(S, 10).accepted(10).user_message(S).running(S).idle(S, "error")
-    assert "STOP-03" in failed_rules(check(seed))
+    # the seed reserves unknown values for future ACP variants, and this one is sdk-2.4.0's:
+    # a warning that the agent follows that revision, not the seed's STOP-03 failure
+    seed_report = check(seed)
+    assert failed_rules(seed_report) == set()
+    assert warned_rules(seed_report) == {"ACPM-ENUM-REVISION"}
+    invented = base().prompt(S, 10).accepted(10).user_message(S).running(S).idle(S, "crashed")
+    assert "STOP-03" in failed_rules(check(invented))
 
 
 def test_a_cancelled_work_reported_as_error_fails_cancel_07_in_the_newer_revision() -> None:
@@ -280,3 +288,69 @@ def test_a_check_asks_the_readings_object_and_a_misspelt_value_fails_at_once() -
               for n, line in enumerate(p.read_text().splitlines(), 1)
               if re.search(r'readings\["[A-Z0-9-]+"\] *[!=]= *"', line)]
     assert inline == []
+
+
+# --- the revision an agent really speaks (the revision fit) -----------------------------------
+
+def _seed_commands_sdk_receipts() -> TraceBuilder:
+    """sdk-2.4.0's receipts with the seed's AvailableCommand (no type), three times."""
+    t = base()
+    for _ in range(3):
+        t.update(S, {"sessionUpdate": "available_commands_update",
+                     "availableCommands": [{"name": "plan", "description": "Plan"}]})
+    return sdk_turn(t, 10, "u1").idle(S, "end_turn")
+
+
+def test_a_shape_of_another_revision_is_one_finding_and_the_header_says_which() -> None:
+    from rich.console import Console
+
+    from acp_model.report.html import render_html
+    from acp_model.report.text import render
+
+    report = check_records(_seed_commands_sdk_receipts().records, spec="auto")
+    assert report["spec"]["revision"] == "sdk-2.4.0"
+    assert report["verdict"] == "pass", report["violations"]
+    assert [v["rule"] for v in report["violations"]] == ["ACPM-SCHEMA-TOLERATED"]
+    fit = report["spec"]["fit"]
+    assert not fit["fits"]
+    [shape] = fit["shapes"]
+    assert shape["follows"] == ["seed"] and shape["messages"] == 3
+    assert "availableCommands/*/type" in shape["shape"]
+    console = Console(record=True, width=200)
+    render(report, console)
+    assert "revision fit: the agent speaks sdk-2.4.0 except" in console.export_text()
+    assert "revision fit" in render_html(report)
+
+
+def test_an_agent_that_fits_its_revision_says_so() -> None:
+    report = check_records(sdk_flow().records, spec="auto")
+    assert report["spec"]["fit"]["fits"] and report["spec"]["fit"]["shapes"] == []
+
+
+def _v1_agent_naming_version_2(v1_fields: bool) -> TraceBuilder:
+    """An agent written from the v1 text that answers initialize with protocol version 2."""
+    t = TraceBuilder().request("c2a", "initialize", {
+        "protocolVersion": 2, "capabilities": {}, "info": {"name": "e", "version": "1"}}, 0)
+    t.result("a2c", 0, {"protocolVersion": 2, "authMethods": [],
+                        "agentCapabilities": {"loadSession": False, "promptCapabilities": {}},
+                        "agentInfo": {"name": "a", "version": "1"}} if v1_fields else
+             {"protocolVersion": 2, "capabilities": {}, "info": {"name": "a", "version": "1"}})
+    t = t.new_session_v1(S).request("c2a", "session/prompt", {
+        "sessionId": S, "prompt": [{"type": "text", "text": "go"}]}, 10)
+    t.tool_call_v1(S, "t1").permission_v1(S, "p1", "t1")
+    t.result("c2a", "p1", {"outcome": {"outcome": "selected", "optionId": "allow"}})
+    t.update(S, {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed"})
+    return t.chunk_v1(S, "done").ended(10)
+
+
+@pytest.mark.parametrize("v1_fields", [True, False], ids=["v1-initialize", "v1-turn-end"])
+def test_negotiating_one_version_and_speaking_another_is_one_failure(v1_fields: bool) -> None:
+    trace = _v1_agent_naming_version_2(v1_fields)
+    report = check_records(trace.records, spec="auto")
+    assert report["spec"]["revision"] == "v1" and report["spec"]["negotiated"] == 2
+    failures = [v for v in report["violations"] if v["level"] == "fail"]
+    assert [v["rule"] for v in failures] == ["INIT-03"], report["violations"]
+    proof = "agentCapabilities, agentInfo" if v1_fields else "stopReason 'end_turn'"
+    assert proof in failures[0]["message"]
+    # judged by the version it names, the one cause was several failures
+    assert len(failed_rules(check_records(trace.records, spec="seed"))) > 1

@@ -127,7 +127,7 @@ def tool_07() -> TraceBuilder:
 
 
 def tool_14() -> TraceBuilder:
-    return turn_start(base(), 10).tool(S, "t1", "paused", title="T").idle(S, "end_turn")
+    return turn_start(base(), 10).tool(S, "t1", "frozen", title="T").idle(S, "end_turn")
 
 
 def tool_15() -> TraceBuilder:
@@ -302,7 +302,8 @@ def sess_10() -> TraceBuilder:
 
 def acpm_schema() -> TraceBuilder:
     t = turn_start(base(), 10)
-    t.update(S, {"sessionUpdate": "agent_message", "messageId": "m", "content": {"type": "x"}})
+    t.update(S, {"sessionUpdate": "agent_message_chunk", "messageId": "m",
+                 "content": {"type": "text", "text": 5}})
     return t.idle(S, "end_turn")
 
 
@@ -404,6 +405,52 @@ def v1_resume_01() -> TraceBuilder:
     return t.chunk_v1(S, "old", "user_message_chunk").result("a2c", 1, {})
 
 
+def _resume_replay(user_id: str, agent_id: str) -> TraceBuilder:
+    t = TraceBuilder().handshake(capabilities={"session": {"resume": {}}})
+    t.request("c2a", "session/resume", {"sessionId": "old", "cwd": "/tmp/project",
+                                        "mcpServers": [], "replayFrom": {"type": "start"}}, 1)
+    t.user_message("old", user_id, "question").agent_message("old", agent_id, "answer")
+    return t.result("a2c", 1, {})
+
+
+def _resume(snapshot: bool) -> TraceBuilder:
+    t = TraceBuilder().handshake(capabilities={"session": {"resume": {}}})
+    t.request("c2a", "session/resume", {"sessionId": "old", "cwd": "/tmp/project",
+                                        "mcpServers": []}, 1)
+    if snapshot:
+        t.idle("old")
+    return t.result("a2c", 1, {})
+
+
+def sdk_resume_01() -> TraceBuilder:
+    return _resume(snapshot=False)
+
+
+def test_a_resume_that_reports_the_state_first_keeps_sdk_resume_01() -> None:
+    sdk = DEFAULT.parse(["SPEC=sdk-2.4.0"])
+    assert check(_resume(snapshot=True), sdk)["violations"] == []
+    refused = TraceBuilder().handshake(capabilities={"session": {"resume": {}}})
+    refused.request("c2a", "session/resume", {"sessionId": "old", "cwd": "/tmp/project",
+                                              "mcpServers": []}, 1).error("a2c", 1, -32002)
+    assert "SDK-RESUME-01" not in failed_rules(check(refused, sdk))
+    assert check(_resume(snapshot=False))["violations"] == []  # the seed does not state it
+
+
+def sess_08() -> TraceBuilder:
+    return _resume_replay("m1", "m1")
+
+
+def test_replayed_messages_with_their_own_ids_keep_sess_08() -> None:
+    assert check(_resume_replay("m1", "m2"))["violations"] == []
+    # the same reuse outside a replay stays ACPM-MSG-FAMILY's warning
+    t = turn_start(base(), 10).agent_message(S, "u-reused").idle(S, "end_turn")
+    t2 = turn_start(base(), 10)
+    t2.user_message(S, "x1").agent_message(S, "x1").idle(S, "end_turn")
+    report = check(t2)
+    assert {v["rule"] for v in report["violations"]} == {"ACPM-MSG-FAMILY"}
+    assert check(t)["verdict"] == "pass"
+
+
 V1_CASES: dict[str, list[Callable[[], TraceBuilder]]] = {
     "CANCEL-07": [v1_cancel_07_end_turn, v1_cancel_07_error],
     "CANCEL-09": [v1_cancel_09_content, v1_cancel_09_tool], "PROMPT-04": [v1_prompt_04],
@@ -457,10 +504,10 @@ CASES: dict[str, list[Callable[[], TraceBuilder]]] = {
     "RPC-07": [rpc_07], "RPC-09": [rpc_09], "ACPM-ANSWER": [acpm_answer],
     "ACPM-SCHEMA": [acpm_schema], "A-01.forbid": [a01_forbid], "A-03.diagram": [a03_diagram],
     "A-04.idle-cancelled": [a04_idle_cancelled], "A-07.forbid": [a07_forbid],
-    "SESS-10": [sess_10], "A-10.cancel": [a10_cancel],
+    "SESS-10": [sess_10], "A-10.cancel": [a10_cancel], "SESS-08": [sess_08],
     "SDK-RECEIPT-01": [sdk_receipt_01], "SDK-RECEIPT-02": [sdk_receipt_02],
     "SDK-RECEIPT-03": [sdk_receipt_03], "SDK-PROMPT-02": [sdk_prompt_02],
-    "SDK-PROMPT-03": [sdk_prompt_03],
+    "SDK-PROMPT-03": [sdk_prompt_03], "SDK-RESUME-01": [sdk_resume_01],
     "SDK-BG-01": [sdk_bg_01], "SDK-BG-02": [sdk_bg_02], "SDK-BG-03": [sdk_bg_03],
 }
 
@@ -496,3 +543,102 @@ def test_trace_breaks_the_rule(rule_id: str, build: Callable[[], TraceBuilder]) 
     assert any(rules[r]["status"] == "violated" for r in reported)
     hits = [v for v in report["violations"] if v["rule"] in reported]
     assert all(v["message"] and v["strength"] in BLOCKING for v in hits)
+
+
+# --- rules the text states at SHOULD strength: a trace that breaks each (a warning) and one
+# that keeps it ----------------------------------------------------------------------------
+
+SDK = DEFAULT.parse(["SPEC=sdk-2.4.0"])
+V1 = DEFAULT.parse(["SPEC=v1"])
+
+
+def _compaction(t: TraceBuilder) -> TraceBuilder:
+    t = turn_start(t, 10)
+    t.update(S, {"sessionUpdate": "compaction_update", "compactionId": "c1",
+                 "status": "in_progress"})
+    return t.idle(S, "end_turn")
+
+
+def enum_revision_breaks() -> TraceBuilder:
+    """The seed judges an update kind only sdk-2.4.0 defines: a variant of that revision."""
+    return _compaction(base())
+
+
+def enum_revision_keeps() -> TraceBuilder:
+    t = turn_start(base(), 10)
+    t.update(S, {"sessionUpdate": "_vendor_compaction", "compactionId": "c1"})
+    return t.idle(S, "end_turn")
+
+
+def _v1_turn(t: TraceBuilder) -> TraceBuilder:
+    return t.request("c2a", "session/prompt", {
+        "sessionId": S, "prompt": [{"type": "text", "text": "go"}]}, 10)
+
+
+def v1_tool_breaks() -> TraceBuilder:
+    t = _v1_turn(TraceBuilder().handshake_v1().new_session_v1(S))
+    t.update(S, {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed"})
+    return t.ended(10)
+
+
+def v1_tool_keeps() -> TraceBuilder:
+    t = _v1_turn(TraceBuilder().handshake_v1().new_session_v1(S)).tool_call_v1(S, "t1")
+    t.update(S, {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed"})
+    return t.ended(10)
+
+
+def custom_answered_breaks() -> TraceBuilder:
+    return base().request("c2a", "_acp_model/sync", {}, 50).result("a2c", 50, None)
+
+
+def custom_answered_keeps() -> TraceBuilder:
+    # an extension the agent advertises in its capabilities' _meta may answer with a result
+    t = TraceBuilder().handshake(capabilities={"session": {},
+                                               "_meta": {"zed.dev": {"workspace": True}}})
+    t.new_session(S).request("c2a", "_acp_model/sync", {}, 50)
+    t.error("a2c", 50, -32601, "Method not found")
+    return t.request("c2a", "_zed.dev/workspace/buffers", {}, 51).result("a2c", 51, {})
+
+
+def custom_answered_breaks_v1() -> TraceBuilder:
+    t = TraceBuilder().handshake_v1().new_session_v1(S)
+    return t.request("c2a", "_acp_model/sync", {}, 50).result("a2c", 50, None)
+
+
+def custom_answered_keeps_v1() -> TraceBuilder:
+    t = TraceBuilder().handshake_v1().new_session_v1(S)
+    return t.request("c2a", "_acp_model/sync", {}, 50).error("a2c", 50, -32601)
+
+
+# rule -> (readings, the trace that breaks it, the trace that keeps it)
+SHOULD_CASES: dict[str, list[tuple[Readings, Callable[[], TraceBuilder],
+                                   Callable[[], TraceBuilder]]]] = {
+    "ACPM-ENUM-REVISION": [(DEFAULT, enum_revision_breaks, enum_revision_keeps)],
+    "V1-TOOL-01": [(V1, v1_tool_breaks, v1_tool_keeps)],
+    "ENUM-12": [(DEFAULT, custom_answered_breaks, custom_answered_keeps),
+                (V1, custom_answered_breaks_v1, custom_answered_keeps_v1)],
+}
+
+
+@pytest.mark.parametrize(("rule_id", "readings", "breaks", "keeps"),
+                         [(rid, *case) for rid, cases in SHOULD_CASES.items() for case in cases],
+                         ids=lambda x: x if isinstance(x, str) else getattr(x, "__name__", ""))
+def test_should_rule_warns_on_a_trace_that_breaks_it_only(
+        rule_id: str, readings: Readings, breaks: Callable[[], TraceBuilder],
+        keeps: Callable[[], TraceBuilder]) -> None:
+    report = check(breaks(), readings)
+    hits = [v for v in report["violations"] if v["rule"] == rule_id]
+    assert [v["level"] for v in hits] == ["warn"], report["violations"]
+    assert RULES[rule_id].strength_under(readings) == "SHOULD"
+    assert not failed_rules(report), report["violations"]
+    kept = check(keeps(), readings)
+    assert kept["violations"] == [], kept["violations"]
+
+
+def test_a_variant_no_revision_defines_is_still_enum_02() -> None:
+    assert "ENUM-02" in failed_rules(check(enum_02()))
+    # and a kind the later revision defines is no ENUM-02 failure under the seed, nor a
+    # finding at all under the revision that defines it
+    assert "ENUM-02" not in failed_rules(check(enum_revision_breaks()))
+    sdk = check(_compaction(base()), SDK)
+    assert "ACPM-ENUM-REVISION" not in {v["rule"] for v in sdk["violations"]}

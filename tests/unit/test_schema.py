@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from acp_model.model import messages as checks
 from acp_model.oracle import validate as validation
 from acp_model.spec import schema
+from acp_model.spec.readings import DEFAULT, Readings
+from acp_model.trace.builder import TraceBuilder
 from benchmarks.gen_trace import generate
-from tests.helpers import assert_clean, check
+from tests.helpers import S, assert_clean, base, check
 
 
 def test_method_table_comes_from_the_schema_annotations() -> None:
@@ -77,3 +81,103 @@ def test_absolute_paths(path: str, ok: bool) -> None:
 
 def test_generated_benchmark_trace_is_conforming() -> None:
     assert_clean(check(generate(messages=3000, sessions=3, seed=3)))
+
+
+# --- the schema's own tolerance (x-deserialize-* annotations) ---------------------------------
+
+def _annotations(rev: str) -> set[str]:
+    """Every x-deserialize-* key the revision's schema uses."""
+    found: set[str] = set()
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            found.update(k for k in node if k.startswith("x-deserialize-"))
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(schema.load_schema(rev))
+    return found
+
+
+@pytest.mark.parametrize("rev", ["seed", "sdk-2.4.0", "v1"])
+def test_every_deserializer_annotation_of_the_schemas_is_understood(rev: str) -> None:
+    assert _annotations(rev) <= {t.annotation for t in validation.Tolerance}
+
+
+def test_the_annotation_kinds_the_schemas_use_are_all_tested() -> None:
+    used = set().union(*(_annotations(r) for r in ("seed", "sdk-2.4.0", "v1")))
+    tested = {kind.annotation for kind, *_ in _TOLERATED}
+    assert used == tested
+
+
+SDK = DEFAULT.parse(["SPEC=sdk-2.4.0"])
+V1 = DEFAULT.parse(["SPEC=v1"])
+
+
+def _commands_without_type(t: TraceBuilder) -> TraceBuilder:
+    return t.update(S, {"sessionUpdate": "available_commands_update",
+                        "availableCommands": [{"name": "plan", "description": "Plan"},
+                                              {"type": "command", "name": "go",
+                                               "description": "Go"}]})
+
+
+def _tool_kind_not_a_string(t: TraceBuilder) -> TraceBuilder:
+    t = t.prompt(S, 10).accepted(10, {"messageId": "u1"}).user_message(S, "u1").running(S)
+    return t.tool(S, "t1", "pending", kind=5, title="Edit").tool(S, "t1", "completed") \
+        .idle(S, "end_turn")
+
+
+def _terminal_args_null(t: TraceBuilder) -> TraceBuilder:
+    return t.request("a2c", "terminal/create", {"sessionId": S, "command": "ls", "args": None},
+                     "term-1").result("c2a", "term-1", {"terminalId": "x"})
+
+
+# (kind, readings, trace, the item or field the warning names, what it says)
+_TOLERATED = [
+    (validation.Tolerance.SKIP_ITEM, SDK,
+     lambda: _commands_without_type(base()), "update.availableCommands[0]", "'type' is required"),
+    (validation.Tolerance.DEFAULT_ON_ERROR, SDK,
+     lambda: _tool_kind_not_a_string(base()), "update.kind", "5 is not of type 'string'"),
+    (validation.Tolerance.DEFAULT_ON_NULL, V1,
+     lambda: _terminal_args_null(TraceBuilder().handshake_v1().new_session_v1(S)), "args",
+     "None is not of type 'array'"),
+]
+
+
+@pytest.mark.parametrize(("kind", "readings", "make", "where", "what"), _TOLERATED,
+                         ids=[k.value for k, *_ in _TOLERATED])
+def test_a_part_the_schema_tolerates_is_one_warning_naming_it(
+        kind: validation.Tolerance, readings: Readings, make: Any, where: str, what: str
+) -> None:
+    report = check(make(), readings)
+    assert report["verdict"] == "pass", report["violations"]
+    [warning] = report["violations"]
+    assert warning["rule"] == "ACPM-SCHEMA-TOLERATED"
+    assert warning["level"] == "warn"
+    assert f"{where}: {what}" in warning["message"]
+    assert kind.annotation in warning["message"]
+
+
+def test_the_same_fault_outside_a_tolerant_field_keeps_its_level() -> None:
+    # the prompt's content blocks carry no x-deserialize annotation: a broken block fails
+    report = check(base().prompt(S, 10, blocks=[{"type": "text"}]).accepted(10), SDK)
+    schema_failures = [v for v in report["violations"] if v["rule"] == "ACPM-SCHEMA"]
+    assert [v["level"] for v in schema_failures] == ["fail"]
+    assert "prompt/0/text: 'text' is required" in schema_failures[0]["message"]
+    assert "closest branch: 'text'" in schema_failures[0]["message"]
+
+
+def test_a_tolerated_part_and_a_real_fault_in_one_message_are_reported_apart() -> None:
+    problems = validation.validate("UpdateSessionNotification", {
+        "sessionId": "s", "update": {"sessionUpdate": "tool_call_update", "toolCallId": 5,
+                                     "kind": 5}}, "sdk-2.4.0")
+    assert {(p.path, p.tolerated) for p in problems} == {
+        ("update/kind", validation.Tolerance.DEFAULT_ON_ERROR), ("update/toolCallId", None)}
+
+
+def test_without_the_tolerance_the_schema_failure_was_a_must() -> None:
+    # the same notification under the seed, whose AvailableCommand does not require a type
+    assert check(_commands_without_type(base()))["violations"] == []
