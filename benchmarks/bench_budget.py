@@ -16,10 +16,7 @@ install``. Printed: one row per run and the worst ratio of wall time to budget.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
-import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -32,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from acp_model.agents.mutants import MUTANTS  # noqa: E402
 from acp_model.fuzzing.budget import slack  # noqa: E402
+from benchmarks import results  # noqa: E402
 
 REFERENCE = [sys.executable, "-m", "acp_model.agents.reference"]
 HANGING = ("cancel_no_idle", "never_idle", "prompt_never_answered", "busy_prompt_deadlock",
@@ -116,11 +114,17 @@ def main(argv: list[str] | None = None) -> int:
           f"{worst['budget']:g} s budget (bound {worst['bound']:.1f} s, "
           f"{worst['wall'] / worst['budget']:.2f}x the budget); {over} of {len(rows)} run(s) "
           "over the bound")
-    doc = {"benchmark": "budget", "date": datetime.datetime.now(datetime.UTC).isoformat(
-               timespec="seconds"), "commit": _commit(),
-           "machine": {"node": platform.node(), "machine": platform.machine(),
-                       "cpus": os.cpu_count(), "python": platform.python_version()},
-           "slack": "max(10% of the budget, 10 s)",
+    head = results.stamp(
+        "budget", "The time budget bounds the whole run", [
+            results.figure("worst wall time / budget", round(worst["wall"] / worst["budget"], 3),
+                           "x", target="within budget + max(10%, 10 s)", met=not over),
+            results.figure("runs over their bound", over, f"of {len(rows)}")],
+        table={"columns": ["agent", "seed", "budget s", "wall s", "bound s", "within",
+                           "verdict"],
+               "rows": [[r["agent"], r["seed"], r["budget"], r["wall"], r["bound"],
+                         r["within"], r["verdict"]] for r in rows]},
+        command="python benchmarks/bench_budget.py")
+    doc = {**head, "slack": "max(10% of the budget, 10 s)",
            "worst": {"agent": worst["agent"], "seed": worst["seed"], "wall": worst["wall"],
                      "budget": worst["budget"],
                      "ratio": round(worst["wall"] / worst["budget"], 3)},

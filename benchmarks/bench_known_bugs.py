@@ -24,10 +24,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import datetime as dt
 import json
-import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -45,6 +42,7 @@ from rich.table import Table
 
 from acp_model.spec.readings import DEFAULT
 from acp_model.spec.rules import RULES
+from benchmarks import results
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "known_bugs.toml"
@@ -303,13 +301,21 @@ def main() -> None:
         previous = {r["id"]: r for r in json.loads(args.out.read_text())["entries"]}
     merged = {**previous, **{r["id"]: r for r in rows}}
     args.out.parent.mkdir(parents=True, exist_ok=True)
+    entries = [merged[b.id] for b in bugs if b.id in merged]
+    ran_all = [e for e in entries if e["status"] in ("found", "missed")]
+    head = results.stamp(
+        "known_bugs", "Published bugs of real agents", [
+            results.figure("found", sum(e["status"] == "found" for e in ran_all),
+                           f"of {len(ran_all)} run")],
+        table={"columns": ["report", "agent", "version", "rule", "status", "first failure s",
+                           "counterexample steps"],
+               "rows": [[e["id"], e["agent"], e["version"], e["rule"], e["status"],
+                         (e.get("pinned") or {}).get("first_failure_s"),
+                         (e.get("pinned") or {}).get("steps")] for e in entries]},
+        command=f"python benchmarks/bench_known_bugs.py --budget {args.budget:g}")
     args.out.write_text(json.dumps({
-        "machine": {"platform": platform.platform(), "python": platform.python_version(),
-                    "cpus": os.cpu_count()},
-        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "commit": _commit(), "budget_s": args.budget, "seed": args.seed,
-        "rules_known": len(RULES),
-        "entries": [merged[b.id] for b in bugs if b.id in merged],
+        **head, "budget_s": args.budget, "seed": args.seed, "rules_known": len(RULES),
+        "entries": entries,
     }, indent=1) + "\n", encoding="utf-8")
     console.print(f"wrote {args.out}")
 

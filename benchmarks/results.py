@@ -62,6 +62,21 @@ def figure(name: str, value: float | int | str, unit: str = "", *,
     return row
 
 
+def stamp(name: str, title: str, figures: list[dict[str, Any]], *,
+          table: dict[str, Any] | None = None, command: str) -> dict[str, Any]:
+    """The fields every result file starts with (the benchmarks page reads them), for a
+    benchmark that writes its own file with more detail after them."""
+    doc: dict[str, Any] = {
+        "benchmark": name, "title": title, "command": command,
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "commit": _git("rev-parse", "--short=12", "HEAD"),
+        "dirty": bool(_git("status", "--porcelain", "--untracked-files=no")),
+        "machine": machine(), "figures": figures}
+    if table is not None:
+        doc["table"] = table
+    return doc
+
+
 def record(name: str, title: str, figures: list[dict[str, Any]], *,
            table: dict[str, Any] | None = None, parameters: dict[str, Any] | None = None,
            notes: str = "", command: str | None = None) -> Path:

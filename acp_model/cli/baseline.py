@@ -41,7 +41,9 @@ def cmd_baseline_write(args: argparse.Namespace, console: Console) -> int:
 def register(sub: Any) -> None:
     p = sub.add_parser("baseline", help="baseline files: failures accepted until fixed",
                        description="A baseline (acp-model fuzz --baseline FILE) names failures "
-                       "a run accepts; see docs/ci.md.")
+                       "a run accepts; see docs/ci.md.",
+                       epilog="example: acp-model baseline write out/report.json -o "
+                              "acp-baseline.toml")
     verbs = p.add_subparsers(dest="verb", metavar="VERB", required=True)
     w = verbs.add_parser("write", help="write a baseline accepting every failure of a report")
     w.add_argument("report", metavar="REPORT.json", help="a JSON report of acp-model fuzz or "
