@@ -39,7 +39,7 @@ services:
 # The real agents the fuzzer is tested on (npm ci from the profiles' own lockfiles); every
 # profiled agent that can run offline (npm and PyPI, a few GB): make agents-all.
 agents: $(STAMP)
-	$(BIN)/acp-model agents install claude-agent-acp codex-acp qwen-code
+	$(BIN)/acp-model agents install claude-agent-acp codex-acp qwen-code gemini-cli
 
 agents-all: $(STAMP)
 	$(BIN)/acp-model agents install --all
