@@ -3,25 +3,19 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
-from acp_model.cli.common import EXIT_OK, UsageError
+from acp_model.cli.common import EXIT_OK, UsageError, read_json
 
 
 def cmd_baseline_write(args: argparse.Namespace, console: Console) -> int:
     from acp_model.report.baseline import BaselineError, failures_of, from_report, load
 
     path = Path(args.report)
-    try:
-        report = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UsageError(f"{path}: not a JSON report ({exc})") from None
+    report = read_json(path)
     if not isinstance(report, dict) or not isinstance(report.get("violations"), list):
         raise UsageError(f"{path}: not an acp-model JSON report (no `violations`)")
     text = from_report(report, path.name)

@@ -1,8 +1,12 @@
-"""What every subcommand shares: exit codes, the usage error, the --reading and --spec options."""
+"""What every subcommand shares: exit codes, the usage error, reading a JSON file the user
+names, the --reading and --spec options."""
 
 from __future__ import annotations
 
 import argparse
+import json
+from pathlib import Path
+from typing import Any
 
 from acp_model.spec import revisions
 from acp_model.spec.readings import DEFAULT, READING_DEFS, ReadingError, Readings
@@ -14,6 +18,17 @@ PROGRESS = "progress: "  # a --jobs worker's line after each example (cli/jobs.p
 
 class UsageError(Exception):
     """A user mistake: printed without a traceback, exit code 2."""
+
+
+def read_json(path: str | Path, what: str = "JSON report") -> Any:
+    """The JSON document at ``path``; a missing or unreadable file is the user's mistake."""
+    path = Path(path)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UsageError(f"{path}: not a {what} ({exc})") from None
 
 
 def readings_of(args: argparse.Namespace, revision: str | None = None) -> Readings:

@@ -19,6 +19,7 @@ from acp_model.cli.common import (
     EXIT_OK,
     UsageError,
     add_reading_option,
+    read_json,
     readings_of,
 )
 from acp_model.report.text import NBSP, show
@@ -280,15 +281,7 @@ def _diff(args: argparse.Namespace, readings: Any, kw: dict[str, Any], err: Cons
 
 
 def _load_reports(paths: list[str]) -> list[dict[str, Any]]:
-    docs = []
-    for p in paths:
-        try:
-            docs.append(json.loads(Path(p).read_text(encoding="utf-8")))
-        except FileNotFoundError:
-            raise UsageError(f"no such report: {p}") from None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise UsageError(f"unusable report {p}: {exc}") from None
-    return docs
+    return [read_json(p) for p in paths]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from acp_model.cli.common import (
     PROGRESS,
     UsageError,
     add_reading_option,
+    read_json,
     readings_of,
 )
 from acp_model.fuzzing.config import FuzzConfig
@@ -366,12 +367,7 @@ def cmd_replay(args: argparse.Namespace, console: Console) -> int:
     from acp_model.spec.readings import DEFAULT
 
     path = Path(args.replay_file)
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such file") from None
-    except (OSError, json.JSONDecodeError) as exc:
-        raise UsageError(f"{path}: not a replay file ({exc})") from None
+    doc = read_json(path, "replay file")
     if not isinstance(doc, dict) or doc.get("format") != REPLAY_FORMAT \
             or not isinstance(doc.get("actions"), list):
         raise UsageError(f"{path}: not an {REPLAY_FORMAT} file")

@@ -4,27 +4,18 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
-from acp_model.cli.common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, UsageError
+from acp_model.cli.common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, UsageError, read_json
 from acp_model.report.document import write_json
 from acp_model.report.merge import MergeError, merge_reports
 from acp_model.report.text import counterexample_line, render, show
 
 
 def cmd_merge(args: argparse.Namespace, console: Console) -> int:
-    reports = []
-    for name in args.reports:
-        path = Path(name)
-        try:
-            reports.append(json.loads(path.read_text(encoding="utf-8")))
-        except FileNotFoundError:
-            raise UsageError(f"{path}: no such file") from None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise UsageError(f"{path}: not a JSON report ({exc})") from None
+    reports = [read_json(name) for name in args.reports]
     try:
         merged = merge_reports(reports, [str(p) for p in args.reports])
     except MergeError as exc:

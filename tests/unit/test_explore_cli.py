@@ -93,7 +93,7 @@ def test_explore_each_reading_and_coverage(capsys: pytest.CaptureFixture[str],
     (["explore", "--diff", "A-01=join"], "exactly two values"),
     (["explore", "--diff", "A-01=join,forbid", "--each-reading"], "choose one of"),
     (["explore", "--reading", "A-01=maybe"], "has no value"),
-    (["explore", "--coverage", "/nonexistent/r.json"], "no such report"),
+    (["explore", "--coverage", "/nonexistent/r.json"], "no such file"),
     (["explore", "--max-states", "10"], "tighten the bounds"),
     (["diagram", "--format", "gif"], "unknown diagram format"),
 ])
