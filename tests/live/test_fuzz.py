@@ -18,6 +18,7 @@ from acp_model.fuzzing.actions import NewSession, SloppyAnswer
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.run import run_fuzz
 from acp_model.model.vocab import Level
+from acp_model.report.links import rule_url
 from tests.live.shared import SharedRun
 
 if TYPE_CHECKING:
@@ -284,14 +285,15 @@ def test_a_run_a_jobs_run_and_a_merge_state_a_counterexample_in_one_line_form() 
 
     run = {"rule": "CANCEL-07", "steps": 3, "reproduced": 2, "replays": 5,
            "reproduction": "2/5"}
+    # the rule's name links to its entry in the rule catalogue (report/links.py)
     assert counterexample_line(run, "-> out/CANCEL-07") == (
-        "[bold]CANCEL-07[/]: minimal counterexample of 3 client action(s), reproduced 2/5 "
-        "-> out/CANCEL-07")
+        f"[bold][link={rule_url('CANCEL-07')}]CANCEL-07[/link][/]: minimal counterexample of 3 "
+        "client action(s), reproduced 2/5 -> out/CANCEL-07")
     merged = {"rule": "PERM-11", "actions": [{}, {}], "reproduced": 0, "replays": 4,
               "reproduction": "0/4", "workers": ["w1"], "worker": "w1"}
     assert counterexample_line(merged, "(found by w1[x])") == (
-        "[bold]PERM-11[/]: unverified counterexample of 2 client action(s), reproduced 0/4 "
-        "(found by w1\\[x])")  # report values never read as markup
+        f"[bold][link={rule_url('PERM-11')}]PERM-11[/link][/]: unverified counterexample of 2 "
+        "client action(s), reproduced 0/4 (found by w1\\[x])")  # report values never read as markup
 
 
 def _worker_report(verdict: str, counterexamples: list[dict[str, Any]], **extra: Any
@@ -320,7 +322,8 @@ def test_a_merge_keeps_a_reproduced_program_over_a_shorter_unverified_one() -> N
         (ce,) = merged["counterexamples"]
         assert len(ce["actions"]) == 9 and ce["reproduction"] == "3/6"
         assert ce["workers"] == ["w0", "w1"] and ce["times_seen"] == 3
-        assert counterexample_line(ce).startswith("[bold]CANCEL-11[/]: minimal counterexample")
+        assert counterexample_line(ce).startswith(
+            f"[bold][link={rule_url('CANCEL-11')}]CANCEL-11[/link][/]: minimal counterexample")
         # the failure's record numbers are of the same worker's run as the kept program
         (v,) = merged["violations"]
         assert (v["worker"], v["index"], v["seen"]) == (ce["worker"], 9, 3)

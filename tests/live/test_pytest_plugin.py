@@ -216,7 +216,7 @@ def test_fixtures_and_a_subclassed_state_machine(pytester: pytest.Pytester) -> N
     assert "FlakyFailure" not in bad.stdout.str()
 
 
-V1_ONLY = shlex.join([sys.executable, str(Path(__file__).parent / "hostile" / "v1_only.py"),
+V1_ONLY = shlex.join([sys.executable, str(Path(__file__).parents[1] / "hostile" / "v1_only.py"),
                       "--timing", "fast"])
 
 

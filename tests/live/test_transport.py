@@ -62,7 +62,7 @@ def in_fresh_process(test: str) -> float:
     peak RSS grew while the test ran. This process's peak is shared by every test run before
     (the explorer's allocate hundreds of MB), so measured here a growth would read as 0."""
     code = (f"import sys; sys.path.insert(0, {str(HERE.parents[1])!r})\n"
-            "from tests.hostile import test_transport as t\n"
+            "from tests.live import test_transport as t\n"
             "before = t.peak_rss_mib()\n"
             f"t.{test}()\n"
             "print(t.peak_rss_mib() - before)\n")

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from acp_model.agents.reference.wire import AGENT_INFO
+from acp_model.agents.reference.wire import AGENT_INFO, EXTENSIONS
 
 PROTOCOL_V1 = 1
 STOP_REASONS = frozenset({"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"})
 CAPABILITIES = {"loadSession": False,
                 "promptCapabilities": {"image": True, "audio": True, "embeddedContext": True},
-                "sessionCapabilities": {"close": {}}}
+                "sessionCapabilities": {"close": {}}, "_meta": EXTENSIONS}
 
 
 def initialize_result() -> dict[str, Any]:

@@ -9,7 +9,11 @@ from typing import Any
 PROTOCOL_VERSION = 2
 AGENT_INFO = {"name": "acp-model-reference-agent", "title": "acp-model reference agent",
               "version": "0.1.0"}  # fmt: skip
-CAPABILITIES = {"session": {"prompt": {"image": {}, "audio": {}, "embeddedContext": {}}}}
+# its one extension method, advertised as extensibility.mdx says (``_acp_model/quiesce``: the
+# tests' causal wait, reference/quiesce.py), so a client may call it and gets a result
+EXTENSIONS = {"acp_model": {"methods": ["_acp_model/quiesce"]}}
+CAPABILITIES = {"session": {"prompt": {"image": {}, "audio": {}, "embeddedContext": {}}},
+                "_meta": EXTENSIONS}
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
