@@ -28,6 +28,10 @@ class FuzzConfig:
     shrink_budget: float = 15.0  # Hypothesis' own shrinking, per round
     minimize_budget: float = 60.0  # per failure: fresh-process replays that minimize it
     stop_on: frozenset[str] = frozenset()  # stop generating once all of these rules are found
+    # stop generating once each group has one model transition fired ("state:event"): a run
+    # that only has to reach some paths (a test's coverage facts) ends when it has, with the
+    # time budget as the cap
+    stop_when_reached: tuple[frozenset[str], ...] = ()
     guided: bool = True  # coverage guidance with target() (off only to measure what it buys)
     cwd: str | None = None
     env: dict[str, str] | None = None

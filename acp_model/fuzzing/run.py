@@ -220,8 +220,8 @@ def _rounds(cfg: FuzzConfig, recorder: Recorder, phase: Callable[[str], None], s
             stop_at = budget.generation_end(_reserve(cfg, recorder), drain)
             if stop_at is not None and time.monotonic() > stop_at:
                 raise BudgetExhausted
-            if cfg.stop_on and cfg.stop_on <= set(recorder.found):
-                raise BudgetExhausted  # what the caller came for is found (benchmarks)
+            if _asked_for_is_seen(cfg, recorder):
+                raise BudgetExhausted  # what the caller came for is found or reached
             first_failure = recorder.round_failure_at
             if first_failure is not None and recorder.elapsed() - first_failure > \
                     cfg.shrink_budget:
@@ -265,7 +265,7 @@ def _rounds(cfg: FuzzConfig, recorder: Recorder, phase: Callable[[str], None], s
                 if recorder.internal_error is not None:
                     break
                 result.notes.append("stopped: what was asked for is found"
-                                    if cfg.stop_on and cfg.stop_on <= set(recorder.found)
+                                    if _asked_for_is_seen(cfg, recorder)
                                     else "time budget spent")
                 break
             if isinstance(stopped, ShrinkBudgetSpent):
@@ -298,6 +298,14 @@ def _rounds(cfg: FuzzConfig, recorder: Recorder, phase: Callable[[str], None], s
         result.monitors = pool.monitors()
         result.seconds = time.monotonic() - start
     return result
+
+
+def _asked_for_is_seen(cfg: FuzzConfig, recorder: Recorder) -> bool:
+    """A run given goals (rules to find, paths to reach) has met all of them."""
+    if not cfg.stop_on and not cfg.stop_when_reached:
+        return False
+    return cfg.stop_on <= set(recorder.found) and all(
+        group & recorder.transitions for group in cfg.stop_when_reached)
 
 
 def _reserve(cfg: FuzzConfig, recorder: Recorder) -> bool:

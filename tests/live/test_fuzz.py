@@ -809,3 +809,16 @@ def test_a_forked_child_of_the_pool_starts_an_agent_of_its_own() -> None:
         assert parent.alive and pool.client() is parent  # the parent's agent, untouched
     finally:
         pool.retire()
+
+
+def test_a_run_with_paths_to_reach_ends_once_it_has_reached_them() -> None:
+    """``stop_when_reached``: each group needs one of its model transitions; the run ends as
+    soon as all have fired, long before its budget, and says why."""
+    goals = (frozenset({"requires_action:permission_request", "running:permission_request"}),
+             frozenset({"running:cancel", "requires_action:cancel"}))
+    result = run_fuzz(FuzzConfig([*REFERENCE, "--timing", "fast"], seed=2, deadline=2.0,
+                                 max_examples=100_000, time_budget=120,
+                                 stop_when_reached=goals))
+    assert all(group & result.recorder.transitions for group in goals)
+    # the goals, not the 120 s budget, ended it
+    assert result.notes == ["stopped: what was asked for is found"], result.notes
