@@ -4,10 +4,15 @@ import atexit
 import contextlib
 import os
 import sys
+import threading
+import time
 
 from acp_model.cli.main import main
 
 __all__ = ["main", "run"]
+
+
+THREADS_GRACE = 5.0  # seconds the non-daemon threads get to finish before the exit
 
 
 def run() -> None:
@@ -19,6 +24,12 @@ def run() -> None:
     are removed), streams are flushed, and the process exits without the module teardown.
     """
     code = main()
+    # what a normal exit does first: let the threads that still end something (a fuzz run's
+    # worker closing its agent's process group) finish, or an agent would outlive the run
+    deadline = time.monotonic() + THREADS_GRACE
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread() and not thread.daemon:
+            thread.join(max(0.0, deadline - time.monotonic()))
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):

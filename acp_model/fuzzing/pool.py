@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from acp_model.fuzzing.actions import Action, NewSession, SessionAction, from_json
-from acp_model.fuzzing.client import AgentUnusable, FuzzClient, OracleError
+from acp_model.fuzzing.client import FuzzClient, OracleError
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.recorder import BudgetExhausted, LifecycleFailure, Recorder
 from acp_model.fuzzing.sessions import close_sessions, first_of
@@ -69,10 +69,13 @@ class AgentPool:
             if self.recorder.on_phase is not None and not self.retired:
                 self.recorder.on_phase("initialize")
             client = FuzzClient.from_config(self.cfg, self.stop)
-            client.reach = self.recorder.reach  # the run's counters, over every process
             try:
+                client.reach = self.recorder.reach  # the run's counters, over every process
                 answer = client.initialize()
-            except AgentUnusable:
+            except BaseException:
+                # kept as the current client whatever stopped it (an unusable agent is read
+                # by the run; an interrupt or the budget's end during initialize): the run's
+                # end retires it, so its process is ended, not left to notice its stdin close
                 self.current = client
                 raise
             self.current = client

@@ -37,10 +37,12 @@ client turns it into an internal error, never a pass).
 
 from __future__ import annotations
 
+import atexit
 import collections
 import contextlib
 import os
 import select
+import signal
 import subprocess
 import threading
 import time
@@ -51,7 +53,7 @@ from typing import Any
 import orjson
 
 from acp_model.fuzzing.calls import AgentExited, RpcCalls, RpcError
-from acp_model.process import RingBuffer, end_group
+from acp_model.process import RingBuffer, end_group, signal_group
 from acp_model.trace.wire import (
     OVERSIZE_PREVIEW,
     LineCutter,
@@ -75,6 +77,42 @@ __all__ = [
 Listener = Callable[[Record], None]
 
 MiB = 1024 * 1024
+
+# Every agent started and not yet closed: a run that ends abruptly (a Ctrl-C between two of
+# its own clean-ups, the fast exit of ``acp_model.cli.run``) still ends their process groups
+# (held strongly: an agent whose object was dropped unclosed is the one to end)
+_LIVE: set[AgentProcess] = set()
+
+
+def _spawn(argv: list[str], cwd: str | os.PathLike[str] | None,
+           env: Mapping[str, str] | None) -> subprocess.Popen[bytes]:
+    """Start the agent in a session (and process group) of its own.
+
+    A Ctrl-C can land inside ``Popen`` after the fork, while it waits for the exec: the
+    exception then leaves with no object, and the child would run on, orphaned. The object is
+    made first so that its pid is still at hand to end that child's group.
+    """
+    proc = subprocess.Popen.__new__(subprocess.Popen)
+    try:
+        proc.__init__(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,  # type: ignore[misc]
+                      stderr=subprocess.PIPE, cwd=cwd,
+                      env=dict(env) if env is not None else None, start_new_session=True,
+                      bufsize=0, close_fds=True)
+    except BaseException:
+        pid = getattr(proc, "pid", None)
+        if pid:
+            signal_group(pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+        raise
+    return proc
+
+
+@atexit.register
+def _end_live_agents() -> None:
+    for agent in list(_LIVE):
+        with contextlib.suppress(Exception):
+            agent.close(0.0)
 _READ_CHUNK = 64 * 1024
 _OVERSIZE_PREVIEW = OVERSIZE_PREVIEW
 _RECORD_OVERHEAD = 64  # rough per-record bookkeeping cost counted against the transcript cap
@@ -89,7 +127,7 @@ class AgentProcess(RpcCalls):
     killed together.
     """
 
-    def __init__(  # noqa: PLR0915
+    def __init__(
         self,
         argv: Sequence[str],
         *,
@@ -149,19 +187,19 @@ class AgentProcess(RpcCalls):
         self._stderr_file_left = stderr_file_bytes
 
         self._t0 = time.monotonic()
-        self._proc = subprocess.Popen(
-            self.argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=cwd,
-            env=dict(env) if env is not None else None,
-            start_new_session=True,
-            bufsize=0,
-            close_fds=True,
-        )
+        self._proc = _spawn(self.argv, cwd, env)
         self.pid = self._proc.pid
         self.pgid = self._proc.pid  # start_new_session: the agent leads its own group
+        try:
+            self._start_threads()
+        except BaseException:
+            # a Ctrl-C between the spawn and a usable object: nobody could close it later
+            signal_group(self.pgid, signal.SIGKILL)
+            self._proc.wait()
+            raise
+
+    def _start_threads(self) -> None:
+        _LIVE.add(self)  # ended at exit if nobody closes it
         assert self._proc.stdin is not None
         assert self._proc.stdout is not None
         assert self._proc.stderr is not None
@@ -526,6 +564,7 @@ class AgentProcess(RpcCalls):
         if self._closed:
             return self.returncode
         self._closed = True
+        _LIVE.discard(self)
         if grace is None:
             # a stop request (Ctrl-C, SIGTERM, the time budget's end) must end the run within
             # a second: the agent gets a moment, not the polite grace

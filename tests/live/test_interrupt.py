@@ -26,11 +26,19 @@ pytestmark = pytest.mark.slow  # interrupts real fuzz runs at each phase
 REFERENCE = [sys.executable, "-m", "acp_model.agents.reference"]
 
 
-def _agents_left(marker: str) -> list[str]:
-    """Agent processes (not fuzz runs) whose command line contains ``marker``."""
-    out = subprocess.run(["pgrep", "-af", marker], capture_output=True, text=True).stdout
-    return [line for line in out.splitlines()
-            if "pgrep" not in line and "acp_model fuzz" not in line]
+def _agents_left(marker: str, within: float = 5.0) -> list[str]:
+    """Agent processes (not fuzz runs) whose command line contains ``marker``, once the ones
+    being ended are gone: the run's exit may come an instant before its agent's (it saw the
+    signal, the kernel has not reaped the agent yet); one still there after ``within``
+    seconds is left behind."""
+    end = time.monotonic() + within
+    while True:
+        out = subprocess.run(["pgrep", "-af", marker], capture_output=True, text=True).stdout
+        left = [line for line in out.splitlines()
+                if "pgrep" not in line and "acp_model fuzz" not in line]
+        if not left or time.monotonic() > end:
+            return left
+        time.sleep(0.05)
 
 
 class Run:
