@@ -120,11 +120,7 @@ class FuzzClient:
             self.proc = AgentProcess(self.argv, cwd=cwd, env=env, stop=self.stop.event)
         except (FileNotFoundError, PermissionError, NotADirectoryError, OSError) as exc:
             raise AgentUnusable(f"cannot start {self.argv[0]!r}: {exc.strerror or exc}") from None
-        try:
-            self.proc.on_record(self._on_record)
-        except BaseException:  # a Ctrl-C before the client exists: its agent ends here
-            self.proc.close()
-            raise
+        self.proc.on_record(self._on_record)  # (a Ctrl-C before this returns: see _LIVE)
 
     @classmethod
     def from_config(cls, cfg: FuzzConfig, stop: Stop | None = None) -> FuzzClient:
