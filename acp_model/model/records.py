@@ -54,6 +54,14 @@ class PromptRec:
     text_key: str | None = field(default=None, metadata=_out(
         "compared only with user messages of the live trace (SDK-PROMPT-03)"))
 
+    def ended_by(self, response_to: Any) -> bool:
+        """Does an idle end this prompt? An idle ends the work of every inserted prompt; an
+        idle that is a prompt's own response (v1, ``response_to`` its id) ends that prompt
+        only: another still unanswered is unfinished, whatever content was attributed to it."""
+        if response_to is not None:
+            return self.id == response_to and type(self.id) is type(response_to)
+        return self.status == PromptStatus.INSERTED
+
 
 @dataclass(slots=True)
 class CancelRec:

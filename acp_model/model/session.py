@@ -478,7 +478,7 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
         # Read during this work: judged by CANCEL-07 above.
         served += [c for c in self.cancels
                    if c.status == CancelStatus.WORK and self._read(c.idx) and c not in served]
-        self.prompts = [p for p in self.prompts if p.status != PromptStatus.INSERTED]
+        self.prompts = [p for p in self.prompts if not p.ended_by(ev.id)]
         for p in self.prompts:
             p.ran = True
         # ... but a withdrawn prompt whose work is still to come may see it end cancelled

@@ -9,7 +9,10 @@ that shows them:
   request) for a session whose prompt is unanswered starts that prompt's turn: the prompt was
   accepted, its user message inserted, and work is running;
 * the prompt's success response ends the turn (started first if nothing came): an idle with
-  the response's ``stopReason``;
+  the response's ``stopReason`` that names the prompt it answers. Which of several unanswered
+  prompts a turn's content belongs to is not on the v1 wire: the oldest is assumed, and a
+  response ends only its own prompt, so another prompt still unanswered stays open (its work
+  shows as running again at its next content or response);
 * an error response to a prompt whose turn never showed is a rejection, unless the client
   cancelled since the prompt: then the turn ended without the ``cancelled`` stop reason the
   text asks for ("Agents MUST catch these errors", CANCEL-07 judges it, with its proof);
@@ -40,7 +43,8 @@ class _Turn:
     prompt_idx: int
     content_key: str | None
     text_key: str | None
-    started: bool = False
+    shown: bool = False  # accepted, its user message inserted (fired once)
+    started: bool = False  # running in the model's current span of work
     cancelled: bool = False  # the client sent session/cancel (or session/close) since
     withdrawn: bool = False  # the client withdrew the prompt itself ($/cancel_request)
 
@@ -70,7 +74,7 @@ class V1Turns:
 
     def pending(self, sid: str) -> bool:
         """An unanswered prompt whose turn has not shown yet."""
-        return any(not t.started for t in self.open.get(sid, []))
+        return any(not t.shown for t in self.open.get(sid, []))
 
     def start(self, sid: str, idx: int, what: str) -> Derived:
         """Turn content arrived: the oldest prompt whose turn has not shown starts."""
@@ -82,11 +86,15 @@ class V1Turns:
 
     def _started(self, turn: _Turn, idx: int, what: str) -> Derived:
         turn.started = True
+        running = (Event.RUNNING_REPORTED, Ev(idx), what)
+        if turn.shown:  # an earlier response ended the work span it was running in
+            return [running]
+        turn.shown = True
         return [(Event.PROMPT_ACCEPTED, Ev(idx, id=turn.prompt_id), what),
                 (Event.USER_MESSAGE, Ev(idx, message_id=f"v1-prompt-{turn.prompt_idx}",
                                         new_message=True, content_key=turn.content_key,
                                         text_key=turn.text_key), what),
-                (Event.RUNNING_REPORTED, Ev(idx), what)]
+                running]
 
     def response(self, sid: str, req_id: Any, idx: int, result: Any, error_code: int | None,
                  what: str) -> Derived:
@@ -95,23 +103,33 @@ class V1Turns:
         if turn is None:
             return []
         self.open[sid].remove(turn)
+        derived = self._ending(turn, idx, result, error_code, what)
+        if derived[-1][0] == Event.IDLE_REPORTED:
+            for other in self.open[sid]:  # the idle ends the model's span of work
+                other.started = False
+        return derived
+
+    def _ending(self, turn: _Turn, idx: int, result: Any, error_code: int | None,
+                what: str) -> Derived:
+        req_id = turn.prompt_id
         if turn.withdrawn and error_code == ErrorCode.REQUEST_CANCELLED:
             # cancellation.mdx: a withdrawn request may be answered -32800; its turn, if it
             # showed, ended cancelled
-            if not turn.started:
-                return [(Event.PROMPT_REJECTED, Ev(idx, id=req_id, error_code=error_code),
-                         what)]
-            return [(Event.IDLE_REPORTED, Ev(idx, reason="cancelled"),
-                     f"{what}: -32800 for the withdrawn prompt")]
-        if error_code is not None or not isinstance(result, dict):
-            if not turn.started and not turn.cancelled:
+            if not turn.shown:
                 return [(Event.PROMPT_REJECTED, Ev(idx, id=req_id, error_code=error_code),
                          what)]
             out = [] if turn.started else self._started(turn, idx, what)
-            return [*out, (Event.IDLE_REPORTED, Ev(idx, error_code=error_code),
+            return [*out, (Event.IDLE_REPORTED, Ev(idx, id=req_id, reason="cancelled"),
+                           f"{what}: -32800 for the withdrawn prompt")]
+        if error_code is not None or not isinstance(result, dict):
+            if not turn.shown and not turn.cancelled:
+                return [(Event.PROMPT_REJECTED, Ev(idx, id=req_id, error_code=error_code),
+                         what)]
+            out = [] if turn.started else self._started(turn, idx, what)
+            return [*out, (Event.IDLE_REPORTED, Ev(idx, id=req_id, error_code=error_code),
                            f"{what}: an error, not a stop reason")]
         reason = result.get("stopReason")
         reason = reason if isinstance(reason, str) else None
         out = [] if turn.started else self._started(turn, idx, what)
-        return [*out, (Event.IDLE_REPORTED, Ev(idx, reason=reason),
+        return [*out, (Event.IDLE_REPORTED, Ev(idx, id=req_id, reason=reason),
                        f"{what} (stopReason {reason!r})")]

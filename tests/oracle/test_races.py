@@ -487,3 +487,19 @@ def test_a_quiet_cancel_owed_a_reply_is_known_once_read() -> None:
     for rec in TraceBuilder().sync(req_id=51).records:
         monitor.feed(rec)
     assert [provable for text, provable in monitor.owed() if "cancel" in text] == [True]
+
+
+def test_v1_a_response_ends_only_its_own_prompt() -> None:
+    """v1 does not say which unanswered prompt a turn's content belongs to: the oldest is
+    assumed, so a later prompt's response must not end the older prompt too. A cancel sent
+    while the older prompt is still unanswered may end it `cancelled` (CANCEL-11 holds)."""
+    v1 = DEFAULT.parse(["SPEC=v1"])
+    t = TraceBuilder().handshake_v1().new_session_v1(S).prompt(S, 10).chunk_v1(S)
+    t.prompt(S, 11).ended(11).prompt(S, 12).cancel(S).ended(12, "cancelled")
+    # the client's second prompt is its own failure (v1: one turn at a time), not the agent's
+    assert failed_rules(check(t.ended(10, "cancelled"), v1)) == {"A-01.forbid"}
+    # the late-cancel bug is still one: a cancel provably read while idle kills no turn
+    late = TraceBuilder().handshake_v1().new_session_v1(S).prompt(S, 10).ended(10)
+    late.cancel(S).request("c2a", "_acp_model/sync", {}, 99).error("a2c", 99, -32601)
+    late.prompt(S, 11).chunk_v1(S).ended(11, "cancelled")
+    assert "CANCEL-11" in failed_rules(check(late, v1))
