@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-__all__ = ["int_at_least", "positive_float"]
+__all__ = ["int_at_least", "positive_float", "rule_ids"]
 
 
 def int_at_least(minimum: int) -> Callable[[str], int]:
@@ -32,3 +32,15 @@ def positive_float(value: str) -> float:
     if number <= 0:
         raise argparse.ArgumentTypeError("must be positive")
     return number
+
+
+def rule_ids(value: str) -> frozenset[str]:
+    """An argparse type: comma-separated rule IDs of the catalogue (a typo is named)."""
+    from acp_model.spec.rules import RULES
+
+    ids = frozenset(part.strip() for part in value.split(",") if part.strip())
+    unknown = sorted(ids - RULES.keys())
+    if not ids or unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown rule ID {', '.join(unknown)}" if unknown else "expected rule IDs")
+    return ids

@@ -16,7 +16,7 @@ from rich.live import Live
 from rich.markup import escape
 from rich.table import Table
 
-from acp_model.argtypes import int_at_least, positive_float
+from acp_model.argtypes import int_at_least, positive_float, rule_ids
 from acp_model.cli.common import (
     EXIT_FAIL,
     EXIT_INTERNAL,
@@ -95,7 +95,7 @@ def _base_config(args: argparse.Namespace) -> tuple[FuzzConfig, Any]:
         max_sessions=args.max_sessions, replay_runs=args.replay_runs,
         minimize_budget=args.minimize_budget, startup_deadline=args.startup_deadline,
         spec=args.spec, model_api=args.model, batches=not args.no_batches,
-        protocol=_protocol(args, profile))
+        protocol=_protocol(args, profile), stop_on=args.stop_on)
     if profile is not None:
         if args.model is not None and args.model != profile.model_api:
             raise UsageError(f"--agent {profile.name} calls the {profile.model_api} API; "
@@ -485,6 +485,9 @@ def register(sub: Any) -> None:
                    help="seconds per failure for minimizing its counterexample against fresh "
                         "agent processes, at most: each failure also gets no more than its "
                         "share of what --time-budget leaves (default 60)")
+    p.add_argument("--stop-on", type=rule_ids, default=frozenset(), metavar="RULE[,RULE]",
+                   help="stop generating once each of these rules has failed (then minimize "
+                        "and replay as usual): a bisect or a known bug needs no full budget")
     p.add_argument("--isolate", action="store_true",
                    help="a fresh agent process per example (slower, no shared state)")
     p.add_argument("--no-validate", action="store_true", help="skip JSON schema validation")

@@ -187,6 +187,7 @@ def test_replay_does_not_reproduce_on_the_fixed_agent(tmp_path: Path) -> None:
     (("--", "/nonexistent/agent"), "not found"),
     (("--steps", "0", "--", "python3"), "at least 1"),
     (("--reading", "A-01=sometimes", "--", "python3"), "no value 'sometimes'"),
+    (("--stop-on", "CANCEL-07,CANCEL-99", "--", "python3"), "unknown rule ID CANCEL-99"),
 ])
 def test_fuzz_usage_errors_exit_2(args: tuple[str, ...], needle: str) -> None:
     proc = cli("fuzz", *args, timeout=60)
@@ -245,11 +246,11 @@ def test_hostile_agents(mode: str, code: int, rule: str | None, tmp_path: Path) 
     deadline = "0.5" if code == 1 else "3"
     proc = cli("fuzz", "--max-examples", "20", "--steps", "8", "--seed", "2", "--deadline",
                deadline, "--startup-deadline", "2", "--time-budget", "10", "--replay-runs",
-               "1", "--minimize-budget", "5",
+               "1", "--minimize-budget", "2", *(["--stop-on", rule] if code == 1 else []),
                "--report", str(rep), "--out", str(out), "--", *MINI, "--mode", mode, "--tag",
                tag, timeout=240)
     # The run is bounded by its budgets, not by the agent: 10 s of generation, up to 4 rounds
-    # of 15 s shrinking, then per failure 5 s of minimizing and a replay whose every step may
+    # of 15 s shrinking, then per failure 2 s of minimizing and a replay whose every step may
     # wait out a deadline (a hung agent is one failure, on the request it got stuck on; a
     # session/new it never answers waits the start-up deadline, 2 s here: these agents start
     # at once).
