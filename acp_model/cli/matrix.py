@@ -29,9 +29,9 @@ from rich.table import Table
 
 from acp_model.argtypes import int_at_least, positive_float
 from acp_model.cli.common import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, UsageError
+from acp_model.llm.apis import ADAPTERS
 from acp_model.report.matrix import Cell, RowStatus, Target
 
-MODEL_APIS = ("anthropic", "openai-responses", "openai-chat")
 TARGET = re.compile(r"^(?P<name>[A-Za-z0-9_.-]+)(?:@(?P<protocols>v?[12](?:,v?[12])*))?="
                     r"(?P<command>.+)$", re.S)
 EPILOG = """Rows: every profile (`acp-model agents`) under each protocol it speaks, or the
@@ -373,7 +373,7 @@ def register(sub: Any) -> None:
     p.add_argument("--target", action="append", metavar="NAME[@v1,v2]=COMMAND",
                    help="an agent command line as a row (repeatable; protocol v2 unless "
                         "given)")
-    p.add_argument("--model", choices=MODEL_APIS, help="put the scripted model behind the "
+    p.add_argument("--model", choices=tuple(ADAPTERS), help="put the scripted model behind the "
                    "--target agents (the API they call)")
     p.add_argument("--spec", default="auto", choices=("auto", "seed", "sdk-2.4.0", "v1"),
                    help="the revision that judges: auto (a probe decides, per row; default), "
