@@ -3,6 +3,7 @@ concrete JSON-RPC form (so every witness can be re-checked with ``acp-model chec
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from acp_model.explorer.action import Action
@@ -24,11 +25,16 @@ if TYPE_CHECKING:
     from acp_model.explorer.config import Config
 
 
+# The same few hundred actions recur in every configuration: one object each (an Action is
+# frozen), made once instead of on every edge.
+_action = lru_cache(maxsize=None, typed=True)(Action)
+
+
 def actions(cfg: Config, bounds: Bounds) -> list[Action]:  # noqa: C901
     """Every abstract event worth trying in this configuration (legal or not)."""
     out: list[Action] = []
     if cfg.unread():
-        out.append(Action(None, SYNC))
+        out.append(_action(None, SYNC))
     for s, m in enumerate(cfg.models):
         obs = cfg.obs[s]
         pending = [k for k, p in enumerate(m.prompts) if p.status == PromptStatus.PENDING]
@@ -36,44 +42,44 @@ def actions(cfg: Config, bounds: Bounds) -> list[Action]:  # noqa: C901
         perms = list(m.perms.values())
         # client
         if len(m.prompts) < bounds.max_prompts:
-            out.append(Action(s, Event.PROMPT))
+            out.append(_action(s, Event.PROMPT))
         if max(len(m.cancels), len(obs.work_cancels)) < bounds.max_cancels:
-            out.append(Action(s, Event.CANCEL))
+            out.append(_action(s, Event.CANCEL))
         if pending and not bounds.lean:
-            out.append(Action(s, Event.PROMPT_CANCEL_REQUEST, pending[0]))
+            out.append(_action(s, Event.PROMPT_CANCEL_REQUEST, pending[0]))
         for k, perm in enumerate(perms):
             if perm.state == PermState.ANSWERED:
                 continue
             for answer in (Answer.ALLOW, Answer.REJECT, Answer.CANCELLED):
-                out.append(Action(s, Event.PERMISSION_ANSWER, (k, answer)))
+                out.append(_action(s, Event.PERMISSION_ANSWER, (k, answer)))
             if perm.state == PermState.WITHDRAWN:
-                out.append(Action(s, Event.PERMISSION_ANSWER, (k, Answer.ERROR)))
+                out.append(_action(s, Event.PERMISSION_ANSWER, (k, Answer.ERROR)))
         # agent
         for k in pending:
-            out.append(Action(s, Event.PROMPT_ACCEPTED, k))
+            out.append(_action(s, Event.PROMPT_ACCEPTED, k))
             if not bounds.lean:
-                out.append(Action(s, Event.PROMPT_REJECTED, k))
+                out.append(_action(s, Event.PROMPT_REJECTED, k))
         if accepted or (m.early_user_messages < len(pending) and not bounds.lean):
-            out.append(Action(s, Event.USER_MESSAGE))
-        out.append(Action(s, Event.RUNNING_REPORTED))
-        out.append(Action(s, Event.REQUIRES_ACTION_REPORTED))
+            out.append(_action(s, Event.USER_MESSAGE))
+        out.append(_action(s, Event.RUNNING_REPORTED))
+        out.append(_action(s, Event.REQUIRES_ACTION_REPORTED))
         if bounds.custom:
-            out.append(Action(s, Event.CUSTOM_REPORTED))
+            out.append(_action(s, Event.CUSTOM_REPORTED))
         for reason in bounds.reasons:
-            out.append(Action(s, Event.IDLE_REPORTED, reason))
+            out.append(_action(s, Event.IDLE_REPORTED, reason))
         known = [t for t in TOOL_IDS if t in m.tools]
         fresh = [TOOL_IDS[len(m.tools)]] if len(m.tools) < bounds.max_tools else []
         if len(perms) < bounds.max_permissions:
             for tool in (known + fresh) or [None]:
-                out.append(Action(s, Event.PERMISSION_REQUEST, tool))
+                out.append(_action(s, Event.PERMISSION_REQUEST, tool))
         for k, perm in enumerate(perms):
             if perm.state == "open":
-                out.append(Action(s, Event.PERMISSION_WITHDRAWN, k))
+                out.append(_action(s, Event.PERMISSION_WITHDRAWN, k))
         for tool in known + fresh:
             for status in bounds.tool_statuses:
-                out.append(Action(s, Event.TOOL_UPDATE, (tool, status)))
+                out.append(_action(s, Event.TOOL_UPDATE, (tool, status)))
         if not bounds.lean:
-            out.append(Action(s, Event.OUTPUT))
+            out.append(_action(s, Event.OUTPUT))
     return out
 
 

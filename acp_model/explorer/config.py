@@ -3,6 +3,7 @@ their canonical keys (sessions are interchangeable, trace indices only matter by
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -77,8 +78,11 @@ class Config:
         return cls(ctx, models, [Observer() for _ in models], 0)
 
     def derive(self, touched: int | None) -> Config:
-        old = self.ctx
-        ctx = old.derive()
+        ctx = self.ctx.derive()
+        if touched == 0 and len(self.models) == 1:  # the common case, on every edge
+            m = self.models[0]
+            return Config(ctx, [snapshot.compiled(type(m))[0](m, ctx)], list(self.obs),
+                          self.next_idx)
         models = [_clone_model(m, ctx) if i == touched else _share_model(m, ctx)
                   for i, m in enumerate(self.models)]
         return Config(ctx, models, list(self.obs), self.next_idx)
@@ -122,10 +126,7 @@ class Config:
         their ranks are then unchanged.
         """
         if len(self.models) == 1:  # the common case: no renaming, one rank
-            held = self._session_held(0)
-            f = self.ctx.frontier
-            joint = {i: n for n, i in enumerate(sorted(i for i in held if i > f))}
-            return (self._session_key(0, joint, held),), (0,)
+            return (self._single_key(),), (0,)
         joint = self._reused_ranks(base, touched)
         if joint is not None and base is not None and touched is not None:
             keys = list(base.keys)
@@ -134,6 +135,20 @@ class Config:
             keys = self.session_keys()
         order = tuple(sorted(range(len(keys)), key=keys.__getitem__))
         return tuple(keys[j] for j in order), order
+
+    def _single_key(self) -> tuple[Any, ...]:
+        """:meth:`_session_key` of the only session, in one pass: its read indices rank by
+        their order below zero and its unread ones from zero up, so one sorted list gives both
+        (``session_ranks`` over ``joint_ranks`` would give the same ranks)."""
+        m = self.models[0]
+        obs = self.obs[0]
+        _, snap, indices = snapshot.compiled(type(m))
+        held = indices(m)
+        held.update(obs.work_cancels)
+        ordered = sorted(held)
+        read = bisect.bisect_right(ordered, self.ctx.frontier)
+        rank = {i: k - read for k, i in enumerate(ordered)}
+        return (snap(m, rank), tuple([rank[i] for i in obs.work_cancels]), obs.cancelled)
 
     def _reused_ranks(self, base: _Base | None, touched: int | None) -> dict[int, int] | None:
         """The parent's joint ranks extended by the touched session's new unread indices, when
