@@ -3,6 +3,7 @@ concrete JSON-RPC form (so every witness can be re-checked with ``acp-model chec
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -83,47 +84,54 @@ def actions(cfg: Config, bounds: Bounds) -> list[Action]:  # noqa: C901
     return out
 
 
-def make_event(cfg: Config, action: Action) -> tuple[Ev, int]:  # noqa: C901
+def make_event(cfg: Config, action: Action) -> tuple[Ev, int]:
     """The payload of ``action`` in ``cfg`` and the read frontier once it happened.
 
     A prompt response proves the agent read everything up to that prompt (FIFO stdio), the
     abstract ``sync`` stands for any client request answered at once (as in ``monitor``).
     """
     idx = cfg.next_idx
-    frontier = cfg.ctx.frontier
-    e, a = action.event, action.arg
-    if e == SYNC:
+    if action.event == SYNC:
         return Ev(idx), idx
-    m = cfg.models[action.session]  # type: ignore[index]
-    if e == Event.PROMPT:
-        return Ev(idx, id=idx), frontier
-    if e in (Event.PROMPT_ACCEPTED, Event.PROMPT_REJECTED, Event.PROMPT_CANCEL_REQUEST):
-        p = m.prompts[a]
-        if e == Event.PROMPT_CANCEL_REQUEST:
-            return Ev(idx, id=p.id), frontier
-        frontier = frontier_after(frontier, p.idx)
-        if e == Event.PROMPT_REJECTED:
-            return Ev(idx, id=p.id, error_code=REJECT_CODE), frontier
-        return Ev(idx, id=p.id, result_keys=()), frontier
-    if e == Event.PERMISSION_ANSWER:
-        perm = list(m.perms.values())[a[0]]
-        return Ev(idx, id=perm.id, answer=a[1],
-                   error_code=-32800 if a[1] == Answer.ERROR else None), frontier
-    if e == Event.PERMISSION_WITHDRAWN:
-        return Ev(idx, id=list(m.perms.values())[a].id), frontier
-    if e == Event.PERMISSION_REQUEST:
-        return Ev(idx, id=idx, tool_call_id=a, options=PERM_OPTIONS), frontier
-    if e == Event.TOOL_UPDATE:
-        first = a[0] not in m.tools
-        return Ev(idx, tool_call_id=a[0], status=a[1], update="update", has_title=first,
-                  first_report=first), frontier
-    if e == Event.IDLE_REPORTED:
-        return Ev(idx, reason=a), frontier
-    if e == Event.USER_MESSAGE:
-        return Ev(idx, message_id=f"u{idx}", new_message=True), frontier
-    if e == Event.OUTPUT:
-        return Ev(idx, update="agent_message"), frontier
-    return Ev(idx), frontier
+    payload = _PAYLOADS.get(action.event)
+    ev = Ev(idx) if payload is None else \
+        payload(cfg.models[action.session], action.arg, idx)  # type: ignore[index]
+    if action.event in _RESPONSES:
+        p = cfg.models[action.session].prompts[action.arg]  # type: ignore[index]
+        return ev, frontier_after(cfg.ctx.frontier, p.idx)
+    return ev, cfg.ctx.frontier
+
+
+def _tool_update(m: Any, a: Any, idx: int) -> Ev:
+    first = a[0] not in m.tools
+    return Ev(idx, tool_call_id=a[0], status=a[1], update="update", has_title=first,
+              first_report=first)
+
+
+def _perm_answer(m: Any, a: Any, idx: int) -> Ev:
+    return Ev(idx, id=list(m.perms.values())[a[0]].id, answer=a[1],
+              error_code=-32800 if a[1] == Answer.ERROR else None)
+
+
+# The payload of each event kind from (model, action argument, trace index); a kind not listed
+# carries none. A table rather than a chain of comparisons: it is asked on every edge.
+_PAYLOADS: dict[str, Callable[[Any, Any, int], Ev]] = {
+    Event.PROMPT: lambda m, a, idx: Ev(idx, id=idx),
+    Event.PROMPT_CANCEL_REQUEST: lambda m, a, idx: Ev(idx, id=m.prompts[a].id),
+    Event.PROMPT_REJECTED: lambda m, a, idx: Ev(idx, id=m.prompts[a].id,
+                                                error_code=REJECT_CODE),
+    Event.PROMPT_ACCEPTED: lambda m, a, idx: Ev(idx, id=m.prompts[a].id, result_keys=()),
+    Event.PERMISSION_ANSWER: _perm_answer,
+    Event.PERMISSION_WITHDRAWN: lambda m, a, idx: Ev(idx, id=list(m.perms.values())[a].id),
+    Event.PERMISSION_REQUEST: lambda m, a, idx: Ev(idx, id=idx, tool_call_id=a,
+                                                   options=PERM_OPTIONS),
+    Event.TOOL_UPDATE: _tool_update,
+    Event.IDLE_REPORTED: lambda m, a, idx: Ev(idx, reason=a),
+    Event.USER_MESSAGE: lambda m, a, idx: Ev(idx, message_id=f"u{idx}", new_message=True),
+    Event.OUTPUT: lambda m, a, idx: Ev(idx, update="agent_message"),
+}
+# A prompt's response proves the agent read everything up to that prompt.
+_RESPONSES = frozenset({Event.PROMPT_ACCEPTED, Event.PROMPT_REJECTED})
 
 
 RECEIPTS = "_receipts"  # key of ``ids``: answer prompts with messageId receipts

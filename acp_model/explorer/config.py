@@ -188,21 +188,28 @@ def obligations(m: SessionModel, readings: Readings) -> list[str]:
     return [o.check.rule for o in m.obligations()]
 
 
+# Plain references to the members the observers compare on every edge (an enum member read
+# through its class goes through the enum type's __getattr__ hook, several times slower).
+_CANCEL, _WITHDRAW, _ANSWER, _IDLE = (Event.CANCEL, Event.PROMPT_CANCEL_REQUEST,
+                                      Event.PERMISSION_ANSWER, Event.IDLE_REPORTED)
+_ALLOW = Answer.ALLOW
+
+
 def _observe(obs: Observer, src_state: str, action: Action, idx: int) -> Observer:
-    if action.event == Event.CANCEL:
+    e = action.event
+    if e == _CANCEL:
         wc = (*obs.work_cancels, idx) if src_state in WORK else obs.work_cancels
         return Observer(wc, True)
-    if action.event == Event.PROMPT_CANCEL_REQUEST or (
-            action.event == Event.PERMISSION_ANSWER and action.arg[1] != Answer.ALLOW):
+    if e == _WITHDRAW or (e == _ANSWER and action.arg[1] != _ALLOW):
         return Observer(obs.work_cancels, True)
-    if action.event == Event.IDLE_REPORTED and src_state in WORK:
+    if e == _IDLE and src_state in WORK:
         return Observer((), obs.cancelled)
     return obs
 
 
 def _edge_breaks(obs: Observer, src_state: str, action: Action, frontier: int) -> tuple[str, ...]:
     """Edge properties (b) and (e), judged by the observers, for an edge the model allowed."""
-    if action.event != Event.IDLE_REPORTED:
+    if action.event != _IDLE:
         return ()
     out = []
     reason = action.arg

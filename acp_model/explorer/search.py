@@ -18,7 +18,7 @@ import networkx as nx
 from acp_model.explorer.action import Action
 from acp_model.explorer.alphabet import RECEIPTS, _concrete, actions, make_event
 from acp_model.explorer.bounds import MISSING, SESSION_IDS, Bounds
-from acp_model.explorer.config import Config, _Base, _edge_breaks, _info, _observe
+from acp_model.explorer.config import _IDLE, Config, _Base, _edge_breaks, _info, _observe
 from acp_model.model.engine import Failure, Table, TableEngine, compile_machine
 from acp_model.model.events import Ev
 from acp_model.model.lifecycle import SessionLifecycle
@@ -370,7 +370,7 @@ class _Search:
         breaks: tuple[str, ...] = ()
         if mask & 1:
             breaks = _edge_breaks(cfg.obs[s], src_state, act, frontier)
-            if act.event == Event.IDLE_REPORTED and src_state in WORK \
+            if act.event == _IDLE and src_state in WORK \
                     and act.arg is not None and m.state == "idle" \
                     and not _prompt_ok(self.engines[0], new, s):
                 breaks = (*breaks, "d")
