@@ -3,6 +3,8 @@ concrete JSON-RPC form (so every witness can be re-checked with ``acp-model chec
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from acp_model.explorer.action import Action
@@ -24,11 +26,16 @@ if TYPE_CHECKING:
     from acp_model.explorer.config import Config
 
 
+# The same few hundred actions recur in every configuration: one object each (an Action is
+# frozen), made once instead of on every edge.
+_action = lru_cache(maxsize=None, typed=True)(Action)
+
+
 def actions(cfg: Config, bounds: Bounds) -> list[Action]:  # noqa: C901
     """Every abstract event worth trying in this configuration (legal or not)."""
     out: list[Action] = []
     if cfg.unread():
-        out.append(Action(None, SYNC))
+        out.append(_action(None, SYNC))
     for s, m in enumerate(cfg.models):
         obs = cfg.obs[s]
         pending = [k for k, p in enumerate(m.prompts) if p.status == PromptStatus.PENDING]
@@ -36,88 +43,95 @@ def actions(cfg: Config, bounds: Bounds) -> list[Action]:  # noqa: C901
         perms = list(m.perms.values())
         # client
         if len(m.prompts) < bounds.max_prompts:
-            out.append(Action(s, Event.PROMPT))
+            out.append(_action(s, Event.PROMPT))
         if max(len(m.cancels), len(obs.work_cancels)) < bounds.max_cancels:
-            out.append(Action(s, Event.CANCEL))
+            out.append(_action(s, Event.CANCEL))
         if pending and not bounds.lean:
-            out.append(Action(s, Event.PROMPT_CANCEL_REQUEST, pending[0]))
+            out.append(_action(s, Event.PROMPT_CANCEL_REQUEST, pending[0]))
         for k, perm in enumerate(perms):
             if perm.state == PermState.ANSWERED:
                 continue
             for answer in (Answer.ALLOW, Answer.REJECT, Answer.CANCELLED):
-                out.append(Action(s, Event.PERMISSION_ANSWER, (k, answer)))
+                out.append(_action(s, Event.PERMISSION_ANSWER, (k, answer)))
             if perm.state == PermState.WITHDRAWN:
-                out.append(Action(s, Event.PERMISSION_ANSWER, (k, Answer.ERROR)))
+                out.append(_action(s, Event.PERMISSION_ANSWER, (k, Answer.ERROR)))
         # agent
         for k in pending:
-            out.append(Action(s, Event.PROMPT_ACCEPTED, k))
+            out.append(_action(s, Event.PROMPT_ACCEPTED, k))
             if not bounds.lean:
-                out.append(Action(s, Event.PROMPT_REJECTED, k))
+                out.append(_action(s, Event.PROMPT_REJECTED, k))
         if accepted or (m.early_user_messages < len(pending) and not bounds.lean):
-            out.append(Action(s, Event.USER_MESSAGE))
-        out.append(Action(s, Event.RUNNING_REPORTED))
-        out.append(Action(s, Event.REQUIRES_ACTION_REPORTED))
+            out.append(_action(s, Event.USER_MESSAGE))
+        out.append(_action(s, Event.RUNNING_REPORTED))
+        out.append(_action(s, Event.REQUIRES_ACTION_REPORTED))
         if bounds.custom:
-            out.append(Action(s, Event.CUSTOM_REPORTED))
+            out.append(_action(s, Event.CUSTOM_REPORTED))
         for reason in bounds.reasons:
-            out.append(Action(s, Event.IDLE_REPORTED, reason))
+            out.append(_action(s, Event.IDLE_REPORTED, reason))
         known = [t for t in TOOL_IDS if t in m.tools]
         fresh = [TOOL_IDS[len(m.tools)]] if len(m.tools) < bounds.max_tools else []
         if len(perms) < bounds.max_permissions:
             for tool in (known + fresh) or [None]:
-                out.append(Action(s, Event.PERMISSION_REQUEST, tool))
+                out.append(_action(s, Event.PERMISSION_REQUEST, tool))
         for k, perm in enumerate(perms):
             if perm.state == "open":
-                out.append(Action(s, Event.PERMISSION_WITHDRAWN, k))
+                out.append(_action(s, Event.PERMISSION_WITHDRAWN, k))
         for tool in known + fresh:
             for status in bounds.tool_statuses:
-                out.append(Action(s, Event.TOOL_UPDATE, (tool, status)))
+                out.append(_action(s, Event.TOOL_UPDATE, (tool, status)))
         if not bounds.lean:
-            out.append(Action(s, Event.OUTPUT))
+            out.append(_action(s, Event.OUTPUT))
     return out
 
 
-def make_event(cfg: Config, action: Action) -> tuple[Ev, int]:  # noqa: C901
+def make_event(cfg: Config, action: Action) -> tuple[Ev, int]:
     """The payload of ``action`` in ``cfg`` and the read frontier once it happened.
 
     A prompt response proves the agent read everything up to that prompt (FIFO stdio), the
     abstract ``sync`` stands for any client request answered at once (as in ``monitor``).
     """
     idx = cfg.next_idx
-    frontier = cfg.ctx.frontier
-    e, a = action.event, action.arg
-    if e == SYNC:
+    if action.event == SYNC:
         return Ev(idx), idx
-    m = cfg.models[action.session]  # type: ignore[index]
-    if e == Event.PROMPT:
-        return Ev(idx, id=idx), frontier
-    if e in (Event.PROMPT_ACCEPTED, Event.PROMPT_REJECTED, Event.PROMPT_CANCEL_REQUEST):
-        p = m.prompts[a]
-        if e == Event.PROMPT_CANCEL_REQUEST:
-            return Ev(idx, id=p.id), frontier
-        frontier = frontier_after(frontier, p.idx)
-        if e == Event.PROMPT_REJECTED:
-            return Ev(idx, id=p.id, error_code=REJECT_CODE), frontier
-        return Ev(idx, id=p.id, result_keys=()), frontier
-    if e == Event.PERMISSION_ANSWER:
-        perm = list(m.perms.values())[a[0]]
-        return Ev(idx, id=perm.id, answer=a[1],
-                   error_code=-32800 if a[1] == Answer.ERROR else None), frontier
-    if e == Event.PERMISSION_WITHDRAWN:
-        return Ev(idx, id=list(m.perms.values())[a].id), frontier
-    if e == Event.PERMISSION_REQUEST:
-        return Ev(idx, id=idx, tool_call_id=a, options=PERM_OPTIONS), frontier
-    if e == Event.TOOL_UPDATE:
-        first = a[0] not in m.tools
-        return Ev(idx, tool_call_id=a[0], status=a[1], update="update", has_title=first,
-                  first_report=first), frontier
-    if e == Event.IDLE_REPORTED:
-        return Ev(idx, reason=a), frontier
-    if e == Event.USER_MESSAGE:
-        return Ev(idx, message_id=f"u{idx}", new_message=True), frontier
-    if e == Event.OUTPUT:
-        return Ev(idx, update="agent_message"), frontier
-    return Ev(idx), frontier
+    payload = _PAYLOADS.get(action.event)
+    ev = Ev(idx) if payload is None else \
+        payload(cfg.models[action.session], action.arg, idx)  # type: ignore[index]
+    if action.event in _RESPONSES:
+        p = cfg.models[action.session].prompts[action.arg]  # type: ignore[index]
+        return ev, frontier_after(cfg.ctx.frontier, p.idx)
+    return ev, cfg.ctx.frontier
+
+
+def _tool_update(m: Any, a: Any, idx: int) -> Ev:
+    first = a[0] not in m.tools
+    return Ev(idx, tool_call_id=a[0], status=a[1], update="update", has_title=first,
+              first_report=first)
+
+
+def _perm_answer(m: Any, a: Any, idx: int) -> Ev:
+    return Ev(idx, id=list(m.perms.values())[a[0]].id, answer=a[1],
+              error_code=-32800 if a[1] == Answer.ERROR else None)
+
+
+# The payload of each event kind from (model, action argument, trace index); a kind not listed
+# carries none. A table rather than a chain of comparisons: it is asked on every edge.
+_PAYLOADS: dict[str, Callable[[Any, Any, int], Ev]] = {
+    Event.PROMPT: lambda m, a, idx: Ev(idx, id=idx),
+    Event.PROMPT_CANCEL_REQUEST: lambda m, a, idx: Ev(idx, id=m.prompts[a].id),
+    Event.PROMPT_REJECTED: lambda m, a, idx: Ev(idx, id=m.prompts[a].id,
+                                                error_code=REJECT_CODE),
+    Event.PROMPT_ACCEPTED: lambda m, a, idx: Ev(idx, id=m.prompts[a].id, result_keys=()),
+    Event.PERMISSION_ANSWER: _perm_answer,
+    Event.PERMISSION_WITHDRAWN: lambda m, a, idx: Ev(idx, id=list(m.perms.values())[a].id),
+    Event.PERMISSION_REQUEST: lambda m, a, idx: Ev(idx, id=idx, tool_call_id=a,
+                                                   options=PERM_OPTIONS),
+    Event.TOOL_UPDATE: _tool_update,
+    Event.IDLE_REPORTED: lambda m, a, idx: Ev(idx, reason=a),
+    Event.USER_MESSAGE: lambda m, a, idx: Ev(idx, message_id=f"u{idx}", new_message=True),
+    Event.OUTPUT: lambda m, a, idx: Ev(idx, update="agent_message"),
+}
+# A prompt's response proves the agent read everything up to that prompt.
+_RESPONSES = frozenset({Event.PROMPT_ACCEPTED, Event.PROMPT_REJECTED})
 
 
 RECEIPTS = "_receipts"  # key of ``ids``: answer prompts with messageId receipts

@@ -3,6 +3,7 @@ their canonical keys (sessions are interchangeable, trace indices only matter by
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -77,8 +78,11 @@ class Config:
         return cls(ctx, models, [Observer() for _ in models], 0)
 
     def derive(self, touched: int | None) -> Config:
-        old = self.ctx
-        ctx = old.derive()
+        ctx = self.ctx.derive()
+        if touched == 0 and len(self.models) == 1:  # the common case, on every edge
+            m = self.models[0]
+            return Config(ctx, [snapshot.compiled(type(m))[0](m, ctx)], list(self.obs),
+                          self.next_idx)
         models = [_clone_model(m, ctx) if i == touched else _share_model(m, ctx)
                   for i, m in enumerate(self.models)]
         return Config(ctx, models, list(self.obs), self.next_idx)
@@ -122,10 +126,7 @@ class Config:
         their ranks are then unchanged.
         """
         if len(self.models) == 1:  # the common case: no renaming, one rank
-            held = self._session_held(0)
-            f = self.ctx.frontier
-            joint = {i: n for n, i in enumerate(sorted(i for i in held if i > f))}
-            return (self._session_key(0, joint, held),), (0,)
+            return (self._single_key(),), (0,)
         joint = self._reused_ranks(base, touched)
         if joint is not None and base is not None and touched is not None:
             keys = list(base.keys)
@@ -134,6 +135,20 @@ class Config:
             keys = self.session_keys()
         order = tuple(sorted(range(len(keys)), key=keys.__getitem__))
         return tuple(keys[j] for j in order), order
+
+    def _single_key(self) -> tuple[Any, ...]:
+        """:meth:`_session_key` of the only session, in one pass: its read indices rank by
+        their order below zero and its unread ones from zero up, so one sorted list gives both
+        (``session_ranks`` over ``joint_ranks`` would give the same ranks)."""
+        m = self.models[0]
+        obs = self.obs[0]
+        _, snap, indices = snapshot.compiled(type(m))
+        held = indices(m)
+        held.update(obs.work_cancels)
+        ordered = sorted(held)
+        read = bisect.bisect_right(ordered, self.ctx.frontier)
+        rank = {i: k - read for k, i in enumerate(ordered)}
+        return (snap(m, rank), tuple([rank[i] for i in obs.work_cancels]), obs.cancelled)
 
     def _reused_ranks(self, base: _Base | None, touched: int | None) -> dict[int, int] | None:
         """The parent's joint ranks extended by the touched session's new unread indices, when
@@ -173,21 +188,28 @@ def obligations(m: SessionModel, readings: Readings) -> list[str]:
     return [o.check.rule for o in m.obligations()]
 
 
+# Plain references to the members the observers compare on every edge (an enum member read
+# through its class goes through the enum type's __getattr__ hook, several times slower).
+_CANCEL, _WITHDRAW, _ANSWER, _IDLE = (Event.CANCEL, Event.PROMPT_CANCEL_REQUEST,
+                                      Event.PERMISSION_ANSWER, Event.IDLE_REPORTED)
+_ALLOW = Answer.ALLOW
+
+
 def _observe(obs: Observer, src_state: str, action: Action, idx: int) -> Observer:
-    if action.event == Event.CANCEL:
+    e = action.event
+    if e == _CANCEL:
         wc = (*obs.work_cancels, idx) if src_state in WORK else obs.work_cancels
         return Observer(wc, True)
-    if action.event == Event.PROMPT_CANCEL_REQUEST or (
-            action.event == Event.PERMISSION_ANSWER and action.arg[1] != Answer.ALLOW):
+    if e == _WITHDRAW or (e == _ANSWER and action.arg[1] != _ALLOW):
         return Observer(obs.work_cancels, True)
-    if action.event == Event.IDLE_REPORTED and src_state in WORK:
+    if e == _IDLE and src_state in WORK:
         return Observer((), obs.cancelled)
     return obs
 
 
 def _edge_breaks(obs: Observer, src_state: str, action: Action, frontier: int) -> tuple[str, ...]:
     """Edge properties (b) and (e), judged by the observers, for an edge the model allowed."""
-    if action.event != Event.IDLE_REPORTED:
+    if action.event != _IDLE:
         return ()
     out = []
     reason = action.arg

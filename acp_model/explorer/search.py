@@ -5,9 +5,11 @@ See the package docstring of :mod:`acp_model.explorer` for what the explorer add
 
 from __future__ import annotations
 
+import gc
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,8 +18,8 @@ import networkx as nx
 from acp_model.explorer.action import Action
 from acp_model.explorer.alphabet import RECEIPTS, _concrete, actions, make_event
 from acp_model.explorer.bounds import MISSING, SESSION_IDS, Bounds
-from acp_model.explorer.config import Config, _edge_breaks, _info, _observe
-from acp_model.model.engine import Table, TableEngine, compile_machine
+from acp_model.explorer.config import _IDLE, Config, _Base, _edge_breaks, _info, _observe
+from acp_model.model.engine import Failure, Table, TableEngine, compile_machine
 from acp_model.model.events import Ev
 from acp_model.model.lifecycle import SessionLifecycle
 from acp_model.model.session import SessionModel
@@ -210,7 +212,7 @@ class Witness:
                 "trace": [r.to_json() for r in self.records]}
 
 
-def explore(sessions: int = 1, max_prompts: int | None = None,  # noqa: C901, PLR0915
+def explore(sessions: int = 1, max_prompts: int | None = None,
             max_permissions: int | None = None, max_cancels: int | None = None,
             max_tools: int | None = None, readings: Readings | Sequence[Readings] = DEFAULT,
             machine: type = SessionLifecycle, model: type[SessionModel] = SessionModel,
@@ -232,142 +234,177 @@ def explore(sessions: int = 1, max_prompts: int | None = None,  # noqa: C901, PL
         bounds = Bounds.default(sessions, max_prompts=max_prompts,
                                 max_permissions=max_permissions, max_cancels=max_cancels,
                                 max_tools=max_tools, custom=custom, reasons=reasons)
-    sessions = bounds.sessions
     rs = (readings,) if isinstance(readings, Readings) else tuple(readings)
     if not rs:
         raise ValueError("at least one Readings is needed")
     if table is None:
         table = compile_machine(machine, model)
-    transitions = table.transitions
-    engines = [TableEngine(table, r) for r in rs]
-    n_r = len(rs)
-    full = (1 << n_r) - 1
-    no_warns = tuple(() for _ in rs)
-    ident = tuple(range(sessions))
     t0 = time.perf_counter()
+    search = _Search(table, model, bounds, rs, max_states, compact)
+    with _collector_paused():
+        search.run(progress)
+    exp = Exploration(table, model, bounds, rs, search.keys, search.depth, search.parent,
+                      search.info, search.edges, search.refusals, compact=compact)
+    exp.seconds = time.perf_counter() - t0
+    return exp
 
-    root = Config.initial(model, sessions, rs[0])
-    key0, _ = root.canonical()
-    keys = [key0]
-    index = {key0: 0}
-    depth = [0]
-    parent: list[Edge | None] = [None]
-    info = [_info(root, rs)]
-    edges: list[Edge] = []
-    refusals: list[Refusal] = []
-    queue: deque[tuple[int, Config]] = deque([(0, root)])
-    done = 0
-    while queue:
-        u, cfg = queue.popleft()
-        done += 1
-        base = cfg.base(keys[u]) if sessions > 1 else None
-        if progress is not None and done % 5000 == 0:
-            progress(done, len(keys))
-        for act in actions(cfg, bounds):
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off while one exploration runs, as it was afterwards.
+
+    An exploration keeps hundreds of thousands of long-lived objects (edges, keys) and frees
+    its transient copies by reference counting; each full collection rescanned all that was
+    kept (a quarter of the run). The previous setting comes back on return and on error.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+class _Search:
+    """The state of one breadth-first exploration: the nodes found, their edges and refusals."""
+
+    def __init__(self, table: Table, model: type[SessionModel], bounds: Bounds,
+                 rs: tuple[Readings, ...], max_states: int, compact: bool) -> None:
+        self.table, self.bounds, self.rs = table, bounds, rs
+        self.max_states, self.compact = max_states, compact
+        self.engines = [TableEngine(table, r) for r in rs]
+        self.full = (1 << len(rs)) - 1
+        self.no_warns: tuple[tuple[str, ...], ...] = tuple(() for _ in rs)
+        self.ident = tuple(range(bounds.sessions))
+        root = Config.initial(model, bounds.sessions, rs[0])
+        key0, _ = root.canonical()
+        self.keys = [key0]
+        self.index = {key0: 0}
+        self.depth = [0]
+        self.parent: list[Edge | None] = [None]
+        self.info = [_info(root, rs)]
+        self.edges: list[Edge] = []
+        self.refusals: list[Refusal] = []
+        self.queue: deque[tuple[int, Config]] = deque([(0, root)])
+
+    def run(self, progress: Callable[[int, int], None] | None) -> None:
+        queue, done = self.queue, 0
+        while queue:
+            u, cfg = queue.popleft()
+            done += 1
+            if progress is not None and done % 5000 == 0:
+                progress(done, len(self.keys))
+            self._expand(u, cfg)
+
+    def _expand(self, u: int, cfg: Config) -> None:
+        """Try every action of the alphabet on the stored configuration ``u``."""
+        transitions, rs, refusals = self.table.transitions, self.rs, self.refusals
+        base = cfg.base(self.keys[u]) if self.bounds.sessions > 1 else None
+        for act in actions(cfg, self.bounds):
             s = act.session
             ev, frontier = make_event(cfg, act)
-            warns = no_warns
-            breaks: tuple[str, ...] = ()
             if s is None:
                 new = cfg.derive(None)
                 new.ctx.frontier = frontier
-                mask = full
-                src_state = ""
-            else:
-                src_state = cfg.models[s].state
-                if (src_state, act.event) not in transitions:
-                    refusals.append(Refusal(u, act, src_state, tuple((MISSING,)
-                                                                     for _ in rs)))
-                    continue
-                # judge on the stored configuration (checks are pure), copy only if allowed
-                ctx = cfg.ctx
-                before = ctx.frontier
-                ctx.frontier = frontier
-                mask = 0
-                m = cfg.models[s]
-                if n_r == 1:  # the common case, without the per-reading lists
-                    ok, failures = engines[0].allowed(m, act.event, ev)
-                    ctx.frontier = before
-                    if not failures:
-                        mask = 1
-                    else:
-                        mask = 1 if ok else 0
-                        warns = (tuple(sorted({engines[0].rule_of(c) for c, lv in failures
-                                               if lv == Level.WARN})),)
-                        if not ok:
-                            refusals.append(Refusal(u, act, src_state, (tuple(sorted(
-                                {engines[0].rule_of(c) for c, lv in failures
-                                 if lv == Level.FAIL})),)))
-                            continue
-                    fails = None
-                else:
-                    fails = []
-                    wl = []
-                    for i in range(n_r):
-                        ctx.readings = rs[i]
-                        ok, failures = engines[i].allowed(m, act.event, ev)
-                        if ok:
-                            mask |= 1 << i
-                        if failures:
-                            fails.append(tuple(sorted({engines[i].rule_of(c) for c, lv in failures
-                                                       if lv == Level.FAIL})))
-                            wl.append(tuple(sorted({engines[i].rule_of(c) for c, lv in failures
-                                                    if lv == Level.WARN})))
-                        else:
-                            fails.append(())
-                            wl.append(())
-                    ctx.frontier = before
-                    ctx.readings = rs[0]
-                    warns = tuple(wl)
-                    if mask != full:
-                        refusals.append(Refusal(u, act, src_state, tuple(fails)))
-                    if not mask:
-                        continue
-                new = cfg.derive(s)
-                new.ctx.frontier = frontier
-                m = new.models[s]
-                if mask & 1:
-                    engines[0].apply(m, act.event, ev)
-                else:
-                    first = (mask & -mask).bit_length() - 1
-                    new.ctx.readings = rs[first]
-                    engines[first].apply(m, act.event, ev)
-                    new.ctx.readings = rs[0]
-                new.obs[s] = _observe(cfg.obs[s], src_state, act, ev.idx)
-                if compact:
-                    m.compact()
-                if mask & 1:
-                    breaks = _edge_breaks(cfg.obs[s], src_state, act, frontier)
-                    if act.event == Event.IDLE_REPORTED and src_state in WORK \
-                            and act.arg is not None and m.state == "idle" \
-                            and not _prompt_ok(engines[0], new, s):
-                        breaks = (*breaks, "d")
-            new.next_idx += 1
-            k, order = new.canonical(base, s)
-            identity = order == ident
-            v = index.get(k)
-            if v is None:
-                v = len(keys)
-                if v >= max_states:
-                    raise ExplorationTooLarge(
-                        f"more than {max_states} states within {bounds.to_json()}; "
-                        "tighten the bounds")
-                new.reorder(order)
-                index[k] = v
-                keys.append(k)
-                depth.append(depth[u] + 1)
-                info.append(_info(new, rs))
-                queue.append((v, new))
-                e = Edge(u, v, act, src_state, mask, warns, breaks,
-                         None if identity else order)
-                parent.append(e)
-            else:
-                e = Edge(u, v, act, src_state, mask, warns, breaks, None if identity else order)
-            edges.append(e)
-    exp = Exploration(table, model, bounds, rs, keys, depth, parent, info, edges, refusals,
-                      compact=compact)
-    exp.seconds = time.perf_counter() - t0
-    return exp
+                new.next_idx += 1
+                self._add(u, new, Edge(u, 0, act, "", self.full, self.no_warns), base)
+                continue
+            src_state = cfg.models[s].state
+            if (src_state, act.event) not in transitions:
+                refusals.append(Refusal(u, act, src_state, tuple((MISSING,) for _ in rs)))
+                continue
+            mask, warns, fails = self._judge(cfg, s, act, ev, frontier)
+            if fails is not None:
+                refusals.append(Refusal(u, act, src_state, fails))
+            if mask:
+                new, breaks = self._successor(cfg, s, act, ev, frontier, mask)
+                self._add(u, new, Edge(u, 0, act, src_state, mask, warns, breaks), base)
+
+    def _judge(self, cfg: Config, s: int, act: Action, ev: Ev, frontier: int
+               ) -> tuple[int, tuple[tuple[str, ...], ...], tuple[tuple[str, ...], ...] | None]:
+        """Which readings allow ``act``, judged on the stored configuration (checks are pure:
+        the copy waits until one does): the mask, the warnings per reading, and the failing
+        rules per reading when some reading refuses it (None: none does)."""
+        ctx, m, engines = cfg.ctx, cfg.models[s], self.engines
+        before = ctx.frontier
+        ctx.frontier = frontier
+        if len(engines) == 1:  # the common case, without the per-reading lists
+            ok, failures = engines[0].allowed(m, act.event, ev)
+            ctx.frontier = before
+            if not failures:
+                return 1, self.no_warns, None
+            warns, fails = _rules(engines[0], failures)
+            return (1, (warns,), None) if ok else (0, (warns,), (fails,))
+        mask, wl, fl = 0, [], []
+        for i, engine in enumerate(engines):
+            ctx.readings = self.rs[i]
+            ok, failures = engine.allowed(m, act.event, ev)
+            if ok:
+                mask |= 1 << i
+            warns, fails = _rules(engine, failures) if failures else ((), ())
+            wl.append(warns)
+            fl.append(fails)
+        ctx.frontier = before
+        ctx.readings = self.rs[0]
+        return mask, tuple(wl), (tuple(fl) if mask != self.full else None)
+
+    def _successor(self, cfg: Config, s: int, act: Action, ev: Ev, frontier: int, mask: int
+                   ) -> tuple[Config, tuple[str, ...]]:
+        """The configuration after an allowed ``act`` (under the first reading that allows
+        it) and the edge properties it breaks under readings[0]."""
+        src_state = cfg.models[s].state
+        new = cfg.derive(s)
+        new.ctx.frontier = frontier
+        m = new.models[s]
+        if mask & 1:
+            self.engines[0].apply(m, act.event, ev)
+        else:
+            first = (mask & -mask).bit_length() - 1
+            new.ctx.readings = self.rs[first]
+            self.engines[first].apply(m, act.event, ev)
+            new.ctx.readings = self.rs[0]
+        new.obs[s] = _observe(cfg.obs[s], src_state, act, ev.idx)
+        if self.compact:
+            m.compact()
+        breaks: tuple[str, ...] = ()
+        if mask & 1:
+            breaks = _edge_breaks(cfg.obs[s], src_state, act, frontier)
+            if act.event == _IDLE and src_state in WORK \
+                    and act.arg is not None and m.state == "idle" \
+                    and not _prompt_ok(self.engines[0], new, s):
+                breaks = (*breaks, "d")
+        new.next_idx += 1
+        return new, breaks
+
+    def _add(self, u: int, new: Config, e: Edge, base: _Base | None) -> None:
+        """Record edge ``e`` from ``u`` to ``new``'s node, a new one if its key is new."""
+        k, order = new.canonical(base, e.action.session)
+        if order != self.ident:
+            e.order = order
+        v = self.index.get(k)
+        if v is None:
+            v = len(self.keys)
+            if v >= self.max_states:
+                raise ExplorationTooLarge(
+                    f"more than {self.max_states} states within {self.bounds.to_json()}; "
+                    "tighten the bounds")
+            new.reorder(order)
+            self.index[k] = v
+            self.keys.append(k)
+            self.depth.append(self.depth[u] + 1)
+            self.info.append(_info(new, self.rs))
+            self.queue.append((v, new))
+            self.parent.append(e)
+        e.dst = v
+        self.edges.append(e)
+
+
+def _rules(engine: TableEngine, failures: list[Failure]
+           ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The rules of failing checks, (warnings, failures), sorted."""
+    return (tuple(sorted({engine.rule_of(c) for c, lv in failures if lv == Level.WARN})),
+            tuple(sorted({engine.rule_of(c) for c, lv in failures if lv == Level.FAIL})))
 
 
 def _prompt_ok(engine: TableEngine, cfg: Config, s: int) -> bool:

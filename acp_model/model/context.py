@@ -75,8 +75,8 @@ class Context:
 
     def derive(self) -> Context:
         """A copy for a successor configuration (the explorer keeps no proofs)."""
-        return Context(self.readings, self.frontier, self.session_advertised,
-                       probable=self.probable)
+        return Context(self.readings, self.frontier, self.session_advertised, False, [],
+                       self.probable, [])
 
 
 def frontier_after(frontier: int, request_idx: int) -> int:

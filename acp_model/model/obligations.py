@@ -166,7 +166,7 @@ class ObligationsMixin:
         its bounds (``tests/unit/test_explore.py`` checks that a compacted configuration is one the
         exploration reaches).
         """
-        guarding = {t.perm for t in self.tools.values()}
+        guarding = {t.perm for t in self.tools.values()} if self.perms else ()
         for pid, perm in list(self.perms.items()):
             if self._settled(perm) and pid not in guarding:
                 del self.perms[pid]

@@ -120,7 +120,7 @@ class RaceFactsMixin:
         """How many of this work's unread cancels the agent probably read: all that the
         probable frontier (shared, only growing) can still change for a verdict, since later
         cancels are sent after every index it can move to."""
-        return len(self.probable_cancels())
+        return len(self.probable_cancels()) if self.cancels else 0
 
     def read_work_cancels(self) -> list[CancelRec]:
         """Cancels sent during this work that the agent provably read (CANCEL-05: no new
@@ -182,8 +182,8 @@ class RaceFactsMixin:
         it is answered they are read only through the tool call it guards (PERM-11, STATE-06;
         the client never answers it again, CANCEL-04), so for a request guarding none they
         are noise (leaving them out halved the one-session exploration)."""
-        if rec.state == PermState.ANSWERED and not any(t.perm == rec.id
-                                                       for t in self.tools.values()):
+        if rec.state == PermState.ANSWERED and not (self.tools and any(
+                t.perm == rec.id for t in self.tools.values())):
             return None
         return value
 

@@ -90,8 +90,9 @@ def _record_expr(cls: type, var: str) -> str:
 def _generated(model_cls: type) -> tuple[Callable[..., Any], Callable[..., Any],  # noqa: C901, PLR0915
                                          Callable[..., Any]]:
     """Compile clone, snapshot and indices for ``model_cls``."""
-    clone = ["def clone(m, ctx):", "    c = object.__new__(M)", "    c.sid = m.sid",
-             "    c.ctx = ctx"]
+    # plain values come with one copy of the instance dict; containers are replaced below
+    clone = ["def clone(m, ctx):", "    c = object.__new__(M)", "    d = m.__dict__.copy()",
+             "    d['ctx'] = ctx"]
     snap = ["def snapshot(m, rank):",
             "    pos = {k: n for n, k in enumerate(m.perms)} if m.perms else {}", "    return ("]
     index_exprs: list[str] = []
@@ -105,17 +106,17 @@ def _generated(model_cls: type) -> tuple[Callable[..., Any], Callable[..., Any],
             copy = f"{rec.__name__}({args})"
             if meta.get("snapshot") is False:  # copied, not compared (nor its indices)
                 EXCLUDED[(model_cls.__name__, name)] = meta.get("why", "")
-                clone.append(f"    c.{name} = {{k: {copy} for k, x in m.{name}.items()}} "
+                clone.append(f"    d['{name}'] = {{k: {copy} for k, x in m.{name}.items()}} "
                              f"if m.{name} else {{}}" if kind == "dict" else
-                             f"    c.{name} = [{copy} for x in m.{name}]")
+                             f"    d['{name}'] = [{copy} for x in m.{name}]")
                 continue
             if kind == "list":
-                clone.append(f"    c.{name} = [{copy} for x in m.{name}] if m.{name} else []")
+                clone.append(f"    d['{name}'] = [{copy} for x in m.{name}] if m.{name} else []")
                 item = _record_expr(rec, "x")
                 snap.append(f"        tuple([{item} for x in m.{name}]),")
                 seq = f"m.{name}"
             else:
-                clone.append(f"    c.{name} = {{k: {copy} for k, x in m.{name}.items()}} "
+                clone.append(f"    d['{name}'] = {{k: {copy} for k, x in m.{name}.items()}} "
                              f"if m.{name} else {{}}")
                 item = _record_expr(rec, "x")
                 if name == "perms":  # keyed by request id: the order of values is the key
@@ -128,15 +129,14 @@ def _generated(model_cls: type) -> tuple[Callable[..., Any], Callable[..., Any],
                 if f.metadata.get("index") and f.metadata.get("snapshot") is not False:
                     index_exprs.append(f"[x.{f.name} for x in {seq} if x.{f.name} >= 0]")
         elif kind == "set":
-            clone.append(f"    c.{name} = set(m.{name})")
+            clone.append(f"    d['{name}'] = m.{name}.copy() if m.{name} else set()")
             if _value(f"m.{name}", meta, model_cls.__name__) is not None:
                 snap.append(f"        tuple(sorted(m.{name})) if m.{name} else (),")
         elif kind in ("list", "dict"):
-            clone.append(f"    c.{name} = {kind}(m.{name})")
+            clone.append(f"    d['{name}'] = m.{name}.copy() if m.{name} else {kind}()")
             if _value(f"m.{name}", meta, model_cls.__name__) is not None:
                 snap.append(f"        tuple(m.{name}),")
         else:
-            clone.append(f"    c.{name} = m.{name}")
             expr = _value(f"m.{name}", meta, model_cls.__name__)
             if expr is not None:
                 snap.append(f"        {expr},")
@@ -144,7 +144,7 @@ def _generated(model_cls: type) -> tuple[Callable[..., Any], Callable[..., Any],
                     index_exprs.append(f"[m.{name}] if m.{name} >= 0 else []")
     for query in getattr(model_cls, "SNAPSHOT_QUERIES", ()):
         snap.append(f"        m.{query}(),")
-    clone.append("    return c")
+    clone += ["    c.__dict__ = d", "    return c"]
     snap.append("    )")
     idx = ["def indices(m):", "    out = set()"]
     idx += [f"    out.update({e})" for e in index_exprs]
@@ -152,6 +152,14 @@ def _generated(model_cls: type) -> tuple[Callable[..., Any], Callable[..., Any],
     source = "\n".join(clone + snap + idx) + "\n"
     exec(compile(source, f"<snapshot of {model_cls.__name__}>", "exec"), names)
     return names["clone"], names["snapshot"], names["indices"]
+
+
+def compiled(model_cls: type) -> tuple[Callable[..., Any], Callable[..., Any],
+                                       Callable[..., Any]]:
+    """``(clone, snapshot, indices)`` of ``model_cls`` without the per-call dispatch on the
+    model's type: ``clone(model, ctx)``, ``snapshot(model, rank)``, ``indices(model)`` (the
+    explorer, which calls them on every edge, looks them up once)."""
+    return _generated(model_cls)
 
 
 def clone(model: Any, ctx: Any = None) -> Any:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 from pathlib import Path
 
@@ -40,17 +42,26 @@ def test_explore_json_and_failing_property_exit_one(capsys: pytest.CaptureFixtur
     assert main(["check", str(files[0])]) == 1
 
 
-def test_explore_diff_json(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["explore", *SMALL, "--diff", "A-01=join,forbid", "--format", "json"]) == 0
-    (d,) = _json(capsys)["diffs"]
+@pytest.fixture(scope="module")
+def diff_a01() -> dict:
+    """``explore --diff A-01=join,forbid --format json``, run once for the tests that read it."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["explore", *SMALL, "--diff", "A-01=join,forbid", "--format", "json"])
+    assert code == 0
+    (d,) = json.loads(out.getvalue())["diffs"]
+    return d
+
+
+def test_explore_diff_json(diff_a01: dict) -> None:
+    d = diff_a01
     assert d["a"] == "A-01=join" and d["differences"]
     assert all(i["rules"] == ["A-01.forbid"] for i in d["differences"])
 
 
-def test_explore_diff_text_breaks_witnesses_between_steps(capsys: pytest.CaptureFixture[str]
-                                                          ) -> None:
-    assert main(["explore", *SMALL, "--diff", "A-01=join,forbid", "--format", "json"]) == 0
-    (d,) = _json(capsys)["diffs"]
+def test_explore_diff_text_breaks_witnesses_between_steps(capsys: pytest.CaptureFixture[str],
+                                                          diff_a01: dict) -> None:
+    d = diff_a01
     assert main(["explore", *SMALL, "--diff", "A-01=join,forbid"]) == 0
     out = capsys.readouterr().out
     lines = out.splitlines()
