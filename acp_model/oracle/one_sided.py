@@ -69,6 +69,26 @@ def not_judged() -> dict[str, str]:
     return out
 
 
+def set_aside(violations: list[dict[str, Any]], recording: Recording,
+              rules: Mapping[str, str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Split a rebuilt trace's violations: those it can decide (each given the ``line`` of the
+    recording it happened at) and those set aside: under a rule it cannot decide, or a safety
+    finding about an inferred client message (the inference's, never the agent's)."""
+    kept: list[dict[str, Any]] = []
+    aside: list[dict[str, Any]] = []
+    for v in violations:
+        index = v.get("index")
+        line = recording.lines[index] if isinstance(index, int) and 0 <= index < len(
+            recording.lines) else None
+        about_client = line is None and v.get("kind") != "liveness"
+        if v["rule"] in rules or about_client:
+            why = rules.get(v["rule"], "a finding about an inferred client message")
+            aside.append({"rule": v["rule"], "index": index, "why": why})
+        else:
+            kept.append({**v, "line": line} if line is not None else v)
+    return kept, aside
+
+
 class OneSidedError(ValueError):
     """An unusable one-sided recording: the message names the file and line."""
 
