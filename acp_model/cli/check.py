@@ -95,7 +95,8 @@ def register(sub: Any) -> None:
                        "1: a MUST rule or a liveness obligation failed; 2: unusable input.",
                        epilog="example: acp-model check trace.jsonl --report report.json "
                        "--html report.html\n"
-                       "example: acp-model check --one-sided agent golden.jsonl", formatter_class=argparse.RawDescriptionHelpFormatter)
+                       "example: acp-model check --one-sided agent golden.jsonl",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("trace", help="path of the JSONL trace")
     p.add_argument("--report", metavar="PATH.json", help="write the JSON report here")
     p.add_argument("--sarif", metavar="PATH.sarif", help="write a SARIF 2.1.0 log (GitHub code "

@@ -258,9 +258,9 @@ class _Inference:
     explains)."""
 
     def __init__(self, lines: list[Line]) -> None:
+        self.replaced: dict[str, str] = {}
         self.lines = [Line(ln.number, ln.kind, ln.method, self._fill(ln.payload))
                       for ln in lines]
-        self.replaced: dict[str, str] = {}
         self.plan: list[tuple[int, int, dict[str, Any], str, str]] = []  # pos, seq, msg, ...
         self.agent_ids: dict[int, str] = {}
         self.anchor = 0  # where a client request may go: after the last answer or idle

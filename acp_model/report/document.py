@@ -17,7 +17,6 @@ from acp_model.spec.levels import Level
 from acp_model.spec.readings import Readings
 from acp_model.spec.rules import RULES, RuleStat, catalogue
 
-
 # The status of a rule the input cannot decide (a one-sided recording): neither held nor broken.
 NOT_JUDGED = "not judged"
 

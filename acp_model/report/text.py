@@ -87,7 +87,8 @@ def render(report: dict[str, Any], console: Console, *, limit: int = 50) -> None
             label = "FAIL" if v["level"] == Level.FAIL else "warn"
             if v.get("kind") == "liveness":
                 label += " (liveness)"
-            where = (f"at line {v['line']}" if "line" in v else f"at {at}") + (f", session {v['session']}" if v.get("session") else "") \
+            at = f"line {v['line']}" if "line" in v else at  # a one-sided recording's line
+            where = f"at {at}" + (f", session {v['session']}" if v.get("session") else "") \
                 + (f", in the run of {v['worker']}" if v.get("worker") else "")  # merged
             console.print(f"[{style}]{label}[/]  {rule_markup(v['rule'])}  {escape(where)}",
                           soft_wrap=True, highlight=False)
