@@ -276,3 +276,14 @@ def test_cli_reports_in_every_format(tmp_path: Path, capsys: pytest.CaptureFixtu
     page = html.read_text()
     assert "one-sided" in page and "initialize request" in page and "[inferred]" in page
     assert "not judged" in page
+
+
+def test_junit_skips_what_was_not_judged() -> None:
+    from acp_model.report.junit import junit_xml
+
+    one, _ = check_one_sided(AGENT, spec="auto")
+    xml = junit_xml(one)
+    assert 'name="CANCEL-11"' in xml
+    case = xml[xml.index('name="CANCEL-11"'):]
+    case = case[:case.index("</testcase>")]
+    assert "<skipped" in case and "cancel" in case
