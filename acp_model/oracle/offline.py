@@ -80,15 +80,17 @@ def report_for(monitor: Monitor, *, command: str, source: str,
                extra: dict[str, Any] | None = None,
                recording: one_sided.Recording | None = None) -> dict[str, Any]:
     violations = [v.to_json() for v in monitor.violations]
+    stats = monitor.rule_stats()
     not_judged: dict[str, str] = {}
     if recording is not None:  # a one-sided recording: what it cannot decide is set aside
         not_judged = one_sided.not_judged()
         violations, aside = one_sided.set_aside(violations, recording, not_judged)
+        one_sided.discount(stats, aside)
         extra = {**(extra or {}), "one_sided": {**recording.summary(), "set_aside": aside}}
     return build_report(
         command=command, source=source, readings=monitor.readings,
         violations=violations,
-        stats=monitor.rule_stats(),
+        stats=stats,
         summary={"messages": monitor.count, "sessions": len(monitor.sessions)},
         extra={"transitions": monitor.transition_counts(), **(extra or {})},
         spec={**monitor.decision.to_json(), "fit": monitor.fit.to_json()},

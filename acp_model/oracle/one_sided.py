@@ -24,7 +24,8 @@ from typing import Any
 import orjson
 
 from acp_model.spec import revisions
-from acp_model.spec.rules import RULES
+from acp_model.spec.levels import Level
+from acp_model.spec.rules import RULES, RuleStat
 from acp_model.trace.format import DIRECTIONS, Record
 
 AGENT = "agent"
@@ -34,6 +35,7 @@ CLIENT_INFO = {"name": "acp-model (inferred client)", "version": "0"}
 PLACEHOLDERS = {"<cwd>": "/acp-model-inferred/cwd", "<home>": "/acp-model-inferred/home"}
 PROMPT = "session/prompt"
 PERMISSION = "session/request_permission"
+REPLAYED = ("user_message", "agent_message", "agent_thought", "tool_call")  # update kinds
 
 # The agent's rules a one-sided recording cannot decide (the client's rules: all of them).
 NEEDS_CLIENT: dict[str, str] = {
@@ -83,10 +85,24 @@ def set_aside(violations: list[dict[str, Any]], recording: Recording,
         about_client = line is None and v.get("kind") != "liveness"
         if v["rule"] in rules or about_client:
             why = rules.get(v["rule"], "a finding about an inferred client message")
-            aside.append({"rule": v["rule"], "index": index, "why": why})
+            aside.append({"rule": v["rule"], "level": v["level"], "index": index,
+                          "why": why})
         else:
             kept.append({**v, "line": line} if line is not None else v)
     return kept, aside
+
+
+def discount(stats: Mapping[str, RuleStat], aside: Iterable[Mapping[str, Any]]) -> None:
+    """Take the findings set aside out of their rules' counts (a rule whose only finding was
+    about an inferred message is not violated)."""
+    for v in aside:
+        stat = stats.get(v["rule"])
+        if stat is None:
+            continue
+        if v["level"] == Level.FAIL:
+            stat.violations = max(0, stat.violations - 1)
+        else:
+            stat.warnings = max(0, stat.warnings - 1)
 
 
 class OneSidedError(ValueError):
@@ -296,7 +312,8 @@ class _Inference:
                              f"session/cancel for session {sid}",
                              f"line {line.number}: the agent ended work with stopReason "
                              "cancelled")
-            if is_idle(line) or (line.kind in ("response", "error") and self._ends_step(line)):
+            if self._ends_work(line) or (line.kind in ("response", "error")
+                                         and self._ends_step(line)):
                 self.anchor = i + 1
         return self._rebuild()
 
@@ -304,6 +321,12 @@ class _Inference:
         if line.kind == "response" and line.method == PROMPT and isinstance(line.payload, dict):
             return line.payload.get("stopReason")
         return _update(line).get("stopReason") if is_idle(line) else None
+
+    @staticmethod
+    def _ends_work(line: Line) -> bool:
+        """An idle with a stop reason: work ended (an idle without one, e.g. a replayed
+        session's state, ends nothing the client waits for)."""
+        return is_idle(line) and "stopReason" in _update(line)
 
     def _ends_step(self, line: Line) -> bool:
         """Does this answer end what the client waits for before its next request? (a v2
@@ -344,6 +367,10 @@ class _Inference:
             params["prompt"] = self._prompt_content(i)
         elif line.method in ("session/load", "session/resume", "session/fork"):
             params.update(cwd=PLACEHOLDERS["<cwd>"], mcpServers=[])
+            if sid and line.method != "session/fork":  # a fork's result names its session
+                self.sessions.append(sid)
+            if line.method == "session/resume" and self._replayed(i):
+                params["replayFrom"] = {"type": "start"}
         return params
 
     def _session_between(self, i: int) -> str | None:
@@ -354,6 +381,12 @@ class _Inference:
             if sid:
                 return sid
         return self.sessions[-1] if self.sessions else None
+
+    def _replayed(self, i: int) -> bool:
+        """Did the agent send conversation before the resume answer at ``i``? (then the
+        client asked for a replay: ``replayFrom`` start)"""
+        return any(str(_update(line).get("sessionUpdate", "")).startswith(REPLAYED)
+                   for line in self.lines[self.anchor:i])
 
     def _prompt_content(self, i: int) -> list[Any]:
         """The prompt the agent's user message echoes (its content), else a stand-in."""

@@ -287,3 +287,48 @@ def test_junit_skips_what_was_not_judged() -> None:
     case = xml[xml.index('name="CANCEL-11"'):]
     case = case[:case.index("</testcase>")]
     assert "<skipped" in case and "cancel" in case
+
+
+def resumed() -> list[dict[str, Any]]:
+    """A session of an earlier connection resumed with its history replayed, a prompt
+    rejected, then one accepted (sdk-2.4.0)."""
+    def upd(kind: str, /, **fields: Any) -> dict[str, Any]:
+        return {"kind": "notification", "method": "session/update",
+                "payload": {"sessionId": "S1", "update": {"sessionUpdate": kind, **fields}}}
+
+    return [
+        {"kind": "response", "method": "initialize", "payload": {
+            "protocolVersion": 2, "capabilities": {"session": {"resume": {}}},
+            "info": {"name": "x", "version": "1"}}},
+        upd("user_message", messageId="m1", content=[{"type": "text", "text": "old"}]),
+        upd("agent_message", messageId="m2", content=[{"type": "text", "text": "old answer"}]),
+        upd("state_update", state="idle"),
+        {"kind": "response", "method": "session/resume", "payload": {}},
+        {"kind": "error", "method": "session/prompt",
+         "payload": {"code": -32602, "message": "bad prompt"}},
+        upd("user_message", messageId="m3", content=[{"type": "text", "text": "new"}]),
+        upd("state_update", state="running"),
+        {"kind": "response", "method": "session/prompt", "payload": {"messageId": "m3"}},
+        upd("state_update", state="idle", stopReason="end_turn"),
+    ]
+
+
+def test_a_resume_with_replay_is_inferred_before_the_replay(tmp_path: Path) -> None:
+    report, recording = check_one_sided(write_lines(tmp_path / "r.jsonl", resumed()),
+                                        spec="auto")
+    assert report["verdict"] == "pass" and not report["violations"], report["violations"]
+    resume = recording.records[2].msg  # right after the initialize answer
+    assert resume["method"] == "session/resume"
+    assert resume["params"]["sessionId"] == "S1"
+    assert resume["params"]["replayFrom"] == {"type": "start"}
+    prompts = [r.msg for r in recording.records if r.msg.get("method") == "session/prompt"]
+    assert [p["params"]["sessionId"] for p in prompts] == ["S1", "S1"]
+    assert statuses(report)["SDK-RESUME-01"] == "held"
+
+
+def test_a_resume_answered_without_its_state_snapshot_fails(tmp_path: Path) -> None:
+    lines = resumed()
+    del lines[3]  # the state_update the resume response must follow
+    report, _ = check_one_sided(write_lines(tmp_path / "r.jsonl", lines), spec="auto")
+    failed = [(v["rule"], v["line"]) for v in report["violations"] if v["level"] == Level.FAIL]
+    assert failed == [("SDK-RESUME-01", 4)]
