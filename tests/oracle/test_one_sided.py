@@ -332,3 +332,16 @@ def test_a_resume_answered_without_its_state_snapshot_fails(tmp_path: Path) -> N
     report, _ = check_one_sided(write_lines(tmp_path / "r.jsonl", lines), spec="auto")
     failed = [(v["rule"], v["line"]) for v in report["violations"] if v["level"] == Level.FAIL]
     assert failed == [("SDK-RESUME-01", 4)]
+
+
+def test_a_finding_about_an_inferred_request_is_set_aside_not_counted(tmp_path: Path) -> None:
+    """sdk-2.4.0 has no session/load: the inferred request breaks ENUM-02 as a client
+    message would. That is the inference's doing: set aside, and ENUM-02 not violated."""
+    lines = resumed()
+    lines[4] = {**lines[4], "method": "session/load"}
+    report, _ = check_one_sided(write_lines(tmp_path / "l.jsonl", lines), spec="sdk-2.4.0")
+    aside = report["one_sided"]["set_aside"]
+    assert {"rule": "ENUM-02", "level": Level.FAIL, "index": 2,
+            "why": "a finding about an inferred client message"} in aside
+    assert "ENUM-02" not in {v["rule"] for v in report["violations"]}
+    assert statuses(report)["ENUM-02"] != "violated"
