@@ -2,7 +2,8 @@
 
 The public API, importable from here (``from acp_model import check_trace, explore``):
 
-* offline checking: :func:`check_trace`, :func:`check_records`, and the oracle itself,
+* offline checking: :func:`check_trace`, :func:`check_records`, :func:`check_one_sided` (a
+  recording of the agent's messages alone), and the oracle itself,
   :class:`Monitor` with its :class:`Violation` records;
 * the specification as data: :data:`RULES` / :func:`catalogue` (the rule catalogue),
   :data:`DEFAULT` / :class:`Readings` / :data:`READING_DEFS` (the named readings);
@@ -27,6 +28,7 @@ __version__ = "0.1.0"
 _EXPORTS: dict[str, str] = {
     "check_records": "acp_model.oracle.offline",
     "check_trace": "acp_model.oracle.offline",
+    "check_one_sided": "acp_model.oracle.offline",
     "Monitor": "acp_model.oracle.monitor",
     "Violation": "acp_model.oracle.monitor",
     "RULES": "acp_model.spec.rules",

@@ -13,10 +13,11 @@ from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
 from acp_model.cli.common import EXIT_FAIL, EXIT_OK, UsageError, add_reading_option
-from acp_model.oracle.offline import check_records
+from acp_model.oracle.offline import check_one_sided, check_records
+from acp_model.oracle.one_sided import OneSidedError, Recording
 from acp_model.report.document import write_json
 from acp_model.report.html import trace_page, write_html
-from acp_model.report.sarif import check_locations, write_sarif
+from acp_model.report.sarif import Located, check_locations, write_sarif
 from acp_model.report.text import render, show
 from acp_model.spec.readings import DEFAULT, ReadingError
 from acp_model.trace.format import Record, TraceError, iter_trace
@@ -42,25 +43,33 @@ def _reading(path: str) -> Iterator[Callable[[int], None] | None]:
 
 
 def cmd_check(args: argparse.Namespace, console: Console) -> int:
+    recording: Recording | None = None
     try:
         options: dict[str, Any] = {
             "readings": DEFAULT.parse(args.reading or []), "validate": not args.no_validate,
             "engine": args.engine, "spec": args.spec, "open_at_end": args.open_at_end}
-        with _reading(args.trace) as progress:
-            records: Iterable[Record] = iter_trace(args.trace, progress)
-            if args.html:  # the page shows the records: keep them
-                records = list(records)
-            report = check_records(records, source=str(args.trace), **options)
+        if args.one_sided is not None:
+            report, recording = check_one_sided(args.trace, args.one_sided, **options)
+            records: Iterable[Record] = recording.records
+        else:
+            with _reading(args.trace) as progress:
+                records = iter_trace(args.trace, progress)
+                if args.html:  # the page shows the records: keep them
+                    records = list(records)
+                report = check_records(records, source=str(args.trace), **options)
     except TraceError as exc:
         raise UsageError(f"unusable trace: {exc}") from None
+    except OneSidedError as exc:
+        raise UsageError(f"unusable one-sided recording: {exc}") from None
     except ReadingError as exc:  # a bad --reading, or one the decided revision fixes otherwise
         raise UsageError(str(exc)) from None
     if args.report:
         write_json(report, args.report)
     if args.sarif:
-        write_sarif(report, args.sarif, check_locations(report, str(args.trace)))
+        write_sarif(report, args.sarif, _locations(report, str(args.trace), recording))
     if args.html:
-        write_html(trace_page(report, records, str(args.trace)), args.html)
+        marks = {} if recording is None else {i.index: "inferred" for i in recording.inferred}
+        write_html(trace_page(report, records, str(args.trace), marks), args.html)
     if args.format == "json":
         print(json.dumps(report, indent=2))
     else:
@@ -70,6 +79,13 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
     return EXIT_FAIL if report["verdict"] == "fail" else EXIT_OK
 
 
+def _locations(report: dict[str, Any], trace: str,
+               recording: Recording | None) -> dict[int, Located]:
+    """Where each violation is in the file: a one-sided recording's own line numbers."""
+    if recording is None:
+        return check_locations(report, trace)
+    return {n: Located(trace, v.get("line")) for n, v in enumerate(report["violations"])}
+
 
 def register(sub: Any) -> None:
     p = sub.add_parser("check", help="check a recorded JSONL trace against the model",
@@ -78,7 +94,9 @@ def register(sub: Any) -> None:
                        '{"dir": ..., "raw": "unparseable line"}). Exit 0: no failure; '
                        "1: a MUST rule or a liveness obligation failed; 2: unusable input.",
                        epilog="example: acp-model check trace.jsonl --report report.json "
-                       "--html report.html", formatter_class=argparse.RawDescriptionHelpFormatter)
+                       "--html report.html\n"
+                       "example: acp-model check --one-sided agent golden.jsonl",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("trace", help="path of the JSONL trace")
     p.add_argument("--report", metavar="PATH.json", help="write the JSON report here")
     p.add_argument("--sarif", metavar="PATH.sarif", help="write a SARIF 2.1.0 log (GitHub code "
@@ -94,6 +112,13 @@ def register(sub: Any) -> None:
                    help="list what is still owed when the trace ends as open, not as "
                         "liveness failures (traces of interactive sessions, e.g. from "
                         "acp-model proxy)")
+    p.add_argument("--one-sided", metavar="SIDE",
+                   help="the file holds only one side's messages (SIDE: agent), one JSON "
+                        'object a line: {"kind": "request"|"notification"|"response"|"error", '
+                        '"method", "payload"} (vendors\' golden files), or a trace of a2c '
+                        "records only; the client's requests the agent's answers imply are "
+                        "inferred and listed, rules that need the client's side are reported "
+                        "as not judged")
     p.add_argument("--engine", choices=("table", "statemachine"), default="table",
                    help="run the derived transition table (fast, default) or the "
                         "python-statemachine machine itself")

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from acp_model.oracle import one_sided
 from acp_model.oracle.monitor import Monitor, Violation
 from acp_model.report.document import build_report
 from acp_model.spec import revisions
@@ -16,13 +17,15 @@ from acp_model.trace.format import Record, iter_trace
 def check_records(records: Iterable[Record | dict[str, Any]], *, readings: Readings = DEFAULT,
                   validate: bool = True, engine: str = "table", source: str = "<records>",
                   deadline: float | None = None, spec: str | None = None,
-                  open_at_end: bool = False) -> dict[str, Any]:
+                  open_at_end: bool = False,
+                  recording: one_sided.Recording | None = None) -> dict[str, Any]:
     """Run the monitor over records and return the JSON report (as a dict).
 
     ``spec`` names the revision (``auto``: decided from the trace's first prompt response);
     without it the revision in ``readings`` judges. ``open_at_end``: what is still owed when
     the trace ends is listed as open (a recorded interactive session may end mid-turn), not
-    judged as liveness failures.
+    judged as liveness failures. ``recording``: the records were rebuilt from a one-sided
+    recording (``check_one_sided``).
     """
     decision = None
     if spec is not None:
@@ -37,10 +40,10 @@ def check_records(records: Iterable[Record | dict[str, Any]], *, readings: Readi
         monitor.feed(rec)
     if open_at_end:
         still_owed = finish_open(monitor)
-        return report_for(monitor, command="check", source=source,
+        return report_for(monitor, command="check", source=source, recording=recording,
                           extra={"open_at_end": [v.to_json() for v in still_owed]})
     monitor.finish(deadline)
-    return report_for(monitor, command="check", source=source)
+    return report_for(monitor, command="check", source=source, recording=recording)
 
 
 def finish_open(monitor: Monitor) -> list[Violation]:
@@ -58,12 +61,37 @@ def check_trace(path: str | Path, **options: Any) -> dict[str, Any]:
     return check_records(iter_trace(path), source=str(path), **options)
 
 
+def check_one_sided(path: str | Path, side: str = one_sided.AGENT,
+                    **options: Any) -> tuple[dict[str, Any], one_sided.Recording]:
+    """Check a recording of one side's messages (``one_sided``): the client's side inferred,
+    the rules that need it reported as not judged. Raises ``OneSidedError`` for unusable
+    input. Returns the report and the rebuilt trace (the HTML page shows it)."""
+    if side not in one_sided.SIDES:
+        raise one_sided.OneSidedError(
+            f"--one-sided {side}: only recordings of the agent's messages can be checked "
+            f"(a client is judged on what it sends to an agent: record both sides)")
+    recording = one_sided.infer(one_sided.read_lines(path))
+    report = check_records(recording.records, source=str(path), recording=recording,
+                           **options)
+    return report, recording
+
+
 def report_for(monitor: Monitor, *, command: str, source: str,
-               extra: dict[str, Any] | None = None) -> dict[str, Any]:
+               extra: dict[str, Any] | None = None,
+               recording: one_sided.Recording | None = None) -> dict[str, Any]:
+    violations = [v.to_json() for v in monitor.violations]
+    stats = monitor.rule_stats()
+    not_judged: dict[str, str] = {}
+    if recording is not None:  # a one-sided recording: what it cannot decide is set aside
+        not_judged = one_sided.not_judged()
+        violations, aside = one_sided.set_aside(violations, recording, not_judged)
+        one_sided.discount(stats, aside)
+        extra = {**(extra or {}), "one_sided": {**recording.summary(), "set_aside": aside}}
     return build_report(
         command=command, source=source, readings=monitor.readings,
-        violations=[v.to_json() for v in monitor.violations],
-        stats=monitor.rule_stats(),
+        violations=violations,
+        stats=stats,
         summary={"messages": monitor.count, "sessions": len(monitor.sessions)},
         extra={"transitions": monitor.transition_counts(), **(extra or {})},
-        spec={**monitor.decision.to_json(), "fit": monitor.fit.to_json()})
+        spec={**monitor.decision.to_json(), "fit": monitor.fit.to_json()},
+        not_judged=not_judged)

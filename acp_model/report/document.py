@@ -8,7 +8,7 @@ violated / warned / held / not exercised). The fuzzer extends it (counterexample
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,9 @@ from acp_model import __version__
 from acp_model.spec.levels import Level
 from acp_model.spec.readings import Readings
 from acp_model.spec.rules import RULES, RuleStat, catalogue
+
+# The status of a rule the input cannot decide (a one-sided recording): neither held nor broken.
+NOT_JUDGED = "not judged"
 
 
 def merge_stats(stats: Iterable[dict[str, RuleStat]]) -> dict[str, RuleStat]:
@@ -30,16 +33,21 @@ def merge_stats(stats: Iterable[dict[str, RuleStat]]) -> dict[str, RuleStat]:
     return total
 
 
-def rules_section(stats: dict[str, RuleStat], readings: Readings) -> list[dict[str, Any]]:
+def rules_section(stats: dict[str, RuleStat], readings: Readings,
+                  not_judged: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """Every catalogued rule with its status; ``not_judged`` names the rules the input cannot
+    decide (a one-sided recording), each with the reason: never reported as held."""
     out = []
     for r in catalogue():
         st = stats.get(r.id, RuleStat())
-        out.append({
+        why = (not_judged or {}).get(r.id) if r.applies(readings.revision) else None
+        entry: dict[str, Any] = {
             "id": r.id,
             "party": r.party,
             "strength": r.strength_under(readings),
             "kind": r.kind,
             "status": ("not in revision" if not r.applies(readings.revision)
+                       else NOT_JUDGED if why is not None
                        else "allowance" if r.is_allowance and not st.violations
                        else st.status),
             "exercised": st.exercised,
@@ -49,14 +57,18 @@ def rules_section(stats: dict[str, RuleStat], readings: Readings) -> list[dict[s
             "citation": r.citation_in(readings.revision),
             "revisions": list(r.revisions),
             "tck": list(r.tck),
-        })
+        }
+        if why is not None:
+            entry["not_judged"] = why
+        out.append(entry)
     return out
 
 
 def build_report(*, command: str, source: str, readings: Readings, violations: list[dict],
                  stats: dict[str, RuleStat], summary: dict[str, Any],
                  extra: dict[str, Any] | None = None,
-                 spec: dict[str, Any] | None = None) -> dict[str, Any]:
+                 spec: dict[str, Any] | None = None,
+                 not_judged: Mapping[str, str] | None = None) -> dict[str, Any]:
     failures = [v for v in violations if v.get("level") == Level.FAIL]
     report: dict[str, Any] = {
         "tool": "acp-model",
@@ -72,7 +84,7 @@ def build_report(*, command: str, source: str, readings: Readings, violations: l
         "readings": readings.as_dict(),
         "readings_changed": readings.changed(),
         "violations": violations,
-        "rules": rules_section(stats, readings),
+        "rules": rules_section(stats, readings, not_judged),
     }
     if extra:
         report.update(extra)

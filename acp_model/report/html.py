@@ -79,10 +79,11 @@ def cases_from_violations(violations: Sequence[Mapping[str, Any]],
 
 
 def trace_page(report: Mapping[str, Any], records: Sequence[Record | dict[str, Any]],
-               caption: str) -> str:
-    """The page of a report over one trace (check, proxy): findings drawn on its records."""
+               caption: str, marks: Mapping[int, str] | None = None) -> str:
+    """The page of a report over one trace (check, proxy): findings drawn on its records;
+    ``marks`` labels records in the transcript (a one-sided recording's inferred ones)."""
     return render_html(report, cases=cases_from_violations(report["violations"], records),
-                       transcript=Transcript(records, caption=caption))
+                       transcript=Transcript(records, caption=caption, marks=marks or {}))
 
 
 def _rule_link(rule: str | None) -> str:
@@ -187,9 +188,24 @@ def _summary(report: Mapping[str, Any]) -> str:
         rows.append(("open at end", f"{len(still_owed)} obligation(s) the session ended "
                      "before (not failures): " + "; ".join(
                          f"{v['rule']} #{v['index']}" for v in still_owed[:8])))
+    rows.extend(_one_sided_rows(report.get("one_sided")))
     for note in report.get("notes") or []:
         rows.append(("note", str(note)))
     return _dl(rows)
+
+
+def _one_sided_rows(one: Any) -> list[tuple[str, str]]:
+    """What a one-sided recording's check inferred, and what it could not judge."""
+    if not isinstance(one, Mapping):
+        return []
+    rows = [("one-sided", f"only the {one.get('side')}'s messages were recorded "
+             f"({one.get('agent_messages')}); the client's side is inferred, and rules that "
+             "need it are not judged (see Rules)")]
+    rows.extend(("inferred", f"#{i['index']} {i['what']}, because {i['because']}")
+                for i in one.get("inferred") or [])
+    for mark, path in (one.get("placeholders") or {}).items():
+        rows.append(("placeholder", f"{mark} read as {path}"))
+    return rows
 
 
 def _dl(rows: Sequence[tuple[str, str]]) -> str:

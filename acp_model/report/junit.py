@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from acp_model import __version__
+from acp_model.report.document import NOT_JUDGED
 from acp_model.report.links import rule_url
 from acp_model.spec.levels import Level
 
@@ -29,9 +30,10 @@ def junit_xml(report: dict[str, Any]) -> str:
             node = ET.SubElement(case, "failure", message=hits[0]["message"][:500],
                                  type=r["strength"])
             node.text = "\n".join(v["message"] for v in hits) + f"\nrule: {rule_url(r['id'])}"
-        elif r["status"] == "not exercised":
+        elif r["status"] in ("not exercised", NOT_JUDGED):  # never a pass
             skipped += 1
-            ET.SubElement(case, "skipped", message="not exercised in this run")
+            ET.SubElement(case, "skipped", message=r.get("not_judged") or
+                          "not exercised in this run")
         if warns:
             out = ET.SubElement(case, "system-out")
             out.text = "\n".join(f"warning: {v['message']}" for v in warns)

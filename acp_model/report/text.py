@@ -55,6 +55,23 @@ def counterexample_line(ce: Mapping[str, Any], tail: str = "") -> str:
             + (f" {escape(tail)}" if tail else ""))
 
 
+def one_sided(one: Any, console: Console, limit: int = 50) -> None:
+    """What a one-sided recording's check inferred of the client's side."""
+    if not isinstance(one, Mapping):
+        return
+    inferred = one.get("inferred") or []
+    show(console, f"one-sided: {one.get('agent_messages')} message(s) of the "
+         f"{one.get('side')}; {len(inferred)} client message(s) inferred:", indent="")
+    for item in inferred[:limit]:
+        show(console, f"#{item['index']} {item['what']} (from {item['because']})")
+    for mark, path in (one.get("placeholders") or {}).items():
+        show(console, f"placeholder {mark} read as {path}")
+    aside = one.get("set_aside") or []
+    if aside:
+        show(console, f"{len(aside)} finding(s) set aside: judged on what was inferred",
+             indent="")
+
+
 def render(report: dict[str, Any], console: Console, *, limit: int = 50) -> None:
     """Human summary: verdict, the violations, and rule coverage counts.
 
@@ -70,6 +87,7 @@ def render(report: dict[str, Any], console: Console, *, limit: int = 50) -> None
             label = "FAIL" if v["level"] == Level.FAIL else "warn"
             if v.get("kind") == "liveness":
                 label += " (liveness)"
+            at = f"line {v['line']}" if "line" in v else at  # a one-sided recording's line
             where = f"at {at}" + (f", session {v['session']}" if v.get("session") else "") \
                 + (f", in the run of {v['worker']}" if v.get("worker") else "")  # merged
             console.print(f"[{style}]{label}[/]  {rule_markup(v['rule'])}  {escape(where)}",
@@ -86,6 +104,7 @@ def render(report: dict[str, Any], console: Console, *, limit: int = 50) -> None
     still_owed = report.get("open_at_end") or []
     for v in still_owed[:limit]:
         show(console, f"open at end: {v['rule']} #{v['index']}: {v['message']}", indent="")
+    one_sided(report.get("one_sided"), console, limit)
     spec = report.get("spec")
     if spec:
         how = "decided by --spec auto: " if spec.get("requested") == "auto" else ""
