@@ -39,6 +39,7 @@ from acp_model.report.reach import Reach
 from acp_model.spec import revisions
 from acp_model.spec.readings import DEFAULT, Readings
 from acp_model.spec.revisions import Decision
+from acp_model.trace import dialect
 
 SYNC_METHOD = "_acp_model/sync"
 CLIENT_INFO = {"name": "acp-model", "title": "acp-model fuzzer", "version": __version__}
@@ -274,7 +275,7 @@ class FuzzClient:
     # ------------------------------------------------------------------ set-up ------------
     def initialize(self) -> dict[str, Any]:
         protocol = revisions.get(self.monitor.rev).protocol  # the version the client offers
-        params = revisions.initialize_params(protocol, CLIENT_INFO)
+        params = dialect.initialize_params(protocol, CLIENT_INFO)
         try:
             result = self.proc.call("initialize", params, timeout=self.startup_deadline)
         except TimeoutError:

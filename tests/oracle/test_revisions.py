@@ -18,6 +18,7 @@ from acp_model.oracle.offline import check_records
 from acp_model.spec import revisions
 from acp_model.spec.readings import DEFAULT, ReadingError
 from acp_model.spec.rules import RULES
+from acp_model.trace import dialect
 from acp_model.trace.builder import TraceBuilder
 from acp_model.trace.format import iter_trace
 from tests.helpers import S, base, check, failed_rules, warned_rules
@@ -66,10 +67,10 @@ def test_auto_reads_a_trace_only_as_far_as_its_decision(tmp_path: Path) -> None:
             pulled.append(n)
             yield rec
 
-    decision, again = revisions.detect_ahead(stream())
+    decision, again = dialect.detect_ahead(stream())
     assert decision.revision == "sdk-2.4.0" and pulled[-1] == decision.index < len(records) - 1
     assert list(again) == records  # those read ahead first, then the rest, each once
-    decision, again = revisions.detect_ahead(iter(records[:3]))  # no prompt: undecided
+    decision, again = dialect.detect_ahead(iter(records[:3]))  # no prompt: undecided
     assert decision.revision == "seed" and list(again) == records[:3]
     path = sdk_flow().write(tmp_path / "t.jsonl")
     heard: list[int] = []
