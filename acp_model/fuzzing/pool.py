@@ -30,7 +30,7 @@ from acp_model.fuzzing.sessions import close_sessions, first_of
 from acp_model.fuzzing.stop import Stop
 from acp_model.model.vocab import Level
 from acp_model.oracle.monitor import Monitor, Violation
-from acp_model.spec.rules import RuleStat
+from acp_model.report.stats import RuleStat
 
 
 class AgentPool:
