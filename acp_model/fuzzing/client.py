@@ -35,6 +35,7 @@ from acp_model.model.check import declare
 from acp_model.model.permissions import option_for
 from acp_model.model.vocab import Answer, ErrorCode, Level, Role
 from acp_model.oracle.monitor import Monitor, Violation
+from acp_model.process import signal_group
 from acp_model.report.reach import Reach
 from acp_model.spec import revisions
 from acp_model.spec.readings import DEFAULT, Readings
@@ -169,8 +170,7 @@ class FuzzClient:
                               f"{self.proc.max_transcript_bytes >> 20} MiB; the connection "
                               "was abandoned (the transcript keeps what came before)")
             self._changed.notify_all()
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pgid, signal.SIGKILL)  # never join threads from this thread
+        signal_group(self.proc.pgid, signal.SIGKILL)  # never join threads from this thread
 
     def _agent_request(self, msg: dict[str, Any]) -> None:
         """Client duties towards agent requests that no fuzz action decides."""
