@@ -228,6 +228,17 @@ def test_the_error_stop_reason_exists_only_in_the_newer_revision() -> None:
     assert "STOP-03" in failed_rules(check(invented))
 
 
+def test_a_value_of_another_revision_is_one_warning_then_counted_in_the_fit() -> None:
+    """The seed judging sdk-2.4.0's stop reason ``error`` twice: one ACPM-ENUM-REVISION
+    warning, and the revision fit counts both messages (one cause, one finding)."""
+    t = base()
+    for rid in (10, 11):
+        t.prompt(S, rid).accepted(rid).user_message(S).running(S).idle(S, "error")
+    report = check(t)
+    assert [v["rule"] for v in report["violations"]] == ["ACPM-ENUM-REVISION"]
+    [shape] = report["spec"]["fit"]["shapes"]
+    assert shape["follows"] == ["sdk-2.4.0"] and shape["messages"] == 2
+
 def test_a_cancelled_work_reported_as_error_fails_cancel_07_in_the_newer_revision() -> None:
     t = sdk_turn(base(), 10, "u1").cancel(S).sync().idle(S, "error")
     report = check(t, SDK)
