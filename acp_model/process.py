@@ -1,8 +1,9 @@
 """Process groups (is anything of an agent still running, wait until nothing is), and the
 bounded buffer its stderr is drained into.
 
-The fuzz transport and the proxy both start an agent in a process group of its own and end it
-with the same ladder (stdin closed, SIGTERM, SIGKILL to the whole group): :func:`end_group`.
+The fuzz transport and the proxy both start an agent in a process group of its own
+(:func:`spawn_group`) and end it with the same ladder (stdin closed, SIGTERM, SIGKILL to the
+whole group): :func:`end_group`.
 Linux reads ``/proc``; elsewhere a signal 0 to the group stands in.
 """
 
@@ -12,9 +13,10 @@ import collections
 import contextlib
 import os
 import signal
+import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 
 
 def _group_members(pgid: int) -> list[tuple[int, str]]:
@@ -71,6 +73,30 @@ def signal_group(pgid: int, sig: int) -> None:
     """Send ``sig`` to the group; a group already gone is no error."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
+
+
+def spawn_group(argv: Sequence[str], cwd: str | os.PathLike[str] | None = None,
+                env: Mapping[str, str] | None = None) -> subprocess.Popen[bytes]:
+    """Start an agent with piped stdio in a session (and process group) of its own.
+
+    A Ctrl-C can land inside ``Popen`` after the fork, while it waits for the exec: the
+    exception then leaves with no object, and the child would run on, orphaned. The object is
+    made first so that its pid is still at hand to end that child's group.
+    """
+    proc = subprocess.Popen.__new__(subprocess.Popen)
+    try:
+        proc.__init__(list(argv), stdin=subprocess.PIPE,  # type: ignore[misc]
+                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
+                      env=dict(env) if env is not None else None, start_new_session=True,
+                      bufsize=0, close_fds=True)
+    except BaseException:
+        pid = getattr(proc, "pid", None)
+        if pid:
+            signal_group(pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+        raise
+    return proc
 
 
 def end_group(pgid: int, close_stdin: Callable[[], None],

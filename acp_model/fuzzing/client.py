@@ -35,10 +35,12 @@ from acp_model.model.check import declare
 from acp_model.model.permissions import option_for
 from acp_model.model.vocab import Answer, ErrorCode, Level, Role
 from acp_model.oracle.monitor import Monitor, Violation
+from acp_model.process import signal_group
 from acp_model.report.reach import Reach
 from acp_model.spec import revisions
 from acp_model.spec.readings import DEFAULT, Readings
 from acp_model.spec.revisions import Decision
+from acp_model.trace import dialect
 
 SYNC_METHOD = "_acp_model/sync"
 CLIENT_INFO = {"name": "acp-model", "title": "acp-model fuzzer", "version": __version__}
@@ -168,8 +170,7 @@ class FuzzClient:
                               f"{self.proc.max_transcript_bytes >> 20} MiB; the connection "
                               "was abandoned (the transcript keeps what came before)")
             self._changed.notify_all()
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pgid, signal.SIGKILL)  # never join threads from this thread
+        signal_group(self.proc.pgid, signal.SIGKILL)  # never join threads from this thread
 
     def _agent_request(self, msg: dict[str, Any]) -> None:
         """Client duties towards agent requests that no fuzz action decides."""
@@ -274,7 +275,7 @@ class FuzzClient:
     # ------------------------------------------------------------------ set-up ------------
     def initialize(self) -> dict[str, Any]:
         protocol = revisions.get(self.monitor.rev).protocol  # the version the client offers
-        params = revisions.initialize_params(protocol, CLIENT_INFO)
+        params = dialect.initialize_params(protocol, CLIENT_INFO)
         try:
             result = self.proc.call("initialize", params, timeout=self.startup_deadline)
         except TimeoutError:

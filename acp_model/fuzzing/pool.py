@@ -30,7 +30,7 @@ from acp_model.fuzzing.sessions import close_sessions, first_of
 from acp_model.fuzzing.stop import Stop
 from acp_model.model.vocab import Level
 from acp_model.oracle.monitor import Monitor, Violation
-from acp_model.spec.rules import RuleStat
+from acp_model.report.stats import RuleStat
 
 
 class AgentPool:
@@ -82,10 +82,21 @@ class AgentPool:
             info = answer.get("info", answer.get("agentInfo"))  # v2 ``info``, v1 ``agentInfo``
             if isinstance(info, dict) and self.recorder.agent_info is None:
                 self.recorder.agent_info = info  # the agent's name and version, as it says
-            # What the agent got wrong while initializing needs no client action to show.
-            self.recorder.unprovoked(client.monitor.violations, client.proc.records())
-            client.checked_violations = len(client.monitor.violations)
+            self.harvest()  # what it got wrong while initializing needs no client action
         return self.current
+
+    def harvest(self, *, unusable: bool = False) -> None:
+        """Record what the current agent got wrong with no client action behind it, once:
+        while it started, or (``unusable``) an agent that never became usable, its crash
+        judged first. Examples judge only what comes after."""
+        client = self.current
+        if client is None:
+            return
+        if unusable:
+            client.check_alive()
+        fresh = client.monitor.violations[client.checked_violations:]
+        self.recorder.unprovoked(fresh, client.proc.records())
+        client.checked_violations += len(fresh)
 
     def retire(self) -> None:
         if self.current is not None:

@@ -3,7 +3,7 @@
 The monitor must know the revision from the first message it judges (schemas, rules and the
 client's own obligations differ), so the decision cannot wait for the first generated prompt.
 A throwaway agent process is initialized, gets one session and one text prompt, and its
-answer decides (:func:`acp_model.spec.revisions.from_prompt_result`); the process is then
+answer decides (:func:`acp_model.trace.dialect.from_prompt_result`); the process is then
 stopped. The probe's own messages are not judged: its only output is the decision and its
 evidence, which every report states.
 
@@ -23,6 +23,7 @@ from acp_model.fuzzing.stop import Stop
 from acp_model.fuzzing.transport import AgentExited, AgentProcess, RpcError, is_response_to
 from acp_model.spec import revisions
 from acp_model.spec.readings import ReadingError
+from acp_model.trace import dialect
 
 PROBE_TEXT = "Say hello (acp-model is deciding which spec revision this agent follows)."
 # A real agent's first answers cost a process start and a model round trip: the probe waits
@@ -58,10 +59,10 @@ def probe(cfg: FuzzConfig, stop: Stop | None = None) -> revisions.Decision:
         raise ProbeFailed(f"cannot start {cfg.argv[0]!r}: {exc.strerror or exc}") from None
     with proc:
         try:
-            params = revisions.initialize_params(
+            params = dialect.initialize_params(
                 cfg.protocol, {"name": "acp-model-probe", "version": "1"})
             init = proc.call("initialize", params, timeout=max(cfg.startup_deadline, wait))
-            v1 = revisions.from_initialize(init, None, cfg.protocol)
+            v1 = dialect.from_initialize(init, None, cfg.protocol)
             if v1 is not None:  # v1: no prompt needed, and a v2 prompt would be wrong
                 return dataclasses.replace(v1, evidence=f"probe: {v1.evidence}")
             new = proc.call("session/new", {"cwd": cfg.cwd or os.getcwd(), "mcpServers": []},
@@ -82,7 +83,7 @@ def probe(cfg: FuzzConfig, stop: Stop | None = None) -> revisions.Decision:
     if isinstance(msg, dict) and "error" in msg:
         raise ProbeFailed(f"the probe prompt was rejected: {msg['error']}")
     result = msg.get("result") if isinstance(msg, dict) else None
-    decision = revisions.from_prompt_result(result, None, rid)
+    decision = dialect.from_prompt_result(result, None, rid)
     return dataclasses.replace(decision, evidence=f"probe: {decision.evidence}")
 
 

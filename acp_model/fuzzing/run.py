@@ -209,7 +209,7 @@ def _rounds(cfg: FuzzConfig, recorder: Recorder, phase: Callable[[str], None], s
             first = pool.client()
         except AgentUnusable as exc:
             result.unusable = str(exc)
-            _harvest_unusable(pool, recorder)
+            pool.harvest(unusable=True)
             first = None
         capabilities = first.prompt_capabilities() if first is not None else {}
         drain = DRAIN_DEADLINES * cfg.deadline
@@ -230,7 +230,7 @@ def _rounds(cfg: FuzzConfig, recorder: Recorder, phase: Callable[[str], None], s
                 client = pool.client()
             except AgentUnusable as exc:
                 result.notes.append(f"agent could not be restarted: {exc}")
-                _harvest_unusable(pool, recorder)
+                pool.harvest(unusable=True)
                 raise BudgetExhausted from None
             return Example(client, recorder, deadline=cfg.deadline, stop_at=stop_at)
 
@@ -315,11 +315,3 @@ def _reserve(cfg: FuzzConfig, recorder: Recorder) -> bool:
         return cfg.stop_on <= set(recorder.found)
     return bool(recorder.found)
 
-
-def _harvest_unusable(pool: AgentPool, recorder: Recorder) -> None:
-    """Turn what the monitor saw of an unusable agent into recorded failures."""
-    client = pool.current
-    if client is None:
-        return
-    client.check_alive()
-    recorder.unprovoked(client.monitor.violations, client.proc.records())

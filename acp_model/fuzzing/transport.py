@@ -43,7 +43,6 @@ import contextlib
 import os
 import select
 import signal
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -53,7 +52,7 @@ from typing import Any
 import orjson
 
 from acp_model.fuzzing.calls import AgentExited, RpcCalls, RpcError
-from acp_model.process import RingBuffer, end_group, signal_group
+from acp_model.process import RingBuffer, end_group, signal_group, spawn_group
 from acp_model.trace.wire import (
     OVERSIZE_PREVIEW,
     LineCutter,
@@ -82,30 +81,6 @@ MiB = 1024 * 1024
 # its own clean-ups, the fast exit of ``acp_model.cli.run``) still ends their process groups
 # (held strongly: an agent whose object was dropped unclosed is the one to end)
 _LIVE: set[AgentProcess] = set()
-
-
-def _spawn(argv: list[str], cwd: str | os.PathLike[str] | None,
-           env: Mapping[str, str] | None) -> subprocess.Popen[bytes]:
-    """Start the agent in a session (and process group) of its own.
-
-    A Ctrl-C can land inside ``Popen`` after the fork, while it waits for the exec: the
-    exception then leaves with no object, and the child would run on, orphaned. The object is
-    made first so that its pid is still at hand to end that child's group.
-    """
-    proc = subprocess.Popen.__new__(subprocess.Popen)
-    try:
-        proc.__init__(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,  # type: ignore[misc]
-                      stderr=subprocess.PIPE, cwd=cwd,
-                      env=dict(env) if env is not None else None, start_new_session=True,
-                      bufsize=0, close_fds=True)
-    except BaseException:
-        pid = getattr(proc, "pid", None)
-        if pid:
-            signal_group(pid, signal.SIGKILL)
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(pid, 0)
-        raise
-    return proc
 
 
 @atexit.register
@@ -187,7 +162,7 @@ class AgentProcess(RpcCalls):
         self._stderr_file_left = stderr_file_bytes
 
         self._t0 = time.monotonic()
-        self._proc = _spawn(self.argv, cwd, env)
+        self._proc = spawn_group(self.argv, cwd, env)
         self.pid = self._proc.pid
         self.pgid = self._proc.pid  # start_new_session: the agent leads its own group
         try:

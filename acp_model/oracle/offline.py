@@ -11,6 +11,7 @@ from acp_model.oracle.monitor import Monitor, Violation
 from acp_model.report.document import build_report
 from acp_model.spec import revisions
 from acp_model.spec.readings import DEFAULT, Readings
+from acp_model.trace import dialect
 from acp_model.trace.format import Record, iter_trace
 
 
@@ -30,7 +31,7 @@ def check_records(records: Iterable[Record | dict[str, Any]], *, readings: Readi
     decision = None
     if spec is not None:
         if spec == revisions.AUTO:  # decided on the way, the trace still read as a stream
-            decision, records = revisions.detect_ahead(
+            decision, records = dialect.detect_ahead(
                 r if isinstance(r, dict) else r.to_json() for r in records)
         else:
             decision = revisions.chosen(spec)

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 from acp_model.model import reducers
 from acp_model.model.events import Ev
 from acp_model.model.vocab import QUIET, Level
-from acp_model.spec.rules import RULES, RuleStat
+from acp_model.report.stats import RuleStat
+from acp_model.spec.rules import RULES
 
 if TYPE_CHECKING:
     from acp_model.model.engine import LibraryEngine, TableEngine

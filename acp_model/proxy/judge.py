@@ -17,6 +17,7 @@ from acp_model.oracle.monitor import Monitor, Violation
 from acp_model.proxy.relay import ChunkQueue
 from acp_model.spec import revisions
 from acp_model.spec.readings import Readings
+from acp_model.trace import dialect
 from acp_model.trace.wire import LineCutter, decode_line, dumps_record
 
 UNDECIDED_LIMIT = 10_000  # records judged as the seed's if no prompt response came by then
@@ -42,7 +43,7 @@ class Judge:
         self.records = 0
         self.truncated = False  # the trace (and judging) stopped at the cap
         self.monitor: Monitor | None = None
-        self.detector = revisions.Detector()
+        self.detector = dialect.Detector()
         self.waiting: list[dict[str, Any]] = []  # records held until auto decides
         self.kept: list[dict[str, Any]] | None = [] if keep else None  # for the HTML page
         self.thread = threading.Thread(target=self._run, name="proxy-judge", daemon=True)

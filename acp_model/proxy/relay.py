@@ -23,7 +23,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from acp_model.process import end_group
+from acp_model.process import end_group, spawn_group
 
 READ_CHUNK = 65536
 
@@ -86,9 +86,7 @@ class Relay:
         self.agent_out_closed = threading.Event()  # the agent closed its stdout
         self.editor_reading = True  # False once writing to the editor failed (it went away)
         self.bytes = {"c2a": 0, "a2c": 0}
-        self.proc = subprocess.Popen(list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, cwd=cwd, start_new_session=True,
-                                     bufsize=0, close_fds=True)
+        self.proc = spawn_group(argv, cwd)
         self.pgid = self.proc.pid
         assert self.proc.stdin and self.proc.stdout and self.proc.stderr
         self._agent_in = self.proc.stdin.fileno()

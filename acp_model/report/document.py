@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from acp_model import __version__
+from acp_model.report.stats import RuleStat
 from acp_model.spec.levels import Level
 from acp_model.spec.readings import Readings
-from acp_model.spec.rules import RULES, RuleStat, catalogue
+from acp_model.spec.rules import RULES, catalogue
 
 # The status of a rule the input cannot decide (a one-sided recording): neither held nor broken.
 NOT_JUDGED = "not judged"

@@ -21,7 +21,7 @@ MAY rules are *allowances*: they name behaviour that must never be reported.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
 from acp_model.spec.revisions import SDK_2_4_0, SEED, V1
@@ -682,20 +682,3 @@ def rule_groups(readings: Any = None) -> list[str]:
     return list(dict.fromkeys(group_of(rule_id) for rule_id, r in RULES.items()
                               if readings is None or r.active(readings)))
 
-
-@dataclass(slots=True)
-class RuleStat:
-    """Per-run bookkeeping: how often a rule was exercised and whether it was broken."""
-
-    exercised: int = 0
-    violations: int = 0
-    warnings: int = 0
-    examples: list[int] = field(default_factory=list)
-
-    @property
-    def status(self) -> str:
-        if self.violations:
-            return "violated"
-        if self.warnings:
-            return "warned"
-        return "held" if self.exercised else "not exercised"

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from acp_model.spec.revisions import initialize_params
+from acp_model.trace.dialect import initialize_params
 from acp_model.trace.format import Record, write_trace
 
 CLIENT = {"name": "acp-model", "version": "0"}  # the client of the traces it builds

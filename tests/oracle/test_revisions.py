@@ -18,6 +18,7 @@ from acp_model.oracle.offline import check_records
 from acp_model.spec import revisions
 from acp_model.spec.readings import DEFAULT, ReadingError
 from acp_model.spec.rules import RULES
+from acp_model.trace import dialect
 from acp_model.trace.builder import TraceBuilder
 from acp_model.trace.format import iter_trace
 from tests.helpers import S, base, check, failed_rules, warned_rules
@@ -66,10 +67,10 @@ def test_auto_reads_a_trace_only_as_far_as_its_decision(tmp_path: Path) -> None:
             pulled.append(n)
             yield rec
 
-    decision, again = revisions.detect_ahead(stream())
+    decision, again = dialect.detect_ahead(stream())
     assert decision.revision == "sdk-2.4.0" and pulled[-1] == decision.index < len(records) - 1
     assert list(again) == records  # those read ahead first, then the rest, each once
-    decision, again = revisions.detect_ahead(iter(records[:3]))  # no prompt: undecided
+    decision, again = dialect.detect_ahead(iter(records[:3]))  # no prompt: undecided
     assert decision.revision == "seed" and list(again) == records[:3]
     path = sdk_flow().write(tmp_path / "t.jsonl")
     heard: list[int] = []
@@ -226,6 +227,17 @@ def test_the_error_stop_reason_exists_only_in_the_newer_revision() -> None:
     invented = base().prompt(S, 10).accepted(10).user_message(S).running(S).idle(S, "crashed")
     assert "STOP-03" in failed_rules(check(invented))
 
+
+def test_a_value_of_another_revision_is_one_warning_then_counted_in_the_fit() -> None:
+    """The seed judging sdk-2.4.0's stop reason ``error`` twice: one ACPM-ENUM-REVISION
+    warning, and the revision fit counts both messages (one cause, one finding)."""
+    t = base()
+    for rid in (10, 11):
+        t.prompt(S, rid).accepted(rid).user_message(S).running(S).idle(S, "error")
+    report = check(t)
+    assert [v["rule"] for v in report["violations"]] == ["ACPM-ENUM-REVISION"]
+    [shape] = report["spec"]["fit"]["shapes"]
+    assert shape["follows"] == ["sdk-2.4.0"] and shape["messages"] == 2
 
 def test_a_cancelled_work_reported_as_error_fails_cancel_07_in_the_newer_revision() -> None:
     t = sdk_turn(base(), 10, "u1").cancel(S).sync().idle(S, "error")
