@@ -23,9 +23,10 @@ from typing import Any
 
 import orjson
 
-from acp_model.spec import revisions
+from acp_model.report.stats import RuleStat
 from acp_model.spec.levels import Level
-from acp_model.spec.rules import RULES, RuleStat
+from acp_model.spec.rules import RULES
+from acp_model.trace import dialect
 from acp_model.trace.format import DIRECTIONS, Record
 
 AGENT = "agent"
@@ -357,7 +358,7 @@ class _Inference:
         if line.method == "initialize":
             version = line.payload.get("protocolVersion") if isinstance(line.payload, dict) \
                 else None
-            return revisions.initialize_params(version if isinstance(version, int) else 2,
+            return dialect.initialize_params(version if isinstance(version, int) else 2,
                                                CLIENT_INFO)
         if line.method == "session/new":
             return {"cwd": PLACEHOLDERS["<cwd>"], "mcpServers": []}
