@@ -457,6 +457,11 @@ def _replay_html(args: argparse.Namespace, doc: dict[str, Any], cfg: FuzzConfig,
 
 
 def register(sub: Any) -> None:
+    _register_fuzz(sub)
+    _register_replay(sub)
+
+
+def _register_fuzz(sub: Any) -> None:
     p = sub.add_parser(
         "fuzz", help="fuzz a live agent process (Hypothesis stateful testing)",
         description="Drive an ACP agent (v2, or v1 when it answers protocolVersion 1) with "
@@ -464,6 +469,12 @@ def register(sub: Any) -> None:
         "sessions, check every message against the model and the schema, and shrink each "
         "failure to a minimal replayable counterexample.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    _generation_options(p.add_argument_group("generation and time"))
+    _output_options(p.add_argument_group("reports and stores"))
+    _agent_options(p)
+
+
+def _generation_options(p: Any) -> None:
     p.add_argument("--max-examples", type=int_at_least(1), default=200,
                    help="examples Hypothesis generates (default 200)")
     p.add_argument("--steps", type=int_at_least(1), default=30,
@@ -491,6 +502,9 @@ def register(sub: Any) -> None:
     p.add_argument("--isolate", action="store_true",
                    help="a fresh agent process per example (slower, no shared state)")
     p.add_argument("--no-validate", action="store_true", help="skip JSON schema validation")
+
+
+def _output_options(p: Any) -> None:
     p.add_argument("--out", metavar="DIR", help="write transcript, counterexample, sequence "
                    "diagram and replay file of each failure under DIR/<rule>/")
     p.add_argument("--report", metavar="PATH.json", help="write the JSON report")
@@ -508,6 +522,9 @@ def register(sub: Any) -> None:
     p.add_argument("--sarif", metavar="PATH.sarif", help="write a SARIF 2.1.0 log (GitHub code "
                    "scanning): one result per failure and warning, with its counterexample; "
                    "with --out each points at its transcript line")
+
+
+def _agent_options(p: Any) -> None:
     p.add_argument("--agent", dest="profile_name", metavar="NAME",
                    help="fuzz a profiled real agent (see `acp-model agents`) behind the "
                         "scripted model, instead of a command after '--'")
@@ -541,6 +558,8 @@ def register(sub: Any) -> None:
                    help="the agent's command line, after '--'")
     p.set_defaults(func=cmd_fuzz)
 
+
+def _register_replay(sub: Any) -> None:
     p = sub.add_parser(
         "replay", help="re-run a counterexample and report how often it reproduces",
         description="Replay the client actions of a replay file against fresh agent "
