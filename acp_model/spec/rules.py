@@ -498,7 +498,7 @@ _R: list[Rule] = [
          "session-setup.mdx §Closing Active Sessions", judged_via=("CANCEL-06", "CANCEL-07"),
          notes="The monitor treats a session/close request like a session/cancel for the "
                "CANCEL rules; whether idle(cancelled) precedes the close response is open "
-               "(A-19)."),
+               "in the seed and v1 (A-19); sdk-2.4.0 requires it (SDK-CLOSE-01)."),
     # --- the sdk-2.4.0 revision (normative text in its schema's $defs descriptions) -------
     Rule("SDK-RECEIPT-01", "agent", "MUST", "safety",
          "The prompt response is a receipt: {messageId} naming the inserted user message, "
