@@ -473,6 +473,11 @@ class LateAllow(SessionAction):
         client.sloppy_answer(idx, Mistake.LATE)
         dataclasses.replace(self.prompt, s=self.s).perform(client)
         client.settle(idx, client.window(1.0))  # until it asks (or ends, or goes quiet)
+        if client.open_permissions(idx):  # unanswered a while: does its tool wait for it?
+            mark, sid = client.proc.mark(), client.sessions[idx].sid
+            client.proc.wait_for_index(lambda m: isinstance(m, dict) and isinstance(
+                m.get("params"), dict) and m["params"].get("sessionId") == sid,
+                client.window(0.2), start=mark)
         client.sync()
 
     def with_turn(self, tag: str) -> LateAllow:

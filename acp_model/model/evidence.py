@@ -132,18 +132,11 @@ class EvidenceMixin:
 
     def answer_evidence(self, ev: Ev) -> Evidence | None:
         perm = self.unapproved_start(ev)
-        if perm is not None and perm.answer is None:
-            return unanswered_evidence(self, perm, ev)
         if perm is None:
             return None
-        read = self._proof_text(perm.answer_idx)
+        read = self._proof_text(perm.answer_idx) if perm.answer is not None else None
         if read is None:
-            return (f"tool call {ev.tool_call_id!r}, not started before, went {ev.status!r} "
-                    f"after the permission request #{perm.idx} guarding it; the client's only "
-                    f"answer was '{perm.answer}' (#{perm.answer_idx}): whether or not the agent "
-                    "had read it, it had no allow",
-                    [(perm.idx, "permission request"), (perm.answer_idx, "the answer"),
-                     (ev.idx, "the tool update")])
+            return unanswered_evidence(self, perm, ev)
         return (f"tool call {ev.tool_call_id!r} went {ev.status!r} although the permission "
                 f"request #{perm.idx} was answered '{perm.answer}' at #{perm.answer_idx} and "
                 f"{read[0]}",
@@ -188,13 +181,22 @@ class EvidenceMixin:
 
 
 def unanswered_evidence(model: Any, perm: PermRec, ev: Ev) -> Evidence:
-    """PERM-11's proof for a tool that ran while its request was open, with the stray allow
-    the agent may have taken for that request's answer."""
+    """PERM-11's proof for a tool that ran with no allow to read: its request still open, or
+    answered without one (read or not), with the stray allow the agent may have taken for
+    that request's answer."""
     stray, items = stray_allow(model, perm)
-    return (f"tool call {ev.tool_call_id!r} went {ev.status!r} while the permission request "
-            f"#{perm.idx} guarding it was still open: the client had not answered it (nor had "
-            f"the agent withdrawn it){stray}",
-            [(perm.idx, "permission request, unanswered"), *items, (ev.idx, "the tool update")])
+    if perm.answer is None:
+        return (f"tool call {ev.tool_call_id!r} went {ev.status!r} while the permission request "
+                f"#{perm.idx} guarding it was still open: the client had not answered it (nor "
+                f"had the agent withdrawn it){stray}",
+                [(perm.idx, "permission request, unanswered"), *items,
+                 (ev.idx, "the tool update")])
+    return (f"tool call {ev.tool_call_id!r}, not started before, went {ev.status!r} after the "
+            f"permission request #{perm.idx} guarding it; the client's only answer was "
+            f"'{perm.answer}' (#{perm.answer_idx}): whether or not the agent had read it, it had "
+            f"no allow{stray}",
+            [(perm.idx, "permission request"), (perm.answer_idx, "the answer"), *items,
+             (ev.idx, "the tool update")])
 
 
 def stray_allow(model: Any, perm: PermRec) -> Evidence:

@@ -870,8 +870,9 @@ def test_a_late_allow_for_cancelled_work_taken_for_the_next_request_is_caught() 
     result = run_fuzz(cfg)
     found = result.recorder.found.get("PERM-11")
     assert found is not None, sorted(result.recorder.found)
-    message = found.violation.message
-    assert "still open: the client had not answered it" in message, message
+    message = found.violation.message  # the request open, or answered without an allow
+    assert "still open: the client had not answered it" in message \
+        or "whether or not the agent had read it, it had no allow" in message, message
     assert "the client's last allow before it" in message, message
     assert any(isinstance(a, LateAllow) or (isinstance(a, SloppyAnswer)
                                             and a.mistake == Mistake.LATE)
