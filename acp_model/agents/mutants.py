@@ -143,6 +143,11 @@ MUTANTS: tuple[Mutant, ...] = (
          "a client's duplicate (or withdrawn-request) allow is kept and taken for the next "
          "permission request: that tool runs while its own request is unanswered",
          force_permission=True),
+    _bug("late_allow_next_permission", "PERM-11",
+         "a late allow for cancelled work, then a turn",
+         "a client's allow for a permission request of cancelled work, read after that work's "
+         "cancelled idle, is kept and taken for the session's next permission request: that "
+         "tool runs while its own request is unanswered", force_permission=True),
     _bug("cancel_crosses_sessions", "CANCEL-11", "two sessions busy, cancel one",
          "session/cancel also cancels every other session's turn", force_permission=True),
     # --- the sdk-2.4.0 revision (the agent runs with --spec sdk-2.4.0) -------------------

@@ -22,6 +22,7 @@ DECIDING_MODULES = (
     "acp_model.model.obligations",
     "acp_model.model.connection",
     "acp_model.model.messages",
+    "acp_model.model.closing",
     "acp_model.model.reducers",
     "acp_model.model.replay",
     "acp_model.oracle.rpc",
@@ -41,6 +42,9 @@ WHAT = {
                                   "known sessions, baseline methods",
     "acp_model.model.messages": "single-message checks the schema cannot express (reserved "
                                 "enum values, absolute paths, ISO 4217, prompt capabilities)",
+    "acp_model.model.closing": "sdk-2.4.0's session/close order: the cancelled work's idle "
+                               "before the close response, held prompts answered -32800, "
+                               "nothing after it",
     "acp_model.model.reducers": "the client's view (messages, tool calls, plans) and what it "
                                 "alone shows",
     "acp_model.model.replay": "v1's replayed history: session/load replays before it "

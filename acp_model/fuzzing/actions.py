@@ -441,8 +441,57 @@ class SloppyAnswer(SessionAction):
                 Mistake.AFTER_CANCEL: "cancel, then allow (not cancelled) for the pending "
                                       "permission requests",
                 Mistake.WITHDRAWN: "allow for a permission request the agent withdrew",
+                Mistake.LATE: "cancel, then allow (not cancelled) for the permission requests "
+                              "it left pending once the cancelled work has ended",
                 }[self.mistake]
         return f"negative input{label}: {what}"
+
+
+@dataclass(frozen=True)
+class LateAllow(SessionAction):
+    """A late allow for cancelled work, then new work that asks again: the session's work is
+    cancelled, the permission requests it left pending are answered allow (a probe) only once
+    that work has ended, and ``prompt`` starts new work (behind a scripted model, its first
+    reply calls a tool that needs permission). An agent that kept the stray allow takes it
+    for the new request and runs the tool unasked (PERM-11); the new request is left open for
+    the actions that follow, and a sync proves what the agent did meanwhile."""
+
+    op: ClassVar[str] = "late_allow"
+    prompt: Prompt = field(default_factory=Prompt)
+
+    def __post_init__(self) -> None:
+        prompt = from_json({"op": Prompt.op, **self.prompt}) if isinstance(
+            self.prompt, Mapping) else self.prompt
+        if not isinstance(prompt, Prompt):
+            raise ActionError(f"late allow: {self.prompt!r} is not a prompt")
+        object.__setattr__(self, "prompt", prompt)
+
+    def perform(self, client: ClientOps) -> None:
+        idx = client.session_index(self.s)
+        if idx is None:
+            return
+        client.sloppy_answer(idx, Mistake.LATE)
+        dataclasses.replace(self.prompt, s=self.s).perform(client)
+        client.settle(idx, client.window(1.0))  # until it asks (or ends, or goes quiet)
+        if client.open_permissions(idx):  # unanswered a while: does its tool wait for it?
+            mark, sid = client.proc.mark(), client.sessions[idx].sid
+            client.proc.wait_for_index(lambda m: isinstance(m, dict) and isinstance(
+                m.get("params"), dict) and m["params"].get("sessionId") == sid,
+                client.window(0.2), start=mark)
+        client.sync()
+
+    def with_turn(self, tag: str) -> LateAllow:
+        return dataclasses.replace(self, prompt=self.prompt.with_turn(tag))
+
+    def resolved(self, model: ScriptedModel) -> LateAllow:
+        return dataclasses.replace(self, prompt=self.prompt.resolved(model))
+
+    def describe(self, label: str = "") -> str:
+        return (f"late allow{label}: cancel, allow the pending permission requests once the "
+                f"cancelled work has ended (a probe), then {self.prompt.describe()}")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"op": self.op, "s": self.s, "prompt": self.prompt.to_json()}
 
 
 @dataclass(frozen=True)
@@ -511,6 +560,6 @@ def _answers(msg: Any, request_id: Any) -> bool:
 
 
 __all__ = ["ACTIONS", "Action", "ActionError", "AnswerPermission", "Cancel",
-           "CancelPromptRequest", "Finish", "NewSession", "Probe", "Prompt",
+           "CancelPromptRequest", "Finish", "LateAllow", "NewSession", "Probe", "Prompt",
            "SessionAction", "SloppyAnswer", "Sync", "Wait", "describe_program", "from_json",
            "session_labels"]

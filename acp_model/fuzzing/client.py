@@ -434,9 +434,9 @@ class FuzzClient:
     def sloppy_answer(self, idx: int, mistake: Mistake) -> None:
         """A permission answer a careful client would not send, sent on purpose and marked as
         a probe (the client's own rule breach is not judged; what the agent does next is):
-        ``duplicate``, a second allow for the session's last answered request;
-        ``after_cancel``, a cancel and then allow (not cancelled) for the requests it leaves
-        pending; ``withdrawn``, allow for a request the agent withdrew."""
+        ``duplicate``, a second allow for the session's last answered request; ``withdrawn``,
+        allow for a request the agent withdrew; ``after_cancel``, a cancel and then allow (not
+        cancelled) for the requests it leaves pending; ``late``, the same once its work ended."""
         sid = self.sessions[idx].sid
         if mistake != Mistake.DUPLICATE:  # a request to answer wrongly, while the work goes on
             self.settle(idx, self.window(1.0))
@@ -444,14 +444,14 @@ class FuzzClient:
             if mistake == Mistake.DUPLICATE:
                 targets = self._answered_in.get(sid, [])[-1:]
             elif mistake == Mistake.WITHDRAWN:
-                targets = [rid for rid in self.open_permissions(idx)
-                           if self.monitor.withdrawn(rid)]
+                targets = [r for r in self.open_permissions(idx) if self.monitor.withdrawn(r)]
             else:
                 targets = self.open_permissions(idx)
         if not targets:
             return
-        if mistake == Mistake.AFTER_CANCEL:
+        if mistake in (Mistake.AFTER_CANCEL, Mistake.LATE):  # late: once the work has ended
             self.proc.notify("session/cancel", {"sessionId": sid})
+            self._wait(lambda: not self.busy(idx), self.deadline if mistake == Mistake.LATE else 0)
         for rid in targets:
             with self.lock:
                 option = option_for(self.monitor.permission_options(sid, rid), Answer.ALLOW)

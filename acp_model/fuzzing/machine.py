@@ -22,6 +22,7 @@ from acp_model.fuzzing.actions import (
     CancelPromptRequest,
     Finish,
     Interrupt,
+    LateAllow,
     Mistake,
     NegativeInput,
     NewSession,
@@ -90,6 +91,13 @@ def model_scripts() -> st.SearchStrategy[ModelScript]:
     return st.lists(model_replies(), max_size=3).map(tuple)
 
 
+def asking_scripts() -> st.SearchStrategy[ModelScript]:
+    """Turns whose first reply calls one tool the agent must ask permission for."""
+    first = st.builds(Tools, st.sampled_from(TOOL_KINDS), st.just(1))
+    return st.tuples(first, st.lists(model_replies(), max_size=2)).map(
+        lambda parts: (parts[0], *parts[1]))
+
+
 def build_machine(begin: Callable[[], Example], end: Callable[[Example], None],  # noqa: C901
                   capabilities: dict[str, Any], max_sessions: int, guided: bool = True,
                   *, scripted: bool = False, batches: bool = True
@@ -101,7 +109,7 @@ def build_machine(begin: Callable[[], Example], end: Callable[[Example], None], 
     """
     session = st.integers(0, max_sessions - 1)
     blocks = prompt_blocks(capabilities)
-    scripts = model_scripts() if scripted else st.just(())
+    scripts, asking = (model_scripts(), asking_scripts()) if scripted else (st.just(()),) * 2
     probes = [p for p in NegativeInput if batches or not p.endswith("_batch")]
 
     class AcpLifecycleFuzz(RuleBasedStateMachine):
@@ -121,8 +129,7 @@ def build_machine(begin: Callable[[], Example], end: Callable[[Example], None], 
             self.ex.act(NewSession())
 
         @rule(s=session, prompt=blocks, meta=st.booleans(), model=scripts)
-        def prompt(self, s: int, prompt: list[dict[str, Any]], meta: bool,
-                   model: ModelScript) -> None:
+        def prompt(self, s: int, prompt: list[Any], meta: bool, model: ModelScript) -> None:
             self.ex.act(Prompt(s, prompt, meta, model))
 
         @rule(s=session, when=st.sampled_from(["now", "tick", "update", "settled"]),
@@ -145,8 +152,7 @@ def build_machine(begin: Callable[[], Example], end: Callable[[Example], None], 
             self.ex.act(Interrupt(s, Prompt(s, prompt, False, model)))
 
         @rule(s=session, prompt=blocks, sync=st.booleans(), model=scripts)
-        def prompt_then_cancel(self, s: int, prompt: list[dict[str, Any]], sync: bool,
-                               model: ModelScript) -> None:
+        def prompt_then_cancel(self, s: int, prompt: list[Any], sync: bool, model: Any) -> None:
             """A cancel right behind a prompt: lands before or just after acceptance."""
             self.ex.act(Prompt(s, prompt, model=model))
             self.ex.act(Cancel(s, sync))
@@ -181,11 +187,13 @@ def build_machine(begin: Callable[[], Example], end: Callable[[Example], None], 
         def negative_input(self, what: NegativeInput, s: int) -> None:
             self.ex.act(Probe(s, what))
 
-        @rule(s=session, mistake=st.sampled_from(Mistake))
-        def sloppy_answer(self, s: int, mistake: Mistake) -> None:
-            """What only a sloppy client shows: answers late, twice, or to withdrawn
-            requests (negative inputs; the agent's reaction is judged as usual)."""
-            self.ex.act(SloppyAnswer(s, mistake))
+        @rule(s=session, mistake=st.sampled_from(Mistake), prompt=blocks, model=asking)
+        def sloppy_answer(self, s: int, mistake: Mistake, prompt: list[Any], model: Any) -> None:
+            """What only a sloppy client shows: answers late, twice, or to withdrawn requests
+            (negative inputs; the agent's reaction is judged as usual). An allow for cancelled
+            work sent once that work has ended is followed by new work that asks again."""
+            self.ex.act(SloppyAnswer(s, mistake) if mistake != Mistake.LATE
+                        else LateAllow(s, Prompt(s, prompt, False, model)))
 
         def teardown(self) -> None:
             end(self.ex)

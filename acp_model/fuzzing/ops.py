@@ -39,6 +39,7 @@ class Mistake(StrEnum):
     DUPLICATE = "duplicate"  # a second allow for the session's last answered request
     AFTER_CANCEL = "after_cancel"  # cancel, then allow (not cancelled) for pending requests
     WITHDRAWN = "withdrawn"  # allow for a request the agent withdrew
+    LATE = "late"  # cancel, and allow the pending requests once the cancelled work has ended
 
 
 class Connection(Protocol):

@@ -7,15 +7,17 @@ returns None is reported as a warning, never as a failure (a failure states its 
 
 from __future__ import annotations
 
+from typing import Any
+
 from acp_model.model.events import Ev
-from acp_model.model.vocab import WORK, CancelStatus
+from acp_model.model.records import PermRec
+from acp_model.model.vocab import WORK, Answer, CancelStatus
 
 Evidence = tuple[str, list[tuple[int, str]]]  # what proves a failure, and its records by role
 
 
 class EvidenceMixin:
     """The evidence part of :class:`~acp_model.model.session.SessionModel`."""
-
 
     def _proof_text(self, idx: int) -> tuple[str, list[tuple[int, str]]] | None:
         """How the trace proves the agent read the client message at ``idx`` (None: it does
@@ -130,21 +132,11 @@ class EvidenceMixin:
 
     def answer_evidence(self, ev: Ev) -> Evidence | None:
         perm = self.unapproved_start(ev)
-        if perm is not None and perm.answer is None:
-            return (f"tool call {ev.tool_call_id!r} went {ev.status!r} while the permission "
-                    f"request #{perm.idx} guarding it was still open: the client had not "
-                    "answered it (nor had the agent withdrawn it)",
-                    [(perm.idx, "permission request, unanswered"), (ev.idx, "the tool update")])
         if perm is None:
             return None
-        read = self._proof_text(perm.answer_idx)
+        read = self._proof_text(perm.answer_idx) if perm.answer is not None else None
         if read is None:
-            return (f"tool call {ev.tool_call_id!r}, not started before, went {ev.status!r} "
-                    f"after the permission request #{perm.idx} guarding it; the client's only "
-                    f"answer was '{perm.answer}' (#{perm.answer_idx}): whether or not the agent "
-                    "had read it, it had no allow",
-                    [(perm.idx, "permission request"), (perm.answer_idx, "the answer"),
-                     (ev.idx, "the tool update")])
+            return unanswered_evidence(self, perm, ev)
         return (f"tool call {ev.tool_call_id!r} went {ev.status!r} although the permission "
                 f"request #{perm.idx} was answered '{perm.answer}' at #{perm.answer_idx} and "
                 f"{read[0]}",
@@ -186,3 +178,43 @@ class EvidenceMixin:
         return (f"session/cancel #{owed[0].idx} owed an idle(cancelled) and {read[0]}; this "
                 f"work ended {ev.reason!r} without answering it",
                 [(owed[0].idx, "session/cancel"), *read[1], (ev.idx, "the idle")])
+
+
+def unanswered_evidence(model: Any, perm: PermRec, ev: Ev) -> Evidence:
+    """PERM-11's proof for a tool that ran with no allow to read: its request still open, or
+    answered without one (read or not), with the stray allow the agent may have taken for
+    that request's answer."""
+    stray, items = stray_allow(model, perm)
+    if perm.answer is None:
+        return (f"tool call {ev.tool_call_id!r} went {ev.status!r} while the permission request "
+                f"#{perm.idx} guarding it was still open: the client had not answered it (nor "
+                f"had the agent withdrawn it){stray}",
+                [(perm.idx, "permission request, unanswered"), *items,
+                 (ev.idx, "the tool update")])
+    return (f"tool call {ev.tool_call_id!r}, not started before, went {ev.status!r} after the "
+            f"permission request #{perm.idx} guarding it; the client's only answer was "
+            f"'{perm.answer}' (#{perm.answer_idx}): whether or not the agent had read it, it had "
+            f"no allow{stray}",
+            [(perm.idx, "permission request"), (perm.answer_idx, "the answer"), *items,
+             (ev.idx, "the tool update")])
+
+
+def stray_allow(model: Any, perm: PermRec) -> Evidence:
+    """The client's last allow in the session before ``perm`` was sent, to another request
+    whose own tool never ran (a late answer for cancelled work, or one for a withdrawn
+    request): an answer an agent that keeps it may take for ``perm`` (none: nothing)."""
+    earlier = [p for p in (*model.perms.values(), *model.retired.values())
+               if p is not perm and p.answer == Answer.ALLOW and 0 <= p.answer_idx < perm.idx
+               and not _ran(model, p)]
+    if not earlier:
+        return "", []
+    last = max(earlier, key=lambda p: p.answer_idx)
+    return (f"; the client's last allow before it, #{last.answer_idx}, answered another "
+            f"request, #{last.idx}: an answer an agent that kept it would take for this one",
+            [(last.answer_idx, "an earlier allow, to another request")])
+
+
+def _ran(model: Any, perm: PermRec) -> bool:
+    """The tool the request guarded went in_progress or completed at some point."""
+    tool = model.tools.get(perm.tool_call_id or "")
+    return tool is not None and tool.started

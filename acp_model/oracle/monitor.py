@@ -24,6 +24,7 @@ from typing import Any
 from acp_model.model import check as checks
 from acp_model.model import messages, permissions, reducers, replay
 from acp_model.model.check import CheckMeta, allows_of, declare, meta_of
+from acp_model.model.closing import Closes
 from acp_model.model.connection import ConnectionLifecycle, ConnectionModel
 from acp_model.model.context import Context
 from acp_model.model.engine import Failure, LibraryEngine, TableEngine, compile_machine
@@ -97,6 +98,7 @@ class Monitor(LivenessMixin, QueriesMixin):
         # per session: the size of ``perms`` at which settled requests are retired next
         self._retire_at: dict[str, int] = {}
         self.rpc = Rpc()
+        self.closes = Closes()  # what session/close leaves behind (sdk-2.4.0's order)
         self.prompt_caps: dict[str, Any] | None = None
         self.fit = RevisionFit(self.rev)  # shapes of another revision (the report header)
         self.agent_capabilities: Any = None  # the initialize result's (ENUM-12 reads _meta)
@@ -209,8 +211,7 @@ class Monitor(LivenessMixin, QueriesMixin):
                   what: str) -> None:
         suffix = f" within the {deadline:g} s deadline" if deadline is not None else \
             " before the end of the trace"
-        self._report(meta, idx, what + suffix, session=session, kind="liveness",
-                     deadline=deadline)
+        self._report(meta, idx, what + suffix, session=session, kind="liveness", deadline=deadline)
 
     def _failures(self, failures: list[Failure], idx: int, session: str | None,
                   what: str, evidence: dict[str, Any]) -> None:
@@ -295,6 +296,7 @@ class Monitor(LivenessMixin, QueriesMixin):
         if self._run(rpc.is_object, idx, direction, msg):
             self.rpc.unreadable[direction] += 1
             return
+        self.closes.message(self._run, direction, msg, idx)
         if self._run(rpc.version_field, idx, direction, msg):
             self.rpc.unreadable[direction] += 1
         if self._run(rpc.method_is_string, idx, direction, msg):
@@ -387,6 +389,7 @@ class Monitor(LivenessMixin, QueriesMixin):
 
     def _close(self, sid: str, idx: int, what: str) -> None:
         self._bump(CLOSE_CANCELS.rule)
+        self.closes.requested(sid, idx, self.pending_prompts(sid))
         self._cancel(sid, idx, what)
 
     def _cancel(self, sid: str, idx: int, what: str) -> None:
@@ -431,8 +434,7 @@ class Monitor(LivenessMixin, QueriesMixin):
             if target.session in self.sessions:
                 event = (Event.PROMPT_CANCEL_REQUEST if direction == "c2a"
                          else Event.PERMISSION_WITHDRAWN)
-                self._session_event(target.session, event, Ev(idx, id=params["requestId"]),
-                                    what)
+                self._session_event(target.session, event, Ev(idx, id=params["requestId"]), what)
 
     def _update(self, sid: Any, params: dict[str, Any], idx: int) -> None:
         update = params.get("update")
@@ -468,8 +470,7 @@ class Monitor(LivenessMixin, QueriesMixin):
         before = self.views[sid]
         event, ev, what = wire.session_update(idx, update, before, protocol=self.protocol)
         self.views[sid] = reducers.reduce_session(before, update)
-        self._findings(reducers.judge(before, sent, self.rev, family=not reused), idx, what,
-                       sid)
+        self._findings(reducers.judge(before, sent, self.rev, family=not reused), idx, what, sid)
         self._session_event(sid, event, ev, what)
 
     # --- responses -----------------------------------------------------------------------
@@ -488,14 +489,14 @@ class Monitor(LivenessMixin, QueriesMixin):
         self._bump(ANSWER_OBLIGATION.get(req.method, REQUEST_ANSWERED).rule)
         if req.withdrawn:
             self._bump(WITHDRAWN_ANSWERED.rule)
-        if direction == "a2c":
-            self.ctx.answered(req.idx, idx)  # FIFO stdio: it read everything before req.idx
         what = f"response #{idx} to {req.method} #{req.idx}"
         self._run(rpc.custom_request_unrecognised, idx, direction, req.method, has_error,
                   self.agent_capabilities)
         if direction == "a2c":
+            self.ctx.answered(req.idx, idx)  # FIFO stdio: it read everything before req.idx
             self._run(replay.resume_reports_state, idx, req.method, has_error,
                       req.state_reported, session=req.session)
+            self.closes.response(self._run, req, req_id, msg.get("error"), idx, self.sessions)
         spec = schema.method_table(self.rev).get(req.method)
         if has_error:
             self._schema("Error", msg["error"], idx, what, req.method)
@@ -579,8 +580,7 @@ class Monitor(LivenessMixin, QueriesMixin):
             isinstance(caps, dict) and isinstance(caps.get("session"), dict))
         self.prompt_caps = messages.prompt_capabilities(result, self.rev)
         spoken_instead = self._run(messages.speaks_negotiated_version, idx, version,
-                                   self.protocol, self.decision.negotiated,
-                                   self.decision.evidence)
+                                   self.protocol, self.decision.negotiated, self.decision.evidence)
         event = ConnEvent.INITIALIZED if version == self.protocol or spoken_instead \
             else ConnEvent.INITIALIZED_OTHER_VERSION
         self._conn_event(event, Ev(idx, version=version), what)

@@ -498,7 +498,7 @@ _R: list[Rule] = [
          "session-setup.mdx §Closing Active Sessions", judged_via=("CANCEL-06", "CANCEL-07"),
          notes="The monitor treats a session/close request like a session/cancel for the "
                "CANCEL rules; whether idle(cancelled) precedes the close response is open "
-               "(A-19)."),
+               "in the seed and v1 (A-19); sdk-2.4.0 requires it (SDK-CLOSE-01)."),
     # --- the sdk-2.4.0 revision (normative text in its schema's $defs descriptions) -------
     Rule("SDK-RECEIPT-01", "agent", "MUST", "safety",
          "The prompt response is a receipt: {messageId} naming the inserted user message, "
@@ -542,6 +542,36 @@ _R: list[Rule] = [
          notes="No race: the agent writes the update and the response, so their order on its "
                "stream is its own. Judged on successful responses only: a refused resume "
                "restores nothing to report."),
+    Rule("SDK-CLOSE-01", "agent", "MUST", "safety",
+         "When session/close cancels foreground work, the work's final updates and its idle "
+         "with stopReason cancelled come before the successful close response.",
+         "sdk-2.4.0 schema $defs.CloseSessionRequest ('When closing cancels active foreground "
+         "work, the Agent MUST send the final updates for that work and the idle "
+         "state_update with stopReason: \"cancelled\" before responding successfully')",
+         revisions=(SDK_2_4_0,),
+         notes="Judged at the close response: foreground work the session still shows then "
+               "(no idle since it began) breaks it. No race: the agent writes both. Closing "
+               "an idle session needs no idle. Final updates sent after the response are "
+               "SDK-CLOSE-03's."),
+    Rule("SDK-CLOSE-02", "agent", "MUST", "safety",
+         "A prompt still open when session/close was sent, whose user message the close kept "
+         "from being inserted, is answered with -32800 (Request Cancelled).",
+         "sdk-2.4.0 schema $defs.CloseSessionRequest ('If closing prevents a prompt's user "
+         "message from being inserted, the Agent MUST answer that request with -32800')",
+         revisions=(SDK_2_4_0,),
+         notes="Judged on the prompt's response, before or after the close response ('Prompt "
+               "responses need not precede the close response'). A success must name an "
+               "inserted message (SDK-RECEIPT-02); an error after insertion is SDK-PROMPT-02's. "
+               "A refused close prevents nothing and binds nothing."),
+    Rule("SDK-CLOSE-03", "agent", "MUST NOT", "safety",
+         "After the session/close response the agent sends no other message for the session "
+         "on that connection (responses to its prompts excepted).",
+         "sdk-2.4.0 schema $defs.CloseSessionRequest ('After the close response, the Agent "
+         "sends no other messages for the session on that connection')",
+         revisions=(SDK_2_4_0,),
+         notes="Stated as what the protocol does, enforced as MUST NOT (the client has "
+               "freed the session). A session/resume or session/load of the session makes it "
+               "live again. Prompt responses may follow the close response (same description)."),
     Rule("SDK-BG-01", "agent", "MUST", "safety",
          "An agent that has reported background work includes the background list on every "
          "later state update of the session.",

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from acp_model.fuzzing.actions import NewSession, SloppyAnswer
+from acp_model.fuzzing.actions import LateAllow, Mistake, NewSession, SloppyAnswer
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.run import run_fuzz
 from acp_model.model.vocab import Level
@@ -478,7 +478,7 @@ def test_a_stale_allow_taken_for_the_next_request_is_caught_under_perm_11() -> N
     assert "still open: the client had not answered it" in message \
         or "whether or not the agent had read it, it had no allow" in message, message
     assert "<Answer." not in message  # answers read as the wire's words
-    assert any(isinstance(a, SloppyAnswer) for a in found.actions), found.actions
+    assert any(isinstance(a, SloppyAnswer | LateAllow) for a in found.actions), found.actions
     # (how short it gets is measured by benchmarks/bench_shrink.py on an idle machine: the
     # race it needs replays less faithfully while other tests load the CPU)
 
@@ -823,3 +823,64 @@ def test_a_run_with_paths_to_reach_ends_once_it_has_reached_them() -> None:
     assert all(group & result.recorder.transitions for group in goals)
     # the goals, not the 120 s budget, ended it
     assert result.notes == ["stopped: what was asked for is found"], result.notes
+
+
+def _late_allow_program(agent: list[str]) -> list[dict[str, Any]]:
+    """A turn that asks for permission, then the late-allow probe and a turn that asks again
+    (the reference agent's turns are planned from the prompt's text)."""
+    from tests.live.agents.client import find_prompt, with_permission
+
+    first, second = (find_prompt(with_permission, seed=1, tag=tag) for tag in ("one", "two"))
+    return [{"op": "new_session"},
+            {"op": "prompt", "s": 0, "blocks": [{"type": "text", "text": first}]},
+            {"op": "late_allow", "s": 0,
+             "prompt": {"blocks": [{"type": "text", "text": second}]}}]
+
+
+@pytest.mark.slow  # two agent processes, a few turns each
+def test_the_late_allow_probe_shows_a_kept_late_allow_and_the_reference_passes() -> None:
+    """The probe (an allow for cancelled work sent after its cancelled idle, then new work
+    that asks again): the reference agent ignores the late allow and passes; the mutant that
+    keeps it runs the new tool unasked, PERM-11, whose proof names the late allow, a probe."""
+    from acp_model.fuzzing.shrink import replay_once
+
+    agent = [*REFERENCE, "--timing", "fast", "--seed", "1"]
+    program = _late_allow_program(agent)
+    clean = replay_once(FuzzConfig(agent, deadline=1.0, spec="seed"), program, None)
+    assert clean.error is None and clean.violations == [], clean.violations
+    probes = [r for r in clean.records if r.get("probe")]
+    assert probes and all(r["msg"]["result"]["outcome"]["outcome"] == "selected"
+                          for r in probes), "the late allow was sent, marked as a probe"
+    buggy = replay_once(FuzzConfig([*agent, "--mutant", "late_allow_next_permission"],
+                                   deadline=1.0, spec="seed"), program, "PERM-11")
+    assert buggy.reproduced, buggy.violations
+    perm11 = next(v for v in buggy.violations if v.rule == "PERM-11")
+    assert "the client's last allow before it" in perm11.message, perm11.message
+    late = [i for i, role in perm11.evidence if role == "an earlier allow, to another request"]
+    assert late and buggy.records[late[0]].get("probe"), (late, perm11.evidence)
+
+
+@pytest.mark.slow  # a fuzz run against a mutant
+def test_a_late_allow_for_cancelled_work_taken_for_the_next_request_is_caught() -> None:
+    """The fuzzer finds the agent that keeps a late allow (for cancelled work, after its
+    cancelled idle) and takes it for the session's next request, under PERM-11, with the
+    late answer in the counterexample as the probe that caused it."""
+    cfg = FuzzConfig([*REFERENCE, "--mutant", "late_allow_next_permission"], seed=1,
+                     max_examples=150, time_budget=90, spec="seed", replay_runs=1,
+                     minimize_budget=10, stop_on=frozenset({"PERM-11"}))
+    result = run_fuzz(cfg)
+    found = result.recorder.found.get("PERM-11")
+    assert found is not None, sorted(result.recorder.found)
+    message = found.violation.message  # the request open, or answered without an allow
+    assert "still open: the client had not answered it" in message \
+        or "whether or not the agent had read it, it had no allow" in message, message
+    assert "the client's last allow before it" in message, message
+    assert any(isinstance(a, LateAllow) or (isinstance(a, SloppyAnswer)
+                                            and a.mistake == Mistake.LATE)
+               for a in found.actions), found.actions
+    assert any(role == "an earlier allow, to another request"
+               for _, role in found.violation.evidence), found.violation.evidence
+    # the counterexample's trace holds the late allow before the failure, marked as a probe
+    assert any(r.get("probe") and r["dir"] == "c2a" and isinstance(r.get("msg"), dict)
+               and r["msg"].get("result", {}).get("outcome", {}).get("outcome") == "selected"
+               for r in found.records[:found.offending]), found.records

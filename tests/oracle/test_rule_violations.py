@@ -336,6 +336,64 @@ def sdk_prompt_03() -> TraceBuilder:
     return base().prompt(S, 10, "fix").rejected(10, -32800).user_message_chunk(S, "u1", "fix")
 
 
+def _close_during_work(*, idle_first: bool) -> TraceBuilder:
+    """A turn running when the client closes its session: the cancelled work's last update
+    and idle before the close response (or the response first)."""
+    t = _sdk_turn(base(), 10, "u1").tool(S, "t1", "in_progress", title="Run", kind="execute")
+    t.request("c2a", "session/close", {"sessionId": S}, 50)
+    if not idle_first:
+        t.result("a2c", 50, {})
+    t.tool(S, "t1", "cancelled").idle(S, "cancelled")
+    return t.result("a2c", 50, {}) if idle_first else t
+
+
+def sdk_close_01() -> TraceBuilder:
+    return _close_during_work(idle_first=False)
+
+
+def _close_with_held_prompt(code: int) -> TraceBuilder:
+    """A prompt held behind running work when the session is closed: the close keeps it from
+    being inserted, so it is answered with an error."""
+    t = _sdk_turn(base(), 10, "u1").prompt(S, 11, "next")
+    t.request("c2a", "session/close", {"sessionId": S}, 50)
+    t.idle(S, "cancelled").result("a2c", 50, {})
+    return t.rejected(11, code)
+
+
+def sdk_close_02() -> TraceBuilder:
+    return _close_with_held_prompt(-32603)
+
+
+def _closed(then: str) -> TraceBuilder:
+    t = base().request("c2a", "session/close", {"sessionId": S}, 50).result("a2c", 50, {})
+    if then == "resume":  # a resumed session is live again
+        t.request("c2a", "session/resume", {"sessionId": S, "cwd": "/tmp/project",
+                                             "mcpServers": []}, 51)
+        t.idle(S).result("a2c", 51, {})
+    if then in ("update", "resume"):
+        t.agent_message(S, "a9", "still here")
+    return t
+
+
+def sdk_close_03() -> TraceBuilder:
+    return _closed("update")
+
+
+def test_a_close_in_the_order_sdk_2_4_0_gives_keeps_the_close_rules() -> None:
+    """The final updates and the cancelled idle before the close response, a held prompt
+    answered -32800, nothing after the response (until a resume): no violation. The seed and
+    v1 do not state the order: the breaking traces pass there."""
+    sdk = DEFAULT.parse(["SPEC=sdk-2.4.0"])
+    for kept in (_close_during_work(idle_first=True), _close_with_held_prompt(-32800),
+                 _closed("nothing"), _closed("resume")):
+        assert check(kept, sdk)["violations"] == []
+    early = check(sdk_close_01(), sdk)
+    assert [v["rule"] for v in early["violations"]] == ["SDK-CLOSE-01"]  # one cause, once
+    for broken in (sdk_close_01(), sdk_close_02(), sdk_close_03()):
+        assert not {"SDK-CLOSE-01", "SDK-CLOSE-02", "SDK-CLOSE-03"} & failed_rules(
+            check(broken))
+
+
 def _bg(t: TraceBuilder, items: list[str] | None, reason: str | None = "end_turn"
         ) -> TraceBuilder:
     upd: dict[str, Any] = {"sessionUpdate": "state_update", "state": "idle",
@@ -509,6 +567,8 @@ CASES: dict[str, list[Callable[[], TraceBuilder]]] = {
     "SDK-RECEIPT-03": [sdk_receipt_03], "SDK-PROMPT-02": [sdk_prompt_02],
     "SDK-PROMPT-03": [sdk_prompt_03], "SDK-RESUME-01": [sdk_resume_01],
     "SDK-BG-01": [sdk_bg_01], "SDK-BG-02": [sdk_bg_02], "SDK-BG-03": [sdk_bg_03],
+    "SDK-CLOSE-01": [sdk_close_01], "SDK-CLOSE-02": [sdk_close_02],
+    "SDK-CLOSE-03": [sdk_close_03],
 }
 
 

@@ -39,3 +39,19 @@ def test_the_sentences_come_from_the_texts_not_from_a_list() -> None:
     for s in audit.sentences():
         assert s.strength in s.text
     assert any(s.where.startswith("$defs.PromptResponse") for s in audit.sentences())
+
+
+def test_the_close_order_of_sdk_2_4_0_is_judged_and_no_sentence_gets_the_catch_all() -> None:
+    """The close sentences sdk-2.4.0 states as MUSTs are judged by their rules, and every
+    sentence no rule judges has a reason of its own, not the last row's catch-all."""
+    close = {s.text.split(",")[0]: audit.judged_by(s) for s in audit.sentences()
+             if s.where == "$defs.CloseSessionRequest" and s.strength == "MUST"}
+    assert close == {"The Agent MUST cancel any ongoing work related to the session as if "
+                     "`session/cancel` was called": "SESS-10",
+                     "When closing cancels active foreground work": "SDK-CLOSE-01",
+                     "If closing prevents a prompt's user message from being inserted":
+                         "SDK-CLOSE-02",
+                     "If the message has already been inserted": "SDK-PROMPT-02"}
+    catch_all = audit.NOT_MODELLED[-1][1]
+    assert [s for s in audit.sentences()
+            if audit.judged_by(s) is None and audit.reason(s) == catch_all] == []

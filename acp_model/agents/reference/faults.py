@@ -328,6 +328,31 @@ class _StaleAllow(Fault):
         return self.spare.pop(sid, None)
 
 
+def _late_init(self: Any) -> None:
+    _StaleAllow.__init__(self)
+    self.waits = {}  # every permission request id -> the wait it made (its turn)
+
+
+def _late_early(self: Any, agent: AgentOps, waiting: PermWait) -> tuple[str, Any] | None:
+    self.waits[waiting.request_id] = waiting
+    return _StaleAllow.early_answer(self, agent, waiting)
+
+
+def _late_stray(self: Any, agent: AgentOps, msg: dict[str, Any]) -> None:
+    """Keep only a late allow: one for a request of cancelled work, read once that work has
+    ended (its cancelled idle sent)."""
+    waiting = self.waits.get(msg.get("id"))
+    if waiting is not None and waiting.turn.cancelled and waiting.turn.done.is_set():
+        _StaleAllow.stray_answer(self, agent, msg)
+
+
+# A stray allow of the narrower kind only: a late one for cancelled work (built with type(),
+# like ``_fault``, from the hooks above).
+_LateAllow = type("Fault_late_allow_next_permission", (_StaleAllow,), {
+    "name": "late_allow_next_permission", "__init__": _late_init,
+    "early_answer": _late_early, "stray_answer": _late_stray})
+
+
 class _EarlyReceipt(Fault):
     """A held prompt is answered with a receipt at once and inserted later, under another id:
     the receipt named a message that was never inserted."""
@@ -424,6 +449,7 @@ FAULT_CLASSES: tuple[type[Fault], ...] = (
     _fault("updates_after_cancelled_idle", tools_after_cancelled_idle=lambda self: True),
     _StaleAnswer,
     _StaleAllow,
+    _LateAllow,
     _fault("cancel_crosses_sessions", cancels_other_sessions=lambda self: True),
     # --- the sdk-2.4.0 revision -------------------------------------------------------------
     _fault("receipt_id_differs", receipt_id=lambda self, mid: f"{mid}_receipt"),

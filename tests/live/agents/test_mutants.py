@@ -204,6 +204,28 @@ def d_duplicate_answer_then_turn(c: ScriptedClient) -> Facts:
     return facts
 
 
+def d_late_allow_then_turn(c: ScriptedClient) -> Facts:
+    """A turn cancelled while its permission request waits, the request left unanswered until
+    the cancelled idle and then allowed (a sloppy client's late answer), then a second turn:
+    its first permission request must wait for its own answer."""
+    (sid,) = _init(c)
+    start = c.mark()
+    c.send_prompt(sid, c.prompt_text(with_permission))
+    perm = c.wait_permission(sid, start)
+    c.cancel(sid)
+    c.wait_or_quiesce(lambda m: is_idle(m, sid), start)
+    c.answer(perm, "allow")  # late: its work has ended
+    c.proc.call("session/list", {})  # read before the next prompt
+    start = c.mark()
+    c.send_prompt(sid, c.prompt_text(with_permission, tag="second"))
+    second = c.wait_permission(sid, start)
+    c.barrier()
+    facts = {"sid": sid, "perm": second}
+    c.answer(second, "reject")
+    c.settle_drive(sid, start, "reject")
+    return facts
+
+
 def s_tool_ran_unanswered(c: ScriptedClient, f: Facts) -> bool:
     """The second request's tool went in_progress before any answer to it was sent."""
     tool = f["perm"]["params"]["subject"]["toolCall"]["toolCallId"]
@@ -688,6 +710,7 @@ CASES: dict[str, Case] = {
     ),
     "stale_answer_resumes_tool": Case(d_cancel_during_permission(), s_stale_resume),
     "stale_allow_next_permission": Case(d_duplicate_answer_then_turn, s_tool_ran_unanswered),
+    "late_allow_next_permission": Case(d_late_allow_then_turn, s_tool_ran_unanswered),
     "cancel_crosses_sessions": Case(d_two_sessions_cancel_one, s_crosses_sessions),
     # the sdk-2.4.0 revision (the mutant runs in it; the reference agent, driven the same
     # way, is the seed's)

@@ -384,3 +384,39 @@ def test_quiesce_is_answered_only_after_the_work_already_started(timing: str) ->
         assert c.index_of(lambda m: m.get("method") == "session/request_permission",
                           start) is not None
         assert c.index_of(lambda m: is_idle(m, sid), start) is None
+
+
+def test_a_close_during_a_turn_keeps_the_close_order_of_sdk_2_4_0(tmp_path: Path) -> None:
+    """The reference agent speaking sdk-2.4.0, closed while a turn waits on a permission and a
+    prompt is held behind it: the cancelled work's idle before the close response
+    (SDK-CLOSE-01), the held prompt answered -32800 (SDK-CLOSE-02), nothing for the session
+    after the close response (SDK-CLOSE-03); the oracle finds nothing under that revision."""
+    from acp_model.fuzzing.transport import AgentProcess
+    from acp_model.oracle.offline import check_records
+    from acp_model.spec.readings import DEFAULT
+
+    from .client import agent_argv, with_permission
+
+    argv = [*agent_argv(design="busy=queue-reject"), "--spec", "sdk-2.4.0"]
+    client = ScriptedClient(AgentProcess(argv))
+    try:
+        client.initialize()
+        sid = client.new_session()
+        start = client.mark()
+        client.send_prompt(sid, client.prompt_text(with_permission))
+        perm = client.wait_permission(sid, start)
+        held = client.send_prompt(sid, "and then this")
+        close_id = client.proc.request("session/close", {"sessionId": sid})
+        client.answer(perm, "cancelled")
+        closed = client.wait_response(close_id, start)
+        held_answer = client.wait_response(held, start)
+        client.barrier()
+    finally:
+        client.close()
+        client.save(tmp_path / "close.jsonl")
+    msgs = client.a2c()
+    idle_at = next(n for n, m in enumerate(msgs) if is_idle(m, sid))
+    assert idle_at < next(n for n, m in enumerate(msgs) if m is closed)
+    assert held_answer["error"]["code"] == -32800
+    report = check_records(client.records, readings=DEFAULT.parse(["SPEC=sdk-2.4.0"]))
+    assert report["violations"] == [], report["violations"]
