@@ -84,15 +84,14 @@ def test_diff_spec_across_protocols_lists_behaviours_whose_verdicts_differ(tmp_p
 
     from acp_model.explorer.protocol_diff import protocol_diff
 
-    for other in ("seed", "sdk-2.4.0"):
-        doc = protocol_diff("v1", other)
-        assert len(doc["behaviours"]) >= 5
-        for row in doc["behaviours"]:
-            assert {row["v1"]["verdict"], row[other]["verdict"]} == {"pass", "fail"}, row
     out = subprocess.run([sys.executable, "-m", "acp_model", "explore", "--diff-spec",
                           "v1,seed", "--format", "json", "--witness-dir", str(tmp_path)],
                          capture_output=True, text=True, check=True)
     doc = json.loads(out.stdout)
+    for other, diff in (("seed", doc), ("sdk-2.4.0", protocol_diff("v1", "sdk-2.4.0"))):
+        assert len(diff["behaviours"]) >= 5
+        for row in diff["behaviours"]:
+            assert {row["v1"]["verdict"], row[other]["verdict"]} == {"pass", "fail"}, row
     for row in doc["behaviours"]:
         for rev in ("v1", "seed"):
             path = tmp_path / f"behaviours-{row['id']}-{rev}.jsonl"
