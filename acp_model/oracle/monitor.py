@@ -73,6 +73,15 @@ def problem_shape(problems: list[validation.SchemaProblem]) -> str:
     return ", ".join(sorted({shape_path(p.path) for p in problems}))
 
 
+def _unknown_session(conn_event: Callable[[ConnEvent, Ev, str], Any], rpc: Rpc, idx: int,
+                     what: str) -> None:
+    """The agent named a session no response has named: SESS-12, unless a session/new is
+    still unanswered. The agent may announce the new session before its response names it
+    (an update or a request first: no text orders the two), so the default accepts it."""
+    if not any(r.method == "session/new" for r in rpc.open["c2a"].values()):
+        conn_event(ConnEvent.AGENT_NAMES_UNKNOWN_SESSION, Ev(idx), what)
+
+
 class Monitor(LivenessMixin, QueriesMixin):
     """Per-connection oracle (several sessions)."""
 
@@ -348,8 +357,7 @@ class Monitor(LivenessMixin, QueriesMixin):
         elif method == "session/request_permission":
             self._findings(messages.permission_request(params, self.rev), idx, what, sid)
             if sid is None or sid not in self.sessions:
-                self._conn_event(ConnEvent.AGENT_NAMES_UNKNOWN_SESSION, Ev(idx),
-                                 f"{what} names session {sid!r}")
+                _unknown_session(self._conn_event, self.rpc, idx, f"{what} names session {sid!r}")
                 return
             ev = wire.permission_request(idx, req_id, params)
             self.views[sid] = reducers.apply_permission_subject(self.views[sid], params)
@@ -443,8 +451,7 @@ class Monitor(LivenessMixin, QueriesMixin):
         self._findings(messages.session_update(params, self.rev), idx, what,
                        sid if isinstance(sid, str) else None)
         if not isinstance(sid, str) or sid not in self.sessions:
-            self._conn_event(ConnEvent.AGENT_NAMES_UNKNOWN_SESSION, Ev(idx),
-                             f"{what} names session {sid!r}")
+            _unknown_session(self._conn_event, self.rpc, idx, f"{what} names session {sid!r}")
             return
         if not isinstance(update, dict):
             return

@@ -702,3 +702,16 @@ def test_a_variant_no_revision_defines_is_still_enum_02() -> None:
     assert "ENUM-02" not in failed_rules(check(enum_revision_breaks()))
     sdk = check(_compaction(base()), SDK)
     assert "ACPM-ENUM-REVISION" not in {v["rule"] for v in sdk["violations"]}
+
+
+def test_a_session_announced_before_its_session_new_response_keeps_sess_12() -> None:
+    """An update for the new session while its session/new is unanswered (copilot, mistral-
+    vibe): no text orders the two, so the default accepts it; with no session/new open, an
+    unknown id is still SESS-12."""
+    t = TraceBuilder().handshake_v1()
+    t.request("c2a", "session/new", {"cwd": "/tmp/project", "mcpServers": []}, 1)
+    t.update("s-new", {"sessionUpdate": "available_commands_update", "availableCommands": []})
+    t.result("a2c", 1, {"sessionId": "s-new"})
+    assert "SESS-12" not in failed_rules(check(t, spec="auto"))
+    t.update("s-other", {"sessionUpdate": "available_commands_update", "availableCommands": []})
+    assert "SESS-12" in failed_rules(check(t, spec="auto"))
