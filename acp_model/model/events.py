@@ -55,6 +55,7 @@ class Ev:
     content_key: str | None = None  # digest of a prompt's or whole user message's content
     text_key: str | None = None  # digest of the first text of a prompt or user message
     version: Any = None  # protocolVersion an initialize result names (any JSON value)
+    shown: bool | None = None  # v1: the prompt's turn showed content before this answer
 
     def __repr__(self) -> str:
         body = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)

@@ -225,7 +225,16 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
     def cancel_honoured(self, ev: Ev) -> bool:
         """Work during which the agent read session/cancel ends with `cancelled` (provably
         read, or under reading A-11=sent merely sent while the work was reported)."""
+        if ev.shown is False:  # judged by cancel_maybe_rejected
+            return True
         return ev.reason == StopReason.CANCELLED or not self.binding_cancels()
+
+    @check("CANCEL-07", level=Level.WARN, evidence="cancel_evidence")
+    def cancel_maybe_rejected(self, ev: Ev) -> bool:
+        """v1: an error answers a prompt whose turn showed nothing, after the agent read a
+        cancel: an abort error it should have caught, or a refusal of the prompt itself
+        (nothing on the wire tells them apart), so a warning."""
+        return ev.shown is not False or not self.binding_cancels()
 
     @check("CANCEL-07", level=Level.WARN, evidence="probable_evidence")
     def cancel_probably_honoured(self, ev: Ev) -> bool:

@@ -12,7 +12,7 @@ from acp_model.model.vocab import Level
 from acp_model.spec.readings import DEFAULT, Readings
 from acp_model.spec.rules import BLOCKING, RULES
 from acp_model.trace.builder import TraceBuilder
-from tests.helpers import S, base, check, failed_rules, turn_start
+from tests.helpers import S, base, check, failed_rules, turn_start, warned_rules
 
 
 def _finished(t: TraceBuilder, req_id: int = 10) -> TraceBuilder:
@@ -715,3 +715,15 @@ def test_a_session_announced_before_its_session_new_response_keeps_sess_12() -> 
     assert "SESS-12" not in failed_rules(check(t, spec="auto"))
     t.update("s-other", {"sessionUpdate": "available_commands_update", "availableCommands": []})
     assert "SESS-12" in failed_rules(check(t, spec="auto"))
+
+
+def test_v1_an_error_for_a_prompt_that_showed_nothing_after_a_read_cancel_is_a_warning() -> None:
+    """v1: an error answering a prompt whose turn showed no content, after the agent read a
+    cancel, may be the prompt's own refusal (kimi-cli refused an image its model lacked) or an
+    abort error it should have caught: nothing on the wire tells, so CANCEL-07 warns. Once the
+    turn showed content, the error ends an ongoing turn: CANCEL-07 fails."""
+    quiet = _v1().prompt(S, 10).cancel(S).sync().rejected(10, -32603)
+    report = check(quiet, spec="auto")
+    assert "CANCEL-07" not in failed_rules(report)
+    assert "CANCEL-07" in warned_rules(report)
+    assert "CANCEL-07" in failed_rules(check(v1_cancel_07_error(), spec="auto"))
