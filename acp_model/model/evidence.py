@@ -54,6 +54,8 @@ class EvidenceMixin:
                  (c.idx, "session/cancel"), *read[1], (ev.idx, "the idle")])
 
     def probable_evidence(self, ev: Ev) -> Evidence | None:
+        if ev.shown is False:  # v1: an error for a turn that showed nothing (a warning)
+            return self.cancel_evidence(ev)
         cancels = self.probable_cancels()
         hint = self.ctx.hint(cancels[0].idx) if cancels else None
         if hint is None:

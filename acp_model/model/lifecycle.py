@@ -20,8 +20,7 @@ if TYPE_CHECKING:
 
 # The checks on every idle that ends reported work.
 _ENDING = ["stop_reason_present", "cancel_honoured", "cancel_probably_honoured",
-           "cancel_maybe_rejected", "held_prompt_cancelled", "cancelled_has_cause",
-           "idle_cancel_not_swallowed"]
+           "held_prompt_cancelled", "cancelled_has_cause", "idle_cancel_not_swallowed"]
 
 
 def stay(*states: State, cond: str | list[str] | None = None, on: str | list[str] | None = None,

@@ -225,22 +225,21 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
     def cancel_honoured(self, ev: Ev) -> bool:
         """Work during which the agent read session/cancel ends with `cancelled` (provably
         read, or under reading A-11=sent merely sent while the work was reported)."""
-        if ev.shown is False:  # judged by cancel_maybe_rejected
+        if ev.shown is False:  # judged by cancel_probably_honoured
             return True
         return ev.reason == StopReason.CANCELLED or not self.binding_cancels()
-
-    @check("CANCEL-07", level=Level.WARN, evidence="cancel_evidence")
-    def cancel_maybe_rejected(self, ev: Ev) -> bool:
-        """v1: an error answers a prompt whose turn showed nothing, after the agent read a
-        cancel: an abort error it should have caught, or a refusal of the prompt itself
-        (nothing on the wire tells them apart), so a warning."""
-        return ev.shown is not False or not self.binding_cancels()
 
     @check("CANCEL-07", level=Level.WARN, evidence="probable_evidence")
     def cancel_probably_honoured(self, ev: Ev) -> bool:
         """Work during which the agent probably read session/cancel (it acted on a later
-        client message) ends with `cancelled`; no response proves the read, so a warning."""
-        if ev.reason == StopReason.CANCELLED or not self.ctx.readings.chose("A-11", "provable"):
+        client message) ends with `cancelled`; no response proves the read, so a warning.
+        (v1: an error answering a prompt whose turn showed nothing, after a read cancel, is an
+        abort error or the prompt's own refusal: the wire cannot tell, so a warning too.)"""
+        if ev.reason == StopReason.CANCELLED:
+            return True
+        if ev.shown is False:
+            return not self.binding_cancels()
+        if not self.ctx.readings.chose("A-11", "provable"):
             return True
         return not self.probable_cancels()
 
