@@ -225,9 +225,8 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
     def cancel_honoured(self, ev: Ev) -> bool:
         """Work during which the agent read session/cancel ends with `cancelled` (provably
         read, or under reading A-11=sent merely sent while the work was reported)."""
-        if ev.shown is False:  # judged by cancel_probably_honoured
-            return True
-        return ev.reason == StopReason.CANCELLED or not self.binding_cancels()
+        return ev.shown is False or ev.reason == StopReason.CANCELLED \
+            or not self.binding_cancels()  # (v1, a silent turn: cancel_probably_honoured)
 
     @check("CANCEL-07", level=Level.WARN, evidence="probable_evidence")
     def cancel_probably_honoured(self, ev: Ev) -> bool:
@@ -264,6 +263,8 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
         """`cancelled` answers a cancel that could still apply to the work being ended."""
         if ev.reason != StopReason.CANCELLED or self.client_stopped:
             return True
+        if ev.id is not None and len(self.prompts) > 1 and self.ctx.readings.chose("A-01","forbid"):
+            return True  # v1: the client held a second prompt open (forbidden); it may end this
         if self._ends_work(ev):
             return bool(self._justifying())
         return any(c.status == CancelStatus.QUIET for c in self.cancels)

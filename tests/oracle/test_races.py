@@ -503,3 +503,15 @@ def test_v1_a_response_ends_only_its_own_prompt() -> None:
     late.cancel(S).request("c2a", "_acp_model/sync", {}, 99).error("a2c", 99, -32601)
     late.prompt(S, 11).chunk_v1(S).ended(11, "cancelled")
     assert "CANCEL-11" in failed_rules(check(late, v1))
+
+
+def test_v1_a_turn_ended_cancelled_for_a_second_prompt_the_client_sent_is_not_cancel_11() -> None:
+    """v1 forbids a second prompt while a turn runs (A-01=forbid): a client that sends one
+    anyway breaks that rule, and an agent that ends the running turn `cancelled` for it (copilot
+    supersedes the turn) has a cause; without the second prompt, CANCEL-11 still fails."""
+    v1 = DEFAULT.parse(["SPEC=v1"])
+    t = TraceBuilder().handshake_v1().new_session_v1(S).prompt(S, 3).chunk_v1(S)
+    t.prompt(S, 9).ended(3, "cancelled").ended(9)
+    assert failed_rules(check(t, v1)) == {"A-01.forbid"}
+    alone = TraceBuilder().handshake_v1().new_session_v1(S).prompt(S, 3).chunk_v1(S)
+    assert failed_rules(check(alone.ended(3, "cancelled"), v1)) == {"CANCEL-11"}
