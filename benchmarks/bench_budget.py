@@ -287,8 +287,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--lock", help="hold flock LOCK for each run (a shared machine's lock)")
     p.add_argument("--fresh", action="store_true", help="start the results file over")
     p.add_argument("--json", default=str(RESULTS))
-    raw = sys.argv[1:] if argv is None else argv
-    args = p.parse_args(raw)
+    args = p.parse_args(argv)
     console = Console()
     profiles = [x.strip() for x in args.profiles.split(",") if x.strip()]
     chosen = choose(zoo() + real(profiles, console), args.only, args.shard)
@@ -296,8 +295,11 @@ def main(argv: list[str] | None = None) -> int:
         console.print("no agent chosen")
         return 2
     out = Path(args.json)
+    # the file gathers parts (--only, --shard): it names the command of the whole set
+    whole = ["--budget", f"{args.budget:g}", *(["--seeds", args.seeds] if args.seeds != "1"
+                                               else [])]
     rows = run(chosen, args.budget, [int(s) for s in args.seeds.split(",")], args.lock, out,
-               args.fresh, raw, console)
+               args.fresh, whole, console)
     every = json.loads(out.read_text())["runs"]  # this run's rows and the file's others
     console.print(table(rows))
     w = worst(every)
