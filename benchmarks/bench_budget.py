@@ -162,8 +162,8 @@ def wall_time(argv: list[str], limit: float) -> tuple[float, int | None, str]:
     return wall, code, tail[0][:200]
 
 
-def one(target: Target, budget: float, seed: int) -> dict[str, Any]:
-    """Fuzz ``target`` once with ``--time-budget budget``: its row."""
+def one(target: Target, budget: float, seed: int, commit: str) -> dict[str, Any]:
+    """Fuzz ``target`` once with ``--time-budget budget``: its row (measured at ``commit``)."""
     bound = budget + slack(budget)
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "report.json"
@@ -172,7 +172,7 @@ def one(target: Target, budget: float, seed: int) -> dict[str, Any]:
         wall, code, tail = wall_time(argv, KILL_FACTOR * bound)
         doc = json.loads(report.read_text()) if report.exists() else {}
     failures = doc.get("counterexamples", [])
-    return {"agent": target.name, "kind": target.kind, "seed": seed, "commit": results.commit(),
+    return {"agent": target.name, "kind": target.kind, "seed": seed, "commit": commit,
             "budget": budget, "slack": slack(budget), "bound": bound, "wall": round(wall, 2),
             "within": wall <= bound, "exit": code,
             "verdict": doc.get("verdict") or ("killed" if code is None else "no report"),
@@ -220,6 +220,9 @@ def write(rows: list[dict[str, Any]], path: Path, argv: list[str]) -> None:
                          r["within"],
                          r["verdict"]] for r in rows]},
         command=" ".join(["python", "benchmarks/bench_budget.py", *argv]))
+    # the results file itself is written between runs: only a row measured on changed code
+    # makes the figures "with uncommitted changes"
+    head["dirty"] = any(r["commit"].endswith("+dirty") for r in rows)
     doc = {**head, "parameters": {"budgets s": sorted({r["budget"] for r in rows}),
                                   "seeds": sorted({r["seed"] for r in rows})},
            "slack": "max(10% of the budget, 10 s)",
@@ -255,6 +258,7 @@ def run(chosen: list[Target], budget: float, seeds: list[int], lock: str | None,
         out: Path, fresh: bool, argv: list[str], console: Console) -> list[dict[str, Any]]:
     """Every target at every seed, one at a time; the file is rewritten after each run."""
     rows: list[dict[str, Any]] = []
+    commit = results.commit()  # before this run writes the results file (which would dirty it)
     jobs = [(t, s) for s in seeds for t in chosen]
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console, transient=True) as progress:
@@ -265,7 +269,7 @@ def run(chosen: list[Target], budget: float, seeds: list[int], lock: str | None,
             with locked(lock):
                 progress.update(task, description=f"{target.name} (seed {seed}): fuzzing, "
                                 f"{budget:g} s budget")
-                row = one(target, budget, seed)
+                row = one(target, budget, seed, commit)
             rows.append(row)
             progress.console.print(line(row), highlight=False, soft_wrap=True)
             write(merged(rows, out, fresh), out, argv)
