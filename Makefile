@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 OUT ?= acp-model-out
 AGENT := $(BIN)/python -m acp_model.agents.reference
 
-.PHONY: demo test test-fast lint venv examples services agents agents-all diagrams bench docs matrix clean
+.PHONY: demo test test-fast lint venv examples services agents agents-all diagrams bench bench-budget docs matrix clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -89,6 +89,12 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_proxy.py
 	$(BIN)/python benchmarks/bench_real_agents.py
 	$(BIN)/python benchmarks/bench_shrink.py
+
+# --time-budget against wall time: the whole zoo, hostile agents, installed real agents, one run
+# at a time (BUDGET=15 s by default; LOCK=PATH holds a shared machine's flock for each run)
+BUDGET ?= 15
+bench-budget: $(STAMP)
+	$(BIN)/python benchmarks/bench_budget.py --budget $(BUDGET) $(if $(LOCK),--lock $(LOCK))
 
 # The documentation site (docs/, mkdocs.yml) into site/; `make test` builds it with --strict
 # too (tests/test_site.py). `$(BIN)/mkdocs serve` shows it while you write.

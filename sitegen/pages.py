@@ -177,7 +177,8 @@ KNOWN_BENCHMARKS = {  # name -> (title, command): a section even before its firs
         "A real agent: claude-agent-acp",
         "acp-model agents install claude-agent-acp && "
         "python benchmarks/bench_real_agents.py --seconds 60"),
-    "budget": ("The time budget bounds the whole run", "python benchmarks/bench_budget.py"),
+    "budget": ("The time budget bounds the whole run",
+               "python benchmarks/bench_budget.py --budget 15"),
     "known_bugs": ("Published bugs of real agents",
                    "python benchmarks/bench_known_bugs.py --budget 45"),
     "tests": ("The test suite's tiers", "python benchmarks/bench_tests.py --tier fast sweep"),

@@ -213,7 +213,7 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:  # noqa: C901, 
                     phase("spec")
                     budget.enter("probe")
                 try:
-                    cfg = resolve(cfg, stop)  # the probe; a contradiction is a usage error
+                    cfg = resolve(cfg, stop, budget.end)  # the probe; contradiction: usage
                 except SpecUndecidable as exc:
                     raise UsageError(f"--spec {cfg.spec}: {exc}") from None
                 result = run_fuzz(cfg, on_progress=progress, on_phase=phase, stop=stop,
@@ -341,22 +341,25 @@ def _jobs(args: argparse.Namespace, cfg: FuzzConfig, profile: Any, console: Cons
     """``--jobs N``: the revision decided once here, then N workers (cli/jobs.py)."""
     from acp_model.cli.jobs import run_jobs
     from acp_model.fuzzing.backend import backend
+    from acp_model.fuzzing.budget import Budget
     from acp_model.fuzzing.revision import SpecUndecidable, resolve
     from acp_model.report.text import show
     from acp_model.spec.revisions import AUTO
 
     spec, decision = cfg.spec, None
+    budget = Budget(cfg.time_budget)  # the probe counts: the workers get what it leaves
     if spec == AUTO:
         console.print("spec: auto (a probe prompt decides the revision for every worker)")
         with backend(cfg, profile) as running:
             try:
-                decided = resolve(running)
+                decided = resolve(running, until=budget.end)
             except SpecUndecidable as exc:
                 raise UsageError(f"--spec {cfg.spec}: {exc}") from None
         assert decided.decision is not None
         decision = decided.decision
         show(console, f"spec: {decision.revision} ({decision.evidence})", indent="")
         spec = decision.revision
+    args.time_budget = max(1.0, budget.remaining())
     return run_jobs(args, list(args.words), spec, console, decision)
 
 

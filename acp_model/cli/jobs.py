@@ -34,7 +34,8 @@ if TYPE_CHECKING:
 
 # Options the parent handles itself; everything else is passed to every worker unchanged.
 _OWN = {"--jobs": 1, "--report": 1, "--junit": 1, "--html": 1, "--out": 1, "--seed": 1,
-        "--spec": 1, "--db": 1, "--progress-lines": 0}
+        "--spec": 1, "--db": 1, "--progress-lines": 0,
+        "--time-budget": 1}  # the workers get what the parent's probe left of it
 
 
 def worker_args(words: list[str]) -> list[str]:
@@ -106,8 +107,8 @@ def run_jobs(args: argparse.Namespace, words: list[str], spec: str | None,  # no
     # the agent's command (after ``--``) is passed on untouched, and last
     cut = words.index("--") if "--" in words else len(words)
     options, agent = words[:cut], words[cut:]
-    base = [sys.executable, "-m", "acp_model", "fuzz", *worker_args(options),
-            "--progress-lines", *[x for d in db for x in ("--db", d)]]
+    base = [sys.executable, "-m", "acp_model", "fuzz", *worker_args(options), "--time-budget",
+            f"{args.time_budget:g}", "--progress-lines", *[x for d in db for x in ("--db", d)]]
     if spec is not None:
         base += ["--spec", spec]
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(2), "big")

@@ -17,10 +17,17 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import time
 
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.stop import Stop
-from acp_model.fuzzing.transport import AgentExited, AgentProcess, RpcError, is_response_to
+from acp_model.fuzzing.transport import (
+    STOP_GRACE,
+    AgentExited,
+    AgentProcess,
+    RpcError,
+    is_response_to,
+)
 from acp_model.spec import revisions
 from acp_model.spec.readings import ReadingError
 from acp_model.trace import dialect
@@ -43,42 +50,78 @@ def probe_deadline(cfg: FuzzConfig) -> float:
     return max(cfg.deadline, PROBE_DEADLINE)
 
 
-def probe(cfg: FuzzConfig, stop: Stop | None = None) -> revisions.Decision:
-    """Start the agent once, prompt it, and read the revision off its initialize response
-    (protocol version 1: v1) or its prompt response (v2: receipt or not).
+class _Waits:
+    """The probe's waits: each its own deadline, none past ``until`` (the run's time budget
+    end, a ``time.monotonic()`` instant): the probe counts against ``--time-budget``, and a
+    slow-starting agent must not carry the run past it."""
 
-    Raises :class:`ProbeFailed` when the agent gives no usable answer, and
-    :class:`~acp_model.fuzzing.stop.Interrupted` on a stop request (within 0.1 s).
+    def __init__(self, until: float | None) -> None:
+        self.until = until
+        self.cut = False  # a wait was shortened by the budget's end
+
+    def __call__(self, seconds: float) -> float:
+        if self.until is None:
+            return seconds
+        left = max(0.0, self.until - time.monotonic())
+        if left < seconds:
+            self.cut = True
+        return min(seconds, left)
+
+    def failed(self, seconds: float, what: str = "no answer") -> ProbeFailed:
+        if self.cut:
+            return ProbeFailed(f"{what} before the time budget's end")
+        return ProbeFailed(f"{what} within {seconds:g} s")
+
+
+def probe(cfg: FuzzConfig, stop: Stop | None = None,
+          until: float | None = None) -> revisions.Decision:
+    """Start the agent once, prompt it, and read the revision off its initialize response
+    (protocol version 1: v1) or its prompt response (v2: receipt or not). No wait runs past
+    ``until`` (a ``time.monotonic()`` instant: the time budget's end).
+
+    Raises :class:`ProbeFailed` when the agent gives no usable answer (or none before
+    ``until``), and :class:`~acp_model.fuzzing.stop.Interrupted` on a stop request (within
+    0.1 s).
     """
     stop = stop or Stop()
     stop.check()
     wait = probe_deadline(cfg)
+    waits = _Waits(until)
+    if waits(wait) <= 0:
+        raise waits.failed(wait, "no time left")
     try:
         proc = AgentProcess(cfg.argv, cwd=cfg.cwd, env=cfg.env, stop=stop.event)
     except OSError as exc:
         raise ProbeFailed(f"cannot start {cfg.argv[0]!r}: {exc.strerror or exc}") from None
-    with proc:
+    try:
         try:
             params = dialect.initialize_params(
                 cfg.protocol, {"name": "acp-model-probe", "version": "1"})
-            init = proc.call("initialize", params, timeout=max(cfg.startup_deadline, wait))
+            start = max(cfg.startup_deadline, wait)
+            try:
+                init = proc.call("initialize", params, timeout=waits(start))
+            except TimeoutError:
+                raise waits.failed(start) from None
             v1 = dialect.from_initialize(init, None, cfg.protocol)
             if v1 is not None:  # v1: no prompt needed, and a v2 prompt would be wrong
                 return dataclasses.replace(v1, evidence=f"probe: {v1.evidence}")
             new = proc.call("session/new", {"cwd": cfg.cwd or os.getcwd(), "mcpServers": []},
-                            timeout=wait)
+                            timeout=waits(wait))
             sid = new.get("sessionId") if isinstance(new, dict) else None
             if not isinstance(sid, str):
                 raise ProbeFailed("session/new gave no sessionId")
             rid = proc.request("session/prompt", {
                 "sessionId": sid, "prompt": [{"type": "text", "text": PROBE_TEXT}]})
-            record = proc.wait_for(lambda m: is_response_to(m, rid), timeout=wait)
+            record = proc.wait_for(lambda m: is_response_to(m, rid), timeout=waits(wait))
         except TimeoutError:
-            raise ProbeFailed(f"no answer within {wait:g} s") from None
+            raise waits.failed(wait) from None
         except (AgentExited, RpcError) as exc:
             raise ProbeFailed(f"no usable answer ({exc})") from None
         if record is None:
-            raise ProbeFailed(f"the probe prompt was not answered within {wait:g} s")
+            raise waits.failed(wait, "the probe prompt was not answered")
+    finally:
+        # the budget's end is a stop: the agent gets a moment, not the polite grace
+        proc.close(grace=STOP_GRACE if waits.cut else None)
     msg = record.get("msg") if isinstance(record, dict) else None
     if isinstance(msg, dict) and "error" in msg:
         raise ProbeFailed(f"the probe prompt was rejected: {msg['error']}")
@@ -101,8 +144,10 @@ def sends_batches(cfg: FuzzConfig) -> bool:
     return cfg.batches and revisions.get(cfg.readings.revision).protocol == 2
 
 
-def resolve(cfg: FuzzConfig, stop: Stop | None = None) -> FuzzConfig:
-    """The configuration with its revision decided (``spec`` None: the readings' own).
+def resolve(cfg: FuzzConfig, stop: Stop | None = None,
+            until: float | None = None) -> FuzzConfig:
+    """The configuration with its revision decided (``spec`` None: the readings' own); a
+    probe waits for nothing past ``until`` (the time budget's end).
 
     Raises :class:`SpecUndecidable` only for a contradiction between the revision and the
     readings the user chose; a probe that fails falls back (:func:`fallback`).
@@ -115,7 +160,7 @@ def resolve(cfg: FuzzConfig, stop: Stop | None = None) -> FuzzConfig:
             rev, rev, f"spec revision {rev} chosen"))
     if cfg.spec == revisions.AUTO:
         try:
-            decision = probe(cfg, stop)
+            decision = probe(cfg, stop, until)
         except ProbeFailed as exc:
             decision = fallback(str(exc))
     else:

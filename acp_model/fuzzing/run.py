@@ -134,7 +134,7 @@ def _run_fuzz(cfg: FuzzConfig, on_progress: Callable[[Recorder], None] | None,
         phase("spec")
         budget.enter("probe")
     try:
-        cfg = resolve(cfg, stop)
+        cfg = resolve(cfg, stop, budget.end)
     except SpecUndecidable as exc:
         result = FuzzResult(cfg, recorder, [], 0.0)
         result.problem = f"--spec {cfg.spec}: {exc}"

@@ -72,6 +72,35 @@ def test_a_stop_request_ends_the_probe_at_once() -> None:
     assert time.monotonic() - started < 1.6  # 0.5 s, then within the 0.1 s poll (loaded CI)
 
 
+def test_the_probe_waits_for_nothing_past_the_budgets_end() -> None:
+    """An agent that never answers initialize: the probe's 30 s start-up wait ends at the
+    budget's end (here 1 s away), and the agent is then ended without the polite grace."""
+    hang = [sys.executable, str(HOSTILE / "hang.py")]
+    started = time.monotonic()
+    cfg = resolve(FuzzConfig(argv=hang, spec="auto"), Stop(), until=started + 1.0)
+    took = time.monotonic() - started
+    assert cfg.decision is not None and cfg.decision.fallback
+    assert "before the time budget's end" in cfg.decision.evidence
+    assert took < 3.0, f"the probe took {took:.1f} s for 1 s left"  # 30 s without the bound
+
+
+def test_a_budget_the_probe_spends_still_bounds_the_run(tmp_path: Path) -> None:
+    """`--time-budget 3` on an agent that never answers and ignores SIGTERM: the whole run
+    (probe, its agent's end, the run's own attempt, writing) ends within budget + slack."""
+    from acp_model.cli.main import main
+    from acp_model.fuzzing.budget import slack
+
+    report = tmp_path / "r.json"
+    started = time.monotonic()
+    main(["fuzz", "--time-budget", "3", "--report", str(report), "--",
+          sys.executable, str(HOSTILE / "ignore_sigterm.py")])
+    took = time.monotonic() - started
+    assert took <= 3 + slack(3), f"{took:.1f} s for a 3 s budget"
+    doc = json.loads(report.read_text())
+    assert doc["summary"]["phases"]["probe"] < 3 + 1.0  # cut at the budget's end, then 0.1 s
+    assert "before the time budget's end" in doc["spec"]["evidence"]
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_signal_during_the_probe_stops_with_the_report(sig: signal.Signals,
                                                          tmp_path: Path) -> None:
@@ -117,3 +146,18 @@ def test_sigint_during_the_probe_under_load_exits_within_a_second(tmp_path: Path
     assert took < 1.0, f"took {took:.2f} s from SIGINT to exit"
     report = json.loads(run.report.read_text())
     assert report["summary"]["interrupted"] is True
+
+
+def test_jobs_workers_get_what_the_probe_left_of_the_budget(tmp_path: Path) -> None:
+    """`--jobs 2`: the parent's probe of an agent that never answers ends at the budget's
+    end, and the workers are given what is left, not the whole budget again."""
+    from acp_model.cli.jobs import worker_args
+    from acp_model.cli.main import main
+    from acp_model.fuzzing.budget import slack
+
+    assert worker_args(["--time-budget", "9", "--time-budget=8", "--seed", "1", "-x"]) == ["-x"]
+    started = time.monotonic()
+    main(["fuzz", "--jobs", "2", "--time-budget", "3", "--report", str(tmp_path / "r.json"),
+          "--", sys.executable, str(HOSTILE / "hang.py")])
+    took = time.monotonic() - started
+    assert took <= 3 + slack(3), f"{took:.1f} s for a 3 s budget"

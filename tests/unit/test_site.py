@@ -43,7 +43,11 @@ def test_the_site_builds_strict_with_every_generated_page(site: Path) -> None:
     cli = (site / "cli" / "index.html").read_text(encoding="utf-8")
     for command in ("check", "fuzz", "replay", "proxy", "merge", "explore", "diagram"):
         assert f'id="{command}"' in cli
-    assert "<!-- generated:" not in (site / "benchmarks" / "index.html").read_text("utf-8")
+    bench = (site / "benchmarks" / "index.html").read_text("utf-8")
+    assert "<!-- generated:" not in bench
+    found = sorted(p.stem for p in (ROOT / "benchmarks" / "results").glob("*.json"))
+    assert [n for n in found if f'id="{n.lower().replace("_", "-")}"' not in bench
+            and f'id="{n}"' not in bench] == []  # each results file has its section
     diagrams = (site / "diagrams" / "index.html").read_text(encoding="utf-8")
     assert 'src="docs/docs-turn.png"' in diagrams  # the page is diagrams/ itself
     assert (site / "diagrams" / "docs" / "docs-turn.png").is_file()  # served, not copied
