@@ -374,6 +374,27 @@ class Wait(SessionAction):
 
 
 @dataclass(frozen=True)
+class LoadSession(SessionAction):
+    """Reopen a session this client made earlier in the run, on the same connection, as an
+    editor does when it shows a thread again: ``replay`` asks for its history (v1
+    ``session/load``, v2 ``session/resume`` from the start), otherwise none (``session/resume``
+    without a cursor). Only what the agent advertised is sent (a no-op otherwise: see
+    ``FuzzClient.load_session``); the session may be working, the text does not forbid it."""
+
+    op: ClassVar[str] = "load_session"
+    replay: bool = True
+
+    def perform(self, client: ClientOps) -> None:
+        idx = client.session_index(self.s)
+        if idx is not None:
+            client.load_session(idx, self.replay)
+
+    def describe(self, label: str = "") -> str:
+        return f"load session{label}" + (", replaying its history" if self.replay
+                                         else " without replay (resume)")
+
+
+@dataclass(frozen=True)
 class Sync(Action):
     """A request the agent must answer: its response proves what the agent has read."""
 
@@ -511,6 +532,6 @@ def _answers(msg: Any, request_id: Any) -> bool:
 
 
 __all__ = ["ACTIONS", "Action", "ActionError", "AnswerPermission", "Cancel",
-           "CancelPromptRequest", "Finish", "NewSession", "Probe", "Prompt",
+           "CancelPromptRequest", "Finish", "LoadSession", "NewSession", "Probe", "Prompt",
            "SessionAction", "SloppyAnswer", "Sync", "Wait", "describe_program", "from_json",
            "session_labels"]

@@ -22,6 +22,7 @@ from acp_model.fuzzing.actions import (
     CancelPromptRequest,
     Finish,
     Interrupt,
+    LoadSession,
     Mistake,
     NegativeInput,
     NewSession,
@@ -92,12 +93,14 @@ def model_scripts() -> st.SearchStrategy[ModelScript]:
 
 def build_machine(begin: Callable[[], Example], end: Callable[[Example], None],  # noqa: C901
                   capabilities: dict[str, Any], max_sessions: int, guided: bool = True,
-                  *, scripted: bool = False, batches: bool = True
+                  *, scripted: bool = False, batches: bool = True, reloads: bool = False
                   ) -> type[RuleBasedStateMachine]:
     """A machine class bound to one fuzz run (its agent pool, recorder and settings).
 
     ``scripted``: a scripted model stands behind the agent, so every prompt carries what the
-    model does in its turn; ``batches``: the JSON-RPC batch probes are sent.
+    model does in its turn; ``batches``: the JSON-RPC batch probes are sent; ``reloads``: the
+    agent advertised a request that reopens a session (``session/load``, ``session/resume``),
+    which the fuzzer then sends.
     """
     session = st.integers(0, max_sessions - 1)
     blocks = prompt_blocks(capabilities)
@@ -150,6 +153,16 @@ def build_machine(begin: Callable[[], Example], end: Callable[[Example], None], 
             """A cancel right behind a prompt: lands before or just after acceptance."""
             self.ex.act(Prompt(s, prompt, model=model))
             self.ex.act(Cancel(s, sync))
+
+        @precondition(lambda self: reloads)
+        @rule(s=session, replay=st.booleans(),
+              when=st.sampled_from(["now", "update", "settled"]))
+        def load_session(self, s: int, replay: bool, when: str) -> None:
+            """Reopen a session made earlier, while it works or once it is quiet (the
+            replay, and what the session does after it: a cancel must still end a turn)."""
+            if when != "now":
+                self.ex.act(Wait(s, when))
+            self.ex.act(LoadSession(s, replay))
 
         @rule(s=session, outcome=st.sampled_from(["allow", "reject", "cancelled", "error",
                                                   "custom"]),

@@ -11,9 +11,13 @@ from __future__ import annotations
 from acp_model.model.check import check
 from acp_model.model.vocab import Level
 
-# sessionUpdate kinds that carry conversation history (v1 session-setup.mdx §Loading Sessions)
+# sessionUpdate kinds that carry conversation history (v1 session-setup.mdx §Loading Sessions;
+# v2's whole-message upserts, §Resuming Sessions)
 HISTORY_KINDS = frozenset({"user_message_chunk", "agent_message_chunk", "agent_thought_chunk",
-                           "tool_call", "tool_call_update", "plan"})
+                           "tool_call", "tool_call_update", "plan", "user_message",
+                           "agent_message", "agent_thought"})
+# the requests that reopen an existing session
+REOPENING = frozenset({"session/load", "session/resume"})
 
 
 @check("V1-LOAD-01", level=Level.WARN)

@@ -335,7 +335,8 @@ class Monitor(LivenessMixin, QueriesMixin):
         spec = self._method_spec(direction, method, idx, request=True)
         self.rpc.open[direction][req_id] = OpenRequest(
             method, idx, sid, replayed={} if direction == "c2a" and replay.asks_for_replay(
-                method, params) else None)
+                method, params) else None,
+            reopens=direction == "c2a" and method in replay.REOPENING and sid in self.sessions)
         if spec is None:
             return
         what = f"{method} request #{idx}"
@@ -454,22 +455,37 @@ class Monitor(LivenessMixin, QueriesMixin):
                           if r.replayed is not None and r.session == sid), None)
         reused = replaying is not None and self._run(
             replay.replayed_ids_unique, idx, replaying.replayed, update, session=sid)
+        history = self._replayed_history(sid, kind)
         if self.turns is not None:
             resume = next((r.idx for r in self.rpc.open["c2a"].values()
-                           if r.method == "session/resume" and r.session == sid), None)
+                           if r.method == "session/resume" and r.session == sid
+                           and not (r.reopens and self.busy(sid))), None)
             self._run(replay.resume_replays_nothing, idx, kind, resume, session=sid)
             self._run(replay.load_replays_before_answering, idx, kind, self.loaded.get(sid),
                       session=sid)
             if kind == "tool_call":  # v1's first report of a tool call: an upsert like v2's
                 update = {**update, "sessionUpdate": "tool_call_update"}
-            if kind in TURN_KINDS:
+            if kind in TURN_KINDS and not history:
                 self._derived(sid, self.turns.start(sid, idx, what))
+        if history:
+            # the client's view takes the history in, the session's machine does not
+            self._findings(reducers.judge(self.views[sid], sent, self.rev, family=not reused),
+                           idx, what, sid)
+            self.views[sid] = reducers.reduce_session(self.views[sid], update)
+            return
         before = self.views[sid]
         event, ev, what = wire.session_update(idx, update, before, protocol=self.protocol)
         self.views[sid] = reducers.reduce_session(before, update)
         self._findings(reducers.judge(before, sent, self.rev, family=not reused), idx, what,
                        sid)
         self._session_event(sid, event, ev, what)
+
+    def _replayed_history(self, sid: str, kind: object) -> bool:
+        """History that a session/load or session/resume of a quiet session this connection
+        knows replays: none of it is new work of the session. A working session's content is
+        its turn's as much as history: the turn carries it and it is judged as such."""
+        return kind in replay.HISTORY_KINDS and not self.busy(sid) and any(
+            r.reopens and r.session == sid for r in self.rpc.open["c2a"].values())
 
     # --- responses -----------------------------------------------------------------------
     def _response(self, direction: str, msg: dict[str, Any], idx: int) -> None:  # noqa: C901, PLR0915
@@ -518,8 +534,9 @@ class Monitor(LivenessMixin, QueriesMixin):
             if isinstance(new_sid, str) and new_sid not in self.sessions:
                 self.sessions[new_sid] = SessionModel(new_sid, self.ctx)
                 self.views[new_sid] = reducers.SessionView()
-        elif method == "session/load" and not has_error and req.session in self.sessions:
-            self.loaded[req.session] = idx
+        elif method == "session/load" and not has_error and req.session in self.sessions \
+                and not self.busy(req.session):
+            self.loaded[req.session] = idx  # (a working session's content after it is its turn's)
         elif method == "session/prompt" and req.session in self.sessions \
                 and self.turns is not None:
             self._derived(req.session, self.turns.response(req.session, req_id, idx, result,

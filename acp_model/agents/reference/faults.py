@@ -59,6 +59,10 @@ class Fault:
     def after_initialize(self, agent: AgentOps) -> None:
         """Right after the initialize response."""
 
+    def replay_id(self, message_id: str) -> str:
+        """The messageId a replayed message carries (session/load, session/resume)."""
+        return message_id
+
     def empty_batch_reply(self) -> bool:
         """Answer a notification-only batch with ``[]``?"""
         return False
@@ -425,6 +429,7 @@ FAULT_CLASSES: tuple[type[Fault], ...] = (
     _StaleAnswer,
     _StaleAllow,
     _fault("cancel_crosses_sessions", cancels_other_sessions=lambda self: True),
+    _fault("replay_shares_message_id", replay_id=lambda self, mid: "msg_replayed"),
     # --- the sdk-2.4.0 revision -------------------------------------------------------------
     _fault("receipt_id_differs", receipt_id=lambda self, mid: f"{mid}_receipt"),
     _ReusedId,
