@@ -378,8 +378,9 @@ class Monitor(LivenessMixin, QueriesMixin):
             if self.turns is not None:
                 self.turns.prompt(sid, req_id, idx, blocks)
             self.loaded.pop(sid, None)
-        elif method in ("session/load", "session/resume") and sid is not None \
-                and sid not in self.sessions:
+        elif method in replay.REOPENING and sid in self.sessions:
+            self.loaded.pop(sid, None)  # a new load: its replay comes before its own answer
+        elif method in replay.REOPENING and sid is not None:
             # A session of an earlier connection: known from its request on (a load replays
             # the conversation before it answers).
             self.sessions[sid] = SessionModel(sid, self.ctx)

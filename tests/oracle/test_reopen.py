@@ -78,3 +78,10 @@ def _first_user_message_id(t: TraceBuilder) -> str:
         if isinstance(update, dict) and update.get("sessionUpdate") == "user_message":
             return str(update["messageId"])
     raise AssertionError("no user message")
+
+
+def test_a_second_load_replays_before_its_own_answer_without_a_warning() -> None:
+    t = _v1_cancelled_turn().request("c2a", "session/load", LOAD, 20).result("a2c", 20, {})
+    t.request("c2a", "session/load", LOAD, 21).chunk_v1(S, "working")
+    report = check(t.result("a2c", 21, {}), V1)
+    assert warned_rules(report) == set(), report["violations"]
