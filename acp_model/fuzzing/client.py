@@ -100,11 +100,10 @@ class FuzzClient:
         self._changed = threading.Condition(self.lock)  # notified after each record is judged
         self.sessions: list[SessionHandle] = []
         self._prompt_caps: dict[str, Any] = {}
-        self._reloads: frozenset[str] = frozenset()  # session/load, session/resume: advertised
+        self.reloads: frozenset[str] = frozenset()  # session/load, /resume: advertised
         self.crash_reported = False
         self.flooded = False
-        # the agent let a request batch go unanswered (ACPM-BATCH): later batch probes are
-        # skipped, each would wait out a deadline to show the same thing again
+        # a request batch went unanswered (ACPM-BATCH): no more batch probes (same wait, again)
         self.batches_unanswered = False
         self._answered: set[Any] = set()  # permission requests this client already answered
         self._answered_in: dict[str, list[Any]] = {}  # sid -> those ids, in order
@@ -299,7 +298,7 @@ class FuzzClient:
             raise AgentUnusable(f"the agent negotiated protocol version {version!r}, "
                                 f"not {protocol}")
         self._prompt_caps = messages.prompt_capabilities(result, self.monitor.rev)
-        self._reloads = messages.reload_methods(result, self.monitor.rev)
+        self.reloads = messages.reload_methods(result, self.monitor.rev)
         self._log_in(result.get("authMethods"), protocol)
         self.caught_up()
         return result
@@ -320,11 +319,6 @@ class FuzzClient:
     def prompt_capabilities(self) -> dict[str, Any]:
         """What the agent's prompts may hold, as v2 markers (``messages.prompt_capabilities``)."""
         return self._prompt_caps
-
-    def reloads(self) -> frozenset[str]:
-        """The requests that reopen a session which the agent advertised
-        (``messages.reload_methods``): none, and the fuzzer never sends them."""
-        return self._reloads
 
     # ------------------------------------------------------------------ actions -----------
     def perform(self, action: Action | Mapping[str, Any]) -> None:
@@ -369,29 +363,6 @@ class FuzzClient:
         handle = self.factory.take()
         if handle is not None:
             self.sessions.append(handle)
-
-    def load_session(self, idx: int, replay: bool) -> None:
-        """Reopen session ``idx`` with a request the agent advertised (``replay``: one that
-        replays the history, v1 ``session/load`` or v2 ``session/resume`` from the start;
-        else ``session/resume`` without replay, where there is one) and wait up to the deadline
-        for the answer; the replay streamed before it is judged as it comes (the
-        load/resume rules), an answer that never comes by the drain."""
-        v1 = revisions.get(self.monitor.rev).protocol == 1
-        wanted = ("session/load", "session/resume") if replay or not v1 \
-            else ("session/resume", "session/load")
-        method = next((m for m in wanted if m in self._reloads), None)
-        if method is None:
-            return
-        params: dict[str, Any] = {"sessionId": self.sessions[idx].sid, "cwd": self.cwd,
-                                  "mcpServers": []}
-        if replay and not v1:
-            params["replayFrom"] = {"type": "start"}
-        self.reach[Reach.LOADS] += 1
-        if self.busy(idx):
-            self.reach[Reach.LOADS_DURING_WORK] += 1
-        mark = self.proc.mark()
-        rid = self.proc.request(method, params)
-        self.proc.wait_for_index(lambda m: is_response_to(m, rid), self.deadline, start=mark)
 
     def cancel(self, idx: int, sync: bool = False, *, then_prompt: dict[str, Any] | None = None
                ) -> None:
@@ -602,9 +573,8 @@ class FuzzClient:
         if self.proc.alive or self.crash_reported:
             return
         self.crash_reported = True
-        # The crash is judged after everything the agent wrote before it: the lines still in
-        # the pipe when the exit was seen are read first (an agent that ended its turn and
-        # exited was judged as owing that turn's user message).
+        # The crash is judged after all the agent wrote before it, the pipe's last lines too (an
+        # agent that ended its turn and exited was judged as owing that turn's user message).
         self.proc.wait_eof(self.deadline)
         self.caught_up()
         # An agent that exits closes its stdout first: wait (up to a deadline) for the exit

@@ -381,8 +381,7 @@ class Monitor(LivenessMixin, QueriesMixin):
         elif method in replay.REOPENING and sid in self.sessions:
             self.loaded.pop(sid, None)  # a new load: its replay comes before its own answer
         elif method in replay.REOPENING and sid is not None:
-            # A session of an earlier connection: known from its request on (a load replays
-            # the conversation before it answers).
+            # a session of an earlier connection: known from its request on (replay included)
             self.sessions[sid] = SessionModel(sid, self.ctx)
             self.views[sid] = reducers.SessionView()
 
@@ -447,46 +446,30 @@ class Monitor(LivenessMixin, QueriesMixin):
             return
         if not isinstance(update, dict):
             return
-        if kind == "state_update":
-            for open_req in self.rpc.open["c2a"].values():
-                if open_req.method == "session/resume" and open_req.session == sid:
-                    open_req.state_reported = True
+        for open_req in self.rpc.open["c2a"].values() if kind == "state_update" else ():
+            if open_req.method == "session/resume" and open_req.session == sid:
+                open_req.state_reported = True
         sent = update  # as the agent sent it (v1's tool_call is read as an upsert below)
-        replaying = next((r for r in self.rpc.open["c2a"].values()
-                          if r.replayed is not None and r.session == sid), None)
+        replaying = replay.replaying(self.rpc.open["c2a"].values(), sid)
         reused = replaying is not None and self._run(
             replay.replayed_ids_unique, idx, replaying.replayed, update, session=sid)
-        history = self._replayed_history(sid, kind)
+        history = replay.replayed_history(self.rpc.open["c2a"].values(), sid, kind, self.busy(sid))
         if self.turns is not None:
-            resume = next((r.idx for r in self.rpc.open["c2a"].values()
-                           if r.method == "session/resume" and r.session == sid
-                           and not (r.reopens and self.busy(sid))), None)
+            resume = replay.resume_awaited(self.rpc.open["c2a"].values(), sid, self.busy(sid))
             self._run(replay.resume_replays_nothing, idx, kind, resume, session=sid)
-            self._run(replay.load_replays_before_answering, idx, kind, self.loaded.get(sid),
-                      session=sid)
+            self._run(replay.load_replays_before_answering, idx, kind,  # (busy: the turn's)
+                      None if self.busy(sid) else self.loaded.get(sid), session=sid)
             if kind == "tool_call":  # v1's first report of a tool call: an upsert like v2's
                 update = {**update, "sessionUpdate": "tool_call_update"}
             if kind in TURN_KINDS and not history:
                 self._derived(sid, self.turns.start(sid, idx, what))
-        if history:
-            # the client's view takes the history in, the session's machine does not
-            self._findings(reducers.judge(self.views[sid], sent, self.rev, family=not reused),
-                           idx, what, sid)
-            self.views[sid] = reducers.reduce_session(self.views[sid], update)
-            return
         before = self.views[sid]
         event, ev, what = wire.session_update(idx, update, before, protocol=self.protocol)
         self.views[sid] = reducers.reduce_session(before, update)
         self._findings(reducers.judge(before, sent, self.rev, family=not reused), idx, what,
                        sid)
-        self._session_event(sid, event, ev, what)
-
-    def _replayed_history(self, sid: str, kind: object) -> bool:
-        """History that a session/load or session/resume of a quiet session this connection
-        knows replays: none of it is new work of the session. A working session's content is
-        its turn's as much as history: the turn carries it and it is judged as such."""
-        return kind in replay.HISTORY_KINDS and not self.busy(sid) and any(
-            r.reopens and r.session == sid for r in self.rpc.open["c2a"].values())
+        if not history:  # replayed history: the client's view takes it in, the machine not
+            self._session_event(sid, event, ev, what)
 
     # --- responses -----------------------------------------------------------------------
     def _response(self, direction: str, msg: dict[str, Any], idx: int) -> None:  # noqa: C901, PLR0915
@@ -535,9 +518,8 @@ class Monitor(LivenessMixin, QueriesMixin):
             if isinstance(new_sid, str) and new_sid not in self.sessions:
                 self.sessions[new_sid] = SessionModel(new_sid, self.ctx)
                 self.views[new_sid] = reducers.SessionView()
-        elif method == "session/load" and not has_error and req.session in self.sessions \
-                and not self.busy(req.session):
-            self.loaded[req.session] = idx  # (a working session's content after it is its turn's)
+        elif method == "session/load" and not has_error and req.session in self.sessions:
+            self.loaded[req.session] = idx
         elif method == "session/prompt" and req.session in self.sessions \
                 and self.turns is not None:
             self._derived(req.session, self.turns.response(req.session, req_id, idx, result,

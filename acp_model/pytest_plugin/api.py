@@ -47,7 +47,7 @@ def lifecycle_machine(cfg: FuzzConfig) -> Iterator[type[RuleBasedStateMachine]]:
     limits: dict[str, float | None] = {"shrink": None}  # set by run_lifecycle while it runs
     try:
         capabilities = pool.client().prompt_capabilities()
-        reloads = bool(pool.client().reloads())
+        reloads = bool(pool.client().reloads)
 
         def begin() -> Example:
             budget, first = limits["shrink"], recorder.round_failure_at

@@ -111,7 +111,7 @@ class Sessions:
         if replay is not None and self.host.protocol != PROTOCOL_V1:
             for mid, entry in list(s.history.items()):
                 self.host.update(s, {"sessionUpdate": entry["sessionUpdate"],
-                                     "messageId": self.host.fault.replay_id(mid),
+                                     "messageId": self.host.fault.replay_id or mid,
                                      "content": list(entry["content"])})
         self.host.reply(ctx, {})
 
@@ -124,7 +124,7 @@ class Sessions:
         for mid, entry in list(s.history.items()):
             for block in entry["content"]:
                 update = {"sessionUpdate": f"{entry['sessionUpdate']}_chunk",
-                          "messageId": self.host.fault.replay_id(mid), "content": block}
+                          "messageId": self.host.fault.replay_id or mid, "content": block}
                 self.host.send({"jsonrpc": "2.0", "method": "session/update", "params": {
                     "sessionId": self.host.route(s), "update": update}})
         self.host.reply(ctx, {})
