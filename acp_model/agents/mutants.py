@@ -150,6 +150,10 @@ MUTANTS: tuple[Mutant, ...] = (
          "tool runs while its own request is unanswered", force_permission=True),
     _bug("cancel_crosses_sessions", "CANCEL-11", "two sessions busy, cancel one",
          "session/cancel also cancels every other session's turn", force_permission=True),
+    # --- reopening a session ---------------------------------------------------------------
+    _bug("replay_shares_message_id", "SESS-08", "session/resume with replay after a turn",
+         "every replayed message (the user's and the agent's) carries one and the same "
+         "messageId"),
     # --- the sdk-2.4.0 revision (the agent runs with --spec sdk-2.4.0) -------------------
     _bug("receipt_id_differs", "SDK-RECEIPT-02", "any prompt",
          "the receipt names another messageId than the user message it reports",

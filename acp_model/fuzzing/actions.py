@@ -27,6 +27,8 @@ from acp_model.fuzzing.transport import is_response_to
 from acp_model.llm.script import ModelScript, Tools, describe_script, script_from_json
 from acp_model.llm.server import tag_text
 from acp_model.model.vocab import Answer
+from acp_model.report.reach import Reach
+from acp_model.spec import revisions
 
 if TYPE_CHECKING:
     from acp_model.fuzzing.ops import ClientOps, SessionHandle
@@ -374,6 +376,46 @@ class Wait(SessionAction):
 
 
 @dataclass(frozen=True)
+class LoadSession(SessionAction):
+    """Reopen a session this client made earlier in the run, on the same connection, as an
+    editor does when it shows a thread again: ``replay`` asks for its history (v1
+    ``session/load``, v2 ``session/resume`` from the start), otherwise none (``session/resume``
+    without a cursor). Only what the agent advertised is sent (a no-op otherwise); the
+    session may be working, the text does not forbid it."""
+
+    op: ClassVar[str] = "load_session"
+    replay: bool = True
+
+    def perform(self, client: ClientOps) -> None:
+        """A request the agent advertised (``replay``: one that replays the history, v1
+        ``session/load`` or v2 ``session/resume`` from the start; else ``session/resume``
+        without replay, where there is one), then its answer awaited up to the deadline: the
+        replay before it is judged as it comes, an answer that never comes by the drain."""
+        idx = client.session_index(self.s)
+        v1 = revisions.get(client.monitor.rev).protocol == 1
+        wanted = ("session/load", "session/resume") if self.replay or not v1 \
+            else ("session/resume", "session/load")
+        method = next((m for m in wanted if m in client.reloads), None)
+        if idx is None or method is None:
+            return
+        params: dict[str, Any] = {"sessionId": client.sessions[idx].sid, "cwd": client.cwd,
+                                  "mcpServers": []}
+        if self.replay and not v1:
+            params["replayFrom"] = {"type": "start"}
+        client.reach[Reach.LOADS] += 1
+        if client.busy(idx):
+            client.reach[Reach.LOADS_DURING_WORK] += 1
+        mark = client.proc.mark()
+        rid = client.proc.request(method, params)
+        client.proc.wait_for_index(lambda m: is_response_to(m, rid), client.deadline,
+                                   start=mark)
+
+    def describe(self, label: str = "") -> str:
+        return f"load session{label}" + (", replaying its history" if self.replay
+                                         else " without replay (resume)")
+
+
+@dataclass(frozen=True)
 class Sync(Action):
     """A request the agent must answer: its response proves what the agent has read."""
 
@@ -560,6 +602,6 @@ def _answers(msg: Any, request_id: Any) -> bool:
 
 
 __all__ = ["ACTIONS", "Action", "ActionError", "AnswerPermission", "Cancel",
-           "CancelPromptRequest", "Finish", "LateAllow", "NewSession", "Probe", "Prompt",
-           "SessionAction", "SloppyAnswer", "Sync", "Wait", "describe_program", "from_json",
-           "session_labels"]
+           "CancelPromptRequest", "Finish", "LateAllow", "LoadSession", "NewSession", "Probe",
+           "Prompt", "SessionAction", "SloppyAnswer", "Sync", "Wait", "describe_program",
+           "from_json", "session_labels"]

@@ -102,10 +102,10 @@ class FuzzClient:
         self._changed = threading.Condition(self.lock)  # notified after each record is judged
         self.sessions: list[SessionHandle] = []
         self._prompt_caps: dict[str, Any] = {}
+        self.reloads: frozenset[str] = frozenset()  # session/load, /resume: advertised
         self.crash_reported = False
         self.flooded = False
-        # the agent let a request batch go unanswered (ACPM-BATCH): later batch probes are
-        # skipped, each would wait out a deadline to show the same thing again
+        # a request batch went unanswered (ACPM-BATCH): no more batch probes (same wait, again)
         self.batches_unanswered = False
         self._answered: set[Any] = set()  # permission requests this client already answered
         self._answered_in: dict[str, list[Any]] = {}  # sid -> those ids, in order
@@ -299,6 +299,7 @@ class FuzzClient:
             raise AgentUnusable(f"the agent negotiated protocol version {version!r}, "
                                 f"not {protocol}")
         self._prompt_caps = messages.prompt_capabilities(result, self.monitor.rev)
+        self.reloads = messages.reload_methods(result, self.monitor.rev)
         self._log_in(result.get("authMethods"), protocol)
         self.caught_up()
         return result
@@ -573,9 +574,8 @@ class FuzzClient:
         if self.proc.alive or self.crash_reported:
             return
         self.crash_reported = True
-        # The crash is judged after everything the agent wrote before it: the lines still in
-        # the pipe when the exit was seen are read first (an agent that ended its turn and
-        # exited was judged as owing that turn's user message).
+        # The crash is judged after all the agent wrote before it, the pipe's last lines too (an
+        # agent that ended its turn and exited was judged as owing that turn's user message).
         self.proc.wait_eof(self.deadline)
         self.caught_up()
         # An agent that exits closes its stdout first: wait (up to a deadline) for the exit

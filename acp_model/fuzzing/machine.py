@@ -23,6 +23,7 @@ from acp_model.fuzzing.actions import (
     Finish,
     Interrupt,
     LateAllow,
+    LoadSession,
     Mistake,
     NegativeInput,
     NewSession,
@@ -98,21 +99,41 @@ def asking_scripts() -> st.SearchStrategy[ModelScript]:
         lambda parts: (parts[0], *parts[1]))
 
 
+def _reopening(session: st.SearchStrategy[int], reloads: bool) -> type:
+    """The rule that reopens sessions (``session/load``, ``session/resume``), for an agent
+    that advertised one (``reloads``); the machine's own rules are in ``build_machine``."""
+
+    class Reopening:
+        ex: Example
+
+        @precondition(lambda self: reloads)
+        @rule(s=session, replay=st.booleans(),
+              when=st.sampled_from(["now", "update", "settled"]))
+        def load_session(self, s: int, replay: bool, when: str) -> None:
+            """Reopen a session made earlier, while it works or once it is quiet (the
+            replay, and what the session does after it: a cancel must still end a turn)."""
+            if when != "now":
+                self.ex.act(Wait(s, when))
+            self.ex.act(LoadSession(s, replay))
+
+    return Reopening
+
+
 def build_machine(begin: Callable[[], Example], end: Callable[[Example], None],  # noqa: C901
                   capabilities: dict[str, Any], max_sessions: int, guided: bool = True,
-                  *, scripted: bool = False, batches: bool = True
+                  *, scripted: bool = False, batches: bool = True, reloads: bool = False
                   ) -> type[RuleBasedStateMachine]:
     """A machine class bound to one fuzz run (its agent pool, recorder and settings).
 
     ``scripted``: a scripted model stands behind the agent, so every prompt carries what the
-    model does in its turn; ``batches``: the JSON-RPC batch probes are sent.
-    """
+    model does in its turn; ``batches``: the JSON-RPC batch probes are sent; ``reloads``: the
+    agent advertised a request that reopens a session, which the fuzzer then sends."""
     session = st.integers(0, max_sessions - 1)
     blocks = prompt_blocks(capabilities)
     scripts, asking = (model_scripts(), asking_scripts()) if scripted else (st.just(()),) * 2
     probes = [p for p in NegativeInput if batches or not p.endswith("_batch")]
 
-    class AcpLifecycleFuzz(RuleBasedStateMachine):
+    class AcpLifecycleFuzz(_reopening(session, reloads), RuleBasedStateMachine):
         """Client behaviour over several sessions of one ACP connection."""
 
         def __init__(self) -> None:

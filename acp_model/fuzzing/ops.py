@@ -11,12 +11,14 @@ action may do to a connection.
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
 from acp_model.model.vocab import Answer
+from acp_model.report.reach import Reach
 
 if TYPE_CHECKING:
     from acp_model.fuzzing.transport import AgentProcess
@@ -61,6 +63,8 @@ class ClientOps(Connection, Protocol):
     model: ScriptedModel | None
     tick: float
     batches_unanswered: bool
+    reloads: frozenset[str]  # the requests that reopen a session the agent advertised
+    reach: Counter[Reach]
 
     @property
     def sessions(self) -> list[SessionHandle]: ...

@@ -433,3 +433,22 @@ def prompt_capabilities(result: Any, rev: str = SEED) -> dict[str, Any]:
 def capabilities_key(rev: str) -> str:
     """Where an initialize result states the agent's capabilities (v1: ``agentCapabilities``)."""
     return "agentCapabilities" if revisions.get(rev).protocol == 1 else "capabilities"
+
+
+def reload_methods(result: Any, rev: str = SEED) -> frozenset[str]:
+    """The requests that reopen an existing session which an initialize result lets a client
+    send: v1 ``session/load`` with ``agentCapabilities.loadSession: true`` and
+    ``session/resume`` with ``sessionCapabilities.resume`` (session-setup.mdx §Checking
+    Support: without them the client MUST NOT call them); v2 ``session/resume``, which every
+    agent of the session surface supports (session-setup.mdx §Resuming Sessions)."""
+    caps = result.get(capabilities_key(rev)) if isinstance(result, dict) else None
+    if not isinstance(caps, dict):
+        return frozenset()
+    if revisions.get(rev).protocol != 1:
+        return frozenset({"session/resume"}) if isinstance(caps.get("session"), dict) \
+            else frozenset()
+    out = {"session/load"} if caps.get("loadSession") is True else set()
+    session = caps.get("sessionCapabilities")
+    if isinstance(session, dict) and isinstance(session.get("resume"), dict):
+        out.add("session/resume")
+    return frozenset(out)

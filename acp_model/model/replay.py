@@ -8,12 +8,19 @@ replay out of place is probable, never proven.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from acp_model.model.check import check
 from acp_model.model.vocab import Level
 
-# sessionUpdate kinds that carry conversation history (v1 session-setup.mdx §Loading Sessions)
+# sessionUpdate kinds that carry conversation history (v1 session-setup.mdx §Loading Sessions;
+# v2's whole-message upserts, §Resuming Sessions)
 HISTORY_KINDS = frozenset({"user_message_chunk", "agent_message_chunk", "agent_thought_chunk",
-                           "tool_call", "tool_call_update", "plan"})
+                           "tool_call", "tool_call_update", "plan", "user_message",
+                           "agent_message", "agent_thought"})
+# the requests that reopen an existing session
+REOPENING = frozenset({"session/load", "session/resume"})
 
 
 @check("V1-LOAD-01", level=Level.WARN)
@@ -78,3 +85,26 @@ def resume_reports_state(method: str, has_error: bool, state_reported: bool) -> 
     return ("session/resume answered without a state_update of the session between the "
             "request and the response: the response alone does not tell the client the "
             "session's foreground state")
+
+
+def replayed_history(open_requests: Iterable[Any], sid: str, kind: object, busy: bool
+                     ) -> bool:
+    """History that a session/load or session/resume of a quiet session the connection knows
+    replays (``open_requests``: the client's, each with ``reopens`` and ``session``): none of
+    it is new work of the session. A working session's content is its turn's as much as
+    history: the turn carries it, and it is judged as the turn's."""
+    return kind in HISTORY_KINDS and not busy and any(
+        r.reopens and r.session == sid for r in open_requests)
+
+
+def replaying(open_requests: Iterable[Any], sid: str) -> Any:
+    """The open request that asked session ``sid`` for a replay (None: none)."""
+    return next((r for r in open_requests if r.replayed is not None and r.session == sid),
+                None)
+
+
+def resume_awaited(open_requests: Iterable[Any], sid: str, busy: bool) -> int | None:
+    """Where the open session/resume of session ``sid`` was sent (None: none), unless it
+    reopens a working session: content then is its turn's as much as history."""
+    return next((r.idx for r in open_requests if r.method == "session/resume"
+                 and r.session == sid and not (r.reopens and busy)), None)

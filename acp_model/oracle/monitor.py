@@ -347,7 +347,8 @@ class Monitor(LivenessMixin, QueriesMixin):
         spec = self._method_spec(direction, method, idx, request=True)
         self.rpc.open[direction][req_id] = OpenRequest(
             method, idx, sid, replayed={} if direction == "c2a" and replay.asks_for_replay(
-                method, params) else None)
+                method, params) else None,
+            reopens=direction == "c2a" and method in replay.REOPENING and sid in self.sessions)
         if spec is None:
             return
         what = f"{method} request #{idx}"
@@ -388,10 +389,10 @@ class Monitor(LivenessMixin, QueriesMixin):
             if self.turns is not None:
                 self.turns.prompt(sid, req_id, idx, blocks)
             self.loaded.pop(sid, None)
-        elif method in ("session/load", "session/resume") and sid is not None \
-                and sid not in self.sessions:
-            # A session of an earlier connection: known from its request on (a load replays
-            # the conversation before it answers).
+        elif method in replay.REOPENING and sid in self.sessions:
+            self.loaded.pop(sid, None)  # a new load: its replay comes before its own answer
+        elif method in replay.REOPENING and sid is not None:
+            # a session of an earlier connection: known from its request on (replay included)
             self.sessions[sid] = SessionModel(sid, self.ctx)
             self.views[sid] = reducers.SessionView()
 
@@ -455,30 +456,30 @@ class Monitor(LivenessMixin, QueriesMixin):
             return
         if not isinstance(update, dict):
             return
-        if kind == "state_update":
-            for open_req in self.rpc.open["c2a"].values():
-                if open_req.method == "session/resume" and open_req.session == sid:
-                    open_req.state_reported = True
+        for open_req in self.rpc.open["c2a"].values() if kind == "state_update" else ():
+            if open_req.method == "session/resume" and open_req.session == sid:
+                open_req.state_reported = True
         sent = update  # as the agent sent it (v1's tool_call is read as an upsert below)
-        replaying = next((r for r in self.rpc.open["c2a"].values()
-                          if r.replayed is not None and r.session == sid), None)
+        replaying = replay.replaying(self.rpc.open["c2a"].values(), sid)
         reused = replaying is not None and self._run(
             replay.replayed_ids_unique, idx, replaying.replayed, update, session=sid)
+        history = replay.replayed_history(self.rpc.open["c2a"].values(), sid, kind, self.busy(sid))
         if self.turns is not None:
-            resume = next((r.idx for r in self.rpc.open["c2a"].values()
-                           if r.method == "session/resume" and r.session == sid), None)
+            resume = replay.resume_awaited(self.rpc.open["c2a"].values(), sid, self.busy(sid))
             self._run(replay.resume_replays_nothing, idx, kind, resume, session=sid)
-            self._run(replay.load_replays_before_answering, idx, kind, self.loaded.get(sid),
-                      session=sid)
+            self._run(replay.load_replays_before_answering, idx, kind,  # (busy: the turn's)
+                      None if self.busy(sid) else self.loaded.get(sid), session=sid)
             if kind == "tool_call":  # v1's first report of a tool call: an upsert like v2's
                 update = {**update, "sessionUpdate": "tool_call_update"}
-            if kind in TURN_KINDS:
+            if kind in TURN_KINDS and not history:
                 self._derived(sid, self.turns.start(sid, idx, what))
         before = self.views[sid]
         event, ev, what = wire.session_update(idx, update, before, protocol=self.protocol)
         self.views[sid] = reducers.reduce_session(before, update)
-        self._findings(reducers.judge(before, sent, self.rev, family=not reused), idx, what, sid)
-        self._session_event(sid, event, ev, what)
+        self._findings(reducers.judge(before, sent, self.rev, family=not reused), idx, what,
+                       sid)
+        if not history:  # replayed history: the client's view takes it in, the machine not
+            self._session_event(sid, event, ev, what)
 
     # --- responses -----------------------------------------------------------------------
     def _response(self, direction: str, msg: dict[str, Any], idx: int) -> None:  # noqa: C901, PLR0915

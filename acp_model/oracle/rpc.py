@@ -35,6 +35,9 @@ class OpenRequest:
     # a request that asks for history replay: messageId -> family of the messages replayed
     replayed: dict[str, str] | None = None
     state_reported: bool = False  # a state_update for its session came while it was open
+    # session/load or session/resume of a session this connection already knows: what it
+    # replays of a quiet session is history, not new work of that session
+    reopens: bool = False
 
 
 @dataclass

@@ -47,6 +47,7 @@ def lifecycle_machine(cfg: FuzzConfig) -> Iterator[type[RuleBasedStateMachine]]:
     limits: dict[str, float | None] = {"shrink": None}  # set by run_lifecycle while it runs
     try:
         capabilities = pool.client().prompt_capabilities()
+        reloads = bool(pool.client().reloads)
 
         def begin() -> Example:
             budget, first = limits["shrink"], recorder.round_failure_at
@@ -56,7 +57,7 @@ def lifecycle_machine(cfg: FuzzConfig) -> Iterator[type[RuleBasedStateMachine]]:
 
         machine = build_machine(begin, pool.end_example, capabilities, cfg.max_sessions,
                                 cfg.guided, scripted=cfg.model is not None,
-                                batches=sends_batches(cfg))
+                                batches=sends_batches(cfg), reloads=reloads)
         machine.acp_recorder = recorder  # type: ignore[attr-defined]
         machine.acp_pool = pool  # type: ignore[attr-defined]
         machine.acp_config = cfg  # type: ignore[attr-defined]

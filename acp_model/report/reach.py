@@ -4,7 +4,8 @@ A run that never saw a permission request, or never cancelled while a tool ran, 
 rules of those paths without having tried them. The client counts, as it acts, what it reached:
 the agent's permission requests, and each ``session/cancel`` by what it met (foreground work,
 a model request of the turn in flight behind the agent, an unfinished tool call, an open
-permission request). A cancel may meet several at once and counts in each.
+permission request). A cancel may meet several at once and counts in each. So does each
+reopening of a session (``session/load``, ``session/resume``), and whether it met work.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ class Reach(StrEnum):
     CANCELS_DURING_MODEL = "cancels_during_model_request"
     CANCELS_DURING_TOOL = "cancels_during_tool_call"
     CANCELS_DURING_PERMISSION = "cancels_during_permission"
+    LOADS = "session_loads"
+    LOADS_DURING_WORK = "session_loads_during_work"
 
 
 LABELS: dict[Reach, str] = {
@@ -30,6 +33,8 @@ LABELS: dict[Reach, str] = {
     Reach.CANCELS_DURING_MODEL: "cancels during a model request",
     Reach.CANCELS_DURING_TOOL: "cancels during a tool call",
     Reach.CANCELS_DURING_PERMISSION: "cancels during a permission request",
+    Reach.LOADS: "session loads (session/load, session/resume)",
+    Reach.LOADS_DURING_WORK: "session loads during work",
 }
 
 

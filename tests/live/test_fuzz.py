@@ -884,3 +884,38 @@ def test_a_late_allow_for_cancelled_work_taken_for_the_next_request_is_caught() 
     assert any(r.get("probe") and r["dir"] == "c2a" and isinstance(r.get("msg"), dict)
                and r["msg"].get("result", {}).get("outcome", {}).get("outcome") == "selected"
                for r in found.records[:found.offending]), found.records
+
+
+def test_the_fuzzer_reopens_sessions_and_finds_a_replay_under_one_message_id() -> None:
+    """The agent supports session/resume (v2): the fuzzer reopens sessions it made, asking for
+    their history, and the mutant that replays every message under one id is caught under
+    SESS-08; its counterexample reopens a session and reads back from its replay form."""
+    from acp_model.fuzzing.actions import LoadSession, from_json
+    from acp_model.report.reach import Reach
+
+    cfg = FuzzConfig([*REFERENCE, "--mutant", "replay_shares_message_id"], seed=3,
+                     max_examples=200, time_budget=90, spec="seed", replay_runs=1,
+                     minimize_budget=10, stop_on=frozenset({"SESS-08"}))
+    result = run_fuzz(cfg)
+    found = result.recorder.found.get("SESS-08")
+    assert found is not None, sorted(result.recorder.found)
+    assert result.recorder.reach[Reach.LOADS] > 0
+    loads = [a for a in found.actions if isinstance(a, LoadSession)]
+    assert loads and loads[-1].replay, found.actions
+    assert [from_json(a.to_json()) for a in found.actions] == list(found.actions)
+
+
+def test_the_reference_agent_keeps_the_load_rules_under_v1() -> None:
+    """v1: the reference agent advertises loadSession and session resume; the fuzzer loads
+    and resumes its sessions, quiet and working, and nothing is judged against it."""
+    from acp_model.report.reach import Reach
+
+    cfg = FuzzConfig([*REFERENCE, "--timing", "fast"], max_examples=40, steps=20, seed=5,
+                     deadline=2.0, time_budget=90, spec="v1")
+    result = run_fuzz(cfg)
+    assert result.unusable is None
+    assert result.recorder.found == {}, {r: f.violation.message
+                                         for r, f in result.recorder.found.items()}
+    assert result.recorder.warnings == {}, sorted(result.recorder.warnings)
+    assert result.recorder.reach[Reach.LOADS] > 0
+    assert result.recorder.reach[Reach.LOADS_DURING_WORK] > 0

@@ -138,3 +138,32 @@ def test_the_proxy_judges_a_v1_session_as_v1_live(tmp_path) -> None:
     text = log.read_text()
     assert "FAIL CANCEL-09" in text
     assert "v1" in text, text[-800:]  # the revision that judged, and why
+
+
+def test_the_reference_agent_replays_a_loaded_session_before_answering() -> None:
+    """v1 session/load: the prompt's text and the agent's reply come back as chunks, then the
+    answer; session/resume answers without them."""
+    from acp_model.fuzzing.actions import Finish, LoadSession, NewSession, Prompt
+    from acp_model.fuzzing.client import FuzzClient
+    from acp_model.spec.readings import DEFAULT
+
+    client = FuzzClient([*REFERENCE, "--timing", "fast"], deadline=3.0,
+                        readings=DEFAULT.parse(["SPEC=v1"]))
+    try:
+        client.initialize()
+        assert client.reloads == {"session/load", "session/resume"}
+        for action in (NewSession(), Prompt(0, [{"type": "text", "text": "fix tests"}]),
+                       Finish(0), LoadSession(0), LoadSession(0, replay=False)):
+            client.perform(action)
+        msgs = [r["msg"] for r in client.proc.transcript if isinstance(r.get("msg"), dict)]
+        load = next(i for i, m in enumerate(msgs) if m.get("method") == "session/load")
+        answered = next(i for i, m in enumerate(msgs) if m.get("id") == msgs[load]["id"]
+                        and "result" in m)
+        kinds = [m["params"]["update"]["sessionUpdate"] for m in msgs[load:answered]
+                 if m.get("method") == "session/update"]
+        assert kinds[0] == "user_message_chunk" and "agent_message_chunk" in kinds, kinds
+        resume = next(i for i, m in enumerate(msgs) if m.get("method") == "session/resume")
+        assert msgs[resume + 1].get("id") == msgs[resume]["id"], msgs[resume:]
+        assert client.monitor.violations == []
+    finally:
+        client.close()

@@ -130,3 +130,26 @@ def test_replay_files_from_before_the_typed_inputs_still_load() -> None:
         == SloppyAnswer(0, Mistake.WITHDRAWN)
     with pytest.raises(ActionError, match="sloppy answer 'twice'"):
         from_json({"op": "sloppy_answer", "mistake": "twice"})
+
+
+def test_a_load_reads_back_from_its_replay_form_and_says_what_it_asks() -> None:
+    from acp_model.fuzzing.actions import LoadSession
+
+    action = LoadSession(1, replay=False)
+    assert action.to_json() == {"op": "load_session", "s": 1, "replay": False}
+    assert from_json(action.to_json()) == action
+    assert describe_program([NewSession(), NewSession(), LoadSession(1), action]) == [
+        "new session s1", "new session s2", "load session s2, replaying its history",
+        "load session s2 without replay (resume)"]
+
+
+def test_the_requests_that_reopen_a_session_are_those_the_agent_advertised() -> None:
+    from acp_model.model.messages import reload_methods
+
+    v1 = {"protocolVersion": 1, "agentCapabilities": {"loadSession": True}}
+    assert reload_methods(v1, "v1") == {"session/load"}
+    v1["agentCapabilities"] = {"loadSession": False, "sessionCapabilities": {"resume": {}}}
+    assert reload_methods(v1, "v1") == {"session/resume"}
+    assert reload_methods({"agentCapabilities": {}}, "v1") == frozenset()
+    assert reload_methods({"capabilities": {"session": {}}}, "seed") == {"session/resume"}
+    assert reload_methods({"capabilities": {}}, "seed") == frozenset()

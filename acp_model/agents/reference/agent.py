@@ -278,6 +278,7 @@ class Agent:
                 "session/new": self.sessions.on_new,
                 "session/list": self.sessions.on_list,
                 "session/resume": self.sessions.on_resume,
+                "session/load": self.sessions.on_load,
                 "session/close": self.sessions.on_close,
                 "session/prompt": self.prompts.on_prompt,
                 "session/cancel": self.on_cancel_request,

@@ -51,6 +51,7 @@ class Fault:
     """The conforming behaviour (the reference agent without a mutant)."""
 
     name = "reference"
+    replay_id: str | None = None  # one messageId for every replayed message (a planted bug)
 
     # --- connection --------------------------------------------------------------------------
     def initialize_result(self, result: dict[str, Any]) -> dict[str, Any]:
@@ -103,8 +104,7 @@ class Fault:
         unknown request): the conforming agent ignores it."""
 
     def early_answer(self, agent: AgentOps, waiting: PermWait) -> tuple[str, Any] | None:
-        """An answer to take for a permission request the moment it is sent (None: wait for
-        the client's own)."""
+        """An answer taken for a permission request as it is sent (None: the client's)."""
         return None
 
     def drops_queued_on_cancel(self) -> bool:
@@ -451,6 +451,7 @@ FAULT_CLASSES: tuple[type[Fault], ...] = (
     _StaleAllow,
     _LateAllow,
     _fault("cancel_crosses_sessions", cancels_other_sessions=lambda self: True),
+    _fault("replay_shares_message_id", replay_id="msg_replayed"),
     # --- the sdk-2.4.0 revision -------------------------------------------------------------
     _fault("receipt_id_differs", receipt_id=lambda self, mid: f"{mid}_receipt"),
     _ReusedId,

@@ -151,6 +151,8 @@ class Prompts:
         dropped = self.host.fault.drops_busy_prompt() and joining and pend.busy_at_read
         answer = self.host.fault.answers_prompt(pend)
         if self.host.protocol == 1:  # v1: no acknowledgement, no echo; the turn's end answers it
+            # (the prompt is still the conversation's: session/load replays it)
+            s.history[msg_id] = {"sessionUpdate": "user_message", "content": list(pend.blocks)}
             if answer:
                 s.v1_prompts.append(pend.ctx)
             if turn is not None:

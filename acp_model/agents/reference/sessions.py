@@ -1,5 +1,5 @@
-"""The reference agent's sessions: the registry, and the requests that make, list, resume and
-close them."""
+"""The reference agent's sessions: the registry, and the requests that make, list, load,
+resume and close them."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ from typing import Any
 
 from acp_model.agents.reference.host import Host
 from acp_model.agents.reference.state import Session
+from acp_model.agents.reference.v1 import PROTOCOL_V1
 from acp_model.agents.reference.wire import (
     INVALID_PARAMS,
+    METHOD_NOT_FOUND,
     Ctx,
     RpcFailure,
     is_absolute,
@@ -86,24 +88,45 @@ class Sessions:
         ]
         self.host.reply(ctx, {"sessions": sessions})
 
-    def on_resume(self, ctx: Ctx, params: Any) -> None:
-        p = object_params(params)
-        sid = p.get("sessionId")
+    def reopened(self, params: dict[str, Any]) -> Session:
+        """The session a session/load or session/resume names, open again (-32602 for one
+        this agent never made, or one being closed)."""
+        sid = params.get("sessionId")
         s = self.by_id.get(sid) if isinstance(sid, str) else None
         if s is None:
             raise RpcFailure(INVALID_PARAMS, f"unknown session: {sid!r}")
         if s.closing and not s.closed:
             raise RpcFailure(INVALID_PARAMS, "session is closing")
-        if not is_absolute(p.get("cwd")):
+        if not is_absolute(params.get("cwd")):
             raise RpcFailure(INVALID_PARAMS, "cwd must be an absolute path")
+        s.closed = s.closing = False
+        return s
+
+    def on_resume(self, ctx: Ctx, params: Any) -> None:
+        p = object_params(params)
         replay = p.get("replayFrom")
         if replay is not None and not (isinstance(replay, dict) and replay.get("type") == "start"):
             raise RpcFailure(INVALID_PARAMS, "unsupported replayFrom cursor")
-        s.closed = s.closing = False
-        if replay is not None:
+        s = self.reopened(p)
+        if replay is not None and self.host.protocol != PROTOCOL_V1:
             for mid, entry in list(s.history.items()):
-                self.host.update(s, {"sessionUpdate": entry["sessionUpdate"], "messageId": mid,
-                                     "content": list(entry["content"])})  # fmt: skip
+                self.host.update(s, {"sessionUpdate": entry["sessionUpdate"],
+                                     "messageId": self.host.fault.replay_id or mid,
+                                     "content": list(entry["content"])})
+        self.host.reply(ctx, {})
+
+    def on_load(self, ctx: Ctx, params: Any) -> None:
+        """v1 session/load: the whole conversation as chunks, then the answer (v1
+        session-setup.mdx §Loading Sessions); a v2 agent has no such method."""
+        if self.host.protocol != PROTOCOL_V1:
+            raise RpcFailure(METHOD_NOT_FOUND, "method not found: session/load")
+        s = self.reopened(object_params(params))
+        for mid, entry in list(s.history.items()):
+            for block in entry["content"]:
+                update = {"sessionUpdate": f"{entry['sessionUpdate']}_chunk",
+                          "messageId": self.host.fault.replay_id or mid, "content": block}
+                self.host.send({"jsonrpc": "2.0", "method": "session/update", "params": {
+                    "sessionId": self.host.route(s), "update": update}})
         self.host.reply(ctx, {})
 
     def on_close(self, ctx: Ctx, params: Any) -> None:

@@ -22,9 +22,9 @@ from acp_model.agents.reference.wire import AGENT_INFO, EXTENSIONS
 
 PROTOCOL_V1 = 1
 STOP_REASONS = frozenset({"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"})
-CAPABILITIES = {"loadSession": False,
+CAPABILITIES = {"loadSession": True,
                 "promptCapabilities": {"image": True, "audio": True, "embeddedContext": True},
-                "sessionCapabilities": {"close": {}}, "_meta": EXTENSIONS}
+                "sessionCapabilities": {"close": {}, "resume": {}}, "_meta": EXTENSIONS}
 
 
 def initialize_result() -> dict[str, Any]:

@@ -73,6 +73,16 @@ def d_one_turn(c: ScriptedClient) -> Facts:
     return {"sid": sid, "prompt": rid, "idle": idle, "start": start}
 
 
+def d_turn_then_resume(c: ScriptedClient) -> Facts:
+    """One turn, then session/resume of its session asking for the whole history."""
+    facts = d_one_turn(c)
+    start = c.mark()
+    rid = c.proc.request("session/resume", {"sessionId": facts["sid"], "cwd": c.cwd,
+                                            "mcpServers": [], "replayFrom": {"type": "start"}})
+    c.wait_response(rid, start)
+    return {**facts, "resume": start}
+
+
 def d_two_turns(c: ScriptedClient) -> Facts:
     (sid,) = _init(c)
     facts: Facts = {"sid": sid, "prompts": [], "idles": []}
@@ -304,6 +314,18 @@ def msgs(c: ScriptedClient) -> list[Msg]:
 
 def updates(c: ScriptedClient, sid: str | None = None) -> list[tuple[int, Msg]]:
     return [(i, update_of(m)) for i, m in enumerate(msgs(c)) if is_update(m, sid)]
+
+
+def s_replay_shares_id(c: ScriptedClient, f: Facts) -> bool:
+    """Two messages of different families (the user's, the agent's) under one id: the turn
+    gives each its own, so only the replay can have merged them."""
+    families: dict[str, set[str]] = {}
+    for _, u in updates(c, f["sid"]):
+        family = str(u.get("sessionUpdate")).removesuffix("_chunk")
+        if isinstance(u.get("messageId"), str) and family in (
+                "user_message", "agent_message", "agent_thought"):
+            families.setdefault(u["messageId"], set()).add(family)
+    return any(len(kinds) > 1 for kinds in families.values())
 
 
 def states(c: ScriptedClient, sid: str) -> list[tuple[int, str, Any]]:
@@ -712,6 +734,7 @@ CASES: dict[str, Case] = {
     "stale_allow_next_permission": Case(d_duplicate_answer_then_turn, s_tool_ran_unanswered),
     "late_allow_next_permission": Case(d_late_allow_then_turn, s_tool_ran_unanswered),
     "cancel_crosses_sessions": Case(d_two_sessions_cancel_one, s_crosses_sessions),
+    "replay_shares_message_id": Case(d_turn_then_resume, s_replay_shares_id),
     # the sdk-2.4.0 revision (the mutant runs in it; the reference agent, driven the same
     # way, is the seed's)
     "receipt_id_differs": Case(d_one_turn, s_receipt_not_echoed),

@@ -1,0 +1,87 @@
+"""A session this connection made, reopened with session/load or session/resume (what the
+fuzzer's ``load_session`` action sends): the history it replays is judged by the replay rules,
+never taken for new work of the session."""
+
+from __future__ import annotations
+
+from acp_model.spec.readings import DEFAULT
+from acp_model.trace.builder import TraceBuilder
+from tests.helpers import S, base, check, failed_rules, turn_start, warned_rules
+
+V1 = DEFAULT.parse(["SPEC=v1"])
+LOAD = {"sessionId": S, "cwd": "/tmp/project", "mcpServers": []}
+
+
+def _v1_cancelled_turn() -> TraceBuilder:
+    """v1: a turn that shows, is cancelled and ends cancelled."""
+    t = TraceBuilder().handshake_v1().new_session_v1(S)
+    return t.prompt(S, 10).chunk_v1(S, "working").cancel(S).ended(10, "cancelled")
+
+
+def test_a_load_after_a_cancelled_turn_replays_history_without_a_failure() -> None:
+    """The replay of a cancelled turn's content is history, not content after the cancelled
+    end (CANCEL-09), nor a turn of its own."""
+    t = _v1_cancelled_turn().request("c2a", "session/load", LOAD, 20)
+    t.chunk_v1(S, "hello", "user_message_chunk").chunk_v1(S, "working")
+    report = check(t.result("a2c", 20, {}), V1)
+    assert failed_rules(report) == set(), report["violations"]
+    assert warned_rules(report) == set(), report["violations"]
+
+
+def test_without_the_load_the_same_content_is_a_failure() -> None:
+    """The control: the same chunk after the cancelled end, with no load asking for it."""
+    report = check(_v1_cancelled_turn().chunk_v1(S, "working"), V1)
+    assert "CANCEL-09" in failed_rules(report), report["violations"]
+
+
+def test_a_history_replayed_after_the_load_answer_is_still_warned() -> None:
+    t = _v1_cancelled_turn().request("c2a", "session/load", LOAD, 20).result("a2c", 20, {})
+    report = check(t.chunk_v1(S, "working"), V1)
+    assert "V1-LOAD-01" in warned_rules(report), report["violations"]
+
+
+def test_a_load_while_the_turn_runs_leaves_the_turn_to_be_judged() -> None:
+    """Content while a prompt is unanswered may be the turn's own: it is judged as the turn's
+    (here it ends end_turn after a cancel: CANCEL-07), and the load answer does not mark what
+    follows as replay."""
+    t = TraceBuilder().handshake_v1().new_session_v1(S).prompt(S, 10)
+    t.request("c2a", "session/load", LOAD, 20).chunk_v1(S, "hello", "user_message_chunk")
+    t.result("a2c", 20, {}).chunk_v1(S, "working").cancel(S).sync().ended(10, "end_turn")
+    report = check(t, V1)
+    assert "CANCEL-07" in failed_rules(report), report["violations"]
+    assert "V1-LOAD-01" not in warned_rules(report), report["violations"]
+
+
+def _v2_resume_after_turn(user_id: str, agent_id: str) -> TraceBuilder:
+    t = turn_start(base(), 10).agent_message(S, "m_agent", "answer").idle(S, "end_turn")
+    t.request("c2a", "session/resume", {**LOAD, "replayFrom": {"type": "start"}}, 20)
+    t.user_message(S, user_id, "hello").agent_message(S, agent_id, "answer")
+    return t.result("a2c", 20, {})
+
+
+def test_a_resumed_session_of_this_connection_replays_without_a_failure() -> None:
+    user_id = _first_user_message_id(turn_start(base(), 10))
+    report = check(_v2_resume_after_turn(user_id, "m_agent"))
+    assert failed_rules(report) == set(), report["violations"]
+
+
+def test_a_replay_under_one_id_for_two_messages_breaks_sess_08() -> None:
+    report = check(_v2_resume_after_turn("msg_replayed", "msg_replayed"))
+    assert "SESS-08" in failed_rules(report), report["violations"]
+
+
+def _first_user_message_id(t: TraceBuilder) -> str:
+    for record in t.records:
+        msg = record.msg
+        params = msg.get("params") if isinstance(msg, dict) else None
+        update = params.get("update") if isinstance(params, dict) else None
+        if isinstance(update, dict) and update.get("sessionUpdate") == "user_message":
+            return str(update["messageId"])
+    raise AssertionError("no user message")
+
+
+def test_a_second_load_replays_before_its_own_answer_without_a_warning() -> None:
+    t = _v1_cancelled_turn().request("c2a", "session/load", LOAD, 20).result("a2c", 20, {})
+    t.request("c2a", "session/load", LOAD, 21).chunk_v1(S, "working")
+    report = check(t.result("a2c", 21, {}), V1)
+    assert warned_rules(report) == set(), report["violations"]
