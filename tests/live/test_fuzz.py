@@ -910,7 +910,8 @@ def test_the_reference_agent_keeps_the_load_rules_under_v1() -> None:
     and resumes its sessions, quiet and working, and nothing is judged against it."""
     from acp_model.report.reach import Reach
 
-    cfg = FuzzConfig([*REFERENCE, "--timing", "fast"], max_examples=40, steps=20, seed=5,
+    # seed 1 draws loads in most examples (seed 5 drew five, none during work)
+    cfg = FuzzConfig([*REFERENCE, "--timing", "slow"], max_examples=40, steps=20, seed=1,
                      deadline=2.0, time_budget=90, spec="v1")
     result = run_fuzz(cfg)
     assert result.unusable is None
