@@ -147,10 +147,22 @@ def _run_fuzz(cfg: FuzzConfig, on_progress: Callable[[Recorder], None] | None,
         error = recorder.internal_error
         raise FuzzerBug(str(error)) from error
     result.interrupted = result.interrupted or stop.requested
+    _unjudged_after_probe(cfg, result)
     if not result.interrupted:
         _reproduce(cfg, result, phase, stop, budget)
     result.phases = budget.seconds()
     return result
+
+
+def _unjudged_after_probe(cfg: FuzzConfig, result: FuzzResult) -> None:
+    """A probe that waited out the budget for an agent that never answered leaves no example
+    run: nothing of the lifecycle was judged, which is no pass (exit 2, with the reason)."""
+    if cfg.decision is None or not cfg.decision.fallback or result.unusable is not None \
+            or result.failed or result.interrupted or result.recorder.examples:
+        return
+    result.unusable = (f"--spec auto: {cfg.decision.evidence.split(';')[0]}, and no example "
+                       "ran in what the time budget left: nothing of the prompt lifecycle "
+                       "was judged (a larger --time-budget gives the run room)")
 
 
 def _reproduce(cfg: FuzzConfig, result: FuzzResult, phase: Callable[[str], None], stop: Stop,

@@ -99,3 +99,18 @@ def test_an_agent_that_never_answers_prompts_ends_within_budget_and_slack(
     took, report, _ = _fuzz(tmp_path, budget, sys.executable, str(HOSTILE / "mute_prompts.py"))
     assert report["verdict"] == "fail"
     assert took <= budget + slack(budget), f"{took:.1f} s for a {budget:g} s budget"
+
+
+@pytest.mark.slow
+def test_a_probe_that_spends_the_budget_on_a_silent_agent_is_no_pass(tmp_path: Path) -> None:
+    """The --spec auto probe waits 10 s for its prompt's answer: with a 12 s budget nothing is
+    left for an example, so nothing of the lifecycle is judged, and that is not a pass."""
+    report = tmp_path / "report.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "acp_model", "fuzz", "--time-budget", "12", "--seed", "1",
+         "--report", str(report), "--", sys.executable, str(HOSTILE / "mute_prompts.py")],
+        capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    doc = json.loads(report.read_text())
+    assert doc["verdict"] == "error"
+    assert "nothing of the prompt lifecycle was judged" in doc["unusable"]
