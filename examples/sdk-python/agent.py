@@ -103,6 +103,7 @@ class Session:
     cancel_epoch: int = 0  # bumped by each session/cancel: held prompts compare against it
     history: list[tuple[str, str, list[PromptBlock]]] = field(default_factory=list)
     closed: bool = False
+    shown: Update | None = None  # the last state update sent: a resume reports it again
 
 
 class ExampleAgent:
@@ -126,6 +127,9 @@ class ExampleAgent:
         return self._conn
 
     async def _send(self, session: Session, update: Update) -> None:
+        if isinstance(update, (s.RunningSessionStateUpdate, s.IdleSessionStateUpdate,
+                               s.RequiresActionSessionStateUpdate)):
+            session.shown = update
         await self.conn.session_update(session_id=session.session_id, update=update)
 
     async def _pause(self) -> None:
@@ -199,6 +203,10 @@ class ExampleAgent:
                     await self._send(
                         session, s.AgentMessageUpdate(message_id=message_id, content=content)
                     )
+        # sdk-2.4.0 ResumeSessionResponse: a current state_update before this response
+        shown = session.shown
+        await self._send(session, s.IdleSessionStateUpdate() if shown is None
+                         or isinstance(shown, s.IdleSessionStateUpdate) else shown)
         return s.ResumeSessionResponse()
 
     async def close_session(self, session_id: str, **kwargs: Any) -> s.CloseSessionResponse:

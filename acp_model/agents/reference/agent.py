@@ -135,6 +135,7 @@ class Agent:
             if state == "idle" and stop_reason is not None:
                 self.answer_turn(s, stop_reason)
             return
+        s.shown_state = state
         update: dict[str, Any] = {"sessionUpdate": "state_update", "state": state}
         if stop_reason is not None:
             update["stopReason"] = stop_reason

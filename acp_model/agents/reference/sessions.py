@@ -113,6 +113,8 @@ class Sessions:
                 self.host.update(s, {"sessionUpdate": entry["sessionUpdate"],
                                      "messageId": self.host.fault.replay_id or mid,
                                      "content": list(entry["content"])})
+        if self.host.newer:  # sdk-2.4.0: the session's current state before the answer
+            self.host.state(s, s.shown_state)
         self.host.reply(ctx, {})
 
     def on_load(self, ctx: Ctx, params: Any) -> None:

@@ -68,6 +68,7 @@ class Session:
     cwd: str
     index: int
     turn: Turn | None = None
+    shown_state: str = "idle"  # the last state_update sent (a resume reports it again)
     prompts_read: int = 0
     turns_started: int = 0
     turns_completed: int = 0
