@@ -14,6 +14,7 @@ choices independent of the agent's timing.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 from collections.abc import Mapping, Sequence
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from acp_model.fuzzing.ops import Mistake
 from acp_model.fuzzing.sessions import first_of
-from acp_model.fuzzing.transport import is_response_to
+from acp_model.fuzzing.transport import RpcError, is_response_to
 from acp_model.llm.script import ModelScript, Tools, describe_script, script_from_json
 from acp_model.llm.server import tag_text
 from acp_model.model.vocab import Answer
@@ -409,6 +410,11 @@ class LoadSession(SessionAction):
         rid = client.proc.request(method, params)
         client.proc.wait_for_index(lambda m: is_response_to(m, rid), client.deadline,
                                    start=mark)
+        for config_method, config in client.session_config:
+            # as after session/new: a client restores the session's settings (its mode)
+            with contextlib.suppress(RpcError, TimeoutError):
+                client.proc.call(config_method, {"sessionId": params["sessionId"], **config},
+                                 timeout=client.deadline)
 
     def describe(self, label: str = "") -> str:
         return f"load session{label}" + (", replaying its history" if self.replay
