@@ -112,6 +112,14 @@ def from_json(data: Mapping[str, Any] | Action) -> Action:
     return cls(**fields)
 
 
+def program_session(s: int, opened: int) -> int | None:
+    """The session a program's index ``s`` names once ``opened`` sessions exist (None before
+    the first). Programs name sessions by their order of creation and wrap around, so what
+    Hypothesis draws never depends on how many sessions the agent made; the labels, the
+    example's client, the shrinker's slices and the replay all map an index through here."""
+    return s % opened if opened else None
+
+
 def session_labels(actions: Sequence[Action]) -> list[str]:
     """The session each action acts on, numbered in the program's order of creation
     (``" s1"``, ``" s2"``; ``" (no session yet)"`` before the first one, ``""`` for actions
@@ -123,7 +131,8 @@ def session_labels(actions: Sequence[Action]) -> list[str]:
             opened += 1
             out.append(f" s{opened}")
         elif isinstance(a, SessionAction):
-            out.append(f" s{a.s % opened + 1}" if opened else " (no session yet)")
+            idx = program_session(a.s, opened)
+            out.append(" (no session yet)" if idx is None else f" s{idx + 1}")
         else:
             out.append("")
     return out
@@ -610,4 +619,4 @@ def _answers(msg: Any, request_id: Any) -> bool:
 __all__ = ["ACTIONS", "Action", "ActionError", "AnswerPermission", "Cancel",
            "CancelPromptRequest", "Finish", "LateAllow", "LoadSession", "NewSession", "Probe",
            "Prompt", "SessionAction", "SloppyAnswer", "Sync", "Wait", "describe_program",
-           "from_json", "session_labels"]
+           "from_json", "program_session", "session_labels"]

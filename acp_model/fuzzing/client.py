@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from acp_model import __version__
-from acp_model.fuzzing.actions import Action, NewSession, from_json
+from acp_model.fuzzing.actions import Action, NewSession, from_json, program_session
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.ops import Mistake, SessionHandle
 from acp_model.fuzzing.reach import cancel_meets
@@ -357,7 +357,7 @@ class FuzzClient:
 
     def session_index(self, s: int) -> int | None:
         """The client's session for a program's index ``s`` (None: no session yet)."""
-        return s % len(self.sessions) if self.sessions else None
+        return program_session(s, len(self.sessions))
 
     def new_session(self) -> None:
         """A fresh session (``fuzzing.sessions``: made now, or ahead of need)."""

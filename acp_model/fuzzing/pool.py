@@ -22,7 +22,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from acp_model.fuzzing.actions import Action, NewSession, SessionAction, from_json
+from acp_model.fuzzing.actions import Action, NewSession, SessionAction, from_json, program_session
 from acp_model.fuzzing.client import FuzzClient, OracleError
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.recorder import BudgetExhausted, LifecycleFailure, Recorder
@@ -170,9 +170,10 @@ class Example:
             if len(client.sessions) > before:
                 self.local.append(len(client.sessions) - 1)
         elif isinstance(action, SessionAction):
-            if not self.local:
+            idx = program_session(action.s, len(self.local))
+            if idx is None:
                 return
-            client.perform(dataclasses.replace(action, s=self.local[action.s % len(self.local)]))
+            client.perform(dataclasses.replace(action, s=self.local[idx]))
         else:
             client.perform(action)
         if client.last_turn is not None:

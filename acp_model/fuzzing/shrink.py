@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from acp_model.fuzzing.actions import Action, NewSession, SessionAction, Sync, Wait
+from acp_model.fuzzing.actions import Action, NewSession, SessionAction, Sync, Wait, program_session
 from acp_model.fuzzing.client import AgentUnusable, FuzzClient
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.pool import Example
@@ -224,7 +224,7 @@ def session_slice(program: Sequence[Action], target: int) -> list[Action] | None
             if created == target:
                 out.append(a)
         elif isinstance(a, SessionAction):
-            if created >= target and a.s % (created + 1) == target:  # as Example maps it
+            if created >= target and program_session(a.s, created + 1) == target:
                 out.append(dataclasses.replace(a, s=0))
         elif isinstance(a, Sync) and created >= target:
             out.append(a)
