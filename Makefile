@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 OUT ?= acp-model-out
 AGENT := $(BIN)/python -m acp_model.agents.reference
 
-.PHONY: demo test test-fast lint venv examples services agents agents-all diagrams bench bench-budget docs matrix clean
+.PHONY: demo test test-fast lint venv examples services agents agents-all diagrams bench bench-budget docs matrix clean durations-snapshot
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -70,6 +70,10 @@ test-fast: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 	$(BIN)/pytest -n 2 --dist worksteal -m "not slow and not external" tests/unit tests/oracle
+
+# The scheduling snapshot a clean clone starts from (tests/durations.py): this clone's figures.
+durations-snapshot:
+	cp .test-durations tests/data/durations.json
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -5,7 +5,9 @@ writes it; ``ACPM_TEST_DURATIONS`` names another) is merged, not replaced: a run
 tests keeps the others' figures. Collection puts the modules with the longest recorded total
 first (a module's tests stay together, so its fixtures are set up once per worker), which with
 ``-n 2 --dist worksteal`` leaves no long module to start last on a busy worker. Unknown tests
-count as the median.
+count as the median. A clone that has no file of its own yet (CI's clean clone) schedules from
+the snapshot checked in at ``tests/data/durations.json`` (``make durations-snapshot`` refreshes
+it from the local file).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 import pytest
 
 ENV = "ACPM_TEST_DURATIONS"
+SNAPSHOT = Path("tests") / "data" / "durations.json"
 
 
 def durations_path(config: pytest.Config) -> Path:
@@ -39,7 +42,7 @@ class Durations:
     def __init__(self, config: pytest.Config) -> None:
         self.writes = not hasattr(config, "workerinput")  # an xdist worker only orders
         self.path = durations_path(config)
-        self.known = read_durations(self.path)
+        self.known = read_durations(self.path) or read_durations(config.rootpath / SNAPSHOT)
         self.seen: dict[str, float] = {}
 
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
@@ -60,7 +63,7 @@ class Durations:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if not self.writes or not self.seen:
             return
-        merged = {**read_durations(self.path), **{k: round(v, 3) for k, v in self.seen.items()}}
+        merged = {**(read_durations(self.path) or self.known), **{k: round(v, 3) for k, v in self.seen.items()}}
         tmp = self.path.with_name(self.path.name + ".tmp")
         tmp.write_text(json.dumps(dict(sorted(merged.items())), indent=0) + "\n",
                        encoding="utf-8")

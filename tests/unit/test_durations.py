@@ -30,3 +30,19 @@ def test_a_run_merges_its_figures_into_the_file(tmp_path: Path) -> None:
         plugin.pytest_runtest_logreport(SimpleNamespace(nodeid="b.py::z", duration=phase))
     plugin.pytest_sessionfinish(SimpleNamespace())
     assert read_durations(tmp_path / ".test-durations") == {"a.py::x": 1.0, "b.py::z": 2.75}
+
+
+def test_a_clone_without_its_own_file_schedules_from_the_checked_in_snapshot(
+        tmp_path: Path) -> None:
+    snapshot = tmp_path / "tests" / "data" / "durations.json"
+    snapshot.parent.mkdir(parents=True)
+    snapshot.write_text(json.dumps({"a.py::x": 1.0, "b.py::z": 5.0}))
+    config: Any = SimpleNamespace(rootpath=tmp_path)
+    plugin = Durations(config)
+    items: Any = [SimpleNamespace(nodeid=n) for n in ("a.py::x", "b.py::z")]
+    plugin.pytest_collection_modifyitems(items)
+    assert [i.nodeid for i in items] == ["b.py::z", "a.py::x"]
+    plugin.pytest_runtest_logreport(SimpleNamespace(nodeid="a.py::x", duration=2.0))
+    plugin.pytest_sessionfinish(SimpleNamespace())
+    assert read_durations(tmp_path / ".test-durations") == {"a.py::x": 2.0, "b.py::z": 5.0}
+    assert read_durations(snapshot) == {"a.py::x": 1.0, "b.py::z": 5.0}  # never written
