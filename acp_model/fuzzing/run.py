@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from hypothesis import HealthCheck, Verbosity, seed, settings
+from hypothesis.database import ExampleDatabase
 from hypothesis.errors import HypothesisException
 from hypothesis.stateful import run_state_machine_as_test
 
@@ -198,118 +199,152 @@ def _generate(cfg: FuzzConfig, recorder: Recorder, phase: Callable[[str], None],
               budget: Budget) -> FuzzResult:
     """Hypothesis' rounds against the agent, until the budget (or a round that found nothing
     new) ends them; a failure found stops them early enough to leave minimizing its share."""
-    with budget.cutoff(stop) as hard:
-        return _rounds(cfg, recorder, phase, stop, hard, budget)
-
-
-def _rounds(cfg: FuzzConfig, recorder: Recorder, phase: Callable[[str], None], stop: Stop,  # noqa: C901, PLR0915
-            hard: Stop, budget: Budget) -> FuzzResult:
     try:
         database = example_database(cfg)
     except DatabaseError as exc:  # a shared store that went away since the CLI checked it
         result = FuzzResult(cfg, recorder, [], 0.0)
         result.problem = f"example database: {exc}"
         return result
-    pool = AgentPool(cfg, recorder, hard)
-    start = time.monotonic()
-    result = FuzzResult(cfg, recorder, [], 0.0)
-    if cfg.decision is not None and cfg.decision.fallback:
-        result.notes.append(f"--spec auto: {cfg.decision.evidence}")
-    try:
-        phase("start-up")
+    with budget.cutoff(stop) as hard:
+        return _Rounds(cfg, recorder, stop, budget, AgentPool(cfg, recorder, hard)).run(
+            phase, database)
+
+
+# What ended a round, as the run's notes say it.
+BUDGET_SPENT = "time budget spent"
+ASKED_FOR_SEEN = "stopped: what was asked for is found"
+
+
+class _Rounds:
+    """The generation phase: Hypothesis rounds over one agent pool. It owns what the rounds
+    share: the pool, the result being filled, the drain margin and the stop signals."""
+
+    def __init__(self, cfg: FuzzConfig, recorder: Recorder, stop: Stop, budget: Budget,
+                 pool: AgentPool) -> None:
+        self.cfg, self.recorder, self.stop, self.budget, self.pool = \
+            cfg, recorder, stop, budget, pool
+        self.result = FuzzResult(cfg, recorder, [], 0.0)
+        self.drain = DRAIN_DEADLINES * cfg.deadline
+
+    def run(self, phase: Callable[[str], None], database: ExampleDatabase | None) -> FuzzResult:
+        result, cfg = self.result, self.cfg
+        start = time.monotonic()
+        if cfg.decision is not None and cfg.decision.fallback:
+            result.notes.append(f"--spec auto: {cfg.decision.evidence}")
         try:
-            first = pool.client()
-        except AgentUnusable as exc:
-            result.unusable = str(exc)
-            pool.harvest(unusable=True)
-            first = None
-        capabilities = first.prompt_capabilities() if first is not None else {}
-        drain = DRAIN_DEADLINES * cfg.deadline
-        phase("fuzzing")
-
-        def begin() -> Example:
-            stop.check()
-            stop_at = budget.generation_end(_reserve(cfg, recorder), drain)
-            if stop_at is not None and time.monotonic() > stop_at:
-                raise BudgetExhausted
-            if _asked_for_is_seen(cfg, recorder):
-                raise BudgetExhausted  # what the caller came for is found or reached
-            first_failure = recorder.round_failure_at
-            if first_failure is not None and recorder.elapsed() - first_failure > \
-                    cfg.shrink_budget:
-                raise ShrinkBudgetSpent
-            try:
-                client = pool.client()
-            except AgentUnusable as exc:
-                result.notes.append(f"agent could not be restarted: {exc}")
-                pool.harvest(unusable=True)
-                raise BudgetExhausted from None
-            return Example(client, recorder, deadline=cfg.deadline, stop_at=stop_at)
-
-        machine = build_machine(begin, pool.end_example, capabilities, cfg.max_sessions,
-                                cfg.guided, scripted=cfg.model is not None,
-                                batches=sends_batches(cfg), reloads=bool(first and first.reloads))
-        for round_no in range(cfg.max_rounds if first is not None else 0):
-            known = set(recorder.found)
-            examples = cfg.max_examples if round_no == 0 else max(10, cfg.max_examples // 2)
-            chosen = settings(max_examples=examples, stateful_step_count=cfg.steps,
-                              deadline=None, report_multiple_bugs=False,
-                              derandomize=False,  # not the ``ci`` profile's: rounds must differ
-                              database=database if round_no == 0 or database is None
-                              else _KeepStored(database),
-                              suppress_health_check=list(HealthCheck),
-                              verbosity=Verbosity.quiet, print_blob=False)
-            target = seed(cfg.seed + round_no)(machine) if cfg.seed is not None else machine
-            recorder.round_failure_at = None
-            stopped: BaseException | None = None
-            try:
-                run_state_machine_as_test(target, settings=chosen)
-            except KeyboardInterrupt:
-                result.interrupted = stop.requested  # else the budget's end cut an example
-                if not stop.requested:
-                    result.notes.append(CUT_EXAMPLE)
-                break
-            except BaseException as exc:  # classified just below
-                if not _expected(exc):
-                    raise FuzzerBug(f"{type(exc).__name__}: {exc}") from exc
-                stopped = _ours(exc)
-            if isinstance(stopped, BudgetExhausted):
-                if recorder.internal_error is not None:
+            phase("start-up")
+            machine = self._machine()
+            phase("fuzzing")
+            for round_no in range(cfg.max_rounds if machine is not None else 0):
+                if not self._round(machine, round_no, database):
                     break
-                result.notes.append("stopped: what was asked for is found"
-                                    if _asked_for_is_seen(cfg, recorder)
-                                    else "time budget spent")
-                break
-            if isinstance(stopped, ShrinkBudgetSpent):
-                result.notes.append(f"shrinking stopped after {cfg.shrink_budget:g} s")
-            elif stopped is not None:
-                why = f"{type(stopped).__name__}: the agent's timing differs between runs"
-                note = (f"Hypothesis could not replay a failure exactly ({why}); the first "
-                        "failure seen and its shortest program were kept"
-                        if recorder.round_failure_at is not None else
-                        f"Hypothesis ended a round early ({why}); a new round follows while "
-                        "the budget lasts")
-                if note not in result.notes:  # once, not every round
-                    result.notes.append(note)
-            if set(recorder.found) == known and stopped is None:
-                # a whole round without a new failure: said, as the run may end long before
-                # its time budget
-                result.notes.append(f"ended after a round of up to {examples} examples found "
-                                    "nothing new (--max-examples sets the first round's size)")
-                break
-            recorder.masked |= set(recorder.found)
-            stop_at = budget.generation_end(_reserve(cfg, recorder), drain)
-            if stop_at is not None and time.monotonic() > stop_at:
-                break
-    except KeyboardInterrupt:
-        result.interrupted = stop.requested
-        if not stop.requested and CUT_EXAMPLE not in result.notes:
-            result.notes.append(CUT_EXAMPLE)
-    finally:
-        pool.retire()
-        result.monitors = pool.monitors()
-        result.seconds = time.monotonic() - start
-    return result
+        except KeyboardInterrupt:
+            self._interrupted()
+        finally:
+            self.pool.retire()
+            result.monitors = self.pool.monitors()
+            result.seconds = time.monotonic() - start
+        return result
+
+    def _machine(self) -> type | None:
+        """The Hypothesis machine over the pool's first agent; None when it cannot start."""
+        try:
+            first = self.pool.client()
+        except AgentUnusable as exc:
+            self.result.unusable = str(exc)
+            self.pool.harvest(unusable=True)
+            return None
+        cfg = self.cfg
+        return build_machine(self._begin, self.pool.end_example, first.prompt_capabilities(),
+                             cfg.max_sessions, cfg.guided, scripted=cfg.model is not None,
+                             batches=sends_batches(cfg), reloads=bool(first.reloads))
+
+    def _stop_at(self) -> float | None:
+        return self.budget.generation_end(_reserve(self.cfg, self.recorder), self.drain)
+
+    def _begin(self) -> Example:
+        """Each example's start: the budget, the goals and the shrink budget may end the round
+        here, between examples, never in the middle of one."""
+        cfg, recorder = self.cfg, self.recorder
+        self.stop.check()
+        stop_at = self._stop_at()
+        if stop_at is not None and time.monotonic() > stop_at:
+            raise BudgetExhausted
+        if _asked_for_is_seen(cfg, recorder):
+            raise BudgetExhausted  # what the caller came for is found or reached
+        first_failure = recorder.round_failure_at
+        if first_failure is not None and recorder.elapsed() - first_failure > cfg.shrink_budget:
+            raise ShrinkBudgetSpent
+        try:
+            client = self.pool.client()
+        except AgentUnusable as exc:
+            self.result.notes.append(f"agent could not be restarted: {exc}")
+            self.pool.harvest(unusable=True)
+            raise BudgetExhausted from None
+        return Example(client, recorder, deadline=cfg.deadline, stop_at=stop_at)
+
+    def _round(self, machine: type, round_no: int, database: ExampleDatabase | None) -> bool:
+        """One Hypothesis round; whether another follows."""
+        cfg, recorder = self.cfg, self.recorder
+        known = set(recorder.found)
+        examples = cfg.max_examples if round_no == 0 else max(10, cfg.max_examples // 2)
+        chosen = settings(max_examples=examples, stateful_step_count=cfg.steps,
+                          deadline=None, report_multiple_bugs=False,
+                          derandomize=False,  # not the ``ci`` profile's: rounds must differ
+                          database=database if round_no == 0 or database is None
+                          else _KeepStored(database),
+                          suppress_health_check=list(HealthCheck),
+                          verbosity=Verbosity.quiet, print_blob=False)
+        target = seed(cfg.seed + round_no)(machine) if cfg.seed is not None else machine
+        recorder.round_failure_at = None
+        stopped: BaseException | None = None
+        try:
+            run_state_machine_as_test(target, settings=chosen)
+        except KeyboardInterrupt:
+            self._interrupted()
+            return False
+        except BaseException as exc:  # classified just below
+            if not _expected(exc):
+                raise FuzzerBug(f"{type(exc).__name__}: {exc}") from exc
+            stopped = _ours(exc)
+        if not self._note_end(stopped):
+            return False
+        if set(recorder.found) == known and stopped is None:
+            # a whole round without a new failure: said, as the run may end long before its
+            # time budget
+            self.result.notes.append(f"ended after a round of up to {examples} examples found "
+                                     "nothing new (--max-examples sets the first round's size)")
+            return False
+        recorder.masked |= set(recorder.found)
+        stop_at = self._stop_at()
+        return stop_at is None or time.monotonic() <= stop_at
+
+    def _note_end(self, stopped: BaseException | None) -> bool:
+        """Say what ended a round; whether the run may go on."""
+        notes, recorder = self.result.notes, self.recorder
+        if isinstance(stopped, BudgetExhausted):
+            if recorder.internal_error is None:
+                notes.append(ASKED_FOR_SEEN if _asked_for_is_seen(self.cfg, recorder)
+                             else BUDGET_SPENT)
+            return False
+        if isinstance(stopped, ShrinkBudgetSpent):
+            notes.append(f"shrinking stopped after {self.cfg.shrink_budget:g} s")
+        elif stopped is not None:
+            why = f"{type(stopped).__name__}: the agent's timing differs between runs"
+            note = (f"Hypothesis could not replay a failure exactly ({why}); the first "
+                    "failure seen and its shortest program were kept"
+                    if recorder.round_failure_at is not None else
+                    f"Hypothesis ended a round early ({why}); a new round follows while "
+                    "the budget lasts")
+            if note not in notes:  # once, not every round
+                notes.append(note)
+        return True
+
+    def _interrupted(self) -> None:
+        """Ctrl-C (``stop`` requested) or the budget's end cutting an example mid-wait."""
+        self.result.interrupted = self.stop.requested
+        if not self.stop.requested and CUT_EXAMPLE not in self.result.notes:
+            self.result.notes.append(CUT_EXAMPLE)
 
 
 def _asked_for_is_seen(cfg: FuzzConfig, recorder: Recorder) -> bool:
