@@ -60,6 +60,9 @@ OUTPUT_BOUNDED = _process("ACPM-OUTPUT", "output_bounded", "The agent's output s
                           "the transcript cap.")
 INITIALIZE_ANSWERED = _process("ACPM-ANSWER", "initialize_answered", "The agent answers "
                                "initialize within the start-up deadline.")
+MODEL_STOPPED = _process("CANCEL-05", "model_request_stopped", "Once it has read the cancel, "
+                         "the agent stops its model requests: a response stalled by the "
+                         "scripted model is not still open a deadline after the cancel.")
 VERSION_ECHOED = _process("INIT-04", "version_echoed", "An agent that implements protocol "
                           "version 2 answers a v2 client with version 2.")
 CANCELLED = {"outcome": {"outcome": "cancelled"}}
@@ -536,6 +539,7 @@ class FuzzClient:
 
         end = time.monotonic() + self.deadline
         recancels = 0
+        ended: set[str] = set()  # sessions whose model stalls this drain ended
         while self.proc.alive:
             self._wait(lambda: all(not self.busy(i) or self.open_permissions(i) or new_work(i)
                                    for i in indices), max(0.0, end - time.monotonic()))
@@ -554,12 +558,41 @@ class FuzzClient:
                 continue
             if asked and time.monotonic() < end:
                 continue
+            if time.monotonic() >= end and self._end_stalls(indices, ended):
+                end = time.monotonic() + self.deadline
+                continue
             self.sync()  # updates the agent wrote before reading this belong to this example,
             self.caught_up()  # and work they report begun gets its cancel as well
             with self.lock:  # the look and its index, with nothing judged in between
                 if recancels >= MAX_RECANCELS or not any(new_work(i) for i in indices):
                     return self.monitor.count
         return None
+
+    def _end_stalls(self, indices: Sequence[int], ended: set[str]) -> bool:
+        """The deadline fell while a session still busy waits on a response our scripted model
+        holds stalled: the agent may be waiting for its model's stream to end, so its silence
+        proves nothing yet. End the stalls (once per session) for a fresh deadline; that the
+        model request outlived the cancel is CANCEL-05's warning (a SHOULD). True when any
+        stall was ended."""
+        if self.model is None:
+            return False
+        freed = False
+        for i in indices:
+            sid = self.sessions[i].sid
+            if sid in ended or not self.busy(i) or self.open_permissions(i):
+                continue
+            stalled = self.model.end_stalls(sid)
+            if not stalled:
+                continue
+            ended.add(sid)
+            freed = True
+            with self.lock:
+                self.monitor.note(MODEL_STOPPED, f"a model request of the cancelled work was "
+                                  f"still open {self.deadline:g} s after the cancel (the agent "
+                                  "did not stop it, or waits for its stream to end): the "
+                                  "scripted model ended its stall, and what the agent owes is "
+                                  "judged on a fresh deadline", session=sid, level=Level.WARN)
+        return freed
 
     def _next_index(self) -> int:
         """The transcript index the next record gets, once the monitor has judged all so far."""
