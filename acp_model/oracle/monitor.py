@@ -416,7 +416,7 @@ class Monitor(LivenessMixin, QueriesMixin):
         params = msg.get("params")
         spec = self._method_spec(direction, method, idx, request=False)
         if direction == "c2a":
-            self.rpc.last_c2a_notification = (method, idx)
+            self.rpc.notifications.append((method, idx))
         if spec is None:
             return
         what = f"{method} #{idx}"
@@ -563,7 +563,7 @@ class Monitor(LivenessMixin, QueriesMixin):
                 self._run(fn, idx, self.rpc, direction, req_id)
             return
         if req_id is None:
-            last = self.rpc.last_c2a_notification
+            last = rpc.answered_notification(self.rpc, msg)
             self._run(rpc.cancel_not_answered, idx, self.rpc, direction, msg,
                       related=[last[1]] if last is not None else None)
             self._run(rpc.notifications_unanswered, idx, self.rpc, direction, msg)
