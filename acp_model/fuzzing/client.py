@@ -24,9 +24,10 @@ from typing import Any
 from acp_model import __version__
 from acp_model.fuzzing.actions import Action, NewSession, from_json
 from acp_model.fuzzing.config import FuzzConfig
-from acp_model.fuzzing.ops import Mistake, SessionHandle
+from acp_model.fuzzing.ops import Mistake, SessionHandle, sync_message
 from acp_model.fuzzing.reach import cancel_meets
 from acp_model.fuzzing.sessions import SessionFactory
+from acp_model.fuzzing.stalls import Stalls
 from acp_model.fuzzing.stop import Stop
 from acp_model.fuzzing.transport import AgentExited, AgentProcess, Record, RpcError, is_response_to
 from acp_model.llm.server import ScriptedModel
@@ -42,7 +43,6 @@ from acp_model.spec.readings import DEFAULT, Readings
 from acp_model.spec.revisions import Decision
 from acp_model.trace import dialect
 
-SYNC_METHOD = "_acp_model/sync"
 CLIENT_INFO = {"name": "acp-model", "title": "acp-model fuzzer", "version": __version__}
 SILENCE = 0.125  # of the deadline: a session the agent wrote nothing for this long is stalled
 MAX_RECANCELS = 32  # new works one drain cancels, each with its own deadline: a queue of held
@@ -60,9 +60,6 @@ OUTPUT_BOUNDED = _process("ACPM-OUTPUT", "output_bounded", "The agent's output s
                           "the transcript cap.")
 INITIALIZE_ANSWERED = _process("ACPM-ANSWER", "initialize_answered", "The agent answers "
                                "initialize within the start-up deadline.")
-MODEL_STOPPED = _process("CANCEL-05", "model_request_stopped", "Once it has read the cancel, "
-                         "the agent stops its model requests: a response stalled by the "
-                         "scripted model is not still open a deadline after the cancel.")
 VERSION_ECHOED = _process("INIT-04", "version_echoed", "An agent that implements protocol "
                           "version 2 answers a v2 client with version 2.")
 CANCELLED = {"outcome": {"outcome": "cancelled"}}
@@ -491,14 +488,10 @@ class FuzzClient:
         """A fresh id for a request of the client's own (never one the agent could echo)."""
         return next(self._ids)
 
-    @staticmethod
-    def sync_request(rid: int) -> dict[str, Any]:
-        return {"jsonrpc": "2.0", "id": rid, "method": SYNC_METHOD, "params": {}}
-
     def _send_sync(self) -> tuple[int, int]:
         rid = self.next_id()
         mark = self.proc.mark()  # the answer comes after the request: scan only from here
-        self.proc.send(self.sync_request(rid))
+        self.proc.send(sync_message(rid))
         return rid, mark
 
     def _await_sync(self, sent: tuple[int, int]) -> None:  # (request id, transcript mark)
@@ -539,7 +532,7 @@ class FuzzClient:
 
         end = time.monotonic() + self.deadline
         recancels = 0
-        ended: set[str] = set()  # sessions whose model stalls this drain ended
+        stalls = Stalls(self, indices)
         while self.proc.alive:
             self._wait(lambda: all(not self.busy(i) or self.open_permissions(i) or new_work(i)
                                    for i in indices), max(0.0, end - time.monotonic()))
@@ -558,8 +551,8 @@ class FuzzClient:
                 continue
             if asked and time.monotonic() < end:
                 continue
-            if time.monotonic() >= end and self._end_stalls(indices, ended):
-                end = time.monotonic() + self.deadline
+            if (fresh := stalls.fresh_deadline(end)) is not None:
+                end = fresh  # the agent may have waited on our stalled model: not dead yet
                 continue
             self.sync()  # updates the agent wrote before reading this belong to this example,
             self.caught_up()  # and work they report begun gets its cancel as well
@@ -567,32 +560,6 @@ class FuzzClient:
                 if recancels >= MAX_RECANCELS or not any(new_work(i) for i in indices):
                     return self.monitor.count
         return None
-
-    def _end_stalls(self, indices: Sequence[int], ended: set[str]) -> bool:
-        """The deadline fell while a session still busy waits on a response our scripted model
-        holds stalled: the agent may be waiting for its model's stream to end, so its silence
-        proves nothing yet. End the stalls (once per session) for a fresh deadline; that the
-        model request outlived the cancel is CANCEL-05's warning (a SHOULD). True when any
-        stall was ended."""
-        if self.model is None:
-            return False
-        freed = False
-        for i in indices:
-            sid = self.sessions[i].sid
-            if sid in ended or not self.busy(i) or self.open_permissions(i):
-                continue
-            stalled = self.model.end_stalls(sid)
-            if not stalled:
-                continue
-            ended.add(sid)
-            freed = True
-            with self.lock:
-                self.monitor.note(MODEL_STOPPED, f"a model request of the cancelled work was "
-                                  f"still open {self.deadline:g} s after the cancel (the agent "
-                                  "did not stop it, or waits for its stream to end): the "
-                                  "scripted model ended its stall, and what the agent owes is "
-                                  "judged on a fresh deadline", session=sid, level=Level.WARN)
-        return freed
 
     def _next_index(self) -> int:
         """The transcript index the next record gets, once the monitor has judged all so far."""

@@ -107,7 +107,7 @@ class Monitor(LivenessMixin, QueriesMixin):
         # per session: the size of ``perms`` at which settled requests are retired next
         self._retire_at: dict[str, int] = {}
         self.rpc = Rpc()
-        self.closes = Closes()  # what session/close leaves behind (sdk-2.4.0's order)
+        self.closes = Closes(judges=RULES["SDK-CLOSE-03"].applies(self.rev))  # sdk-2.4.0's order
         self.prompt_caps: dict[str, Any] | None = None
         self.fit = RevisionFit(self.rev)  # shapes of another revision (the report header)
         self.agent_capabilities: Any = None  # the initialize result's (ENUM-12 reads _meta)
@@ -247,7 +247,7 @@ class Monitor(LivenessMixin, QueriesMixin):
     def _session_event(self, sid: str, event: Event, ev: Ev, what: str) -> None:
         sess = self.sessions[sid]
         failures = self.session_engine.fire(sess, event, ev)
-        if failures:
+        if failures and ev.idx != self.closes.gone:  # SDK-CLOSE-03's message: one failure
             self._failures(failures, ev.idx, sid, what, self.session_engine.evidence)
         if len(sess.perms) >= self._retire_at.get(sid, RETIRE_AT):
             # amortised: a scan each time the live requests double, so a long session's

@@ -8,7 +8,7 @@ from typing import Any
 
 from acp_model.spec.readings import DEFAULT
 from acp_model.trace.builder import TraceBuilder
-from tests.helpers import S, check
+from tests.helpers import S, base, check
 
 V1 = DEFAULT.parse(["SPEC=v1"])
 
@@ -59,3 +59,32 @@ def test_an_agent_that_answers_session_cancel_still_fails_cancel02_once() -> Non
     assert _fails(check(t, V1)) == ["CANCEL-02"]
     named = _null_error(_v1_withdrawn_prompt(), {"method": "session/cancel"})
     assert _fails(check(named.ended(5, "cancelled").sync(), V1)) == ["CANCEL-02"]
+
+
+SDK = DEFAULT.parse(["SPEC=sdk-2.4.0", "A-13=fail"])
+
+
+def _closed_with_late_tool(*, close: bool) -> TraceBuilder:
+    """A tool of the turn the client closes (or only cancels): the cancelled idle, the close
+    response, then an update of that tool."""
+    t = base().prompt(S, 10).accepted(10, {"messageId": "u1"}).user_message(S, "u1").running(S)
+    t.tool(S, "t1", "in_progress", title="Run", kind="execute")
+    if close:
+        t.request("c2a", "session/close", {"sessionId": S}, 50)
+    else:
+        t.cancel(S)
+    t.idle(S, "cancelled")
+    if close:
+        t.result("a2c", 50, {})
+    return t.tool(S, "t1", "completed")
+
+
+def test_a_tool_update_after_the_close_response_is_sdk_close_03_only() -> None:
+    """The update names a session the agent was told is gone: SDK-CLOSE-03, the close's own
+    rule, is the one it breaks; that it also comes after the cancelled idle (CANCEL-09 under
+    A-13) is the same message, not a second failure."""
+    assert _fails(check(_closed_with_late_tool(close=True), SDK)) == ["SDK-CLOSE-03"]
+
+
+def test_the_same_update_after_a_plain_cancel_still_fails_cancel09() -> None:
+    assert _fails(check(_closed_with_late_tool(close=False), SDK)) == ["CANCEL-09"]
