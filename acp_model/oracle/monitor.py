@@ -74,12 +74,16 @@ def problem_shape(problems: list[validation.SchemaProblem]) -> str:
 
 
 def _unknown_session(conn_event: Callable[[ConnEvent, Ev, str], Any], rpc: Rpc, idx: int,
-                     what: str) -> None:
+                     sid: Any, what: str) -> None:
     """The agent named a session no response has named: SESS-12, unless a session/new is
     still unanswered. The agent may announce the new session before its response names it
-    (an update or a request first: no text orders the two), so the default accepts it."""
-    if not any(r.method == "session/new" for r in rpc.open["c2a"].values()):
-        conn_event(ConnEvent.AGENT_NAMES_UNKNOWN_SESSION, Ev(idx), what)
+    (an update or a request first: no text orders the two), so the default accepts it. So is
+    a session the client named itself in a request still open or answered with a result (a
+    probe's invented id): the agent took it for a session, and no text makes it answer an
+    unknown session with an error ("MAY return an error", session-setup.mdx)."""
+    if not rpc.named_by_client(sid) and not any(
+            r.method == "session/new" for r in rpc.open["c2a"].values()):
+        conn_event(ConnEvent.AGENT_NAMES_UNKNOWN_SESSION, Ev(idx), f"{what} names session {sid!r}")
 
 
 class Monitor(LivenessMixin, QueriesMixin):
@@ -358,7 +362,7 @@ class Monitor(LivenessMixin, QueriesMixin):
         elif method == "session/request_permission":
             self._findings(messages.permission_request(params, self.rev), idx, what, sid)
             if sid is None or sid not in self.sessions:
-                _unknown_session(self._conn_event, self.rpc, idx, f"{what} names session {sid!r}")
+                _unknown_session(self._conn_event, self.rpc, idx, sid, what)
                 return
             ev = wire.permission_request(idx, req_id, params)
             self.views[sid] = reducers.apply_permission_subject(self.views[sid], params)
@@ -452,7 +456,7 @@ class Monitor(LivenessMixin, QueriesMixin):
         self._findings(messages.session_update(params, self.rev), idx, what,
                        sid if isinstance(sid, str) else None)
         if not isinstance(sid, str) or sid not in self.sessions:
-            _unknown_session(self._conn_event, self.rpc, idx, f"{what} names session {sid!r}")
+            _unknown_session(self._conn_event, self.rpc, idx, sid, what)
             return
         if not isinstance(update, dict):
             return
@@ -493,7 +497,7 @@ class Monitor(LivenessMixin, QueriesMixin):
         if req is None:
             self._unmatched(direction, msg, idx)
             return
-        self.rpc.close(requester, req_id, req)
+        self.rpc.close(requester, req_id, req, accepted="result" in msg)
         self._bump(ANSWER_OBLIGATION.get(req.method, REQUEST_ANSWERED).rule)
         if req.withdrawn:
             self._bump(WITHDRAWN_ANSWERED.rule)

@@ -62,6 +62,14 @@ class Rpc:
     # peer that answers nothing sent after a request it owes is stuck on it, and what it
     # leaves unanswered after that is the same cause (wire order of the answers aside).
     last_answered: dict[str, int] = field(default_factory=lambda: {"c2a": -1, "a2c": -1})
+    # sessions the client named in a request the agent answered with a result
+    accepted_sessions: set[str] = field(default_factory=set)
+
+    def named_by_client(self, sid: Any) -> bool:
+        """Did the client name session ``sid`` in a request still open, or in one the agent
+        answered with a result (it took the id for a session)?"""
+        return sid in self.accepted_sessions or any(
+            r.session == sid for r in self.open["c2a"].values())
 
     def client_batch(self, msg: list[Any]) -> None:
         self.batch_sent = bool(msg)
@@ -78,9 +86,12 @@ class Rpc:
             if req is not None:
                 req.batched = True
 
-    def close(self, requester: str, req_id: Any, req: OpenRequest) -> None:
-        """``req`` got its answer."""
+    def close(self, requester: str, req_id: Any, req: OpenRequest, *, accepted: bool = False
+              ) -> None:
+        """``req`` got its answer (``accepted``: a result, not an error)."""
         self.answered[requester][req_id] = req.method
+        if accepted and requester == "c2a" and req.session is not None:
+            self.accepted_sessions.add(req.session)
         self.last_answered[requester] = max(self.last_answered[requester], req.idx)
 
     def silenced_by(self, requester: str, req: OpenRequest) -> OpenRequest | None:

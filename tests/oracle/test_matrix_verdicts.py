@@ -88,3 +88,42 @@ def test_a_tool_update_after_the_close_response_is_sdk_close_03_only() -> None:
 
 def test_the_same_update_after_a_plain_cancel_still_fails_cancel09() -> None:
     assert _fails(check(_closed_with_late_tool(close=False), SDK)) == ["CANCEL-09"]
+
+
+NO_SUCH = "acp-model-no-such-session"
+
+
+def _probe_on_an_invented_session(answer: str) -> TraceBuilder:
+    """gptme's run: the fuzzer's probe prompts a session id it invented; the agent takes it
+    for a session (an update naming it, a result) or rejects it (an error)."""
+    from acp_model.trace.format import Record
+
+    t = TraceBuilder().handshake_v1().new_session_v1(S)
+    t.records.append(Record("c2a", msg={"jsonrpc": "2.0", "id": 900, "method": "session/prompt",
+                                        "params": {"sessionId": NO_SUCH, "prompt": [
+                                            {"type": "text", "text": "hi"}]}}, probe=True))
+    if answer == "error":
+        return t.error("a2c", 900, -32602, "no such session")
+    t.update(NO_SUCH, {"sessionUpdate": "available_commands_update", "availableCommands": []})
+    t.ended(900, "end_turn")
+    return t.update(NO_SUCH, {"sessionUpdate": "available_commands_update",
+                              "availableCommands": []})
+
+
+def test_updates_for_a_session_the_agent_took_from_the_client_are_not_sess12() -> None:
+    """No text makes an agent answer an unknown session with an error (session-setup.mdx:
+    "MAY return an error"); one that takes the client's id for a session may report on it,
+    during the request and after its result."""
+    assert _fails(check(_probe_on_an_invented_session("result"), V1)) == []
+    assert _fails(check(_probe_on_an_invented_session("error"), V1)) == []
+
+
+def test_an_update_for_a_session_nobody_named_still_fails_sess12() -> None:
+    """An id the agent rejected (an error), once that request is answered, and an id nobody
+    named: each update names a session that does not exist."""
+    t = _probe_on_an_invented_session("error")
+    t.update(NO_SUCH, {"sessionUpdate": "available_commands_update", "availableCommands": []})
+    t.update("s-nobody-named", {"sessionUpdate": "available_commands_update",
+                                "availableCommands": []})
+    assert [(v["rule"], v["index"]) for v in check(t, V1)["violations"]
+            if v["level"] == "fail"] == [("SESS-12", len(t) - 2), ("SESS-12", len(t) - 1)]
