@@ -127,3 +127,15 @@ def test_an_update_for_a_session_nobody_named_still_fails_sess12() -> None:
                                 "availableCommands": []})
     assert [(v["rule"], v["index"]) for v in check(t, V1)["violations"]
             if v["level"] == "fail"] == [("SESS-12", len(t) - 2), ("SESS-12", len(t) - 1)]
+
+
+def test_an_initialize_result_without_agent_capabilities_is_a_warning() -> None:
+    """gptme omits agentCapabilities: the v1 schema does not require the field and defaults
+    it, so the result states the default capabilities; INIT-03 warns, it does not fail."""
+    t = TraceBuilder().request("c2a", "initialize", {
+        "protocolVersion": 1, "clientCapabilities": {}}, 0)
+    t.result("a2c", 0, {"protocolVersion": 1, "authMethods": [],
+                        "agentInfo": {"name": "a", "version": "1"}})
+    report = check(t.new_session_v1(S).prompt(S, 10).ended(10), V1)
+    assert _fails(report) == []
+    assert [v["rule"] for v in report["violations"] if v["level"] == "warn"] == ["INIT-03"]
