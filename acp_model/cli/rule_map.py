@@ -31,6 +31,7 @@ DECIDING_MODULES = (
     "acp_model.oracle.monitor",
     "acp_model.fuzzing.client",
     "acp_model.fuzzing.sessions",
+    "acp_model.fuzzing.stalls",
 )
 
 WHAT = {
@@ -61,6 +62,8 @@ WHAT = {
                                 "output bounded, initialize answered",
     "acp_model.fuzzing.sessions": "sessions the fuzzer makes ahead of need: session/new "
                                   "answered within the start-up deadline",
+    "acp_model.fuzzing.stalls": "a model request still stalled a deadline after the cancel "
+                                "(CANCEL-05's warning; the drain then ends the stall)",
 }
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from acp_model.fuzzing.ops import Mistake
+from acp_model.fuzzing.ops import Mistake, sync_message
 from acp_model.fuzzing.sessions import first_of
 from acp_model.fuzzing.transport import RpcError, is_response_to
 from acp_model.llm.script import ModelScript, Tools, describe_script, script_from_json
@@ -564,7 +564,7 @@ class Probe(SessionAction):
     def perform(self, client: ClientOps) -> None:
         proc = client.proc
         rid = client.next_id()
-        sync = client.sync_request(rid)
+        sync = sync_message(rid)
         if self.input == NegativeInput.UNKNOWN_SESSION:
             msg = {"jsonrpc": "2.0", "id": rid, "method": "session/prompt", "params": {
                 "sessionId": "acp-model-no-such-session",

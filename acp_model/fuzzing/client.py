@@ -24,9 +24,10 @@ from typing import Any
 from acp_model import __version__
 from acp_model.fuzzing.actions import Action, NewSession, from_json, program_session
 from acp_model.fuzzing.config import FuzzConfig
-from acp_model.fuzzing.ops import Mistake, SessionHandle
+from acp_model.fuzzing.ops import Mistake, SessionHandle, sync_message
 from acp_model.fuzzing.reach import cancel_meets
 from acp_model.fuzzing.sessions import SessionFactory
+from acp_model.fuzzing.stalls import Stalls
 from acp_model.fuzzing.stop import Stop
 from acp_model.fuzzing.transport import AgentExited, AgentProcess, Record, RpcError, is_response_to
 from acp_model.llm.server import ScriptedModel
@@ -42,7 +43,6 @@ from acp_model.spec.readings import DEFAULT, Readings
 from acp_model.spec.revisions import Decision
 from acp_model.trace import dialect
 
-SYNC_METHOD = "_acp_model/sync"
 CLIENT_INFO = {"name": "acp-model", "title": "acp-model fuzzer", "version": __version__}
 SILENCE = 0.125  # of the deadline: a session the agent wrote nothing for this long is stalled
 MAX_RECANCELS = 32  # new works one drain cancels, each with its own deadline: a queue of held
@@ -488,14 +488,10 @@ class FuzzClient:
         """A fresh id for a request of the client's own (never one the agent could echo)."""
         return next(self._ids)
 
-    @staticmethod
-    def sync_request(rid: int) -> dict[str, Any]:
-        return {"jsonrpc": "2.0", "id": rid, "method": SYNC_METHOD, "params": {}}
-
     def _send_sync(self) -> tuple[int, int]:
         rid = self.next_id()
         mark = self.proc.mark()  # the answer comes after the request: scan only from here
-        self.proc.send(self.sync_request(rid))
+        self.proc.send(sync_message(rid))
         return rid, mark
 
     def _await_sync(self, sent: tuple[int, int]) -> None:  # (request id, transcript mark)
@@ -536,6 +532,7 @@ class FuzzClient:
 
         end = time.monotonic() + self.deadline
         recancels = 0
+        stalls = Stalls(self, indices)
         while self.proc.alive:
             self._wait(lambda: all(not self.busy(i) or self.open_permissions(i) or new_work(i)
                                    for i in indices), max(0.0, end - time.monotonic()))
@@ -553,6 +550,9 @@ class FuzzClient:
                 end = time.monotonic() + self.deadline
                 continue
             if asked and time.monotonic() < end:
+                continue
+            if (fresh := stalls.fresh_deadline(end)) is not None:
+                end = fresh  # the agent may have waited on our stalled model: not dead yet
                 continue
             self.sync()  # updates the agent wrote before reading this belong to this example,
             self.caught_up()  # and work they report begun gets its cancel as well

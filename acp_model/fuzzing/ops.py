@@ -99,5 +99,10 @@ class ClientOps(Connection, Protocol):
 
     def next_id(self) -> int: ...
 
-    @staticmethod
-    def sync_request(rid: int) -> dict[str, Any]: ...
+
+SYNC_METHOD = "_acp_model/sync"
+
+
+def sync_message(rid: int) -> dict[str, Any]:
+    """A request the agent must answer (-32601 will do): its response proves what it read."""
+    return {"jsonrpc": "2.0", "id": rid, "method": SYNC_METHOD, "params": {}}

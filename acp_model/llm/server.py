@@ -84,6 +84,8 @@ class ScriptedModel:
         self.requests = 0
         self._scripts: dict[str, ModelScript] = {}
         self._latest: dict[str, str] = {}  # owner (the fuzzer: a session) -> its newest tag
+        self._owners: dict[str, str] = {}  # tag -> its owner
+        self._released: set[str] = set()  # tags whose stalls end now (``end_stalls``)
         self._stalls: dict[str, int] = {}  # tag -> responses of its turn stalled right now
         self._serving: dict[str, int] = {}  # tag -> responses of its turn in flight right now
         self._attempts: dict[tuple[str, int], int] = {}
@@ -166,7 +168,22 @@ class ScriptedModel:
             self._scripts[tag] = tuple(script)
             if owner is not None:
                 self._latest[owner] = tag
+                self._owners[tag] = owner
         return tag
+
+    def end_stalls(self, owner: str) -> int:
+        """End every stalled response of ``owner``'s turns now (each finishes as a one-chunk
+        text), and let no later request of those turns stall: an agent that waits for its
+        model's stream to end before it answers a cancel is slow, not provably dead, and
+        only a stream that ends can show which. Returns how many responses were stalled."""
+        with self._lock:
+            tags = [t for t, n in self._stalls.items() if n > 0 and self._owners.get(t) == owner]
+            self._released.update(tags)
+            return sum(self._stalls[t] for t in tags)
+
+    def _stall_ended(self, tag: str) -> bool:
+        with self._lock:
+            return tag in self._released
 
     def stalling(self, owner: str) -> bool:
         """Is a response of ``owner``'s newest turn stalled right now? Then nothing more comes
@@ -228,7 +245,8 @@ class ScriptedModel:
             return web.Response(status=499)
         req = self.adapter.parse(body)
         reply, _, calls = self.reply_for(req)
-        ctx = ReplyContext(req.tag or "side", req.step, self.workspace, self.stall_limit, calls)
+        ctx = ReplyContext(req.tag or "side", req.step, self.workspace, self.stall_limit, calls,
+                           lambda: req.tag is not None and self._stall_ended(req.tag))
         stalled = req.tag if isinstance(reply, Stall) else None
         self._count(self._stalls, stalled, 1)
         self._count(self._serving, req.tag, 1)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,6 +51,11 @@ class ReplyContext:
     workspace: str | None
     stall_limit: float
     calls: tuple[ToolCall, ...] = ()
+    released: Callable[[], bool] = lambda: False  # the server ended this turn's stalls
+
+    def stalls(self) -> bool:
+        """Should a stalled response keep stalling (not released by the server)?"""
+        return not self.released()
 
     def call_arguments(self, call: ToolCall) -> Any:
         """A call's arguments as sent: the run's workspace in place of its placeholder."""
@@ -85,12 +91,18 @@ def message_text(message: dict[str, Any]) -> str:
     return ""
 
 
-async def keep_alive(resp: Any, limit: float) -> None:
-    """SSE comments until the agent hangs up (raises Gone) or ``limit`` passes (a stall)."""
-    end = time.monotonic() + limit
-    while time.monotonic() < end:
+async def stall(ctx: ReplyContext, ping: Callable[[], Awaitable[None]]) -> None:
+    """A stall: ``ping`` now and then until the agent hangs up (``ping`` raises Gone), the
+    stall limit passes or the server ends the stall (:meth:`ScriptedModel.end_stalls`)."""
+    end = time.monotonic() + ctx.stall_limit
+    while time.monotonic() < end and ctx.stalls():
         await asyncio.sleep(0.2)
-        await stream_write(resp, b": keep-alive\n\n")
+        await ping()
+
+
+async def keep_alive(resp: Any, ctx: ReplyContext) -> None:
+    """A stall of SSE comments (:func:`stall`)."""
+    await stall(ctx, lambda: stream_write(resp, b": keep-alive\n\n"))
 
 
 class OpenAIEndpoints:

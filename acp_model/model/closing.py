@@ -64,6 +64,11 @@ class Closes:
     # closed sessions whose close was answered before the work's idle: until that idle, what
     # the work still sends is SDK-CLOSE-01's consequence, not a second failure
     early: set[str] = field(default_factory=set)
+    # Does SDK-CLOSE-03 apply (the revision states it)? Then ``gone`` is the index of the last
+    # message it failed: a message that should not exist at all is that one failure, not also
+    # whatever the session's model makes of it (CANCEL-09 for a cancelled tool's update).
+    judges: bool = True
+    gone: int = -1
 
     def requested(self, sid: str, idx: int, prompts: list[Any]) -> None:
         """The client sent session/close #``idx``; ``prompts``: the session's open ones."""
@@ -86,7 +91,9 @@ class Closes:
             if _is_idle(params):
                 self.early.discard(sid)
             return
-        run(nothing_after_close, idx, msg["method"], self.closed[sid], session=sid)
+        if run(nothing_after_close, idx, msg["method"], self.closed[sid], session=sid) \
+                and self.judges:
+            self.gone = idx
 
     def response(self, run: Run, req: Any, rid: Any, error: Any, idx: int,
                  sessions: Mapping[str, Any]) -> None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from acp_model.model.check import CheckMeta, check, meta_of
-from acp_model.model.vocab import Role
+from acp_model.model.vocab import Level, Role
 from acp_model.spec import revisions
 from acp_model.spec.rules import RULES
 from acp_model.spec.schema import SEED, defined_elsewhere, is_reserved
@@ -304,13 +304,17 @@ def cwd_absolute(params: Mapping[str, Any]) -> Found:
         yield ("params/cwd", f"cwd {params['cwd']!r} is not an absolute path")
 
 
-@check("INIT-03", role=Role.FINDING)
+@check("INIT-03", role=Role.FINDING, level=Level.WARN)
 def initialize_names_capabilities(result: Mapping[str, Any], key: str = "capabilities"
                                   ) -> Found:
-    """The initialize result states the agent's capabilities."""
+    """The initialize result states the agent's capabilities.
+
+    A warning at most: every revision's schema leaves the field out of ``required`` and gives
+    it a ``default`` (v1 ``agentCapabilities``, v2 ``capabilities``; RULES.md C-09), so a
+    result without it states the default capabilities, which may be all the agent has."""
     if key not in result:
-        yield (f"result/{key}", f"the initialize result omits {key} (the docs require them; "
-               "the schema defaults them)")
+        yield (f"result/{key}", f"the initialize result omits {key}: the schema's default "
+               "stands for them (the docs say the agent responds with its capabilities)")
 
 
 @check("INIT-03", role=Role.FINDING)

@@ -74,12 +74,16 @@ def problem_shape(problems: list[validation.SchemaProblem]) -> str:
 
 
 def _unknown_session(conn_event: Callable[[ConnEvent, Ev, str], Any], rpc: Rpc, idx: int,
-                     what: str) -> None:
+                     sid: Any, what: str) -> None:
     """The agent named a session no response has named: SESS-12, unless a session/new is
     still unanswered. The agent may announce the new session before its response names it
-    (an update or a request first: no text orders the two), so the default accepts it."""
-    if not any(r.method == "session/new" for r in rpc.open["c2a"].values()):
-        conn_event(ConnEvent.AGENT_NAMES_UNKNOWN_SESSION, Ev(idx), what)
+    (an update or a request first: no text orders the two), so the default accepts it. So is
+    a session the client named itself in a request still open or answered with a result (a
+    probe's invented id): the agent took it for a session, and no text makes it answer an
+    unknown session with an error ("MAY return an error", session-setup.mdx)."""
+    if not rpc.named_by_client(sid) and not any(
+            r.method == "session/new" for r in rpc.open["c2a"].values()):
+        conn_event(ConnEvent.AGENT_NAMES_UNKNOWN_SESSION, Ev(idx), f"{what} names session {sid!r}")
 
 
 class Monitor(LivenessMixin, QueriesMixin):
@@ -107,7 +111,7 @@ class Monitor(LivenessMixin, QueriesMixin):
         # per session: the size of ``perms`` at which settled requests are retired next
         self._retire_at: dict[str, int] = {}
         self.rpc = Rpc()
-        self.closes = Closes()  # what session/close leaves behind (sdk-2.4.0's order)
+        self.closes = Closes(judges=RULES["SDK-CLOSE-03"].applies(self.rev))  # sdk-2.4.0's order
         self.prompt_caps: dict[str, Any] | None = None
         self.fit = RevisionFit(self.rev)  # shapes of another revision (the report header)
         self.agent_capabilities: Any = None  # the initialize result's (ENUM-12 reads _meta)
@@ -247,7 +251,7 @@ class Monitor(LivenessMixin, QueriesMixin):
     def _session_event(self, sid: str, event: Event, ev: Ev, what: str) -> None:
         sess = self.sessions[sid]
         failures = self.session_engine.fire(sess, event, ev)
-        if failures:
+        if failures and ev.idx != self.closes.gone:  # SDK-CLOSE-03's message: one failure
             self._failures(failures, ev.idx, sid, what, self.session_engine.evidence)
         if len(sess.perms) >= self._retire_at.get(sid, RETIRE_AT):
             # amortised: a scan each time the live requests double, so a long session's
@@ -358,7 +362,7 @@ class Monitor(LivenessMixin, QueriesMixin):
         elif method == "session/request_permission":
             self._findings(messages.permission_request(params, self.rev), idx, what, sid)
             if sid is None or sid not in self.sessions:
-                _unknown_session(self._conn_event, self.rpc, idx, f"{what} names session {sid!r}")
+                _unknown_session(self._conn_event, self.rpc, idx, sid, what)
                 return
             ev = wire.permission_request(idx, req_id, params)
             self.views[sid] = reducers.apply_permission_subject(self.views[sid], params)
@@ -416,7 +420,7 @@ class Monitor(LivenessMixin, QueriesMixin):
         params = msg.get("params")
         spec = self._method_spec(direction, method, idx, request=False)
         if direction == "c2a":
-            self.rpc.last_c2a_notification = (method, idx)
+            self.rpc.notifications.append((method, idx))
         if spec is None:
             return
         what = f"{method} #{idx}"
@@ -452,7 +456,7 @@ class Monitor(LivenessMixin, QueriesMixin):
         self._findings(messages.session_update(params, self.rev), idx, what,
                        sid if isinstance(sid, str) else None)
         if not isinstance(sid, str) or sid not in self.sessions:
-            _unknown_session(self._conn_event, self.rpc, idx, f"{what} names session {sid!r}")
+            _unknown_session(self._conn_event, self.rpc, idx, sid, what)
             return
         if not isinstance(update, dict):
             return
@@ -493,7 +497,7 @@ class Monitor(LivenessMixin, QueriesMixin):
         if req is None:
             self._unmatched(direction, msg, idx)
             return
-        self.rpc.close(requester, req_id, req)
+        self.rpc.close(requester, req_id, req, accepted="result" in msg)
         self._bump(ANSWER_OBLIGATION.get(req.method, REQUEST_ANSWERED).rule)
         if req.withdrawn:
             self._bump(WITHDRAWN_ANSWERED.rule)
@@ -563,7 +567,7 @@ class Monitor(LivenessMixin, QueriesMixin):
                 self._run(fn, idx, self.rpc, direction, req_id)
             return
         if req_id is None:
-            last = self.rpc.last_c2a_notification
+            last = rpc.answered_notification(self.rpc, msg)
             self._run(rpc.cancel_not_answered, idx, self.rpc, direction, msg,
                       related=[last[1]] if last is not None else None)
             self._run(rpc.notifications_unanswered, idx, self.rpc, direction, msg)

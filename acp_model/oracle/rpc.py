@@ -10,6 +10,7 @@ otherwise; the monitor runs them in wire order and reports through their metadat
 from __future__ import annotations
 
 import json
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,7 +51,9 @@ class Rpc:
     # Unreadable input each side sent (garbage lines, invalid requests): each may earn a
     # -32700 / -32600 answer with id null.
     unreadable: dict[str, int] = field(default_factory=lambda: {"c2a": 0, "a2c": 0})
-    last_c2a_notification: tuple[str, int] | None = None
+    # The client's notifications no id-null answer of the agent was put down to yet (method,
+    # index), the newest last: what such an answer may be answering.
+    notifications: deque[tuple[str, int]] = field(default_factory=lambda: deque(maxlen=32))
     batch_sent: bool = False
     notification_batch_sent: bool = False
     batch_requests: tuple[Any, ...] = ()  # ids of the requests in the client's last batch
@@ -59,6 +62,14 @@ class Rpc:
     # peer that answers nothing sent after a request it owes is stuck on it, and what it
     # leaves unanswered after that is the same cause (wire order of the answers aside).
     last_answered: dict[str, int] = field(default_factory=lambda: {"c2a": -1, "a2c": -1})
+    # sessions the client named in a request the agent answered with a result
+    accepted_sessions: set[str] = field(default_factory=set)
+
+    def named_by_client(self, sid: Any) -> bool:
+        """Did the client name session ``sid`` in a request still open, or in one the agent
+        answered with a result (it took the id for a session)?"""
+        return sid in self.accepted_sessions or any(
+            r.session == sid for r in self.open["c2a"].values())
 
     def client_batch(self, msg: list[Any]) -> None:
         self.batch_sent = bool(msg)
@@ -75,9 +86,12 @@ class Rpc:
             if req is not None:
                 req.batched = True
 
-    def close(self, requester: str, req_id: Any, req: OpenRequest) -> None:
-        """``req`` got its answer."""
+    def close(self, requester: str, req_id: Any, req: OpenRequest, *, accepted: bool = False
+              ) -> None:
+        """``req`` got its answer (``accepted``: a result, not an error)."""
         self.answered[requester][req_id] = req.method
+        if accepted and requester == "c2a" and req.session is not None:
+            self.accepted_sessions.add(req.session)
         self.last_answered[requester] = max(self.last_answered[requester], req.idx)
 
     def silenced_by(self, requester: str, req: OpenRequest) -> OpenRequest | None:
@@ -326,13 +340,39 @@ def custom_request_unrecognised(direction: str, method: str, has_error: bool,
     return None
 
 
+def answered_notification(rpc: Rpc, msg: dict[str, Any]) -> tuple[str, int] | None:
+    """Which of the client's notifications an id-null answer of the agent answers, where that
+    is provable: the one its error ``data`` names (codex-acp names the method it did not
+    find), or the newest one when all it may answer are of one method. It may answer those
+    sent after the newest request the agent answered (one sent before that was read, and
+    left unanswered, by then). None: ambiguous (it is still an answered notification,
+    RPC-09, but not provably a cancel's)."""
+    sent = [n for n in rpc.notifications if n[1] > rpc.last_answered["c2a"]]
+    if not sent:
+        return None
+    error = msg.get("error")
+    data = error.get("data") if isinstance(error, dict) else None
+    named = data.get("method") if isinstance(data, dict) else data
+    if isinstance(named, str):
+        return next((n for n in reversed(sent) if n[0] == named), None)
+    return sent[-1] if len({m for m, _ in sent}) == 1 else None
+
+
+def _cancel_answered(rpc: Rpc, direction: str, msg: dict[str, Any]) -> tuple[str, int] | None:
+    """The session/cancel notification an id-null answer of the agent provably answers."""
+    if direction != "a2c" or not _null_answer(rpc, direction, msg) \
+            or _error_code(msg) in UNREADABLE_CODES:
+        return None
+    which = answered_notification(rpc, msg)
+    return which if which is not None and which[0] == "session/cancel" else None
+
+
 @check("CANCEL-02", role=Role.FINDING)
 def cancel_not_answered(rpc: Rpc, direction: str, msg: dict[str, Any]) -> str | None:
     """The agent never answers the session/cancel notification."""
-    last = rpc.last_c2a_notification
-    if _null_answer(rpc, direction, msg) and direction == "a2c" and last is not None \
-            and last[0] == "session/cancel" and _error_code(msg) not in UNREADABLE_CODES:
-        return f"the agent answered the session/cancel notification #{last[1]}"
+    cancel = _cancel_answered(rpc, direction, msg)
+    if cancel is not None:
+        return f"the agent answered the session/cancel notification #{cancel[1]}"
     return None
 
 
@@ -353,10 +393,11 @@ def notifications_unanswered(rpc: Rpc, direction: str, msg: dict[str, Any]) -> s
             return None  # the answer to unreadable input; a rejected batch is ACPM-BATCH
         return (f"{party} sent error {code} with id null although nothing unreadable was "
                 "sent: it answered a notification")
-    last = rpc.last_c2a_notification
-    if direction == "a2c" and last is not None and last[0] == "session/cancel":
+    if _cancel_answered(rpc, direction, msg) is not None:
         return None  # CANCEL-02 says it
-    return f"{party} sent a response with id null, i.e. it answered a notification"
+    which = answered_notification(rpc, msg) if direction == "a2c" else None
+    named = f" ({which[0]} #{which[1]})" if which is not None else ""
+    return f"{party} sent a response with id null, i.e. it answered a notification{named}"
 
 
 @check("ACPM-BATCH", role=Role.FINDING)
@@ -387,6 +428,9 @@ def batch_left_unanswered(req: OpenRequest, req_id: Any) -> str:
 
 def settle_null_answer(rpc: Rpc, direction: str, msg: dict[str, Any]) -> None:
     """Bookkeeping after an id-null response was judged."""
+    which = answered_notification(rpc, msg) if direction == "a2c" else None
+    if which is not None and _error_code(msg) not in UNREADABLE_CODES:
+        rpc.notifications.remove(which)  # answered once: a later answer is another's
     if _error_code(msg) not in UNREADABLE_CODES:
         return
     requester = OTHER[direction]

@@ -64,7 +64,8 @@ V1_CITATIONS: MappingProxyType[str, str] = MappingProxyType({
     "CANCEL-05": f"{PT} §Cancellation ('SHOULD stop all language model requests and all tool "
                  "call invocations as soon as possible')",
     "CANCEL-07": f"{PT} §Cancellation ('MUST respond to the original session/prompt request "
-                 "with the cancelled stop reason'; 'Agents MUST catch these errors')",
+                 "with the cancelled stop reason'; for aborted work's errors, its warning "
+                 "box: 'Agents MUST catch these errors')",
     "CANCEL-08": f"{PT} §Cancellation ('MAY send session/update notifications with content or "
                  "tool call updates after receiving the session/cancel')",
     "CANCEL-09": f"{PT} §Cancellation ('it MUST ensure that it does so before responding to the "

@@ -5,7 +5,9 @@ completions model (``OPENAI_BASE_URL``, streamed) offering ``exec_cmd {cmdline}`
 ``put_file {target, body, options: {mode}}`` and a read-only ``peek {target}``. Before it runs
 a tool that changes things it asks the client's permission (``session/request_permission``);
 a rejected or cancelled permission fails the call. A ``session/cancel`` hangs up the model
-request, and the turn ends with ``cancelled``.
+request, and the turn ends with ``cancelled``. ``--on-cancel wait``: a cancel leaves the model
+request open and the turn ends (``cancelled``) once its stream ends; ``--on-cancel hang``: the
+same, but the cancelled turn is never answered.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ TOOLS = [
                        "properties": {"target": {"type": "string"}}}}},
 ]
 CHANGING = {"exec_cmd": "execute", "put_file": "edit"}
+ON_CANCEL = sys.argv[sys.argv.index("--on-cancel") + 1] if "--on-cancel" in sys.argv \
+    else "hangup"
 
 out_lock = threading.Lock()
 pending: dict[Any, dict[str, Any]] = {}  # our request id -> {"event", "answer"}
@@ -54,7 +58,7 @@ class Turn:
 
     def cancel(self) -> None:
         self.cancelled.set()
-        if self.sock is not None:
+        if self.sock is not None and ON_CANCEL == "hangup":
             with contextlib.suppress(OSError):
                 self.sock.shutdown(socket.SHUT_RDWR)
 
@@ -173,6 +177,8 @@ def prompt(rid: Any, params: dict[str, Any]) -> None:
                 break
     finally:
         session["turns"].discard(turn)
+    if stop == "cancelled" and ON_CANCEL == "hang":
+        return  # the cancelled turn is never answered
     send({"id": rid, "result": {"stopReason": stop}})
 
 

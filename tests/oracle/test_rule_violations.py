@@ -24,8 +24,15 @@ def init_01() -> TraceBuilder:
     return t.request("c2a", "session/new", {"cwd": "/tmp"}, 1).result("a2c", 1, {"sessionId": S})
 
 
-def init_03() -> TraceBuilder:
-    return TraceBuilder().initialize().initialized(capabilities=None)
+def v1_init_03() -> TraceBuilder:
+    """An agent that names protocol version 2 and speaks v1 (the one INIT-03 failure: an
+    omitted capabilities field is a warning, the schema defaults it)."""
+    t = TraceBuilder().request("c2a", "initialize", {
+        "protocolVersion": 2, "capabilities": {}, "info": {"name": "e", "version": "1"}}, 0)
+    t.result("a2c", 0, {"protocolVersion": 2, "authMethods": [],
+                        "agentCapabilities": {"loadSession": False, "promptCapabilities": {}},
+                        "agentInfo": {"name": "a", "version": "1"}})
+    return t.new_session_v1(S).prompt(S, 10).ended(10)
 
 
 def init_07() -> TraceBuilder:
@@ -513,7 +520,7 @@ V1_CASES: dict[str, list[Callable[[], TraceBuilder]]] = {
     "CANCEL-07": [v1_cancel_07_end_turn, v1_cancel_07_error],
     "CANCEL-09": [v1_cancel_09_content, v1_cancel_09_tool], "PROMPT-04": [v1_prompt_04],
     "A-01.forbid": [v1_a01_forbid], "V1-LOAD-01": [v1_load_01],
-    "V1-RESUME-01": [v1_resume_01],
+    "V1-RESUME-01": [v1_resume_01], "INIT-03": [v1_init_03],
 }
 
 
@@ -544,7 +551,7 @@ def _warn_only() -> set[str]:
 WARN_ONLY = _warn_only()
 
 CASES: dict[str, list[Callable[[], TraceBuilder]]] = {
-    "INIT-01": [init_01], "INIT-03": [init_03], "INIT-07": [init_07], "INIT-09": [init_09],
+    "INIT-01": [init_01], "INIT-07": [init_07], "INIT-09": [init_09],
     "INIT-10": [init_10], "SESS-01": [sess_01], "SESS-02": [sess_02], "SESS-12": [sess_12],
     "SESS-13": [sess_13], "PROMPT-01": [prompt_01], "PROMPT-02": [prompt_02],
     "PROMPT-04": [prompt_04_twice, prompt_04_never], "PROMPT-06": [prompt_06],
@@ -586,6 +593,7 @@ def test_every_blocking_rule_has_a_violating_trace() -> None:
     blocking = {rid for rid, r in RULES.items() if r.strength in BLOCKING and not r.fuzz_only
                 and r.kind != "definition" and not r.unobservable}
     blocking -= WARN_ONLY  # judged by test_v1_trace_breaks_the_rule, as warnings
+    blocking -= set(V1_CASES) - set(CASES)  # only a v1 trace breaks them (INIT-03)
     assert blocking == set(CASES), (
         f"missing: {sorted(blocking - set(CASES))}, extra: {sorted(set(CASES) - blocking)}")
     assert {r for r in WARN_ONLY if RULES[r].strength in BLOCKING} <= set(V1_CASES)

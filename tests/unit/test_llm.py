@@ -179,6 +179,28 @@ def test_a_stall_ends_when_the_agent_hangs_up(anthropic: ScriptedModel) -> None:
     assert anthropic.served(tag)[-1].reply == "stall"
 
 
+def test_the_fuzzer_can_end_a_sessions_stalls(anthropic: ScriptedModel) -> None:
+    """``end_stalls``: a stalled response of the session's turns finishes at once (a one-chunk
+    text and the end of the message), for an agent that waits for its model's stream to end;
+    another session's stall goes on."""
+    tag = anthropic.register((Stall(),), owner="s1")
+    other = anthropic.register((Stall(),), owner="s2")
+    sock, head = _open_stall(anthropic, tag)
+    with sock, _open_stall(anthropic, other)[0]:
+        assert anthropic.end_stalls("s1") == 1
+        body = head
+        while b"message_stop" not in body:
+            chunk = sock.recv(65536)
+            assert chunk, body
+            body += chunk
+        assert b"chunk 1 of 1" in body
+        started = time.monotonic()  # the handler returns once the body is out
+        while anthropic.stalling("s1") and time.monotonic() - started < 5:
+            time.sleep(0.05)
+        assert not anthropic.stalling("s1")
+        assert anthropic.stalling("s2")
+
+
 def test_a_client_can_tell_that_its_newest_turn_is_stalled(anthropic: ScriptedModel) -> None:
     """While the response of a session's newest turn stalls, nothing of that turn comes until
     a cancel: the fuzzer stops waiting for it to settle (a wait on a stalled turn cost up to a

@@ -9,9 +9,7 @@ block; its result comes back in the next request as a ``tool_result`` block of a
 
 from __future__ import annotations
 
-import asyncio
 import json
-import time
 from typing import Any
 
 from aiohttp import web
@@ -25,6 +23,7 @@ from acp_model.llm.wire import (
     find_tag,
     message_text,
     paced,
+    stall,
     stream_write,
 )
 
@@ -109,7 +108,7 @@ class AnthropicMessages:
                                                           "index": k})
             stop = "tool_use"
         elif isinstance(reply, Stall):
-            await _stall(resp, ctx.stall_limit)
+            await stall(ctx, lambda: _event(resp, "ping", {"type": "ping"}))
             await _text_block(resp, 1, 0)
         elif isinstance(reply, Fail):  # dropped: one chunk, then the connection goes
             await _event(resp, "content_block_start", {
@@ -149,11 +148,3 @@ async def _text_block(resp: web.StreamResponse, chunks: int, pace_ms: int) -> No
             await paced(pace_ms)
         await _delta(resp, 0, f"chunk {n + 1} of {chunks}. ")
     await _event(resp, "content_block_stop", {"type": "content_block_stop", "index": 0})
-
-
-async def _stall(resp: web.StreamResponse, limit: float) -> None:
-    """Nothing but pings until the agent hangs up (raises Gone) or ``limit`` passes."""
-    end = time.monotonic() + limit
-    while time.monotonic() < end:
-        await asyncio.sleep(0.2)
-        await _event(resp, "ping", {"type": "ping"})

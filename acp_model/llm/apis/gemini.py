@@ -121,7 +121,7 @@ class Gemini:
                     "args": args if isinstance(args, dict) else {"input": args}}})
             await out.chunk(parts, finish="STOP")
         elif isinstance(reply, Stall):
-            await keep_alive(resp, ctx.stall_limit)
+            await keep_alive(resp, ctx)
             await out.chunk([{"text": "chunk 1 of 1. "}], finish="STOP")
         elif isinstance(reply, Fail):  # dropped: one chunk, then the connection goes
             await out.chunk([{"text": "chunk 1 of "}])

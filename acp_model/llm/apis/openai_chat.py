@@ -97,7 +97,7 @@ class OpenAIChat(OpenAIEndpoints):
                                  else json.dumps(args)}}]})
             finish = "tool_calls"
         elif isinstance(reply, Stall):
-            await keep_alive(resp, ctx.stall_limit)
+            await keep_alive(resp, ctx)
             await out.chunk({"role": "assistant", "content": "chunk 1 of 1. "})
         elif isinstance(reply, Fail):  # dropped: one chunk, then the connection goes
             await out.chunk({"role": "assistant", "content": "chunk 1 of "})

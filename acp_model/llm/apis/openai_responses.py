@@ -98,7 +98,7 @@ class OpenAIResponses(OpenAIEndpoints):
                     items.append(await out.function_call(len(items), call.name,
                                                          json.dumps(args), call_id))
         elif isinstance(reply, Stall):
-            await keep_alive(resp, ctx.stall_limit)
+            await keep_alive(resp, ctx)
             items.append(await out.message(0, 1, 0))
         elif isinstance(reply, Fail):  # dropped: one chunk, then the connection goes
             await out.event("response.output_item.added", output_index=0, item={

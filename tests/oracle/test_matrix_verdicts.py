@@ -1,0 +1,141 @@
+"""Verdicts a hand read of the real-agent matrix (issue 38) found false or filed under the wrong
+rule, each replayed as a trace: what the agent did right is not a failure any more, and where
+it really breaks the rule the failure stands, once, under that rule."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from acp_model.spec.readings import DEFAULT
+from acp_model.trace.builder import TraceBuilder
+from tests.helpers import S, base, check
+
+V1 = DEFAULT.parse(["SPEC=v1"])
+
+
+def _fails(report: dict[str, Any]) -> list[str]:
+    return [v["rule"] for v in report["violations"] if v["level"] == "fail"]
+
+
+def _v1_withdrawn_prompt() -> TraceBuilder:
+    """zed-codex-acp's run: an interrupt (cancel, then a prompt), $/cancel_request for that
+    prompt, another cancel and a sync."""
+    t = TraceBuilder()
+    t.handshake_v1().new_session_v1(S)
+    t.cancel(S).prompt(S, 5).cancel_request("c2a", 5).cancel(S)
+    return t
+
+
+def _null_error(t: TraceBuilder, data: Any = None) -> TraceBuilder:
+    error: dict[str, Any] = {"code": -32601, "message": "Method not found"}
+    if data is not None:
+        error["data"] = data
+    return t.a2c({"jsonrpc": "2.0", "id": None, "error": error})
+
+
+def test_an_id_null_error_naming_cancel_request_is_one_rpc09_not_a_cancel02() -> None:
+    """codex-acp answers the $/cancel_request notification it does not know with -32601 and
+    id null, its error data naming the method: an answered notification (RPC-09), once; the
+    session/cancel sent after it was not answered (CANCEL-02 blamed the last notification)."""
+    t = _null_error(_v1_withdrawn_prompt(), "$/cancel_request").ended(5, "cancelled").sync()
+    report = check(t, V1)
+    assert _fails(report) == ["RPC-09"], report["violations"]
+    (v,) = report["violations"]
+    assert "$/cancel_request" in v["message"]
+
+
+def test_an_id_null_error_that_may_answer_either_notification_is_rpc09() -> None:
+    """Without data it may answer the cancel or the $/cancel_request: not provably a cancel's
+    answer, but provably an answered notification."""
+    t = _null_error(_v1_withdrawn_prompt()).ended(5, "cancelled").sync()
+    assert _fails(check(t, V1)) == ["RPC-09"]
+
+
+def test_an_agent_that_answers_session_cancel_still_fails_cancel02_once() -> None:
+    """Only cancels were sent (or the error names session/cancel): CANCEL-02, not RPC-09 too."""
+    t = TraceBuilder().handshake_v1().new_session_v1(S)
+    t.prompt(S, 5).cancel(S)
+    _null_error(t).ended(5, "cancelled").sync()
+    assert _fails(check(t, V1)) == ["CANCEL-02"]
+    named = _null_error(_v1_withdrawn_prompt(), {"method": "session/cancel"})
+    assert _fails(check(named.ended(5, "cancelled").sync(), V1)) == ["CANCEL-02"]
+
+
+SDK = DEFAULT.parse(["SPEC=sdk-2.4.0", "A-13=fail"])
+
+
+def _closed_with_late_tool(*, close: bool) -> TraceBuilder:
+    """A tool of the turn the client closes (or only cancels): the cancelled idle, the close
+    response, then an update of that tool."""
+    t = base().prompt(S, 10).accepted(10, {"messageId": "u1"}).user_message(S, "u1").running(S)
+    t.tool(S, "t1", "in_progress", title="Run", kind="execute")
+    if close:
+        t.request("c2a", "session/close", {"sessionId": S}, 50)
+    else:
+        t.cancel(S)
+    t.idle(S, "cancelled")
+    if close:
+        t.result("a2c", 50, {})
+    return t.tool(S, "t1", "completed")
+
+
+def test_a_tool_update_after_the_close_response_is_sdk_close_03_only() -> None:
+    """The update names a session the agent was told is gone: SDK-CLOSE-03, the close's own
+    rule, is the one it breaks; that it also comes after the cancelled idle (CANCEL-09 under
+    A-13) is the same message, not a second failure."""
+    assert _fails(check(_closed_with_late_tool(close=True), SDK)) == ["SDK-CLOSE-03"]
+
+
+def test_the_same_update_after_a_plain_cancel_still_fails_cancel09() -> None:
+    assert _fails(check(_closed_with_late_tool(close=False), SDK)) == ["CANCEL-09"]
+
+
+NO_SUCH = "acp-model-no-such-session"
+
+
+def _probe_on_an_invented_session(answer: str) -> TraceBuilder:
+    """gptme's run: the fuzzer's probe prompts a session id it invented; the agent takes it
+    for a session (an update naming it, a result) or rejects it (an error)."""
+    from acp_model.trace.format import Record
+
+    t = TraceBuilder().handshake_v1().new_session_v1(S)
+    t.records.append(Record("c2a", msg={"jsonrpc": "2.0", "id": 900, "method": "session/prompt",
+                                        "params": {"sessionId": NO_SUCH, "prompt": [
+                                            {"type": "text", "text": "hi"}]}}, probe=True))
+    if answer == "error":
+        return t.error("a2c", 900, -32602, "no such session")
+    t.update(NO_SUCH, {"sessionUpdate": "available_commands_update", "availableCommands": []})
+    t.ended(900, "end_turn")
+    return t.update(NO_SUCH, {"sessionUpdate": "available_commands_update",
+                              "availableCommands": []})
+
+
+def test_updates_for_a_session_the_agent_took_from_the_client_are_not_sess12() -> None:
+    """No text makes an agent answer an unknown session with an error (session-setup.mdx:
+    "MAY return an error"); one that takes the client's id for a session may report on it,
+    during the request and after its result."""
+    assert _fails(check(_probe_on_an_invented_session("result"), V1)) == []
+    assert _fails(check(_probe_on_an_invented_session("error"), V1)) == []
+
+
+def test_an_update_for_a_session_nobody_named_still_fails_sess12() -> None:
+    """An id the agent rejected (an error), once that request is answered, and an id nobody
+    named: each update names a session that does not exist."""
+    t = _probe_on_an_invented_session("error")
+    t.update(NO_SUCH, {"sessionUpdate": "available_commands_update", "availableCommands": []})
+    t.update("s-nobody-named", {"sessionUpdate": "available_commands_update",
+                                "availableCommands": []})
+    assert [(v["rule"], v["index"]) for v in check(t, V1)["violations"]
+            if v["level"] == "fail"] == [("SESS-12", len(t) - 2), ("SESS-12", len(t) - 1)]
+
+
+def test_an_initialize_result_without_agent_capabilities_is_a_warning() -> None:
+    """gptme omits agentCapabilities: the v1 schema does not require the field and defaults
+    it, so the result states the default capabilities; INIT-03 warns, it does not fail."""
+    t = TraceBuilder().request("c2a", "initialize", {
+        "protocolVersion": 1, "clientCapabilities": {}}, 0)
+    t.result("a2c", 0, {"protocolVersion": 1, "authMethods": [],
+                        "agentInfo": {"name": "a", "version": "1"}})
+    report = check(t.new_session_v1(S).prompt(S, 10).ended(10), V1)
+    assert _fails(report) == []
+    assert [v["rule"] for v in report["violations"] if v["level"] == "warn"] == ["INIT-03"]
