@@ -63,7 +63,8 @@ class Durations:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if not self.writes or not self.seen:
             return
-        merged = {**(read_durations(self.path) or self.known), **{k: round(v, 3) for k, v in self.seen.items()}}
+        merged = {**(read_durations(self.path) or self.known),
+                  **{k: round(v, 3) for k, v in self.seen.items()}}
         tmp = self.path.with_name(self.path.name + ".tmp")
         tmp.write_text(json.dumps(dict(sorted(merged.items())), indent=0) + "\n",
                        encoding="utf-8")
