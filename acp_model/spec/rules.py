@@ -366,8 +366,8 @@ _R: list[Rule] = [
          "Once the agent has provably read a cancel during foreground work, that work ends with "
          "stopReason cancelled, never another reason.",
          f"{PL} §Cancellation ('the Agent MUST send an idle state_update session update with "
-         "the cancelled stop reason'; for aborted work's errors, its warning box: 'Agents MUST "
-         "catch these errors')", tck=("ACP-CANCEL-203", "ACP-CANCEL-207"),
+         "the cancelled stop reason'; for the errors of aborted work, its warning box: "
+         "'Agents MUST catch these errors')", tck=("ACP-CANCEL-203", "ACP-CANCEL-207"),
          cited_in=((SDK_2_4_0, "sdk-2.4.0 schema $defs.ClientNotification session/cancel "
                                "('Agents MUST catch errors caused by aborting cancelled work and "
                                "report the cancelled stop reason, not error')"),)),

@@ -64,7 +64,7 @@ V1_CITATIONS: MappingProxyType[str, str] = MappingProxyType({
     "CANCEL-05": f"{PT} §Cancellation ('SHOULD stop all language model requests and all tool "
                  "call invocations as soon as possible')",
     "CANCEL-07": f"{PT} §Cancellation ('MUST respond to the original session/prompt request "
-                 "with the cancelled stop reason'; for aborted work's errors, its warning "
+                 "with the cancelled stop reason'; for the errors of aborted work, its warning "
                  "box: 'Agents MUST catch these errors')",
     "CANCEL-08": f"{PT} §Cancellation ('MAY send session/update notifications with content or "
                  "tool call updates after receiving the session/cancel')",
