@@ -34,6 +34,11 @@ from tests.helpers import S, base
 
 LEAN_2 = Bounds(sessions=2, max_prompts=1, max_cancels=1, max_permissions=0, custom=False,
                 lean=True, reasons=("end_turn", "cancelled"))
+# One session, one prompt and one cancel, no permission request, the core alphabet: a couple of
+# hundred states, yet every cancel story of a single turn (cancel before, during or after the
+# work, read by a sync or by the prompt's response, each idle reason). The broken models and
+# readings below show their witnesses within it (at depth 5 to 7; the tests say which).
+CANCEL_ONLY = Bounds(max_permissions=0, custom=False, lean=True)
 
 
 @pytest.fixture(scope="module")
@@ -190,19 +195,22 @@ def _step(exp: Exploration, engine: TableEngine, cfg: Config, act: Action
     return verdict, new
 
 
-# bounds that reach the other snapshot paths: siblings, a guarded request, a second prompt
+# bounds that reach the other snapshot paths: siblings, a guarded request, a second prompt.
+# Each adds one dimension to a core alphabet (the product of all of them has ~50k states, and
+# "one" already merges cancels with a permission request): sibling requests need no cancel
+# (sibling_answered is set by an answer), a tool call guarded by a request none, and the tool
+# calls a cancelled idle ends (cancelled_tools, work_tools) no request.
 WIDER = {
-    "two_requests": Bounds(max_permissions=2, custom=False, lean=True),
+    "two_requests": Bounds(max_permissions=2, max_cancels=0, custom=False, lean=True),
     "two_prompts_two_cancels": Bounds(max_prompts=2, max_cancels=2, max_permissions=0,
                                       custom=False, lean=True),
-    "tool_call": Bounds(max_tools=1, custom=False, lean=True),
+    "guarded_tool_call": Bounds(max_tools=1, max_cancels=0, custom=False, lean=True),
+    "cancelled_tool_call": Bounds(max_tools=1, max_permissions=0, custom=False, lean=True),
 }
 
 
 @pytest.mark.slow  # an exploration of seconds: `make test`
-@pytest.mark.parametrize("which", [
-    "one", "two", "two_requests", "two_prompts_two_cancels",
-    pytest.param("tool_call", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("which", ["one", "two", *WIDER])
 def test_merged_configurations_accept_the_same_futures(which: str,
                                                        request: pytest.FixtureRequest) -> None:
     """Exactness of the keys: where the explorer merged two different histories into one
@@ -255,7 +263,8 @@ class CancelledWithoutCause(SessionModel):
 
 @pytest.mark.slow  # an exploration of seconds: `make test`
 def test_forgotten_cancel_breaks_property_b_with_a_witness() -> None:
-    exp = explore(model=CancelForgotten)
+    # the witness needs one prompt, one cancel during its work and a read proof (depth 6)
+    exp = explore(model=CancelForgotten, bounds=CANCEL_ONLY)
     props = _props(exp)
     assert not props["b"].holds
     assert props["a"].holds and props["d"].holds
@@ -270,7 +279,8 @@ def test_forgotten_cancel_breaks_property_b_with_a_witness() -> None:
 
 @pytest.mark.slow  # explores a model with a guard removed
 def test_unguarded_cancelled_idle_breaks_property_e() -> None:
-    props = _props(explore(model=CancelledWithoutCause))
+    # the witness is a turn ended cancelled with no cancel sent (depth 3 or 4)
+    props = _props(explore(model=CancelledWithoutCause, bounds=CANCEL_ONLY))
     assert not props["e"].holds and props["b"].holds
     w = props["e"].violations[0]["witness"]
     assert w["events"][-1] == "s1 idle_reported(cancelled)"
@@ -318,18 +328,29 @@ def test_idle_cancelled_reading_has_no_deadlock() -> None:
     """Regression: A-04=idle-cancelled used to deadlock after cancel, prompt, running, accept,
     idle(end_turn): the cancel, provably read, could then be answered by no legal move. The
     model now refuses the idle that swallows it (CANCEL-06), where the violation is provable."""
-    props = _props(explore(readings=DEFAULT.parse(["A-04=idle-cancelled"])))
+    strict = DEFAULT.parse(["A-04=idle-cancelled"])
+    props = _props(explore(readings=strict, bounds=CANCEL_ONLY))
     assert all(p.holds for p in props.values()), {k: p.summary for k, p in props.items()}
+    # the bounds are large enough to show the deadlock: without that refusal it comes back,
+    # found by property (a) with the very path of the old bug (depth 5)
+    table = compile_machine(SessionLifecycle, SessionModel)
+    unfixed = dataclasses.replace(table, transitions={k: dataclasses.replace(tr, checks=tuple(
+        c for c in tr.checks if c.name != "idle_cancel_not_swallowed"))
+        for k, tr in table.transitions.items()})
+    stuck = _props(explore(readings=strict, bounds=CANCEL_ONLY, table=unfixed))["a"]
+    assert not stuck.holds
+    assert stuck.violations[0]["witness"]["events"] == [
+        "s1 cancel", "s1 prompt", "s1 running_reported", "s1 prompt_accepted(p0)",
+        "s1 idle_reported(end_turn)"]
     t = base().cancel(S).prompt(S, 10).running(S).accepted(10).user_message(S)
     t.idle(S, "end_turn")
-    strict = check_records(t.records, readings=DEFAULT.parse(["A-04=idle-cancelled"]))
-    assert ("A-04.idle-cancelled", t.last) in _fails(strict)
+    assert ("A-04.idle-cancelled", t.last) in _fails(check_records(t.records, readings=strict))
     assert check_records(t.records)["verdict"] == "pass"
 
 
 @pytest.mark.slow  # an exploration of seconds: `make test`
 def test_reading_never_turns_off_cancel_honoured() -> None:
-    props = _props(explore(readings=DEFAULT.parse(["A-11=never"]), max_permissions=0))
+    props = _props(explore(readings=DEFAULT.parse(["A-11=never"]), bounds=CANCEL_ONLY))
     assert not props["b"].holds and props["a"].holds
 
 
@@ -353,7 +374,8 @@ def _assert_diff_verdicts(d: dict[str, Any], a: Any, b: Any) -> None:
 @pytest.mark.slow  # an exploration of seconds: `make test`
 def test_diff_prompt_while_running_a01() -> None:
     (a, b), = parse_diff("A-01=join,forbid")
-    d = diff_readings(a, b, max_prompts=2, max_permissions=0)
+    # two prompts (one while the other is open) and every state they can meet: custom kept
+    d = diff_readings(a, b, bounds=Bounds(max_prompts=2, max_permissions=0, lean=True))
     # forbid: a prompt while work runs, or while an earlier prompt is unanswered or unended
     assert {i["transition"] for i in d["differences"]} == {
         "running:prompt", "requires_action:prompt", "custom:prompt", "idle:prompt",
@@ -368,7 +390,9 @@ def test_diff_prompt_while_running_a01() -> None:
 @pytest.mark.slow  # two explorations
 def test_diff_cancel_while_idle_a04() -> None:
     (a, b), = parse_diff("A-04")
-    d = diff_readings(a, b, max_prompts=2, max_permissions=0)
+    # a second prompt: its acceptance proves a cancel read, and it is a newer prompt's start
+    d = diff_readings(a, b, bounds=Bounds(max_prompts=2, max_permissions=0, custom=False,
+                                          lean=True))
     assert d["a"] == "A-04=noop" and d["b"] == "A-04=idle-cancelled"
     items = d["differences"]
     assert {i["rules"][0] for i in items} == {"A-04.idle-cancelled"}
@@ -452,7 +476,9 @@ def test_diff_between_spec_revisions() -> None:
     without stop reason as a warning) and the other way round (a held prompt outliving a
     cancel); every witness passes check under the revision that allows it."""
     (a, b), = parse_diff("SPEC=seed,sdk-2.4.0")
-    d = diff_readings(a, b, max_prompts=2, max_permissions=0)
+    # a second prompt held behind the first one's work when a cancel comes (A-10)
+    d = diff_readings(a, b, bounds=Bounds(max_prompts=2, max_permissions=0, custom=False,
+                                          lean=True))
     by_rule = {(i["refused_by"], r) for i in d["differences"] for r in i["rules"]}
     assert ("spec sdk-2.4.0", "A-10.cancel") in by_rule
     assert ("spec seed", "STATE-01") in by_rule and ("spec seed", "STATE-03") in by_rule
