@@ -30,8 +30,6 @@ import sys
 import tempfile
 import time
 import tomllib
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -109,22 +107,6 @@ def load(path: Path = DATA) -> list[KnownBug]:
 
 
 # --- running one release ------------------------------------------------------------------
-@contextmanager
-def locked(lock: str | None) -> Iterator[None]:
-    """Hold ``flock LOCK`` for the block (no lock: nothing)."""
-    if lock is None:
-        yield
-        return
-    import fcntl
-
-    with open(lock, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def profile_at(bug: KnownBug, spec: str) -> Any:
     from acp_model.profiles import get
     from acp_model.profiles.versions import at_version
@@ -215,7 +197,7 @@ def run_entry(bug: KnownBug, budget: float, seed: int, lock: str | None,
         row["why"] = bug.unavailable
         return row
     try:
-        with locked(lock):  # one entry at a time on a shared machine (a few minutes)
+        with results.locked(lock):  # one entry at a time on a shared machine (a few minutes)
             with console.status(f"{bug.id}: installing {bug.pinned}"):
                 pinned = install(bug, bug.pinned)
             with console.status(f"{bug.id}: fuzzing {bug.pinned} for {budget:.0f} s"):
