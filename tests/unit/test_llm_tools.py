@@ -27,6 +27,7 @@ from acp_model.llm.tools import (
     arguments,
     choose,
     classify,
+    long_running,
     materialize,
     plan,
 )
@@ -107,6 +108,25 @@ def test_a_command_field_gets_a_harmless_command_in_the_workspace() -> None:
     assert args_of(SHELL_ARRAY) == {"command": ["sh", "-c", f"touch {WORKSPACE}/acpm-1-0-0.txt"]}
     assert args_of(BASH, "edit")["command"] == \
         f"printf 'written by acp-model\\n' > {WORKSPACE}/acpm-1-0-0.md"
+
+
+def test_a_long_running_call_sleeps_then_writes_in_the_workspace() -> None:
+    """``Tools("long")``: the agent's shell tool runs a command that outlasts a cancel (a
+    ``sleep`` longer than the client waits), then only touches a file of the workspace; a
+    tool that runs no command gets its ordinary call, which is not long-running."""
+    from acp_model.llm.tools import LONG_RUN_SECONDS
+
+    long = f"sleep {LONG_RUN_SECONDS} && touch {WORKSPACE}/acpm-1-0-0.txt"
+    assert args_of(BASH, "long") == {"command": long}
+    assert args_of(EXEC, "long") == {"cmdline": long}
+    assert args_of(SHELL_ARRAY, "long") == {"command": ["sh", "-c", long]}
+    assert choose((WRITE, READ, BASH), "long") is BASH
+    assert long_running(ToolCall("Bash", args_of(BASH, "long")))
+    assert long_running(ToolCall("shell", args_of(SHELL_ARRAY, "long")))
+    assert not long_running(ToolCall("Bash", args_of(BASH, "shell")))
+    (call,) = plan(Tools("long"), (WRITE, READ), "acpm-1-0")  # no shell: an ordinary write
+    assert call.name == "Write" and not long_running(call)
+    assert Tools("long").describe() == "tool call (long-running command)"
 
 
 def test_path_and_content_fields_write_into_the_workspace() -> None:
