@@ -288,3 +288,35 @@ def test_an_agent_without_a_profile_is_asked_for_permission_through_its_own_tool
     assert perm.get("PERM-11", 0) > 0 and perm.get("PERM-12", 0) > 0, perm
     failed = [v for v in report["violations"] if v["level"] == "fail"]
     assert not failed, failed
+
+
+def _fuzz_own_tools(*flags: str, seed: int, budget: float, stop_on: frozenset[str] = frozenset()
+                    ) -> tuple[dict[str, Any], list[ToolCall]]:
+    cfg = FuzzConfig([sys.executable, str(AGENT), *flags], seed=seed, time_budget=budget,
+                     max_examples=100_000, replay_runs=1, minimize_budget=5, protocol=1,
+                     model_api="openai-chat", spec="v1", stop_on=stop_on)
+    with backend(cfg) as running:
+        result = run_fuzz(running)
+        assert running.model is not None
+        calls = [c for s in running.model.served() for c in s.calls]
+    assert result.judged and not result.unusable, (result.unusable, result.problem)
+    return fuzz_report(result), calls
+
+
+@pytest.mark.slow
+def test_cancels_meet_a_running_tool_and_one_that_keeps_running_is_caught() -> None:
+    """The scripted model sometimes gives the agent's own shell tool a long-running command:
+    cancels then meet a running tool. The agent that kills it on cancel ends the turn
+    cancelled and passes; the same agent with a planted bug that lets the command run on
+    (claude-agent-acp#680's shape) never answers the prompt in time: a failure whose
+    counterexample's program holds the long command, so a replay sends it again."""
+    report, calls = _fuzz_own_tools(seed=3, budget=20)
+    assert any(long_running(c) and c.name == "exec_cmd" for c in calls), calls
+    assert report["reach"]["cancels_during_tool_call"] > 0, report["reach"]
+    assert not [v for v in report["violations"] if v["level"] == "fail"], report["violations"]
+    report, _ = _fuzz_own_tools("--keep-tools-on-cancel", seed=3, budget=30,
+                                stop_on=frozenset({"PROMPT-04"}))
+    failed = {c["rule"]: c for c in report["counterexamples"]}
+    assert "PROMPT-04" in failed, sorted(failed)
+    program = json.dumps(failed["PROMPT-04"]["actions"])
+    assert "sleep " in program, program
