@@ -179,6 +179,7 @@ def verdict(report: dict[str, Any], rule: str) -> dict[str, Any]:
         "not exercised",
         "exercised": exercised, "seconds": report.get("summary", {}).get("seconds"),
         "examples": report.get("summary", {}).get("examples"),
+        "reach": report.get("reach"),  # how far the run got: a miss needs it read with it
         "other_failures": sorted(c["rule"] for c in report.get("counterexamples", [])
                                  if c["rule"] != rule)}
     if found:
