@@ -32,8 +32,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -125,22 +123,6 @@ def command() -> list[str]:
     """The ``acp-model`` executable beside this interpreter (what a user runs), or ``-m``."""
     exe = Path(sys.executable).with_name("acp-model")
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "acp_model"]
-
-
-@contextmanager
-def locked(lock: str | None) -> Iterator[None]:
-    """Hold ``flock LOCK`` for the block (no lock: nothing)."""
-    if lock is None:
-        yield
-        return
-    import fcntl
-
-    with open(lock, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def wall_time(argv: list[str], limit: float) -> tuple[float, int | None, str]:
@@ -266,7 +248,7 @@ def run(chosen: list[Target], budget: float, seeds: list[int], lock: str | None,
         for target, seed in jobs:
             progress.update(task, description=f"{target.name} (seed {seed}): waiting for the "
                             "lock" if lock else f"{target.name} (seed {seed})")
-            with locked(lock):
+            with results.locked(lock):
                 progress.update(task, description=f"{target.name} (seed {seed}): fuzzing, "
                                 f"{budget:g} s budget")
                 row = one(target, budget, seed, commit)

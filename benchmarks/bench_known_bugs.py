@@ -16,13 +16,14 @@ breaks. For every entry that can run here the benchmark
 
 Figures go to ``benchmarks/results/known_bugs.json`` (machine, date, commit, per entry). Each
 miss is explained in ``docs/known-bugs.md``. ``--lock PATH`` holds ``flock PATH`` (a shared
-machine's lock) for one entry at a time (its installs, runs and replay: a few minutes), never
-the whole benchmark; the benchmark is not part of the test suite.
+machine's lock) for each phase of an entry (an install, a fuzz run, a replay: a few minutes
+each), never the whole benchmark; the benchmark is not part of the test suite.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import subprocess
@@ -31,7 +32,6 @@ import tempfile
 import time
 import tomllib
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -109,22 +109,6 @@ def load(path: Path = DATA) -> list[KnownBug]:
 
 
 # --- running one release ------------------------------------------------------------------
-@contextmanager
-def locked(lock: str | None) -> Iterator[None]:
-    """Hold ``flock LOCK`` for the block (no lock: nothing)."""
-    if lock is None:
-        yield
-        return
-    import fcntl
-
-    with open(lock, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def profile_at(bug: KnownBug, spec: str) -> Any:
     from acp_model.profiles import get
     from acp_model.profiles.versions import at_version
@@ -195,6 +179,7 @@ def verdict(report: dict[str, Any], rule: str) -> dict[str, Any]:
         "not exercised",
         "exercised": exercised, "seconds": report.get("summary", {}).get("seconds"),
         "examples": report.get("summary", {}).get("examples"),
+        "reach": report.get("reach"),  # how far the run got: a miss needs it read with it
         "other_failures": sorted(c["rule"] for c in report.get("counterexamples", [])
                                  if c["rule"] != rule)}
     if found:
@@ -214,30 +199,40 @@ def run_entry(bug: KnownBug, budget: float, seed: int, lock: str | None,
         row["status"] = "unavailable"
         row["why"] = bug.unavailable
         return row
+    def step(what: str) -> Any:
+        """A phase of the entry under the lock (each a few minutes at most, so other work on
+        a shared machine interleaves), with a spinner saying what runs."""
+        return _step(lock, console, f"{bug.id}: {what}")
+
     try:
-        with locked(lock):  # one entry at a time on a shared machine (a few minutes)
-            with console.status(f"{bug.id}: installing {bug.pinned}"):
-                pinned = install(bug, bug.pinned)
-            with console.status(f"{bug.id}: fuzzing {bug.pinned} for {budget:.0f} s"):
-                row["pinned"] = verdict(fuzz(bug, pinned, budget, seed), bug.rule)
-            if bug.fixed:
-                with console.status(f"{bug.id}: installing {bug.fixed_spec}"):
-                    fixed = install(bug, bug.fixed_spec)
-                with console.status(f"{bug.id}: fuzzing {bug.fixed_spec} for {budget:.0f} s"):
-                    row["fixed_run"] = verdict(fuzz(bug, fixed, budget, seed, fixed=True),
-                                               bug.rule)
-                actions = row["pinned"].get("actions")
-                if actions:
-                    with console.status(f"{bug.id}: replaying its counterexample on "
-                                        f"{bug.fixed}"):
-                        hits, runs = replay(bug, fixed, actions, 3)
-                    row["fixed_run"]["counterexample_reproduced"] = f"{hits}/{runs}"
+        with step(f"installing {bug.pinned}"):
+            pinned = install(bug, bug.pinned)
+        with step(f"fuzzing {bug.pinned} for {budget:.0f} s"):
+            row["pinned"] = verdict(fuzz(bug, pinned, budget, seed), bug.rule)
+        if bug.fixed:
+            with step(f"installing {bug.fixed_spec}"):
+                fixed = install(bug, bug.fixed_spec)
+            with step(f"fuzzing {bug.fixed_spec} for {budget:.0f} s"):
+                row["fixed_run"] = verdict(fuzz(bug, fixed, budget, seed, fixed=True),
+                                           bug.rule)
+            actions = row["pinned"].get("actions")
+            if actions:
+                with step(f"replaying its counterexample on {bug.fixed}"):
+                    hits, runs = replay(bug, fixed, actions, 3)
+                row["fixed_run"]["counterexample_reproduced"] = f"{hits}/{runs}"
     except ProfileError as exc:
         row["status"] = "error"
         row["why"] = str(exc)
         return row
     row["status"] = "found" if row["pinned"]["status"] in ("fail", "warn") else "missed"
     return row
+
+
+@contextlib.contextmanager
+def _step(lock: str | None, console: Console, what: str) -> Iterator[None]:
+    """The shared machine's lock and a spinner, for one phase of an entry."""
+    with results.locked(lock), console.status(what):
+        yield
 
 
 # --- the table ------------------------------------------------------------------------------

@@ -14,11 +14,30 @@ import platform
 import shlex
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
+
+
+@contextmanager
+def locked(lock: str | None) -> Iterator[None]:
+    """Hold ``flock LOCK`` for the block (no lock: nothing): a shared machine's heavy lock,
+    taken per run so a benchmark's runs interleave with other sessions' work."""
+    if lock is None:
+        yield
+        return
+    import fcntl
+
+    with open(lock, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _git(*args: str) -> str:

@@ -106,6 +106,26 @@ def _install_version(profile: Any, version: str, force: bool, console: Console) 
     return EXIT_OK
 
 
+class _OptionsAnywhere(argparse.ArgumentParser):
+    """A parser whose options may come before, among or after its positionals
+    (``agents install --force NAME`` as ``agents install NAME --force``).
+
+    argparse matches all positionals to the first run of words (``install``, no names), so a
+    name after an option was left over and refused; intermixed parsing takes the options out
+    first. It calls ``parse_known_args`` itself, hence the guard."""
+
+    _intermixing = False
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        if self._intermixing:
+            return super().parse_known_args(args, namespace)
+        self._intermixing = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._intermixing = False
+
+
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "agents", help="real agents profiled for fuzzing offline: list, install",
@@ -116,6 +136,7 @@ def register(sub: Any) -> None:
         "($ACP_MODEL_AGENTS, default $XDG_CACHE_HOME/acp-model/agents).",
         epilog="example: acp-model agents install claude-agent-acp",
         formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.__class__ = _OptionsAnywhere  # the subparsers action makes every parser of one class
     p.add_argument("action", nargs="?", choices=["list", "install"], default="list")
     p.add_argument("names", nargs="*", metavar="NAME", help="profiles to install")
     p.add_argument("--all", action="store_true", help="install every profile that can run offline")

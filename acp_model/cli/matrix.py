@@ -70,11 +70,19 @@ def _profile_rows(names: list[str]) -> tuple[list[Target], list[dict[str, Any]]]
         chosen = [get(n) for n in names] if names else list(PROFILES.values())
     except ProfileError as exc:
         raise UsageError(str(exc)) from None
+    from acp_model.spec.families import families
+
+    known = {f.id for f in families()}
     runs, rows = [], []
     for p in chosen:
+        unknown = sorted(set(p.never_by_design) - known)
+        if unknown:
+            raise UsageError(f"profile {p.name}: never_by_design names {', '.join(unknown)}, "
+                             f"not a rule family (one of {', '.join(sorted(known))})")
         for protocol in p.protocols:
             target = Target(p.name, protocol, title=p.title, version=p.version,
-                            package=p.package, model_api=p.model_api)
+                            package=p.package, model_api=p.model_api,
+                            by_design=tuple(p.never_by_design.items()))
             if p.unavailable:
                 rows.append(row_without_run(target, RowStatus.UNAVAILABLE, p.unavailable))
             elif not p.installed():
@@ -291,6 +299,11 @@ def _write_html(doc: dict[str, Any], path: Path) -> None:
 
 SHORT = {"fail": "[bold red]FAIL[/]", "warn": "[yellow]warn[/]", "pass": "[green]pass[/]",
          "not exercised": "[dim]none[/]", "not applicable": "[dim]n/a[/]"}
+BY_DESIGN = "[dim]n/a (design)[/]"  # not applicable: the agent never does it, by design
+
+
+def _short(cell: dict[str, Any]) -> str:
+    return BY_DESIGN if cell.get("by_design") else SHORT.get(cell["status"], cell["status"])
 
 
 def _print_table(doc: dict[str, Any], console: Console) -> None:
@@ -300,7 +313,8 @@ def _print_table(doc: dict[str, Any], console: Console) -> None:
     if console.width < 40 + 11 * len(fams):
         _print_lines(doc, console)
         return
-    table = Table(title="conformance matrix (none: not exercised)", show_lines=False)
+    table = Table(title="conformance matrix (none: not exercised; n/a (design): the agent "
+                        "never does it, by design)", show_lines=False)
     table.add_column("agent", no_wrap=True)
     table.add_column("version", no_wrap=True)
     table.add_column("ACP", no_wrap=True)
@@ -313,7 +327,7 @@ def _print_table(doc: dict[str, Any], console: Console) -> None:
                           f"[dim]{escape(row['status'])}: {escape(str(row.get('reason')))}[/]")
             continue
         table.add_row(row["agent"], row.get("version") or "", f"v{row['protocol']}", *(
-            SHORT.get(c["status"], c["status"])
+            _short(c)
             + (f" {', '.join(x['rule'] for x in c['failures'])}" if c["failures"] else "")
             for c in (cells.get(f["id"], {"status": "-", "failures": []}) for f in fams)))
     console.print(table)
@@ -331,6 +345,9 @@ def _print_lines(doc: dict[str, Any], console: Console) -> None:
             continue
         parts = []
         for fam, c in (row.get("cells") or {}).items():
+            if c.get("by_design"):
+                parts.append(f"{BY_DESIGN} {escape(titles.get(fam, fam))}")
+                continue
             if c["status"] in (Cell.PASS, Cell.NOT_APPLICABLE):
                 continue
             rules = [x["rule"] for x in (c.get("failures") or c.get("warnings") or [])]

@@ -75,12 +75,19 @@ def prompt_blocks(capabilities: dict[str, Any]) -> st.SearchStrategy[list[dict[s
         lambda parts: [parts[0], *parts[1]])
 
 
+def tool_kinds() -> st.SearchStrategy[str]:
+    """What a tool call asks for: mostly a command or an edit, sometimes (one in five) a
+    command that runs until cancelled, so a cancel meets a running tool."""
+    common = tuple(k for k in TOOL_KINDS if k != "long")
+    return st.sampled_from((*common, *common, "long"))
+
+
 def model_replies() -> st.SearchStrategy[Reply]:
     """What a scripted model does for one request of a turn: mostly tool calls (the
     permission path) and text streamed fast or slowly enough for a cancel to land inside."""
     return st.one_of(
-        st.builds(Tools, st.sampled_from(TOOL_KINDS), st.integers(1, 2)),
-        st.builds(Tools, st.sampled_from(TOOL_KINDS), st.just(1)),
+        st.builds(Tools, tool_kinds(), st.integers(1, 2)),
+        st.builds(Tools, tool_kinds(), st.just(1)),
         st.builds(Text, st.integers(1, 4), st.sampled_from([0, 0, 50, 300])),
         st.builds(Fail, st.sampled_from(FAILURES)),
         st.builds(Stop, st.sampled_from(STOPS)),
@@ -94,7 +101,7 @@ def model_scripts() -> st.SearchStrategy[ModelScript]:
 
 def asking_scripts() -> st.SearchStrategy[ModelScript]:
     """Turns whose first reply calls one tool the agent must ask permission for."""
-    first = st.builds(Tools, st.sampled_from(TOOL_KINDS), st.just(1))
+    first = st.builds(Tools, tool_kinds(), st.just(1))
     return st.tuples(first, st.lists(model_replies(), max_size=2)).map(
         lambda parts: (parts[0], *parts[1]))
 

@@ -56,7 +56,10 @@ class Text(Reply):
         return f"{self.chunks} chunk{'s' if self.chunks != 1 else ''}{pace}"
 
 
-TOOL_KINDS = ("shell", "edit")
+# what a ``Tools`` reply asks for: a command run, a file edit, or a command that keeps running
+# (a tool call still running when a cancel comes: the cancel must stop it, or at least end
+# the turn)
+TOOL_KINDS = ("shell", "edit", "long")
 
 
 def _short(value: Any, room: int = 48) -> str:
@@ -130,7 +133,8 @@ class Tools(Reply):
     def describe(self) -> str:
         if self.calls:
             return "calls " + ", ".join(c.describe() for c in self.calls)
-        what = "shell command" if self.tool == "shell" else "file edit"
+        what = {"shell": "shell command", "edit": "file edit",
+                "long": "long-running command"}[self.tool]
         return f"{self.count} {what} tool calls" if self.count > 1 else f"tool call ({what})"
 
     def to_json(self) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from aiohttp import web
 
 from acp_model.llm.apis import ADAPTERS
 from acp_model.llm.script import END, Fail, ModelScript, Reply, Stall, Text, ToolCall, Tools
-from acp_model.llm.tools import plan
+from acp_model.llm.tools import long_running, plan
 from acp_model.llm.wire import Gone, ModelRequest, ReplyContext, tag_text
 
 __all__ = ["Adapter", "ScriptedModel", "Served", "tag_text"]
@@ -88,6 +88,9 @@ class ScriptedModel:
         self._released: set[str] = set()  # tags whose stalls end now (``end_stalls``)
         self._stalls: dict[str, int] = {}  # tag -> responses of its turn stalled right now
         self._serving: dict[str, int] = {}  # tag -> responses of its turn in flight right now
+        # tag -> the step whose long-running command may still run (no request of a later
+        # step, the one carrying its result, has come yet)
+        self._running: dict[str, int] = {}
         self._attempts: dict[tuple[str, int], int] = {}
         # tag -> step -> the tool calls sent (what a counterexample shows and a replay resends)
         self._sent: OrderedDict[str, dict[int, tuple[ToolCall, ...]]] = OrderedDict()
@@ -186,12 +189,13 @@ class ScriptedModel:
             return tag in self._released
 
     def stalling(self, owner: str) -> bool:
-        """Is a response of ``owner``'s newest turn stalled right now? Then nothing more comes
-        of it until the agent gives up the request (a cancel): a client need not wait for the
-        turn to settle. (An older turn's stall says nothing: the agent may have left it.)"""
+        """Is a response of ``owner``'s newest turn stalled right now, or may a long-running
+        command the model asked for in it still run? Then nothing more comes of it until a
+        cancel: a client need not wait for the turn to settle. (An older turn's stall says
+        nothing: the agent may have left it.)"""
         with self._lock:
             tag = self._latest.get(owner)
-            return tag is not None and self._stalls.get(tag, 0) > 0
+            return tag is not None and (self._stalls.get(tag, 0) > 0 or tag in self._running)
 
     def serving(self, owner: str) -> bool:
         """Is a response of ``owner``'s newest turn in flight right now (streaming, or
@@ -218,6 +222,9 @@ class ScriptedModel:
             if script is None:
                 self.journal.append(Served(req.tag, req.step, "side", 1))
                 return END, 1, ()
+            tag = req.tag or ""
+            if self._running.get(tag, req.step) < req.step:
+                del self._running[tag]  # this request carries the long command's result
             key = (req.tag or "", req.step)
             attempt = self._attempts[key] = self._attempts.get(key, 0) + 1
             reply = script[req.step] if req.step < len(script) else END
@@ -228,6 +235,8 @@ class ScriptedModel:
             calls = plan(reply, req.tools, f"acpm-{req.tag}-{req.step}", self.prefer_tools)
         with self._lock:
             self.journal.append(Served(req.tag, req.step, reply.reply, attempt, calls))
+            if req.tag is not None and any(long_running(c) for c in calls):
+                self._running[req.tag] = req.step
             if calls and req.tag is not None:
                 self._sent.setdefault(req.tag, {}).setdefault(req.step, calls)
                 self._sent.move_to_end(req.tag)

@@ -32,6 +32,10 @@ from acp_model.llm.script import ToolCall, Tools
 WORKSPACE = "{workspace}"  # replaced by the run's workspace when a call is sent
 TEXT = "written by the acp-model scripted model\n"
 REASON = "acp-model scripted tool call"
+# how long a long-running command runs: past the client's wait for a cancelled turn, so a
+# turn whose cancel does not stop its tool shows as one that never ends (claude-agent-acp#680)
+LONG_RUN_SECONDS = 90
+LONG_RUN = f"sleep {LONG_RUN_SECONDS} && "  # how a long-running command starts
 ID_TOKEN = "@@acpm-id@@"  # a call's own name, put in after generation (keeps the cache shared)
 
 
@@ -142,6 +146,7 @@ WANTED: dict[str, tuple[ToolKind, ...]] = {
     # the program's kind preference -> the kinds it accepts, best first
     "shell": (ToolKind.SHELL, ToolKind.WRITE, ToolKind.EDIT),
     "edit": (ToolKind.WRITE, ToolKind.EDIT, ToolKind.SHELL),
+    "long": (ToolKind.SHELL, ToolKind.WRITE, ToolKind.EDIT),  # a shell tool, else a plain call
 }
 
 
@@ -173,10 +178,26 @@ def choose(offered: Sequence[OfferedTool], want: str = "shell",
 # --- its arguments ----------------------------------------------------------------------------
 def command_for(want: str, ident: str, kind: ToolKind) -> str:
     """A harmless command confined to the workspace: a new empty file for a shell call, a
-    short file written for an edit made through a shell."""
+    short file written for an edit made through a shell, and for a long-running one the same
+    new file after :data:`LONG_RUN_SECONDS` of ``sleep`` (a tool still running when the cancel
+    comes)."""
     if want == "edit" or kind in (ToolKind.WRITE, ToolKind.EDIT):
         return f"printf 'written by acp-model\\n' > {WORKSPACE}/{ident}.md"
-    return f"touch {WORKSPACE}/{ident}.txt"
+    return f"{LONG_RUN if want == 'long' else ''}touch {WORKSPACE}/{ident}.txt"
+
+
+def long_running(call: ToolCall) -> bool:
+    """Does ``call`` run a long-running command (the scripted model's ``sleep``)? Read from
+    the call itself, so a replayed call counts as the generated one did."""
+    def has(value: Any) -> bool:
+        if isinstance(value, str):
+            return value.startswith(LONG_RUN)
+        if isinstance(value, list):
+            return any(has(v) for v in value)
+        if isinstance(value, Mapping):
+            return any(has(v) for v in value.values())
+        return False
+    return has(call.arguments)
 
 
 def _types(prop: Mapping[str, Any]) -> set[str]:
@@ -420,5 +441,5 @@ def offered_tools(raw: Sequence[tuple[str, str, Any]]) -> tuple[OfferedTool, ...
                  for n, d, s in raw if isinstance(n, str) and n)
 
 
-__all__ = ["CHANGING", "WORKSPACE", "OfferedTool", "ToolKind", "arguments", "choose",
-           "classify", "materialize", "offered_tools", "plan"]
+__all__ = ["CHANGING", "LONG_RUN_SECONDS", "WORKSPACE", "OfferedTool", "ToolKind", "arguments",
+           "choose", "classify", "long_running", "materialize", "offered_tools", "plan"]

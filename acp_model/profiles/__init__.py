@@ -10,7 +10,10 @@ next to the files that pin its whole dependency tree: ``package.json`` and
 environment and ``pip install --no-deps -r requirements.txt`` into it, in a cache directory
 (``$ACP_MODEL_AGENTS``, default ``$XDG_CACHE_HOME/acp-model/agents``); ``acp-model fuzz --agent
 NAME`` starts the installed agent behind the scripted model. A profile whose agent cannot run
-offline (``unavailable``: the reason) is listed but never installed or started.
+offline (``unavailable``: the reason) is listed but never installed or started. What an agent
+never does by design in the mode it runs in (``[never_by_design]``: a rule family of the
+conformance matrix, such as ``permissions``, and why) makes that matrix cell "not applicable"
+with the reason, rather than "not exercised", when its rules did not run.
 
 Templates in commands, environment values and files: ``{entry}`` (the installed entry point),
 ``{home}`` (a fresh directory per run, the agent's ``HOME``), ``{model_url}`` (the scripted
@@ -85,6 +88,9 @@ class Profile:
     # distributions its entry point needs that its package does not declare (PyPI: resolved
     # with it into the same requirements file; npm lists them in package.json)
     companions: tuple[str, ...] = ()
+    # rule families (matrix columns, spec/data/families.toml) whose rules this agent never
+    # exercises by design in the mode it runs in -> why (an agent that never asks permission)
+    never_by_design: Mapping[str, str] = field(default_factory=dict)
     # where its lockfiles are (None: the bundled data folder of the same name)
     source: Path | None = field(default=None, compare=False)
 
@@ -226,7 +232,7 @@ KNOWN_KEYS = frozenset({
     "name", "title", "package", "version", "entry", "command", "model_api", "protocols", "env",
     "files", "session_config", "auth_method", "sessions_ahead", "close_sessions",
     "reuse_sessions", "patience", "notes", "npm", "registry", "tools", "unavailable", "python",
-    "companions"})
+    "companions", "never_by_design"})
 
 
 def _profile(data: dict[str, Any]) -> Profile:
@@ -237,6 +243,11 @@ def _profile(data: dict[str, Any]) -> Profile:
     if data.get("registry", "npm") not in REGISTRIES:
         raise ProfileError(f"profile {data.get('name', '?')!r}: registry "
                            f"{data['registry']!r} is not one of {', '.join(REGISTRIES)}")
+    never = data.get("never_by_design", {})
+    if not isinstance(never, dict) or not all(isinstance(v, str) and v.strip()
+                                              for v in never.values()):
+        raise ProfileError(f"profile {data.get('name', '?')!r}: never_by_design maps rule "
+                           "families to the reason (a text) the agent never exercises them")
     config = {int(version.removeprefix("v")): tuple(ConfigRequest(r["method"], r["params"])
                                                     for r in requests)
               for version, requests in data.get("session_config", {}).items()}
@@ -253,7 +264,7 @@ def _profile(data: dict[str, Any]) -> Profile:
         npm=str(data.get("npm", "ci")), registry=str(data.get("registry", "npm")),
         prefer_tools=tuple(data.get("tools", {}).get("prefer", ())),
         unavailable=str(data.get("unavailable", "")), python=str(data.get("python", "")),
-        companions=tuple(data.get("companions", ())))
+        companions=tuple(data.get("companions", ())), never_by_design=dict(never))
 
 
 def load() -> dict[str, Profile]:

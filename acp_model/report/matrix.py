@@ -3,7 +3,11 @@
 ``acp-model matrix`` fuzzes each agent (``cli/matrix.py``) and turns each run's report into a
 row here. A cell is ``fail``, ``warn``, ``pass`` or ``not exercised`` (or ``not applicable``
 when no rule of the family applies in the revision that judged the run), with how often its
-rules were exercised: a family whose rules never ran is never a pass. Each failure carries the
+rules were exercised: a family whose rules never ran is never a pass. Two kinds of "did not
+run" are told apart: a family the agent's profile says it never exercises by design (an agent
+that never asks permission in the mode it runs in) is ``not applicable`` with that reason; any
+other is ``not exercised`` with how far the run got toward it and the hint that a longer
+budget may reach it. Each failure carries the
 paths of its counterexample, transcript and replay file relative to the matrix's own folder,
 so the page and the docs link them wherever the folder is moved.
 
@@ -22,7 +26,8 @@ from typing import Any
 
 from acp_model import __version__
 from acp_model.report.links import rule_url
-from acp_model.spec.families import families, family_of
+from acp_model.report.reach import LABELS, Reach
+from acp_model.spec.families import Family, families, family_of
 from acp_model.spec.levels import Level
 from acp_model.spec.rules import RULES
 
@@ -72,6 +77,8 @@ class Target:
     package: str = ""
     model_api: str | None = None
     command: tuple[str, ...] = ()
+    # (family id, why): families its profile says the agent never exercises by design
+    by_design: tuple[tuple[str, str], ...] = ()
 
     @property
     def key(self) -> str:
@@ -119,8 +126,10 @@ def _finding(v: Mapping[str, Any], ce: Mapping[str, Any] | None, revision: str,
     }
 
 
-def cells_of(report: Mapping[str, Any], base: Path) -> dict[str, dict[str, Any]]:
-    """One cell per family from a fuzz report (``fuzzing/artifacts.fuzz_report``)."""
+def cells_of(report: Mapping[str, Any], base: Path,
+             by_design: Mapping[str, str] | None = None) -> dict[str, dict[str, Any]]:
+    """One cell per family from a fuzz report (``fuzzing/artifacts.fuzz_report``);
+    ``by_design``: the families the agent never exercises by design, and why."""
     revision = str((report.get("spec") or {}).get("revision") or "")
     readings = report.get("readings") or {}
     kept = {ce["rule"]: ce for ce in report.get("counterexamples") or []}
@@ -148,7 +157,30 @@ def cells_of(report: Mapping[str, Any], base: Path) -> dict[str, dict[str, Any]]
                           else Cell.PASS if cell["rules_exercised"]
                           else Cell.NOT_EXERCISED if cell["rules_total"]
                           else Cell.NOT_APPLICABLE).value
+        if cell["status"] == Cell.NOT_APPLICABLE:
+            cell["reason"] = f"no rule of this family in {revision or 'the revision'}"
+    for fam, why in (by_design or {}).items():
+        cell = cells.get(fam)
+        if cell is None:
+            continue
+        if cell["status"] == Cell.NOT_EXERCISED:  # its rules did not run, as declared
+            cell.update(status=Cell.NOT_APPLICABLE.value, reason=why, by_design=True)
+        elif cell["status"] != Cell.NOT_APPLICABLE:  # they ran: the verdict stands
+            cell["contradicts"] = f"the profile says it never does this by design ({why}), " \
+                                  "yet its rules ran: the profile may be out of date"
     return cells
+
+
+def _hint(cell: dict[str, Any], fam: Family, summary: Mapping[str, Any],
+          reach: Mapping[str, Any]) -> str:
+    """Why a family was not exercised, as far as the run tells: how far it got toward it
+    (its reach counters), in how long, and that a longer budget may reach it."""
+    near = [f"{int(reach.get(k, 0))} {LABELS[Reach(k)]}" for k in fam.reach if k in reach]
+    ran = f"{summary.get('seconds')} s, {summary.get('examples')} examples" \
+        if summary.get("seconds") is not None else "the run"
+    return (f"none of its {cell['rules_total']} rule(s) ran in {ran}"
+            + (f" (reached: {', '.join(near)})" if near else "")
+            + "; a longer --budget may reach it")
 
 
 def row_from_report(target: Target, report: Mapping[str, Any], base: Path,
@@ -172,8 +204,14 @@ def row_from_report(target: Target, report: Mapping[str, Any], base: Path,
         "notes": list(report.get("notes") or []),
         "report": _rel(str(report_path), base) if report_path else None,
         "out": _rel(str(out_dir), base) if out_dir else None,
-        "cells": cells_of(report, base),
+        "cells": cells_of(report, base, dict(target.by_design)),
     })
+    for fam in families():
+        cell = row["cells"][fam.id]
+        if cell["status"] == Cell.NOT_EXERCISED:
+            cell["hint"] = _hint(cell, fam, row["summary"], row["reach"])
+            cell["near"] = {k: int(row["reach"].get(k, 0)) for k in fam.reach
+                            if k in row["reach"]}
     if report.get("verdict") == "error" or report.get("unusable"):
         # the agent could not be fuzzed (it did not start, refused initialize...): a row with
         # the error; what a rule says about that (ACPM-ALIVE...) stays in its cells
@@ -203,7 +241,8 @@ def document(rows: Iterable[Mapping[str, Any]], settings: Mapping[str, Any]) -> 
         "tool": "acp-model",
         "version": __version__,
         "settings": dict(settings),
-        "families": [{"id": f.id, "title": f.title, "about": f.about} for f in families()],
+        "families": [{"id": f.id, "title": f.title, "about": f.about, "reach": list(f.reach)}
+                     for f in families()],
         "rows": list(rows),
     }
 

@@ -39,8 +39,10 @@ def render_docs(doc: Mapping[str, Any], *, base: Path, docs: Path, notes: Path) 
            f"Each row is a real agent fuzzed offline behind the scripted model for "
            f"{s.get('budget', 0):g} s under one protocol (acp-model {doc.get('version')}). "
            "A cell is the verdict of "
-           "a family of rules: **fail**, warn, pass (its rules ran and held) or _not "
-           "exercised_ (none of its rules ran: no verdict). How the matrix is made and read: "
+           "a family of rules: **fail**, warn, pass (its rules ran and held), _not "
+           "exercised_ (none of its rules ran: no verdict; a longer budget may reach them) or "
+           "n/a (by design): the agent never does that in the mode it runs in, and its "
+           "section says why. How the matrix is made and read: "
            "[matrix.md](matrix.md). The replay commands run in that matrix run's folder (`make "
            "matrix` writes it to `acp-model-out/matrix`), which holds every counterexample, "
            "transcript and replay file.", ""]
@@ -66,7 +68,8 @@ def _table(doc: Mapping[str, Any], fams: list[Mapping[str, Any]]) -> list[str]:
             cells = []
             for f in fams:
                 cell = (row.get("cells") or {}).get(f["id"]) or {"status": Cell.NOT_APPLICABLE}
-                text = _MARK[Cell(cell["status"])]
+                text = "n/a (by design)" if cell.get("by_design") \
+                    else _MARK[Cell(cell["status"])]
                 rules = [x["rule"] for x in cell.get("failures") or []]
                 cells.append(text + (f" {', '.join(rules)}" if rules else ""))
         lines.append("| " + " | ".join([*first, *cells]) + " |")
@@ -140,6 +143,7 @@ def _row(row: Mapping[str, Any], fams: list[Mapping[str, Any]], *, base: Path,
            f"**Verdict: {verdict}** (judged by `{row.get('revision')}`; {s.get('examples')} "
            f"examples, {s.get('actions')} client actions in {s.get('seconds')} s)."
            + (f" Not exercised: {', '.join(unexercised)}." if unexercised else ""), ""]
+    out += _unrun(row, fams)
     reach = row.get("reach") or {}
     if reach:
         out.append("How far the run got: " + ", ".join(
@@ -153,6 +157,21 @@ def _row(row: Mapping[str, Any], fams: list[Mapping[str, Any]], *, base: Path,
                 + "; ".join(f"{x['rule']} ({fam['title']}): {x['message']}"
                             for fam, x in warnings), ""]
     return out
+
+
+def _unrun(row: Mapping[str, Any], fams: list[Mapping[str, Any]]) -> list[str]:
+    """Each family whose rules did not run: not applicable by design (why), or not exercised
+    (how near the run came; a longer budget may reach it)."""
+    out = []
+    for f in fams:
+        cell = (row.get("cells") or {}).get(f["id"]) or {}
+        if cell.get("by_design"):
+            out.append(f"- {f['title']}: not applicable: {cell.get('reason')}")
+        elif cell.get("status") == Cell.NOT_EXERCISED and cell.get("hint"):
+            out.append(f"- {f['title']}: not exercised: {cell['hint']}")
+        if cell.get("contradicts"):
+            out.append(f"- {f['title']}: {cell['contradicts']}")
+    return [*out, ""] if out else []
 
 
 def _failure(row: Mapping[str, Any], fam: Mapping[str, Any], f: Mapping[str, Any], *,

@@ -53,6 +53,7 @@ table.chg td.k{white-space:nowrap}
 .chg-fixed{color:#1b5e20;font-weight:600}
 """
 
+SHORT_REASON = 90  # characters of a by-design reason in a cell (the agent's section has all)
 _CLASS = {Cell.FAIL: "fail", Cell.WARN: "warn", Cell.PASS: "pass",
           Cell.NOT_EXERCISED: "ne", Cell.NOT_APPLICABLE: "na"}
 
@@ -82,7 +83,10 @@ def render_matrix(doc: Mapping[str, Any]) -> str:
              "<p class='legend'><span class='fail'>fail</span><span class='warn'>warn</span>"
              "<span class='pass'>pass (exercised)</span><span class='ne'>not exercised</span>"
              "<span class='na'>not applicable</span> Under each verdict: how often the "
-             "family's rules were checked, and how many of them ran at all.</p>",
+             "family's rules were checked, and how many of them ran at all. Not exercised: "
+             "none of its rules ran (with how far the run got toward them; a longer budget "
+             "may reach them). Not applicable: no rule of the family in the revision, or the "
+             "agent never does it by design (its profile says why).</p>",
              _table(doc, fams)]
     if doc.get("compare"):
         parts.append(_changes(doc["compare"]))
@@ -131,9 +135,20 @@ def _cell(row: Mapping[str, Any], fam: str, cell: Mapping[str, Any] | None,
         return "<td class='c na'>-</td>"
     status = Cell(cell["status"])
     body = f"<b>{escape(status.value)}</b>"
-    if status != Cell.NOT_APPLICABLE:
+    title = ""
+    if cell.get("by_design"):  # the agent never does it: why, in the cell
+        reason = str(cell.get("reason") or "")
+        title = f"not applicable: {reason}"
+        short = reason if len(reason) <= SHORT_REASON else reason[:SHORT_REASON - 1] + "…"
+        body += f"<i>by design:</i> {escape(short)}"
+    elif status != Cell.NOT_APPLICABLE:
         body += (f"{cell.get('exercised', 0):,} checks<br>{cell.get('rules_exercised', 0)}/"
                  f"{cell.get('rules_total', 0)} rules ran")
+    if status == Cell.NOT_EXERCISED:  # how near the run came, and what may reach it
+        title = f"not exercised: {cell.get('hint', '')}"
+        body += "".join(f"<br>{n:,} {escape(LABELS[Reach(k)])}"
+                        for k, n in (cell.get("near") or {}).items())
+        body += "<br><small>a longer --budget may reach it</small>"
     for f in cell.get("failures") or []:
         body += "<br>" + f"<a href='#{_anchor('f', row['key'], f['rule'])}'>" \
                          f"{escape(str(f['rule']))}</a>"
@@ -142,7 +157,8 @@ def _cell(row: Mapping[str, Any], fam: str, cell: Mapping[str, Any] | None,
                          f"{escape(str(f['rule']))}</a> (warn)"
     if changed:  # outlined, and a link to what changed
         body += "<br><a href='#changes'>changed</a>"
-    return f"<td class='c {_CLASS[status]}{' delta' if changed else ''}'>{body}</td>"
+    tip = f" title='{escape(title)}'" if title else ""
+    return f"<td class='c {_CLASS[status]}{' delta' if changed else ''}'{tip}>{body}</td>"
 
 
 def _details(row: Mapping[str, Any], fams: list[Mapping[str, Any]]) -> str:
@@ -169,8 +185,9 @@ def _details(row: Mapping[str, Any], fams: list[Mapping[str, Any]]) -> str:
                   if row.get("out") else "")
                + (f", {_link(row.get('report'), 'report.json')}" if row.get("report") else "")
                + "</p>")
-    out.append(_reach(row))
+    out.append(_reach(row, fams))
     cells = row.get("cells") or {}
+    out.append(_unrun(cells, fams))
     for f in fams:
         cell = cells.get(f["id"]) or {}
         for level, key in (("fail", "failures"), ("warn", "warnings")):
@@ -179,15 +196,41 @@ def _details(row: Mapping[str, Any], fams: list[Mapping[str, Any]]) -> str:
     return "".join(out)
 
 
-def _reach(row: Mapping[str, Any]) -> str:
+def _unrun(cells: Mapping[str, Any], fams: list[Mapping[str, Any]]) -> str:
+    """The families whose rules did not run: by design (why) or not exercised (how near)."""
+    items = []
+    for f in fams:
+        cell = cells.get(f["id"]) or {}
+        if cell.get("by_design"):
+            items.append(f"<li>{escape(f['title'])}: <b>not applicable</b>: "
+                         f"{escape(str(cell.get('reason')))}</li>")
+        elif cell.get("status") == Cell.NOT_EXERCISED:
+            items.append(f"<li>{escape(f['title'])}: <b>not exercised</b>: "
+                         f"{escape(str(cell.get('hint') or ''))}</li>")
+        if cell.get("contradicts"):
+            items.append(f"<li>{escape(f['title'])}: {escape(str(cell['contradicts']))}</li>")
+    return f"<p>Rules that did not run:</p><ul>{''.join(items)}</ul>" if items else ""
+
+
+def _by_design_reach(row: Mapping[str, Any], fams: list[Mapping[str, Any]]) -> set[str]:
+    """Counters that stay at zero by design: those of the families the agent never does."""
+    cells = row.get("cells") or {}
+    return {k for f in fams if (cells.get(f["id"]) or {}).get("by_design")
+            for k in f.get("reach") or ()}
+
+
+def _reach(row: Mapping[str, Any], fams: list[Mapping[str, Any]]) -> str:
     reach = row.get("reach") or {}
     if not reach:
         return ""
     cells = []
+    designed = _by_design_reach(row, fams)
     for key, label in LABELS.items():
         n = int(reach.get(key, 0))
         na = key == Reach.CANCELS_DURING_MODEL and not row.get("model_api")
-        text = "n/a (no scripted model)" if na else f"{n:,}"
+        by_design = n == 0 and key in designed
+        text = "n/a (no scripted model)" if na else "0 (by design)" if by_design else f"{n:,}"
+        na = na or by_design
         cls = " class='zero'" if n == 0 and not na else ""
         cells.append(f"<tr><th>{escape(label)}</th><td{cls}>{text}</td></tr>")
     return ("<p>How far the run got:</p><table class='reach'>" + "".join(cells) + "</table>")

@@ -28,6 +28,7 @@ class Family:
     about: str
     prefixes: tuple[str, ...]
     rules: tuple[str, ...]
+    reach: tuple[str, ...] = ()  # the run's counters that tell how near it came to them
 
     def claims(self, rule_id: str) -> bool:
         return rule_id in self.rules or rule_id.split("-", 1)[0] in self.prefixes
@@ -39,7 +40,8 @@ def families() -> tuple[Family, ...]:
     text = resources.files("acp_model.spec").joinpath("data", "families.toml").read_text(
         encoding="utf-8")
     return tuple(Family(f["id"], f["title"], f.get("about", ""),
-                        tuple(f.get("prefixes", ())), tuple(f.get("rules", ())))
+                        tuple(f.get("prefixes", ())), tuple(f.get("rules", ())),
+                        tuple(f.get("reach", ())))
                  for f in tomllib.loads(text)["family"])
 
 

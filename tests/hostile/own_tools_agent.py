@@ -5,9 +5,12 @@ completions model (``OPENAI_BASE_URL``, streamed) offering ``exec_cmd {cmdline}`
 ``put_file {target, body, options: {mode}}`` and a read-only ``peek {target}``. Before it runs
 a tool that changes things it asks the client's permission (``session/request_permission``);
 a rejected or cancelled permission fails the call. A ``session/cancel`` hangs up the model
-request, and the turn ends with ``cancelled``. ``--on-cancel wait``: a cancel leaves the model
-request open and the turn ends (``cancelled``) once its stream ends; ``--on-cancel hang``: the
-same, but the cancelled turn is never answered.
+request, stops a running ``exec_cmd`` (its process is killed), and the turn ends with
+``cancelled``. With ``--keep-tools-on-cancel`` a cancel leaves a running command alone and the
+turn waits for it (claude-agent-acp#680's shape: a cancel during a blocking tool does not end
+the prompt). ``--on-cancel wait``: a cancel leaves the model request open and the turn ends
+(``cancelled``) once its stream ends; ``--on-cancel hang``: the same, but the cancelled turn is
+never answered.
 """
 
 from __future__ import annotations
@@ -130,11 +133,27 @@ def model_step(turn: Turn, messages: list[dict[str, Any]], sid: str
     return text, [calls[k] for k in sorted(calls)], finish
 
 
-def run_tool(name: str, args: dict[str, Any], cwd: str) -> str:
+KEEP_TOOLS_ON_CANCEL = "--keep-tools-on-cancel" in sys.argv  # the planted bug
+
+
+def run_command(line: str, cwd: str, turn: Turn) -> str:
+    """Run ``line``; a cancel of the turn kills it (unless the planted bug keeps it)."""
+    proc = subprocess.Popen(["sh", "-c", line], cwd=cwd, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    while True:
+        try:
+            return f"exit {proc.wait(timeout=0.05)}"
+        except subprocess.TimeoutExpired:
+            if turn.cancelled.is_set() and not KEEP_TOOLS_ON_CANCEL:
+                with contextlib.suppress(OSError):
+                    os.killpg(proc.pid, 9)
+                proc.wait()
+                return "cancelled"
+
+
+def run_tool(name: str, args: dict[str, Any], cwd: str, turn: Turn) -> str:
     if name == "exec_cmd":
-        done = subprocess.run(["sh", "-c", str(args.get("cmdline", ""))], cwd=cwd,
-                              capture_output=True, text=True, timeout=30, check=False)
-        return f"exit {done.returncode}"
+        return run_command(str(args.get("cmdline", "")), cwd, turn)
     if name == "put_file":
         path = os.path.join(cwd, str(args.get("target", "out.txt")))
         with open(path, "w", encoding="utf-8") as fh:
@@ -208,8 +227,8 @@ def handle_call(turn: Turn, sid: str, cwd: str, call: dict[str, Any]) -> str:
     update(sid, {"sessionUpdate": "tool_call_update", "toolCallId": tid,
                  "status": "in_progress"})
     try:
-        result = run_tool(name, args, cwd)
-        status = "completed"
+        result = run_tool(name, args, cwd, turn)
+        status = "failed" if result == "cancelled" else "completed"
     except (OSError, subprocess.SubprocessError) as exc:
         result, status = f"error: {exc}", "failed"
     update(sid, {"sessionUpdate": "tool_call_update", "toolCallId": tid, "status": status,

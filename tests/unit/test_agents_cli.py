@@ -66,3 +66,22 @@ def test_an_agent_that_cannot_run_offline_is_listed_with_its_reason_and_refused(
                           env=env)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     assert "cannot run offline" in proc.stderr, proc.stderr
+
+
+def test_force_may_come_before_or_after_the_names() -> None:
+    """`agents install --force NAME` was refused (argparse gave every positional to the first
+    run of words, leaving NAME over): options may now stand anywhere among the names."""
+    from acp_model.cli.main import build_parser
+
+    for words in (["install", "--force", "a", "b"], ["install", "a", "b", "--force"],
+                  ["install", "a", "--force", "b"], ["--force", "install", "a", "b"]):
+        args = build_parser().parse_args(["agents", *words])
+        assert (args.action, args.names, args.force) == ("install", ["a", "b"], True), words
+    args = build_parser().parse_args(["agents", "install", "--version", "0.31.4", "a"])
+    assert (args.names, args.version, args.force) == (["a"], "0.31.4", False)
+    assert build_parser().parse_args(["agents"]).action == "list"
+
+
+def test_install_force_before_the_name_reaches_the_install(tmp_path: Path) -> None:
+    code, _, err = run(tmp_path, "install", "--force", "no-such-agent")
+    assert code == 2 and "no agent profile 'no-such-agent'" in err, err  # not a parse error

@@ -112,3 +112,21 @@ def test_a_verdict_reads_the_rule_from_a_report() -> None:
     held = verdict(report, "CANCEL-07")
     assert held["status"] == "pass" and held["other_failures"] == ["PROMPT-04"]
     assert verdict(report, "CANCEL-11")["status"] == "not exercised"
+
+
+def test_the_benchmarks_share_one_lock_that_excludes_another_holder(tmp_path: Path) -> None:
+    """``benchmarks.results.locked`` is the one flock both real-agent benchmarks take: while it
+    is held, another process cannot take the same lock; without a path it holds nothing."""
+    import benchmarks.bench_budget as budget
+    import benchmarks.bench_known_bugs as known
+    from benchmarks import results
+
+    assert not hasattr(budget, "locked") and not hasattr(known, "locked")
+    lock = tmp_path / "heavy.lock"
+    probe = [sys.executable, "-c", "import fcntl, sys; h = open(sys.argv[1], 'a'); "
+             "fcntl.flock(h, fcntl.LOCK_EX | fcntl.LOCK_NB)", str(lock)]
+    with results.locked(str(lock)):
+        assert subprocess.run(probe, capture_output=True, check=False).returncode != 0
+    assert subprocess.run(probe, capture_output=True, check=False).returncode == 0
+    with results.locked(None):
+        pass

@@ -27,6 +27,7 @@ from acp_model.llm.tools import (
     arguments,
     choose,
     classify,
+    long_running,
     materialize,
     plan,
 )
@@ -107,6 +108,25 @@ def test_a_command_field_gets_a_harmless_command_in_the_workspace() -> None:
     assert args_of(SHELL_ARRAY) == {"command": ["sh", "-c", f"touch {WORKSPACE}/acpm-1-0-0.txt"]}
     assert args_of(BASH, "edit")["command"] == \
         f"printf 'written by acp-model\\n' > {WORKSPACE}/acpm-1-0-0.md"
+
+
+def test_a_long_running_call_sleeps_then_writes_in_the_workspace() -> None:
+    """``Tools("long")``: the agent's shell tool runs a command that outlasts a cancel (a
+    ``sleep`` longer than the client waits), then only touches a file of the workspace; a
+    tool that runs no command gets its ordinary call, which is not long-running."""
+    from acp_model.llm.tools import LONG_RUN_SECONDS
+
+    long = f"sleep {LONG_RUN_SECONDS} && touch {WORKSPACE}/acpm-1-0-0.txt"
+    assert args_of(BASH, "long") == {"command": long}
+    assert args_of(EXEC, "long") == {"cmdline": long}
+    assert args_of(SHELL_ARRAY, "long") == {"command": ["sh", "-c", long]}
+    assert choose((WRITE, READ, BASH), "long") is BASH
+    assert long_running(ToolCall("Bash", args_of(BASH, "long")))
+    assert long_running(ToolCall("shell", args_of(SHELL_ARRAY, "long")))
+    assert not long_running(ToolCall("Bash", args_of(BASH, "shell")))
+    (call,) = plan(Tools("long"), (WRITE, READ), "acpm-1-0")  # no shell: an ordinary write
+    assert call.name == "Write" and not long_running(call)
+    assert Tools("long").describe() == "tool call (long-running command)"
 
 
 def test_path_and_content_fields_write_into_the_workspace() -> None:
@@ -268,3 +288,80 @@ def test_an_agent_without_a_profile_is_asked_for_permission_through_its_own_tool
     assert perm.get("PERM-11", 0) > 0 and perm.get("PERM-12", 0) > 0, perm
     failed = [v for v in report["violations"] if v["level"] == "fail"]
     assert not failed, failed
+
+
+def _fuzz_own_tools(seed: int, budget: float) -> tuple[dict[str, Any], list[ToolCall]]:
+    cfg = FuzzConfig([sys.executable, str(AGENT)], seed=seed, time_budget=budget,
+                     max_examples=100_000, replay_runs=1, minimize_budget=5, protocol=1,
+                     model_api="openai-chat", spec="v1")
+    with backend(cfg) as running:
+        result = run_fuzz(running)
+        assert running.model is not None
+        calls = [c for s in running.model.served() for c in s.calls]
+    assert result.judged and not result.unusable, (result.unusable, result.problem)
+    return fuzz_report(result), calls
+
+
+CANCEL_DURING_LONG_COMMAND = [
+    {"op": "new_session"},
+    {"op": "prompt", "s": 0, "blocks": [{"type": "text", "text": "build"}], "meta": False,
+     "model": [{"reply": "tools", "tool": "long", "count": 1}]},
+    {"op": "wait", "s": 0, "mode": "settled"},  # the agent asks permission for the command
+    {"op": "answer", "s": 0, "outcome": "allow", "newest": True, "late": False, "sync": True},
+    {"op": "wait", "s": 0, "mode": "tick"},  # the command runs
+    {"op": "cancel", "s": 0, "sync": True},
+    {"op": "sync"}]
+
+
+def _met_running_command(records: list[dict[str, Any]]) -> bool:
+    """Did the cancel go out after the agent reported the command running (in_progress)?"""
+    running = cancel = None
+    for n, rec in enumerate(records):
+        msg = rec.get("msg") or {}
+        update = (msg.get("params") or {}).get("update") or {}
+        if running is None and update.get("status") == "in_progress":
+            running = n
+        if cancel is None and msg.get("method") == "session/cancel":
+            cancel = n
+    return running is not None and cancel is not None and running < cancel
+
+
+def _replay_own_tools(*flags: str) -> Any:
+    """The program above on a fresh agent process, until its cancel met the running command
+    (the permission answer and the cancel race the agent's start of it; at most five)."""
+    from acp_model.fuzzing.shrink import replay_once
+    from acp_model.spec.readings import DEFAULT
+
+    cfg = FuzzConfig([sys.executable, str(AGENT), *flags], seed=1, protocol=1,
+                     model_api="openai-chat", spec="v1", readings=DEFAULT.parse(["SPEC=v1"]),
+                     deadline=3.0)
+    for _ in range(5):
+        with backend(cfg) as running:
+            outcome = replay_once(running, [from_json(a) for a in CANCEL_DURING_LONG_COMMAND],
+                                  "PROMPT-04")
+            assert running.model is not None
+            calls = [c for s in running.model.served() for c in s.calls]
+        assert [c.name for c in calls] == ["exec_cmd"] and long_running(calls[0]), calls
+        if _met_running_command(outcome.records):
+            return outcome
+    pytest.fail("in five replays the cancel never met the running command")
+
+
+@pytest.mark.slow
+def test_cancels_meet_a_running_tool_and_one_that_keeps_running_is_caught() -> None:
+    """The scripted model sometimes gives the agent's own shell tool a long-running command:
+    fuzzing, cancels then meet a running tool. A program that cancels while that command runs
+    passes on the agent that kills it (the prompt ends cancelled) and fails PROMPT-04 on the
+    same agent with a planted bug that lets it run on (claude-agent-acp#680's shape: the
+    prompt is never answered)."""
+    report, calls = _fuzz_own_tools(seed=3, budget=20)
+    assert any(long_running(c) and c.name == "exec_cmd" for c in calls), calls
+    assert report["reach"]["cancels_during_tool_call"] > 0, report["reach"]
+    assert not [v for v in report["violations"] if v["level"] == "fail"], report["violations"]
+    good = _replay_own_tools()
+    assert not good.reproduced and not good.violations and good.error is None, good.violations
+    stops = [r["msg"]["result"].get("stopReason") for r in good.records
+             if isinstance(r["msg"].get("result"), dict) and "stopReason" in r["msg"]["result"]]
+    assert stops == ["cancelled"], stops
+    bad = _replay_own_tools("--keep-tools-on-cancel")
+    assert bad.reproduced and bad.error is None, bad.violations

@@ -164,4 +164,72 @@ def test_an_unavailable_profile_is_a_row_with_its_reason_never_started(
     assert "needs an account the scripted model cannot be" in page
 
 
+# --- not applicable by design, not exercised ------------------------------------------------
+NEVER_ASKS = "its only mode runs every tool without asking the client"
+
+
+def test_a_family_the_agent_never_does_by_design_is_not_applicable_with_its_reason(
+        tmp_path: Path) -> None:
+    """A profile declares (data) that its agent never asks permission: that cell reads "not
+    applicable" with the reason, in the JSON, the page and the docs; a family that merely did
+    not run is "not exercised", with how near the run came and that a longer budget may reach
+    it. Neither is a pass."""
+    from acp_model.report.matrix_docs import render_docs
+    from acp_model.report.matrix_html import render_matrix
+
+    report = _report({"CANCEL-07": 4, "PERM-11": 0, "PERM-12": 0, "USAGE-02": 0})
+    report["summary"] = {"examples": 7, "actions": 90, "seconds": 45.2}
+    report["reach"] = {"permission_requests": 0, "cancels": 12, "cancels_during_permission": 0}
+    target = Target("quiet", 1, version="1.0", by_design=(("permissions", NEVER_ASKS),))
+    row = row_from_report(target, report, tmp_path)
+    perm, usage = row["cells"]["permissions"], row["cells"]["usage"]
+    assert (perm["status"], perm["reason"], perm["by_design"]) == (
+        "not applicable", NEVER_ASKS, True)
+    assert perm["rules_total"] == 2 and perm["rules_exercised"] == 0
+    assert usage["status"] == "not exercised" and "by_design" not in usage
+    assert "in 45.2 s, 7 examples" in usage["hint"]
+    assert usage["hint"].endswith("a longer --budget may reach it")
+    assert row["cells"]["cancellation"]["status"] == "pass"
+    assert row["cells"]["stop"]["reason"] == "no rule of this family in seed"
+    doc = document([row], {"budget": 45})
+    page = render_matrix(doc)
+    assert f"not applicable: {NEVER_ASKS}" in page and f"by design:</i> {NEVER_ASKS}" in page
+    assert "0 (by design)" in page  # its permission requests: zero, as declared
+    assert "a longer --budget may reach it" in page
+    docs = render_docs(doc, base=tmp_path, docs=tmp_path / "agents.md", notes=tmp_path)
+    assert f"- permissions: not applicable: {NEVER_ASKS}" in docs
+    assert "- usage: not exercised: none of its 1 rule(s) ran" in docs
+    assert "n/a (by design)" in docs.split("## quiet")[0]  # the table's cell
+
+
+def test_a_declaration_the_run_contradicts_keeps_the_verdict(tmp_path: Path) -> None:
+    """Where the rules ran although the profile says they never do, the verdict stands and the
+    cell says the profile may be out of date."""
+    target = Target("asks", 2, by_design=(("permissions", NEVER_ASKS),))
+    cell = row_from_report(target, _report({"PERM-02": 3}), tmp_path)["cells"]["permissions"]
+    assert cell["status"] == "pass" and "by_design" not in cell
+    assert "yet its rules ran" in cell["contradicts"]
+
+
+def test_a_profile_declares_what_its_agent_never_does(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bundled profiles declare only rule families; one naming no family is a usage error
+    of the matrix (exit 2), not a silent cell."""
+    import acp_model.profiles as profiles
+
+    ids = {f.id for f in families()}
+    declared = {name: p.never_by_design for name, p in profiles.PROFILES.items()
+                if p.never_by_design}
+    assert "permissions" in declared["deepagents"] and "permissions" in declared["gptme"]
+    assert all(set(d) <= ids and all(d.values()) for d in declared.values()), declared
+    base = profiles.PROFILES["deepagents"]
+    typo = dataclasses.replace(base, name="typo", never_by_design={"permission": "x"})
+    monkeypatch.setitem(profiles.PROFILES, "typo", typo)
+    assert main(["matrix", "typo", "--out", str(tmp_path), "--budget", "1"]) == 2
+    with pytest.raises(profiles.ProfileError, match="never_by_design"):
+        profiles._profile({"name": "x", "title": "x", "package": "x", "version": "1",
+                           "entry": "x", "command": ["x"], "model_api": "anthropic",
+                           "never_by_design": {"permissions": ""}})
+
+
 # --- a live matrix ---------------------------------------------------------------------------
