@@ -27,7 +27,7 @@ REFERENCE = [sys.executable, "-m", "acp_model.agents.reference"]
 def _fuzz(tmp_path: Path, budget: float, *agent: str) -> tuple[float, dict, str]:
     report = tmp_path / "report.json"
     started = time.monotonic()
-    # a 1 s deadline: every wait still runs out, five of them fit where a 3 s one fit one
+    # a 1 s deadline: every wait still runs out, three of them where a 3 s one ran out once
     proc = subprocess.run(
         [sys.executable, "-m", "acp_model", "fuzz", "--time-budget", f"{budget:g}",
          "--deadline", "1", "--seed", "1", "--report", str(report),
