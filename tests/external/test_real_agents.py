@@ -39,17 +39,19 @@ def test_every_documented_verdict_names_a_profile() -> None:
     assert {name for name, _ in documented()} <= set(PROFILES)
 
 
-def _fuzz(name: str, protocol: int, seconds: float, minimize: float, out: Path,
+def _fuzz(name: str, protocol: int, seconds: float, out: Path,
           reach: tuple[frozenset[str], ...]) -> dict[str, Any]:
     """A run of the profiled agent offered ``protocol``: its report (a usable, whole run);
-    its counterexamples go to ``out`` (an unexpected one is printed by the assertion; the
-    documented ones are not read here, so ``minimize`` is kept short). The run ends once it
-    has reached each group of ``reach`` (model transitions the test asserts), ``seconds`` at
-    most: a loaded machine gets the time it needs, an idle one stops early."""
+    its counterexamples go to ``out`` (an unexpected one is printed by the assertion with its
+    program and transcript). The documented ones are not read here, and each failure's
+    minimizing and replays cost fresh agent processes: two seconds of minimizing and no
+    replay (``acp-model replay`` on its replay.json measures an unexpected one). The run ends
+    once it has reached each group of ``reach`` (model transitions the test asserts),
+    ``seconds`` at most: a loaded machine gets the time it needs, an idle one stops early."""
     profile = get(name)
     assert profile.installed(), f"run `acp-model agents install {name}` (make test does)"
     cfg = profile_config(FuzzConfig(["true"], seed=3, time_budget=seconds, max_examples=100_000,
-                                    replay_runs=1, minimize_budget=minimize, spec="auto",
+                                    replay_runs=0, minimize_budget=2.0, spec="auto",
                                     protocol=protocol, stop_when_reached=reach),
                           profile, protocol)
     with backend(cfg, profile) as running:
@@ -87,7 +89,7 @@ V1_REACH = (frozenset({"running:idle_reported"}),
 
 @pytest.mark.parametrize("name", sorted(n for n, v in documented() if v == 2))
 def test_a_real_agent_under_v2(name: str, tmp_path: Path) -> None:
-    report = _fuzz(name, 2, seconds=120, minimize=5, out=tmp_path, reach=V2_REACH)
+    report = _fuzz(name, 2, seconds=120, out=tmp_path, reach=V2_REACH)
     assert report["spec"]["revision"] == "sdk-2.4.0", report["spec"]
     transitions = report["transitions"]
     assert transitions.get("requires_action:permission_request", 0) \
@@ -103,7 +105,7 @@ def test_a_real_agent_under_v2(name: str, tmp_path: Path) -> None:
 def test_a_real_agent_under_v1(name: str, tmp_path: Path) -> None:
     """The same agent asked for v1 (--protocol v1): judged under the v1 revision, its turns
     ended by their prompt responses, only the documented v1 verdicts."""
-    report = _fuzz(name, 1, seconds=90, minimize=5, out=tmp_path, reach=V1_REACH)
+    report = _fuzz(name, 1, seconds=90, out=tmp_path, reach=V1_REACH)
     assert report["spec"]["revision"] == "v1", report["spec"]
     transitions = report["transitions"]
     assert transitions.get("running:idle_reported", 0) > 0, transitions  # turns ended

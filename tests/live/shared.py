@@ -68,3 +68,18 @@ def shared_fuzz_run(factory: pytest.TempPathFactory, name: str, argv: list[str])
             done.write_text(json.dumps({"returncode": proc.returncode, "stdout": proc.stdout,
                                         "stderr": proc.stderr}))
     return SharedRun(folder, json.loads(done.read_text()))
+
+
+def fuzz_until_found(agent: list[str], rule: str, **options: Any) -> Any:
+    """Fuzz ``agent`` in-process until ``rule`` fails (``stop_on``; the budget stays the cap)
+    and return what was found for it. The counterexample is minimized for a few seconds and
+    replayed once: the tests read the failure and the program, not how short it got."""
+    from acp_model.fuzzing.config import FuzzConfig
+    from acp_model.fuzzing.run import run_fuzz
+
+    settings: dict[str, Any] = {"time_budget": 90, "spec": "seed", "replay_runs": 1,
+                                "minimize_budget": 3.0, **options}
+    result = run_fuzz(FuzzConfig(agent, stop_on=frozenset({rule}), **settings))
+    found = result.recorder.found.get(rule)
+    assert found is not None, sorted(result.recorder.found)
+    return result, found

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shlex
@@ -45,7 +46,12 @@ RECORDED = set(recorded())
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in zoo.plan("quick")
                                   if not (c.kind == "bug" and c.variant in RECORDED)])
 def test_quick_zoo_case(case: Any) -> None:
-    outcome = zoo.run_case(case)
+    cfg = case.config()
+    if case.kind == "bug":
+        # the verdict is what generation found; the counterexample's minimizing and replays
+        # (fresh processes, each waiting out a liveness mutant's deadlines) are not read here
+        cfg = dataclasses.replace(cfg, minimize_budget=1.0, replay_runs=0)
+    outcome = zoo.run_case(case, config=cfg)
     assert outcome.ok, outcome.explain()
     if case.kind != "bug":
         assert outcome.examples >= case.max_examples  # the whole budget ran, nothing cut short
@@ -69,8 +75,9 @@ def test_a_stored_failure_replays_first_in_the_next_run(tmp_path: Path) -> None:
     argv = [*REFERENCE, "--mutant", "empty_batch_reply"]
 
     def cfg(seed: int) -> FuzzConfig:
+        # (what follows generation, minimizing the failure, is not what this test reads)
         return FuzzConfig(argv, max_examples=150, steps=15, seed=seed, deadline=1.0,
-                          max_rounds=1, replay_runs=0, shrink_budget=3.0,
+                          max_rounds=1, replay_runs=0, shrink_budget=3.0, minimize_budget=0.5,
                           stop_on=frozenset({rule}), database=str(tmp_path))
 
     assert _examples_until(rule, cfg(3)) is not None
@@ -80,8 +87,9 @@ def test_a_stored_failure_replays_first_in_the_next_run(tmp_path: Path) -> None:
 
 
 def test_agent_campaign_on_two_workers(tmp_path: Path) -> None:
-    agent = shlex.join([*REFERENCE, "--mutant", "cancel_as_end_turn"])
-    env = {**os.environ, "ACP_AGENT": agent, "ACP_BUDGET": "10", "ACP_REPLAYS": "1",
+    # a bug every turn shows (no race): each shard finds it within a short budget
+    agent = shlex.join([*REFERENCE, "--mutant", "unknown_stop_reason"])
+    env = {**os.environ, "ACP_AGENT": agent, "ACP_BUDGET": "4", "ACP_REPLAYS": "1",
            "ACP_DB": str(tmp_path / "db"), "ACP_OUT": str(tmp_path / "out"), "ACP_SEED": "5"}
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "2", "-q",
@@ -89,11 +97,11 @@ def test_agent_campaign_on_two_workers(tmp_path: Path) -> None:
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1, out
-    assert "2 failed" in out and "CANCEL-07 (MUST, binds the agent)" in out, out
+    assert "2 failed" in out and "STOP-03 (MUST, binds the agent)" in out, out
     for shard in (0, 1):
         report = json.loads((tmp_path / "out" / f"shard-{shard}" / "report.json").read_text())
         assert report["config"]["seed"] == 5 + 1000 * shard
-        assert "CANCEL-07" in {ce["rule"] for ce in report["counterexamples"]}
+        assert "STOP-03" in {ce["rule"] for ce in report["counterexamples"]}
     # Both shards stored into the directory of this agent, the one the plugin reads as well.
     db = example_database(FuzzConfig(shlex.split(agent), database=str(tmp_path / "db")))
     assert db is not None and any(Path(db.path).rglob("*"))
@@ -112,12 +120,35 @@ def test_agent_campaign_is_skipped_without_an_agent() -> None:
     assert "set ACP_AGENT" in proc.stdout
 
 
-@pytest.mark.parametrize(("setting", "needle"), [
+BAD_SETTINGS = [
     ("ACP_BUDGET=abc", "ACP_BUDGET='abc': expected a number"),
     ("ACP_SHARDS=0", "ACP_SHARDS='0': must be at least 1"),
     ("ACP_READINGS=A-01=zz", "has no value 'zz'"),
-])
-def test_agent_campaign_names_a_bad_setting(setting: str, needle: str) -> None:
+]
+
+
+@pytest.mark.parametrize(("setting", "needle"), BAD_SETTINGS)
+def test_the_campaign_module_names_a_bad_setting(setting: str, needle: str,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each setting is read when the module is imported: a bad one is a usage error naming
+    it (what pytest then does with it: the test below, once)."""
+    import importlib.util
+
+    name, value = setting.split("=", 1)
+    monkeypatch.setenv("ACP_AGENT", f"{sys.executable} -m acp_model.agents.reference")
+    monkeypatch.setenv(name, value)
+    spec = importlib.util.spec_from_file_location("acp_campaign_settings",
+                                                  ROOT / "fuzz" / "test_agent.py")
+    assert spec is not None and spec.loader is not None
+    with pytest.raises(pytest.UsageError) as caught:
+        spec.loader.exec_module(importlib.util.module_from_spec(spec))
+    assert needle in str(caught.value)
+
+
+def test_agent_campaign_names_a_bad_setting() -> None:
+    """pytest stops with the usage error and runs nothing (one setting: which setting it is
+    does not change what pytest does with the error)."""
+    setting, needle = BAD_SETTINGS[0]
     name, value = setting.split("=", 1)
     env = {**os.environ, "ACP_AGENT": f"{sys.executable} -m acp_model.agents.reference",
            name: value}

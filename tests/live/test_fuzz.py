@@ -19,7 +19,7 @@ from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.run import run_fuzz
 from acp_model.model.vocab import Level
 from acp_model.report.links import rule_url
-from tests.live.shared import SharedRun
+from tests.live.shared import SharedRun, fuzz_until_found
 
 if TYPE_CHECKING:
     from acp_model.fuzzing.client import FuzzClient
@@ -189,19 +189,31 @@ def test_replay_does_not_reproduce_on_the_fixed_agent(tmp_path: Path) -> None:
     (("--reading", "A-01=sometimes", "--", "python3"), "no value 'sometimes'"),
     (("--stop-on", "CANCEL-07,CANCEL-99", "--", "python3"), "unknown rule ID CANCEL-99"),
 ])
-def test_fuzz_usage_errors_exit_2(args: tuple[str, ...], needle: str) -> None:
-    proc = cli("fuzz", *args, timeout=60)
-    assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert needle in proc.stderr
-    assert "Traceback" not in proc.stderr
+def test_fuzz_usage_errors_exit_2(args: tuple[str, ...], needle: str,
+                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """(The CLI's entry point in this process: an exception would fail the test where a
+    process would print its traceback.)"""
+    assert _exit_code("fuzz", *args) == 2
+    assert needle in capsys.readouterr().err
 
 
-def test_replay_usage_errors(tmp_path: Path) -> None:
-    assert cli("replay", str(tmp_path / "missing.json")).returncode == 2
+def _exit_code(*args: str) -> int:
+    """``acp-model ARGS`` run in this process: its exit code (argparse's own exit too)."""
+    from acp_model.cli.main import main
+
+    try:
+        return main(list(args))
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 1
+
+
+def test_replay_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _exit_code("replay", str(tmp_path / "missing.json")) == 2
     bad = tmp_path / "bad.json"
     bad.write_text("{}")
-    proc = cli("replay", str(bad))
-    assert proc.returncode == 2 and "not an acp-model-replay/1 file" in proc.stderr
+    capsys.readouterr()
+    assert _exit_code("replay", str(bad)) == 2
+    assert "not an acp-model-replay/1 file" in capsys.readouterr().err
 
 
 def _leftovers(marker: str) -> list[str]:
@@ -466,12 +478,8 @@ def test_the_drain_cancels_the_work_a_held_prompt_starts_after_its_cancel() -> N
 def test_a_stale_allow_taken_for_the_next_request_is_caught_under_perm_11() -> None:
     """Only a sloppy client shows it: the fuzzer sends duplicate, late and withdrawn-request
     answers on purpose (probes), and judges what the agent does next."""
-    cfg = FuzzConfig([*REFERENCE, "--mutant", "stale_allow_next_permission"], seed=1,
-                     max_examples=300, time_budget=90, spec="seed", replay_runs=2,
-                     minimize_budget=10, stop_on=frozenset({"PERM-11"}))
-    result = run_fuzz(cfg)
-    found = result.recorder.found.get("PERM-11")
-    assert found is not None, sorted(result.recorder.found)
+    _, found = fuzz_until_found([*REFERENCE, "--mutant", "stale_allow_next_permission"],
+                                "PERM-11", seed=1, max_examples=300)
     # its proof: the request was still open, or its only answer (cancelled, after a sloppy
     # cancel) was no allow, read or not
     message = found.violation.message
@@ -494,7 +502,7 @@ def test_jobs_pass_the_agent_command_on_untouched(tmp_path: Path) -> None:
     rep, junit, page = tmp_path / "r.json", tmp_path / "j" / "x.xml", tmp_path / "p.html"
     proc = subprocess.run(
         [sys.executable, "-m", "acp_model", "fuzz", "--jobs", "2", "--max-examples", "6",
-         "--seed", "5", "--replay-runs", "1", "--report", str(rep),
+         "--seed", "5", "--replay-runs", "1", "--stop-on", "MSG-01", "--report", str(rep),
          "--junit", str(junit), "--html", str(page), "--out", str(tmp_path / "out"), "--",
          *REFERENCE, "--mutant", "chunk_without_message_id"],  # a bug every turn shows
         capture_output=True, text=True, timeout=240)
@@ -873,12 +881,8 @@ def test_a_late_allow_for_cancelled_work_taken_for_the_next_request_is_caught() 
     """The fuzzer finds the agent that keeps a late allow (for cancelled work, after its
     cancelled idle) and takes it for the session's next request, under PERM-11, with the
     late answer in the counterexample as the probe that caused it."""
-    cfg = FuzzConfig([*REFERENCE, "--mutant", "late_allow_next_permission"], seed=1,
-                     max_examples=150, time_budget=90, spec="seed", replay_runs=1,
-                     minimize_budget=10, stop_on=frozenset({"PERM-11"}))
-    result = run_fuzz(cfg)
-    found = result.recorder.found.get("PERM-11")
-    assert found is not None, sorted(result.recorder.found)
+    _, found = fuzz_until_found([*REFERENCE, "--mutant", "late_allow_next_permission"],
+                                "PERM-11", seed=1, max_examples=150)
     message = found.violation.message  # the request open, or answered without an allow
     assert "still open: the client had not answered it" in message \
         or "whether or not the agent had read it, it had no allow" in message, message
@@ -901,30 +905,9 @@ def test_the_fuzzer_reopens_sessions_and_finds_a_replay_under_one_message_id() -
     from acp_model.fuzzing.actions import LoadSession, from_json
     from acp_model.report.reach import Reach
 
-    cfg = FuzzConfig([*REFERENCE, "--mutant", "replay_shares_message_id"], seed=3,
-                     max_examples=200, time_budget=90, spec="seed", replay_runs=1,
-                     minimize_budget=10, stop_on=frozenset({"SESS-08"}))
-    result = run_fuzz(cfg)
-    found = result.recorder.found.get("SESS-08")
-    assert found is not None, sorted(result.recorder.found)
+    result, found = fuzz_until_found([*REFERENCE, "--mutant", "replay_shares_message_id"],
+                                     "SESS-08", seed=3, max_examples=200)
     assert result.recorder.reach[Reach.LOADS] > 0
     loads = [a for a in found.actions if isinstance(a, LoadSession)]
     assert loads and loads[-1].replay, found.actions
     assert [from_json(a.to_json()) for a in found.actions] == list(found.actions)
-
-
-def test_the_reference_agent_keeps_the_load_rules_under_v1() -> None:
-    """v1: the reference agent advertises loadSession and session resume; the fuzzer loads
-    and resumes its sessions, quiet and working, and nothing is judged against it."""
-    from acp_model.report.reach import Reach
-
-    # seed 1 draws loads in most examples (seed 5 drew five, none during work)
-    cfg = FuzzConfig([*REFERENCE, "--timing", "slow"], max_examples=40, steps=20, seed=1,
-                     deadline=2.0, time_budget=90, spec="v1")
-    result = run_fuzz(cfg)
-    assert result.unusable is None
-    assert result.recorder.found == {}, {r: f.violation.message
-                                         for r, f in result.recorder.found.items()}
-    assert result.recorder.warnings == {}, sorted(result.recorder.warnings)
-    assert result.recorder.reach[Reach.LOADS] > 0
-    assert result.recorder.reach[Reach.LOADS_DURING_WORK] > 0

@@ -104,8 +104,10 @@ def test_interrupt_before_any_failure(phase: str, seed: str, tmp_path: Path) -> 
     ("phase: writing", "4343", "1")])
 def test_interrupt_after_a_failure_keeps_it(phase: str, seed: str, replays: str,
                                             tmp_path: Path) -> None:
+    # generation stops once the failure is found: the later phases come sooner
     run = Run(tmp_path, *REFERENCE, "--mutant", "cancel_as_end_turn", "--seed", seed,
-              options=("--time-budget", "10", "--replay-runs", replays))
+              options=("--time-budget", "10", "--replay-runs", replays,
+                       "--stop-on", "CANCEL-07"))
     run.wait_for(phase)
     code, took = run.interrupt()
     assert code == 1, "\n".join(run.seen)  # a failure was found: that is the verdict

@@ -30,20 +30,26 @@ MUTE = [sys.executable, str(HOSTILE / "mute_prompts.py")]
 def test_an_agent_that_never_answers_prompts_fails_prompt_04(tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch
                                                              ) -> None:
-    """Default options (``--spec auto``): the probe falls back, the run reports PROMPT-04."""
+    """Default options (``--spec auto``): the probe falls back, the run reports PROMPT-04,
+    and the whole run, the probe's wait included, ends within the budget and its slack (an
+    agent that never answers makes every prompt's wait run out)."""
     from acp_model.cli.main import main
     from acp_model.fuzzing import revision
+    from acp_model.fuzzing.budget import slack
 
     monkeypatch.setattr(revision, "PROBE_DEADLINE", 3.0)  # waited out in full: 10 s by default
     report_path = tmp_path / "r.json"
     # a fixed seed: an unseeded program may withdraw every prompt it sends ($/cancel_request),
     # and a withdrawn prompt left unanswered is CANCEL-14, not PROMPT-04
     # the budget bounds the whole run, the probe's 3 s included (fuzzing/budget.py)
+    started = time.monotonic()
     code = main(["fuzz", "--time-budget", "12", "--deadline", "1", "--max-examples", "5",
                  "--seed", "1", "--replay-runs", "1", "--minimize-budget", "3",
                  "--report", str(report_path), "--",
                  *MUTE])
+    took = time.monotonic() - started
     assert code == 1
+    assert took <= 12 + slack(12), f"{took:.1f} s for a 12 s budget"
     report = json.loads(report_path.read_text())
     assert report["verdict"] == "fail"
     failed = {v["rule"] for v in report["violations"] if v["level"] == "fail"}

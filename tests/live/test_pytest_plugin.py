@@ -34,15 +34,63 @@ def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
                                          timeout=300)
 
 
+# Tests a user writes with the plugin's fixtures: a scripted turn, and a subclassed state
+# machine with a rule of its own.
+HAND_WRITTEN = textwrap.dedent("""
+        from hypothesis import settings
+        from hypothesis.stateful import initialize, rule
+
+        from acp_model.pytest_plugin.api import run_lifecycle
+
+        def test_one_turn(acp_client, acp_monitor):
+            acp_client.perform({"op": "new_session"})
+            acp_client.perform({"op": "prompt", "s": 0,
+                                "blocks": [{"type": "text", "text": "fix tests"}]})
+            acp_client.perform({"op": "wait", "s": 0, "mode": "settled"})
+            acp_client.drain([0])
+            assert acp_client.state(0) == "idle"
+            assert acp_monitor.failures == []
+            assert acp_monitor.count > 6
+
+        def test_extra_rule(acp_state_machine, acp_settings):
+            class PromptCancelPrompt(acp_state_machine):
+                @initialize()
+                def cancel_during_a_permission(self):
+                    # The cancel is provably read (a sync answered) before the permission
+                    # answer that lets the agent end the work: decisive on every timing.
+                    if not self.ex.n_sessions:
+                        self.ex.act({"op": "new_session"})
+                    self.ex.act({"op": "prompt", "s": 0,
+                                 "blocks": [{"type": "text", "text": "edit"}]})
+                    self.ex.act({"op": "wait", "s": 0, "mode": "settled"})
+                    self.ex.act({"op": "cancel", "s": 0, "sync": True})
+
+                @rule()
+                def prompt_cancel_prompt(self):
+                    go = [{"type": "text", "text": "go"}]
+                    self.ex.act({"op": "prompt", "s": 0, "blocks": go})
+                    self.ex.act({"op": "cancel", "s": 0, "sync": True})
+                    self.ex.act({"op": "prompt", "s": 0, "blocks": go})
+
+            run_lifecycle(PromptCancelPrompt, settings(acp_settings, max_examples=8))
+            assert PromptCancelPrompt.acp_recorder.examples >= 8
+""")
+
+
 def test_reference_agent_passes_every_group(pytester: pytest.Pytester) -> None:
+    """Every group, and the hand-written tests next to them (one pytest run: the fixtures
+    share the session's agent command and profile)."""
+    pytester.makepyfile(test_mine=HAND_WRITTEN)
     result = run(pytester, "--acp-agent", AGENT, "--acp-profile", "quick", "--acp-seed", "1",
                  "-v")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     # the agent speaks v2: the group only v1 has is skipped (no rule of it in the revision)
     judged = [g for g in GROUPS if g != "V1"]
-    result.assert_outcomes(passed=len(judged), skipped=1)
+    result.assert_outcomes(passed=len(judged) + 2, skipped=1)
     result.stdout.fnmatch_lines([f"acp-model::test_acp[[]{g}[]] PASSED*" for g in judged],
                                 consecutive=False)
+    result.stdout.fnmatch_lines(["test_mine.py::test_one_turn PASSED*",
+                                 "test_mine.py::test_extra_rule PASSED*"], consecutive=False)
     result.stdout.fnmatch_lines(["*acp-model*", "*profile: quick*seed: 1*",
                                  "*failures: none; warnings: 0*"])
     assert "AcpWarning" not in result.stdout.str()
@@ -122,21 +170,33 @@ def test_one_group_can_be_selected_with_k(pytester: pytest.Pytester) -> None:
 @pytest.mark.parametrize(("agent", "needle"), [
     ("acp-model-no-such-agent --stdio", "agent command 'acp-model-no-such-agent' not found"),
     ("{tmp}/agent.sh", "is not executable"),
-    (f"{shlex.quote(sys.executable)} -c \"import sys; sys.stderr.write('no api key\\\\n'); "
-     "sys.exit(3)\"", "exited before answering initialize (exit code 3)"),
     ("'unbalanced", "No closing quotation"),
-], ids=["not-found", "not-executable", "exits-at-start", "bad-quoting"])
-def test_wrong_agent_command_is_a_usage_error(pytester: pytest.Pytester, agent: str,
-                                              needle: str) -> None:
-    script = pytester.path / "agent.sh"
+], ids=["not-found", "not-executable", "bad-quoting"])
+def test_a_command_that_cannot_start_is_a_usage_error(tmp_path: Path, agent: str,
+                                                       needle: str) -> None:
+    """What ``--acp-agent`` is checked for before anything starts (what pytest then does with
+    the usage error, the test below shows once)."""
+    from acp_model.pytest_plugin.run import agent_argv
+
+    script = tmp_path / "agent.sh"
     script.write_text("#!/bin/sh\nexit 0\n")  # no execute bit
+    with pytest.raises(pytest.UsageError) as caught:
+        agent_argv(agent.format(tmp=tmp_path))
+    assert str(caught.value).startswith("--acp-agent") and needle in str(caught.value)
+
+
+def test_an_agent_that_exits_at_start_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    """The agent starts and exits before it answers initialize: pytest stops with the usage
+    error and the agent's own explanation, and runs nothing."""
+    agent = (f"{shlex.quote(sys.executable)} -c \"import sys; sys.stderr.write('no api key\\\\n'); "
+             "sys.exit(3)\"")
     pytester.makepyfile(test_other="def test_other():\n    pass\n")
-    result = run(pytester, "--acp-agent", agent.format(tmp=pytester.path))
+    result = run(pytester, "--acp-agent", agent)
     err = result.stderr.str()
     assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str() + err
-    assert "ERROR: --acp-agent" in err and needle in err, err
-    if "exit code 3" in needle:
-        assert "no api key" in err  # the agent's own explanation is shown
+    assert "ERROR: --acp-agent" in err, err
+    assert "exited before answering initialize (exit code 3)" in err, err
+    assert "no api key" in err  # the agent's own explanation is shown
     assert "Traceback" not in err + result.stdout.str()
     assert "passed" not in result.stdout.str()  # nothing ran
 
@@ -162,56 +222,20 @@ def test_no_agent_option_changes_nothing(pytester: pytest.Pytester) -> None:
     assert "test_acp" not in result.stdout.str()  # no group tests were added
 
 
-def test_fixtures_and_a_subclassed_state_machine(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_mine=textwrap.dedent("""
-        from hypothesis import settings
-        from hypothesis.stateful import initialize, rule
-
-        from acp_model.pytest_plugin.api import run_lifecycle
-
-        def test_one_turn(acp_client, acp_monitor):
-            acp_client.perform({"op": "new_session"})
-            acp_client.perform({"op": "prompt", "s": 0,
-                                "blocks": [{"type": "text", "text": "fix tests"}]})
-            acp_client.perform({"op": "wait", "s": 0, "mode": "settled"})
-            acp_client.drain([0])
-            assert acp_client.state(0) == "idle"
-            assert acp_monitor.failures == []
-            assert acp_monitor.count > 6
-
-        def test_extra_rule(acp_state_machine, acp_settings):
-            class PromptCancelPrompt(acp_state_machine):
-                @initialize()
-                def cancel_during_a_permission(self):
-                    # The cancel is provably read (a sync answered) before the permission
-                    # answer that lets the agent end the work: decisive on every timing.
-                    if not self.ex.n_sessions:
-                        self.ex.act({"op": "new_session"})
-                    self.ex.act({"op": "prompt", "s": 0,
-                                 "blocks": [{"type": "text", "text": "edit"}]})
-                    self.ex.act({"op": "wait", "s": 0, "mode": "settled"})
-                    self.ex.act({"op": "cancel", "s": 0, "sync": True})
-
-                @rule()
-                def prompt_cancel_prompt(self):
-                    go = [{"type": "text", "text": "go"}]
-                    self.ex.act({"op": "prompt", "s": 0, "blocks": go})
-                    self.ex.act({"op": "cancel", "s": 0, "sync": True})
-                    self.ex.act({"op": "prompt", "s": 0, "blocks": go})
-
-            run_lifecycle(PromptCancelPrompt, settings(acp_settings, max_examples=8))
-            assert PromptCancelPrompt.acp_recorder.examples >= 8
-    """))
-    result = run(pytester, "--acp-agent", AGENT, "--acp-profile", "ci", "-k", "test_mine",
-                 "-v")
-    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
-    result.assert_outcomes(passed=2, deselected=len(GROUPS))
+def test_a_subclassed_state_machine_finds_its_rules_failure(pytester: pytest.Pytester
+                                                            ) -> None:
+    """The hand-written tests of HAND_WRITTEN on a mutant: the subclassed machine's rule
+    makes the failure it was written for (on the reference agent they pass:
+    test_reference_agent_passes_every_group)."""
+    pytester.makepyfile(test_mine=HAND_WRITTEN)
     # The mutant asks for a permission first in every turn and waits for the cancelled answer
     # (perm_cancel=wait), which the client sends after the sync that proves the cancel read.
     bad = run(pytester, "--acp-agent",
               f"{AGENT} --mutant cancel_as_end_turn --design perm_cancel=wait",
               "--acp-profile", "ci", "-k", "test_extra_rule")
     assert bad.ret == pytest.ExitCode.TESTS_FAILED, bad.stdout.str()
+    # -k picks one hand-written test: the groups and the other one are deselected
+    bad.assert_outcomes(failed=1, deselected=len(GROUPS) + 1)
     bad.stdout.fnmatch_lines(["*rule(s) failed against*", "CANCEL-07 (MUST*"])
     assert "FlakyFailure" not in bad.stdout.str()
 

@@ -59,8 +59,9 @@ def redis_url(tmp_path: Path) -> Iterator[str]:
 
 
 def _cfg(seed: int, **kw: object) -> FuzzConfig:
+    """(What follows generation, minimizing the failure, is not what these tests read.)"""
     return FuzzConfig(MUTANT, max_examples=150, steps=15, seed=seed, deadline=1.0,
-                      max_rounds=1, replay_runs=0, shrink_budget=3.0,
+                      max_rounds=1, replay_runs=0, shrink_budget=3.0, minimize_budget=0.5,
                       stop_on=frozenset({RULE}), **kw)  # type: ignore[arg-type]
 
 
@@ -90,7 +91,8 @@ def test_a_failure_found_by_one_worker_replays_first_on_another(redis_url: str,
     report = tmp_path / "b.json"
     proc = subprocess.run(
         [sys.executable, "-m", "acp_model", "fuzz", "--seed", "1", "--max-examples", "3",
-         "--steps", "15", "--deadline", "1", "--replay-runs", "1", "--db", redis_url,
+         "--steps", "15", "--deadline", "1", "--replay-runs", "1", "--minimize-budget", "1",
+         "--db", redis_url,
          "--db", str(tmp_path / "b"), "--report", str(report), "--", *MUTANT],
         capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1, proc.stdout + proc.stderr

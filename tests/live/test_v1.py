@@ -5,6 +5,7 @@ being told."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -19,21 +20,31 @@ REFERENCE = [sys.executable, "-m", "acp_model.agents.reference"]
 
 
 def _fuzz(argv: list[str], **kw: object) -> tuple[dict[str, object], object]:
-    cfg = FuzzConfig(argv, seed=1, spec="auto", protocol=1, deadline=3.0, replay_runs=1,
-                     shrink_budget=5.0, minimize_budget=3.0,  # counterexamples unread
-                     **kw)  # type: ignore[arg-type]
+    # what is found is read, not its counterexample: no replays, a second of minimizing (a
+    # liveness mutant's every fresh-process run waits out a deadline)
+    cfg = FuzzConfig(argv, seed=1, spec="auto", protocol=1, deadline=3.0, replay_runs=0,
+                     shrink_budget=5.0, minimize_budget=1.0, **kw)  # type: ignore[arg-type]
     result = run_fuzz(cfg)
     return result.recorder.found, cfg
 
 
 def test_the_reference_agent_passes_under_v1() -> None:
-    cfg = FuzzConfig([*REFERENCE, "--timing", "real"], seed=3, spec="auto", protocol=1,
-                     max_examples=60, time_budget=20.0, max_rounds=1, replay_runs=1)
+    """The probe decides v1 from the initialize answer; the reference agent advertises
+    loadSession and session resume, and the fuzzer loads and resumes its sessions, quiet and
+    working: nothing is judged against it, not even a warning. (One run for what were two,
+    the v1 pass and the v1 load rules.)"""
+    from acp_model.report.reach import Reach
+
+    # slow timing: work lasts long enough for loads during it (seed 1 draws loads in most
+    # examples; seed 5 drew five, none during work)
+    cfg = FuzzConfig([*REFERENCE, "--timing", "slow"], seed=1, spec="auto", protocol=1,
+                     max_examples=40, steps=20, deadline=2.0, time_budget=90)
     result = run_fuzz(cfg)
     assert result.unusable is None
     monitor = result.monitors[0]
     assert monitor.rev == "v1" and monitor.decision.evidence.startswith("probe: the initialize")
     assert not result.recorder.found, {r: f.message for r, f in result.recorder.found.items()}
+    assert result.recorder.warnings == {}, sorted(result.recorder.warnings)
     assert result.recorder.examples >= 20
     # the lifecycle was exercised (over every agent process of the run): turns ended by their
     # response, cancels during a turn, permissions answered (a v1 turn shows as running only
@@ -46,6 +57,8 @@ def test_the_reference_agent_passes_under_v1() -> None:
     assert transitions.get("running:cancel", 0) > 0, transitions
     assert sum(n for k, n in transitions.items() if k.endswith(":permission_answer")) > 0, \
         transitions
+    assert result.recorder.reach[Reach.LOADS] > 0
+    assert result.recorder.reach[Reach.LOADS_DURING_WORK] > 0
 
 
 @pytest.mark.slow  # fuzzes each mutant: up to a minute
@@ -76,7 +89,8 @@ def test_a_recorded_v1_trace_is_judged_as_v1_without_being_told() -> None:
 
 
 @pytest.mark.slow  # builds and checks every witness on both wires
-def test_diff_spec_across_protocols_lists_behaviours_whose_verdicts_differ(tmp_path) -> None:
+def test_diff_spec_across_protocols_lists_behaviours_whose_verdicts_differ(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`explore --diff-spec v1,seed`: each behaviour's witness passes under one revision and
     fails under the other, and `acp-model check` on the written file (auto) agrees."""
     import json
@@ -92,13 +106,14 @@ def test_diff_spec_across_protocols_lists_behaviours_whose_verdicts_differ(tmp_p
         assert len(diff["behaviours"]) >= 5
         for row in diff["behaviours"]:
             assert {row["v1"]["verdict"], row[other]["verdict"]} == {"pass", "fail"}, row
-    for row in doc["behaviours"]:
+    from acp_model.cli.main import main
+
+    for row in doc["behaviours"]:  # the CLI's own entry point, in this process (a start each)
         for rev in ("v1", "seed"):
             path = tmp_path / f"behaviours-{row['id']}-{rev}.jsonl"
-            judged = subprocess.run([sys.executable, "-m", "acp_model", "check", str(path),
-                                     "--spec", rev], capture_output=True, text=True)
-            assert judged.returncode == (0 if row[rev]["verdict"] == "pass" else 1), (
-                row["id"], rev, judged.stdout[-600:])
+            code = main(["check", str(path), "--spec", rev])
+            assert code == (0 if row[rev]["verdict"] == "pass" else 1), (
+                row["id"], rev, capsys.readouterr().out[-600:])
 
 
 def test_content_after_a_prompt_withdrawn_with_cancel_request_is_not_cancel_09() -> None:

@@ -50,6 +50,33 @@ def _init(c: ScriptedClient, sessions: int = 1) -> list[str]:
     return [c.new_session() for _ in range(sessions)]
 
 
+def _turn(c: ScriptedClient, sid: str, tag: str = "task",
+          plan: Callable[[Any], bool] = end_turn) -> tuple[int, int, Msg]:
+    """A prompt driven to its end, permissions allowed: (its start mark, its id, the idle)."""
+    start = c.mark()
+    rid = c.send_prompt(sid, c.prompt_text(plan, tag=tag))
+    return start, rid, c.settle_drive(sid, start, "allow", prompt_id=rid)
+
+
+def _asking(c: ScriptedClient, sid: str, tag: str = "task") -> tuple[int, int, Msg]:
+    """A prompt whose turn asks for permission first: (its start mark, its id, the request),
+    the request left unanswered."""
+    start = c.mark()
+    rid = c.send_prompt(sid, c.prompt_text(with_permission, tag=tag))
+    return start, rid, c.wait_permission(sid, start)
+
+
+def _next_request_waits(c: ScriptedClient, sid: str) -> Facts:
+    """After a sloppy answer: a second turn, whose permission request must wait for its own
+    answer (rejected once seen)."""
+    c.proc.call("session/list", {})  # the sloppy answer is read before the next prompt
+    start, _, second = _asking(c, sid, tag="second")
+    c.barrier()
+    c.answer(second, "reject")
+    c.settle_drive(sid, start, "reject")
+    return {"sid": sid, "perm": second}
+
+
 # ------------------------------------------------------------------------- drivers
 
 
@@ -66,9 +93,7 @@ def d_init(c: ScriptedClient) -> Facts:
 
 def d_one_turn(c: ScriptedClient) -> Facts:
     (sid,) = _init(c)
-    start = c.mark()
-    rid = c.send_prompt(sid, c.prompt_text(end_turn))
-    idle = c.settle_drive(sid, start, "allow", prompt_id=rid)
+    start, rid, idle = _turn(c, sid)
     c.barrier()
     return {"sid": sid, "prompt": rid, "idle": idle, "start": start}
 
@@ -83,27 +108,13 @@ def d_turn_then_resume(c: ScriptedClient) -> Facts:
     return {**facts, "resume": start}
 
 
-def d_two_turns(c: ScriptedClient) -> Facts:
-    (sid,) = _init(c)
-    facts: Facts = {"sid": sid, "prompts": [], "idles": []}
-    for n in range(2):
-        start = c.mark()
-        rid = c.send_prompt(sid, c.prompt_text(end_turn, tag=f"turn{n}"))
-        facts["prompts"].append(rid)
-        facts["idles"].append(c.settle_drive(sid, start, "allow", prompt_id=rid))
-    c.barrier()
-    return facts
-
-
 def d_cancel_while_idle(c: ScriptedClient) -> Facts:
     (sid,) = _init(c)
     c.run_turn(sid, c.prompt_text(end_turn))
     cancel_at = c.mark()
     c.cancel(sid)
     c.barrier()
-    start = c.mark()
-    rid = c.send_prompt(sid, c.prompt_text(end_turn, tag="after"))
-    idle = c.settle_drive(sid, start, "allow", prompt_id=rid)
+    start, _, idle = _turn(c, sid, tag="after")
     c.barrier()
     return {"sid": sid, "cancel_at": cancel_at, "start": start, "idle": idle}
 
@@ -122,18 +133,14 @@ def d_two_sessions(c: ScriptedClient) -> Facts:
 
 def d_prompt_second_session(c: ScriptedClient) -> Facts:
     a, b = _init(c, 2)
-    start = c.mark()
-    rid = c.send_prompt(b, c.prompt_text(end_turn))
-    idle = c.settle_drive(b, start, "allow", prompt_id=rid)
+    start, _, idle = _turn(c, b)
     c.barrier()
     return {"sessions": [a, b], "start": start, "idle": idle}
 
 
 def d_prompt_while_busy(c: ScriptedClient) -> Facts:
     (sid,) = _init(c)
-    start = c.mark()
-    c.send_prompt(sid, c.prompt_text(with_permission))
-    perm = c.wait_permission(sid, start)
+    start, _, perm = _asking(c, sid)
     busy = c.send_prompt(sid, c.prompt_text(end_turn, tag="busy"))
     response = c.wait_or_quiesce(lambda m: is_response_to(m, busy), start)
     c.answer(perm, "allow")
@@ -144,9 +151,7 @@ def d_prompt_while_busy(c: ScriptedClient) -> Facts:
 
 def d_busy_then_cancel(c: ScriptedClient) -> Facts:
     (sid,) = _init(c)
-    start = c.mark()
-    c.send_prompt(sid, c.prompt_text(with_permission))
-    perm = c.wait_permission(sid, start)
+    start, _, perm = _asking(c, sid)
     busy = c.send_prompt(sid, c.prompt_text(end_turn, tag="busy"))
     c.cancel(sid)
     c.answer(perm, "cancelled")
@@ -159,9 +164,7 @@ def d_busy_then_cancel(c: ScriptedClient) -> Facts:
 def d_permission(how: str) -> Callable[[ScriptedClient], Facts]:
     def driver(c: ScriptedClient) -> Facts:
         (sid,) = _init(c)
-        start = c.mark()
-        c.send_prompt(sid, c.prompt_text(with_permission))
-        perm = c.wait_permission(sid, start)
+        start, _, perm = _asking(c, sid)
         c.answer(perm, how)
         idle = c.settle_drive(sid, start, "allow")
         c.barrier()
@@ -174,9 +177,7 @@ def d_permission(how: str) -> Callable[[ScriptedClient], Facts]:
 def d_cancel_during_permission(answer_delay: float = 0.0) -> Callable[[ScriptedClient], Facts]:
     def driver(c: ScriptedClient) -> Facts:
         (sid,) = _init(c)
-        start = c.mark()
-        c.send_prompt(sid, c.prompt_text(with_permission))
-        perm = c.wait_permission(sid, start)
+        start, _, perm = _asking(c, sid)
         c.cancel(sid)
         # a request right behind the cancel: its response, if it precedes the idle, proves
         # the agent read the cancel before ending the turn (what an oracle needs, A-11)
@@ -196,22 +197,12 @@ def d_duplicate_answer_then_turn(c: ScriptedClient) -> Facts:
     """A turn whose permission is allowed, the allow sent a second time (a sloppy client),
     then a second turn: its first permission request must wait for its own answer."""
     (sid,) = _init(c)
-    start = c.mark()
-    first = c.send_prompt(sid, c.prompt_text(with_permission))
-    perm = c.wait_permission(sid, start)
+    start, first, perm = _asking(c, sid)
     c.answer(perm, "allow")
     c.wait_response(first, start)
     c.drive(sid, start, "allow")
     c.proc.respond(perm["id"], result=ANSWERS["allow"])  # the duplicate
-    c.proc.call("session/list", {})  # read before the next prompt
-    start = c.mark()
-    c.send_prompt(sid, c.prompt_text(with_permission, tag="second"))
-    second = c.wait_permission(sid, start)
-    c.barrier()
-    facts = {"sid": sid, "perm": second}
-    c.answer(second, "reject")
-    c.settle_drive(sid, start, "reject")
-    return facts
+    return _next_request_waits(c, sid)
 
 
 def d_late_allow_then_turn(c: ScriptedClient) -> Facts:
@@ -219,21 +210,11 @@ def d_late_allow_then_turn(c: ScriptedClient) -> Facts:
     the cancelled idle and then allowed (a sloppy client's late answer), then a second turn:
     its first permission request must wait for its own answer."""
     (sid,) = _init(c)
-    start = c.mark()
-    c.send_prompt(sid, c.prompt_text(with_permission))
-    perm = c.wait_permission(sid, start)
+    start, _, perm = _asking(c, sid)
     c.cancel(sid)
     c.wait_or_quiesce(lambda m: is_idle(m, sid), start)
     c.answer(perm, "allow")  # late: its work has ended
-    c.proc.call("session/list", {})  # read before the next prompt
-    start = c.mark()
-    c.send_prompt(sid, c.prompt_text(with_permission, tag="second"))
-    second = c.wait_permission(sid, start)
-    c.barrier()
-    facts = {"sid": sid, "perm": second}
-    c.answer(second, "reject")
-    c.settle_drive(sid, start, "reject")
-    return facts
+    return _next_request_waits(c, sid)
 
 
 def s_tool_ran_unanswered(c: ScriptedClient, f: Facts) -> bool:
@@ -255,10 +236,7 @@ def s_tool_ran_unanswered(c: ScriptedClient, f: Facts) -> bool:
 
 def d_cancel_then_next_turn(c: ScriptedClient) -> Facts:
     facts = d_cancel_during_permission()(c)
-    sid = facts["sid"]
-    start = c.mark()
-    rid = c.send_prompt(sid, c.prompt_text(with_permission, tag="next"))
-    c.settle_drive(sid, start, "allow", prompt_id=rid)
+    start, _, _ = _turn(c, facts["sid"], tag="next", plan=with_permission)
     c.barrier()
     return {**facts, "next_start": start}
 
@@ -295,14 +273,17 @@ def d_turns(n: int) -> Callable[[ScriptedClient], Facts]:
         (sid,) = _init(c)
         facts: Facts = {"sid": sid, "prompts": [], "idles": []}
         for k in range(n):
-            start = c.mark()
-            rid = c.send_prompt(sid, c.prompt_text(end_turn, tag=f"turn{k}"))
+            _, rid, idle = _turn(c, sid, tag=f"turn{k}")
             facts["prompts"].append(rid)
-            facts["idles"].append(c.settle_drive(sid, start, "allow", prompt_id=rid))
+            facts["idles"].append(idle)
         c.barrier()
         return facts
 
+    driver.__name__ = f"d_turns_{n}"  # the reference agent's runs are kept by driver name
     return driver
+
+
+d_two_turns = d_turns(2)
 
 
 # ------------------------------------------------------------------------ symptoms

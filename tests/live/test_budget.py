@@ -1,0 +1,71 @@
+"""``--time-budget`` bounds the whole run: generation, minimizing and replays.
+
+The bound is the budget plus the slack the design states (fuzzing/budget.py: the larger of
+10 % and 10 s); the test measures the process's whole wall time, interpreter start included,
+on agents whose bugs make every wait run out (the worst case for a budget). An agent that
+never answers a prompt, the probe's wait included, is bounded in tests/live/test_probe.py
+(test_an_agent_that_never_answers_prompts_fails_prompt_04), on the same run that proves its
+PROMPT-04 failure.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from acp_model.fuzzing.budget import slack
+
+HOSTILE = Path(__file__).parents[1] / "hostile"
+REFERENCE = [sys.executable, "-m", "acp_model.agents.reference"]
+
+
+def _fuzz(tmp_path: Path, budget: float, *agent: str) -> tuple[float, dict, str]:
+    report = tmp_path / "report.json"
+    started = time.monotonic()
+    # a 1 s deadline: every wait still runs out, three of them where a 3 s one ran out once
+    proc = subprocess.run(
+        [sys.executable, "-m", "acp_model", "fuzz", "--time-budget", f"{budget:g}",
+         "--deadline", "1", "--seed", "1", "--report", str(report),
+         "--out", str(tmp_path / "out"), "--", *agent],
+        capture_output=True, text=True, timeout=budget * 6 + 60)
+    took = time.monotonic() - started
+    assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+    return took, json.loads(report.read_text()), proc.stdout
+
+
+@pytest.mark.parametrize("mutant", ["cancel_no_idle", "busy_prompt_deadlock"])
+def test_a_hanging_mutant_ends_within_budget_and_slack(mutant: str, tmp_path: Path) -> None:
+    """Every turn of these mutants leaves a wait to run out: minimizing and replays used to
+    come on top of the budget (a 60 s budget took 123 s and 237 s)."""
+    budget = 6.0
+    took, report, out = _fuzz(tmp_path, budget, *REFERENCE, "--mutant", mutant)
+    assert report["verdict"] == "fail"
+    assert took <= budget + slack(budget), f"{took:.1f} s for a {budget:g} s budget\n{out}"
+    phases = report["summary"]["phases"]
+    assert "generation" in phases and "minimizing" in phases and "replaying" in phases
+    assert "time: " in out  # the summary prints each phase's time
+
+
+def test_a_probe_that_spends_the_budget_on_a_silent_agent_is_no_pass(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The --spec auto probe waits its whole deadline for its prompt's answer: with a budget
+    no longer than that wait nothing is left for an example, so nothing of the lifecycle is
+    judged, and that is not a pass. (The probe's 10 s wait, shortened to 2 s: a budget the
+    probe spends is the same case at any length.)"""
+    from acp_model.cli.main import main
+    from acp_model.fuzzing import revision
+
+    monkeypatch.setattr(revision, "PROBE_DEADLINE", 2.0)
+    report = tmp_path / "report.json"
+    code = main(["fuzz", "--time-budget", "2", "--seed", "1", "--report", str(report), "--",
+                 sys.executable, str(HOSTILE / "mute_prompts.py")])
+    assert code == 2
+    doc = json.loads(report.read_text())
+    assert doc["verdict"] == "error"
+    assert doc["spec"]["fallback"] is True
+    assert "nothing of the prompt lifecycle was judged" in doc["unusable"]
