@@ -184,6 +184,12 @@ class ScriptedModel:
             self._released.update(tags)
             return sum(self._stalls[t] for t in tags)
 
+    def running_long(self, owner: str) -> bool:
+        """May a long-running command the model asked for in one of ``owner``'s turns still
+        run (no request of that turn has carried its result back yet)?"""
+        with self._lock:
+            return any(self._owners.get(t) == owner for t in self._running)
+
     def _stall_ended(self, tag: str) -> bool:
         with self._lock:
             return tag in self._released

@@ -32,9 +32,11 @@ from acp_model.llm.script import ToolCall, Tools
 WORKSPACE = "{workspace}"  # replaced by the run's workspace when a call is sent
 TEXT = "written by the acp-model scripted model\n"
 REASON = "acp-model scripted tool call"
-# how long a long-running command runs: past the client's wait for a cancelled turn, so a
-# turn whose cancel does not stop its tool shows as one that never ends (claude-agent-acp#680)
-LONG_RUN_SECONDS = 90
+# how long a long-running command runs: long enough for a cancel to meet it running. An agent
+# that lets it run on after a cancel is judged once it has ended (fuzzing/stalls.py): a turn
+# that still never ends then is one that hangs (claude-agent-acp#680's shape), a turn that
+# ends late one that did not stop its tool (CANCEL-05's warning).
+LONG_RUN_SECONDS = 6
 LONG_RUN = f"sleep {LONG_RUN_SECONDS} && "  # how a long-running command starts
 ID_TOKEN = "@@acpm-id@@"  # a call's own name, put in after generation (keeps the cache shared)
 

@@ -31,6 +31,7 @@ from acp_model.llm.tools import (
     materialize,
     plan,
 )
+from acp_model.model.vocab import Level
 
 STR = {"type": "string"}
 
@@ -351,9 +352,10 @@ def _replay_own_tools(*flags: str) -> Any:
 def test_cancels_meet_a_running_tool_and_one_that_keeps_running_is_caught() -> None:
     """The scripted model sometimes gives the agent's own shell tool a long-running command:
     fuzzing, cancels then meet a running tool. A program that cancels while that command runs
-    passes on the agent that kills it (the prompt ends cancelled) and fails PROMPT-04 on the
-    same agent with a planted bug that lets it run on (claude-agent-acp#680's shape: the
-    prompt is never answered)."""
+    passes on the agent that kills it (the prompt ends cancelled). The same agent with a
+    planted bug that lets the command run on and answers after it is slow, not dead: judged
+    once the command has ended, it gets CANCEL-05's warning and no failure. With the turn then
+    never answered (claude-agent-acp#680's shape) it fails PROMPT-04."""
     report, calls = _fuzz_own_tools(seed=3, budget=20)
     assert any(long_running(c) and c.name == "exec_cmd" for c in calls), calls
     assert report["reach"]["cancels_during_tool_call"] > 0, report["reach"]
@@ -363,5 +365,10 @@ def test_cancels_meet_a_running_tool_and_one_that_keeps_running_is_caught() -> N
     stops = [r["msg"]["result"].get("stopReason") for r in good.records
              if isinstance(r["msg"].get("result"), dict) and "stopReason" in r["msg"]["result"]]
     assert stops == ["cancelled"], stops
-    bad = _replay_own_tools("--keep-tools-on-cancel")
-    assert bad.reproduced and bad.error is None, bad.violations
+    slow = _replay_own_tools("--keep-tools-on-cancel")
+    assert not slow.reproduced and slow.error is None, slow.violations
+    assert [v.rule for v in slow.violations if v.level == Level.FAIL] == [], slow.violations
+    assert any(v.rule == "CANCEL-05" and "long-running command" in v.message
+               for v in slow.violations), slow.violations
+    hung = _replay_own_tools("--keep-tools-on-cancel", "--on-cancel", "hang")
+    assert hung.reproduced and hung.error is None, hung.violations
