@@ -31,7 +31,6 @@ from acp_model.llm.tools import (
     materialize,
     plan,
 )
-from acp_model.model.vocab import Level
 
 STR = {"type": "string"}
 
@@ -354,12 +353,19 @@ def test_cancels_meet_a_running_tool_and_one_that_keeps_running_is_caught() -> N
     fuzzing, cancels then meet a running tool. A program that cancels while that command runs
     passes on the agent that kills it (the prompt ends cancelled). The same agent with a
     planted bug that lets the command run on and answers after it is slow, not dead: judged
-    once the command has ended, it gets CANCEL-05's warning and no failure. With the turn then
+    once the command has ended (past the client's deadline), it gets no failure (CANCEL-05's
+    warning, which a replay does not keep). With the turn then
     never answered (claude-agent-acp#680's shape) it fails PROMPT-04."""
-    report, calls = _fuzz_own_tools(seed=3, budget=20)
-    assert any(long_running(c) and c.name == "exec_cmd" for c in calls), calls
-    assert report["reach"]["cancels_during_tool_call"] > 0, report["reach"]
-    assert not [v for v in report["violations"] if v["level"] == "fail"], report["violations"]
+    for seed in (3, 4, 5, 6):  # a run's draws depend on the agent's timing: await the proof
+        report, calls = _fuzz_own_tools(seed=seed, budget=20)
+        assert not [v for v in report["violations"] if v["level"] == "fail"], \
+            report["violations"]
+        if any(long_running(c) and c.name == "exec_cmd" for c in calls) \
+                and report["reach"]["cancels_during_tool_call"] > 0:
+            break
+    else:
+        pytest.fail(f"no run gave the shell tool a long command that a cancel met: {calls}, "
+                    f"{report['reach']}")
     good = _replay_own_tools()
     assert not good.reproduced and not good.violations and good.error is None, good.violations
     stops = [r["msg"]["result"].get("stopReason") for r in good.records
@@ -367,8 +373,8 @@ def test_cancels_meet_a_running_tool_and_one_that_keeps_running_is_caught() -> N
     assert stops == ["cancelled"], stops
     slow = _replay_own_tools("--keep-tools-on-cancel")
     assert not slow.reproduced and slow.error is None, slow.violations
-    assert [v.rule for v in slow.violations if v.level == Level.FAIL] == [], slow.violations
-    assert any(v.rule == "CANCEL-05" and "long-running command" in v.message
-               for v in slow.violations), slow.violations
+    answered = [r["t"] for r in slow.records if isinstance(r["msg"].get("result"), dict)
+                and r["msg"]["result"].get("stopReason") == "cancelled"]
+    assert answered and answered[0] > 3.0, answered  # after the client's deadline: waited for
     hung = _replay_own_tools("--keep-tools-on-cancel", "--on-cancel", "hang")
     assert hung.reproduced and hung.error is None, hung.violations
