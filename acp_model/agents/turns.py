@@ -136,7 +136,7 @@ def _tool(rng: random.Random, index: int, *, permission: bool | None = None) -> 
     )
 
 
-def plan_turn(  # noqa: C901
+def plan_turn(
     text: str,
     seed: int = 0,
     *,
@@ -151,76 +151,106 @@ def plan_turn(  # noqa: C901
     request is where a client's cancel reliably lands mid-turn, even with no delays at all) or
     a particular update kind to plant their bug in; the forced items come first in the turn.
     """
-    rng = rng_for(seed, text)
-    steps: list[Step] = []
-    tool_index = 0
-
-    def jit() -> float:
-        return rng.random()
-
+    planner = _Planner(rng_for(seed, text))
     if force_permission:
-        tool_index += 1
-        tool = _tool(rng, tool_index, permission=True)
-        steps.append(Step(Output.TOOLS, tools=(tool,), jitter=jit()))
+        planner.tool_step(permission=True)
     if force_tool:
-        tool_index += 1
-        tool = _tool(rng, tool_index, permission=False)
-        steps.append(Step(Output.TOOLS, tools=(tool,), jitter=jit()))
-    if rng.random() < 0.5:
-        n = rng.randint(1, 3)
-        texts = tuple(_sentence(rng, rng.randint(3, 7)) for _ in range(n))
-        chunked = rng.random() < 0.5
-        steps.append(Step(Output.THOUGHT, texts=texts, chunked=chunked, jitter=jit()))
-    entries: tuple[tuple[str, str], ...] = ()
-    if force_plan or rng.random() < 0.6:
-        entries = tuple(
-            (_sentence(rng, rng.randint(2, 4)), rng.choice(("high", "medium", "low")))
-            for _ in range(rng.randint(2, 4))
-        )
-        steps.append(Step(Output.PLAN, progress=0, jitter=jit()))
+        planner.tool_step(permission=False)
+    planner.thought()
+    planner.plan(forced=force_plan)
     if force_usage:
-        steps.append(Step(Output.USAGE, used=1000, size=200000, cost=0.001, jitter=jit()))
-    rounds = rng.randint(1, 3)
-    used = rng.randint(1000, 20000)
-    cost = 0.0
+        planner.steps.append(Step(Output.USAGE, used=1000, size=200000, cost=0.001,
+                                  jitter=planner.jitter()))
+    rounds = planner.rng.randint(1, 3)
+    planner.used = planner.rng.randint(1000, 20000)
     for r in range(rounds):
+        planner.round(r, rounds)
+    return planner.finish()
+
+
+class _Planner:
+    """One turn's script as it is drawn: the random stream (every draw in a fixed order, so a
+    prompt and a seed always give the same script), the steps so far, the tools numbered, the
+    usage reported."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self.steps: list[Step] = []
+        self.tool_index = 0
+        self.entries: tuple[tuple[str, str], ...] = ()
+        self.used = 0
+        self.cost = 0.0
+
+    def jitter(self) -> float:
+        return self.rng.random()
+
+    def tool_step(self, *, permission: bool) -> None:
+        """A step of one forced tool call (asking permission or not)."""
+        self.tool_index += 1
+        tool = _tool(self.rng, self.tool_index, permission=permission)
+        self.steps.append(Step(Output.TOOLS, tools=(tool,), jitter=self.jitter()))
+
+    def thought(self) -> None:
+        rng = self.rng
+        if rng.random() < 0.5:
+            n = rng.randint(1, 3)
+            texts = tuple(_sentence(rng, rng.randint(3, 7)) for _ in range(n))
+            chunked = rng.random() < 0.5
+            self.steps.append(Step(Output.THOUGHT, texts=texts, chunked=chunked,
+                                   jitter=self.jitter()))
+
+    def plan(self, *, forced: bool) -> None:
+        """The plan's entries, reported first with none done (``progress`` rises per round)."""
+        rng = self.rng
+        if forced or rng.random() < 0.6:
+            self.entries = tuple(
+                (_sentence(rng, rng.randint(2, 4)), rng.choice(("high", "medium", "low")))
+                for _ in range(rng.randint(2, 4))
+            )
+            self.steps.append(Step(Output.PLAN, progress=0, jitter=self.jitter()))
+
+    def round(self, r: int, rounds: int) -> None:
+        """One round of the model: a message, tools, the plan's progress, usage, an extra."""
+        rng = self.rng
         if rng.random() < 0.7:
             n = rng.randint(1, 3)
             texts = tuple(_sentence(rng, rng.randint(3, 8)) for _ in range(n))
             chunked = rng.random() < 0.6
-            steps.append(Step(Output.MESSAGE, texts=texts, chunked=chunked, jitter=jit()))
+            self.steps.append(Step(Output.MESSAGE, texts=texts, chunked=chunked,
+                                   jitter=self.jitter()))
         if rng.random() < 0.6:
             group = []
             for _ in range(1 if rng.random() < 0.75 else 2):
-                tool_index += 1
-                group.append(_tool(rng, tool_index))
-            steps.append(Step(Output.TOOLS, tools=tuple(group), jitter=jit()))
-        if entries:
-            progress = min(len(entries), (r + 1) * len(entries) // rounds)
-            steps.append(Step(Output.PLAN, progress=progress))
+                self.tool_index += 1
+                group.append(_tool(rng, self.tool_index))
+            self.steps.append(Step(Output.TOOLS, tools=tuple(group), jitter=self.jitter()))
+        if self.entries:
+            progress = min(len(self.entries), (r + 1) * len(self.entries) // rounds)
+            self.steps.append(Step(Output.PLAN, progress=progress))
         if rng.random() < 0.5:
-            used += rng.randint(500, 8000)
-            cost += round(rng.random() * 0.01, 4)
-            steps.append(
-                Step(
-                    Output.USAGE,
-                    used=used,
-                    size=200000,
-                    cost=round(cost, 4) if rng.random() < 0.7 else None,
-                    jitter=jit(),
-                )
-            )
+            self.usage()
         if rng.random() < 0.15:
-            steps.append(Step(Output.CUSTOM, jitter=jit()))
-    final = tuple(_sentence(rng, rng.randint(4, 9)) for _ in range(rng.randint(1, 2)))
-    steps.append(Step(Output.MESSAGE, texts=final, chunked=rng.random() < 0.5, jitter=jit()))
-    roll = rng.random()
-    stop_reason = next(reason for bound, reason in STOP_REASONS if roll < bound)
-    return TurnPlan(
-        steps=tuple(steps),
-        stop_reason=stop_reason,
-        plan_entries=entries,
-        accept_jitter=rng.random(),
-    )
+            self.steps.append(Step(Output.CUSTOM, jitter=self.jitter()))
 
+    def usage(self) -> None:
+        rng = self.rng
+        self.used += rng.randint(500, 8000)
+        self.cost += round(rng.random() * 0.01, 4)
+        cost = round(self.cost, 4) if rng.random() < 0.7 else None
+        self.steps.append(Step(Output.USAGE, used=self.used, size=200000, cost=cost,
+                               jitter=self.jitter()))
 
+    def finish(self) -> TurnPlan:
+        """The final message and the stop reason."""
+        rng = self.rng
+        final = tuple(_sentence(rng, rng.randint(4, 9)) for _ in range(rng.randint(1, 2)))
+        self.steps.append(Step(Output.MESSAGE, texts=final, chunked=rng.random() < 0.5,
+                               jitter=self.jitter()))
+        roll = rng.random()
+        stop_reason = next(reason for bound, reason in STOP_REASONS if roll < bound)
+        return TurnPlan(
+            steps=tuple(self.steps),
+            stop_reason=stop_reason,
+            plan_entries=self.entries,
+            accept_jitter=rng.random(),
+        )

@@ -4,12 +4,13 @@ Run: ``python -m acp_model.agents.reference [--mutant NAME] [--design AXIS=VALUE
 [--timing fast|real|slow]`` (``--list-mutants`` prints the zoo, ``--list-design`` the design
 axes). Newline-delimited JSON-RPC 2.0 on stdin/stdout, logs on stderr only.
 
-Layout: ``agent.py`` (output, dispatch, connection and session methods), ``prompts.py``,
-``work.py`` (turns and the fake model's steps), ``permissions.py`` (permissions and cancel),
-``state.py``, ``wire.py``. Where the text leaves a choice, the agent follows its
-:class:`~acp_model.agents.design.Design` (``--design``, the default described below); a planted
-bug is a :class:`~.faults.Fault` subclass (``faults.py``) whose hooks it asks at each decision
-point, so the code here reads as the conforming protocol.
+Layout: ``agent.py`` (the connection and the parts), ``inbox.py`` (reading and routing),
+``sessions.py``, ``prompts.py``, ``work.py`` (turns and the fake model's steps),
+``permissions.py``, ``cancels.py``, ``state.py``, ``wire.py``, ``output.py``. Where the text
+leaves a choice, the agent follows its :class:`~acp_model.agents.design.Design` (``--design``,
+the default described below); a planted bug is a :class:`~.faults.Fault` (``faults.py``) in
+which one part's hooks are replaced, and each part asks its hooks at its decision points, so the
+code here reads as the conforming protocol.
 
 This is an independent implementation of the protocol: it imports nothing from ``acp_model``
 outside ``acp_model.agents``, so its mistakes are not correlated with the oracle's.

@@ -1,12 +1,15 @@
-"""The reference agent: the connection, JSON-RPC dispatch, and the reports its parts share.
+"""The reference agent: the connection (initialize, the protocol it speaks), the reports its
+parts share (updates and states), and the parts it is made of.
 
-Its parts own their state: :class:`~.output.Output` (what is written), :class:`~.sessions.Sessions`
-(the registry and the session methods), :class:`~.prompts.Prompts` (a prompt from the request to
-its turn), :class:`~.work.Work` (a turn from running to idle), :class:`~.permissions.Permissions`
-(requests and answers), :class:`~.quiesce.Quiescence` (the tests' causal wait). They see the
-agent as a :class:`~.host.Host`. What the agent does where the text leaves it a choice is its
+Its parts own their state: :class:`~.output.Output` (what is written), :class:`~.inbox.Inbox`
+(what is read, and which part handles each method), :class:`~.sessions.Sessions` (the registry
+and the session methods), :class:`~.prompts.Prompts` (a prompt from the request to its turn),
+:class:`~.work.Work` (a turn from running to idle), :class:`~.permissions.Permissions`
+(requests and answers), :class:`~.cancels.Cancels` (what a cancel reaches),
+:class:`~.quiesce.Quiescence` (the tests' causal wait). They see the agent as a
+:class:`~.host.Host`. What the agent does where the text leaves it a choice is its
 :class:`~acp_model.agents.design.Design`, and a planted bug is its
-:class:`~acp_model.agents.reference.faults.Fault`.
+:class:`~acp_model.agents.reference.faults.Fault`: one hooks object per part, handed to it.
 """
 
 from __future__ import annotations
@@ -16,11 +19,11 @@ import logging
 from collections.abc import Coroutine
 from typing import Any
 
-import orjson
-
 from acp_model.agents.design import Design
 from acp_model.agents.reference import v1
+from acp_model.agents.reference.cancels import Cancels
 from acp_model.agents.reference.faults import Fault
+from acp_model.agents.reference.inbox import Inbox
 from acp_model.agents.reference.output import Output
 from acp_model.agents.reference.permissions import Permissions
 from acp_model.agents.reference.prompts import Prompts
@@ -33,16 +36,13 @@ from acp_model.agents.reference.wire import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
-    METHOD_NOT_FOUND,
-    PARSE_ERROR,
     PROTOCOL_VERSION,
-    Batch,
     Ctx,
     RpcFailure,
     object_params,
 )
 from acp_model.agents.reference.work import Work
-from acp_model.agents.stdio import EOF, OVERSIZE, StdoutWriter
+from acp_model.agents.stdio import StdoutWriter
 
 __all__ = ["ACCEPT_DELAYS", "QUIESCE", "TIMINGS", "Agent"]
 
@@ -77,11 +77,32 @@ class Agent:
         self.finished = asyncio.Event()
         self.out = Output(writer, self.design.writes, self.finished)
         self._tasks: set[asyncio.Task[Any]] = set()
-        self.perms = Permissions(self)
-        self.work = Work(self, self.perms, TIMINGS[timing], self._turn_ended)
-        self.sessions = Sessions(self, self.work)
-        self.prompts = Prompts(self, self.work, ACCEPT_DELAYS[timing], self.sessions.named)
+        hooks = self.fault
+        self.perms = Permissions(self, hooks.permissions)
+        self.work = Work(self, self.perms, TIMINGS[timing], self._turn_ended, hooks.turns,
+                         hooks.payloads)
+        self.sessions = Sessions(self, self.work, hooks.sessions)
+        self.prompts = Prompts(self, self.work, ACCEPT_DELAYS[timing], self.sessions.named,
+                               hooks.prompts)
         self.quiescence = Quiescence(self.reply)
+        self.cancels = Cancels(self, self.prompts, self.perms, lambda: list(self.sessions),
+                               self.sessions.find, hooks)
+        self.inbox = Inbox(self.out, self.finished, requests={
+            "initialize": self.on_initialize,
+            QUIESCE: lambda ctx, params: self.quiescence.request(ctx),
+            "session/new": self.sessions.on_new,
+            "session/list": self.sessions.on_list,
+            "session/resume": self.sessions.on_resume,
+            "session/load": self.sessions.on_load,
+            "session/close": self.sessions.on_close,
+            "session/prompt": self.prompts.on_prompt,
+            "session/cancel": self.cancels.refuse_request,
+        }, notifications={
+            "session/cancel": self.cancels.on_session_cancel,
+            "$/cancel_request": self.cancels.on_cancel_request,
+        }, on_response=self.perms.handle_response, ready=lambda: self.initialized,
+            before_ready=frozenset({"initialize", QUIESCE}),
+            empty_batch_reply=hooks.connection.empty_batch_reply)
 
     @property
     def first_session(self) -> Session | None:
@@ -109,7 +130,7 @@ class Agent:
 
     def route(self, s: Session) -> str:
         """The sessionId put on this session's updates."""
-        return self.fault.route(self, s)
+        return self.fault.sessions.route(self, s)
 
     def update(self, s: Session, update: dict[str, Any]) -> None:
         self._remember(s, update)
@@ -139,7 +160,7 @@ class Agent:
         update: dict[str, Any] = {"sessionUpdate": "state_update", "state": state}
         if stop_reason is not None:
             update["stopReason"] = stop_reason
-        if self.newer and s.background_listed and self.fault.lists_background(s, state):
+        if self.newer and s.background_listed and self.fault.turns.lists_background(s, state):
             update["background"] = [{"type": "tool_call", "toolCallId": t}
                                     for t in s.background]
         self.update(s, update)
@@ -191,131 +212,11 @@ class Agent:
     def _turn_ended(self, s: Session) -> None:
         self.prompts.release_queued(s)
 
-    # ------------------------------------------------------------------- input
+    # ------------------------------------------------------------------ input
 
     def on_input(self, item: object) -> None:
-        """Entry point for every stdin line (called on the loop by the reader thread)."""
-        if item is EOF:
-            self.finished.set()
-            return
-        if item is OVERSIZE:
-            self._parse_error("line too long")
-            return
-        assert isinstance(item, bytes)
-        if not item.strip():
-            return
-        try:
-            msg = orjson.loads(item)
-        except orjson.JSONDecodeError:
-            self._parse_error("invalid JSON")
-            return
-        try:
-            if isinstance(msg, list):
-                if not msg:
-                    self.reply_error(Ctx(None), INVALID_REQUEST, "empty batch")
-                    return
-                batch = Batch(self.send, self.fault.empty_batch_reply)
-                for entry in msg:
-                    self.dispatch(entry, batch)
-                batch.close()
-            else:
-                self.dispatch(msg, None)
-        except Exception:  # never let one message kill the agent
-            log.exception("internal error while dispatching")
-
-    def _parse_error(self, why: str) -> None:
-        self.reply_error(Ctx(None), PARSE_ERROR, f"parse error: {why}")
-
-    def _invalid(self, batch: Batch | None, request_id: Any, why: str) -> None:
-        if batch is not None:
-            batch.expect()
-        self.reply_error(Ctx(request_id, batch), INVALID_REQUEST, f"invalid request: {why}")
-
-    def dispatch(self, msg: Any, batch: Batch | None) -> None:
-        """Classify one JSON-RPC object; invalid objects get -32600 as JSON-RPC 2.0 says."""
-        if not isinstance(msg, dict):
-            self._invalid(batch, None, "not an object")
-            return
-        rid = msg.get("id")
-        id_ok = (
-            rid is None or isinstance(rid, str) or (isinstance(rid, int) and type(rid) is not bool)
-        )
-        reply_id = rid if id_ok else None
-        if "method" not in msg and ("result" in msg or "error" in msg):
-            if msg.get("jsonrpc") == "2.0":
-                self.perms.handle_response(msg)
-            else:  # never answer a response, even a malformed one
-                log.info("ignoring malformed response %r", rid)
-        elif msg.get("jsonrpc") != "2.0":
-            self._invalid(batch, reply_id, 'jsonrpc must be "2.0"')
-        elif "method" in msg:
-            method, params = msg["method"], msg.get("params")
-            if not isinstance(method, str):
-                self._invalid(batch, reply_id, "method must be a string")
-            elif not id_ok:
-                self._invalid(batch, None, "id must be a string, an integer or null")
-            elif "params" in msg and not isinstance(params, dict | list):
-                self._invalid(batch, reply_id, "params must be an object or an array")
-            elif "id" in msg:
-                self.handle_request(Ctx(rid, batch), method, params)
-            else:
-                self.handle_notification(method, params)
-        else:
-            self._invalid(batch, reply_id, "neither a request nor a response")
-
-    def handle_request(self, ctx: Ctx, method: str, params: Any) -> None:
-        if ctx.batch is not None:
-            ctx.batch.expect()
-        try:
-            if method == "initialize":
-                self.on_initialize(ctx, params)
-                return
-            if method == QUIESCE:
-                self.quiescence.request(ctx)
-                return
-            if not self.initialized:
-                raise RpcFailure(INVALID_REQUEST, "connection not initialized")
-            handler = {
-                "session/new": self.sessions.on_new,
-                "session/list": self.sessions.on_list,
-                "session/resume": self.sessions.on_resume,
-                "session/load": self.sessions.on_load,
-                "session/close": self.sessions.on_close,
-                "session/prompt": self.prompts.on_prompt,
-                "session/cancel": self.on_cancel_request,
-            }.get(method)
-            if handler is None:
-                raise RpcFailure(METHOD_NOT_FOUND, f"method not found: {method}")
-            handler(ctx, params)
-        except RpcFailure as exc:
-            self.reply_error(ctx, exc.code, exc.message)
-        except Exception:
-            log.exception("internal error in %s", method)
-            self.reply_error(ctx, INTERNAL_ERROR, "internal error")
-
-    def handle_notification(self, method: str, params: Any) -> None:
-        if method == "session/cancel":
-            self.fault.on_cancel_notification(self)
-            sid = params.get("sessionId") if isinstance(params, dict) else None
-            s = self.sessions.find(sid)
-            if s is None:
-                log.info("cancel for unknown session %r ignored", sid)
-                return
-            self.cancel_session(s)
-            if self.fault.cancels_other_sessions():
-                for other in self.sessions:
-                    if other is not s and other.turn is not None:
-                        self.cancel_session(other)
-        elif method == "$/cancel_request":
-            target = params.get("requestId") if isinstance(params, dict) else None
-            for s in self.sessions:
-                for pend in [*s.pending, *s.queued]:
-                    if pend.ctx.request_id == target and type(pend.ctx.request_id) is type(target):
-                        pend.request_cancelled = True
-                        pend.wake.set()
-                self.prompts.withdraw_queued(s, target)
-        else:
-            log.info("ignoring notification %s", method)
+        """Every stdin line (called on the loop by the reader thread)."""
+        self.inbox.on_input(item)
 
     # -------------------------------------------------------------- handlers
 
@@ -335,28 +236,9 @@ class Agent:
             self.protocol = v1.PROTOCOL_V1
             result = v1.initialize_result()
         self.initialized = True
-        self.reply(ctx, self.fault.initialize_result(result))
-        self.fault.after_initialize(self)
+        self.reply(ctx, self.fault.connection.initialize_result(result))
+        self.fault.connection.after_initialize(self)
 
     def cancel_session(self, s: Session) -> None:
-        """session/cancel (or close) semantics; see A-04, A-10, A-11 and A-14."""
-        for pend in s.pending:
-            pend.session_cancelled = True
-            pend.wake.set()
-        turn = s.turn
-        if turn is None:
-            if not s.pending:
-                self.fault.cancel_while_idle(s)
-            if self.design.idle_cancel == "echo" and not s.pending and not s.closing:
-                self.state(s, "idle", "cancelled")
-            return
-        self.prompts.cancel_queued(s)
-        if turn.cancelled:
-            return  # a second cancel changes nothing
-        turn.cancelled = True
-        turn.cancel_event.set()
-        self.fault.turn_cancelled(s)
-        self.perms.withdraw(s, turn)
-
-    def on_cancel_request(self, ctx: Ctx, params: Any) -> None:
-        raise RpcFailure(INVALID_REQUEST, "session/cancel is a notification; send it without id")
+        """session/cancel semantics (a close cancels too): see :class:`~.cancels.Cancels`."""
+        self.cancels.cancel_session(s)

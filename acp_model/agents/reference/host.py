@@ -1,5 +1,6 @@
 """What the reference agent's parts (prompts, work, permissions, sessions) use of the agent
-that holds them: the protocol it speaks, its design and planted bug, and the reports it sends.
+that holds them: the protocol it speaks, its design, and the reports it sends (a planted bug
+comes to each part as its own hooks, ``faults.py``).
 
 They see the agent only through :class:`Host`, so each part reads alone and the package's
 import graph has no circle: ``agent`` imports the parts, the parts import this module. A
@@ -17,7 +18,6 @@ if TYPE_CHECKING:
     import asyncio
 
     from acp_model.agents.design import Design
-    from acp_model.agents.reference.faults import Fault
     from acp_model.agents.reference.output import Output
     from acp_model.agents.reference.state import Session
 
@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 class Host(AgentOps, Protocol):
     """The agent as its parts see it."""
 
-    fault: Fault
     design: Design
     protocol: int  # 2, or 1 when the client asked for v1 (reference/v1.py)
     seed: int

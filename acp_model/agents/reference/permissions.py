@@ -6,6 +6,7 @@ import asyncio
 import logging
 from typing import Any
 
+from acp_model.agents.reference.faults import PermissionHooks
 from acp_model.agents.reference.host import Host
 from acp_model.agents.reference.state import PermWait, Session, Turn
 from acp_model.agents.reference.v1 import permission_params as v1_permission_params
@@ -28,8 +29,9 @@ WAIT = 1.0  # perm_cancel=wait: how long the cancelled turn waits for the answer
 class Permissions:
     """The agent's permission requests: the ids it hands out and the turns waiting on them."""
 
-    def __init__(self, host: Host) -> None:
+    def __init__(self, host: Host, hooks: PermissionHooks) -> None:
         self.host = host
+        self.hooks = hooks  # where a planted bug changes what a request or an answer does
         self.waiters: dict[int, PermWait] = {}  # request id -> the tool call waiting on it
         self.next_request_id = 0
 
@@ -46,13 +48,13 @@ class Permissions:
             "title": f"Allow: {tool.title}?",
             "description": f"The agent wants to {tool.kind} {s.abs_path(tool.path)}.",
             "subject": {"type": "tool_call", "toolCall": {"toolCallId": tool_id}},
-            "options": host.fault.permission_options(PERMISSION_OPTIONS),
+            "options": self.hooks.permission_options(PERMISSION_OPTIONS),
         }
         if host.protocol == 1:  # v1's shape (reference/v1.py)
             params = v1_permission_params(params)
         host.send({"jsonrpc": "2.0", "id": rid, "method": "session/request_permission",
                    "params": params})  # fmt: skip
-        early = host.fault.early_answer(host, waiting)
+        early = self.hooks.early_answer(host, waiting)
         if early is not None:
             future.set_result(early)
         return waiting
@@ -74,14 +76,14 @@ class Permissions:
                 decision = "cancelled"
             else:
                 decision = "unknown"  # never approval (PERM-11)
-        return self.host.fault.decision(decision)
+        return self.hooks.decision(decision)
 
     def handle_response(self, msg: dict[str, Any]) -> None:
         rid = msg.get("id")
         pw = self.waiters.pop(rid, None) if type(rid) is int else None
         if pw is None:
             log.info("ignoring response to unknown or stale request id %r", rid)
-            self.host.fault.stray_answer(self.host, msg)
+            self.hooks.stray_answer(self.host, msg)
             return
         answer = ("error", msg["error"]) if "error" in msg else ("result", msg.get("result"))
         turn = pw.turn
@@ -89,7 +91,7 @@ class Permissions:
             turn.late_answers.discard(rid)
             if not turn.late_answers:
                 turn.late_answered.set()
-            self.host.fault.late_answer(self.host, pw)
+            self.hooks.late_answer(self.host, pw)
             return
         turn.pending_perms.pop(rid, None)
         pw.future.set_result(answer)
@@ -111,8 +113,8 @@ class Permissions:
         announce = (s.cancels_with_perms % 2 == 1 if style == "alternate"
                     else style == "withdraw")
         s.cancels_with_perms += 1
-        announce = host.fault.withdraw(announce)
-        listening = style in ("wait", "grace") or host.fault.keeps_listening()
+        announce = self.hooks.withdraw(announce)
+        listening = style in ("wait", "grace") or self.hooks.keeps_listening()
         for waiting in perms:
             if listening:
                 turn.late_answers.add(waiting.request_id)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from acp_model.agents.reference.faults import PromptHooks
 from acp_model.agents.reference.host import Host
 from acp_model.agents.reference.state import PendingPrompt, Session
 from acp_model.agents.reference.wire import (
@@ -30,8 +31,9 @@ class Prompts:
     """``session/prompt`` from the request to the turn: read, held, accepted or cancelled."""
 
     def __init__(self, host: Host, work: Work, accept_timing: tuple[float, float],
-                 session: Callable[[dict[str, Any]], Session]) -> None:
+                 session: Callable[[dict[str, Any]], Session], hooks: PromptHooks) -> None:
         self.host = host
+        self.hooks = hooks  # where a planted bug changes what happens to a prompt
         self.work = work
         self.accept_timing = accept_timing  # (base, span) seconds before a prompt is accepted
         self.session = session  # the open session a request names (-32602 otherwise)
@@ -48,18 +50,18 @@ class Prompts:
             _check_block(block)
         s.prompts_read += 1
         index = s.prompts_read
-        code = self.host.fault.check_prompt(s, index)
+        code = self.hooks.check_prompt(s, index)
         if code is not None:
             raise RpcFailure(code, "method not found: session/prompt")
         busy = s.turn is not None and not s.turn.cancelled
-        if busy and self.host.fault.ignores_busy_prompt():
+        if busy and self.hooks.ignores_busy_prompt():
             return  # never answered, never processed
         if busy and self.host.design.busy == "reject":
             raise RpcFailure(INVALID_PARAMS, "session already has foreground work")
         pend = PendingPrompt(ctx, blocks, prompt_text(blocks), index, busy)
         if busy and self.host.design.busy in ("queue", "queue-reject"):
             s.queued.append(pend)  # held unanswered until the running turn has ended
-            self.host.fault.prompt_held(self.host, s, pend)
+            self.hooks.prompt_held(self.host, s, pend)
             return
         s.pending.append(pend)
         self.host.spawn(self._accept(s, pend))
@@ -74,10 +76,10 @@ class Prompts:
     def cancel_queued(self, s: Session) -> None:
         """A cancel: under ``busy=queue-reject`` the held prompts are rejected; a planted bug
         drops them unanswered; otherwise they outlive the cancel (RULES.md A-10 d)."""
-        if self.host.fault.drops_queued_on_cancel():
+        if self.hooks.drops_queued_on_cancel():
             s.queued.clear()
         elif self.host.design.busy == "queue-reject" or (self.host.sends_receipts
-                                                    and not self.host.fault.keeps_held_prompts()):
+                                                    and not self.hooks.keeps_held_prompts()):
             # the newer revision: a cancel also cancels the prompts not yet inserted (and an
             # agent that answers prompts with receipts is taken for one, by clients and by
             # `--spec auto`, so it keeps that revision's promise)
@@ -136,52 +138,64 @@ class Prompts:
     def plan_for(self, text: str) -> TurnPlan:
         return plan_for(text, self.host.seed, self.host.forced)
 
-    def accept(self, s: Session, pend: PendingPrompt) -> None:  # noqa: C901
+    def accept(self, s: Session, pend: PendingPrompt) -> None:
         """Accept a prompt: respond, report the user message, start or join the turn."""
         plan = self.plan_for(pend.text)
-        msg_id = s.new_id("msg_user")
-        msg_id = self.host.fault.user_message_id(s, msg_id)
+        msg_id = self.hooks.user_message_id(s, s.new_id("msg_user"))
+        answer = self.hooks.answers_prompt(pend)
+        if self.host.protocol == 1:
+            self._accept_v1(s, pend, plan, msg_id, answer=answer)
+        elif self.hooks.errors_after_insertion(s, pend):  # inserted, then an error answer
+            self.user_message(s, pend.blocks, msg_id, whole=True)
+            self.host.reply_error(pend.ctx, -32603, "the model failed")
+            if s.turn is None:
+                self.work.start_turn(s, plan, cancelled=pend.session_cancelled)
+        else:
+            self._accept_v2(s, pend, plan, msg_id, answer=answer)
+
+    def _accept_v1(self, s: Session, pend: PendingPrompt, plan: TurnPlan, msg_id: str, *,
+                   answer: bool) -> None:
+        """v1: no acknowledgement, no echo; the turn's end answers it (the prompt is still
+        the conversation's: session/load replays it)."""
+        s.history[msg_id] = {"sessionUpdate": "user_message", "content": list(pend.blocks)}
+        if answer:
+            s.v1_prompts.append(pend.ctx)
+        self._work_on(s, pend, plan)
+
+    def _accept_v2(self, s: Session, pend: PendingPrompt, plan: TurnPlan, msg_id: str, *,
+                   answer: bool) -> None:
+        """The response (before or after the user message, as the design's ``order``
+        says), the user message, the work."""
+        result = self._response(pend, msg_id)
+        dropped = self.hooks.drops_busy_prompt() and s.turn is not None and pend.busy_at_read
+        early = self.host.design.order == "message-first"
+        if answer and not early:
+            self.host.reply(pend.ctx, result)
+        if not dropped and self.hooks.reports_user_message(pend):
+            self.user_message(s, pend.blocks, msg_id)
+        if not dropped:
+            self._work_on(s, pend, plan)
+        if answer and early:
+            self.host.reply(pend.ctx, result)
+        if self.hooks.answers_twice():
+            self.host.reply(pend.ctx, result)
+
+    def _response(self, pend: PendingPrompt, msg_id: str) -> dict[str, Any]:
+        """``{}``, with the receipt of the newer revision and the design's ``_meta``."""
         result: dict[str, Any] = {}
         if self.host.design.result == "meta":
             result["_meta"] = {"acpModel/promptIndex": pend.index}
         if self.host.sends_receipts:
-            result["messageId"] = self.host.fault.receipt_id(msg_id)  # the receipt
+            result["messageId"] = self.hooks.receipt_id(msg_id)  # the receipt
+        return result
+
+    def _work_on(self, s: Session, pend: PendingPrompt, plan: TurnPlan) -> None:
+        """Join the running work (A-01: no second ``running``), or start a turn."""
         turn = s.turn
-        joining = turn is not None
-        dropped = self.host.fault.drops_busy_prompt() and joining and pend.busy_at_read
-        answer = self.host.fault.answers_prompt(pend)
-        if self.host.protocol == 1:  # v1: no acknowledgement, no echo; the turn's end answers it
-            # (the prompt is still the conversation's: session/load replays it)
-            s.history[msg_id] = {"sessionUpdate": "user_message", "content": list(pend.blocks)}
-            if answer:
-                s.v1_prompts.append(pend.ctx)
-            if turn is not None:
-                if not turn.cancelled:
-                    turn.add(plan)
-            else:
-                self.work.start_turn(s, plan, cancelled=pend.session_cancelled)
-            return
-        if self.host.fault.errors_after_insertion(s, pend):  # inserted, then an error answer
-            self.user_message(s, pend.blocks, msg_id, whole=True)
-            self.host.reply_error(pend.ctx, -32603, "the model failed")
-            if turn is None:
-                self.work.start_turn(s, plan, cancelled=pend.session_cancelled)
-            return
-        early = self.host.design.order == "message-first"
-        if answer and not early:
-            self.host.reply(pend.ctx, result)
-        if not dropped and self.host.fault.reports_user_message(pend):
-            self.user_message(s, pend.blocks, msg_id)
-        if not dropped:
-            if turn is not None:
-                if not turn.cancelled:
-                    turn.add(plan)  # A-01: joins the running work, no second `running`
-            else:
-                self.work.start_turn(s, plan, cancelled=pend.session_cancelled)
-        if answer and early:
-            self.host.reply(pend.ctx, result)
-        if self.host.fault.answers_twice():
-            self.host.reply(pend.ctx, result)
+        if turn is None:
+            self.work.start_turn(s, plan, cancelled=pend.session_cancelled)
+        elif not turn.cancelled:
+            turn.add(plan)
 
     def user_message(self, s: Session, blocks: list[Any], msg_id: str,
                      whole: bool = False) -> None:

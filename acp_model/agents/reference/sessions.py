@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from acp_model.agents.reference.faults import SessionHooks
 from acp_model.agents.reference.host import Host
 from acp_model.agents.reference.state import Session
 from acp_model.agents.reference.v1 import PROTOCOL_V1
@@ -24,8 +25,9 @@ class Sessions:
     """Every session the agent made, by id; the first one is kept for a planted bug that
     routes later sessions' updates to it."""
 
-    def __init__(self, host: Host, work: Work) -> None:
+    def __init__(self, host: Host, work: Work, hooks: SessionHooks) -> None:
         self.host = host
+        self.hooks = hooks  # where a planted bug changes a session's id or a replay
         self.work = work
         self.by_id: dict[str, Session] = {}
         self.first: Session | None = None
@@ -62,7 +64,7 @@ class Sessions:
         index = len(self.by_id) + 1
         digest = hashlib.sha256(f"{host.seed}/{index}".encode()).hexdigest()[:10]
         fresh = f"sess_{index}_{digest}"
-        sid = host.fault.session_id(host, fresh)
+        sid = self.hooks.session_id(host, fresh)
         if sid != fresh:  # the planted bug hands out an old id: no new session
             host.reply(ctx, {"sessionId": sid})
             return
@@ -111,7 +113,7 @@ class Sessions:
         if replay is not None and self.host.protocol != PROTOCOL_V1:
             for mid, entry in list(s.history.items()):
                 self.host.update(s, {"sessionUpdate": entry["sessionUpdate"],
-                                     "messageId": self.host.fault.replay_id or mid,
+                                     "messageId": self.hooks.replay_id or mid,
                                      "content": list(entry["content"])})
         if self.host.newer:  # sdk-2.4.0: the session's current state before the answer
             self.host.state(s, s.shown_state)
@@ -126,7 +128,7 @@ class Sessions:
         for mid, entry in list(s.history.items()):
             for block in entry["content"]:
                 update = {"sessionUpdate": f"{entry['sessionUpdate']}_chunk",
-                          "messageId": self.host.fault.replay_id or mid, "content": block}
+                          "messageId": self.hooks.replay_id or mid, "content": block}
                 self.host.send({"jsonrpc": "2.0", "method": "session/update", "params": {
                     "sessionId": self.host.route(s), "update": update}})
         self.host.reply(ctx, {})

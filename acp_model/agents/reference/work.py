@@ -9,6 +9,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from acp_model.agents.reference.faults import PayloadHooks, TurnHooks
 from acp_model.agents.reference.host import Host
 from acp_model.agents.reference.permissions import Permissions
 from acp_model.agents.reference.state import PlanCtx, Session, Turn
@@ -52,8 +53,11 @@ class Work:
     """A turn from ``running`` to its idle: the fake model's steps, at the agent's timing."""
 
     def __init__(self, host: Host, perms: Permissions, timing: tuple[float, float],
-                 on_turn_end: Callable[[Session], None]) -> None:
+                 on_turn_end: Callable[[Session], None], hooks: TurnHooks,
+                 payloads: PayloadHooks) -> None:
         self.host = host
+        self.hooks = hooks  # where a planted bug changes a turn's course
+        self.payloads = payloads  # ... or what its updates carry
         self.perms = perms
         self.timing = timing  # (base, span) seconds: the pause after a step
         self.on_turn_end = on_turn_end  # a turn ended: the prompts held behind it go on
@@ -63,14 +67,14 @@ class Work:
         turn = Turn(session=s, index=s.turns_started)
         s.turn = turn
         turn.add(plan)
-        if cancelled or self.host.fault.starts_cancelled(s):
+        if cancelled or self.hooks.starts_cancelled(s):
             turn.cancelled = True
             turn.cancel_event.set()
         instant = turn.cancelled and self.host.design.instant == "no-running"
-        if self.host.fault.reports_running() and not instant:
+        if self.hooks.reports_running() and not instant:
             self.host.running(s)
         self.finish_background(s)
-        self.host.fault.turn_started(self.host, s, turn)
+        self.hooks.turn_started(self.host, s, turn)
         self.host.spawn(self.run_turn(turn))
         return turn
 
@@ -94,33 +98,12 @@ class Work:
             log.exception("turn failed")
         await self.finish_turn(turn)
 
-    async def finish_turn(self, turn: Turn) -> None:  # noqa: C901
+    async def finish_turn(self, turn: Turn) -> None:
         s = turn.session
         if turn.cancelled:
-            # A-10: prompts that were pending when the cancel came join this turn first.
-            for pend in list(s.pending):
-                if pend.session_cancelled:
-                    await pend.settled.wait()
-            if turn.late_answers:
-                await wait(turn.late_answered, self.perms.wait_for_answers())
-            late = self.host.fault.tools_after_cancelled_idle()
-            if not late:
-                self._cancel_open_tools(s, turn)
-            reason = self.host.fault.cancelled_reason()
-            if reason is not None:
-                self.host.state(s, "idle", reason)
-            if late:
-                self._cancel_open_tools(s, turn)
-                self.host.update(s, {"sessionUpdate": "agent_message_chunk",
-                                "messageId": s.new_id("msg_agent"),
-                                "content": {"type": "text", "text": "(cancelled)"}})  # fmt: skip
+            await self._finish_cancelled(s, turn)
         else:
-            if self.host.newer and s.turns_started % 3 == 0:
-                self.start_background(s)
-            if not self.host.fault.skips_idle(turn):
-                self.host.state(s, "idle", self.host.fault.stop_reason(turn.stop_reason))
-                self.host.fault.after_idle(self.host, s)
-            s.turns_completed += 1
+            self._finish_completed(s, turn)
         s.turn = None
         turn.done.set()
         if not turn.cancelled and not s.closing:
@@ -130,6 +113,36 @@ class Work:
                 self.background(s, which=(s.turns_completed // 2) % 2)
         if not s.closing:
             self.on_turn_end(s)
+
+    async def _finish_cancelled(self, s: Session, turn: Turn) -> None:
+        """The open tool calls end cancelled, then the cancelled idle (A-11)."""
+        # A-10: prompts that were pending when the cancel came join this turn first.
+        for pend in list(s.pending):
+            if pend.session_cancelled:
+                await pend.settled.wait()
+        if turn.late_answers:
+            await wait(turn.late_answered, self.perms.wait_for_answers())
+        late = self.hooks.tools_after_cancelled_idle()
+        if not late:
+            self._cancel_open_tools(s, turn)
+        reason = self.hooks.cancelled_reason()
+        if reason is not None:
+            self.host.state(s, "idle", reason)
+        if late:
+            self._cancel_open_tools(s, turn)
+            self.host.update(s, {"sessionUpdate": "agent_message_chunk",
+                            "messageId": s.new_id("msg_agent"),
+                            "content": {"type": "text", "text": "(cancelled)"}})  # fmt: skip
+
+    def _finish_completed(self, s: Session, turn: Turn) -> None:
+        """The idle with the turn's stop reason (every third turn of the newer revision
+        leaves a watcher running in the background)."""
+        if self.host.newer and s.turns_started % 3 == 0:
+            self.start_background(s)
+        if not self.hooks.skips_idle(turn):
+            self.host.state(s, "idle", self.hooks.stop_reason(turn.stop_reason))
+            self.hooks.after_idle(self.host, s)
+        s.turns_completed += 1
 
     def start_background(self, s: Session) -> None:
         """The newer revision: a watcher tool call keeps running after the turn; the idle
@@ -147,7 +160,7 @@ class Work:
         if not s.background:
             return
         done, s.background = s.background, []
-        early = self.host.fault.removes_background_early()
+        early = self.hooks.removes_background_early()
         if early:
             self.host.state(s, "running")
         for tool_id in done:
@@ -207,7 +220,7 @@ class Work:
                                       "size": step.size}  # fmt: skip
             if step.cost is not None:
                 update["cost"] = {"amount": step.cost, "currency": "USD"}
-            self.host.update(s, self.host.fault.usage(update))
+            self.host.update(s, self.payloads.usage(update))
         elif step.output == Output.CUSTOM:
             self.host.update(s, {"sessionUpdate": "_acp_model_progress", "turn": turn.index})
         elif step.output == Output.TOOLS:
@@ -227,7 +240,7 @@ class Work:
             )  # fmt: skip
             entries.append({"content": content, "priority": priority, "status": status})
         plan: dict[str, Any] = {"type": "items", "planId": plan_ctx.plan_id, "entries": entries}
-        self.host.update(s, {"sessionUpdate": "plan_update", "plan": self.host.fault.plan(plan)})
+        self.host.update(s, {"sessionUpdate": "plan_update", "plan": self.payloads.plan(plan)})
 
     async def _tools(self, turn: Turn, tools: tuple[ToolSpec, ...]) -> None:
         s = turn.session
@@ -236,8 +249,8 @@ class Work:
             tool_id = s.new_id("call")
             ids.append(tool_id)
             turn.open_tools[tool_id] = "pending"
-            path = self.host.fault.tool_path(s, tool.path)
-            self.host.update(s, self.host.fault.tool_call({
+            path = self.payloads.tool_path(s, tool.path)
+            self.host.update(s, self.payloads.tool_call({
                 "sessionUpdate": "tool_call_update", "toolCallId": tool_id, "title": tool.title,
                 "kind": tool.kind, "status": "pending", "locations": [{"path": path, "line": 1}],
                 "rawInput": {"path": path},
@@ -269,14 +282,14 @@ class Work:
     async def _run_tool(self, turn: Turn, tool_id: str, tool: ToolSpec) -> None:
         s = turn.session
         self.host.update(s, {"sessionUpdate": "tool_call_update", "toolCallId": tool_id,
-                        "status": self.host.fault.running_tool_status()})  # fmt: skip
+                        "status": self.payloads.running_tool_status()})  # fmt: skip
         turn.open_tools[tool_id] = "in_progress"
         for chunk in tool.chunks:
             await self.pause(turn, 0.5)
             if turn.cancelled:
                 return
             self.host.update(s, {"sessionUpdate": "tool_call_content_chunk", "toolCallId": tool_id,
-                            "content": self.host.fault.tool_chunk(text_item(chunk))})  # fmt: skip
+                            "content": self.payloads.tool_chunk(text_item(chunk))})  # fmt: skip
         await self.pause(turn, 0.5)
         if turn.cancelled:
             return
