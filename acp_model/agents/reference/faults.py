@@ -328,6 +328,11 @@ class _StaleAllow(Fault):
         return self.spare.pop(sid, None)
 
 
+# What a request's wait ends with when the cancel, not an answer, ended it
+# (permissions.CANCELLED_BY_AGENT; that module imports this one).
+_CANCELLED_BY_AGENT = "cancelled-by-agent"
+
+
 def _late_init(self: Any) -> None:
     _StaleAllow.__init__(self)
     self.waits = {}  # every permission request id -> the wait it made (its turn)
@@ -339,10 +344,12 @@ def _late_early(self: Any, agent: AgentOps, waiting: PermWait) -> tuple[str, Any
 
 
 def _late_stray(self: Any, agent: AgentOps, msg: dict[str, Any]) -> None:
-    """Keep only a late allow: one for a request of cancelled work, read once that work has
-    ended (its cancelled idle sent)."""
+    """Keep only a late allow: one for a request the cancel left unanswered (its wait ended
+    cancelled by the agent, not by an answer: a duplicate of an answer read in time is not
+    late), read once that work has ended (its cancelled idle sent)."""
     waiting = self.waits.get(msg.get("id"))
-    if waiting is not None and waiting.turn.cancelled and waiting.turn.done.is_set():
+    if waiting is not None and waiting.turn.cancelled and waiting.turn.done.is_set() \
+            and waiting.future.done() and waiting.future.result()[0] == _CANCELLED_BY_AGENT:
         _StaleAllow.stray_answer(self, agent, msg)
 
 
