@@ -7,9 +7,11 @@ returns None is reported as a warning, never as a failure (a failure states its 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from acp_model.model.events import Ev
+from acp_model.model.permissions import classify
 from acp_model.model.records import PermRec
 from acp_model.model.vocab import WORK, Answer, CancelStatus
 
@@ -214,6 +216,18 @@ def stray_allow(model: Any, perm: PermRec) -> Evidence:
     return (f"; the client's last allow before it, #{at}, answered another "
             f"request, #{last.idx}: an answer an agent that kept it would take for this one",
             [(at, "an earlier allow, to another request")])
+
+
+def note_repeat(sessions: Iterable[Any], perm_id: Any, msg: dict[str, Any], idx: int) -> None:
+    """The client answered permission request ``perm_id`` again (a repeat no rule reads: only
+    the first answer is an event): an allow is kept, on the newest request of that id, for
+    :func:`stray_allow` to name."""
+    asked = [perm for m in sessions if (perm := m.perm(perm_id)) is not None]
+    if not asked:
+        return
+    perm = max(asked, key=lambda p: p.idx)
+    if classify(perm.options, msg.get("result"), "error" in msg) == Answer.ALLOW:
+        perm.repeat_allow_idx = idx
 
 
 def _allowed_at(perm: PermRec, before: int) -> int:

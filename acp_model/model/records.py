@@ -92,9 +92,6 @@ class PermRec:
     owed_cancel: bool = field(default=False, metadata=SETTLED)
     answer: str | None = field(default=None, metadata=SETTLED)  # an Answer
     answer_idx: int = field(default=-1, metadata=INDEX)  # -1: not answered
-    # the client's last allow sent after its first answer (a repeat no rule reads; PERM-11's
-    # proof names it, as an agent that kept it may take it for a later request); -1: none
-    repeat_allow_idx: int = field(default=-1, metadata=INDEX)
     # STATE-05: the agent went on writing while the request was open and the session showed
     # running, and has not reported requires_action since (an answer that came before the
     # agent wrote anything else left it no time to report the block)
@@ -108,6 +105,9 @@ class PermRec:
     # another request of the session was answered after this one was sent: that request's
     # tool may be the work that progresses meanwhile (STATE-05, read while this one waits)
     sibling_answered: bool = field(default=False, metadata={"canon": "canon_sibling_answered"})
+    # the client's last allow sent after its first answer (a repeat no rule reads; PERM-11's
+    # proof names it, as an agent that kept it may take it for a later request); -1: none
+    repeat_allow_idx: int = field(default=-1, metadata=EXPLAINS)
 
 
 @dataclass(slots=True)

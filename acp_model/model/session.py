@@ -371,13 +371,6 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
                 other.sibling_answered = True
         perm.overlapped = False  # read only while it waits
 
-    def note_repeated_answer(self, perm_id: Any, answer: Answer, idx: int) -> None:
-        """The client answered ``perm_id`` again (a duplicate, never an event: only the first
-        answer counts); an allow is kept for PERM-11's proof (``stray_allow``)."""
-        perm = self.perm(perm_id)
-        if perm is not None and answer == Answer.ALLOW:
-            perm.repeat_allow_idx = idx
-
     def note_accept(self, ev: Ev) -> None:
         if ev.message_id is not None:  # a receipt (the newer revision's acknowledgement)
             self.receipt_ids.setdefault(ev.message_id, ev.idx)

@@ -29,6 +29,7 @@ from acp_model.model.connection import ConnectionLifecycle, ConnectionModel
 from acp_model.model.context import Context
 from acp_model.model.engine import Failure, LibraryEngine, TableEngine, compile_machine
 from acp_model.model.events import Ev, content_key, text_key
+from acp_model.model.evidence import note_repeat
 from acp_model.model.lifecycle import SessionLifecycle
 from acp_model.model.messages import Findings
 from acp_model.model.obligations import PERMISSION_ANSWERED, PROMPT_ANSWERED, WITHDRAWN_ANSWERED
@@ -555,29 +556,14 @@ class Monitor(LivenessMixin, QueriesMixin):
             self._session_event(req.session, Event.PERMISSION_ANSWER,
                                 Ev(idx, id=req_id, answer=answer, error_code=code), what)
 
-    def _repeated_answer(self, msg: dict[str, Any], idx: int) -> None:
-        """The client answered a permission request again: the session whose newest request
-        has that id notes it (what PERM-11's proof may name)."""
-        req_id = msg.get("id")
-        asked = [(perm.idx, sess) for sess in self.sessions.values()
-                 if (perm := sess.perm(req_id)) is not None]
-        if not asked:
-            return
-        sess = max(asked, key=lambda pair: pair[0])[1]
-        perm = sess.perm(req_id)
-        answer = permissions.classify(perm.options if perm is not None else None,
-                                      msg.get("result"), "error" in msg)
-        sess.note_repeated_answer(req_id, answer, idx)
-
     def _unmatched(self, direction: str, msg: dict[str, Any], idx: int) -> None:
         req_id = msg.get("id")
         requester = OTHER[direction]
         if req_id in self.rpc.answered[requester]:
             for fn in (rpc.prompt_answered_once, rpc.permission_answered_once, rpc.answered_once):
                 self._run(fn, idx, self.rpc, direction, req_id)
-            if direction == "c2a" \
-                    and self.rpc.answered[requester][req_id] == "session/request_permission":
-                self._repeated_answer(msg, idx)
+            if self.rpc.answered[requester][req_id] == "session/request_permission":
+                note_repeat(self.sessions.values(), req_id, msg, idx)  # PERM-11's proof
             return
         if req_id is None:
             last = self.rpc.last_c2a_notification
