@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from acp_model.fuzzing.actions import LateAllow, Mistake, NewSession, SloppyAnswer
+from acp_model.fuzzing.actions import LateAllow, NewSession, SloppyAnswer
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.run import run_fuzz
 from acp_model.model.vocab import Level
@@ -928,9 +928,9 @@ def test_the_late_allow_probe_shows_a_kept_late_allow_and_the_reference_passes()
 
 @pytest.mark.slow  # a fuzz run against a mutant
 def test_a_late_allow_for_cancelled_work_taken_for_the_next_request_is_caught() -> None:
-    """The fuzzer finds the agent that keeps a late allow (for cancelled work, after its
-    cancelled idle) and takes it for the session's next request, under PERM-11, with the
-    late answer in the counterexample as the probe that caused it."""
+    """The fuzzer finds the agent that keeps a late allow (for a request its cancel left
+    unanswered, read after the cancelled idle) and takes it for the session's next request,
+    under PERM-11, whose proof names the late answer, a probe in the counterexample."""
     cfg = FuzzConfig([*REFERENCE, "--mutant", "late_allow_next_permission"], seed=1,
                      max_examples=150, time_budget=90, spec="seed", replay_runs=1,
                      minimize_budget=10, stop_on=frozenset({"PERM-11"}))
@@ -941,9 +941,10 @@ def test_a_late_allow_for_cancelled_work_taken_for_the_next_request_is_caught() 
     assert "still open: the client had not answered it" in message \
         or "whether or not the agent had read it, it had no allow" in message, message
     assert "the client's last allow before it" in message, message
-    assert any(isinstance(a, LateAllow) or (isinstance(a, SloppyAnswer)
-                                            and a.mistake == Mistake.LATE)
-               for a in found.actions), found.actions
+    # The allow the proof names came from a sloppy client's probe: the late-allow probe, or
+    # another sloppy answer the agent read only after the cancelled idle (an allow right
+    # after the cancel, one for a withdrawn request, one repeated after the cancelled outcome)
+    assert any(isinstance(a, (LateAllow, SloppyAnswer)) for a in found.actions), found.actions
     assert any(role == "an earlier allow, to another request"
                for _, role in found.violation.evidence), found.violation.evidence
     # the counterexample's trace holds the late allow before the failure, marked as a probe
