@@ -7,9 +7,11 @@ returns None is reported as a warning, never as a failure (a failure states its 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from acp_model.model.events import Ev
+from acp_model.model.permissions import classify
 from acp_model.model.records import PermRec
 from acp_model.model.vocab import WORK, Answer, CancelStatus
 
@@ -205,15 +207,37 @@ def stray_allow(model: Any, perm: PermRec) -> Evidence:
     """The client's last allow in the session before ``perm`` was sent, to another request
     whose own tool never ran (a late answer for cancelled work, or one for a withdrawn
     request): an answer an agent that keeps it may take for ``perm`` (none: nothing)."""
-    earlier = [p for p in (*model.perms.values(), *model.retired.values())
-               if p is not perm and p.answer == Answer.ALLOW and 0 <= p.answer_idx < perm.idx
+    earlier = [(at, p) for p in (*model.perms.values(), *model.retired.values())
+               if p is not perm and (at := _allowed_at(p, perm.idx)) >= 0
                and not _ran(model, p)]
     if not earlier:
         return "", []
-    last = max(earlier, key=lambda p: p.answer_idx)
-    return (f"; the client's last allow before it, #{last.answer_idx}, answered another "
+    at, last = max(earlier, key=lambda pair: pair[0])
+    return (f"; the client's last allow before it, #{at}, answered another "
             f"request, #{last.idx}: an answer an agent that kept it would take for this one",
-            [(last.answer_idx, "an earlier allow, to another request")])
+            [(at, "an earlier allow, to another request")])
+
+
+def note_repeat(sessions: Iterable[Any], perm_id: Any, msg: dict[str, Any], idx: int) -> None:
+    """The client answered permission request ``perm_id`` again (a repeat no rule reads: only
+    the first answer is an event): an allow is kept, on the newest request of that id, for
+    :func:`stray_allow` to name."""
+    asked = [perm for m in sessions if (perm := m.perm(perm_id)) is not None]
+    if not asked:
+        return
+    perm = max(asked, key=lambda p: p.idx)
+    if classify(perm.options, msg.get("result"), "error" in msg) == Answer.ALLOW:
+        perm.repeat_allow_idx = idx
+
+
+def _allowed_at(perm: PermRec, before: int) -> int:
+    """The index of the client's last allow for ``perm`` sent before index ``before``: its
+    answer, or a repeat after another first answer (a late allow after the cancelled
+    outcome, say); -1: none."""
+    allows = [perm.repeat_allow_idx] if 0 <= perm.repeat_allow_idx < before else []
+    if perm.answer == Answer.ALLOW and 0 <= perm.answer_idx < before:
+        allows.append(perm.answer_idx)
+    return max(allows, default=-1)
 
 
 def _ran(model: Any, perm: PermRec) -> bool:

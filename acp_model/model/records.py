@@ -105,6 +105,9 @@ class PermRec:
     # another request of the session was answered after this one was sent: that request's
     # tool may be the work that progresses meanwhile (STATE-05, read while this one waits)
     sibling_answered: bool = field(default=False, metadata={"canon": "canon_sibling_answered"})
+    # the client's last allow sent after its first answer (a repeat no rule reads; PERM-11's
+    # proof names it, as an agent that kept it may take it for a later request); -1: none
+    repeat_allow_idx: int = field(default=-1, metadata=EXPLAINS)
 
 
 @dataclass(slots=True)

@@ -29,6 +29,7 @@ from acp_model.model.connection import ConnectionLifecycle, ConnectionModel
 from acp_model.model.context import Context
 from acp_model.model.engine import Failure, LibraryEngine, TableEngine, compile_machine
 from acp_model.model.events import Ev, content_key, text_key
+from acp_model.model.evidence import note_repeat
 from acp_model.model.lifecycle import SessionLifecycle
 from acp_model.model.messages import Findings
 from acp_model.model.obligations import PERMISSION_ANSWERED, PROMPT_ANSWERED, WITHDRAWN_ANSWERED
@@ -565,6 +566,8 @@ class Monitor(LivenessMixin, QueriesMixin):
         if req_id in self.rpc.answered[requester]:
             for fn in (rpc.prompt_answered_once, rpc.permission_answered_once, rpc.answered_once):
                 self._run(fn, idx, self.rpc, direction, req_id)
+            if self.rpc.answered[requester][req_id] == "session/request_permission":
+                note_repeat(self.sessions.values(), req_id, msg, idx)  # PERM-11's proof
             return
         if req_id is None:
             last = rpc.answered_notification(self.rpc, msg)

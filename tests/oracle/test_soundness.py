@@ -260,6 +260,27 @@ def test_a_tool_started_before_any_answer_is_a_permission_bypass() -> None:
     assert "the client had not answered it" in hit["message"]
 
 
+def test_the_proof_names_a_late_allow_sent_after_the_cancelled_outcome() -> None:
+    """A turn cancelled while its request waits: the client answers it 'cancelled', then,
+    after the cancelled idle, allow (a repeat, a sloppy client's late allow); the next
+    turn's tool starts with its own request open. The proof names that late allow: an agent
+    that kept it took it for the new request (the late-allow mutant, when the client's first
+    answer to the old request was the cancelled outcome)."""
+    t = turn_start(base(), 10).tool(S, "t1", "pending", title="Edit").permission(S, 50, "t1")
+    t.requires_action(S).cancel(S).tool(S, "t1", "cancelled").idle(S, "cancelled")
+    t.answer(50, "cancelled")
+    late = t.answer(50, "allow").last
+    t.prompt(S, 11).accepted(11).user_message(S).running(S)
+    t.tool(S, "t2", "pending", title="Edit").permission(S, 51, "t2").requires_action(S)
+    t.running(S).tool(S, "t2", "in_progress")
+    report = check(t)
+    assert "PERM-11" in failed_rules(report), report["violations"]
+    hit = next(v for v in report["violations"] if v["rule"] == "PERM-11")
+    assert "the client's last allow before it" in hit["message"], hit["message"]
+    assert {"index": late, "role": "an earlier allow, to another request"} in [
+        {"index": e["index"], "role": e["role"]} for e in hit["evidence"]], hit["evidence"]
+
+
 def test_a_tool_already_running_may_ask_again_and_keep_reporting() -> None:
     t = turn_start(base(), 10).tool(S, "t1", "in_progress", title="Run")
     t.permission(S, 50, "t1").requires_action(S).tool(S, "t1", "in_progress")

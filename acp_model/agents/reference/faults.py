@@ -390,9 +390,16 @@ class _StaleAllow(PermissionHooks):
         return self.spare.pop(sid, None)
 
 
+# What a request's wait ends with when the cancel, not an answer, ended it
+# (permissions.CANCELLED_BY_AGENT; that module imports this one).
+_CANCELLED_BY_AGENT = "cancelled-by-agent"
+
+
 class _LateAllow(_StaleAllow):
-    """A stray allow of the narrower kind only: a late one for cancelled work, read once that
-    work has ended (its cancelled idle sent)."""
+    """A stray allow of the narrower kind only: a late one for a request the cancel left
+    unanswered (its wait ended cancelled by the agent, not by an answer: a duplicate of an
+    answer read in time is not late), read once that work has ended (its cancelled idle
+    sent)."""
 
     name = "late_allow_next_permission"
 
@@ -406,7 +413,8 @@ class _LateAllow(_StaleAllow):
 
     def stray_answer(self, agent: AgentOps, msg: dict[str, Any]) -> None:
         waiting = self.waits.get(msg.get("id"))  # type: ignore[arg-type]
-        if waiting is not None and waiting.turn.cancelled and waiting.turn.done.is_set():
+        if waiting is not None and waiting.turn.cancelled and waiting.turn.done.is_set() \
+                and waiting.future.done() and waiting.future.result()[0] == _CANCELLED_BY_AGENT:
             super().stray_answer(agent, msg)
 
 
