@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from acp_model.model.check import check
-from acp_model.model.vocab import Level
+from acp_model.model.vocab import CancelStatus, Level
 
 # sessionUpdate kinds that carry conversation history (v1 session-setup.mdx §Loading Sessions;
 # v2's whole-message upserts, §Resuming Sessions)
@@ -108,3 +108,29 @@ def resume_awaited(open_requests: Iterable[Any], sid: str, busy: bool) -> int | 
     reopens a working session: content then is its turn's as much as history."""
     return next((r.idx for r in open_requests if r.method == "session/resume"
                  and r.session == sid and not (r.reopens and busy)), None)
+
+
+def reopen_sent(model: Any, sid: str, idx: int, busy: bool, reopened_busy: dict[str, int]
+                ) -> None:
+    """A session/load or session/resume of session ``sid`` was sent at ``idx``. What the
+    session shows from now on may be the reopen's history (V1-LOAD-01 and SESS-08 judge where
+    it comes), so the end of an earlier cancelled turn no longer marks content as that turn's
+    (CANCEL-09). Sent while the session worked, it is kept: see :func:`cancel_after_reopen`."""
+    model.cancelled_end = -1
+    if busy:
+        reopened_busy[sid] = idx
+
+
+def cancel_after_reopen(model: Any, reopened_at: int | None) -> None:
+    """A cancel sent after the client reopened the session while its work ran, that work still
+    running: the text does not say whether a reopen replaces the session that work belongs to
+    (an agent may load a fresh session object and leave the old turn orphaned), so which one
+    the cancel addresses is open. It cannot bind that work (CANCEL-07): it stays a possible
+    cause of a cancelled end, never a proof that one was owed."""
+    if model is None or reopened_at is None or not model.cancels:
+        return
+    if model.prompts and model.prompts[-1].idx > reopened_at:
+        return  # a prompt since the reopen: the work now running may be that prompt's
+    cancel = model.cancels[-1]
+    if cancel.status == CancelStatus.WORK and cancel.idx > reopened_at:
+        cancel.status, cancel.prior = CancelStatus.AMBIGUOUS, False

@@ -94,14 +94,13 @@ class Monitor(LivenessMixin, QueriesMixin):
                  engine: str = "table", decision: revisions.Decision | None = None) -> None:
         self.readings = readings
         self.rev = readings.revision
-        # Which revision judges, and why (every report says it).
-        self.decision = decision or revisions.Decision(
+        self.decision = decision or revisions.Decision(  # which judges, and why (reports say)
             self.rev, self.rev, f"spec revision {self.rev} chosen")
         self.validate = validate
-        # v1: a turn is a prompt and its response; the model's events are derived (turns_v1)
         self.protocol = revisions.get(self.rev).protocol
-        self.turns: V1Turns | None = V1Turns() if self.protocol == 1 else None
+        self.turns: V1Turns | None = V1Turns() if self.protocol == 1 else None  # v1's events
         self.loaded: dict[str, int] = {}  # session -> its load response (no prompt since)
+        self.reopened_busy: dict[str, int] = {}  # session -> a reopen sent while it worked
         engine_cls = {"table": TableEngine, "statemachine": LibraryEngine}[engine]
         self.session_engine = engine_cls(SESSION_TABLE, readings)
         self.connection_engine = engine_cls(CONNECTION_TABLE, readings)
@@ -109,8 +108,7 @@ class Monitor(LivenessMixin, QueriesMixin):
         self.conn = ConnectionModel(ctx=self.ctx)
         self.sessions: dict[str, SessionModel] = {}
         self.views: dict[str, reducers.SessionView] = {}
-        # per session: the size of ``perms`` at which settled requests are retired next
-        self._retire_at: dict[str, int] = {}
+        self._retire_at: dict[str, int] = {}  # session -> len(perms) retiring settled ones
         self.rpc = Rpc()
         self.closes = Closes(judges=RULES["SDK-CLOSE-03"].applies(self.rev))  # sdk-2.4.0's order
         self.prompt_caps: dict[str, Any] | None = None
@@ -396,6 +394,7 @@ class Monitor(LivenessMixin, QueriesMixin):
             self.loaded.pop(sid, None)
         elif method in replay.REOPENING and sid in self.sessions:
             self.loaded.pop(sid, None)  # a new load: its replay comes before its own answer
+            replay.reopen_sent(self.sessions[sid], sid, idx, self.busy(sid), self.reopened_busy)
         elif method in replay.REOPENING and sid is not None:
             # a session of an earlier connection: known from its request on (replay included)
             self.sessions[sid] = SessionModel(sid, self.ctx)
@@ -410,6 +409,7 @@ class Monitor(LivenessMixin, QueriesMixin):
         if self.turns is not None:
             self.turns.cancel(sid)
         self._session_event(sid, Event.CANCEL, Ev(idx), what)
+        replay.cancel_after_reopen(self.sessions.get(sid), self.reopened_busy.get(sid))
 
     def _derived(self, sid: str, events: list[tuple[Event, Ev, str]]) -> None:
         """Fire the model's events a v1 message stands for (``turns_v1``)."""

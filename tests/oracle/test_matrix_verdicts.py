@@ -139,3 +139,48 @@ def test_an_initialize_result_without_agent_capabilities_is_a_warning() -> None:
     report = check(t.new_session_v1(S).prompt(S, 10).ended(10), V1)
     assert _fails(report) == []
     assert [v["rule"] for v in report["violations"] if v["level"] == "warn"] == ["INIT-03"]
+
+
+def _load_v1(t: TraceBuilder, req_id: int) -> TraceBuilder:
+    """The client reopens the session (v1 session/load), answered at once."""
+    t.request("c2a", "session/load", {"sessionId": S, "cwd": "/tmp/project", "mcpServers": []},
+              req_id)
+    return t.result("a2c", req_id, {})
+
+
+def _with_load_v1(t: TraceBuilder) -> TraceBuilder:
+    """An agent that advertises session/load (v1's loadSession)."""
+    t.records[1].msg["result"]["agentCapabilities"]["loadSession"] = True
+    return t
+
+
+def test_history_a_load_streams_after_its_response_is_not_the_cancelled_turns_content(
+        ) -> None:
+    """gemini-cli's run: a turn ended `cancelled`, then the client loaded the session and the
+    agent streamed its history after the load's response. That is V1-LOAD-01's warning (the
+    history comes after the answer), not content of the cancelled turn (CANCEL-09)."""
+    t = _with_load_v1(TraceBuilder().handshake_v1().new_session_v1(S))
+    t.prompt(S, 5, "first").chunk_v1(S, "first answer").ended(5)
+    t.prompt(S, 6, "second").cancel(S).sync().ended(6, "cancelled")
+    _load_v1(t, 7).chunk_v1(S, "first", "user_message_chunk").chunk_v1(S, "first answer")
+    report = check(t, V1)
+    assert _fails(report) == [], report["violations"]
+    assert "V1-LOAD-01" in {v["rule"] for v in report["violations"]}, report["violations"]
+    late = TraceBuilder().handshake_v1().new_session_v1(S)  # no load: the turn's late content
+    late.prompt(S, 6, "second").cancel(S).sync().ended(6, "cancelled").chunk_v1(S, "late")
+    assert _fails(check(late, V1)) == ["CANCEL-09"]
+
+
+def test_a_cancel_after_a_load_of_the_working_session_binds_no_turn() -> None:
+    """gemini-cli's run: the client loaded the session while a prompt's turn ran, then
+    cancelled; the agent had swapped in a fresh session for the load, and the old turn ended
+    `end_turn`. The text does not say which session a cancel after such a reopen addresses:
+    no CANCEL-07 failure. Without the load, the same read cancel binds the turn."""
+    t = _with_load_v1(TraceBuilder().handshake_v1().new_session_v1(S))
+    t.prompt(S, 5).chunk_v1(S, "working")
+    _load_v1(t, 7).cancel(S).sync().chunk_v1(S, "done").ended(5)
+    report = check(t, V1)
+    assert "CANCEL-07" not in _fails(report), report["violations"]
+    plain = TraceBuilder().handshake_v1().new_session_v1(S)
+    plain.prompt(S, 5).chunk_v1(S, "working").cancel(S).sync().chunk_v1(S, "done").ended(5)
+    assert "CANCEL-07" in _fails(check(plain, V1))
