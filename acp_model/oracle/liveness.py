@@ -61,9 +61,8 @@ class LivenessMixin:
         sessions and the requests sent at index ``since`` or later (one fuzz example's share).
         A session is judged once. ``skip``: client requests someone still waits for (judged
         by that waiter). ``looked``: the trace index of the client's last look before it
-        judged (the fuzzer's drain); what the agent began owing from there on was given no
-        deadline, so it is no proof of "never" (codex-acp began a rejected prompt's work 6 ms
-        after the drain's last sync was answered, and was judged at once).
+        judged (the fuzzer's drain); what the agent began owing from there on (or could take
+        up only since) was given no deadline, so it is no proof of "never".
         """
         before = len(self.violations)
         self._sub = None
@@ -75,8 +74,9 @@ class LivenessMixin:
             for req_id, req in self.rpc.open[direction].items():
                 if req.judged or req.idx < since or (direction == "c2a" and req_id in skip):
                     continue
-                if looked is not None and req.idx >= looked:
-                    continue  # sent after the client's last look: it had no deadline
+                if looked is not None and (req.idx >= looked  # no deadline: sent after the
+                                           or self.rpc.queued_behind(direction, req, looked)):
+                    continue  # client's last look, or queued behind a request answered since
                 if sessions is not None and (req.session not in chosen if direction == "a2c"
                                              else req.session is not None
                                              and req.session not in chosen):

@@ -498,7 +498,7 @@ class Monitor(LivenessMixin, QueriesMixin):
         if req is None:
             self._unmatched(direction, msg, idx)
             return
-        self.rpc.close(requester, req_id, req, accepted="result" in msg)
+        self.rpc.close(requester, req_id, req, accepted="result" in msg, at=idx)
         self._bump(ANSWER_OBLIGATION.get(req.method, REQUEST_ANSWERED).rule)
         if req.withdrawn:
             self._bump(WITHDRAWN_ANSWERED.rule)

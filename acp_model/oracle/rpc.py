@@ -64,6 +64,8 @@ class Rpc:
     last_answered: dict[str, int] = field(default_factory=lambda: {"c2a": -1, "a2c": -1})
     # sessions the client named in a request the agent answered with a result
     accepted_sessions: set[str] = field(default_factory=set)
+    # session -> (where, answered where) of the latest answered client request naming it
+    answered_at: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def named_by_client(self, sid: Any) -> bool:
         """Did the client name session ``sid`` in a request still open, or in one the agent
@@ -86,13 +88,24 @@ class Rpc:
             if req is not None:
                 req.batched = True
 
-    def close(self, requester: str, req_id: Any, req: OpenRequest, *, accepted: bool = False
-              ) -> None:
-        """``req`` got its answer (``accepted``: a result, not an error)."""
+    def close(self, requester: str, req_id: Any, req: OpenRequest, *, accepted: bool = False,
+              at: int = -1) -> None:
+        """``req`` got its answer at index ``at`` (``accepted``: a result, not an error)."""
         self.answered[requester][req_id] = req.method
         if accepted and requester == "c2a" and req.session is not None:
             self.accepted_sessions.add(req.session)
+        if requester == "c2a" and req.session is not None \
+                and at >= self.answered_at.get(req.session, (-1, -1))[1]:
+            self.answered_at[req.session] = (req.idx, at)
         self.last_answered[requester] = max(self.last_answered[requester], req.idx)
+
+    def queued_behind(self, direction: str, req: OpenRequest, looked: int) -> bool:
+        """A client request sent while an older one naming its session was open, that older
+        one answered only at or after the client's last look (index ``looked``): an agent may
+        take a session's requests one at a time (the text does not forbid it), so ``req`` had
+        no deadline of its own once it could be taken up, and its silence proves nothing."""
+        older = self.answered_at.get(req.session or "") if direction == "c2a" else None
+        return older is not None and older[0] < req.idx and older[1] >= looked
 
     def silenced_by(self, requester: str, req: OpenRequest) -> OpenRequest | None:
         """An older request of ``requester`` still unanswered, and none sent after it

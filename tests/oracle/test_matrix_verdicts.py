@@ -184,3 +184,30 @@ def test_a_cancel_after_a_load_of_the_working_session_binds_no_turn() -> None:
     plain = TraceBuilder().handshake_v1().new_session_v1(S)
     plain.prompt(S, 5).chunk_v1(S, "working").cancel(S).sync().chunk_v1(S, "done").ended(5)
     assert "CANCEL-07" in _fails(check(plain, V1))
+
+
+def test_a_load_queued_behind_a_turn_answered_after_the_last_look_is_not_judged() -> None:
+    """qwen-code's run: the client loaded a session whose prompt was still running; the agent
+    took the load up only after that turn, which ended after the client's last look. The load
+    had no deadline of its own (ACPM-ANSWER is not proven); queued behind a turn that ended
+    before the look, its silence is judged."""
+    from acp_model.oracle.monitor import Monitor
+
+    def judged(turn_ends_after_look: bool) -> list[str]:
+        t = _with_load_v1(TraceBuilder().handshake_v1().new_session_v1(S))
+        t.prompt(S, 5).chunk_v1(S, "working")
+        t.request("c2a", "session/load", {"sessionId": S, "cwd": "/tmp/project",
+                                          "mcpServers": []}, 7)
+        if not turn_ends_after_look:
+            t.ended(5)
+        t.sync()
+        look = len(t)
+        if turn_ends_after_look:
+            t.cancel(S).ended(5, "cancelled")
+        monitor = Monitor(V1)
+        for record in t.records:
+            monitor.feed(record)
+        return sorted(v.rule for v in monitor.judge_open([S], 0, 1.0, looked=look))
+
+    assert judged(turn_ends_after_look=True) == []
+    assert judged(turn_ends_after_look=False) == ["ACPM-ANSWER"]
