@@ -89,8 +89,7 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
     early_user_messages: int = 0
     cancels: list[CancelRec] = field(default_factory=list)
     perms: dict[Any, PermRec] = field(default_factory=dict)
-    # Requests whose part in the lifecycle is over, out of the scans (:meth:`retire`); still
-    # found by id for the tool calls they guard.
+    # Requests done with, out of the scans (:meth:`retire`), found by id for their tools.
     retired: dict[Any, PermRec] = field(default_factory=dict, metadata=RETIRED)
     tools: dict[str, ToolRec] = field(default_factory=dict)
     work_tools: set[str] = field(default_factory=set)
@@ -291,9 +290,10 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
         """The first tool_call_update of a toolCallId should carry its title."""
         return not ev.first_report or bool(ev.has_title) or ev.update != "update"
 
-    @check("PERM-11", evidence="answer_evidence")
+    @check("PERM-11", reading="SPEC", evidence="answer_evidence",
+           levels={"seed": "rule", "sdk-2.4.0": "rule", "v1": "warn"})
     def tool_respects_answer(self, ev: Ev) -> bool:
-        """A tool guarded by a permission proceeds only after an allow option was selected."""
+        """A guarded tool proceeds only after an allow (v1 says only that it SHOULD: a warning)."""
         return self.unapproved_start(ev) is None
 
     @check("STATE-06")

@@ -42,14 +42,19 @@ def test_a_history_replayed_after_the_load_answer_is_still_warned() -> None:
 
 def test_a_load_while_the_turn_runs_leaves_the_turn_to_be_judged() -> None:
     """Content while a prompt is unanswered may be the turn's own: it is judged as the turn's
-    (here it ends end_turn after a cancel: CANCEL-07), and the load answer does not mark what
-    follows as replay."""
-    t = TraceBuilder().handshake_v1().new_session_v1(S).prompt(S, 10)
+    (here it ends end_turn after a cancel read before the load: CANCEL-07), and the load
+    answer does not mark what follows as replay. A cancel sent after the load binds the turn
+    no more: the text does not say whether a reopen replaces the session the turn runs in."""
+    t = TraceBuilder().handshake_v1().new_session_v1(S).prompt(S, 10).cancel(S).sync()
     t.request("c2a", "session/load", LOAD, 20).chunk_v1(S, "hello", "user_message_chunk")
-    t.result("a2c", 20, {}).chunk_v1(S, "working").cancel(S).sync().ended(10, "end_turn")
+    t.result("a2c", 20, {}).chunk_v1(S, "working").ended(10, "end_turn")
     report = check(t, V1)
     assert "CANCEL-07" in failed_rules(report), report["violations"]
     assert "V1-LOAD-01" not in warned_rules(report), report["violations"]
+    after = TraceBuilder().handshake_v1().new_session_v1(S).prompt(S, 10)
+    after.request("c2a", "session/load", LOAD, 20).chunk_v1(S, "hello", "user_message_chunk")
+    after.result("a2c", 20, {}).chunk_v1(S, "working").cancel(S).sync().ended(10, "end_turn")
+    assert "CANCEL-07" not in failed_rules(check(after, V1))
 
 
 def _v2_resume_after_turn(user_id: str, agent_id: str) -> TraceBuilder:
