@@ -111,13 +111,11 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
     # refused a permission ("an interaction the agent offers"): either may explain a
     # cancelled stop reason, and neither obliges one.
     client_stopped: bool = False
-    # The first text of prompts answered with an error -> (prompt, response) indices: the newer
-    # revision's "a rejected submission produces no user-message updates" (SDK-PROMPT-03).
+    # the first text of prompts answered with an error -> (prompt, response) (SDK-PROMPT-03)
     rejected_texts: dict[str, tuple[int, int]] = field(default_factory=dict,
                                                        metadata=LIVE_ONLY)
     stale_cancels: list[int] = field(default_factory=list, metadata=EXPLAINS)
-    # Where the last work ended cancelled while no prompt came since (-1: it did not): in v1
-    # that end is the prompt's response, and the turn's content must precede it (CANCEL-09).
+    # where work last ended cancelled, no prompt since (-1: none): v1's CANCEL-09 reads it
     cancelled_end: int = field(default=-1, metadata=LIVE_CONTENT)
 
     # =====================================================================================
@@ -290,11 +288,13 @@ class SessionModel(RaceFactsMixin, EvidenceMixin, ObligationsMixin):
         """The first tool_call_update of a toolCallId should carry its title."""
         return not ev.first_report or bool(ev.has_title) or ev.update != "update"
 
-    @check("PERM-11", reading="SPEC", evidence="answer_evidence",
-           levels={"seed": "rule", "sdk-2.4.0": "rule", "v1": "warn"})
+    @check("PERM-11", evidence="answer_evidence")
     def tool_respects_answer(self, ev: Ev) -> bool:
-        """A guarded tool proceeds only after an allow (v1 says only that it SHOULD: a warning)."""
-        return self.unapproved_start(ev) is None
+        """A guarded tool proceeds only after an allow; v1 forbids only going against an
+        answer it read (before one, v1 says only that it SHOULD wait for the grant)."""
+        perm = self.unapproved_start(ev)
+        return perm is None or (self.ctx.readings.chose("SPEC", "v1")
+                                and (perm.answer is None or not self._read(perm.answer_idx)))
 
     @check("STATE-06")
     def resumption_reported(self, ev: Ev) -> bool:

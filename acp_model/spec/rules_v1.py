@@ -54,9 +54,10 @@ V1_CITATIONS: MappingProxyType[str, str] = MappingProxyType({
     "USAGE-01": f"{PT} §3 Session Usage Updates ('The Agent MAY also report')",
     "USAGE-02": f"{PT} §3 Session Usage Updates ('used and size are required and non-null')",
     "PERM-01": f"{PT} §5 ('the Agent MAY request permission')",
-    "PERM-11": f"{PT} §5 (once permission is granted, if required, the Agent SHOULD invoke "
-               "the tool and report it in_progress); no v1 sentence forbids proceeding "
-               "without an allow, so in v1 a warning",
+    "PERM-11": "v1 tool-calls.mdx §Permission Options ('reject_once - Reject this operation "
+               f"only this time'); {PT} §5 Tool Invocation and Status Reporting (before any "
+               "answer v1 says only that the Agent SHOULD invoke the tool once permission is "
+               "granted: not judged)",
     "PERM-12": "v1 overview.mdx; JSON-RPC 2.0 (a request is answered)",
     "PERM-13": "v1 cancellation.mdx (several requests may be pending)",
     "CANCEL-01": f"{PT} §Cancellation ('Clients MAY cancel an ongoing prompt turn at any time')",

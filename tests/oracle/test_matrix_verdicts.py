@@ -211,3 +211,24 @@ def test_a_load_queued_behind_a_turn_answered_after_the_last_look_is_not_judged(
 
     assert judged(turn_ends_after_look=True) == []
     assert judged(turn_ends_after_look=False) == ["ACPM-ANSWER"]
+
+
+def test_v1_judges_a_tool_against_the_answer_it_read_not_before_one() -> None:
+    """kilo's run: its shell tool went in_progress while the permission request guarding it
+    was still open. v1 says only that once permission is granted the agent SHOULD run the
+    tool: no PERM-11 failure. Going on after a reject it read still fails PERM-11."""
+    def run(answer: bool) -> list[str]:
+        t = TraceBuilder().handshake_v1().new_session_v1(S)
+        t.prompt(S, 5).tool_call_v1(S, "t1", "bash").permission_v1(S, 50, "t1")
+        if answer:
+            t.answer(50, "reject").sync()
+        t.update(S, {"sessionUpdate": "tool_call_update", "toolCallId": "t1",
+                     "status": "in_progress"})
+        t.update(S, {"sessionUpdate": "tool_call_update", "toolCallId": "t1",
+                     "status": "completed"})
+        if not answer:
+            t.answer(50, "allow")
+        return _fails(check(t.ended(5), V1))
+
+    assert run(answer=False) == []
+    assert set(run(answer=True)) == {"PERM-11"}
