@@ -1,4 +1,4 @@
-"""How long the test tiers take (``python benchmarks/bench_tests.py [--tier fast live ...]``).
+"""How long the test tiers take (``python -m benchmarks.bench_tests [--tier fast live ...]``).
 
 Runs each chosen tier the way the Makefile does (two xdist workers, ``--dist worksteal``) and
 records its wall time, pytest's own time and its counts into ``benchmarks/results/tests.json``,
