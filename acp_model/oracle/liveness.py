@@ -74,9 +74,9 @@ class LivenessMixin:
             for req_id, req in self.rpc.open[direction].items():
                 if req.judged or req.idx < since or (direction == "c2a" and req_id in skip):
                     continue
-                if looked is not None and (req.idx >= looked  # no deadline: sent after the
-                                           or self.rpc.queued_behind(direction, req, looked)):
-                    continue  # client's last look, or queued behind a request answered since
+                if looked is not None and (req.idx >= looked or self.rpc.queued_behind(
+                        direction, req, looked, deadline)):  # no deadline of its own: sent
+                    continue  # after the client's last look, or queued behind one answered since
                 if sessions is not None and (req.session not in chosen if direction == "a2c"
                                              else req.session is not None
                                              and req.session not in chosen):

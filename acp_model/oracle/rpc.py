@@ -10,6 +10,7 @@ otherwise; the monitor runs them in wire order and reports through their metadat
 from __future__ import annotations
 
 import json
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,8 +65,8 @@ class Rpc:
     last_answered: dict[str, int] = field(default_factory=lambda: {"c2a": -1, "a2c": -1})
     # sessions the client named in a request the agent answered with a result
     accepted_sessions: set[str] = field(default_factory=set)
-    # session -> (where, answered where) of the latest answered client request naming it
-    answered_at: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # session -> (where, answered where, when) of the latest answered client request naming it
+    answered_at: dict[str, tuple[int, int, float]] = field(default_factory=dict)
 
     def named_by_client(self, sid: Any) -> bool:
         """Did the client name session ``sid`` in a request still open, or in one the agent
@@ -95,17 +96,20 @@ class Rpc:
         if accepted and requester == "c2a" and req.session is not None:
             self.accepted_sessions.add(req.session)
         if requester == "c2a" and req.session is not None \
-                and at >= self.answered_at.get(req.session, (-1, -1))[1]:
-            self.answered_at[req.session] = (req.idx, at)
+                and at >= self.answered_at.get(req.session, (-1, -1, 0.0))[1]:
+            self.answered_at[req.session] = (req.idx, at, time.monotonic())
         self.last_answered[requester] = max(self.last_answered[requester], req.idx)
 
-    def queued_behind(self, direction: str, req: OpenRequest, looked: int) -> bool:
+    def queued_behind(self, direction: str, req: OpenRequest, looked: int, deadline: float
+                      ) -> bool:
         """A client request sent while an older one naming its session was open, that older
-        one answered only at or after the client's last look (index ``looked``): an agent may
-        take a session's requests one at a time (the text does not forbid it), so ``req`` had
-        no deadline of its own once it could be taken up, and its silence proves nothing."""
+        one answered at or after the client's last look (index ``looked``), or less than a
+        ``deadline`` ago: an agent may take a session's requests one at a time (the text does
+        not forbid it), so ``req`` had no deadline of its own once it could be taken up, and
+        its silence proves nothing."""
         older = self.answered_at.get(req.session or "") if direction == "c2a" else None
-        return older is not None and older[0] < req.idx and older[1] >= looked
+        return older is not None and older[0] < req.idx and (
+            older[1] >= looked or time.monotonic() - older[2] < deadline)
 
     def silenced_by(self, requester: str, req: OpenRequest) -> OpenRequest | None:
         """An older request of ``requester`` still unanswered, and none sent after it

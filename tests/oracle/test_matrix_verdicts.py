@@ -189,11 +189,11 @@ def test_a_cancel_after_a_load_of_the_working_session_binds_no_turn() -> None:
 def test_a_load_queued_behind_a_turn_answered_after_the_last_look_is_not_judged() -> None:
     """qwen-code's run: the client loaded a session whose prompt was still running; the agent
     took the load up only after that turn, which ended after the client's last look. The load
-    had no deadline of its own (ACPM-ANSWER is not proven); queued behind a turn that ended
-    before the look, its silence is judged."""
+    had no deadline of its own (ACPM-ANSWER is not proven). Queued behind a turn that ended
+    before the look, its silence is judged once a deadline has passed since that turn ended."""
     from acp_model.oracle.monitor import Monitor
 
-    def judged(turn_ends_after_look: bool) -> list[str]:
+    def judged(turn_ends_after_look: bool, deadline: float = 1.0) -> list[str]:
         t = _with_load_v1(TraceBuilder().handshake_v1().new_session_v1(S))
         t.prompt(S, 5).chunk_v1(S, "working")
         t.request("c2a", "session/load", {"sessionId": S, "cwd": "/tmp/project",
@@ -207,10 +207,13 @@ def test_a_load_queued_behind_a_turn_answered_after_the_last_look_is_not_judged(
         monitor = Monitor(V1)
         for record in t.records:
             monitor.feed(record)
-        return sorted(v.rule for v in monitor.judge_open([S], 0, 1.0, looked=look))
+        return sorted(v.rule for v in monitor.judge_open([S], 0, deadline, looked=look))
 
     assert judged(turn_ends_after_look=True) == []
-    assert judged(turn_ends_after_look=False) == ["ACPM-ANSWER"]
+    # the turn ended before the look, but less than a deadline before the judgement: the load
+    # had no deadline of its own yet (qwen-code's rerun); a whole deadline later it had
+    assert judged(turn_ends_after_look=False) == []
+    assert judged(turn_ends_after_look=False, deadline=0.0) == ["ACPM-ANSWER"]
 
 
 def test_v1_judges_a_tool_against_the_answer_it_read_not_before_one() -> None:
