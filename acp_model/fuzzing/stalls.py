@@ -3,10 +3,11 @@
 An agent that waits for its model's stream to end before it answers a cancel is slow, not
 provably dead: while our scripted model holds that stream stalled, the agent's silence proves
 nothing. When the drain's deadline falls on a busy session whose turn the model stalls, the
-stall ends and the session gets a fresh deadline; that the model request outlived the cancel is CANCEL-05's warning. In
-the same way a long-running command the scripted model gave the agent's tool (``sleep``, then
-a file) may still run when the deadline falls: the session gets the command's whole time and a
-fresh deadline after it, and that the tool outlived the cancel is the same warning.
+stall ends and the session gets a fresh deadline; that the model request outlived the cancel
+is CANCEL-05's warning. In the same way a long-running command the scripted model gave the
+agent's tool (``sleep``, then a file) may still run when the deadline falls: the session gets
+the command's whole time and a fresh deadline after it, and that the tool outlived the cancel
+is the same warning.
 """
 
 from __future__ import annotations
