@@ -42,27 +42,13 @@ from acp_model.explorer import (
     explore,
     parse_diff,
 )
-from acp_model.model.check import CheckMeta, check
+from acp_model.model.check import CheckMeta
 from acp_model.model.engine import CheckSpec, compile_machine
 from acp_model.model.lifecycle import SessionLifecycle
 from acp_model.model.session import SessionModel
 from acp_model.model.vocab import Role
 from acp_model.spec.readings import DEFAULT
-
-
-class CancelForgotten(SessionModel):
-    """``cancel`` records nothing (as tests/unit/test_explore.py)."""
-
-    def note_cancel(self, ev: Any) -> None:
-        pass
-
-
-class CancelledWithoutCause(SessionModel):
-    """No ``cancelled_has_cause`` guard (as tests/unit/test_explore.py)."""
-
-    @check("CANCEL-11")
-    def cancelled_has_cause(self, ev: Any) -> bool:
-        return True
+from tests.unit.test_explore import LEAN_2, CancelForgotten, CancelledWithoutCause
 
 
 def _missing_table() -> Any:
@@ -82,8 +68,6 @@ def _no_second_turn_table() -> Any:
         **table.transitions, ("idle", "prompt"): dataclasses.replace(tr, checks=(never,))})
 
 
-LEAN_2 = Bounds(sessions=2, max_prompts=1, max_cancels=1, max_permissions=0, custom=False,
-                lean=True, reasons=("end_turn", "cancelled"))
 WIDER_READINGS = DEFAULT.parse(["A-04=idle-cancelled", "A-10=cancel"])
 
 
