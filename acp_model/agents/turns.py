@@ -190,14 +190,17 @@ class _Planner:
         tool = _tool(self.rng, self.tool_index, permission=permission)
         self.steps.append(Step(Output.TOOLS, tools=(tool,), jitter=self.jitter()))
 
-    def thought(self) -> None:
+    def texts(self, kind: Output, likely: float, most_words: int, chunked: float) -> None:
+        """Sometimes (``likely``) one to three sentences of ``kind``, chunked or not."""
         rng = self.rng
-        if rng.random() < 0.5:
+        if rng.random() < likely:
             n = rng.randint(1, 3)
-            texts = tuple(_sentence(rng, rng.randint(3, 7)) for _ in range(n))
-            chunked = rng.random() < 0.5
-            self.steps.append(Step(Output.THOUGHT, texts=texts, chunked=chunked,
+            texts = tuple(_sentence(rng, rng.randint(3, most_words)) for _ in range(n))
+            self.steps.append(Step(kind, texts=texts, chunked=rng.random() < chunked,
                                    jitter=self.jitter()))
+
+    def thought(self) -> None:
+        self.texts(Output.THOUGHT, 0.5, 7, 0.5)
 
     def plan(self, *, forced: bool) -> None:
         """The plan's entries, reported first with none done (``progress`` rises per round)."""
@@ -212,12 +215,7 @@ class _Planner:
     def round(self, r: int, rounds: int) -> None:
         """One round of the model: a message, tools, the plan's progress, usage, an extra."""
         rng = self.rng
-        if rng.random() < 0.7:
-            n = rng.randint(1, 3)
-            texts = tuple(_sentence(rng, rng.randint(3, 8)) for _ in range(n))
-            chunked = rng.random() < 0.6
-            self.steps.append(Step(Output.MESSAGE, texts=texts, chunked=chunked,
-                                   jitter=self.jitter()))
+        self.texts(Output.MESSAGE, 0.7, 8, 0.6)
         if rng.random() < 0.6:
             group = []
             for _ in range(1 if rng.random() < 0.75 else 2):
