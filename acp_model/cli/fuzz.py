@@ -226,7 +226,6 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:  # noqa: C901, 
             console.print(f"[red]internal error of acp-model:[/] {exc} (run with --debug for "
                           "the traceback)")
             return EXIT_INTERNAL
-        guard.writing = True
         if result is None:
             result = FuzzResult(cfg, state["rec"], [], 0.0, interrupted=True)
         result.interrupted = result.interrupted or stop.requested
