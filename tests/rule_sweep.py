@@ -100,20 +100,20 @@ class Sweep:
         self._quiet_hypothesis()
 
     def _patch_monitor(self) -> None:
-        from acp_model.oracle.monitor import Monitor
+        from acp_model.oracle.store import ViolationStore
 
-        original = Monitor._report
+        original = ViolationStore.report
         sweep = self
 
-        def _report(monitor: Monitor, meta: Any, idx: int, message: str, *,
-                    level: Level | None = None, **kwargs: Any) -> None:
+        def report(store: ViolationStore, meta: Any, idx: int, message: str, *,
+                   level: Level | None = None, **kwargs: Any) -> None:
             seen = sweep._seen
-            if seen is not None and (level or meta.level(monitor.readings)) != Level.OFF:
+            if seen is not None and (level or meta.level(store.readings)) != Level.OFF:
                 seen.add(meta.rule)
-                seen.add(meta.rule_for(monitor.readings))
-            original(monitor, meta, idx, message, level=level, **kwargs)
+                seen.add(meta.rule_for(store.readings))
+            original(store, meta, idx, message, level=level, **kwargs)
 
-        Monitor._report = _report  # type: ignore[method-assign]
+        ViolationStore.report = report  # type: ignore[method-assign]
 
     @staticmethod
     def _quiet_hypothesis() -> None:

@@ -28,7 +28,7 @@ DECIDING_MODULES = (
     "acp_model.oracle.rpc",
     "acp_model.oracle.validate",
     "acp_model.oracle.liveness",
-    "acp_model.oracle.monitor",
+    "acp_model.oracle.router",
     "acp_model.fuzzing.client",
     "acp_model.fuzzing.sessions",
     "acp_model.fuzzing.stalls",
@@ -57,7 +57,7 @@ WHAT = {
     "acp_model.oracle.liveness": "obligations about requests: every request answered at all "
                                  "(one verdict for a peer stuck on a request; a request in an "
                                  "ignored batch is the batch rules' ACPM-BATCH)",
-    "acp_model.oracle.monitor": "session/close routed as a cancel",
+    "acp_model.oracle.router": "session/close routed as a cancel",
     "acp_model.fuzzing.client": "facts only the fuzzer sees: the process stays alive, its "
                                 "output bounded, initialize answered",
     "acp_model.fuzzing.sessions": "sessions the fuzzer makes ahead of need: session/new "

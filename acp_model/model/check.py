@@ -6,9 +6,9 @@ process). The tag stores one frozen :class:`CheckMeta` on the function and in :d
 and is validated when applied, the way python-statemachine rejects a bad definition at class
 creation: an unknown rule ID, reading or level, or a level for a value the reading does not
 have, is an error at import time, never a silently different verdict. The oracle reports a
-violation only through a ``CheckMeta`` (``Monitor._report`` takes no bare rule IDs), so "where is
-rule X decided" is answered by ``grep '"X"'`` and by the rule map the docs site generates from
-:data:`CHECKS` (docs/design.md).
+violation only through a ``CheckMeta`` (``ViolationStore.report`` takes no bare rule IDs), so
+"where is rule X decided" is answered by ``grep '"X"'`` and by the rule map the docs site
+generates from :data:`CHECKS` (docs/design.md).
 
 :func:`level_of` is the one place a rule's strength becomes ``fail`` / ``warn`` / ``off``.
 """

@@ -18,7 +18,7 @@ from typing import Any
 from acp_model.model.check import check
 from acp_model.model.vocab import WORK, ErrorCode
 
-Run = Callable[..., bool]  # Monitor._run: runs one check and reports what it found
+Run = Callable[..., bool]  # ViolationStore.run: runs one check and reports what it found
 REOPENING = frozenset({"session/resume", "session/load"})  # they make a closed session live
 
 

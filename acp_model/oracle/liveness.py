@@ -1,15 +1,15 @@
 """What the agent and the client still owe at a point of the trace, and its verdicts.
 
-A mixin of :class:`~acp_model.oracle.monitor.Monitor`: open JSON-RPC requests (the monitor's
-table) and the session models' obligations are judged here, one verdict per open thing; which
-obligation an unanswered request breaks is decided once, in :meth:`_unanswered`, for every
-method alike (a permission request asks its session model: PERM-12 or CANCEL-04).
+Open JSON-RPC requests (the connection's table) and the session models' obligations are
+judged here, one verdict per open thing; which obligation an unanswered request breaks is
+decided once, in :meth:`LivenessJudge._unanswered`, for every method alike (a permission
+request asks its session model: PERM-12 or CANCEL-04).
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from acp_model.model.check import CheckMeta, declare, meta_of
 from acp_model.model.obligations import (
@@ -18,68 +18,54 @@ from acp_model.model.obligations import (
     WITHDRAWN_ANSWERED,
 )
 from acp_model.model.vocab import Role
-from acp_model.oracle.rpc import OpenRequest, batch_answered_per_request, batch_left_unanswered
-from acp_model.oracle.violation import ViolationKind
-
-if TYPE_CHECKING:
-    from acp_model.model.context import Context
-    from acp_model.model.session import SessionModel
-    from acp_model.oracle.rpc import Rpc
-    from acp_model.oracle.violation import Violation
-
+from acp_model.oracle.machines import Machines
+from acp_model.oracle.rpc import (
+    OpenRequest,
+    Rpc,
+    batch_answered_per_request,
+    batch_left_unanswered,
+)
+from acp_model.oracle.store import ViolationStore
+from acp_model.oracle.violation import Violation
 
 REQUEST_ANSWERED = declare("ACPM-ANSWER", "request_answered",
                            "Every request is eventually answered with a result or an error.",
                            module=__name__, role=Role.OBLIGATION)
 
 
-class LivenessMixin:
-    """Liveness verdicts of the monitor (its ``finish`` and the fuzzer's per-example share)."""
+class LivenessJudge:
+    """Liveness verdicts (the monitor's ``finish`` and the fuzzer's per-example share); owns
+    which sessions were judged already."""
 
-    sessions: dict[str, SessionModel]
-    rpc: Rpc
-    ctx: Context
-    violations: list[Violation]
-    count: int
-    _sub: int | None
-    _judged_sessions: set[str]
+    def __init__(self, rpc: Rpc, machines: Machines, store: ViolationStore) -> None:
+        self.rpc = rpc
+        self.machines = machines
+        self.store = store
+        self._judged_sessions: set[str] = set()
 
-    def _liveness(self, meta: CheckMeta, idx: int, session: str | None, deadline: float | None,
-                  what: str) -> None:
-        raise NotImplementedError  # the monitor reports
-
-    def _report(self, meta: CheckMeta, idx: int, message: str, *, kind: ViolationKind = "safety",
-                deadline: float | None = None) -> None:
-        raise NotImplementedError
-
-    def judge_open(self, sessions: Iterable[str] | None, since: int,  # noqa: C901
+    def judge_open(self, sessions: Iterable[str] | None, since: int, last: int,
                    deadline: float | None = None, skip: Collection[Any] = (),
                    looked: int | None = None) -> list[Violation]:
         """Liveness verdicts for what is still open.
 
         ``sessions=None`` judges every session and every request; otherwise only the named
         sessions and the requests sent at index ``since`` or later (one fuzz example's share).
-        A session is judged once. ``skip``: client requests someone still waits for (judged
-        by that waiter). ``looked``: the trace index of the client's last look before it
-        judged (the fuzzer's drain); what the agent began owing from there on (or could take
-        up only since) was given no deadline, so it is no proof of "never".
+        A session is judged once. ``last``: the index of the last record (where an
+        obligation with no message of its own is reported). ``skip``: client requests someone
+        still waits for (judged by that waiter). ``looked``: the trace index of the client's
+        last look before it judged (the fuzzer's drain); what the agent began owing from there
+        on (or could take up only since) was given no deadline, so it is no proof of "never".
         """
-        before = len(self.violations)
-        self._sub = None
-        chosen = set(self.sessions) if sessions is None else set(sessions)
+        before = len(self.store.violations)
+        self.store.sub = None
+        chosen = set(self.machines.sessions) if sessions is None else set(sessions)
         chosen -= self._judged_sessions
         self._judged_sessions |= chosen
         batches: set[int] = set()  # a batch left unanswered is one verdict, not one per request
         for direction in ("c2a", "a2c"):
             for req_id, req in self.rpc.open[direction].items():
-                if req.judged or req.idx < since or (direction == "c2a" and req_id in skip):
-                    continue
-                if looked is not None and (req.idx >= looked or self.rpc.queued_behind(
-                        direction, req, looked, deadline)):  # no deadline of its own: sent
-                    continue  # after the client's last look, or queued behind one answered since
-                if sessions is not None and (req.session not in chosen if direction == "a2c"
-                                             else req.session is not None
-                                             and req.session not in chosen):
+                if not self._due(direction, req_id, req, since, deadline, skip, looked,
+                                 None if sessions is None else chosen):
                     continue
                 req.judged = True
                 if self.rpc.silenced_by(direction, req) is not None:
@@ -89,16 +75,31 @@ class LivenessMixin:
                         continue
                     batches.add(req.idx)
                 meta, what = self._unanswered(direction, req_id, req)
-                self._liveness(meta, req.idx, req.session, deadline, what)
+                self.store.liveness(meta, req.idx, req.session, deadline, what)
         for sid in sorted(chosen):
-            for ob in self.sessions[sid].obligations():
+            for ob in self.machines.sessions[sid].obligations():
                 if ob.check in REQUEST_OBLIGATIONS:
                     continue  # open requests are judged above, for every method alike
                 if looked is not None and ob.since >= looked:
                     continue  # owed only since the client's last look: it had no deadline
-                self._liveness(ob.check, ob.idx if ob.idx >= 0 else self.count - 1, sid,
-                               deadline, ob.what)
-        return self.violations[before:]
+                self.store.liveness(ob.check, ob.idx if ob.idx >= 0 else last, sid,
+                                    deadline, ob.what)
+        return self.store.violations[before:]
+
+    def _due(self, direction: str, req_id: Any, req: OpenRequest, since: int,
+             deadline: float | None, skip: Collection[Any], looked: int | None,
+             chosen: set[str] | None) -> bool:
+        """Is the open request ``req`` judged now (``chosen``: the sessions judged, None:
+        all)?"""
+        if req.judged or req.idx < since or (direction == "c2a" and req_id in skip):
+            return False
+        if looked is not None and (req.idx >= looked or self.rpc.queued_behind(
+                direction, req, looked, deadline)):  # no deadline of its own: sent
+            return False  # after the client's last look, or queued behind one answered since
+        if chosen is None:
+            return True
+        return req.session in chosen if direction == "a2c" else \
+            req.session is None or req.session in chosen
 
     def _unanswered(self, direction: str, req_id: Any, req: OpenRequest
                     ) -> tuple[CheckMeta, str]:
@@ -115,7 +116,7 @@ class LivenessMixin:
                     else f"the agent never answered {req.method} (id {req_id!r})")
             return meta, what
         what = f"the client never answered {req.method} (id {req_id!r})"
-        sess = self.sessions.get(req.session or "")
+        sess = self.machines.sessions.get(req.session or "")
         if req.method == "session/request_permission" and sess is not None:
             return sess.unanswered_rule(req_id), what
         return (WITHDRAWN_ANSWERED if req.withdrawn else REQUEST_ANSWERED), what
@@ -129,8 +130,8 @@ class LivenessMixin:
         if req is None or req.judged or self.rpc.silenced_by("c2a", req) is not None:
             return  # a silenced one is left to judge_open: the older one may be answered by then
         req.judged = True
-        self._sub = None
-        self._report(meta, req.idx, message, kind="liveness", deadline=deadline)
+        self.store.sub = None
+        self.store.report(meta, req.idx, message, kind="liveness", deadline=deadline)
 
     def reopen(self, sid: str) -> None:
         """The session is used again (a fuzz example took it over): what it owes from now on
@@ -143,10 +144,10 @@ class LivenessMixin:
         it or to a later one), or an obligation of work it accepted or reported itself
         (``Obligation.by_client`` says which rest on a client message). A request still in its
         input pipe when it exits was owed, but it cannot be shown that the agent knew."""
-        read = self.ctx.read
+        read = self.machines.ctx.read
         out = [(f"a response to {req.method} #{req.idx}", read(req.idx))
                for req in self.rpc.open["c2a"].values() if not req.judged]
-        for sid, sess in self.sessions.items():
+        for sid, sess in self.machines.sessions.items():
             out += [(f"{ob.what} (session {sid})",
                      not ob.by_client or read(ob.idx))
                     for ob in sess.obligations() if ob.check not in REQUEST_OBLIGATIONS]

@@ -74,6 +74,22 @@ class Rpc:
         return sid in self.accepted_sessions or any(
             r.session == sid for r in self.open["c2a"].values())
 
+    def pending_prompts(self, sid: str) -> list[Any]:
+        """Ids of the session's prompts the agent has not answered yet."""
+        return [rid for rid, req in self.open["c2a"].items()
+                if req.method == "session/prompt" and req.session == sid]
+
+    def open_permissions(self, sid: str) -> list[Any]:
+        """Ids of the session's permission requests no answer or verdict has settled."""
+        return [rid for rid, req in self.open["a2c"].items()
+                if req.method == "session/request_permission" and req.session == sid
+                and not req.judged]
+
+    def withdrawn(self, req_id: Any) -> bool:
+        """Did the agent withdraw its request ``req_id`` with ``$/cancel_request``?"""
+        req = self.open["a2c"].get(req_id)
+        return req is not None and req.withdrawn
+
     def client_batch(self, msg: list[Any]) -> None:
         self.batch_sent = bool(msg)
         self.notification_batch_sent = bool(msg) and all(

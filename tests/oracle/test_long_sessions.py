@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from acp_model.oracle import monitor as monitor_module
+from acp_model.oracle import machines
 from acp_model.oracle.monitor import Monitor
 from acp_model.oracle.offline import check_records
 from acp_model.spec.readings import DEFAULT
@@ -34,7 +34,7 @@ def test_settled_permission_requests_leave_the_scans() -> None:
     assert not monitor.violations
     asked = sum(len(s.perms) + len(s.retired) for s in monitor.sessions.values())
     assert asked > 500  # the trace asks for many permissions ...
-    assert largest <= 2 * monitor_module.RETIRE_AT  # ... but few are ever scanned
+    assert largest <= 2 * machines.RETIRE_AT  # ... but few are ever scanned
 
 
 @pytest.mark.parametrize("retire_at", [0, 10**9])
@@ -44,7 +44,7 @@ def test_retiring_changes_no_report(monkeypatch: pytest.MonkeyPatch, retire_at: 
     builds = [b for group in CASES.values() for b in group]
     default = [check_records(b().records) for b in builds]
     default.append(check_records(generate(3_000).records))
-    monkeypatch.setattr(monitor_module, "RETIRE_AT", retire_at)
+    monkeypatch.setattr(machines, "RETIRE_AT", retire_at)
     other = [check_records(b().records) for b in builds]
     other.append(check_records(generate(3_000).records))
     assert [_verdicts(r) for r in other] == [_verdicts(r) for r in default]

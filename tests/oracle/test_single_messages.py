@@ -12,7 +12,7 @@ import pytest
 
 from acp_model.cli import rule_map
 from acp_model.model.check import CHECKS, Role
-from acp_model.oracle import monitor
+from acp_model.oracle import shapes
 from acp_model.spec.readings import DEFAULT
 from acp_model.trace.builder import TraceBuilder
 from tests.helpers import S, base, check, failed_rules, turn_start
@@ -63,7 +63,7 @@ def test_the_seed_still_wants_an_iso_code() -> None:
 def test_a_flood_of_one_schema_failure_keeps_its_rule(monkeypatch: pytest.MonkeyPatch) -> None:
     """Past the diagnosis cap a failure is counted, never reported as ACPM-SCHEMA: the same
     cause would be two failures, and the second would not reproduce in a fresh process."""
-    monkeypatch.setattr(monitor, "MAX_DIAGNOSES_PER_DEF", 2)
+    monkeypatch.setattr(shapes, "MAX_DIAGNOSES_PER_DEF", 2)
     t = turn_start(base(), 10)
     for _ in range(5):
         t.update(S, {"sessionUpdate": "usage_update", "used": 5})

@@ -1,0 +1,196 @@
+"""Responses: which request each answers, and what the answer means for the models.
+
+A response is matched to its open request (:class:`~acp_model.oracle.rpc.Rpc`), checked as a
+JSON-RPC answer and against the schema of its request's method, then handed to the handler of
+that method (``initialize``, ``session/new`` ...), which fires the session or connection
+event it stands for. The initialize result's facts (the agent's capabilities) are kept here:
+they come from a response, and later requests are judged by them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from acp_model.model import messages, permissions, replay
+from acp_model.model.events import Ev
+from acp_model.model.evidence import note_repeat
+from acp_model.model.obligations import PERMISSION_ANSWERED, PROMPT_ANSWERED, WITHDRAWN_ANSWERED
+from acp_model.model.vocab import ConnEvent, ErrorCode, Event
+from acp_model.oracle import rpc
+from acp_model.oracle.liveness import REQUEST_ANSWERED
+from acp_model.oracle.machines import Machines
+from acp_model.oracle.reopens import Reopens
+from acp_model.oracle.rpc import OTHER, OpenRequest, Rpc
+from acp_model.oracle.shapes import ShapeJudge
+from acp_model.oracle.store import ViolationStore
+from acp_model.oracle.turns_v1 import V1Turns
+from acp_model.spec import revisions, schema
+
+# the obligation an answer to a request discharges (the rest: ACPM-ANSWER's)
+ANSWER_OBLIGATION = {"session/prompt": PROMPT_ANSWERED,
+                     "session/request_permission": PERMISSION_ANSWERED}
+_BASELINE_SESSION_METHODS = frozenset({"session/new", "session/prompt"})
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A response matched to its request, as its method's handler reads it."""
+
+    req: OpenRequest
+    req_id: Any
+    result: Any
+    has_error: bool
+    code: Any  # the error's code (None: a result, or an error that is no object)
+    idx: int
+    what: str
+
+
+class Answers:
+    """Routes responses; owns what the initialize result told (capabilities)."""
+
+    def __init__(self, rev: str, decision: revisions.Decision, rpc_: Rpc, store: ViolationStore,
+                 machines: Machines, shapes: ShapeJudge, turns: V1Turns | None,
+                 reopens: Reopens) -> None:
+        self.decision = decision
+        self.rev = rev
+        self.protocol = revisions.get(self.rev).protocol
+        self.rpc, self.store, self.machines, self.shapes = rpc_, store, machines, shapes
+        self.turns, self.reopens = turns, reopens
+        self.agent_capabilities: Any = None  # the initialize result's (ENUM-12 reads _meta)
+        self.prompt_caps: dict[str, Any] | None = None
+        self._handlers: dict[str, Callable[[Reply], None]] = {
+            "initialize": self._initialized, "session/new": self._created,
+            "session/load": self._loaded, "session/prompt": self._prompt_answered,
+            "session/request_permission": self._permission_answered}
+
+    def response(self, direction: str, msg: dict[str, Any], idx: int) -> None:
+        req_id = msg.get("id")
+        run = self.store.run
+        if run(rpc.response_id_valid, idx, direction, req_id):
+            return
+        requester = OTHER[direction]
+        has_error = "error" in msg
+        run(rpc.result_xor_error, idx, direction, msg)
+        req = self.rpc.open[requester].pop(req_id, None)
+        if req is None:
+            self._unmatched(direction, msg, idx)
+            return
+        self.rpc.close(requester, req_id, req, accepted="result" in msg, at=idx)
+        self.store.bump(ANSWER_OBLIGATION.get(req.method, REQUEST_ANSWERED).rule)
+        if req.withdrawn:
+            self.store.bump(WITHDRAWN_ANSWERED.rule)
+        what = f"response #{idx} to {req.method} #{req.idx}"
+        run(rpc.custom_request_unrecognised, idx, direction, req.method, has_error,
+            self.agent_capabilities)
+        if direction == "a2c":
+            self.machines.ctx.answered(req.idx, idx)  # FIFO stdio: it read up to req.idx
+            run(replay.resume_reports_state, idx, req.method, has_error, req.state_reported,
+                session=req.session)
+            self.machines.closes.response(run, req, req_id, msg.get("error"), idx,
+                                          self.machines.sessions)
+        spec = schema.method_table(self.rev).get(req.method)
+        if has_error:
+            self.shapes.schema("Error", msg["error"], idx, what, req.method)
+        elif spec is not None:
+            self.shapes.schema(spec.result_def, msg["result"], idx, what, req.method)
+        error = msg.get("error") if isinstance(msg.get("error"), dict) else None
+        reply = Reply(req, req_id, msg.get("result"), has_error,
+                      error.get("code") if error else None, idx, what)
+        if direction == "a2c" and has_error and req.method in _BASELINE_SESSION_METHODS \
+                and reply.code == ErrorCode.METHOD_NOT_FOUND:
+            self.machines.conn_event(ConnEvent.SESSION_METHOD_MISSING,
+                                     Ev(idx, error_code=reply.code), f"{what}: -32601")
+        handler = self._handlers.get(req.method)
+        if handler is not None:
+            handler(reply)
+
+    def _unmatched(self, direction: str, msg: dict[str, Any], idx: int) -> None:
+        req_id = msg.get("id")
+        requester = OTHER[direction]
+        run = self.store.run
+        if req_id in self.rpc.answered[requester]:
+            for fn in (rpc.prompt_answered_once, rpc.permission_answered_once, rpc.answered_once):
+                run(fn, idx, self.rpc, direction, req_id)
+            if self.rpc.answered[requester][req_id] == "session/request_permission":
+                note_repeat(self.machines.sessions.values(), req_id, msg, idx)  # PERM-11's proof
+            return
+        if req_id is None:
+            last = rpc.answered_notification(self.rpc, msg)
+            run(rpc.cancel_not_answered, idx, self.rpc, direction, msg,
+                related=[last[1]] if last is not None else None)
+            run(rpc.notifications_unanswered, idx, self.rpc, direction, msg)
+            if run(rpc.batch_answered_per_request, idx, self.rpc, direction, msg):
+                self.rpc.rejected_batch(direction)
+            rpc.settle_null_answer(self.rpc, direction, msg)
+            return
+        run(rpc.answers_open_request, idx, self.rpc, direction, req_id)
+
+    # --- one handler per method -------------------------------------------------------------
+    def _initialized(self, r: Reply) -> None:
+        result, idx, what = r.result, r.idx, r.what
+        if r.has_error or not isinstance(result, dict):
+            self.machines.conn_event(ConnEvent.INITIALIZE_FAILED, Ev(idx), what)
+            return
+        version = result.get("protocolVersion")
+        if self.decision.negotiated is None or version != self.decision.negotiated:
+            # (an agent speaking another version than it named: its one failure is below)
+            self.shapes.findings(messages.initialize_result(result, self.rev), idx, what)
+        caps = result.get(messages.capabilities_key(self.rev)) or {}
+        self.agent_capabilities = caps
+        # v1: the baseline methods are every agent's (INIT-10); v2: those advertising session
+        self.machines.ctx.session_advertised = self.protocol == 1 or (
+            isinstance(caps, dict) and isinstance(caps.get("session"), dict))
+        self.prompt_caps = messages.prompt_capabilities(result, self.rev)
+        spoken_instead = self.store.run(messages.speaks_negotiated_version, idx, version,
+                                        self.protocol, self.decision.negotiated,
+                                        self.decision.evidence)
+        event = ConnEvent.INITIALIZED if version == self.protocol or spoken_instead \
+            else ConnEvent.INITIALIZED_OTHER_VERSION
+        self.machines.conn_event(event, Ev(idx, version=version), what)
+
+    def _created(self, r: Reply) -> None:
+        if r.has_error:
+            return
+        new_sid = r.result.get("sessionId") if isinstance(r.result, dict) else None
+        self.machines.conn_event(ConnEvent.SESSION_CREATED, Ev(r.idx, id=new_sid), r.what)
+        if isinstance(new_sid, str) and new_sid not in self.machines.sessions:
+            self.machines.open(new_sid)
+
+    def _loaded(self, r: Reply) -> None:
+        if not r.has_error and r.req.session in self.machines.sessions:
+            self.reopens.load_answered(r.req.session, r.idx)
+
+    def _prompt_answered(self, r: Reply) -> None:
+        sid = r.req.session
+        if sid is None or sid not in self.machines.sessions:
+            return
+        if self.turns is not None:
+            self.machines.derived(sid, self.turns.response(
+                sid, r.req_id, r.idx, r.result, r.code if r.has_error else None, r.what))
+        elif r.has_error:
+            self.machines.session_event(sid, Event.PROMPT_REJECTED,
+                                        Ev(r.idx, id=r.req_id, error_code=r.code), r.what)
+        else:
+            result = r.result
+            keys = tuple(result) if isinstance(result, dict) else None
+            receipt = result.get("messageId") if isinstance(result, dict) else None
+            self.machines.session_event(
+                sid, Event.PROMPT_ACCEPTED,
+                Ev(r.idx, id=r.req_id, result_keys=keys,
+                   message_id=receipt if isinstance(receipt, str) else None), r.what)
+
+    def _permission_answered(self, r: Reply) -> None:
+        sid = r.req.session
+        if sid is None or sid not in self.machines.sessions:
+            return
+        if not r.has_error:
+            self.shapes.findings(messages.permission_result(r.result, self.rev), r.idx, r.what,
+                                 sid)
+        perm = self.machines.sessions[sid].perm(r.req_id)
+        answer = permissions.classify(perm.options if perm is not None else None, r.result,
+                                      r.has_error)
+        self.machines.session_event(sid, Event.PERMISSION_ANSWER,
+                                    Ev(r.idx, id=r.req_id, answer=answer, error_code=r.code),
+                                    r.what)

@@ -1,0 +1,287 @@
+"""Routing: which check, model and handler each wire message reaches.
+
+A record is read as JSON-RPC (:mod:`acp_model.oracle.rpc`), a batch element by element; a
+request or a notification is checked against the schema of its method and direction
+(:class:`~acp_model.oracle.shapes.ShapeJudge`), classified into an event
+(:mod:`acp_model.oracle.wire`) and fired on the connection machine or its session's machine
+(:class:`~acp_model.oracle.machines.Machines`); responses go to
+:class:`~acp_model.oracle.answers.Answers`. Under v1, :class:`~acp_model.oracle.turns_v1.V1Turns`
+derives the turn events v1's messages stand for.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from acp_model.model import messages, reducers, replay
+from acp_model.model.check import allows_of, declare
+from acp_model.model.events import Ev, content_key, text_key
+from acp_model.model.vocab import ConnEvent, Event, Role
+from acp_model.oracle import rpc, wire
+from acp_model.oracle.answers import Answers
+from acp_model.oracle.machines import Machines
+from acp_model.oracle.reopens import Reopens
+from acp_model.oracle.rpc import OpenRequest, Rpc
+from acp_model.oracle.shapes import ShapeJudge
+from acp_model.oracle.store import ViolationStore
+from acp_model.oracle.turns_v1 import TURN_KINDS, V1Turns
+from acp_model.spec import schema
+from acp_model.trace.format import Record
+
+CLOSE_CANCELS = declare("SESS-10", "close_is_cancel", "session/close is routed to the session "
+                        "machine as a session/cancel: the CANCEL rules judge what follows.",
+                        module=__name__, role=Role.ROUTE)
+
+
+class Router:
+    """Routes requests and notifications; owns v1's turn derivation and the reopens."""
+
+    def __init__(self, rev: str, rpc_: Rpc, store: ViolationStore, machines: Machines,
+                 shapes: ShapeJudge, answers: Answers, turns: V1Turns | None,
+                 reopens: Reopens) -> None:
+        self.rev = rev
+        self.rpc, self.store, self.machines, self.shapes = rpc_, store, machines, shapes
+        self.answers, self.turns, self.reopens = answers, turns, reopens
+        self.protocol = answers.protocol
+
+    def record(self, record: Record, idx: int) -> None:
+        """Route one trace record: unreadable bytes, a batch, or one message."""
+        direction, run = record.dir, self.store.run
+        if record.raw is not None:
+            self.rpc.unreadable[direction] += 1
+            run(rpc.utf8, idx, record)
+            run(rpc.only_messages, idx, record)
+            return
+        msg = record.msg
+        if not isinstance(msg, list):
+            self._message(direction, msg, idx)
+            return
+        for allowed in allows_of(rpc.batch_not_empty):
+            self.store.bump(allowed)
+        if not msg:
+            run(rpc.no_empty_batch_reply, idx, self.rpc, direction, msg)
+            if run(rpc.batch_not_empty, idx, self.rpc, direction, msg):
+                self.rpc.unreadable[direction] += 1
+        if direction == "c2a":
+            self.rpc.client_batch(msg)
+        for n, element in enumerate(msg):
+            self.store.sub = n
+            run(rpc.lifecycle_not_batched, idx, element)
+            self._message(direction, element, idx)
+        if direction == "c2a":
+            self.rpc.mark_batched(direction)
+
+    def _message(self, direction: str, msg: Any, idx: int) -> None:
+        run = self.store.run
+        if run(rpc.is_object, idx, direction, msg):
+            self.rpc.unreadable[direction] += 1
+            return
+        self.machines.closes.message(run, direction, msg, idx)
+        if run(rpc.version_field, idx, direction, msg):
+            self.rpc.unreadable[direction] += 1
+        if run(rpc.method_is_string, idx, direction, msg):
+            self.rpc.unreadable[direction] += 1
+            return
+        method = msg.get("method")
+        if method is not None:
+            if "id" in msg:
+                self._request(direction, method, msg, idx)
+            else:
+                self._notification(direction, method, msg, idx)
+        elif "result" in msg or "error" in msg:
+            self.answers.response(direction, msg, idx)
+        else:
+            run(rpc.has_a_shape, idx, direction, msg)
+            self.rpc.unreadable[direction] += 1
+
+    def _method_spec(self, direction: str, method: str, idx: int, *, request: bool
+                     ) -> schema.MethodSpec | None:
+        spec = schema.method_table(self.rev).get(method)
+        run = self.store.run
+        if run(rpc.method_defined, idx, direction, method, spec) or spec is None:
+            return None
+        if run(rpc.method_direction, idx, direction, method, spec):
+            return None
+        if request and run(rpc.notification_without_id, idx, spec, method):
+            return None
+        return spec
+
+    def _unknown_session(self, idx: int, sid: Any, what: str) -> None:
+        """The agent named a session no response has named: SESS-12, unless a session/new is
+        still unanswered. The agent may announce the new session before its response names
+        it (an update or a request first: no text orders the two), so the default accepts it.
+        So is a session the client named itself in a request still open or answered with a
+        result (a probe's invented id): the agent took it for a session, and no text makes it
+        answer an unknown session with an error ("MAY return an error", session-setup.mdx)."""
+        if not self.rpc.named_by_client(sid) and not any(
+                r.method == "session/new" for r in self.rpc.open["c2a"].values()):
+            self.machines.conn_event(ConnEvent.AGENT_NAMES_UNKNOWN_SESSION, Ev(idx),
+                                     f"{what} names session {sid!r}")
+
+    # --- requests ---------------------------------------------------------------------------
+    def _request(self, direction: str, method: str, msg: dict[str, Any], idx: int) -> None:
+        req_id = msg["id"]
+        if self.store.run(rpc.request_id_valid, idx, direction, method, req_id, self.rev):
+            self.rpc.unreadable[direction] += 1
+            return
+        params = msg.get("params")
+        sid = params.get("sessionId") if isinstance(params, dict) else None
+        sid = sid if isinstance(sid, str) else None
+        self.store.run(rpc.request_id_fresh, idx, self.rpc, direction, req_id)
+        spec = self._method_spec(direction, method, idx, request=True)
+        self.rpc.open[direction][req_id] = OpenRequest(
+            method, idx, sid, replayed={} if direction == "c2a" and replay.asks_for_replay(
+                method, params) else None,
+            reopens=direction == "c2a" and method in replay.REOPENING
+            and sid in self.machines.sessions)
+        if spec is None:
+            return
+        what = f"{method} request #{idx}"
+        self.shapes.schema(spec.params_def, params, idx, what, method)
+        if direction == "c2a":
+            self._client_request(method, req_id, params, sid, idx, what)
+        elif method == "session/request_permission":
+            self._permission_request(req_id, params, sid, idx, what)
+
+    def _permission_request(self, req_id: Any, params: Any, sid: str | None, idx: int,
+                            what: str) -> None:
+        self.shapes.findings(messages.permission_request(params, self.rev), idx, what, sid)
+        if sid is None or sid not in self.machines.sessions:
+            self._unknown_session(idx, sid, what)
+            return
+        ev = wire.permission_request(idx, req_id, params)
+        self.machines.views[sid] = reducers.apply_permission_subject(self.machines.views[sid],
+                                                                     params)
+        if self.turns is not None:
+            self.machines.derived(sid, self.turns.start(sid, idx, what))
+        self.machines.session_event(sid, Event.PERMISSION_REQUEST, ev, what)
+
+    def _client_request(self, method: str, req_id: Any, params: Any, sid: str | None, idx: int,
+                        what: str) -> None:
+        known = sid in self.machines.sessions
+        if method == "initialize":
+            self.machines.conn_event(ConnEvent.INITIALIZE, Ev(idx), what)
+        elif method == "session/new":
+            self.shapes.findings(messages.new_session_request(params, self.rev), idx, what)
+            self.machines.conn_event(ConnEvent.SESSION_REQUESTED, Ev(idx), what)
+        elif method == "session/close" and known:
+            self._close(sid, idx, what)
+        elif method == "session/prompt":
+            self._prompt(req_id, params, sid, idx, what)
+        elif method in replay.REOPENING and known:
+            # a new load: its replay comes before its own answer
+            self.reopens.sent(self.machines.sessions[sid], sid, idx, self.machines.busy(sid))
+        elif method in replay.REOPENING and sid is not None:
+            # a session of an earlier connection: known from its request on (replay included)
+            self.machines.open(sid)
+
+    def _prompt(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str) -> None:
+        self.shapes.findings(messages.prompt_request(params, self.answers.prompt_caps, self.rev),
+                             idx, what, sid)
+        if sid is None or sid not in self.machines.sessions:
+            self.machines.conn_event(ConnEvent.UNKNOWN_SESSION_NAMED, Ev(idx),
+                                     f"{what} names session {sid!r}")
+            return
+        blocks = params.get("prompt") if isinstance(params, dict) else None
+        self.machines.session_event(sid, Event.PROMPT,
+                                    Ev(idx, id=req_id, content_key=content_key(blocks),
+                                       text_key=text_key(blocks)), what)
+        if self.turns is not None:
+            self.turns.prompt(sid, req_id, idx, blocks)
+        self.reopens.prompted(sid)
+
+    def _close(self, sid: str, idx: int, what: str) -> None:
+        self.store.bump(CLOSE_CANCELS.rule)
+        self.machines.closes.requested(sid, idx, self.rpc.pending_prompts(sid))
+        self._cancel(sid, idx, what)
+
+    def _cancel(self, sid: str, idx: int, what: str) -> None:
+        if self.turns is not None:
+            self.turns.cancel(sid)
+        self.machines.session_event(sid, Event.CANCEL, Ev(idx), what)
+        self.reopens.cancelled(self.machines.sessions.get(sid), sid)
+
+    # --- notifications -------------------------------------------------------------------
+    def _notification(self, direction: str, method: str, msg: dict[str, Any], idx: int) -> None:
+        params = msg.get("params")
+        spec = self._method_spec(direction, method, idx, request=False)
+        if direction == "c2a":
+            self.rpc.notifications.append((method, idx))
+        if spec is None:
+            return
+        what = f"{method} #{idx}"
+        self.shapes.schema(spec.params_def, params, idx, what, method)
+        if not isinstance(params, dict):
+            return
+        sid = params.get("sessionId")
+        if method == "session/update":
+            self._update(sid, params, idx)
+        elif method == "session/cancel":
+            if sid not in self.machines.sessions:
+                self.machines.conn_event(ConnEvent.UNKNOWN_SESSION_NAMED, Ev(idx),
+                                         f"{what} names session {sid!r}")
+                return
+            self._cancel(sid, idx, what)
+        elif method == "$/cancel_request":
+            self._cancel_request(direction, params, idx, what)
+
+    def _cancel_request(self, direction: str, params: dict[str, Any], idx: int,
+                        what: str) -> None:
+        """The sender withdraws one of its *own* open requests."""
+        target = self.rpc.open[direction].get(params.get("requestId"))
+        if target is None:
+            return  # nothing open with that id: harmless (it may have been answered)
+        target.withdrawn = True
+        if self.turns is not None and direction == "c2a" and target.session is not None:
+            self.turns.withdraw(target.session, params.get("requestId"))
+        if target.session in self.machines.sessions:
+            event = (Event.PROMPT_CANCEL_REQUEST if direction == "c2a"
+                     else Event.PERMISSION_WITHDRAWN)
+            self.machines.session_event(target.session, event,
+                                        Ev(idx, id=params["requestId"]), what)
+
+    def _update(self, sid: Any, params: dict[str, Any], idx: int) -> None:
+        update = params.get("update")
+        kind = update.get("sessionUpdate") if isinstance(update, dict) else None
+        what = f"session/update {kind} #{idx}"
+        self.shapes.findings(messages.session_update(params, self.rev), idx, what,
+                             sid if isinstance(sid, str) else None)
+        if not isinstance(sid, str) or sid not in self.machines.sessions:
+            self._unknown_session(idx, sid, what)
+            return
+        if not isinstance(update, dict):
+            return
+        requests = self.rpc.open["c2a"].values()
+        for open_req in requests if kind == "state_update" else ():
+            if open_req.method == "session/resume" and open_req.session == sid:
+                open_req.state_reported = True
+        sent = update  # as the agent sent it (v1's tool_call is read as an upsert below)
+        replaying = replay.replaying(requests, sid)
+        reused = replaying is not None and self.store.run(
+            replay.replayed_ids_unique, idx, replaying.replayed, update, session=sid)
+        history = replay.replayed_history(requests, sid, kind, self.machines.busy(sid))
+        if self.turns is not None:
+            update = self._v1_update(sid, update, kind, history, idx, what)
+        before = self.machines.views[sid]
+        event, ev, what = wire.session_update(idx, update, before, protocol=self.protocol)
+        self.machines.views[sid] = reducers.reduce_session(before, update)
+        self.shapes.findings(reducers.judge(before, sent, self.rev, family=not reused), idx,
+                             what, sid)
+        if not history:  # replayed history: the client's view takes it in, the machine not
+            self.machines.session_event(sid, event, ev, what)
+
+    def _v1_update(self, sid: str, update: dict[str, Any], kind: Any, history: bool, idx: int,
+                   what: str) -> dict[str, Any]:
+        """v1's replay rules, and the turn an update of a quiet session starts; returns the
+        update as v2 reads it (v1's first report of a tool call is an upsert like v2's)."""
+        assert self.turns is not None
+        run, busy = self.store.run, self.machines.busy(sid)
+        resume = replay.resume_awaited(self.rpc.open["c2a"].values(), sid, busy)
+        run(replay.resume_replays_nothing, idx, kind, resume, session=sid)
+        run(replay.load_replays_before_answering, idx, kind,  # (busy: the turn's)
+            None if busy else self.reopens.load_answer(sid), session=sid)
+        if kind == "tool_call":
+            update = {**update, "sessionUpdate": "tool_call_update"}
+        if kind in TURN_KINDS and not history:
+            self.machines.derived(sid, self.turns.start(sid, idx, what))
+        return update

@@ -1,0 +1,136 @@
+"""What the monitor found: the violations of one connection, bounded, and how often each rule
+was exercised (the reports' statistics).
+
+The store decides no rule: it records a verdict under the rule its check's metadata names for
+the readings (``CheckMeta.rule_for``), never under a bare rule ID. It owns what recording needs:
+the cap per check (a flooding agent must not exhaust memory), the probes (deliberate breaches of
+client rules by the fuzzer are kept apart from the client's bugs), and the batch element the
+message being judged sits in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from acp_model.model import check as checks
+from acp_model.model import reducers
+from acp_model.model.check import CheckMeta, meta_of
+from acp_model.model.engine import Failure
+from acp_model.model.vocab import Level
+from acp_model.oracle.violation import Violation, ViolationKind
+from acp_model.report.stats import RuleStat
+from acp_model.spec.readings import Readings
+from acp_model.spec.rules import RULES
+
+MAX_REPORTS_PER_CHECK = 200  # per (rule, check): a flooding agent must not exhaust memory
+EXAMPLES_PER_RULE = 5  # trace indices a report lists per rule
+
+
+class ViolationStore:
+    """The violations found so far, deduplicated per check, and the exercised-rule counts.
+
+    ``views`` is the client's view of each session (owned by the session machines): a violation
+    about a session carries a summary of what the client showed at that moment.
+    """
+
+    def __init__(self, readings: Readings, views: Mapping[str, reducers.SessionView]) -> None:
+        self.readings = readings
+        self._views = views
+        self.violations: list[Violation] = []
+        self.exercised: dict[str, int] = {}  # rule -> how often a check of it ran
+        self.probes: set[int] = set()  # indices of deliberate client-rule breaches (fuzzing)
+        self.probe_hits: list[Violation] = []
+        self.suppressed = 0  # reports past the cap, and schema floods past the diagnoses
+        self.sub: int | None = None  # the batch element being judged (None: not in a batch)
+        self._reported: dict[tuple[str, str | None], int] = {}
+
+    def bump(self, rule_id: str, n: int = 1) -> None:
+        self.exercised[rule_id] = self.exercised.get(rule_id, 0) + n
+
+    def ran(self, metas: Iterable[CheckMeta]) -> None:
+        """These checks ran and found nothing (each exercised its rule once)."""
+        counts = self.exercised
+        for meta in metas:
+            counts[meta.rule] = counts.get(meta.rule, 0) + 1
+
+    def run(self, fn: Callable[..., str | None], idx: int, *args: Any,
+            session: str | None = None, related: list[int] | None = None) -> bool:
+        """Run one finding check; report what it found. True when it found something."""
+        meta = meta_of(fn)
+        text = fn(*args)
+        if text is None:  # bump inlined: this runs about five times per message
+            counts = self.exercised
+            counts[meta.rule] = counts.get(meta.rule, 0) + 1
+            return False
+        self.report(meta, idx, text, session=session, related=related)
+        return True
+
+    def report(self, meta: CheckMeta, idx: int, message: str, *, session: str | None = None,
+               level: Level | None = None, kind: ViolationKind = "safety",
+               related: list[int] | None = None, deadline: float | None = None,
+               evidence: list[tuple[int, str]] | None = None) -> None:
+        rule_id = meta.rule_for(self.readings)
+        self.bump(rule_id)
+        lv = level or meta.level(self.readings)
+        if lv == Level.OFF or checks.is_disabled(meta, rule_id):
+            return
+        strength = RULES[rule_id].strength_under(self.readings)
+        key = (rule_id, meta.name)
+        seen = self._reported.get(key, 0)
+        self._reported[key] = seen + 1
+        if seen >= MAX_REPORTS_PER_CHECK:
+            self.suppressed += 1  # a flood of the same finding: counted, not stored
+            return
+        view = self._views.get(session) if session is not None else None
+        found = Violation(rule_id, Level(lv), strength, idx, message, kind, session, meta.name,
+                          self.sub, related or [], deadline, evidence or [],
+                          reducers.view_summary(view) if view is not None else None)
+        if idx in self.probes and RULES[rule_id].party != "agent" and kind != "liveness":
+            self.probe_hits.append(found)  # about a deliberate negative input, not a client bug
+            return
+        self.violations.append(found)
+
+    def liveness(self, meta: CheckMeta, idx: int, session: str | None, deadline: float | None,
+                 what: str) -> None:
+        suffix = f" within the {deadline:g} s deadline" if deadline is not None else \
+            " before the end of the trace"
+        self.report(meta, idx, what + suffix, session=session, kind="liveness", deadline=deadline)
+
+    def failures_of(self, failures: list[Failure], idx: int, session: str | None, what: str,
+                    evidence: Mapping[str, Any]) -> None:
+        """Report the checks a machine's transition failed, each with its proof (a failure
+        without the proof its check names is only a warning)."""
+        for chk, lv in failures:
+            meta = chk.meta
+            detail, items = "", []
+            if meta.evidence is not None:
+                proof = evidence.get(meta.name)
+                if proof is not None:
+                    detail, items = proof
+                elif lv == Level.FAIL:
+                    # A failure states its proof; without one it is not a failure.
+                    lv, detail = Level.WARN, ("no response proves what the agent had read: "
+                                              "reported as a warning")
+            text = f"{what} breaks {meta.rule_for(self.readings)}. Expected: {meta.doc}" + (
+                f" ({detail})" if detail else "")
+            self.report(meta, idx, text, session=session, level=lv, evidence=items)
+
+    def with_level(self, level: Level) -> list[Violation]:
+        return [v for v in self.violations if v.level == level]
+
+    def rule_stats(self, exercised: Mapping[str, int]) -> dict[str, RuleStat]:
+        """Per rule: how often it was exercised, its failures and warnings, a few examples."""
+        stats = {rid: RuleStat() for rid in RULES}
+        for rid, n in exercised.items():
+            stats[rid].exercised += n
+        for v in self.violations:
+            st = stats[v.rule]
+            st.exercised = max(st.exercised, 1)
+            if v.level == Level.FAIL:
+                st.violations += 1
+            else:
+                st.warnings += 1
+            if len(st.examples) < EXAMPLES_PER_RULE:
+                st.examples.append(v.index)
+        return stats
