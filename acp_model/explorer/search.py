@@ -255,7 +255,8 @@ def _collector_paused() -> Iterator[None]:
 
     An exploration keeps hundreds of thousands of long-lived objects (edges, keys) and frees
     its transient copies by reference counting; each full collection rescanned all that was
-    kept (a quarter of the run). The previous setting comes back on return and on error.
+    kept (bench_explore's one session: ~1,100 collections, 2 s of a 13-14 s run, measured with
+    ``gc.callbacks``). The previous setting comes back on return and on error.
     """
     enabled = gc.isenabled()
     gc.disable()

@@ -13,7 +13,6 @@ the rule's strength and the readings) and the machine then follows what the wire
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -219,15 +218,15 @@ class LibraryEngine(TableEngine):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        # the library machine that drives each model, kept here rather than on the model:
-        # keyed by identity (models are dataclasses, compared by value), dropped with the model
-        self._machines: dict[int, Any] = {}
+        # the library machine that drives each model, kept here rather than on the model, and
+        # dropped with this engine: keyed by identity (models are dataclasses, compared by
+        # value); a machine holds its model, so no other model can take over its id meanwhile
+        self._machines: dict[int, StateMachine] = {}
 
-    def _machine(self, model: Any) -> Any:
+    def _machine(self, model: Any) -> StateMachine:
         sm = self._machines.get(id(model))
         if sm is None:
             sm = self._machines[id(model)] = self.table.machine(model=model)
-            weakref.finalize(model, self._machines.pop, id(model), None)
         return sm
 
     def fire(self, model: Any, event: str, ev: Any) -> list[Failure]:

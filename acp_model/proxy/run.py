@@ -16,6 +16,7 @@ import contextlib
 import signal
 import sys
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -93,30 +94,28 @@ def run_proxy(cfg: ProxyConfig, *, stdin_fd: int = 0, stdout_fd: int = 1,  # noq
                 log.write(data)
                 log.flush()
 
-    # The pumps wait on I/O, the judge computes: a short switch interval lets a pump that
-    # became ready take the GIL within a fraction of a millisecond instead of 5 ms.
-    sys.setswitchinterval(SWITCH_INTERVAL)
-    queue = ChunkQueue(cfg.max_queue)
-    got = _SignalCatcher()
-    # Caught from before the first byte is relayed: an editor that sees the agent answer may
-    # send a signal at once, and the default action would leave the agent's group behind.
-    with got.installed():
-        try:
-            relay = Relay(cfg.argv, queue, stdin_fd=stdin_fd, stdout_fd=stdout_fd,
-                          stderr_write=write_err, cwd=cfg.cwd)
-        except OSError as exc:
-            for f in (log, trace):
-                if f is not None:
-                    f.close()
-            raise ProxyError(f"cannot start {cfg.argv[0]!r}: {exc.strerror or exc}") from None
-        judge = Judge(queue, cfg.readings, cfg.spec, trace=trace,
-                      live=lambda v: emit(live_line(v)), max_line=cfg.max_line,
-                      max_trace=cfg.max_trace, validate=cfg.validate,
-                      keep=cfg.html is not None)
-        judge.start()
-        code = _wait_for_the_end(relay, got, cfg.grace)
-    relay.join()
-    monitor = judge.finish(timeout=cfg.grace + 5.0)
+    with _quick_switches():  # the caller's interval comes back on return
+        queue = ChunkQueue(cfg.max_queue)
+        got = _SignalCatcher()
+        # Caught from before the first byte is relayed: an editor that sees the agent answer may
+        # send a signal at once, and the default action would leave the agent's group behind.
+        with got.installed():
+            try:
+                relay = Relay(cfg.argv, queue, stdin_fd=stdin_fd, stdout_fd=stdout_fd,
+                              stderr_write=write_err, cwd=cfg.cwd)
+            except OSError as exc:
+                for f in (log, trace):
+                    if f is not None:
+                        f.close()
+                raise ProxyError(f"cannot start {cfg.argv[0]!r}: {exc.strerror or exc}") from None
+            judge = Judge(queue, cfg.readings, cfg.spec, trace=trace,
+                          live=lambda v: emit(live_line(v)), max_line=cfg.max_line,
+                          max_trace=cfg.max_trace, validate=cfg.validate,
+                          keep=cfg.html is not None)
+            judge.start()
+            code = _wait_for_the_end(relay, got, cfg.grace)
+        relay.join()
+        monitor = judge.finish(timeout=cfg.grace + 5.0)
     open_at_end = finish_open(monitor)  # owed when the session ended: not failures
     exit_code = 128 + got.signum if got.signum else (128 - code if code is not None and code < 0
                                                      else code or 0)
@@ -159,6 +158,22 @@ def _wait_for_the_end(relay: Relay, got: _SignalCatcher, grace: float) -> int | 
         if relay.editor_gone.is_set():
             code = relay.wait_exit(grace)  # the agent sees EOF, as without the proxy
             return relay.shut_down(grace) if code is None else relay.shut_down(0.2)
+
+
+@contextlib.contextmanager
+def _quick_switches() -> Iterator[None]:
+    """A short thread switch interval while the proxy runs, the caller's afterwards.
+
+    The pumps wait on I/O and the judge computes: at ``SWITCH_INTERVAL`` a pump that became
+    ready takes the GIL within a fraction of a millisecond instead of CPython's 5 ms. It is
+    process-wide, so it is scoped (an in-process caller, a test, keeps its own).
+    """
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(SWITCH_INTERVAL)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(previous)
 
 
 class _SignalCatcher:

@@ -128,7 +128,7 @@ def test_a_signal_ends_the_session_and_the_agent_group(sig: int, tmp_path: Path)
 @pytest.mark.slow
 def test_a_flood_is_forwarded_in_full_and_the_trace_stops_at_its_cap(tmp_path: Path) -> None:
     """The API with pipes: 64 MiB from the agent reach the editor, the trace stops at 1 MiB
-    and says so."""
+    and says so; the caller's thread switch interval is its own again afterwards."""
     editor_r, proxy_w = os.pipe()  # the proxy's stdout -> the editor
     proxy_r, editor_w = os.pipe()  # the editor -> the proxy's stdin
     received = [0]
@@ -140,14 +140,21 @@ def test_a_flood_is_forwarded_in_full_and_the_trace_stops_at_its_cap(tmp_path: P
     reader = threading.Thread(target=read_all)
     reader.start()
     os.close(editor_w)  # the editor sends nothing and closes at once
-    with open(os.devnull, "wb") as devnull:
-        result = run_proxy(ProxyConfig([*BYTES, "--flood", "64"], trace=tmp_path / "t.jsonl",
-                                       max_trace=1 * MiB, quiet=True, grace=1.0),
-                           stdin_fd=proxy_r, stdout_fd=proxy_w, stderr=devnull)
-    os.close(proxy_w)
-    reader.join(30)
-    os.close(proxy_r)
-    os.close(editor_r)
+    callers = sys.getswitchinterval()
+    sys.setswitchinterval(0.004)  # the caller's own, unlike the proxy's and the default
+    try:
+        with open(os.devnull, "wb") as devnull:
+            result = run_proxy(ProxyConfig([*BYTES, "--flood", "64"], trace=tmp_path / "t.jsonl",
+                                           max_trace=1 * MiB, quiet=True, grace=1.0),
+                               stdin_fd=proxy_r, stdout_fd=proxy_w, stderr=devnull)
+        after = sys.getswitchinterval()
+    finally:
+        sys.setswitchinterval(callers)
+        os.close(proxy_w)
+        reader.join(30)
+        os.close(proxy_r)
+        os.close(editor_r)
+    assert after == pytest.approx(0.004)
     line = len(b'{"jsonrpc":"2.0","method":"_flood","params":{"pad":"') + 1000 + 4
     assert received[0] == 64 * 1024 * line
     assert result.report["proxy"]["trace_truncated"] is True

@@ -12,7 +12,7 @@ from acp_model.model.engine import LibraryEngine, TableEngine, compile_machine
 from acp_model.model.events import Ev
 from acp_model.model.lifecycle import SessionLifecycle
 from acp_model.model.session import SessionModel
-from acp_model.model.vocab import EVENTS, ConnEvent, Event
+from acp_model.model.vocab import EVENTS, ConnEvent, ConnState, Event
 from acp_model.spec.readings import DEFAULT, READING_DEFS, Readings
 from acp_model.spec.revisions import REVISIONS
 
@@ -153,6 +153,26 @@ def test_connection_table_and_library_agree(steps: list, chosen: Readings) -> No
         assert (fast_model.state, fast_model.session_ids) == (slow_model.state,
                                                               slow_model.session_ids)
     assert fast.exercised == slow.exercised
+
+
+def test_the_library_machines_go_with_their_engine() -> None:
+    """The library engine keeps each model's machine itself (not on the model): one machine
+    per model while the engine lives, and both freed with it. A finaliser keyed on the model
+    once kept every model it drove alive for the life of the process (its machine holds it)."""
+    import gc
+    import weakref
+
+    engine = LibraryEngine(CONNECTION, DEFAULT)
+    model = ConnectionModel(ctx=Context(readings=DEFAULT))
+    engine.fire(model, ConnEvent.INITIALIZE, Ev(0, version=2))
+    machine = engine._machine(model)
+    engine.fire(model, ConnEvent.INITIALIZED, Ev(1, version=2))
+    assert engine._machine(model) is machine
+    assert machine.model is model and model.state == ConnState.READY
+    gone = weakref.ref(model), weakref.ref(machine)
+    del engine, model, machine
+    gc.collect()
+    assert [ref() for ref in gone] == [None, None]
 
 
 def test_table_covers_every_state_event_pair() -> None:

@@ -151,10 +151,15 @@ def test_v1_diagrams_leave_out_the_states_its_wire_cannot_show() -> None:
 
 def test_drawing_changes_no_process_wide_matplotlib_setting(tmp_path: Path) -> None:
     """A library draws on a canvas of its own: it chooses no backend for its caller and
-    leaves rcParams as it found them."""
+    leaves rcParams as it found them (the diagrams, and the HTML report's coverage chart)."""
     import matplotlib
+
+    from acp_model.report.html import coverage_svg
 
     before = dict(matplotlib.rcParams)
     draw(machine_graph(session_table()), tmp_path / "m.svg", title="t")
     assert "Idle" in (tmp_path / "m.svg").read_text()
+    assert dict(matplotlib.rcParams) == before
+    chart = coverage_svg([{"actions": n, "rules": n // 2, "transitions": n} for n in (0, 4, 9)])
+    assert chart.startswith("<svg") and "rules exercised" in chart  # svg.fonttype: none
     assert dict(matplotlib.rcParams) == before
