@@ -25,6 +25,10 @@ from tests.rule_sweep import pytest_addoption
 
 __all__ = ["pytest_addoption", "pytest_configure"]
 
+# The processes the tests start (pytest in pytest, notebooks, scripts) skip the installed
+# Hypothesis plugins (hypofuzz, trio) as the acp-model command does: none is used.
+os.environ.setdefault("HYPOTHESIS_NO_PLUGINS", "1")
+
 settings.register_profile("acpm-dev", deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("acpm-ci", deadline=None, derandomize=True, database=None,

@@ -23,6 +23,9 @@ def run() -> None:
     SIGTERM must end the process within a second. So exit handlers run (temporary directories
     are removed), streams are flushed, and the process exits without the module teardown.
     """
+    # Hypothesis loads every installed plugin at import (hypofuzz, trio: a quarter of a second
+    # per start); the fuzzer uses none. HYPOTHESIS_NO_PLUGINS set (even empty) keeps the user's.
+    os.environ.setdefault("HYPOTHESIS_NO_PLUGINS", "1")
     code = main()
     # what a normal exit does first: let the threads that still end something (a fuzz run's
     # worker closing its agent's process group) finish, or an agent would outlive the run
