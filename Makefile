@@ -56,11 +56,13 @@ matrix: $(STAMP) agents
 
 # Every tier (tests/unit, tests/oracle, tests/live, tests/external: tests/conftest.py), the
 # modules with the longest recorded time first (.test-durations, written by every run), then the
-# whole rule sweep over the oracle tier: each rule switched off must fail some test.
+# whole rule sweep over the oracle tier: each rule switched off must fail some test. Four
+# workers on two cores: the live tiers mostly wait on agents (deadlines, timers, start-ups),
+# and two workers left the cores idle about half the time.
 test: $(STAMP) examples services agents
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
-	$(BIN)/pytest -n 2 --dist worksteal --durations=15
+	$(BIN)/pytest -n 4 --dist worksteal --durations=15
 	$(BIN)/pytest -q -p no:xdist -m "not slow and not external" --rule-sweep=all \
 	  --rule-sweep-report=.rule-sweep.json tests/oracle
 

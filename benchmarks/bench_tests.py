@@ -1,6 +1,7 @@
 """How long the test tiers take (``python -m benchmarks.bench_tests [--tier fast live ...]``).
 
-Runs each chosen tier the way the Makefile does (two xdist workers, ``--dist worksteal``) and
+Runs each chosen tier the way the Makefile does (``--dist worksteal``; two xdist workers for
+the computing fast tier, four where agents are waited on, as ``make test`` runs) and
 records its wall time, pytest's own time and its counts into ``benchmarks/results/tests.json``,
 one row per tier (a later run of a tier replaces its row; the others stay). Each row states
 the date, the commit and the load average when it started: on a shared
@@ -27,14 +28,15 @@ from benchmarks import results
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = results.RESULTS / "tests.json"
 FAST = ["-m", "not slow and not external"]
-XDIST = ["-n", "2", "--dist", "worksteal"]
+XDIST = ["-n", "2", "--dist", "worksteal"]  # make test-fast
+XDIST_WAITING = ["-n", "4", "--dist", "worksteal"]  # make test
 TIERS: dict[str, list[str]] = {
     "fast": [*XDIST, *FAST, "tests/unit", "tests/oracle"],
-    "live": [*XDIST, "tests/live"],
-    "external": [*XDIST, "tests/external"],
+    "live": [*XDIST_WAITING, "tests/live"],
+    "external": [*XDIST_WAITING, "tests/external"],
     "sweep": ["-p", "no:xdist", *FAST, "--rule-sweep=all",
               "--rule-sweep-report=.rule-sweep.json", "tests/oracle"],
-    "all": [*XDIST],
+    "all": [*XDIST_WAITING],
 }
 SUMMARY = re.compile(r"(\d+) (passed|failed|skipped|deselected|errors?|xfailed|xpassed)")
 PYTEST_TIME = re.compile(r" in ([\d.]+)s")
@@ -104,9 +106,10 @@ def main(argv: list[str] | None = None) -> int:
     if extra.get("rules_without_a_test") is not None:
         notes = (f"Rule sweep: {len(extra.get('tests_per_rule', {}))} rules swept, rules no "
                  f"test needed: {', '.join(extra['rules_without_a_test']) or 'none'}.")
+    workers = {t: int(TIERS[t][1]) for t in rows if TIERS[t][0] == "-n"}
     results.record("tests", "The test suite's tiers", figures,
                    table={"columns": COLUMNS, "rows": [rows[t] for t in TIERS if t in rows]},
-                   parameters={"workers": 2, "dist": "worksteal"}, notes=notes,
+                   parameters={"workers": workers, "dist": "worksteal"}, notes=notes,
                    command="python benchmarks/bench_tests.py --tier " + " ".join(args.tier))
     return 0
 

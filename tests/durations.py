@@ -4,7 +4,7 @@ The file (``.test-durations`` at the repository root, ``{node id: seconds}`` as 
 writes it; ``ACPM_TEST_DURATIONS`` names another) is merged, not replaced: a run of a few
 tests keeps the others' figures. Collection puts the modules with the longest recorded total
 first (a module's tests stay together, so its fixtures are set up once per worker), which with
-``-n 2 --dist worksteal`` leaves no long module to start last on a busy worker. Unknown tests
+``--dist worksteal`` leaves no long module to start last on a busy worker. Unknown tests
 count as the median. A clone that has no file of its own yet (CI's clean clone) schedules from
 the snapshot checked in at ``tests/data/durations.json`` (``make durations-snapshot`` refreshes
 it from the local file).
