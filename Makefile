@@ -59,6 +59,10 @@ matrix: $(STAMP) agents
 # whole rule sweep over the oracle tier: each rule switched off must fail some test. Four
 # workers on two cores: the live tiers mostly wait on agents (deadlines, timers, start-ups),
 # and two workers left the cores idle about half the time.
+# Bytecode caches are written even where the environment turns them off: without them each of
+# the suite's few hundred Python processes compiles the package again, and each pytest process
+# rewrites the asserts of every plugin's modules again (seconds per process).
+test test-fast: export PYTHONDONTWRITEBYTECODE :=
 test: $(STAMP) examples services agents
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports

@@ -36,7 +36,9 @@ PASS_GREEN = (211, 242, 220)
 @pytest.fixture(scope="module")
 def live(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
     out = tmp_path_factory.mktemp("matrix")
-    code = main(["matrix", "--out", str(out), "--budget", "4", "--jobs", "2", "--seed", "1",
+    # 8 s a row: on a loaded machine (make test: four workers on two cores) a row of 4 s once
+    # got a single example in
+    code = main(["matrix", "--out", str(out), "--budget", "8", "--jobs", "2", "--seed", "1",
                  "--replay-runs", "2",
                  "--target", f"ref@v2,v1={AGENT}",
                  "--target", f"end-turn={AGENT} --mutant cancel_as_end_turn",

@@ -110,8 +110,10 @@ def test_a_run_fails_only_on_failures_not_in_the_baseline(tmp_path: Path) -> Non
     baseline = tmp_path / "acp-baseline.toml"
     baseline.write_text('[[accept]]\nrule = "CANCEL-07"\nnote = "issue #7"\n\n'
                         '[[accept]]\nrule = "CANCEL-06"\n')
-    words = ["fuzz", "--time-budget", "12", "--seed", "1", "--replay-runs", "1",
-             "--baseline", str(baseline), "--report", str(tmp_path / "r.json"), "--",
+    # until the mutant's failure is found (the budget: a loaded machine's cap)
+    words = ["fuzz", "--time-budget", "60", "--stop-on", "CANCEL-07", "--seed", "1",
+             "--replay-runs", "1", "--baseline", str(baseline),
+             "--report", str(tmp_path / "r.json"), "--",
              *REFERENCE, "--mutant", "cancel_as_end_turn"]
     assert main(words) == 0
     report = json.loads((tmp_path / "r.json").read_text())

@@ -60,8 +60,10 @@ def test_fuzz_writes_each_failure_with_its_counterexample(tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch
                                                           ) -> None:
     monkeypatch.chdir(tmp_path)  # locations relative to the working directory
-    assert main(["fuzz", "--time-budget", "10", "--seed", "1", "--replay-runs", "1",
-                 "--out", "out", "--sarif", "acp.sarif", "--report", "r.json", "--",
+    # until the mutant's failure is found (the budget: a loaded machine's cap)
+    assert main(["fuzz", "--time-budget", "60", "--stop-on", "CANCEL-07", "--seed", "1",
+                 "--replay-runs", "1", "--out", "out", "--sarif", "acp.sarif",
+                 "--report", "r.json", "--",
                  *REFERENCE, "--mutant", "cancel_as_end_turn"]) == 1
     log = json.loads(Path("acp.sarif").read_text())
     valid(log)
