@@ -33,6 +33,8 @@ ACP_DB         example database: a directory, redis://HOST:PORT/N, both comma-se
 ACP_DB_RO      1: replay from the Redis stores, save nothing there
 ACP_OUT        per-shard report.json and counterexample files (default acp-campaign-out)
 ACP_REPLAYS    fresh-process replays per counterexample (default 10)
+ACP_STOP_ON    comma-separated rule IDs: a shard stops generating once all of them have
+               failed, then minimizes and replays as usual (``--stop-on``; default: none)
 =============  =====================================================================
 """
 
@@ -48,7 +50,7 @@ from typing import Any
 
 import pytest
 
-from acp_model.argtypes import int_at_least, positive_float
+from acp_model.argtypes import int_at_least, positive_float, rule_ids
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.database import locations
 from acp_model.pytest_plugin.items import describe_failures, emit_warnings
@@ -78,6 +80,7 @@ REPLAYS = _env("ACP_REPLAYS", "10", int_at_least(1))
 SEED = _env("ACP_SEED", "", lambda v: int(v) if v else None)
 READINGS = _env("ACP_READINGS", "", lambda v: DEFAULT.parse([r for r in v.split(",")
                                                             if r.strip()]))
+STOP_ON = _env("ACP_STOP_ON", "", lambda v: rule_ids(v) if v else frozenset())
 HAS_TIMEOUT = importlib.util.find_spec("pytest_timeout") is not None
 
 
@@ -89,7 +92,7 @@ def shard_config(shard: int, rootdir: Path) -> FuzzConfig:
         argv=shlex.split(COMMAND), max_examples=10_000_000, steps=STEPS,
         seed=None if SEED is None else SEED + 1000 * shard, time_budget=BUDGET,
         deadline=DEADLINE, readings=READINGS, replay_runs=REPLAYS, max_rounds=20,
-        shrink_budget=60.0, cwd=str(rootdir),
+        shrink_budget=60.0, cwd=str(rootdir), stop_on=STOP_ON,
         database=directory, shared_databases=shared,
         database_readonly=os.environ.get("ACP_DB_RO", "") not in ("", "0"))
 

@@ -87,9 +87,11 @@ def test_a_stored_failure_replays_first_in_the_next_run(tmp_path: Path) -> None:
 
 
 def test_agent_campaign_on_two_workers(tmp_path: Path) -> None:
-    # a bug every turn shows (no race): each shard finds it within a short budget
+    # a bug every turn shows (no race): each shard fuzzes until it is found (the budget is
+    # the cap for a loaded machine: 4 s once left a shard without it)
     agent = shlex.join([*REFERENCE, "--mutant", "unknown_stop_reason"])
-    env = {**os.environ, "ACP_AGENT": agent, "ACP_BUDGET": "4", "ACP_REPLAYS": "1",
+    env = {**os.environ, "ACP_AGENT": agent, "ACP_BUDGET": "60", "ACP_STOP_ON": "STOP-03",
+           "ACP_REPLAYS": "1",
            "ACP_DB": str(tmp_path / "db"), "ACP_OUT": str(tmp_path / "out"), "ACP_SEED": "5"}
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "2", "-q",
@@ -102,6 +104,7 @@ def test_agent_campaign_on_two_workers(tmp_path: Path) -> None:
         report = json.loads((tmp_path / "out" / f"shard-{shard}" / "report.json").read_text())
         assert report["config"]["seed"] == 5 + 1000 * shard
         assert "STOP-03" in {ce["rule"] for ce in report["counterexamples"]}
+        assert "stopped: what was asked for is found" in report["notes"], report["notes"]
     # Both shards stored into the directory of this agent, the one the plugin reads as well.
     db = example_database(FuzzConfig(shlex.split(agent), database=str(tmp_path / "db")))
     assert db is not None and any(Path(db.path).rglob("*"))
@@ -122,6 +125,7 @@ def test_agent_campaign_is_skipped_without_an_agent() -> None:
 
 BAD_SETTINGS = [
     ("ACP_BUDGET=abc", "ACP_BUDGET='abc': expected a number"),
+    ("ACP_STOP_ON=STOP-3", "ACP_STOP_ON='STOP-3': unknown rule ID STOP-3"),
     ("ACP_SHARDS=0", "ACP_SHARDS='0': must be at least 1"),
     ("ACP_READINGS=A-01=zz", "has no value 'zz'"),
 ]
