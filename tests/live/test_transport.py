@@ -284,9 +284,14 @@ def test_100mb_flood_is_capped_and_counted() -> None:
 
 def flood_scenario() -> None:
     cap = 4 * MiB
-    agent = spawn("flood.py", max_transcript_bytes=cap)
+    # the flood starts once a line arrives, after the listener is registered: a listener sees
+    # only later records, and a loaded machine once delivered some before the registration
+    go = f"import runpy, sys; sys.stdin.readline(); runpy.run_path({str(HERE / 'flood.py')!r})"
+    agent = AgentProcess([sys.executable, "-c", go], close_grace=0.3,
+                         max_transcript_bytes=cap)
     seen = [0]
-    agent.on_record(lambda r: seen.__setitem__(0, seen[0] + 1))
+    agent.on_record(lambda r: seen.__setitem__(0, seen[0] + (r["dir"] == "a2c")))
+    agent.send({"jsonrpc": "2.0", "method": "go"})
     deadline = time.monotonic() + 60
     while agent.bytes_read < 100 * MiB and time.monotonic() < deadline:
         time.sleep(0.05)  # test-side progress polling only
@@ -298,7 +303,8 @@ def flood_scenario() -> None:
     assert agent.wait_eof(timeout=60)
     assert agent.truncated and agent.stored_bytes <= cap
     assert agent.transcript[-1]["error"] == "transcript-cap"
-    assert agent.lines_read == len(agent.transcript) - 1 + agent.dropped_records
+    # the transcript: the line sent, what was stored, the cap's marker
+    assert agent.lines_read == len(agent.transcript) - 2 + agent.dropped_records
     assert agent.dropped_records > 90_000
     # listeners still see everything (once the delivery thread has handed them the last)
     assert agent.wait_delivered(agent.queued, timeout=30)
