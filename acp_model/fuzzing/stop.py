@@ -1,9 +1,9 @@
 """Stopping a run on request (Ctrl-C, SIGTERM, a budget), wherever it happens to be.
 
-A ``KeyboardInterrupt`` raised by the signal handler can land anywhere: in a wait, in
-Hypothesis, in a library that catches it. So a stop request is also a flag that every wait loop
-and every client action checks (at least every 0.1 s): a run stops within a second of the
-request whatever swallowed the exception, and still writes what it found.
+A stop request is a flag, never an exception thrown into whatever is running (one landing
+inside a lock's wait can leave the lock released). Every wait loop and every client action
+checks the flag (at least every 0.1 s) and raises :class:`Interrupted` from a known place: a run
+stops within a second of the request and still writes what it found.
 """
 
 from __future__ import annotations

@@ -183,9 +183,9 @@ def test_hypofuzz_runs_the_campaign_and_finds_a_planted_bug(tmp_path: Path) -> N
 
     root = Path(__file__).resolve().parents[2]
     hypothesis = Path(sys.executable).with_name("hypothesis")
-    env = {**{k: v for k, v in os.environ.items() if k != "HYPOTHESIS_NO_PLUGINS"},  # a plugin
-           "ACP_AGENT": " ".join([*MUTANT[:-2], "--mutant",
-                                                "cancel_as_end_turn"]),
+    # HypoFuzz is itself a Hypothesis plugin: the variable the suite sets must not reach it
+    own = {k: v for k, v in os.environ.items() if k != "HYPOTHESIS_NO_PLUGINS"}
+    env = {**own, "ACP_AGENT": " ".join([*MUTANT[:-2], "--mutant", "cancel_as_end_turn"]),
            "ACP_DB": str(tmp_path / "db"), "ACP_DEADLINE": "1",
            "CI": "true"}  # Hypothesis' ci profile (derandomize) must not reach HypoFuzz
     proc = subprocess.Popen([str(hypothesis), "fuzz", "-n", "1", "--no-dashboard", "--",
