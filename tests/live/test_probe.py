@@ -159,11 +159,15 @@ def test_jobs_workers_get_what_the_probe_left_of_the_budget(tmp_path: Path) -> N
     end, and the workers are given what is left, not the whole budget again."""
     from acp_model.cli.jobs import worker_args
     from acp_model.cli.main import main
-    from acp_model.fuzzing.budget import slack
 
     assert worker_args(["--time-budget", "9", "--time-budget=8", "--seed", "1", "-x"]) == ["-x"]
-    started = time.monotonic()
-    main(["fuzz", "--jobs", "2", "--time-budget", "3", "--report", str(tmp_path / "r.json"),
+    report = tmp_path / "r.json"
+    main(["fuzz", "--jobs", "2", "--time-budget", "3", "--report", str(report),
           "--", sys.executable, str(HOSTILE / "hang.py")])
-    took = time.monotonic() - started
-    assert took <= 3 + slack(3), f"{took:.1f} s for a 3 s budget"
+    merged = json.loads(report.read_text())
+    assert "no answer before the time budget's end" in merged["spec"]["evidence"], merged["spec"]
+    # each worker fuzzed for what was left (the 1 s floor), not for the whole 3 s again: read
+    # from the workers' own clocks, since the wall time of the run also holds two start-ups,
+    # which a loaded machine stretches
+    seconds = [w["summary"]["seconds"] for w in merged["workers"]]
+    assert len(seconds) == 2 and all(s < 3 for s in seconds), seconds
