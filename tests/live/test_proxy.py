@@ -131,15 +131,30 @@ def test_a_flood_is_forwarded_in_full_and_the_trace_stops_at_its_cap(tmp_path: P
     and says so; the caller's thread switch interval is its own again afterwards."""
     editor_r, proxy_w = os.pipe()  # the proxy's stdout -> the editor
     proxy_r, editor_w = os.pipe()  # the editor -> the proxy's stdin
+    line = len(b'{"jsonrpc":"2.0","method":"_flood","params":{"pad":"') + 1000 + 4
+    flood = 64 * 1024 * line
     received = [0]
+    closing, closed = threading.Lock(), [False]
+
+    def editor_done() -> None:
+        """The editor sends nothing and closes its end once it has the whole flood (then the
+        agent exits): closing at once would give the agent only the proxy's grace to deliver
+        64 MiB, which a loaded machine may not meet. Once only: the number may be reused."""
+        with closing:
+            if not closed[0]:
+                closed[0] = True
+                os.close(editor_w)
 
     def read_all() -> None:
         while chunk := os.read(editor_r, 1 << 16):
             received[0] += len(chunk)
+            if received[0] >= flood:
+                editor_done()
 
     reader = threading.Thread(target=read_all)
     reader.start()
-    os.close(editor_w)  # the editor sends nothing and closes at once
+    cap = threading.Timer(120, editor_done)  # a flood cut short never completes: end anyway
+    cap.start()
     callers = sys.getswitchinterval()
     sys.setswitchinterval(0.004)  # the caller's own, unlike the proxy's and the default
     try:
@@ -150,13 +165,14 @@ def test_a_flood_is_forwarded_in_full_and_the_trace_stops_at_its_cap(tmp_path: P
         after = sys.getswitchinterval()
     finally:
         sys.setswitchinterval(callers)
+        cap.cancel()
+        editor_done()
         os.close(proxy_w)
         reader.join(30)
         os.close(proxy_r)
         os.close(editor_r)
     assert after == pytest.approx(0.004)
-    line = len(b'{"jsonrpc":"2.0","method":"_flood","params":{"pad":"') + 1000 + 4
-    assert received[0] == 64 * 1024 * line
+    assert received[0] == flood
     assert result.report["proxy"]["trace_truncated"] is True
     assert (tmp_path / "t.jsonl").stat().st_size <= 1 * MiB
 
