@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -254,7 +255,9 @@ def test_the_mini_agent_answers_a_batched_request() -> None:
 ])
 def test_hostile_agents(mode: str, code: int, rule: str | None, tmp_path: Path) -> None:
     rep, out = tmp_path / "r.json", tmp_path / "out"
-    tag = f"hostile-{mode}-{tmp_path.name}"  # marks this test's processes for the leftover check
+    # marks this test's processes for the leftover check (unique: other suites may run the same
+    # test on this machine at the same time, with the same tmp_path name)
+    tag = f"hostile-{mode}-{uuid.uuid4().hex[:12]}"
     started = time.monotonic()
     # A correct agent must never be judged by a deadline a loaded machine can miss.
     deadline = "0.5" if code == 1 else "3"

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import threading
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -104,7 +105,7 @@ def _leftovers(tag: str) -> list[str]:
 def test_a_signal_ends_the_session_and_the_agent_group(sig: int, tmp_path: Path) -> None:
     """The agent ignores SIGTERM and stdin EOF and leaves a SIGTERM-ignoring grandchild: the
     proxy still takes them all down, writes the report, and exits with 128 + the signal."""
-    tag = f"proxy-sig-{sig}-{tmp_path.name}"
+    tag = f"proxy-sig-{sig}-{uuid.uuid4().hex[:12]}"  # unique on the machine
     report = tmp_path / "r.json"
     agent = [sys.executable, str(ROOT / "tests" / "fuzz_hostile" / "mini_agent.py"), "--mode",
              "grandchild", "--tag", tag]
