@@ -9,12 +9,14 @@ fuzzing.
 from __future__ import annotations
 
 import json
+import os
 import queue
 import signal
 import subprocess
 import sys
 import threading
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -26,16 +28,29 @@ pytestmark = pytest.mark.slow  # interrupts real fuzz runs at each phase
 REFERENCE = [sys.executable, "-m", "acp_model.agents.reference"]
 
 
-def _agents_left(marker: str, within: float = 5.0) -> list[str]:
-    """Agent processes (not fuzz runs) whose command line contains ``marker``, once the ones
-    being ended are gone: the run's exit may come an instant before its agent's (it saw the
-    signal, the kernel has not reaped the agent yet); one still there after ``within``
-    seconds is left behind."""
+MARK = "ACPM_TEST_RUN"  # in a run's environment, which its agents inherit
+
+
+def _ours(line: str, mark: str) -> bool:
+    """Is this process one of this test's (another suite on the machine may run the same
+    test, with the same command lines, at the same time)?"""
+    try:
+        environ = Path(f"/proc/{line.split()[0]}/environ").read_bytes()
+    except OSError:
+        return False  # gone already
+    return f"{MARK}={mark}".encode() in environ.split(b"\0")
+
+
+def _agents_left(marker: str, mark: str, within: float = 5.0) -> list[str]:
+    """This run's agent processes (not fuzz runs) whose command line contains ``marker``, once
+    the ones being ended are gone: the run's exit may come an instant before its agent's (it
+    saw the signal, the kernel has not reaped the agent yet); one still there after
+    ``within`` seconds is left behind."""
     end = time.monotonic() + within
     while True:
         out = subprocess.run(["pgrep", "-af", marker], capture_output=True, text=True).stdout
         left = [line for line in out.splitlines()
-                if "pgrep" not in line and "acp_model fuzz" not in line]
+                if "pgrep" not in line and "acp_model fuzz" not in line and _ours(line, mark)]
         if not left or time.monotonic() > end:
             return left
         time.sleep(0.05)
@@ -46,11 +61,13 @@ class Run:
 
     def __init__(self, tmp: Path, *agent: str, options: tuple[str, ...] = ()) -> None:
         self.report = tmp / "report.json"
+        self.mark = uuid.uuid4().hex
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "acp_model", "fuzz", "--max-examples", "100000",
              "--seed", "1", "--deadline", "1", *options, "--report", str(self.report),
              "--out", str(tmp / "out"), "--", *agent],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            env={**os.environ, MARK: self.mark})
         self.lines: queue.Queue[str | None] = queue.Queue()
         self.seen: list[str] = []
         threading.Thread(target=self._read, daemon=True).start()
@@ -96,7 +113,7 @@ def test_interrupt_before_any_failure(phase: str, seed: str, tmp_path: Path) -> 
     assert took < 10, f"took {took:.1f} s to stop"
     report = json.loads(run.report.read_text())
     assert report["summary"]["interrupted"] is True
-    assert _agents_left(f"reference --seed {seed} --timing real") == []
+    assert _agents_left(f"reference --seed {seed} --timing real", run.mark) == []
 
 
 @pytest.mark.parametrize(("phase", "seed", "replays"), [
@@ -117,7 +134,7 @@ def test_interrupt_after_a_failure_keeps_it(phase: str, seed: str, replays: str,
     assert "CANCEL-07" in {v["rule"] for v in report["violations"]}
     if phase != "phase: writing":
         assert report["summary"]["interrupted"] is True
-    assert _agents_left(f"--mutant cancel_as_end_turn --seed {seed}") == []
+    assert _agents_left(f"--mutant cancel_as_end_turn --seed {seed}", run.mark) == []
 
 
 def test_an_oracle_that_raises_is_an_internal_error(monkeypatch: pytest.MonkeyPatch,
