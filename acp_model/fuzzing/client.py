@@ -139,7 +139,7 @@ class FuzzClient:
     # ------------------------------------------------------------------ wiring ------------
     def _on_record(self, record: Record) -> None:
         """Runs on the transport's delivery thread, in transcript order."""
-        if self.proc.truncated:
+        if self.proc.log.truncated:
             self._flooded()
             return
         msg = record.get("msg")
@@ -255,7 +255,7 @@ class FuzzClient:
     def caught_up(self, timeout: float = 1.0) -> bool:
         """Wait until the monitor has judged every record the transport holds (``call`` and
         ``wait_for`` return once a record is in the transcript, before it is judged)."""
-        done = self.proc.wait_delivered(self.proc.queued, timeout)
+        done = self.proc.wait_delivered(timeout=timeout)
         self.check_oracle()
         return done
 
@@ -569,14 +569,14 @@ class FuzzClient:
 
     def check_alive(self) -> None:
         """Report a crash or an early close of stdout once (ACPM-ALIVE)."""
-        if self.proc.stdin_lost and not self.crash_reported:  # an exiting agent's stdin closes
-            self.proc.wait_eof(self.deadline)  # before its stdout: not "alive, never answered"
+        if self.proc.stdin.lost and not self.crash_reported:  # an exiting agent's stdin closes
+            self.proc.log.wait_eof(self.deadline)  # before its stdout: not "alive, never answered"
         if self.proc.alive or self.crash_reported:
             return
         self.crash_reported = True
         # The crash is judged after all the agent wrote before it, the pipe's last lines too (an
         # agent that ended its turn and exited was judged as owing that turn's user message).
-        self.proc.wait_eof(self.deadline)
+        self.proc.log.wait_eof(self.deadline)
         self.caught_up()
         # An agent that exits closes its stdout first: wait (up to a deadline) for the exit
         # status, or a clean exit would be judged as a crash (stdout closed while running).

@@ -75,7 +75,7 @@ class SessionFactory:
                                      timeout=(c.deadline if self.unanswered
                                               else c.startup_deadline))
             if record is not None:
-                c.proc.wait_delivered(c.proc.queued, c.deadline)
+                c.proc.wait_delivered(timeout=c.deadline)
         finally:
             with self._cond:
                 self.inflight.difference_update(claimed)
