@@ -673,7 +673,7 @@ def test_work_that_begins_while_the_drain_waits_is_cancelled_too(skip: int) -> N
         ex = Example(client, recorder, deadline=1.0)
         ex.act(NewSession())
         ex.act(Prompt(0, [{"type": "text", "text": "hi"}]))
-        assert client._wait(lambda: not client.busy(0), 5.0)
+        assert client.wait_until(lambda: not client.busy(0), 5.0)
         # the unknown request after ``skip`` more (the drain's syncs) starts its own work
         client.proc.notify("_mini/arm", {"skip": skip})
         pool.end_example(ex)
