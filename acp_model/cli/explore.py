@@ -23,7 +23,7 @@ from acp_model.cli.common import (
     readings_of,
 )
 from acp_model.report.text import NBSP, show
-from acp_model.spec.readings import ReadingError
+from acp_model.spec.readings import ReadingError, Readings
 
 EXPLORE_EPILOG = """modes (one per run):
   (default)            explore under the chosen readings and judge properties a-e
@@ -152,9 +152,7 @@ def _write_html(doc: dict[str, Any], path: Path) -> None:
     write_html(render_html(page, cases=cases, appendix=doc), path)
 
 
-def cmd_explore(args: argparse.Namespace, console: Console) -> int:  # noqa: C901, PLR0915
-    from acp_model import explorer as ex
-
+def cmd_explore(args: argparse.Namespace, console: Console) -> int:
     readings = readings_of(args)
     kw = _explore_kwargs(args)
     err = Console(stderr=True, highlight=False)
@@ -167,39 +165,7 @@ def cmd_explore(args: argparse.Namespace, console: Console) -> int:  # noqa: C90
     if args.coverage and (modes or across):
         raise UsageError("--coverage goes with the default mode (property checking) only")
     reports = _load_reports(args.coverage) if args.coverage else None  # bad input fails first
-    try:
-        if across:
-            doc = _protocol_diff(args.diff_spec)
-            code = EXIT_OK
-        elif args.diff:
-            doc = _diff(args, readings, kw, err)
-            code = EXIT_OK
-        elif args.each_reading:
-            with _progress(err, "exploring every reading"):
-                rows = ex.each_reading(readings, **kw)
-            doc = {"command": "explore --each-reading", "bounds": kw["bounds"].to_json(),
-                   "readings": rows}
-            code = EXIT_OK
-        elif args.contradictions:
-            with _progress(err, "comparing STRENGTH=docs and STRENGTH=schema"):
-                doc = {"command": "explore --contradictions",
-                       **ex.contradictions(explore_kw=kw)}
-            code = EXIT_OK
-        else:
-            with _progress(err, "exploring") as update:
-                exp = ex.explore(readings=readings, progress=update, **kw)
-            props = ex.check_properties(exp, limit=args.limit)
-            doc = {"command": "explore", "bounds": exp.bounds.to_json(),
-                   "bounds_text": exp.bounds.describe(), "readings": readings.as_dict(),
-                   "readings_changed": readings.changed(), **exp.counts(),
-                   "seconds": round(exp.seconds, 3),
-                   "verdict": "pass" if all(p.holds for p in props) else "fail",
-                   "properties": [p.to_json() for p in props]}
-            if reports is not None:
-                doc["coverage"] = ex.coverage(reports, exp)
-            code = EXIT_OK if doc["verdict"] == "pass" else EXIT_FAIL
-    except ex.ExplorationTooLarge as exc:
-        raise _too_large(exc) from None
+    doc, code = _explore_doc(args, readings, kw, err, reports, across=across)
     if args.witness_dir:
         paths = _write_witnesses(_witnesses(doc), Path(args.witness_dir))
         doc["witness_files"] = [str(p) for p in paths]
@@ -213,6 +179,42 @@ def cmd_explore(args: argparse.Namespace, console: Console) -> int:  # noqa: C90
     else:
         _render_text(doc, console, args)
     return code
+
+
+def _explore_doc(args: argparse.Namespace, readings: Readings, kw: dict[str, Any],
+                 err: Console, reports: list[dict[str, Any]] | None, *, across: bool
+                 ) -> tuple[dict[str, Any], int]:
+    """The report of the mode ``args`` chose, and the exit code it gives."""
+    from acp_model import explorer as ex
+
+    try:
+        if across:
+            return _protocol_diff(args.diff_spec), EXIT_OK
+        if args.diff:
+            return _diff(args, readings, kw, err), EXIT_OK
+        if args.each_reading:
+            with _progress(err, "exploring every reading"):
+                rows = ex.each_reading(readings, **kw)
+            return {"command": "explore --each-reading", "bounds": kw["bounds"].to_json(),
+                    "readings": rows}, EXIT_OK
+        if args.contradictions:
+            with _progress(err, "comparing STRENGTH=docs and STRENGTH=schema"):
+                return {"command": "explore --contradictions",
+                        **ex.contradictions(explore_kw=kw)}, EXIT_OK
+        with _progress(err, "exploring") as update:
+            exp = ex.explore(readings=readings, progress=update, **kw)
+        props = ex.check_properties(exp, limit=args.limit)
+        doc = {"command": "explore", "bounds": exp.bounds.to_json(),
+               "bounds_text": exp.bounds.describe(), "readings": readings.as_dict(),
+               "readings_changed": readings.changed(), **exp.counts(),
+               "seconds": round(exp.seconds, 3),
+               "verdict": "pass" if all(p.holds for p in props) else "fail",
+               "properties": [p.to_json() for p in props]}
+        if reports is not None:
+            doc["coverage"] = ex.coverage(reports, exp)
+        return doc, EXIT_OK if doc["verdict"] == "pass" else EXIT_FAIL
+    except ex.ExplorationTooLarge as exc:
+        raise _too_large(exc) from None
 
 
 def _across_protocols(value: str) -> bool:
@@ -300,92 +302,103 @@ def _item(console: Console, text: str, markup: bool = False) -> None:
     show(console, text, indent="  ", hang="      ", markup=markup)
 
 
-def _render_text(doc: dict[str, Any], console: Console, args: argparse.Namespace) -> None:  # noqa: C901, PLR0915
-    cmd = doc["command"]
-    if cmd == "explore --diff-spec":
-        _render_behaviours(doc, console)
-    elif cmd == "explore":
-        console.print(f"explored {doc['states']} states, {doc['transitions']} transitions "
-                      f"({doc['refused']} refused attempts) in {doc['seconds']:.2f} s")
-        console.print(f"bounds: {doc['bounds_text']}")
-        if doc["readings_changed"]:
-            console.print("readings: " + ", ".join(f"{k}={v}" for k, v in
-                                                   doc["readings_changed"].items()))
-        table = Table(title="Properties")
-        for col in ("", "property", "result"):
-            table.add_column(col, overflow="fold")
-        for p in doc["properties"]:
-            mark = "[green]holds[/]" if p["holds"] else "[red]FAILS[/]"
-            table.add_row(p["id"], p["name"], f"{mark}: {p['summary']}")
-        console.print(table)
-        for p in doc["properties"]:
-            for v in p["violations"]:
-                show(console, f"({p['id']}) {v['what']}", "red", indent="", hang="    ")
-                if "witness" in v:
-                    w = v["witness"]
-                    show(console, f"events: {_events(w)}", hang="        ", markup=True)
-                    if w.get("offending_record") is not None:
-                        console.print(f"    trace: {len(w['trace'])} records, offending "
-                                      f"record #{w['offending_record']}")
-        c = next(p for p in doc["properties"] if p["id"] == "c")
-        if c["violation_only"]:
-            console.print("violation-only transitions (the table keeps them so the monitor "
-                          "can follow the wire after a violation):")
-            for v in c["violation_only"]:
-                show(console, f"{v['transition']}  refused by {', '.join(v['refused_by'])}")
-        if c["outside_alphabet"]:
-            show(console, f"not explored under these bounds: {', '.join(c['outside_alphabet'])}",
-                 indent="")
-        if "coverage" in doc:
-            _render_coverage(doc["coverage"], console)
-        colour = "green" if doc["verdict"] == "pass" else "red"
-        console.print(f"[bold {colour}]verdict: {doc['verdict'].upper()}[/]")
-    elif cmd == "explore --diff":
-        for d in doc["diffs"]:
-            console.print(f"[bold]{d['a']}[/] vs [bold]{d['b']}[/]: {d['states']} states "
-                          f"explored in {d['seconds']:.2f} s")
-            if not d["differences"]:
-                console.print("    no transition is allowed by one and refused by the other")
-            for item in d["differences"]:
-                _item(console, f"{item['allowed_by']} allows, {item['refused_by']} refuses "
-                      f"{item['transition']}"
-                      + (f"({item['payload']})" if item["payload"] else "")
-                      + f" [{', '.join(item['rules'])}] in {item['occurrences']} state(s)")
-                w = item["witness"]
-                show(console, f"shortest: {_events(w)}", hang="        ", markup=True)
-            for name, only in d["only_reachable"].items():
-                if only["states"]:
-                    ex = only["examples"][0]
-                    _item(console, f"only under {name}: {only['states']} state(s), e.g. "
-                          f"{ex['state']} via {_events(ex['witness'])}", markup=True)
-    elif cmd == "explore --each-reading":
-        table = Table(title="Exploration under each reading")
-        for col in ("reading", "states", "transitions", "refused", "s", "a", "b", "c", "d",
-                    "e"):
-            table.add_column(col)
-        for r in doc["readings"]:
-            marks = ["✓" if r["properties"][k] else "[red]✗[/]" for k in "abcde"]
-            name = r["reading"] + (" (default)" if r["default"] else "")
-            table.add_row(name, str(r["states"]), str(r["transitions"]), str(r["refused"]),
-                          f"{r['seconds']:.2f}", *marks)
-        console.print(table)
-        for r in doc["readings"]:
-            for pid, summary in r["failed"].items():
-                _item(console, f"{r['reading']}: ({pid}) {summary}")
-    elif cmd == "explore --contradictions":
-        table = Table(title="Doc-vs-schema and doc-vs-doc contradictions (RULES.md §6.3)")
-        for col in ("id", "conflict", "rules (docs / schema strength)", "effect in the model"):
-            table.add_column(col, overflow="fold")
-        for c in doc["contradictions"]:
-            strengths = ", ".join(f"{rid} {s['docs']}/{s['schema']}"
-                                  for rid, s in c["strengths"].items()) or ", ".join(c["rules"])
-            effect = "; ".join(f"{e['transition']}({e['payload']}) refused only under docs"
-                               for e in c["model_effect"]) or c.get("note", "")
-            table.add_row(c["id"], c["conflict"], strengths, effect)
-        console.print(table)
+def _render_text(doc: dict[str, Any], console: Console, args: argparse.Namespace) -> None:
+    render = {"explore --diff-spec": _render_behaviours, "explore": _render_properties,
+              "explore --diff": _render_diffs, "explore --each-reading": _render_each_reading,
+              "explore --contradictions": _render_contradictions}.get(doc["command"])
+    if render is not None:
+        render(doc, console)
     if doc.get("witness_files"):
         console.print(f"wrote {len(doc['witness_files'])} witness trace(s) under "
                       f"{args.witness_dir} (check them with acp-model check FILE)")
+
+
+def _render_properties(doc: dict[str, Any], console: Console) -> None:
+    """The default mode: what was explored, each property's result and its violations."""
+    console.print(f"explored {doc['states']} states, {doc['transitions']} transitions "
+                  f"({doc['refused']} refused attempts) in {doc['seconds']:.2f} s")
+    console.print(f"bounds: {doc['bounds_text']}")
+    if doc["readings_changed"]:
+        console.print("readings: " + ", ".join(f"{k}={v}" for k, v in
+                                               doc["readings_changed"].items()))
+    table = Table(title="Properties")
+    for col in ("", "property", "result"):
+        table.add_column(col, overflow="fold")
+    for p in doc["properties"]:
+        mark = "[green]holds[/]" if p["holds"] else "[red]FAILS[/]"
+        table.add_row(p["id"], p["name"], f"{mark}: {p['summary']}")
+    console.print(table)
+    for p in doc["properties"]:
+        for v in p["violations"]:
+            show(console, f"({p['id']}) {v['what']}", "red", indent="", hang="    ")
+            if "witness" in v:
+                w = v["witness"]
+                show(console, f"events: {_events(w)}", hang="        ", markup=True)
+                if w.get("offending_record") is not None:
+                    console.print(f"    trace: {len(w['trace'])} records, offending "
+                                  f"record #{w['offending_record']}")
+    c = next(p for p in doc["properties"] if p["id"] == "c")
+    if c["violation_only"]:
+        console.print("violation-only transitions (the table keeps them so the monitor "
+                      "can follow the wire after a violation):")
+        for v in c["violation_only"]:
+            show(console, f"{v['transition']}  refused by {', '.join(v['refused_by'])}")
+    if c["outside_alphabet"]:
+        show(console, f"not explored under these bounds: {', '.join(c['outside_alphabet'])}",
+             indent="")
+    if "coverage" in doc:
+        _render_coverage(doc["coverage"], console)
+    colour = "green" if doc["verdict"] == "pass" else "red"
+    console.print(f"[bold {colour}]verdict: {doc['verdict'].upper()}[/]")
+
+
+def _render_diffs(doc: dict[str, Any], console: Console) -> None:
+    """``--diff``: per pair of readings, the transitions one allows and the other refuses."""
+    for d in doc["diffs"]:
+        console.print(f"[bold]{d['a']}[/] vs [bold]{d['b']}[/]: {d['states']} states "
+                      f"explored in {d['seconds']:.2f} s")
+        if not d["differences"]:
+            console.print("    no transition is allowed by one and refused by the other")
+        for item in d["differences"]:
+            _item(console, f"{item['allowed_by']} allows, {item['refused_by']} refuses "
+                  f"{item['transition']}"
+                  + (f"({item['payload']})" if item["payload"] else "")
+                  + f" [{', '.join(item['rules'])}] in {item['occurrences']} state(s)")
+            w = item["witness"]
+            show(console, f"shortest: {_events(w)}", hang="        ", markup=True)
+        for name, only in d["only_reachable"].items():
+            if only["states"]:
+                ex = only["examples"][0]
+                _item(console, f"only under {name}: {only['states']} state(s), e.g. "
+                      f"{ex['state']} via {_events(ex['witness'])}", markup=True)
+
+
+def _render_each_reading(doc: dict[str, Any], console: Console) -> None:
+    table = Table(title="Exploration under each reading")
+    for col in ("reading", "states", "transitions", "refused", "s", "a", "b", "c", "d", "e"):
+        table.add_column(col)
+    for r in doc["readings"]:
+        marks = ["✓" if r["properties"][k] else "[red]✗[/]" for k in "abcde"]
+        name = r["reading"] + (" (default)" if r["default"] else "")
+        table.add_row(name, str(r["states"]), str(r["transitions"]), str(r["refused"]),
+                      f"{r['seconds']:.2f}", *marks)
+    console.print(table)
+    for r in doc["readings"]:
+        for pid, summary in r["failed"].items():
+            _item(console, f"{r['reading']}: ({pid}) {summary}")
+
+
+def _render_contradictions(doc: dict[str, Any], console: Console) -> None:
+    table = Table(title="Doc-vs-schema and doc-vs-doc contradictions (RULES.md §6.3)")
+    for col in ("id", "conflict", "rules (docs / schema strength)", "effect in the model"):
+        table.add_column(col, overflow="fold")
+    for c in doc["contradictions"]:
+        strengths = ", ".join(f"{rid} {s['docs']}/{s['schema']}"
+                              for rid, s in c["strengths"].items()) or ", ".join(c["rules"])
+        effect = "; ".join(f"{e['transition']}({e['payload']}) refused only under docs"
+                           for e in c["model_effect"]) or c.get("note", "")
+        table.add_row(c["id"], c["conflict"], strengths, effect)
+    console.print(table)
 
 
 def _render_coverage(cov: dict[str, Any], console: Console) -> None:

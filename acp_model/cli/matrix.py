@@ -30,7 +30,7 @@ from rich.table import Table
 from acp_model.argtypes import int_at_least, positive_float
 from acp_model.cli.common import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, UsageError
 from acp_model.llm.apis import ADAPTERS
-from acp_model.report.matrix import Cell, RowStatus, Target
+from acp_model.report.matrix import Cell, RowStatus, Target, row_from_report, row_without_run
 
 TARGET = re.compile(r"^(?P<name>[A-Za-z0-9_.-]+)(?:@(?P<protocols>v?[12](?:,v?[12])*))?="
                     r"(?P<command>.+)$", re.S)
@@ -64,7 +64,6 @@ def parse_target(text: str) -> list[Target]:
 def _profile_rows(names: list[str]) -> tuple[list[Target], list[dict[str, Any]]]:
     """Targets to fuzz, and the rows of profiles that will not be started."""
     from acp_model.profiles import PROFILES, ProfileError, get
-    from acp_model.report.matrix import row_without_run
 
     try:
         chosen = [get(n) for n in names] if names else list(PROFILES.values())
@@ -143,67 +142,94 @@ def run_rows(args: argparse.Namespace, targets: list[Target], out: Path, console
              ) -> tuple[list[dict[str, Any]], bool]:
     """Fuzz each target in a child process, ``--jobs`` at once; returns the rows and whether
     the run was interrupted (Ctrl-C reaches the children, which still write their reports)."""
-    from acp_model.cli.jobs import Worker
-    from acp_model.report.matrix import RowStatus, row_from_report, row_without_run
-
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(2), "big")
-    waiting, rows, running, done = list(targets), {}, {}, {}
-    folders: dict[str, Path] = {}
-    started = time.monotonic()
+    runs = _Runs(args, targets, out, seed, console)
     interrupted = False
+    try:
+        with Live(runs.progress(), console=console, refresh_per_second=2,
+                  transient=not console.is_terminal) as live:
+            while runs.waiting or runs.running:
+                while runs.waiting and len(runs.running) < args.jobs:
+                    runs.start(runs.waiting.pop(0))
+                time.sleep(0.5)
+                runs.harvest()
+                live.update(runs.progress())
+    except KeyboardInterrupt:
+        interrupted = True  # the children got it too (same process group): let them write
+        runs.interrupted()
+    order = [t.key for t in targets]
+    return [runs.rows[k] for k in order if k in runs.rows], interrupted
 
-    def finish(key: str, w: Any) -> None:
-        target = next(t for t in targets if t.key == key)
-        folder = folders[key]
+
+class _Runs:
+    """The matrix's child runs: waiting, running (by target key), done (their outcome), each
+    one's folder, and the rows their reports gave."""
+
+    def __init__(self, args: argparse.Namespace, targets: list[Target], out: Path, seed: int,
+                 console: Console) -> None:
+        self.args, self.targets, self.out, self.seed = args, targets, out, seed
+        self.console = console
+        self.waiting = list(targets)
+        self.running: dict[str, Any] = {}
+        self.done: dict[str, str] = {}
+        self.rows: dict[str, dict[str, Any]] = {}
+        self.folders: dict[str, Path] = {}
+        self.started = time.monotonic()
+
+    def progress(self) -> Any:
+        return _progress(self.running, self.waiting, self.done, self.started)
+
+    def start(self, target: Target) -> None:
+        """A child fuzz run for ``target``, in a folder cleared of any earlier run's files."""
+        from acp_model.cli.jobs import Worker
+
+        spec = _spec_for(self.args.spec, target.protocol)
+        folder = (self.out / _folder(target)).resolve()
+        shutil.rmtree(folder, ignore_errors=True)  # no file of an earlier run
+        folder.mkdir(parents=True)
+        self.folders[target.key] = folder
+        assert spec is not None
+        argv = _fuzz_argv(self.args, target, spec, folder, self.seed)
+        self.running[target.key] = Worker(len(self.folders), argv, folder / "report.json")
+        if not self.console.is_terminal:
+            self.console.print(f"{target.key}: started")
+
+    def harvest(self) -> None:
+        """The rows of the children that ended."""
+        for key, w in list(self.running.items()):
+            if w.proc.poll() is not None:
+                w.reader.join(5)
+                del self.running[key]
+                self.finish(key, w)
+                if not self.console.is_terminal:
+                    self.console.print(f"{key}: {self.done[key]}")
+
+    def interrupted(self) -> None:
+        """After a Ctrl-C: the running children's reports, and an error row for the rest."""
+        for key, w in self.running.items():
+            w.proc.wait()
+            w.reader.join(5)
+            self.finish(key, w)
+        for t in self.waiting:
+            self.rows[t.key] = row_without_run(t, RowStatus.ERROR, "not run: interrupted")
+
+    def finish(self, key: str, w: Any) -> None:
+        """The row of the child run for ``key``, from its report (an error row without)."""
+        target = next(t for t in self.targets if t.key == key)
         try:
             report = json.loads(w.report.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             tail = " | ".join(line.strip() for line in w.tail[-6:] if line.strip())
-            rows[key] = row_without_run(target, RowStatus.ERROR,
-                                        f"the fuzz run wrote no report (exit "
-                                        f"{w.proc.returncode}): {tail}")
-            done[key] = "error"
+            self.rows[key] = row_without_run(target, RowStatus.ERROR,
+                                             f"the fuzz run wrote no report (exit "
+                                             f"{w.proc.returncode}): {tail}")
+            self.done[key] = "error"
             return
-        rows[key] = row_from_report(target, report, out, w.report, folder)
-        rows[key]["exit"] = w.proc.returncode
-        done[key] = rows[key]["status"] if rows[key]["status"] != RowStatus.RAN \
+        row = self.rows[key] = row_from_report(target, report, self.out, w.report,
+                                               self.folders[key])
+        row["exit"] = w.proc.returncode
+        self.done[key] = row["status"] if row["status"] != RowStatus.RAN \
             else str(report.get("verdict"))
-
-    try:
-        with Live(_progress(running, waiting, done, started), console=console,
-                  refresh_per_second=2, transient=not console.is_terminal) as live:
-            while waiting or running:
-                while waiting and len(running) < args.jobs:
-                    target = waiting.pop(0)
-                    spec = _spec_for(args.spec, target.protocol)
-                    folder = (out / _folder(target)).resolve()
-                    shutil.rmtree(folder, ignore_errors=True)  # no file of an earlier run
-                    folder.mkdir(parents=True)
-                    folders[target.key] = folder
-                    assert spec is not None
-                    argv = _fuzz_argv(args, target, spec, folder, seed)
-                    running[target.key] = Worker(len(folders), argv, folder / "report.json")
-                    if not console.is_terminal:
-                        console.print(f"{target.key}: started")
-                time.sleep(0.5)
-                for key, w in list(running.items()):
-                    if w.proc.poll() is not None:
-                        w.reader.join(5)
-                        del running[key]
-                        finish(key, w)
-                        if not console.is_terminal:
-                            console.print(f"{key}: {done[key]}")
-                live.update(_progress(running, waiting, done, started))
-    except KeyboardInterrupt:
-        interrupted = True  # the children got it too (same process group): let them write
-        for key, w in running.items():
-            w.proc.wait()
-            w.reader.join(5)
-            finish(key, w)
-        for t in waiting:
-            rows[t.key] = row_without_run(t, RowStatus.ERROR, "not run: interrupted")
-    order = [t.key for t in targets]
-    return [rows[k] for k in order if k in rows], interrupted
 
 
 def cmd_matrix(args: argparse.Namespace, console: Console) -> int:

@@ -317,7 +317,7 @@ class AnswerPermission(SessionAction):
     def perform(self, client: ClientOps) -> None:
         idx = client.session_index(self.s)
         if idx is not None:
-            client.answer_permission(idx, Answer(self.outcome), newest=self.newest,
+            client.answers.answer(idx, Answer(self.outcome), newest=self.newest,
                                      late=self.late, sync=self.sync)
 
     def describe(self, label: str = "") -> str:
@@ -342,7 +342,7 @@ class Finish(SessionAction):
             if left <= 0 or not client.settle(idx, left) or not client.busy(idx) \
                     or not client.open_permissions(idx):
                 return
-            client.answer_permission(idx, Answer(self.outcome))
+            client.answers.answer(idx, Answer(self.outcome))
 
     def describe(self, label: str = "") -> str:
         return f"finish the turn{label}, answering every permission: {self.outcome}"
@@ -478,7 +478,7 @@ def _member(enum: type[StrEnum], value: object, what: str) -> Any:
 
 @dataclass(frozen=True)
 class SloppyAnswer(SessionAction):
-    """A client that races and errs, on purpose (``FuzzClient.sloppy_answer``): a duplicate
+    """A client that races and errs, on purpose (``PermissionAnswers.sloppy``): a duplicate
     allow, an allow after the cancel, an allow for a withdrawn request. The trace marks it a
     probe: only what the agent does next is judged."""
 
@@ -491,7 +491,7 @@ class SloppyAnswer(SessionAction):
     def perform(self, client: ClientOps) -> None:
         idx = client.session_index(self.s)
         if idx is not None:
-            client.sloppy_answer(idx, self.mistake)
+            client.answers.sloppy(idx, self.mistake)
 
     def describe(self, label: str = "") -> str:
         what = {Mistake.DUPLICATE: "a second allow for the last answered permission request",
@@ -527,7 +527,7 @@ class LateAllow(SessionAction):
         idx = client.session_index(self.s)
         if idx is None:
             return
-        client.sloppy_answer(idx, Mistake.LATE)
+        client.answers.sloppy(idx, Mistake.LATE)
         dataclasses.replace(self.prompt, s=self.s).perform(client)
         client.settle(idx, client.window(1.0))  # until it asks (or ends, or goes quiet)
         if client.open_permissions(idx):  # unanswered a while: does its tool wait for it?

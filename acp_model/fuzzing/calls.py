@@ -6,12 +6,13 @@ client talks through; the transport below it only records and delivers lines).
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from acp_model.fuzzing.stop import Interrupted
 from acp_model.trace.wire import Record, is_response_to
+
+if TYPE_CHECKING:
+    from acp_model.fuzzing.transcript import Transcript
 
 
 class AgentExited(RuntimeError):
@@ -30,33 +31,21 @@ class RpcError(RuntimeError):
 
 
 class RpcCalls:
-    """JSON-RPC calls and waits; the transport supplies ``send``, ``mark``, ``transcript``,
-    its condition variable and the stop event."""
+    """JSON-RPC calls and waits over a recorded pipe. The transport supplies what is annotated
+    here: the transcript (records, its lock, waiting on it), ``send``/``send_many``, whether
+    the agent can still answer, and the stop event."""
 
-    _cond: threading.Condition
-    _next_id: int
-    _cursor: int
-    transcript: list[Record]
-    stdout_closed: bool
-    truncated: bool
+    log: Transcript
     stop_requested: threading.Event
     returncode: int | None
-
-    def send(self, msg: Any, *, probe: bool = False) -> Record:
-        raise NotImplementedError
-
-    def send_many(self, msgs: Any, *, probe: bool = False) -> list[Record]:
-        raise NotImplementedError
-
-    def mark(self) -> int:
-        raise NotImplementedError
-
-    @property
-    def alive(self) -> bool:
-        raise NotImplementedError
+    alive: bool
+    send: Callable[..., Record]
+    send_many: Callable[..., list[Record]]
+    _next_id: int
+    _cursor: int
 
     def _new_id(self) -> int:
-        with self._cond:
+        with self.log.cond:
             request_id = self._next_id
             self._next_id += 1
             return request_id
@@ -105,45 +94,12 @@ class RpcCalls:
 
     # ----------------------------------------------------------------- waiting
 
-    def wait_for_index(
-        self,
-        predicate: Callable[[Any], bool],
-        timeout: float,
-        *,
-        start: int = 0,
-        direction: str | None = "a2c",
-        raw: bool = False,
-    ) -> int | None:
-        """Index of the first record at or after ``start`` matching, or None.
-
-        ``predicate`` gets the record's ``msg`` (or the whole record when ``raw`` is true).
-        Returns None on timeout or as soon as no further matching record can arrive (stdout
-        closed for a2c). Waits on the transcript's condition variable, never by polling.
-        """
-        deadline = time.monotonic() + timeout
-        index = start
-        with self._cond:
-            while True:
-                transcript = self.transcript
-                while index < len(transcript):
-                    record = transcript[index]
-                    if direction is None or record.get("dir") == direction:
-                        subject = record if raw else record.get("msg")
-                        if (raw or "msg" in record) and predicate(subject):
-                            return index
-                    index += 1
-                if direction == "a2c" and (self.stdout_closed or self.truncated):
-                    return None
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return None
-                self._interruptible_wait(remaining)
-
-    def _interruptible_wait(self, remaining: float) -> None:
-        """Wait on the transcript condition (held), giving up on a stop request."""
-        if self.stop_requested.is_set():
-            raise Interrupted
-        self._cond.wait(min(remaining, 0.1))
+    def wait_for_index(self, predicate: Callable[[Any], bool], timeout: float, *,
+                       start: int = 0, direction: str | None = "a2c",
+                       raw: bool = False) -> int | None:
+        """:meth:`Transcript.wait_for_index`, given up on a stop request."""
+        return self.log.wait_for_index(predicate, timeout, stop=self.stop_requested,
+                                       start=start, direction=direction, raw=raw)
 
     def wait_for(
         self,
@@ -168,8 +124,7 @@ class RpcCalls:
             return None
         if use_cursor:
             self._cursor = index + 1
-        with self._cond:
-            return self.transcript[index]
+        return self.log.at(index)
 
     def call(self, method: str, params: Any = None, timeout: float = 10.0) -> Any:
         """Send a request and wait for its response; returns the ``result``.
@@ -177,15 +132,14 @@ class RpcCalls:
         Raises :class:`RpcError` for an error response, :class:`AgentExited` if the agent went
         away first and :class:`TimeoutError` if nothing came within ``timeout``.
         """
-        start = self.mark()
+        start = self.log.mark()
         request_id = self.request(method, params)
         index = self.wait_for_index(lambda m: is_response_to(m, request_id), timeout, start=start)
         if index is None:
             if not self.alive:
                 raise AgentExited(f"agent gone before answering {method} (code {self.returncode})")
             raise TimeoutError(f"no response to {method} (id {request_id}) within {timeout}s")
-        with self._cond:
-            msg = self.transcript[index]["msg"]
+        msg = self.log.at(index)["msg"]
         if "error" in msg:
             raise RpcError(msg["error"])
         return msg.get("result")

@@ -106,55 +106,12 @@ def asking_scripts() -> st.SearchStrategy[ModelScript]:
         lambda parts: (parts[0], *parts[1]))
 
 
-def _reopening(session: st.SearchStrategy[int], reloads: bool) -> type:
-    """The rule that reopens sessions (``session/load``, ``session/resume``), for an agent
-    that advertised one (``reloads``); the machine's own rules are in ``build_machine``."""
+def _prompting(session: st.SearchStrategy[int], blocks: st.SearchStrategy[Any],
+               scripts: st.SearchStrategy[ModelScript]) -> type:
+    """The rules that start work and cancel it."""
 
-    class Reopening:
+    class Prompting:
         ex: Example
-
-        @precondition(lambda self: reloads)
-        @rule(s=session, replay=st.booleans(),
-              when=st.sampled_from(["now", "update", "settled"]))
-        def load_session(self, s: int, replay: bool, when: str) -> None:
-            """Reopen a session made earlier, while it works or once it is quiet (the
-            replay, and what the session does after it: a cancel must still end a turn)."""
-            if when != "now":
-                self.ex.act(Wait(s, when))
-            self.ex.act(LoadSession(s, replay))
-
-    return Reopening
-
-
-def build_machine(begin: Callable[[], Example], end: Callable[[Example], None],  # noqa: C901
-                  capabilities: dict[str, Any], max_sessions: int, guided: bool = True,
-                  *, scripted: bool = False, batches: bool = True, reloads: bool = False
-                  ) -> type[RuleBasedStateMachine]:
-    """A machine class bound to one fuzz run (its agent pool, recorder and settings).
-
-    ``scripted``: a scripted model stands behind the agent, so every prompt carries what the
-    model does in its turn; ``batches``: the JSON-RPC batch probes are sent; ``reloads``: the
-    agent advertised a request that reopens a session, which the fuzzer then sends."""
-    session = st.integers(0, max_sessions - 1)
-    blocks = prompt_blocks(capabilities)
-    scripts, asking = (model_scripts(), asking_scripts()) if scripted else (st.just(()),) * 2
-    probes = [p for p in NegativeInput if batches or not p.endswith("_batch")]
-
-    class AcpLifecycleFuzz(_reopening(session, reloads), RuleBasedStateMachine):
-        """Client behaviour over several sessions of one ACP connection."""
-
-        def __init__(self) -> None:
-            super().__init__()
-            self.ex = begin()
-
-        @initialize()
-        def open_first_session(self) -> None:
-            self.ex.act(NewSession())
-
-        @precondition(lambda self: self.ex.n_sessions < max_sessions)
-        @rule()
-        def open_session(self) -> None:
-            self.ex.act(NewSession())
 
         @rule(s=session, prompt=blocks, meta=st.booleans(), model=scripts)
         def prompt(self, s: int, prompt: list[Any], meta: bool, model: ModelScript) -> None:
@@ -185,6 +142,21 @@ def build_machine(begin: Callable[[], Example], end: Callable[[Example], None], 
             self.ex.act(Prompt(s, prompt, model=model))
             self.ex.act(Cancel(s, sync))
 
+        @rule(s=session)
+        def withdraw_prompt(self, s: int) -> None:
+            self.ex.act(CancelPromptRequest(s))
+
+    return Prompting
+
+
+def _answering(session: st.SearchStrategy[int], blocks: st.SearchStrategy[Any],
+               asking: st.SearchStrategy[ModelScript]) -> type:
+    """The rules that answer permission requests: carefully, by finishing the turn, or as a
+    sloppy client does."""
+
+    class Answering:
+        ex: Example
+
         @rule(s=session, outcome=st.sampled_from(["allow", "reject", "cancelled", "error",
                                                   "custom"]),
               newest=st.booleans(), late=st.booleans(), sync=st.booleans())
@@ -199,6 +171,23 @@ def build_machine(begin: Callable[[], Example], end: Callable[[Example], None], 
             after a cancelled turn; short waits rarely outlast a slow agent's turn)."""
             self.ex.act(Finish(s, outcome))
 
+        @rule(s=session, mistake=st.sampled_from(Mistake), prompt=blocks, model=asking)
+        def sloppy_answer(self, s: int, mistake: Mistake, prompt: list[Any], model: Any) -> None:
+            """What only a sloppy client shows: answers late, twice, or to withdrawn requests
+            (negative inputs; the agent's reaction is judged as usual). An allow for cancelled
+            work sent once that work has ended is followed by new work that asks again."""
+            self.ex.act(SloppyAnswer(s, mistake) if mistake != Mistake.LATE
+                        else LateAllow(s, Prompt(s, prompt, False, model)))
+
+    return Answering
+
+
+def _probing(session: st.SearchStrategy[int], probes: list[NegativeInput]) -> type:
+    """The rules that wait, sync and send negative inputs."""
+
+    class Probing:
+        ex: Example
+
         @rule(s=session, mode=st.sampled_from(["tick", "update", "settled"]))
         def wait(self, s: int, mode: str) -> None:
             self.ex.act(Wait(s, mode))
@@ -207,21 +196,64 @@ def build_machine(begin: Callable[[], Example], end: Callable[[Example], None], 
         def sync(self) -> None:
             self.ex.act(Sync())
 
-        @rule(s=session)
-        def withdraw_prompt(self, s: int) -> None:
-            self.ex.act(CancelPromptRequest(s))
-
         @rule(what=st.sampled_from(probes), s=session)
         def negative_input(self, what: NegativeInput, s: int) -> None:
             self.ex.act(Probe(s, what))
 
-        @rule(s=session, mistake=st.sampled_from(Mistake), prompt=blocks, model=asking)
-        def sloppy_answer(self, s: int, mistake: Mistake, prompt: list[Any], model: Any) -> None:
-            """What only a sloppy client shows: answers late, twice, or to withdrawn requests
-            (negative inputs; the agent's reaction is judged as usual). An allow for cancelled
-            work sent once that work has ended is followed by new work that asks again."""
-            self.ex.act(SloppyAnswer(s, mistake) if mistake != Mistake.LATE
-                        else LateAllow(s, Prompt(s, prompt, False, model)))
+    return Probing
+
+
+def _reopening(session: st.SearchStrategy[int], reloads: bool) -> type:
+    """The rule that reopens sessions (``session/load``, ``session/resume``), for an agent
+    that advertised one (``reloads``)."""
+
+    class Reopening:
+        ex: Example
+
+        @precondition(lambda self: reloads)
+        @rule(s=session, replay=st.booleans(),
+              when=st.sampled_from(["now", "update", "settled"]))
+        def load_session(self, s: int, replay: bool, when: str) -> None:
+            """Reopen a session made earlier, while it works or once it is quiet (the
+            replay, and what the session does after it: a cancel must still end a turn)."""
+            if when != "now":
+                self.ex.act(Wait(s, when))
+            self.ex.act(LoadSession(s, replay))
+
+    return Reopening
+
+
+def build_machine(begin: Callable[[], Example], end: Callable[[Example], None],
+                  capabilities: dict[str, Any], max_sessions: int, guided: bool = True,
+                  *, scripted: bool = False, batches: bool = True, reloads: bool = False
+                  ) -> type[RuleBasedStateMachine]:
+    """A machine class bound to one fuzz run (its agent pool, recorder and settings).
+
+    ``scripted``: a scripted model stands behind the agent, so every prompt carries what the
+    model does in its turn; ``batches``: the JSON-RPC batch probes are sent; ``reloads``: the
+    agent advertised a request that reopens a session, which the fuzzer then sends."""
+    session = st.integers(0, max_sessions - 1)
+    blocks = prompt_blocks(capabilities)
+    scripts, asking = (model_scripts(), asking_scripts()) if scripted else (st.just(()),) * 2
+    probes = [p for p in NegativeInput if batches or not p.endswith("_batch")]
+
+    class AcpLifecycleFuzz(_prompting(session, blocks, scripts),  # type: ignore[misc]
+                           _answering(session, blocks, asking), _probing(session, probes),
+                           _reopening(session, reloads), RuleBasedStateMachine):
+        """Client behaviour over several sessions of one ACP connection."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.ex = begin()
+
+        @initialize()
+        def open_first_session(self) -> None:
+            self.ex.act(NewSession())
+
+        @precondition(lambda self: self.ex.n_sessions < max_sessions)
+        @rule()
+        def open_session(self) -> None:
+            self.ex.act(NewSession())
 
         def teardown(self) -> None:
             end(self.ex)

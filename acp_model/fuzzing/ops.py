@@ -2,23 +2,25 @@
 (:mod:`acp_model.fuzzing.actions`) and the session factory (:mod:`acp_model.fuzzing.sessions`)
 depend on, instead of the whole :class:`~acp_model.fuzzing.client.FuzzClient`.
 
-With them live the two small types all three share (a session's handle, a sloppy client's
-mistake). They name only what those parts call, so the import graph has no circle (client imports
-actions and sessions; these import only this module) and a reader sees at one glance what an
-action may do to a connection.
+With them live the small types all three share (a session's handle, a sloppy client's mistake,
+the client's own request ids). They name only what those parts call, so the import graph has no
+circle (client imports actions and sessions; these import only this module) and a reader sees
+at one glance what an action may do to a connection.
 """
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
 from acp_model.model.vocab import Answer
 from acp_model.report.reach import Reach
+from acp_model.trace.wire import is_response_to
 
 if TYPE_CHECKING:
     from acp_model.fuzzing.transport import AgentProcess
@@ -36,7 +38,7 @@ class SessionHandle:
 
 
 class Mistake(StrEnum):
-    """What a sloppy client gets wrong (``SloppyAnswer``, ``ClientOps.sloppy_answer``)."""
+    """What a sloppy client gets wrong (``SloppyAnswer``, ``PermissionOps.sloppy``)."""
 
     DUPLICATE = "duplicate"  # a second allow for the session's last answered request
     AFTER_CANCEL = "after_cancel"  # cancel, then allow (not cancelled) for pending requests
@@ -56,15 +58,28 @@ class Connection(Protocol):
     session_config: Sequence[tuple[str, dict[str, Any]]]
 
 
+class PermissionOps(Protocol):
+    """How an action answers the agent's permission requests."""
+
+    def answer(self, idx: int, wanted: Answer, *, newest: bool = False, late: bool = False,
+               sync: bool = False) -> None: ...
+
+    def sloppy(self, idx: int, mistake: Mistake) -> None: ...
+
+
 class ClientOps(Connection, Protocol):
     """Everything a client action may do: sessions, prompts' bookkeeping, cancels, permission
-    answers (careful and sloppy), the waits, and request ids of the client's own."""
+    answers (careful and sloppy: ``answers``), the waits, and request ids of the client's
+    own."""
 
     model: ScriptedModel | None
     tick: float
     batches_unanswered: bool
     reloads: frozenset[str]  # the requests that reopen a session the agent advertised
     reach: Counter[Reach]
+
+    @property
+    def answers(self) -> PermissionOps: ...
 
     @property
     def sessions(self) -> list[SessionHandle]: ...
@@ -88,10 +103,7 @@ class ClientOps(Connection, Protocol):
     def cancel(self, idx: int, sync: bool = False, *,
                then_prompt: dict[str, Any] | None = None) -> None: ...
 
-    def answer_permission(self, idx: int, wanted: Answer, *, newest: bool = False,
-                          late: bool = False, sync: bool = False) -> None: ...
-
-    def sloppy_answer(self, idx: int, mistake: Mistake) -> None: ...
+    def wait_until(self, predicate: Callable[[], bool], timeout: float) -> bool: ...
 
     def sync(self) -> None: ...
 
@@ -106,3 +118,28 @@ SYNC_METHOD = "_acp_model/sync"
 def sync_message(rid: int) -> dict[str, Any]:
     """A request the agent must answer (-32601 will do): its response proves what it read."""
     return {"jsonrpc": "2.0", "id": rid, "method": SYNC_METHOD, "params": {}}
+
+
+class RequestIds:
+    """Ids for the client's own requests (from a million up: never one the agent could echo),
+    and the sync request whose response proves what the agent has read."""
+
+    def __init__(self, proc: AgentProcess, deadline: float) -> None:
+        self.proc = proc
+        self.deadline = deadline
+        self._ids = itertools.count(1_000_000)
+
+    def next(self) -> int:
+        return next(self._ids)
+
+    def send_sync(self) -> tuple[int, int]:
+        """Send a sync; returns (its id, the transcript mark its answer comes after)."""
+        rid = self.next()
+        mark = self.proc.mark()  # the answer comes after the request: scan only from here
+        self.proc.send(sync_message(rid))
+        return rid, mark
+
+    def await_sync(self, sent: tuple[int, int]) -> None:
+        """Wait (up to the deadline) for the answer to the sync ``sent``."""
+        self.proc.wait_for_index(lambda m: is_response_to(m, sent[0]), self.deadline,
+                                 start=sent[1])

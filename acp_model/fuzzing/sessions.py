@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +36,16 @@ def first_of(sessions: Sequence[SessionHandle], sid: str) -> int | None:
     """Where the connection's session ``sid`` first appears among its handles (a session an
     example took over appears again later, under the same id)."""
     return next((i for i, h in enumerate(sessions) if h.sid == sid), None)
+
+
+def count_session_writes(writes: Counter[str], msg: Any) -> None:
+    """Count an agent message (or batch) in ``writes`` under each session it names: a session
+    the agent keeps writing for is not stuck."""
+    for one in msg if isinstance(msg, list) else [msg]:
+        params = one.get("params") if isinstance(one, dict) else None
+        sid = params.get("sessionId") if isinstance(params, dict) else None
+        if isinstance(sid, str):
+            writes[sid] += 1
 
 
 class SessionFactory:
@@ -75,7 +86,7 @@ class SessionFactory:
                                      timeout=(c.deadline if self.unanswered
                                               else c.startup_deadline))
             if record is not None:
-                c.proc.wait_delivered(c.proc.queued, c.deadline)
+                c.proc.wait_delivered(timeout=c.deadline)
         finally:
             with self._cond:
                 self.inflight.difference_update(claimed)

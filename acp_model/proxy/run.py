@@ -73,27 +73,9 @@ def live_line(v: Violation) -> str:
     return f"acp-model: {level} {v.rule} ({v.strength}) {where}{session}: {v.message}"
 
 
-def run_proxy(cfg: ProxyConfig, *, stdin_fd: int = 0, stdout_fd: int = 1,  # noqa: C901
+def run_proxy(cfg: ProxyConfig, *, stdin_fd: int = 0, stdout_fd: int = 1,
               stderr: IO[bytes] | None = None) -> ProxyResult:
-    err = stderr if stderr is not None else sys.stderr.buffer
-    lock = threading.Lock()
-    log = _open(cfg.log, "ab")
-    trace = _open(cfg.trace, "wb")
-
-    def write_err(data: bytes) -> None:
-        with lock, contextlib.suppress(OSError, ValueError):
-            err.write(data)
-            err.flush()
-
-    def emit(text: str, *, to_stderr: bool = True) -> None:
-        data = (text + "\n").encode("utf-8", errors="replace")
-        if to_stderr and not cfg.quiet:
-            write_err(data)
-        if log is not None:
-            with lock, contextlib.suppress(OSError, ValueError):
-                log.write(data)
-                log.flush()
-
+    out = _Output(cfg, stderr)
     with _quick_switches():  # the caller's interval comes back on return
         queue = ChunkQueue(cfg.max_queue)
         got = _SignalCatcher()
@@ -102,14 +84,12 @@ def run_proxy(cfg: ProxyConfig, *, stdin_fd: int = 0, stdout_fd: int = 1,  # noq
         with got.installed():
             try:
                 relay = Relay(cfg.argv, queue, stdin_fd=stdin_fd, stdout_fd=stdout_fd,
-                              stderr_write=write_err, cwd=cfg.cwd)
+                              stderr_write=out.write_err, cwd=cfg.cwd)
             except OSError as exc:
-                for f in (log, trace):
-                    if f is not None:
-                        f.close()
+                out.close()
                 raise ProxyError(f"cannot start {cfg.argv[0]!r}: {exc.strerror or exc}") from None
-            judge = Judge(queue, cfg.readings, cfg.spec, trace=trace,
-                          live=lambda v: emit(live_line(v)), max_line=cfg.max_line,
+            judge = Judge(queue, cfg.readings, cfg.spec, trace=out.trace,
+                          live=lambda v: out.emit(live_line(v)), max_line=cfg.max_line,
                           max_trace=cfg.max_trace, validate=cfg.validate,
                           keep=cfg.html is not None)
             judge.start()
@@ -130,20 +110,55 @@ def run_proxy(cfg: ProxyConfig, *, stdin_fd: int = 0, stdout_fd: int = 1,  # noq
         write_json(report, cfg.report)
     if cfg.html is not None:
         write_html(trace_page(report, judge.kept or [], "the proxied session"), cfg.html)
-    s = report["summary"]
     notes = [f"{len(open_at_end)} open at end"] if open_at_end else []
     if judge.truncated or queue.overflowed:
         notes.append("trace truncated: later messages were forwarded but not judged")
     if judge.error is not None:
         notes.append(f"internal error of the oracle: {judge.error!r}")
-    emit(f"acp-model proxy: {report['verdict']} ({s['failures']} failure(s), "
-         f"{s['warnings']} warning(s){''.join(', ' + n for n in notes)}; "
-         f"spec {report['spec']['revision']}: {report['spec']['evidence']})"
-         + (f"; report {cfg.report}" if cfg.report else ""))
-    for f in (log, trace):
-        if f is not None:
-            f.close()
+    out.emit(summary_line(report, notes, cfg.report))
+    out.close()
     return ProxyResult(exit_code, report, open_at_end)
+
+
+def summary_line(report: dict[str, Any], notes: list[str], path: Path | None) -> str:
+    """The proxy's last line: the verdict, its counts and ``notes``, the revision judged."""
+    s = report["summary"]
+    return (f"acp-model proxy: {report['verdict']} ({s['failures']} failure(s), "
+            f"{s['warnings']} warning(s){''.join(', ' + n for n in notes)}; "
+            f"spec {report['spec']['revision']}: {report['spec']['evidence']})"
+            + (f"; report {path}" if path else ""))
+
+
+class _Output:
+    """Where the proxy writes besides the editor's stdout: stderr (shared with the agent's
+    own), the ``--log`` file and the trace file; one lock, so lines never interleave."""
+
+    def __init__(self, cfg: ProxyConfig, stderr: IO[bytes] | None) -> None:
+        self.err = stderr if stderr is not None else sys.stderr.buffer
+        self.quiet = cfg.quiet
+        self.lock = threading.Lock()
+        self.log = _open(cfg.log, "ab")
+        self.trace = _open(cfg.trace, "wb")
+
+    def write_err(self, data: bytes) -> None:
+        with self.lock, contextlib.suppress(OSError, ValueError):
+            self.err.write(data)
+            self.err.flush()
+
+    def emit(self, text: str) -> None:
+        """One line on stderr (unless quiet) and in the log."""
+        data = (text + "\n").encode("utf-8", errors="replace")
+        if not self.quiet:
+            self.write_err(data)
+        if self.log is not None:
+            with self.lock, contextlib.suppress(OSError, ValueError):
+                self.log.write(data)
+                self.log.flush()
+
+    def close(self) -> None:
+        for f in (self.log, self.trace):
+            if f is not None:
+                f.close()
 
 
 def _wait_for_the_end(relay: Relay, got: _SignalCatcher, grace: float) -> int | None:

@@ -145,63 +145,79 @@ def draw(g: nx.MultiDiGraph, path: str | Path | Sequence[str | Path], *, title: 
                      node_colors=node_colors)
 
 
-def _draw(g: nx.MultiDiGraph, paths: list[Path], *, title: str, legend: Sequence[str],  # noqa: PLR0915
+def _draw(g: nx.MultiDiGraph, paths: list[Path], *, title: str, legend: Sequence[str],
           style: Style, node_colors: dict[Any, str] | None) -> list[Path]:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-    from matplotlib.patches import FancyArrowPatch
-    from matplotlib.transforms import Bbox
-
     start = next(n for n, d in g.nodes(data=True) if d.get("initial"))
-    pos = layered_positions(g, start, style)
-
     groups = _groups(g)
     shared = common_loops(g)
     shared_events = {d["event"] for d in shared}
     loops = {u: [d for d in ds if d["event"] not in shared_events] for u, v, ds in groups
              if u == v}
-    loops = {u: ds for u, ds in loops.items() if ds}
     legend = list(legend)
     if shared:
         legend += ["", "In every state, unchanged (one loop per state, not drawn): "
                    + _wrap(", ".join(_event_text(d) for d in shared), 110)]
-
-    xs = [p[0] for p in pos.values()]
-    ys = [p[1] for p in pos.values()]
-    margin = 8.0
-    lim = (min(xs) - margin, max(xs) + margin, min(ys) - margin, max(ys) + margin)
-    # a Figure of its own canvas, not pyplot's: no backend is chosen for the whole process
-    fig = Figure(figsize=(lim[1] - lim[0], lim[3] - lim[2]), dpi=style.dpi)
-    FigureCanvasAgg(fig)
-    ax = fig.add_axes((0, 0, 1, 1))
-    ax.set_xlim(lim[0], lim[1])
-    ax.set_ylim(lim[2], lim[3])
-    ax.set_aspect("equal")
-    ax.axis("off")
-    mid_y = (max(ys) + min(ys)) / 2
-
-    boxes = {}
-    for n, d in g.nodes(data=True):
-        colour = (node_colors or {}).get(n) or ("#d9f2d9" if d.get("initial") else "#eef3fb")
-        boxes[n] = ax.text(*pos[n], d.get("name", str(n)), ha="center", va="center",
-                           fontsize=style.font, fontweight="bold", zorder=5,
-                           bbox={"boxstyle": "round,pad=0.55", "fc": colour, "ec": "#34495e",
-                                 "lw": 1.4})
-    fig.canvas.draw()  # box extents are needed to clip arrows and place loops
-    to_data = ax.transData.inverted()
-    half = {}
-    for n, t in boxes.items():
-        bb = t.get_bbox_patch().get_window_extent().transformed(to_data)
-        half[n] = (bb.width / 2, bb.height / 2)
-
+    picture = _Picture(layered_positions(g, start, style), style)
+    picture.states(g, node_colors)
     pairs = {(u, v) for u, v, _ in groups if u != v}
     for u, v, ds in groups:
-        if u == v:
-            continue
-        (x1, y1), (x2, y2) = pos[u], pos[v]
-        paired = (v, u) in pairs
+        if u != v:
+            picture.arrow(u, v, ds, paired=(v, u) in pairs)
+    for n, ds in loops.items():
+        if ds:
+            picture.loop(n, ds)
+    picture.fit(title, legend)
+    return picture.save(paths)
+
+
+class _Picture:
+    """One drawing on a canvas of its own (not pyplot's: no backend is chosen for the whole
+    process): the states' positions and boxes, whose half sizes (data units) clip the
+    arrows and place the loops."""
+
+    def __init__(self, pos: dict[Any, tuple[float, float]], style: Style) -> None:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        self.pos, self.style = pos, style
+        xs = [p[0] for p in pos.values()]
+        ys = [p[1] for p in pos.values()]
+        margin = 8.0
+        lim = (min(xs) - margin, max(xs) + margin, min(ys) - margin, max(ys) + margin)
+        self.fig = Figure(figsize=(lim[1] - lim[0], lim[3] - lim[2]), dpi=style.dpi)
+        FigureCanvasAgg(self.fig)
+        self.ax = ax = self.fig.add_axes((0, 0, 1, 1))
+        ax.set_xlim(lim[0], lim[1])
+        ax.set_ylim(lim[2], lim[3])
+        ax.set_aspect("equal")
+        ax.axis("off")
+        self.mid_y = (max(ys) + min(ys)) / 2
+        self.boxes: dict[Any, Any] = {}
+        self.half: dict[Any, tuple[float, float]] = {}
+
+    def states(self, g: nx.MultiDiGraph, node_colors: dict[Any, str] | None) -> None:
+        """A box per state; then the figure is drawn once, for the boxes' extents."""
+        for n, d in g.nodes(data=True):
+            colour = (node_colors or {}).get(n) or ("#d9f2d9" if d.get("initial")
+                                                    else "#eef3fb")
+            self.boxes[n] = self.ax.text(
+                *self.pos[n], d.get("name", str(n)), ha="center", va="center",
+                fontsize=self.style.font, fontweight="bold", zorder=5,
+                bbox={"boxstyle": "round,pad=0.55", "fc": colour, "ec": "#34495e", "lw": 1.4})
+        self.fig.canvas.draw()  # box extents are needed to clip arrows and place loops
+        self.to_data = self.ax.transData.inverted()
+        for n, t in self.boxes.items():
+            bb = t.get_bbox_patch().get_window_extent().transformed(self.to_data)
+            self.half[n] = (bb.width / 2, bb.height / 2)
+
+    def arrow(self, u: Any, v: Any, ds: list[dict[str, Any]], *, paired: bool) -> None:
+        """The transitions from ``u`` to ``v``: one arc (bent apart from its opposite when
+        ``paired``), one label on it."""
+        from matplotlib.patches import FancyArrowPatch
+
+        (x1, y1), (x2, y2) = self.pos[u], self.pos[v]
         rad = 0.2 if paired else 0.08
-        if abs(x1 - x2) < 1e-9 and abs(y1 - y2) > style.row * 1.5:
+        if abs(x1 - x2) < 1e-9 and abs(y1 - y2) > self.style.row * 1.5:
             rad = 0.3  # same column, not neighbours: bow out around the states between
         warn_only = all(d.get("guards") and all(gd.endswith("~") for gd in d["guards"])
                         for d in ds)
@@ -209,65 +225,76 @@ def _draw(g: nx.MultiDiGraph, paths: list[Path], *, title: str, legend: Sequence
         # clip at the boxes ourselves (shrink in points, 1 data unit = 1 inch), so the
         # result does not depend on which renderer draws last
         cx, cy = (x1 + x2) / 2 + rad * (y2 - y1), (y1 + y2) / 2 - rad * (x2 - x1)
-        ax.add_patch(FancyArrowPatch(
-            (x1, y1), (x2, y2), shrinkA=_to_border(half[u], cx - x1, cy - y1) * 72 + 2,
-            shrinkB=_to_border(half[v], x2 - cx, y2 - cy) * 72 + 2, arrowstyle="-|>",
+        self.ax.add_patch(FancyArrowPatch(
+            (x1, y1), (x2, y2), shrinkA=_to_border(self.half[u], cx - x1, cy - y1) * 72 + 2,
+            shrinkB=_to_border(self.half[v], x2 - cx, y2 - cy) * 72 + 2, arrowstyle="-|>",
             mutation_scale=14, lw=1.2, color=colour, connectionstyle=f"arc3,rad={rad}",
             zorder=2))
         # the label sits on its own curve; a pair's labels are moved towards their sources
         lx, ly = _bezier((x1, y1), (x2, y2), rad, 0.4 if paired else 0.5)
-        text = "\n".join(_wrap(_event_text(d), style.wrap) for d in ds)
-        ax.text(lx, ly, text, ha="center", va="center", fontsize=style.edge_font, zorder=4,
-                color=colour, bbox={"boxstyle": "round,pad=0.25", "fc": "white",
-                                    "ec": "#bdc3c7", "lw": 0.6, "alpha": 0.95})
-    for n, ds in loops.items():
-        x, y = pos[n]
-        bb = boxes[n].get_window_extent().transformed(to_data)
-        up = y >= mid_y
+        text = "\n".join(_wrap(_event_text(d), self.style.wrap) for d in ds)
+        self.ax.text(lx, ly, text, ha="center", va="center", fontsize=self.style.edge_font,
+                     zorder=4, color=colour, bbox={"boxstyle": "round,pad=0.25", "fc": "white",
+                                                   "ec": "#bdc3c7", "lw": 0.6, "alpha": 0.95})
+
+    def loop(self, n: Any, ds: list[dict[str, Any]]) -> None:
+        """State ``n``'s self-loops as one loop (above the box in the upper half, below it in
+        the lower) with one label."""
+        from matplotlib.patches import FancyArrowPatch
+
+        x, y = self.pos[n]
+        wrap = self.style.wrap + 8
+        bb = self.boxes[n].get_window_extent().transformed(self.to_data)
+        up = y >= self.mid_y
         edge_y = bb.y1 if up else bb.y0
         left, right = x - bb.width * 0.25, x + bb.width * 0.25
-        ax.add_patch(FancyArrowPatch((left, edge_y), (right, edge_y),
-                                     arrowstyle="-|>", mutation_scale=11, lw=1.0,
-                                     color="#8e44ad", zorder=3,
-                                     connectionstyle=f"arc3,rad={-0.9 if up else 0.9}"))
+        self.ax.add_patch(FancyArrowPatch((left, edge_y), (right, edge_y),
+                                          arrowstyle="-|>", mutation_scale=11, lw=1.0,
+                                          color="#8e44ad", zorder=3,
+                                          connectionstyle=f"arc3,rad={-0.9 if up else 0.9}"))
         plain = [d["event"] for d in ds if not d["guards"]]
         guarded = [_event_text(d) for d in ds if d["guards"]]
-        text = _wrap(", ".join(plain), style.wrap + 8) if plain else ""
+        text = _wrap(", ".join(plain), wrap) if plain else ""
         if guarded:
-            text += ("\n" if text else "") + "\n".join(_wrap(t, style.wrap + 8)
-                                                       for t in guarded)
+            text += ("\n" if text else "") + "\n".join(_wrap(t, wrap) for t in guarded)
         gap = (right - left) * 0.9 / 2 + 0.1  # above the loop's apex (arc3 height)
-        ax.text(x, edge_y + (gap if up else -gap), text, ha="center",
-                va="bottom" if up else "top", fontsize=style.loop_font, color="#6c3483",
-                zorder=4, bbox={"boxstyle": "round,pad=0.25", "fc": "#f8f1fb",
-                                "ec": "#d2b4de", "lw": 0.6})
+        self.ax.text(x, edge_y + (gap if up else -gap), text, ha="center",
+                     va="bottom" if up else "top", fontsize=self.style.loop_font,
+                     color="#6c3483", zorder=4, bbox={"boxstyle": "round,pad=0.25",
+                                                      "fc": "#f8f1fb", "ec": "#d2b4de",
+                                                      "lw": 0.6})
 
-    # fit the figure to the content (same scale), then title above and legend below it
-    fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
-    content = Bbox.union([a.get_window_extent(renderer) for a in [*ax.texts, *ax.patches]])
-    box = content.transformed(to_data)
-    x0, x1_, y0, y1_ = box.x0 - 0.3, box.x1 + 0.3, box.y0 - 0.3, box.y1 + 0.3
-    t = ax.text(x0, y1_ + 0.15, title, ha="left", va="bottom", fontsize=style.font + 3,
-                fontweight="bold")
-    extra = [t]
-    if legend:
-        extra.append(ax.text(x0, y0 - 0.15, "\n".join(legend), ha="left", va="top",
-                             fontsize=style.edge_font + 0.5, color="#2c3e50",
-                             bbox={"boxstyle": "round,pad=0.4", "fc": "#fbfcfc",
-                                   "ec": "#bdc3c7"}))
-    fig.canvas.draw()
-    whole = Bbox.union([content, *(a.get_window_extent(renderer) for a in extra)])
-    box = whole.transformed(to_data)
-    x0, x1_, y0, y1_ = box.x0 - 0.25, box.x1 + 0.25, box.y0 - 0.25, box.y1 + 0.25
-    ax.set_xlim(x0, x1_)
-    ax.set_ylim(y0, y1_)
-    fig.set_size_inches(x1_ - x0, y1_ - y0)
-    written = []
-    for p in paths:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        meta: dict[str, Any] = ({"Date": None, "Creator": None} if p.suffix == ".svg"
-                                else {"Software": None})
-        fig.savefig(p, dpi=style.dpi, metadata=meta)
-        written.append(p)
-    return written
+    def fit(self, title: str, legend: Sequence[str]) -> None:
+        """Fit the figure to the content (same scale), then title above and legend below."""
+        from matplotlib.transforms import Bbox
+
+        ax, fig = self.ax, self.fig
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+        content = Bbox.union([a.get_window_extent(renderer) for a in [*ax.texts, *ax.patches]])
+        box = content.transformed(self.to_data)
+        x0, y0, y1 = box.x0 - 0.3, box.y0 - 0.3, box.y1 + 0.3
+        extra = [ax.text(x0, y1 + 0.15, title, ha="left", va="bottom",
+                         fontsize=self.style.font + 3, fontweight="bold")]
+        if legend:
+            extra.append(ax.text(x0, y0 - 0.15, "\n".join(legend), ha="left", va="top",
+                                 fontsize=self.style.edge_font + 0.5, color="#2c3e50",
+                                 bbox={"boxstyle": "round,pad=0.4", "fc": "#fbfcfc",
+                                       "ec": "#bdc3c7"}))
+        fig.canvas.draw()
+        whole = Bbox.union([content, *(a.get_window_extent(renderer) for a in extra)])
+        box = whole.transformed(self.to_data)
+        x0, x1, y0, y1 = box.x0 - 0.25, box.x1 + 0.25, box.y0 - 0.25, box.y1 + 0.25
+        ax.set_xlim(x0, x1)
+        ax.set_ylim(y0, y1)
+        fig.set_size_inches(x1 - x0, y1 - y0)
+
+    def save(self, paths: list[Path]) -> list[Path]:
+        written = []
+        for p in paths:
+            p.parent.mkdir(parents=True, exist_ok=True)
+            meta: dict[str, Any] = ({"Date": None, "Creator": None} if p.suffix == ".svg"
+                                    else {"Software": None})
+            self.fig.savefig(p, dpi=self.style.dpi, metadata=meta)
+            written.append(p)
+        return written

@@ -624,17 +624,17 @@ def test_an_exit_is_judged_after_the_last_lines_in_the_pipe(monkeypatch: pytest.
     """The agent ends its 2nd turn and exits at once: its exit can be seen while the turn's
     last lines are still in the pipe. Judged before they are read, the accepted turn looked
     unfinished (an ACPM-ALIVE failure in a clean-clone run); they are read first."""
-    from acp_model.fuzzing.transport import AgentProcess
+    from acp_model.fuzzing.pipes import StdoutReader
 
     slow: list[bytes] = []  # the line the reader lingers over (the 2nd turn's user message)
-    record = AgentProcess._record_line
+    record = StdoutReader._record_line
 
-    def lingering(self: AgentProcess, line: bytes) -> None:
+    def lingering(self: StdoutReader, line: bytes) -> None:
         if slow and slow[0] in line:
             time.sleep(1.0)
         record(self, line)
 
-    monkeypatch.setattr(AgentProcess, "_record_line", lingering)
+    monkeypatch.setattr(StdoutReader, "_record_line", lingering)
     with _mini_client("exitidle") as client:
         first = _prompt(client)
         slow.append(f'"u{first + 1}"'.encode())  # the next request id is the 2nd prompt's
@@ -653,10 +653,10 @@ def test_a_request_refused_by_a_closed_stdin_awaits_the_exit_it_announces() -> N
     with _mini_client("closestdin") as client:
         _prompt(client)
         _prompt(client)
-        assert client.proc.wait_stderr("stdin closed", 5)
+        assert client.proc.stderr.wait("stdin closed", 5)
         client.drain([0])  # its sync meets the closed stdin while the agent still runs
         assert not client.alive
-        assert client.proc.stdin_lost
+        assert client.proc.stdin.lost
         assert [(v.rule, v.level) for v in client.monitor.violations] == [
             ("ACPM-ALIVE", Level.WARN)]  # owing nothing provably read
 
@@ -679,7 +679,7 @@ def test_work_that_begins_while_the_drain_waits_is_cancelled_too(skip: int) -> N
         ex = Example(client, recorder, deadline=1.0)
         ex.act(NewSession())
         ex.act(Prompt(0, [{"type": "text", "text": "hi"}]))
-        assert client._wait(lambda: not client.busy(0), 5.0)
+        assert client.wait_until(lambda: not client.busy(0), 5.0)
         # the unknown request after ``skip`` more (the drain's syncs) starts its own work
         client.proc.notify("_mini/arm", {"skip": skip})
         pool.end_example(ex)

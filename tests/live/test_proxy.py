@@ -186,7 +186,7 @@ def test_a_mutant_s_violation_shows_live_and_the_session_goes_on(tmp_path: Path)
             "--design", "perm_cancel=wait"]
     with AgentProcess(argv) as p:
         cancel_during_permission(p, str(tmp_path), prove_read=True)
-        p.wait_stderr("CANCEL-07", timeout=10)
+        p.stderr.wait("CANCEL-07", timeout=10)
         # live, mid-session
         assert re.search(r"acp-model: FAIL CANCEL-07 \(MUST\)", p.stderr_text())
         # the session goes on through the proxy

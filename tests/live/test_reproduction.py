@@ -258,7 +258,7 @@ def test_a_long_run_moves_to_a_fresh_process_before_the_transcript_cap() -> None
             ex.act({"op": "prompt", "s": 0, "blocks": [{"type": "text", "text": "go"}]})
             pool.end_example(ex)
         assert first.proc.stored_bytes > first.proc.max_transcript_bytes // 4
-        assert not first.proc.truncated
+        assert not first.proc.log.truncated
         assert recorder.restarts == 0  # planned, not a crash
         assert pool.current is not first and pool.current is not None
         assert not [v for m in pool.monitors() for v in m.violations if v.level == "fail"]

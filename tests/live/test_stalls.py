@@ -35,7 +35,7 @@ def _drain_a_stalled_turn(on_cancel: str) -> tuple[list[tuple[str, Level, str]],
             client.new_session()
             sid = client.sessions[0].sid
             client.perform(Prompt(0, [{"type": "text", "text": "hi"}], model=(Stall(),)))
-            assert client._wait(lambda: model.stalling(sid), 10.0), "the model stalls"
+            assert client.wait_until(lambda: model.stalling(sid), 10.0), "the model stalls"
             looked = client.drain([0])
             client.caught_up()
             with client.lock:

@@ -235,7 +235,7 @@ def test_closed_stdout_is_detected_while_the_process_lives() -> None:
     with pytest.raises(AgentExited):
         agent.call("ping", {}, timeout=10)
     assert time.monotonic() - t0 < 3
-    assert agent.stdout_closed and not agent.exited
+    assert agent.log.ended and not agent.exited
     assert agent.close(grace=0.3) is not None
     assert not live_members(agent.pgid)
 
@@ -293,22 +293,22 @@ def flood_scenario() -> None:
     agent.on_record(lambda r: seen.__setitem__(0, seen[0] + (r["dir"] == "a2c")))
     agent.send({"jsonrpc": "2.0", "method": "go"})
     deadline = time.monotonic() + 60
-    while agent.bytes_read < 100 * MiB and time.monotonic() < deadline:
+    while agent.reader.bytes_read < 100 * MiB and time.monotonic() < deadline:
         time.sleep(0.05)  # test-side progress polling only
-    assert agent.bytes_read >= 100 * MiB
+    assert agent.reader.bytes_read >= 100 * MiB
     code = agent.close(grace=0.3)
     assert code == -15
     # close() joins the reader for 2 s at most; on a loaded machine it may still be reading
     # what the pipe held: the counts are compared once it has read to the end
-    assert agent.wait_eof(timeout=60)
-    assert agent.truncated and agent.stored_bytes <= cap
+    assert agent.log.wait_eof(timeout=60)
+    assert agent.log.truncated and agent.stored_bytes <= cap
     assert agent.transcript[-1]["error"] == "transcript-cap"
     # the transcript: the line sent, what was stored, the cap's marker
-    assert agent.lines_read == len(agent.transcript) - 2 + agent.dropped_records
-    assert agent.dropped_records > 90_000
+    assert agent.reader.lines_read == len(agent.transcript) - 2 + agent.log.dropped_records
+    assert agent.log.dropped_records > 90_000
     # listeners still see everything (once the delivery thread has handed them the last)
-    assert agent.wait_delivered(agent.queued, timeout=30)
-    assert seen[0] == agent.lines_read
+    assert agent.wait_delivered(timeout=30)
+    assert seen[0] == agent.reader.lines_read
     assert agent.wait_for(lambda m: True, 1, start=len(agent.transcript)) is None
     assert not live_members(agent.pgid)
 
@@ -323,5 +323,5 @@ def test_stderr_is_a_bounded_ring(tmp_path: Path) -> None:
     agent.close()
     text = agent.stderr_text()
     assert len(text) <= 1024 and text.endswith("line 19999\n")
-    assert agent.stderr_total_bytes > 100_000
+    assert agent.stderr.total > 100_000
     assert path.stat().st_size == 4096 and path.read_text().startswith("line 0\n")

@@ -148,7 +148,7 @@ def test_the_proxy_judges_a_v1_session_as_v1_live(tmp_path) -> None:
         p.notify("session/cancel", {"sessionId": sid})
         response = p.wait_for(lambda m: is_response_to(m, rid), timeout=10)
         assert response is not None and response["msg"]["result"]["stopReason"] == "cancelled"
-        p.wait_stderr("CANCEL-09", timeout=10)
+        p.stderr.wait("CANCEL-09", timeout=10)
         assert "acp-model: FAIL CANCEL-09 (MUST)" in p.stderr_text()
     text = log.read_text()
     assert "FAIL CANCEL-09" in text

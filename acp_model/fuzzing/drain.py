@@ -1,0 +1,117 @@
+"""The end of an example: bring its sessions to rest (cancel the work, answer what it asks as
+the client rules require, wait for idle), on a deadline that a stall of ours or new work
+renews (``fuzzing.stalls``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+from acp_model.fuzzing.answers import CANCELLED
+from acp_model.fuzzing.ops import ClientOps
+from acp_model.fuzzing.stalls import Stalls
+
+if TYPE_CHECKING:
+    from acp_model.fuzzing.answers import PermissionAnswers
+
+MAX_RECANCELS = 32  # new works one drain cancels, each with its own deadline: a queue of held
+# prompts (one example sends at most `steps` of them) is cancelled one by one, not judged at once
+
+
+class Drainable(ClientOps, Protocol):
+    """What the drain uses of a client beyond an action's reach."""
+
+    answers: PermissionAnswers
+
+    def caught_up(self, timeout: float = 1.0) -> bool: ...
+
+
+class Drain:
+    """One drain of ``indices``: the transcript index of each session's last cancel, and how
+    many new works it cancelled."""
+
+    def __init__(self, client: Drainable, indices: Sequence[int]) -> None:
+        self.client = client
+        self.indices = indices
+        self.cancelled_at: dict[int, int] = {}  # session -> transcript index of our last cancel
+        self.recancels = 0
+
+    def run(self) -> int | None:
+        """Returns the index of its last look (None: none): what is owed after it had no
+        deadline."""
+        c = self.client
+        for idx in self.indices:
+            if c.busy(idx):
+                self._cancel(idx)
+        if not c.proc.alive:
+            return None
+        c.sync()
+        c.caught_up()  # what the agent wrote before the sync's answer is in the model
+        end = time.monotonic() + c.deadline
+        stalls = Stalls(c, self.indices)
+        while c.proc.alive:
+            c.wait_until(lambda: all(not c.busy(i) or c.open_permissions(i) or self._new_work(i)
+                                     for i in self.indices), max(0.0, end - time.monotonic()))
+            asked = self._answer_asked()
+            started = [i for i in self.indices if self._new_work(i)] \
+                if self.recancels < MAX_RECANCELS else []
+            for i in started:
+                self.recancels += 1
+                self._cancel(i)
+            if started:
+                end = time.monotonic() + c.deadline
+                continue
+            if asked and time.monotonic() < end:
+                continue
+            if (fresh := stalls.fresh_deadline(end)) is not None:
+                end = fresh  # the agent may have waited on our stalled model: not dead yet
+                continue
+            if (look := self._last_look()) is not None:
+                return look
+        return None
+
+    def _new_work(self, i: int) -> bool:
+        # A prompt held behind the cancelled work may start its own work afterwards (A-10
+        # leaves that open): new work gets its own cancel and deadline. So does work a
+        # session quiet at the first look begins later (a rejected prompt's, say).
+        c = self.client
+        if not c.busy(i) or c.open_permissions(i):
+            return False
+        if i not in self.cancelled_at:
+            return True
+        with c.lock:
+            return c.monitor.work_began(c.sessions[i].sid) > self.cancelled_at[i]
+
+    def _cancel(self, i: int) -> None:
+        self.cancelled_at[i] = self._next_index()
+        self.client.cancel(i)
+
+    def _answer_asked(self) -> list[tuple[str, Any]]:
+        """Answer what the cancelled work asked, as the model requires (else cancelled)."""
+        c = self.client
+        asked = [(c.sessions[i].sid, rid) for i in self.indices for rid in c.open_permissions(i)]
+        for sid, rid in asked:
+            if not c.answers.as_required(sid, rid):
+                c.answers.send(sid, rid, CANCELLED)
+        return asked
+
+    def _last_look(self) -> int | None:
+        """A sync, then the look: the index judged so far once nothing new began (None: more
+        to cancel)."""
+        c = self.client
+        c.sync()  # updates the agent wrote before reading this belong to this example,
+        c.caught_up()  # and work they report begun gets its cancel as well
+        with c.lock:  # the look and its index, with nothing judged in between
+            if self.recancels >= MAX_RECANCELS or not any(self._new_work(i)
+                                                          for i in self.indices):
+                return c.monitor.count
+        return None
+
+    def _next_index(self) -> int:
+        """The transcript index the next record gets, once the monitor has judged all so far."""
+        self.client.caught_up()
+        with self.client.lock:
+            return self.client.monitor.count
+
