@@ -27,7 +27,7 @@ from acp_model.model.check import CheckMeta, check, meta_of, readers
 from acp_model.model.vocab import UPDATE_KINDS, Level, Reads, Role
 from acp_model.spec import revisions
 from acp_model.spec.rules import RULES
-from acp_model.spec.schema import SEED, defined_elsewhere, is_reserved
+from acp_model.spec.schema import SEED, defined_elsewhere, foreign_values, is_reserved
 
 # Active ISO 4217 codes (including funds, precious metals and testing codes), plus a few
 # recently withdrawn ones an agent might still emit.
@@ -57,7 +57,7 @@ PROMPT_CAPABILITY_GATES: Mapping[str, str] = {"image": "image", "audio": "audio"
 Found = Iterator[tuple[str, str]]  # what one check yields: (JSON path, explanation)
 
 
-@dataclass
+@dataclass(slots=True)
 class Findings:
     """What the checks run on one message found, and which checks ran."""
 
@@ -82,17 +82,20 @@ class Context:
     rev: str
     prompt_caps: Mapping[str, Any] | None
     table: Readers
+    # (update field, its open enum, the values only other revisions define), read once
+    foreign: tuple[tuple[str, str, frozenset[str]], ...]
 
     @staticmethod
     def of(rev: str, prompt_caps: Mapping[str, Any] | None = None) -> Context:
-        if prompt_caps is None:
-            return _plain_context(rev)
-        return Context(rev, prompt_caps, dispatch_table(rev))
+        plain = _plain_context(rev)
+        return plain if prompt_caps is None else \
+            Context(rev, prompt_caps, plain.table, plain.foreign)
 
 
 @cache
 def _plain_context(rev: str) -> Context:
-    return Context(rev, None, dispatch_table(rev))
+    return Context(rev, None, dispatch_table(rev),
+                   tuple((key, enum, foreign_values(enum, rev)) for key, enum in _UPDATE_ENUMS))
 
 
 def is_absolute_path(path: object) -> bool:
@@ -171,15 +174,23 @@ def variants_of_another_revision(update: Mapping[str, Any], where: str, ctx: Con
     """A value the revision does not list but another revision of its protocol defines: a
     future (or former) ACP variant, which the text reserves unknown values for."""
     rev = ctx.rev
-    for key, enum in _UPDATE_ENUMS:
-        others = defined_elsewhere(enum, update.get(key), rev)
+    for key, enum, foreign in ctx.foreign:
+        value = update.get(key)
+        # one set lookup per field: most values are this revision's own
+        others = defined_elsewhere(enum, value, rev) \
+            if isinstance(value, str) and value in foreign else ()
         if others:
             yield (f"{where}/{key}",
-                   f"{key} {update[key]!r} is not a {rev} value but {' and '.join(others)} "
+                   f"{key} {value!r} is not a {rev} value but {' and '.join(others)} "
                    f"defines it: a {rev} client falls back to its generic handling")
-    for path, block in _blocks(update.get("content"), f"{where}/content"):
+    content = update.get("content")
+    if content is None:
+        return
+    foreign = foreign_values("content_block", rev)
+    for path, block in _blocks(content, f"{where}/content"):
         kind = block.get("type") if isinstance(block, dict) else None
-        others = defined_elsewhere("content_block", kind, rev)
+        others = defined_elsewhere("content_block", kind, rev) \
+            if isinstance(kind, str) and kind in foreign else ()
         if others:
             yield (f"{path}/type", f"content block type {kind!r} is not a {rev} value but "
                    f"{' and '.join(others)} defines it")
@@ -416,13 +427,18 @@ def dispatch_table(rev: str = SEED) -> Readers:
 
 
 def _judge(kind: Reads, value: Any, where: str, ctx: Context, out: Findings) -> None:
-    for fn, meta in ctx.table.get(kind, ()):
-        out.ran.append(meta)
-        for path, text in fn(value, where, ctx):
-            out.found.append((meta, path, text))
-    for part, locate in CARRIES.get(kind, ()):
-        for path, found in locate(value, where):
-            _judge(part, found, path, ctx, out)
+    checks = ctx.table.get(kind)
+    if checks is not None:
+        ran, found = out.ran, out.found
+        for fn, meta in checks:
+            ran.append(meta)
+            for path, text in fn(value, where, ctx):
+                found.append((meta, path, text))
+    parts = CARRIES.get(kind)
+    if parts is not None:
+        for part, locate in parts:
+            for path, carried in locate(value, where):
+                _judge(part, carried, path, ctx, out)
 
 
 _ROOTS: Mapping[Reads, str] = {

@@ -76,7 +76,7 @@ def parse_record(obj: Any, where: str = "record") -> Record:
         note = obj.get("error")
         return Record(direction, raw=obj["raw"], t=t, note=note if isinstance(note, str) else None,
                       probe=probe)
-    return Record(direction, msg=obj["msg"], t=t, probe=probe)
+    return Record(direction, obj["msg"], None, t, None, probe)  # positional: once per line
 
 
 PROGRESS_EVERY = 2048  # lines between two progress calls: cheap next to parsing them
