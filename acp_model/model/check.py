@@ -16,6 +16,7 @@ generates from :data:`CHECKS` (docs/design.md).
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import os
 import sys
@@ -193,6 +194,19 @@ def readers(module: str) -> dict[Reads, tuple[Callable[..., Any], ...]]:
             for kind in meta.reads:
                 table.setdefault(kind, []).append(fn)
     return {kind: tuple(fns) for kind, fns in table.items()}
+
+
+Dispatch = dict[Reads, tuple[tuple[Callable[..., Any], CheckMeta], ...]]
+
+
+@functools.cache
+def dispatch(module: str, rev: str) -> Dispatch:
+    """:func:`readers` under one revision: the checks of rules ``rev`` does not state are left
+    out, and so are kinds no check then reads (built once per module and revision)."""
+    table = {kind: tuple((fn, meta_of(fn)) for fn in fns
+                         if RULES[meta_of(fn).rule].applies(rev))
+             for kind, fns in readers(module).items()}
+    return {kind: pairs for kind, pairs in table.items() if pairs}
 
 
 def _register(meta: CheckMeta) -> CheckMeta:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from acp_model.model.check import CheckMeta, check, meta_of, readers
+from acp_model.model.check import CheckMeta, Dispatch, check, dispatch, meta_of
 from acp_model.model.vocab import UPDATE_KINDS, Level, Reads, Role
 from acp_model.spec import revisions
 from acp_model.spec.rules import RULES
@@ -414,16 +414,13 @@ CARRIES: Mapping[Reads, tuple[tuple[Reads, Locate], ...]] = {
     Reads.SUBJECT: ((Reads.TOOL_REPORT, _subject_tool_call),),
 }
 
-Readers = dict[Reads, tuple[tuple[Callable[..., Found], CheckMeta], ...]]
+Readers = Dispatch  # message kind -> (check, its metadata), in definition order
 
 
-@cache
 def dispatch_table(rev: str = SEED) -> Readers:
     """Message kind -> the checks that read it, built from their ``reads`` declarations; the
     checks of rules ``rev`` does not state are left out."""
-    table = {kind: tuple((fn, meta_of(fn)) for fn in fns if RULES[meta_of(fn).rule].applies(rev))
-             for kind, fns in readers(__name__).items()}
-    return {kind: pairs for kind, pairs in table.items() if pairs}
+    return dispatch(__name__, rev)
 
 
 def _judge(kind: Reads, value: Any, where: str, ctx: Context, out: Findings) -> None:

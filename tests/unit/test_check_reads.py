@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from acp_model.cli import rule_map
-from acp_model.model import messages
+from acp_model.model import messages, reducers
 from acp_model.model.check import CHECKS, DefinitionError, check, readers
 from acp_model.model.vocab import UPDATE_KINDS, Reads, Role
 
@@ -101,3 +101,19 @@ def test_the_rule_map_shows_what_each_check_reads() -> None:
         in table
     assert "`session/request_permission request`" in table.split("subject_known")[1] \
         .split("\n")[0]
+
+
+def test_the_view_checks_are_dispatched_by_their_declarations_too() -> None:
+    """reducers.judge hands an update to the view-based checks reading its kind; the
+    background checks are sdk-2.4.0's; a messageId reuse judged as a replay's is not judged
+    again as a family change."""
+    view = reducers.SessionView()
+    state = {"sessionUpdate": "state_update", "state": "running"}
+    assert _ran(reducers.judge(view, state, "sdk-2.4.0")) == [
+        "background_on_every_update", "background_items_announced",
+        "background_removed_when_final"]
+    assert _ran(reducers.judge(view, state, "seed")) == []
+    chunk = {"sessionUpdate": "agent_message_chunk", "messageId": "m",
+             "content": {"type": "text", "text": "x"}}
+    assert _ran(reducers.judge(view, chunk)) == ["family_kept"]
+    assert _ran(reducers.judge(view, chunk, family=False)) == []
