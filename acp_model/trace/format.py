@@ -108,7 +108,11 @@ def iter_trace(path: str | Path, progress: Callable[[int], None] | None = None
                 obj = orjson.loads(line)
             except orjson.JSONDecodeError as exc:
                 raise TraceError(f"{p}:{lineno}: not valid JSON ({exc})") from None
-            yield parse_record(obj, f"{p}:{lineno}")
+            try:
+                record = parse_record(obj)
+            except TraceError:  # again, naming the line: the text is built only for an error
+                record = parse_record(obj, f"{p}:{lineno}")
+            yield record
     if progress is not None:
         progress(read)
 
