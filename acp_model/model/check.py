@@ -8,7 +8,9 @@ creation: an unknown rule ID, reading or level, or a level for a value the readi
 have, is an error at import time, never a silently different verdict. The oracle reports a
 violation only through a ``CheckMeta`` (``ViolationStore.report`` takes no bare rule IDs), so
 "where is rule X decided" is answered by ``grep '"X"'`` and by the rule map the docs site
-generates from :data:`CHECKS` (docs/design.md).
+generates from :data:`CHECKS` (docs/design.md). A single-message check also names the message
+kinds it reads (``reads``, :class:`~acp_model.model.vocab.Reads`): :func:`dispatch` builds the
+table the monitor hands messages through from those declarations alone.
 
 :func:`level_of` is the one place a rule's strength becomes ``fail`` / ``warn`` / ``off``.
 """

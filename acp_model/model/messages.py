@@ -18,15 +18,14 @@ which checks ran (the "exercised" counts of the report).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from acp_model.model.check import CheckMeta, Dispatch, check, dispatch, meta_of
+from acp_model.model.check import CheckMeta, Dispatch, check, dispatch
 from acp_model.model.vocab import UPDATE_KINDS, Level, Reads, Role
 from acp_model.spec import revisions
-from acp_model.spec.rules import RULES
 from acp_model.spec.schema import SEED, defined_elsewhere, foreign_values, is_reserved
 
 # Active ISO 4217 codes (including funds, precious metals and testing codes), plus a few
@@ -63,15 +62,16 @@ class Findings:
 
     found: list[tuple[CheckMeta, str, str]] = field(default_factory=list)
     ran: list[CheckMeta] = field(default_factory=list)
-    rev: str = SEED  # checks of rules this revision does not state are not run
+    rev: str = SEED  # the revision judging (its dispatch table leaves out rules it lacks)
 
-    def run(self, fn: Callable[..., Found], *args: Any) -> None:
-        meta = meta_of(fn)
-        if not RULES[meta.rule].applies(self.rev):
-            return
-        self.ran.append(meta)
-        for path, text in fn(*args):
-            self.found.append((meta, path, text))
+    def apply(self, checks: Iterable[tuple[Callable[..., Found], CheckMeta]],
+              *args: Any) -> None:
+        """Run checks of a dispatch table's entry on ``args``; keep what they find."""
+        ran, found = self.ran, self.found
+        for fn, meta in checks:
+            ran.append(meta)
+            for path, text in fn(*args):
+                found.append((meta, path, text))
 
 
 @dataclass(frozen=True, slots=True)
@@ -426,11 +426,7 @@ def dispatch_table(rev: str = SEED) -> Readers:
 def _judge(kind: Reads, value: Any, where: str, ctx: Context, out: Findings) -> None:
     checks = ctx.table.get(kind)
     if checks is not None:
-        ran, found = out.ran, out.found
-        for fn, meta in checks:
-            ran.append(meta)
-            for path, text in fn(value, where, ctx):
-                found.append((meta, path, text))
+        out.apply(checks, value, where, ctx)
     parts = CARRIES.get(kind)
     if parts is not None:
         for part, locate in parts:

@@ -349,10 +349,6 @@ def judge(view: SessionView, update: dict[str, Any], rev: str = "seed", *,
     kind = update.get("sessionUpdate")
     reads = UPDATE_KINDS.get(kind) if isinstance(kind, str) else None
     checks = dispatch(__name__, rev).get(reads, ()) if reads is not None else ()
-    for fn, meta in checks:
-        if fn is family_kept and not family:
-            continue
-        out.ran.append(meta)
-        for path, text in fn(view, update):
-            out.found.append((meta, path, text))
+    out.apply(checks if family else [c for c in checks if c[0] is not family_kept],
+              view, update)
     return out
