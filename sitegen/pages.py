@@ -145,6 +145,12 @@ def rule_map_table() -> str:
     return rule_map.markdown()
 
 
+def check_reads_table() -> str:
+    from acp_model.cli import rule_map
+
+    return rule_map.reads_markdown()
+
+
 def readings_table() -> str:
     """The named readings: ID, slug, values (default in bold), the question."""
     from acp_model.spec.readings import READING_DEFS
@@ -267,6 +273,7 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "cli": cli_reference,
     "rules": rule_catalogue,
     "rule-map": rule_map_table,
+    "check-reads": check_reads_table,
     "readings": readings_table,
     "benchmarks": benchmarks,
     "api": python_api,

@@ -126,6 +126,26 @@ def markdown() -> str:
     return "\n".join(lines) + "\n"
 
 
+def reads_markdown() -> str:
+    """What each single-message check reads: the message kinds the monitor hands it (its
+    ``@check(reads=...)`` declaration, which the dispatch table is built from)."""
+    _load()
+    from acp_model.model.messages import CARRIES
+
+    carried_by: dict[str, list[str]] = defaultdict(list)  # part -> the kinds carrying it
+    for kind, parts in CARRIES.items():
+        for part, _ in parts:
+            carried_by[part].append(f"`{kind}`")
+    lines = ["| check | rule | reads | carried by |", "| --- | --- | --- | --- |"]
+    for meta in CHECKS.values():
+        if meta.module in DECIDING_MODULES and meta.reads:
+            kinds = ", ".join(f"`{kind}`" for kind in meta.reads)
+            via = ", ".join(sorted({c for k in meta.reads for c in carried_by[k]})) or "-"
+            lines.append(f"| `{_path(meta.module)}:{meta.name}` | {meta.rule} | {kinds} "
+                         f"| {via} |")
+    return "\n".join(lines) + "\n"
+
+
 def decided_in(rule_id: str) -> list[str]:
     """``module:check`` names deciding ``rule_id`` (for `acp-model rules`)."""
     return [f"{_path(m.module)}:{m.name}" for m in decisions().get(rule_id, [])]

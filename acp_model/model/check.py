@@ -8,7 +8,9 @@ creation: an unknown rule ID, reading or level, or a level for a value the readi
 have, is an error at import time, never a silently different verdict. The oracle reports a
 violation only through a ``CheckMeta`` (``ViolationStore.report`` takes no bare rule IDs), so
 "where is rule X decided" is answered by ``grep '"X"'`` and by the rule map the docs site
-generates from :data:`CHECKS` (docs/design.md).
+generates from :data:`CHECKS` (docs/design.md). A single-message check also names the message
+kinds it reads (``reads``, :class:`~acp_model.model.vocab.Reads`): :func:`dispatch` builds the
+table the monitor hands messages through from those declarations alone.
 
 :func:`level_of` is the one place a rule's strength becomes ``fail`` / ``warn`` / ``off``.
 """
@@ -16,14 +18,15 @@ generates from :data:`CHECKS` (docs/design.md).
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import os
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from acp_model.model.vocab import Level, Role
+from acp_model.model.vocab import Level, Reads, Role
 from acp_model.spec.readings import READING_DEFS, Readings
 from acp_model.spec.rules import BLOCKING, RULES
 
@@ -50,6 +53,7 @@ class CheckMeta:
     levels: tuple[tuple[str, Level | str], ...] = ()  # reading value -> level or rule ID
     evidence: str | None = None  # name of the model method that states the proof
     fixed: Level | None = None  # a level below the rule's own (a probable violation warns)
+    reads: tuple[Reads, ...] = ()  # the message kinds a single-message check judges
 
     def _choice(self, readings: Readings) -> Level | str:
         if self.reading is None:
@@ -75,6 +79,7 @@ class CheckMeta:
 
 
 CHECKS: dict[str, CheckMeta] = {}  # "module.name" -> meta, every decision of the project
+READERS: dict[str, Callable[..., Any]] = {}  # "module.name" -> a check declaring ``reads``
 
 DISABLED_ENV = "ACP_MODEL_DISABLED_RULES"
 """Test-only: comma-separated rule IDs whose violations the monitor drops. The suite's sweep
@@ -164,6 +169,48 @@ def _validate(where: str, rule_id: str, reading: str | None,
     return tuple(out)
 
 
+def _reads(where: str, reads: Iterable[Reads | str], role: Role) -> tuple[Reads, ...]:
+    kinds = (reads,) if isinstance(reads, str) else tuple(reads)
+    if kinds and role is not Role.FINDING:
+        raise DefinitionError(f"{where}: only a single-message check (role=FINDING) reads "
+                              "message kinds")
+    out: list[Reads] = []
+    for kind in kinds:
+        try:
+            out.append(Reads(kind))
+        except ValueError:
+            raise DefinitionError(f"{where}: reads {kind!r}, which is no message kind "
+                                  f"(kinds: {', '.join(Reads)})") from None
+    if len(set(out)) != len(out):
+        raise DefinitionError(f"{where}: reads a message kind twice")
+    return tuple(out)
+
+
+def readers(module: str) -> dict[Reads, tuple[Callable[..., Any], ...]]:
+    """The dispatch table of ``module``'s single-message checks: message kind -> the checks
+    that read it, in definition order (built from the ``reads`` declarations alone)."""
+    table: dict[Reads, list[Callable[..., Any]]] = {}
+    for fn in READERS.values():  # in definition order
+        meta = meta_of(fn)
+        if meta.module == module:
+            for kind in meta.reads:
+                table.setdefault(kind, []).append(fn)
+    return {kind: tuple(fns) for kind, fns in table.items()}
+
+
+Dispatch = dict[Reads, tuple[tuple[Callable[..., Any], CheckMeta], ...]]
+
+
+@functools.cache
+def dispatch(module: str, rev: str) -> Dispatch:
+    """:func:`readers` under one revision: the checks of rules ``rev`` does not state are left
+    out, and so are kinds no check then reads (built once per module and revision)."""
+    table = {kind: tuple((fn, meta_of(fn)) for fn in fns
+                         if RULES[meta_of(fn).rule].applies(rev))
+             for kind, fns in readers(module).items()}
+    return {kind: pairs for kind, pairs in table.items() if pairs}
+
+
 def _register(meta: CheckMeta) -> CheckMeta:
     key = f"{meta.module}.{meta.name}"
     if key in CHECKS and CHECKS[key] != meta:
@@ -174,7 +221,7 @@ def _register(meta: CheckMeta) -> CheckMeta:
 
 def check(rule_id: str, *, reading: str | None = None, levels: Mapping[str, str] | None = None,
           evidence: str | None = None, role: Role = Role.GUARD,
-          level: Level | None = None) -> Callable[[F], F]:
+          level: Level | None = None, reads: Iterable[Reads | str] = ()) -> Callable[[F], F]:
     """Tag a function as the decision of ``rule_id``.
 
     ``role=GUARD`` (the default): a pure predicate guarding machine transitions, ``(model, ev)
@@ -184,7 +231,9 @@ def check(rule_id: str, *, reading: str | None = None, levels: Mapping[str, str]
     own strength; a rule ID: report under that rule, the one a strict reading adds).
     ``evidence`` names the model method that states which messages prove a failure
     (race-dependent checks: what the agent had provably read). ``level`` caps the consequence
-    (``warn``: a probable violation, stated as an inference, never a failure).
+    (``warn``: a probable violation, stated as an inference, never a failure). ``reads``: the
+    message kinds (:class:`~acp_model.model.vocab.Reads`) a FINDING judges; the monitor hands
+    it those and no others (:func:`readers`), so adding a check is one decorated function.
     """
     if level is not None and level not in (Level.WARN, Level.OFF):
         raise DefinitionError(f"check {rule_id}: a fixed level only lowers (warn or off)")
@@ -192,9 +241,12 @@ def check(rule_id: str, *, reading: str | None = None, levels: Mapping[str, str]
     def mark(fn: F) -> F:
         where = f"{fn.__module__}.{fn.__qualname__}"
         lv = _validate(where, rule_id, reading, levels)
+        kinds = _reads(where, reads, role)
         meta = _register(CheckMeta(fn.__name__, rule_id, fn.__module__, role, summary(fn.__doc__),
-                                   reading, lv, evidence, level))
+                                   reading, lv, evidence, level, kinds))
         setattr(fn, MARK, meta)
+        if kinds:
+            READERS[f"{meta.module}.{meta.name}"] = fn
         return fn
 
     return mark

@@ -6,24 +6,27 @@ values without a leading ``_`` for future ACP versions, so a v2 sender that emit
 The known values are read from the schema itself (``known_values``), never listed here.
 Also here: absolute-path and ISO 4217 checks, and the prompt-capability gate.
 
-Each check decides one rule (``@check(..., role=FINDING)``) and yields ``(path, explanation)``
-for what it finds; the entry points (``session_update``, ``prompt_request`` ...) run the checks
-that apply to a message and collect :class:`Findings`: what was found and which checks ran
-(the "exercised" counts of the report).
+Each check decides one rule (``@check(..., role=FINDING, reads=[...])``), names the message
+kinds or parts it reads (:class:`~acp_model.model.vocab.Reads`) and yields ``(path,
+explanation)`` for what it finds. A message goes only to the checks that read its kind and the
+parts it carries (:data:`CARRIES`); the dispatch table is built from the declarations
+(:func:`dispatch_table`), so adding a check is one decorated function. The entry points
+(``session_update``, ``prompt_request`` ...) collect :class:`Findings`: what was found and
+which checks ran (the "exercised" counts of the report).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
-from acp_model.model.check import CheckMeta, check, meta_of
-from acp_model.model.vocab import Level, Role
+from acp_model.model.check import CheckMeta, Dispatch, check, dispatch
+from acp_model.model.vocab import UPDATE_KINDS, Level, Reads, Role
 from acp_model.spec import revisions
-from acp_model.spec.rules import RULES
-from acp_model.spec.schema import SEED, defined_elsewhere, is_reserved
+from acp_model.spec.schema import SEED, defined_elsewhere, foreign_values, is_reserved
 
 # Active ISO 4217 codes (including funds, precious metals and testing codes), plus a few
 # recently withdrawn ones an agent might still emit.
@@ -53,21 +56,46 @@ PROMPT_CAPABILITY_GATES: Mapping[str, str] = {"image": "image", "audio": "audio"
 Found = Iterator[tuple[str, str]]  # what one check yields: (JSON path, explanation)
 
 
-@dataclass
+@dataclass(slots=True)
 class Findings:
     """What the checks run on one message found, and which checks ran."""
 
     found: list[tuple[CheckMeta, str, str]] = field(default_factory=list)
     ran: list[CheckMeta] = field(default_factory=list)
-    rev: str = SEED  # checks of rules this revision does not state are not run
+    rev: str = SEED  # the revision judging (its dispatch table leaves out rules it lacks)
 
-    def run(self, fn: Callable[..., Found], *args: Any) -> None:
-        meta = meta_of(fn)
-        if not RULES[meta.rule].applies(self.rev):
-            return
-        self.ran.append(meta)
-        for path, text in fn(*args):
-            self.found.append((meta, path, text))
+    def apply(self, checks: Iterable[tuple[Callable[..., Found], CheckMeta]],
+              *args: Any) -> None:
+        """Run checks of a dispatch table's entry on ``args``; keep what they find."""
+        ran, found = self.ran, self.found
+        for fn, meta in checks:
+            ran.append(meta)
+            for path, text in fn(*args):
+                found.append((meta, path, text))
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """What a check reads besides the message: the revision judging it, the prompt
+    capabilities the agent advertised, and that revision's dispatch table."""
+
+    rev: str
+    prompt_caps: Mapping[str, Any] | None
+    table: Readers
+    # (update field, its open enum, the values only other revisions define), read once
+    foreign: tuple[tuple[str, str, frozenset[str]], ...]
+
+    @staticmethod
+    def of(rev: str, prompt_caps: Mapping[str, Any] | None = None) -> Context:
+        plain = _plain_context(rev)
+        return plain if prompt_caps is None else \
+            Context(rev, prompt_caps, plain.table, plain.foreign)
+
+
+@cache
+def _plain_context(rev: str) -> Context:
+    return Context(rev, None, dispatch_table(rev),
+                   tuple((key, enum, foreign_values(enum, rev)) for key, enum in _UPDATE_ENUMS))
 
 
 def is_absolute_path(path: object) -> bool:
@@ -88,58 +116,50 @@ def _blocks(content: Any, where: str) -> Iterator[tuple[str, Any]]:
 
 
 # --- open enums and tagged unions (ENUM-02 and the rules naming one enum) ----------------
+# Every check reads ``(value, where, ctx)``: the part of the message its ``reads`` names, that
+# part's JSON path, and the context of the connection (revision, prompt capabilities).
 
-@check("ENUM-02", role=Role.FINDING)
-def content_blocks_known(content: Any, where: str, rev: str) -> Found:
+@check("ENUM-02", role=Role.FINDING, reads=[Reads.CONTENT])
+def content_blocks_known(content: Any, where: str, ctx: Context) -> Found:
     """Content block types are the defined ones or start with _."""
     for path, block in _blocks(content, where):
-        if isinstance(block, dict) and is_reserved("content_block", block.get("type"), rev):
+        if isinstance(block, dict) and is_reserved("content_block", block.get("type"), ctx.rev):
             yield (f"{path}/type",
                    f"content block type {block.get('type')!r} is neither defined nor _-prefixed")
 
 
-@check("ENUM-02", role=Role.FINDING)
-def update_kind_known(update: Mapping[str, Any], where: str, rev: str) -> Found:
+@check("ENUM-02", role=Role.FINDING, reads=[Reads.UPDATE])
+def update_kind_known(update: Mapping[str, Any], where: str, ctx: Context) -> Found:
     """sessionUpdate kinds are the v2 ones or start with _."""
     kind = update.get("sessionUpdate")
-    if is_reserved("session_update", kind, rev):
+    if is_reserved("session_update", kind, ctx.rev):
         yield (f"{where}/sessionUpdate",
                f"sessionUpdate kind {kind!r} is neither defined by v2 nor _-prefixed")
 
 
-@check("ENUM-02", role=Role.FINDING)
-def tool_content_known(items: Any, where: str, rev: str) -> Found:
-    """Tool call content types in a tool_call_update are content/diff/terminal or start with _."""
-    for path, item in _blocks(items, where):
-        if isinstance(item, dict) and is_reserved("tool_content", item.get("type"), rev):
-            yield (f"{path}/type", f"tool call content type {item.get('type')!r} is not "
-                   "content/diff/terminal or _-prefixed")
-
-
-@check("TOOL-07", role=Role.FINDING)
-def chunk_content_wrapped(items: Any, where: str, rev: str) -> Found:
+@check("TOOL-07", role=Role.FINDING, reads=[Reads.TOOL_CALL_CONTENT_CHUNK])
+def chunk_content_wrapped(update: Mapping[str, Any], where: str, ctx: Context) -> Found:
     """A tool_call_content_chunk carries a tool-content wrapper, never a bare content block."""
-    for path, item in _blocks(items, where):
-        if isinstance(item, dict) and is_reserved("tool_content", item.get("type"), rev):
+    for path, item in _blocks(update.get("content"), f"{where}/content"):
+        if isinstance(item, dict) and is_reserved("tool_content", item.get("type"), ctx.rev):
             yield (f"{path}/type", f"tool call content type {item.get('type')!r} is not "
                    "content/diff/terminal or _-prefixed (a bare content block must be wrapped "
                    "as {type: content, content: ...})")
 
 
-@check("ENUM-02", role=Role.FINDING)
-def subject_known(subject: Mapping[str, Any], rev: str) -> Found:
+@check("ENUM-02", role=Role.FINDING, reads=[Reads.SUBJECT])
+def subject_known(subject: Mapping[str, Any], where: str, ctx: Context) -> Found:
     """Permission subject types are the defined ones or start with _."""
-    if is_reserved("subject", subject.get("type"), rev):
-        yield ("params/subject/type",
-               f"permission subject type {subject.get('type')!r} is reserved")
+    if is_reserved("subject", subject.get("type"), ctx.rev):
+        yield (f"{where}/type", f"permission subject type {subject.get('type')!r} is reserved")
 
 
-@check("ENUM-02", role=Role.FINDING)
-def outcome_known(result: Any, rev: str) -> Found:
+@check("ENUM-02", role=Role.FINDING, reads=[Reads.PERMISSION_RESULT])
+def outcome_known(result: Mapping[str, Any], where: str, ctx: Context) -> Found:
     """Permission outcomes are the defined ones or start with _."""
-    outcome = result.get("outcome") if isinstance(result, dict) else None
-    if isinstance(outcome, dict) and is_reserved("outcome", outcome.get("outcome"), rev):
-        yield ("result/outcome/outcome",
+    outcome = result.get("outcome")
+    if isinstance(outcome, dict) and is_reserved("outcome", outcome.get("outcome"), ctx.rev):
+        yield (f"{where}/outcome/outcome",
                f"permission outcome {outcome.get('outcome')!r} is neither defined nor _-prefixed")
 
 
@@ -149,91 +169,101 @@ _UPDATE_ENUMS: tuple[tuple[str, str], ...] = (
     ("status", "tool_status"), ("kind", "tool_kind"))
 
 
-@check("ACPM-ENUM-REVISION", role=Role.FINDING)
-def variants_of_another_revision(update: Mapping[str, Any], where: str, rev: str) -> Found:
+@check("ACPM-ENUM-REVISION", role=Role.FINDING, reads=[Reads.UPDATE])
+def variants_of_another_revision(update: Mapping[str, Any], where: str, ctx: Context) -> Found:
     """A value the revision does not list but another revision of its protocol defines: a
     future (or former) ACP variant, which the text reserves unknown values for."""
-    for key, enum in _UPDATE_ENUMS:
-        others = defined_elsewhere(enum, update.get(key), rev)
+    rev = ctx.rev
+    for key, enum, foreign in ctx.foreign:
+        value = update.get(key)
+        # one set lookup per field: most values are this revision's own
+        others = defined_elsewhere(enum, value, rev) \
+            if isinstance(value, str) and value in foreign else ()
         if others:
             yield (f"{where}/{key}",
-                   f"{key} {update[key]!r} is not a {rev} value but {' and '.join(others)} "
+                   f"{key} {value!r} is not a {rev} value but {' and '.join(others)} "
                    f"defines it: a {rev} client falls back to its generic handling")
-    for path, block in _blocks(update.get("content"), f"{where}/content"):
+    content = update.get("content")
+    if content is None:
+        return
+    foreign = foreign_values("content_block", rev)
+    for path, block in _blocks(content, f"{where}/content"):
         kind = block.get("type") if isinstance(block, dict) else None
-        others = defined_elsewhere("content_block", kind, rev)
+        others = defined_elsewhere("content_block", kind, rev) \
+            if isinstance(kind, str) and kind in foreign else ()
         if others:
             yield (f"{path}/type", f"content block type {kind!r} is not a {rev} value but "
                    f"{' and '.join(others)} defines it")
 
 
-@check("STATE-09", role=Role.FINDING)
-def state_known(update: Mapping[str, Any], where: str, rev: str) -> Found:
+@check("STATE-09", role=Role.FINDING, reads=[Reads.STATE_UPDATE])
+def state_known(update: Mapping[str, Any], where: str, ctx: Context) -> Found:
     """state_update.state is running, idle, requires_action or starts with _."""
     state = update.get("state")
-    if is_reserved("state", state, rev):
+    if is_reserved("state", state, ctx.rev):
         yield (f"{where}/state",
                f"state {state!r} is not running/idle/requires_action or _-prefixed")
 
 
-@check("STOP-03", role=Role.FINDING)
-def stop_reason_known(update: Mapping[str, Any], where: str, rev: str) -> Found:
+@check("STOP-03", role=Role.FINDING, reads=[Reads.STATE_UPDATE])
+def stop_reason_known(update: Mapping[str, Any], where: str, ctx: Context) -> Found:
     """Stop reasons are the defined ones or start with _ (others are reserved)."""
-    if update.get("state") == "idle" and is_reserved("stop_reason", update.get("stopReason"), rev):
+    if update.get("state") == "idle" and is_reserved("stop_reason", update.get("stopReason"),
+                                                     ctx.rev):
         yield (f"{where}/stopReason",
                f"stop reason {update['stopReason']!r} is neither defined nor _-prefixed "
                "(unknown values are reserved for future ACP versions)")
 
 
-@check("TOOL-14", role=Role.FINDING)
-def tool_status_known(update: Mapping[str, Any], where: str, rev: str) -> Found:
+@check("TOOL-14", role=Role.FINDING, reads=[Reads.TOOL_REPORT])
+def tool_status_known(update: Mapping[str, Any], where: str, ctx: Context) -> Found:
     """Tool call statuses are the defined ones or start with _."""
-    if is_reserved("tool_status", update.get("status"), rev):
+    if is_reserved("tool_status", update.get("status"), ctx.rev):
         yield (f"{where}/status",
                f"tool call status {update['status']!r} is neither defined nor _-prefixed")
 
 
-@check("TOOL-15", role=Role.FINDING)
-def tool_kind_known(update: Mapping[str, Any], where: str, rev: str) -> Found:
+@check("TOOL-15", role=Role.FINDING, reads=[Reads.TOOL_REPORT])
+def tool_kind_known(update: Mapping[str, Any], where: str, ctx: Context) -> Found:
     """Tool kinds are the defined ones or start with _."""
-    if is_reserved("tool_kind", update.get("kind"), rev):
+    if is_reserved("tool_kind", update.get("kind"), ctx.rev):
         yield (f"{where}/kind",
                f"tool kind {update['kind']!r} is neither defined nor _-prefixed")
 
 
-@check("PLAN-04", role=Role.FINDING)
-def plan_type_known(plan: Mapping[str, Any], where: str, rev: str) -> Found:
+@check("PLAN-04", role=Role.FINDING, reads=[Reads.PLAN])
+def plan_type_known(plan: Mapping[str, Any], where: str, ctx: Context) -> Found:
     """Plan types other than items start with _."""
-    if is_reserved("plan_type", plan.get("type"), rev):
-        yield (f"{where}/plan/type",
+    if is_reserved("plan_type", plan.get("type"), ctx.rev):
+        yield (f"{where}/type",
                f"plan type {plan.get('type')!r} is neither defined nor _-prefixed")
 
 
-@check("PLAN-09", role=Role.FINDING)
-def plan_entries_known(plan: Mapping[str, Any], where: str, rev: str) -> Found:
+@check("PLAN-09", role=Role.FINDING, reads=[Reads.PLAN])
+def plan_entries_known(plan: Mapping[str, Any], where: str, ctx: Context) -> Found:
     """Plan entry priorities and statuses are the defined values or start with _."""
     for i, entry in enumerate(plan.get("entries") or []):
         if not isinstance(entry, dict):
             continue
         for name, enum in (("priority", "plan_priority"), ("status", "plan_status")):
-            if is_reserved(enum, entry.get(name), rev):
-                yield (f"{where}/plan/entries/{i}/{name}",
+            if is_reserved(enum, entry.get(name), ctx.rev):
+                yield (f"{where}/entries/{i}/{name}",
                        f"plan entry {name} {entry[name]!r} is neither defined nor _-prefixed")
 
 
-@check("PERM-07", role=Role.FINDING)
-def option_kinds_known(params: Mapping[str, Any], rev: str) -> Found:
+@check("PERM-07", role=Role.FINDING, reads=[Reads.PERMISSION_REQUEST])
+def option_kinds_known(params: Mapping[str, Any], where: str, ctx: Context) -> Found:
     """Permission option kinds are allow/reject once/always or start with _."""
     for i, option in enumerate(params.get("options") or []):
-        if isinstance(option, dict) and is_reserved("option_kind", option.get("kind"), rev):
-            yield (f"params/options/{i}/kind",
+        if isinstance(option, dict) and is_reserved("option_kind", option.get("kind"), ctx.rev):
+            yield (f"{where}/options/{i}/kind",
                    f"permission option kind {option['kind']!r} is neither defined nor _-prefixed")
 
 
 # --- paths, currencies, capabilities -------------------------------------------------------
 
-@check("TOOL-19", role=Role.FINDING)
-def tool_paths_absolute(update: Mapping[str, Any], where: str) -> Found:
+@check("TOOL-19", role=Role.FINDING, reads=[Reads.TOOL_REPORT])
+def tool_paths_absolute(update: Mapping[str, Any], where: str, ctx: Context) -> Found:
     """File paths in tool call locations and diffs are absolute."""
     locations = update.get("locations")
     if isinstance(locations, list):
@@ -242,6 +272,15 @@ def tool_paths_absolute(update: Mapping[str, Any], where: str) -> Found:
                 yield (f"{where}/locations/{i}/path",
                        f"tool call location {loc['path']!r} is not an absolute path")
     yield from _diff_paths(update.get("content"), f"{where}/content")
+
+
+@check("ENUM-02", role=Role.FINDING, reads=[Reads.TOOL_REPORT])
+def tool_content_known(update: Mapping[str, Any], where: str, ctx: Context) -> Found:
+    """Tool call content types in a tool_call_update are content/diff/terminal or start with _."""
+    for path, item in _blocks(update.get("content"), f"{where}/content"):
+        if isinstance(item, dict) and is_reserved("tool_content", item.get("type"), ctx.rev):
+            yield (f"{path}/type", f"tool call content type {item.get('type')!r} is not "
+                   "content/diff/terminal or _-prefixed")
 
 
 def _diff_paths(items: Any, where: str) -> Found:
@@ -260,15 +299,14 @@ def _diff_paths(items: Any, where: str) -> Found:
                            f"diff {key} {change[key]!r} is not absolute")
 
 
-@check("TOOL-19", role=Role.FINDING)
-def diff_paths_absolute(items: Any, where: str) -> Found:
+@check("TOOL-19", role=Role.FINDING, reads=[Reads.TOOL_CALL_CONTENT_CHUNK])
+def diff_paths_absolute(update: Mapping[str, Any], where: str, ctx: Context) -> Found:
     """Diff paths in tool call content are absolute."""
-    yield from _diff_paths(items, where)
+    yield from _diff_paths(update.get("content"), f"{where}/content")
 
 
-
-@check("USAGE-04", role=Role.FINDING)
-def currency_iso_4217(update: Mapping[str, Any], where: str) -> Found:
+@check("USAGE-04", role=Role.FINDING, reads=[Reads.USAGE_UPDATE])
+def currency_iso_4217(update: Mapping[str, Any], where: str, ctx: Context) -> Found:
     """usage_update cost.currency is an ISO 4217 code.
 
     Only three capitals are looked up: any other shape breaks the seed schema's pattern,
@@ -283,44 +321,48 @@ def currency_iso_4217(update: Mapping[str, Any], where: str) -> Found:
             yield (f"{where}/cost/currency", f"currency {currency!r} is not an ISO 4217 code")
 
 
-@check("PROMPT-02", role=Role.FINDING)
-def prompt_within_capabilities(params: Mapping[str, Any], caps: Mapping[str, Any]) -> Found:
+@check("PROMPT-02", role=Role.FINDING, reads=[Reads.PROMPT_REQUEST])
+def prompt_within_capabilities(params: Mapping[str, Any], where: str, ctx: Context) -> Found:
     """Image, audio and embedded resources only when the agent advertised them."""
+    caps = ctx.prompt_caps or {}
     for i, block in enumerate(params.get("prompt") or []):
         if not isinstance(block, dict):
             continue
         kind = block.get("type")
         gate = PROMPT_CAPABILITY_GATES.get(kind)  # type: ignore[arg-type]
         if gate is not None and caps.get(gate) is None:
-            yield (f"params/prompt/{i}",
+            yield (f"{where}/prompt/{i}",
                    f"a {kind!r} block needs the prompt capability {gate!r}, which the agent "
                    "did not advertise")
 
 
-@check("SESS-02", role=Role.FINDING)
-def cwd_absolute(params: Mapping[str, Any]) -> Found:
+@check("SESS-02", role=Role.FINDING, reads=[Reads.NEW_SESSION_REQUEST])
+def cwd_absolute(params: Mapping[str, Any], where: str, ctx: Context) -> Found:
     """The cwd of session/new is an absolute path."""
     if "cwd" in params and not is_absolute_path(params["cwd"]):
-        yield ("params/cwd", f"cwd {params['cwd']!r} is not an absolute path")
+        yield (f"{where}/cwd", f"cwd {params['cwd']!r} is not an absolute path")
 
 
-@check("INIT-03", role=Role.FINDING, level=Level.WARN)
-def initialize_names_capabilities(result: Mapping[str, Any], key: str = "capabilities"
-                                  ) -> Found:
+@check("INIT-03", role=Role.FINDING, level=Level.WARN, reads=[Reads.INITIALIZE_RESULT])
+def initialize_names_capabilities(result: Mapping[str, Any], where: str, ctx: Context) -> Found:
     """The initialize result states the agent's capabilities.
 
     A warning at most: every revision's schema leaves the field out of ``required`` and gives
     it a ``default`` (v1 ``agentCapabilities``, v2 ``capabilities``; RULES.md C-09), so a
     result without it states the default capabilities, which may be all the agent has."""
+    key = capabilities_key(ctx.rev)
     if key not in result:
-        yield (f"result/{key}", f"the initialize result omits {key}: the schema's default "
+        yield (f"{where}/{key}", f"the initialize result omits {key}: the schema's default "
                "stands for them (the docs say the agent responds with its capabilities)")
 
 
 @check("INIT-03", role=Role.FINDING)
 def speaks_negotiated_version(named: Any, spoken: int, negotiated: Any, evidence: str
                               ) -> str | None:
-    """The protocol version the initialize result names is the one the agent speaks."""
+    """The protocol version the initialize result names is the one the agent speaks.
+
+    Not a reader of one message kind: the monitor runs it once it knows the protocol the
+    agent speaks (``oracle.answers``)."""
     if negotiated is not None and named == negotiated and named != spoken:
         return (f"the initialize response names protocolVersion {named!r}, but the agent "
                 f"speaks protocol {spoken}: {evidence}. The trace is judged by the revision "
@@ -328,95 +370,121 @@ def speaks_negotiated_version(named: Any, spoken: int, negotiated: Any, evidence
     return None
 
 
-# --- entry points: which checks apply to which message ---------------------------------------
+# --- dispatch: a message goes to the checks that read its kind -------------------------------
+# Which parts each kind carries, and where (the anatomy of the messages, not a list of checks):
+# a kind's own readers run first, then its parts' readers, part by part.
 
-def _tool_call(update: Mapping[str, Any], where: str, out: Findings, rev: str) -> None:
-    out.run(tool_status_known, update, where, rev)
-    out.run(tool_kind_known, update, where, rev)
-    out.run(tool_paths_absolute, update, where)
-    out.run(tool_content_known, update.get("content"), f"{where}/content", rev)
-    for path, item in _blocks(update.get("content"), f"{where}/content"):
+Locate = Callable[[Any, str], Iterator[tuple[str, Any]]]
+
+
+def _itself(value: Any, where: str) -> Iterator[tuple[str, Any]]:
+    yield where, value
+
+
+def _at(name: str, *, objects_only: bool = False) -> Locate:
+    def locate(value: Any, where: str) -> Iterator[tuple[str, Any]]:
+        part = value.get(name)
+        if not objects_only or isinstance(part, dict):
+            yield f"{where}/{name}", part
+    return locate
+
+
+def _wrapped_content(value: Any, where: str) -> Iterator[tuple[str, Any]]:
+    """The content blocks inside a tool call's ``{type: content}`` items."""
+    for path, item in _blocks(value.get("content"), f"{where}/content"):
         if isinstance(item, dict) and item.get("type") == "content":
-            out.run(content_blocks_known, item.get("content"), f"{path}/content", rev)
+            yield f"{path}/content", item.get("content")
+
+
+def _subject_tool_call(subject: Any, where: str) -> Iterator[tuple[str, Any]]:
+    if subject.get("type") == "tool_call" and isinstance(subject.get("toolCall"), dict):
+        yield f"{where}/toolCall", subject["toolCall"]
+
+
+CARRIES: Mapping[Reads, tuple[tuple[Reads, Locate], ...]] = {
+    **{Reads(kind): ((Reads.CONTENT, _at("content")),) for kind in MESSAGE_KINDS},
+    Reads.TOOL_CALL: ((Reads.TOOL_REPORT, _itself),),  # v1's first report
+    Reads.TOOL_CALL_UPDATE: ((Reads.TOOL_REPORT, _itself),),
+    Reads.TOOL_REPORT: ((Reads.CONTENT, _wrapped_content),),
+    Reads.TOOL_CALL_CONTENT_CHUNK: ((Reads.CONTENT, _wrapped_content),),
+    Reads.PLAN_UPDATE: ((Reads.PLAN, _at("plan", objects_only=True)),),
+    Reads.PROMPT_REQUEST: ((Reads.CONTENT, _at("prompt")),),
+    Reads.PERMISSION_REQUEST: ((Reads.TOOL_REPORT, _at("toolCall", objects_only=True)),  # v1
+                               (Reads.SUBJECT, _at("subject", objects_only=True))),
+    Reads.SUBJECT: ((Reads.TOOL_REPORT, _subject_tool_call),),
+}
+
+Readers = Dispatch  # message kind -> (check, its metadata), in definition order
+
+
+def dispatch_table(rev: str = SEED) -> Readers:
+    """Message kind -> the checks that read it, built from their ``reads`` declarations; the
+    checks of rules ``rev`` does not state are left out."""
+    return dispatch(__name__, rev)
+
+
+def _judge(kind: Reads, value: Any, where: str, ctx: Context, out: Findings) -> None:
+    checks = ctx.table.get(kind)
+    if checks is not None:
+        out.apply(checks, value, where, ctx)
+    parts = CARRIES.get(kind)
+    if parts is not None:
+        for part, locate in parts:
+            for path, carried in locate(value, where):
+                _judge(part, carried, path, ctx, out)
+
+
+_ROOTS: Mapping[Reads, str] = {
+    Reads.PROMPT_REQUEST: "params", Reads.NEW_SESSION_REQUEST: "params",
+    Reads.PERMISSION_REQUEST: "params", Reads.PERMISSION_RESULT: "result",
+    Reads.INITIALIZE_RESULT: "result"}
+
+
+def judge(kind: Reads, value: Any, rev: str = SEED,
+          prompt_caps: Mapping[str, Any] | None = None) -> Findings:
+    """The findings of the checks that read a request's params or a response's result (``kind``)
+    and of those reading the parts it carries."""
+    out = Findings(rev=rev)
+    if isinstance(value, dict):
+        _judge(kind, value, _ROOTS[kind], Context.of(rev, prompt_caps), out)
+    return out
 
 
 def session_update(params: Any, rev: str = SEED) -> Findings:
-    """Checks on ``session/update`` params beyond the schema."""
+    """Checks on ``session/update`` params beyond the schema: those reading every update, then
+    those reading its kind."""
     out = Findings(rev=rev)
     update = params.get("update") if isinstance(params, dict) else None
     if not isinstance(update, dict):
         return out
+    ctx = Context.of(rev)
+    _judge(Reads.UPDATE, update, "params/update", ctx, out)
     kind = update.get("sessionUpdate")
-    where = "params/update"
-    out.run(update_kind_known, update, where, rev)
-    out.run(variants_of_another_revision, update, where, rev)
-    if kind == "state_update":
-        out.run(state_known, update, where, rev)
-        out.run(stop_reason_known, update, where, rev)
-    elif kind in MESSAGE_KINDS:
-        out.run(content_blocks_known, update.get("content"), f"{where}/content", rev)
-    elif kind in ("tool_call_update", "tool_call"):  # tool_call: v1's first report
-        _tool_call(update, where, out, rev)
-    elif kind == "tool_call_content_chunk":
-        items = update.get("content")
-        out.run(chunk_content_wrapped, items, f"{where}/content", rev)
-        out.run(diff_paths_absolute, items, f"{where}/content")
-        for path, item in _blocks(items, f"{where}/content"):
-            if isinstance(item, dict) and item.get("type") == "content":
-                out.run(content_blocks_known, item.get("content"), f"{path}/content", rev)
-    elif kind == "plan_update":
-        plan = update.get("plan")
-        if isinstance(plan, dict):
-            out.run(plan_type_known, plan, where, rev)
-            out.run(plan_entries_known, plan, where, rev)
-    elif kind == "usage_update":
-        out.run(currency_iso_4217, update, where)
+    reads = UPDATE_KINDS.get(kind) if isinstance(kind, str) else None
+    if reads is not None:
+        _judge(reads, update, "params/update", ctx, out)
     return out
 
 
 def permission_request(params: Any, rev: str = SEED) -> Findings:
-    out = Findings(rev=rev)
-    if not isinstance(params, dict):
-        return out
-    out.run(option_kinds_known, params, rev)
-    if isinstance(params.get("toolCall"), dict):  # v1: the tool call at the root
-        _tool_call(params["toolCall"], "params/toolCall", out, rev)
-    subject = params.get("subject")
-    if isinstance(subject, dict):
-        out.run(subject_known, subject, rev)
-        if subject.get("type") == "tool_call" and isinstance(subject.get("toolCall"), dict):
-            _tool_call(subject["toolCall"], "params/subject/toolCall", out, rev)
-    return out
+    return judge(Reads.PERMISSION_REQUEST, params, rev)
 
 
 def permission_result(result: Any, rev: str = SEED) -> Findings:
-    out = Findings(rev=rev)
-    out.run(outcome_known, result, rev)
-    return out
+    return judge(Reads.PERMISSION_RESULT, result, rev)
 
 
 def prompt_request(params: Any, prompt_caps: Mapping[str, Any] | None, rev: str = SEED) -> Findings:
     """PROMPT-02 and the content block types of a prompt."""
-    out = Findings(rev=rev)
-    if not isinstance(params, dict):
-        return out
-    out.run(content_blocks_known, params.get("prompt"), "params/prompt", rev)
-    out.run(prompt_within_capabilities, params, prompt_caps or {})
-    return out
+    return judge(Reads.PROMPT_REQUEST, params, rev, prompt_caps)
 
 
 def new_session_request(params: Any, rev: str = SEED) -> Findings:
-    out = Findings(rev=rev)
-    if isinstance(params, dict):
-        out.run(cwd_absolute, params)
-    return out
+    return judge(Reads.NEW_SESSION_REQUEST, params, rev)
 
 
 def initialize_result(result: Any, rev: str = SEED) -> Findings:
-    out = Findings(rev=rev)
-    if isinstance(result, dict):
-        out.run(initialize_names_capabilities, result, capabilities_key(rev))
-    return out
+    return judge(Reads.INITIALIZE_RESULT, result, rev)
 
 
 def prompt_capabilities(result: Any, rev: str = SEED) -> dict[str, Any]:

@@ -20,15 +20,16 @@ from typing import Any
 
 from rpds import HashTrieMap, Queue
 
-from acp_model.model.check import allowance, check
+from acp_model.model.check import allowance, check, dispatch
 from acp_model.model.messages import Findings
-from acp_model.model.vocab import FINAL_TOOL_STATUSES, Role, ToolStatus
+from acp_model.model.vocab import FINAL_TOOL_STATUSES, UPDATE_KINDS, Reads, Role, ToolStatus
 
 MESSAGE_FAMILY = {
     "user_message": "user", "user_message_chunk": "user",
     "agent_message": "agent", "agent_message_chunk": "agent",
     "agent_thought": "thought", "agent_thought_chunk": "thought",
 }
+_MESSAGE_KINDS = [Reads(kind) for kind in MESSAGE_FAMILY]  # what ACPM-MSG-FAMILY reads
 _UNSET: Any = object()
 DEFAULT_TOOL_STATUS = ToolStatus.PENDING  # TOOL-03: a tool call the client never saw starts pending
 
@@ -119,10 +120,6 @@ def reduce_message(messages: Mapping[str, Message], update: dict[str, Any]) -> H
     return messages.insert(mid, new)
 
 
-_TOOL_FIELDS = {"title": "title", "kind": "kind", "status": "status", "rawInput": "raw_input",
-                "rawOutput": "raw_output"}
-
-
 @allowance("TOOL-03", "TOOL-04", "TOOL-05", "TOOL-06", "TOOL-07", "TOOL-08", "TOOL-09")
 def reduce_tool_call(tools: Mapping[str, ToolCall], update: dict[str, Any]) -> HashTrieMap:
     """Apply a tool_call_update (field patches) or a tool_call_content_chunk (append)."""
@@ -130,20 +127,19 @@ def reduce_tool_call(tools: Mapping[str, ToolCall], update: dict[str, Any]) -> H
     tid = update.get("toolCallId")
     if not isinstance(tid, str):
         return tools
-    current = tools.get(tid) or ToolCall()
+    c = tools.get(tid) or ToolCall()
+    # built field by field, not with dataclasses.replace: this runs on every tool report
     if update.get("sessionUpdate") == "tool_call_content_chunk":
         item = update.get("content")
-        new = replace(current, content=(*current.content, item)) if item is not None \
-            else current
+        new = ToolCall(c.title, c.kind, c.status, (*c.content, item), c.locations, c.raw_input,
+                       c.raw_output, c.meta) if item is not None else c
     else:
-        changes: dict[str, Any] = {}
-        for wire, attr in _TOOL_FIELDS.items():
-            if wire in update:
-                changes[attr] = update[wire]  # null unsets; a value replaces (TOOL-04)
-        changes["content"] = _content_patch(current.content, update)
-        changes["locations"] = _content_patch(current.locations, update, "locations")
-        changes["meta"] = _meta_patch(current.meta, update)
-        new = replace(current, **changes)
+        # a field present replaces, null included (null unsets; TOOL-04); absent keeps
+        new = ToolCall(update.get("title", c.title), update.get("kind", c.kind),
+                       update.get("status", c.status), _content_patch(c.content, update),
+                       _content_patch(c.locations, update, "locations"),
+                       update.get("rawInput", c.raw_input), update.get("rawOutput", c.raw_output),
+                       _meta_patch(c.meta, update))
     return tools.insert(tid, new)
 
 
@@ -270,7 +266,7 @@ def view_summary(view: SessionView) -> dict[str, Any]:
 
 # --- what the view lets the oracle judge --------------------------------------------------------
 
-@check("ACPM-MSG-FAMILY", role=Role.FINDING)
+@check("ACPM-MSG-FAMILY", role=Role.FINDING, reads=_MESSAGE_KINDS)
 def family_kept(view: SessionView, update: dict[str, Any]) -> Iterator[tuple[str, str]]:
     """A messageId keeps the family it was first reported with."""
     family = MESSAGE_FAMILY.get(update.get("sessionUpdate", ""))
@@ -281,7 +277,7 @@ def family_kept(view: SessionView, update: dict[str, Any]) -> Iterator[tuple[str
                f"this {update.get('sessionUpdate')} reuses it for a {family} message")
 
 
-@check("TOOL-01", role=Role.FINDING)
+@check("TOOL-01", role=Role.FINDING, reads=[Reads.TOOL_CALL_CONTENT_CHUNK])
 def tool_announced(view: SessionView, update: dict[str, Any]) -> Iterator[tuple[str, str]]:
     """A content chunk names a tool call some tool_call_update already reported."""
     tid = update.get("toolCallId")
@@ -292,7 +288,7 @@ def tool_announced(view: SessionView, update: dict[str, Any]) -> Iterator[tuple[
                "reported")
 
 
-@check("V1-TOOL-01", role=Role.FINDING)
+@check("V1-TOOL-01", role=Role.FINDING, reads=[Reads.TOOL_CALL_UPDATE])
 def tool_update_announced(view: SessionView, update: dict[str, Any]
                           ) -> Iterator[tuple[str, str]]:
     """v1: a tool_call_update updates a tool call some earlier report announced."""
@@ -306,7 +302,7 @@ def tool_update_announced(view: SessionView, update: dict[str, Any]
 
 # --- background work snapshots (the sdk-2.4.0 revision) ----------------------------------------
 
-@check("SDK-BG-01", role=Role.FINDING)
+@check("SDK-BG-01", role=Role.FINDING, reads=[Reads.STATE_UPDATE])
 def background_on_every_update(view: SessionView, update: dict[str, Any]
                                ) -> Iterator[tuple[str, str]]:
     """Once background work was listed, every state update carries the background list."""
@@ -316,7 +312,7 @@ def background_on_every_update(view: SessionView, update: dict[str, Any]
                "carries no (valid) background list")
 
 
-@check("SDK-BG-02", role=Role.FINDING)
+@check("SDK-BG-02", role=Role.FINDING, reads=[Reads.STATE_UPDATE])
 def background_items_announced(view: SessionView, update: dict[str, Any]
                                ) -> Iterator[tuple[str, str]]:
     """A background tool call was reported (tool_call_update) before a snapshot lists it."""
@@ -326,7 +322,7 @@ def background_items_announced(view: SessionView, update: dict[str, Any]
                    f"background lists tool call {ident!r}, which no tool_call_update reported")
 
 
-@check("SDK-BG-03", role=Role.FINDING)
+@check("SDK-BG-03", role=Role.FINDING, reads=[Reads.STATE_UPDATE])
 def background_removed_when_final(view: SessionView, update: dict[str, Any]
                                   ) -> Iterator[tuple[str, str]]:
     """A tool call leaves the background list only after its final status was reported."""
@@ -345,19 +341,14 @@ def background_removed_when_final(view: SessionView, update: dict[str, Any]
 
 def judge(view: SessionView, update: dict[str, Any], rev: str = "seed", *,
           family: bool = True) -> Findings:
-    """The view-based checks for one session/update payload (``view``: before it); the
-    background checks belong to the sdk-2.4.0 revision (``Rule.revisions``). ``family``:
-    False when the reuse of a messageId was already judged as a replay's (SESS-08)."""
+    """The view-based checks reading this session/update payload's kind (``view``: before
+    it); the background checks belong to the sdk-2.4.0 revision (``Rule.revisions``).
+    ``family``: False when the reuse of a messageId was already judged as a replay's
+    (SESS-08): one cause, one failure, so ACPM-MSG-FAMILY does not judge it again."""
     out = Findings(rev=rev)
     kind = update.get("sessionUpdate")
-    if kind in MESSAGE_FAMILY and family:
-        out.run(family_kept, view, update)
-    elif kind == "tool_call_content_chunk":
-        out.run(tool_announced, view, update)
-    elif kind == "tool_call_update":
-        out.run(tool_update_announced, view, update)
-    elif kind == "state_update":
-        out.run(background_on_every_update, view, update)
-        out.run(background_items_announced, view, update)
-        out.run(background_removed_when_final, view, update)
+    reads = UPDATE_KINDS.get(kind) if isinstance(kind, str) else None
+    checks = dispatch(__name__, rev).get(reads, ()) if reads is not None else ()
+    out.apply(checks if family else [c for c in checks if c[0] is not family_kept],
+              view, update)
     return out

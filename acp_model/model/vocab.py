@@ -175,3 +175,49 @@ class ErrorCode(IntEnum):
 
 # Requests JSON-RPC 2.0 answers with -32700 / -32600 and id null (unreadable input).
 UNREADABLE_CODES = frozenset({ErrorCode.PARSE_ERROR, ErrorCode.INVALID_REQUEST})
+
+
+class Reads(StrEnum):
+    """What a single-message check judges (``@check(reads=...)``): a message kind (a request's
+    params, a response's result, a ``session/update`` by its ``sessionUpdate`` kind) or a part
+    that several kinds carry (a tool call, content blocks, a plan, a permission subject).
+
+    The monitor hands each message only to the checks that read its kind or a part it carries
+    (``model.messages``' dispatch table). Not :class:`Event`: events are the machines'
+    classification, made once the session is known and from its state; these kinds are read
+    off the message alone, before that.
+    """
+
+    # session/update payloads: every one, then one member per sessionUpdate kind checks read
+    UPDATE = "session/update"
+    STATE_UPDATE = "state_update"
+    USER_MESSAGE = "user_message"
+    USER_MESSAGE_CHUNK = "user_message_chunk"
+    AGENT_MESSAGE = "agent_message"
+    AGENT_MESSAGE_CHUNK = "agent_message_chunk"
+    AGENT_THOUGHT = "agent_thought"
+    AGENT_THOUGHT_CHUNK = "agent_thought_chunk"
+    TOOL_CALL = "tool_call"  # v1's first report of a tool call
+    TOOL_CALL_UPDATE = "tool_call_update"
+    TOOL_CALL_CONTENT_CHUNK = "tool_call_content_chunk"
+    PLAN_UPDATE = "plan_update"
+    USAGE_UPDATE = "usage_update"
+    # requests' params and responses' results
+    PROMPT_REQUEST = "session/prompt request"
+    NEW_SESSION_REQUEST = "session/new request"
+    PERMISSION_REQUEST = "session/request_permission request"
+    PERMISSION_RESULT = "session/request_permission result"
+    INITIALIZE_RESULT = "initialize result"
+    # parts several kinds carry
+    TOOL_REPORT = "tool call"  # a tool call's fields: its updates, a permission request's
+    CONTENT = "content blocks"  # a prompt's, a message update's, a tool content item's
+    PLAN = "plan"  # a plan_update's plan
+    SUBJECT = "permission subject"  # what a permission request asks about (v2)
+
+
+# The sessionUpdate kinds checks read, by their wire value (any other kind: only UPDATE's).
+UPDATE_KINDS: dict[str, Reads] = {r.value: r for r in (
+    Reads.STATE_UPDATE, Reads.USER_MESSAGE, Reads.USER_MESSAGE_CHUNK, Reads.AGENT_MESSAGE,
+    Reads.AGENT_MESSAGE_CHUNK, Reads.AGENT_THOUGHT, Reads.AGENT_THOUGHT_CHUNK, Reads.TOOL_CALL,
+    Reads.TOOL_CALL_UPDATE, Reads.TOOL_CALL_CONTENT_CHUNK, Reads.PLAN_UPDATE,
+    Reads.USAGE_UPDATE)}

@@ -21,8 +21,8 @@ import orjson
 from acp_model.spec.revisions import REVISIONS, SEED
 
 SCHEMA_URI = "urn:acp:v2:schema"
-__all__ = ["SEED", "MethodSpec", "defined_elsewhere", "is_reserved", "known_values", "load_schema",
-           "method_table", "null_request_ids"]
+__all__ = ["SEED", "MethodSpec", "defined_elsewhere", "foreign_values", "is_reserved",
+           "known_values", "load_schema", "method_table", "null_request_ids"]
 
 
 # x-side names the side that *handles* a method; the sender is the other side.
@@ -126,11 +126,25 @@ def null_request_ids(rev: str = SEED) -> bool:
                for branch in load_schema(rev)["$defs"]["RequestId"].get("anyOf", []))
 
 
+@cache
+def foreign_values(enum: str, rev: str = SEED) -> frozenset[str]:
+    """The values of an open enum that other revisions of ``rev``'s protocol define and ``rev``
+    does not: what :func:`defined_elsewhere` can name (read once, so judging a message looks
+    a value up in one set)."""
+    protocol = REVISIONS[rev].protocol
+    others: set[str] = set()
+    for name, other in REVISIONS.items():
+        if name != rev and other.protocol == protocol:
+            others |= known_values(enum, name)
+    return frozenset(others - known_values(enum, rev))
+
+
 def defined_elsewhere(enum: str, value: object, rev: str = SEED) -> tuple[str, ...]:
     """The other revisions of the same protocol version whose schema defines ``value`` for an
     open enum (``compaction_update`` under the seed: sdk-2.4.0's). Such a value is one of the
     "future ACP variants" the text reserves unknown values for, not an invention."""
-    if not isinstance(value, str) or value.startswith("_") or value in known_values(enum, rev):
+    if not isinstance(value, str) or value not in foreign_values(enum, rev) \
+            or value.startswith("_"):
         return ()
     protocol = REVISIONS[rev].protocol
     return tuple(name for name, other in REVISIONS.items()
@@ -141,5 +155,5 @@ def defined_elsewhere(enum: str, value: object, rev: str = SEED) -> tuple[str, .
 def is_reserved(enum: str, value: object, rev: str = SEED) -> bool:
     """True for a string the schema accepts only through its fallback, that lacks ``_`` and
     that no other revision of the same protocol defines."""
-    return isinstance(value, str) and not value.startswith("_") \
-        and value not in known_values(enum, rev) and not defined_elsewhere(enum, value, rev)
+    return isinstance(value, str) and value not in known_values(enum, rev) \
+        and not value.startswith("_") and value not in foreign_values(enum, rev)

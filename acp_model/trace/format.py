@@ -76,7 +76,7 @@ def parse_record(obj: Any, where: str = "record") -> Record:
         note = obj.get("error")
         return Record(direction, raw=obj["raw"], t=t, note=note if isinstance(note, str) else None,
                       probe=probe)
-    return Record(direction, msg=obj["msg"], t=t, probe=probe)
+    return Record(direction, obj["msg"], None, t, None, probe)  # positional: once per line
 
 
 PROGRESS_EVERY = 2048  # lines between two progress calls: cheap next to parsing them
@@ -108,7 +108,11 @@ def iter_trace(path: str | Path, progress: Callable[[int], None] | None = None
                 obj = orjson.loads(line)
             except orjson.JSONDecodeError as exc:
                 raise TraceError(f"{p}:{lineno}: not valid JSON ({exc})") from None
-            yield parse_record(obj, f"{p}:{lineno}")
+            try:
+                record = parse_record(obj)
+            except TraceError:  # again, naming the line: the text is built only for an error
+                record = parse_record(obj, f"{p}:{lineno}")
+            yield record
     if progress is not None:
         progress(read)
 

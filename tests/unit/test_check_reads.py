@@ -1,0 +1,119 @@
+"""Single-message checks name what they read (``@check(reads=...)``), validated when defined;
+the monitor's dispatch table is built from those declarations alone."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from acp_model.cli import rule_map
+from acp_model.model import messages, reducers
+from acp_model.model.check import CHECKS, DefinitionError, check, readers
+from acp_model.model.vocab import UPDATE_KINDS, Reads, Role
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"role": Role.FINDING, "reads": ["usage"]}, "reads 'usage', which is no message kind"),
+    ({"role": Role.FINDING, "reads": "plan_updates"}, "which is no message kind"),
+    ({"reads": [Reads.PLAN]}, "only a single-message check"),
+    ({"role": Role.FINDING, "reads": [Reads.PLAN, "plan"]}, "reads a message kind twice"),
+])
+def test_a_bad_reads_declaration_is_rejected_when_applied(kwargs: dict[str, Any],
+                                                          message: str) -> None:
+    with pytest.raises(DefinitionError, match=message):
+        @check("PLAN-04", **kwargs)
+        def bad(plan: Any, where: str, ctx: Any) -> Any:
+            """Doc."""
+            yield from ()
+
+
+@check("USAGE-04", role=Role.FINDING, reads=["usage_update", Reads.PLAN])
+def _declared(value: Any, where: str, ctx: Any) -> Any:
+    """A check of this module: the table of a module holds what it declares."""
+    yield from ()
+
+
+def test_a_declaration_is_all_the_dispatch_table_needs() -> None:
+    assert readers(__name__) == {Reads.USAGE_UPDATE: (_declared,), Reads.PLAN: (_declared,)}
+
+
+def test_every_single_message_check_reads_something_and_is_dispatched() -> None:
+    """Every FINDING of model/messages.py but the one the monitor runs by hand (it needs the
+    protocol the agent speaks) is in the table, under each kind it declares."""
+    table = messages.dispatch_table("seed")
+    dispatched = {(kind, meta.name) for kind, pairs in table.items() for _, meta in pairs}
+    findings = [m for m in CHECKS.values()
+                if m.module == messages.__name__ and m.role == Role.FINDING]
+    assert {m.name for m in findings if not m.reads} == {"speaks_negotiated_version"}
+    for meta in findings:
+        assert {(kind, meta.name) for kind in meta.reads} <= dispatched, meta.name
+
+
+def test_a_revision_without_the_rule_leaves_its_check_out() -> None:
+    """USAGE-04 is the seed's (sdk-2.4.0 allows other units): that revision never runs it."""
+    names = {meta.name for _, meta in messages.dispatch_table("seed")[Reads.USAGE_UPDATE]}
+    assert "currency_iso_4217" in names
+    assert Reads.USAGE_UPDATE not in messages.dispatch_table("sdk-2.4.0")
+
+
+def _ran(findings: messages.Findings) -> list[str]:
+    return [meta.name for meta in findings.ran]
+
+
+def test_an_update_reaches_the_checks_of_every_update_and_of_its_kind_only() -> None:
+    usage = {"update": {"sessionUpdate": "usage_update", "used": 1, "size": 2,
+                        "cost": {"amount": 1, "currency": "ABC"}}}
+    found = messages.session_update(usage)
+    assert _ran(found) == ["update_kind_known", "variants_of_another_revision",
+                           "currency_iso_4217"]
+    assert [(m.rule, path) for m, path, _ in found.found] == [
+        ("USAGE-04", "params/update/cost/currency")]
+    custom = messages.session_update({"update": {"sessionUpdate": "_mine"}})
+    assert _ran(custom) == ["update_kind_known", "variants_of_another_revision"]
+    odd = messages.session_update({"update": {"sessionUpdate": ["state_update"]}})
+    assert _ran(odd) == ["update_kind_known", "variants_of_another_revision"]
+
+
+def test_a_part_is_judged_wherever_a_message_carries_it() -> None:
+    """The tool call a permission request names gets the tool call checks, at its own path."""
+    params = {"options": [], "subject": {"type": "tool_call", "toolCall": {
+        "toolCallId": "t", "status": "finished", "locations": [{"path": "rel.py"}],
+        "content": [{"type": "content", "content": {"type": "video"}}]}}}
+    found = messages.permission_request(params)
+    assert _ran(found) == ["option_kinds_known", "subject_known", "tool_status_known",
+                           "tool_kind_known", "tool_paths_absolute", "tool_content_known",
+                           "content_blocks_known"]
+    assert [(m.rule, path) for m, path, _ in found.found] == [
+        ("TOOL-14", "params/subject/toolCall/status"),
+        ("TOOL-19", "params/subject/toolCall/locations/0/path"),
+        ("ENUM-02", "params/subject/toolCall/content/0/content/type")]
+
+
+def test_every_update_kind_member_is_a_wire_kind() -> None:
+    assert all(kind == reads.value for kind, reads in UPDATE_KINDS.items())
+    assert set(UPDATE_KINDS.values()) <= set(Reads)
+
+
+def test_the_rule_map_shows_what_each_check_reads() -> None:
+    table = rule_map.reads_markdown()
+    assert "| `acp_model/model/messages.py:currency_iso_4217` | USAGE-04 | `usage_update` |" \
+        in table
+    assert "`session/request_permission request`" in table.split("subject_known")[1] \
+        .split("\n")[0]
+
+
+def test_the_view_checks_are_dispatched_by_their_declarations_too() -> None:
+    """reducers.judge hands an update to the view-based checks reading its kind; the
+    background checks are sdk-2.4.0's; a messageId reuse judged as a replay's is not judged
+    again as a family change."""
+    view = reducers.SessionView()
+    state = {"sessionUpdate": "state_update", "state": "running"}
+    assert _ran(reducers.judge(view, state, "sdk-2.4.0")) == [
+        "background_on_every_update", "background_items_announced",
+        "background_removed_when_final"]
+    assert _ran(reducers.judge(view, state, "seed")) == []
+    chunk = {"sessionUpdate": "agent_message_chunk", "messageId": "m",
+             "content": {"type": "text", "text": "x"}}
+    assert _ran(reducers.judge(view, chunk)) == ["family_kept"]
+    assert _ran(reducers.judge(view, chunk, family=False)) == []
