@@ -421,7 +421,7 @@ def _replays(args: argparse.Namespace, doc: dict[str, Any], cfg: FuzzConfig,
 def _replay_html(args: argparse.Namespace, doc: dict[str, Any], cfg: FuzzConfig,
                  shown: Any, hits: int, errors: list[str]) -> None:
     from acp_model import __version__
-    from acp_model.fuzzing.actions import describe_program, from_json
+    from acp_model.fuzzing.program import Program
     from acp_model.report.html import Transcript, cases_from_violations, render_html, write_html
 
     violations = [v.to_json() for v in shown.violations]
@@ -436,7 +436,7 @@ def _replay_html(args: argparse.Namespace, doc: dict[str, Any], cfg: FuzzConfig,
                    else "the run drawn below did not reproduce the failure"), *errors],
     }
     cases = cases_from_violations(violations, shown.records)
-    steps = describe_program([from_json(a) for a in doc["actions"]])
+    steps = Program.of(doc["actions"]).describe()
     for case in cases:
         case.steps = steps
         case.command = f"acp-model replay {args.replay_file} --runs {args.runs}"

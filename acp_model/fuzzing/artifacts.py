@@ -16,9 +16,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from acp_model.fuzzing.actions import describe_program
 from acp_model.fuzzing.budget import slack
 from acp_model.fuzzing.config import FuzzConfig
+from acp_model.fuzzing.program import Program
 from acp_model.fuzzing.recorder import Found
 from acp_model.fuzzing.run import FuzzResult
 from acp_model.model.vocab import Level
@@ -81,7 +81,8 @@ def counterexample_text(found: Found, cfg: FuzzConfig) -> str:
     ]
     if not found.actions:
         lines.append("  (none: the agent fails while initializing)")
-    lines += [f"  {n}. {text}" for n, text in enumerate(describe_program(found.actions), start=1)]
+    steps = Program.of(found.actions).describe()
+    lines += [f"  {n}. {text}" for n, text in enumerate(steps, start=1)]
     lines.append("  then the teardown drains the sessions: cancel what is still busy, answer "
                  "open permissions with cancelled, sync, judge what is still owed")
     lines += ["", "Wire transcript (C->A client to agent, A->C agent to client; >> marks the "
@@ -254,7 +255,7 @@ def _program_view(actions: Sequence[Any], reproduced: int, replays: int,
                   replay_file: str | None) -> dict[str, Any]:
     """A counterexample's steps, what they may be called and how to replay them: the
     :class:`Case` fields a run's page and a merged page draw alike."""
-    return {"steps": [*describe_program(actions),
+    return {"steps": [*Program.of(actions).describe(),
                       "teardown: cancel what is still busy, answer open permissions, sync"],
             "steps_title": counterexample_name(reproduced, replays).capitalize(),
             "command": f"acp-model replay {replay_file} --runs 5" if replay_file else

@@ -22,9 +22,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from acp_model import __version__
-from acp_model.fuzzing.actions import Action, NewSession, from_json, program_session
+from acp_model.fuzzing.actions import Action, NewSession, from_json
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.ops import Mistake, SessionHandle, sync_message
+from acp_model.fuzzing.program import session_at
 from acp_model.fuzzing.reach import cancel_meets
 from acp_model.fuzzing.sessions import SessionFactory
 from acp_model.fuzzing.stalls import Stalls
@@ -357,7 +358,7 @@ class FuzzClient:
 
     def session_index(self, s: int) -> int | None:
         """The client's session for a program's index ``s`` (None: no session yet)."""
-        return program_session(s, len(self.sessions))
+        return session_at(s, len(self.sessions))
 
     def new_session(self) -> None:
         """A fresh session (``fuzzing.sessions``: made now, or ahead of need)."""
