@@ -95,4 +95,5 @@ def test_a_revision_the_readings_contradict_is_a_usage_error_or_a_void_result() 
         FuzzRun(cfg).fuzz()
     outcome = FuzzRun(cfg).run()  # the library's: no agent was started, nothing judged
     assert outcome.end is RunEnd.VOID
-    assert outcome.result.problem is not None and outcome.result.problem.startswith("--spec v1: reading A-04")
+    problem = outcome.result.problem
+    assert problem is not None and problem.startswith("--spec v1: reading A-04")
