@@ -216,7 +216,6 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
     return exit_code(outcome.end)
 
 
-
 def _with_database(args: argparse.Namespace, cfg: FuzzConfig) -> FuzzConfig:
     """``cfg`` with the example databases ``--db`` names, checked reachable (else a usage
     error)."""

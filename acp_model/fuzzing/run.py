@@ -106,7 +106,9 @@ def _expected(exc: BaseException) -> bool:
 def run_fuzz(cfg: FuzzConfig, *, on_progress: Callable[[Recorder], None] | None = None,
              on_phase: Callable[[str], None] | None = None, stop: Stop | None = None,
              budget: Budget | None = None) -> FuzzResult:
-    """Fuzz one agent command line; never raises for anything the agent does.
+    """Fuzz one agent command line; never raises for anything the agent does. The phases
+    without the report: :class:`~acp_model.fuzzing.orchestrator.FuzzRun` adds it, as every
+    front-end runs them.
 
     ``on_phase`` hears where the run is ("start-up", "initialize", "fuzzing", "shrinking R",
     "minimizing R", "replaying R"); ``stop`` ends it within a second when requested (the result says
