@@ -11,7 +11,9 @@ The public API, importable from here (``from acp_model import check_trace, explo
 * traces: :class:`TraceBuilder`, :func:`summarize`;
 * exploration: :func:`explore`, :func:`check_properties`, :func:`diff_readings`,
   :func:`parse_diff`, :func:`contradictions`, :data:`PROPERTIES`, :data:`PROPERTY_NAMES`;
-* fuzzing: :func:`run_fuzz`, :func:`replay_once`, :class:`FuzzConfig`.
+* fuzzing: :class:`FuzzRun` (a whole run as ``acp-model fuzz`` makes it, its report files
+  written where :class:`Outputs` says), :func:`run_fuzz`, :func:`replay_once`,
+  :class:`FuzzConfig`.
 
 Names are imported on first use (PEP 562), so ``import acp_model`` stays cheap: the pytest
 plugin is loaded by every pytest run in an environment where acp-model is installed, and the
@@ -50,6 +52,8 @@ _EXPORTS: dict[str, str] = {
     "explore": "acp_model.explorer",
     "parse_diff": "acp_model.explorer",
     "FuzzConfig": "acp_model.fuzzing.config",
+    "FuzzRun": "acp_model.fuzzing.orchestrator",
+    "Outputs": "acp_model.fuzzing.orchestrator",
     "replay_once": "acp_model.fuzzing.shrink",
     "run_fuzz": "acp_model.fuzzing.run",
 }

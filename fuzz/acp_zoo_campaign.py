@@ -189,16 +189,14 @@ def run_case(case: Case, out: str | None = None, *, config: FuzzConfig | None = 
     ``out/<case id>/`` (what an unexpected failure needs to be investigated). ``config``
     stands in for the case's own (a test that reads only the verdict skips the replays).
     """
-    from acp_model.fuzzing.run import run_fuzz
+    from acp_model.fuzzing.orchestrator import FuzzRun, Outputs
 
     started = time.monotonic()
-    result = run_fuzz(config or case.config())
+    run = FuzzRun(config or case.config())
+    result = run.fuzz(strict_spec=False)
     if out is not None and (result.recorder.found or result.recorder.warnings):
-        from acp_model.fuzzing.artifacts import fuzz_report, write_out_dir
-        from acp_model.report.document import write_json
-
         folder = Path(out) / case.id
-        write_json(fuzz_report(result, write_out_dir(result, folder)), folder / "report.json")
+        run.report(result, Outputs(out=folder, report=folder / "report.json"))
     rec = result.recorder
     failures = {rule: f.violation.message for rule, f in rec.found.items()}
     warnings = {rule: v.message for (rule, _check), v in rec.warnings.items()}

@@ -106,17 +106,13 @@ def _marks() -> list[pytest.MarkDecorator]:
 @pytest.mark.parametrize("shard", [pytest.param(n, id=f"shard-{n}", marks=_marks())
                                    for n in range(SHARDS)])
 def test_agent_campaign(shard: int, request: pytest.FixtureRequest) -> None:
-    from acp_model.fuzzing.artifacts import fuzz_report, write_out_dir
-    from acp_model.fuzzing.run import run_fuzz
-    from acp_model.report.document import write_json
+    from acp_model.fuzzing.orchestrator import FuzzRun, Outputs
 
     rootdir = request.config.rootpath
-    cfg = shard_config(shard, rootdir)
-    result = run_fuzz(cfg)
     out = rootdir / os.environ.get("ACP_OUT", "acp-campaign-out") / f"shard-{shard}"
-    files = write_out_dir(result, out)
-    report = fuzz_report(result, files)
-    write_json(report, out / "report.json")
+    outcome = FuzzRun(shard_config(shard, rootdir)).run(Outputs(out=out,
+                                                                report=out / "report.json"))
+    result, files = outcome.result, outcome.files
     emit_warnings(result.recorder)
     rec = result.recorder
     head = (f"shard {shard}: {rec.examples} examples, {rec.actions} client actions in "

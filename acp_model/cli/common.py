@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp_model.spec import revisions
 from acp_model.spec.readings import DEFAULT, READING_DEFS, ReadingError, Readings
@@ -14,6 +14,19 @@ from acp_model.spec.readings import DEFAULT, READING_DEFS, ReadingError, Reading
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 EXIT_INTERRUPTED = 130
 PROGRESS = "progress: "  # a --jobs worker's line after each example (cli/jobs.py reads it)
+
+if TYPE_CHECKING:
+    from acp_model.fuzzing.orchestrator import RunEnd
+
+
+def exit_code(end: RunEnd) -> int:
+    """The exit code of a fuzz run that ended so (``acp-model fuzz``, with or without
+    ``--jobs``); VOID: not the agent's verdict, its command, its environment or a store could
+    not be used."""
+    from acp_model.fuzzing.orchestrator import RunEnd
+
+    return {RunEnd.FAILED: EXIT_FAIL, RunEnd.INTERRUPTED: EXIT_INTERRUPTED,
+            RunEnd.VOID: EXIT_USAGE, RunEnd.PASSED: EXIT_OK}[end]
 
 
 class UsageError(Exception):

@@ -8,8 +8,9 @@ import dataclasses
 import json
 import shlex
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.live import Live
@@ -20,12 +21,11 @@ from acp_model.argtypes import int_at_least, positive_float, rule_ids
 from acp_model.cli.common import (
     EXIT_FAIL,
     EXIT_INTERNAL,
-    EXIT_INTERRUPTED,
     EXIT_OK,
-    EXIT_USAGE,
     PROGRESS,
     UsageError,
     add_reading_option,
+    exit_code,
     read_json,
     readings_of,
 )
@@ -33,6 +33,9 @@ from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.frontend import SignalStop, agent_problem, hypothesis_home
 from acp_model.fuzzing.recorder import Recorder
 from acp_model.llm.apis import ADAPTERS
+
+if TYPE_CHECKING:
+    from acp_model.fuzzing.orchestrator import FuzzOutcome, Outputs
 
 MODEL_APIS = tuple(ADAPTERS)  # one per adapter module of the scripted model
 EPILOG = """exit codes: 0 no failure (warnings allowed), 1 failures found, 2 usage or environment
@@ -134,27 +137,53 @@ def _progress_table(rec: Recorder, rules_total: int, phase: str) -> Table:
     return table
 
 
-def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:  # noqa: C901, PLR0915
-    from acp_model.fuzzing.artifacts import (
-        fuzz_html,
-        fuzz_report,
-        sarif_locations,
-        write_out_dir,
-    )
-    from acp_model.fuzzing.backend import backend
-    from acp_model.fuzzing.budget import Budget
-    from acp_model.fuzzing.database import DatabaseError, check_reachable, locations
-    from acp_model.fuzzing.revision import SpecUndecidable, resolve
-    from acp_model.fuzzing.run import FuzzerBug, FuzzResult, run_fuzz
-    from acp_model.fuzzing.stop import Stop
-    from acp_model.report.document import write_json
-    from acp_model.report.html import write_html
-    from acp_model.report.junit import write_junit
-    from acp_model.report.reach import reach_line
-    from acp_model.report.sarif import write_sarif
-    from acp_model.report.text import counterexample_line, render, show
-    from acp_model.spec.revisions import AUTO
-    from acp_model.spec.rules import RULES
+class _Display:
+    """The run's live table on a terminal (one line per phase in logs and pipes), and the
+    JSON progress lines a ``--jobs`` worker prints for its parent."""
+
+    def __init__(self, console: Console, progress_lines: bool) -> None:
+        self.console, self.progress_lines = console, progress_lines
+        self.plain = not console.is_terminal
+        self.rec, self.phase_name = Recorder(), "start-up"
+        self.live: Live | None = None
+
+    def _table(self) -> Table:
+        from acp_model.spec.rules import RULES
+
+        return _progress_table(self.rec, len(RULES), self.phase_name)
+
+    def _refresh(self) -> None:
+        if self.live is not None:
+            self.live.update(self._table())
+
+    def progress(self, rec: Recorder) -> None:
+        self.rec = rec
+        if self.progress_lines:  # a --jobs worker: its parent shows the totals
+            print(PROGRESS + json.dumps({"examples": rec.examples, "actions": rec.actions,
+                                         "failures": sorted(rec.found)}), flush=True)
+        self._refresh()
+
+    def phase(self, name: str) -> None:
+        self.phase_name = name
+        if self.plain:
+            self.console.print(f"phase: {name}")
+        self._refresh()
+
+    @contextlib.contextmanager
+    def shown(self) -> Iterator[None]:
+        with Live(self._table(), console=self.console, refresh_per_second=4,
+                  transient=self.plain) as live:
+            self.live = live
+            try:
+                yield
+            finally:
+                self.live = None
+
+
+def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
+    from acp_model.fuzzing.orchestrator import FuzzRun
+    from acp_model.fuzzing.revision import SpecUndecidable
+    from acp_model.fuzzing.run import FuzzerBug
 
     hypothesis_home()
     cfg, profile = _base_config(args)
@@ -164,6 +193,34 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:  # noqa: C901, 
             raise UsageError("--baseline is not applied to --jobs runs yet: judge the merged "
                              "report's failures in one run")
         return _jobs(args, cfg, profile, console)
+    display = _Display(console, args.progress_lines)
+    run = FuzzRun(_with_database(args, cfg), profile, on_progress=display.progress,
+                  on_phase=display.phase)
+    _announce(console, run.cfg, profile)
+    # Installed before the probe: Ctrl-C or SIGTERM at any moment ends the run with its report.
+    with SignalStop(run.stop).installed():
+        try:
+            with display.shown():
+                result = run.fuzz()
+        except SpecUndecidable as exc:
+            raise UsageError(f"--spec {run.cfg.spec}: {exc}") from None
+        except FuzzerBug as exc:
+            if args.debug:
+                traceback.print_exception(exc)
+            console.print(f"[red]internal error of acp-model:[/] {exc} (run with --debug for "
+                          "the traceback)")
+            return EXIT_INTERNAL
+        outcome = run.report(result, _outputs(args), baseline=baseline,
+                             strict=args.baseline_strict)
+    _show_outcome(console, args, outcome, run.budget)
+    return exit_code(outcome.end)
+
+
+def _with_database(args: argparse.Namespace, cfg: FuzzConfig) -> FuzzConfig:
+    """``cfg`` with the example databases ``--db`` names, checked reachable (else a usage
+    error)."""
+    from acp_model.fuzzing.database import DatabaseError, check_reachable, locations
+
     try:
         directory, shared = locations(args.db or [])
         cfg = dataclasses.replace(cfg, database=directory, shared_databases=shared,
@@ -171,28 +228,22 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:  # noqa: C901, 
         check_reachable(cfg)
     except DatabaseError as exc:
         raise UsageError(str(exc)) from None
-    stop = Stop()
-    guard = SignalStop(stop)
-    budget = Budget(cfg.time_budget)  # started here: the probe and start-up count too
-    state: dict[str, Any] = {"live": None, "phase": "start-up", "rec": Recorder()}
-    plain = not console.is_terminal  # logs and pipes get one line per phase instead
+    return cfg
 
-    def refresh() -> None:
-        if state["live"] is not None:
-            state["live"].update(_progress_table(state["rec"], len(RULES), state["phase"]))
 
-    def progress(rec: Recorder) -> None:
-        state["rec"] = rec
-        if args.progress_lines:  # a --jobs worker: its parent shows the totals
-            print(PROGRESS + json.dumps({"examples": rec.examples, "actions": rec.actions,
-                                         "failures": sorted(rec.found)}), flush=True)
-        refresh()
+def _outputs(args: argparse.Namespace) -> Outputs:
+    from acp_model.fuzzing.orchestrator import Outputs
 
-    def phase(name: str) -> None:
-        state["phase"] = name
-        if plain:
-            console.print(f"phase: {name}")
-        refresh()
+    def path(value: str | None) -> Path | None:
+        return Path(value) if value else None
+
+    return Outputs(out=path(args.out), report=path(args.report), junit=path(args.junit),
+                   sarif=path(args.sarif), html=path(args.html))
+
+
+def _announce(console: Console, cfg: FuzzConfig, profile: Any) -> None:
+    from acp_model.report.text import show
+    from acp_model.spec.revisions import AUTO
 
     show(console, f"fuzzing: {profile.name + ' ' + profile.version if profile else ''}"
          f"{' ' if profile else ''}{shlex.join(cfg.argv)}", indent="")
@@ -200,50 +251,15 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:  # noqa: C901, 
         console.print(f"model: scripted, {cfg.model_api} API on a loopback server")
     if cfg.spec == AUTO:
         console.print("spec: auto (a probe prompt decides the revision)")
-    result: FuzzResult | None = None
-    # Installed before the probe: Ctrl-C or SIGTERM at any moment ends the run with its report.
-    with guard.installed(), contextlib.ExitStack() as running:
-        try:
-            with Live(_progress_table(state["rec"], len(RULES), state["phase"]),
-                      console=console, refresh_per_second=4, transient=plain) as live:
-                state["live"] = live
-                budget.enter("start-up")
-                cfg = running.enter_context(backend(cfg, profile))
-                if cfg.spec == AUTO:
-                    phase("spec")
-                    budget.enter("probe")
-                try:
-                    cfg = resolve(cfg, stop, budget.end)  # the probe; contradiction: usage
-                except SpecUndecidable as exc:
-                    raise UsageError(f"--spec {cfg.spec}: {exc}") from None
-                result = run_fuzz(cfg, on_progress=progress, on_phase=phase, stop=stop,
-                                  budget=budget)
-        except KeyboardInterrupt:
-            pass  # the run itself handles interrupts; this one landed around it
-        except FuzzerBug as exc:
-            if args.debug:
-                traceback.print_exception(exc)
-            console.print(f"[red]internal error of acp-model:[/] {exc} (run with --debug for "
-                          "the traceback)")
-            return EXIT_INTERNAL
-        if result is None:
-            result = FuzzResult(cfg, state["rec"], [], 0.0, interrupted=True)
-        result.interrupted = result.interrupted or stop.requested
-        state["live"] = None
-        phase("writing")
-        budget.enter("writing")
-        files = write_out_dir(result, Path(args.out)) if args.out else None
-        report = fuzz_report(result, files)
-        judgement = _judge(args, baseline, report)
-        if args.report:
-            write_json(report, args.report)
-        if args.junit:
-            write_junit(report, args.junit)
-        if args.sarif:
-            write_sarif(report, args.sarif, sarif_locations(result, files))
-        if args.html:
-            write_html(fuzz_html(result, report, files), args.html)
-    budget.close()
+
+
+def _show_outcome(console: Console, args: argparse.Namespace, outcome: FuzzOutcome,
+                  budget: Any) -> None:
+    from acp_model.fuzzing.orchestrator import RunEnd
+    from acp_model.report.reach import reach_line
+    from acp_model.report.text import counterexample_line, render, show
+
+    report, result, files = outcome.report, outcome.result, outcome.files
     s = report["summary"]
     show(console, f"{s['examples']} examples, {s['actions']} client actions in {s['seconds']} s "
          f"({s['actions_per_second']} actions/s), {s['restarts']} restart(s)", indent="")
@@ -262,19 +278,10 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:  # noqa: C901, 
     if files and any(k.startswith("warn:") for k in files):
         show(console, f"warnings: the first sighting of each -> {Path(args.out) / 'warnings'}",
              indent="")
-    if judgement is not None:
-        _show_baseline(console, judgement)
-        if judgement.failed(args.baseline_strict):
-            return EXIT_FAIL
-    elif report["verdict"] == "fail":
-        return EXIT_FAIL
-    if result.interrupted:
+    if outcome.judgement is not None:
+        _show_baseline(console, outcome.judgement)
+    if outcome.end is RunEnd.INTERRUPTED:
         console.print("[yellow]interrupted: the report holds what was found so far[/]")
-        return EXIT_INTERRUPTED
-    if not result.judged:
-        # Not the agent's verdict: its command, its environment or a store could not be used.
-        return EXIT_USAGE
-    return EXIT_OK
 
 
 def _baseline(args: argparse.Namespace) -> Any:
@@ -289,24 +296,6 @@ def _baseline(args: argparse.Namespace) -> Any:
         return load(args.baseline)
     except BaselineError as exc:
         raise UsageError(str(exc)) from None
-
-
-def _judge(args: argparse.Namespace, baseline: Any, report: dict[str, Any]) -> Any:
-    """The baseline's judgement of ``report`` (stored in it); the state file updated when
-    the baseline counts runs."""
-    from acp_model.report.baseline import judge, read_state, write_state
-
-    if baseline is None:
-        return None
-    judgement, counts = judge(baseline, report,
-                              read_state(baseline) if baseline.stale_after > 1 else None)
-    if baseline.stale_after > 1 and not report["summary"].get("interrupted"):
-        try:
-            write_state(baseline, counts)
-        except OSError as exc:
-            report.setdefault("notes", []).append(f"baseline state not saved: {exc}")
-    report["baseline"] = judgement.to_json(baseline, args.baseline_strict)
-    return judgement
 
 
 def _show_baseline(console: Console, judgement: Any) -> None:
@@ -339,26 +328,23 @@ def _phase_line(budget: Any) -> str:
 def _jobs(args: argparse.Namespace, cfg: FuzzConfig, profile: Any, console: Console) -> int:
     """``--jobs N``: the revision decided once here, then N workers (cli/jobs.py)."""
     from acp_model.cli.jobs import run_jobs
-    from acp_model.fuzzing.backend import backend
-    from acp_model.fuzzing.budget import Budget
-    from acp_model.fuzzing.revision import SpecUndecidable, resolve
+    from acp_model.fuzzing.orchestrator import FuzzRun
+    from acp_model.fuzzing.revision import SpecUndecidable
     from acp_model.report.text import show
     from acp_model.spec.revisions import AUTO
 
     spec, decision = cfg.spec, None
-    budget = Budget(cfg.time_budget)  # the probe counts: the workers get what it leaves
+    run = FuzzRun(cfg, profile)  # its clock counts the probe: the workers get what it leaves
     if spec == AUTO:
         console.print("spec: auto (a probe prompt decides the revision for every worker)")
-        with backend(cfg, profile) as running:
-            try:
-                decided = resolve(running, until=budget.end)
-            except SpecUndecidable as exc:
-                raise UsageError(f"--spec {cfg.spec}: {exc}") from None
-        assert decided.decision is not None
-        decision = decided.decision
+        try:
+            decision = run.decide().decision
+        except SpecUndecidable as exc:
+            raise UsageError(f"--spec {cfg.spec}: {exc}") from None
+        assert decision is not None
         show(console, f"spec: {decision.revision} ({decision.evidence})", indent="")
         spec = decision.revision
-    args.time_budget = max(1.0, budget.remaining())
+    args.time_budget = max(1.0, run.budget.remaining())
     return run_jobs(args, list(args.words), spec, console, decision)
 
 
@@ -434,7 +420,7 @@ def _replays(args: argparse.Namespace, doc: dict[str, Any], cfg: FuzzConfig,
 def _replay_html(args: argparse.Namespace, doc: dict[str, Any], cfg: FuzzConfig,
                  shown: Any, hits: int, errors: list[str]) -> None:
     from acp_model import __version__
-    from acp_model.fuzzing.actions import describe_program, from_json
+    from acp_model.fuzzing.program import Program
     from acp_model.report.html import Transcript, cases_from_violations, render_html, write_html
 
     violations = [v.to_json() for v in shown.violations]
@@ -449,7 +435,7 @@ def _replay_html(args: argparse.Namespace, doc: dict[str, Any], cfg: FuzzConfig,
                    else "the run drawn below did not reproduce the failure"), *errors],
     }
     cases = cases_from_violations(violations, shown.records)
-    steps = describe_program([from_json(a) for a in doc["actions"]])
+    steps = Program.of(doc["actions"]).describe()
     for case in cases:
         case.steps = steps
         case.command = f"acp-model replay {args.replay_file} --runs {args.runs}"

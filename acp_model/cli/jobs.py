@@ -27,7 +27,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-from acp_model.cli.common import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, PROGRESS
+from acp_model.cli.common import EXIT_INTERRUPTED, EXIT_OK, PROGRESS, exit_code
 
 if TYPE_CHECKING:
     from acp_model.spec.revisions import Decision
@@ -90,16 +90,44 @@ def _table(workers: list[Worker], started: float) -> Table:
     return table
 
 
-def run_jobs(args: argparse.Namespace, words: list[str], spec: str | None,  # noqa: C901, PLR0915
+def run_jobs(args: argparse.Namespace, words: list[str], spec: str | None,
              console: Console, decision: Decision | None = None) -> int:
     """Run ``args.jobs`` workers and merge their reports; returns the exit code. ``decision``:
     how ``--spec auto`` chose ``spec`` before the workers started (the merged report states
     it, not the ``--spec`` the workers were given)."""
-    from acp_model.report.document import write_json
-    from acp_model.report.junit import write_junit
-    from acp_model.report.merge import MergeError, merge_reports
-    from acp_model.report.reach import reach_line
-    from acp_model.report.text import counterexample_line, render, show
+    from acp_model.fuzzing.orchestrator import Outputs, RunEnd
+    from acp_model.report.merge import MergeError
+
+    workers = _launch(args, words, spec, console)
+    interrupted = _watch(workers, console)
+    reports, names = _collect(workers, console)
+    if not reports:
+        return exit_code(RunEnd.VOID)
+    try:
+        merged = _merged(reports, names, args.jobs, decision)
+    except MergeError as exc:
+        console.print(f"[red]error:[/] {exc}")
+        return exit_code(RunEnd.VOID)
+    Outputs(report=_path(args.report), junit=_path(args.junit), html=_path(args.html)).write(
+        merged, html=lambda: _merged_page(merged))
+    _show(console, merged, args.jobs)
+    if merged["verdict"] == "fail":
+        return exit_code(RunEnd.FAILED)
+    if interrupted or any(w.proc.returncode == EXIT_INTERRUPTED for w in workers):
+        return exit_code(RunEnd.INTERRUPTED)
+    judged = all(w.proc.returncode == EXIT_OK for w in workers)
+    return exit_code(RunEnd.PASSED if judged else RunEnd.VOID)
+
+
+def _path(value: str | None) -> Path | None:
+    return Path(value) if value else None
+
+
+def _launch(args: argparse.Namespace, words: list[str], spec: str | None,
+            console: Console) -> list[Worker]:
+    """Start the workers: the parent's command line minus what it decides per worker (seed,
+    report, out folder), one shared example database, the agent's command last."""
+    from acp_model.report.text import show
 
     tmp = Path(tempfile.mkdtemp(prefix="acp-model-jobs-"))
     db = args.db or [str(tmp / "db")]
@@ -121,8 +149,12 @@ def run_jobs(args: argparse.Namespace, words: list[str], spec: str | None,  # no
         workers.append(Worker(n, argv, tmp / f"worker-{n}.json"))
     show(console, f"{args.jobs} workers, seeds {seed}..{seed + args.jobs - 1}, shared "
          f"example database {', '.join(db)}", indent="")
+    return workers
+
+
+def _watch(workers: list[Worker], console: Console) -> bool:
+    """The workers' live table until all have exited; whether Ctrl-C came meanwhile."""
     started = time.monotonic()
-    interrupted = False
     try:
         with Live(_table(workers, started), console=console, refresh_per_second=2,
                   transient=not console.is_terminal) as live:
@@ -130,11 +162,18 @@ def run_jobs(args: argparse.Namespace, words: list[str], spec: str | None,  # no
                 time.sleep(0.5)
                 live.update(_table(workers, started))
     except KeyboardInterrupt:
-        interrupted = True  # the workers got it too (same process group): let them write
-        for w in workers:
+        for w in workers:  # the workers got it too (same process group): let them write
             w.proc.wait()
-    for w in workers:
-        w.reader.join(5)
+        return True
+    finally:
+        for w in workers:
+            w.reader.join(5)
+    return False
+
+
+def _collect(workers: list[Worker], console: Console) -> tuple[list[dict[str, Any]], list[str]]:
+    """The reports the workers wrote, and their names; a worker without one is shown with the
+    last lines it printed."""
     reports, names = [], []
     for w in workers:
         try:
@@ -143,34 +182,41 @@ def run_jobs(args: argparse.Namespace, words: list[str], spec: str | None,  # no
         except (OSError, ValueError):
             console.print(f"[red]worker {w.n} wrote no report[/] (exit {w.proc.returncode}); "
                           "its last lines:\n" + "\n".join(w.tail[-10:]))
-    if not reports:
-        return EXIT_USAGE
-    try:
-        merged = merge_reports(reports, names)
-    except MergeError as exc:
-        console.print(f"[red]error:[/] {exc}")
-        return EXIT_USAGE
+    return reports, names
+
+
+def _merged(reports: list[dict[str, Any]], names: list[str], jobs: int,
+            decision: Decision | None) -> dict[str, Any]:
+    """One report of the workers': one agent run by ``jobs`` processes."""
+    from acp_model.report.merge import merge_reports
+
+    merged = merge_reports(reports, names)
     merged["command"] = "fuzz"
     merged["source"] = reports[0].get("source") or merged["source"]  # one agent, N processes
     if decision is not None:
         merged["spec"] = decision.to_json()
-    merged["summary"]["jobs"] = args.jobs
-    seconds = merged["summary"].get("seconds_longest") or 0
-    merged["summary"]["actions_per_second"] = round(
-        merged["summary"].get("actions", 0) / seconds, 1) if seconds else 0.0
-    if args.report:
-        write_json(merged, args.report)
-    if args.junit:
-        write_junit(merged, args.junit)
-    if args.html:
-        from acp_model.fuzzing.artifacts import merged_html
-        from acp_model.report.html import write_html
+    summary = merged["summary"]
+    summary["jobs"] = jobs
+    seconds = summary.get("seconds_longest") or 0
+    summary["actions_per_second"] = round(summary.get("actions", 0) / seconds, 1) \
+        if seconds else 0.0
+    return merged
 
-        write_html(merged_html(merged), args.html)
+
+def _merged_page(merged: dict[str, Any]) -> str:
+    from acp_model.fuzzing.artifacts import merged_html
+
+    return merged_html(merged)
+
+
+def _show(console: Console, merged: dict[str, Any], jobs: int) -> None:
+    from acp_model.report.reach import reach_line
+    from acp_model.report.text import counterexample_line, render, show
+
     s = merged["summary"]
-    console.print(f"{args.jobs} workers: {s.get('examples', 0)} examples, "
-                  f"{s.get('actions', 0)} client actions in {seconds} s "
-                  f"({s['actions_per_second']} actions/s)")
+    console.print(f"{jobs} workers: {s.get('examples', 0)} examples, "
+                  f"{s.get('actions', 0)} client actions in "
+                  f"{s.get('seconds_longest') or 0} s ({s['actions_per_second']} actions/s)")
     if merged.get("reach"):
         show(console, reach_line(merged["reach"]), indent="")
     for note in merged["notes"]:  # why a worker stopped early, an agent it could not restart
@@ -179,8 +225,3 @@ def run_jobs(args: argparse.Namespace, words: list[str], spec: str | None,  # no
     for ce in merged.get("counterexamples", []):
         show(console, counterexample_line(ce, f"(found by {ce.get('worker')})"), indent="",
              markup=True)
-    if merged["verdict"] == "fail":
-        return EXIT_FAIL
-    if interrupted or any(w.proc.returncode == EXIT_INTERRUPTED for w in workers):
-        return EXIT_INTERRUPTED
-    return EXIT_OK if all(w.proc.returncode == EXIT_OK for w in workers) else EXIT_USAGE

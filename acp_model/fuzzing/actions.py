@@ -5,9 +5,9 @@ counterexamples describe them (``describe``) and replay files store them (``to_j
 :func:`from_json`: ``{"op": "prompt", "s": 0, "blocks": [...]}``, the ``acp-model-replay/1``
 format). A bad op or field is refused when the action is built or read, not when it runs.
 
-Session indices (``s``) are those of the program: the n-th session it opened is ``n % count``
-at run time (an index past the sessions open so far wraps; before any, the action is a
-no-op), so a program keeps its meaning when shrinking removes actions. Actions never block on
+Session indices (``s``) are those of the program, in its order of creation (numbered in one
+place: :mod:`acp_model.fuzzing.program`); before the first session, an action on one is a
+no-op. Actions never block on
 the agent longer than the deadline, and "nothing to do" is a no-op, which keeps Hypothesis'
 choices independent of the agent's timing.
 """
@@ -112,44 +112,12 @@ def from_json(data: Mapping[str, Any] | Action) -> Action:
     return cls(**fields)
 
 
-def program_session(s: int, opened: int) -> int | None:
-    """The session a program's index ``s`` names once ``opened`` sessions exist (None before
-    the first). Programs name sessions by their order of creation and wrap around, so what
-    Hypothesis draws never depends on how many sessions the agent made; the labels, the
-    example's client, the shrinker's slices and the replay all map an index through here."""
-    return s % opened if opened else None
-
-
-def session_labels(actions: Sequence[Action]) -> list[str]:
-    """The session each action acts on, numbered in the program's order of creation
-    (``" s1"``, ``" s2"``; ``" (no session yet)"`` before the first one, ``""`` for actions
-    without a session)."""
-    opened = 0
-    out = []
-    for a in actions:
-        if isinstance(a, NewSession):
-            opened += 1
-            out.append(f" s{opened}")
-        elif isinstance(a, SessionAction):
-            idx = program_session(a.s, opened)
-            out.append(" (no session yet)" if idx is None else f" s{idx + 1}")
-        else:
-            out.append("")
-    return out
-
-
-def describe_program(actions: Sequence[Action | Mapping[str, Any]]) -> list[str]:
-    """One line per action, sessions labelled as :func:`session_labels` does."""
-    typed = [from_json(a) for a in actions]
-    return [a.describe(label) for a, label in zip(typed, session_labels(typed), strict=True)]
-
-
 # --- the vocabulary ------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class NewSession(Action):
     """``session/new``; on a shared process, ``created`` records the connection's index of
-    the session it made (how a replay renumbers sessions, see ``recorder.standalone``), and
+    the session it made (how a replay renumbers sessions, see ``Program.standalone``), and
     ``reuses`` the index of the session it took over instead, when a quiet one an earlier
     example left was handed out (a replay goes on with that session)."""
 
@@ -162,7 +130,7 @@ class NewSession(Action):
 
     def performed(self, sessions: Sequence[SessionHandle], at: int) -> NewSession:
         """This action as the history keeps it, once it gave the connection's session ``at``
-        (how a replay renumbers sessions, see ``recorder.standalone``)."""
+        (how a replay renumbers sessions, see ``Program.standalone``)."""
         reuses = first_of(sessions[:at], sessions[at].sid) if sessions[at].reused else None
         return dataclasses.replace(self, created=at, reuses=reuses)
 
@@ -618,5 +586,4 @@ def _answers(msg: Any, request_id: Any) -> bool:
 
 __all__ = ["ACTIONS", "Action", "ActionError", "AnswerPermission", "Cancel",
            "CancelPromptRequest", "Finish", "LateAllow", "LoadSession", "NewSession", "Probe",
-           "Prompt", "SessionAction", "SloppyAnswer", "Sync", "Wait", "describe_program",
-           "from_json", "program_session", "session_labels"]
+           "Prompt", "SessionAction", "SloppyAnswer", "Sync", "Wait", "from_json"]

@@ -16,9 +16,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from acp_model.fuzzing.actions import describe_program
 from acp_model.fuzzing.budget import slack
 from acp_model.fuzzing.config import FuzzConfig
+from acp_model.fuzzing.program import Program
 from acp_model.fuzzing.recorder import Found
 from acp_model.fuzzing.run import FuzzResult
 from acp_model.model.vocab import Level
@@ -81,7 +81,8 @@ def counterexample_text(found: Found, cfg: FuzzConfig) -> str:
     ]
     if not found.actions:
         lines.append("  (none: the agent fails while initializing)")
-    lines += [f"  {n}. {text}" for n, text in enumerate(describe_program(found.actions), start=1)]
+    steps = Program.of(found.actions).describe()
+    lines += [f"  {n}. {text}" for n, text in enumerate(steps, start=1)]
     lines.append("  then the teardown drains the sessions: cancel what is still busy, answer "
                  "open permissions with cancelled, sync, judge what is still owed")
     lines += ["", "Wire transcript (C->A client to agent, A->C agent to client; >> marks the "
@@ -169,34 +170,13 @@ def fuzz_report(result: FuzzResult, files: dict[str, dict[str, str]] | None = No
     """The checker's report, extended with the run and its counterexamples."""
     from acp_model.fuzzing.pool import rule_stats
 
-    rec = result.recorder
-    cfg = result.cfg
+    rec, cfg, files = result.recorder, result.cfg, files or {}
     violations: list[dict[str, Any]] = []
-    counterexamples = []
     for found in rec.found.values():
-        v = found.violation.to_json()
-        v["seen"] = found.seen
-        violations.append(v)
-        counterexamples.append({
-            "rule": found.rule,
-            "message": found.violation.message,
-            "actions": [a.to_json() for a in found.actions],
-            "steps": len(found.actions),
-            "reproduced": found.reproduced,
-            "replays": found.replays,
-            "reproduction": f"{found.reproduced}/{found.replays}",
-            "verified": found.verified,
-            "minimize_cut": found.minimize_cut,
-            "first_seen_s": round(found.first_seen, 3),
-            "minimal_at_s": round(found.minimal_at, 3),
-            "times_seen": found.seen,
-            "notes": found.notes,
-            "files": (files or {}).get(found.rule, {}),
-        })
+        violations.append({**found.violation.to_json(), "seen": found.seen})
     for key, v in rec.warnings.items():
-        w = v.to_json()
-        w["seen"] = rec.warning_counts[key]
-        if files and f"warn:{_warning_name(key)}" in files:
+        w = {**v.to_json(), "seen": rec.warning_counts[key]}
+        if f"warn:{_warning_name(key)}" in files:
             w["files"] = files[f"warn:{_warning_name(key)}"]
         violations.append(w)
     stats = rule_stats(result.monitors)
@@ -208,37 +188,17 @@ def fuzz_report(result: FuzzResult, files: dict[str, dict[str, str]] | None = No
     for m in result.monitors:
         for key, n in m.transition_counts().items():
             transitions[key] += n
-    summary = {
-        "examples": rec.examples,
-        "actions": rec.actions,
-        "seconds": round(result.seconds, 3),
-        "actions_per_second": round(result.actions_per_second, 1),
-        "agent_processes": max(1, len(result.monitors)),
-        "restarts": rec.restarts,
-        "messages": sum(m.count for m in result.monitors),
-        "sessions": sum(len(m.sessions) for m in result.monitors),
-        "interrupted": result.interrupted,
-        "phases": result.phases,
-    }
     report = build_report(
         command="fuzz", source=" ".join(cfg.argv), readings=cfg.readings,
-        violations=violations, stats=stats, summary=summary,
+        violations=violations, stats=stats, summary=_summary(result),
         spec=cfg.decision.to_json() if cfg.decision is not None else None,
         extra={
-            "counterexamples": counterexamples,
+            "counterexamples": [_counterexample(f, files.get(f.rule, {}))
+                                for f in rec.found.values()],
             "transitions": dict(sorted(transitions.items())),
-            "config": {"max_examples": cfg.max_examples, "steps": cfg.steps, "seed": cfg.seed,
-                       "time_budget": cfg.time_budget,
-                       "time_slack": slack(cfg.time_budget) if cfg.time_budget else None,
-                       "deadline": cfg.deadline,
-                       "isolate": cfg.isolate, "validate": cfg.validate,
-                       "replay_runs": cfg.replay_runs},
-            "unusable": result.unusable,
-            "problem": result.problem,
-            "notes": result.notes,
-            "coverage": rec.coverage_report(),
-            "reach": reach_json(rec.reach),
-            "agent_info": rec.agent_info,
+            "config": _config(cfg), "unusable": result.unusable, "problem": result.problem,
+            "notes": result.notes, "coverage": rec.coverage_report(),
+            "reach": reach_json(rec.reach), "agent_info": rec.agent_info,
         })
     if not result.judged:
         # Nothing the agent did was judged (usage, environment, or an agent that could not be
@@ -247,11 +207,55 @@ def fuzz_report(result: FuzzResult, files: dict[str, dict[str, str]] | None = No
     return report
 
 
+def _counterexample(found: Found, files: dict[str, str]) -> dict[str, Any]:
+    """A failure's minimal counterexample as the report states it."""
+    return {
+        "rule": found.rule,
+        "message": found.violation.message,
+        "actions": [a.to_json() for a in found.actions],
+        "steps": len(found.actions),
+        "reproduced": found.reproduced,
+        "replays": found.replays,
+        "reproduction": f"{found.reproduced}/{found.replays}",
+        "verified": found.verified,
+        "minimize_cut": found.minimize_cut,
+        "first_seen_s": round(found.first_seen, 3),
+        "minimal_at_s": round(found.minimal_at, 3),
+        "times_seen": found.seen,
+        "notes": found.notes,
+        "files": files,
+    }
+
+
+def _summary(result: FuzzResult) -> dict[str, Any]:
+    rec, monitors = result.recorder, result.monitors
+    return {
+        "examples": rec.examples,
+        "actions": rec.actions,
+        "seconds": round(result.seconds, 3),
+        "actions_per_second": round(result.actions_per_second, 1),
+        "agent_processes": max(1, len(monitors)),
+        "restarts": rec.restarts,
+        "messages": sum(m.count for m in monitors),
+        "sessions": sum(len(m.sessions) for m in monitors),
+        "interrupted": result.interrupted,
+        "phases": result.phases,
+    }
+
+
+def _config(cfg: FuzzConfig) -> dict[str, Any]:
+    return {"max_examples": cfg.max_examples, "steps": cfg.steps, "seed": cfg.seed,
+            "time_budget": cfg.time_budget,
+            "time_slack": slack(cfg.time_budget) if cfg.time_budget else None,
+            "deadline": cfg.deadline, "isolate": cfg.isolate, "validate": cfg.validate,
+            "replay_runs": cfg.replay_runs}
+
+
 def _program_view(actions: Sequence[Any], reproduced: int, replays: int,
                   replay_file: str | None) -> dict[str, Any]:
     """A counterexample's steps, what they may be called and how to replay them: the
     :class:`Case` fields a run's page and a merged page draw alike."""
-    return {"steps": [*describe_program(actions),
+    return {"steps": [*Program.of(actions).describe(),
                       "teardown: cancel what is still busy, answer open permissions, sync"],
             "steps_title": counterexample_name(reproduced, replays).capitalize(),
             "command": f"acp-model replay {replay_file} --runs 5" if replay_file else

@@ -23,12 +23,13 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from acp_model import __version__
-from acp_model.fuzzing.actions import Action, NewSession, from_json, program_session
+from acp_model.fuzzing.actions import Action, NewSession, from_json
 from acp_model.fuzzing.answers import PermissionAnswers
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.drain import Drain
 from acp_model.fuzzing.login import log_in
 from acp_model.fuzzing.ops import RequestIds, SessionHandle
+from acp_model.fuzzing.program import session_at
 from acp_model.fuzzing.reach import cancel_meets
 from acp_model.fuzzing.sessions import SessionFactory, count_session_writes
 from acp_model.fuzzing.stop import Stop
@@ -281,7 +282,7 @@ class FuzzClient:
 
     def session_index(self, s: int) -> int | None:
         """The client's session for a program's index ``s`` (None: no session yet)."""
-        return program_session(s, len(self.sessions))
+        return session_at(s, len(self.sessions))
 
     def new_session(self) -> None:
         """A fresh session (``fuzzing.sessions``: made now, or ahead of need)."""

@@ -22,9 +22,10 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from acp_model.fuzzing.actions import Action, NewSession, SessionAction, from_json, program_session
+from acp_model.fuzzing.actions import Action, NewSession, SessionAction, from_json
 from acp_model.fuzzing.client import FuzzClient, OracleError
 from acp_model.fuzzing.config import FuzzConfig
+from acp_model.fuzzing.program import Program, session_at
 from acp_model.fuzzing.recorder import BudgetExhausted, LifecycleFailure, Recorder
 from acp_model.fuzzing.sessions import close_sessions, first_of
 from acp_model.fuzzing.stop import Stop
@@ -144,7 +145,7 @@ class Example:
         """Sessions this program asked for, whatever the agent answered: the machine's
         precondition reads it, and what Hypothesis may draw must not depend on the agent's
         timing (a session/new answered late made replays raise FlakyStrategyDefinition)."""
-        return sum(1 for a in self.actions if isinstance(a, NewSession))
+        return Program(tuple(self.actions)).sessions
 
     def act(self, action: Action | Mapping[str, Any]) -> None:
         """Log and perform one action, then raise if the oracle saw a failure.
@@ -170,7 +171,7 @@ class Example:
             if len(client.sessions) > before:
                 self.local.append(len(client.sessions) - 1)
         elif isinstance(action, SessionAction):
-            idx = program_session(action.s, len(self.local))
+            idx = session_at(action.s, len(self.local))
             if idx is None:
                 return
             client.perform(dataclasses.replace(action, s=self.local[idx]))
@@ -209,7 +210,8 @@ class Example:
         example's, or, when ``v`` is about a session an earlier example on this process opened
         (its late update, or a session this example took over whose proof cites what an
         earlier example showed), every example's since that one (concrete actions:
-        ``standalone`` renumbers them for a fresh process, the taken-over session as itself)."""
+        ``Program.standalone`` renumbers them for a fresh process, the taken-over session as
+        itself)."""
         client = self.client
         if v.session is None or (v.session in {client.sessions[i].sid for i in self.local}
                                  and all(i >= self.start for i, _ in v.evidence)):

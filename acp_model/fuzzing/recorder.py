@@ -6,14 +6,13 @@ list that showed it are already safe."""
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from acp_model.fuzzing.actions import Action, NewSession, SessionAction
+from acp_model.fuzzing.actions import Action
 from acp_model.model.vocab import Level
 from acp_model.oracle.monitor import Violation
 from acp_model.report.reach import Reach
@@ -61,31 +60,6 @@ class Found:
     # ``records`` skips the shared process's earlier examples: (position, count) says where
     # and how many, so the text can number messages as the violation messages do.
     gap: tuple[int, int] = (0, 0)
-
-
-def standalone(actions: list[Action]) -> list[Action]:
-    """Concrete actions from a shared process, renumbered for a fresh one.
-
-    On a shared agent process session ``s13`` is the 14th session of the connection; replayed
-    from scratch, the first session the actions create is ``s0``. A session an example took
-    over from an earlier one in the actions is that session again, not a new one.
-    """
-    mapping: dict[int, int] = {}
-    made = 0
-    out: list[Action] = []
-    for a in actions:
-        if isinstance(a, NewSession):
-            if a.reuses is not None and a.reuses in mapping and a.created is not None:
-                mapping[a.created] = mapping[a.reuses]
-                continue
-            if a.created is not None:
-                mapping[a.created] = made
-                made += 1
-            a = dataclasses.replace(a, created=None, reuses=None)
-        elif isinstance(a, SessionAction):
-            a = dataclasses.replace(a, s=mapping.get(a.s, a.s))
-        out.append(a)
-    return out
 
 
 @dataclass

@@ -106,7 +106,9 @@ def _expected(exc: BaseException) -> bool:
 def run_fuzz(cfg: FuzzConfig, *, on_progress: Callable[[Recorder], None] | None = None,
              on_phase: Callable[[str], None] | None = None, stop: Stop | None = None,
              budget: Budget | None = None) -> FuzzResult:
-    """Fuzz one agent command line; never raises for anything the agent does.
+    """Fuzz one agent command line; never raises for anything the agent does. The phases
+    without the report: :class:`~acp_model.fuzzing.orchestrator.FuzzRun` adds it, as every
+    front-end runs them.
 
     ``on_phase`` hears where the run is ("start-up", "initialize", "fuzzing", "shrinking R",
     "minimizing R", "replaying R"); ``stop`` ends it within a second when requested (the result says
@@ -120,17 +122,17 @@ def run_fuzz(cfg: FuzzConfig, *, on_progress: Callable[[Recorder], None] | None 
     budget = budget or Budget(cfg.time_budget)
     with backend(cfg) as running:
         try:
-            return _run_fuzz(running, on_progress, on_phase, stop, budget)
+            return fuzz_phases(running, Recorder(on_progress=on_progress, on_phase=on_phase),
+                               stop or Stop(), budget)
         finally:
             budget.close()
 
 
-def _run_fuzz(cfg: FuzzConfig, on_progress: Callable[[Recorder], None] | None,
-              on_phase: Callable[[str], None] | None, stop: Stop | None,
-              budget: Budget) -> FuzzResult:
-    stop = stop or Stop()
-    phase = on_phase or (lambda _: None)
-    recorder = Recorder(on_progress=on_progress, on_phase=on_phase)
+def fuzz_phases(cfg: FuzzConfig, recorder: Recorder, stop: Stop, budget: Budget) -> FuzzResult:
+    """The phases after start-up, with the scripted model running: the probe (when ``cfg``'s
+    revision is still ``auto``), generation, then minimizing and replaying each failure.
+    ``recorder`` carries the caller's progress and phase listeners."""
+    phase = recorder.on_phase or (lambda _: None)
     if cfg.spec == AUTO and cfg.decision is None:
         phase("spec")
         budget.enter("probe")

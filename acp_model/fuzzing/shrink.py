@@ -13,7 +13,6 @@ instead.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import os
 import threading
@@ -23,11 +22,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from acp_model.fuzzing.actions import Action, NewSession, SessionAction, Sync, Wait, program_session
+from acp_model.fuzzing.actions import Action, NewSession, SessionAction, Wait
 from acp_model.fuzzing.client import AgentUnusable, FuzzClient
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.pool import Example
-from acp_model.fuzzing.recorder import Found, LifecycleFailure, Recorder, standalone
+from acp_model.fuzzing.program import Program, standalone
+from acp_model.fuzzing.recorder import Found, LifecycleFailure, Recorder
 from acp_model.fuzzing.stop import Interrupted, Stop, cutoff
 from acp_model.model.vocab import Level
 from acp_model.oracle.monitor import Violation
@@ -167,7 +167,8 @@ class Minimizer:
         program = standalone(actions)
         self._keep(program)
         target = self.hit.session if self.hit is not None else None
-        sliced = session_slice(program, target) if target is not None else None
+        sliced = Program(tuple(program)).session_slice(target) if target is not None \
+            else None
         if sliced is not None and len(sliced) < len(program):
             # A failure is about one session: its own actions are the likely cause, and
             # removing every other session's at once saves most of delta debugging's replays
@@ -210,25 +211,6 @@ class Minimizer:
             else:
                 break
         return _flat(parts)
-
-
-def session_slice(program: Sequence[Action], target: int) -> list[Action] | None:
-    """``program`` cut down to the session it creates ``target``-th: that session's
-    ``session/new`` and actions, and the syncs (they prove what was read); None when the
-    program does not create it."""
-    created = -1
-    out: list[Action] = []
-    for a in program:
-        if isinstance(a, NewSession):
-            created += 1
-            if created == target:
-                out.append(a)
-        elif isinstance(a, SessionAction):
-            if created >= target and program_session(a.s, created + 1) == target:
-                out.append(dataclasses.replace(a, s=0))
-        elif isinstance(a, Sync) and created >= target:
-            out.append(a)
-    return out if created >= target else None
 
 
 def _without(chunk: list[list[Action]]) -> list[list[Action]]:

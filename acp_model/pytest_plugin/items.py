@@ -35,8 +35,8 @@ def describe_failures(found: Mapping[str, Found], rules: Iterable[str] | None = 
     Each rule: its strength, statement and citation, what the agent did, the minimal client
     program and its reproduction rate, the offending message, and the files if written.
     """
-    from acp_model.fuzzing.actions import describe_program
     from acp_model.fuzzing.artifacts import counterexample_records
+    from acp_model.fuzzing.program import Program
     from acp_model.spec.rules import RULES
     from acp_model.trace.describe import summarize
 
@@ -56,7 +56,8 @@ def describe_failures(found: Mapping[str, Found], rules: Iterable[str] | None = 
         if one.actions:
             lines.append(f"  {counterexample_name(one.reproduced, one.replays)}, "
                          f"{len(one.actions)} client action(s){rate}:")
-            lines += [f"    {n}. {text}" for n, text in enumerate(describe_program(one.actions), 1)]
+            steps = Program.of(one.actions).describe()
+            lines += [f"    {n}. {text}" for n, text in enumerate(steps, 1)]
         else:
             lines.append("  no client action needed (the agent fails while initializing)"
                          + (rate or ", not replayed"))

@@ -210,20 +210,14 @@ def _shared_fuzz(opts: AcpOptions, testrunuid: str) -> AcpRun:
 
 
 def _fuzz(opts: AcpOptions) -> AcpRun:
-    from acp_model.fuzzing.artifacts import fuzz_report, write_out_dir
-    from acp_model.fuzzing.run import run_fuzz
-    from acp_model.report.document import write_json
+    from acp_model.fuzzing.orchestrator import FuzzRun, Outputs
 
-    result = run_fuzz(fuzz_config(opts))
+    run = FuzzRun(fuzz_config(opts))
+    result = run.fuzz(strict_spec=False)
     if result.interrupted:
         raise KeyboardInterrupt
-    files: dict[str, dict[str, str]] = {}
     out = opts.out
-    if out is not None:
-        files = write_out_dir(result, out)
-    report = fuzz_report(result, files)
-    report["profile"] = opts.profile.name
-    if out is not None:
-        write_json(report, out / "report.json")
+    outcome = run.report(result, Outputs(out=out, report=out / "report.json" if out else None),
+                         extra={"profile": opts.profile.name})
     result.monitors = []  # summarized in the report; keeps the run small enough to share
-    return AcpRun(result, report, opts.profile, files)
+    return AcpRun(result, outcome.report, opts.profile, outcome.files)

@@ -14,6 +14,7 @@ import pytest
 from acp_model.fuzzing import shrink
 from acp_model.fuzzing.actions import Action, NewSession, Prompt, Wait
 from acp_model.fuzzing.config import FuzzConfig
+from acp_model.fuzzing.program import Program
 from acp_model.fuzzing.recorder import Found
 from acp_model.fuzzing.shrink import ReplayOutcome, replay_once
 from acp_model.oracle.monitor import Violation
@@ -366,7 +367,7 @@ def test_a_failure_on_one_session_is_cut_to_that_session_first(
         fake = _NeedsPrimedSession()
         monkeypatch.setattr(shrink, "replay_once", fake)
         if not sliced:
-            monkeypatch.setattr(shrink, "session_slice", lambda program, target: None)
+            monkeypatch.setattr(Program, "session_slice", lambda program, target: None)
         found = _found(_many_sessions())
         shrink.measure_reproduction(FuzzConfig(REFERENCE, replay_runs=2), found)
         if sliced:
@@ -406,7 +407,8 @@ def test_a_late_failure_of_an_earlier_example_s_session_keeps_the_program_that_o
     the example that opened that session, not the unrelated one that happened to be running
     (a clean-clone run's counterexample showed that one, and no replay could reproduce it)."""
     from acp_model.fuzzing.pool import AgentPool, Example
-    from acp_model.fuzzing.recorder import LifecycleFailure, Recorder, standalone
+    from acp_model.fuzzing.program import standalone
+    from acp_model.fuzzing.recorder import LifecycleFailure, Recorder
     from acp_model.model.vocab import Level
 
     recorder = Recorder()
@@ -447,7 +449,8 @@ def test_a_proof_resting_on_a_taken_over_session_s_past_keeps_the_program_that_m
     codex-acp showed a proof resting on a cancel the counterexample left out); a failure
     whose proof lies in the example itself keeps the example's program."""
     from acp_model.fuzzing.pool import AgentPool, Example
-    from acp_model.fuzzing.recorder import LifecycleFailure, Recorder, standalone
+    from acp_model.fuzzing.program import standalone
+    from acp_model.fuzzing.recorder import LifecycleFailure, Recorder
     from acp_model.model.vocab import Level
 
     recorder = Recorder()

@@ -21,11 +21,9 @@ from acp_model.fuzzing.actions import (
     SloppyAnswer,
     Sync,
     Wait,
-    describe_program,
     from_json,
-    session_labels,
 )
-from acp_model.fuzzing.recorder import standalone
+from acp_model.fuzzing.program import Program, standalone
 
 TEXT = [{"type": "text", "text": "fix tests"}]
 
@@ -53,14 +51,14 @@ def test_bad_actions_are_refused_when_read() -> None:
 def test_a_one_session_program_labels_its_session_s1() -> None:
     """The generator's index 2 on a program with one session is that session."""
     program = [NewSession(), Prompt(2, TEXT), Cancel(2, sync=True)]
-    assert describe_program(program) == ["new session s1", "prompt s1: fix tests",
+    assert Program.of(program).describe() == ["new session s1", "prompt s1: fix tests",
                                          "cancel s1 (then sync)"]
 
 
 def test_sessions_are_numbered_in_order_of_creation() -> None:
     program = [Prompt(1, TEXT), NewSession(), NewSession(), Prompt(1, TEXT), Prompt(4, TEXT),
                Sync()]
-    assert session_labels(program) == [" (no session yet)", " s1", " s2", " s2", " s1", ""]
+    assert Program.of(program).labels() == [" (no session yet)", " s1", " s2", " s2", " s1", ""]
 
 
 def test_a_shared_process_history_is_renumbered_for_a_fresh_one() -> None:
@@ -99,7 +97,7 @@ def test_an_interrupt_writes_the_cancel_and_the_prompt_together() -> None:
     assert from_json(nested.to_json()) == nested
     with pytest.raises(ActionError, match="not a prompt"):
         from_json({"op": "interrupt", "s": 0, "prompt": {"op": "cancel"}})
-    assert describe_program([NewSession(), action]) == [
+    assert Program.of([NewSession(), action]).describe() == [
         "new session s1", "interrupt s1: cancel and, in the same write, prompt: fix tests"]
     recorder = Recorder()
     pool = AgentPool(FuzzConfig(REFERENCE, spec="seed"), recorder)
@@ -138,7 +136,7 @@ def test_a_load_reads_back_from_its_replay_form_and_says_what_it_asks() -> None:
     action = LoadSession(1, replay=False)
     assert action.to_json() == {"op": "load_session", "s": 1, "replay": False}
     assert from_json(action.to_json()) == action
-    assert describe_program([NewSession(), NewSession(), LoadSession(1), action]) == [
+    assert Program.of([NewSession(), NewSession(), LoadSession(1), action]).describe() == [
         "new session s1", "new session s2", "load session s2, replaying its history",
         "load session s2 without replay (resume)"]
 
