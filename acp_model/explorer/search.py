@@ -21,6 +21,7 @@ from acp_model.explorer.bounds import MISSING, SESSION_IDS, Bounds
 from acp_model.explorer.config import (
     _IDLE,
     Config,
+    SingleRanks,
     _Base,
     _edge_breaks,
     _info,
@@ -322,7 +323,8 @@ class _Search:
     def _expand(self, u: int, cfg: Config) -> None:
         """Try every action of the alphabet on the stored configuration ``u``."""
         transitions, refusals, missing = self.table.transitions, self.refusals, self.missing
-        base = cfg.base(self.keys[u]) if self.bounds.sessions > 1 else None
+        base: _Base | SingleRanks = SingleRanks.of(cfg, self.indices) if self.single \
+            else cfg.base(self.keys[u])
         for act in actions(cfg, self.bounds):
             s = act.session
             if s is None:
@@ -392,7 +394,7 @@ class _Search:
             self.engines[first].apply(m, act.event, ev)
             new.ctx.readings = self.rs[0]
         new.obs[s] = _observe(cfg.obs[s], src_state, act, ev.idx)
-        if self.compact and m.perms:  # compact only forgets permission requests
+        if self.compact:
             m.compact()
         breaks: tuple[str, ...] = ()
         if mask & 1:
@@ -404,10 +406,11 @@ class _Search:
         new.next_idx += 1
         return new, breaks
 
-    def _add(self, u: int, new: Config, e: Edge, base: _Base | None) -> None:
-        """Record edge ``e`` from ``u`` to ``new``'s node, a new one if its key is new."""
-        if self.single:  # Config.canonical's common case: no renaming
-            k = (single_key(new, self.snap, self.indices),)
+    def _add(self, u: int, new: Config, e: Edge, base: _Base | SingleRanks) -> None:
+        """Record edge ``e`` from ``u`` to ``new``'s node, a new one if its key is new
+        (``base``: the key parts of ``u`` its successors may reuse)."""
+        if isinstance(base, SingleRanks):  # Config.canonical's common case: no renaming
+            k = (single_key(new, self.snap, self.indices, base),)
         else:
             k, order = new.canonical(base, e.action.session)
             if order != self.ident:
