@@ -4,6 +4,10 @@
     .venv/bin/python benchmarks/explore_digest.py --compare before.json  # on the new code
     .venv/bin/python benchmarks/explore_digest.py --only one,diff-a04 --save part.json
 
+``tests/unit/test_explore_digest.py`` pins the two ``pinned-*`` cases against
+``tests/data/explore-digests.json``; an intended change of the graph rewrites that file with
+``--only pinned-perms,pinned-two --save tests/data/explore-digests.json``.
+
 For each case (about twenty: every exploration the tests make, the benchmark's rows and a few
 revisions and readings besides) it hashes, separately:
 
@@ -95,6 +99,13 @@ def _explorations() -> dict[str, Callable[[], Exploration]]:
                                                               lean=True, max_permissions=0)),
         "one-sdk-2.4.0": lambda: explore(readings=DEFAULT.parse(["SPEC=sdk-2.4.0"])),
         "one-v1": lambda: explore(readings=DEFAULT.parse(["SPEC=v1"]), max_permissions=0),
+        # small enough for a unit test to pin (tests/unit/test_explore_digest.py): one session
+        # with a permission request (compaction), and two sessions (renaming, reused ranks)
+        "pinned-perms": lambda: explore(bounds=Bounds(custom=False, lean=True,
+                                                      reasons=("end_turn", "cancelled"))),
+        "pinned-two": lambda: explore(bounds=Bounds(sessions=2, max_permissions=0,
+                                                    max_cancels=0, custom=False, lean=True,
+                                                    reasons=("end_turn",))),
         # three sessions (canonical orders of three); with cancels the smallest has 68k states
         "three-no-cancel": lambda: explore(bounds=Bounds(sessions=3, max_permissions=0,
                                                          max_cancels=0, custom=False, lean=True,

@@ -4,7 +4,7 @@ their canonical keys (sessions are interchangeable, trace indices only matter by
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -137,18 +137,9 @@ class Config:
         return tuple(keys[j] for j in order), order
 
     def _single_key(self) -> tuple[Any, ...]:
-        """:meth:`_session_key` of the only session, in one pass: its read indices rank by
-        their order below zero and its unread ones from zero up, so one sorted list gives both
-        (``session_ranks`` over ``joint_ranks`` would give the same ranks)."""
-        m = self.models[0]
-        obs = self.obs[0]
-        _, snap, indices = snapshot.compiled(type(m))
-        held = indices(m)
-        held.update(obs.work_cancels)
-        ordered = sorted(held)
-        read = bisect.bisect_right(ordered, self.ctx.frontier)
-        rank = {i: k - read for k, i in enumerate(ordered)}
-        return (snap(m, rank), tuple([rank[i] for i in obs.work_cancels]), obs.cancelled)
+        """:meth:`_session_key` of the only session (see :func:`single_key`)."""
+        _, snap, indices = snapshot.compiled(type(self.models[0]))
+        return single_key(self, snap, indices)
 
     def _reused_ranks(self, base: _Base | None, touched: int | None) -> dict[int, int] | None:
         """The parent's joint ranks extended by the touched session's new unread indices, when
@@ -177,6 +168,60 @@ class Config:
         if order != tuple(range(len(order))):
             self.models = [self.models[j] for j in order]
             self.obs = [self.obs[j] for j in order]
+
+
+@dataclass(slots=True)
+class SingleRanks:
+    """A stored one-session configuration's ranks, reused for its successors' keys: a
+    successor that kept the frontier and every index, and at most added the next one (above
+    all, unread), ranks them alike (see :func:`single_key`)."""
+
+    frontier: int
+    held: set[int]
+    rank: dict[int, int]
+    held_next: set[int]  # ``held`` and the next trace index
+    rank_next: dict[int, int]
+
+    @classmethod
+    def of(cls, cfg: Config, indices: Callable[..., set[int]]) -> SingleRanks:
+        held = _single_held(cfg, indices)
+        rank = _single_rank(held, cfg.ctx.frontier)
+        n = cfg.next_idx
+        return cls(cfg.ctx.frontier, held, rank, held | {n},
+                   {**rank, n: len(held) - sum(1 for i in held if i <= cfg.ctx.frontier)})
+
+
+def _single_held(cfg: Config, indices: Callable[..., set[int]]) -> set[int]:
+    held = indices(cfg.models[0])
+    if cfg.obs[0].work_cancels:
+        held.update(cfg.obs[0].work_cancels)
+    return held
+
+
+def _single_rank(held: set[int], frontier: int) -> dict[int, int]:
+    ordered = sorted(held)
+    read = bisect.bisect_right(ordered, frontier)
+    return {i: k - read for k, i in enumerate(ordered)}
+
+
+def single_key(cfg: Config, snap: Callable[..., Any], indices: Callable[..., set[int]],
+               prior: SingleRanks | None = None) -> tuple[Any, ...]:
+    """The key of a one-session configuration's session, in one pass: its read indices rank
+    by their order below zero and its unread ones from zero up, so one sorted list gives both
+    (``session_ranks`` over ``joint_ranks`` would give the same ranks). ``snap`` and
+    ``indices`` are the model class's generated functions (:func:`snapshot.compiled
+    <acp_model.model.snapshot.compiled>`), which the explorer looks up once per run;
+    ``prior``, the predecessor's ranks, saves sorting when they still hold."""
+    m = cfg.models[0]
+    wc = cfg.obs[0].work_cancels
+    held = _single_held(cfg, indices)
+    if prior is not None and prior.frontier == cfg.ctx.frontier and held == prior.held:
+        rank = prior.rank
+    elif prior is not None and prior.frontier == cfg.ctx.frontier and held == prior.held_next:
+        rank = prior.rank_next
+    else:
+        rank = _single_rank(held, cfg.ctx.frontier)
+    return (snap(m, rank), tuple([rank[i] for i in wc]) if wc else (), cfg.obs[0].cancelled)
 
 
 def obligations(m: SessionModel, readings: Readings) -> list[str]:

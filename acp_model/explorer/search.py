@@ -18,7 +18,17 @@ import networkx as nx
 from acp_model.explorer.action import Action
 from acp_model.explorer.alphabet import RECEIPTS, _concrete, actions, make_event
 from acp_model.explorer.bounds import MISSING, SESSION_IDS, Bounds
-from acp_model.explorer.config import _IDLE, Config, _Base, _edge_breaks, _info, _observe
+from acp_model.explorer.config import (
+    _IDLE,
+    Config,
+    SingleRanks,
+    _Base,
+    _edge_breaks,
+    _info,
+    _observe,
+    single_key,
+)
+from acp_model.model import snapshot
 from acp_model.model.engine import Failure, Table, TableEngine, compile_machine
 from acp_model.model.events import Ev
 from acp_model.model.lifecycle import SessionLifecycle
@@ -257,6 +267,12 @@ def _collector_paused() -> Iterator[None]:
     its transient copies by reference counting; each full collection rescanned all that was
     kept (bench_explore's one session: ~1,100 collections, 2 s of a 13-14 s run, measured with
     ``gc.callbacks``). The previous setting comes back on return and on error.
+
+    The objects made meanwhile all stay counted in the youngest generation, so the first
+    allocation after re-enabling would scan every one of them (about a tenth of a second of
+    the one-session run); they move to the oldest generation first (freeze, then unfreeze:
+    two list splices), where only a full collection looks at them, as it would have anyway.
+    Skipped when the program froze objects itself (unfreezing would release its own).
     """
     enabled = gc.isenabled()
     gc.disable()
@@ -264,6 +280,9 @@ def _collector_paused() -> Iterator[None]:
         yield
     finally:
         if enabled:
+            if not gc.get_freeze_count():
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
 
 
@@ -278,6 +297,9 @@ class _Search:
         self.full = (1 << len(rs)) - 1
         self.no_warns: tuple[tuple[str, ...], ...] = tuple(() for _ in rs)
         self.ident = tuple(range(bounds.sessions))
+        self.missing = tuple((MISSING,) for _ in rs)
+        self.single = bounds.sessions == 1
+        self.clone, self.snap, self.indices = snapshot.compiled(model)
         root = Config.initial(model, bounds.sessions, rs[0])
         key0, _ = root.canonical()
         self.keys = [key0]
@@ -300,21 +322,23 @@ class _Search:
 
     def _expand(self, u: int, cfg: Config) -> None:
         """Try every action of the alphabet on the stored configuration ``u``."""
-        transitions, rs, refusals = self.table.transitions, self.rs, self.refusals
-        base = cfg.base(self.keys[u]) if self.bounds.sessions > 1 else None
+        transitions, refusals, missing = self.table.transitions, self.refusals, self.missing
+        base: _Base | SingleRanks = SingleRanks.of(cfg, self.indices) if self.single \
+            else cfg.base(self.keys[u])
         for act in actions(cfg, self.bounds):
             s = act.session
-            ev, frontier = make_event(cfg, act)
             if s is None:
+                _, frontier = make_event(cfg, act)
                 new = cfg.derive(None)
                 new.ctx.frontier = frontier
                 new.next_idx += 1
                 self._add(u, new, Edge(u, 0, act, "", self.full, self.no_warns), base)
                 continue
             src_state = cfg.models[s].state
-            if (src_state, act.event) not in transitions:
-                refusals.append(Refusal(u, act, src_state, tuple((MISSING,) for _ in rs)))
+            if (src_state, act.event) not in transitions:  # no event payload needed
+                refusals.append(Refusal(u, act, src_state, missing))
                 continue
+            ev, frontier = make_event(cfg, act)
             mask, warns, fails = self._judge(cfg, s, act, ev, frontier)
             if fails is not None:
                 refusals.append(Refusal(u, act, src_state, fails))
@@ -355,7 +379,11 @@ class _Search:
         """The configuration after an allowed ``act`` (under the first reading that allows
         it) and the edge properties it breaks under readings[0]."""
         src_state = cfg.models[s].state
-        new = cfg.derive(s)
+        if self.single:  # Config.derive's common case, without its dispatch
+            ctx = cfg.ctx.derive()
+            new = Config(ctx, [self.clone(cfg.models[0], ctx)], list(cfg.obs), cfg.next_idx)
+        else:
+            new = cfg.derive(s)
         new.ctx.frontier = frontier
         m = new.models[s]
         if mask & 1:
@@ -378,11 +406,15 @@ class _Search:
         new.next_idx += 1
         return new, breaks
 
-    def _add(self, u: int, new: Config, e: Edge, base: _Base | None) -> None:
-        """Record edge ``e`` from ``u`` to ``new``'s node, a new one if its key is new."""
-        k, order = new.canonical(base, e.action.session)
-        if order != self.ident:
-            e.order = order
+    def _add(self, u: int, new: Config, e: Edge, base: _Base | SingleRanks) -> None:
+        """Record edge ``e`` from ``u`` to ``new``'s node, a new one if its key is new
+        (``base``: the key parts of ``u`` its successors may reuse)."""
+        if isinstance(base, SingleRanks):  # Config.canonical's common case: no renaming
+            k = (single_key(new, self.snap, self.indices, base),)
+        else:
+            k, order = new.canonical(base, e.action.session)
+            if order != self.ident:
+                e.order = order
         v = self.index.get(k)
         if v is None:
             v = len(self.keys)
@@ -390,7 +422,8 @@ class _Search:
                 raise ExplorationTooLarge(
                     f"more than {self.max_states} states within {self.bounds.to_json()}; "
                     "tighten the bounds")
-            new.reorder(order)
+            if not self.single:
+                new.reorder(order)
             self.index[k] = v
             self.keys.append(k)
             self.depth.append(self.depth[u] + 1)
