@@ -91,20 +91,20 @@ class Machines:
         sess = self.sessions.get(sid)
         if sess is None:
             return False
-        return sess.busy() or bool(self.rpc.pending_prompts(sid))
+        return sess.facts.busy() or bool(self.rpc.pending_prompts(sid))
 
     def quiet(self, sid: str) -> bool:
         return self.state(sid) in QUIET
 
     def permission_options(self, sid: str, req_id: Any) -> Mapping[str, Any]:
         sess = self.sessions.get(sid)
-        perm = sess.perm(req_id) if sess is not None else None
+        perm = sess.perm_book.perm(req_id) if sess is not None else None
         return perm.options if perm is not None else {}
 
     def required_answers(self, sid: str, req_id: Any) -> frozenset[tuple[str, int | None]] | None:
         """The answers the client may still give to a permission request (None: any)."""
         sess = self.sessions.get(sid)
-        return sess.required_answers(req_id) if sess is not None else None
+        return sess.facts.required_answers(req_id) if sess is not None else None
 
     def client_may(self, sid: str, event: str, ev: Ev) -> bool:
         """Would the model let the client send this now?"""
@@ -118,7 +118,7 @@ class Machines:
         """Trace index where the session's current (or last) foreground work began (-1:
         none yet)."""
         sess = self.sessions.get(sid)
-        return sess.work_began if sess is not None else -1
+        return sess.work.began if sess is not None else -1
 
     def exercised(self) -> dict[str, int]:
         """How often the machines' checks ran, per rule."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -23,6 +23,7 @@ from acp_model.explorer import (
     parse_diff,
 )
 from acp_model.explorer.config import _observe
+from acp_model.model.cancel_rules import CancelRules
 from acp_model.model.check import CheckMeta, check
 from acp_model.model.engine import CheckSpec, TableEngine, compile_machine
 from acp_model.model.lifecycle import SessionLifecycle
@@ -263,12 +264,18 @@ class CancelForgotten(SessionModel):
         pass
 
 
-class CancelledWithoutCause(SessionModel):
-    """No ``cancelled_has_cause`` guard anywhere: any idle may say cancelled."""
+class _NoCause(CancelRules):
+    __slots__ = ()
 
     @check("CANCEL-11")
     def cancelled_has_cause(self, ev: Any) -> bool:
         return True
+
+
+class CancelledWithoutCause(SessionModel):
+    """No ``cancelled_has_cause`` guard anywhere: any idle may say cancelled."""
+
+    VIEWS: ClassVar[dict[str, type]] = {**SessionModel.VIEWS, "cancel_rules": _NoCause}
 
 
 def test_forgotten_cancel_breaks_property_b_with_a_witness() -> None:
