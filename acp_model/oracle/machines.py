@@ -70,11 +70,11 @@ class Machines:
         failures = self.session_engine.fire(sess, event, ev)
         if failures and ev.idx != self.closes.gone:  # SDK-CLOSE-03's message: one failure
             self.store.failures_of(failures, ev.idx, sid, what, self.session_engine.evidence)
-        if len(sess.perms) >= self._retire_at.get(sid, RETIRE_AT):
+        if len(sess.perm_book.perms) >= self._retire_at.get(sid, RETIRE_AT):
             # amortised: a scan each time the live requests double, so a long session's
             # scans stay proportional to its open requests, not to every request it ever had
             sess.retire()
-            self._retire_at[sid] = max(RETIRE_AT, 2 * len(sess.perms))
+            self._retire_at[sid] = max(RETIRE_AT, 2 * len(sess.perm_book.perms))
 
     def derived(self, sid: str, events: list[tuple[Event, Ev, str]]) -> None:
         """Fire the model's events a v1 message stands for (``turns_v1``)."""
