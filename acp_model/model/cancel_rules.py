@@ -8,14 +8,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from acp_model.model.check import check
 from acp_model.model.events import Ev
+from acp_model.model.race_facts import Session
 from acp_model.model.vocab import Answer, CancelStatus, Level, StopReason
-
-if TYPE_CHECKING:
-    from acp_model.model.session import SessionModel
 
 __all__ = ["LATE_CONTENT_UPDATES", "CancelRules"]
 
@@ -27,7 +23,7 @@ class CancelRules:
 
     __slots__ = ("m",)
 
-    def __init__(self, m: SessionModel) -> None:
+    def __init__(self, m: Session) -> None:
         self.m = m
 
     @check("CANCEL-04")

@@ -9,16 +9,14 @@ returns None is reported as a warning, never as a failure (a failure states its 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from acp_model.model.events import Ev
+from acp_model.model.permission_book import PermissionBook
 from acp_model.model.permissions import classify
+from acp_model.model.race_facts import Session
 from acp_model.model.records import PermRec
 from acp_model.model.vocab import WORK, Answer, CancelStatus
-
-if TYPE_CHECKING:
-    from acp_model.model.permission_book import PermissionBook
-    from acp_model.model.session import SessionModel
 
 Evidence = tuple[str, list[tuple[int, str]]]  # what proves a failure, and its records by role
 
@@ -29,7 +27,7 @@ class Proofs:
 
     __slots__ = ("m",)
 
-    def __init__(self, m: SessionModel) -> None:
+    def __init__(self, m: Session) -> None:
         self.m = m
 
     def _proof_text(self, idx: int) -> tuple[str, list[tuple[int, str]]] | None:

@@ -10,13 +10,11 @@ request breaks.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from acp_model.model.check import CheckMeta, declare
+from acp_model.model.race_facts import Session
 from acp_model.model.vocab import WORK, Level, PermState, PromptStatus, Role
-
-if TYPE_CHECKING:
-    from acp_model.model.session import SessionModel
 
 
 def _liveness(rule_id: str, name: str, doc: str, **kw: Any) -> CheckMeta:
@@ -78,7 +76,7 @@ class Obligations:
 
     __slots__ = ("m",)
 
-    def __init__(self, m: SessionModel) -> None:
+    def __init__(self, m: Session) -> None:
         self.m = m
 
     def unanswered_rule(self, perm_id: Any) -> CheckMeta:

@@ -7,14 +7,10 @@ names the checks (``cond=``); the engine finds them here (``SessionModel.PARTS``
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from acp_model.model.check import check
 from acp_model.model.events import Ev
+from acp_model.model.race_facts import Session
 from acp_model.model.vocab import WORK, PromptStatus
-
-if TYPE_CHECKING:
-    from acp_model.model.session import SessionModel
 
 __all__ = ["PromptRules"]
 
@@ -24,7 +20,7 @@ class PromptRules:
 
     __slots__ = ("m",)
 
-    def __init__(self, m: SessionModel) -> None:
+    def __init__(self, m: Session) -> None:
         self.m = m
 
     @check("A-01.forbid", reading="A-01", levels={"join": "off", "forbid": "rule"})

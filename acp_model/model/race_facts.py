@@ -9,10 +9,13 @@ permissions, work) against what the agent has read (the shared ``Context``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from acp_model.model.cancel_book import OWING, CancelBook
+from acp_model.model.context import Context
 from acp_model.model.events import Ev
+from acp_model.model.permission_book import PermissionBook
+from acp_model.model.prompt_queue import PromptQueue
 from acp_model.model.records import CancelRec, PermRec, PromptRec
 from acp_model.model.vocab import (
     PROCEEDING_TOOL_STATUSES,
@@ -22,11 +25,22 @@ from acp_model.model.vocab import (
     CancelStatus,
     PermState,
 )
+from acp_model.model.work import Work
 
-if TYPE_CHECKING:
-    from acp_model.model.session import SessionModel
+__all__ = ["RaceFacts", "Session"]
 
-__all__ = ["RaceFacts"]
+
+class Session(Protocol):
+    """What the views read of a :class:`~acp_model.model.session.SessionModel` (declared here,
+    where the views start, so that they need not import the model that makes them)."""
+
+    ctx: Context
+    state: str
+    queue: PromptQueue
+    cancel_book: CancelBook
+    perm_book: PermissionBook
+    work: Work
+    facts: RaceFacts
 
 
 class RaceFacts:
@@ -34,7 +48,7 @@ class RaceFacts:
 
     __slots__ = ("m",)
 
-    def __init__(self, m: SessionModel) -> None:
+    def __init__(self, m: Session) -> None:
         self.m = m
 
     def read(self, idx: int) -> bool:

@@ -7,14 +7,10 @@ checks (``cond=``); the engine finds them here (``SessionModel.PARTS``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from acp_model.model.check import check
 from acp_model.model.events import Ev
+from acp_model.model.race_facts import Session
 from acp_model.model.vocab import PROCEEDING_TOOL_STATUSES, Answer, StopReason
-
-if TYPE_CHECKING:
-    from acp_model.model.session import SessionModel
 
 __all__ = ["StateRules"]
 
@@ -24,7 +20,7 @@ class StateRules:
 
     __slots__ = ("m",)
 
-    def __init__(self, m: SessionModel) -> None:
+    def __init__(self, m: Session) -> None:
         self.m = m
 
     @check("STATE-01", reading="A-16", levels={"strict": "rule", "lenient": "warn",
