@@ -1,8 +1,10 @@
 """Copies and canonical snapshots of session models, derived from their dataclass fields.
 
 The explorer clones a model on every edge and keys configurations by a snapshot. Both are
-generated here from the fields of :class:`~acp_model.model.session.SessionModel` and of its
-records, so a new field is copied and compared without anybody remembering to add it (the
+generated here from the fields of :class:`~acp_model.model.session.SessionModel`, of its parts
+(fields holding dataclasses of their own: the prompt queue, the cancel and permission books, the
+work; copied afresh, their fields snapshotted in place) and of their records, so a new field is
+copied and compared without anybody remembering to add it (the
 hand-written versions they replace dropped new fields silently). The code is generated once per
 class (``exec`` of a specialised function): the explorer calls these about a hundred thousand
 times a second, and a generic loop over ``dataclasses.fields`` costs several times more.
@@ -19,11 +21,15 @@ Field metadata steers the snapshot:
   explanatory indices of a permission request, its options); :data:`EXCLUDED` lists them and
   ``tests/unit/test_snapshot.py`` keeps the list honest;
 * ``perm_ref``: holds a permission request id; replaced by that request's position;
-* ``canon``: the name of a model method mapping ``(value, record)`` to what matters for the
-  future (the record is None for a field of the model itself).
+* ``canon``: the path of a method on the model (``facts.canon_ran``: its race facts) mapping
+  ``(value, record)`` to what matters for the future (the record is None for a field of the
+  model itself).
 
-The model class's ``SNAPSHOT_QUERIES`` name methods whose answers join the snapshot: what the
-shared context decides beyond the read frontier (which unread cancels the agent probably read).
+The model class's ``SNAPSHOT_QUERIES`` name methods (paths, as ``canon``) whose answers join
+the snapshot: what the shared context decides beyond the read frontier (which unread cancels
+the agent probably read). Views the model makes from itself (``SessionModel.VIEWS``) are never
+copied: a clone, or a :func:`share` of the parts for a session an event does not touch, makes
+its own on first use, reading its own context.
 
 Sets become sorted tuples, records tuples of their fields, the ``perms`` mapping keeps only the
 order of its values (ids are positions).
