@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from acp_model.model.check import allowance
 from acp_model.model.events import Ev
 from acp_model.model.records import LIVE_ONLY, PromptRec
 from acp_model.model.vocab import PromptStatus
@@ -104,6 +105,7 @@ class PromptQueue:
                         if not (p.id == ev.id and p.status == PromptStatus.PENDING)]
         return rejected
 
+    @allowance("MSG-02", "PROMPT-06", "SDK-RECEIPT-02")
     def note_user_message(self, ev: Ev) -> None:
         """A user message: it echoes a receipt, carries an open prompt's content, and marks
         an accepted prompt inserted (or comes early, before the acceptance)."""
