@@ -98,7 +98,8 @@ def _owners(model: type) -> tuple[tuple[str | None, type], ...]:
     hints = typing.get_type_hints(model) if parts else {}
     out: list[tuple[str | None, type]] = [(None, model)]
     for part in parts:
-        cls = getattr(model, "VIEWS", {}).get(part) or hints.get(part)
+        view = getattr(model, part, None)  # a view's class attribute is its class
+        cls = view if isinstance(view, type) else hints.get(part)
         if not isinstance(cls, type):
             raise DefinitionError(f"{model.__name__}: part {part!r} is neither a view nor a "
                                   "field")

@@ -63,18 +63,35 @@ from acp_model.model.state_rules import StateRules
 from acp_model.model.vocab import QUIET, WORK, Answer, PermState, State, StopReason
 from acp_model.model.work import Work
 
-__all__ = ["SessionModel"]
+__all__ = ["SessionModel", "View"]
+
+
+class View:
+    """A view of the model that owns no state (a class taking the model), made afresh on each
+    use: it is cheap (slots, one reference), and kept nowhere, so a model and its views form no
+    reference cycle (the explorer makes hundreds of thousands of models a second and drops most
+    at once: a cycle each would leave them all to the garbage collector). A class attribute, not
+    a field: clones and shared copies (model.snapshot) copy only fields. On the class it is
+    the view's class (the engine looks guards up there)."""
+
+    def __init__(self, cls: type) -> None:
+        self.cls = cls
+
+    def __get__(self, model: Any, owner: type | None = None) -> Any:
+        return self.cls if model is None else self.cls(model)
 
 
 @dataclass
 class SessionModel:
     """Extended state of one session, and the lifecycle's actions over it."""
 
-    # Views that own no state, made on first use from the model they read (never copied:
-    # a clone or a shared copy makes its own, see model.snapshot).
-    VIEWS: ClassVar[dict[str, type]] = {
-        "facts": RaceFacts, "proofs": Proofs, "owed": Obligations,
-        "prompt_rules": PromptRules, "cancel_rules": CancelRules, "state_rules": StateRules}
+    # Views that own no state, reading the parts below (made on each use, see View).
+    facts = View(RaceFacts)
+    proofs = View(Proofs)
+    owed = View(Obligations)
+    prompt_rules = View(PromptRules)
+    cancel_rules = View(CancelRules)
+    state_rules = View(StateRules)
     # Where the engine looks for a guard, action or evidence the lifecycle names, after the
     # model itself (each name is defined in exactly one of them).
     PARTS: ClassVar[tuple[str, ...]] = ("prompt_rules", "cancel_rules", "state_rules", "proofs",
@@ -90,31 +107,21 @@ class SessionModel:
     perm_book: PermissionBook = field(default_factory=PermissionBook)
     work: Work = field(default_factory=Work)
 
-    def __getattr__(self, name: str) -> Any:
-        """A view (``VIEWS``), made on first use and kept: only missing attributes come here,
-        so afterwards it costs a plain lookup."""
-        view = type(self).VIEWS.get(name)
-        if view is None:
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        made = self.__dict__[name] = view(self)
-        return made
-
     # --- what the monitor and the explorer ask ---------------------------------------------
     def obligations(self) -> list[Obligation]:
         """Liveness obligations still open (:meth:`Obligations.obligations`)."""
         return self.owed.obligations()
 
-    def _horizon(self) -> int:
-        """Below this index the agent acting on an answer can change no verdict."""
-        return max(self.ctx.probable, self.ctx.frontier)
-
     def retire(self) -> None:
-        """Move settled permission requests out of the scans (``PermissionBook.retire``)."""
-        self.perm_book.retire(self._horizon())
+        """Move settled permission requests out of the scans (``PermissionBook.retire``): below
+        the horizon the agent acting on an answer can change no verdict."""
+        self.perm_book.retire(max(self.ctx.probable, self.ctx.frontier))
 
     def compact(self) -> None:
-        """Forget answered permission requests no check can read (``PermissionBook.compact``)."""
-        self.perm_book.compact(self._horizon())
+        """Forget answered permission requests no check can read (``PermissionBook.compact``;
+        the explorer calls it on every edge)."""
+        if self.perm_book.perms:
+            self.perm_book.compact(max(self.ctx.probable, self.ctx.frontier))
 
     # =====================================================================================
     # Actions. They run after the checks and update the extended state.

@@ -27,7 +27,7 @@ Field metadata steers the snapshot:
 
 The model class's ``SNAPSHOT_QUERIES`` name methods (paths, as ``canon``) whose answers join
 the snapshot: what the shared context decides beyond the read frontier (which unread cancels
-the agent probably read). Views the model makes from itself (``SessionModel.VIEWS``) are never
+the agent probably read). Views the model makes from itself (``session.View``) are never
 copied: a clone, or a :func:`share` of the parts for a session an event does not touch, makes
 its own on first use, reading its own context.
 
@@ -111,8 +111,9 @@ def _value(expr: str, meta: Any, rec: str, var: str = "None") -> str | None:
         return f"(None if {expr} < 0 else rank[{expr}])"
     if meta.get("perm_ref"):
         return f"pos.get({expr})"
-    if meta.get("canon"):
-        return f"m.{meta['canon']}({expr}, {var})"
+    if meta.get("canon"):  # a view's method ("facts.canon_ran"): the view is made once
+        view, _, method = meta["canon"].rpartition(".")
+        return f"v_{view}.{method}({expr}, {var})" if view else f"m.{method}({expr}, {var})"
     return expr
 
 
@@ -184,6 +185,11 @@ def _build(cls: type, at: str, fields: list[_Field], copy: bool) -> list[str]:
             f"    {var}.__dict__ = {{{', '.join(items)}}}"]
 
 
+def _metas(f: _Field) -> list[Any]:
+    """The metadata of field ``f`` and of its records' fields."""
+    return [f.meta, *(r.metadata for r in dataclasses.fields(f.rec))] if f.rec else [f.meta]
+
+
 @cache
 def _generated(model_cls: type) -> tuple[Callable[..., Any], ...]:
     """Compile clone, snapshot, indices and share for ``model_cls``."""
@@ -192,15 +198,19 @@ def _generated(model_cls: type) -> tuple[Callable[..., Any], ...]:
     names.update({cls.__name__: cls for _, cls in _parts(model_cls)})
     names.update({f.rec.__name__: f.rec for f in fields if f.rec is not None})
     perms = next((f.expr for f in fields if f.name == "perms"), "m.perms")
+    queries = getattr(model_cls, "SNAPSHOT_QUERIES", ())
+    views = sorted({c.rpartition(".")[0] for f in fields for r in _metas(f)
+                    if (c := r.get("canon")) and "." in c}
+                   | {q.rpartition(".")[0] for q in queries if "." in q})
     snap = ["def snapshot(m, rank):",
             f"    pos = {{k: n for n, k in enumerate({perms})}} if {perms} else {{}}",
-            "    return ("]
+            *[f"    v_{v} = m.{v}" for v in views], "    return ("]
     idx = ["def indices(m):", "    out = set()"]
     for f in fields:
         lines, index_exprs = _snap(f, perms)
         snap += [f"        {line}" for line in lines]
         idx += [f"    out.update({e})" for e in index_exprs]
-    snap += [f"        m.{query}()," for query in getattr(model_cls, "SNAPSHOT_QUERIES", ())]
+    snap += [f"        {'v_' if '.' in q else 'm.'}{q}()," for q in queries]
     snap.append("    )")
     idx.append("    return out")
     clone = ["def clone(m, ctx):", *_build(model_cls, "m", fields, True), "    return o_m"]
@@ -215,7 +225,14 @@ def compiled(model_cls: type) -> tuple[Callable[..., Any], Callable[..., Any],
     """``(clone, snapshot, indices)`` of ``model_cls`` without the per-call dispatch on the
     model's type: ``clone(model, ctx)``, ``snapshot(model, rank)``, ``indices(model)`` (the
     explorer, which calls them on every edge, looks them up once)."""
-    return _generated(model_cls)[:3]  # type: ignore[return-value]
+    return _compiled(model_cls)
+
+
+@cache
+def _compiled(model_cls: type) -> tuple[Callable[..., Any], Callable[..., Any],
+                                        Callable[..., Any]]:
+    clone_, snapshot_, indices_, _ = _generated(model_cls)
+    return clone_, snapshot_, indices_
 
 
 def clone(model: Any, ctx: Any = None) -> Any:
@@ -226,7 +243,7 @@ def clone(model: Any, ctx: Any = None) -> Any:
 def share(model: Any, ctx: Any) -> Any:
     """A shallow copy bound to ``ctx``: it shares the parts and their containers (for the
     sessions an event does not touch: the stored original is never mutated), not the views
-    made from the original (``SessionModel.VIEWS``), which read the original's context."""
+    made from the original (``session.View``), which read the original's context."""
     return _generated(type(model))[3](model, ctx)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 
@@ -27,7 +27,7 @@ from acp_model.model.cancel_rules import CancelRules
 from acp_model.model.check import CheckMeta, check
 from acp_model.model.engine import CheckSpec, TableEngine, compile_machine
 from acp_model.model.lifecycle import SessionLifecycle
-from acp_model.model.session import SessionModel
+from acp_model.model.session import SessionModel, View
 from acp_model.model.vocab import WORK, Event, Role
 from acp_model.oracle.offline import check_records
 from acp_model.spec.readings import DEFAULT, ReadingError
@@ -275,7 +275,7 @@ class _NoCause(CancelRules):
 class CancelledWithoutCause(SessionModel):
     """No ``cancelled_has_cause`` guard anywhere: any idle may say cancelled."""
 
-    VIEWS: ClassVar[dict[str, type]] = {**SessionModel.VIEWS, "cancel_rules": _NoCause}
+    cancel_rules = View(_NoCause)
 
 
 def test_forgotten_cancel_breaks_property_b_with_a_witness() -> None:
