@@ -22,7 +22,7 @@ OWING = frozenset({CancelStatus.WORK, CancelStatus.AMBIGUOUS})
 Read = Callable[[int], bool]  # has the agent provably read the client message at this index?
 
 
-@dataclass
+@dataclass(slots=True)
 class CancelBook:
     """Outstanding cancels and what the last work's end made of them."""
 

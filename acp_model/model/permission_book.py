@@ -19,7 +19,7 @@ from acp_model.model.vocab import PROCEEDING_TOOL_STATUSES, Answer, ErrorCode, P
 __all__ = ["PermissionBook"]
 
 
-@dataclass
+@dataclass(slots=True)
 class PermissionBook:
     """Permission requests by id (open, answered, withdrawn), and the session's tool calls."""
 

@@ -22,7 +22,7 @@ __all__ = ["PromptQueue"]
 REJECTED_KEPT = 32  # rejected prompts whose text SDK-PROMPT-03 still looks for
 
 
-@dataclass
+@dataclass(slots=True)
 class PromptQueue:
     """Open prompts (answered or not, their work not yet ended) and what identifies them."""
 

@@ -169,20 +169,19 @@ def _build(cls: type, at: str, fields: list[_Field], copy: bool) -> list[str]:
     built first; ``copy``: containers copied (a clone), else parts shared (a shallow share)."""
     var = "o_" + at.replace(".", "_")
     lines: list[str] = []
-    items = []
+    items: list[tuple[str, str]] = []
     for name, part in _parts(cls):
         if not copy:  # a share shares the parts too
-            items.append(f"'{name}': {at}.{name}")
+            items.append((name, f"{at}.{name}"))
             continue
         lines += _build(part, f"{at}.{name}", fields, copy)
-        items.append(f"'{name}': o_{at.replace('.', '_')}_{name}")
-    for f in fields:
-        if f.at == at:
-            items.append(f"'{f.name}': {_copy(f) if copy else f.expr}")
-    if at == "m":
-        items[:0] = ["'sid': m.sid", "'ctx': ctx"]
-    return [*lines, f"    {var} = object.__new__({cls.__name__})",
-            f"    {var}.__dict__ = {{{', '.join(items)}}}"]
+        items.append((name, f"{var}_{name}"))
+    items += [(f.name, _copy(f) if copy else f.expr) for f in fields if f.at == at]
+    lines.append(f"    {var} = object.__new__({cls.__name__})")
+    if at != "m":  # a part (slots): one attribute at a time
+        return lines + [f"    {var}.{name} = {expr}" for name, expr in items]
+    items[:0] = [("sid", "m.sid"), ("ctx", "ctx")]
+    return [*lines, f"    {var}.__dict__ = {{{', '.join(f'{n!r}: {e}' for n, e in items)}}}"]
 
 
 def _metas(f: _Field) -> list[Any]:

@@ -15,7 +15,7 @@ from acp_model.model.records import EXPLAINS
 __all__ = ["Work"]
 
 
-@dataclass
+@dataclass(slots=True)
 class Work:
     """The current foreground work's tool calls and what may end it ``cancelled``."""
 
