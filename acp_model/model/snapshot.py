@@ -27,9 +27,9 @@ Field metadata steers the snapshot:
 
 The model class's ``SNAPSHOT_QUERIES`` name methods (paths, as ``canon``) whose answers join
 the snapshot: what the shared context decides beyond the read frontier (which unread cancels
-the agent probably read). Views the model makes from itself (``session.View``) are never
-copied: a clone, or a :func:`share` of the parts for a session an event does not touch, makes
-its own on first use, reading its own context.
+the agent probably read); a view named so (``facts``, a ``session.View``) is made once per
+snapshot. Views are no fields, so never copied: a clone, or a :func:`share` of the parts for a
+session an event does not touch, reads its own context through its own views.
 
 Sets become sorted tuples, records tuples of their fields, the ``perms`` mapping keeps only the
 order of its values (ids are positions).
