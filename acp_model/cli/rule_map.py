@@ -19,6 +19,10 @@ from acp_model.spec.rules import RULES
 
 DECIDING_MODULES = (
     "acp_model.model.session",
+    "acp_model.model.prompt_queue",
+    "acp_model.model.prompt_rules",
+    "acp_model.model.cancel_rules",
+    "acp_model.model.state_rules",
     "acp_model.model.obligations",
     "acp_model.model.connection",
     "acp_model.model.messages",
@@ -35,8 +39,15 @@ DECIDING_MODULES = (
 )
 
 WHAT = {
-    "acp_model.model.session": "the session machine: stateful lifecycle checks (guards) over "
-                               "the race facts of race_facts.py, proofs in evidence.py",
+    "acp_model.model.session": "the session machine's actions: the moves that may happen "
+                               "(MAY rules) and what they discharge",
+    "acp_model.model.prompt_queue": "the prompts' own moves: acceptance, user messages",
+    "acp_model.model.prompt_rules": "the session machine's checks on prompts, receipts and "
+                                    "user messages",
+    "acp_model.model.cancel_rules": "the session machine's checks on cancellation, over the "
+                                    "race facts of race_facts.py, proofs in evidence.py",
+    "acp_model.model.state_rules": "the session machine's checks on reported states and tool "
+                                   "calls, over the race facts of race_facts.py",
     "acp_model.model.obligations": "what a session still owes (liveness): answers, user "
                                    "messages, the end of work, the cancelled idle",
     "acp_model.model.connection": "the connection machine: initialize first, session ids, "

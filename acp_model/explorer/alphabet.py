@@ -38,13 +38,13 @@ def actions(cfg: Config, bounds: Bounds) -> list[Action]:  # noqa: C901
         out.append(_action(None, SYNC))
     for s, m in enumerate(cfg.models):
         obs = cfg.obs[s]
-        pending = [k for k, p in enumerate(m.prompts) if p.status == PromptStatus.PENDING]
-        accepted = sum(1 for p in m.prompts if p.status == PromptStatus.ACCEPTED)
-        perms = list(m.perms.values())
+        pending = [k for k, p in enumerate(m.queue.prompts) if p.status == PromptStatus.PENDING]
+        accepted = sum(1 for p in m.queue.prompts if p.status == PromptStatus.ACCEPTED)
+        perms = list(m.perm_book.perms.values())
         # client
-        if len(m.prompts) < bounds.max_prompts:
+        if len(m.queue.prompts) < bounds.max_prompts:
             out.append(_action(s, Event.PROMPT))
-        if max(len(m.cancels), len(obs.work_cancels)) < bounds.max_cancels:
+        if max(len(m.cancel_book.cancels), len(obs.work_cancels)) < bounds.max_cancels:
             out.append(_action(s, Event.CANCEL))
         if pending and not bounds.lean:
             out.append(_action(s, Event.PROMPT_CANCEL_REQUEST, pending[0]))
@@ -60,7 +60,7 @@ def actions(cfg: Config, bounds: Bounds) -> list[Action]:  # noqa: C901
             out.append(_action(s, Event.PROMPT_ACCEPTED, k))
             if not bounds.lean:
                 out.append(_action(s, Event.PROMPT_REJECTED, k))
-        if accepted or (m.early_user_messages < len(pending) and not bounds.lean):
+        if accepted or (m.queue.early_user_messages < len(pending) and not bounds.lean):
             out.append(_action(s, Event.USER_MESSAGE))
         out.append(_action(s, Event.RUNNING_REPORTED))
         out.append(_action(s, Event.REQUIRES_ACTION_REPORTED))
@@ -68,8 +68,9 @@ def actions(cfg: Config, bounds: Bounds) -> list[Action]:  # noqa: C901
             out.append(_action(s, Event.CUSTOM_REPORTED))
         for reason in bounds.reasons:
             out.append(_action(s, Event.IDLE_REPORTED, reason))
-        known = [t for t in TOOL_IDS if t in m.tools]
-        fresh = [TOOL_IDS[len(m.tools)]] if len(m.tools) < bounds.max_tools else []
+        tools = m.perm_book.tools
+        known = [t for t in TOOL_IDS if t in tools]
+        fresh = [TOOL_IDS[len(tools)]] if len(tools) < bounds.max_tools else []
         if len(perms) < bounds.max_permissions:
             for tool in (known + fresh) or [None]:
                 out.append(_action(s, Event.PERMISSION_REQUEST, tool))
@@ -97,19 +98,19 @@ def make_event(cfg: Config, action: Action) -> tuple[Ev, int]:
     ev = Ev(idx) if payload is None else \
         payload(cfg.models[action.session], action.arg, idx)  # type: ignore[index]
     if action.event in _RESPONSES:
-        p = cfg.models[action.session].prompts[action.arg]  # type: ignore[index]
+        p = cfg.models[action.session].queue.prompts[action.arg]  # type: ignore[index]
         return ev, frontier_after(cfg.ctx.frontier, p.idx)
     return ev, cfg.ctx.frontier
 
 
 def _tool_update(m: Any, a: Any, idx: int) -> Ev:
-    first = a[0] not in m.tools
+    first = a[0] not in m.perm_book.tools
     return Ev(idx, tool_call_id=a[0], status=a[1], update="update", has_title=first,
               first_report=first)
 
 
 def _perm_answer(m: Any, a: Any, idx: int) -> Ev:
-    return Ev(idx, id=list(m.perms.values())[a[0]].id, answer=a[1],
+    return Ev(idx, id=list(m.perm_book.perms.values())[a[0]].id, answer=a[1],
               error_code=-32800 if a[1] == Answer.ERROR else None)
 
 
@@ -117,12 +118,13 @@ def _perm_answer(m: Any, a: Any, idx: int) -> Ev:
 # carries none. A table rather than a chain of comparisons: it is asked on every edge.
 _PAYLOADS: dict[str, Callable[[Any, Any, int], Ev]] = {
     Event.PROMPT: lambda m, a, idx: Ev(idx, id=idx),
-    Event.PROMPT_CANCEL_REQUEST: lambda m, a, idx: Ev(idx, id=m.prompts[a].id),
-    Event.PROMPT_REJECTED: lambda m, a, idx: Ev(idx, id=m.prompts[a].id,
+    Event.PROMPT_CANCEL_REQUEST: lambda m, a, idx: Ev(idx, id=m.queue.prompts[a].id),
+    Event.PROMPT_REJECTED: lambda m, a, idx: Ev(idx, id=m.queue.prompts[a].id,
                                                 error_code=REJECT_CODE),
-    Event.PROMPT_ACCEPTED: lambda m, a, idx: Ev(idx, id=m.prompts[a].id, result_keys=()),
+    Event.PROMPT_ACCEPTED: lambda m, a, idx: Ev(idx, id=m.queue.prompts[a].id, result_keys=()),
     Event.PERMISSION_ANSWER: _perm_answer,
-    Event.PERMISSION_WITHDRAWN: lambda m, a, idx: Ev(idx, id=list(m.perms.values())[a].id),
+    Event.PERMISSION_WITHDRAWN: lambda m, a, idx: Ev(idx,
+                                                     id=list(m.perm_book.perms.values())[a].id),
     Event.PERMISSION_REQUEST: lambda m, a, idx: Ev(idx, id=idx, tool_call_id=a,
                                                    options=PERM_OPTIONS),
     Event.TOOL_UPDATE: _tool_update,

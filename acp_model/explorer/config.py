@@ -41,11 +41,8 @@ def _clone_model(m: SessionModel, ctx: Context) -> SessionModel:
 
 def _share_model(m: SessionModel, ctx: Context) -> SessionModel:
     """A shallow copy bound to a new context, for the sessions an event does not touch (the
-    stored original is never mutated, so sharing its lists is safe)."""
-    c = object.__new__(type(m))
-    c.__dict__.update(m.__dict__)
-    c.ctx = ctx
-    return c
+    stored original is never mutated, so sharing its parts is safe; see model.snapshot)."""
+    return snapshot.share(m, ctx)
 
 
 @dataclass(slots=True)
@@ -274,13 +271,13 @@ def _label(cfg: Config) -> str:
     f = cfg.ctx.frontier
     for m in cfg.models:
         bits = [m.state]
-        if m.prompts:
-            bits.append("p:" + "".join(p.status[0] for p in m.prompts))
-        if m.cancels:
+        if m.queue.prompts:
+            bits.append("p:" + "".join(p.status[0] for p in m.queue.prompts))
+        if m.cancel_book.cancels:
             bits.append("c:" + "".join(c.status + ("r" if c.idx <= f else "")
-                                       for c in m.cancels))
-        if m.perms:
-            bits.append("q:" + "".join(p.state[0] for p in m.perms.values()))
+                                       for c in m.cancel_book.cancels))
+        if m.perm_book.perms:
+            bits.append("q:" + "".join(p.state[0] for p in m.perm_book.perms.values()))
         parts.append(" ".join(bits))
     return " | ".join(parts)
 

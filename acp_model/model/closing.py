@@ -111,7 +111,7 @@ class Closes:
             self.closed[sid] = idx
         elif req.method == "session/prompt" and rid in self.held:
             close = self.held.pop(rid)
-            prompt = next((p for p in sess.prompts if p.id == rid), None) if sess else None
+            prompt = next((p for p in sess.queue.prompts if p.id == rid), None) if sess else None
             inserted = prompt is not None and prompt.echo_idx >= 0
             code = error.get("code") if isinstance(error, dict) else None
             run(held_prompt_cancelled, idx, error is not None, code, inserted, close,

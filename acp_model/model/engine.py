@@ -13,9 +13,11 @@ the rule's strength and the readings) and the machine then follows what the wire
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, update_wrapper
+from operator import attrgetter
 from types import MappingProxyType
 from typing import Any
 
@@ -33,6 +35,7 @@ class CheckSpec:
 
     meta: CheckMeta
     func: Callable[[Any, Any], bool]
+    proof: Callable[[Any, Any], Any] | None = None  # the evidence ``meta.evidence`` names
 
     @property
     def name(self) -> str:
@@ -63,6 +66,7 @@ class TransitionSpec:
     internal: bool
     checks: tuple[CheckSpec, ...]
     actions: tuple[str, ...]
+    funcs: tuple[Callable[[Any, Any], None], ...]  # the actions, called as (model, ev)
     allows: tuple[str, ...]
 
 
@@ -86,12 +90,53 @@ class Table:
         return out
 
 
+@cache
+def _owners(model: type) -> tuple[tuple[str | None, type], ...]:
+    """Where a name the machine uses is looked up: the model class, then the classes of its
+    ``PARTS`` (attributes holding its books and views, ``SessionModel.PARTS``)."""
+    parts = getattr(model, "PARTS", ())
+    hints = typing.get_type_hints(model) if parts else {}
+    out: list[tuple[str | None, type]] = [(None, model)]
+    for part in parts:
+        view = getattr(model, part, None)  # a view's class attribute is its class
+        cls = view if isinstance(view, type) else hints.get(part)
+        if not isinstance(cls, type):
+            raise DefinitionError(f"{model.__name__}: part {part!r} is neither a view nor a "
+                                  "field")
+        out.append((part, cls))
+    return tuple(out)
+
+
+def _found(model: type, name: str) -> list[tuple[str | None, Callable[..., Any]]]:
+    return [(part, f) for part, cls in _owners(model)
+            if callable(f := getattr(cls, name, None))]
+
+
+def _on_part(model: type, part: str, func: Callable[..., Any]) -> Callable[..., Any]:
+    """``func`` of a part, called as ``(model, ev)`` (the engine's convention), with the
+    tags ``@check`` / ``@allowance`` put on ``func``. A view is made straight from the model
+    (what its class attribute does, one call less on every guard)."""
+    view = getattr(model, part, None)
+    get = view if isinstance(view, type) else attrgetter(part)
+
+    def call(model: Any, ev: Any) -> Any:
+        return func(get(model), ev)
+
+    return update_wrapper(call, func)
+
+
 def _member(machine: type[StateMachine], model: type, name: str, what: str) -> Callable[..., Any]:
-    func = getattr(model, name, None)
-    if func is None or not callable(func):
+    """The function ``name`` as ``(model, ev)``: a method of the model or of exactly one of its
+    parts (python-statemachine calls every listener that has the name)."""
+    found = _found(model, name)
+    if not found:
         raise DefinitionError(f"{machine.__name__}: {what} {name!r} is not a method of "
-                              f"{model.__name__}")
-    return func
+                              f"{model.__name__} or of its parts")
+    if len(found) > 1:
+        raise DefinitionError(f"{machine.__name__}: {what} {name!r} is defined by "
+                              f"{', '.join(p or model.__name__ for p, _ in found)}: name it once")
+    part, func = found[0]
+    return func if part is None else _on_part(model, part, func)
 
 
 @cache
@@ -108,10 +153,10 @@ def compile_machine(machine: type[StateMachine], model: type) -> Table:
     names = {}
     initial = ""
     event_names = {str(e) for s in machine.states for t in s.transitions for e in t.events}
-    clash = sorted(n for n in event_names if hasattr(model, n))
+    clash = sorted(n for n in event_names if any(hasattr(c, n) for _, c in _owners(model)))
     if clash:
         raise DefinitionError(f"{machine.__name__}: {', '.join(clash)} name both an event and "
-                              f"a member of {model.__name__}")
+                              f"a member of {model.__name__} or of its parts")
     for state in machine.states:
         states.append(state.id)
         names[state.id] = state.name
@@ -123,25 +168,24 @@ def compile_machine(machine: type[StateMachine], model: type) -> Table:
                 name = str(spec)
                 func = _member(machine, model, name, "guard")
                 meta = meta_of(func)
-                if meta.evidence is not None:  # a failure without its proof would only warn
+                proof = None if meta.evidence is None else \
                     _member(machine, model, meta.evidence, f"evidence of {name}")
-                checks.append(CheckSpec(meta, func))
+                checks.append(CheckSpec(meta, func, proof))
             actions = tuple(str(a) for a in t.on if not a.is_convention)
-            for a in actions:
-                _member(machine, model, a, "action")
+            funcs = tuple(_member(machine, model, a, "action") for a in actions)
             implicit = [str(a) for a in (*t.on, *t.cond) if a.is_convention
-                        and hasattr(model, str(a))]
+                        and _found(model, str(a))]
             if implicit:  # the library would call them, the table would not
                 raise DefinitionError(f"{machine.__name__}: {', '.join(implicit)} would run "
                                       "by naming convention; name actions explicitly (on=)")
-            allows = tuple(r for a in actions for r in allows_of(getattr(model, a)))
+            allows = tuple(r for f in funcs for r in allows_of(f))
             for ev in t.events:
                 key = (state.id, str(ev))
                 if key in transitions:
                     raise ValueError(f"{machine.__name__}: two transitions for {key}; the model "
                                      "requires exactly one per (state, event)")
                 transitions[key] = TransitionSpec(state.id, str(ev), t.target.id, t.internal,
-                                                  tuple(checks), actions, allows)
+                                                  tuple(checks), actions, funcs, allows)
     events = tuple(dict.fromkeys(e for _, e in transitions))
     return Table(machine, model, initial, tuple(states), names, events,
                  MappingProxyType(transitions))
@@ -159,7 +203,8 @@ class TableEngine:
         self.exercised: dict[str, int] = {}
         self.transitions: dict[tuple[str, str], int] = {}  # (state, event) -> times fired
         self._plan: dict[tuple[str, str], tuple[str, tuple[tuple[CheckSpec, str], ...],
-                                                 tuple[str, ...], tuple[str, ...]]] = {}
+                                                 tuple[Callable[[Any, Any], None], ...],
+                                                 tuple[str, ...]]] = {}
         self._rules = {c.name: c.meta.rule_for(readings) for c in table.check_names().values()}
         # The proofs of the last fire's failures, stated before its actions ran (checks read
         # the state the event met): check name -> (text, [(index, role)]) or None.
@@ -167,7 +212,7 @@ class TableEngine:
         for key, tr in table.transitions.items():
             active = tuple((c, c.level(readings)) for c in tr.checks)
             active = tuple(a for a in active if a[1] != Level.OFF)
-            self._plan[key] = (tr.target, active, tr.actions, tr.allows)
+            self._plan[key] = (tr.target, active, tr.funcs, tr.allows)
 
     def rule_of(self, chk: CheckSpec) -> str:
         """The rule a failure of ``chk`` is reported under with this engine's readings."""
@@ -193,15 +238,15 @@ class TableEngine:
         return failures
 
     def _state_evidence(self, model: Any, ev: Any, failures: list[Failure]) -> None:
-        self.evidence = {c.name: getattr(model, c.meta.evidence)(ev)
-                         for c, _ in failures if c.meta.evidence is not None} if failures else {}
+        self.evidence = {c.name: c.proof(model, ev)
+                         for c, _ in failures if c.proof is not None} if failures else {}
 
     def apply(self, model: Any, event: str, ev: Any) -> None:
         """The actions and target of an event already judged by :meth:`allowed` (checks are
         pure, so running them again could not change the outcome); nothing is counted."""
         target, _, actions, _ = self._plan[(model.state, event)]
-        for name in actions:
-            getattr(model, name)(ev)
+        for action in actions:
+            action(model, ev)
         model.state = target
 
     def allowed(self, model: Any, event: str, ev: Any) -> tuple[bool, list[Failure]]:
@@ -226,7 +271,8 @@ class LibraryEngine(TableEngine):
     def _machine(self, model: Any) -> StateMachine:
         sm = self._machines.get(id(model))
         if sm is None:
-            sm = self._machines[id(model)] = self.table.machine(model=model)
+            parts = [getattr(model, p) for p in getattr(self.table.model, "PARTS", ())]
+            sm = self._machines[id(model)] = self.table.machine(model=model, listeners=parts)
         return sm
 
     def fire(self, model: Any, event: str, ev: Any) -> list[Failure]:

@@ -1,7 +1,8 @@
 """Evidence: which messages prove a race-dependent failure.
 
-Each method states the proof of one check (``@check(..., evidence=NAME)``) from the same named
-query its guard asks (``race_facts``): change the query and both follow. A check whose evidence
+Each method of :class:`Proofs` states the proof of one check (``@check(..., evidence=NAME)``)
+from the same named query its guard asks (:class:`~acp_model.model.race_facts.RaceFacts`):
+change the query and both follow. A check whose evidence
 returns None is reported as a warning, never as a failure (a failure states its proof).
 """
 
@@ -11,20 +12,28 @@ from collections.abc import Iterable
 from typing import Any
 
 from acp_model.model.events import Ev
+from acp_model.model.permission_book import PermissionBook
 from acp_model.model.permissions import classify
+from acp_model.model.race_facts import Session
 from acp_model.model.records import PermRec
 from acp_model.model.vocab import WORK, Answer, CancelStatus
 
 Evidence = tuple[str, list[tuple[int, str]]]  # what proves a failure, and its records by role
 
 
-class EvidenceMixin:
-    """The evidence part of :class:`~acp_model.model.session.SessionModel`."""
+class Proofs:
+    """The evidence of one :class:`~acp_model.model.session.SessionModel`'s checks: a view
+    that owns no state (``@check(evidence=NAME)`` names one of its methods)."""
+
+    __slots__ = ("m",)
+
+    def __init__(self, m: Session) -> None:
+        self.m = m
 
     def _proof_text(self, idx: int) -> tuple[str, list[tuple[int, str]]] | None:
         """How the trace proves the agent read the client message at ``idx`` (None: it does
         not, and a failure that needs it is no failure)."""
-        proof = self.ctx.proof(idx)
+        proof = self.m.ctx.proof(idx)
         if proof is None:
             return None
         return (f"the agent answered #{proof.request} (sent after #{idx}) with #{proof.response}",
@@ -32,11 +41,11 @@ class EvidenceMixin:
                  (proof.response, "response proving it was read")])
 
     def cancel_evidence(self, ev: Ev) -> Evidence | None:
-        binding = self.binding_cancels()
+        binding = self.m.facts.binding_cancels()
         if not binding:
             return None
         c = binding[0]
-        if self.ctx.readings.chose("A-11", "sent"):
+        if self.m.ctx.readings.chose("A-11", "sent"):
             return (f"session/cancel #{c.idx} was sent during this work (reading A-11=sent); "
                     f"expected stopReason 'cancelled', got {ev.reason!r}",
                     [(c.idx, "session/cancel sent during the work"), (ev.idx, "the idle")])
@@ -46,7 +55,7 @@ class EvidenceMixin:
         # Not sent during reported work: sent after a prompt still open, with no work in front
         # of it (the line A-10 draws: such a cancel binds that prompt's work).
         started = None if c.status == CancelStatus.WORK else \
-            next((p for p in self.prompts if p.idx < c.idx), None)
+            next((p for p in self.m.queue.prompts if p.idx < c.idx), None)
         why = ("sent during this work" if c.status == CancelStatus.WORK else
                "sent while the prompt" + (f" #{started.idx}" if started else "")
                + " of this work was being started (no other work in front of it),")
@@ -58,8 +67,8 @@ class EvidenceMixin:
     def probable_evidence(self, ev: Ev) -> Evidence | None:
         if ev.shown is False:  # v1: an error for a turn that showed nothing (a warning)
             return self.cancel_evidence(ev)
-        cancels = self.probable_cancels()
-        hint = self.ctx.hint(cancels[0].idx) if cancels else None
+        cancels = self.m.facts.probable_cancels()
+        hint = self.m.ctx.hint(cancels[0].idx) if cancels else None
         if hint is None:
             return None
         c = cancels[0]
@@ -71,7 +80,7 @@ class EvidenceMixin:
                  (hint.response, "the agent acting on it"), (ev.idx, "the idle")])
 
     def receipt_evidence(self, ev: Ev) -> Evidence | None:
-        first = self.receipt_ids.get(ev.message_id or "")
+        first = self.m.queue.receipt_ids.get(ev.message_id or "")
         if first is None:
             return None
         return (f"the receipt #{first} already named user message {ev.message_id!r}; this "
@@ -79,7 +88,7 @@ class EvidenceMixin:
                 [(first, "the earlier receipt"), (ev.idx, "the receipt reusing its id")])
 
     def insertion_evidence(self, ev: Ev) -> Evidence | None:
-        p = self._prompt(ev.id)
+        p = self.m.queue.find(ev.id)
         if p is None or p.echo_idx < 0:
             return None
         return (f"the user message #{p.echo_idx} carries the content of session/prompt "
@@ -89,7 +98,7 @@ class EvidenceMixin:
                  (ev.idx, "the error response")])
 
     def rejected_insertion_evidence(self, ev: Ev) -> Evidence | None:
-        found = self.inserted_rejected(ev)
+        found = self.m.queue.inserted_rejected(ev.text_key)
         if found is None:
             return None
         prompt, error = found
@@ -100,47 +109,47 @@ class EvidenceMixin:
                  (ev.idx, "the user message")])
 
     def held_evidence(self, ev: Ev) -> Evidence | None:
-        held = self.held_cancels()
+        held = self.m.facts.held_cancels()
         read = self._proof_text(held[0].idx) if held else None
         if read is None:
             return None
         c = held[0]
-        prompt = next((p for p in self.prompts if p.idx < c.idx), None)
+        prompt = next((p for p in self.m.queue.prompts if p.idx < c.idx), None)
         return (f"session/cancel #{c.idx} was read ({read[0]}) while the prompt"
                 + (f" #{prompt.idx}" if prompt else "") + " was held behind other work; the "
                 f"prompt outlived the cancel and its work ended {ev.reason!r} ("
-                + (self.ctx.readings.deciding_sentence("A-10")
+                + (self.m.ctx.readings.deciding_sentence("A-10")
                    or "reading A-10=cancel; RULES.md A-10: the text does not say whether a "
                    "cancel reaches a held prompt") + ")",
                 [(c.idx, "session/cancel"), *read[1],
                  *([(prompt.idx, "the held prompt")] if prompt else []), (ev.idx, "the idle")])
 
     def cause_evidence(self, ev: Ev) -> Evidence | None:
-        if not self._ends_work(ev):
+        if not self.m.facts.ends_work(ev):
             return ("no session/cancel was sent since the previous idle", [(ev.idx, "the idle")])
-        stale = self.stale_cancels if self.state in WORK else \
-            [c.idx for c in self.cancels if self._is_stale(c)]
+        stale = self.m.cancel_book.stale if self.m.state in WORK else \
+            [c.idx for c in self.m.cancel_book.cancels if self.m.facts.is_stale(c)]
         if not stale:
             return ("no session/cancel was sent during this work or while its prompt was open",
                     [(ev.idx, "the idle")])
         read = self._proof_text(stale[-1])
         if read is None:
             return None
-        began = f" began at #{self.work_began}" if self.state in WORK else " began"
+        began = f" began at #{self.m.work.began}" if self.m.state in WORK else " began"
         return (f"the last session/cancel, #{stale[-1]}, cannot apply to this work: "
                 f"{read[0]} before the work{began}, and no prompt sent before it was "
                 "unfinished",
                 [(stale[-1], "session/cancel"), *read[1],
-                 *([(self.work_began, "the work began")] if self.state in WORK else []),
+                 *([(self.m.work.began, "the work began")] if self.m.state in WORK else []),
                  (ev.idx, "the idle")])
 
     def answer_evidence(self, ev: Ev) -> Evidence | None:
-        perm = self.unapproved_start(ev)
+        perm = self.m.facts.unapproved_start(ev)
         if perm is None:
             return None
         read = self._proof_text(perm.answer_idx) if perm.answer is not None else None
         if read is None:
-            return unanswered_evidence(self, perm, ev)
+            return unanswered_evidence(self.m.perm_book, perm, ev)
         return (f"tool call {ev.tool_call_id!r} went {ev.status!r} although the permission "
                 f"request #{perm.idx} was answered '{perm.answer}' at #{perm.answer_idx} and "
                 f"{read[0]}",
@@ -148,7 +157,7 @@ class EvidenceMixin:
                  (ev.idx, "the tool update")])
 
     def new_work_evidence(self, ev: Ev) -> Evidence | None:
-        read_cancels = self.read_work_cancels()
+        read_cancels = self.m.facts.read_work_cancels()
         read = self._proof_text(read_cancels[0].idx) if read_cancels else None
         if read is None:
             return None
@@ -158,7 +167,7 @@ class EvidenceMixin:
                 [(c.idx, "session/cancel"), *read[1], (ev.idx, "the permission request")])
 
     def reply_evidence(self, ev: Ev) -> Evidence | None:
-        owed = self.replies_owed_before_work()
+        owed = self.m.facts.replies_owed_before_work()
         read = self._proof_text(owed[0].idx) if owed else None
         if read is None:
             return None
@@ -167,15 +176,16 @@ class EvidenceMixin:
                 [(owed[0].idx, "session/cancel"), *read[1], (ev.idx, "the new work")])
 
     def late_content_evidence(self, ev: Ev) -> Evidence | None:
-        if self.cancelled_end < 0:
+        end = self.m.cancel_book.cancelled_end
+        if end < 0:
             return None
-        return (f"the agent wrote the cancelled end of the turn at #{self.cancelled_end} before "
+        return (f"the agent wrote the cancelled end of the turn at #{end} before "
                 f"this content at #{ev.idx} (one output stream keeps its order), and no prompt "
                 "came in between",
-                [(self.cancelled_end, "the cancelled end of the turn"), (ev.idx, "content")])
+                [(end, "the cancelled end of the turn"), (ev.idx, "content")])
 
     def swallow_evidence(self, ev: Ev) -> Evidence | None:
-        owed = self.swallowed_cancels()
+        owed = self.m.facts.swallowed_cancels()
         read = self._proof_text(owed[0].idx) if owed else None
         if read is None:
             return None
@@ -184,11 +194,11 @@ class EvidenceMixin:
                 [(owed[0].idx, "session/cancel"), *read[1], (ev.idx, "the idle")])
 
 
-def unanswered_evidence(model: Any, perm: PermRec, ev: Ev) -> Evidence:
+def unanswered_evidence(book: PermissionBook, perm: PermRec, ev: Ev) -> Evidence:
     """PERM-11's proof for a tool that ran with no allow to read: its request still open, or
     answered without one (read or not), with the stray allow the agent may have taken for
     that request's answer."""
-    stray, items = stray_allow(model, perm)
+    stray, items = stray_allow(book, perm)
     if perm.answer is None:
         return (f"tool call {ev.tool_call_id!r} went {ev.status!r} while the permission request "
                 f"#{perm.idx} guarding it was still open: the client had not answered it (nor "
@@ -203,13 +213,13 @@ def unanswered_evidence(model: Any, perm: PermRec, ev: Ev) -> Evidence:
              (ev.idx, "the tool update")])
 
 
-def stray_allow(model: Any, perm: PermRec) -> Evidence:
+def stray_allow(book: PermissionBook, perm: PermRec) -> Evidence:
     """The client's last allow in the session before ``perm`` was sent, to another request
     whose own tool never ran (a late answer for cancelled work, or one for a withdrawn
     request): an answer an agent that keeps it may take for ``perm`` (none: nothing)."""
-    earlier = [(at, p) for p in (*model.perms.values(), *model.retired.values())
+    earlier = [(at, p) for p in (*book.perms.values(), *book.retired.values())
                if p is not perm and (at := _allowed_at(p, perm.idx)) >= 0
-               and not _ran(model, p)]
+               and not book.started(p.tool_call_id)]
     if not earlier:
         return "", []
     at, last = max(earlier, key=lambda pair: pair[0])
@@ -222,7 +232,7 @@ def note_repeat(sessions: Iterable[Any], perm_id: Any, msg: dict[str, Any], idx:
     """The client answered permission request ``perm_id`` again (a repeat no rule reads: only
     the first answer is an event): an allow is kept, on the newest request of that id, for
     :func:`stray_allow` to name."""
-    asked = [perm for m in sessions if (perm := m.perm(perm_id)) is not None]
+    asked = [perm for m in sessions if (perm := m.perm_book.perm(perm_id)) is not None]
     if not asked:
         return
     perm = max(asked, key=lambda p: p.idx)
@@ -239,8 +249,3 @@ def _allowed_at(perm: PermRec, before: int) -> int:
         allows.append(perm.answer_idx)
     return max(allows, default=-1)
 
-
-def _ran(model: Any, perm: PermRec) -> bool:
-    """The tool the request guarded went in_progress or completed at some point."""
-    tool = model.tools.get(perm.tool_call_id or "")
-    return tool is not None and tool.started

@@ -3,7 +3,7 @@
 One place decides it for the monitor (what is owed at the end of a trace or of a fuzz example)
 and for the explorer (a configuration is quiescent when nothing is owed). The request-shaped
 obligations (``REQUEST_OBLIGATIONS``) are judged by the monitor's open-request table for every
-method alike; :meth:`ObligationsMixin.unanswered_rule` says which one an unanswered permission
+method alike; :meth:`Obligations.unanswered_rule` says which one an unanswered permission
 request breaks.
 """
 
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from acp_model.model.check import CheckMeta, declare
-from acp_model.model.records import PermRec
-from acp_model.model.vocab import WORK, CancelStatus, Level, PermState, PromptStatus, Role
+from acp_model.model.race_facts import Session
+from acp_model.model.vocab import WORK, Level, PermState, PromptStatus, Role
 
 
 def _liveness(rule_id: str, name: str, doc: str, **kw: Any) -> CheckMeta:
@@ -70,12 +70,18 @@ class Obligation:
         return self.owed_from if self.owed_from >= 0 else self.idx
 
 
-class ObligationsMixin:
-    """The obligations part of :class:`~acp_model.model.session.SessionModel`."""
+class Obligations:
+    """What one :class:`~acp_model.model.session.SessionModel` still owes: a view that owns no
+    state."""
+
+    __slots__ = ("m",)
+
+    def __init__(self, m: Session) -> None:
+        self.m = m
 
     def unanswered_rule(self, perm_id: Any) -> CheckMeta:
         """Which obligation an unanswered permission request breaks."""
-        perm = self.perm(perm_id)
+        perm = self.m.perm_book.perm(perm_id)
         if perm is not None and perm.state == PermState.WITHDRAWN:
             return WITHDRAWN_ANSWERED
         if perm is not None and perm.owed_cancel:
@@ -89,8 +95,9 @@ class ObligationsMixin:
         The monitor judges these at the end of a trace (or of a fuzz example), the explorer
         calls a configuration quiescent when the list is empty.
         """
+        m = self.m
         out: list[Obligation] = []
-        for p in self.prompts:
+        for p in m.queue.prompts:
             if p.status == PromptStatus.PENDING:
                 # a withdrawn prompt is still owed its answer: CANCEL-14 says so, as the
                 # monitor's open-request table does for every withdrawn request
@@ -100,73 +107,36 @@ class ObligationsMixin:
                 out.append(Obligation(USER_MESSAGE_REPORTED, p.idx,
                                       f"session/prompt #{p.idx} was accepted but no user message "
                                       "reported where it entered the history"))
-            elif self.state not in WORK and not p.ran:
+            elif m.state not in WORK and not p.ran:
                 out.append(Obligation(WORK_ENDS, p.idx,
                                       f"session/prompt #{p.idx} was accepted and its user "
                                       "message reported, but its work never ran to an idle"))
-        for perm in self.perms.values():
+        for perm in m.perm_book.perms.values():
             if perm.state != PermState.ANSWERED:
                 out.append(Obligation(self.unanswered_rule(perm.id), perm.idx,
                                       f"the client never answered permission request "
                                       f"#{perm.idx}"))
-        if self.state in WORK:
+        if m.state in WORK:
             # A cancel read while this work's prompt was held behind earlier work binds it
             # only under A-10=cancel: otherwise this is new work, owed only its end.
-            cancel = next((c for c in self.cancels if self._concerns_work(c)), None)
+            cancel = next((c for c in m.cancel_book.cancels if m.facts.concerns_work(c)), None)
             if cancel is not None:
                 out.append(Obligation(CANCEL_ENDS_WORK, cancel.idx,
                                       f"session/cancel #{cancel.idx} was sent during foreground "
-                                      f"work but the session is still {self.state}; expected "
+                                      f"work but the session is still {m.state}; expected "
                                       "idle with stopReason cancelled",
-                                      owed_from=max(cancel.idx, self.work_began)))
+                                      owed_from=max(cancel.idx, m.work.began)))
             else:
-                out.append(Obligation(WORK_ENDS, -1, f"foreground work is still {self.state}: "
+                out.append(Obligation(WORK_ENDS, -1, f"foreground work is still {m.state}: "
                                       "it never ended with an idle state_update",
-                                      owed_from=max(0, self.work_began)))
-        if RECEIPT_ECHOED.level(self.ctx.readings) != Level.OFF:  # receipts' revisions
+                                      owed_from=max(0, m.work.began)))
+        if RECEIPT_ECHOED.level(m.ctx.readings) != Level.OFF:  # receipts' revisions
             out += [Obligation(RECEIPT_ECHOED, idx, f"the receipt #{idx} names user message "
                                f"{mid!r}, which was never reported")
-                    for mid, idx in self.receipts_owed.items()]
-        if self.state not in WORK and self._replies_owed():
+                    for mid, idx in m.queue.receipts_owed.items()]
+        if m.state not in WORK and m.facts.replies_owed():
             out += [Obligation(IDLE_CANCEL_REPLIED, c.idx,
                                f"session/cancel #{c.idx} was never answered with "
                                "idle(cancelled) (reading A-04=idle-cancelled)", by_client=True)
-                    for c in self.cancels if c.status == CancelStatus.QUIET and c.owes_reply]
+                    for c in m.cancel_book.quiet() if c.owes_reply]
         return out
-
-    def retire(self) -> None:
-        """Move permission requests no scan can see again out of ``perms`` (the monitor's
-        bound on a long session's cost; verdicts do not change).
-
-        A request is settled (:meth:`_settled`) once it is answered (the client's later
-        answers to its id never reach the model: they are duplicates), owes no
-        requires_action report (STATE-05) and no verdict can depend on the agent acting on
-        it any more. Every check that scans ``perms`` then skips it; what reads it by id
-        (PERM-11, STATE-06, CANCEL-04 via :meth:`perm`) finds it in ``retired``. Not called by
-        the explorer: its snapshots list ``perms``.
-        """
-        for pid, perm in list(self.perms.items()):
-            if self._settled(perm):
-                self.retired[pid] = self.perms.pop(pid)
-
-    def _settled(self, perm: PermRec) -> bool:
-        """Answered, owing no requires_action report (STATE-05), and the agent acting on the
-        answer (``Context.acted_on``) could no longer change a verdict: the answer is at or
-        below what it probably read, or below what it provably read (every index a verdict
-        could still ask about is above it)."""
-        return perm.state == PermState.ANSWERED and not perm.unreported_block \
-            and perm.answer_idx <= max(self.ctx.probable, self.ctx.frontier)
-
-    def compact(self) -> None:
-        """Forget answered permission requests no check can read any more.
-
-        Answered requests are read by STATE-05 (``unreported_block``), PERM-11 and STATE-06
-        (through the tool call they guard); a settled one that guards no tool call only takes
-        up room. The explorer calls this after each event, which frees the request's place in
-        its bounds (``tests/unit/test_explore.py`` checks that a compacted configuration is one the
-        exploration reaches).
-        """
-        guarding = {t.perm for t in self.tools.values()} if self.perms else ()
-        for pid, perm in list(self.perms.items()):
-            if self._settled(perm) and pid not in guarding:
-                del self.perms[pid]

@@ -1,15 +1,21 @@
 """The named queries the lifecycle checks and their evidence share: one per race fact.
 
 Which cancels bind the work now ending, which were read, which are stale or held, what the
-client may still answer: a guard asks one of these, and the evidence method of the same check
-asks the same one (``evidence.py``), so a proof cannot drift from the verdict it explains.
+client may still answer: a guard asks one of these, and the evidence of the same check asks the
+same one (:mod:`acp_model.model.evidence`), so a proof cannot drift from the verdict it
+explains. :class:`RaceFacts` owns no state: it reads the session's books (prompts, cancels,
+permissions, work) against what the agent has read (the shared ``Context``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
+from acp_model.model.cancel_book import OWING, CancelBook
+from acp_model.model.context import Context
 from acp_model.model.events import Ev
+from acp_model.model.permission_book import PermissionBook
+from acp_model.model.prompt_queue import PromptQueue
 from acp_model.model.records import CancelRec, PermRec, PromptRec
 from acp_model.model.vocab import (
     PROCEEDING_TOOL_STATUSES,
@@ -17,74 +23,81 @@ from acp_model.model.vocab import (
     WORK,
     Answer,
     CancelStatus,
-    ErrorCode,
     PermState,
-    PromptStatus,
 )
+from acp_model.model.work import Work
 
-OWING = frozenset({CancelStatus.WORK, CancelStatus.AMBIGUOUS})
+__all__ = ["RaceFacts", "Session"]
 
 
-class RaceFactsMixin:
-    """The derived views of :class:`~acp_model.model.session.SessionModel`."""
+class Session(Protocol):
+    """What the views read of a :class:`~acp_model.model.session.SessionModel` (declared here,
+    where the views start, so that they need not import the model that makes them)."""
 
-    def count(self, status: PromptStatus) -> int:
-        return sum(1 for p in self.prompts if p.status == status)
+    ctx: Context
+    state: str
+    queue: PromptQueue
+    cancel_book: CancelBook
+    perm_book: PermissionBook
+    work: Work
+    facts: RaceFacts
 
-    def _prompt_work_pending(self) -> bool:
-        """Accepted prompts whose work has not been ended by an idle."""
-        return any(p.status != PromptStatus.PENDING for p in self.prompts)
 
-    def _ends_work(self, ev: Ev) -> bool:
+class RaceFacts:
+    """The derived views of one :class:`~acp_model.model.session.SessionModel`."""
+
+    __slots__ = ("m",)
+
+    def __init__(self, m: Session) -> None:
+        self.m = m
+
+    def read(self, idx: int) -> bool:
+        """The agent provably read the client message at ``idx`` (the read frontier)."""
+        return self.m.ctx.read(idx)
+
+    def is_stale(self, c: CancelRec) -> bool:
+        return CancelBook.is_stale(c, self.m.ctx.read)
+
+    def ends_work(self, ev: Ev) -> bool:
         """An idle ends work when work was reported, or carries a reason after prompt work."""
-        return self.state in WORK or (ev.reason is not None and self._prompt_work_pending())
+        m = self.m
+        return m.state in WORK or (ev.reason is not None and m.queue.work_pending())
 
-    def _read(self, idx: int) -> bool:
-        return self.ctx.read(idx)
+    def busy(self) -> bool:
+        """Foreground work, or accepted prompts whose work has not ended with an idle yet."""
+        return self.m.state not in QUIET or bool(self.m.queue.prompts)
 
-    def _is_stale(self, c: CancelRec) -> bool:
-        return c.status == CancelStatus.QUIET and self._read(c.idx) and not c.prior
-
-    def _justifying(self) -> list[CancelRec]:
+    def justifying(self) -> list[CancelRec]:
         """Cancels that can explain a cancelled stop reason for the work now ending."""
-        if self.state in WORK:
-            return [c for c in self.cancels if c.status in OWING]
-        return [c for c in self.cancels if c.status in OWING
-                or (c.status == CancelStatus.QUIET and not self._is_stale(c))]
+        cancels = self.m.cancel_book.cancels
+        if self.m.state in WORK:
+            return [c for c in cancels if c.status in OWING]
+        return [c for c in cancels if c.status in OWING
+                or (c.status == CancelStatus.QUIET and not self.is_stale(c))]
 
-    def _withdrawal_pending(self) -> bool:
-        """A prompt the client withdrew (``$/cancel_request``) has work still to come, answered
-        or not: that work is the request's activity, which the agent may cancel
-        (cancellation.mdx), so an idle ending earlier work leaves the withdrawal in force."""
-        return any(p.withdrawn for p in self.prompts)
-
-    def _replies_owed(self) -> bool:
+    def replies_owed(self) -> bool:
         """Only reading A-04=idle-cancelled makes a cancel that met no work owe an idle."""
-        return self.ctx.readings.chose("A-04", "idle-cancelled")
+        return self.m.ctx.readings.chose("A-04", "idle-cancelled")
 
-    def _held_bound(self) -> bool:
-        """Reading A-10=cancel: a cancel also cancels the prompts held behind the work."""
-        return self.ctx.readings.chose("A-10", "cancel")
-
-    def _concerns_work(self, c: CancelRec) -> bool:
+    def concerns_work(self, c: CancelRec) -> bool:
         """Does this cancel concern the work in progress? (A held prompt's work is concerned
-        only under A-10=cancel.)"""
-        return c.status == CancelStatus.WORK or (c.status == CancelStatus.AMBIGUOUS
-                                                 and (not c.held or self._held_bound()))
+        only under A-10=cancel: a cancel also cancels the prompts held behind the work.)"""
+        return c.status == CancelStatus.WORK or (
+            c.status == CancelStatus.AMBIGUOUS
+            and (not c.held or self.m.ctx.readings.chose("A-10", "cancel")))
 
-    def _owing_cancel(self) -> bool:
-        return any(self._concerns_work(c) for c in self.cancels)
+    def owing_cancel(self) -> bool:
+        return any(self.concerns_work(c) for c in self.m.cancel_book.cancels)
 
-    def _prior(self, c_idx: int) -> bool:
+    def prior(self, c_idx: int) -> bool:
         """A prompt sent before ``c_idx`` may still be unfinished: it is open, or it was
         rejected but the work it started may outlive the rejection (A-28)."""
-        return self.rejected_work or any(p.idx < c_idx for p in self.prompts)
+        return self.m.work.rejected or self.m.queue.sent_before(c_idx)
 
-    def _later_prompt_may_own(self, c: CancelRec) -> bool:
+    def later_prompt_may_own(self, c: CancelRec) -> bool:
         """A prompt sent after the cancel may own the work that ends: it was accepted, or it
         was rejected but the work it started may outlive the rejection (A-28)."""
-        return c.outrun or any(p.idx > c.idx and p.status != PromptStatus.PENDING
-                               for p in self.prompts)
+        return c.outrun or self.m.queue.accepted_after(c.idx)
 
     def binding_cancels(self) -> list[CancelRec]:
         """Cancels that oblige the work now ending to end ``cancelled`` (CANCEL-07).
@@ -95,72 +108,85 @@ class RaceFactsMixin:
         may outlive the rejection, A-28). Under reading A-11=sent, every cancel sent during
         observed work binds, read or not.
         """
-        if self.ctx.readings.chose("A-11", "sent"):
-            return [c for c in self.cancels if c.status == CancelStatus.WORK]
-        return [c for c in self.cancels
+        cancels = self.m.cancel_book.cancels
+        if self.m.ctx.readings.chose("A-11", "sent"):
+            return [c for c in cancels if c.status == CancelStatus.WORK]
+        return [c for c in cancels
                 if (c.status == CancelStatus.WORK
                     or (c.status == CancelStatus.AMBIGUOUS and c.prior and not c.held
-                        and not self._later_prompt_may_own(c)))
-                and self._read(c.idx)]
+                        and not self.later_prompt_may_own(c)))
+                and self.read(c.idx)]
 
     def held_cancels(self) -> list[CancelRec]:
         """Cancels read while the prompt whose work now ends was held behind other work: under
         A-10=cancel they bind this work too; by default the prompt may outlive them."""
-        return [c for c in self.cancels
+        return [c for c in self.m.cancel_book.cancels
                 if c.status == CancelStatus.AMBIGUOUS and c.held and c.prior
-                and not self._later_prompt_may_own(c) and self._read(c.idx)]
+                and not self.later_prompt_may_own(c) and self.read(c.idx)]
 
     def probable_cancels(self) -> list[CancelRec]:
         """Cancels sent during this work that no response proves read, but that the agent
         probably read: it acted on a later client message (a permission answer)."""
-        return [c for c in self.cancels if c.status == CancelStatus.WORK
-                and not self._read(c.idx) and self.ctx.probably_read(c.idx)]
+        ctx = self.m.ctx
+        return [c for c in self.m.cancel_book.cancels if c.status == CancelStatus.WORK
+                and not ctx.read(c.idx) and ctx.probably_read(c.idx)]
 
     def probably_read_cancels(self) -> int:
         """How many of this work's unread cancels the agent probably read: all that the
         probable frontier (shared, only growing) can still change for a verdict, since later
         cancels are sent after every index it can move to."""
-        return len(self.probable_cancels()) if self.cancels else 0
+        return len(self.probable_cancels()) if self.m.cancel_book.cancels else 0
 
     def read_work_cancels(self) -> list[CancelRec]:
         """Cancels sent during this work that the agent provably read (CANCEL-05: no new
         permission requests after them)."""
-        return [c for c in self.cancels if c.status == CancelStatus.WORK and self._read(c.idx)]
+        return [c for c in self.m.cancel_book.cancels
+                if c.status == CancelStatus.WORK and self.read(c.idx)]
 
     def replies_owed_before_work(self) -> list[CancelRec]:
         """Cancels that met no work, were read before new work began, and still owe their
         idle(cancelled) (reading A-04=idle-cancelled)."""
-        return [c for c in self.cancels if c.owes_reply and self._is_stale(c)]
+        return [c for c in self.m.cancel_book.cancels if c.owes_reply and self.is_stale(c)]
 
     def swallowed_cancels(self) -> list[CancelRec]:
         """Cancels that owed an idle(cancelled), were provably read before this work ended,
         and are still unanswered (reading A-04=idle-cancelled)."""
-        return [c for c in self.cancels if c.status == CancelStatus.AMBIGUOUS and c.owes_reply
-                and self._read(c.idx)]
+        return [c for c in self.m.cancel_book.cancels
+                if c.status == CancelStatus.AMBIGUOUS and c.owes_reply and self.read(c.idx)]
 
     def required_answers(self, perm_id: Any) -> frozenset[tuple[str, int | None]] | None:
-        """The answers the client may still give to a permission request (CANCEL-04), as
-        ``(answer, error code)`` pairs; ``None``: any answer.
+        """The answers the client may still give to a permission request (CANCEL-04; reading
+        A-14=both also allows error -32800 for a withdrawn one), ``None``: any answer."""
+        return self.m.perm_book.required_answers(
+            perm_id, error_too=self.m.ctx.readings.chose("A-14", "both"))
 
-        After a cancel, only the cancelled outcome; under reading A-14=both also error -32800
-        once the agent withdrew the request with ``$/cancel_request``.
-        """
-        perm = self.perm(perm_id)
-        if perm is None or not perm.owed_cancel:
+    def unapproved_start(self, ev: Ev) -> PermRec | None:
+        """The permission request this tool update proceeds without (PERM-11), if any: an
+        answer other than an allow option that the agent provably read, or no allow at all
+        for a tool that never started before: the request still open (the client had sent
+        nothing, so no timing can explain it: a stale answer taken for this request), or
+        answered without an allow the agent may not have read yet (then it went ahead with
+        no answer; had it read it, against one). A request the agent withdrew is its own to
+        settle."""
+        book = self.m.perm_book
+        perm = book.guard(ev.tool_call_id)
+        if ev.status not in PROCEEDING_TOOL_STATUSES or perm is None:
             return None
-        allowed = {(Answer.CANCELLED, None)}
-        if self.ctx.readings.chose("A-14", "both") and perm.state == PermState.WITHDRAWN:
-            allowed.add((Answer.ERROR, ErrorCode.REQUEST_CANCELLED))
-        return frozenset(allowed)
+        if perm.answer in (Answer.ALLOW, Answer.CUSTOM_OPTION):
+            return None  # a custom option kind means whatever the agent defined
+        if perm.answer is not None and self.read(perm.answer_idx):
+            return perm
+        return None if book.started(ev.tool_call_id) or perm.withdrawn else perm
 
+    # --- what a snapshot keeps of a record (``canon`` metadata, model.snapshot) -------------
     def canon_ran(self, ran: bool, rec: PromptRec) -> bool:
         """``PromptRec.ran`` in a snapshot: read only while quiet, and every work end sets it,
         so during work it is noise."""
-        return ran or self.state in WORK
+        return ran or self.m.state in WORK
 
     def canon_owes_reply(self, owes: bool, rec: CancelRec) -> bool:
         """``CancelRec.owes_reply`` in a snapshot: read only under A-04=idle-cancelled."""
-        return owes and self._replies_owed()
+        return owes and self.replies_owed()
 
     def canon_outrun(self, outrun: bool, rec: CancelRec) -> bool:
         """``CancelRec.outrun`` in a snapshot: read only for a cancel that may reach an
@@ -170,7 +196,7 @@ class RaceFactsMixin:
     def canon_overlapped(self, overlapped: bool, rec: PermRec) -> bool:
         """``PermRec.overlapped`` in a snapshot: it only keeps ``unreported_block`` from being
         set, which is moot once the block is noted (only requires_action clears it, and the
-        flag with it) or a cancel reached the request (``_note_silent_block``)."""
+        flag with it) or a cancel reached the request (``PermissionBook.silent_block``)."""
         return overlapped and not rec.unreported_block and not rec.owed_cancel
 
     def canon_sibling_answered(self, answered: bool, rec: PermRec) -> bool:
@@ -182,39 +208,8 @@ class RaceFactsMixin:
         it is answered they are read only through the tool call it guards (PERM-11, STATE-06;
         the client never answers it again, CANCEL-04), so for a request guarding none they
         are noise (leaving them out halved the one-session exploration)."""
-        if rec.state == PermState.ANSWERED and not (self.tools and any(
-                t.perm == rec.id for t in self.tools.values())):
+        tools = self.m.perm_book.tools
+        if rec.state == PermState.ANSWERED and not (tools and any(
+                t.perm == rec.id for t in tools.values())):
             return None
         return value
-
-    def busy(self) -> bool:
-        """Foreground work, or accepted prompts whose work has not ended with an idle yet."""
-        return self.state not in QUIET or bool(self.prompts)
-
-    def unapproved_start(self, ev: Ev) -> PermRec | None:
-        """The permission request this tool update proceeds without (PERM-11), if any: an
-        answer other than an allow option that the agent provably read, or no allow at all
-        for a tool that never started before: the request still open (the client had sent
-        nothing, so no timing can explain it: a stale answer taken for this request), or
-        answered without an allow the agent may not have read yet (then it went ahead with
-        no answer; had it read it, against one). A request the agent withdrew is its own to
-        settle."""
-        perm = self._guard(ev)
-        if ev.status not in PROCEEDING_TOOL_STATUSES or perm is None:
-            return None
-        if perm.answer in (Answer.ALLOW, Answer.CUSTOM_OPTION):
-            return None  # a custom option kind means whatever the agent defined
-        if perm.answer is not None and self._read(perm.answer_idx):
-            return perm
-        tool = self.tools.get(ev.tool_call_id or "")
-        started = tool is not None and tool.started
-        return None if started or perm.withdrawn else perm
-
-    def _guard(self, ev: Ev) -> PermRec | None:
-        """The permission request guarding the event's tool call, if any."""
-        tool = self.tools.get(ev.tool_call_id or "")
-        return self.perm(tool.perm) if tool is not None else None
-
-    def perm(self, perm_id: Any) -> PermRec | None:
-        """The permission request ``perm_id``, open, answered or retired."""
-        return self.perms.get(perm_id) or self.retired.get(perm_id)

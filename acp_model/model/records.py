@@ -16,8 +16,8 @@ from typing import Any
 from acp_model.model.vocab import CancelStatus, PermState, PromptStatus
 
 INDEX = MappingProxyType({"index": True})
-# what an answered permission request no longer needs in a snapshot (race_facts.canon_settled)
-SETTLED = MappingProxyType({"canon": "canon_settled"})
+# what an answered permission request no longer needs in a snapshot (RaceFacts.canon_settled)
+SETTLED = MappingProxyType({"canon": "facts.canon_settled"})
 
 
 def _out(why: str, **extra: Any) -> MappingProxyType[str, Any]:
@@ -44,7 +44,7 @@ class PromptRec:
     # come while the prompt is listed, may end cancelled)
     withdrawn: bool = False
     # foreground work started or ended while this prompt was open (read only while quiet)
-    ran: bool = field(default=False, metadata={"canon": "canon_ran"})
+    ran: bool = field(default=False, metadata={"canon": "facts.canon_ran"})
     # The newer revision (SDK-PROMPT-02): the prompt's content, and the user message carrying
     # it verbatim while the prompt was open (it was inserted).
     content_key: str | None = field(default=None, metadata=_out(
@@ -69,13 +69,13 @@ class CancelRec:
     status: CancelStatus  # the cancel automaton, see the session module
     prior: bool = False  # a prompt sent before this cancel may still be unfinished
     # met no work to cancel: reading A-04=idle-cancelled wants an idle
-    owes_reply: bool = field(default=False, metadata={"canon": "canon_owes_reply"})
+    owes_reply: bool = field(default=False, metadata={"canon": "facts.canon_owes_reply"})
     # the prompts sent before it were held behind other work when it was sent (reading A-10)
     held: bool = False
     # a prompt sent after it was rejected, and the work that prompt may have started lives on
     # until an idle (reading A-28=may): the work that ends next may be that prompt's, which
     # this cancel does not reach
-    outrun: bool = field(default=False, metadata={"canon": "canon_outrun"})
+    outrun: bool = field(default=False, metadata={"canon": "facts.canon_outrun"})
 
 
 @dataclass(slots=True)
@@ -101,10 +101,11 @@ class PermRec:
     # the agent reported running after sending it: it says other foreground work progresses
     # meanwhile, which sdk-2.4.0 allows ("If other foreground work can progress, the state
     # remains running"), so what it writes while this request waits shows no block (STATE-05)
-    overlapped: bool = field(default=False, metadata={"canon": "canon_overlapped"})
+    overlapped: bool = field(default=False, metadata={"canon": "facts.canon_overlapped"})
     # another request of the session was answered after this one was sent: that request's
     # tool may be the work that progresses meanwhile (STATE-05, read while this one waits)
-    sibling_answered: bool = field(default=False, metadata={"canon": "canon_sibling_answered"})
+    sibling_answered: bool = field(default=False,
+                                   metadata={"canon": "facts.canon_sibling_answered"})
     # the client's last allow sent after its first answer (a repeat no rule reads; PERM-11's
     # proof names it, as an agent that kept it may take it for a later request); -1: none
     repeat_allow_idx: int = field(default=-1, metadata=EXPLAINS)

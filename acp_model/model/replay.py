@@ -116,7 +116,7 @@ def reopen_sent(model: Any, sid: str, idx: int, busy: bool, reopened_busy: dict[
     session shows from now on may be the reopen's history (V1-LOAD-01 and SESS-08 judge where
     it comes), so the end of an earlier cancelled turn no longer marks content as that turn's
     (CANCEL-09). Sent while the session worked, it is kept: see :func:`cancel_after_reopen`."""
-    model.cancelled_end = -1
+    model.cancel_book.cancelled_end = -1
     if busy:
         reopened_busy[sid] = idx
 
@@ -127,10 +127,11 @@ def cancel_after_reopen(model: Any, reopened_at: int | None) -> None:
     (an agent may load a fresh session object and leave the old turn orphaned), so which one
     the cancel addresses is open. It cannot bind that work (CANCEL-07): it stays a possible
     cause of a cancelled end, never a proof that one was owed."""
-    if model is None or reopened_at is None or not model.cancels:
+    if model is None or reopened_at is None or not model.cancel_book.cancels:
         return
-    if model.prompts and model.prompts[-1].idx > reopened_at:
+    prompts = model.queue.prompts
+    if prompts and prompts[-1].idx > reopened_at:
         return  # a prompt since the reopen: the work now running may be that prompt's
-    cancel = model.cancels[-1]
+    cancel = model.cancel_book.cancels[-1]
     if cancel.status == CancelStatus.WORK and cancel.idx > reopened_at:
         cancel.status, cancel.prior = CancelStatus.AMBIGUOUS, False

@@ -1,8 +1,10 @@
 """Copies and canonical snapshots of session models, derived from their dataclass fields.
 
 The explorer clones a model on every edge and keys configurations by a snapshot. Both are
-generated here from the fields of :class:`~acp_model.model.session.SessionModel` and of its
-records, so a new field is copied and compared without anybody remembering to add it (the
+generated here from the fields of :class:`~acp_model.model.session.SessionModel`, of its parts
+(fields holding dataclasses of their own: the prompt queue, the cancel and permission books, the
+work; copied afresh, their fields snapshotted in place) and of their records, so a new field is
+copied and compared without anybody remembering to add it (the
 hand-written versions they replace dropped new fields silently). The code is generated once per
 class (``exec`` of a specialised function): the explorer calls these about a hundred thousand
 times a second, and a generic loop over ``dataclasses.fields`` costs several times more.
@@ -19,11 +21,15 @@ Field metadata steers the snapshot:
   explanatory indices of a permission request, its options); :data:`EXCLUDED` lists them and
   ``tests/unit/test_snapshot.py`` keeps the list honest;
 * ``perm_ref``: holds a permission request id; replaced by that request's position;
-* ``canon``: the name of a model method mapping ``(value, record)`` to what matters for the
-  future (the record is None for a field of the model itself).
+* ``canon``: the path of a method on the model (``facts.canon_ran``: its race facts) mapping
+  ``(value, record)`` to what matters for the future (the record is None for a field of the
+  model itself).
 
-The model class's ``SNAPSHOT_QUERIES`` name methods whose answers join the snapshot: what the
-shared context decides beyond the read frontier (which unread cancels the agent probably read).
+The model class's ``SNAPSHOT_QUERIES`` name methods (paths, as ``canon``) whose answers join
+the snapshot: what the shared context decides beyond the read frontier (which unread cancels
+the agent probably read); a view named so (``facts``, a ``session.View``) is made once per
+snapshot. Views are no fields, so never copied: a clone, or a :func:`share` of the parts for a
+session an event does not touch, reads its own context through its own views.
 
 Sets become sorted tuples, records tuples of their fields, the ``perms`` mapping keeps only the
 order of its values (ids are positions).
@@ -51,17 +57,47 @@ def _record_type(hint: Any) -> type | None:
     return inner if isinstance(inner, type) and dataclasses.is_dataclass(inner) else None
 
 
-def _model_fields(model_cls: type) -> list[tuple[str, str, type | None]]:
-    """(name, container kind, record class) of every copied / snapshotted model field."""
-    hints = _hints(model_cls)
+@dataclasses.dataclass(frozen=True)
+class _Field:
+    """One copied / snapshotted field: where it is read (``m.queue``), its name, container kind,
+    record class, metadata and the class declaring it."""
+
+    at: str
+    name: str
+    kind: str  # list, dict, set or value
+    rec: type | None
+    meta: Any
+    owner: str
+
+    @property
+    def expr(self) -> str:
+        return f"{self.at}.{self.name}"
+
+
+_OWN = ("sid", "ctx")  # the model's identity and shared context: never copied
+
+
+def _parts(cls: type) -> list[tuple[str, type]]:
+    """The fields holding objects of their own (dataclasses): ``(name, class)``."""
+    hints = _hints(cls)
+    return [(f.name, hints[f.name]) for f in dataclasses.fields(cls) if f.name not in _OWN
+            and isinstance(hints[f.name], type) and dataclasses.is_dataclass(hints[f.name])]
+
+
+def _fields(cls: type, at: str) -> list[_Field]:
+    """Every copied / snapshotted field of ``cls`` read at ``at``, those of its parts (nested
+    dataclasses) in their place."""
+    hints = _hints(cls)
     out = []
-    for f in dataclasses.fields(model_cls):
-        if f.name in ("sid", "ctx"):
-            continue  # identity and the shared context, never copied
+    for f in dataclasses.fields(cls):
+        if at == "m" and f.name in _OWN:
+            continue
         hint = hints[f.name]
-        origin = typing.get_origin(hint)
-        kind = {list: "list", dict: "dict", set: "set"}.get(origin, "value")  # type: ignore
-        out.append((f.name, kind, _record_type(hint)))
+        if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+            out += _fields(hint, f"{at}.{f.name}")
+            continue
+        kind = {list: "list", dict: "dict", set: "set"}.get(typing.get_origin(hint), "value")  # type: ignore
+        out.append(_Field(at, f.name, kind, _record_type(hint), f.metadata, cls.__name__))
     return out
 
 
@@ -75,8 +111,9 @@ def _value(expr: str, meta: Any, rec: str, var: str = "None") -> str | None:
         return f"(None if {expr} < 0 else rank[{expr}])"
     if meta.get("perm_ref"):
         return f"pos.get({expr})"
-    if meta.get("canon"):
-        return f"m.{meta['canon']}({expr}, {var})"
+    if meta.get("canon"):  # a view's method ("facts.canon_ran"): the view is made once
+        view, _, method = meta["canon"].rpartition(".")
+        return f"v_{view}.{method}({expr}, {var})" if view else f"m.{method}({expr}, {var})"
     return expr
 
 
@@ -86,72 +123,100 @@ def _record_expr(cls: type, var: str) -> str:
     return "(" + "".join(p + ", " for p in parts) + ")"
 
 
+def _copy(f: _Field) -> str:
+    """The expression copying field ``f`` (records and containers afresh)."""
+    e = f.expr
+    if f.rec is not None:
+        copy = f"{f.rec.__name__}({', '.join(f'x.{r.name}' for r in dataclasses.fields(f.rec))})"
+        if f.kind == "list":
+            return f"[{copy} for x in {e}] if {e} else []"
+        return f"{{k: {copy} for k, x in {e}.items()}} if {e} else {{}}"
+    if f.kind == "set":
+        return f"{e}.copy() if {e} else set()"
+    if f.kind in ("list", "dict"):
+        return f"{e}.copy() if {e} else {f.kind}()"
+    return e
+
+
+def _snap(f: _Field, perms: str) -> tuple[list[str], list[str]]:
+    """The snapshot lines of field ``f`` and its index expressions (for ``indices``)."""
+    e = f.expr
+    if f.rec is None:
+        expr = _value(e, f.meta, f.owner)
+        if expr is None:
+            return [], []
+        if f.kind == "set":
+            return [f"tuple(sorted({e})) if {e} else (),"], []
+        if f.kind in ("list", "dict"):
+            return [f"tuple({e}),"], []
+        return [f"{expr},"], [f"[{e}] if {e} >= 0 else []"] if f.meta.get("index") else []
+    if f.meta.get("snapshot") is False:  # copied, not compared (nor its indices)
+        EXCLUDED[(f.owner, f.name)] = f.meta.get("why", "")
+        return [], []
+    item = _record_expr(f.rec, "x")
+    seq = e if f.kind == "list" else f"{e}.values()"
+    if f.kind == "list" or e == perms:  # perms: keyed by request id, the order of values is key
+        line = f"tuple([{item} for x in {seq}]),"
+    else:
+        line = f"tuple(sorted([(k, {item}) for k, x in {e}.items()])) if {e} else (),"
+    return [line], [f"[x.{r.name} for x in {seq} if x.{r.name} >= 0]"
+                    for r in dataclasses.fields(f.rec)
+                    if r.metadata.get("index") and r.metadata.get("snapshot") is not False]
+
+
+def _build(cls: type, at: str, fields: list[_Field], copy: bool) -> list[str]:
+    """Lines that make a copy of the object at ``at`` (of ``cls``) in ``o_<path>``: its parts
+    built first; ``copy``: containers copied (a clone), else parts shared (a shallow share)."""
+    var = "o_" + at.replace(".", "_")
+    lines: list[str] = []
+    items: list[tuple[str, str]] = []
+    for name, part in _parts(cls):
+        if not copy:  # a share shares the parts too
+            items.append((name, f"{at}.{name}"))
+            continue
+        lines += _build(part, f"{at}.{name}", fields, copy)
+        items.append((name, f"{var}_{name}"))
+    items += [(f.name, _copy(f) if copy else f.expr) for f in fields if f.at == at]
+    lines.append(f"    {var} = object.__new__({cls.__name__})")
+    if at != "m":  # a part (slots): one attribute at a time
+        return lines + [f"    {var}.{name} = {expr}" for name, expr in items]
+    items[:0] = [("sid", "m.sid"), ("ctx", "ctx")]
+    return [*lines, f"    {var}.__dict__ = {{{', '.join(f'{n!r}: {e}' for n, e in items)}}}"]
+
+
+def _metas(f: _Field) -> list[Any]:
+    """The metadata of field ``f`` and of its records' fields."""
+    return [f.meta, *(r.metadata for r in dataclasses.fields(f.rec))] if f.rec else [f.meta]
+
+
 @cache
-def _generated(model_cls: type) -> tuple[Callable[..., Any], Callable[..., Any],  # noqa: C901, PLR0915
-                                         Callable[..., Any]]:
-    """Compile clone, snapshot and indices for ``model_cls``."""
-    # plain values come with one copy of the instance dict; containers are replaced below
-    clone = ["def clone(m, ctx):", "    c = object.__new__(M)", "    d = m.__dict__.copy()",
-             "    d['ctx'] = ctx"]
+def _generated(model_cls: type) -> tuple[Callable[..., Any], ...]:
+    """Compile clone, snapshot, indices and share for ``model_cls``."""
+    fields = _fields(model_cls, "m")
+    names: dict[str, Any] = {model_cls.__name__: model_cls}
+    names.update({cls.__name__: cls for _, cls in _parts(model_cls)})
+    names.update({f.rec.__name__: f.rec for f in fields if f.rec is not None})
+    perms = next((f.expr for f in fields if f.name == "perms"), "m.perms")
+    queries = getattr(model_cls, "SNAPSHOT_QUERIES", ())
+    views = sorted({c.rpartition(".")[0] for f in fields for r in _metas(f)
+                    if (c := r.get("canon")) and "." in c}
+                   | {q.rpartition(".")[0] for q in queries if "." in q})
     snap = ["def snapshot(m, rank):",
-            "    pos = {k: n for n, k in enumerate(m.perms)} if m.perms else {}", "    return ("]
-    index_exprs: list[str] = []
-    names: dict[str, Any] = {"M": model_cls}
-    model_meta = {f.name: f.metadata for f in dataclasses.fields(model_cls)}
-    for name, kind, rec in _model_fields(model_cls):
-        meta = model_meta[name]
-        if rec is not None:
-            names[rec.__name__] = rec
-            args = ", ".join(f"x.{f.name}" for f in dataclasses.fields(rec))
-            copy = f"{rec.__name__}({args})"
-            if meta.get("snapshot") is False:  # copied, not compared (nor its indices)
-                EXCLUDED[(model_cls.__name__, name)] = meta.get("why", "")
-                clone.append(f"    d['{name}'] = {{k: {copy} for k, x in m.{name}.items()}} "
-                             f"if m.{name} else {{}}" if kind == "dict" else
-                             f"    d['{name}'] = [{copy} for x in m.{name}]")
-                continue
-            if kind == "list":
-                clone.append(f"    d['{name}'] = [{copy} for x in m.{name}] if m.{name} else []")
-                item = _record_expr(rec, "x")
-                snap.append(f"        tuple([{item} for x in m.{name}]),")
-                seq = f"m.{name}"
-            else:
-                clone.append(f"    d['{name}'] = {{k: {copy} for k, x in m.{name}.items()}} "
-                             f"if m.{name} else {{}}")
-                item = _record_expr(rec, "x")
-                if name == "perms":  # keyed by request id: the order of values is the key
-                    snap.append(f"        tuple([{item} for x in m.{name}.values()]),")
-                else:
-                    snap.append(f"        tuple(sorted([(k, {item}) for k, x in "
-                                f"m.{name}.items()])) if m.{name} else (),")
-                seq = f"m.{name}.values()"
-            for f in dataclasses.fields(rec):
-                if f.metadata.get("index") and f.metadata.get("snapshot") is not False:
-                    index_exprs.append(f"[x.{f.name} for x in {seq} if x.{f.name} >= 0]")
-        elif kind == "set":
-            clone.append(f"    d['{name}'] = m.{name}.copy() if m.{name} else set()")
-            if _value(f"m.{name}", meta, model_cls.__name__) is not None:
-                snap.append(f"        tuple(sorted(m.{name})) if m.{name} else (),")
-        elif kind in ("list", "dict"):
-            clone.append(f"    d['{name}'] = m.{name}.copy() if m.{name} else {kind}()")
-            if _value(f"m.{name}", meta, model_cls.__name__) is not None:
-                snap.append(f"        tuple(m.{name}),")
-        else:
-            expr = _value(f"m.{name}", meta, model_cls.__name__)
-            if expr is not None:
-                snap.append(f"        {expr},")
-                if meta.get("index"):
-                    index_exprs.append(f"[m.{name}] if m.{name} >= 0 else []")
-    for query in getattr(model_cls, "SNAPSHOT_QUERIES", ()):
-        snap.append(f"        m.{query}(),")
-    clone += ["    c.__dict__ = d", "    return c"]
-    snap.append("    )")
+            f"    pos = {{k: n for n, k in enumerate({perms})}} if {perms} else {{}}",
+            *[f"    v_{v} = m.{v}" for v in views], "    return ("]
     idx = ["def indices(m):", "    out = set()"]
-    idx += [f"    out.update({e})" for e in index_exprs]
+    for f in fields:
+        lines, index_exprs = _snap(f, perms)
+        snap += [f"        {line}" for line in lines]
+        idx += [f"    out.update({e})" for e in index_exprs]
+    snap += [f"        {'v_' if '.' in q else 'm.'}{q}()," for q in queries]
+    snap.append("    )")
     idx.append("    return out")
-    source = "\n".join(clone + snap + idx) + "\n"
+    clone = ["def clone(m, ctx):", *_build(model_cls, "m", fields, True), "    return o_m"]
+    share = ["def share(m, ctx):", *_build(model_cls, "m", fields, False), "    return o_m"]
+    source = "\n".join(clone + snap + idx + share) + "\n"
     exec(compile(source, f"<snapshot of {model_cls.__name__}>", "exec"), names)
-    return names["clone"], names["snapshot"], names["indices"]
+    return names["clone"], names["snapshot"], names["indices"], names["share"]
 
 
 def compiled(model_cls: type) -> tuple[Callable[..., Any], Callable[..., Any],
@@ -159,12 +224,26 @@ def compiled(model_cls: type) -> tuple[Callable[..., Any], Callable[..., Any],
     """``(clone, snapshot, indices)`` of ``model_cls`` without the per-call dispatch on the
     model's type: ``clone(model, ctx)``, ``snapshot(model, rank)``, ``indices(model)`` (the
     explorer, which calls them on every edge, looks them up once)."""
-    return _generated(model_cls)
+    return _compiled(model_cls)
+
+
+@cache
+def _compiled(model_cls: type) -> tuple[Callable[..., Any], Callable[..., Any],
+                                        Callable[..., Any]]:
+    clone_, snapshot_, indices_, _ = _generated(model_cls)
+    return clone_, snapshot_, indices_
 
 
 def clone(model: Any, ctx: Any = None) -> Any:
     """A copy that shares nothing mutable, bound to ``ctx`` (default: the same context)."""
     return _generated(type(model))[0](model, model.ctx if ctx is None else ctx)
+
+
+def share(model: Any, ctx: Any) -> Any:
+    """A shallow copy bound to ``ctx``: it shares the parts and their containers (for the
+    sessions an event does not touch: the stored original is never mutated), not the views
+    made from the original (``session.View``), which read the original's context."""
+    return _generated(type(model))[3](model, ctx)
 
 
 def indices(model: Any) -> set[int]:

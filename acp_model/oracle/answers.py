@@ -188,7 +188,7 @@ class Answers:
         if not r.has_error:
             self.shapes.findings(messages.permission_result(r.result, self.rev), r.idx, r.what,
                                  sid)
-        perm = self.machines.sessions[sid].perm(r.req_id)
+        perm = self.machines.sessions[sid].perm_book.perm(r.req_id)
         answer = permissions.classify(perm.options if perm is not None else None, r.result,
                                       r.has_error)
         self.machines.session_event(sid, Event.PERMISSION_ANSWER,

@@ -118,7 +118,7 @@ class LivenessJudge:
         what = f"the client never answered {req.method} (id {req_id!r})"
         sess = self.machines.sessions.get(req.session or "")
         if req.method == "session/request_permission" and sess is not None:
-            return sess.unanswered_rule(req_id), what
+            return sess.owed.unanswered_rule(req_id), what
         return (WITHDRAWN_ANSWERED if req.withdrawn else REQUEST_ANSWERED), what
 
     def judge_waited(self, req_id: Any, meta: CheckMeta, message: str, deadline: float

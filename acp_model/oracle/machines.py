@@ -70,11 +70,11 @@ class Machines:
         failures = self.session_engine.fire(sess, event, ev)
         if failures and ev.idx != self.closes.gone:  # SDK-CLOSE-03's message: one failure
             self.store.failures_of(failures, ev.idx, sid, what, self.session_engine.evidence)
-        if len(sess.perms) >= self._retire_at.get(sid, RETIRE_AT):
+        if len(sess.perm_book.perms) >= self._retire_at.get(sid, RETIRE_AT):
             # amortised: a scan each time the live requests double, so a long session's
             # scans stay proportional to its open requests, not to every request it ever had
             sess.retire()
-            self._retire_at[sid] = max(RETIRE_AT, 2 * len(sess.perms))
+            self._retire_at[sid] = max(RETIRE_AT, 2 * len(sess.perm_book.perms))
 
     def derived(self, sid: str, events: list[tuple[Event, Ev, str]]) -> None:
         """Fire the model's events a v1 message stands for (``turns_v1``)."""
@@ -91,20 +91,20 @@ class Machines:
         sess = self.sessions.get(sid)
         if sess is None:
             return False
-        return sess.busy() or bool(self.rpc.pending_prompts(sid))
+        return sess.facts.busy() or bool(self.rpc.pending_prompts(sid))
 
     def quiet(self, sid: str) -> bool:
         return self.state(sid) in QUIET
 
     def permission_options(self, sid: str, req_id: Any) -> Mapping[str, Any]:
         sess = self.sessions.get(sid)
-        perm = sess.perm(req_id) if sess is not None else None
+        perm = sess.perm_book.perm(req_id) if sess is not None else None
         return perm.options if perm is not None else {}
 
     def required_answers(self, sid: str, req_id: Any) -> frozenset[tuple[str, int | None]] | None:
         """The answers the client may still give to a permission request (None: any)."""
         sess = self.sessions.get(sid)
-        return sess.required_answers(req_id) if sess is not None else None
+        return sess.facts.required_answers(req_id) if sess is not None else None
 
     def client_may(self, sid: str, event: str, ev: Ev) -> bool:
         """Would the model let the client send this now?"""
@@ -118,7 +118,7 @@ class Machines:
         """Trace index where the session's current (or last) foreground work began (-1:
         none yet)."""
         sess = self.sessions.get(sid)
-        return sess.work_began if sess is not None else -1
+        return sess.work.began if sess is not None else -1
 
     def exercised(self) -> dict[str, int]:
         """How often the machines' checks ran, per rule."""

@@ -111,7 +111,7 @@ def test_rules_table_and_json() -> None:
     head = lines.index("CANCEL-07  MUST")
     block = lines[head + 1:lines.index("", head)]  # facts, statement, source: indented
     assert block and all(line.startswith("    ") for line in block)
-    assert "binds the agent" in block[0] and "decided in session" in " ".join(block)
+    assert "binds the agent" in block[0] and "decided in cancel_rules" in " ".join(block)
     assert any(line.startswith("    Once the agent has provably read a cancel") for line in block)
     assert not any(line.endswith(" ") for line in lines)  # no padding to the width
     code, out, _ = run("rules", "--format", "table")

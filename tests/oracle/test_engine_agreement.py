@@ -122,9 +122,9 @@ def test_retiring_settled_permission_requests_changes_no_verdict(steps: list,
         # what it probably read beyond what it provably read (the rest no verdict asks)
         assert _beyond_proof(kept.ctx) == _beyond_proof(lean.ctx)
         for pid in {f["id"] for _, f, _ in steps}:
-            assert kept.required_answers(pid) == lean.required_answers(pid)
-            assert kept.unanswered_rule(pid) == lean.unanswered_rule(pid)
-    assert len(lean.perms) <= len(kept.perms)
+            assert kept.facts.required_answers(pid) == lean.facts.required_answers(pid)
+            assert kept.owed.unanswered_rule(pid) == lean.owed.unanswered_rule(pid)
+    assert len(lean.perm_book.perms) <= len(kept.perm_book.perms)
 
 
 conn_payloads = st.fixed_dictionaries({

@@ -68,7 +68,7 @@ def test_every_id_the_code_cites_is_catalogued() -> None:
 def test_the_scan_sees_what_it_should() -> None:
     cited = _cited()
     assert {"CANCEL-07", "ACPM-ANSWER", "A-11", "C-07"} <= set(cited)
-    assert "acp_model/model/session.py" in cited["CANCEL-07"]
+    assert "acp_model/model/cancel_rules.py" in cited["CANCEL-07"]
 
 
 def test_every_agent_rule_is_decided_somewhere() -> None:

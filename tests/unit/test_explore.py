@@ -23,10 +23,11 @@ from acp_model.explorer import (
     parse_diff,
 )
 from acp_model.explorer.config import _observe
+from acp_model.model.cancel_rules import CancelRules
 from acp_model.model.check import CheckMeta, check
 from acp_model.model.engine import CheckSpec, TableEngine, compile_machine
 from acp_model.model.lifecycle import SessionLifecycle
-from acp_model.model.session import SessionModel
+from acp_model.model.session import SessionModel, View
 from acp_model.model.vocab import WORK, Event, Role
 from acp_model.oracle.offline import check_records
 from acp_model.spec.readings import DEFAULT, ReadingError
@@ -263,12 +264,18 @@ class CancelForgotten(SessionModel):
         pass
 
 
-class CancelledWithoutCause(SessionModel):
-    """No ``cancelled_has_cause`` guard anywhere: any idle may say cancelled."""
+class _NoCause(CancelRules):
+    __slots__ = ()
 
     @check("CANCEL-11")
     def cancelled_has_cause(self, ev: Any) -> bool:
         return True
+
+
+class CancelledWithoutCause(SessionModel):
+    """No ``cancelled_has_cause`` guard anywhere: any idle may say cancelled."""
+
+    cancel_rules = View(_NoCause)
 
 
 def test_forgotten_cancel_breaks_property_b_with_a_witness() -> None:

@@ -20,15 +20,38 @@ from acp_model.spec.readings import DEFAULT
 def _busy_model() -> SessionModel:
     m = SessionModel("s1", Context(DEFAULT.parse(["A-04=idle-cancelled"])))
     m.state = "running"
-    m.prompts.append(PromptRec(3, 3, PromptStatus.ACCEPTED))
-    m.cancels.append(CancelRec(5, CancelStatus.WORK))
-    m.perms["p"] = PermRec("p", 6, "t1", MappingProxyType({"a": "allow_once"}),
-                           PermState.ANSWERED, False, Answer.REJECT, 7, True)
-    m.tools["t1"] = ToolRec("p")
-    m.work_tools.add("t1")
-    m.cancelled_tools.add("t0")
-    m.early_user_messages = 1
+    m.queue.prompts.append(PromptRec(3, 3, PromptStatus.ACCEPTED))
+    m.cancel_book.cancels.append(CancelRec(5, CancelStatus.WORK))
+    m.perm_book.perms["p"] = PermRec("p", 6, "t1", MappingProxyType({"a": "allow_once"}),
+                                     PermState.ANSWERED, False, Answer.REJECT, 7, True)
+    m.perm_book.tools["t1"] = ToolRec("p")
+    m.work.tool_calls.add("t1")
+    m.work.cancelled_tools.add("t0")
+    m.queue.early_user_messages = 1
     return m
+
+
+def _leaves(m: SessionModel) -> list[tuple[Any, dataclasses.Field[Any]]]:
+    """(holder, field) of every copied field: the model's own, and those of its parts (the
+    books, nested dataclasses), in their place."""
+    out: list[tuple[Any, dataclasses.Field[Any]]] = []
+    for f in dataclasses.fields(m):
+        if f.name in ("sid", "ctx"):
+            continue
+        value = getattr(m, f.name)
+        if dataclasses.is_dataclass(value):
+            out += [(value, pf) for pf in dataclasses.fields(value)]
+        else:
+            out.append((m, f))
+    return out
+
+
+def _holder(m: SessionModel, name: str) -> Any:
+    """The object (the model or one of its parts) whose field is called ``name`` (field names
+    are unique across the parts)."""
+    holders = [h for h, f in _leaves(m) if f.name == name]
+    assert len(holders) == 1, name
+    return holders[0]
 
 
 _LIVE: dict[type, dict[str, Any]] = {
@@ -55,8 +78,8 @@ def _record_fields() -> list[tuple[str, Any, str]]:
     """(model field, key or index, record field) of every record field in the busy model."""
     m = _busy_model()
     out = []
-    for f in dataclasses.fields(m):
-        value = getattr(m, f.name)
+    for holder, f in _leaves(m):
+        value = getattr(holder, f.name)
         items = list(value.items()) if isinstance(value, dict) else list(enumerate(value)) \
             if isinstance(value, list) else []
         for key, rec in items:
@@ -69,10 +92,11 @@ def test_a_clone_shares_nothing_mutable() -> None:
     m = _busy_model()
     c = snapshot.clone(m, Context())
     assert snapshot.snapshot(c) != () and c.ctx is not m.ctx
-    for f in dataclasses.fields(m):
-        if f.name in ("sid", "ctx"):
-            continue
-        a, b = getattr(m, f.name), getattr(c, f.name)
+    assert c.facts.m is c and m.facts.m is m, "a clone reads itself, not the original"
+    for part in ("queue", "cancel_book", "perm_book", "work"):
+        assert getattr(c, part) is not getattr(m, part), f"{part} is shared"
+    for (holder, f), (copy, _) in zip(_leaves(m), _leaves(c), strict=True):
+        a, b = getattr(holder, f.name), getattr(copy, f.name)
         assert a == b, f.name
         if isinstance(a, list | dict | set):
             assert a is not b, f"{f.name} is shared"
@@ -86,7 +110,7 @@ def test_a_clone_shares_nothing_mutable() -> None:
 def test_every_record_field_is_in_the_snapshot_or_excluded_with_a_reason(
         field: str, key: Any, name: str) -> None:
     m = _busy_model()
-    rec = getattr(m, field)[key]
+    rec = getattr(_holder(m, field), field)[key]
     meta = next(f.metadata for f in dataclasses.fields(rec) if f.name == name)
     if meta.get("canon"):
         # canonicalised values matter only in some conditions (see their canon method): quiet,
@@ -110,13 +134,13 @@ def test_every_record_field_is_in_the_snapshot_or_excluded_with_a_reason(
     assert changed, f"{type(rec).__name__}.{name} changes nothing in the snapshot"
 
 
-@pytest.mark.parametrize("name", [f.name for f in dataclasses.fields(SessionModel)
-                                  if f.name not in ("sid", "ctx")
-                                  and f.metadata.get("snapshot") is not False])
+@pytest.mark.parametrize("name", [f.name for _, f in _leaves(_busy_model())
+                                  if f.metadata.get("snapshot") is not False])
 def test_every_model_field_is_in_the_snapshot(name: str) -> None:
     m = _busy_model()
     base = snapshot.snapshot(m)
-    value = getattr(m, name)
+    holder = _holder(m, name)
+    value = getattr(holder, name)
     if isinstance(value, set):
         value.add("new")
     elif isinstance(value, list):
@@ -124,18 +148,26 @@ def test_every_model_field_is_in_the_snapshot(name: str) -> None:
     elif isinstance(value, dict):
         value["new"] = dataclasses.replace(next(iter(value.values())))
     else:
-        setattr(m, name, _changes(value)[0])
+        setattr(holder, name, _changes(value)[0])
     assert snapshot.snapshot(m) != base, name
 
 
 def test_model_fields_left_out_say_why() -> None:
-    out = [f for f in dataclasses.fields(SessionModel) if f.metadata.get("snapshot") is False]
-    assert out and all(len(f.metadata["why"]) > 20 for f in out)
     m = _busy_model()
+    out = [(h, f) for h, f in _leaves(m) if f.metadata.get("snapshot") is False]
+    assert out and all(len(f.metadata["why"]) > 20 for _, f in out)
     before = snapshot.snapshot(m)
-    for f in out:
-        setattr(m, f.name, [1] if isinstance(getattr(m, f.name), list) else 5)
+    for holder, f in out:
+        setattr(holder, f.name, [1] if isinstance(getattr(holder, f.name), list) else 5)
     assert snapshot.snapshot(m) == before
+
+
+def test_a_shared_copy_reads_its_own_context() -> None:
+    m = _busy_model()
+    assert m.facts.m is m  # a view made on the original
+    shared = snapshot.share(m, Context(DEFAULT))
+    assert shared.queue is m.queue and shared.facts.m is shared
+    assert shared.facts.replies_owed() != m.facts.replies_owed()  # A-04 read from its context
 
 
 def test_a_new_field_is_picked_up_without_code_changes() -> None:

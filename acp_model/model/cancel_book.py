@@ -1,0 +1,141 @@
+"""The cancels of one session: each ``session/cancel`` through the automaton of the session
+module (``W`` / ``I`` / ``A``, :class:`~acp_model.model.vocab.CancelStatus`).
+
+:class:`CancelBook` owns the outstanding cancels, the ones dropped as stale at the last work
+start (CANCEL-11's evidence) and where work last ended cancelled (v1's CANCEL-09). What the agent
+has read, and which prompts a cancel could still reach, belong to others: the book's moves take
+them as functions (``read``, ``prior``) from :class:`~acp_model.model.race_facts.RaceFacts`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from acp_model.model.records import EXPLAINS, LIVE_CONTENT, CancelRec
+from acp_model.model.vocab import CancelStatus
+
+__all__ = ["OWING", "CancelBook"]
+
+OWING = frozenset({CancelStatus.WORK, CancelStatus.AMBIGUOUS})
+
+Read = Callable[[int], bool]  # has the agent provably read the client message at this index?
+
+
+@dataclass(slots=True)
+class CancelBook:
+    """Outstanding cancels and what the last work's end made of them."""
+
+    cancels: list[CancelRec] = field(default_factory=list)
+    # Explanations only (not in the snapshot): the cancels dropped at the current work's start
+    # because the agent had provably read them before (CANCEL-11).
+    stale: list[int] = field(default_factory=list, metadata=EXPLAINS)
+    # where work last ended cancelled, no prompt since (-1: none): v1's CANCEL-09 reads it
+    cancelled_end: int = field(default=-1, metadata=LIVE_CONTENT)
+
+    # --- queries ---------------------------------------------------------------------------
+    @staticmethod
+    def is_stale(c: CancelRec, read: Read) -> bool:
+        """Met no work, provably read, and no prompt sent before it was still unfinished."""
+        return c.status == CancelStatus.QUIET and read(c.idx) and not c.prior
+
+    def quiet(self) -> list[CancelRec]:
+        return [c for c in self.cancels if c.status == CancelStatus.QUIET]
+
+    def owing(self) -> list[CancelRec]:
+        return [c for c in self.cancels if c.status in OWING]
+
+    # --- changes ---------------------------------------------------------------------------
+    def record(self, idx: int, *, working: bool, prior: bool) -> None:
+        """A cancel sent while the client saw foreground work (``W``) or while quiet (``I``,
+        owing an idle(cancelled) under A-04=idle-cancelled when no prompt could own it)."""
+        if working:
+            self.cancels.append(CancelRec(idx, CancelStatus.WORK))
+        else:
+            self.cancels.append(CancelRec(idx, CancelStatus.QUIET, prior=prior,
+                                          owes_reply=not prior))
+
+    def start_work(self, read: Read) -> None:
+        """Quiet -> work: sort leftover cancels into stale (dropped) and ambiguous."""
+        kept = []
+        self.stale = []
+        for c in self.cancels:
+            if c.status == CancelStatus.QUIET:
+                if self.is_stale(c, read):
+                    self.stale.append(c.idx)
+                    continue
+                c.status = CancelStatus.AMBIGUOUS
+            kept.append(c)
+        self.cancels = kept
+        self.cancelled_end = -1
+
+    def served(self, idx: int, *, cancelled: bool, read: Read) -> list[CancelRec]:
+        """The cancels an idle at ``idx`` answered or that CANCEL-07 already judged: a
+        cancelled one answers the first owing cancel; those read during the work were judged."""
+        served: list[CancelRec] = []
+        if cancelled:
+            justifying = self.owing()
+            served += justifying[:1]
+            # v1's "before responding" is said of session/cancel: a turn ended cancelled
+            # only because the client withdrew its prompt ($/cancel_request) is not bound
+            self.cancelled_end = idx if justifying else -1
+        served += [c for c in self.cancels
+                   if c.status == CancelStatus.WORK and read(c.idx) and c not in served]
+        return served
+
+    def end_work(self, served: list[CancelRec], *, cancelled: bool, prior: Read,
+                 keep_held: bool) -> None:
+        """Work ended: drop what it answered; the rest meet the session quiet."""
+        kept = []
+        for c in self.cancels:
+            c.outrun = False  # the rejected prompts' work ended here too
+            if c in served:
+                if not prior(c.idx) or not keep_held:
+                    continue
+                # A prompt sent before it is still open (not yet accepted, say): it was held
+                # behind this work, and whether the same cancel reaches it is reading A-10.
+                c.status, c.prior, c.owes_reply = CancelStatus.QUIET, True, False
+                c.held = True
+            elif c.status in OWING:
+                # Unread when the work ended (a race): the agent meets it while quiet. After a
+                # cancelled idle it may already have been answered. A prompt sent before it
+                # may have been held behind this work when the agent read it: nothing on the
+                # wire can show the cancel was read after the work ended (it was sent
+                # before), so whether it reaches that prompt is reading A-10.
+                was_prior = prior(c.idx)
+                c.owes_reply = not cancelled and (c.status == CancelStatus.WORK
+                                                  or c.owes_reply)
+                c.held = c.held or was_prior
+                c.status = CancelStatus.QUIET
+                c.prior = was_prior
+                if c.held and not keep_held:
+                    continue
+            kept.append(c)
+        self.cancels = kept
+
+    def answer_quiet(self, *, owing_first: bool) -> None:
+        """An idle(cancelled) that ends no work answers one cancel that met none (under
+        A-04=idle-cancelled, one that owes a reply first)."""
+        quiet = self.quiet()
+        if quiet:
+            owing = [c for c in quiet if c.owes_reply] if owing_first else []
+            self.cancels.remove((owing or quiet)[0])
+
+    def clear_outrun(self) -> None:
+        for c in self.cancels:
+            c.outrun = False
+
+    def outrun_by(self, prompt_idx: int) -> None:
+        """A prompt sent at ``prompt_idx`` was rejected, its work may live on (A-28=may): the
+        cancels sent before it do not reach that work."""
+        for c in self.cancels:
+            c.outrun = c.outrun or c.idx < prompt_idx
+
+    def recheck_prior(self, prior: Read) -> None:
+        """A prompt left: a cancel keeps ``prior`` only while an earlier prompt is still open."""
+        for c in self.cancels:
+            c.prior = c.prior and prior(c.idx)
+
+    def no_prior(self) -> None:
+        for c in self.cancels:
+            c.prior = False

@@ -1,0 +1,113 @@
+"""The lifecycle checks on cancellation: what a cancel obliges, and what justifies `cancelled`.
+
+:class:`CancelRules` owns no state: each check asks the race facts
+(:class:`~acp_model.model.race_facts.RaceFacts`) that its evidence
+(:class:`~acp_model.model.evidence.Proofs`) asks too. The lifecycle names the checks
+(``cond=``); the engine finds them here (``SessionModel.PARTS``).
+"""
+
+from __future__ import annotations
+
+from acp_model.model.check import check
+from acp_model.model.events import Ev
+from acp_model.model.race_facts import Session
+from acp_model.model.vocab import Answer, CancelStatus, Level, StopReason
+
+__all__ = ["LATE_CONTENT_UPDATES", "CancelRules"]
+
+LATE_CONTENT_UPDATES = frozenset({"agent_message_chunk", "agent_thought_chunk"})
+
+
+class CancelRules:
+    """Checks on ``session/cancel``: honoured, answered, not invented, not ignored."""
+
+    __slots__ = ("m",)
+
+    def __init__(self, m: Session) -> None:
+        self.m = m
+
+    @check("CANCEL-04")
+    def answer_honours_cancel(self, ev: Ev) -> bool:
+        """After session/cancel the client answers pending permissions with `cancelled`."""
+        allowed = self.m.facts.required_answers(ev.id)
+        if allowed is None:
+            return True
+        code = ev.error_code if ev.answer == Answer.ERROR else None
+        return (ev.answer, code) in allowed
+
+    @check("A-04.idle-cancelled", reading="A-04",
+           levels={"noop": "off", "idle-cancelled": "rule"}, evidence="reply_evidence")
+    def idle_cancel_answered(self, ev: Ev) -> bool:
+        """Under A-04=idle-cancelled a cancel read while idle is answered before new work
+        (or a newer prompt's acceptance) begins."""
+        return not self.m.facts.replies_owed_before_work()
+
+    @check("CANCEL-07", reading="A-11", levels={"provable": "rule", "sent": "rule",
+                                                "never": "off"}, evidence="cancel_evidence")
+    def cancel_honoured(self, ev: Ev) -> bool:
+        """Work during which the agent read session/cancel ends with `cancelled` (provably
+        read, or under reading A-11=sent merely sent while the work was reported)."""
+        return ev.shown is False or ev.reason == StopReason.CANCELLED \
+            or not self.m.facts.binding_cancels()  # (v1, a silent turn: the warning below)
+
+    @check("CANCEL-07", level=Level.WARN, evidence="probable_evidence")
+    def cancel_probably_honoured(self, ev: Ev) -> bool:
+        """Work during which the agent probably read session/cancel (it acted on a later
+        client message) ends with `cancelled`; no response proves the read, so a warning.
+        (v1: an error answering a prompt whose turn showed nothing, after a read cancel, is an
+        abort error or the prompt's own refusal: the wire cannot tell, so a warning too.)"""
+        if ev.reason == StopReason.CANCELLED:
+            return True
+        if ev.shown is False:
+            return not self.m.facts.binding_cancels()
+        if not self.m.ctx.readings.chose("A-11", "provable"):
+            return True
+        return not self.m.facts.probable_cancels()
+
+    @check("A-10.cancel", reading="A-10", levels={"any": "warn", "cancel": "rule", "keep": "off"},
+           evidence="held_evidence")
+    def held_prompt_cancelled(self, ev: Ev) -> bool:
+        """A prompt held behind other work when the agent read a cancel is cancelled too
+        (reading A-10: the seed's text leaves it open, by default a warning; the sdk-2.4.0
+        revision decides it)."""
+        return ev.reason == StopReason.CANCELLED or not self.m.facts.held_cancels()
+
+    @check("A-04.idle-cancelled", reading="A-04",
+           levels={"noop": "off", "idle-cancelled": "rule"}, evidence="swallow_evidence")
+    def idle_cancel_not_swallowed(self, ev: Ev) -> bool:
+        """Under A-04=idle-cancelled, a cancel the agent provably read before this work ended
+        is answered with `cancelled`: read during the work it cancels it, read before the
+        work began it was owed an idle(cancelled) before that work."""
+        return ev.reason == StopReason.CANCELLED or not self.m.facts.swallowed_cancels()
+
+    @check("CANCEL-11", evidence="cause_evidence")
+    def cancelled_has_cause(self, ev: Ev) -> bool:
+        """`cancelled` answers a cancel that could still apply to the work being ended."""
+        m = self.m
+        if ev.reason != StopReason.CANCELLED or m.work.client_stopped:
+            return True
+        if ev.id is not None and len(m.queue.prompts) > 1 \
+                and m.ctx.readings.chose("A-01", "forbid"):
+            return True  # v1: the client held a second prompt open (forbidden); it may end this
+        if m.facts.ends_work(ev):
+            return bool(m.facts.justifying())
+        return any(c.status == CancelStatus.QUIET for c in m.cancel_book.cancels)
+
+    @check("CANCEL-05", evidence="new_work_evidence")
+    def no_new_work_after_cancel(self, ev: Ev) -> bool:
+        """After provably reading a cancel, the agent does not ask for more permissions."""
+        return not self.m.facts.read_work_cancels()
+
+    @check("CANCEL-09", reading="A-13", levels={"fail": "rule", "warn": "warn", "allow": "off"})
+    def not_after_cancelled_idle(self, ev: Ev) -> bool:
+        """Tool calls of cancelled work get no updates after the cancelled idle."""
+        return ev.tool_call_id not in self.m.work.cancelled_tools
+
+    @check("CANCEL-09", reading="SPEC", levels={"seed": "off", "sdk-2.4.0": "off", "v1": "rule"},
+           evidence="late_content_evidence")
+    def content_before_cancelled_end(self, ev: Ev) -> bool:
+        """v1: content and tool calls of a cancelled turn come before the prompt's response
+        (no message, thought or tool call after it while no prompt came since)."""
+        if self.m.cancel_book.cancelled_end < 0 or ev.tool_call_id in self.m.work.cancelled_tools:
+            return True  # nothing cancelled, or a tool of that work (the check above judges)
+        return not (ev.update in LATE_CONTENT_UPDATES or ev.tool_call_id is not None)

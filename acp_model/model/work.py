@@ -1,0 +1,45 @@
+"""The foreground work in progress of one session, and what the client did to stop it.
+
+:class:`Work` owns the tool calls of the current work, those of the last work that ended
+cancelled (CANCEL-09), where the work began (evidence), and two facts an idle clears: a prompt
+rejected while its work may still run (reading A-28=may), and the client having stopped work
+another way than ``session/cancel``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from acp_model.model.records import EXPLAINS
+
+__all__ = ["Work"]
+
+
+@dataclass(slots=True)
+class Work:
+    """The current foreground work's tool calls and what may end it ``cancelled``."""
+
+    tool_calls: set[str] = field(default_factory=set)  # ids of this work's tool calls
+    cancelled_tools: set[str] = field(default_factory=set)
+    # Explanations only (not in the snapshot): where the current work began.
+    began: int = field(default=-1, metadata=EXPLAINS)
+    # A prompt was rejected since the last idle (reading A-28=may): the work it started before
+    # its rejection may still run, unreported, until an idle ends it.
+    rejected: bool = False
+    # The client stopped work another way since the last idle: it withdrew a prompt with
+    # $/cancel_request (its activity may be cancelled, cancellation.mdx; an idle keeps this
+    # while such a prompt is listed, its work still to come), or, in the newer revision,
+    # refused a permission ("an interaction the agent offers"): either may explain a
+    # cancelled stop reason, and neither obliges one.
+    client_stopped: bool = False
+
+    def start(self, idx: int) -> None:
+        self.began = idx
+        self.cancelled_tools = set()
+        self.tool_calls = set()
+
+    def end(self, *, cancelled: bool) -> None:
+        """The work ended; ended cancelled, its tool calls get no more updates (CANCEL-09)."""
+        if cancelled:
+            self.cancelled_tools = set(self.tool_calls)
+        self.tool_calls = set()
