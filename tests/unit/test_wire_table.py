@@ -1,0 +1,75 @@
+"""The wire table is complete: every method and update kind of the three revisions' schemas has
+its row (with the revisions that define it, its direction and kind), and every model event a
+wire form (acp_model/model/wire_table.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from acp_model.model import wire_table
+from acp_model.model.vocab import EVENTS, ConnEvent, Event
+from acp_model.spec import schema
+from acp_model.spec.revisions import REVISIONS
+from acp_model.trace.builder import TraceBuilder
+
+
+@pytest.mark.parametrize("rev", sorted(REVISIONS))
+def test_every_schema_method_has_a_row_that_matches_it(rev: str) -> None:
+    rows = wire_table.messages()
+    for method, spec in schema.method_table(rev).items():
+        assert method in rows, f"{rev} defines {method}: the wire table has no row for it"
+        row = rows[method]
+        assert rev in row.revisions, f"{method}: {rev}'s schema defines it, its row omits {rev}"
+        assert row.schema(rev) == spec
+        assert row.sender == spec.directions, method
+        assert row.request == (not spec.notification), method
+
+
+def test_every_row_is_defined_by_the_revisions_it_names() -> None:
+    for row in wire_table.MESSAGES:
+        for rev in REVISIONS:
+            assert (row.schema(rev) is not None) == (rev in row.revisions), (row.method, rev)
+
+
+@pytest.mark.parametrize("rev", sorted(REVISIONS))
+def test_every_update_kind_has_a_row(rev: str) -> None:
+    rows = wire_table.updates()
+    for kind in schema.known_values("session_update", rev):
+        assert kind in rows, f"{rev} defines sessionUpdate {kind}: no row"
+        assert rev in rows[kind].revisions, (kind, rev)
+    for row in wire_table.UPDATES:
+        assert (row.kind in schema.known_values("session_update", rev)) == (
+            rev in row.revisions), (row.kind, rev)
+
+
+def test_a_row_that_moves_no_machine_says_why() -> None:
+    for row in wire_table.MESSAGES:
+        if (not row.becomes and not row.answered) or row.route is None:
+            assert row.why, f"{row.method} moves no machine and gives no reason"
+        if row.route is None:
+            assert not row.becomes and not row.answered and row.answer is None, row.method
+
+
+def test_every_event_is_what_some_message_becomes() -> None:
+    named = {e for row in wire_table.MESSAGES for e in (*row.becomes, *row.answered)}
+    named |= {row.event for row in wire_table.UPDATES}
+    named |= {row.v1_event for row in wire_table.UPDATES if row.v1_event is not None}
+    named |= {wire_table.state_event(state) for state in ("running", "idle", "requires_action")}
+    assert set(Event) <= named, set(Event) - named
+    assert set(ConnEvent) <= named, set(ConnEvent) - named
+
+
+def test_every_event_has_one_wire_form_written_by_the_builder() -> None:
+    assert [f.event for f in wire_table.FORMS] == list(EVENTS)
+    for form in wire_table.FORMS:
+        assert getattr(TraceBuilder, form.write.__name__) is form.write, form.event
+        assert form.label == form.event.value
+
+
+def test_routes_are_total_over_the_routed_methods() -> None:
+    routed = {row.route for row in wire_table.MESSAGES} | {row.answer for row in
+                                                           wire_table.MESSAGES}
+    assert set(wire_table.Route) <= routed
+    assert wire_table.route("session/prompt") is wire_table.Route.PROMPT
+    assert wire_table.route("_vendor/thing") is None
+    assert wire_table.route(3) is None
