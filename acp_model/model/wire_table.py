@@ -78,7 +78,7 @@ class Message:
     route: Route | None = None  # the monitor's handler of the message
     answer: Route | None = None  # the monitor's handler of its response
     write: Writer | None = None  # the TraceBuilder method that writes it (None: request())
-    lifecycle: bool = False  # RPC-14: never sent inside a batch
+    lifecycle: bool = False  # RPC-10: never sent inside a batch
     why: str = ""  # why it moves no machine (when ``becomes`` and ``answered`` are empty)
 
     def schema(self, rev: str) -> schema.MethodSpec | None:
@@ -175,7 +175,7 @@ _V1_AND_SDK = frozenset({V1, SDK_2_4_0})
 UPDATES: tuple[Update, ...] = (
     Update("state_update", V2, Event.CUSTOM_REPORTED, write=TraceBuilder.state),
     Update("user_message", V2, Event.USER_MESSAGE, write=TraceBuilder.user_message,
-           history=True),
+           v1_event=Event.OUTPUT, history=True),  # (any user message is history to v1)
     Update("user_message_chunk", ALL, Event.USER_MESSAGE, write=TraceBuilder.user_message_chunk,
            v1_event=Event.OUTPUT, history=True),
     Update("tool_call_update", ALL, Event.TOOL_UPDATE, "update", TraceBuilder.tool, turn=True,
@@ -262,7 +262,7 @@ def answer_route(method: Any) -> Route | None:
 
 @cache
 def lifecycle_requests() -> frozenset[str]:
-    """The requests RPC-14 keeps out of batches."""
+    """The requests RPC-10 keeps out of batches."""
     return frozenset(m.method for m in MESSAGES if m.lifecycle)
 
 
@@ -275,6 +275,18 @@ def state_event(state: Any) -> Event:
 def v1_turn_kinds() -> frozenset[str]:
     """The sessionUpdate kinds that belong to a v1 turn (v1 prompt-turn.mdx §3, §5)."""
     return frozenset(u.kind for u in UPDATES if u.turn)
+
+
+@cache
+def history_kinds() -> frozenset[str]:
+    """The sessionUpdate kinds that carry conversation history (what a replay sends)."""
+    return frozenset(u.kind for u in UPDATES if u.history)
+
+
+@cache
+def reopening() -> frozenset[str]:
+    """The requests that reopen an existing session (and make a closed one live again)."""
+    return frozenset(m.method for m in MESSAGES if m.route == Route.REOPEN)
 
 
 @cache

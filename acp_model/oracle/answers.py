@@ -13,11 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from acp_model.model import messages, permissions, replay
+from acp_model.model import messages, permissions, replay, wire_table
 from acp_model.model.events import Ev
 from acp_model.model.evidence import note_repeat
 from acp_model.model.obligations import PERMISSION_ANSWERED, PROMPT_ANSWERED, WITHDRAWN_ANSWERED
 from acp_model.model.vocab import ConnEvent, ErrorCode, Event
+from acp_model.model.wire_table import Route
 from acp_model.oracle import rpc
 from acp_model.oracle.liveness import REQUEST_ANSWERED
 from acp_model.oracle.machines import Machines
@@ -31,7 +32,9 @@ from acp_model.spec import revisions, schema
 # the obligation an answer to a request discharges (the rest: ACPM-ANSWER's)
 ANSWER_OBLIGATION = {"session/prompt": PROMPT_ANSWERED,
                      "session/request_permission": PERMISSION_ANSWERED}
-_BASELINE_SESSION_METHODS = frozenset({"session/new", "session/prompt"})
+# the session methods every v2 agent advertising ``session`` has: -32601 is a missing method
+_BASELINE_SESSION_METHODS = frozenset(m.method for m in wire_table.MESSAGES
+                                      if ConnEvent.SESSION_METHOD_MISSING in m.answered)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,10 +63,11 @@ class Answers:
         self.turns, self.reopens = turns, reopens
         self.agent_capabilities: Any = None  # the initialize result's (ENUM-12 reads _meta)
         self.prompt_caps: dict[str, Any] | None = None
-        self._handlers: dict[str, Callable[[Reply], None]] = {
-            "initialize": self._initialized, "session/new": self._created,
-            "session/load": self._loaded, "session/prompt": self._prompt_answered,
-            "session/request_permission": self._permission_answered}
+        # the handler of each answer route of wire_table.MESSAGES
+        self._handlers: dict[Route, Callable[[Reply], None]] = {
+            Route.INITIALIZE: self._initialized, Route.NEW_SESSION: self._created,
+            Route.LOAD: self._loaded, Route.PROMPT: self._prompt_answered,
+            Route.PERMISSION: self._permission_answered}
 
     def response(self, direction: str, msg: dict[str, Any], idx: int) -> None:
         req_id = msg.get("id")
@@ -102,7 +106,7 @@ class Answers:
                 and reply.code == ErrorCode.METHOD_NOT_FOUND:
             self.machines.conn_event(ConnEvent.SESSION_METHOD_MISSING,
                                      Ev(idx, error_code=reply.code), f"{what}: -32601")
-        handler = self._handlers.get(req.method)
+        handler = self._handlers.get(wire_table.answer_route(req.method))
         if handler is not None:
             handler(reply)
 

@@ -11,12 +11,14 @@ derives the turn events v1's messages stand for.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from acp_model.model import messages, reducers, replay
+from acp_model.model import messages, reducers, replay, wire_table
 from acp_model.model.check import allows_of, declare
 from acp_model.model.events import Ev, content_key, text_key
 from acp_model.model.vocab import ConnEvent, Event, Role
+from acp_model.model.wire_table import Route
 from acp_model.oracle import rpc, wire
 from acp_model.oracle.answers import Answers
 from acp_model.oracle.machines import Machines
@@ -32,6 +34,10 @@ CLOSE_CANCELS = declare("SESS-10", "close_is_cancel", "session/close is routed t
                         "machine as a session/cancel: the CANCEL rules judge what follows.",
                         module=__name__, role=Role.ROUTE)
 
+# (req_id, params, sessionId, index, what) and (direction, params, sessionId, index, what)
+_RequestHandler = Callable[[Any, Any, "str | None", int, str], None]
+_NotificationHandler = Callable[[str, dict[str, Any], Any, int, str], None]
+
 
 class Router:
     """Routes requests and notifications; owns v1's turn derivation and the reopens."""
@@ -43,6 +49,14 @@ class Router:
         self.rpc, self.store, self.machines, self.shapes = rpc_, store, machines, shapes
         self.answers, self.turns, self.reopens = answers, turns, reopens
         self.protocol = answers.protocol
+        # the handler of each route of wire_table.MESSAGES, by the kind of message it routes
+        self._requests: dict[Route, _RequestHandler] = {
+            Route.INITIALIZE: self._initialize, Route.NEW_SESSION: self._new_session,
+            Route.PROMPT: self._prompt, Route.CLOSE: self._close, Route.REOPEN: self._reopen,
+            Route.PERMISSION: self._permission_request}
+        self._notifications: dict[Route, _NotificationHandler] = {
+            Route.UPDATE: self._update, Route.CANCEL: self._session_cancel,
+            Route.CANCEL_REQUEST: self._cancel_request}
 
     def record(self, record: Record, idx: int) -> None:
         """Route one trace record: unreadable bytes, a batch, or one message."""
@@ -138,10 +152,10 @@ class Router:
             return
         what = f"{method} request #{idx}"
         self.shapes.schema(spec.params_def, params, idx, what, method)
-        if direction == "c2a":
-            self._client_request(method, req_id, params, sid, idx, what)
-        elif method == "session/request_permission":
-            self._permission_request(req_id, params, sid, idx, what)
+        # the schema checked the direction: a route is the table's (wire_table.MESSAGES)
+        handler = self._requests.get(wire_table.route(method))
+        if handler is not None:
+            handler(req_id, params, sid, idx, what)
 
     def _permission_request(self, req_id: Any, params: Any, sid: str | None, idx: int,
                             what: str) -> None:
@@ -156,22 +170,20 @@ class Router:
             self.machines.derived(sid, self.turns.start(sid, idx, what))
         self.machines.session_event(sid, Event.PERMISSION_REQUEST, ev, what)
 
-    def _client_request(self, method: str, req_id: Any, params: Any, sid: str | None, idx: int,
-                        what: str) -> None:
-        known = sid in self.machines.sessions
-        if method == "initialize":
-            self.machines.conn_event(ConnEvent.INITIALIZE, Ev(idx), what)
-        elif method == "session/new":
-            self.shapes.findings(messages.new_session_request(params, self.rev), idx, what)
-            self.machines.conn_event(ConnEvent.SESSION_REQUESTED, Ev(idx), what)
-        elif method == "session/close" and known:
-            self._close(sid, idx, what)
-        elif method == "session/prompt":
-            self._prompt(req_id, params, sid, idx, what)
-        elif method in replay.REOPENING and known:
+    def _initialize(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str
+                    ) -> None:
+        self.machines.conn_event(ConnEvent.INITIALIZE, Ev(idx), what)
+
+    def _new_session(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str
+                     ) -> None:
+        self.shapes.findings(messages.new_session_request(params, self.rev), idx, what)
+        self.machines.conn_event(ConnEvent.SESSION_REQUESTED, Ev(idx), what)
+
+    def _reopen(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str) -> None:
+        if sid in self.machines.sessions:
             # a new load: its replay comes before its own answer
             self.reopens.sent(self.machines.sessions[sid], sid, idx, self.machines.busy(sid))
-        elif method in replay.REOPENING and sid is not None:
+        elif sid is not None:
             # a session of an earlier connection: known from its request on (replay included)
             self.machines.open(sid)
 
@@ -190,7 +202,9 @@ class Router:
             self.turns.prompt(sid, req_id, idx, blocks)
         self.reopens.prompted(sid)
 
-    def _close(self, sid: str, idx: int, what: str) -> None:
+    def _close(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str) -> None:
+        if sid is None or sid not in self.machines.sessions:
+            return
         self.store.bump(CLOSE_CANCELS.rule)
         self.machines.closes.requested(sid, idx, self.rpc.pending_prompts(sid))
         self._cancel(sid, idx, what)
@@ -213,19 +227,19 @@ class Router:
         self.shapes.schema(spec.params_def, params, idx, what, method)
         if not isinstance(params, dict):
             return
-        sid = params.get("sessionId")
-        if method == "session/update":
-            self._update(sid, params, idx)
-        elif method == "session/cancel":
-            if sid not in self.machines.sessions:
-                self.machines.conn_event(ConnEvent.UNKNOWN_SESSION_NAMED, Ev(idx),
-                                         f"{what} names session {sid!r}")
-                return
-            self._cancel(sid, idx, what)
-        elif method == "$/cancel_request":
-            self._cancel_request(direction, params, idx, what)
+        handler = self._notifications.get(wire_table.route(method))
+        if handler is not None:
+            handler(direction, params, params.get("sessionId"), idx, what)
 
-    def _cancel_request(self, direction: str, params: dict[str, Any], idx: int,
+    def _session_cancel(self, direction: str, params: dict[str, Any], sid: Any, idx: int,
+                        what: str) -> None:
+        if sid not in self.machines.sessions:
+            self.machines.conn_event(ConnEvent.UNKNOWN_SESSION_NAMED, Ev(idx),
+                                     f"{what} names session {sid!r}")
+            return
+        self._cancel(sid, idx, what)
+
+    def _cancel_request(self, direction: str, params: dict[str, Any], sid: Any, idx: int,
                         what: str) -> None:
         """The sender withdraws one of its *own* open requests."""
         target = self.rpc.open[direction].get(params.get("requestId"))
@@ -240,7 +254,8 @@ class Router:
             self.machines.session_event(target.session, event,
                                         Ev(idx, id=params["requestId"]), what)
 
-    def _update(self, sid: Any, params: dict[str, Any], idx: int) -> None:
+    def _update(self, direction: str, params: dict[str, Any], sid: Any, idx: int, what: str
+                ) -> None:
         update = params.get("update")
         kind = update.get("sessionUpdate") if isinstance(update, dict) else None
         what = f"session/update {kind} #{idx}"
