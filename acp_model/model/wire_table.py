@@ -10,6 +10,10 @@ why. Each :class:`Update` row does the same for one ``sessionUpdate`` kind, with
 it as; each :class:`Form` row says for one model event which wire message carries it, how the
 explorer's alphabet names it and which bound of the explorer gates it.
 
+The transcript lines live a layer below (:mod:`acp_model.trace.describe`, which the reports
+use and which may not import the model): a row names its line, and the test keeps describe's
+lookup equal to the table's column.
+
 The monitor's routing (``oracle.router``, ``oracle.answers``, ``oracle.wire``), the explorer's
 alphabet (``explorer.alphabet``) and the trace builder's role per message are read from here;
 ``tests/unit/test_wire_table.py`` keeps the table complete against the three revisions'
@@ -28,6 +32,7 @@ from typing import Any
 from acp_model.model.vocab import STATE_EVENTS, ConnEvent, Event
 from acp_model.spec import schema
 from acp_model.spec.revisions import REVISIONS, SDK_2_4_0, SEED, V1
+from acp_model.trace import describe
 from acp_model.trace.builder import TraceBuilder
 
 ALL = frozenset(REVISIONS)
@@ -79,6 +84,8 @@ class Message:
     answer: Route | None = None  # the monitor's handler of its response
     write: Writer | None = None  # the TraceBuilder method that writes it (None: request())
     lifecycle: bool = False  # RPC-10: never sent inside a batch
+    line: describe.Line | None = None  # its transcript line (None: its name and ids)
+    result_line: describe.ResultLine | None = None  # its result's line (None: the JSON)
     why: str = ""  # why it moves no machine (when ``becomes`` and ``answered`` are empty)
 
     def schema(self, rev: str) -> schema.MethodSpec | None:
@@ -127,10 +134,12 @@ MESSAGES: tuple[Message, ...] = (
             TraceBuilder.initialize, lifecycle=True),
     Message("session/new", C2A, True, ALL, (ConnEvent.SESSION_REQUESTED,),
             (ConnEvent.SESSION_CREATED, ConnEvent.SESSION_METHOD_MISSING), Route.NEW_SESSION,
-            Route.NEW_SESSION, TraceBuilder.new_session, lifecycle=True),
+            Route.NEW_SESSION, TraceBuilder.new_session, lifecycle=True,
+            result_line=describe.session_id_line),
     Message("session/prompt", C2A, True, ALL, (Event.PROMPT, ConnEvent.UNKNOWN_SESSION_NAMED),
             (Event.PROMPT_ACCEPTED, Event.PROMPT_REJECTED, ConnEvent.SESSION_METHOD_MISSING),
-            Route.PROMPT, Route.PROMPT, TraceBuilder.prompt, lifecycle=True),
+            Route.PROMPT, Route.PROMPT, TraceBuilder.prompt, lifecycle=True,
+            line=describe.prompt_line),
     Message("session/cancel", C2A, False, ALL, (Event.CANCEL, ConnEvent.UNKNOWN_SESSION_NAMED),
             route=Route.CANCEL, write=TraceBuilder.cancel),
     Message("session/close", C2A, True, ALL, (Event.CANCEL,), route=Route.CLOSE,
@@ -142,13 +151,15 @@ MESSAGES: tuple[Message, ...] = (
     Message("session/request_permission", A2C, True, ALL,
             (Event.PERMISSION_REQUEST, ConnEvent.AGENT_NAMES_UNKNOWN_SESSION),
             (Event.PERMISSION_ANSWER,), Route.PERMISSION, Route.PERMISSION,
-            TraceBuilder.permission),
+            TraceBuilder.permission, line=describe.permission_line,
+            result_line=describe.outcome_line),
     Message("session/update", A2C, False, ALL, (ConnEvent.AGENT_NAMES_UNKNOWN_SESSION,),
-            route=Route.UPDATE, write=TraceBuilder.update,
+            route=Route.UPDATE, write=TraceBuilder.update, line=describe.update_line,
             why="its event is its update kind's (UPDATES)"),
     Message("$/cancel_request", BOTH, False, ALL,
             (Event.PROMPT_CANCEL_REQUEST, Event.PERMISSION_WITHDRAWN),
-            route=Route.CANCEL_REQUEST, write=TraceBuilder.cancel_request),
+            route=Route.CANCEL_REQUEST, write=TraceBuilder.cancel_request,
+            line=describe.cancel_request_line),
     # methods the schemas define that move no machine of the model
     Message("session/list", C2A, True, ALL, why=_SCHEMA_ONLY),
     Message("session/delete", C2A, True, ALL, why=_SCHEMA_ONLY),

@@ -10,6 +10,7 @@ from acp_model.model import wire_table
 from acp_model.model.vocab import EVENTS, ConnEvent, Event
 from acp_model.spec import schema
 from acp_model.spec.revisions import REVISIONS
+from acp_model.trace import describe
 from acp_model.trace.builder import TraceBuilder
 
 
@@ -73,3 +74,29 @@ def test_routes_are_total_over_the_routed_methods() -> None:
     assert wire_table.route("session/prompt") is wire_table.Route.PROMPT
     assert wire_table.route("_vendor/thing") is None
     assert wire_table.route(3) is None
+
+
+def test_the_transcript_lines_are_the_tables() -> None:
+    rows = wire_table.MESSAGES
+    assert {m.method: m.line for m in rows if m.line is not None} == describe.LINES
+    assert {m.method: m.result_line for m in rows
+                                     if m.result_line is not None} == describe.RESULT_LINES
+    line = describe.describe({"jsonrpc": "2.0", "id": 4, "method": "session/prompt",
+                              "params": {"sessionId": "s1", "prompt": [{"type": "text"}]}})
+    assert line == "session/prompt id=4 [s1] (text)"
+
+
+def test_every_update_kind_the_builder_writes_is_classified_as_its_row_says() -> None:
+    from acp_model.model.reducers import SessionView
+    from acp_model.oracle import wire
+
+    for row in wire_table.UPDATES:
+        if row.write is None or row.kind == "state_update" or row.v1_as is not None:
+            continue
+        tb = TraceBuilder()
+        row.write(tb, "s1", *(["t1"] if row.tool else []))
+        update = tb.records[-1].msg["params"]["update"]
+        if update["sessionUpdate"] != row.kind:
+            continue  # a builder method that writes several kinds (agent_message: chunks)
+        event, _, _ = wire.session_update(0, update, SessionView())
+        assert event == row.event, row.kind
