@@ -124,7 +124,7 @@ class Form:
         return str(self.event)
 
 
-_SCHEMA_ONLY = ("schema-checked only: the prompt lifecycle the model judges does not depend "
+SCHEMA_ONLY = ("schema-checked only: the prompt lifecycle the model judges does not depend "
                 "on it")
 
 MESSAGES: tuple[Message, ...] = (
@@ -161,25 +161,25 @@ MESSAGES: tuple[Message, ...] = (
             route=Route.CANCEL_REQUEST, write=TraceBuilder.cancel_request,
             line=describe.cancel_request_line),
     # methods the schemas define that move no machine of the model
-    Message("session/list", C2A, True, ALL, why=_SCHEMA_ONLY),
-    Message("session/delete", C2A, True, ALL, why=_SCHEMA_ONLY),
-    Message("session/set_config_option", C2A, True, ALL, why=_SCHEMA_ONLY),
-    Message("session/set_mode", C2A, True, ONLY_V1, why=_SCHEMA_ONLY),
-    Message("auth/login", C2A, True, V2, lifecycle=True, why=_SCHEMA_ONLY),
-    Message("auth/logout", C2A, True, V2, why=_SCHEMA_ONLY),
-    Message("authenticate", C2A, True, ONLY_V1, why=_SCHEMA_ONLY),
-    Message("logout", C2A, True, ONLY_V1, why=_SCHEMA_ONLY),
-    Message("elicitation/create", A2C, True, ALL, why=_SCHEMA_ONLY),
-    Message("elicitation/complete", A2C, False, ALL, why=_SCHEMA_ONLY),
-    Message("tool_call/cancel", C2A, True, ONLY_SDK, why=_SCHEMA_ONLY),
-    Message("terminal/cancel", C2A, True, ONLY_SDK, why=_SCHEMA_ONLY),
-    Message("fs/read_text_file", A2C, True, ONLY_V1, why=_SCHEMA_ONLY),
-    Message("fs/write_text_file", A2C, True, ONLY_V1, why=_SCHEMA_ONLY),
-    Message("terminal/create", A2C, True, ONLY_V1, why=_SCHEMA_ONLY),
-    Message("terminal/kill", A2C, True, ONLY_V1, why=_SCHEMA_ONLY),
-    Message("terminal/output", A2C, True, ONLY_V1, why=_SCHEMA_ONLY),
-    Message("terminal/release", A2C, True, ONLY_V1, why=_SCHEMA_ONLY),
-    Message("terminal/wait_for_exit", A2C, True, ONLY_V1, why=_SCHEMA_ONLY),
+    Message("session/list", C2A, True, ALL, why=SCHEMA_ONLY),
+    Message("session/delete", C2A, True, ALL, why=SCHEMA_ONLY),
+    Message("session/set_config_option", C2A, True, ALL, why=SCHEMA_ONLY),
+    Message("session/set_mode", C2A, True, ONLY_V1, why=SCHEMA_ONLY),
+    Message("auth/login", C2A, True, V2, lifecycle=True, why=SCHEMA_ONLY),
+    Message("auth/logout", C2A, True, V2, why=SCHEMA_ONLY),
+    Message("authenticate", C2A, True, ONLY_V1, why=SCHEMA_ONLY),
+    Message("logout", C2A, True, ONLY_V1, why=SCHEMA_ONLY),
+    Message("elicitation/create", A2C, True, ALL, why=SCHEMA_ONLY),
+    Message("elicitation/complete", A2C, False, ALL, why=SCHEMA_ONLY),
+    Message("tool_call/cancel", C2A, True, ONLY_SDK, why=SCHEMA_ONLY),
+    Message("terminal/cancel", C2A, True, ONLY_SDK, why=SCHEMA_ONLY),
+    Message("fs/read_text_file", A2C, True, ONLY_V1, why=SCHEMA_ONLY),
+    Message("fs/write_text_file", A2C, True, ONLY_V1, why=SCHEMA_ONLY),
+    Message("terminal/create", A2C, True, ONLY_V1, why=SCHEMA_ONLY),
+    Message("terminal/kill", A2C, True, ONLY_V1, why=SCHEMA_ONLY),
+    Message("terminal/output", A2C, True, ONLY_V1, why=SCHEMA_ONLY),
+    Message("terminal/release", A2C, True, ONLY_V1, why=SCHEMA_ONLY),
+    Message("terminal/wait_for_exit", A2C, True, ONLY_V1, why=SCHEMA_ONLY),
 )
 
 _V1_AND_SDK = frozenset({V1, SDK_2_4_0})
