@@ -5,8 +5,9 @@ request or a notification is checked against the schema of its method and direct
 (:class:`~acp_model.oracle.shapes.ShapeJudge`), classified into an event
 (:mod:`acp_model.oracle.wire`) and fired on the connection machine or its session's machine
 (:class:`~acp_model.oracle.machines.Machines`); responses go to
-:class:`~acp_model.oracle.answers.Answers`. Under v1, :class:`~acp_model.oracle.turns_v1.V1Turns`
-derives the turn events v1's messages stand for.
+:class:`~acp_model.oracle.answers.Answers`. Which handler a method reaches is its row's route
+in :data:`~acp_model.model.wire_table.MESSAGES`; what a message means besides its own event is
+the revision's translator's (:mod:`acp_model.oracle.dialects`: v1 derives its turns there).
 """
 
 from __future__ import annotations
@@ -21,12 +22,12 @@ from acp_model.model.vocab import ConnEvent, Event, Role
 from acp_model.model.wire_table import Route
 from acp_model.oracle import rpc, wire
 from acp_model.oracle.answers import Answers
+from acp_model.oracle.dialects import Dialect
 from acp_model.oracle.machines import Machines
 from acp_model.oracle.reopens import Reopens
 from acp_model.oracle.rpc import OpenRequest, Rpc
 from acp_model.oracle.shapes import ShapeJudge
 from acp_model.oracle.store import ViolationStore
-from acp_model.oracle.turns_v1 import TURN_KINDS, V1Turns
 from acp_model.spec import schema
 from acp_model.trace.format import Record
 
@@ -43,11 +44,11 @@ class Router:
     """Routes requests and notifications; owns v1's turn derivation and the reopens."""
 
     def __init__(self, rev: str, rpc_: Rpc, store: ViolationStore, machines: Machines,
-                 shapes: ShapeJudge, answers: Answers, turns: V1Turns | None,
+                 shapes: ShapeJudge, answers: Answers, dialect: Dialect,
                  reopens: Reopens) -> None:
         self.rev = rev
         self.rpc, self.store, self.machines, self.shapes = rpc_, store, machines, shapes
-        self.answers, self.turns, self.reopens = answers, turns, reopens
+        self.answers, self.dialect, self.reopens = answers, dialect, reopens
         self.protocol = answers.protocol
         # the handler of each route of wire_table.MESSAGES, by the kind of message it routes
         self._requests: dict[Route, _RequestHandler] = {
@@ -166,8 +167,7 @@ class Router:
         ev = wire.permission_request(idx, req_id, params)
         self.machines.views[sid] = reducers.apply_permission_subject(self.machines.views[sid],
                                                                      params)
-        if self.turns is not None:
-            self.machines.derived(sid, self.turns.start(sid, idx, what))
+        self.machines.derived(sid, self.dialect.turn_content(sid, idx, what))
         self.machines.session_event(sid, Event.PERMISSION_REQUEST, ev, what)
 
     def _initialize(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str
@@ -198,8 +198,7 @@ class Router:
         self.machines.session_event(sid, Event.PROMPT,
                                     Ev(idx, id=req_id, content_key=content_key(blocks),
                                        text_key=text_key(blocks)), what)
-        if self.turns is not None:
-            self.turns.prompt(sid, req_id, idx, blocks)
+        self.dialect.prompt(sid, req_id, idx, blocks)
         self.reopens.prompted(sid)
 
     def _close(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str) -> None:
@@ -210,8 +209,7 @@ class Router:
         self._cancel(sid, idx, what)
 
     def _cancel(self, sid: str, idx: int, what: str) -> None:
-        if self.turns is not None:
-            self.turns.cancel(sid)
+        self.dialect.cancel(sid)
         self.machines.session_event(sid, Event.CANCEL, Ev(idx), what)
         self.reopens.cancelled(self.machines.sessions.get(sid), sid)
 
@@ -246,8 +244,8 @@ class Router:
         if target is None:
             return  # nothing open with that id: harmless (it may have been answered)
         target.withdrawn = True
-        if self.turns is not None and direction == "c2a" and target.session is not None:
-            self.turns.withdraw(target.session, params.get("requestId"))
+        if direction == "c2a" and target.session is not None:
+            self.dialect.withdraw(target.session, params.get("requestId"))
         if target.session in self.machines.sessions:
             event = (Event.PROMPT_CANCEL_REQUEST if direction == "c2a"
                      else Event.PERMISSION_WITHDRAWN)
@@ -275,8 +273,7 @@ class Router:
         reused = replaying is not None and self.store.run(
             replay.replayed_ids_unique, idx, replaying.replayed, update, session=sid)
         history = replay.replayed_history(requests, sid, kind, self.machines.busy(sid))
-        if self.turns is not None:
-            update = self._v1_update(sid, update, kind, history, idx, what)
+        update = self.dialect.update(sid, update, kind, history, idx, what)
         before = self.machines.views[sid]
         event, ev, what = wire.session_update(idx, update, before, protocol=self.protocol)
         self.machines.views[sid] = reducers.reduce_session(before, update)
@@ -284,19 +281,3 @@ class Router:
                              what, sid)
         if not history:  # replayed history: the client's view takes it in, the machine not
             self.machines.session_event(sid, event, ev, what)
-
-    def _v1_update(self, sid: str, update: dict[str, Any], kind: Any, history: bool, idx: int,
-                   what: str) -> dict[str, Any]:
-        """v1's replay rules, and the turn an update of a quiet session starts; returns the
-        update as v2 reads it (v1's first report of a tool call is an upsert like v2's)."""
-        assert self.turns is not None
-        run, busy = self.store.run, self.machines.busy(sid)
-        resume = replay.resume_awaited(self.rpc.open["c2a"].values(), sid, busy)
-        run(replay.resume_replays_nothing, idx, kind, resume, session=sid)
-        run(replay.load_replays_before_answering, idx, kind,  # (busy: the turn's)
-            None if busy else self.reopens.load_answer(sid), session=sid)
-        if kind == "tool_call":
-            update = {**update, "sessionUpdate": "tool_call_update"}
-        if kind in TURN_KINDS and not history:
-            self.machines.derived(sid, self.turns.start(sid, idx, what))
-        return update

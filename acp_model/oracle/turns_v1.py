@@ -27,12 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from acp_model.model import wire_table
 from acp_model.model.events import Ev, content_key, text_key
 from acp_model.model.vocab import ErrorCode, Event
-
-# sessionUpdate kinds that belong to a turn (v1 prompt-turn.mdx §3, §5)
-TURN_KINDS = wire_table.v1_turn_kinds()
 
 Derived = list[tuple[Event, Ev, str]]
 
