@@ -100,3 +100,23 @@ def test_every_update_kind_the_builder_writes_is_classified_as_its_row_says() ->
             continue  # a builder method that writes several kinds (agent_message: chunks)
         event, _, _ = wire.session_update(0, update, SessionView())
         assert event == row.event, row.kind
+
+
+def test_v1_is_a_translator_at_the_same_routes() -> None:
+    """v1's prompt and tool call become the same session events as v2's acknowledgement,
+    state update and tool_call_update: the translator derives them, the routes are shared."""
+    from acp_model.oracle import dialects
+    from acp_model.oracle.monitor import Monitor
+    from acp_model.spec.readings import DEFAULT
+
+    v1, v2 = Monitor(DEFAULT.parse(["SPEC=v1"])), Monitor()
+    assert type(v1.router.dialect) is dialects.V1 and type(v2.router.dialect) is dialects.V2
+    t1 = TraceBuilder().handshake_v1().new_session_v1("s1").prompt("s1", 10)
+    t1.tool_call_v1("s1", "t1", status="in_progress")
+    t2 = TraceBuilder().handshake().new_session("s1").prompt("s1", 10).accepted(10)
+    t2.user_message("s1").running("s1").tool("s1", "t1", "in_progress", title="Edit")
+    for monitor, trace in ((v1, t1), (v2, t2)):
+        for record in trace.records:
+            assert monitor.feed(record) == []
+        assert monitor.state("s1") == "running"
+        assert "t1" in monitor.sessions["s1"].tools
