@@ -27,6 +27,10 @@ from acp_model.oracle.turns_v1 import Derived, V1Turns
 class V2:
     """v2's wire: its messages are the model's events; nothing to derive."""
 
+    def event_of(self, row: wire_table.Update) -> Event:
+        """The event an update kind becomes on this wire."""
+        return row.event
+
     def prompt(self, sid: str, req_id: Any, idx: int, blocks: Any) -> None:
         """A prompt was sent for a known session."""
 
@@ -65,6 +69,12 @@ class V1(V2):
                  reopens: Reopens) -> None:
         self.turns = V1Turns()
         self.rpc, self.store, self.machines, self.reopens = rpc_, store, machines, reopens
+
+    def event_of(self, row: wire_table.Update) -> Event:
+        """v1 reads a user message as replayed history (the turn's start is derived from the
+        prompt): the row's ``v1_event``. A kind v1 reads as another (``v1_as``) was renamed
+        by :meth:`update` first."""
+        return row.v1_event if row.v1_event is not None and row.v1_as is None else row.event
 
     def prompt(self, sid: str, req_id: Any, idx: int, blocks: Any) -> None:
         self.turns.prompt(sid, req_id, idx, blocks)

@@ -49,7 +49,6 @@ class Router:
         self.rev = rev
         self.rpc, self.store, self.machines, self.shapes = rpc_, store, machines, shapes
         self.answers, self.dialect, self.reopens = answers, dialect, reopens
-        self.protocol = answers.protocol
         # the handler of each route of wire_table.MESSAGES, by the kind of message it routes
         self._requests: dict[Route, _RequestHandler] = {
             Route.INITIALIZE: self._initialize, Route.NEW_SESSION: self._new_session,
@@ -275,7 +274,7 @@ class Router:
         history = replay.replayed_history(requests, sid, kind, self.machines.busy(sid))
         update = self.dialect.update(sid, update, kind, history, idx, what)
         before = self.machines.views[sid]
-        event, ev, what = wire.session_update(idx, update, before, protocol=self.protocol)
+        event, ev, what = wire.session_update(idx, update, before, self.dialect.event_of)
         self.machines.views[sid] = reducers.reduce_session(before, update)
         self.shapes.findings(reducers.judge(before, sent, self.rev, family=not reused), idx,
                              what, sid)

@@ -8,28 +8,30 @@ reported) read off the view *before* the update is applied.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from acp_model.model import wire_table
 from acp_model.model.events import Ev, content_key, text_key
 from acp_model.model.reducers import SessionView, tool_status_after
 from acp_model.model.vocab import Event
+from acp_model.model.wire_table import Update
 
 
-def session_update(idx: int, update: dict[str, Any], view: SessionView, protocol: int = 2
-                   ) -> tuple[Event, Ev, str]:
+def _as_written(row: Update) -> Event:
+    return row.event
+
+
+def session_update(idx: int, update: dict[str, Any], view: SessionView,
+                   reading: Callable[[Update], Event] = _as_written) -> tuple[Event, Ev, str]:
     """The event a ``session/update`` payload stands for (its kind's row of
-    :data:`~acp_model.model.wire_table.UPDATES`), its payload and a short name.
-
-    In v1 (``protocol=1``) a kind is read as its row's ``v1_event`` where it names one: a user
-    message chunk is replayed history, never the insertion of a prompt (the turn's start is
-    derived from the prompt, ``turns_v1``): other output."""
+    :data:`~acp_model.model.wire_table.UPDATES`, as the revision's translator ``reading``
+    reads it: v1 reads a user message as replayed history, ``oracle.dialects``), its payload
+    and a short name."""
     name = update.get("sessionUpdate")
     what = f"session/update {name} #{idx}"
     row = wire_table.updates().get(name) if isinstance(name, str) else None
-    event = Event.OUTPUT if row is None else row.event
-    if protocol == 1 and row is not None and row.v1_event is not None and row.v1_as is None:
-        event = row.v1_event
+    event = Event.OUTPUT if row is None else reading(row)
     if event == Event.OUTPUT:
         return Event.OUTPUT, Ev(idx, update=name), what
     if name == "state_update":
