@@ -17,9 +17,11 @@ from acp_model.explorer.bounds import (
     TOOL_IDS,
     Bounds,
 )
+from acp_model.model import wire_table
 from acp_model.model.context import frontier_after
 from acp_model.model.events import Ev
-from acp_model.model.vocab import AGENT_EVENTS, Answer, Event, PermState, PromptStatus
+from acp_model.model.vocab import Answer, Event, PermState, PromptStatus
+from acp_model.model.wire_table import Writer
 from acp_model.trace.builder import TraceBuilder
 
 if TYPE_CHECKING:
@@ -168,72 +170,79 @@ def _message_id(ids: dict[Any, Any], sid: str, abstract: Any) -> Any:
     return ids[key]
 
 
-def _concrete(tb: TraceBuilder, act: Action, ev: Ev, ids: dict[Any, Any]) -> None:  # noqa: C901
-    """Append the wire records for one abstract event."""
+def _w_prompt(tb: TraceBuilder, write: Writer, sid: str, a: Any, ev: Ev,
+              ids: dict[Any, Any]) -> None:
+    ids[ev.id] = rid = tb.fresh_id()
+    write(tb, sid, rid)
+
+
+def _w_answer(tb: TraceBuilder, write: Writer, sid: str, a: Any, ev: Ev,
+              ids: dict[Any, Any]) -> None:
+    if a[1] == Answer.ERROR:
+        tb.answer_error(ids[ev.id], -32800)
+    else:
+        write(tb, ids[ev.id], a[1])
+
+
+def _w_accepted(tb: TraceBuilder, write: Writer, sid: str, a: Any, ev: Ev,
+                ids: dict[Any, Any]) -> None:
+    rid = ids[ev.id]
+    write(tb, rid, {"messageId": _receipt(ids, sid, rid)} if ids.get(RECEIPTS) else None)
+
+
+def _w_permission(tb: TraceBuilder, write: Writer, sid: str, a: Any, ev: Ev,
+                  ids: dict[Any, Any]) -> None:
+    ids[ev.id] = rid = f"perm-{tb.fresh_id()}"
+    write(tb, sid, rid, a)
+
+
+def _w_tool(tb: TraceBuilder, write: Writer, sid: str, a: Any, ev: Ev,
+            ids: dict[Any, Any]) -> None:
+    extra = {"title": f"Tool {a[0]}"} if ev.has_title else {}
+    write(tb, sid, a[0], a[1], **extra)
+
+
+# The arguments each event's builder method (its wire_table.FORMS row's ``write``) takes from
+# the abstract event; an event not listed is written with the session alone.
+_WRITE_ARGS: dict[str, Callable[[TraceBuilder, Writer, str, Any, Ev, dict[Any, Any]], None]] = {
+    Event.PROMPT: _w_prompt,
+    Event.PROMPT_CANCEL_REQUEST: lambda tb, w, sid, a, ev, ids: w(tb, "c2a", ids[ev.id]),
+    Event.PERMISSION_ANSWER: _w_answer,
+    Event.PROMPT_ACCEPTED: _w_accepted,
+    Event.PROMPT_REJECTED: lambda tb, w, sid, a, ev, ids: w(tb, ids[ev.id], REJECT_CODE),
+    Event.USER_MESSAGE: lambda tb, w, sid, a, ev, ids: w(tb, sid,
+                                                         _message_id(ids, sid, ev.message_id)),
+    Event.CUSTOM_REPORTED: lambda tb, w, sid, a, ev, ids: w(tb, sid, CUSTOM_STATE),
+    Event.IDLE_REPORTED: lambda tb, w, sid, a, ev, ids: w(tb, sid, a),
+    Event.PERMISSION_REQUEST: _w_permission,
+    Event.PERMISSION_WITHDRAWN: lambda tb, w, sid, a, ev, ids: w(tb, "a2c", ids[ev.id]),
+    Event.TOOL_UPDATE: _w_tool,
+}
+
+
+def _concrete(tb: TraceBuilder, act: Action, ev: Ev, ids: dict[Any, Any]) -> None:
+    """Append the wire records for one abstract event (its form: ``wire_table.FORMS``)."""
     if act.session is None:
         tb.sync()
         return
-    sid = SESSION_IDS[act.session]
-    e, a = act.event, act.arg
-    if e == Event.PROMPT:
-        ids[ev.id] = rid = tb.fresh_id()
-        tb.prompt(sid, rid)
-    elif e == Event.CANCEL:
-        tb.cancel(sid)
-    elif e == Event.PROMPT_CANCEL_REQUEST:
-        tb.cancel_request("c2a", ids[ev.id])
-    elif e == Event.PERMISSION_ANSWER:
-        if a[1] == Answer.ERROR:
-            tb.answer_error(ids[ev.id], -32800)
-        else:
-            tb.answer(ids[ev.id], a[1])
-    elif e == Event.PROMPT_ACCEPTED:
-        rid = ids[ev.id]
-        tb.accepted(rid, {"messageId": _receipt(ids, sid, rid)} if ids.get(RECEIPTS) else None)
-    elif e == Event.PROMPT_REJECTED:
-        tb.rejected(ids[ev.id], REJECT_CODE)
-    elif e == Event.USER_MESSAGE:
-        tb.user_message(sid, _message_id(ids, sid, ev.message_id))
-    elif e == Event.RUNNING_REPORTED:
-        tb.running(sid)
-    elif e == Event.REQUIRES_ACTION_REPORTED:
-        tb.requires_action(sid)
-    elif e == Event.CUSTOM_REPORTED:
-        tb.state(sid, CUSTOM_STATE)
-    elif e == Event.IDLE_REPORTED:
-        tb.idle(sid, a)
-    elif e == Event.PERMISSION_REQUEST:
-        ids[ev.id] = rid = f"perm-{tb.fresh_id()}"
-        tb.permission(sid, rid, a)
-    elif e == Event.PERMISSION_WITHDRAWN:
-        tb.cancel_request("a2c", ids[ev.id])
-    elif e == Event.TOOL_UPDATE:
-        extra = {"title": f"Tool {a[0]}"} if ev.has_title else {}
-        tb.tool(sid, a[0], a[1], **extra)
-    elif e == Event.OUTPUT:
-        tb.agent_message(sid)
-    else:  # pragma: no cover - the alphabet above is closed
+    form = wire_table.forms().get(act.event)
+    if form is None:  # pragma: no cover - the alphabet is the table's
         raise ValueError(f"no concrete form for {act.label}")
+    sid = SESSION_IDS[act.session]
+    how = _WRITE_ARGS.get(act.event)
+    if how is None:
+        form.write(tb, sid)
+    else:
+        how(tb, form.write, sid, act.arg, ev, ids)
 
 
-_ALPHABET_EVENTS = (Event.PROMPT, Event.CANCEL, Event.PROMPT_CANCEL_REQUEST,
-                    Event.PERMISSION_ANSWER, *AGENT_EVENTS)
+# the explorer's alphabet: every event of the wire table's forms, in their order
+_ALPHABET_EVENTS = tuple(form.event for form in wire_table.FORMS)
 
 
 def alphabet(bounds: Bounds) -> set[str]:
-    """The machine events the explorer tries under these bounds."""
-    out = set(_ALPHABET_EVENTS)
-    if not bounds.custom:
-        out.discard(Event.CUSTOM_REPORTED)
-    if not bounds.max_permissions:
-        out -= {Event.PERMISSION_REQUEST, Event.PERMISSION_WITHDRAWN, Event.PERMISSION_ANSWER}
-    if not bounds.max_tools:
-        out.discard(Event.TOOL_UPDATE)
-    if not bounds.max_prompts:
-        out -= {Event.PROMPT, Event.PROMPT_ACCEPTED, Event.PROMPT_REJECTED,
-                Event.PROMPT_CANCEL_REQUEST}
-    if not bounds.max_cancels:
-        out.discard(Event.CANCEL)
-    if bounds.lean:
-        out -= {Event.OUTPUT, Event.PROMPT_CANCEL_REQUEST, Event.PROMPT_REJECTED}
-    return out
+    """The machine events the explorer tries under these bounds (each form's gate, and the
+    lean alphabet's forms when ``bounds.lean``)."""
+    return {form.event for form in wire_table.FORMS
+            if (form.gate is None or getattr(bounds, form.gate.value))
+            and (form.lean or not bounds.lean)}

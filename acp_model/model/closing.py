@@ -15,11 +15,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from acp_model.model import wire_table
 from acp_model.model.check import check
 from acp_model.model.vocab import WORK, ErrorCode
 
 Run = Callable[..., bool]  # ViolationStore.run: runs one check and reports what it found
-REOPENING = frozenset({"session/resume", "session/load"})  # they make a closed session live
+REOPENING = wire_table.reopening()  # they make a closed session live
 
 
 @check("SDK-CLOSE-01")

@@ -11,16 +11,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from acp_model.model import wire_table
 from acp_model.model.check import check
 from acp_model.model.vocab import CancelStatus, Level
 
 # sessionUpdate kinds that carry conversation history (v1 session-setup.mdx §Loading Sessions;
 # v2's whole-message upserts, §Resuming Sessions)
-HISTORY_KINDS = frozenset({"user_message_chunk", "agent_message_chunk", "agent_thought_chunk",
-                           "tool_call", "tool_call_update", "plan", "user_message",
-                           "agent_message", "agent_thought"})
+HISTORY_KINDS = wire_table.history_kinds()
 # the requests that reopen an existing session
-REOPENING = frozenset({"session/load", "session/resume"})
+REOPENING = wire_table.reopening()
 
 
 @check("V1-LOAD-01", level=Level.WARN)

@@ -13,25 +13,28 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from acp_model.model import messages, permissions, replay
+from acp_model.model import messages, permissions, replay, wire_table
 from acp_model.model.events import Ev
 from acp_model.model.evidence import note_repeat
 from acp_model.model.obligations import PERMISSION_ANSWERED, PROMPT_ANSWERED, WITHDRAWN_ANSWERED
 from acp_model.model.vocab import ConnEvent, ErrorCode, Event
+from acp_model.model.wire_table import Route
 from acp_model.oracle import rpc
+from acp_model.oracle.dialects import Dialect
 from acp_model.oracle.liveness import REQUEST_ANSWERED
 from acp_model.oracle.machines import Machines
 from acp_model.oracle.reopens import Reopens
 from acp_model.oracle.rpc import OTHER, OpenRequest, Rpc
 from acp_model.oracle.shapes import ShapeJudge
 from acp_model.oracle.store import ViolationStore
-from acp_model.oracle.turns_v1 import V1Turns
 from acp_model.spec import revisions, schema
 
 # the obligation an answer to a request discharges (the rest: ACPM-ANSWER's)
 ANSWER_OBLIGATION = {"session/prompt": PROMPT_ANSWERED,
                      "session/request_permission": PERMISSION_ANSWERED}
-_BASELINE_SESSION_METHODS = frozenset({"session/new", "session/prompt"})
+# the session methods every v2 agent advertising ``session`` has: -32601 is a missing method
+_BASELINE_SESSION_METHODS = frozenset(m.method for m in wire_table.MESSAGES
+                                      if ConnEvent.SESSION_METHOD_MISSING in m.answered)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,19 +54,20 @@ class Answers:
     """Routes responses; owns what the initialize result told (capabilities)."""
 
     def __init__(self, rev: str, decision: revisions.Decision, rpc_: Rpc, store: ViolationStore,
-                 machines: Machines, shapes: ShapeJudge, turns: V1Turns | None,
+                 machines: Machines, shapes: ShapeJudge, dialect: Dialect,
                  reopens: Reopens) -> None:
         self.decision = decision
         self.rev = rev
         self.protocol = revisions.get(self.rev).protocol
         self.rpc, self.store, self.machines, self.shapes = rpc_, store, machines, shapes
-        self.turns, self.reopens = turns, reopens
+        self.dialect, self.reopens = dialect, reopens
         self.agent_capabilities: Any = None  # the initialize result's (ENUM-12 reads _meta)
         self.prompt_caps: dict[str, Any] | None = None
-        self._handlers: dict[str, Callable[[Reply], None]] = {
-            "initialize": self._initialized, "session/new": self._created,
-            "session/load": self._loaded, "session/prompt": self._prompt_answered,
-            "session/request_permission": self._permission_answered}
+        # the handler of each answer route of wire_table.MESSAGES
+        self._handlers: dict[Route, Callable[[Reply], None]] = {
+            Route.INITIALIZE: self._initialized, Route.NEW_SESSION: self._created,
+            Route.LOAD: self._loaded, Route.PROMPT: self._prompt_answered,
+            Route.PERMISSION: self._permission_answered}
 
     def response(self, direction: str, msg: dict[str, Any], idx: int) -> None:
         req_id = msg.get("id")
@@ -102,7 +106,7 @@ class Answers:
                 and reply.code == ErrorCode.METHOD_NOT_FOUND:
             self.machines.conn_event(ConnEvent.SESSION_METHOD_MISSING,
                                      Ev(idx, error_code=reply.code), f"{what}: -32601")
-        handler = self._handlers.get(req.method)
+        handler = self._handlers.get(wire_table.answer_route(req.method))
         if handler is not None:
             handler(reply)
 
@@ -166,20 +170,8 @@ class Answers:
         sid = r.req.session
         if sid is None or sid not in self.machines.sessions:
             return
-        if self.turns is not None:
-            self.machines.derived(sid, self.turns.response(
-                sid, r.req_id, r.idx, r.result, r.code if r.has_error else None, r.what))
-        elif r.has_error:
-            self.machines.session_event(sid, Event.PROMPT_REJECTED,
-                                        Ev(r.idx, id=r.req_id, error_code=r.code), r.what)
-        else:
-            result = r.result
-            keys = tuple(result) if isinstance(result, dict) else None
-            receipt = result.get("messageId") if isinstance(result, dict) else None
-            self.machines.session_event(
-                sid, Event.PROMPT_ACCEPTED,
-                Ev(r.idx, id=r.req_id, result_keys=keys,
-                   message_id=receipt if isinstance(receipt, str) else None), r.what)
+        self.machines.derived(sid, self.dialect.prompt_answered(
+            sid, r.req_id, r.idx, r.result, r.has_error, r.code, r.what))
 
     def _permission_answered(self, r: Reply) -> None:
         sid = r.req.session

@@ -28,6 +28,7 @@ from acp_model.model import reducers
 from acp_model.model.check import CheckMeta
 from acp_model.model.events import Ev
 from acp_model.model.vocab import Level
+from acp_model.oracle import dialects
 from acp_model.oracle.answers import Answers
 from acp_model.oracle.liveness import LivenessJudge
 from acp_model.oracle.machines import Machines
@@ -36,7 +37,6 @@ from acp_model.oracle.router import Router
 from acp_model.oracle.rpc import OpenRequest, Rpc
 from acp_model.oracle.shapes import ShapeJudge
 from acp_model.oracle.store import MAX_REPORTS_PER_CHECK, ViolationStore
-from acp_model.oracle.turns_v1 import V1Turns
 from acp_model.oracle.violation import Violation, ViolationKind
 from acp_model.report.stats import RuleStat
 from acp_model.spec import revisions
@@ -61,12 +61,14 @@ class Monitor:
         self.store = ViolationStore(readings, self.views)
         self.machines = Machines(readings, self.rpc, self.store, self.views, engine=engine)
         self.shapes = ShapeJudge(self.rev, self.store, validate=validate)
-        turns = V1Turns() if revisions.get(self.rev).protocol == 1 else None  # v1's events
         reopens = Reopens()
+        # the revision's translator into the model's events (v1: its turns)
+        dialect = dialects.for_protocol(revisions.get(self.rev).protocol, self.rpc, self.store,
+                                        self.machines, reopens)
         answers = Answers(self.rev, self.decision, self.rpc, self.store, self.machines,
-                          self.shapes, turns, reopens)
+                          self.shapes, dialect, reopens)
         self.router = Router(self.rev, self.rpc, self.store, self.machines, self.shapes,
-                             answers, turns, reopens)
+                             answers, dialect, reopens)
         self.liveness = LivenessJudge(self.rpc, self.machines, self.store)
         self.violations: list[Violation] = self.store.violations  # the store's, shared
         self.sessions = self.machines.sessions

@@ -5,26 +5,29 @@ request or a notification is checked against the schema of its method and direct
 (:class:`~acp_model.oracle.shapes.ShapeJudge`), classified into an event
 (:mod:`acp_model.oracle.wire`) and fired on the connection machine or its session's machine
 (:class:`~acp_model.oracle.machines.Machines`); responses go to
-:class:`~acp_model.oracle.answers.Answers`. Under v1, :class:`~acp_model.oracle.turns_v1.V1Turns`
-derives the turn events v1's messages stand for.
+:class:`~acp_model.oracle.answers.Answers`. Which handler a method reaches is its row's route
+in :data:`~acp_model.model.wire_table.MESSAGES`; what a message means besides its own event is
+the revision's translator's (:mod:`acp_model.oracle.dialects`: v1 derives its turns there).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from acp_model.model import messages, reducers, replay
+from acp_model.model import messages, reducers, replay, wire_table
 from acp_model.model.check import allows_of, declare
 from acp_model.model.events import Ev, content_key, text_key
 from acp_model.model.vocab import ConnEvent, Event, Role
+from acp_model.model.wire_table import Route
 from acp_model.oracle import rpc, wire
 from acp_model.oracle.answers import Answers
+from acp_model.oracle.dialects import Dialect
 from acp_model.oracle.machines import Machines
 from acp_model.oracle.reopens import Reopens
 from acp_model.oracle.rpc import OpenRequest, Rpc
 from acp_model.oracle.shapes import ShapeJudge
 from acp_model.oracle.store import ViolationStore
-from acp_model.oracle.turns_v1 import TURN_KINDS, V1Turns
 from acp_model.spec import schema
 from acp_model.trace.format import Record
 
@@ -32,17 +35,28 @@ CLOSE_CANCELS = declare("SESS-10", "close_is_cancel", "session/close is routed t
                         "machine as a session/cancel: the CANCEL rules judge what follows.",
                         module=__name__, role=Role.ROUTE)
 
+# (req_id, params, sessionId, index, what) and (direction, params, sessionId, index, what)
+_RequestHandler = Callable[[Any, Any, "str | None", int, str], None]
+_NotificationHandler = Callable[[str, dict[str, Any], Any, int, str], None]
+
 
 class Router:
     """Routes requests and notifications; owns v1's turn derivation and the reopens."""
 
     def __init__(self, rev: str, rpc_: Rpc, store: ViolationStore, machines: Machines,
-                 shapes: ShapeJudge, answers: Answers, turns: V1Turns | None,
+                 shapes: ShapeJudge, answers: Answers, dialect: Dialect,
                  reopens: Reopens) -> None:
         self.rev = rev
         self.rpc, self.store, self.machines, self.shapes = rpc_, store, machines, shapes
-        self.answers, self.turns, self.reopens = answers, turns, reopens
-        self.protocol = answers.protocol
+        self.answers, self.dialect, self.reopens = answers, dialect, reopens
+        # the handler of each route of wire_table.MESSAGES, by the kind of message it routes
+        self._requests: dict[Route, _RequestHandler] = {
+            Route.INITIALIZE: self._initialize, Route.NEW_SESSION: self._new_session,
+            Route.PROMPT: self._prompt, Route.CLOSE: self._close, Route.REOPEN: self._reopen,
+            Route.PERMISSION: self._permission_request}
+        self._notifications: dict[Route, _NotificationHandler] = {
+            Route.UPDATE: self._update, Route.CANCEL: self._session_cancel,
+            Route.CANCEL_REQUEST: self._cancel_request}
 
     def record(self, record: Record, idx: int) -> None:
         """Route one trace record: unreadable bytes, a batch, or one message."""
@@ -138,10 +152,10 @@ class Router:
             return
         what = f"{method} request #{idx}"
         self.shapes.schema(spec.params_def, params, idx, what, method)
-        if direction == "c2a":
-            self._client_request(method, req_id, params, sid, idx, what)
-        elif method == "session/request_permission":
-            self._permission_request(req_id, params, sid, idx, what)
+        # the schema checked the direction: a route is the table's (wire_table.MESSAGES)
+        handler = self._requests.get(wire_table.route(method))
+        if handler is not None:
+            handler(req_id, params, sid, idx, what)
 
     def _permission_request(self, req_id: Any, params: Any, sid: str | None, idx: int,
                             what: str) -> None:
@@ -152,26 +166,23 @@ class Router:
         ev = wire.permission_request(idx, req_id, params)
         self.machines.views[sid] = reducers.apply_permission_subject(self.machines.views[sid],
                                                                      params)
-        if self.turns is not None:
-            self.machines.derived(sid, self.turns.start(sid, idx, what))
+        self.machines.derived(sid, self.dialect.turn_content(sid, idx, what))
         self.machines.session_event(sid, Event.PERMISSION_REQUEST, ev, what)
 
-    def _client_request(self, method: str, req_id: Any, params: Any, sid: str | None, idx: int,
-                        what: str) -> None:
-        known = sid in self.machines.sessions
-        if method == "initialize":
-            self.machines.conn_event(ConnEvent.INITIALIZE, Ev(idx), what)
-        elif method == "session/new":
-            self.shapes.findings(messages.new_session_request(params, self.rev), idx, what)
-            self.machines.conn_event(ConnEvent.SESSION_REQUESTED, Ev(idx), what)
-        elif method == "session/close" and known:
-            self._close(sid, idx, what)
-        elif method == "session/prompt":
-            self._prompt(req_id, params, sid, idx, what)
-        elif method in replay.REOPENING and known:
+    def _initialize(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str
+                    ) -> None:
+        self.machines.conn_event(ConnEvent.INITIALIZE, Ev(idx), what)
+
+    def _new_session(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str
+                     ) -> None:
+        self.shapes.findings(messages.new_session_request(params, self.rev), idx, what)
+        self.machines.conn_event(ConnEvent.SESSION_REQUESTED, Ev(idx), what)
+
+    def _reopen(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str) -> None:
+        if sid in self.machines.sessions:
             # a new load: its replay comes before its own answer
             self.reopens.sent(self.machines.sessions[sid], sid, idx, self.machines.busy(sid))
-        elif method in replay.REOPENING and sid is not None:
+        elif sid is not None:
             # a session of an earlier connection: known from its request on (replay included)
             self.machines.open(sid)
 
@@ -186,18 +197,18 @@ class Router:
         self.machines.session_event(sid, Event.PROMPT,
                                     Ev(idx, id=req_id, content_key=content_key(blocks),
                                        text_key=text_key(blocks)), what)
-        if self.turns is not None:
-            self.turns.prompt(sid, req_id, idx, blocks)
+        self.dialect.prompt(sid, req_id, idx, blocks)
         self.reopens.prompted(sid)
 
-    def _close(self, sid: str, idx: int, what: str) -> None:
+    def _close(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str) -> None:
+        if sid is None or sid not in self.machines.sessions:
+            return
         self.store.bump(CLOSE_CANCELS.rule)
         self.machines.closes.requested(sid, idx, self.rpc.pending_prompts(sid))
         self._cancel(sid, idx, what)
 
     def _cancel(self, sid: str, idx: int, what: str) -> None:
-        if self.turns is not None:
-            self.turns.cancel(sid)
+        self.dialect.cancel(sid)
         self.machines.session_event(sid, Event.CANCEL, Ev(idx), what)
         self.reopens.cancelled(self.machines.sessions.get(sid), sid)
 
@@ -213,34 +224,35 @@ class Router:
         self.shapes.schema(spec.params_def, params, idx, what, method)
         if not isinstance(params, dict):
             return
-        sid = params.get("sessionId")
-        if method == "session/update":
-            self._update(sid, params, idx)
-        elif method == "session/cancel":
-            if sid not in self.machines.sessions:
-                self.machines.conn_event(ConnEvent.UNKNOWN_SESSION_NAMED, Ev(idx),
-                                         f"{what} names session {sid!r}")
-                return
-            self._cancel(sid, idx, what)
-        elif method == "$/cancel_request":
-            self._cancel_request(direction, params, idx, what)
+        handler = self._notifications.get(wire_table.route(method))
+        if handler is not None:
+            handler(direction, params, params.get("sessionId"), idx, what)
 
-    def _cancel_request(self, direction: str, params: dict[str, Any], idx: int,
+    def _session_cancel(self, direction: str, params: dict[str, Any], sid: Any, idx: int,
+                        what: str) -> None:
+        if sid not in self.machines.sessions:
+            self.machines.conn_event(ConnEvent.UNKNOWN_SESSION_NAMED, Ev(idx),
+                                     f"{what} names session {sid!r}")
+            return
+        self._cancel(sid, idx, what)
+
+    def _cancel_request(self, direction: str, params: dict[str, Any], sid: Any, idx: int,
                         what: str) -> None:
         """The sender withdraws one of its *own* open requests."""
         target = self.rpc.open[direction].get(params.get("requestId"))
         if target is None:
             return  # nothing open with that id: harmless (it may have been answered)
         target.withdrawn = True
-        if self.turns is not None and direction == "c2a" and target.session is not None:
-            self.turns.withdraw(target.session, params.get("requestId"))
+        if direction == "c2a" and target.session is not None:
+            self.dialect.withdraw(target.session, params.get("requestId"))
         if target.session in self.machines.sessions:
             event = (Event.PROMPT_CANCEL_REQUEST if direction == "c2a"
                      else Event.PERMISSION_WITHDRAWN)
             self.machines.session_event(target.session, event,
                                         Ev(idx, id=params["requestId"]), what)
 
-    def _update(self, sid: Any, params: dict[str, Any], idx: int) -> None:
+    def _update(self, direction: str, params: dict[str, Any], sid: Any, idx: int, what: str
+                ) -> None:
         update = params.get("update")
         kind = update.get("sessionUpdate") if isinstance(update, dict) else None
         what = f"session/update {kind} #{idx}"
@@ -260,28 +272,11 @@ class Router:
         reused = replaying is not None and self.store.run(
             replay.replayed_ids_unique, idx, replaying.replayed, update, session=sid)
         history = replay.replayed_history(requests, sid, kind, self.machines.busy(sid))
-        if self.turns is not None:
-            update = self._v1_update(sid, update, kind, history, idx, what)
+        update = self.dialect.update(sid, update, kind, history, idx, what)
         before = self.machines.views[sid]
-        event, ev, what = wire.session_update(idx, update, before, protocol=self.protocol)
+        event, ev, what = wire.session_update(idx, update, before, self.dialect.event_of)
         self.machines.views[sid] = reducers.reduce_session(before, update)
         self.shapes.findings(reducers.judge(before, sent, self.rev, family=not reused), idx,
                              what, sid)
         if not history:  # replayed history: the client's view takes it in, the machine not
             self.machines.session_event(sid, event, ev, what)
-
-    def _v1_update(self, sid: str, update: dict[str, Any], kind: Any, history: bool, idx: int,
-                   what: str) -> dict[str, Any]:
-        """v1's replay rules, and the turn an update of a quiet session starts; returns the
-        update as v2 reads it (v1's first report of a tool call is an upsert like v2's)."""
-        assert self.turns is not None
-        run, busy = self.store.run, self.machines.busy(sid)
-        resume = replay.resume_awaited(self.rpc.open["c2a"].values(), sid, busy)
-        run(replay.resume_replays_nothing, idx, kind, resume, session=sid)
-        run(replay.load_replays_before_answering, idx, kind,  # (busy: the turn's)
-            None if busy else self.reopens.load_answer(sid), session=sid)
-        if kind == "tool_call":
-            update = {**update, "sessionUpdate": "tool_call_update"}
-        if kind in TURN_KINDS and not history:
-            self.machines.derived(sid, self.turns.start(sid, idx, what))
-        return update

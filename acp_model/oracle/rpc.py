@@ -15,6 +15,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from acp_model.model import wire_table
 from acp_model.model.check import allowance, check
 from acp_model.model.vocab import UNREADABLE_CODES, Role
 from acp_model.spec.schema import SEED, MethodSpec, null_request_ids
@@ -22,8 +23,7 @@ from acp_model.trace.format import Record
 
 PARTY = {"c2a": "client", "a2c": "agent"}
 OTHER = {"c2a": "a2c", "a2c": "c2a"}
-LIFECYCLE_REQUESTS = frozenset({"initialize", "session/new", "session/prompt", "session/resume",
-                                "auth/login"})
+LIFECYCLE_REQUESTS = wire_table.lifecycle_requests()  # RPC-10
 
 
 @dataclass(slots=True)

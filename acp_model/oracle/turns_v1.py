@@ -30,10 +30,6 @@ from typing import Any
 from acp_model.model.events import Ev, content_key, text_key
 from acp_model.model.vocab import ErrorCode, Event
 
-# sessionUpdate kinds that belong to a turn (v1 prompt-turn.mdx §3, §5)
-TURN_KINDS = frozenset({"agent_message_chunk", "agent_thought_chunk", "tool_call",
-                        "tool_call_update", "plan"})
-
 Derived = list[tuple[Event, Ev, str]]
 
 

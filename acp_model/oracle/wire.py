@@ -8,45 +8,50 @@ reported) read off the view *before* the update is applied.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from acp_model.model import wire_table
 from acp_model.model.events import Ev, content_key, text_key
 from acp_model.model.reducers import SessionView, tool_status_after
-from acp_model.model.vocab import STATE_EVENTS, Event
-
-USER_UPDATES = frozenset({"user_message", "user_message_chunk"})
-TOOL_UPDATES = {"tool_call_update": "update", "tool_call_content_chunk": "chunk"}
+from acp_model.model.vocab import Event
+from acp_model.model.wire_table import Update
 
 
-def session_update(idx: int, update: dict[str, Any], view: SessionView, protocol: int = 2
-                   ) -> tuple[Event, Ev, str]:
-    """The event a ``session/update`` payload stands for, its payload and a short name.
+def _as_written(row: Update) -> Event:
+    return row.event
 
-    In v1 (``protocol=1``) a user message chunk is replayed history, never the insertion of a
-    prompt (the turn's start is derived from the prompt, ``turns_v1``): other output."""
+
+def session_update(idx: int, update: dict[str, Any], view: SessionView,
+                   reading: Callable[[Update], Event] = _as_written) -> tuple[Event, Ev, str]:
+    """The event a ``session/update`` payload stands for (its kind's row of
+    :data:`~acp_model.model.wire_table.UPDATES`, as the revision's translator ``reading``
+    reads it: v1 reads a user message as replayed history, ``oracle.dialects``), its payload
+    and a short name."""
     name = update.get("sessionUpdate")
     what = f"session/update {name} #{idx}"
-    if protocol == 1 and name in USER_UPDATES:
+    row = wire_table.updates().get(name) if isinstance(name, str) else None
+    event = Event.OUTPUT if row is None else reading(row)
+    if event == Event.OUTPUT:
         return Event.OUTPUT, Ev(idx, update=name), what
     if name == "state_update":
         state = update.get("state")
-        event = STATE_EVENTS.get(state, Event.CUSTOM_REPORTED)  # type: ignore[arg-type]
         reason = update.get("stopReason") if state == "idle" else None
         what = f"state_update {state}" + (f" (stopReason {reason!r})" if state == "idle"
                                            else "") + f" #{idx}"
-        return event, Ev(idx, reason=reason), what
-    if name in USER_UPDATES:
+        return wire_table.state_event(state), Ev(idx, reason=reason), what
+    if event == Event.USER_MESSAGE:
         mid = update.get("messageId")
         known = view.messages.get(mid) if isinstance(mid, str) else None
         key = content_key(update.get("content")) if name == "user_message" else None
         return Event.USER_MESSAGE, Ev(idx, message_id=mid, new_message=known is None
                                       or known.family != "user", content_key=key,
                                       text_key=text_key(update.get("content"))), what
-    if name in TOOL_UPDATES:
+    if event == Event.TOOL_UPDATE and row is not None:
         tid = update.get("toolCallId")
         status = tool_status_after(view, update) if name == "tool_call_update" else None
         return Event.TOOL_UPDATE, Ev(idx, tool_call_id=tid, status=status,
-                                     update=TOOL_UPDATES[name], has_title=bool(update.get("title")),
+                                     update=row.tool, has_title=bool(update.get("title")),
                                      first_report=tid not in view.tools), what
     return Event.OUTPUT, Ev(idx, update=name), what
 

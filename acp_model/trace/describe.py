@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import orjson
@@ -33,6 +33,49 @@ def _update_summary(update: Any) -> str:
     return " ".join(parts)
 
 
+def update_line(msg: dict[str, Any], params: dict[str, Any], where: str) -> str:
+    return f"session/update{where} {_update_summary(params.get('update'))}"
+
+
+def prompt_line(msg: dict[str, Any], params: dict[str, Any], where: str) -> str:
+    blocks = params.get("prompt")
+    kinds = ",".join(str(b.get("type")) for b in blocks if isinstance(b, dict)) \
+        if isinstance(blocks, list) else "?"
+    return f"session/prompt id={msg.get('id')}{where} ({kinds})"
+
+
+def permission_line(msg: dict[str, Any], params: dict[str, Any], where: str) -> str:
+    what = params.get("title")  # v2; v1 names only the tool call it guards
+    if what is None and isinstance(params.get("toolCall"), dict):
+        what = f"toolCall {params['toolCall'].get('toolCallId')}"
+    return f"session/request_permission id={msg.get('id')}{where} {_short(what)}"
+
+
+def cancel_request_line(msg: dict[str, Any], params: dict[str, Any], where: str) -> str:
+    return f"$/cancel_request requestId={params.get('requestId')}"
+
+
+def outcome_line(msg: dict[str, Any], result: dict[str, Any]) -> str:
+    return f"result id={msg.get('id')} (session/request_permission) " \
+        f"outcome={_short(result.get('outcome'))}"
+
+
+def session_id_line(msg: dict[str, Any], result: dict[str, Any]) -> str:
+    return f"result id={msg.get('id')} (session/new) sessionId={result.get('sessionId')}"
+
+
+Line = Callable[[dict[str, Any], dict[str, Any], str], str]
+ResultLine = Callable[[dict[str, Any], dict[str, Any]], str]
+# The line of a method, and of its result, that says more than its name and ids. The wire
+# table (acp_model.model.wire_table, a layer above) names each message's line; its test keeps
+# these two in step with it.
+LINES: dict[str, Line] = {"session/update": update_line, "session/prompt": prompt_line,
+                          "session/request_permission": permission_line,
+                          "$/cancel_request": cancel_request_line}
+RESULT_LINES: dict[str, ResultLine] = {"session/request_permission": outcome_line,
+                                       "session/new": session_id_line}
+
+
 def describe(msg: Any, methods: dict[Any, str] | None = None) -> str:
     """One line for a wire message; ``methods`` maps request ids to their method names."""
     if isinstance(msg, list):
@@ -43,20 +86,9 @@ def describe(msg: Any, methods: dict[Any, str] | None = None) -> str:
     params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
     sid = params.get("sessionId")
     where = f" [{_short(sid, 16)}]" if sid is not None else ""
-    if method == "session/update":
-        return f"session/update{where} {_update_summary(params.get('update'))}"
-    if method == "session/prompt":
-        blocks = params.get("prompt")
-        kinds = ",".join(str(b.get("type")) for b in blocks if isinstance(b, dict)) \
-            if isinstance(blocks, list) else "?"
-        return f"session/prompt id={msg.get('id')}{where} ({kinds})"
-    if method == "session/request_permission":
-        what = params.get("title")  # v2; v1 names only the tool call it guards
-        if what is None and isinstance(params.get("toolCall"), dict):
-            what = f"toolCall {params['toolCall'].get('toolCallId')}"
-        return f"session/request_permission id={msg.get('id')}{where} {_short(what)}"
-    if method == "$/cancel_request":
-        return f"$/cancel_request requestId={params.get('requestId')}"
+    line = LINES.get(method) if isinstance(method, str) else None
+    if line is not None:
+        return line(msg, params, where)
     if method is not None:
         ident = f" id={msg['id']}" if "id" in msg else ""
         return f"{method}{ident}{where}"
@@ -65,10 +97,9 @@ def describe(msg: Any, methods: dict[Any, str] | None = None) -> str:
         err = msg["error"] if isinstance(msg["error"], dict) else {}
         return f"error id={msg.get('id')} ({req}) {err.get('code')} {_short(err.get('message'))}"
     result = msg.get("result")
-    if req == "session/request_permission" and isinstance(result, dict):
-        return f"result id={msg.get('id')} ({req}) outcome={_short(result.get('outcome'))}"
-    if req == "session/new" and isinstance(result, dict):
-        return f"result id={msg.get('id')} (session/new) sessionId={result.get('sessionId')}"
+    result_line = RESULT_LINES.get(req) if isinstance(req, str) else None
+    if result_line is not None and isinstance(result, dict):
+        return result_line(msg, result)
     return f"result id={msg.get('id')} ({req}) {_short(result, 40)}"
 
 

@@ -1,0 +1,312 @@
+"""The wire table: one declaration per wire message, per session update kind and per lifecycle
+event.
+
+Each :class:`Message` row says, for one JSON-RPC method of any judged revision: who sends it,
+whether it is a request, which revisions' schemas define it (:meth:`Message.schema` reads the
+definitions from that revision's schema, nothing is copied), the events it and its response
+become in the model, the monitor's handler for each (:class:`Route`), and how
+:class:`~acp_model.trace.builder.TraceBuilder` writes it. A method that moves no machine says
+why. Each :class:`Update` row does the same for one ``sessionUpdate`` kind, with what v1 reads
+it as; each :class:`Form` row says for one model event which wire message carries it, how the
+explorer's alphabet names it and which bound of the explorer gates it.
+
+The transcript lines live a layer below (:mod:`acp_model.trace.describe`, which the reports
+use and which may not import the model): a row names its line, and the test keeps describe's
+lookup equal to the table's column.
+
+The monitor's routing (``oracle.router``, ``oracle.answers``, ``oracle.wire``), the explorer's
+alphabet (``explorer.alphabet``) and the trace builder's role per message are read from here;
+``tests/unit/test_wire_table.py`` keeps the table complete against the three revisions'
+schemas and the event vocabulary. Adding a message is one row here plus its checks
+(docs/architecture.md, "Adding a message").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from functools import cache
+from typing import Any
+
+from acp_model.model.vocab import STATE_EVENTS, ConnEvent, Event
+from acp_model.spec import schema
+from acp_model.spec.revisions import REVISIONS, SDK_2_4_0, SEED, V1
+from acp_model.trace import describe
+from acp_model.trace.builder import TraceBuilder
+
+ALL = frozenset(REVISIONS)
+V2 = frozenset({SEED, SDK_2_4_0})
+ONLY_V1 = frozenset({V1})
+ONLY_SDK = frozenset({SDK_2_4_0})
+C2A, A2C, BOTH = frozenset({"c2a"}), frozenset({"a2c"}), frozenset({"c2a", "a2c"})
+
+Writer = Callable[..., TraceBuilder]
+
+
+class Route(StrEnum):
+    """The monitor's handler of a message or of its response (beyond the schema check that
+    every defined method gets)."""
+
+    INITIALIZE = "initialize"  # the connection machine's handshake
+    NEW_SESSION = "new_session"  # a session requested / created
+    PROMPT = "prompt"  # a prompt for a session (v1: its turn, from the response)
+    CANCEL = "cancel"  # session/cancel
+    CLOSE = "close"  # session/close: a cancel, and what sdk-2.4.0 orders around it
+    REOPEN = "reopen"  # session/load, session/resume: a session reopened, its replay
+    LOAD = "load"  # session/load's response (the end of v1's replay)
+    PERMISSION = "permission"  # an agent's permission request and the client's answer
+    CANCEL_REQUEST = "cancel_request"  # $/cancel_request withdraws the sender's own request
+    UPDATE = "update"  # session/update: the event of its update kind (:class:`Update`)
+
+
+class Gate(StrEnum):
+    """The explorer bound an event of the alphabet needs (``explorer.bounds.Bounds``)."""
+
+    PROMPTS = "max_prompts"
+    CANCELS = "max_cancels"
+    PERMISSIONS = "max_permissions"
+    TOOLS = "max_tools"
+    CUSTOM = "custom"
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One JSON-RPC method: its direction, schema, events, handlers and builder."""
+
+    method: str
+    sender: frozenset[str]  # the directions it travels ("c2a": the client sends it)
+    request: bool  # False: a notification
+    revisions: frozenset[str]  # the revisions whose schema defines it
+    becomes: tuple[Event | ConnEvent, ...] = ()  # the events the message itself becomes
+    answered: tuple[Event | ConnEvent, ...] = ()  # the events its response becomes
+    route: Route | None = None  # the monitor's handler of the message
+    answer: Route | None = None  # the monitor's handler of its response
+    write: Writer | None = None  # the TraceBuilder method that writes it (None: request())
+    lifecycle: bool = False  # RPC-10: never sent inside a batch
+    line: describe.Line | None = None  # its transcript line (None: its name and ids)
+    result_line: describe.ResultLine | None = None  # its result's line (None: the JSON)
+    why: str = ""  # why it moves no machine (when ``becomes`` and ``answered`` are empty)
+
+    def schema(self, rev: str) -> schema.MethodSpec | None:
+        """Its definition in ``rev``'s schema (None: that revision does not define it)."""
+        return schema.method_table(rev).get(self.method)
+
+
+@dataclass(frozen=True, slots=True)
+class Update:
+    """One ``sessionUpdate`` kind: the event it becomes, and v1's reading of it."""
+
+    kind: str
+    revisions: frozenset[str]
+    event: Event  # what it becomes (state_update: by its state, :func:`state_event`)
+    tool: str | None = None  # a tool call's report: "update" (its fields) or "chunk" (content)
+    write: Writer | None = None  # the TraceBuilder method that writes it (None: update())
+    v1_event: Event | None = None  # what v1 reads it as instead (a user message: history)
+    v1_as: str | None = None  # the kind v1 reads it as (a first report is an upsert in v2)
+    turn: bool = False  # v1: content of a turn, so it shows the oldest open prompt's turn
+    history: bool = False  # conversation history (a replay carries it)
+
+
+@dataclass(frozen=True, slots=True)
+class Form:
+    """One lifecycle event: the wire message that carries it, its alphabet name and gate."""
+
+    event: Event
+    carrier: str  # the method (and response or update kind) that carries it
+    write: Writer  # the TraceBuilder method the explorer's witnesses write it with
+    gate: Gate | None = None  # the explorer bound it needs (None: always tried)
+    lean: bool = True  # kept in the explorer's lean alphabet
+
+    @property
+    def label(self) -> str:
+        """How the explorer's alphabet and its witnesses name it."""
+        return str(self.event)
+
+
+SCHEMA_ONLY = ("schema-checked only: the prompt lifecycle the model judges does not depend "
+                "on it")
+
+MESSAGES: tuple[Message, ...] = (
+    Message("initialize", C2A, True, ALL, (ConnEvent.INITIALIZE,),
+            (ConnEvent.INITIALIZED, ConnEvent.INITIALIZED_OTHER_VERSION,
+             ConnEvent.INITIALIZE_FAILED), Route.INITIALIZE, Route.INITIALIZE,
+            TraceBuilder.initialize, lifecycle=True),
+    Message("session/new", C2A, True, ALL, (ConnEvent.SESSION_REQUESTED,),
+            (ConnEvent.SESSION_CREATED, ConnEvent.SESSION_METHOD_MISSING), Route.NEW_SESSION,
+            Route.NEW_SESSION, TraceBuilder.new_session, lifecycle=True,
+            result_line=describe.session_id_line),
+    Message("session/prompt", C2A, True, ALL, (Event.PROMPT, ConnEvent.UNKNOWN_SESSION_NAMED),
+            (Event.PROMPT_ACCEPTED, Event.PROMPT_REJECTED, ConnEvent.SESSION_METHOD_MISSING),
+            Route.PROMPT, Route.PROMPT, TraceBuilder.prompt, lifecycle=True,
+            line=describe.prompt_line),
+    Message("session/cancel", C2A, False, ALL, (Event.CANCEL, ConnEvent.UNKNOWN_SESSION_NAMED),
+            route=Route.CANCEL, write=TraceBuilder.cancel),
+    Message("session/close", C2A, True, ALL, (Event.CANCEL,), route=Route.CLOSE,
+            why="its response moves no machine: oracle.machines' Closes judges it (SESS-10)"),
+    Message("session/load", C2A, True, ONLY_V1, route=Route.REOPEN, answer=Route.LOAD,
+            why="reopens a session (oracle.reopens): its replay is history, no event"),
+    Message("session/resume", C2A, True, ALL, route=Route.REOPEN, lifecycle=True,
+            why="reopens a session (oracle.reopens): no event of its own"),
+    Message("session/request_permission", A2C, True, ALL,
+            (Event.PERMISSION_REQUEST, ConnEvent.AGENT_NAMES_UNKNOWN_SESSION),
+            (Event.PERMISSION_ANSWER,), Route.PERMISSION, Route.PERMISSION,
+            TraceBuilder.permission, line=describe.permission_line,
+            result_line=describe.outcome_line),
+    Message("session/update", A2C, False, ALL, (ConnEvent.AGENT_NAMES_UNKNOWN_SESSION,),
+            route=Route.UPDATE, write=TraceBuilder.update, line=describe.update_line,
+            why="its event is its update kind's (UPDATES)"),
+    Message("$/cancel_request", BOTH, False, ALL,
+            (Event.PROMPT_CANCEL_REQUEST, Event.PERMISSION_WITHDRAWN),
+            route=Route.CANCEL_REQUEST, write=TraceBuilder.cancel_request,
+            line=describe.cancel_request_line),
+    # methods the schemas define that move no machine of the model
+    Message("session/list", C2A, True, ALL, why=SCHEMA_ONLY),
+    Message("session/delete", C2A, True, ALL, why=SCHEMA_ONLY),
+    Message("session/set_config_option", C2A, True, ALL, why=SCHEMA_ONLY),
+    Message("session/set_mode", C2A, True, ONLY_V1, why=SCHEMA_ONLY),
+    Message("auth/login", C2A, True, V2, lifecycle=True, why=SCHEMA_ONLY),
+    Message("auth/logout", C2A, True, V2, why=SCHEMA_ONLY),
+    Message("authenticate", C2A, True, ONLY_V1, why=SCHEMA_ONLY),
+    Message("logout", C2A, True, ONLY_V1, why=SCHEMA_ONLY),
+    Message("elicitation/create", A2C, True, ALL, why=SCHEMA_ONLY),
+    Message("elicitation/complete", A2C, False, ALL, why=SCHEMA_ONLY),
+    Message("tool_call/cancel", C2A, True, ONLY_SDK, why=SCHEMA_ONLY),
+    Message("terminal/cancel", C2A, True, ONLY_SDK, why=SCHEMA_ONLY),
+    Message("fs/read_text_file", A2C, True, ONLY_V1, why=SCHEMA_ONLY),
+    Message("fs/write_text_file", A2C, True, ONLY_V1, why=SCHEMA_ONLY),
+    Message("terminal/create", A2C, True, ONLY_V1, why=SCHEMA_ONLY),
+    Message("terminal/kill", A2C, True, ONLY_V1, why=SCHEMA_ONLY),
+    Message("terminal/output", A2C, True, ONLY_V1, why=SCHEMA_ONLY),
+    Message("terminal/release", A2C, True, ONLY_V1, why=SCHEMA_ONLY),
+    Message("terminal/wait_for_exit", A2C, True, ONLY_V1, why=SCHEMA_ONLY),
+)
+
+_V1_AND_SDK = frozenset({V1, SDK_2_4_0})
+UPDATES: tuple[Update, ...] = (
+    Update("state_update", V2, Event.CUSTOM_REPORTED, write=TraceBuilder.state),
+    Update("user_message", V2, Event.USER_MESSAGE, write=TraceBuilder.user_message,
+           v1_event=Event.OUTPUT, history=True),  # (any user message is history to v1)
+    Update("user_message_chunk", ALL, Event.USER_MESSAGE, write=TraceBuilder.user_message_chunk,
+           v1_event=Event.OUTPUT, history=True),
+    Update("tool_call_update", ALL, Event.TOOL_UPDATE, "update", TraceBuilder.tool, turn=True,
+           history=True),
+    Update("tool_call_content_chunk", V2, Event.TOOL_UPDATE, "chunk", TraceBuilder.tool_chunk),
+    Update("tool_call", ONLY_V1, Event.OUTPUT, write=TraceBuilder.tool_call_v1,
+           v1_event=Event.TOOL_UPDATE, v1_as="tool_call_update", turn=True, history=True),
+    Update("agent_message", V2, Event.OUTPUT, write=TraceBuilder.agent_message, history=True),
+    Update("agent_message_chunk", ALL, Event.OUTPUT, write=TraceBuilder.agent_message,
+           turn=True, history=True),
+    Update("agent_thought", V2, Event.OUTPUT, history=True),
+    Update("agent_thought_chunk", ALL, Event.OUTPUT, write=TraceBuilder.chunk_v1, turn=True,
+           history=True),
+    Update("plan", ONLY_V1, Event.OUTPUT, turn=True, history=True),
+    Update("plan_update", V2, Event.OUTPUT),
+    Update("usage_update", ALL, Event.OUTPUT, write=TraceBuilder.usage),
+    Update("available_commands_update", ALL, Event.OUTPUT),
+    Update("config_option_update", ALL, Event.OUTPUT),
+    Update("current_mode_update", ONLY_V1, Event.OUTPUT),
+    Update("session_info_update", ALL, Event.OUTPUT),
+    Update("terminal_output_chunk", V2, Event.OUTPUT),
+    Update("terminal_update", V2, Event.OUTPUT),
+    Update("compaction_summary_chunk", _V1_AND_SDK, Event.OUTPUT),
+    Update("compaction_update", _V1_AND_SDK, Event.OUTPUT),
+    Update("notice", _V1_AND_SDK, Event.OUTPUT),
+)
+
+FORMS: tuple[Form, ...] = (
+    Form(Event.PROMPT, "session/prompt", TraceBuilder.prompt, Gate.PROMPTS),
+    Form(Event.CANCEL, "session/cancel", TraceBuilder.cancel, Gate.CANCELS),
+    Form(Event.PROMPT_CANCEL_REQUEST, "$/cancel_request (client)", TraceBuilder.cancel_request,
+         Gate.PROMPTS, lean=False),
+    Form(Event.PERMISSION_ANSWER, "session/request_permission response", TraceBuilder.answer,
+         Gate.PERMISSIONS),
+    Form(Event.PROMPT_ACCEPTED, "session/prompt result", TraceBuilder.accepted, Gate.PROMPTS),
+    Form(Event.PROMPT_REJECTED, "session/prompt error", TraceBuilder.rejected, Gate.PROMPTS,
+         lean=False),
+    Form(Event.USER_MESSAGE, "session/update user_message", TraceBuilder.user_message),
+    Form(Event.RUNNING_REPORTED, "session/update state_update running", TraceBuilder.running),
+    Form(Event.REQUIRES_ACTION_REPORTED, "session/update state_update requires_action",
+         TraceBuilder.requires_action),
+    Form(Event.CUSTOM_REPORTED, "session/update state_update _x", TraceBuilder.state,
+         Gate.CUSTOM),
+    Form(Event.IDLE_REPORTED, "session/update state_update idle", TraceBuilder.idle),
+    Form(Event.PERMISSION_REQUEST, "session/request_permission", TraceBuilder.permission,
+         Gate.PERMISSIONS),
+    Form(Event.PERMISSION_WITHDRAWN, "$/cancel_request (agent)", TraceBuilder.cancel_request,
+         Gate.PERMISSIONS),
+    Form(Event.TOOL_UPDATE, "session/update tool_call_update", TraceBuilder.tool, Gate.TOOLS),
+    Form(Event.OUTPUT, "session/update (any other kind)", TraceBuilder.agent_message,
+         lean=False),
+)
+
+
+@cache
+def messages() -> dict[str, Message]:
+    """Method name -> its row."""
+    return {m.method: m for m in MESSAGES}
+
+
+@cache
+def updates() -> dict[str, Update]:
+    """sessionUpdate kind -> its row."""
+    return {u.kind: u for u in UPDATES}
+
+
+@cache
+def forms() -> dict[Event, Form]:
+    """Event -> its wire form."""
+    return {f.event: f for f in FORMS}
+
+
+def route(method: Any) -> Route | None:
+    """The monitor's handler of a message (None: schema-checked only, or unknown)."""
+    row = messages().get(method) if isinstance(method, str) else None
+    return row.route if row is not None else None
+
+
+def answer_route(method: Any) -> Route | None:
+    """The monitor's handler of a response to ``method``."""
+    row = messages().get(method) if isinstance(method, str) else None
+    return row.answer if row is not None else None
+
+
+@cache
+def lifecycle_requests() -> frozenset[str]:
+    """The requests RPC-10 keeps out of batches."""
+    return frozenset(m.method for m in MESSAGES if m.lifecycle)
+
+
+def state_event(state: Any) -> Event:
+    """The event a ``state_update`` of this state becomes (another state: a custom one)."""
+    return STATE_EVENTS.get(state, Event.CUSTOM_REPORTED)
+
+
+@cache
+def v1_turn_kinds() -> frozenset[str]:
+    """The sessionUpdate kinds that belong to a v1 turn (v1 prompt-turn.mdx §3, §5)."""
+    return frozenset(u.kind for u in UPDATES if u.turn)
+
+
+@cache
+def history_kinds() -> frozenset[str]:
+    """The sessionUpdate kinds that carry conversation history (what a replay sends)."""
+    return frozenset(u.kind for u in UPDATES if u.history)
+
+
+@cache
+def reopening() -> frozenset[str]:
+    """The requests that reopen an existing session (and make a closed one live again)."""
+    return frozenset(m.method for m in MESSAGES if m.route == Route.REOPEN)
+
+
+@cache
+def tool_kinds() -> dict[str, str]:
+    """sessionUpdate kind -> what of a tool call it reports ("update" or "chunk")."""
+    return {u.kind: u.tool for u in UPDATES if u.tool is not None}
+
+
+@cache
+def user_kinds() -> frozenset[str]:
+    """The sessionUpdate kinds that carry a user message."""
+    return frozenset(u.kind for u in UPDATES if u.event == Event.USER_MESSAGE)

@@ -1,0 +1,122 @@
+"""The wire table is complete: every method and update kind of the three revisions' schemas has
+its row (with the revisions that define it, its direction and kind), and every model event a
+wire form (acp_model/model/wire_table.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from acp_model.model import wire_table
+from acp_model.model.vocab import EVENTS, ConnEvent, Event
+from acp_model.spec import schema
+from acp_model.spec.revisions import REVISIONS
+from acp_model.trace import describe
+from acp_model.trace.builder import TraceBuilder
+
+
+@pytest.mark.parametrize("rev", sorted(REVISIONS))
+def test_every_schema_method_has_a_row_that_matches_it(rev: str) -> None:
+    rows = wire_table.messages()
+    for method, spec in schema.method_table(rev).items():
+        assert method in rows, f"{rev} defines {method}: the wire table has no row for it"
+        row = rows[method]
+        assert rev in row.revisions, f"{method}: {rev}'s schema defines it, its row omits {rev}"
+        assert row.schema(rev) == spec
+        assert row.sender == spec.directions, method
+        assert row.request == (not spec.notification), method
+
+
+def test_every_row_is_defined_by_the_revisions_it_names() -> None:
+    for row in wire_table.MESSAGES:
+        for rev in REVISIONS:
+            assert (row.schema(rev) is not None) == (rev in row.revisions), (row.method, rev)
+
+
+@pytest.mark.parametrize("rev", sorted(REVISIONS))
+def test_every_update_kind_has_a_row(rev: str) -> None:
+    rows = wire_table.updates()
+    for kind in schema.known_values("session_update", rev):
+        assert kind in rows, f"{rev} defines sessionUpdate {kind}: no row"
+        assert rev in rows[kind].revisions, (kind, rev)
+    for row in wire_table.UPDATES:
+        assert (row.kind in schema.known_values("session_update", rev)) == (
+            rev in row.revisions), (row.kind, rev)
+
+
+def test_a_row_that_moves_no_machine_says_why() -> None:
+    for row in wire_table.MESSAGES:
+        if (not row.becomes and not row.answered) or row.route is None:
+            assert row.why, f"{row.method} moves no machine and gives no reason"
+        if row.route is None:
+            assert not row.becomes and not row.answered and row.answer is None, row.method
+
+
+def test_every_event_is_what_some_message_becomes() -> None:
+    named = {e for row in wire_table.MESSAGES for e in (*row.becomes, *row.answered)}
+    named |= {row.event for row in wire_table.UPDATES}
+    named |= {row.v1_event for row in wire_table.UPDATES if row.v1_event is not None}
+    named |= {wire_table.state_event(state) for state in ("running", "idle", "requires_action")}
+    assert set(Event) <= named, set(Event) - named
+    assert set(ConnEvent) <= named, set(ConnEvent) - named
+
+
+def test_every_event_has_one_wire_form_written_by_the_builder() -> None:
+    assert [f.event for f in wire_table.FORMS] == list(EVENTS)
+    for form in wire_table.FORMS:
+        assert getattr(TraceBuilder, form.write.__name__) is form.write, form.event
+        assert form.label == form.event.value
+
+
+def test_routes_are_total_over_the_routed_methods() -> None:
+    routed = {row.route for row in wire_table.MESSAGES} | {row.answer for row in
+                                                           wire_table.MESSAGES}
+    assert set(wire_table.Route) <= routed
+    assert wire_table.route("session/prompt") is wire_table.Route.PROMPT
+    assert wire_table.route("_vendor/thing") is None
+    assert wire_table.route(3) is None
+
+
+def test_the_transcript_lines_are_the_tables() -> None:
+    rows = wire_table.MESSAGES
+    assert {m.method: m.line for m in rows if m.line is not None} == describe.LINES
+    assert {m.method: m.result_line for m in rows
+                                     if m.result_line is not None} == describe.RESULT_LINES
+    line = describe.describe({"jsonrpc": "2.0", "id": 4, "method": "session/prompt",
+                              "params": {"sessionId": "s1", "prompt": [{"type": "text"}]}})
+    assert line == "session/prompt id=4 [s1] (text)"
+
+
+def test_every_update_kind_the_builder_writes_is_classified_as_its_row_says() -> None:
+    from acp_model.model.reducers import SessionView
+    from acp_model.oracle import wire
+
+    for row in wire_table.UPDATES:
+        if row.write is None or row.kind == "state_update" or row.v1_as is not None:
+            continue
+        tb = TraceBuilder()
+        row.write(tb, "s1", *(["t1"] if row.tool else []))
+        update = tb.records[-1].msg["params"]["update"]
+        if update["sessionUpdate"] != row.kind:
+            continue  # a builder method that writes several kinds (agent_message: chunks)
+        event, _, _ = wire.session_update(0, update, SessionView())
+        assert event == row.event, row.kind
+
+
+def test_v1_is_a_translator_at_the_same_routes() -> None:
+    """v1's prompt and tool call become the same session events as v2's acknowledgement,
+    state update and tool_call_update: the translator derives them, the routes are shared."""
+    from acp_model.oracle import dialects
+    from acp_model.oracle.monitor import Monitor
+    from acp_model.spec.readings import DEFAULT
+
+    v1, v2 = Monitor(DEFAULT.parse(["SPEC=v1"])), Monitor()
+    assert type(v1.router.dialect) is dialects.V1 and type(v2.router.dialect) is dialects.V2
+    t1 = TraceBuilder().handshake_v1().new_session_v1("s1").prompt("s1", 10)
+    t1.tool_call_v1("s1", "t1", status="in_progress")
+    t2 = TraceBuilder().handshake().new_session("s1").prompt("s1", 10).accepted(10)
+    t2.user_message("s1").running("s1").tool("s1", "t1", "in_progress", title="Edit")
+    for monitor, trace in ((v1, t1), (v2, t2)):
+        for record in trace.records:
+            assert monitor.feed(record) == []
+        assert monitor.state("s1") == "running"
+        assert "t1" in monitor.sessions["s1"].tools
