@@ -119,4 +119,4 @@ def test_v1_is_a_translator_at_the_same_routes() -> None:
         for record in trace.records:
             assert monitor.feed(record) == []
         assert monitor.state("s1") == "running"
-        assert "t1" in monitor.sessions["s1"].tools
+        assert "t1" in monitor.sessions["s1"].perm_book.tools
