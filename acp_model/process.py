@@ -1,5 +1,5 @@
-"""Process groups (is anything of an agent still running, wait until nothing is), and the
-bounded buffer its stderr is drained into.
+"""Process groups (is anything of an agent still running, wait until nothing is), reading a
+child's pipe chunk by chunk, and the bounded buffer its stderr is drained into.
 
 The fuzz transport and the proxy both start an agent in a process group of its own
 (:func:`spawn_group`) and end it with the same ladder (stdin closed, SIGTERM, SIGKILL to the
@@ -12,11 +12,33 @@ from __future__ import annotations
 import collections
 import contextlib
 import os
+import select
 import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+
+READ_CHUNK = 64 * 1024
+
+
+def read_chunks(fd: int, stop: threading.Event) -> Iterator[bytes]:
+    """What a child writes to ``fd``, chunk by chunk, until it closes the pipe (or the pipe
+    fails) or ``stop`` is set: the fuzz transport's readers and the proxy's pumps."""
+    while not stop.is_set():
+        try:
+            ready, _, _ = select.select([fd], [], [], 0.2)
+        except (OSError, ValueError):
+            return
+        if not ready:
+            continue
+        try:
+            chunk = os.read(fd, READ_CHUNK)
+        except OSError:
+            return
+        if not chunk:
+            return
+        yield chunk
 
 
 def _group_members(pgid: int) -> list[tuple[int, str]]:

@@ -10,32 +10,15 @@ import os
 import select
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import IO, Any
 
 import orjson
 
 from acp_model.fuzzing.calls import AgentExited
 from acp_model.fuzzing.transcript import Transcript
-from acp_model.process import RingBuffer
+from acp_model.process import RingBuffer, read_chunks
 from acp_model.trace.wire import OVERSIZE_PREVIEW, LineCutter, Record, decode_line
-
-READ_CHUNK = 64 * 1024
-
-
-def chunks(fd: int, stop: threading.Event) -> Iterator[bytes]:
-    """What the agent writes to ``fd``, until it closes the pipe or ``stop`` is set."""
-    while not stop.is_set():
-        ready, _, _ = select.select([fd], [], [], 0.2)
-        if not ready:
-            continue
-        try:
-            chunk = os.read(fd, READ_CHUNK)
-        except OSError:
-            return
-        if not chunk:
-            return
-        yield chunk
 
 
 def line_record(direction: str, line: bytes, t: float) -> Record:
@@ -72,7 +55,7 @@ class StdoutReader:
         """The reader thread: read to EOF (or ``stop``), then end the transcript's a2c side."""
         cutter = LineCutter(self.max_line_bytes, OVERSIZE_PREVIEW)
         try:
-            for chunk in chunks(fd, stop):
+            for chunk in read_chunks(fd, stop):
                 self.bytes_read += len(chunk)
                 for line, oversize in cutter.feed(chunk):
                     self._line(line, oversize)
@@ -124,7 +107,7 @@ class StderrTail:
     def run(self, fd: int, stop: threading.Event) -> None:
         """The stderr thread: drain the pipe until EOF (or ``stop``)."""
         try:
-            for chunk in chunks(fd, stop):
+            for chunk in read_chunks(fd, stop):
                 with self._cond:
                     self._ring.write(chunk)
                     self._cond.notify_all()

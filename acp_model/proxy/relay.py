@@ -23,9 +23,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from acp_model.process import end_group, spawn_group
-
-READ_CHUNK = 65536
+from acp_model.process import READ_CHUNK, end_group, read_chunks, spawn_group
 
 
 @dataclass
@@ -102,27 +100,9 @@ class Relay:
         return round(time.monotonic() - self.t0, 6)
 
     # --- pumps -----------------------------------------------------------------------------
-    def _chunks(self, fd: int) -> Callable[[], bytes | None]:
-        def read() -> bytes | None:
-            """Next chunk; b"" at EOF; None when stopping."""
-            while not self.stop.is_set():
-                try:
-                    ready, _, _ = select.select([fd], [], [], 0.2)
-                except (OSError, ValueError):
-                    return b""
-                if ready:
-                    try:
-                        return os.read(fd, READ_CHUNK)
-                    except OSError:
-                        return b""
-            return None
-
-        return read
-
     def _pump_up(self) -> None:
         """Editor -> agent."""
-        read = self._chunks(self.stdin_fd)
-        while (data := read()):
+        for data in read_chunks(self.stdin_fd, self.stop):
             self.queue.put(Chunk("c2a", self.elapsed(), data))
             self.bytes["c2a"] += len(data)
             if not _write_all(self._agent_in, data, self.stop):
@@ -134,8 +114,8 @@ class Relay:
 
     def _pump_down(self) -> None:
         """Agent -> editor."""
-        read = self._chunks(self.proc.stdout.fileno())  # type: ignore[union-attr]
-        while (data := read()):
+        out = self.proc.stdout.fileno()  # type: ignore[union-attr]
+        for data in read_chunks(out, self.stop):
             self.queue.put(Chunk("a2c", self.elapsed(), data))
             self.bytes["a2c"] += len(data)
             if self.editor_reading and not _write_all(self.stdout_fd, data, self.stop):
@@ -144,9 +124,9 @@ class Relay:
         self.agent_out_closed.set()
 
     def _pump_stderr(self) -> None:
-        read = self._chunks(self.proc.stderr.fileno())  # type: ignore[union-attr]
+        err = self.proc.stderr.fileno()  # type: ignore[union-attr]
         pending = b""
-        while (data := read()):
+        for data in read_chunks(err, self.stop):
             pending += data
             cut = pending.rfind(b"\n") + 1
             if cut or len(pending) > READ_CHUNK:
