@@ -74,12 +74,15 @@ class Config:
         models = [model_cls(SESSION_IDS[i], ctx) for i in range(sessions)]
         return cls(ctx, models, [Observer() for _ in models], 0)
 
-    def derive(self, touched: int | None) -> Config:
+    def derive(self, touched: int | None, clone: Callable[[Any, Any], Any] | None = None
+               ) -> Config:
+        """The configuration after an event of session ``touched`` (None: of no session);
+        ``clone``: the model's compiled copy, when the caller looked it up once."""
         ctx = self.ctx.derive()
         if touched == 0 and len(self.models) == 1:  # the common case, on every edge
             m = self.models[0]
-            return Config(ctx, [snapshot.compiled(type(m))[0](m, ctx)], list(self.obs),
-                          self.next_idx)
+            copy = clone or snapshot.compiled(type(m))[0]
+            return Config(ctx, [copy(m, ctx)], list(self.obs), self.next_idx)
         models = [_clone_model(m, ctx) if i == touched else _share_model(m, ctx)
                   for i, m in enumerate(self.models)]
         return Config(ctx, models, list(self.obs), self.next_idx)

@@ -379,11 +379,7 @@ class _Search:
         """The configuration after an allowed ``act`` (under the first reading that allows
         it) and the edge properties it breaks under readings[0]."""
         src_state = cfg.models[s].state
-        if self.single:  # Config.derive's common case, without its dispatch
-            ctx = cfg.ctx.derive()
-            new = Config(ctx, [self.clone(cfg.models[0], ctx)], list(cfg.obs), cfg.next_idx)
-        else:
-            new = cfg.derive(s)
+        new = cfg.derive(s, self.clone)
         new.ctx.frontier = frontier
         m = new.models[s]
         if mask & 1:
