@@ -10,7 +10,7 @@ a no-op.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from hypothesis import strategies as st
 from hypothesis import target
@@ -33,7 +33,9 @@ from acp_model.fuzzing.actions import (
     Sync,
     Wait,
 )
-from acp_model.fuzzing.pool import Example
+from acp_model.fuzzing.config import FuzzConfig
+from acp_model.fuzzing.pool import AgentPool, Example
+from acp_model.fuzzing.revision import sends_batches
 from acp_model.llm.script import (
     FAILURES,
     STOPS,
@@ -106,121 +108,137 @@ def asking_scripts() -> st.SearchStrategy[ModelScript]:
         lambda parts: (parts[0], *parts[1]))
 
 
+class _Acting(Protocol):
+    """What a rule reaches on the machine: the example it acts in."""
+
+    ex: Example
+
+
+RuleTable = dict[str, Callable[..., None]]
+
+
+def _table(*rules: Callable[..., None]) -> RuleTable:
+    """Rules (or the machine's own methods) by the name Hypothesis reports them under."""
+    return {fn.__name__: fn for fn in rules}
+
+
+def _compose(*tables: RuleTable) -> RuleTable:
+    """One namespace from rule tables; a name in two tables is a programming error, not a
+    silent override."""
+    namespace: RuleTable = {}
+    for table in tables:
+        twice = namespace.keys() & table.keys()
+        if twice:
+            raise ValueError(f"rule defined twice: {sorted(twice)}")
+        namespace.update(table)
+    return namespace
+
+
 def _prompting(session: st.SearchStrategy[int], blocks: st.SearchStrategy[Any],
-               scripts: st.SearchStrategy[ModelScript]) -> type:
+               scripts: st.SearchStrategy[ModelScript]) -> RuleTable:
     """The rules that start work and cancel it."""
 
-    class Prompting:
-        ex: Example
+    @rule(s=session, prompt=blocks, meta=st.booleans(), model=scripts)
+    def prompt(self: _Acting, s: int, prompt: list[Any], meta: bool, model: ModelScript) -> None:
+        self.ex.act(Prompt(s, prompt, meta, model))
 
-        @rule(s=session, prompt=blocks, meta=st.booleans(), model=scripts)
-        def prompt(self, s: int, prompt: list[Any], meta: bool, model: ModelScript) -> None:
-            self.ex.act(Prompt(s, prompt, meta, model))
+    @rule(s=session, when=st.sampled_from(["now", "tick", "update", "settled"]),
+          sync=st.booleans())
+    def cancel(self: _Acting, s: int, when: str, sync: bool) -> None:
+        """Cancel before acceptance, mid-stream, during a permission, or while idle."""
+        if when != "now":
+            self.ex.act(Wait(s, when))
+        self.ex.act(Cancel(s, sync))
 
-        @rule(s=session, when=st.sampled_from(["now", "tick", "update", "settled"]),
-              sync=st.booleans())
-        def cancel(self, s: int, when: str, sync: bool) -> None:
-            """Cancel before acceptance, mid-stream, during a permission, or while idle."""
-            if when != "now":
-                self.ex.act(Wait(s, when))
-            self.ex.act(Cancel(s, sync))
+    @rule(s=session, prompt=blocks, model=scripts,
+          when=st.sampled_from(["now", "update", "settled"]))
+    def interrupt(self: _Acting, s: int, prompt: list[dict[str, Any]], model: ModelScript,
+                  when: str) -> None:
+        """Cancel and send the next prompt in one write (an editor's "stop and send
+        this"), mid-work or once the session is idle: the cancel must not reach the new
+        prompt (TypeScript SDK 2.4.0: docs/findings.md F5)."""
+        if when != "now":
+            self.ex.act(Wait(s, when))
+        self.ex.act(Interrupt(s, Prompt(s, prompt, False, model)))
 
-        @rule(s=session, prompt=blocks, model=scripts,
-              when=st.sampled_from(["now", "update", "settled"]))
-        def interrupt(self, s: int, prompt: list[dict[str, Any]], model: ModelScript,
-                      when: str) -> None:
-            """Cancel and send the next prompt in one write (an editor's "stop and send
-            this"), mid-work or once the session is idle: the cancel must not reach the new
-            prompt (TypeScript SDK 2.4.0: docs/findings.md F5)."""
-            if when != "now":
-                self.ex.act(Wait(s, when))
-            self.ex.act(Interrupt(s, Prompt(s, prompt, False, model)))
+    @rule(s=session, prompt=blocks, sync=st.booleans(), model=scripts)
+    def prompt_then_cancel(self: _Acting, s: int, prompt: list[Any], sync: bool, model: Any
+                           ) -> None:
+        """A cancel right behind a prompt: lands before or just after acceptance."""
+        self.ex.act(Prompt(s, prompt, model=model))
+        self.ex.act(Cancel(s, sync))
 
-        @rule(s=session, prompt=blocks, sync=st.booleans(), model=scripts)
-        def prompt_then_cancel(self, s: int, prompt: list[Any], sync: bool, model: Any) -> None:
-            """A cancel right behind a prompt: lands before or just after acceptance."""
-            self.ex.act(Prompt(s, prompt, model=model))
-            self.ex.act(Cancel(s, sync))
+    @rule(s=session)
+    def withdraw_prompt(self: _Acting, s: int) -> None:
+        self.ex.act(CancelPromptRequest(s))
 
-        @rule(s=session)
-        def withdraw_prompt(self, s: int) -> None:
-            self.ex.act(CancelPromptRequest(s))
-
-    return Prompting
+    return _table(prompt, cancel, interrupt, prompt_then_cancel, withdraw_prompt)
 
 
 def _answering(session: st.SearchStrategy[int], blocks: st.SearchStrategy[Any],
-               asking: st.SearchStrategy[ModelScript]) -> type:
+               asking: st.SearchStrategy[ModelScript]) -> RuleTable:
     """The rules that answer permission requests: carefully, by finishing the turn, or as a
     sloppy client does."""
 
-    class Answering:
-        ex: Example
+    @rule(s=session, outcome=st.sampled_from(["allow", "reject", "cancelled", "error",
+                                              "custom"]),
+          newest=st.booleans(), late=st.booleans(), sync=st.booleans())
+    def answer_permission(self: _Acting, s: int, outcome: str, newest: bool, late: bool,
+                          sync: bool) -> None:
+        self.ex.act(AnswerPermission(s, outcome, newest, late, sync))
 
-        @rule(s=session, outcome=st.sampled_from(["allow", "reject", "cancelled", "error",
-                                                  "custom"]),
-              newest=st.booleans(), late=st.booleans(), sync=st.booleans())
-        def answer_permission(self, s: int, outcome: str, newest: bool, late: bool,
-                              sync: bool) -> None:
-            self.ex.act(AnswerPermission(s, outcome, newest, late, sync))
+    @rule(s=session, outcome=st.sampled_from(["allow", "reject", "custom"]))
+    def finish_turn(self: _Acting, s: int, outcome: str) -> None:
+        """Let the turn end by itself, as a user who answers every permission request
+        with ``outcome`` (many bugs show only in a turn that completes, e.g. the one
+        after a cancelled turn; short waits rarely outlast a slow agent's turn)."""
+        self.ex.act(Finish(s, outcome))
 
-        @rule(s=session, outcome=st.sampled_from(["allow", "reject", "custom"]))
-        def finish_turn(self, s: int, outcome: str) -> None:
-            """Let the turn end by itself, as a user who answers every permission request
-            with ``outcome`` (many bugs show only in a turn that completes, e.g. the one
-            after a cancelled turn; short waits rarely outlast a slow agent's turn)."""
-            self.ex.act(Finish(s, outcome))
+    @rule(s=session, mistake=st.sampled_from(Mistake), prompt=blocks, model=asking)
+    def sloppy_answer(self: _Acting, s: int, mistake: Mistake, prompt: list[Any], model: Any
+                      ) -> None:
+        """What only a sloppy client shows: answers late, twice, or to withdrawn requests
+        (negative inputs; the agent's reaction is judged as usual). An allow for cancelled
+        work sent once that work has ended is followed by new work that asks again."""
+        self.ex.act(SloppyAnswer(s, mistake) if mistake != Mistake.LATE
+                    else LateAllow(s, Prompt(s, prompt, False, model)))
 
-        @rule(s=session, mistake=st.sampled_from(Mistake), prompt=blocks, model=asking)
-        def sloppy_answer(self, s: int, mistake: Mistake, prompt: list[Any], model: Any) -> None:
-            """What only a sloppy client shows: answers late, twice, or to withdrawn requests
-            (negative inputs; the agent's reaction is judged as usual). An allow for cancelled
-            work sent once that work has ended is followed by new work that asks again."""
-            self.ex.act(SloppyAnswer(s, mistake) if mistake != Mistake.LATE
-                        else LateAllow(s, Prompt(s, prompt, False, model)))
-
-    return Answering
+    return _table(answer_permission, finish_turn, sloppy_answer)
 
 
-def _probing(session: st.SearchStrategy[int], probes: list[NegativeInput]) -> type:
+def _probing(session: st.SearchStrategy[int], probes: list[NegativeInput]) -> RuleTable:
     """The rules that wait, sync and send negative inputs."""
 
-    class Probing:
-        ex: Example
+    @rule(s=session, mode=st.sampled_from(["tick", "update", "settled"]))
+    def wait(self: _Acting, s: int, mode: str) -> None:
+        self.ex.act(Wait(s, mode))
 
-        @rule(s=session, mode=st.sampled_from(["tick", "update", "settled"]))
-        def wait(self, s: int, mode: str) -> None:
-            self.ex.act(Wait(s, mode))
+    @rule()
+    def sync(self: _Acting) -> None:
+        self.ex.act(Sync())
 
-        @rule()
-        def sync(self) -> None:
-            self.ex.act(Sync())
+    @rule(what=st.sampled_from(probes), s=session)
+    def negative_input(self: _Acting, what: NegativeInput, s: int) -> None:
+        self.ex.act(Probe(s, what))
 
-        @rule(what=st.sampled_from(probes), s=session)
-        def negative_input(self, what: NegativeInput, s: int) -> None:
-            self.ex.act(Probe(s, what))
-
-    return Probing
+    return _table(wait, sync, negative_input)
 
 
-def _reopening(session: st.SearchStrategy[int], reloads: bool) -> type:
+def _reopening(session: st.SearchStrategy[int], reloads: bool) -> RuleTable:
     """The rule that reopens sessions (``session/load``, ``session/resume``), for an agent
     that advertised one (``reloads``)."""
 
-    class Reopening:
-        ex: Example
+    @precondition(lambda self: reloads)
+    @rule(s=session, replay=st.booleans(),
+          when=st.sampled_from(["now", "update", "settled"]))
+    def load_session(self: _Acting, s: int, replay: bool, when: str) -> None:
+        """Reopen a session made earlier, while it works or once it is quiet (the
+        replay, and what the session does after it: a cancel must still end a turn)."""
+        if when != "now":
+            self.ex.act(Wait(s, when))
+        self.ex.act(LoadSession(s, replay))
 
-        @precondition(lambda self: reloads)
-        @rule(s=session, replay=st.booleans(),
-              when=st.sampled_from(["now", "update", "settled"]))
-        def load_session(self, s: int, replay: bool, when: str) -> None:
-            """Reopen a session made earlier, while it works or once it is quiet (the
-            replay, and what the session does after it: a cancel must still end a turn)."""
-            if when != "now":
-                self.ex.act(Wait(s, when))
-            self.ex.act(LoadSession(s, replay))
-
-    return Reopening
+    return _table(load_session)
 
 
 def build_machine(begin: Callable[[], Example], end: Callable[[Example], None],
@@ -237,30 +255,45 @@ def build_machine(begin: Callable[[], Example], end: Callable[[Example], None],
     scripts, asking = (model_scripts(), asking_scripts()) if scripted else (st.just(()),) * 2
     probes = [p for p in NegativeInput if batches or not p.endswith("_batch")]
 
-    class AcpLifecycleFuzz(_prompting(session, blocks, scripts),  # type: ignore[misc]
-                           _answering(session, blocks, asking), _probing(session, probes),
-                           _reopening(session, reloads), RuleBasedStateMachine):
-        """Client behaviour over several sessions of one ACP connection."""
+    def __init__(self: RuleBasedStateMachine) -> None:
+        RuleBasedStateMachine.__init__(self)
+        self.ex = begin()  # type: ignore[attr-defined]
 
-        def __init__(self) -> None:
-            super().__init__()
-            self.ex = begin()
+    @initialize()
+    def open_first_session(self: _Acting) -> None:
+        self.ex.act(NewSession())
 
-        @initialize()
-        def open_first_session(self) -> None:
-            self.ex.act(NewSession())
+    @precondition(lambda self: self.ex.n_sessions < max_sessions)
+    @rule()
+    def open_session(self: _Acting) -> None:
+        self.ex.act(NewSession())
 
-        @precondition(lambda self: self.ex.n_sessions < max_sessions)
-        @rule()
-        def open_session(self) -> None:
-            self.ex.act(NewSession())
+    def teardown(self: _Acting) -> None:
+        end(self.ex)
+        # Coverage guidance: Hypothesis mutates the examples that score highest, so
+        # examples that drive the session machine through more distinct transitions are
+        # explored further (the report's coverage samples show whether it plateaus).
+        if guided:
+            target(float(self.ex.distinct_transitions), label="distinct model transitions")
 
-        def teardown(self) -> None:
-            end(self.ex)
-            # Coverage guidance: Hypothesis mutates the examples that score highest, so
-            # examples that drive the session machine through more distinct transitions are
-            # explored further (the report's coverage samples show whether it plateaus).
-            if guided:
-                target(float(self.ex.distinct_transitions), label="distinct model transitions")
+    # The rule groups are tables composed into one class: Hypothesis finds rules on the class,
+    # and nothing here needs a base class of its own.
+    namespace = _compose(
+        _table(__init__, open_first_session, open_session, teardown),
+        _prompting(session, blocks, scripts), _answering(session, blocks, asking),
+        _probing(session, probes), _reopening(session, reloads))
+    doc = "Client behaviour over several sessions of one ACP connection."
+    return type("AcpLifecycleFuzz", (RuleBasedStateMachine,),
+                {"__module__": __name__, "__doc__": doc, **namespace})
 
-    return AcpLifecycleFuzz
+
+def machine_for(cfg: FuzzConfig, pool: AgentPool, begin: Callable[[], Example]
+                ) -> type[RuleBasedStateMachine]:
+    """The machine of a run of ``cfg`` over ``pool`` (the fuzzer's rounds and the library's
+    :func:`~acp_model.pytest_plugin.api.lifecycle_machine`): what the pool's first agent
+    advertised decides the prompts' content and whether sessions are reopened. Raises
+    ``AgentUnusable`` when that agent cannot be started."""
+    first = pool.client()
+    return build_machine(begin, pool.end_example, first.prompt_capabilities(), cfg.max_sessions,
+                         cfg.guided, scripted=cfg.model is not None, batches=sends_batches(cfg),
+                         reloads=bool(first.reloads))

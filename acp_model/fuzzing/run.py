@@ -16,7 +16,7 @@ from acp_model.fuzzing.budget import DRAIN_DEADLINES, MINIMIZE_SHARE, Budget
 from acp_model.fuzzing.client import AgentUnusable
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.database import DatabaseError, _KeepStored, example_database
-from acp_model.fuzzing.machine import build_machine
+from acp_model.fuzzing.machine import machine_for
 from acp_model.fuzzing.pool import AgentPool, Example
 from acp_model.fuzzing.recorder import (
     BudgetExhausted,
@@ -24,7 +24,7 @@ from acp_model.fuzzing.recorder import (
     Recorder,
     ShrinkBudgetSpent,
 )
-from acp_model.fuzzing.revision import SpecUndecidable, resolve, sends_batches
+from acp_model.fuzzing.revision import SpecUndecidable, resolve
 from acp_model.fuzzing.shrink import measure_reproduction
 from acp_model.fuzzing.stop import Stop
 from acp_model.oracle.monitor import Monitor
@@ -251,15 +251,11 @@ class _Rounds:
     def _machine(self) -> type | None:
         """The Hypothesis machine over the pool's first agent; None when it cannot start."""
         try:
-            first = self.pool.client()
+            return machine_for(self.cfg, self.pool, self._begin)
         except AgentUnusable as exc:
             self.result.unusable = str(exc)
             self.pool.harvest(unusable=True)
             return None
-        cfg = self.cfg
-        return build_machine(self._begin, self.pool.end_example, first.prompt_capabilities(),
-                             cfg.max_sessions, cfg.guided, scripted=cfg.model is not None,
-                             batches=sends_batches(cfg), reloads=bool(first.reloads))
 
     def _stop_at(self) -> float | None:
         return self.budget.generation_end(_reserve(self.cfg, self.recorder), self.drain)

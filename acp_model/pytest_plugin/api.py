@@ -36,28 +36,22 @@ def lifecycle_machine(cfg: FuzzConfig) -> Iterator[type[RuleBasedStateMachine]]:
     decided yet (``spec="auto"``) is decided first, by the probe the CLI runs
     (:func:`acp_model.fuzzing.revision.resolve`): a v1 or v2-SDK agent is judged as it speaks.
     """
-    from acp_model.fuzzing.machine import build_machine
+    from acp_model.fuzzing.machine import machine_for
     from acp_model.fuzzing.pool import AgentPool, Example
     from acp_model.fuzzing.recorder import Recorder, ShrinkBudgetSpent
-    from acp_model.fuzzing.revision import sends_batches
 
     cfg = decided(cfg)
     recorder = Recorder()
     pool = AgentPool(cfg, recorder)
     limits: dict[str, float | None] = {"shrink": None}  # set by run_lifecycle while it runs
     try:
-        capabilities = pool.client().prompt_capabilities()
-        reloads = bool(pool.client().reloads)
-
         def begin() -> Example:
             budget, first = limits["shrink"], recorder.round_failure_at
             if budget is not None and first is not None and recorder.elapsed() - first > budget:
                 raise ShrinkBudgetSpent  # the shortest failing program is already recorded
             return Example(pool.client(), recorder, deadline=cfg.deadline)
 
-        machine = build_machine(begin, pool.end_example, capabilities, cfg.max_sessions,
-                                cfg.guided, scripted=cfg.model is not None,
-                                batches=sends_batches(cfg), reloads=reloads)
+        machine = machine_for(cfg, pool, begin)
         machine.acp_recorder = recorder  # type: ignore[attr-defined]
         machine.acp_pool = pool  # type: ignore[attr-defined]
         machine.acp_config = cfg  # type: ignore[attr-defined]
