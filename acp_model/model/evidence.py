@@ -150,11 +150,12 @@ class Proofs:
         read = self._proof_text(perm.answer_idx) if perm.answer is not None else None
         if read is None:
             return unanswered_evidence(self.m.perm_book, perm, ev)
+        stray, items = stray_allow(self.m.perm_book, perm)
         return (f"tool call {ev.tool_call_id!r} went {ev.status!r} although the permission "
                 f"request #{perm.idx} was answered '{perm.answer}' at #{perm.answer_idx} and "
-                f"{read[0]}",
+                f"{read[0]}{stray}",
                 [(perm.idx, "permission request"), (perm.answer_idx, "the answer"), *read[1],
-                 (ev.idx, "the tool update")])
+                 *items, (ev.idx, "the tool update")])
 
     def new_work_evidence(self, ev: Ev) -> Evidence | None:
         read_cancels = self.m.facts.read_work_cancels()

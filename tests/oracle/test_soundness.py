@@ -281,6 +281,26 @@ def test_the_proof_names_a_late_allow_sent_after_the_cancelled_outcome() -> None
         {"index": e["index"], "role": e["role"]} for e in hit["evidence"]], hit["evidence"]
 
 
+def test_the_proof_of_a_read_reject_also_names_the_late_allow() -> None:
+    """As above, but the client rejects the new request and the agent provably reads that
+    reject before the tool starts: the proof rests on the read reject, and still names the late
+    allow an agent that kept it took for this request (one root cause, the whole proof)."""
+    t = turn_start(base(), 10).tool(S, "t1", "pending", title="Edit").permission(S, 50, "t1")
+    t.requires_action(S).cancel(S).tool(S, "t1", "cancelled").idle(S, "cancelled")
+    t.answer(50, "cancelled")
+    late = t.answer(50, "allow").last
+    t.prompt(S, 11).accepted(11).user_message(S).running(S)
+    t.tool(S, "t2", "pending", title="Edit").permission(S, 51, "t2").requires_action(S)
+    t.answer(51, "reject").sync().running(S).tool(S, "t2", "in_progress")
+    report = check(t)
+    hit = next(v for v in report["violations"] if v["rule"] == "PERM-11")
+    assert "was answered 'reject'" in hit["message"], hit["message"]
+    assert "the client's last allow before it" in hit["message"], hit["message"]
+    roles = [(e["index"], e["role"]) for e in hit["evidence"]]
+    assert (late, "an earlier allow, to another request") in roles, roles
+    assert "response proving it was read" in [role for _, role in roles], roles
+
+
 def test_a_tool_already_running_may_ask_again_and_keep_reporting() -> None:
     t = turn_start(base(), 10).tool(S, "t1", "in_progress", title="Run")
     t.permission(S, 50, "t1").requires_action(S).tool(S, "t1", "in_progress")
