@@ -26,37 +26,49 @@ DATA_TABLES = {"spec/rules.py"}
 def _units() -> tuple[dict[str, tuple[int, int]], dict[str, int]]:
     """(class -> (lines, methods), with the package's own base classes folded in;
     function -> lines), keyed ``module:Name`` (functions ``module:Class.name`` or
-    ``module:name``)."""
-    own: dict[str, tuple[int, int, list[str], str]] = {}
+    ``module:name``). Classes of the same name in two modules are two units; a base class is
+    found in its own module or through the module's ``from acp_model... import``."""
+    own: dict[str, tuple[int, int, list[str]]] = {}
     functions: dict[str, int] = {}
     for path in sorted(PACKAGE.rglob("*.py")):
         module = path.relative_to(PACKAGE).as_posix()
         if module in DATA_TABLES:
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
+        imported = {alias.asname or alias.name: f"{_module_path(node.module)}:{alias.name}"
+                    for node in ast.walk(tree)
+                    if isinstance(node, ast.ImportFrom) and node.module
+                    and node.module.startswith("acp_model.") for alias in node.names}
         for node in ast.walk(tree):
             if isinstance(node, ast.ClassDef):
                 methods = [n for n in node.body
                            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
-                bases = [b.id for b in node.bases if isinstance(b, ast.Name)]
-                own[node.name] = (node.end_lineno - node.lineno + 1, len(methods), bases,
-                                  module)
+                bases = [imported.get(b.id, f"{module}:{b.id}") for b in node.bases
+                         if isinstance(b, ast.Name)]
+                own[f"{module}:{node.name}"] = (node.end_lineno - node.lineno + 1, len(methods),
+                                                bases)
                 for m in methods:
                     functions[f"{module}:{node.name}.{m.name}"] = m.end_lineno - m.lineno + 1
         for node in tree.body:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 functions[f"{module}:{node.name}"] = node.end_lineno - node.lineno + 1
 
-    def whole(name: str, seen: frozenset[str] = frozenset()) -> tuple[int, int]:
-        lines, methods, bases, _ = own[name]
+    def whole(key: str, seen: frozenset[str] = frozenset()) -> tuple[int, int]:
+        lines, methods, bases = own[key]
         for base in bases:
             if base in own and base not in seen:
-                more = whole(base, seen | {name})
+                more = whole(base, seen | {key})
                 lines, methods = lines + more[0], methods + more[1]
         return lines, methods
 
-    classes = {f"{module}:{name}": whole(name) for name, (_, _, _, module) in own.items()}
-    return classes, functions
+    return {key: whole(key) for key in own}, functions
+
+
+def _module_path(dotted: str) -> str:
+    """``acp_model.fuzzing.stop`` -> ``fuzzing/stop.py`` (or a package's ``__init__.py``)."""
+    rel = Path(*dotted.split(".")[1:])
+    return (rel / "__init__.py").as_posix() if (PACKAGE / rel).is_dir() \
+        else rel.with_suffix(".py").as_posix()
 
 
 def _offenders() -> tuple[dict[str, list[int]], dict[str, int]]:
@@ -88,3 +100,13 @@ def test_the_baseline_only_gets_shorter() -> None:
     stale = sorted(set(baseline["classes"]) - set(big)) + \
         sorted(set(baseline["functions"]) - set(long))
     assert not stale, f"take these off tests/data/size-baseline.json: {stale}"
+
+
+def test_the_gate_reads_each_class_and_the_bases_it_imports() -> None:
+    """Two classes of one name in two modules are two units, and a base class imported from
+    another module of the package is counted with the class that inherits it."""
+    classes, _ = _units()
+    assert {"fuzzing/stop.py:Stop", "llm/script.py:Stop"} <= classes.keys()
+    base = classes["fuzzing/calls.py:RpcCalls"]
+    whole = classes["fuzzing/transport.py:AgentProcess"]
+    assert whole[0] > base[0] and whole[1] > base[1], (whole, base)
