@@ -28,6 +28,9 @@ class FuzzConfig:
     shrink_budget: float = 15.0  # Hypothesis' own shrinking, per round
     minimize_budget: float = 60.0  # per failure: fresh-process replays that minimize it
     stop_on: frozenset[str] = frozenset()  # stop generating once all of these rules are found
+    # minimize and replay only the failures of these rules (None: every failure); the others
+    # are reported as found, unreplayed (the pytest plugin's groups deselected with -k)
+    reproduce_only: frozenset[str] | None = None
     # stop generating once each group has one model transition fired ("state:event"): a run
     # that only has to reach some paths (a test's coverage facts) ends when it has, with the
     # time budget as the cap

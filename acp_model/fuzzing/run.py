@@ -172,7 +172,11 @@ def _reproduce(cfg: FuzzConfig, result: FuzzResult, phase: Callable[[str], None]
                budget: Budget) -> None:
     """Minimize and replay each failure, each within its share of what is left."""
     recorder = result.recorder
-    found_all = list(recorder.found.values())
+    found_all = [f for f in recorder.found.values()
+                 if cfg.reproduce_only is None or f.rule in cfg.reproduce_only]
+    skipped = sorted(set(recorder.found) - {f.rule for f in found_all})
+    if skipped:
+        result.notes.append(f"not minimized or replayed, as not asked for: {', '.join(skipped)}")
     for n, found in enumerate(found_all):
         share = budget.share(len(found_all) - n)
         now = time.monotonic()

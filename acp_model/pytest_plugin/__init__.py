@@ -32,6 +32,7 @@ from acp_model.pytest_plugin.fixtures import (
 )
 from acp_model.pytest_plugin.hooks import (
     pytest_addoption,
+    pytest_collection_finish,
     pytest_collection_modifyitems,
     pytest_configure,
     pytest_configure_node,
@@ -42,6 +43,7 @@ from acp_model.pytest_plugin.hooks import (
 from acp_model.pytest_plugin.items import AcpWarning
 
 __all__ = ["AcpWarning", "acp_client", "acp_config", "acp_fuzz", "acp_monitor", "acp_settings",
-           "acp_state_machine", "pytest_addoption", "pytest_collection_modifyitems",
+           "acp_state_machine", "pytest_addoption", "pytest_collection_finish",
+           "pytest_collection_modifyitems",
            "pytest_configure", "pytest_configure_node", "pytest_sessionstart",
            "pytest_terminal_summary", "pytest_unconfigure"]

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from acp_model.argtypes import positive_float
-from acp_model.pytest_plugin.items import NODE_NAME, AcpConformance
+from acp_model.pytest_plugin.items import NODE_NAME, AcpConformance, AcpGroupItem
 from acp_model.pytest_plugin.profiles import PROFILES, default_profile, register_profiles
 from acp_model.pytest_plugin.run import (
     _OPTIONS,
@@ -26,10 +26,16 @@ from acp_model.pytest_plugin.run import (
     probe_agent,
 )
 from acp_model.spec import revisions
+from acp_model.spec.rules import RULES, group_of
 
 if TYPE_CHECKING:
 
     pass
+
+_GROUPS = pytest.StashKey[frozenset[str]]()  # every group's test, before deselection
+
+# Fixtures whose tests read the session's whole run (every failure, minimized and replayed).
+WHOLE_RUN_FIXTURES = frozenset({"acp_fuzz"})
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -135,6 +141,22 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     config.hook.pytest_collectreport(
         report=pytest.CollectReport(holder.nodeid, "passed", None, list(added)))
     items.extend(added)
+    config.stash[_GROUPS] = frozenset(item.group for item in added
+                                      if isinstance(item, AcpGroupItem))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """After -k/-m deselection: when some rule groups' tests are left out and no selected
+    test reads the whole run, only the selected groups' failures are minimized and replayed
+    (the others cost replays no test reports; the run still finds and reports them)."""
+    opts = _options(session.config)
+    if opts is None or any(WHOLE_RUN_FIXTURES & set(getattr(item, "fixturenames", ()))
+                           for item in session.items):
+        return
+    groups = {item.group for item in session.items if isinstance(item, AcpGroupItem)}
+    collected = session.config.stash.get(_GROUPS, frozenset())
+    if groups < collected:
+        opts.reproduce_only = frozenset(r for r in RULES if group_of(r) in groups)
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int,

@@ -44,6 +44,9 @@ class AcpOptions:
     shared_databases: tuple[str, ...] = ()  # Redis URLs (fuzzing/database.py)
     database_readonly: bool = False
     spec: str = "auto"  # the revision, or auto (decided when the run starts)
+    # the rules whose failures are minimized and replayed (None: all): those of the groups
+    # left after -k/-m deselection, when no selected test reads the whole run
+    reproduce_only: frozenset[str] | None = None
 
 
 _OPTIONS = pytest.StashKey[AcpOptions]()
@@ -87,7 +90,8 @@ def fuzz_config(opts: AcpOptions) -> FuzzConfig:
                       max_rounds=p.max_rounds, shrink_budget=p.shrink_budget,
                       cwd=opts.cwd, database=opts.database, spec=opts.spec,
                       shared_databases=opts.shared_databases,
-                      database_readonly=opts.database_readonly)
+                      database_readonly=opts.database_readonly,
+                      reproduce_only=opts.reproduce_only)
 
 
 def profile_settings(profile: AcpProfile, cfg: FuzzConfig | None = None) -> Settings:

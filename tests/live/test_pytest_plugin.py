@@ -160,11 +160,21 @@ def test_acp_spec_v1_drives_and_judges_the_agent_in_v1(pytester: pytest.Pytester
     assert len(failed) == 1, failed  # nothing else: the v1 wire is read as v1
 
 
-def test_one_group_can_be_selected_with_k(pytester: pytest.Pytester) -> None:
+def test_one_group_can_be_selected_with_k(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    """-k keeps one group: the run still finds the deselected CANCEL group's failure and
+    reports it, but spends no minimizing or replays on it, which no selected test reports."""
+    out = tmp_path / "out"
     result = run(pytester, "--acp-agent", f"{AGENT} --mutant cancel_as_end_turn",
-                 "--acp-profile", "quick", "--acp-seed", "1", "-k", "test_acp and STOP")
+                 "--acp-profile", "quick", "--acp-seed", "1", "-k", "test_acp and STOP",
+                 "--acp-out", str(out))
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     result.assert_outcomes(passed=1, deselected=len(GROUPS) - 1)
+    report = json.loads((out / "report.json").read_text())
+    found = {c["rule"]: c for c in report["counterexamples"]}
+    assert "CANCEL-07" in found, report["counterexamples"]
+    assert found["CANCEL-07"]["replays"] == 0, found["CANCEL-07"]
+    assert any(n.startswith("not minimized or replayed, as not asked for: ")
+               and "CANCEL-07" in n for n in report["notes"]), report["notes"]
 
 
 @pytest.mark.parametrize(("agent", "needle"), [
