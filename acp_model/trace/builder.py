@@ -8,8 +8,8 @@ the builder, so a scenario reads like the sequence diagram it describes::
 
 The builder speaks v2's vocabulary. v1's own messages are ``t.v1.*``
 (``t.v1.handshake().v1.new_session("s1")``), bare JSON-RPC framing for what neither vocabulary
-names (batches, malformed lines, unknown methods) is ``t.rpc.*``, and the records with their id
-counters are ``t.log``; each of these returns the builder, so a chain goes on.
+names (batches, malformed lines, unknown methods) is ``t.rpc.*``; both return the builder, so a
+chain goes on. The records with their id counters are ``t.log`` (``t.records`` is its list).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ class RecordLog:
         self.records.append(record)
 
     def fresh_id(self) -> int:
-        """A request id no earlier generated id used (hand-given ids stay below 100)."""
+        """A request id no earlier generated one used (they count up from 101)."""
         self._next_id += 1
         return self._next_id
 
