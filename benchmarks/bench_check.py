@@ -112,7 +112,7 @@ def main() -> None:
 
     trace = generate(args.messages, args.sessions)
     with tempfile.TemporaryDirectory() as tmp:
-        path = trace.write(Path(tmp) / "bench.jsonl")
+        path = trace.log.write(Path(tmp) / "bench.jsonl")
         lines = path.read_bytes().splitlines()
         n = len(lines)
         records = [orjson.loads(line) for line in lines]

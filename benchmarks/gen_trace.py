@@ -76,9 +76,9 @@ def generate(messages: int = 200_000, sessions: int = 4, seed: int = 7) -> Trace
     active: dict[str, Iterator[None]] = {}
     counter = 0
     rid = 1000
-    while len(t) < messages or active:
+    while len(t.records) < messages or active:
         for sid in sids:
-            if sid not in active and len(t) < messages:
+            if sid not in active and len(t.records) < messages:
                 counter += 1
                 rid += 1
                 active[sid] = _turn(t, sid, rid, rng, counter)

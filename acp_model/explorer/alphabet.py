@@ -172,7 +172,7 @@ def _message_id(ids: dict[Any, Any], sid: str, abstract: Any) -> Any:
 
 def _w_prompt(tb: TraceBuilder, write: Writer, sid: str, a: Any, ev: Ev,
               ids: dict[Any, Any]) -> None:
-    ids[ev.id] = rid = tb.fresh_id()
+    ids[ev.id] = rid = tb.log.fresh_id()
     write(tb, sid, rid)
 
 
@@ -192,7 +192,7 @@ def _w_accepted(tb: TraceBuilder, write: Writer, sid: str, a: Any, ev: Ev,
 
 def _w_permission(tb: TraceBuilder, write: Writer, sid: str, a: Any, ev: Ev,
                   ids: dict[Any, Any]) -> None:
-    ids[ev.id] = rid = f"perm-{tb.fresh_id()}"
+    ids[ev.id] = rid = f"perm-{tb.log.fresh_id()}"
     write(tb, sid, rid, a)
 
 

@@ -27,7 +27,7 @@ BuildV2 = Callable[[bool], TraceBuilder]  # receipts or not (sdk-2.4.0 or the se
 
 
 def _v1() -> TraceBuilder:
-    return TraceBuilder().handshake_v1().new_session_v1(S)
+    return TraceBuilder().v1.handshake().v1.new_session(S)
 
 
 def _v2() -> TraceBuilder:
@@ -60,29 +60,29 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
         "prompt-while-busy",
         "v1 runs one turn at a time ('Once a prompt turn completes, the Client may send "
         "another'); v2 lets a prompt join or queue behind running work (A-01).",
-        lambda: _v1().prompt(S, 10).chunk_v1(S).prompt(S, 11).ended(10).ended(11),
+        lambda: _v1().prompt(S, 10).v1.chunk(S).prompt(S, 11).v1.ended(10).v1.ended(11),
         lambda r: _accept(_v2_turn(_v2(), 10, r).prompt(S, 11), 11, r).idle(S, "end_turn")),
     Behaviour(
         "content-after-cancelled-end",
         "v1: content of a cancelled turn comes before the prompt's response; v2 binds only "
         "the cancelled work's tool calls to precede the cancelled idle (A-13).",
-        lambda: _v1().prompt(S, 10).chunk_v1(S).cancel(S).ended(10, "cancelled")
-        .chunk_v1(S, "late"),
+        lambda: _v1().prompt(S, 10).v1.chunk(S).cancel(S).v1.ended(10, "cancelled")
+        .v1.chunk(S, "late"),
         lambda r: _v2_turn(_v2(), 10, r).cancel(S).idle(S, "cancelled").agent_message(S)),
     Behaviour(
         "no-user-message",
         "v2 reports every accepted prompt as a user message (PROMPT-06); v1 never echoes the "
         "prompt.",
-        lambda: _v1().prompt(S, 10).chunk_v1(S).ended(10),
+        lambda: _v1().prompt(S, 10).v1.chunk(S).v1.ended(10),
         lambda r: _accept(_v2().prompt(S, 10), 10, r, echo=False).running(S)
         .agent_message(S).idle(S, "end_turn")),
     Behaviour(
         "turn-end-in-response",
         "v1 ends a turn with the prompt's response ({stopReason}); v2's response only "
         "acknowledges and an idle state update ends the work (STATE-02, PROMPT-05).",
-        lambda: _v1().prompt(S, 10).chunk_v1(S).ended(10),
+        lambda: _v1().prompt(S, 10).v1.chunk(S).v1.ended(10),
         lambda r: _v2().prompt(S, 10).user_message(S, "u10").running(S).agent_message(S)
-        .ended(10)),
+        .v1.ended(10)),
     Behaviour(
         "agent-initiated-work",
         "v2 lets an agent start foreground work without a prompt (running, then idle; "

@@ -33,7 +33,7 @@ from acp_model.model.vocab import STATE_EVENTS, ConnEvent, Event
 from acp_model.spec import schema
 from acp_model.spec.revisions import REVISIONS, SDK_2_4_0, SEED, V1
 from acp_model.trace import describe
-from acp_model.trace.builder import TraceBuilder
+from acp_model.trace.builder import TraceBuilder, V1Writer, through_v1
 
 ALL = frozenset(REVISIONS)
 V2 = frozenset({SEED, SDK_2_4_0})
@@ -41,7 +41,8 @@ ONLY_V1 = frozenset({V1})
 ONLY_SDK = frozenset({SDK_2_4_0})
 C2A, A2C, BOTH = frozenset({"c2a"}), frozenset({"a2c"}), frozenset({"c2a", "a2c"})
 
-Writer = Callable[..., TraceBuilder]
+Writer = Callable[..., TraceBuilder]  # called ``write(builder, ...)``: a builder method, or
+# a v1 one adapted by ``through_v1``
 
 
 class Route(StrEnum):
@@ -82,7 +83,7 @@ class Message:
     answered: tuple[Event | ConnEvent, ...] = ()  # the events its response becomes
     route: Route | None = None  # the monitor's handler of the message
     answer: Route | None = None  # the monitor's handler of its response
-    write: Writer | None = None  # the TraceBuilder method that writes it (None: request())
+    write: Writer | None = None  # the builder method that writes it (None: rpc.request())
     lifecycle: bool = False  # RPC-10: never sent inside a batch
     line: describe.Line | None = None  # its transcript line (None: its name and ids)
     result_line: describe.ResultLine | None = None  # its result's line (None: the JSON)
@@ -101,7 +102,7 @@ class Update:
     revisions: frozenset[str]
     event: Event  # what it becomes (state_update: by its state, :func:`state_event`)
     tool: str | None = None  # a tool call's report: "update" (its fields) or "chunk" (content)
-    write: Writer | None = None  # the TraceBuilder method that writes it (None: update())
+    write: Writer | None = None  # its writer, ``write(builder, ...)`` (None: update())
     v1_event: Event | None = None  # what v1 reads it as instead (a user message: history)
     v1_as: str | None = None  # the kind v1 reads it as (a first report is an upsert in v2)
     turn: bool = False  # v1: content of a turn, so it shows the oldest open prompt's turn
@@ -192,14 +193,14 @@ UPDATES: tuple[Update, ...] = (
     Update("tool_call_update", ALL, Event.TOOL_UPDATE, "update", TraceBuilder.tool, turn=True,
            history=True),
     Update("tool_call_content_chunk", V2, Event.TOOL_UPDATE, "chunk", TraceBuilder.tool_chunk),
-    Update("tool_call", ONLY_V1, Event.OUTPUT, write=TraceBuilder.tool_call_v1,
+    Update("tool_call", ONLY_V1, Event.OUTPUT, write=through_v1(V1Writer.tool_call),
            v1_event=Event.TOOL_UPDATE, v1_as="tool_call_update", turn=True, history=True),
     Update("agent_message", V2, Event.OUTPUT, write=TraceBuilder.agent_message, history=True),
     Update("agent_message_chunk", ALL, Event.OUTPUT, write=TraceBuilder.agent_message,
            turn=True, history=True),
     Update("agent_thought", V2, Event.OUTPUT, history=True),
-    Update("agent_thought_chunk", ALL, Event.OUTPUT, write=TraceBuilder.chunk_v1, turn=True,
-           history=True),
+    Update("agent_thought_chunk", ALL, Event.OUTPUT, write=through_v1(V1Writer.chunk),
+           turn=True, history=True),
     Update("plan", ONLY_V1, Event.OUTPUT, turn=True, history=True),
     Update("plan_update", V2, Event.OUTPUT),
     Update("usage_update", ALL, Event.OUTPUT, write=TraceBuilder.usage),

@@ -247,26 +247,26 @@ def _prompt_while_busy(receipts: bool) -> TraceBuilder:
 
 
 def _v1_typical(_: bool) -> TraceBuilder:
-    t = TraceBuilder().handshake_v1().new_session_v1(S)
+    t = TraceBuilder().v1.handshake().v1.new_session(S)
     t.prompt(S, 2, "Can you analyze this code for potential issues?")
-    t.chunk_v1(S, "I'll analyze your code...")
-    t.tool_call_v1(S, "call_001", title="Analyzing Python code")
-    t.permission_v1(S, 5, "call_001").answer(5, "allow")
+    t.v1.chunk(S, "I'll analyze your code...")
+    t.v1.tool_call(S, "call_001", title="Analyzing Python code")
+    t.v1.permission(S, 5, "call_001").answer(5, "allow")
     t.tool(S, "call_001", "in_progress").tool(S, "call_001", "completed")
-    return t.chunk_v1(S, "Found 2 issues.").ended(2, "end_turn")
+    return t.v1.chunk(S, "Found 2 issues.").v1.ended(2, "end_turn")
 
 
 def _v1_cancel_during_work(_: bool) -> TraceBuilder:
-    t = TraceBuilder().handshake_v1().new_session_v1(S)
-    t.prompt(S, 2, "Refactor the module").chunk_v1(S, "Starting...").cancel(S)
-    return t.chunk_v1(S, "(last chunk before stopping)").ended(2, "cancelled")
+    t = TraceBuilder().v1.handshake().v1.new_session(S)
+    t.prompt(S, 2, "Refactor the module").v1.chunk(S, "Starting...").cancel(S)
+    return t.v1.chunk(S, "(last chunk before stopping)").v1.ended(2, "cancelled")
 
 
 def _v1_cancel_during_permission(_: bool) -> TraceBuilder:
-    t = TraceBuilder().handshake_v1().new_session_v1(S)
-    t.prompt(S, 2, "Delete the build folder").tool_call_v1(S, "call_001", title="rm -rf build")
-    t.permission_v1(S, 5, "call_001").cancel(S).answer(5, "cancelled")
-    return t.tool(S, "call_001", "failed").ended(2, "cancelled")  # v1 has no cancelled status
+    t = TraceBuilder().v1.handshake().v1.new_session(S)
+    t.prompt(S, 2, "Delete the build folder").v1.tool_call(S, "call_001", title="rm -rf build")
+    t.v1.permission(S, 5, "call_001").cancel(S).answer(5, "cancelled")
+    return t.tool(S, "call_001", "failed").v1.ended(2, "cancelled")  # v1 has no cancelled status
 
 
 Flow = tuple[str, str, Callable[[bool], TraceBuilder]]  # name, title, build(receipts)

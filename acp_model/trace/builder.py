@@ -5,10 +5,17 @@ the builder, so a scenario reads like the sequence diagram it describes::
 
     t = TraceBuilder().handshake().new_session("s1")
     t.prompt("s1", 3).accepted(3).user_message("s1").running("s1").idle("s1", "end_turn")
+
+The builder speaks v2's vocabulary. v1's own messages are ``t.v1.*``
+(``t.v1.handshake().v1.new_session("s1")``), bare JSON-RPC framing for what neither vocabulary
+names (batches, malformed lines, unknown methods) is ``t.rpc.*``; both return the builder, so a
+chain goes on. The records with their id counters are ``t.log`` (``t.records`` is its list).
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,33 +26,24 @@ CLIENT = {"name": "acp-model", "version": "0"}  # the client of the traces it bu
 DEFAULT_CAPS = {"session": {"prompt": {"image": {}, "audio": {}, "embeddedContext": {}}}}
 
 
-class TraceBuilder:
-    """Accumulates records; ids and message ids are generated unless given."""
+class RecordLog:
+    """The records of one trace and the counters that number its requests and messages, so
+    ids stay unique however the builder's writers interleave."""
 
     def __init__(self) -> None:
         self.records: list[Record] = []
         self._next_id = 100
         self._next_msg = 0
 
-    # --- raw ----------------------------------------------------------------------------
-    def c2a(self, msg: Any) -> TraceBuilder:
-        self.records.append(Record("c2a", msg=msg))
-        return self
-
-    def a2c(self, msg: Any) -> TraceBuilder:
-        self.records.append(Record("a2c", msg=msg))
-        return self
-
-    def raw(self, direction: str, text: str, note: str | None = None, *, probe: bool = False
-            ) -> TraceBuilder:
-        self.records.append(Record(direction, raw=text, note=note, probe=probe))
-        return self
+    def append(self, record: Record) -> None:
+        self.records.append(record)
 
     def fresh_id(self) -> int:
+        """A request id no earlier generated one used (they count up from 101)."""
         self._next_id += 1
         return self._next_id
 
-    def _mid(self, prefix: str) -> str:
+    def message_id(self, prefix: str) -> str:
         self._next_msg += 1
         return f"{prefix}_{self._next_msg}"
 
@@ -61,9 +59,31 @@ class TraceBuilder:
         write_trace(path, self.records)
         return Path(path)
 
-    # --- JSON-RPC helpers ----------------------------------------------------------------
+
+class JsonRpc:
+    """Bare JSON-RPC 2.0 framing, reached as ``t.rpc``: for messages the vocabulary has no
+    method for. Each call appends one record and returns the builder."""
+
+    def __init__(self, builder: TraceBuilder) -> None:
+        self._builder = builder
+        self._log = builder.log
+
+    def c2a(self, msg: Any) -> TraceBuilder:
+        self._log.append(Record("c2a", msg=msg))
+        return self._builder
+
+    def a2c(self, msg: Any) -> TraceBuilder:
+        self._log.append(Record("a2c", msg=msg))
+        return self._builder
+
+    def raw(self, direction: str, text: str, note: str | None = None, *, probe: bool = False
+            ) -> TraceBuilder:
+        """A line as written, parseable or not."""
+        self._log.append(Record(direction, raw=text, note=note, probe=probe))
+        return self._builder
+
     def request(self, direction: str, method: str, params: Any, req_id: Any = None) -> TraceBuilder:
-        rid = self.fresh_id() if req_id is None else req_id
+        rid = self._log.fresh_id() if req_id is None else req_id
         msg = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
         return self.c2a(msg) if direction == "c2a" else self.a2c(msg)
 
@@ -80,9 +100,76 @@ class TraceBuilder:
         msg = {"jsonrpc": "2.0", "id": req_id, "error": {"code": code, "message": message}}
         return self.c2a(msg) if direction == "c2a" else self.a2c(msg)
 
+
+class V1Writer:
+    """v1's own messages, reached as ``t.v1``: v1 has no acknowledgement or state updates (its
+    turn is the prompt and its response), and its handshake, session and updates have their own
+    shapes. Each call returns the builder: ``t.v1.handshake().v1.new_session("s1")``."""
+
+    def __init__(self, builder: TraceBuilder) -> None:
+        self._builder = builder
+        self._rpc = builder.rpc
+
+    def handshake(self, prompt_caps: Any = None) -> TraceBuilder:
+        """v1's initialize exchange (protocolVersion 1, ``agentCapabilities``)."""
+        self._rpc.request("c2a", "initialize", initialize_params(1, CLIENT), 0)
+        return self._rpc.result("a2c", 0, {
+            "protocolVersion": 1, "authMethods": [],
+            "agentCapabilities": {"loadSession": False, "promptCapabilities": prompt_caps or {}},
+            "agentInfo": {"name": "agent", "version": "1"}})
+
+    def new_session(self, sid: str, req_id: Any = None, cwd: str = "/tmp/project"
+                    ) -> TraceBuilder:
+        rid = self._builder.log.fresh_id() if req_id is None else req_id
+        self._rpc.request("c2a", "session/new", {"cwd": cwd, "mcpServers": []}, rid)
+        return self._rpc.result("a2c", rid, {"sessionId": sid})
+
+    def chunk(self, sid: str, text: str = "ok", kind: str = "agent_message_chunk"
+              ) -> TraceBuilder:
+        return self._builder.update(sid, {"sessionUpdate": kind,
+                                          "content": {"type": "text", "text": text}})
+
+    def tool_call(self, sid: str, tool_call_id: str, title: str = "Edit",
+                  status: str = "pending") -> TraceBuilder:
+        return self._builder.update(sid, {"sessionUpdate": "tool_call",
+                                          "toolCallId": tool_call_id, "title": title,
+                                          "status": status})
+
+    def permission(self, sid: str, req_id: Any, tool_call_id: str) -> TraceBuilder:
+        return self._rpc.request("a2c", "session/request_permission", {
+            "sessionId": sid, "toolCall": {"toolCallId": tool_call_id},
+            "options": [{"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+                        {"optionId": "reject", "name": "Reject", "kind": "reject_once"}]},
+            req_id)
+
+    def ended(self, req_id: Any, reason: str = "end_turn") -> TraceBuilder:
+        """The prompt's response, which ends v1's turn with a stop reason."""
+        return self._rpc.result("a2c", req_id, {"stopReason": reason})
+
+
+def through_v1(method: Callable[..., TraceBuilder]) -> Callable[..., TraceBuilder]:
+    """A :class:`V1Writer` method called the way every other writer is, ``write(builder, ...)``
+    (the wire table's rows hold writers of both vocabularies)."""
+
+    @functools.wraps(method)
+    def write(builder: TraceBuilder, *args: Any, **kw: Any) -> TraceBuilder:
+        return method(builder.v1, *args, **kw)
+
+    return write
+
+
+class TraceBuilder:
+    """v2's messages by name; ids and message ids are generated unless given."""
+
+    def __init__(self) -> None:
+        self.log = RecordLog()
+        self.records = self.log.records  # the same list: what the builder wrote so far
+        self.rpc = JsonRpc(self)
+        self.v1 = V1Writer(self)
+
     # --- connection ----------------------------------------------------------------------
     def initialize(self, req_id: Any = 0) -> TraceBuilder:
-        return self.request("c2a", "initialize", initialize_params(2, CLIENT), req_id)
+        return self.rpc.request("c2a", "initialize", initialize_params(2, CLIENT), req_id)
 
     def initialized(self, req_id: Any = 0, *, version: int = 2,
                     capabilities: Any = DEFAULT_CAPS) -> TraceBuilder:
@@ -90,81 +177,45 @@ class TraceBuilder:
                                   "info": {"name": "agent", "version": "1"}}
         if capabilities is not None:
             result["capabilities"] = capabilities
-        return self.result("a2c", req_id, result)
+        return self.rpc.result("a2c", req_id, result)
 
     def handshake(self, **kw: Any) -> TraceBuilder:
         return self.initialize().initialized(**kw)
 
     def new_session(self, sid: str, req_id: Any = None, cwd: str = "/tmp/project"
                     ) -> TraceBuilder:
-        rid = self.fresh_id() if req_id is None else req_id
-        self.request("c2a", "session/new", {"cwd": cwd}, rid)
-        return self.result("a2c", rid, {"sessionId": sid})
-
-    # --- v1 (the turn is the prompt and its response) --------------------------------------
-    def handshake_v1(self, prompt_caps: Any = None) -> TraceBuilder:
-        """v1's initialize exchange (protocolVersion 1, ``agentCapabilities``)."""
-        self.request("c2a", "initialize", initialize_params(1, CLIENT), 0)
-        return self.result("a2c", 0, {
-            "protocolVersion": 1, "authMethods": [],
-            "agentCapabilities": {"loadSession": False, "promptCapabilities": prompt_caps or {}},
-            "agentInfo": {"name": "agent", "version": "1"}})
-
-    def new_session_v1(self, sid: str, req_id: Any = None, cwd: str = "/tmp/project"
-                       ) -> TraceBuilder:
-        rid = self.fresh_id() if req_id is None else req_id
-        self.request("c2a", "session/new", {"cwd": cwd, "mcpServers": []}, rid)
-        return self.result("a2c", rid, {"sessionId": sid})
-
-    def chunk_v1(self, sid: str, text: str = "ok", kind: str = "agent_message_chunk"
-                 ) -> TraceBuilder:
-        return self.update(sid, {"sessionUpdate": kind, "content": {"type": "text",
-                                                                     "text": text}})
-
-    def tool_call_v1(self, sid: str, tool_call_id: str, title: str = "Edit",
-                     status: str = "pending") -> TraceBuilder:
-        return self.update(sid, {"sessionUpdate": "tool_call", "toolCallId": tool_call_id,
-                                 "title": title, "status": status})
-
-    def permission_v1(self, sid: str, req_id: Any, tool_call_id: str) -> TraceBuilder:
-        return self.request("a2c", "session/request_permission", {
-            "sessionId": sid, "toolCall": {"toolCallId": tool_call_id},
-            "options": [{"optionId": "allow", "name": "Allow", "kind": "allow_once"},
-                        {"optionId": "reject", "name": "Reject", "kind": "reject_once"}]},
-            req_id)
-
-    def ended(self, req_id: Any, reason: str = "end_turn") -> TraceBuilder:
-        """v1: the prompt's response ends its turn with a stop reason."""
-        return self.result("a2c", req_id, {"stopReason": reason})
+        rid = self.log.fresh_id() if req_id is None else req_id
+        self.rpc.request("c2a", "session/new", {"cwd": cwd}, rid)
+        return self.rpc.result("a2c", rid, {"sessionId": sid})
 
     def sync(self, req_id: Any = None) -> TraceBuilder:
         """A client request the agent answers at once: proves it read everything before."""
-        rid = self.fresh_id() if req_id is None else req_id
-        self.request("c2a", "_acp_model/sync", {}, rid)
-        return self.error("a2c", rid, -32601, "Method not found")
+        rid = self.log.fresh_id() if req_id is None else req_id
+        self.rpc.request("c2a", "_acp_model/sync", {}, rid)
+        return self.rpc.error("a2c", rid, -32601, "Method not found")
 
     # --- prompts ---------------------------------------------------------------------------
     def prompt(self, sid: str, req_id: Any, text: str = "hello",
                blocks: list[dict[str, Any]] | None = None) -> TraceBuilder:
         prompt = blocks if blocks is not None else [{"type": "text", "text": text}]
-        return self.request("c2a", "session/prompt", {"sessionId": sid, "prompt": prompt},
-                            req_id)
+        return self.rpc.request("c2a", "session/prompt", {"sessionId": sid, "prompt": prompt},
+                                req_id)
 
     def accepted(self, req_id: Any, result: Any = None) -> TraceBuilder:
-        return self.result("a2c", req_id, {} if result is None else result)
+        return self.rpc.result("a2c", req_id, {} if result is None else result)
 
     def rejected(self, req_id: Any, code: int = -32603) -> TraceBuilder:
-        return self.error("a2c", req_id, code)
+        return self.rpc.error("a2c", req_id, code)
 
     def cancel(self, sid: str) -> TraceBuilder:
-        return self.notify("c2a", "session/cancel", {"sessionId": sid})
+        return self.rpc.notify("c2a", "session/cancel", {"sessionId": sid})
 
     def cancel_request(self, direction: str, req_id: Any) -> TraceBuilder:
-        return self.notify(direction, "$/cancel_request", {"requestId": req_id})
+        return self.rpc.notify(direction, "$/cancel_request", {"requestId": req_id})
 
     # --- session updates -------------------------------------------------------------------
     def update(self, sid: str, update: dict[str, Any]) -> TraceBuilder:
-        return self.notify("a2c", "session/update", {"sessionId": sid, "update": update})
+        return self.rpc.notify("a2c", "session/update", {"sessionId": sid, "update": update})
 
     def state(self, sid: str, state: str, reason: Any = None, *, with_reason: bool = False
               ) -> TraceBuilder:
@@ -185,13 +236,13 @@ class TraceBuilder:
     def user_message(self, sid: str, message_id: str | None = None, text: str = "hello"
                      ) -> TraceBuilder:
         return self.update(sid, {"sessionUpdate": "user_message",
-                                 "messageId": message_id or self._mid("user"),
+                                 "messageId": message_id or self.log.message_id("user"),
                                  "content": [{"type": "text", "text": text}]})
 
     def user_message_chunk(self, sid: str, message_id: str | None = None, text: str = "hello"
                            ) -> TraceBuilder:
         return self.update(sid, {"sessionUpdate": "user_message_chunk",
-                                 "messageId": message_id or self._mid("user"),
+                                 "messageId": message_id or self.log.message_id("user"),
                                  "content": {"type": "text", "text": text}})
 
     def agent_message(self, sid: str, message_id: str | None = None, text: str = "ok",
@@ -199,7 +250,7 @@ class TraceBuilder:
         content: Any = {"type": "text", "text": text}
         return self.update(sid, {
             "sessionUpdate": "agent_message_chunk" if chunk else "agent_message",
-            "messageId": message_id or self._mid("agent"),
+            "messageId": message_id or self.log.message_id("agent"),
             "content": content if chunk else [content]})
 
     def tool(self, sid: str, tool_call_id: str, status: str | None = None, **fields: Any
@@ -232,7 +283,7 @@ class TraceBuilder:
             ]}
         if tool_call_id is not None:
             params["subject"] = {"type": "tool_call", "toolCall": {"toolCallId": tool_call_id}}
-        return self.request("a2c", "session/request_permission", params, req_id)
+        return self.rpc.request("a2c", "session/request_permission", params, req_id)
 
     def answer(self, req_id: Any, outcome: str = "allow") -> TraceBuilder:
         """Client answer: ``allow``/``reject`` select an option, ``cancelled`` the outcome."""
@@ -240,7 +291,7 @@ class TraceBuilder:
             body = {"outcome": {"outcome": "selected", "optionId": outcome}}
         else:
             body = {"outcome": {"outcome": outcome}}
-        return self.result("c2a", req_id, body)
+        return self.rpc.result("c2a", req_id, body)
 
     def answer_error(self, req_id: Any, code: int = -32800) -> TraceBuilder:
-        return self.error("c2a", req_id, code, "Cancelled")
+        return self.rpc.error("c2a", req_id, code, "Cancelled")

@@ -27,7 +27,7 @@ REFERENCE = [sys.executable, "-m", "acp_model.agents.reference"]
 
 
 def _cancelled_as_end_turn(tmp_path: Path) -> Path:
-    return turn_start(base(), 10).cancel(S).sync().idle(S, "end_turn").write(
+    return turn_start(base(), 10).cancel(S).sync().idle(S, "end_turn").log.write(
         tmp_path / "t.jsonl")
 
 

@@ -149,8 +149,10 @@ def test_database_locations_and_errors(tmp_path: Path, capsys: pytest.CaptureFix
 
 
 def test_merge_check_reports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    bad = turn_start(base(), 10).cancel(S).sync().idle(S, "end_turn").write(tmp_path / "b.jsonl")
-    good = turn_start(base(), 10).agent_message(S).idle(S, "end_turn").write(tmp_path / "g.jsonl")
+    bad = turn_start(base(), 10).cancel(S).sync().idle(S, "end_turn").log.write(
+        tmp_path / "b.jsonl")
+    good = turn_start(base(), 10).agent_message(S).idle(S, "end_turn").log.write(
+        tmp_path / "g.jsonl")
     for trace in (bad, good):
         main(["check", str(trace), "--report", str(trace.with_suffix(".json"))])
     reports = [json.loads(t.with_suffix(".json").read_text()) for t in (bad, good)]

@@ -72,13 +72,13 @@ def test_each_v1_mutant_is_found_under_its_v1_rule(name: str) -> None:
 
 
 def _v1() -> TraceBuilder:
-    return TraceBuilder().handshake_v1().new_session_v1(S)
+    return TraceBuilder().v1.handshake().v1.new_session(S)
 
 
 def test_a_recorded_v1_trace_is_judged_as_v1_without_being_told() -> None:
-    clean = _v1().prompt(S, 10).chunk_v1(S).tool_call_v1(S, "t1").permission_v1(S, 50, "t1")
-    clean.answer(50, "allow").tool(S, "t1", "completed").ended(10)
-    clean.prompt(S, 11).chunk_v1(S).cancel(S).chunk_v1(S, "wrapping up").ended(11, "cancelled")
+    clean = _v1().prompt(S, 10).v1.chunk(S).v1.tool_call(S, "t1").v1.permission(S, 50, "t1")
+    clean.answer(50, "allow").tool(S, "t1", "completed").v1.ended(10)
+    clean.prompt(S, 11).v1.chunk(S).cancel(S).v1.chunk(S, "wrapping up").v1.ended(11, "cancelled")
     report = check_records(clean.records, spec="auto")
     assert report["spec"]["revision"] == "v1"
     assert "protocolVersion 1" in report["spec"]["evidence"]
@@ -120,11 +120,11 @@ def test_content_after_a_prompt_withdrawn_with_cancel_request_is_not_cancel_09()
     """v1 says 'before responding' of session/cancel; a prompt the client withdrew with
     $/cancel_request and the agent ended cancelled is not bound (codex-acp sends a late
     warning chunk then)."""
-    t = _v1().prompt(S, 10).cancel_request("c2a", 10).ended(10, "cancelled")
-    t.chunk_v1(S, "Warning: model metadata not found")
+    t = _v1().prompt(S, 10).cancel_request("c2a", 10).v1.ended(10, "cancelled")
+    t.v1.chunk(S, "Warning: model metadata not found")
     report = check_records([r.to_json() for r in t.records], spec="auto")
     assert report["verdict"] == "pass", report["violations"]
-    t = _v1().prompt(S, 10).cancel(S).ended(10, "cancelled").chunk_v1(S, "late")
+    t = _v1().prompt(S, 10).cancel(S).v1.ended(10, "cancelled").v1.chunk(S, "late")
     assert {v["rule"] for v in check_records([r.to_json() for r in t.records],
                                              spec="auto")["violations"]} == {"CANCEL-09"}
 

@@ -17,26 +17,26 @@ def _rules(report: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def test_a_batch_with_a_request_rejected_whole_is_one_warning() -> None:
-    t = base().c2a([{"jsonrpc": "2.0", "id": 77, "method": "_x/sync", "params": {}}, NOTE])
-    report = check(t.a2c(REJECTED))
+    t = base().rpc.c2a([{"jsonrpc": "2.0", "id": 77, "method": "_x/sync", "params": {}}, NOTE])
+    report = check(t.rpc.a2c(REJECTED))
     assert _rules(report) == [("ACPM-BATCH", "warn")]  # no ACPM-ANSWER for request 77
     assert "1 request(s) and 1 notification(s)" in report["violations"][0]["message"]
     assert report["verdict"] == "pass"
 
 
 def test_a_notification_batch_rejected_whole_is_the_same_warning() -> None:
-    report = check(base().c2a([NOTE]).a2c(REJECTED))
+    report = check(base().rpc.c2a([NOTE]).rpc.a2c(REJECTED))
     assert _rules(report) == [("ACPM-BATCH", "warn")]  # not RPC-09: no notification answered
 
 
 def test_a_batch_answered_per_request_is_clean() -> None:
-    t = base().c2a([{"jsonrpc": "2.0", "id": 77, "method": "_x/sync", "params": {}}, NOTE])
-    t.a2c([{"jsonrpc": "2.0", "id": 77, "error": {"code": -32601, "message": "no"}}])
+    t = base().rpc.c2a([{"jsonrpc": "2.0", "id": 77, "method": "_x/sync", "params": {}}, NOTE])
+    t.rpc.a2c([{"jsonrpc": "2.0", "id": 77, "error": {"code": -32601, "message": "no"}}])
     assert _rules(check(t)) == []
 
 
 def test_an_id_null_error_with_no_batch_and_nothing_unreadable_answers_a_notification() -> None:
-    report = check(base().c2a(NOTE).a2c(REJECTED))
+    report = check(base().rpc.c2a(NOTE).rpc.a2c(REJECTED))
     assert _rules(report) == [("RPC-09", "fail")]
 
 
@@ -44,8 +44,8 @@ def test_a_batch_left_unanswered_is_one_warning_under_the_batch_rules() -> None:
     """An agent that ignores batches leaves every request in them unanswered: the batch rules
     give that a SHOULD ("a Response object SHOULD exist for each Request object"), one
     verdict for the batch, not a MUST failure per request."""
-    t = base().c2a([{"jsonrpc": "2.0", "id": 77, "method": "_x/sync", "params": {}},
-                    {"jsonrpc": "2.0", "id": 78, "method": "_x/sync", "params": {}}, NOTE])
+    t = base().rpc.c2a([{"jsonrpc": "2.0", "id": 77, "method": "_x/sync", "params": {}},
+                        {"jsonrpc": "2.0", "id": 78, "method": "_x/sync", "params": {}}, NOTE])
     report = check(t)
     assert _rules(report) == [("ACPM-BATCH", "warn")]
     assert "of the batch #" in report["violations"][0]["message"]
@@ -53,5 +53,5 @@ def test_a_batch_left_unanswered_is_one_warning_under_the_batch_rules() -> None:
 
 
 def test_a_lone_request_left_unanswered_still_fails() -> None:
-    report = check(base().c2a({"jsonrpc": "2.0", "id": 77, "method": "_x/sync", "params": {}}))
+    report = check(base().rpc.c2a({"jsonrpc": "2.0", "id": 77, "method": "_x/sync", "params": {}}))
     assert _rules(report) == [("ACPM-ANSWER", "fail")]

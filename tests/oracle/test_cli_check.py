@@ -37,7 +37,8 @@ def test_seed_flow_passes(capsys: pytest.CaptureFixture[str], tmp_path: Path) ->
 
 
 def test_violation_exit_1_and_report_fields(tmp_path: Path) -> None:
-    trace = turn_start(base(), 10).cancel(S).sync().idle(S, "end_turn").write(tmp_path / "t.jsonl")
+    t = turn_start(base(), 10).cancel(S).sync().idle(S, "end_turn")
+    trace = t.log.write(tmp_path / "t.jsonl")
     code, out, _ = run("check", str(trace), "--format", "json")
     assert code == 1
     report = json.loads(out)
@@ -59,7 +60,7 @@ def test_violation_exit_1_and_report_fields(tmp_path: Path) -> None:
 
 def test_reading_option_changes_the_verdict(tmp_path: Path) -> None:
     trace = turn_start(base(), 10).prompt(S, 11).accepted(11).user_message(S)
-    path = trace.idle(S, "end_turn").write(tmp_path / "t.jsonl")
+    path = trace.idle(S, "end_turn").log.write(tmp_path / "t.jsonl")
     assert run("check", str(path))[0] == 0
     code, _, _ = run("check", str(path), "--reading", "prompt-while-busy=forbid")
     assert code == 1

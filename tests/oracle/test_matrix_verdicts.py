@@ -21,7 +21,7 @@ def _v1_withdrawn_prompt() -> TraceBuilder:
     """zed-codex-acp's run: an interrupt (cancel, then a prompt), $/cancel_request for that
     prompt, another cancel and a sync."""
     t = TraceBuilder()
-    t.handshake_v1().new_session_v1(S)
+    t.v1.handshake().v1.new_session(S)
     t.cancel(S).prompt(S, 5).cancel_request("c2a", 5).cancel(S)
     return t
 
@@ -30,14 +30,14 @@ def _null_error(t: TraceBuilder, data: Any = None) -> TraceBuilder:
     error: dict[str, Any] = {"code": -32601, "message": "Method not found"}
     if data is not None:
         error["data"] = data
-    return t.a2c({"jsonrpc": "2.0", "id": None, "error": error})
+    return t.rpc.a2c({"jsonrpc": "2.0", "id": None, "error": error})
 
 
 def test_an_id_null_error_naming_cancel_request_is_one_rpc09_not_a_cancel02() -> None:
     """codex-acp answers the $/cancel_request notification it does not know with -32601 and
     id null, its error data naming the method: an answered notification (RPC-09), once; the
     session/cancel sent after it was not answered (CANCEL-02 blamed the last notification)."""
-    t = _null_error(_v1_withdrawn_prompt(), "$/cancel_request").ended(5, "cancelled").sync()
+    t = _null_error(_v1_withdrawn_prompt(), "$/cancel_request").v1.ended(5, "cancelled").sync()
     report = check(t, V1)
     assert _fails(report) == ["RPC-09"], report["violations"]
     (v,) = report["violations"]
@@ -47,18 +47,18 @@ def test_an_id_null_error_naming_cancel_request_is_one_rpc09_not_a_cancel02() ->
 def test_an_id_null_error_that_may_answer_either_notification_is_rpc09() -> None:
     """Without data it may answer the cancel or the $/cancel_request: not provably a cancel's
     answer, but provably an answered notification."""
-    t = _null_error(_v1_withdrawn_prompt()).ended(5, "cancelled").sync()
+    t = _null_error(_v1_withdrawn_prompt()).v1.ended(5, "cancelled").sync()
     assert _fails(check(t, V1)) == ["RPC-09"]
 
 
 def test_an_agent_that_answers_session_cancel_still_fails_cancel02_once() -> None:
     """Only cancels were sent (or the error names session/cancel): CANCEL-02, not RPC-09 too."""
-    t = TraceBuilder().handshake_v1().new_session_v1(S)
+    t = TraceBuilder().v1.handshake().v1.new_session(S)
     t.prompt(S, 5).cancel(S)
-    _null_error(t).ended(5, "cancelled").sync()
+    _null_error(t).v1.ended(5, "cancelled").sync()
     assert _fails(check(t, V1)) == ["CANCEL-02"]
     named = _null_error(_v1_withdrawn_prompt(), {"method": "session/cancel"})
-    assert _fails(check(named.ended(5, "cancelled").sync(), V1)) == ["CANCEL-02"]
+    assert _fails(check(named.v1.ended(5, "cancelled").sync(), V1)) == ["CANCEL-02"]
 
 
 SDK = DEFAULT.parse(["SPEC=sdk-2.4.0", "A-13=fail"])
@@ -70,12 +70,12 @@ def _closed_with_late_tool(*, close: bool) -> TraceBuilder:
     t = base().prompt(S, 10).accepted(10, {"messageId": "u1"}).user_message(S, "u1").running(S)
     t.tool(S, "t1", "in_progress", title="Run", kind="execute")
     if close:
-        t.request("c2a", "session/close", {"sessionId": S}, 50)
+        t.rpc.request("c2a", "session/close", {"sessionId": S}, 50)
     else:
         t.cancel(S)
     t.idle(S, "cancelled")
     if close:
-        t.result("a2c", 50, {})
+        t.rpc.result("a2c", 50, {})
     return t.tool(S, "t1", "completed")
 
 
@@ -98,14 +98,14 @@ def _probe_on_an_invented_session(answer: str) -> TraceBuilder:
     for a session (an update naming it, a result) or rejects it (an error)."""
     from acp_model.trace.format import Record
 
-    t = TraceBuilder().handshake_v1().new_session_v1(S)
+    t = TraceBuilder().v1.handshake().v1.new_session(S)
     t.records.append(Record("c2a", msg={"jsonrpc": "2.0", "id": 900, "method": "session/prompt",
                                         "params": {"sessionId": NO_SUCH, "prompt": [
                                             {"type": "text", "text": "hi"}]}}, probe=True))
     if answer == "error":
-        return t.error("a2c", 900, -32602, "no such session")
+        return t.rpc.error("a2c", 900, -32602, "no such session")
     t.update(NO_SUCH, {"sessionUpdate": "available_commands_update", "availableCommands": []})
-    t.ended(900, "end_turn")
+    t.v1.ended(900, "end_turn")
     return t.update(NO_SUCH, {"sessionUpdate": "available_commands_update",
                               "availableCommands": []})
 
@@ -126,26 +126,26 @@ def test_an_update_for_a_session_nobody_named_still_fails_sess12() -> None:
     t.update("s-nobody-named", {"sessionUpdate": "available_commands_update",
                                 "availableCommands": []})
     assert [(v["rule"], v["index"]) for v in check(t, V1)["violations"]
-            if v["level"] == "fail"] == [("SESS-12", len(t) - 2), ("SESS-12", len(t) - 1)]
+            if v["level"] == "fail"] == [("SESS-12", t.log.last - 1), ("SESS-12", t.log.last)]
 
 
 def test_an_initialize_result_without_agent_capabilities_is_a_warning() -> None:
     """gptme omits agentCapabilities: the v1 schema does not require the field and defaults
     it, so the result states the default capabilities; INIT-03 warns, it does not fail."""
-    t = TraceBuilder().request("c2a", "initialize", {
+    t = TraceBuilder().rpc.request("c2a", "initialize", {
         "protocolVersion": 1, "clientCapabilities": {}}, 0)
-    t.result("a2c", 0, {"protocolVersion": 1, "authMethods": [],
-                        "agentInfo": {"name": "a", "version": "1"}})
-    report = check(t.new_session_v1(S).prompt(S, 10).ended(10), V1)
+    t.rpc.result("a2c", 0, {"protocolVersion": 1, "authMethods": [],
+                            "agentInfo": {"name": "a", "version": "1"}})
+    report = check(t.v1.new_session(S).prompt(S, 10).v1.ended(10), V1)
     assert _fails(report) == []
     assert [v["rule"] for v in report["violations"] if v["level"] == "warn"] == ["INIT-03"]
 
 
 def _load_v1(t: TraceBuilder, req_id: int) -> TraceBuilder:
     """The client reopens the session (v1 session/load), answered at once."""
-    t.request("c2a", "session/load", {"sessionId": S, "cwd": "/tmp/project", "mcpServers": []},
-              req_id)
-    return t.result("a2c", req_id, {})
+    t.rpc.request("c2a", "session/load", {"sessionId": S, "cwd": "/tmp/project", "mcpServers": []},
+                  req_id)
+    return t.rpc.result("a2c", req_id, {})
 
 
 def _with_load_v1(t: TraceBuilder) -> TraceBuilder:
@@ -159,15 +159,15 @@ def test_history_a_load_streams_after_its_response_is_not_the_cancelled_turns_co
     """gemini-cli's run: a turn ended `cancelled`, then the client loaded the session and the
     agent streamed its history after the load's response. That is V1-LOAD-01's warning (the
     history comes after the answer), not content of the cancelled turn (CANCEL-09)."""
-    t = _with_load_v1(TraceBuilder().handshake_v1().new_session_v1(S))
-    t.prompt(S, 5, "first").chunk_v1(S, "first answer").ended(5)
-    t.prompt(S, 6, "second").cancel(S).sync().ended(6, "cancelled")
-    _load_v1(t, 7).chunk_v1(S, "first", "user_message_chunk").chunk_v1(S, "first answer")
+    t = _with_load_v1(TraceBuilder().v1.handshake().v1.new_session(S))
+    t.prompt(S, 5, "first").v1.chunk(S, "first answer").v1.ended(5)
+    t.prompt(S, 6, "second").cancel(S).sync().v1.ended(6, "cancelled")
+    _load_v1(t, 7).v1.chunk(S, "first", "user_message_chunk").v1.chunk(S, "first answer")
     report = check(t, V1)
     assert _fails(report) == [], report["violations"]
     assert "V1-LOAD-01" in {v["rule"] for v in report["violations"]}, report["violations"]
-    late = TraceBuilder().handshake_v1().new_session_v1(S)  # no load: the turn's late content
-    late.prompt(S, 6, "second").cancel(S).sync().ended(6, "cancelled").chunk_v1(S, "late")
+    late = TraceBuilder().v1.handshake().v1.new_session(S)  # no load: the turn's late content
+    late.prompt(S, 6, "second").cancel(S).sync().v1.ended(6, "cancelled").v1.chunk(S, "late")
     assert _fails(check(late, V1)) == ["CANCEL-09"]
 
 
@@ -176,13 +176,13 @@ def test_a_cancel_after_a_load_of_the_working_session_binds_no_turn() -> None:
     cancelled; the agent had swapped in a fresh session for the load, and the old turn ended
     `end_turn`. The text does not say which session a cancel after such a reopen addresses:
     no CANCEL-07 failure. Without the load, the same read cancel binds the turn."""
-    t = _with_load_v1(TraceBuilder().handshake_v1().new_session_v1(S))
-    t.prompt(S, 5).chunk_v1(S, "working")
-    _load_v1(t, 7).cancel(S).sync().chunk_v1(S, "done").ended(5)
+    t = _with_load_v1(TraceBuilder().v1.handshake().v1.new_session(S))
+    t.prompt(S, 5).v1.chunk(S, "working")
+    _load_v1(t, 7).cancel(S).sync().v1.chunk(S, "done").v1.ended(5)
     report = check(t, V1)
     assert "CANCEL-07" not in _fails(report), report["violations"]
-    plain = TraceBuilder().handshake_v1().new_session_v1(S)
-    plain.prompt(S, 5).chunk_v1(S, "working").cancel(S).sync().chunk_v1(S, "done").ended(5)
+    plain = TraceBuilder().v1.handshake().v1.new_session(S)
+    plain.prompt(S, 5).v1.chunk(S, "working").cancel(S).sync().v1.chunk(S, "done").v1.ended(5)
     assert "CANCEL-07" in _fails(check(plain, V1))
 
 
@@ -194,16 +194,16 @@ def test_a_load_queued_behind_a_turn_answered_after_the_last_look_is_not_judged(
     from acp_model.oracle.monitor import Monitor
 
     def judged(turn_ends_after_look: bool, deadline: float = 1.0) -> list[str]:
-        t = _with_load_v1(TraceBuilder().handshake_v1().new_session_v1(S))
-        t.prompt(S, 5).chunk_v1(S, "working")
-        t.request("c2a", "session/load", {"sessionId": S, "cwd": "/tmp/project",
-                                          "mcpServers": []}, 7)
+        t = _with_load_v1(TraceBuilder().v1.handshake().v1.new_session(S))
+        t.prompt(S, 5).v1.chunk(S, "working")
+        t.rpc.request("c2a", "session/load", {"sessionId": S, "cwd": "/tmp/project",
+                                              "mcpServers": []}, 7)
         if not turn_ends_after_look:
-            t.ended(5)
+            t.v1.ended(5)
         t.sync()
-        look = len(t)
+        look = len(t.records)
         if turn_ends_after_look:
-            t.cancel(S).ended(5, "cancelled")
+            t.cancel(S).v1.ended(5, "cancelled")
         monitor = Monitor(V1)
         for record in t.records:
             monitor.feed(record)
@@ -221,8 +221,8 @@ def test_v1_judges_a_tool_against_the_answer_it_read_not_before_one() -> None:
     was still open. v1 says only that once permission is granted the agent SHOULD run the
     tool: no PERM-11 failure. Going on after a reject it read still fails PERM-11."""
     def run(answer: bool) -> list[str]:
-        t = TraceBuilder().handshake_v1().new_session_v1(S)
-        t.prompt(S, 5).tool_call_v1(S, "t1", "bash").permission_v1(S, 50, "t1")
+        t = TraceBuilder().v1.handshake().v1.new_session(S)
+        t.prompt(S, 5).v1.tool_call(S, "t1", "bash").v1.permission(S, 50, "t1")
         if answer:
             t.answer(50, "reject").sync()
         t.update(S, {"sessionUpdate": "tool_call_update", "toolCallId": "t1",
@@ -231,7 +231,7 @@ def test_v1_judges_a_tool_against_the_answer_it_read_not_before_one() -> None:
                      "status": "completed"})
         if not answer:
             t.answer(50, "allow")
-        return _fails(check(t.ended(5), V1))
+        return _fails(check(t.v1.ended(5), V1))
 
     assert run(answer=False) == []
     assert set(run(answer=True)) == {"PERM-11"}

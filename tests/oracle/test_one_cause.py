@@ -15,9 +15,9 @@ def _failures(report: dict[str, Any]) -> list[tuple[str, int]]:
 
 def test_requests_after_the_one_the_agent_got_stuck_on_are_the_same_failure() -> None:
     t = base().prompt(S, 2)
-    stuck = t.last
-    t.request("c2a", "_acp_model/sync", {}, 3)
-    t.request("c2a", "session/new", {"cwd": "/tmp/project", "mcpServers": []}, 4)
+    stuck = t.log.last
+    t.rpc.request("c2a", "_acp_model/sync", {}, 3)
+    t.rpc.request("c2a", "session/new", {"cwd": "/tmp/project", "mcpServers": []}, 4)
     assert _failures(check(t)) == [("PROMPT-04", stuck)]
 
 
@@ -25,8 +25,8 @@ def test_an_answer_written_after_the_next_request_still_counts_as_before_it() ->
     """The agent answered prompt 2 and then got stuck on prompt 3, which the client had
     already sent when the answer arrived: the later session/new is still prompt 3's cause."""
     t = base().prompt(S, 2).prompt(S, 3)
-    stuck = t.last
-    t.accepted(2).request("c2a", "session/new", {"cwd": "/tmp/project", "mcpServers": []}, 4)
+    stuck = t.log.last
+    t.accepted(2).rpc.request("c2a", "session/new", {"cwd": "/tmp/project", "mcpServers": []}, 4)
     found = _failures(check(t))
     assert ("PROMPT-04", stuck) in found and not any(r == "ACPM-ANSWER" for r, _ in found)
 
@@ -35,7 +35,7 @@ def test_an_agent_that_answers_later_requests_is_judged_per_request() -> None:
     """It ignores prompts but answers the sync after one: the next unanswered sync is a
     second cause."""
     t = base().prompt(S, 2)
-    prompt = t.last
-    t.sync(3).request("c2a", "_acp_model/sync", {}, 4)
-    sync = t.last
+    prompt = t.log.last
+    t.sync(3).rpc.request("c2a", "_acp_model/sync", {}, 4)
+    sync = t.log.last
     assert sorted(_failures(check(t))) == sorted([("PROMPT-04", prompt), ("ACPM-ANSWER", sync)])

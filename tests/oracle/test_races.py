@@ -46,7 +46,7 @@ def test_end_turn_after_provably_read_cancel_fails() -> None:
     report = check(t)
     assert failed_rules(report) == {"CANCEL-07"}
     bad = report["violations"][0]
-    assert bad["index"] == t.last
+    assert bad["index"] == t.log.last
     assert "cancelled" in bad["message"]
 
 
@@ -57,8 +57,8 @@ def test_a_prompt_response_is_also_a_proof_of_reading() -> None:
 
 
 def test_proof_for_an_earlier_message_does_not_cover_a_later_cancel() -> None:
-    t = turn_start(base(), 10).request("c2a", "_acp_model/sync", {}, 70).cancel(S)
-    t.error("a2c", 70, -32601).idle(S, "end_turn")
+    t = turn_start(base(), 10).rpc.request("c2a", "_acp_model/sync", {}, 70).cancel(S)
+    t.rpc.error("a2c", 70, -32601).idle(S, "end_turn")
     assert_clean(check(t))
 
 
@@ -245,12 +245,12 @@ def test_benign_variants_pass() -> None:
                  "content": {"type": "text", "text": "he"}})
     t.update(S, {"sessionUpdate": "user_message_chunk", "messageId": "u1",
                  "content": {"type": "text", "text": "llo"}})
-    t.a2c([{"jsonrpc": "2.0", "method": "session/update",
-            "params": {"sessionId": S, "update": {"sessionUpdate": "usage_update", "used": 1,
-                                                  "size": 9}}},
-           {"jsonrpc": "2.0", "method": "session/update",
-            "params": {"sessionId": S, "update": {"sessionUpdate": "state_update",
-                                                  "state": "idle", "stopReason": "end_turn"}}}])
+    t.rpc.a2c([{"jsonrpc": "2.0", "method": "session/update",
+                "params": {"sessionId": S, "update": {"sessionUpdate": "usage_update", "used": 1,
+                                                      "size": 9}}},
+               {"jsonrpc": "2.0", "method": "session/update",
+                "params": {"sessionId": S, "update": {"sessionUpdate": "state_update",
+                                                      "state": "idle", "stopReason": "end_turn"}}}])
     assert_clean(check(t))
 
 
@@ -380,32 +380,32 @@ def test_unreported_initial_state_then_idle_with_reason_warns_one_stop() -> None
 
 
 def test_session_close_cancels_like_session_cancel() -> None:
-    t = turn_start(base(), 10).request("c2a", "session/close", {"sessionId": S}, 77)
-    t.idle(S, "cancelled").result("a2c", 77, {})
+    t = turn_start(base(), 10).rpc.request("c2a", "session/close", {"sessionId": S}, 77)
+    t.idle(S, "cancelled").rpc.result("a2c", 77, {})
     assert_clean(check(t))
 
 
 def test_request_id_that_is_an_object_is_an_envelope_error_not_a_crash() -> None:
-    t = base().c2a({"jsonrpc": "2.0", "id": {"x": 1}, "method": "session/list", "params": {}})
-    t.a2c({"jsonrpc": "2.0", "id": {"x": 1}, "result": {"sessions": []}})
+    t = base().rpc.c2a({"jsonrpc": "2.0", "id": {"x": 1}, "method": "session/list", "params": {}})
+    t.rpc.a2c({"jsonrpc": "2.0", "id": {"x": 1}, "result": {"sessions": []}})
     report = check(t)
     assert failed_rules(report) == {"RPC-01"}
     assert len(report["violations"]) == 2
 
 
 def test_null_id_errors_only_answer_unreadable_input() -> None:
-    t = base().raw("c2a", "{not json", probe=True).error("a2c", None, -32700, "Parse error")
+    t = base().rpc.raw("c2a", "{not json", probe=True).rpc.error("a2c", None, -32700, "Parse error")
     assert_clean(check(t))
-    t.error("a2c", None, -32700, "Parse error")  # a second one: nothing left to answer
+    t.rpc.error("a2c", None, -32700, "Parse error")  # a second one: nothing left to answer
     assert failed_rules(check(t)) == {"RPC-09"}
     # a valid batch rejected as a whole: one cause, one warning under the batch rules (it
     # answered no notification, and its request is answered by that rejection)
-    batch = base().c2a([{"jsonrpc": "2.0", "method": "_x/note", "params": {}}])
-    batch.error("a2c", None, -32600, "Invalid Request")
+    batch = base().rpc.c2a([{"jsonrpc": "2.0", "method": "_x/note", "params": {}}])
+    batch.rpc.error("a2c", None, -32600, "Invalid Request")
     report = check(batch)
     assert failed_rules(report) == set() and warned_rules(report) == {"ACPM-BATCH"}
-    mixed = base().c2a([{"jsonrpc": "2.0", "id": 7, "method": "_x/ask", "params": {}}])
-    mixed.error("a2c", None, -32600, "Invalid Request")
+    mixed = base().rpc.c2a([{"jsonrpc": "2.0", "id": 7, "method": "_x/ask", "params": {}}])
+    mixed.rpc.error("a2c", None, -32600, "Invalid Request")
     report = check(mixed)
     assert failed_rules(report) == set() and warned_rules(report) == {"ACPM-BATCH"}
 
@@ -494,14 +494,14 @@ def test_v1_a_response_ends_only_its_own_prompt() -> None:
     assumed, so a later prompt's response must not end the older prompt too. A cancel sent
     while the older prompt is still unanswered may end it `cancelled` (CANCEL-11 holds)."""
     v1 = DEFAULT.parse(["SPEC=v1"])
-    t = TraceBuilder().handshake_v1().new_session_v1(S).prompt(S, 10).chunk_v1(S)
-    t.prompt(S, 11).ended(11).prompt(S, 12).cancel(S).ended(12, "cancelled")
+    t = TraceBuilder().v1.handshake().v1.new_session(S).prompt(S, 10).v1.chunk(S)
+    t.prompt(S, 11).v1.ended(11).prompt(S, 12).cancel(S).v1.ended(12, "cancelled")
     # the client's second prompt is its own failure (v1: one turn at a time), not the agent's
-    assert failed_rules(check(t.ended(10, "cancelled"), v1)) == {"A-01.forbid"}
+    assert failed_rules(check(t.v1.ended(10, "cancelled"), v1)) == {"A-01.forbid"}
     # the late-cancel bug is still one: a cancel provably read while idle kills no turn
-    late = TraceBuilder().handshake_v1().new_session_v1(S).prompt(S, 10).ended(10)
-    late.cancel(S).request("c2a", "_acp_model/sync", {}, 99).error("a2c", 99, -32601)
-    late.prompt(S, 11).chunk_v1(S).ended(11, "cancelled")
+    late = TraceBuilder().v1.handshake().v1.new_session(S).prompt(S, 10).v1.ended(10)
+    late.cancel(S).rpc.request("c2a", "_acp_model/sync", {}, 99).rpc.error("a2c", 99, -32601)
+    late.prompt(S, 11).v1.chunk(S).v1.ended(11, "cancelled")
     assert "CANCEL-11" in failed_rules(check(late, v1))
 
 
@@ -510,8 +510,8 @@ def test_v1_a_turn_ended_cancelled_for_a_second_prompt_the_client_sent_is_not_ca
     anyway breaks that rule, and an agent that ends the running turn `cancelled` for it (copilot
     supersedes the turn) has a cause; without the second prompt, CANCEL-11 still fails."""
     v1 = DEFAULT.parse(["SPEC=v1"])
-    t = TraceBuilder().handshake_v1().new_session_v1(S).prompt(S, 3).chunk_v1(S)
-    t.prompt(S, 9).ended(3, "cancelled").ended(9)
+    t = TraceBuilder().v1.handshake().v1.new_session(S).prompt(S, 3).v1.chunk(S)
+    t.prompt(S, 9).v1.ended(3, "cancelled").v1.ended(9)
     assert failed_rules(check(t, v1)) == {"A-01.forbid"}
-    alone = TraceBuilder().handshake_v1().new_session_v1(S).prompt(S, 3).chunk_v1(S)
-    assert failed_rules(check(alone.ended(3, "cancelled"), v1)) == {"CANCEL-11"}
+    alone = TraceBuilder().v1.handshake().v1.new_session(S).prompt(S, 3).v1.chunk(S)
+    assert failed_rules(check(alone.v1.ended(3, "cancelled"), v1)) == {"CANCEL-11"}

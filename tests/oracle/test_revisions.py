@@ -72,7 +72,7 @@ def test_auto_reads_a_trace_only_as_far_as_its_decision(tmp_path: Path) -> None:
     assert list(again) == records  # those read ahead first, then the rest, each once
     decision, again = dialect.detect_ahead(iter(records[:3]))  # no prompt: undecided
     assert decision.revision == "seed" and list(again) == records[:3]
-    path = sdk_flow().write(tmp_path / "t.jsonl")
+    path = sdk_flow().log.write(tmp_path / "t.jsonl")
     heard: list[int] = []
     assert len(list(iter_trace(path, heard.append))) == len(records)
     assert heard[-1] == path.stat().st_size and heard == sorted(heard)
@@ -341,18 +341,18 @@ def test_an_agent_that_fits_its_revision_says_so() -> None:
 
 def _v1_agent_naming_version_2(v1_fields: bool) -> TraceBuilder:
     """An agent written from the v1 text that answers initialize with protocol version 2."""
-    t = TraceBuilder().request("c2a", "initialize", {
+    t = TraceBuilder().rpc.request("c2a", "initialize", {
         "protocolVersion": 2, "capabilities": {}, "info": {"name": "e", "version": "1"}}, 0)
-    t.result("a2c", 0, {"protocolVersion": 2, "authMethods": [],
-                        "agentCapabilities": {"loadSession": False, "promptCapabilities": {}},
-                        "agentInfo": {"name": "a", "version": "1"}} if v1_fields else
-             {"protocolVersion": 2, "capabilities": {}, "info": {"name": "a", "version": "1"}})
-    t = t.new_session_v1(S).request("c2a", "session/prompt", {
+    t.rpc.result("a2c", 0, {"protocolVersion": 2, "authMethods": [],
+                            "agentCapabilities": {"loadSession": False, "promptCapabilities": {}},
+                            "agentInfo": {"name": "a", "version": "1"}} if v1_fields else
+                 {"protocolVersion": 2, "capabilities": {}, "info": {"name": "a", "version": "1"}})
+    t = t.v1.new_session(S).rpc.request("c2a", "session/prompt", {
         "sessionId": S, "prompt": [{"type": "text", "text": "go"}]}, 10)
-    t.tool_call_v1(S, "t1").permission_v1(S, "p1", "t1")
-    t.result("c2a", "p1", {"outcome": {"outcome": "selected", "optionId": "allow"}})
+    t.v1.tool_call(S, "t1").v1.permission(S, "p1", "t1")
+    t.rpc.result("c2a", "p1", {"outcome": {"outcome": "selected", "optionId": "allow"}})
     t.update(S, {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed"})
-    return t.chunk_v1(S, "done").ended(10)
+    return t.v1.chunk(S, "done").v1.ended(10)
 
 
 @pytest.mark.parametrize("v1_fields", [True, False], ids=["v1-initialize", "v1-turn-end"])

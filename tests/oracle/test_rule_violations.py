@@ -21,18 +21,19 @@ def _finished(t: TraceBuilder, req_id: int = 10) -> TraceBuilder:
 
 def init_01() -> TraceBuilder:
     t = TraceBuilder()
-    return t.request("c2a", "session/new", {"cwd": "/tmp"}, 1).result("a2c", 1, {"sessionId": S})
+    t.rpc.request("c2a", "session/new", {"cwd": "/tmp"}, 1)
+    return t.rpc.result("a2c", 1, {"sessionId": S})
 
 
 def v1_init_03() -> TraceBuilder:
     """An agent that names protocol version 2 and speaks v1 (the one INIT-03 failure: an
     omitted capabilities field is a warning, the schema defaults it)."""
-    t = TraceBuilder().request("c2a", "initialize", {
+    t = TraceBuilder().rpc.request("c2a", "initialize", {
         "protocolVersion": 2, "capabilities": {}, "info": {"name": "e", "version": "1"}}, 0)
-    t.result("a2c", 0, {"protocolVersion": 2, "authMethods": [],
-                        "agentCapabilities": {"loadSession": False, "promptCapabilities": {}},
-                        "agentInfo": {"name": "a", "version": "1"}})
-    return t.new_session_v1(S).prompt(S, 10).ended(10)
+    t.rpc.result("a2c", 0, {"protocolVersion": 2, "authMethods": [],
+                            "agentCapabilities": {"loadSession": False, "promptCapabilities": {}},
+                            "agentInfo": {"name": "a", "version": "1"}})
+    return t.v1.new_session(S).prompt(S, 10).v1.ended(10)
 
 
 def init_07() -> TraceBuilder:
@@ -41,7 +42,7 @@ def init_07() -> TraceBuilder:
 
 def init_09() -> TraceBuilder:
     t = TraceBuilder().initialize()
-    return t.result("a2c", 0, {"protocolVersion": 2, "capabilities": {}})
+    return t.rpc.result("a2c", 0, {"protocolVersion": 2, "capabilities": {}})
 
 
 def init_10() -> TraceBuilder:
@@ -190,13 +191,13 @@ def enum_02() -> TraceBuilder:
 
 def perm_02() -> TraceBuilder:
     t = turn_start(base(), 10)
-    return t.request("a2c", "session/request_permission",
-                     {"sessionId": S, "title": "Go?", "options": []}, 50)
+    return t.rpc.request("a2c", "session/request_permission",
+                         {"sessionId": S, "title": "Go?", "options": []}, 50)
 
 
 def perm_07() -> TraceBuilder:
     t = turn_start(base(), 10)
-    return t.request("a2c", "session/request_permission", {
+    return t.rpc.request("a2c", "session/request_permission", {
         "sessionId": S, "title": "Go?",
         "options": [{"optionId": "o", "name": "Maybe", "kind": "maybe_once"}]}, 50)
 
@@ -218,7 +219,7 @@ def perm_12_never() -> TraceBuilder:
 
 def cancel_02() -> TraceBuilder:
     t = turn_start(base(), 10).cancel(S)
-    return t.a2c({"jsonrpc": "2.0", "id": None, "result": None}).idle(S, "cancelled")
+    return t.rpc.a2c({"jsonrpc": "2.0", "id": None, "result": None}).idle(S, "cancelled")
 
 
 def cancel_04() -> TraceBuilder:
@@ -250,34 +251,34 @@ def cancel_14() -> TraceBuilder:
 
 
 def rpc_01() -> TraceBuilder:
-    return base().a2c({"jsonrpc": "2.0", "id": 999, "result": {}})
+    return base().rpc.a2c({"jsonrpc": "2.0", "id": 999, "result": {}})
 
 
 def rpc_01_version() -> TraceBuilder:
-    return base().a2c({"jsonrpc": "1.0", "method": "session/update",
-                       "params": {"sessionId": S,
-                                  "update": {"sessionUpdate": "usage_update", "used": 1,
-                                             "size": 2}}})
+    return base().rpc.a2c({"jsonrpc": "1.0", "method": "session/update",
+                           "params": {"sessionId": S,
+                                      "update": {"sessionUpdate": "usage_update", "used": 1,
+                                                 "size": 2}}})
 
 
 def rpc_02() -> TraceBuilder:
-    return base().raw("a2c", "\ufffd\ufffd", note="invalid-utf8")
+    return base().rpc.raw("a2c", "\ufffd\ufffd", note="invalid-utf8")
 
 
 def rpc_04() -> TraceBuilder:
-    return base().raw("a2c", "Starting agent v1.2 ...")
+    return base().rpc.raw("a2c", "Starting agent v1.2 ...")
 
 
 def rpc_07() -> TraceBuilder:
-    return base().a2c([])
+    return base().rpc.a2c([])
 
 
 def rpc_09() -> TraceBuilder:
-    return base().a2c({"jsonrpc": "2.0", "id": None, "result": {}})
+    return base().rpc.a2c({"jsonrpc": "2.0", "id": None, "result": {}})
 
 
 def acpm_answer() -> TraceBuilder:
-    return base().request("c2a", "session/list", {}, 60)
+    return base().rpc.request("c2a", "session/list", {}, 60)
 
 
 def a01_forbid() -> TraceBuilder:
@@ -303,7 +304,7 @@ def a10_cancel() -> TraceBuilder:
 
 
 def sess_10() -> TraceBuilder:
-    t = turn_start(base(), 10).request("c2a", "session/close", {"sessionId": S}, 50)
+    t = turn_start(base(), 10).rpc.request("c2a", "session/close", {"sessionId": S}, 50)
     return t.sync().idle(S, "end_turn")
 
 
@@ -347,11 +348,11 @@ def _close_during_work(*, idle_first: bool) -> TraceBuilder:
     """A turn running when the client closes its session: the cancelled work's last update
     and idle before the close response (or the response first)."""
     t = _sdk_turn(base(), 10, "u1").tool(S, "t1", "in_progress", title="Run", kind="execute")
-    t.request("c2a", "session/close", {"sessionId": S}, 50)
+    t.rpc.request("c2a", "session/close", {"sessionId": S}, 50)
     if not idle_first:
-        t.result("a2c", 50, {})
+        t.rpc.result("a2c", 50, {})
     t.tool(S, "t1", "cancelled").idle(S, "cancelled")
-    return t.result("a2c", 50, {}) if idle_first else t
+    return t.rpc.result("a2c", 50, {}) if idle_first else t
 
 
 def sdk_close_01() -> TraceBuilder:
@@ -362,8 +363,8 @@ def _close_with_held_prompt(code: int) -> TraceBuilder:
     """A prompt held behind running work when the session is closed: the close keeps it from
     being inserted, so it is answered with an error."""
     t = _sdk_turn(base(), 10, "u1").prompt(S, 11, "next")
-    t.request("c2a", "session/close", {"sessionId": S}, 50)
-    t.idle(S, "cancelled").result("a2c", 50, {})
+    t.rpc.request("c2a", "session/close", {"sessionId": S}, 50)
+    t.idle(S, "cancelled").rpc.result("a2c", 50, {})
     return t.rejected(11, code)
 
 
@@ -372,11 +373,11 @@ def sdk_close_02() -> TraceBuilder:
 
 
 def _closed(then: str) -> TraceBuilder:
-    t = base().request("c2a", "session/close", {"sessionId": S}, 50).result("a2c", 50, {})
+    t = base().rpc.request("c2a", "session/close", {"sessionId": S}, 50).rpc.result("a2c", 50, {})
     if then == "resume":  # a resumed session is live again
-        t.request("c2a", "session/resume", {"sessionId": S, "cwd": "/tmp/project",
+        t.rpc.request("c2a", "session/resume", {"sessionId": S, "cwd": "/tmp/project",
                                              "mcpServers": []}, 51)
-        t.idle(S).result("a2c", 51, {})
+        t.idle(S).rpc.result("a2c", 51, {})
     if then in ("update", "resume"):
         t.agent_message(S, "a9", "still here")
     return t
@@ -429,62 +430,62 @@ def sdk_bg_03() -> TraceBuilder:
 # --- v1: the turn is the prompt and its response -----------------------------------------------
 
 def _v1() -> TraceBuilder:
-    return TraceBuilder().handshake_v1().new_session_v1(S)
+    return TraceBuilder().v1.handshake().v1.new_session(S)
 
 
 def v1_cancel_07_end_turn() -> TraceBuilder:
-    return _v1().prompt(S, 10).chunk_v1(S).cancel(S).sync().ended(10, "end_turn")
+    return _v1().prompt(S, 10).v1.chunk(S).cancel(S).sync().v1.ended(10, "end_turn")
 
 
 def v1_cancel_07_error() -> TraceBuilder:
     """'Agents MUST catch these errors and return the semantically meaningful cancelled'."""
-    return _v1().prompt(S, 10).chunk_v1(S).cancel(S).sync().rejected(10, -32603)
+    return _v1().prompt(S, 10).v1.chunk(S).cancel(S).sync().rejected(10, -32603)
 
 
 def v1_cancel_09_content() -> TraceBuilder:
-    return _v1().prompt(S, 10).chunk_v1(S).cancel(S).ended(10, "cancelled").chunk_v1(S)
+    return _v1().prompt(S, 10).v1.chunk(S).cancel(S).v1.ended(10, "cancelled").v1.chunk(S)
 
 
 def v1_cancel_09_tool() -> TraceBuilder:
-    return _v1().prompt(S, 10).tool_call_v1(S, "t1").cancel(S).ended(10, "cancelled") \
+    return _v1().prompt(S, 10).v1.tool_call(S, "t1").cancel(S).v1.ended(10, "cancelled") \
         .tool(S, "t1", "completed")
 
 
 def v1_prompt_04() -> TraceBuilder:
-    return _v1().prompt(S, 10).chunk_v1(S)
+    return _v1().prompt(S, 10).v1.chunk(S)
 
 
 def v1_a01_forbid() -> TraceBuilder:
-    return _v1().prompt(S, 10).prompt(S, 11).ended(10).ended(11)
+    return _v1().prompt(S, 10).prompt(S, 11).v1.ended(10).v1.ended(11)
 
 
 def v1_load_01() -> TraceBuilder:
-    t = TraceBuilder().handshake_v1().request("c2a", "session/load", {
+    t = TraceBuilder().v1.handshake().rpc.request("c2a", "session/load", {
         "sessionId": S, "cwd": "/tmp/project", "mcpServers": []}, 1)
-    return t.result("a2c", 1, {}).chunk_v1(S, "old", "user_message_chunk")
+    return t.rpc.result("a2c", 1, {}).v1.chunk(S, "old", "user_message_chunk")
 
 
 def v1_resume_01() -> TraceBuilder:
-    t = TraceBuilder().handshake_v1().request("c2a", "session/resume", {
+    t = TraceBuilder().v1.handshake().rpc.request("c2a", "session/resume", {
         "sessionId": S, "cwd": "/tmp/project"}, 1)
-    return t.chunk_v1(S, "old", "user_message_chunk").result("a2c", 1, {})
+    return t.v1.chunk(S, "old", "user_message_chunk").rpc.result("a2c", 1, {})
 
 
 def _resume_replay(user_id: str, agent_id: str) -> TraceBuilder:
     t = TraceBuilder().handshake(capabilities={"session": {"resume": {}}})
-    t.request("c2a", "session/resume", {"sessionId": "old", "cwd": "/tmp/project",
-                                        "mcpServers": [], "replayFrom": {"type": "start"}}, 1)
+    t.rpc.request("c2a", "session/resume", {"sessionId": "old", "cwd": "/tmp/project",
+                                            "mcpServers": [], "replayFrom": {"type": "start"}}, 1)
     t.user_message("old", user_id, "question").agent_message("old", agent_id, "answer")
-    return t.result("a2c", 1, {})
+    return t.rpc.result("a2c", 1, {})
 
 
 def _resume(snapshot: bool) -> TraceBuilder:
     t = TraceBuilder().handshake(capabilities={"session": {"resume": {}}})
-    t.request("c2a", "session/resume", {"sessionId": "old", "cwd": "/tmp/project",
-                                        "mcpServers": []}, 1)
+    t.rpc.request("c2a", "session/resume", {"sessionId": "old", "cwd": "/tmp/project",
+                                            "mcpServers": []}, 1)
     if snapshot:
         t.idle("old")
-    return t.result("a2c", 1, {})
+    return t.rpc.result("a2c", 1, {})
 
 
 def sdk_resume_01() -> TraceBuilder:
@@ -495,8 +496,8 @@ def test_a_resume_that_reports_the_state_first_keeps_sdk_resume_01() -> None:
     sdk = DEFAULT.parse(["SPEC=sdk-2.4.0"])
     assert check(_resume(snapshot=True), sdk)["violations"] == []
     refused = TraceBuilder().handshake(capabilities={"session": {"resume": {}}})
-    refused.request("c2a", "session/resume", {"sessionId": "old", "cwd": "/tmp/project",
-                                              "mcpServers": []}, 1).error("a2c", 1, -32002)
+    refused.rpc.request("c2a", "session/resume", {"sessionId": "old", "cwd": "/tmp/project",
+                                                  "mcpServers": []}, 1).rpc.error("a2c", 1, -32002)
     assert "SDK-RESUME-01" not in failed_rules(check(refused, sdk))
     assert check(_resume(snapshot=False))["violations"] == []  # the seed does not state it
 
@@ -639,43 +640,43 @@ def enum_revision_keeps() -> TraceBuilder:
 
 
 def _v1_turn(t: TraceBuilder) -> TraceBuilder:
-    return t.request("c2a", "session/prompt", {
+    return t.rpc.request("c2a", "session/prompt", {
         "sessionId": S, "prompt": [{"type": "text", "text": "go"}]}, 10)
 
 
 def v1_tool_breaks() -> TraceBuilder:
-    t = _v1_turn(TraceBuilder().handshake_v1().new_session_v1(S))
+    t = _v1_turn(TraceBuilder().v1.handshake().v1.new_session(S))
     t.update(S, {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed"})
-    return t.ended(10)
+    return t.v1.ended(10)
 
 
 def v1_tool_keeps() -> TraceBuilder:
-    t = _v1_turn(TraceBuilder().handshake_v1().new_session_v1(S)).tool_call_v1(S, "t1")
+    t = _v1_turn(TraceBuilder().v1.handshake().v1.new_session(S)).v1.tool_call(S, "t1")
     t.update(S, {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed"})
-    return t.ended(10)
+    return t.v1.ended(10)
 
 
 def custom_answered_breaks() -> TraceBuilder:
-    return base().request("c2a", "_acp_model/sync", {}, 50).result("a2c", 50, None)
+    return base().rpc.request("c2a", "_acp_model/sync", {}, 50).rpc.result("a2c", 50, None)
 
 
 def custom_answered_keeps() -> TraceBuilder:
     # an extension the agent advertises in its capabilities' _meta may answer with a result
     t = TraceBuilder().handshake(capabilities={"session": {},
                                                "_meta": {"zed.dev": {"workspace": True}}})
-    t.new_session(S).request("c2a", "_acp_model/sync", {}, 50)
-    t.error("a2c", 50, -32601, "Method not found")
-    return t.request("c2a", "_zed.dev/workspace/buffers", {}, 51).result("a2c", 51, {})
+    t.new_session(S).rpc.request("c2a", "_acp_model/sync", {}, 50)
+    t.rpc.error("a2c", 50, -32601, "Method not found")
+    return t.rpc.request("c2a", "_zed.dev/workspace/buffers", {}, 51).rpc.result("a2c", 51, {})
 
 
 def custom_answered_breaks_v1() -> TraceBuilder:
-    t = TraceBuilder().handshake_v1().new_session_v1(S)
-    return t.request("c2a", "_acp_model/sync", {}, 50).result("a2c", 50, None)
+    t = TraceBuilder().v1.handshake().v1.new_session(S)
+    return t.rpc.request("c2a", "_acp_model/sync", {}, 50).rpc.result("a2c", 50, None)
 
 
 def custom_answered_keeps_v1() -> TraceBuilder:
-    t = TraceBuilder().handshake_v1().new_session_v1(S)
-    return t.request("c2a", "_acp_model/sync", {}, 50).error("a2c", 50, -32601)
+    t = TraceBuilder().v1.handshake().v1.new_session(S)
+    return t.rpc.request("c2a", "_acp_model/sync", {}, 50).rpc.error("a2c", 50, -32601)
 
 
 # rule -> (readings, the trace that breaks it, the trace that keeps it)
@@ -716,10 +717,10 @@ def test_a_session_announced_before_its_session_new_response_keeps_sess_12() -> 
     """An update for the new session while its session/new is unanswered (copilot, mistral-
     vibe): no text orders the two, so the default accepts it; with no session/new open, an
     unknown id is still SESS-12."""
-    t = TraceBuilder().handshake_v1()
-    t.request("c2a", "session/new", {"cwd": "/tmp/project", "mcpServers": []}, 1)
+    t = TraceBuilder().v1.handshake()
+    t.rpc.request("c2a", "session/new", {"cwd": "/tmp/project", "mcpServers": []}, 1)
     t.update("s-new", {"sessionUpdate": "available_commands_update", "availableCommands": []})
-    t.result("a2c", 1, {"sessionId": "s-new"})
+    t.rpc.result("a2c", 1, {"sessionId": "s-new"})
     assert "SESS-12" not in failed_rules(check(t, spec="auto"))
     t.update("s-other", {"sessionUpdate": "available_commands_update", "availableCommands": []})
     assert "SESS-12" in failed_rules(check(t, spec="auto"))

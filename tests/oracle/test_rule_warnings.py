@@ -49,9 +49,9 @@ def init_05() -> TraceBuilder:
 
 def rpc_10() -> TraceBuilder:
     t = TraceBuilder().handshake()
-    t.c2a([{"jsonrpc": "2.0", "id": 5, "method": "session/new",
-            "params": {"cwd": "/tmp/project", "mcpServers": []}}])
-    return t.a2c([{"jsonrpc": "2.0", "id": 5, "result": {"sessionId": S}}])
+    t.rpc.c2a([{"jsonrpc": "2.0", "id": 5, "method": "session/new",
+                "params": {"cwd": "/tmp/project", "mcpServers": []}}])
+    return t.rpc.a2c([{"jsonrpc": "2.0", "id": 5, "result": {"sessionId": S}}])
 
 
 WARN_CASES: dict[str, Callable[[], TraceBuilder]] = {

@@ -131,8 +131,8 @@ def _tool_kind_not_a_string(t: TraceBuilder) -> TraceBuilder:
 
 
 def _terminal_args_null(t: TraceBuilder) -> TraceBuilder:
-    return t.request("a2c", "terminal/create", {"sessionId": S, "command": "ls", "args": None},
-                     "term-1").result("c2a", "term-1", {"terminalId": "x"})
+    return t.rpc.request("a2c", "terminal/create", {"sessionId": S, "command": "ls", "args": None},
+                         "term-1").rpc.result("c2a", "term-1", {"terminalId": "x"})
 
 
 # (kind, readings, trace, the item or field the warning names, what it says)
@@ -142,7 +142,7 @@ _TOLERATED = [
     (validation.Tolerance.DEFAULT_ON_ERROR, SDK,
      lambda: _tool_kind_not_a_string(base()), "update.kind", "5 is not of type 'string'"),
     (validation.Tolerance.DEFAULT_ON_NULL, V1,
-     lambda: _terminal_args_null(TraceBuilder().handshake_v1().new_session_v1(S)), "args",
+     lambda: _terminal_args_null(TraceBuilder().v1.handshake().v1.new_session(S)), "args",
      "None is not of type 'array'"),
 ]
 

@@ -9,7 +9,7 @@ from tests.helpers import S, base, turn_start
 def test_arrows_by_message_kind_and_highlight() -> None:
     t = turn_start(base(), 10).permission(S, 50).answer(50, "allow").cancel(S)
     t.idle(S, "cancelled")
-    text = sequence_diagram(t.records, {t.last: "CANCEL-11: why; #because"}, title="demo")
+    text = sequence_diagram(t.records, {t.log.last: "CANCEL-11: why; #because"}, title="demo")
     lines = text.splitlines()
     assert lines[0] == "sequenceDiagram" and "title demo" in lines[1]
     arrows = [line for line in lines if ": " in line and "Note" not in line

@@ -96,7 +96,7 @@ def test_a_line_0_location_breaks_tool_19_only_in_the_newer_revision() -> None:
 
 def test_a_null_request_id_is_refused_only_in_the_newer_revision() -> None:
     t = base()
-    t.a2c({"jsonrpc": "2.0", "id": None, "method": "_x/ping", "params": {}})
-    t.c2a({"jsonrpc": "2.0", "id": None, "result": {}})
+    t.rpc.a2c({"jsonrpc": "2.0", "id": None, "method": "_x/ping", "params": {}})
+    t.rpc.c2a({"jsonrpc": "2.0", "id": None, "result": {}})
     assert failed_rules(check(t, SEED)) == set()
     assert "RPC-01" in failed_rules(check(t, SDK))

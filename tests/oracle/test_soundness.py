@@ -73,7 +73,7 @@ def test_a_cancel_read_while_a_prompt_is_being_started_still_binds_its_work() ->
     """The line A-10 draws: no other work in front of the prompt, so the cancel stops it under
     every reading (the cancel_as_end_turn mutant)."""
     t = base().prompt(S, 10)
-    prompt_at = t.last
+    prompt_at = t.log.last
     t.cancel(S).sync().accepted(10).user_message(S).running(S)
     t.idle(S, "end_turn")
     for readings in (DEFAULT, CANCEL, KEEP):
@@ -208,8 +208,8 @@ def _evidence_cases() -> dict[str, tuple[Readings, TraceBuilder]]:
                                      .user_message(S, "u1", "fix").running(S).rejected(10)
                                      .idle(S, "error")),
         "content_before_cancelled_end": (
-            DEFAULT.parse(["SPEC=v1"]), TraceBuilder().handshake_v1().new_session_v1(S)
-            .prompt(S, 10).chunk_v1(S).cancel(S).ended(10, "cancelled").chunk_v1(S, "late")),
+            DEFAULT.parse(["SPEC=v1"]), TraceBuilder().v1.handshake().v1.new_session(S)
+            .prompt(S, 10).v1.chunk(S).cancel(S).v1.ended(10, "cancelled").v1.chunk(S, "late")),
     }
 
 
@@ -269,7 +269,7 @@ def test_the_proof_names_a_late_allow_sent_after_the_cancelled_outcome() -> None
     t = turn_start(base(), 10).tool(S, "t1", "pending", title="Edit").permission(S, 50, "t1")
     t.requires_action(S).cancel(S).tool(S, "t1", "cancelled").idle(S, "cancelled")
     t.answer(50, "cancelled")
-    late = t.answer(50, "allow").last
+    late = t.answer(50, "allow").log.last
     t.prompt(S, 11).accepted(11).user_message(S).running(S)
     t.tool(S, "t2", "pending", title="Edit").permission(S, 51, "t2").requires_action(S)
     t.running(S).tool(S, "t2", "in_progress")
@@ -288,7 +288,7 @@ def test_the_proof_of_a_read_reject_also_names_the_late_allow() -> None:
     t = turn_start(base(), 10).tool(S, "t1", "pending", title="Edit").permission(S, 50, "t1")
     t.requires_action(S).cancel(S).tool(S, "t1", "cancelled").idle(S, "cancelled")
     t.answer(50, "cancelled")
-    late = t.answer(50, "allow").last
+    late = t.answer(50, "allow").log.last
     t.prompt(S, 11).accepted(11).user_message(S).running(S)
     t.tool(S, "t2", "pending", title="Edit").permission(S, 51, "t2").requires_action(S)
     t.answer(51, "reject").sync().running(S).tool(S, "t2", "in_progress")

@@ -358,7 +358,7 @@ def test_idle_cancelled_reading_has_no_deadlock() -> None:
         "s1 idle_reported(end_turn)"]
     t = base().cancel(S).prompt(S, 10).running(S).accepted(10).user_message(S)
     t.idle(S, "end_turn")
-    assert ("A-04.idle-cancelled", t.last) in _fails(check_records(t.records, readings=strict))
+    assert ("A-04.idle-cancelled", t.log.last) in _fails(check_records(t.records, readings=strict))
     assert check_records(t.records)["verdict"] == "pass"
 
 

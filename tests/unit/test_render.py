@@ -98,7 +98,7 @@ def test_png_and_svg_are_drawn_and_svg_is_stable(tmp_path: Path) -> None:
 
 def test_sequence_diagram_marks_the_offending_message() -> None:
     t = turn_start(base(), 10).cancel(S).sync().idle(S, "end_turn")
-    text = sequence_diagram(t.records, {t.last: "CANCEL-07: expected cancelled"})
+    text = sequence_diagram(t.records, {t.log.last: "CANCEL-07: expected cancelled"})
     lines = text.splitlines()
     assert lines[0] == "sequenceDiagram"
     assert sum(1 for line in lines if "->>" in line or "-->>" in line or "-)" in line) == \

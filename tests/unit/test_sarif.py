@@ -31,7 +31,8 @@ def test_the_schema_rejects_what_it_should() -> None:
 
 
 def test_check_writes_a_result_at_the_trace_line(tmp_path: Path) -> None:
-    trace = turn_start(base(), 10).cancel(S).sync().idle(S, "end_turn").write(tmp_path / "t.jsonl")
+    t = turn_start(base(), 10).cancel(S).sync().idle(S, "end_turn")
+    trace = t.log.write(tmp_path / "t.jsonl")
     # a blank line before the last record: lines and record numbers differ from here on
     lines = trace.read_text().splitlines()
     trace.write_text("\n".join([*lines[:-1], "", lines[-1]]) + "\n")

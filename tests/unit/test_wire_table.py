@@ -111,8 +111,8 @@ def test_v1_is_a_translator_at_the_same_routes() -> None:
 
     v1, v2 = Monitor(DEFAULT.parse(["SPEC=v1"])), Monitor()
     assert type(v1.router.dialect) is dialects.V1 and type(v2.router.dialect) is dialects.V2
-    t1 = TraceBuilder().handshake_v1().new_session_v1("s1").prompt("s1", 10)
-    t1.tool_call_v1("s1", "t1", status="in_progress")
+    t1 = TraceBuilder().v1.handshake().v1.new_session("s1").prompt("s1", 10)
+    t1.v1.tool_call("s1", "t1", status="in_progress")
     t2 = TraceBuilder().handshake().new_session("s1").prompt("s1", 10).accepted(10)
     t2.user_message("s1").running("s1").tool("s1", "t1", "in_progress", title="Edit")
     for monitor, trace in ((v1, t1), (v2, t2)):
