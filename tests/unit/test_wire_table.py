@@ -118,8 +118,8 @@ def test_v1_is_a_translator_at_the_same_routes() -> None:
     for monitor, trace in ((v1, t1), (v2, t2)):
         for record in trace.records:
             assert monitor.feed(record) == []
-        assert monitor.state("s1") == "running"
-        assert "t1" in monitor.sessions["s1"].perm_book.tools
+        assert monitor.machines.state("s1") == "running"
+        assert "t1" in monitor.machines.sessions["s1"].perm_book.tools
 
 
 def test_every_method_the_code_names_keys_its_row() -> None:
