@@ -61,7 +61,7 @@ class PermissionAnswers:
         """Answer a permission request now if the model constrains the answer (a cancel is
         outstanding: CANCEL-04); True when it did."""
         with self.client.lock:
-            required = self.client.monitor.required_answers(sid, rid)
+            required = self.client.monitor.machines.required_answers(sid, rid)
         if required is None:
             return False
         if (Answer.CANCELLED, None) in required:
@@ -102,9 +102,9 @@ class PermissionAnswers:
         asked = wanted
         code = ErrorCode.REQUEST_CANCELLED if wanted == Answer.ERROR else None
         with c.lock:
-            options = c.monitor.permission_options(sid, rid)
-            required = c.monitor.required_answers(sid, rid)
-            withdrawn = c.monitor.withdrawn(rid)
+            options = c.monitor.machines.permission_options(sid, rid)
+            required = c.monitor.machines.required_answers(sid, rid)
+            withdrawn = c.monitor.rpc.withdrawn(rid)
         if required is not None and (wanted, code) not in required:
             wanted = Answer.CANCELLED  # the model says only the cancelled outcome is allowed
         if withdrawn and wanted != Answer.CANCELLED:
@@ -139,7 +139,7 @@ class PermissionAnswers:
             if mistake == Mistake.DUPLICATE:
                 targets = self.answered_in.get(sid, [])[-1:]
             elif mistake == Mistake.WITHDRAWN:
-                targets = [r for r in c.open_permissions(idx) if c.monitor.withdrawn(r)]
+                targets = [r for r in c.open_permissions(idx) if c.monitor.rpc.withdrawn(r)]
             else:
                 targets = c.open_permissions(idx)
         if not targets:
@@ -149,7 +149,7 @@ class PermissionAnswers:
             c.wait_until(lambda: not c.busy(idx), c.deadline if mistake == Mistake.LATE else 0)
         for rid in targets:
             with c.lock:
-                option = option_for(c.monitor.permission_options(sid, rid), Answer.ALLOW)
+                option = option_for(c.monitor.machines.permission_options(sid, rid), Answer.ALLOW)
                 if option is None:
                     continue
                 self._claim(sid, rid)  # its one answer, however wrong

@@ -186,7 +186,7 @@ def fuzz_report(result: FuzzResult, files: dict[str, dict[str, str]] | None = No
         st.exercised = max(st.exercised, 1)
     transitions: dict[str, int] = defaultdict(int)
     for m in result.monitors:
-        for key, n in m.transition_counts().items():
+        for key, n in m.machines.transition_counts().items():
             transitions[key] += n
     report = build_report(
         command="fuzz", source=" ".join(cfg.argv), readings=cfg.readings,
@@ -237,7 +237,7 @@ def _summary(result: FuzzResult) -> dict[str, Any]:
         "agent_processes": max(1, len(monitors)),
         "restarts": rec.restarts,
         "messages": sum(m.count for m in monitors),
-        "sessions": sum(len(m.sessions) for m in monitors),
+        "sessions": sum(len(m.machines.sessions) for m in monitors),
         "interrupted": result.interrupted,
         "phases": result.phases,
     }

@@ -153,21 +153,21 @@ class FuzzClient:
     def state(self, s: int) -> str | None:
         """The state the agent last reported for session ``s`` (pytest plugin tests read it)."""
         with self.lock:
-            return self.monitor.state(self.sessions[s].sid)
+            return self.monitor.machines.state(self.sessions[s].sid)
 
     def open_permissions(self, s: int) -> list[Any]:
         """Ids of permission requests of session ``s`` still waiting for this client."""
         with self.lock:
-            return self.answers.waiting(self.monitor.open_permissions(self.sessions[s].sid))
+            return self.answers.waiting(self.monitor.rpc.open_permissions(self.sessions[s].sid))
 
     def pending_prompts(self, s: int) -> list[Any]:
         with self.lock:
-            return self.monitor.pending_prompts(self.sessions[s].sid)
+            return self.monitor.rpc.pending_prompts(self.sessions[s].sid)
 
     def busy(self, s: int) -> bool:
         """Foreground work, or prompts whose work has not ended with an idle yet."""
         with self.lock:
-            return self.monitor.busy(self.sessions[s].sid)
+            return self.monitor.machines.busy(self.sessions[s].sid)
 
     @property
     def alive(self) -> bool:
@@ -408,7 +408,7 @@ class ProcessWatch:
         what = (f"the agent exited with code {code}" if code is not None
                 else "the agent closed its stdout")
         with c.lock:
-            owed = c.monitor.owed()
+            owed = c.monitor.liveness.owed()
             # The text forbids leaving what is owed undelivered, not exiting as such; and what
             # an agent that ends cleanly (exit code 0) cannot be shown to have read may have
             # been sent as it exited. A crash (another code, a signal, stdout closed while it

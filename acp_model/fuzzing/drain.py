@@ -82,7 +82,7 @@ class Drain:
         if i not in self.cancelled_at:
             return True
         with c.lock:
-            return c.monitor.work_began(c.sessions[i].sid) > self.cancelled_at[i]
+            return c.monitor.machines.work_began(c.sessions[i].sid) > self.cancelled_at[i]
 
     def _cancel(self, i: int) -> None:
         self.cancelled_at[i] = self._next_index()

@@ -134,7 +134,7 @@ class Example:
         client.example_starts.append(len(client.history))
         with client.lock:
             self.start = client.monitor.count
-            self.transitions_before = client.monitor.transition_counts()
+            self.transitions_before = client.monitor.machines.transition_counts()
         client.example_records.append(self.start)
         self.distinct_transitions = 0  # set when the example ends (the fuzzer's target())
         # Anything the agent did between examples (a banner, a late update) is judged here.
@@ -262,13 +262,13 @@ class Example:
                                           skip=set(client.factory.inflight), looked=looked)
             done = [client.sessions[i] for i in self.local]
             with client.lock:  # quiet ones may serve a later example; the rest are let go
-                kept = {h.sid for h in done if not client.monitor.busy(h.sid)
-                        and not client.monitor.open_permissions(h.sid)
+                kept = {h.sid for h in done if not client.monitor.machines.busy(h.sid)
+                        and not client.monitor.rpc.open_permissions(h.sid)
                         and client.factory.recycle(h)}
             if client.close_sessions:
                 close_sessions(client, [sid for sid in dict.fromkeys(sids) if sid not in kept])
         with client.lock:
-            counts = client.monitor.transition_counts()
+            counts = client.monitor.machines.transition_counts()
             self.recorder.sample_coverage(
                 (k for k, n in client.monitor.exercised().items() if n), counts)
         before = self.transitions_before

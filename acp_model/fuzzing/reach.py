@@ -12,8 +12,8 @@ def cancel_meets(client: ClientOps, idx: int) -> list[Reach]:
     sees the session now (the agent may have moved on by the time it reads the cancel)."""
     sid = client.sessions[idx].sid
     with client.lock:
-        busy = client.monitor.busy(sid)
-        view = client.monitor.view(sid)
+        busy = client.monitor.machines.busy(sid)
+        view = client.monitor.views.get(sid)
         tool = busy and view is not None and any(
             t.status not in FINAL_TOOL_STATUSES for t in view.tools.values())
     met = {Reach.CANCELS: True, Reach.CANCELS_DURING_WORK: busy,

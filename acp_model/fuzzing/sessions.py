@@ -95,10 +95,10 @@ class SessionFactory:
         if record is None:
             self.unanswered = True
             with c.lock:
-                c.monitor.judge_waited(rid, SESSION_NEW_ANSWERED, f"the agent never answered "
-                                       f"session/new (id {rid}) within the "
-                                       f"{c.startup_deadline:g} s start-up deadline",
-                                       c.startup_deadline)
+                c.monitor.liveness.judge_waited(
+                    rid, SESSION_NEW_ANSWERED, f"the agent never answered session/new (id "
+                    f"{rid}) within the {c.startup_deadline:g} s start-up deadline",
+                    c.startup_deadline)
             return None
         msg = record.get("msg") if isinstance(record, dict) else None
         result = msg.get("result") if isinstance(msg, dict) else None
@@ -124,7 +124,7 @@ class SessionFactory:
         if self.recycled:
             handle = self.recycled.pop(0)
             with self.client.lock:
-                self.client.monitor.reopen(handle.sid)
+                self.client.monitor.liveness.reopen(handle.sid)
             return handle
         if self.ahead <= 0:
             return self.create()

@@ -18,6 +18,7 @@ from typing import Any
 from acp_model.model import wire_table
 from acp_model.model.check import check
 from acp_model.model.vocab import WORK, ErrorCode
+from acp_model.trace.methods import Method
 
 Run = Callable[..., bool]  # ViolationStore.run: runs one check and reports what it found
 REOPENING = wire_table.reopening()  # they make a closed session live
@@ -100,7 +101,7 @@ class Closes:
                  sessions: Mapping[str, Any]) -> None:
         """The agent answered request ``req`` (``error``: its error object, or None)."""
         sess = sessions.get(req.session)
-        if req.method == "session/close":
+        if req.method == Method.CLOSE:
             sid, prompts = self.open.pop(req.idx, (req.session, frozenset()))
             if error is not None:  # a refused close prevents nothing
                 for prompt in prompts:
@@ -110,7 +111,7 @@ class Closes:
                    req.idx, session=sid):
                 self.early.add(sid)
             self.closed[sid] = idx
-        elif req.method == "session/prompt" and rid in self.held:
+        elif req.method == Method.PROMPT and rid in self.held:
             close = self.held.pop(rid)
             prompt = next((p for p in sess.queue.prompts if p.id == rid), None) if sess else None
             inserted = prompt is not None and prompt.echo_idx >= 0

@@ -27,6 +27,7 @@ from acp_model.model.check import CheckMeta, Dispatch, check, dispatch
 from acp_model.model.vocab import UPDATE_KINDS, Level, Reads, Role
 from acp_model.spec import revisions
 from acp_model.spec.schema import SEED, defined_elsewhere, foreign_values, is_reserved
+from acp_model.trace.methods import Method
 
 # Active ISO 4217 codes (including funds, precious metals and testing codes), plus a few
 # recently withdrawn ones an agent might still emit.
@@ -517,10 +518,10 @@ def reload_methods(result: Any, rev: str = SEED) -> frozenset[str]:
     if not isinstance(caps, dict):
         return frozenset()
     if revisions.get(rev).protocol != 1:
-        return frozenset({"session/resume"}) if isinstance(caps.get("session"), dict) \
+        return frozenset({Method.RESUME}) if isinstance(caps.get("session"), dict) \
             else frozenset()
-    out = {"session/load"} if caps.get("loadSession") is True else set()
+    out: set[str] = {Method.LOAD} if caps.get("loadSession") is True else set()
     session = caps.get("sessionCapabilities")
     if isinstance(session, dict) and isinstance(session.get("resume"), dict):
-        out.add("session/resume")
+        out.add(Method.RESUME)
     return frozenset(out)

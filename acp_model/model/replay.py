@@ -14,6 +14,7 @@ from typing import Any
 from acp_model.model import wire_table
 from acp_model.model.check import check
 from acp_model.model.vocab import CancelStatus, Level
+from acp_model.trace.methods import Method
 
 # sessionUpdate kinds that carry conversation history (v1 session-setup.mdx §Loading Sessions;
 # v2's whole-message upserts, §Resuming Sessions)
@@ -51,9 +52,9 @@ _FAMILY = {"user_message": "user", "user_message_chunk": "user",
 def asks_for_replay(method: str, params: object) -> bool:
     """A session/resume with a ``replayFrom`` cursor (or a session/load) asks the agent to
     replay history before it answers."""
-    if method == "session/load":
+    if method == Method.LOAD:
         return True
-    return method == "session/resume" and isinstance(params, dict) \
+    return method == Method.RESUME and isinstance(params, dict) \
         and params.get("replayFrom") is not None
 
 
@@ -79,7 +80,7 @@ def replayed_ids_unique(replayed: dict[str, str] | None, update: dict[str, objec
 def resume_reports_state(method: str, has_error: bool, state_reported: bool) -> str | None:
     """sdk-2.4.0: a successful session/resume response comes after a current state_update
     of the session (the agent writes both, so their order on its stream is its own)."""
-    if method != "session/resume" or has_error or state_reported:
+    if method != Method.RESUME or has_error or state_reported:
         return None
     return ("session/resume answered without a state_update of the session between the "
             "request and the response: the response alone does not tell the client the "
@@ -105,7 +106,7 @@ def replaying(open_requests: Iterable[Any], sid: str) -> Any:
 def resume_awaited(open_requests: Iterable[Any], sid: str, busy: bool) -> int | None:
     """Where the open session/resume of session ``sid`` was sent (None: none), unless it
     reopens a working session: content then is its turn's as much as history."""
-    return next((r.idx for r in open_requests if r.method == "session/resume"
+    return next((r.idx for r in open_requests if r.method == Method.RESUME
                  and r.session == sid and not (r.reopens and busy)), None)
 
 

@@ -12,7 +12,10 @@ explorer's alphabet names it and which bound of the explorer gates it.
 
 The transcript lines live a layer below (:mod:`acp_model.trace.describe`, which the reports
 use and which may not import the model): a row names its line, and the test keeps describe's
-lookup equal to the table's column.
+lookup equal to the table's column. So do the method names: a method the code names is keyed
+by its :class:`~acp_model.trace.methods.Method` member (``--spec auto``'s detector names them
+too). A row's ``owed`` is the obligation its answer discharges: the liveness judge and the
+answered-twice checks read which rule an unanswered or twice-answered request breaks from it.
 
 The monitor's routing (``oracle.router``, ``oracle.answers``, ``oracle.wire``), the explorer's
 alphabet (``explorer.alphabet``) and the trace builder's role per message are read from here;
@@ -29,11 +32,14 @@ from enum import StrEnum
 from functools import cache
 from typing import Any
 
+from acp_model.model.check import CheckMeta
+from acp_model.model.obligations import PERMISSION_ANSWERED, PROMPT_ANSWERED
 from acp_model.model.vocab import STATE_EVENTS, ConnEvent, Event
 from acp_model.spec import schema
 from acp_model.spec.revisions import REVISIONS, SDK_2_4_0, SEED, V1
 from acp_model.trace import describe
 from acp_model.trace.builder import TraceBuilder, V1Writer, through_v1
+from acp_model.trace.methods import Method
 
 ALL = frozenset(REVISIONS)
 V2 = frozenset({SEED, SDK_2_4_0})
@@ -88,6 +94,9 @@ class Message:
     line: describe.Line | None = None  # its transcript line (None: its name and ids)
     result_line: describe.ResultLine | None = None  # its result's line (None: the JSON)
     why: str = ""  # why it moves no machine (when ``becomes`` and ``answered`` are empty)
+    # the obligation its answer discharges, sent by its sender (None: ACPM-ANSWER's, every
+    # request's); its rule also says an answer given twice (PROMPT-04, PERM-12)
+    owed: CheckMeta | None = None
 
     def schema(self, rev: str) -> schema.MethodSpec | None:
         """Its definition in ``rev``'s schema (None: that revision does not define it)."""
@@ -129,35 +138,35 @@ SCHEMA_ONLY = ("schema-checked only: the prompt lifecycle the model judges does 
                 "on it")
 
 MESSAGES: tuple[Message, ...] = (
-    Message("initialize", C2A, True, ALL, (ConnEvent.INITIALIZE,),
+    Message(Method.INITIALIZE, C2A, True, ALL, (ConnEvent.INITIALIZE,),
             (ConnEvent.INITIALIZED, ConnEvent.INITIALIZED_OTHER_VERSION,
              ConnEvent.INITIALIZE_FAILED), Route.INITIALIZE, Route.INITIALIZE,
             TraceBuilder.initialize, lifecycle=True),
-    Message("session/new", C2A, True, ALL, (ConnEvent.SESSION_REQUESTED,),
+    Message(Method.NEW_SESSION, C2A, True, ALL, (ConnEvent.SESSION_REQUESTED,),
             (ConnEvent.SESSION_CREATED, ConnEvent.SESSION_METHOD_MISSING), Route.NEW_SESSION,
             Route.NEW_SESSION, TraceBuilder.new_session, lifecycle=True,
             result_line=describe.session_id_line),
-    Message("session/prompt", C2A, True, ALL, (Event.PROMPT, ConnEvent.UNKNOWN_SESSION_NAMED),
+    Message(Method.PROMPT, C2A, True, ALL, (Event.PROMPT, ConnEvent.UNKNOWN_SESSION_NAMED),
             (Event.PROMPT_ACCEPTED, Event.PROMPT_REJECTED, ConnEvent.SESSION_METHOD_MISSING),
             Route.PROMPT, Route.PROMPT, TraceBuilder.prompt, lifecycle=True,
-            line=describe.prompt_line),
-    Message("session/cancel", C2A, False, ALL, (Event.CANCEL, ConnEvent.UNKNOWN_SESSION_NAMED),
+            line=describe.prompt_line, owed=PROMPT_ANSWERED),
+    Message(Method.CANCEL, C2A, False, ALL, (Event.CANCEL, ConnEvent.UNKNOWN_SESSION_NAMED),
             route=Route.CANCEL, write=TraceBuilder.cancel),
-    Message("session/close", C2A, True, ALL, (Event.CANCEL,), route=Route.CLOSE,
+    Message(Method.CLOSE, C2A, True, ALL, (Event.CANCEL,), route=Route.CLOSE,
             why="its response moves no machine: oracle.machines' Closes judges it (SESS-10)"),
-    Message("session/load", C2A, True, ONLY_V1, route=Route.REOPEN, answer=Route.LOAD,
+    Message(Method.LOAD, C2A, True, ONLY_V1, route=Route.REOPEN, answer=Route.LOAD,
             why="reopens a session (oracle.reopens): its replay is history, no event"),
-    Message("session/resume", C2A, True, ALL, route=Route.REOPEN, lifecycle=True,
+    Message(Method.RESUME, C2A, True, ALL, route=Route.REOPEN, lifecycle=True,
             why="reopens a session (oracle.reopens): no event of its own"),
-    Message("session/request_permission", A2C, True, ALL,
+    Message(Method.PERMISSION, A2C, True, ALL,
             (Event.PERMISSION_REQUEST, ConnEvent.AGENT_NAMES_UNKNOWN_SESSION),
             (Event.PERMISSION_ANSWER,), Route.PERMISSION, Route.PERMISSION,
             TraceBuilder.permission, line=describe.permission_line,
-            result_line=describe.outcome_line),
-    Message("session/update", A2C, False, ALL, (ConnEvent.AGENT_NAMES_UNKNOWN_SESSION,),
+            result_line=describe.outcome_line, owed=PERMISSION_ANSWERED),
+    Message(Method.UPDATE, A2C, False, ALL, (ConnEvent.AGENT_NAMES_UNKNOWN_SESSION,),
             route=Route.UPDATE, write=TraceBuilder.update, line=describe.update_line,
             why="its event is its update kind's (UPDATES)"),
-    Message("$/cancel_request", BOTH, False, ALL,
+    Message(Method.CANCEL_REQUEST, BOTH, False, ALL,
             (Event.PROMPT_CANCEL_REQUEST, Event.PERMISSION_WITHDRAWN),
             route=Route.CANCEL_REQUEST, write=TraceBuilder.cancel_request,
             line=describe.cancel_request_line),
@@ -270,6 +279,16 @@ def answer_route(method: Any) -> Route | None:
     """The monitor's handler of a response to ``method``."""
     row = messages().get(method) if isinstance(method, str) else None
     return row.answer if row is not None else None
+
+
+def owed(method: Any, sender: str | None = None) -> CheckMeta | None:
+    """The obligation an answer to ``method`` discharges beyond ACPM-ANSWER's (None: that one
+    only, or an unknown method); with ``sender``, only when that side is one that sends it (a
+    misdirected request is owed what every request is)."""
+    row = messages().get(method) if isinstance(method, str) else None
+    if row is None or (sender is not None and sender not in row.sender):
+        return None
+    return row.owed
 
 
 @cache

@@ -16,7 +16,7 @@ from typing import Any
 from acp_model.model import messages, permissions, replay, wire_table
 from acp_model.model.events import Ev
 from acp_model.model.evidence import note_repeat
-from acp_model.model.obligations import PERMISSION_ANSWERED, PROMPT_ANSWERED, WITHDRAWN_ANSWERED
+from acp_model.model.obligations import WITHDRAWN_ANSWERED
 from acp_model.model.vocab import ConnEvent, ErrorCode, Event
 from acp_model.model.wire_table import Route
 from acp_model.oracle import rpc
@@ -28,10 +28,8 @@ from acp_model.oracle.rpc import OTHER, OpenRequest, Rpc
 from acp_model.oracle.shapes import ShapeJudge
 from acp_model.oracle.store import ViolationStore
 from acp_model.spec import revisions, schema
+from acp_model.trace.methods import Method
 
-# the obligation an answer to a request discharges (the rest: ACPM-ANSWER's)
-ANSWER_OBLIGATION = {"session/prompt": PROMPT_ANSWERED,
-                     "session/request_permission": PERMISSION_ANSWERED}
 # the session methods every v2 agent advertising ``session`` has: -32601 is a missing method
 _BASELINE_SESSION_METHODS = frozenset(m.method for m in wire_table.MESSAGES
                                       if ConnEvent.SESSION_METHOD_MISSING in m.answered)
@@ -82,7 +80,7 @@ class Answers:
             self._unmatched(direction, msg, idx)
             return
         self.rpc.close(requester, req_id, req, accepted="result" in msg, at=idx)
-        self.store.bump(ANSWER_OBLIGATION.get(req.method, REQUEST_ANSWERED).rule)
+        self.store.bump((wire_table.owed(req.method) or REQUEST_ANSWERED).rule)
         if req.withdrawn:
             self.store.bump(WITHDRAWN_ANSWERED.rule)
         what = f"response #{idx} to {req.method} #{req.idx}"
@@ -117,7 +115,7 @@ class Answers:
         if req_id in self.rpc.answered[requester]:
             for fn in (rpc.prompt_answered_once, rpc.permission_answered_once, rpc.answered_once):
                 run(fn, idx, self.rpc, direction, req_id)
-            if self.rpc.answered[requester][req_id] == "session/request_permission":
+            if self.rpc.answered[requester][req_id] == Method.PERMISSION:
                 note_repeat(self.machines.sessions.values(), req_id, msg, idx)  # PERM-11's proof
             return
         if req_id is None:

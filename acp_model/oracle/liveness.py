@@ -2,8 +2,9 @@
 
 Open JSON-RPC requests (the connection's table) and the session models' obligations are
 judged here, one verdict per open thing; which obligation an unanswered request breaks is
-decided once, in :meth:`LivenessJudge._unanswered`, for every method alike (a permission
-request asks its session model: PERM-12 or CANCEL-04).
+decided once, in :meth:`LivenessJudge._unanswered`, for every method alike: the obligation
+its wire-table row names (``Message.owed``), else ACPM-ANSWER's (a permission request asks its
+session model: PERM-12 or CANCEL-04).
 """
 
 from __future__ import annotations
@@ -11,12 +12,9 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from typing import Any
 
+from acp_model.model import wire_table
 from acp_model.model.check import CheckMeta, declare, meta_of
-from acp_model.model.obligations import (
-    PROMPT_ANSWERED,
-    REQUEST_OBLIGATIONS,
-    WITHDRAWN_ANSWERED,
-)
+from acp_model.model.obligations import REQUEST_OBLIGATIONS, WITHDRAWN_ANSWERED
 from acp_model.model.vocab import Role
 from acp_model.oracle.machines import Machines
 from acp_model.oracle.rpc import (
@@ -104,21 +102,18 @@ class LivenessJudge:
     def _unanswered(self, direction: str, req_id: Any, req: OpenRequest
                     ) -> tuple[CheckMeta, str]:
         """Which obligation an unanswered request breaks, and how to say it."""
+        own = wire_table.owed(req.method, direction)  # its row's obligation (prompts: PROMPT-04)
         if direction == "c2a":
             if req.batched and not req.withdrawn:
                 return meta_of(batch_answered_per_request), batch_left_unanswered(req, req_id)
-            if req.withdrawn:
-                meta = WITHDRAWN_ANSWERED
-            else:
-                meta = PROMPT_ANSWERED if req.method == "session/prompt" else REQUEST_ANSWERED
-            what = (f"session/prompt (id {req_id!r}) was never answered"
-                    if req.method == "session/prompt"
+            meta = WITHDRAWN_ANSWERED if req.withdrawn else (own or REQUEST_ANSWERED)
+            what = (f"{req.method} (id {req_id!r}) was never answered" if own is not None
                     else f"the agent never answered {req.method} (id {req_id!r})")
             return meta, what
         what = f"the client never answered {req.method} (id {req_id!r})"
         sess = self.machines.sessions.get(req.session or "")
-        if req.method == "session/request_permission" and sess is not None:
-            return sess.owed.unanswered_rule(req_id), what
+        if own is not None and sess is not None:  # a permission request: its session's book
+            return sess.owed.unanswered_rule(req_id), what  # says which (PERM-12, CANCEL-04)
         return (WITHDRAWN_ANSWERED if req.withdrawn else REQUEST_ANSWERED), what
 
     def judge_waited(self, req_id: Any, meta: CheckMeta, message: str, deadline: float

@@ -20,7 +20,7 @@ from acp_model.model.engine import LibraryEngine, TableEngine, compile_machine
 from acp_model.model.events import Ev
 from acp_model.model.lifecycle import SessionLifecycle
 from acp_model.model.session import SessionModel
-from acp_model.model.vocab import QUIET, ConnEvent, Event
+from acp_model.model.vocab import ConnEvent, Event
 from acp_model.oracle.rpc import Rpc
 from acp_model.oracle.store import ViolationStore
 from acp_model.spec.readings import Readings
@@ -92,9 +92,6 @@ class Machines:
         if sess is None:
             return False
         return sess.facts.busy() or bool(self.rpc.pending_prompts(sid))
-
-    def quiet(self, sid: str) -> bool:
-        return self.state(sid) in QUIET
 
     def permission_options(self, sid: str, req_id: Any) -> Mapping[str, Any]:
         sess = self.sessions.get(sid)

@@ -14,14 +14,19 @@ façade over collaborators that each own their state:
   and what each rule was exercised;
 * :class:`~acp_model.oracle.liveness.LivenessJudge` judges what is still owed.
 
-The monitor decides no rule itself: every violation comes from a check's metadata. Its query
-API serves clients that act on what the model says (the fuzzer): ``state``, ``busy``,
-``open_permissions``, ``pending_prompts``, ``required_answers``, ``client_may`` ...
+The monitor decides no rule itself: every violation comes from a check's metadata. Its own
+operations are feeding (``feed``), ending (``finish``, ``judge_open``: liveness up to the
+last record), verdicts made off the wire (``note``) and the report's sums (``exercised``,
+``rule_stats``, ``failures``, ``warnings``); a question about one part is asked of that part,
+which the monitor keeps as a public attribute: ``machines`` (``state``, ``busy``,
+``required_answers``, ``sessions`` ...), ``rpc`` (``open_permissions``, ``pending_prompts``,
+``withdrawn``), ``liveness`` (``owed``, ``reopen``, ``judge_waited``), ``store``, ``shapes``
+(the revision ``fit``) and ``views`` (what a client renders per session).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable
 from typing import Any
 
 from acp_model.model import reducers
@@ -71,9 +76,6 @@ class Monitor:
                              answers, dialect, reopens)
         self.liveness = LivenessJudge(self.rpc, self.machines, self.store)
         self.violations: list[Violation] = self.store.violations  # the store's, shared
-        self.sessions = self.machines.sessions
-        self.ctx = self.machines.ctx
-        self.fit = self.shapes.fit
         self.count = 0
         self.finished = False
 
@@ -113,77 +115,27 @@ class Monitor:
         return self.liveness.judge_open(sessions, since, self.count - 1, deadline, skip,
                                         looked)
 
-    def judge_waited(self, req_id: Any, meta: CheckMeta, message: str, deadline: float
-                     ) -> None:
-        self.liveness.judge_waited(req_id, meta, message, deadline)
-
-    def reopen(self, sid: str) -> None:
-        self.liveness.reopen(sid)
-
-    def owed(self) -> list[tuple[str, bool]]:
-        return self.liveness.owed()
-
-    # ------------------------------------------------------------------ questions ---------
-    def state(self, sid: str) -> str | None:
-        return self.machines.state(sid)
-
-    def busy(self, sid: str) -> bool:
-        return self.machines.busy(sid)
-
-    def quiet(self, sid: str) -> bool:
-        return self.machines.quiet(sid)
-
-    def pending_prompts(self, sid: str) -> list[Any]:
-        return self.rpc.pending_prompts(sid)
-
-    def open_permissions(self, sid: str) -> list[Any]:
-        return self.rpc.open_permissions(sid)
-
-    def withdrawn(self, req_id: Any) -> bool:
-        return self.rpc.withdrawn(req_id)
-
-    def permission_options(self, sid: str, req_id: Any) -> Mapping[str, Any]:
-        return self.machines.permission_options(sid, req_id)
-
-    def required_answers(self, sid: str, req_id: Any) -> frozenset[tuple[str, int | None]] | None:
-        return self.machines.required_answers(sid, req_id)
-
     def client_may(self, sid: str, event: str, ev: Ev | None = None) -> bool:
-        """Would the model let the client send this now? (the fuzzer asks before acting)"""
+        """Would the model let the client send this now (``ev``: by default at the next
+        index)? The fuzzer asks before acting."""
         return self.machines.client_may(sid, event, ev or Ev(self.count))
-
-    def work_began(self, sid: str) -> int:
-        return self.machines.work_began(sid)
-
-    def view(self, sid: str) -> reducers.SessionView | None:
-        """What a client renders for the session so far."""
-        return self.views.get(sid)
 
     # ------------------------------------------------------------------ the report --------
     @property
     def failures(self) -> list[Violation]:
+        """The violations that fail (the pytest plugin's ``acp_monitor.failures``)."""
         return self.store.with_level(Level.FAIL)
 
     @property
     def warnings(self) -> list[Violation]:
         return self.store.with_level(Level.WARN)
 
-    @property
-    def suppressed(self) -> int:
-        return self.store.suppressed
-
-    @property
-    def probe_hits(self) -> list[Violation]:
-        return self.store.probe_hits
-
     def exercised(self) -> dict[str, int]:
+        """How often each rule was exercised: the store's checks and the machines' together."""
         out = dict(self.store.exercised)
         for k, v in self.machines.exercised().items():
             out[k] = out.get(k, 0) + v
         return out
-
-    def transition_counts(self) -> dict[str, int]:
-        return self.machines.transition_counts()
 
     def rule_stats(self) -> dict[str, RuleStat]:
         return self.store.rule_stats(self.exercised())

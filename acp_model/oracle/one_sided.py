@@ -23,19 +23,21 @@ from typing import Any
 
 import orjson
 
+from acp_model.model import wire_table
 from acp_model.report.stats import RuleStat
 from acp_model.spec.levels import Level
 from acp_model.spec.rules import RULES
 from acp_model.trace import dialect
 from acp_model.trace.format import DIRECTIONS, Record
+from acp_model.trace.methods import Method
 
 AGENT = "agent"
 SIDES = (AGENT,)
 KINDS = ("request", "notification", "response", "error")  # "error": our own, a JSON-RPC error
 CLIENT_INFO = {"name": "acp-model (inferred client)", "version": "0"}
 PLACEHOLDERS = {"<cwd>": "/acp-model-inferred/cwd", "<home>": "/acp-model-inferred/home"}
-PROMPT = "session/prompt"
-PERMISSION = "session/request_permission"
+FORK = "session/fork"  # sdk-2.4.0's unstable schema only: no row of the wire table
+REOPENING = wire_table.reopening()  # session/load, session/resume
 REPLAYED = ("user_message", "agent_message", "agent_thought", "tool_call")  # update kinds
 
 # The agent's rules a one-sided recording cannot decide (the client's rules: all of them).
@@ -233,11 +235,11 @@ def method_of_result(result: Any) -> str | None:
     if not isinstance(result, dict):
         return None
     if "protocolVersion" in result:
-        return "initialize"
+        return Method.INITIALIZE
     if "stopReason" in result or set(result) - {"_meta"} == {"messageId"}:
-        return PROMPT
+        return Method.PROMPT
     if "sessionId" in result:
-        return "session/new"
+        return Method.NEW_SESSION
     return None
 
 
@@ -256,7 +258,7 @@ def is_idle(line: Line) -> bool:
 
 def _update(line: Line) -> Mapping[str, Any]:
     payload = line.payload
-    if line.method == "session/update" and isinstance(payload, dict):
+    if line.method == Method.UPDATE and isinstance(payload, dict):
         update = payload.get("update")
         if isinstance(update, dict):
             return update
@@ -305,12 +307,12 @@ class _Inference:
                 self._answer(i, line)
             elif line.kind == "request":
                 self.agent_ids[i] = f"agent-{len(self.agent_ids) + 1}"
-                if line.method == PERMISSION:
+                if line.method == Method.PERMISSION:
                     self._permission_answer(i, line)
             if self._stop_reason(line) == "cancelled":
                 sid = _session(line) or (self.sessions[-1] if self.sessions else None)
-                self._client(i, {"method": "session/cancel", "params": {"sessionId": sid}},
-                             f"session/cancel for session {sid}",
+                self._client(i, {"method": Method.CANCEL, "params": {"sessionId": sid}},
+                             f"{Method.CANCEL} for session {sid}",
                              f"line {line.number}: the agent ended work with stopReason "
                              "cancelled")
             if self._ends_work(line) or (line.kind in ("response", "error")
@@ -319,7 +321,8 @@ class _Inference:
         return self._rebuild()
 
     def _stop_reason(self, line: Line) -> Any:
-        if line.kind == "response" and line.method == PROMPT and isinstance(line.payload, dict):
+        if line.kind == "response" and line.method == Method.PROMPT \
+                and isinstance(line.payload, dict):
             return line.payload.get("stopReason")
         return _update(line).get("stopReason") if is_idle(line) else None
 
@@ -332,7 +335,7 @@ class _Inference:
     def _ends_step(self, line: Line) -> bool:
         """Does this answer end what the client waits for before its next request? (a v2
         prompt receipt does not: the turn goes on until its idle)"""
-        return line.method != PROMPT or line.kind == "error" or (
+        return line.method != Method.PROMPT or line.kind == "error" or (
             isinstance(line.payload, dict) and "stopReason" in line.payload)
 
     def _client(self, pos: int, msg: dict[str, Any], what: str, because: str) -> None:
@@ -349,28 +352,28 @@ class _Inference:
                      + ("error" if line.kind == "error" else "response"))
         self.agent_ids[i] = str(self.next_id)
         result = line.payload if isinstance(line.payload, dict) else {}
-        if line.method == "initialize" and isinstance(result.get("protocolVersion"), int):
+        if line.method == Method.INITIALIZE and isinstance(result.get("protocolVersion"), int):
             self.protocol = result["protocolVersion"]
         if line.kind == "response" and isinstance(result.get("sessionId"), str):
             self.sessions.append(result["sessionId"])
 
     def _params(self, i: int, line: Line) -> dict[str, Any]:
-        if line.method == "initialize":
+        if line.method == Method.INITIALIZE:
             version = line.payload.get("protocolVersion") if isinstance(line.payload, dict) \
                 else None
             return dialect.initialize_params(version if isinstance(version, int) else 2,
                                                CLIENT_INFO)
-        if line.method == "session/new":
+        if line.method == Method.NEW_SESSION:
             return {"cwd": PLACEHOLDERS["<cwd>"], "mcpServers": []}
         sid = self._session_between(i)
         params: dict[str, Any] = {"sessionId": sid} if sid else {}
-        if line.method == PROMPT:
+        if line.method == Method.PROMPT:
             params["prompt"] = self._prompt_content(i)
-        elif line.method in ("session/load", "session/resume", "session/fork"):
+        elif line.method in REOPENING or line.method == FORK:
             params.update(cwd=PLACEHOLDERS["<cwd>"], mcpServers=[])
-            if sid and line.method != "session/fork":  # a fork's result names its session
+            if sid and line.method != FORK:  # a fork's result names its session
                 self.sessions.append(sid)
-            if line.method == "session/resume" and self._replayed(i):
+            if line.method == Method.RESUME and self._replayed(i):
                 params["replayFrom"] = {"type": "start"}
         return params
 
@@ -393,7 +396,7 @@ class _Inference:
         """The prompt the agent's user message echoes (its content), else a stand-in."""
         for line in self.lines[self.anchor:i + 1]:
             update = _update(line)
-            if update.get("sessionUpdate") in ("user_message", "user_message_chunk"):
+            if update.get("sessionUpdate") in wire_table.user_kinds():
                 content = update.get("content")
                 if isinstance(content, list) and content:
                     return content
@@ -424,7 +427,7 @@ class _Inference:
         self.plan.append((pos, len(self.plan), {"jsonrpc": "2.0", "id": i, "result": outcome},
                           f"answer to the permission request at line {line.number}: "
                           f"{_describe(outcome)} (the real answer is unknown)",
-                          f"line {line.number}: the agent's {PERMISSION}"))
+                          f"line {line.number}: the agent's {Method.PERMISSION}"))
 
     def _rebuild(self) -> Recording:
         out = Recording(replaced=dict(self.replaced))

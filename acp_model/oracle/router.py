@@ -30,6 +30,7 @@ from acp_model.oracle.shapes import ShapeJudge
 from acp_model.oracle.store import ViolationStore
 from acp_model.spec import schema
 from acp_model.trace.format import Record
+from acp_model.trace.methods import Method
 
 CLOSE_CANCELS = declare("SESS-10", "close_is_cancel", "session/close is routed to the session "
                         "machine as a session/cancel: the CANCEL rules judge what follows.",
@@ -128,7 +129,7 @@ class Router:
         result (a probe's invented id): the agent took it for a session, and no text makes it
         answer an unknown session with an error ("MAY return an error", session-setup.mdx)."""
         if not self.rpc.named_by_client(sid) and not any(
-                r.method == "session/new" for r in self.rpc.open["c2a"].values()):
+                r.method == Method.NEW_SESSION for r in self.rpc.open["c2a"].values()):
             self.machines.conn_event(ConnEvent.AGENT_NAMES_UNKNOWN_SESSION, Ev(idx),
                                      f"{what} names session {sid!r}")
 
@@ -265,7 +266,7 @@ class Router:
             return
         requests = self.rpc.open["c2a"].values()
         for open_req in requests if kind == "state_update" else ():
-            if open_req.method == "session/resume" and open_req.session == sid:
+            if open_req.method == Method.RESUME and open_req.session == sid:
                 open_req.state_reported = True
         sent = update  # as the agent sent it (v1's tool_call is read as an upsert below)
         replaying = replay.replaying(requests, sid)

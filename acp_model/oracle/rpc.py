@@ -17,9 +17,11 @@ from typing import Any
 
 from acp_model.model import wire_table
 from acp_model.model.check import allowance, check
+from acp_model.model.obligations import PERMISSION_ANSWERED, PROMPT_ANSWERED
 from acp_model.model.vocab import UNREADABLE_CODES, Role
 from acp_model.spec.schema import SEED, MethodSpec, null_request_ids
 from acp_model.trace.format import Record
+from acp_model.trace.methods import Method
 
 PARTY = {"c2a": "client", "a2c": "agent"}
 OTHER = {"c2a": "a2c", "a2c": "c2a"}
@@ -77,12 +79,12 @@ class Rpc:
     def pending_prompts(self, sid: str) -> list[Any]:
         """Ids of the session's prompts the agent has not answered yet."""
         return [rid for rid, req in self.open["c2a"].items()
-                if req.method == "session/prompt" and req.session == sid]
+                if req.method == Method.PROMPT and req.session == sid]
 
     def open_permissions(self, sid: str) -> list[Any]:
         """Ids of the session's permission requests no answer or verdict has settled."""
         return [rid for rid, req in self.open["a2c"].items()
-                if req.method == "session/request_permission" and req.session == sid
+                if req.method == Method.PERMISSION and req.session == sid
                 and not req.judged]
 
     def withdrawn(self, req_id: Any) -> bool:
@@ -311,27 +313,38 @@ def result_xor_error(direction: str, msg: dict[str, Any]) -> str | None:
     return None
 
 
+# An answer given twice breaks the obligation the first one discharged: the one the method's
+# wire-table row names (``Message.owed``), else RPC-01's "exactly one response".
+
+def _answered_before(rpc: Rpc, direction: str, req_id: Any) -> tuple[str | None, Any]:
+    """The method of the request ``req_id`` already answered by this side, and its row's
+    obligation."""
+    earlier = rpc.answered[OTHER[direction]].get(req_id)
+    return earlier, wire_table.owed(earlier)
+
+
 @check("PROMPT-04", role=Role.FINDING)
 def prompt_answered_once(rpc: Rpc, direction: str, req_id: Any) -> str | None:
     """Each session/prompt gets exactly one response."""
-    if rpc.answered[OTHER[direction]].get(req_id) == "session/prompt":
-        return f"session/prompt id {req_id!r} was answered twice"
+    earlier, owed = _answered_before(rpc, direction, req_id)
+    if owed is PROMPT_ANSWERED:
+        return f"{earlier} id {req_id!r} was answered twice"
     return None
 
 
 @check("PERM-12", role=Role.FINDING)
 def permission_answered_once(rpc: Rpc, direction: str, req_id: Any) -> str | None:
     """Each permission request gets exactly one response."""
-    if rpc.answered[OTHER[direction]].get(req_id) == "session/request_permission":
+    if _answered_before(rpc, direction, req_id)[1] is PERMISSION_ANSWERED:
         return f"permission request id {req_id!r} was answered twice"
     return None
 
 
 @check("RPC-01", role=Role.FINDING)
 def answered_once(rpc: Rpc, direction: str, req_id: Any) -> str | None:
-    """Every other request gets exactly one response."""
-    earlier = rpc.answered[OTHER[direction]].get(req_id)
-    if earlier is not None and earlier not in ("session/prompt", "session/request_permission"):
+    """Every other request (no obligation of its own) gets exactly one response."""
+    earlier, owed = _answered_before(rpc, direction, req_id)
+    if earlier is not None and owed is None:
         return f"{earlier} id {req_id!r} was answered twice"
     return None
 
@@ -397,7 +410,7 @@ def _cancel_answered(rpc: Rpc, direction: str, msg: dict[str, Any]) -> tuple[str
             or _error_code(msg) in UNREADABLE_CODES:
         return None
     which = answered_notification(rpc, msg)
-    return which if which is not None and which[0] == "session/cancel" else None
+    return which if which is not None and which[0] == Method.CANCEL else None
 
 
 @check("CANCEL-02", role=Role.FINDING)

@@ -27,6 +27,7 @@ from acp_model.model.check import CheckMeta, declare
 from acp_model.model.vocab import Role
 from acp_model.spec.rules import RULES
 from acp_model.spec.schema import SCHEMA_URI, SEED, load_schema
+from acp_model.trace.methods import Method
 
 
 class Tolerance(StrEnum):
@@ -426,37 +427,37 @@ SCHEMA_TOLERATED = _schema("ACPM-SCHEMA-TOLERATED", "schema_tolerated",
 
 # (method, a key on the failing path, the rule the schema states there, branch defs it covers)
 _SCHEMA_RULES: tuple[tuple[str, str, CheckMeta, frozenset[str]], ...] = (
-    ("initialize", "info", _schema("INIT-09", "schema_info", "Both peers identify themselves "
+    (Method.INITIALIZE, "info", _schema("INIT-09", "schema_info", "Both peers identify themselves "
                                    "in info with a name and a version."),
      frozenset({"InitializeResponse", "InitializeRequest"})),
-    ("initialize", "capabilities", _schema("INIT-07", "schema_capabilities", "Capability "
+    (Method.INITIALIZE, "capabilities", _schema("INIT-07", "schema_capabilities", "Capability "
                                            "markers are objects, never booleans."),
      frozenset({"InitializeResponse", "InitializeRequest"})),
-    ("session/update", "messageId", _schema("MSG-01", "schema_message_id", "Every message "
+    (Method.UPDATE, "messageId", _schema("MSG-01", "schema_message_id", "Every message "
                                             "update and chunk carries a messageId."),
      frozenset({"ContentChunk", "UserMessage", "AgentMessage", "AgentThought"})),
-    ("session/update", "planId", _schema("PLAN-02", "schema_plan_id", "Every plan has a type "
+    (Method.UPDATE, "planId", _schema("PLAN-02", "schema_plan_id", "Every plan has a type "
                                          "and a planId."), frozenset({"PlanItems"})),
-    ("session/update", "used", _schema("USAGE-02", "schema_usage_used", "usage_update used and "
+    (Method.UPDATE, "used", _schema("USAGE-02", "schema_usage_used", "usage_update used and "
                                        "size are present, non-negative integers."),
      frozenset({"UsageUpdate"})),
-    ("session/update", "size", _schema("USAGE-02", "schema_usage_size", "usage_update used and "
+    (Method.UPDATE, "size", _schema("USAGE-02", "schema_usage_size", "usage_update used and "
                                        "size are present, non-negative integers."),
      frozenset({"UsageUpdate"})),
-    ("session/update", "currency", _schema("USAGE-04", "schema_currency", "cost.currency is "
+    (Method.UPDATE, "currency", _schema("USAGE-04", "schema_currency", "cost.currency is "
                                            "an ISO 4217 code (three capitals)."),
      frozenset({"UsageUpdate"})),
-    ("session/update", "line", _schema("TOOL-19", "schema_location_line", "A tool call "
+    (Method.UPDATE, "line", _schema("TOOL-19", "schema_location_line", "A tool call "
                                        "location's line is a line number (1-based in the "
                                        "newer revision)."),
      frozenset({"ToolCallUpdate"})),
-    ("session/request_permission", "options",
+    (Method.PERMISSION, "options",
      _schema("PERM-02", "schema_permission_options", "A permission request has at least one "
              "option with optionId, name and kind."), frozenset({"RequestPermissionRequest"})),
-    ("session/prompt", "messageId",
+    (Method.PROMPT, "messageId",
      _schema("SDK-RECEIPT-01", "schema_receipt", "The prompt response is a receipt naming the "
              "inserted user message."), frozenset({"PromptResponse"})),
-    ("session/request_permission", "title",
+    (Method.PERMISSION, "title",
      _schema("PERM-02", "schema_permission_title", "A permission request has a title."),
      frozenset({"RequestPermissionRequest"})),
 )

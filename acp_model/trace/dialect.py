@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from acp_model.spec.revisions import AUTO, SDK_2_4_0, SEED, V1, Decision
+from acp_model.trace.methods import Method
 
 
 def initialize_params(protocol: int, info: Mapping[str, Any]) -> dict[str, Any]:
@@ -52,10 +53,10 @@ class Detector:
         for msg in msgs if isinstance(msgs, list) else [msgs]:
             if not isinstance(msg, dict):
                 continue
-            if rec.get("dir") == "c2a" and msg.get("method") == "session/prompt" \
-                    and "id" in msg:
+            if rec.get("dir") == "c2a" and msg.get("method") == Method.PROMPT and "id" in msg:
                 self.prompts.add(_key(msg["id"]))
-            elif rec.get("dir") == "c2a" and msg.get("method") == "initialize" and "id" in msg:
+            elif rec.get("dir") == "c2a" and msg.get("method") == Method.INITIALIZE \
+                    and "id" in msg:
                 params = msg.get("params")
                 self.inits[_key(msg["id"])] = params.get("protocolVersion") \
                     if isinstance(params, dict) else None

@@ -729,10 +729,10 @@ def test_work_that_begins_after_the_drains_last_look_is_not_judged_never_ended()
         assert fails == [], fails
         # the same unended work is judged when the client looked after it began
         sid = client.sessions[0].sid
-        began = client.monitor.work_began(sid)
-        client.monitor.reopen(sid)
+        began = client.monitor.machines.work_began(sid)
+        client.monitor.liveness.reopen(sid)
         assert client.monitor.judge_open([sid], 0, 1.0, looked=began) == []
-        client.monitor.reopen(sid)
+        client.monitor.liveness.reopen(sid)
         judged = client.monitor.judge_open([sid], 0, 1.0, looked=began + 1)
         assert [v.rule for v in judged] == ["STATE-02"], judged
     finally:

@@ -51,7 +51,7 @@ def test_the_reference_agent_passes_under_v1() -> None:
     # once its first update arrived, so a loaded machine may answer some before that)
     transitions: dict[str, int] = {}
     for m in result.monitors:
-        for key, n in m.transition_counts().items():
+        for key, n in m.machines.transition_counts().items():
             transitions[key] = transitions.get(key, 0) + n
     assert transitions.get("running:idle_reported", 0) > 10, transitions
     assert transitions.get("running:cancel", 0) > 0, transitions

@@ -26,14 +26,14 @@ def _verdicts(report: dict[str, Any]) -> Any:
 def test_settled_permission_requests_leave_the_scans() -> None:
     trace = generate(20_000)
     monitor = Monitor(DEFAULT)
+    sessions = monitor.machines.sessions
     largest = 0
     for rec in trace.records:
         monitor.feed(rec)
-        largest = max(largest, *(len(s.perm_book.perms) for s in monitor.sessions.values()), 0)
+        largest = max(largest, *(len(s.perm_book.perms) for s in sessions.values()), 0)
     monitor.finish()
     assert not monitor.violations
-    asked = sum(len(s.perm_book.perms) + len(s.perm_book.retired)
-                for s in monitor.sessions.values())
+    asked = sum(len(s.perm_book.perms) + len(s.perm_book.retired) for s in sessions.values())
     assert asked > 500  # the trace asks for many permissions ...
     assert largest <= 2 * machines.RETIRE_AT  # ... but few are ever scanned
 

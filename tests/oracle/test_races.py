@@ -468,10 +468,10 @@ def test_what_is_owed_says_whether_the_agent_provably_knew() -> None:
     monitor = Monitor(DEFAULT)
     for rec in t.records:
         monitor.feed(rec)
-    assert [provable for text, provable in monitor.owed() if "#" in text] == [False]
+    assert [provable for text, provable in monitor.liveness.owed() if "#" in text] == [False]
     for rec in TraceBuilder().sync(req_id=51).records:  # a later request, answered
         monitor.feed(rec)
-    assert [provable for text, provable in monitor.owed()
+    assert [provable for text, provable in monitor.liveness.owed()
             if "session/prompt" in text] == [True]
 
 
@@ -483,10 +483,10 @@ def test_a_quiet_cancel_owed_a_reply_is_known_once_read() -> None:
     monitor = Monitor(DEFAULT.parse(["A-04=idle-cancelled"]))
     for rec in base().cancel(S).records:
         monitor.feed(rec)
-    assert [provable for text, provable in monitor.owed() if "cancel" in text] == [False]
+    assert [provable for text, provable in monitor.liveness.owed() if "cancel" in text] == [False]
     for rec in TraceBuilder().sync(req_id=51).records:
         monitor.feed(rec)
-    assert [provable for text, provable in monitor.owed() if "cancel" in text] == [True]
+    assert [provable for text, provable in monitor.liveness.owed() if "cancel" in text] == [True]
 
 
 def test_v1_a_response_ends_only_its_own_prompt() -> None:

@@ -118,5 +118,40 @@ def test_v1_is_a_translator_at_the_same_routes() -> None:
     for monitor, trace in ((v1, t1), (v2, t2)):
         for record in trace.records:
             assert monitor.feed(record) == []
-        assert monitor.state("s1") == "running"
-        assert "t1" in monitor.sessions["s1"].perm_book.tools
+        assert monitor.machines.state("s1") == "running"
+        assert "t1" in monitor.machines.sessions["s1"].perm_book.tools
+
+
+def test_every_method_the_code_names_keys_its_row() -> None:
+    """The methods the package names (``trace.methods.Method``) are the table's keys: each has
+    its row, spelled by the enum alone."""
+    from acp_model.trace.methods import Method
+
+    rows = wire_table.messages()
+    for method in Method:
+        assert type(rows[method].method) is Method, method
+
+
+def test_an_answer_is_owed_under_its_rows_obligation_from_its_sender_only() -> None:
+    """Which rule an unanswered or twice-answered request breaks is its row's ``owed``: a
+    prompt's is PROMPT-04, a method without one every request's (ACPM-ANSWER, RPC-01); a
+    request from the side that does not send it (the agent's session/prompt) is owed only what
+    every request is."""
+    from tests.helpers import base, check
+
+    def judged(t: TraceBuilder) -> dict[str, set[str]]:
+        """Rule -> its messages (without what a liveness verdict adds: "before the end ...")."""
+        out: dict[str, set[str]] = {}
+        for v in check(t)["violations"]:
+            out.setdefault(v["rule"], set()).add(v["message"].split(" before ")[0])
+        return out
+
+    misdirected = judged(base().request("a2c", "session/prompt", {"sessionId": "s1"}, "p1"))
+    assert "the client never answered session/prompt (id 'p1')" in misdirected["ACPM-ANSWER"]
+    assert "PROMPT-04" not in misdirected
+    t = base().request("c2a", "session/list", {}, 5).result("a2c", 5, {"sessions": []})
+    twice = judged(t.result("a2c", 5, {"sessions": []}).prompt("s1", 6))
+    assert twice["RPC-01"] == {"session/list id 5 was answered twice"}
+    assert twice["PROMPT-04"] == {"session/prompt (id 6) was never answered"}
+    assert wire_table.owed("session/prompt", "a2c") is None
+    assert wire_table.owed("session/prompt", "c2a") is wire_table.owed("session/prompt")
