@@ -146,11 +146,11 @@ def test_an_answer_is_owed_under_its_rows_obligation_from_its_sender_only() -> N
             out.setdefault(v["rule"], set()).add(v["message"].split(" before ")[0])
         return out
 
-    misdirected = judged(base().request("a2c", "session/prompt", {"sessionId": "s1"}, "p1"))
+    misdirected = judged(base().rpc.request("a2c", "session/prompt", {"sessionId": "s1"}, "p1"))
     assert "the client never answered session/prompt (id 'p1')" in misdirected["ACPM-ANSWER"]
     assert "PROMPT-04" not in misdirected
-    t = base().request("c2a", "session/list", {}, 5).result("a2c", 5, {"sessions": []})
-    twice = judged(t.result("a2c", 5, {"sessions": []}).prompt("s1", 6))
+    t = base().rpc.request("c2a", "session/list", {}, 5).rpc.result("a2c", 5, {"sessions": []})
+    twice = judged(t.rpc.result("a2c", 5, {"sessions": []}).prompt("s1", 6))
     assert twice["RPC-01"] == {"session/list id 5 was answered twice"}
     assert twice["PROMPT-04"] == {"session/prompt (id 6) was never answered"}
     assert wire_table.owed("session/prompt", "a2c") is None
