@@ -1,0 +1,438 @@
+"""Digests of verdicts, so a refactor can prove that it changed no verdict (issue 40).
+
+    python benchmarks/verdicts.py run --acp-model OLD/.venv/bin/acp-model --save old.json \\
+        --lock /tmp/acpm-heavy.lock
+    python benchmarks/verdicts.py run --acp-model .venv/bin/acp-model --save new.json \\
+        --lock /tmp/acpm-heavy.lock
+    python benchmarks/verdicts.py compare old.json new.json      # exit 1 on a difference
+    python benchmarks/verdicts.py run ... --part zoo:no_running --part agent:codex-acp@v2
+                                                                 # a rerun, appended
+    python benchmarks/verdicts.py compare old.json new.json --record   # results/verdicts.json
+
+A digest is what one checkout's ``acp-model`` executable says, through its machine-readable
+output only (``check --report``, ``fuzz --report``), about three things:
+
+* ``traces``: every recorded trace of this repository (``tests/data``, ``examples``,
+  ``docs``, ``tests/oracle``) and one generated conforming trace, each checked under every
+  revision, under ``auto``, with ``--open-at-end``, with the statemachine engine and under a
+  strict and a lenient bundle of readings: exit code, decided revision, verdict and the
+  sorted ``(rule, level, index)`` of every violation. Deterministic: any difference is real.
+* ``zoo``: the reference agent and every mutant of the checkout's zoo
+  (``acp_model.agents.mutants``), one ``fuzz`` run each in ``fast`` timing with a fixed seed
+  and a small budget: the verdict and the rules failed and warned.
+* ``agents``: the profiled real agents the test suite pins (``tests/external``), per
+  protocol, with a fixed seed and a small budget. Fuzz runs race the agent: ``compare``
+  calls a fuzz difference persistent only when every run of one side shows what no run of the
+  other does (rerun a differing item on both sides with ``--part``; runs accumulate).
+
+Only flags both the old and the new CLI accept are used; a flag one side lacks (``check
+--one-sided`` at the old commit) gives an exit-2 entry that ``compare`` lists as not
+comparable. ``--lock PATH`` holds ``flock PATH`` for one part at a time (a part is ten traces,
+ten zoo agents or one real agent: a few minutes), never the whole run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+)
+
+from benchmarks.results import ROOT, locked, stamp
+
+CHUNK = 10
+CORPORA = ("tests/data", "tests/oracle", "examples", "docs")
+GENERATED = "generated/gen-trace-2000.jsonl"
+STRICT = ("A-01=forbid", "A-03=diagram", "A-04=idle-cancelled", "A-05=forbid", "A-07=forbid",
+          "A-10=cancel", "A-11=sent", "A-14=outcome-only", "A-28=none", "A-29=no")
+LENIENT = ("A-05=allow", "A-09=lenient", "A-10=keep", "A-11=never", "A-13=allow",
+           "A-16=allow", "STRENGTH=schema")
+CHECKS: dict[str, tuple[str, ...]] = {
+    "auto": ("--spec", "auto"),
+    "seed": ("--spec", "seed"),
+    "sdk-2.4.0": ("--spec", "sdk-2.4.0"),
+    "v1": ("--spec", "v1"),
+    "auto+open-at-end": ("--spec", "auto", "--open-at-end"),
+    "auto+statemachine": ("--spec", "auto", "--engine", "statemachine"),
+    "seed+strict": ("--spec", "seed", *(f"--reading={r}" for r in STRICT)),
+    "seed+lenient": ("--spec", "seed", *(f"--reading={r}" for r in LENIENT)),
+}
+ONE_SIDED = {"auto+one-sided-agent": ("--spec", "auto", "--one-sided", "agent")}
+# the zoo: one fuzz run per agent, fixed seed, small budget (a run ends early once a round of
+# examples finds nothing new)
+ZOO_FUZZ = ("--seed", "1", "--max-examples", "40", "--time-budget", "8", "--deadline", "1.5",
+            "--replay-runs", "1", "--minimize-budget", "2")
+AGENT_FUZZ = ("--seed", "3", "--max-examples", "100000", "--time-budget", "30",
+              "--replay-runs", "1", "--minimize-budget", "2", "--spec", "auto")
+# the real agents tests/external/test_real_agents.py fuzzes at both commits, per protocol
+REAL_AGENTS = ("claude-agent-acp@v2", "claude-agent-acp@v1", "codex-acp@v2", "codex-acp@v1",
+               "qwen-code@v1")
+
+
+@dataclass(frozen=True)
+class Side:
+    """One checkout: its ``acp-model`` executable and the Python next to it."""
+
+    acp_model: Path
+
+    @property
+    def python(self) -> Path:
+        return self.acp_model.parent / "python"
+
+    @property
+    def checkout(self) -> Path:
+        return self.acp_model.resolve().parents[2]
+
+    def zoo(self) -> dict[str, str]:
+        """Agent name to the revision its bug is judged in (the checkout's own zoo)."""
+        code = ("import json; from acp_model.agents.mutants import MUTANTS; "
+                "print(json.dumps({m.name: m.revisions[0] for m in MUTANTS}))")
+        out = subprocess.run([str(self.python), "-c", code], capture_output=True, text=True,
+                             check=True, cwd=self.checkout)
+        return {"reference": "seed", **json.loads(out.stdout)}
+
+
+# --- the items ----------------------------------------------------------------------------
+
+
+def traces(root: Path = ROOT) -> list[Path]:
+    """Every JSONL trace of the corpora, relative to ``root``."""
+    found = {p for corpus in CORPORA for p in (root / corpus).rglob("*.jsonl")}
+    return sorted(p.relative_to(root) for p in found)
+
+
+def generated(cache: Path) -> Path:
+    """A deterministic conforming trace of this repository's generator (the same file is
+    checked by both sides)."""
+    path = cache / GENERATED
+    if not path.is_file():
+        from benchmarks.gen_trace import generate
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        generate(messages=2000, sessions=3, seed=11).write(path)
+    return path
+
+
+def digest_report(report: dict[str, Any]) -> dict[str, Any]:
+    """A check report's verdict: the decided revision and every violation, sorted."""
+    return {"verdict": report["verdict"], "revision": report["spec"]["revision"],
+            "violations": sorted([v["rule"], str(v["level"]),
+                                  -1 if v.get("index") is None else int(v["index"])]
+                                 for v in report["violations"])}
+
+
+def digest_fuzz(report: dict[str, Any]) -> dict[str, Any]:
+    """A fuzz report's verdict: the rules failed and warned (racy: compared as sets)."""
+    levels: dict[str, set[str]] = {"fail": set(), "warn": set()}
+    for v in report["violations"]:
+        levels["fail" if v["level"] == "fail" else "warn"].add(v["rule"])
+    return {"verdict": report["verdict"], "revision": report["spec"]["revision"],
+            "failures": sorted(levels["fail"]), "warnings": sorted(levels["warn"]),
+            "unusable": report.get("unusable"), "problem": report.get("problem")}
+
+
+def _run(argv: list[str], report: Path, cwd: Path, timeout: float) -> tuple[int, str]:
+    report.unlink(missing_ok=True)
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, cwd=cwd, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return -1, f"timed out after {timeout:.0f} s"
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    return done.returncode, lines[-1] if lines else ""
+
+
+def check(side: Side, trace: Path, flags: tuple[str, ...], tmp: Path) -> dict[str, Any]:
+    """``acp-model check`` of one trace under one set of flags."""
+    out = tmp / "check.json"
+    argv = [str(side.acp_model), "check", str(trace), "--report", str(out), *flags]
+    code, err = _run(argv, out, side.checkout, timeout=600)
+    if not out.is_file():
+        return {"exit": code, "error": err}
+    return {"exit": code, **digest_report(json.loads(out.read_text(encoding="utf-8")))}
+
+
+def fuzz(side: Side, flags: list[str], tmp: Path, timeout: float) -> dict[str, Any]:
+    """``acp-model fuzz`` once; its digest and wall time."""
+    out = tmp / "fuzz.json"
+    started = time.monotonic()
+    code, err = _run([str(side.acp_model), "fuzz", "--report", str(out), *flags], out,
+                     side.checkout, timeout)
+    seconds = round(time.monotonic() - started, 1)
+    if not out.is_file():
+        return {"exit": code, "error": err, "seconds": seconds}
+    return {"exit": code, **digest_fuzz(json.loads(out.read_text(encoding="utf-8"))),
+            "seconds": seconds}
+
+
+def zoo_flags(side: Side, name: str, revision: str) -> list[str]:
+    agent = [str(side.python), "-m", "acp_model.agents.reference", "--timing", "fast",
+             "--seed", "1"]
+    if name != "reference":
+        agent += ["--mutant", name]
+    spec = "seed" if revision == "seed" else "auto"
+    return [*ZOO_FUZZ, "--spec", spec, "--", *agent]
+
+
+def agent_flags(item: str) -> list[str]:
+    name, protocol = item.split("@")
+    return ["--agent", name, "--protocol", protocol, *AGENT_FUZZ]
+
+
+# --- parts: what one lock holds -------------------------------------------------------------
+
+
+Job = Callable[[Path], tuple[str, str, dict[str, Any]]]  # tmp -> (section, key, entry)
+
+
+def _trace_jobs(side: Side, files: list[Path], cache: Path) -> Iterator[tuple[str, Job]]:
+    for rel in files:
+        path = generated(cache) if rel.as_posix() == GENERATED else ROOT / rel
+        configs = {**CHECKS, **(ONE_SIDED if "one_sided" in rel.parts else {})}
+        for label, flags in configs.items():
+            key = f"{rel.as_posix()} [{label}]"
+            yield key, (lambda tmp, p=path, f=flags, k=key: ("traces", k, check(side, p, f, tmp)))
+
+
+def parts(side: Side) -> list[str]:
+    """The parts of a whole run, each short enough for one hold of the lock."""
+    n_traces = len(traces()) + 1
+    n_zoo = len(side.zoo())
+    return ([f"traces/{k}" for k in range((n_traces + CHUNK - 1) // CHUNK)]
+            + [f"zoo/{k}" for k in range((n_zoo + CHUNK - 1) // CHUNK)]
+            + [f"agent:{a}" for a in REAL_AGENTS])
+
+
+def jobs(side: Side, part: str, cache: Path) -> list[tuple[str, Job]]:
+    """The runs of a part: ``traces/K``, ``zoo/K`` (chunks of ten), ``trace:PATH``,
+    ``zoo:NAME`` or ``agent:NAME@vN``."""
+    cut = min((i for i in (part.find(":"), part.find("/")) if i >= 0), default=len(part))
+    kind, arg = part[:cut], part[cut + 1:]
+    if kind in ("traces", "trace"):
+        files = [*traces(), Path(GENERATED)]
+        chosen = files[int(arg) * CHUNK:(int(arg) + 1) * CHUNK] if kind == "traces" \
+            else [Path(arg)]
+        return list(_trace_jobs(side, chosen, cache))
+    if kind in ("zoo",):
+        zoo = side.zoo()
+        names = sorted(zoo)[int(arg) * CHUNK:(int(arg) + 1) * CHUNK] if arg.isdigit() \
+            else [arg]
+        return [(f"zoo {n}", lambda tmp, n=n: ("zoo", n, fuzz(
+            side, zoo_flags(side, n, zoo[n]), tmp, timeout=180))) for n in names]
+    if kind == "agent":
+        return [(f"agent {arg}", lambda tmp, a=arg: ("agents", a, fuzz(
+            side, agent_flags(a), tmp, timeout=240)))]
+    raise SystemExit(f"error: unknown part {part!r} (traces/K, zoo/K, trace:PATH, zoo:NAME, "
+                     "agent:NAME@vN)")
+
+
+def load(path: Path) -> dict[str, Any]:
+    if path.is_file():
+        doc: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        return doc
+    return {"traces": {}, "zoo": {}, "agents": {}, "seconds": {}}
+
+
+def save(doc: dict[str, Any], path: Path) -> None:
+    path.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def run_part(side: Side, part: str, doc: dict[str, Any], console: Console,
+             cache: Path) -> None:
+    """Run a part's jobs with a progress bar; fuzz runs accumulate (reruns), checks replace."""
+    todo = jobs(side, part, cache)
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory() as tmp, Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TimeElapsedColumn(), console=console) as progress:
+        task = progress.add_task(part, total=len(todo))
+        for label, job in todo:
+            progress.update(task, description=escape(f"{part}: {label}"))
+            section, key, entry = job(Path(tmp))
+            if section == "traces":
+                doc[section][key] = entry
+            else:
+                doc[section].setdefault(key, []).append(entry)
+            progress.advance(task)
+    doc["seconds"][part] = round(doc["seconds"].get(part, 0) + time.monotonic() - started, 1)
+
+
+# --- comparing two digests ------------------------------------------------------------------
+
+
+def _runs_differ(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Fuzz runs of one item on both sides: None when they agree, else what differs and
+    whether it persists (every run of one side shows it, no run of the other does)."""
+    def outcome(run: dict[str, Any]) -> tuple[Any, ...]:
+        return (run.get("verdict"), tuple(run.get("failures", ())),
+                tuple(run.get("warnings", ())), run.get("error"))
+
+    if {outcome(r) for r in old} == {outcome(r) for r in new}:
+        return None
+    persistent: list[str] = []
+    for field in ("failures", "warnings"):
+        for a, b, tag in ((old, new, "old only"), (new, old, "new only")):
+            always = set.intersection(*(set(r.get(field, ())) for r in a))
+            ever = set().union(*(set(r.get(field, ())) for r in b))
+            persistent += [f"{field[:-1]} {rule} ({tag})" for rule in sorted(always - ever)]
+    status = "rerun both sides" if min(len(old), len(new)) < 2 else \
+        "persistent" if persistent else "racy (not persistent)"
+    return {"status": status, "persistent": persistent, "runs": [len(old), len(new)],
+            "old": [outcome(r)[:3] for r in old], "new": [outcome(r)[:3] for r in new]}
+
+
+def _trace_differs(old: dict[str, Any] | None, new: dict[str, Any] | None
+                   ) -> dict[str, Any] | None:
+    if old == new:
+        return None
+    if old is None or new is None:
+        return {"status": "only in " + ("new" if old is None else "old")}
+    if any("unrecognized arguments" in str(e.get("error", "")) for e in (old, new)):
+        return {"status": "not comparable (a flag one CLI lacks)", "old": old, "new": new}
+    return {"status": "verdict change", "old": old, "new": new}
+
+
+def compare(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every item whose verdicts differ, with its status."""
+    out: list[dict[str, Any]] = []
+    for key in sorted(set(old["traces"]) | set(new["traces"])):
+        diff = _trace_differs(old["traces"].get(key), new["traces"].get(key))
+        if diff is not None:
+            out.append({"section": "traces", "item": key, **diff})
+    for section in ("zoo", "agents"):
+        for key in sorted(set(old[section]) | set(new[section])):
+            if key not in old[section] or key not in new[section]:
+                side = "new" if key not in old[section] else "old"
+                out.append({"section": section, "item": key, "status": f"only in {side}"})
+                continue
+            fdiff = _runs_differ(old[section][key], new[section][key])
+            if fdiff is not None:
+                out.append({"section": section, "item": key, **fdiff})
+    return out
+
+
+def counts(old: dict[str, Any], new: dict[str, Any]) -> dict[str, int]:
+    both = {s: set(old[s]) & set(new[s]) for s in ("traces", "zoo", "agents")}
+    return {"trace files": len({k.rsplit(" [", 1)[0] for k in both["traces"]}),
+            "trace checks": len(both["traces"]), "zoo agents": len(both["zoo"]),
+            "real-agent runs": len(both["agents"])}
+
+
+def record(old: dict[str, Any], new: dict[str, Any], diffs: list[dict[str, Any]],
+           notes: str, command: str) -> Path:
+    """``benchmarks/results/verdicts.json``: the counts, the differences, both digests."""
+    n = counts(old, new)
+    real = [d for d in diffs if d["status"] in ("verdict change", "persistent")]
+    figures = [{"name": name, "value": value, "unit": ""} for name, value in n.items()]
+    figures.append({"name": "differences (verdict changes or persistent)", "value": len(real),
+                    "unit": "", "target": "0", "met": not real})
+    table = {"columns": ["section", "item", "status", "detail"],
+             "rows": [[d["section"], d["item"], d["status"],
+                       "; ".join(d.get("persistent", ())) or _short(d)] for d in diffs]}
+    doc = stamp("verdicts", "No verdict changes (a refactor, before and after)", figures,
+                table=table, command=command)
+    doc.update(parameters={"old": old.get("commit", ""), "new": new.get("commit", "")},
+               notes=notes, differences=diffs, old=old, new=new)
+    path = ROOT / "benchmarks" / "results" / "verdicts.json"
+    path.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+def _short(diff: dict[str, Any]) -> str:
+    if "old" not in diff:
+        return ""
+    return f"old {_brief(diff['old'])}; new {_brief(diff['new'])}"
+
+
+def _brief(entry: Any) -> str:
+    if isinstance(entry, dict):
+        if "error" in entry:
+            return f"exit {entry['exit']}: {entry['error']}"
+        rules = sorted({f"{r}:{lv}" for r, lv, _ in entry["violations"]})
+        return f"{entry['verdict']} ({', '.join(rules)})"
+    return " | ".join(f"{v} fail={','.join(f)} warn={','.join(w)}" for v, f, w in entry)
+
+
+# --- the command line -----------------------------------------------------------------------
+
+
+def _cmd_run(args: argparse.Namespace, console: Console) -> int:
+    side = Side(Path(args.acp_model).absolute())
+    doc = load(Path(args.save))
+    doc["commit"] = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], text=True,
+                                   capture_output=True, cwd=side.checkout).stdout.strip()
+    doc["acp_model"] = str(side.acp_model)
+    cache = Path(tempfile.gettempdir()) / "acp-model-verdicts"
+    for part in args.part or parts(side):
+        with locked(args.lock):
+            run_part(side, part, doc, console, cache)
+        save(doc, Path(args.save))
+        console.print(f"{part}: {doc['seconds'][part]} s (digest in {args.save})")
+    return 0
+
+
+def _cmd_compare(args: argparse.Namespace, console: Console) -> int:
+    old, new = load(Path(args.old)), load(Path(args.new))
+    diffs = compare(old, new)
+    console.print(", ".join(f"{k}: {v}" for k, v in counts(old, new).items()))
+    for d in diffs:
+        console.print(f"[bold]{d['section']}[/] " + escape(
+            f"{d['item']}: {d['status']} {'; '.join(d.get('persistent', ())) or _short(d)}"))
+    if not diffs:
+        console.print("no verdict differs")
+    if args.record:
+        notes = Path(args.notes).read_text(encoding="utf-8").strip() if args.notes else ""
+        path = record(old, new, diffs, notes, "python benchmarks/verdicts.py run --acp-model "
+                      "OLD/.venv/bin/acp-model --save old.json; (the same at the new commit); "
+                      "python benchmarks/verdicts.py compare old.json new.json --record")
+        console.print(f"written to {path.relative_to(ROOT)}")
+    return 1 if any(d["status"] in ("verdict change", "persistent", "rerun both sides")
+                    for d in diffs) else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="digest one checkout's verdicts (merged into --save)")
+    run.add_argument("--acp-model", required=True, help="the checkout's acp-model executable")
+    run.add_argument("--save", required=True, metavar="PATH.json")
+    run.add_argument("--part", action="append", help="only these parts (default: all; see "
+                     "`parts`): traces/K, zoo/K, trace:PATH, zoo:NAME, agent:NAME@vN")
+    run.add_argument("--lock", metavar="PATH", help="hold flock PATH for one part at a time")
+    run.set_defaults(func=_cmd_run)
+    lst = sub.add_parser("parts", help="list the parts of a whole run")
+    lst.add_argument("--acp-model", required=True)
+    lst.set_defaults(func=lambda a, c: print("\n".join(parts(Side(Path(a.acp_model)))))
+                     or 0)
+    cmp = sub.add_parser("compare", help="the differences of two digests (exit 1: a verdict "
+                         "changed, or a fuzz difference persists or needs a rerun)")
+    cmp.add_argument("old")
+    cmp.add_argument("new")
+    cmp.add_argument("--record", action="store_true",
+                     help="write benchmarks/results/verdicts.json")
+    cmp.add_argument("--notes", metavar="FILE", help="the analysis of the differences (text)")
+    cmp.set_defaults(func=_cmd_compare)
+    args = parser.parse_args(argv)
+    result: int = args.func(args, Console(stderr=True))
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(main())
