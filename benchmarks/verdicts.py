@@ -35,10 +35,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -370,6 +372,112 @@ def _brief(entry: Any) -> str:
     return " | ".join(f"{v} fail={','.join(f)} warn={','.join(w)}" for v, f, w in entry)
 
 
+# --- which commit changed a verdict (git bisect over the trace checks) ------------------------
+
+BISECT = Path(tempfile.gettempdir()) / "acp-model-verdicts-bisect"
+
+
+def atoms(old: dict[str, Any], new: dict[str, Any]) -> list[tuple[str, Any]]:
+    """A trace check's change split into its parts: the exit code when one side could not
+    judge, the decided revision, each (rule, level) whose count changed."""
+    if "error" in old or "error" in new:
+        return [("exit", [old["exit"], new["exit"]])]
+    out: list[tuple[str, Any]] = []
+    if old["revision"] != new["revision"]:
+        out.append(("revision", [old["revision"], new["revision"]]))
+    count = {k: Counter((r, lv) for r, lv, _ in e["violations"]) for k, e in
+             (("old", old), ("new", new))}
+    for rule, level in sorted(set(count["old"]) | set(count["new"])):
+        a, b = count["old"][(rule, level)], count["new"][(rule, level)]
+        if a != b:
+            out.append(("rule", [rule, level, "+" if b > a else "-"]))
+    if not out:  # the same rules at other messages
+        out.append(("where", []))
+    return out
+
+
+def like_new(atom: tuple[str, Any], entry: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Does a check at some commit already show the new side's part ``atom``?"""
+    kind, value = atom
+    if kind == "exit":
+        return entry["exit"] == value[1]
+    if "error" in entry:
+        return False
+    if kind == "revision":
+        return bool(entry["revision"] == value[1])
+    if kind == "where":
+        return bool(entry["violations"] == new["violations"])
+    rule, level = value[0], value[1]
+    def n(e: dict[str, Any]) -> int:
+        return sum(1 for r, lv, _ in e["violations"] if (r, lv) == (rule, level))
+    return n(entry) == n(new)
+
+
+def _cmd_probe(args: argparse.Namespace, console: Console) -> int:
+    """``git bisect run``'s test at the bisect tree's HEAD: 1 (bad) when the check shows the
+    new side's part already, 0 when not, 125 (skip) when the tree cannot run."""
+    key = f"{args.trace} [{args.config}]"
+    new = load(Path(args.new))["traces"][key]
+    trace = generated(Path(tempfile.gettempdir()) / "acp-model-verdicts") \
+        if args.trace == GENERATED else ROOT / args.trace
+    flags = {**CHECKS, **ONE_SIDED}[args.config]
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "check.json"
+        argv = [sys.executable, "-m", "acp_model", "check", str(trace), "--report", str(out),
+                *flags]
+        done = subprocess.run(argv, capture_output=True, text=True, cwd=BISECT,
+                              env={**os.environ, "PYTHONPATH": str(BISECT)}, timeout=600)
+        if done.returncode not in (0, 1, 2) or "Traceback" in done.stderr:
+            return 125
+        entry = {"exit": done.returncode, "error": "x"} if not out.is_file() else \
+            {"exit": done.returncode, **digest_report(json.loads(out.read_text()))}
+    return 1 if like_new((args.kind, json.loads(args.value)), entry, new) else 0
+
+
+def bisect(old_commit: str, new_commit: str, new_path: Path, item: str,
+           atom: tuple[str, Any]) -> str:
+    """The first commit whose check of ``item`` shows ``atom`` (git bisect in a worktree of
+    its own)."""
+    def git(*a: str, cwd: Path = BISECT) -> str:
+        return subprocess.run(["git", *a], cwd=cwd, capture_output=True, text=True).stdout
+
+    if not BISECT.is_dir():
+        git("worktree", "add", "--detach", str(BISECT), new_commit, cwd=ROOT)
+    trace, config = item.rsplit(" [", 1)
+    git("bisect", "reset")
+    git("bisect", "start", new_commit, old_commit)
+    out = git("bisect", "run", sys.executable, str(Path(__file__).resolve()), "probe",
+              "--new", str(new_path.resolve()), "--trace", trace, "--config", config[:-1],
+              "--kind", atom[0], "--value", json.dumps(atom[1]))
+    git("bisect", "reset")
+    for line in out.splitlines():
+        if "is the first bad commit" in line:
+            sha = line.split()[0]
+            return git("log", "-1", "--format=%h %ad %s", "--date=format:%m-%d %H:%M", sha)
+    return "not found: " + (out.strip().splitlines() or ["?"])[-1]
+
+
+def _cmd_blame(args: argparse.Namespace, console: Console) -> int:
+    old, new = load(Path(args.old)), load(Path(args.new))
+    groups: dict[str, list[str]] = {}
+    first: dict[str, tuple[str, tuple[str, Any]]] = {}
+    for key in sorted(set(old["traces"]) & set(new["traces"])):
+        a, b = old["traces"][key], new["traces"][key]
+        if a == b or _trace_differs(a, b)["status"] != "verdict change":  # type: ignore[index]
+            continue
+        for atom in atoms(a, b):
+            name = f"{atom[0]} {' '.join(map(str, atom[1]))}".strip()
+            groups.setdefault(name, []).append(key)
+            first.setdefault(name, (key, atom))
+    found = {}
+    for name, (item, atom) in first.items():
+        commit = bisect(old["commit"], new["commit"], Path(args.new), item, atom)
+        found[name] = {"commit": commit, "example": item, "items": groups[name]}
+        console.print(escape(f"{name} ({len(groups[name])} checks, e.g. {item}): {commit}"))
+    Path(args.save).write_text(json.dumps(found, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
 # --- the command line -----------------------------------------------------------------------
 
 
@@ -429,6 +537,17 @@ def main(argv: list[str] | None = None) -> int:
                      help="write benchmarks/results/verdicts.json")
     cmp.add_argument("--notes", metavar="FILE", help="the analysis of the differences (text)")
     cmp.set_defaults(func=_cmd_compare)
+    blm = sub.add_parser("blame", help="bisect each part of each trace check's verdict change "
+                         "to the commit that introduced it (a worktree of its own; the new "
+                         "checkout's Python runs each commit's source)")
+    blm.add_argument("old")
+    blm.add_argument("new")
+    blm.add_argument("--save", required=True, metavar="PATH.json")
+    blm.set_defaults(func=_cmd_blame)
+    prb = sub.add_parser("probe", help=argparse.SUPPRESS)
+    for name in ("--new", "--trace", "--config", "--kind", "--value"):
+        prb.add_argument(name, required=True)
+    prb.set_defaults(func=_cmd_probe)
     args = parser.parse_args(argv)
     result: int = args.func(args, Console(stderr=True))
     return result
