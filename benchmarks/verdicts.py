@@ -28,7 +28,7 @@ output only (``check --report``, ``fuzz --report``), about three things:
 Only flags both the old and the new CLI accept are used; a flag one side lacks (``check
 --one-sided`` at the old commit) gives an exit-2 entry that ``compare`` lists as not
 comparable. ``--lock PATH`` holds ``flock PATH`` for one part at a time (a part is ten traces,
-ten zoo agents or one real agent: a few minutes), never the whole run.
+fifteen zoo agents or three real-agent runs: about three minutes), never the whole run.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ from rich.progress import (
 
 from benchmarks.results import ROOT, locked, stamp
 
-CHUNK = 10
+CHUNK = {"traces": 10, "zoo": 15, "agents": 3}  # a part: about three minutes of work
 CORPORA = ("tests/data", "tests/oracle", "examples", "docs")
 GENERATED = "generated/gen-trace-2000.jsonl"
 STRICT = ("A-01=forbid", "A-03=diagram", "A-04=idle-cancelled", "A-05=forbid", "A-07=forbid",
@@ -215,32 +215,34 @@ def _trace_jobs(side: Side, files: list[Path], cache: Path) -> Iterator[tuple[st
 
 def parts(side: Side) -> list[str]:
     """The parts of a whole run, each short enough for one hold of the lock."""
-    n_traces = len(traces()) + 1
-    n_zoo = len(side.zoo())
-    return ([f"traces/{k}" for k in range((n_traces + CHUNK - 1) // CHUNK)]
-            + [f"zoo/{k}" for k in range((n_zoo + CHUNK - 1) // CHUNK)]
-            + [f"agent:{a}" for a in REAL_AGENTS])
+    sizes = {"traces": len(traces()) + 1, "zoo": len(side.zoo()), "agents": len(REAL_AGENTS)}
+    return [f"{kind}/{k}" for kind, n in sizes.items()
+            for k in range((n + CHUNK[kind] - 1) // CHUNK[kind])]
+
+
+def _chunk(items: list[Any], kind: str, arg: str) -> list[Any]:
+    k, size = int(arg), CHUNK[kind]
+    return items[k * size:(k + 1) * size]
 
 
 def jobs(side: Side, part: str, cache: Path) -> list[tuple[str, Job]]:
-    """The runs of a part: ``traces/K``, ``zoo/K`` (chunks of ten), ``trace:PATH``,
+    """The runs of a part: ``traces/K``, ``zoo/K``, ``agents/K`` (chunks), ``trace:PATH``,
     ``zoo:NAME`` or ``agent:NAME@vN``."""
     cut = min((i for i in (part.find(":"), part.find("/")) if i >= 0), default=len(part))
     kind, arg = part[:cut], part[cut + 1:]
     if kind in ("traces", "trace"):
         files = [*traces(), Path(GENERATED)]
-        chosen = files[int(arg) * CHUNK:(int(arg) + 1) * CHUNK] if kind == "traces" \
-            else [Path(arg)]
+        chosen = _chunk(files, kind, arg) if kind == "traces" else [Path(arg)]
         return list(_trace_jobs(side, chosen, cache))
     if kind in ("zoo",):
         zoo = side.zoo()
-        names = sorted(zoo)[int(arg) * CHUNK:(int(arg) + 1) * CHUNK] if arg.isdigit() \
-            else [arg]
+        names = _chunk(sorted(zoo), kind, arg) if arg.isdigit() else [arg]
         return [(f"zoo {n}", lambda tmp, n=n: ("zoo", n, fuzz(
             side, zoo_flags(side, n, zoo[n]), tmp, timeout=180))) for n in names]
-    if kind == "agent":
-        return [(f"agent {arg}", lambda tmp, a=arg: ("agents", a, fuzz(
-            side, agent_flags(a), tmp, timeout=240)))]
+    if kind in ("agent", "agents"):
+        chosen = _chunk(list(REAL_AGENTS), kind, arg) if kind == "agents" else [arg]
+        return [(f"agent {a}", lambda tmp, a=a: ("agents", a, fuzz(
+            side, agent_flags(a), tmp, timeout=240))) for a in chosen]
     raise SystemExit(f"error: unknown part {part!r} (traces/K, zoo/K, trace:PATH, zoo:NAME, "
                      "agent:NAME@vN)")
 
@@ -469,12 +471,15 @@ def _cmd_blame(args: argparse.Namespace, console: Console) -> int:
             name = f"{atom[0]} {' '.join(map(str, atom[1]))}".strip()
             groups.setdefault(name, []).append(key)
             first.setdefault(name, (key, atom))
+    save = Path(args.save)
+    known = json.loads(save.read_text(encoding="utf-8")) if save.is_file() else {}
     found = {}
-    for name, (item, atom) in first.items():
-        commit = bisect(old["commit"], new["commit"], Path(args.new), item, atom)
+    for name, (item, atom) in first.items():  # a part bisected before keeps its commit
+        commit = known[name]["commit"] if name in known else \
+            bisect(old["commit"], new["commit"], Path(args.new), item, atom)
         found[name] = {"commit": commit, "example": item, "items": groups[name]}
         console.print(escape(f"{name} ({len(groups[name])} checks, e.g. {item}): {commit}"))
-    Path(args.save).write_text(json.dumps(found, indent=1) + "\n", encoding="utf-8")
+        save.write_text(json.dumps(found, indent=1) + "\n", encoding="utf-8")
     return 0
 
 
@@ -522,7 +527,8 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--acp-model", required=True, help="the checkout's acp-model executable")
     run.add_argument("--save", required=True, metavar="PATH.json")
     run.add_argument("--part", action="append", help="only these parts (default: all; see "
-                     "`parts`): traces/K, zoo/K, trace:PATH, zoo:NAME, agent:NAME@vN")
+                     "`parts`): traces/K, zoo/K, agents/K, trace:PATH, zoo:NAME, "
+                     "agent:NAME@vN")
     run.add_argument("--lock", metavar="PATH", help="hold flock PATH for one part at a time")
     run.set_defaults(func=_cmd_run)
     lst = sub.add_parser("parts", help="list the parts of a whole run")
