@@ -1,9 +1,8 @@
 """Digests of verdicts, so a refactor can prove that it changed no verdict (issue 40).
 
-    python benchmarks/verdicts.py run --acp-model OLD/.venv/bin/acp-model --save old.json \\
-        --lock /tmp/acpm-heavy.lock
-    python benchmarks/verdicts.py run --acp-model .venv/bin/acp-model --save new.json \\
-        --lock /tmp/acpm-heavy.lock
+    git worktree add /tmp/old OLD && make -C /tmp/old venv
+    python benchmarks/verdicts.py run --acp-model /tmp/old/.venv/bin/acp-model --save old.json \\
+        --acp-model .venv/bin/acp-model --save new.json --lock /tmp/acpm-heavy.lock
     python benchmarks/verdicts.py compare old.json new.json      # exit 1 on a difference
     python benchmarks/verdicts.py run ... --part zoo:no_running --part agent:codex-acp@v2
                                                                  # a rerun, appended
@@ -27,8 +26,10 @@ output only (``check --report``, ``fuzz --report``), about three things:
 
 Only flags both the old and the new CLI accept are used; a flag one side lacks (``check
 --one-sided`` at the old commit) gives an exit-2 entry that ``compare`` lists as not
-comparable. ``--lock PATH`` holds ``flock PATH`` for one part at a time (a part is ten traces,
-fifteen zoo agents or three real-agent runs: about three minutes), never the whole run.
+comparable. With several checkouts each part runs on all of them at once (the same load for
+both sides' racy runs). ``--lock PATH`` holds ``flock PATH`` for one part at a time (ten
+traces, fifteen zoo agents or three real-agent runs: about three minutes), never the whole
+run.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -258,17 +260,27 @@ def save(doc: dict[str, Any], path: Path) -> None:
     path.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 
-def run_part(side: Side, part: str, doc: dict[str, Any], console: Console,
+def run_part(sides: list[tuple[Side, dict[str, Any]]], part: str, console: Console,
              cache: Path) -> None:
-    """Run a part's jobs with a progress bar; fuzz runs accumulate (reruns), checks replace."""
+    """Run a part on every side at once (one thread each: the sides see the same load), a
+    progress bar per side; fuzz runs accumulate (reruns), checks replace."""
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=console) as progress, \
+            ThreadPoolExecutor(len(sides)) as pool:
+        for done in [pool.submit(_side_part, side, doc, part, cache, progress)
+                     for side, doc in sides]:
+            done.result()
+
+
+def _side_part(side: Side, doc: dict[str, Any], part: str, cache: Path,
+               progress: Progress) -> None:
     todo = jobs(side, part, cache)
     started = time.monotonic()
-    with tempfile.TemporaryDirectory() as tmp, Progress(
-            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TimeElapsedColumn(), console=console) as progress:
-        task = progress.add_task(part, total=len(todo))
+    name = side.checkout.name
+    task = progress.add_task(part, total=len(todo))
+    with tempfile.TemporaryDirectory() as tmp:
         for label, job in todo:
-            progress.update(task, description=escape(f"{part}: {label}"))
+            progress.update(task, description=escape(f"{name} {part}: {label}"))
             section, key, entry = job(Path(tmp))
             if section == "traces":
                 doc[section][key] = entry
@@ -381,7 +393,9 @@ BISECT = Path(tempfile.gettempdir()) / "acp-model-verdicts-bisect"
 
 def atoms(old: dict[str, Any], new: dict[str, Any]) -> list[tuple[str, Any]]:
     """A trace check's change split into its parts: the exit code when one side could not
-    judge, the decided revision, each (rule, level) whose count changed."""
+    judge, the decided revision, each (rule, level) whose count changed, and (level ``*``)
+    each rule whose count at any level changed (a rule that went from failure to warning to
+    nothing is two changes, maybe by two commits)."""
     if "error" in old or "error" in new:
         return [("exit", [old["exit"], new["exit"]])]
     out: list[tuple[str, Any]] = []
@@ -389,6 +403,8 @@ def atoms(old: dict[str, Any], new: dict[str, Any]) -> list[tuple[str, Any]]:
         out.append(("revision", [old["revision"], new["revision"]]))
     count = {k: Counter((r, lv) for r, lv, _ in e["violations"]) for k, e in
              (("old", old), ("new", new))}
+    for key in ("old", "new"):  # a rule at any level: a change of level in two steps
+        count[key].update(Counter((r, "*") for r, _ in list(count[key].elements())))
     for rule, level in sorted(set(count["old"]) | set(count["new"])):
         a, b = count["old"][(rule, level)], count["new"][(rule, level)]
         if a != b:
@@ -411,7 +427,7 @@ def like_new(atom: tuple[str, Any], entry: dict[str, Any], new: dict[str, Any]) 
         return bool(entry["violations"] == new["violations"])
     rule, level = value[0], value[1]
     def n(e: dict[str, Any]) -> int:
-        return sum(1 for r, lv, _ in e["violations"] if (r, lv) == (rule, level))
+        return sum(1 for r, lv, _ in e["violations"] if r == rule and level in (lv, "*"))
     return n(entry) == n(new)
 
 
@@ -468,7 +484,8 @@ def _cmd_blame(args: argparse.Namespace, console: Console) -> int:
         if a == b or _trace_differs(a, b)["status"] != "verdict change":  # type: ignore[index]
             continue
         for atom in atoms(a, b):
-            name = f"{atom[0]} {' '.join(map(str, atom[1]))}".strip()
+            judged = b.get("revision", "-")  # the same part may differ per revision
+            name = f"{atom[0]} {' '.join(map(str, atom[1]))} under {judged}"
             groups.setdefault(name, []).append(key)
             first.setdefault(name, (key, atom))
     save = Path(args.save)
@@ -487,17 +504,26 @@ def _cmd_blame(args: argparse.Namespace, console: Console) -> int:
 
 
 def _cmd_run(args: argparse.Namespace, console: Console) -> int:
-    side = Side(Path(args.acp_model).absolute())
-    doc = load(Path(args.save))
-    doc["commit"] = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], text=True,
-                                   capture_output=True, cwd=side.checkout).stdout.strip()
-    doc["acp_model"] = str(side.acp_model)
+    if len(args.acp_model) != len(args.save):
+        raise SystemExit("error: give one --save per --acp-model")
+    sides = []
+    for exe, path in zip(args.acp_model, args.save, strict=True):
+        side = Side(Path(exe).absolute())
+        doc = load(Path(path))
+        doc["commit"] = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], text=True,
+                                       capture_output=True, cwd=side.checkout).stdout.strip()
+        doc["acp_model"] = str(side.acp_model)
+        sides.append((side, doc))
     cache = Path(tempfile.gettempdir()) / "acp-model-verdicts"
-    for part in args.part or parts(side):
+    generated(cache)  # before the threads: both sides check the same file
+    todo = args.part or sorted({p for side, _ in sides for p in parts(side)},
+                               key=[p for side, _ in sides for p in parts(side)].index)
+    for part in todo:
         with locked(args.lock):
-            run_part(side, part, doc, console, cache)
-        save(doc, Path(args.save))
-        console.print(f"{part}: {doc['seconds'][part]} s (digest in {args.save})")
+            run_part(sides, part, console, cache)
+        for (_, doc), path in zip(sides, args.save, strict=True):
+            save(doc, Path(path))
+            console.print(f"{part}: {doc['seconds'][part]} s (digest in {path})")
     return 0
 
 
@@ -524,8 +550,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="digest one checkout's verdicts (merged into --save)")
-    run.add_argument("--acp-model", required=True, help="the checkout's acp-model executable")
-    run.add_argument("--save", required=True, metavar="PATH.json")
+    run.add_argument("--acp-model", required=True, action="append",
+                     help="a checkout's acp-model executable (repeat: the sides run each part "
+                          "at once)")
+    run.add_argument("--save", required=True, action="append", metavar="PATH.json",
+                     help="where its digest goes (one per --acp-model, merged into)")
     run.add_argument("--part", action="append", help="only these parts (default: all; see "
                      "`parts`): traces/K, zoo/K, agents/K, trace:PATH, zoo:NAME, "
                      "agent:NAME@vN")
