@@ -150,7 +150,10 @@ def digest_fuzz(report: dict[str, Any]) -> dict[str, Any]:
         levels["fail" if v["level"] == "fail" else "warn"].add(v["rule"])
     return {"verdict": report["verdict"], "revision": report["spec"]["revision"],
             "failures": sorted(levels["fail"]), "warnings": sorted(levels["warn"]),
-            "unusable": report.get("unusable"), "problem": report.get("problem")}
+            "unusable": report.get("unusable"), "problem": report.get("problem"),
+            # the effort behind the verdict (a run may end before its budget)
+            "examples": report["summary"].get("examples"),
+            "actions": report["summary"].get("actions")}
 
 
 def _run(argv: list[str], report: Path, cwd: Path, timeout: float) -> tuple[int, str]:
@@ -274,6 +277,8 @@ def run_part(sides: list[tuple[Side, dict[str, Any]]], part: str, console: Conso
 
 def _side_part(side: Side, doc: dict[str, Any], part: str, cache: Path,
                progress: Progress) -> None:
+    """One side's runs of a part, added to ``doc["added"]`` (merged into the file by
+    :func:`merge`)."""
     todo = jobs(side, part, cache)
     started = time.monotonic()
     name = side.checkout.name
@@ -281,13 +286,25 @@ def _side_part(side: Side, doc: dict[str, Any], part: str, cache: Path,
     with tempfile.TemporaryDirectory() as tmp:
         for label, job in todo:
             progress.update(task, description=escape(f"{name} {part}: {label}"))
-            section, key, entry = job(Path(tmp))
-            if section == "traces":
-                doc[section][key] = entry
-            else:
-                doc[section].setdefault(key, []).append(entry)
+            doc["added"].append(job(Path(tmp)))
             progress.advance(task)
-    doc["seconds"][part] = round(doc["seconds"].get(part, 0) + time.monotonic() - started, 1)
+    doc["added"].append(("seconds", part, round(time.monotonic() - started, 1)))
+
+
+def merge(path: Path, added: list[tuple[str, str, Any]], head: dict[str, Any]) -> None:
+    """Add a part's runs to the digest file as it is now (another process may have added
+    its own since this one started): checks and the commit replace, fuzz runs and seconds
+    accumulate (reruns)."""
+    doc = load(path)
+    doc.update(head)
+    for section, key, entry in added:
+        if section == "traces":
+            doc[section][key] = entry
+        elif section == "seconds":
+            doc[section][key] = round(doc[section].get(key, 0) + entry, 1)
+        else:
+            doc[section].setdefault(key, []).append(entry)
+    save(doc, path)
 
 
 # --- comparing two digests ------------------------------------------------------------------
@@ -507,23 +524,24 @@ def _cmd_run(args: argparse.Namespace, console: Console) -> int:
     if len(args.acp_model) != len(args.save):
         raise SystemExit("error: give one --save per --acp-model")
     sides = []
-    for exe, path in zip(args.acp_model, args.save, strict=True):
+    for exe in args.acp_model:
         side = Side(Path(exe).absolute())
-        doc = load(Path(path))
-        doc["commit"] = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], text=True,
-                                       capture_output=True, cwd=side.checkout).stdout.strip()
-        doc["acp_model"] = str(side.acp_model)
-        sides.append((side, doc))
+        commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], text=True,
+                                capture_output=True, cwd=side.checkout).stdout.strip()
+        sides.append((side, {"head": {"commit": commit, "acp_model": str(side.acp_model)}}))
     cache = Path(tempfile.gettempdir()) / "acp-model-verdicts"
     generated(cache)  # before the threads: both sides check the same file
     todo = args.part or sorted({p for side, _ in sides for p in parts(side)},
                                key=[p for side, _ in sides for p in parts(side)].index)
     for part in todo:
-        with locked(args.lock):
+        for _, doc in sides:
+            doc["added"] = []
+        with locked(args.lock):  # held while merging too: the holders write one at a time
             run_part(sides, part, console, cache)
+            for (_, doc), path in zip(sides, args.save, strict=True):
+                merge(Path(path), doc["added"], doc["head"])
         for (_, doc), path in zip(sides, args.save, strict=True):
-            save(doc, Path(path))
-            console.print(f"{part}: {doc['seconds'][part]} s (digest in {path})")
+            console.print(f"{part}: {doc['added'][-1][2]} s (digest in {path})")
     return 0
 
 
