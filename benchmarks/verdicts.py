@@ -232,7 +232,7 @@ def _chunk(items: list[Any], kind: str, arg: str) -> list[Any]:
 
 def jobs(side: Side, part: str, cache: Path) -> list[tuple[str, Job]]:
     """The runs of a part: ``traces/K``, ``zoo/K``, ``agents/K`` (chunks), ``trace:PATH``,
-    ``zoo:NAME`` or ``agent:NAME@vN``."""
+    ``zoo:NAME,...`` or ``agent:NAME@vN,...`` (a name twice: two runs)."""
     cut = min((i for i in (part.find(":"), part.find("/")) if i >= 0), default=len(part))
     kind, arg = part[:cut], part[cut + 1:]
     if kind in ("traces", "trace"):
@@ -241,11 +241,11 @@ def jobs(side: Side, part: str, cache: Path) -> list[tuple[str, Job]]:
         return list(_trace_jobs(side, chosen, cache))
     if kind in ("zoo",):
         zoo = side.zoo()
-        names = _chunk(sorted(zoo), kind, arg) if arg.isdigit() else [arg]
+        names = _chunk(sorted(zoo), kind, arg) if arg.isdigit() else arg.split(",")
         return [(f"zoo {n}", lambda tmp, n=n: ("zoo", n, fuzz(
             side, zoo_flags(side, n, zoo[n]), tmp, timeout=180))) for n in names]
     if kind in ("agent", "agents"):
-        chosen = _chunk(list(REAL_AGENTS), kind, arg) if kind == "agents" else [arg]
+        chosen = _chunk(list(REAL_AGENTS), kind, arg) if kind == "agents" else arg.split(",")
         return [(f"agent {a}", lambda tmp, a=a: ("agents", a, fuzz(
             side, agent_flags(a), tmp, timeout=240))) for a in chosen]
     raise SystemExit(f"error: unknown part {part!r} (traces/K, zoo/K, trace:PATH, zoo:NAME, "
