@@ -35,11 +35,13 @@ run.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -368,23 +370,50 @@ def counts(old: dict[str, Any], new: dict[str, Any]) -> dict[str, int]:
             "real-agent runs": len(both["agents"])}
 
 
+def stored(entry: dict[str, Any]) -> dict[str, Any]:
+    """A trace check as the result file keeps it: its rules counted, its violations' places
+    hashed (the whole digest stays in the run's own file)."""
+    if "violations" not in entry:
+        return entry
+    rules = Counter(f"{r}:{lv}" for r, lv, _ in entry["violations"])
+    places = json.dumps(entry["violations"]).encode()
+    return {"exit": entry["exit"], "verdict": entry["verdict"], "revision": entry["revision"],
+            "rules": dict(sorted(rules.items())),
+            "sha": hashlib.sha256(places).hexdigest()[:12]}
+
+
 def record(old: dict[str, Any], new: dict[str, Any], diffs: list[dict[str, Any]],
-           notes: str, command: str) -> Path:
-    """``benchmarks/results/verdicts.json``: the counts, the differences, both digests."""
-    n = counts(old, new)
-    real = [d for d in diffs if d["status"] in ("verdict change", "persistent")]
-    figures = [{"name": name, "value": value, "unit": ""} for name, value in n.items()]
-    figures.append({"name": "differences (verdict changes or persistent)", "value": len(real),
-                    "unit": "", "target": "0", "met": not real})
-    table = {"columns": ["section", "item", "status", "detail"],
-             "rows": [[d["section"], d["item"], d["status"],
-                       "; ".join(d.get("persistent", ())) or _short(d)] for d in diffs]}
+           blamed: dict[str, Any], notes: str, command: str) -> Path:
+    """``benchmarks/results/verdicts.json``: the counts, each trace difference's parts with
+    the commit that made them, the fuzz differences, and both digests (compact)."""
+    figures = [{"name": name, "value": value, "unit": ""}
+               for name, value in counts(old, new).items()]
+    for name, status in (("trace checks whose verdict changed", "verdict change"),
+                         ("fuzz differences that persist over reruns", "persistent"),
+                         ("fuzz differences that did not persist", "racy (not persistent)")):
+        figures.append({"name": name, "value": sum(d["status"] == status for d in diffs),
+                        "unit": ""})
+    rows = [["traces", name, f"{len(b['items'])} checks, e.g. {b['example']}",
+             textwrap.shorten(b["commit"], 100)]
+            for name, b in blamed.items() if " * " not in name]
+    rows += [[d["section"], d["item"], d["status"], "; ".join(d.get("persistent", ()))
+              or _short(d)] for d in diffs if d["section"] != "traces"]
+    table = {"columns": ["section", "what changed", "where", "commit / detail"], "rows": rows}
     doc = stamp("verdicts", "No verdict changes (a refactor, before and after)", figures,
                 table=table, command=command)
-    doc.update(parameters={"old": old.get("commit", ""), "new": new.get("commit", "")},
-               notes=notes, differences=diffs, old=old, new=new)
+    doc.update(
+        parameters={"old": old.get("commit", ""), "new": new.get("commit", "")}, notes=notes,
+        not_comparable=[d["item"] for d in diffs if d["status"].startswith("not comparable")],
+        blame={name: {"commit": b["commit"], "checks": len(b["items"]), "e.g.": b["example"]}
+               for name, b in blamed.items()},
+        fuzz_differences=[d for d in diffs if d["section"] != "traces"],
+        **{side: {"commit": d.get("commit"), "seconds": d.get("seconds"),
+                  "traces": {k: stored(v) for k, v in d["traces"].items()},
+                  "zoo": d["zoo"], "agents": d["agents"]}
+           for side, d in (("old", old), ("new", new))})
     path = ROOT / "benchmarks" / "results" / "verdicts.json"
-    path.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    lines = [f" {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}" for k, v in doc.items()]
+    path.write_text("{\n" + ",\n".join(lines) + "\n}\n", encoding="utf-8")  # a key a line
     return path
 
 
@@ -556,12 +585,20 @@ def _cmd_compare(args: argparse.Namespace, console: Console) -> int:
         console.print("no verdict differs")
     if args.record:
         notes = Path(args.notes).read_text(encoding="utf-8").strip() if args.notes else ""
-        path = record(old, new, diffs, notes, "python benchmarks/verdicts.py run --acp-model "
-                      "OLD/.venv/bin/acp-model --save old.json; (the same at the new commit); "
-                      "python benchmarks/verdicts.py compare old.json new.json --record")
+        blamed = json.loads(Path(args.blame).read_text(encoding="utf-8")) if args.blame else {}
+        path = record(old, new, diffs, blamed, notes, RECORD_COMMAND)
         console.print(f"written to {path.relative_to(ROOT)}")
     return 1 if any(d["status"] in ("verdict change", "persistent", "rerun both sides")
                     for d in diffs) else 0
+
+
+RECORD_COMMAND = (
+    "git worktree add /tmp/old a647dda && make -C /tmp/old venv && python "
+    "benchmarks/verdicts.py run --acp-model /tmp/old/.venv/bin/acp-model --save old.json "
+    "--acp-model .venv/bin/acp-model --save new.json --lock /tmp/acpm-heavy.lock && python "
+    "benchmarks/verdicts.py blame old.json new.json --save blame.json && python "
+    "benchmarks/verdicts.py compare old.json new.json --record --blame blame.json --notes "
+    "notes.md")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -589,6 +626,8 @@ def main(argv: list[str] | None = None) -> int:
     cmp.add_argument("--record", action="store_true",
                      help="write benchmarks/results/verdicts.json")
     cmp.add_argument("--notes", metavar="FILE", help="the analysis of the differences (text)")
+    cmp.add_argument("--blame", metavar="FILE", help="what `blame --save` found (the table "
+                     "lists each part of the trace changes with its commit)")
     cmp.set_defaults(func=_cmd_compare)
     blm = sub.add_parser("blame", help="bisect each part of each trace check's verdict change "
                          "to the commit that introduced it (a worktree of its own; the new "
