@@ -4,9 +4,11 @@
     python benchmarks/verdicts.py run --acp-model /tmp/old/.venv/bin/acp-model --save old.json \\
         --acp-model .venv/bin/acp-model --save new.json --lock /tmp/acpm-heavy.lock
     python benchmarks/verdicts.py compare old.json new.json      # exit 1 on a difference
-    python benchmarks/verdicts.py run ... --part zoo:no_running --part agent:codex-acp@v2
-                                                                 # a rerun, appended
-    python benchmarks/verdicts.py compare old.json new.json --record   # results/verdicts.json
+    python benchmarks/verdicts.py run ... --part zoo:no_running,no_running \
+        --part agent:codex-acp@v1                                # reruns, appended
+    python benchmarks/verdicts.py blame old.json new.json --save blame.json  # git bisect
+    python benchmarks/verdicts.py compare old.json new.json --record --blame blame.json \
+        --notes notes.md                                         # results/verdicts.json
 
 A digest is what one checkout's ``acp-model`` executable says, through its machine-readable
 output only (``check --report``, ``fuzz --report``), about three things:
