@@ -188,6 +188,11 @@ KNOWN_BENCHMARKS = {  # name -> (title, command): a section even before its firs
     "known_bugs": ("Published bugs of real agents",
                    "python benchmarks/bench_known_bugs.py --budget 45"),
     "tests": ("The test suite's tiers", "python benchmarks/bench_tests.py --tier fast sweep"),
+    "verdicts": ("No verdict changes (a refactor, before and after)",
+                 "python benchmarks/verdicts.py run --acp-model OLD/.venv/bin/acp-model "
+                 "--save old.json && python benchmarks/verdicts.py run --acp-model "
+                 ".venv/bin/acp-model --save new.json && python benchmarks/verdicts.py "
+                 "compare old.json new.json --record"),
 }
 
 

@@ -1,0 +1,58 @@
+"""``benchmarks/verdicts.py``: the digest of a check, the comparison of two digests and the
+rule that a racy fuzz difference counts only when it persists over reruns."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from acp_model.cli.main import main
+from benchmarks.verdicts import atoms, compare, digest_report
+from tests.helpers import S, base, turn_start
+
+SEED = Path(__file__).resolve().parents[2] / "examples" / "traces" / "seed-flow.jsonl"
+
+
+def _digest(trace: Path, tmp: Path) -> dict[str, Any]:
+    out = tmp / f"{trace.stem}.report.json"
+    main(["check", str(trace), "--report", str(out), "--spec", "seed"])
+    return digest_report(json.loads(out.read_text()))
+
+
+def _doc(traces: dict[str, Any] | None = None, zoo: dict[str, Any] | None = None
+         ) -> dict[str, Any]:
+    return {"traces": traces or {}, "zoo": zoo or {}, "agents": {}}
+
+
+def test_a_verdict_change_of_a_trace_is_found_and_split_into_its_rules(tmp_path: Path) -> None:
+    good = _digest(SEED, tmp_path)
+    bad_trace = turn_start(base(), 10).cancel(S).sync().idle(S, "end_turn")
+    bad = _digest(bad_trace.write(tmp_path / "bad.jsonl"), tmp_path)
+    assert good["verdict"] == "pass" and bad["verdict"] == "fail"
+    assert compare(_doc({"t [seed]": good}), _doc({"t [seed]": good})) == []
+    diffs = compare(_doc({"t [seed]": good}), _doc({"t [seed]": bad}))
+    assert [(d["item"], d["status"]) for d in diffs] == [("t [seed]", "verdict change")]
+    assert ("rule", ["CANCEL-07", "fail", "+"]) in atoms(good, bad)
+    assert ("rule", ["CANCEL-07", "fail", "-"]) in atoms(bad, good)
+
+
+def _run(*failures: str) -> dict[str, Any]:
+    return {"verdict": "fail" if failures else "pass", "failures": list(failures),
+            "warnings": []}
+
+
+def test_a_fuzz_difference_counts_only_when_every_run_of_one_side_shows_it() -> None:
+    old = _doc(zoo={"m": [_run("CANCEL-07")]})
+    one_run = compare(old, _doc(zoo={"m": [_run("CANCEL-07", "RPC-09")]}))
+    assert one_run[0]["status"] == "rerun both sides"
+    racy = compare(_doc(zoo={"m": [_run("CANCEL-07"), _run("CANCEL-07", "RPC-09")]}),
+                   _doc(zoo={"m": [_run("CANCEL-07", "RPC-09"), _run("CANCEL-07")]}))
+    assert racy == []  # the same outcomes, in another order
+    flaky = compare(_doc(zoo={"m": [_run("CANCEL-07"), _run("CANCEL-07", "RPC-09")]}),
+                    _doc(zoo={"m": [_run("CANCEL-07", "RPC-09"), _run("CANCEL-07", "X-1")]}))
+    assert flaky[0]["status"] == "racy (not persistent)"
+    lost = compare(_doc(zoo={"m": [_run("CANCEL-07"), _run("CANCEL-07")]}),
+                   _doc(zoo={"m": [_run(), _run()]}))
+    assert (lost[0]["status"], lost[0]["persistent"]) == ("persistent",
+                                                          ["failure CANCEL-07 (old only)"])
