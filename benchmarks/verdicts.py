@@ -135,7 +135,7 @@ def generated(cache: Path) -> Path:
         from benchmarks.gen_trace import generate
 
         path.parent.mkdir(parents=True, exist_ok=True)
-        generate(messages=2000, sessions=3, seed=11).write(path)
+        generate(messages=2000, sessions=3, seed=11).log.write(path)
     return path
 
 

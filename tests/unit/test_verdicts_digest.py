@@ -28,7 +28,7 @@ def _doc(traces: dict[str, Any] | None = None, zoo: dict[str, Any] | None = None
 def test_a_verdict_change_of_a_trace_is_found_and_split_into_its_rules(tmp_path: Path) -> None:
     good = _digest(SEED, tmp_path)
     bad_trace = turn_start(base(), 10).cancel(S).sync().idle(S, "end_turn")
-    bad = _digest(bad_trace.write(tmp_path / "bad.jsonl"), tmp_path)
+    bad = _digest(bad_trace.log.write(tmp_path / "bad.jsonl"), tmp_path)
     assert good["verdict"] == "pass" and bad["verdict"] == "fail"
     assert compare(_doc({"t [seed]": good}), _doc({"t [seed]": good})) == []
     diffs = compare(_doc({"t [seed]": good}), _doc({"t [seed]": bad}))
