@@ -71,12 +71,15 @@ class CheckMeta:
         if not RULES[self.rule].applies(readings["SPEC"]):
             return Level.OFF  # a revision that does not state the rule judges nothing by it
         choice = self._choice(readings)
-        if self.fixed is not None:
-            return self.fixed
         if choice in set(Level) and choice is not Level.RULE:
-            return Level(choice)
-        return level_of(self.rule_for(readings), readings)
+            own = Level(choice)
+        else:
+            own = level_of(self.rule_for(readings), readings)
+        # a fixed level only lowers: a rule a reading makes a MAY (off) stays off
+        return own if self.fixed is None or SEVERITY[own] <= SEVERITY[self.fixed] else self.fixed
 
+
+SEVERITY = {Level.OFF: 0, Level.WARN: 1, Level.FAIL: 2}  # how much a level costs
 
 CHECKS: dict[str, CheckMeta] = {}  # "module.name" -> meta, every decision of the project
 READERS: dict[str, Callable[..., Any]] = {}  # "module.name" -> a check declaring ``reads``

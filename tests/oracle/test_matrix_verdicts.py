@@ -139,6 +139,10 @@ def test_an_initialize_result_without_agent_capabilities_is_a_warning() -> None:
     report = check(t.v1.new_session(S).prompt(S, 10).v1.ended(10), V1)
     assert _fails(report) == []
     assert [v["rule"] for v in report["violations"] if v["level"] == "warn"] == ["INIT-03"]
+    # under the schema's strengths INIT-03 is a MAY: the check's fixed warning only lowers a
+    # rule's consequence, it never raises a MAY to a warning
+    schema = DEFAULT.parse(["SPEC=v1", "STRENGTH=schema"])
+    assert check(t, schema)["violations"] == []
 
 
 def _load_v1(t: TraceBuilder, req_id: int) -> TraceBuilder:
