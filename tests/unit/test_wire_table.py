@@ -76,14 +76,19 @@ def test_routes_are_total_over_the_routed_methods() -> None:
     assert wire_table.route(3) is None
 
 
-def test_the_transcript_lines_are_the_tables() -> None:
-    rows = wire_table.MESSAGES
-    assert {m.method: m.line for m in rows if m.line is not None} == describe.LINES
-    assert {m.method: m.result_line for m in rows
-                                     if m.result_line is not None} == describe.RESULT_LINES
+def test_each_transcript_line_is_a_rows_and_describes_its_message() -> None:
+    rows = wire_table.messages()
+    assert set(describe.LINES) | set(describe.RESULT_LINES) <= set(rows)  # no line of nothing
+    assert rows["session/prompt"].line is describe.prompt_line
+    assert rows["session/new"].result_line is describe.session_id_line
+    assert rows["session/cancel"].line is None and rows["session/cancel"].result_line is None
     line = describe.describe({"jsonrpc": "2.0", "id": 4, "method": "session/prompt",
                               "params": {"sessionId": "s1", "prompt": [{"type": "text"}]}})
     assert line == "session/prompt id=4 [s1] (text)"
+    records = TraceBuilder().handshake().new_session("s1").records
+    rid = records[-1].msg["id"]
+    assert describe.summarize(records)[-1] == ("a2c", f"result id={rid} (session/new) "
+                                                      "sessionId=s1")
 
 
 def test_every_update_kind_the_builder_writes_is_classified_as_its_row_says() -> None:
