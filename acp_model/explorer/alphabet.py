@@ -28,26 +28,41 @@ if TYPE_CHECKING:
 _action = lru_cache(maxsize=None, typed=True)(Action)
 
 
-def _pending(m: SessionModel) -> list[int]:
-    return [k for k, p in enumerate(m.queue.prompts) if p.status == PromptStatus.PENDING]
+# Plain references to the members compared on every node (an enum member read through its
+# class goes through the enum type's __getattr__ hook, several times slower).
+_PENDING, _ACCEPTED = PromptStatus.PENDING, PromptStatus.ACCEPTED
+_OPEN, _WITHDRAWN, _ANSWERED = PermState.OPEN, PermState.WITHDRAWN, PermState.ANSWERED
+_ALLOW, _REJECT, _CANCELLED, _ERROR = Answer.ALLOW, Answer.REJECT, Answer.CANCELLED, Answer.ERROR
+
+
+def _pending(m: SessionModel, bounds: Bounds) -> list[int]:
+    return [k for k, p in enumerate(m.queue.prompts) if p.status == _PENDING]
+
+
+def _oldest_pending(m: SessionModel, bounds: Bounds) -> tuple[int, ...]:
+    for k, p in enumerate(m.queue.prompts):
+        if p.status == _PENDING:
+            return (k,)
+    return ()
 
 
 def _echo(m: SessionModel, bounds: Bounds) -> tuple[None, ...]:
-    prompts = m.queue.prompts
-    if any(p.status == PromptStatus.ACCEPTED for p in prompts):
-        return (None,)
-    early = not bounds.lean and m.queue.early_user_messages < len(_pending(m))
-    return (None,) if early else ()
+    pending = 0
+    for p in m.queue.prompts:
+        if p.status == _ACCEPTED:
+            return (None,)
+        pending += p.status == _PENDING
+    return (None,) if not bounds.lean and m.queue.early_user_messages < pending else ()
 
 
-def _answers(m: SessionModel) -> list[tuple[int, str]]:
+def _answers(m: SessionModel, bounds: Bounds) -> list[tuple[int, str]]:
     out: list[tuple[int, str]] = []
     for k, perm in enumerate(m.perm_book.perms.values()):
-        if perm.state == PermState.ANSWERED:
+        if perm.state == _ANSWERED:
             continue
-        out += [(k, Answer.ALLOW), (k, Answer.REJECT), (k, Answer.CANCELLED)]
-        if perm.state == PermState.WITHDRAWN:
-            out.append((k, Answer.ERROR))
+        out += [(k, _ALLOW), (k, _REJECT), (k, _CANCELLED)]
+        if perm.state == _WITHDRAWN:
+            out.append((k, _ERROR))
     return out
 
 
@@ -62,12 +77,12 @@ _Args = Callable[[SessionModel, Bounds], Sequence[Any]]
 # The arguments a session offers each kind of argument (wire_table.Over).
 _ARGS: dict[Over, _Args] = {
     Over.NOTHING: lambda m, b: (None,),
-    Over.PENDING: lambda m, b: _pending(m),
-    Over.OLDEST_PENDING: lambda m, b: _pending(m)[:1],
+    Over.PENDING: _pending,
+    Over.OLDEST_PENDING: _oldest_pending,
     Over.ECHO: _echo,
-    Over.ANSWER: lambda m, b: _answers(m),
+    Over.ANSWER: _answers,
     Over.OPEN_PERMISSION: lambda m, b: [k for k, perm in enumerate(m.perm_book.perms.values())
-                                        if perm.state == PermState.OPEN],
+                                        if perm.state == _OPEN],
     Over.REASON: lambda m, b: b.reasons,
     Over.TOOL: lambda m, b: _tools(m, b) or (None,),
     Over.TOOL_STATUS: lambda m, b: [(t, st) for t in _tools(m, b) for st in b.tool_statuses],
@@ -80,29 +95,35 @@ _HELD: dict[Gate, Callable[[SessionModel, Observer], int]] = {
 }
 
 
+_Limit = tuple[Callable[[SessionModel, "Observer"], int], int]
+
+
 @dataclass(frozen=True, slots=True)
 class _Try:
     """Forms next to each other in the table that range over the same argument, tried argument
-    by argument; ``events`` pairs each with its spending limit (None: not spending)."""
+    by argument. ``limits``: per event, what a session holds of its bound and the bound, for
+    the events that spend it (None: none of them does)."""
 
     args: _Args
-    events: tuple[tuple[str, Gate | None, int], ...]
+    events: tuple[str, ...]
+    limits: tuple[_Limit | None, ...] | None
 
 
 @cache
 def _plan(bounds: Bounds) -> tuple[_Try, ...]:
     """What a session tries under ``bounds``: the table's forms in its order (the gated and
     lean ones left out, see :func:`alphabet`), grouped by argument."""
-    groups: list[tuple[Over, list[tuple[str, Gate | None, int]]]] = []
+    groups: list[tuple[Over, list[str], list[_Limit | None]]] = []
     for form in wire_table.FORMS:
         if not _in_alphabet(form, bounds):
             continue
-        limit = (form.gate, getattr(bounds, form.gate.value)) if form.spends and form.gate \
-            else (None, 0)
         if not groups or groups[-1][0] != form.over:
-            groups.append((form.over, []))
-        groups[-1][1].append((form.event, *limit))
-    return tuple(_Try(_ARGS[over], tuple(events)) for over, events in groups)
+            groups.append((form.over, [], []))
+        groups[-1][1].append(form.event)
+        groups[-1][2].append((_HELD[form.gate], getattr(bounds, form.gate.value))
+                             if form.spends and form.gate else None)
+    return tuple(_Try(_ARGS[over], tuple(events), tuple(limits) if any(limits) else None)
+                 for over, events, limits in groups)
 
 
 def actions(cfg: Config, bounds: Bounds) -> list[Action]:
@@ -115,10 +136,12 @@ def actions(cfg: Config, bounds: Bounds) -> list[Action]:
     for s, m in enumerate(cfg.models):
         obs = cfg.obs[s]
         for step in plan:
-            tried = [e for e, gate, limit in step.events
-                     if gate is None or _HELD[gate](m, obs) < limit]
-            if tried:
-                out += [_action(s, e, a) for a in step.args(m, bounds) for e in tried]
+            events: Sequence[str] = step.events
+            if step.limits is not None:
+                events = [e for e, lim in zip(events, step.limits, strict=True)
+                          if lim is None or lim[0](m, obs) < lim[1]]
+            if events:
+                out += [_action(s, e, a) for a in step.args(m, bounds) for e in events]
     return out
 
 

@@ -67,6 +67,15 @@ def test_every_event_has_one_wire_form_written_by_the_builder() -> None:
         assert form.label == form.event.value
 
 
+def test_what_a_form_says_of_its_payload_agrees_with_its_messages() -> None:
+    requests = {e for row in wire_table.MESSAGES if row.request for e in row.becomes}
+    for form in wire_table.FORMS:
+        assert not form.opens or form.event in requests, form.event  # a new request's id
+        assert not form.spends or form.gate is not None, form.event  # spends a bound it names
+    assert wire_table.forms()[Event.TOOL_UPDATE].fixed.update == \
+        wire_table.updates()["tool_call_update"].tool  # (Ev.update of a tool call's report)
+
+
 def test_routes_are_total_over_the_routed_methods() -> None:
     routed = {row.route for row in wire_table.MESSAGES} | {row.answer for row in
                                                            wire_table.MESSAGES}
