@@ -102,11 +102,13 @@ _Limit = tuple[Callable[[SessionModel, "Observer"], int], int]
 class _Try:
     """Forms next to each other in the table that range over the same argument, tried argument
     by argument. ``limits``: per event, what a session holds of its bound and the bound, for
-    the events that spend it (None: none of them does)."""
+    the events that spend it (None: none of them does); ``plain``: per session, the actions of
+    forms without argument and limit, made once."""
 
     args: _Args
     events: tuple[str, ...]
     limits: tuple[_Limit | None, ...] | None
+    plain: tuple[tuple[Action, ...], ...] | None
 
 
 @cache
@@ -122,8 +124,13 @@ def _plan(bounds: Bounds) -> tuple[_Try, ...]:
         groups[-1][1].append(form.event)
         groups[-1][2].append((_HELD[form.gate], getattr(bounds, form.gate.value))
                              if form.spends and form.gate else None)
-    return tuple(_Try(_ARGS[over], tuple(events), tuple(limits) if any(limits) else None)
-                 for over, events, limits in groups)
+    out = []
+    for over, events, limits in groups:
+        plain = None if over != Over.NOTHING or any(limits) else tuple(
+            tuple(_action(s, e, None) for e in events) for s in range(bounds.sessions))
+        out.append(_Try(_ARGS[over], tuple(events), tuple(limits) if any(limits) else None,
+                        plain))
+    return tuple(out)
 
 
 def actions(cfg: Config, bounds: Bounds) -> list[Action]:
@@ -136,6 +143,9 @@ def actions(cfg: Config, bounds: Bounds) -> list[Action]:
     for s, m in enumerate(cfg.models):
         obs = cfg.obs[s]
         for step in plan:
+            if step.plain is not None:
+                out += step.plain[s]
+                continue
             events: Sequence[str] = step.events
             if step.limits is not None:
                 events = [e for e, lim in zip(events, step.limits, strict=True)
@@ -211,13 +221,19 @@ def _payload(form: wire_table.Form) -> Callable[[SessionModel, Any, int], Ev] | 
     fixed = {f.name: v for f in dataclass_fields(Ev) if f.name != "idx"
              and (v := getattr(form.fixed, f.name)) is not None} if form.fixed else {}
     fill, opens = _FILLS.get(form.over), form.opens
-    if fill is None and not opens and not fixed:
-        return None
+    if fill is None:
+        return None if not opens and not fixed else \
+            lambda m, a, idx: Ev(idx, idx if opens else None, **fixed)
+    if not opens and not fixed:  # the common case: the argument's fields alone
+        def filled(m: SessionModel, a: Any, idx: int) -> Ev:
+            ev = Ev(idx)
+            fill(ev, m, a, idx)
+            return ev
+        return filled
 
     def payload(m: SessionModel, a: Any, idx: int) -> Ev:
         ev = Ev(idx, idx if opens else None, **fixed)
-        if fill is not None:
-            fill(ev, m, a, idx)
+        fill(ev, m, a, idx)
         return ev
     return payload
 
