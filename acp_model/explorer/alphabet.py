@@ -3,29 +3,24 @@ concrete JSON-RPC form (so every witness can be re-checked with ``acp-model chec
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import lru_cache
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from dataclasses import fields as dataclass_fields
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
 from acp_model.explorer.action import Action
-from acp_model.explorer.bounds import (
-    CUSTOM_STATE,
-    PERM_OPTIONS,
-    REJECT_CODE,
-    SESSION_IDS,
-    SYNC,
-    TOOL_IDS,
-    Bounds,
-)
+from acp_model.explorer.bounds import CUSTOM_STATE, SESSION_IDS, SYNC, TOOL_IDS, Bounds
 from acp_model.model import wire_table
 from acp_model.model.context import frontier_after
 from acp_model.model.events import Ev
+from acp_model.model.session import SessionModel
 from acp_model.model.vocab import Answer, Event, PermState, PromptStatus
-from acp_model.model.wire_table import Writer
+from acp_model.model.wire_table import Gate, Over, Writer
 from acp_model.trace.builder import TraceBuilder
 
 if TYPE_CHECKING:
-    from acp_model.explorer.config import Config
+    from acp_model.explorer.config import Config, Observer
 
 
 # The same few hundred actions recur in every configuration: one object each (an Action is
@@ -33,57 +28,130 @@ if TYPE_CHECKING:
 _action = lru_cache(maxsize=None, typed=True)(Action)
 
 
-def actions(cfg: Config, bounds: Bounds) -> list[Action]:  # noqa: C901
-    """Every abstract event worth trying in this configuration (legal or not)."""
+# Plain references to the members compared on every node (an enum member read through its
+# class goes through the enum type's __getattr__ hook, several times slower).
+_PENDING, _ACCEPTED = PromptStatus.PENDING, PromptStatus.ACCEPTED
+_OPEN, _WITHDRAWN, _ANSWERED = PermState.OPEN, PermState.WITHDRAWN, PermState.ANSWERED
+_ALLOW, _REJECT, _CANCELLED, _ERROR = Answer.ALLOW, Answer.REJECT, Answer.CANCELLED, Answer.ERROR
+
+
+def _pending(m: SessionModel, bounds: Bounds) -> list[int]:
+    return [k for k, p in enumerate(m.queue.prompts) if p.status == _PENDING]
+
+
+def _oldest_pending(m: SessionModel, bounds: Bounds) -> tuple[int, ...]:
+    for k, p in enumerate(m.queue.prompts):
+        if p.status == _PENDING:
+            return (k,)
+    return ()
+
+
+def _echo(m: SessionModel, bounds: Bounds) -> tuple[None, ...]:
+    pending = 0
+    for p in m.queue.prompts:
+        if p.status == _ACCEPTED:
+            return (None,)
+        pending += p.status == _PENDING
+    return (None,) if not bounds.lean and m.queue.early_user_messages < pending else ()
+
+
+def _answers(m: SessionModel, bounds: Bounds) -> list[tuple[int, str]]:
+    out: list[tuple[int, str]] = []
+    for k, perm in enumerate(m.perm_book.perms.values()):
+        if perm.state == _ANSWERED:
+            continue
+        out += [(k, _ALLOW), (k, _REJECT), (k, _CANCELLED)]
+        if perm.state == _WITHDRAWN:
+            out.append((k, _ERROR))
+    return out
+
+
+def _tools(m: SessionModel, bounds: Bounds) -> list[str]:
+    """The tool calls a session knows, and the next fresh one while the bounds allow one."""
+    tools = m.perm_book.tools
+    known = [t for t in TOOL_IDS if t in tools]
+    return [*known, TOOL_IDS[len(tools)]] if len(tools) < bounds.max_tools else known
+
+
+_Args = Callable[[SessionModel, Bounds], Sequence[Any]]
+# The arguments a session offers each kind of argument (wire_table.Over).
+_ARGS: dict[Over, _Args] = {
+    Over.NOTHING: lambda m, b: (None,),
+    Over.PENDING: _pending,
+    Over.OLDEST_PENDING: _oldest_pending,
+    Over.ECHO: _echo,
+    Over.ANSWER: _answers,
+    Over.OPEN_PERMISSION: lambda m, b: [k for k, perm in enumerate(m.perm_book.perms.values())
+                                        if perm.state == _OPEN],
+    Over.REASON: lambda m, b: b.reasons,
+    Over.TOOL: lambda m, b: _tools(m, b) or (None,),
+    Over.TOOL_STATUS: lambda m, b: [(t, st) for t in _tools(m, b) for st in b.tool_statuses],
+}
+# How much of what a gate bounds a session holds (a form that ``spends`` is tried below it).
+_HELD: dict[Gate, Callable[[SessionModel, Observer], int]] = {
+    Gate.PROMPTS: lambda m, obs: len(m.queue.prompts),
+    Gate.CANCELS: lambda m, obs: max(len(m.cancel_book.cancels), len(obs.work_cancels)),
+    Gate.PERMISSIONS: lambda m, obs: len(m.perm_book.perms),
+}
+
+
+_Limit = tuple[Callable[[SessionModel, "Observer"], int], int]
+
+
+@dataclass(frozen=True, slots=True)
+class _Try:
+    """Forms next to each other in the table that range over the same argument, tried argument
+    by argument. ``limits``: per event, what a session holds of its bound and the bound, for
+    the events that spend it (None: none of them does); ``plain``: per session, the actions of
+    forms without argument and limit, made once."""
+
+    args: _Args
+    events: tuple[str, ...]
+    limits: tuple[_Limit | None, ...] | None
+    plain: tuple[tuple[Action, ...], ...] | None
+
+
+@cache
+def _plan(bounds: Bounds) -> tuple[_Try, ...]:
+    """What a session tries under ``bounds``: the table's forms in its order (the gated and
+    lean ones left out, see :func:`alphabet`), grouped by argument."""
+    groups: list[tuple[Over, list[str], list[_Limit | None]]] = []
+    for form in wire_table.FORMS:
+        if not _in_alphabet(form, bounds):
+            continue
+        if not groups or groups[-1][0] != form.over:
+            groups.append((form.over, [], []))
+        groups[-1][1].append(form.event)
+        groups[-1][2].append((_HELD[form.gate], getattr(bounds, form.gate.value))
+                             if form.spends and form.gate else None)
+    out = []
+    for over, events, limits in groups:
+        plain = None if over != Over.NOTHING or any(limits) else tuple(
+            tuple(_action(s, e, None) for e in events) for s in range(bounds.sessions))
+        out.append(_Try(_ARGS[over], tuple(events), tuple(limits) if any(limits) else None,
+                        plain))
+    return tuple(out)
+
+
+def actions(cfg: Config, bounds: Bounds) -> list[Action]:
+    """Every abstract event worth trying in this configuration (legal or not): each form of the
+    wire table with each argument its kind offers (``wire_table.Over``)."""
     out: list[Action] = []
     if cfg.unread():
         out.append(_action(None, SYNC))
+    plan = _plan(bounds)
     for s, m in enumerate(cfg.models):
         obs = cfg.obs[s]
-        pending = [k for k, p in enumerate(m.queue.prompts) if p.status == PromptStatus.PENDING]
-        accepted = sum(1 for p in m.queue.prompts if p.status == PromptStatus.ACCEPTED)
-        perms = list(m.perm_book.perms.values())
-        # client
-        if len(m.queue.prompts) < bounds.max_prompts:
-            out.append(_action(s, Event.PROMPT))
-        if max(len(m.cancel_book.cancels), len(obs.work_cancels)) < bounds.max_cancels:
-            out.append(_action(s, Event.CANCEL))
-        if pending and not bounds.lean:
-            out.append(_action(s, Event.PROMPT_CANCEL_REQUEST, pending[0]))
-        for k, perm in enumerate(perms):
-            if perm.state == PermState.ANSWERED:
+        for step in plan:
+            if step.plain is not None:
+                out += step.plain[s]
                 continue
-            for answer in (Answer.ALLOW, Answer.REJECT, Answer.CANCELLED):
-                out.append(_action(s, Event.PERMISSION_ANSWER, (k, answer)))
-            if perm.state == PermState.WITHDRAWN:
-                out.append(_action(s, Event.PERMISSION_ANSWER, (k, Answer.ERROR)))
-        # agent
-        for k in pending:
-            out.append(_action(s, Event.PROMPT_ACCEPTED, k))
-            if not bounds.lean:
-                out.append(_action(s, Event.PROMPT_REJECTED, k))
-        if accepted or (m.queue.early_user_messages < len(pending) and not bounds.lean):
-            out.append(_action(s, Event.USER_MESSAGE))
-        out.append(_action(s, Event.RUNNING_REPORTED))
-        out.append(_action(s, Event.REQUIRES_ACTION_REPORTED))
-        if bounds.custom:
-            out.append(_action(s, Event.CUSTOM_REPORTED))
-        for reason in bounds.reasons:
-            out.append(_action(s, Event.IDLE_REPORTED, reason))
-        tools = m.perm_book.tools
-        known = [t for t in TOOL_IDS if t in tools]
-        fresh = [TOOL_IDS[len(tools)]] if len(tools) < bounds.max_tools else []
-        if len(perms) < bounds.max_permissions:
-            for tool in (known + fresh) or [None]:
-                out.append(_action(s, Event.PERMISSION_REQUEST, tool))
-        for k, perm in enumerate(perms):
-            if perm.state == "open":
-                out.append(_action(s, Event.PERMISSION_WITHDRAWN, k))
-        for tool in known + fresh:
-            for status in bounds.tool_statuses:
-                out.append(_action(s, Event.TOOL_UPDATE, (tool, status)))
-        if not bounds.lean:
-            out.append(_action(s, Event.OUTPUT))
+            events: Sequence[str] = step.events
+            if step.limits is not None:
+                events = [e for e, lim in zip(events, step.limits, strict=True)
+                          if lim is None or lim[0](m, obs) < lim[1]]
+            if events:
+                out += [_action(s, e, a) for a in step.args(m, bounds) for e in events]
     return out
 
 
@@ -105,37 +173,77 @@ def make_event(cfg: Config, action: Action) -> tuple[Ev, int]:
     return ev, cfg.ctx.frontier
 
 
-def _tool_update(m: Any, a: Any, idx: int) -> Ev:
-    first = a[0] not in m.perm_book.tools
-    return Ev(idx, tool_call_id=a[0], status=a[1], update="update", has_title=first,
-              first_report=first)
+def _prompt_id(ev: Ev, m: SessionModel, a: Any, idx: int) -> None:
+    ev.id = m.queue.prompts[a].id
 
 
-def _perm_answer(m: Any, a: Any, idx: int) -> Ev:
-    return Ev(idx, id=list(m.perm_book.perms.values())[a[0]].id, answer=a[1],
-              error_code=-32800 if a[1] == Answer.ERROR else None)
+def _perm_id(ev: Ev, m: SessionModel, a: Any, idx: int) -> None:
+    ev.id = list(m.perm_book.perms.values())[a].id
 
 
-# The payload of each event kind from (model, action argument, trace index); a kind not listed
-# carries none. A table rather than a chain of comparisons: it is asked on every edge.
-_PAYLOADS: dict[str, Callable[[Any, Any, int], Ev]] = {
-    Event.PROMPT: lambda m, a, idx: Ev(idx, id=idx),
-    Event.PROMPT_CANCEL_REQUEST: lambda m, a, idx: Ev(idx, id=m.queue.prompts[a].id),
-    Event.PROMPT_REJECTED: lambda m, a, idx: Ev(idx, id=m.queue.prompts[a].id,
-                                                error_code=REJECT_CODE),
-    Event.PROMPT_ACCEPTED: lambda m, a, idx: Ev(idx, id=m.queue.prompts[a].id, result_keys=()),
-    Event.PERMISSION_ANSWER: _perm_answer,
-    Event.PERMISSION_WITHDRAWN: lambda m, a, idx: Ev(idx,
-                                                     id=list(m.perm_book.perms.values())[a].id),
-    Event.PERMISSION_REQUEST: lambda m, a, idx: Ev(idx, id=idx, tool_call_id=a,
-                                                   options=PERM_OPTIONS),
-    Event.TOOL_UPDATE: _tool_update,
-    Event.IDLE_REPORTED: lambda m, a, idx: Ev(idx, reason=a),
-    Event.USER_MESSAGE: lambda m, a, idx: Ev(idx, message_id=f"u{idx}", new_message=True),
-    Event.OUTPUT: lambda m, a, idx: Ev(idx, update="agent_message"),
+def _answer(ev: Ev, m: SessionModel, a: Any, idx: int) -> None:
+    ev.id, ev.answer = list(m.perm_book.perms.values())[a[0]].id, a[1]
+    if a[1] == Answer.ERROR:
+        ev.error_code = -32800
+
+
+def _user_message(ev: Ev, m: SessionModel, a: Any, idx: int) -> None:
+    ev.message_id, ev.new_message = f"u{idx}", True
+
+
+def _reason(ev: Ev, m: SessionModel, a: Any, idx: int) -> None:
+    ev.reason = a
+
+
+def _tool(ev: Ev, m: SessionModel, a: Any, idx: int) -> None:
+    ev.tool_call_id = a
+
+
+def _tool_status(ev: Ev, m: SessionModel, a: Any, idx: int) -> None:
+    ev.tool_call_id, ev.status = a
+    ev.has_title = ev.first_report = a[0] not in m.perm_book.tools
+
+
+_Fill = Callable[[Ev, SessionModel, Any, int], None]
+# What each kind of argument puts into the payload (from the model, the argument and the
+# event's trace index); a kind not listed puts nothing.
+_FILLS: dict[Over, _Fill] = {
+    Over.PENDING: _prompt_id, Over.OLDEST_PENDING: _prompt_id, Over.ECHO: _user_message,
+    Over.ANSWER: _answer, Over.OPEN_PERMISSION: _perm_id, Over.REASON: _reason,
+    Over.TOOL: _tool, Over.TOOL_STATUS: _tool_status,
 }
-# A prompt's response proves the agent read everything up to that prompt.
-_RESPONSES = frozenset({Event.PROMPT_ACCEPTED, Event.PROMPT_REJECTED})
+
+
+def _payload(form: wire_table.Form) -> Callable[[SessionModel, Any, int], Ev] | None:
+    """The payload of ``form``'s event from (model, argument, trace index): its fixed fields,
+    its argument's and its new request id (None: it carries none). Made once per form: it is
+    asked on every edge."""
+    fixed = {f.name: v for f in dataclass_fields(Ev) if f.name != "idx"
+             and (v := getattr(form.fixed, f.name)) is not None} if form.fixed else {}
+    fill, opens = _FILLS.get(form.over), form.opens
+    if fill is None:
+        return None if not opens and not fixed else \
+            lambda m, a, idx: Ev(idx, idx if opens else None, **fixed)
+    if not opens and not fixed:  # the common case: the argument's fields alone
+        def filled(m: SessionModel, a: Any, idx: int) -> Ev:
+            ev = Ev(idx)
+            fill(ev, m, a, idx)
+            return ev
+        return filled
+
+    def payload(m: SessionModel, a: Any, idx: int) -> Ev:
+        ev = Ev(idx, idx if opens else None, **fixed)
+        fill(ev, m, a, idx)
+        return ev
+    return payload
+
+
+_PAYLOADS = {form.event: p for form in wire_table.FORMS if (p := _payload(form)) is not None}
+# An agent's response to a client request proves it read everything up to that request: the
+# forms that are such a response (the table's ``answered`` of a client's request) name their
+# request by its prompt's position (``Over.PENDING``).
+_RESPONSES = frozenset(e for m in wire_table.MESSAGES if m.request and m.sender == wire_table.C2A
+                       for e in m.answered if e in wire_table.forms())
 
 
 RECEIPTS = "_receipts"  # key of ``ids``: answer prompts with messageId receipts
@@ -209,7 +317,7 @@ _WRITE_ARGS: dict[str, Callable[[TraceBuilder, Writer, str, Any, Ev, dict[Any, A
     Event.PROMPT_CANCEL_REQUEST: lambda tb, w, sid, a, ev, ids: w(tb, "c2a", ids[ev.id]),
     Event.PERMISSION_ANSWER: _w_answer,
     Event.PROMPT_ACCEPTED: _w_accepted,
-    Event.PROMPT_REJECTED: lambda tb, w, sid, a, ev, ids: w(tb, ids[ev.id], REJECT_CODE),
+    Event.PROMPT_REJECTED: lambda tb, w, sid, a, ev, ids: w(tb, ids[ev.id], ev.error_code),
     Event.USER_MESSAGE: lambda tb, w, sid, a, ev, ids: w(tb, sid,
                                                          _message_id(ids, sid, ev.message_id)),
     Event.CUSTOM_REPORTED: lambda tb, w, sid, a, ev, ids: w(tb, sid, CUSTOM_STATE),
@@ -240,9 +348,12 @@ def _concrete(tb: TraceBuilder, act: Action, ev: Ev, ids: dict[Any, Any]) -> Non
 _ALPHABET_EVENTS = tuple(form.event for form in wire_table.FORMS)
 
 
+def _in_alphabet(form: wire_table.Form, bounds: Bounds) -> bool:
+    return (form.gate is None or bool(getattr(bounds, form.gate.value))) \
+        and (form.lean or not bounds.lean)
+
+
 def alphabet(bounds: Bounds) -> set[str]:
     """The machine events the explorer tries under these bounds (each form's gate, and the
     lean alphabet's forms when ``bounds.lean``)."""
-    return {form.event for form in wire_table.FORMS
-            if (form.gate is None or getattr(bounds, form.gate.value))
-            and (form.lean or not bounds.lean)}
+    return {form.event for form in wire_table.FORMS if _in_alphabet(form, bounds)}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from acp_model.model.vocab import Answer, StopReason, ToolStatus
+from acp_model.model.vocab import StopReason, ToolStatus
 
 SESSION_IDS = ("s1", "s2", "s3")
 
@@ -13,14 +13,7 @@ SESSION_IDS = ("s1", "s2", "s3")
 TOOL_IDS = ("t1", "t2", "t3")
 
 
-# The options TraceBuilder.permission offers, so abstract and concrete answers classify alike.
-PERM_OPTIONS = {Answer.ALLOW: "allow_once", Answer.REJECT: "reject_once"}
-
-
 CUSTOM_STATE = "_paused"
-
-
-REJECT_CODE = -32603
 
 
 SYNC = "sync"

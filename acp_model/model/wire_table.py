@@ -7,15 +7,17 @@ definitions from that revision's schema, nothing is copied), the events it and i
 become in the model, the monitor's handler for each (:class:`Route`), and how
 :class:`~acp_model.trace.builder.TraceBuilder` writes it. A method that moves no machine says
 why. Each :class:`Update` row does the same for one ``sessionUpdate`` kind, with what v1 reads
-it as; each :class:`Form` row says for one model event which wire message carries it, how the
-explorer's alphabet names it and which bound of the explorer gates it.
+it as; each :class:`Form` row says for one model event which wire message carries it and how
+the explorer tries it: the bound that gates it, what it ranges over (:class:`Over`: the
+argument its labels show and the payload fields it fills) and the fields it always carries.
 
-The transcript lines live a layer below (:mod:`acp_model.trace.describe`, which the reports
-use and which may not import the model): a row names its line, and the test keeps describe's
-lookup equal to the table's column. So do the method names: a method the code names is keyed
-by its :class:`~acp_model.trace.methods.Method` member (``--spec auto``'s detector names them
-too). A row's ``owed`` is the obligation its answer discharges: the liveness judge and the
-answered-twice checks read which rule an unanswered or twice-answered request breaks from it.
+A message's transcript line is declared a layer below, with the function that writes it
+(:mod:`acp_model.trace.describe`, which the reports use and which may not import the model);
+a row's ``line`` and ``result_line`` read it from there. So do the method names: a method the
+code names is keyed by its :class:`~acp_model.trace.methods.Method` member (``--spec auto``'s
+detector names them too). A row's ``owed`` is the obligation its answer discharges: the
+liveness judge and the answered-twice checks read which rule an unanswered or twice-answered
+request breaks from it.
 
 The monitor's routing (``oracle.router``, ``oracle.answers``, ``oracle.wire``), the explorer's
 alphabet (``explorer.alphabet``) and the trace builder's role per message are read from here;
@@ -27,14 +29,15 @@ schemas and the event vocabulary. Adding a message is one row here plus its chec
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cache
 from typing import Any
 
 from acp_model.model.check import CheckMeta
+from acp_model.model.events import Ev
 from acp_model.model.obligations import PERMISSION_ANSWERED, PROMPT_ANSWERED
-from acp_model.model.vocab import STATE_EVENTS, ConnEvent, Event
+from acp_model.model.vocab import STATE_EVENTS, Answer, ConnEvent, Event
 from acp_model.spec import schema
 from acp_model.spec.revisions import REVISIONS, SDK_2_4_0, SEED, V1
 from acp_model.trace import describe
@@ -77,6 +80,25 @@ class Gate(StrEnum):
     CUSTOM = "custom"
 
 
+class Over(StrEnum):
+    """What the explorer tries an event with in a configuration: the kind of its canonical
+    argument (``explorer.alphabet`` lists and resolves each kind, ``explorer.action`` names it).
+    """
+
+    NOTHING = "nothing"  # once, with no argument
+    PENDING = "pending"  # each prompt not answered yet, by position ("p0")
+    OLDEST_PENDING = "oldest_pending"  # the oldest prompt not answered yet ("p0")
+    ECHO = "echo"  # a new user message, once some prompt may still be echoed: an accepted one,
+    #                or (full alphabet) a pending one not echoed yet
+    ANSWER = "answer"  # each unanswered permission request by position, with each answer (the
+    #                    error too once it was withdrawn) ("q0=allow")
+    OPEN_PERMISSION = "open_permission"  # each open permission request, by position ("q0")
+    REASON = "reason"  # each stop reason of the bounds ("end_turn"; "none": without one)
+    TOOL = "tool"  # each known tool call and a fresh one ("t1"; "": the bounds allow none)
+    TOOL_STATUS = "tool_status"  # each known or fresh tool call, with each status of the
+    #                              bounds ("t1=completed")
+
+
 @dataclass(frozen=True, slots=True)
 class Message:
     """One JSON-RPC method: its direction, schema, events, handlers and builder."""
@@ -91,12 +113,21 @@ class Message:
     answer: Route | None = None  # the monitor's handler of its response
     write: Writer | None = None  # the builder method that writes it (None: rpc.request())
     lifecycle: bool = False  # RPC-10: never sent inside a batch
-    line: describe.Line | None = None  # its transcript line (None: its name and ids)
-    result_line: describe.ResultLine | None = None  # its result's line (None: the JSON)
     why: str = ""  # why it moves no machine (when ``becomes`` and ``answered`` are empty)
     # the obligation its answer discharges, sent by its sender (None: ACPM-ANSWER's, every
     # request's); its rule also says an answer given twice (PROMPT-04, PERM-12)
     owed: CheckMeta | None = None
+
+    @property
+    def line(self) -> describe.Line | None:
+        """Its transcript line (None: its name and ids), named where it is written, a layer
+        below (:mod:`acp_model.trace.describe`, which the reports use without the model)."""
+        return describe.LINES.get(self.method)
+
+    @property
+    def result_line(self) -> describe.ResultLine | None:
+        """Its result's transcript line (None: the JSON)."""
+        return describe.RESULT_LINES.get(self.method)
 
     def schema(self, rev: str) -> schema.MethodSpec | None:
         """Its definition in ``rev``'s schema (None: that revision does not define it)."""
@@ -120,13 +151,18 @@ class Update:
 
 @dataclass(frozen=True, slots=True)
 class Form:
-    """One lifecycle event: the wire message that carries it, its alphabet name and gate."""
+    """One lifecycle event: the wire message that carries it, and how the explorer tries it
+    (its gate, its argument, its payload)."""
 
     event: Event
     carrier: str  # the method (and response or update kind) that carries it
     write: Writer  # the TraceBuilder method the explorer's witnesses write it with
     gate: Gate | None = None  # the explorer bound it needs (None: always tried)
     lean: bool = True  # kept in the explorer's lean alphabet
+    over: Over = Over.NOTHING  # what it is tried with (its argument, and the payload it gives)
+    spends: bool = False  # it adds one to what its gate bounds: tried while a session holds less
+    opens: bool = False  # it sends a new request: the request id is its trace index
+    fixed: Ev | None = field(default=None, hash=False)  # the payload fields it always carries
 
     @property
     def label(self) -> str:
@@ -144,12 +180,11 @@ MESSAGES: tuple[Message, ...] = (
             TraceBuilder.initialize, lifecycle=True),
     Message(Method.NEW_SESSION, C2A, True, ALL, (ConnEvent.SESSION_REQUESTED,),
             (ConnEvent.SESSION_CREATED, ConnEvent.SESSION_METHOD_MISSING), Route.NEW_SESSION,
-            Route.NEW_SESSION, TraceBuilder.new_session, lifecycle=True,
-            result_line=describe.session_id_line),
+            Route.NEW_SESSION, TraceBuilder.new_session, lifecycle=True),
     Message(Method.PROMPT, C2A, True, ALL, (Event.PROMPT, ConnEvent.UNKNOWN_SESSION_NAMED),
             (Event.PROMPT_ACCEPTED, Event.PROMPT_REJECTED, ConnEvent.SESSION_METHOD_MISSING),
             Route.PROMPT, Route.PROMPT, TraceBuilder.prompt, lifecycle=True,
-            line=describe.prompt_line, owed=PROMPT_ANSWERED),
+            owed=PROMPT_ANSWERED),
     Message(Method.CANCEL, C2A, False, ALL, (Event.CANCEL, ConnEvent.UNKNOWN_SESSION_NAMED),
             route=Route.CANCEL, write=TraceBuilder.cancel),
     Message(Method.CLOSE, C2A, True, ALL, (Event.CANCEL,), route=Route.CLOSE,
@@ -161,15 +196,13 @@ MESSAGES: tuple[Message, ...] = (
     Message(Method.PERMISSION, A2C, True, ALL,
             (Event.PERMISSION_REQUEST, ConnEvent.AGENT_NAMES_UNKNOWN_SESSION),
             (Event.PERMISSION_ANSWER,), Route.PERMISSION, Route.PERMISSION,
-            TraceBuilder.permission, line=describe.permission_line,
-            result_line=describe.outcome_line, owed=PERMISSION_ANSWERED),
+            TraceBuilder.permission, owed=PERMISSION_ANSWERED),
     Message(Method.UPDATE, A2C, False, ALL, (ConnEvent.AGENT_NAMES_UNKNOWN_SESSION,),
-            route=Route.UPDATE, write=TraceBuilder.update, line=describe.update_line,
+            route=Route.UPDATE, write=TraceBuilder.update,
             why="its event is its update kind's (UPDATES)"),
     Message(Method.CANCEL_REQUEST, BOTH, False, ALL,
             (Event.PROMPT_CANCEL_REQUEST, Event.PERMISSION_WITHDRAWN),
-            route=Route.CANCEL_REQUEST, write=TraceBuilder.cancel_request,
-            line=describe.cancel_request_line),
+            route=Route.CANCEL_REQUEST, write=TraceBuilder.cancel_request),
     # methods the schemas define that move no machine of the model
     Message("session/list", C2A, True, ALL, why=SCHEMA_ONLY),
     Message("session/delete", C2A, True, ALL, why=SCHEMA_ONLY),
@@ -224,30 +257,41 @@ UPDATES: tuple[Update, ...] = (
     Update("notice", _V1_AND_SDK, Event.OUTPUT),
 )
 
+# The options TraceBuilder.permission offers, so abstract and concrete answers classify alike.
+PERM_OPTIONS = {Answer.ALLOW: "allow_once", Answer.REJECT: "reject_once"}
+
+# In the table's order the explorer tries them (forms next to each other with the same ``over``
+# argument by argument: a prompt's acceptance and its rejection side by side).
 FORMS: tuple[Form, ...] = (
-    Form(Event.PROMPT, "session/prompt", TraceBuilder.prompt, Gate.PROMPTS),
-    Form(Event.CANCEL, "session/cancel", TraceBuilder.cancel, Gate.CANCELS),
+    Form(Event.PROMPT, "session/prompt", TraceBuilder.prompt, Gate.PROMPTS, spends=True,
+         opens=True),
+    Form(Event.CANCEL, "session/cancel", TraceBuilder.cancel, Gate.CANCELS, spends=True),
     Form(Event.PROMPT_CANCEL_REQUEST, "$/cancel_request (client)", TraceBuilder.cancel_request,
-         Gate.PROMPTS, lean=False),
+         Gate.PROMPTS, lean=False, over=Over.OLDEST_PENDING),
     Form(Event.PERMISSION_ANSWER, "session/request_permission response", TraceBuilder.answer,
-         Gate.PERMISSIONS),
-    Form(Event.PROMPT_ACCEPTED, "session/prompt result", TraceBuilder.accepted, Gate.PROMPTS),
+         Gate.PERMISSIONS, over=Over.ANSWER),
+    Form(Event.PROMPT_ACCEPTED, "session/prompt result", TraceBuilder.accepted, Gate.PROMPTS,
+         over=Over.PENDING, fixed=Ev(result_keys=())),
     Form(Event.PROMPT_REJECTED, "session/prompt error", TraceBuilder.rejected, Gate.PROMPTS,
-         lean=False),
-    Form(Event.USER_MESSAGE, "session/update user_message", TraceBuilder.user_message),
+         lean=False, over=Over.PENDING, fixed=Ev(error_code=-32603)),
+    Form(Event.USER_MESSAGE, "session/update user_message", TraceBuilder.user_message,
+         over=Over.ECHO),
     Form(Event.RUNNING_REPORTED, "session/update state_update running", TraceBuilder.running),
     Form(Event.REQUIRES_ACTION_REPORTED, "session/update state_update requires_action",
          TraceBuilder.requires_action),
     Form(Event.CUSTOM_REPORTED, "session/update state_update _x", TraceBuilder.state,
          Gate.CUSTOM),
-    Form(Event.IDLE_REPORTED, "session/update state_update idle", TraceBuilder.idle),
+    Form(Event.IDLE_REPORTED, "session/update state_update idle", TraceBuilder.idle,
+         over=Over.REASON),
     Form(Event.PERMISSION_REQUEST, "session/request_permission", TraceBuilder.permission,
-         Gate.PERMISSIONS),
+         Gate.PERMISSIONS, over=Over.TOOL, spends=True, opens=True,
+         fixed=Ev(options=PERM_OPTIONS)),
     Form(Event.PERMISSION_WITHDRAWN, "$/cancel_request (agent)", TraceBuilder.cancel_request,
-         Gate.PERMISSIONS),
-    Form(Event.TOOL_UPDATE, "session/update tool_call_update", TraceBuilder.tool, Gate.TOOLS),
+         Gate.PERMISSIONS, over=Over.OPEN_PERMISSION),
+    Form(Event.TOOL_UPDATE, "session/update tool_call_update", TraceBuilder.tool, Gate.TOOLS,
+         over=Over.TOOL_STATUS, fixed=Ev(update="update")),
     Form(Event.OUTPUT, "session/update (any other kind)", TraceBuilder.agent_message,
-         lean=False),
+         lean=False, fixed=Ev(update="agent_message")),
 )
 
 

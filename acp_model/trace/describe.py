@@ -8,6 +8,7 @@ from typing import Any
 import orjson
 
 from acp_model.trace.format import Record, parse_record
+from acp_model.trace.methods import Method
 
 
 def _short(value: Any, limit: int = 48) -> str:
@@ -33,10 +34,35 @@ def _update_summary(update: Any) -> str:
     return " ".join(parts)
 
 
+Line = Callable[[dict[str, Any], dict[str, Any], str], str]
+ResultLine = Callable[[dict[str, Any], dict[str, Any]], str]
+# The line of a method, and of its result, that says more than its name and ids: each function
+# below names its method once. The wire table (acp_model.model.wire_table, a layer above) reads
+# its rows' ``line`` and ``result_line`` from here.
+LINES: dict[str, Line] = {}
+RESULT_LINES: dict[str, ResultLine] = {}
+
+
+def _line(method: str) -> Callable[[Line], Line]:
+    def named(fn: Line) -> Line:
+        LINES[method] = fn
+        return fn
+    return named
+
+
+def _result_line(method: str) -> Callable[[ResultLine], ResultLine]:
+    def named(fn: ResultLine) -> ResultLine:
+        RESULT_LINES[method] = fn
+        return fn
+    return named
+
+
+@_line(Method.UPDATE)
 def update_line(msg: dict[str, Any], params: dict[str, Any], where: str) -> str:
     return f"session/update{where} {_update_summary(params.get('update'))}"
 
 
+@_line(Method.PROMPT)
 def prompt_line(msg: dict[str, Any], params: dict[str, Any], where: str) -> str:
     blocks = params.get("prompt")
     kinds = ",".join(str(b.get("type")) for b in blocks if isinstance(b, dict)) \
@@ -44,6 +70,7 @@ def prompt_line(msg: dict[str, Any], params: dict[str, Any], where: str) -> str:
     return f"session/prompt id={msg.get('id')}{where} ({kinds})"
 
 
+@_line(Method.PERMISSION)
 def permission_line(msg: dict[str, Any], params: dict[str, Any], where: str) -> str:
     what = params.get("title")  # v2; v1 names only the tool call it guards
     if what is None and isinstance(params.get("toolCall"), dict):
@@ -51,29 +78,20 @@ def permission_line(msg: dict[str, Any], params: dict[str, Any], where: str) -> 
     return f"session/request_permission id={msg.get('id')}{where} {_short(what)}"
 
 
+@_line(Method.CANCEL_REQUEST)
 def cancel_request_line(msg: dict[str, Any], params: dict[str, Any], where: str) -> str:
     return f"$/cancel_request requestId={params.get('requestId')}"
 
 
+@_result_line(Method.PERMISSION)
 def outcome_line(msg: dict[str, Any], result: dict[str, Any]) -> str:
     return f"result id={msg.get('id')} (session/request_permission) " \
         f"outcome={_short(result.get('outcome'))}"
 
 
+@_result_line(Method.NEW_SESSION)
 def session_id_line(msg: dict[str, Any], result: dict[str, Any]) -> str:
     return f"result id={msg.get('id')} (session/new) sessionId={result.get('sessionId')}"
-
-
-Line = Callable[[dict[str, Any], dict[str, Any], str], str]
-ResultLine = Callable[[dict[str, Any], dict[str, Any]], str]
-# The line of a method, and of its result, that says more than its name and ids. The wire
-# table (acp_model.model.wire_table, a layer above) names each message's line; its test keeps
-# these two in step with it.
-LINES: dict[str, Line] = {"session/update": update_line, "session/prompt": prompt_line,
-                          "session/request_permission": permission_line,
-                          "$/cancel_request": cancel_request_line}
-RESULT_LINES: dict[str, ResultLine] = {"session/request_permission": outcome_line,
-                                       "session/new": session_id_line}
 
 
 def describe(msg: Any, methods: dict[Any, str] | None = None) -> str:

@@ -254,6 +254,44 @@ def test_merged_configurations_accept_the_same_futures(which: str,
             assert canonical(a) == canonical(b), (e.action, act)
 
 
+def test_the_alphabet_is_the_wire_tables_forms() -> None:
+    """Each form of the table is tried with the arguments its kind offers, in the table's
+    order (forms next to each other of one kind argument by argument), its payload and its
+    label derived from its row: here two pending prompts and a permission request."""
+    from acp_model.model import wire_table
+
+    bounds = Bounds(max_prompts=2, max_permissions=1, max_tools=1, custom=False)
+    table = compile_machine(SessionLifecycle, SessionModel)
+    engine = TableEngine(table, DEFAULT)
+    cfg = Config.initial(SessionModel, 1, DEFAULT)
+    for event, arg in ((Event.PROMPT, None), (Event.PROMPT, None),
+                       (Event.PERMISSION_REQUEST, "t1")):
+        ev, _ = make_event(cfg, Action(0, event, arg))
+        engine.fire(cfg.models[0], event, ev)
+        cfg.next_idx += 1
+    acts = [a for a in actions(cfg, bounds) if a.session is not None]  # (sync: the frontier)
+    labels = [a.label for a in acts]
+    tried = list(dict.fromkeys(a.event for a in acts))
+    assert tried == [form.event for form in wire_table.FORMS if form.event in tried]
+    assert labels[labels.index("s1 prompt_accepted(p0)"):][:4] == [
+        "s1 prompt_accepted(p0)", "s1 prompt_rejected(p0)", "s1 prompt_accepted(p1)",
+        "s1 prompt_rejected(p1)"]
+    assert {"s1 prompt_cancel_request(p0)", "s1 permission_answer(q0=allow)",
+            "s1 permission_withdrawn(q0)", "s1 tool_update(t1=completed)",
+            "s1 idle_reported(none)"} <= set(labels)
+    assert "s1 prompt" not in labels  # two prompts held: max_prompts spent
+    assert "s1 permission_request(t1)" not in labels  # one request held: max_permissions spent
+    by_label = {a.label: a for a in acts}
+    p1 = cfg.models[0].queue.prompts[1]
+    rejected, _ = make_event(cfg, by_label["s1 prompt_rejected(p1)"])
+    assert (rejected.id, rejected.error_code) == (p1.id, -32603)
+    assert make_event(cfg, by_label["s1 prompt_accepted(p1)"])[1] >= p1.idx  # read up to it
+    assert make_event(cfg, by_label["s1 prompt_cancel_request(p0)"])[1] == cfg.ctx.frontier
+    first, _ = make_event(cfg, by_label["s1 tool_update(t1=in_progress)"])
+    assert (first.tool_call_id, first.update, first.first_report) == ("t1", "update", False)
+    assert make_event(cfg, Action(0, Event.PROMPT))[0].id == cfg.next_idx  # a new request
+
+
 # --- broken model variants: the right property fails, with a replayable witness -------------
 
 

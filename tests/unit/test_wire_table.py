@@ -67,6 +67,15 @@ def test_every_event_has_one_wire_form_written_by_the_builder() -> None:
         assert form.label == form.event.value
 
 
+def test_what_a_form_says_of_its_payload_agrees_with_its_messages() -> None:
+    requests = {e for row in wire_table.MESSAGES if row.request for e in row.becomes}
+    for form in wire_table.FORMS:
+        assert not form.opens or form.event in requests, form.event  # a new request's id
+        assert not form.spends or form.gate is not None, form.event  # spends a bound it names
+    assert wire_table.forms()[Event.TOOL_UPDATE].fixed.update == \
+        wire_table.updates()["tool_call_update"].tool  # (Ev.update of a tool call's report)
+
+
 def test_routes_are_total_over_the_routed_methods() -> None:
     routed = {row.route for row in wire_table.MESSAGES} | {row.answer for row in
                                                            wire_table.MESSAGES}
@@ -76,14 +85,19 @@ def test_routes_are_total_over_the_routed_methods() -> None:
     assert wire_table.route(3) is None
 
 
-def test_the_transcript_lines_are_the_tables() -> None:
-    rows = wire_table.MESSAGES
-    assert {m.method: m.line for m in rows if m.line is not None} == describe.LINES
-    assert {m.method: m.result_line for m in rows
-                                     if m.result_line is not None} == describe.RESULT_LINES
+def test_each_transcript_line_is_a_rows_and_describes_its_message() -> None:
+    rows = wire_table.messages()
+    assert set(describe.LINES) | set(describe.RESULT_LINES) <= set(rows)  # no line of nothing
+    assert rows["session/prompt"].line is describe.prompt_line
+    assert rows["session/new"].result_line is describe.session_id_line
+    assert rows["session/cancel"].line is None and rows["session/cancel"].result_line is None
     line = describe.describe({"jsonrpc": "2.0", "id": 4, "method": "session/prompt",
                               "params": {"sessionId": "s1", "prompt": [{"type": "text"}]}})
     assert line == "session/prompt id=4 [s1] (text)"
+    records = TraceBuilder().handshake().new_session("s1").records
+    rid = records[-1].msg["id"]
+    assert describe.summarize(records)[-1] == ("a2c", f"result id={rid} (session/new) "
+                                                      "sessionId=s1")
 
 
 def test_every_update_kind_the_builder_writes_is_classified_as_its_row_says() -> None:
