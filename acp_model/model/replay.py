@@ -21,6 +21,7 @@ from acp_model.trace.methods import Method
 HISTORY_KINDS = wire_table.history_kinds()
 # the requests that reopen an existing session
 REOPENING = wire_table.reopening()
+USER_KINDS = wire_table.user_kinds()
 
 
 @check("V1-LOAD-01", level=Level.WARN)
@@ -34,13 +35,27 @@ def load_replays_before_answering(kind: object, load_response: int | None) -> st
 
 
 @check("V1-RESUME-01", level=Level.WARN)
-def resume_replays_nothing(kind: object, resume_request: int | None) -> str | None:
-    """session/resume replays no history: no conversation content between the request and
-    its response (the agent may have written it before it read the request: a warning)."""
-    if resume_request is None or kind not in HISTORY_KINDS:
+def resume_replays_nothing(kind: object, resume_request: int | None, earlier: str | None
+                           ) -> str | None:
+    """session/resume replays no history: no earlier message of the conversation between the
+    request and its response (the agent may have written it before it read the request: a
+    warning). Earlier means a user message, which no prompt was open to carry, or a message id
+    the session already used (``earlier`` says which); new content, such as a notice the agent
+    writes on every start, is not history."""
+    if resume_request is None or kind not in HISTORY_KINDS or earlier is None:
         return None
-    return (f"{kind} between session/resume #{resume_request} and its response: probably "
-            "replayed history, which resume must not send")
+    return (f"{kind} between session/resume #{resume_request} and its response: {earlier}, "
+            "probably replayed history, which resume must not send")
+
+
+def earlier_message(kind: object, message_id: object, seen: set[str]) -> str | None:
+    """Why content on the agent's stream is an earlier message of the conversation (None: it
+    may be new): a user message, or a message id ``seen`` before in the session."""
+    if kind in USER_KINDS:
+        return "a user message while no prompt was open"
+    if isinstance(message_id, str) and message_id in seen:
+        return f"messageId {message_id!r} names a message the session sent before"
+    return None
 
 
 # The message families (user, agent, thought) of the update kinds that carry a messageId

@@ -69,6 +69,7 @@ class V1(V2):
                  reopens: Reopens) -> None:
         self.turns = V1Turns()
         self.rpc, self.store, self.machines, self.reopens = rpc_, store, machines, reopens
+        self.message_ids: dict[str, set[str]] = {}  # per session: the ids its content used
 
     def event_of(self, row: wire_table.Update) -> Event:
         """v1 reads a user message as replayed history (the turn's start is derived from the
@@ -95,7 +96,12 @@ class V1(V2):
         like v2's ``tool_call_update``)."""
         run, busy = self.store.run, self.machines.busy(sid)
         resume = replay.resume_awaited(self.rpc.open["c2a"].values(), sid, busy)
-        run(replay.resume_replays_nothing, idx, kind, resume, session=sid)
+        seen = self.message_ids.setdefault(sid, set())
+        mid = update.get("messageId")
+        earlier = replay.earlier_message(kind, mid, seen) if resume is not None else None
+        run(replay.resume_replays_nothing, idx, kind, resume, earlier, session=sid)
+        if isinstance(mid, str):
+            seen.add(mid)
         run(replay.load_replays_before_answering, idx, kind,  # (busy: the turn's)
             None if busy else self.reopens.load_answer(sid), session=sid)
         row = wire_table.updates().get(kind) if isinstance(kind, str) else None

@@ -736,3 +736,28 @@ def test_v1_an_error_for_a_prompt_that_showed_nothing_after_a_read_cancel_is_a_w
     assert "CANCEL-07" not in failed_rules(report)
     assert "CANCEL-07" in warned_rules(report)
     assert "CANCEL-07" in failed_rules(check(v1_cancel_07_error(), spec="auto"))
+
+
+def test_new_content_between_a_v1_resume_and_its_response_is_not_replayed_history() -> None:
+    """codex-acp writes a notice (an agent message chunk without an id) each time it starts a
+    session or a turn, on resume too: new content, no earlier message of the conversation, so
+    V1-RESUME-01 says nothing. An agent chunk reusing a message id the session used before is
+    history, and warns."""
+    def resumed(*chunks: tuple[str, str | None]) -> TraceBuilder:
+        t = TraceBuilder().v1.handshake().v1.new_session(S).prompt(S, 5)
+        t.update(S, {"sessionUpdate": "agent_message_chunk", "messageId": "m1",
+                     "content": {"type": "text", "text": "answer"}}).v1.ended(5)
+        t.rpc.request("c2a", "session/resume", {"sessionId": S, "cwd": "/tmp/project"}, 6)
+        for text, mid in chunks:
+            t.update(S, {"sessionUpdate": "agent_message_chunk", "content": {
+                "type": "text", "text": text}, **({"messageId": mid} if mid else {})})
+        return t.rpc.result("a2c", 6, {})
+
+    def resume_warnings(t: TraceBuilder) -> list[str]:
+        return [v["message"] for v in check(t, V1)["violations"] if v["rule"] == "V1-RESUME-01"]
+
+    assert resume_warnings(resumed(("Warning: model metadata not found", None))) == []
+    assert resume_warnings(resumed(("something new", "m2"))) == []
+    replayed = resume_warnings(resumed(("answer", "m1")))
+    assert len(replayed) == 1 and "messageId 'm1' names a message the session sent before" \
+        in replayed[0], replayed
