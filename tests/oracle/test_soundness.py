@@ -260,18 +260,26 @@ def test_a_tool_started_before_any_answer_is_a_permission_bypass() -> None:
     assert "the client had not answered it" in hit["message"]
 
 
-def test_the_proof_names_a_late_allow_sent_after_the_cancelled_outcome() -> None:
-    """A turn cancelled while its request waits: the client answers it 'cancelled', then,
-    after the cancelled idle, allow (a repeat, a sloppy client's late allow); the next
-    turn's tool starts with its own request open. The proof names that late allow: an agent
-    that kept it took it for the new request (the late-allow mutant, when the client's first
-    answer to the old request was the cancelled outcome)."""
+def _late_allow_then_new_request() -> tuple[TraceBuilder, int]:
+    """A turn cancelled while its request #50 waits, answered 'cancelled' and then, after the
+    cancelled idle, allow (a sloppy client's late allow, whose index is returned); the next
+    turn's tool t2 then asks with request #51, still open."""
     t = turn_start(base(), 10).tool(S, "t1", "pending", title="Edit").permission(S, 50, "t1")
     t.requires_action(S).cancel(S).tool(S, "t1", "cancelled").idle(S, "cancelled")
     t.answer(50, "cancelled")
     late = t.answer(50, "allow").log.last
     t.prompt(S, 11).accepted(11).user_message(S).running(S)
     t.tool(S, "t2", "pending", title="Edit").permission(S, 51, "t2").requires_action(S)
+    return t, late
+
+
+def test_the_proof_names_a_late_allow_sent_after_the_cancelled_outcome() -> None:
+    """A turn cancelled while its request waits: the client answers it 'cancelled', then,
+    after the cancelled idle, allow (a repeat, a sloppy client's late allow); the next
+    turn's tool starts with its own request open. The proof names that late allow: an agent
+    that kept it took it for the new request (the late-allow mutant, when the client's first
+    answer to the old request was the cancelled outcome)."""
+    t, late = _late_allow_then_new_request()
     t.running(S).tool(S, "t2", "in_progress")
     report = check(t)
     assert "PERM-11" in failed_rules(report), report["violations"]
@@ -285,12 +293,7 @@ def test_the_proof_of_a_read_reject_also_names_the_late_allow() -> None:
     """As above, but the client rejects the new request and the agent provably reads that
     reject before the tool starts: the proof rests on the read reject, and still names the late
     allow an agent that kept it took for this request (one root cause, the whole proof)."""
-    t = turn_start(base(), 10).tool(S, "t1", "pending", title="Edit").permission(S, 50, "t1")
-    t.requires_action(S).cancel(S).tool(S, "t1", "cancelled").idle(S, "cancelled")
-    t.answer(50, "cancelled")
-    late = t.answer(50, "allow").log.last
-    t.prompt(S, 11).accepted(11).user_message(S).running(S)
-    t.tool(S, "t2", "pending", title="Edit").permission(S, 51, "t2").requires_action(S)
+    t, late = _late_allow_then_new_request()
     t.answer(51, "reject").sync().running(S).tool(S, "t2", "in_progress")
     report = check(t)
     hit = next(v for v in report["violations"] if v["rule"] == "PERM-11")
