@@ -26,9 +26,8 @@ from acp_model.explorer.config import (
     _edge_breaks,
     _info,
     _observe,
+    single_key,
 )
-from acp_model.explorer.incremental import OneSession
-from acp_model.explorer.judge_memo import JudgeMemo
 from acp_model.model import snapshot
 from acp_model.model.engine import Failure, Table, TableEngine, compile_machine
 from acp_model.model.events import Ev
@@ -291,8 +290,7 @@ class _Search:
     """The state of one breadth-first exploration: the nodes found, their edges and refusals."""
 
     def __init__(self, table: Table, model: type[SessionModel], bounds: Bounds,
-                 rs: tuple[Readings, ...], max_states: int, compact: bool,
-                 verify: bool = False) -> None:
+                 rs: tuple[Readings, ...], max_states: int, compact: bool) -> None:
         self.table, self.bounds, self.rs = table, bounds, rs
         self.max_states, self.compact = max_states, compact
         self.engines = [TableEngine(table, r) for r in rs]
@@ -303,13 +301,7 @@ class _Search:
         self.single = bounds.sessions == 1
         self.clone, self.snap, self.indices = snapshot.compiled(model)
         root = Config.initial(model, bounds.sessions, rs[0])
-        # one session: successors from what changed (incremental), verdicts learned by what
-        # the checks read (judge_memo)
-        self.one = OneSession(table, model, self.snap, self.indices, verify=verify) \
-            if self.single else None
-        self.memo = JudgeMemo(self.one.names, model, type(root.ctx), verify=verify) \
-            if self.one is not None else None
-        key0 = self.one.root(root) if self.one is not None else root.canonical()[0]
+        key0, _ = root.canonical()
         self.keys = [key0]
         self.index = {key0: 0}
         self.depth = [0]
@@ -331,13 +323,8 @@ class _Search:
     def _expand(self, u: int, cfg: Config) -> None:
         """Try every action of the alphabet on the stored configuration ``u``."""
         transitions, refusals, missing = self.table.transitions, self.refusals, self.missing
-        memo = self.memo
-        if self.one is not None and memo is not None:
-            base: _Base | SingleRanks = SingleRanks.of(cfg, self.indices)
-            view = memo.view(self.one.nodes[u], sorted(base.held), cfg.ctx.frontier,
-                             cfg.ctx.probable)
-        else:
-            base = cfg.base(self.keys[u])
+        base: _Base | SingleRanks = SingleRanks.of(cfg, self.indices) if self.single \
+            else cfg.base(self.keys[u])
         for act in actions(cfg, self.bounds):
             s = act.session
             if s is None:
@@ -345,34 +332,19 @@ class _Search:
                 new = cfg.derive(None)
                 new.ctx.frontier = frontier
                 new.next_idx += 1
-                self._add(u, new, Edge(u, 0, act, "", self.full, self.no_warns), base, cfg,
-                          (frozenset(), self.one.compacted[u]) if self.one else None)
+                self._add(u, new, Edge(u, 0, act, "", self.full, self.no_warns), base)
                 continue
             src_state = cfg.models[s].state
             if (src_state, act.event) not in transitions:  # no event payload needed
                 refusals.append(Refusal(u, act, src_state, missing))
                 continue
-            if memo is None:
-                ev, frontier = make_event(cfg, act)
-                mask, warns, fails = self._judge(cfg, s, act, ev, frontier)
-            else:
-                (mask, warns, fails), made = memo.judge(
-                    (src_state, act.event, act.arg), view, cfg.models[s], cfg.ctx,
-                    self._judged, cfg, s, act)
-                if mask:
-                    ev, frontier = made if made is not None else make_event(cfg, act)
+            ev, frontier = make_event(cfg, act)
+            mask, warns, fails = self._judge(cfg, s, act, ev, frontier)
             if fails is not None:
                 refusals.append(Refusal(u, act, src_state, fails))
             if mask:
-                new, breaks, change = self._successor(u, cfg, s, act, ev, frontier, mask)
-                self._add(u, new, Edge(u, 0, act, src_state, mask, warns, breaks), base, cfg,
-                          change)
-
-    def _judged(self, cfg: Config, s: int, act: Action
-                ) -> tuple[tuple[int, Any, Any], tuple[Ev, int]]:
-        """:meth:`_judge` with the payload it made (what the memo runs on a miss)."""
-        ev, frontier = make_event(cfg, act)
-        return self._judge(cfg, s, act, ev, frontier), (ev, frontier)
+                new, breaks = self._successor(cfg, s, act, ev, frontier, mask)
+                self._add(u, new, Edge(u, 0, act, src_state, mask, warns, breaks), base)
 
     def _judge(self, cfg: Config, s: int, act: Action, ev: Ev, frontier: int
                ) -> tuple[int, tuple[tuple[str, ...], ...], tuple[tuple[str, ...], ...] | None]:
@@ -402,18 +374,13 @@ class _Search:
         ctx.readings = self.rs[0]
         return mask, tuple(wl), (tuple(fl) if mask != self.full else None)
 
-    def _successor(self, u: int, cfg: Config, s: int, act: Action, ev: Ev, frontier: int,
-                   mask: int) -> tuple[Config, tuple[str, ...], _Change | None]:
-        """The configuration after an allowed ``act`` from node ``u`` (under the first reading
-        that allows it), the edge properties it breaks under readings[0], and (one session,
-        :mod:`incremental`) the parts it copied and its book's compaction horizon."""
+    def _successor(self, cfg: Config, s: int, act: Action, ev: Ev, frontier: int, mask: int
+                   ) -> tuple[Config, tuple[str, ...]]:
+        """The configuration after an allowed ``act`` (under the first reading that allows
+        it) and the edge properties it breaks under readings[0]."""
         src_state = cfg.models[s].state
-        change = None
-        if self.one is not None:
-            new, writes = self.one.derive(cfg, act.event, frontier)
-        else:
-            new = cfg.derive(s, self.clone)
-            new.ctx.frontier = frontier
+        new = cfg.derive(s, self.clone)
+        new.ctx.frontier = frontier
         m = new.models[s]
         if mask & 1:
             self.engines[0].apply(m, act.event, ev)
@@ -423,10 +390,7 @@ class _Search:
             self.engines[first].apply(m, act.event, ev)
             new.ctx.readings = self.rs[0]
         new.obs[s] = _observe(cfg.obs[s], src_state, act, ev.idx)
-        if self.one is not None:
-            change = self.one.compact(u, new, writes) if self.compact else (writes, -2)
-            m = new.models[s]
-        elif self.compact:
+        if self.compact:
             m.compact()
         breaks: tuple[str, ...] = ()
         if mask & 1:
@@ -436,16 +400,13 @@ class _Search:
                     and not _prompt_ok(self.engines[0], new, s):
                 breaks = (*breaks, "d")
         new.next_idx += 1
-        return new, breaks, change
+        return new, breaks
 
-    def _add(self, u: int, new: Config, e: Edge, base: _Base | SingleRanks, cfg: Config,
-             change: _Change | None) -> None:
-        """Record edge ``e`` from ``u`` (stored as ``cfg``) to ``new``'s node, a new one if its
-        key is new (``base``: the key parts of ``u`` its successors may reuse; ``change``, one
-        session: the parts of ``new`` not shared with ``cfg``, its compaction horizon)."""
-        slices = None
-        if self.one is not None and change is not None:
-            k, slices = self.one.key(u, cfg, new, change[0], base)  # type: ignore[arg-type]
+    def _add(self, u: int, new: Config, e: Edge, base: _Base | SingleRanks) -> None:
+        """Record edge ``e`` from ``u`` to ``new``'s node, a new one if its key is new
+        (``base``: the key parts of ``u`` its successors may reuse)."""
+        if isinstance(base, SingleRanks):  # Config.canonical's common case: no renaming
+            k = (single_key(new, self.snap, self.indices, base),)
         else:
             k, order = new.canonical(base, e.action.session)
             if order != self.ident:
@@ -465,8 +426,6 @@ class _Search:
             self.info.append(_info(new, self.rs))
             self.queue.append((v, new))
             self.parent.append(e)
-            if slices is not None and change is not None:
-                self.one.added(slices, change[1])  # type: ignore[union-attr]
         e.dst = v
         self.edges.append(e)
 
@@ -486,7 +445,6 @@ def _prompt_ok(engine: TableEngine, cfg: Config, s: int) -> bool:
 
 
 _HELP_FREE = frozenset(AGENT_EVENTS) | {Event.PERMISSION_ANSWER}
-_Change = tuple[frozenset[str], int]  # parts copied, compaction horizon (incremental)
 
 
 def _settle_path(exp: Exploration, start: int, r: int = 0) -> list[Edge] | None:

@@ -44,7 +44,7 @@ class PromptRec:
     # come while the prompt is listed, may end cancelled)
     withdrawn: bool = False
     # foreground work started or ended while this prompt was open (read only while quiet)
-    ran: bool = field(default=False, metadata={"canon": "facts.canon_ran", "reads": ("state",)})
+    ran: bool = field(default=False, metadata={"canon": "facts.canon_ran"})
     # The newer revision (SDK-PROMPT-02): the prompt's content, and the user message carrying
     # it verbatim while the prompt was open (it was inserted).
     content_key: str | None = field(default=None, metadata=_out(

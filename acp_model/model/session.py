@@ -96,10 +96,8 @@ class SessionModel:
     # model itself (each name is defined in exactly one of them).
     PARTS: ClassVar[tuple[str, ...]] = ("prompt_rules", "cancel_rules", "state_rules", "proofs",
                                         "queue", "perm_book")
-    # what the shared context decides beyond the read frontier, and what each reads (see
-    # model.snapshot)
-    SNAPSHOT_QUERIES: ClassVar[dict[str, tuple[str, ...]]] = {
-        "facts.probably_read_cancels": ("cancel_book", "ctx")}
+    # what the shared context decides beyond the read frontier (see model.snapshot)
+    SNAPSHOT_QUERIES: ClassVar[tuple[str, ...]] = ("facts.probably_read_cancels",)
 
     sid: str
     ctx: Context = field(default_factory=Context)

@@ -23,12 +23,9 @@ Field metadata steers the snapshot:
 * ``perm_ref``: holds a permission request id; replaced by that request's position;
 * ``canon``: the path of a method on the model (``facts.canon_ran``: its race facts) mapping
   ``(value, record)`` to what matters for the future (the record is None for a field of the
-  model itself); ``reads``: what else of the model it reads besides its record's part
-  (``("state",)``), so that a key kept up to date recomputes the slice when that changes
-  (:func:`slices`).
+  model itself).
 
-The model class's ``SNAPSHOT_QUERIES`` name methods (paths, as ``canon``, each with what it
-reads: parts, ``ctx``) whose answers join
+The model class's ``SNAPSHOT_QUERIES`` name methods (paths, as ``canon``) whose answers join
 the snapshot: what the shared context decides beyond the read frontier (which unread cancels
 the agent probably read); a view named so (``facts``, a ``session.View``) is made once per
 snapshot. Views are no fields, so never copied: a clone, or a :func:`share` of the parts for a
@@ -40,10 +37,7 @@ order of its values (ids are positions).
 
 from __future__ import annotations
 
-import ast
 import dataclasses
-import inspect
-import textwrap
 import typing
 from collections.abc import Callable, Iterable
 from functools import cache
@@ -170,21 +164,19 @@ def _snap(f: _Field, perms: str) -> tuple[list[str], list[str]]:
                     if r.metadata.get("index") and r.metadata.get("snapshot") is not False]
 
 
-def _build(cls: type, at: str, fields: list[_Field], copy: bool | frozenset[str]) -> list[str]:
+def _build(cls: type, at: str, fields: list[_Field], copy: bool) -> list[str]:
     """Lines that make a copy of the object at ``at`` (of ``cls``) in ``o_<path>``: its parts
-    built first; ``copy``: containers copied (a clone), else parts shared (a shallow share); a
-    set of part names: those parts copied, the others shared (copy on write)."""
+    built first; ``copy``: containers copied (a clone), else parts shared (a shallow share)."""
     var = "o_" + at.replace(".", "_")
     lines: list[str] = []
     items: list[tuple[str, str]] = []
     for name, part in _parts(cls):
-        if copy is False or (isinstance(copy, frozenset) and name not in copy):
-            items.append((name, f"{at}.{name}"))  # shared
+        if not copy:  # a share shares the parts too
+            items.append((name, f"{at}.{name}"))
             continue
-        lines += _build(part, f"{at}.{name}", fields, True)
+        lines += _build(part, f"{at}.{name}", fields, copy)
         items.append((name, f"{var}_{name}"))
-    own = copy is not False  # a copy on write still copies the model's own containers
-    items += [(f.name, _copy(f) if own else f.expr) for f in fields if f.at == at]
+    items += [(f.name, _copy(f) if copy else f.expr) for f in fields if f.at == at]
     lines.append(f"    {var} = object.__new__({cls.__name__})")
     if at != "m":  # a part (slots): one attribute at a time
         return lines + [f"    {var}.{name} = {expr}" for name, expr in items]
@@ -225,129 +217,6 @@ def _generated(model_cls: type) -> tuple[Callable[..., Any], ...]:
     source = "\n".join(clone + snap + idx + share) + "\n"
     exec(compile(source, f"<snapshot of {model_cls.__name__}>", "exec"), names)
     return names["clone"], names["snapshot"], names["indices"], names["share"]
-
-
-# --- copy on write and keys kept up to date (the explorer's one-session search) -------------
-
-
-@dataclasses.dataclass(frozen=True)
-class Slices:
-    """A snapshot cut by part (:func:`layout`), so that a successor's key recomputes only the
-    slices an event can have changed. ``funcs[i](model, rank)`` is slice ``i``; ``reads[i]``
-    what it depends on besides nothing at all: its own part (or field), ``rank`` when it holds
-    trace indices, the parts a ``canon`` method of its records declares it reads (metadata
-    ``reads``), ``ctx`` for a query (declared by ``SNAPSHOT_QUERIES``; ``*``: anything)."""
-
-    names: tuple[str, ...]
-    funcs: tuple[Callable[..., tuple[Any, ...]], ...]
-    reads: tuple[frozenset[str], ...]
-
-
-def slices(model_cls: type) -> Slices:
-    """The snapshot of ``model_cls`` by part; ``sum(funcs[i](m, rank))`` (as tuples) is
-    ``snapshot(m, rank)``."""
-    return _slices(model_cls)
-
-
-@cache
-def _slices(model_cls: type) -> Slices:
-    fields = _fields(model_cls, "m")
-    perms = next((f.expr for f in fields if f.name == "perms"), "m.perms")
-    names: list[str] = []
-    bodies: dict[str, list[str]] = {}
-    reads: dict[str, set[str]] = {}
-    for f in fields:
-        lines, _ = _snap(f, perms)
-        if not lines:
-            continue
-        name = f.name if f.at == "m" else f.at.split(".")[1]
-        if name not in bodies:
-            names.append(name)
-            bodies[name], reads[name] = [], {name}
-        bodies[name] += lines
-        reads[name] |= {r for meta in _metas(f) if meta.get("canon")
-                        for r in meta.get("reads", ())}
-    queries = getattr(model_cls, "SNAPSHOT_QUERIES", ())
-    if queries:
-        names.append("queries")
-        bodies["queries"] = [f"{'v_' if '.' in q else 'm.'}{q}()," for q in queries]
-        reads["queries"] = {r for q in queries for r in
-                            (queries[q] if isinstance(queries, dict) else ("*",))}
-    source, funcs = [], []
-    for name in names:
-        body = "\n".join(f"        {line}" for line in bodies[name])
-        head = [f"def slice_{name}(m, rank):"]
-        if "pos." in body:
-            head.append(f"    pos = {{k: n for n, k in enumerate({perms})}} if {perms} else {{}}")
-        head += [f"    v_{v} = m.{v}" for v in sorted({w.split(".")[0][2:] for w in
-                                                         body.split() if w.startswith("v_")})]
-        source += [*head, "    return (", body, "    )"]
-        if "rank[" in body:
-            reads[name].add("rank")
-    namespace: dict[str, Any] = {model_cls.__name__: model_cls}
-    exec(compile("\n".join(source) + "\n", f"<slices of {model_cls.__name__}>", "exec"),
-         namespace)
-    funcs = [namespace[f"slice_{name}"] for name in names]
-    return Slices(tuple(names), tuple(funcs), tuple(frozenset(reads[n]) for n in names))
-
-
-def copy_on_write(model_cls: type, writes: frozenset[str]) -> Callable[[Any, Any], Any]:
-    """``cow(model, ctx)``: a copy bound to ``ctx`` that copies the parts named in ``writes``
-    and shares the others with ``model`` (which must then never change them: the explorer
-    copies a stored configuration this way, and only the parts the event's actions write,
-    :func:`writes_of`)."""
-    return _cow(model_cls, writes)
-
-
-@cache
-def _cow(model_cls: type, writes: frozenset[str]) -> Callable[[Any, Any], Any]:
-    fields = _fields(model_cls, "m")
-    names: dict[str, Any] = {model_cls.__name__: model_cls}
-    names.update({cls.__name__: cls for _, cls in _parts(model_cls)})
-    names.update({f.rec.__name__: f.rec for f in fields if f.rec is not None})
-    lines = ["def cow(m, ctx):", *_build(model_cls, "m", fields, writes), "    return o_m"]
-    exec(compile("\n".join(lines) + "\n", f"<copy on write of {model_cls.__name__}>", "exec"),
-         names)
-    return names["cow"]  # type: ignore[no-any-return]
-
-
-def writes_of(model_cls: type, actions: Iterable[str]) -> frozenset[str]:
-    """The parts of ``model_cls`` that the actions named may change, found as the engine
-    finds them: a part's own method changes that part; a method of the model, the parts it
-    names as ``self.<part>`` and those of the model's methods it calls (read from its
-    source). Views own no state, so what is reached through one only reads. An action that
-    cannot be read so (a view's, no source) may change every part."""
-    parts = dict(_parts(model_cls))
-    out: set[str] = set()
-    for name in actions:
-        if inspect.isfunction(getattr(model_cls, name, None)):
-            out |= _method_writes(model_cls, name, frozenset(parts))
-            continue
-        owners = [part for part, cls in parts.items() if callable(getattr(cls, name, None))]
-        if len(owners) != 1:
-            return frozenset(parts)
-        out.add(owners[0])
-    return frozenset(out)
-
-
-@cache
-def _method_writes(model_cls: type, name: str, parts: frozenset[str],
-                   seen: frozenset[str] = frozenset()) -> frozenset[str]:
-    func = getattr(model_cls, name, None)
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(func)))  # type: ignore[arg-type]
-    except (OSError, TypeError):
-        return parts
-    out: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
-                and node.value.id == "self":
-            if node.attr in parts:
-                out.add(node.attr)
-            elif node.attr not in seen and inspect.isfunction(getattr(model_cls, node.attr,
-                                                                      None)):
-                out |= _method_writes(model_cls, node.attr, parts, seen | {name})
-    return frozenset(out)
 
 
 def compiled(model_cls: type) -> tuple[Callable[..., Any], Callable[..., Any],
