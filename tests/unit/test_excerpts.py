@@ -1,0 +1,130 @@
+"""Stored transcripts of a shared agent process: an excerpt keeps the proof window and the
+failing session's history, numbers every record as the whole transcript did, and marks every
+gap; the readers (the checker, the sequence diagram, the HTML page) number as the proof does."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from acp_model.cli.main import main
+from acp_model.fuzzing.excerpt import HANDSHAKE, WINDOW, excerpt
+from acp_model.oracle.offline import check_records, check_trace
+from acp_model.report.html import trace_page
+from acp_model.trace.builder import TraceBuilder
+from acp_model.trace.format import TraceError, numbered_lines, read_trace
+from acp_model.trace.sequence import sequence_diagram
+from tests.helpers import S, base, turn_start
+
+
+def _shared_process() -> tuple[TraceBuilder, int]:
+    """Two examples on one process: a quiet session first, then a turn on ``s1`` ended
+    ``end_turn`` after a cancel the agent provably read (CANCEL-07). Returns the trace and
+    where the second example begins."""
+    t = base("s0")
+    for n in range(3):
+        turn_start(t, 10 + n, "s0").idle("s0", "end_turn")
+    start = len(t.records)
+    t.new_session(S)
+    turn_start(t, 20)
+    t.cancel(S).sync(99)
+    t.rpc.error("a2c", 99, -32601, "method not found")
+    t.idle(S, "end_turn")
+    return t, start
+
+
+def _excerpt(t: TraceBuilder, start: int, cited: list[int], session: str | None = S
+             ) -> tuple[list[dict], list[int]]:
+    records = [r.to_json() for r in t.records]
+    keep = excerpt(records, start, cited, session)
+    return [records[i] for i in keep], keep
+
+
+def test_an_excerpt_is_checked_with_the_numbers_of_the_whole_transcript(tmp_path: Path) -> None:
+    t, start = _shared_process()
+    whole = check_records(t.records)
+    (v,) = [x for x in whole["violations"] if x["rule"] == "CANCEL-07"]
+    records, numbers = _excerpt(t, start, [])  # nothing cited before the example
+    assert numbers[:HANDSHAKE] == [0, 1] and numbers[HANDSHAKE] == start
+    path = tmp_path / "transcript.jsonl"
+    path.write_text("".join(json.dumps(o) + "\n" for o in numbered_lines(records, numbers,
+                                                                          "earlier examples")))
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert lines[2] == {"gap": [2, start - 1], "note": "earlier examples"}
+    assert [o["n"] for o in lines if "n" in o] == numbers  # every record numbered
+    assert f'"n": {v["index"]}' in path.read_text()  # the proof's #N is findable in the file
+    part = check_trace(path)
+    (w,) = [x for x in part["violations"] if x["rule"] == "CANCEL-07"]
+    assert (w["index"], w["evidence"]) == (v["index"], v["evidence"])
+    assert part["gaps"] == [{"first": 2, "last": start - 1}]
+    assert part["summary"]["messages"] == len(numbers)
+
+
+def test_the_proof_window_reaches_back_to_the_first_record_it_cites() -> None:
+    t, start = _shared_process()
+    _, numbers = _excerpt(t, start, [5, len(t.records) - 1], session=None)
+    assert numbers == [0, 1, *range(5, len(t.records))]
+
+
+def test_the_failing_session_keeps_its_own_history_and_the_answers_to_it() -> None:
+    """An earlier example's requests on the session (a cancel, a prompt and its answer) are
+    kept, the other session's are not."""
+    t = base(S)
+    turn_start(t, 10).idle(S, "end_turn")
+    t.new_session("other")
+    turn_start(t, 11, "other").idle("other", "end_turn")
+    start = len(t.records)
+    turn_start(t, 12).idle(S, "cancelled")
+    records = [r.to_json() for r in t.records]
+    keep = excerpt(records, start, [len(records) - 1], S)
+    kept = [records[i] for i in keep if HANDSHAKE <= i < start]
+    assert {r["msg"].get("id") for r in kept if "result" in r["msg"]} >= {10}
+    assert all("other" not in json.dumps(r) for r in kept)
+    assert any(r["msg"].get("method") == "session/prompt" for r in kept)
+
+
+def test_a_long_window_keeps_the_cited_records_with_their_neighbours() -> None:
+    records = [{"dir": "c2a", "msg": {"jsonrpc": "2.0", "method": "x"}}] * (WINDOW + 100)
+    start = WINDOW + 50
+    keep = excerpt(records, start, [20], None)
+    assert [0, 1, 17, 18, 19, 20, 21, 22, 23] == keep[:9]
+    assert keep[9] == start
+
+
+@pytest.mark.parametrize(("lines", "error"), [
+    ('{"dir":"c2a","msg":{},"n":5}\n{"dir":"c2a","msg":{},"n":3}\n', "must grow"),
+    ('{"dir":"c2a","msg":{},"n":5}\n{"gap":[2,9]}\n', "must grow"),
+    ('{"gap":[4,2]}\n', "'gap' must be"),
+    ('{"dir":"c2a","msg":{},"n":-1}\n', "'n' must be"),
+])
+def test_numbers_that_do_not_grow_are_not_one_transcript(tmp_path: Path, lines: str,
+                                                         error: str) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(lines)
+    with pytest.raises(TraceError, match=error):
+        read_trace(path)
+
+
+def test_a_record_after_a_gap_without_a_number_takes_the_next_one(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"dir":"c2a","msg":{"jsonrpc":"2.0","id":0,"method":"initialize",'
+                    '"params":{}}}\n{"gap":[1,40]}\n{"dir":"a2c","msg":{"jsonrpc":"2.0",'
+                    '"id":0,"result":{}}}\n')
+    assert [r.n for r in read_trace(path)] == [None, 41]  # the first by its position
+
+
+def test_the_sequence_diagram_and_the_page_number_as_the_proof(tmp_path: Path) -> None:
+    t, start = _shared_process()
+    records, numbers = _excerpt(t, start, [])
+    text = sequence_diagram(records, numbers=numbers)
+    assert f"Note over Client,Agent: messages 2-{start - 1} left out" in text
+    assert f": {numbers[-1]}: " in text
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(o) + "\n" for o in numbered_lines(records, numbers)))
+    report = check_trace(path)
+    page = trace_page(report, read_trace(path), "excerpt")
+    assert f"#{numbers[-1]}</td>" in page and f"#{start}</td>" in page
+    assert "#2</td>" not in page  # left out
+    assert main(["check", str(path), "--html", str(tmp_path / "p.html")]) == 1
