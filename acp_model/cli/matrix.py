@@ -615,6 +615,13 @@ def register(sub: Any) -> None:
         "self-contained matrix.html: rows agent/version/protocol, columns rule families, "
         "each failure linked to its counterexample and replay file.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    _run_options(p)
+    _job_options(p.add_argument_group("one row as a job, and the merge of rows"))
+    _reading_options(p.add_argument_group("a recorded matrix"))
+    p.set_defaults(func=cmd_matrix)
+
+
+def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("names", nargs="*", metavar="NAME", help="profiles to fuzz (default: all)")
     p.add_argument("--budget", type=positive_float, default=120.0, metavar="SECONDS",
                    help="fuzzing time per row (default 120)")
@@ -636,36 +643,41 @@ def register(sub: Any) -> None:
                    help="fresh-process replays of each counterexample (default 3)")
     p.add_argument("--minimize-budget", type=positive_float, metavar="S",
                    help="seconds per failure for minimizing (default: the budget, at most 60)")
-    p.add_argument("--row", metavar="NAME@vN[=COMMAND]",
+
+
+def _job_options(g: Any) -> None:
+    g.add_argument("--row", metavar="NAME@vN[=COMMAND]",
                    help="run exactly one row (a profile under one protocol, installed if it "
                         "is not, or a command line) and write DIR/row.json for --merge: a job "
                         "of a workflow that fans the rows out")
-    p.add_argument("--merge", nargs="+", metavar="DIR",
+    g.add_argument("--merge", nargs="+", metavar="DIR",
                    help="one matrix (matrix.json, matrix.html, badges, --docs) of the rows "
                         "that --row wrote into these folders; their run folders are copied "
                         "into --out")
-    p.add_argument("--previous", metavar="OLD.json",
+    g.add_argument("--previous", metavar="OLD.json",
                    help="the previous matrix: --row reuses its row when agent version, "
                         "acp-model version, budget and spec are the same; --merge takes the "
                         "files of reused rows from its folder; the page keeps its history per "
                         "agent and adds this run")
-    p.add_argument("--force", action="store_true",
+    g.add_argument("--force", action="store_true",
                    help="with --row: run it even when the previous matrix's row could be reused")
-    p.add_argument("--rejudge", metavar="RUN",
+
+
+def _reading_options(g: Any) -> None:
+    g.add_argument("--rejudge", metavar="RUN",
                    help="judge a recorded matrix run (its folder or matrix.json) again with "
                         "the current code: every failure's and warning's transcript is checked "
                         "again, and matrix.json, matrix.html (and --docs) rewritten; with "
                         "--reading or --spec, into --out, beside today's verdicts")
-    p.add_argument("--reading", action="append", metavar="NAME=VALUE",
+    g.add_argument("--reading", action="append", metavar="NAME=VALUE",
                    help="with --rejudge: judge under this reading of an ambiguity "
                         "(repeatable; `acp-model rules --help` lists them)")
-    p.add_argument("--compare", metavar="OLD.json", help="say what changed since this matrix "
+    g.add_argument("--compare", metavar="OLD.json", help="say what changed since this matrix "
                    "(printed, and in the page)")
-    p.add_argument("--from", dest="from_file", metavar="NEW.json",
+    g.add_argument("--from", dest="from_file", metavar="NEW.json",
                    help="read a matrix instead of running one (with --compare, --docs, --html)")
-    p.add_argument("--html", metavar="PATH.html", help="with --from: write the page here")
-    p.add_argument("--docs", metavar="PATH.md", help="write the agents page (Markdown) from "
+    g.add_argument("--html", metavar="PATH.html", help="with --from: write the page here")
+    g.add_argument("--docs", metavar="PATH.md", help="write the agents page (Markdown) from "
                    "the matrix")
-    p.add_argument("--notes", metavar="DIR", help="per-agent notes included in --docs "
+    g.add_argument("--notes", metavar="DIR", help="per-agent notes included in --docs "
                    "(DIR/<agent>.md; default: agent-notes/ beside the docs page)")
-    p.set_defaults(func=cmd_matrix)

@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from acp_model import __version__
+from acp_model.model.check import CHECKS
+from acp_model.model.vocab import Role
 from acp_model.oracle.offline import check_records
 from acp_model.report.document import rules_section
 from acp_model.report.matrix import (
@@ -38,7 +40,8 @@ from acp_model.report.matrix import (
 from acp_model.report.stats import RuleStat
 from acp_model.spec import revisions
 from acp_model.spec.levels import Level
-from acp_model.spec.readings import DEFAULT, Readings
+from acp_model.spec.readings import DEFAULT, Readings, lookup
+from acp_model.spec.rules import RULES
 from acp_model.trace.format import read_trace
 
 SHARED_ONLY = "shared-only"  # a counterexample seen on a shared process, never fresh
@@ -50,12 +53,20 @@ class RejudgeError(ValueError):
 
 @dataclass(frozen=True)
 class Case:
-    """One recorded finding: the rule the run reported, its level, and its files."""
+    """One recorded finding: the run's violation (rule, level, offending message, proof) and
+    its files (None: the run kept none, so it cannot be judged again)."""
 
-    rule: str
-    level: str
-    files: Mapping[str, str]  # file name -> path (resolved in the run's folder)
-    seen: int
+    violation: Mapping[str, Any]
+    files: Mapping[str, str] | None  # file name -> path (resolved in the run's folder)
+
+
+@dataclass(frozen=True)
+class Judged:
+    """The current code's word on one recorded transcript."""
+
+    violations: list[dict[str, Any]]
+    still_open: list[dict[str, Any]]  # owed when the transcript ends (not judged as failed)
+    gapped: bool  # an excerpt: messages the verdicts may rest on are left out
 
 
 def local(path: str, row_dir: Path) -> Path:
@@ -72,57 +83,108 @@ def local(path: str, row_dir: Path) -> Path:
 
 
 def cases_of(report: Mapping[str, Any], row_dir: Path) -> list[Case]:
-    """The run's findings that kept a transcript: failures first (each with its kept
-    counterexample's files), then warnings (their first sighting)."""
+    """The run's findings: failures first (with their kept counterexample's files), then
+    warnings (with their first sighting's)."""
     kept = {ce["rule"]: ce for ce in report.get("counterexamples") or []}
     out: list[Case] = []
     for v in sorted(report.get("violations") or [], key=lambda v: v.get("level") != Level.FAIL):
         failed = v.get("level") == Level.FAIL
         files = (kept.get(v["rule"]) or {}).get("files") if failed else v.get("files")
         files = {k: str(local(p, row_dir)) for k, p in (files or {}).items()}
-        if "transcript.jsonl" in files:
-            out.append(Case(str(v["rule"]), str(v.get("level")), files, int(v.get("seen") or 1)))
+        out.append(Case(v, files if Path(files.get("transcript.jsonl", "")).is_file()
+                        else None))
     return out
 
 
 def readings_of(report: Mapping[str, Any], extra: Sequence[str] = (),
-                spec: str | None = None) -> Readings:
-    """The readings a row was judged by, then ``extra`` (``NAME=VALUE``) and ``spec`` on top."""
+                spec: str | None = None) -> tuple[Readings, list[str]]:
+    """The readings a row was judged by, then ``extra`` (``NAME=VALUE``) and ``spec`` on top;
+    and the ones of ``extra`` its revision decides itself (they do not apply to it)."""
     revision = spec or str((report.get("spec") or {}).get("revision") or DEFAULT.revision)
-    chosen = [f"{k}={v}" for k, v in (report.get("readings_changed") or {}).items()]
+    chosen = [f"{k}={v}" for k, v in (report.get("readings_changed") or {}).items()
+              if k != "SPEC"]
+    decided = revisions.get(revision).decides
     try:
-        return DEFAULT.parse([f"SPEC={revision}", *chosen, *extra])
+        moot = [e for e in extra if lookup(e.partition("=")[0]).id in decided]
+        return DEFAULT.parse([f"SPEC={revision}", *chosen,
+                              *(e for e in extra if e not in moot)]), moot
     except ValueError as exc:
         raise RejudgeError(str(exc)) from None
 
 
-def judge(transcript: Path, readings: Readings, config: Mapping[str, Any]
-          ) -> list[dict[str, Any]]:
-    """The current code's verdicts on one recorded transcript."""
+def judge(transcript: Path, readings: Readings, config: Mapping[str, Any]) -> Judged:
+    """The current code's verdicts on one recorded transcript. What is still owed when it
+    ends is set apart, not failed: a transcript kept when a finding was seen stops there."""
     report = check_records(read_trace(transcript), readings=readings,
                            validate=bool(config.get("validate", True)),
-                           deadline=config.get("deadline"), source=str(transcript))
-    return list(report["violations"])
+                           deadline=config.get("deadline"), source=str(transcript),
+                           open_at_end=True)
+    return Judged(list(report["violations"]), list(report.get("open_at_end") or []),
+                  bool(report.get("gaps")))
+
+
+def process_checks() -> frozenset[tuple[str, str]]:
+    """(rule, check) of the verdicts the fuzzer makes from the agent process, not from the
+    wire (a crash, a start-up deadline, a model request of ours still open): a transcript
+    cannot decide them again."""
+    from acp_model.fuzzing import client, sessions, stalls  # noqa: F401 (they declare them)
+
+    return frozenset((m.rule, m.name) for m in CHECKS.values() if m.role == Role.PROCESS)
+
+
+KEPT_PROCESS = "kept as recorded: decided from the agent process, not from the wire"
+KEPT_EXCERPT = ("kept as recorded: its transcript is an excerpt of a shared agent process, "
+                "and the current code cannot judge it without the part left out")
+
+
+def verdicts_on(case: Case, readings: Readings, config: Mapping[str, Any]
+                ) -> list[dict[str, Any]]:
+    """What the current code says about a recorded finding: its rule's verdict on the
+    finding's transcript (at the finding's message first; a reading may regrade it or move
+    it), else its verdicts at that message under other rules (the same root cause filed
+    under the rule it breaks), else none: the finding is withdrawn, unless the transcript is
+    an excerpt whose left-out part the verdict may rest on, or the verdict was made from the
+    agent process (then it stands as recorded, and says why)."""
+    v = case.violation
+    if case.files is None:
+        return [{**v, "rejudged": "kept as recorded: the run kept no transcript of it"}]
+    if (str(v.get("rule")), str(v.get("check"))) in process_checks():
+        return [{**v, "rejudged": KEPT_PROCESS}]
+    judged = judge(Path(case.files["transcript.jsonl"]), readings, config)
+    index, rule = v.get("index"), v.get("rule")
+    found = list(judged.violations)
+    if v.get("kind") == "liveness":  # still owed when its transcript ends: as recorded
+        found += judged.still_open
+    same = sorted((x for x in found if x.get("rule") == rule),
+                  key=lambda x: (x.get("index") != index, x.get("level") != Level.FAIL))
+    if same:  # the rule still holds it (at its message, or where a reading now puts it)
+        return [same[0]]
+    here = [x for x in found if x.get("index") == index]
+    if here:  # the same message, judged under another rule now
+        return here
+    known = RULES.get(str(rule))
+    if known is not None and not known.active(readings):
+        return []  # no such rule in this revision, or under these readings
+    return [{**v, "rejudged": KEPT_EXCERPT}] if judged.gapped else []
 
 
 def rejudged_report(report: Mapping[str, Any], row_dir: Path, readings: Readings
                     ) -> dict[str, Any]:
-    """The run's report with the verdicts its recorded transcripts give now."""
+    """The run's report with the verdicts its recorded findings have now."""
     config = report.get("config") or {}
     kept = {ce["rule"]: ce for ce in report.get("counterexamples") or []}
-    seen = {(str(v["rule"]), str(v.get("level"))): int(v.get("seen") or 1)
-            for v in report.get("violations") or []}
     found: dict[tuple[str, str], dict[str, Any]] = {}
     for case in cases_of(report, row_dir):
-        for v in judge(Path(case.files["transcript.jsonl"]), readings, config):
+        for v in verdicts_on(case, readings, config):
             level = str(v["level"])
             ce = kept.get(str(v["rule"]))
             if level == Level.FAIL and (ce or {}).get("standing") == SHARED_ONLY:
                 level = Level.WARN.value  # seen once on a shared process, never fresh
             key = (str(v["rule"]), level)
             if key not in found:
-                found[key] = {**v, "level": level, "files": dict(case.files),
-                              "seen": seen.get(key, 1), "judged_on": case.rule}
+                found[key] = {**v, "level": level, "files": dict(case.files or {}),
+                              "seen": int(case.violation.get("seen") or 1),
+                              "judged_on": str(case.violation["rule"])}
     counterexamples = []
     for (rule, level), v in found.items():
         if level != Level.FAIL:
@@ -130,10 +192,9 @@ def rejudged_report(report: Mapping[str, Any], row_dir: Path, readings: Readings
         ce = kept.get(rule)
         if ce is not None and v["judged_on"] == rule:  # its own counterexample: as recorded
             counterexamples.append({**ce, "files": v["files"], "message": v["message"]})
-        else:  # a rule the current code finds on another finding's transcript
+        else:  # the current code's rule for what the run reported under another
             counterexamples.append({"rule": rule, "message": v["message"], "files": v["files"],
-                                    "notes": [f"found by re-judging the transcript of "
-                                              f"{v['judged_on']}"]})
+                                    "notes": [f"the run reported it as {v['judged_on']}"]})
     stats = {r["id"]: RuleStat(exercised=int(r.get("exercised") or 0))
              for r in report.get("rules") or []}
     for (rule, level), v in found.items():
@@ -173,13 +234,15 @@ def rejudge_row(row: Mapping[str, Any], base: Path, extra: Sequence[str] = (),
     except (OSError, ValueError) as exc:
         raise RejudgeError(f"row {row['key']}: its report {path} cannot be read ({exc})") \
             from None
-    readings = readings_of(report, extra, spec)
+    readings, moot = readings_of(report, extra, spec)
     again = rejudged_report(report, path.parent, readings)
     out_dir = base / str(row["out"]) if row.get("out") else path.parent
     new = row_from_report(target_of(row), again, base, path, out_dir)
     for key in ("exit", "created", "reused", "acp_model"):  # the run's, not the judging's
         if key in row:
             new[key] = row[key]
+    if moot:
+        new["rejudged"] = f"{', '.join(moot)}: decided by {readings.revision} itself"
     return new
 
 

@@ -63,26 +63,30 @@ def test_an_excerpt_is_checked_with_the_numbers_of_the_whole_transcript(tmp_path
 
 
 def test_the_proof_window_reaches_back_to_the_first_record_it_cites() -> None:
+    """From the first cited record (#8, the end of s0's first turn) on, everything; before it
+    only what the kept records refer to: s0's creation (#2, #3), not its first turn (#4-#7)."""
     t, start = _shared_process()
-    _, numbers = _excerpt(t, start, [5, len(t.records) - 1], session=None)
-    assert numbers == [0, 1, *range(5, len(t.records))]
+    _, numbers = _excerpt(t, start, [8, len(t.records) - 1], session=None)
+    assert numbers == [0, 1, 2, 3, *range(8, len(t.records))]
 
 
-def test_the_failing_session_keeps_its_own_history_and_the_answers_to_it() -> None:
-    """An earlier example's requests on the session (a cancel, a prompt and its answer) are
-    kept, the other session's are not."""
-    t = base(S)
-    turn_start(t, 10).idle(S, "end_turn")
-    t.new_session("other")
-    turn_start(t, 11, "other").idle("other", "end_turn")
+def test_an_excerpt_keeps_what_its_records_refer_to() -> None:
+    """A kept answer keeps its request, a named session its creation; another session's
+    records stay out, and the excerpt checks clean as the whole transcript does."""
+    t = base("s0")  # #2, #3: s0's creation
+    t.new_session("s9")
+    turn_start(t, 11, "s9").idle("s9", "end_turn")  # #4-#10: another session, left out
+    prompt = len(t.records)
+    t.prompt("s0", 10)  # #11: answered in the example's part
     start = len(t.records)
-    turn_start(t, 12).idle(S, "cancelled")
+    t.accepted(10).user_message("s0").running("s0").idle("s0", "end_turn")
     records = [r.to_json() for r in t.records]
-    keep = excerpt(records, start, [len(records) - 1], S)
-    kept = [records[i] for i in keep if HANDSHAKE <= i < start]
-    assert {r["msg"].get("id") for r in kept if "result" in r["msg"]} >= {10}
-    assert all("other" not in json.dumps(r) for r in kept)
-    assert any(r["msg"].get("method") == "session/prompt" for r in kept)
+    keep = excerpt(records, start, [len(records) - 1], None)
+    assert keep == [0, 1, 2, 3, prompt, *range(start, len(records))]
+    assert check_records(t.records)["violations"] == []
+    part = check_records([o for o in numbered_lines([records[i] for i in keep], keep)
+                          if "gap" not in o])
+    assert part["violations"] == [] and part["gaps"] == [{"first": 4, "last": prompt - 1}]
 
 
 def test_a_long_window_keeps_the_cited_records_with_their_neighbours() -> None:
