@@ -301,6 +301,8 @@ def _check_modes(args: argparse.Namespace) -> None:
         raise UsageError("--html goes with --from (a run writes DIR/matrix.html itself)")
     if args.reading and mode != "rejudge":
         raise UsageError("--reading goes with --rejudge (a recorded run judged under it)")
+    if args.compact and not (mode == "rejudge" and args.out):
+        raise UsageError("--compact goes with --rejudge RUN --out DIR (a compacted copy)")
     if mode in ("row", "merge") and not args.out:
         raise UsageError(f"--{mode} needs --out DIR")
     if mode == "rejudge" and (args.reading or args.spec != AUTO) and not args.out:
@@ -492,8 +494,10 @@ def _merge(args: argparse.Namespace, previous: dict[str, Any] | None
 
 
 def _rejudge(args: argparse.Namespace, console: Console) -> tuple[dict[str, Any], Path]:
-    """``--rejudge RUN``: the recorded run judged by the current code (in place), or under
-    --reading/--spec into --out (with what it changes against today's verdicts)."""
+    """``--rejudge RUN``: the recorded run judged by the current code (in place, or in a
+    copy at --out, --compact for a repository), or under --reading/--spec into --out (with
+    what that changes against today's verdicts)."""
+    from acp_model.matrix.keep import compact_run
     from acp_model.matrix.rejudge import RejudgeError, rejudge
     from acp_model.matrix.rows import copy_run
     from acp_model.report.matrix import load
@@ -502,16 +506,16 @@ def _rejudge(args: argparse.Namespace, console: Console) -> tuple[dict[str, Any]
     source = run / "matrix.json" if run.is_dir() else run
     doc = load(source)
     base = source.resolve().parent
+    out = Path(args.out).resolve() if args.out else base
+    if out != base:  # judged where it is kept: a compacted copy is what its pages show
+        out.mkdir(parents=True, exist_ok=True)
+        for row in doc["rows"]:
+            (compact_run if args.compact else copy_run)(row, base, out)
     spec = None if args.spec == AUTO else args.spec
     try:
-        new = rejudge(doc, base, list(args.reading or []), spec)
+        new = rejudge(doc, out, list(args.reading or []), spec)
     except RejudgeError as exc:
         raise UsageError(str(exc)) from None
-    out = Path(args.out).resolve() if args.out else base
-    if out != base:
-        out.mkdir(parents=True, exist_ok=True)
-        for row in new["rows"]:
-            copy_run(row, base, out)
     what = ", ".join([*(args.reading or []), *([f"spec {spec}"] if spec else [])])
     console.print(f"re-judged {source} with acp-model {new['judged_by']['version']}"
                   + (f" under {what}" if what else ""))
@@ -669,6 +673,10 @@ def _reading_options(g: Any) -> None:
                         "the current code: every failure's and warning's transcript is checked "
                         "again, and matrix.json, matrix.html (and --docs) rewritten; with "
                         "--reading or --spec, into --out, beside today's verdicts")
+    g.add_argument("--compact", action="store_true",
+                   help="with --rejudge and --out: copy only what the pages and re-judging "
+                        "read, each transcript cut to its proof beyond 192 KB (a run kept in "
+                        "a repository)")
     g.add_argument("--reading", action="append", metavar="NAME=VALUE",
                    help="with --rejudge: judge under this reading of an ambiguity "
                         "(repeatable; `acp-model rules --help` lists them)")
