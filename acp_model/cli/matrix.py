@@ -242,12 +242,12 @@ MODES = ("row", "merge", "rejudge", "from_file")
 
 
 def cmd_matrix(args: argparse.Namespace, console: Console) -> int:
-    from acp_model.report.matrix import MatrixError, load
+    from acp_model.report.matrix import MatrixError, compare, load
 
     _check_modes(args)
     interrupted = False
-    previous = load(args.previous) if args.previous else None
     try:
+        previous = load(args.previous) if args.previous else None
         old = load(args.compare) if args.compare else None
         if args.from_file:
             doc = load(args.from_file)
@@ -263,7 +263,7 @@ def cmd_matrix(args: argparse.Namespace, console: Console) -> int:
     except MatrixError as exc:
         raise UsageError(str(exc)) from None
     if old is not None:
-        doc["compare"] = {"against": str(args.compare), "changes": compare_docs(old, doc)}
+        doc["compare"] = {"against": str(args.compare), "changes": compare(old, doc)}
     if not args.from_file:
         _publish(doc, out, previous)
         console.print(f"wrote {out / 'matrix.json'}, {out / 'matrix.html'} and "
@@ -280,12 +280,6 @@ def cmd_matrix(args: argparse.Namespace, console: Console) -> int:
            for c in (r.get("cells") or {}).values()):
         return EXIT_FAIL
     return EXIT_INTERRUPTED if interrupted else EXIT_OK
-
-
-def compare_docs(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
-    from acp_model.report.matrix import compare
-
-    return compare(old, new)
 
 
 def _check_modes(args: argparse.Namespace) -> None:

@@ -100,16 +100,15 @@ def title_of(row: Mapping[str, Any], f: Mapping[str, Any]) -> str:
 
 
 def issue_body(row: Mapping[str, Any], f: Mapping[str, Any], base: Path, *,
-               files_note: str = "attached") -> str:
-    """The body of an issue for failure ``f`` of ``row`` (paths relative to ``base``)."""
+               files: str | None = None) -> str:
+    """The body of an issue for failure ``f`` of ``row`` (paths relative to ``base``);
+    ``files``: a link to where its transcript and replay file are kept (else: attach them)."""
     rule = RULES.get(str(f["rule"]))
     info = row.get("agent_info") or {}
     replay = base / f["replay"] if f.get("replay") else None
     steps, length = _program(replay)
     lines = [f"# {title_of(row, f)}", "",
-             "<!-- written by `acp-model report-bug` from the matrix run's files; the "
-             "transcript and replay file it cites are "
-             f"{files_note} -->", "",
+             "<!-- written by `acp-model report-bug` from the matrix run's files -->", "",
              f"**Agent:** {row.get('title') or row['agent']}"
              + (f", `{row['package']}@{row.get('version')}`" if row.get("package")
                 else f" {row.get('version') or ''}")
@@ -143,6 +142,10 @@ def issue_body(row: Mapping[str, Any], f: Mapping[str, Any], base: Path, *,
                "another one can be given after `--`")
         lines += [f"**Replay it** ({how}):", "", "```sh",
                   "acp-model replay replay.json --runs 6", "```", ""]
+    lines += [("**Files:** the transcript and the replay file are in "
+               f"[{files}]({files}/transcript.jsonl)." if files else
+               "**Files:** attach `transcript.jsonl` (the wire, numbered as above) and "
+               "`replay.json` from the failure's folder."), ""]
     ran = str(row.get("created") or "")[:10]
     lines += [f"Found by the [acp-model]({docs_url()}/) conformance matrix (acp-model "
               f"{row.get('acp_model') or ''}" + (f", run {ran}" if ran else "") + ")."]
@@ -183,10 +186,8 @@ def write_reviewed(doc: Mapping[str, Any], base: Path, reviews: Mapping[ReviewKe
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"{row['agent']}-v{row['protocol']}-{f['rule']}.md"
         where = Path(os.path.relpath(base / Path(f["transcript"]).parent, folder)).as_posix()
-        note = (f"in [{where}/]({where}/transcript.jsonl) (`transcript.jsonl`, `replay.json`) "
-                "in acp-model's repository")
-        text = issue_body(row, f, base, files_note=note)
-        text += f"\n## Why it is a bug\n\n{review.why}\n" + (
+        text = issue_body(row, f, base, files=where)
+        text += f"\n## Why it is a bug\n\n{' '.join(review.why.split())}\n" + (
             f"\n(Read by hand: {review.source}.)\n" if review.source else "")
         path.write_text(text, encoding="utf-8")
         kept[(str(row["key"]), str(f["rule"]))] = path

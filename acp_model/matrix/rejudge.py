@@ -70,16 +70,17 @@ class Judged:
 
 
 def local(path: str, row_dir: Path) -> Path:
-    """A path the run recorded, found in the row's folder wherever the run was moved: a
-    relative path is the folder's; an absolute one that no longer exists is matched by its
-    tail (``<RULE>/<file>`` or ``warnings/<name>/<file>``)."""
+    """A path the run recorded, found in the row's folder wherever the run was moved or
+    copied: a relative path is the folder's; an absolute one is matched by its tail
+    (``<RULE>/<file>`` or ``warnings/<name>/<file>``) in the folder."""
     p = Path(path)
     if not p.is_absolute():
         return row_dir / p
-    if p.is_relative_to(row_dir) or p.exists():
+    if p.is_relative_to(row_dir):
         return p
     tail = p.parts[-3:] if len(p.parts) >= 3 and p.parts[-3] == "warnings" else p.parts[-2:]
-    return row_dir.joinpath(*tail)
+    here = row_dir.joinpath(*tail)
+    return here if here.exists() or not p.exists() else p
 
 
 def cases_of(report: Mapping[str, Any], row_dir: Path) -> list[Case]:
@@ -160,7 +161,9 @@ def verdicts_on(case: Case, readings: Readings, config: Mapping[str, Any]
     if same:  # the rule still holds it (at its message, or where a reading now puts it)
         return [same[0]]
     here = [x for x in found if x.get("index") == index]
-    if here:  # the same message, judged under another rule now
+    # the same message judged under another rule now; on an excerpt another rule's verdict
+    # there may come from what was left out, not from the agent
+    if here and not judged.gapped:
         return here
     known = RULES.get(str(rule))
     if known is not None and not known.active(readings):
@@ -225,7 +228,7 @@ def rejudge_row(row: Mapping[str, Any], base: Path, extra: Sequence[str] = (),
     no report (unavailable, not installed, an error before any report) stays as it is, and so
     does a row of another protocol than ``spec``'s."""
     if not row.get("report") or row.get("status") not in (RowStatus.RAN, RowStatus.ERROR):
-        return dict(row)
+        return _refreshed(row)
     if spec is not None and revisions.get(spec).protocol != int(row["protocol"]):
         return {**row, "rejudged": f"not judged under {spec} (a revision of another protocol)"}
     path = base / str(row["report"])
@@ -244,6 +247,19 @@ def rejudge_row(row: Mapping[str, Any], base: Path, extra: Sequence[str] = (),
     if moot:
         new["rejudged"] = f"{', '.join(moot)}: decided by {readings.revision} itself"
     return new
+
+
+def _refreshed(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A row that never ran, with its profile's reason as the profile gives it now."""
+    from acp_model.profiles import PROFILES
+
+    profile = PROFILES.get(str(row.get("agent")))
+    if row.get("status") != RowStatus.UNAVAILABLE or profile is None \
+            or not profile.unavailable or profile.version != row.get("version"):
+        return dict(row)
+    return {**row, "reason": profile.unavailable,
+            **({"reason_short": profile.unavailable_short} if profile.unavailable_short
+               else {})}
 
 
 def rejudge(doc: Mapping[str, Any], base: Path, extra: Sequence[str] = (),

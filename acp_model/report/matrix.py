@@ -113,7 +113,8 @@ def reproduction_text(f: Mapping[str, Any]) -> str:
         return (f"reproduced {held or 'not replayed'} in fresh agent processes under the "
                 f"recorded boundary schedule, {free} free-running")
     if held is not None:
-        return f"reproduced {held} in fresh agent processes (free-running)"
+        return f"reproduced {held} in fresh agent processes (free-running)" + (
+            "; unverified: no fresh process showed it" if held.startswith("0/") else "")
     return "not replayed in a fresh agent process"
 
 

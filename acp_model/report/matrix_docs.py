@@ -259,8 +259,10 @@ class _Page:
                f"[{f['rule']}]({f['url']}) ({f.get('strength')}): {f.get('statement')} "
                f"Source: {f.get('citation')}.", ""]
         if review is not None:
-            out += [f"**Why it is a bug** (read by hand, judged {review.verdict.upper()}): "
-                    f"{review.why}", ""]
+            head = {"true": "Why it is a bug", "probable": "Why it is probably a bug",
+                    "false": "Why it is not a bug"}.get(review.verdict, "Read by hand")
+            out += [f"**{head}** (read by hand, judged {review.verdict.upper()}; "
+                    f"{review.source}): {' '.join(review.why.split())}", ""]
         else:
             out += [f"**Why it is a bug:** the text makes it a {f.get('strength')} of the agent, "
                     "and the wire lines below prove the breach on their own (no one has read "

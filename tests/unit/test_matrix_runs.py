@@ -260,7 +260,7 @@ def test_the_agents_page_is_a_grid_a_reviewed_bug_says_why_and_its_report_is_kep
     assert '<td class="acpm-fail" title="cancellation: fail: CANCEL-09">' \
            '<a href="#f-a-v2-cancel-09">fail</a></td>' in text
     assert '<a id="f-a-v2-cancel-09"></a>' in text
-    assert "**Why it is a bug** (read by hand, judged TRUE): The update came after" in text
+    assert "**Why it is a bug** (read by hand, judged TRUE; a test): The update came" in text
     report = notes / "bugs" / "a-v2-CANCEL-09.md"
     assert "[report ready to file](agent-notes/bugs/a-v2-CANCEL-09.md)" in text
     assert "## Why it is a bug" in report.read_text()
