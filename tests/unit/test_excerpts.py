@@ -132,3 +132,19 @@ def test_the_sequence_diagram_and_the_page_number_as_the_proof(tmp_path: Path) -
     assert f"#{numbers[-1]}</td>" in page and f"#{start}</td>" in page
     assert "#2</td>" not in page  # left out
     assert main(["check", str(path), "--html", str(tmp_path / "p.html")]) == 1
+
+
+def test_sarif_points_at_the_offending_line_of_an_excerpt(tmp_path: Path) -> None:
+    """The gap record takes a line: the location is the line whose record is numbered as the
+    violation says."""
+    t, start = _shared_process()
+    records, numbers = _excerpt(t, start, [])
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(o) + "\n" for o in numbered_lines(records, numbers)))
+    sarif = tmp_path / "t.sarif"
+    assert main(["check", str(path), "--sarif", str(sarif)]) == 1
+    report = check_trace(path)
+    (n, v), = [(n, v) for n, v in enumerate(report["violations"]) if v["rule"] == "CANCEL-07"]
+    result = json.loads(sarif.read_text())["runs"][0]["results"][n]
+    line = result["locations"][0]["physicalLocation"]["region"]["startLine"]
+    assert json.loads(path.read_text().splitlines()[line - 1])["n"] == v["index"]
