@@ -294,3 +294,28 @@ def test_an_unavailable_profile_s_row_job_writes_its_row_without_running(
     assert row["status"] == "unavailable" and row["reason_short"]
     shutil.rmtree(tmp_path / "badges", ignore_errors=True)
     assert [p.name for p in tmp_path.iterdir()] == ["row.json"]
+
+
+def test_two_runs_of_one_agent_at_two_releases_show_its_history_on_the_pages(
+        tmp_path: Path) -> None:
+    """Merged twice, the second time with the first as --previous: the page and the agents
+    page show both releases, newest first, and what changed."""
+    first = tmp_path / "jobs1" / "a"
+    row = _run(first, "a", [(CLEAN, "STOP-03", False)], version="1.0",
+               created="2026-11-01T00:00:00Z")
+    write_row(first, row, {"budget": 60.0, "spec": "auto", "created": row["created"]})
+    assert main(["matrix", "--merge", str(first), "--out", str(tmp_path / "m1")]) == 1
+    second = tmp_path / "jobs2" / "a"
+    row = _run(second, "a", [(CANCEL_09, "CANCEL-09", False)], version="1.1",
+               created="2026-12-01T00:00:00Z")
+    write_row(second, row, {"budget": 60.0, "spec": "auto", "created": row["created"]})
+    docs = tmp_path / "docs" / "agents.md"
+    assert main(["matrix", "--merge", str(second), "--out", str(tmp_path / "m2"), "--previous",
+                 str(tmp_path / "m1" / "matrix.json"), "--docs", str(docs)]) == 1
+    html = (tmp_path / "m2" / "matrix.html").read_text()
+    assert html.index("<td class='k'>1.1</td>") < html.index("<td class='k'>1.0</td>")
+    assert "new failure CANCEL-09" in html and "fixed STOP-03" in html
+    text = docs.read_text()
+    assert "### Across releases" in text
+    assert "| 1.1 | v2 | 2026-12-01 | fail: CANCEL-09 |" in text
+    assert "| 1.0 | v2 | 2026-11-01 | fail: STOP-03 |" in text
