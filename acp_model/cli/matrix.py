@@ -307,9 +307,9 @@ def _check_modes(args: argparse.Namespace) -> None:
 def _publish(doc: dict[str, Any], out: Path, previous: dict[str, Any] | None) -> None:
     """Everything a matrix folder holds: its history (with --previous), an issue body per
     failure, a badge per agent, matrix.json and matrix.html."""
-    from acp_model.matrix.badges import write_badges
     from acp_model.matrix.bugs import write_issues
     from acp_model.matrix.history import history
+    from acp_model.report.badge import write_badges
 
     if previous is not None:
         doc["history"] = history(previous, doc)

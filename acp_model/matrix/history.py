@@ -13,25 +13,9 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from acp_model.report.matrix import RowStatus, compare
+from acp_model.report.matrix import RowStatus, compare, rules_of, verdict_of
 
 History = dict[str, list[dict[str, Any]]]
-
-
-def verdict_of(row: Mapping[str, Any]) -> str:
-    """A row's verdict in a word or two: fail, pass, pass with warnings, or its status."""
-    if row.get("status") != RowStatus.RAN:
-        return str(row.get("status"))
-    cells = (row.get("cells") or {}).values()
-    if any(c.get("failures") for c in cells):
-        return "fail"
-    return "pass with warnings" if any(c.get("warnings") for c in cells) else "pass"
-
-
-def rules_of(row: Mapping[str, Any], key: str) -> list[str]:
-    """The distinct rules of a row's ``failures`` or ``warnings``, sorted."""
-    return sorted({str(f["rule"]) for c in (row.get("cells") or {}).values()
-                   for f in c.get(key) or []})
 
 
 def entry(row: Mapping[str, Any], changes: list[dict[str, Any]]) -> dict[str, Any]:

@@ -323,6 +323,22 @@ def load(path: str | Path) -> dict[str, Any]:
     return doc
 
 
+def verdict_of(row: Mapping[str, Any]) -> str:
+    """A row's verdict in a word or two: fail, pass, pass with warnings, or its status."""
+    if row.get("status") != RowStatus.RAN:
+        return str(row.get("status"))
+    cells = (row.get("cells") or {}).values()
+    if any(c.get("failures") for c in cells):
+        return "fail"
+    return "pass with warnings" if any(c.get("warnings") for c in cells) else "pass"
+
+
+def rules_of(row: Mapping[str, Any], key: str) -> list[str]:
+    """The distinct rules of a row's ``failures`` or ``warnings``, sorted."""
+    return sorted({str(f["rule"]) for c in (row.get("cells") or {}).values()
+                   for f in c.get(key) or []})
+
+
 # --- comparing two matrices --------------------------------------------------------------------
 def _rules_by_level(cell: Mapping[str, Any], key: str) -> set[str]:
     return {str(f["rule"]) for f in cell.get(key) or []}

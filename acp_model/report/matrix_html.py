@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
+from acp_model.report.badge import agent_badge
 from acp_model.report.matrix import Cell, RowStatus, minimized_text, reproduction_text
 from acp_model.report.reach import LABELS, Reach
 
@@ -51,6 +52,7 @@ table.reach{border-collapse:collapse}
 table.chg td.k{white-space:nowrap}
 .delta{outline:2px solid #3949ab;outline-offset:-2px}
 .chg-fixed{color:#1b5e20;font-weight:600}
+.badge svg{vertical-align:middle;margin-left:8px}
 """
 
 SHORT_REASON = 90  # characters of a by-design reason in a cell (the agent's section has all)
@@ -100,7 +102,8 @@ def render_matrix(doc: Mapping[str, Any]) -> str:
     for row in doc.get("rows") or []:
         if row["agent"] not in shown:
             shown.add(row["agent"])
-            parts.append(_agent(row["agent"], (doc.get("history") or {}).get(row["agent"])))
+            parts.append(_agent(row["agent"], agent_badge(doc, row["agent"], inline=True),
+                                (doc.get("history") or {}).get(row["agent"])))
         parts.append(_details(row, fams))
     parts.append("<h2>Families</h2><table class='m'><tr><th>family</th><th>what its rules "
                  "judge</th></tr>")
@@ -170,12 +173,11 @@ def _cell(row: Mapping[str, Any], fam: str, cell: Mapping[str, Any] | None,
     return f"<td class='c {_CLASS[status]}{' delta' if changed else ''}'{tip}>{body}</td>"
 
 
-def _agent(agent: str, history: list[Mapping[str, Any]] | None) -> str:
-    """An agent's heading: its badge (``badges/<agent>.svg``, beside the page) and, once it
-    ran at more than one release, its history, newest first."""
+def _agent(agent: str, badge: str, history: list[Mapping[str, Any]] | None) -> str:
+    """An agent's heading: its badge (inline; ``badges/<agent>.svg`` beside the page is the
+    same) and, once it ran at more than one release, its history, newest first."""
     out = [f"<h3 id='{_anchor('agent', agent)}'>{escape(agent)} "
-           f"<img src='badges/{escape(agent)}.svg' alt='{escape(agent)} badge' "
-           "style='vertical-align:middle'></h3>"]
+           f"<span class='badge'>{badge}</span></h3>"]
     if history and len(history) > 1:
         out.append("<table class='m chg'><tr><th>release</th><th>ACP</th><th>run</th>"
                    "<th>verdict</th><th>what changed</th></tr>")

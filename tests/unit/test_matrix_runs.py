@@ -17,12 +17,12 @@ import pytest
 
 from acp_model import __version__
 from acp_model.cli.main import main
-from acp_model.matrix.badges import badge
 from acp_model.matrix.bugs import issue_body, load_reviews
 from acp_model.matrix.history import history
 from acp_model.matrix.rejudge import KEPT_EXCERPT, rejudge
 from acp_model.matrix.rows import load_row, merge, reusable, write_row
 from acp_model.oracle.offline import check_trace
+from acp_model.report.badge import badge
 from acp_model.report.matrix import Target, document, load, row_from_report
 from acp_model.trace.format import numbered_lines, read_trace
 

@@ -1,5 +1,5 @@
 """A small SVG badge per agent: its verdict under each protocol with the counts, and which
-acp-model judged it when, for the agent's README to link.
+acp-model judged it when, for the agent's README to link (the page shows it inline).
 
 ``badges/<agent>.svg`` beside ``matrix.html``: a grey label (``ACP · acp-model 0.1.0 ·
 2026-12-06``) and a coloured value (``v2 pass · v1 fail 2``): red when a row fails, amber when
@@ -14,9 +14,9 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from acp_model.matrix.history import rules_of, verdict_of
-from acp_model.report.matrix import RowStatus
+from acp_model.report.matrix import RowStatus, rules_of, verdict_of
 
+SVG_NS = "http://www.w3.org/2000/svg"
 COLOURS = {"fail": "#c62828", "warn": "#b26a00", "pass": "#2e7d32", "none": "#6b7280"}
 LABEL = "#4b5563"
 HEIGHT = 20
@@ -43,8 +43,10 @@ def _part(row: Mapping[str, Any]) -> tuple[str, str]:
     return (f"{name} pass · warn {warns}", "warn") if warns else (f"{name} {verdict}", "pass")
 
 
-def badge(agent: str, rows: Sequence[Mapping[str, Any]], version: str, date: str) -> str:
-    """The SVG of ``agent``'s rows (newest protocol first)."""
+def badge(agent: str, rows: Sequence[Mapping[str, Any]], version: str, date: str, *,
+          inline: bool = False) -> str:
+    """The SVG of ``agent``'s rows (newest protocol first); ``inline``: for an HTML page (no
+    namespace declaration, which a file needs and a page does not)."""
     parts = [_part(r) for r in sorted(rows, key=lambda r: -int(r["protocol"]))]
     classes = {c for _, c in parts}
     colour = COLOURS[next((c for c in ("fail", "warn", "pass") if c in classes), "none")]
@@ -53,8 +55,9 @@ def badge(agent: str, rows: Sequence[Mapping[str, Any]], version: str, date: str
     left = round(text_width(label) + 2 * PAD)
     right = round(text_width(value) + 2 * PAD)
     title = f"{agent}: {value} (acp-model {version}, {date or 'undated'})"
+    namespace = "" if inline else f' xmlns="{SVG_NS}"'
     return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + right}" height="{HEIGHT}" '
+        f'<svg{namespace} width="{left + right}" height="{HEIGHT}" '
         f'role="img" aria-label="{escape(title)}"><title>{escape(title)}</title>'
         f'<rect width="{left}" height="{HEIGHT}" fill="{LABEL}"/>'
         f'<rect x="{left}" width="{right}" height="{HEIGHT}" fill="{colour}"/>'
@@ -63,18 +66,20 @@ def badge(agent: str, rows: Sequence[Mapping[str, Any]], version: str, date: str
         f'<text x="{left + PAD}" y="14">{escape(value)}</text></g></svg>\n')
 
 
+def agent_badge(doc: Mapping[str, Any], agent: str, *, inline: bool = False) -> str:
+    """The badge of ``agent``'s rows in matrix ``doc``, dated when the matrix was made."""
+    rows = [r for r in doc.get("rows") or [] if r["agent"] == agent]
+    date = str((doc.get("settings") or {}).get("created") or "")[:10]
+    return badge(agent, rows, str(doc.get("version") or ""), date, inline=inline)
+
+
 def write_badges(doc: Mapping[str, Any], out: Path) -> list[Path]:
     """``out/badges/<agent>.svg`` for every agent of the matrix."""
-    agents: dict[str, list[Mapping[str, Any]]] = {}
-    for row in doc.get("rows") or []:
-        agents.setdefault(str(row["agent"]), []).append(row)
-    date = str((doc.get("settings") or {}).get("created") or "")[:10]
     folder = out / "badges"
     folder.mkdir(parents=True, exist_ok=True)
     written = []
-    for agent, rows in agents.items():
+    for agent in dict.fromkeys(str(r["agent"]) for r in doc.get("rows") or []):
         path = folder / f"{agent}.svg"
-        path.write_text(badge(agent, rows, str(doc.get("version") or ""), date),
-                        encoding="utf-8")
+        path.write_text(agent_badge(doc, agent), encoding="utf-8")
         written.append(path)
     return written
