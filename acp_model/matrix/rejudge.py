@@ -138,14 +138,17 @@ KEPT_EXCERPT = ("kept as recorded: its transcript is an excerpt of a shared agen
                 "and the current code cannot judge it without the part left out")
 
 
-def verdicts_on(case: Case, readings: Readings, config: Mapping[str, Any]
-                ) -> list[dict[str, Any]]:
+def verdicts_on(case: Case, readings: Readings, config: Mapping[str, Any],
+                own: Readings | None = None) -> list[dict[str, Any]]:
     """What the current code says about a recorded finding: its rule's verdict on the
     finding's transcript (at the finding's message first; a reading may regrade it or move
     it), else its verdicts at that message under other rules (the same root cause filed
     under the rule it breaks), else none: the finding is withdrawn, unless the transcript is
     an excerpt whose left-out part the verdict may rest on, or the verdict was made from the
-    agent process (then it stands as recorded, and says why)."""
+    agent process (then it stands as recorded, and says why). ``own``: the run's own
+    readings, when ``readings`` are others: an excerpt on which the code finds the rule under
+    the run's own readings holds what the verdict rests on, so another reading that finds
+    nothing there withdraws it."""
     v = case.violation
     if case.files is None:
         return [{**v, "rejudged": "kept as recorded: the run kept no transcript of it"}]
@@ -168,17 +171,24 @@ def verdicts_on(case: Case, readings: Readings, config: Mapping[str, Any]
     known = RULES.get(str(rule))
     if known is not None and not known.active(readings):
         return []  # no such rule in this revision, or under these readings
-    return [{**v, "rejudged": KEPT_EXCERPT}] if judged.gapped else []
+    if not judged.gapped:
+        return []
+    if own is not None and own != readings and any(
+            x.get("rule") == rule for x in judge(Path(case.files["transcript.jsonl"]), own,
+                                                 config).violations):
+        return []  # the excerpt shows it under the run's readings; this reading does not
+    return [{**v, "rejudged": KEPT_EXCERPT}]
 
 
-def rejudged_report(report: Mapping[str, Any], row_dir: Path, readings: Readings
-                    ) -> dict[str, Any]:
-    """The run's report with the verdicts its recorded findings have now."""
+def rejudged_report(report: Mapping[str, Any], row_dir: Path, readings: Readings,
+                    own: Readings | None = None) -> dict[str, Any]:
+    """The run's report with the verdicts its recorded findings have now (``own``: the run's
+    readings, when ``readings`` are others)."""
     config = report.get("config") or {}
     kept = {ce["rule"]: ce for ce in report.get("counterexamples") or []}
     found: dict[tuple[str, str], dict[str, Any]] = {}
     for case in cases_of(report, row_dir):
-        for v in verdicts_on(case, readings, config):
+        for v in verdicts_on(case, readings, config, own):
             level = str(v["level"])
             ce = kept.get(str(v["rule"]))
             if level == Level.FAIL and (ce or {}).get("standing") == SHARED_ONLY:
@@ -238,7 +248,8 @@ def rejudge_row(row: Mapping[str, Any], base: Path, extra: Sequence[str] = (),
         raise RejudgeError(f"row {row['key']}: its report {path} cannot be read ({exc})") \
             from None
     readings, moot = readings_of(report, extra, spec)
-    again = rejudged_report(report, path.parent, readings)
+    own = readings_of(report)[0] if extra or spec else None
+    again = rejudged_report(report, path.parent, readings, own)
     out_dir = base / str(row["out"]) if row.get("out") else path.parent
     new = row_from_report(target_of(row), again, base, path, out_dir)
     for key in ("exit", "created", "reused", "acp_model"):  # the run's, not the judging's

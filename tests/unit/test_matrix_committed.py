@@ -92,6 +92,7 @@ def test_the_reading_page_is_what_the_current_code_says(tmp_path: Path) -> None:
     assert code in (0, 1)
     text = page.read_text()
     assert text == (DOCS / "matrix-readings.md").read_text(), REGENERATE
-    rows = [line for line in text.splitlines() if line.startswith("| ") and " | v" in line]
-    changed = [line for line in rows if line.split(" | ")[3] != line.split(" | ")[4]]
+    rows = [line.split(" | ") for line in text.splitlines()
+            if line.startswith("| ") and " | v" in line]
+    changed = [r for r in rows if not r[4].startswith("not judged") and r[3] != r[4]]
     assert changed, "the page shows no row whose verdict the reading changes"

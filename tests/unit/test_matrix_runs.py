@@ -149,7 +149,8 @@ def test_a_reading_regrades_a_recorded_failure_beside_today_s_verdict(
     assert [(c["change"], c["rule"]) for c in doc["compare"]["changes"]] == [
         ("fixed", "CANCEL-09"), ("new warning", "CANCEL-09")]
     text = page.read_text()
-    assert "# What `A-13=warn` would change" in text
+    assert "# What the reading `A-13=warn` would change" in text
+    assert "no longer fails CANCEL-09; would warn CANCEL-09" in text
     assert "| a | 1.0 | v2 | fail: CANCEL-09 | pass with warnings |" in text
     assert (out / "a-v2" / "CANCEL-09" / "transcript.jsonl").is_file()  # files copied
     assert load(base / "matrix.json")["rows"][0]["cells"]["cancellation"]["failures"]
