@@ -4,7 +4,8 @@ acp-model judged it when, for the agent's README to link (the page shows it inli
 ``badges/<agent>.svg`` beside ``matrix.html``: a grey label (``ACP · acp-model 0.1.0 ·
 2026-12-06``) and a coloured value (``v2 pass · v1 fail 2``): red when a row fails, amber when
 one only warns, green when every row passes, grey when none ran. Flat, one line, text measured
-with a table of character widths (no font is loaded: the badge renders offline).
+with a table of character widths and drawn to that width (no font is loaded: the badge renders
+offline, in whatever sans-serif font the viewer has).
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ LABEL = "#4b5563"
 HEIGHT = 20
 PAD = 6
 # widths (px) of characters in 11 px Verdana, by class; the rest count as WIDE
-NARROW = {c: 3.9 for c in "ijlI.,:;!'|() "}
-WIDE = 7.0
-MEDIUM = {c: 6.4 for c in "abcdeghknopqsuvxyz0123456789-_"}
+NARROW = {c: 4.2 for c in "ijlI.,:;!'|() ·"}
+WIDE = 8.2
+MEDIUM = {c: 7.0 for c in "abcdeghknopqsuvxyz0123456789-_"}
 
 
 def text_width(text: str) -> float:
@@ -62,8 +63,14 @@ def badge(agent: str, rows: Sequence[Mapping[str, Any]], version: str, date: str
         f'<rect width="{left}" height="{HEIGHT}" fill="{LABEL}"/>'
         f'<rect x="{left}" width="{right}" height="{HEIGHT}" fill="{colour}"/>'
         '<g fill="#fff" font-family="Verdana,DejaVu Sans,sans-serif" font-size="11">'
-        f'<text x="{PAD}" y="14">{escape(label)}</text>'
-        f'<text x="{left + PAD}" y="14">{escape(value)}</text></g></svg>\n')
+        f'<text x="{PAD}" y="14" {_fit(left)}>{escape(label)}</text>'
+        f'<text x="{left + PAD}" y="14" {_fit(right)}>{escape(value)}</text></g></svg>\n')
+
+
+def _fit(width: int) -> str:
+    """The text drawn exactly as wide as measured, whatever font renders it: it never runs
+    into the next part of the badge."""
+    return f'textLength="{width - 2 * PAD}" lengthAdjust="spacingAndGlyphs"'
 
 
 def agent_badge(doc: Mapping[str, Any], agent: str, *, inline: bool = False) -> str:
