@@ -122,6 +122,8 @@ class JudgeFeed:
                         self.waiting = 0
                     return
                 with self.cond:
+                    if not self.backlog or self.backlog[0] is not item:
+                        continue  # given up on by close(): nothing is written any more
                     self.waiting -= n
                     if n == len(item):
                         self.backlog.popleft()
@@ -142,6 +144,8 @@ class JudgeFeed:
             with self.cond:
                 self.lost = True  # what it has not read by now it will not get
                 self.backlog.clear()
+                self.waiting = 0
+            self.thread.join(1.0)  # its writes never block: it sees the empty backlog at once
         with contextlib.suppress(OSError):
             os.close(self.fd)
         return drained

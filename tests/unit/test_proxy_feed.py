@@ -86,3 +86,15 @@ def test_a_judge_that_exits_leaves_the_wire_alone() -> None:
         feed.put(A2C, float(n), CHUNK)
     assert feed.lost
     feed.close(timeout=5)
+
+
+def test_a_judge_that_never_reads_is_given_up_at_the_end() -> None:
+    r, w = os.pipe()
+    feed = JudgeFeed(w, CAP)
+    for n in range(40):  # more than the pipe holds: a backlog waits
+        feed.put(A2C, float(n), CHUNK)
+    assert feed.waiting
+    assert feed.close(timeout=0.3) is False  # it did not take everything in time
+    assert feed.lost and not feed.thread.is_alive()
+    feed.put(A2C, 41.0, CHUNK)  # after the end: nothing, and no error
+    os.close(r)
