@@ -98,7 +98,8 @@ def _base_config(args: argparse.Namespace) -> tuple[FuzzConfig, Any]:
         max_sessions=args.max_sessions, replay_runs=args.replay_runs,
         minimize_budget=args.minimize_budget, startup_deadline=args.startup_deadline,
         spec=args.spec, model_api=args.model, batches=not args.no_batches,
-        protocol=_protocol(args, profile), stop_on=args.stop_on)
+        protocol=_protocol(args, profile), stop_on=args.stop_on,
+        tool_hints=not getattr(args, "no_tool_hints", False))
     if profile is not None:
         if args.model is not None and args.model != profile.model_api:
             raise UsageError(f"--agent {profile.name} calls the {profile.model_api} API; "
@@ -520,6 +521,10 @@ def _agent_options(p: Any) -> None:
                    help="run that profiled agent at another release than its pin (installed "
                         "with `acp-model agents install NAME --version V`); PACKAGE@V for a "
                         "release published under an earlier package name")
+    p.add_argument("--no-tool-hints", action="store_true",
+                   help="ignore the profile's tool hints ([tools] prefer): the scripted model "
+                        "picks the agent's tools from what each request offers, as for an "
+                        "agent without a profile")
     p.add_argument("--model", choices=MODEL_APIS, help="start the scripted model for an "
                    "agent given after '--' and point it there (the variables that API's "
                    "clients read: ANTHROPIC_BASE_URL, OPENAI_BASE_URL); prompts then carry "

@@ -2,8 +2,9 @@
 
 ``backend(cfg)`` starts the scripted model a configuration asks for (``model_api``), points the
 agent at it (the API's environment variables, a profile's environment and files) and gives the
-agent a workspace of its own: the scripted model's tool calls write files there, never into
-the user's directory. Everything started is stopped and removed on exit.
+agent a workspace of its own: the scripted model's tool calls write files only in its scratch
+folder (``llm.tools.SCRATCH``), never into the user's directory. Everything started is stopped
+and removed on exit.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Iterator
 
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.llm.server import ScriptedModel
+from acp_model.llm.tools import SCRATCH_DIR
 from acp_model.profiles import Profile
 
 
@@ -46,8 +48,10 @@ def backend(cfg: FuzzConfig, profile: Profile | None = None) -> Iterator[FuzzCon
         root = tempfile.mkdtemp(prefix="acp-model-agent-")
         stack.callback(shutil.rmtree, root, True)
         workspace = cfg.cwd or os.path.join(root, "workspace")
-        os.makedirs(workspace, exist_ok=True)
-        prefer = profile.prefer_tools if profile is not None else ()
+        os.makedirs(os.path.join(workspace, SCRATCH_DIR), exist_ok=True)
+        # a profile's tool hints steer the choice (``--no-tool-hints`` leaves it to the
+        # chooser alone: what an agent without a profile gets)
+        prefer = profile.prefer_tools if profile is not None and cfg.tool_hints else ()
         model = stack.enter_context(ScriptedModel(cfg.model_api, workspace=workspace,
                                                   prefer_tools=prefer))
         env = {**(cfg.env if cfg.env is not None else os.environ), **model.env()}

@@ -76,4 +76,7 @@ class FuzzConfig:
     # How much longer than for a fast agent the client's short waits last (a real agent's
     # turn starts in a few hundred milliseconds, a model round trip later)
     patience: float = 1.0
+    # the profile's tool hints (``[tools] prefer``) steer the scripted model's choice; off,
+    # it chooses from what each request offers alone (``--no-tool-hints``)
+    tool_hints: bool = True
     batches: bool = True  # send JSON-RPC batch probes (--no-batches skips them)
