@@ -99,7 +99,9 @@ def _base_config(args: argparse.Namespace) -> tuple[FuzzConfig, Any]:
         minimize_budget=args.minimize_budget, startup_deadline=args.startup_deadline,
         spec=args.spec, model_api=args.model, batches=not args.no_batches,
         protocol=_protocol(args, profile), stop_on=args.stop_on,
-        tool_hints=not getattr(args, "no_tool_hints", False))
+        tool_hints=not getattr(args, "no_tool_hints", False),
+        coverage=bool(args.coverage or args.coverage_html),
+        coverage_scope=tuple(args.coverage_scope or ()), coverage_html=args.coverage_html)
     if profile is not None:
         if args.model is not None and args.model != profile.model_api:
             raise UsageError(f"--agent {profile.name} calls the {profile.model_api} API; "
@@ -190,6 +192,9 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
     cfg, profile = _base_config(args)
     baseline = _baseline(args)  # a bad file is a usage error before anything runs
     if args.jobs > 1:
+        if cfg.coverage:
+            raise UsageError("--coverage measures one agent process tree: it is not merged "
+                             "across --jobs workers yet (run without --jobs)")
         if baseline is not None:
             raise UsageError("--baseline is not applied to --jobs runs yet: judge the merged "
                              "report's failures in one run")
@@ -265,6 +270,11 @@ def _show_outcome(console: Console, args: argparse.Namespace, outcome: FuzzOutco
     show(console, f"{s['examples']} examples, {s['actions']} client actions in {s['seconds']} s "
          f"({s['actions_per_second']} actions/s), {s['restarts']} restart(s)", indent="")
     show(console, reach_line(report["reach"]), indent="")
+    if result.agent_coverage is not None:
+        show(console, result.agent_coverage.line(), indent="")
+        if args.coverage_html:
+            show(console, f"agent coverage, annotated: {Path(args.coverage_html) / 'index.html'}",
+                 indent="")
     show(console, _phase_line(budget), indent="")
     if result.unusable:
         console.print(f"[red]agent unusable:[/] {escape(result.unusable)}")
@@ -490,6 +500,19 @@ def _generation_options(p: Any) -> None:
                         "and replay as usual): a bisect or a known bug needs no full budget")
     p.add_argument("--isolate", action="store_true",
                    help="a fresh agent process per example (slower, no shared state)")
+    p.add_argument("--coverage", action="store_true",
+                   help="measure the agent's own coverage of its ACP layer (V8 for Node agents, "
+                        "coverage.py for Python ones): lines and functions reached, in the "
+                        "report (coverage_agent) and steering generation to new code")
+    p.add_argument("--coverage-scope", action="append", metavar="GLOB[#MODULE]",
+                   help="the agent's ACP layer for --coverage (repeatable): files by glob "
+                        "(relative to a profiled agent's install folder, else to the current "
+                        "one), #MODULE narrows a bundle to its modules by their bundler "
+                        "markers; default: the profile's list, else every script outside "
+                        "node_modules and every Python file importing the ACP SDK")
+    p.add_argument("--coverage-html", metavar="DIR",
+                   help="with --coverage (implied): write the agent's annotated source to "
+                        "DIR/index.html, for its maintainer")
     p.add_argument("--no-validate", action="store_true", help="skip JSON schema validation")
 
 

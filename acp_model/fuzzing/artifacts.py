@@ -199,6 +199,9 @@ def fuzz_report(result: FuzzResult, files: dict[str, dict[str, str]] | None = No
             "config": _config(cfg), "unusable": result.unusable, "problem": result.problem,
             "notes": result.notes, "coverage": rec.coverage_report(),
             "reach": reach_json(rec.reach), "agent_info": rec.agent_info,
+            # the agent's own coverage of its ACP layer (--coverage; None: not measured)
+            "coverage_agent": result.agent_coverage.to_json()
+            if result.agent_coverage is not None else None,
         })
     if not result.judged:
         # Nothing the agent did was judged (usage, environment, or an agent that could not be

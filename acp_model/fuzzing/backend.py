@@ -16,6 +16,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 
+from acp_model.agentcov import Collector, Scope
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.llm.server import ScriptedModel
 from acp_model.llm.tools import SCRATCH_DIR
@@ -33,6 +34,8 @@ def profile_config(cfg: FuzzConfig, profile: Profile, protocol: int = 2) -> Fuzz
         auth_method=profile.auth_method, sessions_ahead=profile.sessions_ahead,
         close_sessions=profile.close_sessions, reuse_sessions=profile.reuse_sessions,
         patience=profile.patience,
+        coverage_scope=cfg.coverage_scope or profile.coverage_layer,
+        coverage_root=cfg.coverage_root or str(profile.install_dir()),
         # a real agent starts in seconds and answers through a model round trip
         startup_deadline=max(cfg.startup_deadline, 60.0), deadline=max(cfg.deadline, 5.0))
 
@@ -40,7 +43,28 @@ def profile_config(cfg: FuzzConfig, profile: Profile, protocol: int = 2) -> Fuzz
 @contextlib.contextmanager
 def backend(cfg: FuzzConfig, profile: Profile | None = None) -> Iterator[FuzzConfig]:
     """The configuration with its scripted model running (a no-op without ``model_api`` or
-    when one is already running)."""
+    when one is already running), and with ``coverage`` its collector, whose hooks the
+    agent's environment then carries."""
+    with contextlib.ExitStack() as stack:
+        collector = cfg.collector
+        if cfg.coverage and collector is None:
+            own = profile is not None and cfg.coverage_scope == profile.coverage_layer
+            scope = Scope.parse(cfg.coverage_scope, cfg.coverage_root,
+                                f"profile {profile.name}" if own and profile else
+                                "--coverage-scope")
+            collector = stack.enter_context(Collector(scope))
+        running = stack.enter_context(_model(cfg, profile))
+        if collector is not None and cfg.collector is None:
+            base = running.env if running.env is not None else dict(os.environ)
+            running = dataclasses.replace(running, collector=collector,
+                                          env={**base, **collector.env(base)})
+        yield running
+
+
+@contextlib.contextmanager
+def _model(cfg: FuzzConfig, profile: Profile | None) -> Iterator[FuzzConfig]:
+    """``cfg`` with the scripted model it asks for running, the profile's home prepared and
+    the agent's workspace made."""
     if cfg.model_api is None or cfg.model is not None:
         yield cfg
         return

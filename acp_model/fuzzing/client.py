@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from acp_model import __version__
+from acp_model.agentcov import Collector
 from acp_model.fuzzing.actions import Action, NewSession, from_json
 from acp_model.fuzzing.answers import PermissionAnswers
 from acp_model.fuzzing.config import FuzzConfig
@@ -84,9 +85,10 @@ class FuzzClient:
                  session_config: Sequence[tuple[str, dict[str, Any]]] = (),
                  auth_method: str | None = None, sessions_ahead: int = 0,
                  close_sessions: bool = False, reuse_sessions: int = 0,
-                 patience: float = 1.0) -> None:
+                 patience: float = 1.0, coverage: Collector | None = None) -> None:
         self.argv = list(argv)
         self.model = model  # the scripted model behind the agent, if any
+        self.coverage = coverage  # the agent's own coverage (``--coverage``), if measured
         self.session_config = tuple(session_config)
         self.auth_method = auth_method
         self.close_sessions = close_sessions
@@ -131,7 +133,7 @@ class FuzzClient:
                    model=cfg.model, session_config=cfg.session_config,
                    auth_method=cfg.auth_method, sessions_ahead=cfg.sessions_ahead,
                    close_sessions=cfg.close_sessions, reuse_sessions=cfg.reuse_sessions,
-                   patience=cfg.patience)
+                   patience=cfg.patience, coverage=cfg.collector)
 
     # ------------------------------------------------------------------ wiring ------------
     def _on_record(self, record: Record) -> None:

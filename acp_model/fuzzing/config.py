@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from acp_model.agentcov import Collector
 from acp_model.llm.server import ScriptedModel
 from acp_model.spec.readings import DEFAULT, Readings
 from acp_model.spec.revisions import Decision
@@ -79,4 +80,13 @@ class FuzzConfig:
     # the profile's tool hints (``[tools] prefer``) steer the scripted model's choice; off,
     # it chooses from what each request offers alone (``--no-tool-hints``)
     tool_hints: bool = True
+    # The agent's own coverage (``--coverage``, ``acp_model.agentcov``): measured in the
+    # files ``coverage_scope`` names (``GLOB[#MODULE]``, relative to ``coverage_root``; none:
+    # the automatic scope), the running collector once started (fuzzing/backend.py), and the
+    # folder ``--coverage-html`` writes the annotated source to.
+    coverage: bool = False
+    coverage_scope: tuple[str, ...] = ()
+    coverage_root: str | None = None
+    coverage_html: str | None = None
+    collector: Collector | None = field(default=None, compare=False, repr=False)
     batches: bool = True  # send JSON-RPC batch probes (--no-batches skips them)

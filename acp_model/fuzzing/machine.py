@@ -120,6 +120,19 @@ def asking_scripts() -> st.SearchStrategy[ModelScript]:
         lambda parts: (parts[0], *parts[1]))
 
 
+def steer(ex: Example) -> None:
+    """Coverage guidance: Hypothesis keeps the example that scores highest on each label and
+    mutates it further (its targeting phase climbs from there, and with an example database
+    the best ones of a round are replayed first in the next). An example scores by the
+    distinct model transitions it fired, and by what it reached first of the whole run: model
+    transitions, rules judged, and under ``--coverage`` lines of the agent's own ACP layer
+    (the report's coverage samples show whether these plateau)."""
+    target(float(ex.distinct_transitions), label="distinct model transitions")
+    target(float(ex.new_transitions + ex.new_rules), label="new model transitions and rules")
+    if ex.client.coverage is not None:
+        target(float(ex.new_agent_lines), label="new agent lines")
+
+
 class _Acting(Protocol):
     """What a rule reaches on the machine: the example it acts in."""
 
@@ -282,11 +295,8 @@ def build_machine(begin: Callable[[], Example], end: Callable[[Example], None],
 
     def teardown(self: _Acting) -> None:
         end(self.ex)
-        # Coverage guidance: Hypothesis mutates the examples that score highest, so
-        # examples that drive the session machine through more distinct transitions are
-        # explored further (the report's coverage samples show whether it plateaus).
         if guided:
-            target(float(self.ex.distinct_transitions), label="distinct model transitions")
+            steer(self.ex)
 
     # The rule groups are tables composed into one class: Hypothesis finds rules on the class,
     # and nothing here needs a base class of its own.

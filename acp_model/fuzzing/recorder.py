@@ -90,6 +90,7 @@ class Recorder:
     first_seen: dict[str, float] = field(default_factory=dict)
     # how far into the lifecycle the run got (``report/reach.py``), counted by its clients
     reach: Counter[Reach] = field(default_factory=Counter)
+    agent_lines: int = 0  # lines of the agent's ACP layer reached so far (``--coverage``)
 
     def sample_coverage(self, rules: Iterable[str], transitions: Iterable[str]) -> None:
         """After each example: what is exercised so far, against actions and time."""

@@ -11,6 +11,7 @@ from hypothesis.database import ExampleDatabase
 from hypothesis.errors import HypothesisException
 from hypothesis.stateful import run_state_machine_as_test
 
+from acp_model.agentcov import AgentCoverage
 from acp_model.fuzzing.backend import backend
 from acp_model.fuzzing.budget import DRAIN_DEADLINES, MINIMIZE_SHARE, Budget
 from acp_model.fuzzing.client import AgentUnusable
@@ -56,6 +57,8 @@ class FuzzResult:
     notes: list[str] = field(default_factory=list)
     # seconds of each phase ("probe", "generation", "minimizing", "replaying", "writing")
     phases: dict[str, float] = field(default_factory=dict)
+    # the agent's own coverage of its ACP layer (``--coverage``; None: not measured)
+    agent_coverage: AgentCoverage | None = None
 
     @property
     def failed(self) -> bool:
@@ -153,8 +156,22 @@ def fuzz_phases(cfg: FuzzConfig, recorder: Recorder, stop: Stop, budget: Budget)
     _unjudged_after_probe(cfg, result)
     if not result.interrupted:
         _reproduce(cfg, result, phase, stop, budget)
+    if cfg.collector is not None:
+        result.agent_coverage = agent_coverage(cfg)
     result.phases = budget.seconds()
     return result
+
+
+def agent_coverage(cfg: FuzzConfig) -> AgentCoverage:
+    """The run's figures of the agent's own coverage, its HTML pages written where
+    ``--coverage-html`` asks (while the collector's hooks still exist: the Python report
+    is written by the agent's interpreter)."""
+    assert cfg.collector is not None
+    figures = cfg.collector.result(html=cfg.coverage_html)
+    figures.root = cfg.coverage_root
+    if cfg.coverage_html:
+        figures.write_html(cfg.coverage_html)
+    return figures
 
 
 def _unjudged_after_probe(cfg: FuzzConfig, result: FuzzResult) -> None:

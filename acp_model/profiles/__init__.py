@@ -91,6 +91,9 @@ class Profile:
     # rule families (matrix columns, spec/data/families.toml) whose rules this agent never
     # exercises by design in the mode it runs in -> why (an agent that never asks permission)
     never_by_design: Mapping[str, str] = field(default_factory=dict)
+    # the agent's ACP layer, whose coverage ``--coverage`` reports: ``GLOB[#MODULE]`` under
+    # the install directory (``#MODULE``: the modules of a bundle, by their bundler markers)
+    coverage_layer: tuple[str, ...] = ()
     # where its lockfiles are (None: the bundled data folder of the same name)
     source: Path | None = field(default=None, compare=False)
 
@@ -232,7 +235,7 @@ KNOWN_KEYS = frozenset({
     "name", "title", "package", "version", "entry", "command", "model_api", "protocols", "env",
     "files", "session_config", "auth_method", "sessions_ahead", "close_sessions",
     "reuse_sessions", "patience", "notes", "npm", "registry", "tools", "unavailable", "python",
-    "companions", "never_by_design"})
+    "companions", "never_by_design", "coverage"})
 
 
 def _profile(data: dict[str, Any]) -> Profile:
@@ -264,7 +267,8 @@ def _profile(data: dict[str, Any]) -> Profile:
         npm=str(data.get("npm", "ci")), registry=str(data.get("registry", "npm")),
         prefer_tools=tuple(data.get("tools", {}).get("prefer", ())),
         unavailable=str(data.get("unavailable", "")), python=str(data.get("python", "")),
-        companions=tuple(data.get("companions", ())), never_by_design=dict(never))
+        companions=tuple(data.get("companions", ())), never_by_design=dict(never),
+        coverage_layer=tuple(data.get("coverage", {}).get("layer", ())))
 
 
 def load() -> dict[str, Profile]:
