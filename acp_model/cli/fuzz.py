@@ -101,7 +101,8 @@ def _base_config(args: argparse.Namespace) -> tuple[FuzzConfig, Any]:
         protocol=_protocol(args, profile), stop_on=args.stop_on,
         tool_hints=not getattr(args, "no_tool_hints", False),
         coverage=bool(args.coverage or args.coverage_html),
-        coverage_scope=tuple(args.coverage_scope or ()), coverage_html=args.coverage_html)
+        coverage_scope=tuple(args.coverage_scope or ()), coverage_html=args.coverage_html,
+        client=_client(args))
     if profile is not None:
         if args.model is not None and args.model != profile.model_api:
             raise UsageError(f"--agent {profile.name} calls the {profile.model_api} API; "
@@ -112,6 +113,24 @@ def _base_config(args: argparse.Namespace) -> tuple[FuzzConfig, Any]:
                              f"v{cfg.protocol}")
         cfg = profile_config(cfg, profile, cfg.protocol)
     return cfg, profile
+
+
+def _client(args: argparse.Namespace) -> Any:
+    """The editor the client plays: the capabilities given (``--client-capabilities``), or
+    the preset named or drawn from the seed (``--client-profile``); a usage error for a bad
+    name or capabilities that are not a JSON object."""
+    from acp_model.fuzzing.editors import ClientProfileError, custom, named
+
+    given = getattr(args, "client_capabilities", None)
+    name = getattr(args, "client_profile", None)
+    try:
+        if given is not None:
+            if name is not None:
+                raise UsageError("give --client-profile or --client-capabilities, not both")
+            return custom(given)
+        return named(name or "random", args.seed)
+    except ClientProfileError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _protocol(args: argparse.Namespace, profile: Any = None) -> int:
@@ -255,6 +274,8 @@ def _announce(console: Console, cfg: FuzzConfig, profile: Any) -> None:
          f"{' ' if profile else ''}{shlex.join(cfg.argv)}", indent="")
     if cfg.model_api is not None:
         console.print(f"model: scripted, {cfg.model_api} API on a loopback server")
+    if cfg.client is not None:
+        show(console, f"client: {cfg.client.describe()}", indent="")
     if cfg.spec == AUTO:
         console.print("spec: auto (a probe prompt decides the revision)")
 
@@ -356,6 +377,8 @@ def _jobs(args: argparse.Namespace, cfg: FuzzConfig, profile: Any, console: Cons
         show(console, f"spec: {decision.revision} ({decision.evidence})", indent="")
         spec = decision.revision
     args.time_budget = max(1.0, run.budget.remaining())
+    if cfg.client is not None and args.client_capabilities is None:
+        args.client_profile = cfg.client.name  # drawn once: every worker plays the same client
     return run_jobs(args, list(args.words), spec, console, decision)
 
 
@@ -363,6 +386,7 @@ def cmd_replay(args: argparse.Namespace, console: Console) -> int:
     from acp_model.fuzzing.actions import ActionError, from_json
     from acp_model.fuzzing.artifacts import REPLAY_FORMAT
     from acp_model.fuzzing.backend import backend, profile_config
+    from acp_model.fuzzing.editors import from_json as client_from_json
     from acp_model.spec.readings import DEFAULT
 
     path = Path(args.replay_file)
@@ -395,7 +419,7 @@ def cmd_replay(args: argparse.Namespace, console: Console) -> int:
                      deadline=args.deadline or float(doc.get("deadline", 3.0)),
                      validate=bool(doc.get("validate", True)), model_api=doc.get("model_api"),
                      session_config=tuple((m, p) for m, p in doc.get("session_config") or []),
-                     auth_method=doc.get("auth_method"))
+                     auth_method=doc.get("auth_method"), client=client_from_json(doc.get("client")))
     if profile is not None:  # the profiled agent the file was written for, set up as then
         cfg = dataclasses.replace(profile_config(cfg, profile), deadline=cfg.deadline)
     with backend(cfg, profile) as running:
@@ -560,6 +584,16 @@ def _agent_options(p: Any) -> None:
                    help="the ACP version the fuzzer offers in initialize (default: the one "
                         "--spec names, v2 under auto); an agent that answers 1 is judged "
                         "under the v1 revision")
+    p.add_argument("--client-profile", metavar="NAME|random",
+                   help="the editor the client plays in initialize and after: its capabilities "
+                        "(file system, terminals, _meta flags), served as it serves them, and "
+                        "its habits (e.g. a cancel before every prompt); one of "
+                        f"{', '.join(sorted(_presets()))}; default random: drawn from the seed "
+                        "per run, named in the report")
+    p.add_argument("--client-capabilities", metavar="JSON|@FILE",
+                   help="send exactly these client capabilities in initialize (what your "
+                        "editor sends); file-system, terminal and elicitation capabilities "
+                        "given are served inside the run's workspace")
     p.add_argument("--no-batches", action="store_true",
                    help="send no JSON-RPC batch probes (for an agent known to reject batches: "
                         "the rest of the lifecycle is still judged)")
@@ -573,6 +607,12 @@ def _agent_options(p: Any) -> None:
     p.add_argument("agent", nargs="*", metavar="-- AGENT_CMD",
                    help="the agent's command line, after '--'")
     p.set_defaults(func=cmd_fuzz)
+
+
+def _presets() -> list[str]:
+    from acp_model.fuzzing.editors import PRESETS
+
+    return list(PRESETS)
 
 
 def _register_replay(sub: Any) -> None:

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 
 from acp_model.agentcov import Collector, Scope
 from acp_model.fuzzing.config import FuzzConfig
+from acp_model.fuzzing.editors import serves
 from acp_model.llm.server import ScriptedModel
 from acp_model.llm.tools import SCRATCH_DIR
 from acp_model.profiles import Profile
@@ -54,6 +55,14 @@ def backend(cfg: FuzzConfig, profile: Profile | None = None) -> Iterator[FuzzCon
                                 "--coverage-scope")
             collector = stack.enter_context(Collector(scope))
         running = stack.enter_context(_model(cfg, profile))
+        if running.cwd is None and running.workspace is None and running.client is not None \
+                and any(any(serves(running.client.capabilities(v)).values()) for v in (1, 2)):
+            # a client that serves files or terminals serves them in a workspace of its own,
+            # never in the user's directory (the agent still starts in it: relative paths of
+            # its command line keep working)
+            root = tempfile.mkdtemp(prefix="acp-model-workspace-")
+            stack.callback(shutil.rmtree, root, True)
+            running = dataclasses.replace(running, workspace=root)
         if collector is not None and cfg.collector is None:
             base = running.env if running.env is not None else dict(os.environ)
             running = dataclasses.replace(running, collector=collector,

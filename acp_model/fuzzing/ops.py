@@ -74,6 +74,7 @@ class ClientOps(Connection, Protocol):
 
     model: ScriptedModel | None
     tick: float
+    cancel_first: bool  # the client's habit: a session/cancel written before every prompt
     batches_unanswered: bool
     reloads: frozenset[str]  # the requests that reopen a session the agent advertised
     reach: Counter[Reach]

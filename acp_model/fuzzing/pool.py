@@ -72,6 +72,7 @@ class AgentPool:
             client = FuzzClient.from_config(self.cfg, self.stop)
             try:
                 client.reach = self.recorder.reach  # the run's counters, over every process
+                client.served = self.recorder.served
                 answer = client.initialize()
             except BaseException:
                 # kept as the current client whatever stopped it (an unusable agent is read
