@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from hypothesis import HealthCheck, Verbosity, seed, settings
-from hypothesis.database import ExampleDatabase
+from hypothesis.database import ExampleDatabase, InMemoryExampleDatabase
 from hypothesis.errors import HypothesisException
 from hypothesis.stateful import run_state_machine_as_test
 
@@ -228,10 +228,21 @@ def _generate(cfg: FuzzConfig, recorder: Recorder, phase: Callable[[str], None],
         result = FuzzResult(cfg, recorder, [], 0.0)
         result.problem = f"example database: {exc}"
         return result
+    if database is None and cfg.coverage:
+        # the run's own corpus: the examples a round scored best on its targets (new agent
+        # code among them) are replayed first in the next, and mutated from there
+        database = InMemoryExampleDatabase()
     with budget.cutoff(stop) as hard:
         return _Rounds(cfg, recorder, stop, budget, AgentPool(cfg, recorder, hard)).run(
             phase, database)
 
+
+# Measuring the agent's coverage, rounds are this short: Hypothesis starts mutating the
+# examples that scored best (``target()``: new agent code, new transitions) after half a
+# round, and a real agent runs a few dozen examples a minute. Rounds go on while one reaches
+# new agent code, up to the time budget.
+COVERAGE_ROUND = 20
+COVERAGE_ROUNDS = 10_000
 
 # What ended a round, as the run's notes say it.
 BUDGET_SPENT = "time budget spent"
@@ -258,7 +269,9 @@ class _Rounds:
             phase("start-up")
             machine = self._machine()
             phase("fuzzing")
-            for round_no in range(cfg.max_rounds if machine is not None else 0):
+            rounds = (COVERAGE_ROUNDS if cfg.coverage else cfg.max_rounds) \
+                if machine is not None else 0
+            for round_no in range(rounds):
                 if not self._round(machine, round_no, database):
                     break
         except KeyboardInterrupt:
@@ -305,8 +318,10 @@ class _Rounds:
     def _round(self, machine: type, round_no: int, database: ExampleDatabase | None) -> bool:
         """One Hypothesis round; whether another follows."""
         cfg, recorder = self.cfg, self.recorder
-        known = set(recorder.found)
+        known, reached = set(recorder.found), _reached(recorder)
         examples = cfg.max_examples if round_no == 0 else max(10, cfg.max_examples // 2)
+        if cfg.coverage:  # short rounds: targeting starts after half of one (see COVERAGE_ROUND)
+            examples = min(cfg.max_examples, COVERAGE_ROUND)
         chosen = settings(max_examples=examples, stateful_step_count=cfg.steps,
                           deadline=None, report_multiple_bugs=False,
                           derandomize=False,  # not the ``ci`` profile's: rounds must differ
@@ -328,9 +343,11 @@ class _Rounds:
             stopped = _ours(exc)
         if not self._note_end(stopped):
             return False
-        if set(recorder.found) == known and stopped is None:
-            # a whole round without a new failure: said, as the run may end long before its
-            # time budget
+        if set(recorder.found) == known and stopped is None \
+                and not (cfg.coverage and _reached(recorder) != reached):
+            # a whole round without a new failure (or, measuring the agent's coverage, without
+            # new agent code, model transitions or rules): said, as the run may end long
+            # before its time budget
             self.result.notes.append(f"ended after a round of up to {examples} examples found "
                                      "nothing new (--max-examples sets the first round's size)")
             return False
@@ -364,6 +381,11 @@ class _Rounds:
         self.result.interrupted = self.stop.requested
         if not self.stop.requested and CUT_EXAMPLE not in self.result.notes:
             self.result.notes.append(CUT_EXAMPLE)
+
+
+def _reached(recorder: Recorder) -> tuple[int, int, int]:
+    """How much the run has reached: lines of agent code, model transitions, rules judged."""
+    return recorder.agent_lines, len(recorder.transitions), len(recorder.exercised)
 
 
 def _asked_for_is_seen(cfg: FuzzConfig, recorder: Recorder) -> bool:
