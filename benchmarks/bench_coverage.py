@@ -81,6 +81,7 @@ def main() -> None:
     rows: list[list[Any]] = []
     means: dict[tuple[str, bool, float], float] = {}
     why: list[str] = []
+    done: list[str] = []
     for name in args.agents:
         runs: dict[bool, list[dict[str, Any]]] = {True: [], False: []}
         for seed in args.seeds:
@@ -110,13 +111,21 @@ def main() -> None:
                        f"/{statistics.mean(r['examples'] for r in runs[False]):.0f}; lines "
                        "no run reached, by file: "
                        + unreached(runs[True] + runs[False], str(get(name).install_dir())))
+        done.append(name)
+        write(args, done, marks, rows, means, why)  # each agent's rows as soon as it is done
+
+
+def write(args: argparse.Namespace, agents: list[str], marks: list[float],
+          rows: list[list[Any]], means: dict[tuple[str, bool, float], float],
+          why: list[str]) -> None:
     last = marks[-1]
-    wins = sum(means[(n, True, last)] > means[(n, False, last)] for n in args.agents)
+    wins = sum(means[(n, True, last)] > means[(n, False, last)] for n in agents)
+    want = min(3, len(args.agents))
     figures = [figure(f"agents where guided reaches more lines than unguided at {last:g} s "
-                      "(mean over seeds)", f"{wins}/{len(args.agents)}",
-                      target=f">= {min(3, len(args.agents))} of {len(args.agents)}",
-                      met=wins >= min(3, len(args.agents)))]
-    for name in args.agents:
+                      "(mean over seeds)", f"{wins}/{len(agents)}",
+                      target=f">= {want} of {len(args.agents)}",
+                      met=wins >= want if len(agents) == len(args.agents) else None)]
+    for name in agents:
         for m in marks:
             figures.append(figure(f"{name}: lines at {m:g} s, guided / unguided (mean)",
                                   f"{means[(name, True, m)]:.1f} / {means[(name, False, m)]:.1f}"))
@@ -125,6 +134,8 @@ def main() -> None:
              "guided runs score every example with target() (new agent lines, new model "
              "transitions and rules, distinct transitions), unguided ones do not; both run "
              "rounds of 20 examples, which go on while a round reaches something new.")
+    if len(agents) < len(args.agents):
+        notes += f" Partial: {len(agents)} of {len(args.agents)} agents measured so far."
     if why:
         notes += " Where guidance did not win: " + " ".join(why)
     record("coverage", "Coverage guidance on real agents (their ACP layer)", figures,
