@@ -164,7 +164,7 @@ class Prompt(SessionAction):
             if not client.monitor.client_may(sess.sid, "prompt"):
                 return  # a reading forbids prompting now (A-01=forbid)
         params = self.params(client, sess.sid)
-        if client.cancel_first:  # the client's habit: a cancel right before every prompt
+        if client.profile.cancel_before_prompt:  # the habit: a cancel right before it
             sess.prompts.append(client.proc.notify_then_request(
                 "session/cancel", {"sessionId": sess.sid}, "session/prompt", params))
         else:

@@ -14,7 +14,6 @@ the process itself (:class:`ProcessWatch`).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import threading
@@ -93,7 +92,6 @@ class FuzzClient:
         self.argv = list(argv)
         # the editor this client plays (``fuzzing/editors.py``): its capabilities and habits
         self.profile = client or BARE
-        self.cancel_first = self.profile.cancel_before_prompt
         self.services: ClientServices | None = None  # what its capabilities oblige it to serve
         self.model = model  # the scripted model behind the agent, if any
         self.coverage = coverage  # the agent's own coverage (``--coverage``), if measured
@@ -158,11 +156,8 @@ class FuzzClient:
                 count_session_writes(self._session_writes, msg)
             self.changed.notify_all()
         if record.get("dir") == "a2c" and isinstance(msg, dict) and "method" in msg \
-                and "id" in msg:
-            if self.services is not None and self.services.handles(str(msg["method"])):
-                self.services.serve(msg)  # on a worker thread: it may wait for a command
-            else:
-                self.answers.agent_request(msg)
+                and "id" in msg and (self.services is None or not self.services.take(msg)):
+            self.answers.agent_request(msg)  # (a method served: a worker answers it)
 
     # ------------------------------------------------------------------ queries -----------
     def state(self, s: int) -> str | None:
@@ -227,7 +222,7 @@ class FuzzClient:
     def initialize(self) -> dict[str, Any]:
         protocol = revisions.get(self.monitor.rev).protocol  # the version the client offers
         caps = self.profile.capabilities(protocol)
-        self.services = ClientServices(serves(caps), self.cwd, self._respond, self.served)
+        self.services = ClientServices(serves(caps), self.cwd, self.proc.respond, self.served)
         params = dialect.initialize_params(protocol, self.profile.info or CLIENT_INFO, caps)
         try:
             result = self.proc.call("initialize", params, timeout=self.startup_deadline)
@@ -375,10 +370,6 @@ class FuzzClient:
         self.caught_up()
         with self.lock:
             return self.monitor.violations[count:]
-
-    def _respond(self, request_id: Any, result: Any = None, error: Any = None) -> None:
-        with contextlib.suppress(AgentExited, TimeoutError):
-            self.proc.respond(request_id, result=result, error=error)
 
     def close(self) -> None:
         self.factory.stop()

@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from acp_model.fuzzing.calls import AgentExited
 from acp_model.model.vocab import ErrorCode
 
 FS_READ, FS_WRITE = "fs/read_text_file", "fs/write_text_file"
@@ -110,14 +111,26 @@ class ClientServices:
             return "terminal" in self.offered
         return method == ELICIT and "elicitation" in self.offered
 
-    def serve(self, msg: Mapping[str, Any]) -> None:
-        """Answer the agent's request ``msg`` on a worker thread."""
+    def take(self, msg: Mapping[str, Any]) -> bool:
+        """Answer the agent's request ``msg`` on a worker thread if it is one of the methods
+        served (True); False leaves it to the caller."""
+        if not self.handles(str(msg.get("method"))):
+            return False
         with self._lock:
-            if self._closed:
-                return
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="client-svc")
-            self._pool.submit(self._answer, msg)
+            if not self._closed:
+                if self._pool is None:
+                    self._pool = ThreadPoolExecutor(max_workers=8,
+                                                    thread_name_prefix="client-svc")
+                self._pool.submit(self._answer, msg)
+        return True
+
+    def serve(self, msg: Mapping[str, Any]) -> None:
+        """Answer ``msg`` (one of the methods served) on a worker thread."""
+        self.take(msg)
+
+    def _send(self, rid: Any, result: Any = None, error: Any = None) -> None:
+        with contextlib.suppress(AgentExited, TimeoutError):  # the agent went meanwhile
+            self.respond(rid, result=result, error=error)
 
     def _answer(self, msg: Mapping[str, Any]) -> None:
         method = str(msg.get("method"))
@@ -127,13 +140,13 @@ class ClientServices:
         try:
             result = self._dispatch(method, params)
         except Refused as exc:
-            self.respond(msg["id"], error={"code": exc.code, "message": str(exc)})
+            self._send(msg["id"], error={"code": exc.code, "message": str(exc)})
             return
         except Exception as exc:  # an OS error serving it: the agent gets an internal error
-            self.respond(msg["id"], error={"code": ErrorCode.INTERNAL_ERROR,
-                                           "message": f"{type(exc).__name__}: {exc}"})
+            self._send(msg["id"], error={"code": ErrorCode.INTERNAL_ERROR,
+                                         "message": f"{type(exc).__name__}: {exc}"})
             return
-        self.respond(msg["id"], result=result)
+        self._send(msg["id"], result=result)
 
     def _dispatch(self, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
         if method == FS_READ:
