@@ -170,3 +170,25 @@ def test_a_call_that_would_leave_the_scratch_folder_is_never_sent(tmp_path: Path
 
 def test_every_tool_kind_has_an_expected_choice() -> None:
     assert set(TOOL_KINDS) == {"shell", "edit", "long"}  # EXPECTED's three columns
+
+
+def test_no_tool_hints_leaves_the_choice_to_the_chooser() -> None:
+    """``--no-tool-hints`` reaches the scripted model: it is started without the profile's
+    preference, which it otherwise gets."""
+    import dataclasses
+    import sys
+
+    from acp_model.cli.fuzz import _base_config
+    from acp_model.cli.main import build_parser
+    from acp_model.fuzzing.backend import backend
+    from acp_model.fuzzing.config import FuzzConfig
+
+    args = build_parser().parse_args(["fuzz", "--no-tool-hints", "--model", "openai-chat",
+                                      "--", sys.executable, "-c", "pass"])
+    cfg, _ = _base_config(args)
+    assert cfg.tool_hints is False
+    profile = PROFILES["kimi-cli"]
+    for hints, prefer in ((True, profile.prefer_tools), (False, ())):
+        plain = FuzzConfig(["true"], model_api="openai-chat", tool_hints=hints)
+        with backend(dataclasses.replace(plain), profile) as running:
+            assert running.model is not None and running.model.prefer_tools == prefer
