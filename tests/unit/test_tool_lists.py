@@ -192,3 +192,45 @@ def test_no_tool_hints_leaves_the_choice_to_the_chooser() -> None:
         plain = FuzzConfig(["true"], model_api="openai-chat", tool_hints=hints)
         with backend(dataclasses.replace(plain), profile) as running:
             assert running.model is not None and running.model.prefer_tools == prefer
+
+
+def test_browser_tools_are_never_chosen_for_a_shell_or_an_edit() -> None:
+    """A list of the shape issue 52 describes (an agent without a profile): a write tool
+    taking a path and content, a patch tool and a terminal tool among ten browser tools (named
+    as the common browser MCP server names them). The edit goes to the write tool, the
+    command to the terminal, never to a browser tool (whose ``filename`` or ``text`` fields
+    look like a file's)."""
+    from acp_model.llm.tools import OfferedTool
+
+    def tool(name: str, description: str, *required: str, **props: Any) -> OfferedTool:
+        return OfferedTool(name, description, obj(required, **{k: v for k, v in props.items()}))
+
+    browser = [
+        tool("browser_navigate", "Navigate to a URL", "url", url=STR),
+        tool("browser_click", "Perform click on a web page", "element", "ref", element=STR,
+             ref=STR),
+        tool("browser_type", "Type text into editable element", "element", "ref", "text",
+             element=STR, ref=STR, text=STR, submit={"type": "boolean"}),
+        tool("browser_snapshot", "Capture accessibility snapshot of the current page"),
+        tool("browser_take_screenshot", "Take a screenshot of the current page and save it",
+             filename=STR, raw={"type": "boolean"}),
+        tool("browser_file_upload", "Upload one or multiple files", "paths",
+             paths={"type": "array", "items": STR}),
+        tool("browser_press_key", "Press a key on the keyboard", "key", key=STR),
+        tool("browser_select_option", "Select an option in a dropdown", "element", "ref",
+             "values", element=STR, ref=STR, values={"type": "array", "items": STR}),
+        tool("browser_evaluate", "Evaluate JavaScript expression on page or element",
+             "function", function=STR),
+        tool("browser_close", "Close the page"),
+    ]
+    others = [tool(f"note_{n}", "Keep a note for later", "text", text=STR) for n in range(12)]
+    write = tool("write_file", "Create or overwrite a file with the given content", "path",
+                 "content", path=STR, content=STR)
+    patch = tool("apply_patch", "Apply a unified diff to files in the workspace", "patch",
+                 patch=STR)
+    terminal = tool("terminal", "Run a command in a terminal and return its output",
+                    "command", command=STR)
+    offered = (*browser[:5], write, *others, patch, *browser[5:], terminal)
+    assert len(offered) == 25
+    assert choices(offered) == {"shell": "terminal", "edit": "write_file", "long": "terminal"}
+    assert choices(tuple(t for t in offered if t is not write))["edit"] == "apply_patch"
