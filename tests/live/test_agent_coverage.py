@@ -22,7 +22,8 @@ def test_a_fuzz_run_reports_the_agents_own_coverage(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "acp_model", "fuzz", "--coverage", "--coverage-scope", LAYER,
          "--coverage-html", str(html), "--max-examples", "15", "--seed", "3",
-         "--report", str(tmp_path / "report.json"), "--", *REFERENCE],
+         "--report", str(tmp_path / "report.json"), "--html", str(tmp_path / "run.html"),
+         "--", *REFERENCE],
         cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "agent coverage (python, ACP layer:" in done.stdout
@@ -37,6 +38,8 @@ def test_a_fuzz_run_reports_the_agents_own_coverage(tmp_path: Path) -> None:
     assert 0 < cov["functions"]["reached"] < cov["functions"]["total"]
     lines = [s["lines"] for s in cov["samples"]]
     assert lines == sorted(lines) and len(lines) >= 15  # one sample per example, growing
+    page = (tmp_path / "run.html").read_text()
+    assert "agent coverage" in page and f"lines {cov['lines']['reached']}/" in page
     index = (html / "index.html").read_text()
     assert "cancels.py" in index and 'href="python/index.html"' in index
     assert "cancels_py.html" in "".join(p.name for p in (html / "python").iterdir())
