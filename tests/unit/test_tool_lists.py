@@ -15,6 +15,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+from acp_model.fuzzing.editors import PRESETS
 from acp_model.fuzzing.tool_lists import FORMAT, choices, tools_of
 from acp_model.llm.script import RISKS, TOOL_KINDS, ToolCall, Tools
 from acp_model.llm.server import ScriptedModel
@@ -234,3 +235,14 @@ def test_browser_tools_are_never_chosen_for_a_shell_or_an_edit() -> None:
     assert len(offered) == 25
     assert choices(offered) == {"shell": "terminal", "edit": "write_file", "long": "terminal"}
     assert choices(tuple(t for t in offered if t is not write))["edit"] == "apply_patch"
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_every_client_profile_sends_capabilities_each_revision_reads(name: str) -> None:
+    """A preset's v1 capabilities are v1's ``ClientCapabilities``, its v2 ones both v2
+    revisions' (v2 says terminal login with ``{}``, v1 with ``true``)."""
+    root = Path(__file__).resolve().parents[2] / "acp_model" / "spec" / "data"
+    for rev, caps in (("v1", PRESETS[name].v1), ("seed", PRESETS[name].v2),
+                      ("sdk-2.4.0", PRESETS[name].v2)):
+        defs = json.loads((root / rev / "schema.json").read_text())["$defs"]
+        jsonschema.validate(dict(caps), {"$ref": "#/$defs/ClientCapabilities", "$defs": defs})
