@@ -103,6 +103,7 @@ class Collector:
             path += os.pathsep + base["PYTHONPATH"]
         return {"ACPM_COVERAGE_DIR": self.data, "NODE_OPTIONS": node, "PYTHONPATH": path,
                 "ACPM_COVERAGE_FILES": json.dumps(self.scope.file_regexes()),
+                "ACPM_COVERAGE_MAIN": json.dumps(self.scope.main_regexes()),
                 "ACPM_COVERAGE_INCLUDE": json.dumps(self.scope.python_include())}
 
     def close(self) -> None:

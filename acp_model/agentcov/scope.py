@@ -103,6 +103,18 @@ class Scope:
             return [r"^(?!.*/node_modules/).*$"]
         return [p.file_re.pattern for p in self.patterns]
 
+    def main_regexes(self) -> list[str]:
+        """The main scripts of the Node processes worth measuring: those of the packages the
+        layer lies in (none: every process). An agent's other Node processes (a CLI it drives,
+        a language server) run unmeasured: V8's block coverage slows a big bundle down."""
+        out = []
+        for p in self.patterns:
+            package = _package_of(p.files)
+            if package is None:
+                return []
+            out.append("^" + re.escape(package) + "/")
+        return sorted(set(out))
+
     def python_include(self) -> list[str]:
         """coverage.py ``include`` globs (auto: none, coverage.py's own choice)."""
         return [p.files for p in self.patterns if p.modules is None]
@@ -163,6 +175,18 @@ class Scope:
 def _short(p: Pattern, root: str | None) -> str:
     files = os.path.relpath(p.files, root) if root and p.files.startswith(root) else p.files
     return files + (f"#{p.modules}" if p.modules else "")
+
+
+def _package_of(glob: str) -> str | None:
+    """The ``node_modules`` package folder a glob lies in (``.../node_modules/@scope/pkg``),
+    or None (not inside an installed package)."""
+    parts = _fixed_prefix(glob).split("/")
+    if "node_modules" not in parts:
+        return None
+    at = len(parts) - 1 - parts[::-1].index("node_modules")
+    name = parts[at + 1: at + 3] if at + 1 < len(parts) and parts[at + 1].startswith("@") \
+        else parts[at + 1: at + 2]
+    return "/".join(parts[: at + 1] + name) if name else None
 
 
 def _fixed_prefix(glob: str) -> str:

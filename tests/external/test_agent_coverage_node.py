@@ -87,3 +87,27 @@ def test_a_fuzz_run_of_the_sdk_agent_reports_its_coverage(tmp_path: Path) -> Non
     page = next(p for p in html.glob("file-*.html") if "agent.mjs" in p.read_text())
     text = page.read_text()
     assert 'class="hit"' in text and 'class="miss"' in text
+
+
+def test_a_node_program_of_another_package_runs_unmeasured(tmp_path: Path) -> None:
+    """With a layer inside an installed package, a Node process whose main script belongs to
+    another package (a CLI the agent drives) never starts V8's coverage: it does not even
+    register."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    for pkg in ("agentpkg", "otherpkg"):
+        (tmp_path / "node_modules" / pkg).mkdir(parents=True)
+        (tmp_path / "node_modules" / pkg / "main.js").write_text("console.log('hi');\n")
+    with Collector(Scope.parse(["node_modules/agentpkg/*.js"], tmp_path, "test")) as col:
+        env = {**os.environ, **col.env(os.environ)}
+        runs = {pkg: subprocess.run([node, str(tmp_path / "node_modules" / pkg / "main.js")],
+                                    env=env, capture_output=True, text=True, timeout=30,
+                                    check=True)
+                for pkg in ("agentpkg", "otherpkg")}
+        assert all(r.stdout == "hi\n" for r in runs.values())
+        col.snapshot(timeout=1)
+        (proc,) = col.processes.values()  # the agent's package only
+        result = col.result()
+    assert proc.runtime == "node" and [f.path for f in result.files if f.loaded] == [
+        str(tmp_path / "node_modules" / "agentpkg" / "main.js")]

@@ -219,3 +219,19 @@ def test_every_profile_with_a_layer_names_files_of_its_install_folder() -> None:
             assert not pattern.startswith("/") and pattern.split("#")[0], pattern
             if "#" in pattern:
                 assert pattern.split("#")[1], pattern
+
+
+def test_only_node_processes_of_the_layers_packages_are_measured(tmp_path: Path) -> None:
+    """The main scripts worth measuring are those of the packages the layer lies in: a CLI
+    the agent drives (another package) runs unmeasured; a layer outside any installed package
+    (your own agent's files) measures every Node process."""
+    import re
+
+    scope = Scope.parse(["node_modules/@acme/agent/dist/*.js",
+                         "node_modules/plain/chunks/*.js#src/acp/**"], tmp_path)
+    mains = [re.compile(r) for r in scope.main_regexes()]
+    assert any(r.match(f"{tmp_path}/node_modules/@acme/agent/dist/index.js") for r in mains)
+    assert any(r.match(f"{tmp_path}/node_modules/plain/cli.js") for r in mains)
+    assert not any(r.match(f"{tmp_path}/node_modules/@acme/cli/cli.js") for r in mains)
+    assert Scope.parse(["dist/*.js"], tmp_path).main_regexes() == []
+    assert Scope.parse([]).main_regexes() == []

@@ -10,6 +10,15 @@
   globalThis.__acpmCoverage = true;
   const fs = require('fs');
   const path = require('path');
+  // only the processes whose main script is in the layer's packages: another Node program the
+  // agent starts (a CLI it drives) runs unmeasured, at full speed
+  const mains = JSON.parse(process.env.ACPM_COVERAGE_MAIN || '[]').map((s) => new RegExp(s));
+  if (mains.length) {
+    let main = process.argv[1] || '';
+    try { main = fs.realpathSync(main); } catch (err) { /* as given */ }
+    const raw = process.argv[1] || '';
+    if (!mains.some((re) => re.test(main) || re.test(raw))) return;
+  }
   let session;
   try {
     session = new (require('inspector').Session)();
