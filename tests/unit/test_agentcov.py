@@ -203,13 +203,13 @@ def test_a_process_that_ignores_the_request_does_not_hold_the_snapshot(tmp_path:
             os.kill(sleeper.pid, signal.SIGSTOP)  # SIGUSR2 stays pending: no acknowledgement
             began = time.monotonic()
             assert col.snapshot(timeout=0.3) == 0
-            assert 0.3 <= time.monotonic() - began < 5
+            assert 0.3 <= time.monotonic() - began < 20  # its timeout, not forever
         finally:
             sleeper.kill()
             sleeper.wait()
         began = time.monotonic()
-        col.snapshot(timeout=5)
-        assert time.monotonic() - began < 1  # gone: not waited for
+        col.snapshot(timeout=30)
+        assert time.monotonic() - began < 20  # gone: not waited for (the timeout is 30 s)
 
 
 def test_every_profile_with_a_layer_names_files_of_its_install_folder() -> None:
