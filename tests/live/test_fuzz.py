@@ -431,8 +431,9 @@ def test_counterexample_text_numbers_messages_as_the_violation_cites_them() -> N
 
 def test_each_example_scores_its_distinct_transitions_for_hypothesis_target(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """Coverage guidance: every example reports how many distinct session-machine transitions
-    it fired to Hypothesis' target(), which then explores the high scorers further."""
+    """Coverage guidance: every example reports to Hypothesis' target() how many distinct
+    session-machine transitions it fired, and how many transitions and rules it reached first
+    of the run, so Hypothesis explores the high scorers further."""
     import acp_model.fuzzing.machine as machine
 
     scores: list[tuple[float, str]] = []
@@ -448,10 +449,18 @@ def test_each_example_scores_its_distinct_transitions_for_hypothesis_target(
 
     result = run_fuzz(FuzzConfig([*REFERENCE, "--timing", "fast"], seed=2, max_examples=12,
                                  deadline=1.0, replay_runs=0))
-    assert len(scores) == result.recorder.examples
-    assert {label for _, label in scores} == {"distinct model transitions"}
-    assert max(v for v, _ in scores) >= 3  # a prompt turn alone fires several
-    assert all(0 <= v <= result.recorder.coverage[-1]["transitions"] for v, _ in scores)
+    by_label: dict[str, list[float]] = {}
+    for value, label in scores:
+        by_label.setdefault(label, []).append(value)
+    assert set(by_label) == {"distinct model transitions", "new model transitions and rules"}
+    distinct, new = by_label["distinct model transitions"], \
+        by_label["new model transitions and rules"]
+    assert len(distinct) == len(new) == result.recorder.examples
+    assert max(distinct) >= 3  # a prompt turn alone fires several
+    assert all(0 <= v <= result.recorder.coverage[-1]["transitions"] for v in distinct)
+    # each transition and rule is new to exactly one example
+    last = result.recorder.coverage[-1]
+    assert sum(new) == last["transitions"] + last["rules"]
 
 
 @pytest.mark.slow  # slow timing: the held prompt's work takes about half a second
