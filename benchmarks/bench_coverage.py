@@ -34,7 +34,7 @@ def fuzz(name: str, seconds: float, seed: int, guided: bool, lock: str | None
     profile = get(name)
     protocol = 1 if 1 in profile.protocols else profile.protocols[0]
     cfg = profile_config(FuzzConfig(["true"], seed=seed, time_budget=seconds, spec="auto",
-                                    protocol=protocol, max_examples=200, replay_runs=1,
+                                    protocol=protocol, max_examples=100_000, replay_runs=1,
                                     minimize_budget=1.0, coverage=True, guided=guided,
                                     reproduce_only=frozenset()), profile, protocol)
     with locked(lock), backend(cfg, profile) as running:
@@ -133,7 +133,7 @@ def write(args: argparse.Namespace, agents: list[str], marks: list[float],
              "off one run's curve at each mark. Each run measures its agent with --coverage; "
              "guided runs score every example with target() (new agent lines, new model "
              "transitions and rules, distinct transitions), unguided ones do not; both run "
-             "rounds of 20 examples, which go on while a round reaches something new.")
+             "rounds of 20 examples until the time budget is spent.")
     if len(agents) < len(args.agents):
         notes += f" Partial: {len(agents)} of {len(args.agents)} agents measured so far."
     if why:

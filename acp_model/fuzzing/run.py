@@ -239,10 +239,10 @@ def _generate(cfg: FuzzConfig, recorder: Recorder, phase: Callable[[str], None],
 
 # Measuring the agent's coverage, rounds are this short: Hypothesis starts mutating the
 # examples that scored best (``target()``: new agent code, new transitions) after half a
-# round, and a real agent runs a few dozen examples a minute. Rounds go on while one reaches
-# new agent code, up to the time budget.
+# round, and a real agent runs a few dozen examples a minute. Rounds go on until the time
+# budget is spent or ``max_examples`` ran, each replaying the best examples of the last
+# first.
 COVERAGE_ROUND = 20
-COVERAGE_ROUNDS = 10_000
 
 # What ended a round, as the run's notes say it.
 BUDGET_SPENT = "time budget spent"
@@ -269,8 +269,8 @@ class _Rounds:
             phase("start-up")
             machine = self._machine()
             phase("fuzzing")
-            rounds = (COVERAGE_ROUNDS if cfg.coverage else cfg.max_rounds) \
-                if machine is not None else 0
+            rounds = (-(-cfg.max_examples // COVERAGE_ROUND) if cfg.coverage
+                      else cfg.max_rounds) if machine is not None else 0
             for round_no in range(rounds):
                 if not self._round(machine, round_no, database):
                     break
@@ -318,7 +318,7 @@ class _Rounds:
     def _round(self, machine: type, round_no: int, database: ExampleDatabase | None) -> bool:
         """One Hypothesis round; whether another follows."""
         cfg, recorder = self.cfg, self.recorder
-        known, reached = set(recorder.found), _reached(recorder)
+        known = set(recorder.found)
         examples = cfg.max_examples if round_no == 0 else max(10, cfg.max_examples // 2)
         if cfg.coverage:  # short rounds: targeting starts after half of one (see COVERAGE_ROUND)
             examples = min(cfg.max_examples, COVERAGE_ROUND)
@@ -343,11 +343,10 @@ class _Rounds:
             stopped = _ours(exc)
         if not self._note_end(stopped):
             return False
-        if set(recorder.found) == known and stopped is None \
-                and not (cfg.coverage and _reached(recorder) != reached):
-            # a whole round without a new failure (or, measuring the agent's coverage, without
-            # new agent code, model transitions or rules): said, as the run may end long
-            # before its time budget
+        if set(recorder.found) == known and stopped is None and not cfg.coverage:
+            # a whole round without a new failure: said, as the run may end long before its
+            # time budget (a coverage-guided run uses its whole budget: its short rounds
+            # are steps of one search)
             self.result.notes.append(f"ended after a round of up to {examples} examples found "
                                      "nothing new (--max-examples sets the first round's size)")
             return False
@@ -381,11 +380,6 @@ class _Rounds:
         self.result.interrupted = self.stop.requested
         if not self.stop.requested and CUT_EXAMPLE not in self.result.notes:
             self.result.notes.append(CUT_EXAMPLE)
-
-
-def _reached(recorder: Recorder) -> tuple[int, int, int]:
-    """How much the run has reached: lines of agent code, model transitions, rules judged."""
-    return recorder.agent_lines, len(recorder.transitions), len(recorder.exercised)
 
 
 def _asked_for_is_seen(cfg: FuzzConfig, recorder: Recorder) -> bool:
