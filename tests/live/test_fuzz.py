@@ -367,6 +367,21 @@ def test_a_merge_keeps_the_workers_notes_and_never_passes_a_worker_that_judged_n
     assert merge_reports([failed, unusable])["verdict"] == "fail"
 
 
+def test_a_merge_names_the_client_its_workers_played() -> None:
+    """``--jobs`` workers play one client: the merge names it and sums what it served; workers
+    that played different ones name none."""
+    from acp_model.report.merge import merge_reports
+
+    def played(name: str, served: dict[str, int]) -> dict[str, Any]:
+        return {**_worker_report("pass", []), "client": {"profile": name, "served": served}}
+
+    merged = merge_reports([played("zed", {"fs/read_text_file": 2}),
+                            played("zed", {"fs/read_text_file": 1, "terminal/create": 1})])
+    assert merged["client"] == {"profile": "zed", "served": {"fs/read_text_file": 3,
+                                                             "terminal/create": 1}}
+    assert merge_reports([played("zed", {}), played("bare", {})])["client"] is None
+
+
 def test_a_run_that_ends_before_its_budget_says_why() -> None:
     """A run ends when a round finds nothing new; with a time budget left, a user asked why
     it stopped at 95 s of 240."""
