@@ -391,9 +391,12 @@ def _asked_for_is_seen(cfg: FuzzConfig, recorder: Recorder) -> bool:
 
 
 def _reserve(cfg: FuzzConfig, recorder: Recorder) -> bool:
-    """Whether generation keeps time back for minimizing: once a failure is found, or, for a
-    run looking for given rules (``stop_on``: benchmarks, the zoo), once those are."""
+    """Whether generation keeps time back for minimizing: once a failure it will minimize is
+    found (``reproduce_only`` may leave some unminimized), or, for a run looking for given
+    rules (``stop_on``: benchmarks, the zoo), once those are."""
     if cfg.stop_on:
         return cfg.stop_on <= set(recorder.found)
+    if cfg.reproduce_only is not None:
+        return bool(cfg.reproduce_only & set(recorder.found))
     return bool(recorder.found)
 
