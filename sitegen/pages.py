@@ -188,6 +188,9 @@ KNOWN_BENCHMARKS = {  # name -> (title, command): a section even before its firs
     "known_bugs": ("Published bugs of real agents",
                    "python benchmarks/bench_known_bugs.py --budget 45"),
     "tests": ("The test suite's tiers", "python benchmarks/bench_tests.py --tier fast sweep"),
+    "tool-hints": ("Tool hints are hints only", "python benchmarks/bench_tool_hints.py"),
+    "coverage": ("Coverage guidance on real agents (their ACP layer)",
+                 "python benchmarks/bench_coverage.py --seconds 300 --seeds 1 2 3"),
     "verdicts": ("No verdict changes (a refactor, before and after)",
                  "python benchmarks/verdicts.py run --acp-model OLD/.venv/bin/acp-model "
                  "--save old.json && python benchmarks/verdicts.py run --acp-model "

@@ -23,6 +23,8 @@ def cmd_agents(args: argparse.Namespace, console: Console) -> int:
         return _outdated(args, console)
     if args.action == "bump":
         return _bump(args, console)
+    if args.action == "tools":
+        return _tools(args, console)
     if args.json:
         return _list_json()
     return _list(console)
@@ -136,6 +138,44 @@ def _bump(args: argparse.Namespace, console: Console) -> int:
     return EXIT_OK
 
 
+def _tools(args: argparse.Namespace, console: Console) -> int:
+    """Record the tools each named agent offers its model (``fuzzing.tool_lists``): the
+    scripted model's choice per kind, with and without the profile's hints, and with
+    ``--out`` the fixture files."""
+    from acp_model.fuzzing.tool_lists import RecordingFailed, choices, record, tools_of, write
+    from acp_model.profiles import PROFILES, ProfileError, get
+
+    names = sorted(n for n, p in PROFILES.items() if not p.unavailable and p.installed()) \
+        if args.all else list(args.names)
+    if not names:
+        raise UsageError("name the agents whose tools to record (or --all: every installed one)")
+    failed = 0
+    for name in names:
+        try:
+            profile = get(name)
+            profile.argv()  # runnable and installed, or a usage error saying why
+        except ProfileError as exc:
+            raise UsageError(str(exc)) from None
+        with console.status(f"{name}: one turn behind the scripted model"):
+            try:
+                doc = record(profile)
+            except RecordingFailed as exc:
+                console.print(f"[red]{name}: no tool list[/]: {exc}")
+                failed += 1
+                continue
+        tools = tools_of(doc)
+        plain = choices(tools)
+        hinted = choices(tools, profile.prefer_tools)
+        picks = ", ".join(f"{want} -> {plain[want] or '(none)'}"
+                          + (f" (hint: {hinted[want]})" if hinted[want] != plain[want] else "")
+                          for want in plain)
+        show(console, f"{name} {profile.version}: {len(tools)} tools "
+             f"({', '.join(t.name for t in tools)}); {picks}", indent="", hang="  ")
+        if args.out:
+            show(console, f"  written to {write(doc, Path(args.out))}", indent="")
+    return 1 if failed else EXIT_OK
+
+
 def _install(args: argparse.Namespace, console: Console) -> int:
     from acp_model.profiles import PROFILES, ProfileError, get
 
@@ -246,27 +286,36 @@ class _OptionsAnywhere(argparse.ArgumentParser):
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "agents", help="real agents profiled for fuzzing offline: list, install, outdated, "
-                       "bump",
+                       "bump, record tools",
         description="List the agent profiles (pinned package, model API, protocols) and "
         "whether each is installed, or why it cannot run offline; `install NAME...` (or --all: "
         "every one that can run) runs npm ci from the project's own lockfile, or pip install "
         "of a pinned requirements file into a virtual environment, in the cache "
-        "($ACP_MODEL_AGENTS, default $XDG_CACHE_HOME/acp-model/agents).",
+        "($ACP_MODEL_AGENTS, default $XDG_CACHE_HOME/acp-model/agents); `tools NAME...` runs "
+        "each installed agent for one turn behind the scripted model and records the tools "
+        "it offers its model, with the tool the scripted model calls for each kind of call.",
         epilog="example: acp-model agents install claude-agent-acp",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.__class__ = _OptionsAnywhere  # the subparsers action makes every parser of one class
-    p.add_argument("action", nargs="?", choices=["list", "install", "outdated", "bump"],
+    p.add_argument("action", nargs="?", choices=["list", "install", "outdated", "bump", "tools"],
                    default="list",
                    help="list (default); install NAME...; outdated [NAME...]: newer releases "
                         "in the profile's registry (npm_config_registry, ACP_MODEL_PYPI_URL "
                         "move them); bump NAME: move the profile to its newest release (or "
-                        "--version V) and refresh its lock files")
-    p.add_argument("names", nargs="*", metavar="NAME", help="profiles to install, check or bump")
+                        "--version V) and refresh its lock files; tools NAME...: record the "
+                        "tools each agent offers its model")
+    p.add_argument("names", nargs="*", metavar="NAME",
+                   help="profiles to install, check, bump, or whose tools to record")
     p.add_argument("--json", action="store_true", help="list, outdated: print JSON (a "
                    "workflow fans the matrix rows out from the list's `rows`)")
     p.add_argument("--profiles", metavar="DIR", help="outdated, bump: the profiles of DIR "
                    "(<name>/profile.toml and lock files) instead of the bundled ones")
-    p.add_argument("--all", action="store_true", help="install every profile that can run offline")
+    p.add_argument("--all", action="store_true",
+                   help="install every profile that can run offline (tools: record every "
+                        "installed one)")
+    p.add_argument("--out", metavar="DIR",
+                   help="tools: write each recorded tool list to DIR/NAME.json (the test "
+                        "fixtures live in tests/data/tools)")
     p.add_argument("--force", action="store_true", help="reinstall even if installed")
     p.add_argument("--version", metavar="V|PACKAGE@V",
                    help="bump: the release to move to (default the newest); install: "

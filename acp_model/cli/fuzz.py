@@ -98,7 +98,11 @@ def _base_config(args: argparse.Namespace) -> tuple[FuzzConfig, Any]:
         max_sessions=args.max_sessions, replay_runs=args.replay_runs,
         minimize_budget=args.minimize_budget, startup_deadline=args.startup_deadline,
         spec=args.spec, model_api=args.model, batches=not args.no_batches,
-        protocol=_protocol(args, profile), stop_on=args.stop_on)
+        protocol=_protocol(args, profile), stop_on=args.stop_on,
+        tool_hints=not getattr(args, "no_tool_hints", False),
+        coverage=bool(args.coverage or args.coverage_html),
+        coverage_scope=tuple(args.coverage_scope or ()), coverage_html=args.coverage_html,
+        client=_client(args))
     if profile is not None:
         if args.model is not None and args.model != profile.model_api:
             raise UsageError(f"--agent {profile.name} calls the {profile.model_api} API; "
@@ -109,6 +113,24 @@ def _base_config(args: argparse.Namespace) -> tuple[FuzzConfig, Any]:
                              f"v{cfg.protocol}")
         cfg = profile_config(cfg, profile, cfg.protocol)
     return cfg, profile
+
+
+def _client(args: argparse.Namespace) -> Any:
+    """The editor the client plays: the capabilities given (``--client-capabilities``), or
+    the preset named or drawn from the seed (``--client-profile``); a usage error for a bad
+    name or capabilities that are not a JSON object."""
+    from acp_model.fuzzing.editors import ClientProfileError, custom, named
+
+    given = getattr(args, "client_capabilities", None)
+    name = getattr(args, "client_profile", None)
+    try:
+        if given is not None:
+            if name is not None:
+                raise UsageError("give --client-profile or --client-capabilities, not both")
+            return custom(given)
+        return named(name or "random", args.seed)
+    except ClientProfileError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _protocol(args: argparse.Namespace, profile: Any = None) -> int:
@@ -189,6 +211,9 @@ def cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
     cfg, profile = _base_config(args)
     baseline = _baseline(args)  # a bad file is a usage error before anything runs
     if args.jobs > 1:
+        if cfg.coverage:
+            raise UsageError("--coverage measures one agent process tree: it is not merged "
+                             "across --jobs workers yet (run without --jobs)")
         if baseline is not None:
             raise UsageError("--baseline is not applied to --jobs runs yet: judge the merged "
                              "report's failures in one run")
@@ -249,6 +274,8 @@ def _announce(console: Console, cfg: FuzzConfig, profile: Any) -> None:
          f"{' ' if profile else ''}{shlex.join(cfg.argv)}", indent="")
     if cfg.model_api is not None:
         console.print(f"model: scripted, {cfg.model_api} API on a loopback server")
+    if cfg.client is not None:
+        show(console, f"client: {cfg.client.describe()}", indent="")
     if cfg.spec == AUTO:
         console.print("spec: auto (a probe prompt decides the revision)")
 
@@ -264,6 +291,11 @@ def _show_outcome(console: Console, args: argparse.Namespace, outcome: FuzzOutco
     show(console, f"{s['examples']} examples, {s['actions']} client actions in {s['seconds']} s "
          f"({s['actions_per_second']} actions/s), {s['restarts']} restart(s)", indent="")
     show(console, reach_line(report["reach"]), indent="")
+    if result.agent_coverage is not None:
+        show(console, result.agent_coverage.line(), indent="")
+        if args.coverage_html:
+            show(console, f"agent coverage, annotated: {Path(args.coverage_html) / 'index.html'}",
+                 indent="")
     show(console, _phase_line(budget), indent="")
     if result.unusable:
         console.print(f"[red]agent unusable:[/] {escape(result.unusable)}")
@@ -345,6 +377,8 @@ def _jobs(args: argparse.Namespace, cfg: FuzzConfig, profile: Any, console: Cons
         show(console, f"spec: {decision.revision} ({decision.evidence})", indent="")
         spec = decision.revision
     args.time_budget = max(1.0, run.budget.remaining())
+    if cfg.client is not None and args.client_capabilities is None:
+        args.client_profile = cfg.client.name  # drawn once: every worker plays the same client
     return run_jobs(args, list(args.words), spec, console, decision)
 
 
@@ -352,6 +386,7 @@ def cmd_replay(args: argparse.Namespace, console: Console) -> int:
     from acp_model.fuzzing.actions import ActionError, from_json
     from acp_model.fuzzing.artifacts import REPLAY_FORMAT
     from acp_model.fuzzing.backend import backend, profile_config
+    from acp_model.fuzzing.editors import from_json as client_from_json
     from acp_model.spec.readings import DEFAULT
 
     path = Path(args.replay_file)
@@ -384,7 +419,7 @@ def cmd_replay(args: argparse.Namespace, console: Console) -> int:
                      deadline=args.deadline or float(doc.get("deadline", 3.0)),
                      validate=bool(doc.get("validate", True)), model_api=doc.get("model_api"),
                      session_config=tuple((m, p) for m, p in doc.get("session_config") or []),
-                     auth_method=doc.get("auth_method"))
+                     auth_method=doc.get("auth_method"), client=client_from_json(doc.get("client")))
     if profile is not None:  # the profiled agent the file was written for, set up as then
         cfg = dataclasses.replace(profile_config(cfg, profile), deadline=cfg.deadline)
     with backend(cfg, profile) as running:
@@ -489,6 +524,19 @@ def _generation_options(p: Any) -> None:
                         "and replay as usual): a bisect or a known bug needs no full budget")
     p.add_argument("--isolate", action="store_true",
                    help="a fresh agent process per example (slower, no shared state)")
+    p.add_argument("--coverage", action="store_true",
+                   help="measure the agent's own coverage of its ACP layer (V8 for Node agents, "
+                        "coverage.py for Python ones): lines and functions reached, in the "
+                        "report (coverage_agent) and steering generation to new code")
+    p.add_argument("--coverage-scope", action="append", metavar="GLOB[#MODULE]",
+                   help="the agent's ACP layer for --coverage (repeatable): files by glob "
+                        "(relative to a profiled agent's install folder, else to the current "
+                        "one), #MODULE narrows a bundle to its modules by their bundler "
+                        "markers; default: the profile's list, else every script outside "
+                        "node_modules and every Python file importing the ACP SDK")
+    p.add_argument("--coverage-html", metavar="DIR",
+                   help="with --coverage (implied): write the agent's annotated source to "
+                        "DIR/index.html, for its maintainer")
     p.add_argument("--no-validate", action="store_true", help="skip JSON schema validation")
 
 
@@ -520,6 +568,10 @@ def _agent_options(p: Any) -> None:
                    help="run that profiled agent at another release than its pin (installed "
                         "with `acp-model agents install NAME --version V`); PACKAGE@V for a "
                         "release published under an earlier package name")
+    p.add_argument("--no-tool-hints", action="store_true",
+                   help="ignore the profile's tool hints ([tools] prefer): the scripted model "
+                        "picks the agent's tools from what each request offers, as for an "
+                        "agent without a profile")
     p.add_argument("--model", choices=MODEL_APIS, help="start the scripted model for an "
                    "agent given after '--' and point it there (the variables that API's "
                    "clients read: ANTHROPIC_BASE_URL, OPENAI_BASE_URL); prompts then carry "
@@ -532,6 +584,16 @@ def _agent_options(p: Any) -> None:
                    help="the ACP version the fuzzer offers in initialize (default: the one "
                         "--spec names, v2 under auto); an agent that answers 1 is judged "
                         "under the v1 revision")
+    p.add_argument("--client-profile", metavar="NAME|random",
+                   help="the editor the client plays in initialize and after: its capabilities "
+                        "(file system, terminals, _meta flags), served as it serves them, and "
+                        "its habits (e.g. a cancel before every prompt); one of "
+                        f"{', '.join(sorted(_presets()))}; default random: drawn from the seed "
+                        "per run, named in the report")
+    p.add_argument("--client-capabilities", metavar="JSON|@FILE",
+                   help="send exactly these client capabilities in initialize (what your "
+                        "editor sends); file-system, terminal and elicitation capabilities "
+                        "given are served inside the run's workspace")
     p.add_argument("--no-batches", action="store_true",
                    help="send no JSON-RPC batch probes (for an agent known to reject batches: "
                         "the rest of the lifecycle is still judged)")
@@ -545,6 +607,12 @@ def _agent_options(p: Any) -> None:
     p.add_argument("agent", nargs="*", metavar="-- AGENT_CMD",
                    help="the agent's command line, after '--'")
     p.set_defaults(func=cmd_fuzz)
+
+
+def _presets() -> list[str]:
+    from acp_model.fuzzing.editors import PRESETS
+
+    return list(PRESETS)
 
 
 def _register_replay(sub: Any) -> None:

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 # Options the parent handles itself; everything else is passed to every worker unchanged.
 _OWN = {"--jobs": 1, "--report": 1, "--junit": 1, "--html": 1, "--out": 1, "--seed": 1,
-        "--spec": 1, "--db": 1, "--progress-lines": 0,
+        "--spec": 1, "--db": 1, "--progress-lines": 0, "--client-profile": 1,
         "--time-budget": 1}  # the workers get what the parent's probe left of it
 
 
@@ -139,6 +139,8 @@ def _launch(args: argparse.Namespace, words: list[str], spec: str | None,
             f"{args.time_budget:g}", "--progress-lines", *[x for d in db for x in ("--db", d)]]
     if spec is not None:
         base += ["--spec", spec]
+    if getattr(args, "client_profile", None):
+        base += ["--client-profile", args.client_profile]  # drawn once by the parent
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(2), "big")
     workers = []
     for n in range(args.jobs):

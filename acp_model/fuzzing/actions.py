@@ -163,7 +163,12 @@ class Prompt(SessionAction):
         with client.lock:
             if not client.monitor.client_may(sess.sid, "prompt"):
                 return  # a reading forbids prompting now (A-01=forbid)
-        sess.prompts.append(client.proc.request("session/prompt", self.params(client, sess.sid)))
+        params = self.params(client, sess.sid)
+        if client.profile.cancel_before_prompt:  # the habit: a cancel right before it
+            sess.prompts.append(client.proc.notify_then_request(
+                "session/cancel", {"sessionId": sess.sid}, "session/prompt", params))
+        else:
+            sess.prompts.append(client.proc.request("session/prompt", params))
 
     def params(self, client: ClientOps, sid: str) -> dict[str, Any]:
         """The request's params; behind a scripted model the turn's script is registered."""

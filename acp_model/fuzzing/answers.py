@@ -3,7 +3,8 @@
 Every permission request is answered exactly once (PERM-12), whichever thread gets there
 first: at once when the model constrains the answer (a cancel is outstanding: CANCEL-04), by an
 action otherwise, careful or (on purpose, marked as a probe) sloppy. Any other agent request
-gets "method not found": the fuzzer advertises no client capability.
+gets "method not found" unless the client's capabilities advertised it (then
+``fuzzing/services.py`` serves it).
 """
 
 from __future__ import annotations
@@ -73,7 +74,8 @@ class PermissionAnswers:
     def agent_request(self, msg: dict[str, Any]) -> None:
         """Client duties towards agent requests that no fuzz action decides."""
         if msg.get("method") != "session/request_permission":
-            # The fuzzer advertises no client capability: anything else is not implemented.
+            # Nothing the client's capabilities advertised (those are served before this):
+            # not implemented.
             self._respond(msg["id"], error={"code": ErrorCode.METHOD_NOT_FOUND,
                                             "message": "Method not found"})
             return

@@ -18,6 +18,7 @@ from typing import Any
 
 from acp_model.fuzzing.budget import slack
 from acp_model.fuzzing.config import FuzzConfig
+from acp_model.fuzzing.editors import BARE
 from acp_model.fuzzing.program import Program
 from acp_model.fuzzing.recorder import Found
 from acp_model.fuzzing.run import FuzzResult
@@ -131,6 +132,7 @@ def replay_document(found: Found, cfg: FuzzConfig) -> dict[str, Any]:
         "model_api": cfg.model_api,
         "session_config": [[m, p] for m, p in cfg.session_config],
         "auth_method": cfg.auth_method,
+        "client": (cfg.client or BARE).to_json(),  # the editor played: a replay plays it too
     }
 
 
@@ -205,6 +207,11 @@ def fuzz_report(result: FuzzResult, files: dict[str, dict[str, str]] | None = No
             "config": _config(cfg), "unusable": result.unusable, "problem": result.problem,
             "notes": result.notes, "coverage": rec.coverage_report(),
             "reach": reach_json(rec.reach), "agent_info": rec.agent_info,
+            # the editor the client played, and the requests its capabilities had it serve
+            "client": {**(cfg.client or BARE).to_json(), "served": dict(rec.served)},
+            # the agent's own coverage of its ACP layer (--coverage; None: not measured)
+            "coverage_agent": result.agent_coverage.to_json()
+            if result.agent_coverage is not None else None,
         })
     if not result.judged:
         # Nothing the agent did was judged (usage, environment, or an agent that could not be

@@ -23,14 +23,17 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from acp_model import __version__
+from acp_model.agentcov import Collector
 from acp_model.fuzzing.actions import Action, NewSession, from_json
 from acp_model.fuzzing.answers import PermissionAnswers
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.drain import Drain
+from acp_model.fuzzing.editors import BARE, ClientProfile, serves
 from acp_model.fuzzing.login import log_in
 from acp_model.fuzzing.ops import RequestIds, SessionHandle
 from acp_model.fuzzing.program import session_at
 from acp_model.fuzzing.reach import cancel_meets
+from acp_model.fuzzing.services import ClientServices
 from acp_model.fuzzing.sessions import SessionFactory, count_session_writes
 from acp_model.fuzzing.stop import Stop
 from acp_model.fuzzing.transport import AgentExited, AgentProcess, Record, RpcError
@@ -84,9 +87,14 @@ class FuzzClient:
                  session_config: Sequence[tuple[str, dict[str, Any]]] = (),
                  auth_method: str | None = None, sessions_ahead: int = 0,
                  close_sessions: bool = False, reuse_sessions: int = 0,
-                 patience: float = 1.0) -> None:
+                 patience: float = 1.0, coverage: Collector | None = None,
+                 client: ClientProfile | None = None, workspace: str | None = None) -> None:
         self.argv = list(argv)
+        # the editor this client plays (``fuzzing/editors.py``): its capabilities and habits
+        self.profile = client or BARE
+        self.services: ClientServices | None = None  # what its capabilities oblige it to serve
         self.model = model  # the scripted model behind the agent, if any
+        self.coverage = coverage  # the agent's own coverage (``--coverage``), if measured
         self.session_config = tuple(session_config)
         self.auth_method = auth_method
         self.close_sessions = close_sessions
@@ -109,11 +117,12 @@ class FuzzClient:
         self._session_writes: Counter[str] = Counter()  # sid -> agent messages naming it
         self.history: list[Action] = []  # every action performed on this process, concrete
         self.reach: Counter[Reach] = Counter()  # how far it got (a pool shares the run's)
+        self.served: Counter[str] = Counter()  # requests its capabilities had it serve
         self.last_turn: str | None = None  # the scripted turn the latest action started
         self.checked_violations = 0  # monitor.violations before this index are handled
         self.example_starts: list[int] = []  # where each example begins in ``history``
         self.example_records: list[int] = []  # ... and in the records
-        self.cwd = cwd or os.getcwd()
+        self.cwd = workspace or cwd or os.getcwd()  # the sessions' project folder
         try:
             self.proc = AgentProcess(self.argv, cwd=cwd, env=env, stop=self.stop.event)
         except (FileNotFoundError, PermissionError, NotADirectoryError, OSError) as exc:
@@ -131,7 +140,8 @@ class FuzzClient:
                    model=cfg.model, session_config=cfg.session_config,
                    auth_method=cfg.auth_method, sessions_ahead=cfg.sessions_ahead,
                    close_sessions=cfg.close_sessions, reuse_sessions=cfg.reuse_sessions,
-                   patience=cfg.patience)
+                   patience=cfg.patience, coverage=cfg.collector, client=cfg.client,
+                   workspace=cfg.workspace)
 
     # ------------------------------------------------------------------ wiring ------------
     def _on_record(self, record: Record) -> None:
@@ -146,8 +156,8 @@ class FuzzClient:
                 count_session_writes(self._session_writes, msg)
             self.changed.notify_all()
         if record.get("dir") == "a2c" and isinstance(msg, dict) and "method" in msg \
-                and "id" in msg:
-            self.answers.agent_request(msg)
+                and "id" in msg and (self.services is None or not self.services.take(msg)):
+            self.answers.agent_request(msg)  # (a method served: a worker answers it)
 
     # ------------------------------------------------------------------ queries -----------
     def state(self, s: int) -> str | None:
@@ -211,7 +221,9 @@ class FuzzClient:
     # ------------------------------------------------------------------ set-up ------------
     def initialize(self) -> dict[str, Any]:
         protocol = revisions.get(self.monitor.rev).protocol  # the version the client offers
-        params = dialect.initialize_params(protocol, CLIENT_INFO)
+        caps = self.profile.capabilities(protocol)
+        self.services = ClientServices(serves(caps), self.cwd, self.proc.respond, self.served)
+        params = dialect.initialize_params(protocol, self.profile.info or CLIENT_INFO, caps)
         try:
             result = self.proc.call("initialize", params, timeout=self.startup_deadline)
         except TimeoutError:
@@ -361,6 +373,8 @@ class FuzzClient:
 
     def close(self) -> None:
         self.factory.stop()
+        if self.services is not None:
+            self.services.close()
         self.proc.close(grace=1.0)
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from acp_model.agentcov import Collector
+from acp_model.fuzzing.editors import ClientProfile
 from acp_model.llm.server import ScriptedModel
 from acp_model.spec.readings import DEFAULT, Readings
 from acp_model.spec.revisions import Decision
@@ -37,6 +39,10 @@ class FuzzConfig:
     stop_when_reached: tuple[frozenset[str], ...] = ()
     guided: bool = True  # coverage guidance with target() (off only to measure what it buys)
     cwd: str | None = None
+    # the project folder sessions are opened in and the client serves files and terminals in
+    # (None: ``cwd``); a client that serves them without a scripted model gets one of its own
+    # while the agent keeps the user's directory (fuzzing/backend.py)
+    workspace: str | None = None
     env: dict[str, str] | None = None
     # Root directory of Hypothesis' example database (one subdirectory per agent, see
     # campaign.example_database); None: nothing is stored or replayed from earlier runs.
@@ -76,4 +82,19 @@ class FuzzConfig:
     # How much longer than for a fast agent the client's short waits last (a real agent's
     # turn starts in a few hundred milliseconds, a model round trip later)
     patience: float = 1.0
+    # the profile's tool hints (``[tools] prefer``) steer the scripted model's choice; off,
+    # it chooses from what each request offers alone (``--no-tool-hints``)
+    tool_hints: bool = True
+    # The agent's own coverage (``--coverage``, ``acp_model.agentcov``): measured in the
+    # files ``coverage_scope`` names (``GLOB[#MODULE]``, relative to ``coverage_root``; none:
+    # the automatic scope), the running collector once started (fuzzing/backend.py), and the
+    # folder ``--coverage-html`` writes the annotated source to.
+    # The editor the client plays (``fuzzing/editors.py``): the capabilities it advertises,
+    # serves and names in the report, and its habits (None: a bare client, no capability)
+    client: ClientProfile | None = None
+    coverage: bool = False
+    coverage_scope: tuple[str, ...] = ()
+    coverage_root: str | None = None
+    coverage_html: str | None = None
+    collector: Collector | None = field(default=None, compare=False, repr=False)
     batches: bool = True  # send JSON-RPC batch probes (--no-batches skips them)

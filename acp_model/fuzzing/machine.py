@@ -38,6 +38,7 @@ from acp_model.fuzzing.pool import AgentPool, Example
 from acp_model.fuzzing.revision import sends_batches
 from acp_model.llm.script import (
     FAILURES,
+    RISKS,
     STOPS,
     TOOL_KINDS,
     Fail,
@@ -84,12 +85,23 @@ def tool_kinds() -> st.SearchStrategy[str]:
     return st.sampled_from((*common, *common, "long"))
 
 
+def risks() -> st.SearchStrategy[str]:
+    """The shape of a command: plain (a third of the time), or one an approval policy flags
+    (a recursive delete, a mode change, a pipe into a shell, a forced reset), so an agent that
+    asks only for the commands it flags is asked too."""
+    return st.sampled_from(("plain", *RISKS))
+
+
+def tool_replies(count: st.SearchStrategy[int]) -> st.SearchStrategy[Tools]:
+    return st.builds(Tools, tool_kinds(), count, st.just(()), risks())
+
+
 def model_replies() -> st.SearchStrategy[Reply]:
     """What a scripted model does for one request of a turn: mostly tool calls (the
     permission path) and text streamed fast or slowly enough for a cancel to land inside."""
     return st.one_of(
-        st.builds(Tools, tool_kinds(), st.integers(1, 2)),
-        st.builds(Tools, tool_kinds(), st.just(1)),
+        tool_replies(st.integers(1, 2)),
+        tool_replies(st.just(1)),
         st.builds(Text, st.integers(1, 4), st.sampled_from([0, 0, 50, 300])),
         st.builds(Fail, st.sampled_from(FAILURES)),
         st.builds(Stop, st.sampled_from(STOPS)),
@@ -103,9 +115,22 @@ def model_scripts() -> st.SearchStrategy[ModelScript]:
 
 def asking_scripts() -> st.SearchStrategy[ModelScript]:
     """Turns whose first reply calls one tool the agent must ask permission for."""
-    first = st.builds(Tools, tool_kinds(), st.just(1))
+    first = tool_replies(st.just(1))
     return st.tuples(first, st.lists(model_replies(), max_size=2)).map(
         lambda parts: (parts[0], *parts[1]))
+
+
+def steer(ex: Example) -> None:
+    """Coverage guidance: Hypothesis keeps the example that scores highest on each label and
+    mutates it further (its targeting phase climbs from there, and with an example database
+    the best ones of a round are replayed first in the next). An example scores by the
+    distinct model transitions it fired, and by what it reached first of the whole run: model
+    transitions, rules judged, and under ``--coverage`` lines of the agent's own ACP layer
+    (the report's coverage samples show whether these plateau)."""
+    target(float(ex.distinct_transitions), label="distinct model transitions")
+    target(float(ex.new_transitions + ex.new_rules), label="new model transitions and rules")
+    if ex.client.coverage is not None:
+        target(float(ex.new_agent_lines), label="new agent lines")
 
 
 class _Acting(Protocol):
@@ -270,11 +295,8 @@ def build_machine(begin: Callable[[], Example], end: Callable[[Example], None],
 
     def teardown(self: _Acting) -> None:
         end(self.ex)
-        # Coverage guidance: Hypothesis mutates the examples that score highest, so
-        # examples that drive the session machine through more distinct transitions are
-        # explored further (the report's coverage samples show whether it plateaus).
         if guided:
-            target(float(self.ex.distinct_transitions), label="distinct model transitions")
+            steer(self.ex)
 
     # The rule groups are tables composed into one class: Hypothesis finds rules on the class,
     # and nothing here needs a base class of its own.

@@ -23,6 +23,7 @@ from acp_model.report.reach import Reach
 from acp_model.trace.wire import is_response_to
 
 if TYPE_CHECKING:
+    from acp_model.fuzzing.editors import ClientProfile
     from acp_model.fuzzing.transport import AgentProcess
     from acp_model.llm.server import ScriptedModel
     from acp_model.oracle.monitor import Monitor
@@ -74,6 +75,7 @@ class ClientOps(Connection, Protocol):
 
     model: ScriptedModel | None
     tick: float
+    profile: ClientProfile  # the editor played: its habits shape how actions write
     batches_unanswered: bool
     reloads: frozenset[str]  # the requests that reopen a session the agent advertised
     reach: Counter[Reach]

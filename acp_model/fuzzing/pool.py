@@ -73,6 +73,7 @@ class AgentPool:
             client = FuzzClient.from_config(self.cfg, self.stop)
             try:
                 client.reach = self.recorder.reach  # the run's counters, over every process
+                client.served = self.recorder.served
                 answer = client.initialize()
             except BaseException:
                 # kept as the current client whatever stopped it (an unusable agent is read
@@ -137,7 +138,13 @@ class Example:
             self.start = client.monitor.count
             self.transitions_before = client.monitor.machines.transition_counts()
         client.example_records.append(self.start)
-        self.distinct_transitions = 0  # set when the example ends (the fuzzer's target())
+        # set when the example ends (the fuzzer's target()): the model transitions it fired,
+        # and what it reached first of all the run's examples (transitions, rules judged,
+        # lines of the agent's own code under --coverage)
+        self.distinct_transitions = 0
+        self.new_transitions = 0
+        self.new_rules = 0
+        self.new_agent_lines = 0
         # Anything the agent did between examples (a banner, a late update) is judged here.
         self.checked = client.checked_violations
 
@@ -270,10 +277,17 @@ class Example:
                         and client.factory.recycle(h)}
             if client.close_sessions:
                 close_sessions(client, [sid for sid in dict.fromkeys(sids) if sid not in kept])
+        known = len(self.recorder.transitions), len(self.recorder.exercised)
         with client.lock:
             counts = client.monitor.machines.transition_counts()
             self.recorder.sample_coverage(
                 (k for k, n in client.monitor.exercised().items() if n), counts)
+        self.new_transitions = len(self.recorder.transitions) - known[0]
+        self.new_rules = len(self.recorder.exercised) - known[1]
+        if client.coverage is not None:
+            self.new_agent_lines = client.coverage.snapshot()
+            client.coverage.sample(self.recorder.elapsed(), self.recorder.examples)
+            self.recorder.agent_lines += self.new_agent_lines
         before = self.transitions_before
         self.distinct_transitions = sum(n > before.get(k, 0) for k, n in counts.items())
         if self.recorder.on_progress is not None:

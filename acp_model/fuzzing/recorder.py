@@ -91,6 +91,9 @@ class Recorder:
     first_seen: dict[str, float] = field(default_factory=dict)
     # how far into the lifecycle the run got (``report/reach.py``), counted by its clients
     reach: Counter[Reach] = field(default_factory=Counter)
+    agent_lines: int = 0  # lines of the agent's ACP layer reached so far (``--coverage``)
+    # requests the client served because its capabilities advertised them (fs/*, terminal/*)
+    served: Counter[str] = field(default_factory=Counter)
 
     def sample_coverage(self, rules: Iterable[str], transitions: Iterable[str]) -> None:
         """After each example: what is exercised so far, against actions and time."""

@@ -95,8 +95,9 @@ def probe(cfg: FuzzConfig, stop: Stop | None = None,
         raise ProbeFailed(f"cannot start {cfg.argv[0]!r}: {exc.strerror or exc}") from None
     try:
         try:
-            params = dialect.initialize_params(
-                cfg.protocol, {"name": "acp-model-probe", "version": "1"})
+            params = dialect.initialize_params(  # the run's client, capabilities and all
+                cfg.protocol, {"name": "acp-model-probe", "version": "1"},
+                cfg.client.capabilities(cfg.protocol) if cfg.client is not None else None)
             start = max(cfg.startup_deadline, wait)
             try:
                 init = proc.call("initialize", params, timeout=waits(start))
@@ -105,7 +106,8 @@ def probe(cfg: FuzzConfig, stop: Stop | None = None,
             v1 = dialect.from_initialize(init, None, cfg.protocol)
             if v1 is not None:  # v1: no prompt needed, and a v2 prompt would be wrong
                 return dataclasses.replace(v1, evidence=f"probe: {v1.evidence}")
-            new = proc.call("session/new", {"cwd": cfg.cwd or os.getcwd(), "mcpServers": []},
+            new = proc.call("session/new", {"cwd": cfg.workspace or cfg.cwd or os.getcwd(),
+                                            "mcpServers": []},
                             timeout=waits(wait))
             sid = new.get("sessionId") if isinstance(new, dict) else None
             if not isinstance(sid, str):

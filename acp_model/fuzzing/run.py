@@ -7,10 +7,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from hypothesis import HealthCheck, Verbosity, seed, settings
-from hypothesis.database import ExampleDatabase
+from hypothesis.database import ExampleDatabase, InMemoryExampleDatabase
 from hypothesis.errors import HypothesisException
 from hypothesis.stateful import run_state_machine_as_test
 
+from acp_model.agentcov import AgentCoverage
 from acp_model.fuzzing.backend import backend
 from acp_model.fuzzing.budget import DRAIN_DEADLINES, MINIMIZE_SHARE, Budget
 from acp_model.fuzzing.client import AgentUnusable
@@ -56,6 +57,8 @@ class FuzzResult:
     notes: list[str] = field(default_factory=list)
     # seconds of each phase ("probe", "generation", "minimizing", "replaying", "writing")
     phases: dict[str, float] = field(default_factory=dict)
+    # the agent's own coverage of its ACP layer (``--coverage``; None: not measured)
+    agent_coverage: AgentCoverage | None = None
 
     @property
     def failed(self) -> bool:
@@ -153,8 +156,22 @@ def fuzz_phases(cfg: FuzzConfig, recorder: Recorder, stop: Stop, budget: Budget)
     _unjudged_after_probe(cfg, result)
     if not result.interrupted:
         _reproduce(cfg, result, phase, stop, budget)
+    if cfg.collector is not None:
+        result.agent_coverage = agent_coverage(cfg)
     result.phases = budget.seconds()
     return result
+
+
+def agent_coverage(cfg: FuzzConfig) -> AgentCoverage:
+    """The run's figures of the agent's own coverage, its HTML pages written where
+    ``--coverage-html`` asks (while the collector's hooks still exist: the Python report
+    is written by the agent's interpreter)."""
+    assert cfg.collector is not None
+    figures = cfg.collector.result(html=cfg.coverage_html)
+    figures.root = cfg.coverage_root
+    if cfg.coverage_html:
+        figures.write_html(cfg.coverage_html)
+    return figures
 
 
 def _unjudged_after_probe(cfg: FuzzConfig, result: FuzzResult) -> None:
@@ -211,10 +228,21 @@ def _generate(cfg: FuzzConfig, recorder: Recorder, phase: Callable[[str], None],
         result = FuzzResult(cfg, recorder, [], 0.0)
         result.problem = f"example database: {exc}"
         return result
+    if database is None and cfg.coverage:
+        # the run's own corpus: the examples a round scored best on its targets (new agent
+        # code among them) are replayed first in the next, and mutated from there
+        database = InMemoryExampleDatabase()
     with budget.cutoff(stop) as hard:
         return _Rounds(cfg, recorder, stop, budget, AgentPool(cfg, recorder, hard)).run(
             phase, database)
 
+
+# Measuring the agent's coverage, rounds are this short: Hypothesis starts mutating the
+# examples that scored best (``target()``: new agent code, new transitions) after half a
+# round, and a real agent runs a few dozen examples a minute. Rounds go on until the time
+# budget is spent or ``max_examples`` ran, each replaying the best examples of the last
+# first.
+COVERAGE_ROUND = 20
 
 # What ended a round, as the run's notes say it.
 BUDGET_SPENT = "time budget spent"
@@ -241,7 +269,9 @@ class _Rounds:
             phase("start-up")
             machine = self._machine()
             phase("fuzzing")
-            for round_no in range(cfg.max_rounds if machine is not None else 0):
+            rounds = (-(-cfg.max_examples // COVERAGE_ROUND) if cfg.coverage
+                      else cfg.max_rounds) if machine is not None else 0
+            for round_no in range(rounds):
                 if not self._round(machine, round_no, database):
                     break
         except KeyboardInterrupt:
@@ -290,6 +320,8 @@ class _Rounds:
         cfg, recorder = self.cfg, self.recorder
         known = set(recorder.found)
         examples = cfg.max_examples if round_no == 0 else max(10, cfg.max_examples // 2)
+        if cfg.coverage:  # short rounds: targeting starts after half of one (see COVERAGE_ROUND)
+            examples = min(cfg.max_examples, COVERAGE_ROUND)
         chosen = settings(max_examples=examples, stateful_step_count=cfg.steps,
                           deadline=None, report_multiple_bugs=False,
                           derandomize=False,  # not the ``ci`` profile's: rounds must differ
@@ -311,9 +343,10 @@ class _Rounds:
             stopped = _ours(exc)
         if not self._note_end(stopped):
             return False
-        if set(recorder.found) == known and stopped is None:
+        if set(recorder.found) == known and stopped is None and not cfg.coverage:
             # a whole round without a new failure: said, as the run may end long before its
-            # time budget
+            # time budget (a coverage-guided run uses its whole budget: its short rounds
+            # are steps of one search)
             self.result.notes.append(f"ended after a round of up to {examples} examples found "
                                      "nothing new (--max-examples sets the first round's size)")
             return False
@@ -358,9 +391,12 @@ def _asked_for_is_seen(cfg: FuzzConfig, recorder: Recorder) -> bool:
 
 
 def _reserve(cfg: FuzzConfig, recorder: Recorder) -> bool:
-    """Whether generation keeps time back for minimizing: once a failure is found, or, for a
-    run looking for given rules (``stop_on``: benchmarks, the zoo), once those are."""
+    """Whether generation keeps time back for minimizing: once a failure it will minimize is
+    found (``reproduce_only`` may leave some unminimized), or, for a run looking for given
+    rules (``stop_on``: benchmarks, the zoo), once those are."""
     if cfg.stop_on:
         return cfg.stop_on <= set(recorder.found)
+    if cfg.reproduce_only is not None:
+        return bool(cfg.reproduce_only & set(recorder.found))
     return bool(recorder.found)
 

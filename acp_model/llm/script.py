@@ -60,6 +60,12 @@ class Text(Reply):
 # (a tool call still running when a cancel comes: the cancel must stop it, or at least end
 # the turn)
 TOOL_KINDS = ("shell", "edit", "long")
+# what a command does besides running, in the shapes agents' approval policies ask about
+# (``llm.tools.command_for`` writes each, confined to the run's scratch folder): an agent that
+# asks only for commands it flags reaches its permission path with these
+RISKS = ("plain", "recursive_delete", "mode_change", "pipe_to_shell", "forced_reset")
+RISK_WORDS = {"plain": "", "recursive_delete": "recursive delete", "mode_change": "mode change",
+              "pipe_to_shell": "pipe into a shell", "forced_reset": "forced git reset"}
 
 
 def _short(value: Any, room: int = 48) -> str:
@@ -113,16 +119,20 @@ class Tools(Reply):
     next model request carries their results. ``tool`` is what the program asks for (a
     command run, or a file edit): the model picks the agent's own tool of that kind
     (``llm.tools``). ``calls``: the concrete calls it sent, once known (a replay sends them
-    as they are while the agent offers their tools)."""
+    as they are while the agent offers their tools). ``risk``: what a command does that an
+    approval policy asks about (:data:`RISKS`; a file edit has none of its own)."""
 
     reply: ClassVar[str] = "tools"
     tool: str = "shell"
     count: int = 1
     calls: tuple[ToolCall, ...] = ()
+    risk: str = "plain"
 
     def __post_init__(self) -> None:
         if self.tool not in TOOL_KINDS:
             raise ScriptError(f"tool {self.tool!r} is not one of {', '.join(TOOL_KINDS)}")
+        if self.risk not in RISKS:
+            raise ScriptError(f"risk {self.risk!r} is not one of {', '.join(RISKS)}")
         if not isinstance(self.count, int) or self.count < 1:
             raise ScriptError(f"tool count {self.count!r} is not a positive integer")
         calls = self.calls if isinstance(self.calls, (tuple, list)) else None
@@ -135,10 +145,14 @@ class Tools(Reply):
             return "calls " + ", ".join(c.describe() for c in self.calls)
         what = {"shell": "shell command", "edit": "file edit",
                 "long": "long-running command"}[self.tool]
+        if self.risk != "plain" and self.tool != "edit":
+            what += f": {RISK_WORDS[self.risk]}"
         return f"{self.count} {what} tool calls" if self.count > 1 else f"tool call ({what})"
 
     def to_json(self) -> dict[str, Any]:
-        out = {"reply": self.reply, "tool": self.tool, "count": self.count}
+        out: dict[str, Any] = {"reply": self.reply, "tool": self.tool, "count": self.count}
+        if self.risk != "plain":  # older replay files have none
+            out["risk"] = self.risk
         if self.calls:
             out["calls"] = [c.to_json() for c in self.calls]
         return out

@@ -27,13 +27,14 @@ from aiohttp import web
 
 from acp_model.llm.apis import ADAPTERS
 from acp_model.llm.script import END, Fail, ModelScript, Reply, Stall, Text, ToolCall, Tools
-from acp_model.llm.tools import long_running, plan
+from acp_model.llm.tools import OfferedTool, escapes, long_running, materialize, plan
 from acp_model.llm.wire import Gone, ModelRequest, ReplyContext, tag_text
 
 __all__ = ["Adapter", "ScriptedModel", "Served", "tag_text"]
 
 STALL_LIMIT = 60.0  # seconds a stalled response waits for the agent to hang up
 JOURNAL = 2000  # model requests remembered (tests and reports read them)
+OFFERED = 200  # turns whose offered tools are remembered (``acp-model agents tools``)
 SENT_TURNS = 20000  # turns whose tool calls are remembered (counterexamples resolve them)
 
 
@@ -79,6 +80,9 @@ class ScriptedModel:
         self.workspace = workspace
         self.stall_limit = stall_limit
         self.prefer_tools = tuple(prefer_tools)  # a profile's steering of the tool choice
+        # calls the guard kept back (a path outside the scratch folder): (tag, call, path)
+        self.refused: list[tuple[str | None, ToolCall, str]] = []
+        self._offered: OrderedDict[str, tuple[OfferedTool, ...]] = OrderedDict()
         self.port = 0
         self.journal: deque[Served] = deque(maxlen=JOURNAL)
         self.requests = 0
@@ -214,6 +218,12 @@ class ScriptedModel:
         with self._lock:
             return [s for s in self.journal if tag is None or s.tag == tag]
 
+    def offered(self, tag: str) -> tuple[OfferedTool, ...]:
+        """The tools the agent offered its model in the first request of turn ``tag``
+        (empty: no request of that turn came yet)."""
+        with self._lock:
+            return self._offered.get(tag, ())
+
     def sent(self, tag: str) -> dict[int, tuple[ToolCall, ...]]:
         """The tool calls the model sent in the turn ``tag``, by step (the first attempt's)."""
         with self._lock:
@@ -229,6 +239,10 @@ class ScriptedModel:
                 self.journal.append(Served(req.tag, req.step, "side", 1))
                 return END, 1, ()
             tag = req.tag or ""
+            if req.tools and tag not in self._offered:
+                self._offered[tag] = req.tools
+                while len(self._offered) > OFFERED:
+                    self._offered.popitem(last=False)
             if self._running.get(tag, req.step) < req.step:
                 del self._running[tag]  # this request carries the long command's result
             key = (req.tag or "", req.step)
@@ -238,7 +252,10 @@ class ScriptedModel:
                 reply = Text(1)  # the retry of a failed request goes through
         calls: tuple[ToolCall, ...] = ()
         if isinstance(reply, Tools):  # outside the lock: a schema's first draw takes a while
-            calls = plan(reply, req.tools, f"acpm-{req.tag}-{req.step}", self.prefer_tools)
+            planned = plan(reply, req.tools, f"acpm-{req.tag}-{req.step}", self.prefer_tools)
+            calls = self._confined(req.tag, planned)
+            if planned and not calls:
+                reply = END  # every call was kept back: the turn ends with a short text
         with self._lock:
             self.journal.append(Served(req.tag, req.step, reply.reply, attempt, calls))
             if req.tag is not None and any(long_running(c) for c in calls):
@@ -249,6 +266,19 @@ class ScriptedModel:
                 while len(self._sent) > SENT_TURNS:
                     self._sent.popitem(last=False)
         return reply, attempt, calls
+
+    def _confined(self, tag: str | None, calls: tuple[ToolCall, ...]) -> tuple[ToolCall, ...]:
+        """``calls`` without those whose arguments, as sent, name a path outside the run's
+        scratch folder (``llm.tools.escapes``): such a call is kept back and noted."""
+        kept = []
+        for call in calls:
+            bad = escapes(materialize(call.arguments, self.workspace), self.workspace)
+            if bad is None:
+                kept.append(call)
+            else:
+                with self._lock:
+                    self.refused.append((tag, call, bad))
+        return tuple(kept)
 
     # --- HTTP --------------------------------------------------------------------------------
     async def _model_request(self, request: web.Request) -> web.StreamResponse:

@@ -11,14 +11,18 @@ a request for escalation) get harmless values confined to the run's workspace, t
 drawn from the schema by hypothesis-jsonschema, deterministically (the minimal example of a
 fixed seed, cached per schema), so a replay sends the same call.
 
-Paths are written with the :data:`WORKSPACE` placeholder; :func:`materialize` puts the run's
-workspace in at send time, so a recorded call replays in another run's workspace.
+Paths are written with the :data:`WORKSPACE` placeholder, always inside its scratch folder
+(:data:`SCRATCH`); :func:`materialize` puts the run's workspace in at send time, so a recorded
+call replays in another run's workspace, and :func:`escapes` checks every call before it is
+sent (a recorded call edited by hand included): a path outside the scratch folder is never
+sent.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import os
 import re
 import threading
 from collections.abc import Mapping, Sequence
@@ -30,6 +34,8 @@ from typing import Any
 from acp_model.llm.script import ToolCall, Tools
 
 WORKSPACE = "{workspace}"  # replaced by the run's workspace when a call is sent
+SCRATCH_DIR = "acpm-scratch"  # the folder of the workspace every call writes in
+SCRATCH = f"{WORKSPACE}/{SCRATCH_DIR}"
 TEXT = "written by the acp-model scripted model\n"
 REASON = "acp-model scripted tool call"
 # how long a long-running command runs: long enough for a cancel to meet it running. An agent
@@ -111,23 +117,34 @@ def words(text: str) -> list[str]:
     return [w for w in re.split(r"[^a-zA-Z0-9]+", text.lower()) if w]
 
 
+def is_path_field(name: str) -> bool:
+    """Does a field of this name take a file's path (``file_path``, ``absolutePath``)?"""
+    key = name.lower()
+    return key in PATH_FIELDS or key.endswith("path") or key.endswith("file")
+
+
 def properties(schema: Mapping[str, Any] | None) -> dict[str, Any]:
     props = schema.get("properties") if isinstance(schema, Mapping) else None
     return {k: v for k, v in props.items() if isinstance(v, Mapping)} \
         if isinstance(props, Mapping) else {}
 
 
-def classify(tool: OfferedTool) -> ToolKind:
-    """The kind a tool's name (weighs most), schema fields and description point to."""
+def scores(tool: OfferedTool) -> dict[ToolKind, int]:
+    """How strongly the tool's name (weighs most), schema fields and description point to
+    each kind. A name that speaks of writing or editing counts only for a tool that takes a
+    file (a path field, patch text, or free-form input): ``write_stdin`` or ``update_goal``
+    change no file."""
     score = dict.fromkeys(ToolKind, 0)
-    for w in words(tool.name):
-        for kind, vocab in NAME_WORDS.items():
-            if w in vocab:
-                score[kind] += 3
     fields_ = {k.lower() for k in properties(tool.schema)}
+    has_path = any(is_path_field(f) for f in fields_)
+    takes_file = has_path or tool.schema is None \
+        or bool(fields_ & {"patch", "diff", "edits", "input"})
+    named = set(words(tool.name))
+    for kind, vocab in NAME_WORDS.items():  # a name says a kind or not: once
+        if named & vocab and (takes_file or kind not in (ToolKind.WRITE, ToolKind.EDIT)):
+            score[kind] += 3
     if fields_ & COMMAND_FIELDS:
         score[ToolKind.SHELL] += 3
-    has_path = bool(fields_ & PATH_FIELDS)
     if has_path and fields_ & (OLD_FIELDS | {"patch", "diff", "edits"}):
         score[ToolKind.EDIT] += 3
     elif has_path and fields_ & CONTENT_FIELDS:
@@ -139,6 +156,12 @@ def classify(tool: OfferedTool) -> ToolKind:
     text = tool.description.lower()[:400]
     for kind, phrases in DESCRIPTION_PHRASES.items():
         score[kind] += sum(1 for p in phrases if p in text)
+    return score
+
+
+def classify(tool: OfferedTool) -> ToolKind:
+    """The kind the tool's name, schema fields and description point to most."""
+    score = scores(tool)
     best = max(score, key=lambda k: (score[k], -list(ToolKind).index(k)))
     return best if score[best] > 0 else ToolKind.OTHER
 
@@ -152,10 +175,13 @@ WANTED: dict[str, tuple[ToolKind, ...]] = {
 }
 
 
-def rank(tool: OfferedTool, want: str, prefer: Sequence[str] = ()) -> tuple[int, int, int]:
-    """Sort key (lower first): kind fit, then the profile's preference, then schema over
-    free-form (arguments drawn from a schema are valid; free text seldom is)."""
+def rank(tool: OfferedTool, want: str, prefer: Sequence[str] = ()
+         ) -> tuple[int, int, int, int]:
+    """Sort key (lower first): kind fit, then the profile's preference, then how clearly the
+    tool is of its kind (``bash {command}`` before ``run_typescript {code}``), then schema
+    over free-form (arguments drawn from a schema are valid; free text seldom is)."""
     kinds = WANTED.get(want, WANTED["shell"])
+    score = scores(tool)
     kind = classify(tool)
     preferred = tool.name in prefer
     if kind in kinds:
@@ -165,7 +191,8 @@ def rank(tool: OfferedTool, want: str, prefer: Sequence[str] = ()) -> tuple[int,
     else:
         fit = len(kinds) + (1 if kind is ToolKind.READ else 0)
     order = list(prefer).index(tool.name) if preferred else len(prefer)
-    return fit, order, 1 if tool.schema is None else 0
+    return fit, order, -score[kind] if kind is not ToolKind.OTHER else 0, \
+        1 if tool.schema is None else 0
 
 
 def choose(offered: Sequence[OfferedTool], want: str = "shell",
@@ -178,14 +205,32 @@ def choose(offered: Sequence[OfferedTool], want: str = "shell",
 
 
 # --- its arguments ----------------------------------------------------------------------------
-def command_for(want: str, ident: str, kind: ToolKind) -> str:
-    """A harmless command confined to the workspace: a new empty file for a shell call, a
-    short file written for an edit made through a shell, and for a long-running one the same
-    new file after :data:`LONG_RUN_SECONDS` of ``sleep`` (a tool still running when the cancel
-    comes)."""
+def risky_command(risk: str, ident: str) -> str:
+    """A command of the shape an approval policy flags (``llm.script.RISKS``), harmless and
+    confined to the scratch folder: it deletes, changes the mode of, pipes or resets only
+    what it made there itself."""
+    where = f"{SCRATCH}/{ident}"
+    if risk == "recursive_delete":
+        return f"mkdir -p {where}/d && rm -rf {where}"
+    if risk == "mode_change":
+        return f"touch {where}.txt && chmod 600 {where}.txt"
+    if risk == "pipe_to_shell":
+        return f"echo 'touch {where}.txt' | sh"
+    if risk == "forced_reset":
+        return (f"git init -q {where} && git -C {where} -c user.name=acpm "
+                f"-c user.email=acpm@localhost commit -q --allow-empty -m scratch && "
+                f"git -C {where} reset -q --hard")
+    return f"touch {where}.txt"
+
+
+def command_for(want: str, ident: str, kind: ToolKind, risk: str = "plain") -> str:
+    """A harmless command confined to the scratch folder: a new empty file for a shell call
+    (or the command of its ``risk``), a short file written for an edit made through a shell,
+    and for a long-running one the same after :data:`LONG_RUN_SECONDS` of ``sleep`` (a tool
+    still running when the cancel comes)."""
     if want == "edit" or kind in (ToolKind.WRITE, ToolKind.EDIT):
-        return f"printf 'written by acp-model\\n' > {WORKSPACE}/{ident}.md"
-    return f"{LONG_RUN if want == 'long' else ''}touch {WORKSPACE}/{ident}.txt"
+        return f"printf 'written by acp-model\\n' > {SCRATCH}/{ident}.md"
+    return f"{LONG_RUN if want == 'long' else ''}{risky_command(risk, ident)}"
 
 
 def long_running(call: ToolCall) -> bool:
@@ -244,6 +289,7 @@ class Steering:
     want: str
     kind: ToolKind
     ident: str = ID_TOKEN
+    risk: str = "plain"
 
     def value(self, name: str, prop: Mapping[str, Any], required: bool,
               escalating: bool) -> tuple[bool, Any]:
@@ -254,7 +300,7 @@ class Steering:
             return True, esc
         if key in COMMAND_FIELDS or (("command" in key or key.endswith("cmd"))
                                      and "string" in types):
-            cmd = command_for(self.want, self.ident, self.kind)
+            cmd = command_for(self.want, self.ident, self.kind, self.risk)
             if "array" in types and "string" not in types:
                 return True, ["sh", "-c", cmd]
             if "string" in types:
@@ -262,9 +308,9 @@ class Steering:
         if "string" not in types:
             return False, None
         if key in DIR_FIELDS:
-            return required, WORKSPACE
-        if key in PATH_FIELDS or key.endswith("_path") or key.endswith("file"):
-            return True, f"{WORKSPACE}/{self.ident}.md"
+            return required, SCRATCH
+        if is_path_field(key):
+            return True, f"{SCRATCH}/{self.ident}.md"
         if key in OLD_FIELDS:
             return required, ""
         if key in CONTENT_FIELDS:
@@ -374,13 +420,15 @@ def _direct(schema: Mapping[str, Any], steering: Steering) -> dict[str, Any] | N
     return None
 
 
-def arguments(tool: OfferedTool, want: str, ident: str) -> dict[str, Any] | str:
-    """The arguments of one call of ``tool`` (``ident``: the call's own file name stem)."""
+def arguments(tool: OfferedTool, want: str, ident: str,
+              risk: str = "plain") -> dict[str, Any] | str:
+    """The arguments of one call of ``tool`` (``ident``: the call's own file name stem;
+    ``risk``: the shape of its command, ``llm.script.RISKS``)."""
     kind = classify(tool)
     if tool.schema is None:  # free-form input: a short text (a command for a shell)
-        return command_for(want, ident, kind) if kind is ToolKind.SHELL else TEXT
+        return command_for(want, ident, kind, risk) if kind is ToolKind.SHELL else TEXT
     schema = normalize(copy.deepcopy(dict(tool.schema)))
-    steering = Steering(want, kind)
+    steering = Steering(want, kind, risk=risk)
     value: Any = _direct(schema, steering)
     if value is None or not _valid(schema, value):
         value = draw(_steer(schema, steering))
@@ -419,7 +467,8 @@ def plan(reply: Tools, offered: Sequence[OfferedTool], ident: str,
         if recorded is not None and recorded.name in names:
             calls.append(recorded)
         elif tool is not None:
-            calls.append(ToolCall(tool.name, arguments(tool, reply.tool, f"{ident}-{k}")))
+            calls.append(ToolCall(tool.name, arguments(tool, reply.tool, f"{ident}-{k}",
+                                                       reply.risk)))
     return tuple(calls)
 
 
@@ -436,6 +485,37 @@ def materialize(value: Any, workspace: str | None) -> Any:
     return value
 
 
+# a path in a call's text: an absolute one, or one reaching up (``..``) or home (``~``); a
+# URL's slashes are not paths (``http://`` is preceded by a colon)
+PATH_RE = re.compile(r"(?<![\w:./~-])(?:/|~|\.\./)[^\s'\"`|;&<>(),]*")
+
+
+def escapes(value: Any, workspace: str | None) -> str | None:
+    """The first path in a call's arguments (as sent: :func:`materialize` applied) that
+    leaves the scratch folder of ``workspace``, or None: every absolute path must lie inside
+    it, and a relative one (read from the workspace, the agent's directory) must not climb
+    out of it. Checked before a reply is sent, whatever made the call."""
+    root = os.path.normpath(os.path.join(workspace or os.sep, SCRATCH_DIR))
+    if isinstance(value, Mapping):
+        return next((bad for v in value.values() if (bad := escapes(v, workspace))), None)
+    if isinstance(value, list):
+        return next((bad for v in value if (bad := escapes(v, workspace))), None)
+    if not isinstance(value, str):
+        return None
+    for path in PATH_RE.findall(value):
+        if path.startswith("~") or (workspace is None and path.startswith("/")):
+            return path
+        full = os.path.normpath(path if path.startswith("/")
+                                else os.path.join(workspace or os.sep, path))
+        if os.path.commonpath([root, full]) != root:
+            return path
+    for word in re.split(r"[\s'\"`|;&<>(),=]+", value):  # a relative climb: a/../../b
+        if ".." in word.split("/") and escapes("/" + word if workspace is None else
+                                               os.path.join(workspace, word), workspace):
+            return word
+    return None
+
+
 def offered_tools(raw: Sequence[tuple[str, str, Any]]) -> tuple[OfferedTool, ...]:
     """OfferedTool records from (name, description, schema) triples (adapters' helper)."""
     return tuple(OfferedTool(n, d if isinstance(d, str) else "",
@@ -443,5 +523,6 @@ def offered_tools(raw: Sequence[tuple[str, str, Any]]) -> tuple[OfferedTool, ...
                  for n, d, s in raw if isinstance(n, str) and n)
 
 
-__all__ = ["CHANGING", "LONG_RUN_SECONDS", "WORKSPACE", "OfferedTool", "ToolKind", "arguments",
-           "choose", "classify", "long_running", "materialize", "offered_tools", "plan"]
+__all__ = ["CHANGING", "LONG_RUN_SECONDS", "SCRATCH", "SCRATCH_DIR", "WORKSPACE", "OfferedTool",
+           "ToolKind", "arguments", "choose", "classify", "escapes", "long_running", "materialize",
+           "offered_tools", "plan"]

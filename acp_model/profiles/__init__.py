@@ -93,6 +93,9 @@ class Profile:
     # rule families (matrix columns, spec/data/families.toml) whose rules this agent never
     # exercises by design in the mode it runs in -> why (an agent that never asks permission)
     never_by_design: Mapping[str, str] = field(default_factory=dict)
+    # the agent's ACP layer, whose coverage ``--coverage`` reports: ``GLOB[#MODULE]`` under
+    # the install directory (``#MODULE``: the modules of a bundle, by their bundler markers)
+    coverage_layer: tuple[str, ...] = ()
     # where its lockfiles are (None: the bundled data folder of the same name)
     source: Path | None = field(default=None, compare=False)
 
@@ -235,7 +238,7 @@ KNOWN_KEYS = frozenset({
     "files", "session_config", "auth_method", "sessions_ahead", "close_sessions",
     "reuse_sessions", "patience", "notes", "npm", "registry", "tools", "unavailable",
     "unavailable_short", "python",
-    "companions", "never_by_design"})
+    "companions", "never_by_design", "coverage"})
 
 
 def _profile(data: dict[str, Any]) -> Profile:
@@ -269,7 +272,8 @@ def _profile(data: dict[str, Any]) -> Profile:
         unavailable=str(data.get("unavailable", "")),
         unavailable_short=str(data.get("unavailable_short", "")),
         python=str(data.get("python", "")),
-        companions=tuple(data.get("companions", ())), never_by_design=dict(never))
+        companions=tuple(data.get("companions", ())), never_by_design=dict(never),
+        coverage_layer=tuple(data.get("coverage", {}).get("layer", ())))
 
 
 def load(root: Path | None = None) -> dict[str, Profile]:

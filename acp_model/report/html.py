@@ -192,9 +192,29 @@ def _summary(report: Mapping[str, Any]) -> str:
                      "before (not failures): " + "; ".join(
                          f"{v['rule']} #{v['index']}" for v in still_owed[:8])))
     rows.extend(_one_sided_rows(report.get("one_sided")))
+    rows.extend(_client_rows(report))
     for note in report.get("notes") or []:
         rows.append(("note", str(note)))
     return _dl(rows)
+
+
+def _client_rows(report: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The editor a fuzz run's client played, and the agent's own coverage (--coverage)."""
+    rows = []
+    client = report.get("client")
+    if isinstance(client, Mapping) and client.get("profile"):
+        served = ", ".join(f"{k} {v}" for k, v in (client.get("served") or {}).items())
+        rows.append(("client", f"{client['profile']}"
+                     + (" (drawn for this run)" if client.get("drawn") else "")
+                     + (f": {client['title']}" if client.get("title") else "")
+                     + (f"; served {served}" if served else "")))
+    cov = report.get("coverage_agent")
+    if isinstance(cov, Mapping):
+        lines, fns = cov.get("lines") or {}, cov.get("functions") or {}
+        rows.append(("agent coverage", f"{cov.get('tool')}, {cov.get('scope')}: lines "
+                     f"{lines.get('reached')}/{lines.get('total')}, functions "
+                     f"{fns.get('reached')}/{fns.get('total')}"))
+    return rows
 
 
 def _one_sided_rows(one: Any) -> list[tuple[str, str]]:

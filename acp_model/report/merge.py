@@ -69,6 +69,7 @@ def merge_reports(reports: Sequence[Mapping[str, Any]], names: Sequence[str] | N
         "transitions": dict(sorted(transitions.items())),
         "reach": _summed(reports, "reach"),
         "agent_info": next((r["agent_info"] for r in reports if r.get("agent_info")), None),
+        "client": _client(reports),
         # workers run side by side: a transition was first seen when the first worker saw it
         "coverage": {"first_seen": _first_seen(reports)},
         "workers": [{"source": name, "command": r.get("command"), "verdict": r.get("verdict"),
@@ -84,6 +85,15 @@ def _summed(reports: Sequence[Mapping[str, Any]], key: str) -> dict[str, int]:
         for name, n in (r.get(key) or {}).items():
             out[name] = out.get(name, 0) + int(n)
     return out
+
+
+def _client(reports: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The client the workers played (``--jobs`` draws one for all), with the requests it
+    served summed; None when the reports name none (or not the same one)."""
+    clients = [r["client"] for r in reports if isinstance(r.get("client"), Mapping)]
+    if not clients or any(c.get("profile") != clients[0].get("profile") for c in clients):
+        return None
+    return {**clients[0], "served": _summed(clients, "served")}
 
 
 def _verdict(failures: int, reports: Sequence[Mapping[str, Any]]) -> str:

@@ -16,12 +16,15 @@ from acp_model.spec.revisions import AUTO, SDK_2_4_0, SEED, V1, Decision
 from acp_model.trace.methods import Method
 
 
-def initialize_params(protocol: int, info: Mapping[str, Any]) -> dict[str, Any]:
+def initialize_params(protocol: int, info: Mapping[str, Any],
+                      capabilities: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """A client's ``initialize`` params for protocol version ``protocol``: v1 names its fields
-    by role (``clientCapabilities``, ``clientInfo``), v2 does not (migration.mdx)."""
+    by role (``clientCapabilities``, ``clientInfo``), v2 does not (migration.mdx);
+    ``capabilities`` as given (none: empty)."""
+    caps = dict(capabilities or {})
     if protocol == 1:
-        return {"protocolVersion": 1, "clientCapabilities": {}, "clientInfo": dict(info)}
-    return {"protocolVersion": protocol, "capabilities": {}, "info": dict(info)}
+        return {"protocolVersion": 1, "clientCapabilities": caps, "clientInfo": dict(info)}
+    return {"protocolVersion": protocol, "capabilities": caps, "info": dict(info)}
 
 
 def from_prompt_result(result: Any, index: int | None, request_id: Any) -> Decision:

@@ -367,6 +367,21 @@ def test_a_merge_keeps_the_workers_notes_and_never_passes_a_worker_that_judged_n
     assert merge_reports([failed, unusable])["verdict"] == "fail"
 
 
+def test_a_merge_names_the_client_its_workers_played() -> None:
+    """``--jobs`` workers play one client: the merge names it and sums what it served; workers
+    that played different ones name none."""
+    from acp_model.report.merge import merge_reports
+
+    def played(name: str, served: dict[str, int]) -> dict[str, Any]:
+        return {**_worker_report("pass", []), "client": {"profile": name, "served": served}}
+
+    merged = merge_reports([played("zed", {"fs/read_text_file": 2}),
+                            played("zed", {"fs/read_text_file": 1, "terminal/create": 1})])
+    assert merged["client"] == {"profile": "zed", "served": {"fs/read_text_file": 3,
+                                                             "terminal/create": 1}}
+    assert merge_reports([played("zed", {}), played("bare", {})])["client"] is None
+
+
 def test_a_run_that_ends_before_its_budget_says_why() -> None:
     """A run ends when a round finds nothing new; with a time budget left, a user asked why
     it stopped at 95 s of 240."""
@@ -431,8 +446,9 @@ def test_counterexample_text_numbers_messages_as_the_violation_cites_them() -> N
 
 def test_each_example_scores_its_distinct_transitions_for_hypothesis_target(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """Coverage guidance: every example reports how many distinct session-machine transitions
-    it fired to Hypothesis' target(), which then explores the high scorers further."""
+    """Coverage guidance: every example reports to Hypothesis' target() how many distinct
+    session-machine transitions it fired, and how many transitions and rules it reached first
+    of the run, so Hypothesis explores the high scorers further."""
     import acp_model.fuzzing.machine as machine
 
     scores: list[tuple[float, str]] = []
@@ -448,10 +464,18 @@ def test_each_example_scores_its_distinct_transitions_for_hypothesis_target(
 
     result = run_fuzz(FuzzConfig([*REFERENCE, "--timing", "fast"], seed=2, max_examples=12,
                                  deadline=1.0, replay_runs=0))
-    assert len(scores) == result.recorder.examples
-    assert {label for _, label in scores} == {"distinct model transitions"}
-    assert max(v for v, _ in scores) >= 3  # a prompt turn alone fires several
-    assert all(0 <= v <= result.recorder.coverage[-1]["transitions"] for v, _ in scores)
+    by_label: dict[str, list[float]] = {}
+    for value, label in scores:
+        by_label.setdefault(label, []).append(value)
+    assert set(by_label) == {"distinct model transitions", "new model transitions and rules"}
+    distinct, new = by_label["distinct model transitions"], \
+        by_label["new model transitions and rules"]
+    assert len(distinct) == len(new) == result.recorder.examples
+    assert max(distinct) >= 3  # a prompt turn alone fires several
+    assert all(0 <= v <= result.recorder.coverage[-1]["transitions"] for v in distinct)
+    # each transition and rule is new to exactly one example
+    last = result.recorder.coverage[-1]
+    assert sum(new) == last["transitions"] + last["rules"]
 
 
 @pytest.mark.slow  # slow timing: the held prompt's work takes about half a second

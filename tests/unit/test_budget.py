@@ -52,3 +52,18 @@ def test_phases_are_timed() -> None:
     budget.enter("minimizing")
     budget.close()
     assert set(budget.seconds()) == {"generation", "minimizing"}
+
+
+def test_generation_keeps_time_back_only_for_failures_it_will_minimize() -> None:
+    """A failure found makes generation leave minimizing its share, unless the run was told
+    not to minimize that rule (``reproduce_only``): then the budget stays generation's."""
+    from acp_model.fuzzing.config import FuzzConfig
+    from acp_model.fuzzing.recorder import Recorder
+    from acp_model.fuzzing.run import _reserve
+
+    rec = Recorder()
+    rec.found["CANCEL-07"] = object()  # type: ignore[assignment]
+    assert _reserve(FuzzConfig(["x"]), rec)
+    assert not _reserve(FuzzConfig(["x"], reproduce_only=frozenset()), rec)
+    assert _reserve(FuzzConfig(["x"], reproduce_only=frozenset({"CANCEL-07"})), rec)
+    assert not _reserve(FuzzConfig(["x"]), Recorder())

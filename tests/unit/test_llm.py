@@ -109,7 +109,7 @@ def test_a_scripted_turn_calls_a_tool_then_streams_text(anthropic: ScriptedModel
     assert use["type"] == "tool_use" and use["name"] == "Bash"
     args = json.loads(next(e for e in events if e["type"] == "content_block_delta")
                       ["delta"]["partial_json"])
-    assert args == {"command": f"touch /work/acpm-{tag}-0-0.txt"}
+    assert args == {"command": f"touch /work/acpm-scratch/acpm-{tag}-0-0.txt"}
     assert events[-2]["delta"]["stop_reason"] == "tool_use"
     status, events = post(url, claude_body(f"fix tests {tag_text(tag)}", "round 1"))
     texts = [e["delta"]["text"] for e in events if e["type"] == "content_block_delta"]
@@ -117,7 +117,7 @@ def test_a_scripted_turn_calls_a_tool_then_streams_text(anthropic: ScriptedModel
     assert [(s.step, s.reply) for s in anthropic.served(tag)] == [(0, "tools"), (1, "text")]
     # the journal keeps the concrete call, the workspace as a placeholder
     assert anthropic.sent(tag) == {0: (ToolCall("Bash", {
-        "command": f"touch {{workspace}}/acpm-{tag}-0-0.txt"}),)}
+        "command": f"touch {{workspace}}/acpm-scratch/acpm-{tag}-0-0.txt"}),)}
 
 
 def test_side_requests_get_a_short_text(anthropic: ScriptedModel) -> None:
@@ -136,7 +136,7 @@ def test_an_edit_writes_into_the_workspace(anthropic: ScriptedModel) -> None:
     assert [u["name"] for u in uses] == ["Write", "Write"]
     args = [json.loads(e["delta"]["partial_json"]) for e in events
             if e["type"] == "content_block_delta"]
-    assert args == [{"file_path": f"/work/acpm-{tag}-0-{k}.md",
+    assert args == [{"file_path": f"/work/acpm-scratch/acpm-{tag}-0-{k}.md",
                      "content": "written by the acp-model scripted model\n"} for k in (0, 1)]
 
 
@@ -259,7 +259,7 @@ def test_the_responses_api_calls_tools_and_streams(responses: ScriptedModel) -> 
     assert [c["name"] for c in calls] == ["exec_command", "exec_command"]
     # asking for escalation (the value its schema describes) is what makes codex ask
     assert json.loads(calls[0]["arguments"]) == {
-        "cmd": f"touch acpm-{tag}-0-0.txt", "sandbox_permissions": "require_escalated",
+        "cmd": f"touch acpm-scratch/acpm-{tag}-0-0.txt", "sandbox_permissions": "require_escalated",
         "justification": "acp-model scripted tool call"}
     assert events[-1]["type"] == "response.completed"
     _, events = post(url, responses_body(f"fix {tag_text(tag)}", rounds=1))
@@ -313,12 +313,12 @@ def test_the_chat_completions_api_calls_tools_and_streams() -> None:
                  if "tool_calls" in c["choices"][0]["delta"]]
         assert [c["function"]["name"] for c in calls] == ["run_shell_command"] * 2
         assert json.loads(calls[0]["function"]["arguments"]) == {
-            "command": f"touch /work/acpm-{tag}-0-0.txt"}
+            "command": f"touch /work/acpm-scratch/acpm-{tag}-0-0.txt"}
         assert chunks[-2]["choices"][0]["finish_reason"] == "tool_calls"
         chunks = post_chat(url, chat_body(f"fix {tag_text(tag)}", rounds=1))
         edit = chunks[0]["choices"][0]["delta"]["tool_calls"][0]["function"]
         assert edit["name"] == "write_file"
-        assert json.loads(edit["arguments"])["file_path"].startswith("/work/acpm-")
+        assert json.loads(edit["arguments"])["file_path"].startswith("/work/acpm-scratch/acpm-")
         chunks = post_chat(url, chat_body(f"fix {tag_text(tag)}", rounds=2))
         assert [c["choices"][0]["delta"].get("content") for c in chunks[:-2]] == [
             "chunk 1 of 2. ", "chunk 2 of 2. "]
@@ -391,11 +391,12 @@ def test_the_gemini_api_calls_tools_and_streams() -> None:
         (part,) = cand["content"]["parts"]
         assert cand["content"]["role"] == "model"
         assert part["functionCall"]["name"] == "run_shell_command"  # upper-case schema read
-        assert part["functionCall"]["args"] == {"command": f"touch /work/acpm-{tag}-0-0.txt"}
+        assert part["functionCall"]["args"] == {
+            "command": f"touch /work/acpm-scratch/acpm-{tag}-0-0.txt"}
         _, events = post(url, gemini_body(f"fix {tag_text(tag)}", rounds=1))
         call = events[0]["candidates"][0]["content"]["parts"][0]["functionCall"]
         assert call["name"] == "write_file"
-        assert call["args"]["file_path"] == f"/work/acpm-{tag}-1-0.md"
+        assert call["args"]["file_path"] == f"/work/acpm-scratch/acpm-{tag}-1-0.md"
         _, events = post(url, gemini_body(f"fix {tag_text(tag)}", rounds=2))
         assert [e["candidates"][0]["content"]["parts"][0]["text"] for e in events] == [
             "chunk 1 of 2. ", "chunk 2 of 2. "]

@@ -21,7 +21,7 @@ from acp_model.fuzzing.run import run_fuzz
 from acp_model.llm.script import Text, ToolCall, Tools, script_from_json
 from acp_model.llm.server import ScriptedModel, tag_text
 from acp_model.llm.tools import (
-    WORKSPACE,
+    SCRATCH,
     OfferedTool,
     ToolKind,
     arguments,
@@ -103,11 +103,11 @@ def args_of(tool: OfferedTool, want: str = "shell", ident: str = "acpm-1-0-0") -
 
 
 def test_a_command_field_gets_a_harmless_command_in_the_workspace() -> None:
-    assert args_of(BASH) == {"command": f"touch {WORKSPACE}/acpm-1-0-0.txt"}
-    assert args_of(EXEC) == {"cmdline": f"touch {WORKSPACE}/acpm-1-0-0.txt"}
-    assert args_of(SHELL_ARRAY) == {"command": ["sh", "-c", f"touch {WORKSPACE}/acpm-1-0-0.txt"]}
+    assert args_of(BASH) == {"command": f"touch {SCRATCH}/acpm-1-0-0.txt"}
+    assert args_of(EXEC) == {"cmdline": f"touch {SCRATCH}/acpm-1-0-0.txt"}
+    assert args_of(SHELL_ARRAY) == {"command": ["sh", "-c", f"touch {SCRATCH}/acpm-1-0-0.txt"]}
     assert args_of(BASH, "edit")["command"] == \
-        f"printf 'written by acp-model\\n' > {WORKSPACE}/acpm-1-0-0.md"
+        f"printf 'written by acp-model\\n' > {SCRATCH}/acpm-1-0-0.md"
 
 
 def test_a_long_running_call_sleeps_then_writes_in_the_workspace() -> None:
@@ -116,7 +116,7 @@ def test_a_long_running_call_sleeps_then_writes_in_the_workspace() -> None:
     tool that runs no command gets its ordinary call, which is not long-running."""
     from acp_model.llm.tools import LONG_RUN_SECONDS
 
-    long = f"sleep {LONG_RUN_SECONDS} && touch {WORKSPACE}/acpm-1-0-0.txt"
+    long = f"sleep {LONG_RUN_SECONDS} && touch {SCRATCH}/acpm-1-0-0.txt"
     assert args_of(BASH, "long") == {"command": long}
     assert args_of(EXEC, "long") == {"cmdline": long}
     assert args_of(SHELL_ARRAY, "long") == {"command": ["sh", "-c", long]}
@@ -130,12 +130,12 @@ def test_a_long_running_call_sleeps_then_writes_in_the_workspace() -> None:
 
 
 def test_path_and_content_fields_write_into_the_workspace() -> None:
-    assert args_of(WRITE) == {"file_path": f"{WORKSPACE}/acpm-1-0-0.md",
+    assert args_of(WRITE) == {"file_path": f"{SCRATCH}/acpm-1-0-0.md",
                               "content": "written by the acp-model scripted model\n"}
-    assert args_of(PUT) == {"target": f"{WORKSPACE}/acpm-1-0-0.md",
+    assert args_of(PUT) == {"target": f"{SCRATCH}/acpm-1-0-0.md",
                             "body": "written by the acp-model scripted model\n"}
-    assert materialize(args_of(PUT), "/tmp/ws")["target"] == "/tmp/ws/acpm-1-0-0.md"
-    assert materialize(args_of(PUT), None)["target"] == "acpm-1-0-0.md"
+    assert materialize(args_of(PUT), "/tmp/ws")["target"] == "/tmp/ws/acpm-scratch/acpm-1-0-0.md"
+    assert materialize(args_of(PUT), None)["target"] == "acpm-scratch/acpm-1-0-0.md"
 
 
 def test_other_required_fields_are_drawn_from_the_schema() -> None:
@@ -148,10 +148,10 @@ def test_other_required_fields_are_drawn_from_the_schema() -> None:
         options=obj(("mode", "level"), mode={"type": "string", "enum": ["create", "overwrite"]},
                     level={"type": "integer", "minimum": 3}, note=STR)))
     value = args_of(tool, "edit")
-    assert value == {"target": f"{WORKSPACE}/acpm-1-0-0.md",
+    assert value == {"target": f"{SCRATCH}/acpm-1-0-0.md",
                      "body": "written by the acp-model scripted model\n",
                      "options": {"mode": "create", "level": 3}, "retries": 2}
-    assert args_of(tool, "edit", "acpm-2-1-0")["target"] == f"{WORKSPACE}/acpm-2-1-0.md"
+    assert args_of(tool, "edit", "acpm-2-1-0")["target"] == f"{SCRATCH}/acpm-2-1-0.md"
     assert args_of(tool, "edit") == value  # deterministic
 
 
@@ -164,7 +164,7 @@ def test_a_field_that_asks_for_escalation_asks() -> None:
                        'is "require_escalated": a question for the user.'},
         sandbox_permissions={"type": "string", "description": 'Set to "require_escalated" '
                              'to run without sandbox restrictions; defaults to "use_default".'}))
-    assert args_of(described) == {"cmd": f"touch {WORKSPACE}/acpm-1-0-0.txt",
+    assert args_of(described) == {"cmd": f"touch {SCRATCH}/acpm-1-0-0.txt",
                                   "sandbox_permissions": "require_escalated",
                                   "justification": "acp-model scripted tool call"}
     enum = OfferedTool("run", "Runs a shell command.", obj(
@@ -192,19 +192,19 @@ def test_gemini_style_schemas_are_read() -> None:
         "type": "OBJECT", "required": ["command"], "properties": {
             "command": {"type": "STRING"}, "dir_path": {"type": "STRING", "nullable": True}}})
     assert arguments(tool, "shell", "acpm-1-0-0") == {
-        "command": f"touch {WORKSPACE}/acpm-1-0-0.txt"}
+        "command": f"touch {SCRATCH}/acpm-1-0-0.txt"}
 
 
 def test_a_free_form_tool_gets_text() -> None:
     assert arguments(PATCH, "edit", "x") == "written by the acp-model scripted model\n"
     shell = OfferedTool("sh", "Runs a shell command.", None)
-    assert arguments(shell, "shell", "x") == f"touch {WORKSPACE}/x.txt"
+    assert arguments(shell, "shell", "x") == f"touch {SCRATCH}/x.txt"
 
 
 def test_a_reply_plans_its_calls_and_a_recorded_call_is_sent_as_is() -> None:
     calls = plan(Tools("edit", 2), [READ, BASH, WRITE], "acpm-3-0")
     assert [c.name for c in calls] == ["Write", "Write"]
-    assert calls[1].arguments["file_path"] == f"{WORKSPACE}/acpm-3-0-1.md"
+    assert calls[1].arguments["file_path"] == f"{SCRATCH}/acpm-3-0-1.md"
     recorded = ToolCall("Bash", {"command": "touch {workspace}/old.txt"})
     again = plan(Tools("edit", 2, (recorded,)), [READ, BASH, WRITE], "acpm-9-0")
     assert again[0] == recorded and again[1].name == "Write"
@@ -247,10 +247,11 @@ def test_a_counterexample_shows_the_call_and_its_replay_sends_it(tmp_path: Path)
         tag = model.register(prompt.model)
         (sent,) = post_chat(model.url, tag, [chat_tool(READ), chat_tool(PUT)])
         assert sent["name"] == "put_file"
-        assert json.loads(sent["arguments"])["target"] == f"/first/acpm-{tag}-0-0.md"
+        assert json.loads(sent["arguments"])["target"] == f"/first/acpm-scratch/acpm-{tag}-0-0.md"
         done = Interrupt(prompt=prompt).with_turn(tag).resolved(model)
         text = done.describe()
-        assert f'model: calls put_file {{target: "{{workspace}}/acpm-{tag}-0-0.md"' in text
+        where = f"{{workspace}}/acpm-scratch/acpm-{tag}-0-0.md"
+        assert f'model: calls put_file {{target: "{where}"' in text
         replayed = from_json(json.loads(json.dumps(done.to_json())))
         assert replayed == done and "turn" not in json.dumps(done.to_json())
     with ScriptedModel("openai-chat", workspace=str(tmp_path)) as model:
@@ -258,7 +259,8 @@ def test_a_counterexample_shows_the_call_and_its_replay_sends_it(tmp_path: Path)
         tag2 = model.register(replayed.prompt.model)
         (again,) = post_chat(model.url, tag2, [chat_tool(PUT), chat_tool(READ)])
         assert again["name"] == "put_file"
-        assert json.loads(again["arguments"])["target"] == f"{tmp_path}/acpm-{tag}-0-0.md"
+        assert json.loads(again["arguments"])["target"] == \
+            f"{tmp_path}/acpm-scratch/acpm-{tag}-0-0.md"
 
 
 AGENT = Path(__file__).resolve().parents[1] / "hostile" / "own_tools_agent.py"
