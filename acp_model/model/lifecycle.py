@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 
 # The checks on every idle that ends reported work.
 _ENDING = ["stop_reason_present", "cancel_honoured", "cancel_probably_honoured",
-           "held_prompt_cancelled", "cancelled_has_cause", "idle_cancel_not_swallowed"]
+           "cancel_after_reopen_honoured", "held_prompt_cancelled", "cancelled_has_cause",
+           "cancelled_not_only_by_order", "idle_cancel_not_swallowed"]
 
 
 def stay(*states: State, cond: str | list[str] | None = None, on: str | list[str] | None = None,

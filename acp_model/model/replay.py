@@ -130,23 +130,29 @@ def reopen_sent(model: Any, sid: str, idx: int, busy: bool, reopened_busy: dict[
     """A session/load or session/resume of session ``sid`` was sent at ``idx``. What the
     session shows from now on may be the reopen's history (V1-LOAD-01 and SESS-08 judge where
     it comes), so the end of an earlier cancelled turn no longer marks content as that turn's
-    (CANCEL-09). Sent while the session worked, it is kept: see :func:`cancel_after_reopen`."""
+    (CANCEL-09). Sent while the session worked, it is kept (:func:`cancel_after_reopen`), and
+    it may explain that work ending cancelled."""
     model.cancel_book.cancelled_end = -1
     if busy:
         reopened_busy[sid] = idx
+        # an agent may stop the work of the session a reopen replaces: a possible cause of a
+        # cancelled end (CANCEL-11), though no obligation to end it so
+        model.work.client_stopped = True
 
 
 def cancel_after_reopen(model: Any, reopened_at: int | None) -> None:
-    """A cancel sent after the client reopened the session while its work ran, that work still
-    running: the text does not say whether a reopen replaces the session that work belongs to
-    (an agent may load a fresh session object and leave the old turn orphaned), so which one
-    the cancel addresses is open. It cannot bind that work (CANCEL-07): it stays a possible
-    cause of a cancelled end, never a proof that one was owed."""
+    """A cancel sent after the client reopened the session while its work ran (reported, or a
+    prompt still being started), that work still running: the text does not say whether a
+    reopen replaces the session that work belongs to (an agent may load a fresh session
+    object and leave the old turn orphaned), so which one the cancel addresses is open. It
+    stays a possible cause of a cancelled end, but no proof that one was owed: every check
+    that rests on the cancel reaching the work (CANCEL-07, CANCEL-05, A-10.cancel, the
+    liveness of the work) reads ``CancelRec.reopened`` and says so as a warning at most."""
     if model is None or reopened_at is None or not model.cancel_book.cancels:
         return
     prompts = model.queue.prompts
     if prompts and prompts[-1].idx > reopened_at:
         return  # a prompt since the reopen: the work now running may be that prompt's
     cancel = model.cancel_book.cancels[-1]
-    if cancel.status == CancelStatus.WORK and cancel.idx > reopened_at:
-        cancel.status, cancel.prior = CancelStatus.AMBIGUOUS, False
+    if cancel.idx > reopened_at and (cancel.status == CancelStatus.WORK or cancel.prior):
+        cancel.reopened = reopened_at

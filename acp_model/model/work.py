@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from acp_model.model.records import EXPLAINS
+from acp_model.model.records import EXPLAINS, LIVE_CONTENT
 
 __all__ = ["Work"]
 
@@ -32,9 +32,14 @@ class Work:
     # refused a permission ("an interaction the agent offers"): either may explain a
     # cancelled stop reason, and neither obliges one.
     client_stopped: bool = False
+    # where the current work first showed a message, a thought or a tool call (-1: not yet):
+    # work that ran that far was taken up, which CANCEL-11's warning on a cancel read together
+    # with the work's prompt reads
+    showed: int = field(default=-1, metadata=LIVE_CONTENT)
 
     def start(self, idx: int) -> None:
         self.began = idx
+        self.showed = -1
         self.cancelled_tools = set()
         self.tool_calls = set()
 

@@ -59,6 +59,9 @@ class Rule:
     revisions: tuple[str, ...] = (SEED, SDK_2_4_0)
     strength_in: tuple[tuple[str, Strength], ...] = ()
     cited_in: tuple[tuple[str, str], ...] = ()
+    # The text states it as a definition (what a stop reason or a response means), not with
+    # a BCP 14 keyword: enforced at ``strength``, and every header says so
+    from_definition: bool = False
 
     @property
     def is_allowance(self) -> bool:
@@ -383,7 +386,13 @@ _R: list[Rule] = [
          "the work being ended (a cancel read while idle does not kill the next turn).",
          f"{PL} §Stop Reasons; schema $defs.StopReason",
          notes="DEF in RULES.md, enforced as MUST: a cancelled stop reason is the agent's claim "
-               "that the client cancelled this work."),
+               "that the client cancelled this work. A failure proves that nothing the client "
+               "sent can have cancelled it: no cancel or close it may still have reached "
+               "(one read before the work's prompt was sent, not together with it), no reopen "
+               "of the session while the work ran, no withdrawal of its prompt; a cancel read "
+               "before the work began that the agent may have handled after taking the prompt "
+               "up (the two written together) leaves only a warning.",
+         from_definition=True),
     Rule("CANCEL-13", "both", "MAY", "allowance",
          "The receiver of $/cancel_request may stop the request's work first.",
          "cancellation.mdx"),
@@ -527,7 +536,8 @@ _R: list[Rule] = [
          "updates')", revisions=(SDK_2_4_0,),
          notes="A definition of the revision, enforced as MUST NOT: the error told the client "
                "the message is not in the conversation. With SDK-PROMPT-02 (no error once "
-               "inserted) it covers both orders of an insertion and an error."),
+               "inserted) it covers both orders of an insertion and an error.",
+         from_definition=True),
     Rule("SDK-PROMPT-02", "agent", "MUST NOT", "safety",
          "Once a prompt's user message is inserted, its request is not answered with an error "
          "(failing work ends with the error stop reason instead).",
@@ -686,6 +696,15 @@ _R = _with_v1(_R)
 RULES: dict[str, Rule] = {r.id: r for r in _R}
 if len(RULES) != len(_R):  # pragma: no cover - guards against a copy/paste slip
     raise RuntimeError("duplicate rule id in the catalogue")
+
+
+def strength_shown(rule_id: str, strength: str) -> str:
+    """A rule's strength as a report's header prints it: a rule the text states as a
+    definition (``Rule.from_definition``) says that it is enforced at that strength."""
+    found = RULES.get(rule_id)
+    if found is None or not found.from_definition:
+        return strength
+    return f"{strength}: a definition, enforced as {strength}"
 
 
 def rule(rule_id: str) -> Rule:

@@ -176,9 +176,21 @@ def test_cancel_while_idle_is_noop_or_obligation_by_reading() -> None:
 
 def test_late_cancel_read_before_the_next_prompt_cannot_cancel_it() -> None:
     t = turn_start(base(), 10).cancel(S).idle(S, "end_turn")  # legal race
-    turn_start(t, 11).idle(S, "cancelled")  # ok#11 proves the cancel was read before
+    t.sync()  # answered before prompt 11 is sent: the cancel was read first
+    turn_start(t, 11).idle(S, "cancelled")
     report = check(t)
     assert failed_rules(report) == {"CANCEL-11"}
+
+
+def test_late_cancel_perhaps_read_with_the_next_prompt_is_probable() -> None:
+    """ok#11 proves the cancel was read before the work began, but not before prompt 11 was
+    sent: the agent may have read both at once and handled the prompt first (the text does
+    not order it), so a turn that ran and then ended `cancelled` is a warning."""
+    t = turn_start(base(), 10).cancel(S).idle(S, "end_turn")
+    turn_start(t, 11).agent_message(S, chunk=True).idle(S, "cancelled")
+    report = check(t)
+    assert failed_rules(report) == set(), report["violations"]
+    assert warned_rules(report) == {"CANCEL-11"}, report["violations"]
 
 
 def test_late_cancel_is_not_judged_without_proof() -> None:
