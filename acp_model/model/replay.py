@@ -34,6 +34,34 @@ def load_replays_before_answering(kind: object, load_response: int | None) -> st
             "and before any prompt: probably history replayed after the agent answered")
 
 
+@check("V1-LOAD-01")
+def load_history_after_answer(kind: object, load_response: int | None, replayed: str | None
+                              ) -> str | None:
+    """session/load streams the conversation before its response: a user message of the
+    session's history (``replayed`` says why it is one) after the response, while no prompt
+    came since, is history streamed after the agent answered. v1 has no user message but the
+    client's prompts, so it can be nothing else."""
+    if load_response is None or kind not in USER_KINDS or replayed is None:
+        return None
+    return (f"{kind} for a loaded session after the session/load response #{load_response} "
+            f"and before any prompt: {replayed}, so it is replayed history, which the agent "
+            "must stream before it answers")
+
+
+def replayed_user_message(kind: object, message_id: object, text: str | None, seen: set[str],
+                          prompts: dict[str, int]) -> str | None:
+    """Why a user message is provably an earlier message of the conversation (None: it is
+    not shown to be): it carries the text of prompt ``prompts[text]`` of the session, or a
+    message id the session used before."""
+    if kind not in USER_KINDS:
+        return None
+    if text is not None and text in prompts:
+        return f"it carries the text of the session's earlier prompt #{prompts[text]}"
+    if isinstance(message_id, str) and message_id in seen:
+        return f"its messageId {message_id!r} names a message the session sent before"
+    return None
+
+
 @check("V1-RESUME-01", level=Level.WARN)
 def resume_replays_nothing(kind: object, resume_request: int | None, earlier: str | None
                            ) -> str | None:

@@ -167,11 +167,9 @@ def run_tool(name: str, args: dict[str, Any], cwd: str, turn: Turn) -> str:
     return f"no tool {name}"
 
 
-def prompt(rid: Any, params: dict[str, Any]) -> None:
+def prompt(rid: Any, params: dict[str, Any], turn: Turn) -> None:
     sid = params["sessionId"]
     session = sessions[sid]
-    turn = Turn()
-    session["turns"].add(turn)
     text = " ".join(b.get("text", "") for b in params.get("prompt", []) if isinstance(b, dict))
     messages: list[dict[str, Any]] = [{"role": "user", "content": text}]
     stop = "end_turn"
@@ -266,7 +264,11 @@ def main() -> None:
             sessions[sid] = {"cwd": params.get("cwd") or os.getcwd(), "turns": set()}
             send({"id": rid, "result": {"sessionId": sid}})
         elif method == "session/prompt" and params.get("sessionId") in sessions:
-            threading.Thread(target=prompt, args=(rid, params), daemon=True).start()
+            # registered before the next message is read: a cancel right behind the prompt
+            # reaches its turn (a turn registered by its thread could miss it, CANCEL-07)
+            turn = Turn()
+            sessions[params["sessionId"]]["turns"].add(turn)
+            threading.Thread(target=prompt, args=(rid, params, turn), daemon=True).start()
         elif method == "session/cancel":
             for turn in list(sessions.get(params.get("sessionId"), {}).get("turns", ())):
                 turn.cancel()

@@ -460,9 +460,22 @@ def v1_a01_forbid() -> TraceBuilder:
 
 
 def v1_load_01() -> TraceBuilder:
+    """The history of a prompt this connection sent, replayed after the load's answer: its
+    user message carries that prompt's text (proof that it is history)."""
+    t = _v1().prompt(S, 10, "old").v1.chunk(S).v1.ended(10)
+    t.rpc.request("c2a", "session/load", {"sessionId": S, "cwd": "/tmp/project",
+                                          "mcpServers": []}, 20)
+    return t.rpc.result("a2c", 20, {}).v1.chunk(S, "old", "user_message_chunk")
+
+
+def test_a_user_message_after_the_load_answer_without_proof_is_a_warning() -> None:
+    """A user message after the answer, of a session loaded from an earlier connection (so
+    no prompt of this trace has its text): probably history, a warning."""
     t = TraceBuilder().v1.handshake().rpc.request("c2a", "session/load", {
         "sessionId": S, "cwd": "/tmp/project", "mcpServers": []}, 1)
-    return t.rpc.result("a2c", 1, {}).v1.chunk(S, "old", "user_message_chunk")
+    report = check(t.rpc.result("a2c", 1, {}).v1.chunk(S, "old", "user_message_chunk"),
+                   DEFAULT.parse(["SPEC=v1"]))
+    assert [(v["rule"], v["level"]) for v in report["violations"]] == [("V1-LOAD-01", "warn")]
 
 
 def v1_resume_01() -> TraceBuilder:
