@@ -131,3 +131,12 @@ class CancelRules:
         if self.m.cancel_book.cancelled_end < 0 or ev.tool_call_id in self.m.work.cancelled_tools:
             return True  # nothing cancelled, or a tool of that work (the check above judges)
         return not (ev.update in LATE_CONTENT_UPDATES or ev.tool_call_id is not None)
+
+    @check("V1-TURN-01", reading="SPEC", levels={"seed": "off", "sdk-2.4.0": "off", "v1": "rule"},
+           evidence="late_turn_evidence")
+    def content_before_turn_end(self, ev: Ev) -> bool:
+        """v1: a turn's content comes before the response that ends it (no message, thought
+        or tool call after it while no prompt came since); a warning (the rule's notes)."""
+        if self.m.work.ended < 0:
+            return True
+        return not (ev.update in LATE_CONTENT_UPDATES or ev.tool_call_id is not None)

@@ -228,6 +228,16 @@ class Proofs:
                 "came in between",
                 [(end, "the cancelled end of the turn"), (ev.idx, "content")])
 
+    def late_turn_evidence(self, ev: Ev) -> Evidence | None:
+        end = self.m.work.ended
+        if end < 0:
+            return None
+        return (f"the agent wrote the response that ended the turn at #{end} before this "
+                f"content at #{ev.idx} (one output stream keeps its order), and no prompt came "
+                "in between: the turn's work was still pending when the agent answered, and a "
+                "client that takes the response as the turn's end drops or misplaces it",
+                [(end, "the response ending the turn"), (ev.idx, "content after it")])
+
     def swallow_evidence(self, ev: Ev) -> Evidence | None:
         owed = self.m.facts.swallowed_cancels()
         read = self._proof_text(owed[0].idx) if owed else None

@@ -113,14 +113,16 @@ class SessionLifecycle(StateMachine):
                                 on="note_withdraw")
     tool_update = (
         stay(unreported, idle, cond=["tool_titled_on_first_report", "tool_respects_answer",
-                                     "not_after_cancelled_idle", "content_before_cancelled_end"],
+                                     "not_after_cancelled_idle", "content_before_cancelled_end",
+                                     "content_before_turn_end"],
              on="note_tool_update")
         | stay(running, custom, cond=["tool_titled_on_first_report", "tool_respects_answer"],
                on="note_tool_update")
         | stay(requires_action, cond=["tool_titled_on_first_report", "tool_respects_answer",
                                       "resumption_reported"], on="note_tool_update")
     )
-    output = (stay(unreported, idle, cond="content_before_cancelled_end", on="note_output")
+    output = (stay(unreported, idle, cond=["content_before_cancelled_end",
+                                            "content_before_turn_end"], on="note_output")
               | stay(running, requires_action, custom, on="note_output"))
 
 

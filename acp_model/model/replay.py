@@ -160,12 +160,19 @@ def reopen_sent(model: Any, sid: str, idx: int, busy: bool, reopened_busy: dict[
     it comes), so the end of an earlier cancelled turn no longer marks content as that turn's
     (CANCEL-09). Sent while the session worked, it is kept (:func:`cancel_after_reopen`), and
     it may explain that work ending cancelled."""
-    model.cancel_book.cancelled_end = -1
+    forget_turn_end(model)
     if busy:
         reopened_busy[sid] = idx
         # an agent may stop the work of the session a reopen replaces: a possible cause of a
         # cancelled end (CANCEL-11), though no obligation to end it so
         model.work.client_stopped = True
+
+
+def forget_turn_end(model: Any) -> None:
+    """What the session shows from here on may be history, or the turn of a session that is
+    reused: the end of an earlier turn no longer marks it as that turn's late content
+    (CANCEL-09, V1-TURN-01)."""
+    model.cancel_book.cancelled_end = model.work.ended = -1
 
 
 def cancel_after_reopen(model: Any, reopened_at: int | None) -> None:

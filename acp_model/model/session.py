@@ -129,7 +129,7 @@ class SessionModel:
 
     @allowance("PROMPT-10", "PROMPT-08")
     def note_prompt(self, ev: Ev) -> None:
-        self.cancel_book.cancelled_end = -1
+        self.cancel_book.cancelled_end = self.work.ended = -1
         self.cancel_book.prompt_sent(self.ctx.read)
         self.queue.add(ev)
 
@@ -199,7 +199,7 @@ class SessionModel:
         self.cancel_book.end_work(served, cancelled=cancelled, prior=self.facts.prior,
                                   keep_held=not self.ctx.readings.chose("A-10", "keep"))
         self._settle_prompts()
-        self.work.end(cancelled=cancelled)
+        self.work.end(ev.idx, cancelled=cancelled)
         self.perm_book.note_resumed(ev)
 
     def settle_idle(self, ev: Ev) -> None:

@@ -687,8 +687,9 @@ def _with_v1(rules: list[Rule]) -> list[Rule]:
     out = [replace(r, revisions=(*r.revisions, V1), cited_in=(*r.cited_in,
                                                               (V1, V1_CITATIONS[r.id])))
            if r.id in V1_CITATIONS else r for r in rules]
-    out += [Rule(rid, party, strength, kind, statement, citation, revisions=(V1,))  # type: ignore[arg-type]
-            for rid, party, strength, kind, statement, citation in V1_ONLY]
+    out += [Rule(rid, party, strength, kind, statement, citation,  # type: ignore[arg-type]
+                 notes=notes[0] if notes else "", revisions=(V1,))
+            for rid, party, strength, kind, statement, citation, *notes in V1_ONLY]
     return out
 
 

@@ -216,6 +216,9 @@ def _evidence_cases() -> dict[str, tuple[Readings, TraceBuilder]]:
         "cancelled_not_only_by_order": (
             DEFAULT.parse(["SPEC=v1"]), TraceBuilder().v1.handshake().v1.new_session(S)
             .cancel(S).prompt(S, 10).sync().v1.chunk(S).v1.ended(10, "cancelled")),
+        "content_before_turn_end": (
+            DEFAULT.parse(["SPEC=v1"]), TraceBuilder().v1.handshake().v1.new_session(S)
+            .prompt(S, 10).v1.chunk(S).v1.ended(10, "end_turn").v1.chunk(S, "late")),
         "content_before_cancelled_end": (
             DEFAULT.parse(["SPEC=v1"]), TraceBuilder().v1.handshake().v1.new_session(S)
             .prompt(S, 10).v1.chunk(S).cancel(S).v1.ended(10, "cancelled").v1.chunk(S, "late")),
