@@ -265,8 +265,9 @@ def _show_outcome(console: Console, args: argparse.Namespace, outcome: FuzzOutco
          f"({s['actions_per_second']} actions/s), {s['restarts']} restart(s)", indent="")
     show(console, reach_line(report["reach"]), indent="")
     show(console, _phase_line(budget), indent="")
-    if result.unusable:
-        console.print(f"[red]agent unusable:[/] {escape(result.unusable)}")
+    if result.unusable:  # a rule failed there: the run says so, and only then stopped
+        label = "stopped at start-up" if result.failed else "agent unusable"
+        console.print(f"[red]{label}:[/] {escape(result.unusable)}")
     if result.problem:
         console.print(f"[red]error:[/] {escape(result.problem)}")
     for note in result.notes:  # wrapped, and never read as markup

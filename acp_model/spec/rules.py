@@ -138,6 +138,21 @@ _R: list[Rule] = [
          "Both peers identify themselves in info with a name and a version.",
          "initialization.mdx §Implementation Information; schema $defs.Implementation",
          tck=("ACP-INIT-203",)),
+    Rule("INIT-11", "agent", "MUST", "safety",
+         "An initialize request that validates against the schema is answered with a result, "
+         "never refused as invalid (-32602, -32600): what the schema gives a default may be "
+         "left out.",
+         "initialization.mdx intro (the agent responds with the chosen version and its "
+         "capabilities: INIT-03's MUST, which a refusal leaves unmet); schema "
+         "$defs.InitializeRequest",
+         notes="The proof is the request's own validity under the revision's schema (the "
+               "fuzzer's, and any recorded client's) against the agent's claim that it is "
+               "invalid. Not judged: an invalid request, and any other error (no API key, an "
+               "internal failure: the environment's, and sdk-2.4.0's -32022 for a version "
+               "none is at or below), which says nothing of the request. The fuzzer "
+               "reports such an agent as failing this rule, with the counterexample, instead "
+               "of as unusable; --client-capabilities sends what an editor sends, so the "
+               "lifecycle behind such a start can still be fuzzed."),
     Rule("INIT-10", "agent", "MUST", "safety",
          "An agent that advertises capabilities.session never answers the baseline session "
          "methods with -32601 (method not found).",
@@ -168,6 +183,20 @@ _R: list[Rule] = [
          "session/prompt and session/cancel only name sessions the agent created on this "
          "connection.",
          "session-setup.mdx §Session ID"),
+    Rule("SESS-14", "agent", "MUST", "safety",
+         "A session the agent created on this connection stays usable until the client closes "
+         "it: a session/prompt for it is not answered 'not found' (-32002), and the methods "
+         "the agent offers for it do not fail it with an internal error (a warning).",
+         "session-setup.mdx §Creating a Session ('The Agent MUST respond with a unique Session "
+         "ID that identifies this conversation'); §Session ID; schema $defs.ErrorCode "
+         "(-32002: 'A given resource, such as a session, was not found')",
+         notes="The failure needs the agent's own word that the session is gone (-32002 to "
+               "a prompt) while the client never sent session/close for it. An internal error "
+               "(-32603) of a method offered for the session (load, resume, close, list, "
+               "modes, configuration) is a warning: the text is silent on which errors those "
+               "methods may give. A load or resume answered -32002 proves nothing: the text "
+               "does not say a live session can be loaded (an agent may look only in its "
+               "store)."),
     # --- prompts ------------------------------------------------------------------------
     Rule("PROMPT-01", "client", "MUST", "safety",
          "No session/prompt before initialization and session set-up are complete.",

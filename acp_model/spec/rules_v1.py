@@ -29,9 +29,15 @@ V1_CITATIONS: MappingProxyType[str, str] = MappingProxyType({
     "INIT-04": f"{IN} §Protocol version ('If the Agent supports the requested version, it "
                "MUST respond with the same version')",
     "INIT-05": f"{IN} §Protocol version ('the Client SHOULD close the connection')",
+    "INIT-11": f"{IN} (the agent responds with the chosen version and its capabilities: "
+               "INIT-03's MUST, which a refusal leaves unmet); v1 schema $defs.InitializeRequest "
+               "(clientCapabilities and its fields have defaults)",
     "INIT-10": f"{IN} §Session Capabilities ('all Agents MUST support session/new, session/prompt, "
                "session/cancel, and session/update')",
     "SESS-01": f"{SS} §Creating a Session ('MUST respond with a unique Session ID')",
+    "SESS-14": f"{SS} §Creating a Session ('MUST respond with a unique Session ID that "
+               "identifies this conversation'); §Session ID ('Clients use this ID to: Send "
+               "prompt requests'); v1 schema $defs.ErrorCode",
     "SESS-02": f"{SS} §Working Directory ('MUST be an absolute path')",
     "SESS-10": f"{SS} §Closing ('The Agent MUST cancel any ongoing work for that session as if "
                "session/cancel had been called')",
