@@ -161,7 +161,7 @@ def reopen_sent(model: Any, sid: str, idx: int, busy: bool, reopened_busy: dict[
     (CANCEL-09). Sent while the session worked, it is kept (:func:`cancel_after_reopen`), and
     it may explain that work ending cancelled."""
     forget_turn_end(model)
-    if busy:
+    if busy and not model.ctx.readings.chose("A-30", "same"):
         reopened_busy[sid] = idx
         # an agent may stop the work of the session a reopen replaces: a possible cause of a
         # cancelled end (CANCEL-11), though no obligation to end it so
@@ -183,8 +183,9 @@ def cancel_after_reopen(model: Any, reopened_at: int | None) -> None:
     stays a possible cause of a cancelled end, but no proof that one was owed: every check
     that rests on the cancel reaching the work (CANCEL-07, CANCEL-05, A-10.cancel, the
     liveness of the work) reads ``CancelRec.reopened`` and says so as a warning at most."""
-    if model is None or reopened_at is None or not model.cancel_book.cancels:
-        return
+    if model is None or reopened_at is None or not model.cancel_book.cancels \
+            or model.ctx.readings.chose("A-30", "same"):
+        return  # (A-30=same: the reopened session is the work's own; the cancel binds)
     prompts = model.queue.prompts
     if prompts and prompts[-1].idx > reopened_at:
         return  # a prompt since the reopen: the work now running may be that prompt's

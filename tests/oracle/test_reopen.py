@@ -148,3 +148,13 @@ def test_a_second_load_replays_before_its_own_answer_without_a_warning() -> None
     t.rpc.request("c2a", "session/load", LOAD, 21).v1.chunk(S, "working")
     report = check(t.rpc.result("a2c", 21, {}), V1)
     assert warned_rules(report) == set(), report["violations"]
+
+
+def test_reading_a30_same_makes_a_cancel_after_a_reopen_bind() -> None:
+    """The strict reading: the reopened session is the work's own, so the cancel binds and
+    ignoring it fails (the shape of claude-agent-acp#415 and codex-acp#186)."""
+    same = V1.parse(["A-30=same"])
+    report = check(_reopened_prompt(shown=True).v1.ended(10, "end_turn"), same)
+    assert "CANCEL-07" in failed_rules(report), report["violations"]
+    hung = check(_reopened_prompt(shown=True), same, deadline=5.0)
+    assert "PROMPT-04" in failed_rules(hung), hung["violations"]
