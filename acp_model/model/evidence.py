@@ -15,7 +15,7 @@ from acp_model.model.events import Ev
 from acp_model.model.permission_book import PermissionBook
 from acp_model.model.permissions import classify
 from acp_model.model.race_facts import Session
-from acp_model.model.records import PermRec
+from acp_model.model.records import CancelRec, PermRec
 from acp_model.model.vocab import WORK, Answer, CancelStatus
 
 Evidence = tuple[str, list[tuple[int, str]]]  # what proves a failure, and its records by role
@@ -64,12 +64,18 @@ class Proofs:
                 [*([(started.idx, "the prompt being started")] if started else []),
                  (c.idx, "session/cancel"), *read[1], (ev.idx, "the idle")])
 
+    def _first_read(self, cancels: list[CancelRec]
+                    ) -> tuple[CancelRec, tuple[str, list[tuple[int, str]]]] | None:
+        """The first of ``cancels`` and how the trace proves it was read (None: none, or no
+        proof)."""
+        read = self._proof_text(cancels[0].idx) if cancels else None
+        return None if read is None else (cancels[0], read)
+
     def reopened_evidence(self, ev: Ev) -> Evidence | None:
-        reopened = self.m.facts.reopened_cancels()
-        read = self._proof_text(reopened[0].idx) if reopened else None
-        if read is None:
+        found = self._first_read(self.m.facts.reopened_cancels())
+        if found is None:
             return None
-        c = reopened[0]
+        c, read = found
         return (f"session/cancel #{c.idx} was sent after the client reopened the session at "
                 f"#{c.reopened} while this work ran, and {read[0]}, before it wrote #{ev.idx}; "
                 f"the work ended {_ending(ev)}, not 'cancelled'. The text does not say whether "
@@ -201,11 +207,10 @@ class Proofs:
                  *items, (ev.idx, "the tool update")])
 
     def new_work_evidence(self, ev: Ev) -> Evidence | None:
-        read_cancels = self.m.facts.read_work_cancels()
-        read = self._proof_text(read_cancels[0].idx) if read_cancels else None
-        if read is None:
+        found = self._first_read(self.m.facts.read_work_cancels())
+        if found is None:
             return None
-        c = read_cancels[0]
+        c, read = found
         return (f"session/cancel #{c.idx} was sent during this work and {read[0]}, before it "
                 f"asked for permission at #{ev.idx}",
                 [(c.idx, "session/cancel"), *read[1], (ev.idx, "the permission request")])
