@@ -82,8 +82,8 @@ def emit_warnings(recorder: Recorder, group: str | None = None) -> None:
     for (rule_id, check), v in sorted(recorder.warnings.items(), key=lambda kv: str(kv[0])):
         if group is None or group_of(rule_id) == group:
             count = recorder.warning_counts[(rule_id, check)]
-            warnings.warn(AcpWarning(f"{rule_id} ({v.strength}): {v.message} (seen {count} "
-                                     "time(s))"), stacklevel=3)
+            warnings.warn(AcpWarning(f"{rule_id} ({strength_shown(rule_id, v.strength)}): "
+                                     f"{v.message} (seen {count} time(s))"), stacklevel=3)
 
 
 class AcpGroupFailure(Exception):
