@@ -297,8 +297,9 @@ def _show_outcome(console: Console, args: argparse.Namespace, outcome: FuzzOutco
             show(console, f"agent coverage, annotated: {Path(args.coverage_html) / 'index.html'}",
                  indent="")
     show(console, _phase_line(budget), indent="")
-    if result.unusable:
-        console.print(f"[red]agent unusable:[/] {escape(result.unusable)}")
+    if result.unusable:  # a rule failed there: the run says so, and only then stopped
+        label = "stopped at start-up" if result.failed else "agent unusable"
+        console.print(f"[red]{label}:[/] {escape(result.unusable)}")
     if result.problem:
         console.print(f"[red]error:[/] {escape(result.problem)}")
     for note in result.notes:  # wrapped, and never read as markup

@@ -27,6 +27,7 @@ DECIDING_MODULES = (
     "acp_model.model.connection",
     "acp_model.model.messages",
     "acp_model.model.closing",
+    "acp_model.model.offered",
     "acp_model.model.reducers",
     "acp_model.model.replay",
     "acp_model.oracle.rpc",
@@ -57,6 +58,8 @@ WHAT = {
     "acp_model.model.closing": "sdk-2.4.0's session/close order: the cancelled work's idle "
                                "before the close response, held prompts answered -32800, "
                                "nothing after it",
+    "acp_model.model.offered": "what an agent owes for what it offers: a valid initialize let "
+                               "in, its sessions kept until the client closes them",
     "acp_model.model.reducers": "the client's view (messages, tool calls, plans) and what it "
                                 "alone shows",
     "acp_model.model.replay": "v1's replayed history: session/load replays before it "

@@ -36,7 +36,7 @@ from acp_model.report.reach import reach_json
 from acp_model.report.sarif import Located
 from acp_model.report.sequence_svg import OFFENDING
 from acp_model.report.text import counterexample_name
-from acp_model.spec.rules import RULES
+from acp_model.spec.rules import RULES, strength_shown
 from acp_model.trace.describe import summarize
 from acp_model.trace.format import numbered_lines
 
@@ -68,7 +68,7 @@ def counterexample_text(found: Found, cfg: FuzzConfig) -> str:
     warning = found.violation.level != Level.FAIL
     lines = [
         f"acp-model {'warning, first sighting' if warning else 'counterexample'}: {rule.id} "
-        f"({rule.strength_under(cfg.readings)}"
+        f"({strength_shown(rule.id, rule.strength_under(cfg.readings))}"
         + ("; judged a warning here" if warning else "") + ", binds "
         f"{'both sides' if rule.party == 'both' else 'the ' + rule.party})",
         f"  {rule.statement}",
@@ -292,7 +292,8 @@ def found_case(found: Found, cfg: FuzzConfig, replay_file: str | None = None) ->
                             f"{found.minimal_at:.2f} s; seen {found.seen} time(s)"),
              *violation_facts(v)]
     facts += [("note", n) for n in found.notes]
-    return Case(title=f"{rule.id} ({rule.strength_under(cfg.readings)})", level=Level.FAIL,
+    return Case(title=f"{rule.id} ({strength_shown(rule.id, rule.strength_under(cfg.readings))})",
+                level=Level.FAIL,
                 message=found.violation.message, records=records, marks=marks,
                 numbers=numbers, facts=facts, rule=rule.id,
                 **_program_view(found.actions, found.reproduced, found.replays, replay_file))

@@ -39,7 +39,8 @@ from acp_model.fuzzing.stop import Stop
 from acp_model.fuzzing.transport import AgentExited, AgentProcess, Record, RpcError
 from acp_model.llm.server import ScriptedModel
 from acp_model.model import messages
-from acp_model.model.check import declare
+from acp_model.model.check import declare, meta_of
+from acp_model.model.offered import valid_client_let_in
 from acp_model.model.vocab import Level, Role
 from acp_model.oracle.monitor import Monitor, Violation
 from acp_model.process import signal_group
@@ -66,6 +67,9 @@ INITIALIZE_ANSWERED = _process("ACPM-ANSWER", "initialize_answered", "The agent 
                                "initialize within the start-up deadline.")
 VERSION_ECHOED = _process("INIT-04", "version_echoed", "An agent that implements protocol "
                           "version 2 answers a v2 client with version 2.")
+
+
+REFUSED_VALID = meta_of(valid_client_let_in)  # INIT-11: the oracle judges the refusal
 
 
 class OracleError(RuntimeError):
@@ -237,7 +241,15 @@ class FuzzClient:
             raise AgentUnusable(f"the agent exited during initialize "
                                 f"(code {self.proc.returncode})") from None
         except RpcError as exc:  # an error response
-            raise AgentUnusable(f"initialize failed: {exc}") from None
+            self.caught_up()  # the oracle judged it: a valid client refused is INIT-11
+            with self.lock:
+                refused = any(v.rule == REFUSED_VALID.rule and v.level == Level.FAIL
+                              for v in self.monitor.violations)
+            raise AgentUnusable(
+                f"initialize failed: {exc}" + ("; the agent refused a valid client as invalid "
+                                               "(INIT-11), so the lifecycle behind it was not "
+                                               "fuzzed: --client-capabilities sends what your "
+                                               "editor sends" if refused else "")) from None
         if not isinstance(result, dict) or result.get("protocolVersion") != protocol:
             version = result.get("protocolVersion") if isinstance(result, dict) else None
             with self.lock:

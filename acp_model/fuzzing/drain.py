@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 MAX_RECANCELS = 32  # new works one drain cancels, each with its own deadline: a queue of held
 # prompts (one example sends at most `steps` of them) is cancelled one by one, not judged at once
+MAX_LOOKS = 32  # looks one drain takes while the agent keeps asking for permission as it syncs
 
 
 class Drainable(ClientOps, Protocol):
@@ -37,6 +38,7 @@ class Drain:
         self.indices = indices
         self.cancelled_at: dict[int, int] = {}  # session -> transcript index of our last cancel
         self.recancels = 0
+        self.looks = 0
 
     def run(self) -> int | None:
         """Returns the index of its last look (None: none): what is owed after it had no
@@ -98,16 +100,35 @@ class Drain:
         return asked
 
     def _last_look(self) -> int | None:
-        """A sync, then the look: the index judged so far once nothing new began (None: more
-        to cancel)."""
+        """A sync, then the look: the index judged so far once nothing new began and nothing
+        the agent asked waits for this client's answer (None: more to cancel or to answer).
+
+        A permission request can arrive while the look's sync is in flight; its answer is
+        owed by this client, which has not had the chance to send it: looking past it would
+        judge our own client as never answering (PERM-12 on two real agents, issue 49). It
+        is answered first, and looked at again; past ``MAX_LOOKS`` (an agent that asks anew
+        on every sync) the look ends before the first such request, which had no deadline."""
         c = self.client
         c.sync()  # updates the agent wrote before reading this belong to this example,
         c.caught_up()  # and work they report begun gets its cancel as well
+        self.looks += 1
         with c.lock:  # the look and its index, with nothing judged in between
-            if self.recancels >= MAX_RECANCELS or not any(self._new_work(i)
-                                                          for i in self.indices):
-                return c.monitor.count
-        return None
+            if self.recancels < MAX_RECANCELS and any(self._new_work(i)
+                                                      for i in self.indices):
+                return None
+            waiting = self._unanswered()
+            if waiting and self.looks < MAX_LOOKS:
+                return None
+            return min([c.monitor.count, *waiting])
+
+    def _unanswered(self) -> list[int]:
+        """Where the drained sessions' permission requests that this client's answer has not
+        yet reached the transcript were sent (the lock held)."""
+        c = self.client
+        rpc = c.monitor.rpc
+        return [req.idx for i in self.indices
+                for rid in rpc.open_permissions(c.sessions[i].sid)
+                if (req := rpc.open["a2c"].get(rid)) is not None]
 
     def _next_index(self) -> int:
         """The transcript index the next record gets, once the monitor has judged all so far."""

@@ -20,6 +20,7 @@ __all__ = ["OWING", "CancelBook"]
 OWING = frozenset({CancelStatus.WORK, CancelStatus.AMBIGUOUS})
 
 Read = Callable[[int], bool]  # has the agent provably read the client message at this index?
+Joined = Callable[[CancelRec], bool]  # may it have been read together with an open prompt?
 
 
 @dataclass(slots=True)
@@ -55,15 +56,19 @@ class CancelBook:
             self.cancels.append(CancelRec(idx, CancelStatus.QUIET, prior=prior,
                                           owes_reply=not prior))
 
-    def start_work(self, read: Read) -> None:
-        """Quiet -> work: sort leftover cancels into stale (dropped) and ambiguous."""
+    def start_work(self, read: Read, joined: Joined) -> None:
+        """Quiet -> work: sort leftover cancels into stale (dropped) and ambiguous. A cancel
+        read before the work began but perhaps together with the prompt of this work
+        (``joined``) is kept: the agent may have taken that prompt up first."""
         kept = []
         self.stale = []
         for c in self.cancels:
             if c.status == CancelStatus.QUIET:
                 if self.is_stale(c, read):
-                    self.stale.append(c.idx)
-                    continue
+                    if not joined(c):
+                        self.stale.append(c.idx)
+                        continue
+                    c.joint_read = True
                 c.status = CancelStatus.AMBIGUOUS
             kept.append(c)
         self.cancels = kept
@@ -112,6 +117,18 @@ class CancelBook:
                     continue
             kept.append(c)
         self.cancels = kept
+
+    def prompt_sent(self, read: Read) -> None:
+        """A prompt was sent: the cancels not yet provably read may be read together with it
+        (``CancelRec.joint``)."""
+        for c in self.cancels:
+            c.joint = c.joint or not read(c.idx)
+
+    def unjoin(self, sent_after: Read) -> None:
+        """Prompts ended: a cancel with no prompt sent after it still open is read together
+        with none (``sent_after``: is a prompt sent after this index still open?)."""
+        for c in self.cancels:
+            c.joint = c.joint and sent_after(c.idx)
 
     def answer_quiet(self, *, owing_first: bool) -> None:
         """An idle(cancelled) that ends no work answers one cancel that met none (under

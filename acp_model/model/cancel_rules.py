@@ -64,6 +64,14 @@ class CancelRules:
             return True
         return not self.m.facts.probable_cancels()
 
+    @check("CANCEL-07", level=Level.WARN, evidence="reopened_evidence")
+    def cancel_after_reopen_honoured(self, ev: Ev) -> bool:
+        """Work during which the agent read a session/cancel sent after the client reopened
+        the session (session/load, session/resume) ends with `cancelled`. Whether a reopen
+        replaces the session the work runs in is not in the text, so the cancel may not
+        reach it: a warning (agents' maintainers have fixed ignoring such a cancel as a bug)."""
+        return ev.reason == StopReason.CANCELLED or not self.m.facts.reopened_cancels()
+
     @check("A-10.cancel", reading="A-10", levels={"any": "warn", "cancel": "rule", "keep": "off"},
            evidence="held_evidence")
     def held_prompt_cancelled(self, ev: Ev) -> bool:
@@ -93,6 +101,18 @@ class CancelRules:
             return bool(m.facts.justifying())
         return any(c.status == CancelStatus.QUIET for c in m.cancel_book.cancels)
 
+    @check("CANCEL-11", level=Level.WARN, evidence="joint_evidence")
+    def cancelled_not_only_by_order(self, ev: Ev) -> bool:
+        """`cancelled` for work that showed content, whose only possible cause is a cancel
+        read before the work began that may have reached it only because the agent handled
+        it after the work's prompt, which the client sent before the cancel was provably read
+        (as when both are written together): probable, a warning."""
+        m = self.m
+        if ev.reason != StopReason.CANCELLED or m.work.client_stopped \
+                or not m.facts.ends_work(ev) or m.work.showed < 0:
+            return True
+        return not m.facts.joint_only()
+
     @check("CANCEL-05", evidence="new_work_evidence")
     def no_new_work_after_cancel(self, ev: Ev) -> bool:
         """After provably reading a cancel, the agent does not ask for more permissions."""
@@ -110,4 +130,13 @@ class CancelRules:
         (no message, thought or tool call after it while no prompt came since)."""
         if self.m.cancel_book.cancelled_end < 0 or ev.tool_call_id in self.m.work.cancelled_tools:
             return True  # nothing cancelled, or a tool of that work (the check above judges)
+        return not (ev.update in LATE_CONTENT_UPDATES or ev.tool_call_id is not None)
+
+    @check("V1-TURN-01", reading="SPEC", levels={"seed": "off", "sdk-2.4.0": "off", "v1": "rule"},
+           evidence="late_turn_evidence")
+    def content_before_turn_end(self, ev: Ev) -> bool:
+        """v1: a turn's content comes before the response that ends it (no message, thought
+        or tool call after it while no prompt came since); a warning (the rule's notes)."""
+        if self.m.work.ended < 0:
+            return True
         return not (ev.update in LATE_CONTENT_UPDATES or ev.tool_call_id is not None)

@@ -15,7 +15,7 @@ from acp_model.model.events import Ev
 from acp_model.model.permission_book import PermissionBook
 from acp_model.model.permissions import classify
 from acp_model.model.race_facts import Session
-from acp_model.model.records import PermRec
+from acp_model.model.records import CancelRec, PermRec
 from acp_model.model.vocab import WORK, Answer, CancelStatus
 
 Evidence = tuple[str, list[tuple[int, str]]]  # what proves a failure, and its records by role
@@ -63,6 +63,27 @@ class Proofs:
                 f"expected stopReason 'cancelled', got {ev.reason!r}",
                 [*([(started.idx, "the prompt being started")] if started else []),
                  (c.idx, "session/cancel"), *read[1], (ev.idx, "the idle")])
+
+    def _first_read(self, cancels: list[CancelRec]
+                    ) -> tuple[CancelRec, tuple[str, list[tuple[int, str]]]] | None:
+        """The first of ``cancels`` and how the trace proves it was read (None: none, or no
+        proof)."""
+        read = self._proof_text(cancels[0].idx) if cancels else None
+        return None if read is None else (cancels[0], read)
+
+    def reopened_evidence(self, ev: Ev) -> Evidence | None:
+        found = self._first_read(self.m.facts.reopened_cancels())
+        if found is None:
+            return None
+        c, read = found
+        return (f"session/cancel #{c.idx} was sent after the client reopened the session at "
+                f"#{c.reopened} while this work ran, and {read[0]}, before it wrote #{ev.idx}; "
+                f"the work ended {_ending(ev)}, not 'cancelled'. The text does not say whether "
+                "a reopen replaces the session the work runs in (an agent may load a fresh "
+                "session and leave the old turn running), so whether the cancel reaches this "
+                "work is open: a warning",
+                [(c.reopened, "the reopen, while the work ran"), (c.idx, "session/cancel"),
+                 *read[1], (ev.idx, "the idle")])
 
     def probable_evidence(self, ev: Ev) -> Evidence | None:
         if ev.shown is False:  # v1: an error for a turn that showed nothing (a warning)
@@ -125,23 +146,51 @@ class Proofs:
                  *([(prompt.idx, "the held prompt")] if prompt else []), (ev.idx, "the idle")])
 
     def cause_evidence(self, ev: Ev) -> Evidence | None:
+        none_since = ("no session/cancel or session/close, no reopen of the session "
+                      "(session/load, session/resume) and no withdrawal of a prompt "
+                      "($/cancel_request) was sent")
         if not self.m.facts.ends_work(ev):
-            return ("no session/cancel was sent since the previous idle", [(ev.idx, "the idle")])
+            return (f"{none_since} since the previous idle", [(ev.idx, "the idle")])
         stale = self.m.cancel_book.stale if self.m.state in WORK else \
             [c.idx for c in self.m.cancel_book.cancels if self.m.facts.is_stale(c)]
         if not stale:
-            return ("no session/cancel was sent during this work or while its prompt was open",
+            return (f"{none_since} during this work or while its prompt was open",
                     [(ev.idx, "the idle")])
         read = self._proof_text(stale[-1])
         if read is None:
             return None
+        prompt = next((p for p in self.m.queue.prompts if p.idx > stale[-1]), None)
+        before = (f" before the prompt #{prompt.idx} of this work was sent (so not read "
+                  "together with it)" if prompt is not None else "")
         began = f" began at #{self.m.work.began}" if self.m.state in WORK else " began"
         return (f"the last session/cancel, #{stale[-1]}, cannot apply to this work: "
-                f"{read[0]} before the work{began}, and no prompt sent before it was "
-                "unfinished",
+                f"{read[0]}{before}, before the work{began}, and no prompt sent before it "
+                f"was unfinished; {none_since} since",
                 [(stale[-1], "session/cancel"), *read[1],
+                 *([(prompt.idx, "the prompt of this work")] if prompt is not None else []),
                  *([(self.m.work.began, "the work began")] if self.m.state in WORK else []),
                  (ev.idx, "the idle")])
+
+    def joint_evidence(self, ev: Ev) -> Evidence | None:
+        joint = self.m.facts.joint_only()
+        if not joint:
+            return None
+        c = joint[-1]
+        prompt = next((p for p in self.m.queue.prompts if p.idx > c.idx), None)
+        read = self._proof_text(c.idx)
+        if prompt is None or read is None:
+            return None
+        return (f"the work of prompt #{prompt.idx} showed content (#{self.m.work.showed}) and "
+                f"ended 'cancelled'; the only cancel that can explain it, #{c.idx}, was sent "
+                f"before that prompt and not provably read before the prompt was sent (as "
+                "when both are written together, an editor's 'stop and send'): an agent may "
+                "take the prompt up before it handles the cancel (the text does not order the "
+                f"handling of messages read together), though {read[0]} before the work "
+                "began. A program that writes the cancel, waits for an answer to a request, "
+                "and only then prompts decides it",
+                [(c.idx, "session/cancel"), (prompt.idx, "the prompt, sent before the cancel "
+                                                         "was provably read"),
+                 *read[1], (self.m.work.showed, "content of the work"), (ev.idx, "the idle")])
 
     def answer_evidence(self, ev: Ev) -> Evidence | None:
         perm = self.m.facts.unapproved_start(ev)
@@ -158,11 +207,10 @@ class Proofs:
                  *items, (ev.idx, "the tool update")])
 
     def new_work_evidence(self, ev: Ev) -> Evidence | None:
-        read_cancels = self.m.facts.read_work_cancels()
-        read = self._proof_text(read_cancels[0].idx) if read_cancels else None
-        if read is None:
+        found = self._first_read(self.m.facts.read_work_cancels())
+        if found is None:
             return None
-        c = read_cancels[0]
+        c, read = found
         return (f"session/cancel #{c.idx} was sent during this work and {read[0]}, before it "
                 f"asked for permission at #{ev.idx}",
                 [(c.idx, "session/cancel"), *read[1], (ev.idx, "the permission request")])
@@ -185,6 +233,16 @@ class Proofs:
                 "came in between",
                 [(end, "the cancelled end of the turn"), (ev.idx, "content")])
 
+    def late_turn_evidence(self, ev: Ev) -> Evidence | None:
+        end = self.m.work.ended
+        if end < 0:
+            return None
+        return (f"the agent wrote the response that ended the turn at #{end} before this "
+                f"content at #{ev.idx} (one output stream keeps its order), and no prompt came "
+                "in between: the turn's work was still pending when the agent answered, and a "
+                "client that takes the response as the turn's end drops or misplaces it",
+                [(end, "the response ending the turn"), (ev.idx, "content after it")])
+
     def swallow_evidence(self, ev: Ev) -> Evidence | None:
         owed = self.m.facts.swallowed_cancels()
         read = self._proof_text(owed[0].idx) if owed else None
@@ -193,6 +251,13 @@ class Proofs:
         return (f"session/cancel #{owed[0].idx} owed an idle(cancelled) and {read[0]}; this "
                 f"work ended {ev.reason!r} without answering it",
                 [(owed[0].idx, "session/cancel"), *read[1], (ev.idx, "the idle")])
+
+
+def _ending(ev: Ev) -> str:
+    """How the work ended: its stop reason, or the error that answered its prompt (v1)."""
+    if ev.reason is not None:
+        return repr(ev.reason)
+    return f"with error {ev.error_code}" if ev.error_code is not None else "with no stop reason"
 
 
 def unanswered_evidence(book: PermissionBook, perm: PermRec, ev: Ev) -> Evidence:

@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 
 # The checks on every idle that ends reported work.
 _ENDING = ["stop_reason_present", "cancel_honoured", "cancel_probably_honoured",
-           "held_prompt_cancelled", "cancelled_has_cause", "idle_cancel_not_swallowed"]
+           "cancel_after_reopen_honoured", "held_prompt_cancelled", "cancelled_has_cause",
+           "cancelled_not_only_by_order", "idle_cancel_not_swallowed"]
 
 
 def stay(*states: State, cond: str | list[str] | None = None, on: str | list[str] | None = None,
@@ -112,14 +113,16 @@ class SessionLifecycle(StateMachine):
                                 on="note_withdraw")
     tool_update = (
         stay(unreported, idle, cond=["tool_titled_on_first_report", "tool_respects_answer",
-                                     "not_after_cancelled_idle", "content_before_cancelled_end"],
+                                     "not_after_cancelled_idle", "content_before_cancelled_end",
+                                     "content_before_turn_end"],
              on="note_tool_update")
         | stay(running, custom, cond=["tool_titled_on_first_report", "tool_respects_answer"],
                on="note_tool_update")
         | stay(requires_action, cond=["tool_titled_on_first_report", "tool_respects_answer",
                                       "resumption_reported"], on="note_tool_update")
     )
-    output = (stay(unreported, idle, cond="content_before_cancelled_end", on="note_output")
+    output = (stay(unreported, idle, cond=["content_before_cancelled_end",
+                                            "content_before_turn_end"], on="note_output")
               | stay(running, requires_action, custom, on="note_output"))
 
 

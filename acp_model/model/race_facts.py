@@ -56,7 +56,21 @@ class RaceFacts:
         return self.m.ctx.read(idx)
 
     def is_stale(self, c: CancelRec) -> bool:
-        return CancelBook.is_stale(c, self.m.ctx.read)
+        """Met no work, read before it could reach any: not even a prompt it may have been
+        read together with (``joined``) is still open."""
+        return CancelBook.is_stale(c, self.m.ctx.read) and not self.joined(c)
+
+    def joined(self, c: CancelRec) -> bool:
+        """A prompt sent after the cancel while it was not yet provably read is still open:
+        the agent may have read the two together and taken the prompt up first."""
+        return c.joint and self.m.queue.sent_after(c.idx)
+
+    def joint_only(self) -> list[CancelRec]:
+        """The cancels that can explain a cancelled end of the work now ending, when each was
+        read before that work began and only the order the agent handled it and the work's
+        prompt in may make it reach the work (none else can explain it: empty)."""
+        justifying = self.justifying()
+        return justifying if justifying and all(c.joint_read for c in justifying) else []
 
     def ends_work(self, ev: Ev) -> bool:
         """An idle ends work when work was reported, or carries a reason after prompt work."""
@@ -82,6 +96,8 @@ class RaceFacts:
     def concerns_work(self, c: CancelRec) -> bool:
         """Does this cancel concern the work in progress? (A held prompt's work is concerned
         only under A-10=cancel: a cancel also cancels the prompts held behind the work.)"""
+        if c.reopened >= 0:
+            return False  # it may not reach this work (replay.cancel_after_reopen)
         return c.status == CancelStatus.WORK or (
             c.status == CancelStatus.AMBIGUOUS
             and (not c.held or self.m.ctx.readings.chose("A-10", "cancel")))
@@ -108,6 +124,15 @@ class RaceFacts:
         may outlive the rejection, A-28). Under reading A-11=sent, every cancel sent during
         observed work binds, read or not.
         """
+        return [c for c in self._would_bind() if c.reopened < 0]
+
+    def reopened_cancels(self) -> list[CancelRec]:
+        """Cancels that would bind the work now ending (:meth:`binding_cancels`) but were sent
+        after the client reopened the session while that work ran: whether they reach it is
+        open (``replay.cancel_after_reopen``), so CANCEL-07 only warns."""
+        return [c for c in self._would_bind() if c.reopened >= 0]
+
+    def _would_bind(self) -> list[CancelRec]:
         cancels = self.m.cancel_book.cancels
         if self.m.ctx.readings.chose("A-11", "sent"):
             return [c for c in cancels if c.status == CancelStatus.WORK]
@@ -121,7 +146,7 @@ class RaceFacts:
         """Cancels read while the prompt whose work now ends was held behind other work: under
         A-10=cancel they bind this work too; by default the prompt may outlive them."""
         return [c for c in self.m.cancel_book.cancels
-                if c.status == CancelStatus.AMBIGUOUS and c.held and c.prior
+                if c.status == CancelStatus.AMBIGUOUS and c.held and c.prior and c.reopened < 0
                 and not self.later_prompt_may_own(c) and self.read(c.idx)]
 
     def probable_cancels(self) -> list[CancelRec]:
@@ -129,7 +154,7 @@ class RaceFacts:
         probably read: it acted on a later client message (a permission answer)."""
         ctx = self.m.ctx
         return [c for c in self.m.cancel_book.cancels if c.status == CancelStatus.WORK
-                and not ctx.read(c.idx) and ctx.probably_read(c.idx)]
+                and c.reopened < 0 and not ctx.read(c.idx) and ctx.probably_read(c.idx)]
 
     def probably_read_cancels(self) -> int:
         """How many of this work's unread cancels the agent probably read: all that the
@@ -141,12 +166,14 @@ class RaceFacts:
         """Cancels sent during this work that the agent provably read (CANCEL-05: no new
         permission requests after them)."""
         return [c for c in self.m.cancel_book.cancels
-                if c.status == CancelStatus.WORK and self.read(c.idx)]
+                if c.status == CancelStatus.WORK and c.reopened < 0 and self.read(c.idx)]
 
     def replies_owed_before_work(self) -> list[CancelRec]:
         """Cancels that met no work, were read before new work began, and still owe their
         idle(cancelled) (reading A-04=idle-cancelled)."""
-        return [c for c in self.m.cancel_book.cancels if c.owes_reply and self.is_stale(c)]
+        read = self.m.ctx.read
+        return [c for c in self.m.cancel_book.cancels
+                if c.owes_reply and CancelBook.is_stale(c, read)]
 
     def swallowed_cancels(self) -> list[CancelRec]:
         """Cancels that owed an idle(cancelled), were provably read before this work ended,

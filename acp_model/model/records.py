@@ -76,6 +76,20 @@ class CancelRec:
     # until an idle (reading A-28=may): the work that ends next may be that prompt's, which
     # this cancel does not reach
     outrun: bool = field(default=False, metadata={"canon": "facts.canon_outrun"})
+    # where the client reopened the session (session/load, /resume) while the work this
+    # cancel could stop ran, the cancel sent after it (-1: not so): the text does not say
+    # whether a reopen replaces the session that work runs in, so the cancel may not reach it
+    reopened: int = field(default=-1, metadata=INDEX)
+    # a prompt was sent while this cancel was not yet provably read, and a prompt sent after
+    # it is still open: the agent may have read the two together (an editor's "stop and
+    # send" writes them in one write) and taken the prompt up before the cancel, so the
+    # cancel may reach that prompt's work
+    joint: bool = False
+    # read before the work began, so stale but for ``joint``: the only thing that may make it
+    # reach this work is the order the agent handled it and the prompt in (CANCEL-11 warns)
+    joint_read: bool = field(default=False, metadata=_out(
+        "read only once the work showed live content (Work.showed), which the explorer's "
+        "alphabet never reports"))
 
 
 @dataclass(slots=True)

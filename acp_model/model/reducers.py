@@ -20,9 +20,10 @@ from typing import Any
 
 from rpds import HashTrieMap, Queue
 
-from acp_model.model.check import allowance, check, dispatch
+from acp_model.model.check import allowance, check, dispatch, meta_of
 from acp_model.model.messages import Findings
 from acp_model.model.vocab import FINAL_TOOL_STATUSES, UPDATE_KINDS, Reads, Role, ToolStatus
+from acp_model.spec.rules import RULES
 
 MESSAGE_FAMILY = {
     "user_message": "user", "user_message_chunk": "user",
@@ -337,6 +338,47 @@ def background_removed_when_final(view: SessionView, update: dict[str, Any]
                    f"tool call {ident!r} left the background list while its status was "
                    f"{tool.status!r}: its final status must come first")
 
+
+
+def _unshown_tool(view: SessionView, params: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """A permission request's tool call that no update announced and that has no title: the
+    client has nothing to show of what it is asked to allow."""
+    path, tool = "params/toolCall", params.get("toolCall")  # v1: a ToolCallUpdate
+    subject = params.get("subject")
+    if isinstance(subject, dict) and subject.get("type") == "tool_call":
+        path, tool = "params/subject/toolCall", subject.get("toolCall")
+    tid = tool.get("toolCallId") if isinstance(tool, dict) else None
+    if isinstance(tid, str) and tid not in view.tools and not tool.get("title"):
+        yield (f"{path}/toolCallId",
+               f"a permission request for tool call {tid!r}, which no update announced and "
+               "which it gives no title: the client has nothing to show of what it is asked "
+               "to allow")
+
+
+@check("TOOL-02", role=Role.FINDING)
+def permission_tool_titled(view: SessionView, params: dict[str, Any]
+                           ) -> Iterator[tuple[str, str]]:
+    """A permission request that is the first report of its tool call gives its title."""
+    yield from _unshown_tool(view, params)
+
+
+@check("V1-TOOL-01", role=Role.FINDING)
+def permission_tool_shown(view: SessionView, params: dict[str, Any]
+                          ) -> Iterator[tuple[str, str]]:
+    """v1: a permission request names a tool call some update announced, or gives its title:
+    otherwise the client has nothing to show of what it is asked to allow."""
+    yield from _unshown_tool(view, params)
+
+
+def judge_permission(view: SessionView, params: Any, rev: str = "seed") -> Findings:
+    """The view-based checks of a permission request (``view``: before it), those of the
+    revision's rules."""
+    out = Findings(rev=rev)
+    checks = [(fn, meta_of(fn)) for fn in (permission_tool_titled, permission_tool_shown)]
+    if isinstance(params, dict):
+        out.apply([(fn, meta) for fn, meta in checks
+                   if RULES[meta.rule].applies(rev)], view, params)
+    return out
 
 
 def judge(view: SessionView, update: dict[str, Any], rev: str = "seed", *,

@@ -34,6 +34,34 @@ def load_replays_before_answering(kind: object, load_response: int | None) -> st
             "and before any prompt: probably history replayed after the agent answered")
 
 
+@check("V1-LOAD-01")
+def load_history_after_answer(kind: object, load_response: int | None, replayed: str | None
+                              ) -> str | None:
+    """session/load streams the conversation before its response: a user message of the
+    session's history (``replayed`` says why it is one) after the response, while no prompt
+    came since, is history streamed after the agent answered. v1 has no user message but the
+    client's prompts, so it can be nothing else."""
+    if load_response is None or kind not in USER_KINDS or replayed is None:
+        return None
+    return (f"{kind} for a loaded session after the session/load response #{load_response} "
+            f"and before any prompt: {replayed}, so it is replayed history, which the agent "
+            "must stream before it answers")
+
+
+def replayed_user_message(kind: object, message_id: object, text: str | None, seen: set[str],
+                          prompts: dict[str, int]) -> str | None:
+    """Why a user message is provably an earlier message of the conversation (None: it is
+    not shown to be): it carries the text of prompt ``prompts[text]`` of the session, or a
+    message id the session used before."""
+    if kind not in USER_KINDS:
+        return None
+    if text is not None and text in prompts:
+        return f"it carries the text of the session's earlier prompt #{prompts[text]}"
+    if isinstance(message_id, str) and message_id in seen:
+        return f"its messageId {message_id!r} names a message the session sent before"
+    return None
+
+
 @check("V1-RESUME-01", level=Level.WARN)
 def resume_replays_nothing(kind: object, resume_request: int | None, earlier: str | None
                            ) -> str | None:
@@ -130,23 +158,37 @@ def reopen_sent(model: Any, sid: str, idx: int, busy: bool, reopened_busy: dict[
     """A session/load or session/resume of session ``sid`` was sent at ``idx``. What the
     session shows from now on may be the reopen's history (V1-LOAD-01 and SESS-08 judge where
     it comes), so the end of an earlier cancelled turn no longer marks content as that turn's
-    (CANCEL-09). Sent while the session worked, it is kept: see :func:`cancel_after_reopen`."""
-    model.cancel_book.cancelled_end = -1
-    if busy:
+    (CANCEL-09). Sent while the session worked, it is kept (:func:`cancel_after_reopen`), and
+    it may explain that work ending cancelled."""
+    forget_turn_end(model)
+    if busy and not model.ctx.readings.chose("A-30", "same"):
         reopened_busy[sid] = idx
+        # an agent may stop the work of the session a reopen replaces: a possible cause of a
+        # cancelled end (CANCEL-11), though no obligation to end it so
+        model.work.client_stopped = True
+
+
+def forget_turn_end(model: Any) -> None:
+    """What the session shows from here on may be history, or the turn of a session that is
+    reused: the end of an earlier turn no longer marks it as that turn's late content
+    (CANCEL-09, V1-TURN-01)."""
+    model.cancel_book.cancelled_end = model.work.ended = -1
 
 
 def cancel_after_reopen(model: Any, reopened_at: int | None) -> None:
-    """A cancel sent after the client reopened the session while its work ran, that work still
-    running: the text does not say whether a reopen replaces the session that work belongs to
-    (an agent may load a fresh session object and leave the old turn orphaned), so which one
-    the cancel addresses is open. It cannot bind that work (CANCEL-07): it stays a possible
-    cause of a cancelled end, never a proof that one was owed."""
-    if model is None or reopened_at is None or not model.cancel_book.cancels:
-        return
+    """A cancel sent after the client reopened the session while its work ran (reported, or a
+    prompt still being started), that work still running: the text does not say whether a
+    reopen replaces the session that work belongs to (an agent may load a fresh session
+    object and leave the old turn orphaned), so which one the cancel addresses is open. It
+    stays a possible cause of a cancelled end, but no proof that one was owed: every check
+    that rests on the cancel reaching the work (CANCEL-07, CANCEL-05, A-10.cancel, the
+    liveness of the work) reads ``CancelRec.reopened`` and says so as a warning at most."""
+    if model is None or reopened_at is None or not model.cancel_book.cancels \
+            or model.ctx.readings.chose("A-30", "same"):
+        return  # (A-30=same: the reopened session is the work's own; the cancel binds)
     prompts = model.queue.prompts
     if prompts and prompts[-1].idx > reopened_at:
         return  # a prompt since the reopen: the work now running may be that prompt's
     cancel = model.cancel_book.cancels[-1]
-    if cancel.status == CancelStatus.WORK and cancel.idx > reopened_at:
-        cancel.status, cancel.prior = CancelStatus.AMBIGUOUS, False
+    if cancel.idx > reopened_at and (cancel.status == CancelStatus.WORK or cancel.prior):
+        cancel.reopened = reopened_at

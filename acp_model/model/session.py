@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from acp_model.model.cancel_book import CancelBook
-from acp_model.model.cancel_rules import CancelRules
+from acp_model.model.cancel_rules import LATE_CONTENT_UPDATES, CancelRules
 from acp_model.model.check import allowance
 from acp_model.model.context import Context
 from acp_model.model.events import Ev
@@ -129,7 +129,8 @@ class SessionModel:
 
     @allowance("PROMPT-10", "PROMPT-08")
     def note_prompt(self, ev: Ev) -> None:
-        self.cancel_book.cancelled_end = -1
+        self.cancel_book.cancelled_end = self.work.ended = -1
+        self.cancel_book.prompt_sent(self.ctx.read)
         self.queue.add(ev)
 
     @allowance("CANCEL-01")
@@ -164,6 +165,7 @@ class SessionModel:
             self.work.rejected = True
             if rejected is not None:
                 self.cancel_book.outrun_by(rejected.idx)
+            self.cancel_book.unjoin(self.queue.sent_after)
             return
         self.work.client_stopped = False  # (A-28=none) what a withdrawal could stop ended here
         # a rejected prompt is no longer work a cancel could stop
@@ -173,7 +175,7 @@ class SessionModel:
     def start_work(self, ev: Ev) -> None:
         """Quiet -> work: sort leftover cancels into stale (dropped) and ambiguous."""
         self.work.start(ev.idx)
-        self.cancel_book.start_work(self.ctx.read)
+        self.cancel_book.start_work(self.ctx.read, self.facts.joined)
         self.queue.ran()
 
     def note_resumption(self, ev: Ev) -> None:
@@ -197,7 +199,7 @@ class SessionModel:
         self.cancel_book.end_work(served, cancelled=cancelled, prior=self.facts.prior,
                                   keep_held=not self.ctx.readings.chose("A-10", "keep"))
         self._settle_prompts()
-        self.work.end(cancelled=cancelled)
+        self.work.end(ev.idx, cancelled=cancelled)
         self.perm_book.note_resumed(ev)
 
     def settle_idle(self, ev: Ev) -> None:
@@ -213,6 +215,7 @@ class SessionModel:
         self.perm_book.note_resumed(ev)
 
     def _settle_prompts(self) -> None:
+        self.cancel_book.unjoin(self.queue.sent_after)
         if not self.queue.prompts and not self.work.rejected:
             self.cancel_book.no_prior()
 
@@ -235,6 +238,8 @@ class SessionModel:
     @allowance("STATE-07", "USAGE-01", "PROMPT-13")
     def note_output(self, ev: Ev) -> None:
         """Other session updates: legal in every state; they never change the state."""
+        if self.state in WORK and self.work.showed < 0 and ev.update in LATE_CONTENT_UPDATES:
+            self.work.showed = ev.idx
         self._note_silent_block()
 
     def _note_silent_block(self) -> None:

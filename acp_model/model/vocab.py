@@ -171,6 +171,7 @@ class ErrorCode(IntEnum):
     REQUEST_CANCELLED = -32800
     AUTH_REQUIRED = -32000
     RESOURCE_NOT_FOUND = -32002
+    UNSUPPORTED_VERSION = -32022  # sdk-2.4.0: no version at or below the requested one
 
 
 # Requests JSON-RPC 2.0 answers with -32700 / -32600 and id null (unreadable input).

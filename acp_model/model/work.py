@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from acp_model.model.records import EXPLAINS
+from acp_model.model.records import EXPLAINS, LIVE_CONTENT
 
 __all__ = ["Work"]
 
@@ -32,14 +32,24 @@ class Work:
     # refused a permission ("an interaction the agent offers"): either may explain a
     # cancelled stop reason, and neither obliges one.
     client_stopped: bool = False
+    # where the current work first showed a message, a thought or a tool call (-1: not yet):
+    # work that ran that far was taken up, which CANCEL-11's warning on a cancel read together
+    # with the work's prompt reads
+    showed: int = field(default=-1, metadata=LIVE_CONTENT)
+    # where the last work ended other than cancelled, no prompt or reopen since (-1: none):
+    # v1's response ends its turn, and V1-TURN-01 reads it for content that comes after
+    ended: int = field(default=-1, metadata=LIVE_CONTENT)
 
     def start(self, idx: int) -> None:
         self.began = idx
+        self.showed = self.ended = -1
         self.cancelled_tools = set()
         self.tool_calls = set()
 
-    def end(self, *, cancelled: bool) -> None:
-        """The work ended; ended cancelled, its tool calls get no more updates (CANCEL-09)."""
+    def end(self, idx: int, *, cancelled: bool) -> None:
+        """The work ended at ``idx``; ended cancelled, its tool calls get no more updates
+        (CANCEL-09), otherwise content after it shows work still pending (V1-TURN-01)."""
         if cancelled:
             self.cancelled_tools = set(self.tool_calls)
+        self.ended = -1 if cancelled else idx
         self.tool_calls = set()

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from acp_model.model import messages, permissions, replay, wire_table
+from acp_model.model import messages, offered, permissions, replay, wire_table
 from acp_model.model.events import Ev
 from acp_model.model.evidence import note_repeat
 from acp_model.model.obligations import WITHDRAWN_ANSWERED
@@ -61,6 +61,9 @@ class Answers:
         self.dialect, self.reopens = dialect, reopens
         self.agent_capabilities: Any = None  # the initialize result's (ENUM-12 reads _meta)
         self.prompt_caps: dict[str, Any] | None = None
+        # each initialize request: does it validate, what it leaves to the schema's defaults
+        self.initializes: dict[Any, tuple[bool, tuple[str, ...]]] = {}
+        self.own = offered.OwnSessions()  # the sessions the agent made here (SESS-14)
         # the handler of each answer route of wire_table.MESSAGES
         self._handlers: dict[Route, Callable[[Reply], None]] = {
             Route.INITIALIZE: self._initialized, Route.NEW_SESSION: self._created,
@@ -88,6 +91,7 @@ class Answers:
             self.agent_capabilities)
         if direction == "a2c":
             self.machines.ctx.answered(req.idx, idx)  # FIFO stdio: it read up to req.idx
+            self.own.response(run, req.method, req.session, msg.get("error"), req.idx, idx)
             run(replay.resume_reports_state, idx, req.method, has_error, req.state_reported,
                 session=req.session)
             self.machines.closes.response(run, req, req_id, msg.get("error"), idx,
@@ -129,9 +133,18 @@ class Answers:
             return
         run(rpc.answers_open_request, idx, self.rpc, direction, req_id)
 
+    def initialize_sent(self, req_id: Any, valid: bool, defaulted: tuple[str, ...]) -> None:
+        """The client sent initialize ``req_id``: whether it validates, what it leaves to the
+        schema's defaults (INIT-11 reads them at its answer)."""
+        self.initializes[req_id] = (valid, defaulted)
+
     # --- one handler per method -------------------------------------------------------------
     def _initialized(self, r: Reply) -> None:
         result, idx, what = r.result, r.idx, r.what
+        if r.has_error and r.req_id in self.initializes:
+            valid, defaulted = self.initializes.pop(r.req_id)
+            self.store.run(offered.valid_client_let_in, idx, valid, defaulted, r.code,
+                           r.req.idx, self.rev)
         if r.has_error or not isinstance(result, dict):
             self.machines.conn_event(ConnEvent.INITIALIZE_FAILED, Ev(idx), what)
             return
@@ -157,8 +170,11 @@ class Answers:
             return
         new_sid = r.result.get("sessionId") if isinstance(r.result, dict) else None
         self.machines.conn_event(ConnEvent.SESSION_CREATED, Ev(r.idx, id=new_sid), r.what)
+        self.own.created(new_sid, r.req.idx, r.idx)
         if isinstance(new_sid, str) and new_sid not in self.machines.sessions:
             self.machines.open(new_sid)
+        elif isinstance(new_sid, str):  # a session handed out again (SESS-01 judged it): what
+            replay.forget_turn_end(self.machines.sessions[new_sid])  # it shows is not late
 
     def _loaded(self, r: Reply) -> None:
         if not r.has_error and r.req.session in self.machines.sessions:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from acp_model.model import replay, wire_table
-from acp_model.model.events import Ev
+from acp_model.model.events import Ev, text_key
 from acp_model.model.vocab import Event
 from acp_model.oracle.machines import Machines
 from acp_model.oracle.reopens import Reopens
@@ -70,6 +70,8 @@ class V1(V2):
         self.turns = V1Turns()
         self.rpc, self.store, self.machines, self.reopens = rpc_, store, machines, reopens
         self.message_ids: dict[str, set[str]] = {}  # per session: the ids its content used
+        # per session: the first text of each prompt it was sent -> where (V1-LOAD-01's proof)
+        self.prompt_texts: dict[str, dict[str, int]] = {}
 
     def event_of(self, row: wire_table.Update) -> Event:
         """v1 reads a user message as replayed history (the turn's start is derived from the
@@ -79,6 +81,9 @@ class V1(V2):
 
     def prompt(self, sid: str, req_id: Any, idx: int, blocks: Any) -> None:
         self.turns.prompt(sid, req_id, idx, blocks)
+        text = text_key(blocks)
+        if text is not None:
+            self.prompt_texts.setdefault(sid, {}).setdefault(text, idx)
 
     def cancel(self, sid: str) -> None:
         self.turns.cancel(sid)
@@ -100,10 +105,14 @@ class V1(V2):
         mid = update.get("messageId")
         earlier = replay.earlier_message(kind, mid, seen) if resume is not None else None
         run(replay.resume_replays_nothing, idx, kind, resume, earlier, session=sid)
+        loaded = None if busy else self.reopens.load_answer(sid)  # (busy: the turn's)
+        replayed = replay.replayed_user_message(
+            kind, mid, text_key(update.get("content")), seen,
+            self.prompt_texts.get(sid, {})) if loaded is not None else None
         if isinstance(mid, str):
             seen.add(mid)
-        run(replay.load_replays_before_answering, idx, kind,  # (busy: the turn's)
-            None if busy else self.reopens.load_answer(sid), session=sid)
+        if not run(replay.load_history_after_answer, idx, kind, loaded, replayed, session=sid):
+            run(replay.load_replays_before_answering, idx, kind, loaded, session=sid)
         row = wire_table.updates().get(kind) if isinstance(kind, str) else None
         if row is not None and row.v1_as is not None:
             update = {**update, "sessionUpdate": row.v1_as}

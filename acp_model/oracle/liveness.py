@@ -17,6 +17,7 @@ from acp_model.model.check import CheckMeta, declare, meta_of
 from acp_model.model.obligations import REQUEST_OBLIGATIONS, WITHDRAWN_ANSWERED
 from acp_model.model.vocab import Role
 from acp_model.oracle.machines import Machines
+from acp_model.oracle.reopens import Reopens
 from acp_model.oracle.rpc import (
     OpenRequest,
     Rpc,
@@ -35,10 +36,12 @@ class LivenessJudge:
     """Liveness verdicts (the monitor's ``finish`` and the fuzzer's per-example share); owns
     which sessions were judged already."""
 
-    def __init__(self, rpc: Rpc, machines: Machines, store: ViolationStore) -> None:
+    def __init__(self, rpc: Rpc, machines: Machines, store: ViolationStore,
+                 reopens: Reopens | None = None) -> None:
         self.rpc = rpc
         self.machines = machines
         self.store = store
+        self.reopens = reopens or Reopens()
         self._judged_sessions: set[str] = set()
 
     def judge_open(self, sessions: Iterable[str] | None, since: int, last: int,
@@ -73,7 +76,9 @@ class LivenessJudge:
                         continue
                     batches.add(req.idx)
                 meta, what = self._unanswered(direction, req_id, req)
-                self.store.liveness(meta, req.idx, req.session, deadline, what)
+                doubt = self._reopened(req.session, req.idx) \
+                    if direction == "c2a" and wire_table.owed(req.method) is not None else None
+                self.store.liveness(meta, req.idx, req.session, deadline, what, doubt=doubt)
         for sid in sorted(chosen):
             for ob in self.machines.sessions[sid].obligations():
                 if ob.check in REQUEST_OBLIGATIONS:
@@ -81,8 +86,18 @@ class LivenessJudge:
                 if looked is not None and ob.since >= looked:
                     continue  # owed only since the client's last look: it had no deadline
                 self.store.liveness(ob.check, ob.idx if ob.idx >= 0 else last, sid,
-                                    deadline, ob.what)
+                                    deadline, ob.what, doubt=self._reopened(sid, ob.since))
         return self.store.violations[before:]
+
+    def _reopened(self, sid: str | None, since: int) -> str | None:
+        """Why a deadline proves nothing about what session ``sid`` owes since ``since``: the
+        client reopened the session while that work ran (None: it did not)."""
+        at = self.reopens.reopened_since(sid, since)
+        if at is None:
+            return None
+        return (f"the client reopened the session at #{at} while this work ran: the text does "
+                "not say whether a reopen replaces the session the work runs in, so the "
+                "cancels since may not reach it, and it may still be running")
 
     def _due(self, direction: str, req_id: Any, req: OpenRequest, since: int,
              deadline: float | None, skip: Collection[Any], looked: int | None,

@@ -117,6 +117,13 @@ class Machines:
         sess = self.sessions.get(sid)
         return sess.work.began if sess is not None else -1
 
+    def cancel_may_miss(self, sid: str) -> bool:
+        """The session's last cancel was sent after the client reopened the session while its
+        work ran (``replay.cancel_after_reopen``): it may not reach that work."""
+        sess = self.sessions.get(sid)
+        cancels = sess.cancel_book.cancels if sess is not None else []
+        return bool(cancels) and cancels[-1].reopened >= 0
+
     def exercised(self) -> dict[str, int]:
         """How often the machines' checks ran, per rule."""
         out: dict[str, int] = {}

@@ -66,7 +66,7 @@ class Monitor:
         self.store = ViolationStore(readings, self.views)
         self.machines = Machines(readings, self.rpc, self.store, self.views, engine=engine)
         self.shapes = ShapeJudge(self.rev, self.store, validate=validate)
-        reopens = Reopens()
+        self.reopens = reopens = Reopens()
         # the revision's translator into the model's events (v1: its turns)
         dialect = dialects.for_protocol(revisions.get(self.rev).protocol, self.rpc, self.store,
                                         self.machines, reopens)
@@ -74,7 +74,7 @@ class Monitor:
                           self.shapes, dialect, reopens)
         self.router = Router(self.rev, self.rpc, self.store, self.machines, self.shapes,
                              answers, dialect, reopens)
-        self.liveness = LivenessJudge(self.rpc, self.machines, self.store)
+        self.liveness = LivenessJudge(self.rpc, self.machines, self.store, reopens)
         self.violations: list[Violation] = self.store.violations  # the store's, shared
         self.count = 0
         # (first, last) message numbers an excerpt left out (its records carry their numbers)

@@ -31,6 +31,14 @@ class Reopens:
     def cancelled(self, model: SessionModel | None, sid: str) -> None:
         replay.cancel_after_reopen(model, self.reopened_busy.get(sid))
 
+    def reopened_since(self, sid: str | None, idx: int) -> int | None:
+        """Where the client reopened session ``sid`` while it worked, after the message at
+        ``idx`` (None: it did not). Work older than that reopen may run on in a session
+        object the reopen replaced (``replay.cancel_after_reopen``): a cancel sent since may
+        not reach it, so no deadline of ours proves it was never ended or answered."""
+        at = self.reopened_busy.get(sid or "")
+        return at if at is not None and at > idx else None
+
     def load_answer(self, sid: str) -> int | None:
         """Where the session's load was answered, no prompt since (None: not loaded)."""
         return self.loaded.get(sid)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from acp_model.model import messages, reducers, replay, wire_table
+from acp_model.model import messages, offered, reducers, replay, wire_table
 from acp_model.model.check import allows_of, declare
 from acp_model.model.events import Ev, content_key, text_key
 from acp_model.model.vocab import ConnEvent, Event, Role
@@ -122,16 +122,20 @@ class Router:
         return spec
 
     def _unknown_session(self, idx: int, sid: Any, what: str) -> None:
-        """The agent named a session no response has named: SESS-12, unless a session/new is
-        still unanswered. The agent may announce the new session before its response names
-        it (an update or a request first: no text orders the two), so the default accepts it.
-        So is a session the client named itself in a request still open or answered with a
-        result (a probe's invented id): the agent took it for a session, and no text makes it
-        answer an unknown session with an error ("MAY return an error", session-setup.mdx)."""
-        if not self.rpc.named_by_client(sid) and not any(
-                r.method == Method.NEW_SESSION for r in self.rpc.open["c2a"].values()):
-            self.machines.conn_event(ConnEvent.AGENT_NAMES_UNKNOWN_SESSION, Ev(idx),
-                                     f"{what} names session {sid!r}")
+        """The agent named a session no response has named: SESS-12. While a session/new is
+        still unanswered it may be announcing the new session before its response names it
+        (no text of v1 or the seed orders the two, sdk-2.4.0 allows it), but a client cannot
+        tell yet that it is its new session: a warning there. A session the client named
+        itself in a request still open or answered with a result (a probe's invented id) is
+        accepted: the agent took it for a session, and no text makes it answer an unknown
+        session with an error ("MAY return an error", session-setup.mdx)."""
+        if self.rpc.named_by_client(sid):
+            return
+        if any(r.method == Method.NEW_SESSION for r in self.rpc.open["c2a"].values()):
+            self.store.run(offered.session_named_once_created, idx, what, sid)
+            return
+        self.machines.conn_event(ConnEvent.AGENT_NAMES_UNKNOWN_SESSION, Ev(idx),
+                                 f"{what} names session {sid!r}")
 
     # --- requests ---------------------------------------------------------------------------
     def _request(self, direction: str, method: str, msg: dict[str, Any], idx: int) -> None:
@@ -149,10 +153,16 @@ class Router:
                 method, params) else None,
             reopens=direction == "c2a" and method in replay.REOPENING
             and sid in self.machines.sessions)
+        if direction == "c2a":
+            self.answers.own.request(method, sid)
         if spec is None:
             return
         what = f"{method} request #{idx}"
         self.shapes.schema(spec.params_def, params, idx, what, method)
+        if method == Method.INITIALIZE:  # what INIT-11 needs of it
+            self.answers.initialize_sent(req_id, self.shapes.valid(spec.params_def, params),
+                                         schema.omitted_defaults(spec.params_def, params,
+                                                                 self.rev))
         # the schema checked the direction: a route is the table's (wire_table.MESSAGES)
         handler = self._requests.get(wire_table.route(method))
         if handler is not None:
@@ -165,6 +175,8 @@ class Router:
             self._unknown_session(idx, sid, what)
             return
         ev = wire.permission_request(idx, req_id, params)
+        self.shapes.findings(reducers.judge_permission(self.machines.views[sid], params,
+                                                       self.rev), idx, what, sid)
         self.machines.views[sid] = reducers.apply_permission_subject(self.machines.views[sid],
                                                                      params)
         self.machines.derived(sid, self.dialect.turn_content(sid, idx, what))

@@ -427,39 +427,56 @@ def _null_answer(rpc: Rpc, direction: str, msg: dict[str, Any]) -> bool:
     return msg.get("id") is None and None not in rpc.answered[OTHER[direction]]
 
 
+def _id_said(msg: dict[str, Any]) -> str:
+    """How a response without a request id says so: ``id: null``, or no ``id`` member at all
+    (which JSON-RPC 2.0 §5 requires of every response)."""
+    return "id null" if "id" in msg else "no id member (a response must have one)"
+
+
 @check("RPC-09", role=Role.FINDING)
 def notifications_unanswered(rpc: Rpc, direction: str, msg: dict[str, Any]) -> str | None:
-    """Notifications are never answered; an id-null error only answers unreadable input."""
+    """Notifications are never answered, within a batch neither; an id-null error only
+    answers unreadable input (or a batch that held a request)."""
     if not _null_answer(rpc, direction, msg):
         return None
     party, requester = PARTY[direction], OTHER[direction]
     code = _error_code(msg)
     if code in UNREADABLE_CODES:
-        if rpc.unreadable[requester] > 0 or rpc.batch_sent:
-            return None  # the answer to unreadable input; a rejected batch is ACPM-BATCH
-        return (f"{party} sent error {code} with id null although nothing unreadable was "
-                "sent: it answered a notification")
+        if rpc.unreadable[requester] > 0:
+            return None  # the answer to unreadable input
+        if rpc.batch_sent:
+            if not rpc.notification_batch_sent:
+                return None  # a rejected batch holding a request is ACPM-BATCH
+            return (f"{party} answered a valid batch of {rpc.batch_size} notification(s) and "
+                    f"no request with error {code} and {_id_said(msg)}: it replied to "
+                    "notifications, which no receiver does, within a batch neither (an "
+                    "all-notification batch gets no response at all)")
+        return (f"{party} sent error {code} with {_id_said(msg)} although nothing unreadable "
+                "was sent: it answered a notification")
     if _cancel_answered(rpc, direction, msg) is not None:
         return None  # CANCEL-02 says it
     which = answered_notification(rpc, msg) if direction == "a2c" else None
     named = f" ({which[0]} #{which[1]})" if which is not None else ""
-    return f"{party} sent a response with id null, i.e. it answered a notification{named}"
+    return (f"{party} sent a response with {_id_said(msg)}, i.e. it answered a "
+            f"notification{named}")
 
 
 @check("ACPM-BATCH", role=Role.FINDING)
 def batch_answered_per_request(rpc: Rpc, direction: str, msg: dict[str, Any]) -> str | None:
     """A valid batch is answered with an array of responses, one per request (none for
     notifications), not with one error for the whole batch."""
-    if not _null_answer(rpc, direction, msg) or not rpc.batch_sent:
+    if not _null_answer(rpc, direction, msg) or not rpc.batch_sent \
+            or rpc.notification_batch_sent:  # a batch of notifications only: RPC-09
         return None
     code = _error_code(msg)
     if code not in UNREADABLE_CODES or rpc.unreadable[OTHER[direction]] > 0:
         return None
     requests = len(rpc.batch_requests)
     return (f"{PARTY[direction]} answered a valid batch of {requests} request(s) and "
-            f"{rpc.batch_size - requests} notification(s) with one error {code} and id null: a "
-            "batch gets an array with a response for each request and none for notifications "
-            "(transports.mdx: ACP follows the JSON-RPC 2.0 batch rules)")
+            f"{rpc.batch_size - requests} notification(s) with one error {code} and "
+            f"{_id_said(msg)}: a batch gets an array with a response for each request and "
+            "none for notifications (transports.mdx: ACP follows the JSON-RPC 2.0 batch "
+            "rules)")
 
 
 def batch_left_unanswered(req: OpenRequest, req_id: Any) -> str:

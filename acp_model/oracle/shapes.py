@@ -70,6 +70,12 @@ class ShapeJudge:
                               f"{what} {verb} the schema ({problem.def_name}) at "
                               f"{problem.path}: {problem.message}")
 
+    def valid(self, def_name: str | None, instance: Any) -> bool:
+        """Does ``instance`` validate against ``def_name`` (True when nothing validates)?"""
+        if def_name is None or not self.validate:
+            return True
+        return bool(validation.fast_validator(def_name, self.rev)(instance))
+
     def findings(self, findings: Findings, idx: int, what: str,
                  session: str | None = None) -> None:
         self.store.ran(findings.ran)

@@ -92,10 +92,14 @@ class ViolationStore:
         self.violations.append(found)
 
     def liveness(self, meta: CheckMeta, idx: int, session: str | None, deadline: float | None,
-                 what: str) -> None:
+                 what: str, *, doubt: str | None = None) -> None:
+        """``doubt``: why the deadline proves nothing here (the verdict is then a warning that
+        says so)."""
         suffix = f" within the {deadline:g} s deadline" if deadline is not None else \
             " before the end of the trace"
-        self.report(meta, idx, what + suffix, session=session, kind="liveness", deadline=deadline)
+        self.report(meta, idx, what + suffix + (f" ({doubt}: a warning)" if doubt else ""),
+                    session=session, kind="liveness", deadline=deadline,
+                    level=Level.WARN if doubt else None)
 
     def failures_of(self, failures: list[Failure], idx: int, session: str | None, what: str,
                     evidence: Mapping[str, Any]) -> None:

@@ -41,6 +41,7 @@ from acp_model.report.html import trace_page, write_html
 from acp_model.spec import revisions
 from acp_model.spec.levels import Level
 from acp_model.spec.readings import Readings
+from acp_model.spec.rules import strength_shown
 from acp_model.trace import dialect
 from acp_model.trace.wire import LineCutter, decode_line, dumps_record
 
@@ -66,7 +67,8 @@ def live_line(v: Violation) -> str:
     level = "FAIL" if v.level == Level.FAIL else "warn"
     where = f"#{v.index}" + (f".{v.sub}" if v.sub is not None else "")
     session = f" session {v.session}" if v.session else ""
-    return f"acp-model: {level} {v.rule} ({v.strength}) {where}{session}: {v.message}"
+    strength = strength_shown(v.rule, v.strength)
+    return f"acp-model: {level} {v.rule} ({strength}) {where}{session}: {v.message}"
 
 
 class Judge:

@@ -19,7 +19,7 @@ import pytest
 
 from acp_model.pytest_plugin.run import AcpRun, _options, run_once
 from acp_model.report.text import counterexample_name
-from acp_model.spec.rules import group_of, rule_groups
+from acp_model.spec.rules import group_of, rule_groups, strength_shown
 
 NODE_NAME = "acp-model"
 
@@ -46,8 +46,8 @@ def describe_failures(found: Mapping[str, Found], rules: Iterable[str] | None = 
         if wanted is not None and rule_id not in wanted:
             continue
         rule = RULES[rule_id]
-        lines += [f"{rule_id} ({rule.effective_strength()}, binds the {rule.party}): "
-                  f"{rule.statement}",
+        lines += [f"{rule_id} ({strength_shown(rule_id, rule.effective_strength())}, binds the "
+                  f"{rule.party}): {rule.statement}",
                   f"  source: {rule.citation}",
                   f"  what happened: {one.violation.message}"]
         # the name already says "(not replayed)"; a rate follows only when replays ran
@@ -82,8 +82,8 @@ def emit_warnings(recorder: Recorder, group: str | None = None) -> None:
     for (rule_id, check), v in sorted(recorder.warnings.items(), key=lambda kv: str(kv[0])):
         if group is None or group_of(rule_id) == group:
             count = recorder.warning_counts[(rule_id, check)]
-            warnings.warn(AcpWarning(f"{rule_id} ({v.strength}): {v.message} (seen {count} "
-                                     "time(s))"), stacklevel=3)
+            warnings.warn(AcpWarning(f"{rule_id} ({strength_shown(rule_id, v.strength)}): "
+                                     f"{v.message} (seen {count} time(s))"), stacklevel=3)
 
 
 class AcpGroupFailure(Exception):

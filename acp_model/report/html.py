@@ -22,6 +22,7 @@ import orjson
 from acp_model.report.links import rule_url
 from acp_model.report.sequence_svg import OFFENDING, lanes_of, sequence_svg
 from acp_model.spec.levels import Level
+from acp_model.spec.rules import strength_shown
 from acp_model.trace.describe import summarize
 from acp_model.trace.format import Record, numbers_of
 
@@ -75,7 +76,8 @@ def cases_from_violations(violations: Sequence[Mapping[str, Any]],
                  if e.get("index") in position}
         if v.get("index") in position:
             marks[position[v["index"]]] = OFFENDING
-        out.append(Case(title=f"{v['rule']} ({v.get('strength', '')})", level=v["level"],
+        strength = strength_shown(str(v["rule"]), str(v.get("strength", "")))
+        out.append(Case(title=f"{v['rule']} ({strength})", level=v["level"],
                         message=v["message"], records=records, marks=marks, numbers=numbers,
                         facts=violation_facts(v), rule=str(v["rule"])))
     return out

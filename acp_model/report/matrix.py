@@ -29,7 +29,7 @@ from acp_model.report.links import rule_url
 from acp_model.report.reach import LABELS, Reach
 from acp_model.spec.families import Family, families, family_of
 from acp_model.spec.levels import Level
-from acp_model.spec.rules import RULES
+from acp_model.spec.rules import RULES, strength_shown
 
 FORMAT = "acp-model-matrix/1"
 
@@ -142,7 +142,8 @@ def _finding(v: Mapping[str, Any], ce: Mapping[str, Any] | None, revision: str,
     return {
         "rule": v.get("rule"),
         "level": v.get("level"),
-        "strength": v.get("strength") or (rule.strength if rule else ""),
+        "strength": strength_shown(str(v.get("rule")),
+                                   str(v.get("strength") or (rule.strength if rule else ""))),
         "message": v.get("message", ""),
         "statement": rule.statement if rule else "",
         "citation": rule.citation_in(revision) if rule else "",

@@ -121,6 +121,19 @@ _DEFS: list[ReadingDef] = [
         "may", "prompt-lifecycle.mdx §Stop Reasons ('the Client cancels active work'); "
                "sdk-2.4.0 $defs.IdleStateUpdate"),
     ReadingDef(
+        "A-30", "cancel-after-reopen",
+        "Does a session/cancel sent after the client reopened (session/load, session/resume) "
+        "a session whose work still runs reach that work?",
+        {"open": "the text does not say whether a reopen replaces the session the work runs "
+                 "in (an agent may load a fresh session object and leave the old turn "
+                 "running): the cancel may not reach it, so ignoring it is CANCEL-07's warning "
+                 "and no deadline of ours fails the work",
+         "same": "the reopened session is the one the work runs in: the cancel binds it "
+                 "(CANCEL-07 fails; agentclientprotocol/claude-agent-acp#415 and "
+                 "zed-industries/codex-acp#186 were fixed or accepted as bugs)"},
+        "open", "session-setup.mdx §Loading Sessions, §Resuming Sessions; prompt-turn.mdx "
+                "§Cancellation"),
+    ReadingDef(
         "SPEC", "spec-revision",
         "Which revision of the v2 text judges? (set with --spec; a revision fixes the "
         "readings its text decides)",

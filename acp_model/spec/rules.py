@@ -59,6 +59,9 @@ class Rule:
     revisions: tuple[str, ...] = (SEED, SDK_2_4_0)
     strength_in: tuple[tuple[str, Strength], ...] = ()
     cited_in: tuple[tuple[str, str], ...] = ()
+    # The text states it as a definition (what a stop reason or a response means), not with
+    # a BCP 14 keyword: enforced at ``strength``, and every header says so
+    from_definition: bool = False
 
     @property
     def is_allowance(self) -> bool:
@@ -135,6 +138,21 @@ _R: list[Rule] = [
          "Both peers identify themselves in info with a name and a version.",
          "initialization.mdx §Implementation Information; schema $defs.Implementation",
          tck=("ACP-INIT-203",)),
+    Rule("INIT-11", "agent", "MUST", "safety",
+         "An initialize request that validates against the schema is answered with a result, "
+         "never refused as invalid (-32602, -32600): what the schema gives a default may be "
+         "left out.",
+         "initialization.mdx intro (the agent responds with the chosen version and its "
+         "capabilities: INIT-03's MUST, which a refusal leaves unmet); schema "
+         "$defs.InitializeRequest",
+         notes="The proof is the request's own validity under the revision's schema (the "
+               "fuzzer's, and any recorded client's) against the agent's claim that it is "
+               "invalid. Not judged: an invalid request, and any other error (no API key, an "
+               "internal failure: the environment's, and sdk-2.4.0's -32022 for a version "
+               "none is at or below), which says nothing of the request. The fuzzer "
+               "reports such an agent as failing this rule, with the counterexample, instead "
+               "of as unusable; --client-capabilities sends what an editor sends, so the "
+               "lifecycle behind such a start can still be fuzzed."),
     Rule("INIT-10", "agent", "MUST", "safety",
          "An agent that advertises capabilities.session never answers the baseline session "
          "methods with -32601 (method not found).",
@@ -165,6 +183,20 @@ _R: list[Rule] = [
          "session/prompt and session/cancel only name sessions the agent created on this "
          "connection.",
          "session-setup.mdx §Session ID"),
+    Rule("SESS-14", "agent", "MUST", "safety",
+         "A session the agent created on this connection stays usable until the client closes "
+         "it: a session/prompt for it is not answered 'not found' (-32002), and the methods "
+         "the agent offers for it do not fail it with an internal error (a warning).",
+         "session-setup.mdx §Creating a Session ('The Agent MUST respond with a unique Session "
+         "ID that identifies this conversation'); §Session ID; schema $defs.ErrorCode "
+         "(-32002: 'A given resource, such as a session, was not found')",
+         notes="The failure needs the agent's own word that the session is gone (-32002 to "
+               "a prompt) while the client never sent session/close for it. An internal error "
+               "(-32603) of a method offered for the session (load, resume, close, list, "
+               "modes, configuration) is a warning: the text is silent on which errors those "
+               "methods may give. A load or resume answered -32002 proves nothing: the text "
+               "does not say a live session can be loaded (an agent may look only in its "
+               "store)."),
     # --- prompts ------------------------------------------------------------------------
     Rule("PROMPT-01", "client", "MUST", "safety",
          "No session/prompt before initialization and session set-up are complete.",
@@ -383,7 +415,13 @@ _R: list[Rule] = [
          "the work being ended (a cancel read while idle does not kill the next turn).",
          f"{PL} §Stop Reasons; schema $defs.StopReason",
          notes="DEF in RULES.md, enforced as MUST: a cancelled stop reason is the agent's claim "
-               "that the client cancelled this work."),
+               "that the client cancelled this work. A failure proves that nothing the client "
+               "sent can have cancelled it: no cancel or close it may still have reached "
+               "(one read before the work's prompt was sent, not together with it), no reopen "
+               "of the session while the work ran, no withdrawal of its prompt; a cancel read "
+               "before the work began that the agent may have handled after taking the prompt "
+               "up (the two written together) leaves only a warning.",
+         from_definition=True),
     Rule("CANCEL-13", "both", "MAY", "allowance",
          "The receiver of $/cancel_request may stop the request's work first.",
          "cancellation.mdx"),
@@ -527,7 +565,8 @@ _R: list[Rule] = [
          "updates')", revisions=(SDK_2_4_0,),
          notes="A definition of the revision, enforced as MUST NOT: the error told the client "
                "the message is not in the conversation. With SDK-PROMPT-02 (no error once "
-               "inserted) it covers both orders of an insertion and an error."),
+               "inserted) it covers both orders of an insertion and an error.",
+         from_definition=True),
     Rule("SDK-PROMPT-02", "agent", "MUST NOT", "safety",
          "Once a prompt's user message is inserted, its request is not answered with an error "
          "(failing work ends with the error stop reason instead).",
@@ -677,8 +716,9 @@ def _with_v1(rules: list[Rule]) -> list[Rule]:
     out = [replace(r, revisions=(*r.revisions, V1), cited_in=(*r.cited_in,
                                                               (V1, V1_CITATIONS[r.id])))
            if r.id in V1_CITATIONS else r for r in rules]
-    out += [Rule(rid, party, strength, kind, statement, citation, revisions=(V1,))  # type: ignore[arg-type]
-            for rid, party, strength, kind, statement, citation in V1_ONLY]
+    out += [Rule(rid, party, strength, kind, statement, citation,  # type: ignore[arg-type]
+                 notes=notes[0] if notes else "", revisions=(V1,))
+            for rid, party, strength, kind, statement, citation, *notes in V1_ONLY]
     return out
 
 
@@ -686,6 +726,15 @@ _R = _with_v1(_R)
 RULES: dict[str, Rule] = {r.id: r for r in _R}
 if len(RULES) != len(_R):  # pragma: no cover - guards against a copy/paste slip
     raise RuntimeError("duplicate rule id in the catalogue")
+
+
+def strength_shown(rule_id: str, strength: str) -> str:
+    """A rule's strength as a report's header prints it: a rule the text states as a
+    definition (``Rule.from_definition``) says that it is enforced at that strength."""
+    found = RULES.get(rule_id)
+    if found is None or not found.from_definition:
+        return strength
+    return f"{strength}: a definition, enforced as {strength}"
 
 
 def rule(rule_id: str) -> Rule:

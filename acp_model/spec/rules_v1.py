@@ -29,9 +29,15 @@ V1_CITATIONS: MappingProxyType[str, str] = MappingProxyType({
     "INIT-04": f"{IN} §Protocol version ('If the Agent supports the requested version, it "
                "MUST respond with the same version')",
     "INIT-05": f"{IN} §Protocol version ('the Client SHOULD close the connection')",
+    "INIT-11": f"{IN} (the agent responds with the chosen version and its capabilities: "
+               "INIT-03's MUST, which a refusal leaves unmet); v1 schema $defs.InitializeRequest "
+               "(clientCapabilities and its fields have defaults)",
     "INIT-10": f"{IN} §Session Capabilities ('all Agents MUST support session/new, session/prompt, "
                "session/cancel, and session/update')",
     "SESS-01": f"{SS} §Creating a Session ('MUST respond with a unique Session ID')",
+    "SESS-14": f"{SS} §Creating a Session ('MUST respond with a unique Session ID that "
+               "identifies this conversation'); §Session ID ('Clients use this ID to: Send "
+               "prompt requests'); v1 schema $defs.ErrorCode",
     "SESS-02": f"{SS} §Working Directory ('MUST be an absolute path')",
     "SESS-10": f"{SS} §Closing ('The Agent MUST cancel any ongoing work for that session as if "
                "session/cancel had been called')",
@@ -93,8 +99,8 @@ V1_CITATIONS: MappingProxyType[str, str] = MappingProxyType({
     "A-10.cancel": f"{PT} §Cancellation; RULES.md A-10",
 })
 
-# Rules only v1 states: (id, party, strength, kind, statement, citation)
-V1_ONLY: tuple[tuple[str, str, str, str, str, str], ...] = (
+# Rules only v1 states: (id, party, strength, kind, statement, citation[, notes])
+V1_ONLY: tuple[tuple[str, ...], ...] = (
     ("V1-LOAD-01", "agent", "MUST", "safety",
      "session/load replays the whole conversation as session/update notifications before its "
      "response: no replayed content for the loaded session follows the response.",
@@ -105,6 +111,22 @@ V1_ONLY: tuple[tuple[str, str, str, str, str, str], ...] = (
      "a permission request's toolCall).",
      "v1 tool-calls.mdx §Updating ('As tools execute, Agents send updates'); v1 schema "
      "$defs.ToolCallUpdate ('An update to an existing tool call')"),
+    ("V1-TURN-01", "agent", "SHOULD", "safety",
+     "A turn's content (message and thought chunks, tool calls and their updates) comes before "
+     "the response that ends the turn: none after it while no prompt came since.",
+     f"{PT} §4 Check for Completion ('If there are no pending tool calls, the turn ends and "
+     "the Agent MUST respond to the original session/prompt request'); §Stop Reasons "
+     "('end_turn: The language model finishes responding without requesting more tools')",
+     "Our reading, judged as a warning: the response ends the turn, so content of the turn "
+     "after it shows work still pending when the agent answered, and a client that takes the "
+     "response as the turn's end (as v1's lifecycle has it) drops or misplaces that content. "
+     "No sentence forbids it outright ('Agents MAY stop the turn at any point'; the ACP "
+     "maintainers hold that updates may come outside a turn, agentclientprotocol/"
+     "claude-agent-acp#824), so it is not a failure. A cancelled turn's late content is "
+     "CANCEL-09's MUST. Not turn content: session-level updates (commands, modes, "
+     "configuration, usage, session info), a reopen's replay (V1-LOAD-01), content after a "
+     "new prompt was sent. v2 lets background activity emit updates while idle (seed "
+     "§Session States, sdk-2.4.0 $defs.StateUpdate), so there it is not judged."),
     ("V1-RESUME-01", "agent", "MUST NOT", "safety",
      "session/resume replays nothing: no conversation content for the resumed session comes "
      "between the request and its response.",

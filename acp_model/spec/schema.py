@@ -157,3 +157,35 @@ def is_reserved(enum: str, value: object, rev: str = SEED) -> bool:
     that no other revision of the same protocol defines."""
     return isinstance(value, str) and value not in known_values(enum, rev) \
         and not value.startswith("_") and value not in foreign_values(enum, rev)
+
+
+def _properties(node: Any, defs: dict[str, Any]) -> dict[str, Any]:
+    """The properties a schema node declares, its ``$ref`` / ``allOf`` followed."""
+    if not isinstance(node, dict):
+        return {}
+    out = dict(node.get("properties") or {})
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        out = {**_properties(defs.get(ref.removeprefix("#/$defs/")), defs), **out}
+    for part in node.get("allOf") or ():
+        out = {**_properties(part, defs), **out}
+    return out
+
+
+def omitted_defaults(def_name: str, instance: Any, rev: str = SEED) -> tuple[str, ...]:
+    """The fields of ``instance`` (a ``$defs`` type) that it leaves out and the schema gives a
+    default (``clientCapabilities``, ``clientCapabilities.fs`` ...), as dotted paths: what a
+    receiver must take as that default, not refuse."""
+    defs = load_schema(rev)["$defs"]
+    out: list[str] = []
+
+    def walk(node: Any, value: Any, path: str) -> None:
+        for name, prop in _properties(node, defs).items():
+            where = f"{path}{name}"
+            if isinstance(value, dict) and name in value:
+                walk(prop, value[name], f"{where}.")
+            elif isinstance(prop, dict) and "default" in prop:
+                out.append(where)
+
+    walk(defs.get(def_name), instance, "")
+    return tuple(out)

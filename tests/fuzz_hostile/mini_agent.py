@@ -7,7 +7,9 @@ same, but closes stdin, says so on stderr and exits 0.5 s later), exitunread (ex
 with code 0 on reading its 2nd prompt: owed, but not provably read),
 ignoreterm (correct, but ignores SIGTERM and stdin EOF), grandchild (correct, but
 leaves a SIGTERM-ignoring grandchild behind), refuseinit (answers initialize with an error,
-as an agent without its API key does), lateworker (correct, but once sent ``_mini/arm`` it
+as an agent without its API key does), strictinit (answers an initialize whose capabilities
+lack ``fs`` with -32602 Invalid params, as one release in issue 50 did with v1's defaulted
+``clientCapabilities``; correct with them), lateworker (correct, but once sent ``_mini/arm`` it
 starts work of its own on the newest session at the next request it does not know, e.g. the
 fuzzer's sync, or at the one after ``params.skip`` more, and ends it only when that session
 is cancelled), untitledtool (correct, but every turn reports a tool call whose first update
@@ -107,6 +109,11 @@ def handle(msg):
     if method == "initialize" and MODE == "refuseinit":
         return {"jsonrpc": "2.0", "id": rid,
                 "error": {"code": -32603, "message": "no API key configured"}}
+    if method == "initialize" and MODE == "strictinit" \
+            and "fs" not in (msg.get("params") or {}).get("capabilities", {}):
+        return {"jsonrpc": "2.0", "id": rid,
+                "error": {"code": -32602, "message": "Invalid params",
+                          "data": {"capabilities.fs": "required"}}}
     if method == "initialize":
         return {"jsonrpc": "2.0", "id": rid, "result": {
             "protocolVersion": 2, "capabilities": {"session": {}},

@@ -10,7 +10,9 @@ request, stops a running ``exec_cmd`` (its process is killed), and the turn ends
 turn waits for it (claude-agent-acp#680's shape: a cancel during a blocking tool does not end
 the prompt). ``--on-cancel wait``: a cancel leaves the model request open and the turn ends
 (``cancelled``) once its stream ends; ``--on-cancel hang``: the same, but the cancelled turn is
-never answered.
+never answered. ``--loadable``: it advertises ``loadSession`` and answers a ``session/load``
+of one of its sessions at once with a fresh session object, leaving a running turn in the old
+one, where later cancels no longer reach it (zed-industries/codex-acp#186's shape).
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ TOOLS = [
 CHANGING = {"exec_cmd": "execute", "put_file": "edit"}
 ON_CANCEL = sys.argv[sys.argv.index("--on-cancel") + 1] if "--on-cancel" in sys.argv \
     else "hangup"
+LOADABLE = "--loadable" in sys.argv
 
 out_lock = threading.Lock()
 pending: dict[Any, dict[str, Any]] = {}  # our request id -> {"event", "answer"}
@@ -164,11 +167,9 @@ def run_tool(name: str, args: dict[str, Any], cwd: str, turn: Turn) -> str:
     return f"no tool {name}"
 
 
-def prompt(rid: Any, params: dict[str, Any]) -> None:
+def prompt(rid: Any, params: dict[str, Any], turn: Turn) -> None:
     sid = params["sessionId"]
     session = sessions[sid]
-    turn = Turn()
-    session["turns"].add(turn)
     text = " ".join(b.get("text", "") for b in params.get("prompt", []) if isinstance(b, dict))
     messages: list[dict[str, Any]] = [{"role": "user", "content": text}]
     stop = "end_turn"
@@ -253,13 +254,21 @@ def main() -> None:
             slot["event"].set()
         elif method == "initialize":
             send({"id": rid, "result": {"protocolVersion": 1, "authMethods": [],
-                                        "agentCapabilities": {"loadSession": False}}})
+                                        "agentCapabilities": {"loadSession": LOADABLE}}})
+        elif method == "session/load" and LOADABLE and params.get("sessionId") in sessions:
+            sid = params["sessionId"]  # a fresh object: a running turn stays in the old one
+            sessions[sid] = {"cwd": sessions[sid]["cwd"], "turns": set()}
+            send({"id": rid, "result": {}})
         elif method == "session/new":
             sid = f"own-{next(ids)}"
             sessions[sid] = {"cwd": params.get("cwd") or os.getcwd(), "turns": set()}
             send({"id": rid, "result": {"sessionId": sid}})
         elif method == "session/prompt" and params.get("sessionId") in sessions:
-            threading.Thread(target=prompt, args=(rid, params), daemon=True).start()
+            # registered before the next message is read: a cancel right behind the prompt
+            # reaches its turn (a turn registered by its thread could miss it, CANCEL-07)
+            turn = Turn()
+            sessions[params["sessionId"]]["turns"].add(turn)
+            threading.Thread(target=prompt, args=(rid, params, turn), daemon=True).start()
         elif method == "session/cancel":
             for turn in list(sessions.get(params.get("sessionId"), {}).get("turns", ())):
                 turn.cancel()

@@ -295,6 +295,23 @@ def test_an_agent_that_cannot_be_initialized_is_an_environment_error(tmp_path: P
     assert "initialize failed" in report["unusable"]
 
 
+def test_an_agent_that_refuses_a_valid_client_fails_init_11_not_unusable(tmp_path: Path
+                                                                        ) -> None:
+    """Issue 50: an agent that answers a schema-valid initialize "Invalid params" (it wants a
+    field the schema defaults) fails a named rule with its proof and counterexample, exit 1,
+    instead of "agent unusable" (exit 2)."""
+    rep, out = tmp_path / "r.json", tmp_path / "out"
+    proc = cli("fuzz", "--max-examples", "3", "--spec", "seed", "--report", str(rep),
+               "--out", str(out), "--", *MINI, "--mode", "strictinit", timeout=120)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "stopped at start-up" in proc.stdout and "agent unusable" not in proc.stdout
+    report = json.loads(rep.read_text())
+    assert report["verdict"] == "fail"
+    assert [(v["rule"], v["level"]) for v in report["violations"]] == [("INIT-11", "fail")]
+    text = (out / "INIT-11" / "counterexample.txt").read_text()
+    assert "validates against the seed schema" in text and "-32602" in text
+
+
 def test_a_run_a_jobs_run_and_a_merge_state_a_counterexample_in_one_line_form() -> None:
     """The three front-ends print one form: a run's counterexample (``steps``) and a merged one
     (only ``actions``), its name by its reproduction, and a merged one never called minimal

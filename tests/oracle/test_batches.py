@@ -24,9 +24,23 @@ def test_a_batch_with_a_request_rejected_whole_is_one_warning() -> None:
     assert report["verdict"] == "pass"
 
 
-def test_a_notification_batch_rejected_whole_is_the_same_warning() -> None:
+def test_a_notification_batch_answered_at_all_fails_rpc_09() -> None:
+    """A batch of notifications only gets no response (transports.mdx: 'MUST NOT reply to a
+    Notification, including a Notification within a batch'); an error for the whole batch is
+    such a reply (issue 49: it was ACPM-BATCH's warning). Mixed batches stay ACPM-BATCH's."""
     report = check(base().rpc.c2a([NOTE]).rpc.a2c(REJECTED))
-    assert _rules(report) == [("ACPM-BATCH", "warn")]  # not RPC-09: no notification answered
+    assert _rules(report) == [("RPC-09", "fail")]
+    assert "batch of 1 notification(s) and no request" in report["violations"][0]["message"]
+
+
+def test_a_response_with_no_id_member_is_not_called_id_null() -> None:
+    """zed-codex-acp's answer to `$/cancel_request` had no `id` at all (review 2, item 6)."""
+    bare = {"jsonrpc": "2.0", "error": {"code": -32601, "message": "Method not found",
+                                        "data": "$/cancel_request"}}
+    report = check(base().rpc.c2a(NOTE).rpc.a2c(bare))
+    assert _rules(report) == [("RPC-09", "fail")]
+    message = report["violations"][0]["message"]
+    assert "no id member" in message and "id null" not in message
 
 
 def test_a_batch_answered_per_request_is_clean() -> None:

@@ -176,9 +176,21 @@ def test_cancel_while_idle_is_noop_or_obligation_by_reading() -> None:
 
 def test_late_cancel_read_before_the_next_prompt_cannot_cancel_it() -> None:
     t = turn_start(base(), 10).cancel(S).idle(S, "end_turn")  # legal race
-    turn_start(t, 11).idle(S, "cancelled")  # ok#11 proves the cancel was read before
+    t.sync()  # answered before prompt 11 is sent: the cancel was read first
+    turn_start(t, 11).idle(S, "cancelled")
     report = check(t)
     assert failed_rules(report) == {"CANCEL-11"}
+
+
+def test_late_cancel_perhaps_read_with_the_next_prompt_is_probable() -> None:
+    """ok#11 proves the cancel was read before the work began, but not before prompt 11 was
+    sent: the agent may have read both at once and handled the prompt first (the text does
+    not order it), so a turn that ran and then ended `cancelled` is a warning."""
+    t = turn_start(base(), 10).cancel(S).idle(S, "end_turn")
+    turn_start(t, 11).agent_message(S, chunk=True).idle(S, "cancelled")
+    report = check(t)
+    assert failed_rules(report) == set(), report["violations"]
+    assert warned_rules(report) == {"CANCEL-11"}, report["violations"]
 
 
 def test_late_cancel_is_not_judged_without_proof() -> None:
@@ -398,12 +410,13 @@ def test_null_id_errors_only_answer_unreadable_input() -> None:
     assert_clean(check(t))
     t.rpc.error("a2c", None, -32700, "Parse error")  # a second one: nothing left to answer
     assert failed_rules(check(t)) == {"RPC-09"}
-    # a valid batch rejected as a whole: one cause, one warning under the batch rules (it
-    # answered no notification, and its request is answered by that rejection)
+    # a valid batch of notifications only gets no answer at all: an error for it replies
+    # to them (RPC-09; transports.mdx says so of a batch too)
     batch = base().rpc.c2a([{"jsonrpc": "2.0", "method": "_x/note", "params": {}}])
     batch.rpc.error("a2c", None, -32600, "Invalid Request")
-    report = check(batch)
-    assert failed_rules(report) == set() and warned_rules(report) == {"ACPM-BATCH"}
+    assert failed_rules(check(batch)) == {"RPC-09"}
+    # a valid batch holding a request rejected as a whole: one cause, one warning under the
+    # batch rules (its request is answered by that rejection)
     mixed = base().rpc.c2a([{"jsonrpc": "2.0", "id": 7, "method": "_x/ask", "params": {}}])
     mixed.rpc.error("a2c", None, -32600, "Invalid Request")
     report = check(mixed)

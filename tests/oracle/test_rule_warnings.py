@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
+from acp_model.spec.readings import DEFAULT
 from acp_model.trace.builder import TraceBuilder
 from tests.helpers import S, base, check, failed_rules, turn_start, warned_rules
 
@@ -58,6 +59,22 @@ WARN_CASES: dict[str, Callable[[], TraceBuilder]] = {
     "ACPM-MSG-FAMILY": acpm_msg_family, "TOOL-01": tool_01, "TOOL-02": tool_02,
     "PROMPT-05": prompt_05, "INIT-05": init_05, "RPC-10": rpc_10,
 }
+
+
+def v1_turn_01() -> TraceBuilder:
+    t = TraceBuilder().v1.handshake().v1.new_session(S).prompt(S, 10).v1.chunk(S, "reply")
+    return t.v1.ended(10, "end_turn").v1.chunk(S, "the reply's tail")
+
+
+# rules of v1 only, judged under v1
+V1_WARN_CASES: dict[str, Callable[[], TraceBuilder]] = {"V1-TURN-01": v1_turn_01}
+
+
+@pytest.mark.parametrize("rule_id", sorted(V1_WARN_CASES))
+def test_v1_trace_warns_under_the_rule(rule_id: str) -> None:
+    report = check(V1_WARN_CASES[rule_id](), DEFAULT.parse(["SPEC=v1"]))
+    assert warned_rules(report) == {rule_id}, report["violations"]
+    assert failed_rules(report) == set()
 
 
 @pytest.mark.parametrize("rule_id", sorted(WARN_CASES))

@@ -207,6 +207,18 @@ def _evidence_cases() -> dict[str, tuple[Readings, TraceBuilder]]:
         "no_error_after_insertion": (sdk, base().prompt(S, 10, "fix")
                                      .user_message(S, "u1", "fix").running(S).rejected(10)
                                      .idle(S, "error")),
+        "cancel_after_reopen_honoured": (
+            DEFAULT, turn_start(base(), 10).rpc.request(
+                "c2a", "session/resume", {"sessionId": S, "cwd": "/tmp/project",
+                                          "mcpServers": []}, 20).rpc.result("a2c", 20, {})
+            .cancel(S).sync().idle(S, "end_turn")),
+        # cancel and prompt written together, the cancel read before the turn showed
+        "cancelled_not_only_by_order": (
+            DEFAULT.parse(["SPEC=v1"]), TraceBuilder().v1.handshake().v1.new_session(S)
+            .cancel(S).prompt(S, 10).sync().v1.chunk(S).v1.ended(10, "cancelled")),
+        "content_before_turn_end": (
+            DEFAULT.parse(["SPEC=v1"]), TraceBuilder().v1.handshake().v1.new_session(S)
+            .prompt(S, 10).v1.chunk(S).v1.ended(10, "end_turn").v1.chunk(S, "late")),
         "content_before_cancelled_end": (
             DEFAULT.parse(["SPEC=v1"]), TraceBuilder().v1.handshake().v1.new_session(S)
             .prompt(S, 10).v1.chunk(S).cancel(S).v1.ended(10, "cancelled").v1.chunk(S, "late")),
@@ -217,7 +229,8 @@ EVIDENCE_CHECKS = {meta.name: meta for meta in CHECKS.values() if meta.evidence 
 # Checks whose proof is what the agent had provably read (the others cite their own records).
 READ_PROOFS = {"cancel_honoured", "tool_respects_answer", "cancelled_has_cause",
                "no_new_work_after_cancel", "idle_cancel_answered", "idle_cancel_not_swallowed",
-               "held_prompt_cancelled"}
+               "held_prompt_cancelled", "cancel_after_reopen_honoured",
+               "cancelled_not_only_by_order"}
 
 
 def test_every_evidence_bearing_check_has_a_breaking_trace_here() -> None:
