@@ -35,6 +35,7 @@ DECIDING_MODULES = (
     "acp_model.oracle.liveness",
     "acp_model.oracle.router",
     "acp_model.fuzzing.client",
+    "acp_model.fuzzing.handshake",
     "acp_model.fuzzing.sessions",
     "acp_model.fuzzing.stalls",
 )
@@ -73,7 +74,9 @@ WHAT = {
                                  "ignored batch is the batch rules' ACPM-BATCH)",
     "acp_model.oracle.router": "session/close routed as a cancel",
     "acp_model.fuzzing.client": "facts only the fuzzer sees: the process stays alive, its "
-                                "output bounded, initialize answered",
+                                "output bounded",
+    "acp_model.fuzzing.handshake": "the fuzzer's initialize: answered within the start-up "
+                                   "deadline, with the protocol version the client asked for",
     "acp_model.fuzzing.sessions": "sessions the fuzzer makes ahead of need: session/new "
                                   "answered within the start-up deadline",
     "acp_model.fuzzing.stalls": "a model request still stalled a deadline after the cancel "

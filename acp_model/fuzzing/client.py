@@ -22,35 +22,28 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from acp_model import __version__
 from acp_model.agentcov import Collector
 from acp_model.fuzzing.actions import Action, NewSession, from_json
 from acp_model.fuzzing.answers import PermissionAnswers
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.drain import Drain
-from acp_model.fuzzing.editors import BARE, ClientProfile, serves
-from acp_model.fuzzing.login import log_in
+from acp_model.fuzzing.editors import BARE, ClientProfile
+from acp_model.fuzzing.handshake import AgentUnusable, Handshake
 from acp_model.fuzzing.ops import RequestIds, SessionHandle
 from acp_model.fuzzing.program import session_at
 from acp_model.fuzzing.reach import cancel_meets
-from acp_model.fuzzing.services import ClientServices
 from acp_model.fuzzing.sessions import SessionFactory, count_session_writes
 from acp_model.fuzzing.stop import Stop
-from acp_model.fuzzing.transport import AgentExited, AgentProcess, Record, RpcError
+from acp_model.fuzzing.transport import AgentExited, AgentProcess, Record
 from acp_model.llm.server import ScriptedModel
-from acp_model.model import messages
-from acp_model.model.check import declare, meta_of
-from acp_model.model.offered import valid_client_let_in
+from acp_model.model.check import declare
 from acp_model.model.vocab import Level, Role
 from acp_model.oracle.monitor import Monitor, Violation
 from acp_model.process import signal_group
 from acp_model.report.reach import Reach
-from acp_model.spec import revisions
 from acp_model.spec.readings import DEFAULT, Readings
 from acp_model.spec.revisions import Decision
-from acp_model.trace import dialect
 
-CLIENT_INFO = {"name": "acp-model", "title": "acp-model fuzzer", "version": __version__}
 SILENCE = 0.125  # of the deadline: a session the agent wrote nothing for this long is stalled
 
 
@@ -63,21 +56,11 @@ STAYS_ALIVE = _process("ACPM-ALIVE", "agent_stays_alive", "The agent process kee
                        "keeps stdout open until the client closes stdin.")
 OUTPUT_BOUNDED = _process("ACPM-OUTPUT", "output_bounded", "The agent's output stays within "
                           "the transcript cap.")
-INITIALIZE_ANSWERED = _process("ACPM-ANSWER", "initialize_answered", "The agent answers "
-                               "initialize within the start-up deadline.")
-VERSION_ECHOED = _process("INIT-04", "version_echoed", "An agent that implements protocol "
-                          "version 2 answers a v2 client with version 2.")
-
-
-REFUSED_VALID = meta_of(valid_client_let_in)  # INIT-11: the oracle judges the refusal
 
 
 class OracleError(RuntimeError):
     """The oracle itself failed while judging a message (an internal error, exit 3)."""
 
-
-class AgentUnusable(Exception):
-    """The agent cannot be fuzzed (it cannot be started, or it refused to initialize)."""
 
 
 class FuzzClient:
@@ -96,7 +79,6 @@ class FuzzClient:
         self.argv = list(argv)
         # the editor this client plays (``fuzzing/editors.py``): its capabilities and habits
         self.profile = client or BARE
-        self.services: ClientServices | None = None  # what its capabilities oblige it to serve
         self.model = model  # the scripted model behind the agent, if any
         self.coverage = coverage  # the agent's own coverage (``--coverage``), if measured
         self.session_config = tuple(session_config)
@@ -112,8 +94,6 @@ class FuzzClient:
         self.lock = threading.RLock()
         self.changed = threading.Condition(self.lock)  # notified after each record is judged
         self.sessions: list[SessionHandle] = []
-        self._prompt_caps: dict[str, Any] = {}
-        self.reloads: frozenset[str] = frozenset()  # session/load, /resume: advertised
         self.watch = ProcessWatch(self)
         # a request batch went unanswered (ACPM-BATCH): no more batch probes (same wait, again)
         self.batches_unanswered = False
@@ -127,6 +107,7 @@ class FuzzClient:
         self.example_starts: list[int] = []  # where each example begins in ``history``
         self.example_records: list[int] = []  # ... and in the records
         self.cwd = workspace or cwd or os.getcwd()  # the sessions' project folder
+        self.handshake = Handshake(self.profile, self.cwd, self.served)
         try:
             self.proc = AgentProcess(self.argv, cwd=cwd, env=env, stop=self.stop.event)
         except (FileNotFoundError, PermissionError, NotADirectoryError, OSError) as exc:
@@ -159,8 +140,9 @@ class FuzzClient:
             if record.get("dir") == "a2c":
                 count_session_writes(self._session_writes, msg)
             self.changed.notify_all()
+        services = self.handshake.services
         if record.get("dir") == "a2c" and isinstance(msg, dict) and "method" in msg \
-                and "id" in msg and (self.services is None or not self.services.take(msg)):
+                and "id" in msg and (services is None or not services.take(msg)):
             self.answers.agent_request(msg)  # (a method served: a worker answers it)
 
     # ------------------------------------------------------------------ queries -----------
@@ -224,51 +206,24 @@ class FuzzClient:
 
     # ------------------------------------------------------------------ set-up ------------
     def initialize(self) -> dict[str, Any]:
-        protocol = revisions.get(self.monitor.rev).protocol  # the version the client offers
-        caps = self.profile.capabilities(protocol)
-        self.services = ClientServices(serves(caps), self.cwd, self.proc.respond, self.served)
-        params = dialect.initialize_params(protocol, self.profile.info or CLIENT_INFO, caps)
         try:
-            result = self.proc.call("initialize", params, timeout=self.startup_deadline)
-        except TimeoutError:
-            with self.lock:
-                self.monitor.note(INITIALIZE_ANSWERED, f"no answer to initialize within the "
-                                  f"{self.startup_deadline:g} s start-up deadline",
-                                  kind="liveness", deadline=self.startup_deadline)
-            raise AgentUnusable("the agent did not answer initialize") from None
+            result = self.handshake.run(self.proc, self.monitor, self.lock,
+                                        self.startup_deadline, self.auth_method)
         except AgentExited:
             self.check_alive()
             raise AgentUnusable(f"the agent exited during initialize "
                                 f"(code {self.proc.returncode})") from None
-        except RpcError as exc:  # an error response
-            self.caught_up()  # the oracle judged it: a valid client refused is INIT-11
-            with self.lock:
-                refused = any(v.rule == REFUSED_VALID.rule and v.level == Level.FAIL
-                              for v in self.monitor.violations)
-            raise AgentUnusable(
-                f"initialize failed: {exc}" + ("; the agent refused a valid client as invalid "
-                                               "(INIT-11), so the lifecycle behind it was not "
-                                               "fuzzed: --client-capabilities sends what your "
-                                               "editor sends" if refused else "")) from None
-        if not isinstance(result, dict) or result.get("protocolVersion") != protocol:
-            version = result.get("protocolVersion") if isinstance(result, dict) else None
-            with self.lock:
-                self.monitor.note(VERSION_ECHOED, f"the agent answered protocolVersion {version!r} "
-                                  f"to a client requesting {protocol}: it lacks it or breaks "
-                                  "INIT-04")
-            raise AgentUnusable(f"the agent negotiated protocol version {version!r}, "
-                                f"not {protocol}")
-        self._prompt_caps = messages.prompt_capabilities(result, self.monitor.rev)
-        self.reloads = messages.reload_methods(result, self.monitor.rev)
-        if self.auth_method is not None:
-            log_in(self.proc, result.get("authMethods"), self.auth_method, protocol,
-                   self.startup_deadline)
         self.caught_up()
         return result
 
     def prompt_capabilities(self) -> dict[str, Any]:
         """What the agent's prompts may hold, as v2 markers (``messages.prompt_capabilities``)."""
-        return self._prompt_caps
+        return self.handshake.prompt_caps
+
+    @property
+    def reloads(self) -> frozenset[str]:
+        """``session/load``, ``session/resume``: what the agent advertised."""
+        return self.handshake.reloads
 
     # ------------------------------------------------------------------ actions -----------
     def perform(self, action: Action | Mapping[str, Any]) -> None:
@@ -385,8 +340,7 @@ class FuzzClient:
 
     def close(self) -> None:
         self.factory.stop()
-        if self.services is not None:
-            self.services.close()
+        self.handshake.close()
         self.proc.close(grace=1.0)
 
 
