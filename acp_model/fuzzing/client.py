@@ -102,6 +102,7 @@ class FuzzClient:
         self.sessions: list[SessionHandle] = []
         self._prompt_caps: dict[str, Any] = {}
         self.reloads: frozenset[str] = frozenset()  # session/load, /resume: advertised
+        self.closes = False  # session/close advertised (v1 asks for it: SESS-16)
         self.watch = ProcessWatch(self)
         # a request batch went unanswered (ACPM-BATCH): no more batch probes (same wait, again)
         self.batches_unanswered = False
@@ -236,6 +237,7 @@ class FuzzClient:
                                 f"not {protocol}")
         self._prompt_caps = messages.prompt_capabilities(result, self.monitor.rev)
         self.reloads = messages.reload_methods(result, self.monitor.rev)
+        self.closes = messages.closes_sessions(result, self.monitor.rev)
         if self.auth_method is not None:
             log_in(self.proc, result.get("authMethods"), self.auth_method, protocol,
                    self.startup_deadline)

@@ -70,6 +70,11 @@ class ShapeJudge:
                               f"{what} {verb} the schema ({problem.def_name}) at "
                               f"{problem.path}: {problem.message}")
 
+    def valid(self, def_name: str, instance: Any) -> bool:
+        """Does ``instance`` validate against the revision's ``def_name`` (True when the
+        schema is not checked: nothing says otherwise)?"""
+        return not self.validate or validation.fast_validator(def_name, self.rev)(instance)
+
     def findings(self, findings: Findings, idx: int, what: str,
                  session: str | None = None) -> None:
         self.store.ran(findings.ran)

@@ -13,6 +13,7 @@ from acp_model.spec.readings import DEFAULT, Readings
 from acp_model.spec.rules import BLOCKING, RULES
 from acp_model.trace.builder import TraceBuilder
 from tests.helpers import S, base, check, failed_rules, turn_start, warned_rules
+from tests.oracle import audit_cases
 
 
 def _finished(t: TraceBuilder, req_id: int = 10) -> TraceBuilder:
@@ -460,14 +461,15 @@ def v1_a01_forbid() -> TraceBuilder:
 
 
 def v1_load_01() -> TraceBuilder:
-    t = TraceBuilder().v1.handshake().rpc.request("c2a", "session/load", {
-        "sessionId": S, "cwd": "/tmp/project", "mcpServers": []}, 1)
+    t = TraceBuilder().v1.handshake(agent_caps={"loadSession": True})
+    t.rpc.request("c2a", "session/load", {"sessionId": S, "cwd": "/tmp/project",
+                                          "mcpServers": []}, 1)
     return t.rpc.result("a2c", 1, {}).v1.chunk(S, "old", "user_message_chunk")
 
 
 def v1_resume_01() -> TraceBuilder:
-    t = TraceBuilder().v1.handshake().rpc.request("c2a", "session/resume", {
-        "sessionId": S, "cwd": "/tmp/project"}, 1)
+    t = TraceBuilder().v1.handshake(agent_caps={"sessionCapabilities": {"resume": {}}})
+    t.rpc.request("c2a", "session/resume", {"sessionId": S, "cwd": "/tmp/project"}, 1)
     return t.v1.chunk(S, "old", "user_message_chunk").rpc.result("a2c", 1, {})
 
 
@@ -522,6 +524,7 @@ V1_CASES: dict[str, list[Callable[[], TraceBuilder]]] = {
     "CANCEL-09": [v1_cancel_09_content, v1_cancel_09_tool], "PROMPT-04": [v1_prompt_04],
     "A-01.forbid": [v1_a01_forbid], "V1-LOAD-01": [v1_load_01],
     "V1-RESUME-01": [v1_resume_01], "INIT-03": [v1_init_03],
+    **audit_cases.V1_BREAKS,  # the rules the audit of the texts added
 }
 
 
@@ -577,6 +580,7 @@ CASES: dict[str, list[Callable[[], TraceBuilder]]] = {
     "SDK-BG-01": [sdk_bg_01], "SDK-BG-02": [sdk_bg_02], "SDK-BG-03": [sdk_bg_03],
     "SDK-CLOSE-01": [sdk_close_01], "SDK-CLOSE-02": [sdk_close_02],
     "SDK-CLOSE-03": [sdk_close_03],
+    **audit_cases.BREAKS,  # the rules the audit of the texts added
 }
 
 
@@ -597,7 +601,8 @@ def test_every_blocking_rule_has_a_violating_trace() -> None:
     blocking -= set(V1_CASES) - set(CASES)  # only a v1 trace breaks them (INIT-03)
     assert blocking == set(CASES), (
         f"missing: {sorted(blocking - set(CASES))}, extra: {sorted(set(CASES) - blocking)}")
-    assert {r for r in WARN_ONLY if RULES[r].strength in BLOCKING} <= set(V1_CASES)
+    assert {r for r in WARN_ONLY if RULES[r].strength in BLOCKING} <= set(V1_CASES) | {
+        rid for rid, *_ in audit_cases.BOTH}  # (a warning-only v2 rule: SESS-06)
 
 
 @pytest.mark.parametrize(("rule_id", "build"),
