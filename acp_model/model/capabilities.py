@@ -159,19 +159,20 @@ def inactive_close_succeeds(method: str, code: Any, active: bool) -> str | None:
 # --- INIT-16: the agent uses only what the client advertised ------------------------------
 
 # v1's client methods and the capability each needs; elicitation is every revision's
-_CLIENT_METHOD_CAPS: Mapping[str, tuple[str, ...]] = {
+CLIENT_METHOD_CAPS: Mapping[str, tuple[str, ...]] = {
     "fs/read_text_file": ("fs", "readTextFile"), "fs/write_text_file": ("fs", "writeTextFile"),
     "terminal/create": ("terminal",), "terminal/output": ("terminal",),
     "terminal/release": ("terminal",), "terminal/wait_for_exit": ("terminal",),
     "terminal/kill": ("terminal",), "elicitation/create": ("elicitation",),
 }
+CLIENT_METHODS = frozenset(CLIENT_METHOD_CAPS)
 
 
 @check("INIT-16", role=Role.FINDING)
 def client_method_advertised(method: str, client_caps: Caps) -> str | None:
     """The agent sends a request of a client method only when the client advertised its
     capability (fs, terminal, elicitation)."""
-    path = _CLIENT_METHOD_CAPS.get(method)
+    path = CLIENT_METHOD_CAPS.get(method)
     if path is None or on(client_caps, *path):
         return None
     return (f"the agent sent {method}, but the client's initialize did not advertise "

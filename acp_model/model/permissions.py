@@ -51,8 +51,8 @@ def option_for(options: Mapping[str, Any], answer: Answer) -> str | None:
 def allowed_tool_reported_running(tool_call_id: str, status: Any, allowed_at: int | None
                                   ) -> str | None:
     """A tool call an allow approved (at ``allowed_at``) reports in_progress before it
-    reports completed or failed."""
-    if allowed_at is None or status not in (ToolStatus.COMPLETED, ToolStatus.FAILED):
+    reports completed (failed may mean it never ran: a cancel, a refusal of the tool)."""
+    if allowed_at is None or status != ToolStatus.COMPLETED:
         return None
     return (f"tool call {tool_call_id!r}, approved by the allow answered at #{allowed_at}, "
             f"went to {status} without reporting in_progress: once permission is granted "

@@ -27,21 +27,23 @@ class AdvertisedUse:
         """What the initialize exchange allows this request (model.capabilities)."""
         run, told = self.store.run, self.answers.told
         if direction == "a2c":
-            run(capabilities.client_method_advertised, idx, method, told.client_caps,
-                session=sid)
-            run(capabilities.file_in_root_set, idx, method, params,
-                told.roots.get(sid) if sid is not None else None, session=sid)
+            if method in capabilities.CLIENT_METHODS:
+                run(capabilities.client_method_advertised, idx, method, told.client_caps,
+                    session=sid)
+                run(capabilities.file_in_root_set, idx, method, params,
+                    told.roots.get(sid) if sid is not None else None, session=sid)
             return
         if told.agent_caps is None:
             return  # no initialize result yet: INIT-01 judges a client that goes on
         protocol = self.answers.protocol
-        run(capabilities.auth_call_allowed, idx, method, params, told.auth_methods)
+        if method in ("auth/login", "auth/logout", "authenticate"):
+            run(capabilities.auth_call_allowed, idx, method, params, told.auth_methods)
         if method in (Method.NEW_SESSION, Method.LOAD, Method.RESUME):
             run(capabilities.additional_directories_advertised, idx, params, told.agent_caps,
                 protocol, session=sid)
             run(capabilities.mcp_transports_advertised, idx, params, told.agent_caps, protocol,
                 session=sid)
-        if protocol == 1:
+        if protocol == 1 and method in (Method.LOAD, Method.RESUME, Method.CLOSE):
             run(capabilities.session_method_advertised, idx, method, told.agent_caps,
                 session=sid)
         if method == Method.RESUME and sid is not None:
@@ -64,7 +66,8 @@ class AdvertisedUse:
         states, v1's boolean config options."""
         told = self.answers.told
         tool = update.get("toolCallId")
-        if isinstance(tool, str) and "status" in update and (sid, tool) in told.allowed:
+        if isinstance(tool, str) and update.get("status") is not None \
+                and (sid, tool) in told.allowed:
             self.store.run(permissions.allowed_tool_reported_running, idx, tool,
                            update["status"], told.allowed.pop((sid, tool)), session=sid)
         if kind == "state_update":

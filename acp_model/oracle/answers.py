@@ -144,12 +144,15 @@ class Answers:
         """The agent's answer to a method it advertised, or every agent must have; a session
         result's config options and commands; the end of a reopen's replay."""
         run, req, sid, told = self.store.run, r.req, r.req.session, self.told
-        run(capabilities.auth_methods_implemented, r.idx, req.method, r.code,
-            told.auth_methods or [])
-        run(capabilities.config_method_implemented, r.idx, req.method, r.code,
-            sid in told.configured, session=sid)
-        run(capabilities.inactive_close_succeeds, r.idx, req.method, r.code, req.active,
-            session=sid)
+        if req.method in ("auth/login", "auth/logout"):
+            run(capabilities.auth_methods_implemented, r.idx, req.method, r.code,
+                told.auth_methods or [])
+        elif req.method == "session/set_config_option":
+            run(capabilities.config_method_implemented, r.idx, req.method, r.code,
+                sid in told.configured, session=sid)
+        elif req.method == Method.CLOSE:
+            run(capabilities.inactive_close_succeeds, r.idx, req.method, r.code, req.active,
+                session=sid)
         if req.method in (Method.LOAD, Method.RESUME) and sid is not None:
             self.conversations.reopen_answered(sid, r.idx, not r.has_error)
             if req.method == Method.RESUME and not r.has_error and req.replayed is not None \

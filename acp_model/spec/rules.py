@@ -767,7 +767,7 @@ _R: list[Rule] = [
                "another operation, is inconsistent. Custom formats (_x) are not parsed."),
     Rule("TOOL-12", "agent", "SHOULD", "safety",
          "Once permission is granted, the agent runs the tool and reports it in_progress: the "
-         "allowed tool call does not go to completed or failed without that report.",
+         "allowed tool call does not go to completed without that report.",
          f"{PL} §5 Tool Invocation and Status Reporting ('the Agent SHOULD invoke the tool "
          "and report a status update marking the tool as in_progress')",
          revisions=(SEED, V1),
@@ -775,8 +775,9 @@ _R: list[Rule] = [
                         "Agent SHOULD invoke the tool and report a status update marking the "
                         "tool as in_progress')"),),
          notes="Judged when the tool call a selected allow option approved next reports a "
-               "status: completed or failed shows it ran unreported. A tool call that never "
-               "reports again is not judged: the agent may have stopped waiting first."),
+               "status: completed shows it ran unreported (failed may mean it never ran). A "
+               "tool call that never reports again is not judged: the agent may have stopped "
+               "waiting first. One already shown in_progress owes no second report."),
     Rule("TOOL-22", "agent", "SHOULD", "safety",
          "A diff that changes a text file carries a patch.",
          "tool-calls.mdx §Diffs ('Agents SHOULD provide patch whenever feasible')",
