@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -373,7 +373,3 @@ def auth_methods_of(result: Any) -> list[Any]:
 def config_options_of(container: Any) -> list[Any] | None:
     options = container.get("configOptions") if isinstance(container, Mapping) else None
     return options if isinstance(options, list) else None
-
-
-def names(items: Iterable[Any], key: str) -> list[str]:
-    return [str(i.get(key)) for i in items if isinstance(i, Mapping)]

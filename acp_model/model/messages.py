@@ -498,7 +498,7 @@ def select_options_consistent(options: Any, where: str, ctx: Context) -> Found:
             continue
         values = _select_values(option.get("options"))
         name = option.get("configId", option.get("id"))
-        twice = sorted({str(v) for v in values if values.count(v) > 1})
+        twice = _repeated(values)
         if twice:
             yield (f"{where}/{i}/options", f"config option {name!r} offers the value(s) "
                    f"{', '.join(twice)} more than once")
@@ -535,40 +535,56 @@ def error_stop_reported(update: Mapping[str, Any], where: str, ctx: Context) -> 
                "error object saying what failed")
 
 
+def _objects(container: Mapping[str, Any], key: str) -> list[tuple[int, dict[str, Any]]]:
+    """The objects of the list at ``key``, with their positions (anything else skipped)."""
+    items = container.get(key)
+    return [(i, x) for i, x in enumerate(items) if isinstance(x, dict)] \
+        if isinstance(items, list) else []
+
+
+def _repeated(values: Iterable[Any]) -> list[str]:
+    """The values that occur more than once."""
+    seen = list(values)
+    return sorted({str(v) for v in seen if seen.count(v) > 1})
+
+
+def _reserved_types(container: Mapping[str, Any], key: str, enum: str, where: str,
+                    ctx: Context, what: str) -> Found:
+    for i, item in _objects(container, key):
+        if is_reserved(enum, item.get("type"), ctx.rev):
+            yield (f"{where}/{key}/{i}/type",
+                   f"{what} {item.get('type')!r} is neither defined nor _-prefixed")
+
+
+def _env_names_repeated(container: Mapping[str, Any], key: str, name: str, where: str,
+                        what: str) -> Found:
+    """Items of the list at ``key`` whose ``env`` sets one variable twice."""
+    for i, item in _objects(container, key):
+        twice = _repeated(e.get("name") for _, e in _objects(item, "env"))
+        if twice:
+            yield (f"{where}/{key}/{i}/env",
+                   f"{what} {item.get(name)!r} sets {', '.join(twice)} more than once")
+
+
 @check("INIT-17", role=Role.FINDING, reads=[Reads.INITIALIZE_RESULT])
 def auth_env_names_unique(result: Mapping[str, Any], where: str, ctx: Context) -> Found:
     """The env entries of a terminal authentication method have distinct names."""
-    methods = result.get("authMethods")
-    for i, method in enumerate(methods if isinstance(methods, list) else []):
-        env = method.get("env") if isinstance(method, dict) else None
-        named = [e.get("name") for e in env if isinstance(e, dict)] \
-            if isinstance(env, list) else []
-        twice = sorted({str(n) for n in named if named.count(n) > 1})
-        if twice:
-            yield (f"{where}/authMethods/{i}/env", f"authentication method "
-                   f"{method.get('methodId')!r} sets {', '.join(twice)} more than once")
+    yield from _env_names_repeated(result, "authMethods", "methodId", where,
+                                   "authentication method")
 
 
 @check("ENUM-02", role=Role.FINDING, reads=[Reads.INITIALIZE_RESULT])
 def auth_method_types_known(result: Mapping[str, Any], where: str, ctx: Context) -> Found:
     """Authentication method types are the defined ones or start with _."""
-    methods = result.get("authMethods")
-    for i, method in enumerate(methods if isinstance(methods, list) else []):
-        kind = method.get("type") if isinstance(method, dict) else None
-        if is_reserved("auth_method", kind, ctx.rev):
-            yield (f"{where}/authMethods/{i}/type",
-                   f"authentication method type {kind!r} is neither defined nor _-prefixed")
+    yield from _reserved_types(result, "authMethods", "auth_method", where, ctx,
+                               "authentication method type")
 
 
 @check("ENUM-02", role=Role.FINDING, reads=[Reads.NEW_SESSION_REQUEST])
 def mcp_transports_known(params: Mapping[str, Any], where: str, ctx: Context) -> Found:
     """MCP server transport types are the defined ones or start with _."""
-    servers = params.get("mcpServers")
-    for i, server in enumerate(servers if isinstance(servers, list) else []):
-        kind = server.get("type") if isinstance(server, dict) else None
-        if is_reserved("mcp_transport", kind, ctx.rev):
-            yield (f"{where}/mcpServers/{i}/type",
-                   f"MCP server transport type {kind!r} is neither defined nor _-prefixed")
+    yield from _reserved_types(params, "mcpServers", "mcp_transport", where, ctx,
+                               "MCP server transport type")
 
 
 @check("INIT-09", role=Role.FINDING, reads=[Reads.INITIALIZE_RESULT, Reads.INITIALIZE_REQUEST])
@@ -613,15 +629,7 @@ def icon_sources_safe(content: Any, where: str, ctx: Context) -> Found:
 @check("SDK-MCP-01", role=Role.FINDING, reads=[Reads.NEW_SESSION_REQUEST])
 def mcp_env_names_unique(params: Mapping[str, Any], where: str, ctx: Context) -> Found:
     """The environment variables of a stdio MCP server have distinct names."""
-    servers = params.get("mcpServers")
-    for i, server in enumerate(servers if isinstance(servers, list) else []):
-        env = server.get("env") if isinstance(server, dict) else None
-        named = [e.get("name") for e in env if isinstance(e, dict)] \
-            if isinstance(env, list) else []
-        twice = sorted({str(n) for n in named if named.count(n) > 1})
-        if twice:
-            yield (f"{where}/mcpServers/{i}/env",
-                   f"MCP server {server.get('name')!r} sets {', '.join(twice)} more than once")
+    yield from _env_names_repeated(params, "mcpServers", "name", where, "MCP server")
 
 
 @check("INIT-02", role=Role.FINDING, reads=[Reads.INITIALIZE_REQUEST])
