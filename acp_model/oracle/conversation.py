@@ -13,9 +13,11 @@ A request for the whole history (v1 ``session/load``, v2 ``session/resume`` from
 owes every entry that was complete when it was sent. Its replay is the user text the session
 shows from the request until the client prompts the session again (or reopens it, or the
 trace ends); each owed entry's text blocks must appear in it, whitespace aside (an agent may
-split a message into chunks as it likes). A replay that went on after the response already
-broke the order rule (V1-LOAD-01, or SESS-07's own order warning): what it still lacks may be
-in flight, so it is not judged again. A refused reopen owes nothing.
+split a message into chunks as it likes). A replay that went on after the response (a user
+message, or a message id the session used before) already broke the order rule (V1-LOAD-01,
+or SESS-07's own order warning): what it still lacks may be in flight, so it is not judged
+again; new content after the response (a notice) is not replay. A refused reopen owes
+nothing.
 """
 
 from __future__ import annotations
@@ -96,6 +98,7 @@ class Conversations:
         # per session: where each user message id was first reported, where work last ended
         self.reported: dict[str, dict[str, int]] = {}
         self.ended: dict[str, int] = {}
+        self.seen: dict[str, set[str]] = {}  # per session: the message ids its content used
 
     # --- the conversation ---------------------------------------------------------------
     def turn_ended(self, sid: str, shape: Any, prompt_idx: int, stop_reason: Any,
@@ -110,6 +113,10 @@ class Conversations:
         kind = update.get("sessionUpdate")
         window = self.windows.get(sid)
         mid = update.get("messageId")
+        seen = self.seen.setdefault(sid, set())
+        earlier = isinstance(mid, str) and mid in seen
+        if isinstance(mid, str):
+            seen.add(mid)
         if kind in USER_KINDS and isinstance(mid, str):
             self.reported.setdefault(sid, {}).setdefault(mid, idx)
         if kind == "state_update" and update.get("state") == "idle" \
@@ -122,8 +129,8 @@ class Conversations:
             elif self.protocol != 1:
                 self._live_user_message(sid, update, idx)
         elif window is not None and window.response is not None \
-                and kind in replay.HISTORY_KINDS:
-            window.late = True
+                and kind in replay.HISTORY_KINDS and earlier:
+            window.late = True  # a message of the replay, after the response
         if kind in COMPACTION_KINDS:
             self.compacted[sid] = idx  # what entered the conversation before is not owed
         elif kind == "state_update" and update.get("state") == "idle":

@@ -235,3 +235,12 @@ def test_v2_history_after_the_resume_response_warns() -> None:
     refused.idle(S, "refusal").rpc.request("c2a", "session/resume", {
         "sessionId": S, "cwd": "/tmp/project", "replayFrom": {"type": "start"}}, 20)
     assert check(refused.rpc.result("a2c", 20, {}))["violations"] == []
+
+
+def test_a_notice_after_the_load_response_is_no_replay_and_hides_no_missing_message() -> None:
+    """codex-acp writes a notice (an agent chunk without an id) on every start: new content,
+    not the replay going on, so the missing user message is still judged."""
+    t = _load(_v1_session().prompt(S, 10, "fix").v1.ended(10), 20)
+    t.update(S, {"sessionUpdate": "agent_message_chunk",
+                 "content": {"type": "text", "text": "Model: gpt-5"}})
+    assert failed_rules(check(t, V1)) == {"SESS-07"}
