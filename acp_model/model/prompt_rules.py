@@ -78,12 +78,13 @@ class PromptRules:
 
 
 @check("SDK-RECEIPT-04", role=Role.FINDING, level=Level.WARN)
-def receipt_not_held_back(message_id: object, reported: int | None, ended: int | None
-                          ) -> str | None:
+def receipt_not_held_back(message_id: object, prompt: int, reported: int | None,
+                          ended: int | None) -> str | None:
     """The receipt does not wait for the work to finish: no idle ending work between the
-    report of the user message it names (``reported``) and the response (a warning: waiting
-    explains the order, the agent's own scheduling could too)."""
-    if reported is None or ended is None or ended < reported:
+    report of the user message it names (``reported``, after the prompt was sent) and the
+    response (a warning: waiting explains the order, the agent's own scheduling could too).
+    An id first reported before the prompt names another message: SDK-RECEIPT-03's."""
+    if reported is None or ended is None or ended < reported or reported < prompt:
         return None
     return (f"the receipt for user message {message_id!r}, reported at #{reported}, came only "
             f"after the idle at #{ended} ended the work: the agent probably waited for "

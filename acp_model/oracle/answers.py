@@ -246,7 +246,7 @@ class Answers:
                                           r.result.get("stopReason"), r.idx)
         elif isinstance(r.result, dict) and r.result.get("messageId") is not None:
             mid = r.result["messageId"]
-            self.store.run(prompt_rules.receipt_not_held_back, r.idx, mid,
+            self.store.run(prompt_rules.receipt_not_held_back, r.idx, mid, r.req.idx,
                            *self.conversations.receipt(sid, mid), session=sid)
         self.machines.derived(sid, self.dialect.prompt_answered(
             sid, r.req_id, r.idx, r.result, r.has_error, r.code, r.what))

@@ -213,7 +213,8 @@ class Router:
         self.rpc.open["c2a"][req_id].shape = capabilities.PromptShape.of(
             blocks, self.shapes.valid("PromptRequest", params),
             quiet=self.rpc.pending_prompts(sid) == [req_id]
-            and not self.machines.sessions[sid].facts.busy())
+            and not self.machines.sessions[sid].facts.busy()
+            and self.machines.closes.live(sid))
         self.machines.session_event(sid, Event.PROMPT,
                                     Ev(idx, id=req_id, content_key=content_key(blocks),
                                        text_key=text_key(blocks)), what)

@@ -244,3 +244,13 @@ def test_a_notice_after_the_load_response_is_no_replay_and_hides_no_missing_mess
     t.update(S, {"sessionUpdate": "agent_message_chunk",
                  "content": {"type": "text", "text": "Model: gpt-5"}})
     assert failed_rules(check(t, V1)) == {"SESS-07"}
+
+
+def test_a_receipt_naming_an_earlier_message_is_receipt_03_alone() -> None:
+    """One cause, one verdict: a receipt reusing the id of an earlier turn's message is not
+    also a receipt held back until that turn's end."""
+    t = _sdk_turn().idle(S, "end_turn").prompt(S, 11).user_message(S, "u2").running(S)
+    t.accepted(11, {"messageId": "u1"}).idle(S, "end_turn")
+    report = check(t, SDK)
+    assert "SDK-RECEIPT-04" not in {v["rule"] for v in report["violations"]}
+    assert "SDK-RECEIPT-03" in failed_rules(report)
