@@ -145,6 +145,21 @@ def config_method_implemented(method: str, code: Any, advertised: bool) -> str |
     return None
 
 
+@check("V1-CONFIG-02", role=Role.FINDING)
+def config_result_complete(config_id: Any, result: Any) -> str | None:
+    """v1: a successful session/set_config_option lists every config option, the one set
+    included."""
+    options = config_options_of(result)
+    if not isinstance(config_id, str) or options is None:
+        return None  # (a result without the list is the schema's to judge)
+    ids = {o.get("id", o.get("configId")) for o in options if isinstance(o, Mapping)}
+    if config_id in ids:
+        return None
+    return (f"session/set_config_option of {config_id!r} succeeded, but the result's "
+            f"configOptions ({len(ids)} option(s)) do not list it: the response is the "
+            "complete list of the session's options")
+
+
 @check("SDK-CLOSE-04", role=Role.FINDING)
 def inactive_close_succeeds(method: str, code: Any, active: bool) -> str | None:
     """Closing a session that is not active on the connection succeeds (or answers

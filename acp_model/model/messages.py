@@ -713,6 +713,7 @@ CARRIES: Mapping[Reads, tuple[tuple[Reads, Locate], ...]] = {
     Reads.SESSION_RESULT: ((Reads.CONFIG_OPTIONS, _at("configOptions")),
                            (Reads.COMMANDS, _at("availableCommands"))),
     Reads.CONFIG_OPTION_UPDATE: ((Reads.CONFIG_OPTIONS, _at("configOptions")),),
+    Reads.CONFIG_RESULT: ((Reads.CONFIG_OPTIONS, _at("configOptions")),),
     Reads.AVAILABLE_COMMANDS_UPDATE: ((Reads.COMMANDS, _at("availableCommands")),),
     Reads.TOOL_CALL: ((Reads.TOOL_REPORT, _itself),),  # v1's first report
     Reads.TOOL_CALL_UPDATE: ((Reads.TOOL_REPORT, _itself),),
@@ -749,7 +750,7 @@ _ROOTS: Mapping[Reads, str] = {
     Reads.PROMPT_REQUEST: "params", Reads.NEW_SESSION_REQUEST: "params",
     Reads.PERMISSION_REQUEST: "params", Reads.PERMISSION_RESULT: "result",
     Reads.INITIALIZE_REQUEST: "params", Reads.INITIALIZE_RESULT: "result",
-    Reads.SESSION_RESULT: "result"}
+    Reads.SESSION_RESULT: "result", Reads.CONFIG_RESULT: "result"}
 
 
 def judge(kind: Reads, value: Any, rev: str = SEED,
@@ -803,10 +804,13 @@ def initialize_request(params: Any, rev: str = SEED) -> Findings:
     return judge(Reads.INITIALIZE_REQUEST, params, rev)
 
 
-def session_result(result: Any, rev: str = SEED) -> Findings:
-    """What a session/new, /load, /resume or /set_config_option result carries: its config
-    options and available commands."""
-    return judge(Reads.SESSION_RESULT, result, rev)
+def session_result(result: Any, rev: str = SEED, method: str = Method.NEW_SESSION
+                   ) -> Findings:
+    """What a session/new, /load or /resume result carries (its config options, commands,
+    modes), or a session/set_config_option result (its config options)."""
+    kind = Reads.CONFIG_RESULT if method == "session/set_config_option" \
+        else Reads.SESSION_RESULT
+    return judge(kind, result, rev)
 
 
 def prompt_capabilities(result: Any, rev: str = SEED) -> dict[str, Any]:

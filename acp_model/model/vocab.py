@@ -212,7 +212,8 @@ class Reads(StrEnum):
     PERMISSION_RESULT = "session/request_permission result"
     INITIALIZE_REQUEST = "initialize request"
     INITIALIZE_RESULT = "initialize result"
-    SESSION_RESULT = "session result"  # session/new, /load, /resume, /set_config_option's
+    SESSION_RESULT = "session result"  # session/new, /load, /resume's
+    CONFIG_RESULT = "session/set_config_option result"
     # parts several kinds carry
     TOOL_REPORT = "tool call"  # a tool call's fields: its updates, a permission request's
     CONTENT = "content blocks"  # a prompt's, a message update's, a tool content item's

@@ -10,6 +10,7 @@ from typing import Any
 from acp_model.model import capabilities, permissions, reducers
 from acp_model.oracle.answers import Answers
 from acp_model.oracle.machines import Machines
+from acp_model.oracle.rpc import OpenRequest
 from acp_model.oracle.store import ViolationStore
 from acp_model.trace.methods import Method
 
@@ -23,9 +24,12 @@ class AdvertisedUse:
         self._custom_work: dict[str, tuple[int, str]] = {}  # work begun in a custom state
 
     def request(self, direction: str, method: str, params: Any, sid: str | None,
-                idx: int) -> None:
-        """What the initialize exchange allows this request (model.capabilities)."""
+                idx: int, req: OpenRequest) -> None:
+        """What the initialize exchange allows this request (model.capabilities); what its
+        answer's checks read of it (``req``)."""
         run, told = self.store.run, self.answers.told
+        if method == "session/set_config_option" and isinstance(params, dict):
+            req.shape = params.get("configId")  # V1-CONFIG-02 reads it in the answer
         if direction == "a2c":
             if method in capabilities.CLIENT_METHODS:
                 run(capabilities.client_method_advertised, idx, method, told.client_caps,

@@ -150,6 +150,9 @@ class Answers:
         elif req.method == "session/set_config_option":
             run(capabilities.config_method_implemented, r.idx, req.method, r.code,
                 sid in told.configured, session=sid)
+            if not r.has_error and self.protocol == 1:
+                run(capabilities.config_result_complete, r.idx, req.shape, r.result,
+                    session=sid)
         elif req.method == Method.CLOSE:
             run(capabilities.inactive_close_succeeds, r.idx, req.method, r.code, req.active,
                 session=sid)
@@ -160,8 +163,8 @@ class Answers:
                 self.reopens.load_answered(sid, r.idx)  # its replay came before (SESS-07)
         if r.has_error or req.method not in _SESSION_RESULTS or not isinstance(r.result, dict):
             return
-        self.shapes.findings(messages.session_result(r.result, self.rev), r.idx, r.what,
-                             sid)
+        self.shapes.findings(messages.session_result(r.result, self.rev, req.method), r.idx,
+                             r.what, sid)
         options = capabilities.config_options_of(r.result)
         sid = r.result.get("sessionId", sid) if req.method == Method.NEW_SESSION else sid
         if isinstance(sid, str) and options:

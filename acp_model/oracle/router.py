@@ -159,7 +159,7 @@ class Router:
             return
         what = f"{method} request #{idx}"
         self.shapes.schema(spec.params_def, params, idx, what, method)
-        self.uses.request(direction, method, params, sid, idx)
+        self.uses.request(direction, method, params, sid, idx, self.rpc.open[direction][req_id])
         # the schema checked the direction: a route is the table's (wire_table.MESSAGES)
         handler = self._requests.get(wire_table.route(method))
         if handler is not None:

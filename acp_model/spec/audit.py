@@ -121,7 +121,7 @@ JUDGED_BY: tuple[tuple[str, str, str], ...] = (
     ("", r"reports the user message with the same ID", "SDK-RECEIPT-02"),
     ("", r"unique per message type", "SDK-RECEIPT-03"),
     ("", r"MUST include the background list|background work.*every", "SDK-BG-01"),
-    (V1, r"Agent MUST respond|all the conversation entries have been streamed", "V1-LOAD-01"),
+    (V1, r"all the conversation entries have been streamed", "V1-LOAD-01"),
     (V1, r"MUST NOT replay the conversation history", "V1-RESUME-01"),
     ("", r"before responding to the .?session/prompt.? request", "CANCEL-09"),
     ("", r"MUST support .?session/new", "INIT-10"),

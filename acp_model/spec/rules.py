@@ -852,6 +852,14 @@ _R: list[Rule] = [
          "sdk-2.4.0 schema $defs.CancelToolCallRequest ('Clients MUST NOT send it unless the "
          "tool call currently advertises capabilities.cancel'); $defs.CancelTerminalRequest",
          revisions=(SDK_2_4_0,)),
+    Rule("V1-CONFIG-02", "agent", "MUST", "safety",
+         "v1: a successful session/set_config_option answers with the complete list of "
+         "config options, so it lists the option that was set.",
+         "v1 session-config-options.mdx §From the Client ('The Agent MUST respond with the "
+         "complete list of all configuration options and their current values')",
+         revisions=(V1,),
+         notes="Only the option just set is required: one change may remove others "
+               "(migration.mdx: 'one change can affect other options')."),
     Rule("V1-CONFIG-01", "agent", "SHOULD", "safety",
          "v1: an agent with a mode config option also sends the modes, and both name the "
          "same current mode.",

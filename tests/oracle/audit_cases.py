@@ -587,6 +587,25 @@ def sdk_receipt_04_keeps() -> TraceBuilder:
     return _receipt(after_idle=False)
 
 
+def _v1_set_mode(listed: bool) -> TraceBuilder:
+    t = _v1_modes({"currentModeId": "ask", "availableModes": [
+        {"id": "ask", "name": "Ask"}, {"id": "code", "name": "Code"}]})
+    t.rpc.request("c2a", "session/set_config_option", {"sessionId": S, "configId": "mode",
+                                                        "value": "code"}, 2)
+    option = {"id": "mode", "name": "Mode", "category": "mode", "type": "select",
+              "currentValue": "code", "options": [{"value": "ask", "name": "Ask"},
+                                                  {"value": "code", "name": "Code"}]}
+    return t.rpc.result("a2c", 2, {"configOptions": [option] if listed else []})
+
+
+def v1_config_02_breaks() -> TraceBuilder:
+    return _v1_set_mode(listed=False)
+
+
+def v1_config_02_keeps() -> TraceBuilder:
+    return _v1_set_mode(listed=True)
+
+
 # rule -> the traces that break it (judged under its first revision, as test_rule_violations'
 # CASES are)
 BREAKS: dict[str, list[Build]] = {
@@ -604,6 +623,7 @@ BREAKS: dict[str, list[Build]] = {
 V1_BREAKS: dict[str, list[Build]] = {
     "SESS-07": [sess_07_v1_breaks], "INIT-11": [init_11_v1_breaks],
     "INIT-13": [init_13_v1_breaks], "INIT-16": [init_16_v1_breaks, init_16_v1_boolean_breaks],
+    "V1-CONFIG-02": [v1_config_02_breaks],
 }
 
 # (rule, readings, a trace that breaks it, one that keeps it) for every new rule, at the
@@ -635,6 +655,7 @@ BOTH: list[tuple[str, Readings, Build, Build]] = [
     ("SDK-STATE-01", SDK, sdk_state_01_breaks, sdk_state_01_keeps),
     ("SDK-CLOSE-04", SDK, sdk_close_04_breaks, sdk_close_04_keeps),
     ("V1-CONFIG-01", V1, v1_config_01_breaks, v1_config_01_keeps),
+    ("V1-CONFIG-02", V1, v1_config_02_breaks, v1_config_02_keeps),
     ("INIT-09", V1, v1_init_09_breaks, v1_init_09_keeps),
     ("INIT-02", V1, v1_init_02_breaks, v1_init_09_keeps),
     ("TOOL-12", SEED, tool_12_breaks, tool_12_keeps),
