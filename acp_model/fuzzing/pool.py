@@ -25,6 +25,7 @@ from typing import Any
 from acp_model.fuzzing.actions import Action, NewSession, SessionAction, from_json
 from acp_model.fuzzing.client import FuzzClient, OracleError
 from acp_model.fuzzing.config import FuzzConfig
+from acp_model.fuzzing.excerpt import excerpt
 from acp_model.fuzzing.program import Program, session_at
 from acp_model.fuzzing.recorder import BudgetExhausted, LifecycleFailure, Recorder
 from acp_model.fuzzing.sessions import close_sessions, first_of
@@ -192,13 +193,13 @@ class Example:
                 sighting = None
                 if self.recorder.is_new_warning(v):
                     program, start = self._program_of(v)
-                    sighting = (self.client.resolved(program), *self._slice(v.index, start))
+                    sighting = (self.client.resolved(program), *self._slice(v, start))
                 self.recorder.warning(v, sighting)
                 continue
             program, start = self._program_of(v)
-            records, offending, gap = self._slice(v.index, start)
+            records, offending, numbers = self._slice(v, start)
             self.recorder.failure(v, self.client.resolved(program), records, offending,
-                                  [self.client.resolved(ex) for ex in self._history()], gap)
+                                  [self.client.resolved(ex) for ex in self._history()], numbers)
             if first is None and v.rule not in self.recorder.masked and not self.failed:
                 first = v
         if first is not None:
@@ -231,15 +232,17 @@ class Example:
         bounds = [*starts, len(hist)]
         return [hist[a:b] for a, b in itertools.pairwise(bounds) if b > a]
 
-    def _slice(self, index: int, start: int) -> tuple[list[dict[str, Any]], int, tuple[int, int]]:
-        """A self-contained transcript from the example that began at record ``start``: the
-        handshake plus the records since, the offending record's position in it, and the gap
-        left by earlier examples."""
+    def _slice(self, v: Violation, start: int
+               ) -> tuple[list[dict[str, Any]], int, list[int]]:
+        """The records ``v`` keeps (:func:`excerpt`: the handshake, the example that began at
+        record ``start``, the proof window and the session's own history), the offending
+        record's position among them, and their message numbers."""
         records = self.client.proc.records()
-        preamble = [r for r in records[: min(2, start)]]
-        body = records[start:]
-        offending = len(preamble) + max(0, index - start)
-        return [*preamble, *body], offending, (len(preamble), start - len(preamble))
+        cited = [v.index, *(i for i, _ in v.evidence)]
+        keep = excerpt(records, start, cited, v.session)
+        position = {n: pos for pos, n in enumerate(keep)}
+        offending = position.get(v.index, len(keep) - 1)
+        return [records[i] for i in keep], offending, keep
 
     def finish(self) -> None:
         """Drain the example's sessions and judge what is still open (liveness)."""
