@@ -13,11 +13,11 @@ A request for the whole history (v1 ``session/load``, v2 ``session/resume`` from
 owes every entry that was complete when it was sent. Its replay is the user text the session
 shows from the request until the client prompts the session again (or reopens it, or the
 trace ends); each owed entry's text blocks must appear in it, whitespace aside (an agent may
-split a message into chunks as it likes). A replay that went on after the response (a user
-message, or a message id the session used before) already broke the order rule (V1-LOAD-01,
-or SESS-07's own order warning): what it still lacks may be in flight, so it is not judged
-again; new content after the response (a notice) is not replay. A refused reopen owes
-nothing.
+split or join a message's blocks and chunks as it likes). A replay that went on after the
+response (a user message, or a message id the session used before) already broke the order
+rule (V1-LOAD-01, or SESS-07's own order warning): what it still lacks may be in flight, so
+it is not judged again; new content after the response (a notice) is not replay. A refused
+reopen owes nothing.
 """
 
 from __future__ import annotations
@@ -35,7 +35,9 @@ USER_KINDS = wire_table.user_kinds()
 
 
 def _norm(text: str) -> str:
-    return " ".join(text.split())
+    """Text as compared: without any whitespace (an agent may join or split blocks and
+    chunks anywhere, and re-wrap them)."""
+    return "".join(text.split())
 
 
 def _texts(content: Any) -> list[str]:
@@ -80,7 +82,7 @@ class Window:
         for entry in self.owed:
             wanted = [_norm(t) for t in entry.texts if _norm(t)]
             if wanted and not all(t in shown for t in wanted):
-                out.append((entry.idx, " ".join(wanted)))
+                out.append((entry.idx, " ".join(" ".join(t.split()) for t in entry.texts)))
         return out
 
 
