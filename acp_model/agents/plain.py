@@ -153,6 +153,8 @@ class PlainAgent:
                                                       for s in self.sessions.values()]})
             if method == "session/close":
                 return self.close(rid, params)
+            if method == "session/resume":
+                return self.resume(rid, params)
             return self.error(rid, NOT_FOUND, f"no method {method}")
         except (KeyError, TypeError, ValueError) as exc:
             return self.error(rid, BAD_PARAMS, f"invalid params: {exc}")
@@ -172,6 +174,15 @@ class PlainAgent:
         if sess is None:
             raise KeyError("unknown session")
         return sess
+
+    def resume(self, rid: Any, params: Any) -> dict[str, Any]:
+        """session/resume, which every agent of the session surface supports: a session of
+        this process is live again; it keeps no history, so a replay is refused (-32602),
+        never answered without the conversation."""
+        self.session(params)
+        if params.get("replayFrom") is not None:
+            return self.error(rid, BAD_PARAMS, "this agent keeps no history to replay")
+        return self.result(rid, {})
 
     def close(self, rid: Any, params: Any) -> None:
         sess = self.session(params)

@@ -30,6 +30,8 @@ DECIDING_MODULES = (
     "acp_model.model.offered",
     "acp_model.model.reducers",
     "acp_model.model.replay",
+    "acp_model.model.capabilities",
+    "acp_model.model.permissions",
     "acp_model.oracle.rpc",
     "acp_model.oracle.validate",
     "acp_model.oracle.liveness",
@@ -54,8 +56,6 @@ WHAT = {
                                    "messages, the end of work, the cancelled idle",
     "acp_model.model.connection": "the connection machine: initialize first, session ids, "
                                   "known sessions, baseline methods",
-    "acp_model.model.messages": "single-message checks the schema cannot express (reserved "
-                                "enum values, absolute paths, ISO 4217, prompt capabilities)",
     "acp_model.model.closing": "sdk-2.4.0's session/close order: the cancelled work's idle "
                                "before the close response, held prompts answered -32800, "
                                "nothing after it",
@@ -63,8 +63,17 @@ WHAT = {
                                "in, its sessions kept until the client closes them",
     "acp_model.model.reducers": "the client's view (messages, tool calls, plans) and what it "
                                 "alone shows",
-    "acp_model.model.replay": "v1's replayed history: session/load replays before it "
-                              "answers, session/resume replays nothing",
+    "acp_model.model.replay": "replayed history: session/load and a resume from the start "
+                              "replay the entire conversation before they answer, a resume "
+                              "without a cursor replays nothing",
+    "acp_model.model.capabilities": "what each peer advertised at initialize, and what the "
+                                    "other then used or refused (client methods, "
+                                    "authentication, session methods, baseline content)",
+    "acp_model.model.permissions": "what a permission answer means, and the tool call an "
+                                   "allow approved reported running",
+    "acp_model.model.messages": "single-message checks the schema cannot express (reserved "
+                                "enum values, absolute paths, ISO 4217, prompt capabilities, "
+                                "unique ids and names, a diff's patch against its changes)",
     "acp_model.oracle.rpc": "JSON-RPC framing: ids, envelopes, batches, answers to "
                             "notifications",
     "acp_model.oracle.validate": "schema validation per method and direction, and which rule "

@@ -172,7 +172,7 @@ class Prompt(SessionAction):
 
     def params(self, client: ClientOps, sid: str) -> dict[str, Any]:
         """The request's params; behind a scripted model the turn's script is registered."""
-        blocks = self.blocks
+        blocks = _in_workspace(self.blocks, client.cwd)
         if client.model is not None:
             tag = client.model.register(self.model, sid)
             client.turn_started(tag)
@@ -204,6 +204,17 @@ class Prompt(SessionAction):
         if not self.model:
             del out["model"]
         return out
+
+
+WORKSPACE = "{workspace}"  # in a generated link's uri: the session's working directory
+
+
+def _in_workspace(blocks: list[dict[str, Any]], cwd: str) -> list[dict[str, Any]]:
+    """The blocks with their links' ``{workspace}`` made the client's working directory."""
+    root = cwd.rstrip("/")
+    return [{**b, "uri": b["uri"].replace(WORKSPACE, root)}
+            if b.get("type") == "resource_link" and isinstance(b.get("uri"), str)
+            and WORKSPACE in b["uri"] else b for b in blocks]
 
 
 def _tagged(blocks: list[dict[str, Any]], tag: str) -> list[dict[str, Any]]:

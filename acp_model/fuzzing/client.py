@@ -225,6 +225,11 @@ class FuzzClient:
         """``session/load``, ``session/resume``: what the agent advertised."""
         return self.handshake.reloads
 
+    @property
+    def closes(self) -> bool:
+        """``session/close`` advertised (v1 asks for it: SESS-16)."""
+        return self.handshake.closes
+
     # ------------------------------------------------------------------ actions -----------
     def perform(self, action: Action | Mapping[str, Any]) -> None:
         """Execute one client action (``fuzzing.actions``; a mapping is read as its JSON)."""

@@ -35,7 +35,7 @@ INITIALIZE_ANSWERED = _process("ACPM-ANSWER", "initialize_answered", "The agent 
                                "initialize within the start-up deadline.")
 VERSION_ECHOED = _process("INIT-04", "version_echoed", "An agent that implements protocol "
                           "version 2 answers a v2 client with version 2.")
-REFUSED_VALID = meta_of(valid_client_let_in)  # INIT-11: the oracle judges the refusal
+REFUSED_VALID = meta_of(valid_client_let_in)  # INIT-18: the oracle judges the refusal
 
 
 class AgentUnusable(Exception):
@@ -44,8 +44,9 @@ class AgentUnusable(Exception):
 
 class Handshake:
     """The client's side of ``initialize`` and its outcome: the services the advertised
-    capabilities oblige the client to serve, the agent's prompt capabilities (as v2 markers)
-    and the reload methods it advertised (``session/load``, ``session/resume``)."""
+    capabilities oblige the client to serve, the agent's prompt capabilities (as v2 markers),
+    the reload methods it advertised (``session/load``, ``session/resume``) and whether it
+    advertised ``session/close``."""
 
     def __init__(self, profile: ClientProfile, cwd: str, served: Counter[str]) -> None:
         self.profile = profile
@@ -54,6 +55,7 @@ class Handshake:
         self.services: ClientServices | None = None
         self.prompt_caps: dict[str, Any] = {}
         self.reloads: frozenset[str] = frozenset()
+        self.closes = False  # session/close advertised (v1 asks for it: SESS-16)
 
     def run(self, proc: AgentProcess, monitor: Monitor, lock: threading.RLock,
             startup_deadline: float, auth_method: str | None) -> dict[str, Any]:
@@ -73,14 +75,14 @@ class Handshake:
             raise AgentUnusable("the agent did not answer initialize") from None
         except AgentExited:
             raise
-        except RpcError as exc:  # an error response; the oracle judges it (INIT-11)
+        except RpcError as exc:  # an error response; the oracle judges it (INIT-18)
             proc.wait_delivered(timeout=1.0)
             with lock:
                 refused = any(v.rule == REFUSED_VALID.rule and v.level == Level.FAIL
                               for v in monitor.violations)
             raise AgentUnusable(
                 f"initialize failed: {exc}" + ("; the agent refused a valid client as invalid "
-                                               "(INIT-11), so the lifecycle behind it was not "
+                                               "(INIT-18), so the lifecycle behind it was not "
                                                "fuzzed: --client-capabilities sends what your "
                                                "editor sends" if refused else "")) from None
         if not isinstance(result, dict) or result.get("protocolVersion") != protocol:
@@ -92,6 +94,7 @@ class Handshake:
                                 f"not {protocol}")
         self.prompt_caps = messages.prompt_capabilities(result, monitor.rev)
         self.reloads = messages.reload_methods(result, monitor.rev)
+        self.closes = messages.closes_sessions(result, monitor.rev)
         if auth_method is not None:
             log_in(proc, result.get("authMethods"), auth_method, protocol, startup_deadline)
         return result

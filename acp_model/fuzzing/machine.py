@@ -17,6 +17,7 @@ from hypothesis import target
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
 from acp_model.fuzzing.actions import (
+    WORKSPACE,
     AnswerPermission,
     Cancel,
     CancelPromptRequest,
@@ -59,11 +60,14 @@ TINY_WAV = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA="
 
 
 def prompt_blocks(capabilities: dict[str, Any]) -> st.SearchStrategy[list[dict[str, Any]]]:
-    """Prompts made only of content the agent advertised (PROMPT-02)."""
+    """Prompts made only of content the agent advertised (PROMPT-02): text, resource links
+    (every agent takes both, INIT-11: a prompt may be links alone) and what the capabilities
+    open. A link names a file of the session's workspace (``{workspace}``, filled in when the
+    prompt is sent)."""
     text = st.lists(st.sampled_from(WORDS), min_size=1, max_size=6).map(
         lambda ws: {"type": "text", "text": " ".join(ws)})
     link = st.sampled_from(["main.py", "README.md", "src/lib.rs"]).map(lambda name: {
-        "type": "resource_link", "uri": f"file:///workspace/{name}", "name": name})
+        "type": "resource_link", "uri": f"file://{WORKSPACE}/{name}", "name": name})
     gated: dict[str, st.SearchStrategy[dict[str, Any]]] = {
         "image": st.just({"type": "image", "mimeType": "image/png", "data": TINY_PNG}),
         "audio": st.just({"type": "audio", "mimeType": "audio/wav", "data": TINY_WAV}),
@@ -74,7 +78,8 @@ def prompt_blocks(capabilities: dict[str, Any]) -> st.SearchStrategy[list[dict[s
     extras: list[st.SearchStrategy[dict[str, Any]]] = [link] + [
         strategy for kind, strategy in gated.items()
         if capabilities.get(PROMPT_CAPABILITY_GATES[kind]) is not None]
-    return st.tuples(text, st.lists(st.one_of(extras), max_size=2)).map(
+    first = st.one_of(text, text, text, link)  # one prompt in four opens with a link
+    return st.tuples(first, st.lists(st.one_of(extras), max_size=2)).map(
         lambda parts: [parts[0], *parts[1]])
 
 

@@ -275,7 +275,7 @@ class Example:
                 kept = {h.sid for h in done if not client.monitor.machines.busy(h.sid)
                         and not client.monitor.rpc.open_permissions(h.sid)
                         and client.factory.recycle(h)}
-            if client.close_sessions:
+            if client.close_sessions and client.closes:
                 close_sessions(client, [sid for sid in dict.fromkeys(sids) if sid not in kept])
         known = len(self.recorder.transitions), len(self.recorder.exercised)
         with client.lock:

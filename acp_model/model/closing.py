@@ -72,6 +72,10 @@ class Closes:
     judges: bool = True
     gone: int = -1
 
+    def live(self, sid: str) -> bool:
+        """Is the session neither closed nor being closed (no close request open)?"""
+        return sid not in self.closed and all(s != sid for s, _ in self.open.values())
+
     def requested(self, sid: str, idx: int, prompts: list[Any]) -> None:
         """The client sent session/close #``idx``; ``prompts``: the session's open ones."""
         self.open[idx] = (sid, frozenset(prompts))

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
+from acp_model.model import patches
 from acp_model.model.check import CheckMeta, Dispatch, check, dispatch
 from acp_model.model.vocab import UPDATE_KINDS, Level, Reads, Role
 from acp_model.spec import revisions
@@ -371,6 +372,311 @@ def speaks_negotiated_version(named: Any, spoken: int, negotiated: Any, evidence
     return None
 
 
+# --- what the audit of the texts found on single messages (docs/audit.md) --------------------
+
+@check("PERM-14", role=Role.FINDING, reads=[Reads.PERMISSION_REQUEST])
+def option_ids_unique(params: Mapping[str, Any], where: str, ctx: Context) -> Found:
+    """The options of one permission request have distinct optionIds."""
+    options = params.get("options")
+    first: dict[str, int] = {}
+    for i, option in enumerate(options if isinstance(options, list) else []):
+        oid = option.get("optionId") if isinstance(option, dict) else None
+        if not isinstance(oid, str):
+            continue
+        if oid in first:
+            yield (f"{where}/options/{i}/optionId",
+                   f"options {first[oid]} and {i} share optionId {oid!r}: an answer "
+                   "selecting it cannot say which option the user chose")
+        else:
+            first[oid] = i
+
+
+def _patch_problems(item: Mapping[str, Any]) -> list[str]:
+    """What breaks TOOL-21 in one diff item (empty: its git_patch agrees with changes)."""
+    patch = item.get("patch")
+    if not isinstance(patch, dict) or patch.get("format") != "git_patch" \
+            or not isinstance(patch.get("text"), str):
+        return []
+    read = patches.read(patch["text"])
+    problems = [f"line {n} ({line[:60]!r}) lies outside every diff --git section: commit "
+                "metadata and email envelopes must not surround the patch"
+                for n, line in read.outside[:1]]
+    if not read.sections:
+        problems.append("the text holds no diff --git section")
+    changes = item.get("changes")
+    listed = {c.get("path"): c for c in (changes if isinstance(changes, list) else [])
+              if isinstance(c, dict) and isinstance(c.get("path"), str)}
+    for sec in read.sections:
+        relative = [f"{where} {p!r}" for where, p in sec.paths() if not is_absolute_path(p)]
+        if relative:
+            prefix = " (Git's a/ b/ prefixes)" if any(
+                p.startswith(("a/", "b/")) for _, p in sec.paths()) else ""
+            problems.append(f"the section at line {sec.line} names {', '.join(relative[:2])}: "
+                            f"paths must be absolute{prefix}")
+            continue
+        change = listed.get(sec.path) if sec.path is not None else None
+        op = change.get("operation") if change is not None else None
+        if sec.path is not None and change is None:
+            problems.append(f"the section at line {sec.line} changes {sec.path!r}, which "
+                            "changes does not list")
+        elif op in DIFF_OPERATIONS and op != sec.operation:
+            problems.append(f"the section at line {sec.line} is a {sec.operation} of "
+                            f"{sec.path!r}, but changes lists it as a {op}")
+        elif op in ("move", "copy") and change is not None \
+                and change.get("oldPath") != sec.old_path:
+            problems.append(f"the section at line {sec.line} {op}s {sec.old_path!r}, but "
+                            f"changes names {change.get('oldPath')!r}")
+    return problems
+
+
+DIFF_OPERATIONS = frozenset({"add", "delete", "modify", "move", "copy"})
+
+
+@check("TOOL-21", role=Role.FINDING,
+       reads=[Reads.TOOL_REPORT, Reads.TOOL_CALL_CONTENT_CHUNK])
+def diff_patch_consistent(update: Mapping[str, Any], where: str, ctx: Context) -> Found:
+    """A diff's git_patch agrees with its changes: absolute paths, no commit metadata or mail
+    envelope, sections only for listed paths with their operations."""
+    for path, item in _blocks(update.get("content"), f"{where}/content"):
+        if isinstance(item, dict) and item.get("type") == "diff":
+            problems = _patch_problems(item)
+            if problems:
+                more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+                yield (f"{path}/patch/text", f"the git_patch disagrees with the diff's changes: "
+                       f"{problems[0]}{more}")
+
+
+@check("TOOL-19", role=Role.FINDING, reads=[Reads.TERMINAL_UPDATE])
+def terminal_cwd_absolute(update: Mapping[str, Any], where: str, ctx: Context) -> Found:
+    """A terminal's cwd, when supplied, is absolute."""
+    cwd = update.get("cwd")
+    if cwd is not None and not is_absolute_path(cwd):
+        yield (f"{where}/cwd", f"terminal cwd {cwd!r} is not an absolute path")
+
+
+@check("TOOL-19", role=Role.FINDING, reads=[Reads.SUBJECT])
+def command_cwd_absolute(subject: Mapping[str, Any], where: str, ctx: Context) -> Found:
+    """A command permission subject's cwd is absolute."""
+    cwd = subject.get("cwd")
+    if subject.get("type") == "command" and cwd is not None and not is_absolute_path(cwd):
+        yield (f"{where}/cwd", f"command cwd {cwd!r} is not an absolute path")
+
+
+@check("SDK-CMD-01", role=Role.FINDING, reads=[Reads.COMMANDS])
+def command_names_valid(commands: Any, where: str, ctx: Context) -> Found:
+    """Available command names hold no whitespace and are unique within the list."""
+    first: dict[str, int] = {}
+    for i, command in enumerate(commands if isinstance(commands, list) else []):
+        name = command.get("name") if isinstance(command, dict) else None
+        if not isinstance(name, str):
+            continue
+        if re.search(r"\s", name):
+            yield (f"{where}/{i}/name", f"command name {name!r} contains whitespace")
+        if name in first:
+            yield (f"{where}/{i}/name", f"commands {first[name]} and {i} are both named "
+                   f"{name!r}")
+        else:
+            first[name] = i
+
+
+def _select_values(options: Any) -> list[Any]:
+    """The values a select option offers, its groups' included."""
+    out: list[Any] = []
+    for entry in options if isinstance(options, list) else []:
+        if isinstance(entry, dict) and isinstance(entry.get("options"), list):
+            out += [o.get("value") for o in entry["options"] if isinstance(o, dict)]
+        elif isinstance(entry, dict):
+            out.append(entry.get("value"))
+    return out
+
+
+@check("SDK-CONFIG-01", role=Role.FINDING, reads=[Reads.CONFIG_OPTIONS])
+def select_options_consistent(options: Any, where: str, ctx: Context) -> Found:
+    """A select config option's values are distinct and its currentValue is one of them."""
+    for i, option in enumerate(options if isinstance(options, list) else []):
+        if not isinstance(option, dict) or option.get("type") != "select":
+            continue
+        values = _select_values(option.get("options"))
+        name = option.get("configId", option.get("id"))
+        twice = _repeated(values)
+        if twice:
+            yield (f"{where}/{i}/options", f"config option {name!r} offers the value(s) "
+                   f"{', '.join(twice)} more than once")
+        if values and option.get("currentValue") not in values:
+            yield (f"{where}/{i}/currentValue",
+                   f"config option {name!r} has currentValue {option.get('currentValue')!r}, "
+                   "which is none of its values")
+
+
+@check("V1-CONFIG-01", role=Role.FINDING, reads=[Reads.SESSION_RESULT])
+def modes_kept_with_config(result: Mapping[str, Any], where: str, ctx: Context) -> Found:
+    """A mode config option comes with the modes, and both name the same current mode."""
+    options = result.get("configOptions")
+    mode = next((o for o in options if isinstance(o, dict) and o.get("category") == "mode"),
+                None) if isinstance(options, list) else None
+    if mode is None:
+        return
+    modes = result.get("modes")
+    if not isinstance(modes, dict):
+        yield (f"{where}/modes", f"config option {mode.get('id')!r} is a mode selector but "
+               "the result carries no modes for clients of the older API")
+    elif modes.get("currentModeId") != mode.get("currentValue"):
+        yield (f"{where}/modes/currentModeId",
+               f"modes name the current mode {modes.get('currentModeId')!r}, the mode config "
+               f"option {mode.get('currentValue')!r}: the two are not kept in sync")
+
+
+@check("SDK-STOP-01", role=Role.FINDING, reads=[Reads.STATE_UPDATE])
+def error_stop_reported(update: Mapping[str, Any], where: str, ctx: Context) -> Found:
+    """An idle with stopReason error carries the error."""
+    if update.get("state") == "idle" and update.get("stopReason") == "error" \
+            and update.get("error") is None:
+        yield (f"{where}/error", "the idle ends work with stopReason error but carries no "
+               "error object saying what failed")
+
+
+def _objects(container: Mapping[str, Any], key: str) -> list[tuple[int, dict[str, Any]]]:
+    """The objects of the list at ``key``, with their positions (anything else skipped)."""
+    items = container.get(key)
+    return [(i, x) for i, x in enumerate(items) if isinstance(x, dict)] \
+        if isinstance(items, list) else []
+
+
+def _repeated(values: Iterable[Any]) -> list[str]:
+    """The values that occur more than once."""
+    seen = list(values)
+    return sorted({str(v) for v in seen if seen.count(v) > 1})
+
+
+def _reserved_types(container: Mapping[str, Any], key: str, enum: str, where: str,
+                    ctx: Context, what: str) -> Found:
+    for i, item in _objects(container, key):
+        if is_reserved(enum, item.get("type"), ctx.rev):
+            yield (f"{where}/{key}/{i}/type",
+                   f"{what} {item.get('type')!r} is neither defined nor _-prefixed")
+
+
+def _env_names_repeated(container: Mapping[str, Any], key: str, name: str, where: str,
+                        what: str) -> Found:
+    """Items of the list at ``key`` whose ``env`` sets one variable twice."""
+    for i, item in _objects(container, key):
+        twice = _repeated(e.get("name") for _, e in _objects(item, "env"))
+        if twice:
+            yield (f"{where}/{key}/{i}/env",
+                   f"{what} {item.get(name)!r} sets {', '.join(twice)} more than once")
+
+
+@check("INIT-17", role=Role.FINDING, reads=[Reads.INITIALIZE_RESULT])
+def auth_env_names_unique(result: Mapping[str, Any], where: str, ctx: Context) -> Found:
+    """The env entries of a terminal authentication method have distinct names."""
+    yield from _env_names_repeated(result, "authMethods", "methodId", where,
+                                   "authentication method")
+
+
+@check("ENUM-02", role=Role.FINDING, reads=[Reads.INITIALIZE_RESULT])
+def auth_method_types_known(result: Mapping[str, Any], where: str, ctx: Context) -> Found:
+    """Authentication method types are the defined ones or start with _."""
+    yield from _reserved_types(result, "authMethods", "auth_method", where, ctx,
+                               "authentication method type")
+
+
+@check("ENUM-02", role=Role.FINDING, reads=[Reads.NEW_SESSION_REQUEST])
+def mcp_transports_known(params: Mapping[str, Any], where: str, ctx: Context) -> Found:
+    """MCP server transport types are the defined ones or start with _."""
+    yield from _reserved_types(params, "mcpServers", "mcp_transport", where, ctx,
+                               "MCP server transport type")
+
+
+@check("INIT-09", role=Role.FINDING, reads=[Reads.INITIALIZE_RESULT, Reads.INITIALIZE_REQUEST])
+def v1_info_given(message: Mapping[str, Any], where: str, ctx: Context) -> Found:
+    """v1: each peer names itself (agentInfo, clientInfo); v2's required info is the
+    schema's."""
+    if revisions.get(ctx.rev).protocol != 1:
+        return
+    key = "agentInfo" if where == "result" else "clientInfo"
+    if not isinstance(message.get(key), dict):
+        yield (f"{where}/{key}", f"the initialize {where} carries no {key} (name and version)")
+
+
+@check("TOOL-22", role=Role.FINDING,
+       reads=[Reads.TOOL_REPORT, Reads.TOOL_CALL_CONTENT_CHUNK])
+def diff_patch_given(update: Mapping[str, Any], where: str, ctx: Context) -> Found:
+    """A diff that changes a text file carries a patch."""
+    for path, item in _blocks(update.get("content"), f"{where}/content"):
+        if not isinstance(item, dict) or item.get("type") != "diff" \
+                or item.get("patch") is not None or "changes" not in item:
+            continue
+        changes = item.get("changes")
+        text = [c.get("path") for c in changes if isinstance(c, dict)
+                and c.get("fileType") == "text"] if isinstance(changes, list) else []
+        if text:
+            yield (f"{path}/patch", f"the diff changes the text file {text[0]!r} but carries "
+                   "no patch to render it")
+
+
+@check("SDK-ICON-01", role=Role.FINDING, reads=[Reads.CONTENT])
+def icon_sources_safe(content: Any, where: str, ctx: Context) -> Found:
+    """A resource link's icons come from https: or data: URIs."""
+    for path, block in _blocks(content, where):
+        icons = block.get("icons") if isinstance(block, dict) else None
+        for i, icon in enumerate(icons if isinstance(icons, list) else []):
+            src = icon.get("src") if isinstance(icon, dict) else None
+            if isinstance(src, str) and not src.lower().startswith(("https:", "data:")):
+                yield (f"{path}/icons/{i}/src",
+                       f"icon src {src[:80]!r} is neither an https: nor a data: URI")
+
+
+@check("SDK-MCP-01", role=Role.FINDING, reads=[Reads.NEW_SESSION_REQUEST])
+def mcp_env_names_unique(params: Mapping[str, Any], where: str, ctx: Context) -> Found:
+    """The environment variables of a stdio MCP server have distinct names."""
+    yield from _env_names_repeated(params, "mcpServers", "name", where, "MCP server")
+
+
+@check("INIT-02", role=Role.FINDING, reads=[Reads.INITIALIZE_REQUEST])
+def v1_client_capabilities_given(params: Mapping[str, Any], where: str, ctx: Context
+                                 ) -> Found:
+    """v1: the client's initialize states its capabilities."""
+    if "clientCapabilities" not in params:
+        yield (f"{where}/clientCapabilities", "the initialize request does not say which "
+               "capabilities the client supports (the schema's defaults stand for them)")
+
+
+_TRACEPARENT = re.compile(r"[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}")
+
+
+def trace_context(meta: Any, where: str) -> Iterator[tuple[str, str]]:
+    """What breaks ENUM-11 in one ``_meta`` object (the W3C trace context keys)."""
+    if not isinstance(meta, dict):
+        return
+    for key in ("traceparent", "tracestate", "baggage"):
+        if key not in meta:
+            continue
+        value = meta[key]
+        if not isinstance(value, str) or (key == "traceparent"
+                                          and not _TRACEPARENT.fullmatch(value)):
+            yield (f"{where}/_meta/{key}", f"_meta.{key} is {str(value)[:60]!r}, not W3C trace "
+                   f"context (the key is reserved for it)")
+
+
+@check("ENUM-11", role=Role.FINDING)
+def trace_context_kept(msg: Any) -> str | None:
+    """The _meta keys traceparent, tracestate and baggage carry W3C trace context.
+
+    Not a reader of one message kind: the router runs it on every message, at the _meta of
+    its params, its result and its session update."""
+    if not isinstance(msg, dict):
+        return None
+    found: list[tuple[str, str]] = []
+    for part in ("params", "result"):
+        body = msg.get(part)
+        if isinstance(body, dict) and ("_meta" in body or "update" in body):
+            found += trace_context(body.get("_meta"), part)
+            update = body.get("update")
+            if isinstance(update, dict):
+                found += trace_context(update.get("_meta"), f"{part}/update")
+    return "; ".join(f"{path}: {text}" for path, text in found) or None
+
+
 # --- dispatch: a message goes to the checks that read its kind -------------------------------
 # Which parts each kind carries, and where (the anatomy of the messages, not a list of checks):
 # a kind's own readers run first, then its parts' readers, part by part.
@@ -404,6 +710,11 @@ def _subject_tool_call(subject: Any, where: str) -> Iterator[tuple[str, Any]]:
 
 CARRIES: Mapping[Reads, tuple[tuple[Reads, Locate], ...]] = {
     **{Reads(kind): ((Reads.CONTENT, _at("content")),) for kind in MESSAGE_KINDS},
+    Reads.SESSION_RESULT: ((Reads.CONFIG_OPTIONS, _at("configOptions")),
+                           (Reads.COMMANDS, _at("availableCommands"))),
+    Reads.CONFIG_OPTION_UPDATE: ((Reads.CONFIG_OPTIONS, _at("configOptions")),),
+    Reads.CONFIG_RESULT: ((Reads.CONFIG_OPTIONS, _at("configOptions")),),
+    Reads.AVAILABLE_COMMANDS_UPDATE: ((Reads.COMMANDS, _at("availableCommands")),),
     Reads.TOOL_CALL: ((Reads.TOOL_REPORT, _itself),),  # v1's first report
     Reads.TOOL_CALL_UPDATE: ((Reads.TOOL_REPORT, _itself),),
     Reads.TOOL_REPORT: ((Reads.CONTENT, _wrapped_content),),
@@ -438,7 +749,8 @@ def _judge(kind: Reads, value: Any, where: str, ctx: Context, out: Findings) -> 
 _ROOTS: Mapping[Reads, str] = {
     Reads.PROMPT_REQUEST: "params", Reads.NEW_SESSION_REQUEST: "params",
     Reads.PERMISSION_REQUEST: "params", Reads.PERMISSION_RESULT: "result",
-    Reads.INITIALIZE_RESULT: "result"}
+    Reads.INITIALIZE_REQUEST: "params", Reads.INITIALIZE_RESULT: "result",
+    Reads.SESSION_RESULT: "result", Reads.CONFIG_RESULT: "result"}
 
 
 def judge(kind: Reads, value: Any, rev: str = SEED,
@@ -488,6 +800,19 @@ def initialize_result(result: Any, rev: str = SEED) -> Findings:
     return judge(Reads.INITIALIZE_RESULT, result, rev)
 
 
+def initialize_request(params: Any, rev: str = SEED) -> Findings:
+    return judge(Reads.INITIALIZE_REQUEST, params, rev)
+
+
+def session_result(result: Any, rev: str = SEED, method: str = Method.NEW_SESSION
+                   ) -> Findings:
+    """What a session/new, /load or /resume result carries (its config options, commands,
+    modes), or a session/set_config_option result (its config options)."""
+    kind = Reads.CONFIG_RESULT if method == "session/set_config_option" \
+        else Reads.SESSION_RESULT
+    return judge(kind, result, rev)
+
+
 def prompt_capabilities(result: Any, rev: str = SEED) -> dict[str, Any]:
     """The prompt capabilities an initialize result advertises, as v2 markers (``{}`` for a
     supported one): v2 ``capabilities.session.prompt``, v1 ``agentCapabilities.
@@ -525,3 +850,16 @@ def reload_methods(result: Any, rev: str = SEED) -> frozenset[str]:
     if isinstance(session, dict) and isinstance(session.get("resume"), dict):
         out.add(Method.RESUME)
     return frozenset(out)
+
+
+def closes_sessions(result: Any, rev: str = SEED) -> bool:
+    """May a client send session/close to this agent? v1: only with
+    ``sessionCapabilities.close`` (session-setup.mdx §Closing Active Sessions, SESS-16); v2:
+    every agent of the session surface supports it."""
+    caps = result.get(capabilities_key(rev)) if isinstance(result, dict) else None
+    if not isinstance(caps, dict):
+        return False
+    if revisions.get(rev).protocol != 1:
+        return isinstance(caps.get("session"), dict)
+    session = caps.get("sessionCapabilities")
+    return isinstance(session, dict) and isinstance(session.get("close"), dict)

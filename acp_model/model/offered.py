@@ -2,7 +2,7 @@
 out stay usable until the client ends them.
 
 * ``initialize`` is answered with the chosen version and capabilities, so an ``initialize``
-  that validates against the revision's schema is never refused as invalid (INIT-11): a
+  that validates against the revision's schema is never refused as invalid (INIT-18): a
   client may leave out what the schema gives a default (``clientCapabilities``' fields in v1).
   Other errors (no API key, an internal failure) say nothing of the request: the
   environment's problem, not a verdict.
@@ -36,7 +36,7 @@ OFFERED = frozenset({Method.LOAD, Method.RESUME, Method.CLOSE, "session/list",
 INVALID = frozenset({ErrorCode.INVALID_PARAMS, ErrorCode.INVALID_REQUEST})
 
 
-@check("INIT-11", role=Role.FINDING)
+@check("INIT-18", role=Role.FINDING)
 def valid_client_let_in(valid: bool, defaulted: tuple[str, ...], code: Any, request: int,
                         rev: str) -> str | None:
     """An initialize that validates against the schema is not refused as invalid (-32602,
@@ -103,17 +103,18 @@ class OwnSessions:
     method that last failed on each."""
 
     made: dict[str, tuple[int, int]] = field(default_factory=dict)
-    ended: set[str] = field(default_factory=set)
+    ended: dict[str, int] = field(default_factory=dict)  # session -> its first close (request)
     failed: dict[str, tuple[str, int]] = field(default_factory=dict)
 
     def created(self, sid: Any, request: int, response: int) -> None:
         if isinstance(sid, str):
             self.made.setdefault(sid, (request, response))
 
-    def request(self, method: str, sid: Any) -> None:
-        """The client sent ``method`` naming ``sid``: a close ends the session for it."""
+    def request(self, method: str, sid: Any, idx: int) -> None:
+        """The client sent ``method`` naming ``sid`` at ``idx``: a close ends the session for
+        it."""
         if method == Method.CLOSE and isinstance(sid, str):
-            self.ended.add(sid)
+            self.ended.setdefault(sid, idx)
 
     def response(self, run: Any, method: str, sid: Any, error: Any, request: int,
                  idx: int) -> None:
@@ -123,6 +124,8 @@ class OwnSessions:
             return
         code = error.get("code")
         if method in OFFERED:
+            if self.ended.get(sid, request) < request:
+                return  # the client had ended it: what a later call meets is no loss
             if run(offered_method_works, idx, method, code, sid, self.made[sid], request,
                    session=sid):
                 self.failed[sid] = (method, request)

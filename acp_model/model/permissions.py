@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from acp_model.model.vocab import Answer
+from acp_model.model.check import check
+from acp_model.model.vocab import Answer, Role, ToolStatus
 
 
 def option_answer(kind: Any) -> Answer:
@@ -44,3 +45,15 @@ def option_for(options: Mapping[str, Any], answer: Answer) -> str | None:
         if kind is not None and option_answer(kind) == answer:
             return option_id
     return None
+
+
+@check("TOOL-12", role=Role.FINDING)
+def allowed_tool_reported_running(tool_call_id: str, status: Any, allowed_at: int | None
+                                  ) -> str | None:
+    """A tool call an allow approved (at ``allowed_at``) reports in_progress before it
+    reports completed (failed may mean it never ran: a cancel, a refusal of the tool)."""
+    if allowed_at is None or status != ToolStatus.COMPLETED:
+        return None
+    return (f"tool call {tool_call_id!r}, approved by the allow answered at #{allowed_at}, "
+            f"went to {status} without reporting in_progress: once permission is granted "
+            "the agent should report the tool running")

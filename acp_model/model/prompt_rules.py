@@ -10,7 +10,7 @@ from __future__ import annotations
 from acp_model.model.check import check
 from acp_model.model.events import Ev
 from acp_model.model.race_facts import Session
-from acp_model.model.vocab import WORK, PromptStatus
+from acp_model.model.vocab import WORK, Level, PromptStatus, Role
 
 __all__ = ["PromptRules"]
 
@@ -75,3 +75,17 @@ class PromptRules:
     def work_has_a_prompt(self, ev: Ev) -> bool:
         """Under A-07=forbid, foreground work only exists because of a prompt."""
         return bool(self.m.queue.prompts)
+
+
+@check("SDK-RECEIPT-04", role=Role.FINDING, level=Level.WARN)
+def receipt_not_held_back(message_id: object, prompt: int, reported: int | None,
+                          ended: int | None) -> str | None:
+    """The receipt does not wait for the work to finish: no idle ending work between the
+    report of the user message it names (``reported``, after the prompt was sent) and the
+    response (a warning: waiting explains the order, the agent's own scheduling could too).
+    An id first reported before the prompt names another message: SDK-RECEIPT-03's."""
+    if reported is None or ended is None or ended < reported or reported < prompt:
+        return None
+    return (f"the receipt for user message {message_id!r}, reported at #{reported}, came only "
+            f"after the idle at #{ended} ended the work: the agent probably waited for "
+            "processing to finish before returning the inserted message's id")

@@ -52,6 +52,16 @@ class ToolCall:
     raw_input: Any = None
     raw_output: Any = None
     meta: Any = None
+    capabilities: Any = None  # sdk-2.4.0: the controls it advertises (cancel)
+
+
+@dataclass(frozen=True, slots=True)
+class Terminal:
+    """An agent-owned terminal (sdk-2.4.0 ``terminal_update``): whether it exited, what it
+    advertises."""
+
+    exited: bool = False
+    capabilities: Any = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +87,7 @@ class SessionView:
     # and whether any snapshot ever listed an item (then every state update must carry one).
     background: tuple[tuple[str, str], ...] | None = None
     background_listed: bool = False
+    terminals: HashTrieMap = field(default_factory=HashTrieMap)  # terminalId -> Terminal
 
 
 def _content_patch(current: tuple[Any, ...], update: dict[str, Any], key: str = "content"
@@ -133,14 +144,14 @@ def reduce_tool_call(tools: Mapping[str, ToolCall], update: dict[str, Any]) -> H
     if update.get("sessionUpdate") == "tool_call_content_chunk":
         item = update.get("content")
         new = ToolCall(c.title, c.kind, c.status, (*c.content, item), c.locations, c.raw_input,
-                       c.raw_output, c.meta) if item is not None else c
+                       c.raw_output, c.meta, c.capabilities) if item is not None else c
     else:
         # a field present replaces, null included (null unsets; TOOL-04); absent keeps
         new = ToolCall(update.get("title", c.title), update.get("kind", c.kind),
                        update.get("status", c.status), _content_patch(c.content, update),
                        _content_patch(c.locations, update, "locations"),
                        update.get("rawInput", c.raw_input), update.get("rawOutput", c.raw_output),
-                       _meta_patch(c.meta, update))
+                       _meta_patch(c.meta, update), update.get("capabilities", c.capabilities))
     return tools.insert(tid, new)
 
 
@@ -179,11 +190,12 @@ def reduce_session(view: SessionView, update: dict[str, Any]) -> SessionView:
             else v.order.enqueue(mid)
         return SessionView(reduce_message(v.messages, update), order, v.tools, v.recent_tools,
                            v.plans, v.usage, v.state, v.stop_reason, v.background,
-                           v.background_listed)
+                           v.background_listed, v.terminals)
     if kind in ("tool_call_update", "tool_call_content_chunk"):
         return SessionView(v.messages, v.order, reduce_tool_call(v.tools, update),
                            _recent(v.recent_tools, update.get("toolCallId")), v.plans,
-                           v.usage, v.state, v.stop_reason, v.background, v.background_listed)
+                           v.usage, v.state, v.stop_reason, v.background, v.background_listed,
+                           v.terminals)
     if kind == "plan_update":
         return replace(v, plans=reduce_plan(v.plans, update))
     if kind == "usage_update":
@@ -194,10 +206,25 @@ def reduce_session(view: SessionView, update: dict[str, Any]) -> SessionView:
         items = background_items(update.get("background"))
         if items is None:
             return SessionView(v.messages, v.order, v.tools, v.recent_tools, v.plans, v.usage,
-                               state, reason, v.background, v.background_listed)
+                               state, reason, v.background, v.background_listed, v.terminals)
         return SessionView(v.messages, v.order, v.tools, v.recent_tools, v.plans, v.usage,
-                           state, reason, items, v.background_listed or bool(items))
+                           state, reason, items, v.background_listed or bool(items),
+                           v.terminals)
+    if kind == "terminal_update":
+        return replace(v, terminals=reduce_terminal(v.terminals, update))
     return v
+
+
+def reduce_terminal(terminals: Mapping[str, Terminal], update: dict[str, Any]) -> HashTrieMap:
+    """A terminal_update is an upsert (omitted keeps, null clears, a value replaces); an
+    exitStatus object marks the terminal exited (tool-calls.mdx §Display-only Terminals)."""
+    terminals = _persistent(terminals)
+    tid = update.get("terminalId")
+    if not isinstance(tid, str):
+        return terminals
+    t = terminals.get(tid) or Terminal()
+    exited = isinstance(update["exitStatus"], dict) if "exitStatus" in update else t.exited
+    return terminals.insert(tid, Terminal(exited, update.get("capabilities", t.capabilities)))
 
 
 RECENT_TOOLS = 8  # tool calls a violation's view summary lists
@@ -316,11 +343,15 @@ def background_on_every_update(view: SessionView, update: dict[str, Any]
 @check("SDK-BG-02", role=Role.FINDING, reads=[Reads.STATE_UPDATE])
 def background_items_announced(view: SessionView, update: dict[str, Any]
                                ) -> Iterator[tuple[str, str]]:
-    """A background tool call was reported (tool_call_update) before a snapshot lists it."""
+    """A background tool call (terminal) was reported, by a tool_call_update (a
+    terminal_update), before a snapshot lists it."""
     for n, (kind, ident) in enumerate(background_items(update.get("background")) or ()):
         if kind == "tool_call" and ident not in view.tools:
             yield (f"params/update/background/{n}",
                    f"background lists tool call {ident!r}, which no tool_call_update reported")
+        elif kind == "terminal" and ident not in view.terminals:
+            yield (f"params/update/background/{n}",
+                   f"background lists terminal {ident!r}, which no terminal_update reported")
 
 
 @check("SDK-BG-03", role=Role.FINDING, reads=[Reads.STATE_UPDATE])
@@ -331,12 +362,54 @@ def background_removed_when_final(view: SessionView, update: dict[str, Any]
     if items is None or view.background is None:
         return
     for kind, ident in view.background:
+        if (kind, ident) in items:
+            continue
         tool = view.tools.get(ident)
-        if kind == "tool_call" and (kind, ident) not in items and tool is not None \
-                and tool.status not in FINAL_TOOL_STATUSES:
+        terminal = view.terminals.get(ident)
+        if kind == "tool_call" and tool is not None and tool.status not in FINAL_TOOL_STATUSES:
             yield ("params/update/background",
                    f"tool call {ident!r} left the background list while its status was "
                    f"{tool.status!r}: its final status must come first")
+        elif kind == "terminal" and terminal is not None and not terminal.exited:
+            yield ("params/update/background",
+                   f"terminal {ident!r} left the background list before a terminal_update "
+                   "reported its exitStatus")
+
+
+def cancel_advertised(capabilities: Any) -> bool:
+    """Does a tool call's (terminal's) ``capabilities`` advertise cancel (an object)?"""
+    return isinstance(capabilities, dict) and isinstance(capabilities.get("cancel"), dict)
+
+
+@check("SDK-TOOL-01", role=Role.FINDING, reads=[Reads.TOOL_CALL_UPDATE, Reads.TERMINAL_UPDATE])
+def cancel_withdrawn_at_the_end(view: SessionView, update: dict[str, Any]
+                                ) -> Iterator[tuple[str, str]]:
+    """A tool call that reaches a final status (a terminal that exits) stops advertising
+    capabilities.cancel."""
+    if update.get("sessionUpdate") == "terminal_update":
+        ident = update.get("terminalId")
+        before_t = view.terminals.get(ident) if isinstance(ident, str) else None
+        after_t = reduce_terminal(view.terminals, update).get(ident) \
+            if isinstance(ident, str) else None
+        ended_before = before_t is not None and before_t.exited \
+            and cancel_advertised(before_t.capabilities)
+        if after_t is not None and after_t.exited and cancel_advertised(after_t.capabilities) \
+                and not ended_before:
+            yield ("params/update/capabilities",
+                   f"terminal {ident!r} exited and still advertises capabilities.cancel")
+        return
+    ident = update.get("toolCallId")
+    if not isinstance(ident, str):
+        return
+    before = view.tools.get(ident)
+    after = reduce_tool_call(view.tools, update)[ident]
+    was = before is not None and before.status in FINAL_TOOL_STATUSES \
+        and cancel_advertised(before.capabilities)
+    if after.status in FINAL_TOOL_STATUSES and cancel_advertised(after.capabilities) \
+            and not was:
+        yield ("params/update/capabilities",
+               f"tool call {ident!r} reached status {after.status!r} and still advertises "
+               "capabilities.cancel")
 
 
 

@@ -60,6 +60,12 @@ def replayed_user_message(kind: object, message_id: object, text: str | None, se
     if isinstance(message_id, str) and message_id in seen:
         return f"its messageId {message_id!r} names a message the session sent before"
     return None
+def _replay_in_resume(kind: object, resume_request: int | None, earlier: str | None
+                      ) -> str | None:
+    if resume_request is None or kind not in HISTORY_KINDS or earlier is None:
+        return None
+    return (f"{kind} between session/resume #{resume_request} and its response: {earlier}, "
+            "probably replayed history, which resume must not send")
 
 
 @check("V1-RESUME-01", level=Level.WARN)
@@ -70,10 +76,45 @@ def resume_replays_nothing(kind: object, resume_request: int | None, earlier: st
     warning). Earlier means a user message, which no prompt was open to carry, or a message id
     the session already used (``earlier`` says which); new content, such as a notice the agent
     writes on every start, is not history."""
-    if resume_request is None or kind not in HISTORY_KINDS or earlier is None:
+    return _replay_in_resume(kind, resume_request, earlier)
+
+
+@check("SESS-06", level=Level.WARN)
+def resume_without_cursor_replays_nothing(kind: object, resume_request: int | None,
+                                          earlier: str | None) -> str | None:
+    """v2: session/resume without replayFrom replays no history: no earlier message of the
+    conversation between the request and its response (a warning, as v1's V1-RESUME-01:
+    the agent may have written it before it read the request)."""
+    return _replay_in_resume(kind, resume_request, earlier)
+
+
+@check("SESS-07", level=Level.WARN)
+def resume_replays_before_answering(kind: object, answered: int | None, earlier: str | None
+                                    ) -> str | None:
+    """v2: a session/resume that asked for the whole history answers once it was all
+    reported: no earlier message of the conversation after the response while no prompt came
+    since (probable, so a warning: the session may show it for another reason)."""
+    if answered is None or kind not in HISTORY_KINDS or earlier is None:
         return None
-    return (f"{kind} between session/resume #{resume_request} and its response: {earlier}, "
-            "probably replayed history, which resume must not send")
+    return (f"{kind} for a resumed session after the session/resume response #{answered} "
+            f"and before any prompt: {earlier}, probably history replayed after the agent "
+            "answered")
+
+
+@check("SESS-07")
+def conversation_replayed(method: str, request: int, response: int,
+                          missing: list[tuple[int, str]], replayed: int) -> str | None:
+    """A request for the whole history replays the entire conversation: every user message
+    of a turn that ended normally before the request (``missing``: those whose text the
+    replay did not give back, with where each entered the conversation)."""
+    if not missing:
+        return None
+    shown = "; ".join(f"#{idx} {text[:80]!r}" for idx, text in missing[:3])
+    more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+    return (f"{method} #{request} (answered #{response}) asked for the entire conversation, "
+            f"but its replay ({replayed} user message update(s)) never gave back the user "
+            f"message(s) {shown}{more}, whose turns ended normally before the request was "
+            "sent")
 
 
 def earlier_message(kind: object, message_id: object, seen: set[str]) -> str | None:
@@ -90,6 +131,15 @@ def earlier_message(kind: object, message_id: object, seen: set[str]) -> str | N
 _FAMILY = {"user_message": "user", "user_message_chunk": "user",
            "agent_message": "agent", "agent_message_chunk": "agent",
            "agent_thought": "thought", "agent_thought_chunk": "thought"}
+
+
+def asks_for_whole_history(method: str, params: object) -> bool:
+    """v1 session/load, or a session/resume whose cursor is the start: the entire
+    conversation is owed (SESS-07)."""
+    if method == Method.LOAD:
+        return True
+    cursor = params.get("replayFrom") if isinstance(params, dict) else None
+    return method == Method.RESUME and isinstance(cursor, dict) and cursor.get("type") == "start"
 
 
 def asks_for_replay(method: str, params: object) -> bool:

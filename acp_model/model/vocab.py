@@ -203,17 +203,25 @@ class Reads(StrEnum):
     TOOL_CALL_CONTENT_CHUNK = "tool_call_content_chunk"
     PLAN_UPDATE = "plan_update"
     USAGE_UPDATE = "usage_update"
+    AVAILABLE_COMMANDS_UPDATE = "available_commands_update"
+    CONFIG_OPTION_UPDATE = "config_option_update"
+    TERMINAL_UPDATE = "terminal_update"
     # requests' params and responses' results
     PROMPT_REQUEST = "session/prompt request"
     NEW_SESSION_REQUEST = "session/new request"
     PERMISSION_REQUEST = "session/request_permission request"
     PERMISSION_RESULT = "session/request_permission result"
+    INITIALIZE_REQUEST = "initialize request"
     INITIALIZE_RESULT = "initialize result"
+    SESSION_RESULT = "session result"  # session/new, /load, /resume's
+    CONFIG_RESULT = "session/set_config_option result"
     # parts several kinds carry
     TOOL_REPORT = "tool call"  # a tool call's fields: its updates, a permission request's
     CONTENT = "content blocks"  # a prompt's, a message update's, a tool content item's
     PLAN = "plan"  # a plan_update's plan
     SUBJECT = "permission subject"  # what a permission request asks about (v2)
+    CONFIG_OPTIONS = "config options"  # a session result's, a config_option_update's
+    COMMANDS = "available commands"  # a session result's, an available_commands_update's
 
 
 # The sessionUpdate kinds checks read, by their wire value (any other kind: only UPDATE's).
@@ -221,4 +229,5 @@ UPDATE_KINDS: dict[str, Reads] = {r.value: r for r in (
     Reads.STATE_UPDATE, Reads.USER_MESSAGE, Reads.USER_MESSAGE_CHUNK, Reads.AGENT_MESSAGE,
     Reads.AGENT_MESSAGE_CHUNK, Reads.AGENT_THOUGHT, Reads.AGENT_THOUGHT_CHUNK, Reads.TOOL_CALL,
     Reads.TOOL_CALL_UPDATE, Reads.TOOL_CALL_CONTENT_CHUNK, Reads.PLAN_UPDATE,
-    Reads.USAGE_UPDATE)}
+    Reads.USAGE_UPDATE, Reads.AVAILABLE_COMMANDS_UPDATE, Reads.CONFIG_OPTION_UPDATE,
+    Reads.TERMINAL_UPDATE)}

@@ -10,16 +10,25 @@ they come from a response, and later requests are judged by them.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from acp_model.model import messages, offered, permissions, replay, wire_table
+from acp_model.model import (
+    capabilities,
+    messages,
+    offered,
+    permissions,
+    prompt_rules,
+    replay,
+    wire_table,
+)
 from acp_model.model.events import Ev
 from acp_model.model.evidence import note_repeat
 from acp_model.model.obligations import WITHDRAWN_ANSWERED
-from acp_model.model.vocab import ConnEvent, ErrorCode, Event
+from acp_model.model.vocab import Answer, ConnEvent, ErrorCode, Event, ToolStatus
 from acp_model.model.wire_table import Route
 from acp_model.oracle import rpc
+from acp_model.oracle.conversation import Conversations
 from acp_model.oracle.dialects import Dialect
 from acp_model.oracle.liveness import REQUEST_ANSWERED
 from acp_model.oracle.machines import Machines
@@ -30,9 +39,34 @@ from acp_model.oracle.store import ViolationStore
 from acp_model.spec import revisions, schema
 from acp_model.trace.methods import Method
 
-# the session methods every v2 agent advertising ``session`` has: -32601 is a missing method
+# the session methods every agent advertising ``session`` has: -32601 is a missing method
 _BASELINE_SESSION_METHODS = frozenset(m.method for m in wire_table.MESSAGES
                                       if ConnEvent.SESSION_METHOD_MISSING in m.answered)
+# v2's baseline also holds what v1 leaves to capabilities (seed session-setup.mdx: "MUST
+# support session/resume", "MUST support session/close"; sdk-2.4.0 AgentCapabilities.session)
+_V2_BASELINE_SESSION_METHODS = _BASELINE_SESSION_METHODS | {Method.RESUME, Method.CLOSE,
+                                                            "session/list"}
+# results that carry a session's config options and commands (messages.session_result)
+_SESSION_RESULTS = frozenset({Method.NEW_SESSION, Method.LOAD, Method.RESUME,
+                              "session/set_config_option"})
+
+
+@dataclass(slots=True)
+class Told:
+    """What the initialize exchange and the session set-ups told: the client's capabilities,
+    the agent's, its authentication methods; per session, the cwd it was created with and
+    whether config options were advertised for it (model.capabilities judges by these)."""
+
+    client_caps: dict[str, Any] = field(default_factory=dict)
+    agent_caps: Any = None  # None: no initialize result yet
+    auth_methods: list[Any] | None = None
+    roots: dict[str, tuple[str, ...]] = field(default_factory=dict)  # cwd, then the others
+    configured: set[str] = field(default_factory=set)
+    # (session, tool call) -> where an allow approved it and no status was reported since
+    allowed: dict[tuple[str, str], int] = field(default_factory=dict)
+
+    def client_initialized(self, params: Any, protocol: int) -> None:
+        self.client_caps = dict(capabilities.client_capabilities(params, protocol))
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +80,7 @@ class Reply:
     code: Any  # the error's code (None: a result, or an error that is no object)
     idx: int
     what: str
+    error: Any = None  # the error object (None: a result)
 
 
 class Answers:
@@ -53,12 +88,13 @@ class Answers:
 
     def __init__(self, rev: str, decision: revisions.Decision, rpc_: Rpc, store: ViolationStore,
                  machines: Machines, shapes: ShapeJudge, dialect: Dialect,
-                 reopens: Reopens) -> None:
+                 reopens: Reopens, conversations: Conversations) -> None:
         self.decision = decision
         self.rev = rev
         self.protocol = revisions.get(self.rev).protocol
         self.rpc, self.store, self.machines, self.shapes = rpc_, store, machines, shapes
-        self.dialect, self.reopens = dialect, reopens
+        self.dialect, self.reopens, self.conversations = dialect, reopens, conversations
+        self.told = Told()
         self.agent_capabilities: Any = None  # the initialize result's (ENUM-12 reads _meta)
         self.prompt_caps: dict[str, Any] | None = None
         # each initialize request: does it validate, what it leaves to the schema's defaults
@@ -103,14 +139,53 @@ class Answers:
             self.shapes.schema(spec.result_def, msg["result"], idx, what, req.method)
         error = msg.get("error") if isinstance(msg.get("error"), dict) else None
         reply = Reply(req, req_id, msg.get("result"), has_error,
-                      error.get("code") if error else None, idx, what)
-        if direction == "a2c" and has_error and req.method in _BASELINE_SESSION_METHODS \
+                      error.get("code") if error else None, idx, what, error)
+        baseline = _BASELINE_SESSION_METHODS if self.protocol == 1 \
+            else _V2_BASELINE_SESSION_METHODS
+        if direction == "a2c" and has_error and req.method in baseline \
                 and reply.code == ErrorCode.METHOD_NOT_FOUND:
             self.machines.conn_event(ConnEvent.SESSION_METHOD_MISSING,
                                      Ev(idx, error_code=reply.code), f"{what}: -32601")
+        if direction == "a2c":
+            self._what_it_advertised(reply)
         handler = self._handlers.get(wire_table.answer_route(req.method))
         if handler is not None:
             handler(reply)
+
+    def _what_it_advertised(self, r: Reply) -> None:
+        """The agent's answer to a method it advertised, or every agent must have; a session
+        result's config options and commands; the end of a reopen's replay."""
+        run, req, sid, told = self.store.run, r.req, r.req.session, self.told
+        if req.method in ("auth/login", "auth/logout"):
+            run(capabilities.auth_methods_implemented, r.idx, req.method, r.code,
+                told.auth_methods or [])
+        elif req.method == "session/set_config_option":
+            run(capabilities.config_method_implemented, r.idx, req.method, r.code,
+                sid in told.configured, session=sid)
+            if not r.has_error and self.protocol == 1:
+                run(capabilities.config_result_complete, r.idx, req.shape, r.result,
+                    session=sid)
+        elif req.method == Method.CLOSE:
+            run(capabilities.inactive_close_succeeds, r.idx, req.method, r.code, req.active,
+                session=sid)
+        if req.method in (Method.LOAD, Method.RESUME) and sid is not None:
+            self.conversations.reopen_answered(sid, r.idx, not r.has_error)
+            if req.method == Method.RESUME and not r.has_error and req.replayed is not None \
+                    and sid in self.machines.sessions:
+                self.reopens.load_answered(sid, r.idx)  # its replay came before (SESS-07)
+        if r.has_error or req.method not in _SESSION_RESULTS or not isinstance(r.result, dict):
+            return
+        self.shapes.findings(messages.session_result(r.result, self.rev, req.method), r.idx,
+                             r.what, sid)
+        options = capabilities.config_options_of(r.result)
+        sid = r.result.get("sessionId", sid) if req.method == Method.NEW_SESSION else sid
+        if isinstance(sid, str) and options:
+            told.configured.add(sid)
+        if isinstance(sid, str) and req.roots:
+            told.roots[sid] = req.roots
+        if self.protocol == 1:
+            run(capabilities.boolean_options_advertised, r.idx, options, told.client_caps,
+                session=sid if isinstance(sid, str) else None)
 
     def _unmatched(self, direction: str, msg: dict[str, Any], idx: int) -> None:
         req_id = msg.get("id")
@@ -135,7 +210,7 @@ class Answers:
 
     def initialize_sent(self, req_id: Any, valid: bool, defaulted: tuple[str, ...]) -> None:
         """The client sent initialize ``req_id``: whether it validates, what it leaves to the
-        schema's defaults (INIT-11 reads them at its answer)."""
+        schema's defaults (INIT-18 reads them at its answer)."""
         self.initializes[req_id] = (valid, defaulted)
 
     # --- one handler per method -------------------------------------------------------------
@@ -154,6 +229,10 @@ class Answers:
             self.shapes.findings(messages.initialize_result(result, self.rev), idx, what)
         caps = result.get(messages.capabilities_key(self.rev)) or {}
         self.agent_capabilities = caps
+        self.told.agent_caps = caps if isinstance(caps, dict) else {}
+        self.told.auth_methods = capabilities.auth_methods_of(result)
+        self.store.run(capabilities.terminal_auth_advertised, idx, self.told.auth_methods,
+                       self.told.client_caps)
         # v1: the baseline methods are every agent's (INIT-10); v2: those advertising session
         self.machines.ctx.session_advertised = self.protocol == 1 or (
             isinstance(caps, dict) and isinstance(caps.get("session"), dict))
@@ -184,6 +263,18 @@ class Answers:
         sid = r.req.session
         if sid is None or sid not in self.machines.sessions:
             return
+        if r.has_error:
+            self.store.run(capabilities.baseline_content_refused, r.idx, r.req.shape,
+                           r.error, session=sid)
+            self.store.run(capabilities.baseline_content_invalid, r.idx, r.req.shape, r.error,
+                           session=sid)
+        elif self.protocol == 1 and isinstance(r.result, dict):
+            self.conversations.turn_ended(sid, r.req.shape, r.req.idx,
+                                          r.result.get("stopReason"), r.idx)
+        elif isinstance(r.result, dict) and r.result.get("messageId") is not None:
+            mid = r.result["messageId"]
+            self.store.run(prompt_rules.receipt_not_held_back, r.idx, mid, r.req.idx,
+                           *self.conversations.receipt(sid, mid), session=sid)
         self.machines.derived(sid, self.dialect.prompt_answered(
             sid, r.req_id, r.idx, r.result, r.has_error, r.code, r.what))
 
@@ -200,3 +291,9 @@ class Answers:
         self.machines.session_event(sid, Event.PERMISSION_ANSWER,
                                     Ev(r.idx, id=r.req_id, answer=answer, error_code=r.code),
                                     r.what)
+        tool = self.machines.views[sid].tools.get(perm.tool_call_id) \
+            if perm is not None and perm.tool_call_id is not None else None
+        if answer == Answer.ALLOW and perm is not None and perm.tool_call_id is not None \
+                and (tool is None or tool.status != ToolStatus.IN_PROGRESS):
+            # TOOL-12 watches it (a tool already shown running owes no second report)
+            self.told.allowed[(sid, perm.tool_call_id)] = r.idx

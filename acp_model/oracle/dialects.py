@@ -25,7 +25,23 @@ from acp_model.oracle.turns_v1 import Derived, V1Turns
 
 
 class V2:
-    """v2's wire: its messages are the model's events; nothing to derive."""
+    """v2's wire: its messages are the model's events; nothing to derive but the replay
+    rules of its resume (SESS-06, SESS-07's order)."""
+
+    def __init__(self, rpc_: Rpc, store: ViolationStore, machines: Machines,
+                 reopens: Reopens) -> None:
+        self.rpc, self.store, self.machines, self.reopens = rpc_, store, machines, reopens
+        self.message_ids: dict[str, set[str]] = {}  # per session: the ids its content used
+
+    def earlier(self, sid: str, kind: Any, update: dict[str, Any], judged: bool) -> str | None:
+        """Why the content is an earlier message of the conversation, if it is one (only
+        worked out when a replay rule judges it); the ids it names are remembered."""
+        seen = self.message_ids.setdefault(sid, set())
+        mid = update.get("messageId")
+        out = replay.earlier_message(kind, mid, seen) if judged else None
+        if isinstance(mid, str):
+            seen.add(mid)
+        return out
 
     def event_of(self, row: wire_table.Update) -> Event:
         """The event an update kind becomes on this wire."""
@@ -46,7 +62,18 @@ class V2:
 
     def update(self, sid: str, update: dict[str, Any], kind: Any, history: bool, idx: int,
                what: str) -> dict[str, Any]:
-        """The update as the model reads it (and the events it derives, fired here)."""
+        """The update as the model reads it (and the events it derives, fired here); the
+        resume's replay rules: none without a cursor, all of it before the response."""
+        busy = self.machines.busy(sid)
+        requests = self.rpc.open["c2a"].values()
+        resume = replay.resume_awaited((r for r in requests if r.replayed is None), sid, busy)
+        answered = None if busy else self.reopens.load_answer(sid)
+        earlier = self.earlier(sid, kind, update, resume is not None or answered is not None)
+        run = self.store.run
+        run(replay.resume_without_cursor_replays_nothing, idx, kind, resume, earlier,
+            session=sid)
+        run(replay.resume_replays_before_answering, idx, kind, answered, earlier,
+            session=sid)
         return update
 
     def prompt_answered(self, sid: str, req_id: Any, idx: int, result: Any, has_error: bool,
@@ -67,9 +94,8 @@ class V1(V2):
 
     def __init__(self, rpc_: Rpc, store: ViolationStore, machines: Machines,
                  reopens: Reopens) -> None:
+        super().__init__(rpc_, store, machines, reopens)
         self.turns = V1Turns()
-        self.rpc, self.store, self.machines, self.reopens = rpc_, store, machines, reopens
-        self.message_ids: dict[str, set[str]] = {}  # per session: the ids its content used
         # per session: the first text of each prompt it was sent -> where (V1-LOAD-01's proof)
         self.prompt_texts: dict[str, dict[str, int]] = {}
 
@@ -101,16 +127,13 @@ class V1(V2):
         like v2's ``tool_call_update``)."""
         run, busy = self.store.run, self.machines.busy(sid)
         resume = replay.resume_awaited(self.rpc.open["c2a"].values(), sid, busy)
-        seen = self.message_ids.setdefault(sid, set())
-        mid = update.get("messageId")
-        earlier = replay.earlier_message(kind, mid, seen) if resume is not None else None
-        run(replay.resume_replays_nothing, idx, kind, resume, earlier, session=sid)
         loaded = None if busy else self.reopens.load_answer(sid)  # (busy: the turn's)
-        replayed = replay.replayed_user_message(
-            kind, mid, text_key(update.get("content")), seen,
+        replayed = replay.replayed_user_message(  # (read before this message's id is seen)
+            kind, update.get("messageId"), text_key(update.get("content")),
+            self.message_ids.get(sid, set()),
             self.prompt_texts.get(sid, {})) if loaded is not None else None
-        if isinstance(mid, str):
-            seen.add(mid)
+        earlier = self.earlier(sid, kind, update, resume is not None)
+        run(replay.resume_replays_nothing, idx, kind, resume, earlier, session=sid)
         if not run(replay.load_history_after_answer, idx, kind, loaded, replayed, session=sid):
             run(replay.load_replays_before_answering, idx, kind, loaded, session=sid)
         row = wire_table.updates().get(kind) if isinstance(kind, str) else None
@@ -132,4 +155,5 @@ Dialect = V2  # the translator's interface: V2's hooks
 def for_protocol(protocol: int, rpc_: Rpc, store: ViolationStore, machines: Machines,
                  reopens: Reopens) -> V2:
     """The translator of a protocol version's wire."""
-    return V1(rpc_, store, machines, reopens) if protocol == 1 else V2()
+    return V1(rpc_, store, machines, reopens) if protocol == 1 \
+        else V2(rpc_, store, machines, reopens)

@@ -35,6 +35,7 @@ from acp_model.model.events import Ev
 from acp_model.model.vocab import Level
 from acp_model.oracle import dialects
 from acp_model.oracle.answers import Answers
+from acp_model.oracle.conversation import Conversations
 from acp_model.oracle.liveness import LivenessJudge
 from acp_model.oracle.machines import Machines
 from acp_model.oracle.reopens import Reopens
@@ -70,10 +71,12 @@ class Monitor:
         # the revision's translator into the model's events (v1: its turns)
         dialect = dialects.for_protocol(revisions.get(self.rev).protocol, self.rpc, self.store,
                                         self.machines, reopens)
+        # each session's conversation, and the replays that owe it back (SESS-07)
+        self.conversations = Conversations(self.store, revisions.get(self.rev).protocol)
         answers = Answers(self.rev, self.decision, self.rpc, self.store, self.machines,
-                          self.shapes, dialect, reopens)
+                          self.shapes, dialect, reopens, self.conversations)
         self.router = Router(self.rev, self.rpc, self.store, self.machines, self.shapes,
-                             answers, dialect, reopens)
+                             answers, dialect, reopens, self.conversations)
         self.liveness = LivenessJudge(self.rpc, self.machines, self.store, reopens)
         self.violations: list[Violation] = self.store.violations  # the store's, shared
         self.count = 0
@@ -116,9 +119,15 @@ class Monitor:
     def judge_open(self, sessions: Iterable[str] | None, since: int,
                    deadline: float | None = None, skip: Collection[Any] = (),
                    looked: int | None = None) -> list[Violation]:
-        """Liveness verdicts for what is still open (:meth:`LivenessJudge.judge_open`)."""
-        return self.liveness.judge_open(sessions, since, self.count - 1, deadline, skip,
-                                        looked)
+        """Liveness verdicts for what is still open (:meth:`LivenessJudge.judge_open`), after
+        the replays still open are judged (the client moves on from them here)."""
+        before = len(self.violations)
+        sessions = None if sessions is None else list(sessions)
+        self.store.sub = None
+        self.conversations.close_all(sessions)
+        replays = self.violations[before:]
+        return replays + self.liveness.judge_open(sessions, since, self.count - 1, deadline,
+                                                  skip, looked)
 
     def client_may(self, sid: str, event: str, ev: Ev | None = None) -> bool:
         """Would the model let the client send this now (``ev``: by default at the next

@@ -55,6 +55,15 @@ NEEDS_CLIENT: dict[str, str] = {
     "A-10.cancel": "the client's cancels are not recorded",
     "ACPM-ANSWER": "requests are inferred from their answers; the client's answers are not "
                    "recorded",
+    "INIT-11": "the prompts' content blocks are inferred, not recorded",
+    "INIT-16": "the capabilities the client's initialize advertised are not recorded",
+    "SESS-06": "the cursor of the client's session/resume is inferred, not recorded",
+    "SESS-07": "the client's prompts, which make the conversation a replay owes, are "
+               "inferred, not recorded",
+    "SESS-17": "the client's working directory and additional roots are not recorded",
+    "TOOL-12": "the client's permission answers are not recorded",
+    "SDK-RECEIPT-04": "when the client sent each prompt is inferred, not recorded",
+    "SDK-CLOSE-04": "which sessions the client closed before is not recorded",
 }
 _CANCEL = "the client's cancels and when the agent read them are not recorded"
 _ENVELOPE = "the recording keeps messages, not the JSON-RPC envelope, ids or batches"

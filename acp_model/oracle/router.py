@@ -15,13 +15,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from acp_model.model import messages, offered, reducers, replay, wire_table
+from acp_model.model import capabilities, messages, offered, reducers, replay, wire_table
 from acp_model.model.check import allows_of, declare
 from acp_model.model.events import Ev, content_key, text_key
 from acp_model.model.vocab import ConnEvent, Event, Role
 from acp_model.model.wire_table import Route
 from acp_model.oracle import rpc, wire
+from acp_model.oracle.advertised import AdvertisedUse
 from acp_model.oracle.answers import Answers
+from acp_model.oracle.conversation import Conversations
 from acp_model.oracle.dialects import Dialect
 from acp_model.oracle.machines import Machines
 from acp_model.oracle.reopens import Reopens
@@ -46,10 +48,13 @@ class Router:
 
     def __init__(self, rev: str, rpc_: Rpc, store: ViolationStore, machines: Machines,
                  shapes: ShapeJudge, answers: Answers, dialect: Dialect,
-                 reopens: Reopens) -> None:
+                 reopens: Reopens, conversations: Conversations) -> None:
         self.rev = rev
         self.rpc, self.store, self.machines, self.shapes = rpc_, store, machines, shapes
         self.answers, self.dialect, self.reopens = answers, dialect, reopens
+        self.conversations = conversations
+        # what each request and update uses of what the initialize exchange advertised
+        self.uses = AdvertisedUse(store, machines, answers)
         # the handler of each route of wire_table.MESSAGES, by the kind of message it routes
         self._requests: dict[Route, _RequestHandler] = {
             Route.INITIALIZE: self._initialize, Route.NEW_SESSION: self._new_session,
@@ -97,6 +102,7 @@ class Router:
         if run(rpc.method_is_string, idx, direction, msg):
             self.rpc.unreadable[direction] += 1
             return
+        run(messages.trace_context_kept, idx, msg)
         method = msg.get("method")
         if method is not None:
             if "id" in msg:
@@ -154,15 +160,16 @@ class Router:
             reopens=direction == "c2a" and method in replay.REOPENING
             and sid in self.machines.sessions)
         if direction == "c2a":
-            self.answers.own.request(method, sid)
+            self.answers.own.request(method, sid, idx)
         if spec is None:
             return
         what = f"{method} request #{idx}"
         self.shapes.schema(spec.params_def, params, idx, what, method)
-        if method == Method.INITIALIZE:  # what INIT-11 needs of it
+        if method == Method.INITIALIZE:  # what INIT-18 needs of it
             self.answers.initialize_sent(req_id, self.shapes.valid(spec.params_def, params),
                                          schema.omitted_defaults(spec.params_def, params,
                                                                  self.rev))
+        self.uses.request(direction, method, params, sid, idx, self.rpc.open[direction][req_id])
         # the schema checked the direction: a route is the table's (wire_table.MESSAGES)
         handler = self._requests.get(wire_table.route(method))
         if handler is not None:
@@ -184,17 +191,24 @@ class Router:
 
     def _initialize(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str
                     ) -> None:
+        self.answers.told.client_initialized(params, self.answers.protocol)
+        self.shapes.findings(messages.initialize_request(params, self.rev), idx, what)
         self.machines.conn_event(ConnEvent.INITIALIZE, Ev(idx), what)
 
     def _new_session(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str
                      ) -> None:
+        self.rpc.open["c2a"][req_id].roots = capabilities.root_set(params)
         self.shapes.findings(messages.new_session_request(params, self.rev), idx, what)
         self.machines.conn_event(ConnEvent.SESSION_REQUESTED, Ev(idx), what)
 
     def _reopen(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str) -> None:
+        self.rpc.open["c2a"][req_id].roots = capabilities.root_set(params)
         if sid in self.machines.sessions:
             # a new load: its replay comes before its own answer
             self.reopens.sent(self.machines.sessions[sid], sid, idx, self.machines.busy(sid))
+            method = self.rpc.open["c2a"][req_id].method
+            self.conversations.reopen_sent(sid, method, idx,
+                                           replay.asks_for_whole_history(method, params))
         elif sid is not None:
             # a session of an earlier connection: known from its request on (replay included)
             self.machines.open(sid)
@@ -207,6 +221,12 @@ class Router:
                                      f"{what} names session {sid!r}")
             return
         blocks = params.get("prompt") if isinstance(params, dict) else None
+        self.conversations.close(sid)  # the client moved on from any replay
+        self.rpc.open["c2a"][req_id].shape = capabilities.PromptShape.of(
+            blocks, self.shapes.valid("PromptRequest", params),
+            quiet=self.rpc.pending_prompts(sid) == [req_id]
+            and not self.machines.sessions[sid].facts.busy()
+            and self.machines.closes.live(sid))
         self.machines.session_event(sid, Event.PROMPT,
                                     Ev(idx, id=req_id, content_key=content_key(blocks),
                                        text_key=text_key(blocks)), what)
@@ -214,6 +234,8 @@ class Router:
         self.reopens.prompted(sid)
 
     def _close(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str) -> None:
+        self.rpc.open["c2a"][req_id].active = sid in self.machines.sessions \
+            and sid not in self.machines.closes.closed
         if sid is None or sid not in self.machines.sessions:
             return
         self.store.bump(CLOSE_CANCELS.rule)
@@ -276,6 +298,8 @@ class Router:
             return
         if not isinstance(update, dict):
             return
+        self.conversations.update(sid, update, idx)
+        self.uses.update(sid, update, kind, idx)
         requests = self.rpc.open["c2a"].values()
         for open_req in requests if kind == "state_update" else ():
             if open_req.method == Method.RESUME and open_req.session == sid:

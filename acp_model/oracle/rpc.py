@@ -42,6 +42,13 @@ class OpenRequest:
     # session/load or session/resume of a session this connection already knows: what it
     # replays of a quiet session is history, not new work of that session
     reopens: bool = False
+    # what the checks of its answer read of the request as sent: a prompt's shape (INIT-11,
+    # SESS-07) or the config option a set_config_option sets (V1-CONFIG-02), a session
+    # request's root set (its cwd first: SDK-RESUME-02, SESS-17), whether a closed session
+    # was live (SDK-CLOSE-04)
+    shape: Any = None
+    roots: tuple[str, ...] = ()
+    active: bool = True
 
 
 @dataclass

@@ -121,7 +121,7 @@ JUDGED_BY: tuple[tuple[str, str, str], ...] = (
     ("", r"reports the user message with the same ID", "SDK-RECEIPT-02"),
     ("", r"unique per message type", "SDK-RECEIPT-03"),
     ("", r"MUST include the background list|background work.*every", "SDK-BG-01"),
-    (V1, r"Agent MUST respond|all the conversation entries have been streamed", "V1-LOAD-01"),
+    (V1, r"all the conversation entries have been streamed", "V1-LOAD-01"),
     (V1, r"MUST NOT replay the conversation history", "V1-RESUME-01"),
     ("", r"before responding to the .?session/prompt.? request", "CANCEL-09"),
     ("", r"MUST support .?session/new", "INIT-10"),
@@ -162,24 +162,53 @@ JUDGED_BY: tuple[tuple[str, str, str], ...] = (
     ("", r"messageId", "MSG-01"),
     ("", r"MUST reply with the same value", "RPC-01"),
     ("", r"MUST use an array, not .?null", "ACPM-SCHEMA-TOLERATED"),
+    # what the audit of the texts added (issue 50): sentences no citation quotes word for word
+    ("", r"MUST announce each item before the first snapshot", "SDK-BG-02"),
+    ("", r"Resume MUST send a current-state snapshot", "SDK-RESUME-01"),
+    (SDK_2_4_0, r"stop advertising it once the terminal reports", "SDK-TOOL-01"),
+    (SDK_2_4_0, r"MUST NOT send it unless the terminal currently advertises", "SDK-TOOL-02"),
+    ("", r"MUST call this method only with a method whose type defines|Clients MUST NOT call "
+         r".?auth/login", "INIT-13"),
+    (SDK_2_4_0, r"Clients MUST NOT send an empty array", "ACPM-SCHEMA"),
+    (SDK_2_4_0, r"^MUST contain at least one value\.$", "ACPM-SCHEMA"),
+    (SEED, r"Custom method types MUST begin with", "ENUM-02"),
+    (SEED, r"Custom implementation-specific transport types MUST begin", "ENUM-02"),
+    ("", r"Every server config MUST carry a .?type", "ACPM-SCHEMA"),
+    ("", r"Before using (stdio or HTTP|HTTP or SSE) transports, Clients MUST verify", "SESS-04"),
+    (V1, r"Before attempting to (load|resume|close) a session, Clients MUST verify", "SESS-16"),
+    ("", r"To (resume|load) an existing session.*Clients MUST call|To close an active session, "
+         r"Clients MUST call", "ACPM-SCHEMA"),
+    ("", r"Before a Session can be created, Clients MUST initialize", "INIT-01"),
+    ("", r"MUST agree on a protocol version", "INIT-03"),
+    ("", r"The Agent SHOULD specify whether it supports the following capabilities",
+     "INIT-03"),
+    (V1, r"The Client SHOULD specify whether it supports", "INIT-02"),
+    (V1, r"Both Clients and Agents SHOULD provide information", "INIT-09"),
+    ("", r"Upon receiving a custom request, implementations MUST respond", "ACPM-ANSWER"),
+    ("", r"extensions SHOULD advertise their custom capabilities|SHOULD use the .?_meta.? "
+         r"field in capability objects to advertise", "ENUM-12"),
+    ("", r"root-level keys in .?_meta.? SHOULD be reserved for W3C", "ENUM-11"),
+    ("", r"working directory and MUST be absolute when supplied", "TOOL-19"),
+    ("", r"SHOULD provide .?patch.? whenever feasible|SHOULD provide patch text whenever",
+     "TOOL-22"),
+    ("", r"MUST be an array with at least one value", "RPC-07"),
+    ("", r"An empty array receives a single .?Invalid Request", "ACPM-BATCH"),
+    ("", r"MUST NOT return an empty array", "RPC-09"),
+    ("", r"SHOULD NOT batch lifecycle-sensitive", "RPC-10"),
+    ("", r"delimited by newlines", "RPC-04"),
+    (V1, r"Agents MUST always provide a default value for every configuration", "ACPM-SCHEMA"),
+    (V1, r"mode-like configuration SHOULD send both", "V1-CONFIG-01"),
+    (SDK_2_4_0, r"return the inserted message's ID without waiting", "SDK-RECEIPT-04"),
 )
 
 # (a phrase of where the sentence is: its $def or page, why no rule judges it); these come
 # first: the place says what the sentence is about where its words alone do not
 NOT_MODELLED_AT: tuple[tuple[str, str], ...] = (
-    (r"^\$defs\.(SessionConfig|SessionMode)|^session-config-options\.mdx",
-     "session modes and config options are not modelled"),
-    (r"^\$defs\.(AuthMethod|Authenticate)|^authentication\.mdx",
-     "authentication is outside the prompt lifecycle model"),
-    (r"^\$defs\.McpServer|mcpServers$", "MCP server connections happen outside the ACP "
-                                          "connection"),
-    (r"^\$defs\.(CreateElicitation|Elicitation)", "elicitation is not modelled (the fuzzer "
-                                                   "advertises no elicitation capability)"),
-    (r"^\$defs\.Icon", "icons are not checked: they are display data outside the lifecycle"),
-    (r"^\$defs\.(Diff|DiffPatchFormat)", "diff contents are not checked: the patch text is "
-                                          "not parsed and not compared with `changes`"),
-    (r"^\$defs\.ToolCallCapabilities|^\$defs\.CancelToolCall",
-     "cancelling one tool call (its `cancel` capability) is not modelled"),
+    (r"^\$defs\.(CreateElicitation|Elicitation)",
+     "elicitation/create is schema-checked only: the session machine's user-action requests "
+     "are permission requests (STATE-05 judges those); the fuzzer never advertises "
+     "elicitation (INIT-16 fails an agent that sends one anyway), so no wire it drives "
+     "carries one, and how a client renders a form is not a message"),
     (r"^transports\.mdx", "transport set-up: the fuzzer always launches the agent over stdio "
                           "(what it writes there: RPC-04, the batch rules)"),
 )
@@ -190,110 +219,80 @@ OUTSIDE = r"^\$defs\.(CreateElicitation|Elicitation)"
 
 # (a phrase of the sentence, why no rule judges it); the first that matches gives the reason
 NOT_MODELLED: tuple[tuple[str, str], ...] = (
-    (r"assign meaning to keys|_meta|traceparent",
-     "how a receiver reads _meta keys: not observable on the wire"),
-    (r"Agents that support the .?session.? method surface MUST support .?session/close",
-     "not judged: an agent that answers session/close with -32601 is not reported (INIT-10 "
-     "watches session/new and session/prompt); SESS-10 judges what a close does"),
-    (r"Closing a session that does not exist or is not active SHOULD succeed",
-     "not judged: the fuzzer closes only sessions it opened, never an unknown one"),
-    (r"Clients MUST call the .?session/close|attempt(ing)? to close a session|MUST NOT "
-     r"attempt to call .?session/close",
-     "a client obligation: the fuzzer closes a session only through session/close, and only "
-     "when asked to (--close-sessions)"),
-    (r"SHOULD cancel (them|each of them) with .?\$/cancel_request",
-     "not judged: withdrawing the cancelled work's permission requests is optional in effect "
-     "(A-14: an agent may also just stop waiting); a request it withdraws is not held against "
-     "it (PERM-11)"),
-    (r"MUST support .?text.? and .?resource_link|MUST support text content blocks|MUST support "
-     r"resource links|MUST support .?ContentBlock::Text",
-     "not judged: a refused text or resource_link prompt is not told apart from a refusal for "
-     "another reason (only -32601 on session/prompt is, INIT-10)"),
-    (r"MUST return the inserted message's ID without waiting",
-     "not judged: the wire shows when the receipt came, not whether the agent waited for "
-     "processing (running updates may precede it)"),
-    (r"MUST be unique within the request",
-     "not checked: PERM-02 checks each option's fields, not that option ids differ"),
-    (r"MUST NOT contain whitespace and MUST be unique within the command list",
-     "available commands' names are not checked (commands are not modelled)"),
-    (r"Agents SHOULD include it\.", "the detail of an error stop reason is not checked"),
+    (r"assign meaning to keys|MUST NOT make assumptions about values",
+     "how a receiver reads _meta keys it does not recognize happens inside it: no message "
+     "shows it"),
+    (r"SHOULD cancel (them|each of them) with .?\$/cancel_request|SHOULD cancel pending "
+     r"elicitations",
+     "no moment is owed: the client answers the cancelled work's pending requests itself "
+     "(CANCEL-04), and an agent that withdraws after that answer, or never, cannot be told "
+     "apart on the wire from one whose withdrawal the answer made moot"),
+    (r"Closing a session that does not exist",
+     "judged as SDK-CLOSE-04 in sdk-2.4.0, whose text says it"),
+    (r"Agents SHOULD include it\.", "judged as SDK-STOP-01"),
     (r"MUST NOT be counted as new completions",
-     "how a client counts replayed idles: not on the wire"),
-    (r"Unless the Client advertised support for this state",
-     "custom states a client advertised are not modelled; the standard ones are judged by "
-     "STATE-01, STATE-02 and STATE-03"),
-    (r"SHOULD NOT restore servers from earlier requests",
-     "MCP servers a resume restores are outside the ACP connection"),
+     "how a client counts replayed idles happens inside it: no message shows it"),
+    (r"Agents SHOULD provide arguments that enter a login-only flow",
+     "what the arguments do happens in a process the client starts outside the ACP "
+     "connection"),
+    (r"SHOULD NOT restore servers from earlier requests|SHOULD connect to all MCP servers|"
+     r"MUST support connecting to MCP servers|SHOULD support the HTTP transport",
+     "the agent's connections to MCP servers are not messages of the ACP connection"),
     (r"Otherwise, the Agent MUST respond with the latest version it supports",
-     "not judged: the fuzzer asks for a version the agent speaks; which version is an "
-     "agent's latest is not visible on the wire"),
-    (r"Agent SHOULD specify whether it supports the following capabilities|extensions SHOULD "
-     r"advertise their custom capabilities",
-     "what an agent chooses to advertise is its own; the schema checks the shape (ACPM-SCHEMA)"),
-    (r"Upon receiving a custom request, implementations MUST respond",
-     "judged as a request: every request is answered (ACPM-ANSWER); the answer to an "
-     "unrecognised one is ENUM-12's"),
+     "which versions an agent supports is not on the wire: it names one, and INIT-03 judges "
+     "that it then speaks it"),
+    (r"MUST include the latest protocol version the Client supports",
+     "which versions a client supports is not on the wire: it names one"),
+    (r"SHOULD support all possible combinations of their peer's capabilities",
+     "coping is not a message: what a peer does with capabilities shows only where it uses "
+     "one the other lacks (INIT-13, INIT-16, SESS-03, SESS-04, SESS-16)"),
     (r"implementations SHOULD ignore unrecognized notifications",
-     "not judged: ignoring a notification leaves nothing on the wire (a reply to one is "
-     "RPC-09's)"),
-    (r"SHOULD invoke the tool and report a status update marking the tool as .?in_progress",
-     "not judged: an allow permits the tool, it does not oblige it to run (the work may still "
-     "end); running it without one is PERM-11's"),
-    (r"Agent MUST send a complete list of all plan entries",
-     "judged by how a client applies it (PLAN-07: an update replaces the entries); whether "
-     "the agent left an entry out is not visible"),
+     "ignoring leaves nothing on the wire; a reply to a notification is RPC-09's"),
+    (r"SHOULD preserve (unknown values|the raw payload)|should preserve the raw payload",
+     "what a peer stores or forwards shows only in a later replay or on another connection, "
+     "and the fuzzer sends no unknown value a replay would have to give back"),
+    (r"Agent MUST send a complete list of all plan entries|MUST send a complete list",
+     "an entry left out cannot be told from an entry the plan dropped (entries may be "
+     "removed as the plan evolves); how a client applies an update is PLAN-07's"),
     (r"SHOULD report updates by sending more .?session/update",
-     "not judged: whether a plan's progress is reported is the agent's to decide"),
+     "how the plan progressed happens in the model: only the updates the agent chose to "
+     "send are on the wire"),
+    (r"When the language model (creates an execution plan|requests a tool invocation)",
+     "what the language model produced is on the model API, not on the ACP wire"),
     (r"When internal cancellation occurs",
-     "internal cancellation happens inside a peer: not on the wire"),
-    (r"Agents MUST always provide a default value for every configuration option|SHOULD place "
-     r"higher-priority options first", "session config options are not modelled"),
-    (r"MUST support the stdio transport", "the fuzzer always speaks stdio: an agent that does "
-                                          "not cannot be started"),
-    (r"MUST NOT add any custom fields at the root", "ENUM-09 judges it in the v2 revisions; "
-                                                    "v1's schema keeps such fields out"),
-    (r"Every server config MUST carry a .?type", "MCP server configs are the client's to send"),
-    (r"transport types MUST begin", "MCP transports are outside the ACP connection"),
-    (r"Custom method types MUST begin", "authentication is outside the prompt lifecycle "
-                                        "model"),
-    (r"They SHOULD also provide a name and version", "v1's client info: the fuzzer sends it"),
-    (r"SHOULD also provide a name and version to the Client|SHOULD provide information about "
-     r"their implementation in the .?clientInfo",
-     "v1: identifying oneself is a SHOULD the model does not judge (INIT-09 is the v2 "
-     "revisions' MUST)"),
-    (r"consistent with .?changes|^Paths MUST be absolute|commit metadata and email envelopes|"
-     r"SHOULD provide .?patch", "diff contents are not checked: the patch text is not parsed "
-                               "and not compared with `changes`"),
-    (r"session/resume|ResumeSession|resumed session",
-     "what a resume restores is not modelled (SDK-RESUME-01 judges sdk-2.4.0's state "
-     "snapshot before the response; V1-RESUME-01 v1's replay)"),
-    (r"replay", "what a replay contains and its order are not modelled (SESS-08 judges its "
-                "message ids; v1's V1-LOAD-01 and V1-RESUME-01 when it comes)"),
-    (r"elicitation", "elicitation is not modelled"),
-    (r"\b(display|render|UI|show)\b", "about what a client shows the user: not on the wire"),
-    (r"\b(store|storing|preserve|forward|proxy)", "about what a peer keeps or forwards: "
-                                                    "not observable on one connection"),
-    (r"\bterminal", "terminals are not part of the prompt lifecycle model"),
-    (r"\b(auth|authenticat)", "authentication is outside the prompt lifecycle model"),
-    (r"\bMCP\b|mcpServers", "MCP server connections happen outside the ACP connection"),
-    (r"\b(mode|config option|configOption)", "session modes and config options are not "
-                                              "modelled"),
-    (r"\bfs/|file system|readTextFile|writeTextFile", "file-system methods are not modelled"),
-    (r"\bClients? (MUST|SHOULD)[^.]*(initialize|protocol version|capabilit|info)|Clients "
-     r"and Agents (MUST|SHOULD) (agree|treat|support)|Before a Session can be created|"
-     r"initialize.? request MUST include",
-     "a client obligation of the handshake: the fuzzer initializes first, with its version, "
-     "capabilities and info (INIT-01 judges a client that does not)"),
+     "internal cancellation happens inside a peer: no message shows it (its -32800 answer is "
+     "an ordinary answer)"),
+    (r"SHOULD place higher-priority options first",
+     "which option is higher-priority is the agent's own judgement: not on the wire"),
+    (r"Categories are for UX purposes only and MUST NOT be required|It MUST NOT be required "
+     r"for correctness",
+     "whether a peer relies on a category happens inside it: no message shows it"),
+    (r"MUST support the stdio transport|SHOULD support stdio",
+     "the fuzzer always speaks stdio: an agent that does not cannot be started"),
+    (r"custom transports|Custom transports",
+     "a custom transport is not the stdio connection the fuzzer and the checker read"),
+    (r"The client launches the agent as a subprocess",
+     "transport set-up: the fuzzer always launches the agent over stdio (what it writes "
+     "there: RPC-04, the batch rules)"),
+    (r"This root set SHOULD serve as a boundary",
+     "v2 has no client file-system methods: a tool's file operations happen inside the agent, "
+     "and its locations say what to follow, not what it was allowed (v1's fs requests: "
+     "SESS-17)"),
+    (r"MUST NOT be reused for a different terminal",
+     "the wire names a terminal by its id only: a second terminal under a reused id looks "
+     "like more updates of the first (its exitStatus is patchable)"),
+    (r"ENUM-09|MUST NOT add any custom fields at the root",
+     "as in the v2 revisions (ENUM-09): the schema leaves objects open, so an unknown root "
+     "field may be custom or belong to a newer revision; the wire cannot tell which"),
+    (r"\b(display|render|UI|show|Markdown|CommonMark)\b|adapt its interface",
+     "about what a client shows the user: not on the wire"),
+    (r"\bClients? (MUST|SHOULD)[^.]*(handle|replace|ignore|adapt|respect|use|overwrite|"
+     r"treat|be prepared|accept|mark|merge|splice|concatenate)|\bClients decode|"
+     r"\b[Cc]lients (MUST|SHOULD) (handle|use|fall back)|MUST NOT merge or splice|"
+     r"\bClients SHOULD:|it SHOULD ignore that option",
+     "how a client treats what it receives happens inside it: no message shows it"),
     (r"\bClients? (MUST|SHOULD)[^.]*(cancel|tool call updates)",
-     "a client obligation about cancelled work: the fuzzer answers as CANCEL-04 requires and "
-     "keeps reading updates"),
-    (r"\bClients? (MUST|SHOULD)[^.]*(load|resume|additionalDirectories|transports?|send)",
-     "a client obligation about what it sends: the fuzzer sends only what the agent "
-     "advertised"),
-    (r"\bClients? (MUST|SHOULD)[^.]*(handle|replace|ignore|adapt|respect|use|overwrite)",
-     "how a client treats what it receives: not on the wire"),
-    (r"\bClients?\b", "a client obligation the model does not judge (the fuzzer is the "
-                      "client)"),
+     "how a client treats cancelled work happens inside it; what it answers is CANCEL-04's"),
     (r".", "no check of the lifecycle model reads it yet"),
 )
 

@@ -137,8 +137,11 @@ _R: list[Rule] = [
     Rule("INIT-09", "both", "MUST", "safety",
          "Both peers identify themselves in info with a name and a version.",
          "initialization.mdx §Implementation Information; schema $defs.Implementation",
-         tck=("ACP-INIT-203",)),
-    Rule("INIT-11", "agent", "MUST", "safety",
+         tck=("ACP-INIT-203",), revisions=(SEED, SDK_2_4_0, V1), strength_in=((V1, "SHOULD"),),
+         cited_in=((V1, "v1 initialization.mdx ('It SHOULD also provide a name and version to "
+                        "the Client'; 'They SHOULD also provide a name and version to the "
+                        "Agent'): agentInfo and clientInfo, a warning"),)),
+    Rule("INIT-18", "agent", "MUST", "safety",
          "An initialize request that validates against the schema is answered with a result, "
          "never refused as invalid (-32602, -32600): what the schema gives a default may be "
          "left out.",
@@ -156,9 +159,14 @@ _R: list[Rule] = [
     Rule("INIT-10", "agent", "MUST", "safety",
          "An agent that advertises capabilities.session never answers the baseline session "
          "methods with -32601 (method not found).",
-         "initialization.mdx §Session Capabilities",
+         "initialization.mdx §Session Capabilities; session-setup.mdx §Resuming Sessions "
+         "('MUST support session/resume'), §Closing Active Sessions ('MUST support "
+         "session/close')",
          notes="The schema's AgentCapabilities.session comment lists only 4 of the 7 methods "
-               "(C-04); session/new and session/prompt are in both lists."),
+               "(C-04); session/new and session/prompt are in both lists. v2 judges "
+               "session/list, session/resume and session/close too (the seed's session "
+               "pages and sdk-2.4.0's AgentCapabilities.session list them); v1 only the two "
+               "its baseline names (the others are capabilities there)."),
     # --- sessions -----------------------------------------------------------------------
     Rule("SESS-01", "agent", "MUST", "safety",
          "session/new returns a sessionId not used before on this connection.",
@@ -626,6 +634,277 @@ _R: list[Rule] = [
     Rule("SDK-BG-03", "agent", "MUST", "safety",
          "A tool call's final status is reported before the snapshot that removes it from the "
          "background list.", "sdk-2.4.0 schema $defs.BackgroundWork", revisions=(SDK_2_4_0,)),
+    # --- what the audit of the texts found observable (docs/audit.md) -------------------
+    Rule("INIT-11", "agent", "MUST", "safety",
+         "Text and resource_link prompt blocks need no capability: the agent never refuses a "
+         "prompt made of them as unsupported content.",
+         "initialization.mdx §Session Prompt Capabilities ('MUST support ContentBlock::Text "
+         "and ContentBlock::ResourceLink'); content.mdx §Text Content ('MUST support text "
+         "content blocks')",
+         revisions=(SEED, SDK_2_4_0, V1),
+         cited_in=((SDK_2_4_0, "sdk-2.4.0 schema $defs.ContentBlock ('MUST support text "
+                               "content blocks'; 'MUST support resource links in prompts'); "
+                               "$defs.PromptRequest ('MUST support text and resource_link "
+                               "content blocks')"),
+                   (V1, "v1 initialization.mdx §Prompt capabilities ('MUST support "
+                        "ContentBlock::Text and ContentBlock::ResourceLink'); v1 content.mdx "
+                        "§Text Content ('MUST support text content blocks')")),
+         notes="Judged on the prompt's error response: an error whose message calls text or "
+               "resource_link content unsupported fails. A bare -32602 (the code the text "
+               "gives for unsupported content) to a schema-valid prompt of such blocks, sent "
+               "while the session was quiet, warns: the agent may have found something else "
+               "invalid (a linked resource, a length), which the wire does not show."),
+    Rule("INIT-12", "agent", "MUST", "safety",
+         "An agent whose initialize result lists authentication methods implements auth/login "
+         "and auth/logout: it never answers them with -32601.",
+         "authentication.mdx §Advertising Authentication ('MUST implement both auth/login "
+         "and auth/logout')",
+         cited_in=((SDK_2_4_0, "sdk-2.4.0 schema $defs.InitializeResponse.authMethods ('MUST "
+                               "support both auth/login and auth/logout'); $defs.LoginAuthRequest "
+                               "('MUST support this method when their initialize response "
+                               "included a non-empty authMethods list')"),)),
+    Rule("INIT-13", "client", "MUST NOT", "safety",
+         "The client calls auth/login and auth/logout only after the agent listed "
+         "authentication methods, and logs in only with a listed method that is not a "
+         "terminal one (v1: authenticate).",
+         "authentication.mdx §Advertising Authentication ('Clients MUST NOT call either "
+         "method'), §Terminal authentication ('MUST NOT send an auth/login request for a "
+         "terminal method')",
+         revisions=(SEED, SDK_2_4_0, V1),
+         cited_in=((SDK_2_4_0, "sdk-2.4.0 schema $defs.LoginAuthRequest ('MUST NOT call this "
+                               "method when authMethods was omitted or empty'); "
+                               "$defs.AuthMethodTerminal ('MUST NOT pass this method to "
+                               "auth/login')"),
+                   (V1, "v1 schema $defs.AuthMethodTerminal ('The client MUST NOT pass this "
+                        "method to authenticate')"))),
+    Rule("INIT-16", "agent", "MUST", "safety",
+         "The agent treats what the client's initialize did not advertise as unsupported: no "
+         "request of a client method it lacks (fs/*, terminal/*, elicitation/create), no "
+         "terminal authentication method, no boolean config option (v1).",
+         "initialization.mdx §Capabilities ('MUST treat all capabilities omitted in the "
+         "initialize request as UNSUPPORTED'); schema $defs.AuthMethodTerminal ('Agents MUST "
+         "advertise this method only when the client enabled its terminal authentication "
+         "capability')",
+         revisions=(SEED, SDK_2_4_0, V1),
+         cited_in=((SDK_2_4_0, "sdk-2.4.0 schema $defs.AuthMethodTerminal ('Agents MUST "
+                               "advertise this method only when the client enabled its terminal "
+                               "authentication capability'); $defs.ClientCapabilities"),
+                   (V1, "v1 initialization.mdx §Capabilities ('MUST treat all capabilities "
+                        "omitted in the initialize request as UNSUPPORTED'); v1 "
+                        "session-config-options.mdx §Boolean Config Options ('MUST NOT include "
+                        "type: \"boolean\" options'); v1 schema $defs.AuthMethodTerminal")),
+         notes="Judged from the client's own initialize request (which capabilities it "
+               "sent) and the agent's messages: each is a fact of the wire, no race."),
+    Rule("INIT-17", "agent", "MUST", "safety",
+         "The environment variables of a terminal authentication method have distinct names.",
+         "authentication.mdx §Terminal authentication ('Every env entry MUST have a unique "
+         "name'); schema $defs.AuthMethodTerminal.env",
+         cited_in=((SDK_2_4_0, "sdk-2.4.0 schema $defs.AuthMethodTerminal.env ('Names MUST be "
+                               "unique')"),)),
+    Rule("INIT-02", "client", "SHOULD", "safety",
+         "v1: the client's initialize states its capabilities (clientCapabilities).",
+         "v1 initialization.mdx §Client Capabilities ('The Client SHOULD specify whether it "
+         "supports the following capabilities')", revisions=(V1,),
+         notes="The v1 schema defaults the field, so a request without it is valid: the "
+               "SHOULD is what is left to judge. v2's capabilities are the schema's."),
+    Rule("ENUM-11", "both", "SHOULD", "safety",
+         "The _meta keys traceparent, tracestate and baggage carry W3C trace context "
+         "(strings; traceparent in its version-trace-parent-flags form).",
+         "extensibility.mdx §The _meta Field ('SHOULD be reserved for W3C trace context')",
+         revisions=(SEED, V1),
+         cited_in=((V1, "v1 extensibility.mdx §The _meta Field ('SHOULD be reserved for W3C "
+                        "trace context')"),),
+         notes="Read where a message carries _meta at its top: the params, the result, a "
+               "session update."),
+    Rule("SESS-03", "client", "MUST", "safety",
+         "The client sends additionalDirectories only to an agent that advertised them.",
+         "session-setup.mdx §Additional Workspace Roots ('MUST only send additionalDirectories "
+         "when the Agent advertises')",
+         revisions=(SEED, V1),
+         cited_in=((V1, "v1 session-setup.mdx §Additional Workspace Roots ('MUST only send "
+                        "additionalDirectories when the Agent advertises')"),),
+         notes="An empty list activates nothing (the text says so): only a non-empty one is "
+               "judged."),
+    Rule("SESS-04", "client", "MUST", "safety",
+         "The client lists an MCP server of a transport only when the agent advertised that "
+         "transport (seed: stdio and http; v1: http and sse, stdio being every agent's).",
+         "session-setup.mdx §Checking Transport Support",
+         revisions=(SEED, V1),
+         cited_in=((V1, "v1 session-setup.mdx §Checking Transport Support"),)),
+    Rule("SESS-06", "agent", "MUST NOT", "safety",
+         "session/resume without replayFrom replays no history: no earlier message of the "
+         "conversation between the request and its response.",
+         "session-setup.mdx §Resuming Sessions ('the Agent MUST NOT replay the conversation "
+         "history')",
+         revisions=(SEED, SDK_2_4_0), strength_in=((SDK_2_4_0, "SHOULD NOT"),),
+         cited_in=((SDK_2_4_0, "sdk-2.4.0 schema $defs.ResumeSessionRequest.replayFrom "
+                               "('Omitted and null are equivalent and mean the Agent should "
+                               "resume without replaying previous conversation history': "
+                               "lower case, a warning)"),),
+         notes="Judged as a warning, like v1's V1-RESUME-01: content between the request and "
+               "the response may have been written before the agent read the request. Only "
+               "an earlier message counts (a user message while no prompt was open, or a "
+               "message id the session used before)."),
+    Rule("SESS-07", "agent", "MUST", "safety",
+         "A request for the whole history (v2 session/resume with replayFrom start, v1 "
+         "session/load) replays the entire conversation: every user message of a turn that "
+         "ended normally before the request was sent comes back.",
+         "session-setup.mdx §Resuming Sessions ('the Agent MUST replay the entire "
+         "conversation'; 'When all requested replay entries have been reported to the Client, "
+         "the Agent MUST respond')",
+         revisions=(SEED, V1),
+         cited_in=((V1, "v1 session-setup.mdx §Loading a Session ('The Agent MUST replay the "
+                        "entire conversation to the Client in the form of session/update "
+                        "notifications')"),),
+         notes="The conversation is what the trace shows of the session: v1, the text of each "
+               "prompt whose response ended its turn with end_turn, max_tokens or "
+               "max_turn_requests; v2, each user message the agent reported live whose work "
+               "then ended with one of those (a refused or cancelled turn may be left out; "
+               "nothing before a compaction is required). Each must be contained, whitespace "
+               "aside, in the user text replayed between the request and the next prompt. "
+               "A replay still streaming after the response is V1-LOAD-01's (v1) or this "
+               "rule's order warning (v2), not a missing entry. sdk-2.4.0 asks only for 'all "
+               "retained conversation history': what an agent retains is its own."),
+    Rule("SESS-17", "agent", "SHOULD", "safety",
+         "v1: the files an agent asks the client to read or write lie in the session's root "
+         "set (its cwd and additional directories).",
+         "v1 session-setup.mdx §Additional Workspace Roots ('This root set SHOULD serve as a "
+         "boundary for tool operations on the file system')", revisions=(V1,),
+         notes="Judged on fs/read_text_file and fs/write_text_file, the file-system "
+               "operations on the wire; v2 has no client file-system methods."),
+    Rule("SESS-16", "client", "MUST NOT", "safety",
+         "v1: the client calls session/load, session/resume and session/close only when the "
+         "agent advertised them (loadSession, sessionCapabilities.resume, .close).",
+         "v1 session-setup.mdx §Checking Support ('Clients MUST NOT attempt to call "
+         "session/load')", revisions=(V1,),
+         cited_in=((V1, "v1 session-setup.mdx §Loading Sessions, §Resuming Sessions, §Closing "
+                        "Active Sessions ('Clients MUST NOT attempt to call session/load'; "
+                        "'MUST NOT attempt to call session/resume'; 'MUST NOT attempt to call "
+                        "session/close')"),)),
+    Rule("PERM-14", "agent", "MUST", "safety",
+         "The options of one permission request have distinct optionIds (the answer names "
+         "one).",
+         "sdk-2.4.0 schema $defs.PermissionOption.optionId ('MUST be unique within the "
+         "request')",
+         revisions=(SDK_2_4_0, SEED, V1), strength_in=((SEED, "SHOULD"), (V1, "SHOULD")),
+         cited_in=((SEED, "schema $defs.PermissionOption.optionId (a 'Unique identifier for "
+                          "this permission option', without a MUST: a warning)"),
+                   (V1, "v1 schema $defs.PermissionOption.optionId (a 'Unique identifier for "
+                        "this permission option', without a MUST: a warning)"))),
+    Rule("TOOL-21", "agent", "MUST", "safety",
+         "A diff's git_patch agrees with its changes: sections only for listed paths and "
+         "their operations, absolute paths without a/ b/ prefixes, no commit metadata or "
+         "mail envelope around the sections.",
+         "tool-calls.mdx §Diffs; schema $defs.DiffPatchFormat ('Paths MUST be absolute')",
+         cited_in=((SDK_2_4_0, "sdk-2.4.0 schema $defs.Diff ('MUST be consistent with "
+                               "changes'); $defs.DiffPatchFormat ('every path MUST be absolute'; "
+                               "'Surrounding commit metadata and email envelopes MUST NOT be "
+                               "included')"),),
+         notes="The patch text is parsed as Git writes it (diff --git sections, their "
+               "extended headers and hunks, counted by the hunk headers). A patch may cover "
+               "only some changes; a section for a path changes does not list, or with "
+               "another operation, is inconsistent. Custom formats (_x) are not parsed."),
+    Rule("TOOL-12", "agent", "SHOULD", "safety",
+         "Once permission is granted, the agent runs the tool and reports it in_progress: the "
+         "allowed tool call does not go to completed without that report.",
+         f"{PL} §5 Tool Invocation and Status Reporting ('the Agent SHOULD invoke the tool "
+         "and report a status update marking the tool as in_progress')",
+         revisions=(SEED, V1),
+         cited_in=((V1, "v1 prompt-turn.mdx §5 Tool Invocation and Status Reporting ('the "
+                        "Agent SHOULD invoke the tool and report a status update marking the "
+                        "tool as in_progress')"),),
+         notes="Judged when the tool call a selected allow option approved next reports a "
+               "status: completed shows it ran unreported (failed may mean it never ran). A "
+               "tool call that never reports again is not judged: the agent may have stopped "
+               "waiting first. One already shown in_progress owes no second report."),
+    Rule("TOOL-22", "agent", "SHOULD", "safety",
+         "A diff that changes a text file carries a patch.",
+         "tool-calls.mdx §Diffs ('Agents SHOULD provide patch whenever feasible')",
+         cited_in=((SDK_2_4_0, "sdk-2.4.0 schema $defs.Diff ('Agents SHOULD provide patch "
+                               "whenever feasible')"),),
+         notes="Feasible is read as: some change names fileType text (a binary file, a "
+               "directory or a symlink has no useful text rendering)."),
+    Rule("SDK-ICON-01", "both", "MUST", "safety",
+         "An icon's src is an https: or data: URI.",
+         "sdk-2.4.0 schema $defs.Icon.src ('MUST be an https: or data: URI')",
+         revisions=(SDK_2_4_0,)),
+    Rule("SDK-MCP-01", "client", "SHOULD", "safety",
+         "The environment variables of a stdio MCP server have distinct names.",
+         "sdk-2.4.0 schema $defs.McpServerStdio.env ('Names SHOULD be unique')",
+         revisions=(SDK_2_4_0,)),
+    Rule("SDK-RESUME-02", "client", "MUST", "safety",
+         "session/resume sends the working directory the session was created with on this "
+         "connection.",
+         "sdk-2.4.0 schema $defs.ResumeSessionRequest.cwd ('Clients MUST send the session's "
+         "working directory')", revisions=(SDK_2_4_0,),
+         notes="Paths are compared normalized (the text lets agents normalize them)."),
+    Rule("SDK-RECEIPT-04", "agent", "MUST", "safety",
+         "The receipt is returned without waiting for the work to finish: not after an idle "
+         "that ended work in which the prompt's user message was already reported.",
+         "sdk-2.4.0 schema $defs.ClientRequest session/prompt ('The Agent MUST return the "
+         "inserted message's ID without waiting for processing to finish')",
+         revisions=(SDK_2_4_0,),
+         notes="A warning: the response came after the work ended, which waiting explains, "
+               "but an agent's own scheduling could too; the wire does not show why."),
+    Rule("SDK-CLOSE-04", "agent", "SHOULD", "safety",
+         "Closing a session that is not active on the connection succeeds (or answers "
+         "-32002, which clients treat as success).",
+         "sdk-2.4.0 schema $defs.CloseSessionRequest ('Closing a session that does not exist "
+         "or is not active SHOULD succeed')", revisions=(SDK_2_4_0,)),
+    Rule("SDK-CONFIG-01", "agent", "MUST", "safety",
+         "A select config option's values are distinct (across groups too) and its "
+         "currentValue is one of them.",
+         "sdk-2.4.0 schema $defs.SessionConfigSelect ('MUST be one of the values in "
+         "options'; 'each value MUST be unique within the option')", revisions=(SDK_2_4_0,),
+         notes="That there is at least one value is the schema's (minItems)."),
+    Rule("SDK-CONFIG-02", "agent", "MUST", "safety",
+         "An agent that advertised config options for a session implements "
+         "session/set_config_option for it (no -32601).",
+         "sdk-2.4.0 schema $defs.SetSessionConfigOptionRequest ('Agents MUST support this "
+         "method for any session where they advertise config options')",
+         revisions=(SDK_2_4_0,)),
+    Rule("SDK-CMD-01", "agent", "MUST", "safety",
+         "Available command names contain no whitespace and are unique within the list.",
+         "sdk-2.4.0 schema $defs.Command.name ('MUST NOT contain whitespace and MUST be "
+         "unique within the command list')", revisions=(SDK_2_4_0,)),
+    Rule("SDK-STATE-01", "agent", "MUST", "safety",
+         "Foreground work reported only in a custom state (no running or requires_action "
+         "from its start to its idle) is so only for a client that advertised that state.",
+         "sdk-2.4.0 schema $defs.StateUpdate ('Unless the Client advertised support for this "
+         "state, Agents MUST still report the standard states')", revisions=(SDK_2_4_0,),
+         notes="Judged at the idle that ends such work; a client advertises a custom state "
+               "by naming it in its capabilities' _meta (extensibility.mdx)."),
+    Rule("SDK-STOP-01", "agent", "SHOULD", "safety",
+         "An idle with stopReason error carries the error that ended the work.",
+         "sdk-2.4.0 schema $defs.ErrorStopReason.error ('Agents SHOULD include it')",
+         revisions=(SDK_2_4_0,)),
+    Rule("SDK-TOOL-01", "agent", "SHOULD", "safety",
+         "A tool call (or terminal) that reached its end stops advertising capabilities.cancel.",
+         "sdk-2.4.0 schema $defs.ToolCallCapabilities.cancel ('Agents SHOULD stop advertising "
+         "it once the tool call reaches a final status'); $defs.TerminalCapabilities.cancel",
+         revisions=(SDK_2_4_0,),
+         notes="Judged on the client's view after the update that ends it: a final status "
+               "(or a terminal's exitStatus) with cancel still advertised."),
+    Rule("SDK-TOOL-02", "client", "MUST NOT", "safety",
+         "The client sends tool_call/cancel (terminal/cancel) only for a tool call (terminal) "
+         "that currently advertises capabilities.cancel.",
+         "sdk-2.4.0 schema $defs.CancelToolCallRequest ('Clients MUST NOT send it unless the "
+         "tool call currently advertises capabilities.cancel'); $defs.CancelTerminalRequest",
+         revisions=(SDK_2_4_0,)),
+    Rule("V1-CONFIG-02", "agent", "MUST", "safety",
+         "v1: a successful session/set_config_option answers with the complete list of "
+         "config options, so it lists the option that was set.",
+         "v1 session-config-options.mdx §From the Client ('The Agent MUST respond with the "
+         "complete list of all configuration options and their current values')",
+         revisions=(V1,),
+         notes="Only the option just set is required: one change may remove others "
+               "(migration.mdx: 'one change can affect other options')."),
+    Rule("V1-CONFIG-01", "agent", "SHOULD", "safety",
+         "v1: an agent with a mode config option also sends the modes, and both name the "
+         "same current mode.",
+         "v1 session-config-options.mdx §Relationship to Session Modes ('Agents SHOULD keep "
+         "both in sync')", revisions=(V1,),
+         notes="Mode-like configuration is read as a config option of category mode."),
     # --- client-side reducer semantics (definitions, applied by model.reducers) ---------
     Rule("MSG-03", "client", "MUST", "definition",
          "user_message, agent_message and agent_thought are upserts keyed by messageId; an "

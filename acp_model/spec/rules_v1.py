@@ -29,7 +29,7 @@ V1_CITATIONS: MappingProxyType[str, str] = MappingProxyType({
     "INIT-04": f"{IN} §Protocol version ('If the Agent supports the requested version, it "
                "MUST respond with the same version')",
     "INIT-05": f"{IN} §Protocol version ('the Client SHOULD close the connection')",
-    "INIT-11": f"{IN} (the agent responds with the chosen version and its capabilities: "
+    "INIT-18": f"{IN} (the agent responds with the chosen version and its capabilities: "
                "INIT-03's MUST, which a refusal leaves unmet); v1 schema $defs.InitializeRequest "
                "(clientCapabilities and its fields have defaults)",
     "INIT-10": f"{IN} §Session Capabilities ('all Agents MUST support session/new, session/prompt, "

@@ -106,6 +106,8 @@ _OPEN_ENUMS: dict[str, tuple[str, str | None]] = {
     "option_kind": ("PermissionOptionKind", None),
     "outcome": ("RequestPermissionOutcome", "outcome"),
     "subject": ("RequestPermissionSubject", "type"),
+    "auth_method": ("AuthMethod", "type"),
+    "mcp_transport": ("McpServer", "type"),
 }
 
 

@@ -110,12 +110,19 @@ class V1Writer:
         self._builder = builder
         self._rpc = builder.rpc
 
-    def handshake(self, prompt_caps: Any = None) -> TraceBuilder:
-        """v1's initialize exchange (protocolVersion 1, ``agentCapabilities``)."""
-        self._rpc.request("c2a", "initialize", initialize_params(1, CLIENT), 0)
+    def handshake(self, prompt_caps: Any = None, *, agent_caps: Any = None,
+                  client_caps: Any = None) -> TraceBuilder:
+        """v1's initialize exchange (protocolVersion 1, ``agentCapabilities``); ``agent_caps``
+        adds to the agent's capabilities (``{"loadSession": True}``), ``client_caps`` are the
+        client's."""
+        params = initialize_params(1, CLIENT)
+        if client_caps is not None:
+            params["clientCapabilities"] = client_caps
+        self._rpc.request("c2a", "initialize", params, 0)
         return self._rpc.result("a2c", 0, {
             "protocolVersion": 1, "authMethods": [],
-            "agentCapabilities": {"loadSession": False, "promptCapabilities": prompt_caps or {}},
+            "agentCapabilities": {"loadSession": False, "promptCapabilities": prompt_caps or {},
+                                  **(agent_caps or {})},
             "agentInfo": {"name": "agent", "version": "1"}})
 
     def new_session(self, sid: str, req_id: Any = None, cwd: str = "/tmp/project"

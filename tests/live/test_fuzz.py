@@ -307,8 +307,8 @@ def test_an_agent_that_refuses_a_valid_client_fails_init_11_not_unusable(tmp_pat
     assert "stopped at start-up" in proc.stdout and "agent unusable" not in proc.stdout
     report = json.loads(rep.read_text())
     assert report["verdict"] == "fail"
-    assert [(v["rule"], v["level"]) for v in report["violations"]] == [("INIT-11", "fail")]
-    text = (out / "INIT-11" / "counterexample.txt").read_text()
+    assert [(v["rule"], v["level"]) for v in report["violations"]] == [("INIT-18", "fail")]
+    text = (out / "INIT-18" / "counterexample.txt").read_text()
     assert "validates against the seed schema" in text and "-32602" in text
 
 

@@ -16,7 +16,7 @@ LOAD = {"sessionId": S, "cwd": "/tmp/project", "mcpServers": []}
 
 
 def _idle_session() -> TraceBuilder:
-    return TraceBuilder().v1.handshake().v1.new_session(S)
+    return TraceBuilder().v1.handshake(agent_caps={"loadSession": True}).v1.new_session(S)
 
 
 def test_a_cancel_written_with_the_prompt_is_only_a_warning_that_names_the_shape() -> None:

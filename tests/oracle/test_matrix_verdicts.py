@@ -133,7 +133,8 @@ def test_an_initialize_result_without_agent_capabilities_is_a_warning() -> None:
     """gptme omits agentCapabilities: the v1 schema does not require the field and defaults
     it, so the result states the default capabilities; INIT-03 warns, it does not fail."""
     t = TraceBuilder().rpc.request("c2a", "initialize", {
-        "protocolVersion": 1, "clientCapabilities": {}}, 0)
+        "protocolVersion": 1, "clientCapabilities": {}, "clientInfo": {"name": "c",
+                                                                       "version": "1"}}, 0)
     t.rpc.result("a2c", 0, {"protocolVersion": 1, "authMethods": [],
                             "agentInfo": {"name": "a", "version": "1"}})
     report = check(t.v1.new_session(S).prompt(S, 10).v1.ended(10), V1)

@@ -1,5 +1,5 @@
 """What an agent owes for what it offers (issue 50 items 3 and 5): a valid client is let in
-(INIT-11), and a session it made stays usable until the client closes it (SESS-14)."""
+(INIT-18), and a session it made stays usable until the client closes it (SESS-14)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def test_a_valid_client_refused_at_initialize_fails_init_11_with_its_proof() -> 
     t = _refused_v1({"protocolVersion": 1, "clientCapabilities": {},
                      "clientInfo": {"name": "acp-model", "version": "1"}})
     report = check(t, V1)
-    assert failed_rules(report) == {"INIT-11"}, report["violations"]
+    assert failed_rules(report) == {"INIT-18"}, report["violations"]
     message = report["violations"][0]["message"]
     assert "validates against the v1 schema" in message and "-32602" in message
     assert "clientCapabilities.fs" in message, message
@@ -31,7 +31,7 @@ def test_a_valid_client_refused_at_initialize_fails_init_11_with_its_proof() -> 
 
 def test_an_invalid_initialize_may_be_refused() -> None:
     t = _refused_v1({"protocolVersion": "one", "clientCapabilities": {}})
-    assert "INIT-11" not in failed_rules(check(t, V1))
+    assert "INIT-18" not in failed_rules(check(t, V1))
 
 
 def test_an_error_that_does_not_call_the_request_invalid_is_no_verdict() -> None:
@@ -40,9 +40,9 @@ def test_an_error_that_does_not_call_the_request_invalid_is_no_verdict() -> None
     params = {"protocolVersion": 2, "capabilities": {}, "info": {"name": "c", "version": "1"}}
     for code in (-32603, -32000, -32022):
         t = TraceBuilder().rpc.request("c2a", "initialize", params, 0)
-        assert "INIT-11" not in failed_rules(check(t.rpc.error("a2c", 0, code, "no")))
+        assert "INIT-18" not in failed_rules(check(t.rpc.error("a2c", 0, code, "no")))
     t = TraceBuilder().rpc.request("c2a", "initialize", params, 0)
-    assert "INIT-11" in failed_rules(check(t.rpc.error("a2c", 0, INVALID_PARAMS, "bad")))
+    assert "INIT-18" in failed_rules(check(t.rpc.error("a2c", 0, INVALID_PARAMS, "bad")))
 
 
 def _load(t: TraceBuilder, rid: int) -> TraceBuilder:
@@ -51,17 +51,17 @@ def _load(t: TraceBuilder, rid: int) -> TraceBuilder:
 
 
 def test_an_offered_method_failing_on_an_own_session_warns() -> None:
-    t = _load(TraceBuilder().v1.handshake().v1.new_session(S), 20)
+    t = _load(TraceBuilder().v1.handshake(agent_caps={"loadSession": True}).v1.new_session(S), 20)
     report = check(t.rpc.error("a2c", 20, -32603, "Internal error"), V1)
     assert failed_rules(report) == set() and warned_rules(report) == {"SESS-14"}
     assert "failed with an internal error" in report["violations"][0]["message"]
-    other = _load(TraceBuilder().v1.handshake().v1.new_session(S), 20)
+    other = _load(TraceBuilder().v1.handshake(agent_caps={"loadSession": True}).v1.new_session(S), 20)
     assert check(other.rpc.error("a2c", 20, -32002, "Resource not found"), V1)[
         "violations"] == []  # a load that finds nothing proves no loss
 
 
 def test_a_prompt_told_its_own_session_is_gone_proves_the_loss() -> None:
-    t = _load(TraceBuilder().v1.handshake().v1.new_session(S), 20)
+    t = _load(TraceBuilder().v1.handshake(agent_caps={"loadSession": True}).v1.new_session(S), 20)
     t.rpc.error("a2c", 20, -32603, "Internal error")
     t.prompt(S, 21).rpc.error("a2c", 21, -32002, f"Session not found: {S}")
     report = check(t, V1)

@@ -305,7 +305,7 @@ def resumed() -> list[dict[str, Any]]:
         upd("state_update", state="idle"),
         {"kind": "response", "method": "session/resume", "payload": {}},
         {"kind": "error", "method": "session/prompt",
-         "payload": {"code": -32602, "message": "bad prompt"}},
+         "payload": {"code": -32603, "message": "the model failed"}},
         upd("user_message", messageId="m3", content=[{"type": "text", "text": "new"}]),
         upd("state_update", state="running"),
         {"kind": "response", "method": "session/prompt", "payload": {"messageId": "m3"}},

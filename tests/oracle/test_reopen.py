@@ -10,11 +10,12 @@ from tests.helpers import S, base, check, failed_rules, turn_start, warned_rules
 
 V1 = DEFAULT.parse(["SPEC=v1"])
 LOAD = {"sessionId": S, "cwd": "/tmp/project", "mcpServers": []}
+LOADS = {"loadSession": True}  # an agent that advertises session/load
 
 
 def _v1_cancelled_turn() -> TraceBuilder:
     """v1: a turn that shows, is cancelled and ends cancelled."""
-    t = TraceBuilder().v1.handshake().v1.new_session(S)
+    t = TraceBuilder().v1.handshake(agent_caps=LOADS).v1.new_session(S)
     return t.prompt(S, 10).v1.chunk(S, "working").cancel(S).v1.ended(10, "cancelled")
 
 
@@ -45,13 +46,14 @@ def test_a_load_while_the_turn_runs_leaves_the_turn_to_be_judged() -> None:
     (here it ends end_turn after a cancel read before the load: CANCEL-07), and the load
     answer does not mark what follows as replay. A cancel sent after the load binds the turn
     no more: the text does not say whether a reopen replaces the session the turn runs in."""
-    t = TraceBuilder().v1.handshake().v1.new_session(S).prompt(S, 10).cancel(S).sync()
+    t = TraceBuilder().v1.handshake(agent_caps=LOADS).v1.new_session(S)
+    t.prompt(S, 10).cancel(S).sync()
     t.rpc.request("c2a", "session/load", LOAD, 20).v1.chunk(S, "hello", "user_message_chunk")
     t.rpc.result("a2c", 20, {}).v1.chunk(S, "working").v1.ended(10, "end_turn")
     report = check(t, V1)
     assert "CANCEL-07" in failed_rules(report), report["violations"]
     assert "V1-LOAD-01" not in warned_rules(report), report["violations"]
-    after = TraceBuilder().v1.handshake().v1.new_session(S).prompt(S, 10)
+    after = TraceBuilder().v1.handshake(agent_caps=LOADS).v1.new_session(S).prompt(S, 10)
     after.rpc.request("c2a", "session/load", LOAD, 20).v1.chunk(S, "hello", "user_message_chunk")
     after.rpc.result("a2c", 20, {}).v1.chunk(S, "working").cancel(S).sync().v1.ended(10, "end_turn")
     report = check(after, V1)

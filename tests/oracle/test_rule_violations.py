@@ -13,6 +13,7 @@ from acp_model.spec.readings import DEFAULT, Readings
 from acp_model.spec.rules import BLOCKING, RULES
 from acp_model.trace.builder import TraceBuilder
 from tests.helpers import S, base, check, failed_rules, turn_start, warned_rules
+from tests.oracle import audit_cases
 
 
 def _finished(t: TraceBuilder, req_id: int = 10) -> TraceBuilder:
@@ -462,7 +463,8 @@ def v1_a01_forbid() -> TraceBuilder:
 def v1_load_01() -> TraceBuilder:
     """The history of a prompt this connection sent, replayed after the load's answer: its
     user message carries that prompt's text (proof that it is history)."""
-    t = _v1().prompt(S, 10, "old").v1.chunk(S).v1.ended(10)
+    t = TraceBuilder().v1.handshake(agent_caps={"loadSession": True}).v1.new_session(S)
+    t = t.prompt(S, 10, "old").v1.chunk(S).v1.ended(10)
     t.rpc.request("c2a", "session/load", {"sessionId": S, "cwd": "/tmp/project",
                                           "mcpServers": []}, 20)
     return t.rpc.result("a2c", 20, {}).v1.chunk(S, "old", "user_message_chunk")
@@ -471,16 +473,16 @@ def v1_load_01() -> TraceBuilder:
 def test_a_user_message_after_the_load_answer_without_proof_is_a_warning() -> None:
     """A user message after the answer, of a session loaded from an earlier connection (so
     no prompt of this trace has its text): probably history, a warning."""
-    t = TraceBuilder().v1.handshake().rpc.request("c2a", "session/load", {
-        "sessionId": S, "cwd": "/tmp/project", "mcpServers": []}, 1)
+    t = TraceBuilder().v1.handshake(agent_caps={"loadSession": True}).rpc.request(
+        "c2a", "session/load", {"sessionId": S, "cwd": "/tmp/project", "mcpServers": []}, 1)
     report = check(t.rpc.result("a2c", 1, {}).v1.chunk(S, "old", "user_message_chunk"),
                    DEFAULT.parse(["SPEC=v1"]))
     assert [(v["rule"], v["level"]) for v in report["violations"]] == [("V1-LOAD-01", "warn")]
 
 
 def v1_resume_01() -> TraceBuilder:
-    t = TraceBuilder().v1.handshake().rpc.request("c2a", "session/resume", {
-        "sessionId": S, "cwd": "/tmp/project"}, 1)
+    t = TraceBuilder().v1.handshake(agent_caps={"sessionCapabilities": {"resume": {}}})
+    t.rpc.request("c2a", "session/resume", {"sessionId": S, "cwd": "/tmp/project"}, 1)
     return t.v1.chunk(S, "old", "user_message_chunk").rpc.result("a2c", 1, {})
 
 
@@ -530,7 +532,7 @@ def test_replayed_messages_with_their_own_ids_keep_sess_08() -> None:
     assert check(t)["verdict"] == "pass"
 
 
-def init_11() -> TraceBuilder:
+def init_18() -> TraceBuilder:
     """A schema-valid initialize refused as invalid params."""
     t = TraceBuilder().rpc.request("c2a", "initialize", {
         "protocolVersion": 2, "capabilities": {}, "info": {"name": "c", "version": "1"}}, 0)
@@ -542,7 +544,7 @@ def sess_14() -> TraceBuilder:
     return base().prompt(S, 10).rpc.error("a2c", 10, -32002, f"Session {S} not found")
 
 
-def v1_init_11() -> TraceBuilder:
+def v1_init_18() -> TraceBuilder:
     t = TraceBuilder().rpc.request("c2a", "initialize", {
         "protocolVersion": 1, "clientCapabilities": {},
         "clientInfo": {"name": "c", "version": "1"}}, 0)
@@ -554,8 +556,9 @@ V1_CASES: dict[str, list[Callable[[], TraceBuilder]]] = {
     "CANCEL-09": [v1_cancel_09_content, v1_cancel_09_tool], "PROMPT-04": [v1_prompt_04],
     "A-01.forbid": [v1_a01_forbid], "V1-LOAD-01": [v1_load_01],
     "V1-RESUME-01": [v1_resume_01], "INIT-03": [v1_init_03],
+    **audit_cases.V1_BREAKS,  # the rules the audit of the texts added
 }
-V1_BY_READINGS = {"INIT-11": [v1_init_11]}  # v1 with nothing to detect it by: judged as v1
+V1_BY_READINGS = {"INIT-18": [v1_init_18]}  # v1 with nothing to detect it by: judged as v1
 
 
 @pytest.mark.parametrize(("rule_id", "build"),
@@ -618,7 +621,8 @@ CASES: dict[str, list[Callable[[], TraceBuilder]]] = {
     "SDK-PROMPT-03": [sdk_prompt_03], "SDK-RESUME-01": [sdk_resume_01],
     "SDK-BG-01": [sdk_bg_01], "SDK-BG-02": [sdk_bg_02], "SDK-BG-03": [sdk_bg_03],
     "SDK-CLOSE-01": [sdk_close_01], "SDK-CLOSE-02": [sdk_close_02],
-    "SDK-CLOSE-03": [sdk_close_03], "INIT-11": [init_11], "SESS-14": [sess_14],
+    "SDK-CLOSE-03": [sdk_close_03], "INIT-18": [init_18], "SESS-14": [sess_14],
+    **audit_cases.BREAKS,  # the rules the audit of the texts added
 }
 
 
@@ -639,7 +643,8 @@ def test_every_blocking_rule_has_a_violating_trace() -> None:
     blocking -= set(V1_CASES) - set(CASES)  # only a v1 trace breaks them (INIT-03)
     assert blocking == set(CASES), (
         f"missing: {sorted(blocking - set(CASES))}, extra: {sorted(set(CASES) - blocking)}")
-    assert {r for r in WARN_ONLY if RULES[r].strength in BLOCKING} <= set(V1_CASES)
+    assert {r for r in WARN_ONLY if RULES[r].strength in BLOCKING} <= set(V1_CASES) | {
+        rid for rid, *_ in audit_cases.BOTH}  # (a warning-only v2 rule: SESS-06)
 
 
 @pytest.mark.parametrize(("rule_id", "build"),

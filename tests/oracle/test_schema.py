@@ -142,7 +142,8 @@ _TOLERATED = [
     (validation.Tolerance.DEFAULT_ON_ERROR, SDK,
      lambda: _tool_kind_not_a_string(base()), "update.kind", "5 is not of type 'string'"),
     (validation.Tolerance.DEFAULT_ON_NULL, V1,
-     lambda: _terminal_args_null(TraceBuilder().v1.handshake().v1.new_session(S)), "args",
+     lambda: _terminal_args_null(TraceBuilder().v1.handshake(client_caps={"terminal": True})
+                                 .v1.new_session(S)), "args",
      "None is not of type 'array'"),
 ]
 

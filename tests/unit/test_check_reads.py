@@ -39,13 +39,15 @@ def test_a_declaration_is_all_the_dispatch_table_needs() -> None:
 
 
 def test_every_single_message_check_reads_something_and_is_dispatched() -> None:
-    """Every FINDING of model/messages.py but the one the monitor runs by hand (it needs the
-    protocol the agent speaks) is in the table, under each kind it declares."""
-    table = messages.dispatch_table("seed")
-    dispatched = {(kind, meta.name) for kind, pairs in table.items() for _, meta in pairs}
+    """Every FINDING of model/messages.py but the ones the monitor runs by hand (one needs the
+    protocol the agent speaks, one reads every message's _meta) is in the table, under each
+    kind it declares."""
+    dispatched = {(kind, meta.name) for rev in ("seed", "sdk-2.4.0", "v1")
+                  for kind, pairs in messages.dispatch_table(rev).items() for _, meta in pairs}
     findings = [m for m in CHECKS.values()
                 if m.module == messages.__name__ and m.role == Role.FINDING]
-    assert {m.name for m in findings if not m.reads} == {"speaks_negotiated_version"}
+    assert {m.name for m in findings if not m.reads} == {"speaks_negotiated_version",
+                                                          "trace_context_kept"}
     for meta in findings:
         assert {(kind, meta.name) for kind in meta.reads} <= dispatched, meta.name
 
@@ -81,9 +83,10 @@ def test_a_part_is_judged_wherever_a_message_carries_it() -> None:
         "toolCallId": "t", "status": "finished", "locations": [{"path": "rel.py"}],
         "content": [{"type": "content", "content": {"type": "video"}}]}}}
     found = messages.permission_request(params)
-    assert _ran(found) == ["option_kinds_known", "subject_known", "tool_status_known",
-                           "tool_kind_known", "tool_paths_absolute", "tool_content_known",
-                           "content_blocks_known"]
+    assert _ran(found) == ["option_kinds_known", "option_ids_unique", "subject_known",
+                           "command_cwd_absolute", "tool_status_known", "tool_kind_known",
+                           "tool_paths_absolute", "tool_content_known", "diff_patch_consistent",
+                           "diff_patch_given", "content_blocks_known"]
     assert [(m.rule, path) for m, path, _ in found.found] == [
         ("TOOL-14", "params/subject/toolCall/status"),
         ("TOOL-19", "params/subject/toolCall/locations/0/path"),

@@ -179,6 +179,7 @@ def test_the_view_summary_lists_the_tool_calls_reported_last() -> None:
     {"sessionUpdate": "state_update", "state": "running"},
     {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn",
      "background": [{"type": "terminal", "terminalId": "x"}]},
+    {"sessionUpdate": "terminal_update", "terminalId": "x9", "exitStatus": {"exitCode": 0}},
 ])
 def test_an_update_keeps_every_view_field_it_does_not_own(update: dict[str, Any]) -> None:
     """reduce_session builds views field by field (for speed): a field added to SessionView
@@ -190,7 +191,8 @@ def test_an_update_keeps_every_view_field_it_does_not_own(update: dict[str, Any]
     owned = {"agent_message_chunk": {"messages", "order"},
              "tool_call_update": {"tools", "recent_tools"}, "plan_update": {"plans"},
              "usage_update": {"usage"},
-             "state_update": {"state", "stop_reason", "background", "background_listed"}}
+             "state_update": {"state", "stop_reason", "background", "background_listed"},
+             "terminal_update": {"terminals"}}
     for f in dataclasses.fields(SessionView):
         if f.name not in owned[update["sessionUpdate"]]:
             assert getattr(after, f.name) is getattr(view, f.name), f.name
@@ -201,4 +203,5 @@ def _sentinel(name: str) -> Any:
 
     return {"messages": HashTrieMap(), "tools": HashTrieMap(), "plans": HashTrieMap(),
             "order": Queue(), "recent_tools": ("t0",), "background": (("terminal", "y"),),
-            "background_listed": True, "usage": None}.get(name, object())
+            "background_listed": True, "usage": None,
+            "terminals": HashTrieMap()}.get(name, object())
