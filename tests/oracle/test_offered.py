@@ -50,18 +50,23 @@ def _load(t: TraceBuilder, rid: int) -> TraceBuilder:
                                                  "mcpServers": []}, rid)
 
 
+def _loadable() -> TraceBuilder:
+    """v1, an agent that advertised session/load, and one session it made."""
+    return TraceBuilder().v1.handshake(agent_caps={"loadSession": True}).v1.new_session(S)
+
+
 def test_an_offered_method_failing_on_an_own_session_warns() -> None:
-    t = _load(TraceBuilder().v1.handshake(agent_caps={"loadSession": True}).v1.new_session(S), 20)
+    t = _load(_loadable(), 20)
     report = check(t.rpc.error("a2c", 20, -32603, "Internal error"), V1)
     assert failed_rules(report) == set() and warned_rules(report) == {"SESS-14"}
     assert "failed with an internal error" in report["violations"][0]["message"]
-    other = _load(TraceBuilder().v1.handshake(agent_caps={"loadSession": True}).v1.new_session(S), 20)
+    other = _load(_loadable(), 20)
     assert check(other.rpc.error("a2c", 20, -32002, "Resource not found"), V1)[
         "violations"] == []  # a load that finds nothing proves no loss
 
 
 def test_a_prompt_told_its_own_session_is_gone_proves_the_loss() -> None:
-    t = _load(TraceBuilder().v1.handshake(agent_caps={"loadSession": True}).v1.new_session(S), 20)
+    t = _load(_loadable(), 20)
     t.rpc.error("a2c", 20, -32603, "Internal error")
     t.prompt(S, 21).rpc.error("a2c", 21, -32002, f"Session not found: {S}")
     report = check(t, V1)

@@ -18,7 +18,8 @@ LOAD = {"sessionId": S, "cwd": "/tmp/project", "mcpServers": []}
 
 def _ended() -> TraceBuilder:
     """v1: a turn with a reply and a tool call still in progress, answered end_turn."""
-    t = TraceBuilder().v1.handshake(agent_caps={"loadSession": True}).v1.new_session(S).prompt(S, 10).v1.chunk(S, "reply")
+    t = TraceBuilder().v1.handshake(agent_caps={"loadSession": True}).v1.new_session(S)
+    t.prompt(S, 10).v1.chunk(S, "reply")
     t.v1.tool_call(S, "t1").tool(S, "t1", "in_progress")
     return t.v1.ended(10, "end_turn")
 
