@@ -169,7 +169,7 @@ class Prompt(SessionAction):
         """The request's params; behind a scripted model the turn's script is registered."""
         blocks = self.blocks
         if client.model is not None:
-            tag = client.model.register(self.model, sid)
+            tag = client.model.register(self.model, sid, gate=client.schedule)
             client.turn_started(tag)
             blocks = _tagged(blocks, tag_text(tag))
         params: dict[str, Any] = {"sessionId": sid, "prompt": blocks}

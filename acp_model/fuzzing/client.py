@@ -20,6 +20,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from acp_model import __version__
@@ -31,6 +32,7 @@ from acp_model.fuzzing.login import log_in
 from acp_model.fuzzing.ops import RequestIds, SessionHandle
 from acp_model.fuzzing.program import session_at
 from acp_model.fuzzing.reach import cancel_meets
+from acp_model.fuzzing.schedule import ScheduleLog
 from acp_model.fuzzing.sessions import SessionFactory, count_session_writes
 from acp_model.fuzzing.stop import Stop
 from acp_model.fuzzing.transport import AgentExited, AgentProcess, Record, RpcError
@@ -119,6 +121,7 @@ class FuzzClient:
         except (FileNotFoundError, PermissionError, NotADirectoryError, OSError) as exc:
             raise AgentUnusable(f"cannot start {self.argv[0]!r}: {exc.strerror or exc}") from None
         self.ids = RequestIds(self.proc, deadline)
+        self.schedule = ScheduleLog.of(self.proc, self.stop.event)  # ``fuzzing.schedule``
         self.proc.on_record(self._on_record)  # (a Ctrl-C before this returns: see _LIVE)
 
     @classmethod
@@ -132,6 +135,9 @@ class FuzzClient:
                    auth_method=cfg.auth_method, sessions_ahead=cfg.sessions_ahead,
                    close_sessions=cfg.close_sessions, reuse_sessions=cfg.reuse_sessions,
                    patience=cfg.patience)
+
+    def rebind(self, stop: Stop) -> None:  # answer to ``stop`` (a warm process, replayed)
+        self.stop, self.proc.stop_requested, self.schedule.stop = stop, stop.event, stop.event
 
     # ------------------------------------------------------------------ wiring ------------
     def _on_record(self, record: Record) -> None:
@@ -175,6 +181,10 @@ class FuzzClient:
 
     # ------------------------------------------------------------------ waiting -----------
     def wait_until(self, predicate: Callable[[], bool], timeout: float) -> bool:
+        """Wait until ``predicate()`` holds: a look of the schedule (``ScheduleLog.looked``)."""
+        return self.schedule.looked(partial(self._wait_until, predicate), timeout, self.caught_up)
+
+    def _wait_until(self, predicate: Callable[[], bool], timeout: float) -> bool:
         """Wait until ``predicate()`` holds, waking on every new record (no polling)."""
         end = time.monotonic() + timeout
         with self.changed:
@@ -251,6 +261,7 @@ class FuzzClient:
         """Execute one client action (``fuzzing.actions``; a mapping is read as its JSON)."""
         action = from_json(action)
         self.stop.check()
+        self.wait_until(lambda: True, 0.0)  # a look: the action decides on the view it starts
         at = len(self.history)
         self.history.append(action)
         before = len(self.sessions)
@@ -304,6 +315,7 @@ class FuzzClient:
             sess.prompts.append(self.proc.notify_then_request(
                 "session/cancel", cancel, "session/prompt", then_prompt))
         self.caught_up()  # the model has judged the cancel: it says what is owed now
+        self.wait_until(lambda: True, 0.0)  # a look: what to answer reads the view now
         pending = self.open_permissions(idx)
         # A sync sent before the answers: an agent may end the work as soon as it reads them,
         # and only a response written before that proves the cancel was read in time.
@@ -361,6 +373,7 @@ class FuzzClient:
 
     def close(self) -> None:
         self.factory.stop()
+        self.schedule.close()  # a replay's held reads and writes wait no more
         self.proc.close(grace=1.0)
 
 

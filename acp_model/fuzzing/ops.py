@@ -23,6 +23,7 @@ from acp_model.report.reach import Reach
 from acp_model.trace.wire import is_response_to
 
 if TYPE_CHECKING:
+    from acp_model.fuzzing.schedule import ScheduleLog
     from acp_model.fuzzing.transport import AgentProcess
     from acp_model.llm.server import ScriptedModel
     from acp_model.oracle.monitor import Monitor
@@ -73,6 +74,7 @@ class ClientOps(Connection, Protocol):
     own."""
 
     model: ScriptedModel | None
+    schedule: ScheduleLog  # the boundary schedule: the scripted model's turns report to it
     tick: float
     batches_unanswered: bool
     reloads: frozenset[str]  # the requests that reopen a session the agent advertised

@@ -136,6 +136,7 @@ class Example:
             self.start = client.monitor.count
             self.transitions_before = client.monitor.machines.transition_counts()
         client.example_records.append(self.start)
+        self.schedule_start = client.schedule.start()  # where its boundary schedule begins
         self.distinct_transitions = 0  # set when the example ends (the fuzzer's target())
         # Anything the agent did between examples (a banner, a late update) is judged here.
         self.checked = client.checked_violations
@@ -165,6 +166,7 @@ class Example:
         self.actions.append(action)
         self.recorder.actions += 1
         client = self.client
+        client.schedule.act(len(self.actions) - 1)
         if isinstance(action, NewSession):
             before = len(client.sessions)
             client.perform(action)
@@ -197,8 +199,12 @@ class Example:
                 continue
             program, start = self._program_of(v)
             records, offending, gap = self._slice(v.index, start)
+            own = start == self.start  # this example's program: its schedule is the one
+            schedule = self.client.schedule.schedule(self.schedule_start, len(self.actions)) \
+                if own else None
             self.recorder.failure(v, self.client.resolved(program), records, offending,
-                                  [self.client.resolved(ex) for ex in self._history()], gap)
+                                  [self.client.resolved(ex) for ex in self._history()], gap,
+                                  schedule, fresh=own and len(self.client.example_starts) == 1)
             if first is None and v.rule not in self.recorder.masked and not self.failed:
                 first = v
         if first is not None:
@@ -252,6 +258,7 @@ class Example:
     def _finish(self) -> None:
         self.recorder.examples += 1
         client = self.client
+        client.schedule.act(len(self.actions), teardown=True)
         looked = client.drain(self.local) if client.alive else None
         client.check_alive()
         if client.alive:  # after a crash, what the agent still owed is not a separate failure

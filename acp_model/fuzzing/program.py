@@ -97,18 +97,26 @@ class Program:
         """The program cut down to the session it creates ``target``-th (from 0): that
         session's ``session/new`` and actions, renumbered as the only session, and the syncs
         (they prove what was read); None when the program does not create it."""
+        kept = self.session_slice_at(target)
+        if kept is None:
+            return None
+        return [dataclasses.replace(a, s=0) if isinstance(a, SessionAction) else a
+                for a in (self.actions[i] for i in kept)]
+
+    def session_slice_at(self, target: int) -> list[int] | None:
+        """Where the actions of :meth:`session_slice` are in the program."""
         created = -1
-        out: list[Action] = []
-        for a in self.actions:
+        out: list[int] = []
+        for n, a in enumerate(self.actions):
             if isinstance(a, NewSession):
                 created += 1
                 if created == target:
-                    out.append(a)
+                    out.append(n)
             elif isinstance(a, SessionAction):
                 if created >= target and session_at(a.s, created + 1) == target:
-                    out.append(dataclasses.replace(a, s=0))
+                    out.append(n)
             elif isinstance(a, Sync) and created >= target:
-                out.append(a)
+                out.append(n)
         return out if created >= target else None
 
 

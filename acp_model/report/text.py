@@ -30,11 +30,13 @@ def show(console: Console, text: str, style: str = "default", indent: str = "   
                   highlight=False)
 
 
-def counterexample_name(reproduced: int, replays: int) -> str:
+def counterexample_name(reproduced: int, replays: int, minimal: bool | None = None) -> str:
     """What a reported program may be called: minimal only once a fresh agent process showed
-    the failure again (one that never did is the run's own, the shortest it saw)."""
+    the failure again and minimizing reached its fixpoint (``minimal``: None for a report
+    that does not say); one that never reproduced is the run's own, the shortest it saw."""
     if reproduced:
-        return "minimal counterexample"
+        return "minimal counterexample" if minimal is not False \
+            else "counterexample (not proven minimal)"
     return "unverified counterexample" if replays else "counterexample (not replayed)"
 
 
@@ -49,10 +51,19 @@ def counterexample_line(ce: Mapping[str, Any], tail: str = "") -> str:
     rule, what it may be called, its length and its reproduction; ``tail`` says where it is
     kept or who found it. Rich markup, with every report value escaped."""
     steps = ce.get("steps", len(ce.get("actions") or []))
-    name = counterexample_name(int(ce.get("reproduced") or 0), int(ce.get("replays") or 0))
+    minimize = ce.get("minimize")
+    minimal = bool(minimize.get("fixpoint")) if isinstance(minimize, Mapping) else None
+    name = counterexample_name(int(ce.get("reproduced") or 0), int(ce.get("replays") or 0),
+                               minimal)
+    if ce.get("standing") == "shared-only":
+        name = "warning: seen on a shared process only, not reproduced; its program"
+    rate = str(ce.get("reproduction") or "not replayed")
+    rate = "not replayed" if rate == "0/0" else f"reproduced {rate}"
+    if ce.get("free_replays"):
+        rate += (f" under the recorded schedule, {ce.get('free_reproduced', 0)}/"
+                 f"{ce['free_replays']} free-running")
     return (f"{rule_markup(str(ce['rule']))}: {name} of {steps} client action(s), "
-            f"reproduced {escape(str(ce.get('reproduction', '0/0')))}"
-            + (f" {escape(tail)}" if tail else ""))
+            f"{escape(rate)}" + (f" {escape(tail)}" if tail else ""))
 
 
 def one_sided(one: Any, console: Console, limit: int = 50) -> None:
