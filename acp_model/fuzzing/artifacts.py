@@ -61,13 +61,18 @@ def reproduction_phrase(held: int, held_runs: int, free: int, free_runs: int) ->
 
 
 def minimize_text(found: Found) -> str | None:
-    """How far minimizing got, when it did not reach its fixpoint (None: it did, or it
+    """Why the program is not called minimal (None: it is the fixpoint's, or minimizing
     never ran)."""
     m = found.minimize
-    if not m or m.get("fixpoint"):
+    if not m:
         return None
-    return (f"not proven minimal: minimizing stopped at its {m['stage']} stage after "
-            f"{m['seconds']:g} s of its {m['budget']:g} s (--minimize-budget)")
+    if not m.get("fixpoint"):
+        return (f"not proven minimal: minimizing stopped at its {m['stage']} stage after "
+                f"{m['seconds']:g} s of its {m['budget']:g} s (--minimize-budget)")
+    if m.get("steps") not in (None, len(found.actions)):
+        return (f"not the minimal program ({m['steps']} actions, reached at the fixpoint): "
+                "a longer one that reproduces more often")
+    return None
 
 
 def shared_only_text(found: Found) -> str:
@@ -116,8 +121,9 @@ def counterexample_text(found: Found, cfg: FuzzConfig) -> str:
         "What went wrong:",
         f"  {found.violation.message}",
         "",
-        ("Client actions" if warning or minimized or not found.verified
-         else "Client actions (minimal: no single action can go)")
+        ("Client actions (minimal: no single action can go, no content be simpler)"
+         if not warning and found.verified and _minimal(found.minimize, len(found.actions))
+         else "Client actions")
         + ("" if warning else " (replay.json)") + ":",
     ]
     if not found.actions:
@@ -344,12 +350,15 @@ def found_case(found: Found, cfg: FuzzConfig, replay_file: str | None = None) ->
                 message=found.violation.message, records=records, marks=marks,
                 numbers=numbers, facts=facts, rule=rule.id,
                 **_program_view(found.actions, found.reproduced, found.replays, replay_file,
-                                _minimal(found.minimize)))
+                                _minimal(found.minimize, len(found.actions))))
 
 
-def _minimal(minimize: Any) -> bool | None:
-    """Whether minimizing reached its fixpoint (None: a report from before it was said)."""
-    return bool(minimize.get("fixpoint")) if isinstance(minimize, dict) else None
+def _minimal(minimize: Any, steps: int) -> bool | None:
+    """Whether the program of ``steps`` actions is the one minimizing ended with at its
+    fixpoint (None: a report from before it was said)."""
+    if not isinstance(minimize, dict):
+        return None
+    return bool(minimize.get("fixpoint")) and minimize.get("steps") in (None, steps)
 
 
 def sarif_locations(result: FuzzResult, files: dict[str, dict[str, str]] | None = None
@@ -384,7 +393,8 @@ def fuzz_html(result: FuzzResult, report: dict[str, Any],
     transcript = None
     if first is not None:
         case = cases[0]
-        name = counterexample_name(first.reproduced, first.replays, _minimal(first.minimize))
+        name = counterexample_name(first.reproduced, first.replays,
+                                   _minimal(first.minimize, len(first.actions)))
         transcript = Transcript(case.records, numbers=case.numbers, marks=case.marks,
                                 caption=f"the {name} of {first.rule}")
     return render_html(report, cases=cases, transcript=transcript,
@@ -413,6 +423,6 @@ def merged_html(report: dict[str, Any]) -> str:
             case = replace(case, facts=facts, **_program_view(
                 ce.get("actions") or [], int(ce.get("reproduced") or 0),
                 int(ce.get("replays") or 0), files.get("replay.json"),
-                _minimal(ce.get("minimize"))))
+                _minimal(ce.get("minimize"), len(ce.get("actions") or []))))
         cases.append(case)
     return render_html(report, cases=cases)

@@ -28,6 +28,7 @@ messages (a response to a later message read first), which a delay never changes
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import threading
 import time
@@ -44,6 +45,10 @@ FORMAT = "acp-model-schedule/1"
 CHUNK_KINDS = frozenset({"agent_message_chunk", "agent_thought_chunk", "user_message_chunk",
                          "tool_call_content_chunk"})
 HOLD_DEADLINE = 5.0  # seconds an input waits for what preceded it (default: the run's deadline)
+# A recorded event the replay does not bring is left out once it is this late: the time it
+# took in the recording, SLOWER times over, plus FLOOR seconds (never more than the deadline)
+FLOOR, SLOWER = 0.5, 3.0
+MAX_LEFT_OUT = 3  # ... after that many the replay has left its schedule: it runs free
 
 
 class Boundary(StrEnum):
@@ -109,8 +114,12 @@ Key = tuple[Any, ...]
 def event_key(e: Event, ref: Callable[[int], Any]) -> Key:
     """What an event is matched by: ``ref`` names the events it refers to (in a recording,
     themselves; in a replay, the recorded events they were matched to)."""
-    return (e.boundary, e.what, None if e.session is None else ref(e.session),
-            None if e.cause is None else ref(e.cause), e.action if e.by_action else None)
+    return (e.boundary, e.what, _ref(e.session, ref), _ref(e.cause, ref),
+            e.action if e.by_action else None)
+
+
+def _ref(index: int | None, ref: Callable[[int], Any]) -> Any:
+    return index if index is None or index < 0 else ref(index)  # (-1: an unknown session)
 
 
 class ScheduleError(ValueError):
@@ -162,7 +171,7 @@ class Schedule:
             gone = e.action is not None and e.action not in actions
             keep = not (gone and (e.by_action or e.boundary is Boundary.LOOK
                                   or (e.session is None and e.cause is None)))
-            keep = keep and (e.session is None or e.session in index) \
+            keep = keep and (e.session is None or e.session < 0 or e.session in index) \
                 and (e.cause is None or e.cause in index)
             if keep and not e.boundary.ours and e.session is not None:
                 write = last_write.get(e.session)
@@ -172,7 +181,8 @@ class Schedule:
             if keep:
                 index[i] = len(out)
                 out.append(dataclasses.replace(
-                    e, session=None if e.session is None else index[e.session],
+                    e, session=e.session if e.session is None or e.session < 0
+                    else index[e.session],
                     cause=None if e.cause is None else index[e.cause],
                     action=None if e.action is None else actions.get(e.action, e.action)))
         return Schedule(tuple(out), len(kept))
@@ -252,7 +262,7 @@ class ScheduleLog:
             n = actions if actions is not None else (self.action or 0) + 1
 
         def rebase(i: int | None) -> int | None:
-            return None if i is None or i < start else i - start
+            return i if i is None or i < 0 else (None if i < start else i - start)
 
         return Schedule(tuple(dataclasses.replace(e, session=rebase(e.session),
                                                   cause=rebase(e.cause)) for e in events), n)
@@ -313,8 +323,9 @@ class ScheduleLog:
             return self._event(boundary, ("notify", method), session, by_action=inbound)
         outcome = "error" if "error" in msg else "result"
         asked = (self._theirs if inbound else self._ours).get(_hashable(rid))
+        # an answer the action itself writes is its own (a reaction's is the delivery's)
         return self._event(boundary, ("answer" if inbound else "response", outcome),
-                           None, asked)
+                           None, asked, by_action=inbound)
 
     @staticmethod
     def _update(update: Any) -> tuple[str, ...]:
@@ -488,15 +499,19 @@ class Hold:
             self._queues[event_key(e, lambda i: i)].append(j)
         self.frontier = 0  # the first recorded event not yet matched
         self.ours = 0  # ... the first of ours (a write, a release, a look)
+        # the last action the recording holds something of: past it, the replay runs free
+        self.last_action = max((e.action for e in self.events if e.action is not None),
+                               default=-1)
+        self._late_since: dict[int, float] = {}  # a recorded event that keeps others waiting
         self.cond = threading.Condition()
         self.free = False  # the replay runs free (a divergence, or its end)
         self.reading_held = True  # agent messages wait for the inputs before them
         self.divergence: Divergence | None = None
-        self.skipped = 0  # recorded events the replay left behind
+        self.skipped = 0  # recorded events the replay left behind (or did not bring in time)
         self.extra = 0  # events of the replay the recording does not have
         self.held_for = 0.0  # the longest a read or input waited
         self._t0 = time.monotonic()
-        self._waiters: list[tuple[int, asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        self._waiters: list[tuple[_Turn, asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
 
     # --- what happened --------------------------------------------------------------------
     def ref(self, i: int) -> Any:
@@ -520,8 +535,13 @@ class Hold:
 
     def left_behind(self, action: int) -> None:
         """The replay's program reached ``action``: what earlier actions were recorded to
-        issue themselves and did not will not happen any more."""
+        issue themselves and did not will not happen any more (past the last action the
+        recording holds anything of, nothing more is held)."""
         with self.cond:
+            if action > self.last_action:
+                self.free = True
+                self._wake()
+                return
             missed = [j for j in range(self.frontier, len(self.events))
                       if not self.done[j] and self.events[j].by_action
                       and self.events[j].action is not None and self.events[j].action < action]
@@ -550,66 +570,83 @@ class Hold:
     def admit(self, key: Key, event: Event, *, stop: threading.Event | None = None
               ) -> int | None:
         """Wait until ``event`` (about to happen in the replay) may: what preceded its
-        recorded match happened (an agent message: the inputs before it). Returns the match
-        (None: none, or the replay runs free)."""
+        recorded match happened (an agent message: the inputs before it). A write the
+        recording does not have waits for what the recording did before its action, and for
+        the agent's messages in it. Returns the match (None: none, or the replay runs free)."""
         started = time.monotonic()
         with self.cond:
-            if self.free:
+            turn = self._turn(key, event)
+            if turn is None:
                 return None
-            j = self._peek(key)
-            if j is None:
-                if event.boundary.ours:
-                    self._diverged(f"the replay's {event.describe()} is not in the recording",
-                                   free=False)
-                return None
-            end = started + self.deadline
-            while not self._ready(j):
-                left = end - time.monotonic()
-                if left <= 0:
-                    self._stuck(j, event)
-                    break
+            while not self._ready(turn):
                 if stop is not None and stop.is_set():
                     break
-                self.cond.wait(min(left, 0.1))
+                self.cond.wait(0.05)
+                self._late(turn)
             self.held_for = max(self.held_for, time.monotonic() - started)
-            return j
+            return turn.match
+
+    def would_wait(self, key: Key, event: Event) -> bool:
+        """Whether ``event`` would wait for its turn now."""
+        with self.cond:
+            turn = self._turn(key, event)
+            return turn is not None and not self._ready(turn)
 
     async def admit_async(self, key: Key, event: Event) -> None:
         """:meth:`admit` for the scripted model's event loop: the hold opens the gate."""
         loop = asyncio.get_running_loop()
         started = time.monotonic()
         with self.cond:
-            if self.free:
-                return
-            j = self._peek(key)
-            if j is None:
-                if event.boundary.ours:
-                    self._diverged(f"the replay's {event.describe()} is not in the recording",
-                                   free=False)
-                return
-            if self._ready(j):
+            turn = self._turn(key, event)
+            if turn is None or self._ready(turn):
                 return
             future: asyncio.Future[None] = loop.create_future()
-            self._waiters.append((j, loop, future))
-        try:
-            await asyncio.wait_for(asyncio.shield(future), self.deadline)
-        except TimeoutError:
+            self._waiters.append((turn, loop, future))
+            self.cond.notify_all()
+        while not future.done():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(future), 0.05)
             with self.cond:
-                self._stuck(j, event)
+                if not future.done():
+                    self._late(turn)
         with self.cond:
             self.held_for = max(self.held_for, time.monotonic() - started)
 
     # --- bookkeeping (the condition's lock held) ------------------------------------------
+    def _turn(self, key: Key, event: Event) -> _Turn | None:
+        """What ``event`` waits for (None: nothing, the replay runs free or it is the
+        agent's and the recording has nothing like it)."""
+        if self.free:
+            return None
+        queue = self._queues.get(key)
+        if queue:
+            return _Turn(event, queue[0])
+        self._extra(event)
+        if event.boundary.ours and event.by_action and event.action is not None:
+            return _Turn(event, None)  # placed after what the recording did before it
+        return None
+
     def _peek(self, key: Key) -> int | None:
         queue = self._queues.get(key)
         return queue[0] if queue else None
 
-    def _ready(self, j: int) -> bool:
-        if self.free or self.done[j]:
+    def _ready(self, turn: _Turn) -> bool:
+        if self.free:
+            return True
+        j = turn.match
+        if j is None:
+            return self._blocker(turn) is None
+        if self.done[j]:
             return True
         if self.events[j].boundary.ours:
             return self.frontier >= j
         return not self.reading_held or self.ours >= j
+
+    def _blocker(self, turn: _Turn) -> int | None:
+        """The first recorded event ``turn`` still waits for."""
+        upper = len(self.events) if turn.match is None else turn.match
+        return next((k for k in range(self.frontier, upper)
+                     if not self.done[k] and turn.waits_for(self.events[k])), None)
 
     def _mark(self, j: int) -> None:
         self.done[j] = True
@@ -620,15 +657,42 @@ class Hold:
             self.ours += 1
         self._wake()
 
-    def _stuck(self, j: int, event: Event) -> None:
-        """``event`` waited the whole deadline: the replay left the recording; it runs free."""
+    def _extra(self, event: Event) -> None:
+        """``event`` of ours has no match: the replay did what the recording did not (past
+        the recording's last action that is no divergence: it holds nothing there)."""
+        if event.boundary.ours and (event.action is None or event.action <= self.last_action):
+            self._diverged(f"the replay's {event.describe()} is not in the recording",
+                           free=False)
+
+    def _late(self, turn: _Turn) -> None:
+        """``turn`` waits: the recorded event keeping it waiting is left out once it is later
+        than :meth:`allowance` allows (the replay did not bring it); after
+        :data:`MAX_LEFT_OUT` of them the replay runs free."""
         if self.free:
             return
-        waiting = next((k for k in range(j) if not self.done[k]
-                        and (event.boundary.ours or self.events[k].boundary.ours)), None)
-        missing = self.events[waiting].describe() if waiting is not None else "?"
-        self._diverged(f"{event.describe()} waited {self.deadline:g} s for the recorded "
-                       f"{missing}, which did not happen", free=True)
+        k = self._blocker(turn)
+        if k is None:
+            return
+        now = time.monotonic()
+        since = self._late_since.setdefault(k, now)
+        allowed = self.allowance(k)
+        if now - since < allowed:
+            return
+        key = event_key(self.events[k], lambda i: i)
+        with contextlib.suppress(ValueError):
+            self._queues[key].remove(k)
+        self.skipped += 1
+        self._diverged(f"{turn.event.describe()} waited {allowed:.1f} s for the recorded "
+                       f"{self.events[k].describe()}, which did not come: left out",
+                       free=self.skipped > MAX_LEFT_OUT)
+        self._mark(k)
+
+    def allowance(self, k: int) -> float:
+        """How late recorded event ``k`` may be before it is left out: the time it took in
+        the recording after the event before it, :data:`SLOWER` times over, plus
+        :data:`FLOOR` (at most the deadline)."""
+        took = self.events[k].t - (self.events[k - 1].t if k else 0.0)
+        return min(self.deadline, FLOOR + SLOWER * max(0.0, took))
 
     def _diverged(self, what: str, *, free: bool) -> None:
         if self.divergence is None:
@@ -640,12 +704,30 @@ class Hold:
     def _wake(self) -> None:
         self.cond.notify_all()
         waiting = []
-        for j, loop, future in self._waiters:
-            if self._ready(j):
+        for turn, loop, future in self._waiters:
+            if self._ready(turn):
                 loop.call_soon_threadsafe(_settle, future)
             else:
-                waiting.append((j, loop, future))
+                waiting.append((turn, loop, future))
         self._waiters = waiting
+
+
+@dataclass(frozen=True)
+class _Turn:
+    """What a replay's event waits for: its recorded match's predecessors (an agent message:
+    the inputs among them), or, for a write the recording does not have (``match`` None),
+    what the recording did in earlier actions and the agent's messages in its own."""
+
+    event: Event
+    match: int | None
+
+    def waits_for(self, e: Event) -> bool:
+        if self.match is not None:
+            return self.event.boundary.ours or e.boundary.ours
+        action = self.event.action
+        assert action is not None
+        return e.action is not None and (e.action < action
+                                         or (e.action == action and not e.boundary.ours))
 
 
 def _settle(future: asyncio.Future[None]) -> None:

@@ -96,15 +96,17 @@ class Tally:
 
     runs: dict[tuple[str, bool], list[Any]] = field(default_factory=dict)
     diverged: str | None = None  # where a held replay that did not reproduce left its schedule
+    cut: bool = True  # a hit counts for the program cut after the rule's action
 
     def count(self, program: Sequence[Action], outcome: ReplayOutcome) -> None:
-        """Record one replay; a hit counts for the program cut after the rule's action (the
-        same run, up to there). A replay the budget's end or a stop cut is no evidence."""
+        """Record one replay; minimizing counts a hit for the program cut after the rule's
+        action (the same run, up to there), a measurement for the program measured. A
+        replay the budget's end or a stop cut is no evidence."""
         if outcome.error == INTERRUPTED:
             return
         if outcome.held and not outcome.reproduced and self.diverged is None:
             self.diverged = outcome.divergence
-        if outcome.reproduced and outcome.performed:
+        if outcome.reproduced and outcome.performed and self.cut:
             program = program[:outcome.performed]
         entry = self.runs.setdefault((program_key(program), outcome.held), [0, 0, None])
         entry[1] += 1
@@ -296,10 +298,13 @@ class Minimizer:
         return changed, True
 
     def report(self, budget: float, seconds: float) -> dict[str, Any]:
-        """The ``minimize`` entry of a counterexample (docs/reports.md)."""
+        """The ``minimize`` entry of a counterexample (docs/reports.md); ``steps``: the
+        length of the program minimizing ended with (the one reported, unless a longer one
+        reproduced more often)."""
         return {"fixpoint": self.stage is Stage.FIXPOINT, "stage": self.stage.value,
                 "seconds": round(seconds, 1), "budget": round(budget, 1),
-                "trials": self.trials}
+                "trials": self.trials,
+                "steps": len(self.best.program) if self.best is not None else None}
 
 
 # --- simpler content --------------------------------------------------------------------
@@ -501,7 +506,7 @@ def _measure(cfg: FuzzConfig, found: Found, minimizer: Minimizer, stop: Stop | N
     tried = [best, *[t for t in [Trial(settled) if settled else None, *others]
                      if t is not None and t.program != best.program
                      and len(t.program) <= longest][:FALLBACKS + 1]]
-    tally = Tally()
+    tally = Tally(cut=False)
     measured: list[Trial] = []
     cut = 0
     chosen = best

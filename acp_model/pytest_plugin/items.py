@@ -53,7 +53,9 @@ def describe_failures(found: Mapping[str, Found], rules: Iterable[str] | None = 
         # the name already says "(not replayed)"; a rate follows only when replays ran
         rate = f", {reproduction_text(one)}" if one.replays or one.free_replays else ""
         if one.actions:
-            minimal = one.minimize.get("fixpoint") if one.minimize else None
+            minimal = (bool(one.minimize.get("fixpoint"))
+                       and one.minimize.get("steps") in (None, len(one.actions))
+                       if one.minimize else None)
             lines.append(f"  {counterexample_name(one.reproduced, one.replays, minimal)}, "
                          f"{len(one.actions)} client action(s){rate}:")
             steps = Program.of(one.actions).describe()

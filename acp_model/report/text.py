@@ -52,7 +52,8 @@ def counterexample_line(ce: Mapping[str, Any], tail: str = "") -> str:
     kept or who found it. Rich markup, with every report value escaped."""
     steps = ce.get("steps", len(ce.get("actions") or []))
     minimize = ce.get("minimize")
-    minimal = bool(minimize.get("fixpoint")) if isinstance(minimize, Mapping) else None
+    minimal = (bool(minimize.get("fixpoint")) and minimize.get("steps") in (None, steps)
+               if isinstance(minimize, Mapping) else None)
     name = counterexample_name(int(ce.get("reproduced") or 0), int(ce.get("replays") or 0),
                                minimal)
     if ce.get("standing") == "shared-only":
