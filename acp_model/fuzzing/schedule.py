@@ -67,6 +67,13 @@ class Boundary(StrEnum):
         return self in (Boundary.WRITE, Boundary.RELEASE, Boundary.LOOK)
 
 
+# What the replay does that the recording did not is placed after what the recording did
+# before its action, and the agent's messages in it: the client's own writes and looks, and
+# the model's side (a model request the recorded turn never made is answered only then, as
+# a model that was slow would).
+PLACED = frozenset({Boundary.RELEASE, Boundary.REQUEST})
+
+
 @dataclass(frozen=True, slots=True)
 class Event:
     """One crossing. ``session`` and ``cause`` are indices of earlier events of the same
@@ -622,7 +629,7 @@ class Hold:
         if queue:
             return _Turn(event, queue[0])
         self._extra(event)
-        if event.boundary.ours and event.by_action and event.action is not None:
+        if event.action is not None and (event.by_action or event.boundary in PLACED):
             return _Turn(event, None)  # placed after what the recording did before it
         return None
 
@@ -727,7 +734,8 @@ class _Turn:
         action = self.event.action
         assert action is not None
         return e.action is not None and (e.action < action
-                                         or (e.action == action and not e.boundary.ours))
+                                         or (e.action == action and e.boundary is not
+                                             Boundary.LOOK and not e.by_action))
 
 
 def _settle(future: asyncio.Future[None]) -> None:
