@@ -27,12 +27,12 @@ from acp_model import __version__
 from acp_model.fuzzing.actions import Action, NewSession, from_json
 from acp_model.fuzzing.answers import PermissionAnswers
 from acp_model.fuzzing.config import FuzzConfig
+from acp_model.fuzzing.crossings import ScheduleLog
 from acp_model.fuzzing.drain import Drain
 from acp_model.fuzzing.login import log_in
 from acp_model.fuzzing.ops import RequestIds, SessionHandle
 from acp_model.fuzzing.program import session_at
 from acp_model.fuzzing.reach import cancel_meets
-from acp_model.fuzzing.schedule import ScheduleLog
 from acp_model.fuzzing.sessions import SessionFactory, count_session_writes
 from acp_model.fuzzing.stop import Stop
 from acp_model.fuzzing.transport import AgentExited, AgentProcess, Record, RpcError

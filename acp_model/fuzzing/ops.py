@@ -23,7 +23,7 @@ from acp_model.report.reach import Reach
 from acp_model.trace.wire import is_response_to
 
 if TYPE_CHECKING:
-    from acp_model.fuzzing.schedule import ScheduleLog
+    from acp_model.fuzzing.crossings import ScheduleLog
     from acp_model.fuzzing.transport import AgentProcess
     from acp_model.llm.server import ScriptedModel
     from acp_model.oracle.monitor import Monitor

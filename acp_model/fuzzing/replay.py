@@ -19,9 +19,10 @@ from typing import Any
 from acp_model.fuzzing.actions import Action
 from acp_model.fuzzing.client import AgentUnusable, FuzzClient
 from acp_model.fuzzing.config import FuzzConfig
+from acp_model.fuzzing.hold import Hold, describe_divergence
 from acp_model.fuzzing.pool import Example
 from acp_model.fuzzing.recorder import LifecycleFailure, Recorder
-from acp_model.fuzzing.schedule import Hold, Schedule, describe_divergence
+from acp_model.fuzzing.schedule import Schedule
 from acp_model.fuzzing.stop import Interrupted, Stop
 from acp_model.model.vocab import Level
 from acp_model.oracle.monitor import Violation

@@ -1,6 +1,6 @@
 """The boundary schedule (fuzzing/schedule.py): what is recorded, in which order, under which
 keys, and how a replay held to it waits for its turn. Synthetic records here; the live tests
-(tests/live/test_schedule_replay.py) hold real agents to their recordings."""
+(tests/live/test_schedule_replay.py) hold the reference agent's mutants to their recordings."""
 
 from __future__ import annotations
 
@@ -10,8 +10,11 @@ from typing import Any
 
 import pytest
 
+from acp_model.fuzzing import hold as holding
 from acp_model.fuzzing import schedule as sched
-from acp_model.fuzzing.schedule import Boundary, Event, Hold, Schedule, ScheduleLog
+from acp_model.fuzzing.crossings import ScheduleLog
+from acp_model.fuzzing.hold import Hold
+from acp_model.fuzzing.schedule import Boundary, Event, Schedule
 from acp_model.llm.wire import Part
 
 
@@ -197,12 +200,12 @@ def test_a_release_of_the_scripted_model_awaits_the_gate_the_hold_opens() -> Non
 
 def test_what_the_replay_does_not_bring_is_left_out_in_time_and_said(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sched, "FLOOR", 0.05)
+    monkeypatch.setattr(holding, "FLOOR", 0.05)
     hold = Hold(_schedule(W0, M1, W2, M3), deadline=30.0)
     hold.observe(0, _key(W0, hold))
     # M1 never comes: the prompt waits its allowance (M1's recorded 0.1 s, slower, plus the
     # floor), then M1 is left out
-    assert hold.allowance(1) == pytest.approx(0.05 + sched.SLOWER * 0.1)
+    assert hold.allowance(1) == pytest.approx(0.05 + holding.SLOWER * 0.1)
     assert hold.admit(_key(W2, hold), W2) == 2
     assert hold.skipped == 1 and not hold.free
     assert hold.divergence is not None and "did not come" in hold.divergence.what
