@@ -65,7 +65,10 @@ class Names:
         session = self.session(params.get("sessionId"))
         if isinstance(method, str):
             if rid is not None:
-                return Named(boundary, ("request", method), session, by_action=inbound)
+                # a session is made ahead of need or by the action that needs it, on a shared
+                # process by an earlier example: its session/new is no action's own
+                return Named(boundary, ("request", method), session,
+                             by_action=inbound and method != "session/new")
             if method == "session/update" and not inbound:
                 what = _update(params.get("update"))
                 if what[1] in CHUNK_KINDS and self.runs.get(session) == what:
@@ -180,17 +183,29 @@ class ScheduleLog:
 
     def schedule(self, start: int = 0, actions: int | None = None) -> Schedule:
         """The events since ``start`` as a schedule of a program of ``actions`` actions
-        (default: those begun), renumbered from there; references to earlier events (a
-        session an earlier example made) are dropped."""
+        (default: those begun), renumbered from there. A session an earlier example made (a
+        shared process's, or one made ahead of need) keeps the events that made it, first:
+        a replay, which makes it in its program, matches them."""
         with self.lock:
-            events = self.events[start:]
+            events = list(self.events)
             n = actions if actions is not None else (self.action or 0) + 1
+        made = {i for e in events[start:] for i in (e.session,) if i is not None and 0 <= i < start}
+        made |= {c for i in made if (c := events[i].cause) is not None}
+        picked = [*sorted(made), *range(start, len(events))]
+        index = {old: new for new, old in enumerate(picked)}
+        t0 = events[start].t if start < len(events) else 0.0
 
         def rebase(i: int | None) -> int | None:
-            return i if i is None or i < 0 else (None if i < start else i - start)
+            return i if i is None or i < 0 else index.get(i)
 
-        return Schedule(tuple(dataclasses.replace(e, session=rebase(e.session),
-                                                  cause=rebase(e.cause)) for e in events), n)
+        out = []
+        for i in picked:
+            e = dataclasses.replace(events[i], session=rebase(events[i].session),
+                                    cause=rebase(events[i].cause))
+            if i < start:  # made before this program: no action of it issued it
+                e = dataclasses.replace(e, action=None, by_action=False, t=t0)
+            out.append(e)
+        return Schedule(tuple(out), n)
 
     # --- the wire -------------------------------------------------------------------------
     def on_record(self, record: Mapping[str, Any]) -> None:

@@ -129,6 +129,26 @@ def test_a_schedule_survives_json_and_is_restricted_with_what_its_actions_caused
         Schedule.from_json({"format": "something else"})
 
 
+def test_a_later_example_s_schedule_keeps_the_making_of_the_sessions_it_uses() -> None:
+    """On a shared process an example may use a session an earlier one made (or one made
+    ahead of need): its schedule starts with the events that made it, which the replay's own
+    session/new matches, whichever thread sent it."""
+    conn = _Connection()
+    conn.write(_req(0, "session/new", cwd="/", mcpServers=[]), action=0)
+    conn.read(_answer(0, sessionId="S1"))
+    conn.write(_req(1, "_acp_model/sync"), action=1)
+    start = conn.log.start()  # the next example
+    conn.write(_req(2, "session/prompt", sessionId="S1", prompt=[]), action=0)
+    conn.read(_answer(2, stopReason="end_turn"))
+    schedule = conn.log.schedule(start, actions=1)
+    assert [(e.what, e.session, e.cause, e.action) for e in schedule.events] == [
+        (("request", "session/new"), None, None, None),
+        (("response", "result"), None, 0, None),
+        (("request", "session/prompt"), 1, None, 0),
+        (("response", "result"), None, 2, 0)]
+    assert not schedule.events[0].by_action
+
+
 def _schedule(*events: Event) -> Schedule:
     return Schedule(tuple(events), 3)
 
