@@ -12,7 +12,10 @@ turn's end has been read, every time.
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 from acp_model.fuzzing import shrink
@@ -102,3 +105,27 @@ def test_minimizing_under_the_held_schedule_reaches_a_one_minimal_fixpoint() -> 
         for _ in range(shrink.CERTIFY):
             outcome = replay_once(cfg, [program[k] for k in kept], RULE, schedule=trial)
             assert not outcome.reproduced, (i, [a.describe() for a in program])
+
+
+def test_acp_model_replay_holds_to_the_schedule_beside_the_file_unless_free(
+        tmp_path: Path) -> None:
+    cfg = FuzzConfig(AGENT, deadline=2.0)
+    schedule = _recorded(cfg)
+    (tmp_path / "schedule.json").write_text(json.dumps(schedule.to_json()))
+    (tmp_path / "replay.json").write_text(json.dumps({
+        "format": "acp-model-replay/1", "rule": RULE, "deadline": 2.0, "agent": AGENT,
+        "schedule": "schedule.json", "actions": [a.to_json() for a in _program("update")]}))
+    held = _cli("replay", str(tmp_path / "replay.json"), "--runs", "3")
+    assert held.returncode == 1, held.stdout + held.stderr
+    assert f"reproduced 3/3 under the recorded schedule ({RULE})" in held.stdout
+    free = _cli("replay", str(tmp_path / "replay.json"), "--runs", "3", "--free")
+    assert "free-running" in free.stdout and "under the recorded" not in free.stdout
+    (tmp_path / "schedule.json").write_text("{}")
+    broken = _cli("replay", str(tmp_path / "replay.json"), "--runs", "1")
+    assert broken.returncode == 2 and "--free" in broken.stderr  # a usage error, no traceback
+    assert "Traceback" not in broken.stderr
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "acp_model", *args], capture_output=True,
+                          text=True, timeout=240)
