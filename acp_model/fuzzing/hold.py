@@ -3,14 +3,15 @@ DEMi: which recorded events happened (matched by key, first come first matched),
 of the replay's inputs, looks and reads for their turn.
 
 An input (a client write, a model release) and a look wait until everything before their
-recorded match happened; an agent message is read no earlier than the inputs before it, while
+recorded match happened; an agent message is read no earlier than the inputs before it while
 the program's actions run (the teardown, which judges what is owed on deadlines, reads
-everything as it comes); what the replay does and the recording did not is placed after what
-the recording did before its action. A recorded event the replay does not bring is left out
-once it is later than :meth:`Hold.allowance` allows, and the first place the replay left its
-schedule is kept (:class:`Divergence`); after :data:`MAX_LEFT_OUT` of them the replay runs
-free. Holding only delays: the oracle's proofs rest on the order of the agent's own messages
-(a response to a later message read first), which a delay never changes.
+everything as it comes). What the replay does and the recording did not takes its place just
+before the recording's next input after the last one the replay matched. A recorded event the
+replay does not bring is left out once it is later than :meth:`Hold.allowance` allows, and
+the first place the replay left its schedule is kept (:class:`Divergence`); after
+:data:`MAX_LEFT_OUT` of them the replay runs free. Holding only delays: the oracle's proofs
+rest on the order of the agent's own messages (a response to a later message read first),
+which a delay never changes.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from collections import defaultdict, deque
 from dataclasses import dataclass
 from typing import Any
 
-from acp_model.fuzzing.schedule import PLACED, Boundary, Event, Key, Schedule, event_key
+from acp_model.fuzzing.schedule import PLACED, Event, Key, Schedule, event_key
 
 HOLD_DEADLINE = 5.0  # seconds a recorded event may be late at most (default: the run's deadline)
 # A recorded event the replay does not bring is left out once it is this late: the time it
@@ -62,6 +63,7 @@ class Hold:
         self.last_action = max((e.action for e in self.events if e.action is not None),
                                default=-1)
         self._late_since: dict[int, float] = {}  # a recorded event that keeps others waiting
+        self._last_ours = -1  # the latest recorded input or look the replay matched
         self.cond = threading.Condition()
         self.free = False  # the replay runs free (a divergence, or its end)
         self.reading_held = True  # agent messages wait for the inputs before them
@@ -90,6 +92,8 @@ class Hold:
                 return
             self._queues[key].popleft()
             self.matched[index] = j
+            if self.events[j].boundary.ours:
+                self._last_ours = max(self._last_ours, j)
             self._mark(j)
 
     def left_behind(self, action: int) -> None:
@@ -179,10 +183,16 @@ class Hold:
             return None
         queue = self._queues.get(key)
         if queue:
-            return _Turn(event, queue[0])
+            return _Turn(event, queue[0], queue[0])
         self._extra(event)
         if event.action is not None and (event.by_action or event.boundary in PLACED):
-            return _Turn(event, None)  # placed after what the recording did before it
+            # placed where the recording went on: before its next input after the last one
+            # the replay matched, once the agent's messages recorded before that came
+            after = self._last_ours + 1
+            upto = next((k for k in range(after, len(self.events))
+                         if self.events[k].boundary.ours and not self.done[k]),
+                        len(self.events))
+            return _Turn(event, None, upto)
         return None
 
     def _peek(self, key: Key) -> int | None:
@@ -203,8 +213,7 @@ class Hold:
 
     def _blocker(self, turn: _Turn) -> int | None:
         """The first recorded event ``turn`` still waits for."""
-        upper = len(self.events) if turn.match is None else turn.match
-        return next((k for k in range(self.frontier, upper)
+        return next((k for k in range(self.frontier, turn.upto)
                      if not self.done[k] and turn.waits_for(self.events[k])), None)
 
     def _mark(self, j: int) -> None:
@@ -273,21 +282,19 @@ class Hold:
 
 @dataclass(frozen=True)
 class _Turn:
-    """What a replay's event waits for: its recorded match's predecessors (an agent message:
-    the inputs among them), or, for a write the recording does not have (``match`` None),
-    what the recording did in earlier actions and the agent's messages in its own."""
+    """What a replay's event waits for: the recorded events before ``upto`` (its recorded
+    match, or, for what the recording does not have, the recorded input that follows the last
+    one the replay matched: the extra takes its place just before it), all of them for one
+    of ours, the inputs among them for an agent's message or an extra."""
 
     event: Event
     match: int | None
+    upto: int
 
     def waits_for(self, e: Event) -> bool:
-        if self.match is not None:
-            return self.event.boundary.ours or e.boundary.ours
-        action = self.event.action
-        assert action is not None
-        return e.action is not None and (e.action < action
-                                         or (e.action == action and e.boundary is not
-                                             Boundary.LOOK and not e.by_action))
+        if self.match is None:  # an extra: the agent's messages recorded before its place
+            return not e.boundary.ours
+        return self.event.boundary.ours or e.boundary.ours
 
 
 def _settle(future: asyncio.Future[None]) -> None:

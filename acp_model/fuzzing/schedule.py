@@ -47,10 +47,9 @@ class Boundary(StrEnum):
         return self in (Boundary.WRITE, Boundary.RELEASE, Boundary.LOOK)
 
 
-# What the replay does that the recording did not is placed after what the recording did
-# before its action, and the agent's messages in it: the client's own writes and looks, and
-# the model's side (a model request the recorded turn never made is answered only then, as
-# a model that was slow would).
+# What the replay does that the recording did not takes its place where the recording went on
+# (``fuzzing/hold.py``): the client's own writes and looks, and the model's side (a model
+# request the recorded turn never made is answered only then, as a model that was slow would).
 PLACED = frozenset({Boundary.RELEASE, Boundary.REQUEST})
 
 

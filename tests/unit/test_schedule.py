@@ -236,10 +236,11 @@ def test_what_the_replay_does_not_bring_is_left_out_in_time_and_said(
     assert hold2.divergence is not None and "before the next action" in hold2.divergence.what
 
 
-def test_a_write_the_recording_does_not_have_comes_after_what_it_did_before_its_action(
+def test_a_write_the_recording_does_not_have_takes_its_place_before_the_next_input(
         ) -> None:
     """The teardown's cancel of a turn the recording saw end by itself is not in it: it is
-    written once the agent's messages recorded before it (up to that action) came."""
+    written where the recording went on after the replay's last input, once the agent's
+    messages recorded there came."""
     hold = Hold(_schedule(W0, M1, W2, M3), deadline=30.0)
     cancel = Event(Boundary.WRITE, ("notify", "session/cancel"), action=1, by_action=True)
     key = sched.event_key(cancel, hold.ref)
