@@ -171,17 +171,26 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
             error = str(exc)
         except Interrupted:
             return ReplayOutcome(False, [], [], None, INTERRUPTED)
+        with client.lock:
+            failures = [v for v in client.monitor.violations if v.level == Level.FAIL]
+        records = client.proc.records()
     finally:
-        client.close()
-    failures = [v for v in client.monitor.violations if v.level == Level.FAIL]
+        _retire(client)
     hit = next((v for v in failures if rule is None or v.rule == rule), None)
     sids = [client.sessions[i].sid for i in ex.local] if ex is not None else []
     session = sids.index(hit.session) if hit is not None and hit.session in sids else None
     recorded = client.schedule.schedule(ex.schedule_start, performed or len(actions)) \
         if ex is not None else None
-    return ReplayOutcome(hit is not None, failures, client.proc.records(),
+    return ReplayOutcome(hit is not None, failures, records,
                          hit.index if hit else None, error, performed if hit else None, session,
                          recorded, hold is not None, describe_divergence(hold))
+
+
+def _retire(client: FuzzClient) -> None:
+    """End a replay's agent process off the replay's time: its verdict is taken, and an agent
+    that takes its grace to exit (seconds, for some) should not make every trial wait."""
+    client.schedule.close()
+    threading.Thread(target=client.close, name="acp-model replay close", daemon=True).start()
 
 
 def in_threads(job: Callable[[Any, threading.Event], ReplayOutcome], items: Any, *,

@@ -230,12 +230,17 @@ class Minimizer:
     def _ddmin(self, parts: list[list[int]]) -> None:
         """Delta debugging over ``parts`` (positions in :attr:`best`'s program)."""
         chunk = max(1, len(parts) // 2)
-        # A racy failure misses some replays, so a miss is weak evidence: on short programs
-        # each granularity gets a second pass, and the finest one more.
+        # A racy failure misses some free replays, so a miss is weak evidence: on short
+        # programs each granularity gets a second pass, and the finest one more. Held to a
+        # recorded schedule a miss is strong evidence: one pass each, and single actions are
+        # left to the single stage (which tries each removal twice).
         retries = RETRIES
         second = True
         while len(parts) > 1 and not self.out_of_time():
             assert self.best is not None
+            held = self.best.schedule is not None
+            if held and chunk == 1 and all(len(part) == 1 for part in parts):
+                break
             base = self.best.program
             starts = range(0, len(parts), chunk)
             candidates = [parts[:i] + _without(base, parts[i:i + chunk]) + parts[i + chunk:]
@@ -248,12 +253,12 @@ class Minimizer:
                 parts = _renumber(_cut(candidates[hit[0]], len(hit[1].program)))
                 chunk = min(chunk, max(1, len(parts) // 2))
                 second = True
-            elif second and short:
+            elif second and short and not held:
                 second = False
             elif chunk > 1:
                 chunk //= 2
                 second = True
-            elif retries and short:
+            elif retries and short and not held:
                 retries -= 1
             else:
                 break
@@ -283,16 +288,14 @@ class Minimizer:
         changed = False
         at = 0
         while self.best is not None and at < len(self.best.program):
-            program = self.best.program
-            for simpler in simplifications(program[at]):
-                if self.out_of_time():
-                    return changed, False
-                schedule = self.best.schedule
-                trial = Trial([*program[:at], simpler, *program[at + 1:]],
-                              schedule.upto(at) if schedule is not None else None)
-                if self.first([trial]) is not None:
-                    changed = True
-                    break
+            if self.out_of_time():
+                return changed, False
+            program, schedule = self.best.program, self.best.schedule
+            held = schedule.upto(at) if schedule is not None else None
+            trials = [Trial([*program[:at], simpler, *program[at + 1:]], held)
+                      for simpler in simplifications(program[at])]
+            if trials and self.first(trials) is not None:
+                changed = True  # the simplest that reproduced (they come most drastic first)
             else:
                 at += 1
         return changed, True
