@@ -59,6 +59,7 @@ class Hold:
             self._queues[event_key(e, lambda i: i)].append(j)
         self.frontier = 0  # the first recorded event not yet matched
         self.ours = 0  # ... the first of ours (a write, a release, a look)
+        self.theirs = 0  # ... the first of the agent's
         # the last action the recording holds something of: past it, the replay runs free
         self.last_action = max((e.action for e in self.events if e.action is not None),
                                default=-1)
@@ -209,7 +210,10 @@ class Hold:
             return True
         if self.events[j].boundary.ours:
             return self.frontier >= j
-        return not self.reading_held or self.ours >= j
+        # an agent message is held only while the agent kept the recorded order so far: one
+        # it wrote before this one that has not come yet may be behind it in the pipe, and
+        # an input held for it would wait for what holding this one keeps from coming
+        return not self.reading_held or self.ours >= j or self.theirs < j
 
     def _blocker(self, turn: _Turn) -> int | None:
         """The first recorded event ``turn`` still waits for."""
@@ -218,11 +222,13 @@ class Hold:
 
     def _mark(self, j: int) -> None:
         self.done[j] = True
-        n = len(self.events)
-        while self.frontier < n and self.done[self.frontier]:
+        events, done, n = self.events, self.done, len(self.events)
+        while self.frontier < n and done[self.frontier]:
             self.frontier += 1
-        while self.ours < n and (self.done[self.ours] or not self.events[self.ours].boundary.ours):
+        while self.ours < n and (done[self.ours] or not events[self.ours].boundary.ours):
             self.ours += 1
+        while self.theirs < n and (done[self.theirs] or events[self.theirs].boundary.ours):
+            self.theirs += 1
         self._wake()
 
     def _extra(self, event: Event) -> None:

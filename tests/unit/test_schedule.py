@@ -193,6 +193,11 @@ def test_an_agent_message_is_read_no_earlier_than_the_inputs_before_it_until_the
     assert hold.would_wait(key, early)  # the sync (W2) was written before it in the recording
     hold.read_freely()  # the teardown judges deadlines: nothing is held back from it
     assert hold.admit(key, early) == 3
+    # an agent that wrote out of the recorded order (M1 has not come): holding its later
+    # message could keep M1, behind it in the pipe, from coming: it is read at once
+    reordered = Hold(_schedule(W0, M1, W2, M3), deadline=30.0)
+    reordered.observe(0, _key(W0, reordered))
+    assert not reordered.would_wait(key, early)
 
 
 def test_a_release_of_the_scripted_model_awaits_the_gate_the_hold_opens() -> None:
