@@ -283,17 +283,18 @@ class Minimizer:
         return changed, False
 
     def _content(self) -> tuple[bool, bool]:
-        """Simpler content for each action in turn (each accepted when it reproduces, held to
-        the schedule of the actions before it): (whether any was, whether all were tried)."""
+        """Simpler content for each action in turn, each accepted when it reproduces: held to
+        the whole schedule when the model's side stays as it was, else to the schedule of the
+        actions before it. Returns (whether any was, whether all were tried)."""
         changed = False
         at = 0
         while self.best is not None and at < len(self.best.program):
             if self.out_of_time():
                 return changed, False
             program, schedule = self.best.program, self.best.schedule
-            held = schedule.upto(at) if schedule is not None else None
-            trials = [Trial([*program[:at], simpler, *program[at + 1:]], held)
-                      for simpler in simplifications(program[at])]
+            trials = [Trial([*program[:at], simpler, *program[at + 1:]],
+                            schedule if same or schedule is None else schedule.upto(at))
+                      for simpler, same in simplifications(program[at])]
             if trials and self.first(trials) is not None:
                 changed = True  # the simplest that reproduced (they come most drastic first)
             else:
@@ -312,31 +313,34 @@ class Minimizer:
 
 # --- simpler content --------------------------------------------------------------------
 
-def simplifications(action: Action) -> list[Action]:
-    """Simpler versions of an action, the most drastic first: a prompt with its first block
-    only, with each text cut to its first word, without ``_meta``, with its model's last step
-    dropped, with each model step simplified (one text chunk, no pace; one tool call)."""
+def simplifications(action: Action) -> list[tuple[Action, bool]]:
+    """Simpler versions of an action, the most drastic first, each with whether what crosses
+    the model boundary stays as it was (its schedule still holds): a prompt with its first
+    block only, with each text cut to its first word, without ``_meta`` (the same model
+    events); with its model's last step dropped, with each model step simplified (one text
+    chunk, no pace; one tool call)."""
     if isinstance(action, Prompt):
         return list(_simpler_prompts(action))
     if isinstance(action, Interrupt | LateAllow):
-        return [dataclasses.replace(action, prompt=p) for p in _simpler_prompts(action.prompt)]
+        return [(dataclasses.replace(action, prompt=p), same)
+                for p, same in _simpler_prompts(action.prompt)]
     return []
 
 
-def _simpler_prompts(p: Prompt) -> list[Prompt]:
-    out: list[Prompt] = []
+def _simpler_prompts(p: Prompt) -> list[tuple[Prompt, bool]]:
+    out: list[tuple[Prompt, bool]] = []
     if len(p.blocks) > 1:
-        out.append(dataclasses.replace(p, blocks=p.blocks[:1]))
+        out.append((dataclasses.replace(p, blocks=p.blocks[:1]), True))
     shorter = [_shorter(b) for b in p.blocks]
     if shorter != p.blocks:
-        out.append(dataclasses.replace(p, blocks=shorter))
+        out.append((dataclasses.replace(p, blocks=shorter), True))
     if p.meta:
-        out.append(dataclasses.replace(p, meta=False))
+        out.append((dataclasses.replace(p, meta=False), True))
     if p.model:
-        out.append(dataclasses.replace(p, model=p.model[:-1]))
+        out.append((dataclasses.replace(p, model=p.model[:-1]), False))
         simple = tuple(_simpler_reply(r) for r in p.model)
         if simple != p.model:
-            out.append(dataclasses.replace(p, model=simple))
+            out.append((dataclasses.replace(p, model=simple), False))
     return out
 
 
