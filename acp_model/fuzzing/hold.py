@@ -52,7 +52,8 @@ class Hold:
         self.schedule = schedule
         self.events = schedule.events
         self.deadline = deadline
-        self.done = [False] * len(self.events)
+        # what nothing waits for counts as come (it is still matched when it comes)
+        self.done = [e.soft for e in self.events]
         self.matched: dict[int, int] = {}  # replay event -> recorded event
         self._queues: dict[Key, deque[int]] = defaultdict(deque)
         for j, e in enumerate(self.events):
@@ -74,6 +75,8 @@ class Hold:
         self.held_for = 0.0  # the longest a read or input waited
         self._t0 = time.monotonic()
         self._waiters: list[tuple[_Turn, asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        with self.cond:
+            self._advance()
 
     # --- what happened --------------------------------------------------------------------
     def ref(self, i: int) -> Any:
@@ -222,6 +225,9 @@ class Hold:
 
     def _mark(self, j: int) -> None:
         self.done[j] = True
+        self._advance()
+
+    def _advance(self) -> None:
         events, done, n = self.events, self.done, len(self.events)
         while self.frontier < n and done[self.frontier]:
             self.frontier += 1

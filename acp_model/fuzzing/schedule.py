@@ -47,6 +47,14 @@ class Boundary(StrEnum):
         return self in (Boundary.WRITE, Boundary.RELEASE, Boundary.LOOK)
 
 
+# Agent messages whose number follows the agent's timing, not the program (state it reports
+# as it likes: usage, commands, modes, titles, compaction, its own extensions): recorded and
+# matched, but nothing waits for them (a replay that waited for one that did not come would
+# shift every input after it, and with it the race it replays).
+SOFT_UPDATES = frozenset({"usage_update", "available_commands_update", "current_mode_update",
+                          "config_option_update", "session_info_update", "compaction_update",
+                          "compaction_summary_chunk"})
+
 # What the replay does that the recording did not takes its place where the recording went on
 # (``fuzzing/hold.py``): the client's own writes and looks, and the model's side (a model
 # request the recorded turn never made is answered only then, as a model that was slow would).
@@ -69,6 +77,16 @@ class Event:
     t: float = 0.0  # seconds since the schedule began
     ok: bool = True  # a look: whether the condition waited for held
     waited: float = 0.0  # a look: how long the wait took
+
+    @property
+    def soft(self) -> bool:
+        """An agent message nothing waits for (:data:`SOFT_UPDATES`, a notification of the
+        agent's own extensions)."""
+        if self.boundary is not Boundary.MESSAGE or len(self.what) < 2:
+            return False
+        kind, name = self.what[0], self.what[1]
+        return (kind == "update" and (name in SOFT_UPDATES or name.startswith("_"))) \
+            or (kind == "notify" and name != "session/update")
 
     def describe(self) -> str:
         what = " ".join(self.what)
@@ -179,5 +197,5 @@ class Schedule:
         return self.restrict(range(actions))
 
 
-__all__ = ["FORMAT", "PLACED", "Boundary", "Event", "Key", "Schedule", "ScheduleError",
-           "event_key"]
+__all__ = ["FORMAT", "PLACED", "SOFT_UPDATES", "Boundary", "Event", "Key", "Schedule",
+           "ScheduleError", "event_key"]

@@ -27,8 +27,11 @@ from acp_model.fuzzing.schedule import Schedule
 from acp_model.oracle.monitor import Violation
 
 RULE = "CANCEL-11"
+# in ``real`` timing a turn takes tens of milliseconds: a free replay's cancel, sent after
+# the turn's first update, nearly always meets the turn still running (in ``fast`` timing
+# the race went either way, by how busy the machine was)
 AGENT = [sys.executable, "-m", "acp_model.agents.reference", "--mutant",
-         "late_cancel_kills_next_turn", "--timing", "fast"]
+         "late_cancel_kills_next_turn", "--timing", "real"]
 TEXT = [{"type": "text", "text": "again"}]  # a turn of this mutant without a permission
 
 

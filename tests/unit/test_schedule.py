@@ -258,6 +258,17 @@ def test_a_write_the_recording_does_not_have_takes_its_place_before_the_next_inp
     assert hold.divergence is not None and "not in the recording" in hold.divergence.what
 
 
+def test_nothing_waits_for_what_the_agent_reports_as_it_likes() -> None:
+    """A usage or commands update, a notification of the agent's own: their number follows
+    the agent's timing. An input recorded after one does not wait for it."""
+    usage = Event(Boundary.MESSAGE, ("update", "usage_update"), session=1, action=1, t=0.2)
+    notice = Event(Boundary.MESSAGE, ("notify", "_auth/status_update"), action=1, t=0.2)
+    assert usage.soft and notice.soft and not M1.soft and not W2.soft
+    hold = Hold(_schedule(W0, usage, notice, W2), deadline=30.0)
+    hold.observe(0, _key(W0, hold))
+    assert not hold.would_wait(_key(W2, hold), W2)
+
+
 def test_past_the_recording_the_replay_runs_free() -> None:
     hold = Hold(_schedule(W0, M1), deadline=30.0)
     hold.left_behind(1)
