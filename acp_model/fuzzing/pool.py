@@ -33,6 +33,8 @@ from acp_model.model.vocab import Level
 from acp_model.oracle.monitor import Monitor, Violation
 from acp_model.report.stats import RuleStat
 
+MAX_SESSION_HISTORY = 200  # a failing session's history longer than this is not a program
+
 
 class AgentPool:
     """The agent process examples run against; restarted when it dies."""
@@ -202,9 +204,13 @@ class Example:
             own = start == self.start  # this example's program: its schedule is the one
             schedule = self.client.schedule.schedule(self.schedule_start, len(self.actions)) \
                 if own else None
+            history = [self.client.resolved(ex) for ex in self._history()]
             self.recorder.failure(v, self.client.resolved(program), records, offending,
-                                  [self.client.resolved(ex) for ex in self._history()], gap,
-                                  schedule, fresh=own and len(self.client.example_starts) == 1)
+                                  history, gap, schedule,
+                                  fresh=own and len(self.client.example_starts) == 1)
+            sliced = self._session_history(v, history)
+            if sliced is not None:
+                self.recorder.also(v.rule, sliced)
             if first is None and v.rule not in self.recorder.masked and not self.failed:
                 first = v
         if first is not None:
@@ -230,6 +236,22 @@ class Example:
             return self.actions, self.start
         k = bisect.bisect_right(client.example_starts, made) - 1
         return client.history[client.example_starts[k]:], client.example_records[k]
+
+    def _session_history(self, v: Violation, history: list[list[Action]]
+                         ) -> list[Action] | None:
+        """The failing session's own actions (and the syncs) over every example this process
+        ran, for a fresh process: a failure that needs what earlier examples did on that
+        session (a session taken over, its late update) may need no other session's (None:
+        the example's own program says it all, or it would not be shorter)."""
+        if v.session is None or len(history) < 2:
+            return None
+        at = first_of(self.client.sessions, v.session)
+        actions, fresh = Program(tuple(a for ex in history for a in ex)).renumbered()
+        target = fresh.get(at) if at is not None else None
+        sliced = Program(tuple(actions)).session_slice(target) if target is not None else None
+        if not sliced or len(sliced) >= len(actions) or len(sliced) > MAX_SESSION_HISTORY:
+            return None
+        return sliced
 
     def _history(self) -> list[list[Action]]:
         """The concrete actions of every example run on this process so far, this one last."""

@@ -76,6 +76,10 @@ class Program:
         the actions create is ``s0``. A session an example took over from an earlier one in the
         actions (``reuses``) is that session again, not a new one.
         """
+        return self.renumbered()[0]
+
+    def renumbered(self) -> tuple[list[Action], dict[int, int]]:
+        """:meth:`standalone`, and which fresh session each connection session became."""
         mapping: dict[int, int] = {}
         made = 0
         out: list[Action] = []
@@ -91,7 +95,7 @@ class Program:
             elif isinstance(a, SessionAction):
                 a = dataclasses.replace(a, s=mapping.get(a.s, a.s))
             out.append(a)
-        return out
+        return out, mapping
 
     def session_slice(self, target: int) -> list[Action] | None:
         """The program cut down to the session it creates ``target``-th (from 0): that

@@ -189,6 +189,13 @@ class Recorder:
         if new and self.on_phase is not None:
             self.on_phase(f"shrinking {v.rule}")
 
+    def also(self, rule: str, program: list[Action]) -> None:
+        """Another program that may show ``rule``'s failure again in a fresh process (the
+        failing session's own actions over a shared process's history)."""
+        known = self.found.get(rule)
+        if known is not None and all(c[0] != program for c in known.candidates):
+            known.candidates.append((program, [program]))
+
     def unprovoked(self, violations: Iterable[Violation], records: list[dict[str, Any]]
                    ) -> None:
         """Record what the agent got wrong with no client action behind it (while it started,
