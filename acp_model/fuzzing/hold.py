@@ -65,6 +65,7 @@ class Hold:
         self.last_action = max((e.action for e in self.events if e.action is not None),
                                default=-1)
         self._late_since: dict[int, float] = {}  # a recorded event that keeps others waiting
+        self._done_at: dict[int, float] = {}  # when each recorded event happened in the replay
         self._last_ours = -1  # the latest recorded input or look the replay matched
         self.cond = threading.Condition()
         self.free = False  # the replay runs free (a divergence, or its end)
@@ -225,6 +226,7 @@ class Hold:
 
     def _mark(self, j: int) -> None:
         self.done[j] = True
+        self._done_at[j] = time.monotonic()
         self._advance()
 
     def _advance(self) -> None:
@@ -254,7 +256,10 @@ class Hold:
         if k is None:
             return
         now = time.monotonic()
-        since = self._late_since.setdefault(k, now)
+        anchor = self._anchor(k)
+        since = self._done_at.get(anchor) if anchor is not None else None
+        if since is None:  # (its anchor never came: from when it was first waited for)
+            since = self._late_since.setdefault(k, now)
         allowed = self.allowance(k)
         if now - since < allowed:
             return
@@ -267,11 +272,16 @@ class Hold:
                        free=self.skipped > MAX_LEFT_OUT)
         self._mark(k)
 
+    def _anchor(self, k: int) -> int | None:
+        """The last input or look recorded before ``k``: what ``k`` came after, in time."""
+        return next((a for a in range(k - 1, -1, -1) if self.events[a].boundary.ours), None)
+
     def allowance(self, k: int) -> float:
-        """How late recorded event ``k`` may be before it is left out: the time it took in
-        the recording after the event before it, :data:`SLOWER` times over, plus
-        :data:`FLOOR` (at most the deadline)."""
-        took = self.events[k].t - (self.events[k - 1].t if k else 0.0)
+        """How late recorded event ``k`` may be, after the replay's last input or look
+        before it, before it is left out: the time it took after that one in the recording,
+        :data:`SLOWER` times over, plus :data:`FLOOR` (at most the deadline)."""
+        anchor = self._anchor(k)
+        took = self.events[k].t - (self.events[anchor].t if anchor is not None else 0.0)
         return min(self.deadline, FLOOR + SLOWER * max(0.0, took))
 
     def _diverged(self, what: str, *, free: bool) -> None:

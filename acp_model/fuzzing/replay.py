@@ -58,6 +58,9 @@ class WarmPool:
         self._starting = 0
         self._cond = threading.Condition()
         self._closed = False
+        # one agent initializes at a time: some keep state in the home their profile gives
+        # every process of a run, and two starting at once made one fail (codex-acp's sqlite)
+        self._initializing = threading.Lock()
         self.started = 0
         self.problem: str | None = None  # the agent could not be started: replays say why
 
@@ -78,7 +81,7 @@ class WarmPool:
                 client = self._ready.pop(0)
         self._fill()
         if client is None:
-            return _started(self.cfg, stop)
+            return _started(self.cfg, stop, self._initializing)
         client.rebind(stop)
         return client
 
@@ -95,7 +98,7 @@ class WarmPool:
     def _start_one(self) -> None:
         client = None
         try:
-            client = _started(self.cfg, self.stop)
+            client = _started(self.cfg, self.stop, self._initializing)
         except (AgentUnusable, Interrupted) as exc:
             self.problem = str(exc)
         finally:
@@ -118,10 +121,12 @@ class WarmPool:
             client.close()
 
 
-def _started(cfg: FuzzConfig, stop: Stop) -> FuzzClient:
+def _started(cfg: FuzzConfig, stop: Stop, alone: threading.Lock | None = None) -> FuzzClient:
+    """A fresh agent process, initialized (``alone``: held while it initializes)."""
     client = FuzzClient.from_config(cfg, stop)
     try:
-        client.initialize()
+        with alone or contextlib.nullcontext():
+            client.initialize()
     except BaseException:
         client.close()
         raise

@@ -102,8 +102,8 @@ class Tally:
         """Record one replay; minimizing counts a hit for the program cut after the rule's
         action (the same run, up to there), a measurement for the program measured. A
         replay the budget's end or a stop cut is no evidence."""
-        if outcome.error == INTERRUPTED:
-            return
+        if outcome.error is not None and not outcome.reproduced:
+            return  # cut, or an agent that could not be started: no evidence either way
         if outcome.held and not outcome.reproduced and self.diverged is None:
             self.diverged = outcome.divergence
         if outcome.reproduced and outcome.performed and self.cut:
@@ -158,7 +158,7 @@ class Minimizer:
         trial cut after the action that showed the rule, with the schedule that run
         recorded (it becomes the one later trials are held to)."""
         def counted(trial: Trial, outcome: ReplayOutcome) -> None:
-            self.trials += outcome.error != INTERRUPTED
+            self.trials += outcome.error is None or outcome.reproduced
             self.seen.count(trial.program, outcome)
 
         found = first_reproducing(self.cfg, self.rule, trials, stop_at=self.stop_at,
