@@ -133,9 +133,12 @@ def counterexample_text(found: Found, cfg: FuzzConfig) -> str:
     lines.append("  then the teardown drains the sessions: cancel what is still busy, answer "
                  "open permissions with cancelled, sync, judge what is still owed")
     lines += ["", "Wire transcript (C->A client to agent, A->C agent to client; >> marks the "
-              "offending message):"]
+              "offending message" + ("; model: what crossed the scripted model's boundary"
+                                    if found.replay_model else "") + "):"]
     numbers, gap_at = record_numbers(found)
+    model = _model_lines(found)
     for n, (direction, text) in enumerate(summarize(records)):
+        lines += model.get(n, [])
         if n == gap_at:
             lines.append(f"   ...   (#{gap_at}-#{numbers[n] - 1}: earlier examples on the shared "
                          "agent process)")
@@ -144,9 +147,21 @@ def counterexample_text(found: Found, cfg: FuzzConfig) -> str:
         lines.append(f"{mark} #{numbers[n]:<4} {arrow}  {text}")
         if n == offending:
             lines.append(f"{'':9}^ {rule.id}: {found.violation.message}")
+    lines += [line for at in sorted(model) if at >= len(records) for line in model[at]]
     for note in found.notes:
         lines += ["", f"note: {note}"]
     return "\n".join(lines) + "\n"
+
+
+def _model_lines(found: Found) -> dict[int, list[str]]:
+    """The scripted model's side of the replay shown, by the record it came before: what the
+    agent asked its model and when the model answered, among the wire's messages."""
+    if found.replay_records is None:
+        return {}
+    out: dict[int, list[str]] = {}
+    for at, text in found.replay_model:
+        out.setdefault(at, []).append(f"{'':9}model: {text}")
+    return out
 
 
 def sequence_text(found: Found) -> str:

@@ -145,12 +145,17 @@ class ScheduleLog:
         self._action_thread: int | None = None
         self._t0 = time.monotonic()
         self.names = Names()
+        self.records: Sequence[Any] = ()  # the transcript's (its length places model events)
+        # each model event with the number of transcript records before it: a
+        # counterexample shows the scripted model's part among the wire's messages
+        self.model: list[tuple[int, Event]] = []
 
     @classmethod
     def of(cls, proc: Any, stop: threading.Event | None = None) -> ScheduleLog:
         """The schedule of an agent process's connection, wired to its transcript, its
         stdin writer and its stdout reader (``fuzzing/transport.py``)."""
         log = cls(proc.log.cond, stop)
+        log.records = proc.log.records
         proc.log.taps.append(log.on_record)
         proc.stdin.before = log.before_write
         proc.reader.before = log.before_read
@@ -281,6 +286,7 @@ class ScheduleLog:
         if event is not None:
             with self.lock:
                 self._append(event)
+                self.model.append((len(self.records), event))
 
     async def _model(self, boundary: Boundary, tag: str, what: tuple[str, ...]) -> None:
         event = self._model_event(boundary, tag, what)
@@ -290,8 +296,9 @@ class ScheduleLog:
         if hold is not None:
             await hold.admit_async(self._key(event), event)
         with self.lock:
-            # re-described: the turn's prompt is known by now, whatever happened meanwhile
-            self._append(dataclasses.replace(event, t=round(time.monotonic() - self._t0, 4)))
+            event = dataclasses.replace(event, t=round(time.monotonic() - self._t0, 4))
+            self._append(event)
+            self.model.append((len(self.records), event))
 
     # --- the client's looks ---------------------------------------------------------------
     def looked(self, wait: Callable[[float], bool], timeout: float,

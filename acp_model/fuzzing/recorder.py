@@ -62,6 +62,8 @@ class Found:
     verified: bool = True
     replay_records: list[dict[str, Any]] | None = None
     replay_offending: int | None = None
+    # the scripted model's side of that replay: (transcript records before it, what crossed)
+    replay_model: list[tuple[int, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     minimize_cut: bool = False  # minimizing did not reach its fixpoint (the budget ended it)
     # ``records`` skips the shared process's earlier examples: (position, count) says where

@@ -13,7 +13,7 @@ import contextlib
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from acp_model.fuzzing.actions import Action
@@ -22,8 +22,9 @@ from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.hold import Hold, describe_divergence
 from acp_model.fuzzing.pool import Example
 from acp_model.fuzzing.recorder import LifecycleFailure, Recorder
-from acp_model.fuzzing.schedule import Schedule
+from acp_model.fuzzing.schedule import Boundary, Event, Schedule
 from acp_model.fuzzing.stop import Interrupted, Stop
+from acp_model.llm.wire import Part
 from acp_model.model.vocab import Level
 from acp_model.oracle.monitor import Violation
 from acp_model.spec.rules import RULES
@@ -43,6 +44,8 @@ class ReplayOutcome:
     schedule: Schedule | None = None  # what this replay's own run recorded
     held: bool = False  # it ran held to a recorded schedule
     divergence: str | None = None  # where it first left that schedule (None: it kept to it)
+    # the scripted model's side: (transcript records before it, what crossed), in order
+    model: list[tuple[int, str]] = field(default_factory=list)
 
 
 class WarmPool:
@@ -186,9 +189,24 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
     session = sids.index(hit.session) if hit is not None and hit.session in sids else None
     recorded = client.schedule.schedule(ex.schedule_start, performed or len(actions)) \
         if ex is not None else None
+    with client.schedule.lock:
+        model = [(at, model_text(e)) for at, e in client.schedule.model]
     return ReplayOutcome(hit is not None, failures, records,
                          hit.index if hit else None, error, performed if hit else None, session,
-                         recorded, hold is not None, describe_divergence(hold))
+                         recorded, hold is not None, describe_divergence(hold), model)
+
+
+def model_text(e: Event) -> str:
+    """A model event for people: ``request (step 0)``, ``released text 2 (step 1)``..."""
+    step, attempt = e.what[1], e.what[2]
+    retry = f", attempt {attempt}" if attempt != "1" else ""
+    if e.boundary is Boundary.RELEASE:
+        part, n = e.what[3], e.what[4]
+        shown = f"{part} {int(n) + 1}" if part in (Part.TEXT, Part.TOOL) else part
+        return f"the scripted model released {shown} (step {step}{retry})"
+    if e.boundary is Boundary.HANGUP:
+        return f"the agent hung up on the scripted model (step {step}{retry})"
+    return f"the agent called the scripted model (step {step}{retry})"
 
 
 def _retire(client: FuzzClient) -> None:

@@ -564,6 +564,7 @@ def _reported(found: Found, chosen: Trial, tally: Tally) -> None:
     if outcome is not None:
         found.replay_records = outcome.records
         found.replay_offending = outcome.offending
+        found.replay_model = outcome.model
         # Its index and wording match the transcript written for the counterexample.
         found.violation = next(v for v in outcome.violations if v.rule == found.rule)
     if held_runs and held_hits < held_runs and tally.diverged:
