@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 OUT ?= acp-model-out
 AGENT := $(BIN)/python -m acp_model.agents.reference
 
-.PHONY: demo test test-fast lint venv examples services agents agents-all diagrams bench bench-budget docs matrix clean durations-snapshot
+.PHONY: demo test test-fast lint venv examples services agents agents-all diagrams bench bench-budget docs matrix matrix-docs clean durations-snapshot
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -44,15 +44,27 @@ agents: $(STAMP)
 agents-all: $(STAMP)
 	$(BIN)/acp-model agents install --all
 
-# The conformance matrix of every profiled agent (not in CI: minutes per agent), then the
-# agents page generated from it. MATRIX_BUDGET seconds per row, MATRIX_JOBS rows at once.
+# The conformance matrix of every profiled agent (not in CI: minutes per agent), kept compacted
+# in docs/matrix-run/, then the pages generated from it (matrix-docs). MATRIX_BUDGET seconds
+# per row, MATRIX_JOBS rows at once.
 MATRIX_OUT ?= $(OUT)/matrix
 MATRIX_BUDGET ?= 120
 MATRIX_JOBS ?= 2
 matrix: $(STAMP) agents
 	$(BIN)/acp-model matrix --budget $(MATRIX_BUDGET) --jobs $(MATRIX_JOBS) --out $(MATRIX_OUT); \
 	  test $$? -le 1
-	$(BIN)/acp-model matrix --from $(MATRIX_OUT)/matrix.json --docs docs/agents.md; test $$? -le 1
+	rm -rf docs/matrix-run
+	$(BIN)/acp-model matrix --rejudge $(MATRIX_OUT) --out docs/matrix-run --compact; test $$? -le 1
+	$(MAKE) matrix-docs
+
+# The agents page, the true bugs' reports and the page of what a revision would change, from
+# the kept run judged again by the current code (tests/unit/test_matrix_committed.py fails when
+# they differ from what it says). MATRIX_READING: the reading or revision that page shows.
+MATRIX_READING ?= --spec seed
+matrix-docs: $(STAMP)
+	$(BIN)/acp-model matrix --rejudge docs/matrix-run --docs docs/agents.md; test $$? -le 1
+	$(BIN)/acp-model matrix --rejudge docs/matrix-run $(MATRIX_READING) \
+	  --out $(OUT)/matrix-reading --docs docs/matrix-readings.md; test $$? -le 1
 
 # Every tier (tests/unit, tests/oracle, tests/live, tests/external: tests/conftest.py), the
 # modules with the longest recorded time first (.test-durations, written by every run), then the

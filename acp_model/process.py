@@ -22,9 +22,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 READ_CHUNK = 64 * 1024
 
 
-def read_chunks(fd: int, stop: threading.Event) -> Iterator[bytes]:
-    """What a child writes to ``fd``, chunk by chunk, until it closes the pipe (or the pipe
-    fails) or ``stop`` is set: the fuzz transport's readers and the proxy's pumps."""
+def read_chunks(fd: int, stop: threading.Event, size: int = READ_CHUNK) -> Iterator[bytes]:
+    """What a child writes to ``fd``, chunk by chunk (at most ``size`` bytes), until it closes
+    the pipe (or the pipe fails) or ``stop`` is set: the fuzz transport's readers and the
+    proxy's pumps."""
     while not stop.is_set():
         try:
             ready, _, _ = select.select([fd], [], [], 0.2)
@@ -33,7 +34,7 @@ def read_chunks(fd: int, stop: threading.Event) -> Iterator[bytes]:
         if not ready:
             continue
         try:
-            chunk = os.read(fd, READ_CHUNK)
+            chunk = os.read(fd, size)
         except OSError:
             return
         if not chunk:

@@ -22,6 +22,7 @@ from acp_model.cli import (
     matrix,
     merge,
     proxy,
+    report_bug,
     rules,
 )
 from acp_model.cli.common import (
@@ -33,7 +34,8 @@ from acp_model.cli.common import (
 
 EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
 
-SUBCOMMANDS = (check, rules, fuzz, baseline, proxy, merge, explore, diagram, agents, matrix)
+SUBCOMMANDS = (check, rules, fuzz, baseline, proxy, merge, explore, diagram, agents, matrix,
+               report_bug)
 
 
 def build_parser() -> argparse.ArgumentParser:

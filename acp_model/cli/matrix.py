@@ -31,6 +31,7 @@ from acp_model.argtypes import int_at_least, positive_float
 from acp_model.cli.common import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, UsageError
 from acp_model.llm.apis import ADAPTERS
 from acp_model.report.matrix import Cell, RowStatus, Target, row_from_report, row_without_run
+from acp_model.spec.revisions import AUTO
 
 TARGET = re.compile(r"^(?P<name>[A-Za-z0-9_.-]+)(?:@(?P<protocols>v?[12](?:,v?[12])*))?="
                     r"(?P<command>.+)$", re.S)
@@ -42,6 +43,10 @@ more examples:
   acp-model matrix --out m --target ref="python -m acp_model.agents.reference"
   acp-model matrix --from m2/matrix.json --compare matrix/matrix.json
   acp-model matrix --from matrix/matrix.json --docs docs/agents.md
+  acp-model matrix --row codex-acp@v1 --out rows/codex-acp-v1 --previous old/matrix.json
+  acp-model matrix --merge rows/*/ --out site --previous old/matrix.json
+  acp-model matrix --rejudge matrix --docs docs/agents.md
+  acp-model matrix --rejudge matrix --reading A-11=sent --out strict --docs strict.md
 example: acp-model matrix --budget 120 --jobs 2 --out matrix
 exit codes: 0 no failure, 1 a failure in some row, 2 usage error, 130 interrupted."""
 
@@ -83,7 +88,8 @@ def _profile_rows(names: list[str]) -> tuple[list[Target], list[dict[str, Any]]]
                             package=p.package, model_api=p.model_api,
                             by_design=tuple(p.never_by_design.items()))
             if p.unavailable:
-                rows.append(row_without_run(target, RowStatus.UNAVAILABLE, p.unavailable))
+                rows.append(row_without_run(target, RowStatus.UNAVAILABLE, p.unavailable,
+                                            p.unavailable_short))
             elif not p.installed():
                 rows.append(row_without_run(target, RowStatus.NOT_INSTALLED,
                                             f"run `acp-model agents install {p.name}`"))
@@ -232,19 +238,26 @@ class _Runs:
             else str(report.get("verdict"))
 
 
+MODES = ("row", "merge", "rejudge", "from_file")
+
+
 def cmd_matrix(args: argparse.Namespace, console: Console) -> int:
     from acp_model.report.matrix import MatrixError, compare, load
 
-    if args.from_file and (args.names or args.target):
-        raise UsageError("--from reads a matrix: give no agent names or --target with it")
-    if args.html and not args.from_file:
-        raise UsageError("--html goes with --from (a run writes DIR/matrix.html itself)")
+    _check_modes(args)
     interrupted = False
     try:
+        previous = load(args.previous) if args.previous else None
         old = load(args.compare) if args.compare else None
         if args.from_file:
             doc = load(args.from_file)
             out = Path(args.from_file).resolve().parent
+        elif args.row:
+            return _one_row(args, console, previous)
+        elif args.merge:
+            doc, out = _merge(args, previous)
+        elif args.rejudge:
+            doc, out = _rejudge(args, console)
         else:
             doc, out, interrupted = _run(args, console)
     except MatrixError as exc:
@@ -252,35 +265,90 @@ def cmd_matrix(args: argparse.Namespace, console: Console) -> int:
     if old is not None:
         doc["compare"] = {"against": str(args.compare), "changes": compare(old, doc)}
     if not args.from_file:
-        _write(doc, out)
-        console.print(f"wrote {out / 'matrix.json'} and {out / 'matrix.html'}")
+        _publish(doc, out, previous)
+        console.print(f"wrote {out / 'matrix.json'}, {out / 'matrix.html'} and "
+                      f"{out / 'badges'}/")
     elif args.html:
         _write_html(doc, Path(args.html))
         console.print(f"wrote {args.html}")
     _print_table(doc, console)
-    if old is not None:
+    if doc.get("compare"):
         _print_changes(doc["compare"]["changes"], console)
     if args.docs:
-        from acp_model.report.matrix_docs import render_docs
-
-        docs = Path(args.docs)
-        notes = Path(args.notes) if args.notes else docs.parent / "agent-notes"
-        docs.parent.mkdir(parents=True, exist_ok=True)
-        docs.write_text(render_docs(doc, base=out, docs=docs, notes=notes), encoding="utf-8")
-        console.print(f"wrote {docs}")
+        _write_docs(args, doc, out, console)
     if any(c.get("status") == Cell.FAIL for r in doc["rows"]
            for c in (r.get("cells") or {}).values()):
         return EXIT_FAIL
     return EXIT_INTERRUPTED if interrupted else EXIT_OK
 
 
-def _run(args: argparse.Namespace, console: Console) -> tuple[dict[str, Any], Path, bool]:
-    from acp_model.fuzzing.frontend import agent_problem
-    from acp_model.report.matrix import document
+def _check_modes(args: argparse.Namespace) -> None:
+    """One of --row, --merge, --rejudge, --from (or none: a run), with what goes with it."""
+    chosen = [m for m in MODES if getattr(args, m)]
+    if len(chosen) > 1:
+        raise UsageError(" and ".join(f"--{m.replace('_file', '')}" for m in chosen)
+                         + " do different things: give one")
+    mode = chosen[0] if chosen else None
+    if mode in ("from_file", "merge", "rejudge", "row") and (args.names or args.target):
+        raise UsageError(f"--{mode.replace('_file', '')} takes no agent names or --target")
+    if args.html and mode != "from_file":
+        raise UsageError("--html goes with --from (a run writes DIR/matrix.html itself)")
+    if args.reading and mode != "rejudge":
+        raise UsageError("--reading goes with --rejudge (a recorded run judged under it)")
+    if args.compact and not (mode == "rejudge" and args.out):
+        raise UsageError("--compact goes with --rejudge RUN --out DIR (a compacted copy)")
+    if mode in ("row", "merge") and not args.out:
+        raise UsageError(f"--{mode} needs --out DIR")
+    if mode == "rejudge" and (args.reading or args.spec != AUTO) and not args.out:
+        raise UsageError("--rejudge under another reading or --spec writes a new matrix: "
+                         "give --out DIR (the recorded run stays as it is)")
 
-    if not args.out:
-        raise UsageError("--out DIR is needed to run a matrix (each run keeps its files "
-                         "there); --from FILE reads one instead")
+
+def _publish(doc: dict[str, Any], out: Path, previous: dict[str, Any] | None) -> None:
+    """Everything a matrix folder holds: its history (with --previous), an issue body per
+    failure, a badge per agent, matrix.json and matrix.html."""
+    from acp_model.matrix.bugs import write_issues
+    from acp_model.matrix.history import history
+    from acp_model.report.badge import write_badges
+
+    if previous is not None:
+        doc["history"] = history(previous, doc)
+    write_issues(doc, out)
+    write_badges(doc, out)
+    _write(doc, out)
+
+
+def _write_docs(args: argparse.Namespace, doc: dict[str, Any], out: Path,
+                console: Console) -> None:
+    """The agents page (and each reviewed true bug's report), or, for a re-judging under
+    another reading or revision, the page of what it would change."""
+    from acp_model.report.matrix_docs import render_docs, render_rejudged
+
+    docs = Path(args.docs)
+    notes = Path(args.notes) if args.notes else docs.parent / "agent-notes"
+    docs.parent.mkdir(parents=True, exist_ok=True)
+    if args.rejudge and (args.reading or args.spec != AUTO):
+        docs.write_text(render_rejudged(doc, base=out, docs=docs), encoding="utf-8")
+        console.print(f"wrote {docs}")
+        return
+    from acp_model.matrix.bugs import ReviewError, load_reviews, write_reviewed
+
+    try:
+        reviews = load_reviews(notes / "reviewed.toml")
+    except ReviewError as exc:
+        raise UsageError(str(exc)) from None
+    kept = write_reviewed(doc, out, reviews, notes / "bugs")
+    docs.write_text(render_docs(doc, base=out, docs=docs, notes=notes, reviews=reviews,
+                                reports=kept), encoding="utf-8")
+    console.print(f"wrote {docs}" + (f" and {len(kept)} report(s) in {notes / 'bugs'}"
+                                     if kept else ""))
+
+
+def _targets(args: argparse.Namespace) -> tuple[list[Target], list[dict[str, Any]]]:
+    """The rows to fuzz (profiles named or all, and --target command lines) and the rows of
+    profiles that will not be started."""
+    from acp_model.fuzzing.frontend import agent_problem
+
     targets: list[Target] = []
     for text in args.target or []:
         for t in parse_target(text):
@@ -297,16 +365,155 @@ def _run(args: argparse.Namespace, console: Console) -> tuple[dict[str, Any], Pa
     if len(set(keys)) != len(keys):
         twice = sorted({k for k in keys if keys.count(k) > 1})
         raise UsageError(f"two rows named alike: {', '.join(twice)}")
-    targets = [t for t in targets if _spec_for(args.spec, t.protocol) is not None]
+    return [t for t in targets if _spec_for(args.spec, t.protocol) is not None], fixed
+
+
+def _settings(args: argparse.Namespace, interrupted: bool = False) -> dict[str, Any]:
+    from acp_model.matrix.rows import now
+
+    return {"budget": args.budget, "jobs": args.jobs, "spec": args.spec, "seed": args.seed,
+            "replay_runs": args.replay_runs, "created": now(), "interrupted": interrupted}
+
+
+def _run(args: argparse.Namespace, console: Console) -> tuple[dict[str, Any], Path, bool]:
+    from acp_model.report.matrix import document
+
+    if not args.out:
+        raise UsageError("--out DIR is needed to run a matrix (each run keeps its files "
+                         "there); --from FILE reads one instead")
+    targets, fixed = _targets(args)
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     console.print(f"{len(targets)} run(s) of {args.budget:g} s, {args.jobs} at a time"
                   + (f"; {len(fixed)} row(s) not started" if fixed else ""))
     rows, interrupted = run_rows(args, targets, out, console)
-    settings = {"budget": args.budget, "jobs": args.jobs, "spec": args.spec, "seed": args.seed,
-                "replay_runs": args.replay_runs, "created": time.strftime(
-                    "%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "interrupted": interrupted}
+    settings = _settings(args, interrupted)
+    for row in rows:
+        row["created"] = settings["created"]
     return document([*rows, *fixed], settings), out, interrupted
+
+
+ROW = re.compile(r"^(?P<name>[A-Za-z0-9_.-]+)@v?(?P<protocol>[12])(?:=(?P<command>.+))?$", re.S)
+
+
+def row_target(text: str) -> tuple[Target | None, dict[str, Any] | None]:
+    """``NAME@vN`` (a profile under one protocol) or ``NAME@vN=COMMAND`` (a command line):
+    the target to fuzz, or the row of a profile that is not to be started (unavailable)."""
+    from acp_model.profiles import ProfileError, get
+
+    m = ROW.match(text)
+    if m is None:
+        raise UsageError(f"--row {text!r}: expected NAME@v1 (a profile) or NAME@v1=COMMAND")
+    if m["command"] is not None:
+        (target,) = parse_target(f"{m['name']}@v{m['protocol']}={m['command']}")
+        return target, None
+    try:
+        profile = get(m["name"])
+    except ProfileError as exc:
+        raise UsageError(str(exc)) from None
+    protocol = int(m["protocol"])
+    if protocol not in profile.protocols:
+        raise UsageError(f"--row {text}: {profile.name} speaks ACP "
+                         + ", ".join(f"v{v}" for v in profile.protocols))
+    target = Target(profile.name, protocol, title=profile.title, version=profile.version,
+                    package=profile.package, model_api=profile.model_api,
+                    by_design=tuple(profile.never_by_design.items()))
+    if profile.unavailable:
+        return None, row_without_run(target, RowStatus.UNAVAILABLE, profile.unavailable,
+                                     profile.unavailable_short)
+    return target, None
+
+
+def _one_row(args: argparse.Namespace, console: Console,
+             previous: dict[str, Any] | None) -> int:
+    """``--row``: one row as a job: reused from the previous matrix when nothing changed,
+    else installed (a profile) and fuzzed; ``DIR/row.json`` either way."""
+    from acp_model.matrix.rows import reusable, reused, write_row
+    from acp_model.report.matrix import document
+
+    target, fixed = row_target(args.row)
+    out = Path(args.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    settings = _settings(args)
+    interrupted = False
+    old = None if args.force or target is None else reusable(previous, target, settings)
+    if fixed is not None:
+        row = {**fixed, "created": settings["created"]}
+    elif old is not None:
+        assert previous is not None
+        row = reused(old, previous)
+        console.print(f"{row['key']}: reused from the previous matrix (same version "
+                      f"{row.get('version')}, acp-model {row.get('acp_model')}, ran "
+                      f"{row.get('created')}); --force runs it again")
+    else:
+        assert target is not None
+        if _spec_for(args.spec, target.protocol) is None:
+            raise UsageError(f"--row {args.row}: --spec {args.spec} judges another protocol")
+        _install(target, console)
+        rows, interrupted = run_rows(args, [target], out, console)
+        row = {**rows[0], "created": settings["created"]}
+    write_row(out, row, {**settings, "interrupted": interrupted})
+    console.print(f"wrote {out / 'row.json'}")
+    doc = document([row], settings)
+    _print_table(doc, console)
+    if any(c.get("status") == Cell.FAIL for c in (row.get("cells") or {}).values()):
+        return EXIT_FAIL
+    return EXIT_INTERRUPTED if interrupted else EXIT_OK
+
+
+def _install(target: Target, console: Console) -> None:
+    """A profile's agent, installed from its lockfiles if it is not yet."""
+    if target.command:
+        return
+    from acp_model.profiles import ProfileError, get
+
+    profile = get(target.agent)
+    if profile.installed():
+        return
+    console.print(f"{profile.name}: installing {profile.package}@{profile.version} ...")
+    try:
+        profile.install()
+    except ProfileError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _merge(args: argparse.Namespace, previous: dict[str, Any] | None
+           ) -> tuple[dict[str, Any], Path]:
+    from acp_model.matrix.rows import merge
+
+    out = Path(args.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    base = Path(args.previous).resolve().parent if args.previous else None
+    return merge([Path(d) for d in args.merge], out, previous, base), out
+
+
+def _rejudge(args: argparse.Namespace, console: Console) -> tuple[dict[str, Any], Path]:
+    """``--rejudge RUN``: the recorded run judged by the current code (in place, or in a
+    copy at --out, --compact for a repository), or under --reading/--spec into --out (with
+    what that changes against today's verdicts)."""
+    from acp_model.matrix.keep import compact_run
+    from acp_model.matrix.rejudge import RejudgeError, rejudge
+    from acp_model.matrix.rows import copy_run
+    from acp_model.report.matrix import load
+
+    run = Path(args.rejudge)
+    source = run / "matrix.json" if run.is_dir() else run
+    doc = load(source)
+    base = source.resolve().parent
+    out = Path(args.out).resolve() if args.out else base
+    if out != base:  # judged where it is kept: a compacted copy is what its pages show
+        out.mkdir(parents=True, exist_ok=True)
+        for row in doc["rows"]:
+            (compact_run if args.compact else copy_run)(row, base, out)
+    spec = None if args.spec == AUTO else args.spec
+    try:
+        new = rejudge(doc, out, list(args.reading or []), spec)
+    except RejudgeError as exc:
+        raise UsageError(str(exc)) from None
+    what = ", ".join([*(args.reading or []), *([f"spec {spec}"] if spec else [])])
+    console.print(f"re-judged {source} with acp-model {new['judged_by']['version']}"
+                  + (f" under {what}" if what else ""))
+    return new, out
 
 
 def _write(doc: dict[str, Any], out: Path) -> None:
@@ -406,6 +613,13 @@ def register(sub: Any) -> None:
         "self-contained matrix.html: rows agent/version/protocol, columns rule families, "
         "each failure linked to its counterexample and replay file.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    _run_options(p)
+    _job_options(p.add_argument_group("one row as a job, and the merge of rows"))
+    _reading_options(p.add_argument_group("a recorded matrix"))
+    p.set_defaults(func=cmd_matrix)
+
+
+def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("names", nargs="*", metavar="NAME", help="profiles to fuzz (default: all)")
     p.add_argument("--budget", type=positive_float, default=120.0, metavar="SECONDS",
                    help="fuzzing time per row (default 120)")
@@ -420,19 +634,52 @@ def register(sub: Any) -> None:
                    "--target agents (the API they call)")
     p.add_argument("--spec", default="auto", choices=("auto", "seed", "sdk-2.4.0", "v1"),
                    help="the revision that judges: auto (a probe decides, per row; default), "
-                        "or a named one (only the rows of its protocol)")
+                        "or a named one (only the rows of its protocol; with --rejudge, the "
+                        "rows of its protocol judged again under it)")
     p.add_argument("--seed", type=int, help="seed of every row's run")
     p.add_argument("--replay-runs", type=int_at_least(1), default=3,
                    help="fresh-process replays of each counterexample (default 3)")
     p.add_argument("--minimize-budget", type=positive_float, metavar="S",
                    help="seconds per failure for minimizing (default: the budget, at most 60)")
-    p.add_argument("--compare", metavar="OLD.json", help="say what changed since this matrix "
+
+
+def _job_options(g: Any) -> None:
+    g.add_argument("--row", metavar="NAME@vN[=COMMAND]",
+                   help="run exactly one row (a profile under one protocol, installed if it "
+                        "is not, or a command line) and write DIR/row.json for --merge: a job "
+                        "of a workflow that fans the rows out")
+    g.add_argument("--merge", nargs="+", metavar="DIR",
+                   help="one matrix (matrix.json, matrix.html, badges, --docs) of the rows "
+                        "that --row wrote into these folders; their run folders are copied "
+                        "into --out")
+    g.add_argument("--previous", metavar="OLD.json",
+                   help="the previous matrix: --row reuses its row when agent version, "
+                        "acp-model version, budget and spec are the same; --merge takes the "
+                        "files of reused rows from its folder; the page keeps its history per "
+                        "agent and adds this run")
+    g.add_argument("--force", action="store_true",
+                   help="with --row: run it even when the previous matrix's row could be reused")
+
+
+def _reading_options(g: Any) -> None:
+    g.add_argument("--rejudge", metavar="RUN",
+                   help="judge a recorded matrix run (its folder or matrix.json) again with "
+                        "the current code: every failure's and warning's transcript is checked "
+                        "again, and matrix.json, matrix.html (and --docs) rewritten; with "
+                        "--reading or --spec, into --out, beside today's verdicts")
+    g.add_argument("--compact", action="store_true",
+                   help="with --rejudge and --out: copy only what the pages and re-judging "
+                        "read, each transcript cut to its proof beyond 192 KB (a run kept in "
+                        "a repository)")
+    g.add_argument("--reading", action="append", metavar="NAME=VALUE",
+                   help="with --rejudge: judge under this reading of an ambiguity "
+                        "(repeatable; `acp-model rules --help` lists them)")
+    g.add_argument("--compare", metavar="OLD.json", help="say what changed since this matrix "
                    "(printed, and in the page)")
-    p.add_argument("--from", dest="from_file", metavar="NEW.json",
+    g.add_argument("--from", dest="from_file", metavar="NEW.json",
                    help="read a matrix instead of running one (with --compare, --docs, --html)")
-    p.add_argument("--html", metavar="PATH.html", help="with --from: write the page here")
-    p.add_argument("--docs", metavar="PATH.md", help="write the agents page (Markdown) from "
+    g.add_argument("--html", metavar="PATH.html", help="with --from: write the page here")
+    g.add_argument("--docs", metavar="PATH.md", help="write the agents page (Markdown) from "
                    "the matrix")
-    p.add_argument("--notes", metavar="DIR", help="per-agent notes included in --docs "
+    g.add_argument("--notes", metavar="DIR", help="per-agent notes included in --docs "
                    "(DIR/<agent>.md; default: agent-notes/ beside the docs page)")
-    p.set_defaults(func=cmd_matrix)

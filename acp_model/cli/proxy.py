@@ -40,11 +40,22 @@ def cmd_proxy(args: argparse.Namespace, console: Console) -> int:
         raise UsageError(str(exc)) from None
     cfg = ProxyConfig(argv, trace=_path(args.trace), report=_path(args.report),
                       html=_path(args.html), log=_path(args.log), readings=readings, spec=args.spec,
-                      grace=args.grace, quiet=args.quiet, validate=not args.no_validate)
+                      grace=args.grace, quiet=args.quiet, validate=not args.no_validate,
+                      max_queue=int(args.max_queue * (1 << 20)))
     try:
         return run_proxy(cfg).exit_code
     except ProxyError as exc:
         raise UsageError(str(exc)) from None
+
+
+def _mib(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of MiB: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError("must be more than 0")
+    return value
 
 
 def _path(value: str | None) -> Path | None:
@@ -68,6 +79,9 @@ def register(sub: Any) -> None:
                    help="seconds the agent gets to exit after the editor closes stdin, and "
                         "between the steps of the shutdown ladder (default 3)")
     p.add_argument("--quiet", action="store_true", help="no live lines on stderr")
+    p.add_argument("--max-queue", type=_mib, default=64.0, metavar="MIB",
+                   help="how far (MiB) the judge may fall behind the wire before judging stops "
+                        "for the rest of the session; forwarding never waits (default 64)")
     p.add_argument("--no-validate", action="store_true", help="skip JSON schema validation")
     add_reading_option(p, auto=True)
     p.add_argument("agent", nargs="*", metavar="-- AGENT_CMD", help="the agent's command line")

@@ -37,6 +37,7 @@ from acp_model.report.sequence_svg import OFFENDING
 from acp_model.report.text import counterexample_name
 from acp_model.spec.rules import RULES
 from acp_model.trace.describe import summarize
+from acp_model.trace.format import numbered_lines
 
 REPLAY_FORMAT = "acp-model-replay/1"
 SCHEDULE_FILE = "schedule.json"
@@ -87,13 +88,17 @@ def counterexample_records(found: Found) -> tuple[list[dict[str, Any]], int]:
     return found.records, found.offending
 
 
-def record_numbers(found: Found) -> tuple[list[int], int | None]:
-    """The transcript index of each counterexample record (what violation messages cite)
-    and the position after which earlier examples were left out (None: nothing was)."""
+def record_numbers(found: Found) -> list[int]:
+    """The message number of each counterexample record in its process's transcript (what
+    violation messages cite): a fresh replay's records are that whole transcript; a shared
+    process's excerpt keeps the numbers of the records it kept."""
     records, _ = counterexample_records(found)
-    at, skipped = (0, 0) if found.replay_records is not None else found.gap
-    numbers = [n if n < at else n + skipped for n in range(len(records))]
-    return numbers, (at if skipped else None)
+    if found.replay_records is None and len(found.numbers) == len(records):
+        return list(found.numbers)
+    return list(range(len(records)))
+
+
+GAP_NOTE = "not part of this proof: earlier examples on the shared agent process"
 
 
 def counterexample_text(found: Found, cfg: FuzzConfig) -> str:
@@ -135,13 +140,13 @@ def counterexample_text(found: Found, cfg: FuzzConfig) -> str:
     lines += ["", "Wire transcript (C->A client to agent, A->C agent to client; >> marks the "
               "offending message" + ("; model: what crossed the scripted model's boundary"
                                     if found.replay_model else "") + "):"]
-    numbers, gap_at = record_numbers(found)
+    numbers = record_numbers(found)
     model = _model_lines(found)
     for n, (direction, text) in enumerate(summarize(records)):
         lines += model.get(n, [])
-        if n == gap_at:
-            lines.append(f"   ...   (#{gap_at}-#{numbers[n] - 1}: earlier examples on the shared "
-                         "agent process)")
+        left_out = numbers[n] - (numbers[n - 1] + 1 if n else 0)
+        if left_out:
+            lines.append(f"   ...   (#{numbers[n] - left_out}-#{numbers[n] - 1}: {GAP_NOTE})")
         arrow = "C->A" if direction == "c2a" else "A->C"
         mark = ">>" if n == offending else "  "
         lines.append(f"{mark} #{numbers[n]:<4} {arrow}  {text}")
@@ -168,7 +173,8 @@ def sequence_text(found: Found) -> str:
     from acp_model.trace.sequence import sequence_diagram
 
     records, offending = counterexample_records(found)
-    return sequence_diagram(records, {offending: f"{found.rule}: {found.violation.message}"})
+    return sequence_diagram(records, {offending: f"{found.rule}: {found.violation.message}"},
+                            numbers=record_numbers(found))
 
 
 def replay_document(found: Found, cfg: FuzzConfig) -> dict[str, Any]:
@@ -216,8 +222,8 @@ def _write_case(folder: Path, found: Found, cfg: FuzzConfig, *, replay: bool
     folder.mkdir(parents=True, exist_ok=True)
     records, _ = counterexample_records(found)
     with (folder / "transcript.jsonl").open("w", encoding="utf-8") as fh:
-        for rec in records:
-            fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+        for obj in numbered_lines(records, record_numbers(found), GAP_NOTE):
+            fh.write(json.dumps(obj, ensure_ascii=False) + "\n")
     text = "counterexample.txt" if replay else "warning.txt"
     (folder / text).write_text(counterexample_text(found, cfg), encoding="utf-8")
     (folder / "sequence.mmd").write_text(sequence_text(found), encoding="utf-8")
@@ -345,7 +351,7 @@ def found_case(found: Found, cfg: FuzzConfig, replay_file: str | None = None) ->
     """A distinct failure as the HTML page draws it: its minimal counterexample's transcript
     with the offending record and the proof's records marked."""
     records, offending = counterexample_records(found)
-    numbers, _ = record_numbers(found)
+    numbers = record_numbers(found)
     position = {number: pos for pos, number in enumerate(numbers)}
     v = found.violation.to_json()
     marks = {position[e["index"]]: e["role"] for e in v.get("evidence") or []
@@ -380,7 +386,8 @@ def sarif_locations(result: FuzzResult, files: dict[str, dict[str, str]] | None 
                     ) -> dict[int, Located]:
     """Where each violation of :func:`fuzz_report` shows, in its order (failures, then
     warnings): the counterexample's text, and with ``--out`` its transcript file and the
-    offending message's line there (the transcript holds one record per line)."""
+    offending message's line there (one record per line, and a line for each gap before
+    it)."""
     rec, cfg = result.recorder, result.cfg
     cases: list[tuple[Found | None, dict[str, str]]] = [
         (found, (files or {}).get(found.rule, {})) for found in rec.found.values()]
@@ -392,8 +399,10 @@ def sarif_locations(result: FuzzResult, files: dict[str, dict[str, str]] | None 
         if found is None:
             continue
         _, offending = counterexample_records(found)
+        numbers = record_numbers(found)
+        gaps = sum(numbers[k] > (numbers[k - 1] + 1 if k else 0) for k in range(offending + 1))
         path = names.get("transcript.jsonl")
-        out[n] = Located(path, offending + 1 if path else None,
+        out[n] = Located(path, offending + 1 + gaps if path else None,
                          counterexample_text(found, cfg))
     return out
 

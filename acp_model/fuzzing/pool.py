@@ -25,6 +25,7 @@ from typing import Any
 from acp_model.fuzzing.actions import Action, NewSession, SessionAction, from_json
 from acp_model.fuzzing.client import FuzzClient, OracleError
 from acp_model.fuzzing.config import FuzzConfig
+from acp_model.fuzzing.excerpt import excerpt
 from acp_model.fuzzing.program import Program, session_at
 from acp_model.fuzzing.recorder import BudgetExhausted, LifecycleFailure, Recorder
 from acp_model.fuzzing.sessions import close_sessions, first_of
@@ -196,17 +197,17 @@ class Example:
                 sighting = None
                 if self.recorder.is_new_warning(v):
                     program, start = self._program_of(v)
-                    sighting = (self.client.resolved(program), *self._slice(v.index, start))
+                    sighting = (self.client.resolved(program), *self._slice(v, start))
                 self.recorder.warning(v, sighting)
                 continue
             program, start = self._program_of(v)
-            records, offending, gap = self._slice(v.index, start)
+            records, offending, numbers = self._slice(v, start)
             own = start == self.start  # this example's program: its schedule is the one
             schedule = self.client.schedule.schedule(self.schedule_start, len(self.actions)) \
                 if own else None
             history = [self.client.resolved(ex) for ex in self._history()]
             self.recorder.failure(v, self.client.resolved(program), records, offending,
-                                  history, gap, schedule,
+                                  history, numbers, schedule,
                                   fresh=own and len(self.client.example_starts) == 1)
             sliced = self._session_history(v, history)
             if sliced is not None:
@@ -259,15 +260,17 @@ class Example:
         bounds = [*starts, len(hist)]
         return [hist[a:b] for a, b in itertools.pairwise(bounds) if b > a]
 
-    def _slice(self, index: int, start: int) -> tuple[list[dict[str, Any]], int, tuple[int, int]]:
-        """A self-contained transcript from the example that began at record ``start``: the
-        handshake plus the records since, the offending record's position in it, and the gap
-        left by earlier examples."""
+    def _slice(self, v: Violation, start: int
+               ) -> tuple[list[dict[str, Any]], int, list[int]]:
+        """The records ``v`` keeps (:func:`excerpt`: the handshake, the example that began at
+        record ``start``, the proof window and the session's own history), the offending
+        record's position among them, and their message numbers."""
         records = self.client.proc.records()
-        preamble = [r for r in records[: min(2, start)]]
-        body = records[start:]
-        offending = len(preamble) + max(0, index - start)
-        return [*preamble, *body], offending, (len(preamble), start - len(preamble))
+        cited = [v.index, *(i for i, _ in v.evidence)]
+        keep = excerpt(records, start, cited, v.session)
+        position = {n: pos for pos, n in enumerate(keep)}
+        offending = position.get(v.index, len(keep) - 1)
+        return [records[i] for i in keep], offending, keep
 
     def finish(self) -> None:
         """Drain the example's sessions and judge what is still open (liveness)."""

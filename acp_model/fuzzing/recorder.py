@@ -66,9 +66,10 @@ class Found:
     replay_model: list[tuple[int, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     minimize_cut: bool = False  # minimizing did not reach its fixpoint (the budget ended it)
-    # ``records`` skips the shared process's earlier examples: (position, count) says where
-    # and how many, so the text can number messages as the violation messages do.
-    gap: tuple[int, int] = (0, 0)
+    # the message number of each of ``records`` in its process's transcript (empty: they
+    # are that whole transcript): on a shared process the earlier examples are left out, so
+    # the files number messages as the violation's proof does, and mark the gaps
+    numbers: list[int] = field(default_factory=list)
     # the boundary schedule each program showing it recorded in the run (by program), and
     # the one the reported program is replayed under (``fuzzing/schedule.py``)
     schedules: dict[str, Schedule] = field(default_factory=dict)
@@ -161,7 +162,7 @@ class Recorder:
         return time.monotonic() - self.started
 
     def failure(self, v: Violation, actions: list[Action], records: list[dict[str, Any]],
-                offending: int, history: list[list[Action]], gap: tuple[int, int] = (0, 0),
+                offending: int, history: list[list[Action]], numbers: list[int] | None = None,
                 schedule: Schedule | None = None, fresh: bool = True) -> None:
         now = self.elapsed()
         if self.round_failure_at is None and v.rule not in self.masked:
@@ -170,13 +171,14 @@ class Recorder:
         new = known is None
         if known is None:
             known = self.found[v.rule] = Found(v.rule, v, list(actions), records, offending,
-                                               list(history), now, now, gap=gap)
+                                               list(history), now, now,
+                                               numbers=list(numbers or ()))
         else:
             known.seen += 1
             if len(actions) < len(known.actions):
                 known.violation, known.actions, known.history = v, list(actions), list(history)
                 known.records, known.offending, known.minimal_at = records, offending, now
-                known.gap = gap
+                known.numbers = list(numbers or ())
         known.seen_fresh = known.seen_fresh or fresh
         if schedule is not None and len(known.schedules) < 12:
             known.schedules.setdefault(program_key(actions), schedule)
@@ -206,21 +208,22 @@ class Recorder:
             if v.level == Level.FAIL:
                 self.failure(v, [], records, v.index, [])
             else:
-                self.warning(v, ([], records, v.index, (0, 0)))
+                self.warning(v, ([], records, v.index, []))
 
     def is_new_warning(self, v: Violation) -> bool:
         return (v.rule, v.check) not in self.warnings
 
     def warning(self, v: Violation,
-                sighting: tuple[list[Action], list[dict[str, Any]], int, tuple[int, int]]
+                sighting: tuple[list[Action], list[dict[str, Any]], int, list[int]]
                 | None = None) -> None:
         """Count a warning; ``sighting`` (the program, a self-contained transcript, the
-        offending record in it and the gap, as for a failure) is kept for its first one."""
+        offending record in it and the records' message numbers, as for a failure) is kept
+        for its first one."""
         key = (v.rule, v.check)
         if key not in self.warnings and sighting is not None:
-            actions, records, offending, gap = sighting
+            actions, records, offending, numbers = sighting
             now = self.elapsed()
             self.warning_seen[key] = Found(v.rule, v, list(actions), records, offending, [],
-                                           now, now, verified=False, gap=gap)
+                                           now, now, verified=False, numbers=list(numbers))
         self.warnings.setdefault(key, v)
         self.warning_counts[key] = self.warning_counts.get(key, 0) + 1

@@ -77,6 +77,8 @@ class Monitor:
         self.liveness = LivenessJudge(self.rpc, self.machines, self.store)
         self.violations: list[Violation] = self.store.violations  # the store's, shared
         self.count = 0
+        # (first, last) message numbers an excerpt left out (its records carry their numbers)
+        self.gaps: list[tuple[int, int]] = []
         self.finished = False
 
     def feed(self, record: Record | dict[str, Any]) -> list[Violation]:
@@ -85,7 +87,10 @@ class Monitor:
             record = parse_record(record)
         before = len(self.violations)
         idx = self.count
-        self.count += 1
+        if record.n is not None and record.n > idx:  # an excerpt: numbered as the whole was
+            self.gaps.append((idx, record.n - 1))
+            idx = record.n
+        self.count = idx + 1
         self.store.sub = None
         if record.probe:
             self.store.probes.add(idx)

@@ -88,11 +88,15 @@ def report_for(monitor: Monitor, *, command: str, source: str,
         violations, aside = one_sided.set_aside(violations, recording, not_judged)
         one_sided.discount(stats, aside)
         extra = {**(extra or {}), "one_sided": {**recording.summary(), "set_aside": aside}}
+    if monitor.gaps:  # an excerpt: what its gaps held was never seen, so never judged
+        extra = {**(extra or {}), "gaps": [{"first": a, "last": b} for a, b in monitor.gaps]}
+    elided = sum(b - a + 1 for a, b in monitor.gaps)
     return build_report(
         command=command, source=source, readings=monitor.readings,
         violations=violations,
         stats=stats,
-        summary={"messages": monitor.count, "sessions": len(monitor.machines.sessions)},
+        summary={"messages": monitor.count - elided,
+                 "sessions": len(monitor.machines.sessions)},
         extra={"transitions": monitor.machines.transition_counts(), **(extra or {})},
         spec={**monitor.decision.to_json(), "fit": monitor.shapes.fit.to_json()},
         not_judged=not_judged)

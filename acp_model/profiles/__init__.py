@@ -23,6 +23,7 @@ installed program).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shutil
@@ -83,6 +84,7 @@ class Profile:
     # why this agent cannot run offline behind the scripted model ("" when it can): such a
     # profile is listed (and shown as a matrix row) but never installed or started
     unavailable: str = ""
+    unavailable_short: str = ""  # the reason in a line (the matrix page's list)
     # the oldest Python a PyPI agent runs on ("3.12"; "" takes the running interpreter's)
     python: str = ""
     # distributions its entry point needs that its package does not declare (PyPI: resolved
@@ -231,7 +233,8 @@ def agents_cache() -> Path:
 KNOWN_KEYS = frozenset({
     "name", "title", "package", "version", "entry", "command", "model_api", "protocols", "env",
     "files", "session_config", "auth_method", "sessions_ahead", "close_sessions",
-    "reuse_sessions", "patience", "notes", "npm", "registry", "tools", "unavailable", "python",
+    "reuse_sessions", "patience", "notes", "npm", "registry", "tools", "unavailable",
+    "unavailable_short", "python",
     "companions", "never_by_design"})
 
 
@@ -263,18 +266,23 @@ def _profile(data: dict[str, Any]) -> Profile:
         patience=float(data.get("patience", 5.0)), notes=data.get("notes", ""),
         npm=str(data.get("npm", "ci")), registry=str(data.get("registry", "npm")),
         prefer_tools=tuple(data.get("tools", {}).get("prefer", ())),
-        unavailable=str(data.get("unavailable", "")), python=str(data.get("python", "")),
+        unavailable=str(data.get("unavailable", "")),
+        unavailable_short=str(data.get("unavailable_short", "")),
+        python=str(data.get("python", "")),
         companions=tuple(data.get("companions", ())), never_by_design=dict(never))
 
 
-def load() -> dict[str, Profile]:
-    """Every bundled profile, by name."""
+def load(root: Path | None = None) -> dict[str, Profile]:
+    """Every profile by name: the bundled ones, or those of ``root`` (a folder of
+    ``<name>/profile.toml``, lockfiles beside them)."""
     out = {}
-    root = resources.files("acp_model.profiles").joinpath("data")
-    for folder in sorted(root.iterdir(), key=lambda p: p.name):
+    where = root if root is not None else resources.files("acp_model.profiles").joinpath("data")
+    for folder in sorted(where.iterdir(), key=lambda p: p.name):
         toml = folder.joinpath("profile.toml")
         if toml.is_file():
             profile = _profile(tomllib.loads(toml.read_text(encoding="utf-8")))
+            if root is not None:
+                profile = dataclasses.replace(profile, source=Path(str(folder)))
             out[profile.name] = profile
     return out
 

@@ -16,21 +16,30 @@ import sys
 import tempfile
 from pathlib import Path
 
-from acp_model.profiles import ProfileError, find_python, get
+from acp_model.profiles import Profile, ProfileError, find_python, get
 
 
-def freeze(name: str) -> str:
-    """The ``requirements.txt`` text for profile ``name`` (a PyPI one)."""
-    profile = get(name)
+def freeze(profile: Profile | str, index: str | None = None) -> str:
+    """The ``requirements.txt`` text for a PyPI profile (or its name) at its version;
+    ``index``: a package index to resolve from instead of pip's own settings (then nothing
+    else of pip's configuration counts)."""
+    if isinstance(profile, str):
+        profile = get(profile)
+    name = profile.name
     if profile.registry != "pypi":
         raise ProfileError(f"profile {name} comes from {profile.registry}, not PyPI")
     python = find_python(profile.python)
+    where = ["--isolated", "--index-url", index] if index else []
     with tempfile.TemporaryDirectory(prefix="acp-model-lock-") as scratch:
         report = Path(scratch) / "report.json"
-        subprocess.run([python, "-m", "pip", "install", "--disable-pip-version-check",
-                        "--quiet", "--dry-run", "--ignore-installed", "--report", str(report),
-                        f"{profile.package}=={profile.version}", *profile.companions],
-                       check=True)
+        done = subprocess.run([python, "-m", "pip", "install", *where,
+                               "--disable-pip-version-check", "--quiet", "--dry-run",
+                               "--ignore-installed", "--report", str(report),
+                               f"{profile.package}=={profile.version}", *profile.companions],
+                              check=False, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise ProfileError(f"pip could not resolve {profile.package}=={profile.version}: "
+                               f"{(done.stderr or done.stdout).strip()[-800:]}")
         plan = json.loads(report.read_text(encoding="utf-8"))
     pins = sorted(f"{item['metadata']['name']}=={item['metadata']['version']}"
                   for item in plan["install"])

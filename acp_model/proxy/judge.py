@@ -1,21 +1,45 @@
-"""The proxy's judge thread: chunks -> trace records -> the trace file and the same Monitor
-``acp-model check`` runs, with each violation printed the moment it is decided.
+"""The proxy's judge: a process of its own that turns the relay's chunks into trace records,
+writes the trace file and runs the same Monitor ``acp-model check`` runs, sending each
+violation back the moment it is decided; :class:`JudgeProcess` is the relay's end of it.
+
+A process, not a thread of the relay: judging a message costs tens of microseconds of Python,
+and in the relay's process that time holds the interpreter lock the pumps need to forward the
+next chunk (forwarding passed a ninth of a direct pipe that way, and added most of its latency).
 
 Records are exactly what the fuzz transport records (``{"dir", "t", "msg"}``, or ``raw`` with
 ``not-json`` / ``invalid-utf8`` / ``oversize``), so ``acp-model check`` reads the trace unchanged
 and reaches the same verdicts. Under ``--spec auto`` the records wait (a bounded number) until
 the first prompt response decides the revision; they are then judged in order.
+
+The pipe from the relay carries frames (``relay.HEADER``): the settings first, then each chunk
+with its direction and time, then the end of the session with what only the relay knows (the
+agent's exit, the bytes, whether the judge was cut off). Back on stdout, one JSON object a line:
+``{"live": text}`` per violation, ``{"report": ...}`` at the end.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+import pickle
+import signal
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import IO, Any
 
+import orjson
+
 from acp_model.oracle.monitor import Monitor, Violation
-from acp_model.proxy.relay import ChunkQueue
+from acp_model.oracle.offline import finish_open, report_for
+from acp_model.proxy.relay import DIRECTIONS, END, HEADER, SETUP
+from acp_model.report.html import trace_page, write_html
 from acp_model.spec import revisions
+from acp_model.spec.levels import Level
 from acp_model.spec.readings import Readings
 from acp_model.trace import dialect
 from acp_model.trace.wire import LineCutter, decode_line, dumps_record
@@ -23,51 +47,59 @@ from acp_model.trace.wire import LineCutter, decode_line, dumps_record
 UNDECIDED_LIMIT = 10_000  # records judged as the seed's if no prompt response came by then
 
 
-class Judge:
-    """Consumes the relay's chunks until both directions ended (or it is stopped)."""
+@dataclass(frozen=True)
+class JudgeSettings:
+    """What the judge process is told first (pickled: the same code runs both ends)."""
 
-    def __init__(self, queue: ChunkQueue, readings: Readings, spec: str, *,
-                 trace: IO[bytes] | None, live: Callable[[Violation], None],
-                 max_line: int, max_trace: int, validate: bool = True,
-                 keep: bool = False) -> None:
-        self.queue = queue
-        self.readings = readings
-        self.spec = spec
+    readings: Readings
+    spec: str
+    source: str  # the agent's command line, for the report
+    validate: bool = True
+    max_line: int = 8 << 20
+    max_trace: int = 256 << 20
+    trace_fd: int | None = None  # the trace file, opened by the relay and inherited
+    html: str | None = None  # where the HTML page goes at the end
+
+
+def live_line(v: Violation) -> str:
+    """One line per violation, as the editor's log shows it."""
+    level = "FAIL" if v.level == Level.FAIL else "warn"
+    where = f"#{v.index}" + (f".{v.sub}" if v.sub is not None else "")
+    session = f" session {v.session}" if v.session else ""
+    return f"acp-model: {level} {v.rule} ({v.strength}) {where}{session}: {v.message}"
+
+
+class Judge:
+    """Chunks of both directions -> records -> the trace file and the monitor."""
+
+    def __init__(self, settings: JudgeSettings, *, trace: IO[bytes] | None,
+                 live: Callable[[Violation], None]) -> None:
+        self.settings = settings
+        self.readings = settings.readings
         self.trace = trace
         self.live = live
-        self.validate = validate
-        self.max_trace = max_trace
-        self.cutters = {"c2a": LineCutter(max_line), "a2c": LineCutter(max_line)}
-        self.ended: set[str] = set()
+        self.cutters = {d: LineCutter(settings.max_line) for d in DIRECTIONS}
         self.recorded = 0  # bytes of trace written
         self.records = 0
         self.truncated = False  # the trace (and judging) stopped at the cap
         self.monitor: Monitor | None = None
         self.detector = dialect.Detector()
         self.waiting: list[dict[str, Any]] = []  # records held until auto decides
-        self.kept: list[dict[str, Any]] | None = [] if keep else None  # for the HTML page
-        self.thread = threading.Thread(target=self._run, name="proxy-judge", daemon=True)
-        self.stop = threading.Event()
+        self.kept: list[dict[str, Any]] | None = [] if settings.html else None  # the HTML page
         self.error: BaseException | None = None
-        if spec != revisions.AUTO:
-            self._decide(revisions.chosen(spec))
+        if settings.spec != revisions.AUTO:
+            self._decide(revisions.chosen(settings.spec))
 
-    def start(self) -> None:
-        self.thread.start()
-
-    def _run(self) -> None:
+    def chunk(self, direction: str, t: float, data: bytes) -> None:
+        """Bytes read from one direction (empty: it ended). An error of the oracle stops the
+        judging, never the relay: it is reported at the end."""
+        if self.error is not None:
+            return
         try:
-            while len(self.ended) < 2 and not self.stop.is_set():
-                chunk = self.queue.get(0.2)
-                if chunk is None:
-                    continue
-                cutter = self.cutters[chunk.dir]
-                lines = list(cutter.feed(chunk.data)) if chunk.data else list(cutter.finish())
-                for line, oversize in lines:
-                    self._line(chunk.dir, chunk.t, line, oversize)
-                if not chunk.data:
-                    self.ended.add(chunk.dir)
-        except BaseException as exc:  # an oracle bug must not take the wire down
+            cutter = self.cutters[direction]
+            for line, oversize in (cutter.feed(data) if data else cutter.finish()):
+                self._line(direction, t, line, oversize)
+        except Exception as exc:  # an oracle bug must not take the session down
             self.error = exc
 
     def _line(self, direction: str, t: float, line: bytes, oversize: int | None) -> None:
@@ -88,7 +120,7 @@ class Judge:
         if self.truncated:
             return
         data = dumps_record(rec) + b"\n"
-        if self.recorded + len(data) > self.max_trace:
+        if self.recorded + len(data) > self.settings.max_trace:
             self.truncated = True
             return
         self.recorded += len(data)
@@ -111,7 +143,8 @@ class Judge:
 
     def _decide(self, decision: revisions.Decision) -> None:
         self.readings = self.readings.parse([f"SPEC={decision.revision}"])
-        self.monitor = Monitor(self.readings, validate=self.validate, decision=decision)
+        self.monitor = Monitor(self.readings, validate=self.settings.validate,
+                               decision=decision)
         waiting, self.waiting = self.waiting, []
         for rec in waiting:
             self._feed(rec)
@@ -121,13 +154,126 @@ class Judge:
         for v in self.monitor.feed(rec):
             self.live(v)
 
-    def finish(self, timeout: float) -> Monitor:
-        """Wait for the judge to drain what was read (or ``timeout``), decide ``auto`` if it
-        never was, and return the monitor (liveness is the caller's: open at end)."""
-        self.thread.join(timeout)
-        self.stop.set()
-        self.thread.join(1.0)
+    def finish(self) -> Monitor:
+        """The monitor once everything read was judged (``auto`` decided if it never was);
+        liveness is the caller's: what is owed is *open at end*."""
         if self.monitor is None:
             self._decide(self.detector.undecided())
         assert self.monitor is not None
         return self.monitor
+
+    def report(self, relayed: dict[str, Any], cpu: float) -> dict[str, Any]:
+        """The report of the session: ``check``'s, with what is open at the end and the
+        proxy's own facts (``relayed``: what the relay knows)."""
+        monitor = self.finish()
+        open_at_end = finish_open(monitor)  # owed when the session ended: not failures
+        proxy = {**relayed, "records": self.records, "trace_truncated": self.truncated,
+                 "judging_cut_short": _cut_short.is_set(),
+                 "internal_error": repr(self.error) if self.error else None}
+        proxy["cpu_seconds"] = {**relayed.get("cpu_seconds", {}), "judge": round(cpu, 6)}
+        return report_for(monitor, command="proxy", source=self.settings.source, extra={
+            "open_at_end": [v.to_json() for v in open_at_end], "proxy": proxy})
+
+
+_cut_short = threading.Event()  # SIGUSR1: the relay waits no longer; report what was judged
+
+
+def main() -> int:
+    """The judge process: frames on stdin, JSON lines on stdout (see the module docstring)."""
+    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(s, signal.SIG_IGN)  # the relay ends the session, then closes our stdin
+    signal.signal(signal.SIGUSR1, lambda _s, _f: _cut_short.set())
+    inp = os.fdopen(0, "rb", buffering=1 << 20)
+    out = os.fdopen(1, "wb", buffering=0)
+    lock = threading.Lock()
+
+    def send(obj: dict[str, Any]) -> None:
+        data = orjson.dumps(obj, default=str) + b"\n"
+        with lock, contextlib.suppress(OSError):
+            out.write(data)
+
+    kind, _, data = _read_frame(inp)
+    if kind != SETUP:
+        return 2
+    settings: JudgeSettings = pickle.loads(data)
+    trace = os.fdopen(settings.trace_fd, "wb") if settings.trace_fd is not None else None
+    judge = Judge(settings, trace=trace, live=lambda v: send({"live": live_line(v)}))
+    cpu0 = time.process_time()
+    relayed: dict[str, Any] = {}
+    while (got := _read_frame(inp)) is not None:
+        kind, t, data = got
+        if kind == END:
+            relayed = json.loads(data)
+            break
+        if _cut_short.is_set():
+            break
+        judge.chunk(DIRECTIONS[kind], t, data)
+    report = judge.report(relayed, time.process_time() - cpu0)
+    if trace is not None:
+        trace.close()
+    if settings.html:
+        write_html(trace_page(report, judge.kept or [], "the proxied session"), settings.html)
+    send({"report": report})
+    return 0
+
+
+def _read_frame(inp: IO[bytes]) -> tuple[int, float, bytes] | None:
+    header = inp.read(HEADER.size)
+    if len(header) < HEADER.size:
+        return None
+    kind, t, size = HEADER.unpack(header)
+    data = inp.read(size) if size else b""
+    return None if len(data) < size else (kind, t, data)
+
+
+class JudgeProcess:
+    """The relay's end of the judge: the process, its pipe (``stdin_fd``: frames go there) and
+    a thread reading what it sends back (live lines to ``live``, the report at the end)."""
+
+    def __init__(self, settings: JudgeSettings, *, live: Callable[[str], None],
+                 stderr_fd: int | None) -> None:
+        fds = (settings.trace_fd,) if settings.trace_fd is not None else ()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "acp_model.proxy.judge"], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=stderr_fd if stderr_fd is not None
+            else subprocess.DEVNULL, pass_fds=fds)
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.stdin_fd = os.dup(self.proc.stdin.fileno())  # JudgeFeed owns (and closes) this
+        self.proc.stdin.close()
+        self.live = live
+        self.report: dict[str, Any] | None = None
+        self.reader = threading.Thread(target=self._read, name="proxy-judge-out", daemon=True)
+        self.reader.start()
+        self.setup = pickle.dumps(settings)
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            with contextlib.suppress(ValueError):
+                msg = orjson.loads(line)
+                if "live" in msg:
+                    self.live(msg["live"])
+                elif "report" in msg:
+                    self.report = msg["report"]
+
+    def result(self, timeout: float) -> dict[str, Any] | None:
+        """The report, once the judge had read everything; after ``timeout`` seconds it is
+        told to stop (SIGUSR1: it reports what it judged), and killed if even that fails."""
+        for last in (False, True):
+            self.reader.join(timeout if not last else 5.0)
+            if not self.reader.is_alive():
+                break
+            with contextlib.suppress(OSError):
+                self.proc.send_signal(signal.SIGKILL if last else signal.SIGUSR1)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(5.0)
+        return self.report
+
+    def kill(self) -> None:
+        with contextlib.suppress(OSError):
+            self.proc.kill()
+        self.proc.wait()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

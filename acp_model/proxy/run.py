@@ -2,8 +2,8 @@
 
 Put ``acp-model proxy -- AGENT_CMD ...`` where the editor's agent command goes. The relay
 forwards both directions byte for byte (``relay.py``); the judge records the trace and runs
-the same Monitor as ``acp-model check`` on another thread (``judge.py``); each violation is one
-line on stderr (and ``--log``) the moment it is decided. At the end (stdin EOF, the agent's
+the same Monitor as ``acp-model check`` in a process of its own (``judge.py``); each violation
+is one line on stderr (and ``--log``) the moment it is decided. At the end (stdin EOF, the agent's
 exit, SIGINT / SIGTERM / SIGHUP) the agent gets the fuzzer's shutdown ladder, what is still owed
 is listed as *open at end* (the user may simply have quit mid-turn), the report is written and
 the proxy exits with the agent's status (or 128 + the signal), so the editor sees what it would
@@ -13,6 +13,7 @@ have seen without the proxy.
 from __future__ import annotations
 
 import contextlib
+import json
 import signal
 import sys
 import threading
@@ -21,14 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from acp_model.oracle.monitor import Violation
-from acp_model.oracle.offline import finish_open, report_for
-from acp_model.proxy.judge import Judge
-from acp_model.proxy.relay import ChunkQueue, Relay
+from acp_model.oracle.monitor import Monitor
+from acp_model.oracle.offline import report_for
+from acp_model.proxy.judge import JudgeProcess, JudgeSettings
+from acp_model.proxy.relay import END, SETUP, JudgeFeed, Relay
 from acp_model.report.document import write_json
-from acp_model.report.html import trace_page, write_html
 from acp_model.spec import revisions
-from acp_model.spec.levels import Level
 from acp_model.spec.readings import DEFAULT, Readings
 
 MiB = 1 << 20
@@ -54,6 +53,7 @@ class ProxyConfig:
     max_line: int = 8 * MiB  # a longer line is recorded as oversize (still forwarded whole)
     max_trace: int = 256 * MiB  # the trace (and judging) stops here; forwarding never does
     max_queue: int = 64 * MiB  # bytes waiting for the judge before judging is cut off
+    #                            (the wire never waits for the judge: relay.JudgeFeed)
     validate: bool = True
     cwd: str | None = None
 
@@ -62,62 +62,77 @@ class ProxyConfig:
 class ProxyResult:
     exit_code: int
     report: dict[str, Any]
-    open_at_end: list[Violation] = field(default_factory=list)
-
-
-def live_line(v: Violation) -> str:
-    """One line per violation, as the editor's log shows it."""
-    level = "FAIL" if v.level == Level.FAIL else "warn"
-    where = f"#{v.index}" + (f".{v.sub}" if v.sub is not None else "")
-    session = f" session {v.session}" if v.session else ""
-    return f"acp-model: {level} {v.rule} ({v.strength}) {where}{session}: {v.message}"
+    open_at_end: list[dict[str, Any]] = field(default_factory=list)  # as in the report
 
 
 def run_proxy(cfg: ProxyConfig, *, stdin_fd: int = 0, stdout_fd: int = 1,
               stderr: IO[bytes] | None = None) -> ProxyResult:
     out = _Output(cfg, stderr)
+    judge = JudgeProcess(JudgeSettings(cfg.readings, cfg.spec, " ".join(cfg.argv),
+                                       cfg.validate, cfg.max_line, cfg.max_trace,
+                                       out.trace_fd, str(cfg.html) if cfg.html else None),
+                         live=out.emit, stderr_fd=out.err_fd())
+    out.handed_trace()
+    feed = JudgeFeed(judge.stdin_fd, cfg.max_queue)
+    feed.put(SETUP, 0.0, judge.setup)
     with _quick_switches():  # the caller's interval comes back on return
-        queue = ChunkQueue(cfg.max_queue)
         got = _SignalCatcher()
         # Caught from before the first byte is relayed: an editor that sees the agent answer may
         # send a signal at once, and the default action would leave the agent's group behind.
         with got.installed():
             try:
-                relay = Relay(cfg.argv, queue, stdin_fd=stdin_fd, stdout_fd=stdout_fd,
+                relay = Relay(cfg.argv, feed, stdin_fd=stdin_fd, stdout_fd=stdout_fd,
                               stderr_write=out.write_err, cwd=cfg.cwd)
             except OSError as exc:
+                feed.close(0.0)
+                judge.kill()
                 out.close()
                 raise ProxyError(f"cannot start {cfg.argv[0]!r}: {exc.strerror or exc}") from None
-            judge = Judge(queue, cfg.readings, cfg.spec, trace=out.trace,
-                          live=lambda v: out.emit(live_line(v)), max_line=cfg.max_line,
-                          max_trace=cfg.max_trace, validate=cfg.validate,
-                          keep=cfg.html is not None)
-            judge.start()
             code = _wait_for_the_end(relay, got, cfg.grace)
         relay.join()
-        monitor = judge.finish(timeout=cfg.grace + 5.0)
-    open_at_end = finish_open(monitor)  # owed when the session ended: not failures
+    relayed = {"agent_exit": code, "signal": got.signum, "bytes": dict(relay.bytes),
+               "judge_overflowed": feed.overflowed,
+               "editor_stopped_reading": not relay.editor_reading,
+               "cpu_seconds": {"forwarding": relay.forwarding_cpu()}}
+    feed.put(END, relay.elapsed(), json.dumps(relayed).encode())
+    delivered = feed.close(cfg.grace + 5.0)
+    relayed["cpu_seconds"]["forwarding"] = relay.forwarding_cpu()  # the feeder's too, now
+    report = judge.result(timeout=cfg.grace + 5.0 if delivered else 0.0)
+    if report is None:
+        report = _judge_lost(cfg, judge.proc.returncode)
+    judged = report.get("proxy", {})
+    report["proxy"] = {**judged, **relayed, "cpu_seconds": {
+        **judged.get("cpu_seconds", {}), **relayed["cpu_seconds"]}}
     exit_code = 128 + got.signum if got.signum else (128 - code if code is not None and code < 0
                                                      else code or 0)
-    report = report_for(monitor, command="proxy", source=" ".join(cfg.argv), extra={
-        "open_at_end": [v.to_json() for v in open_at_end],
-        "proxy": {"agent_exit": code, "signal": got.signum, "bytes": dict(relay.bytes),
-                  "records": judge.records, "trace_truncated": judge.truncated,
-                  "judge_overflowed": queue.overflowed,
-                  "editor_stopped_reading": not relay.editor_reading,
-                  "internal_error": repr(judge.error) if judge.error else None}})
     if cfg.report is not None:
         write_json(report, cfg.report)
-    if cfg.html is not None:
-        write_html(trace_page(report, judge.kept or [], "the proxied session"), cfg.html)
+    open_at_end = report.get("open_at_end") or []
+    proxy = report["proxy"]
     notes = [f"{len(open_at_end)} open at end"] if open_at_end else []
-    if judge.truncated or queue.overflowed:
+    if feed.overflowed:
+        notes.append(f"judging stopped: the judge fell {cfg.max_queue / MiB:g} MiB behind the "
+                     "wire; later messages were forwarded but not judged")
+    elif proxy.get("trace_truncated"):
         notes.append("trace truncated: later messages were forwarded but not judged")
-    if judge.error is not None:
-        notes.append(f"internal error of the oracle: {judge.error!r}")
+    if proxy.get("judging_cut_short"):
+        notes.append("judging cut short at exit: the last messages were not judged")
+    if proxy.get("internal_error"):
+        notes.append(f"internal error of the oracle: {proxy['internal_error']}")
     out.emit(summary_line(report, notes, cfg.report))
     out.close()
     return ProxyResult(exit_code, report, open_at_end)
+
+
+def _judge_lost(cfg: ProxyConfig, status: int | None) -> dict[str, Any]:
+    """The report when the judge process ended without one: nothing was judged to the end,
+    so the verdict is ``error``, never a pass."""
+    report = report_for(Monitor(cfg.readings, validate=False), command="proxy",
+                        source=" ".join(cfg.argv))
+    report["verdict"] = "error"
+    report["proxy"] = {"internal_error": f"the judge process ended without a report "
+                                         f"(exit status {status})"}
+    return report
 
 
 def summary_line(report: dict[str, Any], notes: list[str], path: Path | None) -> str:
@@ -131,7 +146,9 @@ def summary_line(report: dict[str, Any], notes: list[str], path: Path | None) ->
 
 class _Output:
     """Where the proxy writes besides the editor's stdout: stderr (shared with the agent's
-    own), the ``--log`` file and the trace file; one lock, so lines never interleave."""
+    own), the ``--log`` file; one lock, so lines never interleave. The trace file is opened
+    here (a path that cannot be written stops the proxy before the agent starts) and handed to
+    the judge process, which writes it."""
 
     def __init__(self, cfg: ProxyConfig, stderr: IO[bytes] | None) -> None:
         self.err = stderr if stderr is not None else sys.stderr.buffer
@@ -139,6 +156,20 @@ class _Output:
         self.lock = threading.Lock()
         self.log = _open(cfg.log, "ab")
         self.trace = _open(cfg.trace, "wb")
+        self.trace_fd = self.trace.fileno() if self.trace is not None else None
+
+    def err_fd(self) -> int | None:
+        """The descriptor under stderr, for the judge's own (a traceback, should it crash)."""
+        try:
+            return self.err.fileno()
+        except (AttributeError, OSError, ValueError):
+            return None
+
+    def handed_trace(self) -> None:
+        """The judge has the trace file now: this process's copy closes."""
+        if self.trace is not None:
+            self.trace.close()
+            self.trace = None
 
     def write_err(self, data: bytes) -> None:
         with self.lock, contextlib.suppress(OSError, ValueError):

@@ -23,7 +23,7 @@ from acp_model.report.links import rule_url
 from acp_model.report.sequence_svg import OFFENDING, lanes_of, sequence_svg
 from acp_model.spec.levels import Level
 from acp_model.trace.describe import summarize
-from acp_model.trace.format import Record
+from acp_model.trace.format import Record, numbers_of
 
 MAX_TRANSCRIPT = 5000  # records listed in the transcript section; the rest is counted
 MAX_DIAGRAMS = 12
@@ -64,16 +64,19 @@ def finding_order(v: Mapping[str, Any]) -> tuple[bool, int]:
 def cases_from_violations(violations: Sequence[Mapping[str, Any]],
                           records: Sequence[Record | dict[str, Any]]) -> list[Case]:
     """Failures first, then warnings; each with the records its index and evidence name
-    (record indices are positions in ``records``, as in ``acp-model check``)."""
+    (record indices are message numbers, as in ``acp-model check``: a record's position, or
+    its own ``n`` in an excerpt of a longer transcript)."""
     ordered = sorted(violations, key=finding_order)
+    numbers = numbers_of(records)
+    position = {n: pos for pos, n in enumerate(numbers)}
     out = []
     for v in ordered:
-        marks = {int(e["index"]): str(e["role"]) for e in v.get("evidence") or []
-                 if isinstance(e.get("index"), int)}
-        if isinstance(v.get("index"), int):
-            marks[v["index"]] = OFFENDING
+        marks = {position[e["index"]]: str(e["role"]) for e in v.get("evidence") or []
+                 if e.get("index") in position}
+        if v.get("index") in position:
+            marks[position[v["index"]]] = OFFENDING
         out.append(Case(title=f"{v['rule']} ({v.get('strength', '')})", level=v["level"],
-                        message=v["message"], records=records, marks=marks,
+                        message=v["message"], records=records, marks=marks, numbers=numbers,
                         facts=violation_facts(v), rule=str(v["rule"])))
     return out
 
@@ -304,7 +307,7 @@ def _properties(props: Sequence[Mapping[str, Any]]) -> str:
 
 def _transcript(t: Transcript) -> str:
     records = list(t.records)
-    numbers = list(t.numbers) if t.numbers is not None else list(range(len(records)))
+    numbers = list(t.numbers) if t.numbers is not None else numbers_of(records)
     shown = records[:MAX_TRANSCRIPT]
     texts = summarize(shown)
     lanes = lanes_of(shown)

@@ -101,11 +101,44 @@ def _active(rule_id: str, readings: Mapping[str, Any]) -> bool:
     return not dot or readings.get(reading) == value
 
 
+def rate(reproduced: Any, replays: Any) -> str | None:
+    """``3/4``, or None when nothing was replayed (shown as "not replayed", never "0/0")."""
+    return f"{int(reproduced or 0)}/{int(replays)}" if replays else None
+
+
+def reproduction_text(f: Mapping[str, Any]) -> str:
+    """How often a finding's program reproduced in fresh agent processes, in words."""
+    held, free = f.get("reproduction"), f.get("free_reproduction")
+    if free is not None:
+        return (f"reproduced {held or 'not replayed'} in fresh agent processes under the "
+                f"recorded boundary schedule, {free} free-running")
+    if held is not None:
+        return f"reproduced {held} in fresh agent processes (free-running)" + (
+            "; unverified: no fresh process showed it" if held.startswith("0/") else "")
+    return "not replayed in a fresh agent process"
+
+
+def minimized_text(f: Mapping[str, Any]) -> str:
+    """How long a finding's program is and how far minimizing got, in words."""
+    steps = f.get("steps")
+    size = f"{steps} client action(s)" if steps is not None else "client actions"
+    m = f.get("minimize") or {}
+    if m.get("fixpoint"):
+        return f"{size}, minimized to a fixpoint: no single action can be removed"
+    if m:
+        return (f"{size}; minimizing stopped at its {m.get('stage')} stage after "
+                f"{m.get('seconds')} s: a shorter program may exist")
+    if f.get("minimize_cut"):
+        return f"{size}; minimizing was cut by its budget: a shorter program may exist"
+    return f"{size}, the shortest program the run found"
+
+
 def _finding(v: Mapping[str, Any], ce: Mapping[str, Any] | None, revision: str,
              base: Path) -> dict[str, Any]:
     rule = RULES.get(str(v.get("rule")))
     files = dict((ce or {}).get("files") or v.get("files") or {})
     replay = _rel(files.get("replay.json"), base)
+    ce = ce or {}
     return {
         "rule": v.get("rule"),
         "level": v.get("level"),
@@ -121,8 +154,17 @@ def _finding(v: Mapping[str, Any], ce: Mapping[str, Any] | None, revision: str,
         "sequence": _rel(files.get("sequence.mmd"), base),
         "replay": replay,
         "replay_command": f"acp-model replay {replay} --runs 5" if replay else None,
-        "reproduction": (ce or {}).get("reproduction"),
-        "steps": (ce or {}).get("steps"),
+        # the proof: the offending message and the records it cites, by message number
+        "index": v.get("index"),
+        "evidence": list(v.get("evidence") or []),
+        # under the recorded boundary schedule (the headline), and free-running; None: the
+        # program was not replayed (older runs carry only the free-running rate)
+        "reproduction": rate(ce.get("reproduced"), ce.get("replays")) if ce else None,
+        "free_reproduction": rate(ce.get("free_reproduced"), ce.get("free_replays")),
+        "minimize": ce.get("minimize"),
+        "minimize_cut": ce.get("minimize_cut"),
+        "standing": ce.get("standing"),
+        "steps": ce.get("steps"),
     }
 
 
@@ -202,6 +244,7 @@ def row_from_report(target: Target, report: Mapping[str, Any], base: Path,
         "reach": dict(report.get("reach") or {}),
         "transitions": dict(report.get("transitions") or {}),
         "notes": list(report.get("notes") or []),
+        "readings": dict(report.get("readings_changed") or {}),
         "report": _rel(str(report_path), base) if report_path else None,
         "out": _rel(str(out_dir), base) if out_dir else None,
         "cells": cells_of(report, base, dict(target.by_design)),
@@ -221,10 +264,14 @@ def row_from_report(target: Target, report: Mapping[str, Any], base: Path,
     return row
 
 
-def row_without_run(target: Target, status: RowStatus, reason: str) -> dict[str, Any]:
-    """A row that was never fuzzed (unavailable, not installed) or whose run wrote nothing."""
+def row_without_run(target: Target, status: RowStatus, reason: str, short: str = ""
+                    ) -> dict[str, Any]:
+    """A row that was never fuzzed (unavailable, not installed) or whose run wrote nothing;
+    ``short``: the reason in a line, where the reason is long."""
     row = _row(target)
     row.update({"status": status.value, "reason": reason, "verdict": None, "cells": {}})
+    if short:
+        row["reason_short"] = short
     return row
 
 
@@ -232,7 +279,21 @@ def _row(target: Target) -> dict[str, Any]:
     return {"key": target.key, "agent": target.agent, "protocol": target.protocol,
             "title": target.title or target.agent, "version": target.version,
             "package": target.package, "model_api": target.model_api,
-            "command": list(target.command), "status": RowStatus.RAN.value, "reason": None}
+            "command": list(target.command), "by_design": dict(target.by_design),
+            "acp_model": __version__, "status": RowStatus.RAN.value, "reason": None}
+
+
+def target_of(row: Mapping[str, Any]) -> Target:
+    """The target a recorded row was about (its by-design families: the row's own, or, for an
+    older row, those its cells name)."""
+    by_design = row.get("by_design")
+    if by_design is None:
+        by_design = {fam: str(c.get("reason")) for fam, c in (row.get("cells") or {}).items()
+                     if c.get("by_design")}
+    return Target(str(row["agent"]), int(row["protocol"]), title=str(row.get("title") or ""),
+                  version=str(row.get("version") or ""), package=str(row.get("package") or ""),
+                  model_api=row.get("model_api"), command=tuple(row.get("command") or ()),
+                  by_design=tuple(dict(by_design).items()))
 
 
 def document(rows: Iterable[Mapping[str, Any]], settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -260,6 +321,22 @@ def load(path: str | Path) -> dict[str, Any]:
             or not isinstance(doc.get("rows"), list):
         raise MatrixError(f"{p}: not an {FORMAT} document (written by acp-model matrix)")
     return doc
+
+
+def verdict_of(row: Mapping[str, Any]) -> str:
+    """A row's verdict in a word or two: fail, pass, pass with warnings, or its status."""
+    if row.get("status") != RowStatus.RAN:
+        return str(row.get("status"))
+    cells = (row.get("cells") or {}).values()
+    if any(c.get("failures") for c in cells):
+        return "fail"
+    return "pass with warnings" if any(c.get("warnings") for c in cells) else "pass"
+
+
+def rules_of(row: Mapping[str, Any], key: str) -> list[str]:
+    """The distinct rules of a row's ``failures`` or ``warnings``, sorted."""
+    return sorted({str(f["rule"]) for c in (row.get("cells") or {}).values()
+                   for f in c.get(key) or []})
 
 
 # --- comparing two matrices --------------------------------------------------------------------

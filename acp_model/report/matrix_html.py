@@ -11,14 +11,15 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
-from acp_model.report.matrix import Cell, RowStatus
+from acp_model.report.badge import agent_badge
+from acp_model.report.matrix import Cell, RowStatus, minimized_text, reproduction_text
 from acp_model.report.reach import LABELS, Reach
 
 _STYLE = """
 body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px;color:#1d2330;
 background:#fff}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 8px}
-h3{font-size:15px;margin:18px 0 6px}
+h3{font-size:16px;margin:22px 0 6px}h4{font-size:15px;margin:14px 0 6px}
 .meta{color:#5b6475;margin:0 0 16px}
 table.m{border-collapse:collapse;margin:8px 0 4px}
 table.m th,table.m td{border:1px solid #d5d9e0;padding:5px 7px;vertical-align:top}
@@ -51,6 +52,7 @@ table.reach{border-collapse:collapse}
 table.chg td.k{white-space:nowrap}
 .delta{outline:2px solid #3949ab;outline-offset:-2px}
 .chg-fixed{color:#1b5e20;font-weight:600}
+.badge svg{vertical-align:middle;margin-left:8px}
 """
 
 SHORT_REASON = 90  # characters of a by-design reason in a cell (the agent's section has all)
@@ -79,6 +81,11 @@ def render_matrix(doc: Mapping[str, Any]) -> str:
              + (f", {escape(str(s['created']))}" if s.get("created") else "")
              + (f"; {s['budget']:g} s of fuzzing per row" if s.get("budget") else "")
              + (f"; spec {escape(str(s.get('spec')))}" if s.get("spec") else "")
+             + (f"; judged again by acp-model {escape(str(doc['judged_by'].get('version')))}"
+                + "".join(f", {escape(str(r))}" for r in doc["judged_by"].get("readings") or [])
+                + (f", spec {escape(str(doc['judged_by']['spec']))}"
+                   if doc["judged_by"].get("spec") else "")
+                if doc.get("judged_by") else "")
              + (" &mdash; <b>interrupted</b>" if s.get("interrupted") else "") + "</p>",
              "<p class='legend'><span class='fail'>fail</span><span class='warn'>warn</span>"
              "<span class='pass'>pass (exercised)</span><span class='ne'>not exercised</span>"
@@ -91,7 +98,12 @@ def render_matrix(doc: Mapping[str, Any]) -> str:
     if doc.get("compare"):
         parts.append(_changes(doc["compare"]))
     parts.append("<h2>Per agent</h2>")
+    shown: set[str] = set()
     for row in doc.get("rows") or []:
+        if row["agent"] not in shown:
+            shown.add(row["agent"])
+            parts.append(_agent(row["agent"], agent_badge(doc, row["agent"], inline=True),
+                                (doc.get("history") or {}).get(row["agent"])))
         parts.append(_details(row, fams))
     parts.append("<h2>Families</h2><table class='m'><tr><th>family</th><th>what its rules "
                  "judge</th></tr>")
@@ -161,9 +173,33 @@ def _cell(row: Mapping[str, Any], fam: str, cell: Mapping[str, Any] | None,
     return f"<td class='c {_CLASS[status]}{' delta' if changed else ''}'{tip}>{body}</td>"
 
 
+def _agent(agent: str, badge: str, history: list[Mapping[str, Any]] | None) -> str:
+    """An agent's heading: its badge (inline; ``badges/<agent>.svg`` beside the page is the
+    same) and, once it ran at more than one release, its history, newest first."""
+    out = [f"<h3 id='{_anchor('agent', agent)}'>{escape(agent)} "
+           f"<span class='badge'>{badge}</span></h3>"]
+    if history and len(history) > 1:
+        out.append("<table class='m chg'><tr><th>release</th><th>ACP</th><th>run</th>"
+                   "<th>verdict</th><th>what changed</th></tr>")
+        for e in history:
+            changes = "; ".join(f"{c['change']} {c.get('rule') or ''}".strip()
+                                for c in e.get("changes") or []) or "-"
+            verdict = e["verdict"] + (f": {', '.join(e['failures'])}" if e.get("failures")
+                                      else "")
+            out.append(f"<tr><td class='k'>{escape(str(e['version']))}</td>"
+                       f"<td class='k'>v{e['protocol']}</td>"
+                       f"<td class='k'>{escape(str(e.get('created'))[:10])}</td>"
+                       f"<td>{escape(verdict)}</td><td>{escape(changes)}</td></tr>")
+        out.append("</table>")
+    return "".join(out)
+
+
 def _details(row: Mapping[str, Any], fams: list[Mapping[str, Any]]) -> str:
-    out = [f"<h3 id='{_anchor('row', row['key'])}'>{escape(row['title'])} "
-           f"{escape(row.get('version') or '')} &middot; ACP v{row['protocol']}</h3>"]
+    out = [f"<h4 id='{_anchor('row', row['key'])}'>{escape(row['title'])} "
+           f"{escape(row.get('version') or '')} &middot; ACP v{row['protocol']}</h4>"]
+    if row.get("reused"):
+        out.append(f"<p><i>reused from the run of {escape(str(row['reused'].get('from')))}: "
+                   "the same agent version, acp-model version and settings</i></p>")
     facts = []
     if row.get("package"):
         facts.append(f"package <code>{escape(row['package'])}@{escape(row['version'])}</code>")
@@ -239,7 +275,8 @@ def _reach(row: Mapping[str, Any], fams: list[Mapping[str, Any]]) -> str:
 def _finding(row: Mapping[str, Any], fam: Mapping[str, Any], f: Mapping[str, Any],
              level: str) -> str:
     anchor = _anchor("f" if level == "fail" else "w", row["key"], f["rule"])
-    files = (("counterexample", "counterexample" if level == "fail" else "first sighting"),
+    files = (("issue", "issue body (report-bug)"),
+             ("counterexample", "counterexample" if level == "fail" else "first sighting"),
              ("transcript", "transcript"), ("sequence", "sequence diagram (Mermaid)"),
              ("replay", "replay file"))
     links = [_link(f[key], text) for key, text in files if f.get(key)]
@@ -249,9 +286,7 @@ def _finding(row: Mapping[str, Any], fam: Mapping[str, Any], f: Mapping[str, Any
            f"{escape(fam['title'])}, {level}): {escape(str(f.get('message')))}"
            f"<br><i>{escape(str(f.get('statement')))}</i> &mdash; "
            f"{escape(str(f.get('citation')))}"]
-    if f.get("reproduction"):
-        out.append(f"<br>reproduced {escape(str(f['reproduction']))} in fresh agent processes; "
-                   f"{f.get('steps')} client action(s)")
+    out.append(f"<br>{escape(reproduction_text(f))}; {escape(minimized_text(f))}")
     out.append("<br>" + " &middot; ".join(x for x in links if x))
     if f.get("replay_command"):
         out.append(f"<pre>{escape(str(f['replay_command']))}</pre>")

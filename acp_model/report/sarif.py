@@ -18,10 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from acp_model import __version__
 from acp_model.report.links import docs_url, rule_url
 from acp_model.spec.levels import Level
 from acp_model.spec.rules import RULES
+from acp_model.trace.format import GAP
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 VERSION = "2.1.0"
@@ -122,13 +125,27 @@ def write_sarif(report: dict[str, Any], path: str | Path,
     return out
 
 
-def trace_lines(path: str | os.PathLike[str]) -> list[int]:
-    """The 1-based line of each record of a JSONL trace (blank lines hold none)."""
-    out = []
+def trace_lines(path: str | os.PathLike[str]) -> dict[int, int]:
+    """The 1-based line of each message of a JSONL trace, by its number (blank lines hold
+    none; an excerpt numbers its records itself and marks gaps, ``trace/format.py``)."""
+    out: dict[int, int] = {}
+    number = 0
     with open(path, "rb") as fh:
         for lineno, line in enumerate(fh, start=1):
-            if line.strip():
-                out.append(lineno)
+            if not line.strip():
+                continue
+            if b'"n"' in line or b'"gap"' in line:  # the rare numbered line: read it
+                try:
+                    obj = orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    obj = None
+                if isinstance(obj, dict) and isinstance(obj.get(GAP), list):
+                    number = int(obj[GAP][-1]) + 1
+                    continue
+                if isinstance(obj, dict) and isinstance(obj.get("n"), int):
+                    number = obj["n"]
+            out[number] = lineno
+            number += 1
     return out
 
 
@@ -138,6 +155,5 @@ def check_locations(report: dict[str, Any], trace: str) -> dict[int, Located]:
     out = {}
     for n, v in enumerate(report.get("violations", [])):
         index = v.get("index")
-        line = lines[index] if isinstance(index, int) and 0 <= index < len(lines) else None
-        out[n] = Located(trace, line)
+        out[n] = Located(trace, lines.get(index) if isinstance(index, int) else None)
     return out

@@ -16,7 +16,7 @@ from html import escape
 from typing import Any
 
 from acp_model.trace.describe import summarize
-from acp_model.trace.format import Record, parse_record
+from acp_model.trace.format import Record, numbers_of, parse_record
 
 CONNECTION = "connection"
 ROW = 24
@@ -116,7 +116,7 @@ def sequence_svg(records: Sequence[Record | dict[str, Any]], marks: Mapping[int,
     are drawn from one long trace (``summarize`` and :func:`lanes_of` of ``records``)."""
     texts = summarize(records) if texts is None else texts
     lanes = lanes_of(records) if lanes is None else lanes
-    nums = list(numbers) if numbers is not None else list(range(len(records)))
+    nums = list(numbers) if numbers is not None else numbers_of(records)
     shown = visible(len(records), marks) if fold else [True] * len(records)
     order = [CONNECTION] + [s for s in dict.fromkeys(lanes) if s != CONNECTION]
     if CONNECTION not in lanes:

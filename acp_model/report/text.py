@@ -117,6 +117,9 @@ def render(report: dict[str, Any], console: Console, *, limit: int = 50) -> None
     for v in still_owed[:limit]:
         show(console, f"open at end: {v['rule']} #{v['index']}: {v['message']}", indent="")
     one_sided(report.get("one_sided"), console, limit)
+    for gap in report.get("gaps") or []:
+        show(console, f"messages #{gap['first']}-#{gap['last']} are not in the trace (a gap): "
+             "what they held was not judged", indent="")
     spec = report.get("spec")
     if spec:
         how = "decided by --spec auto: " if spec.get("requested") == "auto" else ""

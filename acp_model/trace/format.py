@@ -12,12 +12,24 @@ client for it, only judges how the agent answers.
 
 ``c2a`` is client to agent, ``a2c`` agent to client. Records are in the order the *client side*
 saw them (sent / received), which is what makes the race reasoning of the monitor sound.
+
+A stored excerpt of a longer transcript (a counterexample found on a shared agent process)
+numbers its records as the whole transcript did, so the ``#421`` a proof cites is the line
+whose ``"n"`` is 421, and says where messages were left out::
+
+    {"dir": "c2a", "t": 0.0, "msg": {...}, "n": 1}
+    {"gap": [2, 420], "note": "earlier examples on the shared agent process"}
+    {"dir": "c2a", "t": 9.1, "msg": {...}, "n": 421}
+
+Numbers only grow; a gap record names the (inclusive) range of the numbers it stands for and
+the record after it carries the next one. A reader numbers a record without ``"n"`` one past
+the record before it; what fell in a gap is unknown to the checker, which says so.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +52,7 @@ class Record:
     t: float | None = None
     note: str | None = None
     probe: bool = False  # a deliberate negative input sent by the fuzzer
+    n: int | None = None  # its message number in the whole transcript (an excerpt's own)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"dir": self.dir}
@@ -47,6 +60,8 @@ class Record:
             out["t"] = self.t
         if self.probe:
             out["probe"] = True
+        if self.n is not None:
+            out["n"] = self.n
         if self.raw is not None:
             out["raw"] = self.raw
             if self.note:
@@ -67,6 +82,9 @@ def parse_record(obj: Any, where: str = "record") -> Record:
     if t is not None and (isinstance(t, bool) or not isinstance(t, int | float)):
         raise TraceError(f"{where}: 't' must be a number of seconds, got {t!r}")
     probe = obj.get("probe") is True
+    n = obj.get("n")
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 0):
+        raise TraceError(f"{where}: 'n' must be a message number (0 or more), got {n!r}")
     has_msg, has_raw = "msg" in obj, "raw" in obj
     if has_msg == has_raw:
         raise TraceError(f"{where}: exactly one of 'msg' or 'raw' is required")
@@ -75,8 +93,90 @@ def parse_record(obj: Any, where: str = "record") -> Record:
             raise TraceError(f"{where}: 'raw' must be a string")
         note = obj.get("error")
         return Record(direction, raw=obj["raw"], t=t, note=note if isinstance(note, str) else None,
-                      probe=probe)
-    return Record(direction, obj["msg"], None, t, None, probe)  # positional: once per line
+                      probe=probe, n=n)
+    return Record(direction, obj["msg"], None, t, None, probe, n)  # positional: once per line
+
+
+GAP = "gap"  # the key of a gap record: [first, last] message numbers left out
+
+
+@dataclass(frozen=True, slots=True)
+class Gap:
+    """Messages ``first``..``last`` (inclusive) of the whole transcript, left out of this one."""
+
+    first: int
+    last: int
+    note: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {GAP: [self.first, self.last], **({"note": self.note} if self.note else {})}
+
+
+def parse_gap(obj: Any, where: str = "record") -> Gap | None:
+    """The gap a record stands for (None: it is a message record)."""
+    if not isinstance(obj, dict) or GAP not in obj:
+        return None
+    span = obj[GAP]
+    if not (isinstance(span, list) and len(span) == 2
+            and all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in span)
+            and span[0] <= span[1]):
+        raise TraceError(f"{where}: 'gap' must be [first, last] message numbers, got {span!r}")
+    note = obj.get("note")
+    return Gap(span[0], span[1], note if isinstance(note, str) else "")
+
+
+class Numbering:
+    """Numbers the records of a trace as it is read: a record's own ``n``, or one past the
+    record before (left as it is while nothing in the file carried a number); a gap moves the
+    count past the messages it stands for. Numbers must grow, and a gap must start where the
+    count stands: otherwise the lines are not one transcript."""
+
+    def __init__(self) -> None:
+        self.next = 0
+        self.numbered = False  # some record or gap carried a number
+
+    def gap(self, gap: Gap, where: str) -> None:
+        if gap.first < self.next:
+            raise TraceError(f"{where}: a gap from #{gap.first} after message #{self.next - 1}:"
+                             " message numbers must grow")
+        self.numbered = True
+        self.next = gap.last + 1
+
+    def record(self, record: Record, where: str) -> Record:
+        if record.n is None:
+            if self.numbered:
+                record = replace(record, n=self.next)
+            self.next += 1
+            return record
+        if record.n < self.next:
+            raise TraceError(f"{where}: message #{record.n} after #{self.next - 1}: "
+                             "message numbers must grow")
+        self.numbered = True
+        self.next = record.n + 1
+        return record
+
+
+def numbers_of(records: Iterable[Record | dict[str, Any]]) -> list[int]:
+    """The message number of each record: its own ``n``, or one past the record before."""
+    out: list[int] = []
+    for rec in records:
+        n = rec.n if isinstance(rec, Record) else rec.get("n")
+        out.append(n if isinstance(n, int) else (out[-1] + 1 if out else 0))
+    return out
+
+
+def numbered_lines(records: Sequence[Record | dict[str, Any]], numbers: Sequence[int],
+                   note: str = "") -> Iterator[dict[str, Any]]:
+    """The records of an excerpt as trace objects, each with its number, and a gap record
+    wherever numbers jump (``note`` says what the left-out messages were)."""
+    expect = 0
+    for rec, n in zip(records, numbers, strict=True):
+        if n > expect:
+            yield Gap(expect, n - 1, note).to_json()
+        obj = rec.to_json() if isinstance(rec, Record) else {k: v for k, v in rec.items()
+                                                               if k != "n"}
+        yield {**obj, "n": n}
+        expect = n + 1
 
 
 PROGRESS_EVERY = 2048  # lines between two progress calls: cheap next to parsing them
@@ -96,6 +196,7 @@ def iter_trace(path: str | Path, progress: Callable[[int], None] | None = None
     except OSError as exc:
         raise TraceError(f"{p}: cannot read: {exc.strerror}") from None
     read = 0
+    numbering = Numbering()
     with handle:
         for lineno, line in enumerate(handle, start=1):
             if progress is not None:
@@ -108,11 +209,16 @@ def iter_trace(path: str | Path, progress: Callable[[int], None] | None = None
                 obj = orjson.loads(line)
             except orjson.JSONDecodeError as exc:
                 raise TraceError(f"{p}:{lineno}: not valid JSON ({exc})") from None
+            gap = parse_gap(obj, f"{p}:{lineno}") if isinstance(obj, dict) and GAP in obj \
+                else None
+            if gap is not None:
+                numbering.gap(gap, f"{p}:{lineno}")
+                continue
             try:
                 record = parse_record(obj)
             except TraceError:  # again, naming the line: the text is built only for an error
                 record = parse_record(obj, f"{p}:{lineno}")
-            yield record
+            yield numbering.record(record, f"{p}:{lineno}")
     if progress is not None:
         progress(read)
 

@@ -178,6 +178,26 @@ def test_a_flood_is_forwarded_in_full_and_the_trace_stops_at_its_cap(tmp_path: P
     assert (tmp_path / "t.jsonl").stat().st_size <= 1 * MiB
 
 
+@pytest.mark.slow
+def test_a_judge_that_falls_behind_is_cut_off_and_the_wire_goes_on(tmp_path: Path) -> None:
+    """64 MiB from the agent while the judge (a process that needs a second to start, then
+    judges far slower than a pipe) may fall at most 256 KiB behind: the editor gets every
+    byte, judging stops at that point, and the summary line and the report say so."""
+    trace = tmp_path / "t.jsonl"
+    proc = subprocess.run([*PROXY, "--trace", str(trace), "--report", str(tmp_path / "r.json"),
+                           "--max-queue", "0.25", "--", *BYTES, "--flood", "64"],
+                          stdin=subprocess.DEVNULL, capture_output=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    line = len(b'{"jsonrpc":"2.0","method":"_flood","params":{"pad":"') + 1000 + 4
+    assert len(proc.stdout) == 64 * 1024 * line
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["proxy"]["judge_overflowed"] is True
+    judged = report["proxy"]["records"]
+    assert 0 < judged < 64 * 1024
+    assert len(trace.read_text().splitlines()) == judged  # a prefix, whole lines
+    assert b"judging stopped: the judge fell 0.25 MiB behind" in proc.stderr
+
+
 def test_a_mutant_s_violation_shows_live_and_the_session_goes_on(tmp_path: Path) -> None:
     log = tmp_path / "live.log"
     # The agent waits for the permission answer, and the answer follows the response that

@@ -159,7 +159,8 @@ def test_an_unavailable_profile_is_a_row_with_its_reason_never_started(
     assert [(r["key"], r["status"], r["reason"]) for r in doc["rows"]] == [
         ("cloud-only v1", "unavailable", "needs an account the scripted model cannot be"),
         ("cloud-only v2", "unavailable", "needs an account the scripted model cannot be")]
-    assert not any(p.is_dir() for p in tmp_path.iterdir()), "nothing was run"
+    assert [p.name for p in tmp_path.iterdir() if p.is_dir()] == ["badges"], "nothing ran"
+    assert "v2 unavailable" in (tmp_path / "badges" / "cloud-only.svg").read_text()
     page = (tmp_path / "matrix.html").read_text(encoding="utf-8")
     assert "needs an account the scripted model cannot be" in page
 
@@ -199,7 +200,9 @@ def test_a_family_the_agent_never_does_by_design_is_not_applicable_with_its_reas
     docs = render_docs(doc, base=tmp_path, docs=tmp_path / "agents.md", notes=tmp_path)
     assert f"- permissions: not applicable: {NEVER_ASKS}" in docs
     assert "- usage: not exercised: none of its 1 rule(s) ran" in docs
-    assert "n/a (by design)" in docs.split("## quiet")[0]  # the table's cell
+    grid = docs.split("## quiet")[0]  # the grid's cell: its word, the reason on hover
+    assert f'class="acpm-na" title="permissions: not applicable by design: {NEVER_ASKS}">n/a' \
+        in grid
 
 
 def test_a_declaration_the_run_contradicts_keeps_the_verdict(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import json
 import os
 import re
 import shutil
@@ -144,3 +145,41 @@ def test_a_report_rule_link_lands_on_the_rule(served: str, browser, tmp_path: Pa
     browser.open(href)
     heading = browser.wait_for("document.getElementById(location.hash.slice(1))?.textContent")
     assert heading.startswith(rule)
+
+
+@pytest.mark.external  # Chromium
+def test_the_agents_grid_shows_every_column_at_1280_px(served: str, browser,
+                                                       tmp_path: Path) -> None:
+    """The docs site's agents page at 1280 px: the grid fits its column (no scrolling, no
+    column past the right edge), every family is a column, and a failing cell is red and
+    links to a section of the page."""
+    from tests.services.browser import colour_share
+
+    browser.open(f"{served}/agents/")
+    fit = browser.wait_for("""(() => {
+        const t = document.querySelector('table.acpm-grid');
+        if (!t) return null;
+        const heads = [...t.querySelectorAll('th')];
+        return JSON.stringify({
+            columns: heads.map(h => h.textContent.trim()),
+            right: Math.max(...heads.map(h => h.getBoundingClientRect().right)),
+            view: document.documentElement.clientWidth,
+            article: document.querySelector('article').getBoundingClientRect().right,
+            scroll: t.scrollWidth - t.clientWidth,
+            spill: [...t.querySelectorAll('td, th')].filter(
+                c => c.scrollWidth > c.clientWidth + 1).map(c => c.textContent),
+            fail: [...t.querySelectorAll('td.acpm-fail a')].map(a => a.getAttribute('href')),
+        });
+    })()""")
+    assert fit, "no grid on the agents page"
+    grid = json.loads(fit)
+    from acp_model.spec.families import families
+
+    assert grid["columns"] == ["agent", "version", "ACP", *(f.title for f in families())]
+    assert grid["view"] == 1280
+    assert grid["right"] <= grid["article"] + 1 and grid["scroll"] <= 0, grid
+    assert grid["spill"] == [], grid  # no word runs out of its cell
+    assert grid["fail"] and all(h.startswith("#f-") for h in grid["fail"])
+    assert browser.js(f"!!document.getElementById({grid['fail'][0][1:]!r})")
+    shot = browser.screenshot(tmp_path / "agents-1280.png")
+    assert colour_share(shot, (251, 213, 213), tolerance=8) > 0.001  # the failing cells

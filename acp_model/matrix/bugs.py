@@ -1,0 +1,256 @@
+"""Issue bodies a maintainer can file: one per failure of a matrix run.
+
+Each says what the maintainer needs to accept or reject it without running anything first:
+the agent, its version and the protocol; the sentence of the spec it breaks, with its strength
+and source (and the rule's own note where the strength is the project's reading of a
+definition); the minimal program in words and how far minimizing got; the numbered wire lines
+that prove it (numbers as in the attached ``transcript.jsonl``); how often it reproduced in
+fresh processes, under the recorded schedule and free-running; and the one command that
+replays it. ``issue.md`` is written beside the failure's other files, and linked from the
+page.
+
+Which failures a person read and found to be true bugs is recorded in
+``docs/agent-notes/reviewed.toml``; the agents page says why each is a bug, and each true
+one's body is kept in ``docs/agent-notes/bugs/``.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from acp_model.fuzzing.actions import ActionError
+from acp_model.fuzzing.program import Program
+from acp_model.report.links import docs_url
+from acp_model.report.matrix import RowStatus, minimized_text, reproduction_text
+from acp_model.report.proof import proof_from_file
+from acp_model.spec.rules import RULES
+
+ISSUE = "issue.md"
+TITLE = 140  # characters of an issue's title
+VERDICTS = ("true", "probable", "false")
+
+
+class ReviewError(ValueError):
+    """A reviews file that cannot be read."""
+
+
+@dataclass(frozen=True)
+class Review:
+    """A person's reading of one failure: is it a bug, and why (against the text)."""
+
+    verdict: str  # true, probable, false
+    why: str
+    source: str  # where the reading is written down
+
+
+ReviewKey = tuple[str, str, int, str]  # agent, version, protocol, rule
+
+
+def load_reviews(path: Path) -> dict[ReviewKey, Review]:
+    """``[[failure]]`` entries: agent, version, protocol, rule, verdict, why, source."""
+    if not path.is_file():
+        return {}
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ReviewError(f"{path}: {exc}") from None
+    out: dict[ReviewKey, Review] = {}
+    for n, e in enumerate(data.get("failure") or [], start=1):
+        try:
+            key = (str(e["agent"]), str(e["version"]), int(e["protocol"]), str(e["rule"]))
+            review = Review(str(e["verdict"]), str(e["why"]).strip(), str(e.get("source", "")))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ReviewError(f"{path}: failure {n}: {exc}") from None
+        if review.verdict not in VERDICTS:
+            raise ReviewError(f"{path}: failure {n}: verdict {review.verdict!r} is not one "
+                              f"of {', '.join(VERDICTS)}")
+        out[key] = review
+    return out
+
+
+def review_of(reviews: Mapping[ReviewKey, Review], row: Mapping[str, Any], rule: str
+              ) -> Review | None:
+    return reviews.get((str(row["agent"]), str(row.get("version") or ""),
+                        int(row["protocol"]), rule))
+
+
+def _program(replay: Path | None) -> tuple[list[str], int | None]:
+    """The replay file's program in words, and its length (None: no readable file)."""
+    if replay is None:
+        return [], None
+    try:
+        actions = json.loads(replay.read_text(encoding="utf-8")).get("actions") or []
+        return Program.of(actions).describe(), len(actions)
+    except (OSError, ValueError, ActionError):
+        return [], None
+
+
+def title_of(row: Mapping[str, Any], f: Mapping[str, Any]) -> str:
+    """``agent version breaks RULE (ACP vN): the rule's sentence``, cut to a title's length."""
+    rule = RULES.get(str(f["rule"]))
+    what = (rule.statement if rule else str(f.get("message"))).rstrip(".")
+    text = f"{row['agent']} {row.get('version') or ''} breaks {f['rule']} (ACP " \
+           f"v{row['protocol']}): {what}"
+    return text if len(text) <= TITLE else text[:TITLE - 1].rstrip() + "…"
+
+
+def issue_body(row: Mapping[str, Any], f: Mapping[str, Any], base: Path, *,
+               files: str | None = None) -> str:
+    """The body of an issue for failure ``f`` of ``row`` (paths relative to ``base``);
+    ``files``: a link to where its transcript and replay file are kept (else: attach them)."""
+    rule = RULES.get(str(f["rule"]))
+    info = row.get("agent_info") or {}
+    replay = base / f["replay"] if f.get("replay") else None
+    steps, length = _program(replay)
+    lines = [f"# {title_of(row, f)}", "",
+             "<!-- written by `acp-model report-bug` from the matrix run's files -->", "",
+             f"**Agent:** {row.get('title') or row['agent']}"
+             + (f", `{row['package']}@{row.get('version')}`" if row.get("package")
+                else f" {row.get('version') or ''}")
+             + (f" (it names itself {info.get('name')} {info.get('version')})"
+                if info.get("name") else "")
+             + f"; ACP protocol v{row['protocol']}, judged by the `{row.get('revision')}` text"
+             + (f" behind a scripted model on the {row['model_api']} API" if row.get("model_api")
+                else "") + ".", "",
+             f"**The rule:** {f['rule']} ({f.get('strength')}"
+             + (f", binds the {rule.party}" if rule else "") + f"): {f.get('statement')}", "",
+             f"> Source: {f.get('citation')}", ""]
+    if rule is not None and rule.notes:
+        lines += [f"Note on its strength: {rule.notes}", ""]
+    lines += ["**What happened:** " + str(f.get("message")), ""]
+    if steps:
+        lines += [f"**The program** ({minimized_text({**f, 'steps': length})}):", "",
+                  *[f"{n}. {text}" for n, text in enumerate(steps, start=1)],
+                  "", "then the client ends every turn still open: it cancels what is busy, "
+                  "answers open permission requests `cancelled`, and waits for the answers.",
+                  ""]
+    proof = proof_from_file(base / f["transcript"], f.get("index"), f.get("evidence") or []) \
+        if f.get("transcript") else []
+    if proof:
+        lines += ["**The wire lines that prove it** (message numbers as in "
+                  "`transcript.jsonl`; C->A client to agent, A->C agent to client):", "",
+                  "```", *proof, "```", ""]
+    lines += [f"**Reproduction:** {reproduction_text(f)}.", ""]
+    if f.get("replay"):
+        how = (f"the agent installed by `acp-model agents install {row['agent']}`"
+               if not row.get("command") else "the agent's command line is in the file; "
+               "another one can be given after `--`")
+        lines += [f"**Replay it** ({how}):", "", "```sh",
+                  "acp-model replay replay.json --runs 6", "```", ""]
+    lines += [("**Files:** the transcript and the replay file are in "
+               f"[{files}]({files}/transcript.jsonl)." if files else
+               "**Files:** attach `transcript.jsonl` (the wire, numbered as above) and "
+               "`replay.json` from the failure's folder."), ""]
+    ran = str(row.get("created") or "")[:10]
+    lines += [f"Found by the [acp-model]({docs_url()}/) conformance matrix (acp-model "
+              f"{row.get('acp_model') or ''}" + (f", run {ran}" if ran else "") + ")."]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def failures(doc: Mapping[str, Any]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Every (row, failure) of a matrix that kept its files."""
+    return [(row, f) for row in doc.get("rows") or [] if row.get("status") == RowStatus.RAN
+            for cell in (row.get("cells") or {}).values() for f in cell.get("failures") or []
+            if f.get("transcript")]
+
+
+def write_issues(doc: dict[str, Any], base: Path) -> list[Path]:
+    """``issue.md`` beside each failure's files; each failure then names it (``issue``)."""
+    written = []
+    for row, f in failures(doc):
+        folder = (base / f["transcript"]).parent
+        path = folder / ISSUE
+        path.write_text(issue_body(row, f, base), encoding="utf-8")
+        f["issue"] = Path(f["transcript"]).parent.joinpath(ISSUE).as_posix()
+        written.append(path)
+    return written
+
+
+def write_reviewed(doc: Mapping[str, Any], base: Path, reviews: Mapping[ReviewKey, Review],
+                   folder: Path) -> dict[tuple[str, str], Path]:
+    """The body of each failure a person found to be a true bug, as
+    ``folder/<agent>-v<N>-<RULE>.md`` (its files linked in the run's folder ``base``);
+    returns (row key, rule) -> the file. Bodies of failures no longer true are removed."""
+    import os
+
+    kept: dict[tuple[str, str], Path] = {}
+    for row, f in failures(doc):
+        review = review_of(reviews, row, str(f["rule"]))
+        if review is None or review.verdict != "true":
+            continue
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{row['agent']}-v{row['protocol']}-{f['rule']}.md"
+        where = Path(os.path.relpath(base / Path(f["transcript"]).parent, folder)).as_posix()
+        text = issue_body(row, f, base, files=where)
+        text += f"\n## Why it is a bug\n\n{' '.join(review.why.split())}\n" + (
+            f"\n(Read by hand: {review.source}.)\n" if review.source else "")
+        path.write_text(text, encoding="utf-8")
+        kept[(str(row["key"]), str(f["rule"]))] = path
+    if folder.is_dir():
+        for old in folder.glob("*.md"):
+            if old not in kept.values():
+                old.unlink()
+    return kept
+
+
+def _target_row(report: Mapping[str, Any], folder: Path) -> dict[str, Any]:
+    """A matrix row standing for a plain fuzz run's folder (its report beside it): the agent
+    as its profile names it (replay files say which), else as it named itself."""
+    from acp_model.report.matrix import Target, row_from_report
+
+    replay = next(iter(sorted(folder.glob("*/replay.json"))), None)
+    recorded = json.loads(replay.read_text(encoding="utf-8")) if replay else {}
+    info = report.get("agent_info") or {}
+    revision = str((report.get("spec") or {}).get("revision") or "")
+    protocol = 1 if revision == "v1" else 2
+    name = recorded.get("profile")
+    if name:
+        from acp_model.profiles import PROFILES
+
+        package, _, version = str(recorded.get("profile_package") or "").rpartition("@")
+        profile = PROFILES.get(str(name))
+        target = Target(str(name), protocol, title=profile.title if profile else "",
+                        version=version or (profile.version if profile else ""),
+                        package=package, model_api=recorded.get("model_api"))
+    else:
+        target = Target(str(info.get("name") or "agent"), protocol,
+                        version=str(info.get("version") or ""),
+                        command=tuple(recorded.get("agent") or ()))
+    row = row_from_report(target, report, folder, folder / "report.json", folder)
+    return {**row, "report": "report.json", "out": "."}
+
+
+def issues_in(path: Path) -> tuple[list[tuple[dict[str, Any], dict[str, Any]]], Path]:
+    """The failures under ``path`` as the current code judges them, and the folder their
+    paths are relative to: a matrix folder (every row), a fuzz run's ``--out`` folder with its
+    ``report.json``, or one failure's folder in either."""
+    from acp_model.matrix.rejudge import rejudge, rejudge_row
+    from acp_model.report.matrix import MatrixError, load
+
+    if (path / "matrix.json").is_file():
+        return failures(rejudge(load(path / "matrix.json"), path)), path
+    only = None
+    if not (path / "report.json").is_file() and (path / "replay.json").is_file():
+        if (path.parent.parent / "matrix.json").is_file():  # a failure of a matrix's row
+            found, base = issues_in(path.parent.parent)
+            return [(r, f) for r, f in found if str(f.get("transcript", "")).startswith(
+                f"{path.parent.name}/{path.name}/")], base
+        if (path.parent / "report.json").is_file():
+            only, path = path.name, path.parent
+    if not (path / "report.json").is_file():
+        raise MatrixError(f"{path}: neither a matrix folder (matrix.json), a fuzz run's folder "
+                          "(report.json beside its failures: fuzz --out DIR --report "
+                          "DIR/report.json) nor one failure's folder in one")
+    try:
+        report = json.loads((path / "report.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise MatrixError(f"{path / 'report.json'}: {exc}") from None
+    row = rejudge_row(_target_row(report, path), path)
+    found = [(row, f) for r, f in failures({"rows": [row]})
+             if only is None or f["rule"] == only]
+    return found, path

@@ -1,0 +1,290 @@
+"""A recorded matrix run judged again by the current code: the page is the current oracle's
+word, and a spec author sees what another reading or revision would fail.
+
+What a run recorded is each row's ``report.json`` (its verdicts, how often each rule was
+exercised, its counterexamples and their reproduction) and, for each finding, the wire
+transcript that showed it (a failure's counterexample, a warning's first sighting). Re-judging
+checks every such transcript again (``oracle/offline.py``) under the row's revision and
+readings, or those given, and rebuilds the row from the run's report with the verdicts the
+transcripts now give: a failure the current code no longer reports on its own transcript is
+gone, one it grades lower is a warning, a rule it now breaks there is a new finding (with that
+transcript as its proof). How often each rule was exercised stays the run's: only the
+findings' transcripts were kept, so a stricter reading can only be judged on them (the page
+says so). A failure whose counterexample never reproduced in a fresh process (``standing``
+"shared-only") stays a warning.
+
+The rows are always rebuilt from the run's ``report.json``, never from an earlier re-judging,
+so re-judging is idempotent.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from acp_model import __version__
+from acp_model.model.check import CHECKS
+from acp_model.model.vocab import Role
+from acp_model.oracle.offline import check_records
+from acp_model.report.document import rules_section
+from acp_model.report.matrix import (
+    RowStatus,
+    compare,
+    document,
+    row_from_report,
+    target_of,
+)
+from acp_model.report.stats import RuleStat
+from acp_model.spec import revisions
+from acp_model.spec.levels import Level
+from acp_model.spec.readings import DEFAULT, Readings, lookup
+from acp_model.spec.rules import RULES
+from acp_model.trace.format import read_trace
+
+SHARED_ONLY = "shared-only"  # a counterexample seen on a shared process, never fresh
+
+
+class RejudgeError(ValueError):
+    """A run that cannot be re-judged (a row's report missing, a reading that does not fit)."""
+
+
+@dataclass(frozen=True)
+class Case:
+    """One recorded finding: the run's violation (rule, level, offending message, proof) and
+    its files (None: the run kept none, so it cannot be judged again)."""
+
+    violation: Mapping[str, Any]
+    files: Mapping[str, str] | None  # file name -> path (resolved in the run's folder)
+
+
+@dataclass(frozen=True)
+class Judged:
+    """The current code's word on one recorded transcript."""
+
+    violations: list[dict[str, Any]]
+    still_open: list[dict[str, Any]]  # owed when the transcript ends (not judged as failed)
+    gapped: bool  # an excerpt: messages the verdicts may rest on are left out
+
+
+def local(path: str, row_dir: Path) -> Path:
+    """A path the run recorded, found in the row's folder wherever the run was moved or
+    copied: a relative path is the folder's; an absolute one is matched by its tail
+    (``<RULE>/<file>`` or ``warnings/<name>/<file>``) in the folder."""
+    p = Path(path)
+    if not p.is_absolute():
+        return row_dir / p
+    if p.is_relative_to(row_dir):
+        return p
+    tail = p.parts[-3:] if len(p.parts) >= 3 and p.parts[-3] == "warnings" else p.parts[-2:]
+    here = row_dir.joinpath(*tail)
+    return here if here.exists() or not p.exists() else p
+
+
+def cases_of(report: Mapping[str, Any], row_dir: Path) -> list[Case]:
+    """The run's findings: failures first (with their kept counterexample's files), then
+    warnings (with their first sighting's)."""
+    kept = {ce["rule"]: ce for ce in report.get("counterexamples") or []}
+    out: list[Case] = []
+    for v in sorted(report.get("violations") or [], key=lambda v: v.get("level") != Level.FAIL):
+        failed = v.get("level") == Level.FAIL
+        files = (kept.get(v["rule"]) or {}).get("files") if failed else v.get("files")
+        files = {k: str(local(p, row_dir)) for k, p in (files or {}).items()}
+        out.append(Case(v, files if Path(files.get("transcript.jsonl", "")).is_file()
+                        else None))
+    return out
+
+
+def readings_of(report: Mapping[str, Any], extra: Sequence[str] = (),
+                spec: str | None = None) -> tuple[Readings, list[str]]:
+    """The readings a row was judged by, then ``extra`` (``NAME=VALUE``) and ``spec`` on top;
+    and the ones of ``extra`` its revision decides itself (they do not apply to it)."""
+    revision = spec or str((report.get("spec") or {}).get("revision") or DEFAULT.revision)
+    chosen = [f"{k}={v}" for k, v in (report.get("readings_changed") or {}).items()
+              if k != "SPEC"]
+    decided = revisions.get(revision).decides
+    try:
+        moot = [e for e in extra if lookup(e.partition("=")[0]).id in decided]
+        return DEFAULT.parse([f"SPEC={revision}", *chosen,
+                              *(e for e in extra if e not in moot)]), moot
+    except ValueError as exc:
+        raise RejudgeError(str(exc)) from None
+
+
+def judge(transcript: Path, readings: Readings, config: Mapping[str, Any]) -> Judged:
+    """The current code's verdicts on one recorded transcript. What is still owed when it
+    ends is set apart, not failed: a transcript kept when a finding was seen stops there."""
+    report = check_records(read_trace(transcript), readings=readings,
+                           validate=bool(config.get("validate", True)),
+                           deadline=config.get("deadline"), source=str(transcript),
+                           open_at_end=True)
+    return Judged(list(report["violations"]), list(report.get("open_at_end") or []),
+                  bool(report.get("gaps")))
+
+
+def process_checks() -> frozenset[tuple[str, str]]:
+    """(rule, check) of the verdicts the fuzzer makes from the agent process, not from the
+    wire (a crash, a start-up deadline, a model request of ours still open): a transcript
+    cannot decide them again."""
+    from acp_model.fuzzing import client, sessions, stalls  # noqa: F401 (they declare them)
+
+    return frozenset((m.rule, m.name) for m in CHECKS.values() if m.role == Role.PROCESS)
+
+
+KEPT_PROCESS = "kept as recorded: decided from the agent process, not from the wire"
+KEPT_EXCERPT = ("kept as recorded: its transcript is an excerpt of a shared agent process, "
+                "and the current code cannot judge it without the part left out")
+
+
+def verdicts_on(case: Case, readings: Readings, config: Mapping[str, Any],
+                own: Readings | None = None) -> list[dict[str, Any]]:
+    """What the current code says about a recorded finding: its rule's verdict on the
+    finding's transcript (at the finding's message first; a reading may regrade it or move
+    it), else its verdicts at that message under other rules (the same root cause filed
+    under the rule it breaks), else none: the finding is withdrawn, unless the transcript is
+    an excerpt whose left-out part the verdict may rest on, or the verdict was made from the
+    agent process (then it stands as recorded, and says why). ``own``: the run's own
+    readings, when ``readings`` are others: an excerpt on which the code finds the rule under
+    the run's own readings holds what the verdict rests on, so another reading that finds
+    nothing there withdraws it."""
+    v = case.violation
+    if case.files is None:
+        return [{**v, "rejudged": "kept as recorded: the run kept no transcript of it"}]
+    if (str(v.get("rule")), str(v.get("check"))) in process_checks():
+        return [{**v, "rejudged": KEPT_PROCESS}]
+    judged = judge(Path(case.files["transcript.jsonl"]), readings, config)
+    index, rule = v.get("index"), v.get("rule")
+    found = list(judged.violations)
+    if v.get("kind") == "liveness":  # still owed when its transcript ends: as recorded
+        found += judged.still_open
+    same = sorted((x for x in found if x.get("rule") == rule),
+                  key=lambda x: (x.get("index") != index, x.get("level") != Level.FAIL))
+    if same:  # the rule still holds it (at its message, or where a reading now puts it)
+        return [same[0]]
+    here = [x for x in found if x.get("index") == index]
+    # the same message judged under another rule now; on an excerpt another rule's verdict
+    # there may come from what was left out, not from the agent
+    if here and not judged.gapped:
+        return here
+    known = RULES.get(str(rule))
+    if known is not None and not known.active(readings):
+        return []  # no such rule in this revision, or under these readings
+    if not judged.gapped:
+        return []
+    if own is not None and own != readings and any(
+            x.get("rule") == rule for x in judge(Path(case.files["transcript.jsonl"]), own,
+                                                 config).violations):
+        return []  # the excerpt shows it under the run's readings; this reading does not
+    return [{**v, "rejudged": KEPT_EXCERPT}]
+
+
+def rejudged_report(report: Mapping[str, Any], row_dir: Path, readings: Readings,
+                    own: Readings | None = None) -> dict[str, Any]:
+    """The run's report with the verdicts its recorded findings have now (``own``: the run's
+    readings, when ``readings`` are others)."""
+    config = report.get("config") or {}
+    kept = {ce["rule"]: ce for ce in report.get("counterexamples") or []}
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    for case in cases_of(report, row_dir):
+        for v in verdicts_on(case, readings, config, own):
+            level = str(v["level"])
+            ce = kept.get(str(v["rule"]))
+            if level == Level.FAIL and (ce or {}).get("standing") == SHARED_ONLY:
+                level = Level.WARN.value  # seen once on a shared process, never fresh
+            key = (str(v["rule"]), level)
+            if key not in found:
+                found[key] = {**v, "level": level, "files": dict(case.files or {}),
+                              "seen": int(case.violation.get("seen") or 1),
+                              "judged_on": str(case.violation["rule"])}
+    counterexamples = []
+    for (rule, level), v in found.items():
+        if level != Level.FAIL:
+            continue
+        ce = kept.get(rule)
+        if ce is not None and v["judged_on"] == rule:  # its own counterexample: as recorded
+            counterexamples.append({**ce, "files": v["files"], "message": v["message"]})
+        else:  # the current code's rule for what the run reported under another
+            counterexamples.append({"rule": rule, "message": v["message"], "files": v["files"],
+                                    "notes": [f"the run reported it as {v['judged_on']}"]})
+    stats = {r["id"]: RuleStat(exercised=int(r.get("exercised") or 0))
+             for r in report.get("rules") or []}
+    for (rule, level), v in found.items():
+        st = stats.setdefault(rule, RuleStat())
+        st.exercised = max(st.exercised, 1)
+        if level == Level.FAIL:
+            st.violations += int(v["seen"])
+        else:
+            st.warnings += int(v["seen"])
+    violations = sorted(found.values(), key=lambda v: (v["level"] != Level.FAIL, v["rule"]))
+    failures = sum(v["level"] == Level.FAIL for v in violations)
+    spec = dict(report.get("spec") or {})
+    if spec.get("revision") != readings.revision:
+        spec = {"revision": readings.revision, "requested": readings.revision,
+                "evidence": f"re-judged under spec revision {readings.revision}"}
+    return {**report, "violations": violations, "counterexamples": counterexamples,
+            "rules": rules_section(stats, readings), "spec": spec,
+            "readings": readings.as_dict(), "readings_changed": readings.changed(),
+            "verdict": "fail" if failures else (
+                report.get("verdict") if report.get("verdict") == "error" else "pass"),
+            "summary": {**(report.get("summary") or {}), "failures": failures,
+                        "warnings": len(violations) - failures}}
+
+
+def rejudge_row(row: Mapping[str, Any], base: Path, extra: Sequence[str] = (),
+                spec: str | None = None) -> dict[str, Any]:
+    """``row`` rebuilt from its run's report with the current code's verdicts; a row with
+    no report (unavailable, not installed, an error before any report) stays as it is, and so
+    does a row of another protocol than ``spec``'s."""
+    if not row.get("report") or row.get("status") not in (RowStatus.RAN, RowStatus.ERROR):
+        return _refreshed(row)
+    if spec is not None and revisions.get(spec).protocol != int(row["protocol"]):
+        return {**row, "rejudged": f"not judged under {spec} (a revision of another protocol)"}
+    path = base / str(row["report"])
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise RejudgeError(f"row {row['key']}: its report {path} cannot be read ({exc})") \
+            from None
+    readings, moot = readings_of(report, extra, spec)
+    own = readings_of(report)[0] if extra or spec else None
+    again = rejudged_report(report, path.parent, readings, own)
+    out_dir = base / str(row["out"]) if row.get("out") else path.parent
+    new = row_from_report(target_of(row), again, base, path, out_dir)
+    for key in ("exit", "created", "reused", "acp_model"):  # the run's, not the judging's
+        if key in row:
+            new[key] = row[key]
+    if moot:
+        new["rejudged"] = f"{', '.join(moot)}: decided by {readings.revision} itself"
+    return new
+
+
+def _refreshed(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A row that never ran, with its profile's reason as the profile gives it now."""
+    from acp_model.profiles import PROFILES
+
+    profile = PROFILES.get(str(row.get("agent")))
+    if row.get("status") != RowStatus.UNAVAILABLE or profile is None \
+            or not profile.unavailable or profile.version != row.get("version"):
+        return dict(row)
+    return {**row, "reason": profile.unavailable,
+            **({"reason_short": profile.unavailable_short} if profile.unavailable_short
+               else {})}
+
+
+def rejudge(doc: Mapping[str, Any], base: Path, extra: Sequence[str] = (),
+            spec: str | None = None) -> dict[str, Any]:
+    """The whole matrix judged again; with ``extra`` readings or another ``spec`` the
+    document also says what it was judged under and what changed against ``doc`` as the
+    current code judges it with the run's own readings (``compare``)."""
+    rows = [rejudge_row(r, base, extra, spec) for r in doc.get("rows") or []]
+    settings = dict(doc.get("settings") or {})
+    new = {**document(rows, settings), **{k: v for k, v in doc.items()
+                                         if k in ("history", "format")}}
+    new["judged_by"] = {"version": __version__, "readings": list(extra), "spec": spec}
+    if extra or spec:
+        today = rejudge(doc, base)
+        new["compare"] = {"against": "today's verdicts (the run's own readings)",
+                          "changes": compare(today, new)}
+    return new

@@ -1,0 +1,68 @@
+"""The wire lines that prove a finding, numbered as its proof cites them.
+
+A violation names the offending message (``index``) and the records its proof rests on
+(``evidence``: message number and role). These are the lines a maintainer reads: each cited
+record of the transcript with its number, direction, one-line description and role; records
+between two cited ones are shown when there are few of them, otherwise a ``...`` line says how
+many were skipped (the file has them all).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from acp_model.trace.describe import summarize
+from acp_model.trace.format import Record, TraceError, numbers_of, read_trace
+
+BRIDGE = 3  # at most this many records between two cited ones are shown, not skipped
+OFFENDING_ROLE = "the offending message"
+
+
+def cited(index: Any, evidence: Sequence[Mapping[str, Any]]) -> dict[int, str]:
+    """Message number -> role, the offending message last among equals."""
+    roles = {int(e["index"]): str(e.get("role") or "") for e in evidence
+             if isinstance(e.get("index"), int)}
+    if isinstance(index, int):
+        roles[index] = OFFENDING_ROLE
+    return roles
+
+
+def proof_lines(records: Sequence[Record | dict[str, Any]], index: Any,
+                evidence: Sequence[Mapping[str, Any]]) -> list[str]:
+    """``#N  C->A  description  <- role`` for each cited record (``>>`` before the offending
+    one), with short stretches between them and a skip line for long ones."""
+    numbers = numbers_of(records)
+    roles = cited(index, evidence)
+    at = [pos for pos, n in enumerate(numbers) if n in roles]
+    if not at:
+        return []
+    shown: list[int] = []
+    for a, b in zip(at, [*at[1:], None], strict=True):
+        shown.append(a)
+        if b is not None and b - a - 1 <= BRIDGE:
+            shown.extend(range(a + 1, b))
+    texts = summarize(records)
+    out: list[str] = []
+    for k, pos in enumerate(shown):
+        if k and pos != shown[k - 1] + 1:
+            skipped = numbers[pos] - numbers[shown[k - 1]] - 1
+            out.append(f"   ...   ({skipped} message(s) between)")
+        direction, text = texts[pos]
+        role = roles.get(numbers[pos])
+        mark = ">>" if role == OFFENDING_ROLE else "  "
+        arrow = "C->A" if direction == "c2a" else "A->C"
+        out.append(f"{mark} #{numbers[pos]:<5} {arrow}  {text}"
+                   + (f"   <- {role}" if role else ""))
+    return out
+
+
+def proof_from_file(path: Path, index: Any, evidence: Sequence[Mapping[str, Any]]
+                    ) -> list[str]:
+    """:func:`proof_lines` of a stored transcript (none when it cannot be read)."""
+    try:
+        records = read_trace(path)
+    except TraceError:
+        return []
+    return proof_lines(records, index, evidence)

@@ -1,0 +1,100 @@
+"""The proxy's hand-off to its judge (``relay.JudgeFeed``): the wire never waits for the judge.
+
+A judge that reads nothing stands for one that fell behind: every ``put`` returns at once,
+once ``cap`` bytes wait the judge is cut off, and what it does get is whole frames, in order:
+a prefix of the chunks, then the ends of the directions and of the session.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+from acp_model.proxy.relay import A2C, C2A, END, HEADER, JudgeFeed
+
+CHUNK = b"x" * 60_000
+CAP = 256 * 1024
+
+
+def _frames(data: bytes) -> list[tuple[int, float, bytes]]:
+    out, at = [], 0
+    while at < len(data):
+        kind, t, size = HEADER.unpack_from(data, at)
+        at += HEADER.size
+        out.append((kind, t, data[at:at + size]))
+        at += size
+    assert at == len(data), "a frame was cut"
+    return out
+
+
+def test_a_judge_that_falls_behind_is_cut_off_and_never_blocks_the_wire() -> None:
+    r, w = os.pipe()
+    feed = JudgeFeed(w, CAP)
+    for n in range(100):  # 6 MB: far past the pipe and the cap; a blocking put hangs here
+        feed.put(A2C, float(n), CHUNK)
+        assert feed.waiting <= CAP + HEADER.size + len(CHUNK)
+    assert feed.overflowed
+    feed.put(C2A, 100.0, b"x")  # cut off: not sent
+    feed.put(A2C, 101.0, b"")  # the ends still are
+    feed.put(C2A, 102.0, b"")
+    feed.put(END, 103.0, b"{}")
+    got = bytearray()
+
+    def judge() -> None:  # the judge catches up at last
+        while data := os.read(r, 1 << 16):
+            got.extend(data)
+
+    reader = threading.Thread(target=judge)
+    reader.start()
+    assert feed.close(timeout=60)
+    reader.join(60)
+    os.close(r)
+    frames = _frames(bytes(got))
+    chunks = [f for f in frames if f[2] == CHUNK]
+    assert 0 < len(chunks) < 100
+    assert [t for _, t, _ in chunks] == [float(n) for n in range(len(chunks))]  # a prefix
+    assert frames[len(chunks):] == [(A2C, 101.0, b""), (C2A, 102.0, b""), (END, 103.0, b"{}")]
+
+
+def test_a_judge_that_keeps_up_gets_every_chunk_in_order() -> None:
+    r, w = os.pipe()
+    feed = JudgeFeed(w, CAP)
+    got = bytearray()
+
+    def judge() -> None:
+        while data := os.read(r, 1 << 16):
+            got.extend(data)
+
+    reader = threading.Thread(target=judge)
+    reader.start()
+    sent = [(C2A if n % 3 else A2C, float(n), os.urandom(n * 37 % 5000)) for n in range(300)]
+    for kind, t, data in sent:
+        feed.put(kind, t, data)
+    feed.put(END, 300.0, b"{}")
+    assert feed.close(timeout=60)
+    reader.join(60)
+    os.close(r)
+    assert not feed.overflowed
+    assert _frames(bytes(got)) == [*sent, (END, 300.0, b"{}")]
+
+
+def test_a_judge_that_exits_leaves_the_wire_alone() -> None:
+    r, w = os.pipe()
+    feed = JudgeFeed(w, CAP)
+    os.close(r)  # the judge process is gone
+    for n in range(50):
+        feed.put(A2C, float(n), CHUNK)
+    assert feed.lost
+    feed.close(timeout=5)
+
+
+def test_a_judge_that_never_reads_is_given_up_at_the_end() -> None:
+    r, w = os.pipe()
+    feed = JudgeFeed(w, CAP)
+    for n in range(40):  # more than the pipe holds: a backlog waits
+        feed.put(A2C, float(n), CHUNK)
+    assert feed.waiting
+    assert feed.close(timeout=0.3) is False  # it did not take everything in time
+    assert feed.lost and not feed.thread.is_alive()
+    feed.put(A2C, 41.0, CHUNK)  # after the end: nothing, and no error
+    os.close(r)
