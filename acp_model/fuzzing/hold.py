@@ -24,7 +24,7 @@ from collections import defaultdict, deque
 from dataclasses import dataclass
 from typing import Any
 
-from acp_model.fuzzing.schedule import PLACED, Event, Key, Schedule, event_key
+from acp_model.fuzzing.schedule import PLACED, Boundary, Event, Key, Schedule, event_key
 
 HOLD_DEADLINE = 5.0  # seconds a recorded event may be late at most (default: the run's deadline)
 # A recorded event the replay does not bring is left out once it is this late: the time it
@@ -273,12 +273,14 @@ class Hold:
         self._mark(k)
 
     def _anchor(self, k: int) -> int | None:
-        """The last input or look recorded before ``k``: what ``k`` came after, in time."""
-        return next((a for a in range(k - 1, -1, -1) if self.events[a].boundary.ours), None)
+        """The last input recorded before ``k`` (a write or a model release: what the agent
+        saw last; the client's looks are not the agent's to see)."""
+        return next((a for a in range(k - 1, -1, -1)
+                     if self.events[a].boundary in (Boundary.WRITE, Boundary.RELEASE)), None)
 
     def allowance(self, k: int) -> float:
-        """How late recorded event ``k`` may be, after the replay's last input or look
-        before it, before it is left out: the time it took after that one in the recording,
+        """How late recorded event ``k`` may be, after the replay's last input before it,
+        before it is left out: the time it took after that one in the recording,
         :data:`SLOWER` times over, plus :data:`FLOOR` (at most the deadline)."""
         anchor = self._anchor(k)
         took = self.events[k].t - (self.events[anchor].t if anchor is not None else 0.0)
