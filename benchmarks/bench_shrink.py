@@ -12,6 +12,8 @@ Run: ``python benchmarks/bench_shrink.py [--racy | --only NAMES] [--agents NAMES
 * Real agents (``--agents codex-acp,opencode,mistral-vibe``, installed with ``acp-model agents
   install``; ``NAME:v1`` for a protocol): one fuzz run of ``--budget`` seconds each, then every
   failure as above. One at a time; ``--lock`` holds the shared machine's heavy lock per run.
+  ``--reports PATH...`` reads real agents' rows from fuzz reports already written instead
+  (``acp-model fuzz --agent NAME --report PATH`` runs, or a matrix folder).
 
 Printed: per counterexample its client actions, the rates held and free, whether minimizing
 reached its fixpoint (or the stage it stopped at); then the median and largest
@@ -96,6 +98,19 @@ def real_agent(spec: str, seed: int, replays: int, minimize: float, budget: floa
                      "seconds": round(time.monotonic() - started, 1)}]
 
 
+def _from_reports(paths: list[str]) -> list[dict[str, Any]]:
+    """Real agents' rows from fuzz reports already written (``benchmarks/reproduction.py``
+    reads them the same way)."""
+    from benchmarks.reproduction import reports, rows
+
+    return [{"source": f"{r['agent'].strip()} ({r['run']})", "rule": r["rule"], "found": True,
+             "seconds": "-", "actions": r["actions"], "held": r["held"],
+             "held_runs": r["held_runs"], "free": r["free"], "free_runs": r["free_runs"],
+             "fixpoint": r["fixpoint"], "stage": r["stage"], "minimize_s": r["minimize_s"],
+             "trials": r["trials"], "standing": r["standing"]}
+            for r in rows(reports(paths))]
+
+
 def _line(row: dict[str, Any]) -> str:
     if not row["found"]:
         return f"  {row['source']:32} {row['rule']:14} NOT FOUND  ({row['seconds']} s)"
@@ -157,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--agents", default="",
                    help="comma-separated real agents (NAME or NAME:v1), one at a time")
     p.add_argument("--budget", type=float, default=120.0, help="seconds per real agent run")
+    p.add_argument("--reports", nargs="*", default=[], metavar="PATH",
+                   help="real agents' fuzz reports (files, or folders holding them) to read")
     p.add_argument("--lock", help="hold flock LOCK for each run (a shared machine)")
     p.add_argument("--json", help="also write the rows here")
     args = p.parse_args(argv)
@@ -176,7 +193,9 @@ def main(argv: list[str] | None = None) -> int:
                 for row in future.result():
                     zoo.append(row)
                     print(_line(row), flush=True)
-    real: list[dict[str, Any]] = []
+    real: list[dict[str, Any]] = [*_from_reports(args.reports)]
+    for row in real:
+        print(_line(row))
     for spec in agents:
         print(f"{spec}:")
         for row in real_agent(spec, seeds[0], args.replays, args.minimize_budget,
@@ -199,7 +218,8 @@ def main(argv: list[str] | None = None) -> int:
              if r["found"] else "-", r["seconds"]] for r in rows]},
             parameters={"seeds": seeds, "jobs": args.jobs, "replays": args.replays,
                         "minimize_budget": args.minimize_budget, "only": args.only,
-                        "racy": args.racy, "agents": agents, "budget": args.budget})
+                        "racy": args.racy, "agents": agents, "budget": args.budget,
+                        "reports": args.reports})
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
     return 0
