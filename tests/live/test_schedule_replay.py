@@ -132,3 +132,55 @@ def test_acp_model_replay_holds_to_the_schedule_beside_the_file_unless_free(
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "acp_model", *args], capture_output=True,
                           text=True, timeout=240)
+
+
+OWN_TOOLS = Path(__file__).resolve().parents[1] / "hostile" / "own_tools_agent.py"
+
+
+def _own_tools_program() -> list[Action]:
+    """A long-running command the scripted model asks for, allowed, then at once a cancel:
+    whether it meets the command running (the agent reported it in_progress) or not yet is the
+    agent's timing."""
+    return [from_json(a) for a in (
+        {"op": "new_session"},
+        {"op": "prompt", "s": 0, "blocks": [{"type": "text", "text": "build"}],
+         "model": [{"reply": "tools", "tool": "long", "count": 1}]},
+        {"op": "wait", "s": 0, "mode": "settled"},
+        {"op": "answer", "s": 0, "outcome": "allow", "newest": True},
+        {"op": "cancel", "s": 0, "sync": True})]
+
+
+def _met_running_command(outcome: ReplayOutcome) -> bool:
+    running = cancel = None
+    for n, rec in enumerate(outcome.records):
+        msg = rec.get("msg") or {}
+        update = (msg.get("params") or {}).get("update") or {}
+        if running is None and update.get("status") == "in_progress":
+            running = n
+        if cancel is None and msg.get("method") == "session/cancel":
+            cancel = n
+    return running is not None and cancel is not None and running < cancel
+
+
+def test_a_held_replay_of_an_agent_behind_the_scripted_model_meets_its_recorded_race(
+        ) -> None:
+    """Behind the scripted model (an agent with tools of its own): once a free run's cancel
+    met the running command, every replay held to that run's schedule does: the model's tool
+    call, the permission's answer, the agent's in_progress report, then the cancel."""
+    from acp_model.fuzzing.backend import backend
+    from acp_model.spec.readings import DEFAULT
+
+    cfg = FuzzConfig([sys.executable, str(OWN_TOOLS)], protocol=1, model_api="openai-chat",
+                     spec="v1", readings=DEFAULT.parse(["SPEC=v1"]), deadline=3.0)
+    program = _own_tools_program()
+    with backend(cfg) as running:
+        met = None
+        for _ in range(30):  # until a free run's cancel meets the command running
+            met = replay_once(running, program, None)
+            if _met_running_command(met):
+                break
+        assert met is not None and _met_running_command(met) and met.schedule is not None
+        assert any("released tool 1" in text for _, text in met.model)
+        held = [replay_once(running, program, None, schedule=met.schedule) for _ in range(6)]
+    assert all(o.held and _met_running_command(o) for o in held), \
+        [(_met_running_command(o), o.divergence) for o in held]
