@@ -34,7 +34,7 @@ from acp_model.report.html import (
 from acp_model.report.reach import reach_json
 from acp_model.report.sarif import Located
 from acp_model.report.sequence_svg import OFFENDING
-from acp_model.report.text import counterexample_name
+from acp_model.report.text import counterexample_name, reproduction_phrase
 from acp_model.spec.rules import RULES
 from acp_model.trace.describe import summarize
 from acp_model.trace.format import numbered_lines
@@ -47,18 +47,12 @@ SHARED_ONLY = "seen on a shared agent process only, not reproduced"
 def reproduction_text(found: Found) -> str:
     """How often the reported program reproduced in fresh processes: held to its recorded
     schedule (the headline) and free-running; "not replayed" for what never ran."""
-    return reproduction_phrase(found.reproduced, found.replays, found.free_reproduced,
-                               found.free_replays)
+    return _in_fresh(reproduction_phrase(found.reproduced, found.replays,
+                                         found.free_reproduced, found.free_replays))
 
 
-def reproduction_phrase(held: int, held_runs: int, free: int, free_runs: int) -> str:
-    parts = []
-    if held_runs:
-        parts.append(f"reproduced {held}/{held_runs} under the recorded schedule")
-    if free_runs:
-        parts.append(f"{free}/{free_runs} free-running" if held_runs
-                     else f"reproduced {free}/{free_runs} free-running")
-    return ", ".join(parts) + " in fresh agent processes" if parts else "not replayed"
+def _in_fresh(phrase: str) -> str:
+    return phrase if phrase == "not replayed" else f"{phrase} in fresh agent processes"
 
 
 def minimize_text(found: Found) -> str | None:
@@ -437,9 +431,10 @@ def merged_html(report: dict[str, Any]) -> str:
         ce = kept.get(v["rule"]) if v.get("level") == Level.FAIL else None
         if ce is not None:
             files = ce.get("files") or {}
-            facts = [("reproduced", reproduction_phrase(
+            facts = [("reproduced", _in_fresh(reproduction_phrase(
                 int(ce.get("reproduced") or 0), int(ce.get("replays") or 0),
-                int(ce.get("free_reproduced") or 0), int(ce.get("free_replays") or 0))),
+                int(ce.get("free_reproduced") or 0), int(ce.get("free_replays") or 0),
+                held="free_replays" in ce))),
                 *case.facts]
             facts += [("transcript", files["transcript.jsonl"])] \
                 if "transcript.jsonl" in files else []

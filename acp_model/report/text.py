@@ -40,6 +40,21 @@ def counterexample_name(reproduced: int, replays: int, minimal: bool | None = No
     return "unverified counterexample" if replays else "counterexample (not replayed)"
 
 
+def reproduction_phrase(hits: int, runs: int, free: int = 0, free_runs: int = 0, *,
+                        held: bool = True) -> str:
+    """How often fresh agent processes reproduced a counterexample: ``runs`` replays held to
+    its recorded schedule (``held``: a report that says so) and ``free_runs`` free-running;
+    "not replayed" when none ran (never "0/0")."""
+    parts = []
+    if runs:
+        parts.append(f"reproduced {hits}/{runs}" + (" under the recorded schedule" if held
+                                                    else ""))
+    if free_runs:
+        parts.append(f"{free}/{free_runs} free-running" if runs
+                     else f"reproduced {free}/{free_runs} free-running")
+    return ", ".join(parts) if parts else "not replayed"
+
+
 def rule_markup(rule_id: str) -> str:
     """A rule ID in bold, linked to its entry in the docs' rule catalogue (a terminal that
     knows hyperlinks makes it clickable; elsewhere it is plain text)."""
@@ -58,11 +73,10 @@ def counterexample_line(ce: Mapping[str, Any], tail: str = "") -> str:
                                minimal)
     if ce.get("standing") == "shared-only":
         name = "warning: seen on a shared process only, not reproduced; its program"
-    rate = str(ce.get("reproduction") or "not replayed")
-    rate = "not replayed" if rate == "0/0" else f"reproduced {rate}"
-    if ce.get("free_replays"):
-        rate += (f" under the recorded schedule, {ce.get('free_reproduced', 0)}/"
-                 f"{ce['free_replays']} free-running")
+    rate = reproduction_phrase(int(ce.get("reproduced") or 0), int(ce.get("replays") or 0),
+                               int(ce.get("free_reproduced") or 0),
+                               int(ce.get("free_replays") or 0),
+                               held="free_replays" in ce)
     return (f"{rule_markup(str(ce['rule']))}: {name} of {steps} client action(s), "
             f"{escape(rate)}" + (f" {escape(tail)}" if tail else ""))
 
