@@ -423,29 +423,53 @@ def cmd_replay(args: argparse.Namespace, console: Console) -> int:
                      auth_method=doc.get("auth_method"), client=client_from_json(doc.get("client")))
     if profile is not None:  # the profiled agent the file was written for, set up as then
         cfg = dataclasses.replace(profile_config(cfg, profile), deadline=cfg.deadline)
+    schedule = None if args.free else _schedule_of(path, doc)
     with backend(cfg, profile) as running:
-        return _replays(args, doc, running, actions, console)
+        return _replays(args, doc, running, actions, console, schedule)
+
+
+def _schedule_of(path: Path, doc: dict[str, Any]) -> Any:
+    """The boundary schedule the replay file names (beside it), None when it has none."""
+    from acp_model.fuzzing.schedule import Schedule, ScheduleError
+
+    name = doc.get("schedule")
+    if not isinstance(name, str):
+        return None
+    where = path.parent / name
+    try:
+        return Schedule.from_json(read_json(where, "schedule file"))
+    except ScheduleError as exc:
+        raise UsageError(f"{where}: {exc} (--free replays without it)") from None
 
 
 def _replays(args: argparse.Namespace, doc: dict[str, Any], cfg: FuzzConfig,
-             actions: list[Any], console: Console) -> int:
+             actions: list[Any], console: Console, schedule: Any = None) -> int:
     from acp_model.fuzzing.shrink import replay_once
 
     rule = doc.get("rule")
     hits = 0
     errors = []
+    diverged = []
     shown = None  # the run the HTML page draws: the first that reproduced, else the last
+    how = "under the recorded schedule" if schedule is not None else "free-running"
+    console.print(f"{args.runs} fresh-process replay(s) {how}"
+                  + ("" if schedule is not None or args.free else
+                     " (the replay file names no schedule)"))
     for n in range(args.runs):
-        outcome = replay_once(cfg, actions, rule)
+        outcome = replay_once(cfg, actions, rule, schedule=schedule)
         hits += outcome.reproduced
         if shown is None or not shown.reproduced:
             shown = outcome
         if outcome.error:
             errors.append(outcome.error)
+        if outcome.divergence:
+            diverged.append(outcome.divergence)
         seen = sorted({v.rule for v in outcome.violations})
         console.print(f"run {n + 1}: {'reproduced' if outcome.reproduced else 'not reproduced'}"
-                      + (f" (failures: {', '.join(seen)})" if seen else ""))
-    console.print(f"[bold]reproduced {hits}/{args.runs}[/] ({rule})")
+                      + (f" (failures: {', '.join(seen)})" if seen else "")
+                      + (f"; left its schedule: {escape(outcome.divergence)}"
+                         if outcome.divergence and not outcome.reproduced else ""))
+    console.print(f"[bold]reproduced {hits}/{args.runs} {how}[/] ({rule})")
     for err in sorted(set(errors)):
         console.print(f"note: {escape(err)}")
     if args.html and shown is not None:
@@ -505,8 +529,9 @@ def _generation_options(p: Any) -> None:
                    help="client actions per example, at most (default 30)")
     p.add_argument("--seed", type=int, help="seed the generator (same seed: same programs)")
     p.add_argument("--time-budget", type=positive_float, default=300.0, metavar="S",
-                   help="bound the whole run to S seconds (generation, minimizing, replays; "
-                        "closing and writing fit in max(10%%, 10 s) more) (default 300)")
+                   help="bound the search to S seconds (the probe and generation); each "
+                        "failure then gets its own --minimize-budget, and closing and writing "
+                        "fit in max(10%%, 10 s) more (default 300)")
     p.add_argument("--deadline", type=positive_float, default=3.0, metavar="S",
                    help="how long to wait for something the agent owes (a response, the idle "
                         "after a cancel) before it is a liveness failure (default 3)")
@@ -515,11 +540,13 @@ def _generation_options(p: Any) -> None:
     p.add_argument("--max-sessions", type=int_at_least(1), default=3,
                    help="sessions per example, at most (default 3)")
     p.add_argument("--replay-runs", type=int_at_least(1), default=5,
-                   help="fresh-process replays of each minimal counterexample (default 5)")
+                   help="fresh-process replays of each counterexample held to its recorded "
+                        "schedule, and as many free-running (default 5)")
     p.add_argument("--minimize-budget", type=positive_float, default=60.0, metavar="S",
-                   help="seconds per failure for minimizing its counterexample against fresh "
-                        "agent processes, at most: each failure also gets no more than its "
-                        "share of what --time-budget leaves (default 60)")
+                   help="each failure's own budget after the search: at most S seconds to "
+                        "minimize its counterexample against fresh agent processes (to the "
+                        "fixpoint: no action can go, no content be simpler), and as many for "
+                        "its replays (default 60)")
     p.add_argument("--stop-on", type=rule_ids, default=frozenset(), metavar="RULE[,RULE]",
                    help="stop generating once each of these rules has failed (then minimize "
                         "and replay as usual): a bisect or a known bug needs no full budget")
@@ -620,7 +647,10 @@ def _register_replay(sub: Any) -> None:
     p = sub.add_parser(
         "replay", help="re-run a counterexample and report how often it reproduces",
         description="Replay the client actions of a replay file against fresh agent "
-        "processes. Exit 1 when the failure reproduced at least once, 0 when it never did.",
+        "processes, each held to the boundary schedule recorded beside it (schedule.json: "
+        "every client write and model release waits until what preceded it in the recording "
+        "has happened; --free lets the agent's timing fall as it may). Exit 1 when the "
+        "failure reproduced at least once, 0 when it never did.",
         epilog="example: acp-model replay out/CANCEL-07/replay.json --runs 10",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("replay_file", help="replay.json written by acp-model fuzz --out")
@@ -629,6 +659,10 @@ def _register_replay(sub: Any) -> None:
     p.add_argument("--runs", type=int_at_least(1), default=10, help="replays (default 10)")
     p.add_argument("--deadline", type=positive_float, metavar="S",
                    help="override the deadline stored in the replay file")
+    p.add_argument("--free", action="store_true",
+                   help="replay free-running: without holding the replay to the boundary "
+                        "schedule recorded beside the file (schedule.json), as the agent's "
+                        "timing falls")
     add_reading_option(p, stored=True)
     p.add_argument("agent", nargs="*", metavar="-- AGENT_CMD",
                    help="the agent's command line after '--' (default: the one in the file)")

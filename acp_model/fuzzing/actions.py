@@ -174,7 +174,7 @@ class Prompt(SessionAction):
         """The request's params; behind a scripted model the turn's script is registered."""
         blocks = _in_workspace(self.blocks, client.cwd)
         if client.model is not None:
-            tag = client.model.register(self.model, sid)
+            tag = client.model.register(self.model, sid, gate=client.schedule)
             client.turn_started(tag)
             blocks = _tagged(blocks, tag_text(tag))
         params: dict[str, Any] = {"sessionId": sid, "prompt": blocks}
@@ -389,7 +389,7 @@ class LoadSession(SessionAction):
         v1 = revisions.get(client.monitor.rev).protocol == 1
         wanted = ("session/load", "session/resume") if self.replay or not v1 \
             else ("session/resume", "session/load")
-        method = next((m for m in wanted if m in client.reloads), None)
+        method = next((m for m in wanted if m in client.handshake.reloads), None)
         if idx is None or method is None:
             return
         params: dict[str, Any] = {"sessionId": client.sessions[idx].sid, "cwd": client.cwd,

@@ -3,8 +3,8 @@
 For each distinct failure ``--out DIR`` receives ``DIR/<rule>/``:
 ``transcript.jsonl`` (the full wire transcript in the ``acp-model check`` trace format),
 ``counterexample.txt`` (client actions and agent messages, the offending one marked),
-``sequence.mmd`` (the same as a Mermaid ``sequenceDiagram``) and ``replay.json`` (for
-``acp-model replay``).
+``sequence.mmd`` (the same as a Mermaid ``sequenceDiagram``), ``replay.json`` (for
+``acp-model replay``) and ``schedule.json`` (the boundary schedule a replay is held to).
 """
 
 from __future__ import annotations
@@ -35,12 +35,46 @@ from acp_model.report.html import (
 from acp_model.report.reach import reach_json
 from acp_model.report.sarif import Located
 from acp_model.report.sequence_svg import OFFENDING
-from acp_model.report.text import counterexample_name
+from acp_model.report.text import counterexample_name, reproduction_phrase
 from acp_model.spec.rules import RULES, strength_shown
 from acp_model.trace.describe import summarize
 from acp_model.trace.format import numbered_lines
 
 REPLAY_FORMAT = "acp-model-replay/1"
+SCHEDULE_FILE = "schedule.json"
+SHARED_ONLY = "seen on a shared agent process only, not reproduced"
+
+
+def reproduction_text(found: Found) -> str:
+    """How often the reported program reproduced in fresh processes: held to its recorded
+    schedule (the headline) and free-running; "not replayed" for what never ran."""
+    return _in_fresh(reproduction_phrase(found.reproduced, found.replays,
+                                         found.free_reproduced, found.free_replays))
+
+
+def _in_fresh(phrase: str) -> str:
+    return phrase if phrase == "not replayed" else f"{phrase} in fresh agent processes"
+
+
+def minimize_text(found: Found) -> str | None:
+    """Why the program is not called minimal (None: it is the fixpoint's, or minimizing
+    never ran)."""
+    m = found.minimize
+    if not m:
+        return None
+    if not m.get("fixpoint"):
+        return (f"not proven minimal: minimizing stopped at its {m['stage']} stage after "
+                f"{m['seconds']:g} s of its {m['budget']:g} s (--minimize-budget)")
+    if m.get("steps") not in (None, len(found.actions)):
+        return (f"not the minimal program ({m['steps']} actions, reached at the fixpoint): "
+                "a longer one that reproduces more often")
+    return None
+
+
+def shared_only_text(found: Found) -> str:
+    return (f"{SHARED_ONLY} in {found.fresh_runs} fresh-process replay(s) (held to its "
+            "recorded schedule and free-running): reported as a warning, with the proof the "
+            "shared process gave")
 
 
 def counterexample_records(found: Found) -> tuple[list[dict[str, Any]], int]:
@@ -66,6 +100,8 @@ def counterexample_text(found: Found, cfg: FuzzConfig) -> str:
     rule = RULES[found.violation.rule]
     records, offending = counterexample_records(found)
     warning = found.violation.level != Level.FAIL
+    shared = not found.stands
+    minimized = minimize_text(found)
     lines = [
         f"acp-model {'warning, first sighting' if warning else 'counterexample'}: {rule.id} "
         f"({strength_shown(rule.id, rule.strength_under(cfg.readings))}"
@@ -77,13 +113,18 @@ def counterexample_text(found: Found, cfg: FuzzConfig) -> str:
         + (f" ({cfg.decision.evidence})" if cfg.decision is not None else ""),
         f"  agent: {' '.join(cfg.argv)}",
         "  the program as run: neither shrunk nor replayed" if warning else
-        f"  reproduced {found.reproduced}/{found.replays} in fresh agent processes"
+        f"  {reproduction_text(found)}"
         + ("" if found.verified else " (UNVERIFIED: no fresh-process replay showed it)"),
+        *([f"  WARNING, not a failure: {shared_only_text(found)}"] if shared else []),
+        *([f"  {minimized}"] if minimized and not warning else []),
         "",
         "What went wrong:",
         f"  {found.violation.message}",
         "",
-        "Client actions" + ("" if warning else " (replay.json)") + ":",
+        ("Client actions (minimal: no single action can go, no content be simpler)"
+         if not warning and found.verified and _minimal(found.minimize, len(found.actions))
+         else "Client actions")
+        + ("" if warning else " (replay.json)") + ":",
     ]
     if not found.actions:
         lines.append("  (none: the agent fails while initializing)")
@@ -92,9 +133,12 @@ def counterexample_text(found: Found, cfg: FuzzConfig) -> str:
     lines.append("  then the teardown drains the sessions: cancel what is still busy, answer "
                  "open permissions with cancelled, sync, judge what is still owed")
     lines += ["", "Wire transcript (C->A client to agent, A->C agent to client; >> marks the "
-              "offending message):"]
+              "offending message" + ("; model: what crossed the scripted model's boundary"
+                                    if found.replay_model else "") + "):"]
     numbers = record_numbers(found)
+    model = _model_lines(found)
     for n, (direction, text) in enumerate(summarize(records)):
+        lines += model.get(n, [])
         left_out = numbers[n] - (numbers[n - 1] + 1 if n else 0)
         if left_out:
             lines.append(f"   ...   (#{numbers[n] - left_out}-#{numbers[n] - 1}: {GAP_NOTE})")
@@ -103,9 +147,21 @@ def counterexample_text(found: Found, cfg: FuzzConfig) -> str:
         lines.append(f"{mark} #{numbers[n]:<4} {arrow}  {text}")
         if n == offending:
             lines.append(f"{'':9}^ {rule.id}: {found.violation.message}")
+    lines += [line for at in sorted(model) if at >= len(records) for line in model[at]]
     for note in found.notes:
         lines += ["", f"note: {note}"]
     return "\n".join(lines) + "\n"
+
+
+def _model_lines(found: Found) -> dict[int, list[str]]:
+    """The scripted model's side of the replay shown, by the record it came before: what the
+    agent asked its model and when the model answered, among the wire's messages."""
+    if found.replay_records is None:
+        return {}
+    out: dict[int, list[str]] = {}
+    for at, text in found.replay_model:
+        out.setdefault(at, []).append(f"{'':9}model: {text}")
+    return out
 
 
 def sequence_text(found: Found) -> str:
@@ -119,6 +175,8 @@ def sequence_text(found: Found) -> str:
 def replay_document(found: Found, cfg: FuzzConfig) -> dict[str, Any]:
     return {
         "format": REPLAY_FORMAT,
+        # the boundary schedule beside it: ``acp-model replay`` holds the replay to it
+        **({"schedule": SCHEDULE_FILE} if found.schedule is not None else {}),
         "rule": found.rule,
         "message": found.violation.message,
         "actions": [a.to_json() for a in found.actions],
@@ -170,6 +228,10 @@ def _write_case(folder: Path, found: Found, cfg: FuzzConfig, *, replay: bool
         (folder / "replay.json").write_text(
             json.dumps(replay_document(found, cfg), indent=2) + "\n", encoding="utf-8")
         names.append("replay.json")
+        if found.schedule is not None:
+            (folder / SCHEDULE_FILE).write_text(json.dumps(found.schedule.to_json()) + "\n",
+                                                encoding="utf-8")
+            names.append(SCHEDULE_FILE)
     return {name: str(folder / name) for name in names}
 
 
@@ -181,7 +243,11 @@ def fuzz_report(result: FuzzResult, files: dict[str, dict[str, str]] | None = No
     rec, cfg, files = result.recorder, result.cfg, files or {}
     violations: list[dict[str, Any]] = []
     for found in rec.found.values():
-        violations.append({**found.violation.to_json(), "seen": found.seen})
+        v = {**found.violation.to_json(), "seen": found.seen}
+        if not found.stands:  # a warning: what a shared process showed once, with its proof
+            v.update(level=Level.WARN, standing="shared-only",
+                     message=f"{v['message']} ({shared_only_text(found)})")
+        violations.append(v)
     for key, v in rec.warnings.items():
         w = {**v.to_json(), "seen": rec.warning_counts[key]}
         if f"warn:{_warning_name(key)}" in files:
@@ -190,7 +256,7 @@ def fuzz_report(result: FuzzResult, files: dict[str, dict[str, str]] | None = No
     stats = rule_stats(result.monitors)
     for found in rec.found.values():  # failures seen at initialize count even if no monitor kept
         st = stats[found.rule]
-        st.violations = max(st.violations, 1)
+        st.violations = max(st.violations, 1) if found.stands else st.violations
         st.exercised = max(st.exercised, 1)
     transitions: dict[str, int] = defaultdict(int)
     for m in result.monitors:
@@ -221,7 +287,9 @@ def fuzz_report(result: FuzzResult, files: dict[str, dict[str, str]] | None = No
 
 
 def _counterexample(found: Found, files: dict[str, str]) -> dict[str, Any]:
-    """A failure's minimal counterexample as the report states it."""
+    """A failure's counterexample as the report states it (docs/reports.md): its rates held
+    to the recorded schedule and free-running, how far minimizing got, and whether it stands
+    on a fresh process."""
     return {
         "rule": found.rule,
         "message": found.violation.message,
@@ -229,9 +297,14 @@ def _counterexample(found: Found, files: dict[str, str]) -> dict[str, Any]:
         "steps": len(found.actions),
         "reproduced": found.reproduced,
         "replays": found.replays,
-        "reproduction": f"{found.reproduced}/{found.replays}",
+        "reproduction": f"{found.reproduced}/{found.replays}" if found.replays
+        else "not replayed",
+        "free_reproduced": found.free_reproduced,
+        "free_replays": found.free_replays,
         "verified": found.verified,
+        "minimize": found.minimize,
         "minimize_cut": found.minimize_cut,
+        "standing": found.standing,
         "first_seen_s": round(found.first_seen, 3),
         "minimal_at_s": round(found.minimal_at, 3),
         "times_seen": found.seen,
@@ -265,12 +338,12 @@ def _config(cfg: FuzzConfig) -> dict[str, Any]:
 
 
 def _program_view(actions: Sequence[Any], reproduced: int, replays: int,
-                  replay_file: str | None) -> dict[str, Any]:
+                  replay_file: str | None, minimal: bool | None = None) -> dict[str, Any]:
     """A counterexample's steps, what they may be called and how to replay them: the
     :class:`Case` fields a run's page and a merged page draw alike."""
     return {"steps": [*Program.of(actions).describe(),
                       "teardown: cancel what is still busy, answer open permissions, sync"],
-            "steps_title": counterexample_name(reproduced, replays).capitalize(),
+            "steps_title": counterexample_name(reproduced, replays, minimal).capitalize(),
             "command": f"acp-model replay {replay_file} --runs 5" if replay_file else
             "acp-model fuzz ... --out DIR writes DIR/<rule>/replay.json for acp-model replay"}
 
@@ -287,16 +360,27 @@ def found_case(found: Found, cfg: FuzzConfig, replay_file: str | None = None) ->
     marks[offending] = OFFENDING
     rule = RULES[found.rule]
     facts = [("statement", rule.statement), ("source", rule.citation_in(cfg.readings.revision)),
-             ("reproduced", f"{found.reproduced}/{found.replays} in fresh agent processes"),
+             ("reproduced", reproduction_text(found)),
+             *([("minimizing", m)] if (m := minimize_text(found)) else []),
+             *([("standing", shared_only_text(found))] if not found.stands else []),
              ("first seen", f"after {found.first_seen:.2f} s; minimal after "
                             f"{found.minimal_at:.2f} s; seen {found.seen} time(s)"),
              *violation_facts(v)]
     facts += [("note", n) for n in found.notes]
     return Case(title=f"{rule.id} ({strength_shown(rule.id, rule.strength_under(cfg.readings))})",
-                level=Level.FAIL,
+                level=Level.FAIL if found.stands else Level.WARN,
                 message=found.violation.message, records=records, marks=marks,
                 numbers=numbers, facts=facts, rule=rule.id,
-                **_program_view(found.actions, found.reproduced, found.replays, replay_file))
+                **_program_view(found.actions, found.reproduced, found.replays, replay_file,
+                                _minimal(found.minimize, len(found.actions))))
+
+
+def _minimal(minimize: Any, steps: int) -> bool | None:
+    """Whether the program of ``steps`` actions is the one minimizing ended with at its
+    fixpoint (None: a report from before it was said)."""
+    if not isinstance(minimize, dict):
+        return None
+    return bool(minimize.get("fixpoint")) and minimize.get("steps") in (None, steps)
 
 
 def sarif_locations(result: FuzzResult, files: dict[str, dict[str, str]] | None = None
@@ -334,7 +418,8 @@ def fuzz_html(result: FuzzResult, report: dict[str, Any],
     transcript = None
     if first is not None:
         case = cases[0]
-        name = counterexample_name(first.reproduced, first.replays)
+        name = counterexample_name(first.reproduced, first.replays,
+                                   _minimal(first.minimize, len(first.actions)))
         transcript = Transcript(case.records, numbers=case.numbers, marks=case.marks,
                                 caption=f"the {name} of {first.rule}")
     return render_html(report, cases=cases, transcript=transcript,
@@ -353,13 +438,17 @@ def merged_html(report: dict[str, Any]) -> str:
         ce = kept.get(v["rule"]) if v.get("level") == Level.FAIL else None
         if ce is not None:
             files = ce.get("files") or {}
-            facts = [("reproduced", f"{ce.get('reproduction', '0/0')} in fresh agent processes"),
-                     *case.facts]
+            facts = [("reproduced", _in_fresh(reproduction_phrase(
+                int(ce.get("reproduced") or 0), int(ce.get("replays") or 0),
+                int(ce.get("free_reproduced") or 0), int(ce.get("free_replays") or 0),
+                held="free_replays" in ce))),
+                *case.facts]
             facts += [("transcript", files["transcript.jsonl"])] \
                 if "transcript.jsonl" in files else []
             facts += [("note", str(n)) for n in ce.get("notes") or []]
             case = replace(case, facts=facts, **_program_view(
                 ce.get("actions") or [], int(ce.get("reproduced") or 0),
-                int(ce.get("replays") or 0), files.get("replay.json")))
+                int(ce.get("replays") or 0), files.get("replay.json"),
+                _minimal(ce.get("minimize"), len(ce.get("actions") or []))))
         cases.append(case)
     return render_html(report, cases=cases)

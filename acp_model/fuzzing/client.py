@@ -20,12 +20,14 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from acp_model.agentcov import Collector
 from acp_model.fuzzing.actions import Action, NewSession, from_json
 from acp_model.fuzzing.answers import PermissionAnswers
 from acp_model.fuzzing.config import FuzzConfig
+from acp_model.fuzzing.crossings import ScheduleLog
 from acp_model.fuzzing.drain import Drain
 from acp_model.fuzzing.editors import BARE, ClientProfile
 from acp_model.fuzzing.handshake import AgentUnusable, Handshake
@@ -113,6 +115,7 @@ class FuzzClient:
         except (FileNotFoundError, PermissionError, NotADirectoryError, OSError) as exc:
             raise AgentUnusable(f"cannot start {self.argv[0]!r}: {exc.strerror or exc}") from None
         self.ids = RequestIds(self.proc, deadline)
+        self.schedule = ScheduleLog.of(self.proc, self.stop.event)  # ``fuzzing.schedule``
         self.proc.on_record(self._on_record)  # (a Ctrl-C before this returns: see _LIVE)
 
     @classmethod
@@ -127,6 +130,9 @@ class FuzzClient:
                    close_sessions=cfg.close_sessions, reuse_sessions=cfg.reuse_sessions,
                    patience=cfg.patience, coverage=cfg.collector, client=cfg.client,
                    workspace=cfg.workspace)
+
+    def rebind(self, stop: Stop) -> None:  # answer to ``stop`` (a warm process, replayed)
+        self.stop, self.proc.stop_requested, self.schedule.stop = stop, stop.event, stop.event
 
     # ------------------------------------------------------------------ wiring ------------
     def _on_record(self, record: Record) -> None:
@@ -171,6 +177,10 @@ class FuzzClient:
 
     # ------------------------------------------------------------------ waiting -----------
     def wait_until(self, predicate: Callable[[], bool], timeout: float) -> bool:
+        """Wait until ``predicate()`` holds: a look of the schedule (``ScheduleLog.looked``)."""
+        return self.schedule.looked(partial(self._wait_until, predicate), timeout, self.caught_up)
+
+    def _wait_until(self, predicate: Callable[[], bool], timeout: float) -> bool:
         """Wait until ``predicate()`` holds, waking on every new record (no polling)."""
         end = time.monotonic() + timeout
         with self.changed:
@@ -216,25 +226,12 @@ class FuzzClient:
         self.caught_up()
         return result
 
-    def prompt_capabilities(self) -> dict[str, Any]:
-        """What the agent's prompts may hold, as v2 markers (``messages.prompt_capabilities``)."""
-        return self.handshake.prompt_caps
-
-    @property
-    def reloads(self) -> frozenset[str]:
-        """``session/load``, ``session/resume``: what the agent advertised."""
-        return self.handshake.reloads
-
-    @property
-    def closes(self) -> bool:
-        """``session/close`` advertised (v1 asks for it: SESS-16)."""
-        return self.handshake.closes
-
     # ------------------------------------------------------------------ actions -----------
     def perform(self, action: Action | Mapping[str, Any]) -> None:
         """Execute one client action (``fuzzing.actions``; a mapping is read as its JSON)."""
         action = from_json(action)
         self.stop.check()
+        self.wait_until(lambda: True, 0.0)  # a look: the action decides on the view it starts
         at = len(self.history)
         self.history.append(action)
         before = len(self.sessions)
@@ -288,6 +285,7 @@ class FuzzClient:
             sess.prompts.append(self.proc.notify_then_request(
                 "session/cancel", cancel, "session/prompt", then_prompt))
         self.caught_up()  # the model has judged the cancel: it says what is owed now
+        self.wait_until(lambda: True, 0.0)  # a look: what to answer reads the view now
         pending = self.open_permissions(idx)
         # A sync sent before the answers: an agent may end the work as soon as it reads them,
         # and only a response written before that proves the cancel was read in time.
@@ -346,6 +344,7 @@ class FuzzClient:
     def close(self) -> None:
         self.factory.stop()
         self.handshake.close()
+        self.schedule.close()  # a replay's held reads and writes wait no more
         self.proc.close(grace=1.0)
 
 

@@ -321,6 +321,6 @@ def machine_for(cfg: FuzzConfig, pool: AgentPool, begin: Callable[[], Example]
     advertised decides the prompts' content and whether sessions are reopened. Raises
     ``AgentUnusable`` when that agent cannot be started."""
     first = pool.client()
-    return build_machine(begin, pool.end_example, first.prompt_capabilities(), cfg.max_sessions,
+    return build_machine(begin, pool.end_example, first.handshake.prompt_caps, cfg.max_sessions,
                          cfg.guided, scripted=cfg.model is not None, batches=sends_batches(cfg),
-                         reloads=bool(first.reloads))
+                         reloads=bool(first.handshake.reloads))

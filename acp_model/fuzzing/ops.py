@@ -23,6 +23,7 @@ from acp_model.report.reach import Reach
 from acp_model.trace.wire import is_response_to
 
 if TYPE_CHECKING:
+    from acp_model.fuzzing.crossings import ScheduleLog
     from acp_model.fuzzing.editors import ClientProfile
     from acp_model.fuzzing.transport import AgentProcess
     from acp_model.llm.server import ScriptedModel
@@ -74,6 +75,7 @@ class ClientOps(Connection, Protocol):
     own."""
 
     model: ScriptedModel | None
+    schedule: ScheduleLog  # the boundary schedule: the scripted model's turns report to it
     tick: float
     profile: ClientProfile  # the editor played: its habits shape how actions write
     batches_unanswered: bool

@@ -50,6 +50,9 @@ class StdoutReader:
         self.bytes_read = 0
         self.lines_read = 0
         self.oversize_lines = 0
+        # asked before each record is appended (a replay held to its schedule reads an agent
+        # message no earlier than the recording did)
+        self.before: Callable[[Record], None] | None = None
 
     def run(self, fd: int, stop: threading.Event) -> None:
         """The reader thread: read to EOF (or ``stop``), then end the transcript's a2c side."""
@@ -70,10 +73,16 @@ class StdoutReader:
             self._record_line(line)
         else:
             self.oversize_lines += 1
-            self.log.append(oversize_record("a2c", line, oversize, self.clock()), len(line))
+            self._append(oversize_record("a2c", line, oversize, self.clock()), len(line))
 
     def _record_line(self, line: bytes) -> None:
-        self.log.append(line_record("a2c", line, self.clock()), len(line))
+        self._append(line_record("a2c", line, self.clock()), len(line))
+
+    def _append(self, record: Record, cost: int) -> None:
+        if self.before is not None:
+            self.before(record)
+            record["t"] = self.clock()  # when it was read
+        self.log.append(record, cost)
 
 
 class StderrTail:
@@ -146,6 +155,9 @@ class StdinWriter:
         self._lock = threading.Lock()
         self.closed = False
         self.broken = False  # a timed-out write left half a line in the pipe
+        # asked before each write with its messages (a replay held to its schedule writes
+        # only once what preceded the write in the recording has happened)
+        self.before: Callable[[list[Record]], None] | None = None
         self.lost = False
         """A write found the agent's end closed: it is exiting, or will never read."""
 
@@ -154,17 +166,19 @@ class StdinWriter:
         is unusable (the agent died) and :class:`TimeoutError` if the agent stops reading for
         ``timeout`` seconds."""
         lines = [orjson.dumps(m) for m in msgs]
-        records: list[Record] = []
+        records: list[Record] = [{"dir": "c2a", "t": 0.0, "msg": m} for m in msgs]
+        for record in records:
+            if probe:
+                record["probe"] = True
         last = 0
+        if self.before is not None:
+            self.before(records)
         try:
             with self._lock:
                 self._check()
-                for msg, line in zip(msgs, lines, strict=True):
-                    record: Record = {"dir": "c2a", "t": self.clock(), "msg": msg}
-                    if probe:
-                        record["probe"] = True
+                for record, line in zip(records, lines, strict=True):
+                    record["t"] = self.clock()
                     last = self.log.append(record, len(line))
-                    records.append(record)
                 self._write_all(b"".join(line + b"\n" for line in lines))
         finally:
             self.log.listeners.wait(last)
@@ -183,6 +197,8 @@ class StdinWriter:
         if probe:
             record["probe"] = True
         number = 0
+        if self.before is not None:
+            self.before([record])
         try:
             with self._lock:
                 self._check()

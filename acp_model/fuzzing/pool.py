@@ -34,6 +34,8 @@ from acp_model.model.vocab import Level
 from acp_model.oracle.monitor import Monitor, Violation
 from acp_model.report.stats import RuleStat
 
+MAX_SESSION_HISTORY = 200  # a failing session's history longer than this is not a program
+
 
 class AgentPool:
     """The agent process examples run against; restarted when it dies."""
@@ -138,6 +140,7 @@ class Example:
             self.start = client.monitor.count
             self.transitions_before = client.monitor.machines.transition_counts()
         client.example_records.append(self.start)
+        self.schedule_start = client.schedule.start()  # where its boundary schedule begins
         # set when the example ends (the fuzzer's target()): the model transitions it fired,
         # and what it reached first of all the run's examples (transitions, rules judged,
         # lines of the agent's own code under --coverage)
@@ -173,6 +176,7 @@ class Example:
         self.actions.append(action)
         self.recorder.actions += 1
         client = self.client
+        client.schedule.act(len(self.actions) - 1)
         if isinstance(action, NewSession):
             before = len(client.sessions)
             client.perform(action)
@@ -205,8 +209,16 @@ class Example:
                 continue
             program, start = self._program_of(v)
             records, offending, numbers = self._slice(v, start)
+            own = start == self.start  # this example's program: its schedule is the one
+            schedule = self.client.schedule.schedule(self.schedule_start, len(self.actions)) \
+                if own else None
+            history = [self.client.resolved(ex) for ex in self._history()]
             self.recorder.failure(v, self.client.resolved(program), records, offending,
-                                  [self.client.resolved(ex) for ex in self._history()], numbers)
+                                  history, numbers, schedule,
+                                  fresh=own and len(self.client.example_starts) == 1)
+            sliced = self._session_history(v, history)
+            if sliced is not None:
+                self.recorder.also(v.rule, sliced)
             if first is None and v.rule not in self.recorder.masked and not self.failed:
                 first = v
         if first is not None:
@@ -232,6 +244,22 @@ class Example:
             return self.actions, self.start
         k = bisect.bisect_right(client.example_starts, made) - 1
         return client.history[client.example_starts[k]:], client.example_records[k]
+
+    def _session_history(self, v: Violation, history: list[list[Action]]
+                         ) -> list[Action] | None:
+        """The failing session's own actions (and the syncs) over every example this process
+        ran, for a fresh process: a failure that needs what earlier examples did on that
+        session (a session taken over, its late update) may need no other session's (None:
+        the example's own program says it all, or it would not be shorter)."""
+        if v.session is None or len(history) < 2:
+            return None
+        at = first_of(self.client.sessions, v.session)
+        actions, fresh = Program(tuple(a for ex in history for a in ex)).renumbered()
+        target = fresh.get(at) if at is not None else None
+        sliced = Program(tuple(actions)).session_slice(target) if target is not None else None
+        if not sliced or len(sliced) >= len(actions) or len(sliced) > MAX_SESSION_HISTORY:
+            return None
+        return sliced
 
     def _history(self) -> list[list[Action]]:
         """The concrete actions of every example run on this process so far, this one last."""
@@ -262,6 +290,7 @@ class Example:
     def _finish(self) -> None:
         self.recorder.examples += 1
         client = self.client
+        client.schedule.act(len(self.actions), teardown=True)
         looked = client.drain(self.local) if client.alive else None
         client.check_alive()
         if client.alive:  # after a crash, what the agent still owed is not a separate failure
@@ -275,7 +304,7 @@ class Example:
                 kept = {h.sid for h in done if not client.monitor.machines.busy(h.sid)
                         and not client.monitor.rpc.open_permissions(h.sid)
                         and client.factory.recycle(h)}
-            if client.close_sessions and client.closes:
+            if client.close_sessions and client.handshake.closes:
                 close_sessions(client, [sid for sid in dict.fromkeys(sids) if sid not in kept])
         known = len(self.recorder.transitions), len(self.recorder.exercised)
         with client.lock:

@@ -76,6 +76,10 @@ class Program:
         the actions create is ``s0``. A session an example took over from an earlier one in the
         actions (``reuses``) is that session again, not a new one.
         """
+        return self.renumbered()[0]
+
+    def renumbered(self) -> tuple[list[Action], dict[int, int]]:
+        """:meth:`standalone`, and which fresh session each connection session became."""
         mapping: dict[int, int] = {}
         made = 0
         out: list[Action] = []
@@ -91,24 +95,32 @@ class Program:
             elif isinstance(a, SessionAction):
                 a = dataclasses.replace(a, s=mapping.get(a.s, a.s))
             out.append(a)
-        return out
+        return out, mapping
 
     def session_slice(self, target: int) -> list[Action] | None:
         """The program cut down to the session it creates ``target``-th (from 0): that
         session's ``session/new`` and actions, renumbered as the only session, and the syncs
         (they prove what was read); None when the program does not create it."""
+        kept = self.session_slice_at(target)
+        if kept is None:
+            return None
+        return [dataclasses.replace(a, s=0) if isinstance(a, SessionAction) else a
+                for a in (self.actions[i] for i in kept)]
+
+    def session_slice_at(self, target: int) -> list[int] | None:
+        """Where the actions of :meth:`session_slice` are in the program."""
         created = -1
-        out: list[Action] = []
-        for a in self.actions:
+        out: list[int] = []
+        for n, a in enumerate(self.actions):
             if isinstance(a, NewSession):
                 created += 1
                 if created == target:
-                    out.append(a)
+                    out.append(n)
             elif isinstance(a, SessionAction):
                 if created >= target and session_at(a.s, created + 1) == target:
-                    out.append(dataclasses.replace(a, s=0))
+                    out.append(n)
             elif isinstance(a, Sync) and created >= target:
-                out.append(a)
+                out.append(n)
         return out if created >= target else None
 
 

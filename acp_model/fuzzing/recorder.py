@@ -6,6 +6,7 @@ list that showed it are already safe."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from acp_model.fuzzing.actions import Action
+from acp_model.fuzzing.schedule import Schedule
 from acp_model.model.vocab import Level
 from acp_model.oracle.monitor import Violation
 from acp_model.report.reach import Reach
@@ -24,6 +26,11 @@ class LifecycleFailure(AssertionError):
     def __init__(self, violation: Violation) -> None:
         super().__init__(f"{violation.rule}: {violation.message}")
         self.violation = violation
+
+
+def program_key(actions: Iterable[Action]) -> str:
+    """A program as a key (its actions' JSON)."""
+    return json.dumps([a.to_json() for a in actions], sort_keys=True)
 
 
 class BudgetExhausted(BaseException):
@@ -55,12 +62,38 @@ class Found:
     verified: bool = True
     replay_records: list[dict[str, Any]] | None = None
     replay_offending: int | None = None
+    # the scripted model's side of that replay: (transcript records before it, what crossed)
+    replay_model: list[tuple[int, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    minimize_cut: bool = False  # the time budget ended minimizing: the shortest so far is shown
+    minimize_cut: bool = False  # minimizing did not reach its fixpoint (the budget ended it)
     # the message number of each of ``records`` in its process's transcript (empty: they
     # are that whole transcript): on a shared process the earlier examples are left out, so
     # the files number messages as the violation's proof does, and mark the gaps
     numbers: list[int] = field(default_factory=list)
+    # the boundary schedule each program showing it recorded in the run (by program), and
+    # the one the reported program is replayed under (``fuzzing/schedule.py``)
+    schedules: dict[str, Schedule] = field(default_factory=dict)
+    schedule: Schedule | None = None
+    free_reproduced: int = 0  # the reported program replayed free-running
+    free_replays: int = 0
+    minimize: dict[str, Any] | None = None  # how far minimizing got (``Minimizer.report``)
+    fresh_hits: int = 0  # fresh-process replays (of any program) that reproduced it ...
+    fresh_runs: int = 0  # ... of those run (minimizing's and the measurement's)
+    seen_fresh: bool = False  # seen in an example that was its process's first
+
+    @property
+    def standing(self) -> str | None:
+        """``fresh``: a fresh agent process showed it (a replay, or the run's first example
+        on its process); ``shared-only``: only a long-lived shared process did, and no
+        fresh-process replay reproduced it (reported as a warning); None: never replayed."""
+        if self.fresh_hits or self.seen_fresh:
+            return "fresh"
+        return "shared-only" if self.fresh_runs else None
+
+    @property
+    def stands(self) -> bool:
+        """A failure of the run (not a shared-process sighting no replay confirmed)."""
+        return self.standing != "shared-only"
 
 
 @dataclass
@@ -132,8 +165,8 @@ class Recorder:
         return time.monotonic() - self.started
 
     def failure(self, v: Violation, actions: list[Action], records: list[dict[str, Any]],
-                offending: int, history: list[list[Action]], numbers: list[int] | None = None
-                ) -> None:
+                offending: int, history: list[list[Action]], numbers: list[int] | None = None,
+                schedule: Schedule | None = None, fresh: bool = True) -> None:
         now = self.elapsed()
         if self.round_failure_at is None and v.rule not in self.masked:
             self.round_failure_at = now
@@ -149,6 +182,9 @@ class Recorder:
                 known.violation, known.actions, known.history = v, list(actions), list(history)
                 known.records, known.offending, known.minimal_at = records, offending, now
                 known.numbers = list(numbers or ())
+        known.seen_fresh = known.seen_fresh or fresh
+        if schedule is not None and len(known.schedules) < 12:
+            known.schedules.setdefault(program_key(actions), schedule)
         # A few distinct programs that showed it: a shrunk one may depend on a lucky race.
         programs = [c[0] for c in known.candidates]
         if list(actions) not in programs:
@@ -159,6 +195,13 @@ class Recorder:
             self.on_failure(known)
         if new and self.on_phase is not None:
             self.on_phase(f"shrinking {v.rule}")
+
+    def also(self, rule: str, program: list[Action]) -> None:
+        """Another program that may show ``rule``'s failure again in a fresh process (the
+        failing session's own actions over a shared process's history)."""
+        known = self.found.get(rule)
+        if known is not None and all(c[0] != program for c in known.candidates):
+            known.candidates.append((program, [program]))
 
     def unprovoked(self, violations: Iterable[Violation], records: list[dict[str, Any]]
                    ) -> None:

@@ -13,7 +13,7 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from acp_model.agentcov import AgentCoverage
 from acp_model.fuzzing.backend import backend
-from acp_model.fuzzing.budget import DRAIN_DEADLINES, MINIMIZE_SHARE, Budget
+from acp_model.fuzzing.budget import DRAIN_DEADLINES, Budget, failure_budget
 from acp_model.fuzzing.client import AgentUnusable
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.database import DatabaseError, _KeepStored, example_database
@@ -62,7 +62,9 @@ class FuzzResult:
 
     @property
     def failed(self) -> bool:
-        return bool(self.recorder.found)
+        """A failure stands (one only a shared process showed, which no fresh-process replay
+        reproduced, is reported as a warning)."""
+        return any(f.stands for f in self.recorder.found.values())
 
     @property
     def judged(self) -> bool:
@@ -187,35 +189,31 @@ def _unjudged_after_probe(cfg: FuzzConfig, result: FuzzResult) -> None:
 
 def _reproduce(cfg: FuzzConfig, result: FuzzResult, phase: Callable[[str], None], stop: Stop,
                budget: Budget) -> None:
-    """Minimize and replay each failure, each within its share of what is left."""
+    """Minimize and replay each failure, each within its own budget (``failure_budget``)."""
     recorder = result.recorder
     found_all = [f for f in recorder.found.values()
                  if cfg.reproduce_only is None or f.rule in cfg.reproduce_only]
     skipped = sorted(set(recorder.found) - {f.rule for f in found_all})
     if skipped:
         result.notes.append(f"not minimized or replayed, as not asked for: {', '.join(skipped)}")
-    for n, found in enumerate(found_all):
-        share = budget.share(len(found_all) - n)
+    minimizing, replaying = failure_budget(cfg.minimize_budget)
+    for found in found_all:
         now = time.monotonic()
-        minimize_until = now + min(cfg.minimize_budget, MINIMIZE_SHARE * share)
 
         def step(name: str, rule: str = found.rule) -> None:
             budget.enter(name)
             phase(f"{name} {rule}")
 
         try:
-            with budget.cutoff(stop, at=now + share if share != float("inf") else None) as cut:
+            with budget.cutoff(stop, at=now + minimizing + replaying) as cut:
                 measure_reproduction(cfg, found, recorder.elapsed, stop=cut,
-                                     minimize_until=minimize_until, on_step=step)
+                                     minimize_until=now + minimizing, on_step=step)
         except KeyboardInterrupt:
             result.interrupted = True
             break
         if stop.requested:
             result.interrupted = True
             break
-    if found_all and budget.spent():
-        result.notes.append("time budget spent: the last minimization or replays were cut "
-                            "(each counterexample says so)")
 
 
 def _generate(cfg: FuzzConfig, recorder: Recorder, phase: Callable[[str], None], stop: Stop,
@@ -292,7 +290,7 @@ class _Rounds:
             return None
 
     def _stop_at(self) -> float | None:
-        return self.budget.generation_end(_reserve(self.cfg, self.recorder), self.drain)
+        return self.budget.generation_end(self.drain)
 
     def _begin(self) -> Example:
         """Each example's start: the budget, the goals and the shrink budget may end the round
@@ -388,15 +386,3 @@ def _asked_for_is_seen(cfg: FuzzConfig, recorder: Recorder) -> bool:
         return False
     return cfg.stop_on <= set(recorder.found) and all(
         group & recorder.transitions for group in cfg.stop_when_reached)
-
-
-def _reserve(cfg: FuzzConfig, recorder: Recorder) -> bool:
-    """Whether generation keeps time back for minimizing: once a failure it will minimize is
-    found (``reproduce_only`` may leave some unminimized), or, for a run looking for given
-    rules (``stop_on``: benchmarks, the zoo), once those are."""
-    if cfg.stop_on:
-        return cfg.stop_on <= set(recorder.found)
-    if cfg.reproduce_only is not None:
-        return bool(cfg.reproduce_only & set(recorder.found))
-    return bool(recorder.found)
-

@@ -1,37 +1,58 @@
-"""Replaying counterexamples in fresh agent processes: reproduction rates and delta debugging.
+"""Counterexamples minimized to a fixpoint in fresh agent processes, held to their recorded
+boundary schedule, and how often they reproduce.
 
-A counterexample is what a fresh agent process, driven by its client actions, shows again. So
-every program reported is one that reproduced at least once in a fresh process (the shortest
-such), or is said not to be: a failure no replay reproduced keeps the program that showed it in
-the run, marked unverified. Minimizing removes whole examples of a shared process's history
-first, then chunks and single actions (delta debugging), accepting a removal when one replay
-still shows the rule; the final program's rate is then measured, and when that program never
-reproduces again (a racy failure that was lucky once), the next shortest that did is measured
-instead.
+A counterexample is what a fresh agent process, driven by its client actions, shows again.
+The search first looks for a program that reproduces in a fresh process (the shortest the run
+saw, held to the schedule its example recorded and free-running; or a suffix of a shared
+process's history). Each replay records its own schedule (``fuzzing/schedule.py``); from then
+on every trial of a smaller program is replayed held to the last reproducing run's schedule,
+restricted to what the trial keeps, so a race the run won is won again instead of being left
+to luck. Minimizing removes the other sessions' actions, then whole examples and chunks (delta
+debugging), then single actions until none can go (1-minimal), then simplifies what is left
+(fewer blocks, shorter texts, fewer and simpler model steps), over again until nothing changes:
+only then is the program called minimal (the fixpoint); a budget that ends earlier says how far
+it got. The program is then replayed ``replay_runs`` times held to its schedule (the headline
+rate) and as many times free-running.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
+import dataclasses
 import os
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, TypeVar
 
-from acp_model.fuzzing.actions import Action, NewSession, SessionAction, Wait
-from acp_model.fuzzing.client import AgentUnusable, FuzzClient
+from acp_model.fuzzing.actions import (
+    Action,
+    Interrupt,
+    LateAllow,
+    NewSession,
+    Prompt,
+    SessionAction,
+    Wait,
+)
 from acp_model.fuzzing.config import FuzzConfig
-from acp_model.fuzzing.pool import Example
 from acp_model.fuzzing.program import Program, standalone
-from acp_model.fuzzing.recorder import Found, LifecycleFailure, Recorder
-from acp_model.fuzzing.stop import Interrupted, Stop, cutoff
-from acp_model.model.vocab import Level
-from acp_model.oracle.monitor import Violation
-from acp_model.spec.rules import RULES
+from acp_model.fuzzing.recorder import Found, program_key
+from acp_model.fuzzing.replay import (
+    INTERRUPTED,
+    ReplayOutcome,
+    WarmPool,
+    in_threads,
+    replay_once,
+)
+from acp_model.fuzzing.schedule import Schedule
+from acp_model.fuzzing.stop import Stop, cutoff
+from acp_model.llm.script import Reply, Text, Tools
+
+__all__ = ["INTERRUPTED", "Minimizer", "ReplayOutcome", "Stage", "Trial", "delta_debug",
+           "first_reproducing", "history_suffix", "in_threads", "measure_reproduction",
+           "replay_many", "replay_once"]
 
 T = TypeVar("T")
 # Replays at a time: they mostly wait on the agent, but a racy failure replays like the run
@@ -46,79 +67,80 @@ RETRIES = 2  # extra passes of single removals when none reproduced (racy failur
 RETRY_UP_TO = 24  # ... on programs this short (each pass costs one replay per action)
 ATTEMPTS = 3  # replay rounds of a failure's own session before delta debugging goes on
 SEARCH_ROUNDS = 10  # rounds of replays looking for a reproducing program (within the budget)
-INTERRUPTED = "interrupted"  # a replay's error when a stop (or the budget's end) cut it
+CERTIFY = 2  # tries of each single removal before a program is called 1-minimal
+
+
+class Stage(StrEnum):
+    """How far minimizing got (``fixpoint``: all the way)."""
+
+    SEARCH = "search"  # a program that reproduces in a fresh process
+    SESSION = "session"  # cut to the failing session's own actions
+    EXAMPLES = "examples"  # whole examples of a shared process's history
+    CHUNKS = "chunks"  # delta debugging of actions
+    SINGLE = "single"  # one action at a time, until none can go (1-minimal)
+    CONTENT = "content"  # simpler content: fewer blocks, shorter texts, fewer model steps
+    FIXPOINT = "fixpoint"  # no removal and no simplification reproduces any more
 
 
 @dataclass
-class ReplayOutcome:
-    reproduced: bool
-    violations: list[Violation]
-    records: list[dict[str, Any]]
-    offending: int | None
-    error: str | None = None
-    performed: int | None = None  # actions run when the rule showed (None: not before the end)
-    session: int | None = None  # the program's session (by creation) the failure is about
+class Trial:
+    """A program to replay, held to ``schedule`` (None: free-running)."""
+
+    program: list[Action]
+    schedule: Schedule | None = None
 
 
-def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
-                abort: threading.Event | None = None) -> ReplayOutcome:
-    """Run an action list against a fresh agent process, exactly as the fuzzer did.
+@dataclass
+class Tally:
+    """Fresh-process runs of programs: (its key, held) -> [hits, runs, a reproducing one]."""
 
-    Other failures on the way do not stop it (a mutant may break a second rule before it
-    reaches the one being replayed); once ``rule`` is seen, the liveness drain at the end is
-    skipped unless the rule is about what is owed. ``abort`` (set on Ctrl-C while replays run
-    in threads) stops it after the current action.
-    """
-    stop = Stop(abort)
-    if stop.requested:
-        return ReplayOutcome(False, [], [], None, INTERRUPTED)
-    try:
-        client = FuzzClient.from_config(cfg, stop)
-    except AgentUnusable as exc:
-        return ReplayOutcome(False, [], [], None, str(exc))
-    error = None
-    performed = None
-    ex: Example | None = None
-    recorder = Recorder(masked=set(RULES) - {rule} if rule is not None else set())
-    try:
-        try:
-            client.initialize()
-            ex = Example(client, recorder, deadline=cfg.deadline)
-            for n, action in enumerate(actions, start=1):
-                with contextlib.suppress(LifecycleFailure):
-                    ex.act(action)
-                if rule is not None and rule in recorder.found:
-                    performed = n
-                    break
-            if rule is None or rule not in recorder.found:
-                with contextlib.suppress(LifecycleFailure):
-                    ex.finish()
-        except AgentUnusable as exc:
-            error = str(exc)
-        except Interrupted:
-            return ReplayOutcome(False, [], [], None, INTERRUPTED)
-    finally:
-        client.close()
-    failures = [v for v in client.monitor.violations if v.level == Level.FAIL]
-    hit = next((v for v in failures if rule is None or v.rule == rule), None)
-    sids = [client.sessions[i].sid for i in ex.local] if ex is not None else []
-    session = sids.index(hit.session) if hit is not None and hit.session in sids else None
-    return ReplayOutcome(hit is not None, failures, client.proc.records(),
-                         hit.index if hit else None, error, performed if hit else None, session)
+    runs: dict[tuple[str, bool], list[Any]] = field(default_factory=dict)
+    diverged: str | None = None  # where a held replay that did not reproduce left its schedule
+    cut: bool = True  # a hit counts for the program cut after the rule's action
+
+    def count(self, program: Sequence[Action], outcome: ReplayOutcome) -> None:
+        """Record one replay; minimizing counts a hit for the program cut after the rule's
+        action (the same run, up to there), a measurement for the program measured. A
+        replay the budget's end or a stop cut is no evidence."""
+        if outcome.error is not None and not outcome.reproduced:
+            return  # cut, or an agent that could not be started: no evidence either way
+        if outcome.held and not outcome.reproduced and self.diverged is None:
+            self.diverged = outcome.divergence
+        if outcome.reproduced and outcome.performed and self.cut:
+            program = program[:outcome.performed]
+        entry = self.runs.setdefault((program_key(program), outcome.held), [0, 0, None])
+        entry[1] += 1
+        if outcome.reproduced:
+            entry[0] += 1
+            entry[2] = entry[2] or outcome
+
+    def get(self, program: Sequence[Action], held: bool
+            ) -> tuple[int, int, ReplayOutcome | None]:
+        hits, runs, outcome = self.runs.get((program_key(program), held), [0, 0, None])
+        return hits, runs, outcome
+
+    def totals(self) -> tuple[int, int]:
+        """How many replays (of any program) reproduced, of how many."""
+        return (sum(e[0] for e in self.runs.values()), sum(e[1] for e in self.runs.values()))
+
 
 
 @dataclass
 class Minimizer:
-    """Delta debugging against fresh processes, remembering every program that reproduced."""
+    """Delta debugging against fresh processes held to the last reproducing run's schedule,
+    remembering every program that reproduced (with the schedule it recorded)."""
 
     cfg: FuzzConfig
     rule: str
     stop_at: float
     stop: Stop | None = None
-    reproduced: list[list[Action]] = field(default_factory=list)  # shortest first
+    pool: WarmPool | None = None
+    best: Trial | None = None  # the latest program that reproduced (cut), with its schedule
+    reproduced: list[Trial] = field(default_factory=list)  # shortest first
     hit: ReplayOutcome | None = None  # the latest replay that reproduced
-    # every fresh-process run of a program: its key -> [hits, runs, a reproducing outcome]
-    runs: dict[str, list[Any]] = field(default_factory=dict)
+    seen: Tally = field(default_factory=Tally)  # every fresh-process run of a program
+    trials: int = 0  # replays minimizing ran
+    stage: Stage = Stage.SEARCH
     cut: bool = False  # the time ran out (or a stop came) before minimizing was done
 
     def out_of_time(self) -> bool:
@@ -126,108 +148,230 @@ class Minimizer:
             self.cut = True
         return self.cut
 
-    def _keep(self, program: list[Action]) -> None:
-        if program not in self.reproduced:
-            self.reproduced.append(program)
-            self.reproduced.sort(key=len)
+    def _keep(self, trial: Trial) -> None:
+        if all(t.program != trial.program for t in self.reproduced):
+            self.reproduced.append(trial)
+            self.reproduced.sort(key=lambda t: len(t.program))
 
-    def count(self, program: Sequence[Action], outcome: ReplayOutcome) -> None:
-        """Record one replay; a hit counts for the program cut after the rule's action (the
-        same run, up to there). A replay the budget's end or a stop cut is no evidence."""
-        if outcome.error == INTERRUPTED:
-            return
-        if outcome.reproduced and outcome.performed:
-            program = program[:outcome.performed]
-        entry = self.runs.setdefault(_key(program), [0, 0, None])
-        entry[1] += 1
-        if outcome.reproduced:
-            entry[0] += 1
-            entry[2] = entry[2] or outcome
+    def first(self, trials: list[Trial]) -> tuple[int, Trial] | None:
+        """The first trial that reproduces once (a batch at a time): its index, and the
+        trial cut after the action that showed the rule, with the schedule that run
+        recorded (it becomes the one later trials are held to)."""
+        def counted(trial: Trial, outcome: ReplayOutcome) -> None:
+            self.trials += outcome.error is None or outcome.reproduced
+            self.seen.count(trial.program, outcome)
 
-    def tally(self, program: Sequence[Action]) -> tuple[int, int, ReplayOutcome | None]:
-        hits, runs, outcome = self.runs.get(_key(program), [0, 0, None])
-        return hits, runs, outcome
-
-    def first(self, trials: list[list[Action]]) -> tuple[int, list[Action]] | None:
-        """The first trial that reproduces once (a batch at a time): its index, and the trial
-        cut after the action that showed the rule (what follows it cannot be needed)."""
         found = first_reproducing(self.cfg, self.rule, trials, stop_at=self.stop_at,
-                                  stop=self.stop, on_outcome=self.count)
+                                  stop=self.stop, on_outcome=counted, pool=self.pool)
         if found is None:
             return None
         n, outcome = found
         self.hit = outcome
-        program = trials[n][:outcome.performed] if outcome.performed else trials[n]
-        self._keep(program)
-        return n, program
+        program = trials[n].program
+        program = program[:outcome.performed] if outcome.performed else program
+        trial = Trial(program, outcome.schedule)
+        self._keep(trial)
+        self.best = trial
+        return n, trial
 
-    def minimize(self, actions: list[Action], units: Sequence[int] = ()) -> list[Action]:
-        """Remove what the failure does not need: whole units first (``units`` are the
-        lengths of the examples ``actions`` is made of), then chunks, then single actions."""
-        program = standalone(actions)
-        self._keep(program)
+    def restricted(self, kept: Sequence[int], program: list[Action] | None = None) -> Trial:
+        """The best program cut down to the actions at ``kept`` (``program``: those actions
+        as the trial sends them), held to its schedule restricted to them."""
+        assert self.best is not None
+        actions = program if program is not None else [self.best.program[i] for i in kept]
+        schedule = self.best.schedule
+        return Trial(actions, schedule.restrict(kept) if schedule is not None else None)
+
+    # --- the stages -----------------------------------------------------------------------
+    def minimize(self, units: Sequence[int] = ()) -> None:
+        """Remove what the failure does not need from :attr:`best`: the other sessions'
+        actions, whole units (``units``: the lengths of the examples it is made of), chunks,
+        then single actions and simpler content, over again until nothing changes."""
+        if self.best is None:
+            return
+        self._session()
+        if len(units) > 1 and not self.out_of_time():
+            self.stage = Stage.EXAMPLES
+            self._ddmin(_split(len(self.best.program), units))
+        if not self.out_of_time():
+            self.stage = Stage.CHUNKS
+            self._ddmin([[i] for i in range(len(self.best.program))])
+        while not self.out_of_time():
+            self.stage = Stage.SINGLE
+            removed, done = self._singles()
+            if not done:
+                break
+            self.stage = Stage.CONTENT
+            simpler, done = self._content()
+            if not done:
+                break
+            if not removed and not simpler:
+                self.stage = Stage.FIXPOINT
+                break
+
+    def _session(self) -> None:
+        """A failure is about one session: its own actions are the likely cause, and removing
+        every other session's at once saves most of delta debugging's replays (a slow agent
+        and a racy failure leave it too few to get below hundreds)."""
+        assert self.best is not None
         target = self.hit.session if self.hit is not None else None
-        sliced = Program(tuple(program)).session_slice(target) if target is not None \
-            else None
-        if sliced is not None and len(sliced) < len(program):
-            # A failure is about one session: its own actions are the likely cause, and
-            # removing every other session's at once saves most of delta debugging's replays
-            # (a slow agent and a racy failure leave it too few to get below hundreds).
-            for _ in range(ATTEMPTS):
-                hit = self.first([sliced])
-                if hit is not None:
-                    program, units = hit[1], ()
-                    break
-                if self.out_of_time():
-                    break
-        if len(units) > 1:
-            program = self._ddmin(_split(program, units))
-        return self._ddmin([[a] for a in program])
+        if target is None:
+            return
+        program = Program(tuple(self.best.program))
+        kept = program.session_slice_at(target)
+        if kept is None or len(kept) >= len(program):
+            return
+        self.stage = Stage.SESSION
+        trial = self.restricted(kept, program.session_slice(target))
+        for _ in range(ATTEMPTS):
+            if self.first([trial]) is not None or self.out_of_time():
+                return
 
-    def _ddmin(self, parts: list[list[Action]]) -> list[Action]:
+    def _ddmin(self, parts: list[list[int]]) -> None:
+        """Delta debugging over ``parts`` (positions in :attr:`best`'s program)."""
         chunk = max(1, len(parts) // 2)
-        # A racy failure misses some replays, so a miss is weak evidence: on short programs
-        # each granularity gets a second pass, and the finest one more.
+        # A racy failure misses some free replays, so a miss is weak evidence: on short
+        # programs each granularity gets a second pass, and the finest one more. Held to a
+        # recorded schedule a miss is strong evidence: one pass each, and single actions are
+        # left to the single stage (which tries each removal twice).
         retries = RETRIES
         second = True
         while len(parts) > 1 and not self.out_of_time():
+            assert self.best is not None
+            held = self.best.schedule is not None
+            if held and chunk == 1 and all(len(part) == 1 for part in parts):
+                break
+            base = self.best.program
             starts = range(0, len(parts), chunk)
-            trials = [parts[:i] + _without(parts[i:i + chunk]) + parts[i + chunk:]
-                      for i in starts]
-            trials = [t for t in trials if t]
-            hit = self.first([_flat(t) for t in trials]) if trials else None
+            candidates = [parts[:i] + _without(base, parts[i:i + chunk]) + parts[i + chunk:]
+                          for i in starts]
+            candidates = [c for c in candidates if _flat(c)]
+            hit = self.first([self.restricted(_flat(c)) for c in candidates]) \
+                if candidates else None
             short = len(_flat(parts)) <= RETRY_UP_TO
             if hit is not None:
-                parts = _cut(trials[hit[0]], len(hit[1]))
+                parts = _renumber(_cut(candidates[hit[0]], len(hit[1].program)))
                 chunk = min(chunk, max(1, len(parts) // 2))
                 second = True
-            elif second and short:
+            elif second and short and not held:
                 second = False
             elif chunk > 1:
                 chunk //= 2
                 second = True
-            elif retries and short:
+            elif retries and short and not held:
                 retries -= 1
             else:
                 break
-        return _flat(parts)
+
+    def _singles(self) -> tuple[bool, bool]:
+        """Remove one action at a time until none can go, each removal tried
+        :data:`CERTIFY` times before it is given up: (whether one went, whether it ended
+        1-minimal rather than out of time)."""
+        changed = False
+        misses: Counter[int] = Counter()
+        while not self.out_of_time():
+            assert self.best is not None
+            n = len(self.best.program)
+            left = [i for i in range(n) if misses[i] < CERTIFY]
+            if n <= 1 or not left:
+                return changed, True
+            hit = self.first([self.restricted([k for k in range(n) if k != i]) for i in left])
+            if hit is None:
+                misses.update(left)
+            else:
+                changed, misses = True, Counter()
+        return changed, False
+
+    def _content(self) -> tuple[bool, bool]:
+        """Simpler content for each action in turn, each accepted when it reproduces: held to
+        the whole schedule when the model's side stays as it was, else to the schedule of the
+        actions before it. Returns (whether any was, whether all were tried)."""
+        changed = False
+        at = 0
+        while self.best is not None and at < len(self.best.program):
+            if self.out_of_time():
+                return changed, False
+            program, schedule = self.best.program, self.best.schedule
+            trials = [Trial([*program[:at], simpler, *program[at + 1:]],
+                            schedule if same or schedule is None else schedule.upto(at))
+                      for simpler, same in simplifications(program[at])]
+            if trials and self.first(trials) is not None:
+                changed = True  # the simplest that reproduced (they come most drastic first)
+            else:
+                at += 1
+        return changed, True
+
+    def report(self, budget: float, seconds: float) -> dict[str, Any]:
+        """The ``minimize`` entry of a counterexample (docs/reports.md); ``steps``: the
+        length of the program minimizing ended with (the one reported, unless a longer one
+        reproduced more often)."""
+        return {"fixpoint": self.stage is Stage.FIXPOINT, "stage": self.stage.value,
+                "seconds": round(seconds, 1), "budget": round(budget, 1),
+                "trials": self.trials,
+                "steps": len(self.best.program) if self.best is not None else None}
 
 
-def _without(chunk: list[list[Action]]) -> list[list[Action]]:
+# --- simpler content --------------------------------------------------------------------
+
+def simplifications(action: Action) -> list[tuple[Action, bool]]:
+    """Simpler versions of an action, the most drastic first, each with whether what crosses
+    the model boundary stays as it was (its schedule still holds): a prompt with its first
+    block only, with each text cut to its first word, without ``_meta`` (the same model
+    events); with its model's last step dropped, with each model step simplified (one text
+    chunk, no pace; one tool call)."""
+    if isinstance(action, Prompt):
+        return list(_simpler_prompts(action))
+    if isinstance(action, Interrupt | LateAllow):
+        return [(dataclasses.replace(action, prompt=p), same)
+                for p, same in _simpler_prompts(action.prompt)]
+    return []
+
+
+def _simpler_prompts(p: Prompt) -> list[tuple[Prompt, bool]]:
+    out: list[tuple[Prompt, bool]] = []
+    if len(p.blocks) > 1:
+        out.append((dataclasses.replace(p, blocks=p.blocks[:1]), True))
+    shorter = [_shorter(b) for b in p.blocks]
+    if shorter != p.blocks:
+        out.append((dataclasses.replace(p, blocks=shorter), True))
+    if p.meta:
+        out.append((dataclasses.replace(p, meta=False), True))
+    if p.model:
+        out.append((dataclasses.replace(p, model=p.model[:-1]), False))
+        simple = tuple(_simpler_reply(r) for r in p.model)
+        if simple != p.model:
+            out.append((dataclasses.replace(p, model=simple), False))
+    return out
+
+
+def _shorter(block: dict[str, Any]) -> dict[str, Any]:
+    text = block.get("text")
+    if block.get("type") == "text" and isinstance(text, str) and len(text.split()) > 1:
+        return {**block, "text": text.split()[0]}
+    return block
+
+
+def _simpler_reply(reply: Reply) -> Reply:
+    if isinstance(reply, Text) and (reply.chunks > 1 or reply.pace_ms):
+        return Text(1, 0)
+    if isinstance(reply, Tools) and reply.count > 1:
+        return dataclasses.replace(reply, count=1, calls=reply.calls[:1])
+    return reply
+
+
+# --- parts of a program -------------------------------------------------------------------
+
+def _without(program: Sequence[Action], chunk: list[list[int]]) -> list[list[int]]:
     """What removing ``chunk`` leaves of it: its ``session/new`` actions, since the actions
     after it name sessions by their order of creation and would land on other sessions
     without them, unless they are all it holds (then they go, one chunk at a time)."""
-    kept = [[a for a in part if isinstance(a, NewSession)] for part in chunk]
+    kept = [[i for i in part if isinstance(program[i], NewSession)] for part in chunk]
     kept = [part for part in kept if part]
     return [] if sum(map(len, kept)) == sum(map(len, chunk)) else kept
 
 
-def _key(program: Sequence[Action]) -> str:
-    return json.dumps([a.to_json() for a in program], sort_keys=True)
-
-
 def _cut(parts: list[list[T]], keep: int) -> list[list[T]]:
-    """The parts holding the first ``keep`` actions."""
+    """The parts holding the first ``keep`` items."""
     out: list[list[T]] = []
     n = 0
     for part in parts:
@@ -238,19 +382,30 @@ def _cut(parts: list[list[T]], keep: int) -> list[list[T]]:
     return out
 
 
-def _flat(parts: list[list[Action]]) -> list[Action]:
-    return standalone([a for part in parts for a in part])
+def _flat(parts: list[list[int]]) -> list[int]:
+    return [i for part in parts for i in part]
 
 
-def _split(actions: list[Action], units: Sequence[int]) -> list[list[Action]]:
+def _renumber(parts: list[list[int]]) -> list[list[int]]:
+    """The same parts over the program they make up (positions 0, 1, ... in order)."""
+    out, n = [], 0
+    for part in parts:
+        out.append(list(range(n, n + len(part))))
+        n += len(part)
+    return out
+
+
+def _split(length: int, units: Sequence[int]) -> list[list[int]]:
     out, at = [], 0
     for n in units:
-        out.append(actions[at:at + n])
+        out.append(list(range(at, min(at + n, length))))
         at += n
-    if at < len(actions):
-        out.append(actions[at:])
+    if at < length:
+        out.append(list(range(at, length)))
     return [part for part in out if part]
 
+
+# --- search, minimize, measure ----------------------------------------------------------
 
 def measure_reproduction(cfg: FuzzConfig, found: Found,
                          clock: Callable[[], float] | None = None, *,
@@ -262,29 +417,37 @@ def measure_reproduction(cfg: FuzzConfig, found: Found,
     may depend on a lucky race). With a shared agent process an example can also depend on what
     earlier examples left behind (every third turn of the process...): then the shortest
     reproducing suffix of the process's history stands in. The chosen program is minimized
-    against fresh processes within ``cfg.minimize_budget`` seconds and replayed
-    ``cfg.replay_runs`` times. ``minimize_until`` (a ``time.monotonic()`` instant) ends
-    minimizing earlier (the run's time budget); ``stop`` ends everything (its end, a signal).
-    ``on_step`` hears "minimizing", then "replaying".
+    against fresh processes within ``cfg.minimize_budget`` seconds (``minimize_until``, a
+    ``time.monotonic()`` instant, may end it earlier) and replayed ``cfg.replay_runs`` times
+    held to its recorded schedule and as many times free-running; ``stop`` ends everything
+    (its end, a signal). ``on_step`` hears "minimizing", then "replaying".
     """
     started = time.monotonic()
     until = min(started + cfg.minimize_budget, minimize_until or float("inf"))
     if on_step is not None:
         on_step("minimizing")
-    # replays under way when minimizing's time ends are cut then, not waited out: the time
-    # after it is the measurement's
-    with cutoff(stop or Stop(), until) as ends:
-        minimizer = _minimize(cfg, found, clock, Minimizer(cfg, found.rule, until, ends))
-    minimizer.stop = stop
-    took = time.monotonic() - started
-    if on_step is not None:
-        on_step("replaying")
-    _measure(cfg, found, minimizer, stop)
-    found.minimize_cut = minimizer.cut
-    if minimizer.cut and found.verified:  # (unverified: its note says the time ran out)
-        found.notes.append(f"minimizing was cut after {took:.1f} s (--minimize-budget, or "
-                           "this failure's share of --time-budget): the program shown is the "
-                           f"shortest that reproduced so far ({len(found.actions)} actions)")
+    with WarmPool(cfg, PARALLEL, stop) as pool:
+        # replays under way when minimizing's time ends are cut then, not waited out: the
+        # time after it is the measurement's
+        with cutoff(stop or Stop(), until) as ends:
+            minimizer = _minimize(cfg, found, clock,
+                                  Minimizer(cfg, found.rule, until, ends, pool))
+        minimizer.stop = stop
+        took = time.monotonic() - started
+        if on_step is not None:
+            on_step("replaying")
+        measured = _measure(cfg, found, minimizer, stop, pool)
+    budget = max(0.0, until - started)
+    found.minimize = minimizer.report(budget, took)
+    found.minimize_cut = minimizer.stage is not Stage.FIXPOINT
+    hits, runs = (a + b for a, b in zip(minimizer.seen.totals(), measured.totals(),
+                                        strict=True))
+    found.fresh_hits, found.fresh_runs = hits, runs
+    if found.minimize_cut and found.verified:  # (unverified: its note says the time ran out)
+        found.notes.append(
+            f"minimizing stopped at its {minimizer.stage.value} stage after {took:.1f} s of "
+            f"its {budget:.0f} s budget: not proven minimal, the program shown is the "
+            f"shortest that reproduced so far ({len(found.actions)} actions)")
 
 
 def _minimize(cfg: FuzzConfig, found: Found, clock: Callable[[], float] | None,
@@ -293,101 +456,144 @@ def _minimize(cfg: FuzzConfig, found: Found, clock: Callable[[], float] | None,
     ``found.actions`` (unverified when none reproduced)."""
     candidates = found.candidates or [(found.actions, found.history)]
     programs = [standalone(c[0]) for c in candidates]
+    held = [Trial(p, found.schedules[program_key(c[0])]) for p, c in zip(programs, candidates,
+                                                                    strict=True)
+            if program_key(c[0]) in found.schedules]
     # each also letting its sessions settle: a program that ends with a prompt showed the bug
     # in the run because the next example gave the turn time, not the teardown's cancel
-    programs += [p for p in map(_settled, programs) if p is not None]
-    chosen: list[Action] | None = None
+    trials = [*held, *(Trial(p) for p in programs),
+              *(Trial(p) for p in map(_settled, programs) if p is not None)]
     units: list[int] = []
     # A racy failure may need many tries: rounds of the run's programs, each followed by the
     # shared process's history, go on while the budget lasts (up to SEARCH_ROUNDS).
     for _ in range(SEARCH_ROUNDS):
-        if minimizer.out_of_time():
-            break
-        hit = minimizer.first(programs)
-        if hit is not None:
-            chosen = hit[1]
+        if minimizer.out_of_time() or minimizer.first(trials) is not None:
             break
         for _, history in candidates[:2]:
             if len(history) > 1 and time.monotonic() < minimizer.stop_at:
                 suffix = history_suffix(minimizer, history)
                 if suffix is not None:
-                    chosen, units = suffix
+                    units = suffix
                     found.notes.append("the example needed state left by earlier examples on "
                                        "the shared agent process; this counterexample replays "
                                        "that history, minimized")
                     break
-        if chosen is not None or minimizer.out_of_time():
+        if minimizer.best is not None or minimizer.out_of_time():
             break
-    if chosen is None:
+    if minimizer.best is None:
         found.verified = False
         found.notes.append("no replay in a fresh agent process reproduced it"
                            + (" before minimizing's time ran out" if minimizer.cut else "")
                            + ": the program shown is the shortest that showed it during the "
                            "run, unverified (the transcript is the run's own)")
-    else:
-        shrunk = minimizer.minimize(chosen, units)
-        if clock is not None and len(shrunk) < len(found.actions):
-            found.minimal_at = clock()  # only when this step made it smaller
-        found.actions = shrunk
+        return minimizer
+    minimizer.minimize(units)
+    shrunk = minimizer.best.program
+    if clock is not None and len(shrunk) < len(found.actions):
+        found.minimal_at = clock()  # only when this step made it smaller
+    found.actions = shrunk
     return minimizer
 
 
-def _measure(cfg: FuzzConfig, found: Found, minimizer: Minimizer, stop: Stop | None) -> None:
-    """The reproduction rate of the reported program, over every fresh-process run of it
-    (minimization's and ``cfg.replay_runs`` more).
+def _measure(cfg: FuzzConfig, found: Found, minimizer: Minimizer, stop: Stop | None,
+             pool: WarmPool) -> Tally:
+    """The reproduction rates of the reported program: ``cfg.replay_runs`` fresh-process
+    replays held to its recorded schedule, and as many free-running.
 
     A counterexample a reader replays must reproduce, not merely be short: when the shortest
-    program that reproduced does so in fewer than half of its runs (a race it won once: a
-    turn cut short by the teardown's cancel before it reached the bug, say), the next shortest
-    that reproduced are measured too, and the first that reproduces at least half the time is
-    reported; failing that, the one with the best rate (the shorter on a tie).
+    program that reproduced does so in fewer than half of its held runs (a race it won once),
+    the same program letting its sessions settle and the next shortest that reproduced are
+    measured too, and the first that reproduces at least half the time is reported; failing
+    that, the one with the best rate (the shorter on a tie).
     """
-    shortest = found.actions
-    # the same program letting its sessions settle before the teardown cancels them (a turn
-    # the teardown's cancel would cut short reaches the bug), then longer ones that reproduced
-    # (only while a reader can still follow them: a program of hundreds of actions that
-    # reproduces more often helps no one more than a short racy one)
-    settled = _settled(shortest)
-    longest = max(READABLE, 2 * len(shortest))
+    best = minimizer.best or Trial(found.actions)
+    settled = _settled(best.program)
+    longest = max(READABLE, 2 * len(best.program))
     others = minimizer.reproduced if found.verified else []
-    tried: list[list[Action]] = [shortest, *[
-        p for p in [settled, *others]
-        if p is not None and p != shortest and len(p) <= longest][:FALLBACKS + 1]]
-    measured: list[list[Action]] = []
-    chosen = shortest
+    tried = [best, *[t for t in [Trial(settled) if settled else None, *others]
+                     if t is not None and t.program != best.program
+                     and len(t.program) <= longest][:FALLBACKS + 1]]
+    tally = Tally(cut=False)
+    measured: list[Trial] = []
     cut = 0
-    for program in tried:
-        for outcome in replay_many(cfg, program, found.rule, cfg.replay_runs, stop=stop):
-            minimizer.count(program, outcome)
-            cut += outcome.error == INTERRUPTED
-        measured.append(program)
-        hits, runs, _ = minimizer.tally(program)
+    chosen = best
+    for trial in tried:
+        if trial.schedule is None:  # free first: a reproducing run records the schedule
+            cut += _runs(cfg, tally, trial.program, None, found.rule, stop, pool)
+            outcome = tally.get(trial.program, False)[2]
+            trial = Trial(trial.program, outcome.schedule if outcome is not None else None)
+            if trial.schedule is not None:
+                cut += _runs(cfg, tally, trial.program, trial.schedule, found.rule, stop, pool)
+        else:
+            cut += _runs(cfg, tally, trial.program, trial.schedule, found.rule, stop, pool)
+            cut += _runs(cfg, tally, trial.program, None, found.rule, stop, pool)
+        measured.append(trial)
+        hits, runs = _rate(tally, trial)
         if runs and 2 * hits >= runs:
-            chosen = program
+            chosen = trial
             break
         if stop is not None and stop.requested:
             break
     else:
-        chosen = max(measured, key=lambda p: (_rate(minimizer, p), -len(p)))
-    if chosen is not shortest:
-        hits, runs, _ = minimizer.tally(shortest)
+        chosen = max(measured, key=lambda t: (_share(*_rate(tally, t)), -len(t.program)))
+    if chosen.program != best.program:
+        hits, runs = _rate(tally, measured[0])
         found.notes.append(f"the shortest program that reproduced during minimization "
-                           f"({len(shortest)} actions) reproduced {hits}/{runs}; this one "
+                           f"({len(best.program)} actions) reproduced {hits}/{runs}; this one "
                            "reproduces more often")
-    found.actions = chosen
     if cut:
         found.notes.append(f"{cut} replay(s) were cut by the time budget (or a stop) and are "
                            "not counted")
-    hits, runs, outcome = minimizer.tally(chosen)
-    found.reproduced, found.replays = hits, runs
-    if hits and not found.verified:  # letting its sessions settle made it reproduce
+    _reported(found, chosen, tally)
+    return tally
+
+
+def _reported(found: Found, chosen: Trial, tally: Tally) -> None:
+    """``found`` states ``chosen``: its program, schedule, rates and a transcript of a
+    fresh-process replay that reproduced it (held, else free)."""
+    found.actions = chosen.program
+    found.schedule = chosen.schedule
+    held_hits, held_runs, held_outcome = tally.get(chosen.program, True)
+    free_hits, free_runs, free_outcome = tally.get(chosen.program, False)
+    found.reproduced, found.replays = held_hits, held_runs
+    found.free_reproduced, found.free_replays = free_hits, free_runs
+    if (held_hits or free_hits) and not found.verified:  # letting it settle made it reproduce
         found.verified = True
         found.notes = [n for n in found.notes if not n.startswith("no replay in a fresh")]
+    outcome = held_outcome or free_outcome
     if outcome is not None:
         found.replay_records = outcome.records
         found.replay_offending = outcome.offending
+        found.replay_model = outcome.model
         # Its index and wording match the transcript written for the counterexample.
         found.violation = next(v for v in outcome.violations if v.rule == found.rule)
+    if held_runs and held_hits < held_runs and tally.diverged:
+        found.notes.append(f"a held replay that did not reproduce left its recorded "
+                           f"schedule: {tally.diverged}")
+
+
+def _runs(cfg: FuzzConfig, tally: Tally, program: list[Action], schedule: Schedule | None,
+          rule: str, stop: Stop | None, pool: WarmPool) -> int:
+    """``cfg.replay_runs`` replays of ``program`` (held to ``schedule``, or free), counted;
+    returns how many a stop cut."""
+    cut = 0
+    for outcome in replay_many(cfg, program, rule, cfg.replay_runs, stop=stop,
+                               schedule=schedule, pool=pool):
+        tally.count(program, outcome)
+        cut += outcome.error == INTERRUPTED
+    return cut
+
+
+def _rate(tally: Tally, trial: Trial) -> tuple[int, int]:
+    """The headline rate of a measured program: held to its schedule when it has one."""
+    hits, runs, _ = tally.get(trial.program, trial.schedule is not None)
+    if runs == 0:
+        hits, runs, _ = tally.get(trial.program, False)
+    return hits, runs
+
+
+def _share(hits: int, runs: int) -> float:
+    return hits / runs if runs else 0.0
 
 
 def _settled(program: list[Action]) -> list[Action] | None:
@@ -399,52 +605,43 @@ def _settled(program: list[Action]) -> list[Action] | None:
     return [*program, *(Wait(s, "settled") for s in used)]
 
 
-def _rate(minimizer: Minimizer, program: Sequence[Action]) -> float:
-    hits, runs, _ = minimizer.tally(program)
-    return hits / runs if runs else 0.0
-
-
 def replay_many(cfg: FuzzConfig, actions: Sequence[Action], rule: str, runs: int, *,
-                stop: Stop | None = None) -> list[ReplayOutcome]:
+                stop: Stop | None = None, schedule: Schedule | None = None,
+                pool: WarmPool | None = None) -> list[ReplayOutcome]:
     """Independent replays, a few at a time: they mostly wait on the agent."""
     if runs <= 0:
         return []
-    return in_threads(lambda _, abort: replay_once(cfg, actions, rule, abort), range(runs),
-                      stop=stop)
+    return in_threads(lambda _, abort: _replay(cfg, actions, rule, abort, schedule, pool),
+                      range(runs), stop=stop, parallel=PARALLEL)
 
 
-def in_threads(job: Callable[[Any, threading.Event], ReplayOutcome], items: Any, *,
-               stop: Stop | None = None) -> list[ReplayOutcome]:
-    """Run replays four at a time; Ctrl-C (or the run's stop request) stops the running ones
-    within a second."""
-    abort = stop.event if stop is not None else threading.Event()
-    items = list(items)
-    with ThreadPoolExecutor(max_workers=max(1, min(PARALLEL, len(items)))) as pool:
-        try:
-            return list(pool.map(lambda item: job(item, abort), items))
-        except KeyboardInterrupt:
-            abort.set()
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
+def _replay(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
+            abort: threading.Event, schedule: Schedule | None,
+            pool: WarmPool | None) -> ReplayOutcome:
+    """One replay through this module's ``replay_once`` (tests put a stand-in there)."""
+    if schedule is None and pool is None:
+        return replay_once(cfg, actions, rule, abort)
+    return replay_once(cfg, actions, rule, abort, schedule=schedule, pool=pool)
 
 
-def first_reproducing(cfg: FuzzConfig, rule: str, trials: list[list[Action]],
+def first_reproducing(cfg: FuzzConfig, rule: str, trials: Sequence[Trial | list[Action]],
                       stop_at: float | None = None, *, stop: Stop | None = None,
-                      on_outcome: Callable[[list[Action], ReplayOutcome], None] | None = None
-                      ) -> tuple[int, ReplayOutcome] | None:
+                      on_outcome: Callable[[Trial, ReplayOutcome], None] | None = None,
+                      pool: WarmPool | None = None) -> tuple[int, ReplayOutcome] | None:
     """The first trial that reproduces in a fresh process, with that replay.
 
-    Replays run four at a time; no new batch starts after ``stop_at``.
+    Replays run a few at a time; no new batch starts after ``stop_at``.
     """
-    jobs = list(enumerate(trials))
+    jobs = [(n, t if isinstance(t, Trial) else Trial(list(t))) for n, t in enumerate(trials)]
     if 0 < len(jobs) < PARALLEL:  # idle slots of a batch cost nothing: try trials again
         jobs = [jobs[n % len(jobs)] for n in range(PARALLEL)]
     for start in range(0, len(jobs), PARALLEL):
         if (stop_at is not None and time.monotonic() > stop_at) or (stop and stop.requested):
             return None
         batch = jobs[start:start + PARALLEL]
-        outcomes = in_threads(lambda job, abort: replay_once(cfg, job[1], rule, abort), batch,
-                              stop=stop)
+        outcomes = in_threads(
+            lambda job, abort: _replay(cfg, job[1].program, rule, abort, job[1].schedule, pool),
+            batch, stop=stop, parallel=PARALLEL)
         hit = None
         for (n, trial), outcome in zip(batch, outcomes, strict=True):
             if on_outcome is not None:
@@ -456,23 +653,29 @@ def first_reproducing(cfg: FuzzConfig, rule: str, trials: list[list[Action]],
     return None
 
 
-def history_suffix(minimizer: Minimizer, history: list[list[Action]]
-                   ) -> tuple[list[Action], list[int]] | None:
-    """The shortest suffix of the process's examples that reproduces on a fresh process (cut
-    after the action that showed the rule), and the length of each example in it."""
+def history_suffix(minimizer: Minimizer, history: list[list[Action]]) -> list[int] | None:
+    """The shortest suffix of the process's examples that reproduces on a fresh process (it
+    becomes the minimizer's best, cut after the action that showed the rule); returns the
+    length of each example in it."""
     longest = min(len(history), MAX_HISTORY_EXAMPLES)
     sizes = sorted({min(2 ** n, longest) for n in range(1, 7)})
-    trials = [standalone([a for ex in history[-k:] for a in ex]) for k in sizes]
+    trials = [Trial(standalone([a for ex in history[-k:] for a in ex])) for k in sizes]
     hit = minimizer.first(trials)
     if hit is None:
         return None
-    n, program = hit
+    n, trial = hit
     units = [len(ex) for ex in history[-sizes[n]:]]
-    return program, [len(part) for part in _cut([list(range(u)) for u in units], len(program))]
+    return [len(part) for part in _cut([list(range(u)) for u in units], len(trial.program))]
 
 
 def delta_debug(cfg: FuzzConfig, rule: str, actions: list[Action], stop_at: float, *,
                 stop: Stop | None = None, units: Sequence[int] = ()) -> list[Action]:
-    """Remove whole units, then chunks, then single actions while the failure reproduces."""
-    return Minimizer(cfg, rule, stop_at, stop).minimize(actions, units)
-
+    """Remove whole units, then chunks, then single actions while the failure reproduces
+    (the program is taken to reproduce as it is; free-running until a replay recorded a
+    schedule to hold the next ones to)."""
+    minimizer = Minimizer(cfg, rule, stop_at, stop)
+    if time.monotonic() >= stop_at:
+        return actions
+    minimizer.best = Trial(standalone(actions))
+    minimizer.minimize(units)
+    return minimizer.best.program

@@ -119,6 +119,8 @@ class Transcript:
         self.dropped_bytes = 0
         self.ended = False
         self.listeners = RecordListeners(self.cond)
+        # called with each record as it is appended, under the lock (the boundary schedule)
+        self.taps: list[Callable[[Record], None]] = []
 
     def append(self, record: Record, cost: int) -> int:
         """Store a record and queue it for the listeners; returns its delivery number."""
@@ -136,6 +138,8 @@ class Transcript:
                 self.stored_bytes += cost + RECORD_OVERHEAD
                 self.records.append(record)
             number = self.listeners.put(record)
+            for tap in self.taps:
+                tap(record)
             self.cond.notify_all()
             return number
 

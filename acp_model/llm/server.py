@@ -28,9 +28,9 @@ from aiohttp import web
 from acp_model.llm.apis import ADAPTERS
 from acp_model.llm.script import END, Fail, ModelScript, Reply, Stall, Text, ToolCall, Tools
 from acp_model.llm.tools import OfferedTool, escapes, long_running, materialize, plan
-from acp_model.llm.wire import Gone, ModelRequest, ReplyContext, tag_text
+from acp_model.llm.wire import Gone, ModelGate, ModelRequest, Part, ReplyContext, tag_text
 
-__all__ = ["Adapter", "ScriptedModel", "Served", "tag_text"]
+__all__ = ["Adapter", "ModelGate", "Part", "ScriptedModel", "Served", "tag_text"]
 
 STALL_LIMIT = 60.0  # seconds a stalled response waits for the agent to hang up
 JOURNAL = 2000  # model requests remembered (tests and reports read them)
@@ -87,6 +87,7 @@ class ScriptedModel:
         self.journal: deque[Served] = deque(maxlen=JOURNAL)
         self.requests = 0
         self._scripts: dict[str, ModelScript] = {}
+        self._gates: dict[str, ModelGate] = {}  # tag -> who hears (and may hold) its turn
         self._latest: dict[str, str] = {}  # owner (the fuzzer: a session) -> its newest tag
         self._owners: dict[str, str] = {}  # tag -> its owner
         self._released: set[str] = set()  # tags whose stalls end now (``end_stalls``)
@@ -167,12 +168,16 @@ class ScriptedModel:
         self.stop()
 
     # --- the program's side ------------------------------------------------------------------
-    def register(self, script: ModelScript, owner: str | None = None) -> str:
+    def register(self, script: ModelScript, owner: str | None = None,
+                 gate: ModelGate | None = None) -> str:
         """Keep a turn's script; returns the tag to write into its prompt. ``owner`` names
-        whose turn it is, for :meth:`stalling`."""
+        whose turn it is, for :meth:`stalling`; ``gate`` hears every request and release of
+        the turn, and may hold them (the boundary schedule of the connection that prompts)."""
         with self._lock:
             tag = f"{next(self._ids):x}"
             self._scripts[tag] = tuple(script)
+            if gate is not None:
+                self._gates[tag] = gate
             if owner is not None:
                 self._latest[owner] = tag
                 self._owners[tag] = owner
@@ -289,17 +294,23 @@ class ScriptedModel:
         except ConnectionError:  # the agent hung up (a cancel) before its request was read
             return web.Response(status=499)
         req = self.adapter.parse(body)
-        reply, _, calls = self.reply_for(req)
+        reply, attempt, calls = self.reply_for(req)
+        gate = self._gates.get(req.tag) if req.tag is not None else None
         ctx = ReplyContext(req.tag or "side", req.step, self.workspace, self.stall_limit, calls,
-                           lambda: req.tag is not None and self._stall_ended(req.tag))
+                           lambda: req.tag is not None and self._stall_ended(req.tag),
+                           gate, attempt, reply.pace_ms if isinstance(reply, Text) else 0)
         stalled = req.tag if isinstance(reply, Stall) else None
         self._count(self._stalls, stalled, 1)
         self._count(self._serving, req.tag, 1)
         try:
+            if gate is not None and req.tag is not None:
+                await gate.requested(req.tag, req.step, attempt)
             return await self.adapter.respond(request, reply, req, ctx)
         except (Gone, ConnectionError):
             # The agent hung up (a cancel), mid-stream or before the headers went out:
             # nothing more to send, and nothing for the user's terminal.
+            if gate is not None and req.tag is not None and not isinstance(reply, Fail):
+                gate.hung_up(req.tag, req.step, attempt)  # (a dropped stream is the model's)
             return web.Response(status=499)
         finally:
             self._count(self._stalls, stalled, -1)

@@ -8,7 +8,8 @@ import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from enum import StrEnum
+from typing import Any, Protocol
 
 from aiohttp import web
 
@@ -41,10 +42,38 @@ class Gone(Exception):
     """The agent hung up (a cancel aborted the request)."""
 
 
+class Part(StrEnum):
+    """What the model releases of one response, in order: its side of the boundary schedule
+    (``fuzzing/schedule.py``). Every part goes out through :meth:`ReplyContext.release`, the
+    one place where it can be held (a replay under its recorded schedule) or timed (the pace
+    of a ``Text`` reply; a drawn time to first byte or pause before a tool call would be
+    applied there too)."""
+
+    START = "start"  # the response begins (its status and headers: the first byte)
+    TEXT = "text"  # text chunk ``n`` (from 0)
+    TOOL = "tool"  # tool call ``n`` (from 0)
+    STALL = "stall"  # nothing more comes until the agent hangs up or the server ends it
+    END = "end"  # the response's end (stop reason, usage)
+    FAIL = "fail"  # an error status, or a stream dropped (after one chunk)
+
+
+class ModelGate(Protocol):
+    """Who hears what crosses the model boundary in one scripted turn (the fuzzer's schedule
+    of the connection that registered it), and may hold it: a request is the agent's, held
+    only as a replay holds the agent's output; a release is the model's input to the agent."""
+
+    async def requested(self, tag: str, step: int, attempt: int) -> None: ...
+
+    async def release(self, tag: str, step: int, attempt: int, part: Part, n: int) -> None: ...
+
+    def hung_up(self, tag: str, step: int, attempt: int) -> None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class ReplyContext:
-    """What a reply needs besides the request: names, the workspace, limits, and the concrete
-    tool calls of a ``Tools`` reply (chosen by the server, ``llm.tools``)."""
+    """What a reply needs besides the request: names, the workspace, limits, the concrete
+    tool calls of a ``Tools`` reply (chosen by the server, ``llm.tools``), and the turn's
+    gate with the request's attempt (a retry of a failed step is attempt 2)."""
 
     tag: str
     step: int
@@ -52,10 +81,22 @@ class ReplyContext:
     stall_limit: float
     calls: tuple[ToolCall, ...] = ()
     released: Callable[[], bool] = lambda: False  # the server ended this turn's stalls
+    gate: ModelGate | None = None
+    attempt: int = 1
+    pace_ms: int = 0  # between text chunks (a ``Text`` reply's pace)
 
     def stalls(self) -> bool:
         """Should a stalled response keep stalling (not released by the server)?"""
         return not self.released()
+
+    async def release(self, part: Part, n: int = 0) -> None:
+        """Before part ``part`` (number ``n``) of the response is written: the pace between
+        text chunks, then the gate (a held replay waits here until what preceded this part in
+        the recording has happened)."""
+        if part is Part.TEXT and n and self.pace_ms:
+            await asyncio.sleep(self.pace_ms / 1000)
+        if self.gate is not None:
+            await self.gate.release(self.tag, self.step, self.attempt, part, n)
 
     def call_arguments(self, call: ToolCall) -> Any:
         """A call's arguments as sent: the run's workspace in place of its placeholder."""
@@ -68,11 +109,6 @@ async def stream_write(resp: web.StreamResponse, data: bytes) -> None:
         await resp.write(data)
     except (ConnectionResetError, ConnectionError, RuntimeError) as exc:
         raise Gone from exc
-
-
-async def paced(pace_ms: int) -> None:
-    if pace_ms:
-        await asyncio.sleep(pace_ms / 1000)
 
 
 def find_tag(text: str) -> str | None:
@@ -92,8 +128,11 @@ def message_text(message: dict[str, Any]) -> str:
 
 
 async def stall(ctx: ReplyContext, ping: Callable[[], Awaitable[None]]) -> None:
-    """A stall: ``ping`` now and then until the agent hangs up (``ping`` raises Gone), the
-    stall limit passes or the server ends the stall (:meth:`ScriptedModel.end_stalls`)."""
+    """A stall (released as :attr:`Part.STALL`): ``ping`` now and then until the agent hangs
+    up (``ping`` raises Gone), the stall limit passes or the server ends the stall
+    (:meth:`ScriptedModel.end_stalls`). What follows it (one text chunk) is released as
+    usual."""
+    await ctx.release(Part.STALL)
     end = time.monotonic() + ctx.stall_limit
     while time.monotonic() < end and ctx.stalls():
         await asyncio.sleep(0.2)

@@ -35,7 +35,7 @@ def describe_failures(found: Mapping[str, Found], rules: Iterable[str] | None = 
     Each rule: its strength, statement and citation, what the agent did, the minimal client
     program and its reproduction rate, the offending message, and the files if written.
     """
-    from acp_model.fuzzing.artifacts import counterexample_records
+    from acp_model.fuzzing.artifacts import counterexample_records, reproduction_text
     from acp_model.fuzzing.program import Program
     from acp_model.spec.rules import RULES
     from acp_model.trace.describe import summarize
@@ -51,10 +51,12 @@ def describe_failures(found: Mapping[str, Found], rules: Iterable[str] | None = 
                   f"  source: {rule.citation}",
                   f"  what happened: {one.violation.message}"]
         # the name already says "(not replayed)"; a rate follows only when replays ran
-        rate = (f", reproduced {one.reproduced}/{one.replays} in fresh agent processes"
-                if one.replays else "")
+        rate = f", {reproduction_text(one)}" if one.replays or one.free_replays else ""
         if one.actions:
-            lines.append(f"  {counterexample_name(one.reproduced, one.replays)}, "
+            minimal = (bool(one.minimize.get("fixpoint"))
+                       and one.minimize.get("steps") in (None, len(one.actions))
+                       if one.minimize else None)
+            lines.append(f"  {counterexample_name(one.reproduced, one.replays, minimal)}, "
                          f"{len(one.actions)} client action(s){rate}:")
             steps = Program.of(one.actions).describe()
             lines += [f"    {n}. {text}" for n, text in enumerate(steps, 1)]

@@ -164,8 +164,10 @@ def _counterexamples(reports: Sequence[Mapping[str, Any]], names: Sequence[str]
     for name, r in zip(names, reports, strict=True):
         for ce in r.get("counterexamples") or []:
             rule = ce["rule"]
+            replays = int(ce.get("replays") or 0)
             mine = {**ce, "worker": name,
-                    "reproduction": f"{ce.get('reproduced', 0)}/{ce.get('replays', 0)}"}
+                    "reproduction": f"{ce.get('reproduced', 0)}/{replays}" if replays
+                    else "not replayed"}
             known = best.get(rule)
             if known is None:
                 best[rule] = {**mine, "workers": [name]}

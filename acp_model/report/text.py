@@ -30,12 +30,29 @@ def show(console: Console, text: str, style: str = "default", indent: str = "   
                   highlight=False)
 
 
-def counterexample_name(reproduced: int, replays: int) -> str:
+def counterexample_name(reproduced: int, replays: int, minimal: bool | None = None) -> str:
     """What a reported program may be called: minimal only once a fresh agent process showed
-    the failure again (one that never did is the run's own, the shortest it saw)."""
+    the failure again and minimizing reached its fixpoint (``minimal``: None for a report
+    that does not say); one that never reproduced is the run's own, the shortest it saw."""
     if reproduced:
-        return "minimal counterexample"
+        return "minimal counterexample" if minimal is not False \
+            else "counterexample (not proven minimal)"
     return "unverified counterexample" if replays else "counterexample (not replayed)"
+
+
+def reproduction_phrase(hits: int, runs: int, free: int = 0, free_runs: int = 0, *,
+                        held: bool = True) -> str:
+    """How often fresh agent processes reproduced a counterexample: ``runs`` replays held to
+    its recorded schedule (``held``: a report that says so) and ``free_runs`` free-running;
+    "not replayed" when none ran (never "0/0")."""
+    parts = []
+    if runs:
+        parts.append(f"reproduced {hits}/{runs}" + (" under the recorded schedule" if held
+                                                    else ""))
+    if free_runs:
+        parts.append(f"{free}/{free_runs} free-running" if runs
+                     else f"reproduced {free}/{free_runs} free-running")
+    return ", ".join(parts) if parts else "not replayed"
 
 
 def rule_markup(rule_id: str) -> str:
@@ -49,10 +66,19 @@ def counterexample_line(ce: Mapping[str, Any], tail: str = "") -> str:
     rule, what it may be called, its length and its reproduction; ``tail`` says where it is
     kept or who found it. Rich markup, with every report value escaped."""
     steps = ce.get("steps", len(ce.get("actions") or []))
-    name = counterexample_name(int(ce.get("reproduced") or 0), int(ce.get("replays") or 0))
+    minimize = ce.get("minimize")
+    minimal = (bool(minimize.get("fixpoint")) and minimize.get("steps") in (None, steps)
+               if isinstance(minimize, Mapping) else None)
+    name = counterexample_name(int(ce.get("reproduced") or 0), int(ce.get("replays") or 0),
+                               minimal)
+    if ce.get("standing") == "shared-only":
+        name = "warning: seen on a shared process only, not reproduced; its program"
+    rate = reproduction_phrase(int(ce.get("reproduced") or 0), int(ce.get("replays") or 0),
+                               int(ce.get("free_reproduced") or 0),
+                               int(ce.get("free_replays") or 0),
+                               held="free_replays" in ce)
     return (f"{rule_markup(str(ce['rule']))}: {name} of {steps} client action(s), "
-            f"reproduced {escape(str(ce.get('reproduction', '0/0')))}"
-            + (f" {escape(tail)}" if tail else ""))
+            f"{escape(rate)}" + (f" {escape(tail)}" if tail else ""))
 
 
 def one_sided(one: Any, console: Console, limit: int = 50) -> None:

@@ -1,9 +1,10 @@
-"""``--time-budget`` bounds the whole run: generation, minimizing and replays.
+"""``--time-budget`` bounds the search; each failure then has its own ``--minimize-budget``.
 
-The bound is the budget plus the slack the design states (fuzzing/budget.py: the larger of
-10 % and 10 s); the test measures the process's whole wall time, interpreter start included,
-on agents whose bugs make every wait run out (the worst case for a budget). An agent that
-never answers a prompt, the probe's wait included, is bounded in tests/live/test_probe.py
+The bound is the budget, twice the minimize budget per failure (minimizing, then its replays)
+and the slack the design states (fuzzing/budget.py: the larger of 10 % and 10 s); the test
+measures the process's whole wall time, interpreter start included, on agents whose bugs make
+every wait run out (the worst case for a budget). An agent that never answers a prompt, the
+probe's wait included, is bounded in tests/live/test_probe.py
 (test_an_agent_that_never_answers_prompts_fails_prompt_04), on the same run that proves its
 PROMPT-04 failure.
 """
@@ -24,12 +25,16 @@ HOSTILE = Path(__file__).parents[1] / "hostile"
 REFERENCE = [sys.executable, "-m", "acp_model.agents.reference"]
 
 
+MINIMIZE = 3.0  # each failure's own budget (and as much for its replays)
+
+
 def _fuzz(tmp_path: Path, budget: float, *agent: str) -> tuple[float, dict, str]:
     report = tmp_path / "report.json"
     started = time.monotonic()
     # a 1 s deadline: every wait still runs out, three of them where a 3 s one ran out once
     proc = subprocess.run(
         [sys.executable, "-m", "acp_model", "fuzz", "--time-budget", f"{budget:g}",
+         "--minimize-budget", f"{MINIMIZE:g}",
          "--deadline", "1", "--seed", "1", "--report", str(report),
          "--out", str(tmp_path / "out"), "--", *agent],
         capture_output=True, text=True, timeout=budget * 6 + 60)
@@ -40,12 +45,17 @@ def _fuzz(tmp_path: Path, budget: float, *agent: str) -> tuple[float, dict, str]
 
 @pytest.mark.parametrize("mutant", ["cancel_no_idle", "busy_prompt_deadlock"])
 def test_a_hanging_mutant_ends_within_budget_and_slack(mutant: str, tmp_path: Path) -> None:
-    """Every turn of these mutants leaves a wait to run out: minimizing and replays used to
-    come on top of the budget (a 60 s budget took 123 s and 237 s)."""
+    """Every turn of these mutants leaves a wait to run out: minimizing and replays are
+    bounded by each failure's own budget (they once ran unbounded: a 60 s budget took 123 s
+    and 237 s)."""
     budget = 6.0
     took, report, out = _fuzz(tmp_path, budget, *REFERENCE, "--mutant", mutant)
     assert report["verdict"] == "fail"
-    assert took <= budget + slack(budget), f"{took:.1f} s for a {budget:g} s budget\n{out}"
+    failures = len(report["counterexamples"])
+    bound = budget + slack(budget) + failures * 2 * MINIMIZE
+    assert took <= bound, f"{took:.1f} s for a {budget:g} s budget and {failures} failure(s)\n{out}"
+    for ce in report["counterexamples"]:  # each failure's minimizing kept to its budget
+        assert ce["minimize"]["seconds"] <= MINIMIZE + 1.5, ce["minimize"]
     phases = report["summary"]["phases"]
     assert "generation" in phases and "minimizing" in phases and "replaying" in phases
     assert "time: " in out  # the summary prints each phase's time

@@ -8,6 +8,7 @@ import json
 import sys
 import threading
 import time
+from typing import Any
 
 import pytest
 
@@ -16,10 +17,22 @@ from acp_model.fuzzing.actions import Action, NewSession, Prompt, Wait
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.program import Program
 from acp_model.fuzzing.recorder import Found
+from acp_model.fuzzing.schedule import Schedule
 from acp_model.fuzzing.shrink import ReplayOutcome, replay_once
 from acp_model.oracle.monitor import Violation
 
 REFERENCE = [sys.executable, "-m", "acp_model.agents.reference", "--timing", "fast"]
+
+
+def _recording(call: Any) -> Any:
+    """A stand-in's outcomes as a real replay's: each records a (here empty) boundary schedule
+    of its program, and says whether it was held to one."""
+    def replay(*args: Any, **kw: Any) -> ReplayOutcome:
+        outcome = call(*args)
+        actions = next(a for a in args if isinstance(a, list))
+        return dataclasses.replace(outcome, schedule=Schedule((), len(actions)),
+                                   held=kw.get("schedule") is not None)
+    return replay
 
 
 def _example(n: int) -> list[Action]:
@@ -33,8 +46,9 @@ class _CountingReplays:
         self.trials: list[list[Action]] = []
         self.lock = threading.Lock()
 
+    @_recording
     def __call__(self, cfg: FuzzConfig, actions: list[Action], rule: str | None,
-                 abort: threading.Event | None = None) -> ReplayOutcome:
+                 abort: threading.Event | None = None, **_: Any) -> ReplayOutcome:
         with self.lock:
             self.trials.append(actions)
         return ReplayOutcome(False, [], [], None)
@@ -77,8 +91,9 @@ class _NeedsBugPrompt:
         self.seen: set[int] = set()
         self.lock = threading.Lock()
 
+    @_recording
     def __call__(self, cfg: FuzzConfig, actions: list[Action], rule: str | None,
-                 abort: threading.Event | None = None) -> ReplayOutcome:
+                 abort: threading.Event | None = None, **_: Any) -> ReplayOutcome:
         with self.lock:
             self.calls += 1
             opened = False
@@ -127,8 +142,9 @@ class _DeterministicBug:
     def shows(self, actions: list[Action]) -> tuple[int, int | None] | None:
         raise NotImplementedError
 
+    @_recording
     def __call__(self, cfg: FuzzConfig, actions: list[Action], rule: str | None,
-                 abort: threading.Event | None = None) -> ReplayOutcome:
+                 abort: threading.Event | None = None, **_: Any) -> ReplayOutcome:
         with self.lock:
             self.calls += 1
         hit = self.shows(actions)
@@ -276,8 +292,9 @@ class _CutShortByTheTeardown(_NeedsBugPrompt):
         super().__init__()
         self.runs: dict[str, int] = {}  # per program
 
+    @_recording
     def __call__(self, cfg: FuzzConfig, actions: list[Action], rule: str | None,
-                 abort: threading.Event | None = None) -> ReplayOutcome:
+                 abort: threading.Event | None = None, **_: Any) -> ReplayOutcome:
         outcome = super().__call__(cfg, actions, rule, abort)
         if not outcome.reproduced:
             return outcome
@@ -367,7 +384,7 @@ def test_a_failure_on_one_session_is_cut_to_that_session_first(
         fake = _NeedsPrimedSession()
         monkeypatch.setattr(shrink, "replay_once", fake)
         if not sliced:
-            monkeypatch.setattr(Program, "session_slice", lambda program, target: None)
+            monkeypatch.setattr(Program, "session_slice_at", lambda program, target: None)
         found = _found(_many_sessions())
         shrink.measure_reproduction(FuzzConfig(REFERENCE, replay_runs=2), found)
         if sliced:
@@ -385,8 +402,9 @@ def test_a_program_whose_turn_needs_time_is_searched_with_its_sessions_settled(
     the teardown's cancel cuts that turn short. The settled variant is tried at once."""
     bug = Prompt(0, [{"type": "text", "text": "bug"}])
 
+    @_recording
     def replay(cfg: FuzzConfig, actions: list[Action], rule: str | None,
-               abort: threading.Event | None = None) -> ReplayOutcome:
+               abort: threading.Event | None = None, **_: Any) -> ReplayOutcome:
         for n, a in enumerate(actions, start=1):
             if isinstance(a, Wait) and bug in actions[:n] and NewSession() in actions[:n]:
                 return ReplayOutcome(True, [Violation(rule or "X", "fail", "MUST", 1, "x")],
@@ -499,18 +517,21 @@ def test_a_cut_minimization_keeps_the_shortest_program_so_far_and_says_so(
                                 minimize_until=time.monotonic(), on_step=steps.append)
     assert found.minimize_cut and found.verified
     assert found.actions == program  # nothing removed: the cut came first
-    assert any(n.startswith("minimizing was cut after") and "(5 actions)" in n
+    assert found.minimize is not None and not found.minimize["fixpoint"]
+    assert any(n.startswith("minimizing stopped at its search stage") and "(5 actions)" in n
                for n in found.notes), found.notes
     assert steps == ["minimizing", "replaying"]
     assert found.reproduced == found.replays >= 2
 
 
 def test_replays_a_stop_cut_are_not_counted() -> None:
-    from acp_model.fuzzing.shrink import INTERRUPTED, Minimizer
+    from acp_model.fuzzing.shrink import INTERRUPTED, Tally
 
-    minimizer = Minimizer(FuzzConfig(REFERENCE), "X", time.monotonic() + 60)
-    program = [NewSession()]
-    minimizer.count(program, ReplayOutcome(False, [], [], None, INTERRUPTED))
-    assert minimizer.tally(program)[:2] == (0, 0)
-    minimizer.count(program, ReplayOutcome(False, [], [], None))
-    assert minimizer.tally(program)[:2] == (0, 1)
+    tally = Tally()
+    program: list[Action] = [NewSession()]
+    tally.count(program, ReplayOutcome(False, [], [], None, INTERRUPTED))
+    assert tally.get(program, False)[:2] == (0, 0)
+    tally.count(program, ReplayOutcome(False, [], [], None))
+    assert tally.get(program, False)[:2] == (0, 1)
+    tally.count(program, ReplayOutcome(False, [], [], None, held=True))
+    assert tally.get(program, True)[:2] == (0, 1)  # held and free runs are told apart

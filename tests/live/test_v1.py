@@ -166,7 +166,7 @@ def test_the_reference_agent_replays_a_loaded_session_before_answering() -> None
                         readings=DEFAULT.parse(["SPEC=v1"]))
     try:
         client.initialize()
-        assert client.reloads == {"session/load", "session/resume"}
+        assert client.handshake.reloads == {"session/load", "session/resume"}
         for action in (NewSession(), Prompt(0, [{"type": "text", "text": "fix tests"}]),
                        Finish(0), LoadSession(0), LoadSession(0, replay=False)):
             client.perform(action)

@@ -6,7 +6,7 @@ tests/live/test_budget.py; the probe's share in tests/live/test_probe.py.
 
 from __future__ import annotations
 
-from acp_model.fuzzing.budget import DRAIN_SHARE, RESERVE, Budget, slack
+from acp_model.fuzzing.budget import DRAIN_SHARE, Budget, failure_budget, slack
 from acp_model.fuzzing.stop import Stop
 
 
@@ -15,22 +15,19 @@ def test_slack_is_ten_percent_or_ten_seconds() -> None:
     assert slack(300) == 30.0
 
 
-def test_a_failure_moves_generations_end_earlier() -> None:
+def test_generation_ends_in_time_for_the_last_teardown() -> None:
     budget = Budget(100.0, start=1000.0)
-    assert budget.generation_end(found=False) == 1100.0
-    assert budget.generation_end(found=True) == 1100.0 - RESERVE * 100.0
+    assert budget.generation_end() == 1100.0
     # the last example's teardown may wait for what the agent owes: that ends by the end too
-    assert budget.generation_end(found=False, drain=6.0) == 1094.0
-    assert budget.generation_end(found=False, drain=600.0) == 1100.0 - DRAIN_SHARE * 100.0
-    assert budget.generation_end(found=True, drain=600.0) == \
-        1100.0 - (DRAIN_SHARE + RESERVE) * 100.0
-    assert Budget(None).generation_end(found=True) is None
+    assert budget.generation_end(drain=6.0) == 1094.0
+    assert budget.generation_end(drain=600.0) == 1100.0 - DRAIN_SHARE * 100.0
+    assert Budget(None).generation_end() is None
 
 
-def test_each_failure_gets_a_share_of_what_is_left() -> None:
-    budget = Budget(60.0)
-    assert 29.0 < budget.share(2) <= 30.0
-    assert Budget(None).share(3) == float("inf")
+def test_each_failure_has_a_budget_of_its_own() -> None:
+    """Minimizing is not the leftover of the search: each failure gets --minimize-budget to
+    minimize and as much for its replays, however much of the time budget the search used."""
+    assert failure_budget(60.0) == (60.0, 60.0)
 
 
 def test_the_cutoff_fires_at_its_time_or_on_the_parents_stop() -> None:
@@ -52,18 +49,3 @@ def test_phases_are_timed() -> None:
     budget.enter("minimizing")
     budget.close()
     assert set(budget.seconds()) == {"generation", "minimizing"}
-
-
-def test_generation_keeps_time_back_only_for_failures_it_will_minimize() -> None:
-    """A failure found makes generation leave minimizing its share, unless the run was told
-    not to minimize that rule (``reproduce_only``): then the budget stays generation's."""
-    from acp_model.fuzzing.config import FuzzConfig
-    from acp_model.fuzzing.recorder import Recorder
-    from acp_model.fuzzing.run import _reserve
-
-    rec = Recorder()
-    rec.found["CANCEL-07"] = object()  # type: ignore[assignment]
-    assert _reserve(FuzzConfig(["x"]), rec)
-    assert not _reserve(FuzzConfig(["x"], reproduce_only=frozenset()), rec)
-    assert _reserve(FuzzConfig(["x"], reproduce_only=frozenset({"CANCEL-07"})), rec)
-    assert not _reserve(FuzzConfig(["x"]), Recorder())

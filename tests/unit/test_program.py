@@ -52,3 +52,16 @@ def test_a_fresh_process_numbers_from_zero_and_keeps_unknown_indices() -> None:
     history = Program.of([NewSession(created=4), Cancel(7), Prompt(4, TEXT)])
     assert history.standalone() == [NewSession(), Cancel(7), Prompt(0, TEXT)]
     assert Program.of(history.standalone()).labels() == [" s1", " s1", " s1"]
+
+
+def test_a_failing_session_s_own_history_comes_out_of_a_shared_process_s() -> None:
+    """Two examples on one process: the second takes over the session the first made
+    (index 0) and opens another (index 1). The failing session's own actions over both
+    examples, for a fresh process, are its making and what each example did on it."""
+    first = [NewSession(created=0), Prompt(0, TEXT), Sync()]
+    second = [NewSession(created=2, reuses=0), NewSession(created=1), Prompt(1, TEXT),
+              Cancel(0), Prompt(2, TEXT)]
+    actions, fresh = Program.of([*first, *second]).renumbered()
+    assert fresh == {0: 0, 2: 0, 1: 1}
+    sliced = Program.of(actions).session_slice(fresh[0])
+    assert sliced == [NewSession(), Prompt(0, TEXT), Sync(), Cancel(0), Prompt(0, TEXT)]

@@ -19,10 +19,10 @@ from acp_model.llm.tools import OfferedTool, offered_tools
 from acp_model.llm.wire import (
     Gone,
     ModelRequest,
+    Part,
     ReplyContext,
     find_tag,
     message_text,
-    paced,
     stall,
     stream_write,
 )
@@ -79,10 +79,12 @@ class AnthropicMessages:
     async def respond(self, request: web.Request, reply: Reply, req: ModelRequest,
                       ctx: ReplyContext) -> web.StreamResponse:
         if isinstance(reply, Fail) and reply.failure != "dropped":
+            await ctx.release(Part.FAIL)
             status, kind = (529, "overloaded_error") if reply.failure == "overloaded" \
                 else (500, "api_error")
             return web.json_response({"type": "error", "error": {
                 "type": kind, "message": "acp-model scripted failure"}}, status=status)
+        await ctx.release(Part.START)
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream",
                                            "Cache-Control": "no-cache"})
         await resp.prepare(request)
@@ -94,6 +96,7 @@ class AnthropicMessages:
         stop = "end_turn"
         if isinstance(reply, Tools):
             for k, call in enumerate(ctx.calls):
+                await ctx.release(Part.TOOL, k)
                 args = ctx.call_arguments(call)
                 if isinstance(args, str):
                     args = {"input": args}
@@ -109,8 +112,9 @@ class AnthropicMessages:
             stop = "tool_use"
         elif isinstance(reply, Stall):
             await stall(ctx, lambda: _event(resp, "ping", {"type": "ping"}))
-            await _text_block(resp, 1, 0)
+            await _text_block(resp, ctx, 1)
         elif isinstance(reply, Fail):  # dropped: one chunk, then the connection goes
+            await ctx.release(Part.FAIL)
             await _event(resp, "content_block_start", {
                 "type": "content_block_start", "index": 0,
                 "content_block": {"type": "text", "text": ""}})
@@ -119,10 +123,10 @@ class AnthropicMessages:
                 request.transport.close()
             raise Gone
         else:
-            chunks, pace = (reply.chunks, reply.pace_ms) if isinstance(reply, Text) else (1, 0)
-            await _text_block(resp, chunks, pace)
+            await _text_block(resp, ctx, reply.chunks if isinstance(reply, Text) else 1)
             if isinstance(reply, Stop):
                 stop = reply.reason
+        await ctx.release(Part.END)
         await _event(resp, "message_delta", {"type": "message_delta", "delta": {
             "stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": 10}})
         await _event(resp, "message_stop", {"type": "message_stop"})
@@ -140,11 +144,11 @@ async def _delta(resp: web.StreamResponse, index: int, text: str) -> None:
         "delta": {"type": "text_delta", "text": text}})
 
 
-async def _text_block(resp: web.StreamResponse, chunks: int, pace_ms: int) -> None:
+async def _text_block(resp: web.StreamResponse, ctx: ReplyContext, chunks: int) -> None:
+    """A text block of ``chunks`` deltas, each released first."""
     await _event(resp, "content_block_start", {"type": "content_block_start", "index": 0,
                                                "content_block": {"type": "text", "text": ""}})
     for n in range(chunks):
-        if n:
-            await paced(pace_ms)
+        await ctx.release(Part.TEXT, n)
         await _delta(resp, 0, f"chunk {n + 1} of {chunks}. ")
     await _event(resp, "content_block_stop", {"type": "content_block_stop", "index": 0})

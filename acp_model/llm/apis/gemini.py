@@ -25,10 +25,10 @@ from acp_model.llm.tools import OfferedTool, draw, normalize, offered_tools
 from acp_model.llm.wire import (
     Gone,
     ModelRequest,
+    Part,
     ReplyContext,
     find_tag,
     keep_alive,
-    paced,
     stream_write,
 )
 
@@ -100,13 +100,17 @@ class Gemini:
                       ctx: ReplyContext) -> web.StreamResponse:
         model = request.match_info.get("model", req.model)
         if isinstance(reply, Fail) and reply.failure != "dropped":
+            await ctx.release(Part.FAIL)
             code, status = (503, "UNAVAILABLE") if reply.failure == "overloaded" \
                 else (500, "INTERNAL")
             return web.json_response({"error": {"code": code, "status": status,
                                                  "message": "acp-model scripted failure"}},
                                      status=code)
+        await ctx.release(Part.START)
         if not request.path.endswith(":streamGenerateContent"):
-            return web.json_response(await self._whole(request, reply, ctx, model))
+            whole = await self._whole(request, reply, ctx, model)
+            await ctx.release(Part.END)
+            return web.json_response(whole)
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream",
                                            "Cache-Control": "no-cache"})
         await resp.prepare(request)
@@ -115,15 +119,20 @@ class Gemini:
         if isinstance(reply, Tools):
             parts = []
             for k, call in enumerate(ctx.calls):
+                await ctx.release(Part.TOOL, k)
                 args = ctx.call_arguments(call)
                 parts.append({"functionCall": {
                     "id": f"call_acpm_{ctx.tag}_{ctx.step}_{k}", "name": call.name,
                     "args": args if isinstance(args, dict) else {"input": args}}})
+            await ctx.release(Part.END)
             await out.chunk(parts, finish="STOP")
         elif isinstance(reply, Stall):
             await keep_alive(resp, ctx)
+            await ctx.release(Part.TEXT, 0)
+            await ctx.release(Part.END)
             await out.chunk([{"text": "chunk 1 of 1. "}], finish="STOP")
         elif isinstance(reply, Fail):  # dropped: one chunk, then the connection goes
+            await ctx.release(Part.FAIL)
             await out.chunk([{"text": "chunk 1 of "}])
             if request.transport is not None:
                 request.transport.close()
@@ -131,12 +140,15 @@ class Gemini:
         elif isinstance(reply, Stop):
             text = "I can't help with that (acp-model scripted refusal)." \
                 if reply.reason == "refusal" else "chunk 1 of 1. "
+            await ctx.release(Part.TEXT, 0)
+            await ctx.release(Part.END)
             await out.chunk([{"text": text}], finish=FINISH[reply.reason])
         else:
-            chunks, pace = (reply.chunks, reply.pace_ms) if isinstance(reply, Text) else (1, 0)
+            chunks = reply.chunks if isinstance(reply, Text) else 1
             for n in range(chunks):
-                if n:
-                    await paced(pace)
+                await ctx.release(Part.TEXT, n)
+                if n == chunks - 1:  # the last chunk carries the end (finish reason, usage)
+                    await ctx.release(Part.END)
                 await out.chunk([{"text": f"chunk {n + 1} of {chunks}. "}],
                                 finish="STOP" if n == chunks - 1 else None)
         await resp.write_eof()

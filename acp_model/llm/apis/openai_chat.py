@@ -21,11 +21,11 @@ from acp_model.llm.wire import (
     Gone,
     ModelRequest,
     OpenAIEndpoints,
+    Part,
     ReplyContext,
     find_tag,
     keep_alive,
     message_text,
-    paced,
     stream_write,
 )
 
@@ -63,26 +63,17 @@ class OpenAIChat(OpenAIEndpoints):
                      if m.get("role") == "tool" and prev.get("role") != "tool")
         return ModelRequest(tag, rounds, tools, model)
 
-    async def respond(self, request: web.Request, reply: Reply, req: ModelRequest,  # noqa: C901
+    async def respond(self, request: web.Request, reply: Reply, req: ModelRequest,
                       ctx: ReplyContext) -> web.StreamResponse:
         if isinstance(reply, Fail) and reply.failure != "dropped":
+            await ctx.release(Part.FAIL)
             status = 503 if reply.failure == "overloaded" else 500
             return web.json_response({"error": {"type": "server_error", "message":
                                                 "acp-model scripted failure"}}, status=status)
+        await ctx.release(Part.START)
         cid = f"chatcmpl-acpm-{ctx.tag}-{ctx.step}"
-        if req.tag is None:  # a side question, streamed or not: a short plain answer
-            text = "acp-model scripted answer."
-            try:
-                body = await request.json()
-            except ValueError:
-                body = {}
-            if isinstance(body, dict) and body.get("stream") is False:
-                return web.json_response({
-                    "id": cid, "object": "chat.completion", "created": int(time.time()),
-                    "model": req.model, "choices": [{
-                        "index": 0, "finish_reason": "stop",
-                        "message": {"role": "assistant", "content": text}}],
-                    "usage": _USAGE})
+        if req.tag is None and (whole := await _side_answer(request, cid, req.model)):
+            return whole
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream",
                                            "Cache-Control": "no-cache"})
         await resp.prepare(request)
@@ -90,6 +81,7 @@ class OpenAIChat(OpenAIEndpoints):
         finish = "stop"
         if isinstance(reply, Tools):
             for k, call in enumerate(ctx.calls):
+                await ctx.release(Part.TOOL, k)
                 args = ctx.call_arguments(call)
                 await out.chunk({"tool_calls": [{
                     "index": k, "id": f"call_acpm_{ctx.tag}_{ctx.step}_{k}", "type": "function",
@@ -98,23 +90,26 @@ class OpenAIChat(OpenAIEndpoints):
             finish = "tool_calls"
         elif isinstance(reply, Stall):
             await keep_alive(resp, ctx)
+            await ctx.release(Part.TEXT, 0)
             await out.chunk({"role": "assistant", "content": "chunk 1 of 1. "})
         elif isinstance(reply, Fail):  # dropped: one chunk, then the connection goes
+            await ctx.release(Part.FAIL)
             await out.chunk({"role": "assistant", "content": "chunk 1 of "})
             if request.transport is not None:
                 request.transport.close()
             raise Gone
         elif isinstance(reply, Stop) and reply.reason == "refusal":
+            await ctx.release(Part.TEXT, 0)
             await out.chunk({"role": "assistant",
                              "content": "I can't help with that (acp-model scripted refusal)."})
         else:
-            chunks, pace = (reply.chunks, reply.pace_ms) if isinstance(reply, Text) else (1, 0)
+            chunks = reply.chunks if isinstance(reply, Text) else 1
             for n in range(chunks):
-                if n:
-                    await paced(pace)
+                await ctx.release(Part.TEXT, n)
                 await out.chunk({"role": "assistant", "content": f"chunk {n + 1} of {chunks}. "})
         if isinstance(reply, Stop) and reply.reason == "max_tokens":
             finish = "length"
+        await ctx.release(Part.END)
         await out.chunk({}, finish=finish, usage=True)
         await stream_write(resp, b"data: [DONE]\n\n")
         await resp.write_eof()
@@ -122,6 +117,22 @@ class OpenAIChat(OpenAIEndpoints):
 
 
 _USAGE = {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
+
+
+async def _side_answer(request: web.Request, cid: str, model: str) -> web.Response | None:
+    """A side question asked with ``stream: false``: one short plain ``chat.completion``
+    (None: it streams, as the scripted replies do)."""
+    try:
+        body = await request.json()
+    except ValueError:
+        body = {}
+    if not isinstance(body, dict) or body.get("stream") is not False:
+        return None
+    return web.json_response({
+        "id": cid, "object": "chat.completion", "created": int(time.time()), "model": model,
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {
+            "role": "assistant", "content": "acp-model scripted answer."}}],
+        "usage": _USAGE})
 
 
 class _Out:

@@ -22,11 +22,11 @@ from acp_model.llm.wire import (
     Gone,
     ModelRequest,
     OpenAIEndpoints,
+    Part,
     ReplyContext,
     find_tag,
     keep_alive,
     message_text,
-    paced,
     stream_write,
 )
 
@@ -78,18 +78,21 @@ class OpenAIResponses(OpenAIEndpoints):
     async def respond(self, request: web.Request, reply: Reply, req: ModelRequest,
                       ctx: ReplyContext) -> web.StreamResponse:
         if isinstance(reply, Fail) and reply.failure != "dropped":
+            await ctx.release(Part.FAIL)
             status = 503 if reply.failure == "overloaded" else 500
             return web.json_response({"error": {
                 "type": "server_error", "code": "server_is_overloaded" if status == 503
                 else "server_error", "message": "acp-model scripted failure"}}, status=status)
+        await ctx.release(Part.START)
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream",
                                            "Cache-Control": "no-cache"})
         await resp.prepare(request)
-        out = _Out(resp, f"resp_acpm_{ctx.tag}_{ctx.step}", req.model)
+        out = _Out(resp, f"resp_acpm_{ctx.tag}_{ctx.step}", req.model, ctx)
         await out.event("response.created", response=out.response("in_progress", []))
         items: list[dict[str, Any]] = []
         if isinstance(reply, Tools):
             for k, call in enumerate(ctx.calls):
+                await ctx.release(Part.TOOL, k)
                 args = ctx.call_arguments(call)
                 call_id = f"call_acpm_{ctx.tag}_{ctx.step}_{k}"
                 if isinstance(args, str):
@@ -99,8 +102,9 @@ class OpenAIResponses(OpenAIEndpoints):
                                                          json.dumps(args), call_id))
         elif isinstance(reply, Stall):
             await keep_alive(resp, ctx)
-            items.append(await out.message(0, 1, 0))
+            items.append(await out.message(0, 1))
         elif isinstance(reply, Fail):  # dropped: one chunk, then the connection goes
+            await ctx.release(Part.FAIL)
             await out.event("response.output_item.added", output_index=0, item={
                 "type": "message", "id": "msg_dropped", "status": "in_progress",
                 "role": "assistant", "content": []})
@@ -110,8 +114,8 @@ class OpenAIResponses(OpenAIEndpoints):
         elif isinstance(reply, Stop) and reply.reason == "refusal":
             items.append(await out.refusal(0))
         else:
-            chunks, pace = (reply.chunks, reply.pace_ms) if isinstance(reply, Text) else (1, 0)
-            items.append(await out.message(0, chunks, pace))
+            items.append(await out.message(0, reply.chunks if isinstance(reply, Text) else 1))
+        await ctx.release(Part.END)
         if isinstance(reply, Stop) and reply.reason == "max_tokens":
             final = out.response("incomplete", items)
             final["incomplete_details"] = {"reason": "max_output_tokens"}
@@ -125,8 +129,9 @@ class OpenAIResponses(OpenAIEndpoints):
 class _Out:
     """Writes one response's events with their sequence numbers."""
 
-    def __init__(self, resp: web.StreamResponse, rid: str, model: str) -> None:
-        self.resp, self.rid, self.model, self.seq = resp, rid, model, 0
+    def __init__(self, resp: web.StreamResponse, rid: str, model: str,
+                 ctx: ReplyContext) -> None:
+        self.resp, self.rid, self.model, self.ctx, self.seq = resp, rid, model, ctx, 0
 
     def response(self, status: str, output: list[dict[str, Any]]) -> dict[str, Any]:
         return {"id": self.rid, "object": "response", "created_at": int(time.time()),
@@ -140,7 +145,7 @@ class _Out:
         self.seq += 1
         await stream_write(self.resp, f"event: {kind}\ndata: {json.dumps(data)}\n\n".encode())
 
-    async def message(self, index: int, chunks: int, pace_ms: int) -> dict[str, Any]:
+    async def message(self, index: int, chunks: int) -> dict[str, Any]:
         mid = f"msg_{self.rid}_{index}"
         item = {"type": "message", "id": mid, "status": "in_progress", "role": "assistant",
                 "content": []}
@@ -150,8 +155,7 @@ class _Out:
                                                 "annotations": []})
         text = ""
         for n in range(chunks):
-            if n:
-                await paced(pace_ms)
+            await self.ctx.release(Part.TEXT, n)
             delta = f"chunk {n + 1} of {chunks}. "
             text += delta
             await self.event("response.output_text.delta", item_id=mid, output_index=index,
@@ -171,6 +175,7 @@ class _Out:
                 "content": []}
         await self.event("response.output_item.added", output_index=index, item=item)
         text = "I can't help with that (acp-model scripted refusal)."
+        await self.ctx.release(Part.TEXT, 0)
         await self.event("response.refusal.delta", item_id=mid, output_index=index,
                          content_index=0, delta=text)
         await self.event("response.refusal.done", item_id=mid, output_index=index,

@@ -1,0 +1,352 @@
+"""The boundary schedule of one connection as it happens (``fuzzing/schedule.py``): every
+record of the transcript (a tap called under the transcript's lock, so its order is the
+transcript's), every crossing of the model boundary in the connection's scripted turns, and
+the client's looks; with a :class:`~acp_model.fuzzing.hold.Hold`, a replay held to a
+recorded schedule as well.
+
+:class:`Names` owns how what crossed is named: the sessions by the answer that made each, each
+side's requests by id, the scripted turns by the prompt that carried each tag, each session's
+run of chunks. :class:`ScheduleLog` owns the events in order and what asks the hold.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
+
+from acp_model.fuzzing.hold import Hold
+from acp_model.fuzzing.schedule import Boundary, Event, Key, Schedule, event_key
+from acp_model.fuzzing.stop import Interrupted
+from acp_model.llm.wire import Part, find_tag
+
+CHUNK_KINDS = frozenset({"agent_message_chunk", "agent_thought_chunk", "user_message_chunk",
+                         "tool_call_content_chunk"})
+
+
+class Named(NamedTuple):
+    """What a record is, as :class:`Names` names it (the event's fields but its time)."""
+
+    boundary: Boundary
+    what: tuple[str, ...]
+    session: int | None = None
+    cause: int | None = None
+    by_action: bool = False  # issued by the client itself (not a reaction of its delivery)
+
+
+class Names:
+    """How a connection's crossings are named, learnt as its records go by: the sessions by
+    the answer to ``session/new`` that made each, each side's requests by id, the scripted
+    turns by the prompt that carried each tag, and each session's current run of chunks."""
+
+    def __init__(self) -> None:
+        self.sessions: dict[str, int] = {}  # session id -> the event that made it
+        self.ours: dict[Any, int] = {}  # the client's request ids -> their events
+        self.theirs: dict[Any, int] = {}  # the agent's request ids -> their events
+        self.turns: dict[str, int] = {}  # scripted turn tag -> the prompt that carried it
+        self.runs: dict[int | None, tuple[str, ...]] = {}  # session -> its chunk run
+
+    def of(self, record: Mapping[str, Any]) -> Named | None:
+        """What ``record`` is (None: a continuation of a chunk run); nothing is learnt."""
+        inbound = record.get("dir") == "c2a"
+        boundary = Boundary.WRITE if inbound else Boundary.MESSAGE
+        if "msg" not in record:
+            return Named(boundary, ("raw", str(record.get("error", ""))))
+        msg = record["msg"]
+        if isinstance(msg, list):
+            return Named(boundary, ("batch", *(str(m.get("method", "answer"))
+                                                if isinstance(m, dict) else "?" for m in msg)))
+        if not isinstance(msg, dict):
+            return Named(boundary, ("other",))
+        method, rid = msg.get("method"), msg.get("id")
+        params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
+        session = self.session(params.get("sessionId"))
+        if isinstance(method, str):
+            if rid is not None:
+                # a session is made ahead of need or by the action that needs it, on a shared
+                # process by an earlier example: its session/new is no action's own
+                return Named(boundary, ("request", method), session,
+                             by_action=inbound and method != "session/new")
+            if method == "session/update" and not inbound:
+                what = _update(params.get("update"))
+                if what[1] in CHUNK_KINDS and self.runs.get(session) == what:
+                    return None
+                return Named(boundary, what, session)
+            return Named(boundary, ("notify", method), session, by_action=inbound)
+        outcome = "error" if "error" in msg else "result"
+        asked = (self.theirs if inbound else self.ours).get(_hashable(rid))
+        # an answer the action itself writes is its own (a reaction's is the delivery's)
+        return Named(boundary, ("answer" if inbound else "response", outcome), None, asked,
+                     by_action=inbound)
+
+    def session(self, sid: Any) -> int | None:
+        if not isinstance(sid, str):
+            return None
+        return self.sessions.get(sid, -1)  # -1: a session the client never made
+
+    def learn(self, index: int, event: Event, record: Mapping[str, Any] | None,
+              events: Sequence[Event]) -> None:
+        """What later events refer to: ``event`` (at ``index`` of ``events``), of
+        ``record`` (None: a model event)."""
+        if event.boundary is Boundary.MESSAGE:
+            self.runs[event.session] = event.what
+        msg = record.get("msg") if record is not None else None
+        if not isinstance(msg, dict):
+            return
+        rid = _hashable(msg.get("id"))
+        if event.what[:1] == ("request",):
+            (self.ours if event.boundary is Boundary.WRITE else self.theirs)[rid] = index
+            params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
+            if event.what[1] == "session/prompt":
+                text = " ".join(b.get("text", "") for b in params.get("prompt") or []
+                                if isinstance(b, dict) and isinstance(b.get("text"), str))
+                tag = find_tag(text)
+                if tag is not None:
+                    self.turns[tag] = index
+        elif event.what == ("response", "result") and event.cause is not None:
+            result = msg.get("result")
+            sid = result.get("sessionId") if isinstance(result, dict) else None
+            if events[event.cause].what == ("request", "session/new") and isinstance(sid, str):
+                self.sessions.setdefault(sid, index)
+
+
+def _update(update: Any) -> tuple[str, ...]:
+    """An update by its kind (a tool call's by its status; a state by its value)."""
+    if not isinstance(update, dict):
+        return ("update", "?")
+    kind = str(update.get("sessionUpdate", "?"))
+    if kind == "tool_call_update":
+        status = update.get("status")
+        # a status change is a step of the tool call; content alone streams like chunks
+        return ("update", kind, str(status)) if isinstance(status, str) \
+            else ("update", "tool_call_content_chunk")
+    if kind == "state_update" and isinstance(update.get("state"), str):
+        return ("update", kind, update["state"])
+    return ("update", kind)
+
+
+class ScheduleLog:
+    """The schedule of one connection as it happens: every record of the transcript (a tap
+    called under the transcript's lock, so its order is the transcript's), every crossing of
+    the model boundary in the connection's scripted turns, and the client's looks. With a
+    :class:`Hold` it also replays a recorded schedule: the transport asks it before each
+    write (``before_write``) and each read (``before_read``), the model before each request
+    and release, the client before each look."""
+
+    def __init__(self, lock: threading.Condition, stop: threading.Event | None = None) -> None:
+        self.lock = lock  # the transcript's: one order for records and model events
+        self.stop = stop
+        self.events: list[Event] = []
+        self.hold: Hold | None = None
+        self.recording = False
+        self.action: int | None = None
+        self._action_thread: int | None = None
+        self._t0 = time.monotonic()
+        self.names = Names()
+        self.records: Sequence[Any] = ()  # the transcript's (its length places model events)
+        # each model event with the number of transcript records before it: a
+        # counterexample shows the scripted model's part among the wire's messages
+        self.model: list[tuple[int, Event]] = []
+
+    @classmethod
+    def of(cls, proc: Any, stop: threading.Event | None = None) -> ScheduleLog:
+        """The schedule of an agent process's connection, wired to its transcript, its
+        stdin writer and its stdout reader (``fuzzing/transport.py``)."""
+        log = cls(proc.log.cond, stop)
+        log.records = proc.log.records
+        proc.log.taps.append(log.on_record)
+        proc.stdin.before = log.before_write
+        proc.reader.before = log.before_read
+        return log
+
+    def close(self) -> None:
+        """The connection ends: a held replay's waits end with it."""
+        if self.hold is not None:
+            self.hold.close()
+
+    # --- the program's side ---------------------------------------------------------------
+    def start(self) -> int:
+        """Record from now on (a program begins); returns where its events begin."""
+        with self.lock:
+            if not self.recording:
+                self.recording = True
+                self._t0 = time.monotonic()
+            return len(self.events)
+
+    def act(self, n: int, *, teardown: bool = False) -> None:
+        """The program's action ``n`` begins (on this thread); ``teardown``: its drain."""
+        with self.lock:
+            self.action = n
+            self._action_thread = threading.get_ident()
+        hold = self.hold
+        if hold is not None:
+            hold.left_behind(n)
+            if teardown:
+                hold.read_freely()
+
+    def schedule(self, start: int = 0, actions: int | None = None) -> Schedule:
+        """The events since ``start`` as a schedule of a program of ``actions`` actions
+        (default: those begun), renumbered from there. A session an earlier example made (a
+        shared process's, or one made ahead of need) keeps the events that made it, first:
+        a replay, which makes it in its program, matches them."""
+        with self.lock:
+            events = list(self.events)
+            n = actions if actions is not None else (self.action or 0) + 1
+        made = {i for e in events[start:] for i in (e.session,) if i is not None and 0 <= i < start}
+        made |= {c for i in made if (c := events[i].cause) is not None}
+        picked = [*sorted(made), *range(start, len(events))]
+        index = {old: new for new, old in enumerate(picked)}
+        t0 = events[start].t if start < len(events) else 0.0
+
+        def rebase(i: int | None) -> int | None:
+            return i if i is None or i < 0 else index.get(i)
+
+        out = []
+        for i in picked:
+            e = dataclasses.replace(events[i], session=rebase(events[i].session),
+                                    cause=rebase(events[i].cause))
+            if i < start:  # made before this program: no action of it issued it
+                e = dataclasses.replace(e, action=None, by_action=False, t=t0)
+            out.append(e)
+        return Schedule(tuple(out), n)
+
+    # --- the wire -------------------------------------------------------------------------
+    def on_record(self, record: Mapping[str, Any]) -> None:
+        """A transcript record (the transcript's lock held)."""
+        if not self.recording:
+            return
+        event = self._describe(record)
+        if event is not None:
+            self._append(event, record)
+
+    def before_write(self, records: Sequence[Mapping[str, Any]]) -> None:
+        """Before the client writes ``records`` in one write: a replay waits for their turn
+        (the first's: the others follow it in the same write)."""
+        hold = self.hold
+        if hold is None or not records:
+            return
+        event = self._describe(records[0])
+        if event is not None:
+            hold.admit(self._key(event), event, stop=self.stop)
+
+    def before_read(self, record: Mapping[str, Any]) -> None:
+        """Before an agent message is read into the transcript (the reader's thread): a
+        replay reads it no earlier than the inputs that preceded it in the recording."""
+        hold = self.hold
+        if hold is None:
+            return
+        event = self._describe(record)
+        if event is not None:
+            hold.admit(self._key(event), event, stop=self.stop)
+
+    def _describe(self, record: Mapping[str, Any]) -> Event | None:
+        """The event of a record (None: a continuation of a chunk run); nothing is learnt."""
+        named = self.names.of(record)
+        return None if named is None else self._event(*named)
+
+    def _event(self, boundary: Boundary, what: tuple[str, ...], session: int | None = None,
+               cause: int | None = None, by_action: bool = False, *, ok: bool = True,
+               waited: float = 0.0) -> Event:
+        mine = by_action and threading.get_ident() == self._action_thread
+        return Event(boundary, what, session, cause, self.action, mine,
+                     round(time.monotonic() - self._t0, 4), ok, round(waited, 4))
+
+    def _append(self, event: Event, record: Mapping[str, Any] | None = None) -> None:
+        """Append ``event`` (the lock held) and learn what later events refer to."""
+        index = len(self.events)
+        self.events.append(event)
+        self.names.learn(index, event, record, self.events)
+        hold = self.hold
+        if hold is not None:
+            hold.observe(index, self._key(event))
+
+    def _key(self, event: Event) -> Key:
+        hold = self.hold
+        return event_key(event, (lambda i: i) if hold is None else hold.ref)
+
+    # --- the model boundary (a ``ModelGate`` for the connection's scripted turns) ---------
+    def _model_event(self, boundary: Boundary, tag: str, what: tuple[str, ...]) -> Event | None:
+        with self.lock:
+            if not self.recording:
+                return None
+            turn = self.names.turns.get(tag)
+            session = self.events[turn].session if turn is not None else None
+            return self._event(boundary, ("model", *what), session, turn)
+
+    async def requested(self, tag: str, step: int, attempt: int) -> None:
+        await self._model(Boundary.REQUEST, tag, (str(step), str(attempt)))
+
+    async def release(self, tag: str, step: int, attempt: int, part: Part, n: int) -> None:
+        await self._model(Boundary.RELEASE, tag, (str(step), str(attempt), part.value, str(n)))
+
+    def hung_up(self, tag: str, step: int, attempt: int) -> None:
+        event = self._model_event(Boundary.HANGUP, tag, (str(step), str(attempt)))
+        if event is not None:
+            with self.lock:
+                self._append(event)
+                self.model.append((len(self.records), event))
+
+    async def _model(self, boundary: Boundary, tag: str, what: tuple[str, ...]) -> None:
+        event = self._model_event(boundary, tag, what)
+        if event is None:
+            return
+        hold = self.hold
+        if hold is not None:
+            await hold.admit_async(self._key(event), event)
+        with self.lock:
+            event = dataclasses.replace(event, t=round(time.monotonic() - self._t0, 4))
+            self._append(event)
+            self.model.append((len(self.records), event))
+
+    # --- the client's looks ---------------------------------------------------------------
+    def looked(self, wait: Callable[[float], bool], timeout: float,
+               caught_up: Callable[[], object]) -> bool:
+        """A wait of the client as a look: ``wait(seconds)`` waits up to that long for its
+        condition and says whether it held (0: reads it now). On a replay held to a recorded
+        schedule the wait begins once what preceded the recorded look happened, and one that
+        ran out then lasts as long again before the view is read."""
+        started = time.monotonic()
+        look = self.look_begin()
+        if look is not None:
+            caught_up()
+            if not look.ok:
+                self._pause(min(look.waited, timeout) - (time.monotonic() - started))
+                caught_up()
+                timeout = 0.0
+        held = wait(timeout)
+        self.look_end(held, time.monotonic() - started)
+        return held
+
+    def _pause(self, seconds: float) -> None:
+        end = time.monotonic() + seconds
+        while (left := end - time.monotonic()) > 0:
+            if self.stop is not None and self.stop.wait(min(left, 0.1)):
+                raise Interrupted
+            if self.stop is None:
+                time.sleep(min(left, 0.1))
+
+    def look_begin(self) -> Event | None:
+        """A wait of the client begins: a replay waits until what preceded the recorded look
+        happened, and returns that look (its ``ok``, its ``waited``); None otherwise."""
+        hold = self.hold
+        if hold is None or not self.recording:
+            return None
+        event = self._event(Boundary.LOOK, ("look",), by_action=True)
+        j = hold.admit(self._key(event), event, stop=self.stop)
+        return None if j is None else hold.recorded(j)
+
+    def look_end(self, ok: bool, waited: float) -> None:
+        if not self.recording:
+            return
+        with self.lock:
+            self._append(self._event(Boundary.LOOK, ("look",), by_action=True, ok=ok,
+                                     waited=waited))
+
+
+def _hashable(value: Any) -> Any:
+    return value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)
+
+
+__all__ = ["CHUNK_KINDS", "Named", "Names", "ScheduleLog"]

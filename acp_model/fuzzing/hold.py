@@ -1,0 +1,335 @@
+"""A replay held to a recorded boundary schedule (``fuzzing/schedule.py``), after STS and
+DEMi: which recorded events happened (matched by key, first come first matched), and the waits
+of the replay's inputs, looks and reads for their turn.
+
+An input (a client write, a model release) and a look wait until everything before their
+recorded match happened; an agent message is read no earlier than the inputs before it while
+the program's actions run (the teardown, which judges what is owed on deadlines, reads
+everything as it comes). What the replay does and the recording did not takes its place just
+before the recording's next input after the last one the replay matched. A recorded event the
+replay does not bring is left out once it is later than :meth:`Hold.allowance` allows, and
+the first place the replay left its schedule is kept (:class:`Divergence`); after
+:data:`MAX_LEFT_OUT` of them the replay runs free. Holding only delays: the oracle's proofs
+rest on the order of the agent's own messages (a response to a later message read first),
+which a delay never changes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+import time
+from collections import defaultdict, deque
+from dataclasses import dataclass
+from typing import Any
+
+from acp_model.fuzzing.schedule import PLACED, Boundary, Event, Key, Schedule, event_key
+
+HOLD_DEADLINE = 5.0  # seconds a recorded event may be late at most (default: the run's deadline)
+# A recorded event the replay does not bring is left out once it is this late: the time it
+# took in the recording, SLOWER times over, plus FLOOR seconds (never more than the deadline)
+FLOOR, SLOWER = 0.5, 3.0
+MAX_LEFT_OUT = 3  # ... after that many the replay has left its schedule: it runs free
+
+
+@dataclass
+class Divergence:
+    """Where a replay first left its recorded schedule."""
+
+    at: float  # seconds into the replay
+    what: str
+
+    def __str__(self) -> str:
+        return f"{self.what} ({self.at:.2f} s into the replay)"
+
+
+class Hold:
+    """A replay held to a recorded schedule: which recorded events happened (matched by key,
+    first come first matched), and the waits of the inputs, looks and reads for their turn."""
+
+    def __init__(self, schedule: Schedule, deadline: float = HOLD_DEADLINE) -> None:
+        self.schedule = schedule
+        self.events = schedule.events
+        self.deadline = deadline
+        # what nothing waits for counts as come (it is still matched when it comes)
+        self.done = [e.soft for e in self.events]
+        self.matched: dict[int, int] = {}  # replay event -> recorded event
+        self._queues: dict[Key, deque[int]] = defaultdict(deque)
+        for j, e in enumerate(self.events):
+            self._queues[event_key(e, lambda i: i)].append(j)
+        self.frontier = 0  # the first recorded event not yet matched
+        self.ours = 0  # ... the first of ours (a write, a release, a look)
+        self.theirs = 0  # ... the first of the agent's
+        # the last action the recording holds something of: past it, the replay runs free
+        self.last_action = max((e.action for e in self.events if e.action is not None),
+                               default=-1)
+        self._late_since: dict[int, float] = {}  # a recorded event that keeps others waiting
+        self._done_at: dict[int, float] = {}  # when each recorded event happened in the replay
+        self._last_ours = -1  # the latest recorded input or look the replay matched
+        self.cond = threading.Condition()
+        self.free = False  # the replay runs free (a divergence, or its end)
+        self.reading_held = True  # agent messages wait for the inputs before them
+        self.divergence: Divergence | None = None
+        self.skipped = 0  # recorded events the replay left behind (or did not bring in time)
+        self.extra = 0  # events of the replay the recording does not have
+        self.held_for = 0.0  # the longest a read or input waited
+        self._t0 = time.monotonic()
+        self._waiters: list[tuple[_Turn, asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        with self.cond:
+            self._advance()
+
+    # --- what happened --------------------------------------------------------------------
+    def ref(self, i: int) -> Any:
+        """A replay event's reference, as its recorded match (an unmatched one is itself)."""
+        return self.matched.get(i, ("replay", i))
+
+    def recorded(self, j: int) -> Event:
+        return self.events[j]
+
+    def observe(self, index: int, key: Key) -> None:
+        """The replay's event ``index`` happened: it matches the first recorded event of its
+        key not yet matched (none: an extra)."""
+        with self.cond:
+            j = self._peek(key)
+            if j is None:
+                self.extra += 1
+                return
+            self._queues[key].popleft()
+            self.matched[index] = j
+            if self.events[j].boundary.ours:
+                self._last_ours = max(self._last_ours, j)
+            self._mark(j)
+
+    def left_behind(self, action: int) -> None:
+        """The replay's program reached ``action``: what earlier actions were recorded to
+        issue themselves and did not will not happen any more (past the last action the
+        recording holds anything of, nothing more is held)."""
+        with self.cond:
+            if action > self.last_action:
+                self.free = True
+                self._wake()
+                return
+            missed = [j for j in range(self.frontier, len(self.events))
+                      if not self.done[j] and self.events[j].by_action
+                      and self.events[j].action is not None and self.events[j].action < action]
+            for j in missed:
+                self._queues[event_key(self.events[j], lambda i: i)].remove(j)
+                self.skipped += 1
+                self._mark(j)
+            if missed:
+                self._diverged(f"the recorded {self.events[missed[0]].describe()} did not "
+                               "happen before the next action", free=False)
+
+    def read_freely(self) -> None:
+        """From now on agent messages are read as they come (the teardown: what the agent
+        owes is judged on deadlines, which a held read would distort)."""
+        with self.cond:
+            self.reading_held = False
+            self._wake()
+
+    def close(self) -> None:
+        """The replay ended: nothing waits any more."""
+        with self.cond:
+            self.free = True
+            self._wake()
+
+    # --- waiting for a turn ---------------------------------------------------------------
+    def admit(self, key: Key, event: Event, *, stop: threading.Event | None = None
+              ) -> int | None:
+        """Wait until ``event`` (about to happen in the replay) may: what preceded its
+        recorded match happened (an agent message: the inputs before it). A write the
+        recording does not have waits for what the recording did before its action, and for
+        the agent's messages in it. Returns the match (None: none, or the replay runs free)."""
+        started = time.monotonic()
+        with self.cond:
+            turn = self._turn(key, event)
+            if turn is None:
+                return None
+            while not self._ready(turn):
+                if stop is not None and stop.is_set():
+                    break
+                self.cond.wait(0.05)
+                self._late(turn)
+            self.held_for = max(self.held_for, time.monotonic() - started)
+            return turn.match
+
+    def would_wait(self, key: Key, event: Event) -> bool:
+        """Whether ``event`` would wait for its turn now."""
+        with self.cond:
+            turn = self._turn(key, event)
+            return turn is not None and not self._ready(turn)
+
+    async def admit_async(self, key: Key, event: Event) -> None:
+        """:meth:`admit` for the scripted model's event loop: the hold opens the gate."""
+        loop = asyncio.get_running_loop()
+        started = time.monotonic()
+        with self.cond:
+            turn = self._turn(key, event)
+            if turn is None or self._ready(turn):
+                return
+            future: asyncio.Future[None] = loop.create_future()
+            self._waiters.append((turn, loop, future))
+            self.cond.notify_all()
+        while not future.done():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(future), 0.05)
+            with self.cond:
+                if not future.done():
+                    self._late(turn)
+        with self.cond:
+            self.held_for = max(self.held_for, time.monotonic() - started)
+
+    # --- bookkeeping (the condition's lock held) ------------------------------------------
+    def _turn(self, key: Key, event: Event) -> _Turn | None:
+        """What ``event`` waits for (None: nothing, the replay runs free or it is the
+        agent's and the recording has nothing like it)."""
+        if self.free:
+            return None
+        queue = self._queues.get(key)
+        if queue:
+            return _Turn(event, queue[0], queue[0])
+        self._extra(event)
+        if event.action is not None and (event.by_action or event.boundary in PLACED):
+            # placed where the recording went on: before its next input after the last one
+            # the replay matched, once the agent's messages recorded before that came
+            after = self._last_ours + 1
+            upto = next((k for k in range(after, len(self.events))
+                         if self.events[k].boundary.ours and not self.done[k]),
+                        len(self.events))
+            return _Turn(event, None, upto)
+        return None
+
+    def _peek(self, key: Key) -> int | None:
+        queue = self._queues.get(key)
+        return queue[0] if queue else None
+
+    def _ready(self, turn: _Turn) -> bool:
+        if self.free:
+            return True
+        j = turn.match
+        if j is None:
+            return self._blocker(turn) is None
+        if self.done[j]:
+            return True
+        if self.events[j].boundary.ours:
+            return self.frontier >= j
+        # an agent message is held only while the agent kept the recorded order so far: one
+        # it wrote before this one that has not come yet may be behind it in the pipe, and
+        # an input held for it would wait for what holding this one keeps from coming
+        return not self.reading_held or self.ours >= j or self.theirs < j
+
+    def _blocker(self, turn: _Turn) -> int | None:
+        """The first recorded event ``turn`` still waits for."""
+        return next((k for k in range(self.frontier, turn.upto)
+                     if not self.done[k] and turn.waits_for(self.events[k])), None)
+
+    def _mark(self, j: int) -> None:
+        self.done[j] = True
+        self._done_at[j] = time.monotonic()
+        self._advance()
+
+    def _advance(self) -> None:
+        events, done, n = self.events, self.done, len(self.events)
+        while self.frontier < n and done[self.frontier]:
+            self.frontier += 1
+        while self.ours < n and (done[self.ours] or not events[self.ours].boundary.ours):
+            self.ours += 1
+        while self.theirs < n and (done[self.theirs] or events[self.theirs].boundary.ours):
+            self.theirs += 1
+        self._wake()
+
+    def _extra(self, event: Event) -> None:
+        """``event`` of ours has no match: the replay did what the recording did not (past
+        the recording's last action that is no divergence: it holds nothing there)."""
+        if event.boundary.ours and (event.action is None or event.action <= self.last_action):
+            self._diverged(f"the replay's {event.describe()} is not in the recording",
+                           free=False)
+
+    def _late(self, turn: _Turn) -> None:
+        """``turn`` waits: the recorded event keeping it waiting is left out once it is later
+        than :meth:`allowance` allows (the replay did not bring it); after
+        :data:`MAX_LEFT_OUT` of them the replay runs free."""
+        if self.free:
+            return
+        k = self._blocker(turn)
+        if k is None:
+            return
+        now = time.monotonic()
+        anchor = self._anchor(k)
+        since = self._done_at.get(anchor) if anchor is not None else None
+        if since is None:  # (its anchor never came: from when it was first waited for)
+            since = self._late_since.setdefault(k, now)
+        allowed = self.allowance(k)
+        if now - since < allowed:
+            return
+        key = event_key(self.events[k], lambda i: i)
+        with contextlib.suppress(ValueError):
+            self._queues[key].remove(k)
+        self.skipped += 1
+        self._diverged(f"{turn.event.describe()} waited {allowed:.1f} s for the recorded "
+                       f"{self.events[k].describe()}, which did not come: left out",
+                       free=self.skipped > MAX_LEFT_OUT)
+        self._mark(k)
+
+    def _anchor(self, k: int) -> int | None:
+        """The last input recorded before ``k`` (a write or a model release: what the agent
+        saw last; the client's looks are not the agent's to see)."""
+        return next((a for a in range(k - 1, -1, -1)
+                     if self.events[a].boundary in (Boundary.WRITE, Boundary.RELEASE)), None)
+
+    def allowance(self, k: int) -> float:
+        """How late recorded event ``k`` may be, after the replay's last input before it,
+        before it is left out: the time it took after that one in the recording,
+        :data:`SLOWER` times over, plus :data:`FLOOR` (at most the deadline)."""
+        anchor = self._anchor(k)
+        took = self.events[k].t - (self.events[anchor].t if anchor is not None else 0.0)
+        return min(self.deadline, FLOOR + SLOWER * max(0.0, took))
+
+    def _diverged(self, what: str, *, free: bool) -> None:
+        if self.divergence is None:
+            self.divergence = Divergence(round(time.monotonic() - self._t0, 3), what)
+        if free:
+            self.free = True
+            self._wake()
+
+    def _wake(self) -> None:
+        self.cond.notify_all()
+        waiting = []
+        for turn, loop, future in self._waiters:
+            if self._ready(turn):
+                loop.call_soon_threadsafe(_settle, future)
+            else:
+                waiting.append((turn, loop, future))
+        self._waiters = waiting
+
+
+@dataclass(frozen=True)
+class _Turn:
+    """What a replay's event waits for: the recorded events before ``upto`` (its recorded
+    match, or, for what the recording does not have, the recorded input that follows the last
+    one the replay matched: the extra takes its place just before it), all of them for one
+    of ours, the inputs among them for an agent's message or an extra."""
+
+    event: Event
+    match: int | None
+    upto: int
+
+    def waits_for(self, e: Event) -> bool:
+        if self.match is None:  # an extra: the agent's messages recorded before its place
+            return not e.boundary.ours
+        return self.event.boundary.ours or e.boundary.ours
+
+
+def _settle(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+def describe_divergence(hold: Hold | None) -> str | None:
+    """The first place a held replay left its schedule (None: it kept to it, or was free)."""
+    return str(hold.divergence) if hold is not None and hold.divergence is not None else None
+
+
+__all__ = ["FLOOR", "HOLD_DEADLINE", "MAX_LEFT_OUT", "SLOWER", "Divergence", "Hold",
+           "describe_divergence"]

@@ -1,0 +1,232 @@
+"""One program on a fresh agent process: free-running, or held to a recorded boundary
+schedule (``fuzzing/schedule.py``), from a pool of agent processes started ahead.
+
+A replay's cost on a real agent is mostly the agent's start-up (seconds: a Node runtime, a
+Python interpreter, its configuration); minimizing runs dozens of replays. :class:`WarmPool`
+keeps fresh, initialized processes ready and starts the next one while a replay runs, so a
+replay costs its program, not the start-up. A process is used once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from acp_model.fuzzing.actions import Action
+from acp_model.fuzzing.client import AgentUnusable, FuzzClient
+from acp_model.fuzzing.config import FuzzConfig
+from acp_model.fuzzing.hold import Hold, describe_divergence
+from acp_model.fuzzing.pool import Example
+from acp_model.fuzzing.recorder import LifecycleFailure, Recorder
+from acp_model.fuzzing.schedule import Boundary, Event, Schedule
+from acp_model.fuzzing.stop import Interrupted, Stop
+from acp_model.llm.wire import Part
+from acp_model.model.vocab import Level
+from acp_model.oracle.monitor import Violation
+from acp_model.spec.rules import RULES
+
+INTERRUPTED = "interrupted"  # a replay's error when a stop (or the budget's end) cut it
+
+
+@dataclass
+class ReplayOutcome:
+    reproduced: bool
+    violations: list[Violation]
+    records: list[dict[str, Any]]
+    offending: int | None
+    error: str | None = None
+    performed: int | None = None  # actions run when the rule showed (None: not before the end)
+    session: int | None = None  # the program's session (by creation) the failure is about
+    schedule: Schedule | None = None  # what this replay's own run recorded
+    held: bool = False  # it ran held to a recorded schedule
+    divergence: str | None = None  # where it first left that schedule (None: it kept to it)
+    # the scripted model's side: (transcript records before it, what crossed), in order
+    model: list[tuple[int, str]] = field(default_factory=list)
+
+
+class WarmPool:
+    """Fresh agent processes, initialized ahead of the replays that take them: from the first
+    one taken on, ``size`` are kept ready (never more than run at once), the next one started
+    as one is taken."""
+
+    def __init__(self, cfg: FuzzConfig, size: int, stop: Stop | None = None) -> None:
+        self.cfg = cfg
+        self.size = max(0, size)
+        self.stop = stop or Stop()
+        self._ready: list[FuzzClient] = []
+        self._starting = 0
+        self._cond = threading.Condition()
+        self._closed = False
+        # one agent initializes at a time: some keep state in the home their profile gives
+        # every process of a run, and two starting at once made one fail (codex-acp's sqlite)
+        self._initializing = threading.Lock()
+        self.started = 0
+        self.problem: str | None = None  # the agent could not be started: replays say why
+
+    def __enter__(self) -> WarmPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def take(self, stop: Stop) -> FuzzClient:
+        """A fresh initialized client whose waits answer to ``stop`` (one started now when
+        none is ready); :class:`AgentUnusable` when the agent cannot be started."""
+        client = None
+        with self._cond:
+            self._cond.wait_for(lambda: self._ready or not self._starting or self._closed,
+                                timeout=self.cfg.startup_deadline)
+            if self._ready:
+                client = self._ready.pop(0)
+        self._fill()
+        if client is None:
+            return _started(self.cfg, stop, self._initializing)
+        client.rebind(stop)
+        return client
+
+    def _fill(self) -> None:
+        with self._cond:
+            wanted = self.size - len(self._ready) - self._starting
+            if self._closed or wanted <= 0 or self.stop.requested:
+                return
+            self._starting += wanted
+        for _ in range(wanted):
+            threading.Thread(target=self._start_one, name="acp-model warm agent",
+                             daemon=True).start()
+
+    def _start_one(self) -> None:
+        client = None
+        try:
+            client = _started(self.cfg, self.stop, self._initializing)
+        except (AgentUnusable, Interrupted) as exc:
+            self.problem = str(exc)
+        finally:
+            with self._cond:
+                self._starting -= 1
+                if client is not None:
+                    self.started += 1
+                    if self._closed:
+                        client.close()
+                    else:
+                        self._ready.append(client)
+                self._cond.notify_all()
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            ready, self._ready = self._ready, []
+            self._cond.notify_all()
+        for client in ready:
+            client.close()
+
+
+def _started(cfg: FuzzConfig, stop: Stop, alone: threading.Lock | None = None) -> FuzzClient:
+    """A fresh agent process, initialized (``alone``: held while it initializes)."""
+    client = FuzzClient.from_config(cfg, stop)
+    try:
+        with alone or contextlib.nullcontext():
+            client.initialize()
+    except BaseException:
+        client.close()
+        raise
+    return client
+
+
+def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
+                abort: threading.Event | None = None, *, schedule: Schedule | None = None,
+                pool: WarmPool | None = None) -> ReplayOutcome:
+    """Run an action list against a fresh agent process, exactly as the fuzzer did;
+    ``schedule``: held to that recorded boundary schedule (else free-running). The outcome
+    carries this run's own schedule.
+
+    Other failures on the way do not stop it (a mutant may break a second rule before it
+    reaches the one being replayed); once ``rule`` is seen, the liveness drain at the end is
+    skipped unless the rule is about what is owed. ``abort`` (set on Ctrl-C while replays run
+    in threads) stops it after the current action.
+    """
+    stop = Stop(abort)
+    if stop.requested:
+        return ReplayOutcome(False, [], [], None, INTERRUPTED)
+    try:
+        client = pool.take(stop) if pool is not None else _started(cfg, stop)
+    except AgentUnusable as exc:
+        return ReplayOutcome(False, [], [], None, str(exc))
+    except Interrupted:
+        return ReplayOutcome(False, [], [], None, INTERRUPTED)
+    hold = Hold(schedule, deadline=max(cfg.deadline, 1.0)) if schedule is not None else None
+    client.schedule.hold = hold
+    error = None
+    performed = None
+    ex: Example | None = None
+    recorder = Recorder(masked=set(RULES) - {rule} if rule is not None else set())
+    try:
+        try:
+            ex = Example(client, recorder, deadline=cfg.deadline)
+            for n, action in enumerate(actions, start=1):
+                with contextlib.suppress(LifecycleFailure):
+                    ex.act(action)
+                if rule is not None and rule in recorder.found:
+                    performed = n
+                    break
+            if rule is None or rule not in recorder.found:
+                with contextlib.suppress(LifecycleFailure):
+                    ex.finish()
+        except AgentUnusable as exc:
+            error = str(exc)
+        except Interrupted:
+            return ReplayOutcome(False, [], [], None, INTERRUPTED)
+        with client.lock:
+            failures = [v for v in client.monitor.violations if v.level == Level.FAIL]
+        records = client.proc.records()
+    finally:
+        _retire(client)
+    hit = next((v for v in failures if rule is None or v.rule == rule), None)
+    sids = [client.sessions[i].sid for i in ex.local] if ex is not None else []
+    session = sids.index(hit.session) if hit is not None and hit.session in sids else None
+    recorded = client.schedule.schedule(ex.schedule_start, performed or len(actions)) \
+        if ex is not None else None
+    with client.schedule.lock:
+        model = [(at, model_text(e)) for at, e in client.schedule.model]
+    return ReplayOutcome(hit is not None, failures, records,
+                         hit.index if hit else None, error, performed if hit else None, session,
+                         recorded, hold is not None, describe_divergence(hold), model)
+
+
+def model_text(e: Event) -> str:
+    """A model event for people: ``request (step 0)``, ``released text 2 (step 1)``..."""
+    step, attempt = e.what[1], e.what[2]
+    retry = f", attempt {attempt}" if attempt != "1" else ""
+    if e.boundary is Boundary.RELEASE:
+        part, n = e.what[3], e.what[4]
+        shown = f"{part} {int(n) + 1}" if part in (Part.TEXT, Part.TOOL) else part
+        return f"the scripted model released {shown} (step {step}{retry})"
+    if e.boundary is Boundary.HANGUP:
+        return f"the agent hung up on the scripted model (step {step}{retry})"
+    return f"the agent called the scripted model (step {step}{retry})"
+
+
+def _retire(client: FuzzClient) -> None:
+    """End a replay's agent process off the replay's time: its verdict is taken, and an agent
+    that takes its grace to exit (seconds, for some) should not make every trial wait."""
+    client.schedule.close()
+    threading.Thread(target=client.close, name="acp-model replay close", daemon=True).start()
+
+
+def in_threads(job: Callable[[Any, threading.Event], ReplayOutcome], items: Any, *,
+               stop: Stop | None = None, parallel: int = 1) -> list[ReplayOutcome]:
+    """Run replays ``parallel`` at a time; Ctrl-C (or the run's stop request) stops the
+    running ones within a second."""
+    abort = stop.event if stop is not None else threading.Event()
+    items = list(items)
+    with ThreadPoolExecutor(max_workers=max(1, min(parallel, len(items)))) as pool:
+        try:
+            return list(pool.map(lambda item: job(item, abort), items))
+        except KeyboardInterrupt:
+            abort.set()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+

@@ -1,0 +1,201 @@
+"""The boundary schedule: one total order of what crossed the agent's two boundaries, and a
+replay held to it.
+
+The fuzzer holds both of the agent's boundaries: it writes every client message (stdin) and
+it is the model the agent calls (the scripted model, ``acp_model.llm``). A run's schedule is
+the order in which, on one connection, the client wrote, the agent wrote a message, the agent
+called the model, the model released each part of a response (its start, text chunks, tool
+calls, a stall, its end or failure), the agent hung up on one, and the client looked at what
+it had seen (a wait ended: its next decision reads that view). It is recorded for every
+program a connection runs (``fuzzing/crossings.py``), as :class:`Event` s that name what crossed
+by a stable key, never by text or by an id the agent chose: the method, the session by the
+``session/new`` answer that made it, the request a response answers, the update kind (a run of
+text chunks is one event: their count varies with timing), the scripted turn by the prompt
+that carried its tag, the model step, attempt and part, and the client action it belongs to.
+
+A replay under a recorded schedule (``fuzzing/hold.py``, after STS and DEMi) issues each
+input (a client write, a model release) only once everything that preceded it in the recording
+has happened, matched by key; lets each look end only then; and reads each agent message no
+earlier than the inputs that preceded it in the recording. :meth:`Schedule.restrict` derives
+the schedule a smaller program is expected to follow, for minimizing under it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+FORMAT = "acp-model-schedule/1"
+
+
+class Boundary(StrEnum):
+    """What crossed, and which way: inputs are ours to issue, outputs the agent's."""
+
+    WRITE = "write"  # the client wrote a message to the agent (input)
+    MESSAGE = "message"  # the agent wrote a message to the client (output)
+    REQUEST = "request"  # the agent called the scripted model (output)
+    RELEASE = "release"  # the scripted model released a part of a response (input)
+    HANGUP = "hangup"  # the agent hung up on a response (output)
+    LOOK = "look"  # a wait of the client ended: what it decides next reads its view then
+
+    @property
+    def ours(self) -> bool:
+        """Issued by our side (the client or the model), in the recorded order on replay."""
+        return self in (Boundary.WRITE, Boundary.RELEASE, Boundary.LOOK)
+
+
+# Agent messages whose number follows the agent's timing, not the program (state it reports
+# as it likes: usage, commands, modes, titles, compaction, its own extensions): recorded and
+# matched, but nothing waits for them (a replay that waited for one that did not come would
+# shift every input after it, and with it the race it replays).
+SOFT_UPDATES = frozenset({"usage_update", "available_commands_update", "current_mode_update",
+                          "config_option_update", "session_info_update", "compaction_update",
+                          "compaction_summary_chunk"})
+
+# What the replay does that the recording did not takes its place where the recording went on
+# (``fuzzing/hold.py``): the client's own writes and looks, and the model's side (a model
+# request the recorded turn never made is answered only then, as a model that was slow would).
+PLACED = frozenset({Boundary.RELEASE, Boundary.REQUEST})
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One crossing. ``session`` and ``cause`` are indices of earlier events of the same
+    schedule (the answer to ``session/new`` that made the session; the request a response
+    answers, or the prompt whose tag a model event's turn carries), so a key stays the same
+    across processes, ids and texts."""
+
+    boundary: Boundary
+    what: tuple[str, ...]
+    session: int | None = None
+    cause: int | None = None
+    action: int | None = None  # the program's action running (its teardown: len(program))
+    by_action: bool = False  # issued by the action itself (its thread), not a reaction
+    t: float = 0.0  # seconds since the schedule began
+    ok: bool = True  # a look: whether the condition waited for held
+    waited: float = 0.0  # a look: how long the wait took
+
+    @property
+    def soft(self) -> bool:
+        """An agent message nothing waits for (:data:`SOFT_UPDATES`, a notification of the
+        agent's own extensions)."""
+        if self.boundary is not Boundary.MESSAGE or len(self.what) < 2:
+            return False
+        kind, name = self.what[0], self.what[1]
+        return (kind == "update" and (name in SOFT_UPDATES or name.startswith("_"))) \
+            or (kind == "notify" and name != "session/update")
+
+    def describe(self) -> str:
+        what = " ".join(self.what)
+        where = f" (action {self.action + 1})" if self.action is not None else ""
+        return f"{self.boundary.value} {what}{where}"
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"b": self.boundary.value, "w": list(self.what), "t": self.t}
+        for name, value in (("s", self.session), ("c", self.cause), ("a", self.action)):
+            if value is not None:
+                out[name] = value
+        if self.by_action:
+            out["x"] = True
+        if self.boundary is Boundary.LOOK:
+            out["ok"], out["dt"] = self.ok, self.waited
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Event:
+        return cls(Boundary(data["b"]), tuple(str(w) for w in data["w"]), data.get("s"),
+                   data.get("c"), data.get("a"), bool(data.get("x", False)),
+                   float(data.get("t", 0.0)), bool(data.get("ok", True)),
+                   float(data.get("dt", 0.0)))
+
+
+Key = tuple[Any, ...]
+
+
+def event_key(e: Event, ref: Callable[[int], Any]) -> Key:
+    """What an event is matched by: ``ref`` names the events it refers to (in a recording,
+    themselves; in a replay, the recorded events they were matched to)."""
+    return (e.boundary, e.what, _ref(e.session, ref), _ref(e.cause, ref),
+            e.action if e.by_action else None)
+
+
+def _ref(index: int | None, ref: Callable[[int], Any]) -> Any:
+    return index if index is None or index < 0 else ref(index)  # (-1: an unknown session)
+
+
+class ScheduleError(ValueError):
+    """A schedule file that is not one."""
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """The recorded order of one program's run on a fresh connection: ``actions`` is the
+    program's length (the teardown's action index)."""
+
+    events: tuple[Event, ...]
+    actions: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": FORMAT, "actions": self.actions,
+                "events": [e.to_json() for e in self.events]}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Schedule:
+        if not isinstance(data, Mapping) or data.get("format") != FORMAT:
+            raise ScheduleError(f"not an {FORMAT} schedule")
+        try:
+            events = tuple(Event.from_json(e) for e in data["events"])
+            return cls(events, int(data["actions"]))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ScheduleError(f"{FORMAT}: {exc}") from None
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for e in self.events:
+            out[e.boundary.value] = out.get(e.boundary.value, 0) + 1
+        return out
+
+    def restrict(self, kept: Sequence[int]) -> Schedule:
+        """The schedule a sub-program (``kept``: the indices of this program's actions it
+        keeps, in order) is expected to follow: what the removed actions issued and what was
+        caused by it leaves with them (a response with its request, a model event with its
+        turn's prompt, a session's events with the session, an agent message with the
+        client's last write on its session before it); the rest is renumbered. What the
+        sub-program then does differently is found as a divergence, and its own recording
+        replaces this one once it reproduces."""
+        actions = {old: new for new, old in enumerate(kept)}
+        actions[self.actions] = len(kept)
+        index: dict[int, int] = {}
+        last_write: dict[int | None, int] = {}
+        out: list[Event] = []
+        for i, e in enumerate(self.events):
+            gone = e.action is not None and e.action not in actions
+            keep = not (gone and (e.by_action or e.boundary is Boundary.LOOK
+                                  or (e.session is None and e.cause is None)))
+            keep = keep and (e.session is None or e.session < 0 or e.session in index) \
+                and (e.cause is None or e.cause in index)
+            if keep and not e.boundary.ours and e.session is not None:
+                write = last_write.get(e.session)
+                keep = write is None or write in index
+            if e.boundary is Boundary.WRITE:
+                last_write[e.session] = i
+            if keep:
+                index[i] = len(out)
+                out.append(dataclasses.replace(
+                    e, session=e.session if e.session is None or e.session < 0
+                    else index[e.session],
+                    cause=None if e.cause is None else index[e.cause],
+                    action=None if e.action is None else actions.get(e.action, e.action)))
+        return Schedule(tuple(out), len(kept))
+
+    def upto(self, actions: int) -> Schedule:
+        """The schedule of the program cut after its first ``actions`` actions (what the
+        later ones and the teardown did leaves)."""
+        return self.restrict(range(actions))
+
+
+__all__ = ["FORMAT", "PLACED", "SOFT_UPDATES", "Boundary", "Event", "Key", "Schedule",
+           "ScheduleError", "event_key"]

@@ -1,0 +1,119 @@
+"""The counterexamples of fuzz runs on real agents, as issue 49's Done-when measures them.
+
+Run: ``python benchmarks/reproduction.py NAME DIR_OR_REPORT... [--title TEXT]``
+
+Reads every fuzz report given (``report.json`` files, or folders searched for them: a
+``acp-model matrix --out`` folder holds one per row) and writes
+``benchmarks/results/<NAME>.json``: per failure its agent, rule, client actions, whether
+minimizing reached its fixpoint (or the stage it stopped at), its reproduction held to the
+recorded schedule and free-running, and whether it stands on a fresh process; then the
+figures the issue asks for: at most 10 client actions each (median at most 4), minimized to
+the fixpoint, and at least 90 % reproducing at least 5 of 6 times held (the free rates
+beside them). Failures only a shared process showed (reported as warnings) are counted apart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.results import figure, record
+
+LIMIT = 10
+
+
+def reports(paths: list[str]) -> list[tuple[str, dict[str, Any]]]:
+    """(label, report) of every fuzz report under ``paths``."""
+    out = []
+    for given in map(Path, paths):
+        files = sorted(given.rglob("*.json")) if given.is_dir() else [given]
+        for path in files:
+            try:
+                doc = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if isinstance(doc, dict) and doc.get("command") == "fuzz" \
+                    and "counterexamples" in doc:
+                label = path.parent.name if path.name == "report.json" else path.stem
+                out.append((label, doc))
+    return out
+
+
+def rows(found: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    out = []
+    for label, doc in found:
+        info = doc.get("agent_info") or {}
+        for ce in doc["counterexamples"]:
+            m = ce.get("minimize") or {}
+            out.append({
+                "run": label, "agent": f"{info.get('name', '?')} {info.get('version', '')}",
+                "revision": (doc.get("spec") or {}).get("revision"), "rule": ce["rule"],
+                "actions": ce.get("steps", len(ce.get("actions") or [])),
+                "fixpoint": bool(m.get("fixpoint")), "stage": m.get("stage"),
+                "minimize_s": m.get("seconds"), "trials": m.get("trials"),
+                "held": ce.get("reproduced", 0), "held_runs": ce.get("replays", 0),
+                "free": ce.get("free_reproduced", 0), "free_runs": ce.get("free_replays", 0),
+                "standing": ce.get("standing"), "verified": ce.get("verified")})
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("name", help="results/<NAME>.json")
+    p.add_argument("paths", nargs="+")
+    p.add_argument("--title", default="Counterexamples on real agents")
+    args = p.parse_args(argv)
+    found = reports(args.paths)
+    table = rows(found)
+    failures = [r for r in table if r["standing"] != "shared-only"]
+    shared = [r for r in table if r["standing"] == "shared-only"]
+    for r in table:
+        print(f"  {r['run']:28} {r['rule']:16} {r['actions']:4} actions, held "
+              f"{r['held']}/{r['held_runs']}, free {r['free']}/{r['free_runs']}, "
+              + ("fixpoint" if r["fixpoint"] else f"cut at {r['stage']}")
+              + (" (shared-only: a warning)" if r["standing"] == "shared-only" else ""))
+    sizes = sorted(r["actions"] for r in failures)
+    steady = [r for r in failures if r["held_runs"] and 6 * r["held"] >= 5 * r["held_runs"]]
+    held = sum(r["held"] for r in failures), sum(r["held_runs"] for r in failures)
+    free = sum(r["free"] for r in failures), sum(r["free_runs"] for r in failures)
+    figures = [figure("runs read", len(found)), figure("failures", len(failures)),
+               figure("shared-process sightings reported as warnings", len(shared))]
+    if sizes:
+        figures += [
+            figure("client actions per failure, median", statistics.median(sizes),
+                   target="at most 4", met=statistics.median(sizes) <= 4),
+            figure("client actions per failure, max", sizes[-1], target=f"at most {LIMIT}",
+                   met=sizes[-1] <= LIMIT),
+            figure("minimized to the fixpoint",
+                   f"{sum(r['fixpoint'] for r in failures)}/{len(failures)}",
+                   target="all", met=all(r["fixpoint"] for r in failures)),
+            figure("reproduced at least 5 of 6 times held",
+                   f"{len(steady)}/{len(failures)}", target="at least 90 %",
+                   met=len(steady) >= 0.9 * len(failures)),
+            figure("replays reproducing, held to the recorded schedule",
+                   f"{held[0]}/{held[1]} ({100 * held[0] / max(held[1], 1):.0f}%)"),
+            figure("replays reproducing, free-running",
+                   f"{free[0]}/{free[1]} ({100 * free[0] / max(free[1], 1):.0f}%)")]
+    for f in figures:
+        print(f"{f['name']}: {f['value']}" + (f" (target {f['target']}: "
+                                               f"{'met' if f['met'] else 'NOT met'})"
+                                               if f.get("target") else ""))
+    record(args.name, args.title, figures, table={
+        "columns": ["run", "agent", "rule", "actions", "minimizing", "held", "free",
+                    "standing"],
+        "rows": [[r["run"], r["agent"], r["rule"], r["actions"],
+                  "fixpoint" if r["fixpoint"] else f"cut at {r['stage']}",
+                  f"{r['held']}/{r['held_runs']}", f"{r['free']}/{r['free_runs']}",
+                  r["standing"]] for r in table]},
+        parameters={"paths": args.paths})
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,277 @@
+"""The boundary schedule (fuzzing/schedule.py): what is recorded, in which order, under which
+keys, and how a replay held to it waits for its turn. Synthetic records here; the live tests
+(tests/live/test_schedule_replay.py) hold the reference agent's mutants to their recordings."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+import pytest
+
+from acp_model.fuzzing import hold as holding
+from acp_model.fuzzing import schedule as sched
+from acp_model.fuzzing.crossings import ScheduleLog
+from acp_model.fuzzing.hold import Hold
+from acp_model.fuzzing.schedule import Boundary, Event, Schedule
+from acp_model.llm.wire import Part
+
+
+def _req(rid: int, method: str, **params: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+
+
+def _update(sid: str, kind: str, **fields: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "method": "session/update",
+            "params": {"sessionId": sid, "update": {"sessionUpdate": kind, **fields}}}
+
+
+def _answer(rid: Any, **result: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": rid, "result": result}
+
+
+class _Connection:
+    """Records fed to a log as a transcript would: under its lock, in order."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Condition()
+        self.log = ScheduleLog(self.lock)
+        self.log.start()
+
+    def write(self, msg: Any, action: int | None = None) -> None:
+        if action is not None:
+            self.log.act(action)
+        with self.lock:
+            self.log.on_record({"dir": "c2a", "msg": msg})
+
+    def read(self, msg: Any) -> None:
+        with self.lock:
+            self.log.on_record({"dir": "a2c", "msg": msg})
+
+
+def _prompt_turn(conn: _Connection, tag: str = "1") -> None:
+    """A session, a prompt carrying a scripted turn's tag, and the agent's turn."""
+    conn.write(_req(0, "session/new", cwd="/", mcpServers=[]), action=0)
+    conn.read(_answer(0, sessionId="S1"))
+    conn.write(_req(1, "session/prompt", sessionId="S1",
+                    prompt=[{"type": "text", "text": f"fix it [acpm:{tag}]"}]), action=1)
+    conn.read(_update("S1", "agent_message_chunk", content={"type": "text", "text": "a"}))
+    conn.read(_update("S1", "agent_message_chunk", content={"type": "text", "text": "b"}))
+    conn.read(_update("S1", "tool_call_update", toolCallId="x", status="in_progress"))
+    conn.read(_update("S1", "tool_call_update", toolCallId="x", content=[]))
+    conn.read(_answer(1, stopReason="end_turn"))
+
+
+def test_records_are_keyed_by_what_crossed_never_by_ids_or_text() -> None:
+    conn = _Connection()
+    _prompt_turn(conn)
+    conn.write(_req(2, "session/prompt", sessionId="nobody", prompt=[]), action=2)
+    events = conn.log.events
+    assert [(e.boundary, e.what) for e in events] == [
+        (Boundary.WRITE, ("request", "session/new")),
+        (Boundary.MESSAGE, ("response", "result")),
+        (Boundary.WRITE, ("request", "session/prompt")),
+        # a run of text chunks is one event: how many an agent writes depends on timing
+        (Boundary.MESSAGE, ("update", "agent_message_chunk")),
+        (Boundary.MESSAGE, ("update", "tool_call_update", "in_progress")),
+        # a tool call's content without a status streams like a chunk
+        (Boundary.MESSAGE, ("update", "tool_call_content_chunk")),
+        (Boundary.MESSAGE, ("response", "result")),
+        (Boundary.WRITE, ("request", "session/prompt")),
+    ]
+    # the session is the answer to session/new that made it, a response names its request
+    assert events[2].session == events[3].session == 1
+    assert events[1].cause == 0 and events[6].cause == 2
+    assert events[7].session == -1  # a session the client never made
+    assert events[2].action == 1 and events[2].by_action
+    assert not events[3].by_action  # the agent's
+
+
+def test_model_events_belong_to_the_turn_whose_prompt_carried_the_tag() -> None:
+    conn = _Connection()
+    _prompt_turn(conn, tag="7f")
+
+    async def crossings() -> None:
+        await conn.log.requested("7f", 0, 1)
+        await conn.log.release("7f", 0, 1, Part.TEXT, 2)
+        conn.log.hung_up("7f", 0, 1)
+        await conn.log.requested("other", 0, 1)  # a tag of no prompt here: no turn
+
+    asyncio.run(crossings())
+    model = [e for e in conn.log.events if e.what[0] == "model"]
+    assert [(e.boundary, e.what) for e in model] == [
+        (Boundary.REQUEST, ("model", "0", "1")),
+        (Boundary.RELEASE, ("model", "0", "1", "text", "2")),
+        (Boundary.HANGUP, ("model", "0", "1")),
+        (Boundary.REQUEST, ("model", "0", "1"))]
+    assert [e.cause for e in model] == [2, 2, 2, None]  # the prompt's write
+    assert [e.session for e in model] == [1, 1, 1, None]
+
+
+def test_a_schedule_survives_json_and_is_restricted_with_what_its_actions_caused() -> None:
+    conn = _Connection()
+    _prompt_turn(conn)
+    conn.write(_req(2, "_acp_model/sync"), action=2)
+    conn.read({"jsonrpc": "2.0", "id": 2, "error": {"code": -32601, "message": "no"}})
+    schedule = conn.log.schedule(actions=3)
+    again = Schedule.from_json(schedule.to_json())
+    assert again == schedule
+    # without the prompt (action 1): its write, its turn's messages and its response go; the
+    # sync (action 2) is action 1 now
+    less = schedule.restrict([0, 2])
+    assert [e.what for e in less.events] == [("request", "session/new"), ("response", "result"),
+                                             ("request", "_acp_model/sync"),
+                                             ("response", "error")]
+    assert [e.action for e in less.events] == [0, 0, 1, 1] and less.actions == 2
+    assert less.events[3].cause == 2
+    with pytest.raises(sched.ScheduleError):
+        Schedule.from_json({"format": "something else"})
+
+
+def test_a_later_example_s_schedule_keeps_the_making_of_the_sessions_it_uses() -> None:
+    """On a shared process an example may use a session an earlier one made (or one made
+    ahead of need): its schedule starts with the events that made it, which the replay's own
+    session/new matches, whichever thread sent it."""
+    conn = _Connection()
+    conn.write(_req(0, "session/new", cwd="/", mcpServers=[]), action=0)
+    conn.read(_answer(0, sessionId="S1"))
+    conn.write(_req(1, "_acp_model/sync"), action=1)
+    start = conn.log.start()  # the next example
+    conn.write(_req(2, "session/prompt", sessionId="S1", prompt=[]), action=0)
+    conn.read(_answer(2, stopReason="end_turn"))
+    schedule = conn.log.schedule(start, actions=1)
+    assert [(e.what, e.session, e.cause, e.action) for e in schedule.events] == [
+        (("request", "session/new"), None, None, None),
+        (("response", "result"), None, 0, None),
+        (("request", "session/prompt"), 1, None, 0),
+        (("response", "result"), None, 2, 0)]
+    assert not schedule.events[0].by_action
+
+
+def _schedule(*events: Event) -> Schedule:
+    return Schedule(tuple(events), 3)
+
+
+W0 = Event(Boundary.WRITE, ("request", "session/new"), action=0, by_action=True, t=0.0)
+M1 = Event(Boundary.MESSAGE, ("response", "result"), cause=0, action=0, t=0.1)
+W2 = Event(Boundary.WRITE, ("request", "_acp_model/sync"), action=1, by_action=True, t=0.2)
+M3 = Event(Boundary.MESSAGE, ("response", "error"), cause=2, action=1, t=0.3)
+
+
+def _key(e: Event, hold: Hold) -> Any:
+    return sched.event_key(e, hold.ref)
+
+
+def test_an_input_waits_until_what_preceded_it_in_the_recording_happened() -> None:
+    hold = Hold(_schedule(W0, M1, W2, M3), deadline=30.0)
+    hold.observe(0, _key(W0, hold))
+    admitted = threading.Event()
+
+    def write_prompt() -> None:
+        hold.admit(_key(W2, hold), W2)
+        admitted.set()
+
+    writer = threading.Thread(target=write_prompt)
+    writer.start()
+    # the sync is held: the recording read M1 before writing it
+    assert hold.would_wait(_key(W2, hold), W2) and not admitted.is_set()
+    replayed_m1 = Event(Boundary.MESSAGE, ("response", "result"), cause=0)
+    hold.observe(1, sched.event_key(replayed_m1, hold.ref))
+    writer.join(10)
+    assert admitted.is_set() and hold.divergence is None
+    assert hold.matched == {0: 0, 1: 1}
+
+
+def test_an_agent_message_is_read_no_earlier_than_the_inputs_before_it_until_the_teardown(
+        ) -> None:
+    hold = Hold(_schedule(W0, M1, W2, M3), deadline=30.0)
+    for n, e in enumerate((W0, M1)):
+        hold.observe(n, _key(e, hold))
+    early = Event(Boundary.MESSAGE, ("response", "error"), cause=2)
+    key = (Boundary.MESSAGE, early.what, None, 2, None)
+    assert hold.would_wait(key, early)  # the sync (W2) was written before it in the recording
+    hold.read_freely()  # the teardown judges deadlines: nothing is held back from it
+    assert hold.admit(key, early) == 3
+    # an agent that wrote out of the recorded order (M1 has not come): holding its later
+    # message could keep M1, behind it in the pipe, from coming: it is read at once
+    reordered = Hold(_schedule(W0, M1, W2, M3), deadline=30.0)
+    reordered.observe(0, _key(W0, reordered))
+    assert not reordered.would_wait(key, early)
+
+
+def test_a_release_of_the_scripted_model_awaits_the_gate_the_hold_opens() -> None:
+    release = Event(Boundary.RELEASE, ("model", "0", "1", "start", "0"), cause=2, t=0.25)
+    hold = Hold(_schedule(W0, M1, W2, release), deadline=30.0)
+    for n, e in enumerate((W0, M1)):
+        hold.observe(n, _key(e, hold))
+    opened = threading.Event()
+
+    async def model() -> None:
+        await hold.admit_async((Boundary.RELEASE, release.what, None, 2, None), release)
+        opened.set()
+
+    loop = asyncio.new_event_loop()
+    runner = threading.Thread(target=loop.run_until_complete, args=(model(),))
+    runner.start()
+    with hold.cond:  # held: the request before it is not written yet
+        assert hold.cond.wait_for(lambda: bool(hold._waiters), 10)
+        assert not opened.is_set()
+    hold.observe(2, _key(W2, hold))
+    runner.join(10)
+    loop.close()
+    assert opened.is_set() and hold.divergence is None
+
+
+def test_what_the_replay_does_not_bring_is_left_out_in_time_and_said(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(holding, "FLOOR", 0.05)
+    hold = Hold(_schedule(W0, M1, W2, M3), deadline=30.0)
+    hold.observe(0, _key(W0, hold))
+    # M1 never comes: the prompt waits its allowance (M1's recorded 0.1 s, slower, plus the
+    # floor), then M1 is left out
+    assert hold.allowance(1) == pytest.approx(0.05 + holding.SLOWER * 0.1)
+    assert hold.admit(_key(W2, hold), W2) == 2
+    assert hold.skipped == 1 and not hold.free
+    assert hold.divergence is not None and "did not come" in hold.divergence.what
+    # what an action was recorded to write and the replay's did not is left behind with it
+    hold2 = Hold(_schedule(W0, M1, W2, M3), deadline=30.0)
+    hold2.left_behind(1)
+    assert hold2.done[0] and not hold2.done[1] and not hold2.done[2]
+    assert hold2.divergence is not None and "before the next action" in hold2.divergence.what
+
+
+def test_a_write_the_recording_does_not_have_takes_its_place_before_the_next_input(
+        ) -> None:
+    """The teardown's cancel of a turn the recording saw end by itself is not in it: it is
+    written where the recording went on after the replay's last input, once the agent's
+    messages recorded there came."""
+    hold = Hold(_schedule(W0, M1, W2, M3), deadline=30.0)
+    cancel = Event(Boundary.WRITE, ("notify", "session/cancel"), action=1, by_action=True)
+    key = sched.event_key(cancel, hold.ref)
+    hold.observe(0, _key(W0, hold))
+    hold.observe(1, _key(M1, hold))
+    hold.observe(2, _key(W2, hold))
+    assert hold.would_wait(key, cancel)  # M3, the agent's message in action 1, has not come
+    hold.observe(3, sched.event_key(M3, hold.ref))
+    assert not hold.would_wait(key, cancel)
+    assert hold.divergence is not None and "not in the recording" in hold.divergence.what
+
+
+def test_nothing_waits_for_what_the_agent_reports_as_it_likes() -> None:
+    """A usage or commands update, a notification of the agent's own: their number follows
+    the agent's timing. An input recorded after one does not wait for it."""
+    usage = Event(Boundary.MESSAGE, ("update", "usage_update"), session=1, action=1, t=0.2)
+    notice = Event(Boundary.MESSAGE, ("notify", "_auth/status_update"), action=1, t=0.2)
+    assert usage.soft and notice.soft and not M1.soft and not W2.soft
+    hold = Hold(_schedule(W0, usage, notice, W2), deadline=30.0)
+    hold.observe(0, _key(W0, hold))
+    assert not hold.would_wait(_key(W2, hold), W2)
+
+
+def test_past_the_recording_the_replay_runs_free() -> None:
+    hold = Hold(_schedule(W0, M1), deadline=30.0)
+    hold.left_behind(1)
+    assert hold.free and hold.divergence is None
+    extra = Event(Boundary.WRITE, ("request", "_acp_model/sync"), action=1, by_action=True)
+    assert hold.admit(sched.event_key(extra, hold.ref), extra) is None
