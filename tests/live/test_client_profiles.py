@@ -41,7 +41,10 @@ def one_turn(profile: Any, tmp_path: Path) -> tuple[FuzzClient, dict[str, Any]]:
             said = next(json.loads(r["msg"]["params"]["update"]["content"]["text"])
                         for r in client.proc.records() if r["dir"] == "a2c"
                         and r["msg"].get("method") == "session/update")
-            assert client.monitor.violations == [], client.monitor.violations
+            # the agent's deliberate read of /etc/hostname lies outside the session's root set
+            found = [(v.rule, v.level) for v in client.monitor.violations]
+            assert found in ([], [("SESS-17", "warn")]), client.monitor.violations
+            assert all("/etc/hostname" in v.message for v in client.monitor.violations)
             assert running.workspace is not None or not any(serves(
                 profile.capabilities(1)).values())
             return client, said

@@ -241,7 +241,9 @@ def test_the_mini_agent_answers_a_batched_request() -> None:
 @pytest.mark.slow  # each case waits out the hostile agent
 @pytest.mark.parametrize(("mode", "code", "rule"), [
     ("crash", 1, "ACPM-ALIVE"),
-    ("hang", 1, "PROMPT-04"),
+    # a hung agent fails once, on the request it got stuck on first: a prompt, or a prompt the
+    # client then withdrew with $/cancel_request (which must still be answered)
+    ("hang", 1, "PROMPT-04|CANCEL-14"),
     ("flood", 1, "ACPM-OUTPUT"),
     ("hugeline", 1, "RPC-04"),
     ("badutf8", 1, "RPC-02"),
@@ -263,7 +265,8 @@ def test_hostile_agents(mode: str, code: int, rule: str | None, tmp_path: Path) 
     deadline = "0.5" if code == 1 else "3"
     proc = cli("fuzz", "--max-examples", "20", "--steps", "8", "--seed", "2", "--deadline",
                deadline, "--startup-deadline", "2", "--time-budget", "10", "--replay-runs",
-               "1", "--minimize-budget", "2", *(["--stop-on", rule] if code == 1 else []),
+               "1", "--minimize-budget", "2",
+               *(["--stop-on", rule] if code == 1 and rule and "|" not in rule else []),
                "--report", str(rep), "--out", str(out), "--", *MINI, "--mode", mode, "--tag",
                tag, timeout=240)
     # The run is bounded by its budgets, not by the agent: 10 s of generation, up to 4 rounds
@@ -276,7 +279,7 @@ def test_hostile_agents(mode: str, code: int, rule: str | None, tmp_path: Path) 
     report = json.loads(rep.read_text())
     found = {v["rule"] for v in report["violations"]}  # failures and warnings (ACPM-OUTPUT)
     if rule is not None:
-        assert rule in found, found
+        assert found & set(rule.split("|")), found
     if code == 1:
         assert list(out.glob("*/transcript.jsonl")), "the transcript must be kept"
     assert _leftovers(tag) == []
