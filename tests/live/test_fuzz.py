@@ -285,6 +285,35 @@ def test_hostile_agents(mode: str, code: int, rule: str | None, tmp_path: Path) 
     assert _leftovers(tag) == []
 
 
+def test_a_flood_of_one_failure_slices_its_transcript_once(monkeypatch: pytest.MonkeyPatch
+                                                           ) -> None:
+    """Thousands of lines breaking the same rules after one action are one failure each, seen
+    thousands of times: the transcript is sliced for its proof once per rule, not once per
+    line (that made the flood agent's run and every replay of it quadratic: minutes)."""
+    from acp_model.fuzzing import pool as pool_module
+    from acp_model.fuzzing.actions import Prompt, Sync
+    from acp_model.fuzzing.pool import AgentPool, Example
+    from acp_model.fuzzing.recorder import LifecycleFailure, Recorder
+
+    sliced: list[int] = []
+    real = pool_module.excerpt
+    monkeypatch.setattr(pool_module, "excerpt",
+                        lambda *a, **k: sliced.append(1) or real(*a, **k))
+    recorder = Recorder()
+    agents = AgentPool(FuzzConfig([*MINI, "--mode", "flood"], spec="seed"), recorder)
+    try:
+        ex = Example(agents.client(), recorder, deadline=1.0)
+        ex.act(NewSession())
+        ex.act(Prompt(0, [{"type": "text", "text": "hi"}]))
+        with pytest.raises(LifecycleFailure):  # the 2nd prompt floods: seen by the sync
+            ex.act(Prompt(0, [{"type": "text", "text": "flood"}]))
+            ex.act(Sync())
+    finally:
+        agents.retire()
+    assert recorder.found["SESS-12"].seen > 5  # every line judged so far counted...
+    assert len(sliced) <= 2 * len(recorder.found)  # ...and sliced once per rule and check
+
+
 def test_an_agent_that_cannot_be_initialized_is_an_environment_error(tmp_path: Path) -> None:
     """An error answer to initialize (no API key...) breaks no rule: exit 2 and a report whose
     verdict is ``error``, never a made-up failure of the agent."""
