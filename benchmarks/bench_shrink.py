@@ -53,7 +53,11 @@ def _row(source: str, rule: str, found: Any, seconds: float) -> dict[str, Any]:
             "held_runs": found.replays, "free": found.free_reproduced,
             "free_runs": found.free_replays, "fixpoint": bool(m.get("fixpoint")),
             "stage": m.get("stage"), "minimize_s": m.get("seconds"),
-            "trials": m.get("trials"), "standing": found.standing}
+            "trials": m.get("trials"), "standing": found.standing,
+            # the profile of a miss: where a held replay that did not reproduce left its
+            # recorded schedule, and what minimizing and measuring noted
+            "miss": [n for n in found.notes if "schedule" in n or "reproduc" in n]
+            if found.reproduced < found.replays or not found.replays else []}
 
 
 def mutant(name: str, rule: str, seed: int, replays: int, minimize: float,
@@ -142,6 +146,8 @@ def _summary(rows: list[dict[str, Any]], label: str) -> list[dict[str, Any]]:
         if r["actions"] > LIMIT or not r["held_runs"] or 6 * r["held"] < 5 * r["held_runs"]:
             print(f"  to explain: {r['source']} ({r['rule']}): {r['actions']} actions, "
                   f"held {r['held']}/{r['held_runs']}, free {r['free']}/{r['free_runs']}")
+            for note in r.get("miss") or []:
+                print(f"    {note}")
     return [
         figure(f"{label}: counterexamples", len(found)),
         figure(f"{label}: client actions per counterexample, median",
@@ -208,14 +214,15 @@ def main(argv: list[str] | None = None) -> int:
         figures.insert(0, figure("mutants found under their rule",
                                  f"{sum(r['found'] for r in zoo)}/{len(zoo)}"))
     rows = sorted(zoo, key=lambda r: (r["source"], r["rule"])) + real
-    columns = ["source", "rule", "actions", "held", "free", "minimizing", "seconds"]
+    columns = ["source", "rule", "actions", "held", "free", "minimizing", "seconds", "miss"]
     if figures:
         record("shrink", "Counterexamples", figures, table={"columns": columns, "rows": [
             [r["source"], r["rule"], r.get("actions", "not found"),
              f"{r.get('held', 0)}/{r.get('held_runs', 0)}",
              f"{r.get('free', 0)}/{r.get('free_runs', 0)}",
              ("fixpoint" if r.get("fixpoint") else f"cut at {r.get('stage')}")
-             if r["found"] else "-", r["seconds"]] for r in rows]},
+             if r["found"] else "-", r["seconds"], "; ".join(r.get("miss") or [])]
+            for r in rows]},
             parameters={"seeds": seeds, "jobs": args.jobs, "replays": args.replays,
                         "minimize_budget": args.minimize_budget, "only": args.only,
                         "racy": args.racy, "agents": agents, "budget": args.budget,

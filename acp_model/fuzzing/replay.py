@@ -232,11 +232,14 @@ def in_threads(job: Callable[[Any, threading.Event], ReplayOutcome], items: Any,
     pending: set[Future[ReplayOutcome]] = set(futures)
     try:
         while pending and not abort.is_set():
-            _, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
+            done, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
+            for future in done:
+                future.result()  # a replay's exception (a Ctrl-C seen there) is raised now
         if pending:
             _, pending = wait(pending, timeout=STRAGGLER_GRACE)
-    except KeyboardInterrupt:
-        abort.set()
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            abort.set()
         pool.shutdown(wait=False, cancel_futures=True)
         raise
     pool.shutdown(wait=not pending, cancel_futures=True)
