@@ -75,7 +75,7 @@ class AgentPool:
             client = FuzzClient.from_config(self.cfg, self.stop)
             try:
                 client.reach = self.recorder.reach  # the run's counters, over every process
-                client.served = self.recorder.served
+                client.handshake.served = self.recorder.served  # what it served too
                 answer = client.initialize()
             except BaseException:
                 # kept as the current client whatever stopped it (an unusable agent is read
@@ -199,6 +199,7 @@ class Example:
         self.checked += len(violations)
         self.client.checked_violations = self.checked
         first: Violation | None = None
+        recorded: set[tuple[str, int]] = set()  # (rule, program start) already sliced
         for v in violations:
             if v.level != Level.FAIL:
                 sighting = None
@@ -208,6 +209,12 @@ class Example:
                 self.recorder.warning(v, sighting)
                 continue
             program, start = self._program_of(v)
+            if (v.rule, start) in recorded:
+                # the same program broke the rule again (a flood of bad lines): counted, as
+                # slicing the transcript once per line made such a check quadratic
+                self.recorder.found[v.rule].seen += 1
+                continue
+            recorded.add((v.rule, start))
             records, offending, numbers = self._slice(v, start)
             own = start == self.start  # this example's program: its schedule is the one
             schedule = self.client.schedule.schedule(self.schedule_start, len(self.actions)) \

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +30,7 @@ from acp_model.oracle.monitor import Violation
 from acp_model.spec.rules import RULES
 
 INTERRUPTED = "interrupted"  # a replay's error when a stop (or the budget's end) cut it
+STRAGGLER_GRACE = 1.0  # seconds a replay gets to notice a stop before it is left behind
 
 
 @dataclass
@@ -219,14 +220,26 @@ def _retire(client: FuzzClient) -> None:
 def in_threads(job: Callable[[Any, threading.Event], ReplayOutcome], items: Any, *,
                stop: Stop | None = None, parallel: int = 1) -> list[ReplayOutcome]:
     """Run replays ``parallel`` at a time; Ctrl-C (or the run's stop request) stops the
-    running ones within a second."""
+    running ones. A replay still busy :data:`STRAGGLER_GRACE` seconds after the stop (judging
+    a flood, an agent's close) is not waited for: it counts as cut, and ends on its own."""
     abort = stop.event if stop is not None else threading.Event()
     items = list(items)
-    with ThreadPoolExecutor(max_workers=max(1, min(parallel, len(items)))) as pool:
-        try:
-            return list(pool.map(lambda item: job(item, abort), items))
-        except KeyboardInterrupt:
-            abort.set()
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
+    if not items:
+        return []
+    pool = ThreadPoolExecutor(max_workers=max(1, min(parallel, len(items))),
+                              thread_name_prefix="acp-model replay")
+    futures = [pool.submit(job, item, abort) for item in items]
+    pending: set[Future[ReplayOutcome]] = set(futures)
+    try:
+        while pending and not abort.is_set():
+            _, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
+        if pending:
+            _, pending = wait(pending, timeout=STRAGGLER_GRACE)
+    except KeyboardInterrupt:
+        abort.set()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=not pending, cancel_futures=True)
+    return [f.result() if f.done() and not f.cancelled()
+            else ReplayOutcome(False, [], [], None, INTERRUPTED) for f in futures]
 
