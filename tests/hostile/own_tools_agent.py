@@ -13,6 +13,11 @@ the prompt). ``--on-cancel wait``: a cancel leaves the model request open and th
 never answered. ``--loadable``: it advertises ``loadSession`` and answers a ``session/load``
 of one of its sessions at once with a fresh session object, leaving a running turn in the old
 one, where later cancels no longer reach it (zed-industries/codex-acp#186's shape).
+``--lose-mid-stream-cancel`` plants a race that only a slow model opens: a cancel read once
+the model's response has started but before any of its content came is noted on the stream
+and acted on at its next text; a tool call that comes next does not look at the note, so the
+tool is asked for and the turn ends ``end_turn`` (CANCEL-07). Only a model that pauses
+between the start of its answer and a tool call leaves time for a cancel to land there.
 """
 
 from __future__ import annotations
@@ -57,12 +62,20 @@ pending: dict[Any, dict[str, Any]] = {}  # our request id -> {"event", "answer"}
 ids = itertools.count(1)
 
 
+LOSE_MID_STREAM_CANCEL = "--lose-mid-stream-cancel" in sys.argv  # a planted bug
+
+
 class Turn:
     def __init__(self) -> None:
         self.cancelled = threading.Event()
         self.sock: socket.socket | None = None
+        self.awaiting_content = False  # the model's response started, none of it read yet
+        self.stream_cancel = threading.Event()  # a cancel noted on the stream (the bug)
 
     def cancel(self) -> None:
+        if LOSE_MID_STREAM_CANCEL and self.awaiting_content:
+            self.stream_cancel.set()  # acted on at the stream's next text, if one comes
+            return
         self.cancelled.set()
         if self.sock is not None and ON_CANCEL == "hangup":
             with contextlib.suppress(OSError):
@@ -110,12 +123,19 @@ def model_step(turn: Turn, messages: list[dict[str, Any]], sid: str
         if resp.status != 200:
             resp.read()
             return "", [], f"http{resp.status}"
+        turn.stream_cancel.clear()  # a note belongs to the stream it was made on
+        turn.awaiting_content = True
         for raw in resp:
             line = raw.decode().strip()
             if not line.startswith("data: ") or line == "data: [DONE]":
                 continue
             choice = json.loads(line[6:])["choices"][0]
             delta = choice.get("delta") or {}
+            if delta.get("content") or delta.get("tool_calls"):
+                turn.awaiting_content = False
+            if delta.get("content") and turn.stream_cancel.is_set():
+                turn.cancel()
+                return text, [], "cancelled"
             if delta.get("content"):
                 text += delta["content"]
                 if not turn.cancelled.is_set():
@@ -133,6 +153,7 @@ def model_step(turn: Turn, messages: list[dict[str, Any]], sid: str
     finally:
         conn.close()
         turn.sock = None
+        turn.awaiting_content = False
     return text, [calls[k] for k in sorted(calls)], finish
 
 
