@@ -31,6 +31,7 @@ from acp_model.fuzzing.actions import (
     NewSession,
     Probe,
     Prompt,
+    Relaunch,
     SloppyAnswer,
     Sync,
     Wait,
@@ -283,13 +284,15 @@ def _reopening(session: st.SearchStrategy[int], reloads: bool) -> RuleTable:
 
     @precondition(lambda self: reloads)
     @rule(s=session, replay=st.booleans(),
-          when=st.sampled_from(["now", "update", "settled"]))
-    def load_session(self: _Acting, s: int, replay: bool, when: str) -> None:
+          when=st.sampled_from(["now", "update", "settled"]),
+          restart=st.sampled_from([False, False, False, True]))
+    def load_session(self: _Acting, s: int, replay: bool, when: str, restart: bool) -> None:
         """Reopen a session made earlier, while it works or once it is quiet (the
-        replay, and what the session does after it: a cancel must still end a turn)."""
+        replay, and what the session does after it: a cancel must still end a turn); one
+        time in four in a fresh agent process, as an editor does after a restart."""
         if when != "now":
             self.ex.act(Wait(s, when))
-        self.ex.act(LoadSession(s, replay))
+        self.ex.act(Relaunch(s, replay) if restart else LoadSession(s, replay))
 
     return _table(load_session)
 
