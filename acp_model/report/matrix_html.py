@@ -11,17 +11,9 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
+from acp_model.report import matrix
 from acp_model.report.badge import agent_badge
-from acp_model.report.matrix import (
-    COVERAGE_ABOUT,
-    Cell,
-    RowStatus,
-    coverage_measured,
-    coverage_short,
-    coverage_text,
-    minimized_text,
-    reproduction_text,
-)
+from acp_model.report.matrix import Cell, RowStatus, minimized_text, reproduction_text
 from acp_model.report.reach import LABELS, Reach
 
 _STYLE = """
@@ -123,10 +115,10 @@ def render_matrix(doc: Mapping[str, Any]) -> str:
 
 
 def _table(doc: Mapping[str, Any], fams: list[Mapping[str, Any]]) -> str:
-    covered = coverage_measured(doc.get("rows") or [])
+    covered = matrix.coverage_measured(doc.get("rows") or [])
     out = ["<table class='m' id='matrix'><tr><th>agent</th><th>version</th><th>ACP</th>"]
     if covered:
-        out.append(f"<th title='{escape(COVERAGE_ABOUT)}'>agent coverage</th>")
+        out.append(f"<th title='{escape(matrix.COVERAGE_ABOUT)}'>agent coverage</th>")
     out += [f"<th title='{escape(f.get('about', ''))}'>{escape(f['title'])}</th>" for f in fams]
     out.append("</tr>")
     for row in doc.get("rows") or []:
@@ -136,8 +128,8 @@ def _table(doc: Mapping[str, Any], fams: list[Mapping[str, Any]]) -> str:
                    + (f"<br><small>{escape(str(row['revision']))}</small>"
                       if row.get("revision") else "") + "</td>")
         if covered:
-            out.append(f"<td class='cov' title='{escape(coverage_text(row))}'>"
-                       f"{escape(coverage_short(row))}</td>")
+            out.append(f"<td class='cov' title='{escape(matrix.coverage_text(row))}'>"
+                       f"{escape(matrix.coverage_short(row))}</td>")
         if row["status"] != RowStatus.RAN:
             failed = [(row["key"], f["rule"]) for c in (row.get("cells") or {}).values()
                       for f in c.get("failures") or []]
@@ -238,7 +230,7 @@ def _details(row: Mapping[str, Any], fams: list[Mapping[str, Any]]) -> str:
                + "</p>")
     if row.get("agent_coverage"):
         out.append(f"<p>agent coverage ({escape(str(row['agent_coverage'].get('tool')))}, "
-                   f"ACP layer): {escape(coverage_text(row))}</p>")
+                   f"ACP layer): {escape(matrix.coverage_text(row))}</p>")
     out.append(_reach(row, fams))
     cells = row.get("cells") or {}
     out.append(_unrun(cells, fams))
