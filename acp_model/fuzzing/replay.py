@@ -164,9 +164,10 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
     performed = None
     ex: Example | None = None
     recorder = Recorder(masked=set(RULES) - {rule} if rule is not None else set())
+    replaced = _Replaced(cfg, stop)
     try:
         try:
-            ex = Example(client, recorder, deadline=cfg.deadline)
+            ex = Example(client, recorder, deadline=cfg.deadline, relaunch=replaced.relaunch)
             for n, action in enumerate(actions, start=1):
                 with contextlib.suppress(LifecycleFailure):
                     ex.act(action)
@@ -180,21 +181,52 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
             error = str(exc)
         except Interrupted:
             return ReplayOutcome(False, [], [], None, INTERRUPTED)
-        with client.lock:
-            failures = [v for v in client.monitor.violations if v.level == Level.FAIL]
-        records = client.proc.records()
+        client = ex.client if ex is not None else client
+        failures, records = replaced.proof(client, rule)
     finally:
         _retire(client)
     hit = next((v for v in failures if rule is None or v.rule == rule), None)
-    sids = [client.sessions[i].sid for i in ex.local] if ex is not None else []
+    sids = [client.sessions[i].sid for i in ex.local if i is not None] if ex is not None \
+        else []
     session = sids.index(hit.session) if hit is not None and hit.session in sids else None
     recorded = client.schedule.schedule(ex.schedule_start, performed or len(actions)) \
-        if ex is not None else None
+        if ex is not None and not ex.relaunched else None
     with client.schedule.lock:
         model = [(at, model_text(e)) for at, e in client.schedule.model]
     return ReplayOutcome(hit is not None, failures, records,
                          hit.index if hit else None, error, performed if hit else None, session,
                          recorded, hold is not None, describe_divergence(hold), model)
+
+
+class _Replaced:
+    """The processes a :class:`~acp_model.fuzzing.actions.Relaunch` replaced during one
+    replay, oldest first."""
+
+    def __init__(self, cfg: FuzzConfig, stop: Stop) -> None:
+        self.cfg, self.stop = cfg, stop
+        self.clients: list[FuzzClient] = []
+
+    def relaunch(self, old: FuzzClient) -> FuzzClient:
+        """A fresh process in place of ``old``, free-running (a schedule is of one process)."""
+        self.clients.append(old)
+        old.schedule.close()
+        old.close()  # before the next starts: what it stores of its sessions is written
+        return _started(self.cfg, self.stop)
+
+    def proof(self, last: FuzzClient, rule: str | None
+              ) -> tuple[list[Violation], list[dict[str, Any]]]:
+        """The failures and records of the process that showed ``rule``: the ``last`` one,
+        unless only a process it replaced did."""
+        for client in (last, *self.clients):
+            failures = _failures(client)
+            if rule is None or any(v.rule == rule for v in failures):
+                return failures, client.proc.records()
+        return _failures(last), last.proc.records()
+
+
+def _failures(client: FuzzClient) -> list[Violation]:
+    with client.lock:
+        return [v for v in client.monitor.violations if v.level == Level.FAIL]
 
 
 def model_text(e: Event) -> str:
