@@ -310,8 +310,9 @@ def test_a_flood_of_one_failure_slices_its_transcript_once(monkeypatch: pytest.M
             ex.act(Sync())
     finally:
         agents.retire()
-    assert recorder.found["SESS-12"].seen > 5  # every line judged so far counted...
-    assert len(sliced) <= 2 * len(recorder.found)  # ...and sliced once per rule and check
+    seen = {rule: f.seen for rule, f in recorder.found.items()}
+    assert sum(seen.values()) > 5, seen  # every line judged so far counted...
+    assert len(sliced) <= 2 * len(seen), (len(sliced), seen)  # ...sliced once per rule
 
 
 def test_an_agent_that_cannot_be_initialized_is_an_environment_error(tmp_path: Path) -> None:

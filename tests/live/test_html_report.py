@@ -14,6 +14,7 @@ import pytest
 from acp_model.cli.main import main
 from acp_model.fuzzing.transport import AgentProcess
 from acp_model.report.sequence_svg import OFFENDING, sequence_svg, visible
+from acp_model.report.text import reproduction_phrase
 from acp_model.trace.format import read_trace
 from tests.helpers import S, base, cancel_during_permission, turn_start
 from tests.live.shared import SharedRun
@@ -92,7 +93,12 @@ def test_fuzz_and_replay_pages_of_a_mutant(tmp_path: Path,
     doc = json.loads(report.read_text())
     ce = doc["counterexamples"][0]
     assert f"acp-model replay {out / ce['rule'] / 'replay.json'}" in dom
-    assert "Minimal counterexample" in dom and f"{ce['reproduction']} in fresh" in dom
+    # named as the report's minimizing says (minimal only at its fixpoint), with both rates
+    minimal = ce["minimize"]["fixpoint"] and ce["minimize"]["steps"] == ce["steps"]
+    title = "Minimal counterexample" if minimal else "Counterexample (not proven minimal)"
+    rates = reproduction_phrase(ce["reproduced"], ce["replays"], ce["free_reproduced"],
+                                ce["free_replays"])
+    assert title in dom and f"{rates} in fresh agent processes" in dom, ce
     assert "Coverage over the run" in dom and doc["coverage"]["samples"]
     png = screenshot(page, tmp_path / "fuzz.png")
     assert colour_share(png, FAIL_RED, rows=slice(0, 120)) > 0.002

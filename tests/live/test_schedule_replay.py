@@ -38,7 +38,9 @@ TEXT = [{"type": "text", "text": "again"}]  # a turn of this mutant without a pe
 def _program(wait: str) -> list[Action]:
     return [from_json(a) for a in (
         {"op": "new_session"}, {"op": "prompt", "s": 0, "blocks": TEXT},
-        {"op": "wait", "s": 0, "mode": wait}, {"op": "cancel", "s": 0},
+        # the sync proves the cancel was read before the next prompt was written (else it may
+        # have been meant for that prompt: CANCEL-11 wants the cause's absence proven)
+        {"op": "wait", "s": 0, "mode": wait}, {"op": "cancel", "s": 0, "sync": True},
         {"op": "prompt", "s": 0, "blocks": TEXT}, {"op": "wait", "s": 0, "mode": "settled"})]
 
 
