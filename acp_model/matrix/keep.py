@@ -18,7 +18,7 @@ from typing import Any
 
 from acp_model.trace.format import TraceError, numbered_lines, numbers_of, read_trace
 
-MAX_TRANSCRIPT = 192_000  # bytes of a kept transcript
+MAX_TRANSCRIPT = 128_000  # bytes of a kept transcript (the run stays under 4 MB)
 AROUND = 12  # messages kept on each side of a cited one in a cut transcript
 FILES = ("transcript.jsonl", "replay.json", "counterexample.txt", "warning.txt",
          "sequence.mmd")
