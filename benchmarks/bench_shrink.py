@@ -67,8 +67,8 @@ def mutant(name: str, rule: str, seed: int, replays: int, minimize: float,
 
     case = Case(name, "bug", rule, "fast", seed, 10_000, 30, 60.0, 1.5)
     cfg = dataclasses.replace(case.config(), replay_runs=replays, minimize_budget=minimize)
-    started = time.monotonic()
-    with locked(lock):
+    with locked(lock):  # the time waited for the lock is not the run's
+        started = time.monotonic()
         result = run_fuzz(cfg)
     hit = result.recorder.found.get(rule)
     if hit is None:
@@ -92,8 +92,8 @@ def real_agent(spec: str, seed: int, replays: int, minimize: float, budget: floa
                                     max_examples=100_000, spec="auto", protocol=version,
                                     replay_runs=replays, minimize_budget=minimize),
                          profile, version)
-    started = time.monotonic()
     with locked(lock), backend(cfg, profile) as running:
+        started = time.monotonic()
         result = run_fuzz(running)
     source = f"{name} v{version}"
     rows = [_row(source, f.rule, f, time.monotonic() - started)
