@@ -189,6 +189,17 @@ def _reads(where: str, reads: Iterable[Reads | str], role: Role) -> tuple[Reads,
     return tuple(out)
 
 
+def _role_fits(where: str, fn: Callable[..., Any], role: Role) -> None:
+    """A guard is a method ``(self, ev)`` of a machine part; any other role is no guard."""
+    if role not in (Role.GUARD, Role.FINDING):
+        raise DefinitionError(f"{where}: @check decides guards and findings; a {role} is "
+                              "declared with declare()")
+    params = list(inspect.signature(fn).parameters)
+    if (role is Role.GUARD) != (params == ["self", "ev"]):
+        raise DefinitionError(f"{where}: a guard, and only a guard, is a method (self, ev) "
+                              f"(role={role}, parameters {params})")
+
+
 def readers(module: str) -> dict[Reads, tuple[Callable[..., Any], ...]]:
     """The dispatch table of ``module``'s single-message checks: message kind -> the checks
     that read it, in definition order (built from the ``reads`` declarations alone)."""
@@ -222,13 +233,14 @@ def _register(meta: CheckMeta) -> CheckMeta:
     return meta
 
 
-def check(rule_id: str, *, reading: str | None = None, levels: Mapping[str, str] | None = None,
-          evidence: str | None = None, role: Role = Role.GUARD,
+def check(rule_id: str, *, role: Role, reading: str | None = None,
+          levels: Mapping[str, str] | None = None, evidence: str | None = None,
           level: Level | None = None, reads: Iterable[Reads | str] = ()) -> Callable[[F], F]:
     """Tag a function as the decision of ``rule_id``.
 
-    ``role=GUARD`` (the default): a pure predicate guarding machine transitions, ``(model, ev)
-    -> bool``. ``role=FINDING``: a single-message check returning ``None`` when the rule holds,
+    ``role`` has no default, so no decision is labelled by accident. ``role=GUARD``: a pure
+    predicate guarding machine transitions, ``(model, ev) -> bool`` (the machine that names it
+    declares where it runs). ``role=FINDING``: a check returning ``None`` when the rule holds,
     else a text saying what is wrong (or yielding ``(path, text)`` findings). ``reading`` and
     ``levels`` say how a reading changes the consequence of a failure (``rule``: the rule's
     own strength; a rule ID: report under that rule, the one a strict reading adds).
@@ -243,6 +255,7 @@ def check(rule_id: str, *, reading: str | None = None, levels: Mapping[str, str]
 
     def mark(fn: F) -> F:
         where = f"{fn.__module__}.{fn.__qualname__}"
+        _role_fits(where, fn, role)
         lv = _validate(where, rule_id, reading, levels)
         kinds = _reads(where, reads, role)
         meta = _register(CheckMeta(fn.__name__, rule_id, fn.__module__, role, summary(fn.__doc__),

@@ -16,7 +16,8 @@ from acp_model.model.vocab import UPDATE_KINDS, Reads, Role
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"role": Role.FINDING, "reads": ["usage"]}, "reads 'usage', which is no message kind"),
     ({"role": Role.FINDING, "reads": "plan_updates"}, "which is no message kind"),
-    ({"reads": [Reads.PLAN]}, "only a single-message check"),
+    ({"role": Role.GUARD, "reads": [Reads.PLAN]}, "only a guard, is a method"),
+    ({"role": Role.OBLIGATION}, "declared with declare"),
     ({"role": Role.FINDING, "reads": [Reads.PLAN, "plan"]}, "reads a message kind twice"),
 ])
 def test_a_bad_reads_declaration_is_rejected_when_applied(kwargs: dict[str, Any],
@@ -32,6 +33,27 @@ def test_a_bad_reads_declaration_is_rejected_when_applied(kwargs: dict[str, Any]
 def _declared(value: Any, where: str, ctx: Any) -> Any:
     """A check of this module: the table of a module holds what it declares."""
     yield from ()
+
+
+def test_a_decision_names_its_role() -> None:
+    """``role`` has no default: a decision is never a guard by accident."""
+    with pytest.raises(TypeError, match="role"):
+        check("PLAN-04")  # type: ignore[call-arg]
+
+
+def test_a_guard_is_a_method_of_the_event_and_a_finding_is_not() -> None:
+    class Part:
+        @check("PLAN-04", role=Role.GUARD)
+        def fine(self, ev: Any) -> bool:
+            """Doc."""
+            return True
+
+    assert Part().fine(None)
+    with pytest.raises(DefinitionError, match="only a guard"):
+        @check("PLAN-04", role=Role.FINDING)
+        def bad(self: Any, ev: Any) -> bool:
+            """Doc."""
+            return True
 
 
 def test_a_declaration_is_all_the_dispatch_table_needs() -> None:
