@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from acp_model.model.check import check
-from acp_model.model.vocab import ErrorCode, Level, Role
+from acp_model.model.vocab import ErrorCode, Level, Reads, Role
 from acp_model.trace.methods import Method
 
 Caps = Mapping[str, Any]
@@ -86,7 +86,7 @@ def _named_unsupported(error: Any) -> str | None:
     return None
 
 
-@check("INIT-11", role=Role.FINDING)
+@check("INIT-11", role=Role.FINDING, reads=[Reads.RESPONSE])
 def baseline_content_refused(shape: PromptShape | None, error: Any) -> str | None:
     """A prompt made of text and resource_link blocks is never refused with an error that
     names such content as unsupported."""
@@ -100,7 +100,7 @@ def baseline_content_refused(shape: PromptShape | None, error: Any) -> str | Non
             f"{named[:200]!r}")
 
 
-@check("INIT-11", role=Role.FINDING, level=Level.WARN)
+@check("INIT-11", role=Role.FINDING, level=Level.WARN, reads=[Reads.RESPONSE])
 def baseline_content_invalid(shape: PromptShape | None, error: Any) -> str | None:
     """A valid prompt of text and resource_link blocks, sent while the session was quiet, is
     not answered -32602 (the code for unsupported content): probably the baseline content
@@ -121,7 +121,7 @@ def baseline_content_invalid(shape: PromptShape | None, error: Any) -> str | Non
 
 # --- the agent implements what it advertised -----------------------------------------------
 
-@check("INIT-12", role=Role.FINDING)
+@check("INIT-12", role=Role.FINDING, reads=[Reads.RESPONSE])
 def auth_methods_implemented(method: str, code: Any, auth_methods: Sequence[Any]
                              ) -> str | None:
     """An agent that listed authentication methods answers auth/login and auth/logout
@@ -134,7 +134,7 @@ def auth_methods_implemented(method: str, code: Any, auth_methods: Sequence[Any]
     return None
 
 
-@check("SDK-CONFIG-02", role=Role.FINDING)
+@check("SDK-CONFIG-02", role=Role.FINDING, reads=[Reads.RESPONSE])
 def config_method_implemented(method: str, code: Any, advertised: bool) -> str | None:
     """An agent that advertised config options for a session implements
     session/set_config_option for it."""
@@ -145,7 +145,7 @@ def config_method_implemented(method: str, code: Any, advertised: bool) -> str |
     return None
 
 
-@check("V1-CONFIG-02", role=Role.FINDING)
+@check("V1-CONFIG-02", role=Role.FINDING, reads=[Reads.CONFIG_RESULT])
 def config_result_complete(config_id: Any, result: Any) -> str | None:
     """v1: a successful session/set_config_option lists every config option, the one set
     included."""
@@ -160,7 +160,7 @@ def config_result_complete(config_id: Any, result: Any) -> str | None:
             "complete list of the session's options")
 
 
-@check("SDK-CLOSE-04", role=Role.FINDING)
+@check("SDK-CLOSE-04", role=Role.FINDING, reads=[Reads.RESPONSE])
 def inactive_close_succeeds(method: str, code: Any, active: bool) -> str | None:
     """Closing a session that is not active on the connection succeeds (or answers
     -32002)."""
@@ -183,7 +183,7 @@ CLIENT_METHOD_CAPS: Mapping[str, tuple[str, ...]] = {
 CLIENT_METHODS = frozenset(CLIENT_METHOD_CAPS)
 
 
-@check("INIT-16", role=Role.FINDING)
+@check("INIT-16", role=Role.FINDING, reads=[Reads.REQUEST])
 def client_method_advertised(method: str, client_caps: Caps) -> str | None:
     """The agent sends a request of a client method only when the client advertised its
     capability (fs, terminal, elicitation)."""
@@ -194,7 +194,7 @@ def client_method_advertised(method: str, client_caps: Caps) -> str | None:
             f"{'.'.join(path)}: an omitted capability is unsupported")
 
 
-@check("INIT-16", role=Role.FINDING)
+@check("INIT-16", role=Role.FINDING, reads=[Reads.INITIALIZE_RESULT])
 def terminal_auth_advertised(auth_methods: Sequence[Any], client_caps: Caps) -> str | None:
     """The agent lists a terminal authentication method only when the client advertised
     terminal authentication."""
@@ -208,7 +208,7 @@ def terminal_auth_advertised(auth_methods: Sequence[Any], client_caps: Caps) -> 
             f"{', '.join(named)}, but the client did not advertise auth.terminal")
 
 
-@check("INIT-16", role=Role.FINDING)
+@check("INIT-16", role=Role.FINDING, reads=[Reads.CONFIG_OPTIONS])
 def boolean_options_advertised(config_options: Any, client_caps: Caps) -> str | None:
     """v1: boolean config options only for a client that advertised
     session.configOptions.boolean."""
@@ -223,7 +223,7 @@ def boolean_options_advertised(config_options: Any, client_caps: Caps) -> str | 
             "advertise session.configOptions.boolean")
 
 
-@check("SDK-STATE-01", role=Role.FINDING)
+@check("SDK-STATE-01", role=Role.FINDING, reads=[Reads.STATE_UPDATE])
 def custom_state_advertised(state: str | None, began: int | None, client_caps: Caps
                             ) -> str | None:
     """Work reported only in a custom state ``state`` (since ``began``, no running or
@@ -241,7 +241,7 @@ def custom_state_advertised(state: str | None, began: int | None, client_caps: C
 
 # --- the client calls only what the agent advertised ---------------------------------------
 
-@check("INIT-13", role=Role.FINDING)
+@check("INIT-13", role=Role.FINDING, reads=[Reads.REQUEST])
 def auth_call_allowed(method: str, params: Any, auth_methods: Sequence[Any] | None
                       ) -> str | None:
     """auth/login and auth/logout only after the agent listed authentication methods; a
@@ -270,7 +270,7 @@ def _session_caps(agent_caps: Caps, protocol: int) -> Any:
         if isinstance(agent_caps, Mapping) else None
 
 
-@check("SESS-03", role=Role.FINDING)
+@check("SESS-03", role=Role.FINDING, reads=[Reads.REQUEST])
 def additional_directories_advertised(params: Any, agent_caps: Caps, protocol: int
                                       ) -> str | None:
     """A session request carries additional directories only when the agent advertised
@@ -293,7 +293,7 @@ def _mcp_needs(kind: Any, agent_caps: Caps, protocol: int) -> str | None:
     return None
 
 
-@check("SESS-04", role=Role.FINDING)
+@check("SESS-04", role=Role.FINDING, reads=[Reads.REQUEST])
 def mcp_transports_advertised(params: Any, agent_caps: Caps, protocol: int) -> str | None:
     """Each MCP server the client lists uses a transport the agent advertised."""
     servers = params.get("mcpServers") if isinstance(params, Mapping) else None
@@ -312,7 +312,7 @@ _V1_SESSION_METHOD_CAPS: Mapping[str, tuple[str, ...]] = {
     Method.CLOSE: ("sessionCapabilities", "close")}
 
 
-@check("SESS-16", role=Role.FINDING)
+@check("SESS-16", role=Role.FINDING, reads=[Reads.REQUEST])
 def session_method_advertised(method: str, agent_caps: Caps) -> str | None:
     """v1: session/load, session/resume and session/close only when the agent advertised
     them."""
@@ -340,7 +340,7 @@ def root_set(params: Any) -> tuple[str, ...]:
                              if isinstance(d, str)))
 
 
-@check("SESS-17", role=Role.FINDING)
+@check("SESS-17", role=Role.FINDING, reads=[Reads.REQUEST])
 def file_in_root_set(method: str, params: Any, roots: Sequence[str] | None) -> str | None:
     """v1: fs/read_text_file and fs/write_text_file name files inside the session's root
     set."""
@@ -357,7 +357,7 @@ def file_in_root_set(method: str, params: Any, roots: Sequence[str] | None) -> s
             f"{path!r}, outside the session's root set ({', '.join(roots)})")
 
 
-@check("SDK-RESUME-02", role=Role.FINDING)
+@check("SDK-RESUME-02", role=Role.FINDING, reads=[Reads.REQUEST])
 def resume_keeps_cwd(params: Any, created_cwd: str | None) -> str | None:
     """session/resume sends the working directory the session was created with."""
     cwd = params.get("cwd") if isinstance(params, Mapping) else None
@@ -367,7 +367,7 @@ def resume_keeps_cwd(params: Any, created_cwd: str | None) -> str | None:
             f"{created_cwd!r}")
 
 
-@check("SDK-TOOL-02", role=Role.FINDING)
+@check("SDK-TOOL-02", role=Role.FINDING, reads=[Reads.NOTIFICATION])
 def cancel_request_advertised(method: str, target: str, advertised: bool | None
                               ) -> str | None:
     """tool_call/cancel and terminal/cancel only for what currently advertises

@@ -53,7 +53,7 @@ class CheckMeta:
     levels: tuple[tuple[str, Level | str], ...] = ()  # reading value -> level or rule ID
     evidence: str | None = None  # name of the model method that states the proof
     fixed: Level | None = None  # a level below the rule's own (a probable violation warns)
-    reads: tuple[Reads, ...] = ()  # the message kinds a single-message check judges
+    reads: tuple[Reads, ...] = ()  # the message kinds a finding judges (a guard: none)
 
     def _choice(self, readings: Readings) -> Level | str:
         if self.reading is None:
@@ -175,8 +175,11 @@ def _validate(where: str, rule_id: str, reading: str | None,
 def _reads(where: str, reads: Iterable[Reads | str], role: Role) -> tuple[Reads, ...]:
     kinds = (reads,) if isinstance(reads, str) else tuple(reads)
     if kinds and role is not Role.FINDING:
-        raise DefinitionError(f"{where}: only a single-message check (role=FINDING) reads "
-                              "message kinds")
+        raise DefinitionError(f"{where}: only a finding (role=FINDING) reads message kinds "
+                              "(a guard runs where its machine names it)")
+    if not kinds and role is Role.FINDING:
+        raise DefinitionError(f"{where}: a finding declares the message kinds it reads "
+                              f"(reads=..., kinds: {', '.join(Reads)})")
     out: list[Reads] = []
     for kind in kinds:
         try:
@@ -269,11 +272,15 @@ def check(rule_id: str, *, role: Role, reading: str | None = None,
 
 
 def declare(rule_id: str, name: str, doc: str, *, module: str, role: Role,
-            reading: str | None = None, levels: Mapping[str, str] | None = None) -> CheckMeta:
+            reading: str | None = None, levels: Mapping[str, str] | None = None,
+            reads: Iterable[Reads | str] = ()) -> CheckMeta:
     """A decision that is not a function of its own: a liveness obligation the model hands to
-    the monitor, or a fact the fuzzer judges from the agent process."""
-    lv = _validate(f"{module}.{name}", rule_id, reading, levels)
-    return _register(CheckMeta(name, rule_id, module, role, summary(doc), reading, lv))
+    the monitor, a fact the fuzzer judges from the agent process, or a finding another engine
+    decides (the schema's, with the message kinds it reads)."""
+    where = f"{module}.{name}"
+    lv = _validate(where, rule_id, reading, levels)
+    return _register(CheckMeta(name, rule_id, module, role, summary(doc), reading, lv,
+                               reads=_reads(where, reads, role)))
 
 
 def meta_of(fn: Callable[..., Any]) -> CheckMeta:

@@ -358,7 +358,7 @@ def initialize_names_capabilities(result: Mapping[str, Any], where: str, ctx: Co
                "stands for them (the docs say the agent responds with its capabilities)")
 
 
-@check("INIT-03", role=Role.FINDING)
+@check("INIT-03", role=Role.FINDING, reads=[Reads.RESPONSE])
 def speaks_negotiated_version(named: Any, spoken: int, negotiated: Any, evidence: str
                               ) -> str | None:
     """The protocol version the initialize result names is the one the agent speaks.
@@ -658,7 +658,7 @@ def trace_context(meta: Any, where: str) -> Iterator[tuple[str, str]]:
                    f"context (the key is reserved for it)")
 
 
-@check("ENUM-11", role=Role.FINDING)
+@check("ENUM-11", role=Role.FINDING, reads=[Reads.MESSAGE])
 def trace_context_kept(msg: Any) -> str | None:
     """The _meta keys traceparent, tracestate and baggage carry W3C trace context.
 

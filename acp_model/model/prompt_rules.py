@@ -10,7 +10,7 @@ from __future__ import annotations
 from acp_model.model.check import check
 from acp_model.model.events import Ev
 from acp_model.model.race_facts import Session
-from acp_model.model.vocab import WORK, Level, PromptStatus, Role
+from acp_model.model.vocab import WORK, Level, PromptStatus, Reads, Role
 
 __all__ = ["PromptRules"]
 
@@ -80,7 +80,7 @@ class PromptRules:
         return bool(self.m.queue.prompts)
 
 
-@check("SDK-RECEIPT-04", role=Role.FINDING, level=Level.WARN)
+@check("SDK-RECEIPT-04", role=Role.FINDING, level=Level.WARN, reads=[Reads.RESPONSE])
 def receipt_not_held_back(message_id: object, prompt: int, reported: int | None,
                           ended: int | None) -> str | None:
     """The receipt does not wait for the work to finish: no idle ending work between the

@@ -20,10 +20,9 @@ from typing import Any
 
 from rpds import HashTrieMap, Queue
 
-from acp_model.model.check import allowance, check, dispatch, meta_of
+from acp_model.model.check import allowance, check, dispatch
 from acp_model.model.messages import Findings
 from acp_model.model.vocab import FINAL_TOOL_STATUSES, UPDATE_KINDS, Reads, Role, ToolStatus
-from acp_model.spec.rules import RULES
 
 MESSAGE_FAMILY = {
     "user_message": "user", "user_message_chunk": "user",
@@ -428,14 +427,14 @@ def _unshown_tool(view: SessionView, params: dict[str, Any]) -> Iterator[tuple[s
                "to allow")
 
 
-@check("TOOL-02", role=Role.FINDING)
+@check("TOOL-02", role=Role.FINDING, reads=[Reads.PERMISSION_REQUEST])
 def permission_tool_titled(view: SessionView, params: dict[str, Any]
                            ) -> Iterator[tuple[str, str]]:
     """A permission request that is the first report of its tool call gives its title."""
     yield from _unshown_tool(view, params)
 
 
-@check("V1-TOOL-01", role=Role.FINDING)
+@check("V1-TOOL-01", role=Role.FINDING, reads=[Reads.PERMISSION_REQUEST])
 def permission_tool_shown(view: SessionView, params: dict[str, Any]
                           ) -> Iterator[tuple[str, str]]:
     """v1: a permission request names a tool call some update announced, or gives its title:
@@ -447,10 +446,8 @@ def judge_permission(view: SessionView, params: Any, rev: str = "seed") -> Findi
     """The view-based checks of a permission request (``view``: before it), those of the
     revision's rules."""
     out = Findings(rev=rev)
-    checks = [(fn, meta_of(fn)) for fn in (permission_tool_titled, permission_tool_shown)]
     if isinstance(params, dict):
-        out.apply([(fn, meta) for fn, meta in checks
-                   if RULES[meta.rule].applies(rev)], view, params)
+        out.apply(dispatch(__name__, rev).get(Reads.PERMISSION_REQUEST, ()), view, params)
     return out
 
 

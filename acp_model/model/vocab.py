@@ -215,6 +215,15 @@ class Reads(StrEnum):
     INITIALIZE_RESULT = "initialize result"
     SESSION_RESULT = "session result"  # session/new, /load, /resume's
     CONFIG_RESULT = "session/set_config_option result"
+    # JSON-RPC: what the envelope checks (oracle.rpc) and the checks of an exchange read,
+    # before or besides a method's own kind
+    RECORD = "trace record"  # a line as read (unreadable bytes: no message)
+    BATCH = "batch"  # a JSON-RPC batch as a whole (its elements are messages)
+    BATCH_ELEMENT = "batch element"  # a message inside a batch
+    MESSAGE = "message"  # any message, before its kind is known
+    REQUEST = "request"  # any request (a method and an id)
+    NOTIFICATION = "notification"  # any notification (a method, no id)
+    RESPONSE = "response"  # any response (a result or an error), with the request it answers
     # parts several kinds carry
     TOOL_REPORT = "tool call"  # a tool call's fields: its updates, a permission request's
     CONTENT = "content blocks"  # a prompt's, a message update's, a tool content item's

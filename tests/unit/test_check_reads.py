@@ -3,6 +3,8 @@ the monitor's dispatch table is built from those declarations alone."""
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,6 +13,9 @@ from acp_model.cli import rule_map
 from acp_model.model import messages, reducers
 from acp_model.model.check import CHECKS, DefinitionError, check, readers
 from acp_model.model.vocab import UPDATE_KINDS, Reads, Role
+from acp_model.oracle import machines, validate
+
+PACKAGE = Path(__file__).resolve().parents[2] / "acp_model"
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
@@ -61,15 +66,12 @@ def test_a_declaration_is_all_the_dispatch_table_needs() -> None:
 
 
 def test_every_single_message_check_reads_something_and_is_dispatched() -> None:
-    """Every FINDING of model/messages.py but the ones the monitor runs by hand (one needs the
-    protocol the agent speaks, one reads every message's _meta) is in the table, under each
-    kind it declares."""
+    """Every FINDING of model/messages.py is in the table, under each kind it declares."""
     dispatched = {(kind, meta.name) for rev in ("seed", "sdk-2.4.0", "v1")
                   for kind, pairs in messages.dispatch_table(rev).items() for _, meta in pairs}
     findings = [m for m in CHECKS.values()
                 if m.module == messages.__name__ and m.role == Role.FINDING]
-    assert {m.name for m in findings if not m.reads} == {"speaks_negotiated_version",
-                                                          "trace_context_kept"}
+    assert all(m.reads for m in findings)
     for meta in findings:
         assert {(kind, meta.name) for kind in meta.reads} <= dispatched, meta.name
 
@@ -142,3 +144,51 @@ def test_the_view_checks_are_dispatched_by_their_declarations_too() -> None:
              "content": {"type": "text", "text": "x"}}
     assert _ran(reducers.judge(view, chunk)) == ["family_kept"]
     assert _ran(reducers.judge(view, chunk, family=False)) == []
+
+
+def _decorated_checks() -> list[tuple[str, ast.FunctionDef, ast.Call]]:
+    """Every ``@check(...)`` in the package's source, read as written (not as registered)."""
+    out = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            for deco in node.decorator_list:
+                if isinstance(deco, ast.Call) and getattr(deco.func, "id", None) == "check":
+                    out.append((str(path.relative_to(PACKAGE.parent)), node, deco))
+    return out
+
+
+def _guards_named_by_machines() -> set[str]:
+    names = set()
+    for table in (machines.SESSION_TABLE, machines.CONNECTION_TABLE):
+        names |= {chk.name for tr in table.transitions.values() for chk in tr.checks}
+    return names
+
+
+def test_every_check_declares_its_role_and_what_it_reads() -> None:
+    """Read off the source, so a check no test imports is read too: each names its role; a
+    finding names the message kinds it reads (the dispatch is built from them); a guard reads
+    none, and runs where a machine's transition names it (so it is named by one)."""
+    rule_map.decisions()  # registers every check
+    guarded = _guards_named_by_machines()
+    checks = _decorated_checks()
+    written = {(where.removesuffix(".py").replace("/", "."), fn.name)
+               for where, fn, _ in checks}
+    tagged = {(m.module, m.name) for m in CHECKS.values()
+              if m.role in (Role.GUARD, Role.FINDING) and m.module != validate.__name__
+              and not m.module.startswith("tests.")}
+    assert tagged <= written, sorted(tagged - written)  # (validate's are declare()d)
+    for where, fn, deco in checks:
+        keywords = {k.arg: k.value for k in deco.keywords}
+        label = f"{where}:{fn.lineno} {fn.name}"
+        assert "role" in keywords, f"{label}: no role"
+        role = Role[ast.unparse(keywords["role"]).rsplit(".", 1)[-1]]
+        if role is Role.FINDING:
+            reads = keywords.get("reads")
+            assert reads is not None and getattr(reads, "elts", True), \
+                f"{label}: a finding that does not say what it reads"
+        else:
+            assert role is Role.GUARD and "reads" not in keywords, label
+            assert fn.name in guarded, f"{label}: a guard no machine's transition names"
+    assert all(m.reads for m in CHECKS.values() if m.role is Role.FINDING)
