@@ -3,7 +3,10 @@
 Prints, for the same generated trace: json.loads and orjson.loads of every line, bare schema
 validation of every message against its method's definition, and ``acp-model check`` end to end
 (read + parse + model) with schema validation off and on. Targets: validation on >= 30% of
-the orjson parse rate; validation off >= 50%. When a target is missed (or with --profile), the
+the orjson parse rate; validation off >= 50%. It also measures decoding each line once into a
+typed record (msgspec, :mod:`benchmarks.typed_decode`) against parsing it into dicts and
+walking them for the same facts (issue 51: keep what the profile favours); without msgspec
+installed those rows are left out. When a target is missed (or with --profile), the
 check with validation is profiled and the top functions with their share of its time are
 written to benchmarks/results/check-profile.txt.
 """
@@ -27,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from acp_model.oracle import validate as validation
 from acp_model.oracle.offline import check_trace
 from acp_model.spec import schema
+from benchmarks import typed_decode
 from benchmarks.gen_trace import generate
 from benchmarks.results import figure, record
 
@@ -126,6 +130,16 @@ def main() -> None:
                                                       args.repeat), n))
         rows.append(("orjson.loads (per line)",
                      best_of(lambda: [orjson.loads(x) for x in lines], args.repeat), n))
+        rows.append(("orjson.loads + the router's reads (dict walking)",
+                     best_of(lambda: [typed_decode.dict_facts(x) for x in lines], args.repeat),
+                     n))
+        if typed_decode.msgspec is not None:
+            rows.append(("msgspec typed decode (per line)",
+                         best_of(lambda: [typed_decode.typed_decode(x) for x in lines],
+                                 args.repeat), n))
+            rows.append(("msgspec typed decode + the router's reads",
+                         best_of(lambda: [typed_decode.typed_facts(x) for x in lines],
+                                 args.repeat), n))
         for backend, validators in compiled.items():
             rows.append((f"bare schema validation ({backend})",
                          best_of(lambda v=validators: [v[d](i) for d, i in pairs],  # type: ignore[misc]
@@ -153,6 +167,12 @@ def main() -> None:
         rates["bare schema validation (fastjsonschema)"]
     print(f"validator in use: {validation.backend()}; jsonschema-rs / fastjsonschema: "
           f"{speedup:.1f}x")
+    typed = rates.get("msgspec typed decode + the router's reads")
+    walked = rates["orjson.loads + the router's reads (dict walking)"]
+    decode_note = ("typed decode not measured (msgspec not installed)" if typed is None else
+                   f"typed decode + reads / dict parse + reads: {typed / walked:.2f}x the rate; "
+                   f"either is {n / walked / (n / on):.0%} of the check's time per message")
+    print(decode_note)
     print(f"check, validation on  / orjson.loads : {on_ratio:6.1%}  (target >= 30%)")
     print(f"check, validation off / orjson.loads : {off_ratio:6.1%}  (target >= 50%)")
     print(f"targets: {'missed: ' + '; '.join(missed) if missed else 'met'}")
@@ -172,7 +192,7 @@ def main() -> None:
               "rows": [[name, round(seconds, 3), round(count / seconds)]
                        for name, seconds, count in rows]},
        parameters={"messages": n, "sessions": args.sessions, "repeat": args.repeat},
-       notes=f"validator in use: {validation.backend()}" + (
+       notes=f"validator in use: {validation.backend()}; {decode_note}" + (
            f". Targets missed; profile of the check in benchmarks/results/{PROFILE.name} "
            f"({summary})" if missed else ""))
 

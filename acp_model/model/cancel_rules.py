@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+from acp_model.model import wire_table
 from acp_model.model.check import check
 from acp_model.model.events import Ev
 from acp_model.model.race_facts import Session
@@ -15,7 +16,7 @@ from acp_model.model.vocab import Answer, CancelStatus, Level, Role, StopReason
 
 __all__ = ["LATE_CONTENT_UPDATES", "CancelRules"]
 
-LATE_CONTENT_UPDATES = frozenset({"agent_message_chunk", "agent_thought_chunk"})
+LATE_CONTENT_UPDATES = wire_table.late_kinds()  # content a cancelled turn may still stream
 
 
 class CancelRules:

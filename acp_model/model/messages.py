@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from acp_model.model import patches
+from acp_model.model import patches, wire_table
 from acp_model.model.check import CheckMeta, Dispatch, check, dispatch
-from acp_model.model.vocab import UPDATE_KINDS, Level, Reads, Role
+from acp_model.model.vocab import Level, Reads, Role
 from acp_model.spec import revisions
 from acp_model.spec.schema import SEED, defined_elsewhere, foreign_values, is_reserved
 from acp_model.trace.methods import Method
@@ -45,10 +45,7 @@ XDR XOF XPD XPF XPT XSU XTS XUA XXX YER ZAR ZMW ZWG ZWL
 
 CURRENCY_SHAPE = re.compile(r"[A-Z]{3}")  # the seed schema's Cost.currency pattern
 
-MESSAGE_KINDS = frozenset({
-    "user_message", "user_message_chunk", "agent_message", "agent_message_chunk",
-    "agent_thought", "agent_thought_chunk",
-})
+UPDATE_KINDS = wire_table.update_reads()  # sessionUpdate kind -> what its checks read
 
 # Which prompt capability unlocks which content block type (PROMPT-02); the fuzzer's prompt
 # generator reads the same table, so it obeys the rule the oracle judges.
@@ -709,7 +706,7 @@ def _subject_tool_call(subject: Any, where: str) -> Iterator[tuple[str, Any]]:
 
 
 CARRIES: Mapping[Reads, tuple[tuple[Reads, Locate], ...]] = {
-    **{Reads(kind): ((Reads.CONTENT, _at("content")),) for kind in MESSAGE_KINDS},
+    **{UPDATE_KINDS[kind]: ((Reads.CONTENT, _at("content")),) for kind in wire_table.families()},
     Reads.SESSION_RESULT: ((Reads.CONFIG_OPTIONS, _at("configOptions")),
                            (Reads.COMMANDS, _at("availableCommands"))),
     Reads.CONFIG_OPTION_UPDATE: ((Reads.CONFIG_OPTIONS, _at("configOptions")),),

@@ -20,16 +20,15 @@ from typing import Any
 
 from rpds import HashTrieMap, Queue
 
+from acp_model.model import wire_table
 from acp_model.model.check import allowance, check, dispatch
 from acp_model.model.messages import Findings
-from acp_model.model.vocab import FINAL_TOOL_STATUSES, UPDATE_KINDS, Reads, Role, ToolStatus
+from acp_model.model.vocab import FINAL_TOOL_STATUSES, Reads, Role, ToolStatus
 
-MESSAGE_FAMILY = {
-    "user_message": "user", "user_message_chunk": "user",
-    "agent_message": "agent", "agent_message_chunk": "agent",
-    "agent_thought": "thought", "agent_thought_chunk": "thought",
-}
-_MESSAGE_KINDS = [Reads(kind) for kind in MESSAGE_FAMILY]  # what ACPM-MSG-FAMILY reads
+UPDATE_KINDS = wire_table.update_reads()  # sessionUpdate kind -> what its checks read
+MESSAGE_FAMILY = wire_table.families()  # message update kind -> its family
+_MESSAGE_KINDS = [UPDATE_KINDS[kind] for kind in MESSAGE_FAMILY]  # ACPM-MSG-FAMILY reads them
+_TOOL_KINDS = wire_table.tool_kinds()
 _UNSET: Any = object()
 DEFAULT_TOOL_STATUS = ToolStatus.PENDING  # TOOL-03: a tool call the client never saw starts pending
 
@@ -190,7 +189,7 @@ def reduce_session(view: SessionView, update: dict[str, Any]) -> SessionView:
         return SessionView(reduce_message(v.messages, update), order, v.tools, v.recent_tools,
                            v.plans, v.usage, v.state, v.stop_reason, v.background,
                            v.background_listed, v.terminals)
-    if kind in ("tool_call_update", "tool_call_content_chunk"):
+    if kind in _TOOL_KINDS:
         return SessionView(v.messages, v.order, reduce_tool_call(v.tools, update),
                            _recent(v.recent_tools, update.get("toolCallId")), v.plans,
                            v.usage, v.state, v.stop_reason, v.background, v.background_listed,

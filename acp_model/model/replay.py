@@ -128,9 +128,7 @@ def earlier_message(kind: object, message_id: object, seen: set[str]) -> str | N
 
 
 # The message families (user, agent, thought) of the update kinds that carry a messageId
-_FAMILY = {"user_message": "user", "user_message_chunk": "user",
-           "agent_message": "agent", "agent_message_chunk": "agent",
-           "agent_thought": "thought", "agent_thought_chunk": "thought"}
+_FAMILY = wire_table.families()
 
 
 def asks_for_whole_history(method: str, params: object) -> bool:

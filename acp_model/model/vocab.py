@@ -231,12 +231,3 @@ class Reads(StrEnum):
     SUBJECT = "permission subject"  # what a permission request asks about (v2)
     CONFIG_OPTIONS = "config options"  # a session result's, a config_option_update's
     COMMANDS = "available commands"  # a session result's, an available_commands_update's
-
-
-# The sessionUpdate kinds checks read, by their wire value (any other kind: only UPDATE's).
-UPDATE_KINDS: dict[str, Reads] = {r.value: r for r in (
-    Reads.STATE_UPDATE, Reads.USER_MESSAGE, Reads.USER_MESSAGE_CHUNK, Reads.AGENT_MESSAGE,
-    Reads.AGENT_MESSAGE_CHUNK, Reads.AGENT_THOUGHT, Reads.AGENT_THOUGHT_CHUNK, Reads.TOOL_CALL,
-    Reads.TOOL_CALL_UPDATE, Reads.TOOL_CALL_CONTENT_CHUNK, Reads.PLAN_UPDATE,
-    Reads.USAGE_UPDATE, Reads.AVAILABLE_COMMANDS_UPDATE, Reads.CONFIG_OPTION_UPDATE,
-    Reads.TERMINAL_UPDATE)}

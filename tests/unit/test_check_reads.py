@@ -12,7 +12,8 @@ import pytest
 from acp_model.cli import rule_map
 from acp_model.model import messages, reducers
 from acp_model.model.check import CHECKS, DefinitionError, check, readers
-from acp_model.model.vocab import UPDATE_KINDS, Reads, Role
+from acp_model.model.vocab import Reads, Role
+from acp_model.model.wire_table import update_reads
 from acp_model.oracle import machines, validate
 
 PACKAGE = Path(__file__).resolve().parents[2] / "acp_model"
@@ -118,8 +119,8 @@ def test_a_part_is_judged_wherever_a_message_carries_it() -> None:
 
 
 def test_every_update_kind_member_is_a_wire_kind() -> None:
-    assert all(kind == reads.value for kind, reads in UPDATE_KINDS.items())
-    assert set(UPDATE_KINDS.values()) <= set(Reads)
+    assert all(kind == reads.value for kind, reads in update_reads().items())
+    assert set(update_reads().values()) <= set(Reads)
 
 
 def test_the_rule_map_shows_what_each_check_reads() -> None:
