@@ -21,9 +21,23 @@ try:
 except ImportError:  # a measurement only: bench_check.py leaves the rows out
     msgspec = None  # type: ignore[assignment]
 
+from collections.abc import Callable
+
 import orjson
 
 Facts = tuple[Any, ...]
+DICT_READS = "orjson parse + the router's reads (dict walking)"
+TYPED_READS = "msgspec typed decode + the router's reads"
+
+
+def decoders() -> dict[str, Callable[[bytes], Any]]:
+    """The decoders measured, by the name of their row (msgspec's only when installed)."""
+    out: dict[str, Callable[[bytes], Any]] = {"orjson parse, dropped": orjson.loads,
+                                              DICT_READS: dict_facts}
+    if msgspec is not None:
+        out["msgspec typed decode, dropped"] = typed_decode
+        out[TYPED_READS] = typed_facts
+    return out
 
 
 def dict_facts(line: bytes) -> Facts:

@@ -239,6 +239,17 @@ def custom_state_advertised(state: str | None, began: int | None, client_caps: C
             "advertise no such state: the standard states are still owed")
 
 
+@check("V1-NOTICE-01", role=Role.FINDING, reads=[Reads.NOTICE])
+def notice_advertised(client_caps: Caps) -> str | None:
+    """v1: a notice goes only to a client whose initialize advertised ``session.notices``
+    (an object; omitted or null: not advertised)."""
+    session = client_caps.get("session") if isinstance(client_caps, Mapping) else None
+    if isinstance(session, Mapping) and isinstance(session.get("notices"), Mapping):
+        return None
+    return ("a notice session update, but the client's initialize did not advertise "
+            "session.notices: v1 agents send notices only to clients that can present them")
+
+
 # --- the client calls only what the agent advertised ---------------------------------------
 
 @check("INIT-13", role=Role.FINDING, reads=[Reads.REQUEST])

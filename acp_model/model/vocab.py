@@ -206,6 +206,7 @@ class Reads(StrEnum):
     AVAILABLE_COMMANDS_UPDATE = "available_commands_update"
     CONFIG_OPTION_UPDATE = "config_option_update"
     TERMINAL_UPDATE = "terminal_update"
+    NOTICE = "notice"
     # requests' params and responses' results
     PROMPT_REQUEST = "session/prompt request"
     NEW_SESSION_REQUEST = "session/new request"

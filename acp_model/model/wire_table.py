@@ -23,7 +23,7 @@ The monitor's routing (``oracle.router``, ``oracle.answers``, ``oracle.wire``), 
 alphabet (``explorer.alphabet``) and the trace builder's role per message are read from here;
 ``tests/unit/test_wire_table.py`` keeps the table complete against the three revisions'
 schemas and the event vocabulary. Adding a message is one row here plus its checks
-(docs/architecture.md, "Adding a message").
+(docs/design.md, "Adding a message").
 """
 
 from __future__ import annotations
@@ -281,7 +281,7 @@ UPDATES: tuple[Update, ...] = (
     Update("terminal_update", V2, Event.OUTPUT, reads=R.TERMINAL_UPDATE),
     Update("compaction_summary_chunk", _V1_AND_SDK, Event.OUTPUT, compacts=True),
     Update("compaction_update", _V1_AND_SDK, Event.OUTPUT, compacts=True),
-    Update("notice", _V1_AND_SDK, Event.OUTPUT),
+    Update("notice", _V1_AND_SDK, Event.OUTPUT, reads=R.NOTICE),
 )
 
 # The options TraceBuilder.permission offers, so abstract and concrete answers classify alike.

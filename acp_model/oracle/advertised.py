@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from acp_model.model import capabilities, permissions, reducers
+from acp_model.model.vocab import Reads
 from acp_model.oracle.answers import Answers
 from acp_model.oracle.machines import Machines
 from acp_model.oracle.rpc import OpenRequest
@@ -76,6 +77,8 @@ class AdvertisedUse:
                            update["status"], told.allowed.pop((sid, tool)), session=sid)
         if kind == "state_update":
             self._standard_states(sid, update.get("state"), idx)
+        if kind == Reads.NOTICE:
+            self.store.run(capabilities.notice_advertised, idx, told.client_caps, session=sid)
         if kind == "config_option_update" and self.answers.protocol == 1:
             self.store.run(capabilities.boolean_options_advertised, idx,
                            update.get("configOptions"), told.client_caps, session=sid)
