@@ -36,7 +36,7 @@ def work_ended_before_close(working: bool, close_request: int) -> str | None:
 
 
 @check("SDK-CLOSE-02", role=Role.FINDING, reads=[Reads.RESPONSE])
-def held_prompt_cancelled(has_error: bool, code: Any, inserted: bool, close_request: int
+def close_ends_held_prompt(has_error: bool, code: Any, inserted: bool, close_request: int
                           ) -> str | None:
     """A prompt still open when session/close was sent, whose user message the close kept
     from being inserted, is answered with -32800 (Request Cancelled)."""
@@ -120,7 +120,7 @@ class Closes:
             prompt = next((p for p in sess.queue.prompts if p.id == rid), None) if sess else None
             inserted = prompt is not None and prompt.echo_idx >= 0
             code = error.get("code") if isinstance(error, dict) else None
-            run(held_prompt_cancelled, idx, error is not None, code, inserted, close,
+            run(close_ends_held_prompt, idx, error is not None, code, inserted, close,
                 session=req.session)
 
 
