@@ -23,6 +23,7 @@ from typing import Any
 
 from acp_model.model.check import check
 from acp_model.model.vocab import ErrorCode, Level, Reads, Role
+from acp_model.model.wire_shapes import Shape, on
 from acp_model.trace.methods import Method
 
 Caps = Mapping[str, Any]
@@ -34,20 +35,9 @@ _UNSUPPORTED = re.compile(r"not supported|unsupported|not support|cannot handle|
 _BASELINE_NAMED = re.compile(r"resource[_ ]?link|\btext\b|content", re.I)
 
 
-def on(caps: Any, *path: str) -> bool:
-    """Is the capability at ``path`` advertised (``true`` or an object)?"""
-    node = caps
-    for key in path:
-        if not isinstance(node, Mapping):
-            return False
-        node = node.get(key)
-    return node is True or isinstance(node, Mapping)
-
-
-def client_capabilities(params: Any, protocol: int) -> Caps:
+def client_capabilities(params: Any, shape: Shape) -> Caps:
     """The capabilities an initialize request advertises (v1 ``clientCapabilities``)."""
-    key = "clientCapabilities" if protocol == 1 else "capabilities"
-    caps = params.get(key) if isinstance(params, Mapping) else None
+    caps = params.get(shape.client_caps_key) if isinstance(params, Mapping) else None
     return caps if isinstance(caps, Mapping) else {}
 
 
@@ -276,40 +266,24 @@ def auth_call_allowed(method: str, params: Any, auth_methods: Sequence[Any] | No
     return None
 
 
-def _session_caps(agent_caps: Caps, protocol: int) -> Any:
-    return agent_caps.get("sessionCapabilities" if protocol == 1 else "session") \
-        if isinstance(agent_caps, Mapping) else None
-
-
 @check("SESS-03", role=Role.FINDING, reads=[Reads.REQUEST])
-def additional_directories_advertised(params: Any, agent_caps: Caps, protocol: int
+def additional_directories_advertised(params: Any, agent_caps: Caps, shape: Shape
                                       ) -> str | None:
     """A session request carries additional directories only when the agent advertised
     additionalDirectories."""
     dirs = params.get("additionalDirectories") if isinstance(params, Mapping) else None
-    if not dirs or on(_session_caps(agent_caps, protocol), "additionalDirectories"):
+    if not dirs or on(shape.session_caps(agent_caps), "additionalDirectories"):
         return None
     return (f"the client sent {len(dirs) if isinstance(dirs, list) else 'some'} additional "
             "director(ies), but the agent did not advertise additionalDirectories")
 
 
-def _mcp_needs(kind: Any, agent_caps: Caps, protocol: int) -> str | None:
-    """The capability an MCP server of transport ``kind`` needs that the agent lacks."""
-    if protocol == 1:
-        if kind in ("http", "sse") and not on(agent_caps, "mcpCapabilities", kind):
-            return f"mcpCapabilities.{kind}"
-        return None  # stdio is every v1 agent's
-    if kind in ("stdio", "http") and not on(_session_caps(agent_caps, protocol), "mcp", kind):
-        return f"session.mcp.{kind}"
-    return None
-
-
 @check("SESS-04", role=Role.FINDING, reads=[Reads.REQUEST])
-def mcp_transports_advertised(params: Any, agent_caps: Caps, protocol: int) -> str | None:
+def mcp_transports_advertised(params: Any, agent_caps: Caps, shape: Shape) -> str | None:
     """Each MCP server the client lists uses a transport the agent advertised."""
     servers = params.get("mcpServers") if isinstance(params, Mapping) else None
     missing = [need for s in servers if isinstance(s, Mapping)
-               if (need := _mcp_needs(s.get("type", "stdio"), agent_caps, protocol))] \
+               if (need := shape.mcp_needs(s.get("type", "stdio"), agent_caps))] \
         if isinstance(servers, list) else []
     if not missing:
         return None

@@ -23,10 +23,9 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from acp_model.model import patches, wire_table
+from acp_model.model import patches, wire_shapes, wire_table
 from acp_model.model.check import CheckMeta, Dispatch, check, dispatch
 from acp_model.model.vocab import Level, Reads, Role
-from acp_model.spec import revisions
 from acp_model.spec.schema import SEED, defined_elsewhere, foreign_values, is_reserved
 from acp_model.trace.methods import Method
 
@@ -588,7 +587,7 @@ def mcp_transports_known(params: Mapping[str, Any], where: str, ctx: Context) ->
 def v1_info_given(message: Mapping[str, Any], where: str, ctx: Context) -> Found:
     """v1: each peer names itself (agentInfo, clientInfo); v2's required info is the
     schema's."""
-    if revisions.get(ctx.rev).protocol != 1:
+    if not wire_shapes.shape(ctx.rev).info_required:
         return
     key = "agentInfo" if where == "result" else "clientInfo"
     if not isinstance(message.get(key), dict):
@@ -815,19 +814,12 @@ def prompt_capabilities(result: Any, rev: str = SEED) -> dict[str, Any]:
     supported one): v2 ``capabilities.session.prompt``, v1 ``agentCapabilities.
     promptCapabilities`` whose flags are booleans."""
     caps = result.get(capabilities_key(rev)) if isinstance(result, dict) else None
-    if not isinstance(caps, dict):
-        return {}
-    if revisions.get(rev).protocol == 1:
-        flags = caps.get("promptCapabilities")
-        return {k: {} for k, v in flags.items() if v is True} if isinstance(flags, dict) else {}
-    session = caps.get("session")
-    prompt = session.get("prompt") if isinstance(session, dict) else None
-    return prompt if isinstance(prompt, dict) else {}
+    return wire_shapes.shape(rev).prompt_capabilities(caps) if isinstance(caps, dict) else {}
 
 
 def capabilities_key(rev: str) -> str:
     """Where an initialize result states the agent's capabilities (v1: ``agentCapabilities``)."""
-    return "agentCapabilities" if revisions.get(rev).protocol == 1 else "capabilities"
+    return wire_shapes.shape(rev).agent_caps_key
 
 
 def reload_methods(result: Any, rev: str = SEED) -> frozenset[str]:
@@ -837,16 +829,8 @@ def reload_methods(result: Any, rev: str = SEED) -> frozenset[str]:
     Support: without them the client MUST NOT call them); v2 ``session/resume``, which every
     agent of the session surface supports (session-setup.mdx §Resuming Sessions)."""
     caps = result.get(capabilities_key(rev)) if isinstance(result, dict) else None
-    if not isinstance(caps, dict):
-        return frozenset()
-    if revisions.get(rev).protocol != 1:
-        return frozenset({Method.RESUME}) if isinstance(caps.get("session"), dict) \
-            else frozenset()
-    out: set[str] = {Method.LOAD} if caps.get("loadSession") is True else set()
-    session = caps.get("sessionCapabilities")
-    if isinstance(session, dict) and isinstance(session.get("resume"), dict):
-        out.add(Method.RESUME)
-    return frozenset(out)
+    return wire_shapes.shape(rev).reload_methods(caps) if isinstance(caps, dict) \
+        else frozenset()
 
 
 def closes_sessions(result: Any, rev: str = SEED) -> bool:
@@ -854,9 +838,4 @@ def closes_sessions(result: Any, rev: str = SEED) -> bool:
     ``sessionCapabilities.close`` (session-setup.mdx §Closing Active Sessions, SESS-16); v2:
     every agent of the session surface supports it."""
     caps = result.get(capabilities_key(rev)) if isinstance(result, dict) else None
-    if not isinstance(caps, dict):
-        return False
-    if revisions.get(rev).protocol != 1:
-        return isinstance(caps.get("session"), dict)
-    session = caps.get("sessionCapabilities")
-    return isinstance(session, dict) and isinstance(session.get("close"), dict)
+    return isinstance(caps, dict) and wire_shapes.shape(rev).closes_sessions(caps)

@@ -191,7 +191,7 @@ class Router:
 
     def _initialize(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str
                     ) -> None:
-        self.answers.told.client_initialized(params, self.answers.protocol)
+        self.answers.told.client_initialized(params, self.answers.shape)
         self.shapes.findings(messages.initialize_request(params, self.rev), idx, what)
         self.machines.conn_event(ConnEvent.INITIALIZE, Ev(idx), what)
 
