@@ -100,6 +100,7 @@ def _base_config(args: argparse.Namespace) -> tuple[FuzzConfig, Any]:
         spec=args.spec, model_api=args.model, batches=not args.no_batches,
         protocol=_protocol(args, profile), stop_on=args.stop_on,
         tool_hints=not getattr(args, "no_tool_hints", False),
+        model_timing=not getattr(args, "no_model_timing", False),
         coverage=bool(args.coverage or args.coverage_html),
         coverage_scope=tuple(args.coverage_scope or ()), coverage_html=args.coverage_html,
         client=_client(args))
@@ -600,6 +601,10 @@ def _agent_options(p: Any) -> None:
                    help="ignore the profile's tool hints ([tools] prefer): the scripted model "
                         "picks the agent's tools from what each request offers, as for an "
                         "agent without a profile")
+    p.add_argument("--no-model-timing", action="store_true",
+                   help="the scripted model answers at once: no drawn time to first byte, "
+                        "pace between chunks or pause before a tool call (faster examples; "
+                        "races that need a slow model are then left to chance)")
     p.add_argument("--model", choices=MODEL_APIS, help="start the scripted model for an "
                    "agent given after '--' and point it there (the variables that API's "
                    "clients read: ANTHROPIC_BASE_URL, OPENAI_BASE_URL); prompts then carry "

@@ -120,6 +120,10 @@ def _fuzz_argv(args: argparse.Namespace, target: Target, spec: str, folder: Path
             "--replay-runs", str(args.replay_runs),
             "--minimize-budget", str(args.minimize_budget or min(60.0, args.budget)),
             "--out", str(folder), "--report", str(folder / "report.json")]
+    if getattr(args, "coverage", False):  # the agent's own ACP layer, measured per row
+        argv.append("--coverage")
+        if target.command:  # a profile names its layer; a command line's is given here
+            argv += [f"--coverage-scope={g}" for g in args.coverage_scope or ()]
     if not target.command:  # a profile
         return [*argv, "--agent", target.agent]
     if target.model_api:
@@ -371,8 +375,12 @@ def _targets(args: argparse.Namespace) -> tuple[list[Target], list[dict[str, Any
 def _settings(args: argparse.Namespace, interrupted: bool = False) -> dict[str, Any]:
     from acp_model.matrix.rows import now
 
-    return {"budget": args.budget, "jobs": args.jobs, "spec": args.spec, "seed": args.seed,
-            "replay_runs": args.replay_runs, "created": now(), "interrupted": interrupted}
+    settings = {"budget": args.budget, "jobs": args.jobs, "spec": args.spec,
+                "seed": args.seed, "replay_runs": args.replay_runs, "created": now(),
+                "interrupted": interrupted}
+    if getattr(args, "coverage", False):  # (absent otherwise: older matrices have none)
+        settings["coverage"] = True
+    return settings
 
 
 def _run(args: argparse.Namespace, console: Console) -> tuple[dict[str, Any], Path, bool]:
@@ -641,6 +649,12 @@ def _run_options(p: argparse.ArgumentParser) -> None:
                    help="fresh-process replays of each counterexample (default 3)")
     p.add_argument("--minimize-budget", type=positive_float, metavar="S",
                    help="seconds per failure for minimizing (default: the budget, at most 60)")
+    p.add_argument("--coverage", action="store_true",
+                   help="measure each row's agent's own coverage of its ACP layer (acp-model "
+                        "fuzz --coverage): the grid's coverage column")
+    p.add_argument("--coverage-scope", action="append", metavar="GLOB[#MODULE]",
+                   help="the ACP layer of the --target agents (repeatable; a profile names "
+                        "its own; default: the automatic scope)")
 
 
 def _job_options(g: Any) -> None:

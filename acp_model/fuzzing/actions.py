@@ -385,13 +385,17 @@ class LoadSession(SessionAction):
         ``session/load`` or v2 ``session/resume`` from the start; else ``session/resume``
         without replay, where there is one), then its answer awaited up to the deadline: the
         replay before it is judged as it comes, an answer that never comes by the drain."""
-        idx = client.session_index(self.s)
+        self.reopen(client, client.session_index(self.s))
+
+    def reopen(self, client: ClientOps, idx: int | None) -> dict[str, Any] | None:
+        """:meth:`perform` on the client's session ``idx``: the agent's answer (None: none
+        came, or nothing was sent)."""
         v1 = revisions.get(client.monitor.rev).protocol == 1
         wanted = ("session/load", "session/resume") if self.replay or not v1 \
             else ("session/resume", "session/load")
         method = next((m for m in wanted if m in client.handshake.reloads), None)
         if idx is None or method is None:
-            return
+            return None
         params: dict[str, Any] = {"sessionId": client.sessions[idx].sid, "cwd": client.cwd,
                                   "mcpServers": []}
         if self.replay and not v1:
@@ -401,17 +405,40 @@ class LoadSession(SessionAction):
             client.reach[Reach.LOADS_DURING_WORK] += 1
         mark = client.proc.mark()
         rid = client.proc.request(method, params)
-        client.proc.wait_for_index(lambda m: is_response_to(m, rid), client.deadline,
-                                   start=mark)
+        at = client.proc.wait_for_index(lambda m: is_response_to(m, rid), client.deadline,
+                                        start=mark)
         for config_method, config in client.session_config:
             # as after session/new: a client restores the session's settings (its mode)
             with contextlib.suppress(RpcError, TimeoutError):
                 client.proc.call(config_method, {"sessionId": params["sessionId"], **config},
                                  timeout=client.deadline)
+        answer = client.proc.log.at(at).get("msg") if at is not None else None
+        return answer if isinstance(answer, dict) else None
 
     def describe(self, label: str = "") -> str:
         return f"load session{label}" + (", replaying its history" if self.replay
                                          else " without replay (resume)")
+
+
+@dataclass(frozen=True)
+class Relaunch(SessionAction):
+    """The editor restarts: the agent process is replaced by a fresh one (the same command,
+    environment, working directory and workspace, so what the agent stored of its sessions is
+    still there), initialized as the first was, and the session is reopened in it as
+    :class:`LoadSession` reopens one (``replay``). The sessions of the old process are brought
+    to rest and judged first; those not reopened are gone (actions on them do nothing), as
+    are all of them when the reopen fails. Only the example that owns the process can replace
+    it (``Example``); a client alone does nothing."""
+
+    op: ClassVar[str] = "relaunch"
+    replay: bool = True
+
+    def perform(self, client: ClientOps) -> None:
+        return None
+
+    def describe(self, label: str = "") -> str:
+        return (f"restart the agent (a fresh process, its store kept) and reopen session{label}"
+                + (", replaying its history" if self.replay else " without replay (resume)"))
 
 
 @dataclass(frozen=True)
@@ -602,4 +629,4 @@ def _answers(msg: Any, request_id: Any) -> bool:
 
 __all__ = ["ACTIONS", "Action", "ActionError", "AnswerPermission", "Cancel",
            "CancelPromptRequest", "Finish", "LateAllow", "LoadSession", "NewSession", "Probe",
-           "Prompt", "SessionAction", "SloppyAnswer", "Sync", "Wait", "from_json"]
+           "Prompt", "Relaunch", "SessionAction", "SloppyAnswer", "Sync", "Wait", "from_json"]

@@ -103,13 +103,12 @@ class FuzzClient:
         self._session_writes: Counter[str] = Counter()  # sid -> agent messages naming it
         self.history: list[Action] = []  # every action performed on this process, concrete
         self.reach: Counter[Reach] = Counter()  # how far it got (a pool shares the run's)
-        self.served: Counter[str] = Counter()  # requests its capabilities had it serve
         self.last_turn: str | None = None  # the scripted turn the latest action started
         self.checked_violations = 0  # monitor.violations before this index are handled
         self.example_starts: list[int] = []  # where each example begins in ``history``
         self.example_records: list[int] = []  # ... and in the records
         self.cwd = workspace or cwd or os.getcwd()  # the sessions' project folder
-        self.handshake = Handshake(self.profile, self.cwd, self.served)
+        self.handshake = Handshake(self.profile, self.cwd, Counter())
         try:
             self.proc = AgentProcess(self.argv, cwd=cwd, env=env, stop=self.stop.event)
         except (FileNotFoundError, PermissionError, NotADirectoryError, OSError) as exc:

@@ -85,6 +85,9 @@ class FuzzConfig:
     # the profile's tool hints (``[tools] prefer``) steer the scripted model's choice; off,
     # it chooses from what each request offers alone (``--no-tool-hints``)
     tool_hints: bool = True
+    # the scripted model's replies take drawn times (first byte, pace, pause before a tool
+    # call; ``llm.script``); off, every reply comes at once (``--no-model-timing``)
+    model_timing: bool = True
     # The agent's own coverage (``--coverage``, ``acp_model.agentcov``): measured in the
     # files ``coverage_scope`` names (``GLOB[#MODULE]``, relative to ``coverage_root``; none:
     # the automatic scope), the running collector once started (fuzzing/backend.py), and the

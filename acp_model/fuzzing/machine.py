@@ -9,6 +9,7 @@ a no-op.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -30,6 +31,7 @@ from acp_model.fuzzing.actions import (
     NewSession,
     Probe,
     Prompt,
+    Relaunch,
     SloppyAnswer,
     Sync,
     Wait,
@@ -97,31 +99,53 @@ def risks() -> st.SearchStrategy[str]:
     return st.sampled_from(("plain", *RISKS))
 
 
-def tool_replies(count: st.SearchStrategy[int]) -> st.SearchStrategy[Tools]:
-    return st.builds(Tools, tool_kinds(), count, st.just(()), risks())
+# A reply's timing (``llm.script``): mostly none, the simplest and what shrinking goes to;
+# sometimes the hundreds of milliseconds or the second a real model takes, long enough for a
+# cancel, an answer or another session's work to land inside the model's turn
+FIRST_BYTES_MS = (0, 0, 0, 50, 300, 1000)  # before the response starts
+PACES_MS = (0, 0, 50, 300)  # between text chunks
+PAUSES_MS = (0, 0, 100, 500)  # once the response started, before each tool call
 
 
-def model_replies() -> st.SearchStrategy[Reply]:
+def _delays(choices: tuple[int, ...], timing: bool) -> st.SearchStrategy[int]:
+    return st.sampled_from(choices) if timing else st.just(0)
+
+
+def _first_byte(replies: st.SearchStrategy[Reply], timing: bool) -> st.SearchStrategy[Reply]:
+    """``replies``, each with a drawn time to first byte."""
+    if not timing:
+        return replies
+    return st.tuples(replies, _delays(FIRST_BYTES_MS, timing)).map(
+        lambda drawn: dataclasses.replace(drawn[0], first_byte_ms=drawn[1]))
+
+
+def tool_replies(count: st.SearchStrategy[int], timing: bool = True
+                 ) -> st.SearchStrategy[Reply]:
+    return _first_byte(st.builds(Tools, tool_kinds(), count, st.just(()), risks(),
+                                 _delays(PAUSES_MS, timing)), timing)
+
+
+def model_replies(timing: bool = True) -> st.SearchStrategy[Reply]:
     """What a scripted model does for one request of a turn: mostly tool calls (the
-    permission path) and text streamed fast or slowly enough for a cancel to land inside."""
+    permission path) and text, each at a drawn pace (``timing``; else at once)."""
     return st.one_of(
-        tool_replies(st.integers(1, 2)),
-        tool_replies(st.just(1)),
-        st.builds(Text, st.integers(1, 4), st.sampled_from([0, 0, 50, 300])),
-        st.builds(Fail, st.sampled_from(FAILURES)),
-        st.builds(Stop, st.sampled_from(STOPS)),
-        st.just(Stall()),
+        tool_replies(st.integers(1, 2), timing),
+        tool_replies(st.just(1), timing),
+        _first_byte(st.builds(Text, st.integers(1, 4), _delays(PACES_MS, timing)), timing),
+        _first_byte(st.builds(Fail, st.sampled_from(FAILURES)), timing),
+        _first_byte(st.builds(Stop, st.sampled_from(STOPS)), timing),
+        _first_byte(st.just(Stall()), timing),
     )
 
 
-def model_scripts() -> st.SearchStrategy[ModelScript]:
-    return st.lists(model_replies(), max_size=3).map(tuple)
+def model_scripts(timing: bool = True) -> st.SearchStrategy[ModelScript]:
+    return st.lists(model_replies(timing), max_size=3).map(tuple)
 
 
-def asking_scripts() -> st.SearchStrategy[ModelScript]:
+def asking_scripts(timing: bool = True) -> st.SearchStrategy[ModelScript]:
     """Turns whose first reply calls one tool the agent must ask permission for."""
-    first = tool_replies(st.just(1))
-    return st.tuples(first, st.lists(model_replies(), max_size=2)).map(
+    first = tool_replies(st.just(1), timing)
+    return st.tuples(first, st.lists(model_replies(timing), max_size=2)).map(
         lambda parts: (parts[0], *parts[1]))
 
 
@@ -260,29 +284,33 @@ def _reopening(session: st.SearchStrategy[int], reloads: bool) -> RuleTable:
 
     @precondition(lambda self: reloads)
     @rule(s=session, replay=st.booleans(),
-          when=st.sampled_from(["now", "update", "settled"]))
-    def load_session(self: _Acting, s: int, replay: bool, when: str) -> None:
+          when=st.sampled_from(["now", "update", "settled"]),
+          restart=st.sampled_from([False, False, False, True]))
+    def load_session(self: _Acting, s: int, replay: bool, when: str, restart: bool) -> None:
         """Reopen a session made earlier, while it works or once it is quiet (the
-        replay, and what the session does after it: a cancel must still end a turn)."""
+        replay, and what the session does after it: a cancel must still end a turn); one
+        time in four in a fresh agent process, as an editor does after a restart."""
         if when != "now":
             self.ex.act(Wait(s, when))
-        self.ex.act(LoadSession(s, replay))
+        self.ex.act(Relaunch(s, replay) if restart else LoadSession(s, replay))
 
     return _table(load_session)
 
 
 def build_machine(begin: Callable[[], Example], end: Callable[[Example], None],
                   capabilities: dict[str, Any], max_sessions: int, guided: bool = True,
-                  *, scripted: bool = False, batches: bool = True, reloads: bool = False
-                  ) -> type[RuleBasedStateMachine]:
+                  *, scripted: bool = False, batches: bool = True, reloads: bool = False,
+                  timing: bool = True) -> type[RuleBasedStateMachine]:
     """A machine class bound to one fuzz run (its agent pool, recorder and settings).
 
     ``scripted``: a scripted model stands behind the agent, so every prompt carries what the
-    model does in its turn; ``batches``: the JSON-RPC batch probes are sent; ``reloads``: the
-    agent advertised a request that reopens a session, which the fuzzer then sends."""
+    model does in its turn (``timing``: at a drawn pace, else at once); ``batches``: the
+    JSON-RPC batch probes are sent; ``reloads``: the agent advertised a request that reopens
+    a session, which the fuzzer then sends."""
     session = st.integers(0, max_sessions - 1)
     blocks = prompt_blocks(capabilities)
-    scripts, asking = (model_scripts(), asking_scripts()) if scripted else (st.just(()),) * 2
+    scripts, asking = (model_scripts(timing), asking_scripts(timing)) if scripted \
+        else (st.just(()),) * 2
     probes = [p for p in NegativeInput if batches or not p.endswith("_batch")]
 
     def __init__(self: RuleBasedStateMachine) -> None:
@@ -323,4 +351,4 @@ def machine_for(cfg: FuzzConfig, pool: AgentPool, begin: Callable[[], Example]
     first = pool.client()
     return build_machine(begin, pool.end_example, first.handshake.prompt_caps, cfg.max_sessions,
                          cfg.guided, scripted=cfg.model is not None, batches=sends_batches(cfg),
-                         reloads=bool(first.handshake.reloads))
+                         reloads=bool(first.handshake.reloads), timing=cfg.model_timing)

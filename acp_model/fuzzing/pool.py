@@ -19,13 +19,21 @@ import dataclasses
 import itertools
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from acp_model.fuzzing.actions import Action, NewSession, SessionAction, from_json
+from acp_model.fuzzing.actions import (
+    Action,
+    LoadSession,
+    NewSession,
+    Relaunch,
+    SessionAction,
+    from_json,
+)
 from acp_model.fuzzing.client import FuzzClient, OracleError
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.excerpt import excerpt
+from acp_model.fuzzing.ops import SessionHandle
 from acp_model.fuzzing.program import Program, session_at
 from acp_model.fuzzing.recorder import BudgetExhausted, LifecycleFailure, Recorder
 from acp_model.fuzzing.sessions import close_sessions, first_of
@@ -75,7 +83,7 @@ class AgentPool:
             client = FuzzClient.from_config(self.cfg, self.stop)
             try:
                 client.reach = self.recorder.reach  # the run's counters, over every process
-                client.served = self.recorder.served
+                client.handshake.served = self.recorder.served  # what it served too
                 answer = client.initialize()
             except BaseException:
                 # kept as the current client whatever stopped it (an unusable agent is read
@@ -109,6 +117,13 @@ class AgentPool:
             self.retired.append(self.current.monitor)
             self.current = None
 
+    def relaunch(self, old: FuzzClient) -> FuzzClient:
+        """A fresh process in place of ``old`` (an example's :class:`Relaunch`): the same
+        configuration, so the same command, environment, directory and workspace."""
+        if self.current is old:
+            self.retire()
+        return self.client()
+
     def monitors(self) -> list[Monitor]:
         return [*self.retired, *([self.current.monitor] if self.current else [])]
 
@@ -125,22 +140,22 @@ class Example:
     """One generated interaction: fresh sessions on the pooled agent, then a drain."""
 
     def __init__(self, client: FuzzClient, recorder: Recorder, *, deadline: float,
-                 stop_at: float | None = None) -> None:
+                 stop_at: float | None = None,
+                 relaunch: Callable[[FuzzClient], FuzzClient] | None = None) -> None:
         self.client = client
+        # a fresh process in place of the given one (:class:`Relaunch`; None: not possible)
+        self.relaunch = relaunch
+        self.relaunched = False  # a Relaunch replaced the process this example began on
         # The time budget ends the example too, not only the next one: on an agent that
         # makes every action wait out the deadline, one example could overrun it by minutes.
         self.stop_at = stop_at
         self.recorder = recorder
         self.deadline = deadline
-        self.local: list[int] = []  # example-local session index -> client session index
+        # example-local session index -> client session index (None: gone with a process)
+        self.local: list[int | None] = []
         self.actions: list[Action] = []
         self.failed = False
-        client.example_starts.append(len(client.history))
-        with client.lock:
-            self.start = client.monitor.count
-            self.transitions_before = client.monitor.machines.transition_counts()
-        client.example_records.append(self.start)
-        self.schedule_start = client.schedule.start()  # where its boundary schedule begins
+        self._begin_on(client)
         # set when the example ends (the fuzzer's target()): the model transitions it fired,
         # and what it reached first of all the run's examples (transitions, rules judged,
         # lines of the agent's own code under --coverage)
@@ -150,6 +165,17 @@ class Example:
         self.new_agent_lines = 0
         # Anything the agent did between examples (a banner, a late update) is judged here.
         self.checked = client.checked_violations
+
+    def _begin_on(self, client: FuzzClient) -> None:
+        """Where this example begins on ``client``'s process: its history, records, model
+        transitions and boundary schedule."""
+        self.client = client
+        client.example_starts.append(len(client.history))
+        with client.lock:
+            self.start = client.monitor.count
+            self.transitions_before = client.monitor.machines.transition_counts()
+        client.example_records.append(self.start)
+        self.schedule_start = client.schedule.start()  # where its boundary schedule begins
 
     @property
     def n_sessions(self) -> int:
@@ -182,11 +208,15 @@ class Example:
             client.perform(action)
             if len(client.sessions) > before:
                 self.local.append(len(client.sessions) - 1)
+        elif isinstance(action, Relaunch):
+            self._relaunch(action)
+            client = self.client
         elif isinstance(action, SessionAction):
             idx = session_at(action.s, len(self.local))
-            if idx is None:
+            at = None if idx is None else self.local[idx]
+            if at is None:
                 return
-            client.perform(dataclasses.replace(action, s=self.local[idx]))
+            client.perform(dataclasses.replace(action, s=at))
         else:
             client.perform(action)
         if client.last_turn is not None:
@@ -194,11 +224,56 @@ class Example:
         client.check_alive()
         self.check()
 
+    def _relaunch(self, action: Relaunch) -> None:
+        """The editor restarts: this example's sessions are brought to rest and judged on the
+        old process, a fresh one takes its place, and the session is reopened there (a no-op
+        without a session, or when the agent advertised no reopen)."""
+        old = self.client
+        idx = session_at(action.s, len(self.local))
+        at = None if idx is None else self.local[idx]
+        if at is None or self.relaunch is None or not old.handshake.reloads:
+            return
+        sid = old.sessions[at].sid
+        self._rest()
+        self.check()
+        new = self.relaunch(old)
+        self.relaunched = True
+        self.checked = new.checked_violations
+        self._begin_on(new)
+        reopened = len(new.sessions)
+        new.history.append(dataclasses.replace(action, s=reopened))
+        new.sessions.append(SessionHandle(sid))
+        answer = LoadSession(reopened, action.replay).reopen(new, reopened)
+        new.caught_up()
+        kept = reopened if isinstance(answer, dict) and "result" in answer \
+            else None  # an agent that did not find it: the session is gone
+        self.local = [kept if n == idx else None for n in range(len(self.local))]
+
+    def _sessions(self) -> list[int]:
+        """The client's sessions this example still has."""
+        return [i for i in self.local if i is not None]
+
+    def _rest(self) -> list[str]:
+        """Drain this example's sessions and judge what they still owe (liveness); returns
+        their ids."""
+        client = self.client
+        looked = client.drain(self._sessions()) if client.alive else None
+        client.check_alive()
+        if not client.alive:  # after a crash, what the agent still owed is not a failure
+            return []
+        sids = [client.sessions[i].sid for i in self._sessions()]
+        client.caught_up()  # the oracle has seen everything the drain waited for
+        with client.lock:
+            client.monitor.judge_open(sids, self.start, self.deadline,
+                                      skip=set(client.factory.inflight), looked=looked)
+        return sids
+
     def check(self) -> None:
         violations = self.client.violations_since(self.checked)
         self.checked += len(violations)
         self.client.checked_violations = self.checked
         first: Violation | None = None
+        recorded: set[tuple[str, int]] = set()  # (rule, program start) already sliced
         for v in violations:
             if v.level != Level.FAIL:
                 sighting = None
@@ -208,10 +283,17 @@ class Example:
                 self.recorder.warning(v, sighting)
                 continue
             program, start = self._program_of(v)
+            if (v.rule, start) in recorded:
+                # the same program broke the rule again (a flood of bad lines): counted, as
+                # slicing the transcript once per line made such a check quadratic
+                self.recorder.found[v.rule].seen += 1
+                continue
+            recorded.add((v.rule, start))
             records, offending, numbers = self._slice(v, start)
             own = start == self.start  # this example's program: its schedule is the one
+            # (a schedule is of one process: an example that replaced its process has none)
             schedule = self.client.schedule.schedule(self.schedule_start, len(self.actions)) \
-                if own else None
+                if own and not self.relaunched else None
             history = [self.client.resolved(ex) for ex in self._history()]
             self.recorder.failure(v, self.client.resolved(program), records, offending,
                                   history, numbers, schedule,
@@ -233,8 +315,9 @@ class Example:
         ``Program.standalone`` renumbers them for a fresh process, the taken-over session as
         itself)."""
         client = self.client
-        if v.session is None or (v.session in {client.sessions[i].sid for i in self.local}
-                                 and all(i >= self.start for i, _ in v.evidence)):
+        if self.relaunched or v.session is None or (
+                v.session in {client.sessions[i].sid for i in self._sessions()}
+                and all(i >= self.start for i, _ in v.evidence)):
             return self.actions, self.start
         at = first_of(client.sessions, v.session)
         made = None if at is None else next((n for n, a in enumerate(client.history)
@@ -291,15 +374,9 @@ class Example:
         self.recorder.examples += 1
         client = self.client
         client.schedule.act(len(self.actions), teardown=True)
-        looked = client.drain(self.local) if client.alive else None
-        client.check_alive()
-        if client.alive:  # after a crash, what the agent still owed is not a separate failure
-            sids = [client.sessions[i].sid for i in self.local]
-            client.caught_up()  # the oracle has seen everything the drain waited for
-            with client.lock:
-                client.monitor.judge_open(sids, self.start, self.deadline,
-                                          skip=set(client.factory.inflight), looked=looked)
-            done = [client.sessions[i] for i in self.local]
+        sids = self._rest()
+        if client.alive:
+            done = [client.sessions[i] for i in self._sessions()]
             with client.lock:  # quiet ones may serve a later example; the rest are let go
                 kept = {h.sid for h in done if not client.monitor.machines.busy(h.sid)
                         and not client.monitor.rpc.open_permissions(h.sid)

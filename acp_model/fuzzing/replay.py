@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +30,7 @@ from acp_model.oracle.monitor import Violation
 from acp_model.spec.rules import RULES
 
 INTERRUPTED = "interrupted"  # a replay's error when a stop (or the budget's end) cut it
+STRAGGLER_GRACE = 1.0  # seconds a replay gets to notice a stop before it is left behind
 
 
 @dataclass
@@ -163,9 +164,10 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
     performed = None
     ex: Example | None = None
     recorder = Recorder(masked=set(RULES) - {rule} if rule is not None else set())
+    replaced = _Replaced(cfg, stop)
     try:
         try:
-            ex = Example(client, recorder, deadline=cfg.deadline)
+            ex = Example(client, recorder, deadline=cfg.deadline, relaunch=replaced.relaunch)
             for n, action in enumerate(actions, start=1):
                 with contextlib.suppress(LifecycleFailure):
                     ex.act(action)
@@ -179,21 +181,52 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
             error = str(exc)
         except Interrupted:
             return ReplayOutcome(False, [], [], None, INTERRUPTED)
-        with client.lock:
-            failures = [v for v in client.monitor.violations if v.level == Level.FAIL]
-        records = client.proc.records()
+        client = ex.client if ex is not None else client
+        failures, records = replaced.proof(client, rule)
     finally:
         _retire(client)
     hit = next((v for v in failures if rule is None or v.rule == rule), None)
-    sids = [client.sessions[i].sid for i in ex.local] if ex is not None else []
+    sids = [client.sessions[i].sid for i in ex.local if i is not None] if ex is not None \
+        else []
     session = sids.index(hit.session) if hit is not None and hit.session in sids else None
     recorded = client.schedule.schedule(ex.schedule_start, performed or len(actions)) \
-        if ex is not None else None
+        if ex is not None and not ex.relaunched else None
     with client.schedule.lock:
         model = [(at, model_text(e)) for at, e in client.schedule.model]
     return ReplayOutcome(hit is not None, failures, records,
                          hit.index if hit else None, error, performed if hit else None, session,
                          recorded, hold is not None, describe_divergence(hold), model)
+
+
+class _Replaced:
+    """The processes a :class:`~acp_model.fuzzing.actions.Relaunch` replaced during one
+    replay, oldest first."""
+
+    def __init__(self, cfg: FuzzConfig, stop: Stop) -> None:
+        self.cfg, self.stop = cfg, stop
+        self.clients: list[FuzzClient] = []
+
+    def relaunch(self, old: FuzzClient) -> FuzzClient:
+        """A fresh process in place of ``old``, free-running (a schedule is of one process)."""
+        self.clients.append(old)
+        old.schedule.close()
+        old.close()  # before the next starts: what it stores of its sessions is written
+        return _started(self.cfg, self.stop)
+
+    def proof(self, last: FuzzClient, rule: str | None
+              ) -> tuple[list[Violation], list[dict[str, Any]]]:
+        """The failures and records of the process that showed ``rule``: the ``last`` one,
+        unless only a process it replaced did."""
+        for client in (last, *self.clients):
+            failures = _failures(client)
+            if rule is None or any(v.rule == rule for v in failures):
+                return failures, client.proc.records()
+        return _failures(last), last.proc.records()
+
+
+def _failures(client: FuzzClient) -> list[Violation]:
+    with client.lock:
+        return [v for v in client.monitor.violations if v.level == Level.FAIL]
 
 
 def model_text(e: Event) -> str:
@@ -219,14 +252,26 @@ def _retire(client: FuzzClient) -> None:
 def in_threads(job: Callable[[Any, threading.Event], ReplayOutcome], items: Any, *,
                stop: Stop | None = None, parallel: int = 1) -> list[ReplayOutcome]:
     """Run replays ``parallel`` at a time; Ctrl-C (or the run's stop request) stops the
-    running ones within a second."""
+    running ones. A replay still busy :data:`STRAGGLER_GRACE` seconds after the stop (judging
+    a flood, an agent's close) is not waited for: it counts as cut, and ends on its own."""
     abort = stop.event if stop is not None else threading.Event()
     items = list(items)
-    with ThreadPoolExecutor(max_workers=max(1, min(parallel, len(items)))) as pool:
-        try:
-            return list(pool.map(lambda item: job(item, abort), items))
-        except KeyboardInterrupt:
-            abort.set()
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
+    if not items:
+        return []
+    pool = ThreadPoolExecutor(max_workers=max(1, min(parallel, len(items))),
+                              thread_name_prefix="acp-model replay")
+    futures = [pool.submit(job, item, abort) for item in items]
+    pending: set[Future[ReplayOutcome]] = set(futures)
+    try:
+        while pending and not abort.is_set():
+            _, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
+        if pending:
+            _, pending = wait(pending, timeout=STRAGGLER_GRACE)
+    except KeyboardInterrupt:
+        abort.set()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=not pending, cancel_futures=True)
+    return [f.result() if f.done() and not f.cancelled()
+            else ReplayOutcome(False, [], [], None, INTERRUPTED) for f in futures]
 

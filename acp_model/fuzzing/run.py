@@ -311,7 +311,8 @@ class _Rounds:
             self.result.notes.append(f"agent could not be restarted: {exc}")
             self.pool.harvest(unusable=True)
             raise BudgetExhausted from None
-        return Example(client, recorder, deadline=cfg.deadline, stop_at=stop_at)
+        return Example(client, recorder, deadline=cfg.deadline, stop_at=stop_at,
+                       relaunch=self.pool.relaunch)
 
     def _round(self, machine: type, round_no: int, database: ExampleDatabase | None) -> bool:
         """One Hypothesis round; whether another follows."""

@@ -48,7 +48,7 @@ from acp_model.fuzzing.replay import (
 )
 from acp_model.fuzzing.schedule import Schedule
 from acp_model.fuzzing.stop import Stop, cutoff
-from acp_model.llm.script import Reply, Text, Tools
+from acp_model.llm.script import Reply, Text, Tools, one_delay_less, untimed
 
 __all__ = ["INTERRUPTED", "Minimizer", "ReplayOutcome", "Stage", "Trial", "delta_debug",
            "first_reproducing", "history_suffix", "in_threads", "measure_reproduction",
@@ -318,7 +318,8 @@ def simplifications(action: Action) -> list[tuple[Action, bool]]:
     the model boundary stays as it was (its schedule still holds): a prompt with its first
     block only, with each text cut to its first word, without ``_meta`` (the same model
     events); with its model's last step dropped, with each model step simplified (one text
-    chunk, no pace; one tool call)."""
+    chunk, one tool call, no delay), with its model's delays dropped alone, all or one at a
+    time (the same model events, sooner)."""
     if isinstance(action, Prompt):
         return list(_simpler_prompts(action))
     if isinstance(action, Interrupt | LateAllow):
@@ -341,6 +342,9 @@ def _simpler_prompts(p: Prompt) -> list[tuple[Prompt, bool]]:
         simple = tuple(_simpler_reply(r) for r in p.model)
         if simple != p.model:
             out.append((dataclasses.replace(p, model=simple), False))
+        if untimed(p.model) not in (p.model, simple):
+            out.append((dataclasses.replace(p, model=untimed(p.model)), True))
+            out.extend((dataclasses.replace(p, model=m), True) for m in one_delay_less(p.model))
     return out
 
 
@@ -352,7 +356,8 @@ def _shorter(block: dict[str, Any]) -> dict[str, Any]:
 
 
 def _simpler_reply(reply: Reply) -> Reply:
-    if isinstance(reply, Text) and (reply.chunks > 1 or reply.pace_ms):
+    reply = reply.untimed()
+    if isinstance(reply, Text) and reply.chunks > 1:
         return Text(1, 0)
     if isinstance(reply, Tools) and reply.count > 1:
         return dataclasses.replace(reply, count=1, calls=reply.calls[:1])

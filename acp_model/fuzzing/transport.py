@@ -59,7 +59,7 @@ from acp_model.fuzzing.pipes import (
     StdoutReader,
 )
 from acp_model.fuzzing.transcript import Listener, Transcript
-from acp_model.process import end_group, signal_group, spawn_group
+from acp_model.process import end_group, signal_group, spawn_group, wait_group_gone
 from acp_model.trace.wire import Record, decode_line, dumps_record, is_response_to
 
 __all__ = [
@@ -83,9 +83,15 @@ _LIVE: set[AgentProcess] = set()
 
 @atexit.register
 def _end_live_agents() -> None:
+    cut = [agent for agent in list(_LIVE) if agent._closed]  # close() began
+    for agent in cut:  # a thread of a run that ends now was waiting out its grace
+        signal_group(agent.pgid, signal.SIGKILL)
     for agent in list(_LIVE):
         with contextlib.suppress(Exception):
-            agent.close(0.0)
+            if agent in cut:
+                wait_group_gone(agent.pgid, 2.0)
+            else:
+                agent.close(0.0)
 
 
 STOP_GRACE = 0.1  # seconds an agent gets to exit on its own once the run was asked to stop
@@ -299,7 +305,6 @@ class AgentProcess(RpcCalls):
         if self._closed:
             return self.returncode
         self._closed = True
-        _LIVE.discard(self)
         # a stop request (Ctrl-C, SIGTERM, the time budget's end) must end the run within a
         # second: the agent gets a moment, not the polite grace
         grace = self.close_grace if grace is None else grace
@@ -308,6 +313,7 @@ class AgentProcess(RpcCalls):
         try:
             self.group.end(self.close_stdin, grace)
         finally:
+            _LIVE.discard(self)  # only now: an exit that cuts this close short ends the group
             self._stop.set()  # the delivery thread still drains what was read, then stops
             for thread in self._threads:
                 thread.join(timeout=2.0)

@@ -7,13 +7,19 @@ refusal, or stall until the agent gives up the request (a cancel). When the scri
 the model ends the turn with a short text. Scripts are part of the generated program (the
 fuzzer's ``Prompt`` action carries one), so a counterexample describes its model behaviour and
 a replay reproduces it. The wire formats live in the API adapters; nothing here knows one.
+
+A reply's timing is part of it too (real models take seconds where the scripted one takes
+milliseconds, and some races open only in those seconds): the time to its first byte
+(``first_byte_ms``, every reply), the pace between text chunks (``Text.pace_ms``), a pause
+before each tool call (``Tools.pause_ms``); a tool that blocks until cancelled is the
+``long`` tool kind. Zero is the plain reply: :meth:`Reply.untimed` is what a minimizer tries.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
@@ -24,22 +30,56 @@ class ScriptError(ValueError):
     """A model reply that names no reply of the vocabulary, or a field it does not have."""
 
 
+MAX_DELAY_MS = 60_000  # a delay longer than a minute is a typo, not a model
+# the delays of a reply, by field name: a replay file omits them while they are zero (files
+# written before timing was drawn have none)
+DELAYS = ("first_byte_ms", "pace_ms", "pause_ms")
+
+
+def _delay(value: Any, what: str) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_DELAY_MS:
+        raise ScriptError(f"{what} {value!r} is not a whole number of milliseconds from 0 to "
+                          f"{MAX_DELAY_MS}")
+
+
 @dataclass(frozen=True)
 class Reply:
-    """One model response; subclasses register under their ``reply`` name."""
+    """One model response; subclasses register under their ``reply`` name.
+    ``first_byte_ms``: how long the model takes before its response starts (time to first
+    byte; a failure's error status comes as late)."""
 
     reply: ClassVar[str] = ""
+    first_byte_ms: int = field(default=0, kw_only=True)
 
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)
         if cls.reply:
             REPLIES[cls.reply] = cls
 
+    def __post_init__(self) -> None:
+        for name in DELAYS:
+            if hasattr(self, name):
+                _delay(getattr(self, name), name.replace("_", " "))
+
     def describe(self) -> str:
         raise NotImplementedError
 
+    def described(self) -> str:
+        """:meth:`describe` with its time to first byte."""
+        late = f" (first byte after {self.first_byte_ms} ms)" if self.first_byte_ms else ""
+        return self.describe() + late
+
+    def untimed(self) -> Reply:
+        """This reply with every delay zero (the simpler program a minimizer tries)."""
+        return dataclasses.replace(self, **{f.name: 0 for f in fields(self) if f.name in DELAYS})
+
+    @property
+    def timed(self) -> bool:
+        return self.untimed() != self
+
     def to_json(self) -> dict[str, Any]:
-        return {"reply": self.reply, **{f.name: getattr(self, f.name) for f in fields(self)}}
+        return {"reply": self.reply, **{f.name: getattr(self, f.name) for f in fields(self)
+                                        if f.name not in DELAYS or getattr(self, f.name)}}
 
 
 @dataclass(frozen=True)
@@ -120,15 +160,19 @@ class Tools(Reply):
     command run, or a file edit): the model picks the agent's own tool of that kind
     (``llm.tools``). ``calls``: the concrete calls it sent, once known (a replay sends them
     as they are while the agent offers their tools). ``risk``: what a command does that an
-    approval policy asks about (:data:`RISKS`; a file edit has none of its own)."""
+    approval policy asks about (:data:`RISKS`; a file edit has none of its own). ``pause_ms``:
+    how long the model pauses, once its response has started, before each call (a cancel
+    lands between the start of the model's answer and the call it brings)."""
 
     reply: ClassVar[str] = "tools"
     tool: str = "shell"
     count: int = 1
     calls: tuple[ToolCall, ...] = ()
     risk: str = "plain"
+    pause_ms: int = 0
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.tool not in TOOL_KINDS:
             raise ScriptError(f"tool {self.tool!r} is not one of {', '.join(TOOL_KINDS)}")
         if self.risk not in RISKS:
@@ -141,13 +185,17 @@ class Tools(Reply):
         object.__setattr__(self, "calls", tuple(ToolCall.from_json(c) for c in calls))
 
     def describe(self) -> str:
+        pause = f" after a {self.pause_ms} ms pause" if self.pause_ms else ""
         if self.calls:
-            return "calls " + ", ".join(c.describe() for c in self.calls)
+            return "calls " + ", ".join(c.describe() for c in self.calls) + (
+                f", each{pause}" if pause and len(self.calls) > 1 else pause)
         what = {"shell": "shell command", "edit": "file edit",
                 "long": "long-running command"}[self.tool]
         if self.risk != "plain" and self.tool != "edit":
             what += f": {RISK_WORDS[self.risk]}"
-        return f"{self.count} {what} tool calls" if self.count > 1 else f"tool call ({what})"
+        return (f"{self.count} {what} tool calls, each{pause}" if self.count > 1 and pause
+                else f"{self.count} {what} tool calls" if self.count > 1
+                else f"tool call ({what}){pause}")
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"reply": self.reply, "tool": self.tool, "count": self.count}
@@ -155,6 +203,8 @@ class Tools(Reply):
             out["risk"] = self.risk
         if self.calls:
             out["calls"] = [c.to_json() for c in self.calls]
+        out.update({name: getattr(self, name) for name in ("first_byte_ms", "pause_ms")
+                    if getattr(self, name)})
         return out
 
     def resolved(self, calls: Sequence[ToolCall]) -> Tools:
@@ -174,6 +224,7 @@ class Fail(Reply):
     failure: str = "http500"
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.failure not in FAILURES:
             raise ScriptError(f"failure {self.failure!r} is not one of {', '.join(FAILURES)}")
 
@@ -193,6 +244,7 @@ class Stop(Reply):
     reason: str = "max_tokens"
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.reason not in STOPS:
             raise ScriptError(f"stop reason {self.reason!r} is not one of {', '.join(STOPS)}")
 
@@ -236,4 +288,21 @@ def describe_script(script: ModelScript) -> str:
     """``model: tool call (shell command), then 3 chunks 200 ms apart``."""
     if not script:
         return ""
-    return "model: " + ", then ".join(r.describe() for r in script)
+    return "model: " + ", then ".join(r.described() for r in script)
+
+
+def untimed(script: Iterable[Reply]) -> ModelScript:
+    """``script`` with every reply's delays zero."""
+    return tuple(r.untimed() for r in script)
+
+
+def one_delay_less(script: ModelScript) -> list[ModelScript]:
+    """``script`` with one of its delays zero, for each of them in turn (what a minimizer
+    tries when the failure needs some of the delays, not all)."""
+    out = []
+    for at, reply in enumerate(script):
+        for f in fields(reply):
+            if f.name in DELAYS and getattr(reply, f.name):
+                less = dataclasses.replace(reply, **{f.name: 0})
+                out.append((*script[:at], less, *script[at + 1:]))
+    return out

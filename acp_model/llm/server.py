@@ -298,13 +298,16 @@ class ScriptedModel:
         gate = self._gates.get(req.tag) if req.tag is not None else None
         ctx = ReplyContext(req.tag or "side", req.step, self.workspace, self.stall_limit, calls,
                            lambda: req.tag is not None and self._stall_ended(req.tag),
-                           gate, attempt, reply.pace_ms if isinstance(reply, Text) else 0)
+                           gate, attempt, reply.pace_ms if isinstance(reply, Text) else 0,
+                           reply.pause_ms if isinstance(reply, Tools) else 0)
         stalled = req.tag if isinstance(reply, Stall) else None
         self._count(self._stalls, stalled, 1)
         self._count(self._serving, req.tag, 1)
         try:
             if gate is not None and req.tag is not None:
                 await gate.requested(req.tag, req.step, attempt)
+            if reply.first_byte_ms:  # the model thinks before its response starts
+                await asyncio.sleep(reply.first_byte_ms / 1000)
             return await self.adapter.respond(request, reply, req, ctx)
         except (Gone, ConnectionError):
             # The agent hung up (a cancel), mid-stream or before the headers went out:

@@ -46,8 +46,8 @@ class Part(StrEnum):
     """What the model releases of one response, in order: its side of the boundary schedule
     (``fuzzing/schedule.py``). Every part goes out through :meth:`ReplyContext.release`, the
     one place where it can be held (a replay under its recorded schedule) or timed (the pace
-    of a ``Text`` reply; a drawn time to first byte or pause before a tool call would be
-    applied there too)."""
+    of a ``Text`` reply, the pause before each call of a ``Tools`` reply; the time to first
+    byte comes before the response, ``ScriptedModel``)."""
 
     START = "start"  # the response begins (its status and headers: the first byte)
     TEXT = "text"  # text chunk ``n`` (from 0)
@@ -84,6 +84,7 @@ class ReplyContext:
     gate: ModelGate | None = None
     attempt: int = 1
     pace_ms: int = 0  # between text chunks (a ``Text`` reply's pace)
+    pause_ms: int = 0  # before each tool call (a ``Tools`` reply's pause)
 
     def stalls(self) -> bool:
         """Should a stalled response keep stalling (not released by the server)?"""
@@ -91,10 +92,12 @@ class ReplyContext:
 
     async def release(self, part: Part, n: int = 0) -> None:
         """Before part ``part`` (number ``n``) of the response is written: the pace between
-        text chunks, then the gate (a held replay waits here until what preceded this part in
-        the recording has happened)."""
+        text chunks or the pause before a tool call, then the gate (a held replay waits here
+        until what preceded this part in the recording has happened)."""
         if part is Part.TEXT and n and self.pace_ms:
             await asyncio.sleep(self.pace_ms / 1000)
+        elif part is Part.TOOL and self.pause_ms:
+            await asyncio.sleep(self.pause_ms / 1000)
         if self.gate is not None:
             await self.gate.release(self.tag, self.step, self.attempt, part, n)
 

@@ -24,7 +24,7 @@ from acp_model.report.matrix import MatrixError, RowStatus, Target, document
 ROW_FORMAT = "acp-model-matrix-row/1"
 ROW_FILE = "row.json"
 # the settings two runs of a row must share for one to stand for the other
-SAME_SETTINGS = ("budget", "spec")
+SAME_SETTINGS = ("budget", "spec", "coverage")
 
 
 def now() -> str:

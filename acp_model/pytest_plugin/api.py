@@ -49,7 +49,8 @@ def lifecycle_machine(cfg: FuzzConfig) -> Iterator[type[RuleBasedStateMachine]]:
             budget, first = limits["shrink"], recorder.round_failure_at
             if budget is not None and first is not None and recorder.elapsed() - first > budget:
                 raise ShrinkBudgetSpent  # the shortest failing program is already recorded
-            return Example(pool.client(), recorder, deadline=cfg.deadline)
+            return Example(pool.client(), recorder, deadline=cfg.deadline,
+                           relaunch=pool.relaunch)
 
         machine = machine_for(cfg, pool, begin)
         machine.acp_recorder = recorder  # type: ignore[attr-defined]

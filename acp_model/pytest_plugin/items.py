@@ -50,8 +50,7 @@ def describe_failures(found: Mapping[str, Found], rules: Iterable[str] | None = 
                   f"{rule.party}): {rule.statement}",
                   f"  source: {rule.citation}",
                   f"  what happened: {one.violation.message}"]
-        # the name already says "(not replayed)"; a rate follows only when replays ran
-        rate = f", {reproduction_text(one)}" if one.replays or one.free_replays else ""
+        rate = f", {reproduction_text(one)}"  # "not replayed" when none ran
         if one.actions:
             minimal = (bool(one.minimize.get("fixpoint"))
                        and one.minimize.get("steps") in (None, len(one.actions))
@@ -62,7 +61,7 @@ def describe_failures(found: Mapping[str, Found], rules: Iterable[str] | None = 
             lines += [f"    {n}. {text}" for n, text in enumerate(steps, 1)]
         else:
             lines.append("  no client action needed (the agent fails while initializing)"
-                         + (rate or ", not replayed"))
+                         + rate)
         records, offending = counterexample_records(one)
         described = summarize(records)
         if 0 <= offending < len(described):

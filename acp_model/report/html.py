@@ -44,7 +44,7 @@ class Case:
     numbers: Sequence[int] | None = None
     facts: list[tuple[str, str]] = field(default_factory=list)  # label, text (shown as dl)
     steps: list[str] = field(default_factory=list)  # the counterexample's client actions
-    steps_title: str = "Minimal counterexample"  # what the steps may be called (reproduced?)
+    steps_title: str = "Counterexample"  # what the steps may be called (reproduced?)
     command: str | None = None  # how to replay it
     rule: str | None = None  # the catalogued rule it breaks: linked to its documentation
 

@@ -250,6 +250,8 @@ def row_from_report(target: Target, report: Mapping[str, Any], base: Path,
         "out": _rel(str(out_dir), base) if out_dir else None,
         "cells": cells_of(report, base, dict(target.by_design)),
     })
+    if (measured := agent_coverage(report)) is not None:  # (none: no key, as older rows)
+        row["agent_coverage"] = measured
     for fam in families():
         cell = row["cells"][fam.id]
         if cell["status"] == Cell.NOT_EXERCISED:
@@ -263,6 +265,52 @@ def row_from_report(target: Target, report: Mapping[str, Any], base: Path,
         row["reason"] = str(report.get("unusable") or report.get("problem")
                             or "the run judged nothing")
     return row
+
+
+def agent_coverage(report: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The row's ACP-layer coverage (``acp-model fuzz --coverage``): the tool and the lines
+    and functions reached of the files counted (None: not measured)."""
+    measured = report.get("coverage_agent")
+    if not isinstance(measured, Mapping):
+        return None
+    return {"tool": measured.get("tool"), "scope": measured.get("scope"),
+            "files": sum(1 for f in measured.get("files") or [] if isinstance(f, Mapping)
+                         and (f.get("loaded") or f.get("runtime") == "python")),
+            "lines": dict(measured.get("lines") or {}),
+            "functions": dict(measured.get("functions") or {})}
+
+
+def coverage_text(row: Mapping[str, Any]) -> str:
+    """``77.0% of 1428 lines, 58.3% of 204 functions`` (``not measured``; ``no file of the
+    layer loaded`` when nothing was counted)."""
+    cov = row.get("agent_coverage")
+    if not isinstance(cov, Mapping):
+        return "not measured"
+    parts = []
+    for what in ("lines", "functions"):
+        fig = cov.get(what) or {}
+        if fig.get("total"):
+            parts.append(f"{fig.get('percent')}% of {fig['total']} {what}")
+    return ", ".join(parts) or "no file of the layer loaded"
+
+
+def coverage_short(row: Mapping[str, Any]) -> str:
+    """The grid's cell: ``77% lines, 58% functions`` (``-``: not measured)."""
+    cov = row.get("agent_coverage")
+    if not isinstance(cov, Mapping):
+        return "-"
+    parts = [f"{(cov.get(what) or {}).get('percent'):g}% {what}" for what in
+             ("lines", "functions") if (cov.get(what) or {}).get("percent") is not None]
+    return ", ".join(parts) or "0 files"
+
+
+COVERAGE_ABOUT = ("the agent's own ACP layer reached by the run (acp-model matrix --coverage: "
+                  "V8 for Node agents, coverage.py for Python agents)")
+
+
+def coverage_measured(rows: Iterable[Mapping[str, Any]]) -> bool:
+    """Does any row carry its agent's coverage (then the grid has the column)?"""
+    return any(isinstance(r.get("agent_coverage"), Mapping) for r in rows)
 
 
 def row_without_run(target: Target, status: RowStatus, reason: str, short: str = ""

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from acp_model.report import matrix
 from acp_model.report.matrix import Cell, RowStatus, minimized_text, reproduction_text
 from acp_model.report.proof import proof_from_file
 from acp_model.report.reach import LABELS, Reach
@@ -98,8 +99,11 @@ class _Page:
 
     # --- the grid ---------------------------------------------------------------------------
     def grid(self) -> list[str]:
+        covered = matrix.coverage_measured(self.rows)
         head = "".join(f"<th title=\"{_attr(f.get('about', ''))}\">{_esc(f['title'])}</th>"
                        for f in self.fams)
+        if covered:
+            head = f'<th title="{_attr(matrix.COVERAGE_ABOUT)}">agent coverage</th>{head}'
         lines = ['<table class="acpm-grid">',
                  f"<thead><tr><th>agent</th><th>version</th><th>ACP</th>{head}</tr></thead>",
                  "<tbody>"]
@@ -108,6 +112,9 @@ class _Page:
                 continue
             first = (f'<td><a href="#{_slug(row["agent"])}">{_esc(row["agent"])}</a></td>'
                      f"<td>{_esc(row.get('version') or '')}</td><td>v{row['protocol']}</td>")
+            if covered:
+                first += (f'<td title="{_attr(matrix.coverage_text(row))}">'
+                          f"{_esc(matrix.coverage_short(row))}</td>")
             if row["status"] != RowStatus.RAN and not row.get("cells"):
                 cells = (f'<td class="acpm-note" colspan="{len(self.fams)}">'
                          f"{_esc(row['status'])}: {_esc(_short(str(row.get('reason') or '')))}"
@@ -239,6 +246,9 @@ class _Page:
                + (f"; reused from the run of {str(row['reused'].get('from'))[:10]}"
                   if row.get("reused") else "") + ").", ""]
         out += _unrun(row, self.fams)
+        if row.get("agent_coverage"):
+            out += [f"Agent coverage ({row['agent_coverage'].get('tool')}, ACP layer): "
+                    f"{matrix.coverage_text(row)}.", ""]
         reach = row.get("reach") or {}
         if reach:
             out += ["How far the run got: " + ", ".join(

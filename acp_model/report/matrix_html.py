@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
+from acp_model.report import matrix
 from acp_model.report.badge import agent_badge
 from acp_model.report.matrix import Cell, RowStatus, minimized_text, reproduction_text
 from acp_model.report.reach import LABELS, Reach
@@ -114,7 +115,10 @@ def render_matrix(doc: Mapping[str, Any]) -> str:
 
 
 def _table(doc: Mapping[str, Any], fams: list[Mapping[str, Any]]) -> str:
+    covered = matrix.coverage_measured(doc.get("rows") or [])
     out = ["<table class='m' id='matrix'><tr><th>agent</th><th>version</th><th>ACP</th>"]
+    if covered:
+        out.append(f"<th title='{escape(matrix.COVERAGE_ABOUT)}'>agent coverage</th>")
     out += [f"<th title='{escape(f.get('about', ''))}'>{escape(f['title'])}</th>" for f in fams]
     out.append("</tr>")
     for row in doc.get("rows") or []:
@@ -123,6 +127,9 @@ def _table(doc: Mapping[str, Any], fams: list[Mapping[str, Any]]) -> str:
                    f"<td>v{row['protocol']}"
                    + (f"<br><small>{escape(str(row['revision']))}</small>"
                       if row.get("revision") else "") + "</td>")
+        if covered:
+            out.append(f"<td class='cov' title='{escape(matrix.coverage_text(row))}'>"
+                       f"{escape(matrix.coverage_short(row))}</td>")
         if row["status"] != RowStatus.RAN:
             failed = [(row["key"], f["rule"]) for c in (row.get("cells") or {}).values()
                       for f in c.get("failures") or []]
@@ -221,6 +228,9 @@ def _details(row: Mapping[str, Any], fams: list[Mapping[str, Any]]) -> str:
                   if row.get("out") else "")
                + (f", {_link(row.get('report'), 'report.json')}" if row.get("report") else "")
                + "</p>")
+    if row.get("agent_coverage"):
+        out.append(f"<p>agent coverage ({escape(str(row['agent_coverage'].get('tool')))}, "
+                   f"ACP layer): {escape(matrix.coverage_text(row))}</p>")
     out.append(_reach(row, fams))
     cells = row.get("cells") or {}
     out.append(_unrun(cells, fams))

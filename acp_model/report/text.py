@@ -33,11 +33,12 @@ def show(console: Console, text: str, style: str = "default", indent: str = "   
 def counterexample_name(reproduced: int, replays: int, minimal: bool | None = None) -> str:
     """What a reported program may be called: minimal only once a fresh agent process showed
     the failure again and minimizing reached its fixpoint (``minimal``: None for a report
-    that does not say); one that never reproduced is the run's own, the shortest it saw."""
+    that does not say, which is no proof); one that no replay reproduced is the run's own,
+    the shortest it saw. Whether and how often it was replayed is the rate's to say
+    (:func:`reproduction_phrase`), said once."""
     if reproduced:
-        return "minimal counterexample" if minimal is not False \
-            else "counterexample (not proven minimal)"
-    return "unverified counterexample" if replays else "counterexample (not replayed)"
+        return "minimal counterexample" if minimal else "counterexample (not proven minimal)"
+    return "unverified counterexample" if replays else "counterexample"
 
 
 def reproduction_phrase(hits: int, runs: int, free: int = 0, free_runs: int = 0, *,

@@ -205,10 +205,11 @@ JUDGED_BY: tuple[tuple[str, str, str], ...] = (
 # first: the place says what the sentence is about where its words alone do not
 NOT_MODELLED_AT: tuple[tuple[str, str], ...] = (
     (r"^\$defs\.(CreateElicitation|Elicitation)",
-     "elicitation/create is schema-checked only: the session machine's user-action requests "
-     "are permission requests (STATE-05 judges those); the fuzzer never advertises "
-     "elicitation (INIT-16 fails an agent that sends one anyway), so no wire it drives "
-     "carries one, and how a client renders a form is not a message"),
+     "elicitation/create is schema-checked only (a gap, not a limit of the wire): the "
+     "session machine's user-action waits are permission requests (STATE-05/06 judge "
+     "those); no client profile advertises elicitation (INIT-16 fails an agent that sends "
+     "one anyway), and a client given it by --client-capabilities answers its requests "
+     "without the machine tracking them; how a client renders a form is not a message"),
     (r"^transports\.mdx", "transport set-up: the fuzzer always launches the agent over stdio "
                           "(what it writes there: RPC-04, the batch rules)"),
 )

@@ -30,6 +30,7 @@ sessions = 0
 armed = False
 skip = 0  # lateworker: unknown requests to let pass before the work begins
 working = None  # lateworker: the session whose work only a cancel ends
+history = {}  # session -> the message updates of its turns (a resume from the start replays them)
 
 
 def send(msg):
@@ -43,14 +44,17 @@ def update(sid, upd):
 
 def turn(rid, sid):
     send({"jsonrpc": "2.0", "id": rid, "result": {}})
-    update(sid, {"sessionUpdate": "user_message", "messageId": f"u{rid}",
-                 "content": [{"type": "text", "text": "hi"}]})
+    said = {"sessionUpdate": "user_message", "messageId": f"u{rid}",
+            "content": [{"type": "text", "text": "hi"}]}
+    answer = {"sessionUpdate": "agent_message", "messageId": f"a{rid}",
+              "content": [{"type": "text", "text": "done"}]}
+    history.setdefault(sid, []).extend([said, answer])
+    update(sid, said)
     update(sid, {"sessionUpdate": "state_update", "state": "running"})
     if MODE == "untitledtool":
         update(sid, {"sessionUpdate": "tool_call_update", "toolCallId": f"t{rid}",
                      "status": "completed"})
-    update(sid, {"sessionUpdate": "agent_message", "messageId": f"a{rid}",
-                 "content": [{"type": "text", "text": "done"}]})
+    update(sid, answer)
     update(sid, {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"})
 
 
@@ -138,6 +142,9 @@ def handle(msg):
             os._exit(0)
         return None
     if method in ("session/resume", "session/close"):  # the rest of what `session: {}` offers
+        if method == "session/resume" and params.get("replayFrom"):  # the whole conversation
+            for upd in history.get(params.get("sessionId"), []):
+                update(params["sessionId"], upd)
         return {"jsonrpc": "2.0", "id": rid, "result": {}}
     if method == "session/list":
         return {"jsonrpc": "2.0", "id": rid, "result": {"sessions": []}}

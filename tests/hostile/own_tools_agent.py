@@ -13,6 +13,15 @@ the prompt). ``--on-cancel wait``: a cancel leaves the model request open and th
 never answered. ``--loadable``: it advertises ``loadSession`` and answers a ``session/load``
 of one of its sessions at once with a fresh session object, leaving a running turn in the old
 one, where later cancels no longer reach it (zed-industries/codex-acp#186's shape).
+``--persist``: it also advertises ``loadSession`` and keeps each session (its folder and the
+texts of its finished turns) in ``.own-tools-sessions.json`` in its working directory; a
+later process of it loads a session it finds there, replaying its history. Without it, a
+session lives only as long as its process.
+``--lose-mid-stream-cancel`` plants a race that only a slow model opens: a cancel read once
+the model's response has started but before any of its content came is noted on the stream
+and acted on at its next text; a tool call that comes next does not look at the note, so the
+tool is asked for and the turn ends ``end_turn`` (CANCEL-07). Only a model that pauses
+between the start of its answer and a tool call leaves time for a cancel to land there.
 """
 
 from __future__ import annotations
@@ -51,18 +60,50 @@ CHANGING = {"exec_cmd": "execute", "put_file": "edit"}
 ON_CANCEL = sys.argv[sys.argv.index("--on-cancel") + 1] if "--on-cancel" in sys.argv \
     else "hangup"
 LOADABLE = "--loadable" in sys.argv
+PERSIST = "--persist" in sys.argv
+STORE = os.path.join(os.getcwd(), ".own-tools-sessions.json")
+store_lock = threading.Lock()
+
+
+def stored() -> dict[str, Any]:
+    try:
+        with open(STORE, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def store(sid: str, session: dict[str, Any]) -> None:
+    """The session as a later process finds it (written whole, then renamed into place)."""
+    if not PERSIST:
+        return
+    with store_lock:
+        data = stored()
+        data[sid] = {"cwd": session["cwd"], "history": session["history"]}
+        with open(STORE + ".tmp", "w", encoding="utf-8") as fh:
+            json.dump(data, fh)
+        os.replace(STORE + ".tmp", STORE)
 
 out_lock = threading.Lock()
 pending: dict[Any, dict[str, Any]] = {}  # our request id -> {"event", "answer"}
 ids = itertools.count(1)
 
 
+LOSE_MID_STREAM_CANCEL = "--lose-mid-stream-cancel" in sys.argv  # a planted bug
+
+
 class Turn:
     def __init__(self) -> None:
         self.cancelled = threading.Event()
         self.sock: socket.socket | None = None
+        self.awaiting_content = False  # the model's response started, none of it read yet
+        self.stream_cancel = threading.Event()  # a cancel noted on the stream (the bug)
 
     def cancel(self) -> None:
+        if LOSE_MID_STREAM_CANCEL and self.awaiting_content:
+            self.stream_cancel.set()  # acted on at the stream's next text, if one comes
+            return
         self.cancelled.set()
         if self.sock is not None and ON_CANCEL == "hangup":
             with contextlib.suppress(OSError):
@@ -110,12 +151,19 @@ def model_step(turn: Turn, messages: list[dict[str, Any]], sid: str
         if resp.status != 200:
             resp.read()
             return "", [], f"http{resp.status}"
+        turn.stream_cancel.clear()  # a note belongs to the stream it was made on
+        turn.awaiting_content = True
         for raw in resp:
             line = raw.decode().strip()
             if not line.startswith("data: ") or line == "data: [DONE]":
                 continue
             choice = json.loads(line[6:])["choices"][0]
             delta = choice.get("delta") or {}
+            if delta.get("content") or delta.get("tool_calls"):
+                turn.awaiting_content = False
+            if delta.get("content") and turn.stream_cancel.is_set():
+                turn.cancel()
+                return text, [], "cancelled"
             if delta.get("content"):
                 text += delta["content"]
                 if not turn.cancelled.is_set():
@@ -133,6 +181,7 @@ def model_step(turn: Turn, messages: list[dict[str, Any]], sid: str
     finally:
         conn.close()
         turn.sock = None
+        turn.awaiting_content = False
     return text, [calls[k] for k in sorted(calls)], finish
 
 
@@ -173,9 +222,11 @@ def prompt(rid: Any, params: dict[str, Any], turn: Turn) -> None:
     text = " ".join(b.get("text", "") for b in params.get("prompt", []) if isinstance(b, dict))
     messages: list[dict[str, Any]] = [{"role": "user", "content": text}]
     stop = "end_turn"
+    answered = ""
     try:
         for _ in range(8):
             said, calls, finish = model_step(turn, messages, sid)
+            answered += said
             if turn.cancelled.is_set():
                 stop = "cancelled"
                 break
@@ -195,8 +246,12 @@ def prompt(rid: Any, params: dict[str, Any], turn: Turn) -> None:
             if turn.cancelled.is_set():
                 stop = "cancelled"
                 break
+        session["history"] += [["user", text], ["agent", answered]]
+        store(sid, session)
     finally:
         session["turns"].discard(turn)
+    if turn.cancelled.is_set():  # a cancel read while the turn was being stored ends it too
+        stop = "cancelled"
     if stop == "cancelled" and ON_CANCEL == "hang":
         return  # the cancelled turn is never answered
     send({"id": rid, "result": {"stopReason": stop}})
@@ -237,6 +292,22 @@ def handle_call(turn: Turn, sid: str, cwd: str, call: dict[str, Any]) -> str:
     return result
 
 
+def load(rid: Any, sid: str) -> None:
+    """``session/load`` of a session this process or an earlier one stored: its history
+    replayed, then the answer."""
+    found = sessions.get(sid) or stored().get(sid)
+    if found is None:
+        send({"id": rid, "error": {"code": -32602, "message": f"no session {sid}"}})
+        return
+    if sid not in sessions:  # (a session of this process stays the object its turns are in)
+        sessions[sid] = {"cwd": found["cwd"], "turns": set(), "history": list(found["history"])}
+    for role, text in found["history"]:
+        if text:
+            update(sid, {"sessionUpdate": f"{role}_message_chunk",
+                         "content": {"type": "text", "text": text}})
+    send({"id": rid, "result": {}})
+
+
 def main() -> None:
     for line in sys.stdin:
         try:
@@ -254,14 +325,19 @@ def main() -> None:
             slot["event"].set()
         elif method == "initialize":
             send({"id": rid, "result": {"protocolVersion": 1, "authMethods": [],
-                                        "agentCapabilities": {"loadSession": LOADABLE}}})
+                                        "agentCapabilities": {
+                                            "loadSession": LOADABLE or PERSIST}}})
         elif method == "session/load" and LOADABLE and params.get("sessionId") in sessions:
             sid = params["sessionId"]  # a fresh object: a running turn stays in the old one
-            sessions[sid] = {"cwd": sessions[sid]["cwd"], "turns": set()}
+            sessions[sid] = {**sessions[sid], "turns": set()}
             send({"id": rid, "result": {}})
+        elif method == "session/load" and PERSIST:
+            load(rid, str(params.get("sessionId")))
         elif method == "session/new":
-            sid = f"own-{next(ids)}"
-            sessions[sid] = {"cwd": params.get("cwd") or os.getcwd(), "turns": set()}
+            sid = f"own-{os.getpid()}-{next(ids)}" if PERSIST else f"own-{next(ids)}"
+            sessions[sid] = {"cwd": params.get("cwd") or os.getcwd(), "turns": set(),
+                             "history": []}
+            store(sid, sessions[sid])
             send({"id": rid, "result": {"sessionId": sid}})
         elif method == "session/prompt" and params.get("sessionId") in sessions:
             # registered before the next message is read: a cancel right behind the prompt

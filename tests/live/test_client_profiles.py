@@ -75,7 +75,7 @@ def test_zed_serves_files_and_terminals_inside_the_workspace(tmp_path: Path) -> 
                                       "exitStatus": {"exitCode": 0, "signal": None}}
     assert result(said, "release") == {}
     assert error(said, "after_release") == ErrorCode.INVALID_PARAMS
-    assert client.served == {"fs/write_text_file": 1, "fs/read_text_file": 3,
+    assert client.handshake.served == {"fs/write_text_file": 1, "fs/read_text_file": 3,
                              "terminal/create": 1, "terminal/wait_for_exit": 1,
                              "terminal/output": 2, "terminal/release": 1}
 
@@ -83,9 +83,9 @@ def test_zed_serves_files_and_terminals_inside_the_workspace(tmp_path: Path) -> 
 def test_a_client_serves_only_what_it_advertised(tmp_path: Path) -> None:
     client, said = one_turn(PRESETS["codecompanion"], tmp_path)
     assert set(said["said"]) == {"write", "read", "missing", "outside"}  # no terminal asked
-    assert set(client.served) == {"fs/write_text_file", "fs/read_text_file"}
+    assert set(client.handshake.served) == {"fs/write_text_file", "fs/read_text_file"}
     client, said = one_turn(PRESETS["bare"], tmp_path)
-    assert said["said"] == {} and not client.served
+    assert said["said"] == {} and not client.handshake.served
 
 
 def test_the_capabilities_given_are_sent_exactly(tmp_path: Path) -> None:

@@ -285,6 +285,35 @@ def test_hostile_agents(mode: str, code: int, rule: str | None, tmp_path: Path) 
     assert _leftovers(tag) == []
 
 
+def test_a_flood_of_one_failure_slices_its_transcript_once(monkeypatch: pytest.MonkeyPatch
+                                                           ) -> None:
+    """Thousands of lines breaking the same rules after one action are one failure each, seen
+    thousands of times: the transcript is sliced for its proof once per rule, not once per
+    line (that made the flood agent's run and every replay of it quadratic: minutes)."""
+    from acp_model.fuzzing import pool as pool_module
+    from acp_model.fuzzing.actions import Prompt, Sync
+    from acp_model.fuzzing.pool import AgentPool, Example
+    from acp_model.fuzzing.recorder import LifecycleFailure, Recorder
+
+    sliced: list[int] = []
+    real = pool_module.excerpt
+    monkeypatch.setattr(pool_module, "excerpt",
+                        lambda *a, **k: sliced.append(1) or real(*a, **k))
+    recorder = Recorder()
+    agents = AgentPool(FuzzConfig([*MINI, "--mode", "flood"], spec="seed"), recorder)
+    try:
+        ex = Example(agents.client(), recorder, deadline=1.0)
+        ex.act(NewSession())
+        ex.act(Prompt(0, [{"type": "text", "text": "hi"}]))
+        with pytest.raises(LifecycleFailure):  # the 2nd prompt floods: seen by the sync
+            ex.act(Prompt(0, [{"type": "text", "text": "flood"}]))
+            ex.act(Sync())
+    finally:
+        agents.retire()
+    assert recorder.found["SESS-12"].seen > 5  # every line judged so far counted...
+    assert len(sliced) <= 2 * len(recorder.found)  # ...and sliced once per rule and check
+
+
 def test_an_agent_that_cannot_be_initialized_is_an_environment_error(tmp_path: Path) -> None:
     """An error answer to initialize (no API key...) breaks no rule: exit 2 and a report whose
     verdict is ``error``, never a made-up failure of the agent."""
@@ -322,7 +351,7 @@ def test_a_run_a_jobs_run_and_a_merge_state_a_counterexample_in_one_line_form() 
     from acp_model.report.text import counterexample_line
 
     run = {"rule": "CANCEL-07", "steps": 3, "reproduced": 2, "replays": 5,
-           "reproduction": "2/5"}
+           "reproduction": "2/5", "minimize": {"fixpoint": True, "steps": 3}}
     # the rule's name links to its entry in the rule catalogue (report/links.py)
     assert counterexample_line(run, "-> out/CANCEL-07") == (
         f"[bold][link={rule_url('CANCEL-07')}]CANCEL-07[/link][/]: minimal counterexample of 3 "
@@ -351,7 +380,7 @@ def test_a_merge_keeps_a_reproduced_program_over_a_shorter_unverified_one() -> N
     unverified = {"rule": "CANCEL-11", "actions": [{}] * 5, "reproduced": 0, "replays": 6,
                   "times_seen": 2}
     reproduced = {"rule": "CANCEL-11", "actions": [{}] * 9, "reproduced": 3, "replays": 6,
-                  "times_seen": 1}
+                  "times_seen": 1, "minimize": {"fixpoint": True, "steps": 9}}
     for order in ([unverified, reproduced], [reproduced, unverified]):
         merged = merge_reports([_worker_report("fail", [ce], violations=[
                                     {"rule": "CANCEL-11", "check": "c", "level": "fail",
@@ -414,12 +443,23 @@ def test_a_run_that_ends_before_its_budget_says_why() -> None:
 
 def test_only_a_counterexample_a_fresh_process_reproduced_is_called_minimal() -> None:
     """A program no fresh-process replay showed again is the run's own (an exit racing the
-    sync was printed "minimal counterexample ..., reproduced 0/11")."""
-    from acp_model.report.text import counterexample_name
+    sync was printed "minimal counterexample ..., reproduced 0/11"), and one whose minimizing
+    was cut is not minimal (one printed "counterexample (not replayed) of 9 client action(s),
+    not replayed")."""
+    from acp_model.report.text import counterexample_line, counterexample_name
 
-    assert counterexample_name(1, 11) == "minimal counterexample"
+    assert counterexample_name(1, 11, minimal=True) == "minimal counterexample"
     assert counterexample_name(0, 11) == "unverified counterexample"
-    assert counterexample_name(0, 0) == "counterexample (not replayed)"
+    # the rate says "not replayed"; the name does not say it again
+    assert counterexample_name(0, 0) == "counterexample"
+    # minimizing cut before its fixpoint, or a report that does not say: never "minimal"
+    assert counterexample_name(1, 11, minimal=False) == "counterexample (not proven minimal)"
+    assert counterexample_name(1, 11) == "counterexample (not proven minimal)"
+    cut = {"rule": "ACPM-SCHEMA", "steps": 9, "reproduced": 0, "replays": 0,
+           "minimize": {"fixpoint": False, "stage": "search", "steps": None}}
+    line = counterexample_line(cut)
+    assert line.endswith("counterexample of 9 client action(s), not replayed"), line
+    assert line.count("not replayed") == 1 and "inimal" not in line
     # the HTML page titles the steps the same way
     from acp_model.fuzzing.artifacts import found_case
     from acp_model.fuzzing.recorder import Recorder

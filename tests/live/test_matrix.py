@@ -174,3 +174,25 @@ def test_the_page_is_self_contained_and_shows_the_verdicts(
     png = screenshot(page, tmp_path / "matrix.png", width=1300, height=900)
     assert colour_share(png, FAIL_RED, rows=slice(0, 450)) > 0.002
     assert colour_share(png, PASS_GREEN, rows=slice(0, 450)) > 0.02
+
+
+@pytest.mark.slow
+def test_a_matrix_run_with_coverage_fills_the_coverage_column(tmp_path: Path) -> None:
+    """``--coverage`` on the reference agent (its ACP layer given by ``--coverage-scope``):
+    the row reports the lines and functions of its layer reached, and the page's grid shows
+    them in the coverage column."""
+    layer = Path(__file__).resolve().parents[2] / "acp_model" / "agents" / "reference"
+    out = tmp_path / "matrix"
+    code = main(["matrix", "--out", str(out), "--budget", "6", "--seed", "1",
+                 "--replay-runs", "1", "--coverage", "--coverage-scope", f"{layer}/*.py",
+                 "--target", f"ref={AGENT}"])
+    assert code == 0
+    doc = json.loads((out / "matrix.json").read_text(encoding="utf-8"))
+    (row,) = doc["rows"]
+    cov = row["agent_coverage"]
+    assert cov["tool"] == "coverage.py" and cov["files"] >= 10, cov
+    assert 0 < cov["lines"]["reached"] < cov["lines"]["total"], cov
+    assert 0 < cov["functions"]["reached"] <= cov["functions"]["total"], cov
+    page = (out / "matrix.html").read_text(encoding="utf-8")
+    assert ">agent coverage</th>" in page
+    assert f"{cov['lines']['percent']:g}% lines" in page

@@ -214,6 +214,23 @@ def test_sigterm_ignored_needs_sigkill() -> None:
     assert not live_members(agent.pgid)
 
 
+def test_an_exit_during_a_close_still_ends_the_agent() -> None:
+    """A replay's agent is closed on a daemon thread (its grace is not the replay's time): a
+    run that exits while that close waits out its grace must still end the group, or the
+    agent outlives the run (the hostile ``hang`` runs left such processes behind)."""
+    from acp_model.fuzzing.transport import _end_live_agents
+
+    agent = spawn("ignore_sigterm.py", close_grace=30.0)
+    assert agent.wait_for(lambda m: m.get("method") == "ready", 5) is not None
+    closer = threading.Thread(target=agent.close, daemon=True)
+    closer.start()
+    assert agent.wait_exit(0.5) is None  # in its grace, still running
+    t0 = time.monotonic()
+    _end_live_agents()  # what the run's exit does (atexit)
+    assert time.monotonic() - t0 < 3
+    assert not live_members(agent.pgid)
+
+
 def test_lingering_grandchild_is_killed() -> None:
     agent = spawn("grandchild.py")
     record = agent.wait_for(lambda m: m.get("method") == "grandchild", 10)

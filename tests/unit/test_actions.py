@@ -151,3 +151,16 @@ def test_the_requests_that_reopen_a_session_are_those_the_agent_advertised() -> 
     assert reload_methods({"agentCapabilities": {}}, "v1") == frozenset()
     assert reload_methods({"capabilities": {"session": {}}}, "seed") == {"session/resume"}
     assert reload_methods({"capabilities": {}}, "seed") == frozenset()
+
+
+def test_a_relaunch_reads_back_from_its_replay_form_and_says_what_it_does() -> None:
+    """The editor's restart is an action of the program like the others: stored in replay
+    files and described in counterexamples."""
+    from acp_model.fuzzing.actions import Relaunch
+
+    action = Relaunch(1, replay=False)
+    assert action.to_json() == {"op": "relaunch", "s": 1, "replay": False}
+    assert from_json(action.to_json()) == action
+    assert Program.of([NewSession(), NewSession(), action]).describe()[-1] == (
+        "restart the agent (a fresh process, its store kept) and reopen session s2 without "
+        "replay (resume)")

@@ -6,6 +6,8 @@ tests/live/test_budget.py; the probe's share in tests/live/test_probe.py.
 
 from __future__ import annotations
 
+import time
+
 from acp_model.fuzzing.budget import DRAIN_SHARE, Budget, failure_budget, slack
 from acp_model.fuzzing.stop import Stop
 
@@ -49,3 +51,34 @@ def test_phases_are_timed() -> None:
     budget.enter("minimizing")
     budget.close()
     assert set(budget.seconds()) == {"generation", "minimizing"}
+
+
+def test_a_replay_that_ignores_the_stop_is_left_behind_counted_as_cut() -> None:
+    """The budget's end stops the replays under way: one still busy (judging an agent's flood,
+    waiting on its close) a moment later is not waited for. It counts as cut (no evidence),
+    and the others' outcomes stay."""
+    import threading
+
+    from acp_model.fuzzing.replay import INTERRUPTED, STRAGGLER_GRACE, ReplayOutcome, in_threads
+
+    release = threading.Event()
+    started = threading.Event()
+
+    def job(item: str, abort: threading.Event) -> ReplayOutcome:
+        if item == "quick":
+            return ReplayOutcome(True, [], [], None)
+        started.set()
+        release.wait(60.0)  # deaf to ``abort``, as a CPU-bound judgment is
+        return ReplayOutcome(True, [], [], None)
+
+    stop = Stop()
+    threading.Thread(target=lambda: started.wait(5.0) and stop.request(), daemon=True).start()
+    try:
+        t0 = time.monotonic()
+        outcomes = in_threads(job, ["quick", "deaf"], stop=stop, parallel=2)
+        took = time.monotonic() - t0
+    finally:
+        release.set()
+    assert [o.error for o in outcomes] == [None, INTERRUPTED]
+    assert outcomes[0].reproduced and not outcomes[1].reproduced
+    assert took < STRAGGLER_GRACE + 5.0  # not the deaf replay's 60 s

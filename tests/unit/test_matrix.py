@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from acp_model import __version__
 from acp_model.cli.main import main
 from acp_model.report.matrix import (
     Change,
@@ -236,3 +237,74 @@ def test_a_profile_declares_what_its_agent_never_does(
 
 
 # --- a live matrix ---------------------------------------------------------------------------
+
+
+# --- the agent's coverage --------------------------------------------------------------------
+COVERAGE = {"tool": "coverage.py", "scope": "src/*.py", "processes": 2,
+            "lines": {"reached": 1099, "total": 1428, "percent": 77.0},
+            "functions": {"reached": 119, "total": 204, "percent": 58.3},
+            "files": [{"path": "src/a.py", "runtime": "python", "loaded": True,
+                       "lines": [10, 12], "functions": [1, 2]}],
+            "samples": [], "notes": []}
+
+
+def test_a_row_run_with_coverage_shows_its_acp_layer_in_a_column_of_the_grid(
+        tmp_path: Path) -> None:
+    """A row whose run measured the agent's coverage carries its lines and functions reached;
+    the matrix page and the agents page then have a coverage column, where a row that did
+    not measure it says so. Without any measured row there is no such column."""
+    from acp_model.report.matrix_docs import render_docs
+    from acp_model.report.matrix_html import render_matrix
+
+    measured = row_from_report(Target("a", 2), {**_report({"CANCEL-07": 1}),
+                                                "coverage_agent": COVERAGE}, tmp_path)
+    plain = row_from_report(Target("b", 2), _report({"CANCEL-07": 1}), tmp_path)
+    assert measured["agent_coverage"] == {
+        "tool": "coverage.py", "scope": "src/*.py", "files": 1,
+        "lines": COVERAGE["lines"], "functions": COVERAGE["functions"]}
+    assert "agent_coverage" not in plain
+    doc = document([measured, plain], {"coverage": True})
+    page = render_matrix(doc)
+    assert "<th title='the agent&#x27;s own ACP layer" in page and ">agent coverage</th>" in page
+    assert "title='77.0% of 1428 lines, 58.3% of 204 functions'>77% lines, 58.3% functions<" \
+        in page
+    assert "title='not measured'>-</td>" in page
+    assert "agent coverage (coverage.py, ACP layer): 77.0% of 1428 lines" in page
+    docs = tmp_path / "docs" / "agents.md"
+    text = render_docs(doc, base=tmp_path, docs=docs, notes=tmp_path / "notes", reviews={},
+                       reports={})
+    assert ">agent coverage</th>" in text
+    assert '<td title="77.0% of 1428 lines, 58.3% of 204 functions">77% lines, 58.3% ' \
+           'functions</td>' in text
+    assert "Agent coverage (coverage.py, ACP layer): 77.0% of 1428 lines" in text
+    unmeasured = document([plain], {})
+    assert "agent coverage" not in render_matrix(unmeasured)
+
+
+def test_a_matrix_with_coverage_asks_each_row_s_run_for_it() -> None:
+    """``acp-model matrix --coverage`` runs each row with ``fuzz --coverage`` (a command
+    line's layer from ``--coverage-scope``; a profile names its own), and its settings say
+    so: a previous row run without coverage does not stand for one with it."""
+    import argparse
+
+    from acp_model.cli.matrix import _fuzz_argv, _settings
+    from acp_model.matrix.rows import reusable
+
+    args = argparse.Namespace(budget=10.0, replay_runs=1, minimize_budget=None, seed=1,
+                              jobs=1, spec="auto", coverage=True,
+                              coverage_scope=["src/*.py"])
+    command = Target("ref", 2, command=("python", "-m", "ref"))
+    argv = _fuzz_argv(args, command, "auto", Path("/tmp/x"), 1)
+    assert "--coverage" in argv and "--coverage-scope=src/*.py" in argv
+    profile = _fuzz_argv(args, Target("claude-agent-acp", 2), "auto", Path("/tmp/x"), 1)
+    assert "--coverage" in profile and not any(a.startswith("--coverage-scope") for a in profile)
+    plain = _fuzz_argv(argparse.Namespace(**{**vars(args), "coverage": False}), command,
+                       "auto", Path("/tmp/x"), 1)
+    assert not any(a.startswith("--coverage") for a in plain)
+    settings = _settings(args)
+    assert settings["coverage"] is True
+    row = {"key": "a v2", "status": "ran", "version": "1.0", "acp_model": __version__}
+    before = document([row], {"budget": 10.0, "spec": "auto"})
+    target = Target("a", 2, version="1.0")
+    assert reusable(before, target, {"budget": 10.0, "spec": "auto"}) is not None
+    assert reusable(before, target, {"budget": 10.0, "spec": "auto", "coverage": True}) is None

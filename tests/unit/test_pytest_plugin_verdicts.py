@@ -42,7 +42,7 @@ def test_group_verdicts_warn_skip_and_fail() -> None:
     text = str(failed.value)
     assert text.startswith("CANCEL: 1 rule(s) failed against agent (profile quick")
     assert "CANCEL-07 (MUST, binds the agent)" in text and "what happened: ended end_turn" in text
-    assert "counterexample (not replayed), 2 client action(s):" in text
+    assert "counterexample, 2 client action(s), not replayed:" in text
     assert "    2. cancel s1" in text
-    assert text.count("not replayed") == 1  # said once, by the name
+    assert text.count("not replayed") == 1  # said once, by the rate
     check_group(run, "STOP")  # no failure of its own: unaffected
