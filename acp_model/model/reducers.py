@@ -34,7 +34,7 @@ DEFAULT_TOOL_STATUS = ToolStatus.PENDING  # TOOL-03: a tool call the client neve
 
 
 @dataclass(frozen=True, slots=True)
-class Message:
+class ViewMessage:
     family: str
     content: tuple[Any, ...] = ()
     meta: Any = None  # message-level _meta (chunk _meta never lands here, MSG-09)
@@ -73,7 +73,7 @@ class Usage:
 class SessionView:
     """What a client would render for one session."""
 
-    messages: HashTrieMap = field(default_factory=HashTrieMap)  # messageId -> Message
+    messages: HashTrieMap = field(default_factory=HashTrieMap)  # messageId -> ViewMessage
     order: Queue = field(default_factory=Queue)  # message ids in first-seen order
     tools: HashTrieMap = field(default_factory=HashTrieMap)  # toolCallId -> ToolCall
     recent_tools: tuple[str, ...] = ()  # the last few tool calls reported (for summaries)
@@ -110,7 +110,7 @@ def _persistent(mapping: Mapping[str, Any]) -> HashTrieMap:
 
 
 @allowance("MSG-03", "MSG-04", "MSG-05", "MSG-06", "MSG-07", "MSG-08", "MSG-09", "MSG-10")
-def reduce_message(messages: Mapping[str, Message], update: dict[str, Any]) -> HashTrieMap:
+def reduce_message(messages: Mapping[str, ViewMessage], update: dict[str, Any]) -> HashTrieMap:
     """Apply one message upsert or chunk; returns a new mapping."""
     messages = _persistent(messages)
     kind = update.get("sessionUpdate", "")
@@ -118,14 +118,14 @@ def reduce_message(messages: Mapping[str, Message], update: dict[str, Any]) -> H
     mid = update.get("messageId")
     if family is None or not isinstance(mid, str):
         return messages
-    current = messages.get(mid) or Message(family)
+    current = messages.get(mid) or ViewMessage(family)
     if kind.endswith("_chunk"):
         block = update.get("content")
-        new = Message(current.family, (*current.content, block), current.meta) \
+        new = ViewMessage(current.family, (*current.content, block), current.meta) \
             if block is not None \
             else current
     else:
-        new = Message(current.family, _content_patch(current.content, update),
+        new = ViewMessage(current.family, _content_patch(current.content, update),
                       _meta_patch(current.meta, update))
     return messages.insert(mid, new)
 
@@ -263,7 +263,7 @@ def apply_permission_subject(view: SessionView, params: dict[str, Any]) -> Sessi
     return view
 
 
-def rendered_text(message: Message) -> str:
+def rendered_text(message: ViewMessage) -> str:
     """Concatenated text of a message's text blocks (handy in tests and notebooks)."""
     return "".join(b.get("text", "") for b in message.content
                    if isinstance(b, dict) and b.get("type") == "text")

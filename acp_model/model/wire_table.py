@@ -373,16 +373,21 @@ def state_event(state: Any) -> Event:
     return STATE_EVENTS.get(state, Event.CUSTOM_REPORTED)
 
 
+def _kinds(column: Callable[[Update], Any]) -> frozenset[str]:
+    """The sessionUpdate kinds whose row has ``column`` set."""
+    return frozenset(u.kind for u in UPDATES if column(u))
+
+
 @cache
 def v1_turn_kinds() -> frozenset[str]:
     """The sessionUpdate kinds that belong to a v1 turn (v1 prompt-turn.mdx §3, §5)."""
-    return frozenset(u.kind for u in UPDATES if u.turn)
+    return _kinds(lambda u: u.turn)
 
 
 @cache
 def history_kinds() -> frozenset[str]:
     """The sessionUpdate kinds that carry conversation history (what a replay sends)."""
-    return frozenset(u.kind for u in UPDATES if u.history)
+    return _kinds(lambda u: u.history)
 
 
 @cache
@@ -400,7 +405,7 @@ def tool_kinds() -> dict[str, str]:
 @cache
 def user_kinds() -> frozenset[str]:
     """The sessionUpdate kinds that carry a user message."""
-    return frozenset(u.kind for u in UPDATES if u.event == Event.USER_MESSAGE)
+    return _kinds(lambda u: u.event == Event.USER_MESSAGE)
 
 
 @cache
@@ -419,16 +424,16 @@ def families() -> dict[str, str]:
 @cache
 def late_kinds() -> frozenset[str]:
     """The kinds a cancelled turn may still stream after its end (v1's CANCEL-09)."""
-    return frozenset(u.kind for u in UPDATES if u.late)
+    return _kinds(lambda u: u.late)
 
 
 @cache
 def replayed_kinds() -> frozenset[str]:
     """The kinds a replayed conversation is made of."""
-    return frozenset(u.kind for u in UPDATES if u.replayed)
+    return _kinds(lambda u: u.replayed)
 
 
 @cache
 def compaction_kinds() -> frozenset[str]:
     """The kinds that summarise earlier conversation."""
-    return frozenset(u.kind for u in UPDATES if u.compacts)
+    return _kinds(lambda u: u.compacts)
