@@ -193,3 +193,22 @@ def test_every_check_declares_its_role_and_what_it_reads() -> None:
             assert role is Role.GUARD and "reads" not in keywords, label
             assert fn.name in guarded, f"{label}: a guard no machine's transition names"
     assert all(m.reads for m in CHECKS.values() if m.role is Role.FINDING)
+
+
+def test_a_methods_own_verdicts_are_planned_once_until_the_first_that_fails() -> None:
+    """The checks that read the method alone are decided per (revision, direction, method):
+    the router replays the plan's verdicts for every message of that method."""
+    from acp_model.oracle.router import _plan_method
+
+    def plan(direction: str, method: str, request: bool) -> tuple[bool, list[tuple[str, bool]]]:
+        spec, verdicts = _plan_method("seed", direction, method, request)
+        return spec is not None, [(meta.name, text is None) for meta, text in verdicts]
+
+    assert plan("c2a", "session/prompt", True) == (True, [
+        ("method_defined", True), ("method_direction", True), ("notification_without_id", True)])
+    assert plan("a2c", "session/prompt", True) == (False, [
+        ("method_defined", True), ("method_direction", False)])
+    assert plan("c2a", "session/cancel", True) == (False, [
+        ("method_defined", True), ("method_direction", True), ("notification_without_id", False)])
+    assert plan("c2a", "no/such", False) == (False, [("method_defined", False)])
+    assert plan("c2a", "_mine", False) == (False, [("method_defined", True)])
