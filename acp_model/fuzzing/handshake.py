@@ -27,14 +27,13 @@ from acp_model.trace import dialect
 CLIENT_INFO = {"name": "acp-model", "title": "acp-model fuzzer", "version": __version__}
 
 
-def _process(rule_id: str, name: str, doc: str) -> Any:
-    return declare(rule_id, name, doc, module=__name__, role=Role.PROCESS)
-
-
-INITIALIZE_ANSWERED = _process("ACPM-ANSWER", "initialize_answered", "The agent answers "
-                               "initialize within the start-up deadline.")
-VERSION_ECHOED = _process("INIT-04", "version_echoed", "An agent that implements protocol "
-                          "version 2 answers a v2 client with version 2.")
+# What only the fuzzer's own initialize shows (a recorded trace's is the oracle's to judge).
+INITIALIZE_ANSWERED = declare("ACPM-ANSWER", "initialize_answered", "The agent answers "
+                              "initialize within the start-up deadline.", module=__name__,
+                              role=Role.PROCESS)
+VERSION_ECHOED = declare("INIT-04", "version_echoed", "An agent that implements protocol "
+                         "version 2 answers a v2 client with version 2.", module=__name__,
+                         role=Role.PROCESS)
 REFUSED_VALID = meta_of(valid_client_let_in)  # INIT-18: the oracle judges the refusal
 
 
