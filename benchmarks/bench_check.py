@@ -3,7 +3,10 @@
 Prints, for the same generated trace: json.loads and orjson.loads of every line, bare schema
 validation of every message against its method's definition, and ``acp-model check`` end to end
 (read + parse + model) with schema validation off and on. Targets: validation on >= 30% of
-the orjson parse rate; validation off >= 50%. When a target is missed (or with --profile), the
+the orjson parse rate; validation off >= 50%. It also measures decoding each line once into a
+typed record (msgspec, :mod:`benchmarks.typed_decode`) against parsing it into dicts and
+walking them for the same facts (issue 51: keep what the profile favours); without msgspec
+installed those rows are left out. When a target is missed (or with --profile), the
 check with validation is profiled and the top functions with their share of its time are
 written to benchmarks/results/check-profile.txt.
 """
@@ -27,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from acp_model.oracle import validate as validation
 from acp_model.oracle.offline import check_trace
 from acp_model.spec import schema
+from benchmarks import typed_decode
 from benchmarks.gen_trace import generate
 from benchmarks.results import figure, record
 
@@ -54,6 +58,11 @@ def _defs_for(records: list[dict[str, Any]]) -> list[tuple[str, Any]]:
                 elif method and table[method].result_def:
                     out.append((table[method].result_def, msg["result"]))
     return out
+
+
+def _each(fn: Any, lines: list[bytes]) -> None:
+    for line in lines:
+        fn(line)
 
 
 def best_of(fn: Any, repeat: int = 3) -> float:
@@ -126,6 +135,10 @@ def main() -> None:
                                                       args.repeat), n))
         rows.append(("orjson.loads (per line)",
                      best_of(lambda: [orjson.loads(x) for x in lines], args.repeat), n))
+        # each line parsed and dropped (no parse kept alive: the garbage collector's work on
+        # the kept lists above is not the decoders'), with and without the router's reads
+        for name, fn in typed_decode.decoders().items():
+            rows.append((name, best_of(lambda f=fn: _each(f, lines), args.repeat), n))
         for backend, validators in compiled.items():
             rows.append((f"bare schema validation ({backend})",
                          best_of(lambda v=validators: [v[d](i) for d, i in pairs],  # type: ignore[misc]
@@ -153,6 +166,14 @@ def main() -> None:
         rates["bare schema validation (fastjsonschema)"]
     print(f"validator in use: {validation.backend()}; jsonschema-rs / fastjsonschema: "
           f"{speedup:.1f}x")
+    typed = rates.get(typed_decode.TYPED_READS)
+    walked = rates[typed_decode.DICT_READS]
+    per_check = on / n  # seconds per message of the check with validation
+    decode_note = ("typed decode not measured (msgspec not installed)" if typed is None else
+                   f"typed decode + reads runs at {typed / walked:.2f}x the rate of dict parse + "
+                   f"reads; they take {1 / walked / per_check:.0%} and {1 / typed / per_check:.0%}"
+                   " of the check's time per message")
+    print(decode_note)
     print(f"check, validation on  / orjson.loads : {on_ratio:6.1%}  (target >= 30%)")
     print(f"check, validation off / orjson.loads : {off_ratio:6.1%}  (target >= 50%)")
     print(f"targets: {'missed: ' + '; '.join(missed) if missed else 'met'}")
@@ -172,7 +193,7 @@ def main() -> None:
               "rows": [[name, round(seconds, 3), round(count / seconds)]
                        for name, seconds, count in rows]},
        parameters={"messages": n, "sessions": args.sessions, "repeat": args.repeat},
-       notes=f"validator in use: {validation.backend()}" + (
+       notes=f"validator in use: {validation.backend()}; {decode_note}" + (
            f". Targets missed; profile of the check in benchmarks/results/{PROFILE.name} "
            f"({summary})" if missed else ""))
 

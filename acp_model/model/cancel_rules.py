@@ -8,14 +8,15 @@
 
 from __future__ import annotations
 
+from acp_model.model import wire_table
 from acp_model.model.check import check
 from acp_model.model.events import Ev
 from acp_model.model.race_facts import Session
-from acp_model.model.vocab import Answer, CancelStatus, Level, StopReason
+from acp_model.model.vocab import Answer, CancelStatus, Level, Role, StopReason
 
 __all__ = ["LATE_CONTENT_UPDATES", "CancelRules"]
 
-LATE_CONTENT_UPDATES = frozenset({"agent_message_chunk", "agent_thought_chunk"})
+LATE_CONTENT_UPDATES = wire_table.late_kinds()  # content a cancelled turn may still stream
 
 
 class CancelRules:
@@ -26,7 +27,7 @@ class CancelRules:
     def __init__(self, m: Session) -> None:
         self.m = m
 
-    @check("CANCEL-04")
+    @check("CANCEL-04", role=Role.GUARD)
     def answer_honours_cancel(self, ev: Ev) -> bool:
         """After session/cancel the client answers pending permissions with `cancelled`."""
         allowed = self.m.facts.required_answers(ev.id)
@@ -36,21 +37,23 @@ class CancelRules:
         return (ev.answer, code) in allowed
 
     @check("A-04.idle-cancelled", reading="A-04",
-           levels={"noop": "off", "idle-cancelled": "rule"}, evidence="reply_evidence")
+           levels={"noop": "off", "idle-cancelled": "rule"}, evidence="reply_evidence",
+           role=Role.GUARD)
     def idle_cancel_answered(self, ev: Ev) -> bool:
         """Under A-04=idle-cancelled a cancel read while idle is answered before new work
         (or a newer prompt's acceptance) begins."""
         return not self.m.facts.replies_owed_before_work()
 
     @check("CANCEL-07", reading="A-11", levels={"provable": "rule", "sent": "rule",
-                                                "never": "off"}, evidence="cancel_evidence")
+                                                "never": "off"}, evidence="cancel_evidence",
+           role=Role.GUARD)
     def cancel_honoured(self, ev: Ev) -> bool:
         """Work during which the agent read session/cancel ends with `cancelled` (provably
         read, or under reading A-11=sent merely sent while the work was reported)."""
         return ev.shown is False or ev.reason == StopReason.CANCELLED \
             or not self.m.facts.binding_cancels()  # (v1, a silent turn: the warning below)
 
-    @check("CANCEL-07", level=Level.WARN, evidence="probable_evidence")
+    @check("CANCEL-07", level=Level.WARN, evidence="probable_evidence", role=Role.GUARD)
     def cancel_probably_honoured(self, ev: Ev) -> bool:
         """Work during which the agent probably read session/cancel (it acted on a later
         client message) ends with `cancelled`; no response proves the read, so a warning.
@@ -64,7 +67,7 @@ class CancelRules:
             return True
         return not self.m.facts.probable_cancels()
 
-    @check("CANCEL-07", level=Level.WARN, evidence="reopened_evidence")
+    @check("CANCEL-07", level=Level.WARN, evidence="reopened_evidence", role=Role.GUARD)
     def cancel_after_reopen_honoured(self, ev: Ev) -> bool:
         """Work during which the agent read a session/cancel sent after the client reopened
         the session (session/load, session/resume) ends with `cancelled`. Whether a reopen
@@ -73,7 +76,7 @@ class CancelRules:
         return ev.reason == StopReason.CANCELLED or not self.m.facts.reopened_cancels()
 
     @check("A-10.cancel", reading="A-10", levels={"any": "warn", "cancel": "rule", "keep": "off"},
-           evidence="held_evidence")
+           evidence="held_evidence", role=Role.GUARD)
     def held_prompt_cancelled(self, ev: Ev) -> bool:
         """A prompt held behind other work when the agent read a cancel is cancelled too
         (reading A-10: the seed's text leaves it open, by default a warning; the sdk-2.4.0
@@ -81,14 +84,15 @@ class CancelRules:
         return ev.reason == StopReason.CANCELLED or not self.m.facts.held_cancels()
 
     @check("A-04.idle-cancelled", reading="A-04",
-           levels={"noop": "off", "idle-cancelled": "rule"}, evidence="swallow_evidence")
+           levels={"noop": "off", "idle-cancelled": "rule"}, evidence="swallow_evidence",
+           role=Role.GUARD)
     def idle_cancel_not_swallowed(self, ev: Ev) -> bool:
         """Under A-04=idle-cancelled, a cancel the agent provably read before this work ended
         is answered with `cancelled`: read during the work it cancels it, read before the
         work began it was owed an idle(cancelled) before that work."""
         return ev.reason == StopReason.CANCELLED or not self.m.facts.swallowed_cancels()
 
-    @check("CANCEL-11", evidence="cause_evidence")
+    @check("CANCEL-11", evidence="cause_evidence", role=Role.GUARD)
     def cancelled_has_cause(self, ev: Ev) -> bool:
         """`cancelled` answers a cancel that could still apply to the work being ended."""
         m = self.m
@@ -101,7 +105,7 @@ class CancelRules:
             return bool(m.facts.justifying())
         return any(c.status == CancelStatus.QUIET for c in m.cancel_book.cancels)
 
-    @check("CANCEL-11", level=Level.WARN, evidence="joint_evidence")
+    @check("CANCEL-11", level=Level.WARN, evidence="joint_evidence", role=Role.GUARD)
     def cancelled_not_only_by_order(self, ev: Ev) -> bool:
         """`cancelled` for work that showed content, whose only possible cause is a cancel
         read before the work began that may have reached it only because the agent handled
@@ -113,18 +117,19 @@ class CancelRules:
             return True
         return not m.facts.joint_only()
 
-    @check("CANCEL-05", evidence="new_work_evidence")
+    @check("CANCEL-05", evidence="new_work_evidence", role=Role.GUARD)
     def no_new_work_after_cancel(self, ev: Ev) -> bool:
         """After provably reading a cancel, the agent does not ask for more permissions."""
         return not self.m.facts.read_work_cancels()
 
-    @check("CANCEL-09", reading="A-13", levels={"fail": "rule", "warn": "warn", "allow": "off"})
+    @check("CANCEL-09", reading="A-13", levels={"fail": "rule", "warn": "warn", "allow": "off"},
+           role=Role.GUARD)
     def not_after_cancelled_idle(self, ev: Ev) -> bool:
         """Tool calls of cancelled work get no updates after the cancelled idle."""
         return ev.tool_call_id not in self.m.work.cancelled_tools
 
     @check("CANCEL-09", reading="SPEC", levels={"seed": "off", "sdk-2.4.0": "off", "v1": "rule"},
-           evidence="late_content_evidence")
+           evidence="late_content_evidence", role=Role.GUARD)
     def content_before_cancelled_end(self, ev: Ev) -> bool:
         """v1: content and tool calls of a cancelled turn come before the prompt's response
         (no message, thought or tool call after it while no prompt came since)."""
@@ -133,7 +138,7 @@ class CancelRules:
         return not (ev.update in LATE_CONTENT_UPDATES or ev.tool_call_id is not None)
 
     @check("V1-TURN-01", reading="SPEC", levels={"seed": "off", "sdk-2.4.0": "off", "v1": "rule"},
-           evidence="late_turn_evidence")
+           evidence="late_turn_evidence", role=Role.GUARD)
     def content_before_turn_end(self, ev: Ev) -> bool:
         """v1: a turn's content comes before the response that ends it (no message, thought
         or tool call after it while no prompt came since); a warning (the rule's notes)."""

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from acp_model.model.check import check
-from acp_model.model.vocab import ErrorCode, Level, Role
+from acp_model.model.vocab import ErrorCode, Level, Reads, Role
+from acp_model.model.wire_shapes import Shape, on
 from acp_model.trace.methods import Method
 
 Caps = Mapping[str, Any]
@@ -34,20 +35,9 @@ _UNSUPPORTED = re.compile(r"not supported|unsupported|not support|cannot handle|
 _BASELINE_NAMED = re.compile(r"resource[_ ]?link|\btext\b|content", re.I)
 
 
-def on(caps: Any, *path: str) -> bool:
-    """Is the capability at ``path`` advertised (``true`` or an object)?"""
-    node = caps
-    for key in path:
-        if not isinstance(node, Mapping):
-            return False
-        node = node.get(key)
-    return node is True or isinstance(node, Mapping)
-
-
-def client_capabilities(params: Any, protocol: int) -> Caps:
+def client_capabilities(params: Any, shape: Shape) -> Caps:
     """The capabilities an initialize request advertises (v1 ``clientCapabilities``)."""
-    key = "clientCapabilities" if protocol == 1 else "capabilities"
-    caps = params.get(key) if isinstance(params, Mapping) else None
+    caps = params.get(shape.client_caps_key) if isinstance(params, Mapping) else None
     return caps if isinstance(caps, Mapping) else {}
 
 
@@ -86,7 +76,7 @@ def _named_unsupported(error: Any) -> str | None:
     return None
 
 
-@check("INIT-11", role=Role.FINDING)
+@check("INIT-11", role=Role.FINDING, reads=[Reads.RESPONSE])
 def baseline_content_refused(shape: PromptShape | None, error: Any) -> str | None:
     """A prompt made of text and resource_link blocks is never refused with an error that
     names such content as unsupported."""
@@ -100,7 +90,7 @@ def baseline_content_refused(shape: PromptShape | None, error: Any) -> str | Non
             f"{named[:200]!r}")
 
 
-@check("INIT-11", role=Role.FINDING, level=Level.WARN)
+@check("INIT-11", role=Role.FINDING, level=Level.WARN, reads=[Reads.RESPONSE])
 def baseline_content_invalid(shape: PromptShape | None, error: Any) -> str | None:
     """A valid prompt of text and resource_link blocks, sent while the session was quiet, is
     not answered -32602 (the code for unsupported content): probably the baseline content
@@ -121,7 +111,7 @@ def baseline_content_invalid(shape: PromptShape | None, error: Any) -> str | Non
 
 # --- the agent implements what it advertised -----------------------------------------------
 
-@check("INIT-12", role=Role.FINDING)
+@check("INIT-12", role=Role.FINDING, reads=[Reads.RESPONSE])
 def auth_methods_implemented(method: str, code: Any, auth_methods: Sequence[Any]
                              ) -> str | None:
     """An agent that listed authentication methods answers auth/login and auth/logout
@@ -134,7 +124,7 @@ def auth_methods_implemented(method: str, code: Any, auth_methods: Sequence[Any]
     return None
 
 
-@check("SDK-CONFIG-02", role=Role.FINDING)
+@check("SDK-CONFIG-02", role=Role.FINDING, reads=[Reads.RESPONSE])
 def config_method_implemented(method: str, code: Any, advertised: bool) -> str | None:
     """An agent that advertised config options for a session implements
     session/set_config_option for it."""
@@ -145,7 +135,7 @@ def config_method_implemented(method: str, code: Any, advertised: bool) -> str |
     return None
 
 
-@check("V1-CONFIG-02", role=Role.FINDING)
+@check("V1-CONFIG-02", role=Role.FINDING, reads=[Reads.CONFIG_RESULT])
 def config_result_complete(config_id: Any, result: Any) -> str | None:
     """v1: a successful session/set_config_option lists every config option, the one set
     included."""
@@ -160,7 +150,7 @@ def config_result_complete(config_id: Any, result: Any) -> str | None:
             "complete list of the session's options")
 
 
-@check("SDK-CLOSE-04", role=Role.FINDING)
+@check("SDK-CLOSE-04", role=Role.FINDING, reads=[Reads.RESPONSE])
 def inactive_close_succeeds(method: str, code: Any, active: bool) -> str | None:
     """Closing a session that is not active on the connection succeeds (or answers
     -32002)."""
@@ -183,7 +173,7 @@ CLIENT_METHOD_CAPS: Mapping[str, tuple[str, ...]] = {
 CLIENT_METHODS = frozenset(CLIENT_METHOD_CAPS)
 
 
-@check("INIT-16", role=Role.FINDING)
+@check("INIT-16", role=Role.FINDING, reads=[Reads.REQUEST])
 def client_method_advertised(method: str, client_caps: Caps) -> str | None:
     """The agent sends a request of a client method only when the client advertised its
     capability (fs, terminal, elicitation)."""
@@ -194,7 +184,7 @@ def client_method_advertised(method: str, client_caps: Caps) -> str | None:
             f"{'.'.join(path)}: an omitted capability is unsupported")
 
 
-@check("INIT-16", role=Role.FINDING)
+@check("INIT-16", role=Role.FINDING, reads=[Reads.INITIALIZE_RESULT])
 def terminal_auth_advertised(auth_methods: Sequence[Any], client_caps: Caps) -> str | None:
     """The agent lists a terminal authentication method only when the client advertised
     terminal authentication."""
@@ -208,7 +198,7 @@ def terminal_auth_advertised(auth_methods: Sequence[Any], client_caps: Caps) -> 
             f"{', '.join(named)}, but the client did not advertise auth.terminal")
 
 
-@check("INIT-16", role=Role.FINDING)
+@check("INIT-16", role=Role.FINDING, reads=[Reads.CONFIG_OPTIONS])
 def boolean_options_advertised(config_options: Any, client_caps: Caps) -> str | None:
     """v1: boolean config options only for a client that advertised
     session.configOptions.boolean."""
@@ -223,7 +213,7 @@ def boolean_options_advertised(config_options: Any, client_caps: Caps) -> str | 
             "advertise session.configOptions.boolean")
 
 
-@check("SDK-STATE-01", role=Role.FINDING)
+@check("SDK-STATE-01", role=Role.FINDING, reads=[Reads.STATE_UPDATE])
 def custom_state_advertised(state: str | None, began: int | None, client_caps: Caps
                             ) -> str | None:
     """Work reported only in a custom state ``state`` (since ``began``, no running or
@@ -239,9 +229,20 @@ def custom_state_advertised(state: str | None, began: int | None, client_caps: C
             "advertise no such state: the standard states are still owed")
 
 
+@check("V1-NOTICE-01", role=Role.FINDING, reads=[Reads.NOTICE])
+def notice_advertised(client_caps: Caps) -> str | None:
+    """v1: a notice goes only to a client whose initialize advertised ``session.notices``
+    (an object; omitted or null: not advertised)."""
+    session = client_caps.get("session") if isinstance(client_caps, Mapping) else None
+    if isinstance(session, Mapping) and isinstance(session.get("notices"), Mapping):
+        return None
+    return ("a notice session update, but the client's initialize did not advertise "
+            "session.notices: v1 agents send notices only to clients that can present them")
+
+
 # --- the client calls only what the agent advertised ---------------------------------------
 
-@check("INIT-13", role=Role.FINDING)
+@check("INIT-13", role=Role.FINDING, reads=[Reads.REQUEST])
 def auth_call_allowed(method: str, params: Any, auth_methods: Sequence[Any] | None
                       ) -> str | None:
     """auth/login and auth/logout only after the agent listed authentication methods; a
@@ -265,40 +266,24 @@ def auth_call_allowed(method: str, params: Any, auth_methods: Sequence[Any] | No
     return None
 
 
-def _session_caps(agent_caps: Caps, protocol: int) -> Any:
-    return agent_caps.get("sessionCapabilities" if protocol == 1 else "session") \
-        if isinstance(agent_caps, Mapping) else None
-
-
-@check("SESS-03", role=Role.FINDING)
-def additional_directories_advertised(params: Any, agent_caps: Caps, protocol: int
+@check("SESS-03", role=Role.FINDING, reads=[Reads.REQUEST])
+def additional_directories_advertised(params: Any, agent_caps: Caps, shape: Shape
                                       ) -> str | None:
     """A session request carries additional directories only when the agent advertised
     additionalDirectories."""
     dirs = params.get("additionalDirectories") if isinstance(params, Mapping) else None
-    if not dirs or on(_session_caps(agent_caps, protocol), "additionalDirectories"):
+    if not dirs or on(shape.session_caps(agent_caps), "additionalDirectories"):
         return None
     return (f"the client sent {len(dirs) if isinstance(dirs, list) else 'some'} additional "
             "director(ies), but the agent did not advertise additionalDirectories")
 
 
-def _mcp_needs(kind: Any, agent_caps: Caps, protocol: int) -> str | None:
-    """The capability an MCP server of transport ``kind`` needs that the agent lacks."""
-    if protocol == 1:
-        if kind in ("http", "sse") and not on(agent_caps, "mcpCapabilities", kind):
-            return f"mcpCapabilities.{kind}"
-        return None  # stdio is every v1 agent's
-    if kind in ("stdio", "http") and not on(_session_caps(agent_caps, protocol), "mcp", kind):
-        return f"session.mcp.{kind}"
-    return None
-
-
-@check("SESS-04", role=Role.FINDING)
-def mcp_transports_advertised(params: Any, agent_caps: Caps, protocol: int) -> str | None:
+@check("SESS-04", role=Role.FINDING, reads=[Reads.REQUEST])
+def mcp_transports_advertised(params: Any, agent_caps: Caps, shape: Shape) -> str | None:
     """Each MCP server the client lists uses a transport the agent advertised."""
     servers = params.get("mcpServers") if isinstance(params, Mapping) else None
     missing = [need for s in servers if isinstance(s, Mapping)
-               if (need := _mcp_needs(s.get("type", "stdio"), agent_caps, protocol))] \
+               if (need := shape.mcp_needs(s.get("type", "stdio"), agent_caps))] \
         if isinstance(servers, list) else []
     if not missing:
         return None
@@ -312,7 +297,7 @@ _V1_SESSION_METHOD_CAPS: Mapping[str, tuple[str, ...]] = {
     Method.CLOSE: ("sessionCapabilities", "close")}
 
 
-@check("SESS-16", role=Role.FINDING)
+@check("SESS-16", role=Role.FINDING, reads=[Reads.REQUEST])
 def session_method_advertised(method: str, agent_caps: Caps) -> str | None:
     """v1: session/load, session/resume and session/close only when the agent advertised
     them."""
@@ -340,7 +325,7 @@ def root_set(params: Any) -> tuple[str, ...]:
                              if isinstance(d, str)))
 
 
-@check("SESS-17", role=Role.FINDING)
+@check("SESS-17", role=Role.FINDING, reads=[Reads.REQUEST])
 def file_in_root_set(method: str, params: Any, roots: Sequence[str] | None) -> str | None:
     """v1: fs/read_text_file and fs/write_text_file name files inside the session's root
     set."""
@@ -357,7 +342,7 @@ def file_in_root_set(method: str, params: Any, roots: Sequence[str] | None) -> s
             f"{path!r}, outside the session's root set ({', '.join(roots)})")
 
 
-@check("SDK-RESUME-02", role=Role.FINDING)
+@check("SDK-RESUME-02", role=Role.FINDING, reads=[Reads.REQUEST])
 def resume_keeps_cwd(params: Any, created_cwd: str | None) -> str | None:
     """session/resume sends the working directory the session was created with."""
     cwd = params.get("cwd") if isinstance(params, Mapping) else None
@@ -367,7 +352,7 @@ def resume_keeps_cwd(params: Any, created_cwd: str | None) -> str | None:
             f"{created_cwd!r}")
 
 
-@check("SDK-TOOL-02", role=Role.FINDING)
+@check("SDK-TOOL-02", role=Role.FINDING, reads=[Reads.NOTIFICATION])
 def cancel_request_advertised(method: str, target: str, advertised: bool | None
                               ) -> str | None:
     """tool_call/cancel and terminal/cancel only for what currently advertises

@@ -53,7 +53,7 @@ class CheckMeta:
     levels: tuple[tuple[str, Level | str], ...] = ()  # reading value -> level or rule ID
     evidence: str | None = None  # name of the model method that states the proof
     fixed: Level | None = None  # a level below the rule's own (a probable violation warns)
-    reads: tuple[Reads, ...] = ()  # the message kinds a single-message check judges
+    reads: tuple[Reads, ...] = ()  # the message kinds a finding judges (a guard: none)
 
     def _choice(self, readings: Readings) -> Level | str:
         if self.reading is None:
@@ -175,8 +175,11 @@ def _validate(where: str, rule_id: str, reading: str | None,
 def _reads(where: str, reads: Iterable[Reads | str], role: Role) -> tuple[Reads, ...]:
     kinds = (reads,) if isinstance(reads, str) else tuple(reads)
     if kinds and role is not Role.FINDING:
-        raise DefinitionError(f"{where}: only a single-message check (role=FINDING) reads "
-                              "message kinds")
+        raise DefinitionError(f"{where}: only a finding (role=FINDING) reads message kinds "
+                              "(a guard runs where its machine names it)")
+    if not kinds and role is Role.FINDING:
+        raise DefinitionError(f"{where}: a finding declares the message kinds it reads "
+                              f"(reads=..., kinds: {', '.join(Reads)})")
     out: list[Reads] = []
     for kind in kinds:
         try:
@@ -187,6 +190,17 @@ def _reads(where: str, reads: Iterable[Reads | str], role: Role) -> tuple[Reads,
     if len(set(out)) != len(out):
         raise DefinitionError(f"{where}: reads a message kind twice")
     return tuple(out)
+
+
+def _role_fits(where: str, fn: Callable[..., Any], role: Role) -> None:
+    """A guard is a method ``(self, ev)`` of a machine part; any other role is no guard."""
+    if role not in (Role.GUARD, Role.FINDING):
+        raise DefinitionError(f"{where}: @check decides guards and findings; a {role} is "
+                              "declared with declare()")
+    params = list(inspect.signature(fn).parameters)
+    if (role is Role.GUARD) != (params == ["self", "ev"]):
+        raise DefinitionError(f"{where}: a guard, and only a guard, is a method (self, ev) "
+                              f"(role={role}, parameters {params})")
 
 
 def readers(module: str) -> dict[Reads, tuple[Callable[..., Any], ...]]:
@@ -222,13 +236,14 @@ def _register(meta: CheckMeta) -> CheckMeta:
     return meta
 
 
-def check(rule_id: str, *, reading: str | None = None, levels: Mapping[str, str] | None = None,
-          evidence: str | None = None, role: Role = Role.GUARD,
+def check(rule_id: str, *, role: Role, reading: str | None = None,
+          levels: Mapping[str, str] | None = None, evidence: str | None = None,
           level: Level | None = None, reads: Iterable[Reads | str] = ()) -> Callable[[F], F]:
     """Tag a function as the decision of ``rule_id``.
 
-    ``role=GUARD`` (the default): a pure predicate guarding machine transitions, ``(model, ev)
-    -> bool``. ``role=FINDING``: a single-message check returning ``None`` when the rule holds,
+    ``role`` has no default, so no decision is labelled by accident. ``role=GUARD``: a pure
+    predicate guarding machine transitions, ``(model, ev) -> bool`` (the machine that names it
+    declares where it runs). ``role=FINDING``: a check returning ``None`` when the rule holds,
     else a text saying what is wrong (or yielding ``(path, text)`` findings). ``reading`` and
     ``levels`` say how a reading changes the consequence of a failure (``rule``: the rule's
     own strength; a rule ID: report under that rule, the one a strict reading adds).
@@ -243,6 +258,7 @@ def check(rule_id: str, *, reading: str | None = None, levels: Mapping[str, str]
 
     def mark(fn: F) -> F:
         where = f"{fn.__module__}.{fn.__qualname__}"
+        _role_fits(where, fn, role)
         lv = _validate(where, rule_id, reading, levels)
         kinds = _reads(where, reads, role)
         meta = _register(CheckMeta(fn.__name__, rule_id, fn.__module__, role, summary(fn.__doc__),
@@ -256,11 +272,15 @@ def check(rule_id: str, *, reading: str | None = None, levels: Mapping[str, str]
 
 
 def declare(rule_id: str, name: str, doc: str, *, module: str, role: Role,
-            reading: str | None = None, levels: Mapping[str, str] | None = None) -> CheckMeta:
+            reading: str | None = None, levels: Mapping[str, str] | None = None,
+            reads: Iterable[Reads | str] = ()) -> CheckMeta:
     """A decision that is not a function of its own: a liveness obligation the model hands to
-    the monitor, or a fact the fuzzer judges from the agent process."""
-    lv = _validate(f"{module}.{name}", rule_id, reading, levels)
-    return _register(CheckMeta(name, rule_id, module, role, summary(doc), reading, lv))
+    the monitor, a fact the fuzzer judges from the agent process, or a finding another engine
+    decides (the schema's, with the message kinds it reads)."""
+    where = f"{module}.{name}"
+    lv = _validate(where, rule_id, reading, levels)
+    return _register(CheckMeta(name, rule_id, module, role, summary(doc), reading, lv,
+                               reads=_reads(where, reads, role)))
 
 
 def meta_of(fn: Callable[..., Any]) -> CheckMeta:

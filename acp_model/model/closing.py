@@ -17,14 +17,14 @@ from typing import Any
 
 from acp_model.model import wire_table
 from acp_model.model.check import check
-from acp_model.model.vocab import WORK, ErrorCode
+from acp_model.model.vocab import WORK, ErrorCode, Reads, Role
 from acp_model.trace.methods import Method
 
 Run = Callable[..., bool]  # ViolationStore.run: runs one check and reports what it found
 REOPENING = wire_table.reopening()  # they make a closed session live
 
 
-@check("SDK-CLOSE-01")
+@check("SDK-CLOSE-01", role=Role.FINDING, reads=[Reads.RESPONSE])
 def work_ended_before_close(working: bool, close_request: int) -> str | None:
     """A successful session/close response comes after the idle that ends the foreground
     work the close cancelled (and that work's final updates)."""
@@ -35,8 +35,8 @@ def work_ended_before_close(working: bool, close_request: int) -> str | None:
             "work's final updates) must come before the close response")
 
 
-@check("SDK-CLOSE-02")
-def held_prompt_cancelled(has_error: bool, code: Any, inserted: bool, close_request: int
+@check("SDK-CLOSE-02", role=Role.FINDING, reads=[Reads.RESPONSE])
+def close_ends_held_prompt(has_error: bool, code: Any, inserted: bool, close_request: int
                           ) -> str | None:
     """A prompt still open when session/close was sent, whose user message the close kept
     from being inserted, is answered with -32800 (Request Cancelled)."""
@@ -47,7 +47,7 @@ def held_prompt_cancelled(has_error: bool, code: Any, inserted: bool, close_requ
             "(Request Cancelled)")
 
 
-@check("SDK-CLOSE-03")
+@check("SDK-CLOSE-03", role=Role.FINDING, reads=[Reads.REQUEST, Reads.NOTIFICATION])
 def nothing_after_close(method: str, closed_at: int) -> str | None:
     """After its session/close response the agent sends no other message for the session
     on that connection (prompt responses excepted: they need not precede it)."""
@@ -120,7 +120,7 @@ class Closes:
             prompt = next((p for p in sess.queue.prompts if p.id == rid), None) if sess else None
             inserted = prompt is not None and prompt.echo_idx >= 0
             code = error.get("code") if isinstance(error, dict) else None
-            run(held_prompt_cancelled, idx, error is not None, code, inserted, close,
+            run(close_ends_held_prompt, idx, error is not None, code, inserted, close,
                 session=req.session)
 
 

@@ -200,7 +200,6 @@ class TableEngine:
     def __init__(self, table: Table, readings: Readings) -> None:
         self.table = table
         self.readings = readings
-        self.exercised: dict[str, int] = {}
         self.transitions: dict[tuple[str, str], int] = {}  # (state, event) -> times fired
         self._plan: dict[tuple[str, str], tuple[str, tuple[tuple[CheckSpec, str], ...],
                                                  tuple[Callable[[Any, Any], None], ...],
@@ -214,6 +213,21 @@ class TableEngine:
             active = tuple(a for a in active if a[1] != Level.OFF)
             self._plan[key] = (tr.target, active, tr.funcs, tr.allows)
 
+    @property
+    def exercised(self) -> dict[str, int]:
+        """How often each rule's checks ran and its allowances applied: derived when asked
+        from the transitions fired (a transition runs the same checks every time), so
+        firing counts nothing per check."""
+        out: dict[str, int] = {}
+        for key, n in self.transitions.items():
+            _, checks, _, allows = self._plan[key]
+            for chk, _ in checks:
+                rule = self._rules[chk.name]
+                out[rule] = out.get(rule, 0) + n
+            for rule_id in allows:
+                out[rule_id] = out.get(rule_id, 0) + n
+        return out
+
     def rule_of(self, chk: CheckSpec) -> str:
         """The rule a failure of ``chk`` is reported under with this engine's readings."""
         return self._rules[chk.name]
@@ -221,19 +235,10 @@ class TableEngine:
     def fire(self, model: Any, event: str, ev: Any) -> list[Failure]:
         """Apply one event; return the failing checks with their level."""
         key = (model.state, event)
-        _, checks, _, allows = self._plan[key]
+        checks = self._plan[key][1]
         self.transitions[key] = self.transitions.get(key, 0) + 1
-        exercised = self.exercised
-        failures: list[Failure] = []
-        rules = self._rules
-        for chk, lv in checks:
-            rule = rules[chk.name]
-            exercised[rule] = exercised.get(rule, 0) + 1
-            if not chk.func(model, ev):
-                failures.append((chk, lv))
+        failures = [(chk, lv) for chk, lv in checks if not chk.func(model, ev)]
         self._state_evidence(model, ev, failures)
-        for rule_id in allows:
-            exercised[rule_id] = exercised.get(rule_id, 0) + 1
         self.apply(model, event, ev)
         return failures
 
@@ -278,13 +283,8 @@ class LibraryEngine(TableEngine):
     def fire(self, model: Any, event: str, ev: Any) -> list[Failure]:
         sm = self._machine(model)
         key = (model.state, event)
-        _, checks, _, allows = self._plan[key]
+        checks = self._plan[key][1]
         self.transitions[key] = self.transitions.get(key, 0) + 1
-        for chk, _ in checks:
-            rule = self._rules[chk.name]
-            self.exercised[rule] = self.exercised.get(rule, 0) + 1
-        for rule_id in allows:
-            self.exercised[rule_id] = self.exercised.get(rule_id, 0) + 1
         try:
             sm.send(event, ev=ev)
             self.evidence = {}

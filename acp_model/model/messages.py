@@ -23,10 +23,9 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from acp_model.model import patches
+from acp_model.model import patches, wire_shapes, wire_table
 from acp_model.model.check import CheckMeta, Dispatch, check, dispatch
-from acp_model.model.vocab import UPDATE_KINDS, Level, Reads, Role
-from acp_model.spec import revisions
+from acp_model.model.vocab import Level, Reads, Role
 from acp_model.spec.schema import SEED, defined_elsewhere, foreign_values, is_reserved
 from acp_model.trace.methods import Method
 
@@ -45,10 +44,7 @@ XDR XOF XPD XPF XPT XSU XTS XUA XXX YER ZAR ZMW ZWG ZWL
 
 CURRENCY_SHAPE = re.compile(r"[A-Z]{3}")  # the seed schema's Cost.currency pattern
 
-MESSAGE_KINDS = frozenset({
-    "user_message", "user_message_chunk", "agent_message", "agent_message_chunk",
-    "agent_thought", "agent_thought_chunk",
-})
+UPDATE_KINDS = wire_table.update_reads()  # sessionUpdate kind -> what its checks read
 
 # Which prompt capability unlocks which content block type (PROMPT-02); the fuzzer's prompt
 # generator reads the same table, so it obeys the rule the oracle judges.
@@ -77,7 +73,7 @@ class Findings:
 
 
 @dataclass(frozen=True, slots=True)
-class Context:
+class FindingContext:
     """What a check reads besides the message: the revision judging it, the prompt
     capabilities the agent advertised, and that revision's dispatch table."""
 
@@ -88,15 +84,15 @@ class Context:
     foreign: tuple[tuple[str, str, frozenset[str]], ...]
 
     @staticmethod
-    def of(rev: str, prompt_caps: Mapping[str, Any] | None = None) -> Context:
+    def of(rev: str, prompt_caps: Mapping[str, Any] | None = None) -> FindingContext:
         plain = _plain_context(rev)
         return plain if prompt_caps is None else \
-            Context(rev, prompt_caps, plain.table, plain.foreign)
+            FindingContext(rev, prompt_caps, plain.table, plain.foreign)
 
 
 @cache
-def _plain_context(rev: str) -> Context:
-    return Context(rev, None, dispatch_table(rev),
+def _plain_context(rev: str) -> FindingContext:
+    return FindingContext(rev, None, dispatch_table(rev),
                    tuple((key, enum, foreign_values(enum, rev)) for key, enum in _UPDATE_ENUMS))
 
 
@@ -122,7 +118,7 @@ def _blocks(content: Any, where: str) -> Iterator[tuple[str, Any]]:
 # part's JSON path, and the context of the connection (revision, prompt capabilities).
 
 @check("ENUM-02", role=Role.FINDING, reads=[Reads.CONTENT])
-def content_blocks_known(content: Any, where: str, ctx: Context) -> Found:
+def content_blocks_known(content: Any, where: str, ctx: FindingContext) -> Found:
     """Content block types are the defined ones or start with _."""
     for path, block in _blocks(content, where):
         if isinstance(block, dict) and is_reserved("content_block", block.get("type"), ctx.rev):
@@ -131,7 +127,7 @@ def content_blocks_known(content: Any, where: str, ctx: Context) -> Found:
 
 
 @check("ENUM-02", role=Role.FINDING, reads=[Reads.UPDATE])
-def update_kind_known(update: Mapping[str, Any], where: str, ctx: Context) -> Found:
+def update_kind_known(update: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """sessionUpdate kinds are the v2 ones or start with _."""
     kind = update.get("sessionUpdate")
     if is_reserved("session_update", kind, ctx.rev):
@@ -140,7 +136,7 @@ def update_kind_known(update: Mapping[str, Any], where: str, ctx: Context) -> Fo
 
 
 @check("TOOL-07", role=Role.FINDING, reads=[Reads.TOOL_CALL_CONTENT_CHUNK])
-def chunk_content_wrapped(update: Mapping[str, Any], where: str, ctx: Context) -> Found:
+def chunk_content_wrapped(update: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """A tool_call_content_chunk carries a tool-content wrapper, never a bare content block."""
     for path, item in _blocks(update.get("content"), f"{where}/content"):
         if isinstance(item, dict) and is_reserved("tool_content", item.get("type"), ctx.rev):
@@ -150,14 +146,14 @@ def chunk_content_wrapped(update: Mapping[str, Any], where: str, ctx: Context) -
 
 
 @check("ENUM-02", role=Role.FINDING, reads=[Reads.SUBJECT])
-def subject_known(subject: Mapping[str, Any], where: str, ctx: Context) -> Found:
+def subject_known(subject: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """Permission subject types are the defined ones or start with _."""
     if is_reserved("subject", subject.get("type"), ctx.rev):
         yield (f"{where}/type", f"permission subject type {subject.get('type')!r} is reserved")
 
 
 @check("ENUM-02", role=Role.FINDING, reads=[Reads.PERMISSION_RESULT])
-def outcome_known(result: Mapping[str, Any], where: str, ctx: Context) -> Found:
+def outcome_known(result: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """Permission outcomes are the defined ones or start with _."""
     outcome = result.get("outcome")
     if isinstance(outcome, dict) and is_reserved("outcome", outcome.get("outcome"), ctx.rev):
@@ -172,7 +168,8 @@ _UPDATE_ENUMS: tuple[tuple[str, str], ...] = (
 
 
 @check("ACPM-ENUM-REVISION", role=Role.FINDING, reads=[Reads.UPDATE])
-def variants_of_another_revision(update: Mapping[str, Any], where: str, ctx: Context) -> Found:
+def variants_of_another_revision(update: Mapping[str, Any], where: str, ctx: FindingContext
+                                 ) -> Found:
     """A value the revision does not list but another revision of its protocol defines: a
     future (or former) ACP variant, which the text reserves unknown values for."""
     rev = ctx.rev
@@ -199,7 +196,7 @@ def variants_of_another_revision(update: Mapping[str, Any], where: str, ctx: Con
 
 
 @check("STATE-09", role=Role.FINDING, reads=[Reads.STATE_UPDATE])
-def state_known(update: Mapping[str, Any], where: str, ctx: Context) -> Found:
+def state_known(update: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """state_update.state is running, idle, requires_action or starts with _."""
     state = update.get("state")
     if is_reserved("state", state, ctx.rev):
@@ -208,7 +205,7 @@ def state_known(update: Mapping[str, Any], where: str, ctx: Context) -> Found:
 
 
 @check("STOP-03", role=Role.FINDING, reads=[Reads.STATE_UPDATE])
-def stop_reason_known(update: Mapping[str, Any], where: str, ctx: Context) -> Found:
+def stop_reason_known(update: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """Stop reasons are the defined ones or start with _ (others are reserved)."""
     if update.get("state") == "idle" and is_reserved("stop_reason", update.get("stopReason"),
                                                      ctx.rev):
@@ -218,7 +215,7 @@ def stop_reason_known(update: Mapping[str, Any], where: str, ctx: Context) -> Fo
 
 
 @check("TOOL-14", role=Role.FINDING, reads=[Reads.TOOL_REPORT])
-def tool_status_known(update: Mapping[str, Any], where: str, ctx: Context) -> Found:
+def tool_status_known(update: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """Tool call statuses are the defined ones or start with _."""
     if is_reserved("tool_status", update.get("status"), ctx.rev):
         yield (f"{where}/status",
@@ -226,7 +223,7 @@ def tool_status_known(update: Mapping[str, Any], where: str, ctx: Context) -> Fo
 
 
 @check("TOOL-15", role=Role.FINDING, reads=[Reads.TOOL_REPORT])
-def tool_kind_known(update: Mapping[str, Any], where: str, ctx: Context) -> Found:
+def tool_kind_known(update: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """Tool kinds are the defined ones or start with _."""
     if is_reserved("tool_kind", update.get("kind"), ctx.rev):
         yield (f"{where}/kind",
@@ -234,7 +231,7 @@ def tool_kind_known(update: Mapping[str, Any], where: str, ctx: Context) -> Foun
 
 
 @check("PLAN-04", role=Role.FINDING, reads=[Reads.PLAN])
-def plan_type_known(plan: Mapping[str, Any], where: str, ctx: Context) -> Found:
+def plan_type_known(plan: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """Plan types other than items start with _."""
     if is_reserved("plan_type", plan.get("type"), ctx.rev):
         yield (f"{where}/type",
@@ -242,7 +239,7 @@ def plan_type_known(plan: Mapping[str, Any], where: str, ctx: Context) -> Found:
 
 
 @check("PLAN-09", role=Role.FINDING, reads=[Reads.PLAN])
-def plan_entries_known(plan: Mapping[str, Any], where: str, ctx: Context) -> Found:
+def plan_entries_known(plan: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """Plan entry priorities and statuses are the defined values or start with _."""
     for i, entry in enumerate(plan.get("entries") or []):
         if not isinstance(entry, dict):
@@ -254,7 +251,7 @@ def plan_entries_known(plan: Mapping[str, Any], where: str, ctx: Context) -> Fou
 
 
 @check("PERM-07", role=Role.FINDING, reads=[Reads.PERMISSION_REQUEST])
-def option_kinds_known(params: Mapping[str, Any], where: str, ctx: Context) -> Found:
+def option_kinds_known(params: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """Permission option kinds are allow/reject once/always or start with _."""
     for i, option in enumerate(params.get("options") or []):
         if isinstance(option, dict) and is_reserved("option_kind", option.get("kind"), ctx.rev):
@@ -265,7 +262,7 @@ def option_kinds_known(params: Mapping[str, Any], where: str, ctx: Context) -> F
 # --- paths, currencies, capabilities -------------------------------------------------------
 
 @check("TOOL-19", role=Role.FINDING, reads=[Reads.TOOL_REPORT])
-def tool_paths_absolute(update: Mapping[str, Any], where: str, ctx: Context) -> Found:
+def tool_paths_absolute(update: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """File paths in tool call locations and diffs are absolute."""
     locations = update.get("locations")
     if isinstance(locations, list):
@@ -277,7 +274,7 @@ def tool_paths_absolute(update: Mapping[str, Any], where: str, ctx: Context) -> 
 
 
 @check("ENUM-02", role=Role.FINDING, reads=[Reads.TOOL_REPORT])
-def tool_content_known(update: Mapping[str, Any], where: str, ctx: Context) -> Found:
+def tool_content_known(update: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """Tool call content types in a tool_call_update are content/diff/terminal or start with _."""
     for path, item in _blocks(update.get("content"), f"{where}/content"):
         if isinstance(item, dict) and is_reserved("tool_content", item.get("type"), ctx.rev):
@@ -302,13 +299,13 @@ def _diff_paths(items: Any, where: str) -> Found:
 
 
 @check("TOOL-19", role=Role.FINDING, reads=[Reads.TOOL_CALL_CONTENT_CHUNK])
-def diff_paths_absolute(update: Mapping[str, Any], where: str, ctx: Context) -> Found:
+def diff_paths_absolute(update: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """Diff paths in tool call content are absolute."""
     yield from _diff_paths(update.get("content"), f"{where}/content")
 
 
 @check("USAGE-04", role=Role.FINDING, reads=[Reads.USAGE_UPDATE])
-def currency_iso_4217(update: Mapping[str, Any], where: str, ctx: Context) -> Found:
+def currency_iso_4217(update: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """usage_update cost.currency is an ISO 4217 code.
 
     Only three capitals are looked up: any other shape breaks the seed schema's pattern,
@@ -324,7 +321,7 @@ def currency_iso_4217(update: Mapping[str, Any], where: str, ctx: Context) -> Fo
 
 
 @check("PROMPT-02", role=Role.FINDING, reads=[Reads.PROMPT_REQUEST])
-def prompt_within_capabilities(params: Mapping[str, Any], where: str, ctx: Context) -> Found:
+def prompt_within_capabilities(params: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """Image, audio and embedded resources only when the agent advertised them."""
     caps = ctx.prompt_caps or {}
     for i, block in enumerate(params.get("prompt") or []):
@@ -339,14 +336,15 @@ def prompt_within_capabilities(params: Mapping[str, Any], where: str, ctx: Conte
 
 
 @check("SESS-02", role=Role.FINDING, reads=[Reads.NEW_SESSION_REQUEST])
-def cwd_absolute(params: Mapping[str, Any], where: str, ctx: Context) -> Found:
+def cwd_absolute(params: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """The cwd of session/new is an absolute path."""
     if "cwd" in params and not is_absolute_path(params["cwd"]):
         yield (f"{where}/cwd", f"cwd {params['cwd']!r} is not an absolute path")
 
 
 @check("INIT-03", role=Role.FINDING, level=Level.WARN, reads=[Reads.INITIALIZE_RESULT])
-def initialize_names_capabilities(result: Mapping[str, Any], where: str, ctx: Context) -> Found:
+def initialize_names_capabilities(result: Mapping[str, Any], where: str, ctx: FindingContext
+                                  ) -> Found:
     """The initialize result states the agent's capabilities.
 
     A warning at most: every revision's schema leaves the field out of ``required`` and gives
@@ -358,7 +356,7 @@ def initialize_names_capabilities(result: Mapping[str, Any], where: str, ctx: Co
                "stands for them (the docs say the agent responds with its capabilities)")
 
 
-@check("INIT-03", role=Role.FINDING)
+@check("INIT-03", role=Role.FINDING, reads=[Reads.RESPONSE])
 def speaks_negotiated_version(named: Any, spoken: int, negotiated: Any, evidence: str
                               ) -> str | None:
     """The protocol version the initialize result names is the one the agent speaks.
@@ -375,7 +373,7 @@ def speaks_negotiated_version(named: Any, spoken: int, negotiated: Any, evidence
 # --- what the audit of the texts found on single messages (docs/audit.md) --------------------
 
 @check("PERM-14", role=Role.FINDING, reads=[Reads.PERMISSION_REQUEST])
-def option_ids_unique(params: Mapping[str, Any], where: str, ctx: Context) -> Found:
+def option_ids_unique(params: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """The options of one permission request have distinct optionIds."""
     options = params.get("options")
     first: dict[str, int] = {}
@@ -434,7 +432,7 @@ DIFF_OPERATIONS = frozenset({"add", "delete", "modify", "move", "copy"})
 
 @check("TOOL-21", role=Role.FINDING,
        reads=[Reads.TOOL_REPORT, Reads.TOOL_CALL_CONTENT_CHUNK])
-def diff_patch_consistent(update: Mapping[str, Any], where: str, ctx: Context) -> Found:
+def diff_patch_consistent(update: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """A diff's git_patch agrees with its changes: absolute paths, no commit metadata or mail
     envelope, sections only for listed paths with their operations."""
     for path, item in _blocks(update.get("content"), f"{where}/content"):
@@ -447,7 +445,7 @@ def diff_patch_consistent(update: Mapping[str, Any], where: str, ctx: Context) -
 
 
 @check("TOOL-19", role=Role.FINDING, reads=[Reads.TERMINAL_UPDATE])
-def terminal_cwd_absolute(update: Mapping[str, Any], where: str, ctx: Context) -> Found:
+def terminal_cwd_absolute(update: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """A terminal's cwd, when supplied, is absolute."""
     cwd = update.get("cwd")
     if cwd is not None and not is_absolute_path(cwd):
@@ -455,7 +453,7 @@ def terminal_cwd_absolute(update: Mapping[str, Any], where: str, ctx: Context) -
 
 
 @check("TOOL-19", role=Role.FINDING, reads=[Reads.SUBJECT])
-def command_cwd_absolute(subject: Mapping[str, Any], where: str, ctx: Context) -> Found:
+def command_cwd_absolute(subject: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """A command permission subject's cwd is absolute."""
     cwd = subject.get("cwd")
     if subject.get("type") == "command" and cwd is not None and not is_absolute_path(cwd):
@@ -463,7 +461,7 @@ def command_cwd_absolute(subject: Mapping[str, Any], where: str, ctx: Context) -
 
 
 @check("SDK-CMD-01", role=Role.FINDING, reads=[Reads.COMMANDS])
-def command_names_valid(commands: Any, where: str, ctx: Context) -> Found:
+def command_names_valid(commands: Any, where: str, ctx: FindingContext) -> Found:
     """Available command names hold no whitespace and are unique within the list."""
     first: dict[str, int] = {}
     for i, command in enumerate(commands if isinstance(commands, list) else []):
@@ -491,7 +489,7 @@ def _select_values(options: Any) -> list[Any]:
 
 
 @check("SDK-CONFIG-01", role=Role.FINDING, reads=[Reads.CONFIG_OPTIONS])
-def select_options_consistent(options: Any, where: str, ctx: Context) -> Found:
+def select_options_consistent(options: Any, where: str, ctx: FindingContext) -> Found:
     """A select config option's values are distinct and its currentValue is one of them."""
     for i, option in enumerate(options if isinstance(options, list) else []):
         if not isinstance(option, dict) or option.get("type") != "select":
@@ -509,7 +507,7 @@ def select_options_consistent(options: Any, where: str, ctx: Context) -> Found:
 
 
 @check("V1-CONFIG-01", role=Role.FINDING, reads=[Reads.SESSION_RESULT])
-def modes_kept_with_config(result: Mapping[str, Any], where: str, ctx: Context) -> Found:
+def modes_kept_with_config(result: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """A mode config option comes with the modes, and both name the same current mode."""
     options = result.get("configOptions")
     mode = next((o for o in options if isinstance(o, dict) and o.get("category") == "mode"),
@@ -527,7 +525,7 @@ def modes_kept_with_config(result: Mapping[str, Any], where: str, ctx: Context) 
 
 
 @check("SDK-STOP-01", role=Role.FINDING, reads=[Reads.STATE_UPDATE])
-def error_stop_reported(update: Mapping[str, Any], where: str, ctx: Context) -> Found:
+def error_stop_reported(update: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """An idle with stopReason error carries the error."""
     if update.get("state") == "idle" and update.get("stopReason") == "error" \
             and update.get("error") is None:
@@ -549,7 +547,7 @@ def _repeated(values: Iterable[Any]) -> list[str]:
 
 
 def _reserved_types(container: Mapping[str, Any], key: str, enum: str, where: str,
-                    ctx: Context, what: str) -> Found:
+                    ctx: FindingContext, what: str) -> Found:
     for i, item in _objects(container, key):
         if is_reserved(enum, item.get("type"), ctx.rev):
             yield (f"{where}/{key}/{i}/type",
@@ -567,31 +565,31 @@ def _env_names_repeated(container: Mapping[str, Any], key: str, name: str, where
 
 
 @check("INIT-17", role=Role.FINDING, reads=[Reads.INITIALIZE_RESULT])
-def auth_env_names_unique(result: Mapping[str, Any], where: str, ctx: Context) -> Found:
+def auth_env_names_unique(result: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """The env entries of a terminal authentication method have distinct names."""
     yield from _env_names_repeated(result, "authMethods", "methodId", where,
                                    "authentication method")
 
 
 @check("ENUM-02", role=Role.FINDING, reads=[Reads.INITIALIZE_RESULT])
-def auth_method_types_known(result: Mapping[str, Any], where: str, ctx: Context) -> Found:
+def auth_method_types_known(result: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """Authentication method types are the defined ones or start with _."""
     yield from _reserved_types(result, "authMethods", "auth_method", where, ctx,
                                "authentication method type")
 
 
 @check("ENUM-02", role=Role.FINDING, reads=[Reads.NEW_SESSION_REQUEST])
-def mcp_transports_known(params: Mapping[str, Any], where: str, ctx: Context) -> Found:
+def mcp_transports_known(params: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """MCP server transport types are the defined ones or start with _."""
     yield from _reserved_types(params, "mcpServers", "mcp_transport", where, ctx,
                                "MCP server transport type")
 
 
 @check("INIT-09", role=Role.FINDING, reads=[Reads.INITIALIZE_RESULT, Reads.INITIALIZE_REQUEST])
-def v1_info_given(message: Mapping[str, Any], where: str, ctx: Context) -> Found:
+def v1_info_given(message: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """v1: each peer names itself (agentInfo, clientInfo); v2's required info is the
     schema's."""
-    if revisions.get(ctx.rev).protocol != 1:
+    if not wire_shapes.shape(ctx.rev).info_required:
         return
     key = "agentInfo" if where == "result" else "clientInfo"
     if not isinstance(message.get(key), dict):
@@ -600,7 +598,7 @@ def v1_info_given(message: Mapping[str, Any], where: str, ctx: Context) -> Found
 
 @check("TOOL-22", role=Role.FINDING,
        reads=[Reads.TOOL_REPORT, Reads.TOOL_CALL_CONTENT_CHUNK])
-def diff_patch_given(update: Mapping[str, Any], where: str, ctx: Context) -> Found:
+def diff_patch_given(update: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """A diff that changes a text file carries a patch."""
     for path, item in _blocks(update.get("content"), f"{where}/content"):
         if not isinstance(item, dict) or item.get("type") != "diff" \
@@ -615,7 +613,7 @@ def diff_patch_given(update: Mapping[str, Any], where: str, ctx: Context) -> Fou
 
 
 @check("SDK-ICON-01", role=Role.FINDING, reads=[Reads.CONTENT])
-def icon_sources_safe(content: Any, where: str, ctx: Context) -> Found:
+def icon_sources_safe(content: Any, where: str, ctx: FindingContext) -> Found:
     """A resource link's icons come from https: or data: URIs."""
     for path, block in _blocks(content, where):
         icons = block.get("icons") if isinstance(block, dict) else None
@@ -627,13 +625,13 @@ def icon_sources_safe(content: Any, where: str, ctx: Context) -> Found:
 
 
 @check("SDK-MCP-01", role=Role.FINDING, reads=[Reads.NEW_SESSION_REQUEST])
-def mcp_env_names_unique(params: Mapping[str, Any], where: str, ctx: Context) -> Found:
+def mcp_env_names_unique(params: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """The environment variables of a stdio MCP server have distinct names."""
     yield from _env_names_repeated(params, "mcpServers", "name", where, "MCP server")
 
 
 @check("INIT-02", role=Role.FINDING, reads=[Reads.INITIALIZE_REQUEST])
-def v1_client_capabilities_given(params: Mapping[str, Any], where: str, ctx: Context
+def v1_client_capabilities_given(params: Mapping[str, Any], where: str, ctx: FindingContext
                                  ) -> Found:
     """v1: the client's initialize states its capabilities."""
     if "clientCapabilities" not in params:
@@ -658,7 +656,7 @@ def trace_context(meta: Any, where: str) -> Iterator[tuple[str, str]]:
                    f"context (the key is reserved for it)")
 
 
-@check("ENUM-11", role=Role.FINDING)
+@check("ENUM-11", role=Role.FINDING, reads=[Reads.MESSAGE])
 def trace_context_kept(msg: Any) -> str | None:
     """The _meta keys traceparent, tracestate and baggage carry W3C trace context.
 
@@ -709,7 +707,7 @@ def _subject_tool_call(subject: Any, where: str) -> Iterator[tuple[str, Any]]:
 
 
 CARRIES: Mapping[Reads, tuple[tuple[Reads, Locate], ...]] = {
-    **{Reads(kind): ((Reads.CONTENT, _at("content")),) for kind in MESSAGE_KINDS},
+    **{UPDATE_KINDS[kind]: ((Reads.CONTENT, _at("content")),) for kind in wire_table.families()},
     Reads.SESSION_RESULT: ((Reads.CONFIG_OPTIONS, _at("configOptions")),
                            (Reads.COMMANDS, _at("availableCommands"))),
     Reads.CONFIG_OPTION_UPDATE: ((Reads.CONFIG_OPTIONS, _at("configOptions")),),
@@ -735,7 +733,7 @@ def dispatch_table(rev: str = SEED) -> Readers:
     return dispatch(__name__, rev)
 
 
-def _judge(kind: Reads, value: Any, where: str, ctx: Context, out: Findings) -> None:
+def _judge(kind: Reads, value: Any, where: str, ctx: FindingContext, out: Findings) -> None:
     checks = ctx.table.get(kind)
     if checks is not None:
         out.apply(checks, value, where, ctx)
@@ -759,7 +757,7 @@ def judge(kind: Reads, value: Any, rev: str = SEED,
     and of those reading the parts it carries."""
     out = Findings(rev=rev)
     if isinstance(value, dict):
-        _judge(kind, value, _ROOTS[kind], Context.of(rev, prompt_caps), out)
+        _judge(kind, value, _ROOTS[kind], FindingContext.of(rev, prompt_caps), out)
     return out
 
 
@@ -770,7 +768,7 @@ def session_update(params: Any, rev: str = SEED) -> Findings:
     update = params.get("update") if isinstance(params, dict) else None
     if not isinstance(update, dict):
         return out
-    ctx = Context.of(rev)
+    ctx = FindingContext.of(rev)
     _judge(Reads.UPDATE, update, "params/update", ctx, out)
     kind = update.get("sessionUpdate")
     reads = UPDATE_KINDS.get(kind) if isinstance(kind, str) else None
@@ -818,19 +816,12 @@ def prompt_capabilities(result: Any, rev: str = SEED) -> dict[str, Any]:
     supported one): v2 ``capabilities.session.prompt``, v1 ``agentCapabilities.
     promptCapabilities`` whose flags are booleans."""
     caps = result.get(capabilities_key(rev)) if isinstance(result, dict) else None
-    if not isinstance(caps, dict):
-        return {}
-    if revisions.get(rev).protocol == 1:
-        flags = caps.get("promptCapabilities")
-        return {k: {} for k, v in flags.items() if v is True} if isinstance(flags, dict) else {}
-    session = caps.get("session")
-    prompt = session.get("prompt") if isinstance(session, dict) else None
-    return prompt if isinstance(prompt, dict) else {}
+    return wire_shapes.shape(rev).prompt_capabilities(caps) if isinstance(caps, dict) else {}
 
 
 def capabilities_key(rev: str) -> str:
     """Where an initialize result states the agent's capabilities (v1: ``agentCapabilities``)."""
-    return "agentCapabilities" if revisions.get(rev).protocol == 1 else "capabilities"
+    return wire_shapes.shape(rev).agent_caps_key
 
 
 def reload_methods(result: Any, rev: str = SEED) -> frozenset[str]:
@@ -840,16 +831,8 @@ def reload_methods(result: Any, rev: str = SEED) -> frozenset[str]:
     Support: without them the client MUST NOT call them); v2 ``session/resume``, which every
     agent of the session surface supports (session-setup.mdx §Resuming Sessions)."""
     caps = result.get(capabilities_key(rev)) if isinstance(result, dict) else None
-    if not isinstance(caps, dict):
-        return frozenset()
-    if revisions.get(rev).protocol != 1:
-        return frozenset({Method.RESUME}) if isinstance(caps.get("session"), dict) \
-            else frozenset()
-    out: set[str] = {Method.LOAD} if caps.get("loadSession") is True else set()
-    session = caps.get("sessionCapabilities")
-    if isinstance(session, dict) and isinstance(session.get("resume"), dict):
-        out.add(Method.RESUME)
-    return frozenset(out)
+    return wire_shapes.shape(rev).reload_methods(caps) if isinstance(caps, dict) \
+        else frozenset()
 
 
 def closes_sessions(result: Any, rev: str = SEED) -> bool:
@@ -857,9 +840,4 @@ def closes_sessions(result: Any, rev: str = SEED) -> bool:
     ``sessionCapabilities.close`` (session-setup.mdx §Closing Active Sessions, SESS-16); v2:
     every agent of the session surface supports it."""
     caps = result.get(capabilities_key(rev)) if isinstance(result, dict) else None
-    if not isinstance(caps, dict):
-        return False
-    if revisions.get(rev).protocol != 1:
-        return isinstance(caps.get("session"), dict)
-    session = caps.get("sessionCapabilities")
-    return isinstance(session, dict) and isinstance(session.get("close"), dict)
+    return isinstance(caps, dict) and wire_shapes.shape(rev).closes_sessions(caps)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from acp_model.model.check import check
-from acp_model.model.vocab import ErrorCode, Level, Role
+from acp_model.model.vocab import ErrorCode, Level, Reads, Role
 from acp_model.trace.methods import Method
 
 # The methods a session's agent offers beyond the baseline, each answered for a session the
@@ -36,7 +36,7 @@ OFFERED = frozenset({Method.LOAD, Method.RESUME, Method.CLOSE, "session/list",
 INVALID = frozenset({ErrorCode.INVALID_PARAMS, ErrorCode.INVALID_REQUEST})
 
 
-@check("INIT-18", role=Role.FINDING)
+@check("INIT-18", role=Role.FINDING, reads=[Reads.RESPONSE])
 def valid_client_let_in(valid: bool, defaulted: tuple[str, ...], code: Any, request: int,
                         rev: str) -> str | None:
     """An initialize that validates against the schema is not refused as invalid (-32602,
@@ -50,7 +50,7 @@ def valid_client_let_in(valid: bool, defaulted: tuple[str, ...], code: Any, requ
             f"{code!r}): a valid client cannot start (the lifecycle behind it was not judged)")
 
 
-@check("SESS-14", level=Level.WARN, role=Role.FINDING)
+@check("SESS-14", level=Level.WARN, role=Role.FINDING, reads=[Reads.RESPONSE])
 def offered_method_works(method: str, code: Any, sid: str, made: tuple[int, int],
                          request: int) -> str | None:
     """A method the agent offers for a session it created on this connection does not fail
@@ -69,7 +69,7 @@ def _says_session(error: Mapping[str, Any], sid: str) -> bool:
     return "session" in text.lower() or sid in text
 
 
-@check("SESS-14", role=Role.FINDING)
+@check("SESS-14", role=Role.FINDING, reads=[Reads.RESPONSE])
 def session_not_lost(error: Mapping[str, Any], sid: str, made: tuple[int, int], request: int,
                      failed: tuple[str, int] | None) -> str | None:
     """A session the agent created on this connection, which the client never closed, is
@@ -85,7 +85,8 @@ def session_not_lost(error: Mapping[str, Any], sid: str, made: tuple[int, int], 
 
 
 @check("SESS-12", role=Role.FINDING, reading="SPEC",
-       levels={"seed": "warn", "v1": "warn", "sdk-2.4.0": "off"})
+       levels={"seed": "warn", "v1": "warn", "sdk-2.4.0": "off"},
+       reads=[Reads.REQUEST, Reads.NOTIFICATION])
 def session_named_once_created(what: str, sid: Any) -> str | None:
     """A session is named only once a response has named it: an update or request for a
     session a session/new still unanswered may be creating leaves the client unable to tell

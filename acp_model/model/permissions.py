@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from acp_model.model.check import check
-from acp_model.model.vocab import Answer, Role, ToolStatus
+from acp_model.model.vocab import Answer, Reads, Role, ToolStatus
 
 
 def option_answer(kind: Any) -> Answer:
@@ -47,7 +47,7 @@ def option_for(options: Mapping[str, Any], answer: Answer) -> str | None:
     return None
 
 
-@check("TOOL-12", role=Role.FINDING)
+@check("TOOL-12", role=Role.FINDING, reads=[Reads.TOOL_CALL_UPDATE])
 def allowed_tool_reported_running(tool_call_id: str, status: Any, allowed_at: int | None
                                   ) -> str | None:
     """A tool call an allow approved (at ``allowed_at``) reports in_progress before it

@@ -20,23 +20,21 @@ from typing import Any
 
 from rpds import HashTrieMap, Queue
 
-from acp_model.model.check import allowance, check, dispatch, meta_of
+from acp_model.model import wire_table
+from acp_model.model.check import allowance, check, dispatch
 from acp_model.model.messages import Findings
-from acp_model.model.vocab import FINAL_TOOL_STATUSES, UPDATE_KINDS, Reads, Role, ToolStatus
-from acp_model.spec.rules import RULES
+from acp_model.model.vocab import FINAL_TOOL_STATUSES, Reads, Role, ToolStatus
 
-MESSAGE_FAMILY = {
-    "user_message": "user", "user_message_chunk": "user",
-    "agent_message": "agent", "agent_message_chunk": "agent",
-    "agent_thought": "thought", "agent_thought_chunk": "thought",
-}
-_MESSAGE_KINDS = [Reads(kind) for kind in MESSAGE_FAMILY]  # what ACPM-MSG-FAMILY reads
+UPDATE_KINDS = wire_table.update_reads()  # sessionUpdate kind -> what its checks read
+MESSAGE_FAMILY = wire_table.families()  # message update kind -> its family
+_MESSAGE_KINDS = [UPDATE_KINDS[kind] for kind in MESSAGE_FAMILY]  # ACPM-MSG-FAMILY reads them
+_TOOL_KINDS = wire_table.tool_kinds()
 _UNSET: Any = object()
 DEFAULT_TOOL_STATUS = ToolStatus.PENDING  # TOOL-03: a tool call the client never saw starts pending
 
 
 @dataclass(frozen=True, slots=True)
-class Message:
+class ViewMessage:
     family: str
     content: tuple[Any, ...] = ()
     meta: Any = None  # message-level _meta (chunk _meta never lands here, MSG-09)
@@ -75,7 +73,7 @@ class Usage:
 class SessionView:
     """What a client would render for one session."""
 
-    messages: HashTrieMap = field(default_factory=HashTrieMap)  # messageId -> Message
+    messages: HashTrieMap = field(default_factory=HashTrieMap)  # messageId -> ViewMessage
     order: Queue = field(default_factory=Queue)  # message ids in first-seen order
     tools: HashTrieMap = field(default_factory=HashTrieMap)  # toolCallId -> ToolCall
     recent_tools: tuple[str, ...] = ()  # the last few tool calls reported (for summaries)
@@ -112,7 +110,7 @@ def _persistent(mapping: Mapping[str, Any]) -> HashTrieMap:
 
 
 @allowance("MSG-03", "MSG-04", "MSG-05", "MSG-06", "MSG-07", "MSG-08", "MSG-09", "MSG-10")
-def reduce_message(messages: Mapping[str, Message], update: dict[str, Any]) -> HashTrieMap:
+def reduce_message(messages: Mapping[str, ViewMessage], update: dict[str, Any]) -> HashTrieMap:
     """Apply one message upsert or chunk; returns a new mapping."""
     messages = _persistent(messages)
     kind = update.get("sessionUpdate", "")
@@ -120,14 +118,14 @@ def reduce_message(messages: Mapping[str, Message], update: dict[str, Any]) -> H
     mid = update.get("messageId")
     if family is None or not isinstance(mid, str):
         return messages
-    current = messages.get(mid) or Message(family)
+    current = messages.get(mid) or ViewMessage(family)
     if kind.endswith("_chunk"):
         block = update.get("content")
-        new = Message(current.family, (*current.content, block), current.meta) \
+        new = ViewMessage(current.family, (*current.content, block), current.meta) \
             if block is not None \
             else current
     else:
-        new = Message(current.family, _content_patch(current.content, update),
+        new = ViewMessage(current.family, _content_patch(current.content, update),
                       _meta_patch(current.meta, update))
     return messages.insert(mid, new)
 
@@ -191,7 +189,7 @@ def reduce_session(view: SessionView, update: dict[str, Any]) -> SessionView:
         return SessionView(reduce_message(v.messages, update), order, v.tools, v.recent_tools,
                            v.plans, v.usage, v.state, v.stop_reason, v.background,
                            v.background_listed, v.terminals)
-    if kind in ("tool_call_update", "tool_call_content_chunk"):
+    if kind in _TOOL_KINDS:
         return SessionView(v.messages, v.order, reduce_tool_call(v.tools, update),
                            _recent(v.recent_tools, update.get("toolCallId")), v.plans,
                            v.usage, v.state, v.stop_reason, v.background, v.background_listed,
@@ -265,7 +263,7 @@ def apply_permission_subject(view: SessionView, params: dict[str, Any]) -> Sessi
     return view
 
 
-def rendered_text(message: Message) -> str:
+def rendered_text(message: ViewMessage) -> str:
     """Concatenated text of a message's text blocks (handy in tests and notebooks)."""
     return "".join(b.get("text", "") for b in message.content
                    if isinstance(b, dict) and b.get("type") == "text")
@@ -428,14 +426,14 @@ def _unshown_tool(view: SessionView, params: dict[str, Any]) -> Iterator[tuple[s
                "to allow")
 
 
-@check("TOOL-02", role=Role.FINDING)
+@check("TOOL-02", role=Role.FINDING, reads=[Reads.PERMISSION_REQUEST])
 def permission_tool_titled(view: SessionView, params: dict[str, Any]
                            ) -> Iterator[tuple[str, str]]:
     """A permission request that is the first report of its tool call gives its title."""
     yield from _unshown_tool(view, params)
 
 
-@check("V1-TOOL-01", role=Role.FINDING)
+@check("V1-TOOL-01", role=Role.FINDING, reads=[Reads.PERMISSION_REQUEST])
 def permission_tool_shown(view: SessionView, params: dict[str, Any]
                           ) -> Iterator[tuple[str, str]]:
     """v1: a permission request names a tool call some update announced, or gives its title:
@@ -447,10 +445,8 @@ def judge_permission(view: SessionView, params: Any, rev: str = "seed") -> Findi
     """The view-based checks of a permission request (``view``: before it), those of the
     revision's rules."""
     out = Findings(rev=rev)
-    checks = [(fn, meta_of(fn)) for fn in (permission_tool_titled, permission_tool_shown)]
     if isinstance(params, dict):
-        out.apply([(fn, meta) for fn, meta in checks
-                   if RULES[meta.rule].applies(rev)], view, params)
+        out.apply(dispatch(__name__, rev).get(Reads.PERMISSION_REQUEST, ()), view, params)
     return out
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from acp_model.model import wire_table
 from acp_model.model.check import check
-from acp_model.model.vocab import CancelStatus, Level
+from acp_model.model.vocab import CancelStatus, Level, Reads, Role
 from acp_model.trace.methods import Method
 
 # sessionUpdate kinds that carry conversation history (v1 session-setup.mdx §Loading Sessions;
@@ -24,7 +24,7 @@ REOPENING = wire_table.reopening()
 USER_KINDS = wire_table.user_kinds()
 
 
-@check("V1-LOAD-01", level=Level.WARN)
+@check("V1-LOAD-01", level=Level.WARN, role=Role.FINDING, reads=[Reads.UPDATE])
 def load_replays_before_answering(kind: object, load_response: int | None) -> str | None:
     """session/load streams the conversation before its response: no history for the loaded
     session after the response while no prompt came since (probable, so a warning)."""
@@ -34,7 +34,7 @@ def load_replays_before_answering(kind: object, load_response: int | None) -> st
             "and before any prompt: probably history replayed after the agent answered")
 
 
-@check("V1-LOAD-01")
+@check("V1-LOAD-01", role=Role.FINDING, reads=[Reads.UPDATE])
 def load_history_after_answer(kind: object, load_response: int | None, replayed: str | None
                               ) -> str | None:
     """session/load streams the conversation before its response: a user message of the
@@ -68,7 +68,7 @@ def _replay_in_resume(kind: object, resume_request: int | None, earlier: str | N
             "probably replayed history, which resume must not send")
 
 
-@check("V1-RESUME-01", level=Level.WARN)
+@check("V1-RESUME-01", level=Level.WARN, role=Role.FINDING, reads=[Reads.UPDATE])
 def resume_replays_nothing(kind: object, resume_request: int | None, earlier: str | None
                            ) -> str | None:
     """session/resume replays no history: no earlier message of the conversation between the
@@ -79,7 +79,7 @@ def resume_replays_nothing(kind: object, resume_request: int | None, earlier: st
     return _replay_in_resume(kind, resume_request, earlier)
 
 
-@check("SESS-06", level=Level.WARN)
+@check("SESS-06", level=Level.WARN, role=Role.FINDING, reads=[Reads.UPDATE])
 def resume_without_cursor_replays_nothing(kind: object, resume_request: int | None,
                                           earlier: str | None) -> str | None:
     """v2: session/resume without replayFrom replays no history: no earlier message of the
@@ -88,7 +88,7 @@ def resume_without_cursor_replays_nothing(kind: object, resume_request: int | No
     return _replay_in_resume(kind, resume_request, earlier)
 
 
-@check("SESS-07", level=Level.WARN)
+@check("SESS-07", level=Level.WARN, role=Role.FINDING, reads=[Reads.UPDATE])
 def resume_replays_before_answering(kind: object, answered: int | None, earlier: str | None
                                     ) -> str | None:
     """v2: a session/resume that asked for the whole history answers once it was all
@@ -101,7 +101,7 @@ def resume_replays_before_answering(kind: object, answered: int | None, earlier:
             "answered")
 
 
-@check("SESS-07")
+@check("SESS-07", role=Role.FINDING, reads=[Reads.RESPONSE])
 def conversation_replayed(method: str, request: int, response: int,
                           missing: list[tuple[int, str]], replayed: int) -> str | None:
     """A request for the whole history replays the entire conversation: every user message
@@ -128,9 +128,7 @@ def earlier_message(kind: object, message_id: object, seen: set[str]) -> str | N
 
 
 # The message families (user, agent, thought) of the update kinds that carry a messageId
-_FAMILY = {"user_message": "user", "user_message_chunk": "user",
-           "agent_message": "agent", "agent_message_chunk": "agent",
-           "agent_thought": "thought", "agent_thought_chunk": "thought"}
+_FAMILY = wire_table.families()
 
 
 def asks_for_whole_history(method: str, params: object) -> bool:
@@ -151,7 +149,7 @@ def asks_for_replay(method: str, params: object) -> bool:
         and params.get("replayFrom") is not None
 
 
-@check("SESS-08")
+@check("SESS-08", role=Role.FINDING, reads=[Reads.UPDATE])
 def replayed_ids_unique(replayed: dict[str, str] | None, update: dict[str, object]
                         ) -> str | None:
     """During replay every replayed message has its own messageId: one id never names two
@@ -169,7 +167,7 @@ def replayed_ids_unique(replayed: dict[str, str] | None, update: dict[str, objec
             "replayed messages share one id")
 
 
-@check("SDK-RESUME-01")
+@check("SDK-RESUME-01", role=Role.FINDING, reads=[Reads.RESPONSE])
 def resume_reports_state(method: str, has_error: bool, state_reported: bool) -> str | None:
     """sdk-2.4.0: a successful session/resume response comes after a current state_update
     of the session (the agent writes both, so their order on its stream is its own)."""

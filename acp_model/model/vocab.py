@@ -206,6 +206,7 @@ class Reads(StrEnum):
     AVAILABLE_COMMANDS_UPDATE = "available_commands_update"
     CONFIG_OPTION_UPDATE = "config_option_update"
     TERMINAL_UPDATE = "terminal_update"
+    NOTICE = "notice"
     # requests' params and responses' results
     PROMPT_REQUEST = "session/prompt request"
     NEW_SESSION_REQUEST = "session/new request"
@@ -215,6 +216,15 @@ class Reads(StrEnum):
     INITIALIZE_RESULT = "initialize result"
     SESSION_RESULT = "session result"  # session/new, /load, /resume's
     CONFIG_RESULT = "session/set_config_option result"
+    # JSON-RPC: what the envelope checks (oracle.rpc) and the checks of an exchange read,
+    # before or besides a method's own kind
+    RECORD = "trace record"  # a line as read (unreadable bytes: no message)
+    BATCH = "batch"  # a JSON-RPC batch as a whole (its elements are messages)
+    BATCH_ELEMENT = "batch element"  # a message inside a batch
+    MESSAGE = "message"  # any message, before its kind is known
+    REQUEST = "request"  # any request (a method and an id)
+    NOTIFICATION = "notification"  # any notification (a method, no id)
+    RESPONSE = "response"  # any response (a result or an error), with the request it answers
     # parts several kinds carry
     TOOL_REPORT = "tool call"  # a tool call's fields: its updates, a permission request's
     CONTENT = "content blocks"  # a prompt's, a message update's, a tool content item's
@@ -222,12 +232,3 @@ class Reads(StrEnum):
     SUBJECT = "permission subject"  # what a permission request asks about (v2)
     CONFIG_OPTIONS = "config options"  # a session result's, a config_option_update's
     COMMANDS = "available commands"  # a session result's, an available_commands_update's
-
-
-# The sessionUpdate kinds checks read, by their wire value (any other kind: only UPDATE's).
-UPDATE_KINDS: dict[str, Reads] = {r.value: r for r in (
-    Reads.STATE_UPDATE, Reads.USER_MESSAGE, Reads.USER_MESSAGE_CHUNK, Reads.AGENT_MESSAGE,
-    Reads.AGENT_MESSAGE_CHUNK, Reads.AGENT_THOUGHT, Reads.AGENT_THOUGHT_CHUNK, Reads.TOOL_CALL,
-    Reads.TOOL_CALL_UPDATE, Reads.TOOL_CALL_CONTENT_CHUNK, Reads.PLAN_UPDATE,
-    Reads.USAGE_UPDATE, Reads.AVAILABLE_COMMANDS_UPDATE, Reads.CONFIG_OPTION_UPDATE,
-    Reads.TERMINAL_UPDATE)}

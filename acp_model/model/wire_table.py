@@ -23,7 +23,7 @@ The monitor's routing (``oracle.router``, ``oracle.answers``, ``oracle.wire``), 
 alphabet (``explorer.alphabet``) and the trace builder's role per message are read from here;
 ``tests/unit/test_wire_table.py`` keeps the table complete against the three revisions'
 schemas and the event vocabulary. Adding a message is one row here plus its checks
-(docs/architecture.md, "Adding a message").
+(docs/design.md, "Adding a message").
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from typing import Any
 from acp_model.model.check import CheckMeta
 from acp_model.model.events import Ev
 from acp_model.model.obligations import PERMISSION_ANSWERED, PROMPT_ANSWERED
-from acp_model.model.vocab import STATE_EVENTS, Answer, ConnEvent, Event
+from acp_model.model.vocab import STATE_EVENTS, Answer, ConnEvent, Event, Reads
 from acp_model.spec import schema
 from acp_model.spec.revisions import REVISIONS, SDK_2_4_0, SEED, V1
 from acp_model.trace import describe
@@ -52,6 +52,14 @@ C2A, A2C, BOTH = frozenset({"c2a"}), frozenset({"a2c"}), frozenset({"c2a", "a2c"
 
 Writer = Callable[..., TraceBuilder]  # called ``write(builder, ...)``: a builder method, or
 # a v1 one adapted by ``through_v1``
+
+
+class Family(StrEnum):
+    """Whose message a message update is: the family its messageId keeps (ACPM-MSG-FAMILY)."""
+
+    USER = "user"
+    AGENT = "agent"
+    THOUGHT = "thought"
 
 
 class Route(StrEnum):
@@ -147,6 +155,13 @@ class Update:
     v1_as: str | None = None  # the kind v1 reads it as (a first report is an upsert in v2)
     turn: bool = False  # v1: content of a turn, so it shows the oldest open prompt's turn
     history: bool = False  # conversation history (a replay carries it)
+    family: Family | None = None  # a message's family (its messageId keeps it): its content
+    late: bool = False  # content a cancelled turn may still stream (v1's CANCEL-09)
+    replayed: bool = False  # what a replayed conversation is made of (one-sided inference)
+    compacts: bool = False  # a summary that stands for earlier conversation (compaction)
+    # the message kind checks of this kind declare (``@check(reads=...)``; None: only the
+    # checks of every update read it)
+    reads: Reads | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,35 +241,47 @@ MESSAGES: tuple[Message, ...] = (
 )
 
 _V1_AND_SDK = frozenset({V1, SDK_2_4_0})
+R = Reads  # (the rows' message kinds)
+_USER, _AGENT, _THOUGHT = Family.USER, Family.AGENT, Family.THOUGHT
 UPDATES: tuple[Update, ...] = (
-    Update("state_update", V2, Event.CUSTOM_REPORTED, write=TraceBuilder.state),
+    Update("state_update", V2, Event.CUSTOM_REPORTED, write=TraceBuilder.state,
+           reads=R.STATE_UPDATE),
+    # (any user message is history to v1)
     Update("user_message", V2, Event.USER_MESSAGE, write=TraceBuilder.user_message,
-           v1_event=Event.OUTPUT, history=True),  # (any user message is history to v1)
+           v1_event=Event.OUTPUT, history=True, family=_USER, replayed=True,
+           reads=R.USER_MESSAGE),
     Update("user_message_chunk", ALL, Event.USER_MESSAGE, write=TraceBuilder.user_message_chunk,
-           v1_event=Event.OUTPUT, history=True),
+           v1_event=Event.OUTPUT, history=True, family=_USER, replayed=True,
+           reads=R.USER_MESSAGE_CHUNK),
     Update("tool_call_update", ALL, Event.TOOL_UPDATE, "update", TraceBuilder.tool, turn=True,
-           history=True),
-    Update("tool_call_content_chunk", V2, Event.TOOL_UPDATE, "chunk", TraceBuilder.tool_chunk),
+           history=True, replayed=True, reads=R.TOOL_CALL_UPDATE),
+    Update("tool_call_content_chunk", V2, Event.TOOL_UPDATE, "chunk", TraceBuilder.tool_chunk,
+           replayed=True, reads=R.TOOL_CALL_CONTENT_CHUNK),
     Update("tool_call", ONLY_V1, Event.OUTPUT, write=through_v1(V1Writer.tool_call),
-           v1_event=Event.TOOL_UPDATE, v1_as="tool_call_update", turn=True, history=True),
-    Update("agent_message", V2, Event.OUTPUT, write=TraceBuilder.agent_message, history=True),
+           v1_event=Event.TOOL_UPDATE, v1_as="tool_call_update", turn=True, history=True,
+           replayed=True, reads=R.TOOL_CALL),
+    Update("agent_message", V2, Event.OUTPUT, write=TraceBuilder.agent_message, history=True,
+           family=_AGENT, replayed=True, reads=R.AGENT_MESSAGE),
     Update("agent_message_chunk", ALL, Event.OUTPUT, write=TraceBuilder.agent_message,
-           turn=True, history=True),
-    Update("agent_thought", V2, Event.OUTPUT, history=True),
+           turn=True, history=True, family=_AGENT, late=True, replayed=True,
+           reads=R.AGENT_MESSAGE_CHUNK),
+    Update("agent_thought", V2, Event.OUTPUT, history=True, family=_THOUGHT, replayed=True,
+           reads=R.AGENT_THOUGHT),
     Update("agent_thought_chunk", ALL, Event.OUTPUT, write=through_v1(V1Writer.chunk),
-           turn=True, history=True),
+           turn=True, history=True, family=_THOUGHT, late=True, replayed=True,
+           reads=R.AGENT_THOUGHT_CHUNK),
     Update("plan", ONLY_V1, Event.OUTPUT, turn=True, history=True),
-    Update("plan_update", V2, Event.OUTPUT),
-    Update("usage_update", ALL, Event.OUTPUT, write=TraceBuilder.usage),
-    Update("available_commands_update", ALL, Event.OUTPUT),
-    Update("config_option_update", ALL, Event.OUTPUT),
+    Update("plan_update", V2, Event.OUTPUT, reads=R.PLAN_UPDATE),
+    Update("usage_update", ALL, Event.OUTPUT, write=TraceBuilder.usage, reads=R.USAGE_UPDATE),
+    Update("available_commands_update", ALL, Event.OUTPUT, reads=R.AVAILABLE_COMMANDS_UPDATE),
+    Update("config_option_update", ALL, Event.OUTPUT, reads=R.CONFIG_OPTION_UPDATE),
     Update("current_mode_update", ONLY_V1, Event.OUTPUT),
     Update("session_info_update", ALL, Event.OUTPUT),
     Update("terminal_output_chunk", V2, Event.OUTPUT),
-    Update("terminal_update", V2, Event.OUTPUT),
-    Update("compaction_summary_chunk", _V1_AND_SDK, Event.OUTPUT),
-    Update("compaction_update", _V1_AND_SDK, Event.OUTPUT),
-    Update("notice", _V1_AND_SDK, Event.OUTPUT),
+    Update("terminal_update", V2, Event.OUTPUT, reads=R.TERMINAL_UPDATE),
+    Update("compaction_summary_chunk", _V1_AND_SDK, Event.OUTPUT, compacts=True),
+    Update("compaction_update", _V1_AND_SDK, Event.OUTPUT, compacts=True),
+    Update("notice", _V1_AND_SDK, Event.OUTPUT, reads=R.NOTICE),
 )
 
 # The options TraceBuilder.permission offers, so abstract and concrete answers classify alike.
@@ -346,16 +373,21 @@ def state_event(state: Any) -> Event:
     return STATE_EVENTS.get(state, Event.CUSTOM_REPORTED)
 
 
+def _kinds(column: Callable[[Update], Any]) -> frozenset[str]:
+    """The sessionUpdate kinds whose row has ``column`` set."""
+    return frozenset(u.kind for u in UPDATES if column(u))
+
+
 @cache
 def v1_turn_kinds() -> frozenset[str]:
     """The sessionUpdate kinds that belong to a v1 turn (v1 prompt-turn.mdx §3, §5)."""
-    return frozenset(u.kind for u in UPDATES if u.turn)
+    return _kinds(lambda u: u.turn)
 
 
 @cache
 def history_kinds() -> frozenset[str]:
     """The sessionUpdate kinds that carry conversation history (what a replay sends)."""
-    return frozenset(u.kind for u in UPDATES if u.history)
+    return _kinds(lambda u: u.history)
 
 
 @cache
@@ -373,4 +405,35 @@ def tool_kinds() -> dict[str, str]:
 @cache
 def user_kinds() -> frozenset[str]:
     """The sessionUpdate kinds that carry a user message."""
-    return frozenset(u.kind for u in UPDATES if u.event == Event.USER_MESSAGE)
+    return _kinds(lambda u: u.event == Event.USER_MESSAGE)
+
+
+@cache
+def update_reads() -> dict[str, Reads]:
+    """sessionUpdate kind -> the message kind its checks declare (kinds no check reads by
+    name are left out: only the checks of every update read them)."""
+    return {u.kind: u.reads for u in UPDATES if u.reads is not None}
+
+
+@cache
+def families() -> dict[str, str]:
+    """sessionUpdate kind -> the family of the message it reports (message updates only)."""
+    return {u.kind: u.family.value for u in UPDATES if u.family is not None}
+
+
+@cache
+def late_kinds() -> frozenset[str]:
+    """The kinds a cancelled turn may still stream after its end (v1's CANCEL-09)."""
+    return _kinds(lambda u: u.late)
+
+
+@cache
+def replayed_kinds() -> frozenset[str]:
+    """The kinds a replayed conversation is made of."""
+    return _kinds(lambda u: u.replayed)
+
+
+@cache
+def compaction_kinds() -> frozenset[str]:
+    """The kinds that summarise earlier conversation."""
+    return _kinds(lambda u: u.compacts)

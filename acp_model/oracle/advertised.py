@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from acp_model.model import capabilities, permissions, reducers
+from acp_model.model.vocab import Reads
 from acp_model.oracle.answers import Answers
 from acp_model.oracle.machines import Machines
 from acp_model.oracle.rpc import OpenRequest
@@ -39,15 +40,15 @@ class AdvertisedUse:
             return
         if told.agent_caps is None:
             return  # no initialize result yet: INIT-01 judges a client that goes on
-        protocol = self.answers.protocol
         if method in ("auth/login", "auth/logout", "authenticate"):
             run(capabilities.auth_call_allowed, idx, method, params, told.auth_methods)
         if method in (Method.NEW_SESSION, Method.LOAD, Method.RESUME):
+            shape = self.answers.shape
             run(capabilities.additional_directories_advertised, idx, params, told.agent_caps,
-                protocol, session=sid)
-            run(capabilities.mcp_transports_advertised, idx, params, told.agent_caps, protocol,
+                shape, session=sid)
+            run(capabilities.mcp_transports_advertised, idx, params, told.agent_caps, shape,
                 session=sid)
-        if protocol == 1 and method in (Method.LOAD, Method.RESUME, Method.CLOSE):
+        if method in self.answers.shape.advertised_methods:
             run(capabilities.session_method_advertised, idx, method, told.agent_caps,
                 session=sid)
         if method == Method.RESUME and sid is not None:
@@ -76,7 +77,9 @@ class AdvertisedUse:
                            update["status"], told.allowed.pop((sid, tool)), session=sid)
         if kind == "state_update":
             self._standard_states(sid, update.get("state"), idx)
-        if kind == "config_option_update" and self.answers.protocol == 1:
+        if kind == Reads.NOTICE:
+            self.store.run(capabilities.notice_advertised, idx, told.client_caps, session=sid)
+        if kind == "config_option_update" and self.answers.shape.gates_boolean_options:
             self.store.run(capabilities.boolean_options_advertised, idx,
                            update.get("configOptions"), told.client_caps, session=sid)
 

@@ -20,6 +20,7 @@ from acp_model.model import (
     permissions,
     prompt_rules,
     replay,
+    wire_shapes,
     wire_table,
 )
 from acp_model.model.events import Ev
@@ -40,12 +41,9 @@ from acp_model.spec import revisions, schema
 from acp_model.trace.methods import Method
 
 # the session methods every agent advertising ``session`` has: -32601 is a missing method
+# (and those the revision adds: wire_shapes.Shape.baseline_adds)
 _BASELINE_SESSION_METHODS = frozenset(m.method for m in wire_table.MESSAGES
                                       if ConnEvent.SESSION_METHOD_MISSING in m.answered)
-# v2's baseline also holds what v1 leaves to capabilities (seed session-setup.mdx: "MUST
-# support session/resume", "MUST support session/close"; sdk-2.4.0 AgentCapabilities.session)
-_V2_BASELINE_SESSION_METHODS = _BASELINE_SESSION_METHODS | {Method.RESUME, Method.CLOSE,
-                                                            "session/list"}
 # results that carry a session's config options and commands (messages.session_result)
 _SESSION_RESULTS = frozenset({Method.NEW_SESSION, Method.LOAD, Method.RESUME,
                               "session/set_config_option"})
@@ -65,8 +63,8 @@ class Told:
     # (session, tool call) -> where an allow approved it and no status was reported since
     allowed: dict[tuple[str, str], int] = field(default_factory=dict)
 
-    def client_initialized(self, params: Any, protocol: int) -> None:
-        self.client_caps = dict(capabilities.client_capabilities(params, protocol))
+    def client_initialized(self, params: Any, shape: wire_shapes.Shape) -> None:
+        self.client_caps = dict(capabilities.client_capabilities(params, shape))
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +90,8 @@ class Answers:
         self.decision = decision
         self.rev = rev
         self.protocol = revisions.get(self.rev).protocol
+        self.shape = wire_shapes.shape(rev)  # what its initialize exchange spells and grants
+        self._baseline = _BASELINE_SESSION_METHODS | self.shape.baseline_adds
         self.rpc, self.store, self.machines, self.shapes = rpc_, store, machines, shapes
         self.dialect, self.reopens, self.conversations = dialect, reopens, conversations
         self.told = Told()
@@ -140,9 +140,7 @@ class Answers:
         error = msg.get("error") if isinstance(msg.get("error"), dict) else None
         reply = Reply(req, req_id, msg.get("result"), has_error,
                       error.get("code") if error else None, idx, what, error)
-        baseline = _BASELINE_SESSION_METHODS if self.protocol == 1 \
-            else _V2_BASELINE_SESSION_METHODS
-        if direction == "a2c" and has_error and req.method in baseline \
+        if direction == "a2c" and has_error and req.method in self._baseline \
                 and reply.code == ErrorCode.METHOD_NOT_FOUND:
             self.machines.conn_event(ConnEvent.SESSION_METHOD_MISSING,
                                      Ev(idx, error_code=reply.code), f"{what}: -32601")
@@ -162,7 +160,7 @@ class Answers:
         elif req.method == "session/set_config_option":
             run(capabilities.config_method_implemented, r.idx, req.method, r.code,
                 sid in told.configured, session=sid)
-            if not r.has_error and self.protocol == 1:
+            if not r.has_error and self.shape.config_result_lists_all:
                 run(capabilities.config_result_complete, r.idx, req.shape, r.result,
                     session=sid)
         elif req.method == Method.CLOSE:
@@ -183,7 +181,7 @@ class Answers:
             told.configured.add(sid)
         if isinstance(sid, str) and req.roots:
             told.roots[sid] = req.roots
-        if self.protocol == 1:
+        if self.shape.gates_boolean_options:
             run(capabilities.boolean_options_advertised, r.idx, options, told.client_caps,
                 session=sid if isinstance(sid, str) else None)
 
@@ -234,8 +232,7 @@ class Answers:
         self.store.run(capabilities.terminal_auth_advertised, idx, self.told.auth_methods,
                        self.told.client_caps)
         # v1: the baseline methods are every agent's (INIT-10); v2: those advertising session
-        self.machines.ctx.session_advertised = self.protocol == 1 or (
-            isinstance(caps, dict) and isinstance(caps.get("session"), dict))
+        self.machines.ctx.session_advertised = self.shape.has_session_surface(caps)
         self.prompt_caps = messages.prompt_capabilities(result, self.rev)
         spoken_instead = self.store.run(messages.speaks_negotiated_version, idx, version,
                                         self.protocol, self.decision.negotiated,

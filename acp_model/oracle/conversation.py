@@ -30,7 +30,7 @@ from acp_model.model import replay, wire_table
 from acp_model.oracle.store import ViolationStore
 
 NORMAL_ENDS = frozenset({"end_turn", "max_tokens", "max_turn_requests"})
-COMPACTION_KINDS = frozenset({"compaction_update", "compaction_summary_chunk"})
+COMPACTION_KINDS = wire_table.compaction_kinds()
 USER_KINDS = wire_table.user_kinds()
 
 

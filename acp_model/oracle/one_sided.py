@@ -38,7 +38,7 @@ CLIENT_INFO = {"name": "acp-model (inferred client)", "version": "0"}
 PLACEHOLDERS = {"<cwd>": "/acp-model-inferred/cwd", "<home>": "/acp-model-inferred/home"}
 FORK = "session/fork"  # sdk-2.4.0's unstable schema only: no row of the wire table
 REOPENING = wire_table.reopening()  # session/load, session/resume
-REPLAYED = ("user_message", "agent_message", "agent_thought", "tool_call")  # update kinds
+REPLAYED = wire_table.replayed_kinds()  # the update kinds a replayed conversation is made of
 
 # The agent's rules a one-sided recording cannot decide (the client's rules: all of them).
 NEEDS_CLIENT: dict[str, str] = {
@@ -398,8 +398,8 @@ class _Inference:
     def _replayed(self, i: int) -> bool:
         """Did the agent send conversation before the resume answer at ``i``? (then the
         client asked for a replay: ``replayFrom`` start)"""
-        return any(str(_update(line).get("sessionUpdate", "")).startswith(REPLAYED)
-                   for line in self.lines[self.anchor:i])
+        kinds = (_update(line).get("sessionUpdate") for line in self.lines[self.anchor:i])
+        return any(isinstance(kind, str) and kind in REPLAYED for kind in kinds)
 
     def _prompt_content(self, i: int) -> list[Any]:
         """The prompt the agent's user message echoes (its content), else a stand-in."""

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from acp_model.model import capabilities, messages, offered, reducers, replay, wire_table
-from acp_model.model.check import allows_of, declare
+from acp_model.model.check import CheckMeta, allows_of, declare, meta_of
 from acp_model.model.events import Ev, content_key, text_key
 from acp_model.model.vocab import ConnEvent, Event, Role
 from acp_model.model.wire_table import Route
@@ -43,6 +43,30 @@ _RequestHandler = Callable[[Any, Any, "str | None", int, str], None]
 _NotificationHandler = Callable[[str, dict[str, Any], Any, int, str], None]
 
 
+_MethodPlan = tuple["schema.MethodSpec | None", tuple[tuple[CheckMeta, "str | None"], ...]]
+
+
+def _plan_method(rev: str, direction: str, method: str, request: bool) -> _MethodPlan:
+    """What every message of ``method`` sent by ``direction`` gets under ``rev``: the verdicts
+    of the checks that read the method alone (defined? sent by that side? a request, not a
+    notification?), each until the first that fails, and its definition when all held."""
+    spec = schema.method_table(rev).get(method)
+    steps: list[tuple[Callable[..., str | None], tuple[Any, ...]]] = [
+        (rpc.method_defined, (direction, method, spec)),
+        (rpc.method_direction, (direction, method, spec))]
+    if request:
+        steps.append((rpc.notification_without_id, (spec, method)))
+    verdicts = []
+    for fn, args in steps:
+        if fn is not rpc.method_defined and spec is None:
+            break  # an undefined method has nothing more to check
+        text = fn(*args)
+        verdicts.append((meta_of(fn), text))
+        if text is not None:
+            return None, tuple(verdicts)
+    return spec, tuple(verdicts)
+
+
 class Router:
     """Routes requests and notifications; owns v1's turn derivation and the reopens."""
 
@@ -55,6 +79,8 @@ class Router:
         self.conversations = conversations
         # what each request and update uses of what the initialize exchange advertised
         self.uses = AdvertisedUse(store, machines, answers)
+        # (direction, method, request?) -> its plan (_plan_method), built on first use
+        self._plans: dict[tuple[str, str, bool], _MethodPlan] = {}
         # the handler of each route of wire_table.MESSAGES, by the kind of message it routes
         self._requests: dict[Route, _RequestHandler] = {
             Route.INITIALIZE: self._initialize, Route.NEW_SESSION: self._new_session,
@@ -117,14 +143,18 @@ class Router:
 
     def _method_spec(self, direction: str, method: str, idx: int, *, request: bool
                      ) -> schema.MethodSpec | None:
-        spec = schema.method_table(self.rev).get(method)
-        run = self.store.run
-        if run(rpc.method_defined, idx, direction, method, spec) or spec is None:
-            return None
-        if run(rpc.method_direction, idx, direction, method, spec):
-            return None
-        if request and run(rpc.notification_without_id, idx, spec, method):
-            return None
+        """The method's definition (None: the message stops here), after the verdicts of the
+        checks that read the method alone, decided once per direction and method."""
+        key = (direction, method, request)
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = _plan_method(self.rev, direction, method, request)
+        spec, verdicts = plan
+        for meta, text in verdicts:
+            if text is None:
+                self.store.bump(meta.rule)
+            else:
+                self.store.report(meta, idx, text)
         return spec
 
     def _unknown_session(self, idx: int, sid: Any, what: str) -> None:
@@ -191,7 +221,7 @@ class Router:
 
     def _initialize(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str
                     ) -> None:
-        self.answers.told.client_initialized(params, self.answers.protocol)
+        self.answers.told.client_initialized(params, self.answers.shape)
         self.shapes.findings(messages.initialize_request(params, self.rev), idx, what)
         self.machines.conn_event(ConnEvent.INITIALIZE, Ev(idx), what)
 

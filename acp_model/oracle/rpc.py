@@ -18,7 +18,7 @@ from typing import Any
 from acp_model.model import wire_table
 from acp_model.model.check import allowance, check
 from acp_model.model.obligations import PERMISSION_ANSWERED, PROMPT_ANSWERED
-from acp_model.model.vocab import UNREADABLE_CODES, Role
+from acp_model.model.vocab import UNREADABLE_CODES, Reads, Role
 from acp_model.spec.schema import SEED, MethodSpec, null_request_ids
 from acp_model.trace.format import Record
 from acp_model.trace.methods import Method
@@ -171,7 +171,7 @@ def _clip(text: str, limit: int = 80) -> str:
 
 # --- lines -----------------------------------------------------------------------------------
 
-@check("RPC-02", role=Role.FINDING)
+@check("RPC-02", role=Role.FINDING, reads=[Reads.RECORD])
 def utf8(record: Record) -> str | None:
     """Every message is UTF-8."""
     if record.note == "invalid-utf8":
@@ -179,7 +179,7 @@ def utf8(record: Record) -> str | None:
     return None
 
 
-@check("RPC-04", role=Role.FINDING)
+@check("RPC-04", role=Role.FINDING, reads=[Reads.RECORD])
 def only_messages(record: Record) -> str | None:
     """Nothing but JSON-RPC messages is written to the protocol stream."""
     if record.raw is not None and record.note != "invalid-utf8":
@@ -191,7 +191,7 @@ def only_messages(record: Record) -> str | None:
 # --- batches ---------------------------------------------------------------------------------
 
 @allowance("RPC-06")  # every batch the peers send exercises the permission to batch
-@check("RPC-07", role=Role.FINDING)
+@check("RPC-07", role=Role.FINDING, reads=[Reads.BATCH])
 def batch_not_empty(rpc: Rpc, direction: str, msg: list[Any]) -> str | None:
     """A batch has at least one element."""
     if not msg and not (direction == "a2c" and rpc.notification_batch_sent):
@@ -199,7 +199,7 @@ def batch_not_empty(rpc: Rpc, direction: str, msg: list[Any]) -> str | None:
     return None
 
 
-@check("RPC-09", role=Role.FINDING)
+@check("RPC-09", role=Role.FINDING, reads=[Reads.BATCH])
 def no_empty_batch_reply(rpc: Rpc, direction: str, msg: list[Any]) -> str | None:
     """A batch of notifications gets no response at all, not an empty array."""
     if not msg and direction == "a2c" and rpc.notification_batch_sent:
@@ -208,7 +208,7 @@ def no_empty_batch_reply(rpc: Rpc, direction: str, msg: list[Any]) -> str | None
     return None
 
 
-@check("RPC-10", role=Role.FINDING)
+@check("RPC-10", role=Role.FINDING, reads=[Reads.BATCH_ELEMENT])
 def lifecycle_not_batched(element: Any) -> str | None:
     """initialize, session/new, session/prompt, session/resume and auth/login are not batched."""
     if isinstance(element, dict) and element.get("method") in LIFECYCLE_REQUESTS \
@@ -219,7 +219,7 @@ def lifecycle_not_batched(element: Any) -> str | None:
 
 # --- envelopes -------------------------------------------------------------------------------
 
-@check("RPC-01", role=Role.FINDING)
+@check("RPC-01", role=Role.FINDING, reads=[Reads.MESSAGE])
 def is_object(direction: str, msg: Any) -> str | None:
     """A JSON-RPC message is an object."""
     if not isinstance(msg, dict):
@@ -227,7 +227,7 @@ def is_object(direction: str, msg: Any) -> str | None:
     return None
 
 
-@check("RPC-01", role=Role.FINDING)
+@check("RPC-01", role=Role.FINDING, reads=[Reads.MESSAGE])
 def version_field(direction: str, msg: dict[str, Any]) -> str | None:
     """Every message carries "jsonrpc": "2.0"."""
     if msg.get("jsonrpc") != "2.0":
@@ -235,7 +235,7 @@ def version_field(direction: str, msg: dict[str, Any]) -> str | None:
     return None
 
 
-@check("RPC-01", role=Role.FINDING)
+@check("RPC-01", role=Role.FINDING, reads=[Reads.MESSAGE])
 def method_is_string(direction: str, msg: dict[str, Any]) -> str | None:
     """A method name is a string."""
     method = msg.get("method")
@@ -244,7 +244,7 @@ def method_is_string(direction: str, msg: dict[str, Any]) -> str | None:
     return None
 
 
-@check("RPC-01", role=Role.FINDING)
+@check("RPC-01", role=Role.FINDING, reads=[Reads.MESSAGE])
 def has_a_shape(direction: str, msg: dict[str, Any]) -> str | None:
     """A message is a request, a notification or a response."""
     if "method" not in msg and "result" not in msg and "error" not in msg:
@@ -253,7 +253,7 @@ def has_a_shape(direction: str, msg: dict[str, Any]) -> str | None:
     return None
 
 
-@check("RPC-01", role=Role.FINDING)
+@check("RPC-01", role=Role.FINDING, reads=[Reads.REQUEST])
 def request_id_valid(direction: str, method: str, req_id: Any, rev: str = SEED) -> str | None:
     """A request id is a string or an integer (or null, where the revision's RequestId admits
     it: the seed's does, sdk-2.4.0's does not)."""
@@ -267,7 +267,7 @@ def request_id_valid(direction: str, method: str, req_id: Any, rev: str = SEED) 
     return None
 
 
-@check("RPC-01", role=Role.FINDING)
+@check("RPC-01", role=Role.FINDING, reads=[Reads.REQUEST])
 def request_id_fresh(rpc: Rpc, direction: str, req_id: Any) -> str | None:
     """A request id is not reused while the earlier request is still open."""
     opened = rpc.open[direction].get(req_id)
@@ -276,7 +276,7 @@ def request_id_fresh(rpc: Rpc, direction: str, req_id: Any) -> str | None:
     return None
 
 
-@check("RPC-01", role=Role.FINDING)
+@check("RPC-01", role=Role.FINDING, reads=[Reads.REQUEST])
 def notification_without_id(spec: MethodSpec, method: str) -> str | None:
     """A notification method is sent without an id."""
     if spec.notification:
@@ -284,7 +284,7 @@ def notification_without_id(spec: MethodSpec, method: str) -> str | None:
     return None
 
 
-@check("ENUM-02", role=Role.FINDING)
+@check("ENUM-02", role=Role.FINDING, reads=[Reads.REQUEST, Reads.NOTIFICATION])
 def method_defined(direction: str, method: str, spec: MethodSpec | None) -> str | None:
     """Methods are the v2 ones or extensions (``_`` or ``$/`` prefixed)."""
     if spec is None and not (method.startswith("_") or method.startswith("$/")):
@@ -293,7 +293,7 @@ def method_defined(direction: str, method: str, spec: MethodSpec | None) -> str 
     return None
 
 
-@check("ACPM-SCHEMA", role=Role.FINDING)
+@check("ACPM-SCHEMA", role=Role.FINDING, reads=[Reads.REQUEST, Reads.NOTIFICATION])
 def method_direction(direction: str, method: str, spec: MethodSpec | None) -> str | None:
     """Each side sends only the methods the schema gives it (``x-side``)."""
     if spec is not None and direction not in spec.directions:
@@ -303,7 +303,7 @@ def method_direction(direction: str, method: str, spec: MethodSpec | None) -> st
 
 # --- responses -------------------------------------------------------------------------------
 
-@check("RPC-01", role=Role.FINDING)
+@check("RPC-01", role=Role.FINDING, reads=[Reads.RESPONSE])
 def response_id_valid(direction: str, req_id: Any) -> str | None:
     """A response id is a string, an integer or null."""
     if not valid_id(req_id):
@@ -312,7 +312,7 @@ def response_id_valid(direction: str, req_id: Any) -> str | None:
     return None
 
 
-@check("RPC-01", role=Role.FINDING)
+@check("RPC-01", role=Role.FINDING, reads=[Reads.RESPONSE])
 def result_xor_error(direction: str, msg: dict[str, Any]) -> str | None:
     """A response carries exactly one of result or error."""
     if "result" in msg and "error" in msg:
@@ -330,7 +330,7 @@ def _answered_before(rpc: Rpc, direction: str, req_id: Any) -> tuple[str | None,
     return earlier, wire_table.owed(earlier)
 
 
-@check("PROMPT-04", role=Role.FINDING)
+@check("PROMPT-04", role=Role.FINDING, reads=[Reads.RESPONSE])
 def prompt_answered_once(rpc: Rpc, direction: str, req_id: Any) -> str | None:
     """Each session/prompt gets exactly one response."""
     earlier, owed = _answered_before(rpc, direction, req_id)
@@ -339,7 +339,7 @@ def prompt_answered_once(rpc: Rpc, direction: str, req_id: Any) -> str | None:
     return None
 
 
-@check("PERM-12", role=Role.FINDING)
+@check("PERM-12", role=Role.FINDING, reads=[Reads.RESPONSE])
 def permission_answered_once(rpc: Rpc, direction: str, req_id: Any) -> str | None:
     """Each permission request gets exactly one response."""
     if _answered_before(rpc, direction, req_id)[1] is PERMISSION_ANSWERED:
@@ -347,7 +347,7 @@ def permission_answered_once(rpc: Rpc, direction: str, req_id: Any) -> str | Non
     return None
 
 
-@check("RPC-01", role=Role.FINDING)
+@check("RPC-01", role=Role.FINDING, reads=[Reads.RESPONSE])
 def answered_once(rpc: Rpc, direction: str, req_id: Any) -> str | None:
     """Every other request (no obligation of its own) gets exactly one response."""
     earlier, owed = _answered_before(rpc, direction, req_id)
@@ -356,7 +356,7 @@ def answered_once(rpc: Rpc, direction: str, req_id: Any) -> str | None:
     return None
 
 
-@check("RPC-01", role=Role.FINDING)
+@check("RPC-01", role=Role.FINDING, reads=[Reads.RESPONSE])
 def answers_open_request(rpc: Rpc, direction: str, req_id: Any) -> str | None:
     """A response answers an open request."""
     if req_id is not None and req_id not in rpc.answered[OTHER[direction]]:
@@ -380,7 +380,7 @@ def advertises(method: str, capabilities: Any) -> bool:
     return bool(namespace) and namespace in json.dumps(meta)
 
 
-@check("ENUM-12", role=Role.FINDING)
+@check("ENUM-12", role=Role.FINDING, reads=[Reads.RESPONSE])
 def custom_request_unrecognised(direction: str, method: str, has_error: bool,
                                 capabilities: Any) -> str | None:
     """A custom request the agent gave no sign of knowing is answered -32601, not with a
@@ -420,7 +420,7 @@ def _cancel_answered(rpc: Rpc, direction: str, msg: dict[str, Any]) -> tuple[str
     return which if which is not None and which[0] == Method.CANCEL else None
 
 
-@check("CANCEL-02", role=Role.FINDING)
+@check("CANCEL-02", role=Role.FINDING, reads=[Reads.RESPONSE])
 def cancel_not_answered(rpc: Rpc, direction: str, msg: dict[str, Any]) -> str | None:
     """The agent never answers the session/cancel notification."""
     cancel = _cancel_answered(rpc, direction, msg)
@@ -440,7 +440,7 @@ def _id_said(msg: dict[str, Any]) -> str:
     return "id null" if "id" in msg else "no id member (a response must have one)"
 
 
-@check("RPC-09", role=Role.FINDING)
+@check("RPC-09", role=Role.FINDING, reads=[Reads.RESPONSE])
 def notifications_unanswered(rpc: Rpc, direction: str, msg: dict[str, Any]) -> str | None:
     """Notifications are never answered, within a batch neither; an id-null error only
     answers unreadable input (or a batch that held a request)."""
@@ -468,7 +468,7 @@ def notifications_unanswered(rpc: Rpc, direction: str, msg: dict[str, Any]) -> s
             f"notification{named}")
 
 
-@check("ACPM-BATCH", role=Role.FINDING)
+@check("ACPM-BATCH", role=Role.FINDING, reads=[Reads.RESPONSE])
 def batch_answered_per_request(rpc: Rpc, direction: str, msg: dict[str, Any]) -> str | None:
     """A valid batch is answered with an array of responses, one per request (none for
     notifications), not with one error for the whole batch."""

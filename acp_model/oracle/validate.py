@@ -24,7 +24,7 @@ from functools import cache
 from typing import Any
 
 from acp_model.model.check import CheckMeta, declare
-from acp_model.model.vocab import Role
+from acp_model.model.vocab import Reads, Role
 from acp_model.spec.rules import RULES
 from acp_model.spec.schema import SCHEMA_URI, SEED, load_schema
 from acp_model.trace.methods import Method
@@ -415,7 +415,8 @@ def accepted_by(def_name: str, instance: Any, rev: str) -> tuple[str, ...]:
 # --- which rule a schema failure breaks -------------------------------------------------------
 
 def _schema(rule_id: str, name: str, doc: str) -> CheckMeta:
-    return declare(rule_id, name, doc, module=__name__, role=Role.FINDING)
+    return declare(rule_id, name, doc, module=__name__, role=Role.FINDING,
+                   reads=(Reads.REQUEST, Reads.NOTIFICATION, Reads.RESPONSE))
 
 
 SCHEMA_VALID = _schema("ACPM-SCHEMA", "schema_valid",

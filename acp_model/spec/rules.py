@@ -899,6 +899,14 @@ _R: list[Rule] = [
          revisions=(V1,),
          notes="Only the option just set is required: one change may remove others "
                "(migration.mdx: 'one change can affect other options')."),
+    Rule("V1-NOTICE-01", "agent", "MUST", "safety",
+         "v1: the agent sends a notice session update only to a client that advertised the "
+         "session.notices capability.",
+         "v1 schema $defs.Notice ('Agents MUST only send notices when the Client advertised "
+         "the `session.notices` Client capability'); $defs.ClientSessionCapabilities",
+         revisions=(V1,),
+         notes="sdk-2.4.0 states the opposite ('No Client capability is required, and "
+               "unsupported Clients may ignore notices'): the rule is v1's alone."),
     Rule("V1-CONFIG-01", "agent", "SHOULD", "safety",
          "v1: an agent with a mode config option also sends the modes, and both name the "
          "same current mode.",

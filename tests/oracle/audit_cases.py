@@ -606,6 +606,22 @@ def v1_config_02_keeps() -> TraceBuilder:
     return _v1_set_mode(listed=True)
 
 
+# --- V1-NOTICE-01: a notice only to a client that advertised session.notices ---------------
+
+def _v1_notice(client_caps: Any) -> TraceBuilder:
+    t = TraceBuilder().v1.handshake(client_caps=client_caps).v1.new_session(S).prompt(S, 10)
+    t.update(S, {"sessionUpdate": "notice", "severity": "warning", "title": "Rate limited"})
+    return t.v1.ended(10)
+
+
+def v1_notice_01_breaks() -> TraceBuilder:
+    return _v1_notice({})
+
+
+def v1_notice_01_keeps() -> TraceBuilder:
+    return _v1_notice({"session": {"notices": {}}})
+
+
 # rule -> the traces that break it (judged under its first revision, as test_rule_violations'
 # CASES are)
 BREAKS: dict[str, list[Build]] = {
@@ -623,7 +639,7 @@ BREAKS: dict[str, list[Build]] = {
 V1_BREAKS: dict[str, list[Build]] = {
     "SESS-07": [sess_07_v1_breaks], "INIT-11": [init_11_v1_breaks],
     "INIT-13": [init_13_v1_breaks], "INIT-16": [init_16_v1_breaks, init_16_v1_boolean_breaks],
-    "V1-CONFIG-02": [v1_config_02_breaks],
+    "V1-CONFIG-02": [v1_config_02_breaks], "V1-NOTICE-01": [v1_notice_01_breaks],
 }
 
 # (rule, readings, a trace that breaks it, one that keeps it) for every new rule, at the
@@ -656,6 +672,7 @@ BOTH: list[tuple[str, Readings, Build, Build]] = [
     ("SDK-CLOSE-04", SDK, sdk_close_04_breaks, sdk_close_04_keeps),
     ("V1-CONFIG-01", V1, v1_config_01_breaks, v1_config_01_keeps),
     ("V1-CONFIG-02", V1, v1_config_02_breaks, v1_config_02_keeps),
+    ("V1-NOTICE-01", V1, v1_notice_01_breaks, v1_notice_01_keeps),
     ("INIT-09", V1, v1_init_09_breaks, v1_init_09_keeps),
     ("INIT-02", V1, v1_init_02_breaks, v1_init_09_keeps),
     ("TOOL-12", SEED, tool_12_breaks, tool_12_keeps),

@@ -217,3 +217,19 @@ def test_no_verdict_is_written_outside_the_rule_registry() -> None:
 def test_the_literal_verdict_scan_sees_one() -> None:
     planted = ast.parse('v = {"rule": "ACPM-ALIVE", "level": "fail"}\nViolation("X-01", "f")')
     assert _literal_rule_verdicts(planted) == [1, 2]
+
+
+def test_the_catalogue_source_the_code_cites_is_held() -> None:
+    """``RULES.md``, the first catalogue the rules were written from, is vendored at the
+    repository's root: every rule, reading and section the package and the docs cite in it
+    is there."""
+    root = Path(__file__).resolve().parents[2]
+    source = (root / "RULES.md").read_text(encoding="utf-8")
+    headings = {m.group(1) for m in re.finditer(r"^#+ (\d+(?:\.\d+)?)[. ]", source, re.M)}
+    cited = set()
+    for path in [*(root / "acp_model").rglob("*.py"), *(root / "docs").glob("*.md")]:
+        text = path.read_text(encoding="utf-8")
+        cited |= set(re.findall(r"RULES\.md (?:§|section )?([A-Z0-9][A-Za-z0-9.-]*\d)", text))
+    assert len(cited) >= 20, cited
+    for ref in cited:
+        assert (ref in headings) if ref[0].isdigit() else (ref in source), ref

@@ -3,6 +3,8 @@ the monitor's dispatch table is built from those declarations alone."""
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,13 +12,18 @@ import pytest
 from acp_model.cli import rule_map
 from acp_model.model import messages, reducers
 from acp_model.model.check import CHECKS, DefinitionError, check, readers
-from acp_model.model.vocab import UPDATE_KINDS, Reads, Role
+from acp_model.model.vocab import Reads, Role
+from acp_model.model.wire_table import update_reads
+from acp_model.oracle import machines, validate
+
+PACKAGE = Path(__file__).resolve().parents[2] / "acp_model"
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"role": Role.FINDING, "reads": ["usage"]}, "reads 'usage', which is no message kind"),
     ({"role": Role.FINDING, "reads": "plan_updates"}, "which is no message kind"),
-    ({"reads": [Reads.PLAN]}, "only a single-message check"),
+    ({"role": Role.GUARD, "reads": [Reads.PLAN]}, "only a guard, is a method"),
+    ({"role": Role.OBLIGATION}, "declared with declare"),
     ({"role": Role.FINDING, "reads": [Reads.PLAN, "plan"]}, "reads a message kind twice"),
 ])
 def test_a_bad_reads_declaration_is_rejected_when_applied(kwargs: dict[str, Any],
@@ -34,20 +41,38 @@ def _declared(value: Any, where: str, ctx: Any) -> Any:
     yield from ()
 
 
+def test_a_decision_names_its_role() -> None:
+    """``role`` has no default: a decision is never a guard by accident."""
+    with pytest.raises(TypeError, match="role"):
+        check("PLAN-04")  # type: ignore[call-arg]
+
+
+def test_a_guard_is_a_method_of_the_event_and_a_finding_is_not() -> None:
+    class Part:
+        @check("PLAN-04", role=Role.GUARD)
+        def fine(self, ev: Any) -> bool:
+            """Doc."""
+            return True
+
+    assert Part().fine(None)
+    with pytest.raises(DefinitionError, match="only a guard"):
+        @check("PLAN-04", role=Role.FINDING)
+        def bad(self: Any, ev: Any) -> bool:
+            """Doc."""
+            return True
+
+
 def test_a_declaration_is_all_the_dispatch_table_needs() -> None:
     assert readers(__name__) == {Reads.USAGE_UPDATE: (_declared,), Reads.PLAN: (_declared,)}
 
 
 def test_every_single_message_check_reads_something_and_is_dispatched() -> None:
-    """Every FINDING of model/messages.py but the ones the monitor runs by hand (one needs the
-    protocol the agent speaks, one reads every message's _meta) is in the table, under each
-    kind it declares."""
+    """Every FINDING of model/messages.py is in the table, under each kind it declares."""
     dispatched = {(kind, meta.name) for rev in ("seed", "sdk-2.4.0", "v1")
                   for kind, pairs in messages.dispatch_table(rev).items() for _, meta in pairs}
     findings = [m for m in CHECKS.values()
                 if m.module == messages.__name__ and m.role == Role.FINDING]
-    assert {m.name for m in findings if not m.reads} == {"speaks_negotiated_version",
-                                                          "trace_context_kept"}
+    assert all(m.reads for m in findings)
     for meta in findings:
         assert {(kind, meta.name) for kind in meta.reads} <= dispatched, meta.name
 
@@ -94,8 +119,8 @@ def test_a_part_is_judged_wherever_a_message_carries_it() -> None:
 
 
 def test_every_update_kind_member_is_a_wire_kind() -> None:
-    assert all(kind == reads.value for kind, reads in UPDATE_KINDS.items())
-    assert set(UPDATE_KINDS.values()) <= set(Reads)
+    assert all(kind == reads.value for kind, reads in update_reads().items())
+    assert set(update_reads().values()) <= set(Reads)
 
 
 def test_the_rule_map_shows_what_each_check_reads() -> None:
@@ -120,3 +145,70 @@ def test_the_view_checks_are_dispatched_by_their_declarations_too() -> None:
              "content": {"type": "text", "text": "x"}}
     assert _ran(reducers.judge(view, chunk)) == ["family_kept"]
     assert _ran(reducers.judge(view, chunk, family=False)) == []
+
+
+def _decorated_checks() -> list[tuple[str, ast.FunctionDef, ast.Call]]:
+    """Every ``@check(...)`` in the package's source, read as written (not as registered)."""
+    out = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            for deco in node.decorator_list:
+                if isinstance(deco, ast.Call) and getattr(deco.func, "id", None) == "check":
+                    out.append((str(path.relative_to(PACKAGE.parent)), node, deco))
+    return out
+
+
+def _guards_named_by_machines() -> set[str]:
+    names = set()
+    for table in (machines.SESSION_TABLE, machines.CONNECTION_TABLE):
+        names |= {chk.name for tr in table.transitions.values() for chk in tr.checks}
+    return names
+
+
+def test_every_check_declares_its_role_and_what_it_reads() -> None:
+    """Read off the source, so a check no test imports is read too: each names its role; a
+    finding names the message kinds it reads (the dispatch is built from them); a guard reads
+    none, and runs where a machine's transition names it (so it is named by one)."""
+    rule_map.decisions()  # registers every check
+    guarded = _guards_named_by_machines()
+    checks = _decorated_checks()
+    written = {(where.removesuffix(".py").replace("/", "."), fn.name)
+               for where, fn, _ in checks}
+    tagged = {(m.module, m.name) for m in CHECKS.values()
+              if m.role in (Role.GUARD, Role.FINDING) and m.module != validate.__name__
+              and not m.module.startswith("tests.")}
+    assert tagged <= written, sorted(tagged - written)  # (validate's are declare()d)
+    for where, fn, deco in checks:
+        keywords = {k.arg: k.value for k in deco.keywords}
+        label = f"{where}:{fn.lineno} {fn.name}"
+        assert "role" in keywords, f"{label}: no role"
+        role = Role[ast.unparse(keywords["role"]).rsplit(".", 1)[-1]]
+        if role is Role.FINDING:
+            reads = keywords.get("reads")
+            assert reads is not None and getattr(reads, "elts", True), \
+                f"{label}: a finding that does not say what it reads"
+        else:
+            assert role is Role.GUARD and "reads" not in keywords, label
+            assert fn.name in guarded, f"{label}: a guard no machine's transition names"
+    assert all(m.reads for m in CHECKS.values() if m.role is Role.FINDING)
+
+
+def test_a_methods_own_verdicts_are_planned_once_until_the_first_that_fails() -> None:
+    """The checks that read the method alone are decided per (revision, direction, method):
+    the router replays the plan's verdicts for every message of that method."""
+    from acp_model.oracle.router import _plan_method
+
+    def plan(direction: str, method: str, request: bool) -> tuple[bool, list[tuple[str, bool]]]:
+        spec, verdicts = _plan_method("seed", direction, method, request)
+        return spec is not None, [(meta.name, text is None) for meta, text in verdicts]
+
+    assert plan("c2a", "session/prompt", True) == (True, [
+        ("method_defined", True), ("method_direction", True), ("notification_without_id", True)])
+    assert plan("a2c", "session/prompt", True) == (False, [
+        ("method_defined", True), ("method_direction", False)])
+    assert plan("c2a", "session/cancel", True) == (False, [
+        ("method_defined", True), ("method_direction", True), ("notification_without_id", False)])
+    assert plan("c2a", "no/such", False) == (False, [("method_defined", False)])
+    assert plan("c2a", "_mine", False) == (False, [("method_defined", True)])

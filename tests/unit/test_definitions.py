@@ -30,7 +30,7 @@ from acp_model.model.vocab import State as SessionState
 def test_a_bad_check_is_rejected_when_applied(kwargs: dict[str, Any], message: str) -> None:
     rule_id = kwargs.pop("rule_id")
     with pytest.raises(DefinitionError, match=message):
-        @check(rule_id, **kwargs)
+        @check(rule_id, role=Role.GUARD, **kwargs)
         def guard(self: Any, ev: Any) -> bool:
             """Doc."""
             return True
@@ -48,7 +48,7 @@ def test_a_bad_allowance_or_declaration_is_rejected() -> None:
 class _Model:
     state: str = "a"
 
-    @check("STATE-03")
+    @check("STATE-03", role=Role.GUARD)
     def guarded(self, ev: Any) -> bool:
         """Doc."""
         return True
@@ -81,7 +81,7 @@ def test_compile_machine_names_what_is_missing(transition: dict[str, str], messa
 
 def test_a_model_member_named_like_an_event_is_rejected() -> None:
     class Clash(_Model):
-        @check("STATE-03")
+        @check("STATE-03", role=Role.GUARD)
         def go(self, ev: Any) -> bool:
             """Doc."""
             return True

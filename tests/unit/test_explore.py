@@ -305,7 +305,7 @@ class CancelForgotten(SessionModel):
 class _NoCause(CancelRules):
     __slots__ = ()
 
-    @check("CANCEL-11")
+    @check("CANCEL-11", role=Role.GUARD)
     def cancelled_has_cause(self, ev: Any) -> bool:
         return True
 

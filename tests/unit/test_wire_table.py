@@ -169,3 +169,45 @@ def test_an_answer_is_owed_under_its_rows_obligation_from_its_sender_only() -> N
     assert twice["PROMPT-04"] == {"session/prompt (id 6) was never answered"}
     assert wire_table.owed("session/prompt", "a2c") is None
     assert wire_table.owed("session/prompt", "c2a") is wire_table.owed("session/prompt")
+
+
+# Where a collection of sessionUpdate kinds may still be spelled out, and why: the reference
+# agent imports nothing of the package (it stands for a third-party agent); the fuzzer's two
+# lists are what its replay waits for, not facts of the kinds (tracked by issue 51).
+_KIND_LISTS_ELSEWHERE = {
+    "acp_model/agents/reference/agent.py", "acp_model/agents/reference/v1.py",
+    "acp_model/fuzzing/crossings.py", "acp_model/fuzzing/schedule.py",
+}
+
+
+def test_no_parallel_table_of_update_kinds_outside_the_wire_table() -> None:
+    """A fact of a sessionUpdate kind (its family, what a replay carries, late content ...) is
+    a column of its row: no other module keeps a list, set or dict of two or more kinds."""
+    import ast
+    from pathlib import Path
+
+    root = Path(wire_table.__file__).resolve().parents[2]
+    kinds = set(wire_table.updates())
+    found = []
+    for path in sorted((root / "acp_model").rglob("*.py")):
+        where = str(path.relative_to(root))
+        if where in _KIND_LISTS_ELSEWHERE or path.name == "wire_table.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Dict | ast.Set | ast.Tuple | ast.List):
+                elts = node.keys if isinstance(node, ast.Dict) else node.elts
+                named = [e.value for e in elts if isinstance(e, ast.Constant)
+                         and e.value in kinds]
+                if len(named) >= 2:
+                    found.append(f"{where}:{node.lineno} {named}")
+    assert not found, found
+
+
+def test_the_rows_columns_agree_with_their_kinds() -> None:
+    """A row's message kind is its own kind's :class:`Reads` member, a family is only a message
+    update's, and late content is a message's chunk."""
+    for row in wire_table.UPDATES:
+        assert row.reads is None or row.reads.value == row.kind, row.kind
+        assert row.family is None or row.kind.startswith(("user_", "agent_")), row.kind
+        assert not row.late or (row.family is not None and row.kind.endswith("_chunk")), row.kind
+    assert set(wire_table.families()) <= wire_table.replayed_kinds()
