@@ -56,6 +56,9 @@ class Ev:
     text_key: str | None = None  # digest of the first text of a prompt or user message
     version: Any = None  # protocolVersion an initialize result names (any JSON value)
     shown: bool | None = None  # v1: the prompt's turn showed content before this answer
+    # sent while a reopen that replays the session's history was open: a tool status it sets
+    # may be the history's, no proof that the tool ran now (PERM-11)
+    replayed: bool | None = None
 
     def __repr__(self) -> str:
         body = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)

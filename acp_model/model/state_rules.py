@@ -64,7 +64,11 @@ class StateRules:
     @check("PERM-11", evidence="answer_evidence", role=Role.GUARD)
     def tool_respects_answer(self, ev: Ev) -> bool:
         """A guarded tool proceeds only after an allow; v1 forbids only going against an
-        answer it read (before one, v1 says only that it SHOULD wait for the grant)."""
+        answer it read (before one, v1 says only that it SHOULD wait for the grant). A status
+        sent while a reopen replayed the session's history proves nothing: it may be the
+        history's (a load of a working session replays its tools as they ended)."""
+        if ev.replayed:
+            return True
         perm = self.m.facts.unapproved_start(ev)
         return perm is None or (self.m.ctx.readings.chose("SPEC", "v1")
                                 and (perm.answer is None or not self.m.ctx.read(perm.answer_idx)))

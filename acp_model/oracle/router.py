@@ -342,6 +342,8 @@ class Router:
         update = self.dialect.update(sid, update, kind, history, idx, what)
         before = self.machines.views[sid]
         event, ev, what = wire.session_update(idx, update, before, self.dialect.event_of)
+        if replaying is not None:
+            ev.replayed = True
         self.machines.views[sid] = reducers.reduce_session(before, update)
         self.shapes.findings(reducers.judge(before, sent, self.rev, family=not reused), idx,
                              what, sid)
