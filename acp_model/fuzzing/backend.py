@@ -93,4 +93,19 @@ def _model(cfg: FuzzConfig, profile: Profile | None) -> Iterator[FuzzConfig]:
             os.makedirs(home, exist_ok=True)
             profile.prepare(home, model.url)
             env.update(profile.environment(home, model.url))
-        yield dataclasses.replace(cfg, model=model, env=env, cwd=workspace)
+        argv = cfg.argv if cfg.cwd is not None else anchored(cfg.argv)
+        yield dataclasses.replace(cfg, argv=argv, model=model, env=env, cwd=workspace)
+
+
+def anchored(argv: list[str]) -> list[str]:
+    """``argv`` as the caller meant it, for a process started in another directory (the
+    run's workspace): a relative command path (``.venv/bin/python``) and each argument that
+    names an existing path relative to the caller's directory (``agent.py``) made absolute."""
+    if not argv:
+        return argv
+    head = argv[0]
+    if os.sep in head and not os.path.isabs(head):
+        head = os.path.abspath(head)
+    rest = [os.path.abspath(a) if a and not a.startswith("-") and not os.path.isabs(a)
+            and os.path.exists(a) else a for a in argv[1:]]
+    return [head, *rest]

@@ -31,8 +31,10 @@ from acp_model.fuzzing.actions import (
     Action,
     Interrupt,
     LateAllow,
+    LoadSession,
     NewSession,
     Prompt,
+    Relaunch,
     SessionAction,
     Wait,
 )
@@ -319,7 +321,10 @@ def simplifications(action: Action) -> list[tuple[Action, bool]]:
     block only, with each text cut to its first word, without ``_meta`` (the same model
     events); with its model's last step dropped, with each model step simplified (one text
     chunk, one tool call, no delay), with its model's delays dropped alone, all or one at a
-    time (the same model events, sooner)."""
+    time (the same model events, sooner); a reopen in a fresh process made on the same
+    connection."""
+    if isinstance(action, Relaunch):
+        return [(LoadSession(action.s, action.replay), False)]
     if isinstance(action, Prompt):
         return list(_simpler_prompts(action))
     if isinstance(action, Interrupt | LateAllow):

@@ -325,6 +325,7 @@ def main() -> None:
             slot["event"].set()
         elif method == "initialize":
             send({"id": rid, "result": {"protocolVersion": 1, "authMethods": [],
+                                        "agentInfo": {"name": "own-tools", "version": "1"},
                                         "agentCapabilities": {
                                             "loadSession": LOADABLE or PERSIST}}})
         elif method == "session/load" and LOADABLE and params.get("sessionId") in sessions:

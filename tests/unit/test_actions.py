@@ -164,3 +164,14 @@ def test_a_relaunch_reads_back_from_its_replay_form_and_says_what_it_does() -> N
     assert Program.of([NewSession(), NewSession(), action]).describe()[-1] == (
         "restart the agent (a fresh process, its store kept) and reopen session s2 without "
         "replay (resume)")
+
+
+def test_a_reopen_in_a_fresh_process_simplifies_to_one_on_the_same_connection() -> None:
+    """The minimizer tries the simpler program where the editor did not restart: the session
+    reopened on the connection that made it (kept when the failure needs the fresh process,
+    as any content that is needed)."""
+    from acp_model.fuzzing import shrink
+    from acp_model.fuzzing.actions import LoadSession, Relaunch
+
+    assert shrink.simplifications(Relaunch(1, replay=False)) == [
+        (LoadSession(1, replay=False), False)]

@@ -127,3 +127,4 @@ def test_minimizing_drops_a_delay_the_failure_does_not_need(
         assert all(not r.first_byte_ms for r in prompt.model), _delays(got)
     else:
         assert all(not r.timed for r in prompt.model), _delays(got)
+
