@@ -374,8 +374,8 @@ def test_a_cancel_read_while_idle_does_not_reach_the_next_prompt(client: Client)
     The cancel met no work, so the prompt's turn must run to its own end. The Python SDK does;
     the TypeScript SDK 2.4.0 dispatches each message through its handler chain concurrently,
     the cancel (registered last) reaches its handler after the prompt's, and the new turn ends
-    ``cancelled``: docs/findings.md F5, judged CANCEL-11 with the prompt's receipt as the proof
-    that the cancel was read before that work began.
+    ``cancelled``: docs/findings.md F5, no longer a failure (the prompt's receipt proves the
+    cancel was read before that work began, not that it was handled after the prompt).
     """
     c = client
     name = "python" if "sdk-python" in " ".join(c.agent.argv) else "typescript"
@@ -394,5 +394,7 @@ def test_a_cancel_read_while_idle_does_not_reach_the_next_prompt(client: Client)
         assert reason == "end_turn" and "CANCEL-11" not in failed, (reason, failed)
         return
     assert reason == "cancelled", c.a2c(start)
-    assert set(failed) == {"CANCEL-11"}, failed
-    assert "cannot apply to this work" in failed["CANCEL-11"]["message"]
+    # the cancel and the prompt came in one write: the text does not order their handling, so
+    # the cancel may have reached the new work before it showed anything: a defensible
+    # behaviour, which the default accepts (docs/findings.md F5)
+    assert not failed, report["violations"]
