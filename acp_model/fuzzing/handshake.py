@@ -15,7 +15,7 @@ from acp_model import __version__
 from acp_model.fuzzing.editors import ClientProfile, serves
 from acp_model.fuzzing.login import log_in
 from acp_model.fuzzing.services import ClientServices
-from acp_model.fuzzing.transport import AgentExited, AgentProcess, RpcError
+from acp_model.fuzzing.transport import AgentProcess, RpcError
 from acp_model.model import messages
 from acp_model.model.check import declare, meta_of
 from acp_model.model.offered import valid_client_let_in
@@ -72,8 +72,6 @@ class Handshake:
                              f"{startup_deadline:g} s start-up deadline",
                              kind="liveness", deadline=startup_deadline)
             raise AgentUnusable("the agent did not answer initialize") from None
-        except AgentExited:
-            raise
         except RpcError as exc:  # an error response; the oracle judges it (INIT-18)
             proc.wait_delivered(timeout=1.0)
             with lock:
