@@ -74,7 +74,9 @@ def test_one_session_every_property_holds(one: Exploration) -> None:
     assert {(v["transition"], tuple(v["refused_by"])) for v in c["violation_only"]} == {
         ("unreported:requires_action_reported", ("STATE-01",)),
         ("idle:requires_action_reported", ("STATE-01",))}
-    assert set(c["outside_alphabet"]) == {f"{s}:tool_update" for s in one.table.states}
+    # (the default bounds try no tool call and no elicitation: test_elicitation_waits below)
+    assert set(c["outside_alphabet"]) == {f"{s}:{e}" for s in one.table.states for e in (
+        "tool_update", "elicitation_request", "elicitation_answer")}
     assert props["b"].checked > 0 and props["a"].details["quiescent_states"] > 0
     assert one.nodes > 1000 and max(one.depth) >= 8
     assert any("STATE-05" in e.warns[0] for e in one.edges)  # unreported permission wait
