@@ -537,3 +537,19 @@ def test_diff_between_spec_revisions() -> None:
     assert ("spec sdk-2.4.0", "A-10.cancel") in by_rule
     assert ("spec seed", "STATE-01") in by_rule and ("spec seed", "STATE-03") in by_rule
     _assert_diff_verdicts(d, a, b)
+
+
+@pytest.mark.slow  # an exploration of seconds: `make test`
+def test_elicitation_waits() -> None:
+    """With an elicitation bound the explorer tries session-scoped elicitations and their
+    answers: the waits STATE-05 reads (output needs the full alphabet), and under sdk-2.4.0
+    SDK-ELICIT-01's cancelled end."""
+    exp = explore(bounds=Bounds(max_permissions=0, max_elicitations=1, custom=False,
+                                reasons=("end_turn", "cancelled")),
+                  readings=DEFAULT.parse(["SPEC=sdk-2.4.0"]))
+    c = _props(exp)["c"].details
+    assert {t for t in c["outside_alphabet"] if "elicitation" in t} == {
+        "custom:elicitation_request", "custom:elicitation_answer"}  # (custom states off)
+    warned = {w for e in exp.edges for w in e.warns}
+    assert any("STATE-05" in w for w in warned) and any("SDK-ELICIT-01" in w for w in warned)
+    assert exp.bounds.to_json()["max_elicitations"] == 1
