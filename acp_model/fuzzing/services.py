@@ -159,14 +159,13 @@ class ClientServices:
             return self.create(params)
         term = self._terminal(params)
         if method == "terminal/output":
+            status = term.status()
+            if status is not None and term.reader is not None:
+                term.reader.join(5)  # all the output (and its truncation) before the exit status
             with term.lock:
                 out = {"output": term.output.decode("utf-8", "replace"),
                        "truncated": term.truncated}
-            if (status := term.status()) is not None:
-                if term.reader is not None:
-                    term.reader.join(5)  # all the output before the exit status
-                    with term.lock:
-                        out["output"] = term.output.decode("utf-8", "replace")
+            if status is not None:
                 out["exitStatus"] = status
             return out
         if method == "terminal/wait_for_exit":
