@@ -31,6 +31,7 @@ from acp_model.oracle.reopens import Reopens
 from acp_model.oracle.rpc import OpenRequest, Rpc
 from acp_model.oracle.shapes import ShapeJudge
 from acp_model.oracle.store import ViolationStore
+from acp_model.oracle.user_asks import UserAsks
 from acp_model.spec import schema
 from acp_model.trace.format import Record
 from acp_model.trace.methods import Method
@@ -82,14 +83,15 @@ class Router:
         self._replay_order = replay_order_table(rev)
         # what each request and update uses of what the initialize exchange advertised
         self.uses = AdvertisedUse(store, machines, answers)
+        # the agent's requests that wait for the user (permission, elicitation)
+        self.asks = UserAsks(rev, machines, shapes, dialect, self._unknown_session)
         # (direction, method, request?) -> its plan (_plan_method), built on first use
         self._plans: dict[tuple[str, str, bool], _MethodPlan] = {}
         # the handler of each route of wire_table.MESSAGES, by the kind of message it routes
         self._requests: dict[Route, _RequestHandler] = {
             Route.INITIALIZE: self._initialize, Route.NEW_SESSION: self._new_session,
             Route.PROMPT: self._prompt, Route.CLOSE: self._close, Route.REOPEN: self._reopen,
-            Route.PERMISSION: self._permission_request,
-            Route.ELICITATION: self._elicitation_request}
+            Route.PERMISSION: self.asks.permission, Route.ELICITATION: self.asks.elicitation}
         self._notifications: dict[Route, _NotificationHandler] = {
             Route.UPDATE: self._update, Route.CANCEL: self._session_cancel,
             Route.CANCEL_REQUEST: self._cancel_request}
@@ -208,36 +210,6 @@ class Router:
         handler = self._requests.get(wire_table.route(method))
         if handler is not None:
             handler(req_id, params, sid, idx, what)
-
-    def _permission_request(self, req_id: Any, params: Any, sid: str | None, idx: int,
-                            what: str) -> None:
-        self.shapes.findings(messages.permission_request(params, self.rev), idx, what, sid)
-        if sid is None or sid not in self.machines.sessions:
-            self._unknown_session(idx, sid, what)
-            return
-        ev = wire.permission_request(idx, req_id, params)
-        self.shapes.findings(reducers.judge_permission(self.machines.views[sid], params,
-                                                       self.rev), idx, what, sid)
-        self.machines.views[sid] = reducers.apply_permission_subject(self.machines.views[sid],
-                                                                     params)
-        self.machines.derived(sid, self.dialect.turn_content(sid, idx, what))
-        self.machines.session_event(sid, Event.PERMISSION_REQUEST, ev, what)
-
-    def _elicitation_request(self, req_id: Any, params: Any, sid: str | None, idx: int,
-                             what: str) -> None:
-        """A session-scoped elicitation (its params name a session) is a user-action wait of
-        that session; a request-scoped one moves no machine ("request-scoped elicitations do
-        not themselves change session state", sdk-2.4.0 $defs.CreateElicitationRequest)."""
-        if not isinstance(params, dict) or "sessionId" not in params:
-            return
-        if sid is None or sid not in self.machines.sessions:
-            self._unknown_session(idx, sid, what)
-            return
-        tool = params.get("toolCallId")
-        self.machines.session_event(sid, Event.ELICITATION_REQUEST,
-                                    Ev(idx, id=req_id,
-                                       tool_call_id=tool if isinstance(tool, str) else None),
-                                    what)
 
     def _initialize(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str
                     ) -> None:
