@@ -117,6 +117,7 @@ def measure(name: str, seconds: float, marks: list[float], seeds: list[int],
             lock: str | None) -> dict[str, Any]:
     """One agent, every seed guided and unguided: its table rows, mean lines at each mark
     per mode, and (where guided does not win at the last mark) the profile of why not."""
+    measured_at = commit()  # the code that runs (a tree edited meanwhile is not it)
     runs: dict[bool, list[dict[str, Any]]] = {True: [], False: []}
     rows: list[list[Any]] = []
     for seed in seeds:
@@ -139,7 +140,7 @@ def measure(name: str, seconds: float, marks: list[float], seeds: list[int],
     runtime = "+".join(sorted({rt for r in runs[True] + runs[False] for rt in r["runtimes"]}))
     return {"runtime": runtime, "parameters": {"seconds": seconds, "marks": marks,
                                                "seeds": seeds},
-            "means": means, "why": why, "rows": rows, "commit": commit(),
+            "means": means, "why": why, "rows": rows, "commit": measured_at,
             "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
 
 
@@ -220,9 +221,9 @@ def summary(agents: dict[str, dict[str, Any]]) -> dict[str, Any]:
     if not complete:
         notes += (f" Partial: {have['node']} Node and {have['python']} Python agent(s) of the "
                   "two of each the target asks for; the target is not judged yet.")
-    why = [f"{n}: {a['why']}" for n, a in agents.items() if a.get("why")]
+    why = [f"- **{n}**: {a['why']}" for n, a in agents.items() if a.get("why")]
     if why:
-        notes += " Where guidance did not win: " + " ".join(why)
+        notes += "\n\nWhere guidance did not win, the profile of why:\n\n" + "\n".join(why)
     rows = [row for a in agents.values() for row in a["rows"]]
     columns = ["agent", "runtime", "seed", "mode", *(f"lines at {m:g} s" for m in marks),
                *COLUMNS_AFTER_MARKS]

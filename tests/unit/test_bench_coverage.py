@@ -50,7 +50,7 @@ def test_the_target_is_judged_once_two_node_and_two_python_agents_are_held() -> 
             "d": agent("python", (1, 4), (1, 5), why="flat")}
     s = bench.summary(four)
     assert (head(s)["value"], head(s)["met"]) == ("3/4", True)
-    assert "Partial" not in s["notes"] and "d: flat" in s["notes"]
+    assert "Partial" not in s["notes"] and "- **d**: flat" in s["notes"]
     four["c"] = agent("python", (1, 5), (1, 5))  # a tie is no win
     assert (head(bench.summary(four))["value"], head(bench.summary(four))["met"]) \
         == ("2/4", False)
