@@ -24,6 +24,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from acp_model.agentcov.scope import module_regions, read_source
 from acp_model.fuzzing.backend import backend, profile_config
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.run import run_fuzz
@@ -74,6 +75,34 @@ def _by_file(counts: dict[str, int], root: str, top: int = 5) -> str:
     return ", ".join(f"{_short(p, root)} {n}" for n, p in left) or "none"
 
 
+def ranges(lines: set[int]) -> list[tuple[int, int]]:
+    """``{3, 4, 5, 9}`` as ``[(3, 5), (9, 9)]``."""
+    out: list[tuple[int, int]] = []
+    for n in sorted(lines):
+        if out and out[-1][1] == n - 1:
+            out[-1] = (out[-1][0], n)
+        else:
+            out.append((n, n))
+    return out
+
+
+def places(missed: dict[str, set[int]], root: str, top: int = 6) -> str:
+    """The largest runs of ``missed`` lines, each as file:lines, the bundled module holding
+    it (a bundle's marker) and its first line of source: what a maintainer looks up."""
+    spans = sorted(((b - a + 1, p, a, b) for p, ls in missed.items() for a, b in ranges(ls)),
+                   key=lambda x: (-x[0], x[1], x[2]))[:top]
+    out = []
+    for _, path, a, b in spans:
+        text = read_source(path) or ""
+        module = next((name for name, first, last in module_regions(text)
+                       if first <= a <= last), None)
+        src = text.splitlines()[a - 1].strip() if a <= text.count("\n") + 1 else ""
+        src = src if len(src) <= 60 else src[:57] + "..."
+        out.append(f"{_short(path, root)}:{a}" + (f"-{b}" if b > a else "")
+                   + (f" ({module})" if module else "") + (f" `{src}`" if src else ""))
+    return "; ".join(out)
+
+
 def why_not(runs: dict[bool, list[dict[str, Any]]], marks: list[float], seconds: float,
             root: str) -> str:
     """The profile of a guided run that did not beat unguided: the mean curves, whether both
@@ -95,7 +124,8 @@ def why_not(runs: dict[bool, list[dict[str, Any]]], marks: list[float], seconds:
             for path, (reached, all_) in run["files"].items():
                 hit[guided].setdefault(path, set()).update(reached)
                 lines[path] = set(all_)
-    only_unguided = {p: len(r - hit[True].get(p, set())) for p, r in hit[False].items()}
+    missed = {p: r - hit[True].get(p, set()) for p, r in hit[False].items()}
+    only_unguided = {p: len(r) for p, r in missed.items()}
     never = {p: len(all_ - hit[True].get(p, set()) - hit[False].get(p, set()))
              for p, all_ in lines.items()}
     saturation = ("both mean curves are flat over the last 40% of the run (growth < "
@@ -109,8 +139,9 @@ def why_not(runs: dict[bool, list[dict[str, Any]]], marks: list[float], seconds:
             + ", ".join(f"{t}: {curve(runs[True], t):.0f}/{curve(runs[False], t):.0f}"
                         for t in points)
             + f"; {saturation}; lines some unguided run reached and no guided run did: "
-            f"{sum(only_unguided.values())} ({_by_file(only_unguided, root)}); lines no run "
-            f"reached, by file: {_by_file(never, root)}")
+            f"{sum(only_unguided.values())} ({_by_file(only_unguided, root)}"
+            + (f"; where: {places(missed, root)}" if any(missed.values()) else "")
+            + f"); lines no run reached, by file: {_by_file(never, root)}")
 
 
 def measure(name: str, seconds: float, marks: list[float], seeds: list[int],

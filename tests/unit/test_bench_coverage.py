@@ -5,6 +5,7 @@ does not win, the profile of why. Synthetic runs and files, no agent."""
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -91,18 +92,32 @@ def test_a_file_written_before_the_detail_was_kept_is_read_from_its_table() -> N
     assert bench.previous(kept) == {"a": got}  # a new file is read from its detail
 
 
-def run(hit: set[int], curve: list[tuple[float, int]]) -> dict[str, Any]:
+BUNDLE = "\n".join(["// src/other.ts", "x();", "// src/acp/cancel.ts",
+                    "function onCancel(session) {", "  session.abort();", "}", "y();"])
+
+
+def run(path: Path, hit: set[int], curve: list[tuple[float, int]]) -> dict[str, Any]:
     return {"samples": [{"seconds": t, "lines": n} for t, n in curve],
-            "files": {"/agent/acp.py": (hit, set(range(1, 101)))}}
+            "files": {str(path): (hit, set(range(1, 101)))}}
 
 
-def test_the_profile_of_why_names_flat_curves_and_the_lines_only_unguided_reached() -> None:
-    runs = {True: [run({1, 2, 3}, [(10, 3), (300, 3)])],
-            False: [run({1, 2, 3, 4, 5}, [(10, 5), (300, 5)])]}
-    why = bench.why_not(runs, MARKS, 300.0, "/agent")
-    assert why.startswith("guided 3 vs unguided 5 lines at 300 s")
+def test_the_profile_of_why_names_flat_curves_and_the_lines_only_unguided_reached(
+        tmp_path: Path) -> None:
+    agent_js = tmp_path / "agent.js"
+    agent_js.write_text(BUNDLE)
+    runs = {True: [run(agent_js, {1, 2, 3}, [(10, 3), (300, 3)])],
+            False: [run(agent_js, {1, 2, 3, 4, 5, 7}, [(10, 6), (300, 6)])]}
+    why = bench.why_not(runs, MARKS, 300.0, str(tmp_path))
+    assert why.startswith("guided 3 vs unguided 6 lines at 300 s")
     assert "both mean curves are flat" in why
-    assert "no guided run did: 2 (acp.py 2)" in why
-    assert "no run reached, by file: acp.py 95" in why
-    growing = {True: [run({1}, [(10, 1), (300, 40)])], False: runs[False]}
-    assert "still growing at the end: guided" in bench.why_not(growing, MARKS, 300.0, "/agent")
+    assert "no guided run did: 3 (agent.js 3; where: agent.js:4-5 (src/acp/cancel.ts) " \
+           "`function onCancel(session) {`; agent.js:7 (src/acp/cancel.ts) `y();`)" in why
+    assert "no run reached, by file: agent.js 94" in why
+    growing = {True: [run(agent_js, {1}, [(10, 1), (300, 40)])], False: runs[False]}
+    assert "still growing at the end: guided" in bench.why_not(growing, MARKS, 300.0,
+                                                               str(tmp_path))
+
+
+def test_line_ranges() -> None:
+    assert bench.ranges({9, 3, 4, 5, 11, 12}) == [(3, 5), (9, 9), (11, 12)]
+    assert bench.ranges(set()) == []
