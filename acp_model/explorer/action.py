@@ -22,6 +22,7 @@ _SHOWN: dict[Over, Callable[[Any], str]] = {
     Over.PENDING: lambda a: f"p{a}",
     Over.OLDEST_PENDING: lambda a: f"p{a}",
     Over.ANSWER: lambda a: f"q{a[0]}={a[1]}",
+    Over.ELICITATION_ANSWER: lambda a: f"q{a[0]}={a[1]}",
     Over.OPEN_PERMISSION: lambda a: f"q{a}",
     Over.REASON: lambda a: "none" if a is None else str(a),
     Over.TOOL_STATUS: lambda a: f"{a[0]}={a[1]}",

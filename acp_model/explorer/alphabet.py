@@ -15,7 +15,7 @@ from acp_model.model import wire_table
 from acp_model.model.context import frontier_after
 from acp_model.model.events import Ev
 from acp_model.model.session import SessionModel
-from acp_model.model.vocab import Answer, Event, PermState, PromptStatus
+from acp_model.model.vocab import Answer, ElicitationAction, Event, PermState, PromptStatus
 from acp_model.model.wire_table import Gate, Over, Writer
 from acp_model.trace.builder import TraceBuilder
 
@@ -33,6 +33,7 @@ _action = lru_cache(maxsize=None, typed=True)(Action)
 _PENDING, _ACCEPTED = PromptStatus.PENDING, PromptStatus.ACCEPTED
 _OPEN, _WITHDRAWN, _ANSWERED = PermState.OPEN, PermState.WITHDRAWN, PermState.ANSWERED
 _ALLOW, _REJECT, _CANCELLED, _ERROR = Answer.ALLOW, Answer.REJECT, Answer.CANCELLED, Answer.ERROR
+_ACTIONS = (ElicitationAction.ACCEPT, ElicitationAction.DECLINE, ElicitationAction.CANCEL)
 
 
 def _pending(m: SessionModel, bounds: Bounds) -> list[int]:
@@ -58,12 +59,18 @@ def _echo(m: SessionModel, bounds: Bounds) -> tuple[None, ...]:
 def _answers(m: SessionModel, bounds: Bounds) -> list[tuple[int, str]]:
     out: list[tuple[int, str]] = []
     for k, perm in enumerate(m.perm_book.perms.values()):
-        if perm.state == _ANSWERED:
+        if perm.state == _ANSWERED or perm.elicitation:
             continue
         out += [(k, _ALLOW), (k, _REJECT), (k, _CANCELLED)]
         if perm.state == _WITHDRAWN:
             out.append((k, _ERROR))
     return out
+
+
+def _elicitation_answers(m: SessionModel, bounds: Bounds) -> list[tuple[int, str]]:
+    """Each elicitation not answered yet, by position, with each action of the schema."""
+    return [(k, action) for k, perm in enumerate(m.perm_book.perms.values())
+            if perm.elicitation and perm.state != _ANSWERED for action in _ACTIONS]
 
 
 def _tools(m: SessionModel, bounds: Bounds) -> list[str]:
@@ -81,6 +88,7 @@ _ARGS: dict[Over, _Args] = {
     Over.OLDEST_PENDING: _oldest_pending,
     Over.ECHO: _echo,
     Over.ANSWER: _answers,
+    Over.ELICITATION_ANSWER: _elicitation_answers,
     Over.OPEN_PERMISSION: lambda m, b: [k for k, perm in enumerate(m.perm_book.perms.values())
                                         if perm.state == _OPEN],
     Over.REASON: lambda m, b: b.reasons,
@@ -91,7 +99,8 @@ _ARGS: dict[Over, _Args] = {
 _HELD: dict[Gate, Callable[[SessionModel, Observer], int]] = {
     Gate.PROMPTS: lambda m, obs: len(m.queue.prompts),
     Gate.CANCELS: lambda m, obs: max(len(m.cancel_book.cancels), len(obs.work_cancels)),
-    Gate.PERMISSIONS: lambda m, obs: len(m.perm_book.perms),
+    Gate.PERMISSIONS: lambda m, obs: sum(not p.elicitation for p in m.perm_book.perms.values()),
+    Gate.ELICITATIONS: lambda m, obs: sum(p.elicitation for p in m.perm_book.perms.values()),
 }
 
 
@@ -209,7 +218,8 @@ _Fill = Callable[[Ev, SessionModel, Any, int], None]
 # event's trace index); a kind not listed puts nothing.
 _FILLS: dict[Over, _Fill] = {
     Over.PENDING: _prompt_id, Over.OLDEST_PENDING: _prompt_id, Over.ECHO: _user_message,
-    Over.ANSWER: _answer, Over.OPEN_PERMISSION: _perm_id, Over.REASON: _reason,
+    Over.ANSWER: _answer, Over.ELICITATION_ANSWER: _answer, Over.OPEN_PERMISSION: _perm_id,
+    Over.REASON: _reason,
     Over.TOOL: _tool, Over.TOOL_STATUS: _tool_status,
 }
 
@@ -304,6 +314,12 @@ def _w_permission(tb: TraceBuilder, write: Writer, sid: str, a: Any, ev: Ev,
     write(tb, sid, rid, a)
 
 
+def _w_elicitation(tb: TraceBuilder, write: Writer, sid: str, a: Any, ev: Ev,
+                   ids: dict[Any, Any]) -> None:
+    ids[ev.id] = rid = f"elicit-{tb.log.fresh_id()}"
+    write(tb, sid, rid)
+
+
 def _w_tool(tb: TraceBuilder, write: Writer, sid: str, a: Any, ev: Ev,
             ids: dict[Any, Any]) -> None:
     extra = {"title": f"Tool {a[0]}"} if ev.has_title else {}
@@ -316,6 +332,7 @@ _WRITE_ARGS: dict[str, Callable[[TraceBuilder, Writer, str, Any, Ev, dict[Any, A
     Event.PROMPT: _w_prompt,
     Event.PROMPT_CANCEL_REQUEST: lambda tb, w, sid, a, ev, ids: w(tb, "c2a", ids[ev.id]),
     Event.PERMISSION_ANSWER: _w_answer,
+    Event.ELICITATION_ANSWER: lambda tb, w, sid, a, ev, ids: w(tb, ids[ev.id], a[1]),
     Event.PROMPT_ACCEPTED: _w_accepted,
     Event.PROMPT_REJECTED: lambda tb, w, sid, a, ev, ids: w(tb, ids[ev.id], ev.error_code),
     Event.USER_MESSAGE: lambda tb, w, sid, a, ev, ids: w(tb, sid,
@@ -324,6 +341,7 @@ _WRITE_ARGS: dict[str, Callable[[TraceBuilder, Writer, str, Any, Ev, dict[Any, A
     Event.IDLE_REPORTED: lambda tb, w, sid, a, ev, ids: w(tb, sid, a),
     Event.PERMISSION_REQUEST: _w_permission,
     Event.PERMISSION_WITHDRAWN: lambda tb, w, sid, a, ev, ids: w(tb, "a2c", ids[ev.id]),
+    Event.ELICITATION_REQUEST: _w_elicitation,
     Event.TOOL_UPDATE: _w_tool,
 }
 

@@ -33,6 +33,7 @@ class Bounds:
     max_permissions: int = 1  # permission requests held (answered ones are forgotten when
     #                            nothing can read them any more, see SessionModel.compact)
     max_cancels: int = 1  # cancels held by the model (or watched by the observer)
+    max_elicitations: int = 0  # session-scoped elicitations held (off unless asked for)
     max_tools: int = 0  # distinct toolCallIds; a permission request guards one when > 0
     custom: bool = True  # try custom (``_x``) foreground states
     reasons: tuple[str | None, ...] = (None, StopReason.END_TURN, StopReason.CANCELLED)
@@ -60,21 +61,27 @@ class Bounds:
             raise ValueError(f"sessions must be 1..{len(SESSION_IDS)}, got {self.sessions}")
         if not 0 <= self.max_tools <= len(TOOL_IDS):
             raise ValueError(f"max tools must be 0..{len(TOOL_IDS)}, got {self.max_tools}")
-        for name in ("max_prompts", "max_permissions", "max_cancels"):
+        for name in ("max_prompts", "max_permissions", "max_cancels", "max_elicitations"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name.replace('_', ' ')} must be >= 0")
 
     def to_json(self) -> dict[str, Any]:
-        return {"sessions": self.sessions, "max_prompts": self.max_prompts,
-                "max_permissions": self.max_permissions, "max_cancels": self.max_cancels,
-                "max_tools": self.max_tools, "custom_states": self.custom,
-                "reasons": list(self.reasons), "tool_statuses": list(self.tool_statuses),
-                "lean": self.lean}
+        out: dict[str, Any] = {
+            "sessions": self.sessions, "max_prompts": self.max_prompts,
+            "max_permissions": self.max_permissions, "max_cancels": self.max_cancels,
+            "max_tools": self.max_tools, "custom_states": self.custom,
+            "reasons": list(self.reasons), "tool_statuses": list(self.tool_statuses),
+            "lean": self.lean}
+        if self.max_elicitations:  # (off by default: earlier results name no such bound)
+            out["max_elicitations"] = self.max_elicitations
+        return out
 
     def describe(self) -> str:
         return (f"{self.sessions} session(s); per session at most {self.max_prompts} prompt(s), "
                 f"{self.max_permissions} permission request(s), {self.max_cancels} cancel(s), "
-                f"{self.max_tools} tool call(s); custom states "
+                f"{self.max_tools} tool call(s)"
+                + (f", {self.max_elicitations} elicitation(s)" if self.max_elicitations else "")
+                + "; custom states "
                 f"{'on' if self.custom else 'off'}; idle reasons "
                 f"{', '.join(str(r) for r in self.reasons)}"
                 + ("; lean alphabet" if self.lean else ""))

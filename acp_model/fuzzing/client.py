@@ -278,17 +278,25 @@ class FuzzClient:
         sess = self.sessions[idx]
         self.reach.update(cancel_meets(self, idx))
         cancel = {"sessionId": sess.sid}
-        if then_prompt is None:
-            self.proc.notify("session/cancel", cancel)
-        else:
+        proof = None
+        if then_prompt is not None:
             sess.prompts.append(self.proc.notify_then_request(
                 "session/cancel", cancel, "session/prompt", then_prompt))
+        elif sync or self.open_permissions(idx):
+            # the sync the proof needs rides in the cancel's write: the agent reads the two
+            # together, and no gap of the client's opens between them for the agent's
+            # reaction to the cancel to outrun the sync's answer (a replay's timing differs)
+            proof = self.ids.send_sync(after={"jsonrpc": "2.0", "method": "session/cancel",
+                                              "params": cancel})
+        else:
+            self.proc.notify("session/cancel", cancel)
         self.caught_up()  # the model has judged the cancel: it says what is owed now
         self.wait_until(lambda: True, 0.0)  # a look: what to answer reads the view now
         pending = self.open_permissions(idx)
         # A sync sent before the answers: an agent may end the work as soon as it reads them,
         # and only a response written before that proves the cancel was read in time.
-        proof = self.ids.send_sync() if sync or pending else None
+        if proof is None and pending:
+            proof = self.ids.send_sync()
         answered = [rid for rid in pending if self.answers.as_required(sess.sid, rid)]
         if proof is not None:
             self.ids.await_sync(proof)

@@ -136,11 +136,17 @@ class RequestIds:
     def next(self) -> int:
         return next(self._ids)
 
-    def send_sync(self) -> tuple[int, int]:
-        """Send a sync; returns (its id, the transcript mark its answer comes after)."""
+    def send_sync(self, after: dict[str, Any] | None = None) -> tuple[int, int]:
+        """Send a sync; returns (its id, the transcript mark its answer comes after).
+        ``after``: a message written first, in the same write, so the agent reads the sync
+        with it and its answer proves that message read before anything the agent does after
+        (no gap between them for the agent's reaction to outrun the proof)."""
         rid = self.next()
         mark = self.proc.mark()  # the answer comes after the request: scan only from here
-        self.proc.send(sync_message(rid))
+        if after is None:
+            self.proc.send(sync_message(rid))
+        else:
+            self.proc.send_many([after, sync_message(rid)])
         return rid, mark
 
     def await_sync(self, sent: tuple[int, int]) -> None:

@@ -7,8 +7,11 @@ refuses a file outside its project; a missing file is ``resource not found``. Te
 their command in their own process group (a command with no arguments and a space in it runs
 through ``sh -c``, as agents that send a whole command line expect), keep their output up to
 the byte limit the agent asked for (the oldest output dropped first, at a character boundary),
-and are killed when released, killed or when the connection closes. An elicitation is
-declined, as a user who dismisses the form. Requests are served on worker threads:
+and are killed when released, killed or when the connection closes. Elicitations are
+answered in turn with each action of the schema (``accept`` with content that fits the
+requested form, ``decline``, ``cancel``), as users who fill in, refuse or dismiss it; the
+monitor sees the request and its answer as any other (a session-scoped one is a user-action
+wait of its session: STATE-05/06, SDK-ELICIT-01). Requests are served on worker threads:
 ``terminal/wait_for_exit`` may wait for a command for as long as it runs, and the connection's
 delivery thread must never wait on one.
 """
@@ -35,6 +38,33 @@ TERMINAL_METHODS = ("terminal/create", "terminal/output", "terminal/wait_for_exi
                     "terminal/kill", "terminal/release")
 ELICIT = "elicitation/create"
 DEFAULT_OUTPUT_LIMIT = 1 << 20
+ELICITATION_ACTIONS = ("accept", "decline", "cancel")  # $defs.CreateElicitationResponse
+
+
+def form_value(spec: Any) -> Any:
+    """A value a user could enter in one field of an elicitation form
+    (``$defs.ElicitationPropertySchema``): an offered choice where there are some, else a
+    value of the field's type within its bounds."""
+    spec = spec if isinstance(spec, Mapping) else {}
+    kind = spec.get("type")
+    choices = spec.get("enum") or [o.get("const") for o in spec.get("oneOf") or []
+                                   if isinstance(o, Mapping) and "const" in o]
+    if kind == "array":
+        items = spec.get("items") if isinstance(spec.get("items"), Mapping) else {}
+        options = items.get("enum") or [o.get("const") for o in items.get("anyOf") or []
+                                        if isinstance(o, Mapping) and "const" in o]
+        return list(options[:max(int(spec.get("minItems") or 0), 1)]) if options else []
+    if choices:
+        return choices[0]
+    if kind == "boolean":
+        return True
+    if kind in ("number", "integer"):
+        low = spec.get("minimum")
+        return low if isinstance(low, (int, float)) else 1
+    if kind == "string":
+        text = "acp-model"
+        return text + "x" * max(int(spec.get("minLength") or 0) - len(text), 0)
+    return spec.get("default")
 
 
 class Refused(Exception):
@@ -100,6 +130,7 @@ class ClientServices:
         # method -> requests answered, with a result or an error (the report's client.served)
         self.served: Counter[str] = served if served is not None else Counter()
         self._ids = itertools.count(1)
+        self._elicitations = itertools.cycle(ELICITATION_ACTIONS)
         self._lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
         self._closed = False
@@ -154,19 +185,18 @@ class ClientServices:
         if method == FS_WRITE:
             return self.write(params)
         if method == ELICIT:
-            return {"action": "decline"}
+            return self.elicit(params)
         if method == "terminal/create":
             return self.create(params)
         term = self._terminal(params)
         if method == "terminal/output":
+            status = term.status()
+            if status is not None and term.reader is not None:
+                term.reader.join(5)  # all the output (and its truncation) before the exit status
             with term.lock:
                 out = {"output": term.output.decode("utf-8", "replace"),
                        "truncated": term.truncated}
-            if (status := term.status()) is not None:
-                if term.reader is not None:
-                    term.reader.join(5)  # all the output before the exit status
-                    with term.lock:
-                        out["output"] = term.output.decode("utf-8", "replace")
+            if status is not None:
                 out["exitStatus"] = status
             return out
         if method == "terminal/wait_for_exit":
@@ -214,6 +244,21 @@ class ClientServices:
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(content)
         return {}
+
+    # --- elicitations -------------------------------------------------------------------------
+    def elicit(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """The next action in turn: accept (a form's fields filled in, a URL's visited),
+        decline or cancel."""
+        with self._lock:
+            action = next(self._elicitations)
+        if action != "accept":
+            return {"action": action}
+        form = params.get("requestedSchema")
+        if params.get("mode") != "form" or not isinstance(form, Mapping):
+            return {"action": "accept"}
+        fields = form.get("properties") if isinstance(form.get("properties"), Mapping) else {}
+        return {"action": "accept",
+                "content": {name: form_value(spec) for name, spec in fields.items()}}
 
     # --- terminals ----------------------------------------------------------------------------
     def create(self, params: Mapping[str, Any]) -> dict[str, Any]:

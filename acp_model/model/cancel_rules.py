@@ -117,6 +117,13 @@ class CancelRules:
             return True
         return not m.facts.joint_only()
 
+    @check("SDK-ELICIT-01", evidence="elicitation_evidence", role=Role.GUARD)
+    def blocking_elicitations_withdrawn(self, ev: Ev) -> bool:
+        """Blocked work that ends cancelled withdrew ($/cancel_request) the elicitations it
+        was blocked on before its cancelled idle, unless the client answered them (the agent
+        said the work waited on them: requires_action while they were open)."""
+        return ev.reason != StopReason.CANCELLED or not self.m.perm_book.unwithdrawn_blocking()
+
     @check("CANCEL-05", evidence="new_work_evidence", role=Role.GUARD)
     def no_new_work_after_cancel(self, ev: Ev) -> bool:
         """After provably reading a cancel, the agent does not ask for more permissions."""

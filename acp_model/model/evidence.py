@@ -206,6 +206,16 @@ class Proofs:
                 [(perm.idx, "permission request"), (perm.answer_idx, "the answer"), *read[1],
                  *items, (ev.idx, "the tool update")])
 
+    def elicitation_evidence(self, ev: Ev) -> Evidence | None:
+        pending = self.m.perm_book.unwithdrawn_blocking()
+        if not pending:
+            return None
+        first = pending[0]
+        return (f"elicitation/create #{first.idx} was open when the agent reported "
+                f"requires_action (the work waited on it), and the work ended cancelled at "
+                f"#{ev.idx} with the elicitation neither answered nor withdrawn",
+                [(first.idx, "elicitation/create"), (ev.idx, "the cancelled idle")])
+
     def new_work_evidence(self, ev: Ev) -> Evidence | None:
         found = self._first_read(self.m.facts.read_work_cancels())
         if found is None:

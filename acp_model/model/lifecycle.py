@@ -57,6 +57,8 @@ class SessionLifecycle(StateMachine):
                                  on="note_prompt_cancel_request")
     permission_answer = stay(unreported, idle, running, requires_action, custom,
                              cond="answer_honours_cancel", on="note_permission_answer")
+    elicitation_answer = stay(unreported, idle, running, requires_action, custom,
+                              on="note_elicitation_answer")
 
     # ---- agent -> client: the prompt's response and the user message --------------------
     prompt_accepted = stay(unreported, idle, running, requires_action, custom,
@@ -101,7 +103,8 @@ class SessionLifecycle(StateMachine):
         | stay(idle, cond=["prompt_work_announced", "one_stop_reason", "cancelled_has_cause"],
                on="settle_idle")
         | running.to(idle, cond=[*_ENDING, "blocked_state_reported"], on="end_work")
-        | requires_action.to(idle, cond=_ENDING, on="end_work")
+        | requires_action.to(idle, cond=[*_ENDING, "blocking_elicitations_withdrawn"],
+                             on="end_work")
         | custom.to(idle, cond=[*_ENDING, "blocked_state_reported"], on="end_work")
     )
 
@@ -111,6 +114,9 @@ class SessionLifecycle(StateMachine):
                                  cond="no_new_work_after_cancel", on="note_permission_request"))
     permission_withdrawn = stay(unreported, idle, running, requires_action, custom,
                                 on="note_withdraw")
+    # a session-scoped elicitation: a user-action wait like a permission request (STATE-05/06)
+    elicitation_request = stay(unreported, idle, running, requires_action, custom,
+                               on="note_elicitation_request")
     tool_update = (
         stay(unreported, idle, cond=["tool_titled_on_first_report", "tool_respects_answer",
                                      "not_after_cancelled_idle", "content_before_cancelled_end",

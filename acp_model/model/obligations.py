@@ -39,6 +39,8 @@ PERMISSION_ANSWERED = _liveness("PERM-12", "permission_answered",
 CANCELLED_PERMISSION_ANSWERED = _liveness(
     "CANCEL-04", "cancelled_permission_answered",
     "A permission request pending at a cancel is answered with the cancelled outcome.")
+ELICITATION_ANSWERED = _liveness("ACPM-ANSWER", "elicitation_answered",
+                                  "Every elicitation/create is eventually answered.")
 WITHDRAWN_ANSWERED = _liveness("CANCEL-14", "withdrawn_answered",
                                "A request withdrawn with $/cancel_request is still answered.")
 RECEIPT_ECHOED = _liveness("SDK-RECEIPT-02", "receipt_echoed",
@@ -48,7 +50,8 @@ RECEIPT_ECHOED = _liveness("SDK-RECEIPT-02", "receipt_echoed",
 # Obligations about a request's answer: the monitor judges open requests of every method the
 # same way (with these metas), so it skips them among a session's obligations.
 REQUEST_OBLIGATIONS = frozenset({PROMPT_ANSWERED, PERMISSION_ANSWERED,
-                                 CANCELLED_PERMISSION_ANSWERED, WITHDRAWN_ANSWERED})
+                                 CANCELLED_PERMISSION_ANSWERED, WITHDRAWN_ANSWERED,
+                                 ELICITATION_ANSWERED})
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,10 +83,12 @@ class Obligations:
         self.m = m
 
     def unanswered_rule(self, perm_id: Any) -> CheckMeta:
-        """Which obligation an unanswered permission request breaks."""
+        """Which obligation an unanswered permission request (or elicitation) breaks."""
         perm = self.m.perm_book.perm(perm_id)
         if perm is not None and perm.state == PermState.WITHDRAWN:
             return WITHDRAWN_ANSWERED
+        if perm is not None and perm.elicitation:
+            return ELICITATION_ANSWERED
         if perm is not None and perm.owed_cancel:
             return CANCELLED_PERMISSION_ANSWERED
         return PERMISSION_ANSWERED
@@ -113,9 +118,9 @@ class Obligations:
                                       "message reported, but its work never ran to an idle"))
         for perm in m.perm_book.perms.values():
             if perm.state != PermState.ANSWERED:
+                what = "elicitation/create" if perm.elicitation else "permission request"
                 out.append(Obligation(self.unanswered_rule(perm.id), perm.idx,
-                                      f"the client never answered permission request "
-                                      f"#{perm.idx}"))
+                                      f"the client never answered {what} #{perm.idx}"))
         if m.state in WORK:
             # A cancel read while this work's prompt was held behind earlier work binds it
             # only under A-10=cancel: otherwise this is new work, owed only its end.

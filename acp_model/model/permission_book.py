@@ -1,9 +1,13 @@
-"""The permission requests of one session and the tool calls they guard.
+"""The user-action requests of one session (permission requests and session-scoped
+elicitations) and the tool calls they guard.
 
 :class:`PermissionBook` owns the open and answered requests (``PermRec``), the settled ones moved
-out of the scans (``retired``), and the tool calls (``ToolRec``, which name the request guarding
-them). The moves that only change this state (``note_withdraw``, ``note_blocked``,
-``note_resumed``, ``note_overlap``) are named by the lifecycle directly.
+out of the scans (``retired``), and the tool calls (``ToolRec``, which name the permission
+request guarding them). An elicitation waits on the user as a permission request does (the
+foreground-state rules STATE-05/06 read both alike), but guards no tool and is owed no answer
+by a cancel (CANCEL-04 is the permission request's). The moves that only change this state
+(``note_withdraw``, ``note_blocked``, ``note_resumed``, ``note_overlap``) are named by the
+lifecycle directly.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ __all__ = ["PermissionBook"]
 
 @dataclass(slots=True)
 class PermissionBook:
-    """Permission requests by id (open, answered, withdrawn), and the session's tool calls."""
+    """User-action requests by id (open, answered, withdrawn), and the session's tool calls."""
 
     perms: dict[Any, PermRec] = field(default_factory=dict)
     # Requests done with, out of the scans (:meth:`retire`), found by id for their tools.
@@ -46,6 +50,20 @@ class PermissionBook:
     def any_open(self) -> bool:
         return any(p.state == PermState.OPEN for p in self.perms.values())
 
+    def elicitation_for(self, tool_call_id: str | None) -> PermRec | None:
+        """The newest elicitation tied to this tool call (None: none, or no tool call)."""
+        if tool_call_id is None:
+            return None
+        found = [p for p in (*self.retired.values(), *self.perms.values())
+                 if p.elicitation and p.tool_call_id == tool_call_id]
+        return max(found, key=lambda p: p.idx) if found else None
+
+    def unwithdrawn_blocking(self) -> list[PermRec]:
+        """Open elicitations the blocked work needed (SDK-ELICIT-01): sent, open when the
+        agent reported requires_action, and neither answered nor withdrawn since."""
+        return [p for p in self.perms.values()
+                if p.elicitation and p.blocked_work and p.state == PermState.OPEN]
+
     def block_unreported(self) -> bool:
         """A wait that is over was never reported as requires_action (STATE-05)."""
         return any(p.unreported_block and p.state != PermState.OPEN for p in self.perms.values())
@@ -67,14 +85,16 @@ class PermissionBook:
         return frozenset(allowed)
 
     # --- changes ---------------------------------------------------------------------------
-    def request(self, ev: Ev, *, owed_cancel: bool) -> None:
-        """A new request; a reused id names the new request from now on, the newest in order."""
+    def request(self, ev: Ev, *, owed_cancel: bool, elicitation: bool = False) -> None:
+        """A new request; a reused id names the new request from now on, the newest in order.
+        An elicitation guards no tool and is owed no cancelled answer."""
         self.retired.pop(ev.id, None)
         self.perms.pop(ev.id, None)
         perm = PermRec(ev.id, ev.idx, ev.tool_call_id, MappingProxyType(dict(ev.options or {})))
-        perm.owed_cancel = owed_cancel
+        perm.owed_cancel = owed_cancel and not elicitation
+        perm.elicitation = elicitation
         self.perms[ev.id] = perm
-        if ev.tool_call_id is not None:
+        if ev.tool_call_id is not None and not elicitation:
             self.tools.setdefault(ev.tool_call_id, ToolRec()).perm = ev.id
 
     def answer(self, ev: Ev) -> PermRec | None:
@@ -94,7 +114,7 @@ class PermissionBook:
     def cancel_reached(self) -> None:
         """A cancel: every request not yet answered must get the cancelled outcome."""
         for perm in self.perms.values():
-            if perm.state != PermState.ANSWERED:
+            if perm.state != PermState.ANSWERED and not perm.elicitation:
                 perm.owed_cancel = True
 
     def note_tool(self, ev: Ev) -> None:
@@ -113,6 +133,8 @@ class PermissionBook:
     def note_blocked(self, ev: Ev) -> None:
         for perm in self.perms.values():
             perm.unreported_block = perm.overlapped = False  # it says the work is blocked now
+            if perm.elicitation and perm.state == PermState.OPEN:
+                perm.blocked_work = True  # the blocked work waits on it (SDK-ELICIT-01)
 
     def note_resumed(self, ev: Ev) -> None:
         for perm in self.perms.values():

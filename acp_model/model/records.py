@@ -94,6 +94,9 @@ class CancelRec:
 
 @dataclass(slots=True)
 class PermRec:
+    """A user-action request of the agent: a permission request, or a session-scoped
+    elicitation (``elicitation``)."""
+
     id: Any = field(metadata={"perm_ref": True})
     idx: int = field(metadata=_out("where the request was sent: explanations only", index=True))
     tool_call_id: str | None
@@ -123,6 +126,12 @@ class PermRec:
     # the client's last allow sent after its first answer (a repeat no rule reads; PERM-11's
     # proof names it, as an agent that kept it may take it for a later request); -1: none
     repeat_allow_idx: int = field(default=-1, metadata=EXPLAINS)
+    # a session-scoped elicitation/create, not a permission request: a user-action wait as
+    # well (STATE-05/06), but no option, no guarded tool, nothing a cancel makes the client owe
+    elicitation: bool = False
+    # SDK-ELICIT-01: an elicitation sent during foreground work the agent reported as
+    # requires_action while it was open (the blocked work needed it)
+    blocked_work: bool = False
 
 
 @dataclass(slots=True)

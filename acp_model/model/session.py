@@ -156,6 +156,12 @@ class SessionModel:
             self.work.client_stopped = True  # a refusal may tell the agent to stop (A-29)
         self.perm_book.answer(ev)
 
+    def note_elicitation_answer(self, ev: Ev) -> None:
+        """The client's answer to a session-scoped elicitation (any action ends the wait)."""
+        perm = self.perm_book.perms.get(ev.id)
+        if perm is not None and perm.elicitation and perm.state != PermState.ANSWERED:
+            self.perm_book.answer(ev)
+
     def note_reject(self, ev: Ev) -> None:
         rejected = self.queue.reject(ev)
         if self.ctx.readings.chose("A-28", "may"):
@@ -224,6 +230,12 @@ class SessionModel:
         self.perm_book.request(ev, owed_cancel=self.facts.owing_cancel())
         if ev.tool_call_id is not None and self.state in WORK:
             self.work.tool_calls.add(ev.tool_call_id)
+
+    def note_elicitation_request(self, ev: Ev) -> None:
+        """A session-scoped elicitation: a user-action wait the foreground-state rules read
+        like a permission request (STATE-05/06); it guards no tool and no cancel makes the
+        client owe it an answer."""
+        self.perm_book.request(ev, owed_cancel=False, elicitation=True)
 
     @allowance("TOOL-10", "CANCEL-08")
     def note_tool_update(self, ev: Ev) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from acp_model.model.check import check
 from acp_model.model.events import Ev
 from acp_model.model.race_facts import Session
-from acp_model.model.vocab import PROCEEDING_TOOL_STATUSES, Answer, Role, StopReason
+from acp_model.model.vocab import PROCEEDING_TOOL_STATUSES, Answer, PermState, Role, StopReason
 
 __all__ = ["StateRules"]
 
@@ -53,7 +53,8 @@ class StateRules:
 
     @check("STATE-05", role=Role.GUARD)
     def blocked_state_reported(self, ev: Ev) -> bool:
-        """A permission wait that is over should have been reported as requires_action."""
+        """A user-action wait (a permission request or a session-scoped elicitation) that is
+        over should have been reported as requires_action."""
         return not self.m.perm_book.block_unreported()
 
     @check("TOOL-02", role=Role.GUARD)
@@ -75,10 +76,15 @@ class StateRules:
 
     @check("STATE-06", role=Role.GUARD)
     def resumption_reported(self, ev: Ev) -> bool:
-        """An approved tool that starts while requires_action is still shown: no running."""
+        """An approved tool that starts while requires_action is still shown: no running. So
+        is a tool an answered elicitation was tied to that proceeds (whatever the user's
+        action: the work it waited on goes on), with no other request open."""
         if self.m.state != "requires_action" or ev.status not in PROCEEDING_TOOL_STATUSES:
             return True
-        perm = self.m.perm_book.guard(ev.tool_call_id)
+        book = self.m.perm_book
+        perm = book.guard(ev.tool_call_id)
         if perm is None or perm.answer != Answer.ALLOW:
-            return True
-        return self.m.perm_book.any_open()
+            perm = book.elicitation_for(ev.tool_call_id)
+            if perm is None or perm.state != PermState.ANSWERED:
+                return True
+        return book.any_open()

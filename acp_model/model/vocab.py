@@ -37,6 +37,7 @@ class Event(StrEnum):
     CANCEL = "cancel"
     PROMPT_CANCEL_REQUEST = "prompt_cancel_request"
     PERMISSION_ANSWER = "permission_answer"
+    ELICITATION_ANSWER = "elicitation_answer"
     # agent -> client
     PROMPT_ACCEPTED = "prompt_accepted"
     PROMPT_REJECTED = "prompt_rejected"
@@ -46,13 +47,16 @@ class Event(StrEnum):
     CUSTOM_REPORTED = "custom_reported"
     IDLE_REPORTED = "idle_reported"
     PERMISSION_REQUEST = "permission_request"
+    # withdraws any user-action request of the session (a permission request or a
+    # session-scoped elicitation): the agent's own $/cancel_request
     PERMISSION_WITHDRAWN = "permission_withdrawn"
+    ELICITATION_REQUEST = "elicitation_request"
     TOOL_UPDATE = "tool_update"
     OUTPUT = "output"
 
 
 CLIENT_EVENTS: tuple[Event, ...] = (Event.PROMPT, Event.CANCEL, Event.PROMPT_CANCEL_REQUEST,
-                                    Event.PERMISSION_ANSWER)
+                                    Event.PERMISSION_ANSWER, Event.ELICITATION_ANSWER)
 AGENT_EVENTS: tuple[Event, ...] = tuple(e for e in Event if e not in CLIENT_EVENTS)
 EVENTS: tuple[Event, ...] = CLIENT_EVENTS + AGENT_EVENTS
 
@@ -145,6 +149,26 @@ class Answer(StrEnum):
     CUSTOM = "custom"  # a custom or future outcome: never approval (PERM-11)
     CUSTOM_OPTION = "custom-option"  # a selected option of a custom (_x) kind
     ERROR = "error"  # a JSON-RPC error response
+
+
+class ElicitationAction(StrEnum):
+    """An ``elicitation/create`` response (``$defs.CreateElicitationResponse``): the user's
+    action; a custom or future one is handled as ``cancel`` by the agent (the schema's MUST)."""
+
+    ACCEPT = "accept"
+    DECLINE = "decline"
+    CANCEL = "cancel"
+    CUSTOM = "custom"  # a custom (_x) or future action
+    ERROR = "error"  # a JSON-RPC error response
+
+    @classmethod
+    def of(cls, result: object) -> ElicitationAction:
+        """The action a response's result names."""
+        action = result.get("action") if isinstance(result, dict) else None
+        try:
+            return cls(action) if action not in (cls.CUSTOM, cls.ERROR) else cls.CUSTOM
+        except ValueError:
+            return cls.CUSTOM
 
 
 class Role(StrEnum):

@@ -74,6 +74,7 @@ class Route(StrEnum):
     REOPEN = "reopen"  # session/load, session/resume: a session reopened, its replay
     LOAD = "load"  # session/load's response (the end of v1's replay)
     PERMISSION = "permission"  # an agent's permission request and the client's answer
+    ELICITATION = "elicitation"  # an agent's elicitation/create and the client's answer
     CANCEL_REQUEST = "cancel_request"  # $/cancel_request withdraws the sender's own request
     UPDATE = "update"  # session/update: the event of its update kind (:class:`Update`)
 
@@ -84,6 +85,7 @@ class Gate(StrEnum):
     PROMPTS = "max_prompts"
     CANCELS = "max_cancels"
     PERMISSIONS = "max_permissions"
+    ELICITATIONS = "max_elicitations"
     TOOLS = "max_tools"
     CUSTOM = "custom"
 
@@ -100,7 +102,10 @@ class Over(StrEnum):
     #                or (full alphabet) a pending one not echoed yet
     ANSWER = "answer"  # each unanswered permission request by position, with each answer (the
     #                    error too once it was withdrawn) ("q0=allow")
-    OPEN_PERMISSION = "open_permission"  # each open permission request, by position ("q0")
+    OPEN_PERMISSION = "open_permission"  # each open user-action request (a permission
+    #                                      request or an elicitation), by position ("q0")
+    ELICITATION_ANSWER = "elicitation_answer"  # each open elicitation by position, with each
+    #                                            action ("q0=accept")
     REASON = "reason"  # each stop reason of the bounds ("end_turn"; "none": without one)
     TOOL = "tool"  # each known tool call and a fresh one ("t1"; "": the bounds allow none)
     TOOL_STATUS = "tool_status"  # each known or fresh tool call, with each status of the
@@ -227,7 +232,11 @@ MESSAGES: tuple[Message, ...] = (
     Message("auth/logout", C2A, True, V2, why=SCHEMA_ONLY),
     Message("authenticate", C2A, True, ONLY_V1, why=SCHEMA_ONLY),
     Message("logout", C2A, True, ONLY_V1, why=SCHEMA_ONLY),
-    Message("elicitation/create", A2C, True, ALL, why=SCHEMA_ONLY),
+    # session-scoped: a user-action wait (STATE-05/06); request-scoped: schema-checked only
+    Message("elicitation/create", A2C, True, ALL,
+            (Event.ELICITATION_REQUEST, ConnEvent.AGENT_NAMES_UNKNOWN_SESSION),
+            (Event.ELICITATION_ANSWER,), Route.ELICITATION, Route.ELICITATION,
+            TraceBuilder.elicitation),
     Message("elicitation/complete", A2C, False, ALL, why=SCHEMA_ONLY),
     Message("tool_call/cancel", C2A, True, ONLY_SDK, why=SCHEMA_ONLY),
     Message("terminal/cancel", C2A, True, ONLY_SDK, why=SCHEMA_ONLY),
@@ -297,6 +306,8 @@ FORMS: tuple[Form, ...] = (
          Gate.PROMPTS, lean=False, over=Over.OLDEST_PENDING),
     Form(Event.PERMISSION_ANSWER, "session/request_permission response", TraceBuilder.answer,
          Gate.PERMISSIONS, over=Over.ANSWER),
+    Form(Event.ELICITATION_ANSWER, "elicitation/create response",
+         TraceBuilder.elicitation_answer, Gate.ELICITATIONS, over=Over.ELICITATION_ANSWER),
     Form(Event.PROMPT_ACCEPTED, "session/prompt result", TraceBuilder.accepted, Gate.PROMPTS,
          over=Over.PENDING, fixed=Ev(result_keys=())),
     Form(Event.PROMPT_REJECTED, "session/prompt error", TraceBuilder.rejected, Gate.PROMPTS,
@@ -315,6 +326,8 @@ FORMS: tuple[Form, ...] = (
          fixed=Ev(options=PERM_OPTIONS)),
     Form(Event.PERMISSION_WITHDRAWN, "$/cancel_request (agent)", TraceBuilder.cancel_request,
          Gate.PERMISSIONS, over=Over.OPEN_PERMISSION),
+    Form(Event.ELICITATION_REQUEST, "elicitation/create (session-scoped)",
+         TraceBuilder.elicitation, Gate.ELICITATIONS, spends=True, opens=True),
     Form(Event.TOOL_UPDATE, "session/update tool_call_update", TraceBuilder.tool, Gate.TOOLS,
          over=Over.TOOL_STATUS, fixed=Ev(update="update")),
     Form(Event.OUTPUT, "session/update (any other kind)", TraceBuilder.agent_message,

@@ -26,7 +26,7 @@ from acp_model.model import (
 from acp_model.model.events import Ev
 from acp_model.model.evidence import note_repeat
 from acp_model.model.obligations import WITHDRAWN_ANSWERED
-from acp_model.model.vocab import Answer, ConnEvent, ErrorCode, Event, ToolStatus
+from acp_model.model.vocab import Answer, ConnEvent, ElicitationAction, ErrorCode, Event, ToolStatus
 from acp_model.model.wire_table import Route
 from acp_model.oracle import rpc
 from acp_model.oracle.conversation import Conversations
@@ -104,7 +104,8 @@ class Answers:
         self._handlers: dict[Route, Callable[[Reply], None]] = {
             Route.INITIALIZE: self._initialized, Route.NEW_SESSION: self._created,
             Route.LOAD: self._loaded, Route.PROMPT: self._prompt_answered,
-            Route.PERMISSION: self._permission_answered}
+            Route.PERMISSION: self._permission_answered,
+            Route.ELICITATION: self._elicitation_answered}
 
     def response(self, direction: str, msg: dict[str, Any], idx: int) -> None:
         req_id = msg.get("id")
@@ -274,6 +275,17 @@ class Answers:
                            *self.conversations.receipt(sid, mid), session=sid)
         self.machines.derived(sid, self.dialect.prompt_answered(
             sid, r.req_id, r.idx, r.result, r.has_error, r.code, r.what))
+
+    def _elicitation_answered(self, r: Reply) -> None:
+        """The client's answer to a session-scoped elicitation ends that wait, whatever its
+        action (a request-scoped one names no session: nothing to move)."""
+        sid = r.req.session
+        if sid is None or sid not in self.machines.sessions:
+            return
+        action = ElicitationAction.ERROR if r.has_error else ElicitationAction.of(r.result)
+        self.machines.session_event(sid, Event.ELICITATION_ANSWER,
+                                    Ev(r.idx, id=r.req_id, answer=action, error_code=r.code),
+                                    r.what)
 
     def _permission_answered(self, r: Reply) -> None:
         sid = r.req.session

@@ -85,7 +85,8 @@ class Router:
         self._requests: dict[Route, _RequestHandler] = {
             Route.INITIALIZE: self._initialize, Route.NEW_SESSION: self._new_session,
             Route.PROMPT: self._prompt, Route.CLOSE: self._close, Route.REOPEN: self._reopen,
-            Route.PERMISSION: self._permission_request}
+            Route.PERMISSION: self._permission_request,
+            Route.ELICITATION: self._elicitation_request}
         self._notifications: dict[Route, _NotificationHandler] = {
             Route.UPDATE: self._update, Route.CANCEL: self._session_cancel,
             Route.CANCEL_REQUEST: self._cancel_request}
@@ -218,6 +219,22 @@ class Router:
                                                                      params)
         self.machines.derived(sid, self.dialect.turn_content(sid, idx, what))
         self.machines.session_event(sid, Event.PERMISSION_REQUEST, ev, what)
+
+    def _elicitation_request(self, req_id: Any, params: Any, sid: str | None, idx: int,
+                             what: str) -> None:
+        """A session-scoped elicitation (its params name a session) is a user-action wait of
+        that session; a request-scoped one moves no machine ("request-scoped elicitations do
+        not themselves change session state", sdk-2.4.0 $defs.CreateElicitationRequest)."""
+        if not isinstance(params, dict) or "sessionId" not in params:
+            return
+        if sid is None or sid not in self.machines.sessions:
+            self._unknown_session(idx, sid, what)
+            return
+        tool = params.get("toolCallId")
+        self.machines.session_event(sid, Event.ELICITATION_REQUEST,
+                                    Ev(idx, id=req_id,
+                                       tool_call_id=tool if isinstance(tool, str) else None),
+                                    what)
 
     def _initialize(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str
                     ) -> None:

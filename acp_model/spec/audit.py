@@ -205,26 +205,21 @@ JUDGED_BY: tuple[tuple[str, str, str], ...] = (
 # first: the place says what the sentence is about where its words alone do not
 NOT_MODELLED_AT: tuple[tuple[str, str], ...] = (
     (r"^\$defs\.(CreateElicitation|Elicitation)",
-     "elicitation/create is schema-checked only (a gap, not a limit of the wire): the "
-     "session machine's user-action waits are permission requests (STATE-05/06 judge "
-     "those); no client profile advertises elicitation (INIT-16 fails an agent that sends "
-     "one anyway), and a client given it by --client-capabilities answers its requests "
-     "without the machine tracking them; how a client renders a form is not a message"),
+     "what a client renders of an elicitation, and what an agent does with an action it does "
+     "not understand, happen inside them; the wire shows the wait, which the session machine "
+     "judges (STATE-05/06, SDK-ELICIT-01), and the fuzz client answers only with the "
+     "schema's accept, decline or cancel"),
     (r"^transports\.mdx", "transport set-up: the fuzzer always launches the agent over stdio "
                           "(what it writes there: RPC-04, the batch rules)"),
 )
 
-# Places whose sentences no phrase of JUDGED_BY may claim: they speak of requests the model
-# leaves out, in the words of the lifecycle it judges (elicitation's requires_action)
-OUTSIDE = r"^\$defs\.(CreateElicitation|Elicitation)"
 
 # (a phrase of the sentence, why no rule judges it); the first that matches gives the reason
 NOT_MODELLED: tuple[tuple[str, str], ...] = (
     (r"assign meaning to keys|MUST NOT make assumptions about values",
      "how a receiver reads _meta keys it does not recognize happens inside it: no message "
      "shows it"),
-    (r"SHOULD cancel (them|each of them) with .?\$/cancel_request|SHOULD cancel pending "
-     r"elicitations",
+    (r"SHOULD cancel (them|each of them) with .?\$/cancel_request",
      "no moment is owed: the client answers the cancelled work's pending requests itself "
      "(CANCEL-04), and an agent that withdraws after that answer, or never, cannot be told "
      "apart on the wire from one whose withdrawal the answer made moot"),
@@ -315,8 +310,6 @@ def judged_by(sentence: Sentence) -> str | None:
     for quote, rid in _quote_index():
         if quote.split(" ... ")[0] in low and RULES[rid].applies(sentence.revision):
             return rid
-    if re.search(OUTSIDE, sentence.where):
-        return None  # the lifecycle's words about a request the model leaves out
     for revision, phrase, rid in JUDGED_BY:
         if (not revision or revision == sentence.revision) \
                 and re.search(phrase, sentence.text, re.I) \

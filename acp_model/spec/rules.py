@@ -254,13 +254,22 @@ _R: list[Rule] = [
          "The agent may end foreground work at any point with an idle and a stop reason.",
          f"{PL} §4 Report Completion"),
     Rule("STATE-05", "agent", "SHOULD", "safety",
-         "While foreground work waits for a permission answer the agent reports requires_action.",
-         f"{PL} §5 Tool Invocation and Status Reporting", tck=("ACP-PATCH-209",)),
+         "While foreground work waits for a permission answer or a session-scoped elicitation "
+         "the agent reports requires_action.",
+         f"{PL} §5 Tool Invocation and Status Reporting ('a permission response or other user "
+         "action')", tck=("ACP-PATCH-209",),
+         cited_in=((SDK_2_4_0, "sdk-2.4.0 schema $defs.StateUpdate ('including permissions or "
+                               "elicitations'); $defs.CreateElicitationRequest ('A "
+                               "session-scoped request follows the aggregate foreground-state "
+                               "contract')"),)),
     Rule("STATE-06", "agent", "MUST", "safety",
-         "When blocked work resumes (e.g. an approved tool starts) the agent reports running "
-         "again.",
+         "When blocked work resumes (e.g. an approved tool starts, or the tool an answered "
+         "elicitation was tied to proceeds) the agent reports running again.",
          f"{PL} §3 (MUST on any resumption) vs §5 (SHOULD)", tck=("ACP-PATCH-209",),
-         alt_strength="SHOULD", alt_source=f"{PL} §5 (C-03)"),
+         alt_strength="SHOULD", alt_source=f"{PL} §5 (C-03)",
+         cited_in=((SDK_2_4_0, "sdk-2.4.0 schema $defs.StateUpdate; "
+                               "$defs.CreateElicitationRequest ('Once reported, they MUST "
+                               "report running when progress resumes')"),)),
     Rule("STATE-07", "agent", "MAY", "allowance",
          "Background activity may keep sending non-state session updates while idle.",
          f"{PL} §Session States; tool-calls.mdx intro"),
@@ -874,6 +883,18 @@ _R: list[Rule] = [
          "state, Agents MUST still report the standard states')", revisions=(SDK_2_4_0,),
          notes="Judged at the idle that ends such work; a client advertises a custom state "
                "by naming it in its capabilities' _meta (extensibility.mdx)."),
+    Rule("SDK-ELICIT-01", "agent", "SHOULD", "safety",
+         "Work that ends cancelled withdraws ($/cancel_request) the elicitations it was "
+         "blocked on (open at its requires_action) before its cancelled idle, unless the "
+         "client answered them.",
+         "sdk-2.4.0 schema $defs.CreateElicitationRequest ('Agents SHOULD cancel pending "
+         "elicitations no longer needed by cancelled work')", revisions=(SDK_2_4_0,),
+         notes="The text adds that 'the request's scope alone does not establish that "
+               "dependency': only an elicitation open when the agent itself reported the work "
+               "blocked (requires_action) is taken as needed by it, and only one still "
+               "unanswered at the cancelled idle, which ends the aborted operations "
+               "(session/cancel: 'After all ongoing operations have been successfully "
+               "aborted'). A client that answers at once never shows it."),
     Rule("SDK-STOP-01", "agent", "SHOULD", "safety",
          "An idle with stopReason error carries the error that ended the work.",
          "sdk-2.4.0 schema $defs.ErrorStopReason.error ('Agents SHOULD include it')",

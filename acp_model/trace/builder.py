@@ -175,8 +175,10 @@ class TraceBuilder:
         self.v1 = V1Writer(self)
 
     # --- connection ----------------------------------------------------------------------
-    def initialize(self, req_id: Any = 0) -> TraceBuilder:
-        return self.rpc.request("c2a", "initialize", initialize_params(2, CLIENT), req_id)
+    def initialize(self, req_id: Any = 0, client_caps: Any = None) -> TraceBuilder:
+        """The client's v2 initialize; ``client_caps``: its capabilities (none: empty)."""
+        return self.rpc.request("c2a", "initialize",
+                                initialize_params(2, CLIENT, client_caps), req_id)
 
     def initialized(self, req_id: Any = 0, *, version: int = 2,
                     capabilities: Any = DEFAULT_CAPS) -> TraceBuilder:
@@ -186,8 +188,8 @@ class TraceBuilder:
             result["capabilities"] = capabilities
         return self.rpc.result("a2c", req_id, result)
 
-    def handshake(self, **kw: Any) -> TraceBuilder:
-        return self.initialize().initialized(**kw)
+    def handshake(self, client_caps: Any = None, **kw: Any) -> TraceBuilder:
+        return self.initialize(client_caps=client_caps).initialized(**kw)
 
     def new_session(self, sid: str, req_id: Any = None, cwd: str = "/tmp/project"
                     ) -> TraceBuilder:
@@ -302,3 +304,24 @@ class TraceBuilder:
 
     def answer_error(self, req_id: Any, code: int = -32800) -> TraceBuilder:
         return self.rpc.error("c2a", req_id, code, "Cancelled")
+
+    # --- elicitations ----------------------------------------------------------------------
+    def elicitation(self, sid: str, req_id: Any, tool_call_id: str | None = None
+                    ) -> TraceBuilder:
+        """A session-scoped form elicitation (optionally tied to a tool call)."""
+        params: dict[str, Any] = {
+            "sessionId": sid, "mode": "form", "message": "Which branch?",
+            "requestedSchema": {"type": "object",
+                                "properties": {"branch": {"type": "string"}},
+                                "required": ["branch"]}}
+        if tool_call_id is not None:
+            params["toolCallId"] = tool_call_id
+        return self.rpc.request("a2c", "elicitation/create", params, req_id)
+
+    def elicitation_answer(self, req_id: Any, action: str = "accept") -> TraceBuilder:
+        """Client answer to an elicitation: ``accept`` (with content), ``decline``,
+        ``cancel``."""
+        body: dict[str, Any] = {"action": action}
+        if action == "accept":
+            body["content"] = {"branch": "main"}
+        return self.rpc.result("c2a", req_id, body)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,8 +37,22 @@ def test_the_reference_agent_passes_under_v1() -> None:
     from acp_model.report.reach import Reach
 
     # slow timing: work lasts long enough for loads during it (seed 1 draws loads in most
-    # examples; seed 5 drew five, none during work)
-    cfg = FuzzConfig([*REFERENCE, "--timing", "slow"], seed=1, spec="auto", protocol=1,
+    # examples; seed 5 drew five, none during work): whether one meets work is the agent's
+    # timing, so a run without one is followed by the next seed's (awaiting the proof)
+    during = []
+    for seed in (1, 2, 3):
+        result = _passing_v1_run(seed)
+        during.append(result.recorder.reach[Reach.LOADS_DURING_WORK])
+        if during[-1]:
+            break
+    assert during[-1] > 0, during
+
+
+def _passing_v1_run(seed: int) -> Any:
+    """One v1 run of the reference agent, which passes with its lifecycle exercised."""
+    from acp_model.report.reach import Reach
+
+    cfg = FuzzConfig([*REFERENCE, "--timing", "slow"], seed=seed, spec="auto", protocol=1,
                      max_examples=40, steps=20, deadline=2.0, time_budget=90)
     result = run_fuzz(cfg)
     assert result.unusable is None
@@ -58,7 +73,7 @@ def test_the_reference_agent_passes_under_v1() -> None:
     assert sum(n for k, n in transitions.items() if k.endswith(":permission_answer")) > 0, \
         transitions
     assert result.recorder.reach[Reach.LOADS] > 0
-    assert result.recorder.reach[Reach.LOADS_DURING_WORK] > 0
+    return result
 
 
 @pytest.mark.slow  # fuzzes each mutant until its rule is found (the cap: a loaded machine)

@@ -642,6 +642,52 @@ V1_BREAKS: dict[str, list[Build]] = {
     "V1-CONFIG-02": [v1_config_02_breaks], "V1-NOTICE-01": [v1_notice_01_breaks],
 }
 
+# --- elicitations: a session-scoped one is a user-action wait (STATE-05/06, SDK-ELICIT-01) -------
+
+ELICITATION = {"elicitation": {"form": {}}}
+
+
+def _elicit_turn() -> TraceBuilder:
+    """A turn of a client that offered form elicitation."""
+    t = base(client_caps=ELICITATION).prompt(S, 10).accepted(10, {"messageId": "u1"})
+    return t.user_message(S, "u1").running(S)
+
+
+def elicit_state_05_breaks() -> TraceBuilder:
+    """The agent writes on while its elicitation waits, as running, and never says so."""
+    return _elicit_turn().elicitation(S, 50).agent_message(S) \
+        .elicitation_answer(50, "accept").running(S).idle(S, "end_turn")
+
+
+def elicit_state_05_keeps() -> TraceBuilder:
+    return _elicit_turn().elicitation(S, 50).requires_action(S) \
+        .elicitation_answer(50, "decline").running(S).agent_message(S).idle(S, "end_turn")
+
+
+def elicit_state_06_breaks() -> TraceBuilder:
+    """The tool the answered elicitation was tied to goes on while requires_action shows."""
+    t = _elicit_turn().tool(S, "t1", "in_progress", title="Fetch")
+    return t.elicitation(S, 50, "t1").requires_action(S).elicitation_answer(50, "accept") \
+        .tool(S, "t1", "completed").idle(S, "end_turn")
+
+
+def elicit_state_06_keeps() -> TraceBuilder:
+    t = _elicit_turn().tool(S, "t1", "in_progress", title="Fetch")
+    return t.elicitation(S, 50, "t1").requires_action(S).elicitation_answer(50, "cancel") \
+        .running(S).tool(S, "t1", "completed").idle(S, "end_turn")
+
+
+def sdk_elicit_01_breaks() -> TraceBuilder:
+    """Work blocked on an elicitation ends cancelled with the elicitation still pending."""
+    return _elicit_turn().elicitation(S, 50).requires_action(S).cancel(S) \
+        .idle(S, "cancelled").elicitation_answer(50, "cancel")
+
+
+def sdk_elicit_01_keeps() -> TraceBuilder:
+    return _elicit_turn().elicitation(S, 50).requires_action(S).cancel(S) \
+        .cancel_request("a2c", 50).idle(S, "cancelled").elicitation_answer(50, "cancel")
+
+
 # (rule, readings, a trace that breaks it, one that keeps it) for every new rule, at the
 # level its strength in that revision gives
 BOTH: list[tuple[str, Readings, Build, Build]] = [
@@ -682,4 +728,7 @@ BOTH: list[tuple[str, Readings, Build, Build]] = [
     ("SDK-ICON-01", SDK, sdk_icon_01_breaks, sdk_icon_01_keeps),
     ("SDK-MCP-01", SDK, sdk_mcp_01_breaks, sdk_mcp_01_keeps),
     ("SDK-RECEIPT-04", SDK, sdk_receipt_04_breaks, sdk_receipt_04_keeps),
+    ("STATE-05", SDK, elicit_state_05_breaks, elicit_state_05_keeps),
+    ("STATE-06", SDK, elicit_state_06_breaks, elicit_state_06_keeps),
+    ("SDK-ELICIT-01", SDK, sdk_elicit_01_breaks, sdk_elicit_01_keeps),
 ]

@@ -13,6 +13,7 @@ from acp_model.model.check import CHECKS
 from acp_model.spec.readings import DEFAULT, ReadingError, Readings
 from acp_model.trace.builder import TraceBuilder
 from tests.helpers import S, assert_clean, base, check, failed_rules, turn_start, warned_rules
+from tests.oracle.audit_cases import sdk_elicit_01_breaks
 
 CANCEL = DEFAULT.parse(["A-10=cancel"])
 KEEP = DEFAULT.parse(["A-10=keep"])
@@ -219,6 +220,7 @@ def _evidence_cases() -> dict[str, tuple[Readings, TraceBuilder]]:
         "content_before_turn_end": (
             DEFAULT.parse(["SPEC=v1"]), TraceBuilder().v1.handshake().v1.new_session(S)
             .prompt(S, 10).v1.chunk(S).v1.ended(10, "end_turn").v1.chunk(S, "late")),
+        "blocking_elicitations_withdrawn": (sdk, sdk_elicit_01_breaks()),
         "content_before_cancelled_end": (
             DEFAULT.parse(["SPEC=v1"]), TraceBuilder().v1.handshake().v1.new_session(S)
             .prompt(S, 10).v1.chunk(S).cancel(S).v1.ended(10, "cancelled").v1.chunk(S, "late")),

@@ -6,6 +6,7 @@ they would read registry.npmjs.org and pypi.org."""
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
 import http.server
 import io
@@ -52,7 +53,10 @@ class Registry:
                     "dependencies": release.dependencies}
         data = json.dumps(manifest).encode()
         buf = io.BytesIO()
-        with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        # gzip stamps its header with the time unless told: the same release must be the same
+        # bytes (and integrity) whenever its package document is built
+        with gzip.GzipFile(fileobj=buf, mode="wb", mtime=0) as packed, \
+                tarfile.open(fileobj=packed, mode="w") as tar:
             info = tarfile.TarInfo("package/package.json")
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
@@ -85,11 +89,10 @@ class Registry:
         wheel = "Wheel-Version: 1.0\nGenerator: acp-model-tests\nRoot-Is-Purelib: true\n" \
                 "Tag: py3-none-any\n"
         buf = io.BytesIO()
-        with zipfile.ZipFile(buf, "w") as z:
-            z.writestr(f"{dist}/__init__.py", "")
-            z.writestr(f"{info}/METADATA", metadata)
-            z.writestr(f"{info}/WHEEL", wheel)
-            z.writestr(f"{info}/RECORD", "")
+        with zipfile.ZipFile(buf, "w") as z:  # stamped with a fixed date: the same bytes always
+            for member, text in ((f"{dist}/__init__.py", ""), (f"{info}/METADATA", metadata),
+                                 (f"{info}/WHEEL", wheel), (f"{info}/RECORD", "")):
+                z.writestr(zipfile.ZipInfo(member, (1980, 1, 1, 0, 0, 0)), text)
         return f"/files/{dist}-{release.version}-py3-none-any.whl", buf.getvalue()
 
     def project(self, name: str) -> dict[str, Any]:

@@ -74,7 +74,9 @@ def test_one_session_every_property_holds(one: Exploration) -> None:
     assert {(v["transition"], tuple(v["refused_by"])) for v in c["violation_only"]} == {
         ("unreported:requires_action_reported", ("STATE-01",)),
         ("idle:requires_action_reported", ("STATE-01",))}
-    assert set(c["outside_alphabet"]) == {f"{s}:tool_update" for s in one.table.states}
+    # (the default bounds try no tool call and no elicitation: test_elicitation_waits below)
+    assert set(c["outside_alphabet"]) == {f"{s}:{e}" for s in one.table.states for e in (
+        "tool_update", "elicitation_request", "elicitation_answer")}
     assert props["b"].checked > 0 and props["a"].details["quiescent_states"] > 0
     assert one.nodes > 1000 and max(one.depth) >= 8
     assert any("STATE-05" in e.warns[0] for e in one.edges)  # unreported permission wait
@@ -535,3 +537,19 @@ def test_diff_between_spec_revisions() -> None:
     assert ("spec sdk-2.4.0", "A-10.cancel") in by_rule
     assert ("spec seed", "STATE-01") in by_rule and ("spec seed", "STATE-03") in by_rule
     _assert_diff_verdicts(d, a, b)
+
+
+@pytest.mark.slow  # an exploration of seconds: `make test`
+def test_elicitation_waits() -> None:
+    """With an elicitation bound the explorer tries session-scoped elicitations and their
+    answers: the waits STATE-05 reads (output needs the full alphabet), and under sdk-2.4.0
+    SDK-ELICIT-01's cancelled end."""
+    exp = explore(bounds=Bounds(max_permissions=0, max_elicitations=1, custom=False,
+                                reasons=("end_turn", "cancelled")),
+                  readings=DEFAULT.parse(["SPEC=sdk-2.4.0"]))
+    c = _props(exp)["c"].details
+    assert {t for t in c["outside_alphabet"] if "elicitation" in t} == {
+        "custom:elicitation_request", "custom:elicitation_answer"}  # (custom states off)
+    warned = {w for e in exp.edges for w in e.warns}
+    assert any("STATE-05" in w for w in warned) and any("SDK-ELICIT-01" in w for w in warned)
+    assert exp.bounds.to_json()["max_elicitations"] == 1

@@ -74,6 +74,7 @@ class Agent:
         self.seed = seed
         self.initialized = False
         self.protocol = PROTOCOL_VERSION  # 1 when the client asked for v1 (reference/v1.py)
+        self.elicits = False  # the client advertised form elicitation (v2's capabilities)
         self.finished = asyncio.Event()
         self.out = Output(writer, self.design.writes, self.finished)
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -235,6 +236,11 @@ class Agent:
         if version == v1.PROTOCOL_V1:  # the client speaks v1: so do we
             self.protocol = v1.PROTOCOL_V1
             result = v1.initialize_result()
+        else:
+            caps = p.get("capabilities")
+            elicitation = caps.get("elicitation") if isinstance(caps, dict) else None
+            self.elicits = isinstance(elicitation, dict) \
+                and isinstance(elicitation.get("form"), dict)
         self.initialized = True
         self.reply(ctx, self.fault.connection.initialize_result(result))
         self.fault.connection.after_initialize(self)

@@ -27,6 +27,7 @@ class Host(AgentOps, Protocol):
 
     design: Design
     protocol: int  # 2, or 1 when the client asked for v1 (reference/v1.py)
+    elicits: bool  # the client advertised form elicitation (v2)
     seed: int
     forced: dict[str, bool]
     out: Output

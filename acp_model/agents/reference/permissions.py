@@ -1,4 +1,11 @@
-"""Permission requests: asking, judging the answer, and what a cancel does to the open ones."""
+"""Permission requests: asking, judging the answer, and what a cancel does to the open ones.
+
+A client that advertised form elicitation (v2) is asked every second time with an
+``elicitation/create`` tied to the tool call instead: a form with one yes/no field, whose
+answer counts as the permission outcome it stands for (accept with yes: allowed; accept with
+no, or decline: rejected; cancel or any other action: cancelled). A cancel withdraws such a
+request always (sdk-2.4.0: "Agents SHOULD cancel pending elicitations no longer needed by
+cancelled work")."""
 
 from __future__ import annotations
 
@@ -40,9 +47,14 @@ class Permissions:
         rid = self.next_request_id
         self.next_request_id += 1
         future: asyncio.Future[tuple[str, Any]] = asyncio.get_running_loop().create_future()
-        waiting = PermWait(rid, turn, tool_id, tool, future)
+        waiting = PermWait(rid, turn, tool_id, tool, future,
+                           elicit=host.elicits and host.protocol == 2 and rid % 2 == 1)
         self.waiters[rid] = waiting
         turn.pending_perms[rid] = waiting
+        if waiting.elicit:
+            host.send({"jsonrpc": "2.0", "id": rid, "method": "elicitation/create",
+                       "params": elicitation_params(s.id, tool_id, tool.title)})
+            return waiting
         params = {
             "sessionId": s.id,
             "title": f"Allow: {tool.title}?",
@@ -94,7 +106,7 @@ class Permissions:
             self.hooks.late_answer(self.host, pw)
             return
         turn.pending_perms.pop(rid, None)
-        pw.future.set_result(answer)
+        pw.future.set_result(as_permission(answer) if pw.elicit else answer)
 
     def wait_for_answers(self) -> float:
         """How long a cancelled turn waits for the answers to its permission requests."""
@@ -116,6 +128,11 @@ class Permissions:
         announce = self.hooks.withdraw(announce)
         listening = style in ("wait", "grace") or self.hooks.keeps_listening()
         for waiting in perms:
+            if waiting.elicit:  # never needed again: withdrawn now, its answer ignored
+                self.waiters.pop(waiting.request_id, None)
+                host.send({"jsonrpc": "2.0", "method": "$/cancel_request",
+                           "params": {"requestId": waiting.request_id}})  # fmt: skip
+                continue
             if listening:
                 turn.late_answers.add(waiting.request_id)
             else:
@@ -127,6 +144,30 @@ class Permissions:
             asyncio.get_running_loop().call_later(GRACE, _stop_waiting, perms)
         else:
             _stop_waiting(perms)
+
+
+def elicitation_params(sid: str, tool_id: str, title: str) -> dict[str, Any]:
+    """A form elicitation tied to the tool call it asks about."""
+    return {"sessionId": sid, "toolCallId": tool_id, "mode": "form",
+            "message": f"Allow: {title}?",
+            "requestedSchema": {"type": "object", "required": ["approve"], "properties": {
+                "approve": {"type": "boolean", "title": "Run it"}}}}
+
+
+def as_permission(answer: tuple[str, Any]) -> tuple[str, Any]:
+    """An elicitation's answer as the permission outcome it stands for."""
+    kind, payload = answer
+    if kind == "error":
+        return answer
+    action = payload.get("action") if isinstance(payload, dict) else None
+    content = payload.get("content") if isinstance(payload, dict) else None
+    if action == "accept" and isinstance(content, dict) and content.get("approve") is True:
+        option = "allow-once"
+    elif action in ("accept", "decline"):
+        option = "reject-once"
+    else:  # cancel, and any action the agent does not understand (the schema's MUST)
+        return ("result", {"outcome": {"outcome": "cancelled"}})
+    return ("result", {"outcome": {"outcome": "selected", "optionId": option}})
 
 
 def _stop_waiting(perms: list[PermWait]) -> None:

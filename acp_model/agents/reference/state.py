@@ -34,6 +34,7 @@ class PermWait:
     tool_id: str
     tool: ToolSpec
     future: asyncio.Future[tuple[str, Any]]
+    elicit: bool = False  # asked with a form elicitation, not a permission request
 
 
 @dataclass
