@@ -30,6 +30,7 @@ DECIDING_MODULES = (
     "acp_model.model.offered",
     "acp_model.model.reducers",
     "acp_model.model.replay",
+    "acp_model.model.replay_order",
     "acp_model.model.capabilities",
     "acp_model.model.permissions",
     "acp_model.oracle.rpc",
@@ -64,8 +65,9 @@ WHAT = {
     "acp_model.model.reducers": "the client's view (messages, tool calls, plans) and what it "
                                 "alone shows",
     "acp_model.model.replay": "replayed history: session/load and a resume from the start "
-                              "replay the entire conversation before they answer, a resume "
-                              "without a cursor replays nothing",
+                              "replay the entire conversation, one id per replayed message",
+    "acp_model.model.replay_order": "where replayed history comes: before a load's or a "
+                                    "resume's answer, never in a resume without a cursor",
     "acp_model.model.capabilities": "what each peer advertised at initialize, and what the "
                                     "other then used or refused (client methods, "
                                     "authentication, session methods, baseline content)",

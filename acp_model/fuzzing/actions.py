@@ -332,6 +332,14 @@ class Finish(SessionAction):
         return f"finish the turn{label}, answering every permission: {self.outcome}"
 
 
+class WaitMode(StrEnum):
+    """What a :class:`Wait` waits for (its replay-file spelling is the value)."""
+
+    TICK = "tick"  # a moment
+    UPDATE = "update"  # the session's next message (while it works unblocked)
+    SETTLED = "settled"  # quiet, or blocked on the client or a stalled model
+
+
 @dataclass(frozen=True)
 class Wait(SessionAction):
     """``tick``: a moment; ``update``: the session's next message (while it works unblocked);
@@ -339,19 +347,22 @@ class Wait(SessionAction):
     agent keeps writing."""
 
     op: ClassVar[str] = "wait"
-    mode: str = "tick"
+    mode: WaitMode = WaitMode.TICK
 
     def __post_init__(self) -> None:
-        if self.mode not in ("tick", "update", "settled"):
-            raise ActionError(f"wait mode {self.mode!r} is not tick, update or settled")
+        try:
+            object.__setattr__(self, "mode", WaitMode(self.mode))
+        except ValueError:
+            raise ActionError(f"wait mode {self.mode!r} is not one of "
+                              f"{', '.join(WaitMode)}") from None
 
     def perform(self, client: ClientOps) -> None:
         idx = client.session_index(self.s)
         if idx is None:
             return
-        if self.mode == "tick":
+        if self.mode is WaitMode.TICK:
             time.sleep(client.tick)
-        elif self.mode == "update":
+        elif self.mode is WaitMode.UPDATE:
             if client.settled(idx):
                 # A quiet session owes nothing, and work blocked on our answer (or on a
                 # stalled model, until a cancel) sends nothing: the wait would only run out

@@ -35,6 +35,7 @@ from acp_model.fuzzing.actions import (
     SloppyAnswer,
     Sync,
     Wait,
+    WaitMode,
 )
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.pool import AgentPool, Example
@@ -59,6 +60,7 @@ WORDS = ("analyze", "fix", "tests", "refactor", "explain", "plan", "read", "edit
 TINY_PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVO"
             "RK5CYII=")
 TINY_WAV = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA="
+NOW = None  # an action drawn with no wait before it (else the :class:`WaitMode` waited for)
 
 
 def prompt_blocks(capabilities: dict[str, Any]) -> st.SearchStrategy[list[dict[str, Any]]]:
@@ -196,22 +198,21 @@ def _prompting(session: st.SearchStrategy[int], blocks: st.SearchStrategy[Any],
     def prompt(self: _Acting, s: int, prompt: list[Any], meta: bool, model: ModelScript) -> None:
         self.ex.act(Prompt(s, prompt, meta, model))
 
-    @rule(s=session, when=st.sampled_from(["now", "tick", "update", "settled"]),
-          sync=st.booleans())
-    def cancel(self: _Acting, s: int, when: str, sync: bool) -> None:
+    @rule(s=session, when=st.sampled_from([NOW, *WaitMode]), sync=st.booleans())
+    def cancel(self: _Acting, s: int, when: WaitMode | None, sync: bool) -> None:
         """Cancel before acceptance, mid-stream, during a permission, or while idle."""
-        if when != "now":
+        if when is not NOW:
             self.ex.act(Wait(s, when))
         self.ex.act(Cancel(s, sync))
 
     @rule(s=session, prompt=blocks, model=scripts,
-          when=st.sampled_from(["now", "update", "settled"]))
+          when=st.sampled_from([NOW, WaitMode.UPDATE, WaitMode.SETTLED]))
     def interrupt(self: _Acting, s: int, prompt: list[dict[str, Any]], model: ModelScript,
-                  when: str) -> None:
+                  when: WaitMode | None) -> None:
         """Cancel and send the next prompt in one write (an editor's "stop and send
         this"), mid-work or once the session is idle: the cancel must not reach the new
         prompt (TypeScript SDK 2.4.0: docs/findings.md F5)."""
-        if when != "now":
+        if when is not NOW:
             self.ex.act(Wait(s, when))
         self.ex.act(Interrupt(s, Prompt(s, prompt, False, model)))
 
@@ -263,8 +264,8 @@ def _answering(session: st.SearchStrategy[int], blocks: st.SearchStrategy[Any],
 def _probing(session: st.SearchStrategy[int], probes: list[NegativeInput]) -> RuleTable:
     """The rules that wait, sync and send negative inputs."""
 
-    @rule(s=session, mode=st.sampled_from(["tick", "update", "settled"]))
-    def wait(self: _Acting, s: int, mode: str) -> None:
+    @rule(s=session, mode=st.sampled_from(WaitMode))
+    def wait(self: _Acting, s: int, mode: WaitMode) -> None:
         self.ex.act(Wait(s, mode))
 
     @rule()
@@ -284,13 +285,14 @@ def _reopening(session: st.SearchStrategy[int], reloads: bool) -> RuleTable:
 
     @precondition(lambda self: reloads)
     @rule(s=session, replay=st.booleans(),
-          when=st.sampled_from(["now", "update", "settled"]),
+          when=st.sampled_from([NOW, WaitMode.UPDATE, WaitMode.SETTLED]),
           restart=st.sampled_from([False, False, False, True]))
-    def load_session(self: _Acting, s: int, replay: bool, when: str, restart: bool) -> None:
+    def load_session(self: _Acting, s: int, replay: bool, when: WaitMode | None, restart: bool
+                     ) -> None:
         """Reopen a session made earlier, while it works or once it is quiet (the
         replay, and what the session does after it: a cancel must still end a turn); one
         time in four in a fresh agent process, as an editor does after a restart."""
-        if when != "now":
+        if when is not NOW:
             self.ex.act(Wait(s, when))
         self.ex.act(Relaunch(s, replay) if restart else LoadSession(s, replay))
 

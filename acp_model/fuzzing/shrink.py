@@ -37,6 +37,7 @@ from acp_model.fuzzing.actions import (
     Relaunch,
     SessionAction,
     Wait,
+    WaitMode,
 )
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.program import Program, standalone
@@ -612,7 +613,7 @@ def _settled(program: list[Action]) -> list[Action] | None:
     used = sorted({a.s for a in program if isinstance(a, SessionAction)})
     if not used or (program and isinstance(program[-1], Wait)):
         return None
-    return [*program, *(Wait(s, "settled") for s in used)]
+    return [*program, *(Wait(s, WaitMode.SETTLED) for s in used)]
 
 
 def replay_many(cfg: FuzzConfig, actions: Sequence[Action], rule: str, runs: int, *,

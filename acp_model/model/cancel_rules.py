@@ -50,8 +50,8 @@ class CancelRules:
     def cancel_honoured(self, ev: Ev) -> bool:
         """Work during which the agent read session/cancel ends with `cancelled` (provably
         read, or under reading A-11=sent merely sent while the work was reported)."""
-        return ev.shown is False or ev.reason == StopReason.CANCELLED \
-            or not self.m.facts.binding_cancels()  # (v1, a silent turn: the warning below)
+        return bool(ev.maybe_refusal) or ev.reason == StopReason.CANCELLED \
+            or not self.m.facts.binding_cancels()  # (maybe a refusal: the warning below)
 
     @check("CANCEL-07", level=Level.WARN, evidence="probable_evidence", role=Role.GUARD)
     def cancel_probably_honoured(self, ev: Ev) -> bool:
@@ -61,7 +61,7 @@ class CancelRules:
         abort error or the prompt's own refusal: the wire cannot tell, so a warning too.)"""
         if ev.reason == StopReason.CANCELLED:
             return True
-        if ev.shown is False:
+        if ev.maybe_refusal:
             return not self.m.facts.binding_cancels()
         if not self.m.ctx.readings.chose("A-11", "provable"):
             return True

@@ -218,12 +218,20 @@ def readers(module: str) -> dict[Reads, tuple[Callable[..., Any], ...]]:
 Dispatch = dict[Reads, tuple[tuple[Callable[..., Any], CheckMeta], ...]]
 
 
+def _judges_under(meta: CheckMeta, rev: str) -> bool:
+    """Does the check judge anything under revision ``rev`` (its rule stated there, its level
+    for that revision not off)?"""
+    if not RULES[meta.rule].applies(rev):
+        return False
+    return meta.reading != "SPEC" or dict(meta.levels).get(rev) is not Level.OFF
+
+
 @functools.cache
 def dispatch(module: str, rev: str) -> Dispatch:
-    """:func:`readers` under one revision: the checks of rules ``rev`` does not state are left
-    out, and so are kinds no check then reads (built once per module and revision)."""
-    table = {kind: tuple((fn, meta_of(fn)) for fn in fns
-                         if RULES[meta_of(fn).rule].applies(rev))
+    """:func:`readers` under one revision: the checks of rules ``rev`` does not state, or that
+    the revision's own level turns off (``reading="SPEC"``), are left out, and so are kinds no
+    check then reads (built once per module and revision)."""
+    table = {kind: tuple((fn, meta_of(fn)) for fn in fns if _judges_under(meta_of(fn), rev))
              for kind, fns in readers(module).items()}
     return {kind: pairs for kind, pairs in table.items() if pairs}
 

@@ -55,7 +55,9 @@ class Ev:
     content_key: str | None = None  # digest of a prompt's or whole user message's content
     text_key: str | None = None  # digest of the first text of a prompt or user message
     version: Any = None  # protocolVersion an initialize result names (any JSON value)
-    shown: bool | None = None  # v1: the prompt's turn showed content before this answer
+    # an idle that may be its prompt's refusal rather than the end of work it ran: an error
+    # answered a prompt whose work showed nothing (no stop reason says which)
+    maybe_refusal: bool | None = None
     # sent while a reopen that replays the session's history was open: a tool status it sets
     # may be the history's, no proof that the tool ran now (PERM-11)
     replayed: bool | None = None

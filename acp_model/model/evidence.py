@@ -86,7 +86,7 @@ class Proofs:
                  *read[1], (ev.idx, "the idle")])
 
     def probable_evidence(self, ev: Ev) -> Evidence | None:
-        if ev.shown is False:  # v1: an error for a turn that showed nothing (a warning)
+        if ev.maybe_refusal:  # an error for work that showed nothing (a warning)
             return self.cancel_evidence(ev)
         cancels = self.m.facts.probable_cancels()
         hint = self.m.ctx.hint(cancels[0].idx) if cancels else None

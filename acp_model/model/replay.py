@@ -1,9 +1,6 @@
-"""What v1 says about replayed history: session/load replays it before it answers, and
-session/resume replays none of it.
-
-Both are judged as warnings: content on the agent's stream cannot say whether it is history
-or something the agent wrote for another reason (a late update of an earlier turn), so a
-replay out of place is probable, never proven.
+"""Replayed history: which requests ask for it, what a replay owes (SESS-07's whole
+conversation, SESS-08's one id per message) and what a reopen changes in the session's model.
+Where a replay may come relative to its request's answer is :mod:`~acp_model.model.replay_order`'s.
 """
 
 from __future__ import annotations
@@ -13,7 +10,7 @@ from typing import Any
 
 from acp_model.model import wire_table
 from acp_model.model.check import check
-from acp_model.model.vocab import CancelStatus, Level, Reads, Role
+from acp_model.model.vocab import CancelStatus, Reads, Role
 from acp_model.trace.methods import Method
 
 # sessionUpdate kinds that carry conversation history (v1 session-setup.mdx §Loading Sessions;
@@ -21,84 +18,6 @@ from acp_model.trace.methods import Method
 HISTORY_KINDS = wire_table.history_kinds()
 # the requests that reopen an existing session
 REOPENING = wire_table.reopening()
-USER_KINDS = wire_table.user_kinds()
-
-
-@check("V1-LOAD-01", level=Level.WARN, role=Role.FINDING, reads=[Reads.UPDATE])
-def load_replays_before_answering(kind: object, load_response: int | None) -> str | None:
-    """session/load streams the conversation before its response: no history for the loaded
-    session after the response while no prompt came since (probable, so a warning)."""
-    if load_response is None or kind not in HISTORY_KINDS:
-        return None
-    return (f"{kind} for a loaded session after the session/load response #{load_response} "
-            "and before any prompt: probably history replayed after the agent answered")
-
-
-@check("V1-LOAD-01", role=Role.FINDING, reads=[Reads.UPDATE])
-def load_history_after_answer(kind: object, load_response: int | None, replayed: str | None
-                              ) -> str | None:
-    """session/load streams the conversation before its response: a user message of the
-    session's history (``replayed`` says why it is one) after the response, while no prompt
-    came since, is history streamed after the agent answered. v1 has no user message but the
-    client's prompts, so it can be nothing else."""
-    if load_response is None or kind not in USER_KINDS or replayed is None:
-        return None
-    return (f"{kind} for a loaded session after the session/load response #{load_response} "
-            f"and before any prompt: {replayed}, so it is replayed history, which the agent "
-            "must stream before it answers")
-
-
-def replayed_user_message(kind: object, message_id: object, text: str | None, seen: set[str],
-                          prompts: dict[str, int]) -> str | None:
-    """Why a user message is provably an earlier message of the conversation (None: it is
-    not shown to be): it carries the text of prompt ``prompts[text]`` of the session, or a
-    message id the session used before."""
-    if kind not in USER_KINDS:
-        return None
-    if text is not None and text in prompts:
-        return f"it carries the text of the session's earlier prompt #{prompts[text]}"
-    if isinstance(message_id, str) and message_id in seen:
-        return f"its messageId {message_id!r} names a message the session sent before"
-    return None
-def _replay_in_resume(kind: object, resume_request: int | None, earlier: str | None
-                      ) -> str | None:
-    if resume_request is None or kind not in HISTORY_KINDS or earlier is None:
-        return None
-    return (f"{kind} between session/resume #{resume_request} and its response: {earlier}, "
-            "probably replayed history, which resume must not send")
-
-
-@check("V1-RESUME-01", level=Level.WARN, role=Role.FINDING, reads=[Reads.UPDATE])
-def resume_replays_nothing(kind: object, resume_request: int | None, earlier: str | None
-                           ) -> str | None:
-    """session/resume replays no history: no earlier message of the conversation between the
-    request and its response (the agent may have written it before it read the request: a
-    warning). Earlier means a user message, which no prompt was open to carry, or a message id
-    the session already used (``earlier`` says which); new content, such as a notice the agent
-    writes on every start, is not history."""
-    return _replay_in_resume(kind, resume_request, earlier)
-
-
-@check("SESS-06", level=Level.WARN, role=Role.FINDING, reads=[Reads.UPDATE])
-def resume_without_cursor_replays_nothing(kind: object, resume_request: int | None,
-                                          earlier: str | None) -> str | None:
-    """v2: session/resume without replayFrom replays no history: no earlier message of the
-    conversation between the request and its response (a warning, as v1's V1-RESUME-01:
-    the agent may have written it before it read the request)."""
-    return _replay_in_resume(kind, resume_request, earlier)
-
-
-@check("SESS-07", level=Level.WARN, role=Role.FINDING, reads=[Reads.UPDATE])
-def resume_replays_before_answering(kind: object, answered: int | None, earlier: str | None
-                                    ) -> str | None:
-    """v2: a session/resume that asked for the whole history answers once it was all
-    reported: no earlier message of the conversation after the response while no prompt came
-    since (probable, so a warning: the session may show it for another reason)."""
-    if answered is None or kind not in HISTORY_KINDS or earlier is None:
-        return None
-    return (f"{kind} for a resumed session after the session/resume response #{answered} "
-            f"and before any prompt: {earlier}, probably history replayed after the agent "
-            "answered")
 
 
 @check("SESS-07", role=Role.FINDING, reads=[Reads.RESPONSE])
@@ -115,16 +34,6 @@ def conversation_replayed(method: str, request: int, response: int,
             f"but its replay ({replayed} user message update(s)) never gave back the user "
             f"message(s) {shown}{more}, whose turns ended normally before the request was "
             "sent")
-
-
-def earlier_message(kind: object, message_id: object, seen: set[str]) -> str | None:
-    """Why content on the agent's stream is an earlier message of the conversation (None: it
-    may be new): a user message, or a message id ``seen`` before in the session."""
-    if kind in USER_KINDS:
-        return "a user message while no prompt was open"
-    if isinstance(message_id, str) and message_id in seen:
-        return f"messageId {message_id!r} names a message the session sent before"
-    return None
 
 
 # The message families (user, agent, thought) of the update kinds that carry a messageId

@@ -71,7 +71,8 @@ class StateRules:
         if ev.replayed:
             return True
         perm = self.m.facts.unapproved_start(ev)
-        return perm is None or (self.m.ctx.readings.chose("SPEC", "v1")
+        # (v1's leniency is its decision of reading A-31)
+        return perm is None or (self.m.ctx.readings.chose("A-31", "read-answer")
                                 and (perm.answer is None or not self.m.ctx.read(perm.answer_idx)))
 
     @check("STATE-06", role=Role.GUARD)

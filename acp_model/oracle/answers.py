@@ -266,7 +266,7 @@ class Answers:
                            r.error, session=sid)
             self.store.run(capabilities.baseline_content_invalid, r.idx, r.req.shape, r.error,
                            session=sid)
-        elif self.protocol == 1 and isinstance(r.result, dict):
+        elif self.dialect.prompts_are_the_conversation and isinstance(r.result, dict):
             self.conversations.turn_ended(sid, r.req.shape, r.req.idx,
                                           r.result.get("stopReason"), r.idx)
         elif isinstance(r.result, dict) and r.result.get("messageId") is not None:

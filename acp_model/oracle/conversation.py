@@ -90,9 +90,11 @@ class Conversations:
     """Per session: the conversation so far, v2's user messages awaiting the end of their
     work, and the open request for the whole history."""
 
-    def __init__(self, store: ViolationStore, protocol: int) -> None:
+    def __init__(self, store: ViolationStore, prompts_are_the_conversation: bool) -> None:
         self.store = store
-        self.protocol = protocol
+        # the prompts whose turns ended normally are the conversation (v1's wire), not the
+        # user messages the agent reports live (v2's)
+        self.from_prompts = prompts_are_the_conversation
         self.entries: dict[str, list[Entry]] = {}
         self.awaiting: dict[str, dict[Any, tuple[int, str]]] = {}  # v2: messageId -> (idx, text)
         self.windows: dict[str, Window] = {}
@@ -105,7 +107,8 @@ class Conversations:
     # --- the conversation ---------------------------------------------------------------
     def turn_ended(self, sid: str, shape: Any, prompt_idx: int, stop_reason: Any,
                    idx: int) -> None:
-        """v1: a prompt's response ended its turn with ``stop_reason``."""
+        """A prompt's response ended its turn with ``stop_reason`` (a wire whose prompts are
+        the conversation)."""
         texts = getattr(shape, "texts", ())
         if stop_reason in NORMAL_ENDS and texts:
             self.entries.setdefault(sid, []).append(Entry(prompt_idx, tuple(texts), idx))
@@ -128,7 +131,7 @@ class Conversations:
             if window is not None:
                 window.add(update)
                 window.late = window.late or window.response is not None
-            elif self.protocol != 1:
+            elif not self.from_prompts:
                 self._live_user_message(sid, update, idx)
         elif window is not None and window.response is not None \
                 and kind in replay.HISTORY_KINDS and earlier:

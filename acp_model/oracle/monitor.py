@@ -69,10 +69,9 @@ class Monitor:
         self.shapes = ShapeJudge(self.rev, self.store, validate=validate)
         self.reopens = reopens = Reopens()
         # the revision's translator into the model's events (v1: its turns)
-        dialect = dialects.for_protocol(revisions.get(self.rev).protocol, self.rpc, self.store,
-                                        self.machines, reopens)
+        dialect = dialects.for_protocol(revisions.get(self.rev).protocol)
         # each session's conversation, and the replays that owe it back (SESS-07)
-        self.conversations = Conversations(self.store, revisions.get(self.rev).protocol)
+        self.conversations = Conversations(self.store, dialect.prompts_are_the_conversation)
         answers = Answers(self.rev, self.decision, self.rpc, self.store, self.machines,
                           self.shapes, dialect, reopens, self.conversations)
         self.router = Router(self.rev, self.rpc, self.store, self.machines, self.shapes,

@@ -1,9 +1,15 @@
 """Sessions the client reopened (session/load, session/resume): what routing must remember of
-a reopen to judge the history that follows it (:mod:`acp_model.model.replay`)."""
+a reopen to judge the history that follows it (:mod:`acp_model.model.replay`,
+:mod:`acp_model.model.replay_order`)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from acp_model.model import replay
+from acp_model.model.events import text_key
+from acp_model.model.replay_order import Position, earlier_message, replayed_user_message
 from acp_model.model.session import SessionModel
 
 
@@ -14,13 +20,38 @@ class Reopens:
     def __init__(self) -> None:
         self.loaded: dict[str, int] = {}  # session -> its load response (no prompt since)
         self.reopened_busy: dict[str, int] = {}  # session -> a reopen sent while it worked
+        self.message_ids: dict[str, set[str]] = {}  # per session: the ids its content used
+        # per session: the first text of each prompt it was sent -> where (V1-LOAD-01's proof)
+        self.prompt_texts: dict[str, dict[str, int]] = {}
 
     def load_answered(self, sid: str, idx: int) -> None:
         self.loaded[sid] = idx
 
-    def prompted(self, sid: str) -> None:
-        """A prompt ends what the load's answer says of later content."""
+    def prompted(self, sid: str, idx: int, blocks: Any) -> None:
+        """A prompt ends what the load's answer says of later content; its text is the
+        conversation's, which a replay may give back."""
         self.loaded.pop(sid, None)
+        text = text_key(blocks)
+        if text is not None:
+            self.prompt_texts.setdefault(sid, {}).setdefault(text, idx)
+
+    def position(self, sid: str, update: dict[str, Any], open_requests: Iterable[Any],
+                 busy: bool) -> Position:
+        """Where an update of session ``sid`` stands against the reopens around it (the
+        client's ``open_requests``); the message id it names is remembered."""
+        kind, mid = update.get("sessionUpdate"), update.get("messageId")
+        requests = list(open_requests)
+        loaded = None if busy else self.loaded.get(sid)  # (busy: the turn's content)
+        seen = self.message_ids.setdefault(sid, set())
+        replayed = None if loaded is None else replayed_user_message(
+            kind, mid, text_key(update.get("content")), seen, self.prompt_texts.get(sid, {}))
+        at = Position(kind, replay.resume_awaited(requests, sid, busy),
+                      replay.resume_awaited((r for r in requests if r.replayed is None), sid,
+                                            busy),
+                      loaded, earlier_message(kind, mid, seen), replayed)
+        if isinstance(mid, str):
+            seen.add(mid)
+        return at
 
     def sent(self, model: SessionModel, sid: str, idx: int, busy: bool) -> None:
         """A reopen of a session the connection knows: its replay comes before its own

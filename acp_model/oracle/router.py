@@ -18,6 +18,7 @@ from typing import Any
 from acp_model.model import capabilities, messages, offered, reducers, replay, wire_table
 from acp_model.model.check import CheckMeta, allows_of, declare, meta_of
 from acp_model.model.events import Ev, content_key, text_key
+from acp_model.model.replay_order import table as replay_order_table
 from acp_model.model.vocab import ConnEvent, Event, Role
 from acp_model.model.wire_table import Route
 from acp_model.oracle import rpc, wire
@@ -68,7 +69,7 @@ def _plan_method(rev: str, direction: str, method: str, request: bool) -> _Metho
 
 
 class Router:
-    """Routes requests and notifications; owns v1's turn derivation and the reopens."""
+    """Routes requests and notifications, and fires the events the translator derives."""
 
     def __init__(self, rev: str, rpc_: Rpc, store: ViolationStore, machines: Machines,
                  shapes: ShapeJudge, answers: Answers, dialect: Dialect,
@@ -77,6 +78,8 @@ class Router:
         self.rpc, self.store, self.machines, self.shapes = rpc_, store, machines, shapes
         self.answers, self.dialect, self.reopens = answers, dialect, reopens
         self.conversations = conversations
+        # the checks of where a reopen's history comes, that judge under this revision
+        self._replay_order = replay_order_table(rev)
         # what each request and update uses of what the initialize exchange advertised
         self.uses = AdvertisedUse(store, machines, answers)
         # (direction, method, request?) -> its plan (_plan_method), built on first use
@@ -278,7 +281,7 @@ class Router:
                                     Ev(idx, id=req_id, content_key=content_key(blocks),
                                        text_key=text_key(blocks)), what)
         self.dialect.prompt(sid, req_id, idx, blocks)
-        self.reopens.prompted(sid)
+        self.reopens.prompted(sid, idx, blocks)
 
     def _close(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str) -> None:
         self.rpc.open["c2a"][req_id].active = sid in self.machines.sessions \
@@ -356,7 +359,11 @@ class Router:
         reused = replaying is not None and self.store.run(
             replay.replayed_ids_unique, idx, replaying.replayed, update, session=sid)
         history = replay.replayed_history(requests, sid, kind, self.machines.busy(sid))
-        update = self.dialect.update(sid, update, kind, history, idx, what)
+        at = self.reopens.position(sid, update, requests, self.machines.busy(sid))
+        for check, _ in self._replay_order:
+            self.store.run(check, idx, at, session=sid)
+        update, derived = self.dialect.update(sid, update, kind, history, idx, what)
+        self.machines.derived(sid, derived)
         before = self.machines.views[sid]
         event, ev, what = wire.session_update(idx, update, before, self.dialect.event_of)
         if replaying is not None:

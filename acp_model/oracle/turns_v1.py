@@ -121,10 +121,11 @@ class V1Turns:
             if not turn.shown and not turn.cancelled:
                 return [(Event.PROMPT_REJECTED, Ev(idx, id=req_id, error_code=error_code),
                          what)]
-            shown = turn.shown  # no content: an abort error, or a rejection of the prompt
+            # no content shown: an abort error, or a rejection of the prompt
+            refusal = not turn.shown
             out = [] if turn.started else self._started(turn, idx, what)
             return [*out, (Event.IDLE_REPORTED, Ev(idx, id=req_id, error_code=error_code,
-                                                   shown=shown),
+                                                   maybe_refusal=refusal),
                            f"{what}: an error, not a stop reason")]
         reason = result.get("stopReason")
         reason = reason if isinstance(reason, str) else None

@@ -134,6 +134,16 @@ _DEFS: list[ReadingDef] = [
         "open", "session-setup.mdx §Loading Sessions, §Resuming Sessions; prompt-turn.mdx "
                 "§Cancellation"),
     ReadingDef(
+        "A-31", "tool-before-answer",
+        "Does a guarded tool that proceeds before the agent read an answer to its permission "
+        "request break PERM-11?",
+        {"yes": "yes: a guarded tool proceeds only after an allow",
+         "read-answer": "no: only going against an answer the agent provably read breaks it; "
+                        "before one the text says the agent SHOULD wait for the grant (not "
+                        "judged)"},
+        "yes", "prompt-lifecycle.mdx §Permissions; v1 prompt-turn.mdx §5 ('Once permission is "
+               "granted (if required), the Agent SHOULD invoke the tool')"),
+    ReadingDef(
         "SPEC", "spec-revision",
         "Which revision of the v2 text judges? (set with --spec; a revision fixes the "
         "readings its text decides)",

@@ -77,7 +77,8 @@ REVISIONS: dict[str, Revision] = {r.name: r for r in (
             "response and its stopReason)",
         "v1 pages at the seed's upstream commit; @agentclientprotocol/sdk 2.4.0 "
         "schema/v1/schema.json; spec/data/v1",
-        {"A-01": "forbid", "A-04": "noop", "A-10": "cancel", "A-13": "fail", "A-28": "none"},
+        {"A-01": "forbid", "A-04": "noop", "A-10": "cancel", "A-13": "fail", "A-28": "none",
+         "A-31": "read-answer"},
         {"A-01": "prompt-turn.mdx: 'Once a prompt turn completes, the Client may send another "
                  "session/prompt' (one turn at a time)",
          "A-04": "prompt-turn.mdx §Cancellation: cancel 'an ongoing prompt turn'; with no turn "
@@ -85,7 +86,10 @@ REVISIONS: dict[str, Revision] = {r.name: r for r in (
          "A-10": "one prompt at a time: a prompt is the turn, and the cancel ends it",
          "A-13": "prompt-turn.mdx §Cancellation: 'it MUST ensure that it does so before "
                  "responding to the session/prompt request'",
-         "A-28": "a rejected prompt (an error response) is a turn that never ran"},
+         "A-28": "a rejected prompt (an error response) is a turn that never ran",
+         "A-31": "prompt-turn.mdx §5: 'Once permission is granted (if required), the Agent "
+                 "SHOULD invoke the tool' (a SHOULD before the answer; tool-calls.mdx's "
+                 "reject_once forbids only going against one)"},
         protocol=1, states=("unreported", "idle", "running")),  # no state_update in v1
 )}
 NAMES: tuple[str, ...] = tuple(REVISIONS)

@@ -69,8 +69,11 @@ def _examples_until(rule: str, cfg: FuzzConfig) -> int | None:
 
 
 def test_a_stored_failure_replays_first_in_the_next_run(tmp_path: Path) -> None:
-    # Needs a notification-only batch: seed 3 generates one in its 10th example, seed 1 only
-    # in its 88th. The trigger does not depend on timing, so the stored program fails again.
+    # Needs a notification-only batch: seed 3 mostly generates one in its 10th example, seed
+    # 1 only in its 88th. What Hypothesis draws is steered by the agent's timing (its targets
+    # score the transitions each example reached), so a loaded machine may need another
+    # seed to find it first; the trigger itself does not depend on timing, so the stored
+    # program fails again.
     rule = "RPC-09"
     argv = [*REFERENCE, "--mutant", "empty_batch_reply"]
 
@@ -80,7 +83,12 @@ def test_a_stored_failure_replays_first_in_the_next_run(tmp_path: Path) -> None:
                           max_rounds=1, replay_runs=0, shrink_budget=3.0, minimize_budget=0.5,
                           stop_on=frozenset({rule}), database=str(tmp_path))
 
-    assert _examples_until(rule, cfg(3)) is not None
+    found: list[int | None] = []
+    for seed in (3, 4, 5):
+        found.append(_examples_until(rule, cfg(seed)))
+        if found[-1] is not None:
+            break
+    assert found[-1] is not None, found
     db = example_database(cfg(3))
     assert db is not None and any(Path(db.path).rglob("*")), "the failure was stored"
     assert _examples_until(rule, cfg(1)) == 1  # replayed before seed 1's own programs

@@ -275,6 +275,19 @@ def test_a_tool_started_before_any_answer_is_a_permission_bypass() -> None:
     assert "the client had not answered it" in hit["message"]
 
 
+def test_reading_a31_read_answer_judges_only_an_answer_the_agent_read() -> None:
+    """v1's leniency is reading A-31 (decided ``read-answer`` by v1), not a revision test in
+    PERM-11's guard: chosen under the seed, a tool started before any answer passes; the v1
+    revision refuses the other value, quoting its sentence."""
+    t = turn_start(base(), 10).tool(S, "t1", "pending", title="Edit").permission(S, 50, "t1")
+    t.requires_action(S).running(S).tool(S, "t1", "in_progress")
+    t.answer(50, "allow").tool(S, "t1", "completed").idle(S, "end_turn")
+    assert "PERM-11" not in failed_rules(check(t, DEFAULT.parse(["A-31=read-answer"])))
+    assert DEFAULT.parse(["SPEC=v1"])["A-31"] == "read-answer"
+    with pytest.raises(ReadingError, match="SHOULD invoke the tool"):
+        DEFAULT.parse(["SPEC=v1", "A-31=yes"])
+
+
 def _late_allow_then_new_request() -> tuple[TraceBuilder, int]:
     """A turn cancelled while its request #50 waits, answered 'cancelled' and then, after the
     cancelled idle, allow (a sloppy client's late allow, whose index is returned); the next

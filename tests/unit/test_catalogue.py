@@ -32,7 +32,10 @@ RULE_ID = re.compile(r"(?<![A-Z-])((?:INIT|SESS|PROMPT|STATE|MSG|TOOL|PERM|CANCE
 
 
 def _sources() -> list[Path]:
-    return sorted(p for p in PACKAGE.rglob("*") if p.suffix in (".py", ".md"))
+    # (the vendored texts under spec/data are sources the rules cite, not citations)
+    vendored = PACKAGE / "spec" / "data"
+    return sorted(p for p in PACKAGE.rglob("*") if p.suffix in (".py", ".md")
+                  and not p.is_relative_to(vendored))
 
 
 def _cited() -> dict[str, set[str]]:

@@ -14,7 +14,10 @@ import ast
 import json
 from pathlib import Path
 
+import pytest
+
 import acp_model
+from acp_model.spec.revisions import REVISIONS
 
 PACKAGE = Path(acp_model.__file__).parent
 BASELINE = Path(__file__).resolve().parents[1] / "data" / "size-baseline.json"
@@ -112,40 +115,72 @@ def test_the_gate_reads_each_class_and_the_bases_it_imports() -> None:
     assert whole[0] > base[0] and whole[1] > base[1], (whole, base)
 
 
-# Protocol comparisons outside the translators that are still to move (file -> how many): the
-# count may only shrink. v1's turn ending at its prompt response (answers.py), v2's live user
-# messages (conversation.py) and PERM-11's v1 leniency (state_rules.py, a reading value to be).
-_PROTOCOL_BRANCHES_LEFT = {"acp_model/oracle/answers.py": 1,
-                           "acp_model/oracle/conversation.py": 1,
-                           "acp_model/model/state_rules.py": 1}
-# Where telling v1 from v2 is the module's job
+# Where telling v1 from v2 is the module's job: the translators and the initialize exchange's
+# shape. Everywhere else in model/ and oracle/ a revision's difference is data (the catalogue's
+# revisions, a check's SPEC levels, a reading the revision decides) or a fact one of these
+# states (Dialect.prompts_are_the_conversation, Shape.gates_boolean_options ...).
 _DIALECTS = {"acp_model/oracle/dialects.py", "acp_model/oracle/turns_v1.py",
              "acp_model/model/wire_shapes.py"}
+_REVISION_NAMES = frozenset({*REVISIONS, "v2"})
+_REVISION_CONSTANTS = frozenset({"SEED", "SDK_2_4_0", "V1", "V2", "V1Shape"})
+_FLAGS = frozenset({"is_v1", "is_v2", "v1", "v2"})  # a revision flag by name
+
+
+def _named(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    return node.attr if isinstance(node, ast.Attribute) else None
 
 
 def _is_protocol(node: ast.AST) -> bool:
-    return (isinstance(node, ast.Name) and node.id == "protocol") \
-        or (isinstance(node, ast.Attribute) and node.attr == "protocol")
+    """A protocol number or a revision: ``protocol``, ``readings["SPEC"]``, ``revision``."""
+    if isinstance(node, ast.Subscript):
+        return getattr(node.slice, "value", None) in ("SPEC", "protocolVersion")
+    return _named(node) in ("protocol", "protocolVersion", "revision", "rev")
+
+
+def _names_a_revision(node: ast.AST) -> bool:
+    """A revision's name as a constant (``"v1"``) or a module's (``revisions.V1``,
+    ``dialects.V1``)."""
+    if isinstance(node, ast.Constant):
+        return node.value in _REVISION_NAMES
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return any(map(_names_a_revision, node.elts))
+    return _named(node) in _REVISION_CONSTANTS
+
+
+def _asks_for_a_revision(node: ast.AST) -> bool:
+    """``chose("SPEC", ...)``, ``isinstance(x, V1)`` or a revision flag by name."""
+    if isinstance(node, ast.Call):
+        name, args = _named(node.func), node.args
+        return (name == "chose" and bool(args) and getattr(args[0], "value", None) == "SPEC") \
+            or (name == "isinstance" and len(args) == 2 and _names_a_revision(args[1]))
+    if isinstance(node, ast.arg):
+        return node.arg in _FLAGS
+    return isinstance(node, (ast.Name, ast.Attribute)) and _named(node) in _FLAGS
 
 
 def _protocol_branches(tree: ast.AST) -> list[int]:
-    """Lines comparing a protocol number with a constant, or asking for reading SPEC."""
+    """Lines that tell revisions apart: a comparison of a protocol number or revision with a
+    constant, of anything with a revision's name, ``isinstance`` against a translator, a
+    revision flag by name, or asking for reading SPEC."""
     lines = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Compare):
             sides = [node.left, *node.comparators]
-            if any(map(_is_protocol, sides)) and any(isinstance(s, ast.Constant) for s in sides):
+            if any(map(_names_a_revision, sides)) or (
+                    any(map(_is_protocol, sides))
+                    and any(isinstance(s, ast.Constant) for s in sides)):
                 lines.append(node.lineno)
-        elif isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "chose" \
-                and node.args and getattr(node.args[0], "value", None) == "SPEC":
+        elif _asks_for_a_revision(node):
             lines.append(node.lineno)
-    return lines
+    return sorted(set(lines))
 
 
 def test_no_protocol_branch_outside_the_dialects() -> None:
     """The model and the oracle ask the revision's wire shape (model/wire_shapes.py) or its
     translator (oracle/dialects.py) what v1 does differently; they compare no protocol number
-    and read no SPEC value themselves (issue 51 step 3)."""
+    or revision name and read no SPEC value themselves (issue 51 step 3)."""
     root = Path(__file__).resolve().parents[2]
     found = {}
     for path in sorted([*(root / "acp_model/model").rglob("*.py"),
@@ -154,7 +189,21 @@ def test_no_protocol_branch_outside_the_dialects() -> None:
         lines = _protocol_branches(ast.parse(path.read_text(encoding="utf-8")))
         if lines and where not in _DIALECTS:
             found[where] = lines
-    over = {w: lines for w, lines in found.items()
-            if len(lines) > _PROTOCOL_BRANCHES_LEFT.get(w, 0)}
-    assert not over, over
-    assert _protocol_branches(ast.parse("if self.protocol == 1: pass")) == [1]
+    assert not found, found
+
+
+@pytest.mark.parametrize("source", [
+    "if self.protocol == 1: pass", "x = protocol != 2", "ok = readings['SPEC'] == 'v1'",
+    "ok = rev in ('seed', 'sdk-2.4.0')", "ok = self.rev == revisions.V1",
+    "ok = readings.chose('SPEC', 'v1')", "ok = isinstance(self.dialect, dialects.V1)",
+    "ok = type(d) is V1", "if self.is_v1: pass", "def f(v1: bool): pass",
+    "ok = msg['protocolVersion'] == 1"])
+def test_the_scan_finds_each_spelling_of_a_protocol_branch(source: str) -> None:
+    assert _protocol_branches(ast.parse(source)) == [1], source
+
+
+@pytest.mark.parametrize("source", [
+    "ok = version == self.protocol", "levels = {'v1': 'off'}", "ok = meta.reading != 'SPEC'",
+    "rule.applies(readings['SPEC'])", "ok = self.dialect.prompts_are_the_conversation"])
+def test_the_scan_lets_revision_data_be(source: str) -> None:
+    assert _protocol_branches(ast.parse(source)) == [], source
