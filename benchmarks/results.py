@@ -98,12 +98,14 @@ def stamp(name: str, title: str, figures: list[dict[str, Any]], *,
 
 def record(name: str, title: str, figures: list[dict[str, Any]], *,
            table: dict[str, Any] | None = None, parameters: dict[str, Any] | None = None,
-           notes: str = "", command: str | None = None) -> Path:
+           notes: str = "", command: str | None = None,
+           detail: dict[str, Any] | None = None) -> Path:
     """Write ``results/<name>.json`` and return its path.
 
     ``table`` is ``{"columns": [...], "rows": [[...], ...]}`` for a benchmark whose detail is
     a table (one row per mutant, per rate ...); ``command`` defaults to how this process was
-    started, so the page can tell a reader how to reproduce the figures.
+    started, so the page can tell a reader how to reproduce the figures; ``detail`` is what
+    a benchmark keeps besides (``"detail"``: the page does not show it, a later run reads it).
     """
     script = Path(sys.argv[0]).resolve()
     try:
@@ -125,6 +127,8 @@ def record(name: str, title: str, figures: list[dict[str, Any]], *,
         doc["table"] = table
     if notes:
         doc["notes"] = notes
+    if detail is not None:
+        doc["detail"] = detail
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"{name}.json"
     path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

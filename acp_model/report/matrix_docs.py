@@ -87,6 +87,13 @@ class _Page:
             out += [f"The whole run, with every file: [matrix.html]"
                     f"({self.run_link('matrix.html')}).", ""]
         out += self.grid()
+        if not matrix.coverage_measured(self.rows):
+            out += ["The agent coverage column is empty: this run was made without "
+                    "`--coverage`. `acp-model matrix --coverage` (`make matrix "
+                    "MATRIX_COVERAGE=--coverage`) measures each row's agent's own ACP layer "
+                    "(V8 for Node agents, coverage.py for Python agents) and fills it; "
+                    "measured figures of four agents, guided and unguided, are on the "
+                    "[benchmarks page](benchmarks.md#coverage).", ""]
         out += self.findings_list()
         out += self.unavailable()
         agents: dict[str, list[Mapping[str, Any]]] = {}
@@ -99,11 +106,11 @@ class _Page:
 
     # --- the grid ---------------------------------------------------------------------------
     def grid(self) -> list[str]:
-        covered = matrix.coverage_measured(self.rows)
+        """The rows by rule family, after the agent coverage column (each cell ``-`` with
+        ``not measured`` when the run was made without ``--coverage``: the page says so)."""
         head = "".join(f"<th title=\"{_attr(f.get('about', ''))}\">{_esc(f['title'])}</th>"
                        for f in self.fams)
-        if covered:
-            head = f'<th title="{_attr(matrix.COVERAGE_ABOUT)}">agent coverage</th>{head}'
+        head = f'<th title="{_attr(matrix.COVERAGE_ABOUT)}">agent coverage</th>{head}'
         lines = ['<table class="acpm-grid">',
                  f"<thead><tr><th>agent</th><th>version</th><th>ACP</th>{head}</tr></thead>",
                  "<tbody>"]
@@ -112,9 +119,8 @@ class _Page:
                 continue
             first = (f'<td><a href="#{_slug(row["agent"])}">{_esc(row["agent"])}</a></td>'
                      f"<td>{_esc(row.get('version') or '')}</td><td>v{row['protocol']}</td>")
-            if covered:
-                first += (f'<td title="{_attr(matrix.coverage_text(row))}">'
-                          f"{_esc(matrix.coverage_short(row))}</td>")
+            first += (f'<td title="{_attr(matrix.coverage_text(row))}">'
+                      f"{_esc(matrix.coverage_short(row))}</td>")
             if row["status"] != RowStatus.RAN and not row.get("cells"):
                 cells = (f'<td class="acpm-note" colspan="{len(self.fams)}">'
                          f"{_esc(row['status'])}: {_esc(_short(str(row.get('reason') or '')))}"

@@ -252,7 +252,8 @@ def test_a_row_run_with_coverage_shows_its_acp_layer_in_a_column_of_the_grid(
         tmp_path: Path) -> None:
     """A row whose run measured the agent's coverage carries its lines and functions reached;
     the matrix page and the agents page then have a coverage column, where a row that did
-    not measure it says so. Without any measured row there is no such column."""
+    not measure it says so. Without any measured row the matrix page has no such column;
+    the agents page keeps it and says the run was made without ``--coverage``."""
     from acp_model.report.matrix_docs import render_docs
     from acp_model.report.matrix_html import render_matrix
 
@@ -277,8 +278,13 @@ def test_a_row_run_with_coverage_shows_its_acp_layer_in_a_column_of_the_grid(
     assert '<td title="77.0% of 1428 lines, 58.3% of 204 functions">77% lines, 58.3% ' \
            'functions</td>' in text
     assert "Agent coverage (coverage.py, ACP layer): 77.0% of 1428 lines" in text
+    assert "made without `--coverage`" not in text
     unmeasured = document([plain], {})
     assert "agent coverage" not in render_matrix(unmeasured)
+    text = render_docs(unmeasured, base=tmp_path, docs=docs, notes=tmp_path / "notes",
+                       reviews={}, reports={})
+    assert ">agent coverage</th>" in text and '<td title="not measured">-</td>' in text
+    assert "this run was made without `--coverage`" in text
 
 
 def test_a_matrix_with_coverage_asks_each_row_s_run_for_it() -> None:

@@ -175,7 +175,8 @@ def test_the_agents_grid_shows_every_column_at_1280_px(served: str, browser,
     grid = json.loads(fit)
     from acp_model.spec.families import families
 
-    assert grid["columns"] == ["agent", "version", "ACP", *(f.title for f in families())]
+    assert grid["columns"] == ["agent", "version", "ACP", "agent coverage",
+                               *(f.title for f in families())]
     assert grid["view"] == 1280
     assert grid["right"] <= grid["article"] + 1 and grid["scroll"] <= 0, grid
     assert grid["spill"] == [], grid  # no word runs out of its cell
