@@ -24,8 +24,8 @@ from acp_model.report.merge import MergeError, merge_reports
 from tests.helpers import S, base, turn_start
 
 REFERENCE = [sys.executable, "-m", "acp_model.agents.reference"]
-# Needs a notification-only batch: seed 3 generates one in its 10th example, seed 1 only in
-# its 88th (tests/test_campaigns.py); the trigger does not depend on timing.
+# Needs a notification-only batch: seed 3 mostly generates one in its 10th example, seed 1
+# only in its 88th (tests/live/test_campaigns.py); the trigger does not depend on timing.
 RULE = "RPC-09"
 MUTANT = [*REFERENCE, "--mutant", "empty_batch_reply"]
 
@@ -80,8 +80,16 @@ def _examples_until(cfg: FuzzConfig) -> int | None:
 def test_a_failure_found_by_one_worker_replays_first_on_another(redis_url: str,
                                                                 tmp_path: Path) -> None:
     # Worker A (this process) finds it and stores it in Redis, multiplexed with its directory.
-    a = _cfg(3, database=str(tmp_path / "a"), shared_databases=(redis_url,))
-    assert _examples_until(a) is not None
+    # What Hypothesis draws is steered by the agent's timing (its targets score what each
+    # example reached): a loaded machine may need another seed to find it (tests/live/
+    # test_campaigns.py); the trigger itself does not depend on timing.
+    found: list[int | None] = []
+    for seed in (3, 4, 5):
+        found.append(_examples_until(_cfg(seed, database=str(tmp_path / "a"),
+                                          shared_databases=(redis_url,))))
+        if found[-1] is not None:
+            break
+    assert found[-1] is not None, found
     import redis
 
     keys = redis.Redis.from_url(redis_url).keys("acp-model:*")
