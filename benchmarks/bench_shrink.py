@@ -37,6 +37,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from acp_model.agents.mutants import MUTANTS
+from benchmarks.reproduction import rate
 from benchmarks.results import figure, locked, record
 from fuzz.acp_zoo_campaign import Case
 
@@ -120,7 +121,8 @@ def _line(row: dict[str, Any]) -> str:
         return f"  {row['source']:32} {row['rule']:14} NOT FOUND  ({row['seconds']} s)"
     stage = "fixpoint" if row["fixpoint"] else f"cut at {row['stage']}"
     return (f"  {row['source']:32} {row['rule']:14} {row['actions']:4} actions, held "
-            f"{row['held']}/{row['held_runs']}, free {row['free']}/{row['free_runs']}, "
+            f"{rate(row['held'], row['held_runs'])}, free "
+            f"{rate(row['free'], row['free_runs'])}, "
             f"{stage} ({row['seconds']} s)")
 
 
@@ -218,8 +220,8 @@ def main(argv: list[str] | None = None) -> int:
     if figures:
         record("shrink", "Counterexamples", figures, table={"columns": columns, "rows": [
             [r["source"], r["rule"], r.get("actions", "not found"),
-             f"{r.get('held', 0)}/{r.get('held_runs', 0)}",
-             f"{r.get('free', 0)}/{r.get('free_runs', 0)}",
+             rate(r.get("held", 0), r.get("held_runs", 0)),
+             rate(r.get("free", 0), r.get("free_runs", 0)),
              ("fixpoint" if r.get("fixpoint") else f"cut at {r.get('stage')}")
              if r["found"] else "-", r["seconds"], "; ".join(r.get("miss") or [])]
             for r in rows]},

@@ -63,11 +63,30 @@ def rows(found: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
     return out
 
 
+def _before(path: str | None) -> dict[str, Any]:
+    """Each figure's value in an earlier results file (none given: nothing)."""
+    if path is None:
+        return {}
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        return {f["name"]: f["value"] for f in doc["figures"]}
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise SystemExit(f"--before {path}: not a results file ({exc})") from None
+
+
+def rate(hits: int, runs: int) -> str:
+    """``3/6``, or "not replayed" when no replay ran (never "0/0")."""
+    return f"{hits}/{runs}" if runs else "not replayed"
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("name", help="results/<NAME>.json")
     p.add_argument("paths", nargs="+")
     p.add_argument("--title", default="Counterexamples on real agents")
+    p.add_argument("--before", metavar="OLD.json",
+                   help="an earlier results file of this benchmark: each figure gains the "
+                        "value it had there (\"before\")")
     args = p.parse_args(argv)
     found = reports(args.paths)
     table = rows(found)
@@ -75,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     shared = [r for r in table if r["standing"] == "shared-only"]
     for r in table:
         print(f"  {r['run']:28} {r['rule']:16} {r['actions']:4} actions, held "
-              f"{r['held']}/{r['held_runs']}, free {r['free']}/{r['free_runs']}, "
+              f"{rate(r['held'], r['held_runs'])}, free {rate(r['free'], r['free_runs'])}, "
               + ("fixpoint" if r["fixpoint"] else f"cut at {r['stage']}")
               + (" (shared-only: a warning)" if r["standing"] == "shared-only" else ""))
     sizes = sorted(r["actions"] for r in failures)
@@ -100,8 +119,14 @@ def main(argv: list[str] | None = None) -> int:
                    f"{held[0]}/{held[1]} ({100 * held[0] / max(held[1], 1):.0f}%)"),
             figure("replays reproducing, free-running",
                    f"{free[0]}/{free[1]} ({100 * free[0] / max(free[1], 1):.0f}%)")]
+    before = _before(args.before)
     for f in figures:
-        print(f"{f['name']}: {f['value']}" + (f" (target {f['target']}: "
+        if f["name"] in before:
+            f["before"] = before[f["name"]]
+    for f in figures:
+        print(f"{f['name']}: {f['value']}"
+              + (f" (before: {f['before']})" if "before" in f else "")
+              + (f" (target {f['target']}: "
                                                f"{'met' if f['met'] else 'NOT met'})"
                                                if f.get("target") else ""))
     record(args.name, args.title, figures, table={
@@ -109,9 +134,9 @@ def main(argv: list[str] | None = None) -> int:
                     "standing"],
         "rows": [[r["run"], r["agent"], r["rule"], r["actions"],
                   "fixpoint" if r["fixpoint"] else f"cut at {r['stage']}",
-                  f"{r['held']}/{r['held_runs']}", f"{r['free']}/{r['free_runs']}",
+                  rate(r["held"], r["held_runs"]), rate(r["free"], r["free_runs"]),
                   r["standing"]] for r in table]},
-        parameters={"paths": args.paths})
+        parameters={"paths": args.paths, "before": args.before})
     return 0
 
 
