@@ -146,10 +146,9 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
     ``schedule``: held to that recorded boundary schedule (else free-running). The outcome
     carries this run's own schedule.
 
-    Other failures on the way do not stop it (a mutant may break a second rule before it
-    reaches the one being replayed); once ``rule`` is seen, the liveness drain at the end is
-    skipped unless the rule is about what is owed. ``abort`` (set on Ctrl-C while replays run
-    in threads) stops it after the current action.
+    Other failures on the way do not stop it (a mutant may break a second rule first); once
+    ``rule`` is seen, the liveness drain at the end is skipped. ``abort`` (set on Ctrl-C
+    while replays run in threads) stops it after the current action.
     """
     stop = Stop(abort)
     if stop.requested:

@@ -17,6 +17,7 @@ rate) and as many times free-running.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import statistics
@@ -55,9 +56,21 @@ from acp_model.fuzzing.schedule import Schedule
 from acp_model.fuzzing.stop import Stop, cutoff
 from acp_model.llm.script import Reply, Text, Tools, one_delay_less, untimed
 
-__all__ = ["INTERRUPTED", "Minimizer", "ReplayOutcome", "Stage", "Trial", "delta_debug",
-           "first_reproducing", "history_suffix", "in_threads", "measure_reproduction",
-           "replay_many", "replay_once"]
+__all__ = [
+    "INTERRUPTED",
+    "Minimizer",
+    "ReplayOutcome",
+    "Stage",
+    "Trial",
+    "WarmPool",
+    "delta_debug",
+    "first_reproducing",
+    "history_suffix",
+    "in_threads",
+    "measure_reproduction",
+    "replay_many",
+    "replay_once",
+]
 
 T = TypeVar("T")
 # Replays at a time: they mostly wait on the agent, but a racy failure replays like the run
@@ -77,6 +90,10 @@ CERTIFY = 2  # tries of each single removal before a program is called 1-minimal
 # many trials take on its agent, for a program of n actions: delta debugging's n log n, the
 # CERTIFY tries of each single removal, a few simplifications of each action
 TRIALS_BASE, TRIALS_PER_ACTION = 20, 8
+# ... and, while no program reproduced yet, to what this many search trials take (each
+# candidate held, free and settled once, twice over): a slow agent's first trials may take the
+# whole base budget, and a failure no trial reproduces must not take more than that
+SEARCH_TRIALS = 6
 
 
 def trials_for(actions: int) -> int:
@@ -170,12 +187,14 @@ class Minimizer:
         """When minimizing ends: its base budget's end, or, once a program reproduced, what
         the trials a program of its length needs take at this agent's median trial time
         (:func:`trials_for`, :data:`PARALLEL` at a time), if later, up to ``cap_at``. A
-        failure that never reproduces keeps the base budget: searching is not minimizing.
-        The end only grows: a program that got shorter used time the estimate counted."""
+        search gets what :data:`SEARCH_TRIALS` trials take: searching is not minimizing, and
+        a failure that never reproduces should not cost more. The end only grows: a program
+        that got shorter used time the estimate counted."""
         cost = self.trial_seconds()
-        if self.cap_at is None or self.best is None or cost is None:
+        if self.cap_at is None or cost is None:
             return max(self.stop_at, self.grown)
-        need = self.started + trials_for(len(self.best.program)) * cost / PARALLEL
+        trials = trials_for(len(self.best.program)) if self.best is not None else SEARCH_TRIALS
+        need = self.started + trials * cost / PARALLEL
         self.grown = max(self.grown, min(self.cap_at, max(self.stop_at, need)))
         return self.grown
 
@@ -483,7 +502,8 @@ def _split(length: int, units: Sequence[int]) -> list[list[int]]:
 def measure_reproduction(cfg: FuzzConfig, found: Found,
                          clock: Callable[[], float] | None = None, *,
                          stop: Stop | None = None, minimize_until: float | None = None,
-                         on_step: Callable[[str], None] | None = None) -> None:
+                         on_step: Callable[[str], None] | None = None,
+                         pool: WarmPool | None = None) -> None:
     """Find a program that reproduces in a fresh process, minimize it, measure it.
 
     Candidates are the shortest programs that showed the failure (the one Hypothesis shrank
@@ -493,7 +513,8 @@ def measure_reproduction(cfg: FuzzConfig, found: Found,
     against fresh processes within ``cfg.minimize_budget`` seconds (``minimize_until``, a
     ``time.monotonic()`` instant, may end it earlier) and replayed ``cfg.replay_runs`` times
     held to its recorded schedule and as many times free-running; ``stop`` ends everything
-    (its end, a signal). ``on_step`` hears "minimizing", then "replaying".
+    (its end, a signal). ``on_step`` hears "minimizing", then "replaying". ``pool``: the
+    run's warm agent processes, shared by its failures (else one of its own).
     """
     started = time.monotonic()
     limit = minimize_until or float("inf")
@@ -501,7 +522,8 @@ def measure_reproduction(cfg: FuzzConfig, found: Found,
     cap = min(started + SCALE_CAP * cfg.minimize_budget, limit)
     if on_step is not None:
         on_step("minimizing")
-    with WarmPool(cfg, PARALLEL, stop) as pool:
+    with contextlib.nullcontext(pool) if pool is not None \
+            else WarmPool(cfg, PARALLEL, stop) as pool:
         # replays under way when minimizing's time (as grown) ends are cut then, not waited
         # out: the time after it is the measurement's
         with cutoff(stop or Stop(), cap) as ends:

@@ -80,17 +80,22 @@ def test_the_minimizing_budget_grows_with_the_agent_s_trial_time(
     assert found.actions == [NewSession(), _text("bug")]
 
 
-def test_a_failure_that_never_reproduces_keeps_the_base_budget() -> None:
-    """Searching is not minimizing: without a reproducing program the budget does not grow,
-    however slow the trials."""
+def test_searching_grows_the_budget_only_to_a_few_trials() -> None:
+    """Searching is not minimizing: until a program reproduced, the budget grows only to what
+    SEARCH_TRIALS trials take (a slow agent's first trials); then to what minimizing a
+    program of its length needs, up to the cap; a shorter program does not shrink it back."""
     now = time.monotonic()
-    m = Minimizer(FuzzConfig(CMD), "X", now + 1.0, cap_at=now + 3.0, started=now)
-    m.durations = [30.0] * 5
-    assert m.deadline() == now + 1.0
+    per = 1.0 / shrink.PARALLEL  # seconds per trial, as PARALLEL run at once
+    m = Minimizer(FuzzConfig(CMD), "X", now + 0.5, cap_at=now + 1000.0, started=now)
+    assert m.deadline() == now + 0.5  # no trial ran yet: the base budget
+    m.durations = [1.0] * 5
+    assert m.deadline() == pytest.approx(now + shrink.SEARCH_TRIALS * per)
     m.best = Trial(_program())
-    assert m.deadline() == now + 3.0  # capped
+    assert m.deadline() == pytest.approx(now + shrink.trials_for(len(_program())) * per)
     m.best = Trial(_program()[:2])
-    assert m.deadline() == now + 3.0  # a shorter program does not shrink it back
+    assert m.deadline() == pytest.approx(now + shrink.trials_for(len(_program())) * per)
+    m.durations = [60.0] * 5
+    assert m.deadline() == now + 1000.0  # capped
 
 
 def test_the_first_reproduction_of_a_batch_ends_the_others(
