@@ -37,7 +37,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from acp_model.agents.mutants import MUTANTS
-from benchmarks.reproduction import rate
+from benchmarks.reproduction import before_figures, rate
 from benchmarks.results import figure, locked, record
 from fuzz.acp_zoo_campaign import Case
 
@@ -184,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="real agents' fuzz reports (files, or folders holding them) to read")
     p.add_argument("--lock", help="hold flock LOCK for each run (a shared machine)")
     p.add_argument("--json", help="also write the rows here")
+    p.add_argument("--before", metavar="OLD.json",
+                   help="an earlier shrink.json: each figure gains the value it had there")
     args = p.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",")]
     wanted = set(args.only.split(",")) if args.only else None
@@ -215,6 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     if cases:
         figures.insert(0, figure("mutants found under their rule",
                                  f"{sum(r['found'] for r in zoo)}/{len(zoo)}"))
+    before_figures(figures, args.before)
     rows = sorted(zoo, key=lambda r: (r["source"], r["rule"])) + real
     columns = ["source", "rule", "actions", "held", "free", "minimizing", "seconds", "miss"]
     if figures:
@@ -228,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
             parameters={"seeds": seeds, "jobs": args.jobs, "replays": args.replays,
                         "minimize_budget": args.minimize_budget, "only": args.only,
                         "racy": args.racy, "agents": agents, "budget": args.budget,
-                        "reports": args.reports})
+                        "reports": args.reports, "before": args.before})
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
     return 0

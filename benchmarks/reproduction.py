@@ -63,15 +63,18 @@ def rows(found: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
     return out
 
 
-def _before(path: str | None) -> dict[str, Any]:
-    """Each figure's value in an earlier results file (none given: nothing)."""
+def before_figures(figures: list[dict[str, Any]], path: str | None) -> None:
+    """Each figure gains its value in an earlier results file at ``path`` (``"before"``)."""
     if path is None:
-        return {}
+        return
     try:
         doc = json.loads(Path(path).read_text(encoding="utf-8"))
-        return {f["name"]: f["value"] for f in doc["figures"]}
+        before = {f["name"]: f["value"] for f in doc["figures"]}
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise SystemExit(f"--before {path}: not a results file ({exc})") from None
+    for f in figures:
+        if f["name"] in before:
+            f["before"] = before[f["name"]]
 
 
 def rate(hits: int, runs: int) -> str:
@@ -119,10 +122,7 @@ def main(argv: list[str] | None = None) -> int:
                    f"{held[0]}/{held[1]} ({100 * held[0] / max(held[1], 1):.0f}%)"),
             figure("replays reproducing, free-running",
                    f"{free[0]}/{free[1]} ({100 * free[0] / max(free[1], 1):.0f}%)")]
-    before = _before(args.before)
-    for f in figures:
-        if f["name"] in before:
-            f["before"] = before[f["name"]]
+    before_figures(figures, args.before)
     for f in figures:
         print(f"{f['name']}: {f['value']}"
               + (f" (before: {f['before']})" if "before" in f else "")
