@@ -41,8 +41,28 @@ def reports(paths: list[str]) -> list[tuple[str, dict[str, Any]]]:
             if isinstance(doc, dict) and doc.get("command") == "fuzz" \
                     and "counterexamples" in doc:
                 label = path.parent.name if path.name == "report.json" else path.stem
-                out.append((label, doc))
+                out.append((label, _judged(doc, path)))
     return out
+
+
+def _judged(doc: dict[str, Any], path: Path) -> dict[str, Any]:
+    """``doc`` with only the counterexamples its matrix (``matrix.json`` beside the row's
+    folder, written by the run or by ``--rejudge``) still calls failures: the current
+    oracle's word, not the run's."""
+    matrix = path.parent.parent / "matrix.json"
+    try:
+        rows = json.loads(matrix.read_text(encoding="utf-8"))["rows"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return doc
+    row = next((r for r in rows if r.get("report") == f"{path.parent.name}/{path.name}"),
+               None)
+    if row is None:
+        return doc
+    failing = {f["rule"] for cell in (row.get("cells") or {}).values()
+               for f in cell.get("failures") or [] if f.get("level") == "fail"}
+    return {**doc, "counterexamples": [ce for ce in doc["counterexamples"]
+                                       if ce.get("standing") == "shared-only"
+                                       or ce["rule"] in failing]}
 
 
 def rows(found: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
