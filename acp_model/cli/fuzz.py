@@ -548,7 +548,7 @@ def _generation_options(p: Any) -> None:
                         "minimize its counterexample against fresh agent processes (to the "
                         "fixpoint: no action can go, no content be simpler), grown up to 3 S "
                         "when the agent's replays are slow (what the trials its program needs "
-                        "take at its own trial time; the report states it), and S for its "
+                        "take at its own trial time; the report states it), and up to 3 S for its "
                         "replays (default 60)")
     p.add_argument("--stop-on", type=rule_ids, default=frozenset(), metavar="RULE[,RULE]",
                    help="stop generating once each of these rules has failed (then minimize "

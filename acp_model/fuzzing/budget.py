@@ -11,12 +11,12 @@ report. So the run's time is bounded in two parts, each stated:
   ``--minimize-budget`` seconds to minimize its counterexample (a program called minimal only
   at the fixpoint), grown up to :data:`SCALE_CAP` times that when its agent's replays are slow
   (``fuzzing/shrink.py``: what the trials a program of its length needs cost at the agent's
-  own trial time), and ``--minimize-budget`` seconds for its replays. A budget that was the
+  own trial time), and as much at most for its replays. A budget that was the
   leftover of the search cut minimizing in 17 of 18 failures of a real-agent matrix, and a
   fixed 60 s cut 8 of 13 on the slow agents (seconds per replay): a report of unminimized,
   unproven programs is a worse use of the time than a shorter search.
 
-So a run ends within ``time_budget + failures * (SCALE_CAP + 1) * minimize_budget`` plus the
+So a run ends within ``time_budget + failures * 2 * SCALE_CAP * minimize_budget`` plus the
 slack for
 closing agent processes and writing the report (:func:`slack`, the larger of 10 % of the time
 budget and 10 s); the report states each failure's minimizing time and budget.
@@ -39,8 +39,10 @@ SLACK_FLOOR = 10.0
 
 def failure_budget(minimize_budget: float) -> tuple[float, float]:
     """Seconds one failure may get after the search at most: to minimize (its budget as its
-    agent's trial time grows it), and then for its replays."""
-    return SCALE_CAP * minimize_budget, minimize_budget
+    agent's trial time grows it), and then for its replays (a slow agent's 2 x replay_runs
+    replays outlast a fixed ``--minimize-budget``: the s4 matrix cut opencode's free replays
+    at 11 s each; they end when they are done, well before the bound on a fast agent)."""
+    return SCALE_CAP * minimize_budget, SCALE_CAP * minimize_budget
 
 
 def slack(total: float) -> float:

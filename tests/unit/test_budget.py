@@ -28,9 +28,9 @@ def test_generation_ends_in_time_for_the_last_teardown() -> None:
 
 def test_each_failure_has_a_budget_of_its_own() -> None:
     """Minimizing is not the leftover of the search: each failure gets --minimize-budget to
-    minimize, grown up to SCALE_CAP times on a slow agent, and --minimize-budget for its
+    minimize, grown up to SCALE_CAP times on a slow agent, and as much at most for its
     replays, however much of the time budget the search used."""
-    assert failure_budget(60.0) == (SCALE_CAP * 60.0, 60.0)
+    assert failure_budget(60.0) == (SCALE_CAP * 60.0, SCALE_CAP * 60.0)
 
 
 def test_the_cutoff_fires_at_its_time_or_on_the_parents_stop() -> None:
