@@ -143,16 +143,18 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 OWN_TOOLS = Path(__file__).resolve().parents[1] / "hostile" / "own_tools_agent.py"
 
 
-def _own_tools_program() -> list[Action]:
-    """A long-running command the scripted model asks for, allowed, then at once a cancel:
-    whether it meets the command running (the agent reported it in_progress) or not yet is the
-    agent's timing."""
+def _own_tools_program(ticks: int) -> list[Action]:
+    """A long-running command the scripted model asks for, allowed, then a cancel after a few
+    moments (``ticks`` waits of a tick: no wait mode waits for a command that may run until
+    cancelled): whether it meets the command running (the agent reported it in_progress) or
+    not yet is the agent's timing."""
     return [from_json(a) for a in (
         {"op": "new_session"},
         {"op": "prompt", "s": 0, "blocks": [{"type": "text", "text": "build"}],
          "model": [{"reply": "tools", "tool": "long", "count": 1}]},
         {"op": "wait", "s": 0, "mode": "settled"},
         {"op": "answer", "s": 0, "outcome": "allow", "newest": True},
+        *[{"op": "wait", "s": 0, "mode": "tick"}] * ticks,
         {"op": "cancel", "s": 0, "sync": True})]
 
 
@@ -178,7 +180,9 @@ def test_a_held_replay_of_an_agent_behind_the_scripted_model_meets_its_recorded_
 
     cfg = FuzzConfig([sys.executable, str(OWN_TOOLS)], protocol=1, model_api="openai-chat",
                      spec="v1", readings=DEFAULT.parse(["SPEC=v1"]), deadline=3.0)
-    program = _own_tools_program()
+    # a few ticks before the cancel: free runs meet the command now and then (with none, the
+    # cancel, written in the answer's millisecond, nearly never did on a loaded machine)
+    program = _own_tools_program(ticks=5)
     with backend(cfg) as running:
         met = None
         for _ in range(30):  # until a free run's cancel meets the command running
