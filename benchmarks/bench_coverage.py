@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import re
 import shlex
 import statistics
 import sys
@@ -36,6 +37,7 @@ WANT = {"node": 2, "python": 2}  # the agents the target asks for, by runtime
 TITLE = "Coverage guidance on real agents (their ACP layer)"
 COLUMNS_AFTER_MARKS = ["layer lines", "functions reached", "examples", "run (s)",
                        "how it ended"]
+GUIDANCE = "coverage guidance:"  # the run's note on its corpus (fuzzing/run.py)
 SATURATED = 0.01  # a mean curve that grows by less than this share over its last 40%: flat
 
 
@@ -57,7 +59,8 @@ def fuzz(name: str, seconds: float, seed: int, guided: bool, lock: str | None
     return {"samples": cov.samples, "total": lines["total"], "reached": lines["reached"],
             "functions": (functions["reached"], functions["total"]), "files": files,
             "examples": result.recorder.examples, "seconds": round(result.seconds, 1),
-            "notes": [n for n in result.notes if "round" in n or "budget" in n],
+            "notes": [n for n in result.notes
+                      if "round" in n or "budget" in n or n.startswith(GUIDANCE)],
             "failures": sorted(result.recorder.found), "runtimes": cov.runtimes}
 
 
@@ -103,6 +106,23 @@ def places(missed: dict[str, set[int]], root: str, top: int = 6) -> str:
     return "; ".join(out)
 
 
+def continued(run: dict[str, Any]) -> int:
+    """How many of a run's examples continued its corpus (0: unguided, or none kept)."""
+    note = next((n for n in run["notes"] if n.startswith(GUIDANCE)), "")
+    found = re.search(r"(\d+) examples continued", note)
+    return int(found.group(1)) if found else 0
+
+
+def examples(runs: dict[bool, list[dict[str, Any]]]) -> str:
+    """Examples per run in each mode, and the guided runs' share continuing the corpus: a
+    guided run that ran fewer examples lost on breadth before guidance could help."""
+    g = statistics.mean(r["examples"] for r in runs[True])
+    u = statistics.mean(r["examples"] for r in runs[False])
+    c = statistics.mean(continued(r) for r in runs[True])
+    return (f"examples per run (mean): guided {g:.0f} ({c:.0f} of them continuing the corpus) "
+            f"vs unguided {u:.0f}")
+
+
 def why_not(runs: dict[bool, list[dict[str, Any]]], marks: list[float], seconds: float,
             root: str) -> str:
     """The profile of a guided run that did not beat unguided: the mean curves, whether both
@@ -138,8 +158,8 @@ def why_not(runs: dict[bool, list[dict[str, Any]]], marks: list[float], seconds:
             f"lines at {last:g} s; mean curve (s: guided/unguided) "
             + ", ".join(f"{t}: {curve(runs[True], t):.0f}/{curve(runs[False], t):.0f}"
                         for t in points)
-            + f"; {saturation}; lines some unguided run reached and no guided run did: "
-            f"{sum(only_unguided.values())} ({_by_file(only_unguided, root)}"
+            + f"; {examples(runs)}; {saturation}; lines some unguided run reached and no "
+            f"guided run did: {sum(only_unguided.values())} ({_by_file(only_unguided, root)}"
             + (f"; where: {places(missed, root)}" if any(missed.values()) else "")
             + f"); lines no run reached, by file: {_by_file(never, root)}")
 
@@ -262,16 +282,48 @@ def summary(agents: dict[str, dict[str, Any]]) -> dict[str, Any]:
             "parameters": parameters, "notes": notes}
 
 
-def write(agents: dict[str, dict[str, Any]]) -> None:
-    """The results file for ``agents`` (its command: how to measure all of them again)."""
+def before_of(doc: dict[str, Any]) -> dict[str, Any]:
+    """A results file's measurements kept as the "before" of a new one: its commit, its
+    parameters and each agent's mean lines per mode (a file that already keeps a "before"
+    passes that one on: it is what a merge adds to)."""
+    if "before" in doc.get("detail", {}):
+        return dict(doc["detail"]["before"])
+    agents = previous(doc)
+    return {"commit": doc.get("commit", ""), "date": doc.get("date", ""),
+            "parameters": doc.get("parameters", {}),
+            "means": {n: a["means"] for n, a in agents.items()},
+            "commits": {n: a.get("commit", "") for n, a in agents.items()}}
+
+
+def before_notes(before: dict[str, Any]) -> str:
+    """The "before" figures, as the notes state them."""
+    marks = before["parameters"].get("marks") or []
+    per = "; ".join(
+        f"{n}: " + ", ".join(f"{m:g} s {means['guided'][f'{m:g}']:.1f} / "
+                             f"{means['unguided'][f'{m:g}']:.1f}" for m in marks)
+        for n, means in before["means"].items())
+    return ("\n\nBefore (guided / unguided mean lines, measured at "
+            + ", ".join(sorted({c for c in before.get("commits", {}).values() if c}))
+            + f" with {before['parameters'].get('seconds', 0):g} s runs, seeds "
+            + " ".join(map(str, before["parameters"].get("seeds", [])))
+            + ", when guidance was target() on the lines each example reached first): "
+            + per + ".")
+
+
+def write(agents: dict[str, dict[str, Any]], before: dict[str, Any] | None = None) -> None:
+    """The results file for ``agents`` (its command: how to measure all of them again);
+    ``before``: an earlier measurement the notes compare with."""
     s = summary(agents)
+    if before:
+        s["notes"] += before_notes(before)
     p = s["parameters"] if "per agent" not in s["parameters"] else \
         next(iter(agents.values()))["parameters"]
     command = shlex.join(["python", "benchmarks/bench_coverage.py", "--seconds",
                           f"{p['seconds']:g}", "--marks", *(f"{m:g}" for m in p["marks"]),
                           "--seeds", *map(str, p["seeds"]), *agents])
     record("coverage", TITLE, s["figures"], table=s["table"], parameters=s["parameters"],
-           notes=s["notes"], command=command, detail={"agents": agents})
+           notes=s["notes"], command=command,
+           detail={"agents": agents, **({"before": before} if before else {})})
 
 
 def main() -> None:
@@ -282,6 +334,10 @@ def main() -> None:
     parser.add_argument("--merge", action="store_true",
                         help="keep the other agents already in the results file; the agents "
                              "measured replace their own rows")
+    parser.add_argument("--before", action="store_true",
+                        help="keep the results file's measurements as the 'before' of this "
+                             "one (their means stay in the notes; with --merge, the 'before' "
+                             "the file already keeps)")
     parser.add_argument("--seconds", type=float, default=300.0)
     parser.add_argument("--marks", type=float, nargs="+", default=[60.0, 300.0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
@@ -296,8 +352,10 @@ def main() -> None:
         parser.error(f"unknown agent(s): {', '.join(unknown)} (known: {', '.join(known)})")
     agents: dict[str, dict[str, Any]] = {}
     path = RESULTS / "coverage.json"
-    if args.merge and path.is_file():
-        agents = previous(json.loads(path.read_text(encoding="utf-8")))
+    doc = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    before = before_of(doc) if args.before and doc else None
+    if args.merge and doc:
+        agents = previous(doc)
         held = {json.dumps(a["parameters"]["marks"]) for a in agents.values()}
         if held and held != {json.dumps(marks)}:
             parser.error(f"{path.name} holds agents measured at marks {', '.join(held)}; "
@@ -305,7 +363,7 @@ def main() -> None:
     for name in names:
         measured = measure(name, args.seconds, marks, args.seeds, args.lock)
         agents = merged(agents, {name: measured})
-        write(agents)  # each agent's rows as soon as it is done
+        write(agents, before)  # each agent's rows as soon as it is done
 
 
 if __name__ == "__main__":
