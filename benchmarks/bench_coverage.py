@@ -78,6 +78,19 @@ def _by_file(counts: dict[str, int], root: str, top: int = 5) -> str:
     return ", ".join(f"{_short(p, root)} {n}" for n, p in left) or "none"
 
 
+def by_module(lines: dict[str, set[int]], root: str) -> dict[str, int]:
+    """Lines counted per bundled module where a file is a bundle (its bundler markers), else
+    per file: a bundle's count alone says nothing a maintainer can look up."""
+    out: dict[str, int] = {}
+    for path, ls in lines.items():
+        regions = list(module_regions(read_source(path) or ""))
+        for n in ls:
+            module = next((name for name, first, last in regions if first <= n <= last), None)
+            key = path if module is None else f"{_short(path, root)} ({module})"
+            out[key] = out.get(key, 0) + 1
+    return out
+
+
 def ranges(lines: set[int]) -> list[tuple[int, int]]:
     """``{3, 4, 5, 9}`` as ``[(3, 5), (9, 9)]``."""
     out: list[tuple[int, int]] = []
@@ -146,7 +159,7 @@ def why_not(runs: dict[bool, list[dict[str, Any]]], marks: list[float], seconds:
                 lines[path] = set(all_)
     missed = {p: r - hit[True].get(p, set()) for p, r in hit[False].items()}
     only_unguided = {p: len(r) for p, r in missed.items()}
-    never = {p: len(all_ - hit[True].get(p, set()) - hit[False].get(p, set()))
+    never = {p: all_ - hit[True].get(p, set()) - hit[False].get(p, set())
              for p, all_ in lines.items()}
     saturation = ("both mean curves are flat over the last 40% of the run (growth < "
                   f"{SATURATED:.0%}): each mode has reached what it reaches at this budget"
@@ -161,7 +174,9 @@ def why_not(runs: dict[bool, list[dict[str, Any]]], marks: list[float], seconds:
             + f"; {examples(runs)}; {saturation}; lines some unguided run reached and no "
             f"guided run did: {sum(only_unguided.values())} ({_by_file(only_unguided, root)}"
             + (f"; where: {places(missed, root)}" if any(missed.values()) else "")
-            + f"); lines no run reached, by file: {_by_file(never, root)}")
+            + f"); lines no run reached, by module or file: "
+            f"{_by_file(by_module(never, root), root)}; the largest spans no run reached: "
+            f"{places(never, root, top=4)}")
 
 
 def measure(name: str, seconds: float, marks: list[float], seeds: list[int],

@@ -117,7 +117,9 @@ def test_the_profile_of_why_names_flat_curves_and_the_lines_only_unguided_reache
     assert "both mean curves are flat" in why
     assert "no guided run did: 3 (agent.js 3; where: agent.js:4-5 (src/acp/cancel.ts) " \
            "`function onCancel(session) {`; agent.js:7 (src/acp/cancel.ts) `y();`)" in why
-    assert "no run reached, by file: agent.js 94" in why
+    assert "no run reached, by module or file: agent.js 93, agent.js (src/acp/cancel.ts) 1; " \
+           "the largest spans no run reached: agent.js:8-100; agent.js:6 (src/acp/cancel.ts)" \
+           in why  # a bundle's lines by the module holding them
     growing = {True: [run(agent_js, {1}, [(10, 1), (300, 40)])], False: runs[False]}
     assert "still growing at the end: guided" in bench.why_not(growing, MARKS, 300.0,
                                                                str(tmp_path))
