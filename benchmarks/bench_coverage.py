@@ -268,6 +268,11 @@ def summary(agents: dict[str, dict[str, Any]]) -> dict[str, Any]:
             g, u = agent["means"]["guided"][f"{m:g}"], agent["means"]["unguided"][f"{m:g}"]
             figures.append(figure(f"{name} ({agent['runtime']}): lines at {m:g} s, guided / "
                                   "unguided (mean)", f"{g:.1f} / {u:.1f}"))
+        n = 4 + len(marks) + COLUMNS_AFTER_MARKS.index("examples")
+        per = {mode: statistics.mean(r[n] for r in agent["rows"] if r[3] == mode)
+               for mode in ("guided", "unguided")}
+        figures.append(figure(f"{name}: examples per run, guided / unguided (mean)",
+                              f"{per['guided']:.0f} / {per['unguided']:.0f}"))
     params = [a["parameters"] for a in agents.values()]
     same = all(p == params[0] for p in params)
     parameters = params[0] if same else {

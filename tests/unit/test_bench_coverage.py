@@ -43,6 +43,7 @@ def test_merging_replaces_the_agent_measured_and_keeps_the_others() -> None:
     assert len(s["table"]["rows"]) == 4
     values = {f["name"]: f["value"] for f in s["figures"][1:]}
     assert values["b (python): lines at 300 s, guided / unguided (mean)"] == "9.0 / 6.0"
+    assert values["b: examples per run, guided / unguided (mean)"] == "10 / 10"
 
 
 def test_the_target_is_judged_once_two_node_and_two_python_agents_are_held() -> None:
