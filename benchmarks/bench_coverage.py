@@ -279,9 +279,11 @@ def summary(agents: dict[str, dict[str, Any]]) -> dict[str, Any]:
         "per agent": {n: a["parameters"] for n, a in agents.items()}}
     notes = ("Lines of each agent's ACP layer (its profile's [coverage] layer) reached, read "
              "off one run's curve at each mark. Each run measures its agent with --coverage; "
-             "guided runs score every example with target() (new agent lines, new model "
-             "transitions and rules, distinct transitions), unguided ones do not; both run "
-             "rounds of 20 examples until the time budget is spent. Agents measured: "
+             "both modes run rounds of 20 examples until the time budget is spent, the same "
+             "seed drawing the same first round in both; guided runs keep the examples that "
+             "reached new agent lines, model transitions or rules and, after each round, "
+             "continue up to 10 of them in a corpus round (a run of fewer than 20 examples "
+             "has none). Agents measured: "
              + ", ".join(f"{n} ({a['runtime']}, {a['date'][:10]} at {a['commit'] or '?'})"
                          for n, a in agents.items()) + ".")
     if not same:
@@ -315,19 +317,23 @@ def before_of(doc: dict[str, Any]) -> dict[str, Any]:
             "commits": {n: a.get("commit", "") for n, a in agents.items()}}
 
 
-def before_notes(before: dict[str, Any]) -> str:
-    """The "before" figures, as the notes state them."""
-    marks = before["parameters"].get("marks") or []
+def before_notes(before: dict[str, Any], marks: list[float] | None = None) -> str:
+    """The "before" figures, as the notes state them, and the marks it had that the new
+    measurement (at ``marks``) has not: those are not measured again."""
+    had = before["parameters"].get("marks") or []
     per = "; ".join(
         f"{n}: " + ", ".join(f"{m:g} s {means['guided'][f'{m:g}']:.1f} / "
-                             f"{means['unguided'][f'{m:g}']:.1f}" for m in marks)
+                             f"{means['unguided'][f'{m:g}']:.1f}" for m in had)
         for n, means in before["means"].items())
     return ("\n\nBefore (guided / unguided mean lines, measured at "
             + ", ".join(sorted({c for c in before.get("commits", {}).values() if c}))
             + f" with {before['parameters'].get('seconds', 0):g} s runs, seeds "
             + " ".join(map(str, before["parameters"].get("seeds", [])))
             + ", when guidance was target() on the lines each example reached first): "
-            + per + ".")
+            + per + "."
+            + ("" if marks is None or not (gone := [m for m in had if m not in marks]) else
+               " Not measured again at " + ", ".join(f"{m:g} s" for m in gone)
+               + ": for these marks the figures above are the only ones."))
 
 
 def write(agents: dict[str, dict[str, Any]], before: dict[str, Any] | None = None) -> None:
@@ -335,7 +341,7 @@ def write(agents: dict[str, dict[str, Any]], before: dict[str, Any] | None = Non
     ``before``: an earlier measurement the notes compare with."""
     s = summary(agents)
     if before:
-        s["notes"] += before_notes(before)
+        s["notes"] += before_notes(before, next(iter(agents.values()))["parameters"]["marks"])
     p = s["parameters"] if "per agent" not in s["parameters"] else \
         next(iter(agents.values()))["parameters"]
     command = shlex.join(["python", "benchmarks/bench_coverage.py", "--seconds",

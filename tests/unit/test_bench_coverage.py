@@ -139,3 +139,5 @@ def test_a_measurement_kept_as_before_is_stated_in_the_notes() -> None:
     notes = bench.before_notes(before)
     assert "measured at abc with 300 s runs, seeds 1 2" in notes
     assert "a: 60 s 10.0 / 11.0, 300 s 20.0 / 21.0." in notes
+    assert "Not measured again at 300 s" in bench.before_notes(before, [60.0])
+    assert "Not measured again" not in bench.before_notes(before, MARKS)
