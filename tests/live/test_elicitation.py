@@ -70,7 +70,7 @@ def test_a_fuzz_run_offering_elicitation_reaches_it_and_passes(tmp_path: Path) -
     report = tmp_path / "report.json"
     done = subprocess.run(
         [sys.executable, "-m", "acp_model", "fuzz", "--client-capabilities", OFFERED,
-         "--spec", "sdk-2.4.0", "--max-examples", "30", "--seed", "1", "--report",
+         "--spec", "sdk-2.4.0", "--max-examples", "100", "--seed", "1", "--report",
          str(report), "--", *AGENT],
         cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
