@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from acp_model.agents.mutants import MUTANTS
 from acp_model.fuzzing.config import FuzzConfig
+from acp_model.fuzzing.editors import custom
 from acp_model.fuzzing.run import run_fuzz
 from benchmarks.results import figure, record
 
@@ -110,9 +111,11 @@ def main() -> None:
             cfg = FuzzConfig([*AGENT, "--mutant", m.name], seed=seed, deadline=args.deadline,
                              time_budget=args.budget, max_rounds=6, replay_runs=1,
                              shrink_budget=10.0, stop_on=frozenset({m.rule}),
-                             spec=args.spec)  # auto: sdk-2.4.0 mutants judged by theirs
+                             spec=args.spec,  # auto: sdk-2.4.0 mutants judged by theirs
+                             client=custom(m.client_capabilities)
+                             if m.client_capabilities else None)  # what the trigger needs
             result = run_fuzz(cfg)
-            hit = result.recorder.found.get(m.rule)
+            hit = result.recorder.sighted(m.rule)  # a SHOULD's: its warning's sighting
             if hit is None:
                 firsts.append(float("inf"))
                 minimals.append(float("inf"))

@@ -45,6 +45,7 @@ from acp_model.agents.design import pairwise
 from acp_model.agents.mutants import BY_NAME, MUTANTS
 from acp_model.argtypes import int_at_least
 from acp_model.fuzzing.config import FuzzConfig
+from acp_model.fuzzing.editors import custom
 from acp_model.model.check import reading_of_warning
 from acp_model.spec.readings import DEFAULT
 
@@ -135,6 +136,10 @@ class Case:
 
     def config(self) -> FuzzConfig:
         bug = self.kind == "bug"
+        mutant = BY_NAME.get(self.variant)
+        # the client the trigger needs (a mutant's elicitation needs a client offering it)
+        client = custom(mutant.client_capabilities) if mutant is not None \
+            and mutant.client_capabilities else None
         # A bug run goes on (masking what it found) until its own rule shows up or the budget
         # is spent: a mutant may break another rule first. Others need one round: any
         # failure already fails the case.
@@ -142,7 +147,8 @@ class Case:
             self.argv(), max_examples=self.max_examples, steps=self.steps, seed=self.seed,
             time_budget=self.time_budget, deadline=self.deadline, max_rounds=6 if bug else 1,
             replay_runs=2, shrink_budget=5.0, minimize_budget=20.0, spec=self.spec,
-            stop_on=frozenset({self.rule}) if bug and self.rule else frozenset())
+            stop_on=frozenset({self.rule}) if bug and self.rule else frozenset(),
+            client=client)
 
 
 @dataclass
@@ -166,7 +172,7 @@ class Outcome:
         c = self.case
         lines = [f"{c.id} ({c.kind}{', must report ' + c.rule if c.rule else ''}): "
                  f"{self.examples} examples, {self.actions} actions in {self.seconds:.1f} s"]
-        if c.kind == "bug" and c.rule not in self.failures:
+        if c.kind == "bug" and not self.ok:
             lines.append(f"  MISSED: {c.rule} was not reported")
         if self.unusable:
             lines.append(f"  agent unusable: {self.unusable}")
@@ -174,7 +180,8 @@ class Outcome:
             tag = "found" if rule == c.rule else "FAILURE"
             lines.append(f"  {tag} {rule}: {message}")
         for rule, message in sorted(self.warnings.items()):
-            tag = "warning" if c.kind == "bug" or rule in self.open_warnings else "WARNING"
+            tag = "found" if c.kind == "bug" and rule == c.rule else \
+                "warning" if c.kind == "bug" or rule in self.open_warnings else "WARNING"
             why = f" (open under {self.open_warnings[rule]})" if rule in self.open_warnings \
                 else ""
             lines.append(f"  {tag} {rule}{why}: {message}")
@@ -208,7 +215,7 @@ def run_case(case: Case, out: str | None = None, *, config: FuzzConfig | None = 
                       seconds=time.monotonic() - started,
                       unusable=result.unusable or result.problem)
     if case.kind == "bug":
-        hit = rec.found.get(case.rule or "")
+        hit = rec.sighted(case.rule or "")  # a SHOULD's: its warning's first sighting
         outcome.ok = hit is not None
         if hit is not None:
             outcome.first_seen = round(hit.first_seen, 2)

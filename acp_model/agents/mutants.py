@@ -28,15 +28,20 @@ class Mutant:
     design: str = ""  # the design choices the fault needs (e.g. prompts held while busy)
     # The spec revisions in which it is a bug (the agent runs in the first one, --spec).
     revisions: tuple[str, ...] = ("seed",)
+    # What the client must advertise for the trigger to exist (--client-capabilities JSON;
+    # empty: what every client advertises)
+    client_capabilities: str = ""
 
 
 def _bug(name: str, rule: str, trigger: str, description: str, design: str = "",
-         revisions: tuple[str, ...] = ("seed",), **force: bool) -> Mutant:
+         revisions: tuple[str, ...] = ("seed",), client_capabilities: str = "",
+         **force: bool) -> Mutant:
     return Mutant(name, rule, trigger, description, design=design, revisions=revisions,
-                  **force)
+                  client_capabilities=client_capabilities, **force)
 
 
 SDK = ("sdk-2.4.0",)
+FORM_ELICITATION = '{"elicitation": {"form": {}}}'  # a client offering form elicitation
 
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -179,6 +184,11 @@ MUTANTS: tuple[Mutant, ...] = (
     _bug("background_removed_early", "SDK-BG-03", "the turn after every 3rd",
          "a finished watcher leaves the background list before its completed status",
          revisions=SDK),
+    _bug("elicitation_left_pending", "SDK-ELICIT-01",
+         "session/cancel while a form elicitation is open (a client offering form elicitation)",
+         "a cancelled turn leaves the elicitation it was blocked on pending: no "
+         "$/cancel_request before its cancelled idle", revisions=SDK,
+         client_capabilities=FORM_ELICITATION),
 )  # fmt: skip
 
 BY_NAME: dict[str, Mutant] = {m.name: m for m in MUTANTS}

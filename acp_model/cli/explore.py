@@ -36,7 +36,7 @@ EXPLORE_EPILOG = """modes (one per run):
 
 properties:
   a  every reachable state can return to a quiescent idle with agent events and the client's
-     own obligations (permission answers) only
+     own obligations (permission and elicitation answers) only
   b  after a cancel the agent provably read during work, that work ends with cancelled (an
      unread cancel may race with another reason), and the agent can still end it so
   c  every state and (state, event) transition is reachable and every (state, event) has a
@@ -90,7 +90,8 @@ def _explore_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         bounds = Bounds.default(args.sessions, max_prompts=args.max_prompts,
                                 max_permissions=args.max_permissions,
                                 max_cancels=args.max_cancels, max_tools=args.max_tools,
-                                custom=args.custom, reasons=args.reasons, lean=args.lean)
+                                max_elicitations=args.max_elicitations, custom=args.custom,
+                                reasons=args.reasons, lean=args.lean)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     return {"bounds": bounds, "max_states": args.max_states}
@@ -98,7 +99,8 @@ def _explore_kwargs(args: argparse.Namespace) -> dict[str, Any]:
 
 def _too_large(exc: Exception) -> UsageError:
     return UsageError(f"{exc}: lower --max-prompts/--max-cancels/--max-permissions/"
-                      "--max-tools, use --lean or --no-custom, or raise --max-states")
+                      "--max-elicitations/--max-tools, use --lean or --no-custom, or raise "
+                      "--max-states")
 
 
 def _write_witnesses(results: list[dict[str, Any]], out: Path) -> list[Path]:
@@ -431,6 +433,9 @@ def register(sub: Any) -> None:
                         "sessions)")
     p.add_argument("--max-cancels", type=int_at_least(0), metavar="N",
                    help="cancels a session holds at once (default 1)")
+    p.add_argument("--max-elicitations", type=int_at_least(0), metavar="N",
+                   help="session-scoped elicitations (elicitation/create) a session holds "
+                        "at once, with the client's answers (default 0: not tried)")
     p.add_argument("--max-tools", type=int_at_least(0), metavar="N",
                    help="distinct tool calls per session, 0..3 (default 0; each multiplies "
                         "the graph by about ten)")

@@ -12,7 +12,8 @@ from acp_model.model.vocab import WORK, Event, StopReason
 
 PROPERTIES = {
     "a": "every reachable state can return to a quiescent idle with agent events and the "
-         "client's own obligations (permission answers) only: no deadlock, no livelock",
+         "client's own obligations (permission and elicitation answers) only: no deadlock, "
+         "no livelock",
     "b": "once the agent provably read a cancel sent during work, every idle ending that work "
          "says cancelled (an unread cancel may race with another stop reason), and the agent "
          "can still end it so",

@@ -444,7 +444,8 @@ def _prompt_ok(engine: TableEngine, cfg: Config, s: int) -> bool:
     return ok
 
 
-_HELP_FREE = frozenset(AGENT_EVENTS) | {Event.PERMISSION_ANSWER}
+# the agent's events and the client's own obligations: its answers to what the agent asked
+_HELP_FREE = frozenset(AGENT_EVENTS) | {Event.PERMISSION_ANSWER, Event.ELICITATION_ANSWER}
 
 
 def _settle_path(exp: Exploration, start: int, r: int = 0) -> list[Edge] | None:

@@ -27,7 +27,7 @@ from acp_model.fuzzing.sessions import first_of
 from acp_model.fuzzing.transport import RpcError, is_response_to
 from acp_model.llm.script import ModelScript, Tools, describe_script, script_from_json
 from acp_model.llm.server import tag_text
-from acp_model.model.vocab import Answer
+from acp_model.model.vocab import Answer, ElicitationAction
 from acp_model.report.reach import Reach
 from acp_model.spec import revisions
 
@@ -306,6 +306,68 @@ class AnswerPermission(SessionAction):
 
     def describe(self, label: str = "") -> str:
         return f"answer permission{label}: {self.outcome}" + (" (newest)" if self.newest else "")
+
+
+# the answers a user gives an elicitation (``$defs.CreateElicitationResponse``)
+USER_ELICITATION_ACTIONS = (ElicitationAction.ACCEPT, ElicitationAction.DECLINE,
+                            ElicitationAction.CANCEL)
+
+
+def _user_action(value: object) -> ElicitationAction:
+    action = _member(ElicitationAction, value, "elicitation answer")
+    if action not in USER_ELICITATION_ACTIONS:
+        raise ActionError(f"elicitation answer {value!r} is not one of "
+                          f"{', '.join(USER_ELICITATION_ACTIONS)}")
+    return action
+
+
+@dataclass(frozen=True)
+class HoldElicitations(SessionAction):
+    """Hold the session's elicitations open from now on, as a user who leaves the form up
+    (``fuzzing/elicitations.py``): an ``answer_elicitation`` answers one; a cancel of the
+    session answers them with ``after_cancel`` once the cancelled work has ended; the drain
+    answers those left. Nothing is held by a client that does not serve elicitations."""
+
+    op: ClassVar[str] = "hold_elicitations"
+    after_cancel: ElicitationAction = ElicitationAction.CANCEL
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "after_cancel", _user_action(self.after_cancel))
+
+    def perform(self, client: ClientOps) -> None:
+        idx = client.session_index(self.s)
+        if idx is not None:
+            client.elicitations.hold(client.sessions[idx].sid, self.after_cancel)
+
+    def describe(self, label: str = "") -> str:
+        return f"hold elicitations{label} open (after a cancel, answer {self.after_cancel})"
+
+
+@dataclass(frozen=True)
+class AnswerElicitation(SessionAction):
+    """Answer the oldest (or newest) elicitation held open for the session with ``action``
+    (error -32800 if the agent withdrew it), once one is held or the session settles; then
+    prove the answer read."""
+
+    op: ClassVar[str] = "answer_elicitation"
+    action: ElicitationAction = ElicitationAction.ACCEPT
+    newest: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "action", _user_action(self.action))
+
+    def perform(self, client: ClientOps) -> None:
+        idx = client.session_index(self.s)
+        if idx is None:
+            return
+        sid = client.sessions[idx].sid
+        client.wait_until(lambda: bool(client.elicitations.waiting(sid)) or client.settled(idx),
+                          client.window(0.2))
+        if client.elicitations.answer(sid, self.action, newest=self.newest):
+            client.sync()
+
+    def describe(self, label: str = "") -> str:
+        return f"answer elicitation{label}: {self.action}" + (" (newest)" if self.newest else "")
 
 
 @dataclass(frozen=True)
@@ -638,6 +700,7 @@ def _answers(msg: Any, request_id: Any) -> bool:
     return is_response_to(msg, request_id)
 
 
-__all__ = ["ACTIONS", "Action", "ActionError", "AnswerPermission", "Cancel",
-           "CancelPromptRequest", "Finish", "LateAllow", "LoadSession", "NewSession", "Probe",
-           "Prompt", "Relaunch", "SessionAction", "SloppyAnswer", "Sync", "Wait", "from_json"]
+__all__ = ["ACTIONS", "Action", "ActionError", "AnswerElicitation", "AnswerPermission",
+           "Cancel", "CancelPromptRequest", "Finish", "HoldElicitations", "LateAllow",
+           "LoadSession", "NewSession", "Probe", "Prompt", "Relaunch", "SessionAction",
+           "SloppyAnswer", "Sync", "Wait", "from_json"]

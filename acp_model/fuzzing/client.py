@@ -30,6 +30,7 @@ from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.crossings import ScheduleLog
 from acp_model.fuzzing.drain import Drain
 from acp_model.fuzzing.editors import BARE, ClientProfile
+from acp_model.fuzzing.elicitations import HeldElicitations
 from acp_model.fuzzing.handshake import AgentUnusable, Handshake
 from acp_model.fuzzing.ops import RequestIds, SessionHandle
 from acp_model.fuzzing.program import session_at
@@ -100,6 +101,7 @@ class FuzzClient:
         # a request batch went unanswered (ACPM-BATCH): no more batch probes (same wait, again)
         self.batches_unanswered = False
         self.answers = PermissionAnswers(self)
+        self.elicitations = HeldElicitations(self)  # those a drawn action holds open
         self._session_writes: Counter[str] = Counter()  # sid -> agent messages naming it
         self.history: list[Action] = []  # every action performed on this process, concrete
         self.reach: Counter[Reach] = Counter()  # how far it got (a pool shares the run's)
@@ -147,7 +149,9 @@ class FuzzClient:
             self.changed.notify_all()
         services = self.handshake.services
         if record.get("dir") == "a2c" and isinstance(msg, dict) and "method" in msg \
-                and "id" in msg and (services is None or not services.take(msg)):
+                and "id" in msg and (services is None or not (
+                    (services.handles(str(msg["method"])) and self.elicitations.take(msg))
+                    or services.take(msg))):
             self.answers.agent_request(msg)  # (a method served: a worker answers it)
 
     # ------------------------------------------------------------------ queries -----------
@@ -211,6 +215,7 @@ class FuzzClient:
         """Quiet, or blocked on the client (nothing more happens until it answers) or on a
         stalled scripted model (nothing until a cancel)."""
         return (not self.busy(s) or bool(self.open_permissions(s))
+                or bool(self.elicitations.waiting(self.sessions[s].sid))
                 or (self.model is not None and self.model.stalling(self.sessions[s].sid)))
 
     # ------------------------------------------------------------------ set-up ------------
@@ -304,6 +309,7 @@ class FuzzClient:
             # After an answer that follows the cancel, the agent's next move would only make a
             # deviation probable; a response to this makes it provable.
             self.sync()
+        self.elicitations.after_cancel(idx)  # those held: answered once the work has ended
 
     def settle(self, idx: int, limit: float) -> bool:
         """Wait up to ``limit`` seconds for session ``idx`` to settle, but only while the agent

@@ -97,6 +97,9 @@ class Drain:
         for sid, rid in asked:
             if not c.answers.as_required(sid, rid):
                 c.answers.send(sid, rid, CANCELLED)
+        # the elicitations a drawn action held: answered, and held no more (the example ends)
+        if c.elicitations.release([c.sessions[i].sid for i in self.indices]):
+            asked.append(("", None))
         return asked
 
     def _last_look(self) -> int | None:

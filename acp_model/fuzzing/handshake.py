@@ -14,7 +14,7 @@ from typing import Any
 from acp_model import __version__
 from acp_model.fuzzing.editors import ClientProfile, serves
 from acp_model.fuzzing.login import log_in
-from acp_model.fuzzing.services import ClientServices
+from acp_model.fuzzing.services import ELICIT, ClientServices
 from acp_model.fuzzing.transport import AgentProcess, RpcError
 from acp_model.model import messages
 from acp_model.model.check import declare, meta_of
@@ -95,6 +95,11 @@ class Handshake:
         if auth_method is not None:
             log_in(proc, result.get("authMethods"), auth_method, protocol, startup_deadline)
         return result
+
+    @property
+    def serves_elicitations(self) -> bool:
+        """The client advertised elicitation and serves it (a drawn hold may keep one open)."""
+        return self.services is not None and self.services.handles(ELICIT)
 
     def close(self) -> None:
         if self.services is not None:

@@ -19,11 +19,14 @@ from hypothesis.control import current_build_context
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
 from acp_model.fuzzing.actions import (
+    USER_ELICITATION_ACTIONS,
     WORKSPACE,
+    AnswerElicitation,
     AnswerPermission,
     Cancel,
     CancelPromptRequest,
     Finish,
+    HoldElicitations,
     Interrupt,
     LateAllow,
     LoadSession,
@@ -266,6 +269,27 @@ def _answering(session: st.SearchStrategy[int], blocks: st.SearchStrategy[Any],
     return _table(answer_permission, finish_turn, sloppy_answer)
 
 
+def _eliciting(session: st.SearchStrategy[int], elicits: bool) -> RuleTable:
+    """The rules that hold the agent's elicitations open and answer them, for a client that
+    serves elicitations (``elicits``; without a hold it answers each at once). A client that
+    does not has no such rules: its programs draw as they did before these existed."""
+    if not elicits:
+        return {}
+    actions = st.sampled_from(USER_ELICITATION_ACTIONS)
+
+    @rule(s=session, after_cancel=actions)
+    def hold_elicitations(self: _Acting, s: int, after_cancel: str) -> None:
+        """Leave the session's elicitations open, as a user who leaves the form up: a
+        cancel then meets them (SDK-ELICIT-01), and they are answered after it."""
+        self.ex.act(HoldElicitations(s, after_cancel))
+
+    @rule(s=session, action=actions, newest=st.booleans())
+    def answer_elicitation(self: _Acting, s: int, action: str, newest: bool) -> None:
+        self.ex.act(AnswerElicitation(s, action, newest))
+
+    return _table(hold_elicitations, answer_elicitation)
+
+
 def _probing(session: st.SearchStrategy[int], probes: list[NegativeInput]) -> RuleTable:
     """The rules that wait, sync and send negative inputs."""
 
@@ -307,7 +331,7 @@ def _reopening(session: st.SearchStrategy[int], reloads: bool) -> RuleTable:
 def build_machine(begin: Callable[[], Example], end: Callable[[Example], None],
                   capabilities: dict[str, Any], max_sessions: int, guided: bool = True,
                   *, scripted: bool = False, batches: bool = True, reloads: bool = False,
-                  timing: bool = True, corpus: Corpus | None = None
+                  timing: bool = True, corpus: Corpus | None = None, elicits: bool = False
                   ) -> type[RuleBasedStateMachine]:
     """A machine class bound to one fuzz run (its agent pool, recorder and settings).
 
@@ -315,7 +339,8 @@ def build_machine(begin: Callable[[], Example], end: Callable[[Example], None],
     model does in its turn (``timing``: at a drawn pace, else at once); ``batches``: the
     JSON-RPC batch probes are sent; ``reloads``: the agent advertised a request that reopens
     a session, which the fuzzer then sends; ``corpus``: where guidance keeps the examples
-    that reached new code (a run measuring the agent's coverage)."""
+    that reached new code (a run measuring the agent's coverage); ``elicits``: the client
+    serves elicitations, and holds them open when drawn."""
     session = st.integers(0, max_sessions - 1)
     blocks = prompt_blocks(capabilities)
     scripts, asking = (model_scripts(timing), asking_scripts(timing)) if scripted \
@@ -345,7 +370,7 @@ def build_machine(begin: Callable[[], Example], end: Callable[[Example], None],
     namespace = _compose(
         _table(__init__, open_first_session, open_session, teardown),
         _prompting(session, blocks, scripts), _answering(session, blocks, asking),
-        _probing(session, probes), _reopening(session, reloads))
+        _probing(session, probes), _reopening(session, reloads), _eliciting(session, elicits))
     doc = "Client behaviour over several sessions of one ACP connection."
     return type("AcpLifecycleFuzz", (RuleBasedStateMachine,),
                 {"__module__": __name__, "__doc__": doc, **namespace})
@@ -361,4 +386,4 @@ def machine_for(cfg: FuzzConfig, pool: AgentPool, begin: Callable[[], Example],
     return build_machine(begin, pool.end_example, first.handshake.prompt_caps, cfg.max_sessions,
                          cfg.guided, scripted=cfg.model is not None, batches=sends_batches(cfg),
                          reloads=bool(first.handshake.reloads), timing=cfg.model_timing,
-                         corpus=corpus)
+                         corpus=corpus, elicits=first.handshake.serves_elicitations)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
-from acp_model.model.vocab import Answer
+from acp_model.model.vocab import Answer, ElicitationAction
 from acp_model.report.reach import Reach
 from acp_model.trace.wire import is_response_to
 
@@ -69,6 +69,21 @@ class PermissionOps(Protocol):
     def sloppy(self, idx: int, mistake: Mistake) -> None: ...
 
 
+class ElicitationOps(Protocol):
+    """How an action holds the agent's elicitations open and answers them
+    (``fuzzing/elicitations.py``)."""
+
+    def hold(self, sid: str, after_cancel: ElicitationAction) -> None: ...
+
+    def answer(self, sid: str, action: ElicitationAction, *, newest: bool = False) -> bool: ...
+
+    def waiting(self, sid: str) -> Sequence[Any]: ...
+
+    def after_cancel(self, idx: int) -> None: ...
+
+    def release(self, sids: Sequence[str]) -> int: ...
+
+
 class ClientOps(Connection, Protocol):
     """Everything a client action may do: sessions, prompts' bookkeeping, cancels, permission
     answers (careful and sloppy: ``answers``), the waits, and request ids of the client's
@@ -81,6 +96,7 @@ class ClientOps(Connection, Protocol):
     batches_unanswered: bool
     reloads: frozenset[str]  # the requests that reopen a session the agent advertised
     reach: Counter[Reach]
+    elicitations: ElicitationOps  # the elicitations a drawn action holds open
 
     @property
     def answers(self) -> PermissionOps: ...

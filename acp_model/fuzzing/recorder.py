@@ -18,6 +18,9 @@ from acp_model.fuzzing.schedule import Schedule
 from acp_model.model.vocab import Level
 from acp_model.oracle.monitor import Violation
 from acp_model.report.reach import Reach
+from acp_model.spec.rules import RULES
+
+WARNING_STRENGTHS = ("SHOULD", "SHOULD NOT")  # a rule of these strengths warns, never fails
 
 
 class LifecycleFailure(AssertionError):
@@ -212,6 +215,16 @@ class Recorder:
                 self.failure(v, [], records, v.index, [])
             else:
                 self.warning(v, ([], records, v.index, []))
+
+    def sighted(self, rule: str) -> Found | None:
+        """What the run found under ``rule``: its failure, or, for a rule whose own strength
+        only warns (a SHOULD), the first sighting of its warning (neither shrunk nor
+        replayed); None: neither."""
+        if rule in self.found:
+            return self.found[rule]
+        if RULES.get(rule) is None or RULES[rule].strength not in WARNING_STRENGTHS:
+            return None
+        return next((f for (r, _), f in self.warning_seen.items() if r == rule), None)
 
     def is_new_warning(self, v: Violation) -> bool:
         return (v.rule, v.check) not in self.warnings

@@ -406,5 +406,5 @@ def _asked_for_is_seen(cfg: FuzzConfig, recorder: Recorder) -> bool:
     """A run given goals (rules to find, paths to reach) has met all of them."""
     if not cfg.stop_on and not cfg.stop_when_reached:
         return False
-    return cfg.stop_on <= set(recorder.found) and all(
+    return all(recorder.sighted(rule) for rule in cfg.stop_on) and all(
         group & recorder.transitions for group in cfg.stop_when_reached)

@@ -67,6 +67,19 @@ def form_value(spec: Any) -> Any:
     return spec.get("default")
 
 
+def elicitation_result(params: Mapping[str, Any], action: str) -> dict[str, Any]:
+    """The response a user gives an elicitation with ``action``: accept (a form's fields
+    filled in, a URL's visited), decline or cancel."""
+    if action != "accept":
+        return {"action": action}
+    form = params.get("requestedSchema")
+    if params.get("mode") != "form" or not isinstance(form, Mapping):
+        return {"action": "accept"}
+    fields = form.get("properties") if isinstance(form.get("properties"), Mapping) else {}
+    return {"action": "accept",
+            "content": {name: form_value(spec) for name, spec in fields.items()}}
+
+
 class Refused(Exception):
     """A request the client answers with an error (code, message)."""
 
@@ -251,14 +264,7 @@ class ClientServices:
         decline or cancel."""
         with self._lock:
             action = next(self._elicitations)
-        if action != "accept":
-            return {"action": action}
-        form = params.get("requestedSchema")
-        if params.get("mode") != "form" or not isinstance(form, Mapping):
-            return {"action": "accept"}
-        fields = form.get("properties") if isinstance(form.get("properties"), Mapping) else {}
-        return {"action": "accept",
-                "content": {name: form_value(spec) for name, spec in fields.items()}}
+        return elicitation_result(params, action)
 
     # --- terminals ----------------------------------------------------------------------------
     def create(self, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -307,4 +313,4 @@ class ClientServices:
             pool.shutdown(wait=False, cancel_futures=True)
 
 
-__all__ = ["ClientServices", "Refused", "Terminal"]
+__all__ = ["ELICITATION_ACTIONS", "ClientServices", "Refused", "Terminal", "elicitation_result"]

@@ -22,6 +22,7 @@ class Reach(StrEnum):
     CANCELS_DURING_MODEL = "cancels_during_model_request"
     CANCELS_DURING_TOOL = "cancels_during_tool_call"
     CANCELS_DURING_PERMISSION = "cancels_during_permission"
+    CANCELS_DURING_ELICITATION = "cancels_during_elicitation"  # one the client held open
     LOADS = "session_loads"
     LOADS_DURING_WORK = "session_loads_during_work"
 
@@ -33,6 +34,7 @@ LABELS: dict[Reach, str] = {
     Reach.CANCELS_DURING_MODEL: "cancels during a model request",
     Reach.CANCELS_DURING_TOOL: "cancels during a tool call",
     Reach.CANCELS_DURING_PERMISSION: "cancels during a permission request",
+    Reach.CANCELS_DURING_ELICITATION: "cancels during an elicitation held open",
     Reach.LOADS: "session loads (session/load, session/resume)",
     Reach.LOADS_DURING_WORK: "session loads during work",
 }

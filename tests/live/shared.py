@@ -73,7 +73,8 @@ def shared_fuzz_run(factory: pytest.TempPathFactory, name: str, argv: list[str])
 def fuzz_until_found(agent: list[str], rule: str, *, tries: int = 3, **options: Any) -> Any:
     """Fuzz ``agent`` in-process until ``rule`` fails (``stop_on``; the budget stays the cap)
     and return what was found for it. The counterexample is minimized for a few seconds and
-    replayed once: the tests read the failure and the program, not how short it got.
+    replayed once: the tests read the failure and the program, not how short it got. A rule
+    whose strength only warns (a SHOULD) is found by its warning's first sighting.
 
     A race's draws depend on the agent's timing, which a loaded machine moves: a run that
     misses is followed by one on the next seed, ``tries`` runs in all (awaiting the proof,
@@ -87,7 +88,7 @@ def fuzz_until_found(agent: list[str], rule: str, *, tries: int = 3, **options: 
     for attempt in range(tries):
         tried = {**settings, "seed": settings["seed"] + attempt}
         result = run_fuzz(FuzzConfig(agent, stop_on=frozenset({rule}), **tried))
-        found = result.recorder.found.get(rule)
+        found = result.recorder.sighted(rule)  # a SHOULD's: its warning's first sighting
         if found is not None:
             return result, found
         seen.append(sorted(result.recorder.found))

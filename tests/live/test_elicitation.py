@@ -1,6 +1,8 @@
 """The fuzz client with form elicitation offered (``--client-capabilities``: no editor profile
 advertises it) reaches the reference agent's elicitations, answers each with the schema's
-actions in turn, and the session machine sees every request and answer as a user-action wait."""
+actions in turn, and the session machine sees every request and answer as a user-action wait.
+A drawn hold keeps them open across a cancel: the agent that leaves one pending with its
+cancelled work is found (SDK-ELICIT-01), the reference agent withdraws it."""
 
 from __future__ import annotations
 
@@ -10,7 +12,14 @@ import sys
 from pathlib import Path
 
 from acp_model.agents.turns import plan_turn
-from acp_model.fuzzing.actions import AnswerPermission, NewSession, Prompt
+from acp_model.fuzzing.actions import (
+    AnswerElicitation,
+    AnswerPermission,
+    Cancel,
+    HoldElicitations,
+    NewSession,
+    Prompt,
+)
 from acp_model.fuzzing.backend import backend
 from acp_model.fuzzing.client import FuzzClient
 from acp_model.fuzzing.config import FuzzConfig
@@ -19,6 +28,7 @@ from acp_model.spec.readings import DEFAULT
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENT = [sys.executable, "-m", "acp_model.agents.reference", "--spec", "sdk-2.4.0"]
+LEFT_PENDING = [*AGENT, "--mutant", "elicitation_left_pending"]
 SDK = DEFAULT.parse(["SPEC=sdk-2.4.0"])
 OFFERED = '{"elicitation": {"form": {}}}'
 
@@ -60,10 +70,119 @@ def test_a_fuzz_run_offering_elicitation_reaches_it_and_passes(tmp_path: Path) -
     report = tmp_path / "report.json"
     done = subprocess.run(
         [sys.executable, "-m", "acp_model", "fuzz", "--client-capabilities", OFFERED,
-         "--spec", "sdk-2.4.0", "--max-examples", "30", "--seed", "1", "--report",
+         "--spec", "sdk-2.4.0", "--max-examples", "100", "--seed", "1", "--report",
          str(report), "--", *AGENT],
         cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     data = json.loads(report.read_text())
     assert data["client"]["served"]["elicitation/create"] >= 1
     assert data["violations"] == []
+    # the program drew holds, and cancels met the elicitations held open
+    assert data["reach"]["cancels_during_elicitation"] >= 1, data["reach"]
+
+
+def _held_across_a_cancel(agent: list[str], after_cancel: str = "accept"
+                          ) -> tuple[FuzzClient, list[dict]]:
+    """Hold the session's elicitations, start a turn that asks with one, cancel it: the
+    client's records (the client closed) and its violations."""
+    cfg = FuzzConfig(agent, readings=SDK, client=custom(OFFERED), deadline=10)
+    with backend(cfg) as running:
+        client = FuzzClient.from_config(running)
+        try:
+            client.initialize()
+            for action in (NewSession(), HoldElicitations(0, after_cancel),
+                           Prompt(0, [{"type": "text", "text": _asking_twice()}])):
+                client.perform(action)
+            sid = client.sessions[0].sid
+            assert client.wait_until(lambda: bool(client.elicitations.waiting(sid)), 30)
+            client.perform(Cancel(0))
+            client.drain([0])
+            client.caught_up()
+            return client, [r for r in client.proc.records() if isinstance(r["msg"], dict)]
+        finally:
+            client.close()
+
+
+def _elicitation_id(records: list[dict]) -> object:
+    return next(r["msg"]["id"] for r in records if r["dir"] == "a2c"
+                and r["msg"].get("method") == "elicitation/create")
+
+
+def _position(records: list[dict], predicate: object) -> int:
+    return next(i for i, r in enumerate(records) if predicate(r))  # type: ignore[operator]
+
+
+def _cancelled_idle(r: dict) -> bool:
+    update = (r["msg"].get("params") or {}).get("update") or {}
+    return r["dir"] == "a2c" and update.get("sessionUpdate") == "state_update" \
+        and update.get("state") == "idle" and update.get("stopReason") == "cancelled"
+
+
+def test_a_held_elicitation_is_withdrawn_by_the_reference_agent_and_answered_after() -> None:
+    """The reference agent withdraws the elicitation its cancelled work waited on; the client,
+    which held it open across the cancel, answers it afterwards with -32800 (a withdrawn
+    request is still answered): no violation."""
+    client, records = _held_across_a_cancel(AGENT)
+    rid = _elicitation_id(records)
+    withdrawn = _position(records, lambda r: r["dir"] == "a2c" and r["msg"].get(
+        "method") == "$/cancel_request" and r["msg"]["params"]["requestId"] == rid)
+    answered = _position(records, lambda r: r["dir"] == "c2a" and r["msg"].get("id") == rid
+                         and "method" not in r["msg"])
+    assert withdrawn < _position(records, _cancelled_idle) < answered
+    assert records[answered]["msg"]["error"]["code"] == -32800
+    assert client.monitor.violations == []
+    assert client.reach["cancels_during_elicitation"] == 1
+
+
+def test_an_elicitation_left_pending_by_cancelled_work_is_found_and_then_answered() -> None:
+    """The mutant ends its cancelled work with the elicitation still open: SDK-ELICIT-01's
+    warning, with its proof (the elicitation open at requires_action, the cancelled idle);
+    the client answers it afterwards with the action its hold drew."""
+    client, records = _held_across_a_cancel(LEFT_PENDING, "decline")
+    rid = _elicitation_id(records)
+    (v,) = client.monitor.violations
+    assert (v.rule, v.level) == ("SDK-ELICIT-01", "warn")
+    assert [role for _, role in v.evidence] == ["elicitation/create", "the cancelled idle"]
+    answered = _position(records, lambda r: r["dir"] == "c2a" and r["msg"].get("id") == rid
+                         and "method" not in r["msg"])
+    assert _position(records, _cancelled_idle) < answered
+    assert records[answered]["msg"]["result"] == {"action": "decline"}
+
+
+def test_the_fuzzer_finds_the_agent_that_leaves_an_elicitation_pending() -> None:
+    """The fuzzer finds the mutant under SDK-ELICIT-01 (a SHOULD: its warning's first
+    sighting). Its program need not hold: a client answering at once shows it too when its
+    answer loses the race with the cancel; a program that holds shows it every time (the test
+    above), and the reference agent's run below draws holds and passes."""
+    from tests.live.shared import fuzz_until_found
+
+    _, found = fuzz_until_found(LEFT_PENDING, "SDK-ELICIT-01", spec="sdk-2.4.0",
+                                client=custom(OFFERED), max_examples=300)
+    assert found.violation.level == "warn"
+    assert found.violation.evidence[0][1] == "elicitation/create"
+    assert found.actions and isinstance(found.actions[0], NewSession)
+
+
+def test_held_elicitations_are_answered_by_the_drawn_action() -> None:
+    """``answer_elicitation`` answers a held elicitation with its action (accept: the form
+    filled in), and the turn goes on to its end."""
+    cfg = FuzzConfig(AGENT, readings=SDK, client=custom(OFFERED), deadline=10)
+    with backend(cfg) as running:
+        client = FuzzClient.from_config(running)
+        try:
+            client.initialize()
+            for action in (NewSession(), HoldElicitations(0),
+                           Prompt(0, [{"type": "text", "text": _asking_twice()}]),
+                           AnswerPermission(0), AnswerElicitation(0, "accept")):
+                client.perform(action)
+            assert client.wait_until(lambda: not client.busy(0), 30)
+            client.caught_up()
+            answers = [r["msg"] for r in client.proc.records() if r["dir"] == "c2a"
+                       and isinstance(r["msg"], dict) and r["msg"].get("result", {}).get(
+                           "action")]
+            assert answers == [{"jsonrpc": "2.0", "id": answers[0]["id"], "result": {
+                "action": "accept", "content": {"approve": True}}}]
+            assert client.monitor.violations == []
+            assert not client.elicitations.waiting(client.sessions[0].sid)
+        finally:
+            client.close()

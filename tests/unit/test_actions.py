@@ -175,3 +175,25 @@ def test_a_reopen_in_a_fresh_process_simplifies_to_one_on_the_same_connection() 
 
     assert shrink.simplifications(Relaunch(1, replay=False)) == [
         (LoadSession(1, replay=False), False)]
+
+
+def test_elicitation_holds_and_answers_read_back_and_refuse_what_no_user_answers() -> None:
+    """A hold and an answer are program actions like the others: their replay form reads back
+    (through JSON text, as a replay file stores it), they say what they do, and an action no
+    user gives (a custom one, an error) is refused when read."""
+    import json
+
+    from acp_model.fuzzing.actions import AnswerElicitation, HoldElicitations
+
+    hold = HoldElicitations(1, "decline")
+    answer = AnswerElicitation(0, "accept", newest=True)
+    for action in (hold, answer):
+        assert from_json(json.loads(json.dumps(action.to_json()))) == action
+    assert hold.to_json() == {"op": "hold_elicitations", "s": 1, "after_cancel": "decline"}
+    assert hold.describe(" s2") == "hold elicitations s2 open (after a cancel, answer decline)"
+    assert answer.describe() == "answer elicitation: accept (newest)"
+    for bad in ({"op": "hold_elicitations", "after_cancel": "custom"},
+                {"op": "answer_elicitation", "action": "error"},
+                {"op": "answer_elicitation", "action": "maybe"}):
+        with pytest.raises(ActionError, match="elicitation answer"):
+            from_json(bad)

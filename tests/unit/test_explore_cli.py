@@ -130,3 +130,26 @@ def test_help_documents_modes_and_properties(capsys: pytest.CaptureFixture[str])
     for word in ("--diff", "--each-reading", "--contradictions", "--coverage", "properties:",
                  "exit codes", "--witness-dir"):
         assert word in out
+
+
+def test_explore_max_elicitations(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--max-elicitations N`` lets the explorer try session-scoped elicitations and the
+    client's answers; every state can still settle (the answer is the client's own
+    obligation, as a permission answer is), and the bound is in the result."""
+    code = main(["explore", *SMALL, "--max-elicitations", "1", "--spec", "sdk-2.4.0",
+                 "--reasons", "end_turn,cancelled", "--format", "json"])
+    doc = _json(capsys)
+    assert code == 0 and doc["bounds"]["max_elicitations"] == 1, doc["verdict"]
+    props = {p["id"]: p for p in doc["properties"]}
+    assert props["a"]["holds"]
+    legal = set(props["c"]["legal_transitions"])
+    assert {"requires_action:elicitation_request", "requires_action:elicitation_answer"} <= legal
+    main(["explore", *SMALL, "--format", "json"])
+    assert "max_elicitations" not in _json(capsys)["bounds"]  # off unless asked for
+
+
+def test_explore_max_elicitations_refuses_a_negative_bound(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["explore", "--max-elicitations", "-1"])
+    assert exc.value.code == 2 and "--max-elicitations" in capsys.readouterr().err

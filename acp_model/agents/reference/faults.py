@@ -220,6 +220,10 @@ class PermissionHooks(Hooks):
         """Send $/cancel_request for the pending permission requests of a cancelled turn?"""
         return default
 
+    def withdraws_elicitation(self) -> bool:
+        """Send $/cancel_request for an elicitation a cancelled turn no longer needs?"""
+        return True
+
     def late_answer(self, agent: AgentOps, wait: PermWait) -> None:
         """An answer to a permission request of a turn that was cancelled."""
 
@@ -529,6 +533,8 @@ MUTANT_HOOKS: tuple[type[Hooks], ...] = (
     _fault("cancelled_as_error", TurnHooks, cancelled_reason=lambda self: "error"),
     _DroppedBackground,
     _fault("background_removed_early", TurnHooks, removes_background_early=lambda self: True),
+    _fault("elicitation_left_pending", PermissionHooks,
+           withdraws_elicitation=lambda self: False),
 )
 
 # mutant name -> the fault that plants it (a fresh one per agent: some hooks remember)

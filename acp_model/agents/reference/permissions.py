@@ -130,8 +130,9 @@ class Permissions:
         for waiting in perms:
             if waiting.elicit:  # never needed again: withdrawn now, its answer ignored
                 self.waiters.pop(waiting.request_id, None)
-                host.send({"jsonrpc": "2.0", "method": "$/cancel_request",
-                           "params": {"requestId": waiting.request_id}})  # fmt: skip
+                if self.hooks.withdraws_elicitation():
+                    host.send({"jsonrpc": "2.0", "method": "$/cancel_request",
+                               "params": {"requestId": waiting.request_id}})  # fmt: skip
                 continue
             if listening:
                 turn.late_answers.add(waiting.request_id)

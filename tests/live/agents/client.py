@@ -281,12 +281,12 @@ class ScriptedClient:
 
     # -------------------------------------------------------------------- steps
 
-    def initialize(self, version: int = 2) -> Msg:
+    def initialize(self, version: int = 2, capabilities: dict[str, Any] | None = None) -> Msg:
         return self.proc.call(
             "initialize",
             {
                 "protocolVersion": version,
-                "capabilities": {},
+                "capabilities": capabilities or {},
                 "info": {"name": "acp-model-scripted-client", "version": "0.1.0"},
             },
             timeout=self.timeout,

@@ -193,6 +193,33 @@ def d_cancel_during_permission(answer_delay: float = 0.0) -> Callable[[ScriptedC
     return driver
 
 
+def d_cancel_during_elicitation(c: ScriptedClient) -> Facts:
+    """A client offering form elicitation; a turn that asks about two tools (a permission
+    request, allowed, then an elicitation: the agent alternates), cancelled while the
+    elicitation is open, which is not answered until the cancelled turn has ended."""
+    c.initialize(capabilities={"elicitation": {"form": {}}})
+    sid = c.new_session()
+    start = c.mark()
+    c.send_prompt(sid, c.prompt_text(lambda plan: plan.permissions >= 2))
+    c.answer(c.wait_permission(sid, start), "allow")
+    elicitation = c.wait(lambda m: isinstance(m, dict)
+                         and m.get("method") == "elicitation/create", start)
+    c.cancel(sid)
+    c.proc.request("session/list", {})
+    idle = c.wait_or_quiesce(lambda m: is_idle(m, sid), start)
+    c.barrier()
+    return {"sid": sid, "start": start, "elicitation": elicitation, "idle": idle}
+
+
+def s_elicitation_left_pending(c: ScriptedClient, f: Facts) -> bool:
+    """The cancelled turn ended with no $/cancel_request for its elicitation before it."""
+    rid = f["elicitation"]["id"]
+    end = c.index_of(lambda m: is_idle(m, f["sid"]), f["start"])
+    withdrawn = c.index_of(lambda m: isinstance(m, dict) and m.get("method") ==
+                           "$/cancel_request" and m["params"].get("requestId") == rid, f["start"])
+    return end is not None and (withdrawn is None or withdrawn > end)
+
+
 def d_duplicate_answer_then_turn(c: ScriptedClient) -> Facts:
     """A turn whose permission is allowed, the allow sent a second time (a sloppy client),
     then a second turn: its first permission request must wait for its own answer."""
@@ -729,6 +756,7 @@ CASES: dict[str, Case] = {
     ),
     "background_dropped": Case(d_turns(4), s_background_dropped),
     "background_removed_early": Case(d_turns(4), s_background_removed_early),
+    "elicitation_left_pending": Case(d_cancel_during_elicitation, s_elicitation_left_pending),
 }
 
 # One case per design value that shows on the wire (the design space, agents/design.py).
