@@ -77,13 +77,13 @@ class Config:
     def derive(self, touched: int | None, clone: Callable[[Any, Any], Any] | None = None
                ) -> Config:
         """The configuration after an event of session ``touched`` (None: of no session);
-        ``clone``: the model's compiled copy, when the caller looked it up once."""
+        ``clone``: how to copy the touched session's model (default: a full copy; the
+        explorer passes one that copies only the parts the event writes)."""
         ctx = self.ctx.derive()
+        copy = clone or _clone_model
         if touched == 0 and len(self.models) == 1:  # the common case, on every edge
-            m = self.models[0]
-            copy = clone or snapshot.compiled(type(m))[0]
-            return Config(ctx, [copy(m, ctx)], list(self.obs), self.next_idx)
-        models = [_clone_model(m, ctx) if i == touched else _share_model(m, ctx)
+            return Config(ctx, [copy(self.models[0], ctx)], list(self.obs), self.next_idx)
+        models = [copy(m, ctx) if i == touched else _share_model(m, ctx)
                   for i, m in enumerate(self.models)]
         return Config(ctx, models, list(self.obs), self.next_idx)
 

@@ -28,6 +28,7 @@ from acp_model.explorer.config import (
     _observe,
     single_key,
 )
+from acp_model.explorer.writes import transition_writes
 from acp_model.model import snapshot
 from acp_model.model.engine import Failure, Table, TableEngine, compile_machine
 from acp_model.model.events import Ev
@@ -299,7 +300,14 @@ class _Search:
         self.ident = tuple(range(bounds.sessions))
         self.missing = tuple((MISSING,) for _ in rs)
         self.single = bounds.sessions == 1
-        self.clone, self.snap, self.indices = snapshot.compiled(model)
+        _, self.snap, self.indices = snapshot.compiled(model)
+        # Copy on write: per (state, event), a copy of the model that copies the parts the
+        # event's actions write and shares the rest with the stored original, and whether
+        # that includes the permission book (compaction writes it too).
+        writes = transition_writes(table)
+        self.copiers = {key: snapshot.copier(model, parts) for key, parts in writes.items()}
+        self.book_copied = {key: "perm_book" in parts for key, parts in writes.items()}
+        self.copy_book = snapshot.copier(model, frozenset({"perm_book"}))
         root = Config.initial(model, bounds.sessions, rs[0])
         key0, _ = root.canonical()
         self.keys = [key0]
@@ -379,7 +387,8 @@ class _Search:
         """The configuration after an allowed ``act`` (under the first reading that allows
         it) and the edge properties it breaks under readings[0]."""
         src_state = cfg.models[s].state
-        new = cfg.derive(s, self.clone)
+        key = (src_state, act.event)
+        new = cfg.derive(s, self.copiers[key])
         new.ctx.frontier = frontier
         m = new.models[s]
         if mask & 1:
@@ -391,6 +400,8 @@ class _Search:
             new.ctx.readings = self.rs[0]
         new.obs[s] = _observe(cfg.obs[s], src_state, act, ev.idx)
         if self.compact:
+            if not self.book_copied[key] and m.compacts():  # shared: copy it first
+                m = new.models[s] = self.copy_book(m, new.ctx)
             m.compact()
         breaks: tuple[str, ...] = ()
         if mask & 1:

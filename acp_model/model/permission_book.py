@@ -197,7 +197,11 @@ class PermissionBook:
         its bounds (``tests/unit/test_explore.py`` checks that a compacted configuration is one
         the exploration reaches).
         """
+        for pid in self.forgettable(horizon):
+            del self.perms[pid]
+
+    def forgettable(self, horizon: int) -> list[Any]:
+        """The ids :meth:`compact` forgets (the explorer copies a book it shares first)."""
         guarding = {t.perm for t in self.tools.values()} if self.perms else ()
-        for pid, perm in list(self.perms.items()):
-            if self.settled(perm, horizon) and pid not in guarding:
-                del self.perms[pid]
+        return [pid for pid, perm in self.perms.items()
+                if self.settled(perm, horizon) and pid not in guarding]

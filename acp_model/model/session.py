@@ -123,6 +123,11 @@ class SessionModel:
         if self.perm_book.perms:
             self.perm_book.compact(max(self.ctx.probable, self.ctx.frontier))
 
+    def compacts(self) -> bool:
+        """Would :meth:`compact` forget something?"""
+        return bool(self.perm_book.perms) and bool(
+            self.perm_book.forgettable(max(self.ctx.probable, self.ctx.frontier)))
+
     # =====================================================================================
     # Actions. They run after the checks and update the extended state.
     # =====================================================================================

@@ -164,14 +164,16 @@ def _snap(f: _Field, perms: str) -> tuple[list[str], list[str]]:
                     if r.metadata.get("index") and r.metadata.get("snapshot") is not False]
 
 
-def _build(cls: type, at: str, fields: list[_Field], copy: bool) -> list[str]:
+def _build(cls: type, at: str, fields: list[_Field], copy: bool,
+           only: frozenset[str] | None = None) -> list[str]:
     """Lines that make a copy of the object at ``at`` (of ``cls``) in ``o_<path>``: its parts
-    built first; ``copy``: containers copied (a clone), else parts shared (a shallow share)."""
+    built first; ``copy``: containers copied (a clone), else parts shared (a shallow share);
+    ``only``: the parts of the model copied, the others shared (copy on write)."""
     var = "o_" + at.replace(".", "_")
     lines: list[str] = []
     items: list[tuple[str, str]] = []
     for name, part in _parts(cls):
-        if not copy:  # a share shares the parts too
+        if not copy or (only is not None and name not in only):  # shared
             items.append((name, f"{at}.{name}"))
             continue
         lines += _build(part, f"{at}.{name}", fields, copy)
@@ -189,13 +191,19 @@ def _metas(f: _Field) -> list[Any]:
     return [f.meta, *(r.metadata for r in dataclasses.fields(f.rec))] if f.rec else [f.meta]
 
 
+def _names(model_cls: type, fields: list[_Field]) -> dict[str, Any]:
+    """The classes the generated code makes: the model's, its parts' and their records'."""
+    names: dict[str, Any] = {model_cls.__name__: model_cls}
+    names.update({cls.__name__: cls for _, cls in _parts(model_cls)})
+    names.update({f.rec.__name__: f.rec for f in fields if f.rec is not None})
+    return names
+
+
 @cache
 def _generated(model_cls: type) -> tuple[Callable[..., Any], ...]:
     """Compile clone, snapshot, indices and share for ``model_cls``."""
     fields = _fields(model_cls, "m")
-    names: dict[str, Any] = {model_cls.__name__: model_cls}
-    names.update({cls.__name__: cls for _, cls in _parts(model_cls)})
-    names.update({f.rec.__name__: f.rec for f in fields if f.rec is not None})
+    names = _names(model_cls, fields)
     perms = next((f.expr for f in fields if f.name == "perms"), "m.perms")
     queries = getattr(model_cls, "SNAPSHOT_QUERIES", ())
     views = sorted({c.rpartition(".")[0] for f in fields for r in _metas(f)
@@ -217,6 +225,28 @@ def _generated(model_cls: type) -> tuple[Callable[..., Any], ...]:
     source = "\n".join(clone + snap + idx + share) + "\n"
     exec(compile(source, f"<snapshot of {model_cls.__name__}>", "exec"), names)
     return names["clone"], names["snapshot"], names["indices"], names["share"]
+
+
+@cache
+def copier(model_cls: type, parts: frozenset[str]) -> Callable[[Any, Any], Any]:
+    """``copy(model, ctx)``: a copy of ``model`` bound to ``ctx`` that copies the parts named
+    in ``parts`` as :func:`clone` does and shares the others with ``model``, for an event
+    whose actions write only those (the stored original is never mutated)."""
+    unknown = parts - {name for name, _ in _parts(model_cls)}
+    if unknown:
+        raise ValueError(f"{model_cls.__name__} has no parts {sorted(unknown)}")
+    fields = _fields(model_cls, "m")
+    names = _names(model_cls, fields)
+    source = "\n".join(["def copy(m, ctx):", *_build(model_cls, "m", fields, True, parts),
+                        "    return o_m"]) + "\n"
+    exec(compile(source, f"<copy of {model_cls.__name__}: {', '.join(sorted(parts))}>",
+                 "exec"), names)
+    return names["copy"]
+
+
+def parts(model_cls: type) -> dict[str, type]:
+    """The model's parts (fields holding objects of their own) and their classes."""
+    return dict(_parts(model_cls))
 
 
 def compiled(model_cls: type) -> tuple[Callable[..., Any], Callable[..., Any],
