@@ -42,7 +42,8 @@ class ShapeJudge:
                method: str) -> None:
         if def_name is None or not self.validate:
             return
-        self.store.ran(validation.schema_rules_exercised(method, def_name, instance, self.rev))
+        self.store.ran((validation.schema_rules_exercised(method, def_name, instance,
+                                                         self.rev),))
         if self._diagnosed.get(def_name, 0) >= MAX_DIAGNOSES_PER_DEF:
             # A flood of invalid messages of one definition: the rule each breaks is only
             # known from a diagnosis, and reporting it under another (ACPM-SCHEMA) would make

@@ -85,7 +85,7 @@ def test_a_revision_without_the_rule_leaves_its_check_out() -> None:
 
 
 def _ran(findings: messages.Findings) -> list[str]:
-    return [meta.name for meta in findings.ran]
+    return [meta.name for entry in findings.ran for _, meta in entry]
 
 
 def test_an_update_reaches_the_checks_of_every_update_and_of_its_kind_only() -> None:
