@@ -731,18 +731,20 @@ def v1_client_capabilities_given(params: Mapping[str, Any], where: str, ctx: Fin
 _TRACEPARENT = re.compile(r"[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}")
 
 
-def trace_context(meta: Any, where: str) -> Iterator[tuple[str, str]]:
+def trace_context(meta: Any, where: str) -> list[tuple[str, str]]:
     """What breaks ENUM-11 in one ``_meta`` object (the W3C trace context keys)."""
+    found: list[tuple[str, str]] = []
     if not isinstance(meta, dict):
-        return
+        return found
     for key in ("traceparent", "tracestate", "baggage"):
         if key not in meta:
             continue
         value = meta[key]
         if not isinstance(value, str) or (key == "traceparent"
                                           and not _TRACEPARENT.fullmatch(value)):
-            yield (f"{where}/_meta/{key}", f"_meta.{key} is {str(value)[:60]!r}, not W3C trace "
-                   f"context (the key is reserved for it)")
+            found.append((f"{where}/_meta/{key}", f"_meta.{key} is {str(value)[:60]!r}, not W3C "
+                          "trace context (the key is reserved for it)"))
+    return found
 
 
 @check("ENUM-11", role=Role.FINDING, reads=[Reads.MESSAGE])
@@ -756,12 +758,14 @@ def trace_context_kept(msg: Any) -> str | None:
     found: list[tuple[str, str]] = []
     for part in ("params", "result"):
         body = msg.get(part)
-        if isinstance(body, dict) and ("_meta" in body or "update" in body):
-            found += trace_context(body.get("_meta"), part)
-            update = body.get("update")
-            if isinstance(update, dict):
-                found += trace_context(update.get("_meta"), f"{part}/update")
-    return "; ".join(f"{path}: {text}" for path, text in found) or None
+        if not isinstance(body, dict):
+            continue
+        if "_meta" in body:
+            found += trace_context(body["_meta"], part)
+        update = body.get("update")
+        if isinstance(update, dict) and "_meta" in update:
+            found += trace_context(update["_meta"], f"{part}/update")
+    return "; ".join(f"{path}: {text}" for path, text in found) if found else None
 
 
 # --- dispatch: a message goes to the checks that read its kind -------------------------------

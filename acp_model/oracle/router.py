@@ -330,8 +330,9 @@ class Router:
         replaying = replay.replaying(requests, sid)
         reused = replaying is not None and self.store.run(
             replay.replayed_ids_unique, idx, replaying.replayed, update, session=sid)
-        history = replay.replayed_history(requests, sid, kind, self.machines.busy(sid))
-        at = self.reopens.position(sid, update, requests, self.machines.busy(sid))
+        busy = self.machines.busy(sid)
+        history = replay.replayed_history(requests, sid, kind, busy)
+        at = self.reopens.position(sid, update, requests, busy)
         for check, _ in self._replay_order:
             self.store.run(check, idx, at, session=sid)
         update, derived = self.dialect.update(sid, update, kind, history, idx, what)
