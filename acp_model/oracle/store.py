@@ -86,6 +86,27 @@ class ViolationStore:
         self.report(meta, idx, text, session=session, related=related)
         return True
 
+    def run_entry(self, entry: Sequence[tuple[Callable[..., str | None], CheckMeta]],
+                  idx: int, *args: Any, session: str | None = None) -> bool:
+        """Run the checks of a static table entry on the same ``args``, each reported on its
+        own; an entry that holds is counted once (its rules expanded when a report asks).
+        True when one found something."""
+        failed: list[tuple[CheckMeta, str]] | None = None
+        for fn, meta in entry:
+            text = fn(*args)
+            if text is not None:
+                failed = [*(failed or ()), (meta, text)]
+        if failed is None:
+            self.ran((entry,))
+            return False
+        broke = {id(meta) for meta, _ in failed}
+        for _, meta in entry:
+            if id(meta) not in broke:
+                self.bump(meta.rule)
+        for meta, text in failed:
+            self.report(meta, idx, text, session=session)
+        return True
+
     def report(self, meta: CheckMeta, idx: int, message: str, *, session: str | None = None,
                level: Level | None = None, kind: ViolationKind = "safety",
                related: list[int] | None = None, deadline: float | None = None,
