@@ -110,12 +110,14 @@ def is_absolute_path(path: object) -> bool:
     return len(path) > 2 and path[0].isalpha() and path[1] == ":" and path[2] in "\\/"
 
 
-def _blocks(content: Any, where: str) -> Iterator[tuple[str, Any]]:
+def _blocks(content: Any, where: str) -> list[tuple[str, Any]]:
+    """The content blocks of a ``content`` field (one block, or a list of them), each with its
+    JSON path."""
     if isinstance(content, dict):
-        yield where, content
-    elif isinstance(content, list):
-        for i, block in enumerate(content):
-            yield f"{where}/{i}", block
+        return [(where, content)]
+    if isinstance(content, list):
+        return [(f"{where}/{i}", block) for i, block in enumerate(content)]
+    return []
 
 
 # --- open enums and tagged unions (ENUM-02 and the rules naming one enum) ----------------

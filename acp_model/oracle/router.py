@@ -159,7 +159,7 @@ class Router:
             plan = self._plans[key] = _plan_method(self.rev, direction, method, request)
         spec, verdicts, held = plan
         if held:  # every check held: the plan's checks are counted once
-            self.store.ran((held,))
+            self.store.ran(held)
             return spec
         for meta, text in verdicts:
             if text is None:

@@ -42,8 +42,7 @@ class ShapeJudge:
                method: str) -> None:
         if def_name is None or not self.validate:
             return
-        self.store.ran((validation.schema_rules_exercised(method, def_name, instance,
-                                                         self.rev),))
+        self.store.ran(validation.schema_rules_exercised(method, def_name, instance, self.rev))
         if self._diagnosed.get(def_name, 0) >= MAX_DIAGNOSES_PER_DEF:
             # A flood of invalid messages of one definition: the rule each breaks is only
             # known from a diagnosis, and reporting it under another (ACPM-SCHEMA) would make
@@ -79,7 +78,7 @@ class ShapeJudge:
 
     def findings(self, findings: Findings, idx: int, what: str,
                  session: str | None = None) -> None:
-        self.store.ran(findings.ran)
+        self.store.ran(*findings.ran)
         for meta, path, text in findings.found:
             if meta == _OTHER_REVISION and not self.fit.note(
                     text.split(" is not a", 1)[0],

@@ -10,7 +10,7 @@ message being judged sits in.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from acp_model.model import check as checks
@@ -62,7 +62,7 @@ class ViolationStore:
     def bump(self, rule_id: str, n: int = 1) -> None:
         self._counts[rule_id] = self._counts.get(rule_id, 0) + n
 
-    def ran(self, groups: Iterable[Sequence[CheckMeta | tuple[Any, CheckMeta]]]) -> None:
+    def ran(self, *groups: Sequence[CheckMeta | tuple[Any, CheckMeta]]) -> None:
         """These groups of checks ran (each check exercised its rule once per group run).
         A group is a static table entry (a tuple of metadata, or of (check, metadata) pairs),
         kept by identity: the same object each time it runs."""
@@ -97,7 +97,7 @@ class ViolationStore:
             if text is not None:
                 failed = [*(failed or ()), (meta, text)]
         if failed is None:
-            self.ran((entry,))
+            self.ran(entry)
             return False
         broke = {id(meta) for meta, _ in failed}
         for _, meta in entry:
