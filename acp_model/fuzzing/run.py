@@ -26,7 +26,7 @@ from acp_model.fuzzing.recorder import (
     ShrinkBudgetSpent,
 )
 from acp_model.fuzzing.revision import SpecUndecidable, resolve
-from acp_model.fuzzing.shrink import measure_reproduction
+from acp_model.fuzzing.shrink import PARALLEL, WarmPool, measure_reproduction
 from acp_model.fuzzing.stop import Stop
 from acp_model.oracle.monitor import Monitor
 from acp_model.spec.revisions import AUTO
@@ -197,23 +197,27 @@ def _reproduce(cfg: FuzzConfig, result: FuzzResult, phase: Callable[[str], None]
     if skipped:
         result.notes.append(f"not minimized or replayed, as not asked for: {', '.join(skipped)}")
     minimizing, replaying = failure_budget(cfg.minimize_budget)
-    for found in found_all:
-        now = time.monotonic()
+    # one warm pool for every failure: the processes started ahead for one failure's last
+    # replays serve the next one's first (on a slow agent, seconds each)
+    with WarmPool(cfg, PARALLEL, stop) as pool:
+        for found in found_all:
+            now = time.monotonic()
 
-        def step(name: str, rule: str = found.rule) -> None:
-            budget.enter(name)
-            phase(f"{name} {rule}")
+            def step(name: str, rule: str = found.rule) -> None:
+                budget.enter(name)
+                phase(f"{name} {rule}")
 
-        try:
-            with budget.cutoff(stop, at=now + minimizing + replaying) as cut:
-                measure_reproduction(cfg, found, recorder.elapsed, stop=cut,
-                                     minimize_until=now + minimizing, on_step=step)
-        except KeyboardInterrupt:
-            result.interrupted = True
-            break
-        if stop.requested:
-            result.interrupted = True
-            break
+            try:
+                with budget.cutoff(stop, at=now + minimizing + replaying) as cut:
+                    measure_reproduction(cfg, found, recorder.elapsed, stop=cut,
+                                         minimize_until=now + minimizing, on_step=step,
+                                         pool=pool)
+            except KeyboardInterrupt:
+                result.interrupted = True
+                break
+            if stop.requested:
+                result.interrupted = True
+                break
 
 
 def _generate(cfg: FuzzConfig, recorder: Recorder, phase: Callable[[str], None], stop: Stop,

@@ -104,12 +104,16 @@ def test_minimizing_under_the_held_schedule_reaches_a_one_minimal_fixpoint() -> 
     assert found.reproduced == found.replays == 4, found.notes
     assert found.schedule is not None and len(found.actions) < len(padded)
     program = found.actions
-    for i in range(len(program)):  # 1-minimal: no single removal reproduces
+    # 1-minimal as minimizing certifies it: no single removal reproduces every time held to
+    # its schedule (one that shows now and then, by the machine's load, e.g. a final wait
+    # whose answer the teardown's drain may still read, is not a reliable counterexample)
+    tries = shrink.CERTIFY + 1
+    for i in range(len(program)):
         kept = [k for k in range(len(program)) if k != i]
         trial = found.schedule.restrict(kept)
-        for _ in range(shrink.CERTIFY):
-            outcome = replay_once(cfg, [program[k] for k in kept], RULE, schedule=trial)
-            assert not outcome.reproduced, (i, [a.describe() for a in program])
+        hits = sum(replay_once(cfg, [program[k] for k in kept], RULE, schedule=trial).reproduced
+                   for _ in range(tries))
+        assert hits < tries, (i, [a.describe() for a in program])
 
 
 def test_acp_model_replay_holds_to_the_schedule_beside_the_file_unless_free(
