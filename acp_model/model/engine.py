@@ -235,11 +235,16 @@ class TableEngine:
     def fire(self, model: Any, event: str, ev: Any) -> list[Failure]:
         """Apply one event; return the failing checks with their level."""
         key = (model.state, event)
-        checks = self._plan[key][1]
+        target, checks, actions, _ = self._plan[key]
         self.transitions[key] = self.transitions.get(key, 0) + 1
         failures = [(chk, lv) for chk, lv in checks if not chk.func(model, ev)]
-        self._state_evidence(model, ev, failures)
-        self.apply(model, event, ev)
+        if failures:
+            self._state_evidence(model, ev, failures)
+        else:
+            self.evidence = {}
+        for action in actions:  # apply(), written out: this runs on every event
+            action(model, ev)
+        model.state = target
         return failures
 
     def _state_evidence(self, model: Any, ev: Any, failures: list[Failure]) -> None:

@@ -51,25 +51,30 @@ UPDATE_KINDS = wire_table.update_reads()  # sessionUpdate kind -> what its check
 PROMPT_CAPABILITY_GATES: Mapping[str, str] = {"image": "image", "audio": "audio",
                                               "resource": "embeddedContext"}
 
-Found = Iterator[tuple[str, str]]  # what one check yields: (JSON path, explanation)
+# What one check finds: None, or the (JSON path, explanation) pairs it found
+Found = list[tuple[str, str]] | None
+Entry = tuple[tuple[Callable[..., Found], CheckMeta], ...]  # a dispatch table's entry
 
 
 @dataclass(slots=True)
 class Findings:
-    """What the checks run on one message found, and which checks ran."""
+    """What the checks run on one message found, and which dispatch entries ran (each a
+    static tuple of the table: the report's "exercised" counts are expanded from them when
+    asked, not counted per check on every message)."""
 
     found: list[tuple[CheckMeta, str, str]] = field(default_factory=list)
-    ran: list[CheckMeta] = field(default_factory=list)
+    ran: list[Entry] = field(default_factory=list)
     rev: str = SEED  # the revision judging (its dispatch table leaves out rules it lacks)
 
-    def apply(self, checks: Iterable[tuple[Callable[..., Found], CheckMeta]],
-              *args: Any) -> None:
-        """Run checks of a dispatch table's entry on ``args``; keep what they find."""
-        ran, found = self.ran, self.found
+    def apply(self, checks: Entry, *args: Any) -> None:
+        """Run the checks of a dispatch table's entry on ``args``; keep what they find."""
+        self.ran.append(checks)
+        found = self.found
         for fn, meta in checks:
-            ran.append(meta)
-            for path, text in fn(*args):
-                found.append((meta, path, text))
+            got = fn(*args)
+            if got:
+                for path, text in got:
+                    found.append((meta, path, text))
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,12 +110,14 @@ def is_absolute_path(path: object) -> bool:
     return len(path) > 2 and path[0].isalpha() and path[1] == ":" and path[2] in "\\/"
 
 
-def _blocks(content: Any, where: str) -> Iterator[tuple[str, Any]]:
+def _blocks(content: Any, where: str) -> list[tuple[str, Any]]:
+    """The content blocks of a ``content`` field (one block, or a list of them), each with its
+    JSON path."""
     if isinstance(content, dict):
-        yield where, content
-    elif isinstance(content, list):
-        for i, block in enumerate(content):
-            yield f"{where}/{i}", block
+        return [(where, content)]
+    if isinstance(content, list):
+        return [(f"{where}/{i}", block) for i, block in enumerate(content)]
+    return []
 
 
 # --- open enums and tagged unions (ENUM-02 and the rules naming one enum) ----------------
@@ -120,45 +127,59 @@ def _blocks(content: Any, where: str) -> Iterator[tuple[str, Any]]:
 @check("ENUM-02", role=Role.FINDING, reads=[Reads.CONTENT])
 def content_blocks_known(content: Any, where: str, ctx: FindingContext) -> Found:
     """Content block types are the defined ones or start with _."""
+    found: list[tuple[str, str]] = []
     for path, block in _blocks(content, where):
         if isinstance(block, dict) and is_reserved("content_block", block.get("type"), ctx.rev):
-            yield (f"{path}/type",
-                   f"content block type {block.get('type')!r} is neither defined nor _-prefixed")
+            found.append((f"{path}/type",
+                          f"content block type {block.get('type')!r} is neither defined nor "
+                          "_-prefixed"))
+    return found or None
 
 
 @check("ENUM-02", role=Role.FINDING, reads=[Reads.UPDATE])
 def update_kind_known(update: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """sessionUpdate kinds are the v2 ones or start with _."""
+    found: list[tuple[str, str]] = []
     kind = update.get("sessionUpdate")
     if is_reserved("session_update", kind, ctx.rev):
-        yield (f"{where}/sessionUpdate",
-               f"sessionUpdate kind {kind!r} is neither defined by v2 nor _-prefixed")
+        found.append((f"{where}/sessionUpdate",
+                      f"sessionUpdate kind {kind!r} is neither defined by v2 nor _-prefixed"))
+    return found or None
 
 
 @check("TOOL-07", role=Role.FINDING, reads=[Reads.TOOL_CALL_CONTENT_CHUNK])
 def chunk_content_wrapped(update: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """A tool_call_content_chunk carries a tool-content wrapper, never a bare content block."""
+    found: list[tuple[str, str]] = []
     for path, item in _blocks(update.get("content"), f"{where}/content"):
         if isinstance(item, dict) and is_reserved("tool_content", item.get("type"), ctx.rev):
-            yield (f"{path}/type", f"tool call content type {item.get('type')!r} is not "
-                   "content/diff/terminal or _-prefixed (a bare content block must be wrapped "
-                   "as {type: content, content: ...})")
+            found.append((f"{path}/type", f"tool call content type {item.get('type')!r} is not "
+                          "content/diff/terminal or _-prefixed (a bare content block must be "
+                          "wrapped "
+                          "as {type: content, content: ...})"))
+    return found or None
 
 
 @check("ENUM-02", role=Role.FINDING, reads=[Reads.SUBJECT])
 def subject_known(subject: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """Permission subject types are the defined ones or start with _."""
+    found: list[tuple[str, str]] = []
     if is_reserved("subject", subject.get("type"), ctx.rev):
-        yield (f"{where}/type", f"permission subject type {subject.get('type')!r} is reserved")
+        found.append((f"{where}/type",
+                      f"permission subject type {subject.get('type')!r} is reserved"))
+    return found or None
 
 
 @check("ENUM-02", role=Role.FINDING, reads=[Reads.PERMISSION_RESULT])
 def outcome_known(result: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """Permission outcomes are the defined ones or start with _."""
+    found: list[tuple[str, str]] = []
     outcome = result.get("outcome")
     if isinstance(outcome, dict) and is_reserved("outcome", outcome.get("outcome"), ctx.rev):
-        yield (f"{where}/outcome/outcome",
-               f"permission outcome {outcome.get('outcome')!r} is neither defined nor _-prefixed")
+        found.append((f"{where}/outcome/outcome",
+                      f"permission outcome {outcome.get('outcome')!r} is neither defined "
+                      "nor _-prefixed"))
+    return found or None
 
 
 # (field of a session/update payload, the open enum it holds)
@@ -172,6 +193,7 @@ def variants_of_another_revision(update: Mapping[str, Any], where: str, ctx: Fin
                                  ) -> Found:
     """A value the revision does not list but another revision of its protocol defines: a
     future (or former) ACP variant, which the text reserves unknown values for."""
+    found: list[tuple[str, str]] = []
     rev = ctx.rev
     for key, enum, foreign in ctx.foreign:
         value = update.get(key)
@@ -179,84 +201,101 @@ def variants_of_another_revision(update: Mapping[str, Any], where: str, ctx: Fin
         others = defined_elsewhere(enum, value, rev) \
             if isinstance(value, str) and value in foreign else ()
         if others:
-            yield (f"{where}/{key}",
-                   f"{key} {value!r} is not a {rev} value but {' and '.join(others)} "
-                   f"defines it: a {rev} client falls back to its generic handling")
+            found.append((f"{where}/{key}",
+                          f"{key} {value!r} is not a {rev} value but {' and '.join(others)} "
+                          f"defines it: a {rev} client falls back to its generic handling"))
     content = update.get("content")
     if content is None:
-        return
+        return found or None
     foreign = foreign_values("content_block", rev)
     for path, block in _blocks(content, f"{where}/content"):
         kind = block.get("type") if isinstance(block, dict) else None
         others = defined_elsewhere("content_block", kind, rev) \
             if isinstance(kind, str) and kind in foreign else ()
         if others:
-            yield (f"{path}/type", f"content block type {kind!r} is not a {rev} value but "
-                   f"{' and '.join(others)} defines it")
+            found.append((f"{path}/type", f"content block type {kind!r} is not a {rev} value but "
+                          f"{' and '.join(others)} defines it"))
+    return found or None
 
 
 @check("STATE-09", role=Role.FINDING, reads=[Reads.STATE_UPDATE])
 def state_known(update: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """state_update.state is running, idle, requires_action or starts with _."""
+    found: list[tuple[str, str]] = []
     state = update.get("state")
     if is_reserved("state", state, ctx.rev):
-        yield (f"{where}/state",
-               f"state {state!r} is not running/idle/requires_action or _-prefixed")
+        found.append((f"{where}/state",
+                      f"state {state!r} is not running/idle/requires_action or _-prefixed"))
+    return found or None
 
 
 @check("STOP-03", role=Role.FINDING, reads=[Reads.STATE_UPDATE])
 def stop_reason_known(update: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """Stop reasons are the defined ones or start with _ (others are reserved)."""
+    found: list[tuple[str, str]] = []
     if update.get("state") == "idle" and is_reserved("stop_reason", update.get("stopReason"),
                                                      ctx.rev):
-        yield (f"{where}/stopReason",
-               f"stop reason {update['stopReason']!r} is neither defined nor _-prefixed "
-               "(unknown values are reserved for future ACP versions)")
+        found.append((f"{where}/stopReason",
+                      f"stop reason {update['stopReason']!r} is neither defined nor _-prefixed "
+                      "(unknown values are reserved for future ACP versions)"))
+    return found or None
 
 
 @check("TOOL-14", role=Role.FINDING, reads=[Reads.TOOL_REPORT])
 def tool_status_known(update: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """Tool call statuses are the defined ones or start with _."""
+    found: list[tuple[str, str]] = []
     if is_reserved("tool_status", update.get("status"), ctx.rev):
-        yield (f"{where}/status",
-               f"tool call status {update['status']!r} is neither defined nor _-prefixed")
+        found.append((f"{where}/status",
+                      f"tool call status {update['status']!r} is neither defined nor _-prefixed"))
+    return found or None
 
 
 @check("TOOL-15", role=Role.FINDING, reads=[Reads.TOOL_REPORT])
 def tool_kind_known(update: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """Tool kinds are the defined ones or start with _."""
+    found: list[tuple[str, str]] = []
     if is_reserved("tool_kind", update.get("kind"), ctx.rev):
-        yield (f"{where}/kind",
-               f"tool kind {update['kind']!r} is neither defined nor _-prefixed")
+        found.append((f"{where}/kind",
+                      f"tool kind {update['kind']!r} is neither defined nor _-prefixed"))
+    return found or None
 
 
 @check("PLAN-04", role=Role.FINDING, reads=[Reads.PLAN])
 def plan_type_known(plan: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """Plan types other than items start with _."""
+    found: list[tuple[str, str]] = []
     if is_reserved("plan_type", plan.get("type"), ctx.rev):
-        yield (f"{where}/type",
-               f"plan type {plan.get('type')!r} is neither defined nor _-prefixed")
+        found.append((f"{where}/type",
+                      f"plan type {plan.get('type')!r} is neither defined nor _-prefixed"))
+    return found or None
 
 
 @check("PLAN-09", role=Role.FINDING, reads=[Reads.PLAN])
 def plan_entries_known(plan: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """Plan entry priorities and statuses are the defined values or start with _."""
+    found: list[tuple[str, str]] = []
     for i, entry in enumerate(plan.get("entries") or []):
         if not isinstance(entry, dict):
             continue
         for name, enum in (("priority", "plan_priority"), ("status", "plan_status")):
             if is_reserved(enum, entry.get(name), ctx.rev):
-                yield (f"{where}/entries/{i}/{name}",
-                       f"plan entry {name} {entry[name]!r} is neither defined nor _-prefixed")
+                found.append((f"{where}/entries/{i}/{name}",
+                              f"plan entry {name} {entry[name]!r} is neither defined nor "
+                              "_-prefixed"))
+    return found or None
 
 
 @check("PERM-07", role=Role.FINDING, reads=[Reads.PERMISSION_REQUEST])
 def option_kinds_known(params: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """Permission option kinds are allow/reject once/always or start with _."""
+    found: list[tuple[str, str]] = []
     for i, option in enumerate(params.get("options") or []):
         if isinstance(option, dict) and is_reserved("option_kind", option.get("kind"), ctx.rev):
-            yield (f"{where}/options/{i}/kind",
-                   f"permission option kind {option['kind']!r} is neither defined nor _-prefixed")
+            found.append((f"{where}/options/{i}/kind",
+                          f"permission option kind {option['kind']!r} is neither defined nor "
+                          "_-prefixed"))
+    return found or None
 
 
 # --- paths, currencies, capabilities -------------------------------------------------------
@@ -264,22 +303,26 @@ def option_kinds_known(params: Mapping[str, Any], where: str, ctx: FindingContex
 @check("TOOL-19", role=Role.FINDING, reads=[Reads.TOOL_REPORT])
 def tool_paths_absolute(update: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """File paths in tool call locations and diffs are absolute."""
+    found: list[tuple[str, str]] = []
     locations = update.get("locations")
     if isinstance(locations, list):
         for i, loc in enumerate(locations):
             if isinstance(loc, dict) and "path" in loc and not is_absolute_path(loc["path"]):
-                yield (f"{where}/locations/{i}/path",
-                       f"tool call location {loc['path']!r} is not an absolute path")
-    yield from _diff_paths(update.get("content"), f"{where}/content")
+                found.append((f"{where}/locations/{i}/path",
+                              f"tool call location {loc['path']!r} is not an absolute path"))
+    found.extend(_diff_paths(update.get("content"), f"{where}/content"))
+    return found or None
 
 
 @check("ENUM-02", role=Role.FINDING, reads=[Reads.TOOL_REPORT])
 def tool_content_known(update: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """Tool call content types in a tool_call_update are content/diff/terminal or start with _."""
+    found: list[tuple[str, str]] = []
     for path, item in _blocks(update.get("content"), f"{where}/content"):
         if isinstance(item, dict) and is_reserved("tool_content", item.get("type"), ctx.rev):
-            yield (f"{path}/type", f"tool call content type {item.get('type')!r} is not "
-                   "content/diff/terminal or _-prefixed")
+            found.append((f"{path}/type", f"tool call content type {item.get('type')!r} is not "
+                          "content/diff/terminal or _-prefixed"))
+    return found or None
 
 
 def _diff_paths(items: Any, where: str) -> Found:
@@ -301,7 +344,9 @@ def _diff_paths(items: Any, where: str) -> Found:
 @check("TOOL-19", role=Role.FINDING, reads=[Reads.TOOL_CALL_CONTENT_CHUNK])
 def diff_paths_absolute(update: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """Diff paths in tool call content are absolute."""
-    yield from _diff_paths(update.get("content"), f"{where}/content")
+    found: list[tuple[str, str]] = []
+    found.extend(_diff_paths(update.get("content"), f"{where}/content"))
+    return found or None
 
 
 @check("USAGE-04", role=Role.FINDING, reads=[Reads.USAGE_UPDATE])
@@ -312,17 +357,21 @@ def currency_iso_4217(update: Mapping[str, Any], where: str, ctx: FindingContext
     which reports it (one cause, one violation). The rule is the seed's: sdk-2.4.0 allows
     "another unit such as credits" (``Rule.revisions``).
     """
+    found: list[tuple[str, str]] = []
     cost = update.get("cost")
     if isinstance(cost, dict):
         currency = cost.get("currency")
         if isinstance(currency, str) and CURRENCY_SHAPE.fullmatch(currency) \
                 and currency not in ISO_4217:
-            yield (f"{where}/cost/currency", f"currency {currency!r} is not an ISO 4217 code")
+            found.append((f"{where}/cost/currency",
+                          f"currency {currency!r} is not an ISO 4217 code"))
+    return found or None
 
 
 @check("PROMPT-02", role=Role.FINDING, reads=[Reads.PROMPT_REQUEST])
 def prompt_within_capabilities(params: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """Image, audio and embedded resources only when the agent advertised them."""
+    found: list[tuple[str, str]] = []
     caps = ctx.prompt_caps or {}
     for i, block in enumerate(params.get("prompt") or []):
         if not isinstance(block, dict):
@@ -330,16 +379,19 @@ def prompt_within_capabilities(params: Mapping[str, Any], where: str, ctx: Findi
         kind = block.get("type")
         gate = PROMPT_CAPABILITY_GATES.get(kind)  # type: ignore[arg-type]
         if gate is not None and caps.get(gate) is None:
-            yield (f"{where}/prompt/{i}",
-                   f"a {kind!r} block needs the prompt capability {gate!r}, which the agent "
-                   "did not advertise")
+            found.append((f"{where}/prompt/{i}",
+                          f"a {kind!r} block needs the prompt capability {gate!r}, which the agent "
+                          "did not advertise"))
+    return found or None
 
 
 @check("SESS-02", role=Role.FINDING, reads=[Reads.NEW_SESSION_REQUEST])
 def cwd_absolute(params: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """The cwd of session/new is an absolute path."""
+    found: list[tuple[str, str]] = []
     if "cwd" in params and not is_absolute_path(params["cwd"]):
-        yield (f"{where}/cwd", f"cwd {params['cwd']!r} is not an absolute path")
+        found.append((f"{where}/cwd", f"cwd {params['cwd']!r} is not an absolute path"))
+    return found or None
 
 
 @check("INIT-03", role=Role.FINDING, level=Level.WARN, reads=[Reads.INITIALIZE_RESULT])
@@ -350,10 +402,12 @@ def initialize_names_capabilities(result: Mapping[str, Any], where: str, ctx: Fi
     A warning at most: every revision's schema leaves the field out of ``required`` and gives
     it a ``default`` (v1 ``agentCapabilities``, v2 ``capabilities``; RULES.md C-09), so a
     result without it states the default capabilities, which may be all the agent has."""
+    found: list[tuple[str, str]] = []
     key = capabilities_key(ctx.rev)
     if key not in result:
-        yield (f"{where}/{key}", f"the initialize result omits {key}: the schema's default "
-               "stands for them (the docs say the agent responds with its capabilities)")
+        found.append((f"{where}/{key}", f"the initialize result omits {key}: the schema's default "
+                      "stands for them (the docs say the agent responds with its capabilities)"))
+    return found or None
 
 
 @check("INIT-03", role=Role.FINDING, reads=[Reads.RESPONSE])
@@ -375,6 +429,7 @@ def speaks_negotiated_version(named: Any, spoken: int, negotiated: Any, evidence
 @check("PERM-14", role=Role.FINDING, reads=[Reads.PERMISSION_REQUEST])
 def option_ids_unique(params: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """The options of one permission request have distinct optionIds."""
+    found: list[tuple[str, str]] = []
     options = params.get("options")
     first: dict[str, int] = {}
     for i, option in enumerate(options if isinstance(options, list) else []):
@@ -382,11 +437,12 @@ def option_ids_unique(params: Mapping[str, Any], where: str, ctx: FindingContext
         if not isinstance(oid, str):
             continue
         if oid in first:
-            yield (f"{where}/options/{i}/optionId",
-                   f"options {first[oid]} and {i} share optionId {oid!r}: an answer "
-                   "selecting it cannot say which option the user chose")
+            found.append((f"{where}/options/{i}/optionId",
+                          f"options {first[oid]} and {i} share optionId {oid!r}: an answer "
+                          "selecting it cannot say which option the user chose"))
         else:
             first[oid] = i
+    return found or None
 
 
 def _patch_problems(item: Mapping[str, Any]) -> list[str]:
@@ -435,46 +491,55 @@ DIFF_OPERATIONS = frozenset({"add", "delete", "modify", "move", "copy"})
 def diff_patch_consistent(update: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """A diff's git_patch agrees with its changes: absolute paths, no commit metadata or mail
     envelope, sections only for listed paths with their operations."""
+    found: list[tuple[str, str]] = []
     for path, item in _blocks(update.get("content"), f"{where}/content"):
         if isinstance(item, dict) and item.get("type") == "diff":
             problems = _patch_problems(item)
             if problems:
                 more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-                yield (f"{path}/patch/text", f"the git_patch disagrees with the diff's changes: "
-                       f"{problems[0]}{more}")
+                found.append((f"{path}/patch/text",
+                              f"the git_patch disagrees with the diff's changes: "
+                              f"{problems[0]}{more}"))
+    return found or None
 
 
 @check("TOOL-19", role=Role.FINDING, reads=[Reads.TERMINAL_UPDATE])
 def terminal_cwd_absolute(update: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """A terminal's cwd, when supplied, is absolute."""
+    found: list[tuple[str, str]] = []
     cwd = update.get("cwd")
     if cwd is not None and not is_absolute_path(cwd):
-        yield (f"{where}/cwd", f"terminal cwd {cwd!r} is not an absolute path")
+        found.append((f"{where}/cwd", f"terminal cwd {cwd!r} is not an absolute path"))
+    return found or None
 
 
 @check("TOOL-19", role=Role.FINDING, reads=[Reads.SUBJECT])
 def command_cwd_absolute(subject: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """A command permission subject's cwd is absolute."""
+    found: list[tuple[str, str]] = []
     cwd = subject.get("cwd")
     if subject.get("type") == "command" and cwd is not None and not is_absolute_path(cwd):
-        yield (f"{where}/cwd", f"command cwd {cwd!r} is not an absolute path")
+        found.append((f"{where}/cwd", f"command cwd {cwd!r} is not an absolute path"))
+    return found or None
 
 
 @check("SDK-CMD-01", role=Role.FINDING, reads=[Reads.COMMANDS])
 def command_names_valid(commands: Any, where: str, ctx: FindingContext) -> Found:
     """Available command names hold no whitespace and are unique within the list."""
+    found: list[tuple[str, str]] = []
     first: dict[str, int] = {}
     for i, command in enumerate(commands if isinstance(commands, list) else []):
         name = command.get("name") if isinstance(command, dict) else None
         if not isinstance(name, str):
             continue
         if re.search(r"\s", name):
-            yield (f"{where}/{i}/name", f"command name {name!r} contains whitespace")
+            found.append((f"{where}/{i}/name", f"command name {name!r} contains whitespace"))
         if name in first:
-            yield (f"{where}/{i}/name", f"commands {first[name]} and {i} are both named "
-                   f"{name!r}")
+            found.append((f"{where}/{i}/name", f"commands {first[name]} and {i} are both named "
+                          f"{name!r}"))
         else:
             first[name] = i
+    return found or None
 
 
 def _select_values(options: Any) -> list[Any]:
@@ -491,6 +556,7 @@ def _select_values(options: Any) -> list[Any]:
 @check("SDK-CONFIG-01", role=Role.FINDING, reads=[Reads.CONFIG_OPTIONS])
 def select_options_consistent(options: Any, where: str, ctx: FindingContext) -> Found:
     """A select config option's values are distinct and its currentValue is one of them."""
+    found: list[tuple[str, str]] = []
     for i, option in enumerate(options if isinstance(options, list) else []):
         if not isinstance(option, dict) or option.get("type") != "select":
             continue
@@ -498,39 +564,46 @@ def select_options_consistent(options: Any, where: str, ctx: FindingContext) -> 
         name = option.get("configId", option.get("id"))
         twice = _repeated(values)
         if twice:
-            yield (f"{where}/{i}/options", f"config option {name!r} offers the value(s) "
-                   f"{', '.join(twice)} more than once")
+            found.append((f"{where}/{i}/options", f"config option {name!r} offers the value(s) "
+                          f"{', '.join(twice)} more than once"))
         if values and option.get("currentValue") not in values:
-            yield (f"{where}/{i}/currentValue",
-                   f"config option {name!r} has currentValue {option.get('currentValue')!r}, "
-                   "which is none of its values")
+            found.append((f"{where}/{i}/currentValue",
+                          f"config option {name!r} has currentValue "
+                          f"{option.get('currentValue')!r}, "
+                          "which is none of its values"))
+    return found or None
 
 
 @check("V1-CONFIG-01", role=Role.FINDING, reads=[Reads.SESSION_RESULT])
 def modes_kept_with_config(result: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """A mode config option comes with the modes, and both name the same current mode."""
+    found: list[tuple[str, str]] = []
     options = result.get("configOptions")
     mode = next((o for o in options if isinstance(o, dict) and o.get("category") == "mode"),
                 None) if isinstance(options, list) else None
     if mode is None:
-        return
+        return found or None
     modes = result.get("modes")
     if not isinstance(modes, dict):
-        yield (f"{where}/modes", f"config option {mode.get('id')!r} is a mode selector but "
-               "the result carries no modes for clients of the older API")
+        found.append((f"{where}/modes", f"config option {mode.get('id')!r} is a mode selector but "
+                      "the result carries no modes for clients of the older API"))
     elif modes.get("currentModeId") != mode.get("currentValue"):
-        yield (f"{where}/modes/currentModeId",
-               f"modes name the current mode {modes.get('currentModeId')!r}, the mode config "
-               f"option {mode.get('currentValue')!r}: the two are not kept in sync")
+        found.append((f"{where}/modes/currentModeId",
+                      f"modes name the current mode {modes.get('currentModeId')!r}, the mode "
+                      "config "
+                      f"option {mode.get('currentValue')!r}: the two are not kept in sync"))
+    return found or None
 
 
 @check("SDK-STOP-01", role=Role.FINDING, reads=[Reads.STATE_UPDATE])
 def error_stop_reported(update: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """An idle with stopReason error carries the error."""
+    found: list[tuple[str, str]] = []
     if update.get("state") == "idle" and update.get("stopReason") == "error" \
             and update.get("error") is None:
-        yield (f"{where}/error", "the idle ends work with stopReason error but carries no "
-               "error object saying what failed")
+        found.append((f"{where}/error", "the idle ends work with stopReason error but carries no "
+                      "error object saying what failed"))
+    return found or None
 
 
 def _objects(container: Mapping[str, Any], key: str) -> list[tuple[int, dict[str, Any]]]:
@@ -567,39 +640,49 @@ def _env_names_repeated(container: Mapping[str, Any], key: str, name: str, where
 @check("INIT-17", role=Role.FINDING, reads=[Reads.INITIALIZE_RESULT])
 def auth_env_names_unique(result: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """The env entries of a terminal authentication method have distinct names."""
-    yield from _env_names_repeated(result, "authMethods", "methodId", where,
-                                   "authentication method")
+    found: list[tuple[str, str]] = []
+    found.extend(_env_names_repeated(result, "authMethods", "methodId", where,
+                 "authentication method"))
+    return found or None
 
 
 @check("ENUM-02", role=Role.FINDING, reads=[Reads.INITIALIZE_RESULT])
 def auth_method_types_known(result: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """Authentication method types are the defined ones or start with _."""
-    yield from _reserved_types(result, "authMethods", "auth_method", where, ctx,
-                               "authentication method type")
+    found: list[tuple[str, str]] = []
+    found.extend(_reserved_types(result, "authMethods", "auth_method", where, ctx,
+                 "authentication method type"))
+    return found or None
 
 
 @check("ENUM-02", role=Role.FINDING, reads=[Reads.NEW_SESSION_REQUEST])
 def mcp_transports_known(params: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """MCP server transport types are the defined ones or start with _."""
-    yield from _reserved_types(params, "mcpServers", "mcp_transport", where, ctx,
-                               "MCP server transport type")
+    found: list[tuple[str, str]] = []
+    found.extend(_reserved_types(params, "mcpServers", "mcp_transport", where, ctx,
+                 "MCP server transport type"))
+    return found or None
 
 
 @check("INIT-09", role=Role.FINDING, reads=[Reads.INITIALIZE_RESULT, Reads.INITIALIZE_REQUEST])
 def v1_info_given(message: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """v1: each peer names itself (agentInfo, clientInfo); v2's required info is the
     schema's."""
+    found: list[tuple[str, str]] = []
     if not wire_shapes.shape(ctx.rev).info_required:
-        return
+        return found or None
     key = "agentInfo" if where == "result" else "clientInfo"
     if not isinstance(message.get(key), dict):
-        yield (f"{where}/{key}", f"the initialize {where} carries no {key} (name and version)")
+        found.append((f"{where}/{key}",
+                      f"the initialize {where} carries no {key} (name and version)"))
+    return found or None
 
 
 @check("TOOL-22", role=Role.FINDING,
        reads=[Reads.TOOL_REPORT, Reads.TOOL_CALL_CONTENT_CHUNK])
 def diff_patch_given(update: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """A diff that changes a text file carries a patch."""
+    found: list[tuple[str, str]] = []
     for path, item in _blocks(update.get("content"), f"{where}/content"):
         if not isinstance(item, dict) or item.get("type") != "diff" \
                 or item.get("patch") is not None or "changes" not in item:
@@ -608,52 +691,62 @@ def diff_patch_given(update: Mapping[str, Any], where: str, ctx: FindingContext)
         text = [c.get("path") for c in changes if isinstance(c, dict)
                 and c.get("fileType") == "text"] if isinstance(changes, list) else []
         if text:
-            yield (f"{path}/patch", f"the diff changes the text file {text[0]!r} but carries "
-                   "no patch to render it")
+            found.append((f"{path}/patch",
+                          f"the diff changes the text file {text[0]!r} but carries "
+                          "no patch to render it"))
+    return found or None
 
 
 @check("SDK-ICON-01", role=Role.FINDING, reads=[Reads.CONTENT])
 def icon_sources_safe(content: Any, where: str, ctx: FindingContext) -> Found:
     """A resource link's icons come from https: or data: URIs."""
+    found: list[tuple[str, str]] = []
     for path, block in _blocks(content, where):
         icons = block.get("icons") if isinstance(block, dict) else None
         for i, icon in enumerate(icons if isinstance(icons, list) else []):
             src = icon.get("src") if isinstance(icon, dict) else None
             if isinstance(src, str) and not src.lower().startswith(("https:", "data:")):
-                yield (f"{path}/icons/{i}/src",
-                       f"icon src {src[:80]!r} is neither an https: nor a data: URI")
+                found.append((f"{path}/icons/{i}/src",
+                              f"icon src {src[:80]!r} is neither an https: nor a data: URI"))
+    return found or None
 
 
 @check("SDK-MCP-01", role=Role.FINDING, reads=[Reads.NEW_SESSION_REQUEST])
 def mcp_env_names_unique(params: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """The environment variables of a stdio MCP server have distinct names."""
-    yield from _env_names_repeated(params, "mcpServers", "name", where, "MCP server")
+    found: list[tuple[str, str]] = []
+    found.extend(_env_names_repeated(params, "mcpServers", "name", where, "MCP server"))
+    return found or None
 
 
 @check("INIT-02", role=Role.FINDING, reads=[Reads.INITIALIZE_REQUEST])
 def v1_client_capabilities_given(params: Mapping[str, Any], where: str, ctx: FindingContext
                                  ) -> Found:
     """v1: the client's initialize states its capabilities."""
+    found: list[tuple[str, str]] = []
     if "clientCapabilities" not in params:
-        yield (f"{where}/clientCapabilities", "the initialize request does not say which "
-               "capabilities the client supports (the schema's defaults stand for them)")
+        found.append((f"{where}/clientCapabilities", "the initialize request does not say which "
+                      "capabilities the client supports (the schema's defaults stand for them)"))
+    return found or None
 
 
 _TRACEPARENT = re.compile(r"[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}")
 
 
-def trace_context(meta: Any, where: str) -> Iterator[tuple[str, str]]:
+def trace_context(meta: Any, where: str) -> list[tuple[str, str]]:
     """What breaks ENUM-11 in one ``_meta`` object (the W3C trace context keys)."""
+    found: list[tuple[str, str]] = []
     if not isinstance(meta, dict):
-        return
+        return found
     for key in ("traceparent", "tracestate", "baggage"):
         if key not in meta:
             continue
         value = meta[key]
         if not isinstance(value, str) or (key == "traceparent"
                                           and not _TRACEPARENT.fullmatch(value)):
-            yield (f"{where}/_meta/{key}", f"_meta.{key} is {str(value)[:60]!r}, not W3C trace "
-                   f"context (the key is reserved for it)")
+            found.append((f"{where}/_meta/{key}", f"_meta.{key} is {str(value)[:60]!r}, not W3C "
+                          "trace context (the key is reserved for it)"))
+    return found
 
 
 @check("ENUM-11", role=Role.FINDING, reads=[Reads.MESSAGE])
@@ -667,12 +760,14 @@ def trace_context_kept(msg: Any) -> str | None:
     found: list[tuple[str, str]] = []
     for part in ("params", "result"):
         body = msg.get(part)
-        if isinstance(body, dict) and ("_meta" in body or "update" in body):
-            found += trace_context(body.get("_meta"), part)
-            update = body.get("update")
-            if isinstance(update, dict):
-                found += trace_context(update.get("_meta"), f"{part}/update")
-    return "; ".join(f"{path}: {text}" for path, text in found) or None
+        if not isinstance(body, dict):
+            continue
+        if "_meta" in body:
+            found += trace_context(body["_meta"], part)
+        update = body.get("update")
+        if isinstance(update, dict) and "_meta" in update:
+            found += trace_context(update["_meta"], f"{part}/update")
+    return "; ".join(f"{path}: {text}" for path, text in found) if found else None
 
 
 # --- dispatch: a message goes to the checks that read its kind -------------------------------

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
+from functools import cache
 from typing import Any
 
 from rpds import HashTrieMap, Queue
 
 from acp_model.model import wire_table
 from acp_model.model.check import allowance, check, dispatch
-from acp_model.model.messages import Findings
+from acp_model.model.messages import Entry, Findings
 from acp_model.model.vocab import FINAL_TOOL_STATUSES, Reads, Role, ToolStatus
 
 UPDATE_KINDS = wire_table.update_reads()  # sessionUpdate kind -> what its checks read
@@ -295,35 +296,41 @@ def view_summary(view: SessionView) -> dict[str, Any]:
 @check("ACPM-MSG-FAMILY", role=Role.FINDING, reads=_MESSAGE_KINDS)
 def family_kept(view: SessionView, update: dict[str, Any]) -> Iterator[tuple[str, str]]:
     """A messageId keeps the family it was first reported with."""
+    found: list[tuple[str, str]] = []
     family = MESSAGE_FAMILY.get(update.get("sessionUpdate", ""))
     known = view.messages.get(update.get("messageId"))  # type: ignore[arg-type]
     if family is not None and known is not None and known.family != family:
-        yield ("params/update/messageId",
-               f"messageId {update.get('messageId')!r} was first a {known.family} message; "
-               f"this {update.get('sessionUpdate')} reuses it for a {family} message")
+        found.append(("params/update/messageId",
+                      f"messageId {update.get('messageId')!r} was first a {known.family} message; "
+                      f"this {update.get('sessionUpdate')} reuses it for a {family} message"))
+    return found or None
 
 
 @check("TOOL-01", role=Role.FINDING, reads=[Reads.TOOL_CALL_CONTENT_CHUNK])
 def tool_announced(view: SessionView, update: dict[str, Any]) -> Iterator[tuple[str, str]]:
     """A content chunk names a tool call some tool_call_update already reported."""
+    found: list[tuple[str, str]] = []
     tid = update.get("toolCallId")
     if update.get("sessionUpdate") == "tool_call_content_chunk" and isinstance(tid, str) \
             and tid not in view.tools:
-        yield ("params/update/toolCallId",
-               f"tool_call_content_chunk for toolCallId {tid!r}, which no tool_call_update "
-               "reported")
+        found.append(("params/update/toolCallId",
+                      f"tool_call_content_chunk for toolCallId {tid!r}, which no tool_call_update "
+                      "reported"))
+    return found or None
 
 
 @check("V1-TOOL-01", role=Role.FINDING, reads=[Reads.TOOL_CALL_UPDATE])
 def tool_update_announced(view: SessionView, update: dict[str, Any]
                           ) -> Iterator[tuple[str, str]]:
     """v1: a tool_call_update updates a tool call some earlier report announced."""
+    found: list[tuple[str, str]] = []
     tid = update.get("toolCallId")
     if update.get("sessionUpdate") == "tool_call_update" and isinstance(tid, str) \
             and tid not in view.tools:
-        yield ("params/update/toolCallId",
-               f"tool_call_update for toolCallId {tid!r}, which no tool_call reported (v1 "
-               "announces a tool call with tool_call; an update is to an existing one)")
+        found.append(("params/update/toolCallId",
+                      f"tool_call_update for toolCallId {tid!r}, which no tool_call reported (v1 "
+                      "announces a tool call with tool_call; an update is to an existing one)"))
+    return found or None
 
 
 # --- background work snapshots (the sdk-2.4.0 revision) ----------------------------------------
@@ -332,10 +339,12 @@ def tool_update_announced(view: SessionView, update: dict[str, Any]
 def background_on_every_update(view: SessionView, update: dict[str, Any]
                                ) -> Iterator[tuple[str, str]]:
     """Once background work was listed, every state update carries the background list."""
+    found: list[tuple[str, str]] = []
     if view.background_listed and background_items(update.get("background")) is None:
-        yield ("params/update/background",
-               "an earlier state update of this session listed background work; this one "
-               "carries no (valid) background list")
+        found.append(("params/update/background",
+                      "an earlier state update of this session listed background work; this one "
+                      "carries no (valid) background list"))
+    return found or None
 
 
 @check("SDK-BG-02", role=Role.FINDING, reads=[Reads.STATE_UPDATE])
@@ -343,35 +352,41 @@ def background_items_announced(view: SessionView, update: dict[str, Any]
                                ) -> Iterator[tuple[str, str]]:
     """A background tool call (terminal) was reported, by a tool_call_update (a
     terminal_update), before a snapshot lists it."""
+    found: list[tuple[str, str]] = []
     for n, (kind, ident) in enumerate(background_items(update.get("background")) or ()):
         if kind == "tool_call" and ident not in view.tools:
-            yield (f"params/update/background/{n}",
-                   f"background lists tool call {ident!r}, which no tool_call_update reported")
+            found.append((f"params/update/background/{n}",
+                          f"background lists tool call {ident!r}, which no tool_call_update "
+                          "reported"))
         elif kind == "terminal" and ident not in view.terminals:
-            yield (f"params/update/background/{n}",
-                   f"background lists terminal {ident!r}, which no terminal_update reported")
+            found.append((f"params/update/background/{n}",
+                          f"background lists terminal {ident!r}, which no terminal_update "
+                          "reported"))
+    return found or None
 
 
 @check("SDK-BG-03", role=Role.FINDING, reads=[Reads.STATE_UPDATE])
 def background_removed_when_final(view: SessionView, update: dict[str, Any]
                                   ) -> Iterator[tuple[str, str]]:
     """A tool call leaves the background list only after its final status was reported."""
+    found: list[tuple[str, str]] = []
     items = background_items(update.get("background"))
     if items is None or view.background is None:
-        return
+        return found or None
     for kind, ident in view.background:
         if (kind, ident) in items:
             continue
         tool = view.tools.get(ident)
         terminal = view.terminals.get(ident)
         if kind == "tool_call" and tool is not None and tool.status not in FINAL_TOOL_STATUSES:
-            yield ("params/update/background",
-                   f"tool call {ident!r} left the background list while its status was "
-                   f"{tool.status!r}: its final status must come first")
+            found.append(("params/update/background",
+                          f"tool call {ident!r} left the background list while its status was "
+                          f"{tool.status!r}: its final status must come first"))
         elif kind == "terminal" and terminal is not None and not terminal.exited:
-            yield ("params/update/background",
-                   f"terminal {ident!r} left the background list before a terminal_update "
-                   "reported its exitStatus")
+            found.append(("params/update/background",
+                          f"terminal {ident!r} left the background list before a terminal_update "
+                          "reported its exitStatus"))
+    return found or None
 
 
 def cancel_advertised(capabilities: Any) -> bool:
@@ -384,6 +399,7 @@ def cancel_withdrawn_at_the_end(view: SessionView, update: dict[str, Any]
                                 ) -> Iterator[tuple[str, str]]:
     """A tool call that reaches a final status (a terminal that exits) stops advertising
     capabilities.cancel."""
+    found: list[tuple[str, str]] = []
     if update.get("sessionUpdate") == "terminal_update":
         ident = update.get("terminalId")
         before_t = view.terminals.get(ident) if isinstance(ident, str) else None
@@ -393,21 +409,22 @@ def cancel_withdrawn_at_the_end(view: SessionView, update: dict[str, Any]
             and cancel_advertised(before_t.capabilities)
         if after_t is not None and after_t.exited and cancel_advertised(after_t.capabilities) \
                 and not ended_before:
-            yield ("params/update/capabilities",
-                   f"terminal {ident!r} exited and still advertises capabilities.cancel")
-        return
+            found.append(("params/update/capabilities",
+                          f"terminal {ident!r} exited and still advertises capabilities.cancel"))
+        return found or None
     ident = update.get("toolCallId")
     if not isinstance(ident, str):
-        return
+        return found or None
     before = view.tools.get(ident)
     after = reduce_tool_call(view.tools, update)[ident]
     was = before is not None and before.status in FINAL_TOOL_STATUSES \
         and cancel_advertised(before.capabilities)
     if after.status in FINAL_TOOL_STATUSES and cancel_advertised(after.capabilities) \
             and not was:
-        yield ("params/update/capabilities",
-               f"tool call {ident!r} reached status {after.status!r} and still advertises "
-               "capabilities.cancel")
+        found.append(("params/update/capabilities",
+                      f"tool call {ident!r} reached status {after.status!r} and still advertises "
+                      "capabilities.cancel"))
+    return found or None
 
 
 
@@ -430,7 +447,9 @@ def _unshown_tool(view: SessionView, params: dict[str, Any]) -> Iterator[tuple[s
 def permission_tool_titled(view: SessionView, params: dict[str, Any]
                            ) -> Iterator[tuple[str, str]]:
     """A permission request that is the first report of its tool call gives its title."""
-    yield from _unshown_tool(view, params)
+    found: list[tuple[str, str]] = []
+    found.extend(_unshown_tool(view, params))
+    return found or None
 
 
 @check("V1-TOOL-01", role=Role.FINDING, reads=[Reads.PERMISSION_REQUEST])
@@ -438,7 +457,9 @@ def permission_tool_shown(view: SessionView, params: dict[str, Any]
                           ) -> Iterator[tuple[str, str]]:
     """v1: a permission request names a tool call some update announced, or gives its title:
     otherwise the client has nothing to show of what it is asked to allow."""
-    yield from _unshown_tool(view, params)
+    found: list[tuple[str, str]] = []
+    found.extend(_unshown_tool(view, params))
+    return found or None
 
 
 def judge_permission(view: SessionView, params: Any, rev: str = "seed") -> Findings:
@@ -460,6 +481,12 @@ def judge(view: SessionView, update: dict[str, Any], rev: str = "seed", *,
     kind = update.get("sessionUpdate")
     reads = UPDATE_KINDS.get(kind) if isinstance(kind, str) else None
     checks = dispatch(__name__, rev).get(reads, ()) if reads is not None else ()
-    out.apply(checks if family else [c for c in checks if c[0] is not family_kept],
-              view, update)
+    out.apply(checks if family else _without_family(checks), view, update)
     return out
+
+
+@cache
+def _without_family(checks: Entry) -> Entry:
+    """A dispatch entry without ACPM-MSG-FAMILY (one static tuple per entry: the report's
+    counts are expanded from the entries run)."""
+    return tuple(c for c in checks if c[0] is not family_kept)

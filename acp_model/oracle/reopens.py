@@ -11,6 +11,7 @@ from acp_model.model import replay
 from acp_model.model.events import text_key
 from acp_model.model.replay_order import Position, earlier_message, replayed_user_message
 from acp_model.model.session import SessionModel
+from acp_model.trace.methods import Method
 
 
 class Reopens:
@@ -40,14 +41,14 @@ class Reopens:
         """Where an update of session ``sid`` stands against the reopens around it (the
         client's ``open_requests``); the message id it names is remembered."""
         kind, mid = update.get("sessionUpdate"), update.get("messageId")
-        requests = list(open_requests)
+        resumes = [r for r in open_requests if r.method == Method.RESUME]
         loaded = None if busy else self.loaded.get(sid)  # (busy: the turn's content)
         seen = self.message_ids.setdefault(sid, set())
         replayed = None if loaded is None else replayed_user_message(
             kind, mid, text_key(update.get("content")), seen, self.prompt_texts.get(sid, {}))
-        at = Position(kind, replay.resume_awaited(requests, sid, busy),
-                      replay.resume_awaited((r for r in requests if r.replayed is None), sid,
-                                            busy),
+        at = Position(kind, replay.resume_awaited(resumes, sid, busy) if resumes else None,
+                      replay.resume_awaited((r for r in resumes if r.replayed is None), sid,
+                                            busy) if resumes else None,
                       loaded, earlier_message(kind, mid, seen), replayed)
         if isinstance(mid, str):
             seen.add(mid)

@@ -45,7 +45,9 @@ _RequestHandler = Callable[[Any, Any, "str | None", int, str], None]
 _NotificationHandler = Callable[[str, dict[str, Any], Any, int, str], None]
 
 
-_MethodPlan = tuple["schema.MethodSpec | None", tuple[tuple[CheckMeta, "str | None"], ...]]
+# (the definition, each check's verdict, the checks when all held)
+_MethodPlan = tuple["schema.MethodSpec | None", tuple[tuple[CheckMeta, "str | None"], ...],
+                    tuple[CheckMeta, ...]]
 
 
 def _plan_method(rev: str, direction: str, method: str, request: bool) -> _MethodPlan:
@@ -65,8 +67,8 @@ def _plan_method(rev: str, direction: str, method: str, request: bool) -> _Metho
         text = fn(*args)
         verdicts.append((meta_of(fn), text))
         if text is not None:
-            return None, tuple(verdicts)
-    return spec, tuple(verdicts)
+            return None, tuple(verdicts), ()
+    return spec, tuple(verdicts), tuple(meta for meta, _ in verdicts)
 
 
 class Router:
@@ -155,7 +157,10 @@ class Router:
         plan = self._plans.get(key)
         if plan is None:
             plan = self._plans[key] = _plan_method(self.rev, direction, method, request)
-        spec, verdicts = plan
+        spec, verdicts, held = plan
+        if held:  # every check held: the plan's checks are counted once
+            self.store.ran(held)
+            return spec
         for meta, text in verdicts:
             if text is None:
                 self.store.bump(meta.rule)
@@ -330,10 +335,10 @@ class Router:
         replaying = replay.replaying(requests, sid)
         reused = replaying is not None and self.store.run(
             replay.replayed_ids_unique, idx, replaying.replayed, update, session=sid)
-        history = replay.replayed_history(requests, sid, kind, self.machines.busy(sid))
-        at = self.reopens.position(sid, update, requests, self.machines.busy(sid))
-        for check, _ in self._replay_order:
-            self.store.run(check, idx, at, session=sid)
+        busy = self.machines.busy(sid)
+        history = replay.replayed_history(requests, sid, kind, busy)
+        at = self.reopens.position(sid, update, requests, busy)
+        self.store.run_entry(self._replay_order, idx, at, session=sid)
         update, derived = self.dialect.update(sid, update, kind, history, idx, what)
         self.machines.derived(sid, derived)
         before = self.machines.views[sid]

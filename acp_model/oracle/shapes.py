@@ -78,7 +78,7 @@ class ShapeJudge:
 
     def findings(self, findings: Findings, idx: int, what: str,
                  session: str | None = None) -> None:
-        self.store.ran(findings.ran)
+        self.store.ran(*findings.ran)
         for meta, path, text in findings.found:
             if meta == _OTHER_REVISION and not self.fit.note(
                     text.split(" is not a", 1)[0],

@@ -10,7 +10,7 @@ message being judged sits in.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from acp_model.model import check as checks
@@ -38,21 +38,41 @@ class ViolationStore:
         self.readings = readings
         self._views = views
         self.violations: list[Violation] = []
-        self.exercised: dict[str, int] = {}  # rule -> how often a check of it ran
+        self._counts: dict[str, int] = {}  # rule -> how often a check run alone judged it
+        # the static groups of checks run together (a dispatch table's entry, a schema
+        # definition's rules) -> [the group, how often it ran]: expanded only when a report
+        # asks (:attr:`exercised`), so judging a message counts once per group, not per check
+        self._groups: dict[int, list[Any]] = {}
         self.probes: set[int] = set()  # indices of deliberate client-rule breaches (fuzzing)
         self.probe_hits: list[Violation] = []
         self.suppressed = 0  # reports past the cap, and schema floods past the diagnoses
         self.sub: int | None = None  # the batch element being judged (None: not in a batch)
         self._reported: dict[tuple[str, str | None], int] = {}
 
-    def bump(self, rule_id: str, n: int = 1) -> None:
-        self.exercised[rule_id] = self.exercised.get(rule_id, 0) + n
+    @property
+    def exercised(self) -> dict[str, int]:
+        """Rule -> how often a check of it ran (derived when asked from the groups run)."""
+        out = dict(self._counts)
+        for group, n in self._groups.values():
+            for item in group:
+                rule = (item[1] if isinstance(item, tuple) else item).rule
+                out[rule] = out.get(rule, 0) + n
+        return out
 
-    def ran(self, metas: Iterable[CheckMeta]) -> None:
-        """These checks ran and found nothing (each exercised its rule once)."""
-        counts = self.exercised
-        for meta in metas:
-            counts[meta.rule] = counts.get(meta.rule, 0) + 1
+    def bump(self, rule_id: str, n: int = 1) -> None:
+        self._counts[rule_id] = self._counts.get(rule_id, 0) + n
+
+    def ran(self, *groups: Sequence[CheckMeta | tuple[Any, CheckMeta]]) -> None:
+        """These groups of checks ran (each check exercised its rule once per group run).
+        A group is a static table entry (a tuple of metadata, or of (check, metadata) pairs),
+        kept by identity: the same object each time it runs."""
+        kept = self._groups
+        for group in groups:
+            seen = kept.get(id(group))
+            if seen is None:
+                kept[id(group)] = [group, 1]
+            else:
+                seen[1] += 1
 
     def run(self, fn: Callable[..., str | None], idx: int, *args: Any,
             session: str | None = None, related: list[int] | None = None) -> bool:
@@ -60,10 +80,31 @@ class ViolationStore:
         meta = getattr(fn, MARK, None) or meta_of(fn)  # (meta_of: the error when untagged)
         text = fn(*args)
         if text is None:  # bump inlined: this runs about five times per message
-            counts = self.exercised
+            counts = self._counts
             counts[meta.rule] = counts.get(meta.rule, 0) + 1
             return False
         self.report(meta, idx, text, session=session, related=related)
+        return True
+
+    def run_entry(self, entry: Sequence[tuple[Callable[..., str | None], CheckMeta]],
+                  idx: int, *args: Any, session: str | None = None) -> bool:
+        """Run the checks of a static table entry on the same ``args``, each reported on its
+        own; an entry that holds is counted once (its rules expanded when a report asks).
+        True when one found something."""
+        failed: list[tuple[CheckMeta, str]] | None = None
+        for fn, meta in entry:
+            text = fn(*args)
+            if text is not None:
+                failed = [*(failed or ()), (meta, text)]
+        if failed is None:
+            self.ran(entry)
+            return False
+        broke = {id(meta) for meta, _ in failed}
+        for _, meta in entry:
+            if id(meta) not in broke:
+                self.bump(meta.rule)
+        for meta, text in failed:
+            self.report(meta, idx, text, session=session)
         return True
 
     def report(self, meta: CheckMeta, idx: int, message: str, *, session: str | None = None,

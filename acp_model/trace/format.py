@@ -142,15 +142,16 @@ class Numbering:
         self.numbered = True
         self.next = gap.last + 1
 
-    def record(self, record: Record, where: str) -> Record:
+    def record(self, record: Record, where: str | Callable[[], str]) -> Record:
+        """``where``: the record's place, or what says it (called only for an error)."""
         if record.n is None:
             if self.numbered:
                 record = replace(record, n=self.next)
             self.next += 1
             return record
         if record.n < self.next:
-            raise TraceError(f"{where}: message #{record.n} after #{self.next - 1}: "
-                             "message numbers must grow")
+            raise TraceError(f"{where if isinstance(where, str) else where()}: message "
+                             f"#{record.n} after #{self.next - 1}: message numbers must grow")
         self.numbered = True
         self.next = record.n + 1
         return record
@@ -218,7 +219,7 @@ def iter_trace(path: str | Path, progress: Callable[[int], None] | None = None
                 record = parse_record(obj)
             except TraceError:  # again, naming the line: the text is built only for an error
                 record = parse_record(obj, f"{p}:{lineno}")
-            yield numbering.record(record, f"{p}:{lineno}")
+            yield numbering.record(record, lambda: f"{p}:{lineno}")  # noqa: B023 (called at once)
     if progress is not None:
         progress(read)
 

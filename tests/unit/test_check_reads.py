@@ -4,6 +4,7 @@ the monitor's dispatch table is built from those declarations alone."""
 from __future__ import annotations
 
 import ast
+import inspect
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ import pytest
 
 from acp_model.cli import rule_map
 from acp_model.model import messages, reducers
-from acp_model.model.check import CHECKS, DefinitionError, check, readers
+from acp_model.model.check import CHECKS, READERS, DefinitionError, check, readers
 from acp_model.model.vocab import Reads, Role
 from acp_model.model.wire_table import update_reads
 from acp_model.oracle import machines, validate
@@ -85,7 +86,7 @@ def test_a_revision_without_the_rule_leaves_its_check_out() -> None:
 
 
 def _ran(findings: messages.Findings) -> list[str]:
-    return [meta.name for meta in findings.ran]
+    return [meta.name for entry in findings.ran for _, meta in entry]
 
 
 def test_an_update_reaches_the_checks_of_every_update_and_of_its_kind_only() -> None:
@@ -201,7 +202,10 @@ def test_a_methods_own_verdicts_are_planned_once_until_the_first_that_fails() ->
     from acp_model.oracle.router import _plan_method
 
     def plan(direction: str, method: str, request: bool) -> tuple[bool, list[tuple[str, bool]]]:
-        spec, verdicts = _plan_method("seed", direction, method, request)
+        spec, verdicts, held = _plan_method("seed", direction, method, request)
+        # the checks counted at once when every one held (none when one failed)
+        assert held == (tuple(meta for meta, _ in verdicts)
+                        if all(text is None for _, text in verdicts) else ())
         return spec is not None, [(meta.name, text is None) for meta, text in verdicts]
 
     assert plan("c2a", "session/prompt", True) == (True, [
@@ -212,3 +216,12 @@ def test_a_methods_own_verdicts_are_planned_once_until_the_first_that_fails() ->
         ("method_defined", True), ("method_direction", True), ("notification_without_id", False)])
     assert plan("c2a", "no/such", False) == (False, [("method_defined", False)])
     assert plan("c2a", "_mine", False) == (False, [("method_defined", True)])
+
+
+def test_a_check_returns_what_it_found_and_is_no_generator() -> None:
+    """A finding returns None or its findings: a generator per check and message would be made
+    even when nothing is found (the hot path of every message)."""
+    rule_map.decisions()  # registers every check
+    generators = [key for key, fn in READERS.items()
+                  if inspect.isgeneratorfunction(fn) and not key.startswith("tests.")]
+    assert generators == []

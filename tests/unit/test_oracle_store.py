@@ -69,3 +69,19 @@ def test_a_failure_without_the_proof_its_check_names_is_a_warning() -> None:
     assert "read at #4" in first.message
     assert second.level == Level.WARN and "reported as a warning" in second.message
     assert [v.level for v in store.with_level(Level.FAIL)] == [Level.FAIL]
+
+
+def test_an_entry_run_together_counts_each_check_once_and_reports_each_failure() -> None:
+    """A static entry of checks that all hold is counted once per run and its rules are
+    expanded when the counts are read; a failing check is reported, the others counted."""
+    store = _store()
+    entry = ((lambda at: None, PROMPT_ANSWERED), (lambda at: None, PERMISSION_ANSWERED))
+    for _ in range(3):
+        assert not store.run_entry(entry, 0, "fine")
+    assert store.exercised == {PROMPT_ANSWERED.rule: 3, PERMISSION_ANSWERED.rule: 3}
+    failing = ((lambda at: None, PROMPT_ANSWERED), (lambda at: f"broken at {at}",
+                                                   PERMISSION_ANSWERED))
+    assert store.run_entry(failing, 4, "#4", session="s")
+    assert [(v.rule, v.index, v.message, v.session) for v in store.violations] == [
+        (PERMISSION_ANSWERED.rule, 4, "broken at #4", "s")]
+    assert store.exercised == {PROMPT_ANSWERED.rule: 4, PERMISSION_ANSWERED.rule: 4}
