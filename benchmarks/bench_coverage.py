@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import re
 import shlex
 import statistics
 import sys
@@ -36,6 +37,7 @@ WANT = {"node": 2, "python": 2}  # the agents the target asks for, by runtime
 TITLE = "Coverage guidance on real agents (their ACP layer)"
 COLUMNS_AFTER_MARKS = ["layer lines", "functions reached", "examples", "run (s)",
                        "how it ended"]
+GUIDANCE = "coverage guidance:"  # the run's note on its corpus (fuzzing/run.py)
 SATURATED = 0.01  # a mean curve that grows by less than this share over its last 40%: flat
 
 
@@ -57,7 +59,8 @@ def fuzz(name: str, seconds: float, seed: int, guided: bool, lock: str | None
     return {"samples": cov.samples, "total": lines["total"], "reached": lines["reached"],
             "functions": (functions["reached"], functions["total"]), "files": files,
             "examples": result.recorder.examples, "seconds": round(result.seconds, 1),
-            "notes": [n for n in result.notes if "round" in n or "budget" in n],
+            "notes": [n for n in result.notes
+                      if "round" in n or "budget" in n or n.startswith(GUIDANCE)],
             "failures": sorted(result.recorder.found), "runtimes": cov.runtimes}
 
 
@@ -73,6 +76,19 @@ def _short(path: str, root: str) -> str:
 def _by_file(counts: dict[str, int], root: str, top: int = 5) -> str:
     left = sorted(((n, p) for p, n in counts.items() if n), reverse=True)[:top]
     return ", ".join(f"{_short(p, root)} {n}" for n, p in left) or "none"
+
+
+def by_module(lines: dict[str, set[int]], root: str) -> dict[str, int]:
+    """Lines counted per bundled module where a file is a bundle (its bundler markers), else
+    per file: a bundle's count alone says nothing a maintainer can look up."""
+    out: dict[str, int] = {}
+    for path, ls in lines.items():
+        regions = list(module_regions(read_source(path) or ""))
+        for n in ls:
+            module = next((name for name, first, last in regions if first <= n <= last), None)
+            key = path if module is None else f"{_short(path, root)} ({module})"
+            out[key] = out.get(key, 0) + 1
+    return out
 
 
 def ranges(lines: set[int]) -> list[tuple[int, int]]:
@@ -103,6 +119,23 @@ def places(missed: dict[str, set[int]], root: str, top: int = 6) -> str:
     return "; ".join(out)
 
 
+def continued(run: dict[str, Any]) -> int:
+    """How many of a run's examples continued its corpus (0: unguided, or none kept)."""
+    note = next((n for n in run["notes"] if n.startswith(GUIDANCE)), "")
+    found = re.search(r"(\d+) examples continued", note)
+    return int(found.group(1)) if found else 0
+
+
+def examples(runs: dict[bool, list[dict[str, Any]]]) -> str:
+    """Examples per run in each mode, and the guided runs' share continuing the corpus: a
+    guided run that ran fewer examples lost on breadth before guidance could help."""
+    g = statistics.mean(r["examples"] for r in runs[True])
+    u = statistics.mean(r["examples"] for r in runs[False])
+    c = statistics.mean(continued(r) for r in runs[True])
+    return (f"examples per run (mean): guided {g:.0f} ({c:.0f} of them continuing the corpus) "
+            f"vs unguided {u:.0f}")
+
+
 def why_not(runs: dict[bool, list[dict[str, Any]]], marks: list[float], seconds: float,
             root: str) -> str:
     """The profile of a guided run that did not beat unguided: the mean curves, whether both
@@ -126,7 +159,7 @@ def why_not(runs: dict[bool, list[dict[str, Any]]], marks: list[float], seconds:
                 lines[path] = set(all_)
     missed = {p: r - hit[True].get(p, set()) for p, r in hit[False].items()}
     only_unguided = {p: len(r) for p, r in missed.items()}
-    never = {p: len(all_ - hit[True].get(p, set()) - hit[False].get(p, set()))
+    never = {p: all_ - hit[True].get(p, set()) - hit[False].get(p, set())
              for p, all_ in lines.items()}
     saturation = ("both mean curves are flat over the last 40% of the run (growth < "
                   f"{SATURATED:.0%}): each mode has reached what it reaches at this budget"
@@ -138,10 +171,12 @@ def why_not(runs: dict[bool, list[dict[str, Any]]], marks: list[float], seconds:
             f"lines at {last:g} s; mean curve (s: guided/unguided) "
             + ", ".join(f"{t}: {curve(runs[True], t):.0f}/{curve(runs[False], t):.0f}"
                         for t in points)
-            + f"; {saturation}; lines some unguided run reached and no guided run did: "
-            f"{sum(only_unguided.values())} ({_by_file(only_unguided, root)}"
+            + f"; {examples(runs)}; {saturation}; lines some unguided run reached and no "
+            f"guided run did: {sum(only_unguided.values())} ({_by_file(only_unguided, root)}"
             + (f"; where: {places(missed, root)}" if any(missed.values()) else "")
-            + f"); lines no run reached, by file: {_by_file(never, root)}")
+            + f"); lines no run reached, by module or file: "
+            f"{_by_file(by_module(never, root), root)}; the largest spans no run reached: "
+            f"{places(never, root, top=4)}")
 
 
 def measure(name: str, seconds: float, marks: list[float], seeds: list[int],
@@ -233,15 +268,22 @@ def summary(agents: dict[str, dict[str, Any]]) -> dict[str, Any]:
             g, u = agent["means"]["guided"][f"{m:g}"], agent["means"]["unguided"][f"{m:g}"]
             figures.append(figure(f"{name} ({agent['runtime']}): lines at {m:g} s, guided / "
                                   "unguided (mean)", f"{g:.1f} / {u:.1f}"))
+        n = 4 + len(marks) + COLUMNS_AFTER_MARKS.index("examples")
+        per = {mode: statistics.mean(r[n] for r in agent["rows"] if r[3] == mode)
+               for mode in ("guided", "unguided")}
+        figures.append(figure(f"{name}: examples per run, guided / unguided (mean)",
+                              f"{per['guided']:.0f} / {per['unguided']:.0f}"))
     params = [a["parameters"] for a in agents.values()]
     same = all(p == params[0] for p in params)
     parameters = params[0] if same else {
         "per agent": {n: a["parameters"] for n, a in agents.items()}}
     notes = ("Lines of each agent's ACP layer (its profile's [coverage] layer) reached, read "
              "off one run's curve at each mark. Each run measures its agent with --coverage; "
-             "guided runs score every example with target() (new agent lines, new model "
-             "transitions and rules, distinct transitions), unguided ones do not; both run "
-             "rounds of 20 examples until the time budget is spent. Agents measured: "
+             "both modes run rounds of 20 examples until the time budget is spent, the same "
+             "seed drawing the same first round in both; guided runs keep the examples that "
+             "reached new agent lines, model transitions or rules and, after each round, "
+             "continue up to 10 of them in a corpus round (a run of fewer than 20 examples "
+             "has none). Agents measured: "
              + ", ".join(f"{n} ({a['runtime']}, {a['date'][:10]} at {a['commit'] or '?'})"
                          for n, a in agents.items()) + ".")
     if not same:
@@ -262,16 +304,52 @@ def summary(agents: dict[str, dict[str, Any]]) -> dict[str, Any]:
             "parameters": parameters, "notes": notes}
 
 
-def write(agents: dict[str, dict[str, Any]]) -> None:
-    """The results file for ``agents`` (its command: how to measure all of them again)."""
+def before_of(doc: dict[str, Any]) -> dict[str, Any]:
+    """A results file's measurements kept as the "before" of a new one: its commit, its
+    parameters and each agent's mean lines per mode (a file that already keeps a "before"
+    passes that one on: it is what a merge adds to)."""
+    if "before" in doc.get("detail", {}):
+        return dict(doc["detail"]["before"])
+    agents = previous(doc)
+    return {"commit": doc.get("commit", ""), "date": doc.get("date", ""),
+            "parameters": doc.get("parameters", {}),
+            "means": {n: a["means"] for n, a in agents.items()},
+            "commits": {n: a.get("commit", "") for n, a in agents.items()}}
+
+
+def before_notes(before: dict[str, Any], marks: list[float] | None = None) -> str:
+    """The "before" figures, as the notes state them, and the marks it had that the new
+    measurement (at ``marks``) has not: those are not measured again."""
+    had = before["parameters"].get("marks") or []
+    per = "; ".join(
+        f"{n}: " + ", ".join(f"{m:g} s {means['guided'][f'{m:g}']:.1f} / "
+                             f"{means['unguided'][f'{m:g}']:.1f}" for m in had)
+        for n, means in before["means"].items())
+    return ("\n\nBefore (guided / unguided mean lines, measured at "
+            + ", ".join(sorted({c for c in before.get("commits", {}).values() if c}))
+            + f" with {before['parameters'].get('seconds', 0):g} s runs, seeds "
+            + " ".join(map(str, before["parameters"].get("seeds", [])))
+            + ", when guidance was target() on the lines each example reached first): "
+            + per + "."
+            + ("" if marks is None or not (gone := [m for m in had if m not in marks]) else
+               " Not measured again at " + ", ".join(f"{m:g} s" for m in gone)
+               + ": for these marks the figures above are the only ones."))
+
+
+def write(agents: dict[str, dict[str, Any]], before: dict[str, Any] | None = None) -> None:
+    """The results file for ``agents`` (its command: how to measure all of them again);
+    ``before``: an earlier measurement the notes compare with."""
     s = summary(agents)
+    if before:
+        s["notes"] += before_notes(before, next(iter(agents.values()))["parameters"]["marks"])
     p = s["parameters"] if "per agent" not in s["parameters"] else \
         next(iter(agents.values()))["parameters"]
     command = shlex.join(["python", "benchmarks/bench_coverage.py", "--seconds",
                           f"{p['seconds']:g}", "--marks", *(f"{m:g}" for m in p["marks"]),
                           "--seeds", *map(str, p["seeds"]), *agents])
     record("coverage", TITLE, s["figures"], table=s["table"], parameters=s["parameters"],
-           notes=s["notes"], command=command, detail={"agents": agents})
+           notes=s["notes"], command=command,
+           detail={"agents": agents, **({"before": before} if before else {})})
 
 
 def main() -> None:
@@ -282,6 +360,10 @@ def main() -> None:
     parser.add_argument("--merge", action="store_true",
                         help="keep the other agents already in the results file; the agents "
                              "measured replace their own rows")
+    parser.add_argument("--before", action="store_true",
+                        help="keep the results file's measurements as the 'before' of this "
+                             "one (their means stay in the notes; with --merge, the 'before' "
+                             "the file already keeps)")
     parser.add_argument("--seconds", type=float, default=300.0)
     parser.add_argument("--marks", type=float, nargs="+", default=[60.0, 300.0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
@@ -296,8 +378,10 @@ def main() -> None:
         parser.error(f"unknown agent(s): {', '.join(unknown)} (known: {', '.join(known)})")
     agents: dict[str, dict[str, Any]] = {}
     path = RESULTS / "coverage.json"
-    if args.merge and path.is_file():
-        agents = previous(json.loads(path.read_text(encoding="utf-8")))
+    doc = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    before = before_of(doc) if args.before and doc else None
+    if args.merge and doc:
+        agents = previous(doc)
         held = {json.dumps(a["parameters"]["marks"]) for a in agents.values()}
         if held and held != {json.dumps(marks)}:
             parser.error(f"{path.name} holds agents measured at marks {', '.join(held)}; "
@@ -305,7 +389,7 @@ def main() -> None:
     for name in names:
         measured = measure(name, args.seconds, marks, args.seeds, args.lock)
         agents = merged(agents, {name: measured})
-        write(agents)  # each agent's rows as soon as it is done
+        write(agents, before)  # each agent's rows as soon as it is done
 
 
 if __name__ == "__main__":

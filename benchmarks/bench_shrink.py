@@ -37,6 +37,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from acp_model.agents.mutants import MUTANTS
+from benchmarks.reproduction import before_figures, rate
 from benchmarks.results import figure, locked, record
 from fuzz.acp_zoo_campaign import Case
 
@@ -120,7 +121,8 @@ def _line(row: dict[str, Any]) -> str:
         return f"  {row['source']:32} {row['rule']:14} NOT FOUND  ({row['seconds']} s)"
     stage = "fixpoint" if row["fixpoint"] else f"cut at {row['stage']}"
     return (f"  {row['source']:32} {row['rule']:14} {row['actions']:4} actions, held "
-            f"{row['held']}/{row['held_runs']}, free {row['free']}/{row['free_runs']}, "
+            f"{rate(row['held'], row['held_runs'])}, free "
+            f"{rate(row['free'], row['free_runs'])}, "
             f"{stage} ({row['seconds']} s)")
 
 
@@ -182,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="real agents' fuzz reports (files, or folders holding them) to read")
     p.add_argument("--lock", help="hold flock LOCK for each run (a shared machine)")
     p.add_argument("--json", help="also write the rows here")
+    p.add_argument("--before", metavar="OLD.json",
+                   help="an earlier shrink.json: each figure gains the value it had there")
     args = p.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",")]
     wanted = set(args.only.split(",")) if args.only else None
@@ -213,20 +217,21 @@ def main(argv: list[str] | None = None) -> int:
     if cases:
         figures.insert(0, figure("mutants found under their rule",
                                  f"{sum(r['found'] for r in zoo)}/{len(zoo)}"))
+    before_figures(figures, args.before)
     rows = sorted(zoo, key=lambda r: (r["source"], r["rule"])) + real
     columns = ["source", "rule", "actions", "held", "free", "minimizing", "seconds", "miss"]
     if figures:
         record("shrink", "Counterexamples", figures, table={"columns": columns, "rows": [
             [r["source"], r["rule"], r.get("actions", "not found"),
-             f"{r.get('held', 0)}/{r.get('held_runs', 0)}",
-             f"{r.get('free', 0)}/{r.get('free_runs', 0)}",
+             rate(r.get("held", 0), r.get("held_runs", 0)),
+             rate(r.get("free", 0), r.get("free_runs", 0)),
              ("fixpoint" if r.get("fixpoint") else f"cut at {r.get('stage')}")
              if r["found"] else "-", r["seconds"], "; ".join(r.get("miss") or [])]
             for r in rows]},
             parameters={"seeds": seeds, "jobs": args.jobs, "replays": args.replays,
                         "minimize_budget": args.minimize_budget, "only": args.only,
                         "racy": args.racy, "agents": agents, "budget": args.budget,
-                        "reports": args.reports})
+                        "reports": args.reports, "before": args.before})
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
     return 0

@@ -41,8 +41,28 @@ def reports(paths: list[str]) -> list[tuple[str, dict[str, Any]]]:
             if isinstance(doc, dict) and doc.get("command") == "fuzz" \
                     and "counterexamples" in doc:
                 label = path.parent.name if path.name == "report.json" else path.stem
-                out.append((label, doc))
+                out.append((label, _judged(doc, path)))
     return out
+
+
+def _judged(doc: dict[str, Any], path: Path) -> dict[str, Any]:
+    """``doc`` with only the counterexamples its matrix (``matrix.json`` beside the row's
+    folder, written by the run or by ``--rejudge``) still calls failures: the current
+    oracle's word, not the run's."""
+    matrix = path.parent.parent / "matrix.json"
+    try:
+        rows = json.loads(matrix.read_text(encoding="utf-8"))["rows"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return doc
+    row = next((r for r in rows if r.get("report") == f"{path.parent.name}/{path.name}"),
+               None)
+    if row is None:
+        return doc
+    failing = {f["rule"] for cell in (row.get("cells") or {}).values()
+               for f in cell.get("failures") or [] if f.get("level") == "fail"}
+    return {**doc, "counterexamples": [ce for ce in doc["counterexamples"]
+                                       if ce.get("standing") == "shared-only"
+                                       or ce["rule"] in failing]}
 
 
 def rows(found: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
@@ -63,11 +83,33 @@ def rows(found: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
     return out
 
 
+def before_figures(figures: list[dict[str, Any]], path: str | None) -> None:
+    """Each figure gains its value in an earlier results file at ``path`` (``"before"``)."""
+    if path is None:
+        return
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        before = {f["name"]: f["value"] for f in doc["figures"]}
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise SystemExit(f"--before {path}: not a results file ({exc})") from None
+    for f in figures:
+        if f["name"] in before:
+            f["before"] = before[f["name"]]
+
+
+def rate(hits: int, runs: int) -> str:
+    """``3/6``, or "not replayed" when no replay ran (never "0/0")."""
+    return f"{hits}/{runs}" if runs else "not replayed"
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("name", help="results/<NAME>.json")
     p.add_argument("paths", nargs="+")
     p.add_argument("--title", default="Counterexamples on real agents")
+    p.add_argument("--before", metavar="OLD.json",
+                   help="an earlier results file of this benchmark: each figure gains the "
+                        "value it had there (\"before\")")
     args = p.parse_args(argv)
     found = reports(args.paths)
     table = rows(found)
@@ -75,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     shared = [r for r in table if r["standing"] == "shared-only"]
     for r in table:
         print(f"  {r['run']:28} {r['rule']:16} {r['actions']:4} actions, held "
-              f"{r['held']}/{r['held_runs']}, free {r['free']}/{r['free_runs']}, "
+              f"{rate(r['held'], r['held_runs'])}, free {rate(r['free'], r['free_runs'])}, "
               + ("fixpoint" if r["fixpoint"] else f"cut at {r['stage']}")
               + (" (shared-only: a warning)" if r["standing"] == "shared-only" else ""))
     sizes = sorted(r["actions"] for r in failures)
@@ -100,8 +142,11 @@ def main(argv: list[str] | None = None) -> int:
                    f"{held[0]}/{held[1]} ({100 * held[0] / max(held[1], 1):.0f}%)"),
             figure("replays reproducing, free-running",
                    f"{free[0]}/{free[1]} ({100 * free[0] / max(free[1], 1):.0f}%)")]
+    before_figures(figures, args.before)
     for f in figures:
-        print(f"{f['name']}: {f['value']}" + (f" (target {f['target']}: "
+        print(f"{f['name']}: {f['value']}"
+              + (f" (before: {f['before']})" if "before" in f else "")
+              + (f" (target {f['target']}: "
                                                f"{'met' if f['met'] else 'NOT met'})"
                                                if f.get("target") else ""))
     record(args.name, args.title, figures, table={
@@ -109,9 +154,9 @@ def main(argv: list[str] | None = None) -> int:
                     "standing"],
         "rows": [[r["run"], r["agent"], r["rule"], r["actions"],
                   "fixpoint" if r["fixpoint"] else f"cut at {r['stage']}",
-                  f"{r['held']}/{r['held_runs']}", f"{r['free']}/{r['free_runs']}",
+                  rate(r["held"], r["held_runs"]), rate(r["free"], r["free_runs"]),
                   r["standing"]] for r in table]},
-        parameters={"paths": args.paths})
+        parameters={"paths": args.paths, "before": args.before})
     return 0
 
 

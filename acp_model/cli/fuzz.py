@@ -544,10 +544,12 @@ def _generation_options(p: Any) -> None:
                    help="fresh-process replays of each counterexample held to its recorded "
                         "schedule, and as many free-running (default 5)")
     p.add_argument("--minimize-budget", type=positive_float, default=60.0, metavar="S",
-                   help="each failure's own budget after the search: at most S seconds to "
+                   help="each failure's own budget after the search: S seconds to "
                         "minimize its counterexample against fresh agent processes (to the "
-                        "fixpoint: no action can go, no content be simpler), and as many for "
-                        "its replays (default 60)")
+                        "fixpoint: no action can go, no content be simpler), grown up to 3 S "
+                        "when the agent's replays are slow (what the trials its program needs "
+                        "take at its own trial time; the report states it), and up to 3 S for its "
+                        "replays (default 60)")
     p.add_argument("--stop-on", type=rule_ids, default=frozenset(), metavar="RULE[,RULE]",
                    help="stop generating once each of these rules has failed (then minimize "
                         "and replay as usual): a bisect or a known bug needs no full budget")

@@ -648,7 +648,8 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--replay-runs", type=int_at_least(1), default=3,
                    help="fresh-process replays of each counterexample (default 3)")
     p.add_argument("--minimize-budget", type=positive_float, metavar="S",
-                   help="seconds per failure for minimizing (default: the budget, at most 60)")
+                   help="seconds per failure for minimizing, grown up to 3 S on a slow agent "
+                        "(acp-model fuzz --minimize-budget; default: the budget, at most 60)")
     p.add_argument("--coverage", action="store_true",
                    help="measure each row's agent's own coverage of its ACP layer (acp-model "
                         "fuzz --coverage): the grid's coverage column")

@@ -64,7 +64,8 @@ def minimize_text(found: Found) -> str | None:
         return None
     if not m.get("fixpoint"):
         return (f"not proven minimal: minimizing stopped at its {m['stage']} stage after "
-                f"{m['seconds']:g} s of its {m['budget']:g} s (--minimize-budget)")
+                f"{m['seconds']:g} s of its {m['budget']:g} s budget (--minimize-budget, "
+                "grown with the agent's replay time)")
     if m.get("steps") not in (None, len(found.actions)):
         return (f"not the minimal program ({m['steps']} actions, reached at the fixpoint): "
                 "a longer one that reproduces more often")

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from hypothesis import strategies as st
 from hypothesis import target
+from hypothesis.control import current_build_context
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
 from acp_model.fuzzing.actions import (
@@ -38,6 +39,7 @@ from acp_model.fuzzing.actions import (
     WaitMode,
 )
 from acp_model.fuzzing.config import FuzzConfig
+from acp_model.fuzzing.corpus import Corpus
 from acp_model.fuzzing.pool import AgentPool, Example
 from acp_model.fuzzing.revision import sends_batches
 from acp_model.llm.script import (
@@ -151,17 +153,20 @@ def asking_scripts(timing: bool = True) -> st.SearchStrategy[ModelScript]:
         lambda parts: (parts[0], *parts[1]))
 
 
-def steer(ex: Example) -> None:
-    """Coverage guidance: Hypothesis keeps the example that scores highest on each label and
-    mutates it further (its targeting phase climbs from there, and with an example database
-    the best ones of a round are replayed first in the next). An example scores by the
-    distinct model transitions it fired, and by what it reached first of the whole run: model
-    transitions, rules judged, and under ``--coverage`` lines of the agent's own ACP layer
-    (the report's coverage samples show whether these plateau)."""
+def steer(ex: Example, corpus: Corpus | None = None) -> None:
+    """Guidance. Measuring the agent's coverage (``corpus``): an example that reached agent
+    lines, model transitions or rules no earlier example of the run reached is kept in the
+    corpus, which the run's corpus rounds continue (``fuzzing/corpus.py`` says why not
+    ``target()``). Otherwise Hypothesis keeps the example that scores highest on each label
+    and mutates it further (its targeting phase climbs from there, and with an example
+    database the best ones of a round are replayed first in the next): the distinct model
+    transitions it fired, and the transitions and rules it judged first of the whole run."""
+    if corpus is not None:
+        if ex.new_agent_lines or ex.new_transitions or ex.new_rules:
+            corpus.keep(current_build_context().data.choices)
+        return
     target(float(ex.distinct_transitions), label="distinct model transitions")
     target(float(ex.new_transitions + ex.new_rules), label="new model transitions and rules")
-    if ex.client.coverage is not None:
-        target(float(ex.new_agent_lines), label="new agent lines")
 
 
 class _Acting(Protocol):
@@ -302,13 +307,15 @@ def _reopening(session: st.SearchStrategy[int], reloads: bool) -> RuleTable:
 def build_machine(begin: Callable[[], Example], end: Callable[[Example], None],
                   capabilities: dict[str, Any], max_sessions: int, guided: bool = True,
                   *, scripted: bool = False, batches: bool = True, reloads: bool = False,
-                  timing: bool = True) -> type[RuleBasedStateMachine]:
+                  timing: bool = True, corpus: Corpus | None = None
+                  ) -> type[RuleBasedStateMachine]:
     """A machine class bound to one fuzz run (its agent pool, recorder and settings).
 
     ``scripted``: a scripted model stands behind the agent, so every prompt carries what the
     model does in its turn (``timing``: at a drawn pace, else at once); ``batches``: the
     JSON-RPC batch probes are sent; ``reloads``: the agent advertised a request that reopens
-    a session, which the fuzzer then sends."""
+    a session, which the fuzzer then sends; ``corpus``: where guidance keeps the examples
+    that reached new code (a run measuring the agent's coverage)."""
     session = st.integers(0, max_sessions - 1)
     blocks = prompt_blocks(capabilities)
     scripts, asking = (model_scripts(timing), asking_scripts(timing)) if scripted \
@@ -331,7 +338,7 @@ def build_machine(begin: Callable[[], Example], end: Callable[[Example], None],
     def teardown(self: _Acting) -> None:
         end(self.ex)
         if guided:
-            steer(self.ex)
+            steer(self.ex, corpus)
 
     # The rule groups are tables composed into one class: Hypothesis finds rules on the class,
     # and nothing here needs a base class of its own.
@@ -344,8 +351,8 @@ def build_machine(begin: Callable[[], Example], end: Callable[[Example], None],
                 {"__module__": __name__, "__doc__": doc, **namespace})
 
 
-def machine_for(cfg: FuzzConfig, pool: AgentPool, begin: Callable[[], Example]
-                ) -> type[RuleBasedStateMachine]:
+def machine_for(cfg: FuzzConfig, pool: AgentPool, begin: Callable[[], Example],
+                corpus: Corpus | None = None) -> type[RuleBasedStateMachine]:
     """The machine of a run of ``cfg`` over ``pool`` (the fuzzer's rounds and the library's
     :func:`~acp_model.pytest_plugin.api.lifecycle_machine`): what the pool's first agent
     advertised decides the prompts' content and whether sessions are reopened. Raises
@@ -353,4 +360,5 @@ def machine_for(cfg: FuzzConfig, pool: AgentPool, begin: Callable[[], Example]
     first = pool.client()
     return build_machine(begin, pool.end_example, first.handshake.prompt_caps, cfg.max_sessions,
                          cfg.guided, scripted=cfg.model is not None, batches=sends_batches(cfg),
-                         reloads=bool(first.handshake.reloads), timing=cfg.model_timing)
+                         reloads=bool(first.handshake.reloads), timing=cfg.model_timing,
+                         corpus=corpus)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -47,6 +48,7 @@ class ReplayOutcome:
     divergence: str | None = None  # where it first left that schedule (None: it kept to it)
     # the scripted model's side: (transcript records before it, what crossed), in order
     model: list[tuple[int, str]] = field(default_factory=list)
+    seconds: float = 0.0  # how long it took, its agent's start-up included when none was warm
 
 
 class WarmPool:
@@ -144,14 +146,14 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
     ``schedule``: held to that recorded boundary schedule (else free-running). The outcome
     carries this run's own schedule.
 
-    Other failures on the way do not stop it (a mutant may break a second rule before it
-    reaches the one being replayed); once ``rule`` is seen, the liveness drain at the end is
-    skipped unless the rule is about what is owed. ``abort`` (set on Ctrl-C while replays run
-    in threads) stops it after the current action.
+    Other failures on the way do not stop it (a mutant may break a second rule first); once
+    ``rule`` is seen, the liveness drain at the end is skipped. ``abort`` (set on Ctrl-C
+    while replays run in threads) stops it after the current action.
     """
     stop = Stop(abort)
     if stop.requested:
         return ReplayOutcome(False, [], [], None, INTERRUPTED)
+    started = time.monotonic()
     try:
         client = pool.take(stop) if pool is not None else _started(cfg, stop)
     except AgentUnusable as exc:
@@ -195,7 +197,8 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
         model = [(at, model_text(e)) for at, e in client.schedule.model]
     return ReplayOutcome(hit is not None, failures, records,
                          hit.index if hit else None, error, performed if hit else None, session,
-                         recorded, hold is not None, describe_divergence(hold), model)
+                         recorded, hold is not None, describe_divergence(hold), model,
+                         round(time.monotonic() - started, 3))
 
 
 class _Replaced:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from hypothesis import HealthCheck, Verbosity, seed, settings
 from hypothesis.database import ExampleDatabase, InMemoryExampleDatabase
@@ -16,6 +18,7 @@ from acp_model.fuzzing.backend import backend
 from acp_model.fuzzing.budget import DRAIN_DEADLINES, Budget, failure_budget
 from acp_model.fuzzing.client import AgentUnusable
 from acp_model.fuzzing.config import FuzzConfig
+from acp_model.fuzzing.corpus import Corpus, CorpusChoices, corpus_round
 from acp_model.fuzzing.database import DatabaseError, _KeepStored, example_database
 from acp_model.fuzzing.machine import machine_for
 from acp_model.fuzzing.pool import AgentPool, Example
@@ -26,7 +29,7 @@ from acp_model.fuzzing.recorder import (
     ShrinkBudgetSpent,
 )
 from acp_model.fuzzing.revision import SpecUndecidable, resolve
-from acp_model.fuzzing.shrink import measure_reproduction
+from acp_model.fuzzing.shrink import PARALLEL, WarmPool, measure_reproduction
 from acp_model.fuzzing.stop import Stop
 from acp_model.oracle.monitor import Monitor
 from acp_model.spec.revisions import AUTO
@@ -197,23 +200,27 @@ def _reproduce(cfg: FuzzConfig, result: FuzzResult, phase: Callable[[str], None]
     if skipped:
         result.notes.append(f"not minimized or replayed, as not asked for: {', '.join(skipped)}")
     minimizing, replaying = failure_budget(cfg.minimize_budget)
-    for found in found_all:
-        now = time.monotonic()
+    # one warm pool for every failure: the processes started ahead for one failure's last
+    # replays serve the next one's first (on a slow agent, seconds each)
+    with WarmPool(cfg, PARALLEL, stop) as pool:
+        for found in found_all:
+            now = time.monotonic()
 
-        def step(name: str, rule: str = found.rule) -> None:
-            budget.enter(name)
-            phase(f"{name} {rule}")
+            def step(name: str, rule: str = found.rule) -> None:
+                budget.enter(name)
+                phase(f"{name} {rule}")
 
-        try:
-            with budget.cutoff(stop, at=now + minimizing + replaying) as cut:
-                measure_reproduction(cfg, found, recorder.elapsed, stop=cut,
-                                     minimize_until=now + minimizing, on_step=step)
-        except KeyboardInterrupt:
-            result.interrupted = True
-            break
-        if stop.requested:
-            result.interrupted = True
-            break
+            try:
+                with budget.cutoff(stop, at=now + minimizing + replaying) as cut:
+                    measure_reproduction(cfg, found, recorder.elapsed, stop=cut,
+                                         minimize_until=now + minimizing, on_step=step,
+                                         pool=pool)
+            except KeyboardInterrupt:
+                result.interrupted = True
+                break
+            if stop.requested:
+                result.interrupted = True
+                break
 
 
 def _generate(cfg: FuzzConfig, recorder: Recorder, phase: Callable[[str], None], stop: Stop,
@@ -235,12 +242,13 @@ def _generate(cfg: FuzzConfig, recorder: Recorder, phase: Callable[[str], None],
             phase, database)
 
 
-# Measuring the agent's coverage, rounds are this short: Hypothesis starts mutating the
-# examples that scored best (``target()``: new agent code, new transitions) after half a
-# round, and a real agent runs a few dozen examples a minute. Rounds go on until the time
-# budget is spent or ``max_examples`` ran, each replaying the best examples of the last
-# first.
+# Measuring the agent's coverage, rounds are this short: a real agent runs a few dozen
+# examples a minute, and guidance acts between rounds (the corpus rounds). Rounds go on until
+# the time budget is spent or ``max_examples`` ran.
 COVERAGE_ROUND = 20
+# Guided, each round is followed by a corpus round continuing this many seeds at most
+# (``fuzzing/corpus.py``): a third of the examples at most, the rest fresh generation.
+CORPUS_ROUND = COVERAGE_ROUND // 2
 
 # What ended a round, as the run's notes say it.
 BUDGET_SPENT = "time budget spent"
@@ -257,6 +265,8 @@ class _Rounds:
             cfg, recorder, stop, budget, pool
         self.result = FuzzResult(cfg, recorder, [], 0.0)
         self.drain = DRAIN_DEADLINES * cfg.deadline
+        # guidance measuring the agent's coverage: the examples that reached new code
+        self.corpus = Corpus(random.Random(cfg.seed)) if cfg.coverage and cfg.guided else None
 
     def run(self, phase: Callable[[str], None], database: ExampleDatabase | None) -> FuzzResult:
         result, cfg = self.result, self.cfg
@@ -272,10 +282,17 @@ class _Rounds:
             for round_no in range(rounds):
                 if not self._round(machine, round_no, database):
                     break
+                if self.corpus is not None and self.corpus.seeds and not self._round(
+                        machine, round_no, database, self.corpus.prefixes(CORPUS_ROUND)):
+                    break
         except KeyboardInterrupt:
             self._interrupted()
         finally:
             self.pool.retire()
+            if self.corpus is not None:
+                result.notes.append(
+                    f"coverage guidance: {self.corpus.continued} examples continued one of "
+                    f"the {self.corpus.kept} that reached new code (the corpus)")
             result.monitors = self.pool.monitors()
             result.seconds = time.monotonic() - start
         return result
@@ -283,7 +300,7 @@ class _Rounds:
     def _machine(self) -> type | None:
         """The Hypothesis machine over the pool's first agent; None when it cannot start."""
         try:
-            return machine_for(self.cfg, self.pool, self._begin)
+            return machine_for(self.cfg, self.pool, self._begin, self.corpus)
         except AgentUnusable as exc:
             self.result.unusable = str(exc)
             self.pool.harvest(unusable=True)
@@ -314,20 +331,24 @@ class _Rounds:
         return Example(client, recorder, deadline=cfg.deadline, stop_at=stop_at,
                        relaunch=self.pool.relaunch)
 
-    def _round(self, machine: type, round_no: int, database: ExampleDatabase | None) -> bool:
-        """One Hypothesis round; whether another follows."""
+    def _round(self, machine: type, round_no: int, database: ExampleDatabase | None,
+               corpus: list[CorpusChoices] | None = None) -> bool:
+        """One Hypothesis round; whether another follows. With ``corpus``, a corpus round:
+        each prefix continued at random (Hypothesis' reuse phase), nothing else generated."""
         cfg, recorder = self.cfg, self.recorder
         known = set(recorder.found)
         examples = cfg.max_examples if round_no == 0 else max(10, cfg.max_examples // 2)
-        if cfg.coverage:  # short rounds: targeting starts after half of one (see COVERAGE_ROUND)
+        if cfg.coverage:  # short rounds (see COVERAGE_ROUND)
             examples = min(cfg.max_examples, COVERAGE_ROUND)
-        chosen = settings(max_examples=examples, stateful_step_count=cfg.steps,
-                          deadline=None, report_multiple_bugs=False,
+        stored = database if round_no == 0 or database is None else _KeepStored(database)
+        chosen_by: dict[str, Any] = {"max_examples": examples, "database": stored}
+        if corpus is not None:
+            chosen_by = corpus_round(corpus, stored)
+        chosen = settings(stateful_step_count=cfg.steps, deadline=None,
+                          report_multiple_bugs=False,
                           derandomize=False,  # not the ``ci`` profile's: rounds must differ
-                          database=database if round_no == 0 or database is None
-                          else _KeepStored(database),
                           suppress_health_check=list(HealthCheck),
-                          verbosity=Verbosity.quiet, print_blob=False)
+                          verbosity=Verbosity.quiet, print_blob=False, **chosen_by)
         target = seed(cfg.seed + round_no)(machine) if cfg.seed is not None else machine
         recorder.round_failure_at = None
         stopped: BaseException | None = None

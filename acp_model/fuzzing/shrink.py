@@ -17,8 +17,10 @@ rate) and as many times free-running.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
+import statistics
 import threading
 import time
 from collections import Counter
@@ -39,6 +41,7 @@ from acp_model.fuzzing.actions import (
     Wait,
     WaitMode,
 )
+from acp_model.fuzzing.budget import SCALE_CAP
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.program import Program, standalone
 from acp_model.fuzzing.recorder import Found, program_key
@@ -53,9 +56,21 @@ from acp_model.fuzzing.schedule import Schedule
 from acp_model.fuzzing.stop import Stop, cutoff
 from acp_model.llm.script import Reply, Text, Tools, one_delay_less, untimed
 
-__all__ = ["INTERRUPTED", "Minimizer", "ReplayOutcome", "Stage", "Trial", "delta_debug",
-           "first_reproducing", "history_suffix", "in_threads", "measure_reproduction",
-           "replay_many", "replay_once"]
+__all__ = [
+    "INTERRUPTED",
+    "Minimizer",
+    "ReplayOutcome",
+    "Stage",
+    "Trial",
+    "WarmPool",
+    "delta_debug",
+    "first_reproducing",
+    "history_suffix",
+    "in_threads",
+    "measure_reproduction",
+    "replay_many",
+    "replay_once",
+]
 
 T = TypeVar("T")
 # Replays at a time: they mostly wait on the agent, but a racy failure replays like the run
@@ -71,6 +86,20 @@ RETRY_UP_TO = 24  # ... on programs this short (each pass costs one replay per a
 ATTEMPTS = 3  # replay rounds of a failure's own session before delta debugging goes on
 SEARCH_ROUNDS = 10  # rounds of replays looking for a reproducing program (within the budget)
 CERTIFY = 2  # tries of each single removal before a program is called 1-minimal
+# A failure's minimizing budget grows (up to SCALE_CAP times --minimize-budget) to what this
+# many trials take on its agent, for a program of n actions: delta debugging's n log n, the
+# CERTIFY tries of each single removal, a few simplifications of each action
+TRIALS_BASE, TRIALS_PER_ACTION = 20, 8
+# ... and, while no program reproduced yet, to what this many search trials take (each
+# candidate held, free and settled once, twice over): a slow agent's first trials may take the
+# whole base budget, and a failure no trial reproduces must not take more than that
+SEARCH_TRIALS = 6
+
+
+def trials_for(actions: int) -> int:
+    """About how many replays minimizing a program of ``actions`` actions to its fixpoint
+    takes (measured on the zoo's and the matrix's counterexamples: 2-13 actions)."""
+    return TRIALS_BASE + TRIALS_PER_ACTION * actions
 
 
 class Stage(StrEnum):
@@ -135,9 +164,13 @@ class Minimizer:
 
     cfg: FuzzConfig
     rule: str
-    stop_at: float
+    stop_at: float  # the end of its base budget (--minimize-budget)
     stop: Stop | None = None
     pool: WarmPool | None = None
+    cap_at: float | None = None  # how far a slow agent's trials may grow it (None: not at all)
+    started: float = field(default_factory=time.monotonic)
+    durations: list[float] = field(default_factory=list)  # seconds of each replay that ran
+    grown: float = 0.0  # the latest end the budget grew to (it never shrinks back)
     best: Trial | None = None  # the latest program that reproduced (cut), with its schedule
     reproduced: list[Trial] = field(default_factory=list)  # shortest first
     hit: ReplayOutcome | None = None  # the latest replay that reproduced
@@ -146,8 +179,28 @@ class Minimizer:
     stage: Stage = Stage.SEARCH
     cut: bool = False  # the time ran out (or a stop came) before minimizing was done
 
+    def trial_seconds(self) -> float | None:
+        """The median replay's seconds on this agent (None: none ran yet)."""
+        return statistics.median(self.durations) if self.durations else None
+
+    def deadline(self) -> float:
+        """When minimizing ends: its base budget's end, or, once a program reproduced, what
+        the trials a program of its length needs take at this agent's median trial time
+        (:func:`trials_for`, :data:`PARALLEL` at a time), if later, up to ``cap_at``. A
+        search gets what :data:`SEARCH_TRIALS` trials take: searching is not minimizing, and
+        a failure that never reproduces should not cost more. The end only grows: a program
+        that got shorter used time the estimate counted."""
+        cost = self.trial_seconds()
+        if self.cap_at is None or cost is None:
+            return max(self.stop_at, self.grown)
+        trials = trials_for(len(self.best.program)) if self.best is not None else SEARCH_TRIALS
+        need = self.started + trials * cost / PARALLEL
+        self.grown = max(self.grown, min(self.cap_at, max(self.stop_at, need)))
+        return self.grown
+
     def out_of_time(self) -> bool:
-        if time.monotonic() >= self.stop_at or (self.stop is not None and self.stop.requested):
+        if time.monotonic() >= self.deadline() or (self.stop is not None
+                                                   and self.stop.requested):
             self.cut = True
         return self.cut
 
@@ -161,14 +214,21 @@ class Minimizer:
         trial cut after the action that showed the rule, with the schedule that run
         recorded (it becomes the one later trials are held to)."""
         def counted(trial: Trial, outcome: ReplayOutcome) -> None:
-            self.trials += outcome.error is None or outcome.reproduced
+            ran = outcome.error is None or outcome.reproduced
+            self.trials += ran
+            if ran and outcome.seconds:
+                self.durations.append(outcome.seconds)
             self.seen.count(trial.program, outcome)
 
-        found = first_reproducing(self.cfg, self.rule, trials, stop_at=self.stop_at,
-                                  stop=self.stop, on_outcome=counted, pool=self.pool)
+        live = [n for n, t in enumerate(trials) if not self._refuted(t)]
+        if not live:
+            return None
+        found = first_reproducing(self.cfg, self.rule, [trials[n] for n in live],
+                                  stop_at=self.deadline(), stop=self.stop, on_outcome=counted,
+                                  pool=self.pool)
         if found is None:
             return None
-        n, outcome = found
+        n, outcome = live[found[0]], found[1]
         self.hit = outcome
         program = trials[n].program
         program = program[:outcome.performed] if outcome.performed else program
@@ -176,6 +236,14 @@ class Minimizer:
         self._keep(trial)
         self.best = trial
         return n, trial
+
+    def _refuted(self, trial: Trial) -> bool:
+        """A held trial whose program already missed :data:`CERTIFY` held replays and never
+        reproduced: another costs a replay and says nothing new (the outcome cache)."""
+        if trial.schedule is None:
+            return False
+        hits, runs, _ = self.seen.get(trial.program, True)
+        return hits == 0 and runs >= CERTIFY
 
     def restricted(self, kept: Sequence[int], program: list[Action] | None = None) -> Trial:
         """The best program cut down to the actions at ``kept`` (``program``: those actions
@@ -199,9 +267,10 @@ class Minimizer:
         if not self.out_of_time():
             self.stage = Stage.CHUNKS
             self._ddmin([[i] for i in range(len(self.best.program))])
+        certify = CERTIFY
         while not self.out_of_time():
             self.stage = Stage.SINGLE
-            removed, done = self._singles()
+            removed, done = self._singles(certify)
             if not done:
                 break
             self.stage = Stage.CONTENT
@@ -211,6 +280,9 @@ class Minimizer:
             if not removed and not simpler:
                 self.stage = Stage.FIXPOINT
                 break
+            # over again: each removal missed CERTIFY times on a program that differs from
+            # this one by what just went or got simpler; once more each is the evidence
+            certify = 1
 
     def _session(self) -> None:
         """A failure is about one session: its own actions are the likely cause, and removing
@@ -266,23 +338,30 @@ class Minimizer:
             else:
                 break
 
-    def _singles(self) -> tuple[bool, bool]:
-        """Remove one action at a time until none can go, each removal tried
-        :data:`CERTIFY` times before it is given up: (whether one went, whether it ended
-        1-minimal rather than out of time)."""
+    def _singles(self, certify: int = CERTIFY) -> tuple[bool, bool]:
+        """Remove one action at a time until none can go, each removal tried ``certify``
+        times before it is given up (after one went, once more: the program changed by one
+        action): (whether one went, whether it ended 1-minimal rather than out of time)."""
         changed = False
         misses: Counter[int] = Counter()
         while not self.out_of_time():
             assert self.best is not None
             n = len(self.best.program)
-            left = [i for i in range(n) if misses[i] < CERTIFY]
+            left = [i for i in range(n) if misses[i] < certify]
             if n <= 1 or not left:
                 return changed, True
             hit = self.first([self.restricted([k for k in range(n) if k != i]) for i in left])
             if hit is None:
                 misses.update(left)
             else:
-                changed, misses = True, Counter()
+                # positions after the removed one move down by one; each that missed is
+                # tried once more on the shorter program
+                gone = hit[0] if hit[0] < len(left) else None
+                removed = left[gone] if gone is not None else None
+                changed = True
+                misses = Counter({(i - 1 if removed is not None and i > removed else i):
+                                  min(m, certify - 1) for i, m in misses.items()
+                                  if i != removed})
         return changed, False
 
     def _content(self) -> tuple[bool, bool]:
@@ -308,9 +387,11 @@ class Minimizer:
         """The ``minimize`` entry of a counterexample (docs/reports.md); ``steps``: the
         length of the program minimizing ended with (the one reported, unless a longer one
         reproduced more often)."""
+        cost = self.trial_seconds()
         return {"fixpoint": self.stage is Stage.FIXPOINT, "stage": self.stage.value,
                 "seconds": round(seconds, 1), "budget": round(budget, 1),
                 "trials": self.trials,
+                "trial_seconds": round(cost, 2) if cost is not None else None,
                 "steps": len(self.best.program) if self.best is not None else None}
 
 
@@ -421,7 +502,8 @@ def _split(length: int, units: Sequence[int]) -> list[list[int]]:
 def measure_reproduction(cfg: FuzzConfig, found: Found,
                          clock: Callable[[], float] | None = None, *,
                          stop: Stop | None = None, minimize_until: float | None = None,
-                         on_step: Callable[[str], None] | None = None) -> None:
+                         on_step: Callable[[str], None] | None = None,
+                         pool: WarmPool | None = None) -> None:
     """Find a program that reproduces in a fresh process, minimize it, measure it.
 
     Candidates are the shortest programs that showed the failure (the one Hypothesis shrank
@@ -431,24 +513,29 @@ def measure_reproduction(cfg: FuzzConfig, found: Found,
     against fresh processes within ``cfg.minimize_budget`` seconds (``minimize_until``, a
     ``time.monotonic()`` instant, may end it earlier) and replayed ``cfg.replay_runs`` times
     held to its recorded schedule and as many times free-running; ``stop`` ends everything
-    (its end, a signal). ``on_step`` hears "minimizing", then "replaying".
+    (its end, a signal). ``on_step`` hears "minimizing", then "replaying". ``pool``: the
+    run's warm agent processes, shared by its failures (else one of its own).
     """
     started = time.monotonic()
-    until = min(started + cfg.minimize_budget, minimize_until or float("inf"))
+    limit = minimize_until or float("inf")
+    until = min(started + cfg.minimize_budget, limit)
+    cap = min(started + SCALE_CAP * cfg.minimize_budget, limit)
     if on_step is not None:
         on_step("minimizing")
-    with WarmPool(cfg, PARALLEL, stop) as pool:
-        # replays under way when minimizing's time ends are cut then, not waited out: the
-        # time after it is the measurement's
-        with cutoff(stop or Stop(), until) as ends:
+    with contextlib.nullcontext(pool) if pool is not None \
+            else WarmPool(cfg, PARALLEL, stop) as pool:
+        # replays under way when minimizing's time (as grown) ends are cut then, not waited
+        # out: the time after it is the measurement's
+        with cutoff(stop or Stop(), cap) as ends:
             minimizer = _minimize(cfg, found, clock,
-                                  Minimizer(cfg, found.rule, until, ends, pool))
+                                  Minimizer(cfg, found.rule, until, ends, pool, cap_at=cap,
+                                            started=started))
         minimizer.stop = stop
         took = time.monotonic() - started
         if on_step is not None:
             on_step("replaying")
         measured = _measure(cfg, found, minimizer, stop, pool)
-    budget = max(0.0, until - started)
+    budget = max(0.0, min(minimizer.deadline(), cap) - started)
     found.minimize = minimizer.report(budget, took)
     found.minimize_cut = minimizer.stage is not Stage.FIXPOINT
     hits, runs = (a + b for a, b in zip(minimizer.seen.totals(), measured.totals(),
@@ -481,7 +568,7 @@ def _minimize(cfg: FuzzConfig, found: Found, clock: Callable[[], float] | None,
         if minimizer.out_of_time() or minimizer.first(trials) is not None:
             break
         for _, history in candidates[:2]:
-            if len(history) > 1 and time.monotonic() < minimizer.stop_at:
+            if len(history) > 1 and time.monotonic() < minimizer.deadline():
                 suffix = history_suffix(minimizer, history)
                 if suffix is not None:
                     units = suffix
@@ -650,9 +737,17 @@ def first_reproducing(cfg: FuzzConfig, rule: str, trials: Sequence[Trial | list[
         if (stop_at is not None and time.monotonic() > stop_at) or (stop and stop.requested):
             return None
         batch = jobs[start:start + PARALLEL]
-        outcomes = in_threads(
-            lambda job, abort: _replay(cfg, job[1].program, rule, abort, job[1].schedule, pool),
-            batch, stop=stop, parallel=PARALLEL)
+        # the first replay of a batch that reproduces ends the others (cut: no evidence),
+        # rather than waiting for them to run out their programs and deadlines
+        with cutoff(stop or Stop(), float("inf")) as settled:
+            def job(item: tuple[int, Trial], abort: threading.Event,
+                    settled: Stop = settled) -> ReplayOutcome:
+                outcome = _replay(cfg, item[1].program, rule, abort, item[1].schedule, pool)
+                if outcome.reproduced:
+                    settled.request()
+                return outcome
+
+            outcomes = in_threads(job, batch, stop=settled, parallel=PARALLEL)
         hit = None
         for (n, trial), outcome in zip(batch, outcomes, strict=True):
             if on_outcome is not None:

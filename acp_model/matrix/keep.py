@@ -5,7 +5,9 @@ Per row: its ``report.json`` without what only the run's own page drew (coverage
 rule texts the catalogue has), and per finding its transcript, replay file, counterexample
 text and sequence diagram. A transcript longer than ``MAX_TRANSCRIPT`` bytes keeps the
 handshake and the messages around the ones its finding's proof cites, the rest left out and
-marked as gaps (``trace/format.py``), so every number the proof cites is still in the file.
+marked as gaps (``trace/format.py``), so every number the proof cites is still in the file;
+when the messages around the proof still overflow it, the largest the proof does not cite go
+too.
 """
 
 from __future__ import annotations
@@ -89,6 +91,17 @@ def _cut(path: Path, cited: Iterable[int]) -> None:
     wanted = set(cited) or {numbers[-1]}
     keep = [k for k, n in enumerate(numbers)
             if k < 2 or any(abs(n - c) <= AROUND for c in wanted)]
+    # a few huge messages around the proof (an agent's half-megabyte command list) still
+    # overflow it: the largest ones the proof does not cite go too, marked as gaps
+    sizes = {k: len(json.dumps(next(numbered_lines([records[k]], [0])), ensure_ascii=False))
+             for k in keep}
+    total = sum(sizes.values())
+    for k in sorted(keep, key=lambda k: -sizes[k]):
+        if total <= MAX_TRANSCRIPT:
+            break
+        if k >= 2 and numbers[k] not in wanted:
+            keep.remove(k)
+            total -= sizes[k]
     with path.open("w", encoding="utf-8") as fh:
         for obj in numbered_lines([records[k] for k in keep], [numbers[k] for k in keep], CUT):
             fh.write(json.dumps(obj, ensure_ascii=False) + "\n")

@@ -89,11 +89,18 @@ class CancelBook:
         return served
 
     def end_work(self, served: list[CancelRec], *, cancelled: bool, prior: Read,
-                 keep_held: bool) -> None:
+                 keep_held: bool, joined: Joined) -> None:
         """Work ended: drop what it answered; the rest meet the session quiet."""
         kept = []
         for c in self.cancels:
             c.outrun = False  # the rejected prompts' work ended here too
+            if c in served and joined(c):
+                # Read perhaps together with a prompt sent after it that is still open: the
+                # agent may have taken that prompt up before it handled the cancel, which then
+                # reaches its work too (as probable as this work's: CANCEL-11 warns).
+                c.status, c.prior, c.owes_reply = CancelStatus.QUIET, False, False
+                kept.append(c)
+                continue
             if c in served:
                 if not prior(c.idx) or not keep_held:
                     continue
@@ -118,11 +125,12 @@ class CancelBook:
             kept.append(c)
         self.cancels = kept
 
-    def prompt_sent(self, read: Read) -> None:
-        """A prompt was sent: the cancels not yet provably read may be read together with it
-        (``CancelRec.joint``)."""
+    def prompt_sent(self, idx: int, read: Read) -> None:
+        """The prompt at ``idx`` was sent: the cancels not yet provably read may be read
+        together with it (``CancelRec.joint``, ``joint_upto``)."""
         for c in self.cancels:
-            c.joint = c.joint or not read(c.idx)
+            if not read(c.idx):
+                c.joint, c.joint_upto = True, idx
 
     def unjoin(self, sent_after: Read) -> None:
         """Prompts ended: a cancel with no prompt sent after it still open is read together

@@ -62,6 +62,10 @@ class PromptQueue:
     def sent_after(self, idx: int) -> bool:
         return any(p.idx > idx for p in self.prompts)
 
+    def sent_between(self, after: int, upto: int) -> bool:
+        """A prompt sent after ``after`` and at or before ``upto`` is still open."""
+        return any(after < p.idx <= upto for p in self.prompts)
+
     def accepted_after(self, idx: int) -> bool:
         """A prompt sent after ``idx`` was accepted (it may own the work that ends)."""
         return any(p.idx > idx and p.status != PromptStatus.PENDING for p in self.prompts)

@@ -63,7 +63,7 @@ class RaceFacts:
     def joined(self, c: CancelRec) -> bool:
         """A prompt sent after the cancel while it was not yet provably read is still open:
         the agent may have read the two together and taken the prompt up first."""
-        return c.joint and self.m.queue.sent_after(c.idx)
+        return c.joint and self.m.queue.sent_between(c.idx, c.joint_upto)
 
     def joint_only(self) -> list[CancelRec]:
         """The cancels that can explain a cancelled end of the work now ending, when each was

@@ -85,6 +85,9 @@ class CancelRec:
     # send" writes them in one write) and taken the prompt up before the cancel, so the
     # cancel may reach that prompt's work
     joint: bool = False
+    # the last prompt sent while this cancel was not yet provably read (-1: none): only a
+    # prompt up to it may have been read together with the cancel
+    joint_upto: int = field(default=-1, metadata=INDEX)
     # read before the work began, so stale but for ``joint``: the only thing that may make it
     # reach this work is the order the agent handled it and the prompt in (CANCEL-11 warns)
     joint_read: bool = field(default=False, metadata=_out(

@@ -130,7 +130,7 @@ class SessionModel:
     @allowance("PROMPT-10", "PROMPT-08")
     def note_prompt(self, ev: Ev) -> None:
         self.cancel_book.cancelled_end = self.work.ended = -1
-        self.cancel_book.prompt_sent(self.ctx.read)
+        self.cancel_book.prompt_sent(ev.idx, self.ctx.read)
         self.queue.add(ev)
 
     @allowance("CANCEL-01")
@@ -203,7 +203,8 @@ class SessionModel:
         # ... but a withdrawn prompt whose work is still to come may see it end cancelled
         self.work.client_stopped = self.queue.withdrawal_pending()
         self.cancel_book.end_work(served, cancelled=cancelled, prior=self.facts.prior,
-                                  keep_held=not self.ctx.readings.chose("A-10", "keep"))
+                                  keep_held=not self.ctx.readings.chose("A-10", "keep"),
+                                  joined=self.facts.joined)
         self._settle_prompts()
         self.work.end(ev.idx, cancelled=cancelled)
         self.perm_book.note_resumed(ev)

@@ -1,10 +1,11 @@
 """``acp-model fuzz --coverage`` on the reference agent (a Python agent: coverage.py through the
 start-up hook): the report's ``coverage_agent``, the text line, the annotated source, and the
-lines reached first by each example steering generation."""
+lines reached first by each example steering generation (the corpus a guided run continues)."""
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -70,3 +71,15 @@ def test_each_example_counts_the_agent_lines_it_reached_first() -> None:
     assert sum(seen) == result.recorder.agent_lines
     samples = result.agent_coverage.samples
     assert samples[-1]["lines"] >= result.recorder.agent_lines
+
+
+def test_a_guided_run_continues_the_examples_that_reached_new_code() -> None:
+    """Between rounds, a guided run's corpus rounds continue the examples that reached new
+    code; the run says how many it kept and how many examples continued one."""
+    cfg = FuzzConfig(REFERENCE, max_examples=40, seed=5, time_budget=120, coverage=True,
+                     coverage_scope=(LAYER,), coverage_root=str(ROOT), replay_runs=1)
+    result = run_fuzz(cfg)
+    note = next(n for n in result.notes if n.startswith("coverage guidance:"))
+    continued, kept = map(int, re.findall(r"\d+", note))
+    assert kept > 0 and continued > 0, note
+    assert result.recorder.examples >= 20 + continued  # a generated round, then the corpus'

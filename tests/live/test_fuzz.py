@@ -47,7 +47,9 @@ def test_a_budget_that_ends_mid_example_is_reported_as_the_budget(seed: int) -> 
     # (5 s: the budget bounds the whole run, and its last 40 % at most is kept for the last
     # example's teardown; about 3 s of generation, as a 3 s budget gave before)
     assert result.recorder.found == {}
-    assert result.recorder.examples > 10  # the budget, not the example count, ended the run
+    # more than one example, so a later one could begin as an earlier did (how many more is
+    # the machine's speed: a loaded one ran 5 where an idle one runs dozens)
+    assert result.recorder.examples > 1
     # the budget ended it (between examples, or mid-example at the budget's hard end)
     assert len(result.notes) == 1 and result.notes[0].startswith("time budget spent"), \
         result.notes

@@ -104,12 +104,16 @@ def test_minimizing_under_the_held_schedule_reaches_a_one_minimal_fixpoint() -> 
     assert found.reproduced == found.replays == 4, found.notes
     assert found.schedule is not None and len(found.actions) < len(padded)
     program = found.actions
-    for i in range(len(program)):  # 1-minimal: no single removal reproduces
+    # 1-minimal as minimizing certifies it: no single removal reproduces every time held to
+    # its schedule (one that shows now and then, by the machine's load, e.g. a final wait
+    # whose answer the teardown's drain may still read, is not a reliable counterexample)
+    tries = shrink.CERTIFY + 1
+    for i in range(len(program)):
         kept = [k for k in range(len(program)) if k != i]
         trial = found.schedule.restrict(kept)
-        for _ in range(shrink.CERTIFY):
-            outcome = replay_once(cfg, [program[k] for k in kept], RULE, schedule=trial)
-            assert not outcome.reproduced, (i, [a.describe() for a in program])
+        hits = sum(replay_once(cfg, [program[k] for k in kept], RULE, schedule=trial).reproduced
+                   for _ in range(tries))
+        assert hits < tries, (i, [a.describe() for a in program])
 
 
 def test_acp_model_replay_holds_to_the_schedule_beside_the_file_unless_free(
@@ -139,16 +143,18 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 OWN_TOOLS = Path(__file__).resolve().parents[1] / "hostile" / "own_tools_agent.py"
 
 
-def _own_tools_program() -> list[Action]:
-    """A long-running command the scripted model asks for, allowed, then at once a cancel:
-    whether it meets the command running (the agent reported it in_progress) or not yet is the
-    agent's timing."""
+def _own_tools_program(ticks: int) -> list[Action]:
+    """A long-running command the scripted model asks for, allowed, then a cancel after a few
+    moments (``ticks`` waits of a tick: no wait mode waits for a command that may run until
+    cancelled): whether it meets the command running (the agent reported it in_progress) or
+    not yet is the agent's timing."""
     return [from_json(a) for a in (
         {"op": "new_session"},
         {"op": "prompt", "s": 0, "blocks": [{"type": "text", "text": "build"}],
          "model": [{"reply": "tools", "tool": "long", "count": 1}]},
         {"op": "wait", "s": 0, "mode": "settled"},
         {"op": "answer", "s": 0, "outcome": "allow", "newest": True},
+        *[{"op": "wait", "s": 0, "mode": "tick"}] * ticks,
         {"op": "cancel", "s": 0, "sync": True})]
 
 
@@ -174,7 +180,9 @@ def test_a_held_replay_of_an_agent_behind_the_scripted_model_meets_its_recorded_
 
     cfg = FuzzConfig([sys.executable, str(OWN_TOOLS)], protocol=1, model_api="openai-chat",
                      spec="v1", readings=DEFAULT.parse(["SPEC=v1"]), deadline=3.0)
-    program = _own_tools_program()
+    # a few ticks before the cancel: free runs meet the command now and then (with none, the
+    # cancel, written in the answer's millisecond, nearly never did on a loaded machine)
+    program = _own_tools_program(ticks=5)
     with backend(cfg) as running:
         met = None
         for _ in range(30):  # until a free run's cancel meets the command running

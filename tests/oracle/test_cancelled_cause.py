@@ -72,3 +72,28 @@ def test_the_rule_says_it_rests_on_a_definition() -> None:
     assert "CANCEL-11" in warned_rules(check(
         _idle_session().cancel(S).prompt(S, 10).sync().v1.chunk(S).v1.ended(10, "cancelled"),
         V1))
+
+
+def test_a_cancel_read_together_with_two_prompts_may_end_both() -> None:
+    """copilot 1.0.102 (the s4 matrix run): a cancel and two prompts of one session written
+    within a millisecond, no proof the cancel was read before either was sent; the agent
+    answered the first `cancelled`, streamed, and answered the second `cancelled` too.
+    Before, the first cancelled end used the cancel up and CANCEL-11 failed the second; the
+    agent may have taken both prompts up before it handled the cancel, so the second is as
+    probable as the first: a warning naming the shape."""
+    t = _idle_session().cancel(S).prompt(S, 10).prompt(S, 11).sync()
+    t = t.v1.ended(10, "cancelled").v1.chunk(S, "the second turn's reply")
+    report = check(t.v1.ended(11, "cancelled"), V1)
+    assert "CANCEL-11" not in failed_rules(report), report["violations"]
+    warning = next(v for v in report["violations"] if v["rule"] == "CANCEL-11")
+    assert warning["level"] == "warn" and "written together" in warning["message"]
+
+
+def test_a_cancel_read_before_the_second_prompt_does_not_reach_it() -> None:
+    """The same, with the cancel provably read (a sync answered) before the second prompt
+    was sent: the first prompt's cancelled end may be the cancel's, the second's has no
+    cause the client gave."""
+    t = _idle_session().cancel(S).prompt(S, 10).sync().prompt(S, 11)
+    t = t.v1.ended(10, "cancelled").v1.chunk(S, "the second turn's reply")
+    report = check(t.v1.ended(11, "cancelled"), V1)
+    assert "CANCEL-11" in failed_rules(report), report["violations"]

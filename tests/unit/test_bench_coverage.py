@@ -43,6 +43,7 @@ def test_merging_replaces_the_agent_measured_and_keeps_the_others() -> None:
     assert len(s["table"]["rows"]) == 4
     values = {f["name"]: f["value"] for f in s["figures"][1:]}
     assert values["b (python): lines at 300 s, guided / unguided (mean)"] == "9.0 / 6.0"
+    assert values["b: examples per run, guided / unguided (mean)"] == "10 / 10"
 
 
 def test_the_target_is_judged_once_two_node_and_two_python_agents_are_held() -> None:
@@ -96,23 +97,30 @@ BUNDLE = "\n".join(["// src/other.ts", "x();", "// src/acp/cancel.ts",
                     "function onCancel(session) {", "  session.abort();", "}", "y();"])
 
 
-def run(path: Path, hit: set[int], curve: list[tuple[float, int]]) -> dict[str, Any]:
+def run(path: Path, hit: set[int], curve: list[tuple[float, int]], examples: int = 40,
+        notes: tuple[str, ...] = ()) -> dict[str, Any]:
     return {"samples": [{"seconds": t, "lines": n} for t, n in curve],
-            "files": {str(path): (hit, set(range(1, 101)))}}
+            "files": {str(path): (hit, set(range(1, 101)))}, "examples": examples,
+            "notes": list(notes)}
 
 
 def test_the_profile_of_why_names_flat_curves_and_the_lines_only_unguided_reached(
         tmp_path: Path) -> None:
     agent_js = tmp_path / "agent.js"
     agent_js.write_text(BUNDLE)
-    runs = {True: [run(agent_js, {1, 2, 3}, [(10, 3), (300, 3)])],
+    corpus = "coverage guidance: 12 examples continued one of the 9 that reached new code"
+    runs = {True: [run(agent_js, {1, 2, 3}, [(10, 3), (300, 3)], 30, ("time", corpus))],
             False: [run(agent_js, {1, 2, 3, 4, 5, 7}, [(10, 6), (300, 6)])]}
     why = bench.why_not(runs, MARKS, 300.0, str(tmp_path))
     assert why.startswith("guided 3 vs unguided 6 lines at 300 s")
+    assert "examples per run (mean): guided 30 (12 of them continuing the corpus) vs " \
+           "unguided 40" in why
     assert "both mean curves are flat" in why
     assert "no guided run did: 3 (agent.js 3; where: agent.js:4-5 (src/acp/cancel.ts) " \
            "`function onCancel(session) {`; agent.js:7 (src/acp/cancel.ts) `y();`)" in why
-    assert "no run reached, by file: agent.js 94" in why
+    assert "no run reached, by module or file: agent.js 93, agent.js (src/acp/cancel.ts) 1; " \
+           "the largest spans no run reached: agent.js:8-100; agent.js:6 (src/acp/cancel.ts)" \
+           in why  # a bundle's lines by the module holding them
     growing = {True: [run(agent_js, {1}, [(10, 1), (300, 40)])], False: runs[False]}
     assert "still growing at the end: guided" in bench.why_not(growing, MARKS, 300.0,
                                                                str(tmp_path))
@@ -121,3 +129,15 @@ def test_the_profile_of_why_names_flat_curves_and_the_lines_only_unguided_reache
 def test_line_ranges() -> None:
     assert bench.ranges({9, 3, 4, 5, 11, 12}) == [(3, 5), (9, 9), (11, 12)]
     assert bench.ranges(set()) == []
+
+
+def test_a_measurement_kept_as_before_is_stated_in_the_notes() -> None:
+    old = {"commit": "abc", "parameters": {"seconds": 300.0, "marks": MARKS, "seeds": [1, 2]},
+           "detail": {"agents": {"a": agent("node", (10, 20), (11, 21))}}}
+    before = bench.before_of(old)
+    assert bench.before_of({"detail": {"before": before}}) == before  # passed on as it is
+    notes = bench.before_notes(before)
+    assert "measured at abc with 300 s runs, seeds 1 2" in notes
+    assert "a: 60 s 10.0 / 11.0, 300 s 20.0 / 21.0." in notes
+    assert "Not measured again at 300 s" in bench.before_notes(before, [60.0])
+    assert "Not measured again" not in bench.before_notes(before, MARKS)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sys
 import urllib.request
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -271,24 +272,34 @@ def test_an_agent_without_a_profile_is_asked_for_permission_through_its_own_tool
     """`acp-model fuzz --model openai-chat -- AGENT` on an agent whose tools have names and
     schemas of its own (exec_cmd {cmdline}, put_file {target, body, options: {mode}}): the
     model calls them, the agent asks its client's permission, the client answers."""
-    cfg = FuzzConfig([sys.executable, str(AGENT)], seed=5, time_budget=12,
-                     max_examples=100_000, replay_runs=1, minimize_budget=3, protocol=1,
-                     model_api="openai-chat", spec="v1")
-    with backend(cfg) as running:
-        result = run_fuzz(running)
-        assert running.model is not None
-        called = {c.name for s in running.model.served() for c in s.calls}
-    assert result.judged and not result.interrupted and not result.unusable, \
-        (result.unusable, result.problem)
+    # Which of its tools the programs reach in 12 s is the machine's speed: a loaded one
+    # (fewer examples) is given the next seed, up to three runs, until both were called.
+    called: set[str] = set()
+    transitions: Counter[str] = Counter()
+    perm: Counter[str] = Counter()
+    failed: list[Any] = []
+    for seed in (5, 6, 7):
+        cfg = FuzzConfig([sys.executable, str(AGENT)], seed=seed, time_budget=12,
+                         max_examples=100_000, replay_runs=1, minimize_budget=3, protocol=1,
+                         model_api="openai-chat", spec="v1")
+        with backend(cfg) as running:
+            result = run_fuzz(running)
+            assert running.model is not None
+            called |= {c.name for s in running.model.served() for c in s.calls}
+        assert result.judged and not result.interrupted and not result.unusable, \
+            (result.unusable, result.problem)
+        report = fuzz_report(result)
+        transitions.update(report["transitions"])
+        # the permission rules were judged on what the agent asked
+        perm.update({r["id"]: r["exercised"] for r in report["rules"]
+                     if r["id"].startswith("PERM")})
+        failed += [v for v in report["violations"] if v["level"] == "fail"]
+        if called == {"exec_cmd", "put_file"}:
+            break
     assert called == {"exec_cmd", "put_file"}
-    report = fuzz_report(result)
-    transitions = report["transitions"]
-    assert transitions.get("running:permission_request", 0) > 0, transitions
-    assert transitions.get("running:permission_answer", 0) > 0, transitions
-    # the permission rules were judged on what the agent asked
-    perm = {r["id"]: r["exercised"] for r in report["rules"] if r["id"].startswith("PERM")}
-    assert perm.get("PERM-11", 0) > 0 and perm.get("PERM-12", 0) > 0, perm
-    failed = [v for v in report["violations"] if v["level"] == "fail"]
+    assert transitions["running:permission_request"] > 0, transitions
+    assert transitions["running:permission_answer"] > 0, transitions
+    assert perm["PERM-11"] > 0 and perm["PERM-12"] > 0, perm
     assert not failed, failed
 
 

@@ -1,0 +1,143 @@
+"""What minimizing spends: a budget that grows with the agent's own trial time, a batch whose
+first reproduction ends the others, and no held trial replayed once it was refuted."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from acp_model.fuzzing import shrink
+from acp_model.fuzzing.actions import Action, NewSession, Prompt
+from acp_model.fuzzing.budget import SCALE_CAP
+from acp_model.fuzzing.config import FuzzConfig
+from acp_model.fuzzing.recorder import Found
+from acp_model.fuzzing.schedule import Schedule
+from acp_model.fuzzing.shrink import CERTIFY, Minimizer, ReplayOutcome, Trial
+from acp_model.oracle.monitor import Violation
+
+CMD = ["true"]  # never started: every replay here is a stand-in
+
+
+def _text(text: str) -> Prompt:
+    return Prompt(0, [{"type": "text", "text": text}])
+
+
+class _BugPrompt:
+    """A deterministic bug: a program reproduces once a session exists and a prompt says
+    "bug"; each replay says it took ``seconds`` (the agent's trial time)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.calls = 0
+        self.lock = threading.Lock()
+
+    def __call__(self, cfg: FuzzConfig, actions: list[Action], rule: str | None,
+                 abort: threading.Event | None = None, **kw: Any) -> ReplayOutcome:
+        with self.lock:
+            self.calls += 1
+        opened = False
+        out = ReplayOutcome(False, [], [], None)
+        for n, a in enumerate(actions, start=1):
+            opened = opened or isinstance(a, NewSession)
+            if opened and isinstance(a, Prompt) and a.blocks[0]["text"] == "bug":
+                out = ReplayOutcome(True, [Violation(rule or "X", "fail", "MUST", 1, "x")],
+                                    [], 1, None, n)
+                break
+        return dataclasses.replace(out, schedule=Schedule((), len(actions)),
+                                   held=kw.get("schedule") is not None, seconds=self.seconds)
+
+
+def _found(actions: list[Action]) -> Found:
+    v = Violation("X", "fail", "MUST", 1, "x")
+    return Found("X", v, actions, [], 0, [actions], 0.0, 0.0, candidates=[(actions, [actions])])
+
+
+def _program() -> list[Action]:
+    return [NewSession(), *(_text(f"noise {n}") for n in range(8)), _text("bug")]
+
+
+@pytest.mark.parametrize(("seconds", "grows"), [(4.0, True), (0.01, False)])
+def test_the_minimizing_budget_grows_with_the_agent_s_trial_time(
+        monkeypatch: pytest.MonkeyPatch, seconds: float, grows: bool) -> None:
+    """A slow agent (seconds per replay) gets the time the trials of its program's length
+    take, up to SCALE_CAP times --minimize-budget; a fast one keeps the base budget. The
+    report states the budget it had and the agent's median trial time."""
+    fake = _BugPrompt(seconds)
+    monkeypatch.setattr(shrink, "replay_once", fake)
+    found = _found(_program())
+    shrink.measure_reproduction(FuzzConfig(CMD, replay_runs=2, minimize_budget=2.0), found)
+    m = found.minimize
+    assert m is not None and m["fixpoint"], m
+    assert m["trial_seconds"] == seconds
+    if grows:
+        assert 2.0 < m["budget"] <= SCALE_CAP * 2.0 + 0.1, m
+    else:
+        assert m["budget"] <= 2.0 + 0.1, m
+    assert found.actions == [NewSession(), _text("bug")]
+
+
+def test_searching_grows_the_budget_only_to_a_few_trials() -> None:
+    """Searching is not minimizing: until a program reproduced, the budget grows only to what
+    SEARCH_TRIALS trials take (a slow agent's first trials); then to what minimizing a
+    program of its length needs, up to the cap; a shorter program does not shrink it back."""
+    now = time.monotonic()
+    per = 1.0 / shrink.PARALLEL  # seconds per trial, as PARALLEL run at once
+    m = Minimizer(FuzzConfig(CMD), "X", now + 0.5, cap_at=now + 1000.0, started=now)
+    assert m.deadline() == now + 0.5  # no trial ran yet: the base budget
+    m.durations = [1.0] * 5
+    assert m.deadline() == pytest.approx(now + shrink.SEARCH_TRIALS * per)
+    m.best = Trial(_program())
+    assert m.deadline() == pytest.approx(now + shrink.trials_for(len(_program())) * per)
+    m.best = Trial(_program()[:2])
+    assert m.deadline() == pytest.approx(now + shrink.trials_for(len(_program())) * per)
+    m.durations = [60.0] * 5
+    assert m.deadline() == now + 1000.0  # capped
+
+
+def test_the_first_reproduction_of_a_batch_ends_the_others(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A trial that reproduced answers the batch: the others are stopped (cut, no evidence)
+    instead of running out their programs and deadlines."""
+    if shrink.PARALLEL < 2:
+        pytest.skip("one replay at a time: a batch has no other trial")
+    stopped: list[bool] = []
+
+    def replay(cfg: FuzzConfig, actions: list[Action], rule: str | None,
+               abort: threading.Event | None = None, **_: Any) -> ReplayOutcome:
+        if actions[-1] == _text("bug"):
+            return ReplayOutcome(True, [Violation("X", "fail", "MUST", 1, "x")], [], 1, None, 2)
+        assert abort is not None
+        stopped.append(abort.wait(30.0))  # a slow trial: it ends when it is told to
+        return ReplayOutcome(False, [], [], None, shrink.INTERRUPTED)
+
+    monkeypatch.setattr(shrink, "replay_once", replay)
+    started = time.monotonic()
+    hit = shrink.first_reproducing(FuzzConfig(CMD), "X", [[NewSession(), _text("slow")],
+                                                          [NewSession(), _text("bug")]])
+    assert hit is not None and hit[0] == 1
+    deadline = time.monotonic() + 10.0
+    while not stopped and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert stopped == [True]
+    assert time.monotonic() - started < 30.0
+
+
+def test_a_refuted_held_trial_is_not_replayed_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Held to its schedule, a program that missed CERTIFY replays is refuted: asking for it
+    again runs no replay (the outcome cache by program)."""
+    fake = _BugPrompt(0.01)
+    monkeypatch.setattr(shrink, "replay_once", fake)
+    m = Minimizer(FuzzConfig(CMD), "X", time.monotonic() + 60)
+    trial = Trial([NewSession(), _text("harmless")], Schedule((), 2))
+    for _ in range(CERTIFY + 2):
+        assert m.first([trial]) is None
+    assert m.seen.get(trial.program, True)[:2] == (0, fake.calls)
+    assert CERTIFY <= fake.calls < CERTIFY + shrink.PARALLEL
+    free = Trial(trial.program)  # free-running misses are weak evidence: still replayed
+    before = fake.calls
+    assert m.first([free]) is None
+    assert fake.calls > before
