@@ -29,7 +29,6 @@ from acp_model.llm.script import ModelScript, Tools, describe_script, script_fro
 from acp_model.llm.server import tag_text
 from acp_model.model.vocab import Answer, ElicitationAction
 from acp_model.report.reach import Reach
-from acp_model.spec import revisions
 
 if TYPE_CHECKING:
     from acp_model.fuzzing.ops import ClientOps, SessionHandle
@@ -161,7 +160,7 @@ class Prompt(SessionAction):
             return
         sess = client.sessions[idx]
         with client.lock:
-            if not client.monitor.client_may(sess.sid, "prompt"):
+            if not client.oracle.client_may(sess.sid, "prompt"):
                 return  # a reading forbids prompting now (A-01=forbid)
         params = self.params(client, sess.sid)
         if client.profile.cancel_before_prompt:  # the habit: a cancel right before it
@@ -267,7 +266,7 @@ class Interrupt(SessionAction):
             return
         sid = client.sessions[idx].sid
         with client.lock:
-            allowed = client.monitor.client_may(sid, "prompt")
+            allowed = client.oracle.client_may(sid, "prompt")
         client.cancel(idx, then_prompt=self.prompt.params(client, sid) if allowed else None)
 
     def with_turn(self, tag: str) -> Interrupt:
@@ -463,15 +462,14 @@ class LoadSession(SessionAction):
     def reopen(self, client: ClientOps, idx: int | None) -> dict[str, Any] | None:
         """:meth:`perform` on the client's session ``idx``: the agent's answer (None: none
         came, or nothing was sent)."""
-        v1 = revisions.get(client.monitor.rev).protocol == 1
-        wanted = ("session/load", "session/resume") if self.replay or not v1 \
-            else ("session/resume", "session/load")
+        wire = client.oracle.shape
+        wanted = wire.reopen_order(self.replay)
         method = next((m for m in wanted if m in client.handshake.reloads), None)
         if idx is None or method is None:
             return None
         params: dict[str, Any] = {"sessionId": client.sessions[idx].sid, "cwd": client.cwd,
                                   "mcpServers": []}
-        if self.replay and not v1:
+        if self.replay and wire.replays_by_cursor:
             params["replayFrom"] = {"type": "start"}
         client.reach[Reach.LOADS] += 1
         if client.busy(idx):

@@ -17,7 +17,6 @@ from acp_model.fuzzing.ops import Mistake
 from acp_model.model.permissions import option_for
 from acp_model.model.vocab import Answer, ErrorCode
 from acp_model.report.reach import Reach
-from acp_model.spec import revisions
 
 if TYPE_CHECKING:
     from acp_model.fuzzing.ops import ClientOps
@@ -62,7 +61,7 @@ class PermissionAnswers:
         """Answer a permission request now if the model constrains the answer (a cancel is
         outstanding: CANCEL-04); True when it did."""
         with self.client.lock:
-            required = self.client.monitor.machines.required_answers(sid, rid)
+            required = self.client.oracle.required_answers(sid, rid)
         if required is None:
             return False
         if (Answer.CANCELLED, None) in required:
@@ -104,14 +103,14 @@ class PermissionAnswers:
         asked = wanted
         code = ErrorCode.REQUEST_CANCELLED if wanted == Answer.ERROR else None
         with c.lock:
-            options = c.monitor.machines.permission_options(sid, rid)
-            required = c.monitor.machines.required_answers(sid, rid)
-            withdrawn = c.monitor.rpc.withdrawn(rid)
+            options = c.oracle.permission_options(sid, rid)
+            required = c.oracle.required_answers(sid, rid)
+            withdrawn = c.oracle.withdrawn(rid)
         if required is not None and (wanted, code) not in required:
             wanted = Answer.CANCELLED  # the model says only the cancelled outcome is allowed
         if withdrawn and wanted != Answer.CANCELLED:
             wanted = Answer.ERROR  # a withdrawn request: -32800, as cancellation.mdx shows
-        if wanted == Answer.CUSTOM and revisions.get(c.monitor.rev).protocol == 1:
+        if wanted == Answer.CUSTOM and not c.oracle.shape.custom_outcomes:
             wanted = Answer.REJECT  # v1's outcomes are a closed union: no custom ones
         option = option_for(options, wanted) if wanted in (Answer.ALLOW, Answer.REJECT) else None
         if wanted == Answer.ERROR:
@@ -141,7 +140,7 @@ class PermissionAnswers:
             if mistake == Mistake.DUPLICATE:
                 targets = self.answered_in.get(sid, [])[-1:]
             elif mistake == Mistake.WITHDRAWN:
-                targets = [r for r in c.open_permissions(idx) if c.monitor.rpc.withdrawn(r)]
+                targets = [r for r in c.open_permissions(idx) if c.oracle.withdrawn(r)]
             else:
                 targets = c.open_permissions(idx)
         if not targets:
@@ -151,7 +150,7 @@ class PermissionAnswers:
             c.wait_until(lambda: not c.busy(idx), c.deadline if mistake == Mistake.LATE else 0)
         for rid in targets:
             with c.lock:
-                option = option_for(c.monitor.machines.permission_options(sid, rid), Answer.ALLOW)
+                option = option_for(c.oracle.permission_options(sid, rid), Answer.ALLOW)
                 if option is None:
                     continue
                 self._claim(sid, rid)  # its one answer, however wrong

@@ -34,6 +34,7 @@ from acp_model.fuzzing.elicitations import HeldElicitations
 from acp_model.fuzzing.handshake import AgentUnusable, Handshake
 from acp_model.fuzzing.ops import RequestIds, SessionHandle
 from acp_model.fuzzing.program import session_at
+from acp_model.fuzzing.queries import OracleQueries
 from acp_model.fuzzing.reach import cancel_meets
 from acp_model.fuzzing.sessions import SessionFactory, count_session_writes
 from acp_model.fuzzing.stop import Stop
@@ -94,6 +95,7 @@ class FuzzClient:
         self.startup_deadline = max(startup_deadline, deadline)
         self.tick = tick
         self.monitor = Monitor(readings, validate=validate, decision=decision)
+        self.oracle = OracleQueries(self.monitor)  # what the fuzzer asks the monitor
         self.lock = threading.RLock()
         self.changed = threading.Condition(self.lock)  # notified after each record is judged
         self.sessions: list[SessionHandle] = []
@@ -158,21 +160,21 @@ class FuzzClient:
     def state(self, s: int) -> str | None:
         """The state the agent last reported for session ``s`` (pytest plugin tests read it)."""
         with self.lock:
-            return self.monitor.machines.state(self.sessions[s].sid)
+            return self.oracle.state(self.sessions[s].sid)
 
     def open_permissions(self, s: int) -> list[Any]:
         """Ids of permission requests of session ``s`` still waiting for this client."""
         with self.lock:
-            return self.answers.waiting(self.monitor.rpc.open_permissions(self.sessions[s].sid))
+            return self.answers.waiting(self.oracle.open_permissions(self.sessions[s].sid))
 
     def pending_prompts(self, s: int) -> list[Any]:
         with self.lock:
-            return self.monitor.rpc.pending_prompts(self.sessions[s].sid)
+            return self.oracle.pending_prompts(self.sessions[s].sid)
 
     def busy(self, s: int) -> bool:
         """Foreground work, or prompts whose work has not ended with an idle yet."""
         with self.lock:
-            return self.monitor.machines.busy(self.sessions[s].sid)
+            return self.oracle.busy(self.sessions[s].sid)
 
     @property
     def alive(self) -> bool:
@@ -405,7 +407,7 @@ class ProcessWatch:
         what = (f"the agent exited with code {code}" if code is not None
                 else "the agent closed its stdout")
         with c.lock:
-            owed = c.monitor.liveness.owed()
+            owed = c.oracle.owed()
             # The text forbids leaving what is owed undelivered, not exiting as such; and what
             # an agent that ends cleanly (exit code 0) cannot be shown to have read may have
             # been sent as it exited. A crash (another code, a signal, stdout closed while it

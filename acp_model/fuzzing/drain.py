@@ -84,7 +84,7 @@ class Drain:
         if i not in self.cancelled_at:
             return True
         with c.lock:
-            return c.monitor.machines.work_began(c.sessions[i].sid) > self.cancelled_at[i]
+            return c.oracle.work_began(c.sessions[i].sid) > self.cancelled_at[i]
 
     def _cancel(self, i: int) -> None:
         self.cancelled_at[i] = self._next_index()
@@ -122,20 +122,18 @@ class Drain:
             waiting = self._unanswered()
             if waiting and self.looks < MAX_LOOKS:
                 return None
-            return min([c.monitor.count, *waiting])
+            return min([c.oracle.judged(), *waiting])
 
     def _unanswered(self) -> list[int]:
         """Where the drained sessions' permission requests that this client's answer has not
         yet reached the transcript were sent (the lock held)."""
         c = self.client
-        rpc = c.monitor.rpc
-        return [req.idx for i in self.indices
-                for rid in rpc.open_permissions(c.sessions[i].sid)
-                if (req := rpc.open["a2c"].get(rid)) is not None]
+        return [at for i in self.indices
+                for at in c.oracle.permissions_sent_at(c.sessions[i].sid)]
 
     def _next_index(self) -> int:
         """The transcript index the next record gets, once the monitor has judged all so far."""
         self.client.caught_up()
         with self.client.lock:
-            return self.client.monitor.count
+            return self.client.oracle.judged()
 

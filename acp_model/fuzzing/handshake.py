@@ -20,6 +20,7 @@ from acp_model.model import messages
 from acp_model.model.check import declare, meta_of
 from acp_model.model.offered import valid_client_let_in
 from acp_model.model.vocab import Level, Role
+from acp_model.model.wire_shapes import shape
 from acp_model.oracle.monitor import Monitor
 from acp_model.spec import revisions
 from acp_model.trace import dialect
@@ -93,7 +94,8 @@ class Handshake:
         self.reloads = messages.reload_methods(result, monitor.rev)
         self.closes = messages.closes_sessions(result, monitor.rev)
         if auth_method is not None:
-            log_in(proc, result.get("authMethods"), auth_method, protocol, startup_deadline)
+            log_in(proc, result.get("authMethods"), auth_method, shape(monitor.rev),
+                   startup_deadline)
         return result
 
     @property

@@ -11,6 +11,7 @@ from acp_model.fuzzing.calls import RpcError
 
 if TYPE_CHECKING:
     from acp_model.fuzzing.transport import AgentProcess
+    from acp_model.model.wire_shapes import Shape
 
 
 def listed_methods(methods: Any) -> set[Any]:
@@ -20,11 +21,11 @@ def listed_methods(methods: Any) -> set[Any]:
     return {m.get("methodId", m.get("id")) for m in methods if isinstance(m, dict)}
 
 
-def log_in(proc: AgentProcess, methods: Any, method_id: str, protocol: int,
+def log_in(proc: AgentProcess, methods: Any, method_id: str, wire: Shape,
            timeout: float) -> None:
-    """Log in with ``method_id`` when the agent lists it among ``methods``."""
+    """Log in with ``method_id`` when the agent lists it among ``methods``, by the request
+    of the wire spoken (``wire.login_method``)."""
     if method_id not in listed_methods(methods):
         return
-    method = "authenticate" if protocol == 1 else "auth/login"
     with contextlib.suppress(RpcError, TimeoutError):
-        proc.call(method, {"methodId": method_id}, timeout=timeout)
+        proc.call(wire.login_method, {"methodId": method_id}, timeout=timeout)

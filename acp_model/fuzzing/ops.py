@@ -25,9 +25,9 @@ from acp_model.trace.wire import is_response_to
 if TYPE_CHECKING:
     from acp_model.fuzzing.crossings import ScheduleLog
     from acp_model.fuzzing.editors import ClientProfile
+    from acp_model.fuzzing.queries import OracleQueries
     from acp_model.fuzzing.transport import AgentProcess
     from acp_model.llm.server import ScriptedModel
-    from acp_model.oracle.monitor import Monitor
 
 
 @dataclass
@@ -49,10 +49,11 @@ class Mistake(StrEnum):
 
 
 class Connection(Protocol):
-    """The process, its judge and the client's waits: what the session factory uses."""
+    """The process, what it asks its judge and the client's waits: what the session factory
+    uses."""
 
     proc: AgentProcess
-    monitor: Monitor
+    oracle: OracleQueries
     lock: threading.RLock
     cwd: str
     deadline: float

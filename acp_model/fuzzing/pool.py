@@ -173,7 +173,7 @@ class Example:
         client.example_starts.append(len(client.history))
         with client.lock:
             self.start = client.monitor.count
-            self.transitions_before = client.monitor.machines.transition_counts()
+            self.transitions_before = client.oracle.transition_counts()
         client.example_records.append(self.start)
         self.schedule_start = client.schedule.start()  # where its boundary schedule begins
 
@@ -378,14 +378,14 @@ class Example:
         if client.alive:
             done = [client.sessions[i] for i in self._sessions()]
             with client.lock:  # quiet ones may serve a later example; the rest are let go
-                kept = {h.sid for h in done if not client.monitor.machines.busy(h.sid)
-                        and not client.monitor.rpc.open_permissions(h.sid)
+                kept = {h.sid for h in done if not client.oracle.busy(h.sid)
+                        and not client.oracle.open_permissions(h.sid)
                         and client.factory.recycle(h)}
             if client.close_sessions and client.handshake.closes:
                 close_sessions(client, [sid for sid in dict.fromkeys(sids) if sid not in kept])
         known = len(self.recorder.transitions), len(self.recorder.exercised)
         with client.lock:
-            counts = client.monitor.machines.transition_counts()
+            counts = client.oracle.transition_counts()
             self.recorder.sample_coverage(
                 (k for k, n in client.monitor.exercised().items() if n), counts)
         self.new_transitions = len(self.recorder.transitions) - known[0]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from acp_model.fuzzing.ops import ClientOps
-from acp_model.model.vocab import FINAL_TOOL_STATUSES
 from acp_model.report.reach import Reach
 
 
@@ -12,10 +11,8 @@ def cancel_meets(client: ClientOps, idx: int) -> list[Reach]:
     sees the session now (the agent may have moved on by the time it reads the cancel)."""
     sid = client.sessions[idx].sid
     with client.lock:
-        busy = client.monitor.machines.busy(sid)
-        view = client.monitor.views.get(sid)
-        tool = busy and view is not None and any(
-            t.status not in FINAL_TOOL_STATUSES for t in view.tools.values())
+        busy = client.oracle.busy(sid)
+        tool = busy and client.oracle.tool_running(sid)
     met = {Reach.CANCELS: True, Reach.CANCELS_DURING_WORK: busy,
            Reach.CANCELS_DURING_MODEL: client.model is not None and client.model.serving(sid),
            Reach.CANCELS_DURING_TOOL: tool,

@@ -28,6 +28,7 @@ from acp_model.fuzzing.transport import (
     RpcError,
     is_response_to,
 )
+from acp_model.model.wire_shapes import shape
 from acp_model.spec import revisions
 from acp_model.spec.readings import ReadingError
 from acp_model.trace import dialect
@@ -103,9 +104,9 @@ def probe(cfg: FuzzConfig, stop: Stop | None = None,
                 init = proc.call("initialize", params, timeout=waits(start))
             except TimeoutError:
                 raise waits.failed(start) from None
-            v1 = dialect.from_initialize(init, None, cfg.protocol)
-            if v1 is not None:  # v1: no prompt needed, and a v2 prompt would be wrong
-                return dataclasses.replace(v1, evidence=f"probe: {v1.evidence}")
+            decided = dialect.from_initialize(init, None, cfg.protocol)
+            if decided is not None:  # v1: no prompt needed, and a v2 prompt would be wrong
+                return dataclasses.replace(decided, evidence=f"probe: {decided.evidence}")
             new = proc.call("session/new", {"cwd": cfg.workspace or cfg.cwd or os.getcwd(),
                                             "mcpServers": []},
                             timeout=waits(wait))
@@ -143,7 +144,7 @@ def fallback(why: str) -> revisions.Decision:
 def sends_batches(cfg: FuzzConfig) -> bool:
     """Whether the fuzzer probes the agent with JSON-RPC batches: asked for, and the revision
     judging is a v2 one (v1 states no batch rules: its agents are not probed with them)."""
-    return cfg.batches and revisions.get(cfg.readings.revision).protocol == 2
+    return cfg.batches and shape(cfg.readings.revision).batches
 
 
 def resolve(cfg: FuzzConfig, stop: Stop | None = None,

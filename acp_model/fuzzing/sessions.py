@@ -95,7 +95,7 @@ class SessionFactory:
         if record is None:
             self.unanswered = True
             with c.lock:
-                c.monitor.liveness.judge_waited(
+                c.oracle.judge_waited(
                     rid, SESSION_NEW_ANSWERED, f"the agent never answered session/new (id "
                     f"{rid}) within the {c.startup_deadline:g} s start-up deadline",
                     c.startup_deadline)
@@ -124,7 +124,7 @@ class SessionFactory:
         if self.recycled:
             handle = self.recycled.pop(0)
             with self.client.lock:
-                self.client.monitor.liveness.reopen(handle.sid)
+                self.client.oracle.reopen(handle.sid)
             return handle
         if self.ahead <= 0:
             return self.create()

@@ -68,11 +68,11 @@ class Stalls:
             self.ended.add(sid)
             owed = max(owed or 0.0, wait)
             with client.lock:
-                if client.monitor.machines.cancel_may_miss(sid):
+                if client.oracle.cancel_may_miss(sid):
                     continue  # the cancel came after a reopen of the working session: it may
                     # not reach the stalled work (replay.cancel_after_reopen), so no warning
-                client.monitor.note(MODEL_STOPPED, f"{what} {client.deadline:g} s after the "
-                                    "cancel (the agent did not stop it, or waits for it to "
-                                    "end): what the agent owes is judged on a fresh deadline "
-                                    "after it", session=sid, level=Level.WARN)
+                client.oracle.note(MODEL_STOPPED, f"{what} {client.deadline:g} s after the "
+                                   "cancel (the agent did not stop it, or waits for it to "
+                                   "end): what the agent owes is judged on a fresh deadline "
+                                   "after it", session=sid, level=Level.WARN)
         return owed

@@ -24,6 +24,7 @@ from acp_model.fuzzing.transport import AgentExited, AgentProcess, RpcError, is_
 from acp_model.llm.script import TOOL_KINDS, Text
 from acp_model.llm.server import tag_text
 from acp_model.llm.tools import OfferedTool, choose, classify, offered_tools
+from acp_model.model.wire_shapes import SHAPES
 from acp_model.profiles import Profile
 from acp_model.trace import dialect
 
@@ -79,7 +80,7 @@ def _one_turn(proc: AgentProcess, cfg: FuzzConfig, wait: float) -> str:
     init = proc.call("initialize", dialect.initialize_params(1, INFO),
                      timeout=cfg.startup_deadline)
     if cfg.auth_method is not None and isinstance(init, dict):
-        log_in(proc, init.get("authMethods"), cfg.auth_method, 1, wait)
+        log_in(proc, init.get("authMethods"), cfg.auth_method, SHAPES[1], wait)
     new = proc.call("session/new", {"cwd": cfg.cwd, "mcpServers": []}, timeout=wait)
     sid = new.get("sessionId") if isinstance(new, dict) else None
     if not isinstance(sid, str):

@@ -1,10 +1,12 @@
 """What a protocol version spells and grants differently in the initialize exchange: where
-the capabilities sit, what advertises a reload, a close or a transport, what every agent has.
+the capabilities sit, what advertises a reload, a close or a transport, what every agent has;
+and what a client therefore sends differently (its login method, how it asks for a replay,
+whether a permission outcome may be its own, whether it may batch).
 
-The model's checks and the fuzzer's handshake ask the revision's :class:`Shape` instead of
-comparing protocol numbers: this module and the oracle's translators (``oracle/dialects.py``,
+The model's checks and the fuzzer ask the revision's :class:`Shape` instead of comparing
+protocol numbers: this module and the oracle's translators (``oracle/dialects.py``,
 ``oracle/turns_v1.py``) are the places that tell v1 from v2 (``tests/unit/test_layout.py``
-refuses a protocol comparison anywhere else in ``model/`` and ``oracle/``).
+refuses a protocol comparison anywhere else in ``model/``, ``oracle/`` and ``fuzzing/``).
 """
 
 from __future__ import annotations
@@ -45,6 +47,23 @@ class Shape:
     gates_boolean_options: bool = False
     # a set_config_option result lists every option (v1's V1-CONFIG-02)
     config_result_lists_all: bool = False
+    # what a client sends differently
+    login_method: str = "auth/login"  # the request that logs in with an advertised method
+    # a session/resume asks for the history by a cursor (seed session-setup.mdx
+    # ``replayFrom``); v1 has none: its session/load is the request that replays
+    replays_by_cursor: bool = True
+    # a permission outcome may be the client's own (an ``_``-prefixed extension); v1's
+    # RequestPermissionOutcome is a closed union
+    custom_outcomes: bool = True
+    # the revision states JSON-RPC batch rules, so an agent may be probed with batches
+    batches: bool = True
+
+    def reopen_order(self, replay: bool) -> tuple[str, str]:
+        """The reopening requests a client prefers, best first, when it wants the history
+        replayed (``replay``) or not; it sends the first the agent advertised."""
+        if replay or self.replays_by_cursor:
+            return (Method.LOAD, Method.RESUME)
+        return (Method.RESUME, Method.LOAD)
 
     def session_caps(self, agent_caps: Any) -> Any:
         return agent_caps.get(self.session_caps_key) if isinstance(agent_caps, Mapping) \
@@ -90,6 +109,10 @@ class V1Shape(Shape):
     advertised_methods: frozenset[str] = frozenset({Method.LOAD, Method.RESUME, Method.CLOSE})
     gates_boolean_options: bool = True
     config_result_lists_all: bool = True
+    login_method: str = "authenticate"
+    replays_by_cursor: bool = False
+    custom_outcomes: bool = False
+    batches: bool = False
 
     def has_session_surface(self, agent_caps: Any) -> bool:
         return True  # the baseline methods are every v1 agent's (INIT-10)

@@ -115,12 +115,14 @@ def test_the_gate_reads_each_class_and_the_bases_it_imports() -> None:
     assert whole[0] > base[0] and whole[1] > base[1], (whole, base)
 
 
-# Where telling v1 from v2 is the module's job: the translators and the initialize exchange's
-# shape. Everywhere else in model/ and oracle/ a revision's difference is data (the catalogue's
-# revisions, a check's SPEC levels, a reading the revision decides) or a fact one of these
-# states (Dialect.prompts_are_the_conversation, Shape.gates_boolean_options ...).
+# Where telling v1 from v2 is the module's job: the translators, the initialize exchange's
+# shape, and the client profiles (each editor's capabilities per protocol, as data).
+# Everywhere else in model/, oracle/ and fuzzing/ a revision's difference is data (the
+# catalogue's revisions, a check's SPEC levels, a reading the revision decides) or a fact one
+# of these states (Dialect.prompts_are_the_conversation, Shape.gates_boolean_options,
+# Shape.login_method ...).
 _DIALECTS = {"acp_model/oracle/dialects.py", "acp_model/oracle/turns_v1.py",
-             "acp_model/model/wire_shapes.py"}
+             "acp_model/model/wire_shapes.py", "acp_model/fuzzing/editors.py"}
 _REVISION_NAMES = frozenset({*REVISIONS, "v2"})
 _REVISION_CONSTANTS = frozenset({"SEED", "SDK_2_4_0", "V1", "V2", "V1Shape"})
 _FLAGS = frozenset({"is_v1", "is_v2", "v1", "v2"})  # a revision flag by name
@@ -178,13 +180,15 @@ def _protocol_branches(tree: ast.AST) -> list[int]:
 
 
 def test_no_protocol_branch_outside_the_dialects() -> None:
-    """The model and the oracle ask the revision's wire shape (model/wire_shapes.py) or its
-    translator (oracle/dialects.py) what v1 does differently; they compare no protocol number
-    or revision name and read no SPEC value themselves (issue 51 step 3)."""
+    """The model, the oracle and the fuzzer ask the revision's wire shape
+    (model/wire_shapes.py) or its translator (oracle/dialects.py) what v1 does differently;
+    they compare no protocol number or revision name and read no SPEC value themselves
+    (issue 51 step 3)."""
     root = Path(__file__).resolve().parents[2]
     found = {}
     for path in sorted([*(root / "acp_model/model").rglob("*.py"),
-                        *(root / "acp_model/oracle").rglob("*.py")]):
+                        *(root / "acp_model/oracle").rglob("*.py"),
+                        *(root / "acp_model/fuzzing").rglob("*.py")]):
         where = str(path.relative_to(root))
         lines = _protocol_branches(ast.parse(path.read_text(encoding="utf-8")))
         if lines and where not in _DIALECTS:
@@ -197,7 +201,7 @@ def test_no_protocol_branch_outside_the_dialects() -> None:
     "ok = rev in ('seed', 'sdk-2.4.0')", "ok = self.rev == revisions.V1",
     "ok = readings.chose('SPEC', 'v1')", "ok = isinstance(self.dialect, dialects.V1)",
     "ok = type(d) is V1", "if self.is_v1: pass", "def f(v1: bool): pass",
-    "ok = msg['protocolVersion'] == 1"])
+    "ok = msg['protocolVersion'] == 1", "v = revisions.get(c.monitor.rev).protocol == 1"])
 def test_the_scan_finds_each_spelling_of_a_protocol_branch(source: str) -> None:
     assert _protocol_branches(ast.parse(source)) == [1], source
 
@@ -207,3 +211,37 @@ def test_the_scan_finds_each_spelling_of_a_protocol_branch(source: str) -> None:
     "rule.applies(readings['SPEC'])", "ok = self.dialect.prompts_are_the_conversation"])
 def test_the_scan_lets_revision_data_be(source: str) -> None:
     assert _protocol_branches(ast.parse(source)) == [], source
+
+
+# The monitor's parts: the oracle's business. The fuzzer asks fuzzing/queries.py.
+_MONITOR_PARTS = frozenset({"machines", "rpc", "liveness", "views", "store", "router",
+                            "reopens", "conversations", "shapes"})
+
+
+def _monitor_part_chains(tree: ast.AST) -> list[int]:
+    """Lines reaching into a monitor's part: ``x.monitor.machines``, ``monitor.rpc`` ..."""
+    return sorted({node.lineno for node in ast.walk(tree)
+                   if isinstance(node, ast.Attribute) and node.attr in _MONITOR_PARTS
+                   and _named(node.value) in ("monitor", "_monitor")})
+
+
+def test_the_fuzzer_asks_the_oracle_through_its_queries() -> None:
+    """Outside the oracle, only the fuzzer's query object (fuzzing/queries.py) reaches a
+    monitor's parts (its machines, open requests, liveness judge, views): the fuzzer depends
+    on the answers, not on how the oracle holds them (issue 51 step 4)."""
+    root = Path(__file__).resolve().parents[2]
+    found = {}
+    for path in sorted((root / "acp_model").rglob("*.py")):
+        where = str(path.relative_to(root))
+        if where.startswith("acp_model/oracle/") or where == "acp_model/fuzzing/queries.py":
+            continue
+        lines = _monitor_part_chains(ast.parse(path.read_text(encoding="utf-8")))
+        if lines:
+            found[where] = lines
+    assert not found, found
+
+
+@pytest.mark.parametrize("source", ["x = client.monitor.machines.busy(s)",
+                                    "x = self.monitor.rpc", "x = monitor.liveness.owed()"])
+def test_the_chain_scan_finds_a_reach_into_the_monitor(source: str) -> None:
+    assert _monitor_part_chains(ast.parse(source)) == [1], source
