@@ -96,7 +96,8 @@ def _base_config(args: argparse.Namespace) -> tuple[FuzzConfig, Any]:
         seed=args.seed, time_budget=args.time_budget, deadline=args.deadline,
         readings=readings_of(args), isolate=args.isolate, validate=not args.no_validate,
         max_sessions=args.max_sessions, replay_runs=args.replay_runs,
-        minimize_budget=args.minimize_budget, startup_deadline=args.startup_deadline,
+        minimize_budget=args.minimize_budget, minimize_growth=args.minimize_growth,
+        startup_deadline=args.startup_deadline,
         spec=args.spec, model_api=args.model, batches=not args.no_batches,
         protocol=_protocol(args, profile), stop_on=args.stop_on,
         tool_hints=not getattr(args, "no_tool_hints", False),
@@ -546,10 +547,13 @@ def _generation_options(p: Any) -> None:
     p.add_argument("--minimize-budget", type=positive_float, default=60.0, metavar="S",
                    help="each failure's own budget after the search: S seconds to "
                         "minimize its counterexample against fresh agent processes (to the "
-                        "fixpoint: no action can go, no content be simpler), grown up to 3 S "
-                        "when the agent's replays are slow (what the trials its program needs "
-                        "take at its own trial time; the report states it), and up to 3 S for its "
-                        "replays (default 60)")
+                        "fixpoint: no action can go, no content be simpler), and as much for "
+                        "its replays (default 60)")
+    p.add_argument("--minimize-growth", type=positive_float, default=1.0, metavar="X",
+                   help="let each failure's --minimize-budget (and its replays' time) grow up "
+                        "to X times when the agent's replays are slow: to what the trials its "
+                        "program needs take at the agent's own trial time; the report states "
+                        "it (default 1: never; acp-model matrix uses 3)")
     p.add_argument("--stop-on", type=rule_ids, default=frozenset(), metavar="RULE[,RULE]",
                    help="stop generating once each of these rules has failed (then minimize "
                         "and replay as usual): a bisect or a known bug needs no full budget")

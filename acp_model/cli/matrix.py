@@ -29,6 +29,7 @@ from rich.table import Table
 
 from acp_model.argtypes import int_at_least, positive_float
 from acp_model.cli.common import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, UsageError
+from acp_model.fuzzing.budget import MATRIX_GROWTH
 from acp_model.llm.apis import ADAPTERS
 from acp_model.report.matrix import Cell, RowStatus, Target, row_from_report, row_without_run
 from acp_model.spec.revisions import AUTO
@@ -119,6 +120,7 @@ def _fuzz_argv(args: argparse.Namespace, target: Target, spec: str, folder: Path
             "--protocol", f"v{target.protocol}", "--spec", spec, "--seed", str(seed),
             "--replay-runs", str(args.replay_runs),
             "--minimize-budget", str(args.minimize_budget or min(60.0, args.budget)),
+            "--minimize-growth", str(MATRIX_GROWTH),
             "--out", str(folder), "--report", str(folder / "report.json")]
     if getattr(args, "coverage", False):  # the agent's own ACP layer, measured per row
         argv.append("--coverage")

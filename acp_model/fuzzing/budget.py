@@ -9,14 +9,14 @@ report. So the run's time is bounded in two parts, each stated:
   whatever runs then (an example's wait), so nothing keeps waiting after it;
 * each failure found then gets a budget of its own (:func:`failure_budget`):
   ``--minimize-budget`` seconds to minimize its counterexample (a program called minimal only
-  at the fixpoint), grown up to :data:`SCALE_CAP` times that when its agent's replays are slow
+  at the fixpoint), grown up to ``--minimize-growth`` times that when its agent's replays are slow
   (``fuzzing/shrink.py``: what the trials a program of its length needs cost at the agent's
   own trial time), and as much at most for its replays. A budget that was the
   leftover of the search cut minimizing in 17 of 18 failures of a real-agent matrix, and a
   fixed 60 s cut 8 of 13 on the slow agents (seconds per replay): a report of unminimized,
   unproven programs is a worse use of the time than a shorter search.
 
-So a run ends within ``time_budget + failures * 2 * SCALE_CAP * minimize_budget`` plus the
+So a run ends within ``time_budget + failures * 2 * growth * minimize_budget`` plus the
 slack for
 closing agent processes and writing the report (:func:`slack`, the larger of 10 % of the time
 budget and 10 s); the report states each failure's minimizing time and budget.
@@ -32,17 +32,19 @@ from acp_model.fuzzing.stop import Stop, cutoff
 
 DRAIN_SHARE = 0.4  # at most this much of the budget is kept for the last example's teardown
 DRAIN_DEADLINES = 3  # ... which waits about this many deadlines for what the agent owes
-SCALE_CAP = 3.0  # a failure's minimizing budget grows to at most this many --minimize-budget
+MATRIX_GROWTH = 3.0  # the matrix's --minimize-growth (a row runs unattended, for its report)
 SLACK_SHARE = 0.10
 SLACK_FLOOR = 10.0
 
 
-def failure_budget(minimize_budget: float) -> tuple[float, float]:
+def failure_budget(minimize_budget: float, growth: float = 1.0) -> tuple[float, float]:
     """Seconds one failure may get after the search at most: to minimize (its budget as its
     agent's trial time grows it), and then for its replays (a slow agent's 2 x replay_runs
     replays outlast a fixed ``--minimize-budget``: the s4 matrix cut opencode's free replays
-    at 11 s each; they end when they are done, well before the bound on a fast agent)."""
-    return SCALE_CAP * minimize_budget, SCALE_CAP * minimize_budget
+    at 11 s each; they end when they are done, well before the bound on a fast agent).
+    ``growth`` 1 (``fuzz``'s default) keeps both at ``--minimize-budget``: the bound a CI job
+    states is the one it gets."""
+    return growth * minimize_budget, growth * minimize_budget
 
 
 def slack(total: float) -> float:

@@ -29,6 +29,9 @@ class FuzzConfig:
     max_rounds: int = 4
     shrink_budget: float = 15.0  # Hypothesis' own shrinking, per round
     minimize_budget: float = 60.0  # per failure: fresh-process replays that minimize it
+    # ... grown up to this many times when its agent's replays are slow (1: never; the matrix
+    # grows it: a slow agent's fixpoint needs more trials than a fixed budget buys)
+    minimize_growth: float = 1.0
     stop_on: frozenset[str] = frozenset()  # stop generating once all of these rules are found
     # minimize and replay only the failures of these rules (None: every failure); the others
     # are reported as found, unreplayed (the pytest plugin's groups deselected with -k)

@@ -119,12 +119,17 @@ class WarmPool:
                 self._cond.notify_all()
 
     def close(self) -> None:
+        """Close the ready processes, and await the ones still starting (each closes itself
+        once started, seeing the pool closed): a run that ended while one started would leave
+        it behind, a daemon thread's child outliving the run."""
         with self._cond:
             self._closed = True
             ready, self._ready = self._ready, []
             self._cond.notify_all()
         for client in ready:
             client.close()
+        with self._cond:
+            self._cond.wait_for(lambda: not self._starting, timeout=self.cfg.startup_deadline)
 
 
 def _started(cfg: FuzzConfig, stop: Stop, alone: threading.Lock | None = None) -> FuzzClient:

@@ -199,7 +199,7 @@ def _reproduce(cfg: FuzzConfig, result: FuzzResult, phase: Callable[[str], None]
     skipped = sorted(set(recorder.found) - {f.rule for f in found_all})
     if skipped:
         result.notes.append(f"not minimized or replayed, as not asked for: {', '.join(skipped)}")
-    minimizing, replaying = failure_budget(cfg.minimize_budget)
+    minimizing, replaying = failure_budget(cfg.minimize_budget, cfg.minimize_growth)
     # one warm pool for every failure: the processes started ahead for one failure's last
     # replays serve the next one's first (on a slow agent, seconds each)
     with WarmPool(cfg, PARALLEL, stop) as pool:

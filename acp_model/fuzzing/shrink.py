@@ -41,7 +41,6 @@ from acp_model.fuzzing.actions import (
     Wait,
     WaitMode,
 )
-from acp_model.fuzzing.budget import SCALE_CAP
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.program import Program, standalone
 from acp_model.fuzzing.recorder import Found, program_key
@@ -86,7 +85,7 @@ RETRY_UP_TO = 24  # ... on programs this short (each pass costs one replay per a
 ATTEMPTS = 3  # replay rounds of a failure's own session before delta debugging goes on
 SEARCH_ROUNDS = 10  # rounds of replays looking for a reproducing program (within the budget)
 CERTIFY = 2  # tries of each single removal before a program is called 1-minimal
-# A failure's minimizing budget grows (up to SCALE_CAP times --minimize-budget) to what this
+# A failure's minimizing budget grows (up to --minimize-growth times --minimize-budget) to what this
 # many trials take on its agent, for a program of n actions: delta debugging's n log n, the
 # CERTIFY tries of each single removal, a few simplifications of each action
 TRIALS_BASE, TRIALS_PER_ACTION = 20, 8
@@ -519,7 +518,7 @@ def measure_reproduction(cfg: FuzzConfig, found: Found,
     started = time.monotonic()
     limit = minimize_until or float("inf")
     until = min(started + cfg.minimize_budget, limit)
-    cap = min(started + SCALE_CAP * cfg.minimize_budget, limit)
+    cap = min(started + max(1.0, cfg.minimize_growth) * cfg.minimize_budget, limit)
     if on_step is not None:
         on_step("minimizing")
     with contextlib.nullcontext(pool) if pool is not None \

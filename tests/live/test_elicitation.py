@@ -67,18 +67,25 @@ def test_the_machine_sees_the_reference_agent_s_elicitation_and_its_answer() -> 
 
 
 def test_a_fuzz_run_offering_elicitation_reaches_it_and_passes(tmp_path: Path) -> None:
-    report = tmp_path / "report.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "acp_model", "fuzz", "--client-capabilities", OFFERED,
-         "--spec", "sdk-2.4.0", "--max-examples", "100", "--seed", "1", "--report",
-         str(report), "--", *AGENT],
-        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
-    assert done.returncode == 0, done.stdout + done.stderr
-    data = json.loads(report.read_text())
-    assert data["client"]["served"]["elicitation/create"] >= 1
-    assert data["violations"] == []
-    # the program drew holds, and cancels met the elicitations held open
-    assert data["reach"]["cancels_during_elicitation"] >= 1, data["reach"]
+    # whether a cancel meets an elicitation held open is the agent's timing too (a loaded
+    # machine's run of seed 1 met none): each run must pass, and one must show the meeting
+    reach: list[int] = []
+    for seed in (1, 2, 3):
+        report = tmp_path / f"report-{seed}.json"
+        done = subprocess.run(
+            [sys.executable, "-m", "acp_model", "fuzz", "--client-capabilities", OFFERED,
+             "--spec", "sdk-2.4.0", "--max-examples", "100", "--seed", str(seed), "--report",
+             str(report), "--", *AGENT],
+            cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == 0, done.stdout + done.stderr
+        data = json.loads(report.read_text())
+        assert data["client"]["served"]["elicitation/create"] >= 1
+        assert data["violations"] == []
+        # the program drew holds, and cancels met the elicitations held open
+        reach.append(data["reach"]["cancels_during_elicitation"])
+        if reach[-1] >= 1:
+            break
+    assert reach[-1] >= 1, reach
 
 
 def _held_across_a_cancel(agent: list[str], after_cancel: str = "accept"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from acp_model.fuzzing.budget import DRAIN_SHARE, SCALE_CAP, Budget, failure_budget, slack
+from acp_model.fuzzing.budget import DRAIN_SHARE, MATRIX_GROWTH, Budget, failure_budget, slack
 from acp_model.fuzzing.stop import Stop
 
 
@@ -28,9 +28,10 @@ def test_generation_ends_in_time_for_the_last_teardown() -> None:
 
 def test_each_failure_has_a_budget_of_its_own() -> None:
     """Minimizing is not the leftover of the search: each failure gets --minimize-budget to
-    minimize, grown up to SCALE_CAP times on a slow agent, and as much at most for its
-    replays, however much of the time budget the search used."""
-    assert failure_budget(60.0) == (SCALE_CAP * 60.0, SCALE_CAP * 60.0)
+    minimize, and as much at most for its replays, however much of the time budget the
+    search used; grown on a slow agent only when asked (the matrix's --minimize-growth)."""
+    assert failure_budget(60.0) == (60.0, 60.0)
+    assert failure_budget(60.0, MATRIX_GROWTH) == (MATRIX_GROWTH * 60.0, MATRIX_GROWTH * 60.0)
 
 
 def test_the_cutoff_fires_at_its_time_or_on_the_parents_stop() -> None:

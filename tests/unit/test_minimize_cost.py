@@ -12,7 +12,7 @@ import pytest
 
 from acp_model.fuzzing import shrink
 from acp_model.fuzzing.actions import Action, NewSession, Prompt
-from acp_model.fuzzing.budget import SCALE_CAP
+from acp_model.fuzzing.budget import MATRIX_GROWTH
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.recorder import Found
 from acp_model.fuzzing.schedule import Schedule
@@ -64,17 +64,18 @@ def _program() -> list[Action]:
 def test_the_minimizing_budget_grows_with_the_agent_s_trial_time(
         monkeypatch: pytest.MonkeyPatch, seconds: float, grows: bool) -> None:
     """A slow agent (seconds per replay) gets the time the trials of its program's length
-    take, up to SCALE_CAP times --minimize-budget; a fast one keeps the base budget. The
-    report states the budget it had and the agent's median trial time."""
+    take, up to --minimize-growth times --minimize-budget (the matrix's); a fast one keeps
+    the base budget. The report states the budget it had and the agent's median trial time."""
     fake = _BugPrompt(seconds)
     monkeypatch.setattr(shrink, "replay_once", fake)
     found = _found(_program())
-    shrink.measure_reproduction(FuzzConfig(CMD, replay_runs=2, minimize_budget=2.0), found)
+    shrink.measure_reproduction(FuzzConfig(CMD, replay_runs=2, minimize_budget=2.0,
+                                           minimize_growth=MATRIX_GROWTH), found)
     m = found.minimize
     assert m is not None and m["fixpoint"], m
     assert m["trial_seconds"] == seconds
     if grows:
-        assert 2.0 < m["budget"] <= SCALE_CAP * 2.0 + 0.1, m
+        assert 2.0 < m["budget"] <= MATRIX_GROWTH * 2.0 + 0.1, m
     else:
         assert m["budget"] <= 2.0 + 0.1, m
     assert found.actions == [NewSession(), _text("bug")]
