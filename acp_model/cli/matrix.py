@@ -341,11 +341,13 @@ def _write_docs(args: argparse.Namespace, doc: dict[str, Any], out: Path,
 
     try:
         reviews = load_reviews(notes / "reviewed.toml")
+        read_warnings = load_reviews(notes / "reviewed.toml", "warning")
     except ReviewError as exc:
         raise UsageError(str(exc)) from None
     kept = write_reviewed(doc, out, reviews, notes / "bugs")
     docs.write_text(render_docs(doc, base=out, docs=docs, notes=notes, reviews=reviews,
-                                reports=kept), encoding="utf-8")
+                                reports=kept, warning_reviews=read_warnings),
+                    encoding="utf-8")
     console.print(f"wrote {docs}" + (f" and {len(kept)} report(s) in {notes / 'bugs'}"
                                      if kept else ""))
 

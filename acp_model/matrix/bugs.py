@@ -51,8 +51,9 @@ class Review:
 ReviewKey = tuple[str, str, int, str]  # agent, version, protocol, rule
 
 
-def load_reviews(path: Path) -> dict[ReviewKey, Review]:
-    """``[[failure]]`` entries: agent, version, protocol, rule, verdict, why, source."""
+def load_reviews(path: Path, table: str = "failure") -> dict[ReviewKey, Review]:
+    """``[[failure]]`` entries (``table="warning"``: the ``[[warning]]`` ones, readings of
+    warnings): agent, version, protocol, rule, verdict, why, source."""
     if not path.is_file():
         return {}
     try:
@@ -60,14 +61,14 @@ def load_reviews(path: Path) -> dict[ReviewKey, Review]:
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ReviewError(f"{path}: {exc}") from None
     out: dict[ReviewKey, Review] = {}
-    for n, e in enumerate(data.get("failure") or [], start=1):
+    for n, e in enumerate(data.get(table) or [], start=1):
         try:
             key = (str(e["agent"]), str(e["version"]), int(e["protocol"]), str(e["rule"]))
             review = Review(str(e["verdict"]), str(e["why"]).strip(), str(e.get("source", "")))
         except (KeyError, TypeError, ValueError) as exc:
-            raise ReviewError(f"{path}: failure {n}: {exc}") from None
+            raise ReviewError(f"{path}: {table} {n}: {exc}") from None
         if review.verdict not in VERDICTS:
-            raise ReviewError(f"{path}: failure {n}: verdict {review.verdict!r} is not one "
+            raise ReviewError(f"{path}: {table} {n}: verdict {review.verdict!r} is not one "
                               f"of {', '.join(VERDICTS)}")
         out[key] = review
     return out

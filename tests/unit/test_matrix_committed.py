@@ -96,3 +96,25 @@ def test_the_reading_page_is_what_the_current_code_says(tmp_path: Path) -> None:
             if line.startswith("| ") and " | v" in line]
     changed = [r for r in rows if not r[4].startswith("not judged") and r[3] != r[4]]
     assert changed, "the page shows no row whose verdict the reading changes"
+
+
+def test_each_warning_read_by_hand_says_so_under_its_section() -> None:
+    """A [[warning]] reading of reviewed.toml shows under that warning's section of the page
+    (and one naming no warning of the kept run is a stale entry)."""
+    import json
+
+    from acp_model.matrix.bugs import load_reviews
+
+    read = load_reviews(DOCS / "agent-notes" / "reviewed.toml", "warning")
+    assert read
+    page = (DOCS / "agents.md").read_text()
+    doc = json.loads((RUN / "matrix.json").read_text())
+    shown = {(str(r["agent"]), str(r.get("version") or ""), int(r["protocol"]), str(w["rule"]))
+             for r in doc["rows"] for c in (r.get("cells") or {}).values()
+             for w in c.get("warnings") or []}
+    for key, review in read.items():
+        assert key in shown, f"reviewed.toml reads a warning the kept run does not show: {key}"
+        agent, _, protocol, rule = key
+        section = page.split(f'<a id="w-{agent}-v{protocol}-{rule.lower()}"></a>')[1]
+        section = section.split('\n<a id="')[0]
+        assert f"judged {review.verdict.upper()}; {review.source}" in section, key
