@@ -113,7 +113,10 @@ class ViolationStore:
                evidence: list[tuple[int, str]] | None = None) -> None:
         rule_id = meta.rule_for(self.readings)
         self.bump(rule_id)
-        lv = level or meta.level(self.readings)
+        own = meta.level(self.readings)
+        # a level given (a warning for what is in doubt) never brings back a rule the
+        # revision does not have: a v2 rule reported on a v1 run was a finding of nothing
+        lv = own if own == Level.OFF else level or own
         if lv == Level.OFF or checks.is_disabled(meta, rule_id):
             return
         strength = RULES[rule_id].strength_under(self.readings)

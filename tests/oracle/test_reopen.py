@@ -104,6 +104,19 @@ def test_a_prompt_reopened_while_it_worked_is_no_deadline_failure() -> None:
     assert "PROMPT-04" in failed_rules(check(later.sync(), V1, deadline=5.0))
 
 
+def test_a_warning_in_doubt_brings_back_no_rule_the_revision_lacks() -> None:
+    """A deadline in doubt is reported as a warning; that level must not revive a rule the
+    revision switches off (zed-codex-acp v1 showed STATE-02, a v2 rule, on a reopened prompt:
+    the doubt's warning level overrode the rule's OFF)."""
+    from acp_model.spec.rules import RULES
+
+    for shown in (True, False):
+        report = check(_reopened_prompt(shown=shown), V1, deadline=5.0)
+        revived = {v["rule"] for v in report["violations"]
+                   if "v1" not in RULES[v["rule"]].revisions}
+        assert not revived, report["violations"]
+
+
 def test_v2_work_reopened_while_it_ran_owes_no_cancelled_end_on_our_deadline() -> None:
     """v2: the same for reported work (CANCEL-07 at its end, STATE-02 while it runs)."""
     t = turn_start(base(), 10).agent_message(S)
