@@ -78,7 +78,7 @@ class HeldElicitations:
                 return False
             held = mine[-1] if newest else mine[0]
             self.held.remove(held)
-            withdrawn = self.client.monitor.rpc.withdrawn(held.rid)
+            withdrawn = self.client.oracle.withdrawn(held.rid)
         with contextlib.suppress(AgentExited, TimeoutError):
             if withdrawn:
                 self.client.proc.respond(held.rid, error=WITHDRAWN_ERROR)
