@@ -129,6 +129,14 @@ class CancelRules:
         """After provably reading a cancel, the agent does not ask for more permissions."""
         return not self.m.facts.read_work_cancels()
 
+    @check("CANCEL-05", reading="A-32", levels={"accept": "off", "new-work": "rule"},
+           evidence="new_elicitation_evidence", role=Role.GUARD)
+    def no_new_elicitation_after_cancel(self, ev: Ev) -> bool:
+        """Under A-32=new-work, after provably reading a cancel the agent does not ask the
+        user for input either (a session-scoped elicitation is new work, as a permission
+        request is)."""
+        return self.no_new_work_after_cancel(ev)
+
     @check("CANCEL-09", reading="A-13", levels={"fail": "rule", "warn": "warn", "allow": "off"},
            role=Role.GUARD)
     def not_after_cancelled_idle(self, ev: Ev) -> bool:

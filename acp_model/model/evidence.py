@@ -217,13 +217,21 @@ class Proofs:
                 [(first.idx, "elicitation/create"), (ev.idx, "the cancelled idle")])
 
     def new_work_evidence(self, ev: Ev) -> Evidence | None:
+        return self._new_work(ev, "asked for permission", "the permission request")
+
+    def new_elicitation_evidence(self, ev: Ev) -> Evidence | None:
+        return self._new_work(ev, "asked the user for input (reading A-32=new-work)",
+                              "elicitation/create")
+
+    def _new_work(self, ev: Ev, did: str, role: str) -> Evidence | None:
+        """CANCEL-05's proof: a cancel of this work the agent provably read before ``ev``."""
         found = self._first_read(self.m.facts.read_work_cancels())
         if found is None:
             return None
         c, read = found
         return (f"session/cancel #{c.idx} was sent during this work and {read[0]}, before it "
-                f"asked for permission at #{ev.idx}",
-                [(c.idx, "session/cancel"), *read[1], (ev.idx, "the permission request")])
+                f"{did} at #{ev.idx}",
+                [(c.idx, "session/cancel"), *read[1], (ev.idx, role)])
 
     def reply_evidence(self, ev: Ev) -> Evidence | None:
         owed = self.m.facts.replies_owed_before_work()

@@ -115,8 +115,10 @@ class SessionLifecycle(StateMachine):
     permission_withdrawn = stay(unreported, idle, running, requires_action, custom,
                                 on="note_withdraw")
     # a session-scoped elicitation: a user-action wait like a permission request (STATE-05/06)
-    elicitation_request = stay(unreported, idle, running, requires_action, custom,
-                               on="note_elicitation_request")
+    elicitation_request = (stay(unreported, idle, on="note_elicitation_request")
+                           | stay(running, requires_action, custom,
+                                  cond="no_new_elicitation_after_cancel",
+                                  on="note_elicitation_request"))
     tool_update = (
         stay(unreported, idle, cond=["tool_titled_on_first_report", "tool_respects_answer",
                                      "not_after_cancelled_idle", "content_before_cancelled_end",

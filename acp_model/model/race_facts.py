@@ -164,7 +164,7 @@ class RaceFacts:
 
     def read_work_cancels(self) -> list[CancelRec]:
         """Cancels sent during this work that the agent provably read (CANCEL-05: no new
-        permission requests after them)."""
+        permission requests after them, nor elicitations under reading A-32=new-work)."""
         return [c for c in self.m.cancel_book.cancels
                 if c.status == CancelStatus.WORK and c.reopened < 0 and self.read(c.idx)]
 

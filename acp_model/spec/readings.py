@@ -144,6 +144,19 @@ _DEFS: list[ReadingDef] = [
         "yes", "prompt-lifecycle.mdx §Permissions; v1 prompt-turn.mdx §5 ('Once permission is "
                "granted (if required), the Agent SHOULD invoke the tool')"),
     ReadingDef(
+        "A-32", "elicitation-after-cancel",
+        "Is a session-scoped elicitation/create the agent sends during cancelled work, after it "
+        "provably read the cancel, new work (CANCEL-05)?",
+        {"accept": "no: the text names model requests and tool calls, and its one sentence on "
+                   "elicitations after a cancel is about pending ones, whose scope 'alone does "
+                   "not establish' a tie to the cancelled work (it may serve background work)",
+         "new-work": "yes: asking the user for input is work the cancelled turn started "
+                     "anew, judged like a permission request under CANCEL-05"},
+        "accept", "prompt-lifecycle.mdx §Cancellation; sdk-2.4.0 "
+                  "$defs.CreateElicitationRequest ('Agents SHOULD cancel pending elicitations "
+                  "no longer needed by cancelled work. The request's scope alone does not "
+                  "establish that dependency')"),
+    ReadingDef(
         "SPEC", "spec-revision",
         "Which revision of the v2 text judges? (set with --spec; a revision fixes the "
         "readings its text decides)",

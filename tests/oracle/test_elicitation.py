@@ -4,6 +4,7 @@ reads of it beyond the breaking and keeping traces of tests/oracle/audit_cases.p
 from __future__ import annotations
 
 from acp_model.spec.readings import DEFAULT
+from acp_model.trace.builder import TraceBuilder
 from tests.helpers import S, assert_clean, base, check, failed_rules, turn_start, warned_rules
 from tests.oracle.audit_cases import ELICITATION, SDK, _elicit_turn, sdk_elicit_01_breaks
 
@@ -59,3 +60,41 @@ def test_work_that_ran_on_after_the_block_owes_no_withdrawal() -> None:
     t.cancel(S).idle(S, "cancelled").elicitation_answer(50, "cancel")
     assert "SDK-ELICIT-01" not in warned_rules(check(t, SDK))
     assert failed_rules(check(t, SDK)) == set()
+
+
+# --- A-32: an elicitation after the cancel was provably read (CANCEL-05) ----------------------
+
+NEW_WORK = SDK.parse(["A-32=new-work"])
+
+
+def _elicit_after_read_cancel() -> TraceBuilder:
+    """The agent reads the cancel (the sync's response proves it), then asks the user."""
+    t = _elicit_turn().cancel(S).sync().elicitation(S, 50).requires_action(S)
+    return t.elicitation_answer(50, "decline").idle(S, "cancelled")
+
+
+def test_an_elicitation_after_a_read_cancel_is_accepted_by_default() -> None:
+    """The text names model requests and tool calls; its elicitation sentence is about pending
+    ones, and a scope alone ties none to the cancelled work: A-32=accept judges nothing."""
+    assert SDK["A-32"] == "accept"
+    assert_clean(check(_elicit_after_read_cancel(), SDK))
+
+
+def test_under_new_work_an_elicitation_after_a_read_cancel_breaks_cancel_05() -> None:
+    report = check(_elicit_after_read_cancel(), NEW_WORK)
+    [hit] = [v for v in report["violations"] if v["rule"] == "CANCEL-05"]
+    assert hit["check"] == "no_new_elicitation_after_cancel"
+    assert hit["level"] == "warn"  # CANCEL-05 is a SHOULD: the reading adds no strength
+    roles = [e["role"] for e in hit["evidence"]]
+    assert roles[0] == "session/cancel" and roles[-1] == "elicitation/create"
+    assert "response proving it was read" in roles
+    assert {v["rule"] for v in report["violations"]} == {"CANCEL-05"}
+
+
+def test_an_elicitation_before_the_cancel_was_read_passes_under_both_readings() -> None:
+    """The elicitation and the cancel crossed: nothing proves the agent had read the cancel
+    when it asked, so neither reading judges it."""
+    t = _elicit_turn().cancel(S).elicitation(S, 50).requires_action(S).sync()
+    t.elicitation_answer(50, "decline").idle(S, "cancelled")
+    assert_clean(check(t, SDK))
+    assert_clean(check(t, NEW_WORK))

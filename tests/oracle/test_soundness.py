@@ -13,7 +13,7 @@ from acp_model.model.check import CHECKS
 from acp_model.spec.readings import DEFAULT, ReadingError, Readings
 from acp_model.trace.builder import TraceBuilder
 from tests.helpers import S, assert_clean, base, check, failed_rules, turn_start, warned_rules
-from tests.oracle.audit_cases import sdk_elicit_01_breaks
+from tests.oracle.audit_cases import _elicit_turn, sdk_elicit_01_breaks
 
 CANCEL = DEFAULT.parse(["A-10=cancel"])
 KEEP = DEFAULT.parse(["A-10=keep"])
@@ -221,6 +221,8 @@ def _evidence_cases() -> dict[str, tuple[Readings, TraceBuilder]]:
             DEFAULT.parse(["SPEC=v1"]), TraceBuilder().v1.handshake().v1.new_session(S)
             .prompt(S, 10).v1.chunk(S).v1.ended(10, "end_turn").v1.chunk(S, "late")),
         "blocking_elicitations_withdrawn": (sdk, sdk_elicit_01_breaks()),
+        "no_new_elicitation_after_cancel": (
+            sdk.parse(["A-32=new-work"]), _elicit_turn().cancel(S).sync().elicitation(S, 50)),
         "content_before_cancelled_end": (
             DEFAULT.parse(["SPEC=v1"]), TraceBuilder().v1.handshake().v1.new_session(S)
             .prompt(S, 10).v1.chunk(S).cancel(S).v1.ended(10, "cancelled").v1.chunk(S, "late")),
@@ -230,7 +232,8 @@ def _evidence_cases() -> dict[str, tuple[Readings, TraceBuilder]]:
 EVIDENCE_CHECKS = {meta.name: meta for meta in CHECKS.values() if meta.evidence is not None}
 # Checks whose proof is what the agent had provably read (the others cite their own records).
 READ_PROOFS = {"cancel_honoured", "tool_respects_answer", "cancelled_has_cause",
-               "no_new_work_after_cancel", "idle_cancel_answered", "idle_cancel_not_swallowed",
+               "no_new_work_after_cancel", "no_new_elicitation_after_cancel",
+               "idle_cancel_answered", "idle_cancel_not_swallowed",
                "held_prompt_cancelled", "cancel_after_reopen_honoured",
                "cancelled_not_only_by_order"}
 
