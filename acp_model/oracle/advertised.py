@@ -66,12 +66,18 @@ class AdvertisedUse:
             run(capabilities.cancel_request_advertised, idx, method, str(target), advertised,
                 session=sid)
 
-    def update(self, sid: str, update: dict[str, Any], kind: Any, idx: int) -> None:
+    def update(self, sid: str, update: dict[str, Any], kind: Any, idx: int, *,
+               history: bool = False) -> None:
         """A session/update of a known session: the tool an allow approved, the standard
-        states, v1's boolean config options."""
+        states, v1's boolean config options. A status in a reopen's replayed ``history``
+        says nothing about the tool now, and one of work the client has cancelled since may
+        end it unrun (TOOL-12 then watches nothing)."""
         told = self.answers.told
         tool = update.get("toolCallId")
-        if isinstance(tool, str) and update.get("status") is not None \
+        if isinstance(tool, str) and (sid, tool) in told.allowed and (
+                history or self.machines.sessions[sid].cancel_book.owing()):
+            told.allowed.pop((sid, tool))
+        elif isinstance(tool, str) and update.get("status") is not None \
                 and (sid, tool) in told.allowed:
             self.store.run(permissions.allowed_tool_reported_running, idx, tool,
                            update["status"], told.allowed.pop((sid, tool)), session=sid)

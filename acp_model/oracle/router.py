@@ -326,7 +326,6 @@ class Router:
         if not isinstance(update, dict):
             return
         self.conversations.update(sid, update, idx)
-        self.uses.update(sid, update, kind, idx)
         requests = self.rpc.open["c2a"].values()
         for open_req in requests if kind == "state_update" else ():
             if open_req.method == Method.RESUME and open_req.session == sid:
@@ -337,6 +336,7 @@ class Router:
             replay.replayed_ids_unique, idx, replaying.replayed, update, session=sid)
         busy = self.machines.busy(sid)
         history = replay.replayed_history(requests, sid, kind, busy)
+        self.uses.update(sid, update, kind, idx, history=bool(history))
         at = self.reopens.position(sid, update, requests, busy)
         self.store.run_entry(self._replay_order, idx, at, session=sid)
         update, derived = self.dialect.update(sid, update, kind, history, idx, what)
