@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import os
 import statistics
 import threading
@@ -155,6 +156,11 @@ class Tally:
         return (sum(e[0] for e in self.runs.values()), sum(e[1] for e in self.runs.values()))
 
 
+def _held_key(trial: Trial) -> tuple[str, str]:
+    """A held trial's identity: its program and the schedule it is held to."""
+    assert trial.schedule is not None
+    return program_key(trial.program), json.dumps(trial.schedule.to_json(), sort_keys=True)
+
 
 @dataclass
 class Minimizer:
@@ -177,6 +183,10 @@ class Minimizer:
     trials: int = 0  # replays minimizing ran
     stage: Stage = Stage.SEARCH
     cut: bool = False  # the time ran out (or a stop came) before minimizing was done
+    # held replays that ran and missed, per (program, the schedule held to): a program that
+    # missed under one schedule may reproduce under another (a later best's), so the
+    # refutation is of the pair
+    missed: Counter[tuple[str, str]] = field(default_factory=Counter)
 
     def trial_seconds(self) -> float | None:
         """The median replay's seconds on this agent (None: none ran yet)."""
@@ -217,6 +227,8 @@ class Minimizer:
             self.trials += ran
             if ran and outcome.seconds:
                 self.durations.append(outcome.seconds)
+            if ran and trial.schedule is not None and not outcome.reproduced:
+                self.missed[_held_key(trial)] += 1
             self.seen.count(trial.program, outcome)
 
         live = [n for n, t in enumerate(trials) if not self._refuted(t)]
@@ -237,12 +249,12 @@ class Minimizer:
         return n, trial
 
     def _refuted(self, trial: Trial) -> bool:
-        """A held trial whose program already missed :data:`CERTIFY` held replays and never
-        reproduced: another costs a replay and says nothing new (the outcome cache)."""
+        """A held trial whose program already missed :data:`CERTIFY` replays held to the
+        same schedule and never reproduced: another costs a replay and says nothing new."""
         if trial.schedule is None:
             return False
-        hits, runs, _ = self.seen.get(trial.program, True)
-        return hits == 0 and runs >= CERTIFY
+        hits, _, _ = self.seen.get(trial.program, True)
+        return hits == 0 and self.missed[_held_key(trial)] >= CERTIFY
 
     def restricted(self, kept: Sequence[int], program: list[Action] | None = None) -> Trial:
         """The best program cut down to the actions at ``kept`` (``program``: those actions

@@ -61,6 +61,7 @@ def test_sdk_agent_failures_are_all_explained(agent: str, reading: str, examples
     allowed = table.get((agent, reading), set()) | table.get((agent, "default"), set())
     assert seen <= allowed, {r: f.violation.message for r, f in result.recorder.found.items()
                              if r not in allowed}
-    assert result.recorder.actions >= 10 * examples
+    # the run drove the agent (steps per example are drawn: 20 examples once made 181 actions)
+    assert result.recorder.actions >= 5 * examples
     if reading != "default":  # the reading the SDK takes really shows, as documented
         assert table[(agent, reading)] <= seen

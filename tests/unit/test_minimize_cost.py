@@ -142,3 +142,8 @@ def test_a_refuted_held_trial_is_not_replayed_again(monkeypatch: pytest.MonkeyPa
     before = fake.calls
     assert m.first([free]) is None
     assert fake.calls > before
+    # held to another schedule (a later best's), the same program is another trial
+    other = Trial(trial.program, Schedule((), 1))
+    before = fake.calls
+    assert m.first([other]) is None
+    assert fake.calls > before
