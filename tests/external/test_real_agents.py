@@ -71,6 +71,9 @@ def _only_documented(report: dict[str, Any], name: str, protocol: int, out: Path
     assert failed <= fail, "\n\n".join(
         (out / rule / "counterexample.txt").read_text(encoding="utf-8")
         if (out / rule / "counterexample.txt").is_file() else rule for rule in failed - fail)
+    # a documented failure seen on a shared process only, not reproduced fresh, is reported
+    # as a warning (docs/reports.md, standing "shared-only")
+    warn = warn | fail
     assert warned <= warn, "\n\n".join(  # its first sighting, or at least the message
         Path(v["files"]["warning.txt"]).read_text(encoding="utf-8")
         if v.get("files") else f"{v['rule']}: {v['message']}"
