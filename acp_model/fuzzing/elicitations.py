@@ -20,15 +20,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from acp_model.fuzzing.answers import CANCELLED_ERROR
 from acp_model.fuzzing.calls import AgentExited
 from acp_model.fuzzing.services import ELICIT, elicitation_result
-from acp_model.model.vocab import ElicitationAction, ErrorCode
+from acp_model.model.vocab import ElicitationAction
 from acp_model.report.reach import Reach
 
 if TYPE_CHECKING:
     from acp_model.fuzzing.ops import ClientOps
-
-WITHDRAWN_ERROR = {"code": ErrorCode.REQUEST_CANCELLED, "message": "Request cancelled"}
 
 
 @dataclass(frozen=True)
@@ -81,7 +80,7 @@ class HeldElicitations:
             withdrawn = self.client.oracle.withdrawn(held.rid)
         with contextlib.suppress(AgentExited, TimeoutError):
             if withdrawn:
-                self.client.proc.respond(held.rid, error=WITHDRAWN_ERROR)
+                self.client.proc.respond(held.rid, error=CANCELLED_ERROR)
             else:
                 self.client.proc.respond(held.rid, result=elicitation_result(held.params,
                                                                              str(action)))

@@ -367,12 +367,10 @@ class Minimizer:
             else:
                 # positions after the removed one move down by one; each that missed is
                 # tried once more on the shorter program
-                gone = hit[0] if hit[0] < len(left) else None
-                removed = left[gone] if gone is not None else None
+                removed = left[hit[0]]  # (``first`` gives the index in the trials it got)
                 changed = True
-                misses = Counter({(i - 1 if removed is not None and i > removed else i):
-                                  min(m, certify - 1) for i, m in misses.items()
-                                  if i != removed})
+                misses = Counter({(i - 1 if i > removed else i): min(m, certify - 1)
+                                  for i, m in misses.items() if i != removed})
         return changed, False
 
     def _content(self) -> tuple[bool, bool]:

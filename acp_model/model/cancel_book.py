@@ -46,6 +46,11 @@ class CancelBook:
     def owing(self) -> list[CancelRec]:
         return [c for c in self.cancels if c.status in OWING]
 
+    def client_cancelled(self) -> bool:
+        """Has the client cancelled the work (its end still owed), or did the last work end
+        cancelled for a cancel of the client's, no prompt since?"""
+        return bool(self.owing()) or self.cancelled_end >= 0
+
     # --- changes ---------------------------------------------------------------------------
     def record(self, idx: int, *, working: bool, prior: bool) -> None:
         """A cancel sent while the client saw foreground work (``W``) or while quiet (``I``,

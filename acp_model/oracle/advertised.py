@@ -74,13 +74,12 @@ class AdvertisedUse:
         end it unrun (TOOL-12 then watches nothing)."""
         told = self.answers.told
         tool = update.get("toolCallId")
-        if isinstance(tool, str) and (sid, tool) in told.allowed and (
-                history or self.machines.sessions[sid].cancel_book.owing()):
-            told.allowed.pop((sid, tool))
-        elif isinstance(tool, str) and update.get("status") is not None \
-                and (sid, tool) in told.allowed:
-            self.store.run(permissions.allowed_tool_reported_running, idx, tool,
-                           update["status"], told.allowed.pop((sid, tool)), session=sid)
+        if isinstance(tool, str) and (sid, tool) in told.allowed:
+            if history or self.machines.sessions[sid].cancel_book.owing():
+                told.allowed.pop((sid, tool))
+            elif update.get("status") is not None:
+                self.store.run(permissions.allowed_tool_reported_running, idx, tool,
+                               update["status"], told.allowed.pop((sid, tool)), session=sid)
         if kind == "state_update":
             self._standard_states(sid, update.get("state"), idx)
         if kind == Reads.NOTICE:

@@ -304,13 +304,7 @@ class Answers:
             if perm is not None and perm.tool_call_id is not None else None
         if answer == Answer.ALLOW and perm is not None and perm.tool_call_id is not None \
                 and (tool is None or tool.status != ToolStatus.IN_PROGRESS) \
-                and not self._after_a_cancel(sid):
+                and not self.machines.sessions[sid].cancel_book.client_cancelled():
             # TOOL-12 watches it (a tool already shown running owes no second report; an
             # allow the client sent after cancelling the work grants nothing to run)
             self.told.allowed[(sid, perm.tool_call_id)] = r.idx
-
-    def _after_a_cancel(self, sid: str) -> bool:
-        """Has the client cancelled the session's work (its end still owed), or did the last
-        work end cancelled for a cancel of the client's, no prompt since?"""
-        book = self.machines.sessions[sid].cancel_book
-        return bool(book.owing()) or book.cancelled_end >= 0
