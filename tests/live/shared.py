@@ -8,12 +8,15 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from acp_model.fuzzing.config import FuzzConfig
 
 
 @dataclass(frozen=True)
@@ -93,3 +96,27 @@ def fuzz_until_found(agent: list[str], rule: str, *, tries: int = 3, **options: 
             return result, found
         seen.append(sorted(result.recorder.found))
     raise AssertionError(f"{rule} not found in {tries} runs; found instead: {seen}")
+
+
+def examples_until(rule: str, cfg: FuzzConfig) -> int | None:
+    """How many examples of the run ``cfg`` had finished when ``rule`` was
+    first recorded (None: never)."""
+    from acp_model.fuzzing.run import run_fuzz
+
+    seen: list[tuple[int, bool]] = []
+    run_fuzz(cfg, on_progress=lambda rec: seen.append((rec.examples, rule in rec.found)))
+    return next((n for n, hit in seen if hit), None)
+
+
+def first_seed_finding(rule: str, cfg_of: Callable[[int], FuzzConfig],
+                       seeds: tuple[int, ...] = (3, 4, 5)) -> list[int | None]:
+    """``examples_until`` on the run ``cfg_of(seed)`` of each seed in turn, until one finds
+    ``rule``: what Hypothesis draws is steered by the agent's timing (its targets score what
+    each example reached), so a loaded machine may need another seed. The tries, in order;
+    the test asserts on the last."""
+    found: list[int | None] = []
+    for seed in seeds:
+        found.append(examples_until(rule, cfg_of(seed)))
+        if found[-1] is not None:
+            break
+    return found

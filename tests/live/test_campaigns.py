@@ -23,10 +23,9 @@ import pytest
 
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.database import example_database
-from acp_model.fuzzing.recorder import Recorder
-from acp_model.fuzzing.run import run_fuzz
 from tests.helpers import load_fuzz_module
 from tests.live.agents.recordings import recorded
+from tests.live.shared import examples_until, first_seed_finding
 
 pytestmark = pytest.mark.slow  # runs the mutant zoo
 
@@ -57,17 +56,6 @@ def test_quick_zoo_case(case: Any) -> None:
         assert outcome.examples >= case.max_examples  # the whole budget ran, nothing cut short
 
 
-def _examples_until(rule: str, cfg: FuzzConfig) -> int | None:
-    """How many examples had finished when ``rule`` was first recorded."""
-    seen: list[tuple[int, bool]] = []
-
-    def progress(rec: Recorder) -> None:
-        seen.append((rec.examples, rule in rec.found))
-
-    run_fuzz(cfg, on_progress=progress)
-    return next((n for n, hit in seen if hit), None)
-
-
 def test_a_stored_failure_replays_first_in_the_next_run(tmp_path: Path) -> None:
     # Needs a notification-only batch: seed 3 mostly generates one in its 10th example, seed
     # 1 only in its 88th. What Hypothesis draws is steered by the agent's timing (its targets
@@ -83,15 +71,11 @@ def test_a_stored_failure_replays_first_in_the_next_run(tmp_path: Path) -> None:
                           max_rounds=1, replay_runs=0, shrink_budget=3.0, minimize_budget=0.5,
                           stop_on=frozenset({rule}), database=str(tmp_path))
 
-    found: list[int | None] = []
-    for seed in (3, 4, 5):
-        found.append(_examples_until(rule, cfg(seed)))
-        if found[-1] is not None:
-            break
+    found = first_seed_finding(rule, cfg)
     assert found[-1] is not None, found
     db = example_database(cfg(3))
     assert db is not None and any(Path(db.path).rglob("*")), "the failure was stored"
-    assert _examples_until(rule, cfg(1)) == 1  # replayed before seed 1's own programs
+    assert examples_until(rule, cfg(1)) == 1  # replayed before seed 1's own programs
 
 
 def test_agent_campaign_on_two_workers(tmp_path: Path) -> None:

@@ -18,10 +18,9 @@ from hypothesis.database import MultiplexedDatabase, ReadOnlyDatabase
 from acp_model.cli.main import main
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.database import DatabaseError, example_database, locations
-from acp_model.fuzzing.recorder import Recorder
-from acp_model.fuzzing.run import run_fuzz
 from acp_model.report.merge import MergeError, merge_reports
 from tests.helpers import S, base, turn_start
+from tests.live.shared import first_seed_finding
 
 REFERENCE = [sys.executable, "-m", "acp_model.agents.reference"]
 # Needs a notification-only batch: seed 3 mostly generates one in its 10th example, seed 1
@@ -65,30 +64,14 @@ def _cfg(seed: int, **kw: object) -> FuzzConfig:
                       stop_on=frozenset({RULE}), **kw)  # type: ignore[arg-type]
 
 
-def _examples_until(cfg: FuzzConfig) -> int | None:
-    seen: list[tuple[int, bool]] = []
-
-    def progress(rec: Recorder) -> None:
-        seen.append((rec.examples, RULE in rec.found))
-
-    run_fuzz(cfg, on_progress=progress)
-    return next((n for n, hit in seen if hit), None)
-
-
 @pytest.mark.slow
 @pytest.mark.external  # redis-server
 def test_a_failure_found_by_one_worker_replays_first_on_another(redis_url: str,
                                                                 tmp_path: Path) -> None:
-    # Worker A (this process) finds it and stores it in Redis, multiplexed with its directory.
-    # What Hypothesis draws is steered by the agent's timing (its targets score what each
-    # example reached): a loaded machine may need another seed to find it (tests/live/
-    # test_campaigns.py); the trigger itself does not depend on timing.
-    found: list[int | None] = []
-    for seed in (3, 4, 5):
-        found.append(_examples_until(_cfg(seed, database=str(tmp_path / "a"),
-                                          shared_databases=(redis_url,))))
-        if found[-1] is not None:
-            break
+    # Worker A (this process) finds it and stores it in Redis, multiplexed with its directory
+    # (on a loaded machine, maybe with another seed; the trigger does not depend on timing).
+    found = first_seed_finding(RULE, lambda seed: _cfg(seed, database=str(tmp_path / "a"),
+                                                       shared_databases=(redis_url,)))
     assert found[-1] is not None, found
     import redis
 
