@@ -1,4 +1,4 @@
-"""The proxy's hand-off to its judge (``relay.JudgeFeed``): the wire never waits for the judge.
+"""The proxy's hand-off to its judge (``feed.JudgeFeed``): the wire never waits for the judge.
 
 A judge that reads nothing stands for one that fell behind: every ``put`` returns at once,
 once ``cap`` bytes wait the judge is cut off, and what it does get is whole frames, in order:
@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import threading
 
-from acp_model.proxy.relay import A2C, C2A, END, HEADER, JudgeFeed
+from acp_model.proxy.feed import A2C, C2A, END, HEADER, JudgeFeed
 
 CHUNK = b"x" * 60_000
 CAP = 256 * 1024
@@ -95,6 +95,6 @@ def test_a_judge_that_never_reads_is_given_up_at_the_end() -> None:
         feed.put(A2C, float(n), CHUNK)
     assert feed.waiting
     assert feed.close(timeout=0.3) is False  # it did not take everything in time
-    assert feed.lost and not feed.thread.is_alive()
+    assert feed.lost and not feed.backlog
     feed.put(A2C, 41.0, CHUNK)  # after the end: nothing, and no error
     os.close(r)
