@@ -11,7 +11,9 @@ Back-pressure, stated: the wire never waits for the judge. The backlog is bounde
 (:attr:`JudgeFeed.overflowed`): judging stops for the rest of the session, because a trace with
 a hole in it would give unsound verdicts, and the proxy's verdict says so (``incomplete``, never
 ``pass``). The frames the judge does get are whole and in order: a prefix of the session, then
-the ends of the two directions and of the session.
+the end of the session, but not the ends of the two directions: a chunk ends anywhere, so the
+last line the judge got may be cut, and an end would make the judge record that fragment as a
+line the agent or the editor wrote (a false RPC-04); without it the fragment is never judged.
 """
 
 from __future__ import annotations
@@ -42,8 +44,8 @@ def widen(fd: int) -> None:
 class JudgeFeed:
     """The copies on their way to the judge's pipe; :meth:`put` never blocks.
 
-    Once ``cap`` bytes wait, the judge is cut off (``overflowed``): later chunks are not sent,
-    only the ends of the two directions and the end of the session, so the judge ends cleanly.
+    Once ``cap`` bytes wait, the judge is cut off (``overflowed``): later chunks and the ends
+    of the directions are not sent, only the end of the session, so the judge ends cleanly.
     A frame begun is always finished, whatever the cap: the judge never reads half a frame.
     """
 
@@ -60,7 +62,7 @@ class JudgeFeed:
     def put(self, kind: int, t: float, data: bytes | memoryview) -> None:
         """Hand one chunk (or a control frame) to the judge without waiting for it; ``data``
         is not kept past the call unless it is copied into the backlog."""
-        if self.lost or (self.overflowed and data and kind < SETUP):
+        if self.lost or (self.overflowed and kind < SETUP):
             return
         header = HEADER.pack(kind, t, len(data))
         if self.backlog:
