@@ -104,10 +104,12 @@ class Relay:
         self.down = _Flow(A2C, agent_out, stdout_fd)
         # The destinations are written without blocking (a full pipe must not stop the other
         # direction); the editor's stdout gets its own mode back when the relay lets it go.
+        # Not a terminal: its mode is shared with the shell and with stderr on the same tty.
         self._stdout_blocking = _blocking(stdout_fd)
         for fd in (self.up.dst, self.down.dst):
             with contextlib.suppress(OSError):
-                os.set_blocking(fd, False)
+                if not os.isatty(fd):
+                    os.set_blocking(fd, False)
         self.poller = select.poll()
         self.watched: dict[int, int] = {}
         self.threads = [
