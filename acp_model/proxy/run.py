@@ -212,9 +212,10 @@ def _wait_for_the_end(relay: Relay, got: _SignalCatcher, grace: float) -> int | 
 def _quick_switches() -> Iterator[None]:
     """A short thread switch interval while the proxy runs, the caller's afterwards.
 
-    The pumps wait on I/O and the judge computes: at ``SWITCH_INTERVAL`` a pump that became
-    ready takes the GIL within a fraction of a millisecond instead of CPython's 5 ms. It is
-    process-wide, so it is scoped (an in-process caller, a test, keeps its own).
+    The relay's loop shares the process with the stderr pump, the reader of the judge's lines
+    and the main thread: at ``SWITCH_INTERVAL`` the loop, once ready, takes the GIL within a
+    fraction of a millisecond of any of them instead of CPython's 5 ms. It is process-wide,
+    so it is scoped (an in-process caller, a test, keeps its own).
     """
     previous = sys.getswitchinterval()
     sys.setswitchinterval(SWITCH_INTERVAL)
