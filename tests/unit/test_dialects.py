@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from acp_model.model import replay_order
-from acp_model.model.check import meta_of
+from acp_model.model.check import CHECKS, CheckMeta, meta_of
 from acp_model.model.replay_order import Position
-from acp_model.model.vocab import ErrorCode, Event
-from acp_model.oracle import dialects, turns_v1
+from acp_model.model.vocab import ErrorCode, Event, Level
+from acp_model.oracle import dialects, monitor, turns_v1
+from acp_model.spec.rules import RULES
 
 S = "s1"
 TEXT = [{"type": "text", "text": "hello"}]
@@ -188,3 +189,21 @@ def test_a_user_message_proven_replayed_after_a_load_is_one_failure_not_two() ->
     quiet = Position("agent_message_chunk", None, None, None, None, None)
     assert all(fn(quiet) is None for rev in ("v1", "seed", "sdk-2.4.0")
                for fn, _ in replay_order.table(rev))
+
+
+def test_every_v1_rule_is_a_declared_check_that_judges_under_v1_alone() -> None:
+    """v1's own rules are decided where every rule is, each by a declared check that the
+    revisions' data (the catalogue's ``Rule.revisions``, a ``SPEC`` level) turns on under v1
+    and off under both v2 revisions: no translator runs one."""
+    def judges(meta: CheckMeta, rev: str) -> bool:
+        return RULES[meta.rule].applies(rev) and (
+            meta.reading != "SPEC" or dict(meta.levels).get(rev) is not Level.OFF)
+
+    assert monitor.Monitor  # imported: every check of the oracle is registered
+    v1_checks = [meta for meta in CHECKS.values() if meta.rule.startswith("V1-")]
+    assert {meta.rule for meta in v1_checks} >= {
+        "V1-LOAD-01", "V1-RESUME-01", "V1-TOOL-01", "V1-TURN-01", "V1-NOTICE-01"}
+    for meta in v1_checks:
+        assert judges(meta, "v1") and not judges(meta, "seed") \
+            and not judges(meta, "sdk-2.4.0"), meta
+        assert not meta.module.startswith("acp_model.oracle.dialects"), meta
