@@ -97,6 +97,7 @@ def _base_config(args: argparse.Namespace) -> tuple[FuzzConfig, Any]:
         readings=readings_of(args), isolate=args.isolate, validate=not args.no_validate,
         max_sessions=args.max_sessions, replay_runs=args.replay_runs,
         minimize_budget=args.minimize_budget, minimize_growth=args.minimize_growth,
+        minimize_alone=args.minimize_alone,
         startup_deadline=args.startup_deadline,
         spec=args.spec, model_api=args.model, batches=not args.no_batches,
         protocol=_protocol(args, profile), stop_on=args.stop_on,
@@ -554,6 +555,12 @@ def _generation_options(p: Any) -> None:
                         "to X times when the agent's replays are slow: to what the trials its "
                         "program needs take at the agent's own trial time; the report states "
                         "it (default 1: never; acp-model matrix uses 3)")
+    p.add_argument("--minimize-alone", metavar="LOCK",
+                   help="a lock file shared by runs side by side: each generates beside the "
+                        "others but minimizes and replays its failures with none of them "
+                        "running (a racy failure replays as it ran; a slow agent's trials are "
+                        "not slowed); the waiting counts in no budget (acp-model matrix "
+                        "gives its rows one)")
     p.add_argument("--stop-on", type=rule_ids, default=frozenset(), metavar="RULE[,RULE]",
                    help="stop generating once each of these rules has failed (then minimize "
                         "and replay as usual): a bisect or a known bug needs no full budget")
