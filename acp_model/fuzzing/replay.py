@@ -146,10 +146,11 @@ def _started(cfg: FuzzConfig, stop: Stop, alone: threading.Lock | None = None) -
 
 def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
                 abort: threading.Event | None = None, *, schedule: Schedule | None = None,
-                pool: WarmPool | None = None) -> ReplayOutcome:
+                pool: WarmPool | None = None, exact: bool = False) -> ReplayOutcome:
     """Run an action list against a fresh agent process, exactly as the fuzzer did;
-    ``schedule``: held to that recorded boundary schedule (else free-running). The outcome
-    carries this run's own schedule.
+    ``schedule``: held to that recorded boundary schedule (else free-running); ``exact``:
+    ``actions`` are the program that recorded it (each agent event it has may take the
+    deadline: ``Hold.allowance``). The outcome carries this run's own schedule.
 
     Other failures on the way do not stop it (a mutant may break a second rule first); once
     ``rule`` is seen, the liveness drain at the end is skipped. ``abort`` (set on Ctrl-C
@@ -165,7 +166,8 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
         return ReplayOutcome(False, [], [], None, str(exc))
     except Interrupted:
         return ReplayOutcome(False, [], [], None, INTERRUPTED)
-    hold = Hold(schedule, deadline=max(cfg.deadline, 1.0)) if schedule is not None else None
+    hold = Hold(schedule, deadline=max(cfg.deadline, 1.0), exact=exact) \
+        if schedule is not None else None
     client.schedule.hold = hold
     error = None
     performed = None
