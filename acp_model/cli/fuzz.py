@@ -389,7 +389,7 @@ def _jobs(args: argparse.Namespace, cfg: FuzzConfig, profile: Any, console: Cons
 def cmd_replay(args: argparse.Namespace, console: Console) -> int:
     from acp_model.fuzzing.actions import ActionError, from_json
     from acp_model.fuzzing.artifacts import REPLAY_FORMAT
-    from acp_model.fuzzing.backend import backend, profile_config
+    from acp_model.fuzzing.backend import backend
     from acp_model.fuzzing.editors import from_json as client_from_json
     from acp_model.spec.readings import DEFAULT
 
@@ -425,10 +425,24 @@ def cmd_replay(args: argparse.Namespace, console: Console) -> int:
                      session_config=tuple((m, p) for m, p in doc.get("session_config") or []),
                      auth_method=doc.get("auth_method"), client=client_from_json(doc.get("client")))
     if profile is not None:  # the profiled agent the file was written for, set up as then
-        cfg = dataclasses.replace(profile_config(cfg, profile), deadline=cfg.deadline)
+        cfg = replayed_profile(cfg, profile)
     schedule = None if args.free else _schedule_of(path, doc)
     with backend(cfg, profile) as running:
         return _replays(args, doc, running, actions, console, schedule)
+
+
+def replayed_profile(cfg: FuzzConfig, profile: Any) -> FuzzConfig:
+    """``cfg`` (a replay file's) for the profiled agent it was written for, set up for the
+    protocol its revision speaks: a v1 row's session configuration is v1's (a v2 request on a
+    v1 session was a write the recording did not have: the held replay left its schedule
+    at once)."""
+    from acp_model.fuzzing.backend import profile_config
+    from acp_model.spec.revisions import REVISIONS
+
+    rev = REVISIONS.get(cfg.readings.revision)
+    protocol = rev.protocol if rev is not None else profile.protocols[0]
+    return dataclasses.replace(profile_config(cfg, profile, protocol), deadline=cfg.deadline,
+                               protocol=protocol)
 
 
 def _schedule_of(path: Path, doc: dict[str, Any]) -> Any:
