@@ -144,6 +144,13 @@ def _started(cfg: FuzzConfig, stop: Stop, alone: threading.Lock | None = None) -
     return client
 
 
+def _hold(cfg: FuzzConfig, schedule: Schedule | None, exact: bool) -> Hold | None:
+    """The hold of a replay to ``schedule`` (None: free-running)."""
+    if schedule is None:
+        return None
+    return Hold(schedule, deadline=max(cfg.deadline, 1.0), exact=exact)
+
+
 def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
                 abort: threading.Event | None = None, *, schedule: Schedule | None = None,
                 pool: WarmPool | None = None, exact: bool = False) -> ReplayOutcome:
@@ -166,9 +173,7 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
         return ReplayOutcome(False, [], [], None, str(exc))
     except Interrupted:
         return ReplayOutcome(False, [], [], None, INTERRUPTED)
-    hold = Hold(schedule, deadline=max(cfg.deadline, 1.0), exact=exact) \
-        if schedule is not None else None
-    client.schedule.hold = hold
+    hold = client.schedule.hold = _hold(cfg, schedule, exact)
     error = None
     performed = None
     ex: Example | None = None
