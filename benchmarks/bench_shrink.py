@@ -13,7 +13,10 @@ Run: ``python benchmarks/bench_shrink.py [--racy | --only NAMES] [--agents NAMES
   install``; ``NAME:v1`` for a protocol): one fuzz run of ``--budget`` seconds each, then every
   failure as above. One at a time; ``--lock`` holds the shared machine's heavy lock per run.
   ``--reports PATH...`` reads real agents' rows from fuzz reports already written instead
-  (``acp-model fuzz --agent NAME --report PATH`` runs, or a matrix folder).
+  (``acp-model fuzz --agent NAME --report PATH`` runs, or a matrix folder), and
+  ``--mutant-rows ROWS.json`` the mutants' rows an earlier run wrote with ``--json`` (the
+  mutants are then not run again: a matrix run just measured needs no second hold of a
+  shared machine's lock for them).
 
 Printed: per counterexample its client actions, the rates held and free, whether minimizing
 reached its fixpoint (or the stage it stopped at); then the median and largest
@@ -44,6 +47,7 @@ from fuzz.acp_zoo_campaign import Case
 LIMIT = 10  # actions a reader can follow
 RACY_RULES = frozenset({"CANCEL-07", "CANCEL-11", "A-10.cancel"})  # a race decides them
 REAL_AGENTS = ("codex-acp", "opencode", "mistral-vibe")
+MUTANT_NAMES = frozenset(m.name for m in MUTANTS)
 
 
 def _row(source: str, rule: str, found: Any, seconds: float) -> dict[str, Any]:
@@ -183,6 +187,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--reports", nargs="*", default=[], metavar="PATH",
                    help="real agents' fuzz reports (files, or folders holding them) to read")
     p.add_argument("--lock", help="hold flock LOCK for each run (a shared machine)")
+    p.add_argument("--mutant-rows", metavar="ROWS.json",
+                   help="the mutants' rows of an earlier run's --json, instead of running them")
     p.add_argument("--json", help="also write the rows here")
     p.add_argument("--before", metavar="OLD.json",
                    help="an earlier shrink.json: each figure gains the value it had there")
@@ -194,6 +200,12 @@ def main(argv: list[str] | None = None) -> int:
         if (wanted is None or m.name in wanted) and (not args.racy or m.rule in RACY_RULES)]
     agents = [a for a in args.agents.split(",") if a]
     zoo: list[dict[str, Any]] = []
+    if args.mutant_rows:
+        zoo = [r for r in json.loads(Path(args.mutant_rows).read_text(encoding="utf-8"))
+               if r["source"] in MUTANT_NAMES]
+        cases = []
+        for row in zoo:
+            print(_line(row))
     if cases:
         print(f"mutants ({len(cases)} runs):")
         with ProcessPoolExecutor(max_workers=args.jobs) as pool:
@@ -214,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
             print(_line(row), flush=True)
     print()
     figures = [*_summary(zoo, "mutants"), *_summary(real, "real agents")]
-    if cases:
+    if zoo:
         figures.insert(0, figure("mutants found under their rule",
                                  f"{sum(r['found'] for r in zoo)}/{len(zoo)}"))
     before_figures(figures, args.before)
@@ -231,7 +243,8 @@ def main(argv: list[str] | None = None) -> int:
             parameters={"seeds": seeds, "jobs": args.jobs, "replays": args.replays,
                         "minimize_budget": args.minimize_budget, "only": args.only,
                         "racy": args.racy, "agents": agents, "budget": args.budget,
-                        "reports": args.reports, "before": args.before})
+                        "reports": args.reports, "mutant_rows": args.mutant_rows,
+                        "before": args.before})
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
     return 0

@@ -97,6 +97,7 @@ def _base_config(args: argparse.Namespace) -> tuple[FuzzConfig, Any]:
         readings=readings_of(args), isolate=args.isolate, validate=not args.no_validate,
         max_sessions=args.max_sessions, replay_runs=args.replay_runs,
         minimize_budget=args.minimize_budget, minimize_growth=args.minimize_growth,
+        minimize_alone=args.minimize_alone,
         startup_deadline=args.startup_deadline,
         spec=args.spec, model_api=args.model, batches=not args.no_batches,
         protocol=_protocol(args, profile), stop_on=args.stop_on,
@@ -388,7 +389,7 @@ def _jobs(args: argparse.Namespace, cfg: FuzzConfig, profile: Any, console: Cons
 def cmd_replay(args: argparse.Namespace, console: Console) -> int:
     from acp_model.fuzzing.actions import ActionError, from_json
     from acp_model.fuzzing.artifacts import REPLAY_FORMAT
-    from acp_model.fuzzing.backend import backend, profile_config
+    from acp_model.fuzzing.backend import backend
     from acp_model.fuzzing.editors import from_json as client_from_json
     from acp_model.spec.readings import DEFAULT
 
@@ -424,10 +425,24 @@ def cmd_replay(args: argparse.Namespace, console: Console) -> int:
                      session_config=tuple((m, p) for m, p in doc.get("session_config") or []),
                      auth_method=doc.get("auth_method"), client=client_from_json(doc.get("client")))
     if profile is not None:  # the profiled agent the file was written for, set up as then
-        cfg = dataclasses.replace(profile_config(cfg, profile), deadline=cfg.deadline)
+        cfg = replayed_profile(cfg, profile)
     schedule = None if args.free else _schedule_of(path, doc)
     with backend(cfg, profile) as running:
         return _replays(args, doc, running, actions, console, schedule)
+
+
+def replayed_profile(cfg: FuzzConfig, profile: Any) -> FuzzConfig:
+    """``cfg`` (a replay file's) for the profiled agent it was written for, set up for the
+    protocol its revision speaks: a v1 row's session configuration is v1's (a v2 request on a
+    v1 session was a write the recording did not have: the held replay left its schedule
+    at once)."""
+    from acp_model.fuzzing.backend import profile_config
+    from acp_model.spec.revisions import REVISIONS
+
+    rev = REVISIONS.get(cfg.readings.revision)
+    protocol = rev.protocol if rev is not None else profile.protocols[0]
+    return dataclasses.replace(profile_config(cfg, profile, protocol), deadline=cfg.deadline,
+                               protocol=protocol)
 
 
 def _schedule_of(path: Path, doc: dict[str, Any]) -> Any:
@@ -458,7 +473,8 @@ def _replays(args: argparse.Namespace, doc: dict[str, Any], cfg: FuzzConfig,
                   + ("" if schedule is not None or args.free else
                      " (the replay file names no schedule)"))
     for n in range(args.runs):
-        outcome = replay_once(cfg, actions, rule, schedule=schedule)
+        # the file's program recorded the schedule beside it: its events are expected
+        outcome = replay_once(cfg, actions, rule, schedule=schedule, exact=True)
         hits += outcome.reproduced
         if shown is None or not shown.reproduced:
             shown = outcome
@@ -554,6 +570,12 @@ def _generation_options(p: Any) -> None:
                         "to X times when the agent's replays are slow: to what the trials its "
                         "program needs take at the agent's own trial time; the report states "
                         "it (default 1: never; acp-model matrix uses 3)")
+    p.add_argument("--minimize-alone", metavar="LOCK",
+                   help="a lock file shared by runs side by side: each generates beside the "
+                        "others but minimizes and replays its failures with none of them "
+                        "running (a racy failure replays as it ran; a slow agent's trials are "
+                        "not slowed); the waiting counts in no budget (acp-model matrix "
+                        "gives its rows one)")
     p.add_argument("--stop-on", type=rule_ids, default=frozenset(), metavar="RULE[,RULE]",
                    help="stop generating once each of these rules has failed (then minimize "
                         "and replay as usual): a bisect or a known bug needs no full budget")

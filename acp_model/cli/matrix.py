@@ -99,6 +99,9 @@ def _profile_rows(names: list[str]) -> tuple[list[Target], list[dict[str, Any]]]
     return runs, rows
 
 
+MINIMIZE_GATE = ".minimize.lock"  # the rows' --minimize-alone gate, in the matrix's --out
+
+
 def _folder(target: Target) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{target.agent}-v{target.protocol}")
 
@@ -121,6 +124,8 @@ def _fuzz_argv(args: argparse.Namespace, target: Target, spec: str, folder: Path
             "--replay-runs", str(args.replay_runs),
             "--minimize-budget", str(args.minimize_budget or min(60.0, args.budget)),
             "--minimize-growth", str(MATRIX_GROWTH),
+            # rows fuzz --jobs at a time, but minimize one at a time with nothing else running
+            "--minimize-alone", str(folder.parent / MINIMIZE_GATE),
             "--out", str(folder), "--report", str(folder / "report.json")]
     if getattr(args, "coverage", False):  # the agent's own ACP layer, measured per row
         argv.append("--coverage")
@@ -169,6 +174,7 @@ def run_rows(args: argparse.Namespace, targets: list[Target], out: Path, console
     except KeyboardInterrupt:
         interrupted = True  # the children got it too (same process group): let them write
         runs.interrupted()
+    (out / MINIMIZE_GATE).unlink(missing_ok=True)  # no run is left to hold it
     order = [t.key for t in targets]
     return [runs.rows[k] for k in order if k in runs.rows], interrupted
 

@@ -32,6 +32,9 @@ class FuzzConfig:
     # ... grown up to this many times when its agent's replays are slow (1: never; the matrix
     # grows it: a slow agent's fixpoint needs more trials than a fixed budget buys)
     minimize_growth: float = 1.0
+    # a gate file shared by runs side by side (a matrix's rows): each minimizes and replays
+    # its failures with none of the others running (fuzzing/alone.py); None: no gate
+    minimize_alone: str | None = None
     stop_on: frozenset[str] = frozenset()  # stop generating once all of these rules are found
     # minimize and replay only the failures of these rules (None: every failure); the others
     # are reported as found, unreplayed (the pytest plugin's groups deselected with -k)

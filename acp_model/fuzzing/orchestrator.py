@@ -19,6 +19,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from acp_model.fuzzing.alone import Gate
 from acp_model.fuzzing.backend import backend
 from acp_model.fuzzing.budget import Budget
 from acp_model.fuzzing.config import FuzzConfig
@@ -104,6 +105,7 @@ class FuzzRun:
         self.cfg, self.profile = cfg, profile
         self.stop = stop or Stop()
         self.budget = budget or Budget(cfg.time_budget)  # the probe and start-up count too
+        self._own_clock = budget is None
         self.recorder = Recorder(on_progress=on_progress, on_phase=on_phase)
         self._phase = on_phase or (lambda _: None)
 
@@ -129,11 +131,16 @@ class FuzzRun:
         :class:`~acp_model.fuzzing.run.FuzzerBug`."""
         result: FuzzResult | None = None
         cfg = self.cfg
+        gate = Gate(cfg.minimize_alone, self._phase)
         try:
+            if not gate.shared(self.stop):
+                raise KeyboardInterrupt
+            if self._own_clock and cfg.minimize_alone:  # the wait for the gate is no run's
+                self.budget = Budget(cfg.time_budget)
             self.budget.enter("start-up")
             with backend(cfg, self.profile) as running:
                 cfg = self.probe(running)
-                result = fuzz_phases(cfg, self.recorder, self.stop, self.budget)
+                result = fuzz_phases(cfg, self.recorder, self.stop, self.budget, gate)
         except SpecUndecidable as exc:
             if strict_spec:
                 raise
@@ -143,6 +150,7 @@ class FuzzRun:
             pass  # the phases handle interrupts themselves; this one landed around them
         finally:
             self.budget.close()
+            gate.close()
         if result is None:
             result = FuzzResult(cfg, self.recorder, [], 0.0, interrupted=True)
         result.interrupted = result.interrupted or self.stop.requested

@@ -144,12 +144,20 @@ def _started(cfg: FuzzConfig, stop: Stop, alone: threading.Lock | None = None) -
     return client
 
 
+def _hold(cfg: FuzzConfig, schedule: Schedule | None, exact: bool) -> Hold | None:
+    """The hold of a replay to ``schedule`` (None: free-running)."""
+    if schedule is None:
+        return None
+    return Hold(schedule, deadline=max(cfg.deadline, 1.0), exact=exact)
+
+
 def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
                 abort: threading.Event | None = None, *, schedule: Schedule | None = None,
-                pool: WarmPool | None = None) -> ReplayOutcome:
+                pool: WarmPool | None = None, exact: bool = False) -> ReplayOutcome:
     """Run an action list against a fresh agent process, exactly as the fuzzer did;
-    ``schedule``: held to that recorded boundary schedule (else free-running). The outcome
-    carries this run's own schedule.
+    ``schedule``: held to that recorded boundary schedule (else free-running); ``exact``:
+    ``actions`` are the program that recorded it (each agent event it has may take the
+    deadline: ``Hold.allowance``). The outcome carries this run's own schedule.
 
     Other failures on the way do not stop it (a mutant may break a second rule first); once
     ``rule`` is seen, the liveness drain at the end is skipped. ``abort`` (set on Ctrl-C
@@ -165,8 +173,7 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
         return ReplayOutcome(False, [], [], None, str(exc))
     except Interrupted:
         return ReplayOutcome(False, [], [], None, INTERRUPTED)
-    hold = Hold(schedule, deadline=max(cfg.deadline, 1.0)) if schedule is not None else None
-    client.schedule.hold = hold
+    hold = client.schedule.hold = _hold(cfg, schedule, exact)
     error = None
     performed = None
     ex: Example | None = None

@@ -14,6 +14,7 @@ from hypothesis.errors import HypothesisException
 from hypothesis.stateful import run_state_machine_as_test
 
 from acp_model.agentcov import AgentCoverage
+from acp_model.fuzzing.alone import Gate
 from acp_model.fuzzing.backend import backend
 from acp_model.fuzzing.budget import DRAIN_DEADLINES, Budget, failure_budget
 from acp_model.fuzzing.client import AgentUnusable
@@ -24,6 +25,7 @@ from acp_model.fuzzing.machine import machine_for
 from acp_model.fuzzing.pool import AgentPool, Example
 from acp_model.fuzzing.recorder import (
     BudgetExhausted,
+    Found,
     LifecycleFailure,
     Recorder,
     ShrinkBudgetSpent,
@@ -127,19 +129,27 @@ def run_fuzz(cfg: FuzzConfig, *, on_progress: Callable[[Recorder], None] | None 
     ``cfg.time_budget`` bounds the whole run (fuzzing/budget.py); ``budget`` is a clock the
     caller started earlier (before its own probe), else one starts here.
     """
-    budget = budget or Budget(cfg.time_budget)
-    with backend(cfg) as running:
-        try:
-            return fuzz_phases(running, Recorder(on_progress=on_progress, on_phase=on_phase),
-                               stop or Stop(), budget)
-        finally:
-            budget.close()
+    stop = stop or Stop()
+    with Gate(cfg.minimize_alone, on_phase) as gate:
+        if not gate.shared(stop):
+            return FuzzResult(cfg, Recorder(), [], 0.0, interrupted=True)
+        budget = budget or Budget(cfg.time_budget)
+        with backend(cfg) as running:
+            try:
+                return fuzz_phases(running,
+                                   Recorder(on_progress=on_progress, on_phase=on_phase),
+                                   stop, budget, gate)
+            finally:
+                budget.close()
 
 
-def fuzz_phases(cfg: FuzzConfig, recorder: Recorder, stop: Stop, budget: Budget) -> FuzzResult:
+def fuzz_phases(cfg: FuzzConfig, recorder: Recorder, stop: Stop, budget: Budget,
+                gate: Gate | None = None) -> FuzzResult:
     """The phases after start-up, with the scripted model running: the probe (when ``cfg``'s
     revision is still ``auto``), generation, then minimizing and replaying each failure.
-    ``recorder`` carries the caller's progress and phase listeners."""
+    ``recorder`` carries the caller's progress and phase listeners; ``gate`` (held shared
+    until generation ends) is held alone for minimizing and replaying."""
+    gate = gate or Gate(None)
     phase = recorder.on_phase or (lambda _: None)
     if cfg.spec == AUTO and cfg.decision is None:
         phase("spec")
@@ -154,13 +164,14 @@ def fuzz_phases(cfg: FuzzConfig, recorder: Recorder, stop: Stop, budget: Budget)
         return FuzzResult(cfg, recorder, [], 0.0, interrupted=True)
     budget.enter("generation")
     result = _generate(cfg, recorder, phase, stop, budget)
+    gate.release()  # generation is done: a run waiting to minimize alone may go
     if recorder.internal_error is not None:
         error = recorder.internal_error
         raise FuzzerBug(str(error)) from error
     result.interrupted = result.interrupted or stop.requested
     _unjudged_after_probe(cfg, result)
     if not result.interrupted:
-        _reproduce(cfg, result, phase, stop, budget)
+        _reproduce(cfg, result, phase, stop, budget, gate)
     if cfg.collector is not None:
         result.agent_coverage = agent_coverage(cfg)
     result.phases = budget.seconds()
@@ -191,15 +202,34 @@ def _unjudged_after_probe(cfg: FuzzConfig, result: FuzzResult) -> None:
 
 
 def _reproduce(cfg: FuzzConfig, result: FuzzResult, phase: Callable[[str], None], stop: Stop,
-               budget: Budget) -> None:
-    """Minimize and replay each failure, each within its own budget (``failure_budget``)."""
+               budget: Budget, gate: Gate) -> None:
+    """Minimize and replay each failure, each within its own budget (``failure_budget``),
+    holding ``gate`` alone (the wait for it is outside every budget)."""
     recorder = result.recorder
     found_all = [f for f in recorder.found.values()
                  if cfg.reproduce_only is None or f.rule in cfg.reproduce_only]
     skipped = sorted(set(recorder.found) - {f.rule for f in found_all})
     if skipped:
         result.notes.append(f"not minimized or replayed, as not asked for: {', '.join(skipped)}")
+    if not found_all:
+        return
     minimizing, replaying = failure_budget(cfg.minimize_budget, cfg.minimize_growth)
+    if gate.path is not None:
+        budget.enter("waiting")  # for the gate: no failure's budget runs meanwhile
+    with gate.held_alone(stop) as alone:
+        if alone:
+            _minimize_all(cfg, result, found_all, phase, stop, budget,
+                          (minimizing, replaying))
+        else:
+            result.interrupted = True
+
+
+def _minimize_all(cfg: FuzzConfig, result: FuzzResult, found_all: list[Found],
+                  phase: Callable[[str], None], stop: Stop, budget: Budget,
+                  budgets: tuple[float, float]) -> None:
+    """Each failure minimized and replayed in turn, sharing one warm pool."""
+    recorder = result.recorder
+    minimizing, replaying = budgets
     # one warm pool for every failure: the processes started ahead for one failure's last
     # replays serve the next one's first (on a slow agent, seconds each)
     with WarmPool(cfg, PARALLEL, stop) as pool:

@@ -685,7 +685,7 @@ def _runs(cfg: FuzzConfig, tally: Tally, program: list[Action], schedule: Schedu
     returns how many a stop cut."""
     cut = 0
     for outcome in replay_many(cfg, program, rule, cfg.replay_runs, stop=stop,
-                               schedule=schedule, pool=pool):
+                               schedule=schedule, pool=pool, exact=True):
         tally.count(program, outcome)
         cut += outcome.error == INTERRUPTED
     return cut
@@ -714,20 +714,25 @@ def _settled(program: list[Action]) -> list[Action] | None:
 
 def replay_many(cfg: FuzzConfig, actions: Sequence[Action], rule: str, runs: int, *,
                 stop: Stop | None = None, schedule: Schedule | None = None,
-                pool: WarmPool | None = None) -> list[ReplayOutcome]:
-    """Independent replays, a few at a time: they mostly wait on the agent."""
+                pool: WarmPool | None = None, exact: bool = False) -> list[ReplayOutcome]:
+    """Independent replays, a few at a time: they mostly wait on the agent. ``exact``:
+    ``actions`` recorded ``schedule`` (the replays measure a reported program)."""
     if runs <= 0:
         return []
-    return in_threads(lambda _, abort: _replay(cfg, actions, rule, abort, schedule, pool),
+    return in_threads(lambda _, abort: _replay(cfg, actions, rule, abort, schedule, pool,
+                                               exact),
                       range(runs), stop=stop, parallel=PARALLEL)
 
 
 def _replay(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
             abort: threading.Event, schedule: Schedule | None,
-            pool: WarmPool | None) -> ReplayOutcome:
+            pool: WarmPool | None, exact: bool = False) -> ReplayOutcome:
     """One replay through this module's ``replay_once`` (tests put a stand-in there)."""
     if schedule is None and pool is None:
         return replay_once(cfg, actions, rule, abort)
+    if exact and schedule is not None:
+        return replay_once(cfg, actions, rule, abort, schedule=schedule, pool=pool,
+                           exact=True)
     return replay_once(cfg, actions, rule, abort, schedule=schedule, pool=pool)
 
 

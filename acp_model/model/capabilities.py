@@ -187,8 +187,11 @@ def client_method_advertised(method: str, client_caps: Caps) -> str | None:
 @check("INIT-16", role=Role.FINDING, reads=[Reads.INITIALIZE_RESULT])
 def terminal_auth_advertised(auth_methods: Sequence[Any], client_caps: Caps) -> str | None:
     """The agent lists a terminal authentication method only when the client advertised
-    terminal authentication."""
-    if on(client_caps, "auth", "terminal"):
+    terminal authentication: ``auth.terminal``, or ``_meta["terminal-auth"]``, Zed's own
+    declaration of it, which predates the capability and which agents (claude-agent-acp)
+    read: listing the methods to a client that declared it there is no breach its maintainer
+    would accept (the s5 matrix's claude-agent-acp v1 row, played as Zed)."""
+    if on(client_caps, "auth", "terminal") or on(client_caps, "_meta", "terminal-auth"):
         return None
     named = [str(m.get("methodId", m.get("id"))) for m in auth_methods
              if isinstance(m, Mapping) and m.get("type") == "terminal"]

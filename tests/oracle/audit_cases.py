@@ -119,6 +119,26 @@ def init_16_v1_keeps() -> TraceBuilder:
     return _v1_reads_a_file({"fs": {"readTextFile": True}})
 
 
+def _v1_terminal_login(client_caps: Any) -> TraceBuilder:
+    t = TraceBuilder().rpc.request("c2a", "initialize", {
+        "protocolVersion": 1, "clientCapabilities": client_caps,
+        "clientInfo": dict(CLIENT)}, 0)
+    return t.rpc.result("a2c", 0, {"protocolVersion": 1, "agentCapabilities": {},
+                                   "authMethods": [{"id": "tui", "name": "Log in in a terminal",
+                                                    "type": "terminal", "args": ["--login"]}],
+                                   "agentInfo": {"name": "agent", "version": "1"}})
+
+
+def init_16_v1_terminal_breaks() -> TraceBuilder:
+    return _v1_terminal_login({"_meta": {"terminal_output": True}})
+
+
+def init_16_v1_terminal_keeps() -> TraceBuilder:
+    """Zed declares terminal login in ``_meta`` (the claude-agent-acp v1 row of the s5 matrix,
+    played as Zed): listing terminal methods to it is what it asked for."""
+    return _v1_terminal_login({"_meta": {"terminal_output": True, "terminal-auth": True}})
+
+
 def _v1_boolean_option(client_caps: Any) -> TraceBuilder:
     t = TraceBuilder().v1.handshake(client_caps=client_caps)
     t.rpc.request("c2a", "session/new", {"cwd": "/tmp/project", "mcpServers": []}, 1)
@@ -697,6 +717,7 @@ BOTH: list[tuple[str, Readings, Build, Build]] = [
     ("INIT-16", SEED, init_16_breaks, init_16_keeps),
     ("INIT-16", V1, init_16_v1_breaks, init_16_v1_keeps),
     ("INIT-16", V1, init_16_v1_boolean_breaks, init_16_v1_boolean_keeps),
+    ("INIT-16", V1, init_16_v1_terminal_breaks, init_16_v1_terminal_keeps),
     ("INIT-17", SEED, init_17_breaks, init_17_keeps),
     ("SESS-03", SEED, sess_03_breaks, sess_03_keeps),
     ("SESS-04", SEED, sess_04_breaks, sess_04_keeps),

@@ -314,3 +314,18 @@ def test_a_matrix_with_coverage_asks_each_row_s_run_for_it() -> None:
     target = Target("a", 2, version="1.0")
     assert reusable(before, target, {"budget": 10.0, "spec": "auto"}) is not None
     assert reusable(before, target, {"budget": 10.0, "spec": "auto", "coverage": True}) is None
+
+
+def test_the_matrix_s_rows_minimize_alone_behind_one_gate_in_its_folder() -> None:
+    """Rows fuzz ``--jobs`` at a time but minimize one at a time with nothing else running:
+    each row's run is given the same gate file, in the matrix's folder (fuzzing/alone.py)."""
+    import argparse
+
+    from acp_model.cli.matrix import MINIMIZE_GATE, _fuzz_argv
+
+    args = argparse.Namespace(budget=10.0, replay_runs=1, minimize_budget=None, seed=1,
+                              jobs=2, spec="auto", coverage=False)
+    gates = {argv[argv.index("--minimize-alone") + 1] for argv in (
+        _fuzz_argv(args, Target(name, 1), "auto", Path("/tmp/m") / name, 1)
+        for name in ("kilo", "opencode"))}
+    assert gates == {str(Path("/tmp/m") / MINIMIZE_GATE)}

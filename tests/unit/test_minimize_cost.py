@@ -147,3 +147,26 @@ def test_a_refuted_held_trial_is_not_replayed_again(monkeypatch: pytest.MonkeyPa
     before = fake.calls
     assert m.first([other]) is None
     assert fake.calls > before
+
+
+def test_measuring_the_reported_program_expects_its_recorded_events_trials_do_not(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reported program's held replays run ``exact`` (each agent event it recorded may
+    take the deadline); minimizing's trials of smaller programs do not (an event they do not
+    bring is left out soon)."""
+    seen: list[tuple[bool, bool]] = []  # (held, exact) of each replay
+    fake = _BugPrompt(0.01)
+
+    def replay(cfg: FuzzConfig, actions: list[Action], rule: str | None,
+               abort: threading.Event | None = None, **kw: Any) -> ReplayOutcome:
+        seen.append((kw.get("schedule") is not None, bool(kw.get("exact"))))
+        return fake(cfg, actions, rule, abort, **kw)
+
+    monkeypatch.setattr(shrink, "replay_once", replay)
+    found = _found(_program())
+    shrink.measure_reproduction(dataclasses.replace(FuzzConfig(CMD), replay_runs=3,
+                                                    minimize_budget=30), found)
+    assert found.reproduced == found.replays == 3
+    minimizing, measuring = seen[:-6], seen[-6:]  # the last: 3 held, 3 free
+    assert sorted(measuring) == [(False, False)] * 3 + [(True, True)] * 3
+    assert any(held for held, _ in minimizing) and not any(e for _, e in minimizing)

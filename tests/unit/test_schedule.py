@@ -275,3 +275,15 @@ def test_past_the_recording_the_replay_runs_free() -> None:
     assert hold.free and hold.divergence is None
     extra = Event(Boundary.WRITE, ("request", "_acp_model/sync"), action=1, by_action=True)
     assert hold.admit(sched.event_key(extra, hold.ref), extra) is None
+
+
+def test_replaying_the_program_that_recorded_it_an_agent_s_event_may_take_the_deadline(
+        ) -> None:
+    """A measurement of the reported program (``exact``) waits for a late agent message up
+    to the deadline: a slower machine is no divergence. Its own inputs, and a smaller
+    program's trials, keep the recorded allowance."""
+    trial = Hold(_schedule(W0, M1, W2, M3), deadline=5.0)
+    exact = Hold(_schedule(W0, M1, W2, M3), deadline=5.0, exact=True)
+    assert trial.allowance(1) == pytest.approx(holding.FLOOR + holding.SLOWER * 0.1)
+    assert exact.allowance(1) == 5.0 and exact.allowance(3) == 5.0
+    assert exact.allowance(2) == trial.allowance(2) < 5.0  # the client's own sync
