@@ -257,7 +257,7 @@ def test_the_watchers_the_router_runs_on_every_update_are_declared() -> None:
     # the router's own reads of an update are the dispatch of checks and the model's steps
     undeclared = {c for c in calls if c.startswith("self.") and c not in watchers} - {
         "self.shapes.findings", "self._unknown_session", "self.store.run",
-        "self.store.run_entry", "self.machines.busy", "self.dialect.update",
+        "self.store.run_entry", "self.machines.busy", "self.translate", "self.dialect.reads",
         "self.machines.derived", "self.machines.session_event",
         "self.rpc.open['c2a'].values"}  # (the open requests the watchers read)
     assert undeclared == set(), undeclared
