@@ -7,8 +7,9 @@ the orjson parse rate; validation off >= 50%. It also measures decoding each lin
 typed record (msgspec, :mod:`benchmarks.typed_decode`) against parsing it into dicts and
 walking them for the same facts (issue 51: keep what the profile favours); without msgspec
 installed those rows are left out. When a target is missed (or with --profile), the
-check with validation is profiled and the top functions with their share of its time are
-written to benchmarks/results/check-profile.txt.
+check with validation is profiled, and where a message's time goes step by step (:data:`STEPS`)
+and the top functions with their share of its time are written to
+benchmarks/results/check-profile.txt (the profile that explains a missed target).
 """
 
 from __future__ import annotations
@@ -86,6 +87,64 @@ def _where(key: tuple[str, int, str]) -> str:
     return f"{'/'.join(parts[root:])}:{line}({name})"
 
 
+# The steps a message passes, each the inclusive time of the functions that do it (none calls
+# another of the list): where a message's time goes, layer by layer (issue 51: a missed target
+# prints the profile that explains it).
+STEPS: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...] = (
+    ("read and parse the trace", (("trace/format.py", "iter_trace"),)),
+    ("routing: the router's own work", (("oracle/router.py", "record"),)),  # see _steps
+    ("JSON-RPC envelope checks", (("oracle/store.py", "run_entry", "_message"),
+                                  ("oracle/store.py", "run_entry", "record"))),
+    ("method plan verdicts", (("oracle/router.py", "_method_verdicts"),)),
+    ("schema validation", (("oracle/shapes.py", "schema"),)),
+    ("single-message findings", (("model/messages.py", "session_update"),
+                                 ("model/messages.py", "judge"))),
+    ("findings reported and counted", (("oracle/shapes.py", "findings"),)),
+    ("watchers (conversation, replay, reopens, advertised use)", (
+        ("oracle/conversation.py", "update"), ("oracle/reopens.py", "position"),
+        ("oracle/advertised.py", "update"), ("oracle/advertised.py", "request"),
+        ("model/replay.py", "replaying"), ("model/replay.py", "replayed_history"),
+        ("model/replay.py", "state_reported"), ("oracle/machines.py", "busy"))),
+    ("replay-order checks", (("oracle/store.py", "run_entry", "_update"),)),
+    ("translator (dialect)", (("oracle/dialects.py", "update"),)),
+    ("classification (wire)", (("oracle/wire.py", "session_update"),)),
+    ("client view (reducer)", (("model/reducers.py", "reduce_session"),)),
+    ("view findings", (("model/reducers.py", "judge"),)),
+    ("session and connection machines", (("oracle/machines.py", "session_event"),
+                                         ("oracle/machines.py", "conn_event"))),
+    ("responses (answers)", (("oracle/answers.py", "response"),)),
+)
+
+
+def _steps(stats: dict[Any, Any], total: float) -> list[str]:
+    """Each step's share of the check: the inclusive time of its functions (called from the
+    caller named, where one is); the router's own work is what its ``record`` takes beyond
+    the steps below it."""
+    def incl(file: str, name: str, caller: str | None = None) -> float:
+        keys = [k for k in stats if k[2] == name and k[0].replace("\\", "/").endswith(file)]
+        if caller is None:
+            return sum(stats[k][3] for k in keys)
+        return sum(ct for k in keys for c, (_, _, _, ct) in stats[k][4].items()
+                   if c[2] == caller)
+
+    def from_answers(file: str, name: str) -> float:  # called by a function of answers.py
+        keys = [k for k in stats if k[2] == name and k[0].replace("\\", "/").endswith(file)]
+        return sum(ct for k in keys for c, (_, _, _, ct) in stats[k][4].items()
+                   if c[0].replace("\\", "/").endswith("oracle/answers.py"))
+
+    shares = {label: sum(incl(*fn) for fn in fns) for label, fns in STEPS}
+    answers = "responses (answers)"  # less what they hand to the steps above
+    shares[answers] -= sum(from_answers(f, n) for f, n in (
+        ("oracle/shapes.py", "schema"), ("oracle/shapes.py", "findings"),
+        ("oracle/machines.py", "session_event"), ("oracle/machines.py", "conn_event")))
+    routing, parse = "routing: the router's own work", "read and parse the trace"
+    shares[routing] = max(0.0, shares[routing] - sum(
+        v for label, v in shares.items() if label not in (routing, parse)))
+    shares["the rest (the monitor's feed, the report)"] = max(
+        0.0, total - sum(shares.values()))
+    return [f"{v / total:6.1%}  {label}" for label, v in shares.items()]
+
+
 def profile(path: Path, out: Path, missed: list[str], top: int = 25) -> str:
     """Profile ``check_trace`` (validation on) and write the top functions by inclusive and by
     own time, each as a share of the check; returns a one-line summary for the notes."""
@@ -99,6 +158,8 @@ def profile(path: Path, out: Path, missed: list[str], top: int = 25) -> str:
              f"per-call cost inflates small functions; shares are of the profiled check, "
              f"{total:.2f} s).",
              f"Targets missed: {'; '.join(missed) or 'none'}.", "",
+             "Where a message's time goes, step by step (share of the check):",
+             *_steps(stats, total), "",
              "Top functions by inclusive time:", f"{'incl':>6} {'self':>6} {'calls':>8}  function"]
     lines += [f"{c:6.1%} {t:6.1%} {n:8d}  {w}" for c, t, n, w in
               sorted(rows, reverse=True)[:top] if "bench_check" not in w]

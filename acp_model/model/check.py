@@ -299,6 +299,27 @@ def meta_of(fn: Callable[..., Any]) -> CheckMeta:
     return meta
 
 
+WATCHES = "__acpm_watches__"
+WATCHERS: dict[str, tuple[Reads, ...]] = {}  # "module.qualname" -> the kinds it watches
+
+
+def watches(*kinds: Reads) -> Callable[[F], F]:
+    """Tag a watcher: a function that keeps a connection's facts from the messages of
+    ``kinds`` (what a session/close leaves behind, where a replay stands), with no rule of its
+    own; what it finds is reported through the declared checks it calls. The router runs it
+    on those kinds only, so no undeclared work runs on every message (a test reads the
+    router's calls against these tags)."""
+    if not kinds or not all(isinstance(kind, Reads) for kind in kinds):
+        raise DefinitionError(f"watches{kinds!r}: name the message kinds it watches (Reads)")
+
+    def mark(fn: F) -> F:
+        setattr(fn, WATCHES, kinds)
+        WATCHERS[f"{fn.__module__}.{fn.__qualname__}"] = kinds
+        return fn
+
+    return mark
+
+
 def allowance(*rule_ids: str) -> Callable[[F], F]:
     """Tag an action with the rules it exercises without judging them: MAY rules (counted,
     never reported), liveness obligations it discharges, definitions a reducer applies."""

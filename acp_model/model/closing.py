@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from acp_model.model import wire_table
-from acp_model.model.check import check
+from acp_model.model.check import check, watches
 from acp_model.model.vocab import WORK, ErrorCode, Reads, Role
 from acp_model.trace.methods import Method
 
@@ -81,9 +81,12 @@ class Closes:
         self.open[idx] = (sid, frozenset(prompts))
         self.held.update(dict.fromkeys(prompts, idx))
 
+    @watches(Reads.REQUEST, Reads.NOTIFICATION)
     def message(self, run: Run, direction: str, msg: Any, idx: int) -> None:
-        """Any message: a resume or load reopens a closed session; an agent request or
-        notification naming a closed session breaks SDK-CLOSE-03."""
+        """A request or notification: a resume or load reopens a closed session; an agent
+        request or notification naming a closed session breaks SDK-CLOSE-03."""
+        if not self.closed:
+            return
         params = msg.get("params") if isinstance(msg, dict) and "method" in msg else None
         sid = params.get("sessionId") if isinstance(params, dict) else None
         if not isinstance(sid, str) or sid not in self.closed:

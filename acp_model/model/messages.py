@@ -750,13 +750,17 @@ def trace_context(meta: Any, where: str) -> list[tuple[str, str]]:
 
 
 @check("ENUM-11", role=Role.FINDING, reads=[Reads.MESSAGE])
-def trace_context_kept(msg: Any) -> str | None:
+def trace_context_kept(direction: str, msg: Any) -> str | None:
     """The _meta keys traceparent, tracestate and baggage carry W3C trace context.
 
-    Not a reader of one message kind: the router runs it on every message, at the _meta of
-    its params, its result and its session update."""
+    Not a reader of one message kind: the router runs it on every message with the envelope
+    checks, at the _meta of its params, its result and its session update (a message with a
+    method that is no string is unreadable: its parts are not read)."""
     if not isinstance(msg, dict):
         return None
+    method = msg.get("method")
+    if method is not None and not isinstance(method, str):
+        return None  # unreadable (rpc.method_is_string): its parts are not read
     found: list[tuple[str, str]] = []
     for part in ("params", "result"):
         body = msg.get(part)
@@ -828,15 +832,38 @@ def dispatch_table(rev: str = SEED) -> Readers:
     return dispatch(__name__, rev)
 
 
-def _judge(kind: Reads, value: Any, where: str, ctx: FindingContext, out: Findings) -> None:
-    checks = ctx.table.get(kind)
-    if checks is not None:
-        out.apply(checks, value, where, ctx)
-    parts = CARRIES.get(kind)
-    if parts is not None:
-        for part, locate in parts:
-            for path, carried in locate(value, where):
-                _judge(part, carried, path, ctx, out)
+# A kind's checks and, for each part it carries, where to find it and that part's own plan
+# (parts no check reads are left out): built once per revision and kind.
+Plan = tuple["Entry | None", tuple[tuple[Locate, "Plan"], ...]]
+
+
+@cache
+def _plan(rev: str, kind: Reads) -> Plan | None:
+    """What a value of ``kind`` gets under ``rev`` (None: no check reads it or its parts)."""
+    parts = tuple((locate, sub) for part, locate in CARRIES.get(kind, ())
+                  if (sub := _plan(rev, part)) is not None)
+    entry = dispatch_table(rev).get(kind)
+    return None if entry is None and not parts else (entry, parts)
+
+
+@cache
+def _update_plan(rev: str, kind: Reads | None) -> Plan | None:
+    """A session update's plan: the checks of every update and those of its kind as one
+    entry, then its parts."""
+    every = _plan(rev, Reads.UPDATE) or ((), ())
+    own = _plan(rev, kind) if kind is not None else None
+    entry = (every[0] or ()) + ((own[0] or ()) if own is not None else ())
+    parts = every[1] + (own[1] if own is not None else ())
+    return (entry or None, parts) if entry or parts else None
+
+
+def _run(plan: Plan, value: Any, where: str, ctx: FindingContext, out: Findings) -> None:
+    entry, parts = plan
+    if entry is not None:
+        out.apply(entry, value, where, ctx)
+    for locate, sub in parts:
+        for path, carried in locate(value, where):
+            _run(sub, carried, path, ctx, out)
 
 
 _ROOTS: Mapping[Reads, str] = {
@@ -851,8 +878,9 @@ def judge(kind: Reads, value: Any, rev: str = SEED,
     """The findings of the checks that read a request's params or a response's result (``kind``)
     and of those reading the parts it carries."""
     out = Findings(rev=rev)
-    if isinstance(value, dict):
-        _judge(kind, value, _ROOTS[kind], FindingContext.of(rev, prompt_caps), out)
+    plan = _plan(rev, kind)
+    if isinstance(value, dict) and plan is not None:
+        _run(plan, value, _ROOTS[kind], FindingContext.of(rev, prompt_caps), out)
     return out
 
 
@@ -863,12 +891,10 @@ def session_update(params: Any, rev: str = SEED) -> Findings:
     update = params.get("update") if isinstance(params, dict) else None
     if not isinstance(update, dict):
         return out
-    ctx = FindingContext.of(rev)
-    _judge(Reads.UPDATE, update, "params/update", ctx, out)
     kind = update.get("sessionUpdate")
-    reads = UPDATE_KINDS.get(kind) if isinstance(kind, str) else None
-    if reads is not None:
-        _judge(reads, update, "params/update", ctx, out)
+    plan = _update_plan(rev, UPDATE_KINDS.get(kind) if isinstance(kind, str) else None)
+    if plan is not None:
+        _run(plan, update, "params/update", _plain_context(rev), out)
     return out
 
 

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from acp_model.model import wire_table
-from acp_model.model.check import check
+from acp_model.model.check import check, watches
 from acp_model.model.vocab import CancelStatus, Reads, Role
 from acp_model.trace.methods import Method
 
@@ -87,6 +87,7 @@ def resume_reports_state(method: str, has_error: bool, state_reported: bool) -> 
             "session's foreground state")
 
 
+@watches(Reads.UPDATE)
 def replayed_history(open_requests: Iterable[Any], sid: str, kind: object, busy: bool
                      ) -> bool:
     """History that a session/load or session/resume of a quiet session the connection knows
@@ -97,6 +98,16 @@ def replayed_history(open_requests: Iterable[Any], sid: str, kind: object, busy:
         r.reopens and r.session == sid for r in open_requests)
 
 
+@watches(Reads.STATE_UPDATE)
+def state_reported(open_requests: Iterable[Any], sid: str) -> None:
+    """A state update of session ``sid``: its open session/resume has its state reported
+    (SDK-RESUME-01 reads it at the resume's response)."""
+    for r in open_requests:
+        if r.method == Method.RESUME and r.session == sid:
+            r.state_reported = True
+
+
+@watches(Reads.UPDATE)
 def replaying(open_requests: Iterable[Any], sid: str) -> Any:
     """The open request that asked session ``sid`` for a replay (None: none)."""
     return next((r for r in open_requests if r.replayed is not None and r.session == sid),

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from acp_model.model import capabilities, permissions, reducers
+from acp_model.model.check import watches
 from acp_model.model.vocab import Reads
 from acp_model.oracle.answers import Answers
 from acp_model.oracle.machines import Machines
@@ -24,6 +25,7 @@ class AdvertisedUse:
         self.store, self.machines, self.answers = store, machines, answers
         self._custom_work: dict[str, tuple[int, str]] = {}  # work begun in a custom state
 
+    @watches(Reads.REQUEST)
     def request(self, direction: str, method: str, params: Any, sid: str | None,
                 idx: int, req: OpenRequest) -> None:
         """What the initialize exchange allows this request (model.capabilities); what its
@@ -66,6 +68,7 @@ class AdvertisedUse:
             run(capabilities.cancel_request_advertised, idx, method, str(target), advertised,
                 session=sid)
 
+    @watches(Reads.UPDATE)
     def update(self, sid: str, update: dict[str, Any], kind: Any, idx: int, *,
                history: bool = False) -> None:
         """A session/update of a known session: the tool an allow approved, the standard

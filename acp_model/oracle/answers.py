@@ -28,13 +28,14 @@ from acp_model.model.evidence import note_repeat
 from acp_model.model.obligations import WITHDRAWN_ANSWERED
 from acp_model.model.vocab import Answer, ConnEvent, ElicitationAction, ErrorCode, Event, ToolStatus
 from acp_model.model.wire_table import Route
-from acp_model.oracle import rpc
+from acp_model.oracle import rpc, said
 from acp_model.oracle.conversation import Conversations
 from acp_model.oracle.dialects import Answered, Translator
 from acp_model.oracle.liveness import REQUEST_ANSWERED
 from acp_model.oracle.machines import Machines
 from acp_model.oracle.reopens import Reopens
 from acp_model.oracle.rpc import OTHER, OpenRequest, Rpc
+from acp_model.oracle.said import Said
 from acp_model.oracle.shapes import ShapeJudge
 from acp_model.oracle.store import ViolationStore
 from acp_model.spec import revisions, schema
@@ -77,7 +78,7 @@ class Reply:
     has_error: bool
     code: Any  # the error's code (None: a result, or an error that is no object)
     idx: int
-    what: str
+    what: Said  # "response #9 to session/prompt #4", formatted when a violation reads it
     error: Any = None  # the error object (None: a result)
 
 
@@ -124,7 +125,7 @@ class Answers:
         self.store.bump((wire_table.owed(req.method) or REQUEST_ANSWERED).rule)
         if req.withdrawn:
             self.store.bump(WITHDRAWN_ANSWERED.rule)
-        what = f"response #{idx} to {req.method} #{req.idx}"
+        what = Said((said.RESPONSE, idx, req.method, req.idx))
         run(rpc.custom_request_unrecognised, idx, direction, req.method, has_error,
             self.agent_capabilities)
         if direction == "a2c":

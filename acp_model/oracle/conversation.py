@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from acp_model.model import replay, wire_table
+from acp_model.model.check import watches
+from acp_model.model.vocab import Reads
 from acp_model.oracle.store import ViolationStore
 
 NORMAL_ENDS = frozenset({"end_turn", "max_tokens", "max_turn_requests"})
@@ -113,6 +115,7 @@ class Conversations:
         if stop_reason in NORMAL_ENDS and texts:
             self.entries.setdefault(sid, []).append(Entry(prompt_idx, tuple(texts), idx))
 
+    @watches(Reads.UPDATE)
     def update(self, sid: str, update: dict[str, Any], idx: int) -> None:
         """A session/update of a known session (any revision)."""
         kind = update.get("sessionUpdate")

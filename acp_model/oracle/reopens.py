@@ -8,9 +8,11 @@ from collections.abc import Iterable
 from typing import Any
 
 from acp_model.model import replay
+from acp_model.model.check import watches
 from acp_model.model.events import text_key
 from acp_model.model.replay_order import Position, earlier_message, replayed_user_message
 from acp_model.model.session import SessionModel
+from acp_model.model.vocab import Reads
 from acp_model.trace.methods import Method
 
 
@@ -36,6 +38,7 @@ class Reopens:
         if text is not None:
             self.prompt_texts.setdefault(sid, {}).setdefault(text, idx)
 
+    @watches(Reads.UPDATE)
     def position(self, sid: str, update: dict[str, Any], open_requests: Iterable[Any],
                  busy: bool) -> Position:
         """Where an update of session ``sid`` stands against the reopens around it (the

@@ -13,15 +13,16 @@ the revision's translator's (:mod:`acp_model.oracle.dialects`: v1 derives its tu
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from acp_model.model import capabilities, messages, offered, reducers, replay, wire_table
-from acp_model.model.check import CheckMeta, allows_of, declare, meta_of
+from acp_model.model.check import CheckMeta, Dispatch, allows_of, declare, dispatch, meta_of
 from acp_model.model.events import Ev, content_key, text_key
 from acp_model.model.replay_order import table as replay_order_table
-from acp_model.model.vocab import ConnEvent, Event, Role
+from acp_model.model.vocab import ConnEvent, Event, Reads, Role
 from acp_model.model.wire_table import Route
-from acp_model.oracle import rpc, wire
+from acp_model.oracle import rpc, said, wire
 from acp_model.oracle.advertised import AdvertisedUse
 from acp_model.oracle.answers import Answers
 from acp_model.oracle.conversation import Conversations
@@ -29,6 +30,7 @@ from acp_model.oracle.dialects import Cancelled, Prompted, Translator, Updated, 
 from acp_model.oracle.machines import Machines
 from acp_model.oracle.reopens import Reopens
 from acp_model.oracle.rpc import OpenRequest, Rpc
+from acp_model.oracle.said import Said
 from acp_model.oracle.shapes import ShapeJudge
 from acp_model.oracle.store import ViolationStore
 from acp_model.oracle.user_asks import UserAsks
@@ -43,6 +45,24 @@ CLOSE_CANCELS = declare("SESS-10", "close_is_cancel", "session/close is routed t
 # (req_id, params, sessionId, index, what) and (direction, params, sessionId, index, what)
 _RequestHandler = Callable[[Any, Any, "str | None", int, str], None]
 _NotificationHandler = Callable[[str, dict[str, Any], Any, int, str], None]
+
+# What a message's JSON-RPC checks read, in the order the router reaches them: the record as
+# read, a batch, a batch's element, and every message (its envelope). Each is one entry of the
+# checks declaring that kind (``reads``), run on the same arguments and counted once.
+_ENVELOPE_KINDS = (Reads.RECORD, Reads.BATCH, Reads.BATCH_ELEMENT, Reads.MESSAGE)
+_ENVELOPE_MODULES = (rpc.__name__, messages.__name__)
+_BATCH_NOT_EMPTY = meta_of(rpc.batch_not_empty)
+_IS_OBJECT = meta_of(rpc.is_object)
+_METHOD_IS_STRING = meta_of(rpc.method_is_string)
+# a message whose envelope breaks one of these is unreadable (the connection's count)
+_UNREADABLE = frozenset({_IS_OBJECT, meta_of(rpc.version_field), _METHOD_IS_STRING})
+
+
+def envelope_entries(rev: str) -> Dispatch:
+    """The JSON-RPC checks of each envelope kind under ``rev``, from their declarations."""
+    tables = [dispatch(module, rev) for module in _ENVELOPE_MODULES]
+    return {kind: tuple(pair for table in tables for pair in table.get(kind, ()))
+            for kind in _ENVELOPE_KINDS}
 
 
 # (the definition, each check's verdict, the checks when all held)
@@ -71,6 +91,19 @@ def _plan_method(rev: str, direction: str, method: str, request: bool) -> _Metho
     return spec, tuple(verdicts), tuple(meta for meta, _ in verdicts)
 
 
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What every message of one method sent by one side gets under the connection's
+    revision, built on its first message: the verdicts of the checks that read the method
+    alone, its definition, and the handler its wire-table row routes it to."""
+
+    request: bool
+    spec: schema.MethodSpec | None  # None: the message stops after the verdicts
+    verdicts: tuple[tuple[CheckMeta, str | None], ...]
+    held: tuple[CheckMeta, ...]  # the checks, when every one held (counted once)
+    handler: Callable[..., None] | None
+
+
 class Router:
     """Routes requests and notifications, and fires the events the translator derives."""
 
@@ -89,8 +122,9 @@ class Router:
         self.uses = AdvertisedUse(store, machines, answers)
         # the agent's requests that wait for the user (permission, elicitation)
         self.asks = UserAsks(rev, machines, shapes, translator, self._unknown_session)
-        # (direction, method, request?) -> its plan (_plan_method), built on first use
-        self._plans: dict[tuple[str, str, bool], _MethodPlan] = {}
+        # (direction, method, request?) -> its plan, built on first use
+        self._plans: dict[tuple[str, str, bool], Plan] = {}
+        self._entries = envelope_entries(rev)
         # the handler of each route of wire_table.MESSAGES, by the kind of message it routes
         self._requests: dict[Route, _RequestHandler] = {
             Route.INITIALIZE: self._initialize, Route.NEW_SESSION: self._new_session,
@@ -102,73 +136,72 @@ class Router:
 
     def record(self, record: Record, idx: int) -> None:
         """Route one trace record: unreadable bytes, a batch, or one message."""
-        direction, run = record.dir, self.store.run
+        direction, store = record.dir, self.store
         if record.raw is not None:
             self.rpc.unreadable[direction] += 1
-            run(rpc.utf8, idx, record)
-            run(rpc.only_messages, idx, record)
+            store.run_entry(self._entries[Reads.RECORD], idx, record)
             return
         msg = record.msg
         if not isinstance(msg, list):
             self._message(direction, msg, idx)
             return
         for allowed in allows_of(rpc.batch_not_empty):
-            self.store.bump(allowed)
-        if not msg:
-            run(rpc.no_empty_batch_reply, idx, self.rpc, direction, msg)
-            if run(rpc.batch_not_empty, idx, self.rpc, direction, msg):
-                self.rpc.unreadable[direction] += 1
+            store.bump(allowed)
+        if _BATCH_NOT_EMPTY in store.run_entry(self._entries[Reads.BATCH], idx, self.rpc,
+                                               direction, msg):
+            self.rpc.unreadable[direction] += 1
         if direction == "c2a":
             self.rpc.client_batch(msg)
         for n, element in enumerate(msg):
-            self.store.sub = n
-            run(rpc.lifecycle_not_batched, idx, element)
+            store.sub = n
+            store.run_entry(self._entries[Reads.BATCH_ELEMENT], idx, element)
             self._message(direction, element, idx)
         if direction == "c2a":
             self.rpc.mark_batched(direction)
 
     def _message(self, direction: str, msg: Any, idx: int) -> None:
-        run = self.store.run
-        if run(rpc.is_object, idx, direction, msg):
-            self.rpc.unreadable[direction] += 1
-            return
-        self.machines.closes.message(run, direction, msg, idx)
-        if run(rpc.version_field, idx, direction, msg):
-            self.rpc.unreadable[direction] += 1
-        if run(rpc.method_is_string, idx, direction, msg):
-            self.rpc.unreadable[direction] += 1
-            return
-        run(messages.trace_context_kept, idx, msg)
+        broke = self.store.run_entry(self._entries[Reads.MESSAGE], idx, direction, msg)
+        if broke:  # a message whose envelope fails a check is unreadable, once per check
+            self.rpc.unreadable[direction] += sum(meta in _UNREADABLE for meta in broke)
+            if _IS_OBJECT in broke or _METHOD_IS_STRING in broke:
+                return
         method = msg.get("method")
         if method is not None:
-            if "id" in msg:
-                self._request(direction, method, msg, idx)
+            self.machines.closes.message(self.store.run, direction, msg, idx)
+            plan = self._plans.get((direction, method, "id" in msg))
+            if plan is None:
+                plan = self._plan(direction, method, "id" in msg)
+            if plan.request:
+                self._request(plan, direction, method, msg, idx)
             else:
-                self._notification(direction, method, msg, idx)
+                self._notification(plan, direction, method, msg, idx)
         elif "result" in msg or "error" in msg:
             self.answers.response(direction, msg, idx)
-        else:
-            run(rpc.has_a_shape, idx, direction, msg)
+        else:  # neither a request, a notification nor a response (rpc.has_a_shape)
             self.rpc.unreadable[direction] += 1
 
-    def _method_spec(self, direction: str, method: str, idx: int, *, request: bool
-                     ) -> schema.MethodSpec | None:
+    def _plan(self, direction: str, method: str, request: bool) -> Plan:
+        """Build (once) the plan of ``method`` sent by ``direction`` under this revision."""
+        spec, verdicts, held = _plan_method(self.rev, direction, method, request)
+        route = wire_table.route(method)
+        handler = (self._requests if request else self._notifications).get(route) \
+            if spec is not None else None
+        plan = self._plans[(direction, method, request)] = Plan(request, spec, verdicts, held,
+                                                                handler)
+        return plan
+
+    def _method_verdicts(self, plan: Plan, idx: int) -> schema.MethodSpec | None:
         """The method's definition (None: the message stops here), after the verdicts of the
         checks that read the method alone, decided once per direction and method."""
-        key = (direction, method, request)
-        plan = self._plans.get(key)
-        if plan is None:
-            plan = self._plans[key] = _plan_method(self.rev, direction, method, request)
-        spec, verdicts, held = plan
-        if held:  # every check held: the plan's checks are counted once
-            self.store.ran(held)
-            return spec
-        for meta, text in verdicts:
+        if plan.held:  # every check held: the plan's checks are counted once
+            self.store.ran(plan.held)
+            return plan.spec
+        for meta, text in plan.verdicts:
             if text is None:
                 self.store.bump(meta.rule)
             else:
                 self.store.report(meta, idx, text)
-        return spec
+        return plan.spec
 
     def _unknown_session(self, idx: int, sid: Any, what: str) -> None:
         """The agent named a session no response has named: SESS-12. While a session/new is
@@ -187,7 +220,8 @@ class Router:
                                  f"{what} names session {sid!r}")
 
     # --- requests ---------------------------------------------------------------------------
-    def _request(self, direction: str, method: str, msg: dict[str, Any], idx: int) -> None:
+    def _request(self, plan: Plan, direction: str, method: str, msg: dict[str, Any], idx: int
+                 ) -> None:
         req_id = msg["id"]
         if self.store.run(rpc.request_id_valid, idx, direction, method, req_id, self.rev):
             self.rpc.unreadable[direction] += 1
@@ -196,7 +230,7 @@ class Router:
         sid = params.get("sessionId") if isinstance(params, dict) else None
         sid = sid if isinstance(sid, str) else None
         self.store.run(rpc.request_id_fresh, idx, self.rpc, direction, req_id)
-        spec = self._method_spec(direction, method, idx, request=True)
+        spec = self._method_verdicts(plan, idx)
         self.rpc.open[direction][req_id] = OpenRequest(
             method, idx, sid, replayed={} if direction == "c2a" and replay.asks_for_replay(
                 method, params) else None,
@@ -206,7 +240,7 @@ class Router:
             self.answers.own.request(method, sid, idx)
         if spec is None:
             return
-        what = f"{method} request #{idx}"
+        what = Said((said.REQUEST, method, idx))
         self.shapes.schema(spec.params_def, params, idx, what, method)
         if method == Method.INITIALIZE:  # what INIT-18 needs of it
             self.answers.initialize_sent(req_id, self.shapes.valid(spec.params_def, params),
@@ -214,9 +248,8 @@ class Router:
                                                                  self.rev))
         self.uses.request(direction, method, params, sid, idx, self.rpc.open[direction][req_id])
         # the schema checked the direction: a route is the table's (wire_table.MESSAGES)
-        handler = self._requests.get(wire_table.route(method))
-        if handler is not None:
-            handler(req_id, params, sid, idx, what)
+        if plan.handler is not None:
+            plan.handler(req_id, params, sid, idx, what)
 
     def _initialize(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str
                     ) -> None:
@@ -277,20 +310,18 @@ class Router:
         self.reopens.cancelled(self.machines.sessions.get(sid), sid)
 
     # --- notifications -------------------------------------------------------------------
-    def _notification(self, direction: str, method: str, msg: dict[str, Any], idx: int) -> None:
+    def _notification(self, plan: Plan, direction: str, method: str, msg: dict[str, Any],
+                      idx: int) -> None:
         params = msg.get("params")
-        spec = self._method_spec(direction, method, idx, request=False)
+        spec = self._method_verdicts(plan, idx)
         if direction == "c2a":
             self.rpc.notifications.append((method, idx))
         if spec is None:
             return
-        what = f"{method} #{idx}"
+        what = Said((said.MESSAGE, method, idx))
         self.shapes.schema(spec.params_def, params, idx, what, method)
-        if not isinstance(params, dict):
-            return
-        handler = self._notifications.get(wire_table.route(method))
-        if handler is not None:
-            handler(direction, params, params.get("sessionId"), idx, what)
+        if isinstance(params, dict) and plan.handler is not None:
+            plan.handler(direction, params, params.get("sessionId"), idx, what)
 
     def _session_cancel(self, direction: str, params: dict[str, Any], sid: Any, idx: int,
                         what: str) -> None:
@@ -320,7 +351,7 @@ class Router:
                 ) -> None:
         update = params.get("update")
         kind = update.get("sessionUpdate") if isinstance(update, dict) else None
-        what = f"session/update {kind} #{idx}"
+        what = Said((said.UPDATE, kind, idx))  # (the method's name said less)
         self.shapes.findings(messages.session_update(params, self.rev), idx, what,
                              sid if isinstance(sid, str) else None)
         if not isinstance(sid, str) or sid not in self.machines.sessions:
@@ -330,9 +361,8 @@ class Router:
             return
         self.conversations.update(sid, update, idx)
         requests = self.rpc.open["c2a"].values()
-        for open_req in requests if kind == "state_update" else ():
-            if open_req.method == Method.RESUME and open_req.session == sid:
-                open_req.state_reported = True
+        if kind == "state_update":
+            replay.state_reported(requests, sid)
         sent = update  # as the agent sent it (v1's tool_call is read as an upsert below)
         replaying = replay.replaying(requests, sid)
         reused = replaying is not None and self.store.run(
@@ -345,7 +375,7 @@ class Router:
         self.machines.derived(sid, self.translate(Updated(sid, kind, bool(history), idx, what)))
         update = self.dialect.reads(update, kind)
         before = self.machines.views[sid]
-        event, ev, what = wire.session_update(idx, update, before, self.dialect.event_of)
+        event, ev, what = wire.session_update(idx, update, before, self.dialect.event_of, what)
         if replaying is not None:
             ev.replayed = True
         self.machines.views[sid] = reducers.reduce_session(before, update)

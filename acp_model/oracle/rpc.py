@@ -218,6 +218,8 @@ def lifecycle_not_batched(element: Any) -> str | None:
 
 
 # --- envelopes -------------------------------------------------------------------------------
+# Every message reaches these (``Reads.MESSAGE``), as one entry of the router's plan: each says
+# nothing of what another reports (a message that is no object breaks only ``is_object``).
 
 @check("RPC-01", role=Role.FINDING, reads=[Reads.MESSAGE])
 def is_object(direction: str, msg: Any) -> str | None:
@@ -230,7 +232,7 @@ def is_object(direction: str, msg: Any) -> str | None:
 @check("RPC-01", role=Role.FINDING, reads=[Reads.MESSAGE])
 def version_field(direction: str, msg: dict[str, Any]) -> str | None:
     """Every message carries "jsonrpc": "2.0"."""
-    if msg.get("jsonrpc") != "2.0":
+    if isinstance(msg, dict) and msg.get("jsonrpc") != "2.0":
         return f"{PARTY[direction]} message lacks \"jsonrpc\": \"2.0\""
     return None
 
@@ -238,7 +240,7 @@ def version_field(direction: str, msg: dict[str, Any]) -> str | None:
 @check("RPC-01", role=Role.FINDING, reads=[Reads.MESSAGE])
 def method_is_string(direction: str, msg: dict[str, Any]) -> str | None:
     """A method name is a string."""
-    method = msg.get("method")
+    method = msg.get("method") if isinstance(msg, dict) else None
     if method is not None and not isinstance(method, str):
         return f"{PARTY[direction]} message has a non-string method"
     return None
@@ -247,7 +249,7 @@ def method_is_string(direction: str, msg: dict[str, Any]) -> str | None:
 @check("RPC-01", role=Role.FINDING, reads=[Reads.MESSAGE])
 def has_a_shape(direction: str, msg: dict[str, Any]) -> str | None:
     """A message is a request, a notification or a response."""
-    if "method" not in msg and "result" not in msg and "error" not in msg:
+    if isinstance(msg, dict) and "method" not in msg and "result" not in msg and "error" not in msg:
         return (f"{PARTY[direction]} message is neither a request, a notification nor a "
                 "response")
     return None

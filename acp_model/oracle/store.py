@@ -25,6 +25,7 @@ from acp_model.spec.rules import RULES
 
 MAX_REPORTS_PER_CHECK = 200  # per (rule, check): a flooding agent must not exhaust memory
 EXAMPLES_PER_RULE = 5  # trace indices a report lists per rule
+FOLD_AT = 1 << 14  # groups logged before they are counted (memory of the log, not speed)
 
 
 class ViolationStore:
@@ -40,9 +41,11 @@ class ViolationStore:
         self.violations: list[Violation] = []
         self._counts: dict[str, int] = {}  # rule -> how often a check run alone judged it
         # the static groups of checks run together (a dispatch table's entry, a schema
-        # definition's rules) -> [the group, how often it ran]: expanded only when a report
-        # asks (:attr:`exercised`), so judging a message counts once per group, not per check
+        # definition's rules): judging a message logs each group it ran (one list append),
+        # folded into [the group, how often it ran] by identity now and then and expanded
+        # into rules only when a report asks (:attr:`exercised`), never counted per check
         self._groups: dict[int, list[Any]] = {}
+        self._log: list[Sequence[Any]] = []
         self.probes: set[int] = set()  # indices of deliberate client-rule breaches (fuzzing)
         self.probe_hits: list[Violation] = []
         self.suppressed = 0  # reports past the cap, and schema floods past the diagnoses
@@ -52,6 +55,7 @@ class ViolationStore:
     @property
     def exercised(self) -> dict[str, int]:
         """Rule -> how often a check of it ran (derived when asked from the groups run)."""
+        self._fold()
         out = dict(self._counts)
         for group, n in self._groups.values():
             for item in group:
@@ -66,13 +70,21 @@ class ViolationStore:
         """These groups of checks ran (each check exercised its rule once per group run).
         A group is a static table entry (a tuple of metadata, or of (check, metadata) pairs),
         kept by identity: the same object each time it runs."""
+        log = self._log
+        log.extend(groups)
+        if len(log) >= FOLD_AT:
+            self._fold()
+
+    def _fold(self) -> None:
+        """Count the logged groups by identity (the log stays short on a long run)."""
         kept = self._groups
-        for group in groups:
+        for group in self._log:
             seen = kept.get(id(group))
             if seen is None:
                 kept[id(group)] = [group, 1]
             else:
                 seen[1] += 1
+        self._log.clear()
 
     def run(self, fn: Callable[..., str | None], idx: int, *args: Any,
             session: str | None = None, related: list[int] | None = None) -> bool:
@@ -87,10 +99,10 @@ class ViolationStore:
         return True
 
     def run_entry(self, entry: Sequence[tuple[Callable[..., str | None], CheckMeta]],
-                  idx: int, *args: Any, session: str | None = None) -> bool:
+                  idx: int, *args: Any, session: str | None = None) -> tuple[CheckMeta, ...]:
         """Run the checks of a static table entry on the same ``args``, each reported on its
         own; an entry that holds is counted once (its rules expanded when a report asks).
-        True when one found something."""
+        Returns the metadata of the checks that found something (empty: all held)."""
         failed: list[tuple[CheckMeta, str]] | None = None
         for fn, meta in entry:
             text = fn(*args)
@@ -98,14 +110,14 @@ class ViolationStore:
                 failed = [*(failed or ()), (meta, text)]
         if failed is None:
             self.ran(entry)
-            return False
+            return ()
         broke = {id(meta) for meta, _ in failed}
         for _, meta in entry:
             if id(meta) not in broke:
                 self.bump(meta.rule)
         for meta, text in failed:
             self.report(meta, idx, text, session=session)
-        return True
+        return tuple(meta for meta, _ in failed)
 
     def report(self, meta: CheckMeta, idx: int, message: str, *, session: str | None = None,
                level: Level | None = None, kind: ViolationKind = "safety",

@@ -16,20 +16,29 @@ from acp_model.model.events import Ev, content_key, text_key
 from acp_model.model.reducers import SessionView, tool_status_after
 from acp_model.model.vocab import Event
 from acp_model.model.wire_table import Update
+from acp_model.oracle import said
+from acp_model.oracle.said import Said
 
 
 def _as_written(row: Update) -> Event:
     return row.event
 
 
+def _state_update(state: Any, reason: Any, idx: int) -> str:
+    return f"state_update {state}" + (f" (stopReason {reason!r})" if state == "idle"
+                                       else "") + f" #{idx}"
+
+
 def session_update(idx: int, update: dict[str, Any], view: SessionView,
-                   reading: Callable[[Update], Event] = _as_written) -> tuple[Event, Ev, str]:
+                   reading: Callable[[Update], Event] = _as_written, what: Said | None = None
+                   ) -> tuple[Event, Ev, Said]:
     """The event a ``session/update`` payload stands for (its kind's row of
     :data:`~acp_model.model.wire_table.UPDATES`, as the revision's translator ``reading``
     reads it: v1 reads a user message as replayed history, ``oracle.dialects``), its payload
-    and a short name."""
+    and a short name (``what``, when the caller has made it; formatted only when a violation
+    reads it)."""
     name = update.get("sessionUpdate")
-    what = f"session/update {name} #{idx}"
+    what = what if what is not None else Said((said.UPDATE, name, idx))
     row = wire_table.updates().get(name) if isinstance(name, str) else None
     event = Event.OUTPUT if row is None else reading(row)
     if event == Event.OUTPUT:
@@ -37,9 +46,8 @@ def session_update(idx: int, update: dict[str, Any], view: SessionView,
     if name == "state_update":
         state = update.get("state")
         reason = update.get("stopReason") if state == "idle" else None
-        what = f"state_update {state}" + (f" (stopReason {reason!r})" if state == "idle"
-                                           else "") + f" #{idx}"
-        return wire_table.state_event(state), Ev(idx, reason=reason), what
+        return wire_table.state_event(state), Ev(idx, reason=reason), \
+            Said((_state_update, state, reason, idx))
     if event == Event.USER_MESSAGE:
         mid = update.get("messageId")
         known = view.messages.get(mid) if isinstance(mid, str) else None

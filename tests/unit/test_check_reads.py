@@ -225,3 +225,68 @@ def test_a_check_returns_what_it_found_and_is_no_generator() -> None:
     generators = [key for key, fn in READERS.items()
                   if inspect.isgeneratorfunction(fn) and not key.startswith("tests.")]
     assert generators == []
+
+
+def _calls(fn: Any) -> set[str]:
+    """The dotted names ``fn``'s body calls (``self.reopens.position``, ``replay.replaying``)."""
+    tree = ast.parse(inspect.cleandoc("\n" + inspect.getsource(fn)))
+    return {ast.unparse(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
+
+
+def test_the_watchers_the_router_runs_on_every_update_are_declared() -> None:
+    """What runs on every session/update besides the checks is a watcher that declares the
+    kinds it keeps facts from (``@watches``), or a check run by its declaration: no
+    undeclared work on the hot path."""
+    from acp_model.model import closing, replay
+    from acp_model.model.check import WATCHERS
+    from acp_model.oracle import advertised, conversation, reopens, router
+
+    watchers = {
+        "self.conversations.update": conversation.Conversations.update,
+        "self.reopens.position": reopens.Reopens.position,
+        "self.uses.update": advertised.AdvertisedUse.update,
+        "replay.replaying": replay.replaying, "replay.replayed_history": replay.replayed_history,
+        "replay.state_reported": replay.state_reported}
+    calls = _calls(router.Router._update)
+    assert set(watchers) <= calls
+    for fn in watchers.values():
+        assert WATCHERS[f"{fn.__module__}.{fn.__qualname__}"], fn
+    assert "self.machines.closes.message" in _calls(router.Router._message)
+    assert WATCHERS[f"{closing.__name__}.Closes.message"] == (Reads.REQUEST,
+                                                             Reads.NOTIFICATION)
+    # the router's own reads of an update are the dispatch of checks and the model's steps
+    undeclared = {c for c in calls if c.startswith("self.") and c not in watchers} - {
+        "self.shapes.findings", "self._unknown_session", "self.store.run",
+        "self.store.run_entry", "self.machines.busy", "self.translate", "self.dialect.reads",
+        "self.machines.derived", "self.machines.session_event",
+        "self.rpc.open['c2a'].values"}  # (the open requests the watchers read)
+    assert undeclared == set(), undeclared
+
+
+def test_a_watcher_names_what_it_watches() -> None:
+    from acp_model.model.check import watches
+
+    with pytest.raises(DefinitionError, match="name the message kinds"):
+        watches()
+    with pytest.raises(DefinitionError, match="name the message kinds"):
+        watches("session/update")  # type: ignore[arg-type]
+
+
+def test_the_envelope_checks_are_run_from_their_declarations() -> None:
+    """The JSON-RPC checks of every message, batch and record are the entries of the checks
+    declaring those kinds, in definition order (nothing the router lists by hand)."""
+    from acp_model.oracle import router, rpc
+
+    entries = router.envelope_entries("seed")
+    assert [meta.name for _, meta in entries[Reads.MESSAGE]] == [
+        "is_object", "version_field", "method_is_string", "has_a_shape", "trace_context_kept"]
+    assert [meta.name for _, meta in entries[Reads.RECORD]] == ["utf8", "only_messages"]
+    assert [meta.name for _, meta in entries[Reads.BATCH]] == [
+        "batch_not_empty", "no_empty_batch_reply"]
+    declared = {m.name for m in CHECKS.values() if m.module == rpc.__name__
+                and set(m.reads) & {Reads.MESSAGE, Reads.RECORD, Reads.BATCH,
+                                    Reads.BATCH_ELEMENT}}
+    assert declared == {meta.name for kind in entries.values() for _, meta in kind
+                        if meta.module == rpc.__name__}
+    for fn, _ in entries[Reads.MESSAGE]:  # none assumes another held: a list is judged once
+        assert fn("c2a", []) == (None if fn is not rpc.is_object else fn("c2a", []))
