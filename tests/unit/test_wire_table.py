@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from acp_model.model import wire_table
+from acp_model.model import classify, wire_table
 from acp_model.model.vocab import EVENTS, ConnEvent, Event
 from acp_model.spec import schema
 from acp_model.spec.revisions import REVISIONS
@@ -55,7 +55,7 @@ def test_every_event_is_what_some_message_becomes() -> None:
     named = {e for row in wire_table.MESSAGES for e in (*row.becomes, *row.answered)}
     named |= {row.event for row in wire_table.UPDATES}
     named |= {row.v1_event for row in wire_table.UPDATES if row.v1_event is not None}
-    named |= {wire_table.state_event(state) for state in ("running", "idle", "requires_action")}
+    named |= {classify.state_event(state) for state in ("running", "idle", "requires_action")}
     assert set(Event) <= named, set(Event) - named
     assert set(ConnEvent) <= named, set(ConnEvent) - named
 
@@ -101,7 +101,7 @@ def test_each_transcript_line_is_a_rows_and_describes_its_message() -> None:
 
 
 def test_every_update_kind_the_builder_writes_is_classified_as_its_row_says() -> None:
-    from acp_model.model.reducers import SessionView
+    from acp_model.model.views import SessionView
     from acp_model.oracle import wire
 
     for row in wire_table.UPDATES:
