@@ -17,6 +17,7 @@ from acp_model.model import wire_table
 from acp_model.model.check import check, dispatch
 from acp_model.model.messages import Entry, Findings
 from acp_model.model.views import (
+    Background,
     SessionView,
     background_items,
     reduce_terminal,
@@ -103,11 +104,11 @@ def background_items_announced(view: SessionView, update: dict[str, Any]
     terminal_update), before a snapshot lists it."""
     found: list[tuple[str, str]] = []
     for n, (kind, ident) in enumerate(background_items(update.get("background")) or ()):
-        if kind == "tool_call" and ident not in view.tools:
+        if kind == Background.TOOL_CALL and ident not in view.tools:
             found.append((f"params/update/background/{n}",
                           f"background lists tool call {ident!r}, which no tool_call_update "
                           "reported"))
-        elif kind == "terminal" and ident not in view.terminals:
+        elif kind == Background.TERMINAL and ident not in view.terminals:
             found.append((f"params/update/background/{n}",
                           f"background lists terminal {ident!r}, which no terminal_update "
                           "reported"))
@@ -127,11 +128,12 @@ def background_removed_when_final(view: SessionView, update: dict[str, Any]
             continue
         tool = view.tools.get(ident)
         terminal = view.terminals.get(ident)
-        if kind == "tool_call" and tool is not None and tool.status not in FINAL_TOOL_STATUSES:
+        if kind == Background.TOOL_CALL and tool is not None \
+                and tool.status not in FINAL_TOOL_STATUSES:
             found.append(("params/update/background",
                           f"tool call {ident!r} left the background list while its status was "
                           f"{tool.status!r}: its final status must come first"))
-        elif kind == "terminal" and terminal is not None and not terminal.exited:
+        elif kind == Background.TERMINAL and terminal is not None and not terminal.exited:
             found.append(("params/update/background",
                           f"terminal {ident!r} left the background list before a terminal_update "
                           "reported its exitStatus"))

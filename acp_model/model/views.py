@@ -31,6 +31,13 @@ from acp_model.model.check import allowance
 from acp_model.model.vocab import ToolStatus
 
 
+class Background(StrEnum):
+    """What a background work item is (sdk-2.4.0 ``BackgroundWork``'s ``type``)."""
+
+    TOOL_CALL = "tool_call"
+    TERMINAL = "terminal"
+
+
 class Family(StrEnum):
     """Whose message a message update is: the family its messageId keeps (ACPM-MSG-FAMILY)."""
 
@@ -215,8 +222,8 @@ def background_items(value: Any) -> tuple[tuple[str, str], ...] | None:
     for item in value:
         if not isinstance(item, dict) or not isinstance(item.get("type"), str):
             return None
-        ident = item.get("toolCallId") if item["type"] == "tool_call" else \
-            item.get("terminalId") if item["type"] == "terminal" else ""
+        ident = item.get("toolCallId") if item["type"] == Background.TOOL_CALL else \
+            item.get("terminalId") if item["type"] == Background.TERMINAL else ""
         out.append((item["type"], ident if isinstance(ident, str) else ""))
     return tuple(out)
 

@@ -432,6 +432,19 @@ def reopening() -> frozenset[str]:
 
 
 @cache
+def state_kinds() -> frozenset[str]:
+    """The sessionUpdate kinds that report the session's state (read by their state)."""
+    return _kinds(lambda u: u.classify is classify.state)
+
+
+def reported_state(update: Any) -> Any:
+    """The state a ``session/update`` payload reports (None: it reports none)."""
+    if not isinstance(update, dict) or update.get("sessionUpdate") not in state_kinds():
+        return None
+    return update.get("state")
+
+
+@cache
 def user_kinds() -> frozenset[str]:
     """The sessionUpdate kinds that carry a user message."""
     return _kinds(lambda u: u.event == Event.USER_MESSAGE)

@@ -327,7 +327,7 @@ class Router:
             return
         self.conversations.update(sid, update, idx)
         requests = self.rpc.open["c2a"].values()
-        for open_req in requests if kind == "state_update" else ():
+        for open_req in requests if kind in wire_table.state_kinds() else ():
             if open_req.method == Method.RESUME and open_req.session == sid:
                 open_req.state_reported = True
         sent = update  # as the agent sent it (v1's tool_call is read as an upsert below)
