@@ -504,6 +504,36 @@ def terminal_cwd_absolute(update: Mapping[str, Any], where: str, ctx: FindingCon
     return found or None
 
 
+_NOT_BASE64 = re.compile(r"[^A-Za-z0-9+/=]")  # outside RFC 4648 §4's alphabet and its padding
+
+
+def base64_problem(data: str) -> str | None:
+    """Why ``data`` is not RFC 4648 base64 (None: it is; the ``=`` padding may be left out)."""
+    bad = _NOT_BASE64.search(data)
+    if bad is not None:
+        return (f"character {bad.group()!r} at offset {bad.start()} is not in the base64 "
+                "alphabet (RFC 4648 §4)")
+    body = data.rstrip("=")
+    if "=" in body or len(data) - len(body) > 2:
+        return "its = padding is not only at the end (at most two)"
+    if body != data and len(data) % 4:
+        return f"padded, its length ({len(data)}) is not a multiple of 4"
+    if len(body) % 4 == 1:
+        return f"its length ({len(body)}) leaves one character, which encodes no whole byte"
+    return None
+
+
+@check("TOOL-23", role=Role.FINDING, reads=[Reads.TERMINAL_OUTPUT])
+def terminal_bytes_base64(output: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
+    """Terminal output data (a chunk's, a snapshot's) is base64."""
+    found: list[tuple[str, str]] = []
+    data = output.get("data")
+    problem = base64_problem(data) if isinstance(data, str) else None
+    if problem is not None:
+        found.append((f"{where}/data", f"terminal output data is not base64: {problem}"))
+    return found or None
+
+
 @check("TOOL-19", role=Role.FINDING, reads=[Reads.SUBJECT])
 def command_cwd_absolute(subject: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """A command permission subject's cwd is absolute."""
