@@ -6,10 +6,13 @@ whether it is a request, which revisions' schemas define it (:meth:`Message.sche
 definitions from that revision's schema, nothing is copied), the events it and its response
 become in the model, the monitor's handler for each (:class:`Route`), and how
 :class:`~acp_model.trace.builder.TraceBuilder` writes it. A method that moves no machine says
-why. Each :class:`Update` row does the same for one ``sessionUpdate`` kind, with what v1 reads
-it as; each :class:`Form` row says for one model event which wire message carries it and how
-the explorer tries it: the bound that gates it, what it ranges over (:class:`Over`: the
-argument its labels show and the payload fields it fills) and the fields it always carries.
+why. Each :class:`Update` row does the same for one ``sessionUpdate`` kind and owns its facts:
+how its payload is read (``classify``), how the client's view takes it in (``reduce``), the
+parts its checks read (``parts``), its family, what a v1 turn, a replay and a cancelled turn
+make of it, and what v1 reads it as; each :class:`Form` row says for one model event which
+wire message carries it and how the explorer tries it: the bound that gates it, what it ranges
+over (:class:`Over`: the kind of argument, which ``explorer.arguments`` gives its meaning) and
+the fields it always carries.
 
 A message's transcript line is declared a layer below, with the function that writes it
 (:mod:`acp_model.trace.describe`, which the reports use and which may not import the model);
@@ -19,7 +22,8 @@ detector names them too). A row's ``owed`` is the obligation its answer discharg
 liveness judge and the answered-twice checks read which rule an unanswered or twice-answered
 request breaks from it.
 
-The monitor's routing (``oracle.router``, ``oracle.answers``, ``oracle.wire``), the explorer's
+The monitor's routing (``oracle.router``, ``oracle.answers``, ``oracle.wire``), the client's
+view (``model.reducers``), the single-message dispatch (``model.messages``), the explorer's
 alphabet (``explorer.alphabet``) and the trace builder's role per message are read from here;
 ``tests/unit/test_wire_table.py`` keeps the table complete against the three revisions'
 schemas and the event vocabulary. Adding a message is one row here plus its checks
@@ -87,7 +91,7 @@ class Gate(StrEnum):
 
 class Over(StrEnum):
     """What the explorer tries an event with in a configuration: the kind of its canonical
-    argument (``explorer.alphabet`` lists and resolves each kind, ``explorer.action`` names it).
+    argument (``explorer.arguments`` says what each kind offers, fills and shows).
     """
 
     NOTHING = "nothing"  # once, with no argument
