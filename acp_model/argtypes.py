@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-__all__ = ["int_at_least", "positive_float", "rule_ids"]
+__all__ = ["float_at_least", "int_at_least", "positive_float", "rule_ids"]
 
 
 def int_at_least(minimum: int) -> Callable[[str], int]:
@@ -18,6 +18,21 @@ def int_at_least(minimum: int) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
         if number < minimum:
             raise argparse.ArgumentTypeError(f"must be at least {minimum}")
+        return number
+
+    return parse
+
+
+def float_at_least(minimum: float) -> Callable[[str], float]:
+    """An argparse type: a number no smaller than ``minimum`` (clear message otherwise)."""
+
+    def parse(value: str) -> float:
+        try:
+            number = float(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {value!r}") from None
+        if not number >= minimum:  # (NaN too)
+            raise argparse.ArgumentTypeError(f"must be at least {minimum:g}")
         return number
 
     return parse

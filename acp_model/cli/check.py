@@ -63,6 +63,9 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
         raise UsageError(f"unusable one-sided recording: {exc}") from None
     except ReadingError as exc:  # a bad --reading, or one the decided revision fixes otherwise
         raise UsageError(str(exc)) from None
+    if report["summary"]["messages"] == 0:  # a PASS of nothing would read as a clean agent
+        raise UsageError(f"{args.trace} holds no message: nothing to judge (a trace is JSON "
+                         "lines, one recorded message each: docs/checker.md, 'Trace format')")
     if args.report:
         write_json(report, args.report)
     if args.sarif:

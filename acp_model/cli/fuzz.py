@@ -17,7 +17,7 @@ from rich.live import Live
 from rich.markup import escape
 from rich.table import Table
 
-from acp_model.argtypes import int_at_least, positive_float, rule_ids
+from acp_model.argtypes import float_at_least, int_at_least, positive_float, rule_ids
 from acp_model.cli.common import (
     EXIT_FAIL,
     EXIT_INTERNAL,
@@ -549,7 +549,7 @@ def _generation_options(p: Any) -> None:
                         "minimize its counterexample against fresh agent processes (to the "
                         "fixpoint: no action can go, no content be simpler), and as much for "
                         "its replays (default 60)")
-    p.add_argument("--minimize-growth", type=positive_float, default=1.0, metavar="X",
+    p.add_argument("--minimize-growth", type=float_at_least(1.0), default=1.0, metavar="X",
                    help="let each failure's --minimize-budget (and its replays' time) grow up "
                         "to X times when the agent's replays are slow: to what the trials its "
                         "program needs take at the agent's own trial time; the report states "

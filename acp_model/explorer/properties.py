@@ -22,7 +22,8 @@ PROPERTIES = {
     "d": "the idle that ends a turn accepts a new prompt",
     "e": "stop reasons only where the rules put them: cancelled only after the client stopped "
          "something (a cancel, a withdrawn prompt, a refused permission), and every idle that "
-         "ends reported work carries a reason",
+         "ends reported work carries a reason, or is judged by the rule that asks for one "
+         "(STATE-03: a MUST in the seed, a SHOULD with its warning in sdk-2.4.0)",
 }
 
 

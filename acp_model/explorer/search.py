@@ -351,7 +351,7 @@ class _Search:
             if fails is not None:
                 refusals.append(Refusal(u, act, src_state, fails))
             if mask:
-                new, breaks = self._successor(cfg, s, act, ev, frontier, mask)
+                new, breaks = self._successor(cfg, s, act, ev, frontier, mask, warns[0])
                 self._add(u, new, Edge(u, 0, act, src_state, mask, warns, breaks), base)
 
     def _judge(self, cfg: Config, s: int, act: Action, ev: Ev, frontier: int
@@ -382,10 +382,11 @@ class _Search:
         ctx.readings = self.rs[0]
         return mask, tuple(wl), (tuple(fl) if mask != self.full else None)
 
-    def _successor(self, cfg: Config, s: int, act: Action, ev: Ev, frontier: int, mask: int
-                   ) -> tuple[Config, tuple[str, ...]]:
+    def _successor(self, cfg: Config, s: int, act: Action, ev: Ev, frontier: int, mask: int,
+                   warned: tuple[str, ...] = ()) -> tuple[Config, tuple[str, ...]]:
         """The configuration after an allowed ``act`` (under the first reading that allows
-        it) and the edge properties it breaks under readings[0]."""
+        it) and the edge properties it breaks under readings[0] (``warned``: the rules it
+        warned under readings[0])."""
         src_state = cfg.models[s].state
         key = (src_state, act.event)
         new = cfg.derive(s, self.copiers[key])
@@ -405,7 +406,7 @@ class _Search:
             m.compact()
         breaks: tuple[str, ...] = ()
         if mask & 1:
-            breaks = _edge_breaks(cfg.obs[s], src_state, act, frontier)
+            breaks = _edge_breaks(cfg.obs[s], src_state, act, frontier, warned)
             if act.event == _IDLE and src_state in WORK \
                     and act.arg is not None and m.state == "idle" \
                     and not _prompt_ok(self.engines[0], new, s):

@@ -267,6 +267,12 @@ class FuzzClient:
         agent, longer for a slow one (``patience``), never past the deadline."""
         return min(self.deadline, seconds * self.patience)
 
+    def answering(self, timeout: float = 0.0) -> list[Any]:
+        """The agent's requests this client's services took and have not yet answered, once
+        none is left or ``timeout`` seconds have passed."""
+        services = self.handshake.services
+        return [] if services is None else services.answering(timeout)
+
     def session_index(self, s: int) -> int | None:
         """The client's session for a program's index ``s`` (None: no session yet)."""
         return session_at(s, len(self.sessions))

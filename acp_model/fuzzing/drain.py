@@ -28,6 +28,8 @@ class Drainable(ClientOps, Protocol):
 
     def caught_up(self, timeout: float = 1.0) -> bool: ...
 
+    def answering(self, timeout: float = 0.0) -> list[Any]: ...
+
 
 class Drain:
     """One drain of ``indices``: the transcript index of each session's last cancel, and how
@@ -112,6 +114,9 @@ class Drain:
         is answered first, and looked at again; past ``MAX_LOOKS`` (an agent that asks anew
         on every sync) the look ends before the first such request, which had no deadline."""
         c = self.client
+        # what the client's services are answering is written first (a worker on a loaded
+        # machine took over a second: the look judged the agent's elicitation never answered)
+        c.answering(c.window(1.0))
         c.sync()  # updates the agent wrote before reading this belong to this example,
         c.caught_up()  # and work they report begun gets its cancel as well
         self.looks += 1
@@ -122,7 +127,10 @@ class Drain:
             waiting = self._unanswered()
             if waiting and self.looks < MAX_LOOKS:
                 return None
-            return min([c.oracle.judged(), *waiting])
+            # a request the services still answer (a worker waiting on a terminal, say) was
+            # owed by this client: the look ends before it
+            serving = c.oracle.requests_sent_at(c.answering())
+            return min([c.oracle.judged(), *waiting, *serving])
 
     def _unanswered(self) -> list[int]:
         """Where the drained sessions' permission requests that this client's answer has not

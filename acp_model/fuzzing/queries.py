@@ -17,7 +17,7 @@ from acp_model.model.vocab import FINAL_TOOL_STATUSES, Level
 from acp_model.model.wire_shapes import Shape, shape
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterable, Mapping
 
     from acp_model.model.check import CheckMeta
     from acp_model.oracle.monitor import Monitor
@@ -75,6 +75,12 @@ class OracleQueries:
         rpc = self._monitor.rpc
         return [req.idx for rid in rpc.open_permissions(sid)
                 if (req := rpc.open["a2c"].get(rid)) is not None]
+
+    def requests_sent_at(self, rids: Iterable[Any]) -> list[int]:
+        """Where each of the agent's requests ``rids`` still open was sent (transcript
+        indices)."""
+        opened = self._monitor.rpc.open["a2c"]
+        return [req.idx for rid in rids if (req := opened.get(rid)) is not None]
 
     def pending_prompts(self, sid: str) -> list[Any]:
         return self._monitor.rpc.pending_prompts(sid)

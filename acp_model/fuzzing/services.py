@@ -145,6 +145,10 @@ class ClientServices:
         self._ids = itertools.count(1)
         self._elicitations = itertools.cycle(ELICITATION_ACTIONS)
         self._lock = threading.Lock()
+        # requests taken whose answer is not yet written: the client still owes them, and a
+        # look at what the agent owes must not judge them before the worker answered
+        self._answering: list[Any] = []
+        self._answered = threading.Condition(self._lock)
         self._pool: ThreadPoolExecutor | None = None
         self._closed = False
 
@@ -165,8 +169,17 @@ class ClientServices:
                 if self._pool is None:
                     self._pool = ThreadPoolExecutor(max_workers=8,
                                                     thread_name_prefix="client-svc")
+                self._answering.append(msg.get("id"))
                 self._pool.submit(self._answer, msg)
         return True
+
+    def answering(self, timeout: float = 0.0) -> list[Any]:
+        """The ids of the requests taken whose answer is not yet written, once none is left
+        or ``timeout`` seconds have passed (a worker on a loaded machine, or one waiting for a
+        terminal's exit, may take long)."""
+        with self._answered:
+            self._answered.wait_for(lambda: not self._answering, timeout)
+            return list(self._answering)
 
     def serve(self, msg: Mapping[str, Any]) -> None:
         """Answer ``msg`` (one of the methods served) on a worker thread."""
@@ -177,6 +190,15 @@ class ClientServices:
             self.respond(rid, result=result, error=error)
 
     def _answer(self, msg: Mapping[str, Any]) -> None:
+        try:
+            self._serve(msg)
+        finally:  # written (the transcript has it) or given up: owed no more by this worker
+            with self._answered:
+                with contextlib.suppress(ValueError):
+                    self._answering.remove(msg.get("id"))
+                self._answered.notify_all()
+
+    def _serve(self, msg: Mapping[str, Any]) -> None:
         method = str(msg.get("method"))
         params = msg.get("params") if isinstance(msg.get("params"), Mapping) else {}
         with self._lock:
@@ -307,6 +329,8 @@ class ClientServices:
             self._closed = True
             terms, self.terminals = list(self.terminals.values()), {}
             pool = self._pool
+            self._answering.clear()  # the queued answers are cancelled below
+            self._answered.notify_all()
         for term in terms:
             term.kill()
         if pool is not None:

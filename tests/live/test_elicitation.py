@@ -9,7 +9,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from acp_model.agents.turns import plan_turn
 from acp_model.fuzzing.actions import (
@@ -24,6 +29,7 @@ from acp_model.fuzzing.backend import backend
 from acp_model.fuzzing.client import FuzzClient
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.editors import custom
+from acp_model.fuzzing.services import ClientServices
 from acp_model.spec.readings import DEFAULT
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -192,4 +198,48 @@ def test_held_elicitations_are_answered_by_the_drawn_action() -> None:
             assert client.monitor.violations == []
             assert not client.elicitations.waiting(client.sessions[0].sid)
         finally:
+            client.close()
+
+
+def test_an_answer_the_client_s_services_are_still_writing_is_not_judged(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The client's services answer on worker threads. A worker slower than the drain (on a
+    loaded clean-clone run it took over a second) left the elicitation the agent then
+    withdrew open at the look, and our own client was judged (CANCEL-14: never answered).
+    What the client still owes proves nothing of the agent: the look ends before it."""
+    entered, go = threading.Event(), threading.Event()
+    serve = ClientServices._serve
+
+    def slow(self: ClientServices, msg: Mapping[str, Any]) -> None:
+        if msg.get("method") == "elicitation/create":
+            entered.set()
+            go.wait(60)
+        serve(self, msg)
+
+    monkeypatch.setattr(ClientServices, "_serve", slow)
+    cfg = FuzzConfig(AGENT, readings=SDK, client=custom(OFFERED), deadline=3)
+    with backend(cfg) as running:
+        client = FuzzClient.from_config(running)
+        try:
+            client.initialize()
+            for action in (NewSession(), Prompt(0, [{"type": "text", "text": _asking_twice()}]),
+                           AnswerPermission(0)):  # the permission request comes first
+                client.perform(action)
+            assert entered.wait(30)
+            client.perform(Cancel(0))
+            looked = client.drain([0])
+            (rid,) = client.answering()  # the worker still holds it
+            client.caught_up()
+            records = client.proc.records()
+            asked = _position(records, lambda r: r["dir"] == "a2c"
+                              and r["msg"].get("id") == rid and "method" in r["msg"])
+            assert looked is not None and looked <= asked
+            with client.lock:
+                client.monitor.judge_open([client.sessions[0].sid], 0, cfg.deadline,
+                                          looked=looked)
+            assert client.monitor.violations == []
+            go.set()  # the answer is written, and the client owes nothing any more
+            assert client.answering(30) == []
+        finally:
+            go.set()
             client.close()

@@ -73,6 +73,8 @@ def test_reading_option_changes_the_verdict(tmp_path: Path) -> None:
     ('[1, 2]\n', ":1: expected a JSON object"),
     ('{"dir": "a2c"}\n', "exactly one of 'msg' or 'raw'"),
     ('{"dir": "a2c", "t": "noon", "msg": {}}\n', "'t' must be a number"),
+    ("", "holds no message"),
+    ("\n\n", "holds no message"),
 ])
 def test_bad_input_exit_2_without_traceback(tmp_path: Path, content: str | None,
                                             needle: str) -> None:

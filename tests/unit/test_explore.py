@@ -22,7 +22,7 @@ from acp_model.explorer import (
     make_event,
     parse_diff,
 )
-from acp_model.explorer.config import _observe
+from acp_model.explorer.config import Observer, _edge_breaks, _observe
 from acp_model.model.cancel_rules import CancelRules
 from acp_model.model.check import CheckMeta, check
 from acp_model.model.engine import CheckSpec, TableEngine, compile_machine
@@ -553,3 +553,20 @@ def test_elicitation_waits() -> None:
     warned = {w for e in exp.edges for w in e.warns}
     assert any("STATE-05" in w for w in warned) and any("SDK-ELICIT-01" in w for w in warned)
     assert exp.bounds.to_json()["max_elicitations"] == 1
+
+
+def test_an_idle_ending_work_without_a_reason_is_judged_by_its_revision_s_rule() -> None:
+    """STATE-03 asks for a stop reason where an idle ends work: a MUST in the seed (the edge is
+    refused), a SHOULD in sdk-2.4.0 (allowed, with its warning). Property (e) holds in both;
+    it breaks only where the model would allow the idle with no word from that rule."""
+    sdk = DEFAULT.parse(["SPEC=sdk-2.4.0"])
+    for readings, allowed in ((DEFAULT, False), (sdk, True)):
+        exp = explore(bounds=CANCEL_ONLY, readings=readings)
+        bare = [e for e in exp.edges if e.action.event == Event.IDLE_REPORTED
+                and e.action.arg is None and e.src_state in WORK]
+        assert bool(bare) is allowed
+        assert all("STATE-03" in e.warns[0] for e in bare)
+        assert _props(exp)["e"].holds
+    act = Action(0, Event.IDLE_REPORTED, None)
+    assert "e" in _edge_breaks(Observer((), False), "running", act, 0)
+    assert "e" not in _edge_breaks(Observer((), False), "running", act, 0, ("STATE-03",))
