@@ -25,7 +25,7 @@ READ_CHUNK = 64 * 1024
 def read_chunks(fd: int, stop: threading.Event, size: int = READ_CHUNK) -> Iterator[bytes]:
     """What a child writes to ``fd``, chunk by chunk (at most ``size`` bytes), until it closes
     the pipe (or the pipe fails) or ``stop`` is set: the fuzz transport's readers and the
-    proxy's pumps."""
+    proxy's stderr pump."""
     while not stop.is_set():
         try:
             ready, _, _ = select.select([fd], [], [], 0.2)

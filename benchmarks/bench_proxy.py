@@ -10,8 +10,9 @@
   direct and through the proxy, from the first byte to the end of the agent's output (the time
   to the first byte, the proxy's start-up, is its own figure). Target: at least half of direct.
 * **CPU** per message forwarded in the latency runs, from the proxy's report: forwarding (the
-  relay's pump and feeder threads) and judging (the judge process, after its start-up); and the
-  whole process tree's user + system time (start-ups, the agent and both ends included).
+  relay's thread, which moves both directions and feeds the judge) and judging (the judge
+  process, after its start-up); and the whole process tree's user + system time (start-ups,
+  the agent and both ends included).
 
 Every message is judged by the oracle in the proxy's judge process (these are not valid ACP
 traffic, so the judge has violations to report, which it does once per rule): the figures

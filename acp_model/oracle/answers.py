@@ -30,7 +30,7 @@ from acp_model.model.vocab import Answer, ConnEvent, ElicitationAction, ErrorCod
 from acp_model.model.wire_table import Route
 from acp_model.oracle import rpc
 from acp_model.oracle.conversation import Conversations
-from acp_model.oracle.dialects import Dialect
+from acp_model.oracle.dialects import Answered, Translator
 from acp_model.oracle.liveness import REQUEST_ANSWERED
 from acp_model.oracle.machines import Machines
 from acp_model.oracle.reopens import Reopens
@@ -85,7 +85,7 @@ class Answers:
     """Routes responses; owns what the initialize result told (capabilities)."""
 
     def __init__(self, rev: str, decision: revisions.Decision, rpc_: Rpc, store: ViolationStore,
-                 machines: Machines, shapes: ShapeJudge, dialect: Dialect,
+                 machines: Machines, shapes: ShapeJudge, translator: Translator,
                  reopens: Reopens, conversations: Conversations) -> None:
         self.decision = decision
         self.rev = rev
@@ -93,7 +93,8 @@ class Answers:
         self.shape = wire_shapes.shape(rev)  # what its initialize exchange spells and grants
         self._baseline = _BASELINE_SESSION_METHODS | self.shape.baseline_adds
         self.rpc, self.store, self.machines, self.shapes = rpc_, store, machines, shapes
-        self.dialect, self.reopens, self.conversations = dialect, reopens, conversations
+        self.translate, self.reopens, self.conversations = translator, reopens, conversations
+        self.dialect = translator.dialect
         self.told = Told()
         self.agent_capabilities: Any = None  # the initialize result's (ENUM-12 reads _meta)
         self.prompt_caps: dict[str, Any] | None = None
@@ -273,8 +274,8 @@ class Answers:
             mid = r.result["messageId"]
             self.store.run(prompt_rules.receipt_not_held_back, r.idx, mid, r.req.idx,
                            *self.conversations.receipt(sid, mid), session=sid)
-        self.machines.derived(sid, self.dialect.prompt_answered(
-            sid, r.req_id, r.idx, r.result, r.has_error, r.code, r.what))
+        self.machines.derived(sid, self.translate(Answered(
+            sid, r.req_id, r.idx, r.result, r.has_error, r.code, r.what)))
 
     def _elicitation_answered(self, r: Reply) -> None:
         """The client's answer to a session-scoped elicitation ends that wait, whatever its

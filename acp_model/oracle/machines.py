@@ -8,7 +8,7 @@ store with its proof. The read-only questions the fuzzer's client asks before it
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from acp_model.model import closing, reducers
@@ -76,8 +76,8 @@ class Machines:
             sess.retire()
             self._retire_at[sid] = max(RETIRE_AT, 2 * len(sess.perm_book.perms))
 
-    def derived(self, sid: str, events: list[tuple[Event, Ev, str]]) -> None:
-        """Fire the model's events a v1 message stands for (``turns_v1``)."""
+    def derived(self, sid: str, events: Iterable[tuple[Event, Ev, str]]) -> None:
+        """Fire the steps the translator derived from a message (``dialects``)."""
         for event, ev, what in events:
             self.session_event(sid, event, ev, what)
 

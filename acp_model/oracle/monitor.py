@@ -69,13 +69,14 @@ class Monitor:
         self.shapes = ShapeJudge(self.rev, self.store, validate=validate)
         self.reopens = reopens = Reopens()
         # the revision's translator into the model's events (v1: its turns)
-        dialect = dialects.for_protocol(revisions.get(self.rev).protocol)
+        translator = dialects.Translator(dialects.for_protocol(revisions.get(self.rev).protocol))
         # each session's conversation, and the replays that owe it back (SESS-07)
-        self.conversations = Conversations(self.store, dialect.prompts_are_the_conversation)
+        self.conversations = Conversations(self.store,
+                                           translator.dialect.prompts_are_the_conversation)
         answers = Answers(self.rev, self.decision, self.rpc, self.store, self.machines,
-                          self.shapes, dialect, reopens, self.conversations)
+                          self.shapes, translator, reopens, self.conversations)
         self.router = Router(self.rev, self.rpc, self.store, self.machines, self.shapes,
-                             answers, dialect, reopens, self.conversations)
+                             answers, translator, reopens, self.conversations)
         self.liveness = LivenessJudge(self.rpc, self.machines, self.store, reopens)
         self.violations: list[Violation] = self.store.violations  # the store's, shared
         self.count = 0

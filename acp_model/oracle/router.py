@@ -25,7 +25,7 @@ from acp_model.oracle import rpc, wire
 from acp_model.oracle.advertised import AdvertisedUse
 from acp_model.oracle.answers import Answers
 from acp_model.oracle.conversation import Conversations
-from acp_model.oracle.dialects import Dialect
+from acp_model.oracle.dialects import Cancelled, Prompted, Translator, Updated, Withdrawn
 from acp_model.oracle.machines import Machines
 from acp_model.oracle.reopens import Reopens
 from acp_model.oracle.rpc import OpenRequest, Rpc
@@ -75,18 +75,20 @@ class Router:
     """Routes requests and notifications, and fires the events the translator derives."""
 
     def __init__(self, rev: str, rpc_: Rpc, store: ViolationStore, machines: Machines,
-                 shapes: ShapeJudge, answers: Answers, dialect: Dialect,
+                 shapes: ShapeJudge, answers: Answers, translator: Translator,
                  reopens: Reopens, conversations: Conversations) -> None:
         self.rev = rev
         self.rpc, self.store, self.machines, self.shapes = rpc_, store, machines, shapes
-        self.answers, self.dialect, self.reopens = answers, dialect, reopens
+        self.answers, self.reopens = answers, reopens
+        # the revision's translator (hand it what a message was, fire its steps) and readings
+        self.translate, self.dialect = translator, translator.dialect
         self.conversations = conversations
         # the checks of where a reopen's history comes, that judge under this revision
         self._replay_order = replay_order_table(rev)
         # what each request and update uses of what the initialize exchange advertised
         self.uses = AdvertisedUse(store, machines, answers)
         # the agent's requests that wait for the user (permission, elicitation)
-        self.asks = UserAsks(rev, machines, shapes, dialect, self._unknown_session)
+        self.asks = UserAsks(rev, machines, shapes, translator, self._unknown_session)
         # (direction, method, request?) -> its plan (_plan_method), built on first use
         self._plans: dict[tuple[str, str, bool], _MethodPlan] = {}
         # the handler of each route of wire_table.MESSAGES, by the kind of message it routes
@@ -257,7 +259,7 @@ class Router:
         self.machines.session_event(sid, Event.PROMPT,
                                     Ev(idx, id=req_id, content_key=content_key(blocks),
                                        text_key=text_key(blocks)), what)
-        self.dialect.prompt(sid, req_id, idx, blocks)
+        self.machines.derived(sid, self.translate(Prompted(sid, req_id, idx, blocks)))
         self.reopens.prompted(sid, idx, blocks)
 
     def _close(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str) -> None:
@@ -270,7 +272,7 @@ class Router:
         self._cancel(sid, idx, what)
 
     def _cancel(self, sid: str, idx: int, what: str) -> None:
-        self.dialect.cancel(sid)
+        self.machines.derived(sid, self.translate(Cancelled(sid)))
         self.machines.session_event(sid, Event.CANCEL, Ev(idx), what)
         self.reopens.cancelled(self.machines.sessions.get(sid), sid)
 
@@ -306,7 +308,8 @@ class Router:
             return  # nothing open with that id: harmless (it may have been answered)
         target.withdrawn = True
         if direction == "c2a" and target.session is not None:
-            self.dialect.withdraw(target.session, params.get("requestId"))
+            self.machines.derived(target.session, self.translate(
+                Withdrawn(target.session, params.get("requestId"))))
         if target.session in self.machines.sessions:
             event = (Event.PROMPT_CANCEL_REQUEST if direction == "c2a"
                      else Event.PERMISSION_WITHDRAWN)
@@ -339,8 +342,8 @@ class Router:
         self.uses.update(sid, update, kind, idx, history=bool(history))
         at = self.reopens.position(sid, update, requests, busy)
         self.store.run_entry(self._replay_order, idx, at, session=sid)
-        update, derived = self.dialect.update(sid, update, kind, history, idx, what)
-        self.machines.derived(sid, derived)
+        self.machines.derived(sid, self.translate(Updated(sid, kind, bool(history), idx, what)))
+        update = self.dialect.reads(update, kind)
         before = self.machines.views[sid]
         event, ev, what = wire.session_update(idx, update, before, self.dialect.event_of)
         if replaying is not None:

@@ -19,22 +19,29 @@ that shows them:
 * -32800 for a prompt the client withdrew with ``$/cancel_request`` is that request's
   cancellation (cancellation.mdx): a rejection, or the cancelled end of its turn.
 
-No rule is decided here; the checks of the session machine judge the derived events.
+No rule is decided here; the checks of the session machine judge the derived events. The
+open turns are a value (:data:`Turns`): each function takes the one before a message and
+returns the one after it with the steps the message stands for, and changes nothing.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import Any
 
 from acp_model.model.events import Ev, content_key, text_key
 from acp_model.model.vocab import ErrorCode, Event
 
-Derived = list[tuple[Event, Ev, str]]
+Step = tuple[Event, Ev, str]  # an event to fire on the session machine, its payload, its text
+Steps = tuple[Step, ...]
 
 
-@dataclass(slots=True)
-class _Turn:
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One unanswered prompt and how far its turn has shown."""
+
     prompt_id: Any
     prompt_idx: int
     content_key: str | None
@@ -44,91 +51,102 @@ class _Turn:
     cancelled: bool = False  # the client sent session/cancel (or session/close) since
     withdrawn: bool = False  # the client withdrew the prompt itself ($/cancel_request)
 
+    def answers(self, req_id: Any) -> bool:
+        return self.prompt_id == req_id and type(self.prompt_id) is type(req_id)
 
-@dataclass
-class V1Turns:
-    """The open prompts of each session, in the order they were sent."""
 
-    open: dict[str, list[_Turn]] = field(default_factory=dict)
+# The open prompts of each session, in the order they were sent: a value, never changed in
+# place (each function below returns the next one), so a translation is a pure function.
+Turns = Mapping[str, tuple[Turn, ...]]
+NONE: Turns = MappingProxyType({})
 
-    def prompt(self, sid: str, req_id: Any, idx: int, blocks: Any) -> None:
-        self.open.setdefault(sid, []).append(
-            _Turn(req_id, idx, content_key(blocks), text_key(blocks)))
 
-    def cancel(self, sid: str) -> None:
-        for turn in self.open.get(sid, []):
-            turn.cancelled = True
+def _with(turns: Turns, sid: str, session: tuple[Turn, ...]) -> Turns:
+    return MappingProxyType({**turns, sid: session})
 
-    def _find(self, sid: str, req_id: Any) -> _Turn | None:
-        return next((t for t in self.open.get(sid, []) if t.prompt_id == req_id
-                     and type(t.prompt_id) is type(req_id)), None)
 
-    def withdraw(self, sid: str, req_id: Any) -> None:
-        turn = self._find(sid, req_id)
-        if turn is not None:
-            turn.withdrawn = True
+def prompt(turns: Turns, sid: str, req_id: Any, idx: int, blocks: Any) -> Turns:
+    """A prompt was sent for a known session: its turn is open, nothing shown yet."""
+    turn = Turn(req_id, idx, content_key(blocks), text_key(blocks))
+    return _with(turns, sid, (*turns.get(sid, ()), turn))
 
-    def pending(self, sid: str) -> bool:
-        """An unanswered prompt whose turn has not shown yet."""
-        return any(not t.shown for t in self.open.get(sid, []))
 
-    def start(self, sid: str, idx: int, what: str) -> Derived:
-        """Turn content arrived: the oldest prompt whose turn has not shown starts."""
-        turn = next((t for t in self.open.get(sid, []) if not t.started), None)
-        if turn is None or any(t.started for t in self.open[sid]):
-            return []  # no prompt, or its turn already runs
-        return self._started(turn, idx, f"{what} (the turn of prompt #{turn.prompt_idx} "
-                                         "starts)")
+def cancel(turns: Turns, sid: str) -> Turns:
+    """The client cancelled the session's work: every open turn was cancelled since."""
+    session = turns.get(sid)
+    if not session:
+        return turns
+    return _with(turns, sid, tuple(replace(t, cancelled=True) for t in session))
 
-    def _started(self, turn: _Turn, idx: int, what: str) -> Derived:
-        turn.started = True
-        running = (Event.RUNNING_REPORTED, Ev(idx), what)
-        if turn.shown:  # an earlier response ended the work span it was running in
-            return [running]
-        turn.shown = True
-        return [(Event.PROMPT_ACCEPTED, Ev(idx, id=turn.prompt_id), what),
-                (Event.USER_MESSAGE, Ev(idx, message_id=f"v1-prompt-{turn.prompt_idx}",
-                                        new_message=True, content_key=turn.content_key,
-                                        text_key=turn.text_key), what),
-                running]
 
-    def response(self, sid: str, req_id: Any, idx: int, result: Any, error_code: int | None,
-                 what: str) -> Derived:
-        """The prompt's response: the end of its turn, or its rejection."""
-        turn = self._find(sid, req_id)
-        if turn is None:
-            return []
-        self.open[sid].remove(turn)
-        derived = self._ending(turn, idx, result, error_code, what)
-        if derived[-1][0] == Event.IDLE_REPORTED:
-            for other in self.open[sid]:  # the idle ends the model's span of work
-                other.started = False
-        return derived
+def withdraw(turns: Turns, sid: str, req_id: Any) -> Turns:
+    """The client withdrew its prompt ``req_id`` (the oldest open one of that id)."""
+    session = turns.get(sid, ())
+    turn = next((t for t in session if t.answers(req_id)), None)
+    if turn is None:
+        return turns
+    return _with(turns, sid, tuple(replace(t, withdrawn=True) if t is turn else t
+                                   for t in session))
 
-    def _ending(self, turn: _Turn, idx: int, result: Any, error_code: int | None,
-                what: str) -> Derived:
-        req_id = turn.prompt_id
-        if turn.withdrawn and error_code == ErrorCode.REQUEST_CANCELLED:
-            # cancellation.mdx: a withdrawn request may be answered -32800; its turn, if it
-            # showed, ended cancelled
-            if not turn.shown:
-                return [(Event.PROMPT_REJECTED, Ev(idx, id=req_id, error_code=error_code),
-                         what)]
-            out = [] if turn.started else self._started(turn, idx, what)
-            return [*out, (Event.IDLE_REPORTED, Ev(idx, id=req_id, reason="cancelled"),
-                           f"{what}: -32800 for the withdrawn prompt")]
-        if error_code is not None or not isinstance(result, dict):
-            if not turn.shown and not turn.cancelled:
-                return [(Event.PROMPT_REJECTED, Ev(idx, id=req_id, error_code=error_code),
-                         what)]
-            # no content shown: an abort error, or a rejection of the prompt
-            refusal = not turn.shown
-            out = [] if turn.started else self._started(turn, idx, what)
-            return [*out, (Event.IDLE_REPORTED, Ev(idx, id=req_id, error_code=error_code,
-                                                   maybe_refusal=refusal),
-                           f"{what}: an error, not a stop reason")]
-        reason = result.get("stopReason")
-        reason = reason if isinstance(reason, str) else None
-        out = [] if turn.started else self._started(turn, idx, what)
-        return [*out, (Event.IDLE_REPORTED, Ev(idx, id=req_id, reason=reason),
-                       f"{what} (stopReason {reason!r})")]
+
+def start(turns: Turns, sid: str, idx: int, what: str) -> tuple[Turns, Steps]:
+    """Turn content arrived: the oldest prompt whose turn is not running starts."""
+    session = turns.get(sid, ())
+    turn = next((t for t in session if not t.started), None)
+    if turn is None or any(t.started for t in session):
+        return turns, ()  # no prompt, or its turn already runs
+    steps = _started(turn, idx, f"{what} (the turn of prompt #{turn.prompt_idx} starts)")
+    running = replace(turn, started=True, shown=True)
+    return _with(turns, sid, tuple(running if t is turn else t for t in session)), steps
+
+
+def _started(turn: Turn, idx: int, what: str) -> Steps:
+    running = (Event.RUNNING_REPORTED, Ev(idx), what)
+    if turn.shown:  # an earlier response ended the work span it was running in
+        return (running,)
+    return ((Event.PROMPT_ACCEPTED, Ev(idx, id=turn.prompt_id), what),
+            (Event.USER_MESSAGE, Ev(idx, message_id=f"v1-prompt-{turn.prompt_idx}",
+                                    new_message=True, content_key=turn.content_key,
+                                    text_key=turn.text_key), what),
+            running)
+
+
+def response(turns: Turns, sid: str, req_id: Any, idx: int, result: Any,
+             error_code: int | None, what: str) -> tuple[Turns, Steps]:
+    """The prompt's response: the end of its turn, or its rejection. An idle ends the
+    model's span of work: the other open turns run again only at their next content."""
+    session = turns.get(sid, ())
+    turn = next((t for t in session if t.answers(req_id)), None)
+    if turn is None:
+        return turns, ()
+    steps = _ending(turn, idx, result, error_code, what)
+    ended = steps[-1][0] == Event.IDLE_REPORTED
+    rest = tuple(replace(t, started=False) if ended and t.started else t
+                 for t in session if t is not turn)
+    return _with(turns, sid, rest), steps
+
+
+def _ending(turn: Turn, idx: int, result: Any, error_code: int | None, what: str) -> Steps:
+    req_id = turn.prompt_id
+    if turn.withdrawn and error_code == ErrorCode.REQUEST_CANCELLED:
+        # cancellation.mdx: a withdrawn request may be answered -32800; its turn, if it
+        # showed, ended cancelled
+        if not turn.shown:
+            return ((Event.PROMPT_REJECTED, Ev(idx, id=req_id, error_code=error_code), what),)
+        out = () if turn.started else _started(turn, idx, what)
+        return (*out, (Event.IDLE_REPORTED, Ev(idx, id=req_id, reason="cancelled"),
+                       f"{what}: -32800 for the withdrawn prompt"))
+    if error_code is not None or not isinstance(result, dict):
+        if not turn.shown and not turn.cancelled:
+            return ((Event.PROMPT_REJECTED, Ev(idx, id=req_id, error_code=error_code), what),)
+        # no content shown: an abort error, or a rejection of the prompt
+        refusal = not turn.shown
+        out = () if turn.started else _started(turn, idx, what)
+        return (*out, (Event.IDLE_REPORTED, Ev(idx, id=req_id, error_code=error_code,
+                                               maybe_refusal=refusal),
+                       f"{what}: an error, not a stop reason"))
+    reason = result.get("stopReason")
+    reason = reason if isinstance(reason, str) else None
+    out = () if turn.started else _started(turn, idx, what)
+    return (*out, (Event.IDLE_REPORTED, Ev(idx, id=req_id, reason=reason),
+                   f"{what} (stopReason {reason!r})"))

@@ -11,7 +11,7 @@ from acp_model.model import messages, reducers, views
 from acp_model.model.events import Ev
 from acp_model.model.vocab import Event
 from acp_model.oracle import wire
-from acp_model.oracle.dialects import Dialect
+from acp_model.oracle.dialects import AskedUser, Translator
 from acp_model.oracle.machines import Machines
 from acp_model.oracle.shapes import ShapeJudge
 
@@ -20,9 +20,9 @@ class UserAsks:
     """Fires a session's user-action wait for each request the agent makes of the user.
     ``unknown_session`` judges a request naming a session no response created (SESS-12)."""
 
-    def __init__(self, rev: str, machines: Machines, shapes: ShapeJudge, dialect: Dialect,
+    def __init__(self, rev: str, machines: Machines, shapes: ShapeJudge, translate: Translator,
                  unknown_session: Callable[[int, Any, str], None]) -> None:
-        self.rev, self.machines, self.shapes, self.dialect = rev, machines, shapes, dialect
+        self.rev, self.machines, self.shapes, self.translate = rev, machines, shapes, translate
         self.unknown_session = unknown_session
 
     def permission(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str
@@ -38,7 +38,7 @@ class UserAsks:
                                                        self.rev), idx, what, sid)
         self.machines.views[sid] = views.apply_permission_subject(self.machines.views[sid],
                                                                   params)
-        self.machines.derived(sid, self.dialect.turn_content(sid, idx, what))
+        self.machines.derived(sid, self.translate(AskedUser(sid, idx, what)))
         self.machines.session_event(sid, Event.PERMISSION_REQUEST, ev, what)
 
     def elicitation(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str

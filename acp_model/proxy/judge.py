@@ -36,7 +36,7 @@ import orjson
 
 from acp_model.oracle.monitor import Monitor, Violation
 from acp_model.oracle.offline import finish_open, report_for
-from acp_model.proxy.relay import DIRECTIONS, END, HEADER, SETUP
+from acp_model.proxy.feed import DIRECTIONS, END, HEADER, SETUP
 from acp_model.report.html import trace_page, write_html
 from acp_model.spec import revisions
 from acp_model.spec.levels import Level
@@ -46,6 +46,9 @@ from acp_model.trace import dialect
 from acp_model.trace.wire import LineCutter, decode_line, dumps_record
 
 UNDECIDED_LIMIT = 10_000  # records judged as the seed's if no prompt response came by then
+# The judge yields the CPU to the wire: on a busy machine the relay (and the editor and agent
+# it serves) get the cores first, and the judge works from its backlog (``feed.py``).
+NICENESS = 5
 
 
 @dataclass(frozen=True)
@@ -173,8 +176,24 @@ class Judge:
                  "judging_cut_short": _cut_short.is_set(),
                  "internal_error": repr(self.error) if self.error else None}
         proxy["cpu_seconds"] = {**relayed.get("cpu_seconds", {}), "judge": round(cpu, 6)}
-        return report_for(monitor, command="proxy", source=self.settings.source, extra={
+        report = report_for(monitor, command="proxy", source=self.settings.source, extra={
             "open_at_end": [v.to_json() for v in open_at_end], "proxy": proxy})
+        report["verdict"] = covered_verdict(report["verdict"], proxy)
+        return report
+
+
+def covered_verdict(verdict: str, proxy: dict[str, Any]) -> str:
+    """A pass over part of a session is not a pass. When judging stopped before the session
+    ended (the judge fell ``--max-queue`` behind the wire, the trace reached its cap, the judge
+    was cut short at exit) the verdict is ``incomplete``; when the oracle itself failed, it is
+    ``error``. A failure found in the part judged stands: its proof lies in that part."""
+    if verdict != "pass":
+        return verdict
+    if proxy.get("internal_error"):
+        return "error"
+    if any(proxy.get(k) for k in ("judge_overflowed", "trace_truncated", "judging_cut_short")):
+        return "incomplete"
+    return verdict
 
 
 _cut_short = threading.Event()  # SIGUSR1: the relay waits no longer; report what was judged
@@ -185,6 +204,8 @@ def main() -> int:
     for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(s, signal.SIG_IGN)  # the relay ends the session, then closes our stdin
     signal.signal(signal.SIGUSR1, lambda _s, _f: _cut_short.set())
+    with contextlib.suppress(OSError):
+        os.nice(NICENESS)
     inp = os.fdopen(0, "rb", buffering=1 << 20)
     out = os.fdopen(1, "wb", buffering=0)
     lock = threading.Lock()

@@ -1,158 +1,87 @@
 """The byte relay between an editor and its agent: forward first, hand a copy to the judge.
 
-Three pump threads: the editor's stdin to the agent's stdin, the agent's stdout to the editor,
-the agent's stderr to the proxy's stderr (whole lines, so the proxy's own lines never split
-one of the agent's). Every chunk is forwarded untouched, as soon as it is read: no buffering
-beyond what one ``read`` returned, nothing injected, nothing rewritten. Before a chunk is
-written on, a framed copy goes to the judge (:class:`JudgeFeed`), so the judge sees both
-directions in an order consistent with causality (what the editor sends in reply to a message
-the agent wrote reaches the judge after that message).
+One thread moves both directions (the editor's stdin to the agent's stdin, the agent's stdout
+to the editor) in a ``poll`` loop; a second relays the agent's stderr to the proxy's stderr in
+whole lines, so the proxy's own lines never split one of the agent's. Every chunk is forwarded
+untouched, as soon as it is read: nothing injected, nothing rewritten. Before a chunk is written
+on, a framed copy goes to the judge (:class:`~acp_model.proxy.feed.JudgeFeed`), so the judge
+sees both directions in an order consistent with causality (what the editor sends in reply to a
+message the agent wrote reaches the judge after that message).
 
-The judge is another process (``judge.py``): judging never holds this process's interpreter
-lock, so forwarding a chunk costs a read, one non-blocking write of its copy and a write.
+Why one thread: forwarding a chunk is a read, a write of its copy and a write, each of which
+releases the interpreter lock; two pump threads passed the lock back and forth at every one of
+them (a futex storm in ``strace``), which cost more than the forwarding itself. The judge is
+another process (``judge.py``), so judging never holds this process's lock either.
 
-Back-pressure: the judge's pipe takes what it can without blocking; the rest waits in a backlog
-bounded by bytes (``max_queue``) that a feeder thread drains as the judge reads. A judge that
-falls further behind is cut off: judging stops for the rest of the session (a trace with a hole
-would give unsound verdicts), the report says so, and the wire never waits for the judge.
+Back-pressure on the wire is the pipes' own: a chunk is written on before its source is read
+again, and while the destination cannot take it (a full pipe: the reader is slow) the source is
+not read, exactly as a writer would wait on the pipe without the proxy. So at most one chunk
+per direction is ever held, and bytes are never dropped or reordered. The judge never holds the
+wire back: see ``feed.py`` for what happens when it falls behind.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import select
-import struct
 import subprocess
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Sequence
 
 from acp_model.process import READ_CHUNK, end_group, read_chunks, spawn_group
+from acp_model.proxy.feed import A2C, C2A, DIRECTIONS, PIPE_SIZE, JudgeFeed, widen
 
-# One frame to the judge: direction, seconds since the relay started, length; then the bytes.
-HEADER = struct.Struct("<BdI")
-C2A, A2C = 0, 1  # editor -> agent, agent -> editor; empty bytes: that direction ended
-SETUP, END = 2, 3  # control frames: the judge's settings (first), the end of the session
-DIRECTIONS = ("c2a", "a2c")
-PIPE_SIZE = 1 << 20  # asked for the judge's pipe and the agent's stdout (Linux; default 64 KiB)
-_F_SETPIPE_SZ = 1031
+_IN = select.POLLIN | select.POLLHUP | select.POLLERR | select.POLLNVAL
+_OUT = select.POLLOUT | select.POLLHUP | select.POLLERR | select.POLLNVAL
 
 
-def widen(fd: int) -> None:
-    """Ask for a larger pipe (fewer, larger chunks in a flood); a refusal changes nothing."""
-    with contextlib.suppress(OSError):
-        fcntl.fcntl(fd, _F_SETPIPE_SZ, PIPE_SIZE)
+class _Flow:
+    """One direction of the wire: ``src`` is read only once the last chunk was written on to
+    ``dst`` (``rest`` is what of it ``dst`` has not taken yet)."""
 
+    __slots__ = ("dst", "dst_open", "ended", "kind", "name", "rest", "size", "src")
 
-class JudgeFeed:
-    """The copies on their way to the judge's pipe; :meth:`put` never blocks.
+    def __init__(self, kind: int, src: int, dst: int) -> None:
+        self.kind, self.name = kind, DIRECTIONS[kind]
+        self.src, self.dst = src, dst
+        self.rest: memoryview | None = None
+        self.size = READ_CHUNK
+        self.dst_open = True  # False once writing failed (the reader went away)
+        self.ended = False
 
-    A frame goes straight into the pipe when nothing waits before it and the pipe has room;
-    otherwise it joins the backlog, which the feeder thread writes as the judge reads. Frames
-    stay whole and in order (one lock; the backlog drains before any new direct write). Once
-    ``cap`` bytes wait, the judge is cut off (``overflowed``): later chunks are not sent, only
-    the ends of the two directions and the end of the session, so the judge ends cleanly.
-    """
-
-    def __init__(self, fd: int, cap: int) -> None:
-        self.fd, self.cap = fd, cap
-        os.set_blocking(fd, False)
-        widen(fd)  # fewer frames wait in the backlog
-        self.backlog: deque[bytes | memoryview] = deque()
-        self.waiting = 0  # bytes in the backlog
-        self.overflowed = False  # the judge fell ``cap`` bytes behind: judging stopped
-        self.lost = False  # the judge's pipe broke (it exited)
-        self.closing = False
-        self.cond = threading.Condition()
-        self.cpu = 0.0  # CPU seconds of the feeder thread
-        self.thread = threading.Thread(target=self._drain, name="proxy-feed", daemon=True)
-        self.thread.start()
-
-    def put(self, kind: int, t: float, data: bytes) -> None:
-        """Hand one chunk (or a control frame) to the judge without waiting for it."""
-        header = HEADER.pack(kind, t, len(data))
-        with self.cond:
-            if self.lost or (self.overflowed and data and kind < SETUP):
-                return
-            if not self.backlog:
-                try:
-                    n = os.writev(self.fd, (header, data))
-                except BlockingIOError:
-                    n = 0
-                except OSError:
-                    self.lost = True
-                    return
-                if n == len(header) + len(data):
-                    return
-                if n:  # a frame begun is finished, whatever the cap
-                    self._queue((header + data)[n:])
-                    return
-            elif kind < SETUP and data and self.waiting + len(header) + len(data) > self.cap:
-                self.overflowed = True
-                return
-            self._queue(header + data)
-
-    def _queue(self, rest: bytes) -> None:
-        self.backlog.append(rest)
-        self.waiting += len(rest)
-        self.cond.notify()
-
-    def _drain(self) -> None:
-        """Write the backlog as the judge's pipe takes it (only this thread writes then)."""
+    def read(self) -> bytes:
+        """The next chunk (empty: the source ended). A full read means a flood: the next
+        asks for a pipe's worth (fewer chunks, frames and writes); a short one goes back to
+        the small size, since every read allocates what it asks for."""
         try:
-            while True:
-                with self.cond:
-                    while not self.backlog and not self.closing:
-                        self.cond.wait()
-                    if not self.backlog:
-                        return
-                    item = self.backlog[0]
-                try:
-                    _, ready, _ = select.select([], [self.fd], [], 0.2)
-                    n = os.write(self.fd, item) if ready else 0
-                except BlockingIOError:
-                    n = 0
-                except OSError:
-                    with self.cond:
-                        self.lost = True
-                        self.backlog.clear()
-                        self.waiting = 0
-                    return
-                with self.cond:
-                    if not self.backlog or self.backlog[0] is not item:
-                        continue  # given up on by close(): nothing is written any more
-                    self.waiting -= n
-                    if n == len(item):
-                        self.backlog.popleft()
-                    elif n:
-                        self.backlog[0] = memoryview(item)[n:]
-        finally:
-            self.cpu = time.thread_time()
+            data = os.read(self.src, self.size)
+        except OSError:
+            return b""
+        self.size = PIPE_SIZE if len(data) == self.size else READ_CHUNK
+        return data
 
-    def close(self, timeout: float) -> bool:
-        """Let the backlog drain (at most ``timeout`` seconds), then close the pipe: the judge
-        reads its end. False when the judge did not take everything in time."""
-        with self.cond:
-            self.closing = True
-            self.cond.notify()
-        self.thread.join(timeout)
-        drained = not self.thread.is_alive()
-        if not drained:
-            with self.cond:
-                self.lost = True  # what it has not read by now it will not get
-                self.backlog.clear()
-                self.waiting = 0
-            self.thread.join(1.0)  # its writes never block: it sees the empty backlog at once
-        with contextlib.suppress(OSError):
-            os.close(self.fd)
-        return drained
+    def push(self) -> bool:
+        """Write what ``dst`` takes now of ``rest``; True once nothing is left (or ``dst`` is
+        gone, which :attr:`dst_open` records)."""
+        assert self.rest is not None
+        try:
+            n = os.write(self.dst, self.rest)
+        except BlockingIOError:
+            return False
+        except OSError:
+            self.dst_open, self.rest = False, None
+            return True
+        if n == len(self.rest):
+            self.rest = None
+            return True
+        self.rest = self.rest[n:]
+        return False
 
 
 class Relay:
-    """The agent process and the three pumps."""
+    """The agent process, the loop that forwards both directions, and the stderr pump."""
 
     def __init__(self, argv: Sequence[str], feed: JudgeFeed, *, stdin_fd: int = 0,
                  stdout_fd: int = 1, stderr_write: Callable[[bytes], None],
@@ -164,64 +93,134 @@ class Relay:
         self.stop = threading.Event()
         self.editor_gone = threading.Event()  # the editor closed our stdin
         self.agent_out_closed = threading.Event()  # the agent closed its stdout
-        self.editor_reading = True  # False once writing to the editor failed (it went away)
         self.bytes = {"c2a": 0, "a2c": 0}
-        self.cpu: dict[str, float] = {}  # CPU seconds of each pump thread, when it ended
+        self.cpu: dict[str, float] = {}  # CPU seconds of each thread, when it ended
         self.proc = spawn_group(argv, cwd)
         self.pgid = self.proc.pid
         assert self.proc.stdin and self.proc.stdout and self.proc.stderr
-        self._agent_in = self.proc.stdin.fileno()
-        widen(self.proc.stdout.fileno())
+        agent_out = self.proc.stdout.fileno()
+        widen(agent_out)
+        self.up = _Flow(C2A, stdin_fd, self.proc.stdin.fileno())
+        self.down = _Flow(A2C, agent_out, stdout_fd)
+        # The destinations are written without blocking (a full pipe must not stop the other
+        # direction); the editor's stdout gets its own mode back when the relay lets it go.
+        # Not a terminal: its mode is shared with the shell and with stderr on the same tty.
+        self._stdout_blocking = _blocking(stdout_fd)
+        for fd in (self.up.dst, self.down.dst):
+            with contextlib.suppress(OSError):
+                if not os.isatty(fd):
+                    os.set_blocking(fd, False)
+        self.poller = select.poll()
+        self.watched: dict[int, int] = {}
         self.threads = [
-            threading.Thread(target=self._pump_up, name="proxy-up", daemon=True),
-            threading.Thread(target=self._pump_down, name="proxy-down", daemon=True),
+            threading.Thread(target=self._loop, name="proxy-relay", daemon=True),
             threading.Thread(target=self._pump_stderr, name="proxy-stderr", daemon=True),
         ]
         for t in self.threads:
             t.start()
 
+    @property
+    def editor_reading(self) -> bool:
+        """False once writing to the editor failed (it went away)."""
+        return self.down.dst_open
+
     def elapsed(self) -> float:
         return round(time.monotonic() - self.t0, 6)
 
     def forwarding_cpu(self) -> float:
-        """CPU seconds the pumps and the feeder spent (all of the forwarding, none of the
-        judging); complete once :meth:`join` and the feed's close returned."""
+        """CPU seconds of the forwarding (the relay loop and the stderr pump, and the feed's
+        drain at the end), none of the judging; complete once :meth:`join` and the feed's
+        close returned."""
         return round(sum(self.cpu.values()) + self.feed.cpu, 6)
 
-    # --- pumps -----------------------------------------------------------------------------
-    def _pump_up(self) -> None:
-        """Editor -> agent."""
-        put, sent = self.feed.put, self.bytes
-        for data in read_chunks(self.stdin_fd, self.stop):
-            put(C2A, self.elapsed(), data)
-            sent["c2a"] += len(data)
-            if not _write_all(self._agent_in, data, self.stop):
-                break  # the agent stopped reading or exited: nothing more can reach it
-        put(C2A, self.elapsed(), b"")
-        self.editor_gone.set()
-        with contextlib.suppress(OSError):
-            self.proc.stdin.close()  # type: ignore[union-attr]  # EOF, as without the proxy
-        self.cpu["up"] = time.thread_time()
+    # --- the loop ---------------------------------------------------------------------------
+    def _watch(self, fd: int, events: int, on: bool) -> None:
+        mask = self.watched.get(fd, 0)
+        mask = mask | events if on else mask & ~events
+        if mask == self.watched.get(fd, 0):
+            return
+        if mask:
+            self.poller.register(fd, mask)
+            self.watched[fd] = mask
+        else:
+            self.poller.unregister(fd)
+            del self.watched[fd]
 
-    def _pump_down(self) -> None:
-        """Agent -> editor."""
-        out = self.proc.stdout.fileno()  # type: ignore[union-attr]
-        put, sent = self.feed.put, self.bytes
-        for data in read_chunks(out, self.stop, PIPE_SIZE):
-            put(A2C, self.elapsed(), data)
-            sent["a2c"] += len(data)
-            if self.editor_reading and not _write_all(self.stdout_fd, data, self.stop):
-                self.editor_reading = False  # keep draining the agent, record what it says
-        put(A2C, self.elapsed(), b"")
-        self._release_editor()
-        self.agent_out_closed.set()
-        self.cpu["down"] = time.thread_time()
+    def _loop(self) -> None:
+        """Until both directions ended (or :meth:`join` stops it): each ready descriptor in
+        turn, and the judge's pipe watched while frames wait for it."""
+        for flow in (self.up, self.down):
+            self._watch(flow.src, _IN, True)
+        feed = self.feed
+        try:
+            while not (self.up.ended and self.down.ended) and not self.stop.is_set():
+                for fd, events in self.poller.poll(200):
+                    if fd == feed.fd and events & _OUT:
+                        feed.flush()
+                    for flow in (self.up, self.down):
+                        self._ready(flow, fd, events)
+                self._watch(feed.fd, select.POLLOUT, bool(feed.backlog) and not feed.lost)
+        finally:
+            for flow in (self.up, self.down):
+                if not flow.ended:
+                    self._end(flow)
+            self.cpu["relay"] = time.thread_time()
+
+    def _ready(self, flow: _Flow, fd: int, events: int) -> None:
+        """``fd`` is ready: go on writing ``flow``'s chunk, or read its next one."""
+        if flow.ended:
+            return
+        if flow.rest is not None:
+            if fd == flow.dst and events & _OUT and flow.push():
+                self._switch(flow, reading=True)
+        elif fd == flow.src and events & _IN:
+            self._forward(flow)
+
+    def _forward(self, flow: _Flow) -> None:
+        """One chunk of ``flow``: its copy to the judge, then on to its destination."""
+        data = flow.read()
+        if not data:
+            self._end(flow)
+            return
+        self.feed.put(flow.kind, self.elapsed(), data)
+        self.bytes[flow.name] += len(data)
+        if not flow.dst_open:
+            return  # the editor stopped reading: keep draining the agent, judge what it says
+        flow.rest = memoryview(data)
+        if not flow.push():
+            self._switch(flow, reading=False)  # read no more until the destination took it
+        elif not flow.dst_open and flow is self.up:
+            self._end(flow)  # the agent stopped reading or exited: nothing more can reach it
+
+    def _switch(self, flow: _Flow, *, reading: bool) -> None:
+        self._watch(flow.src, _IN, reading)
+        self._watch(flow.dst, select.POLLOUT, not reading)
+        if reading and not flow.dst_open and flow is self.up:
+            self._end(flow)
+
+    def _end(self, flow: _Flow) -> None:
+        """The direction ended: the judge hears of it, and the far side gets its EOF, as it
+        would without the proxy."""
+        flow.ended = True
+        for fd, events in ((flow.src, _IN), (flow.dst, select.POLLOUT)):
+            with contextlib.suppress(KeyError, ValueError):
+                self._watch(fd, events, False)
+        self.feed.put(flow.kind, self.elapsed(), b"")
+        if flow is self.up:
+            self.editor_gone.set()
+            with contextlib.suppress(OSError):
+                self.proc.stdin.close()  # type: ignore[union-attr]
+        else:
+            self._release_editor()
+            self.agent_out_closed.set()
 
     def _release_editor(self) -> None:
         """The agent closed its stdout, so the editor's channel ends now, as it would without
         the proxy (judging may still go on). The descriptor stays open on /dev/null, so that
         its number is not reused while the caller still holds it."""
         with contextlib.suppress(OSError):
+            if self._stdout_blocking is not None:
+                os.set_blocking(self.stdout_fd, self._stdout_blocking)
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, self.stdout_fd)
             os.close(devnull)
@@ -256,24 +255,16 @@ class Relay:
         return end_group(self.pgid, close_stdin, self.wait_exit, grace)
 
     def join(self, timeout: float = 2.0) -> None:
-        """Let the pumps drain (the agent's output after its exit), then stop them."""
+        """Let the agent's output drain (what it wrote before it exited), then stop."""
+        self.agent_out_closed.wait(timeout)
         self.threads[1].join(timeout)
-        self.threads[2].join(timeout)
         self.stop.set()
         for t in self.threads:
             t.join(timeout)
 
 
-def _write_all(fd: int, data: bytes, stop: threading.Event) -> bool:
-    """Write every byte (blocking pipes); False when the reader is gone."""
-    view = memoryview(data)
-    while view and not stop.is_set():
-        try:
-            n = os.write(fd, view)
-        except BlockingIOError:
-            select.select([], [fd], [], 0.2)
-            continue
-        except (BrokenPipeError, OSError):
-            return False
-        view = view[n:]
-    return not view
+def _blocking(fd: int) -> bool | None:
+    try:
+        return os.get_blocking(fd)
+    except OSError:
+        return None

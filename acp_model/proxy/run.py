@@ -24,8 +24,9 @@ from typing import IO, Any
 
 from acp_model.oracle.monitor import Monitor
 from acp_model.oracle.offline import report_for
-from acp_model.proxy.judge import JudgeProcess, JudgeSettings
-from acp_model.proxy.relay import END, SETUP, JudgeFeed, Relay
+from acp_model.proxy.feed import END, SETUP, JudgeFeed
+from acp_model.proxy.judge import JudgeProcess, JudgeSettings, covered_verdict
+from acp_model.proxy.relay import Relay
 from acp_model.report.document import write_json
 from acp_model.spec import revisions
 from acp_model.spec.readings import DEFAULT, Readings
@@ -53,7 +54,7 @@ class ProxyConfig:
     max_line: int = 8 * MiB  # a longer line is recorded as oversize (still forwarded whole)
     max_trace: int = 256 * MiB  # the trace (and judging) stops here; forwarding never does
     max_queue: int = 64 * MiB  # bytes waiting for the judge before judging is cut off
-    #                            (the wire never waits for the judge: relay.JudgeFeed)
+    #                            (the wire never waits for the judge: feed.JudgeFeed)
     validate: bool = True
     cwd: str | None = None
 
@@ -96,13 +97,14 @@ def run_proxy(cfg: ProxyConfig, *, stdin_fd: int = 0, stdout_fd: int = 1,
                "cpu_seconds": {"forwarding": relay.forwarding_cpu()}}
     feed.put(END, relay.elapsed(), json.dumps(relayed).encode())
     delivered = feed.close(cfg.grace + 5.0)
-    relayed["cpu_seconds"]["forwarding"] = relay.forwarding_cpu()  # the feeder's too, now
+    relayed["cpu_seconds"]["forwarding"] = relay.forwarding_cpu()  # the feed's drain too, now
     report = judge.result(timeout=cfg.grace + 5.0 if delivered else 0.0)
     if report is None:
         report = _judge_lost(cfg, judge.proc.returncode)
     judged = report.get("proxy", {})
     report["proxy"] = {**judged, **relayed, "cpu_seconds": {
         **judged.get("cpu_seconds", {}), **relayed["cpu_seconds"]}}
+    report["verdict"] = covered_verdict(report["verdict"], report["proxy"])
     exit_code = 128 + got.signum if got.signum else (128 - code if code is not None and code < 0
                                                      else code or 0)
     if cfg.report is not None:
@@ -210,9 +212,10 @@ def _wait_for_the_end(relay: Relay, got: _SignalCatcher, grace: float) -> int | 
 def _quick_switches() -> Iterator[None]:
     """A short thread switch interval while the proxy runs, the caller's afterwards.
 
-    The pumps wait on I/O and the judge computes: at ``SWITCH_INTERVAL`` a pump that became
-    ready takes the GIL within a fraction of a millisecond instead of CPython's 5 ms. It is
-    process-wide, so it is scoped (an in-process caller, a test, keeps its own).
+    The relay's loop shares the process with the stderr pump, the reader of the judge's lines
+    and the main thread: at ``SWITCH_INTERVAL`` the loop, once ready, takes the GIL within a
+    fraction of a millisecond of any of them instead of CPython's 5 ms. It is process-wide,
+    so it is scoped (an in-process caller, a test, keeps its own).
     """
     previous = sys.getswitchinterval()
     sys.setswitchinterval(SWITCH_INTERVAL)

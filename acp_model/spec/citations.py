@@ -2,9 +2,11 @@
 
 A rule's ``citation`` is written for people (``prompt-lifecycle.mdx §Cancellation; schema
 $defs.StopReason``). :func:`parse` splits it into parts a program can check: a docs page and its
-sections, a schema ``$defs`` pointer, or a reference outside the vendored sources (``RULES.md``,
-``JSON-RPC 2.0``). :func:`unresolved` says which parts do not exist in a revision's vendored
-pages and schema, so ``tests/unit/test_catalogue.py`` keeps every citation pointing at real text.
+sections, a schema ``$defs`` pointer, or a reference outside the vendored pages and schemas
+(``RULES.md``, the first catalogue, held at the repository's root and checked by
+``tests/unit/test_catalogue.py``; ``JSON-RPC 2.0``). :func:`unresolved` says which parts do
+not exist in a revision's vendored pages and schema, so ``tests/unit/test_catalogue.py`` keeps
+every citation pointing at real text.
 """
 
 from __future__ import annotations

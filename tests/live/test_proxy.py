@@ -175,6 +175,7 @@ def test_a_flood_is_forwarded_in_full_and_the_trace_stops_at_its_cap(tmp_path: P
     assert after == pytest.approx(0.004)
     assert received[0] == flood
     assert result.report["proxy"]["trace_truncated"] is True
+    assert result.report["verdict"] == "incomplete"  # judged in part: never a pass
     assert (tmp_path / "t.jsonl").stat().st_size <= 1 * MiB
 
 
@@ -182,7 +183,8 @@ def test_a_flood_is_forwarded_in_full_and_the_trace_stops_at_its_cap(tmp_path: P
 def test_a_judge_that_falls_behind_is_cut_off_and_the_wire_goes_on(tmp_path: Path) -> None:
     """64 MiB from the agent while the judge (a process that needs a second to start, then
     judges far slower than a pipe) may fall at most 256 KiB behind: the editor gets every
-    byte, judging stops at that point, and the summary line and the report say so."""
+    byte, judging stops at that point (the line cut there is never judged), the verdict is
+    incomplete, and the summary line and the report say so."""
     trace = tmp_path / "t.jsonl"
     proc = subprocess.run([*PROXY, "--trace", str(trace), "--report", str(tmp_path / "r.json"),
                            "--max-queue", "0.25", "--", *BYTES, "--flood", "64"],
@@ -192,9 +194,13 @@ def test_a_judge_that_falls_behind_is_cut_off_and_the_wire_goes_on(tmp_path: Pat
     assert len(proc.stdout) == 64 * 1024 * line
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["proxy"]["judge_overflowed"] is True
+    assert report["verdict"] == "incomplete"
     judged = report["proxy"]["records"]
     assert 0 < judged < 64 * 1024
-    assert len(trace.read_text().splitlines()) == judged  # a prefix, whole lines
+    records = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert len(records) == judged  # a prefix, whole lines
+    assert all("msg" in r for r in records)  # never the fragment of a line cut off with it
+    assert b"acp-model proxy: incomplete (" in proc.stderr
     assert b"judging stopped: the judge fell 0.25 MiB behind" in proc.stderr
 
 

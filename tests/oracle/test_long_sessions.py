@@ -1,8 +1,9 @@
 """A long session costs the monitor in proportion to its open work, not to its history.
 
 The monitor retires settled permission requests out of the session model's scans
-(``SessionModel.retire``); ``tests/test_engine_agreement.py`` shows on random event streams that
-retiring changes no verdict; here the same holds for whole traces, and the bound is kept.
+(``SessionModel.retire``); ``tests/oracle/test_engine_agreement.py`` shows on random event
+streams that retiring changes no verdict; here the same holds for whole traces, and the bound
+is kept.
 """
 
 from __future__ import annotations

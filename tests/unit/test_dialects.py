@@ -10,52 +10,105 @@ from pathlib import Path
 import pytest
 
 from acp_model.model import replay_order
-from acp_model.model.check import meta_of
+from acp_model.model.check import CHECKS, CheckMeta, meta_of
 from acp_model.model.replay_order import Position
-from acp_model.model.vocab import ErrorCode, Event
-from acp_model.oracle import dialects, turns_v1
+from acp_model.model.vocab import ErrorCode, Event, Level
+from acp_model.oracle import dialects, monitor, turns_v1
+from acp_model.spec.rules import RULES
 
 S = "s1"
 TEXT = [{"type": "text", "text": "hello"}]
 
 
-def _events(derived: turns_v1.Derived) -> list[Event]:
-    return [event for event, _, _ in derived]
+def _events(steps: dialects.Steps) -> list[Event]:
+    return [event for event, _, _ in steps]
+
+
+def _run(dialect: dialects.Dialect, *seen: dialects.Seen) -> list[dialects.Steps]:
+    """Translate ``seen`` in order, threading the memory: the steps of each message."""
+    memory, out = dialect.start, []
+    for one in seen:
+        memory, steps = dialect.translate(one, memory)
+        out.append(steps)
+    return out
 
 
 def test_a_translator_is_built_from_nothing_and_imports_no_oracle_part() -> None:
-    """No store, machines, rpc or reopens: what it needs of the connection it remembers."""
+    """No store, machines, rpc or reopens: what it remembers of the connection is a value it
+    is handed and returns."""
     assert not inspect.signature(dialects.V1).parameters
     assert not inspect.signature(dialects.V2).parameters
     for module in (dialects, turns_v1):
         tree = ast.parse(Path(module.__file__ or "").read_text(encoding="utf-8"))
         imported = {node.module for node in ast.walk(tree)
                     if isinstance(node, ast.ImportFrom) and node.module}
-        oracle = {m for m in imported if m.startswith("acp_model.oracle")}
+        imported |= {f"{node.module}.{alias.name}" for node in ast.walk(tree)
+                     if isinstance(node, ast.ImportFrom) and node.module == "acp_model.oracle"
+                     for alias in node.names}
+        oracle = {m for m in imported if m.startswith("acp_model.oracle.")}
         assert oracle <= {"acp_model.oracle.turns_v1"}, (module.__name__, oracle)
 
 
-def test_v1_a_turn_is_derived_from_its_prompt_its_content_and_its_response() -> None:
+def test_translate_is_pure_the_memory_before_a_message_is_unchanged() -> None:
+    """The same message on the same memory gives the same steps, and the memory handed in
+    is left as it was: a translation can be replayed, compared and tested alone."""
     v1 = dialects.V1()
-    v1.prompt(S, 7, 3, TEXT)
-    chunk = {"sessionUpdate": "agent_message_chunk", "content": TEXT[0]}
-    read, derived = v1.update(S, chunk, "agent_message_chunk", False, 4, "chunk")
-    assert read is chunk
-    assert _events(derived) == [Event.PROMPT_ACCEPTED, Event.USER_MESSAGE,
-                                Event.RUNNING_REPORTED]
-    assert v1.update(S, chunk, "agent_message_chunk", False, 5, "chunk")[1] == []  # running
-    ended = v1.prompt_answered(S, 7, 6, {"stopReason": "end_turn"}, False, None, "response")
+    memory, _ = v1.translate(dialects.Prompted(S, 7, 3, TEXT), v1.start)
+    assert v1.start == {} and len(memory[S]) == 1
+    chunk = dialects.Updated(S, "agent_message_chunk", False, 4, "chunk")
+    after, steps = v1.translate(chunk, memory)
+    again, steps_again = v1.translate(chunk, memory)
+    assert [(e, repr(ev), w) for e, ev, w in steps] \
+        == [(e, repr(ev), w) for e, ev, w in steps_again]
+    assert after == again and not memory[S][0].started and after[S][0].started
+    with pytest.raises(TypeError):
+        memory[S] = ()  # type: ignore[index]
+
+
+def test_the_oracle_holds_the_memory_and_fires_the_steps() -> None:
+    translator = dialects.Translator(dialects.V1())
+    assert translator(dialects.Prompted(S, 1, 0, TEXT)) == ()
+    assert _events(translator(dialects.AskedUser(S, 1, "permission"))) == [
+        Event.PROMPT_ACCEPTED, Event.USER_MESSAGE, Event.RUNNING_REPORTED]
+    assert translator.memory[S][0].shown
+
+
+def test_v1_a_turn_is_derived_from_its_prompt_its_content_and_its_response() -> None:
+    prompted, first, second, ended = _run(
+        dialects.V1(), dialects.Prompted(S, 7, 3, TEXT),
+        dialects.Updated(S, "agent_message_chunk", False, 4, "chunk"),
+        dialects.Updated(S, "agent_message_chunk", False, 5, "chunk"),
+        dialects.Answered(S, 7, 6, {"stopReason": "end_turn"}, False, None, "response"))
+    assert prompted == () and second == ()  # the turn already runs
+    assert _events(first) == [Event.PROMPT_ACCEPTED, Event.USER_MESSAGE,
+                              Event.RUNNING_REPORTED]
     assert _events(ended) == [Event.IDLE_REPORTED] and ended[0][1].reason == "end_turn"
     assert ended[0][1].id == 7
 
 
+def test_a_response_ends_its_own_prompt_and_the_next_runs_again_at_its_content() -> None:
+    """Two open prompts: the oldest's turn is the content's; the idle its response becomes
+    ends the span of work, so the other prompt's next content shows it running again."""
+    *_, ended, resumed = _run(
+        dialects.V1(), dialects.Prompted(S, 1, 0, TEXT), dialects.Prompted(S, 2, 1, TEXT),
+        dialects.Updated(S, "agent_message_chunk", False, 2, "chunk"),
+        dialects.Answered(S, 1, 3, {"stopReason": "end_turn"}, False, None, "response"),
+        dialects.Updated(S, "agent_message_chunk", False, 4, "chunk"))
+    assert _events(ended) == [Event.IDLE_REPORTED] and ended[0][1].id == 1
+    assert _events(resumed) == [Event.PROMPT_ACCEPTED, Event.USER_MESSAGE,
+                                Event.RUNNING_REPORTED]
+    assert resumed[0][1].id == 2
+
+
 def test_v1_reads_its_first_tool_report_as_an_upsert_and_history_starts_nothing() -> None:
     v1 = dialects.V1()
-    v1.prompt(S, 1, 0, TEXT)
     tool = {"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "x"}
-    read, derived = v1.update(S, tool, "tool_call", True, 1, "tool")
+    read = v1.reads(tool, "tool_call")
     assert read["sessionUpdate"] == "tool_call_update" and tool["sessionUpdate"] == "tool_call"
-    assert derived == []  # replayed history is no turn content
+    assert dialects.V2().reads(tool, "tool_call") is tool
+    _, history = _run(v1, dialects.Prompted(S, 1, 0, TEXT),
+                      dialects.Updated(S, "tool_call", True, 1, "tool"))
+    assert history == ()  # replayed history is no turn content
     assert v1.event_of(dialects.wire_table.updates()["user_message_chunk"]) \
         is not dialects.V2().event_of(dialects.wire_table.updates()["user_message_chunk"])
 
@@ -69,32 +122,47 @@ def test_v1_an_error_for_a_silent_turn_is_a_rejection_or_maybe_one(
     """After a cancel, an error for a prompt whose turn showed nothing ended that turn, or
     refused the prompt: the idle says it may be a refusal (revision-neutral), and CANCEL-07
     then warns only."""
-    v1 = dialects.V1()
-    v1.prompt(S, 1, 0, TEXT)
+    seen: list[dialects.Seen] = [dialects.Prompted(S, 1, 0, TEXT)]
     if cancelled:
-        v1.cancel(S)
-    derived = v1.prompt_answered(S, 1, 2, None, True, ErrorCode.INTERNAL_ERROR, "error")
+        seen.append(dialects.Cancelled(S))
+    seen.append(dialects.Answered(S, 1, 2, None, True, ErrorCode.INTERNAL_ERROR, "error"))
+    derived = _run(dialects.V1(), *seen)[-1]
     assert _events(derived) == expected
     if cancelled:
         assert derived[-1][1].maybe_refusal is True
 
 
+def test_a_withdrawn_prompt_answered_32800_ends_its_shown_turn_cancelled() -> None:
+    *_, ended = _run(
+        dialects.V1(), dialects.Prompted(S, 1, 0, TEXT), dialects.AskedUser(S, 1, "ask"),
+        dialects.Withdrawn(S, 1),
+        dialects.Answered(S, 1, 3, None, True, ErrorCode.REQUEST_CANCELLED, "error"))
+    assert _events(ended) == [Event.IDLE_REPORTED] and ended[0][1].reason == "cancelled"
+    *_, rejected = _run(
+        dialects.V1(), dialects.Prompted(S, 1, 0, TEXT), dialects.Withdrawn(S, 1),
+        dialects.Answered(S, 1, 3, None, True, ErrorCode.REQUEST_CANCELLED, "error"))
+    assert _events(rejected) == [Event.PROMPT_REJECTED]
+
+
 def test_v1_shown_turn_ended_by_an_error_is_no_refusal() -> None:
-    v1 = dialects.V1()
-    v1.prompt(S, 1, 0, TEXT)
-    v1.turn_content(S, 1, "permission request")
-    derived = v1.prompt_answered(S, 1, 2, None, True, ErrorCode.INTERNAL_ERROR, "error")
+    *_, derived = _run(
+        dialects.V1(), dialects.Prompted(S, 1, 0, TEXT),
+        dialects.AskedUser(S, 1, "permission request"),
+        dialects.Answered(S, 1, 2, None, True, ErrorCode.INTERNAL_ERROR, "error"))
     assert _events(derived) == [Event.IDLE_REPORTED] and not derived[0][1].maybe_refusal
 
 
 def test_v2_derives_nothing_from_content_and_reads_its_receipt() -> None:
     v2 = dialects.V2()
-    v2.prompt(S, 1, 0, TEXT)
-    update = {"sessionUpdate": "agent_message_chunk", "content": TEXT[0]}
-    assert v2.update(S, update, "agent_message_chunk", False, 1, "chunk") == (update, [])
-    accepted = v2.prompt_answered(S, 1, 2, {"messageId": "m1"}, False, None, "response")
+    prompted, content, accepted, rejected = _run(
+        v2, dialects.Prompted(S, 1, 0, TEXT),
+        dialects.Updated(S, "agent_message_chunk", False, 1, "chunk"),
+        dialects.Answered(S, 1, 2, {"messageId": "m1"}, False, None, "response"),
+        dialects.Answered(S, 2, 3, None, True, ErrorCode.INTERNAL_ERROR, "error"))
+    assert prompted == () and content == ()
     assert _events(accepted) == [Event.PROMPT_ACCEPTED]
     assert accepted[0][1].message_id == "m1" and accepted[0][1].result_keys == ("messageId",)
+    assert _events(rejected) == [Event.PROMPT_REJECTED]
     assert not v2.prompts_are_the_conversation and dialects.V1().prompts_are_the_conversation
 
 
@@ -121,3 +189,21 @@ def test_a_user_message_proven_replayed_after_a_load_is_one_failure_not_two() ->
     quiet = Position("agent_message_chunk", None, None, None, None, None)
     assert all(fn(quiet) is None for rev in ("v1", "seed", "sdk-2.4.0")
                for fn, _ in replay_order.table(rev))
+
+
+def test_every_v1_rule_is_a_declared_check_that_judges_under_v1_alone() -> None:
+    """v1's own rules are decided where every rule is, each by a declared check that the
+    revisions' data (the catalogue's ``Rule.revisions``, a ``SPEC`` level) turns on under v1
+    and off under both v2 revisions: no translator runs one."""
+    def judges(meta: CheckMeta, rev: str) -> bool:
+        return RULES[meta.rule].applies(rev) and (
+            meta.reading != "SPEC" or dict(meta.levels).get(rev) is not Level.OFF)
+
+    assert monitor.Monitor  # imported: every check of the oracle is registered
+    v1_checks = [meta for meta in CHECKS.values() if meta.rule.startswith("V1-")]
+    assert {meta.rule for meta in v1_checks} >= {
+        "V1-LOAD-01", "V1-RESUME-01", "V1-TOOL-01", "V1-TURN-01", "V1-NOTICE-01"}
+    for meta in v1_checks:
+        assert judges(meta, "v1") and not judges(meta, "seed") \
+            and not judges(meta, "sdk-2.4.0"), meta
+        assert not meta.module.startswith("acp_model.oracle.dialects"), meta

@@ -1,8 +1,9 @@
-"""The proxy's hand-off to its judge (``relay.JudgeFeed``): the wire never waits for the judge.
+"""The proxy's hand-off to its judge (``feed.JudgeFeed``): the wire never waits for the judge.
 
 A judge that reads nothing stands for one that fell behind: every ``put`` returns at once,
 once ``cap`` bytes wait the judge is cut off, and what it does get is whole frames, in order:
-a prefix of the chunks, then the ends of the directions and of the session.
+a prefix of the chunks, then the end of the session (not the ends of the directions: the last
+chunk it got may end inside a line, which must not be judged as a whole line).
 """
 
 from __future__ import annotations
@@ -10,21 +11,11 @@ from __future__ import annotations
 import os
 import threading
 
-from acp_model.proxy.relay import A2C, C2A, END, HEADER, JudgeFeed
+from acp_model.proxy.feed import A2C, C2A, END, HEADER, JudgeFeed
+from tests.proxy import frames
 
 CHUNK = b"x" * 60_000
 CAP = 256 * 1024
-
-
-def _frames(data: bytes) -> list[tuple[int, float, bytes]]:
-    out, at = [], 0
-    while at < len(data):
-        kind, t, size = HEADER.unpack_from(data, at)
-        at += HEADER.size
-        out.append((kind, t, data[at:at + size]))
-        at += size
-    assert at == len(data), "a frame was cut"
-    return out
 
 
 def test_a_judge_that_falls_behind_is_cut_off_and_never_blocks_the_wire() -> None:
@@ -35,9 +26,9 @@ def test_a_judge_that_falls_behind_is_cut_off_and_never_blocks_the_wire() -> Non
         assert feed.waiting <= CAP + HEADER.size + len(CHUNK)
     assert feed.overflowed
     feed.put(C2A, 100.0, b"x")  # cut off: not sent
-    feed.put(A2C, 101.0, b"")  # the ends still are
+    feed.put(A2C, 101.0, b"")  # nor the ends of the directions
     feed.put(C2A, 102.0, b"")
-    feed.put(END, 103.0, b"{}")
+    feed.put(END, 103.0, b"{}")  # the end of the session is
     got = bytearray()
 
     def judge() -> None:  # the judge catches up at last
@@ -49,11 +40,11 @@ def test_a_judge_that_falls_behind_is_cut_off_and_never_blocks_the_wire() -> Non
     assert feed.close(timeout=60)
     reader.join(60)
     os.close(r)
-    frames = _frames(bytes(got))
-    chunks = [f for f in frames if f[2] == CHUNK]
+    judged = frames(bytes(got))
+    chunks = [f for f in judged if f[2] == CHUNK]
     assert 0 < len(chunks) < 100
     assert [t for _, t, _ in chunks] == [float(n) for n in range(len(chunks))]  # a prefix
-    assert frames[len(chunks):] == [(A2C, 101.0, b""), (C2A, 102.0, b""), (END, 103.0, b"{}")]
+    assert judged[len(chunks):] == [(END, 103.0, b"{}")]
 
 
 def test_a_judge_that_keeps_up_gets_every_chunk_in_order() -> None:
@@ -75,7 +66,7 @@ def test_a_judge_that_keeps_up_gets_every_chunk_in_order() -> None:
     reader.join(60)
     os.close(r)
     assert not feed.overflowed
-    assert _frames(bytes(got)) == [*sent, (END, 300.0, b"{}")]
+    assert frames(bytes(got)) == [*sent, (END, 300.0, b"{}")]
 
 
 def test_a_judge_that_exits_leaves_the_wire_alone() -> None:
@@ -95,6 +86,6 @@ def test_a_judge_that_never_reads_is_given_up_at_the_end() -> None:
         feed.put(A2C, float(n), CHUNK)
     assert feed.waiting
     assert feed.close(timeout=0.3) is False  # it did not take everything in time
-    assert feed.lost and not feed.thread.is_alive()
+    assert feed.lost and not feed.backlog
     feed.put(A2C, 41.0, CHUNK)  # after the end: nothing, and no error
     os.close(r)
