@@ -29,6 +29,7 @@ DECIDING_MODULES = (
     "acp_model.model.closing",
     "acp_model.model.offered",
     "acp_model.model.reducers",
+    "acp_model.model.views",
     "acp_model.model.replay",
     "acp_model.model.replay_order",
     "acp_model.model.capabilities",
@@ -64,6 +65,9 @@ WHAT = {
                                "in, its sessions kept until the client closes them",
     "acp_model.model.reducers": "the client's view (messages, tool calls, plans) and what it "
                                 "alone shows",
+    "acp_model.model.views": "how each update kind changes the client's view (the merge "
+                             "rules it applies: message upserts and chunks, tool call "
+                             "patches, plans, usage, terminals)",
     "acp_model.model.replay": "replayed history: session/load and a resume from the start "
                               "replay the entire conversation, one id per replayed message",
     "acp_model.model.replay_order": "where replayed history comes: before a load's or a "
@@ -158,10 +162,12 @@ def reads_markdown() -> str:
     """What each single-message check reads: the message kinds the monitor hands it (its
     ``@check(reads=...)`` declaration, which the dispatch table is built from)."""
     _load()
+    from acp_model.model import wire_table
     from acp_model.model.messages import CARRIES
 
     carried_by: dict[str, list[str]] = defaultdict(list)  # part -> the kinds carrying it
-    for kind, parts in CARRIES.items():
+    update_parts = {row.kind: row.parts for row in wire_table.UPDATES}
+    for kind, parts in (*update_parts.items(), *CARRIES.items()):
         for part, _ in parts:
             carried_by[part].append(f"`{kind}`")
     lines = ["| check | rule | reads | carried by |", "| --- | --- | --- | --- |"]

@@ -10,12 +10,13 @@ from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
 from acp_model.explorer.action import Action
-from acp_model.explorer.bounds import CUSTOM_STATE, SESSION_IDS, SYNC, TOOL_IDS, Bounds
+from acp_model.explorer.arguments import ARGUMENTS, Offered
+from acp_model.explorer.bounds import CUSTOM_STATE, SESSION_IDS, SYNC, Bounds
 from acp_model.model import wire_table
 from acp_model.model.context import frontier_after
 from acp_model.model.events import Ev
 from acp_model.model.session import SessionModel
-from acp_model.model.vocab import Answer, ElicitationAction, Event, PermState, PromptStatus
+from acp_model.model.vocab import Answer, Event
 from acp_model.model.wire_table import Gate, Over, Writer
 from acp_model.trace.builder import TraceBuilder
 
@@ -28,73 +29,6 @@ if TYPE_CHECKING:
 _action = lru_cache(maxsize=None, typed=True)(Action)
 
 
-# Plain references to the members compared on every node (an enum member read through its
-# class goes through the enum type's __getattr__ hook, several times slower).
-_PENDING, _ACCEPTED = PromptStatus.PENDING, PromptStatus.ACCEPTED
-_OPEN, _WITHDRAWN, _ANSWERED = PermState.OPEN, PermState.WITHDRAWN, PermState.ANSWERED
-_ALLOW, _REJECT, _CANCELLED, _ERROR = Answer.ALLOW, Answer.REJECT, Answer.CANCELLED, Answer.ERROR
-_ACTIONS = (ElicitationAction.ACCEPT, ElicitationAction.DECLINE, ElicitationAction.CANCEL)
-
-
-def _pending(m: SessionModel, bounds: Bounds) -> list[int]:
-    return [k for k, p in enumerate(m.queue.prompts) if p.status == _PENDING]
-
-
-def _oldest_pending(m: SessionModel, bounds: Bounds) -> tuple[int, ...]:
-    for k, p in enumerate(m.queue.prompts):
-        if p.status == _PENDING:
-            return (k,)
-    return ()
-
-
-def _echo(m: SessionModel, bounds: Bounds) -> tuple[None, ...]:
-    pending = 0
-    for p in m.queue.prompts:
-        if p.status == _ACCEPTED:
-            return (None,)
-        pending += p.status == _PENDING
-    return (None,) if not bounds.lean and m.queue.early_user_messages < pending else ()
-
-
-def _answers(m: SessionModel, bounds: Bounds) -> list[tuple[int, str]]:
-    out: list[tuple[int, str]] = []
-    for k, perm in enumerate(m.perm_book.perms.values()):
-        if perm.state == _ANSWERED or perm.elicitation:
-            continue
-        out += [(k, _ALLOW), (k, _REJECT), (k, _CANCELLED)]
-        if perm.state == _WITHDRAWN:
-            out.append((k, _ERROR))
-    return out
-
-
-def _elicitation_answers(m: SessionModel, bounds: Bounds) -> list[tuple[int, str]]:
-    """Each elicitation not answered yet, by position, with each action of the schema."""
-    return [(k, action) for k, perm in enumerate(m.perm_book.perms.values())
-            if perm.elicitation and perm.state != _ANSWERED for action in _ACTIONS]
-
-
-def _tools(m: SessionModel, bounds: Bounds) -> list[str]:
-    """The tool calls a session knows, and the next fresh one while the bounds allow one."""
-    tools = m.perm_book.tools
-    known = [t for t in TOOL_IDS if t in tools]
-    return [*known, TOOL_IDS[len(tools)]] if len(tools) < bounds.max_tools else known
-
-
-_Args = Callable[[SessionModel, Bounds], Sequence[Any]]
-# The arguments a session offers each kind of argument (wire_table.Over).
-_ARGS: dict[Over, _Args] = {
-    Over.NOTHING: lambda m, b: (None,),
-    Over.PENDING: _pending,
-    Over.OLDEST_PENDING: _oldest_pending,
-    Over.ECHO: _echo,
-    Over.ANSWER: _answers,
-    Over.ELICITATION_ANSWER: _elicitation_answers,
-    Over.OPEN_PERMISSION: lambda m, b: [k for k, perm in enumerate(m.perm_book.perms.values())
-                                        if perm.state == _OPEN],
-    Over.REASON: lambda m, b: b.reasons,
-    Over.TOOL: lambda m, b: _tools(m, b) or (None,),
-    Over.TOOL_STATUS: lambda m, b: [(t, st) for t in _tools(m, b) for st in b.tool_statuses],
-}
 # How much of what a gate bounds a session holds (a form that ``spends`` is tried below it).
 _HELD: dict[Gate, Callable[[SessionModel, Observer], int]] = {
     Gate.PROMPTS: lambda m, obs: len(m.queue.prompts),
@@ -114,7 +48,7 @@ class _Try:
     the events that spend it (None: none of them does); ``plain``: per session, the actions of
     forms without argument and limit, made once."""
 
-    args: _Args
+    args: Offered
     events: tuple[str, ...]
     limits: tuple[_Limit | None, ...] | None
     plain: tuple[tuple[Action, ...], ...] | None
@@ -137,8 +71,8 @@ def _plan(bounds: Bounds) -> tuple[_Try, ...]:
     for over, events, limits in groups:
         plain = None if over != Over.NOTHING or any(limits) else tuple(
             tuple(_action(s, e, None) for e in events) for s in range(bounds.sessions))
-        out.append(_Try(_ARGS[over], tuple(events), tuple(limits) if any(limits) else None,
-                        plain))
+        out.append(_Try(ARGUMENTS[over].offered, tuple(events),
+                        tuple(limits) if any(limits) else None, plain))
     return tuple(out)
 
 
@@ -182,55 +116,13 @@ def make_event(cfg: Config, action: Action) -> tuple[Ev, int]:
     return ev, cfg.ctx.frontier
 
 
-def _prompt_id(ev: Ev, m: SessionModel, a: Any, idx: int) -> None:
-    ev.id = m.queue.prompts[a].id
-
-
-def _perm_id(ev: Ev, m: SessionModel, a: Any, idx: int) -> None:
-    ev.id = list(m.perm_book.perms.values())[a].id
-
-
-def _answer(ev: Ev, m: SessionModel, a: Any, idx: int) -> None:
-    ev.id, ev.answer = list(m.perm_book.perms.values())[a[0]].id, a[1]
-    if a[1] == Answer.ERROR:
-        ev.error_code = -32800
-
-
-def _user_message(ev: Ev, m: SessionModel, a: Any, idx: int) -> None:
-    ev.message_id, ev.new_message = f"u{idx}", True
-
-
-def _reason(ev: Ev, m: SessionModel, a: Any, idx: int) -> None:
-    ev.reason = a
-
-
-def _tool(ev: Ev, m: SessionModel, a: Any, idx: int) -> None:
-    ev.tool_call_id = a
-
-
-def _tool_status(ev: Ev, m: SessionModel, a: Any, idx: int) -> None:
-    ev.tool_call_id, ev.status = a
-    ev.has_title = ev.first_report = a[0] not in m.perm_book.tools
-
-
-_Fill = Callable[[Ev, SessionModel, Any, int], None]
-# What each kind of argument puts into the payload (from the model, the argument and the
-# event's trace index); a kind not listed puts nothing.
-_FILLS: dict[Over, _Fill] = {
-    Over.PENDING: _prompt_id, Over.OLDEST_PENDING: _prompt_id, Over.ECHO: _user_message,
-    Over.ANSWER: _answer, Over.ELICITATION_ANSWER: _answer, Over.OPEN_PERMISSION: _perm_id,
-    Over.REASON: _reason,
-    Over.TOOL: _tool, Over.TOOL_STATUS: _tool_status,
-}
-
-
 def _payload(form: wire_table.Form) -> Callable[[SessionModel, Any, int], Ev] | None:
     """The payload of ``form``'s event from (model, argument, trace index): its fixed fields,
     its argument's and its new request id (None: it carries none). Made once per form: it is
     asked on every edge."""
     fixed = {f.name: v for f in dataclass_fields(Ev) if f.name != "idx"
              and (v := getattr(form.fixed, f.name)) is not None} if form.fixed else {}
-    fill, opens = _FILLS.get(form.over), form.opens
+    fill, opens = ARGUMENTS[form.over].fill, form.opens
     if fill is None:
         return None if not opens and not fixed else \
             lambda m, a, idx: Ev(idx, idx if opens else None, **fixed)

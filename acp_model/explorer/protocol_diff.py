@@ -88,7 +88,7 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
         "v2 lets an agent start foreground work without a prompt (running, then idle; "
         "A-07); in v1 work exists only as a prompt's turn, and the same report is no v1 "
         "message at all.",
-        lambda: _v1().update(S, {"sessionUpdate": "state_update", "state": "running"}),
+        lambda: _v1().running(S),  # (the same v2 report, written to a v1 session)
         lambda r: _v2().running(S).agent_message(S).idle(S, "end_turn")),
 )
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from acp_model.model import wire_table
 from acp_model.model.check import check, watches
-from acp_model.model.vocab import WORK, ErrorCode, Reads, Role
+from acp_model.model.vocab import WORK, ErrorCode, Reads, Role, State
 from acp_model.trace.methods import Method
 
 Run = Callable[..., bool]  # ViolationStore.run: runs one check and reports what it found
@@ -128,6 +128,4 @@ class Closes:
 
 
 def _is_idle(params: Mapping[str, Any]) -> bool:
-    update = params.get("update")
-    return isinstance(update, dict) and update.get("sessionUpdate") == "state_update" \
-        and update.get("state") == "idle"
+    return wire_table.reported_state(params.get("update")) == State.IDLE

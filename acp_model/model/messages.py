@@ -9,8 +9,9 @@ Also here: absolute-path and ISO 4217 checks, and the prompt-capability gate.
 Each check decides one rule (``@check(..., role=FINDING, reads=[...])``), names the message
 kinds or parts it reads (:class:`~acp_model.model.vocab.Reads`) and yields ``(path,
 explanation)`` for what it finds. A message goes only to the checks that read its kind and the
-parts it carries (:data:`CARRIES`); the dispatch table is built from the declarations
-(:func:`dispatch_table`), so adding a check is one decorated function. The entry points
+parts it carries (an update kind's: its wire-table row's ``parts``; a request's or a result's:
+:data:`CARRIES`); the dispatch table is built from the declarations (:func:`dispatch_table`),
+so adding a check is one decorated function. The entry points
 (``session_update``, ``prompt_request`` ...) collect :class:`Findings`: what was found and
 which checks ran (the "exercised" counts of the report).
 """
@@ -25,6 +26,7 @@ from typing import Any
 
 from acp_model.model import patches, wire_shapes, wire_table
 from acp_model.model.check import CheckMeta, Dispatch, check, dispatch
+from acp_model.model.parts import Locate, Parts, at, blocks, wrapped_content
 from acp_model.model.vocab import Level, Reads, Role
 from acp_model.spec.schema import SEED, defined_elsewhere, foreign_values, is_reserved
 from acp_model.trace.methods import Method
@@ -44,7 +46,6 @@ XDR XOF XPD XPF XPT XSU XTS XUA XXX YER ZAR ZMW ZWG ZWL
 
 CURRENCY_SHAPE = re.compile(r"[A-Z]{3}")  # the seed schema's Cost.currency pattern
 
-UPDATE_KINDS = wire_table.update_reads()  # sessionUpdate kind -> what its checks read
 
 # Which prompt capability unlocks which content block type (PROMPT-02); the fuzzer's prompt
 # generator reads the same table, so it obeys the rule the oracle judges.
@@ -110,16 +111,6 @@ def is_absolute_path(path: object) -> bool:
     return len(path) > 2 and path[0].isalpha() and path[1] == ":" and path[2] in "\\/"
 
 
-def _blocks(content: Any, where: str) -> list[tuple[str, Any]]:
-    """The content blocks of a ``content`` field (one block, or a list of them), each with its
-    JSON path."""
-    if isinstance(content, dict):
-        return [(where, content)]
-    if isinstance(content, list):
-        return [(f"{where}/{i}", block) for i, block in enumerate(content)]
-    return []
-
-
 # --- open enums and tagged unions (ENUM-02 and the rules naming one enum) ----------------
 # Every check reads ``(value, where, ctx)``: the part of the message its ``reads`` names, that
 # part's JSON path, and the context of the connection (revision, prompt capabilities).
@@ -128,7 +119,7 @@ def _blocks(content: Any, where: str) -> list[tuple[str, Any]]:
 def content_blocks_known(content: Any, where: str, ctx: FindingContext) -> Found:
     """Content block types are the defined ones or start with _."""
     found: list[tuple[str, str]] = []
-    for path, block in _blocks(content, where):
+    for path, block in blocks(content, where):
         if isinstance(block, dict) and is_reserved("content_block", block.get("type"), ctx.rev):
             found.append((f"{path}/type",
                           f"content block type {block.get('type')!r} is neither defined nor "
@@ -151,7 +142,7 @@ def update_kind_known(update: Mapping[str, Any], where: str, ctx: FindingContext
 def chunk_content_wrapped(update: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """A tool_call_content_chunk carries a tool-content wrapper, never a bare content block."""
     found: list[tuple[str, str]] = []
-    for path, item in _blocks(update.get("content"), f"{where}/content"):
+    for path, item in blocks(update.get("content"), f"{where}/content"):
         if isinstance(item, dict) and is_reserved("tool_content", item.get("type"), ctx.rev):
             found.append((f"{path}/type", f"tool call content type {item.get('type')!r} is not "
                           "content/diff/terminal or _-prefixed (a bare content block must be "
@@ -208,7 +199,7 @@ def variants_of_another_revision(update: Mapping[str, Any], where: str, ctx: Fin
     if content is None:
         return found or None
     foreign = foreign_values("content_block", rev)
-    for path, block in _blocks(content, f"{where}/content"):
+    for path, block in blocks(content, f"{where}/content"):
         kind = block.get("type") if isinstance(block, dict) else None
         others = defined_elsewhere("content_block", kind, rev) \
             if isinstance(kind, str) and kind in foreign else ()
@@ -318,7 +309,7 @@ def tool_paths_absolute(update: Mapping[str, Any], where: str, ctx: FindingConte
 def tool_content_known(update: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """Tool call content types in a tool_call_update are content/diff/terminal or start with _."""
     found: list[tuple[str, str]] = []
-    for path, item in _blocks(update.get("content"), f"{where}/content"):
+    for path, item in blocks(update.get("content"), f"{where}/content"):
         if isinstance(item, dict) and is_reserved("tool_content", item.get("type"), ctx.rev):
             found.append((f"{path}/type", f"tool call content type {item.get('type')!r} is not "
                           "content/diff/terminal or _-prefixed"))
@@ -328,7 +319,7 @@ def tool_content_known(update: Mapping[str, Any], where: str, ctx: FindingContex
 def _diff_paths(items: Any, where: str) -> Found:
     """The paths of a diff's ``changes`` (``path``, and ``oldPath`` of a move or copy): the
     schema types them ``AbsolutePath`` but cannot check it."""
-    for path, item in _blocks(items, where):
+    for path, item in blocks(items, where):
         if not isinstance(item, dict) or item.get("type") != "diff":
             continue
         changes = item.get("changes")
@@ -492,7 +483,7 @@ def diff_patch_consistent(update: Mapping[str, Any], where: str, ctx: FindingCon
     """A diff's git_patch agrees with its changes: absolute paths, no commit metadata or mail
     envelope, sections only for listed paths with their operations."""
     found: list[tuple[str, str]] = []
-    for path, item in _blocks(update.get("content"), f"{where}/content"):
+    for path, item in blocks(update.get("content"), f"{where}/content"):
         if isinstance(item, dict) and item.get("type") == "diff":
             problems = _patch_problems(item)
             if problems:
@@ -510,6 +501,36 @@ def terminal_cwd_absolute(update: Mapping[str, Any], where: str, ctx: FindingCon
     cwd = update.get("cwd")
     if cwd is not None and not is_absolute_path(cwd):
         found.append((f"{where}/cwd", f"terminal cwd {cwd!r} is not an absolute path"))
+    return found or None
+
+
+_NOT_BASE64 = re.compile(r"[^A-Za-z0-9+/=]")  # outside RFC 4648 §4's alphabet and its padding
+
+
+def base64_problem(data: str) -> str | None:
+    """Why ``data`` is not RFC 4648 base64 (None: it is; the ``=`` padding may be left out)."""
+    bad = _NOT_BASE64.search(data)
+    if bad is not None:
+        return (f"character {bad.group()!r} at offset {bad.start()} is not in the base64 "
+                "alphabet (RFC 4648 §4)")
+    body = data.rstrip("=")
+    if "=" in body or len(data) - len(body) > 2:
+        return "its = padding is not only at the end (at most two)"
+    if body != data and len(data) % 4:
+        return f"padded, its length ({len(data)}) is not a multiple of 4"
+    if len(body) % 4 == 1:
+        return f"its length ({len(body)}) leaves one character, which encodes no whole byte"
+    return None
+
+
+@check("TOOL-23", role=Role.FINDING, reads=[Reads.TERMINAL_OUTPUT])
+def terminal_bytes_base64(output: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
+    """Terminal output data (a chunk's, a snapshot's) is base64."""
+    found: list[tuple[str, str]] = []
+    data = output.get("data")
+    problem = base64_problem(data) if isinstance(data, str) else None
+    if problem is not None:
+        found.append((f"{where}/data", f"terminal output data is not base64: {problem}"))
     return found or None
 
 
@@ -683,7 +704,7 @@ def v1_info_given(message: Mapping[str, Any], where: str, ctx: FindingContext) -
 def diff_patch_given(update: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
     """A diff that changes a text file carries a patch."""
     found: list[tuple[str, str]] = []
-    for path, item in _blocks(update.get("content"), f"{where}/content"):
+    for path, item in blocks(update.get("content"), f"{where}/content"):
         if not isinstance(item, dict) or item.get("type") != "diff" \
                 or item.get("patch") is not None or "changes" not in item:
             continue
@@ -701,7 +722,7 @@ def diff_patch_given(update: Mapping[str, Any], where: str, ctx: FindingContext)
 def icon_sources_safe(content: Any, where: str, ctx: FindingContext) -> Found:
     """A resource link's icons come from https: or data: URIs."""
     found: list[tuple[str, str]] = []
-    for path, block in _blocks(content, where):
+    for path, block in blocks(content, where):
         icons = block.get("icons") if isinstance(block, dict) else None
         for i, icon in enumerate(icons if isinstance(icons, list) else []):
             src = icon.get("src") if isinstance(icon, dict) else None
@@ -778,48 +799,19 @@ def trace_context_kept(direction: str, msg: Any) -> str | None:
 # Which parts each kind carries, and where (the anatomy of the messages, not a list of checks):
 # a kind's own readers run first, then its parts' readers, part by part.
 
-Locate = Callable[[Any, str], Iterator[tuple[str, Any]]]
-
-
-def _itself(value: Any, where: str) -> Iterator[tuple[str, Any]]:
-    yield where, value
-
-
-def _at(name: str, *, objects_only: bool = False) -> Locate:
-    def locate(value: Any, where: str) -> Iterator[tuple[str, Any]]:
-        part = value.get(name)
-        if not objects_only or isinstance(part, dict):
-            yield f"{where}/{name}", part
-    return locate
-
-
-def _wrapped_content(value: Any, where: str) -> Iterator[tuple[str, Any]]:
-    """The content blocks inside a tool call's ``{type: content}`` items."""
-    for path, item in _blocks(value.get("content"), f"{where}/content"):
-        if isinstance(item, dict) and item.get("type") == "content":
-            yield f"{path}/content", item.get("content")
-
-
 def _subject_tool_call(subject: Any, where: str) -> Iterator[tuple[str, Any]]:
     if subject.get("type") == "tool_call" and isinstance(subject.get("toolCall"), dict):
         yield f"{where}/toolCall", subject["toolCall"]
 
 
-CARRIES: Mapping[Reads, tuple[tuple[Reads, Locate], ...]] = {
-    **{UPDATE_KINDS[kind]: ((Reads.CONTENT, _at("content")),) for kind in wire_table.families()},
-    Reads.SESSION_RESULT: ((Reads.CONFIG_OPTIONS, _at("configOptions")),
-                           (Reads.COMMANDS, _at("availableCommands"))),
-    Reads.CONFIG_OPTION_UPDATE: ((Reads.CONFIG_OPTIONS, _at("configOptions")),),
-    Reads.CONFIG_RESULT: ((Reads.CONFIG_OPTIONS, _at("configOptions")),),
-    Reads.AVAILABLE_COMMANDS_UPDATE: ((Reads.COMMANDS, _at("availableCommands")),),
-    Reads.TOOL_CALL: ((Reads.TOOL_REPORT, _itself),),  # v1's first report
-    Reads.TOOL_CALL_UPDATE: ((Reads.TOOL_REPORT, _itself),),
-    Reads.TOOL_REPORT: ((Reads.CONTENT, _wrapped_content),),
-    Reads.TOOL_CALL_CONTENT_CHUNK: ((Reads.CONTENT, _wrapped_content),),
-    Reads.PLAN_UPDATE: ((Reads.PLAN, _at("plan", objects_only=True)),),
-    Reads.PROMPT_REQUEST: ((Reads.CONTENT, _at("prompt")),),
-    Reads.PERMISSION_REQUEST: ((Reads.TOOL_REPORT, _at("toolCall", objects_only=True)),  # v1
-                               (Reads.SUBJECT, _at("subject", objects_only=True))),
+CARRIES: Mapping[Reads, Parts] = {  # (a session/update kind's: its row's ``parts``)
+    Reads.SESSION_RESULT: ((Reads.CONFIG_OPTIONS, at("configOptions")),
+                           (Reads.COMMANDS, at("availableCommands"))),
+    Reads.CONFIG_RESULT: ((Reads.CONFIG_OPTIONS, at("configOptions")),),
+    Reads.TOOL_REPORT: ((Reads.CONTENT, wrapped_content),),
+    Reads.PROMPT_REQUEST: ((Reads.CONTENT, at("prompt")),),
+    Reads.PERMISSION_REQUEST: ((Reads.TOOL_REPORT, at("toolCall", objects_only=True)),  # v1
+                               (Reads.SUBJECT, at("subject", objects_only=True))),
     Reads.SUBJECT: ((Reads.TOOL_REPORT, _subject_tool_call),),
 }
 
@@ -832,6 +824,15 @@ def dispatch_table(rev: str = SEED) -> Readers:
     return dispatch(__name__, rev)
 
 
+@cache
+def _parts(kind: Reads) -> Parts:
+    """What a value of ``kind`` carries: an update kind's parts are its wire-table row's, a
+    request's or a result's :data:`CARRIES`'."""
+    rows = {row.reads: row.parts for row in wire_table.updates().values()
+            if row.reads is not None}
+    return rows.get(kind) or CARRIES.get(kind, ())
+
+
 # A kind's checks and, for each part it carries, where to find it and that part's own plan
 # (parts no check reads are left out): built once per revision and kind.
 Plan = tuple["Entry | None", tuple[tuple[Locate, "Plan"], ...]]
@@ -840,7 +841,7 @@ Plan = tuple["Entry | None", tuple[tuple[Locate, "Plan"], ...]]
 @cache
 def _plan(rev: str, kind: Reads) -> Plan | None:
     """What a value of ``kind`` gets under ``rev`` (None: no check reads it or its parts)."""
-    parts = tuple((locate, sub) for part, locate in CARRIES.get(kind, ())
+    parts = tuple((locate, sub) for part, locate in _parts(kind)
                   if (sub := _plan(rev, part)) is not None)
     entry = dispatch_table(rev).get(kind)
     return None if entry is None and not parts else (entry, parts)
@@ -892,7 +893,8 @@ def session_update(params: Any, rev: str = SEED) -> Findings:
     if not isinstance(update, dict):
         return out
     kind = update.get("sessionUpdate")
-    plan = _update_plan(rev, UPDATE_KINDS.get(kind) if isinstance(kind, str) else None)
+    row = wire_table.updates().get(kind) if isinstance(kind, str) else None
+    plan = _update_plan(rev, row.reads if row is not None else None)
     if plan is not None:
         _run(plan, update, "params/update", _plain_context(rev), out)
     return out

@@ -256,3 +256,4 @@ class Reads(StrEnum):
     SUBJECT = "permission subject"  # what a permission request asks about (v2)
     CONFIG_OPTIONS = "config options"  # a session result's, a config_option_update's
     COMMANDS = "available commands"  # a session result's, an available_commands_update's
+    TERMINAL_OUTPUT = "terminal output"  # bytes: a terminal_output_chunk, an output snapshot

@@ -6,10 +6,13 @@ whether it is a request, which revisions' schemas define it (:meth:`Message.sche
 definitions from that revision's schema, nothing is copied), the events it and its response
 become in the model, the monitor's handler for each (:class:`Route`), and how
 :class:`~acp_model.trace.builder.TraceBuilder` writes it. A method that moves no machine says
-why. Each :class:`Update` row does the same for one ``sessionUpdate`` kind, with what v1 reads
-it as; each :class:`Form` row says for one model event which wire message carries it and how
-the explorer tries it: the bound that gates it, what it ranges over (:class:`Over`: the
-argument its labels show and the payload fields it fills) and the fields it always carries.
+why. Each :class:`Update` row does the same for one ``sessionUpdate`` kind and owns its facts:
+how its payload is read (``classify``), how the client's view takes it in (``reduce``), the
+parts its checks read (``parts``), its family, what a v1 turn, a replay and a cancelled turn
+make of it, and what v1 reads it as; each :class:`Form` row says for one model event which
+wire message carries it and how the explorer tries it: the bound that gates it, what it ranges
+over (:class:`Over`: the kind of argument, which ``explorer.arguments`` gives its meaning) and
+the fields it always carries.
 
 A message's transcript line is declared a layer below, with the function that writes it
 (:mod:`acp_model.trace.describe`, which the reports use and which may not import the model);
@@ -19,7 +22,8 @@ detector names them too). A row's ``owed`` is the obligation its answer discharg
 liveness judge and the answered-twice checks read which rule an unanswered or twice-answered
 request breaks from it.
 
-The monitor's routing (``oracle.router``, ``oracle.answers``, ``oracle.wire``), the explorer's
+The monitor's routing (``oracle.router``, ``oracle.answers``, ``oracle.wire``), the client's
+view (``model.reducers``), the single-message dispatch (``model.messages``), the explorer's
 alphabet (``explorer.alphabet``) and the trace builder's role per message are read from here;
 ``tests/unit/test_wire_table.py`` keeps the table complete against the three revisions'
 schemas and the event vocabulary. Adding a message is one row here plus its checks
@@ -34,10 +38,13 @@ from enum import StrEnum
 from functools import cache
 from typing import Any
 
+from acp_model.model import classify, views
 from acp_model.model.check import CheckMeta
 from acp_model.model.events import Ev
 from acp_model.model.obligations import PERMISSION_ANSWERED, PROMPT_ANSWERED
-from acp_model.model.vocab import STATE_EVENTS, Answer, ConnEvent, Event, Reads
+from acp_model.model.parts import Parts, at, itself, wrapped_content
+from acp_model.model.views import Family
+from acp_model.model.vocab import Answer, ConnEvent, Event, Reads
 from acp_model.spec import schema
 from acp_model.spec.revisions import REVISIONS, SDK_2_4_0, SEED, V1
 from acp_model.trace import describe
@@ -52,14 +59,6 @@ C2A, A2C, BOTH = frozenset({"c2a"}), frozenset({"a2c"}), frozenset({"c2a", "a2c"
 
 Writer = Callable[..., TraceBuilder]  # called ``write(builder, ...)``: a builder method, or
 # a v1 one adapted by ``through_v1``
-
-
-class Family(StrEnum):
-    """Whose message a message update is: the family its messageId keeps (ACPM-MSG-FAMILY)."""
-
-    USER = "user"
-    AGENT = "agent"
-    THOUGHT = "thought"
 
 
 class Route(StrEnum):
@@ -92,7 +91,7 @@ class Gate(StrEnum):
 
 class Over(StrEnum):
     """What the explorer tries an event with in a configuration: the kind of its canonical
-    argument (``explorer.alphabet`` lists and resolves each kind, ``explorer.action`` names it).
+    argument (``explorer.arguments`` says what each kind offers, fills and shows).
     """
 
     NOTHING = "nothing"  # once, with no argument
@@ -149,24 +148,42 @@ class Message:
 
 @dataclass(frozen=True, slots=True)
 class Update:
-    """One ``sessionUpdate`` kind: the event it becomes, and v1's reading of it."""
+    """One ``sessionUpdate`` kind: everything keyed by it. The event it becomes and how its
+    payload is read (``classify``), how the client's view takes it in (``reduce``), what its
+    checks read (``reads``, ``parts``), what a v1 turn, a replay and a cancelled turn make of
+    it, and v1's reading of it."""
 
     kind: str
     revisions: frozenset[str]
-    event: Event  # what it becomes (state_update: by its state, :func:`state_event`)
-    tool: str | None = None  # a tool call's report: "update" (its fields) or "chunk" (content)
+    event: Event  # what it becomes (state_update: by its state, ``classify.state``)
+    # its event and payload, read off it and the view before it (None: plain output)
+    classify: classify.Classify | None = None
+    # how the client's view takes it in (None: the view keeps nothing of it); a message's
+    # reducer says its family, a tool call's what of it it reports
+    reduce: views.Reduce | None = None
     write: Writer | None = None  # its writer, ``write(builder, ...)`` (None: update())
     v1_event: Event | None = None  # what v1 reads it as instead (a user message: history)
     v1_as: str | None = None  # the kind v1 reads it as (a first report is an upsert in v2)
     turn: bool = False  # v1: content of a turn, so it shows the oldest open prompt's turn
     history: bool = False  # conversation history (a replay carries it)
-    family: Family | None = None  # a message's family (its messageId keeps it): its content
     late: bool = False  # content a cancelled turn may still stream (v1's CANCEL-09)
     replayed: bool = False  # what a replayed conversation is made of (one-sided inference)
     compacts: bool = False  # a summary that stands for earlier conversation (compaction)
     # the message kind checks of this kind declare (``@check(reads=...)``; None: only the
-    # checks of every update read it)
+    # checks of every update and of its parts read it)
     reads: Reads | None = None
+    parts: Parts = ()  # the parts it carries that checks read, and where (``model.parts``)
+
+    @property
+    def family(self) -> Family | None:
+        """A message's family (its messageId keeps it), from its reducer."""
+        return self.reduce.family if isinstance(self.reduce, views.MessageReport) else None
+
+    @property
+    def tool(self) -> str | None:
+        """What of a tool call it reports ("update": its fields, "chunk": content), from its
+        reducer."""
+        return self.reduce.part if isinstance(self.reduce, views.ToolReport) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,43 +268,57 @@ MESSAGES: tuple[Message, ...] = (
 
 _V1_AND_SDK = frozenset({V1, SDK_2_4_0})
 R = Reads  # (the rows' message kinds)
-_USER, _AGENT, _THOUGHT = Family.USER, Family.AGENT, Family.THOUGHT
+_USER, _USER_CHUNK = views.MessageReport(Family.USER), views.MessageReport(Family.USER, True)
+_AGENT, _AGENT_CHUNK = views.MessageReport(Family.AGENT), views.MessageReport(Family.AGENT, True)
+_THOUGHT, _THOUGHT_CHUNK = (views.MessageReport(Family.THOUGHT),
+                            views.MessageReport(Family.THOUGHT, True))
+_FIELDS, _CHUNK = views.ToolReport(), views.ToolReport(chunk=True)
+_CONTENT = ((R.CONTENT, at("content")),)  # a message update's content blocks
+_TOOL = ((R.TOOL_REPORT, itself),)  # a tool call's fields
 UPDATES: tuple[Update, ...] = (
-    Update("state_update", V2, Event.CUSTOM_REPORTED, write=TraceBuilder.state,
-           reads=R.STATE_UPDATE),
+    Update("state_update", V2, Event.CUSTOM_REPORTED, classify.state, views.state_update,
+           TraceBuilder.state, reads=R.STATE_UPDATE),
     # (any user message is history to v1)
-    Update("user_message", V2, Event.USER_MESSAGE, write=TraceBuilder.user_message,
-           v1_event=Event.OUTPUT, history=True, family=_USER, replayed=True,
-           reads=R.USER_MESSAGE),
-    Update("user_message_chunk", ALL, Event.USER_MESSAGE, write=TraceBuilder.user_message_chunk,
-           v1_event=Event.OUTPUT, history=True, family=_USER, replayed=True,
-           reads=R.USER_MESSAGE_CHUNK),
-    Update("tool_call_update", ALL, Event.TOOL_UPDATE, "update", TraceBuilder.tool, turn=True,
-           history=True, replayed=True, reads=R.TOOL_CALL_UPDATE),
-    Update("tool_call_content_chunk", V2, Event.TOOL_UPDATE, "chunk", TraceBuilder.tool_chunk,
-           replayed=True, reads=R.TOOL_CALL_CONTENT_CHUNK),
+    Update("user_message", V2, Event.USER_MESSAGE, classify.user_message, _USER,
+           TraceBuilder.user_message, v1_event=Event.OUTPUT, history=True, replayed=True,
+           reads=R.USER_MESSAGE, parts=_CONTENT),
+    Update("user_message_chunk", ALL, Event.USER_MESSAGE, classify.user_message_chunk,
+           _USER_CHUNK, TraceBuilder.user_message_chunk, v1_event=Event.OUTPUT, history=True,
+           replayed=True, reads=R.USER_MESSAGE_CHUNK, parts=_CONTENT),
+    Update("tool_call_update", ALL, Event.TOOL_UPDATE, classify.tool_fields, _FIELDS,
+           TraceBuilder.tool, turn=True, history=True, replayed=True,
+           reads=R.TOOL_CALL_UPDATE, parts=_TOOL),
+    Update("tool_call_content_chunk", V2, Event.TOOL_UPDATE, classify.tool_chunk, _CHUNK,
+           TraceBuilder.tool_chunk, replayed=True, reads=R.TOOL_CALL_CONTENT_CHUNK,
+           parts=((R.CONTENT, wrapped_content),)),
+    # (read by v1 as the tool_call_update it upserts: that row's event, reducer and payload)
     Update("tool_call", ONLY_V1, Event.OUTPUT, write=through_v1(V1Writer.tool_call),
            v1_event=Event.TOOL_UPDATE, v1_as="tool_call_update", turn=True, history=True,
-           replayed=True, reads=R.TOOL_CALL),
-    Update("agent_message", V2, Event.OUTPUT, write=TraceBuilder.agent_message, history=True,
-           family=_AGENT, replayed=True, reads=R.AGENT_MESSAGE),
-    Update("agent_message_chunk", ALL, Event.OUTPUT, write=TraceBuilder.agent_message,
-           turn=True, history=True, family=_AGENT, late=True, replayed=True,
-           reads=R.AGENT_MESSAGE_CHUNK),
-    Update("agent_thought", V2, Event.OUTPUT, history=True, family=_THOUGHT, replayed=True,
-           reads=R.AGENT_THOUGHT),
-    Update("agent_thought_chunk", ALL, Event.OUTPUT, write=through_v1(V1Writer.chunk),
-           turn=True, history=True, family=_THOUGHT, late=True, replayed=True,
-           reads=R.AGENT_THOUGHT_CHUNK),
+           replayed=True, reads=R.TOOL_CALL, parts=_TOOL),
+    Update("agent_message", V2, Event.OUTPUT, reduce=_AGENT, write=TraceBuilder.agent_message,
+           history=True, replayed=True, reads=R.AGENT_MESSAGE, parts=_CONTENT),
+    Update("agent_message_chunk", ALL, Event.OUTPUT, reduce=_AGENT_CHUNK,
+           write=TraceBuilder.agent_message, turn=True, history=True, late=True,
+           replayed=True, reads=R.AGENT_MESSAGE_CHUNK, parts=_CONTENT),
+    Update("agent_thought", V2, Event.OUTPUT, reduce=_THOUGHT, history=True, replayed=True,
+           reads=R.AGENT_THOUGHT, parts=_CONTENT),
+    Update("agent_thought_chunk", ALL, Event.OUTPUT, reduce=_THOUGHT_CHUNK,
+           write=through_v1(V1Writer.chunk), turn=True, history=True, late=True,
+           replayed=True, reads=R.AGENT_THOUGHT_CHUNK, parts=_CONTENT),
     Update("plan", ONLY_V1, Event.OUTPUT, turn=True, history=True),
-    Update("plan_update", V2, Event.OUTPUT, reads=R.PLAN_UPDATE),
-    Update("usage_update", ALL, Event.OUTPUT, write=TraceBuilder.usage, reads=R.USAGE_UPDATE),
-    Update("available_commands_update", ALL, Event.OUTPUT, reads=R.AVAILABLE_COMMANDS_UPDATE),
-    Update("config_option_update", ALL, Event.OUTPUT, reads=R.CONFIG_OPTION_UPDATE),
+    Update("plan_update", V2, Event.OUTPUT, reduce=views.plan_update, reads=R.PLAN_UPDATE,
+           parts=((R.PLAN, at("plan", objects_only=True)),)),
+    Update("usage_update", ALL, Event.OUTPUT, reduce=views.usage_update,
+           write=TraceBuilder.usage, reads=R.USAGE_UPDATE),
+    Update("available_commands_update", ALL, Event.OUTPUT, reads=R.AVAILABLE_COMMANDS_UPDATE,
+           parts=((R.COMMANDS, at("availableCommands")),)),
+    Update("config_option_update", ALL, Event.OUTPUT, reads=R.CONFIG_OPTION_UPDATE,
+           parts=((R.CONFIG_OPTIONS, at("configOptions")),)),
     Update("current_mode_update", ONLY_V1, Event.OUTPUT),
     Update("session_info_update", ALL, Event.OUTPUT),
-    Update("terminal_output_chunk", V2, Event.OUTPUT),
-    Update("terminal_update", V2, Event.OUTPUT, reads=R.TERMINAL_UPDATE),
+    Update("terminal_output_chunk", V2, Event.OUTPUT, parts=((R.TERMINAL_OUTPUT, itself),)),
+    Update("terminal_update", V2, Event.OUTPUT, reduce=views.terminal_update,
+           reads=R.TERMINAL_UPDATE, parts=((R.TERMINAL_OUTPUT, at("output", objects_only=True)),)),
     Update("compaction_summary_chunk", _V1_AND_SDK, Event.OUTPUT, compacts=True),
     Update("compaction_update", _V1_AND_SDK, Event.OUTPUT, compacts=True),
     Update("notice", _V1_AND_SDK, Event.OUTPUT, reads=R.NOTICE),
@@ -381,11 +412,6 @@ def lifecycle_requests() -> frozenset[str]:
     return frozenset(m.method for m in MESSAGES if m.lifecycle)
 
 
-def state_event(state: Any) -> Event:
-    """The event a ``state_update`` of this state becomes (another state: a custom one)."""
-    return STATE_EVENTS.get(state, Event.CUSTOM_REPORTED)
-
-
 def _kinds(column: Callable[[Update], Any]) -> frozenset[str]:
     """The sessionUpdate kinds whose row has ``column`` set."""
     return frozenset(u.kind for u in UPDATES if column(u))
@@ -410,9 +436,16 @@ def reopening() -> frozenset[str]:
 
 
 @cache
-def tool_kinds() -> dict[str, str]:
-    """sessionUpdate kind -> what of a tool call it reports ("update" or "chunk")."""
-    return {u.kind: u.tool for u in UPDATES if u.tool is not None}
+def state_kinds() -> frozenset[str]:
+    """The sessionUpdate kinds that report the session's state (read by their state)."""
+    return _kinds(lambda u: u.classify is classify.state)
+
+
+def reported_state(update: Any) -> Any:
+    """The state a ``session/update`` payload reports (None: it reports none)."""
+    if not isinstance(update, dict) or update.get("sessionUpdate") not in state_kinds():
+        return None
+    return update.get("state")
 
 
 @cache

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from acp_model.model import capabilities, permissions, reducers
+from acp_model.model import capabilities, permissions, reducers, wire_table
 from acp_model.model.check import watches
 from acp_model.model.vocab import Reads
 from acp_model.oracle.answers import Answers
@@ -83,11 +83,11 @@ class AdvertisedUse:
             elif update.get("status") is not None:
                 self.store.run(permissions.allowed_tool_reported_running, idx, tool,
                                update["status"], told.allowed.pop((sid, tool)), session=sid)
-        if kind == "state_update":
+        if kind in wire_table.state_kinds():
             self._standard_states(sid, update.get("state"), idx)
         if kind == Reads.NOTICE:
             self.store.run(capabilities.notice_advertised, idx, told.client_caps, session=sid)
-        if kind == "config_option_update" and self.answers.shape.gates_boolean_options:
+        if kind == Reads.CONFIG_OPTION_UPDATE and self.answers.shape.gates_boolean_options:
             self.store.run(capabilities.boolean_options_advertised, idx,
                            update.get("configOptions"), told.client_caps, session=sid)
 

@@ -28,7 +28,7 @@ from typing import Any
 
 from acp_model.model import replay, wire_table
 from acp_model.model.check import watches
-from acp_model.model.vocab import Reads
+from acp_model.model.vocab import Reads, State
 from acp_model.oracle.store import ViolationStore
 
 NORMAL_ENDS = frozenset({"end_turn", "max_tokens", "max_turn_requests"})
@@ -127,8 +127,8 @@ class Conversations:
             seen.add(mid)
         if kind in USER_KINDS and isinstance(mid, str):
             self.reported.setdefault(sid, {}).setdefault(mid, idx)
-        if kind == "state_update" and update.get("state") == "idle" \
-                and update.get("stopReason") is not None:
+        idle = wire_table.reported_state(update) == State.IDLE
+        if idle and update.get("stopReason") is not None:
             self.ended[sid] = idx
         if kind in USER_KINDS:
             if window is not None:
@@ -141,7 +141,7 @@ class Conversations:
             window.late = True  # a message of the replay, after the response
         if kind in COMPACTION_KINDS:
             self.compacted[sid] = idx  # what entered the conversation before is not owed
-        elif kind == "state_update" and update.get("state") == "idle":
+        elif idle:
             ended = self.awaiting.pop(sid, {})
             if update.get("stopReason") in NORMAL_ENDS:
                 self.entries.setdefault(sid, []).extend(

@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 
 from acp_model.model import wire_table
+from acp_model.model.vocab import State
 from acp_model.report.stats import RuleStat
 from acp_model.spec.levels import Level
 from acp_model.spec.rules import RULES
@@ -261,8 +262,7 @@ def infer(lines: list[Line]) -> Recording:
 
 
 def is_idle(line: Line) -> bool:
-    update = _update(line)
-    return update.get("sessionUpdate") == "state_update" and update.get("state") == "idle"
+    return wire_table.reported_state(_update(line)) == State.IDLE
 
 
 def _update(line: Line) -> Mapping[str, Any]:
@@ -427,8 +427,8 @@ class _Inference:
                 pos, status = j, update.get("status")
                 break
             if later.kind in ("response", "error") or (
-                    update.get("sessionUpdate") == "state_update"
-                    and update.get("state") != "requires_action"):
+                    update.get("sessionUpdate") in wire_table.state_kinds()
+                    and update.get("state") != State.REQUIRES_ACTION):
                 pos, status = j, ("cancelled" if self._stop_reason(later) == "cancelled"
                                   else None)
                 break

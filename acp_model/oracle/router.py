@@ -361,7 +361,7 @@ class Router:
             return
         self.conversations.update(sid, update, idx)
         requests = self.rpc.open["c2a"].values()
-        if kind == "state_update":
+        if kind in wire_table.state_kinds():
             replay.state_reported(requests, sid)
         sent = update  # as the agent sent it (v1's tool_call is read as an upsert below)
         replaying = replay.replaying(requests, sid)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from acp_model.model import messages, reducers
+from acp_model.model import messages, reducers, views
 from acp_model.model.events import Ev
 from acp_model.model.vocab import Event
 from acp_model.oracle import wire
@@ -36,8 +36,8 @@ class UserAsks:
         ev = wire.permission_request(idx, req_id, params)
         self.shapes.findings(reducers.judge_permission(self.machines.views[sid], params,
                                                        self.rev), idx, what, sid)
-        self.machines.views[sid] = reducers.apply_permission_subject(self.machines.views[sid],
-                                                                     params)
+        self.machines.views[sid] = views.apply_permission_subject(self.machines.views[sid],
+                                                                  params)
         self.machines.derived(sid, self.translate(AskedUser(sid, idx, what)))
         self.machines.session_event(sid, Event.PERMISSION_REQUEST, ev, what)
 

@@ -1,9 +1,8 @@
 """Classification: a wire message becomes a machine event with its payload (no rules here).
 
-What the checks need to know about a ``session/update`` or a permission request is extracted
-once, here: the event it stands for, the fields of its :class:`~acp_model.model.events.Ev`,
-and the facts only the client's view knows (is this messageId new, was this tool call ever
-reported) read off the view *before* the update is applied.
+A ``session/update`` is read by its kind's wire-table row, as the revision's translator reads
+the row: the row's ``classify`` extracts the payload (``model.classify``), with the facts only
+the client's view knows read off the view *before* the update is applied.
 """
 
 from __future__ import annotations
@@ -11,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from acp_model.model import wire_table
-from acp_model.model.events import Ev, content_key, text_key
-from acp_model.model.reducers import SessionView, tool_status_after
+from acp_model.model import classify, wire_table
+from acp_model.model.events import Ev
+from acp_model.model.views import SessionView
 from acp_model.model.vocab import Event
 from acp_model.model.wire_table import Update
 from acp_model.oracle import said
@@ -38,30 +37,14 @@ def session_update(idx: int, update: dict[str, Any], view: SessionView,
     and a short name (``what``, when the caller has made it; formatted only when a violation
     reads it)."""
     name = update.get("sessionUpdate")
-    what = what if what is not None else Said((said.UPDATE, name, idx))
     row = wire_table.updates().get(name) if isinstance(name, str) else None
-    event = Event.OUTPUT if row is None else reading(row)
-    if event == Event.OUTPUT:
-        return Event.OUTPUT, Ev(idx, update=name), what
-    if name == "state_update":
-        state = update.get("state")
-        reason = update.get("stopReason") if state == "idle" else None
-        return wire_table.state_event(state), Ev(idx, reason=reason), \
-            Said((_state_update, state, reason, idx))
-    if event == Event.USER_MESSAGE:
-        mid = update.get("messageId")
-        known = view.messages.get(mid) if isinstance(mid, str) else None
-        key = content_key(update.get("content")) if name == "user_message" else None
-        return Event.USER_MESSAGE, Ev(idx, message_id=mid, new_message=known is None
-                                      or known.family != "user", content_key=key,
-                                      text_key=text_key(update.get("content"))), what
-    if event == Event.TOOL_UPDATE and row is not None:
-        tid = update.get("toolCallId")
-        status = tool_status_after(view, update) if name == "tool_call_update" else None
-        return Event.TOOL_UPDATE, Ev(idx, tool_call_id=tid, status=status,
-                                     update=row.tool, has_title=bool(update.get("title")),
-                                     first_report=tid not in view.tools), what
-    return Event.OUTPUT, Ev(idx, update=name), what
+    if row is None or row.classify is None or reading(row) == Event.OUTPUT:
+        event, ev = classify.output(idx, update, view)
+    else:
+        event, ev = row.classify(idx, update, view)
+    if row is not None and row.classify is classify.state and event != Event.OUTPUT:
+        return event, ev, Said((_state_update, update.get("state"), ev.reason, idx))
+    return event, ev, what if what is not None else Said((said.UPDATE, name, idx))
 
 
 def permission_request(idx: int, req_id: Any, params: Any) -> Ev:

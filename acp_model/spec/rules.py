@@ -833,6 +833,22 @@ _R: list[Rule] = [
                                "whenever feasible')"),),
          notes="Feasible is read as: some change names fileType text (a binary file, a "
                "directory or a symlink has no useful text rendering)."),
+    Rule("TOOL-23", "agent", "MUST", "safety",
+         "Terminal output bytes are RFC 4648 base64: a terminal_output_chunk's data and the "
+         "data of a terminal_update's output snapshot.",
+         "tool-calls.mdx §Display-only Terminals ('Each data value is an independently RFC "
+         "4648 base64-encoded byte chunk'; the output snapshot's 'required data is RFC 4648 "
+         "base64-encoded bytes'); schema $defs.TerminalOutputChunk.data (contentEncoding "
+         "base64); schema $defs.TerminalOutput.data (contentEncoding base64)",
+         cited_in=((SDK_2_4_0, "sdk-2.4.0 schema $defs.TerminalOutputChunk.data "
+                               "('Independently base64-encoded terminal output bytes'); "
+                               "sdk-2.4.0 schema $defs.TerminalOutput.data ('Base64-encoded "
+                               "replacement terminal output bytes')"),),
+         from_definition=True,
+         notes="JSON Schema validators read contentEncoding as an annotation, so the schema "
+               "check passes any string. Read leniently: the standard alphabet with or "
+               "without its = padding passes; a character outside it (whitespace, base64url's "
+               "- and _), padding inside the data, or a length no padding completes fails."),
     Rule("SDK-ICON-01", "both", "MUST", "safety",
          "An icon's src is an https: or data: URI.",
          "sdk-2.4.0 schema $defs.Icon.src ('MUST be an https: or data: URI')",

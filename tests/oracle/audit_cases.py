@@ -522,6 +522,25 @@ def tool_22_keeps() -> TraceBuilder:
                                      "fileType": "binary"}]}]).idle(S, "end_turn")
 
 
+# --- TOOL-23: terminal output bytes are base64 (terminal_output_chunk, an output snapshot) ----
+
+def _terminal_output(data: str) -> TraceBuilder:
+    t = turn_start(base(), 10)
+    t.update(S, {"sessionUpdate": "terminal_update", "terminalId": "term_1",
+                 "command": "cargo test", "output": {"data": "cnVubmluZw0K"}})
+    t.update(S, {"sessionUpdate": "terminal_output_chunk", "terminalId": "term_1",
+                 "data": data})
+    return t.idle(S, "end_turn")
+
+
+def tool_23_breaks() -> TraceBuilder:
+    return _terminal_output("passed\r\n")  # the bytes as text, not encoded
+
+
+def tool_23_keeps() -> TraceBuilder:
+    return _terminal_output("cGFzc2VkDQo")  # "passed\r\n", its = padding left out
+
+
 def _v1_writes(path: str) -> TraceBuilder:
     t = TraceBuilder().v1.handshake(client_caps={"fs": {"writeTextFile": True}})
     t.v1.new_session(S).prompt(S, 10)
@@ -649,7 +668,8 @@ BREAKS: dict[str, list[Build]] = {
     "INIT-13": [init_13_breaks, init_13_terminal_breaks], "INIT-16": [init_16_breaks],
     "INIT-17": [init_17_breaks], "SESS-03": [sess_03_breaks], "SESS-04": [sess_04_breaks],
     "SESS-07": [sess_07_breaks], "SESS-16": [sess_16_breaks], "PERM-14": [perm_14_breaks],
-    "TOOL-21": [tool_21_breaks], "SDK-RESUME-02": [sdk_resume_02_breaks],
+    "TOOL-21": [tool_21_breaks], "TOOL-23": [tool_23_breaks],
+    "SDK-RESUME-02": [sdk_resume_02_breaks],
     "SDK-CONFIG-01": [sdk_config_01_breaks], "SDK-CONFIG-02": [sdk_config_02_breaks],
     "SDK-CMD-01": [sdk_cmd_01_breaks], "SDK-TOOL-02": [sdk_tool_02_breaks],
     "SDK-STATE-01": [sdk_state_01_breaks], "SDK-ICON-01": [sdk_icon_01_breaks],
@@ -744,6 +764,7 @@ BOTH: list[tuple[str, Readings, Build, Build]] = [
     ("INIT-02", V1, v1_init_02_breaks, v1_init_09_keeps),
     ("TOOL-12", SEED, tool_12_breaks, tool_12_keeps),
     ("TOOL-22", SEED, tool_22_breaks, tool_22_keeps),
+    ("TOOL-23", SEED, tool_23_breaks, tool_23_keeps),
     ("SESS-17", V1, sess_17_breaks, sess_17_keeps),
     ("ENUM-11", SEED, enum_11_breaks, enum_11_keeps),
     ("SDK-ICON-01", SDK, sdk_icon_01_breaks, sdk_icon_01_keeps),

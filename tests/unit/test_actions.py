@@ -197,3 +197,12 @@ def test_elicitation_holds_and_answers_read_back_and_refuse_what_no_user_answers
                 {"op": "answer_elicitation", "action": "maybe"}):
         with pytest.raises(ActionError, match="elicitation answer"):
             from_json(bad)
+
+
+def test_every_kind_of_argument_is_one_argument_class() -> None:
+    """What a kind of argument means (what a session offers, the payload it fills, its label)
+    is one :class:`~acp_model.explorer.arguments.Argument`, for every kind a Form may name."""
+    from acp_model.explorer.arguments import ARGUMENTS
+    from acp_model.model.wire_table import Over
+
+    assert set(ARGUMENTS) == set(Over)

@@ -8,13 +8,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from acp_model.model.reducers import (
+from acp_model.model import views, wire_table
+from acp_model.model.reducers import reduce_session
+from acp_model.model.views import (
+    MessageReport,
     SessionView,
     ToolCall,
     apply_permission_subject,
-    reduce_message,
     reduce_plan,
-    reduce_session,
     reduce_tool_call,
     reduce_usage,
     rendered_text,
@@ -36,6 +37,13 @@ def upsert(content: Any = ..., mid: str = "m", kind: str = "agent_message", **ex
 def chunk(block: dict[str, Any], mid: str = "m", kind: str = "agent_message_chunk"
           ) -> dict[str, Any]:
     return {"sessionUpdate": kind, "messageId": mid, "content": block}
+
+
+def reduce_message(messages: Any, update: dict[str, Any]) -> Any:
+    """A message update as its kind's row reduces it (the family and chunk of its reducer)."""
+    report = wire_table.updates()[update["sessionUpdate"]].reduce
+    assert isinstance(report, MessageReport)
+    return views.reduce_message(messages, update, report.family, chunk=report.chunk)
 
 
 def test_seed_example_a_then_chunk_b_then_c() -> None:
@@ -107,9 +115,9 @@ def test_tool_call_defaults_patches_and_content_replacement() -> None:
     assert tools["t"] == ToolCall(title="Run")  # documented defaults: pending, other
     item = {"type": "content", "content": {"type": "text", "text": "x"}}
     tools = reduce_tool_call(tools, {"sessionUpdate": "tool_call_content_chunk",
-                                     "toolCallId": "t", "content": item})
+                                     "toolCallId": "t", "content": item}, chunk=True)
     tools = reduce_tool_call(tools, {"sessionUpdate": "tool_call_content_chunk",
-                                     "toolCallId": "t", "content": item})
+                                     "toolCallId": "t", "content": item}, chunk=True)
     assert len(tools["t"].content) == 2
     tools = reduce_tool_call(tools, {"sessionUpdate": "tool_call_update", "toolCallId": "t",
                                      "status": "completed", "content": [item]})

@@ -4,9 +4,13 @@ wire form (acp_model/model/wire_table.py)."""
 
 from __future__ import annotations
 
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
 
-from acp_model.model import wire_table
+from acp_model.model import classify, wire_table
 from acp_model.model.vocab import EVENTS, ConnEvent, Event
 from acp_model.spec import schema
 from acp_model.spec.revisions import REVISIONS
@@ -55,7 +59,7 @@ def test_every_event_is_what_some_message_becomes() -> None:
     named = {e for row in wire_table.MESSAGES for e in (*row.becomes, *row.answered)}
     named |= {row.event for row in wire_table.UPDATES}
     named |= {row.v1_event for row in wire_table.UPDATES if row.v1_event is not None}
-    named |= {wire_table.state_event(state) for state in ("running", "idle", "requires_action")}
+    named |= {classify.state_event(state) for state in ("running", "idle", "requires_action")}
     assert set(Event) <= named, set(Event) - named
     assert set(ConnEvent) <= named, set(ConnEvent) - named
 
@@ -101,7 +105,7 @@ def test_each_transcript_line_is_a_rows_and_describes_its_message() -> None:
 
 
 def test_every_update_kind_the_builder_writes_is_classified_as_its_row_says() -> None:
-    from acp_model.model.reducers import SessionView
+    from acp_model.model.views import SessionView
     from acp_model.oracle import wire
 
     for row in wire_table.UPDATES:
@@ -201,6 +205,69 @@ def test_no_parallel_table_of_update_kinds_outside_the_wire_table() -> None:
                 if len(named) >= 2:
                     found.append(f"{where}:{node.lineno} {named}")
     assert not found, found
+
+
+# Where a sessionUpdate kind may be spelled: the table; the layer below it that writes and
+# describes the wire (the trace builder, the transcript lines); the agents, which write the wire
+# as a third party would; and the fuzzer's crossing labels (see _KIND_LISTS_ELSEWHERE).
+_KINDS_SPELLED = ("acp_model/model/wire_table.py", "acp_model/trace/", "acp_model/agents/",
+                  "acp_model/fuzzing/crossings.py")
+
+
+def _discriminates_another_union(node: ast.expr) -> bool:
+    """``x.get("type")`` or ``x["type"]``: a comparison with a content, subject or background
+    item's type ("tool_call" is one, and a sessionUpdate kind too)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        key = node.args[0] if node.func.attr == "get" and node.args else None
+    else:
+        key = node.slice if isinstance(node, ast.Subscript) else None
+    return isinstance(key, ast.Constant) and key.value == "type"
+
+
+def _kind_literals(tree: ast.AST, kinds: set[str]) -> Iterator[tuple[int, str]]:
+    """The kinds a module spells as one: compared with a value, or a ``sessionUpdate`` written."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            if any(_discriminates_another_union(side) for side in sides):
+                continue
+            for side in sides:
+                for c in ast.walk(side):
+                    if isinstance(c, ast.Constant) and c.value in kinds:
+                        yield c.lineno, c.value
+        elif isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values, strict=True):
+                if isinstance(key, ast.Constant) and key.value == "sessionUpdate" \
+                        and isinstance(value, ast.Constant):
+                    yield value.lineno, value.value
+
+
+def test_no_update_kind_is_spelled_outside_the_wire_table() -> None:
+    """A branch on a sessionUpdate kind (``kind == "state_update"``) or an update written by
+    hand is a per-kind fact outside its row: the code asks the row (``wire_table.updates()``,
+    ``state_kinds()``, ``reported_state``) or the kind's typed name (its :class:`Reads`
+    member), as ``test_every_method_the_code_names_keys_its_row`` does for methods."""
+    root = Path(wire_table.__file__).resolve().parents[2]
+    kinds = set(wire_table.updates())
+    found = []
+    for path in sorted((root / "acp_model").rglob("*.py")):
+        where = path.relative_to(root).as_posix()
+        if where.startswith(_KINDS_SPELLED):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        found += [f"{where}:{line} {kind!r}" for line, kind in _kind_literals(tree, kinds)]
+    assert not found, found
+
+
+def test_the_kind_scan_finds_a_branch_and_a_hand_written_update() -> None:
+    """The scan above sees what it forbids, and lets a content block's type pass."""
+    source = """
+if kind == "state_update": pass
+u = {"sessionUpdate": "plan_update"}
+if block.get("type") == "tool_call": pass
+"""
+    got = list(_kind_literals(ast.parse(source), set(wire_table.updates())))
+    assert got == [(2, "state_update"), (3, "plan_update")]
 
 
 def test_the_rows_columns_agree_with_their_kinds() -> None:
