@@ -848,13 +848,18 @@ def _plan(rev: str, kind: Reads) -> Plan | None:
 
 
 @cache
-def _update_plan(rev: str, kind: Reads | None) -> Plan | None:
-    """A session update's plan: the checks of every update and those of its kind as one
-    entry, then its parts."""
-    every = _plan(rev, Reads.UPDATE) or ((), ())
-    own = _plan(rev, kind) if kind is not None else None
-    entry = (every[0] or ()) + ((own[0] or ()) if own is not None else ())
-    parts = every[1] + (own[1] if own is not None else ())
+def _update_plan(rev: str, name: str | None) -> Plan | None:
+    """A session update's plan (``name``: a kind of the wire table, None: another): the
+    checks of every update and those of its kind as one entry, then the parts its row
+    carries (a kind no check reads may carry parts some check reads)."""
+    row = wire_table.updates().get(name) if name is not None else None
+    every = _plan(rev, Reads.UPDATE) or (None, ())
+    own = dispatch_table(rev).get(row.reads) if row is not None and row.reads is not None \
+        else None
+    carried = tuple((locate, sub) for part, locate in (row.parts if row is not None else ())
+                    if (sub := _plan(rev, part)) is not None)
+    entry = (every[0] or ()) + (own or ())
+    parts = every[1] + carried
     return (entry or None, parts) if entry or parts else None
 
 
@@ -893,8 +898,8 @@ def session_update(params: Any, rev: str = SEED) -> Findings:
     if not isinstance(update, dict):
         return out
     kind = update.get("sessionUpdate")
-    row = wire_table.updates().get(kind) if isinstance(kind, str) else None
-    plan = _update_plan(rev, row.reads if row is not None else None)
+    known = isinstance(kind, str) and kind in wire_table.updates()
+    plan = _update_plan(rev, kind if known else None)
     if plan is not None:
         _run(plan, update, "params/update", _plain_context(rev), out)
     return out
