@@ -4,38 +4,38 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from typing import TypeVar
 
 __all__ = ["float_at_least", "int_at_least", "positive_float", "rule_ids"]
 
 
-def int_at_least(minimum: int) -> Callable[[str], int]:
-    """An argparse type: an integer no smaller than ``minimum`` (clear message otherwise)."""
+Number = TypeVar("Number", int, float)
 
-    def parse(value: str) -> int:
+
+def _at_least(minimum: Number, convert: Callable[[str], Number], expected: str
+              ) -> Callable[[str], Number]:
+    """An argparse type: ``convert``'s number, no smaller than ``minimum`` (NaN neither)."""
+
+    def parse(value: str) -> Number:
         try:
-            number = int(value)
+            number = convert(value)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
-        if number < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}")
-        return number
-
-    return parse
-
-
-def float_at_least(minimum: float) -> Callable[[str], float]:
-    """An argparse type: a number no smaller than ``minimum`` (clear message otherwise)."""
-
-    def parse(value: str) -> float:
-        try:
-            number = float(value)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a number, got {value!r}") from None
-        if not number >= minimum:  # (NaN too)
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {value!r}") from None
+        if not number >= minimum:
             raise argparse.ArgumentTypeError(f"must be at least {minimum:g}")
         return number
 
     return parse
+
+
+def int_at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse type: an integer no smaller than ``minimum`` (clear message otherwise)."""
+    return _at_least(minimum, int, "a whole number")
+
+
+def float_at_least(minimum: float) -> Callable[[str], float]:
+    """An argparse type: a number no smaller than ``minimum`` (clear message otherwise)."""
+    return _at_least(minimum, float, "a number")
 
 
 def positive_float(value: str) -> float:

@@ -72,9 +72,7 @@ class OracleQueries:
 
     def permissions_sent_at(self, sid: str) -> list[int]:
         """Where each of those requests was sent (transcript indices)."""
-        rpc = self._monitor.rpc
-        return [req.idx for rid in rpc.open_permissions(sid)
-                if (req := rpc.open["a2c"].get(rid)) is not None]
+        return self.requests_sent_at(self._monitor.rpc.open_permissions(sid))
 
     def requests_sent_at(self, rids: Iterable[Any]) -> list[int]:
         """Where each of the agent's requests ``rids`` still open was sent (transcript

@@ -824,25 +824,22 @@ def dispatch_table(rev: str = SEED) -> Readers:
     return dispatch(__name__, rev)
 
 
-@cache
-def _parts(kind: Reads) -> Parts:
-    """What a value of ``kind`` carries: an update kind's parts are its wire-table row's, a
-    request's or a result's :data:`CARRIES`'."""
-    rows = {row.reads: row.parts for row in wire_table.updates().values()
-            if row.reads is not None}
-    return rows.get(kind) or CARRIES.get(kind, ())
-
-
 # A kind's checks and, for each part it carries, where to find it and that part's own plan
 # (parts no check reads are left out): built once per revision and kind.
 Plan = tuple["Entry | None", tuple[tuple[Locate, "Plan"], ...]]
 
 
+def _carried(rev: str, parts: Parts) -> tuple[tuple[Locate, Plan], ...]:
+    """The plans of the parts some check reads, each with where to find it."""
+    return tuple((locate, sub) for part, locate in parts
+                 if (sub := _plan(rev, part)) is not None)
+
+
 @cache
 def _plan(rev: str, kind: Reads) -> Plan | None:
-    """What a value of ``kind`` gets under ``rev`` (None: no check reads it or its parts)."""
-    parts = tuple((locate, sub) for part, locate in _parts(kind)
-                  if (sub := _plan(rev, part)) is not None)
+    """What a value of ``kind`` (a request's or a result's, or a part) gets under ``rev``
+    (None: no check reads it or its parts)."""
+    parts = _carried(rev, CARRIES.get(kind, ()))
     entry = dispatch_table(rev).get(kind)
     return None if entry is None and not parts else (entry, parts)
 
@@ -856,10 +853,8 @@ def _update_plan(rev: str, name: str | None) -> Plan | None:
     every = _plan(rev, Reads.UPDATE) or (None, ())
     own = dispatch_table(rev).get(row.reads) if row is not None and row.reads is not None \
         else None
-    carried = tuple((locate, sub) for part, locate in (row.parts if row is not None else ())
-                    if (sub := _plan(rev, part)) is not None)
     entry = (every[0] or ()) + (own or ())
-    parts = every[1] + carried
+    parts = every[1] + (_carried(rev, row.parts) if row is not None else ())
     return (entry or None, parts) if entry or parts else None
 
 

@@ -145,6 +145,14 @@ def cancel_advertised(capabilities: Any) -> bool:
     return isinstance(capabilities, dict) and isinstance(capabilities.get("cancel"), dict)
 
 
+def _cancel_kept_at_the_end(ended_before: bool, capabilities_before: Any, ended: bool,
+                            capabilities: Any) -> bool:
+    """SDK-TOOL-01's finding, for a tool call or a terminal: this update ends it while it
+    still advertises cancel, and no earlier end did already (found once)."""
+    return ended and cancel_advertised(capabilities) \
+        and not (ended_before and cancel_advertised(capabilities_before))
+
+
 @check("SDK-TOOL-01", role=Role.FINDING, reads=[Reads.TOOL_CALL_UPDATE])
 def cancel_withdrawn_at_the_end(view: SessionView, update: dict[str, Any]
                                 ) -> Iterator[tuple[str, str]]:
@@ -155,10 +163,10 @@ def cancel_withdrawn_at_the_end(view: SessionView, update: dict[str, Any]
         return found or None
     before = view.tools.get(ident)
     after = reduce_tool_call(view.tools, update)[ident]
-    was = before is not None and before.status in FINAL_TOOL_STATUSES \
-        and cancel_advertised(before.capabilities)
-    if after.status in FINAL_TOOL_STATUSES and cancel_advertised(after.capabilities) \
-            and not was:
+    if _cancel_kept_at_the_end(
+            before is not None and before.status in FINAL_TOOL_STATUSES,
+            before.capabilities if before is not None else None,
+            after.status in FINAL_TOOL_STATUSES, after.capabilities):
         found.append(("params/update/capabilities",
                       f"tool call {ident!r} reached status {after.status!r} and still advertises "
                       "capabilities.cancel"))
@@ -175,9 +183,10 @@ def terminal_cancel_withdrawn_at_exit(view: SessionView, update: dict[str, Any]
         return found or None
     before = view.terminals.get(ident)
     after = reduce_terminal(view.terminals, update).get(ident)
-    ended_before = before is not None and before.exited and cancel_advertised(before.capabilities)
-    if after is not None and after.exited and cancel_advertised(after.capabilities) \
-            and not ended_before:
+    if after is not None and _cancel_kept_at_the_end(
+            before is not None and before.exited,
+            before.capabilities if before is not None else None,
+            after.exited, after.capabilities):
         found.append(("params/update/capabilities",
                       f"terminal {ident!r} exited and still advertises capabilities.cancel"))
     return found or None
