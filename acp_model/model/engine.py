@@ -237,7 +237,10 @@ class TableEngine:
         key = (model.state, event)
         target, checks, actions, _ = self._plan[key]
         self.transitions[key] = self.transitions.get(key, 0) + 1
-        failures = [(chk, lv) for chk, lv in checks if not chk.func(model, ev)]
+        failures: list[Failure] = []
+        for check in checks:  # a loop, not a comprehension: no frame made on every event
+            if not check[0].func(model, ev):
+                failures.append(check)
         if failures:
             self._state_evidence(model, ev, failures)
         else:

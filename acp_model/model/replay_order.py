@@ -14,7 +14,7 @@ carries an earlier prompt's text or a message id the session used (then it is pr
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from acp_model.model import wire_table
 from acp_model.model.check import CheckMeta, check, dispatch
@@ -24,9 +24,10 @@ HISTORY_KINDS = wire_table.history_kinds()
 USER_KINDS = wire_table.user_kinds()
 
 
-@dataclass(frozen=True, slots=True)
-class Position:
-    """One update of a known session, placed against the reopens around it."""
+class Position(NamedTuple):
+    """One update of a known session, placed against the reopens around it (a NamedTuple:
+    one is built for every update of a checked trace, at a fraction of a frozen dataclass's
+    cost)."""
 
     kind: object  # its sessionUpdate, as the agent sent it
     resume: int | None  # an open session/resume of the session (not of a working one)

@@ -28,6 +28,7 @@ from typing import Any
 from rpds import HashTrieMap, Queue
 
 from acp_model.model.check import allowance
+from acp_model.model.frozen import quick_init
 from acp_model.model.vocab import ToolStatus
 
 
@@ -48,6 +49,7 @@ class Family(StrEnum):
 DEFAULT_TOOL_STATUS = ToolStatus.PENDING  # TOOL-03: a tool call the client never saw starts pending
 
 
+@quick_init  # rebuilt on every update of a checked trace
 @dataclass(frozen=True, slots=True)
 class ViewMessage:
     family: str
@@ -55,6 +57,7 @@ class ViewMessage:
     meta: Any = None  # message-level _meta (chunk _meta never lands here, MSG-09)
 
 
+@quick_init  # rebuilt on every update of a checked trace
 @dataclass(frozen=True, slots=True)
 class ToolCall:
     title: Any = None
@@ -84,6 +87,7 @@ class Usage:
     cost: Any = None
 
 
+@quick_init  # rebuilt on every update of a checked trace
 @dataclass(frozen=True, slots=True)
 class SessionView:
     """What a client would render for one session."""

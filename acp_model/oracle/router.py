@@ -54,6 +54,7 @@ _ENVELOPE_MODULES = (rpc.__name__, messages.__name__)
 _BATCH_NOT_EMPTY = meta_of(rpc.batch_not_empty)
 _IS_OBJECT = meta_of(rpc.is_object)
 _METHOD_IS_STRING = meta_of(rpc.method_is_string)
+_STATE_KINDS = wire_table.state_kinds()  # the update kinds that report a session's state
 # a message whose envelope breaks one of these is unreadable (the connection's count)
 _UNREADABLE = frozenset({_IS_OBJECT, meta_of(rpc.version_field), _METHOD_IS_STRING})
 
@@ -360,15 +361,17 @@ class Router:
         if not isinstance(update, dict):
             return
         self.conversations.update(sid, update, idx)
-        requests = self.rpc.open["c2a"].values()
-        if kind in wire_table.state_kinds():
+        # the client's open reopens (session/load, session/resume): what the replay watchers
+        # scan, found in one pass (none is open while a session just works)
+        requests = [r for r in self.rpc.open["c2a"].values() if r.method in replay.REOPENING]
+        if requests and kind in _STATE_KINDS:
             replay.state_reported(requests, sid)
         sent = update  # as the agent sent it (v1's tool_call is read as an upsert below)
-        replaying = replay.replaying(requests, sid)
+        replaying = replay.replaying(requests, sid) if requests else None
         reused = replaying is not None and self.store.run(
             replay.replayed_ids_unique, idx, replaying.replayed, update, session=sid)
         busy = self.machines.busy(sid)
-        history = replay.replayed_history(requests, sid, kind, busy)
+        history = bool(requests) and replay.replayed_history(requests, sid, kind, busy)
         self.uses.update(sid, update, kind, idx, history=bool(history))
         at = self.reopens.position(sid, update, requests, busy)
         self.store.run_entry(self._replay_order, idx, at, session=sid)

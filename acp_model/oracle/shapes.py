@@ -37,18 +37,24 @@ class ShapeJudge:
         self.store = store
         self.fit = RevisionFit(rev)  # shapes of another revision (the report header)
         self._diagnosed: dict[str, int] = {}  # definition -> messages diagnosed
+        # definition -> its compiled validator (one dict lookup per message)
+        self._validators: dict[str, validation.Validator] = {}
 
     def schema(self, def_name: str | None, instance: Any, idx: int, what: str,
                method: str) -> None:
         if def_name is None or not self.validate:
             return
         self.store.ran(validation.schema_rules_exercised(method, def_name, instance, self.rev))
+        valid = self._validators.get(def_name)
+        if valid is None:
+            valid = self._validators[def_name] = validation.fast_validator(def_name, self.rev)
+        if valid(instance):  # the common case: nothing to diagnose
+            return
         if self._diagnosed.get(def_name, 0) >= MAX_DIAGNOSES_PER_DEF:
             # A flood of invalid messages of one definition: the rule each breaks is only
             # known from a diagnosis, and reporting it under another (ACPM-SCHEMA) would make
             # one cause two failures. The first thousands were reported; the rest are counted.
-            if not validation.fast_validator(def_name, self.rev)(instance):
-                self.store.suppressed += 1
+            self.store.suppressed += 1
             return
         problems = validation.validate(def_name, instance, self.rev)
         if problems:
@@ -74,7 +80,10 @@ class ShapeJudge:
         """Does ``instance`` validate against ``def_name`` (True when nothing validates)?"""
         if def_name is None or not self.validate:
             return True
-        return bool(validation.fast_validator(def_name, self.rev)(instance))
+        valid = self._validators.get(def_name)
+        if valid is None:
+            valid = self._validators[def_name] = validation.fast_validator(def_name, self.rev)
+        return bool(valid(instance))
 
     def findings(self, findings: Findings, idx: int, what: str,
                  session: str | None = None) -> None:

@@ -157,8 +157,15 @@ def defined_elsewhere(enum: str, value: object, rev: str = SEED) -> tuple[str, .
 def is_reserved(enum: str, value: object, rev: str = SEED) -> bool:
     """True for a string the schema accepts only through its fallback, that lacks ``_`` and
     that no other revision of the same protocol defines."""
-    return isinstance(value, str) and value not in known_values(enum, rev) \
-        and not value.startswith("_") and value not in foreign_values(enum, rev)
+    return isinstance(value, str) and value not in _defined_somewhere(enum, rev) \
+        and not value.startswith("_")
+
+
+@cache
+def _defined_somewhere(enum: str, rev: str) -> frozenset[str]:
+    """The values ``rev`` or another revision of its protocol defines (one set lookup per
+    judged value)."""
+    return known_values(enum, rev) | foreign_values(enum, rev)
 
 
 def _properties(node: Any, defs: dict[str, Any]) -> dict[str, Any]:

@@ -29,9 +29,9 @@ the record before it; what fell in a gap is unknown to the checker, which says s
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -42,9 +42,9 @@ class TraceError(ValueError):
     """An unusable trace: the message names the file and line."""
 
 
-@dataclass(frozen=True, slots=True)
-class Record:
-    """One wire message (or unparseable line) in one direction."""
+class Record(NamedTuple):
+    """One wire message (or unparseable line) in one direction (a NamedTuple: one is built
+    for every line a trace is read with, at a fraction of a frozen dataclass's cost)."""
 
     dir: str
     msg: Any = None
@@ -146,7 +146,7 @@ class Numbering:
         """``where``: the record's place, or what says it (called only for an error)."""
         if record.n is None:
             if self.numbered:
-                record = replace(record, n=self.next)
+                record = record._replace(n=self.next)
             self.next += 1
             return record
         if record.n < self.next:
