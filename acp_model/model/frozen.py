@@ -16,15 +16,27 @@ from typing import Any, TypeVar
 T = TypeVar("T", bound=type)
 
 
+class _Factory:
+    """The default of a field with a default factory (shown as dataclasses show it)."""
+
+    def __repr__(self) -> str:
+        return "<factory>"
+
+
+FACTORY = _Factory()
+
+
 def quick_init(cls: T) -> T:
-    """Replace the generated ``__init__`` of a frozen, slotted dataclass without
-    ``__post_init__`` by one with the same signature (defaults and default factories
-    included) that sets each slot through its descriptor."""
+    """Replace the generated ``__init__`` of a frozen, slotted dataclass (no ``__post_init__``,
+    every field an argument that may be given by position) by one with the same signature
+    (defaults and default factories included) that sets each slot through its descriptor."""
     params = cls.__dataclass_params__  # type: ignore[attr-defined]
-    if not params.frozen or "__slots__" not in cls.__dict__ or hasattr(cls, "__post_init__"):
+    plain = all(f.init and not f.kw_only for f in dataclasses.fields(cls))
+    if not params.frozen or "__slots__" not in cls.__dict__ or hasattr(cls, "__post_init__") \
+            or not plain:
         raise TypeError(f"quick_init: {cls.__name__} is not a frozen, slotted dataclass "
-                        "without __post_init__")
-    scope: dict[str, Any] = {"MISSING": dataclasses.MISSING}
+                        "without __post_init__ whose fields are all positional arguments")
+    scope: dict[str, Any] = {"FACTORY": FACTORY}
     args, body = [], []
     for i, f in enumerate(dataclasses.fields(cls)):
         scope[f"set{i}"] = cls.__dict__[f.name].__set__
@@ -34,8 +46,8 @@ def quick_init(cls: T) -> T:
             body.append(f"    set{i}(self, {f.name})")
         elif f.default_factory is not dataclasses.MISSING:
             scope[f"factory{i}"] = f.default_factory
-            args.append(f"{f.name}=MISSING")
-            body.append(f"    set{i}(self, factory{i}() if {f.name} is MISSING else {f.name})")
+            args.append(f"{f.name}=FACTORY")
+            body.append(f"    set{i}(self, factory{i}() if {f.name} is FACTORY else {f.name})")
         else:
             args.append(f.name)
             body.append(f"    set{i}(self, {f.name})")
@@ -44,5 +56,6 @@ def quick_init(cls: T) -> T:
     init = scope["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__doc__ = cls.__init__.__doc__
+    init.__annotations__ = dict(cls.__init__.__annotations__)
     cls.__init__ = init  # type: ignore[misc]
     return cls
