@@ -58,7 +58,8 @@ def _row(source: str, rule: str, found: Any, seconds: float) -> dict[str, Any]:
             "held_runs": found.replays, "free": found.free_reproduced,
             "free_runs": found.free_replays, "fixpoint": bool(m.get("fixpoint")),
             "stage": m.get("stage"), "minimize_s": m.get("seconds"),
-            "trials": m.get("trials"), "standing": found.standing,
+            "trials": m.get("trials"), "trials_allowed": m.get("trials_allowed"),
+            "cut_by": m.get("cut_by"), "standing": found.standing,
             # the profile of a miss: where a held replay that did not reproduce left its
             # recorded schedule, and what minimizing and measuring noted
             "miss": [n for n in found.notes if "schedule" in n or "reproduc" in n]
