@@ -55,6 +55,27 @@ SOFT_UPDATES = frozenset({"usage_update", "available_commands_update", "current_
                           "config_option_update", "session_info_update", "compaction_update",
                           "compaction_summary_chunk"})
 
+# Agent messages whose number follows the agent's timing as much as the program: the runs of
+# streamed content (a thought between two texts splits a run), a plan's revisions, a tool
+# call's progress short of its end. A replay waits for them as recorded, but one that does not
+# come is a count that differs, not another branch: it is left out soon (never after the
+# whole deadline) and the replay stays held (``fuzzing/hold.py``).
+COUNTED_UPDATES = frozenset({"agent_message_chunk", "agent_thought_chunk",
+                             "tool_call_content_chunk", "plan"})
+PROGRESS = frozenset({"pending", "in_progress"})  # a tool call's status short of its end
+
+
+def essential(boundary: Boundary, what: tuple[str, ...]) -> bool:
+    """Whether an agent's output of this kind is part of the branch it took (a response, a
+    request, a model call, a hang-up, an update that starts or ends something), not a count
+    (:data:`COUNTED_UPDATES`, a tool call's progress); our own events always are."""
+    if boundary is not Boundary.MESSAGE or what[:1] != ("update",) or len(what) < 2:
+        return True
+    if what[1] in COUNTED_UPDATES:
+        return False
+    return not (what[1] == "tool_call_update" and what[2:3] and what[2] in PROGRESS)
+
+
 # What the replay does that the recording did not takes its place where the recording went on
 # (``fuzzing/hold.py``): the client's own writes and looks, and the model's side (a model
 # request the recorded turn never made is answered only then, as a model that was slow would).
@@ -87,6 +108,11 @@ class Event:
         kind, name = self.what[0], self.what[1]
         return (kind == "update" and (name in SOFT_UPDATES or name.startswith("_"))) \
             or (kind == "notify" and name != "session/update")
+
+    @property
+    def essential(self) -> bool:
+        """Part of the branch the run took, not a count of what it streamed (:func:`essential`)."""
+        return essential(self.boundary, self.what)
 
     def describe(self) -> str:
         what = " ".join(self.what)
@@ -197,5 +223,5 @@ class Schedule:
         return self.restrict(range(actions))
 
 
-__all__ = ["FORMAT", "PLACED", "SOFT_UPDATES", "Boundary", "Event", "Key", "Schedule",
-           "ScheduleError", "event_key"]
+__all__ = ["COUNTED_UPDATES", "FORMAT", "PLACED", "SOFT_UPDATES", "Boundary", "Event", "Key",
+           "Schedule", "ScheduleError", "essential", "event_key"]
