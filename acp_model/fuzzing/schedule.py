@@ -61,7 +61,9 @@ SOFT_UPDATES = frozenset({"usage_update", "available_commands_update", "current_
 # come is a count that differs, not another branch: it is left out soon (never after the
 # whole deadline) and the replay stays held (``fuzzing/hold.py``).
 COUNTED_UPDATES = frozenset({"agent_message_chunk", "agent_thought_chunk",
-                             "tool_call_content_chunk", "plan"})
+                             "tool_call_content_chunk", "terminal_output_chunk", "plan",
+                             # the v2 revisions' messages, thoughts, plans and terminal output
+                             "agent_message", "agent_thought", "plan_update", "terminal_update"})
 PROGRESS = frozenset({"pending", "in_progress"})  # a tool call's status short of its end
 
 
