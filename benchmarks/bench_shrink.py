@@ -209,6 +209,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--mutant-rows", metavar="ROWS.json",
                    help="the mutants' rows of an earlier run's --json, instead of running them")
     p.add_argument("--json", help="also write the rows here")
+    p.add_argument("--notes", default="",
+                   help="what the figures were taken under (the machine's load, a lock)")
     p.add_argument("--before", metavar="OLD.json",
                    help="an earlier shrink.json: each figure gains the value it had there")
     args = p.parse_args(argv)
@@ -260,6 +262,7 @@ def main(argv: list[str] | None = None) -> int:
              _minimizing(r) if r["found"] else "-", r["seconds"],
              "; ".join(r.get("miss") or [])]
             for r in rows]},
+            notes=args.notes,
             parameters={"seeds": seeds, "jobs": args.jobs, "replays": args.replays,
                         "minimize_budget": args.minimize_budget,
                         "minimize_trials": args.minimize_trials,

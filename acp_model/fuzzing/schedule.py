@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from acp_model.model.vocab import Reads
+
 FORMAT = "acp-model-schedule/1"
 
 
@@ -60,10 +62,11 @@ SOFT_UPDATES = frozenset({"usage_update", "available_commands_update", "current_
 # call's progress short of its end. A replay waits for them as recorded, but one that does not
 # come is a count that differs, not another branch: it is left out soon (never after the
 # whole deadline) and the replay stays held (``fuzzing/hold.py``).
-COUNTED_UPDATES = frozenset({"agent_message_chunk", "agent_thought_chunk",
-                             "tool_call_content_chunk", "terminal_output_chunk", "plan",
-                             # the v2 revisions' messages, thoughts, plans and terminal output
-                             "agent_message", "agent_thought", "plan_update", "terminal_update"})
+COUNTED_UPDATES = frozenset({Reads.AGENT_MESSAGE_CHUNK, Reads.AGENT_THOUGHT_CHUNK,
+                             Reads.TOOL_CALL_CONTENT_CHUNK, "terminal_output_chunk", "plan",
+                             # the v2 revisions' messages, thoughts, plans, terminal output
+                             Reads.AGENT_MESSAGE, Reads.AGENT_THOUGHT, Reads.PLAN_UPDATE,
+                             Reads.TERMINAL_UPDATE})
 PROGRESS = frozenset({"pending", "in_progress"})  # a tool call's status short of its end
 
 
@@ -75,7 +78,7 @@ def essential(boundary: Boundary, what: tuple[str, ...]) -> bool:
         return True
     if what[1] in COUNTED_UPDATES:
         return False
-    return not (what[1] == "tool_call_update" and what[2:3] and what[2] in PROGRESS)
+    return not (what[1] == Reads.TOOL_CALL_UPDATE and what[2:3] and what[2] in PROGRESS)
 
 
 # What the replay does that the recording did not takes its place where the recording went on

@@ -145,6 +145,31 @@ class StageRecord:
 
 
 @dataclass
+class Progress:
+    """How far minimizing got: the stage it is in, and what each stage did."""
+
+    stage: Stage = Stage.SEARCH
+    stages: dict[str, StageRecord] = field(default_factory=dict)
+
+    @contextlib.contextmanager
+    def staged(self, stage: Stage, trials: Callable[[], int], length: Callable[[], int]
+               ) -> Iterator[StageRecord]:
+        """One pass of ``stage``, recorded (its ``trials()`` and the program's ``length()``
+        before and after; the pass marks itself done when it ran to its end)."""
+        self.stage = stage
+        record = self.stages.setdefault(stage.value, StageRecord())
+        used, before = trials(), length()
+        record.before = before if record.before is None else record.before
+        record.passes += 1
+        record.done = False
+        try:
+            yield record
+        finally:
+            record.trials += trials() - used
+            record.after = length()
+
+
+@dataclass
 class Trial:
     """A program to replay, held to ``schedule`` (None: free-running)."""
 
@@ -211,7 +236,6 @@ class Minimizer:
     hit: ReplayOutcome | None = None  # the latest replay that reproduced
     seen: Tally = field(default_factory=Tally)  # every fresh-process run of a program
     trials: int = 0  # replays minimizing ran
-    stage: Stage = Stage.SEARCH
     cut: bool = False  # the time ran out (or a stop came) before minimizing was done
     # held replays that ran and missed, per (program, the schedule held to): a program that
     # missed under one schedule may reproduce under another (a later best's), so the
@@ -223,7 +247,7 @@ class Minimizer:
     # the allowance of trials fixed when the first program reproduced (None: searching, or
     # cfg.minimize_trials fixes it)
     fixed: int | None = None
-    stages: dict[str, StageRecord] = field(default_factory=dict)  # how far each stage got
+    progress: Progress = field(default_factory=Progress)  # how far each stage got
 
     def allowed(self) -> int:
         """Trials this failure may use in all: ``cfg.minimize_trials``, else the search's
@@ -327,24 +351,16 @@ class Minimizer:
         return Trial(actions, schedule.restrict(kept) if schedule is not None else None)
 
     # --- the stages -----------------------------------------------------------------------
-    @contextlib.contextmanager
-    def staged(self, stage: Stage, length: int | None = None) -> Iterator[StageRecord]:
-        """One pass of ``stage``, recorded in :attr:`stages` (its trials, the program's
-        length before and after; the pass marks itself done when it ran to its end)."""
-        self.stage = stage
-        record = self.stages.setdefault(stage.value, StageRecord())
-        trials, before = self.trials, self._length(length)
-        record.before = before if record.before is None else record.before
-        record.passes += 1
-        record.done = False
-        try:
-            yield record
-        finally:
-            record.trials += self.trials - trials
-            record.after = self._length(before)
+    @property
+    def stage(self) -> Stage:
+        return self.progress.stage
 
-    def _length(self, default: int | None) -> int:
-        return len(self.best.program) if self.best is not None else default or 0
+    def staged(self, stage: Stage, length: int = 0
+               ) -> contextlib.AbstractContextManager[StageRecord]:
+        """One pass of ``stage`` (:meth:`Progress.staged`); ``length``: the program's while
+        none reproduced yet."""
+        return self.progress.staged(stage, lambda: self.trials, lambda: len(
+            self.best.program) if self.best is not None else length)
 
     def minimize(self, units: Sequence[int] = ()) -> None:
         """Remove what the failure does not need from :attr:`best`: the other sessions'
@@ -370,7 +386,7 @@ class Minimizer:
             if not done:
                 break
             if not removed and not simpler:
-                self.stage = Stage.FIXPOINT
+                self.progress.stage = Stage.FIXPOINT
                 break
             # over again: each removal missed CERTIFY times on a program that differs from
             # this one by what just went or got simpler; once more each is the evidence
@@ -494,7 +510,7 @@ class Minimizer:
                 "cut_by": None if self.stage is Stage.FIXPOINT else self.cut_by,
                 "trial_seconds": round(cost, 2) if cost is not None else None,
                 "steps": len(self.best.program) if self.best is not None else None,
-                "stages": {name: r.to_json() for name, r in self.stages.items()}}
+                "stages": {name: r.to_json() for name, r in self.progress.stages.items()}}
 
 
 # --- simpler content --------------------------------------------------------------------

@@ -54,13 +54,11 @@ CUT_WORDS = {"trials": "its trials ran out (--minimize-trials)",
 def minimize_stopped(m: Mapping[str, Any]) -> str:
     """Where minimizing stopped short of its fixpoint, by what, and how far each stage got
     (a report's ``minimize`` entry; an older one without trials allowed or stages says less)."""
-    trials = m.get("trials")
-    allowed = m.get("trials_allowed")
-    used = (f"{trials} of its {allowed} trials" if allowed is not None
-            else f"{trials} trials" if trials is not None else "")
-    spent = f"{m.get('seconds', 0):g} s of its {m.get('budget', 0):g} s bound"
-    text = (f"minimizing stopped at its {m.get('stage')} stage after "
-            + (f"{used} and {spent}" if used else spent))
+    text = f"minimizing stopped at its {m.get('stage')} stage after "
+    if m.get("trials_allowed") is None:  # a report from before trials were the budget
+        return f"{text}{m.get('seconds')} s"
+    text += (f"{m.get('trials')} of its {m['trials_allowed']} trials and "
+             f"{m.get('seconds', 0):g} s of its {m.get('budget', 0):g} s bound")
     if m.get("cut_by") in CUT_WORDS:
         text += f" ({CUT_WORDS[m['cut_by']]})"
     progress = minimize_progress(m)
