@@ -14,6 +14,7 @@ Run: ``python benchmarks/bench_shrink.py [--racy | --only NAMES] [--agents NAMES
   failure as above. One at a time; ``--lock`` holds the shared machine's heavy lock per run.
   ``--reports PATH...`` reads real agents' rows from fuzz reports already written instead
   (``acp-model fuzz --agent NAME --report PATH`` runs, or a matrix folder), and
+  ``--real-rows ROWS.json`` real agents' rows an earlier run wrote with ``--json``, and
   ``--mutant-rows ROWS.json`` the mutants' rows an earlier run wrote with ``--json`` (the
   mutants are then not run again: a matrix run just measured needs no second hold of a
   shared machine's lock for them).
@@ -185,7 +186,7 @@ def _summary(rows: list[dict[str, Any]], label: str) -> list[dict[str, Any]]:
     ]
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seeds", default="1", help="comma-separated seeds (default 1)")
     p.add_argument("--jobs", type=int, default=2, help="mutant runs at once (default 2)")
@@ -208,12 +209,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--lock", help="hold flock LOCK for each run (a shared machine)")
     p.add_argument("--mutant-rows", metavar="ROWS.json",
                    help="the mutants' rows of an earlier run's --json, instead of running them")
+    p.add_argument("--real-rows", metavar="ROWS.json", nargs="*", default=[],
+                   help="real agents' rows of earlier runs' --json, added to those measured")
     p.add_argument("--json", help="also write the rows here")
     p.add_argument("--notes", default="",
                    help="what the figures were taken under (the machine's load, a lock)")
     p.add_argument("--before", metavar="OLD.json",
                    help="an earlier shrink.json: each figure gains the value it had there")
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",")]
     wanted = set(args.only.split(",")) if args.only else None
     cases = [] if args.no_mutants else [
@@ -236,7 +243,11 @@ def main(argv: list[str] | None = None) -> int:
                 for row in future.result():
                     zoo.append(row)
                     print(_line(row), flush=True)
-    real: list[dict[str, Any]] = [*_from_reports(args.reports)]
+    real: list[dict[str, Any]] = [
+        *_from_reports(args.reports),
+        *(r for path in args.real_rows
+          for r in json.loads(Path(path).read_text(encoding="utf-8"))
+          if r["source"] not in MUTANT_NAMES)]
     for row in real:
         print(_line(row))
     for spec in agents:
@@ -269,6 +280,7 @@ def main(argv: list[str] | None = None) -> int:
                         "minimize_growth": args.minimize_growth, "only": args.only,
                         "racy": args.racy, "agents": agents, "budget": args.budget,
                         "reports": args.reports, "mutant_rows": args.mutant_rows,
+                        "real_rows": args.real_rows,
                         "before": args.before})
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
