@@ -55,7 +55,7 @@ from acp_model.fuzzing.replay import (
 from acp_model.fuzzing.schedule import Schedule
 from acp_model.fuzzing.stop import Stop, cutoff
 from acp_model.llm.script import Reply, Text, Tools, one_delay_less, untimed
-from acp_model.report.text import minimize_stopped
+from acp_model.report.text import CUT_WORDS, minimize_stopped
 
 __all__ = [
     "INTERRUPTED",
@@ -102,10 +102,6 @@ SEARCH_TRIALS = 6
 # matrix's slow agents got 23-35 trials in 180 s, where a 5-action program needs about 60.
 SEARCH_ALLOWED = 30
 MAX_TRIALS = 200
-# what ended minimizing before its fixpoint, in words (``Minimizer.cut_by``)
-CUT_BY = {"trials": "trials (--minimize-trials)",
-          "seconds": "time (--minimize-budget, its outer bound)",
-          "stop": "run (a stop)"}
 
 
 def trials_for(actions: int) -> int:
@@ -700,8 +696,8 @@ def _minimize(cfg: FuzzConfig, found: Found, clock: Callable[[], float] | None,
     if minimizer.best is None:
         found.verified = False
         found.notes.append("no replay in a fresh agent process reproduced it"
-                           + (f" in {minimizer.trials} trial(s), before minimizing's "
-                              f"{CUT_BY[minimizer.cut_by]} ran out" if minimizer.cut_by else "")
+                           + (f" in {minimizer.trials} trial(s), before "
+                              f"{CUT_WORDS[minimizer.cut_by]}" if minimizer.cut_by else "")
                            + ": the program shown is the shortest that showed it during the "
                            "run, unverified (the transcript is the run's own)")
         return minimizer
