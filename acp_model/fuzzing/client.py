@@ -117,7 +117,8 @@ class FuzzClient:
             self.proc = AgentProcess(self.argv, cwd=cwd, env=env, stop=self.stop.event)
         except (FileNotFoundError, PermissionError, NotADirectoryError, OSError) as exc:
             raise AgentUnusable(f"cannot start {self.argv[0]!r}: {exc.strerror or exc}") from None
-        self.ids = RequestIds(self.proc, deadline)
+        self.calls = self.proc.calls  # what actions and the client's parts talk through
+        self.ids = RequestIds(self.calls, deadline)
         self.schedule = ScheduleLog.of(self.proc, self.stop.event)  # ``fuzzing.schedule``
         self.proc.on_record(self._on_record)  # (a Ctrl-C before this returns: see _LIVE)
 
@@ -202,9 +203,14 @@ class FuzzClient:
     def caught_up(self, timeout: float = 1.0) -> bool:
         """Wait until the monitor has judged every record the transport holds (``call`` and
         ``wait_for`` return once a record is in the transcript, before it is judged)."""
-        done = self.proc.wait_delivered(timeout=timeout)
+        done = self.wait_delivered(timeout)
         self.check_oracle()
         return done
+
+    def wait_delivered(self, timeout: float) -> bool:
+        """Wait until the monitor has been fed every record the transport holds (an error
+        it raised is :meth:`check_oracle`'s)."""
+        return self.proc.wait_delivered(timeout=timeout)
 
     def check_oracle(self) -> None:
         """An exception in the oracle (or in this client's replies) is a bug of ours: it ends
@@ -293,7 +299,7 @@ class FuzzClient:
         cancel = {"sessionId": sess.sid}
         proof = None
         if then_prompt is not None:
-            sess.prompts.append(self.proc.notify_then_request(
+            sess.prompts.append(self.calls.notify_then_request(
                 "session/cancel", cancel, "session/prompt", then_prompt))
         elif sync or self.open_permissions(idx):
             # the sync the proof needs rides in the cancel's write: the agent reads the two
@@ -302,7 +308,7 @@ class FuzzClient:
             proof = self.ids.send_sync(after={"jsonrpc": "2.0", "method": "session/cancel",
                                               "params": cancel})
         else:
-            self.proc.notify("session/cancel", cancel)
+            self.calls.notify("session/cancel", cancel)
         self.caught_up()  # the model has judged the cancel: it says what is owed now
         self.wait_until(lambda: True, 0.0)  # a look: what to answer reads the view now
         pending = self.open_permissions(idx)
