@@ -21,7 +21,7 @@ def test_a_permission_request_during_the_last_look_is_answered_not_judged() -> N
     and looks again."""
     cfg = FuzzConfig([sys.executable, str(AGENT)], deadline=1.0,
                      readings=DEFAULT.parse(["SPEC=v1"]))
-    client = FuzzClient.from_config(cfg)
+    client = FuzzClient(cfg)
     try:
         client.initialize()
         client.new_session()

@@ -637,7 +637,7 @@ def _mini_client(mode: str, **options: Any) -> Iterator[FuzzClient]:
     from acp_model.fuzzing.client import FuzzClient
 
     options = {"deadline": 3.0, "spec": "seed", **options}
-    client = FuzzClient.from_config(FuzzConfig([*MINI, "--mode", mode], **options))
+    client = FuzzClient(FuzzConfig([*MINI, "--mode", mode], **options))
     try:
         client.initialize()
         client.new_session()
@@ -690,7 +690,7 @@ def test_a_session_new_on_the_wire_is_always_claimed_by_its_waiter() -> None:
     from acp_model.fuzzing.client import FuzzClient
 
     cfg = FuzzConfig(REFERENCE, deadline=2.0, startup_deadline=20.0, spec="seed")
-    client = FuzzClient.from_config(cfg)
+    client = FuzzClient(cfg)
     claimed: list[bool] = []
 
     def listener(record: dict) -> None:

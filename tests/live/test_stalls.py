@@ -32,7 +32,7 @@ def _drain_a_stalled_turn(on_cancel: str, *, reopen: bool = False
     with backend(cfg) as running:
         assert running.model is not None
         model = running.model
-        client = FuzzClient.from_config(running)
+        client = FuzzClient(running)
         try:
             client.initialize()
             client.new_session()

@@ -175,10 +175,11 @@ def test_the_reference_agent_replays_a_loaded_session_before_answering() -> None
     answer; session/resume answers without them."""
     from acp_model.fuzzing.actions import Finish, LoadSession, NewSession, Prompt
     from acp_model.fuzzing.client import FuzzClient
+    from acp_model.fuzzing.config import FuzzConfig
     from acp_model.spec.readings import DEFAULT
 
-    client = FuzzClient([*REFERENCE, "--timing", "fast"], deadline=3.0,
-                        readings=DEFAULT.parse(["SPEC=v1"]))
+    client = FuzzClient(FuzzConfig([*REFERENCE, "--timing", "fast"], deadline=3.0,
+                                   readings=DEFAULT.parse(["SPEC=v1"])))
     try:
         client.initialize()
         assert client.handshake.reloads == {"session/load", "session/resume"}
