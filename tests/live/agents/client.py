@@ -315,7 +315,7 @@ class ScriptedClient:
 
     def prompt_then_cancel(self, sid: str, text: str) -> int:
         """Prompt and cancel in one write, so the agent reads both before accepting."""
-        rid = self.proc._new_id()
+        rid = self.proc.calls._new_id()
         self.proc.send_many(
             [
                 {"jsonrpc": "2.0", "id": rid, "method": "session/prompt",

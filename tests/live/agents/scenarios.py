@@ -244,8 +244,8 @@ def prompt_while_running(c: ScriptedClient) -> Facts:
     (sid,) = _setup(c)
     start = c.mark()
     texts = [c.prompt_text(without_permission, tag=t) for t in ("one", "two")]
-    first = c.proc._new_id()
-    second = c.proc._new_id()
+    first = c.proc.calls._new_id()
+    second = c.proc.calls._new_id()
     c.proc.send_many(
         [
             {"jsonrpc": "2.0", "id": rid, "method": "session/prompt",
