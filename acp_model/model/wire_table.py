@@ -4,7 +4,8 @@ event.
 Each :class:`Message` row says, for one JSON-RPC method of any judged revision: who sends it,
 whether it is a request, which revisions' schemas define it (:meth:`Message.schema` reads the
 definitions from that revision's schema, nothing is copied), the events it and its response
-become in the model, the monitor's handler for each (:class:`Route`), and how
+become in the model, the monitor's handler of each (by reference: a method of
+:class:`MessageHandlers` or :class:`AnswerHandlers`, which the oracle implements), and how
 :class:`~acp_model.trace.builder.TraceBuilder` writes it. A method that moves no machine says
 why. Each :class:`Update` row does the same for one ``sessionUpdate`` kind and owns its facts:
 how its payload is read (``classify``), how the client's view takes it in (``reduce``), the
@@ -32,6 +33,7 @@ schemas and the event vocabulary. Adding a message is one row here plus its chec
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -61,21 +63,105 @@ Writer = Callable[..., TraceBuilder]  # called ``write(builder, ...)``: a builde
 # a v1 one adapted by ``through_v1``
 
 
-class Route(StrEnum):
-    """The monitor's handler of a message or of its response (beyond the schema check that
-    every defined method gets)."""
+class MessageHandlers(ABC):
+    """The monitor's handlers of the requests and notifications the table routes (beyond the
+    schema check every defined method gets). A row names its handler by reference
+    (``route=MessageHandlers.prompt``); ``oracle.router.Router`` implements every one (an
+    unimplemented handler keeps it from being built), and :func:`bound` gives a row's handler
+    on it. Declared here, a layer below the router, so that the row can hold it.
 
-    INITIALIZE = "initialize"  # the connection machine's handshake
-    NEW_SESSION = "new_session"  # a session requested / created
-    PROMPT = "prompt"  # a prompt for a session (v1: its turn, from the response)
-    CANCEL = "cancel"  # session/cancel
-    CLOSE = "close"  # session/close: a cancel, and what sdk-2.4.0 orders around it
-    REOPEN = "reopen"  # session/load, session/resume: a session reopened, its replay
-    LOAD = "load"  # session/load's response (the end of v1's replay)
-    PERMISSION = "permission"  # an agent's permission request and the client's answer
-    ELICITATION = "elicitation"  # an agent's elicitation/create and the client's answer
-    CANCEL_REQUEST = "cancel_request"  # $/cancel_request withdraws the sender's own request
-    UPDATE = "update"  # session/update: the event of its update kind (:class:`Update`)
+    A request's handler is called ``(req_id, params, sid, idx, what)``, a notification's
+    ``(direction, params, sid, idx, what)``."""
+
+    @abstractmethod
+    def initialize(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str
+                   ) -> None:
+        """The connection machine's handshake."""
+
+    @abstractmethod
+    def new_session(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str
+                    ) -> None:
+        """A session requested (created by its response)."""
+
+    @abstractmethod
+    def prompt(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str) -> None:
+        """A prompt for a session (v1: its turn, which the translator derives)."""
+
+    @abstractmethod
+    def close(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str) -> None:
+        """session/close: a cancel, and what sdk-2.4.0 orders around it."""
+
+    @abstractmethod
+    def reopen(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str) -> None:
+        """session/load, session/resume: a session reopened, its replay."""
+
+    @abstractmethod
+    def permission(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str
+                   ) -> None:
+        """An agent's permission request."""
+
+    @abstractmethod
+    def elicitation(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str
+                    ) -> None:
+        """An agent's elicitation/create."""
+
+    @abstractmethod
+    def cancel(self, direction: str, params: Any, sid: Any, idx: int, what: str) -> None:
+        """session/cancel."""
+
+    @abstractmethod
+    def cancel_request(self, direction: str, params: Any, sid: Any, idx: int, what: str
+                       ) -> None:
+        """$/cancel_request withdraws the sender's own request."""
+
+    @abstractmethod
+    def update(self, direction: str, params: Any, sid: Any, idx: int, what: str) -> None:
+        """session/update: the event of its update kind (:class:`Update`)."""
+
+
+class AnswerHandlers(ABC):
+    """The monitor's handlers of the responses to the table's requests, named by a row's
+    ``answer`` and implemented by ``oracle.answers.Answers``; each is called with the
+    response read against its request (``oracle.answers.Reply``)."""
+
+    @abstractmethod
+    def initialized(self, reply: Any) -> None:
+        """The initialize result: the connection machine, what it advertised."""
+
+    @abstractmethod
+    def created(self, reply: Any) -> None:
+        """session/new's response: the session created (or the method missing)."""
+
+    @abstractmethod
+    def loaded(self, reply: Any) -> None:
+        """session/load's response: the end of v1's replay."""
+
+    @abstractmethod
+    def prompt_answered(self, reply: Any) -> None:
+        """A prompt's response (v2: its acknowledgement; v1: its turn's end)."""
+
+    @abstractmethod
+    def permission_answered(self, reply: Any) -> None:
+        """The client's answer to a permission request."""
+
+    @abstractmethod
+    def elicitation_answered(self, reply: Any) -> None:
+        """The client's answer to an elicitation."""
+
+
+Handler = Callable[..., None]
+
+
+def bound(handler: Handler | None, on: MessageHandlers | AnswerHandlers) -> Handler | None:
+    """``on``'s implementation of a row's handler (None: the row has none)."""
+    if handler is None:
+        return None
+    owner = MessageHandlers if isinstance(on, MessageHandlers) else AnswerHandlers
+    if getattr(owner, handler.__name__, None) is not handler:
+        raise TypeError(f"{handler.__qualname__} is not a handler {type(on).__name__} "
+                        "implements")
+    implemented: Handler = getattr(on, handler.__name__)
+    return implemented
 
 
 class Gate(StrEnum):
@@ -121,8 +207,8 @@ class Message:
     revisions: frozenset[str]  # the revisions whose schema defines it
     becomes: tuple[Event | ConnEvent, ...] = ()  # the events the message itself becomes
     answered: tuple[Event | ConnEvent, ...] = ()  # the events its response becomes
-    route: Route | None = None  # the monitor's handler of the message
-    answer: Route | None = None  # the monitor's handler of its response
+    route: Handler | None = None  # the monitor's handler of the message (MessageHandlers')
+    answer: Handler | None = None  # the monitor's handler of its response (AnswerHandlers')
     write: Writer | None = None  # the builder method that writes it (None: rpc.request())
     lifecycle: bool = False  # RPC-10: never sent inside a batch
     why: str = ""  # why it moves no machine (when ``becomes`` and ``answered`` are empty)
@@ -213,33 +299,36 @@ SCHEMA_ONLY = ("schema-checked only: the prompt lifecycle the model judges does 
 MESSAGES: tuple[Message, ...] = (
     Message(Method.INITIALIZE, C2A, True, ALL, (ConnEvent.INITIALIZE,),
             (ConnEvent.INITIALIZED, ConnEvent.INITIALIZED_OTHER_VERSION,
-             ConnEvent.INITIALIZE_FAILED), Route.INITIALIZE, Route.INITIALIZE,
-            TraceBuilder.initialize, lifecycle=True),
+             ConnEvent.INITIALIZE_FAILED), MessageHandlers.initialize,
+            AnswerHandlers.initialized, TraceBuilder.initialize, lifecycle=True),
     Message(Method.NEW_SESSION, C2A, True, ALL, (ConnEvent.SESSION_REQUESTED,),
-            (ConnEvent.SESSION_CREATED, ConnEvent.SESSION_METHOD_MISSING), Route.NEW_SESSION,
-            Route.NEW_SESSION, TraceBuilder.new_session, lifecycle=True),
+            (ConnEvent.SESSION_CREATED, ConnEvent.SESSION_METHOD_MISSING),
+            MessageHandlers.new_session, AnswerHandlers.created, TraceBuilder.new_session,
+            lifecycle=True),
     Message(Method.PROMPT, C2A, True, ALL, (Event.PROMPT, ConnEvent.UNKNOWN_SESSION_NAMED),
             (Event.PROMPT_ACCEPTED, Event.PROMPT_REJECTED, ConnEvent.SESSION_METHOD_MISSING),
-            Route.PROMPT, Route.PROMPT, TraceBuilder.prompt, lifecycle=True,
-            owed=PROMPT_ANSWERED),
+            MessageHandlers.prompt, AnswerHandlers.prompt_answered, TraceBuilder.prompt,
+            lifecycle=True, owed=PROMPT_ANSWERED),
     Message(Method.CANCEL, C2A, False, ALL, (Event.CANCEL, ConnEvent.UNKNOWN_SESSION_NAMED),
-            route=Route.CANCEL, write=TraceBuilder.cancel),
-    Message(Method.CLOSE, C2A, True, ALL, (Event.CANCEL,), route=Route.CLOSE,
+            route=MessageHandlers.cancel, write=TraceBuilder.cancel),
+    Message(Method.CLOSE, C2A, True, ALL, (Event.CANCEL,), route=MessageHandlers.close,
             why="its response moves no machine: oracle.machines' Closes judges it (SESS-10)"),
-    Message(Method.LOAD, C2A, True, ONLY_V1, route=Route.REOPEN, answer=Route.LOAD,
+    Message(Method.LOAD, C2A, True, ONLY_V1, route=MessageHandlers.reopen,
+            answer=AnswerHandlers.loaded,
             why="reopens a session (oracle.reopens): its replay is history, no event"),
-    Message(Method.RESUME, C2A, True, ALL, route=Route.REOPEN, lifecycle=True,
+    Message(Method.RESUME, C2A, True, ALL, route=MessageHandlers.reopen, lifecycle=True,
             why="reopens a session (oracle.reopens): no event of its own"),
     Message(Method.PERMISSION, A2C, True, ALL,
             (Event.PERMISSION_REQUEST, ConnEvent.AGENT_NAMES_UNKNOWN_SESSION),
-            (Event.PERMISSION_ANSWER,), Route.PERMISSION, Route.PERMISSION,
+            (Event.PERMISSION_ANSWER,), MessageHandlers.permission,
+            AnswerHandlers.permission_answered,
             TraceBuilder.permission, owed=PERMISSION_ANSWERED),
     Message(Method.UPDATE, A2C, False, ALL, (ConnEvent.AGENT_NAMES_UNKNOWN_SESSION,),
-            route=Route.UPDATE, write=TraceBuilder.update,
+            route=MessageHandlers.update, write=TraceBuilder.update,
             why="its event is its update kind's (UPDATES)"),
     Message(Method.CANCEL_REQUEST, BOTH, False, ALL,
             (Event.PROMPT_CANCEL_REQUEST, Event.PERMISSION_WITHDRAWN),
-            route=Route.CANCEL_REQUEST, write=TraceBuilder.cancel_request),
+            route=MessageHandlers.cancel_request, write=TraceBuilder.cancel_request),
     # methods the schemas define that move no machine of the model
     Message("session/list", C2A, True, ALL, why=SCHEMA_ONLY),
     Message("session/delete", C2A, True, ALL, why=SCHEMA_ONLY),
@@ -252,7 +341,8 @@ MESSAGES: tuple[Message, ...] = (
     # session-scoped: a user-action wait (STATE-05/06); request-scoped: schema-checked only
     Message("elicitation/create", A2C, True, ALL,
             (Event.ELICITATION_REQUEST, ConnEvent.AGENT_NAMES_UNKNOWN_SESSION),
-            (Event.ELICITATION_ANSWER,), Route.ELICITATION, Route.ELICITATION,
+            (Event.ELICITATION_ANSWER,), MessageHandlers.elicitation,
+            AnswerHandlers.elicitation_answered,
             TraceBuilder.elicitation),
     Message("elicitation/complete", A2C, False, ALL, why=SCHEMA_ONLY),
     Message("tool_call/cancel", C2A, True, ONLY_SDK, why=SCHEMA_ONLY),
@@ -384,18 +474,6 @@ def forms() -> dict[Event, Form]:
     return {f.event: f for f in FORMS}
 
 
-def route(method: Any) -> Route | None:
-    """The monitor's handler of a message (None: schema-checked only, or unknown)."""
-    row = messages().get(method) if isinstance(method, str) else None
-    return row.route if row is not None else None
-
-
-def answer_route(method: Any) -> Route | None:
-    """The monitor's handler of a response to ``method``."""
-    row = messages().get(method) if isinstance(method, str) else None
-    return row.answer if row is not None else None
-
-
 def owed(method: Any, sender: str | None = None) -> CheckMeta | None:
     """The obligation an answer to ``method`` discharges beyond ACPM-ANSWER's (None: that one
     only, or an unknown method); with ``sender``, only when that side is one that sends it (a
@@ -432,7 +510,7 @@ def history_kinds() -> frozenset[str]:
 @cache
 def reopening() -> frozenset[str]:
     """The requests that reopen an existing session (and make a closed one live again)."""
-    return frozenset(m.method for m in MESSAGES if m.route == Route.REOPEN)
+    return frozenset(m.method for m in MESSAGES if m.route is MessageHandlers.reopen)
 
 
 @cache

@@ -5,6 +5,7 @@ wire form (acp_model/model/wire_table.py)."""
 from __future__ import annotations
 
 import ast
+import inspect
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -80,13 +81,32 @@ def test_what_a_form_says_of_its_payload_agrees_with_its_messages() -> None:
         wire_table.updates()["tool_call_update"].tool  # (Ev.update of a tool call's report)
 
 
-def test_routes_are_total_over_the_routed_methods() -> None:
-    routed = {row.route for row in wire_table.MESSAGES} | {row.answer for row in
-                                                           wire_table.MESSAGES}
-    assert set(wire_table.Route) <= routed
-    assert wire_table.route("session/prompt") is wire_table.Route.PROMPT
-    assert wire_table.route("_vendor/thing") is None
-    assert wire_table.route(3) is None
+def test_handlers_are_the_rows_references_and_the_oracle_implements_each() -> None:
+    """A row names its handler by reference; every declared handler is some row's, a
+    request's handler routes requests only, and the monitor's router and answers give their
+    own implementation of it (a handler of another class is refused)."""
+    from acp_model.oracle.monitor import Monitor
+
+    declared = {(cls, name) for cls in (wire_table.MessageHandlers, wire_table.AnswerHandlers)
+                for name in cls.__abstractmethods__}
+    named = {(wire_table.MessageHandlers, row.route.__name__) for row in wire_table.MESSAGES
+             if row.route is not None}
+    named |= {(wire_table.AnswerHandlers, row.answer.__name__) for row in wire_table.MESSAGES
+              if row.answer is not None}
+    assert named == declared
+    rows = wire_table.messages()
+    assert rows["session/prompt"].route is wire_table.MessageHandlers.prompt
+    monitor = Monitor()
+    router, answers = monitor.router, monitor.router.answers
+    assert wire_table.bound(rows["session/prompt"].route, router) == router.prompt
+    assert wire_table.bound(rows["session/new"].answer, answers) == answers.created
+    assert wire_table.bound(None, router) is None
+    with pytest.raises(TypeError, match="not a handler"):
+        wire_table.bound(wire_table.AnswerHandlers.created, router)
+    for row in wire_table.MESSAGES:
+        if row.route is not None:  # a request's handler takes its id, a notification's not
+            first = list(inspect.signature(row.route).parameters)[1]  # (after self)
+            assert (first == "req_id") == row.request, row.method
 
 
 def test_each_transcript_line_is_a_rows_and_describes_its_message() -> None:
