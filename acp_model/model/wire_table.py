@@ -6,8 +6,9 @@ whether it is a request, which revisions' schemas define it (:meth:`Message.sche
 definitions from that revision's schema, nothing is copied), the events it and its response
 become in the model, the monitor's handler of each (by reference: a method of
 :class:`MessageHandlers` or :class:`AnswerHandlers`, which the oracle implements), and how
-:class:`~acp_model.trace.builder.TraceBuilder` writes it. A method that moves no machine says
-why. Each :class:`Update` row does the same for one ``sessionUpdate`` kind and owns its facts:
+:class:`~acp_model.trace.builder.TraceBuilder` writes it; for a request, what an answer of it
+implies in a recording of the agent's side alone (``implies``, ``told``: functions of
+:mod:`acp_model.model.implied`). A method that moves no machine says why. Each :class:`Update` row does the same for one ``sessionUpdate`` kind and owns its facts:
 how its payload is read (``classify``), how the client's view takes it in (``reduce``), the
 parts its checks read (``parts``), its family, what a v1 turn, a replay and a cancelled turn
 make of it, and what v1 reads it as; each :class:`Form` row says for one model event which
@@ -40,7 +41,7 @@ from enum import StrEnum
 from functools import cache
 from typing import Any
 
-from acp_model.model import classify, views
+from acp_model.model import classify, implied, views
 from acp_model.model.check import CheckMeta
 from acp_model.model.events import Ev
 from acp_model.model.obligations import PERMISSION_ANSWERED, PROMPT_ANSWERED
@@ -215,6 +216,10 @@ class Message:
     # the obligation its answer discharges, sent by its sender (None: ACPM-ANSWER's, every
     # request's); its rule also says an answer given twice (PROMPT-04, PERM-12)
     owed: CheckMeta | None = None
+    # one-sided inference (``model.implied``): the params of the request an answer of this
+    # method implies, and how a result of it is told by its shape (None: it cannot be)
+    implies: implied.Implies = implied.session_scoped
+    told: implied.Told | None = None
 
     @property
     def line(self) -> describe.Line | None:
@@ -300,23 +305,26 @@ MESSAGES: tuple[Message, ...] = (
     Message(Method.INITIALIZE, C2A, True, ALL, (ConnEvent.INITIALIZE,),
             (ConnEvent.INITIALIZED, ConnEvent.INITIALIZED_OTHER_VERSION,
              ConnEvent.INITIALIZE_FAILED), MessageHandlers.initialize,
-            AnswerHandlers.initialized, TraceBuilder.initialize, lifecycle=True),
+            AnswerHandlers.initialized, TraceBuilder.initialize, lifecycle=True,
+            implies=implied.initialize, told=implied.initialize_result),
     Message(Method.NEW_SESSION, C2A, True, ALL, (ConnEvent.SESSION_REQUESTED,),
             (ConnEvent.SESSION_CREATED, ConnEvent.SESSION_METHOD_MISSING),
             MessageHandlers.new_session, AnswerHandlers.created, TraceBuilder.new_session,
-            lifecycle=True),
+            lifecycle=True, implies=implied.new_session, told=implied.session_result),
     Message(Method.PROMPT, C2A, True, ALL, (Event.PROMPT, ConnEvent.UNKNOWN_SESSION_NAMED),
             (Event.PROMPT_ACCEPTED, Event.PROMPT_REJECTED, ConnEvent.SESSION_METHOD_MISSING),
             MessageHandlers.prompt, AnswerHandlers.prompt_answered, TraceBuilder.prompt,
-            lifecycle=True, owed=PROMPT_ANSWERED),
+            lifecycle=True, owed=PROMPT_ANSWERED, implies=implied.prompt,
+            told=implied.prompt_result),
     Message(Method.CANCEL, C2A, False, ALL, (Event.CANCEL, ConnEvent.UNKNOWN_SESSION_NAMED),
             route=MessageHandlers.cancel, write=TraceBuilder.cancel),
     Message(Method.CLOSE, C2A, True, ALL, (Event.CANCEL,), route=MessageHandlers.close,
             why="its response moves no machine: oracle.machines' Closes judges it (SESS-10)"),
     Message(Method.LOAD, C2A, True, ONLY_V1, route=MessageHandlers.reopen,
-            answer=AnswerHandlers.loaded,
+            answer=AnswerHandlers.loaded, implies=implied.load,
             why="reopens a session (oracle.reopens): its replay is history, no event"),
     Message(Method.RESUME, C2A, True, ALL, route=MessageHandlers.reopen, lifecycle=True,
+            implies=implied.resume,
             why="reopens a session (oracle.reopens): no event of its own"),
     Message(Method.PERMISSION, A2C, True, ALL,
             (Event.PERMISSION_REQUEST, ConnEvent.AGENT_NAMES_UNKNOWN_SESSION),
