@@ -8,7 +8,8 @@ become in the model, the monitor's handler of each (by reference: a method of
 :class:`MessageHandlers` or :class:`AnswerHandlers`, which the oracle implements), and how
 :class:`~acp_model.trace.builder.TraceBuilder` writes it; for a request, what an answer of it
 implies in a recording of the agent's side alone (``implies``, ``told``: functions of
-:mod:`acp_model.model.implied`). A method that moves no machine says why. Each :class:`Update` row does the same for one ``sessionUpdate`` kind and owns its facts:
+:mod:`acp_model.model.implied`). A method that moves no machine says why. Each
+:class:`Update` row does the same for one ``sessionUpdate`` kind and owns its facts:
 how its payload is read (``classify``), how the client's view takes it in (``reduce``), the
 parts its checks read (``parts``), its family, what a v1 turn, a replay and a cancelled turn
 make of it, and what v1 reads it as; each :class:`Form` row says for one model event which
