@@ -221,6 +221,10 @@ class Message:
     # method implies, and how a result of it is told by its shape (None: it cannot be)
     implies: implied.Implies = implied.session_scoped
     told: implied.Told | None = None
+    # the capability its receiver advertises for it where its revision makes it optional (the
+    # agent's fs, terminal and elicitation requests: INIT-16; v1's reopening and closing
+    # requests, spelled as v1's capabilities spell them: SESS-16); (): never optional
+    advertised_by: tuple[str, ...] = ()
 
     @property
     def line(self) -> describe.Line | None:
@@ -302,6 +306,7 @@ class Form:
 SCHEMA_ONLY = ("schema-checked only: the prompt lifecycle the model judges does not depend "
                 "on it")
 
+_TERMINAL = ("terminal",)
 MESSAGES: tuple[Message, ...] = (
     Message(Method.INITIALIZE, C2A, True, ALL, (ConnEvent.INITIALIZE,),
             (ConnEvent.INITIALIZED, ConnEvent.INITIALIZED_OTHER_VERSION,
@@ -320,12 +325,13 @@ MESSAGES: tuple[Message, ...] = (
     Message(Method.CANCEL, C2A, False, ALL, (Event.CANCEL, ConnEvent.UNKNOWN_SESSION_NAMED),
             route=MessageHandlers.cancel, write=TraceBuilder.cancel),
     Message(Method.CLOSE, C2A, True, ALL, (Event.CANCEL,), route=MessageHandlers.close,
+            advertised_by=("sessionCapabilities", "close"),
             why="its response moves no machine: oracle.machines' Closes judges it (SESS-10)"),
     Message(Method.LOAD, C2A, True, ONLY_V1, route=MessageHandlers.reopen,
-            answer=AnswerHandlers.loaded, implies=implied.load,
+            answer=AnswerHandlers.loaded, implies=implied.load, advertised_by=("loadSession",),
             why="reopens a session (oracle.reopens): its replay is history, no event"),
     Message(Method.RESUME, C2A, True, ALL, route=MessageHandlers.reopen, lifecycle=True,
-            implies=implied.resume,
+            implies=implied.resume, advertised_by=("sessionCapabilities", "resume"),
             why="reopens a session (oracle.reopens): no event of its own"),
     Message(Method.PERMISSION, A2C, True, ALL,
             (Event.PERMISSION_REQUEST, ConnEvent.AGENT_NAMES_UNKNOWN_SESSION),
@@ -352,17 +358,20 @@ MESSAGES: tuple[Message, ...] = (
             (Event.ELICITATION_REQUEST, ConnEvent.AGENT_NAMES_UNKNOWN_SESSION),
             (Event.ELICITATION_ANSWER,), MessageHandlers.elicitation,
             AnswerHandlers.elicitation_answered,
-            TraceBuilder.elicitation),
+            TraceBuilder.elicitation, advertised_by=("elicitation",)),
     Message("elicitation/complete", A2C, False, ALL, why=SCHEMA_ONLY),
     Message("tool_call/cancel", C2A, True, ONLY_SDK, why=SCHEMA_ONLY),
     Message("terminal/cancel", C2A, True, ONLY_SDK, why=SCHEMA_ONLY),
-    Message("fs/read_text_file", A2C, True, ONLY_V1, why=SCHEMA_ONLY),
-    Message("fs/write_text_file", A2C, True, ONLY_V1, why=SCHEMA_ONLY),
-    Message("terminal/create", A2C, True, ONLY_V1, why=SCHEMA_ONLY),
-    Message("terminal/kill", A2C, True, ONLY_V1, why=SCHEMA_ONLY),
-    Message("terminal/output", A2C, True, ONLY_V1, why=SCHEMA_ONLY),
-    Message("terminal/release", A2C, True, ONLY_V1, why=SCHEMA_ONLY),
-    Message("terminal/wait_for_exit", A2C, True, ONLY_V1, why=SCHEMA_ONLY),
+    Message("fs/read_text_file", A2C, True, ONLY_V1, why=SCHEMA_ONLY,
+            advertised_by=("fs", "readTextFile")),
+    Message("fs/write_text_file", A2C, True, ONLY_V1, why=SCHEMA_ONLY,
+            advertised_by=("fs", "writeTextFile")),
+    Message("terminal/create", A2C, True, ONLY_V1, why=SCHEMA_ONLY, advertised_by=_TERMINAL),
+    Message("terminal/kill", A2C, True, ONLY_V1, why=SCHEMA_ONLY, advertised_by=_TERMINAL),
+    Message("terminal/output", A2C, True, ONLY_V1, why=SCHEMA_ONLY, advertised_by=_TERMINAL),
+    Message("terminal/release", A2C, True, ONLY_V1, why=SCHEMA_ONLY, advertised_by=_TERMINAL),
+    Message("terminal/wait_for_exit", A2C, True, ONLY_V1, why=SCHEMA_ONLY,
+            advertised_by=_TERMINAL),
 )
 
 _V1_AND_SDK = frozenset({V1, SDK_2_4_0})
@@ -491,6 +500,20 @@ def owed(method: Any, sender: str | None = None) -> CheckMeta | None:
     if row is None or (sender is not None and sender not in row.sender):
         return None
     return row.owed
+
+
+def advertised_by(method: Any, sender: str) -> tuple[str, ...]:
+    """The capability the receiver must have advertised for ``sender`` to send ``method``
+    (its row's ``advertised_by``; (): none, an unknown method, or a side that does not send
+    it)."""
+    row = messages().get(method) if isinstance(method, str) else None
+    return row.advertised_by if row is not None and sender in row.sender else ()
+
+
+@cache
+def advertised_methods(sender: str) -> frozenset[str]:
+    """The methods ``sender`` sends only once the other side advertised them."""
+    return frozenset(m.method for m in MESSAGES if m.advertised_by and sender in m.sender)
 
 
 @cache
