@@ -35,12 +35,11 @@ schemas and the event vocabulary. Adding a message is one row here plus its chec
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cache
-from typing import Any
+from typing import Any, Protocol
 
 from acp_model.model import classify, implied, views
 from acp_model.model.check import CheckMeta
@@ -65,88 +64,73 @@ Writer = Callable[..., TraceBuilder]  # called ``write(builder, ...)``: a builde
 # a v1 one adapted by ``through_v1``
 
 
-class MessageHandlers(ABC):
+class MessageHandlers(Protocol):
     """The monitor's handlers of the requests and notifications the table routes (beyond the
     schema check every defined method gets). A row names its handler by reference
-    (``route=MessageHandlers.prompt``); ``oracle.router.Router`` implements every one (an
-    unimplemented handler keeps it from being built), and :func:`bound` gives a row's handler
-    on it. Declared here, a layer below the router, so that the row can hold it.
+    (``route=MessageHandlers.prompt``); ``oracle.router.Router`` implements every one, and
+    :func:`bound` gives a row's handler on it (a handler it lacks is an error when its plan is
+    built; ``tests/unit/test_wire_table.py`` binds each). Declared here, a layer below the
+    router, so that the row can hold it.
 
     A request's handler is called ``(req_id, params, sid, idx, what)``, a notification's
     ``(direction, params, sid, idx, what)``."""
 
-    @abstractmethod
     def initialize(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str
                    ) -> None:
         """The connection machine's handshake."""
 
-    @abstractmethod
     def new_session(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str
                     ) -> None:
         """A session requested (created by its response)."""
 
-    @abstractmethod
     def prompt(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str) -> None:
         """A prompt for a session (v1: its turn, which the translator derives)."""
 
-    @abstractmethod
     def close(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str) -> None:
         """session/close: a cancel, and what sdk-2.4.0 orders around it."""
 
-    @abstractmethod
     def reopen(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str) -> None:
         """session/load, session/resume: a session reopened, its replay."""
 
-    @abstractmethod
     def permission(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str
                    ) -> None:
         """An agent's permission request."""
 
-    @abstractmethod
     def elicitation(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str
                     ) -> None:
         """An agent's elicitation/create."""
 
-    @abstractmethod
     def cancel(self, direction: str, params: Any, sid: Any, idx: int, what: str) -> None:
         """session/cancel."""
 
-    @abstractmethod
     def cancel_request(self, direction: str, params: Any, sid: Any, idx: int, what: str
                        ) -> None:
         """$/cancel_request withdraws the sender's own request."""
 
-    @abstractmethod
     def update(self, direction: str, params: Any, sid: Any, idx: int, what: str) -> None:
         """session/update: the event of its update kind (:class:`Update`)."""
 
 
-class AnswerHandlers(ABC):
+class AnswerHandlers(Protocol):
     """The monitor's handlers of the responses to the table's requests, named by a row's
     ``answer`` and implemented by ``oracle.answers.Answers``; each is called with the
     response read against its request (``oracle.answers.Reply``)."""
 
-    @abstractmethod
     def initialized(self, reply: Any) -> None:
         """The initialize result: the connection machine, what it advertised."""
 
-    @abstractmethod
     def created(self, reply: Any) -> None:
         """session/new's response: the session created (or the method missing)."""
 
-    @abstractmethod
     def loaded(self, reply: Any) -> None:
         """session/load's response: the end of v1's replay."""
 
-    @abstractmethod
     def prompt_answered(self, reply: Any) -> None:
         """A prompt's response (v2: its acknowledgement; v1: its turn's end)."""
 
-    @abstractmethod
     def permission_answered(self, reply: Any) -> None:
         """The client's answer to a permission request."""
 
-    @abstractmethod
     def elicitation_answered(self, reply: Any) -> None:
         """The client's answer to an elicitation."""
 
@@ -154,15 +138,14 @@ class AnswerHandlers(ABC):
 Handler = Callable[..., None]
 
 
-def bound(handler: Handler | None, on: MessageHandlers | AnswerHandlers) -> Handler | None:
+def bound(handler: Handler | None, on: object) -> Handler | None:
     """``on``'s implementation of a row's handler (None: the row has none)."""
     if handler is None:
         return None
-    owner = MessageHandlers if isinstance(on, MessageHandlers) else AnswerHandlers
-    if getattr(owner, handler.__name__, None) is not handler:
-        raise TypeError(f"{handler.__qualname__} is not a handler {type(on).__name__} "
-                        "implements")
-    implemented: Handler = getattr(on, handler.__name__)
+    declared = handler.__qualname__.partition(".")[0] in ("MessageHandlers", "AnswerHandlers")
+    implemented: Handler | None = getattr(on, handler.__name__, None)
+    if not declared or implemented is None:
+        raise TypeError(f"{type(on).__name__} does not implement {handler.__qualname__}")
     return implemented
 
 
@@ -225,6 +208,9 @@ class Message:
     # agent's fs, terminal and elicitation requests: INIT-16; v1's reopening and closing
     # requests, spelled as v1's capabilities spell them: SESS-16); (): never optional
     advertised_by: tuple[str, ...] = ()
+    # the message kind whose checks read its result and the parts it carries (a session's
+    # config options and commands: ``messages.session_result``; None: its schema only)
+    result_reads: Reads | None = None
 
     @property
     def line(self) -> describe.Line | None:
@@ -316,7 +302,8 @@ MESSAGES: tuple[Message, ...] = (
     Message(Method.NEW_SESSION, C2A, True, ALL, (ConnEvent.SESSION_REQUESTED,),
             (ConnEvent.SESSION_CREATED, ConnEvent.SESSION_METHOD_MISSING),
             MessageHandlers.new_session, AnswerHandlers.created, TraceBuilder.new_session,
-            lifecycle=True, implies=implied.new_session, told=implied.session_result),
+            lifecycle=True, implies=implied.new_session, told=implied.session_result,
+            result_reads=Reads.SESSION_RESULT),
     Message(Method.PROMPT, C2A, True, ALL, (Event.PROMPT, ConnEvent.UNKNOWN_SESSION_NAMED),
             (Event.PROMPT_ACCEPTED, Event.PROMPT_REJECTED, ConnEvent.SESSION_METHOD_MISSING),
             MessageHandlers.prompt, AnswerHandlers.prompt_answered, TraceBuilder.prompt,
@@ -329,9 +316,11 @@ MESSAGES: tuple[Message, ...] = (
             why="its response moves no machine: oracle.machines' Closes judges it (SESS-10)"),
     Message(Method.LOAD, C2A, True, ONLY_V1, route=MessageHandlers.reopen,
             answer=AnswerHandlers.loaded, implies=implied.load, advertised_by=("loadSession",),
+            result_reads=Reads.SESSION_RESULT,
             why="reopens a session (oracle.reopens): its replay is history, no event"),
     Message(Method.RESUME, C2A, True, ALL, route=MessageHandlers.reopen, lifecycle=True,
             implies=implied.resume, advertised_by=("sessionCapabilities", "resume"),
+            result_reads=Reads.SESSION_RESULT,
             why="reopens a session (oracle.reopens): no event of its own"),
     Message(Method.PERMISSION, A2C, True, ALL,
             (Event.PERMISSION_REQUEST, ConnEvent.AGENT_NAMES_UNKNOWN_SESSION),
@@ -347,7 +336,8 @@ MESSAGES: tuple[Message, ...] = (
     # methods the schemas define that move no machine of the model
     Message("session/list", C2A, True, ALL, why=SCHEMA_ONLY),
     Message("session/delete", C2A, True, ALL, why=SCHEMA_ONLY),
-    Message("session/set_config_option", C2A, True, ALL, why=SCHEMA_ONLY),
+    Message("session/set_config_option", C2A, True, ALL, why=SCHEMA_ONLY,
+            result_reads=Reads.CONFIG_RESULT),
     Message("session/set_mode", C2A, True, ONLY_V1, why=SCHEMA_ONLY),
     Message("auth/login", C2A, True, V2, lifecycle=True, why=SCHEMA_ONLY),
     Message("auth/logout", C2A, True, V2, why=SCHEMA_ONLY),

@@ -26,8 +26,15 @@ from acp_model.model import (
 from acp_model.model.events import Ev
 from acp_model.model.evidence import note_repeat
 from acp_model.model.obligations import WITHDRAWN_ANSWERED
-from acp_model.model.vocab import Answer, ConnEvent, ElicitationAction, ErrorCode, Event, ToolStatus
-from acp_model.model.wire_table import AnswerHandlers
+from acp_model.model.vocab import (
+    Answer,
+    ConnEvent,
+    ElicitationAction,
+    ErrorCode,
+    Event,
+    Reads,
+    ToolStatus,
+)
 from acp_model.oracle import rpc, said
 from acp_model.oracle.conversation import Conversations
 from acp_model.oracle.dialects import Answered, Translator
@@ -46,8 +53,8 @@ from acp_model.trace.methods import Method
 _BASELINE_SESSION_METHODS = frozenset(m.method for m in wire_table.MESSAGES
                                       if ConnEvent.SESSION_METHOD_MISSING in m.answered)
 # results that carry a session's config options and commands (messages.session_result)
-_SESSION_RESULTS = frozenset({Method.NEW_SESSION, Method.LOAD, Method.RESUME,
-                              "session/set_config_option"})
+_SESSION_RESULTS = frozenset(m.method for m in wire_table.MESSAGES
+                             if m.result_reads in (Reads.SESSION_RESULT, Reads.CONFIG_RESULT))
 
 
 @dataclass(slots=True)
@@ -82,7 +89,7 @@ class Reply:
     error: Any = None  # the error object (None: a result)
 
 
-class Answers(AnswerHandlers):
+class Answers:
     """Routes responses; owns what the initialize result told (capabilities)."""
 
     def __init__(self, rev: str, decision: revisions.Decision, rpc_: Rpc, store: ViolationStore,

@@ -23,7 +23,6 @@ from acp_model.model.check import CheckMeta, Dispatch, allows_of, declare, dispa
 from acp_model.model.events import Ev, content_key, text_key
 from acp_model.model.replay_order import table as replay_order_table
 from acp_model.model.vocab import ConnEvent, Event, Reads, Role
-from acp_model.model.wire_table import MessageHandlers
 from acp_model.oracle import rpc, said, wire
 from acp_model.oracle.advertised import AdvertisedUse
 from acp_model.oracle.answers import Answers
@@ -102,7 +101,7 @@ class Plan:
     handler: Callable[..., None] | None
 
 
-class Router(MessageHandlers):
+class Router:
     """Routes requests and notifications, and fires the events the translator derives."""
 
     def __init__(self, rev: str, rpc_: Rpc, store: ViolationStore, machines: Machines,
