@@ -243,13 +243,13 @@ class Router:
             plan.handler(req_id, params, sid, idx, what)
 
     def initialize(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str
-                    ) -> None:
+                   ) -> None:
         self.answers.told.client_initialized(params, self.answers.shape)
         self.shapes.findings(messages.initialize_request(params, self.rev), idx, what)
         self.machines.conn_event(ConnEvent.INITIALIZE, Ev(idx), what)
 
     def new_session(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str
-                     ) -> None:
+                    ) -> None:
         self.rpc.open["c2a"][req_id].roots = capabilities.root_set(params)
         self.shapes.findings(messages.new_session_request(params, self.rev), idx, what)
         self.machines.conn_event(ConnEvent.SESSION_REQUESTED, Ev(idx), what)
