@@ -76,11 +76,13 @@ def _plan(bounds: Bounds) -> tuple[_Try, ...]:
     return tuple(out)
 
 
-def actions(cfg: Config, bounds: Bounds) -> list[Action]:
+def actions(cfg: Config, bounds: Bounds, unread: bool | None = None) -> list[Action]:
     """Every abstract event worth trying in this configuration (legal or not): each form of the
-    wire table with each argument its kind offers (``wire_table.Over``)."""
+    wire table with each argument its kind offers (``wire_table.Over``). ``unread``: whether it
+    holds an index the agent has not provably read (None: asked of ``cfg``; the search knows it
+    from the ranks it keeps)."""
     out: list[Action] = []
-    if cfg.unread():
+    if cfg.unread() if unread is None else unread:
         out.append(_action(None, SYNC))
     plan = _plan(bounds)
     for s, m in enumerate(cfg.models):

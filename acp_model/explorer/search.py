@@ -333,7 +333,7 @@ class _Search:
         transitions, refusals, missing = self.table.transitions, self.refusals, self.missing
         base: _Base | SingleRanks = SingleRanks.of(cfg, self.indices) if self.single \
             else cfg.base(self.keys[u])
-        for act in actions(cfg, self.bounds):
+        for act in actions(cfg, self.bounds, base.any_unread):
             s = act.session
             if s is None:
                 _, frontier = make_event(cfg, act)
@@ -400,10 +400,12 @@ class _Search:
             self.engines[first].apply(m, act.event, ev)
             new.ctx.readings = self.rs[0]
         new.obs[s] = _observe(cfg.obs[s], src_state, act, ev.idx)
-        if self.compact:
-            if not self.book_copied[key] and m.compacts():  # shared: copy it first
+        if self.compact:  # a shared book is copied first, and only when it forgets something
+            if self.book_copied[key]:
+                m.compact()
+            elif m.compacts():
                 m = new.models[s] = self.copy_book(m, new.ctx)
-            m.compact()
+                m.compact()
         breaks: tuple[str, ...] = ()
         if mask & 1:
             breaks = _edge_breaks(cfg.obs[s], src_state, act, frontier, warned)
