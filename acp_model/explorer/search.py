@@ -16,7 +16,7 @@ from typing import Any
 import networkx as nx
 
 from acp_model.explorer.action import Action
-from acp_model.explorer.alphabet import RECEIPTS, _concrete, actions, make_event
+from acp_model.explorer.alphabet import RECEIPTS, _concrete, make_event, plan, planned_actions
 from acp_model.explorer.bounds import MISSING, SESSION_IDS, Bounds
 from acp_model.explorer.config import (
     _IDLE,
@@ -300,6 +300,7 @@ class _Search:
         self.ident = tuple(range(bounds.sessions))
         self.missing = tuple((MISSING,) for _ in rs)
         self.single = bounds.sessions == 1
+        self.plan = plan(bounds)
         _, self.snap, self.indices = snapshot.compiled(model)
         # Copy on write: per (state, event), a copy of the model that copies the parts the
         # event's actions write and shares the rest with the stored original, and whether
@@ -333,7 +334,7 @@ class _Search:
         transitions, refusals, missing = self.table.transitions, self.refusals, self.missing
         base: _Base | SingleRanks = SingleRanks.of(cfg, self.indices) if self.single \
             else cfg.base(self.keys[u])
-        for act in actions(cfg, self.bounds, base.any_unread):
+        for act in planned_actions(cfg, self.bounds, self.plan, base.any_unread):
             s = act.session
             if s is None:
                 _, frontier = make_event(cfg, act)
