@@ -14,6 +14,7 @@ Run: ``python benchmarks/bench_shrink.py [--racy | --only NAMES] [--agents NAMES
   failure as above. One at a time; ``--lock`` holds the shared machine's heavy lock per run.
   ``--reports PATH...`` reads real agents' rows from fuzz reports already written instead
   (``acp-model fuzz --agent NAME --report PATH`` runs, or a matrix folder), and
+  ``--real-rows ROWS.json`` real agents' rows an earlier run wrote with ``--json``, and
   ``--mutant-rows ROWS.json`` the mutants' rows an earlier run wrote with ``--json`` (the
   mutants are then not run again: a matrix run just measured needs no second hold of a
   shared machine's lock for them).
@@ -58,7 +59,8 @@ def _row(source: str, rule: str, found: Any, seconds: float) -> dict[str, Any]:
             "held_runs": found.replays, "free": found.free_reproduced,
             "free_runs": found.free_replays, "fixpoint": bool(m.get("fixpoint")),
             "stage": m.get("stage"), "minimize_s": m.get("seconds"),
-            "trials": m.get("trials"), "standing": found.standing,
+            "trials": m.get("trials"), "trials_allowed": m.get("trials_allowed"),
+            "cut_by": m.get("cut_by"), "standing": found.standing,
             # the profile of a miss: where a held replay that did not reproduce left its
             # recorded schedule, and what minimizing and measuring noted
             "miss": [n for n in found.notes if "schedule" in n or "reproduc" in n]
@@ -66,12 +68,13 @@ def _row(source: str, rule: str, found: Any, seconds: float) -> dict[str, Any]:
 
 
 def mutant(name: str, rule: str, seed: int, replays: int, minimize: float,
-           lock: str | None) -> list[dict[str, Any]]:
+           lock: str | None, trials: int | None = None) -> list[dict[str, Any]]:
     """Fuzz one mutant until its rule shows; its counterexample's size and rates."""
     from acp_model.fuzzing.run import run_fuzz
 
     case = Case(name, "bug", rule, "fast", seed, 10_000, 30, 60.0, 1.5)
-    cfg = dataclasses.replace(case.config(), replay_runs=replays, minimize_budget=minimize)
+    cfg = dataclasses.replace(case.config(), replay_runs=replays, minimize_budget=minimize,
+                              minimize_trials=trials)
     with locked(lock):  # the time waited for the lock is not the run's
         started = time.monotonic()
         result = run_fuzz(cfg)
@@ -83,7 +86,8 @@ def mutant(name: str, rule: str, seed: int, replays: int, minimize: float,
 
 
 def real_agent(spec: str, seed: int, replays: int, minimize: float, budget: float,
-               lock: str | None) -> list[dict[str, Any]]:
+               lock: str | None, trials: int | None = None, growth: float = 1.0
+               ) -> list[dict[str, Any]]:
     """Fuzz one real agent for ``budget`` seconds; every failure's size and rates."""
     from acp_model.fuzzing.backend import backend, profile_config
     from acp_model.fuzzing.config import FuzzConfig
@@ -95,7 +99,8 @@ def real_agent(spec: str, seed: int, replays: int, minimize: float, budget: floa
     version = int(protocol.removeprefix("v")) if protocol else profile.protocols[0]
     cfg = profile_config(FuzzConfig(["true"], seed=seed, time_budget=budget,
                                     max_examples=100_000, spec="auto", protocol=version,
-                                    replay_runs=replays, minimize_budget=minimize),
+                                    replay_runs=replays, minimize_budget=minimize,
+                                    minimize_trials=trials, minimize_growth=growth),
                          profile, version)
     with locked(lock), backend(cfg, profile) as running:
         started = time.monotonic()
@@ -116,18 +121,28 @@ def _from_reports(paths: list[str]) -> list[dict[str, Any]]:
              "seconds": "-", "actions": r["actions"], "held": r["held"],
              "held_runs": r["held_runs"], "free": r["free"], "free_runs": r["free_runs"],
              "fixpoint": r["fixpoint"], "stage": r["stage"], "minimize_s": r["minimize_s"],
-             "trials": r["trials"], "standing": r["standing"]}
+             "trials": r["trials"], "trials_allowed": r.get("trials_allowed"),
+             "cut_by": r.get("cut_by"), "standing": r["standing"]}
             for r in rows(reports(paths))]
 
 
 def _line(row: dict[str, Any]) -> str:
     if not row["found"]:
         return f"  {row['source']:32} {row['rule']:14} NOT FOUND  ({row['seconds']} s)"
-    stage = "fixpoint" if row["fixpoint"] else f"cut at {row['stage']}"
     return (f"  {row['source']:32} {row['rule']:14} {row['actions']:4} actions, held "
             f"{rate(row['held'], row['held_runs'])}, free "
             f"{rate(row['free'], row['free_runs'])}, "
-            f"{stage} ({row['seconds']} s)")
+            f"{_minimizing(row)} ({row['seconds']} s)")
+
+
+def _minimizing(row: dict[str, Any]) -> str:
+    """How far minimizing got, with its trials used of those allowed where the row says."""
+    stage = "fixpoint" if row.get("fixpoint") else f"cut at {row.get('stage')}"
+    if row.get("cut_by") and not row.get("fixpoint"):
+        stage += f" by its {row['cut_by']}"
+    if row.get("trials_allowed") is not None:
+        stage += f", {row.get('trials')}/{row['trials_allowed']} trials"
+    return stage
 
 
 def _summary(rows: list[dict[str, Any]], label: str) -> list[dict[str, Any]]:
@@ -171,13 +186,18 @@ def _summary(rows: list[dict[str, Any]], label: str) -> list[dict[str, Any]]:
     ]
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seeds", default="1", help="comma-separated seeds (default 1)")
     p.add_argument("--jobs", type=int, default=2, help="mutant runs at once (default 2)")
     p.add_argument("--replays", type=int, default=6,
                    help="replays held, and as many free, of each counterexample (default 6)")
-    p.add_argument("--minimize-budget", type=float, default=60.0)
+    p.add_argument("--minimize-budget", type=float, default=60.0,
+                   help="each failure's outer bound in seconds (fuzz --minimize-budget)")
+    p.add_argument("--minimize-trials", type=int,
+                   help="each failure's minimizing budget in trials (default: fuzz's)")
+    p.add_argument("--minimize-growth", type=float, default=1.0,
+                   help="real agents: fuzz --minimize-growth (the matrix uses 5)")
     p.add_argument("--only", help="comma-separated mutant names")
     p.add_argument("--racy", action="store_true", help="the mutants a race decides")
     p.add_argument("--no-mutants", action="store_true", help="real agents only")
@@ -189,10 +209,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--lock", help="hold flock LOCK for each run (a shared machine)")
     p.add_argument("--mutant-rows", metavar="ROWS.json",
                    help="the mutants' rows of an earlier run's --json, instead of running them")
+    p.add_argument("--real-rows", metavar="ROWS.json", nargs="*", default=[],
+                   help="real agents' rows of earlier runs' --json, added to those measured")
     p.add_argument("--json", help="also write the rows here")
+    p.add_argument("--notes", default="",
+                   help="what the figures were taken under (the machine's load, a lock)")
     p.add_argument("--before", metavar="OLD.json",
                    help="an earlier shrink.json: each figure gains the value it had there")
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",")]
     wanted = set(args.only.split(",")) if args.only else None
     cases = [] if args.no_mutants else [
@@ -210,18 +238,23 @@ def main(argv: list[str] | None = None) -> int:
         print(f"mutants ({len(cases)} runs):")
         with ProcessPoolExecutor(max_workers=args.jobs) as pool:
             futures = [pool.submit(mutant, n, r, s, args.replays, args.minimize_budget,
-                                   args.lock) for n, r, s in cases]
+                                   args.lock, args.minimize_trials) for n, r, s in cases]
             for future in as_completed(futures):
                 for row in future.result():
                     zoo.append(row)
                     print(_line(row), flush=True)
-    real: list[dict[str, Any]] = [*_from_reports(args.reports)]
+    real: list[dict[str, Any]] = [
+        *_from_reports(args.reports),
+        *(r for path in args.real_rows
+          for r in json.loads(Path(path).read_text(encoding="utf-8"))
+          if r["source"] not in MUTANT_NAMES)]
     for row in real:
         print(_line(row))
     for spec in agents:
         print(f"{spec}:")
         for row in real_agent(spec, seeds[0], args.replays, args.minimize_budget,
-                              args.budget, args.lock):
+                              args.budget, args.lock, args.minimize_trials,
+                              args.minimize_growth):
             real.append(row)
             print(_line(row), flush=True)
     print()
@@ -237,13 +270,17 @@ def main(argv: list[str] | None = None) -> int:
             [r["source"], r["rule"], r.get("actions", "not found"),
              rate(r.get("held", 0), r.get("held_runs", 0)),
              rate(r.get("free", 0), r.get("free_runs", 0)),
-             ("fixpoint" if r.get("fixpoint") else f"cut at {r.get('stage')}")
-             if r["found"] else "-", r["seconds"], "; ".join(r.get("miss") or [])]
+             _minimizing(r) if r["found"] else "-", r["seconds"],
+             "; ".join(r.get("miss") or [])]
             for r in rows]},
+            notes=args.notes,
             parameters={"seeds": seeds, "jobs": args.jobs, "replays": args.replays,
-                        "minimize_budget": args.minimize_budget, "only": args.only,
+                        "minimize_budget": args.minimize_budget,
+                        "minimize_trials": args.minimize_trials,
+                        "minimize_growth": args.minimize_growth, "only": args.only,
                         "racy": args.racy, "agents": agents, "budget": args.budget,
                         "reports": args.reports, "mutant_rows": args.mutant_rows,
+                        "real_rows": args.real_rows,
                         "before": args.before})
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")

@@ -77,6 +77,7 @@ def rows(found: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
                 "actions": ce.get("steps", len(ce.get("actions") or [])),
                 "fixpoint": bool(m.get("fixpoint")), "stage": m.get("stage"),
                 "minimize_s": m.get("seconds"), "trials": m.get("trials"),
+                "trials_allowed": m.get("trials_allowed"), "cut_by": m.get("cut_by"),
                 "held": ce.get("reproduced", 0), "held_runs": ce.get("replays", 0),
                 "free": ce.get("free_reproduced", 0), "free_runs": ce.get("free_replays", 0),
                 "standing": ce.get("standing"), "verified": ce.get("verified")})

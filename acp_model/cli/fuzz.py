@@ -97,6 +97,7 @@ def _base_config(args: argparse.Namespace) -> tuple[FuzzConfig, Any]:
         readings=readings_of(args), isolate=args.isolate, validate=not args.no_validate,
         max_sessions=args.max_sessions, replay_runs=args.replay_runs,
         minimize_budget=args.minimize_budget, minimize_growth=args.minimize_growth,
+        minimize_trials=args.minimize_trials,
         minimize_alone=args.minimize_alone,
         startup_deadline=args.startup_deadline,
         spec=args.spec, model_api=args.model, batches=not args.no_batches,
@@ -560,16 +561,21 @@ def _generation_options(p: Any) -> None:
     p.add_argument("--replay-runs", type=int_at_least(1), default=5,
                    help="fresh-process replays of each counterexample held to its recorded "
                         "schedule, and as many free-running (default 5)")
+    p.add_argument("--minimize-trials", type=int_at_least(1), metavar="N",
+                   help="each failure's own budget after the search, counted in trials: N "
+                        "fresh-process replays to minimize its counterexample (to the "
+                        "fixpoint: no action can go, no content be simpler); the report states "
+                        "the trials used and allowed and how far each stage got (default: "
+                        "what its program's length needs, 20 + 8 per action, at most 200)")
     p.add_argument("--minimize-budget", type=positive_float, default=60.0, metavar="S",
-                   help="each failure's own budget after the search: S seconds to "
-                        "minimize its counterexample against fresh agent processes (to the "
-                        "fixpoint: no action can go, no content be simpler), and as much for "
-                        "its replays (default 60)")
+                   help="the outer bound of each failure's minimizing in seconds, and as "
+                        "much for its replays: minimizing ends at its trials or at S seconds, "
+                        "whichever comes first (default 60)")
     p.add_argument("--minimize-growth", type=float_at_least(1.0), default=1.0, metavar="X",
                    help="let each failure's --minimize-budget (and its replays' time) grow up "
                         "to X times when the agent's replays are slow: to what the trials its "
                         "program needs take at the agent's own trial time; the report states "
-                        "it (default 1: never; acp-model matrix uses 3)")
+                        "it (default 1: never; acp-model matrix uses 5)")
     p.add_argument("--minimize-alone", metavar="LOCK",
                    help="a lock file shared by runs side by side: each generates beside the "
                         "others but minimizes and replays its failures with none of them "

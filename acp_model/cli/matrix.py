@@ -124,6 +124,8 @@ def _fuzz_argv(args: argparse.Namespace, target: Target, spec: str, folder: Path
             "--replay-runs", str(args.replay_runs),
             "--minimize-budget", str(args.minimize_budget or min(60.0, args.budget)),
             "--minimize-growth", str(MATRIX_GROWTH),
+            *(["--minimize-trials", str(args.minimize_trials)]
+              if getattr(args, "minimize_trials", None) else []),
             # rows fuzz --jobs at a time, but minimize one at a time with nothing else running
             "--minimize-alone", str(folder.parent / MINIMIZE_GATE),
             "--out", str(folder), "--report", str(folder / "report.json")]
@@ -658,8 +660,12 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--replay-runs", type=int_at_least(1), default=3,
                    help="fresh-process replays of each counterexample (default 3)")
     p.add_argument("--minimize-budget", type=positive_float, metavar="S",
-                   help="seconds per failure for minimizing, grown up to 3 S on a slow agent "
-                        "(acp-model fuzz --minimize-budget; default: the budget, at most 60)")
+                   help="the outer bound in seconds of each failure's minimizing, grown up "
+                        "to 5 S on a slow agent (acp-model fuzz --minimize-budget; default: "
+                        "the budget, at most 60)")
+    p.add_argument("--minimize-trials", type=int_at_least(1), metavar="N",
+                   help="each failure's minimizing budget in trials (acp-model fuzz "
+                        "--minimize-trials; default: what its program's length needs)")
     p.add_argument("--coverage", action="store_true",
                    help="measure each row's agent's own coverage of its ACP layer (acp-model "
                         "fuzz --coverage): the grid's coverage column")

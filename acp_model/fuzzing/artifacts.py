@@ -35,7 +35,7 @@ from acp_model.report.html import (
 from acp_model.report.reach import reach_json
 from acp_model.report.sarif import Located
 from acp_model.report.sequence_svg import OFFENDING
-from acp_model.report.text import counterexample_name, reproduction_phrase
+from acp_model.report.text import counterexample_name, minimize_stopped, reproduction_phrase
 from acp_model.spec.rules import RULES, strength_shown
 from acp_model.trace.describe import summarize
 from acp_model.trace.format import numbered_lines
@@ -63,9 +63,7 @@ def minimize_text(found: Found) -> str | None:
     if not m:
         return None
     if not m.get("fixpoint"):
-        return (f"not proven minimal: minimizing stopped at its {m['stage']} stage after "
-                f"{m['seconds']:g} s of its {m['budget']:g} s budget (--minimize-budget, "
-                "grown with the agent's replay time)")
+        return f"not proven minimal: {minimize_stopped(m)}"
     if m.get("steps") not in (None, len(found.actions)):
         return (f"not the minimal program ({m['steps']} actions, reached at the fixpoint): "
                 "a longer one that reproduces more often")

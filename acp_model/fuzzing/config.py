@@ -28,7 +28,11 @@ class FuzzConfig:
     replay_runs: int = 5
     max_rounds: int = 4
     shrink_budget: float = 15.0  # Hypothesis' own shrinking, per round
-    minimize_budget: float = 60.0  # per failure: fresh-process replays that minimize it
+    # per failure, the trials (fresh-process replays) minimizing may run (None: what the
+    # program's length needs, fuzzing/shrink.py), and ...
+    minimize_trials: int | None = None
+    # ... the seconds they may take at most (the outer bound; as much for its replays)
+    minimize_budget: float = 60.0
     # ... grown up to this many times when its agent's replays are slow (1: never; the matrix
     # grows it: a slow agent's fixpoint needs more trials than a fixed budget buys)
     minimize_growth: float = 1.0

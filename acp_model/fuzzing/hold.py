@@ -9,7 +9,12 @@ everything as it comes). What the replay does and the recording did not takes it
 before the recording's next input after the last one the replay matched. A recorded event the
 replay does not bring is left out once it is later than :meth:`Hold.allowance` allows, and
 the first place the replay left its schedule is kept (:class:`Divergence`); after
-:data:`MAX_LEFT_OUT` of them the replay runs free. Holding only delays: the oracle's proofs
+:data:`MAX_LEFT_OUT` of them the replay runs free. The agent taking another branch is told
+apart from a count that differs (``schedule.essential``): a recorded run of chunks, a plan or
+a tool call's progress that does not come is left out soon and the replay stays held; a
+response that comes with another outcome than recorded (an error for a result) takes the
+recorded one's place at once, and an agent message of a branch the recording does not have is
+the divergence it records. Holding only delays: the oracle's proofs
 rest on the order of the agent's own messages (a response to a later message read first),
 which a delay never changes.
 """
@@ -24,13 +29,21 @@ from collections import defaultdict, deque
 from dataclasses import dataclass
 from typing import Any
 
-from acp_model.fuzzing.schedule import PLACED, Boundary, Event, Key, Schedule, event_key
+from acp_model.fuzzing.schedule import (
+    PLACED,
+    Boundary,
+    Event,
+    Key,
+    Schedule,
+    essential,
+    event_key,
+)
 
 HOLD_DEADLINE = 5.0  # seconds a recorded event may be late at most (default: the run's deadline)
 # A recorded event the replay does not bring is left out once it is this late: the time it
 # took in the recording, SLOWER times over, plus FLOOR seconds (never more than the deadline)
 FLOOR, SLOWER = 0.5, 3.0
-MAX_LEFT_OUT = 3  # ... after that many the replay has left its schedule: it runs free
+MAX_LEFT_OUT = 3  # ... after that many (of the branch's own) the replay runs free
 
 
 @dataclass
@@ -77,6 +90,7 @@ class Hold:
         self.reading_held = True  # agent messages wait for the inputs before them
         self.divergence: Divergence | None = None
         self.skipped = 0  # recorded events the replay left behind (or did not bring in time)
+        self.left_out = 0  # ... of them, outputs of the recorded branch (not a count)
         self.extra = 0  # events of the replay the recording does not have
         self.held_for = 0.0  # the longest a read or input waited
         self._t0 = time.monotonic()
@@ -99,12 +113,37 @@ class Hold:
             j = self._peek(key)
             if j is None:
                 self.extra += 1
+                self._unexpected(key)
                 return
             self._queues[key].popleft()
             self.matched[index] = j
             if self.events[j].boundary.ours:
                 self._last_ours = max(self._last_ours, j)
             self._mark(j)
+
+    def _unexpected(self, key: Key) -> None:
+        """An agent's output the recording does not have: a response with another outcome
+        than the recorded one to the same request takes its place at once (no input waits
+        for the recorded one until its allowance ends); another of the branch's own kind is
+        a divergence; a count that differs (or what the agent reports as it likes) is not."""
+        boundary, what = key[0], key[1]
+        if boundary.ours or not essential(boundary, what) or _soft(boundary, what):
+            return
+        if what[:1] == ("response",):
+            recorded = next((q for k, q in self._queues.items()
+                             if q and k[0] is boundary and k[1][:1] == ("response",)
+                             and k[3] == key[3]), None)
+            if recorded is not None:
+                j = recorded.popleft()
+                self.skipped += 1
+                self.left_out += 1
+                self._diverged(f"the agent answered with {what[1]} where the recording had "
+                               f"its {self.events[j].describe()}",
+                               free=self.left_out > MAX_LEFT_OUT)
+                self._mark(j)
+                return
+        self._diverged(f"the agent's {boundary.value} {' '.join(what)} is not in the "
+                       "recording (another branch)", free=False)
 
     def left_behind(self, action: int) -> None:
         """The replay's program reached ``action``: what earlier actions were recorded to
@@ -272,9 +311,12 @@ class Hold:
         with contextlib.suppress(ValueError):
             self._queues[key].remove(k)
         self.skipped += 1
+        branch = self.events[k].essential
+        self.left_out += branch
         self._diverged(f"{turn.event.describe()} waited {allowed:.1f} s for the recorded "
-                       f"{self.events[k].describe()}, which did not come: left out",
-                       free=self.skipped > MAX_LEFT_OUT)
+                       f"{self.events[k].describe()}, which did not come: left out"
+                       + ("" if branch else " (a count that differs: still held)"),
+                       free=self.left_out > MAX_LEFT_OUT)
         self._mark(k)
 
     def _anchor(self, k: int) -> int | None:
@@ -292,7 +334,7 @@ class Hold:
         the model's reply without the tool call the recording had next, and the teardown's
         cancel then came before the turn's end, which the recording had the other way round.
         A smaller program (minimizing's trials) may well not bring it: it is left out soon."""
-        if self.exact and not self.events[k].boundary.ours:
+        if self.exact and not self.events[k].boundary.ours and self.events[k].essential:
             return self.deadline
         anchor = self._anchor(k)
         took = self.events[k].t - (self.events[anchor].t if anchor is not None else 0.0)
@@ -339,8 +381,19 @@ def _settle(future: asyncio.Future[None]) -> None:
 
 
 def describe_divergence(hold: Hold | None) -> str | None:
-    """The first place a held replay left its schedule (None: it kept to it, or was free)."""
-    return str(hold.divergence) if hold is not None and hold.divergence is not None else None
+    """The first place a held replay left its schedule, and how far it left it (None: it kept
+    to it, or was free)."""
+    if hold is None or hold.divergence is None:
+        return None
+    counts = [f"{hold.skipped} recorded event(s) left out ({hold.left_out} of its branch)",
+              f"{hold.extra} not in the recording"]
+    return (f"{hold.divergence}; {', '.join(counts)}; "
+            + ("then ran free" if hold.free and hold.left_out > MAX_LEFT_OUT
+               else "held to the end"))
+
+
+def _soft(boundary: Boundary, what: tuple[str, ...]) -> bool:
+    return Event(boundary, what).soft
 
 
 __all__ = ["FLOOR", "HOLD_DEADLINE", "MAX_LEFT_OUT", "SLOWER", "Divergence", "Hold",

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from acp_model.model.vocab import Reads
+
 FORMAT = "acp-model-schedule/1"
 
 
@@ -54,6 +56,30 @@ class Boundary(StrEnum):
 SOFT_UPDATES = frozenset({"usage_update", "available_commands_update", "current_mode_update",
                           "config_option_update", "session_info_update", "compaction_update",
                           "compaction_summary_chunk"})
+
+# Agent messages whose number follows the agent's timing as much as the program: the runs of
+# streamed content (a thought between two texts splits a run), a plan's revisions, a tool
+# call's progress short of its end. A replay waits for them as recorded, but one that does not
+# come is a count that differs, not another branch: it is left out soon (never after the
+# whole deadline) and the replay stays held (``fuzzing/hold.py``).
+COUNTED_UPDATES = frozenset({Reads.AGENT_MESSAGE_CHUNK, Reads.AGENT_THOUGHT_CHUNK,
+                             Reads.TOOL_CALL_CONTENT_CHUNK, "terminal_output_chunk", "plan",
+                             # the v2 revisions' messages, thoughts, plans, terminal output
+                             Reads.AGENT_MESSAGE, Reads.AGENT_THOUGHT, Reads.PLAN_UPDATE,
+                             Reads.TERMINAL_UPDATE})
+PROGRESS = frozenset({"pending", "in_progress"})  # a tool call's status short of its end
+
+
+def essential(boundary: Boundary, what: tuple[str, ...]) -> bool:
+    """Whether an agent's output of this kind is part of the branch it took (a response, a
+    request, a model call, a hang-up, an update that starts or ends something), not a count
+    (:data:`COUNTED_UPDATES`, a tool call's progress); our own events always are."""
+    if boundary is not Boundary.MESSAGE or what[:1] != ("update",) or len(what) < 2:
+        return True
+    if what[1] in COUNTED_UPDATES:
+        return False
+    return not (what[1] == Reads.TOOL_CALL_UPDATE and what[2:3] and what[2] in PROGRESS)
+
 
 # What the replay does that the recording did not takes its place where the recording went on
 # (``fuzzing/hold.py``): the client's own writes and looks, and the model's side (a model
@@ -87,6 +113,11 @@ class Event:
         kind, name = self.what[0], self.what[1]
         return (kind == "update" and (name in SOFT_UPDATES or name.startswith("_"))) \
             or (kind == "notify" and name != "session/update")
+
+    @property
+    def essential(self) -> bool:
+        """Part of the branch the run took, not a count of what it streamed (:func:`essential`)."""
+        return essential(self.boundary, self.what)
 
     def describe(self) -> str:
         what = " ".join(self.what)
@@ -197,5 +228,5 @@ class Schedule:
         return self.restrict(range(actions))
 
 
-__all__ = ["FORMAT", "PLACED", "SOFT_UPDATES", "Boundary", "Event", "Key", "Schedule",
-           "ScheduleError", "event_key"]
+__all__ = ["COUNTED_UPDATES", "FORMAT", "PLACED", "SOFT_UPDATES", "Boundary", "Event", "Key",
+           "Schedule", "ScheduleError", "essential", "event_key"]

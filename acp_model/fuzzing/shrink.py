@@ -25,7 +25,7 @@ import statistics
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, TypeVar
@@ -55,6 +55,7 @@ from acp_model.fuzzing.replay import (
 from acp_model.fuzzing.schedule import Schedule
 from acp_model.fuzzing.stop import Stop, cutoff
 from acp_model.llm.script import Reply, Text, Tools, one_delay_less, untimed
+from acp_model.report.text import CUT_WORDS, minimize_stopped
 
 __all__ = [
     "INTERRUPTED",
@@ -94,6 +95,13 @@ TRIALS_BASE, TRIALS_PER_ACTION = 20, 8
 # candidate held, free and settled once, twice over): a slow agent's first trials may take the
 # whole base budget, and a failure no trial reproduces must not take more than that
 SEARCH_TRIALS = 6
+# The budget counted in trials (replays that ran), per failure: --minimize-trials N, or by
+# default the search's SEARCH_ALLOWED and then what a program of the length of the first that
+# reproduced needs (trials_for), never more than MAX_TRIALS in all. Seconds
+# (--minimize-budget, grown up to --minimize-growth times) are only the outer bound: the s5
+# matrix's slow agents got 23-35 trials in 180 s, where a 5-action program needs about 60.
+SEARCH_ALLOWED = 30
+MAX_TRIALS = 200
 
 
 def trials_for(actions: int) -> int:
@@ -112,6 +120,49 @@ class Stage(StrEnum):
     SINGLE = "single"  # one action at a time, until none can go (1-minimal)
     CONTENT = "content"  # simpler content: fewer blocks, shorter texts, fewer model steps
     FIXPOINT = "fixpoint"  # no removal and no simplification reproduces any more
+
+
+@dataclass
+class StageRecord:
+    """How far one stage of minimizing got: the trials it ran, the program's length when it
+    first began and after its last pass, its passes, the removals or simplifications it
+    made, and whether its last pass ran to its end (``done``) rather than being cut."""
+
+    trials: int = 0
+    before: int | None = None
+    after: int | None = None
+    passes: int = 0
+    changes: int = 0
+    done: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"trials": self.trials, "actions": [self.before, self.after],
+                "passes": self.passes, "changes": self.changes, "done": self.done}
+
+
+@dataclass
+class Progress:
+    """How far minimizing got: the stage it is in, and what each stage did."""
+
+    stage: Stage = Stage.SEARCH
+    stages: dict[str, StageRecord] = field(default_factory=dict)
+
+    @contextlib.contextmanager
+    def staged(self, stage: Stage, trials: Callable[[], int], length: Callable[[], int]
+               ) -> Iterator[StageRecord]:
+        """One pass of ``stage``, recorded (its ``trials()`` and the program's ``length()``
+        before and after; the pass marks itself done when it ran to its end)."""
+        self.stage = stage
+        record = self.stages.setdefault(stage.value, StageRecord())
+        used, before = trials(), length()
+        record.before = before if record.before is None else record.before
+        record.passes += 1
+        record.done = False
+        try:
+            yield record
+        finally:
+            record.trials += trials() - used
+            record.after = length()
 
 
 @dataclass
@@ -181,12 +232,32 @@ class Minimizer:
     hit: ReplayOutcome | None = None  # the latest replay that reproduced
     seen: Tally = field(default_factory=Tally)  # every fresh-process run of a program
     trials: int = 0  # replays minimizing ran
-    stage: Stage = Stage.SEARCH
     cut: bool = False  # the time ran out (or a stop came) before minimizing was done
     # held replays that ran and missed, per (program, the schedule held to): a program that
     # missed under one schedule may reproduce under another (a later best's), so the
     # refutation is of the pair
     missed: Counter[tuple[str, str]] = field(default_factory=Counter)
+    # what ended minimizing before its fixpoint: "trials" (the allowance used up), "seconds"
+    # (the outer bound), "stop" (the run's end, a signal); None: not cut
+    cut_by: str | None = None
+    # the allowance of trials fixed when the first program reproduced (None: searching, or
+    # cfg.minimize_trials fixes it)
+    fixed: int | None = None
+    progress: Progress = field(default_factory=Progress)  # how far each stage got
+
+    def allowed(self) -> int:
+        """Trials this failure may use in all: ``cfg.minimize_trials``, else the search's
+        :data:`SEARCH_ALLOWED` until a program reproduced, then the trials used so far plus
+        what a program of that length needs (:func:`trials_for`), at most
+        :data:`MAX_TRIALS`."""
+        if self.cfg.minimize_trials:
+            return self.cfg.minimize_trials
+        if self.fixed is not None:
+            return self.fixed
+        if self.best is None:
+            return SEARCH_ALLOWED
+        self.fixed = min(MAX_TRIALS, self.trials + trials_for(len(self.best.program)))
+        return self.fixed
 
     def trial_seconds(self) -> float | None:
         """The median replay's seconds on this agent (None: none ran yet)."""
@@ -202,16 +273,27 @@ class Minimizer:
         cost = self.trial_seconds()
         if self.cap_at is None or cost is None:
             return max(self.stop_at, self.grown)
-        trials = trials_for(len(self.best.program)) if self.best is not None else SEARCH_TRIALS
+        trials = self.allowed() if self.best is not None else SEARCH_TRIALS
         need = self.started + trials * cost / PARALLEL
         self.grown = max(self.grown, min(self.cap_at, max(self.stop_at, need)))
         return self.grown
 
     def out_of_time(self) -> bool:
-        if time.monotonic() >= self.deadline() or (self.stop is not None
-                                                   and self.stop.requested):
-            self.cut = True
+        """Whether minimizing must end: its trials used up, its outer bound in seconds
+        reached, or a stop (the first that came is kept in :attr:`cut_by`)."""
+        if self.cut:
+            return True
+        if self.stop is not None and self.stop.requested:
+            self.cut_by = "stop" if time.monotonic() < self.deadline() else "seconds"
+        elif self.trials >= self.allowed():
+            self.cut_by = "trials"
+        elif time.monotonic() >= self.deadline():
+            self.cut_by = "seconds"
+        self.cut = self.cut_by is not None
         return self.cut
+
+    def trials_left(self) -> int:
+        return max(0, self.allowed() - self.trials)
 
     def _keep(self, trial: Trial) -> None:
         if all(t.program != trial.program for t in self.reproduced):
@@ -236,7 +318,7 @@ class Minimizer:
             return None
         found = first_reproducing(self.cfg, self.rule, [trials[n] for n in live],
                                   stop_at=self.deadline(), stop=self.stop, on_outcome=counted,
-                                  pool=self.pool)
+                                  pool=self.pool, left=self.trials_left)
         if found is None:
             return None
         n, outcome = live[found[0]], found[1]
@@ -265,6 +347,17 @@ class Minimizer:
         return Trial(actions, schedule.restrict(kept) if schedule is not None else None)
 
     # --- the stages -----------------------------------------------------------------------
+    @property
+    def stage(self) -> Stage:
+        return self.progress.stage
+
+    def staged(self, stage: Stage, length: int = 0
+               ) -> contextlib.AbstractContextManager[StageRecord]:
+        """One pass of ``stage`` (:meth:`Progress.staged`); ``length``: the program's while
+        none reproduced yet."""
+        return self.progress.staged(stage, lambda: self.trials, lambda: len(
+            self.best.program) if self.best is not None else length)
+
     def minimize(self, units: Sequence[int] = ()) -> None:
         """Remove what the failure does not need from :attr:`best`: the other sessions'
         actions, whole units (``units``: the lengths of the examples it is made of), chunks,
@@ -273,23 +366,23 @@ class Minimizer:
             return
         self._session()
         if len(units) > 1 and not self.out_of_time():
-            self.stage = Stage.EXAMPLES
-            self._ddmin(_split(len(self.best.program), units))
+            with self.staged(Stage.EXAMPLES) as record:
+                self._ddmin(_split(len(self.best.program), units), record)
         if not self.out_of_time():
-            self.stage = Stage.CHUNKS
-            self._ddmin([[i] for i in range(len(self.best.program))])
+            with self.staged(Stage.CHUNKS) as record:
+                self._ddmin([[i] for i in range(len(self.best.program))], record)
         certify = CERTIFY
         while not self.out_of_time():
-            self.stage = Stage.SINGLE
-            removed, done = self._singles(certify)
+            with self.staged(Stage.SINGLE) as record:
+                removed, done = self._singles(record, certify)
             if not done:
                 break
-            self.stage = Stage.CONTENT
-            simpler, done = self._content()
+            with self.staged(Stage.CONTENT) as record:
+                simpler, done = self._content(record)
             if not done:
                 break
             if not removed and not simpler:
-                self.stage = Stage.FIXPOINT
+                self.progress.stage = Stage.FIXPOINT
                 break
             # over again: each removal missed CERTIFY times on a program that differs from
             # this one by what just went or got simpler; once more each is the evidence
@@ -307,13 +400,17 @@ class Minimizer:
         kept = program.session_slice_at(target)
         if kept is None or len(kept) >= len(program):
             return
-        self.stage = Stage.SESSION
         trial = self.restricted(kept, program.session_slice(target))
-        for _ in range(ATTEMPTS):
-            if self.first([trial]) is not None or self.out_of_time():
-                return
+        with self.staged(Stage.SESSION) as record:
+            for _ in range(ATTEMPTS):
+                if self.first([trial]) is not None:
+                    record.changes += 1
+                    break
+                if self.out_of_time():
+                    return
+            record.done = True
 
-    def _ddmin(self, parts: list[list[int]]) -> None:
+    def _ddmin(self, parts: list[list[int]], record: StageRecord) -> None:
         """Delta debugging over ``parts`` (positions in :attr:`best`'s program)."""
         chunk = max(1, len(parts) // 2)
         # A racy failure misses some free replays, so a miss is weak evidence: on short
@@ -336,6 +433,7 @@ class Minimizer:
                 if candidates else None
             short = len(_flat(parts)) <= RETRY_UP_TO
             if hit is not None:
+                record.changes += 1
                 parts = _renumber(_cut(candidates[hit[0]], len(hit[1].program)))
                 chunk = min(chunk, max(1, len(parts) // 2))
                 second = True
@@ -348,8 +446,9 @@ class Minimizer:
                 retries -= 1
             else:
                 break
+        record.done = not self.out_of_time()
 
-    def _singles(self, certify: int = CERTIFY) -> tuple[bool, bool]:
+    def _singles(self, record: StageRecord, certify: int = CERTIFY) -> tuple[bool, bool]:
         """Remove one action at a time until none can go, each removal tried ``certify``
         times before it is given up (after one went, once more: the program changed by one
         action): (whether one went, whether it ended 1-minimal rather than out of time)."""
@@ -360,6 +459,7 @@ class Minimizer:
             n = len(self.best.program)
             left = [i for i in range(n) if misses[i] < certify]
             if n <= 1 or not left:
+                record.done = True
                 return changed, True
             hit = self.first([self.restricted([k for k in range(n) if k != i]) for i in left])
             if hit is None:
@@ -369,11 +469,12 @@ class Minimizer:
                 # tried once more on the shorter program
                 removed = left[hit[0]]  # (``first`` gives the index in the trials it got)
                 changed = True
+                record.changes += 1
                 misses = Counter({(i - 1 if i > removed else i): min(m, certify - 1)
                                   for i, m in misses.items() if i != removed})
         return changed, False
 
-    def _content(self) -> tuple[bool, bool]:
+    def _content(self, record: StageRecord) -> tuple[bool, bool]:
         """Simpler content for each action in turn, each accepted when it reproduces: held to
         the whole schedule when the model's side stays as it was, else to the schedule of the
         actions before it. Returns (whether any was, whether all were tried)."""
@@ -388,8 +489,10 @@ class Minimizer:
                       for simpler, same in simplifications(program[at])]
             if trials and self.first(trials) is not None:
                 changed = True  # the simplest that reproduced (they come most drastic first)
+                record.changes += 1
             else:
                 at += 1
+        record.done = True
         return changed, True
 
     def report(self, budget: float, seconds: float) -> dict[str, Any]:
@@ -399,9 +502,11 @@ class Minimizer:
         cost = self.trial_seconds()
         return {"fixpoint": self.stage is Stage.FIXPOINT, "stage": self.stage.value,
                 "seconds": round(seconds, 1), "budget": round(budget, 1),
-                "trials": self.trials,
+                "trials": self.trials, "trials_allowed": self.allowed(),
+                "cut_by": None if self.stage is Stage.FIXPOINT else self.cut_by,
                 "trial_seconds": round(cost, 2) if cost is not None else None,
-                "steps": len(self.best.program) if self.best is not None else None}
+                "steps": len(self.best.program) if self.best is not None else None,
+                "stages": {name: r.to_json() for name, r in self.progress.stages.items()}}
 
 
 # --- simpler content --------------------------------------------------------------------
@@ -552,9 +657,8 @@ def measure_reproduction(cfg: FuzzConfig, found: Found,
     found.fresh_hits, found.fresh_runs = hits, runs
     if found.minimize_cut and found.verified:  # (unverified: its note says the time ran out)
         found.notes.append(
-            f"minimizing stopped at its {minimizer.stage.value} stage after {took:.1f} s of "
-            f"its {budget:.0f} s budget: not proven minimal, the program shown is the "
-            f"shortest that reproduced so far ({len(found.actions)} actions)")
+            f"{minimize_stopped(found.minimize)}: not proven minimal, the program shown is "
+            f"the shortest that reproduced so far ({len(found.actions)} actions)")
 
 
 def _minimize(cfg: FuzzConfig, found: Found, clock: Callable[[], float] | None,
@@ -573,24 +677,27 @@ def _minimize(cfg: FuzzConfig, found: Found, clock: Callable[[], float] | None,
     units: list[int] = []
     # A racy failure may need many tries: rounds of the run's programs, each followed by the
     # shared process's history, go on while the budget lasts (up to SEARCH_ROUNDS).
-    for _ in range(SEARCH_ROUNDS):
-        if minimizer.out_of_time() or minimizer.first(trials) is not None:
-            break
-        for _, history in candidates[:2]:
-            if len(history) > 1 and time.monotonic() < minimizer.deadline():
-                suffix = history_suffix(minimizer, history)
-                if suffix is not None:
-                    units = suffix
-                    found.notes.append("the example needed state left by earlier examples on "
-                                       "the shared agent process; this counterexample replays "
-                                       "that history, minimized")
-                    break
-        if minimizer.best is not None or minimizer.out_of_time():
-            break
+    with minimizer.staged(Stage.SEARCH, len(programs[0])) as record:
+        for _ in range(SEARCH_ROUNDS):
+            if minimizer.out_of_time() or minimizer.first(trials) is not None:
+                break
+            for _, history in candidates[:2]:
+                if len(history) > 1 and time.monotonic() < minimizer.deadline():
+                    suffix = history_suffix(minimizer, history)
+                    if suffix is not None:
+                        units = suffix
+                        found.notes.append("the example needed state left by earlier examples "
+                                           "on the shared agent process; this counterexample "
+                                           "replays that history, minimized")
+                        break
+            if minimizer.best is not None or minimizer.out_of_time():
+                break
+        record.done = minimizer.best is not None
     if minimizer.best is None:
         found.verified = False
         found.notes.append("no replay in a fresh agent process reproduced it"
-                           + (" before minimizing's time ran out" if minimizer.cut else "")
+                           + (f" in {minimizer.trials} trial(s), before "
+                              f"{CUT_WORDS[minimizer.cut_by]}" if minimizer.cut_by else "")
                            + ": the program shown is the shortest that showed it during the "
                            "run, unverified (the transcript is the run's own)")
         return minimizer
@@ -739,18 +846,25 @@ def _replay(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
 def first_reproducing(cfg: FuzzConfig, rule: str, trials: Sequence[Trial | list[Action]],
                       stop_at: float | None = None, *, stop: Stop | None = None,
                       on_outcome: Callable[[Trial, ReplayOutcome], None] | None = None,
-                      pool: WarmPool | None = None) -> tuple[int, ReplayOutcome] | None:
+                      pool: WarmPool | None = None, left: Callable[[], int] | None = None
+                      ) -> tuple[int, ReplayOutcome] | None:
     """The first trial that reproduces in a fresh process, with that replay.
 
-    Replays run a few at a time; no new batch starts after ``stop_at``.
+    Replays run a few at a time; no new batch starts after ``stop_at``, and none holds more
+    trials than ``left()`` says remain of a budget counted in trials.
     """
     jobs = [(n, t if isinstance(t, Trial) else Trial(list(t))) for n, t in enumerate(trials)]
     if 0 < len(jobs) < PARALLEL:  # idle slots of a batch cost nothing: try trials again
         jobs = [jobs[n % len(jobs)] for n in range(PARALLEL)]
-    for start in range(0, len(jobs), PARALLEL):
+    start = 0
+    while start < len(jobs):
         if (stop_at is not None and time.monotonic() > stop_at) or (stop and stop.requested):
             return None
-        batch = jobs[start:start + PARALLEL]
+        size = PARALLEL if left is None else min(PARALLEL, left())
+        if size <= 0:
+            return None
+        batch = jobs[start:start + size]
+        start += size
         # the first replay of a batch that reproduces ends the others (cut: no evidence),
         # rather than waiting for them to run out their programs and deadlines
         with cutoff(stop or Stop(), float("inf")) as settled:

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from acp_model.model import wire_table
 from acp_model.model.check import check
 from acp_model.model.vocab import ErrorCode, Level, Reads, Role
 from acp_model.model.wire_shapes import Shape, on
@@ -163,22 +164,17 @@ def inactive_close_succeeds(method: str, code: Any, active: bool) -> str | None:
 
 # --- INIT-16: the agent uses only what the client advertised ------------------------------
 
-# v1's client methods and the capability each needs; elicitation is every revision's
-CLIENT_METHOD_CAPS: Mapping[str, tuple[str, ...]] = {
-    "fs/read_text_file": ("fs", "readTextFile"), "fs/write_text_file": ("fs", "writeTextFile"),
-    "terminal/create": ("terminal",), "terminal/output": ("terminal",),
-    "terminal/release": ("terminal",), "terminal/wait_for_exit": ("terminal",),
-    "terminal/kill": ("terminal",), "elicitation/create": ("elicitation",),
-}
-CLIENT_METHODS = frozenset(CLIENT_METHOD_CAPS)
+# the client methods an agent calls only when the client advertised them (v1's fs and
+# terminal, every revision's elicitation): their rows' ``advertised_by``
+CLIENT_METHODS = wire_table.advertised_methods("a2c")
 
 
 @check("INIT-16", role=Role.FINDING, reads=[Reads.REQUEST])
 def client_method_advertised(method: str, client_caps: Caps) -> str | None:
     """The agent sends a request of a client method only when the client advertised its
     capability (fs, terminal, elicitation)."""
-    path = CLIENT_METHOD_CAPS.get(method)
-    if path is None or on(client_caps, *path):
+    path = wire_table.advertised_by(method, "a2c")
+    if not path or on(client_caps, *path):
         return None
     return (f"the agent sent {method}, but the client's initialize did not advertise "
             f"{'.'.join(path)}: an omitted capability is unsupported")
@@ -294,18 +290,12 @@ def mcp_transports_advertised(params: Any, agent_caps: Caps, shape: Shape) -> st
             "which the agent did not advertise")
 
 
-# v1's reopening and closing requests and the capability each needs
-_V1_SESSION_METHOD_CAPS: Mapping[str, tuple[str, ...]] = {
-    Method.LOAD: ("loadSession",), Method.RESUME: ("sessionCapabilities", "resume"),
-    Method.CLOSE: ("sessionCapabilities", "close")}
-
-
 @check("SESS-16", role=Role.FINDING, reads=[Reads.REQUEST])
 def session_method_advertised(method: str, agent_caps: Caps) -> str | None:
     """v1: session/load, session/resume and session/close only when the agent advertised
     them."""
-    path = _V1_SESSION_METHOD_CAPS.get(method)
-    if path is None or on(agent_caps, *path):
+    path = wire_table.advertised_by(method, "c2a")  # (its row's: v1's spelling)
+    if not path or on(agent_caps, *path):
         return None
     return (f"the client called {method}, but the agent did not advertise "
             f"{'.'.join(path)}")

@@ -928,8 +928,10 @@ def initialize_request(params: Any, rev: str = SEED) -> Findings:
 def session_result(result: Any, rev: str = SEED, method: str = Method.NEW_SESSION
                    ) -> Findings:
     """What a session/new, /load or /resume result carries (its config options, commands,
-    modes), or a session/set_config_option result (its config options)."""
-    kind = Reads.CONFIG_RESULT if method == "session/set_config_option" \
+    modes), or a session/set_config_option result (its config options): its row's
+    ``result_reads``."""
+    row = wire_table.messages().get(method)
+    kind = row.result_reads if row is not None and row.result_reads is not None \
         else Reads.SESSION_RESULT
     return judge(kind, result, rev)
 

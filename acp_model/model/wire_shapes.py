@@ -12,9 +12,10 @@ refuses a protocol comparison anywhere else in ``model/``, ``oracle/`` and ``fuz
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from acp_model.model import wire_table
 from acp_model.spec import revisions
 from acp_model.trace.methods import Method
 
@@ -106,7 +107,9 @@ class V1Shape(Shape):
     session_caps_key: str = "sessionCapabilities"
     info_required: bool = True
     baseline_adds: frozenset[str] = frozenset()
-    advertised_methods: frozenset[str] = frozenset({Method.LOAD, Method.RESUME, Method.CLOSE})
+    # (the client's requests whose rows name the capability: session/load, resume, close)
+    advertised_methods: frozenset[str] = field(
+        default_factory=lambda: wire_table.advertised_methods("c2a"))
     gates_boolean_options: bool = True
     config_result_lists_all: bool = True
     login_method: str = "authenticate"

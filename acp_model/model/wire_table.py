@@ -4,9 +4,12 @@ event.
 Each :class:`Message` row says, for one JSON-RPC method of any judged revision: who sends it,
 whether it is a request, which revisions' schemas define it (:meth:`Message.schema` reads the
 definitions from that revision's schema, nothing is copied), the events it and its response
-become in the model, the monitor's handler for each (:class:`Route`), and how
-:class:`~acp_model.trace.builder.TraceBuilder` writes it. A method that moves no machine says
-why. Each :class:`Update` row does the same for one ``sessionUpdate`` kind and owns its facts:
+become in the model, the monitor's handler of each (by reference: a method of
+:class:`MessageHandlers` or :class:`AnswerHandlers`, which the oracle implements), and how
+:class:`~acp_model.trace.builder.TraceBuilder` writes it; for a request, what an answer of it
+implies in a recording of the agent's side alone (``implies``, ``told``: functions of
+:mod:`acp_model.model.implied`). A method that moves no machine says why. Each
+:class:`Update` row does the same for one ``sessionUpdate`` kind and owns its facts:
 how its payload is read (``classify``), how the client's view takes it in (``reduce``), the
 parts its checks read (``parts``), its family, what a v1 turn, a replay and a cancelled turn
 make of it, and what v1 reads it as; each :class:`Form` row says for one model event which
@@ -36,9 +39,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cache
-from typing import Any
+from typing import Any, Protocol
 
-from acp_model.model import classify, views
+from acp_model.model import classify, implied, views
 from acp_model.model.check import CheckMeta
 from acp_model.model.events import Ev
 from acp_model.model.obligations import PERMISSION_ANSWERED, PROMPT_ANSWERED
@@ -61,21 +64,89 @@ Writer = Callable[..., TraceBuilder]  # called ``write(builder, ...)``: a builde
 # a v1 one adapted by ``through_v1``
 
 
-class Route(StrEnum):
-    """The monitor's handler of a message or of its response (beyond the schema check that
-    every defined method gets)."""
+class MessageHandlers(Protocol):
+    """The monitor's handlers of the requests and notifications the table routes (beyond the
+    schema check every defined method gets). A row names its handler by reference
+    (``route=MessageHandlers.prompt``); ``oracle.router.Router`` implements every one, and
+    :func:`bound` gives a row's handler on it (a handler it lacks is an error when its plan is
+    built; ``tests/unit/test_wire_table.py`` binds each). Declared here, a layer below the
+    router, so that the row can hold it.
 
-    INITIALIZE = "initialize"  # the connection machine's handshake
-    NEW_SESSION = "new_session"  # a session requested / created
-    PROMPT = "prompt"  # a prompt for a session (v1: its turn, from the response)
-    CANCEL = "cancel"  # session/cancel
-    CLOSE = "close"  # session/close: a cancel, and what sdk-2.4.0 orders around it
-    REOPEN = "reopen"  # session/load, session/resume: a session reopened, its replay
-    LOAD = "load"  # session/load's response (the end of v1's replay)
-    PERMISSION = "permission"  # an agent's permission request and the client's answer
-    ELICITATION = "elicitation"  # an agent's elicitation/create and the client's answer
-    CANCEL_REQUEST = "cancel_request"  # $/cancel_request withdraws the sender's own request
-    UPDATE = "update"  # session/update: the event of its update kind (:class:`Update`)
+    A request's handler is called ``(req_id, params, sid, idx, what)``, a notification's
+    ``(direction, params, sid, idx, what)``."""
+
+    def initialize(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str
+                   ) -> None:
+        """The connection machine's handshake."""
+
+    def new_session(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str
+                    ) -> None:
+        """A session requested (created by its response)."""
+
+    def prompt(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str) -> None:
+        """A prompt for a session (v1: its turn, which the translator derives)."""
+
+    def close(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str) -> None:
+        """session/close: a cancel, and what sdk-2.4.0 orders around it."""
+
+    def reopen(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str) -> None:
+        """session/load, session/resume: a session reopened, its replay."""
+
+    def permission(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str
+                   ) -> None:
+        """An agent's permission request."""
+
+    def elicitation(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str
+                    ) -> None:
+        """An agent's elicitation/create."""
+
+    def cancel(self, direction: str, params: Any, sid: Any, idx: int, what: str) -> None:
+        """session/cancel."""
+
+    def cancel_request(self, direction: str, params: Any, sid: Any, idx: int, what: str
+                       ) -> None:
+        """$/cancel_request withdraws the sender's own request."""
+
+    def update(self, direction: str, params: Any, sid: Any, idx: int, what: str) -> None:
+        """session/update: the event of its update kind (:class:`Update`)."""
+
+
+class AnswerHandlers(Protocol):
+    """The monitor's handlers of the responses to the table's requests, named by a row's
+    ``answer`` and implemented by ``oracle.answers.Answers``; each is called with the
+    response read against its request (``oracle.answers.Reply``)."""
+
+    def initialized(self, reply: Any) -> None:
+        """The initialize result: the connection machine, what it advertised."""
+
+    def created(self, reply: Any) -> None:
+        """session/new's response: the session created (or the method missing)."""
+
+    def loaded(self, reply: Any) -> None:
+        """session/load's response: the end of v1's replay."""
+
+    def prompt_answered(self, reply: Any) -> None:
+        """A prompt's response (v2: its acknowledgement; v1: its turn's end)."""
+
+    def permission_answered(self, reply: Any) -> None:
+        """The client's answer to a permission request."""
+
+    def elicitation_answered(self, reply: Any) -> None:
+        """The client's answer to an elicitation."""
+
+
+Handler = Callable[..., None]
+
+
+def bound(handler: Handler | None, on: object) -> Handler | None:
+    """``on``'s implementation of a row's handler (None: the row has none)."""
+    if handler is None:
+        return None
+    declared = handler.__qualname__.partition(".")[0] in ("MessageHandlers", "AnswerHandlers")
+    implemented: Handler | None = getattr(on, handler.__name__, None)
+    if not declared or implemented is None:
+        raise TypeError(f"{type(on).__name__} does not implement {handler.__qualname__}")
+    return implemented
 
 
 class Gate(StrEnum):
@@ -121,14 +192,25 @@ class Message:
     revisions: frozenset[str]  # the revisions whose schema defines it
     becomes: tuple[Event | ConnEvent, ...] = ()  # the events the message itself becomes
     answered: tuple[Event | ConnEvent, ...] = ()  # the events its response becomes
-    route: Route | None = None  # the monitor's handler of the message
-    answer: Route | None = None  # the monitor's handler of its response
+    route: Handler | None = None  # the monitor's handler of the message (MessageHandlers')
+    answer: Handler | None = None  # the monitor's handler of its response (AnswerHandlers')
     write: Writer | None = None  # the builder method that writes it (None: rpc.request())
     lifecycle: bool = False  # RPC-10: never sent inside a batch
     why: str = ""  # why it moves no machine (when ``becomes`` and ``answered`` are empty)
     # the obligation its answer discharges, sent by its sender (None: ACPM-ANSWER's, every
     # request's); its rule also says an answer given twice (PROMPT-04, PERM-12)
     owed: CheckMeta | None = None
+    # one-sided inference (``model.implied``): the params of the request an answer of this
+    # method implies, and how a result of it is told by its shape (None: it cannot be)
+    implies: implied.Implies = implied.session_scoped
+    told: implied.Told | None = None
+    # the capability its receiver advertises for it where its revision makes it optional (the
+    # agent's fs, terminal and elicitation requests: INIT-16; v1's reopening and closing
+    # requests, spelled as v1's capabilities spell them: SESS-16); (): never optional
+    advertised_by: tuple[str, ...] = ()
+    # the message kind whose checks read its result and the parts it carries (a session's
+    # config options and commands: ``messages.session_result``; None: its schema only)
+    result_reads: Reads | None = None
 
     @property
     def line(self) -> describe.Line | None:
@@ -210,40 +292,52 @@ class Form:
 SCHEMA_ONLY = ("schema-checked only: the prompt lifecycle the model judges does not depend "
                 "on it")
 
+_TERMINAL = ("terminal",)
 MESSAGES: tuple[Message, ...] = (
     Message(Method.INITIALIZE, C2A, True, ALL, (ConnEvent.INITIALIZE,),
             (ConnEvent.INITIALIZED, ConnEvent.INITIALIZED_OTHER_VERSION,
-             ConnEvent.INITIALIZE_FAILED), Route.INITIALIZE, Route.INITIALIZE,
-            TraceBuilder.initialize, lifecycle=True),
+             ConnEvent.INITIALIZE_FAILED), MessageHandlers.initialize,
+            AnswerHandlers.initialized, TraceBuilder.initialize, lifecycle=True,
+            implies=implied.initialize, told=implied.initialize_result),
     Message(Method.NEW_SESSION, C2A, True, ALL, (ConnEvent.SESSION_REQUESTED,),
-            (ConnEvent.SESSION_CREATED, ConnEvent.SESSION_METHOD_MISSING), Route.NEW_SESSION,
-            Route.NEW_SESSION, TraceBuilder.new_session, lifecycle=True),
+            (ConnEvent.SESSION_CREATED, ConnEvent.SESSION_METHOD_MISSING),
+            MessageHandlers.new_session, AnswerHandlers.created, TraceBuilder.new_session,
+            lifecycle=True, implies=implied.new_session, told=implied.session_result,
+            result_reads=Reads.SESSION_RESULT),
     Message(Method.PROMPT, C2A, True, ALL, (Event.PROMPT, ConnEvent.UNKNOWN_SESSION_NAMED),
             (Event.PROMPT_ACCEPTED, Event.PROMPT_REJECTED, ConnEvent.SESSION_METHOD_MISSING),
-            Route.PROMPT, Route.PROMPT, TraceBuilder.prompt, lifecycle=True,
-            owed=PROMPT_ANSWERED),
+            MessageHandlers.prompt, AnswerHandlers.prompt_answered, TraceBuilder.prompt,
+            lifecycle=True, owed=PROMPT_ANSWERED, implies=implied.prompt,
+            told=implied.prompt_result),
     Message(Method.CANCEL, C2A, False, ALL, (Event.CANCEL, ConnEvent.UNKNOWN_SESSION_NAMED),
-            route=Route.CANCEL, write=TraceBuilder.cancel),
-    Message(Method.CLOSE, C2A, True, ALL, (Event.CANCEL,), route=Route.CLOSE,
+            route=MessageHandlers.cancel, write=TraceBuilder.cancel),
+    Message(Method.CLOSE, C2A, True, ALL, (Event.CANCEL,), route=MessageHandlers.close,
+            advertised_by=("sessionCapabilities", "close"),
             why="its response moves no machine: oracle.machines' Closes judges it (SESS-10)"),
-    Message(Method.LOAD, C2A, True, ONLY_V1, route=Route.REOPEN, answer=Route.LOAD,
+    Message(Method.LOAD, C2A, True, ONLY_V1, route=MessageHandlers.reopen,
+            answer=AnswerHandlers.loaded, implies=implied.load, advertised_by=("loadSession",),
+            result_reads=Reads.SESSION_RESULT,
             why="reopens a session (oracle.reopens): its replay is history, no event"),
-    Message(Method.RESUME, C2A, True, ALL, route=Route.REOPEN, lifecycle=True,
+    Message(Method.RESUME, C2A, True, ALL, route=MessageHandlers.reopen, lifecycle=True,
+            implies=implied.resume, advertised_by=("sessionCapabilities", "resume"),
+            result_reads=Reads.SESSION_RESULT,
             why="reopens a session (oracle.reopens): no event of its own"),
     Message(Method.PERMISSION, A2C, True, ALL,
             (Event.PERMISSION_REQUEST, ConnEvent.AGENT_NAMES_UNKNOWN_SESSION),
-            (Event.PERMISSION_ANSWER,), Route.PERMISSION, Route.PERMISSION,
+            (Event.PERMISSION_ANSWER,), MessageHandlers.permission,
+            AnswerHandlers.permission_answered,
             TraceBuilder.permission, owed=PERMISSION_ANSWERED),
     Message(Method.UPDATE, A2C, False, ALL, (ConnEvent.AGENT_NAMES_UNKNOWN_SESSION,),
-            route=Route.UPDATE, write=TraceBuilder.update,
+            route=MessageHandlers.update, write=TraceBuilder.update,
             why="its event is its update kind's (UPDATES)"),
     Message(Method.CANCEL_REQUEST, BOTH, False, ALL,
             (Event.PROMPT_CANCEL_REQUEST, Event.PERMISSION_WITHDRAWN),
-            route=Route.CANCEL_REQUEST, write=TraceBuilder.cancel_request),
+            route=MessageHandlers.cancel_request, write=TraceBuilder.cancel_request),
     # methods the schemas define that move no machine of the model
     Message("session/list", C2A, True, ALL, why=SCHEMA_ONLY),
     Message("session/delete", C2A, True, ALL, why=SCHEMA_ONLY),
-    Message("session/set_config_option", C2A, True, ALL, why=SCHEMA_ONLY),
+    Message("session/set_config_option", C2A, True, ALL, why=SCHEMA_ONLY,
+            result_reads=Reads.CONFIG_RESULT),
     Message("session/set_mode", C2A, True, ONLY_V1, why=SCHEMA_ONLY),
     Message("auth/login", C2A, True, V2, lifecycle=True, why=SCHEMA_ONLY),
     Message("auth/logout", C2A, True, V2, why=SCHEMA_ONLY),
@@ -252,18 +346,22 @@ MESSAGES: tuple[Message, ...] = (
     # session-scoped: a user-action wait (STATE-05/06); request-scoped: schema-checked only
     Message("elicitation/create", A2C, True, ALL,
             (Event.ELICITATION_REQUEST, ConnEvent.AGENT_NAMES_UNKNOWN_SESSION),
-            (Event.ELICITATION_ANSWER,), Route.ELICITATION, Route.ELICITATION,
-            TraceBuilder.elicitation),
+            (Event.ELICITATION_ANSWER,), MessageHandlers.elicitation,
+            AnswerHandlers.elicitation_answered,
+            TraceBuilder.elicitation, advertised_by=("elicitation",)),
     Message("elicitation/complete", A2C, False, ALL, why=SCHEMA_ONLY),
     Message("tool_call/cancel", C2A, True, ONLY_SDK, why=SCHEMA_ONLY),
     Message("terminal/cancel", C2A, True, ONLY_SDK, why=SCHEMA_ONLY),
-    Message("fs/read_text_file", A2C, True, ONLY_V1, why=SCHEMA_ONLY),
-    Message("fs/write_text_file", A2C, True, ONLY_V1, why=SCHEMA_ONLY),
-    Message("terminal/create", A2C, True, ONLY_V1, why=SCHEMA_ONLY),
-    Message("terminal/kill", A2C, True, ONLY_V1, why=SCHEMA_ONLY),
-    Message("terminal/output", A2C, True, ONLY_V1, why=SCHEMA_ONLY),
-    Message("terminal/release", A2C, True, ONLY_V1, why=SCHEMA_ONLY),
-    Message("terminal/wait_for_exit", A2C, True, ONLY_V1, why=SCHEMA_ONLY),
+    Message("fs/read_text_file", A2C, True, ONLY_V1, why=SCHEMA_ONLY,
+            advertised_by=("fs", "readTextFile")),
+    Message("fs/write_text_file", A2C, True, ONLY_V1, why=SCHEMA_ONLY,
+            advertised_by=("fs", "writeTextFile")),
+    Message("terminal/create", A2C, True, ONLY_V1, why=SCHEMA_ONLY, advertised_by=_TERMINAL),
+    Message("terminal/kill", A2C, True, ONLY_V1, why=SCHEMA_ONLY, advertised_by=_TERMINAL),
+    Message("terminal/output", A2C, True, ONLY_V1, why=SCHEMA_ONLY, advertised_by=_TERMINAL),
+    Message("terminal/release", A2C, True, ONLY_V1, why=SCHEMA_ONLY, advertised_by=_TERMINAL),
+    Message("terminal/wait_for_exit", A2C, True, ONLY_V1, why=SCHEMA_ONLY,
+            advertised_by=_TERMINAL),
 )
 
 _V1_AND_SDK = frozenset({V1, SDK_2_4_0})
@@ -384,18 +482,6 @@ def forms() -> dict[Event, Form]:
     return {f.event: f for f in FORMS}
 
 
-def route(method: Any) -> Route | None:
-    """The monitor's handler of a message (None: schema-checked only, or unknown)."""
-    row = messages().get(method) if isinstance(method, str) else None
-    return row.route if row is not None else None
-
-
-def answer_route(method: Any) -> Route | None:
-    """The monitor's handler of a response to ``method``."""
-    row = messages().get(method) if isinstance(method, str) else None
-    return row.answer if row is not None else None
-
-
 def owed(method: Any, sender: str | None = None) -> CheckMeta | None:
     """The obligation an answer to ``method`` discharges beyond ACPM-ANSWER's (None: that one
     only, or an unknown method); with ``sender``, only when that side is one that sends it (a
@@ -404,6 +490,20 @@ def owed(method: Any, sender: str | None = None) -> CheckMeta | None:
     if row is None or (sender is not None and sender not in row.sender):
         return None
     return row.owed
+
+
+def advertised_by(method: Any, sender: str) -> tuple[str, ...]:
+    """The capability the receiver must have advertised for ``sender`` to send ``method``
+    (its row's ``advertised_by``; (): none, an unknown method, or a side that does not send
+    it)."""
+    row = messages().get(method) if isinstance(method, str) else None
+    return row.advertised_by if row is not None and sender in row.sender else ()
+
+
+@cache
+def advertised_methods(sender: str) -> frozenset[str]:
+    """The methods ``sender`` sends only once the other side advertised them."""
+    return frozenset(m.method for m in MESSAGES if m.advertised_by and sender in m.sender)
 
 
 @cache
@@ -432,7 +532,7 @@ def history_kinds() -> frozenset[str]:
 @cache
 def reopening() -> frozenset[str]:
     """The requests that reopen an existing session (and make a closed one live again)."""
-    return frozenset(m.method for m in MESSAGES if m.route == Route.REOPEN)
+    return frozenset(m.method for m in MESSAGES if m.route is MessageHandlers.reopen)
 
 
 @cache

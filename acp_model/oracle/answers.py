@@ -26,8 +26,15 @@ from acp_model.model import (
 from acp_model.model.events import Ev
 from acp_model.model.evidence import note_repeat
 from acp_model.model.obligations import WITHDRAWN_ANSWERED
-from acp_model.model.vocab import Answer, ConnEvent, ElicitationAction, ErrorCode, Event, ToolStatus
-from acp_model.model.wire_table import Route
+from acp_model.model.vocab import (
+    Answer,
+    ConnEvent,
+    ElicitationAction,
+    ErrorCode,
+    Event,
+    Reads,
+    ToolStatus,
+)
 from acp_model.oracle import rpc, said
 from acp_model.oracle.conversation import Conversations
 from acp_model.oracle.dialects import Answered, Translator
@@ -46,8 +53,8 @@ from acp_model.trace.methods import Method
 _BASELINE_SESSION_METHODS = frozenset(m.method for m in wire_table.MESSAGES
                                       if ConnEvent.SESSION_METHOD_MISSING in m.answered)
 # results that carry a session's config options and commands (messages.session_result)
-_SESSION_RESULTS = frozenset({Method.NEW_SESSION, Method.LOAD, Method.RESUME,
-                              "session/set_config_option"})
+_SESSION_RESULTS = frozenset(m.method for m in wire_table.MESSAGES
+                             if m.result_reads in (Reads.SESSION_RESULT, Reads.CONFIG_RESULT))
 
 
 @dataclass(slots=True)
@@ -102,12 +109,8 @@ class Answers:
         # each initialize request: does it validate, what it leaves to the schema's defaults
         self.initializes: dict[Any, tuple[bool, tuple[str, ...]]] = {}
         self.own = offered.OwnSessions()  # the sessions the agent made here (SESS-14)
-        # the handler of each answer route of wire_table.MESSAGES
-        self._handlers: dict[Route, Callable[[Reply], None]] = {
-            Route.INITIALIZE: self._initialized, Route.NEW_SESSION: self._created,
-            Route.LOAD: self._loaded, Route.PROMPT: self._prompt_answered,
-            Route.PERMISSION: self._permission_answered,
-            Route.ELICITATION: self._elicitation_answered}
+        # method -> this oracle's handler of its row's answer (None: none), found on first use
+        self._handlers: dict[str, Callable[[Reply], None] | None] = {}
 
     def response(self, direction: str, msg: dict[str, Any], idx: int) -> None:
         req_id = msg.get("id")
@@ -149,9 +152,18 @@ class Answers:
                                      Ev(idx, error_code=reply.code), f"{what}: -32601")
         if direction == "a2c":
             self._what_it_advertised(reply)
-        handler = self._handlers.get(wire_table.answer_route(req.method))
+        handler = self._handler(req.method)
         if handler is not None:
             handler(reply)
+
+    def _handler(self, method: Any) -> Callable[[Reply], None] | None:
+        """The handler of a response to ``method``: its wire-table row's ``answer``."""
+        if not isinstance(method, str):
+            return None
+        if method not in self._handlers:
+            row = wire_table.messages().get(method)
+            self._handlers[method] = wire_table.bound(row.answer, self) if row else None
+        return self._handlers[method]
 
     def _what_it_advertised(self, r: Reply) -> None:
         """The agent's answer to a method it advertised, or every agent must have; a session
@@ -215,7 +227,7 @@ class Answers:
         self.initializes[req_id] = (valid, defaulted)
 
     # --- one handler per method -------------------------------------------------------------
-    def _initialized(self, r: Reply) -> None:
+    def initialized(self, r: Reply) -> None:
         result, idx, what = r.result, r.idx, r.what
         if r.has_error and r.req_id in self.initializes:
             valid, defaulted = self.initializes.pop(r.req_id)
@@ -244,7 +256,7 @@ class Answers:
             else ConnEvent.INITIALIZED_OTHER_VERSION
         self.machines.conn_event(event, Ev(idx, version=version), what)
 
-    def _created(self, r: Reply) -> None:
+    def created(self, r: Reply) -> None:
         if r.has_error:
             return
         new_sid = r.result.get("sessionId") if isinstance(r.result, dict) else None
@@ -255,11 +267,11 @@ class Answers:
         elif isinstance(new_sid, str):  # a session handed out again (SESS-01 judged it): what
             replay.forget_turn_end(self.machines.sessions[new_sid])  # it shows is not late
 
-    def _loaded(self, r: Reply) -> None:
+    def loaded(self, r: Reply) -> None:
         if not r.has_error and r.req.session in self.machines.sessions:
             self.reopens.load_answered(r.req.session, r.idx)
 
-    def _prompt_answered(self, r: Reply) -> None:
+    def prompt_answered(self, r: Reply) -> None:
         sid = r.req.session
         if sid is None or sid not in self.machines.sessions:
             return
@@ -278,7 +290,7 @@ class Answers:
         self.machines.derived(sid, self.translate(Answered(
             sid, r.req_id, r.idx, r.result, r.has_error, r.code, r.what)))
 
-    def _elicitation_answered(self, r: Reply) -> None:
+    def elicitation_answered(self, r: Reply) -> None:
         """The client's answer to a session-scoped elicitation ends that wait, whatever its
         action (a request-scoped one names no session: nothing to move)."""
         sid = r.req.session
@@ -289,7 +301,7 @@ class Answers:
                                     Ev(r.idx, id=r.req_id, answer=action, error_code=r.code),
                                     r.what)
 
-    def _permission_answered(self, r: Reply) -> None:
+    def permission_answered(self, r: Reply) -> None:
         sid = r.req.session
         if sid is None or sid not in self.machines.sessions:
             return

@@ -23,22 +23,19 @@ from typing import Any
 
 import orjson
 
-from acp_model.model import wire_table
+from acp_model.model import implied, wire_table
 from acp_model.model.vocab import State
 from acp_model.report.stats import RuleStat
 from acp_model.spec.levels import Level
 from acp_model.spec.rules import RULES
-from acp_model.trace import dialect
 from acp_model.trace.format import DIRECTIONS, Record
 from acp_model.trace.methods import Method
 
 AGENT = "agent"
 SIDES = (AGENT,)
 KINDS = ("request", "notification", "response", "error")  # "error": our own, a JSON-RPC error
-CLIENT_INFO = {"name": "acp-model (inferred client)", "version": "0"}
-PLACEHOLDERS = {"<cwd>": "/acp-model-inferred/cwd", "<home>": "/acp-model-inferred/home"}
+PLACEHOLDERS = implied.PLACEHOLDERS
 FORK = "session/fork"  # sdk-2.4.0's unstable schema only: no row of the wire table
-REOPENING = wire_table.reopening()  # session/load, session/resume
 REPLAYED = wire_table.replayed_kinds()  # the update kinds a replayed conversation is made of
 
 # The agent's rules a one-sided recording cannot decide (the client's rules: all of them).
@@ -241,16 +238,21 @@ def _trace_line(where: str, number: int, msg: Mapping[str, Any]) -> Line:
 
 
 def method_of_result(result: Any) -> str | None:
-    """The request a result answers, where its shape says so (None: ambiguous, e.g. ``{}``)."""
+    """The request a result answers, where its shape says so (None: ambiguous, e.g. ``{}``):
+    the method whose row tells it (``told``)."""
     if not isinstance(result, dict):
         return None
-    if "protocolVersion" in result:
-        return Method.INITIALIZE
-    if "stopReason" in result or set(result) - {"_meta"} == {"messageId"}:
-        return Method.PROMPT
-    if "sessionId" in result:
-        return Method.NEW_SESSION
-    return None
+    return next((row.method for row in wire_table.MESSAGES
+                 if row.told is not None and row.told(result)), None)
+
+
+def _implies(method: str) -> implied.Implies:
+    """How the params of a request of ``method`` are inferred: its row's ``implies`` (a
+    method without a row: for its session, a fork as a reopen that reopens nothing)."""
+    row = wire_table.messages().get(method)
+    if row is not None:
+        return row.implies
+    return implied.fork if method == FORK else implied.session_scoped
 
 
 # ---------------------------------------------------------------- inference
@@ -367,24 +369,7 @@ class _Inference:
             self.sessions.append(result["sessionId"])
 
     def _params(self, i: int, line: Line) -> dict[str, Any]:
-        if line.method == Method.INITIALIZE:
-            version = line.payload.get("protocolVersion") if isinstance(line.payload, dict) \
-                else None
-            return dialect.initialize_params(version if isinstance(version, int) else 2,
-                                               CLIENT_INFO)
-        if line.method == Method.NEW_SESSION:
-            return {"cwd": PLACEHOLDERS["<cwd>"], "mcpServers": []}
-        sid = self._session_between(i)
-        params: dict[str, Any] = {"sessionId": sid} if sid else {}
-        if line.method == Method.PROMPT:
-            params["prompt"] = self._prompt_content(i)
-        elif line.method in REOPENING or line.method == FORK:
-            params.update(cwd=PLACEHOLDERS["<cwd>"], mcpServers=[])
-            if sid and line.method != FORK:  # a fork's result names its session
-                self.sessions.append(sid)
-            if line.method == Method.RESUME and self._replayed(i):
-                params["replayFrom"] = {"type": "start"}
-        return params
+        return _implies(line.method)(line.payload, _At(self, i))
 
     def _session_between(self, i: int) -> str | None:
         """The session a request that the answer at ``i`` implies was for: the first session
@@ -465,6 +450,26 @@ class _Inference:
         rid = int(self.agent_ids[i])
         key = "error" if line.kind == "error" else "result"
         return {"jsonrpc": "2.0", "id": rid, key: line.payload}
+
+
+@dataclass(frozen=True, slots=True)
+class _At:
+    """What the inference knows at the answer on line ``i`` (``implied.Where``)."""
+
+    inference: _Inference
+    i: int
+
+    def session(self) -> str | None:
+        return self.inference._session_between(self.i)
+
+    def prompt(self) -> list[Any]:
+        return self.inference._prompt_content(self.i)
+
+    def replayed(self) -> bool:
+        return self.inference._replayed(self.i)
+
+    def reopened(self, sid: str) -> None:
+        self.inference.sessions.append(sid)
 
 
 def _outcome(options: Any, status: Any) -> dict[str, Any]:

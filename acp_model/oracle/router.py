@@ -6,8 +6,10 @@ request or a notification is checked against the schema of its method and direct
 (:mod:`acp_model.oracle.wire`) and fired on the connection machine or its session's machine
 (:class:`~acp_model.oracle.machines.Machines`); responses go to
 :class:`~acp_model.oracle.answers.Answers`. Which handler a method reaches is its row's route
-in :data:`~acp_model.model.wire_table.MESSAGES`; what a message means besides its own event is
-the revision's translator's (:mod:`acp_model.oracle.dialects`: v1 derives its turns there).
+in :data:`~acp_model.model.wire_table.MESSAGES`: a method of
+:class:`~acp_model.model.wire_table.MessageHandlers`, which the router implements. What a
+message means besides its own event is the revision's translator's
+(:mod:`acp_model.oracle.dialects`: v1 derives its turns there).
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from acp_model.model.check import CheckMeta, Dispatch, allows_of, declare, dispa
 from acp_model.model.events import Ev, content_key, text_key
 from acp_model.model.replay_order import table as replay_order_table
 from acp_model.model.vocab import ConnEvent, Event, Reads, Role
-from acp_model.model.wire_table import Route
 from acp_model.oracle import rpc, said, wire
 from acp_model.oracle.advertised import AdvertisedUse
 from acp_model.oracle.answers import Answers
@@ -41,10 +42,6 @@ from acp_model.trace.methods import Method
 CLOSE_CANCELS = declare("SESS-10", "close_is_cancel", "session/close is routed to the session "
                         "machine as a session/cancel: the CANCEL rules judge what follows.",
                         module=__name__, role=Role.ROUTE)
-
-# (req_id, params, sessionId, index, what) and (direction, params, sessionId, index, what)
-_RequestHandler = Callable[[Any, Any, "str | None", int, str], None]
-_NotificationHandler = Callable[[str, dict[str, Any], Any, int, str], None]
 
 # What a message's JSON-RPC checks read, in the order the router reaches them: the record as
 # read, a batch, a batch's element, and every message (its envelope). Each is one entry of the
@@ -125,14 +122,6 @@ class Router:
         # (direction, method, request?) -> its plan, built on first use
         self._plans: dict[tuple[str, str, bool], Plan] = {}
         self._entries = envelope_entries(rev)
-        # the handler of each route of wire_table.MESSAGES, by the kind of message it routes
-        self._requests: dict[Route, _RequestHandler] = {
-            Route.INITIALIZE: self._initialize, Route.NEW_SESSION: self._new_session,
-            Route.PROMPT: self._prompt, Route.CLOSE: self._close, Route.REOPEN: self._reopen,
-            Route.PERMISSION: self.asks.permission, Route.ELICITATION: self.asks.elicitation}
-        self._notifications: dict[Route, _NotificationHandler] = {
-            Route.UPDATE: self._update, Route.CANCEL: self._session_cancel,
-            Route.CANCEL_REQUEST: self._cancel_request}
 
     def record(self, record: Record, idx: int) -> None:
         """Route one trace record: unreadable bytes, a batch, or one message."""
@@ -183,9 +172,11 @@ class Router:
     def _plan(self, direction: str, method: str, request: bool) -> Plan:
         """Build (once) the plan of ``method`` sent by ``direction`` under this revision."""
         spec, verdicts, held = _plan_method(self.rev, direction, method, request)
-        route = wire_table.route(method)
-        handler = (self._requests if request else self._notifications).get(route) \
-            if spec is not None else None
+        # the row's handler, for a message of the kind the row routes (a request's handler
+        # never gets a notification of the same method, nor the other way round)
+        row = wire_table.messages().get(method)
+        handler = wire_table.bound(row.route, self) \
+            if spec is not None and row is not None and row.request == request else None
         plan = self._plans[(direction, method, request)] = Plan(request, spec, verdicts, held,
                                                                 handler)
         return plan
@@ -251,19 +242,19 @@ class Router:
         if plan.handler is not None:
             plan.handler(req_id, params, sid, idx, what)
 
-    def _initialize(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str
-                    ) -> None:
+    def initialize(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str
+                   ) -> None:
         self.answers.told.client_initialized(params, self.answers.shape)
         self.shapes.findings(messages.initialize_request(params, self.rev), idx, what)
         self.machines.conn_event(ConnEvent.INITIALIZE, Ev(idx), what)
 
-    def _new_session(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str
-                     ) -> None:
+    def new_session(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str
+                    ) -> None:
         self.rpc.open["c2a"][req_id].roots = capabilities.root_set(params)
         self.shapes.findings(messages.new_session_request(params, self.rev), idx, what)
         self.machines.conn_event(ConnEvent.SESSION_REQUESTED, Ev(idx), what)
 
-    def _reopen(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str) -> None:
+    def reopen(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str) -> None:
         self.rpc.open["c2a"][req_id].roots = capabilities.root_set(params)
         if sid in self.machines.sessions:
             # a new load: its replay comes before its own answer
@@ -275,7 +266,7 @@ class Router:
             # a session of an earlier connection: known from its request on (replay included)
             self.machines.open(sid)
 
-    def _prompt(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str) -> None:
+    def prompt(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str) -> None:
         self.shapes.findings(messages.prompt_request(params, self.answers.prompt_caps, self.rev),
                              idx, what, sid)
         if sid is None or sid not in self.machines.sessions:
@@ -295,7 +286,15 @@ class Router:
         self.machines.derived(sid, self.translate(Prompted(sid, req_id, idx, blocks)))
         self.reopens.prompted(sid, idx, blocks)
 
-    def _close(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str) -> None:
+    def permission(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str
+                   ) -> None:
+        self.asks.permission(req_id, params, sid, idx, what)
+
+    def elicitation(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str
+                    ) -> None:
+        self.asks.elicitation(req_id, params, sid, idx, what)
+
+    def close(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str) -> None:
         self.rpc.open["c2a"][req_id].active = sid in self.machines.sessions \
             and sid not in self.machines.closes.closed
         if sid is None or sid not in self.machines.sessions:
@@ -323,16 +322,15 @@ class Router:
         if isinstance(params, dict) and plan.handler is not None:
             plan.handler(direction, params, params.get("sessionId"), idx, what)
 
-    def _session_cancel(self, direction: str, params: dict[str, Any], sid: Any, idx: int,
-                        what: str) -> None:
+    def cancel(self, direction: str, params: Any, sid: Any, idx: int, what: str) -> None:
         if sid not in self.machines.sessions:
             self.machines.conn_event(ConnEvent.UNKNOWN_SESSION_NAMED, Ev(idx),
                                      f"{what} names session {sid!r}")
             return
         self._cancel(sid, idx, what)
 
-    def _cancel_request(self, direction: str, params: dict[str, Any], sid: Any, idx: int,
-                        what: str) -> None:
+    def cancel_request(self, direction: str, params: Any, sid: Any, idx: int, what: str
+                       ) -> None:
         """The sender withdraws one of its *own* open requests."""
         target = self.rpc.open[direction].get(params.get("requestId"))
         if target is None:
@@ -347,8 +345,7 @@ class Router:
             self.machines.session_event(target.session, event,
                                         Ev(idx, id=params["requestId"]), what)
 
-    def _update(self, direction: str, params: dict[str, Any], sid: Any, idx: int, what: str
-                ) -> None:
+    def update(self, direction: str, params: Any, sid: Any, idx: int, what: str) -> None:
         update = params.get("update")
         kind = update.get("sessionUpdate") if isinstance(update, dict) else None
         what = Said((said.UPDATE, kind, idx))  # (the method's name said less)

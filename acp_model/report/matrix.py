@@ -27,6 +27,7 @@ from typing import Any
 from acp_model import __version__
 from acp_model.report.links import rule_url
 from acp_model.report.reach import LABELS, Reach
+from acp_model.report.text import minimize_stopped
 from acp_model.spec.families import Family, families, family_of
 from acp_model.spec.levels import Level
 from acp_model.spec.rules import RULES, strength_shown
@@ -126,8 +127,7 @@ def minimized_text(f: Mapping[str, Any]) -> str:
     if m.get("fixpoint"):
         return f"{size}, minimized to a fixpoint: no single action can be removed"
     if m:
-        return (f"{size}; minimizing stopped at its {m.get('stage')} stage after "
-                f"{m.get('seconds')} s: a shorter program may exist")
+        return f"{size}; {minimize_stopped(m)}: a shorter program may exist"
     if f.get("minimize_cut"):
         return f"{size}; minimizing was cut by its budget: a shorter program may exist"
     return f"{size}, the shortest program the run found"

@@ -41,6 +41,42 @@ def counterexample_name(reproduced: int, replays: int, minimal: bool | None = No
     return "unverified counterexample" if replays else "counterexample"
 
 
+# minimizing's stages (``fuzzing/shrink.py``'s ``Stage``), in words
+STAGE_WORDS = {"search": "search for a program that reproduces",
+               "session": "the other sessions' actions", "examples": "whole examples",
+               "chunks": "delta debugging", "single": "one-at-a-time removal (1-minimal)",
+               "content": "simpler content"}
+CUT_WORDS = {"trials": "its trials ran out (--minimize-trials)",
+             "seconds": "its outer bound in seconds was reached (--minimize-budget)",
+             "stop": "the run was stopped"}
+
+
+def minimize_stopped(m: Mapping[str, Any]) -> str:
+    """Where minimizing stopped short of its fixpoint, by what, and how far each stage got
+    (a report's ``minimize`` entry; an older one without trials allowed or stages says less)."""
+    text = f"minimizing stopped at its {m.get('stage')} stage after "
+    if m.get("trials_allowed") is None:  # a report from before trials were the budget
+        return f"{text}{m.get('seconds')} s"
+    text += (f"{m.get('trials')} of its {m['trials_allowed']} trials and "
+             f"{m.get('seconds', 0):g} s of its {m.get('budget', 0):g} s bound")
+    if m.get("cut_by") in CUT_WORDS:
+        text += f" ({CUT_WORDS[m['cut_by']]})"
+    progress = minimize_progress(m)
+    return f"{text}; {progress}" if progress else text
+
+
+def minimize_progress(m: Mapping[str, Any]) -> str:
+    """How far each stage of minimizing got, in words ("" for a report without stages)."""
+    parts = []
+    for name, stage in (m.get("stages") or {}).items():
+        before, after = ([*(stage.get("actions") or []), None, None])[:2]
+        size = (f"{before} to {after} actions" if before != after else f"{after} actions")
+        state = "done" if stage.get("done") else "cut"
+        parts.append(f"{STAGE_WORDS.get(name, name)}: {size} in {stage.get('trials')} "
+                     f"trial(s), {state}")
+    return "; ".join(parts)
+
+
 def reproduction_phrase(hits: int, runs: int, free: int = 0, free_runs: int = 0, *,
                         held: bool = True) -> str:
     """How often fresh agent processes reproduced a counterexample: ``runs`` replays held to

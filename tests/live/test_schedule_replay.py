@@ -12,6 +12,7 @@ turn's end has been read, every time.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -21,6 +22,7 @@ from typing import Any
 from acp_model.fuzzing import shrink
 from acp_model.fuzzing.actions import Action, from_json
 from acp_model.fuzzing.config import FuzzConfig
+from acp_model.fuzzing.hold import MAX_LEFT_OUT
 from acp_model.fuzzing.recorder import Found, program_key
 from acp_model.fuzzing.replay import ReplayOutcome, replay_once
 from acp_model.fuzzing.schedule import Schedule
@@ -194,3 +196,46 @@ def test_a_held_replay_of_an_agent_behind_the_scripted_model_meets_its_recorded_
         held = [replay_once(running, program, None, schedule=met.schedule) for _ in range(6)]
     assert all(o.held and _met_running_command(o) for o in held), \
         [(_met_running_command(o), o.divergence) for o in held]
+
+
+def _doctored(schedule: Schedule, at: int, extra: list[Any]) -> Schedule:
+    """``schedule`` with ``extra`` events inserted before its event ``at`` (the references of
+    the later ones shifted)."""
+    n = len(extra)
+
+    def shift(i: int | None) -> int | None:
+        return i if i is None or i < at else i + n
+
+    events = [dataclasses.replace(e, session=shift(e.session), cause=shift(e.cause))
+              for e in schedule.events]
+    return Schedule((*events[:at], *extra, *events[at:]), schedule.actions)
+
+
+def test_a_held_replay_that_meets_another_count_or_another_branch_stays_held() -> None:
+    """The mutant's recorded run, doctored as an agent that took another path would leave
+    it: more runs of text before the cancel than the agent writes (a count: left out soon,
+    however many, and the replay stays held, so the cancel still waits for the turn's end),
+    and the sync answered where this agent refuses it (another branch: the refusal takes the
+    recorded answer's place at once). Measured as the reported program is (``exact``), the
+    replay reproduces, and its outcome names the first divergence and how far it went."""
+    cfg = FuzzConfig(AGENT, deadline=2.0)
+    schedule = _recorded(cfg)
+    events = schedule.events
+    look = next(n for n, e in enumerate(events)
+                if e.what == ("notify", "session/cancel")) - 1
+    text = next(e for e in events[:look] if e.what[:2] == ("update", "agent_message"))
+    runs = [dataclasses.replace(text, t=events[look].t)] * (MAX_LEFT_OUT + 2)
+    sync = next(n for n, e in enumerate(events) if e.what == ("request", "_acp_model/sync"))
+    answer = next(n for n, e in enumerate(events) if e.cause == sync)
+    assert events[answer].what == ("response", "error")  # the reference refuses the sync
+    answered = dataclasses.replace(events[answer], what=("response", "result"))
+    doctored = _doctored(Schedule((*events[:answer], answered, *events[answer + 1:]),
+                                  schedule.actions), look, runs)
+    program = _program("update")
+    outcomes = [replay_once(cfg, program, RULE, schedule=doctored, exact=True)
+                for _ in range(3)]
+    for o in outcomes:
+        assert o.held and o.reproduced and _cancel_after_idle(o), o.divergence
+        assert o.divergence is not None and "a count that differs" in o.divergence, o.divergence
+        # the sync's refusal took the recorded answer's place: the one left out of its branch
+        assert "held to the end" in o.divergence and "(1 of its branch)" in o.divergence

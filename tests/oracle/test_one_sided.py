@@ -17,6 +17,7 @@ import pytest
 from acp_model.cli.main import main
 from acp_model.oracle.offline import check_one_sided, check_records, check_trace
 from acp_model.oracle.one_sided import (
+    PLACEHOLDERS,
     OneSidedError,
     golden_lines,
     infer,
@@ -240,6 +241,30 @@ def test_an_agent_only_trace_is_read_where_results_name_their_request(tmp_path: 
                                                            "result": {}}}) + "\n")
     with pytest.raises(OneSidedError, match="cannot tell which request"):
         read_lines(ambiguous)
+
+
+def test_what_an_answer_implies_is_its_rows_inference() -> None:
+    """The request an answer implies is written by its method's row (``implies``), and a
+    result is told by the row whose shape it has (``told``): a prompt's result that names its
+    session is a prompt's; a fork, which has no row, is inferred as a reopen that reopens
+    nothing (its result names the new session)."""
+    from acp_model.model import implied, wire_table
+    from acp_model.oracle.one_sided import _At, _implies, _Inference
+
+    rows = wire_table.messages()
+    assert _implies("session/resume") is rows["session/resume"].implies is implied.resume
+    assert _implies("session/list") is implied.session_scoped
+    told = {row.method for row in wire_table.MESSAGES if row.told is not None}
+    assert told == {"initialize", "session/new", "session/prompt"}
+    assert method_of_result({"sessionId": "s1", "stopReason": "end_turn"}) == "session/prompt"
+    assert method_of_result({"sessionId": "s1", "protocolVersion": 1}) == "initialize"
+    inference = _Inference([])
+    inference.sessions.append("s1")
+    forked = _implies("session/fork")({"sessionId": "s2"}, _At(inference, 0))
+    assert forked == {"sessionId": "s1", "cwd": PLACEHOLDERS["<cwd>"], "mcpServers": []}
+    assert inference.sessions == ["s1"]  # a load would have reopened it
+    _implies("session/load")({}, _At(inference, 0))
+    assert inference.sessions == ["s1", "s1"]
 
 
 @pytest.mark.parametrize(("content", "needle"), [

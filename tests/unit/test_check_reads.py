@@ -247,7 +247,7 @@ def test_the_watchers_the_router_runs_on_every_update_are_declared() -> None:
         "self.uses.update": advertised.AdvertisedUse.update,
         "replay.replaying": replay.replaying, "replay.replayed_history": replay.replayed_history,
         "replay.state_reported": replay.state_reported}
-    calls = _calls(router.Router._update)
+    calls = _calls(router.Router.update)
     assert set(watchers) <= calls
     for fn in watchers.values():
         assert WATCHERS[f"{fn.__module__}.{fn.__qualname__}"], fn

@@ -329,3 +329,22 @@ def test_the_matrix_s_rows_minimize_alone_behind_one_gate_in_its_folder() -> Non
         _fuzz_argv(args, Target(name, 1), "auto", Path("/tmp/m") / name, 1)
         for name in ("kilo", "opencode"))}
     assert gates == {str(Path("/tmp/m") / MINIMIZE_GATE)}
+
+
+def test_the_matrix_gives_each_row_its_minimizing_budget_in_trials() -> None:
+    """``matrix --minimize-trials N`` is each row's ``fuzz --minimize-trials N``; without it
+    a row's run allows what each program's length needs. The seconds are the outer bound,
+    grown up to MATRIX_GROWTH times on a slow agent."""
+    import argparse
+
+    from acp_model.cli.matrix import _fuzz_argv
+    from acp_model.fuzzing.budget import MATRIX_GROWTH
+
+    args = argparse.Namespace(budget=10.0, replay_runs=1, minimize_budget=None, seed=1,
+                              jobs=2, spec="auto", coverage=False, minimize_trials=40)
+    argv = _fuzz_argv(args, Target("kilo", 1), "auto", Path("/tmp/m/kilo"), 1)
+    assert argv[argv.index("--minimize-trials") + 1] == "40"
+    assert argv[argv.index("--minimize-growth") + 1] == str(MATRIX_GROWTH)
+    auto = _fuzz_argv(argparse.Namespace(**{**vars(args), "minimize_trials": None}),
+                      Target("kilo", 1), "auto", Path("/tmp/m/kilo"), 1)
+    assert "--minimize-trials" not in auto

@@ -18,6 +18,7 @@ from acp_model.fuzzing.recorder import Found
 from acp_model.fuzzing.schedule import Schedule
 from acp_model.fuzzing.shrink import CERTIFY, Minimizer, ReplayOutcome, Trial
 from acp_model.oracle.monitor import Violation
+from acp_model.report.text import minimize_stopped
 
 CMD = ["true"]  # never started: every replay here is a stand-in
 
@@ -170,3 +171,61 @@ def test_measuring_the_reported_program_expects_its_recorded_events_trials_do_no
     minimizing, measuring = seen[:-6], seen[-6:]  # the last: 3 held, 3 free
     assert sorted(measuring) == [(False, False)] * 3 + [(True, True)] * 3
     assert any(held for held, _ in minimizing) and not any(e for _, e in minimizing)
+
+
+def test_the_minimizing_budget_is_counted_in_trials_and_each_stage_says_how_far_it_got(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """--minimize-trials N bounds a failure's minimizing in trials, whatever the seconds allow:
+    it stops after at most N replays, cut by its trials, and the report states the trials used
+    and allowed and, per stage, its trials, the program's length before and after and whether
+    it ran to its end."""
+    fake = _BugPrompt(0.01)
+    monkeypatch.setattr(shrink, "replay_once", fake)
+    found = _found(_program())
+    shrink.measure_reproduction(FuzzConfig(CMD, replay_runs=1, minimize_budget=600.0,
+                                           minimize_trials=6), found)
+    m = found.minimize
+    assert m is not None and not m["fixpoint"] and m["cut_by"] == "trials", m
+    assert m["trials"] == m["trials_allowed"] == 6
+    stages = m["stages"]
+    assert stages["search"]["done"] and stages["search"]["trials"] >= 1
+    assert sum(s["trials"] for s in stages.values()) == 6
+    last = list(stages.values())[-1]
+    assert not last["done"]
+    assert found.minimize_cut
+    text = minimize_stopped(m)
+    assert "6 of its 6 trials" in text and "its trials ran out" in text
+    assert "search for a program that reproduces" in text and ", cut" in text
+    assert any(n.startswith("minimizing stopped at its") and "not proven minimal" in n
+               for n in found.notes), found.notes
+
+
+def test_by_default_the_trials_allowed_are_what_the_program_s_length_needs(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without --minimize-trials a failure gets the search's trials and then trials_for()
+    of the first program that reproduced (at most MAX_TRIALS): enough for this program's
+    fixpoint, each stage of which ran to its end."""
+    fake = _BugPrompt(0.01)
+    monkeypatch.setattr(shrink, "replay_once", fake)
+    found = _found(_program())
+    shrink.measure_reproduction(FuzzConfig(CMD, replay_runs=1, minimize_budget=600.0), found)
+    m = found.minimize
+    assert m is not None and m["fixpoint"] and m["cut_by"] is None, m
+    search = m["stages"]["search"]["trials"]
+    assert m["trials_allowed"] == min(shrink.MAX_TRIALS,
+                                      search + shrink.trials_for(len(_program())))
+    assert m["trials"] <= m["trials_allowed"]
+    assert all(s["done"] for s in m["stages"].values()), m["stages"]
+    assert m["stages"]["chunks"]["actions"][0] == len(_program())
+    assert m["stages"]["single"]["actions"][1] == 2 and m["stages"]["single"]["passes"] == 2
+    assert found.actions == [NewSession(), _text("bug")]
+
+
+def test_a_batch_never_runs_more_trials_than_are_left(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = _BugPrompt(0.01)
+    monkeypatch.setattr(shrink, "replay_once", fake)
+    left = [1]
+    hit = shrink.first_reproducing(FuzzConfig(CMD), "X",
+                                   [[NewSession(), _text(f"no {n}")] for n in range(5)],
+                                   left=lambda: left[0] - fake.calls)
+    assert hit is None and fake.calls == 1

@@ -287,3 +287,59 @@ def test_replaying_the_program_that_recorded_it_an_agent_s_event_may_take_the_de
     assert trial.allowance(1) == pytest.approx(holding.FLOOR + holding.SLOWER * 0.1)
     assert exact.allowance(1) == 5.0 and exact.allowance(3) == 5.0
     assert exact.allowance(2) == trial.allowance(2) < 5.0  # the client's own sync
+
+
+def _chunk_run(t: float) -> Event:
+    return Event(Boundary.MESSAGE, ("update", "agent_message_chunk"), session=1, action=0,
+                 t=t)
+
+
+def test_a_count_that_differs_is_left_out_soon_and_the_replay_stays_held(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The recording had more runs of text (or a tool call's progress) than the agent writes
+    this time: a count, not another branch. Even replaying the program that recorded it
+    (``exact``) the input after them waits only their allowance, and however many are left
+    out the replay stays held to the rest, its first divergence recorded."""
+    monkeypatch.setattr(holding, "FLOOR", 0.05)
+    runs = [_chunk_run(0.1 + 0.001 * n) for n in range(holding.MAX_LEFT_OUT + 2)]
+    progress = Event(Boundary.MESSAGE, ("update", "tool_call_update", "in_progress"),
+                     session=1, action=0, t=0.11)
+    assert not runs[0].essential and not progress.essential and M1.essential
+    hold = Hold(_schedule(W0, M1, *runs, progress, W2), deadline=30.0, exact=True)
+    hold.observe(0, _key(W0, hold))
+    hold.observe(1, _key(M1, hold))
+    assert hold.allowance(2) < 1.0  # not the deadline, exact as the replay is
+    assert hold.admit(_key(W2, hold), W2) == len(runs) + 3
+    assert hold.skipped == len(runs) + 1 > holding.MAX_LEFT_OUT and hold.left_out == 0
+    assert not hold.free
+    assert hold.divergence is not None and "a count that differs" in hold.divergence.what
+    said = holding.describe_divergence(hold)
+    assert said is not None and "held to the end" in said and "0 of its branch" in said
+
+
+def test_a_response_of_another_outcome_takes_the_recorded_one_s_place_at_once() -> None:
+    """The agent took another branch: it refused the sync the recording saw answered. The
+    input recorded after that answer does not wait the deadline for it: the refusal takes its
+    place, and the divergence says so."""
+    refused = Event(Boundary.MESSAGE, ("response", "error"), cause=2, action=1, t=0.3)
+    answered = Event(Boundary.MESSAGE, ("response", "result"), cause=2, action=1, t=0.3)
+    w4 = Event(Boundary.WRITE, ("notify", "session/cancel"), action=2, by_action=True, t=0.4)
+    hold = Hold(Schedule((W0, M1, W2, answered, w4), 3), deadline=30.0, exact=True)
+    for n, e in enumerate((W0, M1, W2)):
+        hold.observe(n, _key(e, hold))
+    assert hold.would_wait(_key(w4, hold), w4)
+    hold.observe(3, sched.event_key(refused, hold.ref))
+    assert not hold.would_wait(_key(w4, hold), w4)
+    assert hold.left_out == 1 and not hold.free
+    assert hold.divergence is not None and "answered with error" in hold.divergence.what
+
+
+def test_an_agent_message_of_a_branch_the_recording_lacks_is_the_divergence() -> None:
+    hold = Hold(_schedule(W0, M1, W2, M3), deadline=30.0)
+    hold.observe(0, _key(W0, hold))
+    hold.observe(1, sched.event_key(_chunk_run(0.05), hold.ref))  # a count: no divergence
+    assert hold.divergence is None and hold.extra == 1
+    asked = Event(Boundary.MESSAGE, ("request", "session/request_permission"), session=1)
+    hold.observe(2, sched.event_key(asked, hold.ref))
+    assert hold.divergence is not None and "another branch" in hold.divergence.what
+    assert "request_permission" in hold.divergence.what and not hold.free

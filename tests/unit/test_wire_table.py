@@ -5,6 +5,7 @@ wire form (acp_model/model/wire_table.py)."""
 from __future__ import annotations
 
 import ast
+import inspect
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -80,13 +81,38 @@ def test_what_a_form_says_of_its_payload_agrees_with_its_messages() -> None:
         wire_table.updates()["tool_call_update"].tool  # (Ev.update of a tool call's report)
 
 
-def test_routes_are_total_over_the_routed_methods() -> None:
-    routed = {row.route for row in wire_table.MESSAGES} | {row.answer for row in
-                                                           wire_table.MESSAGES}
-    assert set(wire_table.Route) <= routed
-    assert wire_table.route("session/prompt") is wire_table.Route.PROMPT
-    assert wire_table.route("_vendor/thing") is None
-    assert wire_table.route(3) is None
+def test_handlers_are_the_rows_references_and_the_oracle_implements_each() -> None:
+    """A row names its handler by reference; every declared handler is some row's, a
+    request's handler routes requests only, and the monitor's router and answers implement
+    each of theirs (a handler of the other class, or no handler, is refused)."""
+    from acp_model.oracle.monitor import Monitor
+
+    declared = {(cls, name) for cls in (wire_table.MessageHandlers, wire_table.AnswerHandlers)
+                for name, member in vars(cls).items()
+                if inspect.isfunction(member) and not name.startswith("_")}
+    named = {(wire_table.MessageHandlers, row.route.__name__) for row in wire_table.MESSAGES
+             if row.route is not None}
+    named |= {(wire_table.AnswerHandlers, row.answer.__name__) for row in wire_table.MESSAGES
+              if row.answer is not None}
+    assert named == declared
+    rows = wire_table.messages()
+    assert rows["session/prompt"].route is wire_table.MessageHandlers.prompt
+    monitor = Monitor()
+    router, answers = monitor.router, monitor.router.answers
+    assert wire_table.bound(rows["session/prompt"].route, router) == router.prompt
+    assert wire_table.bound(rows["session/new"].answer, answers) == answers.created
+    assert wire_table.bound(None, router) is None
+    for cls, name in declared:  # each implemented by its own class, none by the other
+        on, other = (router, answers) if cls is wire_table.MessageHandlers else (answers, router)
+        assert wire_table.bound(getattr(cls, name), on) == getattr(on, name)
+        with pytest.raises(TypeError, match="does not implement"):
+            wire_table.bound(getattr(cls, name), other)
+    with pytest.raises(TypeError, match="does not implement"):
+        wire_table.bound(Monitor.feed, router)  # not a handler
+    for row in wire_table.MESSAGES:
+        if row.route is not None:  # a request's handler takes its id, a notification's not
+            first = list(inspect.signature(row.route).parameters)[1]  # (after self)
+            assert (first == "req_id") == row.request, row.method
 
 
 def test_each_transcript_line_is_a_rows_and_describes_its_message() -> None:
@@ -207,6 +233,84 @@ def test_no_parallel_table_of_update_kinds_outside_the_wire_table() -> None:
     assert not found, found
 
 
+# The collections of two or more methods outside the table, the layer below it that writes and
+# describes the wire (trace/) and the agents (a third party's wire), each pinned with why it is
+# not a column: a rule's own subject (the methods the rule's text names), a revision's shape
+# (which methods its baseline holds, which reopen it prefers), or the fuzzer's own services.
+# A table keyed by method (a dict) is a row's column: none is left but the fuzzer profile's
+# ``serves`` (which methods a capabilities object obliges the fuzzer's client to serve).
+_METHOD_COLLECTIONS = {
+    ("acp_model/fuzzing/editors.py", "Dict", ("fs/read_text_file", "fs/write_text_file")),
+    ("acp_model/fuzzing/services.py", "Tuple", ("fs/read_text_file", "fs/write_text_file")),
+    ("acp_model/fuzzing/services.py", "Tuple", ("terminal/create", "terminal/kill",
+                                                "terminal/output", "terminal/release",
+                                                "terminal/wait_for_exit")),
+    ("acp_model/model/capabilities.py", "Tuple", ("auth/login", "auth/logout")),  # INIT-12
+    ("acp_model/model/capabilities.py", "Tuple", ("auth/login", "auth/logout",
+                                                  "authenticate")),  # INIT-13
+    ("acp_model/model/capabilities.py", "Tuple", ("fs/read_text_file",
+                                                  "fs/write_text_file")),  # SESS-17
+    ("acp_model/model/offered.py", "Set", ("session/close", "session/list", "session/load",
+                                           "session/resume", "session/set_config_option",
+                                           "session/set_mode")),  # SESS-14
+    ("acp_model/model/wire_shapes.py", "Set", ("session/close", "session/list",
+                                               "session/resume")),  # v2's baseline
+    ("acp_model/model/wire_shapes.py", "Tuple", ("session/load", "session/resume")),  # x2
+    ("acp_model/oracle/advertised.py", "Tuple", ("auth/login", "auth/logout",
+                                                 "authenticate")),  # INIT-13
+    ("acp_model/oracle/advertised.py", "Tuple", ("session/load", "session/new",
+                                                 "session/resume")),  # SESS-17, INIT-16
+    ("acp_model/oracle/advertised.py", "Tuple", ("terminal/cancel",
+                                                 "tool_call/cancel")),  # SDK-CANCEL
+    ("acp_model/oracle/answers.py", "Tuple", ("auth/login", "auth/logout")),  # INIT-12
+    ("acp_model/oracle/answers.py", "Tuple", ("session/load", "session/resume")),
+}
+_METHODS_SPELLED = ("acp_model/model/wire_table.py", "acp_model/trace/", "acp_model/agents/")
+
+
+def _method_collections(tree: ast.AST, methods: set[str]) -> Iterator[tuple[str, tuple[str, ...]]]:
+    """The dicts keyed by, and the sets, tuples and lists of, two or more methods (a string or
+    a ``Method`` member)."""
+    from acp_model.trace.methods import Method
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict | ast.Set | ast.Tuple | ast.List):
+            elts = node.keys if isinstance(node, ast.Dict) else node.elts
+            named = sorted(str(e.value) if isinstance(e, ast.Constant) else
+                           str(Method[e.attr]) for e in elts
+                           if (isinstance(e, ast.Constant) and e.value in methods)
+                           or (isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name)
+                           and e.value.id == "Method"))
+            if len(named) >= 2:
+                yield type(node).__name__, tuple(named)
+
+
+def test_no_parallel_table_of_methods_outside_the_wire_table() -> None:
+    """A fact of a method (its handler, the capability it needs, what its answer implies) is a
+    column of its row: no module keeps a new table keyed by methods, or a new collection of
+    them, beyond the pinned ones (each a rule's subject or a revision's shape, not a column)."""
+    root = Path(wire_table.__file__).resolve().parents[2]
+    methods = set(wire_table.messages())
+    found = set()
+    for path in sorted((root / "acp_model").rglob("*.py")):
+        where = path.relative_to(root).as_posix()
+        if where.startswith(_METHODS_SPELLED):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        found |= {(where, *hit) for hit in _method_collections(tree, methods)}
+    assert found - _METHOD_COLLECTIONS == set(), "a new table of methods: make it a column"
+    assert _METHOD_COLLECTIONS - found == set(), "gone: unpin it"
+
+
+def test_the_method_scan_finds_a_table_keyed_by_methods() -> None:
+    source = """
+CAPS = {"fs/read_text_file": ("fs",), Method.LOAD: ("loadSession",)}
+ONE = {"fs/read_text_file": 1, "other": 2}
+"""
+    got = list(_method_collections(ast.parse(source), set(wire_table.messages())))
+    assert got == [("Dict", ("fs/read_text_file", "session/load"))]
+
+
 # Where a sessionUpdate kind may be spelled: the table; the layer below it that writes and
 # describes the wire (the trace builder, the transcript lines); the agents, which write the wire
 # as a third party would; and the fuzzer's crossing labels (see _KIND_LISTS_ELSEWHERE).
@@ -278,3 +382,22 @@ def test_the_rows_columns_agree_with_their_kinds() -> None:
         assert row.family is None or row.kind.startswith(("user_", "agent_")), row.kind
         assert not row.late or (row.family is not None and row.kind.endswith("_chunk")), row.kind
     assert set(wire_table.families()) <= wire_table.replayed_kinds()
+
+
+def test_the_capability_a_method_needs_is_its_rows_for_its_sender() -> None:
+    """INIT-16 and SESS-16 read a method's capability from its row, for the side that sends
+    it only: a client's misdirected terminal request needs nothing of the agent."""
+    from acp_model.model import capabilities, wire_shapes
+
+    assert wire_table.advertised_by("terminal/create", "a2c") == ("terminal",)
+    assert wire_table.advertised_by("terminal/create", "c2a") == ()
+    assert wire_table.advertised_by("session/resume", "c2a") == ("sessionCapabilities",
+                                                                 "resume")
+    assert wire_table.advertised_by(None, "c2a") == ()
+    assert wire_table.advertised_methods("a2c") == capabilities.CLIENT_METHODS
+    assert wire_shapes.SHAPES[1].advertised_methods == {"session/load", "session/resume",
+                                                         "session/close"}
+    assert wire_shapes.SHAPES[2].advertised_methods == frozenset()
+    assert capabilities.client_method_advertised("fs/write_text_file", {"fs": {}}) is not None
+    assert capabilities.session_method_advertised(
+        "session/close", {"sessionCapabilities": {"close": {}}}) is None
