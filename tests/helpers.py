@@ -65,23 +65,23 @@ def cancel_during_permission(p: AgentProcess, cwd: str, *, prove_read: bool = Fa
     ``prove_read``: between the cancel and the answer, a request the agent must answer (an
     unknown method) and its response, so the trace proves the cancel was read before the answer.
     """
-    p.call("initialize", {"protocolVersion": 2, "capabilities": {},
+    p.calls.call("initialize", {"protocolVersion": 2, "capabilities": {},
                           "info": {"name": "e", "version": "1"}})
-    sid = p.call("session/new", {"cwd": cwd, "mcpServers": []})["sessionId"]
-    p.request("session/prompt", {"sessionId": sid,
+    sid = p.calls.call("session/new", {"cwd": cwd, "mcpServers": []})["sessionId"]
+    p.calls.request("session/prompt", {"sessionId": sid,
                                  "prompt": [{"type": "text", "text": "fix it"}]})
-    perm = p.wait_for(lambda m: isinstance(m, dict)
+    perm = p.calls.wait_for(lambda m: isinstance(m, dict)
                       and m.get("method") == "session/request_permission", timeout=10)
     assert perm is not None
-    p.notify("session/cancel", {"sessionId": sid})
+    p.calls.notify("session/cancel", {"sessionId": sid})
     if prove_read:
         from contextlib import suppress
 
         from acp_model.fuzzing.transport import RpcError
 
         with suppress(RpcError):  # method not found: an answer all the same
-            p.call("_acp_model/sync", {})
-    p.respond(perm["msg"]["id"], {"outcome": {"outcome": "cancelled"}})
+            p.calls.call("_acp_model/sync", {})
+    p.calls.respond(perm["msg"]["id"], {"outcome": {"outcome": "cancelled"}})
     return str(sid)
 
 

@@ -17,12 +17,13 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from acp_model.fuzzing.ops import Mistake, sync_message
+from acp_model.fuzzing.services import USER_ELICITATION_ACTIONS
 from acp_model.fuzzing.sessions import first_of
 from acp_model.fuzzing.transport import RpcError, is_response_to
 from acp_model.llm.script import ModelScript, Tools, describe_script, script_from_json
@@ -164,10 +165,10 @@ class Prompt(SessionAction):
                 return  # a reading forbids prompting now (A-01=forbid)
         params = self.params(client, sess.sid)
         if client.profile.cancel_before_prompt:  # the habit: a cancel right before it
-            sess.prompts.append(client.proc.notify_then_request(
+            sess.prompts.append(client.calls.notify_then_request(
                 "session/cancel", {"sessionId": sess.sid}, "session/prompt", params))
         else:
-            sess.prompts.append(client.proc.request("session/prompt", params))
+            sess.prompts.append(client.calls.request("session/prompt", params))
 
     def params(self, client: ClientOps, sid: str) -> dict[str, Any]:
         """The request's params; behind a scripted model the turn's script is registered."""
@@ -289,27 +290,22 @@ class AnswerPermission(SessionAction):
     right away; ``sync``: then prove the answer read."""
 
     op: ClassVar[str] = "answer"
-    outcome: str = Answer.ALLOW
+    outcome: Answer = Answer.ALLOW
     newest: bool = False
     late: bool = False
     sync: bool = False
 
     def __post_init__(self) -> None:
-        Answer(self.outcome)  # a ValueError names a bad outcome when the action is built
+        object.__setattr__(self, "outcome", _member(Answer, self.outcome, "permission answer"))
 
     def perform(self, client: ClientOps) -> None:
         idx = client.session_index(self.s)
         if idx is not None:
-            client.answers.answer(idx, Answer(self.outcome), newest=self.newest,
-                                     late=self.late, sync=self.sync)
+            client.answers.answer(idx, self.outcome, newest=self.newest, late=self.late,
+                                  sync=self.sync)
 
     def describe(self, label: str = "") -> str:
         return f"answer permission{label}: {self.outcome}" + (" (newest)" if self.newest else "")
-
-
-# the answers a user gives an elicitation (``$defs.CreateElicitationResponse``)
-USER_ELICITATION_ACTIONS = (ElicitationAction.ACCEPT, ElicitationAction.DECLINE,
-                            ElicitationAction.CANCEL)
 
 
 def _user_action(value: object) -> ElicitationAction:
@@ -375,7 +371,10 @@ class Finish(SessionAction):
     ``outcome``, as long as the agent keeps making progress, for four deadlines at most."""
 
     op: ClassVar[str] = "finish"
-    outcome: str = Answer.ALLOW
+    outcome: Answer = Answer.ALLOW
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "outcome", _member(Answer, self.outcome, "permission answer"))
 
     def perform(self, client: ClientOps) -> None:
         idx = client.session_index(self.s)
@@ -387,7 +386,7 @@ class Finish(SessionAction):
             if left <= 0 or not client.settle(idx, left) or not client.busy(idx) \
                     or not client.open_permissions(idx):
                 return
-            client.answers.answer(idx, Answer(self.outcome))
+            client.answers.answer(idx, self.outcome)
 
     def describe(self, label: str = "") -> str:
         return f"finish the turn{label}, answering every permission: {self.outcome}"
@@ -429,9 +428,9 @@ class Wait(SessionAction):
                 # stalled model, until a cancel) sends nothing: the wait would only run out
                 # (time passing while blocked is what ``tick`` generates).
                 return
-            mark = client.proc.mark()
+            mark = client.calls.mark()
             sid = client.sessions[idx].sid
-            client.proc.wait_for_index(lambda m: isinstance(m, dict) and isinstance(
+            client.calls.wait_for_index(lambda m: isinstance(m, dict) and isinstance(
                 m.get("params"), dict) and m["params"].get("sessionId") == sid,
                 client.window(0.2), start=mark)
         else:  # settled; a stuck agent is judged by the drain, not by every wait
@@ -474,16 +473,16 @@ class LoadSession(SessionAction):
         client.reach[Reach.LOADS] += 1
         if client.busy(idx):
             client.reach[Reach.LOADS_DURING_WORK] += 1
-        mark = client.proc.mark()
-        rid = client.proc.request(method, params)
-        at = client.proc.wait_for_index(lambda m: is_response_to(m, rid), client.deadline,
+        mark = client.calls.mark()
+        rid = client.calls.request(method, params)
+        at = client.calls.wait_for_index(lambda m: is_response_to(m, rid), client.deadline,
                                         start=mark)
         for config_method, config in client.session_config:
             # as after session/new: a client restores the session's settings (its mode)
             with contextlib.suppress(RpcError, TimeoutError):
-                client.proc.call(config_method, {"sessionId": params["sessionId"], **config},
+                client.calls.call(config_method, {"sessionId": params["sessionId"], **config},
                                  timeout=client.deadline)
-        answer = client.proc.log.at(at).get("msg") if at is not None else None
+        answer = client.calls.at(at).get("msg") if at is not None else None
         return answer if isinstance(answer, dict) else None
 
     def describe(self, label: str = "") -> str:
@@ -534,7 +533,7 @@ class CancelPromptRequest(SessionAction):
             return
         pending = client.pending_prompts(idx)
         if pending:
-            client.proc.notify("$/cancel_request", {"requestId": pending[-1]})
+            client.calls.notify("$/cancel_request", {"requestId": pending[-1]})
 
     def describe(self, label: str = "") -> str:
         return f"$/cancel_request for the pending prompt{label}"
@@ -613,8 +612,8 @@ class LateAllow(SessionAction):
         dataclasses.replace(self.prompt, s=self.s).perform(client)
         client.settle(idx, client.window(1.0))  # until it asks (or ends, or goes quiet)
         if client.open_permissions(idx):  # unanswered a while: does its tool wait for it?
-            mark, sid = client.proc.mark(), client.sessions[idx].sid
-            client.proc.wait_for_index(lambda m: isinstance(m, dict) and isinstance(
+            mark, sid = client.calls.mark(), client.sessions[idx].sid
+            client.calls.wait_for_index(lambda m: isinstance(m, dict) and isinstance(
                 m.get("params"), dict) and m["params"].get("sessionId") == sid,
                 client.window(0.2), start=mark)
         client.sync()
@@ -644,46 +643,75 @@ class Probe(SessionAction):
         object.__setattr__(self, "input", _member(NegativeInput, self.input, "probe"))
 
     def perform(self, client: ClientOps) -> None:
-        proc = client.proc
-        rid = client.next_id()
-        sync = sync_message(rid)
-        if self.input == NegativeInput.UNKNOWN_SESSION:
-            msg = {"jsonrpc": "2.0", "id": rid, "method": "session/prompt", "params": {
-                "sessionId": "acp-model-no-such-session",
-                "prompt": [{"type": "text", "text": "hi"}]}}
-        elif self.input == NegativeInput.INVALID_PARAMS:
-            idx = client.session_index(self.s)
-            sid = client.sessions[idx].sid if idx is not None else "x"
-            msg = {"jsonrpc": "2.0", "id": rid, "method": "session/prompt",
-                   "params": {"sessionId": sid}}
-        elif self.input == NegativeInput.UNKNOWN_METHOD:
-            msg = {"jsonrpc": "2.0", "id": rid, "method": "_acp_model/unknown", "params": {}}
-        elif self.input == NegativeInput.NOTIFICATION_BATCH:
-            # A legal batch (RPC-06) of notifications only: it must get no response at all.
-            proc.send([{"jsonrpc": "2.0", "method": "_acp_model/note", "params": {}}])
-            client.sync()
-            return
-        elif self.input == NegativeInput.REQUEST_BATCH:
-            # A legal batch holding a request: the request still gets its own response.
-            if client.batches_unanswered:
-                return  # shown once already; again would only wait out another deadline
-            mark = proc.mark()
-            proc.send([sync, {"jsonrpc": "2.0", "method": "_acp_model/note", "params": {}}])
-            # an agent that rejects batches answers with one id-null error: that is its answer
-            if proc.wait_for_index(lambda m: _answers(m, rid) or _null_error(m),
-                                   client.deadline, start=mark) is None:
-                client.batches_unanswered = True
-            return
-        else:  # garbage: a truncated line the agent must survive
-            proc.send_raw(GARBAGE, probe=True)
-            client.sync()
-            return
-        mark = proc.mark()
-        proc.send(msg, probe=True)
-        proc.wait_for_index(lambda m: is_response_to(m, rid), client.deadline, start=mark)
+        PROBES[self.input](client, self.s, client.next_id())
 
     def describe(self, label: str = "") -> str:
         return f"negative input: {self.input}"
+
+
+def _answered(build: Callable[[ClientOps, int, int], dict[str, Any]]
+              ) -> Callable[[ClientOps, int, int], None]:
+    """A probe that is one request: sent marked as a probe, and its response awaited."""
+    def send(client: ClientOps, s: int, rid: int) -> None:
+        calls = client.calls
+        mark = calls.mark()
+        calls.send(build(client, s, rid), probe=True)
+        calls.wait_for_index(lambda m: is_response_to(m, rid), client.deadline, start=mark)
+    return send
+
+
+@_answered
+def _unknown_session(client: ClientOps, s: int, rid: int) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": rid, "method": "session/prompt", "params": {
+        "sessionId": "acp-model-no-such-session", "prompt": [{"type": "text", "text": "hi"}]}}
+
+
+@_answered
+def _invalid_params(client: ClientOps, s: int, rid: int) -> dict[str, Any]:
+    idx = client.session_index(s)
+    sid = client.sessions[idx].sid if idx is not None else "x"
+    return {"jsonrpc": "2.0", "id": rid, "method": "session/prompt", "params": {"sessionId": sid}}
+
+
+@_answered
+def _unknown_method(client: ClientOps, s: int, rid: int) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": rid, "method": "_acp_model/unknown", "params": {}}
+
+
+def _notification_batch(client: ClientOps, s: int, rid: int) -> None:
+    """A legal batch (RPC-06) of notifications only: it must get no response at all."""
+    client.calls.send([{"jsonrpc": "2.0", "method": "_acp_model/note", "params": {}}])
+    client.sync()
+
+
+def _request_batch(client: ClientOps, s: int, rid: int) -> None:
+    """A legal batch holding a request: the request still gets its own response."""
+    if client.batches_unanswered:
+        return  # shown once already; again would only wait out another deadline
+    calls = client.calls
+    mark = calls.mark()
+    calls.send([sync_message(rid), {"jsonrpc": "2.0", "method": "_acp_model/note", "params": {}}])
+    # an agent that rejects batches answers with one id-null error: that is its answer
+    if calls.wait_for_index(lambda m: _answers(m, rid) or _null_error(m), client.deadline,
+                            start=mark) is None:
+        client.batches_unanswered = True
+
+
+def _garbage(client: ClientOps, s: int, rid: int) -> None:
+    """A truncated line the agent must survive."""
+    client.calls.pipe.send_raw(GARBAGE, probe=True)
+    client.sync()
+
+
+# what each negative input writes (given the program's session and a fresh request id)
+PROBES: dict[NegativeInput, Callable[[ClientOps, int, int], None]] = {
+    NegativeInput.UNKNOWN_SESSION: _unknown_session,
+    NegativeInput.INVALID_PARAMS: _invalid_params,
+    NegativeInput.UNKNOWN_METHOD: _unknown_method,
+    NegativeInput.NOTIFICATION_BATCH: _notification_batch,
+    NegativeInput.REQUEST_BATCH: _request_batch,
+    NegativeInput.GARBAGE: _garbage,
+}
 
 
 def _null_error(msg: Any) -> bool:

@@ -55,7 +55,7 @@ class PermissionAnswers:
 
     def _respond(self, rid: Any, result: Any = None, error: Any = None) -> None:
         with contextlib.suppress(AgentExited, TimeoutError):
-            self.client.proc.respond(rid, result=result, error=error)
+            self.client.calls.respond(rid, result=result, error=error)
 
     def as_required(self, sid: str, rid: Any) -> bool:
         """Answer a permission request now if the model constrains the answer (a cancel is
@@ -146,7 +146,7 @@ class PermissionAnswers:
         if not targets:
             return
         if mistake in (Mistake.AFTER_CANCEL, Mistake.LATE):  # late: once the work has ended
-            c.proc.notify("session/cancel", {"sessionId": sid})
+            c.calls.notify("session/cancel", {"sessionId": sid})
             c.wait_until(lambda: not c.busy(idx), c.deadline if mistake == Mistake.LATE else 0)
         for rid in targets:
             with c.lock:
@@ -154,6 +154,6 @@ class PermissionAnswers:
                 if option is None:
                     continue
                 self._claim(sid, rid)  # its one answer, however wrong
-            c.proc.send({"jsonrpc": "2.0", "id": rid, "result": {
+            c.calls.send({"jsonrpc": "2.0", "id": rid, "result": {
                 "outcome": {"outcome": "selected", "optionId": option}}}, probe=True)
         c.sync()  # what the agent makes of it is provable from here on

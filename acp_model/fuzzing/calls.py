@@ -1,13 +1,14 @@
 """JSON-RPC over the recorded pipe: requests with fresh ids, notifications, answers, and waiting
-for what the agent writes (the part of :class:`~acp_model.fuzzing.transport.AgentProcess` a
-client talks through; the transport below it only records and delivers lines).
+for what the agent writes. :class:`RpcCalls` is what a client talks through; the transport
+(:class:`~acp_model.fuzzing.transport.AgentProcess`) holds one as ``calls`` and below it only
+records and delivers lines (the :class:`Pipe` the calls write through).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from acp_model.trace.wire import Record, is_response_to
 
@@ -20,7 +21,7 @@ class AgentExited(RuntimeError):
 
 
 class RpcError(RuntimeError):
-    """A JSON-RPC error response returned by :meth:`AgentProcess.call`."""
+    """A JSON-RPC error response returned by :meth:`RpcCalls.call`."""
 
     def __init__(self, error: Any) -> None:
         self.error = error
@@ -30,19 +31,55 @@ class RpcError(RuntimeError):
         self.code = code
 
 
-class RpcCalls:
-    """JSON-RPC calls and waits over a recorded pipe. The transport supplies what is annotated
-    here: the transcript (records, its lock, waiting on it), ``send``/``send_many``, whether
-    the agent can still answer, and the stop event."""
+class Pipe(Protocol):
+    """What the calls write through and ask of the agent's process (the transport)."""
 
-    log: Transcript
-    stop_requested: threading.Event
-    returncode: int | None
-    alive: bool
-    send: Callable[..., Record]
-    send_many: Callable[..., list[Record]]
-    _next_id: int
-    _cursor: int
+    stop_requested: threading.Event  # set on a stop request: every wait gives up
+
+    @property
+    def alive(self) -> bool: ...
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    def send(self, msg: Any, *, probe: bool = False) -> Record: ...
+
+    def send_many(self, msgs: Iterable[Any], *, probe: bool = False) -> list[Record]: ...
+
+    def send_raw(self, data: bytes, *, probe: bool = False) -> Record: ...
+
+
+class RpcCalls:
+    """JSON-RPC calls and waits over a recorded pipe: the ids of the requests sent, and a
+    cursor over what the agent wrote. ``pipe`` writes, says whether the agent can still
+    answer and whether a stop was requested; ``log`` is the transcript waited on."""
+
+    def __init__(self, pipe: Pipe, log: Transcript) -> None:
+        self.pipe = pipe
+        self.log = log
+        self._next_id = 0
+        self._cursor = 0
+
+    def send(self, msg: Any, *, probe: bool = False) -> Record:
+        """Write one message as it is (a probe is marked so in the transcript)."""
+        return self.pipe.send(msg, probe=probe)
+
+    def send_many(self, msgs: Iterable[Any], *, probe: bool = False) -> list[Record]:
+        """Write several messages in one write: the agent reads them in one chunk."""
+        return self.pipe.send_many(msgs, probe=probe)
+
+    @property
+    def alive(self) -> bool:
+        """Can the agent still answer (its process runs and its stdout is open)?"""
+        return self.pipe.alive
+
+    def mark(self) -> int:
+        """The transcript's length now: a wait from here sees only what comes after."""
+        return self.log.mark()
+
+    def at(self, index: int) -> Record:
+        """The transcript's record at ``index``."""
+        return self.log.at(index)
 
     def _new_id(self) -> int:
         with self.log.cond:
@@ -98,7 +135,7 @@ class RpcCalls:
                        start: int = 0, direction: str | None = "a2c",
                        raw: bool = False) -> int | None:
         """:meth:`Transcript.wait_for_index`, given up on a stop request."""
-        return self.log.wait_for_index(predicate, timeout, stop=self.stop_requested,
+        return self.log.wait_for_index(predicate, timeout, stop=self.pipe.stop_requested,
                                        start=start, direction=direction, raw=raw)
 
     def wait_for(
@@ -136,8 +173,9 @@ class RpcCalls:
         request_id = self.request(method, params)
         index = self.wait_for_index(lambda m: is_response_to(m, request_id), timeout, start=start)
         if index is None:
-            if not self.alive:
-                raise AgentExited(f"agent gone before answering {method} (code {self.returncode})")
+            if not self.pipe.alive:
+                raise AgentExited(f"agent gone before answering {method} "
+                                  f"(code {self.pipe.returncode})")
             raise TimeoutError(f"no response to {method} (id {request_id}) within {timeout}s")
         msg = self.log.at(index)["msg"]
         if "error" in msg:

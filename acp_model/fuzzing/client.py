@@ -23,13 +23,12 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
-from acp_model.agentcov import Collector
 from acp_model.fuzzing.actions import Action, NewSession, from_json
 from acp_model.fuzzing.answers import PermissionAnswers
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.crossings import ScheduleLog
 from acp_model.fuzzing.drain import Drain
-from acp_model.fuzzing.editors import BARE, ClientProfile
+from acp_model.fuzzing.editors import BARE
 from acp_model.fuzzing.elicitations import HeldElicitations
 from acp_model.fuzzing.handshake import AgentUnusable, Handshake
 from acp_model.fuzzing.ops import RequestIds, SessionHandle
@@ -39,16 +38,14 @@ from acp_model.fuzzing.reach import cancel_meets
 from acp_model.fuzzing.sessions import SessionFactory, count_session_writes
 from acp_model.fuzzing.stop import Stop
 from acp_model.fuzzing.transport import AgentExited, AgentProcess, Record
-from acp_model.llm.server import ScriptedModel
 from acp_model.model.check import declare
 from acp_model.model.vocab import Level, Role
 from acp_model.oracle.monitor import Monitor, Violation
 from acp_model.process import signal_group
 from acp_model.report.reach import Reach
-from acp_model.spec.readings import DEFAULT, Readings
-from acp_model.spec.revisions import Decision
 
 SILENCE = 0.125  # of the deadline: a session the agent wrote nothing for this long is stalled
+TICK = 0.002  # seconds: the moment a tick wait lasts
 
 
 def _process(rule_id: str, name: str, doc: str) -> Any:
@@ -70,31 +67,25 @@ class OracleError(RuntimeError):
 class FuzzClient:
     """One connection: process, monitor, sessions, and the client's own obligations."""
 
-    def __init__(self, argv: Sequence[str], *, readings: Readings = DEFAULT,
-                 deadline: float = 5.0, validate: bool = True, cwd: str | None = None,
-                 env: dict[str, str] | None = None, tick: float = 0.002,
-                 startup_deadline: float = 30.0, stop: Stop | None = None,
-                 decision: Decision | None = None, model: ScriptedModel | None = None,
-                 session_config: Sequence[tuple[str, dict[str, Any]]] = (),
-                 auth_method: str | None = None, sessions_ahead: int = 0,
-                 close_sessions: bool = False, reuse_sessions: int = 0,
-                 patience: float = 1.0, coverage: Collector | None = None,
-                 client: ClientProfile | None = None, workspace: str | None = None) -> None:
-        self.argv = list(argv)
+    def __init__(self, cfg: FuzzConfig, stop: Stop | None = None) -> None:
+        """The client every front-end uses (CLI, pytest plugin, campaigns, replays): a
+        configuration becomes a connection; ``stop`` ends its waits."""
+        deadline = cfg.deadline
+        self.argv = list(cfg.argv)
         # the editor this client plays (``fuzzing/editors.py``): its capabilities and habits
-        self.profile = client or BARE
-        self.model = model  # the scripted model behind the agent, if any
-        self.coverage = coverage  # the agent's own coverage (``--coverage``), if measured
-        self.session_config = tuple(session_config)
-        self.auth_method = auth_method
-        self.close_sessions = close_sessions
-        self.patience = patience
-        self.factory = SessionFactory(self, sessions_ahead, reuse_sessions)
+        self.profile = cfg.client or BARE
+        self.model = cfg.model  # the scripted model behind the agent, if any
+        self.coverage = cfg.collector  # the agent's own coverage (``--coverage``), if measured
+        self.session_config = tuple(cfg.session_config)
+        self.auth_method = cfg.auth_method
+        self.close_sessions = cfg.close_sessions
+        self.patience = cfg.patience
+        self.factory = SessionFactory(self, cfg.sessions_ahead, cfg.reuse_sessions)
         self.stop = stop or Stop()
         self.deadline = deadline
-        self.startup_deadline = max(startup_deadline, deadline)
-        self.tick = tick
-        self.monitor = Monitor(readings, validate=validate, decision=decision)
+        self.startup_deadline = max(cfg.startup_deadline, deadline)
+        self.tick = TICK
+        self.monitor = Monitor(cfg.readings, validate=cfg.validate, decision=cfg.decision)
         self.oracle = OracleQueries(self.monitor)  # what the fuzzer asks the monitor
         self.lock = threading.RLock()
         self.changed = threading.Condition(self.lock)  # notified after each record is judged
@@ -111,28 +102,16 @@ class FuzzClient:
         self.checked_violations = 0  # monitor.violations before this index are handled
         self.example_starts: list[int] = []  # where each example begins in ``history``
         self.example_records: list[int] = []  # ... and in the records
-        self.cwd = workspace or cwd or os.getcwd()  # the sessions' project folder
+        self.cwd = cfg.workspace or cfg.cwd or os.getcwd()  # the sessions' project folder
         self.handshake = Handshake(self.profile, self.cwd, Counter())
         try:
-            self.proc = AgentProcess(self.argv, cwd=cwd, env=env, stop=self.stop.event)
+            self.proc = AgentProcess(self.argv, cwd=cfg.cwd, env=cfg.env, stop=self.stop.event)
         except (FileNotFoundError, PermissionError, NotADirectoryError, OSError) as exc:
             raise AgentUnusable(f"cannot start {self.argv[0]!r}: {exc.strerror or exc}") from None
-        self.ids = RequestIds(self.proc, deadline)
+        self.calls = self.proc.calls  # what actions and the client's parts talk through
+        self.ids = RequestIds(self.calls, deadline)
         self.schedule = ScheduleLog.of(self.proc, self.stop.event)  # ``fuzzing.schedule``
         self.proc.on_record(self._on_record)  # (a Ctrl-C before this returns: see _LIVE)
-
-    @classmethod
-    def from_config(cls, cfg: FuzzConfig, stop: Stop | None = None) -> FuzzClient:
-        """The client every front-end uses (CLI, pytest plugin, campaigns, replays): one place
-        that turns a configuration into a connection."""
-        return cls(cfg.argv, readings=cfg.readings, deadline=cfg.deadline,
-                   validate=cfg.validate, cwd=cfg.cwd, env=cfg.env,
-                   startup_deadline=cfg.startup_deadline, stop=stop, decision=cfg.decision,
-                   model=cfg.model, session_config=cfg.session_config,
-                   auth_method=cfg.auth_method, sessions_ahead=cfg.sessions_ahead,
-                   close_sessions=cfg.close_sessions, reuse_sessions=cfg.reuse_sessions,
-                   patience=cfg.patience, coverage=cfg.collector, client=cfg.client,
-                   workspace=cfg.workspace)
 
     def rebind(self, stop: Stop) -> None:  # answer to ``stop`` (a warm process, replayed)
         self.stop, self.proc.stop_requested, self.schedule.stop = stop, stop.event, stop.event
@@ -202,9 +181,14 @@ class FuzzClient:
     def caught_up(self, timeout: float = 1.0) -> bool:
         """Wait until the monitor has judged every record the transport holds (``call`` and
         ``wait_for`` return once a record is in the transcript, before it is judged)."""
-        done = self.proc.wait_delivered(timeout=timeout)
+        done = self.wait_delivered(timeout)
         self.check_oracle()
         return done
+
+    def wait_delivered(self, timeout: float) -> bool:
+        """Wait until the monitor has been fed every record the transport holds (an error
+        it raised is :meth:`check_oracle`'s)."""
+        return self.proc.wait_delivered(timeout=timeout)
 
     def check_oracle(self) -> None:
         """An exception in the oracle (or in this client's replies) is a bug of ours: it ends
@@ -293,7 +277,7 @@ class FuzzClient:
         cancel = {"sessionId": sess.sid}
         proof = None
         if then_prompt is not None:
-            sess.prompts.append(self.proc.notify_then_request(
+            sess.prompts.append(self.calls.notify_then_request(
                 "session/cancel", cancel, "session/prompt", then_prompt))
         elif sync or self.open_permissions(idx):
             # the sync the proof needs rides in the cancel's write: the agent reads the two
@@ -302,7 +286,7 @@ class FuzzClient:
             proof = self.ids.send_sync(after={"jsonrpc": "2.0", "method": "session/cancel",
                                               "params": cancel})
         else:
-            self.proc.notify("session/cancel", cancel)
+            self.calls.notify("session/cancel", cancel)
         self.caught_up()  # the model has judged the cancel: it says what is owed now
         self.wait_until(lambda: True, 0.0)  # a look: what to answer reads the view now
         pending = self.open_permissions(idx)

@@ -49,13 +49,13 @@ class Drain:
         for idx in self.indices:
             if c.busy(idx):
                 self._cancel(idx)
-        if not c.proc.alive:
+        if not c.calls.alive:
             return None
         c.sync()
         c.caught_up()  # what the agent wrote before the sync's answer is in the model
         end = time.monotonic() + c.deadline
         stalls = Stalls(c, self.indices)
-        while c.proc.alive:
+        while c.calls.alive:
             c.wait_until(lambda: all(not c.busy(i) or c.open_permissions(i) or self._new_work(i)
                                      for i in self.indices), max(0.0, end - time.monotonic()))
             asked = self._answer_asked()

@@ -80,10 +80,10 @@ class HeldElicitations:
             withdrawn = self.client.oracle.withdrawn(held.rid)
         with contextlib.suppress(AgentExited, TimeoutError):
             if withdrawn:
-                self.client.proc.respond(held.rid, error=CANCELLED_ERROR)
+                self.client.calls.respond(held.rid, error=CANCELLED_ERROR)
             else:
-                self.client.proc.respond(held.rid, result=elicitation_result(held.params,
-                                                                             str(action)))
+                self.client.calls.respond(held.rid, result=elicitation_result(held.params,
+                                                                             action))
         return True
 
     def after_cancel(self, idx: int) -> None:

@@ -63,10 +63,10 @@ class Handshake:
         fuzzed raises :class:`AgentUnusable` after the oracle has judged why."""
         protocol = revisions.get(monitor.rev).protocol  # the version the client offers
         caps = self.profile.capabilities(protocol)
-        self.services = ClientServices(serves(caps), self.cwd, proc.respond, self.served)
+        self.services = ClientServices(serves(caps), self.cwd, proc.calls.respond, self.served)
         params = dialect.initialize_params(protocol, self.profile.info or CLIENT_INFO, caps)
         try:
-            result = proc.call("initialize", params, timeout=startup_deadline)
+            result = proc.calls.call("initialize", params, timeout=startup_deadline)
         except TimeoutError:
             with lock:
                 monitor.note(INITIALIZE_ANSWERED, f"no answer to initialize within the "

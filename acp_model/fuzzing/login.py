@@ -28,4 +28,4 @@ def log_in(proc: AgentProcess, methods: Any, method_id: str, wire: Shape,
     if method_id not in listed_methods(methods):
         return
     with contextlib.suppress(RpcError, TimeoutError):
-        proc.call(wire.login_method, {"methodId": method_id}, timeout=timeout)
+        proc.calls.call(wire.login_method, {"methodId": method_id}, timeout=timeout)

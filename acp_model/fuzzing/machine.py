@@ -19,7 +19,6 @@ from hypothesis.control import current_build_context
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
 from acp_model.fuzzing.actions import (
-    USER_ELICITATION_ACTIONS,
     WORKSPACE,
     AnswerElicitation,
     AnswerPermission,
@@ -45,6 +44,7 @@ from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.corpus import Corpus
 from acp_model.fuzzing.pool import AgentPool, Example
 from acp_model.fuzzing.revision import sends_batches
+from acp_model.fuzzing.services import USER_ELICITATION_ACTIONS
 from acp_model.llm.script import (
     FAILURES,
     RISKS,
@@ -59,6 +59,7 @@ from acp_model.llm.script import (
     Tools,
 )
 from acp_model.model.messages import PROMPT_CAPABILITY_GATES
+from acp_model.model.vocab import Answer, ElicitationAction
 
 WORDS = ("analyze", "fix", "tests", "refactor", "explain", "plan", "read", "edit", "run", "diff",
          "search", "summarize", "build", "deploy", "review", "why")
@@ -243,15 +244,15 @@ def _answering(session: st.SearchStrategy[int], blocks: st.SearchStrategy[Any],
     """The rules that answer permission requests: carefully, by finishing the turn, or as a
     sloppy client does."""
 
-    @rule(s=session, outcome=st.sampled_from(["allow", "reject", "cancelled", "error",
-                                              "custom"]),
+    @rule(s=session, outcome=st.sampled_from([Answer.ALLOW, Answer.REJECT, Answer.CANCELLED,
+                                              Answer.ERROR, Answer.CUSTOM]),
           newest=st.booleans(), late=st.booleans(), sync=st.booleans())
-    def answer_permission(self: _Acting, s: int, outcome: str, newest: bool, late: bool,
+    def answer_permission(self: _Acting, s: int, outcome: Answer, newest: bool, late: bool,
                           sync: bool) -> None:
         self.ex.act(AnswerPermission(s, outcome, newest, late, sync))
 
-    @rule(s=session, outcome=st.sampled_from(["allow", "reject", "custom"]))
-    def finish_turn(self: _Acting, s: int, outcome: str) -> None:
+    @rule(s=session, outcome=st.sampled_from([Answer.ALLOW, Answer.REJECT, Answer.CUSTOM]))
+    def finish_turn(self: _Acting, s: int, outcome: Answer) -> None:
         """Let the turn end by itself, as a user who answers every permission request
         with ``outcome`` (many bugs show only in a turn that completes, e.g. the one
         after a cancelled turn; short waits rarely outlast a slow agent's turn)."""
@@ -278,13 +279,14 @@ def _eliciting(session: st.SearchStrategy[int], elicits: bool) -> RuleTable:
     actions = st.sampled_from(USER_ELICITATION_ACTIONS)
 
     @rule(s=session, after_cancel=actions)
-    def hold_elicitations(self: _Acting, s: int, after_cancel: str) -> None:
+    def hold_elicitations(self: _Acting, s: int, after_cancel: ElicitationAction) -> None:
         """Leave the session's elicitations open, as a user who leaves the form up: a
         cancel then meets them (SDK-ELICIT-01), and they are answered after it."""
         self.ex.act(HoldElicitations(s, after_cancel))
 
     @rule(s=session, action=actions, newest=st.booleans())
-    def answer_elicitation(self: _Acting, s: int, action: str, newest: bool) -> None:
+    def answer_elicitation(self: _Acting, s: int, action: ElicitationAction, newest: bool
+                           ) -> None:
         self.ex.act(AnswerElicitation(s, action, newest))
 
     return _table(hold_elicitations, answer_elicitation)

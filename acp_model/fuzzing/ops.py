@@ -23,10 +23,10 @@ from acp_model.report.reach import Reach
 from acp_model.trace.wire import is_response_to
 
 if TYPE_CHECKING:
+    from acp_model.fuzzing.calls import RpcCalls
     from acp_model.fuzzing.crossings import ScheduleLog
     from acp_model.fuzzing.editors import ClientProfile
     from acp_model.fuzzing.queries import OracleQueries
-    from acp_model.fuzzing.transport import AgentProcess
     from acp_model.llm.server import ScriptedModel
 
 
@@ -49,16 +49,18 @@ class Mistake(StrEnum):
 
 
 class Connection(Protocol):
-    """The process, what it asks its judge and the client's waits: what the session factory
-    uses."""
+    """The connection's calls, what it asks its judge and the client's waits: what the
+    session factory uses."""
 
-    proc: AgentProcess
+    calls: RpcCalls  # the JSON-RPC requests, answers and waits of the connection
     oracle: OracleQueries
     lock: threading.RLock
     cwd: str
     deadline: float
     startup_deadline: float
     session_config: Sequence[tuple[str, dict[str, Any]]]
+
+    def wait_delivered(self, timeout: float) -> bool: ...
 
 
 class PermissionOps(Protocol):
@@ -145,8 +147,8 @@ class RequestIds:
     """Ids for the client's own requests (from a million up: never one the agent could echo),
     and the sync request whose response proves what the agent has read."""
 
-    def __init__(self, proc: AgentProcess, deadline: float) -> None:
-        self.proc = proc
+    def __init__(self, calls: RpcCalls, deadline: float) -> None:
+        self.calls = calls
         self.deadline = deadline
         self._ids = itertools.count(1_000_000)
 
@@ -159,14 +161,14 @@ class RequestIds:
         with it and its answer proves that message read before anything the agent does after
         (no gap between them for the agent's reaction to outrun the proof)."""
         rid = self.next()
-        mark = self.proc.mark()  # the answer comes after the request: scan only from here
+        mark = self.calls.mark()  # the answer comes after the request: scan only from here
         if after is None:
-            self.proc.send(sync_message(rid))
+            self.calls.send(sync_message(rid))
         else:
-            self.proc.send_many([after, sync_message(rid)])
+            self.calls.send_many([after, sync_message(rid)])
         return rid, mark
 
     def await_sync(self, sent: tuple[int, int]) -> None:
         """Wait (up to the deadline) for the answer to the sync ``sent``."""
-        self.proc.wait_for_index(lambda m: is_response_to(m, sent[0]), self.deadline,
+        self.calls.wait_for_index(lambda m: is_response_to(m, sent[0]), self.deadline,
                                  start=sent[1])

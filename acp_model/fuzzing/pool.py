@@ -80,7 +80,7 @@ class AgentPool:
         if self.current is None:
             if self.recorder.on_phase is not None and not self.retired:
                 self.recorder.on_phase("initialize")
-            client = FuzzClient.from_config(self.cfg, self.stop)
+            client = FuzzClient(self.cfg, self.stop)
             try:
                 client.reach = self.recorder.reach  # the run's counters, over every process
                 client.handshake.served = self.recorder.served  # what it served too

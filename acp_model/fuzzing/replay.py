@@ -134,7 +134,7 @@ class WarmPool:
 
 def _started(cfg: FuzzConfig, stop: Stop, alone: threading.Lock | None = None) -> FuzzClient:
     """A fresh agent process, initialized (``alone``: held while it initializes)."""
-    client = FuzzClient.from_config(cfg, stop)
+    client = FuzzClient(cfg, stop)
     try:
         with alone or contextlib.nullcontext():
             client.initialize()

@@ -101,21 +101,21 @@ def probe(cfg: FuzzConfig, stop: Stop | None = None,
                 cfg.client.capabilities(cfg.protocol) if cfg.client is not None else None)
             start = max(cfg.startup_deadline, wait)
             try:
-                init = proc.call("initialize", params, timeout=waits(start))
+                init = proc.calls.call("initialize", params, timeout=waits(start))
             except TimeoutError:
                 raise waits.failed(start) from None
             decided = dialect.from_initialize(init, None, cfg.protocol)
             if decided is not None:  # v1: no prompt needed, and a v2 prompt would be wrong
                 return dataclasses.replace(decided, evidence=f"probe: {decided.evidence}")
-            new = proc.call("session/new", {"cwd": cfg.workspace or cfg.cwd or os.getcwd(),
+            new = proc.calls.call("session/new", {"cwd": cfg.workspace or cfg.cwd or os.getcwd(),
                                             "mcpServers": []},
                             timeout=waits(wait))
             sid = new.get("sessionId") if isinstance(new, dict) else None
             if not isinstance(sid, str):
                 raise ProbeFailed("session/new gave no sessionId")
-            rid = proc.request("session/prompt", {
+            rid = proc.calls.request("session/prompt", {
                 "sessionId": sid, "prompt": [{"type": "text", "text": PROBE_TEXT}]})
-            record = proc.wait_for(lambda m: is_response_to(m, rid), timeout=waits(wait))
+            record = proc.calls.wait_for(lambda m: is_response_to(m, rid), timeout=waits(wait))
         except TimeoutError:
             raise waits.failed(wait) from None
         except (AgentExited, RpcError) as exc:

@@ -31,14 +31,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from acp_model.fuzzing.calls import AgentExited
-from acp_model.model.vocab import ErrorCode
+from acp_model.model.vocab import ElicitationAction, ErrorCode
 
 FS_READ, FS_WRITE = "fs/read_text_file", "fs/write_text_file"
 TERMINAL_METHODS = ("terminal/create", "terminal/output", "terminal/wait_for_exit",
                     "terminal/kill", "terminal/release")
 ELICIT = "elicitation/create"
 DEFAULT_OUTPUT_LIMIT = 1 << 20
-ELICITATION_ACTIONS = ("accept", "decline", "cancel")  # $defs.CreateElicitationResponse
+# the answers a user gives an elicitation ($defs.CreateElicitationResponse)
+USER_ELICITATION_ACTIONS = (ElicitationAction.ACCEPT, ElicitationAction.DECLINE,
+                            ElicitationAction.CANCEL)
 
 
 def form_value(spec: Any) -> Any:
@@ -67,11 +69,12 @@ def form_value(spec: Any) -> Any:
     return spec.get("default")
 
 
-def elicitation_result(params: Mapping[str, Any], action: str) -> dict[str, Any]:
+def elicitation_result(params: Mapping[str, Any], action: ElicitationAction
+                       ) -> dict[str, Any]:
     """The response a user gives an elicitation with ``action``: accept (a form's fields
     filled in, a URL's visited), decline or cancel."""
-    if action != "accept":
-        return {"action": action}
+    if action != ElicitationAction.ACCEPT:
+        return {"action": str(action)}
     form = params.get("requestedSchema")
     if params.get("mode") != "form" or not isinstance(form, Mapping):
         return {"action": "accept"}
@@ -143,7 +146,7 @@ class ClientServices:
         # method -> requests answered, with a result or an error (the report's client.served)
         self.served: Counter[str] = served if served is not None else Counter()
         self._ids = itertools.count(1)
-        self._elicitations = itertools.cycle(ELICITATION_ACTIONS)
+        self._elicitations = itertools.cycle(USER_ELICITATION_ACTIONS)
         self._lock = threading.Lock()
         # requests taken whose answer is not yet written: the client still owes them, and a
         # look at what the agent owes must not judge them before the worker answered
@@ -337,4 +340,5 @@ class ClientServices:
             pool.shutdown(wait=False, cancel_futures=True)
 
 
-__all__ = ["ELICITATION_ACTIONS", "ClientServices", "Refused", "Terminal", "elicitation_result"]
+__all__ = ["USER_ELICITATION_ACTIONS", "ClientServices", "Refused", "Terminal",
+           "elicitation_result"]

@@ -70,7 +70,7 @@ class SessionFactory:
     def create(self) -> SessionHandle | None:
         """A new configured session (None: the agent gave none, which is judged)."""
         c = self.client
-        start = c.proc.mark()  # not the shared cursor: the worker and an example both create
+        start = c.calls.mark()  # not the shared cursor: the worker and an example both create
         claimed: list[int] = []
 
         def claim(rid: int) -> None:
@@ -81,16 +81,16 @@ class SessionFactory:
             claimed.append(rid)
 
         try:
-            rid = c.proc.request("session/new", {"cwd": c.cwd, "mcpServers": []}, claim=claim)
-            record = c.proc.wait_for(lambda m: is_response_to(m, rid), start=start,
+            rid = c.calls.request("session/new", {"cwd": c.cwd, "mcpServers": []}, claim=claim)
+            record = c.calls.wait_for(lambda m: is_response_to(m, rid), start=start,
                                      timeout=(c.deadline if self.unanswered
                                               else c.startup_deadline))
             if record is not None:
-                c.proc.wait_delivered(timeout=c.deadline)
+                c.wait_delivered(c.deadline)
         finally:
             with self._cond:
                 self.inflight.difference_update(claimed)
-        if record is None and (self._stopped or not c.proc.alive):
+        if record is None and (self._stopped or not c.calls.alive):
             return None  # the client is closing (or the agent died: judged as a crash)
         if record is None:
             self.unanswered = True
@@ -108,7 +108,7 @@ class SessionFactory:
         for method, params in c.session_config:
             # the configuration a real agent needs (its mode, say): judged as sent
             with contextlib.suppress(RpcError, TimeoutError):
-                c.proc.call(method, {"sessionId": sid, **params}, timeout=c.deadline)
+                c.calls.call(method, {"sessionId": sid, **params}, timeout=c.deadline)
         return SessionHandle(sid)
 
     def recycle(self, handle: SessionHandle) -> bool:
@@ -178,4 +178,4 @@ def close_sessions(client: Connection, sids: list[str]) -> None:
     model connection); errors and silence are the agent's to be judged, not waited out."""
     for sid in sids:
         with contextlib.suppress(RpcError, TimeoutError, AgentExited):
-            client.proc.call("session/close", {"sessionId": sid}, timeout=client.deadline)
+            client.calls.call("session/close", {"sessionId": sid}, timeout=client.deadline)

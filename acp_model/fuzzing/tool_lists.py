@@ -77,20 +77,20 @@ def _one_turn(proc: AgentProcess, cfg: FuzzConfig, wait: float) -> str:
     """Initialize (v1), a session configured as the profile says, one prompt answered by its
     model with text, awaited; the turn's tag."""
     assert cfg.model is not None
-    init = proc.call("initialize", dialect.initialize_params(1, INFO),
+    init = proc.calls.call("initialize", dialect.initialize_params(1, INFO),
                      timeout=cfg.startup_deadline)
     if cfg.auth_method is not None and isinstance(init, dict):
         log_in(proc, init.get("authMethods"), cfg.auth_method, SHAPES[1], wait)
-    new = proc.call("session/new", {"cwd": cfg.cwd, "mcpServers": []}, timeout=wait)
+    new = proc.calls.call("session/new", {"cwd": cfg.cwd, "mcpServers": []}, timeout=wait)
     sid = new.get("sessionId") if isinstance(new, dict) else None
     if not isinstance(sid, str):
         raise RecordingFailed(f"session/new gave no sessionId: {new!r}")
     for method, params in cfg.session_config:
-        proc.call(method, {"sessionId": sid, **params}, timeout=wait)
+        proc.calls.call(method, {"sessionId": sid, **params}, timeout=wait)
     tag = cfg.model.register((Text(1),), sid)
-    rid = proc.request("session/prompt", {"sessionId": sid, "prompt": [
+    rid = proc.calls.request("session/prompt", {"sessionId": sid, "prompt": [
         {"type": "text", "text": f"{PROMPT} {tag_text(tag)}"}]})
-    if proc.wait_for(lambda m: is_response_to(m, rid), timeout=wait) is None:
+    if proc.calls.wait_for(lambda m: is_response_to(m, rid), timeout=wait) is None:
         raise RecordingFailed(f"the prompt's turn did not end within {wait:g} s")
     return tag
 

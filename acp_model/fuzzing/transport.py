@@ -28,16 +28,16 @@ kill ladder is :func:`acp_model.process.end_group`.
 
 Threading: one reader thread per pipe (stdout, stderr), one thread waiting for the exit, and
 one delivery thread. The reader threads only read and append: all records are appended under
-one lock (the transcript's), so transcript order is the order in which records were appended, and
-``wait_for`` waits on that condition variable (no polling). Listener callbacks (the oracle, the
-client's answers to agent requests) run on the delivery thread, strictly in transcript order and
-never concurrently, fed through the queue of undelivered records: however long the oracle takes,
-the reader keeps draining the agent's stdout, and an agent that blocks writing while not reading
-stdin cannot stall a reply behind the reader. A callback may send (its record is delivered after
-it returns). A send from any other thread returns once its own record has been delivered, so a
-client that sent something can ask the oracle about it at once. An exception in a callback is
-kept in :attr:`AgentProcess.listener_errors` with its traceback; the caller must look (the fuzz
-client turns it into an internal error, never a pass).
+one lock (the transcript's), so transcript order is the order in which records were appended,
+and :meth:`RpcCalls.wait_for` waits on that condition variable (no polling). Listener callbacks
+(the oracle, the client's answers to agent requests) run on the delivery thread, strictly in
+transcript order and never concurrently, fed through the queue of undelivered records: however
+long the oracle takes, the reader keeps draining the agent's stdout, and an agent that blocks
+writing while not reading stdin cannot stall a reply behind the reader. A callback may send
+(its record is delivered after it returns). A send from any other thread returns once its own
+record has been delivered, so a client that sent something can ask the oracle about it at once.
+An exception in a callback is kept in :attr:`AgentProcess.listener_errors` with its traceback;
+the caller must look (the fuzz client turns it into an internal error, never a pass).
 """
 
 from __future__ import annotations
@@ -67,6 +67,7 @@ __all__ = [
     "AgentProcess",
     "Listener",
     "Record",
+    "RpcCalls",
     "RpcError",
     "decode_line",
     "dumps_record",
@@ -139,13 +140,14 @@ class AgentGroup:
                     stream.close()
 
 
-class AgentProcess(RpcCalls):
+class AgentProcess:
     """A spawned ACP agent speaking newline-delimited JSON-RPC 2.0 over stdio.
 
     Use as a context manager (``with AgentProcess([...]) as agent:``) or call :meth:`close`.
     The agent runs in its own session and process group so that everything it spawns can be
     killed together. Its parts: ``log`` (the transcript and its listeners), ``reader``
-    (stdout), ``stderr`` (the tail) and ``stdin`` (the writer).
+    (stdout), ``stderr`` (the tail), ``stdin`` (the writer) and ``calls`` (the JSON-RPC
+    requests, answers and waits a client talks through: :class:`RpcCalls`).
     """
 
     def __init__(
@@ -174,8 +176,7 @@ class AgentProcess(RpcCalls):
         self.log = Transcript(max_transcript_bytes)
         self.transcript: list[Record] = self.log.records
         self.listener_errors = self.log.listeners.errors
-        self._next_id = 0
-        self._cursor = 0
+        self.calls = RpcCalls(self, self.log)
         self._stop = threading.Event()  # the reader threads' end
         self._closed = False
         self._t0 = time.monotonic()

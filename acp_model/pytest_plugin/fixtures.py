@@ -57,7 +57,7 @@ def acp_client(acp_config: FuzzConfig) -> Iterator[FuzzClient]:
 
     cfg = decided(acp_config)  # a no-op for the fixture's own configuration
     try:
-        client = FuzzClient.from_config(cfg)
+        client = FuzzClient(cfg)
     except AgentUnusable as exc:
         pytest.fail(f"cannot start the agent: {exc}", pytrace=False)
     try:

@@ -127,7 +127,7 @@ def probe_agent(opts: AcpOptions) -> None:
 
     cfg = fuzz_config(opts)
     try:
-        client = FuzzClient.from_config(cfg)
+        client = FuzzClient(cfg)
     except AgentUnusable as exc:
         raise unusable(exc) from None
     try:

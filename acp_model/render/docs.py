@@ -22,8 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from acp_model.model.engine import Table, TransitionSpec
-from acp_model.model.vocab import Event as Ev
-from acp_model.model.vocab import Level
+from acp_model.model.vocab import Event, Level
 from acp_model.model.vocab import State as St
 from acp_model.oracle.offline import check_records
 from acp_model.render.graphs import session_table
@@ -50,7 +49,7 @@ class Edge:
     """One drawn edge: the model transition (``src``, ``event``) and where it must lead."""
 
     src: St
-    event: Ev
+    event: Event
     dst: St
     label: str  # wire messages, as the text names them
 
@@ -66,35 +65,35 @@ class Concern:
 
 CONCERNS = (
     Concern("turn", "A prompt turn (steps 1-6)", (
-        Edge(St.IDLE, Ev.RUNNING_REPORTED, St.RUNNING,
+        Edge(St.IDLE, Event.RUNNING_REPORTED, St.RUNNING,
              "1 session/prompt, 2 response {} (accepted), user_message, "
              "3 state_update running"),
-        Edge(St.RUNNING, Ev.OUTPUT, St.RUNNING,
+        Edge(St.RUNNING, Event.OUTPUT, St.RUNNING,
              "3 agent_message_chunk, plan, tool_call, usage_update"),
-        Edge(St.RUNNING, Ev.IDLE_REPORTED, St.IDLE,
+        Edge(St.RUNNING, Event.IDLE_REPORTED, St.IDLE,
              "4 state_update idle (stopReason end_turn, max_tokens, max_turn_requests, "
              "refusal)"),
     ), start="session/new", notes=((St.RUNNING, "6 the cycle returns to step 3 until the "
                                                 "model completes or work is stopped"),)),
     Concern("permissions", "A tool call that needs permission (step 5)", (
-        Edge(St.RUNNING, Ev.REQUIRES_ACTION_REPORTED, St.REQUIRES_ACTION,
+        Edge(St.RUNNING, Event.REQUIRES_ACTION_REPORTED, St.REQUIRES_ACTION,
              "session/request_permission, state_update requires_action"),
-        Edge(St.REQUIRES_ACTION, Ev.RUNNING_REPORTED, St.RUNNING,
+        Edge(St.REQUIRES_ACTION, Event.RUNNING_REPORTED, St.RUNNING,
              "permission response (selected), state_update running"),
-        Edge(St.RUNNING, Ev.TOOL_UPDATE, St.RUNNING,
+        Edge(St.RUNNING, Event.TOOL_UPDATE, St.RUNNING,
              "tool_call_update in_progress, completed"),
-        Edge(St.REQUIRES_ACTION, Ev.IDLE_REPORTED, St.IDLE,
+        Edge(St.REQUIRES_ACTION, Event.IDLE_REPORTED, St.IDLE,
              "state_update idle (stopReason)"),
     )),
     Concern("cancellation", "Cancellation", (
-        Edge(St.RUNNING, Ev.CANCEL, St.RUNNING, "session/cancel"),
-        Edge(St.REQUIRES_ACTION, Ev.CANCEL, St.REQUIRES_ACTION, "session/cancel"),
-        Edge(St.REQUIRES_ACTION, Ev.PERMISSION_ANSWER, St.REQUIRES_ACTION,
+        Edge(St.RUNNING, Event.CANCEL, St.RUNNING, "session/cancel"),
+        Edge(St.REQUIRES_ACTION, Event.CANCEL, St.REQUIRES_ACTION, "session/cancel"),
+        Edge(St.REQUIRES_ACTION, Event.PERMISSION_ANSWER, St.REQUIRES_ACTION,
              "the client answers pending permission requests: cancelled"),
-        Edge(St.RUNNING, Ev.OUTPUT, St.RUNNING,
+        Edge(St.RUNNING, Event.OUTPUT, St.RUNNING,
              "content and tool call updates still allowed, before the idle"),
-        Edge(St.RUNNING, Ev.IDLE_REPORTED, St.IDLE, "state_update idle (stopReason cancelled)"),
-        Edge(St.REQUIRES_ACTION, Ev.IDLE_REPORTED, St.IDLE,
+        Edge(St.RUNNING, Event.IDLE_REPORTED, St.IDLE, "state_update idle (stopReason cancelled)"),
+        Edge(St.REQUIRES_ACTION, Event.IDLE_REPORTED, St.IDLE,
              "state_update idle (stopReason cancelled)"),
     ), notes=((St.IDLE, "after session/cancel the idle that ends the work MUST carry "
                         "cancelled, never an error"),)),
@@ -113,29 +112,29 @@ V1_STATE_TEXT = {
 _V1_END = "response to session/prompt {stopReason"
 V1_CONCERNS = (
     Concern("turn", "A v1 prompt turn (steps 1-6)", (
-        Edge(St.IDLE, Ev.RUNNING_REPORTED, St.RUNNING,
+        Edge(St.IDLE, Event.RUNNING_REPORTED, St.RUNNING,
              "1 session/prompt, then 3 the turn's first session/update (no acknowledgement, "
              "no state report)"),
-        Edge(St.RUNNING, Ev.OUTPUT, St.RUNNING,
+        Edge(St.RUNNING, Event.OUTPUT, St.RUNNING,
              "3 agent_message_chunk, plan, tool_call, tool_call_update"),
-        Edge(St.RUNNING, Ev.IDLE_REPORTED, St.IDLE,
+        Edge(St.RUNNING, Event.IDLE_REPORTED, St.IDLE,
              f"4 {_V1_END} end_turn, max_tokens, max_turn_requests, refusal}}"),
     ), start="session/new", notes=((St.RUNNING, "6 the turn goes back to the language model "
                                                 "until it completes"),)),
     Concern("permissions", "A tool call that needs permission (step 5)", (
-        Edge(St.RUNNING, Ev.PERMISSION_REQUEST, St.RUNNING,
+        Edge(St.RUNNING, Event.PERMISSION_REQUEST, St.RUNNING,
              "5 session/request_permission (the turn goes on: v1 reports no state)"),
-        Edge(St.RUNNING, Ev.PERMISSION_ANSWER, St.RUNNING, "permission response (selected)"),
-        Edge(St.RUNNING, Ev.TOOL_UPDATE, St.RUNNING, "tool_call_update in_progress, completed"),
-        Edge(St.RUNNING, Ev.IDLE_REPORTED, St.IDLE, f"{_V1_END}}}"),
+        Edge(St.RUNNING, Event.PERMISSION_ANSWER, St.RUNNING, "permission response (selected)"),
+        Edge(St.RUNNING, Event.TOOL_UPDATE, St.RUNNING, "tool_call_update in_progress, completed"),
+        Edge(St.RUNNING, Event.IDLE_REPORTED, St.IDLE, f"{_V1_END}}}"),
     )),
     Concern("cancellation", "Cancellation", (
-        Edge(St.RUNNING, Ev.CANCEL, St.RUNNING, "session/cancel"),
-        Edge(St.RUNNING, Ev.PERMISSION_ANSWER, St.RUNNING,
+        Edge(St.RUNNING, Event.CANCEL, St.RUNNING, "session/cancel"),
+        Edge(St.RUNNING, Event.PERMISSION_ANSWER, St.RUNNING,
              "the client answers pending permission requests: cancelled"),
-        Edge(St.RUNNING, Ev.OUTPUT, St.RUNNING,
+        Edge(St.RUNNING, Event.OUTPUT, St.RUNNING,
              "content and tool call updates still allowed, before the response"),
-        Edge(St.RUNNING, Ev.IDLE_REPORTED, St.IDLE, f"{_V1_END} cancelled}}"),
+        Edge(St.RUNNING, Event.IDLE_REPORTED, St.IDLE, f"{_V1_END} cancelled}}"),
     ), notes=((St.IDLE, "after session/cancel the response MUST carry cancelled, never an "
                         "error, and nothing of the turn follows it"),)),
 )

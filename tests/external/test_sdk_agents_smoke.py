@@ -108,7 +108,7 @@ class Client:
         self.agent = agent
 
     def initialize(self) -> dict[str, Any]:
-        return self.agent.call(
+        return self.agent.calls.call(
             "initialize",
             {
                 "protocolVersion": 2,
@@ -119,20 +119,20 @@ class Client:
         )
 
     def new_session(self) -> str:
-        result = self.agent.call("session/new", {"cwd": str(ROOT), "mcpServers": []}, TIMEOUT)
+        result = self.agent.calls.call("session/new", {"cwd": str(ROOT), "mcpServers": []}, TIMEOUT)
         return result["sessionId"]
 
     def prompt(self, session_id: str, text: str) -> tuple[int, int]:
         """Send a prompt; returns (transcript index of the request, request id)."""
         start = self.agent.mark()
-        request_id = self.agent.request(
+        request_id = self.agent.calls.request(
             "session/prompt",
             {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]},
         )
         return start, request_id
 
     def wait(self, pred: Callable[[Any], bool], start: int, what: str) -> int:
-        index = self.agent.wait_for_index(pred, TIMEOUT, start=start)
+        index = self.agent.calls.wait_for_index(pred, TIMEOUT, start=start)
         assert index is not None, f"{what} not seen; stderr:\n{self.agent.stderr_text()}"
         return index
 
@@ -140,7 +140,7 @@ class Client:
         return self.agent.records()[index]["msg"]
 
     def answer_permission(self, index: int, outcome: dict[str, Any]) -> None:
-        self.agent.respond(self.msg(index)["id"], {"outcome": outcome})
+        self.agent.calls.respond(self.msg(index)["id"], {"outcome": outcome})
 
     def a2c(self, start: int, end: int | None = None) -> list[tuple[int, Any]]:
         records = self.agent.records()
@@ -165,7 +165,7 @@ def _barrier(c: Client) -> int:
     message the agent wrote before it read the request is in the transcript by then (a causal
     wait, where a sleep would only make absence likely)."""
     start = c.agent.mark()
-    rid = c.agent.request("_acp_model/sync", {})
+    rid = c.agent.calls.request("_acp_model/sync", {})
     c.wait(lambda m: is_response_to(m, rid), start, "the barrier's answer")
     return rid
 
@@ -302,7 +302,7 @@ def test_cancel_mid_turn(client: Client) -> None:
     # 1. Cancel while the permission request is pending; the client answers it "cancelled".
     start, rid = c.prompt(sid, "count this, then get cancelled")
     perm = c.wait(_is_permission(sid), start, "permission")
-    c.agent.notify("session/cancel", {"sessionId": sid})
+    c.agent.calls.notify("session/cancel", {"sessionId": sid})
     c.answer_permission(perm, {"outcome": "cancelled"})
     updates = _assert_turn(c, sid, start, rid, "cancelled", tool_status="cancelled")
     assert "running" in [u.get("state") for u in updates]
@@ -319,7 +319,7 @@ def test_cancel_mid_turn(client: Client) -> None:
             start,
             "first agent chunk",
         )
-        c.agent.notify("session/cancel", {"sessionId": sid})
+        c.agent.calls.notify("session/cancel", {"sessionId": sid})
         stop = c.wait(_is_stop(sid), start, "idle")
         reason = _update(c.msg(stop), sid)["stopReason"]  # type: ignore[index]
         if reason == "cancelled":
@@ -343,7 +343,7 @@ def test_documented_sdk_behaviour(client: Client, case: str) -> None:
     name = "python" if "sdk-python" in " ".join(c.agent.argv) else "typescript"
     if case == "old-version":
         start = c.agent.mark()
-        request_id = c.agent.request(
+        request_id = c.agent.calls.request(
             "initialize",
             {"protocolVersion": 1, "capabilities": {}, "info": {"name": "old", "version": "0"}},
         )
@@ -365,7 +365,7 @@ def test_documented_sdk_behaviour(client: Client, case: str) -> None:
         assert [m for _, m in c.a2c(start) if not is_response_to(m, barrier)] == []
         assert c.agent.alive
     # Either way the connection keeps working.
-    assert "sessions" in c.agent.call("session/list", {}, TIMEOUT)
+    assert "sessions" in c.agent.calls.call("session/list", {}, TIMEOUT)
 
 
 def test_a_cancel_read_while_idle_does_not_reach_the_next_prompt(client: Client) -> None:

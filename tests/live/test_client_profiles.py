@@ -31,7 +31,7 @@ def one_turn(profile: Any, tmp_path: Path) -> tuple[FuzzClient, dict[str, Any]]:
     awaited to its end; what the agent said each of its requests got."""
     cfg = FuzzConfig(AGENT, readings=V1, client=profile, deadline=10)
     with backend(cfg) as running:
-        client = FuzzClient.from_config(running)
+        client = FuzzClient(running)
         try:
             client.initialize()
             client.perform(NewSession())

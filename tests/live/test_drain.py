@@ -21,12 +21,12 @@ def test_a_permission_request_during_the_last_look_is_answered_not_judged() -> N
     and looks again."""
     cfg = FuzzConfig([sys.executable, str(AGENT)], deadline=1.0,
                      readings=DEFAULT.parse(["SPEC=v1"]))
-    client = FuzzClient.from_config(cfg)
+    client = FuzzClient(cfg)
     try:
         client.initialize()
         client.new_session()
         sid = client.sessions[0].sid
-        client.sessions[0].prompts.append(client.proc.request(
+        client.sessions[0].prompts.append(client.proc.calls.request(
             "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "hi"}]}))
         assert client.wait_until(lambda: client.busy(0), 5.0)
         looked = client.drain([0])

@@ -49,7 +49,7 @@ def _asking_twice() -> str:
 def test_the_machine_sees_the_reference_agent_s_elicitation_and_its_answer() -> None:
     cfg = FuzzConfig(AGENT, readings=SDK, client=custom(OFFERED), deadline=10)
     with backend(cfg) as running:
-        client = FuzzClient.from_config(running)
+        client = FuzzClient(running)
         try:
             client.initialize()
             client.perform(NewSession())
@@ -100,7 +100,7 @@ def _held_across_a_cancel(agent: list[str], after_cancel: str = "accept"
     client's records (the client closed) and its violations."""
     cfg = FuzzConfig(agent, readings=SDK, client=custom(OFFERED), deadline=10)
     with backend(cfg) as running:
-        client = FuzzClient.from_config(running)
+        client = FuzzClient(running)
         try:
             client.initialize()
             for action in (NewSession(), HoldElicitations(0, after_cancel),
@@ -181,7 +181,7 @@ def test_held_elicitations_are_answered_by_the_drawn_action() -> None:
     filled in), and the turn goes on to its end."""
     cfg = FuzzConfig(AGENT, readings=SDK, client=custom(OFFERED), deadline=10)
     with backend(cfg) as running:
-        client = FuzzClient.from_config(running)
+        client = FuzzClient(running)
         try:
             client.initialize()
             for action in (NewSession(), HoldElicitations(0),
@@ -219,7 +219,7 @@ def test_an_answer_the_client_s_services_are_still_writing_is_not_judged(
     monkeypatch.setattr(ClientServices, "_serve", slow)
     cfg = FuzzConfig(AGENT, readings=SDK, client=custom(OFFERED), deadline=3)
     with backend(cfg) as running:
-        client = FuzzClient.from_config(running)
+        client = FuzzClient(running)
         try:
             client.initialize()
             for action in (NewSession(), Prompt(0, [{"type": "text", "text": _asking_twice()}]),

@@ -637,7 +637,7 @@ def _mini_client(mode: str, **options: Any) -> Iterator[FuzzClient]:
     from acp_model.fuzzing.client import FuzzClient
 
     options = {"deadline": 3.0, "spec": "seed", **options}
-    client = FuzzClient.from_config(FuzzConfig([*MINI, "--mode", mode], **options))
+    client = FuzzClient(FuzzConfig([*MINI, "--mode", mode], **options))
     try:
         client.initialize()
         client.new_session()
@@ -651,10 +651,10 @@ def _prompt(client: FuzzClient, answered: bool = True) -> int:
     its request id."""
     from acp_model.trace.wire import is_response_to
 
-    rid = client.proc.request("session/prompt", {"sessionId": client.sessions[0].sid,
+    rid = client.proc.calls.request("session/prompt", {"sessionId": client.sessions[0].sid,
                                                  "prompt": [{"type": "text", "text": "x"}]})
     if answered:
-        assert client.proc.wait_for(lambda m: is_response_to(m, rid), timeout=5) is not None
+        assert client.proc.calls.wait_for(lambda m: is_response_to(m, rid), timeout=5) is not None
     return rid
 
 
@@ -690,7 +690,7 @@ def test_a_session_new_on_the_wire_is_always_claimed_by_its_waiter() -> None:
     from acp_model.fuzzing.client import FuzzClient
 
     cfg = FuzzConfig(REFERENCE, deadline=2.0, startup_deadline=20.0, spec="seed")
-    client = FuzzClient.from_config(cfg)
+    client = FuzzClient(cfg)
     claimed: list[bool] = []
 
     def listener(record: dict) -> None:
@@ -776,7 +776,7 @@ def test_work_that_begins_while_the_drain_waits_is_cancelled_too(skip: int) -> N
         ex.act(Prompt(0, [{"type": "text", "text": "hi"}]))
         assert client.wait_until(lambda: not client.busy(0), 5.0)
         # the unknown request after ``skip`` more (the drain's syncs) starts its own work
-        client.proc.notify("_mini/arm", {"skip": skip})
+        client.proc.calls.notify("_mini/arm", {"skip": skip})
         pool.end_example(ex)
         records = client.proc.records()
         began = next(n for n, r in enumerate(records) if r["dir"] == "a2c" and json.dumps(
@@ -808,9 +808,9 @@ def test_work_that_begins_after_the_drains_last_look_is_not_judged_never_ended()
 
         def drain_then_work(indices: Any) -> int | None:
             looked = drain(indices)
-            client.proc.notify("_mini/arm", {})
-            rid = client.proc.request("_mini/poke", {})  # the work begins as it reads this
-            assert client.proc.wait_for(lambda m: is_response_to(m, rid), timeout=5)
+            client.proc.calls.notify("_mini/arm", {})
+            rid = client.proc.calls.request("_mini/poke", {})  # the work begins as it reads this
+            assert client.proc.calls.wait_for(lambda m: is_response_to(m, rid), timeout=5)
             client.caught_up()
             assert client.busy(0), "the agent's own work runs when the judge looks"
             return looked

@@ -120,7 +120,7 @@ def test_a_proxy_page_of_a_live_session(tmp_path: Path) -> None:
     # cancel was read: its end_turn idle is a proven CANCEL-07 whatever the timing.
     with AgentProcess(argv) as p:
         cancel_during_permission(p, str(tmp_path), prove_read=True)
-        assert p.wait_for(lambda m: isinstance(m, dict) and m.get("params", {}).get(
+        assert p.calls.wait_for(lambda m: isinstance(m, dict) and m.get("params", {}).get(
             "update", {}).get("stopReason") is not None, timeout=10) is not None
     dom = _page_checks(page, tmp_path)
     assert "acp-model proxy" in dom and "the proxied session" in dom

@@ -216,7 +216,7 @@ def test_a_mutant_s_violation_shows_live_and_the_session_goes_on(tmp_path: Path)
         # live, mid-session
         assert re.search(r"acp-model: FAIL CANCEL-07 \(MUST\)", p.stderr_text())
         # the session goes on through the proxy
-        assert p.call("session/list", {}) is not None
+        assert p.calls.call("session/list", {}) is not None
     assert re.search(r"FAIL CANCEL-07", log.read_text())
 
 

@@ -32,7 +32,7 @@ def _drain_a_stalled_turn(on_cancel: str, *, reopen: bool = False
     with backend(cfg) as running:
         assert running.model is not None
         model = running.model
-        client = FuzzClient.from_config(running)
+        client = FuzzClient(running)
         try:
             client.initialize()
             client.new_session()
@@ -40,7 +40,7 @@ def _drain_a_stalled_turn(on_cancel: str, *, reopen: bool = False
             client.perform(Prompt(0, [{"type": "text", "text": "hi"}], model=(Stall(),)))
             assert client.wait_until(lambda: model.stalling(sid), 10.0), "the model stalls"
             if reopen:
-                client.proc.call("session/load", {"sessionId": sid, "cwd": client.cwd,
+                client.proc.calls.call("session/load", {"sessionId": sid, "cwd": client.cwd,
                                                   "mcpServers": []}, timeout=10.0)
             looked = client.drain([0])
             client.caught_up()

@@ -77,17 +77,17 @@ def in_fresh_process(test: str) -> float:
 
 def test_call_notify_respond_and_trace(tmp_path: Path) -> None:
     with spawn("echo_agent.py") as agent:
-        assert agent.call("ping", {"n": 1}, timeout=5) == {"echo": {"n": 1}}
-        agent.notify("note", {"x": 1})
-        second = agent.request("ping", {"n": 2})
-        third = agent.request("ping", {"n": 3})
+        assert agent.calls.call("ping", {"n": 1}, timeout=5) == {"echo": {"n": 1}}
+        agent.calls.notify("note", {"x": 1})
+        second = agent.calls.request("ping", {"n": 2})
+        third = agent.calls.request("ping", {"n": 3})
         assert (second, third) == (1, 2)  # auto-incrementing integer ids
         # the agent asks us something mid-call; we answer it with respond()
-        ask = agent.request("ask", {})
-        question = agent.wait_for(lambda m: m.get("method") == "question", 5, start=0)
+        ask = agent.calls.request("ask", {})
+        question = agent.calls.wait_for(lambda m: m.get("method") == "question", 5, start=0)
         assert question is not None
-        agent.respond(question["msg"]["id"], result={"ok": True})
-        answer = agent.wait_for(lambda m: m.get("id") == ask, 5, start=0)
+        agent.calls.respond(question["msg"]["id"], result={"ok": True})
+        answer = agent.calls.wait_for(lambda m: m.get("id") == ask, 5, start=0)
         assert answer is not None and answer["msg"]["result"]["result"] == {"ok": True}
         path = agent.write_trace(tmp_path / "echo.jsonl")
     lines = [orjson.loads(line) for line in path.read_bytes().splitlines()]
@@ -101,18 +101,18 @@ def test_call_notify_respond_and_trace(tmp_path: Path) -> None:
 def test_wait_for_cursor_finds_successive_matches() -> None:
     with spawn("echo_agent.py") as agent:
         for n in range(3):
-            agent.request("ping", {"n": n})
+            agent.calls.request("ping", {"n": n})
         is_result = lambda m: "result" in m  # noqa: E731
-        got = [agent.wait_for(is_result, 5) for _ in range(3)]
+        got = [agent.calls.wait_for(is_result, 5) for _ in range(3)]
         assert [r["msg"]["id"] for r in got if r] == [0, 1, 2]
-        assert agent.wait_for(is_result, 0.2) is None  # no fourth one: times out
+        assert agent.calls.wait_for(is_result, 0.2) is None  # no fourth one: times out
 
 
 def test_call_raises_rpc_error_and_timeout() -> None:
     with spawn("hang.py") as agent:
         t0 = time.monotonic()
         with pytest.raises(TimeoutError):
-            agent.call("ping", {}, timeout=0.3)
+            agent.calls.call("ping", {}, timeout=0.3)
         assert time.monotonic() - t0 < 2
     err = RpcError({"code": -32601, "message": "nope"})
     assert err.code == -32601 and "nope" in str(err)
@@ -129,14 +129,14 @@ def test_listener_sees_every_record_in_order_and_may_send() -> None:
             threads.add(threading.current_thread().name)
             msg = record.get("msg") or {}
             if record["dir"] == "a2c" and msg.get("method") == "question":
-                agent.respond(msg["id"], result={"auto": True})  # sending from a callback
+                agent.calls.respond(msg["id"], result={"auto": True})  # sending from a callback
 
         agent.on_record(listener)
-        ask = agent.request("ask", {})
-        assert agent.wait_for(lambda m: m.get("id") == ask, 5, start=0) is not None
+        ask = agent.calls.request("ask", {})
+        assert agent.calls.wait_for(lambda m: m.get("id") == ask, 5, start=0) is not None
         for n in range(20):
-            agent.request("ping", {"n": n})
-        assert agent.wait_for(lambda m: m.get("id") == ask + 20, 5, start=0) is not None
+            agent.calls.request("ping", {"n": n})
+        assert agent.calls.wait_for(lambda m: m.get("id") == ask + 20, 5, start=0) is not None
     assert seen == agent.transcript  # same records, same order
     # the reader only reads: every listener call, the one that sent too, ran on the delivery
     # thread, never on the stdout reader or the sending thread
@@ -146,13 +146,13 @@ def test_listener_sees_every_record_in_order_and_may_send() -> None:
 def test_listener_exception_does_not_kill_the_reader() -> None:
     with spawn("echo_agent.py") as agent:
         agent.on_record(lambda r: 1 / 0)
-        assert agent.call("ping", {}, timeout=5) == {"echo": {}}
+        assert agent.calls.call("ping", {}, timeout=5) == {"echo": {}}
     assert agent.listener_errors and isinstance(agent.listener_errors[0], ZeroDivisionError)
 
 
 def test_clean_exit_code_is_returned() -> None:
     agent = spawn("echo_agent.py")
-    agent.notify("exit")
+    agent.calls.notify("exit")
     assert agent.wait_exit(5) == 7
     assert agent.close() == 7
     assert not live_members(agent.pgid)
@@ -166,8 +166,8 @@ def test_crash_at_start_is_agent_exited_not_a_hang() -> None:
     t0 = time.monotonic()
     assert agent.wait_exit(5) == 3
     with pytest.raises(AgentExited):
-        agent.call("initialize", {}, timeout=10)
-    assert agent.wait_for(lambda m: True, 10) is None  # returns at once: nothing can come
+        agent.calls.call("initialize", {}, timeout=10)
+    assert agent.calls.wait_for(lambda m: True, 10) is None  # returns at once: nothing can come
     assert time.monotonic() - t0 < 3
     assert agent.close() == 3
     assert "cannot start" in agent.stderr_text()
@@ -175,11 +175,11 @@ def test_crash_at_start_is_agent_exited_not_a_hang() -> None:
 
 def test_writing_to_a_dead_agent_raises_agent_exited() -> None:
     agent = spawn("dies_on_input.py")
-    agent.notify("first")
+    agent.calls.notify("first")
     assert agent.wait_exit(5) == 0
     with pytest.raises(AgentExited):
         for _ in range(100):  # the pipe may absorb a write or two before EPIPE
-            agent.notify("more", {"pad": "z" * 1000})
+            agent.calls.notify("more", {"pad": "z" * 1000})
     agent.close()
 
 
@@ -197,16 +197,16 @@ def test_agent_that_never_reads_stdin_times_out_the_writer() -> None:
     t0 = time.monotonic()
     with pytest.raises(TimeoutError):
         for _ in range(1000):  # fills the 64 KiB pipe buffer quickly
-            agent.notify("stuff", {"pad": "p" * 65536})
+            agent.calls.notify("stuff", {"pad": "p" * 65536})
     assert time.monotonic() - t0 < 3
     with pytest.raises(AgentExited, match="mid-line"):  # half a line is in the pipe now
-        agent.notify("more")
+        agent.calls.notify("more")
     agent.close(grace=0.2)
 
 
 def test_sigterm_ignored_needs_sigkill() -> None:
     agent = spawn("ignore_sigterm.py")
-    assert agent.wait_for(lambda m: m.get("method") == "ready", 5) is not None
+    assert agent.calls.wait_for(lambda m: m.get("method") == "ready", 5) is not None
     t0 = time.monotonic()
     code = agent.close(grace=0.3)
     assert code == -9
@@ -221,7 +221,7 @@ def test_an_exit_during_a_close_still_ends_the_agent() -> None:
     from acp_model.fuzzing.transport import _end_live_agents
 
     agent = spawn("ignore_sigterm.py", close_grace=30.0)
-    assert agent.wait_for(lambda m: m.get("method") == "ready", 5) is not None
+    assert agent.calls.wait_for(lambda m: m.get("method") == "ready", 5) is not None
     closer = threading.Thread(target=agent.close, daemon=True)
     closer.start()
     assert agent.wait_exit(0.5) is None  # in its grace, still running
@@ -233,7 +233,7 @@ def test_an_exit_during_a_close_still_ends_the_agent() -> None:
 
 def test_lingering_grandchild_is_killed() -> None:
     agent = spawn("grandchild.py")
-    record = agent.wait_for(lambda m: m.get("method") == "grandchild", 10)
+    record = agent.calls.wait_for(lambda m: m.get("method") == "grandchild", 10)
     assert record is not None
     grandchild = record["msg"]["params"]["pid"]
     assert agent.wait_exit(5) == 0  # the agent itself is gone already...
@@ -247,10 +247,10 @@ def test_lingering_grandchild_is_killed() -> None:
 
 def test_closed_stdout_is_detected_while_the_process_lives() -> None:
     agent = spawn("close_stdout.py")
-    assert agent.wait_for(lambda m: m.get("method") == "hello", 5) is not None
+    assert agent.calls.wait_for(lambda m: m.get("method") == "hello", 5) is not None
     t0 = time.monotonic()
     with pytest.raises(AgentExited):
-        agent.call("ping", {}, timeout=10)
+        agent.calls.call("ping", {}, timeout=10)
     assert time.monotonic() - t0 < 3
     assert agent.log.ended and not agent.exited
     assert agent.close(grace=0.3) is not None
@@ -259,7 +259,7 @@ def test_closed_stdout_is_detected_while_the_process_lives() -> None:
 
 def test_garbage_lines_are_recorded_raw_with_a_flag() -> None:
     with spawn("garbage.py") as agent:
-        assert agent.wait_for(lambda m: m.get("method") == "ok", 5) is not None
+        assert agent.calls.wait_for(lambda m: m.get("method") == "ok", 5) is not None
         records = agent.records()
     raw = [(r.get("error"), r.get("raw")) for r in records if "raw" in r]
     assert raw[0] == ("not-json", "Agent v1.0 starting...")
@@ -284,7 +284,7 @@ def test_one_50mb_line_is_never_held_whole() -> None:
 
 def huge_line_scenario() -> None:
     with spawn("huge_line.py", max_line_bytes=1 * MiB) as agent:
-        after = agent.wait_for(lambda m: m.get("method") == "after", 30)
+        after = agent.calls.wait_for(lambda m: m.get("method") == "after", 30)
         assert after is not None
         records = agent.records()
     oversize = [r for r in records if r.get("error") == "oversize"]
@@ -326,7 +326,7 @@ def flood_scenario() -> None:
     # listeners still see everything (once the delivery thread has handed them the last)
     assert agent.wait_delivered(timeout=30)
     assert seen[0] == agent.reader.lines_read
-    assert agent.wait_for(lambda m: True, 1, start=len(agent.transcript)) is None
+    assert agent.calls.wait_for(lambda m: True, 1, start=len(agent.transcript)) is None
     assert not live_members(agent.pgid)
 
 

@@ -153,15 +153,15 @@ def test_the_proxy_judges_a_v1_session_as_v1_live(tmp_path) -> None:
     argv = [sys.executable, "-m", "acp_model", "proxy", "--log", str(log), "--",
             *REFERENCE, "--mutant", "updates_after_cancelled_idle", "--timing", "slow"]
     with AgentProcess(argv) as p:
-        init = p.call("initialize", {"protocolVersion": 1, "clientCapabilities": {}},
+        init = p.calls.call("initialize", {"protocolVersion": 1, "clientCapabilities": {}},
                       timeout=30)
         assert init["protocolVersion"] == 1 and "agentCapabilities" in init
-        sid = p.call("session/new", {"cwd": str(tmp_path), "mcpServers": []})["sessionId"]
-        rid = p.request("session/prompt", {"sessionId": sid, "prompt": [
+        sid = p.calls.call("session/new", {"cwd": str(tmp_path), "mcpServers": []})["sessionId"]
+        rid = p.calls.request("session/prompt", {"sessionId": sid, "prompt": [
             {"type": "text", "text": "analyze the project"}]})
-        p.wait_for(lambda m: m.get("method") == "session/update", timeout=10)
-        p.notify("session/cancel", {"sessionId": sid})
-        response = p.wait_for(lambda m: is_response_to(m, rid), timeout=10)
+        p.calls.wait_for(lambda m: m.get("method") == "session/update", timeout=10)
+        p.calls.notify("session/cancel", {"sessionId": sid})
+        response = p.calls.wait_for(lambda m: is_response_to(m, rid), timeout=10)
         assert response is not None and response["msg"]["result"]["stopReason"] == "cancelled"
         p.stderr.wait("CANCEL-09", timeout=10)
         assert "acp-model: FAIL CANCEL-09 (MUST)" in p.stderr_text()
@@ -175,10 +175,11 @@ def test_the_reference_agent_replays_a_loaded_session_before_answering() -> None
     answer; session/resume answers without them."""
     from acp_model.fuzzing.actions import Finish, LoadSession, NewSession, Prompt
     from acp_model.fuzzing.client import FuzzClient
+    from acp_model.fuzzing.config import FuzzConfig
     from acp_model.spec.readings import DEFAULT
 
-    client = FuzzClient([*REFERENCE, "--timing", "fast"], deadline=3.0,
-                        readings=DEFAULT.parse(["SPEC=v1"]))
+    client = FuzzClient(FuzzConfig([*REFERENCE, "--timing", "fast"], deadline=3.0,
+                                   readings=DEFAULT.parse(["SPEC=v1"])))
     try:
         client.initialize()
         assert client.handshake.reloads == {"session/load", "session/resume"}

@@ -24,6 +24,7 @@ from acp_model.fuzzing.actions import (
     from_json,
 )
 from acp_model.fuzzing.program import Program, standalone
+from acp_model.model.vocab import Answer
 
 TEXT = [{"type": "text", "text": "fix tests"}]
 
@@ -40,8 +41,10 @@ def test_bad_actions_are_refused_when_read() -> None:
         from_json({"op": "dance"})
     with pytest.raises(ActionError, match="has no field colour"):
         from_json({"op": "cancel", "s": 0, "colour": "red"})
-    with pytest.raises(ValueError):
+    with pytest.raises(ActionError, match="permission answer 'maybe'"):
         AnswerPermission(0, "maybe")
+    with pytest.raises(ActionError, match="permission answer 'always'"):
+        from_json({"op": "finish", "s": 0, "outcome": "always"})
     with pytest.raises(ActionError, match="wait mode"):
         Wait(0, "forever")
     with pytest.raises(ActionError, match="probe 'x'"):
@@ -119,6 +122,50 @@ def test_an_interrupt_writes_the_cancel_and_the_prompt_together() -> None:
         assert not client.monitor.failures
     finally:
         pool.retire()
+
+
+def test_permission_answers_are_typed_and_replay_files_spell_them_as_before() -> None:
+    answer = from_json({"op": "answer", "s": 0, "outcome": "cancelled"})
+    assert answer == AnswerPermission(0, Answer.CANCELLED)
+    assert type(answer.outcome) is Answer and answer.to_json()["outcome"] == "cancelled"
+    assert type(Finish(0, "reject").outcome) is Answer
+
+
+def test_every_negative_input_writes_what_it_names() -> None:
+    """A probe of each input against the reference agent: the table holds one writer per
+    input, each writes its input marked as a probe (or a legal batch), and the agent lives."""
+    from acp_model.fuzzing.actions import PROBES
+    from acp_model.fuzzing.config import FuzzConfig
+    from acp_model.fuzzing.pool import AgentPool, Example
+    from acp_model.fuzzing.recorder import Recorder
+
+    assert set(PROBES) == set(NegativeInput)
+    recorder = Recorder()
+    pool = AgentPool(FuzzConfig([sys.executable, "-m", "acp_model.agents.reference"],
+                                spec="seed"), recorder)
+    try:
+        client = pool.client()
+        ex = Example(client, recorder, deadline=3.0)
+        ex.act(NewSession())
+        written = {}
+        for kind in NegativeInput:
+            start = len(client.proc.records())
+            ex.act(Probe(0, kind))
+            written[kind] = [r for r in client.proc.records()[start:] if r["dir"] == "c2a"]
+        assert client.alive
+        pool.end_example(ex)
+        assert not client.monitor.failures
+    finally:
+        pool.retire()
+    first = {kind: records[0] for kind, records in written.items()}
+    assert first[NegativeInput.UNKNOWN_METHOD]["msg"]["method"] == "_acp_model/unknown"
+    assert first[NegativeInput.UNKNOWN_SESSION]["msg"]["params"]["sessionId"] \
+        == "acp-model-no-such-session"
+    assert "prompt" not in first[NegativeInput.INVALID_PARAMS]["msg"]["params"]
+    assert first[NegativeInput.GARBAGE].get("raw", "").startswith('{"jsonrpc"')
+    assert isinstance(first[NegativeInput.NOTIFICATION_BATCH]["msg"], list)
+    assert [m.get("method") for m in first[NegativeInput.REQUEST_BATCH]["msg"]] \
+        == ["_acp_model/sync", "_acp_model/note"]
 
 
 def test_replay_files_from_before_the_typed_inputs_still_load() -> None:

@@ -110,8 +110,8 @@ def test_the_gate_reads_each_class_and_the_bases_it_imports() -> None:
     another module of the package is counted with the class that inherits it."""
     classes, _ = _units()
     assert {"fuzzing/stop.py:Stop", "llm/script.py:Stop"} <= classes.keys()
-    base = classes["fuzzing/calls.py:RpcCalls"]
-    whole = classes["fuzzing/transport.py:AgentProcess"]
+    base = classes["llm/wire.py:OpenAIEndpoints"]
+    whole = classes["llm/apis/openai_chat.py:OpenAIChat"]
     assert whole[0] > base[0] and whole[1] > base[1], (whole, base)
 
 
@@ -245,3 +245,23 @@ def test_the_fuzzer_asks_the_oracle_through_its_queries() -> None:
                                     "x = self.monitor.rpc", "x = monitor.liveness.owed()"])
 def test_the_chain_scan_finds_a_reach_into_the_monitor(source: str) -> None:
     assert _monitor_part_chains(ast.parse(source)) == [1], source
+
+
+# The client's actions and parts talk JSON-RPC through ``client.calls`` (fuzzing/calls.py),
+# never through the process it runs on: its pipes, its kill ladder and its transcript's cap
+# are the client's own business (issue 51 step 4).
+_CALLERS = ("actions.py", "answers.py", "elicitations.py", "sessions.py", "drain.py",
+            "stalls.py", "ops.py")
+
+
+def _process_reaches(tree: ast.AST) -> list[int]:
+    return sorted({node.lineno for node in ast.walk(tree)
+                   if isinstance(node, ast.Attribute) and node.attr == "proc"})
+
+
+def test_actions_and_client_parts_talk_through_the_calls_not_the_process() -> None:
+    fuzzing = Path(__file__).resolve().parents[2] / "acp_model" / "fuzzing"
+    found = {name: lines for name in _CALLERS
+             if (lines := _process_reaches(ast.parse((fuzzing / name).read_text("utf-8"))))}
+    assert not found, found
+    assert _process_reaches(ast.parse("client.proc.calls.request('x')")) == [1]

@@ -206,7 +206,7 @@ class ScriptedClient:
                     return True
             return False
 
-        index = self.proc.wait_for_index(match, timeout or self.timeout, start=start)
+        index = self.proc.calls.wait_for_index(match, timeout or self.timeout, start=start)
         if index is None:
             raise AssertionError(
                 f"timed out waiting ({'agent gone' if not self.proc.alive else 'alive'}); "
@@ -237,7 +237,7 @@ class ScriptedClient:
         before, and whatever it sends without new input is in the transcript. Returns the
         record index of the answer."""
         start = self.mark()
-        rid = self.proc.request(QUIESCE, {})
+        rid = self.proc.calls.request(QUIESCE, {})
         self.wait(lambda m: is_response_to(m, rid), start)
         return self.index_of(lambda m: is_response_to(m, rid), start) or start
 
@@ -248,12 +248,12 @@ class ScriptedClient:
     def pause(self, seconds: float) -> None:
         """Hold the next message back for ``seconds``: a scenario's deliberately late client
         (never a wait for something that should not come: that is :meth:`quiesce`)."""
-        self.proc.wait_for_index(lambda m: False, seconds, start=self.mark())
+        self.proc.calls.wait_for_index(lambda m: False, seconds, start=self.mark())
 
     def wait_or_quiesce(self, predicate: Callable[[Any], bool], start: int) -> Msg | None:
         """The first a2c message at or after ``start`` matching ``predicate``, or None once
         the agent is quiescent without having sent one (the proof that it never will)."""
-        rid = self.proc.request(QUIESCE, {})
+        rid = self.proc.calls.request(QUIESCE, {})
         found = self.wait(lambda m: predicate(m) or is_response_to(m, rid), start)
         return None if is_response_to(found, rid) else found
 
@@ -263,7 +263,7 @@ class ScriptedClient:
         """Like :meth:`drive`, but None once the agent is quiescent without an idle for
         ``sid`` (or, given ``prompt_id``, as soon as that prompt is answered with an error)."""
         while True:  # answered requests are skipped, so each round may scan from ``start``
-            rid = self.proc.request(QUIESCE, {})
+            rid = self.proc.calls.request(QUIESCE, {})
             hit = self.wait(
                 lambda m, rid=rid: (
                     is_response_to(m, rid)
@@ -282,7 +282,7 @@ class ScriptedClient:
     # -------------------------------------------------------------------- steps
 
     def initialize(self, version: int = 2, capabilities: dict[str, Any] | None = None) -> Msg:
-        return self.proc.call(
+        return self.proc.calls.call(
             "initialize",
             {
                 "protocolVersion": version,
@@ -293,14 +293,14 @@ class ScriptedClient:
         )
 
     def new_session(self, cwd: str | None = None) -> str:
-        result = self.proc.call(
+        result = self.proc.calls.call(
             "session/new", {"cwd": cwd or self.cwd, "mcpServers": []}, timeout=self.timeout
         )
         return result["sessionId"]
 
     def send_prompt(self, sid: str, text: str) -> int:
         """Send session/prompt without waiting; returns the request id."""
-        return self.proc.request(
+        return self.proc.calls.request(
             "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": text}]}
         )
 
@@ -311,11 +311,11 @@ class ScriptedClient:
         return rid, self.wait_response(rid, start)
 
     def cancel(self, sid: str) -> None:
-        self.proc.notify("session/cancel", {"sessionId": sid})
+        self.proc.calls.notify("session/cancel", {"sessionId": sid})
 
     def prompt_then_cancel(self, sid: str, text: str) -> int:
         """Prompt and cancel in one write, so the agent reads both before accepting."""
-        rid = self.proc._new_id()
+        rid = self.proc.calls._new_id()
         self.proc.send_many(
             [
                 {"jsonrpc": "2.0", "id": rid, "method": "session/prompt",
@@ -329,9 +329,9 @@ class ScriptedClient:
         """Answer a permission request: allow/reject/... (see ANSWERS) or error/error_cancelled."""
         self.answered.add(request["id"])
         if how in ERRORS:
-            self.proc.respond(request["id"], error=ERRORS[how])
+            self.proc.calls.respond(request["id"], error=ERRORS[how])
         else:
-            self.proc.respond(request["id"], result=ANSWERS[how])
+            self.proc.calls.respond(request["id"], result=ANSWERS[how])
 
     def run_turn(self, sid: str, text: str, how: str = "allow") -> Msg:
         """Prompt, answer every permission request with ``how``, wait for the idle update."""
@@ -360,7 +360,7 @@ class ScriptedClient:
                         return True
                 return False
 
-            index = self.proc.wait_for_index(match, self.timeout, start=cursor)
+            index = self.proc.calls.wait_for_index(match, self.timeout, start=cursor)
             if index is None:
                 raise AssertionError(
                     f"no idle for {sid}; stderr: {self.proc.stderr_text()[-2000:]}"

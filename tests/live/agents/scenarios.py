@@ -130,7 +130,7 @@ def cancel_during_permission(c: ScriptedClient) -> Facts:
     perm = c.wait_permission(sid, start)
     c.cancel(sid)
     # its response before the idle proves the agent read the cancel during the turn
-    probe = c.proc.request("session/list", {})
+    probe = c.proc.calls.request("session/list", {})
     c.answer(perm, "cancelled")
     idle = c.wait_idle(sid, start)
     c.wait_response(probe, start)
@@ -244,8 +244,8 @@ def prompt_while_running(c: ScriptedClient) -> Facts:
     (sid,) = _setup(c)
     start = c.mark()
     texts = [c.prompt_text(without_permission, tag=t) for t in ("one", "two")]
-    first = c.proc._new_id()
-    second = c.proc._new_id()
+    first = c.proc.calls._new_id()
+    second = c.proc.calls._new_id()
     c.proc.send_many(
         [
             {"jsonrpc": "2.0", "id": rid, "method": "session/prompt",
@@ -290,7 +290,7 @@ def close_during_turn(c: ScriptedClient) -> Facts:
     start = c.mark()
     c.prompt(sid, c.prompt_text(with_permission))
     perm = c.wait_permission(sid, start)
-    close_id = c.proc.request("session/close", {"sessionId": sid})
+    close_id = c.proc.calls.request("session/close", {"sessionId": sid})
     c.answer(perm, "cancelled")
     response = c.wait_response(close_id, start)
     idle = c.wait_idle(sid, start)
@@ -303,12 +303,12 @@ def close_during_turn(c: ScriptedClient) -> Facts:
 def resume_and_list(c: ScriptedClient) -> Facts:
     (sid,) = _setup(c)
     c.run_turn(sid, c.prompt_text(without_permission))
-    listed = c.proc.call("session/list", {})
+    listed = c.proc.calls.call("session/list", {})
     start = c.mark()
-    plain = c.proc.call("session/resume", {"sessionId": sid, "cwd": c.cwd})
+    plain = c.proc.calls.call("session/resume", {"sessionId": sid, "cwd": c.cwd})
     no_replay = len([m for m in c.a2c(start) if m.get("method") == "session/update"])
     start = c.mark()
-    replayed = c.proc.call(
+    replayed = c.proc.calls.call(
         "session/resume", {"sessionId": sid, "cwd": c.cwd, "replayFrom": {"type": "start"}}
     )
     replay = [update_of(m) for m in c.a2c(start) if m.get("method") == "session/update"]
@@ -409,7 +409,7 @@ def late_permission_answers(c: ScriptedClient) -> Facts:
     idle = c.wait_idle(sid, start)
     c.answer(perm, "allow")
     c.answer(perm, "allow")
-    c.proc.respond(12345, result={"outcome": {"outcome": "cancelled"}})
+    c.proc.calls.respond(12345, result={"outcome": {"outcome": "cancelled"}})
     c.quiesce()
     after = [m for m in c.a2c(start) if m.get("method") == "session/update"]
     second = c.run_turn(sid, c.prompt_text(without_permission, tag="late"))

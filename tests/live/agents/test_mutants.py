@@ -69,7 +69,7 @@ def _asking(c: ScriptedClient, sid: str, tag: str = "task") -> tuple[int, int, M
 def _next_request_waits(c: ScriptedClient, sid: str) -> Facts:
     """After a sloppy answer: a second turn, whose permission request must wait for its own
     answer (rejected once seen)."""
-    c.proc.call("session/list", {})  # the sloppy answer is read before the next prompt
+    c.proc.calls.call("session/list", {})  # the sloppy answer is read before the next prompt
     start, _, second = _asking(c, sid, tag="second")
     c.barrier()
     c.answer(second, "reject")
@@ -82,7 +82,7 @@ def _next_request_waits(c: ScriptedClient, sid: str) -> Facts:
 
 def d_init(c: ScriptedClient) -> Facts:
     start = c.mark()
-    rid = c.proc.request(
+    rid = c.proc.calls.request(
         "initialize",
         {"protocolVersion": 2, "capabilities": {}, "info": {"name": "t", "version": "1"}},
     )
@@ -102,7 +102,7 @@ def d_turn_then_resume(c: ScriptedClient) -> Facts:
     """One turn, then session/resume of its session asking for the whole history."""
     facts = d_one_turn(c)
     start = c.mark()
-    rid = c.proc.request("session/resume", {"sessionId": facts["sid"], "cwd": c.cwd,
+    rid = c.proc.calls.request("session/resume", {"sessionId": facts["sid"], "cwd": c.cwd,
                                             "mcpServers": [], "replayFrom": {"type": "start"}})
     c.wait_response(rid, start)
     return {**facts, "resume": start}
@@ -181,7 +181,7 @@ def d_cancel_during_permission(answer_delay: float = 0.0) -> Callable[[ScriptedC
         c.cancel(sid)
         # a request right behind the cancel: its response, if it precedes the idle, proves
         # the agent read the cancel before ending the turn (what an oracle needs, A-11)
-        c.proc.request("session/list", {})
+        c.proc.calls.request("session/list", {})
         if answer_delay:  # a deliberately late answer: the delay is the scenario
             c.pause(answer_delay)
         c.answer(perm, "cancelled")
@@ -205,7 +205,7 @@ def d_cancel_during_elicitation(c: ScriptedClient) -> Facts:
     elicitation = c.wait(lambda m: isinstance(m, dict)
                          and m.get("method") == "elicitation/create", start)
     c.cancel(sid)
-    c.proc.request("session/list", {})
+    c.proc.calls.request("session/list", {})
     idle = c.wait_or_quiesce(lambda m: is_idle(m, sid), start)
     c.barrier()
     return {"sid": sid, "start": start, "elicitation": elicitation, "idle": idle}
@@ -228,7 +228,7 @@ def d_duplicate_answer_then_turn(c: ScriptedClient) -> Facts:
     c.answer(perm, "allow")
     c.wait_response(first, start)
     c.drive(sid, start, "allow")
-    c.proc.respond(perm["id"], result=ANSWERS["allow"])  # the duplicate
+    c.proc.calls.respond(perm["id"], result=ANSWERS["allow"])  # the duplicate
     return _next_request_waits(c, sid)
 
 

@@ -406,7 +406,7 @@ def test_a_close_during_a_turn_keeps_the_close_order_of_sdk_2_4_0(tmp_path: Path
         client.send_prompt(sid, client.prompt_text(with_permission))
         perm = client.wait_permission(sid, start)
         held = client.send_prompt(sid, "and then this")
-        close_id = client.proc.request("session/close", {"sessionId": sid})
+        close_id = client.proc.calls.request("session/close", {"sessionId": sid})
         client.answer(perm, "cancelled")
         closed = client.wait_response(close_id, start)
         held_answer = client.wait_response(held, start)
