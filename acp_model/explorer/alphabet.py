@@ -55,7 +55,7 @@ class _Try:
 
 
 @cache
-def _plan(bounds: Bounds) -> tuple[_Try, ...]:
+def plan(bounds: Bounds) -> tuple[_Try, ...]:
     """What a session tries under ``bounds``: the table's forms in its order (the gated and
     lean ones left out, see :func:`alphabet`), grouped by argument."""
     groups: list[tuple[Over, list[str], list[_Limit | None]]] = []
@@ -76,16 +76,24 @@ def _plan(bounds: Bounds) -> tuple[_Try, ...]:
     return tuple(out)
 
 
-def actions(cfg: Config, bounds: Bounds) -> list[Action]:
+def actions(cfg: Config, bounds: Bounds, unread: bool | None = None) -> list[Action]:
     """Every abstract event worth trying in this configuration (legal or not): each form of the
-    wire table with each argument its kind offers (``wire_table.Over``)."""
+    wire table with each argument its kind offers (``wire_table.Over``). ``unread``: whether it
+    holds an index the agent has not provably read (None: asked of ``cfg``; the search knows it
+    from the ranks it keeps)."""
+    return planned_actions(cfg, bounds, plan(bounds), unread)
+
+
+def planned_actions(cfg: Config, bounds: Bounds, steps: tuple[_Try, ...],
+                    unread: bool | None = None) -> list[Action]:
+    """:func:`actions` with ``steps``, the :func:`plan` of ``bounds``, looked up once by the caller
+    (the search asks for every configuration; the lookup hashes the bounds)."""
     out: list[Action] = []
-    if cfg.unread():
+    if cfg.unread() if unread is None else unread:
         out.append(_action(None, SYNC))
-    plan = _plan(bounds)
     for s, m in enumerate(cfg.models):
         obs = cfg.obs[s]
-        for step in plan:
+        for step in steps:
             if step.plain is not None:
                 out += step.plain[s]
                 continue

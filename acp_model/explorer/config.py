@@ -54,6 +54,10 @@ class _Base:
     unread: list[set[int]]
     keys: tuple[Any, ...]
 
+    @property
+    def any_unread(self) -> bool:
+        return bool(self.rank)
+
 
 class Config:
     """One concrete configuration: what a node of the graph stands for."""
@@ -181,14 +185,15 @@ class SingleRanks:
     rank: dict[int, int]
     held_next: set[int]  # ``held`` and the next trace index
     rank_next: dict[int, int]
+    any_unread: bool  # an index above the frontier (the configuration can ``sync``)
 
     @classmethod
     def of(cls, cfg: Config, indices: Callable[..., set[int]]) -> SingleRanks:
         held = _single_held(cfg, indices)
         rank = _single_rank(held, cfg.ctx.frontier)
         n = cfg.next_idx
-        return cls(cfg.ctx.frontier, held, rank, held | {n},
-                   {**rank, n: len(held) - sum(1 for i in held if i <= cfg.ctx.frontier)})
+        unread = len(held) - sum(1 for i in held if i <= cfg.ctx.frontier)
+        return cls(cfg.ctx.frontier, held, rank, held | {n}, {**rank, n: unread}, unread > 0)
 
 
 def _single_held(cfg: Config, indices: Callable[..., set[int]]) -> set[int]:

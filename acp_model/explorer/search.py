@@ -16,7 +16,7 @@ from typing import Any
 import networkx as nx
 
 from acp_model.explorer.action import Action
-from acp_model.explorer.alphabet import RECEIPTS, _concrete, actions, make_event
+from acp_model.explorer.alphabet import RECEIPTS, _concrete, make_event, plan, planned_actions
 from acp_model.explorer.bounds import MISSING, SESSION_IDS, Bounds
 from acp_model.explorer.config import (
     _IDLE,
@@ -300,6 +300,7 @@ class _Search:
         self.ident = tuple(range(bounds.sessions))
         self.missing = tuple((MISSING,) for _ in rs)
         self.single = bounds.sessions == 1
+        self.plan = plan(bounds)
         _, self.snap, self.indices = snapshot.compiled(model)
         # Copy on write: per (state, event), a copy of the model that copies the parts the
         # event's actions write and shares the rest with the stored original, and whether
@@ -333,7 +334,7 @@ class _Search:
         transitions, refusals, missing = self.table.transitions, self.refusals, self.missing
         base: _Base | SingleRanks = SingleRanks.of(cfg, self.indices) if self.single \
             else cfg.base(self.keys[u])
-        for act in actions(cfg, self.bounds):
+        for act in planned_actions(cfg, self.bounds, self.plan, base.any_unread):
             s = act.session
             if s is None:
                 _, frontier = make_event(cfg, act)
@@ -400,10 +401,12 @@ class _Search:
             self.engines[first].apply(m, act.event, ev)
             new.ctx.readings = self.rs[0]
         new.obs[s] = _observe(cfg.obs[s], src_state, act, ev.idx)
-        if self.compact:
-            if not self.book_copied[key] and m.compacts():  # shared: copy it first
+        if self.compact:  # a shared book is copied first, and only when it forgets something
+            if self.book_copied[key]:
+                m.compact()
+            elif m.compacts():
                 m = new.models[s] = self.copy_book(m, new.ctx)
-            m.compact()
+                m.compact()
         breaks: tuple[str, ...] = ()
         if mask & 1:
             breaks = _edge_breaks(cfg.obs[s], src_state, act, frontier, warned)

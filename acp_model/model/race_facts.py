@@ -159,8 +159,12 @@ class RaceFacts:
     def probably_read_cancels(self) -> int:
         """How many of this work's unread cancels the agent probably read: all that the
         probable frontier (shared, only growing) can still change for a verdict, since later
-        cancels are sent after every index it can move to."""
-        return len(self.probable_cancels()) if self.m.cancel_book.cancels else 0
+        cancels are sent after every index it can move to. None while the probable frontier
+        is not above the proven one (every snapshot asks)."""
+        ctx = self.m.ctx
+        if not self.m.cancel_book.cancels or ctx.probable <= ctx.frontier:
+            return 0
+        return len(self.probable_cancels())
 
     def read_work_cancels(self) -> list[CancelRec]:
         """Cancels sent during this work that the agent provably read (CANCEL-05: no new

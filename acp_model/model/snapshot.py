@@ -155,13 +155,18 @@ def _snap(f: _Field, perms: str) -> tuple[list[str], list[str]]:
         return [], []
     item = _record_expr(f.rec, "x")
     seq = e if f.kind == "list" else f"{e}.values()"
+    # an empty container (most of them, in most states) costs a test, not a comprehension
     if f.kind == "list" or e == perms:  # perms: keyed by request id, the order of values is key
-        line = f"tuple([{item} for x in {seq}]),"
+        line = f"tuple([{item} for x in {seq}]) if {e} else (),"
     else:
         line = f"tuple(sorted([(k, {item}) for k, x in {e}.items()])) if {e} else (),"
-    return [line], [f"[x.{r.name} for x in {seq} if x.{r.name} >= 0]"
-                    for r in dataclasses.fields(f.rec)
-                    if r.metadata.get("index") and r.metadata.get("snapshot") is not False]
+    held = [f"x.{r.name}" for r in dataclasses.fields(f.rec)
+            if r.metadata.get("index") and r.metadata.get("snapshot") is not False]
+    if not held:
+        return [line], []
+    if len(held) == 1:  # one pass over the records for all their index fields
+        return [line], [f"[{held[0]} for x in {seq} if {held[0]} >= 0] if {e} else ()"]
+    return [line], [f"[i for x in {seq} for i in ({', '.join(held)}) if i >= 0] if {e} else ()"]
 
 
 def _build(cls: type, at: str, fields: list[_Field], copy: bool,
