@@ -14,7 +14,7 @@ from acp_model.explorer.arguments import ARGUMENTS, Offered
 from acp_model.explorer.bounds import CUSTOM_STATE, SESSION_IDS, SYNC, Bounds
 from acp_model.model import wire_table
 from acp_model.model.context import frontier_after
-from acp_model.model.events import Ev
+from acp_model.model.events import Payload
 from acp_model.model.session import SessionModel
 from acp_model.model.vocab import Answer, Event
 from acp_model.model.wire_table import Gate, Over, Writer
@@ -106,7 +106,7 @@ def planned_actions(cfg: Config, bounds: Bounds, steps: tuple[_Try, ...],
     return out
 
 
-def make_event(cfg: Config, action: Action) -> tuple[Ev, int]:
+def make_event(cfg: Config, action: Action) -> tuple[Payload, int]:
     """The payload of ``action`` in ``cfg`` and the read frontier once it happened.
 
     A prompt response proves the agent read everything up to that prompt (FIFO stdio), the
@@ -114,9 +114,9 @@ def make_event(cfg: Config, action: Action) -> tuple[Ev, int]:
     """
     idx = cfg.next_idx
     if action.event == SYNC:
-        return Ev(idx), idx
+        return Payload(idx), idx
     payload = _PAYLOADS.get(action.event)
-    ev = Ev(idx) if payload is None else \
+    ev = Payload(idx) if payload is None else \
         payload(cfg.models[action.session], action.arg, idx)  # type: ignore[index]
     if action.event in _RESPONSES:
         p = cfg.models[action.session].queue.prompts[action.arg]  # type: ignore[index]
@@ -124,25 +124,25 @@ def make_event(cfg: Config, action: Action) -> tuple[Ev, int]:
     return ev, cfg.ctx.frontier
 
 
-def _payload(form: wire_table.Form) -> Callable[[SessionModel, Any, int], Ev] | None:
+def _payload(form: wire_table.Form) -> Callable[[SessionModel, Any, int], Payload] | None:
     """The payload of ``form``'s event from (model, argument, trace index): its fixed fields,
     its argument's and its new request id (None: it carries none). Made once per form: it is
     asked on every edge."""
-    fixed = {f.name: v for f in dataclass_fields(Ev) if f.name != "idx"
+    fixed = {f.name: v for f in dataclass_fields(Payload) if f.name != "idx"
              and (v := getattr(form.fixed, f.name)) is not None} if form.fixed else {}
     fill, opens = ARGUMENTS[form.over].fill, form.opens
     if fill is None:
         return None if not opens and not fixed else \
-            lambda m, a, idx: Ev(idx, idx if opens else None, **fixed)
+            lambda m, a, idx: Payload(idx, idx if opens else None, **fixed)
     if not opens and not fixed:  # the common case: the argument's fields alone
-        def filled(m: SessionModel, a: Any, idx: int) -> Ev:
-            ev = Ev(idx)
+        def filled(m: SessionModel, a: Any, idx: int) -> Payload:
+            ev = Payload(idx)
             fill(ev, m, a, idx)
             return ev
         return filled
 
-    def payload(m: SessionModel, a: Any, idx: int) -> Ev:
-        ev = Ev(idx, idx if opens else None, **fixed)
+    def payload(m: SessionModel, a: Any, idx: int) -> Payload:
+        ev = Payload(idx, idx if opens else None, **fixed)
         fill(ev, m, a, idx)
         return ev
     return payload
@@ -188,13 +188,13 @@ def _message_id(ids: dict[Any, Any], sid: str, abstract: Any) -> Any:
     return ids[key]
 
 
-def _w_prompt(tb: TraceBuilder, write: Writer, sid: str, a: Any, ev: Ev,
+def _w_prompt(tb: TraceBuilder, write: Writer, sid: str, a: Any, ev: Payload,
               ids: dict[Any, Any]) -> None:
     ids[ev.id] = rid = tb.log.fresh_id()
     write(tb, sid, rid)
 
 
-def _w_answer(tb: TraceBuilder, write: Writer, sid: str, a: Any, ev: Ev,
+def _w_answer(tb: TraceBuilder, write: Writer, sid: str, a: Any, ev: Payload,
               ids: dict[Any, Any]) -> None:
     if a[1] == Answer.ERROR:
         tb.answer_error(ids[ev.id], -32800)
@@ -202,25 +202,25 @@ def _w_answer(tb: TraceBuilder, write: Writer, sid: str, a: Any, ev: Ev,
         write(tb, ids[ev.id], a[1])
 
 
-def _w_accepted(tb: TraceBuilder, write: Writer, sid: str, a: Any, ev: Ev,
+def _w_accepted(tb: TraceBuilder, write: Writer, sid: str, a: Any, ev: Payload,
                 ids: dict[Any, Any]) -> None:
     rid = ids[ev.id]
     write(tb, rid, {"messageId": _receipt(ids, sid, rid)} if ids.get(RECEIPTS) else None)
 
 
-def _w_permission(tb: TraceBuilder, write: Writer, sid: str, a: Any, ev: Ev,
+def _w_permission(tb: TraceBuilder, write: Writer, sid: str, a: Any, ev: Payload,
                   ids: dict[Any, Any]) -> None:
     ids[ev.id] = rid = f"perm-{tb.log.fresh_id()}"
     write(tb, sid, rid, a)
 
 
-def _w_elicitation(tb: TraceBuilder, write: Writer, sid: str, a: Any, ev: Ev,
+def _w_elicitation(tb: TraceBuilder, write: Writer, sid: str, a: Any, ev: Payload,
                    ids: dict[Any, Any]) -> None:
     ids[ev.id] = rid = f"elicit-{tb.log.fresh_id()}"
     write(tb, sid, rid)
 
 
-def _w_tool(tb: TraceBuilder, write: Writer, sid: str, a: Any, ev: Ev,
+def _w_tool(tb: TraceBuilder, write: Writer, sid: str, a: Any, ev: Payload,
             ids: dict[Any, Any]) -> None:
     extra = {"title": f"Tool {a[0]}"} if ev.has_title else {}
     write(tb, sid, a[0], a[1], **extra)
@@ -228,7 +228,8 @@ def _w_tool(tb: TraceBuilder, write: Writer, sid: str, a: Any, ev: Ev,
 
 # The arguments each event's builder method (its wire_table.FORMS row's ``write``) takes from
 # the abstract event; an event not listed is written with the session alone.
-_WRITE_ARGS: dict[str, Callable[[TraceBuilder, Writer, str, Any, Ev, dict[Any, Any]], None]] = {
+_Write = Callable[[TraceBuilder, Writer, str, Any, Payload, dict[Any, Any]], None]
+_WRITE_ARGS: dict[str, _Write] = {
     Event.PROMPT: _w_prompt,
     Event.PROMPT_CANCEL_REQUEST: lambda tb, w, sid, a, ev, ids: w(tb, "c2a", ids[ev.id]),
     Event.PERMISSION_ANSWER: _w_answer,
@@ -246,7 +247,7 @@ _WRITE_ARGS: dict[str, Callable[[TraceBuilder, Writer, str, Any, Ev, dict[Any, A
 }
 
 
-def _concrete(tb: TraceBuilder, act: Action, ev: Ev, ids: dict[Any, Any]) -> None:
+def _concrete(tb: TraceBuilder, act: Action, ev: Payload, ids: dict[Any, Any]) -> None:
     """Append the wire records for one abstract event (its form: ``wire_table.FORMS``)."""
     if act.session is None:
         tb.sync()

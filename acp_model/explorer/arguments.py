@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from acp_model.explorer.bounds import TOOL_IDS, Bounds
-from acp_model.model.events import Ev
+from acp_model.model.events import Payload
 from acp_model.model.session import SessionModel
 from acp_model.model.vocab import Answer, ElicitationAction, PermState, PromptStatus
 from acp_model.model.wire_table import Over
@@ -69,33 +69,33 @@ def _tools(m: SessionModel, bounds: Bounds) -> list[str]:
     return [*known, TOOL_IDS[len(tools)]] if len(tools) < bounds.max_tools else known
 
 
-def _prompt_id(ev: Ev, m: SessionModel, a: Any, idx: int) -> None:
+def _prompt_id(ev: Payload, m: SessionModel, a: Any, idx: int) -> None:
     ev.id = m.queue.prompts[a].id
 
 
-def _perm_id(ev: Ev, m: SessionModel, a: Any, idx: int) -> None:
+def _perm_id(ev: Payload, m: SessionModel, a: Any, idx: int) -> None:
     ev.id = list(m.perm_book.perms.values())[a].id
 
 
-def _answer(ev: Ev, m: SessionModel, a: Any, idx: int) -> None:
+def _answer(ev: Payload, m: SessionModel, a: Any, idx: int) -> None:
     ev.id, ev.answer = list(m.perm_book.perms.values())[a[0]].id, a[1]
     if a[1] == Answer.ERROR:
         ev.error_code = -32800
 
 
-def _user_message(ev: Ev, m: SessionModel, a: Any, idx: int) -> None:
+def _user_message(ev: Payload, m: SessionModel, a: Any, idx: int) -> None:
     ev.message_id, ev.new_message = f"u{idx}", True
 
 
-def _reason(ev: Ev, m: SessionModel, a: Any, idx: int) -> None:
+def _reason(ev: Payload, m: SessionModel, a: Any, idx: int) -> None:
     ev.reason = a
 
 
-def _tool(ev: Ev, m: SessionModel, a: Any, idx: int) -> None:
+def _tool(ev: Payload, m: SessionModel, a: Any, idx: int) -> None:
     ev.tool_call_id = a
 
 
-def _tool_status(ev: Ev, m: SessionModel, a: Any, idx: int) -> None:
+def _tool_status(ev: Payload, m: SessionModel, a: Any, idx: int) -> None:
     ev.tool_call_id, ev.status = a
     ev.has_title = ev.first_report = a[0] not in m.perm_book.tools
 
@@ -111,7 +111,7 @@ def plain(a: Any) -> str:
 
 
 Offered = Callable[[SessionModel, Bounds], Sequence[Any]]  # (model, bounds) -> arguments
-Fill = Callable[[Ev, SessionModel, Any, int], None]  # (payload, model, argument, trace index)
+Fill = Callable[[Payload, SessionModel, Any, int], None]  # (payload, model, argument, trace index)
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,7 +31,7 @@ from acp_model.explorer.config import (
 from acp_model.explorer.writes import transition_writes
 from acp_model.model import snapshot
 from acp_model.model.engine import Failure, Table, TableEngine, compile_machine
-from acp_model.model.events import Ev
+from acp_model.model.events import Payload
 from acp_model.model.lifecycle import SessionLifecycle
 from acp_model.model.session import SessionModel
 from acp_model.model.vocab import AGENT_EVENTS, WORK, Event, Level
@@ -355,7 +355,7 @@ class _Search:
                 new, breaks = self._successor(cfg, s, act, ev, frontier, mask, warns[0])
                 self._add(u, new, Edge(u, 0, act, src_state, mask, warns, breaks), base)
 
-    def _judge(self, cfg: Config, s: int, act: Action, ev: Ev, frontier: int
+    def _judge(self, cfg: Config, s: int, act: Action, ev: Payload, frontier: int
                ) -> tuple[int, tuple[tuple[str, ...], ...], tuple[tuple[str, ...], ...] | None]:
         """Which readings allow ``act``, judged on the stored configuration (checks are pure:
         the copy waits until one does): the mask, the warnings per reading, and the failing
@@ -383,7 +383,7 @@ class _Search:
         ctx.readings = self.rs[0]
         return mask, tuple(wl), (tuple(fl) if mask != self.full else None)
 
-    def _successor(self, cfg: Config, s: int, act: Action, ev: Ev, frontier: int, mask: int,
+    def _successor(self, cfg: Config, s: int, act: Action, ev: Payload, frontier: int, mask: int,
                    warned: tuple[str, ...] = ()) -> tuple[Config, tuple[str, ...]]:
         """The configuration after an allowed ``act`` (under the first reading that allows
         it) and the edge properties it breaks under readings[0] (``warned``: the rules it
@@ -455,7 +455,7 @@ def _rules(engine: TableEngine, failures: list[Failure]
 def _prompt_ok(engine: TableEngine, cfg: Config, s: int) -> bool:
     """Property (d): would the model accept a new prompt here? (asked, never fired)"""
     idx = cfg.next_idx + 1
-    ok, _ = engine.allowed(cfg.models[s], Event.PROMPT, Ev(idx, id=idx))
+    ok, _ = engine.allowed(cfg.models[s], Event.PROMPT, Payload(idx, id=idx))
     return ok
 
 

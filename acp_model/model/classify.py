@@ -12,17 +12,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from acp_model.model.events import Ev, content_key, text_key
+from acp_model.model.events import Payload, content_key, text_key
 from acp_model.model.views import SessionView, tool_status_after
 from acp_model.model.vocab import STATE_EVENTS, Event
 
-Classified = tuple[Event, Ev]  # (event, payload)
+Classified = tuple[Event, Payload]  # (event, payload)
 Classify = Callable[[int, dict[str, Any], SessionView], Classified]  # (index, update, view before)
 
 
 def output(idx: int, update: dict[str, Any], view: SessionView) -> Classified:
     """Plain output: no payload beyond its kind."""
-    return Event.OUTPUT, Ev(idx, update=update.get("sessionUpdate"))
+    return Event.OUTPUT, Payload(idx, update=update.get("sessionUpdate"))
 
 
 def state_event(state: Any) -> Event:
@@ -34,13 +34,13 @@ def state(idx: int, update: dict[str, Any], view: SessionView) -> Classified:
     """A reported state: its event by the state, an idle's stop reason."""
     value = update.get("state")
     reason = update.get("stopReason") if value == "idle" else None
-    return state_event(value), Ev(idx, reason=reason)
+    return state_event(value), Payload(idx, reason=reason)
 
 
 def _user(idx: int, update: dict[str, Any], view: SessionView, key: Any) -> Classified:
     mid = update.get("messageId")
     known = view.messages.get(mid) if isinstance(mid, str) else None
-    return Event.USER_MESSAGE, Ev(idx, message_id=mid, new_message=known is None
+    return Event.USER_MESSAGE, Payload(idx, message_id=mid, new_message=known is None
                                   or known.family != "user", content_key=key,
                                   text_key=text_key(update.get("content")))
 
@@ -59,7 +59,7 @@ def user_message_chunk(idx: int, update: dict[str, Any], view: SessionView) -> C
 def _tool(idx: int, update: dict[str, Any], view: SessionView, part: str, status: Any
           ) -> Classified:
     tid = update.get("toolCallId")
-    return Event.TOOL_UPDATE, Ev(idx, tool_call_id=tid, status=status, update=part,
+    return Event.TOOL_UPDATE, Payload(idx, tool_call_id=tid, status=status, update=part,
                                  has_title=bool(update.get("title")),
                                  first_report=tid not in view.tools)
 

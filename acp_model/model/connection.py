@@ -16,7 +16,7 @@ from statemachine import State, StateMachine
 
 from acp_model.model.check import check
 from acp_model.model.context import Context
-from acp_model.model.events import Ev
+from acp_model.model.events import Payload
 from acp_model.model.lifecycle import stay
 from acp_model.model.vocab import ConnState, ErrorCode, Role
 
@@ -32,45 +32,45 @@ class ConnectionModel:
 
     # --- checks -------------------------------------------------------------------------
     @check("INIT-01", role=Role.GUARD)
-    def initialize_done(self, ev: Ev) -> bool:
+    def initialize_done(self, ev: Payload) -> bool:
         """Sessions are created only after the initialize exchange has completed."""
         return self.state in (ConnState.READY, ConnState.INCOMPATIBLE)
 
     @check("INIT-05", role=Role.GUARD)
-    def version_accepted(self, ev: Ev) -> bool:
+    def version_accepted(self, ev: Payload) -> bool:
         """After the agent chose a version other than 2 the client should not carry on."""
         return self.state != ConnState.INCOMPATIBLE
 
     @check("SESS-01", role=Role.GUARD)
-    def session_id_fresh(self, ev: Ev) -> bool:
+    def session_id_fresh(self, ev: Payload) -> bool:
         """session/new hands out an id not used before on this connection."""
         return ev.id not in self.session_ids
 
     @check("SESS-13", role=Role.GUARD)
-    def client_names_known_session(self, ev: Ev) -> bool:
+    def client_names_known_session(self, ev: Payload) -> bool:
         """The client names only sessions created on this connection."""
         return False
 
     @check("PROMPT-01", role=Role.GUARD)
-    def prompt_after_setup(self, ev: Ev) -> bool:
+    def prompt_after_setup(self, ev: Payload) -> bool:
         """No session/prompt before initialization and session set-up."""
         return self.state in (ConnState.READY, ConnState.INCOMPATIBLE)
 
     @check("INIT-10", role=Role.GUARD)
-    def session_methods_implemented(self, ev: Ev) -> bool:
+    def session_methods_implemented(self, ev: Payload) -> bool:
         """An agent advertising `session` implements its baseline methods (no -32601)."""
         return not (self.ctx.session_advertised and ev.error_code == ErrorCode.METHOD_NOT_FOUND)
 
     @check("SESS-12", role=Role.GUARD)
-    def agent_names_known_session(self, ev: Ev) -> bool:
+    def agent_names_known_session(self, ev: Payload) -> bool:
         """The agent sends session updates and requests only for existing sessions."""
         return False
 
     # --- actions ------------------------------------------------------------------------
-    def note_version(self, ev: Ev) -> None:
+    def note_version(self, ev: Payload) -> None:
         self.version = ev.version
 
-    def note_session(self, ev: Ev) -> None:
+    def note_session(self, ev: Payload) -> None:
         self.session_ids.add(ev.id)
 
 

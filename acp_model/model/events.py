@@ -1,4 +1,4 @@
-"""The payload of one classified wire event (:class:`Ev`), what the checks and actions read."""
+"""The payload of one classified wire event (:class:`Payload`), what the checks and actions read."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def text_key(content: Any) -> str | None:
 
 
 @dataclass(slots=True)
-class Ev:
+class Payload:
     """Payload of one classified wire event; every field but ``idx`` is optional.
 
     ``idx`` is the event's trace index (the record the violation points at). The oracle fills
@@ -65,4 +65,4 @@ class Ev:
     def __repr__(self) -> str:
         body = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)
                          if getattr(self, f.name) is not None)
-        return f"Ev({body})"
+        return f"Payload({body})"

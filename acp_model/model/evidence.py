@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from acp_model.model.events import Ev
+from acp_model.model.events import Payload
 from acp_model.model.permission_book import PermissionBook
 from acp_model.model.permissions import classify
 from acp_model.model.race_facts import Session
@@ -40,7 +40,7 @@ class Proofs:
                 [(proof.request, "request sent after it"),
                  (proof.response, "response proving it was read")])
 
-    def cancel_evidence(self, ev: Ev) -> Evidence | None:
+    def cancel_evidence(self, ev: Payload) -> Evidence | None:
         binding = self.m.facts.binding_cancels()
         if not binding:
             return None
@@ -71,7 +71,7 @@ class Proofs:
         read = self._proof_text(cancels[0].idx) if cancels else None
         return None if read is None else (cancels[0], read)
 
-    def reopened_evidence(self, ev: Ev) -> Evidence | None:
+    def reopened_evidence(self, ev: Payload) -> Evidence | None:
         found = self._first_read(self.m.facts.reopened_cancels())
         if found is None:
             return None
@@ -85,7 +85,7 @@ class Proofs:
                 [(c.reopened, "the reopen, while the work ran"), (c.idx, "session/cancel"),
                  *read[1], (ev.idx, "the idle")])
 
-    def probable_evidence(self, ev: Ev) -> Evidence | None:
+    def probable_evidence(self, ev: Payload) -> Evidence | None:
         if ev.maybe_refusal:  # an error for work that showed nothing (a warning)
             return self.cancel_evidence(ev)
         cancels = self.m.facts.probable_cancels()
@@ -100,7 +100,7 @@ class Proofs:
                 [(c.idx, "session/cancel"), (hint.request, "client message sent after it"),
                  (hint.response, "the agent acting on it"), (ev.idx, "the idle")])
 
-    def receipt_evidence(self, ev: Ev) -> Evidence | None:
+    def receipt_evidence(self, ev: Payload) -> Evidence | None:
         first = self.m.queue.receipt_ids.get(ev.message_id or "")
         if first is None:
             return None
@@ -108,7 +108,7 @@ class Proofs:
                 "receipt names it again for another prompt",
                 [(first, "the earlier receipt"), (ev.idx, "the receipt reusing its id")])
 
-    def insertion_evidence(self, ev: Ev) -> Evidence | None:
+    def insertion_evidence(self, ev: Payload) -> Evidence | None:
         p = self.m.queue.find(ev.id)
         if p is None or p.echo_idx < 0:
             return None
@@ -118,7 +118,7 @@ class Proofs:
                 [(p.idx, "the prompt"), (p.echo_idx, "its user message"),
                  (ev.idx, "the error response")])
 
-    def rejected_insertion_evidence(self, ev: Ev) -> Evidence | None:
+    def rejected_insertion_evidence(self, ev: Payload) -> Evidence | None:
         found = self.m.queue.inserted_rejected(ev.text_key)
         if found is None:
             return None
@@ -129,7 +129,7 @@ class Proofs:
                 [(prompt, "the prompt"), (error, "its error response"),
                  (ev.idx, "the user message")])
 
-    def held_evidence(self, ev: Ev) -> Evidence | None:
+    def held_evidence(self, ev: Payload) -> Evidence | None:
         held = self.m.facts.held_cancels()
         read = self._proof_text(held[0].idx) if held else None
         if read is None:
@@ -145,7 +145,7 @@ class Proofs:
                 [(c.idx, "session/cancel"), *read[1],
                  *([(prompt.idx, "the held prompt")] if prompt else []), (ev.idx, "the idle")])
 
-    def cause_evidence(self, ev: Ev) -> Evidence | None:
+    def cause_evidence(self, ev: Payload) -> Evidence | None:
         none_since = ("no session/cancel or session/close, no reopen of the session "
                       "(session/load, session/resume) and no withdrawal of a prompt "
                       "($/cancel_request) was sent")
@@ -171,7 +171,7 @@ class Proofs:
                  *([(self.m.work.began, "the work began")] if self.m.state in WORK else []),
                  (ev.idx, "the idle")])
 
-    def joint_evidence(self, ev: Ev) -> Evidence | None:
+    def joint_evidence(self, ev: Payload) -> Evidence | None:
         joint = self.m.facts.joint_only()
         if not joint:
             return None
@@ -192,7 +192,7 @@ class Proofs:
                                                          "was provably read"),
                  *read[1], (self.m.work.showed, "content of the work"), (ev.idx, "the idle")])
 
-    def answer_evidence(self, ev: Ev) -> Evidence | None:
+    def answer_evidence(self, ev: Payload) -> Evidence | None:
         perm = self.m.facts.unapproved_start(ev)
         if perm is None:
             return None
@@ -206,7 +206,7 @@ class Proofs:
                 [(perm.idx, "permission request"), (perm.answer_idx, "the answer"), *read[1],
                  *items, (ev.idx, "the tool update")])
 
-    def elicitation_evidence(self, ev: Ev) -> Evidence | None:
+    def elicitation_evidence(self, ev: Payload) -> Evidence | None:
         pending = self.m.perm_book.unwithdrawn_blocking()
         if not pending:
             return None
@@ -216,14 +216,14 @@ class Proofs:
                 f"#{ev.idx} with the elicitation neither answered nor withdrawn",
                 [(first.idx, "elicitation/create"), (ev.idx, "the cancelled idle")])
 
-    def new_work_evidence(self, ev: Ev) -> Evidence | None:
+    def new_work_evidence(self, ev: Payload) -> Evidence | None:
         return self._new_work(ev, "asked for permission", "the permission request")
 
-    def new_elicitation_evidence(self, ev: Ev) -> Evidence | None:
+    def new_elicitation_evidence(self, ev: Payload) -> Evidence | None:
         return self._new_work(ev, "asked the user for input (reading A-32=new-work)",
                               "elicitation/create")
 
-    def _new_work(self, ev: Ev, did: str, role: str) -> Evidence | None:
+    def _new_work(self, ev: Payload, did: str, role: str) -> Evidence | None:
         """CANCEL-05's proof: a cancel of this work the agent provably read before ``ev``."""
         found = self._first_read(self.m.facts.read_work_cancels())
         if found is None:
@@ -233,7 +233,7 @@ class Proofs:
                 f"{did} at #{ev.idx}",
                 [(c.idx, "session/cancel"), *read[1], (ev.idx, role)])
 
-    def reply_evidence(self, ev: Ev) -> Evidence | None:
+    def reply_evidence(self, ev: Payload) -> Evidence | None:
         owed = self.m.facts.replies_owed_before_work()
         read = self._proof_text(owed[0].idx) if owed else None
         if read is None:
@@ -242,7 +242,7 @@ class Proofs:
                 f"A-04=idle-cancelled wants its idle(cancelled) before new work at #{ev.idx}",
                 [(owed[0].idx, "session/cancel"), *read[1], (ev.idx, "the new work")])
 
-    def late_content_evidence(self, ev: Ev) -> Evidence | None:
+    def late_content_evidence(self, ev: Payload) -> Evidence | None:
         end = self.m.cancel_book.cancelled_end
         if end < 0:
             return None
@@ -251,7 +251,7 @@ class Proofs:
                 "came in between",
                 [(end, "the cancelled end of the turn"), (ev.idx, "content")])
 
-    def late_turn_evidence(self, ev: Ev) -> Evidence | None:
+    def late_turn_evidence(self, ev: Payload) -> Evidence | None:
         end = self.m.work.ended
         if end < 0:
             return None
@@ -261,7 +261,7 @@ class Proofs:
                 "client that takes the response as the turn's end drops or misplaces it",
                 [(end, "the response ending the turn"), (ev.idx, "content after it")])
 
-    def swallow_evidence(self, ev: Ev) -> Evidence | None:
+    def swallow_evidence(self, ev: Payload) -> Evidence | None:
         owed = self.m.facts.swallowed_cancels()
         read = self._proof_text(owed[0].idx) if owed else None
         if read is None:
@@ -271,14 +271,14 @@ class Proofs:
                 [(owed[0].idx, "session/cancel"), *read[1], (ev.idx, "the idle")])
 
 
-def _ending(ev: Ev) -> str:
+def _ending(ev: Payload) -> str:
     """How the work ended: its stop reason, or the error that answered its prompt (v1)."""
     if ev.reason is not None:
         return repr(ev.reason)
     return f"with error {ev.error_code}" if ev.error_code is not None else "with no stop reason"
 
 
-def unanswered_evidence(book: PermissionBook, perm: PermRec, ev: Ev) -> Evidence:
+def unanswered_evidence(book: PermissionBook, perm: PermRec, ev: Payload) -> Evidence:
     """PERM-11's proof for a tool that ran with no allow to read: its request still open, or
     answered without one (read or not), with the stray allow the agent may have taken for
     that request's answer."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from acp_model.model.events import Ev
+from acp_model.model.events import Payload
 from acp_model.model.records import RETIRED, PermRec, ToolRec
 from acp_model.model.vocab import PROCEEDING_TOOL_STATUSES, Answer, ErrorCode, PermState
 
@@ -85,7 +85,7 @@ class PermissionBook:
         return frozenset(allowed)
 
     # --- changes ---------------------------------------------------------------------------
-    def request(self, ev: Ev, *, owed_cancel: bool, elicitation: bool = False) -> None:
+    def request(self, ev: Payload, *, owed_cancel: bool, elicitation: bool = False) -> None:
         """A new request; a reused id names the new request from now on, the newest in order.
         An elicitation guards no tool and is owed no cancelled answer."""
         self.retired.pop(ev.id, None)
@@ -97,7 +97,7 @@ class PermissionBook:
         if ev.tool_call_id is not None and not elicitation:
             self.tools.setdefault(ev.tool_call_id, ToolRec()).perm = ev.id
 
-    def answer(self, ev: Ev) -> PermRec | None:
+    def answer(self, ev: Payload) -> PermRec | None:
         """The client's first answer to an open request (None: no such request)."""
         perm = self.perms.get(ev.id)
         if perm is None:
@@ -117,31 +117,31 @@ class PermissionBook:
             if perm.state != PermState.ANSWERED and not perm.elicitation:
                 perm.owed_cancel = True
 
-    def note_tool(self, ev: Ev) -> None:
+    def note_tool(self, ev: Payload) -> None:
         """A tool call update: the tool call is known, and started once it proceeds."""
         tool = self.tools.setdefault(ev.tool_call_id or "", ToolRec())
         if ev.status in PROCEEDING_TOOL_STATUSES:
             tool.started = True
 
-    def note_withdraw(self, ev: Ev) -> None:
+    def note_withdraw(self, ev: Payload) -> None:
         perm = self.perms.get(ev.id)
         if perm is not None and perm.state == PermState.OPEN:
             perm.state = PermState.WITHDRAWN
             perm.withdrawn = True
             perm.overlapped = False  # read only while it waits
 
-    def note_blocked(self, ev: Ev) -> None:
+    def note_blocked(self, ev: Payload) -> None:
         for perm in self.perms.values():
             perm.unreported_block = perm.overlapped = False  # it says the work is blocked now
             if perm.elicitation and perm.state == PermState.OPEN:
                 perm.blocked_work = True  # the blocked work waits on it (SDK-ELICIT-01)
 
-    def note_resumed(self, ev: Ev) -> None:
+    def note_resumed(self, ev: Payload) -> None:
         for perm in self.perms.values():
             if perm.state != PermState.OPEN:
                 perm.unreported_block = False
 
-    def note_overlap(self, ev: Ev) -> None:
+    def note_overlap(self, ev: Payload) -> None:
         """Running reported while a request waits: the agent says other work progresses."""
         for perm in self.perms.values():
             if perm.state == PermState.OPEN:

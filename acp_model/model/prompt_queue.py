@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from acp_model.model.check import allowance
-from acp_model.model.events import Ev
+from acp_model.model.events import Payload
 from acp_model.model.records import LIVE_ONLY, PromptRec
 from acp_model.model.vocab import PromptStatus
 
@@ -79,11 +79,11 @@ class PromptQueue:
         return found
 
     # --- changes ---------------------------------------------------------------------------
-    def add(self, ev: Ev) -> None:
+    def add(self, ev: Payload) -> None:
         self.prompts.append(PromptRec(ev.idx, ev.id, content_key=ev.content_key,
                                       text_key=ev.text_key))
 
-    def note_accept(self, ev: Ev) -> None:
+    def note_accept(self, ev: Payload) -> None:
         """The prompt's response (or the newer revision's receipt) accepted it."""
         if ev.message_id is not None:  # a receipt (the newer revision's acknowledgement)
             self.receipt_ids.setdefault(ev.message_id, ev.idx)
@@ -98,7 +98,7 @@ class PromptQueue:
                     p.status = PromptStatus.ACCEPTED
                 break
 
-    def reject(self, ev: Ev) -> PromptRec | None:
+    def reject(self, ev: Payload) -> PromptRec | None:
         """An error answered the prompt: it leaves the queue. Returns it when it was still
         pending (its text is kept for SDK-PROMPT-03)."""
         rejected = self.find(ev.id)
@@ -113,7 +113,7 @@ class PromptQueue:
         return rejected
 
     @allowance("MSG-02", "PROMPT-06", "SDK-RECEIPT-02")
-    def note_user_message(self, ev: Ev) -> None:
+    def note_user_message(self, ev: Payload) -> None:
         """A user message: it echoes a receipt, carries an open prompt's content, and marks
         an accepted prompt inserted (or comes early, before the acceptance)."""
         if ev.message_id is not None:

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from acp_model.model.cancel_book import OWING, CancelBook
 from acp_model.model.context import Context
-from acp_model.model.events import Ev
+from acp_model.model.events import Payload
 from acp_model.model.permission_book import PermissionBook
 from acp_model.model.prompt_queue import PromptQueue
 from acp_model.model.records import CancelRec, PermRec, PromptRec
@@ -72,7 +72,7 @@ class RaceFacts:
         justifying = self.justifying()
         return justifying if justifying and all(c.joint_read for c in justifying) else []
 
-    def ends_work(self, ev: Ev) -> bool:
+    def ends_work(self, ev: Payload) -> bool:
         """An idle ends work when work was reported, or carries a reason after prompt work."""
         m = self.m
         return m.state in WORK or (ev.reason is not None and m.queue.work_pending())
@@ -191,7 +191,7 @@ class RaceFacts:
         return self.m.perm_book.required_answers(
             perm_id, error_too=self.m.ctx.readings.chose("A-14", "both"))
 
-    def unapproved_start(self, ev: Ev) -> PermRec | None:
+    def unapproved_start(self, ev: Payload) -> PermRec | None:
         """The permission request this tool update proceeds without (PERM-11), if any: an
         answer other than an allow option that the agent provably read, or no allow at all
         for a tool that never started before: the request still open (the client had sent

@@ -52,7 +52,7 @@ from acp_model.model.cancel_book import CancelBook
 from acp_model.model.cancel_rules import LATE_CONTENT_UPDATES, CancelRules
 from acp_model.model.check import allowance
 from acp_model.model.context import Context
-from acp_model.model.events import Ev
+from acp_model.model.events import Payload
 from acp_model.model.evidence import Proofs
 from acp_model.model.obligations import Obligation, Obligations
 from acp_model.model.permission_book import PermissionBook
@@ -133,27 +133,27 @@ class SessionModel:
     # =====================================================================================
 
     @allowance("PROMPT-10", "PROMPT-08")
-    def note_prompt(self, ev: Ev) -> None:
+    def note_prompt(self, ev: Payload) -> None:
         self.cancel_book.cancelled_end = self.work.ended = -1
         self.cancel_book.prompt_sent(ev.idx, self.ctx.read)
         self.queue.add(ev)
 
     @allowance("CANCEL-01")
-    def note_cancel(self, ev: Ev) -> None:
+    def note_cancel(self, ev: Payload) -> None:
         working = self.state in WORK
         self.cancel_book.record(ev.idx, working=working,
                                 prior=not working and self.facts.prior(ev.idx))
         self.perm_book.cancel_reached()
 
     @allowance("CANCEL-13")
-    def note_prompt_cancel_request(self, ev: Ev) -> None:
+    def note_prompt_cancel_request(self, ev: Payload) -> None:
         """$/cancel_request for a pending prompt: the response is still owed (CANCEL-14), and
         the agent may cancel the prompt's activity (its work may then end cancelled)."""
         self.work.client_stopped = True
         self.queue.withdraw(ev.id)
 
     @allowance("PERM-09")
-    def note_permission_answer(self, ev: Ev) -> None:
+    def note_permission_answer(self, ev: Payload) -> None:
         if ev.id not in self.perm_book.perms:
             return
         if ev.answer != Answer.ALLOW and self.ctx.readings.chose("A-29", "may") \
@@ -161,13 +161,13 @@ class SessionModel:
             self.work.client_stopped = True  # a refusal may tell the agent to stop (A-29)
         self.perm_book.answer(ev)
 
-    def note_elicitation_answer(self, ev: Ev) -> None:
+    def note_elicitation_answer(self, ev: Payload) -> None:
         """The client's answer to a session-scoped elicitation (any action ends the wait)."""
         perm = self.perm_book.perms.get(ev.id)
         if perm is not None and perm.elicitation and perm.state != PermState.ANSWERED:
             self.perm_book.answer(ev)
 
-    def note_reject(self, ev: Ev) -> None:
+    def note_reject(self, ev: Payload) -> None:
         rejected = self.queue.reject(ev)
         if self.ctx.readings.chose("A-28", "may"):
             # The work it may have started lives on until an idle: every cancel sent so far
@@ -183,20 +183,20 @@ class SessionModel:
         self.cancel_book.recheck_prior(self.facts.prior)
         self._settle_prompts()
 
-    def start_work(self, ev: Ev) -> None:
+    def start_work(self, ev: Payload) -> None:
         """Quiet -> work: sort leftover cancels into stale (dropped) and ambiguous."""
         self.work.start(ev.idx)
         self.cancel_book.start_work(self.ctx.read, self.facts.joined)
         self.queue.ran()
 
-    def note_resumption(self, ev: Ev) -> None:
+    def note_resumption(self, ev: Payload) -> None:
         """Blocked work runs again: the agent probably read the answers that unblocked it."""
         self.perm_book.note_resumed(ev)
         for answer_idx in self.perm_book.answered_indices():
             self.ctx.acted_on(answer_idx, ev.idx)
 
     @allowance("STATE-04", "STATE-02", "CANCEL-06")
-    def end_work(self, ev: Ev) -> None:
+    def end_work(self, ev: Payload) -> None:
         """An idle that ends foreground work: settle cancels, prompts and tool calls."""
         self.work.rejected = False  # what stopped the work ends with it
         if self.state in QUIET:
@@ -214,7 +214,7 @@ class SessionModel:
         self.work.end(ev.idx, cancelled=cancelled)
         self.perm_book.note_resumed(ev)
 
-    def settle_idle(self, ev: Ev) -> None:
+    def settle_idle(self, ev: Payload) -> None:
         """An idle that ends no work; a cancelled one answers a cancel read while quiet."""
         if self.facts.ends_work(ev):
             self.end_work(ev)
@@ -232,19 +232,19 @@ class SessionModel:
             self.cancel_book.no_prior()
 
     @allowance("PERM-01", "PERM-13")
-    def note_permission_request(self, ev: Ev) -> None:
+    def note_permission_request(self, ev: Payload) -> None:
         self.perm_book.request(ev, owed_cancel=self.facts.owing_cancel())
         if ev.tool_call_id is not None and self.state in WORK:
             self.work.tool_calls.add(ev.tool_call_id)
 
-    def note_elicitation_request(self, ev: Ev) -> None:
+    def note_elicitation_request(self, ev: Payload) -> None:
         """A session-scoped elicitation: a user-action wait the foreground-state rules read
         like a permission request (STATE-05/06); it guards no tool and no cancel makes the
         client owe it an answer."""
         self.perm_book.request(ev, owed_cancel=False, elicitation=True)
 
     @allowance("TOOL-10", "CANCEL-08")
-    def note_tool_update(self, ev: Ev) -> None:
+    def note_tool_update(self, ev: Payload) -> None:
         perm = self.perm_book.guard(ev.tool_call_id)
         if perm is not None and perm.state == PermState.ANSWERED and ev.status is not None:
             self.ctx.acted_on(perm.answer_idx, ev.idx)  # it moved the tool the answer decided
@@ -254,7 +254,7 @@ class SessionModel:
         self._note_silent_block()
 
     @allowance("STATE-07", "USAGE-01", "PROMPT-13")
-    def note_output(self, ev: Ev) -> None:
+    def note_output(self, ev: Payload) -> None:
         """Other session updates: legal in every state; they never change the state."""
         if self.state in WORK and self.work.showed < 0 and ev.update in LATE_CONTENT_UPDATES:
             self.work.showed = ev.idx

@@ -8,7 +8,7 @@ checks (``cond=``); the engine finds them here (``SessionModel.PARTS``).
 from __future__ import annotations
 
 from acp_model.model.check import check
-from acp_model.model.events import Ev
+from acp_model.model.events import Payload
 from acp_model.model.race_facts import Session
 from acp_model.model.vocab import PROCEEDING_TOOL_STATUSES, Answer, PermState, Role, StopReason
 
@@ -25,13 +25,13 @@ class StateRules:
 
     @check("STATE-01", reading="A-16", levels={"strict": "rule", "lenient": "warn",
                                                "allow": "off"}, role=Role.GUARD)
-    def running_before_blocking(self, ev: Ev) -> bool:
+    def running_before_blocking(self, ev: Payload) -> bool:
         """requires_action straight from a quiet session skips the running report."""
         return False
 
     @check("STATE-01", reading="A-09", levels={"strict": "rule", "lenient": "warn"},
            role=Role.GUARD)
-    def prompt_work_announced(self, ev: Ev) -> bool:
+    def prompt_work_announced(self, ev: Payload) -> bool:
         """An idle with a stop reason after accepted prompts ends work that never ran (a
         cancelled idle answering a cancel excepted: that work was cancelled before it
         started)."""
@@ -40,30 +40,30 @@ class StateRules:
         return not (ev.reason is not None and self.m.queue.work_pending())
 
     @check("STATE-03", role=Role.GUARD)
-    def stop_reason_present(self, ev: Ev) -> bool:
+    def stop_reason_present(self, ev: Payload) -> bool:
         """The idle that ends foreground work names why it ended."""
         return ev.reason is not None
 
     @check("ACPM-ONE-STOP", reading="A-05",
            levels={"warn": "rule", "forbid": "A-05.forbid", "allow": "off"}, role=Role.GUARD)
-    def one_stop_reason(self, ev: Ev) -> bool:
+    def one_stop_reason(self, ev: Payload) -> bool:
         """An idle that ends no work carries no stop reason (a cancelled reply excepted)."""
         return ev.reason is None or ev.reason == StopReason.CANCELLED \
             or self.m.queue.work_pending()
 
     @check("STATE-05", role=Role.GUARD)
-    def blocked_state_reported(self, ev: Ev) -> bool:
+    def blocked_state_reported(self, ev: Payload) -> bool:
         """A user-action wait (a permission request or a session-scoped elicitation) that is
         over should have been reported as requires_action."""
         return not self.m.perm_book.block_unreported()
 
     @check("TOOL-02", role=Role.GUARD)
-    def tool_titled_on_first_report(self, ev: Ev) -> bool:
+    def tool_titled_on_first_report(self, ev: Payload) -> bool:
         """The first tool_call_update of a toolCallId should carry its title."""
         return not ev.first_report or bool(ev.has_title) or ev.update != "update"
 
     @check("PERM-11", evidence="answer_evidence", role=Role.GUARD)
-    def tool_respects_answer(self, ev: Ev) -> bool:
+    def tool_respects_answer(self, ev: Payload) -> bool:
         """A guarded tool proceeds only after an allow; v1 forbids only going against an
         answer it read (before one, v1 says only that it SHOULD wait for the grant). A status
         sent while a reopen replayed the session's history proves nothing: it may be the
@@ -76,7 +76,7 @@ class StateRules:
                                 and (perm.answer is None or not self.m.ctx.read(perm.answer_idx)))
 
     @check("STATE-06", role=Role.GUARD)
-    def resumption_reported(self, ev: Ev) -> bool:
+    def resumption_reported(self, ev: Payload) -> bool:
         """An approved tool that starts while requires_action is still shown: no running. So
         is a tool an answered elicitation was tied to that proceeds (whatever the user's
         action: the work it waited on goes on), with no other request open."""

@@ -307,7 +307,7 @@ class ToolReport:
 
     @property
     def part(self) -> str:
-        """What of a tool call it reports (``Ev.update`` of its event): "update" or "chunk"."""
+        """What of a tool call it reports (``Payload.update`` of its event): "update" or "chunk"."""
         return "chunk" if self.chunk else "update"
 
     def __call__(self, v: SessionView, update: dict[str, Any]) -> SessionView:

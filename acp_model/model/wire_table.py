@@ -43,7 +43,7 @@ from typing import Any, Protocol
 
 from acp_model.model import classify, implied, views
 from acp_model.model.check import CheckMeta
-from acp_model.model.events import Ev
+from acp_model.model.events import Payload
 from acp_model.model.obligations import PERMISSION_ANSWERED, PROMPT_ANSWERED
 from acp_model.model.parts import Parts, at, itself, wrapped_content
 from acp_model.model.views import Family
@@ -281,7 +281,7 @@ class Form:
     over: Over = Over.NOTHING  # what it is tried with (its argument, and the payload it gives)
     spends: bool = False  # it adds one to what its gate bounds: tried while a session holds less
     opens: bool = False  # it sends a new request: the request id is its trace index
-    fixed: Ev | None = field(default=None, hash=False)  # the payload fields it always carries
+    fixed: Payload | None = field(default=None, hash=False)  # the payload fields it always carries
 
     @property
     def label(self) -> str:
@@ -438,9 +438,9 @@ FORMS: tuple[Form, ...] = (
     Form(Event.ELICITATION_ANSWER, "elicitation/create response",
          TraceBuilder.elicitation_answer, Gate.ELICITATIONS, over=Over.ELICITATION_ANSWER),
     Form(Event.PROMPT_ACCEPTED, "session/prompt result", TraceBuilder.accepted, Gate.PROMPTS,
-         over=Over.PENDING, fixed=Ev(result_keys=())),
+         over=Over.PENDING, fixed=Payload(result_keys=())),
     Form(Event.PROMPT_REJECTED, "session/prompt error", TraceBuilder.rejected, Gate.PROMPTS,
-         lean=False, over=Over.PENDING, fixed=Ev(error_code=-32603)),
+         lean=False, over=Over.PENDING, fixed=Payload(error_code=-32603)),
     Form(Event.USER_MESSAGE, "session/update user_message", TraceBuilder.user_message,
          over=Over.ECHO),
     Form(Event.RUNNING_REPORTED, "session/update state_update running", TraceBuilder.running),
@@ -452,15 +452,15 @@ FORMS: tuple[Form, ...] = (
          over=Over.REASON),
     Form(Event.PERMISSION_REQUEST, "session/request_permission", TraceBuilder.permission,
          Gate.PERMISSIONS, over=Over.TOOL, spends=True, opens=True,
-         fixed=Ev(options=PERM_OPTIONS)),
+         fixed=Payload(options=PERM_OPTIONS)),
     Form(Event.PERMISSION_WITHDRAWN, "$/cancel_request (agent)", TraceBuilder.cancel_request,
          Gate.PERMISSIONS, over=Over.OPEN_PERMISSION),
     Form(Event.ELICITATION_REQUEST, "elicitation/create (session-scoped)",
          TraceBuilder.elicitation, Gate.ELICITATIONS, spends=True, opens=True),
     Form(Event.TOOL_UPDATE, "session/update tool_call_update", TraceBuilder.tool, Gate.TOOLS,
-         over=Over.TOOL_STATUS, fixed=Ev(update="update")),
+         over=Over.TOOL_STATUS, fixed=Payload(update="update")),
     Form(Event.OUTPUT, "session/update (any other kind)", TraceBuilder.agent_message,
-         lean=False, fixed=Ev(update="agent_message")),
+         lean=False, fixed=Payload(update="agent_message")),
 )
 
 

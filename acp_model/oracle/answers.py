@@ -23,7 +23,7 @@ from acp_model.model import (
     wire_shapes,
     wire_table,
 )
-from acp_model.model.events import Ev
+from acp_model.model.events import Payload
 from acp_model.model.evidence import note_repeat
 from acp_model.model.obligations import WITHDRAWN_ANSWERED
 from acp_model.model.vocab import (
@@ -149,7 +149,7 @@ class Answers:
         if direction == "a2c" and has_error and req.method in self._baseline \
                 and reply.code == ErrorCode.METHOD_NOT_FOUND:
             self.machines.conn_event(ConnEvent.SESSION_METHOD_MISSING,
-                                     Ev(idx, error_code=reply.code), f"{what}: -32601")
+                                     Payload(idx, error_code=reply.code), f"{what}: -32601")
         if direction == "a2c":
             self._what_it_advertised(reply)
         handler = self._handler(req.method)
@@ -234,7 +234,7 @@ class Answers:
             self.store.run(offered.valid_client_let_in, idx, valid, defaulted, r.code,
                            r.req.idx, self.rev)
         if r.has_error or not isinstance(result, dict):
-            self.machines.conn_event(ConnEvent.INITIALIZE_FAILED, Ev(idx), what)
+            self.machines.conn_event(ConnEvent.INITIALIZE_FAILED, Payload(idx), what)
             return
         version = result.get("protocolVersion")
         if self.decision.negotiated is None or version != self.decision.negotiated:
@@ -254,13 +254,13 @@ class Answers:
                                         self.decision.evidence)
         event = ConnEvent.INITIALIZED if version == self.protocol or spoken_instead \
             else ConnEvent.INITIALIZED_OTHER_VERSION
-        self.machines.conn_event(event, Ev(idx, version=version), what)
+        self.machines.conn_event(event, Payload(idx, version=version), what)
 
     def created(self, r: Reply) -> None:
         if r.has_error:
             return
         new_sid = r.result.get("sessionId") if isinstance(r.result, dict) else None
-        self.machines.conn_event(ConnEvent.SESSION_CREATED, Ev(r.idx, id=new_sid), r.what)
+        self.machines.conn_event(ConnEvent.SESSION_CREATED, Payload(r.idx, id=new_sid), r.what)
         self.own.created(new_sid, r.req.idx, r.idx)
         if isinstance(new_sid, str) and new_sid not in self.machines.sessions:
             self.machines.open(new_sid)
@@ -298,7 +298,7 @@ class Answers:
             return
         action = ElicitationAction.ERROR if r.has_error else ElicitationAction.of(r.result)
         self.machines.session_event(sid, Event.ELICITATION_ANSWER,
-                                    Ev(r.idx, id=r.req_id, answer=action, error_code=r.code),
+                                    Payload(r.idx, id=r.req_id, answer=action, error_code=r.code),
                                     r.what)
 
     def permission_answered(self, r: Reply) -> None:
@@ -312,7 +312,7 @@ class Answers:
         answer = permissions.classify(perm.options if perm is not None else None, r.result,
                                       r.has_error)
         self.machines.session_event(sid, Event.PERMISSION_ANSWER,
-                                    Ev(r.idx, id=r.req_id, answer=answer, error_code=r.code),
+                                    Payload(r.idx, id=r.req_id, answer=answer, error_code=r.code),
                                     r.what)
         tool = self.machines.views[sid].tools.get(perm.tool_call_id) \
             if perm is not None and perm.tool_call_id is not None else None

@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from acp_model.model import wire_table
-from acp_model.model.events import Ev
+from acp_model.model.events import Payload
 from acp_model.model.vocab import Event
 from acp_model.oracle import turns_v1
 from acp_model.oracle.turns_v1 import Steps, Turns
@@ -119,12 +119,12 @@ class V2:
             return memory, ()
         if seen.has_error:
             return memory, ((Event.PROMPT_REJECTED,
-                             Ev(seen.idx, id=seen.req_id, error_code=seen.code), seen.what),)
+                             Payload(seen.idx, id=seen.req_id, error_code=seen.code), seen.what),)
         result = seen.result
         keys = tuple(result) if isinstance(result, dict) else None
         receipt = result.get("messageId") if isinstance(result, dict) else None
         return memory, ((Event.PROMPT_ACCEPTED,
-                         Ev(seen.idx, id=seen.req_id, result_keys=keys,
+                         Payload(seen.idx, id=seen.req_id, result_keys=keys,
                             message_id=receipt if isinstance(receipt, str) else None),
                          seen.what),)
 

@@ -17,7 +17,7 @@ from acp_model.model.closing import Closes
 from acp_model.model.connection import ConnectionLifecycle, ConnectionModel
 from acp_model.model.context import Context
 from acp_model.model.engine import LibraryEngine, TableEngine, compile_machine
-from acp_model.model.events import Ev
+from acp_model.model.events import Payload
 from acp_model.model.lifecycle import SessionLifecycle
 from acp_model.model.session import SessionModel
 from acp_model.model.vocab import ConnEvent, Event
@@ -60,12 +60,12 @@ class Machines:
         self.sessions[sid] = SessionModel(sid, self.ctx)
         self.views[sid] = reducers.SessionView()
 
-    def conn_event(self, event: ConnEvent, ev: Ev, what: str) -> None:
+    def conn_event(self, event: ConnEvent, ev: Payload, what: str) -> None:
         failures = self.connection_engine.fire(self.conn, event, ev)
         if failures:
             self.store.failures_of(failures, ev.idx, None, what, self.connection_engine.evidence)
 
-    def session_event(self, sid: str, event: Event, ev: Ev, what: str) -> None:
+    def session_event(self, sid: str, event: Event, ev: Payload, what: str) -> None:
         sess = self.sessions[sid]
         failures = self.session_engine.fire(sess, event, ev)
         if failures and ev.idx != self.closes.gone:  # SDK-CLOSE-03's message: one failure
@@ -76,7 +76,7 @@ class Machines:
             sess.retire()
             self._retire_at[sid] = max(RETIRE_AT, 2 * len(sess.perm_book.perms))
 
-    def derived(self, sid: str, events: Iterable[tuple[Event, Ev, str]]) -> None:
+    def derived(self, sid: str, events: Iterable[tuple[Event, Payload, str]]) -> None:
         """Fire the steps the translator derived from a message (``dialects``)."""
         for event, ev, what in events:
             self.session_event(sid, event, ev, what)
@@ -103,7 +103,7 @@ class Machines:
         sess = self.sessions.get(sid)
         return sess.facts.required_answers(req_id) if sess is not None else None
 
-    def client_may(self, sid: str, event: str, ev: Ev) -> bool:
+    def client_may(self, sid: str, event: str, ev: Payload) -> bool:
         """Would the model let the client send this now?"""
         sess = self.sessions.get(sid)
         if sess is None:

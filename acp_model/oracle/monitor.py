@@ -31,7 +31,7 @@ from typing import Any
 
 from acp_model.model import reducers
 from acp_model.model.check import CheckMeta
-from acp_model.model.events import Ev
+from acp_model.model.events import Payload
 from acp_model.model.vocab import Level
 from acp_model.oracle import dialects
 from acp_model.oracle.answers import Answers
@@ -129,10 +129,10 @@ class Monitor:
         return replays + self.liveness.judge_open(sessions, since, self.count - 1, deadline,
                                                   skip, looked)
 
-    def client_may(self, sid: str, event: str, ev: Ev | None = None) -> bool:
+    def client_may(self, sid: str, event: str, ev: Payload | None = None) -> bool:
         """Would the model let the client send this now (``ev``: by default at the next
         index)? The fuzzer asks before acting."""
-        return self.machines.client_may(sid, event, ev or Ev(self.count))
+        return self.machines.client_may(sid, event, ev or Payload(self.count))
 
     # ------------------------------------------------------------------ the report --------
     @property

@@ -20,7 +20,7 @@ from typing import Any
 
 from acp_model.model import capabilities, messages, offered, reducers, replay, wire_table
 from acp_model.model.check import CheckMeta, Dispatch, allows_of, declare, dispatch, meta_of
-from acp_model.model.events import Ev, content_key, text_key
+from acp_model.model.events import Payload, content_key, text_key
 from acp_model.model.replay_order import table as replay_order_table
 from acp_model.model.vocab import ConnEvent, Event, Reads, Role
 from acp_model.oracle import rpc, said, wire
@@ -208,7 +208,7 @@ class Router:
         if any(r.method == Method.NEW_SESSION for r in self.rpc.open["c2a"].values()):
             self.store.run(offered.session_named_once_created, idx, what, sid)
             return
-        self.machines.conn_event(ConnEvent.AGENT_NAMES_UNKNOWN_SESSION, Ev(idx),
+        self.machines.conn_event(ConnEvent.AGENT_NAMES_UNKNOWN_SESSION, Payload(idx),
                                  f"{what} names session {sid!r}")
 
     # --- requests ---------------------------------------------------------------------------
@@ -247,13 +247,13 @@ class Router:
                    ) -> None:
         self.answers.told.client_initialized(params, self.answers.shape)
         self.shapes.findings(messages.initialize_request(params, self.rev), idx, what)
-        self.machines.conn_event(ConnEvent.INITIALIZE, Ev(idx), what)
+        self.machines.conn_event(ConnEvent.INITIALIZE, Payload(idx), what)
 
     def new_session(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str
                     ) -> None:
         self.rpc.open["c2a"][req_id].roots = capabilities.root_set(params)
         self.shapes.findings(messages.new_session_request(params, self.rev), idx, what)
-        self.machines.conn_event(ConnEvent.SESSION_REQUESTED, Ev(idx), what)
+        self.machines.conn_event(ConnEvent.SESSION_REQUESTED, Payload(idx), what)
 
     def reopen(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str) -> None:
         self.rpc.open["c2a"][req_id].roots = capabilities.root_set(params)
@@ -271,7 +271,7 @@ class Router:
         self.shapes.findings(messages.prompt_request(params, self.answers.prompt_caps, self.rev),
                              idx, what, sid)
         if sid is None or sid not in self.machines.sessions:
-            self.machines.conn_event(ConnEvent.UNKNOWN_SESSION_NAMED, Ev(idx),
+            self.machines.conn_event(ConnEvent.UNKNOWN_SESSION_NAMED, Payload(idx),
                                      f"{what} names session {sid!r}")
             return
         blocks = params.get("prompt") if isinstance(params, dict) else None
@@ -282,7 +282,7 @@ class Router:
             and not self.machines.sessions[sid].facts.busy()
             and self.machines.closes.live(sid))
         self.machines.session_event(sid, Event.PROMPT,
-                                    Ev(idx, id=req_id, content_key=content_key(blocks),
+                                    Payload(idx, id=req_id, content_key=content_key(blocks),
                                        text_key=text_key(blocks)), what)
         self.machines.derived(sid, self.translate(Prompted(sid, req_id, idx, blocks)))
         self.reopens.prompted(sid, idx, blocks)
@@ -306,7 +306,7 @@ class Router:
 
     def _cancel(self, sid: str, idx: int, what: str) -> None:
         self.machines.derived(sid, self.translate(Cancelled(sid)))
-        self.machines.session_event(sid, Event.CANCEL, Ev(idx), what)
+        self.machines.session_event(sid, Event.CANCEL, Payload(idx), what)
         self.reopens.cancelled(self.machines.sessions.get(sid), sid)
 
     # --- notifications -------------------------------------------------------------------
@@ -325,7 +325,7 @@ class Router:
 
     def cancel(self, direction: str, params: Any, sid: Any, idx: int, what: str) -> None:
         if sid not in self.machines.sessions:
-            self.machines.conn_event(ConnEvent.UNKNOWN_SESSION_NAMED, Ev(idx),
+            self.machines.conn_event(ConnEvent.UNKNOWN_SESSION_NAMED, Payload(idx),
                                      f"{what} names session {sid!r}")
             return
         self._cancel(sid, idx, what)
@@ -344,7 +344,7 @@ class Router:
             event = (Event.PROMPT_CANCEL_REQUEST if direction == "c2a"
                      else Event.PERMISSION_WITHDRAWN)
             self.machines.session_event(target.session, event,
-                                        Ev(idx, id=params["requestId"]), what)
+                                        Payload(idx, id=params["requestId"]), what)
 
     def update(self, direction: str, params: Any, sid: Any, idx: int, what: str) -> None:
         update = params.get("update")

@@ -31,10 +31,10 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
-from acp_model.model.events import Ev, content_key, text_key
+from acp_model.model.events import Payload, content_key, text_key
 from acp_model.model.vocab import ErrorCode, Event
 
-Step = tuple[Event, Ev, str]  # an event to fire on the session machine, its payload, its text
+Step = tuple[Event, Payload, str]  # an event to fire on the session machine, its payload, its text
 Steps = tuple[Step, ...]
 
 
@@ -101,11 +101,11 @@ def start(turns: Turns, sid: str, idx: int, what: str) -> tuple[Turns, Steps]:
 
 
 def _started(turn: Turn, idx: int, what: str) -> Steps:
-    running = (Event.RUNNING_REPORTED, Ev(idx), what)
+    running = (Event.RUNNING_REPORTED, Payload(idx), what)
     if turn.shown:  # an earlier response ended the work span it was running in
         return (running,)
-    return ((Event.PROMPT_ACCEPTED, Ev(idx, id=turn.prompt_id), what),
-            (Event.USER_MESSAGE, Ev(idx, message_id=f"v1-prompt-{turn.prompt_idx}",
+    return ((Event.PROMPT_ACCEPTED, Payload(idx, id=turn.prompt_id), what),
+            (Event.USER_MESSAGE, Payload(idx, message_id=f"v1-prompt-{turn.prompt_idx}",
                                     new_message=True, content_key=turn.content_key,
                                     text_key=turn.text_key), what),
             running)
@@ -132,21 +132,21 @@ def _ending(turn: Turn, idx: int, result: Any, error_code: int | None, what: str
         # cancellation.mdx: a withdrawn request may be answered -32800; its turn, if it
         # showed, ended cancelled
         if not turn.shown:
-            return ((Event.PROMPT_REJECTED, Ev(idx, id=req_id, error_code=error_code), what),)
+            return ((Event.PROMPT_REJECTED, Payload(idx, id=req_id, error_code=error_code), what),)
         out = () if turn.started else _started(turn, idx, what)
-        return (*out, (Event.IDLE_REPORTED, Ev(idx, id=req_id, reason="cancelled"),
+        return (*out, (Event.IDLE_REPORTED, Payload(idx, id=req_id, reason="cancelled"),
                        f"{what}: -32800 for the withdrawn prompt"))
     if error_code is not None or not isinstance(result, dict):
         if not turn.shown and not turn.cancelled:
-            return ((Event.PROMPT_REJECTED, Ev(idx, id=req_id, error_code=error_code), what),)
+            return ((Event.PROMPT_REJECTED, Payload(idx, id=req_id, error_code=error_code), what),)
         # no content shown: an abort error, or a rejection of the prompt
         refusal = not turn.shown
         out = () if turn.started else _started(turn, idx, what)
-        return (*out, (Event.IDLE_REPORTED, Ev(idx, id=req_id, error_code=error_code,
+        return (*out, (Event.IDLE_REPORTED, Payload(idx, id=req_id, error_code=error_code,
                                                maybe_refusal=refusal),
                        f"{what}: an error, not a stop reason"))
     reason = result.get("stopReason")
     reason = reason if isinstance(reason, str) else None
     out = () if turn.started else _started(turn, idx, what)
-    return (*out, (Event.IDLE_REPORTED, Ev(idx, id=req_id, reason=reason),
+    return (*out, (Event.IDLE_REPORTED, Payload(idx, id=req_id, reason=reason),
                    f"{what} (stopReason {reason!r})"))

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from acp_model.model import messages, reducers, views
-from acp_model.model.events import Ev
+from acp_model.model.events import Payload
 from acp_model.model.vocab import Event
 from acp_model.oracle import wire
 from acp_model.oracle.dialects import AskedUser, Translator
@@ -53,6 +53,6 @@ class UserAsks:
             return
         tool = params.get("toolCallId")
         self.machines.session_event(sid, Event.ELICITATION_REQUEST,
-                                    Ev(idx, id=req_id,
+                                    Payload(idx, id=req_id,
                                        tool_call_id=tool if isinstance(tool, str) else None),
                                     what)

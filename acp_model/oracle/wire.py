@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from acp_model.model import classify, wire_table
-from acp_model.model.events import Ev
+from acp_model.model.events import Payload
 from acp_model.model.views import SessionView
 from acp_model.model.vocab import Event
 from acp_model.model.wire_table import Update
@@ -30,7 +30,7 @@ def _state_update(state: Any, reason: Any, idx: int) -> str:
 
 def session_update(idx: int, update: dict[str, Any], view: SessionView,
                    reading: Callable[[Update], Event] = _as_written, what: Said | None = None
-                   ) -> tuple[Event, Ev, Said]:
+                   ) -> tuple[Event, Payload, Said]:
     """The event a ``session/update`` payload stands for (its kind's row of
     :data:`~acp_model.model.wire_table.UPDATES`, as the revision's translator ``reading``
     reads it: v1 reads a user message as replayed history, ``oracle.dialects``), its payload
@@ -47,7 +47,7 @@ def session_update(idx: int, update: dict[str, Any], view: SessionView,
     return event, ev, what if what is not None else Said((said.UPDATE, name, idx))
 
 
-def permission_request(idx: int, req_id: Any, params: Any) -> Ev:
+def permission_request(idx: int, req_id: Any, params: Any) -> Payload:
     """The payload of a ``session/request_permission``: its tool call and its options."""
     subject = params.get("subject") if isinstance(params, dict) else None
     tool_id = None
@@ -61,4 +61,4 @@ def permission_request(idx: int, req_id: Any, params: Any) -> Ev:
     for opt in (params.get("options") or []) if isinstance(params, dict) else []:
         if isinstance(opt, dict) and isinstance(opt.get("optionId"), str):
             options[opt["optionId"]] = opt.get("kind")
-    return Ev(idx, id=req_id, tool_call_id=tool_id, options=options)
+    return Payload(idx, id=req_id, tool_call_id=tool_id, options=options)

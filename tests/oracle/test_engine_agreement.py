@@ -9,7 +9,7 @@ from acp_model.model import snapshot
 from acp_model.model.connection import ConnectionLifecycle, ConnectionModel
 from acp_model.model.context import Context, Proof
 from acp_model.model.engine import LibraryEngine, TableEngine, compile_machine
-from acp_model.model.events import Ev
+from acp_model.model.events import Payload
 from acp_model.model.lifecycle import SessionLifecycle
 from acp_model.model.session import SessionModel
 from acp_model.model.vocab import EVENTS, ConnEvent, ConnState, Event
@@ -57,8 +57,8 @@ def test_table_and_library_agree(steps: list, chosen: Readings) -> None:
     for idx, (event, fields, proof) in enumerate(steps):
         if proof:  # a response arrived: the agent has read everything so far
             fast_model.ctx.frontier = slow_model.ctx.frontier = idx
-        a = fast.fire(fast_model, event, Ev(idx, **fields))
-        b = slow.fire(slow_model, event, Ev(idx, **fields))
+        a = fast.fire(fast_model, event, Payload(idx, **fields))
+        b = slow.fire(slow_model, event, Payload(idx, **fields))
         assert _summary(a) == _summary(b), (event, fields)
         assert snapshot.snapshot(fast_model) == snapshot.snapshot(slow_model)
     assert fast.exercised == slow.exercised
@@ -113,8 +113,8 @@ def test_retiring_settled_permission_requests_changes_no_verdict(steps: list,
     for idx, (event, fields, proof) in enumerate(_as_the_monitor_delivers(steps)):
         if proof:
             kept.ctx.frontier = lean.ctx.frontier = idx
-        a = engine.fire(kept, event, Ev(idx, **fields))
-        b = engine.fire(lean, event, Ev(idx, **fields))
+        a = engine.fire(kept, event, Payload(idx, **fields))
+        b = engine.fire(lean, event, Payload(idx, **fields))
         lean.retire()
         assert _summary(a) == _summary(b), (idx, event, fields)
         assert [(o.check.name, o.idx) for o in kept.obligations()] == \
@@ -147,8 +147,8 @@ def test_connection_table_and_library_agree(steps: list, chosen: Readings) -> No
     slow = LibraryEngine(CONNECTION, chosen)
     for idx, (event, fields, advertised) in enumerate(steps):
         fast_model.ctx.session_advertised = slow_model.ctx.session_advertised = advertised
-        a = fast.fire(fast_model, event, Ev(idx, **fields))
-        b = slow.fire(slow_model, event, Ev(idx, **fields))
+        a = fast.fire(fast_model, event, Payload(idx, **fields))
+        b = slow.fire(slow_model, event, Payload(idx, **fields))
         assert _summary(a) == _summary(b), (event, fields)
         assert (fast_model.state, fast_model.session_ids) == (slow_model.state,
                                                               slow_model.session_ids)
@@ -164,9 +164,9 @@ def test_the_library_machines_go_with_their_engine() -> None:
 
     engine = LibraryEngine(CONNECTION, DEFAULT)
     model = ConnectionModel(ctx=Context(readings=DEFAULT))
-    engine.fire(model, ConnEvent.INITIALIZE, Ev(0, version=2))
+    engine.fire(model, ConnEvent.INITIALIZE, Payload(0, version=2))
     machine = engine._machine(model)
-    engine.fire(model, ConnEvent.INITIALIZED, Ev(1, version=2))
+    engine.fire(model, ConnEvent.INITIALIZED, Payload(1, version=2))
     assert engine._machine(model) is machine
     assert machine.model is model and model.state == ConnState.READY
     gone = weakref.ref(model), weakref.ref(machine)
@@ -219,6 +219,6 @@ def test_a_failing_guard_always_has_its_proof(steps: list, chosen: Readings) -> 
     for idx, (event, fields, proof) in enumerate(_as_the_monitor_delivers(steps)):
         if proof:  # a response to a request sent just before: it read everything so far
             model.ctx.answered(idx - 1, idx)
-        for chk, level in engine.fire(model, event, Ev(idx, **fields)):
+        for chk, level in engine.fire(model, event, Payload(idx, **fields)):
             if chk.meta.evidence is not None and level == "fail":
                 assert engine.evidence[chk.name] is not None, (idx, event, chk.name)

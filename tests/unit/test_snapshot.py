@@ -10,7 +10,7 @@ import pytest
 
 from acp_model.model import snapshot
 from acp_model.model.context import Context
-from acp_model.model.events import Ev
+from acp_model.model.events import Payload
 from acp_model.model.records import CancelRec, PermRec, PromptRec, ToolRec
 from acp_model.model.session import SessionModel
 from acp_model.model.vocab import Answer, CancelStatus, PermState, PromptStatus
@@ -184,7 +184,7 @@ def test_a_new_field_is_picked_up_without_code_changes() -> None:
 
 def test_read_indices_collapse_and_unread_ones_rank() -> None:
     m = _busy_model()
-    m.note_cancel(Ev(40))
+    m.note_cancel(Payload(40))
     first = snapshot.snapshot(m)
     m.ctx.frontier = 100
     assert snapshot.snapshot(m) != first  # read now: ranks become -1

@@ -78,7 +78,7 @@ def test_what_a_form_says_of_its_payload_agrees_with_its_messages() -> None:
         assert not form.opens or form.event in requests, form.event  # a new request's id
         assert not form.spends or form.gate is not None, form.event  # spends a bound it names
     assert wire_table.forms()[Event.TOOL_UPDATE].fixed.update == \
-        wire_table.updates()["tool_call_update"].tool  # (Ev.update of a tool call's report)
+        wire_table.updates()["tool_call_update"].tool  # (Payload.update of a tool call's report)
 
 
 def test_handlers_are_the_rows_references_and_the_oracle_implements_each() -> None:

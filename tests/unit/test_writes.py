@@ -11,7 +11,7 @@ from acp_model.explorer.writes import action_writes, transition_writes
 from acp_model.model import snapshot
 from acp_model.model.context import Context
 from acp_model.model.engine import TableEngine
-from acp_model.model.events import Ev
+from acp_model.model.events import Payload
 from acp_model.model.session import SessionModel
 from acp_model.spec.readings import DEFAULT
 
@@ -65,7 +65,7 @@ def test_the_small_explorations_fire_every_acting_transition_of_the_defaults() -
 
 def test_copier_copies_the_named_parts_and_shares_the_rest() -> None:
     m = SessionModel("s1")
-    m.note_prompt(Ev(3, id=3))
+    m.note_prompt(Payload(3, id=3))
     copy = snapshot.copier(SessionModel, frozenset({"queue"}))(m, Context(DEFAULT))
     assert copy.queue == m.queue and copy.queue is not m.queue
     assert copy.queue.prompts[0] is not m.queue.prompts[0]
@@ -78,13 +78,13 @@ def test_copier_copies_the_named_parts_and_shares_the_rest() -> None:
 def test_what_the_reading_cannot_follow_writes_every_part() -> None:
     @dataclasses.dataclass
     class Dynamic(SessionModel):
-        def note_dynamic(self, ev: Ev) -> None:
+        def note_dynamic(self, ev: Payload) -> None:
             getattr(self, "qu" + "eue").add(ev)
 
-        def note_unknown(self, ev: Ev) -> None:
+        def note_unknown(self, ev: Payload) -> None:
             self.elsewhere.add(ev)  # type: ignore[attr-defined]
 
-        def note_via_method(self, ev: Ev) -> None:
+        def note_via_method(self, ev: Payload) -> None:
             self.note_dynamic(ev)
 
     assert action_writes(Dynamic, "note_dynamic") == PARTS
