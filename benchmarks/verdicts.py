@@ -31,7 +31,8 @@ Only flags both the old and the new CLI accept are used; a flag one side lacks (
 comparable. With several checkouts each part runs on all of them at once (the same load for
 both sides' racy runs). ``--lock PATH`` holds ``flock PATH`` for one part at a time (ten
 traces, fifteen zoo agents or three real-agent runs: about three minutes), never the whole
-run.
+run. A part's checks run in one process of the side's Python (a process per check only for a
+checkout without ``acp_model.cli.main``): the whole trace corpus takes seconds, not an hour.
 """
 
 from __future__ import annotations
@@ -175,9 +176,61 @@ def check(side: Side, trace: Path, flags: tuple[str, ...], tmp: Path) -> dict[st
     out = tmp / "check.json"
     argv = [str(side.acp_model), "check", str(trace), "--report", str(out), *flags]
     code, err = _run(argv, out, side.checkout, timeout=600)
+    return _check_entry(code, err, out)
+
+
+def _check_entry(code: int, err: str, out: Path) -> dict[str, Any]:
     if not out.is_file():
         return {"exit": code, "error": err}
     return {"exit": code, **digest_report(json.loads(out.read_text(encoding="utf-8")))}
+
+
+# One process of the side's Python runs a part's checks through its ``acp_model.cli.main``
+# (one check per line of JSON it is given; one line of JSON back per check): a process per
+# check spent its time importing, 7-16 minutes a part on a loaded machine against seconds.
+_CHECKS_DRIVER = textwrap.dedent("""\
+    import contextlib, io, json, sys
+    from acp_model.cli.main import main
+    print("ready", flush=True)
+    for line in sys.stdin:
+        key, trace, flags, out = json.loads(line)
+        buf = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
+                code = main(["check", trace, "--report", out, *flags])
+        except SystemExit as stop:
+            code = stop.code if isinstance(stop.code, int) else 1
+        lines = [x for x in buf.getvalue().splitlines() if x.strip()]
+        print(json.dumps([key, code, lines[-1] if lines else ""]), flush=True)
+    """)
+
+
+def checks(side: Side, items: list[tuple[str, Path, tuple[str, ...]]], tmp: Path
+           ) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """``acp-model check`` of each (key, trace, flags) in one process of the side's Python;
+    a checkout without ``acp_model.cli.main`` (an old commit) gets a process per check."""
+    with subprocess.Popen([str(side.python), "-c", _CHECKS_DRIVER], cwd=side.checkout,
+                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL, text=True) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        if proc.stdout.readline().strip() != "ready":
+            proc.kill()
+            for key, trace, flags in items:
+                yield "traces", key, check(side, trace, flags, tmp)
+            return
+        for n, (key, trace, flags) in enumerate(items):
+            out = tmp / f"check-{n}.json"
+            out.unlink(missing_ok=True)
+            proc.stdin.write(json.dumps([key, str(trace), list(flags), str(out)]) + "\n")
+            proc.stdin.flush()
+            answer = proc.stdout.readline()
+            if not answer:  # the driver died on this check: say so, go on in a fresh one
+                yield "traces", key, {"exit": -1, "error": "the checking process died"}
+                yield from checks(side, items[n + 1:], tmp)
+                return
+            _, code, err = json.loads(answer)
+            yield "traces", key, _check_entry(code, err, out)
+        proc.stdin.close()
 
 
 def fuzz(side: Side, flags: list[str], tmp: Path, timeout: float) -> dict[str, Any]:
@@ -210,16 +263,21 @@ def agent_flags(item: str) -> list[str]:
 # --- parts: what one lock holds -------------------------------------------------------------
 
 
-Job = Callable[[Path], tuple[str, str, dict[str, Any]]]  # tmp -> (section, key, entry)
+Entry = tuple[str, str, dict[str, Any]]  # (section, key, entry)
+Job = Callable[[Path], Iterator[Entry]]  # tmp -> its entries
 
 
-def _trace_jobs(side: Side, files: list[Path], cache: Path) -> Iterator[tuple[str, Job]]:
+def _trace_jobs(side: Side, files: list[Path], cache: Path) -> list[tuple[str, Job, int]]:
+    """One job for the part's checks (one process of the side's Python runs them all)."""
+    items = []
     for rel in files:
         path = generated(cache) if rel.as_posix() == GENERATED else ROOT / rel
         configs = {**CHECKS, **(ONE_SIDED if "one_sided" in rel.parts else {})}
-        for label, flags in configs.items():
-            key = f"{rel.as_posix()} [{label}]"
-            yield key, (lambda tmp, p=path, f=flags, k=key: ("traces", k, check(side, p, f, tmp)))
+        items += [(f"{rel.as_posix()} [{label}]", path, flags) for label, flags in configs.items()]
+    label = f"{len(items)} checks" if len(items) != 1 else items[0][0]
+    return [(label, lambda tmp: checks(side, items, tmp), len(items))]
+
+
 
 
 def parts(side: Side) -> list[str]:
@@ -234,9 +292,10 @@ def _chunk(items: list[Any], kind: str, arg: str) -> list[Any]:
     return items[k * size:(k + 1) * size]
 
 
-def jobs(side: Side, part: str, cache: Path) -> list[tuple[str, Job]]:
-    """The runs of a part: ``traces/K``, ``zoo/K``, ``agents/K`` (chunks), ``trace:PATH``,
-    ``zoo:NAME,...`` or ``agent:NAME@vN,...`` (a name twice: two runs)."""
+def jobs(side: Side, part: str, cache: Path) -> list[tuple[str, Job, int]]:
+    """The runs of a part (label, job, how many entries it gives): ``traces/K``, ``zoo/K``,
+    ``agents/K`` (chunks), ``trace:PATH``, ``zoo:NAME,...`` or ``agent:NAME@vN,...`` (a name
+    twice: two runs)."""
     cut = min((i for i in (part.find(":"), part.find("/")) if i >= 0), default=len(part))
     kind, arg = part[:cut], part[cut + 1:]
     if kind in ("traces", "trace"):
@@ -246,12 +305,12 @@ def jobs(side: Side, part: str, cache: Path) -> list[tuple[str, Job]]:
     if kind in ("zoo",):
         zoo = side.zoo()
         names = _chunk(sorted(zoo), kind, arg) if arg.isdigit() else arg.split(",")
-        return [(f"zoo {n}", lambda tmp, n=n: ("zoo", n, fuzz(
-            side, zoo_flags(side, n, zoo[n]), tmp, timeout=180))) for n in names]
+        return [(f"zoo {n}", lambda tmp, n=n: iter((("zoo", n, fuzz(
+            side, zoo_flags(side, n, zoo[n]), tmp, timeout=180)),)), 1) for n in names]
     if kind in ("agent", "agents"):
         chosen = _chunk(list(REAL_AGENTS), kind, arg) if kind == "agents" else arg.split(",")
-        return [(f"agent {a}", lambda tmp, a=a: ("agents", a, fuzz(
-            side, agent_flags(a), tmp, timeout=240))) for a in chosen]
+        return [(f"agent {a}", lambda tmp, a=a: iter((("agents", a, fuzz(
+            side, agent_flags(a), tmp, timeout=240)),)), 1) for a in chosen]
     raise SystemExit(f"error: unknown part {part!r} (traces/K, zoo/K, trace:PATH, zoo:NAME, "
                      "agent:NAME@vN)")
 
@@ -286,12 +345,13 @@ def _side_part(side: Side, doc: dict[str, Any], part: str, cache: Path,
     todo = jobs(side, part, cache)
     started = time.monotonic()
     name = side.checkout.name
-    task = progress.add_task(part, total=len(todo))
+    task = progress.add_task(part, total=sum(n for _, _, n in todo))
     with tempfile.TemporaryDirectory() as tmp:
-        for label, job in todo:
+        for label, job, _ in todo:
             progress.update(task, description=escape(f"{name} {part}: {label}"))
-            doc["added"].append(job(Path(tmp)))
-            progress.advance(task)
+            for entry in job(Path(tmp)):
+                doc["added"].append(entry)
+                progress.advance(task)
     doc["added"].append(("seconds", part, round(time.monotonic() - started, 1)))
 
 

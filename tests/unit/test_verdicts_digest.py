@@ -56,3 +56,21 @@ def test_a_fuzz_difference_counts_only_when_every_run_of_one_side_shows_it() -> 
                    _doc(zoo={"m": [_run(), _run()]}))
     assert (lost[0]["status"], lost[0]["persistent"]) == ("persistent",
                                                           ["failure CANCEL-07 (old only)"])
+
+
+def test_a_part_s_checks_in_one_process_digest_as_a_process_per_check_does(
+        tmp_path: Path) -> None:
+    """The trace part's checks run in one process of the side's Python; each entry is the one
+    a process of its own gives, a usage error (exit 2, its last line) included."""
+    import sys
+
+    from benchmarks.verdicts import Side, check, checks
+
+    exe = Path(sys.executable).with_name("acp-model")
+    side = Side(exe.absolute())
+    items = [("seed [seed]", SEED, ("--spec", "seed")),
+             ("seed [bad]", SEED, ("--spec", "seed", "--reading", "NOPE=1"))]
+    batched = {key: entry for _, key, entry in checks(side, items, tmp_path)}
+    alone = {key: check(side, trace, flags, tmp_path) for key, trace, flags in items}
+    assert batched == alone
+    assert batched["seed [seed]"]["verdict"] == "pass" and batched["seed [bad]"]["exit"] == 2
