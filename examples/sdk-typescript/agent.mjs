@@ -50,7 +50,6 @@ function log(...args) {
  * @property {acp.ContentBlock[]} prompt
  * @property {AbortController} abort     aborted by session/cancel or session/close
  * @property {Promise<void>} done         settles after the turn's final idle was sent
- * @property {"running" | "requires_action"} state
  * @property {boolean} finishing          past the work: a cancel only changes the stop reason
  * @property {string | null} openToolCall a tool call not yet in a final status
  */
@@ -66,6 +65,7 @@ function log(...args) {
  * @property {number} cancelEpoch  bumped by each session/cancel: held prompts compare against it
  * @property {Array<{kind: "user" | "agent", messageId: string, content: acp.ContentBlock[]}>} history
  * @property {boolean} closed
+ * @property {"idle" | "running" | "requires_action"} shown  the last state_update sent
  */
 
 /** @type {Map<string, Session>} */
@@ -84,11 +84,14 @@ function requireSession(sessionId) {
 /** @param {acp.AgentContext} client */
 function sender(client, session) {
   /** @param {acp.SessionUpdate} update */
-  return (update) =>
-    client.notify(acp.methods.client.session.update, {
+  return (update) => {
+    // in the order they are written: a resume's snapshot repeats the last one
+    if (update.sessionUpdate === "state_update") session.shown = update.state;
+    return client.notify(acp.methods.client.session.update, {
       sessionId: session.sessionId,
       update,
     });
+  };
 }
 
 function pause(signal) {
@@ -216,7 +219,6 @@ async function tool(client, session, turn, text, send, say) {
     status: "pending",
     rawInput: { chars: text.length },
   });
-  turn.state = "requires_action";
   await send({ sessionUpdate: "state_update", state: "requires_action" });
   // On abort the SDK sends $/cancel_request and rejects at once with -32800 (stopWaitingOnCancel).
   let outcome = null;
@@ -242,7 +244,6 @@ async function tool(client, session, turn, text, send, say) {
     console.error(`[${AGENT_NAME}] permission request for ${toolCallId} failed:`, error?.message ?? error);
   }
   if (signal.aborted) throw CANCELLED; // the answer raced our cancellation
-  turn.state = "running";
   await send({ sessionUpdate: "state_update", state: "running" });
   // Only the allow option approves; any other selection or outcome does not (PERM-11).
   const allowed = outcome?.outcome === "selected" && outcome.optionId === "allow-once";
@@ -301,6 +302,7 @@ const app = acp
       cancelEpoch: 0,
       history: [],
       closed: false,
+      shown: "idle",
     });
     return { sessionId };
   })
@@ -323,9 +325,10 @@ const app = acp
         });
       }
     }
-    // The SDK documents a current-state snapshot after replay and before the response.
-    const state = session.current ? session.current.state : "idle";
-    await send({ sessionUpdate: "state_update", state });
+    // The SDK documents a current-state snapshot after replay and before the response. It is
+    // the state last reported: a turn stays current until its idle's send settles, so the
+    // turn's own state could repeat "running" after that idle.
+    await send({ sessionUpdate: "state_update", state: session.shown });
     return {};
   })
   .onRequest(acp.methods.agent.session.close, async ({ params }) => {
@@ -362,7 +365,6 @@ const app = acp
       prompt: params.prompt,
       abort: new AbortController(),
       done: Promise.resolve(),
-      state: "running",
       finishing: false,
       openToolCall: null,
     };
