@@ -200,6 +200,9 @@ _CHECKS_DRIVER = textwrap.dedent("""\
                 code = main(["check", trace, "--report", out, *flags])
         except SystemExit as stop:
             code = stop.code if isinstance(stop.code, int) else 1
+        except Exception as exc:  # as a process of its own ends: exit 1, the error its last line
+            code = 1
+            buf.write(f"{type(exc).__name__}: {exc}\n")
         lines = [x for x in buf.getvalue().splitlines() if x.strip()]
         print(json.dumps([key, code, lines[-1] if lines else ""]), flush=True)
     """)
@@ -274,10 +277,12 @@ def _trace_jobs(side: Side, files: list[Path], cache: Path) -> list[tuple[str, J
         path = generated(cache) if rel.as_posix() == GENERATED else ROOT / rel
         configs = {**CHECKS, **(ONE_SIDED if "one_sided" in rel.parts else {})}
         items += [(f"{rel.as_posix()} [{label}]", path, flags) for label, flags in configs.items()]
-    label = f"{len(items)} checks" if len(items) != 1 else items[0][0]
-    return [(label, lambda tmp: checks(side, items, tmp), len(items))]
+    return [(f"{len(items)} checks", lambda tmp: checks(side, items, tmp), len(items))]
 
 
+def _once(section: str, key: str, run: Callable[[Path], dict[str, Any]]) -> Job:
+    """A job of one run (a fuzz run): its one entry."""
+    return lambda tmp: iter(((section, key, run(tmp)),))
 
 
 def parts(side: Side) -> list[str]:
@@ -301,16 +306,16 @@ def jobs(side: Side, part: str, cache: Path) -> list[tuple[str, Job, int]]:
     if kind in ("traces", "trace"):
         files = [*traces(), Path(GENERATED)]
         chosen = _chunk(files, kind, arg) if kind == "traces" else [Path(arg)]
-        return list(_trace_jobs(side, chosen, cache))
+        return _trace_jobs(side, chosen, cache)
     if kind in ("zoo",):
         zoo = side.zoo()
         names = _chunk(sorted(zoo), kind, arg) if arg.isdigit() else arg.split(",")
-        return [(f"zoo {n}", lambda tmp, n=n: iter((("zoo", n, fuzz(
-            side, zoo_flags(side, n, zoo[n]), tmp, timeout=180)),)), 1) for n in names]
+        return [(f"zoo {n}", _once("zoo", n, lambda tmp, n=n: fuzz(
+            side, zoo_flags(side, n, zoo[n]), tmp, timeout=180)), 1) for n in names]
     if kind in ("agent", "agents"):
         chosen = _chunk(list(REAL_AGENTS), kind, arg) if kind == "agents" else arg.split(",")
-        return [(f"agent {a}", lambda tmp, a=a: iter((("agents", a, fuzz(
-            side, agent_flags(a), tmp, timeout=240)),)), 1) for a in chosen]
+        return [(f"agent {a}", _once("agents", a, lambda tmp, a=a: fuzz(
+            side, agent_flags(a), tmp, timeout=240)), 1) for a in chosen]
     raise SystemExit(f"error: unknown part {part!r} (traces/K, zoo/K, trace:PATH, zoo:NAME, "
                      "agent:NAME@vN)")
 
