@@ -34,7 +34,6 @@ from acp_model.trace.methods import Method
 AGENT = "agent"
 SIDES = (AGENT,)
 KINDS = ("request", "notification", "response", "error")  # "error": our own, a JSON-RPC error
-PLACEHOLDERS = implied.PLACEHOLDERS
 FORK = "session/fork"  # sdk-2.4.0's unstable schema only: no row of the wire table
 REPLAYED = wire_table.replayed_kinds()  # the update kinds a replayed conversation is made of
 
@@ -301,7 +300,7 @@ class _Inference:
     def _fill(self, value: Any) -> Any:
         """Normalized paths made absolute again (``<cwd>`` -> a made-up absolute path)."""
         if isinstance(value, str):
-            for mark, path in PLACEHOLDERS.items():
+            for mark, path in implied.PLACEHOLDERS.items():
                 if mark in value:
                     self.replaced[mark] = path
                     value = value.replace(mark, path)

@@ -15,9 +15,9 @@ import orjson
 import pytest
 
 from acp_model.cli.main import main
+from acp_model.model.implied import PLACEHOLDERS
 from acp_model.oracle.offline import check_one_sided, check_records, check_trace
 from acp_model.oracle.one_sided import (
-    PLACEHOLDERS,
     OneSidedError,
     golden_lines,
     infer,
