@@ -35,7 +35,10 @@ from acp_model.trace import dialect
 
 PROBE_TEXT = "Say hello (acp-model is deciding which spec revision this agent follows)."
 # A real agent's first answers cost a process start and a model round trip: the probe waits
-# this long at least for session/new and for the prompt's response, whatever --deadline says.
+# this long at least for its prompt's response, whatever --deadline says, and as many times
+# longer as the agent's patience (a profiled agent's 5: its first round trip on a loaded
+# machine). Its session/new is a fresh process's first session: it waits the start-up
+# deadline, as the run's own first session/new does.
 PROBE_DEADLINE = 10.0
 
 
@@ -48,7 +51,8 @@ class ProbeFailed(Exception):
 
 
 def probe_deadline(cfg: FuzzConfig) -> float:
-    return max(cfg.deadline, PROBE_DEADLINE)
+    """How long the probe waits for its prompt's response (see :data:`PROBE_DEADLINE`)."""
+    return max(cfg.deadline, PROBE_DEADLINE * cfg.patience)
 
 
 class _Waits:
@@ -107,9 +111,12 @@ def probe(cfg: FuzzConfig, stop: Stop | None = None,
             decided = dialect.from_initialize(init, None, cfg.protocol)
             if decided is not None:  # v1: no prompt needed, and a v2 prompt would be wrong
                 return dataclasses.replace(decided, evidence=f"probe: {decided.evidence}")
-            new = proc.calls.call("session/new", {"cwd": cfg.workspace or cfg.cwd or os.getcwd(),
-                                            "mcpServers": []},
-                            timeout=waits(wait))
+            cwd = cfg.workspace or cfg.cwd or os.getcwd()
+            try:
+                new = proc.calls.call("session/new", {"cwd": cwd, "mcpServers": []},
+                                      timeout=waits(start))
+            except TimeoutError:
+                raise waits.failed(start, "session/new was not answered") from None
             sid = new.get("sessionId") if isinstance(new, dict) else None
             if not isinstance(sid, str):
                 raise ProbeFailed("session/new gave no sessionId")

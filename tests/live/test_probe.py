@@ -69,6 +69,22 @@ def test_a_slow_starter_is_probed_not_refused() -> None:
     assert cfg.decision.evidence.startswith("probe: ") and cfg.decision.revision == "seed"
 
 
+def test_a_patient_agents_probe_waits_its_patience_longer(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A profiled agent's patience lengthens the probe's prompt wait (its first model round
+    trip on a loaded machine): an answer 1.5 s late, past a 1 s probe deadline, decides the
+    revision at patience 3 and is a fallback at patience 1."""
+    from acp_model.fuzzing import revision
+
+    monkeypatch.setattr(revision, "PROBE_DEADLINE", 1.0)
+    slow = [*MUTE, "--slow", "1.5"]
+    patient = resolve(FuzzConfig(argv=slow, spec="auto", deadline=0.5, patience=3.0))
+    assert patient.decision is not None and not patient.decision.fallback, patient.decision
+    hasty = resolve(FuzzConfig(argv=slow, spec="auto", deadline=0.5))
+    assert hasty.decision is not None and hasty.decision.fallback
+    assert "not answered" in hasty.decision.evidence or "within 1 s" in hasty.decision.evidence
+
+
 def test_a_stop_request_ends_the_probe_at_once() -> None:
     stop = Stop()
     started = time.monotonic()
