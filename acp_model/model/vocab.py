@@ -247,6 +247,7 @@ class Reads(StrEnum):
     BATCH_ELEMENT = "batch element"  # a message inside a batch
     MESSAGE = "message"  # any message, before its kind is known
     REQUEST = "request"  # any request (a method and an id)
+    REQUEST_ID = "request id"  # a request's id, read before its method (valid? in use?)
     NOTIFICATION = "notification"  # any notification (a method, no id)
     RESPONSE = "response"  # any response (a result or an error), with the request it answers
     # parts several kinds carry

@@ -255,7 +255,7 @@ def has_a_shape(direction: str, msg: dict[str, Any]) -> str | None:
     return None
 
 
-@check("RPC-01", role=Role.FINDING, reads=[Reads.REQUEST])
+@check("RPC-01", role=Role.FINDING, reads=[Reads.REQUEST_ID])
 def request_id_valid(direction: str, method: str, req_id: Any, rev: str = SEED) -> str | None:
     """A request id is a string or an integer (or null, where the revision's RequestId admits
     it: the seed's does, sdk-2.4.0's does not)."""
@@ -269,20 +269,12 @@ def request_id_valid(direction: str, method: str, req_id: Any, rev: str = SEED) 
     return None
 
 
-@check("RPC-01", role=Role.FINDING, reads=[Reads.REQUEST])
+@check("RPC-01", role=Role.FINDING, reads=[Reads.REQUEST_ID])
 def request_id_fresh(rpc: Rpc, direction: str, req_id: Any) -> str | None:
     """A request id is not reused while the earlier request is still open."""
     opened = rpc.open[direction].get(req_id)
     if opened is not None:
         return f"request id {req_id!r} is reused while the earlier {opened.method} is still open"
-    return None
-
-
-@check("RPC-01", role=Role.FINDING, reads=[Reads.REQUEST])
-def notification_without_id(spec: MethodSpec, method: str) -> str | None:
-    """A notification method is sent without an id."""
-    if spec.notification:
-        return f"{method} is a notification but was sent with an id"
     return None
 
 
@@ -300,6 +292,14 @@ def method_direction(direction: str, method: str, spec: MethodSpec | None) -> st
     """Each side sends only the methods the schema gives it (``x-side``)."""
     if spec is not None and direction not in spec.directions:
         return f"{method} is not a method the {PARTY[direction]} sends"
+    return None
+
+
+@check("RPC-01", role=Role.FINDING, reads=[Reads.REQUEST])
+def notification_without_id(direction: str, method: str, spec: MethodSpec) -> str | None:
+    """A notification method is sent without an id."""
+    if spec.notification:
+        return f"{method} is a notification but was sent with an id"
     return None
 
 
