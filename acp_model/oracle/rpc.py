@@ -332,7 +332,7 @@ def _answered_before(rpc: Rpc, direction: str, req_id: Any) -> tuple[str | None,
     return earlier, wire_table.owed(earlier)
 
 
-@check("PROMPT-04", role=Role.FINDING, reads=[Reads.RESPONSE])
+@check("PROMPT-04", role=Role.FINDING, reads=[Reads.ANSWERED_AGAIN])
 def prompt_answered_once(rpc: Rpc, direction: str, req_id: Any) -> str | None:
     """Each session/prompt gets exactly one response."""
     earlier, owed = _answered_before(rpc, direction, req_id)
@@ -341,7 +341,7 @@ def prompt_answered_once(rpc: Rpc, direction: str, req_id: Any) -> str | None:
     return None
 
 
-@check("PERM-12", role=Role.FINDING, reads=[Reads.RESPONSE])
+@check("PERM-12", role=Role.FINDING, reads=[Reads.ANSWERED_AGAIN])
 def permission_answered_once(rpc: Rpc, direction: str, req_id: Any) -> str | None:
     """Each permission request gets exactly one response."""
     if _answered_before(rpc, direction, req_id)[1] is PERMISSION_ANSWERED:
@@ -349,7 +349,7 @@ def permission_answered_once(rpc: Rpc, direction: str, req_id: Any) -> str | Non
     return None
 
 
-@check("RPC-01", role=Role.FINDING, reads=[Reads.RESPONSE])
+@check("RPC-01", role=Role.FINDING, reads=[Reads.ANSWERED_AGAIN])
 def answered_once(rpc: Rpc, direction: str, req_id: Any) -> str | None:
     """Every other request (no obligation of its own) gets exactly one response."""
     earlier, owed = _answered_before(rpc, direction, req_id)

@@ -81,9 +81,6 @@ HAND: dict[tuple[str, str, str], str] = {
     ("oracle/answers.py", "prompt_answered", "baseline_content_invalid"): ANSWER,
     ("oracle/answers.py", "prompt_answered", "receipt_not_held_back"): ANSWER,
     ("oracle/answers.py", "_unmatched", "answers_open_request"): REPEATED,
-    ("oracle/answers.py", "_unmatched", "prompt_answered_once"): REPEATED,
-    ("oracle/answers.py", "_unmatched", "permission_answered_once"): REPEATED,
-    ("oracle/answers.py", "_unmatched", "answered_once"): REPEATED,
     ("oracle/answers.py", "_unmatched", "cancel_not_answered"): REPEATED,
     ("oracle/answers.py", "_unmatched", "notifications_unanswered"): REPEATED,
     ("oracle/answers.py", "_unmatched", "batch_answered_per_request"): REPEATED,
@@ -128,7 +125,8 @@ def hand_dispatches() -> set[tuple[str, str, str]]:
 
 # The kinds of an exchange: no table of a module's single-message checks is run on them (a
 # message's payload is judged by its own kind); the router's method plan runs rpc's.
-EXCHANGE = frozenset({Reads.REQUEST, Reads.REQUEST_ID, Reads.NOTIFICATION, Reads.RESPONSE})
+EXCHANGE = frozenset({Reads.REQUEST, Reads.REQUEST_ID, Reads.NOTIFICATION, Reads.RESPONSE,
+                      Reads.ANSWERED_AGAIN})
 
 
 def dispatched() -> set[str]:
@@ -141,7 +139,8 @@ def dispatched() -> set[str]:
         tables = [router.envelope_entries(rev), payloads, dispatch(reducers.__name__, rev),
                   {Reads.UPDATE: replay_order.table(rev)},
                   {kind: entry for kind, entry in dispatch(rpc.__name__, rev).items()
-                   if kind in (Reads.REQUEST, Reads.NOTIFICATION)}]  # router._plan_method
+                   if kind in (Reads.REQUEST, Reads.NOTIFICATION,  # router._plan_method
+                               Reads.ANSWERED_AGAIN)}]  # Answers._unmatched
         out |= {f"{meta.module}.{meta.name}" for table in tables for entry in table.values()
                 for _, meta in entry}
     return out
@@ -173,6 +172,11 @@ def test_the_method_plan_is_its_declarations() -> None:
     assert [meta.name for _, meta in entry] == ["method_defined", "method_direction",
                                                 "notification_without_id"]
     assert meta_of(rpc.request_id_valid).reads == (Reads.REQUEST_ID,)
+
+
+def test_an_answer_given_twice_gets_each_obligations_check_from_its_declaration() -> None:
+    entry = dispatch(rpc.__name__, "seed")[Reads.ANSWERED_AGAIN]
+    assert [meta.rule for _, meta in entry] == ["PROMPT-04", "PERM-12", "RPC-01"]
 
 
 def test_the_pinned_reasons_say_why() -> None:
