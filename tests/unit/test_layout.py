@@ -56,13 +56,18 @@ def _units() -> tuple[dict[str, tuple[int, int]], dict[str, int]]:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 functions[f"{module}:{node.name}"] = node.end_lineno - node.lineno + 1
 
-    def whole(key: str, seen: frozenset[str] = frozenset()) -> tuple[int, int]:
-        lines, methods, bases = own[key]
-        for base in bases:
+    def ancestors(key: str, seen: frozenset[str] = frozenset()) -> set[str]:
+        """The package's classes ``key`` inherits from, each once (a base two of its bases
+        share is one unit, not two)."""
+        out: set[str] = set()
+        for base in own[key][2]:
             if base in own and base not in seen:
-                more = whole(base, seen | {key})
-                lines, methods = lines + more[0], methods + more[1]
-        return lines, methods
+                out |= {base} | ancestors(base, seen | {key})
+        return out
+
+    def whole(key: str) -> tuple[int, int]:
+        units = [key, *ancestors(key) - {key}]
+        return sum(own[k][0] for k in units), sum(own[k][1] for k in units)
 
     return {key: whole(key) for key in own}, functions
 
