@@ -15,7 +15,7 @@ from pathlib import Path
 
 from acp_model.cli import rule_map
 from acp_model.model import messages, reducers, replay_order
-from acp_model.model.check import READERS, dispatch, meta_of
+from acp_model.model.check import READERS, WATCHERS, dispatch, meta_of
 from acp_model.model.vocab import Reads
 from acp_model.oracle import router, rpc
 
@@ -181,3 +181,31 @@ def test_an_answer_given_twice_gets_each_obligations_check_from_its_declaration(
 
 def test_the_pinned_reasons_say_why() -> None:
     assert all(len(why.split()) > 10 for why in HAND.values())
+
+
+def _functions_taking_run() -> set[str]:
+    """The model's functions handed the store's ``run`` (the model cannot import the oracle's
+    store): "module.qualname"."""
+    out = set()
+    for path in sorted((PACKAGE / "model").rglob("*.py")):
+        module = "acp_model." + str(path.relative_to(PACKAGE)).removesuffix(".py") \
+            .replace("/", ".")
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for cls in [None, *(n for n in tree.body if isinstance(n, ast.ClassDef))]:
+            body = tree.body if cls is None else cls.body
+            out |= {f"{module}.{'' if cls is None else cls.name + '.'}{fn.name}" for fn in body
+                    if isinstance(fn, ast.FunctionDef)
+                    and any(a.arg == "run" for a in fn.args.args)}
+    return out
+
+
+def test_what_runs_a_watched_check_is_a_declared_watcher() -> None:
+    """A function the store's ``run`` is handed to keeps facts across messages: it declares
+    the kinds it watches (``@watches``), so the router's hand-off is read against them."""
+    rule_map.decisions()
+    taking = _functions_taking_run()
+    assert {"acp_model.model.closing.Closes.message", "acp_model.model.closing.Closes.response",
+            "acp_model.model.offered.OwnSessions.response"} <= taking
+    assert taking - set(WATCHERS) == set()
+    watched = {(where, scope) for (where, scope, _), why in HAND.items() if why == WATCHED}
+    assert {scope for where, scope in watched} == {"message", "response"}
