@@ -172,12 +172,16 @@ def guards(*fns: Callable[..., bool]) -> list[Callable[[Any, Any], bool]]:
 
 def _holder(model: type, fn: Callable[..., Any]) -> Callable[[Any, Any], Any]:
     """``fn`` as ``(model, ev)``: a method of the model, or of the one part whose class holds
-    it (found by identity, not by name)."""
-    parts = [part for part, cls in _owners(model) if getattr(cls, fn.__name__, None) is fn]
-    if len(parts) != 1:
+    it (found by identity in the class's hierarchy, not by name). A part of a subclass that
+    overrides ``fn`` runs its override, as a method call would (a mutant model swaps a part)."""
+    found = [(part, cls) for part, cls in _owners(model)
+             if any(vars(k).get(fn.__name__) is fn for k in cls.__mro__)]
+    if len(found) != 1:
         raise DefinitionError(f"{model.__name__}: {fn.__qualname__} is a method of "
-                              f"{len(parts)} of it and its parts, not one")
-    return fn if parts[0] is None else _on_part(model, parts[0], fn)
+                              f"{len(found)} of it and its parts, not one")
+    part, cls = found[0]
+    own = getattr(cls, fn.__name__)
+    return own if part is None else _on_part(model, part, own)
 
 
 def _guard_of(machine: type[StateMachine], model: type, spec: Any) -> Callable[[Any, Any], Any]:

@@ -128,6 +128,26 @@ def test_a_guard_reference_runs_its_check_on_the_part_holding_it_in_both_engines
         assert [c.name for c, _ in refused] == ["refuses"] and model.state == "b", engine
 
 
+class _Lenient(_Part):
+    @check("STATE-03", role=Role.GUARD)
+    def refuses(self, ev: Any) -> bool:
+        """Doc."""
+        return True
+
+
+class _LenientHolder(_Holder):
+    part: _Lenient
+
+
+def test_a_part_that_overrides_the_referenced_guard_runs_its_override() -> None:
+    """A mutant model swaps a part for a subclass: the reference names the check, the part's
+    class decides the method, as a call would."""
+    table = compile_machine(_machine(cond=guards(_Part.refuses)), _LenientHolder)
+    model = _LenientHolder()
+    model.part = _Lenient()
+    assert TableEngine(table, DEFAULT).fire(model, "go", "bad") == []
+
+
 def test_a_model_member_named_like_an_event_is_rejected() -> None:
     class Clash(_Model):
         @check("STATE-03", role=Role.GUARD)
