@@ -72,8 +72,8 @@ def _plan_method(rev: str, direction: str, method: str, request: bool) -> _Metho
     """What every message of ``method`` sent by ``direction`` gets under ``rev``: the verdicts
     of the checks that read the method alone (those of :mod:`~acp_model.oracle.rpc` reading
     its kind, a request or a notification: defined? sent by that side? a request, not a
-    notification?), each until the first that fails, and its definition when all held. The
-    first says whether the method is defined; the others read its definition."""
+    notification?), each until the first that fails, and its definition when all held. Those
+    after the first read the method's definition: an undefined method gets the first alone."""
     spec = schema.method_table(rev).get(method)
     entry = dispatch(rpc.__name__, rev).get(Reads.REQUEST if request else Reads.NOTIFICATION, ())
     verdicts = []
