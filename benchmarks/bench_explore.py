@@ -66,15 +66,105 @@ def profile_top(bounds: Bounds, readings: Any, top: int) -> str:
 def step_costs(bounds: Bounds, readings: Any, every: int = 10) -> str:
     """What each step of the search costs per call, unprofiled (cProfile inflates the many
     small functions it is made of), timed again on every ``every``-th configuration the
-    exploration expanded, and that cost times the calls the whole run makes (states or
-    transitions). Sampled configurations sit warm in the cache, so the sum runs below the
-    run's own CPU time; the shares are the figure."""
+    exploration expanded (the best of three passes), and that cost times the calls the whole
+    run makes (states, events tried or transitions). Sampled configurations sit warm in the
+    cache, so the sum runs below the run's own CPU time; the shares are the figure.
+
+    The steps fall in two groups: the model's own work (payloads, guards, actions, the
+    compaction query), which any search that runs the model pays on every event, and the
+    explorer's bookkeeping around it (copies, keys, lookups, per-state alphabet and labels).
+    The first group alone, set against the target, says whether cutting the second can reach
+    it."""
     from acp_model.explorer import search as s
     from acp_model.explorer.alphabet import actions, make_event
-    from acp_model.explorer.config import SingleRanks, _info, single_key
+    from acp_model.explorer.config import (
+        SingleRanks,
+        _edge_breaks,
+        _info,
+        _observe,
+        _single_held,
+        _single_rank,
+        single_key,
+    )
 
     if bounds.sessions != 1:
         return "(one session only)"
+    exp, cpu, sample = _sampled(bounds, readings, every)
+    search = s._Search(exp.table, exp.model_cls, bounds, exp.readings, 1 << 40, exp.compact)
+    engine = search.engines[0]
+    states = [(c, SingleRanks.of(c, search.indices)) for c in sample]
+    tried = [(c, b, a) for c, b in states for a in actions(c, bounds, b.any_unread)
+             if a.session is not None and (c.models[0].state, a.event) in exp.table.transitions]
+    made = [(c, b, a, *make_event(c, a)) for c, b, a in tried]
+    verdicts = [search._judge(c, 0, a, ev, f) for c, b, a, ev, f in made]
+    allowed = [(c, b, a, ev, f, j) for (c, b, a, ev, f), j in zip(made, verdicts, strict=True)
+               if j[0]]
+
+    def copied(c: Any, a: Any, f: int) -> Any:  # what _successor does before the actions
+        new = c.derive(0, search.copiers[(c.models[0].state, a.event)])
+        new.ctx.frontier = f
+        return new
+
+    def fresh() -> list[tuple[Any, str, Any]]:  # actions write: each pass needs new copies
+        return [(copied(c, a, f).models[0], a.event, ev) for c, b, a, ev, f, j in allowed]
+
+    applied = fresh()
+    for m, event, ev in applied:
+        engine.apply(m, event, ev)
+    after = [(search._successor(c, 0, a, ev, f, j[0], j[1][0])[0], b)
+             for c, b, a, ev, f, j in allowed]
+    held = [(_single_held(n, search.indices), n.ctx.frontier) for n, b in after]
+    snaps = [(n.models[0], _single_rank(h, f)) for (n, b), (h, f) in zip(after, held,
+                                                                          strict=True)]
+    keys = [(single_key(n, search.snap, search.indices, b),) for n, b in after]
+    index = {k: i for i, k in enumerate(keys)}
+    per_state, per_edge = exp.nodes, len(exp.edges)
+    per_try = len(tried) / max(len(sample), 1) * exp.nodes
+
+    model_steps: list[Step] = [
+        ("payload of the event (make_event)", lambda c, b, a: make_event(c, a), tried,
+         per_try),
+        ("guards (TableEngine.allowed)",
+         lambda c, b, a, ev, f: engine.allowed(c.models[0], a.event, ev), made, per_try),
+        ("actions (TableEngine.apply)", engine.apply, fresh, per_edge),
+        ("compaction query (compacts)", lambda m, e, ev: m.compacts(), applied,
+         per_edge),
+    ]
+    book_steps: list[Step] = [
+        ("ranks of a state (SingleRanks.of)",
+         lambda c, b: SingleRanks.of(c, search.indices), states, per_state),
+        ("alphabet of a state (actions)",
+         lambda c, b: actions(c, bounds, b.any_unread), states, per_state),
+        ("a new node's info (label, obligations)",
+         lambda c, b: _info(c, exp.readings), states, per_state),
+        ("verdict bookkeeping (_judge less guards)",
+         lambda c, b, a, ev, f: search._judge(c, 0, a, ev, f), made, per_try),
+        ("copy on write (Config.derive)",
+         lambda c, b, a, ev, f, j: copied(c, a, f), allowed, per_edge),
+        ("observer and edge properties",
+         lambda c, b, a, ev, f, j: (_observe(c.obs[0], c.models[0].state, a, ev.idx),
+                                    _edge_breaks(c.obs[0], c.models[0].state, a, f,
+                                                 j[1][0])), allowed, per_edge),
+        # the key is these two and a choice of ranks (below the noise of timing it apart)
+        ("key: the indices held (generated)",
+         lambda n, b: _single_held(n, search.indices), after, per_edge),
+        ("key: the snapshot (generated)", search.snap, snaps, per_edge),
+        ("lookup of the key", lambda k: index.get(k), [(k,) for k in keys], per_edge),
+        ("the edge record", lambda c, b, a, ev, f, j: s.Edge(0, 0, a, "", 1, j[1]),
+         allowed, per_edge),
+    ]
+    model, books = _clocked(model_steps, book_steps)
+    # timed whole (the guards inside): the guards taken out
+    books[3] = _less(books[3], [model[1]], per_try)
+    head = (f"{exp.nodes} states, {per_edge} transitions, {len(exp.refusals)} refusals; the "
+            f"run: {cpu:.2f} s CPU (process_time); {len(sample)} configurations sampled")
+    return _table(head, model, books, exp)
+
+
+def _sampled(bounds: Bounds, readings: Any, every: int) -> tuple[Any, float, list[Any]]:
+    """One exploration, its CPU time and every ``every``-th configuration it expanded."""
+    from acp_model.explorer import search as s
+
     sample: list[Any] = []
     expand = s._Search._expand
 
@@ -90,52 +180,90 @@ def step_costs(bounds: Bounds, readings: Any, every: int = 10) -> str:
         cpu = time.process_time() - t0
     finally:
         s._Search._expand = expand  # type: ignore[method-assign]
-    search = s._Search(exp.table, exp.model_cls, bounds, exp.readings, 1 << 40, exp.compact)
-    states = [(c, SingleRanks.of(c, search.indices)) for c in sample]
-    tried = [(c, b, a) for c, b in states for a in actions(c, bounds, b.any_unread)
-             if a.session is not None and (c.models[0].state, a.event) in exp.table.transitions]
-    made = [(c, b, a, *make_event(c, a)) for c, b, a in tried]
-    verdicts = [search._judge(c, 0, a, ev, f) for c, b, a, ev, f in made]
-    allowed = [(c, b, a, ev, f, j) for (c, b, a, ev, f), j in zip(made, verdicts, strict=True)
-               if j[0]]
-    after = [(search._successor(c, 0, a, ev, f, j[0], j[1][0])[0], b)
-             for c, b, a, ev, f, j in allowed]
-    keys = [(single_key(n, search.snap, search.indices, b),) for n, b in after]
-    index = {k: i for i, k in enumerate(keys)}
-    per_state, per_edge = exp.nodes, len(exp.edges)
-    per_try = len(tried) / max(len(sample), 1) * exp.nodes
+    return exp, cpu, sample
 
-    def clock(name: str, step: Any, items: list[Any], calls: float) -> tuple[str, float, float]:
-        t = time.process_time()
-        for item in items:
-            step(*item)
-        each = (time.process_time() - t) / max(len(items), 1)
-        return name, each * 1e6, each * calls
 
-    rows = [
-        clock("ranks of a state (SingleRanks.of)",
-              lambda c, b: SingleRanks.of(c, search.indices), states, per_state),
-        clock("alphabet of a state (actions)",
-              lambda c, b: actions(c, bounds, b.any_unread), states, per_state),
-        clock("a new node's info (label, obligations)",
-              lambda c, b: _info(c, exp.readings), states, per_state),
-        clock("payload (make_event)", lambda c, b, a: make_event(c, a), tried, per_try),
-        clock("checks (_judge: the model's guards)",
-              lambda c, b, a, ev, f: search._judge(c, 0, a, ev, f), made, per_try),
-        clock("successor (copy, actions, compaction)",
-              lambda c, b, a, ev, f, j: search._successor(c, 0, a, ev, f, j[0], j[1][0]),
-              allowed, per_edge),
-        clock("key of the successor (single_key)",
-              lambda n, b: single_key(n, search.snap, search.indices, b), after, per_edge),
-        clock("lookup of the key", lambda k: index.get(k), [(k,) for k in keys], per_edge),
-    ]
-    lines = [f"{exp.nodes} states, {per_edge} transitions, {len(exp.refusals)} refusals; the "
-             f"run: {cpu:.2f} s CPU (process_time); {len(sample)} configurations sampled",
-             f"{'step':42} {'us a call':>9} {'s a run':>8} {'share':>6}"]
-    total = sum(r[2] for r in rows)
-    lines += [f"{n:42} {us:9.2f} {sec:8.2f} {sec / total:6.1%}" for n, us, sec in rows]
-    lines.append(f"{'sum of the steps':42} {'':9} {total:8.2f}")
+def _table(head: str, model: list[tuple[str, float, float]],
+           books: list[tuple[str, float, float]], exp: Any) -> str:
+    """The step table: the model's own work, the explorer's bookkeeping, what it implies."""
+    per_edge = len(exp.edges)
+    total = sum(r[2] for r in model + books)
+    own = sum(r[2] for r in model)
+    lines = [head, f"{'step':52} {'us a call':>9} {'s a run':>8} {'share':>6}"]
+    for title, rows_ in (("the model's own work", model), ("the explorer's bookkeeping", books)):
+        lines.append(f"-- {title}: {sum(r[2] for r in rows_):.2f} s")
+        lines += [f"{n:52} {us:9.2f} {sec:8.2f} {sec / total:6.1%}" for n, us, sec in rows_]
+    lines.append(f"{'sum of the steps':52} {'':9} {total:8.2f}")
+    lines.append(f"the model's own work alone: {own:.2f} s, {own / per_edge * 1e6:.1f} us a "
+                 f"transition; a 2 s run allows {2 / per_edge * 1e6:.1f} us a transition "
+                 "for everything")
+    block = bisimulation(exp)
+    classes, moves = len(set(block)), len({(block[e.src], e.action.label) for e in exp.edges})
+    lines.append(f"classes of states no verdict tells apart under these bounds (bisimulation "
+                 f"over the graph): {classes} of {exp.nodes} states, {moves} of {per_edge} "
+                 "transitions")
     return "\n".join(lines)
+
+
+Step = tuple[str, Any, Any, float]  # name, the step, its items (or what makes them), calls a run
+
+
+def _clocked(*groups: list[Step], passes: int = 3) -> list[list[tuple[str, float, float]]]:
+    """Each step's best time over ``passes`` passes, the steps taking turns within a pass (on
+    a loaded machine a step timed alone may meet a quiet or a busy moment; taking turns gives
+    each the same chances): per group, ``(name, us a call, s a run)``."""
+    steps = [st for g in groups for st in g]
+    best = [float("inf")] * len(steps)
+    counts = [1] * len(steps)
+    for _ in range(passes):
+        for i, (_, step, items, _) in enumerate(steps):
+            batch = items() if callable(items) else items
+            t = time.process_time()
+            for item in batch:
+                step(*item)
+            best[i] = min(best[i], time.process_time() - t)
+            counts[i] = len(batch) or 1
+    rows = [(name, b / n * 1e6, b / n * calls)
+            for (name, _, _, calls), b, n in zip(steps, best, counts, strict=True)]
+    out, at = [], 0
+    for g in groups:
+        out.append(rows[at:at + len(g)])
+        at += len(g)
+    return out
+
+
+def _less(row: tuple[str, float, float], parts: list[tuple[str, float, float]],
+          calls: float) -> tuple[str, float, float]:
+    """``row`` (timed whole) less the ``parts`` timed on their own (per call, same calls)."""
+    sec = max(row[2] - sum(p[2] for p in parts), 0.0)
+    return row[0], sec / calls * 1e6 if calls else 0.0, sec
+
+
+def bisimulation(exp: Any) -> list[int]:
+    """Per state, its class in the coarsest partition of the graph that keeps everything a
+    verdict reads: control states, obligations, the observers' part of the key, the refusals,
+    every edge's action, readings, warnings and broken properties, and the classes it leads
+    to (a bisimulation, by refining signatures until no class splits). Its size bounds how
+    far a coarser exact key could shrink this search under these bounds (it may merge states
+    that only the bounds make alike)."""
+    n = exp.nodes
+    out: list[list[tuple[Any, ...]]] = [[] for _ in range(n)]
+    for e in exp.edges:
+        out[e.src].append((e.action.label, e.allowed, e.warns, e.breaks, e.src_state, e.dst))
+    refused: list[list[tuple[Any, ...]]] = [[] for _ in range(n)]
+    for r in exp.refusals:
+        refused[r.src].append((r.action.label, r.rules))
+    ids: dict[Any, int] = {}
+    block = [ids.setdefault((exp.info[u]["states"], tuple(map(tuple, exp.info[u]["obligations"])),
+                             tuple(k[1:] for k in exp.keys[u]),
+                             tuple(sorted(refused[u], key=repr))), len(ids)) for u in range(n)]
+    while True:
+        ids = {}
+        new = [ids.setdefault((block[u], tuple(sorted(
+            (*e[:5], block[e[5]]) for e in out[u]))), len(ids)) for u in range(n)]
+        if len(ids) == len(set(block)):
+            return new
+        block = new
 
 
 def main() -> None:
