@@ -39,7 +39,7 @@ C2A, A2C = 0, 1  # editor -> agent, agent -> editor; empty bytes: that direction
 SETUP, END = 2, 3  # control frames: the judge's settings (first), the end of the session
 DIRECTIONS = ("c2a", "a2c")
 PIPE_SIZE = 1 << 20  # asked for the judge's pipe and the agent's stdout (Linux; default 64 KiB)
-_F_SETPIPE_SZ = 1031
+_F_SETPIPE_SZ, _F_GETPIPE_SZ = 1031, 1032
 BATCH_BYTES = 64 << 10  # a batch this large goes to the judge at once
 DELAY = 0.01  # seconds a frame waits at most for others to go with it (a live line's delay)
 IDLE_MS = 200  # the relay's poll timeout when no batch is due
@@ -47,9 +47,11 @@ _IOV_MAX = 1024  # pieces one writev takes (Linux)
 
 
 def widen(fd: int) -> None:
-    """Ask for a larger pipe (fewer, larger chunks in a flood); a refusal changes nothing."""
+    """Ask for a pipe of :data:`PIPE_SIZE` when ``fd`` is a smaller pipe (fewer, larger chunks
+    in a flood); anything else (a file, a terminal, a refusal) changes nothing."""
     with contextlib.suppress(OSError):
-        fcntl.fcntl(fd, _F_SETPIPE_SZ, PIPE_SIZE)
+        if fcntl.fcntl(fd, _F_GETPIPE_SZ) < PIPE_SIZE:
+            fcntl.fcntl(fd, _F_SETPIPE_SZ, PIPE_SIZE)
 
 
 class JudgeFeed:

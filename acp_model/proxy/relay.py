@@ -93,9 +93,13 @@ class Relay:
         self.pgid = self.proc.pid
         assert self.proc.stdin and self.proc.stdout and self.proc.stderr
         agent_out = self.proc.stdout.fileno()
-        widen(agent_out)
         self.up = _Flow(C2A, stdin_fd, self.proc.stdin.fileno())
         self.down = _Flow(A2C, agent_out, stdout_fd)
+        # Larger pipes where they are pipes: a chunk read whole is written whole. A writer
+        # blocked on a full 64 KiB pipe is moved along by the kernel; the relay, which must
+        # not block, would pay a poll and a write for every 64 KiB of it.
+        for fd in (agent_out, self.up.dst, stdout_fd):
+            widen(fd)
         # The destinations are written without blocking (a full pipe must not stop the other
         # direction); the editor's stdout gets its own mode back when the relay lets it go.
         # Not a terminal: its mode is shared with the shell and with stderr on the same tty.
