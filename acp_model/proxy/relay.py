@@ -179,6 +179,7 @@ class Relay:
             for flow in (up, down):
                 if not flow.ended:
                     self._end(flow)
+            feed.flush()  # the last batch goes now, not when the session's end is sent
             self.cpu["relay"] = time.thread_time()
 
     def _forward(self, flow: _Flow) -> None:
