@@ -1,25 +1,32 @@
-"""The relay's hand-off to its judge: framed copies of the chunks, written without ever waiting.
+"""The relay's hand-off to its judge: framed copies of the chunks, in batches, never waiting.
 
 One frame per chunk (:data:`HEADER`: direction, seconds since the relay started, length; then
 the bytes). The relay's loop is the only writer while the session runs, so there is no lock and
-no thread: a frame goes straight into the judge's pipe when nothing waits before it, otherwise
-it joins the backlog, which the loop writes whenever the pipe has room (it watches the pipe
-while :attr:`JudgeFeed.backlog` is not empty).
+no thread. Frames are written to the judge's pipe in batches: each waits until
+:data:`BATCH_BYTES` have gathered or the oldest has waited ``delay`` seconds (:data:`DELAY`),
+then all go in one ``writev``. A frame a message costs the forwarding a write, and the judge a
+wake-up, per message; batched, both are paid about once per ``delay`` at a steady rate (a live
+violation line comes at most that much later). The loop calls :meth:`JudgeFeed.tick` each turn
+(it writes a due batch and says how long the loop may sleep) and watches the pipe while it is
+full (:attr:`JudgeFeed.blocked`).
 
-Back-pressure, stated: the wire never waits for the judge. The backlog is bounded by bytes
-(``cap``, ``--max-queue``); a chunk that would take it past the cap cuts the judge off
-(:attr:`JudgeFeed.overflowed`): judging stops for the rest of the session, because a trace with
-a hole in it would give unsound verdicts, and the proxy's verdict says so (``incomplete``, never
-``pass``). The frames the judge does get are whole and in order: a prefix of the session, then
-the end of the session, but not the ends of the two directions: a chunk ends anywhere, so the
-last line the judge got may be cut, and an end would make the judge record that fragment as a
-line the agent or the editor wrote (a false RPC-04); without it the fragment is never judged.
+Back-pressure, stated: the wire never waits for the judge. What waits is bounded by bytes
+(``cap``, ``--max-queue``): once the judge's pipe is full, a chunk that would take what waits
+past the cap cuts the judge off (:attr:`JudgeFeed.overflowed`): judging stops for the rest of
+the session, because a trace with a hole in it would give unsound verdicts, and the proxy's
+verdict says so (``incomplete``, never ``pass``). The frames the judge does get are whole and in
+order: a prefix of the session, then the end of the session, but not the ends of the two
+directions: a chunk ends anywhere, so the last line the judge got may be cut, and an end would
+make the judge record that fragment as a line the agent or the editor wrote (a false RPC-04);
+without it the fragment is never judged.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import itertools
+import math
 import os
 import select
 import struct
@@ -32,94 +39,112 @@ C2A, A2C = 0, 1  # editor -> agent, agent -> editor; empty bytes: that direction
 SETUP, END = 2, 3  # control frames: the judge's settings (first), the end of the session
 DIRECTIONS = ("c2a", "a2c")
 PIPE_SIZE = 1 << 20  # asked for the judge's pipe and the agent's stdout (Linux; default 64 KiB)
-_F_SETPIPE_SZ = 1031
+_F_SETPIPE_SZ, _F_GETPIPE_SZ = 1031, 1032
+BATCH_BYTES = 64 << 10  # a batch this large goes to the judge at once
+DELAY = 0.01  # seconds a frame waits at most for others to go with it (a live line's delay)
+IDLE_MS = 200  # the relay's poll timeout when no batch is due
+_IOV_MAX = 1024  # pieces one writev takes (Linux)
 
 
 def widen(fd: int) -> None:
-    """Ask for a larger pipe (fewer, larger chunks in a flood); a refusal changes nothing."""
+    """Ask for a pipe of :data:`PIPE_SIZE` when ``fd`` is a smaller pipe (fewer, larger chunks
+    in a flood); anything else (a file, a terminal, a refusal) changes nothing."""
     with contextlib.suppress(OSError):
-        fcntl.fcntl(fd, _F_SETPIPE_SZ, PIPE_SIZE)
+        if fcntl.fcntl(fd, _F_GETPIPE_SZ) < PIPE_SIZE:
+            fcntl.fcntl(fd, _F_SETPIPE_SZ, PIPE_SIZE)
 
 
 class JudgeFeed:
     """The copies on their way to the judge's pipe; :meth:`put` never blocks.
 
-    Once ``cap`` bytes wait, the judge is cut off (``overflowed``): later chunks and the ends
-    of the directions are not sent, only the end of the session, so the judge ends cleanly.
-    A frame begun is always finished, whatever the cap: the judge never reads half a frame.
+    Once the pipe is full and ``cap`` bytes wait, the judge is cut off (``overflowed``): later
+    chunks and the ends of the directions are not sent, only the end of the session, so the
+    judge ends cleanly. A frame begun is always finished, whatever the cap: the judge never
+    reads half a frame. Chunks are queued as they are (``bytes``, never copied).
     """
 
-    def __init__(self, fd: int, cap: int) -> None:
-        self.fd, self.cap = fd, cap
+    def __init__(self, fd: int, cap: int, *, delay: float = DELAY) -> None:
+        self.fd, self.cap, self.delay = fd, cap, delay
         os.set_blocking(fd, False)
-        widen(fd)  # fewer frames wait in the backlog
-        self.backlog: deque[bytes | memoryview] = deque()
-        self.waiting = 0  # bytes in the backlog
+        widen(fd)  # fewer frames wait when the judge is behind
+        self.queue: deque[bytes | memoryview] = deque()  # headers and chunks not yet written
+        self.waiting = 0  # bytes in the queue
+        self.due = math.inf  # when the queue is written at the latest (``delay`` after its first)
+        self.blocked = False  # the pipe was full at the last write: written again once it has room
         self.overflowed = False  # the judge fell ``cap`` bytes behind: judging stopped
         self.lost = False  # the judge's pipe broke (it exited), or it was given up at the end
-        self.cpu = 0.0  # CPU seconds :meth:`close` spent draining the backlog
+        self.cpu = 0.0  # CPU seconds :meth:`close` spent draining the queue
 
-    def put(self, kind: int, t: float, data: bytes | memoryview) -> None:
-        """Hand one chunk (or a control frame) to the judge without waiting for it; ``data``
-        is not kept past the call unless it is copied into the backlog."""
+    def put(self, kind: int, t: float, data: bytes) -> None:
+        """Queue one chunk (or a control frame, which goes at once) for the judge; a batch
+        that reached :data:`BATCH_BYTES` is written now, as far as the pipe takes it."""
         if self.lost or (self.overflowed and kind < SETUP):
             return
-        header = HEADER.pack(kind, t, len(data))
-        if self.backlog:
-            self.flush()
-        if not self.backlog:
-            try:
-                n = os.writev(self.fd, (header, data))
-            except BlockingIOError:
-                n = 0
-            except OSError:
-                self._give_up()
-                return
-            if n < len(header) + len(data):  # the rest waits (a frame begun is finished)
-                self._queue(memoryview(header + bytes(data))[n:])
-            return
-        if kind < SETUP and data and self.waiting + len(header) + len(data) > self.cap:
+        if self.blocked and kind < SETUP and data and (
+                self.waiting + HEADER.size + len(data) > self.cap):
             self.overflowed = True
             return
-        self._queue(header + bytes(data))
+        if not self.queue:
+            self.due = time.monotonic() + self.delay
+        self.queue.append(HEADER.pack(kind, t, len(data)))
+        if data:
+            self.queue.append(data)
+        self.waiting += HEADER.size + len(data)
+        if not self.blocked and (self.waiting >= BATCH_BYTES or kind >= SETUP):
+            self.flush()
 
-    def _queue(self, rest: bytes | memoryview) -> None:
-        self.backlog.append(rest)
-        self.waiting += len(rest)
+    def tick(self) -> int:
+        """Write the queue if it is due; the milliseconds the loop may sleep before the next
+        one is (:data:`IDLE_MS` when nothing is due: an empty queue, or a full pipe, which the
+        loop watches instead)."""
+        if not self.queue or self.blocked:
+            return IDLE_MS
+        left = self.due - time.monotonic()
+        if left > 0:
+            return min(IDLE_MS, math.ceil(left * 1000))
+        self.flush()
+        return IDLE_MS
 
     def flush(self) -> None:
         """Write what waits, as far as the pipe takes it now (never blocks)."""
-        while self.backlog:
-            item = self.backlog[0]
+        queue = self.queue
+        while queue:
+            pieces = list(itertools.islice(queue, _IOV_MAX))
             try:
-                n = os.write(self.fd, item)
+                n = os.writev(self.fd, pieces)
             except BlockingIOError:
+                self.blocked = True
                 return
             except OSError:
                 self._give_up()
                 return
             self.waiting -= n
-            if n < len(item):
-                self.backlog[0] = memoryview(item)[n:]
-                return
-            self.backlog.popleft()
+            for piece in pieces:
+                if n < len(piece):  # the pipe is full: the rest waits for room
+                    queue[0] = memoryview(piece)[n:]
+                    self.blocked = True
+                    return
+                n -= len(piece)
+                queue.popleft()
+        self.blocked, self.due = False, math.inf
 
     def _give_up(self) -> None:
         self.lost = True
-        self.backlog.clear()
+        self.queue.clear()
         self.waiting = 0
 
     def close(self, timeout: float) -> bool:
-        """Let the backlog drain (at most ``timeout`` seconds), then close the pipe: the judge
+        """Let the queue drain (at most ``timeout`` seconds), then close the pipe: the judge
         reads its end. False when the judge did not take everything in time."""
         cpu0 = time.thread_time()
         deadline = time.monotonic() + timeout
-        while self.backlog and (left := deadline - time.monotonic()) > 0:
+        self.flush()
+        while self.queue and (left := deadline - time.monotonic()) > 0:
             with contextlib.suppress(OSError, ValueError):
                 select.select([], [self.fd], [], min(left, 0.2))
             self.flush()
-        drained = not self.backlog and not self.lost
-        if self.backlog:
+        drained = not self.queue and not self.lost
+        if self.queue:
             self._give_up()  # what it has not read by now it will not get
         with contextlib.suppress(OSError):
             os.close(self.fd)

@@ -11,7 +11,7 @@ Records are exactly what the fuzz transport records (``{"dir", "t", "msg"}``, or
 and reaches the same verdicts. Under ``--spec auto`` the records wait (a bounded number) until
 the first prompt response decides the revision; they are then judged in order.
 
-The pipe from the relay carries frames (``relay.HEADER``): the settings first, then each chunk
+The pipe from the relay carries frames (``feed.HEADER``): the settings first, then each chunk
 with its direction and time, then the end of the session with what only the relay knows (the
 agent's exit, the bytes, whether the judge was cut off). Back on stdout, one JSON object a line:
 ``{"live": text}`` per violation, ``{"report": ...}`` at the end.
@@ -28,6 +28,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, Any
@@ -49,6 +50,8 @@ UNDECIDED_LIMIT = 10_000  # records judged as the seed's if no prompt response c
 # The judge yields the CPU to the wire: on a busy machine the relay (and the editor and agent
 # it serves) get the cores first, and the judge works from its backlog (``feed.py``).
 NICENESS = 5
+READ_SIZE = 1 << 20  # a read of the relay's pipe takes up to this much (the pipe's size)
+TRACE_BUFFER = 1 << 16  # the trace file's buffer, written out at each batch's end
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,7 @@ class Judge:
         judging, never the relay: it is reported at the end."""
         if self.error is not None:
             return
+        t = round(t, 6)  # the relay sends its clock as read; the trace keeps microseconds
         try:
             cutter = self.cutters[direction]
             for line, oversize in (cutter.feed(data) if data else cutter.finish()):
@@ -133,8 +137,7 @@ class Judge:
         if self.kept is not None:
             self.kept.append(rec)
         if self.trace is not None:
-            self.trace.write(data)
-            self.trace.flush()  # a crash of anything loses nothing
+            self.trace.write(data)  # flushed once per batch of frames (:meth:`flush`)
         if self.monitor is not None:
             self._feed(rec)
             return
@@ -158,6 +161,13 @@ class Judge:
         assert self.monitor is not None
         for v in self.monitor.feed(rec):
             self.live(v)
+
+    def flush(self) -> None:
+        """Everything recorded so far to the trace file: the judge calls it whenever it has
+        judged every frame it read (before it waits for more), so what is judged is on disk
+        by the time the judge waits, at one write per batch rather than per record."""
+        if self.trace is not None:
+            self.trace.flush()
 
     def finish(self) -> Monitor:
         """The monitor once everything read was judged (``auto`` decided if it never was);
@@ -206,7 +216,6 @@ def main() -> int:
     signal.signal(signal.SIGUSR1, lambda _s, _f: _cut_short.set())
     with contextlib.suppress(OSError):
         os.nice(NICENESS)
-    inp = os.fdopen(0, "rb", buffering=1 << 20)
     out = os.fdopen(1, "wb", buffering=0)
     lock = threading.Lock()
 
@@ -215,15 +224,18 @@ def main() -> int:
         with lock, contextlib.suppress(OSError):
             out.write(data)
 
-    kind, _, data = _read_frame(inp)
-    if kind != SETUP:
+    frames = FrameReader(0)
+    first = frames.next()
+    if first is None or first[0] != SETUP:
         return 2
-    settings: JudgeSettings = pickle.loads(data)
-    trace = os.fdopen(settings.trace_fd, "wb") if settings.trace_fd is not None else None
+    settings: JudgeSettings = pickle.loads(first[2])
+    trace = (os.fdopen(settings.trace_fd, "wb", buffering=TRACE_BUFFER)
+             if settings.trace_fd is not None else None)
     judge = Judge(settings, trace=trace, live=lambda v: send({"live": live_line(v)}))
+    frames.idle = judge.flush
     cpu0 = time.process_time()
     relayed: dict[str, Any] = {}
-    while (got := _read_frame(inp)) is not None:
+    while (got := frames.next()) is not None:
         kind, t, data = got
         if kind == END:
             relayed = json.loads(data)
@@ -240,13 +252,40 @@ def main() -> int:
     return 0
 
 
-def _read_frame(inp: IO[bytes]) -> tuple[int, float, bytes] | None:
-    header = inp.read(HEADER.size)
-    if len(header) < HEADER.size:
-        return None
-    kind, t, size = HEADER.unpack(header)
-    data = inp.read(size) if size else b""
-    return None if len(data) < size else (kind, t, data)
+class FrameReader:
+    """The frames on a descriptor, read as they come: one read takes what the pipe holds
+    (a batch of the relay's, or many), and its frames are handed out one by one. ``idle`` is
+    called before each read that may wait, once every frame read so far was handed out: the
+    judge flushes its trace there, once per batch instead of once per record."""
+
+    def __init__(self, fd: int, idle: Callable[[], None] = lambda: None) -> None:
+        self.fd, self.idle = fd, idle
+        self.ready: deque[tuple[int, float, bytes]] = deque()
+        self.rest = b""  # the start of a frame not yet read whole
+
+    def next(self) -> tuple[int, float, bytes] | None:
+        """The next frame (kind, time, bytes); None at the end of the pipe."""
+        while not self.ready:
+            self.idle()
+            try:
+                chunk = os.read(self.fd, READ_SIZE)
+            except OSError:
+                return None
+            if not chunk:
+                return None
+            self._cut(self.rest + chunk if self.rest else chunk)
+        return self.ready.popleft()
+
+    def _cut(self, data: bytes) -> None:
+        at, size = 0, len(data)
+        while size - at >= HEADER.size:
+            kind, t, length = HEADER.unpack_from(data, at)
+            end = at + HEADER.size + length
+            if end > size:
+                break
+            self.ready.append((kind, t, data[at + HEADER.size:end]))
+            at = end
+        self.rest = data[at:]
 
 
 class JudgeProcess:

@@ -4,14 +4,15 @@ One thread moves both directions (the editor's stdin to the agent's stdin, the a
 to the editor) in a ``poll`` loop; a second relays the agent's stderr to the proxy's stderr in
 whole lines, so the proxy's own lines never split one of the agent's. Every chunk is forwarded
 untouched, as soon as it is read: nothing injected, nothing rewritten. Before a chunk is written
-on, a framed copy goes to the judge (:class:`~acp_model.proxy.feed.JudgeFeed`), so the judge
-sees both directions in an order consistent with causality (what the editor sends in reply to a
-message the agent wrote reaches the judge after that message).
+on, a framed copy joins the judge's next batch (:class:`~acp_model.proxy.feed.JudgeFeed`), so
+the judge sees both directions in an order consistent with causality (what the editor sends in
+reply to a message the agent wrote reaches the judge after that message).
 
-Why one thread: forwarding a chunk is a read, a write of its copy and a write, each of which
-releases the interpreter lock; two pump threads passed the lock back and forth at every one of
-them (a futex storm in ``strace``), which cost more than the forwarding itself. The judge is
-another process (``judge.py``), so judging never holds this process's lock either.
+Why one thread: forwarding a chunk is a read and a write (its copy goes with the judge's next
+batch, one write for many chunks), each of which releases the interpreter lock; two pump threads
+passed the lock back and forth at every one of them (a futex storm in ``strace``), which cost
+more than the forwarding itself. The judge is another process (``judge.py``), so judging never
+holds this process's lock either; the main thread sleeps until a direction ends.
 
 Back-pressure on the wire is the pipes' own: a chunk is written on before its source is read
 again, and while the destination cannot take it (a full pipe: the reader is slow) the source is
@@ -41,26 +42,18 @@ class _Flow:
     """One direction of the wire: ``src`` is read only once the last chunk was written on to
     ``dst`` (``rest`` is what of it ``dst`` has not taken yet)."""
 
-    __slots__ = ("dst", "dst_open", "ended", "kind", "name", "rest", "size", "src")
+    __slots__ = ("count", "dst", "dst_open", "ended", "kind", "rest", "size", "src")
 
     def __init__(self, kind: int, src: int, dst: int) -> None:
-        self.kind, self.name = kind, DIRECTIONS[kind]
+        self.kind = kind
         self.src, self.dst = src, dst
         self.rest: memoryview | None = None
+        # A full read means a flood: the next asks for a pipe's worth (fewer chunks, frames and
+        # writes); a short one goes back to the small size (every read allocates what it asks).
         self.size = READ_CHUNK
+        self.count = 0  # bytes read from ``src``
         self.dst_open = True  # False once writing failed (the reader went away)
         self.ended = False
-
-    def read(self) -> bytes:
-        """The next chunk (empty: the source ended). A full read means a flood: the next
-        asks for a pipe's worth (fewer chunks, frames and writes); a short one goes back to
-        the small size, since every read allocates what it asks for."""
-        try:
-            data = os.read(self.src, self.size)
-        except OSError:
-            return b""
-        self.size = PIPE_SIZE if len(data) == self.size else READ_CHUNK
-        return data
 
     def push(self) -> bool:
         """Write what ``dst`` takes now of ``rest``; True once nothing is left (or ``dst`` is
@@ -93,15 +86,20 @@ class Relay:
         self.stop = threading.Event()
         self.editor_gone = threading.Event()  # the editor closed our stdin
         self.agent_out_closed = threading.Event()  # the agent closed its stdout
-        self.bytes = {"c2a": 0, "a2c": 0}
+        self.news = threading.Event()  # either of the two above: the main thread wakes
+        self.running = True  # the loop goes on (both directions ended, or join stopped it)
         self.cpu: dict[str, float] = {}  # CPU seconds of each thread, when it ended
         self.proc = spawn_group(argv, cwd)
         self.pgid = self.proc.pid
         assert self.proc.stdin and self.proc.stdout and self.proc.stderr
         agent_out = self.proc.stdout.fileno()
-        widen(agent_out)
         self.up = _Flow(C2A, stdin_fd, self.proc.stdin.fileno())
         self.down = _Flow(A2C, agent_out, stdout_fd)
+        # Larger pipes where they are pipes: a chunk read whole is written whole. A writer
+        # blocked on a full 64 KiB pipe is moved along by the kernel; the relay, which must
+        # not block, would pay a poll and a write for every 64 KiB of it.
+        for fd in (agent_out, self.up.dst, stdout_fd):
+            widen(fd)
         # The destinations are written without blocking (a full pipe must not stop the other
         # direction); the editor's stdout gets its own mode back when the relay lets it go.
         # Not a terminal: its mode is shared with the shell and with stderr on the same tty.
@@ -120,12 +118,17 @@ class Relay:
             t.start()
 
     @property
+    def bytes(self) -> dict[str, int]:
+        """Bytes read so far from each direction's source."""
+        return {DIRECTIONS[f.kind]: f.count for f in (self.up, self.down)}
+
+    @property
     def editor_reading(self) -> bool:
         """False once writing to the editor failed (it went away)."""
         return self.down.dst_open
 
     def elapsed(self) -> float:
-        return round(time.monotonic() - self.t0, 6)
+        return time.monotonic() - self.t0
 
     def forwarding_cpu(self) -> float:
         """CPU seconds of the forwarding (the relay loop and the stderr pump, and the feed's
@@ -148,49 +151,64 @@ class Relay:
 
     def _loop(self) -> None:
         """Until both directions ended (or :meth:`join` stops it): each ready descriptor in
-        turn, and the judge's pipe watched while frames wait for it."""
-        for flow in (self.up, self.down):
+        turn; the judge's batch written when it is due, and its pipe watched while full.
+        This is the path every byte takes, so it looks its flows up by descriptor and calls
+        as little as it can."""
+        up, down, feed = self.up, self.down, self.feed
+        sources = {up.src: up, down.src: down}
+        destinations = {up.dst: up, down.dst: down}
+        for flow in (up, down):
             self._watch(flow.src, _IN, True)
-        feed = self.feed
+        poll, feed_fd, watching_feed = self.poller.poll, feed.fd, False
         try:
-            while not (self.up.ended and self.down.ended) and not self.stop.is_set():
-                for fd, events in self.poller.poll(200):
-                    if fd == feed.fd and events & _OUT:
+            while self.running:
+                for fd, events in poll(feed.tick()):
+                    flow = sources.get(fd)
+                    if flow is not None and events & _IN and flow.rest is None and not flow.ended:
+                        self._forward(flow)
+                    flow = destinations.get(fd)
+                    if (flow is not None and events & _OUT and flow.rest is not None
+                            and not flow.ended and flow.push()):
+                        self._switch(flow, reading=True)
+                    if fd == feed_fd and events & _OUT:
                         feed.flush()
-                    for flow in (self.up, self.down):
-                        self._ready(flow, fd, events)
-                self._watch(feed.fd, select.POLLOUT, bool(feed.backlog) and not feed.lost)
+                if (feed.blocked and not feed.lost) is not watching_feed:
+                    watching_feed = not watching_feed
+                    self._watch(feed_fd, select.POLLOUT, watching_feed)
         finally:
-            for flow in (self.up, self.down):
+            for flow in (up, down):
                 if not flow.ended:
                     self._end(flow)
+            feed.flush()  # the last batch goes now, not when the session's end is sent
             self.cpu["relay"] = time.thread_time()
 
-    def _ready(self, flow: _Flow, fd: int, events: int) -> None:
-        """``fd`` is ready: go on writing ``flow``'s chunk, or read its next one."""
-        if flow.ended:
-            return
-        if flow.rest is not None:
-            if fd == flow.dst and events & _OUT and flow.push():
-                self._switch(flow, reading=True)
-        elif fd == flow.src and events & _IN:
-            self._forward(flow)
-
     def _forward(self, flow: _Flow) -> None:
-        """One chunk of ``flow``: its copy to the judge, then on to its destination."""
-        data = flow.read()
+        """One chunk of ``flow``: its copy to the judge's batch, then on to its destination."""
+        try:
+            data = os.read(flow.src, flow.size)
+        except OSError:
+            data = b""
         if not data:
             self._end(flow)
             return
-        self.feed.put(flow.kind, self.elapsed(), data)
-        self.bytes[flow.name] += len(data)
+        n = len(data)
+        flow.size = PIPE_SIZE if n == flow.size else READ_CHUNK
+        self.feed.put(flow.kind, time.monotonic() - self.t0, data)
+        flow.count += n
         if not flow.dst_open:
             return  # the editor stopped reading: keep draining the agent, judge what it says
-        flow.rest = memoryview(data)
-        if not flow.push():
+        try:
+            written = os.write(flow.dst, data)
+        except BlockingIOError:
+            written = 0
+        except OSError:
+            flow.dst_open = False
+            if flow is self.up:
+                self._end(flow)  # the agent stopped reading or exited: nothing more can reach it
+            return
+        if written < n:
+            flow.rest = memoryview(data)[written:]
             self._switch(flow, reading=False)  # read no more until the destination took it
-        elif not flow.dst_open and flow is self.up:
-            self._end(flow)  # the agent stopped reading or exited: nothing more can reach it
 
     def _switch(self, flow: _Flow, *, reading: bool) -> None:
         self._watch(flow.src, _IN, reading)
@@ -202,6 +220,8 @@ class Relay:
         """The direction ended: the judge hears of it, and the far side gets its EOF, as it
         would without the proxy."""
         flow.ended = True
+        if self.up.ended and self.down.ended:
+            self.running = False
         for fd, events in ((flow.src, _IN), (flow.dst, select.POLLOUT)):
             with contextlib.suppress(KeyError, ValueError):
                 self._watch(fd, events, False)
@@ -213,6 +233,7 @@ class Relay:
         else:
             self._release_editor()
             self.agent_out_closed.set()
+        self.news.set()
 
     def _release_editor(self) -> None:
         """The agent closed its stdout, so the editor's channel ends now, as it would without
@@ -258,6 +279,7 @@ class Relay:
         """Let the agent's output drain (what it wrote before it exited), then stop."""
         self.agent_out_closed.wait(timeout)
         self.threads[1].join(timeout)
+        self.running = False
         self.stop.set()
         for t in self.threads:
             t.join(timeout)

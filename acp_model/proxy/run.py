@@ -200,12 +200,18 @@ def _wait_for_the_end(relay: Relay, got: _SignalCatcher, grace: float) -> int | 
     while True:
         if got.signum:
             return relay.shut_down(grace)
-        code = relay.wait_exit(0.1)
-        if code is not None:
+        if relay.proc.poll() is not None:
             return relay.shut_down(grace)  # reap anything it left in its group
         if relay.editor_gone.is_set():
             code = relay.wait_exit(grace)  # the agent sees EOF, as without the proxy
             return relay.shut_down(grace) if code is None else relay.shut_down(0.2)
+        if relay.agent_out_closed.is_set():
+            relay.wait_exit(0.1)  # its exit follows
+        else:
+            # Asleep until a direction ends (an agent's exit closes its stdout), a tenth of a
+            # second (an exit that did not close it, a signal): ``Popen.wait`` with a timeout
+            # wakes every few milliseconds, taking the interpreter lock from the relay's loop.
+            relay.news.wait(0.1)
 
 
 @contextlib.contextmanager

@@ -3,7 +3,9 @@
 A judge that reads nothing stands for one that fell behind: every ``put`` returns at once,
 once ``cap`` bytes wait the judge is cut off, and what it does get is whole frames, in order:
 a prefix of the chunks, then the end of the session (not the ends of the directions: the last
-chunk it got may end inside a line, which must not be judged as a whole line).
+chunk it got may end inside a line, which must not be judged as a whole line). Frames go in
+batches (held until due or large), and the judge's reader (``judge.FrameReader``) cuts
+whatever one read brings back into the frames.
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ from __future__ import annotations
 import os
 import threading
 
-from acp_model.proxy.feed import A2C, C2A, END, HEADER, JudgeFeed
+from acp_model.proxy.feed import A2C, BATCH_BYTES, C2A, END, HEADER, SETUP, JudgeFeed
+from acp_model.proxy.judge import FrameReader
 from tests.proxy import frames
 
 CHUNK = b"x" * 60_000
@@ -86,6 +89,73 @@ def test_a_judge_that_never_reads_is_given_up_at_the_end() -> None:
         feed.put(A2C, float(n), CHUNK)
     assert feed.waiting
     assert feed.close(timeout=0.3) is False  # it did not take everything in time
-    assert feed.lost and not feed.backlog
+    assert feed.lost and not feed.queue
     feed.put(A2C, 41.0, CHUNK)  # after the end: nothing, and no error
     os.close(r)
+
+
+def _pipe_holds(r: int) -> bytes:
+    """What the pipe holds now (its reader never waits)."""
+    os.set_blocking(r, False)
+    try:
+        return os.read(r, 1 << 20)
+    except BlockingIOError:
+        return b""
+
+
+def test_small_frames_wait_for_their_batch_and_go_together_when_it_is_due() -> None:
+    r, w = os.pipe()
+    held = JudgeFeed(w, CAP, delay=3600.0)
+    sent = [(C2A if n % 2 else A2C, float(n), b'{"n":%d}\n' % n) for n in range(20)]
+    for frame in sent:
+        held.put(*frame)
+    assert _pipe_holds(r) == b""  # not due yet: nothing written, the loop may sleep
+    assert held.tick() > 0 and _pipe_holds(r) == b""
+    held.delay, held.due = 0.0, 0.0  # the batch is due now
+    held.tick()
+    assert frames(_pipe_holds(r)) == sent  # one write took all of them, in order
+    assert not held.queue and held.waiting == 0
+    held.close(1.0)
+    os.close(r)
+
+
+def test_a_full_batch_and_a_control_frame_go_at_once() -> None:
+    r, w = os.pipe()
+    feed = JudgeFeed(w, CAP, delay=3600.0)
+    feed.put(SETUP, 0.0, b"settings")
+    assert frames(_pipe_holds(r)) == [(SETUP, 0.0, b"settings")]
+    big = b"y" * (BATCH_BYTES // 4)
+    for n in range(3):
+        feed.put(A2C, float(n), big)
+    assert _pipe_holds(r) == b""
+    feed.put(A2C, 3.0, big)  # the batch reaches BATCH_BYTES
+    assert frames(_pipe_holds(r)) == [(A2C, float(n), big) for n in range(4)]
+    feed.close(1.0)
+    os.close(r)
+
+
+def test_the_judge_reads_frames_whatever_the_reads_cut_and_waits_only_when_all_handed_out(
+) -> None:
+    r, w = os.pipe()
+    sent = [(C2A, float(n), os.urandom(n * 131 % 3000)) for n in range(60)]
+    wire = b"".join(HEADER.pack(k, t, len(d)) + d for k, t, d in sent)
+    handed_out: list[bool] = []
+    reader = FrameReader(r)
+    reader.idle = lambda: handed_out.append(not reader.ready)
+
+    def write() -> None:  # frames split anywhere, headers too
+        at = 0
+        for step in (1, 5, 17, 700, 4096, 10, 30_000, len(wire)):
+            os.write(w, wire[at:at + step])
+            at += step
+        os.close(w)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    got = []
+    while (frame := reader.next()) is not None:
+        got.append(frame)
+    writer.join(30)
+    os.close(r)
+    assert got == sent
+    assert handed_out and all(handed_out)  # idle (the trace's flush) only before a read

@@ -14,13 +14,16 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
+from acp_model.proxy import feed
 from acp_model.proxy.feed import A2C, C2A, PIPE_SIZE, JudgeFeed
 from acp_model.proxy.relay import Relay
 from tests.proxy import frames
 
 ROOT = Path(__file__).resolve().parents[2]
 BYTES = [sys.executable, str(ROOT / "tests" / "proxy" / "byte_agent.py")]
-_F_GETPIPE_SZ = 1032
+_F_SETPIPE_SZ, _F_GETPIPE_SZ = 1031, 1032
 LINE = b'{"jsonrpc":"2.0","method":"_flood","params":{"pad":"' + b"x" * 1000 + b'"}}\n'
 
 
@@ -137,3 +140,19 @@ def test_a_slow_editor_holds_the_agent_back_as_a_pipe_would() -> None:
         assert relay.wait_exit(30) == 0
     assert received == LINE * 1024 * mib
     assert _sent(judge.frames(), A2C) == received
+
+
+def test_pipes_are_widened_never_narrowed_and_other_descriptors_left_alone(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    size = 256 << 10
+    monkeypatch.setattr(feed, "PIPE_SIZE", size)
+    r, w = os.pipe()  # 64 KiB
+    wide_r, wide_w = os.pipe()
+    fcntl.fcntl(wide_w, _F_SETPIPE_SZ, 4 * size)
+    with open(tmp_path / "file", "wb") as fh:
+        for fd in (w, wide_w, fh.fileno()):
+            feed.widen(fd)
+    assert fcntl.fcntl(r, _F_GETPIPE_SZ) == size  # what the editor reads takes chunks whole
+    assert fcntl.fcntl(wide_w, _F_GETPIPE_SZ) == 4 * size
+    for fd in (r, w, wide_r, wide_w):
+        os.close(fd)
