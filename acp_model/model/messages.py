@@ -892,12 +892,23 @@ def session_update(params: Any, rev: str = SEED) -> Findings:
     update = params.get("update") if isinstance(params, dict) else None
     if not isinstance(update, dict):
         return out
-    kind = update.get("sessionUpdate")
-    known = isinstance(kind, str) and kind in wire_table.updates()
-    plan = _update_plan(rev, kind if known else None)
+    plan = update_checks(rev, update.get("sessionUpdate"))
     if plan is not None:
-        _run(plan, update, "params/update", _plain_context(rev), out)
+        run_update_checks(plan, update, rev, out)
     return out
+
+
+def update_checks(rev: str, kind: Any) -> Plan | None:
+    """The plan of the checks an update of ``kind`` gets under ``rev``: those reading every
+    update, its kind's and its parts' (None: no check reads it). Built once per kind; the
+    oracle's plan of a kind holds it (``oracle.updates``)."""
+    known = isinstance(kind, str) and kind in wire_table.updates()
+    return _update_plan(rev, kind if known else None)
+
+
+def run_update_checks(plan: Plan, update: dict[str, Any], rev: str, out: Findings) -> None:
+    """Run an update's plan (:func:`update_checks`) on it; what they find goes to ``out``."""
+    _run(plan, update, "params/update", _plain_context(rev), out)
 
 
 def permission_request(params: Any, rev: str = SEED) -> Findings:

@@ -18,12 +18,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from acp_model.model import capabilities, messages, offered, reducers, replay, wire_table
+from acp_model.model import capabilities, messages, offered, replay, wire_table
 from acp_model.model.check import CheckMeta, Dispatch, allows_of, declare, dispatch, meta_of
 from acp_model.model.events import Payload, content_key, text_key
 from acp_model.model.replay_order import table as replay_order_table
 from acp_model.model.vocab import ConnEvent, Event, Reads, Role
-from acp_model.oracle import rpc, said, wire
+from acp_model.oracle import rpc, said, updates, wire
 from acp_model.oracle.advertised import AdvertisedUse
 from acp_model.oracle.answers import Answers
 from acp_model.oracle.conversation import Conversations
@@ -51,7 +51,6 @@ _ENVELOPE_MODULES = (rpc.__name__, messages.__name__)
 _BATCH_NOT_EMPTY = meta_of(rpc.batch_not_empty)
 _IS_OBJECT = meta_of(rpc.is_object)
 _METHOD_IS_STRING = meta_of(rpc.method_is_string)
-_STATE_KINDS = wire_table.state_kinds()  # the update kinds that report a session's state
 # a message whose envelope breaks one of these is unreadable (the connection's count)
 _UNREADABLE = frozenset({_IS_OBJECT, meta_of(rpc.version_field), _METHOD_IS_STRING})
 
@@ -123,6 +122,8 @@ class Router:
         # (direction, method, request?) -> its plan, built on first use
         self._plans: dict[tuple[str, str, bool], Plan] = {}
         self._entries = envelope_entries(rev)
+        # sessionUpdate kind -> its plan (None: the kinds the wire table lacks), built on use
+        self._updates = updates.Plans(rev, translator.dialect)
 
     def record(self, record: Record, idx: int) -> None:
         """Route one trace record: unreadable bytes, a batch, or one message."""
@@ -348,20 +349,22 @@ class Router:
 
     def update(self, direction: str, params: Any, sid: Any, idx: int, what: str) -> None:
         update = params.get("update")
-        kind = update.get("sessionUpdate") if isinstance(update, dict) else None
+        if not isinstance(update, dict):  # nothing to check, classify or reduce
+            if not isinstance(sid, str) or sid not in self.machines.sessions:
+                self._unknown_session(idx, sid, Said((said.UPDATE, None, idx)))
+            return
+        kind = update.get("sessionUpdate")
+        plan = self._updates[kind if isinstance(kind, str) else None]
         what = Said((said.UPDATE, kind, idx))  # (the method's name said less)
-        self.shapes.findings(messages.session_update(params, self.rev), idx, what,
-                             sid if isinstance(sid, str) else None)
+        self.shapes.findings(plan.check(update), idx, what, sid if isinstance(sid, str) else None)
         if not isinstance(sid, str) or sid not in self.machines.sessions:
             self._unknown_session(idx, sid, what)
-            return
-        if not isinstance(update, dict):
             return
         self.conversations.update(sid, update, idx)
         # the client's open reopens (session/load, session/resume): what the replay watchers
         # scan, found in one pass (none is open while a session just works)
         requests = [r for r in self.rpc.open["c2a"].values() if r.method in replay.REOPENING]
-        if requests and kind in _STATE_KINDS:
+        if requests and plan.states:
             replay.state_reported(requests, sid)
         sent = update  # as the agent sent it (v1's tool_call is read as an upsert below)
         replaying = replay.replaying(requests, sid) if requests else None
@@ -372,14 +375,20 @@ class Router:
         self.uses.update(sid, update, kind, idx, history=bool(history))
         at = self.reopens.position(sid, update, requests, busy)
         self.store.run_entry(self._replay_order, idx, at, session=sid)
-        self.machines.derived(sid, self.translate(Updated(sid, kind, bool(history), idx, what)))
-        update = self.dialect.reads(update, kind)
+        if plan.translated:
+            self.machines.derived(sid, self.translate(Updated(sid, kind, bool(history), idx,
+                                                              what)))
+        if plan.read_as is not None:
+            update = {**update, "sessionUpdate": plan.read_as}
         before = self.machines.views[sid]
-        event, ev, what = wire.session_update(idx, update, before, self.dialect.event_of, what)
+        event, ev, what = wire.classified(plan.classify, idx, update, before, what)
         if replaying is not None:
             ev.replayed = True
-        self.machines.views[sid] = reducers.reduce_session(before, update)
-        self.shapes.findings(reducers.judge(before, sent, self.rev, family=not reused), idx,
-                             what, sid)
+        self.machines.views[sid] = plan.reduce(before, update)
+        checks = plan.replayed_view_checks if reused else plan.view_checks
+        if checks:
+            found = messages.Findings(rev=self.rev)
+            found.apply(checks, before, sent)
+            self.shapes.findings(found, idx, what, sid)
         if not history:  # replayed history: the client's view takes it in, the machine not
             self.machines.session_event(sid, event, ev, what)
