@@ -202,7 +202,7 @@ _CHECKS_DRIVER = textwrap.dedent("""\
             code = stop.code if isinstance(stop.code, int) else 1
         except Exception as exc:  # as a process of its own ends: exit 1, the error its last line
             code = 1
-            buf.write(f"{type(exc).__name__}: {exc}\n")
+            buf.write(f"{type(exc).__name__}: {exc}\\n")
         lines = [x for x in buf.getvalue().splitlines() if x.strip()]
         print(json.dumps([key, code, lines[-1] if lines else ""]), flush=True)
     """)

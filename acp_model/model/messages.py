@@ -86,20 +86,24 @@ class FindingContext:
     rev: str
     prompt_caps: Mapping[str, Any] | None
     table: Readers
-    # (update field, its open enum, the values only other revisions define), read once
+    # (update field, its open enum, the values only other revisions define), read once; the
+    # fields whose enum has none are left out (no value of theirs can be another revision's)
     foreign: tuple[tuple[str, str, frozenset[str]], ...]
+    foreign_blocks: frozenset[str]  # the content block types only other revisions define
 
     @staticmethod
     def of(rev: str, prompt_caps: Mapping[str, Any] | None = None) -> FindingContext:
         plain = _plain_context(rev)
         return plain if prompt_caps is None else \
-            FindingContext(rev, prompt_caps, plain.table, plain.foreign)
+            FindingContext(rev, prompt_caps, plain.table, plain.foreign, plain.foreign_blocks)
 
 
 @cache
 def _plain_context(rev: str) -> FindingContext:
     return FindingContext(rev, None, dispatch_table(rev),
-                   tuple((key, enum, foreign_values(enum, rev)) for key, enum in _UPDATE_ENUMS))
+                          tuple((key, enum, foreign) for key, enum in _UPDATE_ENUMS
+                                if (foreign := foreign_values(enum, rev))),
+                          foreign_values("content_block", rev))
 
 
 def is_absolute_path(path: object) -> bool:
@@ -196,9 +200,9 @@ def variants_of_another_revision(update: Mapping[str, Any], where: str, ctx: Fin
                           f"{key} {value!r} is not a {rev} value but {' and '.join(others)} "
                           f"defines it: a {rev} client falls back to its generic handling"))
     content = update.get("content")
-    if content is None:
+    foreign = ctx.foreign_blocks
+    if content is None or not foreign:
         return found or None
-    foreign = foreign_values("content_block", rev)
     for path, block in blocks(content, f"{where}/content"):
         kind = block.get("type") if isinstance(block, dict) else None
         others = defined_elsewhere("content_block", kind, rev) \

@@ -53,3 +53,23 @@ def test_a_plan_finds_what_the_single_message_checks_find() -> None:
     alone = messages.session_update({"update": usage})
     assert found.found == alone.found and found.ran == alone.ran
     assert [m.rule for m, _, _ in found.found] == ["USAGE-04"]
+
+
+def test_no_replay_order_check_judges_a_quiet_position() -> None:
+    """The oracle counts the replay-order checks held without placing an update that no
+    reopen is around (Position.quiet): each check of every revision holds on one, whatever
+    the update is."""
+    from acp_model.model import replay_order
+    from acp_model.spec import revisions
+
+    kinds = [*wire_table.updates(), "_custom", None]
+    whys = [None, "a user message while no prompt was open"]
+    quiet = [replay_order.Position(kind, None, None, None, earlier, replayed)
+             for kind in kinds for earlier in whys for replayed in whys]
+    assert all(at.quiet for at in quiet)
+    for rev in revisions.NAMES:
+        checks = replay_order.table(rev)
+        assert checks
+        for fn, meta in checks:
+            assert [fn(at) for at in quiet] == [None] * len(quiet), (rev, meta.name)
+    assert not replay_order.Position("user_message", None, None, 3, None, None).quiet
