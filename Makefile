@@ -46,15 +46,17 @@ agents-all: $(STAMP)
 
 # The conformance matrix of every profiled agent (not in CI: minutes per agent), kept compacted
 # in docs/matrix-run/, then the pages generated from it (matrix-docs). MATRIX_BUDGET seconds
-# per row, MATRIX_JOBS rows at once; MATRIX_COVERAGE=--coverage measures each row's agent's
-# own ACP layer (the agents page's coverage column).
+# per row, MATRIX_JOBS rows at once; MATRIX_COVERAGE (--coverage; empty: none) measures each row's agent's
+# own ACP layer (the agents page's coverage column); MATRIX_REPLAYS fresh-process replays of each
+# failure (6: the page's "reproduced at least 5 of 6 times").
 MATRIX_OUT ?= $(OUT)/matrix
 MATRIX_BUDGET ?= 120
 MATRIX_JOBS ?= 2
-MATRIX_COVERAGE ?=
+MATRIX_REPLAYS ?= 6
+MATRIX_COVERAGE ?= --coverage
 matrix: $(STAMP) agents
 	$(BIN)/acp-model matrix --budget $(MATRIX_BUDGET) --jobs $(MATRIX_JOBS) $(MATRIX_COVERAGE) \
-	  --out $(MATRIX_OUT); \
+	  --replay-runs $(MATRIX_REPLAYS) --out $(MATRIX_OUT); \
 	  test $$? -le 1
 	rm -rf docs/matrix-run
 	$(BIN)/acp-model matrix --rejudge $(MATRIX_OUT) --out docs/matrix-run --compact; test $$? -le 1

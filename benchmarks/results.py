@@ -96,6 +96,20 @@ def stamp(name: str, title: str, figures: list[dict[str, Any]], *,
     return doc
 
 
+def _without_notes(argv: list[str]) -> list[str]:
+    """The arguments without ``--notes TEXT``: the page prints the notes under the figures,
+    and a paragraph of them inside the command line only hides the command."""
+    out, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--notes":
+            skip = True
+        elif not arg.startswith("--notes="):
+            out.append(arg)
+    return out
+
+
 def record(name: str, title: str, figures: list[dict[str, Any]], *,
            table: dict[str, Any] | None = None, parameters: dict[str, Any] | None = None,
            notes: str = "", command: str | None = None,
@@ -115,7 +129,7 @@ def record(name: str, title: str, figures: list[dict[str, Any]], *,
     doc = {
         "benchmark": name,
         "title": title,
-        "command": command or shlex.join(["python", script_name, *sys.argv[1:]]),
+        "command": command or shlex.join(["python", script_name, *_without_notes(sys.argv[1:])]),
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "commit": _git("rev-parse", "--short=12", "HEAD"),
         "dirty": bool(_git("status", "--porcelain", "--untracked-files=no")),

@@ -346,9 +346,11 @@ def _replay_own_tools(*flags: str) -> Any:
     from acp_model.fuzzing.shrink import replay_once
     from acp_model.spec.readings import DEFAULT
 
+    # patience 10: the wait for the command's in_progress report lasts 2 s, not 0.2 s (a
+    # loaded machine's agent reports it later than that, and the cancel then came first)
     cfg = FuzzConfig([sys.executable, str(AGENT), *flags], seed=1, protocol=1,
                      model_api="openai-chat", spec="v1", readings=DEFAULT.parse(["SPEC=v1"]),
-                     deadline=3.0)
+                     deadline=3.0, patience=10.0)
     for _ in range(5):
         with backend(cfg) as running:
             outcome = replay_once(running, [from_json(a) for a in CANCEL_DURING_LONG_COMMAND],
