@@ -864,8 +864,12 @@ def _update_plan(rev: str, name: str | None) -> Plan | None:
 
 def _run(plan: Plan, value: Any, where: str, ctx: FindingContext, out: Findings) -> None:
     entry, parts = plan
-    if entry is not None:
-        out.apply(entry, value, where, ctx)
+    if entry is not None:  # Findings.apply, written out: this runs on every update
+        out.ran.append(entry)
+        for fn, meta in entry:
+            got = fn(value, where, ctx)
+            if got:
+                out.found.extend((meta, path, text) for path, text in got)
     for locate, sub in parts:
         for path, carried in locate(value, where):
             _run(sub, carried, path, ctx, out)
