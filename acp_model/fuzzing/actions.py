@@ -32,7 +32,18 @@ from acp_model.model.vocab import Answer, ElicitationAction
 from acp_model.report.reach import Reach
 
 if TYPE_CHECKING:
-    from acp_model.fuzzing.ops import ClientOps, SessionHandle
+    from acp_model.fuzzing.ops import (
+        CancelOps,
+        ClientOps,
+        ElicitingOps,
+        NewSessionOps,
+        PermissionAnswerOps,
+        ProbeOps,
+        PromptOps,
+        ReopenOps,
+        SessionHandle,
+        WaitOps,
+    )
     from acp_model.llm.server import ScriptedModel
 
 GARBAGE = b'{"jsonrpc": "2.0", "method": "session/prompt", "params": '
@@ -125,7 +136,7 @@ class NewSession(Action):
     created: int | None = field(default=None, compare=False, metadata={"json": False})
     reuses: int | None = field(default=None, compare=False, metadata={"json": False})
 
-    def perform(self, client: ClientOps) -> None:
+    def perform(self, client: NewSessionOps) -> None:
         client.new_session()
 
     def performed(self, sessions: Sequence[SessionHandle], at: int) -> NewSession:
@@ -155,7 +166,7 @@ class Prompt(SessionAction):
         if not isinstance(self.model, tuple) or any(isinstance(r, Mapping) for r in self.model):
             object.__setattr__(self, "model", script_from_json(self.model))
 
-    def perform(self, client: ClientOps) -> None:
+    def perform(self, client: PromptOps) -> None:
         idx = client.session_index(self.s)
         if idx is None:
             return
@@ -170,7 +181,7 @@ class Prompt(SessionAction):
         else:
             sess.prompts.append(client.calls.request("session/prompt", params))
 
-    def params(self, client: ClientOps, sid: str) -> dict[str, Any]:
+    def params(self, client: PromptOps, sid: str) -> dict[str, Any]:
         """The request's params; behind a scripted model the turn's script is registered."""
         blocks = _in_workspace(self.blocks, client.cwd)
         if client.model is not None:
@@ -235,7 +246,7 @@ class Cancel(SessionAction):
     op: ClassVar[str] = "cancel"
     sync: bool = False
 
-    def perform(self, client: ClientOps) -> None:
+    def perform(self, client: CancelOps) -> None:
         idx = client.session_index(self.s)
         if idx is not None:
             client.cancel(idx, self.sync)
@@ -261,7 +272,7 @@ class Interrupt(SessionAction):
             raise ActionError(f"interrupt: {self.prompt!r} is not a prompt")
         object.__setattr__(self, "prompt", prompt)
 
-    def perform(self, client: ClientOps) -> None:
+    def perform(self, client: CancelOps) -> None:
         idx = client.session_index(self.s)
         if idx is None:
             return
@@ -298,7 +309,7 @@ class AnswerPermission(SessionAction):
     def __post_init__(self) -> None:
         object.__setattr__(self, "outcome", _member(Answer, self.outcome, "permission answer"))
 
-    def perform(self, client: ClientOps) -> None:
+    def perform(self, client: PermissionAnswerOps) -> None:
         idx = client.session_index(self.s)
         if idx is not None:
             client.answers.answer(idx, self.outcome, newest=self.newest, late=self.late,
@@ -329,7 +340,7 @@ class HoldElicitations(SessionAction):
     def __post_init__(self) -> None:
         object.__setattr__(self, "after_cancel", _user_action(self.after_cancel))
 
-    def perform(self, client: ClientOps) -> None:
+    def perform(self, client: ElicitingOps) -> None:
         idx = client.session_index(self.s)
         if idx is not None:
             client.elicitations.hold(client.sessions[idx].sid, self.after_cancel)
@@ -351,7 +362,7 @@ class AnswerElicitation(SessionAction):
     def __post_init__(self) -> None:
         object.__setattr__(self, "action", _user_action(self.action))
 
-    def perform(self, client: ClientOps) -> None:
+    def perform(self, client: ElicitingOps) -> None:
         idx = client.session_index(self.s)
         if idx is None:
             return
@@ -376,7 +387,7 @@ class Finish(SessionAction):
     def __post_init__(self) -> None:
         object.__setattr__(self, "outcome", _member(Answer, self.outcome, "permission answer"))
 
-    def perform(self, client: ClientOps) -> None:
+    def perform(self, client: PermissionAnswerOps) -> None:
         idx = client.session_index(self.s)
         if idx is None:
             return
@@ -416,7 +427,7 @@ class Wait(SessionAction):
             raise ActionError(f"wait mode {self.mode!r} is not one of "
                               f"{', '.join(WaitMode)}") from None
 
-    def perform(self, client: ClientOps) -> None:
+    def perform(self, client: WaitOps) -> None:
         idx = client.session_index(self.s)
         if idx is None:
             return
@@ -451,14 +462,14 @@ class LoadSession(SessionAction):
     op: ClassVar[str] = "load_session"
     replay: bool = True
 
-    def perform(self, client: ClientOps) -> None:
+    def perform(self, client: ReopenOps) -> None:
         """A request the agent advertised (``replay``: one that replays the history, v1
         ``session/load`` or v2 ``session/resume`` from the start; else ``session/resume``
         without replay, where there is one), then its answer awaited up to the deadline: the
         replay before it is judged as it comes, an answer that never comes by the drain."""
         self.reopen(client, client.session_index(self.s))
 
-    def reopen(self, client: ClientOps, idx: int | None) -> dict[str, Any] | None:
+    def reopen(self, client: ReopenOps, idx: int | None) -> dict[str, Any] | None:
         """:meth:`perform` on the client's session ``idx``: the agent's answer (None: none
         came, or nothing was sent)."""
         wire = client.oracle.shape
@@ -503,7 +514,7 @@ class Relaunch(SessionAction):
     op: ClassVar[str] = "relaunch"
     replay: bool = True
 
-    def perform(self, client: ClientOps) -> None:
+    def perform(self, client: ReopenOps) -> None:
         return None
 
     def describe(self, label: str = "") -> str:
@@ -517,7 +528,7 @@ class Sync(Action):
 
     op: ClassVar[str] = "sync"
 
-    def perform(self, client: ClientOps) -> None:
+    def perform(self, client: WaitOps) -> None:
         client.sync()
 
 
@@ -527,7 +538,7 @@ class CancelPromptRequest(SessionAction):
 
     op: ClassVar[str] = "cancel_prompt_request"
 
-    def perform(self, client: ClientOps) -> None:
+    def perform(self, client: CancelOps) -> None:
         idx = client.session_index(self.s)
         if idx is None:
             return
@@ -569,7 +580,7 @@ class SloppyAnswer(SessionAction):
     def __post_init__(self) -> None:
         object.__setattr__(self, "mistake", _member(Mistake, self.mistake, "sloppy answer"))
 
-    def perform(self, client: ClientOps) -> None:
+    def perform(self, client: PermissionAnswerOps) -> None:
         idx = client.session_index(self.s)
         if idx is not None:
             client.answers.sloppy(idx, self.mistake)
@@ -604,7 +615,7 @@ class LateAllow(SessionAction):
             raise ActionError(f"late allow: {self.prompt!r} is not a prompt")
         object.__setattr__(self, "prompt", prompt)
 
-    def perform(self, client: ClientOps) -> None:
+    def perform(self, client: PermissionAnswerOps) -> None:
         idx = client.session_index(self.s)
         if idx is None:
             return
@@ -642,17 +653,17 @@ class Probe(SessionAction):
     def __post_init__(self) -> None:
         object.__setattr__(self, "input", _member(NegativeInput, self.input, "probe"))
 
-    def perform(self, client: ClientOps) -> None:
+    def perform(self, client: ProbeOps) -> None:
         PROBES[self.input](client, self.s, client.next_id())
 
     def describe(self, label: str = "") -> str:
         return f"negative input: {self.input}"
 
 
-def _answered(build: Callable[[ClientOps, int, int], dict[str, Any]]
-              ) -> Callable[[ClientOps, int, int], None]:
+def _answered(build: Callable[[ProbeOps, int, int], dict[str, Any]]
+              ) -> Callable[[ProbeOps, int, int], None]:
     """A probe that is one request: sent marked as a probe, and its response awaited."""
-    def send(client: ClientOps, s: int, rid: int) -> None:
+    def send(client: ProbeOps, s: int, rid: int) -> None:
         calls = client.calls
         mark = calls.mark()
         calls.send(build(client, s, rid), probe=True)
@@ -661,30 +672,30 @@ def _answered(build: Callable[[ClientOps, int, int], dict[str, Any]]
 
 
 @_answered
-def _unknown_session(client: ClientOps, s: int, rid: int) -> dict[str, Any]:
+def _unknown_session(client: ProbeOps, s: int, rid: int) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": rid, "method": "session/prompt", "params": {
         "sessionId": "acp-model-no-such-session", "prompt": [{"type": "text", "text": "hi"}]}}
 
 
 @_answered
-def _invalid_params(client: ClientOps, s: int, rid: int) -> dict[str, Any]:
+def _invalid_params(client: ProbeOps, s: int, rid: int) -> dict[str, Any]:
     idx = client.session_index(s)
     sid = client.sessions[idx].sid if idx is not None else "x"
     return {"jsonrpc": "2.0", "id": rid, "method": "session/prompt", "params": {"sessionId": sid}}
 
 
 @_answered
-def _unknown_method(client: ClientOps, s: int, rid: int) -> dict[str, Any]:
+def _unknown_method(client: ProbeOps, s: int, rid: int) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": rid, "method": "_acp_model/unknown", "params": {}}
 
 
-def _notification_batch(client: ClientOps, s: int, rid: int) -> None:
+def _notification_batch(client: ProbeOps, s: int, rid: int) -> None:
     """A legal batch (RPC-06) of notifications only: it must get no response at all."""
     client.calls.send([{"jsonrpc": "2.0", "method": "_acp_model/note", "params": {}}])
     client.sync()
 
 
-def _request_batch(client: ClientOps, s: int, rid: int) -> None:
+def _request_batch(client: ProbeOps, s: int, rid: int) -> None:
     """A legal batch holding a request: the request still gets its own response."""
     if client.batches_unanswered:
         return  # shown once already; again would only wait out another deadline
@@ -697,14 +708,14 @@ def _request_batch(client: ClientOps, s: int, rid: int) -> None:
         client.batches_unanswered = True
 
 
-def _garbage(client: ClientOps, s: int, rid: int) -> None:
+def _garbage(client: ProbeOps, s: int, rid: int) -> None:
     """A truncated line the agent must survive."""
     client.calls.pipe.send_raw(GARBAGE, probe=True)
     client.sync()
 
 
 # what each negative input writes (given the program's session and a fresh request id)
-PROBES: dict[NegativeInput, Callable[[ClientOps, int, int], None]] = {
+PROBES: dict[NegativeInput, Callable[[ProbeOps, int, int], None]] = {
     NegativeInput.UNKNOWN_SESSION: _unknown_session,
     NegativeInput.INVALID_PARAMS: _invalid_params,
     NegativeInput.UNKNOWN_METHOD: _unknown_method,

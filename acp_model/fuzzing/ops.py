@@ -87,52 +87,137 @@ class ElicitationOps(Protocol):
     def release(self, sids: Sequence[str]) -> int: ...
 
 
-class ClientOps(Connection, Protocol):
-    """Everything a client action may do: sessions, prompts' bookkeeping, cancels, permission
-    answers (careful and sloppy: ``answers``), the waits, and request ids of the client's
-    own."""
-
-    model: ScriptedModel | None
-    schedule: ScheduleLog  # the boundary schedule: the scripted model's turns report to it
-    tick: float
-    profile: ClientProfile  # the editor played: its habits shape how actions write
-    batches_unanswered: bool
-    reloads: frozenset[str]  # the requests that reopen a session the agent advertised
-    reach: Counter[Reach]
-    elicitations: ElicitationOps  # the elicitations a drawn action holds open
-
-    @property
-    def answers(self) -> PermissionOps: ...
+class SessionsOps(Protocol):
+    """The sessions of the connection as the client keeps them: what every action on one of
+    them reads (``s`` of the program -> its index, or None while it does not exist)."""
 
     @property
     def sessions(self) -> list[SessionHandle]: ...
 
     def session_index(self, s: int) -> int | None: ...
 
+
+class NewSessionOps(Protocol):
+    """What opening a session uses."""
+
     def new_session(self) -> None: ...
 
-    def busy(self, s: int) -> bool: ...
+
+class PromptOps(SessionsOps, Protocol):
+    """What sending a prompt uses: the editor's habits, the scripted model and the boundary
+    schedule its turn reports to, the oracle's view of the session."""
+
+    calls: RpcCalls
+    cwd: str
+    lock: threading.RLock
+    model: ScriptedModel | None
+    oracle: OracleQueries
+    profile: ClientProfile  # the editor played: its habits shape how actions write
+    schedule: ScheduleLog  # the boundary schedule: the scripted model's turns report to it
+
+    def turn_started(self, tag: str) -> None: ...
+
+
+class CancelOps(SessionsOps, Protocol):
+    """What cancelling uses: the cancel itself, the prompts still pending, the oracle's view
+    of what runs."""
+
+    calls: RpcCalls
+    lock: threading.RLock
+    oracle: OracleQueries
+
+    def cancel(self, idx: int, sync: bool = False, *,
+               then_prompt: dict[str, Any] | None = None) -> None: ...
+
+    def pending_prompts(self, s: int) -> list[Any]: ...
+
+
+class WaitOps(SessionsOps, Protocol):
+    """What waiting uses: the client's tick, settling, a window of time, a sync."""
+
+    calls: RpcCalls
+    tick: float
+
+    def settle(self, idx: int, limit: float) -> bool: ...
 
     def settled(self, s: int) -> bool: ...
+
+    def window(self, seconds: float) -> float: ...
+
+    def sync(self) -> None: ...
+
+
+class PermissionAnswerOps(SessionsOps, Protocol):
+    """What answering the agent's permission requests uses (careful and sloppy)."""
+
+    calls: RpcCalls
+    deadline: float
+
+    @property
+    def answers(self) -> PermissionOps: ...
+
+    def open_permissions(self, s: int) -> list[Any]: ...
+
+    def busy(self, s: int) -> bool: ...
 
     def settle(self, idx: int, limit: float) -> bool: ...
 
     def window(self, seconds: float) -> float: ...
 
-    def open_permissions(self, s: int) -> list[Any]: ...
+    def sync(self) -> None: ...
 
-    def pending_prompts(self, s: int) -> list[Any]: ...
 
-    def cancel(self, idx: int, sync: bool = False, *,
-               then_prompt: dict[str, Any] | None = None) -> None: ...
+class ElicitingOps(SessionsOps, Protocol):
+    """What holding and answering the agent's elicitations uses."""
+
+    elicitations: ElicitationOps  # the elicitations a drawn action holds open
+
+    def settled(self, s: int) -> bool: ...
+
+    def window(self, seconds: float) -> float: ...
 
     def wait_until(self, predicate: Callable[[], bool], timeout: float) -> bool: ...
 
     def sync(self) -> None: ...
 
-    def turn_started(self, tag: str) -> None: ...
+
+class Advertised(Protocol):
+    """What the agent's initialize result advertised that an action reads."""
+
+    reloads: frozenset[str]  # the requests that reopen a session
+
+
+class ReopenOps(SessionsOps, Protocol):
+    """What reopening a session (session/load, session/resume) uses."""
+
+    calls: RpcCalls
+    cwd: str
+    deadline: float
+    oracle: OracleQueries
+    reach: Counter[Reach]
+    session_config: Sequence[tuple[str, dict[str, Any]]]
+    handshake: Advertised
+
+    def busy(self, s: int) -> bool: ...
+
+
+class ProbeOps(SessionsOps, Protocol):
+    """What a deliberate breach of the protocol uses: its own request ids and the raw
+    connection."""
+
+    calls: RpcCalls
+    deadline: float
+    batches_unanswered: bool
+
+    def sync(self) -> None: ...
 
     def next_id(self) -> int: ...
+
+
+class ClientOps(Connection, PromptOps, CancelOps, WaitOps, PermissionAnswerOps, ElicitingOps,
+                ReopenOps, ProbeOps, NewSessionOps, Protocol):
+    """Everything a fuzz client offers its parts (the answers, the stalls, the drain): each
+    action family asks only for its own protocol above."""
 
 
 SYNC_METHOD = "_acp_model/sync"

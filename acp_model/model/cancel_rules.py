@@ -3,7 +3,8 @@
 :class:`CancelRules` owns no state: each check asks the race facts
 (:class:`~acp_model.model.race_facts.RaceFacts`) that its evidence
 (:class:`~acp_model.model.evidence.Proofs`) asks too. The lifecycle names the checks
-(``cond=``); the engine finds them here (``SessionModel.PARTS``).
+by reference (``cond=guards(CancelRules.cancel_honoured)``); the engine runs each on the part
+of ``SessionModel.PARTS`` that holds it.
 """
 
 from __future__ import annotations

@@ -104,6 +104,7 @@ class Closes:
                 and self.judges:
             self.gone = idx
 
+    @watches(Reads.RESPONSE)
     def response(self, run: Run, req: Any, rid: Any, error: Any, idx: int,
                  sessions: Mapping[str, Any]) -> None:
         """The agent answered request ``req`` (``error``: its error object, or None)."""

@@ -16,6 +16,7 @@ from statemachine import State, StateMachine
 
 from acp_model.model.check import check
 from acp_model.model.context import Context
+from acp_model.model.engine import guards
 from acp_model.model.events import Payload
 from acp_model.model.lifecycle import stay
 from acp_model.model.vocab import ConnState, ErrorCode, Role
@@ -103,17 +104,17 @@ class ConnectionLifecycle(StateMachine):
         | stay(awaiting_initialize, ready, incompatible)
     )
     session_requested = (
-        stay(awaiting_initialize, initializing, cond="initialize_done")
+        stay(awaiting_initialize, initializing, cond=guards(ConnectionModel.initialize_done))
         | stay(ready)
-        | stay(incompatible, cond="version_accepted")
+        | stay(incompatible, cond=guards(ConnectionModel.version_accepted))
     )
     session_created = stay(awaiting_initialize, initializing, ready, incompatible,
-                           cond="session_id_fresh", on="note_session")
+                           cond=guards(ConnectionModel.session_id_fresh), on="note_session")
     session_method_missing = stay(awaiting_initialize, initializing, ready, incompatible,
-                                  cond="session_methods_implemented")
+                                  cond=guards(ConnectionModel.session_methods_implemented))
     unknown_session_named = (
-        stay(awaiting_initialize, initializing, cond="prompt_after_setup")
-        | stay(ready, incompatible, cond="client_names_known_session")
+        stay(awaiting_initialize, initializing, cond=guards(ConnectionModel.prompt_after_setup))
+        | stay(ready, incompatible, cond=guards(ConnectionModel.client_names_known_session))
     )
     agent_names_unknown_session = stay(awaiting_initialize, initializing, ready, incompatible,
-                                       cond="agent_names_known_session")
+                                       cond=guards(ConnectionModel.agent_names_known_session))

@@ -1,11 +1,12 @@
 """Running the lifecycle machines: a transition table derived from the python-statemachine class.
 
 python-statemachine is the single source of truth: :func:`compile_machine` reads the states,
-events, guard names and actions off the class (the same introspection the explorer and the
-diagrams use) and builds a lookup table. :class:`TableEngine` interprets that table, calling the
-very same check and action methods on the model; it exists only because the library's SCXML
-engine costs ~70 µs per event, too slow for checking large traces. :class:`LibraryEngine` runs
-the real machine and must agree with the table (tested on random event sequences).
+events, guards (named by reference: :func:`guard`) and actions off the class (the same
+introspection the explorer and the diagrams use) and builds a lookup table.
+:class:`TableEngine` interprets that table, calling the very same check and action methods on
+the model; it exists only because the library's SCXML engine costs ~70 µs per event, too
+slow for checking large traces. :class:`LibraryEngine` runs the real machine and must agree
+with the table (tested on random event sequences).
 
 A transition always happens: failing checks are reported (as failures or warnings, depending on
 the rule's strength and the readings) and the machine then follows what the wire said.
@@ -25,7 +26,7 @@ from statemachine import StateMachine
 from statemachine.exceptions import TransitionNotAllowed
 
 from acp_model.model.check import CheckMeta, DefinitionError, allows_of, meta_of
-from acp_model.model.vocab import Level
+from acp_model.model.vocab import Level, Role
 from acp_model.spec.readings import Readings
 
 
@@ -139,14 +140,66 @@ def _member(machine: type[StateMachine], model: type, name: str, what: str) -> C
     return func if part is None else _on_part(model, part, func)
 
 
+GUARD = "__acpm_guard__"  # on a guard reference: the check it names
+
+
+@cache
+def guard(fn: Callable[..., bool]) -> Callable[[Any, Any], bool]:
+    """A machine's guard named by reference (``cond=guard(CancelRules.cancel_honoured)``):
+    ``fn`` as python-statemachine calls a callable condition, ``(model, ev)``, run on the part
+    of the model that holds it. No name is looked up: the compiler and the library both reach
+    ``fn`` through this reference, so a typo fails at import and an editor finds the check."""
+    if meta_of(fn).role is not Role.GUARD:
+        raise DefinitionError(f"{fn.__qualname__}: a machine's condition is a guard "
+                              f"(@check(role=GUARD)), not a {meta_of(fn).role}")
+    held: dict[type, Callable[[Any, Any], Any]] = {}  # model class -> fn on its part
+
+    def call(model: Any, ev: Any) -> bool:
+        on = held.get(type(model))
+        if on is None:
+            on = held[type(model)] = _holder(type(model), fn)
+        return bool(on(model, ev))
+
+    call.__name__, call.__qualname__, call.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
+    setattr(call, GUARD, fn)
+    return call
+
+
+def guards(*fns: Callable[..., bool]) -> list[Callable[[Any, Any], bool]]:
+    """The conditions of a transition, each a guard by reference (:func:`guard`)."""
+    return [guard(fn) for fn in fns]
+
+
+def _holder(model: type, fn: Callable[..., Any]) -> Callable[[Any, Any], Any]:
+    """``fn`` as ``(model, ev)``: a method of the model, or of the one part whose class holds
+    it (found by identity in the class's hierarchy, not by name). A part of a subclass that
+    overrides ``fn`` runs its override, as a method call would (a mutant model swaps a part)."""
+    found = [(part, cls) for part, cls in _owners(model)
+             if any(vars(k).get(fn.__name__) is fn for k in cls.__mro__)]
+    if len(found) != 1:
+        raise DefinitionError(f"{model.__name__}: {fn.__qualname__} is a method of "
+                              f"{len(found)} of it and its parts, not one")
+    part, cls = found[0]
+    own = getattr(cls, fn.__name__)
+    return own if part is None else _on_part(model, part, own)
+
+
+def _guard_of(machine: type[StateMachine], model: type, spec: Any) -> Callable[[Any, Any], Any]:
+    fn = getattr(spec.func, GUARD, None)
+    if fn is None:
+        raise DefinitionError(f"{machine.__name__}: guard {str(spec)!r} is named by a string; "
+                              "name it by reference (cond=guard(Part.check))")
+    return _holder(model, fn)
+
+
 @cache
 def compile_machine(machine: type[StateMachine], model: type) -> Table:
     """Derive the transition table from a python-statemachine class.
 
-    Fails loudly, as python-statemachine does for its own definitions: a guard or action that
-    is not a method of the model, a guard without ``@check``, or a model method that shares a
-    name with an event (python-statemachine resolves names on the machine first, so the two
-    engines would call different code).
+    Fails loudly, as python-statemachine does for its own definitions: a guard named by a
+    string, an action that is not a method of the model, a guard without ``@check``, or a
+    model method that shares a name with an event (python-statemachine resolves names on the
+    machine first, so the two engines would call different code).
     """
     transitions: dict[tuple[str, str], TransitionSpec] = {}
     states = []
@@ -165,11 +218,10 @@ def compile_machine(machine: type[StateMachine], model: type) -> Table:
         for t in state.transitions:
             checks = []
             for spec in t.cond:
-                name = str(spec)
-                func = _member(machine, model, name, "guard")
+                func = _guard_of(machine, model, spec)
                 meta = meta_of(func)
                 proof = None if meta.evidence is None else \
-                    _member(machine, model, meta.evidence, f"evidence of {name}")
+                    _member(machine, model, meta.evidence, f"evidence of {meta.name}")
                 checks.append(CheckSpec(meta, func, proof))
             actions = tuple(str(a) for a in t.on if not a.is_convention)
             funcs = tuple(_member(machine, model, a, "action") for a in actions)

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from acp_model.model.check import check
+from acp_model.model.check import check, watches
 from acp_model.model.vocab import ErrorCode, Level, Reads, Role
 from acp_model.trace.methods import Method
 
@@ -117,6 +117,7 @@ class OwnSessions:
         if method == Method.CLOSE and isinstance(sid, str):
             self.ended.setdefault(sid, idx)
 
+    @watches(Reads.RESPONSE)
     def response(self, run: Any, method: str, sid: Any, error: Any, request: int,
                  idx: int) -> None:
         """The agent answered the client's ``method`` #``request`` naming ``sid`` at ``idx``

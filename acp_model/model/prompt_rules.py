@@ -2,7 +2,8 @@
 
 :class:`PromptRules` owns no state: each check reads the session's
 :class:`~acp_model.model.prompt_queue.PromptQueue` (and its foreground state). The lifecycle
-names the checks (``cond=``); the engine finds them here (``SessionModel.PARTS``).
+names the checks by reference (``cond=guards(PromptRules.work_has_a_prompt)``); the engine runs
+each on the part of ``SessionModel.PARTS`` that holds it.
 """
 
 from __future__ import annotations

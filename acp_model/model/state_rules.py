@@ -2,7 +2,8 @@
 
 :class:`StateRules` owns no state: each check reads the session's foreground state, its prompts
 and its :class:`~acp_model.model.permission_book.PermissionBook`. The lifecycle names the
-checks (``cond=``); the engine finds them here (``SessionModel.PARTS``).
+checks by reference (``cond=guards(StateRules.one_stop_reason)``); the engine runs each on the
+part of ``SessionModel.PARTS`` that holds it.
 """
 
 from __future__ import annotations

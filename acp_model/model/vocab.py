@@ -247,8 +247,10 @@ class Reads(StrEnum):
     BATCH_ELEMENT = "batch element"  # a message inside a batch
     MESSAGE = "message"  # any message, before its kind is known
     REQUEST = "request"  # any request (a method and an id)
+    REQUEST_ID = "request id"  # a request's id, read before its method (valid? in use?)
     NOTIFICATION = "notification"  # any notification (a method, no id)
     RESPONSE = "response"  # any response (a result or an error), with the request it answers
+    ANSWERED_AGAIN = "answered again"  # a response to a request its sender answered before
     # parts several kinds carry
     TOOL_REPORT = "tool call"  # a tool call's fields: its updates, a permission request's
     CONTENT = "content blocks"  # a prompt's, a message update's, a tool content item's

@@ -23,6 +23,7 @@ from acp_model.model import (
     wire_shapes,
     wire_table,
 )
+from acp_model.model.check import dispatch
 from acp_model.model.events import Payload
 from acp_model.model.evidence import note_repeat
 from acp_model.model.obligations import WITHDRAWN_ANSWERED
@@ -111,6 +112,8 @@ class Answers:
         self.own = offered.OwnSessions()  # the sessions the agent made here (SESS-14)
         # method -> this oracle's handler of its row's answer (None: none), found on first use
         self._handlers: dict[str, Callable[[Reply], None] | None] = {}
+        # the checks of an answer given twice (each obligation's own), from their declarations
+        self._answered_again = dispatch(rpc.__name__, self.rev).get(Reads.ANSWERED_AGAIN, ())
 
     def response(self, direction: str, msg: dict[str, Any], idx: int) -> None:
         req_id = msg.get("id")
@@ -205,8 +208,7 @@ class Answers:
         requester = OTHER[direction]
         run = self.store.run
         if req_id in self.rpc.answered[requester]:
-            for fn in (rpc.prompt_answered_once, rpc.permission_answered_once, rpc.answered_once):
-                run(fn, idx, self.rpc, direction, req_id)
+            self.store.run_entry(self._answered_again, idx, self.rpc, direction, req_id)
             if self.rpc.answered[requester][req_id] == Method.PERMISSION:
                 note_repeat(self.machines.sessions.values(), req_id, msg, idx)  # PERM-11's proof
             return

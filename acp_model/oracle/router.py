@@ -70,20 +70,18 @@ _MethodPlan = tuple["schema.MethodSpec | None", tuple[tuple[CheckMeta, "str | No
 
 def _plan_method(rev: str, direction: str, method: str, request: bool) -> _MethodPlan:
     """What every message of ``method`` sent by ``direction`` gets under ``rev``: the verdicts
-    of the checks that read the method alone (defined? sent by that side? a request, not a
-    notification?), each until the first that fails, and its definition when all held."""
+    of the checks that read the method alone (those of :mod:`~acp_model.oracle.rpc` reading
+    its kind, a request or a notification: defined? sent by that side? a request, not a
+    notification?), each until the first that fails, and its definition when all held. Those
+    after the first read the method's definition: an undefined method gets the first alone."""
     spec = schema.method_table(rev).get(method)
-    steps: list[tuple[Callable[..., str | None], tuple[Any, ...]]] = [
-        (rpc.method_defined, (direction, method, spec)),
-        (rpc.method_direction, (direction, method, spec))]
-    if request:
-        steps.append((rpc.notification_without_id, (spec, method)))
+    entry = dispatch(rpc.__name__, rev).get(Reads.REQUEST if request else Reads.NOTIFICATION, ())
     verdicts = []
-    for fn, args in steps:
-        if fn is not rpc.method_defined and spec is None:
+    for fn, meta in entry:
+        if verdicts and spec is None:
             break  # an undefined method has nothing more to check
-        text = fn(*args)
-        verdicts.append((meta_of(fn), text))
+        text = fn(direction, method, spec)
+        verdicts.append((meta, text))
         if text is not None:
             return None, tuple(verdicts), ()
     return spec, tuple(verdicts), tuple(meta for meta, _ in verdicts)

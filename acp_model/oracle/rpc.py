@@ -255,7 +255,7 @@ def has_a_shape(direction: str, msg: dict[str, Any]) -> str | None:
     return None
 
 
-@check("RPC-01", role=Role.FINDING, reads=[Reads.REQUEST])
+@check("RPC-01", role=Role.FINDING, reads=[Reads.REQUEST_ID])
 def request_id_valid(direction: str, method: str, req_id: Any, rev: str = SEED) -> str | None:
     """A request id is a string or an integer (or null, where the revision's RequestId admits
     it: the seed's does, sdk-2.4.0's does not)."""
@@ -269,20 +269,12 @@ def request_id_valid(direction: str, method: str, req_id: Any, rev: str = SEED) 
     return None
 
 
-@check("RPC-01", role=Role.FINDING, reads=[Reads.REQUEST])
+@check("RPC-01", role=Role.FINDING, reads=[Reads.REQUEST_ID])
 def request_id_fresh(rpc: Rpc, direction: str, req_id: Any) -> str | None:
     """A request id is not reused while the earlier request is still open."""
     opened = rpc.open[direction].get(req_id)
     if opened is not None:
         return f"request id {req_id!r} is reused while the earlier {opened.method} is still open"
-    return None
-
-
-@check("RPC-01", role=Role.FINDING, reads=[Reads.REQUEST])
-def notification_without_id(spec: MethodSpec, method: str) -> str | None:
-    """A notification method is sent without an id."""
-    if spec.notification:
-        return f"{method} is a notification but was sent with an id"
     return None
 
 
@@ -300,6 +292,14 @@ def method_direction(direction: str, method: str, spec: MethodSpec | None) -> st
     """Each side sends only the methods the schema gives it (``x-side``)."""
     if spec is not None and direction not in spec.directions:
         return f"{method} is not a method the {PARTY[direction]} sends"
+    return None
+
+
+@check("RPC-01", role=Role.FINDING, reads=[Reads.REQUEST])
+def notification_without_id(direction: str, method: str, spec: MethodSpec) -> str | None:
+    """A notification method is sent without an id."""
+    if spec.notification:
+        return f"{method} is a notification but was sent with an id"
     return None
 
 
@@ -332,7 +332,7 @@ def _answered_before(rpc: Rpc, direction: str, req_id: Any) -> tuple[str | None,
     return earlier, wire_table.owed(earlier)
 
 
-@check("PROMPT-04", role=Role.FINDING, reads=[Reads.RESPONSE])
+@check("PROMPT-04", role=Role.FINDING, reads=[Reads.ANSWERED_AGAIN])
 def prompt_answered_once(rpc: Rpc, direction: str, req_id: Any) -> str | None:
     """Each session/prompt gets exactly one response."""
     earlier, owed = _answered_before(rpc, direction, req_id)
@@ -341,7 +341,7 @@ def prompt_answered_once(rpc: Rpc, direction: str, req_id: Any) -> str | None:
     return None
 
 
-@check("PERM-12", role=Role.FINDING, reads=[Reads.RESPONSE])
+@check("PERM-12", role=Role.FINDING, reads=[Reads.ANSWERED_AGAIN])
 def permission_answered_once(rpc: Rpc, direction: str, req_id: Any) -> str | None:
     """Each permission request gets exactly one response."""
     if _answered_before(rpc, direction, req_id)[1] is PERMISSION_ANSWERED:
@@ -349,7 +349,7 @@ def permission_answered_once(rpc: Rpc, direction: str, req_id: Any) -> str | Non
     return None
 
 
-@check("RPC-01", role=Role.FINDING, reads=[Reads.RESPONSE])
+@check("RPC-01", role=Role.FINDING, reads=[Reads.ANSWERED_AGAIN])
 def answered_once(rpc: Rpc, direction: str, req_id: Any) -> str | None:
     """Every other request (no obligation of its own) gets exactly one response."""
     earlier, owed = _answered_before(rpc, direction, req_id)

@@ -10,11 +10,12 @@ from statemachine import State, StateMachine
 
 from acp_model.model.check import DefinitionError, allowance, check, declare
 from acp_model.model.connection import ConnectionLifecycle, ConnectionModel
-from acp_model.model.engine import compile_machine
+from acp_model.model.engine import LibraryEngine, TableEngine, compile_machine, guard, guards
 from acp_model.model.lifecycle import SessionLifecycle
 from acp_model.model.session import SessionModel
 from acp_model.model.vocab import ConnEvent, ConnState, Event, Role
 from acp_model.model.vocab import State as SessionState
+from acp_model.spec.readings import DEFAULT
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
@@ -69,14 +70,82 @@ def _machine(**transition: Any) -> type[StateMachine]:
     return M
 
 
+class _Other:
+    @check("STATE-03", role=Role.GUARD)
+    def elsewhere(self, ev: Any) -> bool:
+        """Doc."""
+        return True
+
+
 @pytest.mark.parametrize(("transition", "message"), [
-    ({"cond": "missing_guard"}, "guard 'missing_guard' is not a method"),
+    ({"cond": "guarded"}, "guard 'guarded' is named by a string; name it by reference"),
+    ({"cond": guards(_Other.elsewhere)}, "_Other.elsewhere is a method of 0 of it"),
     ({"on": "missing_action"}, "action 'missing_action' is not a method"),
-    ({"cond": "untagged"}, "not tagged with @check"),
 ])
-def test_compile_machine_names_what_is_missing(transition: dict[str, str], message: str) -> None:
+def test_compile_machine_names_what_is_missing(transition: dict[str, Any], message: str) -> None:
     with pytest.raises(DefinitionError, match=message):
         compile_machine(_machine(**transition), _Model)
+
+
+def test_a_guard_reference_names_a_tagged_guard() -> None:
+    with pytest.raises(DefinitionError, match="not tagged with @check"):
+        guard(_Model.untagged)
+
+    @check("STATE-03", role=Role.FINDING, reads=["plan"])
+    def finding(plan: Any) -> None:
+        """Doc."""
+
+    with pytest.raises(DefinitionError, match="is a guard"):
+        guard(finding)
+
+
+class _Part:
+    @check("STATE-03", role=Role.GUARD)
+    def refuses(self, ev: Any) -> bool:
+        """Doc."""
+        return ev != "bad"
+
+
+class _Holder:
+    PARTS = ("part",)
+    part: _Part
+
+    def __init__(self) -> None:
+        self.state = "a"
+        self.part = _Part()
+
+
+def test_a_guard_reference_runs_its_check_on_the_part_holding_it_in_both_engines() -> None:
+    """The table and python-statemachine reach the same function through the reference: on
+    the model itself, or on the part (a field) whose class defines it."""
+    table = compile_machine(_machine(cond=guards(_Part.refuses)), _Holder)
+    assert [c.name for c in table.transitions[("a", "go")].checks] == ["refuses"]
+    for engine in (TableEngine(table, DEFAULT), LibraryEngine(table, DEFAULT)):
+        model = _Holder()
+        assert engine.fire(model, "go", "good") == [] and model.state == "b"
+        assert engine.fire(model, "go", None) == [] and model.state == "a"
+        refused = engine.fire(model, "go", "bad")
+        assert [c.name for c, _ in refused] == ["refuses"] and model.state == "b", engine
+
+
+class _Lenient(_Part):
+    @check("STATE-03", role=Role.GUARD)
+    def refuses(self, ev: Any) -> bool:
+        """Doc."""
+        return True
+
+
+class _LenientHolder(_Holder):
+    part: _Lenient
+
+
+def test_a_part_that_overrides_the_referenced_guard_runs_its_override() -> None:
+    """A mutant model swaps a part for a subclass: the reference names the check, the part's
+    class decides the method, as a call would."""
+    table = compile_machine(_machine(cond=guards(_Part.refuses)), _LenientHolder)
+    model = _LenientHolder()
+    model.part = _Lenient()
+    assert TableEngine(table, DEFAULT).fire(model, "go", "bad") == []
 
 
 def test_a_model_member_named_like_an_event_is_rejected() -> None:
@@ -87,7 +156,7 @@ def test_a_model_member_named_like_an_event_is_rejected() -> None:
             return True
 
     with pytest.raises(DefinitionError, match="go name both an event and a member"):
-        compile_machine(_machine(cond="guarded", on="act"), Clash)
+        compile_machine(_machine(cond=guards(Clash.guarded), on="act"), Clash)
 
 
 def test_convention_callbacks_are_rejected() -> None:
@@ -96,7 +165,7 @@ def test_convention_callbacks_are_rejected() -> None:
             pass
 
     with pytest.raises(DefinitionError, match="on_go would run by naming convention"):
-        compile_machine(_machine(cond="guarded"), Implicit)
+        compile_machine(_machine(cond=guards(Implicit.guarded)), Implicit)
 
 
 def test_the_vocabulary_matches_the_machines() -> None:

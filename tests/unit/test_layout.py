@@ -56,13 +56,18 @@ def _units() -> tuple[dict[str, tuple[int, int]], dict[str, int]]:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 functions[f"{module}:{node.name}"] = node.end_lineno - node.lineno + 1
 
-    def whole(key: str, seen: frozenset[str] = frozenset()) -> tuple[int, int]:
-        lines, methods, bases = own[key]
-        for base in bases:
+    def ancestors(key: str, seen: frozenset[str] = frozenset()) -> set[str]:
+        """The package's classes ``key`` inherits from, each once (a base two of its bases
+        share is one unit, not two)."""
+        out: set[str] = set()
+        for base in own[key][2]:
             if base in own and base not in seen:
-                more = whole(base, seen | {key})
-                lines, methods = lines + more[0], methods + more[1]
-        return lines, methods
+                out |= {base} | ancestors(base, seen | {key})
+        return out
+
+    def whole(key: str) -> tuple[int, int]:
+        units = [key, *ancestors(key) - {key}]
+        return sum(own[k][0] for k in units), sum(own[k][1] for k in units)
 
     return {key: whole(key) for key in own}, functions
 
@@ -174,9 +179,17 @@ def _protocol_branches(tree: ast.AST) -> list[int]:
                     any(map(_is_protocol, sides))
                     and any(isinstance(s, ast.Constant) for s in sides)):
                 lines.append(node.lineno)
-        elif _asks_for_a_revision(node):
+        elif _asks_for_a_revision(node) or (isinstance(node, ast.Match)
+                                            and _matches_a_revision(node)):
             lines.append(node.lineno)
     return sorted(set(lines))
+
+
+def _matches_a_revision(node: ast.Match) -> bool:
+    """``match`` on a protocol number or revision, or a case naming a revision's name."""
+    values = [p.value for case in node.cases for p in ast.walk(case.pattern)
+              if isinstance(p, ast.MatchValue)]
+    return (_is_protocol(node.subject) and bool(values)) or any(map(_names_a_revision, values))
 
 
 def test_no_protocol_branch_outside_the_dialects() -> None:
@@ -201,7 +214,8 @@ def test_no_protocol_branch_outside_the_dialects() -> None:
     "ok = rev in ('seed', 'sdk-2.4.0')", "ok = self.rev == revisions.V1",
     "ok = readings.chose('SPEC', 'v1')", "ok = isinstance(self.dialect, dialects.V1)",
     "ok = type(d) is V1", "if self.is_v1: pass", "def f(v1: bool): pass",
-    "ok = msg['protocolVersion'] == 1", "v = revisions.get(c.monitor.rev).protocol == 1"])
+    "ok = msg['protocolVersion'] == 1", "v = revisions.get(c.monitor.rev).protocol == 1",
+    "match self.protocol:\n case 1: pass", "match d.name:\n case 'v1': pass"])
 def test_the_scan_finds_each_spelling_of_a_protocol_branch(source: str) -> None:
     assert _protocol_branches(ast.parse(source)) == [1], source
 

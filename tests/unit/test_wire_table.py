@@ -223,14 +223,43 @@ def test_no_parallel_table_of_update_kinds_outside_the_wire_table() -> None:
         where = str(path.relative_to(root))
         if where in _KIND_LISTS_ELSEWHERE or path.name == "wire_table.py":
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Dict | ast.Set | ast.Tuple | ast.List):
-                elts = node.keys if isinstance(node, ast.Dict) else node.elts
-                named = [e.value for e in elts if isinstance(e, ast.Constant)
-                         and e.value in kinds]
-                if len(named) >= 2:
-                    found.append(f"{where}:{node.lineno} {named}")
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        found += [f"{where}:{line} {named}" for line, named in _kind_collections(tree, kinds)]
     assert not found, found
+
+
+def _kind_collections(tree: ast.AST, kinds: set[str]) -> Iterator[tuple[int, list[str]]]:
+    """The dicts keyed by, and the sets, tuples and lists of, two or more sessionUpdate kinds,
+    spelled as strings or as their :class:`Reads` members; a check's own ``reads=[...]`` is
+    its declaration, not a table."""
+    from acp_model.model.vocab import Reads
+
+    declared = {id(k.value) for node in ast.walk(tree) if isinstance(node, ast.Call)
+                for k in node.keywords if k.arg == "reads"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict | ast.Set | ast.Tuple | ast.List) \
+                and id(node) not in declared:
+            elts = node.keys if isinstance(node, ast.Dict) else node.elts
+            named = [e.value if isinstance(e, ast.Constant) else Reads[e.attr].value
+                     for e in elts if (isinstance(e, ast.Constant) and e.value in kinds)
+                     or (isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name)
+                         and e.value.id == "Reads" and e.attr in Reads.__members__
+                         and Reads[e.attr].value in kinds)]
+            if len(named) >= 2:
+                yield node.lineno, named
+
+
+def test_the_kind_table_scan_finds_strings_and_members_but_not_declarations() -> None:
+    source = """
+LATE = {"agent_message_chunk", "plan_update"}
+FAMILY = {Reads.AGENT_MESSAGE: 1, Reads.AGENT_THOUGHT: 2}
+PARTS = (Reads.PLAN, Reads.CONTENT)
+@check("X", role=Role.FINDING, reads=[Reads.AGENT_MESSAGE, Reads.AGENT_MESSAGE_CHUNK])
+def f(): pass
+"""
+    got = list(_kind_collections(ast.parse(source), set(wire_table.updates())))
+    assert got == [(2, ["agent_message_chunk", "plan_update"]),
+                   (3, ["agent_message", "agent_thought"])]
 
 
 # The collections of two or more methods outside the table, the layer below it that writes and

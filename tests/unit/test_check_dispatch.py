@@ -1,0 +1,211 @@
+"""Every finding is run by the pipeline from its declaration, or from one of the pinned hand
+dispatches below, each with the reason it cannot be a table entry (issue 51 step 2).
+
+A hand dispatch is any place the package names a finding's function other than to read its
+metadata (``meta_of``, ``allows_of``): a call through ``ViolationStore.run``, a loop over a
+tuple of checks, a list of steps. The test reads the source, so a new one fails here until it
+is either turned into a declaration the pipeline dispatches or pinned with its reason; a pin
+that no longer matches the source fails too.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from acp_model.cli import rule_map
+from acp_model.model import messages, reducers, replay_order
+from acp_model.model.check import READERS, WATCHERS, dispatch, meta_of
+from acp_model.model.vocab import Reads
+from acp_model.oracle import router, rpc
+
+PACKAGE = Path(__file__).resolve().parents[2] / "acp_model"
+REVISIONS = ("seed", "sdk-2.4.0", "v1")
+
+# Why a finding is run by hand. Each reason is about what the check reads, not about speed.
+GATE = ("its verdict decides whether the message is read on: the next check looks the id "
+        "up among the open requests, which an id that is no id (a list, an object) cannot be")
+ANSWER = ("judges a response by the request it answers (what that request asked, sent, or "
+          "left open): run by the answer's handler, on the branch where that request's "
+          "facts hold")
+REPEATED = ("judges a response no open request awaits, by what the connection answered "
+            "before (the connection's record of answered ids): run where the answer is "
+            "found unmatched")
+ADVERTISED = ("judges a request or an update by what the initialize exchange advertised and "
+              "the session's state since (AdvertisedUse's facts): run on the branch where "
+              "that fact applies")
+WATCHED = ("judges a sequence a declared watcher (@watches) keeps: the close or the session "
+           "it follows, known only to the watcher that saw its start")
+WINDOW = ("judges a reopen's replay as a whole, when its window closes (the client moves "
+          "on or the trace ends): no single message carries it")
+UNKNOWN = ("judges a message naming a session no response named, decided by the router's "
+           "unknown-session rule (a session/new still open: a warning, else a machine event)")
+REPLAYED = ("judges an update by the replay it belongs to (the open reopen's record of "
+            "replayed ids), known only while that replay is open")
+FILTER = ("not run here: a dispatch entry without it, for a messageId a replay reused (judged "
+          "once, as the replay's)")
+
+# (file, enclosing function, check) -> why it is not dispatched from a table
+HAND: dict[tuple[str, str, str], str] = {
+    ("model/closing.py", "message", "nothing_after_close"): WATCHED,
+    ("model/closing.py", "response", "work_ended_before_close"): WATCHED,
+    ("model/closing.py", "response", "close_ends_held_prompt"): WATCHED,
+    ("model/offered.py", "response", "offered_method_works"): WATCHED,
+    ("model/offered.py", "response", "session_not_lost"): WATCHED,
+    ("model/reducers.py", "_without_family", "family_kept"): FILTER,
+    ("oracle/advertised.py", "request", "auth_call_allowed"): ADVERTISED,
+    ("oracle/advertised.py", "request", "additional_directories_advertised"): ADVERTISED,
+    ("oracle/advertised.py", "request", "mcp_transports_advertised"): ADVERTISED,
+    ("oracle/advertised.py", "request", "session_method_advertised"): ADVERTISED,
+    ("oracle/advertised.py", "request", "resume_keeps_cwd"): ADVERTISED,
+    ("oracle/advertised.py", "request", "cancel_request_advertised"): ADVERTISED,
+    ("oracle/advertised.py", "request", "client_method_advertised"): ADVERTISED,
+    ("oracle/advertised.py", "request", "file_in_root_set"): ADVERTISED,
+    ("oracle/advertised.py", "update", "notice_advertised"): ADVERTISED,
+    ("oracle/advertised.py", "update", "boolean_options_advertised"): ADVERTISED,
+    ("oracle/advertised.py", "update", "allowed_tool_reported_running"): ADVERTISED,
+    ("oracle/advertised.py", "_standard_states", "custom_state_advertised"): ADVERTISED,
+    ("oracle/answers.py", "response", "response_id_valid"): GATE,
+    ("oracle/answers.py", "response", "result_xor_error"): ANSWER,
+    ("oracle/answers.py", "response", "custom_request_unrecognised"): ANSWER,
+    ("oracle/answers.py", "response", "resume_reports_state"): ANSWER,
+    ("oracle/answers.py", "initialized", "valid_client_let_in"): ANSWER,
+    ("oracle/answers.py", "initialized", "terminal_auth_advertised"): ANSWER,
+    ("oracle/answers.py", "initialized", "speaks_negotiated_version"): ANSWER,
+    ("oracle/answers.py", "_what_it_advertised", "auth_methods_implemented"): ANSWER,
+    ("oracle/answers.py", "_what_it_advertised", "boolean_options_advertised"): ANSWER,
+    ("oracle/answers.py", "_what_it_advertised", "config_method_implemented"): ANSWER,
+    ("oracle/answers.py", "_what_it_advertised", "config_result_complete"): ANSWER,
+    ("oracle/answers.py", "_what_it_advertised", "inactive_close_succeeds"): ANSWER,
+    ("oracle/answers.py", "prompt_answered", "baseline_content_refused"): ANSWER,
+    ("oracle/answers.py", "prompt_answered", "baseline_content_invalid"): ANSWER,
+    ("oracle/answers.py", "prompt_answered", "receipt_not_held_back"): ANSWER,
+    ("oracle/answers.py", "_unmatched", "answers_open_request"): REPEATED,
+    ("oracle/answers.py", "_unmatched", "cancel_not_answered"): REPEATED,
+    ("oracle/answers.py", "_unmatched", "notifications_unanswered"): REPEATED,
+    ("oracle/answers.py", "_unmatched", "batch_answered_per_request"): REPEATED,
+    ("oracle/conversation.py", "close", "conversation_replayed"): WINDOW,
+    ("oracle/router.py", "_request", "request_id_valid"): GATE,
+    ("oracle/router.py", "_request", "request_id_fresh"): GATE,
+    ("oracle/router.py", "_unknown_session", "session_named_once_created"): UNKNOWN,
+    ("oracle/updates.py", "route", "replayed_ids_unique"): REPLAYED,
+}
+
+
+def _metadata_read(node: ast.AST, parent: ast.AST | None) -> bool:
+    """``meta_of(fn)`` / ``allows_of(fn)``: the check's metadata, not a run of it."""
+    return isinstance(parent, ast.Call) and node in parent.args and \
+        getattr(parent.func, "id", getattr(parent.func, "attr", None)) in ("meta_of",
+                                                                             "allows_of")
+
+
+def hand_dispatches() -> set[tuple[str, str, str]]:
+    """Where the package's source names a finding's function: (file, enclosing function,
+    check), by the names the findings carry."""
+    rule_map.decisions()  # registers every check
+    names = {key.rsplit(".", 1)[1] for key in READERS if key.startswith("acp_model.")}
+    out = set()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+        for node in ast.walk(tree):
+            name = node.attr if isinstance(node, ast.Attribute) else \
+                node.id if isinstance(node, ast.Name) else None
+            if name not in names or not isinstance(getattr(node, "ctx", None), ast.Load):
+                continue
+            parent = parents.get(node)
+            if isinstance(parent, ast.Attribute) or _metadata_read(node, parent):
+                continue  # (a longer chain: its last name is what it names)
+            scope = parent
+            while scope is not None and not isinstance(scope, ast.FunctionDef | ast.ClassDef):
+                scope = parents.get(scope)
+            out.add((str(path.relative_to(PACKAGE)), scope.name if scope else "<module>", name))
+    return out
+
+
+# The kinds of an exchange: no table of a module's single-message checks is run on them (a
+# message's payload is judged by its own kind); the router's method plan runs rpc's.
+EXCHANGE = frozenset({Reads.REQUEST, Reads.REQUEST_ID, Reads.NOTIFICATION, Reads.RESPONSE,
+                      Reads.ANSWERED_AGAIN})
+
+
+def dispatched() -> set[str]:
+    """The findings the pipeline runs from their declarations: the envelope's entries, the
+    method plans, the single-message tables, the view's and the replay order's."""
+    out = set()
+    for rev in REVISIONS:
+        payloads = {kind: entry for kind, entry in messages.dispatch_table(rev).items()
+                    if kind not in EXCHANGE}  # (their MESSAGE entry: the envelope's)
+        tables = [router.envelope_entries(rev), payloads, dispatch(reducers.__name__, rev),
+                  {Reads.UPDATE: replay_order.table(rev)},
+                  {kind: entry for kind, entry in dispatch(rpc.__name__, rev).items()
+                   if kind in (Reads.REQUEST, Reads.NOTIFICATION,  # router._plan_method
+                               Reads.ANSWERED_AGAIN)}]  # Answers._unmatched
+        out |= {f"{meta.module}.{meta.name}" for table in tables for entry in table.values()
+                for _, meta in entry}
+    return out
+
+
+def test_no_finding_is_run_by_hand_outside_the_pinned_list() -> None:
+    found = hand_dispatches()
+    assert found - set(HAND) == set(), "a new hand dispatch: declare it, or pin it with why"
+    assert set(HAND) - found == set(), "a pinned hand dispatch the source no longer has"
+
+
+def test_every_finding_is_dispatched_or_pinned_and_not_both() -> None:
+    """A finding no table holds and no pinned site runs would never judge anything; one both
+    hold would judge a message twice."""
+    rule_map.decisions()
+    ours = {key for key in READERS if key.startswith("acp_model.")}
+    by_name = {key.rsplit(".", 1)[1]: key for key in ours}
+    hand = {by_name[name] for _, _, name in HAND}
+    tables = dispatched()
+    filtered = {by_name[name] for (_, _, name), why in HAND.items() if why == FILTER}
+    assert ours - tables - hand == set(), "a finding nothing runs"
+    assert (tables & hand) - filtered == set(), "a finding run from a table and by hand"
+
+
+def test_the_method_plan_is_its_declarations() -> None:
+    """The checks a request's or notification's method gets are the rpc checks reading that
+    kind, in definition order (the first says whether the method is defined)."""
+    entry = dispatch(rpc.__name__, "seed")[Reads.REQUEST]
+    assert [meta.name for _, meta in entry] == ["method_defined", "method_direction",
+                                                "notification_without_id"]
+    assert meta_of(rpc.request_id_valid).reads == (Reads.REQUEST_ID,)
+
+
+def test_an_answer_given_twice_gets_each_obligations_check_from_its_declaration() -> None:
+    entry = dispatch(rpc.__name__, "seed")[Reads.ANSWERED_AGAIN]
+    assert [meta.rule for _, meta in entry] == ["PROMPT-04", "PERM-12", "RPC-01"]
+
+
+def test_the_pinned_reasons_say_why() -> None:
+    assert all(len(why.split()) > 10 for why in HAND.values())
+
+
+def _functions_taking_run() -> set[str]:
+    """The model's functions handed the store's ``run`` (the model cannot import the oracle's
+    store): "module.qualname"."""
+    out = set()
+    for path in sorted((PACKAGE / "model").rglob("*.py")):
+        module = "acp_model." + str(path.relative_to(PACKAGE)).removesuffix(".py") \
+            .replace("/", ".")
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for cls in [None, *(n for n in tree.body if isinstance(n, ast.ClassDef))]:
+            body = tree.body if cls is None else cls.body
+            out |= {f"{module}.{'' if cls is None else cls.name + '.'}{fn.name}" for fn in body
+                    if isinstance(fn, ast.FunctionDef)
+                    and any(a.arg == "run" for a in fn.args.args)}
+    return out
+
+
+def test_what_runs_a_watched_check_is_a_declared_watcher() -> None:
+    """A function the store's ``run`` is handed to keeps facts across messages: it declares
+    the kinds it watches (``@watches``), so the router's hand-off is read against them."""
+    rule_map.decisions()
+    taking = _functions_taking_run()
+    assert {"acp_model.model.closing.Closes.message", "acp_model.model.closing.Closes.response",
+            "acp_model.model.offered.OwnSessions.response"} <= taking
+    assert taking - set(WATCHERS) == set()
+    watched = {(where, scope) for (where, scope, _), why in HAND.items() if why == WATCHED}
+    assert {scope for where, scope in watched} == {"message", "response"}
