@@ -92,24 +92,30 @@ def _where(key: tuple[str, int, str]) -> str:
 # prints the profile that explains it).
 STEPS: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...] = (
     ("read and parse the trace", (("trace/format.py", "iter_trace"),)),
-    ("routing: the router's own work", (("oracle/router.py", "record"),)),  # see _steps
+    # (see _steps)
+    ("routing: the router's and the update route's own work", (("oracle/router.py", "record"),)),
     ("JSON-RPC envelope checks", (("oracle/store.py", "run_entry", "_message"),
                                   ("oracle/store.py", "run_entry", "record"))),
     ("method plan verdicts", (("oracle/router.py", "_method_verdicts"),)),
     ("schema validation", (("oracle/shapes.py", "schema"),)),
-    ("single-message findings", (("model/messages.py", "session_update"),
+    ("single-message findings", (("oracle/updates.py", "check"),
                                  ("model/messages.py", "judge"))),
     ("findings reported and counted", (("oracle/shapes.py", "findings"),)),
     ("watchers (conversation, replay, reopens, advertised use)", (
         ("oracle/conversation.py", "update"), ("oracle/reopens.py", "position"),
+        ("oracle/reopens.py", "noted"), ("oracle/reopens.py", "around"),
         ("oracle/advertised.py", "update"), ("oracle/advertised.py", "request"),
         ("model/replay.py", "replaying"), ("model/replay.py", "replayed_history"),
         ("model/replay.py", "state_reported"), ("oracle/machines.py", "busy"))),
-    ("replay-order checks", (("oracle/store.py", "run_entry", "_update"),)),
-    ("translator (dialect)", (("oracle/dialects.py", "update"),)),
-    ("classification (wire)", (("oracle/wire.py", "session_update"),)),
-    ("client view (reducer)", (("model/reducers.py", "reduce_session"),)),
-    ("view findings", (("model/reducers.py", "judge"),)),
+    ("replay-order checks", (("oracle/store.py", "run_entry", "_place"),
+                             ("oracle/store.py", "ran", "_place"))),
+    ("translator (dialect)", (("oracle/dialects.py", "__call__"),)),
+    ("classification (wire)", (("oracle/wire.py", "classified"),)),
+    # an update kind's reducer (its plan's: a function or a reducer object of model/views.py)
+    ("client view (reducer)", (("model/views.py", "*", "route"),
+                               ("oracle/updates.py", "_kept"))),
+    ("view findings", (("model/messages.py", "apply", "route"),
+                       ("model/reducers.py", "judge_permission"))),
     ("session and connection machines", (("oracle/machines.py", "session_event"),
                                          ("oracle/machines.py", "conn_event"))),
     ("responses (answers)", (("oracle/answers.py", "response"),)),
@@ -121,7 +127,8 @@ def _steps(stats: dict[Any, Any], total: float) -> list[str]:
     caller named, where one is); the router's own work is what its ``record`` takes beyond
     the steps below it."""
     def incl(file: str, name: str, caller: str | None = None) -> float:
-        keys = [k for k in stats if k[2] == name and k[0].replace("\\", "/").endswith(file)]
+        keys = [k for k in stats if name in (k[2], "*")
+                and k[0].replace("\\", "/").endswith(file)]  # "*": any function of the file
         if caller is None:
             return sum(stats[k][3] for k in keys)
         return sum(ct for k in keys for c, (_, _, _, ct) in stats[k][4].items()
@@ -137,7 +144,8 @@ def _steps(stats: dict[Any, Any], total: float) -> list[str]:
     shares[answers] -= sum(from_answers(f, n) for f, n in (
         ("oracle/shapes.py", "schema"), ("oracle/shapes.py", "findings"),
         ("oracle/machines.py", "session_event"), ("oracle/machines.py", "conn_event")))
-    routing, parse = "routing: the router's own work", "read and parse the trace"
+    routing = "routing: the router's and the update route's own work"
+    parse = "read and parse the trace"
     shares[routing] = max(0.0, shares[routing] - sum(
         v for label, v in shares.items() if label not in (routing, parse)))
     shares["the rest (the monitor's feed, the report)"] = max(

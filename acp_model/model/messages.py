@@ -86,20 +86,24 @@ class FindingContext:
     rev: str
     prompt_caps: Mapping[str, Any] | None
     table: Readers
-    # (update field, its open enum, the values only other revisions define), read once
+    # (update field, its open enum, the values only other revisions define), read once; the
+    # fields whose enum has none are left out (no value of theirs can be another revision's)
     foreign: tuple[tuple[str, str, frozenset[str]], ...]
+    foreign_blocks: frozenset[str]  # the content block types only other revisions define
 
     @staticmethod
     def of(rev: str, prompt_caps: Mapping[str, Any] | None = None) -> FindingContext:
         plain = _plain_context(rev)
         return plain if prompt_caps is None else \
-            FindingContext(rev, prompt_caps, plain.table, plain.foreign)
+            FindingContext(rev, prompt_caps, plain.table, plain.foreign, plain.foreign_blocks)
 
 
 @cache
 def _plain_context(rev: str) -> FindingContext:
     return FindingContext(rev, None, dispatch_table(rev),
-                   tuple((key, enum, foreign_values(enum, rev)) for key, enum in _UPDATE_ENUMS))
+                          tuple((key, enum, foreign) for key, enum in _UPDATE_ENUMS
+                                if (foreign := foreign_values(enum, rev))),
+                          foreign_values("content_block", rev))
 
 
 def is_absolute_path(path: object) -> bool:
@@ -196,9 +200,9 @@ def variants_of_another_revision(update: Mapping[str, Any], where: str, ctx: Fin
                           f"{key} {value!r} is not a {rev} value but {' and '.join(others)} "
                           f"defines it: a {rev} client falls back to its generic handling"))
     content = update.get("content")
-    if content is None:
+    foreign = ctx.foreign_blocks
+    if content is None or not foreign:
         return found or None
-    foreign = foreign_values("content_block", rev)
     for path, block in blocks(content, f"{where}/content"):
         kind = block.get("type") if isinstance(block, dict) else None
         others = defined_elsewhere("content_block", kind, rev) \
@@ -860,8 +864,12 @@ def _update_plan(rev: str, name: str | None) -> Plan | None:
 
 def _run(plan: Plan, value: Any, where: str, ctx: FindingContext, out: Findings) -> None:
     entry, parts = plan
-    if entry is not None:
-        out.apply(entry, value, where, ctx)
+    if entry is not None:  # Findings.apply, written out: this runs on every update
+        out.ran.append(entry)
+        for fn, meta in entry:
+            got = fn(value, where, ctx)
+            if got:
+                out.found.extend((meta, path, text) for path, text in got)
     for locate, sub in parts:
         for path, carried in locate(value, where):
             _run(sub, carried, path, ctx, out)
@@ -892,12 +900,23 @@ def session_update(params: Any, rev: str = SEED) -> Findings:
     update = params.get("update") if isinstance(params, dict) else None
     if not isinstance(update, dict):
         return out
-    kind = update.get("sessionUpdate")
-    known = isinstance(kind, str) and kind in wire_table.updates()
-    plan = _update_plan(rev, kind if known else None)
+    plan = update_checks(rev, update.get("sessionUpdate"))
     if plan is not None:
-        _run(plan, update, "params/update", _plain_context(rev), out)
+        run_update_checks(plan, update, rev, out)
     return out
+
+
+def update_checks(rev: str, kind: Any) -> Plan | None:
+    """The plan of the checks an update of ``kind`` gets under ``rev``: those reading every
+    update, its kind's and its parts' (None: no check reads it). Built once per kind; the
+    oracle's plan of a kind holds it (``oracle.updates``)."""
+    known = isinstance(kind, str) and kind in wire_table.updates()
+    return _update_plan(rev, kind if known else None)
+
+
+def run_update_checks(plan: Plan, update: dict[str, Any], rev: str, out: Findings) -> None:
+    """Run an update's plan (:func:`update_checks`) on it; what they find goes to ``out``."""
+    _run(plan, update, "params/update", _plain_context(rev), out)
 
 
 def permission_request(params: Any, rev: str = SEED) -> Findings:

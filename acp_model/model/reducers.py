@@ -242,11 +242,17 @@ def judge(view: SessionView, update: dict[str, Any], rev: str = "seed", *,
     ``family``: False when the reuse of a messageId was already judged as a replay's
     (SESS-08): one cause, one failure, so ACPM-MSG-FAMILY does not judge it again."""
     out = Findings(rev=rev)
-    kind = update.get("sessionUpdate")
+    out.apply(view_checks(rev, update.get("sessionUpdate"), family=family), view, update)
+    return out
+
+
+def view_checks(rev: str, kind: Any, *, family: bool = True) -> Entry:
+    """The dispatch entry of the view-based checks reading an update of ``kind`` under
+    ``rev`` (``family``: as :func:`judge`'s), one static tuple per kind (the oracle's plan of
+    a kind holds it: ``oracle.updates``)."""
     reads = UPDATE_KINDS.get(kind) if isinstance(kind, str) else None
     checks = dispatch(__name__, rev).get(reads, ()) if reads is not None else ()
-    out.apply(checks if family else _without_family(checks), view, update)
-    return out
+    return checks if family else _without_family(checks)
 
 
 @cache

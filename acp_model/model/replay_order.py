@@ -40,6 +40,14 @@ class Position(NamedTuple):
     def history(self) -> bool:
         return self.kind in HISTORY_KINDS
 
+    @property
+    def quiet(self) -> bool:
+        """No reopen around it (no resume open, no load answered since the last prompt):
+        every check here reads one of them, so none judges a quiet position, and the oracle
+        counts them held without placing the update (a test holds each check to it)."""
+        return self.resume is None and self.resume_without_cursor is None \
+            and self.load_answer is None
+
 
 def table(rev: str) -> tuple[tuple[Callable[[Position], str | None], CheckMeta], ...]:
     """The checks of this module that judge under ``rev``, in definition order."""

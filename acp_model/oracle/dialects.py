@@ -112,6 +112,16 @@ class V2:
         """The update as the model reads it."""
         return update
 
+    def read_as(self, row: wire_table.Update) -> str | None:
+        """The kind the model reads an update of ``row`` as (None: its own)."""
+        return None
+
+    def moved_by(self, row: wire_table.Update | None) -> bool:
+        """Does an update of ``row``'s kind (None: one the table lacks) reach
+        :meth:`translate` as :class:`Updated` at all (v2: no update derives a step)? The
+        oracle hands it only those (its plan of a kind asks once, ``oracle.updates``)."""
+        return False
+
     def translate(self, seen: Seen, memory: Memory) -> tuple[Memory, Steps]:
         """The memory after ``seen`` and the steps it stands for besides its own event: a
         prompt's response is its acceptance (with its receipt) or its rejection."""
@@ -150,6 +160,13 @@ class V1(V2):
             return {**update, "sessionUpdate": row.v1_as}
         return update
 
+    def read_as(self, row: wire_table.Update) -> str | None:
+        return row.v1_as
+
+    def moved_by(self, row: wire_table.Update | None) -> bool:
+        """Turn content (the row's ``turn``) may start the oldest open prompt's turn."""
+        return row is not None and row.turn
+
     def translate(self, seen: Seen, memory: Memory) -> tuple[Memory, Steps]:
         """The open turns after ``seen``, and the turn events it stands for: the turn
         content of a quiet session starts the oldest open prompt's turn; a prompt's response
@@ -165,7 +182,7 @@ class V1(V2):
                 return turns_v1.start(memory, sid, idx, what)
             case Updated(sid, kind, history, idx, what):
                 row = wire_table.updates().get(kind) if isinstance(kind, str) else None
-                if row is None or not row.turn or history:
+                if not self.moved_by(row) or history:
                     return memory, ()
                 return turns_v1.start(memory, sid, idx, what)
             case Answered(sid, req_id, idx, result, has_error, code, what):

@@ -4,7 +4,7 @@ a reopen to judge the history that follows it (:mod:`acp_model.model.replay`,
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from acp_model.model import replay
@@ -37,6 +37,21 @@ class Reopens:
         text = text_key(blocks)
         if text is not None:
             self.prompt_texts.setdefault(sid, {}).setdefault(text, idx)
+
+    def around(self, sid: str, open_requests: Sequence[Any]) -> bool:
+        """Does an update of session ``sid`` stand against a reopen: one the client has open
+        (``open_requests``, of any session), or a load of ``sid`` answered with no prompt
+        since? Where none is, its position is quiet (:attr:`Position.quiet`): no replay-order
+        check judges it, and only the message id it names is remembered (:meth:`noted`)."""
+        return bool(open_requests) or sid in self.loaded
+
+    @watches(Reads.UPDATE)
+    def noted(self, sid: str, update: dict[str, Any]) -> None:
+        """An update while no reopen is around (:meth:`around`): the message id it names,
+        which a later replay may give back."""
+        mid = update.get("messageId")
+        if isinstance(mid, str):
+            self.message_ids.setdefault(sid, set()).add(mid)
 
     @watches(Reads.UPDATE)
     def position(self, sid: str, update: dict[str, Any], open_requests: Iterable[Any],

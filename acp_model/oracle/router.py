@@ -9,7 +9,8 @@ request or a notification is checked against the schema of its method and direct
 in :data:`~acp_model.model.wire_table.MESSAGES`: a method of
 :class:`~acp_model.model.wire_table.MessageHandlers`, which the router implements. What a
 message means besides its own event is the revision's translator's
-(:mod:`acp_model.oracle.dialects`: v1 derives its turns there).
+(:mod:`acp_model.oracle.dialects`: v1 derives its turns there). A ``session/update`` goes to
+:class:`~acp_model.oracle.updates.UpdateRoute`, through its kind's plan built once.
 """
 
 from __future__ import annotations
@@ -18,22 +19,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from acp_model.model import capabilities, messages, offered, reducers, replay, wire_table
+from acp_model.model import capabilities, messages, offered, replay, wire_table
 from acp_model.model.check import CheckMeta, Dispatch, allows_of, declare, dispatch, meta_of
 from acp_model.model.events import Payload, content_key, text_key
-from acp_model.model.replay_order import table as replay_order_table
 from acp_model.model.vocab import ConnEvent, Event, Reads, Role
-from acp_model.oracle import rpc, said, wire
+from acp_model.oracle import rpc, said
 from acp_model.oracle.advertised import AdvertisedUse
 from acp_model.oracle.answers import Answers
 from acp_model.oracle.conversation import Conversations
-from acp_model.oracle.dialects import Cancelled, Prompted, Translator, Updated, Withdrawn
+from acp_model.oracle.dialects import Cancelled, Prompted, Translator, Withdrawn
 from acp_model.oracle.machines import Machines
 from acp_model.oracle.reopens import Reopens
 from acp_model.oracle.rpc import OpenRequest, Rpc
 from acp_model.oracle.said import Said
 from acp_model.oracle.shapes import ShapeJudge
 from acp_model.oracle.store import ViolationStore
+from acp_model.oracle.updates import UpdateRoute
 from acp_model.oracle.user_asks import UserAsks
 from acp_model.spec import schema
 from acp_model.trace.format import Record
@@ -51,7 +52,6 @@ _ENVELOPE_MODULES = (rpc.__name__, messages.__name__)
 _BATCH_NOT_EMPTY = meta_of(rpc.batch_not_empty)
 _IS_OBJECT = meta_of(rpc.is_object)
 _METHOD_IS_STRING = meta_of(rpc.method_is_string)
-_STATE_KINDS = wire_table.state_kinds()  # the update kinds that report a session's state
 # a message whose envelope breaks one of these is unreadable (the connection's count)
 _UNREADABLE = frozenset({_IS_OBJECT, meta_of(rpc.version_field), _METHOD_IS_STRING})
 
@@ -112,12 +112,12 @@ class Router:
         # the revision's translator (hand it what a message was, fire its steps) and readings
         self.translate, self.dialect = translator, translator.dialect
         self.conversations = conversations
-        # the checks of where a reopen's history comes, that judge under this revision
-        self._replay_order = replay_order_table(rev)
         # what each request and update uses of what the initialize exchange advertised
         self.uses = AdvertisedUse(store, machines, answers)
         # the agent's requests that wait for the user (permission, elicitation)
         self.asks = UserAsks(rev, machines, shapes, translator, self._unknown_session)
+        self.updates = UpdateRoute(rev, rpc_, store, machines, shapes, translator, reopens,
+                                   conversations, self.uses, self._unknown_session)
         # (direction, method, request?) -> its plan, built on first use
         self._plans: dict[tuple[str, str, bool], Plan] = {}
         self._entries = envelope_entries(rev)
@@ -345,39 +345,4 @@ class Router:
                                         Payload(idx, id=params["requestId"]), what)
 
     def update(self, direction: str, params: Any, sid: Any, idx: int, what: str) -> None:
-        update = params.get("update")
-        kind = update.get("sessionUpdate") if isinstance(update, dict) else None
-        what = Said((said.UPDATE, kind, idx))  # (the method's name said less)
-        self.shapes.findings(messages.session_update(params, self.rev), idx, what,
-                             sid if isinstance(sid, str) else None)
-        if not isinstance(sid, str) or sid not in self.machines.sessions:
-            self._unknown_session(idx, sid, what)
-            return
-        if not isinstance(update, dict):
-            return
-        self.conversations.update(sid, update, idx)
-        # the client's open reopens (session/load, session/resume): what the replay watchers
-        # scan, found in one pass (none is open while a session just works)
-        requests = [r for r in self.rpc.open["c2a"].values() if r.method in replay.REOPENING]
-        if requests and kind in _STATE_KINDS:
-            replay.state_reported(requests, sid)
-        sent = update  # as the agent sent it (v1's tool_call is read as an upsert below)
-        replaying = replay.replaying(requests, sid) if requests else None
-        reused = replaying is not None and self.store.run(
-            replay.replayed_ids_unique, idx, replaying.replayed, update, session=sid)
-        busy = self.machines.busy(sid)
-        history = bool(requests) and replay.replayed_history(requests, sid, kind, busy)
-        self.uses.update(sid, update, kind, idx, history=bool(history))
-        at = self.reopens.position(sid, update, requests, busy)
-        self.store.run_entry(self._replay_order, idx, at, session=sid)
-        self.machines.derived(sid, self.translate(Updated(sid, kind, bool(history), idx, what)))
-        update = self.dialect.reads(update, kind)
-        before = self.machines.views[sid]
-        event, ev, what = wire.session_update(idx, update, before, self.dialect.event_of, what)
-        if replaying is not None:
-            ev.replayed = True
-        self.machines.views[sid] = reducers.reduce_session(before, update)
-        self.shapes.findings(reducers.judge(before, sent, self.rev, family=not reused), idx,
-                             what, sid)
-        if not history:  # replayed history: the client's view takes it in, the machine not
-            self.machines.session_event(sid, event, ev, what)
+        self.updates.route(params, sid, idx)

@@ -136,15 +136,20 @@ def _narrow(def_name: str, instance: Any, path: tuple[str, ...], rev: str
         update = instance.get("update")
         if isinstance(update, dict):
             branches = _branch_defs("SessionUpdate", "sessionUpdate", rev)
-            target = branches.get(update.get("sessionUpdate"))
+            tag = update.get("sessionUpdate")  # (any JSON value: a list is no tag)
+            target = branches.get(tag) if isinstance(tag, str) else None
             if target is not None:
                 if target == "StateUpdate":
-                    state_def = _branch_defs("StateUpdate", "state", rev).get(update.get("state"))
+                    state = update.get("state")
+                    state_def = _branch_defs("StateUpdate", "state", rev).get(state) \
+                        if isinstance(state, str) else None
                     if state_def is not None:
                         return state_def, update, (*path, "update")
                 plan = update.get("plan")
                 if target == "PlanUpdate" and isinstance(plan, dict):
-                    plan_def = _branch_defs("PlanUpdateContent", "type", rev).get(plan.get("type"))
+                    kind = plan.get("type")
+                    plan_def = _branch_defs("PlanUpdateContent", "type", rev).get(kind) \
+                        if isinstance(kind, str) else None
                     if plan_def is not None:
                         return plan_def, plan, (*path, "update", "plan")
                 return target, update, (*path, "update")

@@ -28,6 +28,26 @@ def _state_update(state: Any, reason: Any, idx: int) -> str:
                                        else "") + f" #{idx}"
 
 
+def classifier(row: Update | None, reading: Callable[[Update], Event] = _as_written
+               ) -> classify.Classify:
+    """How an update of ``row``'s kind is classified as the revision's translator ``reading``
+    reads the row (None: a kind the table lacks): chosen once per kind (``oracle.updates``)."""
+    if row is None or row.classify is None or reading(row) == Event.OUTPUT:
+        return classify.output
+    return row.classify
+
+
+def classified(fn: classify.Classify, idx: int, update: dict[str, Any], view: SessionView,
+               what: Said) -> tuple[Event, Payload, Said]:
+    """The event and payload ``fn`` (:func:`classifier`) reads off ``update`` and the view
+    before it, and a short name (``what``; a state's names its state, formatted only when a
+    violation reads it)."""
+    event, ev = fn(idx, update, view)
+    if fn is classify.state and event != Event.OUTPUT:
+        return event, ev, Said((_state_update, update.get("state"), ev.reason, idx))
+    return event, ev, what
+
+
 def session_update(idx: int, update: dict[str, Any], view: SessionView,
                    reading: Callable[[Update], Event] = _as_written, what: Said | None = None
                    ) -> tuple[Event, Payload, Said]:
@@ -38,13 +58,8 @@ def session_update(idx: int, update: dict[str, Any], view: SessionView,
     reads it)."""
     name = update.get("sessionUpdate")
     row = wire_table.updates().get(name) if isinstance(name, str) else None
-    if row is None or row.classify is None or reading(row) == Event.OUTPUT:
-        event, ev = classify.output(idx, update, view)
-    else:
-        event, ev = row.classify(idx, update, view)
-    if row is not None and row.classify is classify.state and event != Event.OUTPUT:
-        return event, ev, Said((_state_update, update.get("state"), ev.reason, idx))
-    return event, ev, what if what is not None else Said((said.UPDATE, name, idx))
+    return classified(classifier(row, reading), idx, update, view,
+                      what if what is not None else Said((said.UPDATE, name, idx)))
 
 
 def permission_request(idx: int, req_id: Any, params: Any) -> Payload:

@@ -182,3 +182,15 @@ def test_a_tolerated_part_and_a_real_fault_in_one_message_are_reported_apart() -
 def test_without_the_tolerance_the_schema_failure_was_a_must() -> None:
     # the same notification under the seed, whose AvailableCommand does not require a type
     assert check(_commands_without_type(base()))["violations"] == []
+
+
+@pytest.mark.parametrize("update", [{"sessionUpdate": ["state_update"]},
+                                    {"sessionUpdate": "state_update", "state": ["idle"]},
+                                    {"sessionUpdate": "plan_update", "plan": {"type": ["x"]}}])
+def test_a_tag_that_is_no_string_narrows_nothing(update: dict[str, Any]) -> None:
+    """A union's tag is any JSON value on the wire: a list or an object is no branch's tag
+    (the schema step read it as a key and raised, a traceback for an agent's bad message)."""
+    params = {"sessionId": "s", "update": update}
+    assert validation.schema_rules_exercised("session/update", "UpdateSessionNotification",
+                                             params)
+    assert validation.validate("UpdateSessionNotification", params)

@@ -88,7 +88,7 @@ HAND: dict[tuple[str, str, str], str] = {
     ("oracle/router.py", "_request", "request_id_valid"): GATE,
     ("oracle/router.py", "_request", "request_id_fresh"): GATE,
     ("oracle/router.py", "_unknown_session", "session_named_once_created"): UNKNOWN,
-    ("oracle/router.py", "update", "replayed_ids_unique"): REPLAYED,
+    ("oracle/updates.py", "route", "replayed_ids_unique"): REPLAYED,
 }
 
 

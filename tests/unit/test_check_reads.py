@@ -239,15 +239,17 @@ def test_the_watchers_the_router_runs_on_every_update_are_declared() -> None:
     undeclared work on the hot path."""
     from acp_model.model import closing, replay
     from acp_model.model.check import WATCHERS
-    from acp_model.oracle import advertised, conversation, reopens, router
+    from acp_model.oracle import advertised, conversation, reopens, router, updates
 
     watchers = {
         "self.conversations.update": conversation.Conversations.update,
         "self.reopens.position": reopens.Reopens.position,
+        "self.reopens.noted": reopens.Reopens.noted,
         "self.uses.update": advertised.AdvertisedUse.update,
         "replay.replaying": replay.replaying, "replay.replayed_history": replay.replayed_history,
         "replay.state_reported": replay.state_reported}
-    calls = _calls(router.Router.update)
+    calls = _calls(updates.UpdateRoute.route) | _calls(updates.UpdateRoute._place)
+    assert _calls(router.Router.update) == {"self.updates.route"}
     assert set(watchers) <= calls
     for fn in watchers.values():
         assert WATCHERS[f"{fn.__module__}.{fn.__qualname__}"], fn
@@ -257,7 +259,8 @@ def test_the_watchers_the_router_runs_on_every_update_are_declared() -> None:
     # the router's own reads of an update are the dispatch of checks and the model's steps
     undeclared = {c for c in calls if c.startswith("self.") and c not in watchers} - {
         "self.shapes.findings", "self._unknown_session", "self.store.run",
-        "self.store.run_entry", "self.machines.busy", "self.translate", "self.dialect.reads",
+        "self.store.run_entry", "self.store.ran", "self.reopens.around", "self._place",
+        "self.machines.busy", "self.translate",
         "self.machines.derived", "self.machines.session_event",
         "self.rpc.open['c2a'].values"}  # (the open requests the watchers read)
     assert undeclared == set(), undeclared

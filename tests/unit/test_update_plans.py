@@ -1,0 +1,75 @@
+"""The plan of a session/update kind (oracle/updates.py): built once per kind from the
+declarations it points at, unknown kinds sharing one, v1's readings taken from its
+translator."""
+
+from __future__ import annotations
+
+from acp_model.model import classify, messages, reducers, wire_table
+from acp_model.oracle import dialects, updates, wire
+
+
+def test_a_plan_is_built_once_per_kind_and_unknown_kinds_share_one() -> None:
+    plans = updates.Plans("seed", dialects.V2())
+    chunk = plans["agent_message_chunk"]
+    assert plans["agent_message_chunk"] is chunk
+    assert plans["_invented"] is plans[None] is plans["another_invention"]
+    assert set(plans) == {"agent_message_chunk", None}  # inventions grow nothing
+
+
+def test_a_plan_holds_what_its_kind_declares() -> None:
+    """The checks are the ones each module's dispatch gives the kind (not copies), the
+    reducer and classifier its row's."""
+    plan = updates.build("seed", dialects.V2(), "tool_call_update")
+    row = wire_table.updates()["tool_call_update"]
+    assert plan.checks == messages.update_checks("seed", "tool_call_update")
+    assert plan.view_checks == reducers.view_checks("seed", "tool_call_update")
+    assert plan.reduce is row.reduce and plan.classify is row.classify
+    assert not plan.translated and plan.read_as is None  # v2's translator derives nothing
+    state = updates.build("seed", dialects.V2(), "state_update")
+    assert state.states and state.classify is classify.state
+    assert [m.name for _, m in reducers.view_checks("seed", "agent_message_chunk")] == [
+        "family_kept"]
+    chunk = updates.build("seed", dialects.V2(), "agent_message_chunk")
+    assert chunk.replayed_view_checks == ()  # a replay's reuse is judged there (SESS-08)
+
+
+def test_v1_reads_a_first_tool_report_as_the_upsert_and_hears_turn_content() -> None:
+    v1 = dialects.V1()
+    plan = updates.build("v1", v1, "tool_call")
+    upsert = wire_table.updates()["tool_call_update"]
+    assert plan.read_as == "tool_call_update"
+    assert plan.reduce is upsert.reduce
+    assert plan.classify is wire.classifier(upsert, v1.event_of)
+    assert plan.translated  # turn content: it may start the oldest open prompt's turn
+    # a user message is replayed history to v1, plain output to its classifier
+    assert updates.build("v1", v1, "user_message_chunk").classify is classify.output
+    assert not updates.build("v1", v1, "plan_update").translated
+
+
+def test_a_plan_finds_what_the_single_message_checks_find() -> None:
+    usage = {"sessionUpdate": "usage_update", "used": 1, "size": 2,
+             "cost": {"amount": 1, "currency": "ABC"}}
+    found = updates.build("seed", dialects.V2(), "usage_update").check(usage)
+    alone = messages.session_update({"update": usage})
+    assert found.found == alone.found and found.ran == alone.ran
+    assert [m.rule for m, _, _ in found.found] == ["USAGE-04"]
+
+
+def test_no_replay_order_check_judges_a_quiet_position() -> None:
+    """The oracle counts the replay-order checks held without placing an update that no
+    reopen is around (Position.quiet): each check of every revision holds on one, whatever
+    the update is."""
+    from acp_model.model import replay_order
+    from acp_model.spec import revisions
+
+    kinds = [*wire_table.updates(), "_custom", None]
+    whys = [None, "a user message while no prompt was open"]
+    quiet = [replay_order.Position(kind, None, None, None, earlier, replayed)
+             for kind in kinds for earlier in whys for replayed in whys]
+    assert all(at.quiet for at in quiet)
+    for rev in revisions.NAMES:
+        checks = replay_order.table(rev)
+        assert checks
+        for fn, meta in checks:
+            assert [fn(at) for at in quiet] == [None] * len(quiet), (rev, meta.name)
+    assert not replay_order.Position("user_message", None, None, 3, None, None).quiet
