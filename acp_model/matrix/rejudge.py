@@ -157,8 +157,11 @@ def verdicts_on(case: Case, readings: Readings, config: Mapping[str, Any],
     judged = judge(Path(case.files["transcript.jsonl"]), readings, config)
     index, rule = v.get("index"), v.get("rule")
     found = list(judged.violations)
-    if v.get("kind") == "liveness":  # still owed when its transcript ends: as recorded
-        found += judged.still_open
+    # still owed when its transcript ends: a liveness finding as recorded, and a finding the
+    # run's end decided (a history a reopen never replayed) when the current code still holds
+    # it open at the same message: the transcript ends where the run's end judged it
+    found += [x for x in judged.still_open if v.get("kind") == "liveness"
+              or (x.get("rule") == rule and x.get("index") == index)]
     same = sorted((x for x in found if x.get("rule") == rule),
                   key=lambda x: (x.get("index") != index, x.get("level") != Level.FAIL))
     if same:  # the rule still holds it (at its message, or where a reading now puts it)

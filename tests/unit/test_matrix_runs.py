@@ -320,3 +320,22 @@ def test_two_runs_of_one_agent_at_two_releases_show_its_history_on_the_pages(
     assert "### Across releases" in text
     assert "| 1.1 | v2 | 2026-12-01 | fail: CANCEL-09 |" in text
     assert "| 1.0 | v2 | 2026-11-01 | fail: STOP-03 |" in text
+
+
+def test_a_failure_the_runs_end_decided_stands_where_its_transcript_ends() -> None:
+    """A v1 session/load answered without replaying the history (kimi-cli 1.51.0 in the s7
+    matrix run): the run's end decided SESS-07, its kept transcript stops there, and the
+    current code still holds the same finding open at the same message. Re-judging kept
+    it as recorded; it used to withdraw it (only liveness findings were kept when open)."""
+    from acp_model.matrix.rejudge import Case, verdicts_on
+    from acp_model.spec.readings import DEFAULT
+
+    transcript = Path(__file__).parents[1] / "data" / "rejudge" / "load_never_replayed.jsonl"
+    recorded = {"rule": "SESS-07", "level": "fail", "kind": "safety", "index": 15,
+                "check": "conversation_replayed", "message": "as the run said"}
+    (v,) = verdicts_on(Case(recorded, {"transcript.jsonl": str(transcript)}),
+                       DEFAULT.parse(["SPEC=v1"]), {})
+    assert v["rule"] == "SESS-07" and v["level"] == "fail" and v["index"] == 15
+    # a finding at another message is not carried by it
+    assert verdicts_on(Case({**recorded, "index": 9}, {"transcript.jsonl": str(transcript)}),
+                       DEFAULT.parse(["SPEC=v1"]), {}) == []
