@@ -19,6 +19,18 @@ from acp_model.model.vocab import STATE_EVENTS, Event
 Classified = tuple[Event, Payload]  # (event, payload)
 Classify = Callable[[int, dict[str, Any], SessionView], Classified]  # (index, update, view before)
 
+# The fields of an update the model keys on (its kind, the message and tool call it names,
+# the state and status it reports): a scalar or absent in every revision's schema.
+KEYED_FIELDS = ("sessionUpdate", "toolCallId", "messageId", "state", "status", "stopReason")
+
+
+def keyed_fields_readable(update: dict[str, Any]) -> bool:
+    """Whether every field the model keys on is a scalar or absent. A list or an object there
+    is a schema violation (ACPM-SCHEMA, judged before the model reads the update) that
+    leaves nothing the model can read: such an update does not move it (it once raised)."""
+    return all(isinstance(update.get(f), (str, int, float, bool, type(None)))
+               for f in KEYED_FIELDS)
+
 
 def output(idx: int, update: dict[str, Any], view: SessionView) -> Classified:
     """Plain output: no payload beyond its kind."""

@@ -126,6 +126,8 @@ class UpdateRoute:
         if not isinstance(sid, str) or sid not in self.machines.sessions:
             self._unknown_session(idx, sid, what)
             return
+        if not classify.keyed_fields_readable(update):  # judged by the schema alone
+            return
         self.conversations.update(sid, update, idx)
         # the client's open reopens (session/load, session/resume): what the replay watchers
         # scan, found in one pass (none is open while a session just works)

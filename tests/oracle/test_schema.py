@@ -194,3 +194,35 @@ def test_a_tag_that_is_no_string_narrows_nothing(update: dict[str, Any]) -> None
     assert validation.schema_rules_exercised("session/update", "UpdateSessionNotification",
                                              params)
     assert validation.validate("UpdateSessionNotification", params)
+
+
+@pytest.mark.parametrize("validate", [True, False], ids=["validated", "unvalidated"])
+@pytest.mark.parametrize(("update", "judge"), [
+    ({"sessionUpdate": ["state_update"]}, "ACPM-SCHEMA"),
+    ({"sessionUpdate": "state_update", "state": ["idle"]}, "ACPM-SCHEMA"),
+    ({"sessionUpdate": {"a": 1}, "messageId": ["m"]}, "ACPM-SCHEMA"),
+    ({"sessionUpdate": "tool_call_update", "toolCallId": ["t"], "status": ["x"]},
+     "ACPM-SCHEMA"),
+    # the seed's schema has no messageId on a chunk: its own rule judges it, validated
+    ({"sessionUpdate": "agent_message_chunk", "messageId": {"x": 1},
+      "content": {"type": "text", "text": "hi"}}, "MSG-01")])
+def test_an_update_keyed_on_a_list_or_object_is_judged_not_raised(
+        update: dict[str, Any], judge: str, validate: bool) -> None:
+    """A session/update of a known session whose kind, message id, tool call id, state or
+    status is a list or an object: the model reads nothing from it (it raised a TypeError
+    in the conversation, the classification or the view); the schema (or the field's own
+    rule) judges it."""
+    from acp_model.oracle.monitor import Monitor
+    from benchmarks.gen_trace import generate
+
+    monitor = Monitor(validate=validate)
+    records = generate(30, 1).records
+    for record in records[:12]:
+        monitor.feed(record)
+    sid = next(r.msg["result"]["sessionId"] for r in records[:12]
+               if isinstance(r.msg.get("result"), dict) and "sessionId" in r.msg["result"])
+    monitor.feed({"dir": "a2c", "msg": {"jsonrpc": "2.0", "method": "session/update",
+                                       "params": {"sessionId": sid, "update": update}}})
+    monitor.finish()
+    rules = {v.rule for v in monitor.violations}
+    assert (judge in rules) is validate, rules
