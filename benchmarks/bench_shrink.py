@@ -149,8 +149,9 @@ def _summary(rows: list[dict[str, Any]], label: str) -> list[dict[str, Any]]:
     """Print the figures of ``rows`` (counterexamples found) and return them. A sighting on
     a shared agent process that no fresh process reproduced is reported as a warning, not a
     failure (``standing`` shared-only): it is counted apart, as ``reproduction.py`` does."""
-    shared = [r for r in rows if r["found"] and r.get("standing") == "shared-only"]
-    found = [r for r in rows if r["found"] and r.get("standing") != "shared-only"]
+    from benchmarks.reproduction import standing_apart
+
+    found, shared = standing_apart([r for r in rows if r["found"]])
     if not found:
         return []
     sizes = sorted(r["actions"] for r in found)

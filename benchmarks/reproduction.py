@@ -23,6 +23,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from acp_model.matrix.rejudge import SHARED_ONLY
 from benchmarks.results import figure, record
 
 LIMIT = 10
@@ -61,8 +62,16 @@ def _judged(doc: dict[str, Any], path: Path) -> dict[str, Any]:
     failing = {f["rule"] for cell in (row.get("cells") or {}).values()
                for f in cell.get("failures") or [] if f.get("level") == "fail"}
     return {**doc, "counterexamples": [ce for ce in doc["counterexamples"]
-                                       if ce.get("standing") == "shared-only"
+                                       if ce.get("standing") == SHARED_ONLY
                                        or ce["rule"] in failing]}
+
+
+def standing_apart(table: list[dict[str, Any]]
+                   ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(failures, shared-process sightings) of ``table``'s rows: a counterexample only a
+    shared agent process showed, never reproduced fresh, is reported as a warning."""
+    shared = [r for r in table if r.get("standing") == SHARED_ONLY]
+    return [r for r in table if r.get("standing") != SHARED_ONLY], shared
 
 
 def rows(found: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
@@ -114,13 +123,12 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     found = reports(args.paths)
     table = rows(found)
-    failures = [r for r in table if r["standing"] != "shared-only"]
-    shared = [r for r in table if r["standing"] == "shared-only"]
+    failures, shared = standing_apart(table)
     for r in table:
         print(f"  {r['run']:28} {r['rule']:16} {r['actions']:4} actions, held "
               f"{rate(r['held'], r['held_runs'])}, free {rate(r['free'], r['free_runs'])}, "
               + ("fixpoint" if r["fixpoint"] else f"cut at {r['stage']}")
-              + (" (shared-only: a warning)" if r["standing"] == "shared-only" else ""))
+              + (" (shared-only: a warning)" if r["standing"] == SHARED_ONLY else ""))
     sizes = sorted(r["actions"] for r in failures)
     steady = [r for r in failures if r["held_runs"] and 6 * r["held"] >= 5 * r["held_runs"]]
     held = sum(r["held"] for r in failures), sum(r["held_runs"] for r in failures)

@@ -26,8 +26,9 @@ KEYED_FIELDS = ("sessionUpdate", "toolCallId", "messageId", "state", "status", "
 
 def keyed_fields_readable(update: dict[str, Any]) -> bool:
     """Whether every field the model keys on is a scalar or absent. A list or an object there
-    is a schema violation (ACPM-SCHEMA, judged before the model reads the update) that
-    leaves nothing the model can read: such an update does not move it (it once raised)."""
+    leaves nothing the model can read: such an update does not move it (it once raised); the
+    checks of the message alone, run before, judge it (ACPM-SCHEMA under validation, or the
+    field's own rule, e.g. MSG-01 for a messageId)."""
     return all(isinstance(update.get(f), (str, int, float, bool, type(None)))
                for f in KEYED_FIELDS)
 
