@@ -661,8 +661,8 @@ def _run_options(p: argparse.ArgumentParser) -> None:
                    help="fresh-process replays of each counterexample (default 3)")
     p.add_argument("--minimize-budget", type=positive_float, metavar="S",
                    help="the outer bound in seconds of each failure's minimizing, grown up "
-                        "to 5 S on a slow agent (acp-model fuzz --minimize-budget; default: "
-                        "the budget, at most 60)")
+                        f"to {MATRIX_GROWTH:g} S on a slow agent (acp-model fuzz "
+                        "--minimize-budget; default: the budget, at most 60)")
     p.add_argument("--minimize-trials", type=int_at_least(1), metavar="N",
                    help="each failure's minimizing budget in trials (acp-model fuzz "
                         "--minimize-trials; default: what its program's length needs)")

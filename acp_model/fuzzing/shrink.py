@@ -226,6 +226,7 @@ class Minimizer:
     cap_at: float | None = None  # how far a slow agent's trials may grow it (None: not at all)
     started: float = field(default_factory=time.monotonic)
     durations: list[float] = field(default_factory=list)  # seconds of each replay that ran
+    last: float = 0.0  # when the latest trial that ran ended (time.monotonic())
     grown: float = 0.0  # the latest end the budget grew to (it never shrinks back)
     best: Trial | None = None  # the latest program that reproduced (cut), with its schedule
     reproduced: list[Trial] = field(default_factory=list)  # shortest first
@@ -263,18 +264,42 @@ class Minimizer:
         """The median replay's seconds on this agent (None: none ran yet)."""
         return statistics.median(self.durations) if self.durations else None
 
+    def trial_wall(self) -> float | None:
+        """Wall-clock seconds a trial costs minimizing on this agent: its median replay over
+        how many overlapped, measured (the replays' seconds over the time they took, between
+        1 and :data:`PARALLEL`): a batch's first reproduction ends the others and a stage's
+        last batch is short (the s7 matrix's qwen-code ran 32 trials of 11.2 s in 301 s, an
+        overlap of 1.2, not 2)."""
+        cost = self.trial_seconds()
+        if cost is None:
+            return None
+        took = max(0.0, self.last - self.started)
+        overlap = sum(self.durations) / took if took > 0 else PARALLEL
+        return cost / min(PARALLEL, max(1.0, overlap))
+
+    def stages_need(self) -> float:
+        """Seconds the stages still to run need at this agent's trial cost: what minimizing
+        the best program's length takes (:func:`trials_for`), at most the trials left. The
+        trials the search and the cut of a long history took are counted in neither."""
+        wall = self.trial_wall()
+        if wall is None or self.best is None:
+            return 0.0
+        return min(self.trials_left(), trials_for(len(self.best.program))) * wall
+
     def deadline(self) -> float:
-        """When minimizing ends: its base budget's end, or, once a program reproduced, what
-        the trials a program of its length needs take at this agent's median trial time
-        (:func:`trials_for`, :data:`PARALLEL` at a time), if later, up to ``cap_at``. A
+        """When minimizing ends: its base budget's end, or, once a program reproduced, the
+        latest trial's end plus what the stages still to run need (:meth:`stages_need`), if
+        later, up to ``cap_at`` (the ceiling: ``--minimize-growth`` times the base). A
         search gets what :data:`SEARCH_TRIALS` trials take: searching is not minimizing, and
         a failure that never reproduces should not cost more. The end only grows: a program
         that got shorter used time the estimate counted."""
         cost = self.trial_seconds()
         if self.cap_at is None or cost is None:
             return max(self.stop_at, self.grown)
-        trials = self.allowed() if self.best is not None else SEARCH_TRIALS
-        need = self.started + trials * cost / PARALLEL
+        if self.best is None:
+            need = self.started + SEARCH_TRIALS * cost / PARALLEL
+        else:
+            need = max(self.started, self.last) + self.stages_need()
         self.grown = max(self.grown, min(self.cap_at, max(self.stop_at, need)))
         return self.grown
 
@@ -307,6 +332,8 @@ class Minimizer:
         def counted(trial: Trial, outcome: ReplayOutcome) -> None:
             ran = outcome.error is None or outcome.reproduced
             self.trials += ran
+            if ran:
+                self.last = time.monotonic()
             if ran and outcome.seconds:
                 self.durations.append(outcome.seconds)
             if ran and trial.schedule is not None and not outcome.reproduced:

@@ -229,3 +229,51 @@ def test_a_batch_never_runs_more_trials_than_are_left(monkeypatch: pytest.Monkey
                                    [[NewSession(), _text(f"no {n}")] for n in range(5)],
                                    left=lambda: left[0] - fake.calls)
     assert hit is None and fake.calls == 1
+
+
+def _reproducing(now: float, *, trials: int, seconds: float, took: float, actions: int,
+                 growth: float) -> Minimizer:
+    """A minimizer of a failure that reproduced: ``trials`` replays of ``seconds`` each ran
+    in ``took`` s, and its best program has ``actions`` actions (the base budget 60 s, the
+    ceiling ``growth`` times that)."""
+    m = Minimizer(FuzzConfig(CMD), "X", now + 60.0, cap_at=now + growth * 60.0, started=now)
+    m.durations = [seconds] * trials
+    m.trials, m.last = trials, now + took
+    m.best = Trial(_program()[:actions])
+    m.fixed = shrink.MAX_TRIALS
+    return m
+
+
+def test_the_matrix_ceiling_lets_a_slow_agent_s_short_program_reach_its_fixpoint() -> None:
+    """The s7 matrix's claude-agent-acp v2 SDK-PROMPT-03: 42 trials of 12 s in 300 s (a
+    55-action history's search and cut), 6 actions left, 158 trials unused: the deadline is the
+    latest trial's end plus what minimizing 6 actions needs at that cost, within the matrix's
+    ceiling (5 x 60 s cut it there)."""
+    now = time.monotonic()
+    m = _reproducing(now, trials=42, seconds=12.06, took=300.0, actions=6,
+                     growth=MATRIX_GROWTH)
+    need = shrink.trials_for(6) * max(12.06 / shrink.PARALLEL, 300.0 / 42)
+    assert m.deadline() == pytest.approx(now + 300.0 + need)
+    assert m.deadline() < now + MATRIX_GROWTH * 60.0
+
+
+def test_the_estimate_counts_the_measured_wall_time_of_a_trial() -> None:
+    """Replays overlap less than PARALLEL (a batch's first reproduction ends the others): the
+    s7 run's qwen-code ran 32 trials of 11.2 s in 301 s. The stages still to run are costed at
+    what a trial took apart, and a search that used the base budget does not eat them."""
+    now = time.monotonic()
+    m = _reproducing(now, trials=32, seconds=11.16, took=301.0, actions=4, growth=1000.0)
+    m.fixed = 62  # a 4-action program's allowance, fixed after 10 trials of search
+    left = m.trials_left()
+    assert m.deadline() == pytest.approx(now + 301.0 + left * 301.0 / 32)
+    assert m.deadline() > now + m.allowed() * 11.16 / shrink.PARALLEL  # the old estimate
+
+
+def test_the_ceiling_bounds_what_the_stages_need() -> None:
+    """However slow the agent, the deadline stays within the ceiling (``cap_at``: the stated
+    --minimize-growth times --minimize-budget), and ``fuzz``'s growth 1 keeps the base."""
+    now = time.monotonic()
+    m = _reproducing(now, trials=10, seconds=60.0, took=300.0, actions=8, growth=3.0)
+    assert m.deadline() == now + 180.0
+    m = _reproducing(now, trials=10, seconds=60.0, took=30.0, actions=8, growth=1.0)
+    assert m.deadline() == now + 60.0
