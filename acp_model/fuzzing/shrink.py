@@ -63,6 +63,7 @@ __all__ = [
     "ReplayOutcome",
     "Stage",
     "Trial",
+    "TrialClock",
     "WarmPool",
     "delta_debug",
     "first_reproducing",
@@ -214,20 +215,65 @@ def _held_key(trial: Trial) -> tuple[str, str]:
 
 
 @dataclass
+class TrialClock:
+    """Minimizing's seconds for one failure: its base budget's end (``stop_at``,
+    --minimize-budget), the ceiling a slow agent's trials may grow it to (``cap_at``:
+    --minimize-growth times that; None: not at all), and what its trials cost."""
+
+    stop_at: float
+    cap_at: float | None = None
+    started: float = field(default_factory=time.monotonic)
+    durations: list[float] = field(default_factory=list)  # seconds of each replay that ran
+    last: float = 0.0  # when the latest trial that ran ended (time.monotonic())
+    grown: float = 0.0  # the latest end the budget grew to (it never shrinks back)
+
+    def ran(self, seconds: float) -> None:
+        """A trial ran (and took ``seconds``, 0: not known)."""
+        self.last = time.monotonic()
+        if seconds:
+            self.durations.append(seconds)
+
+    def median(self) -> float | None:
+        """The median replay's seconds on this agent (None: none ran yet)."""
+        return statistics.median(self.durations) if self.durations else None
+
+    def wall(self) -> float | None:
+        """Wall-clock seconds a trial costs: the median replay over how many overlapped, as
+        measured (the replays' seconds over the time they took, between 1 and
+        :data:`PARALLEL`): a batch's first reproduction ends the others and a stage's last
+        batch is short (the s7 matrix's qwen-code ran 32 trials of 11.2 s in 301 s, an
+        overlap of 1.2, not 2)."""
+        cost = self.median()
+        if cost is None:
+            return None
+        took = max(0.0, self.last - self.started)
+        overlap = sum(self.durations) / took if took > 0 else PARALLEL
+        return cost / min(PARALLEL, max(1.0, overlap))
+
+    def deadline(self, trials: int, *, since_start: bool = False) -> float:
+        """The base budget's end, or, if later, the end of ``trials`` more trials at this
+        agent's cost (from the latest trial's end; ``since_start``: from the start, at
+        :data:`PARALLEL` at a time), up to ``cap_at``. It only grows: a program that got
+        shorter used time the estimate counted."""
+        cost, wall = self.median(), self.wall()
+        if self.cap_at is None or cost is None or wall is None:
+            return max(self.stop_at, self.grown)
+        need = self.started + trials * cost / PARALLEL if since_start \
+            else max(self.started, self.last) + trials * wall
+        self.grown = max(self.grown, min(self.cap_at, max(self.stop_at, need)))
+        return self.grown
+
+
+@dataclass
 class Minimizer:
     """Delta debugging against fresh processes held to the last reproducing run's schedule,
     remembering every program that reproduced (with the schedule it recorded)."""
 
     cfg: FuzzConfig
     rule: str
-    stop_at: float  # the end of its base budget (--minimize-budget)
+    clock: TrialClock  # its seconds: the base budget, the ceiling, what its trials cost
     stop: Stop | None = None
     pool: WarmPool | None = None
-    cap_at: float | None = None  # how far a slow agent's trials may grow it (None: not at all)
-    started: float = field(default_factory=time.monotonic)
-    durations: list[float] = field(default_factory=list)  # seconds of each replay that ran
-    last: float = 0.0  # when the latest trial that ran ended (time.monotonic())
-    grown: float = 0.0  # the latest end the budget grew to (it never shrinks back)
     best: Trial | None = None  # the latest program that reproduced (cut), with its schedule
     reproduced: list[Trial] = field(default_factory=list)  # shortest first
     hit: ReplayOutcome | None = None  # the latest replay that reproduced
@@ -262,46 +308,17 @@ class Minimizer:
 
     def trial_seconds(self) -> float | None:
         """The median replay's seconds on this agent (None: none ran yet)."""
-        return statistics.median(self.durations) if self.durations else None
-
-    def trial_wall(self) -> float | None:
-        """Wall-clock seconds a trial costs minimizing on this agent: its median replay over
-        how many overlapped, measured (the replays' seconds over the time they took, between
-        1 and :data:`PARALLEL`): a batch's first reproduction ends the others and a stage's
-        last batch is short (the s7 matrix's qwen-code ran 32 trials of 11.2 s in 301 s, an
-        overlap of 1.2, not 2)."""
-        cost = self.trial_seconds()
-        if cost is None:
-            return None
-        took = max(0.0, self.last - self.started)
-        overlap = sum(self.durations) / took if took > 0 else PARALLEL
-        return cost / min(PARALLEL, max(1.0, overlap))
-
-    def stages_need(self) -> float:
-        """Seconds the stages still to run need at this agent's trial cost: what minimizing
-        the best program's length takes (:func:`trials_for`), at most the trials left. The
-        trials the search and the cut of a long history took are counted in neither."""
-        wall = self.trial_wall()
-        if wall is None or self.best is None:
-            return 0.0
-        return min(self.trials_left(), trials_for(len(self.best.program))) * wall
+        return self.clock.median()
 
     def deadline(self) -> float:
-        """When minimizing ends: its base budget's end, or, once a program reproduced, the
-        latest trial's end plus what the stages still to run need (:meth:`stages_need`), if
-        later, up to ``cap_at`` (the ceiling: ``--minimize-growth`` times the base). A
-        search gets what :data:`SEARCH_TRIALS` trials take: searching is not minimizing, and
-        a failure that never reproduces should not cost more. The end only grows: a program
-        that got shorter used time the estimate counted."""
-        cost = self.trial_seconds()
-        if self.cap_at is None or cost is None:
-            return max(self.stop_at, self.grown)
+        """When minimizing ends (:meth:`TrialClock.deadline`): while searching, what
+        :data:`SEARCH_TRIALS` trials take; once a program reproduced, the latest trial's end
+        plus what the stages still to run need: minimizing the best program's length
+        (:func:`trials_for`), at most the trials left. The trials the search and the cut of a
+        long history took are counted in neither."""
         if self.best is None:
-            need = self.started + SEARCH_TRIALS * cost / PARALLEL
-        else:
-            need = max(self.started, self.last) + self.stages_need()
-        self.grown = max(self.grown, min(self.cap_at, max(self.stop_at, need)))
-        return self.grown
+            return self.clock.deadline(SEARCH_TRIALS, since_start=True)
+        return self.clock.deadline(min(self.trials_left(), trials_for(len(self.best.program))))
 
     def out_of_time(self) -> bool:
         """Whether minimizing must end: its trials used up, its outer bound in seconds
@@ -333,9 +350,7 @@ class Minimizer:
             ran = outcome.error is None or outcome.reproduced
             self.trials += ran
             if ran:
-                self.last = time.monotonic()
-            if ran and outcome.seconds:
-                self.durations.append(outcome.seconds)
+                self.clock.ran(outcome.seconds)
             if ran and trial.schedule is not None and not outcome.reproduced:
                 self.missed[_held_key(trial)] += 1
             self.seen.count(trial.program, outcome)
@@ -669,8 +684,8 @@ def measure_reproduction(cfg: FuzzConfig, found: Found,
         # out: the time after it is the measurement's
         with cutoff(stop or Stop(), cap) as ends:
             minimizer = _minimize(cfg, found, clock,
-                                  Minimizer(cfg, found.rule, until, ends, pool, cap_at=cap,
-                                            started=started))
+                                  Minimizer(cfg, found.rule,
+                                            TrialClock(until, cap, started), ends, pool))
         minimizer.stop = stop
         took = time.monotonic() - started
         if on_step is not None:
@@ -806,6 +821,7 @@ def _reported(found: Found, chosen: Trial, tally: Tally) -> None:
         found.replay_records = outcome.records
         found.replay_offending = outcome.offending
         found.replay_model = outcome.model
+        found.replay_teardown = outcome.teardown
         # Its index and wording match the transcript written for the counterexample.
         found.violation = next(v for v in outcome.violations if v.rule == found.rule)
     if held_runs and held_hits < held_runs and tally.diverged:
@@ -934,7 +950,7 @@ def delta_debug(cfg: FuzzConfig, rule: str, actions: list[Action], stop_at: floa
     """Remove whole units, then chunks, then single actions while the failure reproduces
     (the program is taken to reproduce as it is; free-running until a replay recorded a
     schedule to hold the next ones to)."""
-    minimizer = Minimizer(cfg, rule, stop_at, stop)
+    minimizer = Minimizer(cfg, rule, TrialClock(stop_at), stop)
     if time.monotonic() >= stop_at:
         return actions
     minimizer.best = Trial(standalone(actions))

@@ -60,7 +60,8 @@ def test_history_suffix_replays_at_most_the_last_examples(monkeypatch: pytest.Mo
     monkeypatch.setattr(shrink, "replay_once", fake)
     history = [_example(n) for n in range(2000)]
     got = shrink.history_suffix(
-        shrink.Minimizer(FuzzConfig(REFERENCE), "CANCEL-07", time.monotonic() + 60), history)
+        shrink.Minimizer(FuzzConfig(REFERENCE), "CANCEL-07",
+                         shrink.TrialClock(time.monotonic() + 60)), history)
     assert got is None
     assert fake.trials, "some suffix must have been tried"
     longest = max(sum(isinstance(a, NewSession) for a in t) for t in fake.trials)

@@ -16,7 +16,7 @@ from acp_model.fuzzing.budget import MATRIX_GROWTH
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.recorder import Found
 from acp_model.fuzzing.schedule import Schedule
-from acp_model.fuzzing.shrink import CERTIFY, Minimizer, ReplayOutcome, Trial
+from acp_model.fuzzing.shrink import CERTIFY, Minimizer, ReplayOutcome, Trial, TrialClock
 from acp_model.oracle.monitor import Violation
 from acp_model.report.text import minimize_stopped
 
@@ -88,15 +88,15 @@ def test_searching_grows_the_budget_only_to_a_few_trials() -> None:
     program of its length needs, up to the cap; a shorter program does not shrink it back."""
     now = time.monotonic()
     per = 1.0 / shrink.PARALLEL  # seconds per trial, as PARALLEL run at once
-    m = Minimizer(FuzzConfig(CMD), "X", now + 0.5, cap_at=now + 1000.0, started=now)
+    m = Minimizer(FuzzConfig(CMD), "X", TrialClock(now + 0.5, now + 1000.0, now))
     assert m.deadline() == now + 0.5  # no trial ran yet: the base budget
-    m.durations = [1.0] * 5
+    m.clock.durations = [1.0] * 5
     assert m.deadline() == pytest.approx(now + shrink.SEARCH_TRIALS * per)
     m.best = Trial(_program())
     assert m.deadline() == pytest.approx(now + shrink.trials_for(len(_program())) * per)
     m.best = Trial(_program()[:2])
     assert m.deadline() == pytest.approx(now + shrink.trials_for(len(_program())) * per)
-    m.durations = [60.0] * 5
+    m.clock.durations = [60.0] * 5
     assert m.deadline() == now + 1000.0  # capped
 
 
@@ -133,7 +133,7 @@ def test_a_refuted_held_trial_is_not_replayed_again(monkeypatch: pytest.MonkeyPa
     again runs no replay (the outcome cache by program)."""
     fake = _BugPrompt(0.01)
     monkeypatch.setattr(shrink, "replay_once", fake)
-    m = Minimizer(FuzzConfig(CMD), "X", time.monotonic() + 60)
+    m = Minimizer(FuzzConfig(CMD), "X", TrialClock(time.monotonic() + 60))
     trial = Trial([NewSession(), _text("harmless")], Schedule((), 2))
     for _ in range(CERTIFY + 2):
         assert m.first([trial]) is None
@@ -236,9 +236,9 @@ def _reproducing(now: float, *, trials: int, seconds: float, took: float, action
     """A minimizer of a failure that reproduced: ``trials`` replays of ``seconds`` each ran
     in ``took`` s, and its best program has ``actions`` actions (the base budget 60 s, the
     ceiling ``growth`` times that)."""
-    m = Minimizer(FuzzConfig(CMD), "X", now + 60.0, cap_at=now + growth * 60.0, started=now)
-    m.durations = [seconds] * trials
-    m.trials, m.last = trials, now + took
+    m = Minimizer(FuzzConfig(CMD), "X", TrialClock(now + 60.0, now + growth * 60.0, now))
+    m.clock.durations = [seconds] * trials
+    m.trials, m.clock.last = trials, now + took
     m.best = Trial(_program()[:actions])
     m.fixed = shrink.MAX_TRIALS
     return m
