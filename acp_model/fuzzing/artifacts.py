@@ -32,6 +32,7 @@ from acp_model.report.html import (
     render_html,
     violation_facts,
 )
+from acp_model.report.proof import by_teardown, teardown_acts
 from acp_model.report.reach import reach_json
 from acp_model.report.sarif import Located
 from acp_model.report.sequence_svg import OFFENDING
@@ -95,12 +96,25 @@ def record_numbers(found: Found) -> list[int]:
 GAP_NOTE = "not part of this proof: earlier examples on the shared agent process"
 
 
+def replay_teardown(found: Found) -> int | None:
+    """The message number where the teardown of the replay shown began (None: the run's own
+    records are shown, or it is not known)."""
+    if found.replay_records is None or found.replay_offending is None:
+        return None
+    return found.replay_teardown
+
+
 def counterexample_text(found: Found, cfg: FuzzConfig) -> str:
     rule = RULES[found.violation.rule]
-    records, offending = counterexample_records(found)
+    records, _ = counterexample_records(found)
     warning = found.violation.level != Level.FAIL
     shared = not found.stands
     minimized = minimize_text(found)
+    numbers = record_numbers(found)
+    teardown = replay_teardown(found)
+    by_teardown_words = teardown_acts(
+        records, numbers, [found.violation.index, *(i for i, _ in found.violation.evidence)],
+        teardown)
     lines = [
         f"acp-model {'warning, first sighting' if warning else 'counterexample'}: {rule.id} "
         f"({strength_shown(rule.id, rule.strength_under(cfg.readings))}"
@@ -119,6 +133,7 @@ def counterexample_text(found: Found, cfg: FuzzConfig) -> str:
         "",
         "What went wrong:",
         f"  {found.violation.message}",
+        *([f"  The proof cites {by_teardown_words}."] if by_teardown_words else []),
         "",
         ("Client actions (minimal: no single action can go, no content be simpler)"
          if not warning and found.verified and _minimal(found.minimize, len(found.actions))
@@ -129,27 +144,42 @@ def counterexample_text(found: Found, cfg: FuzzConfig) -> str:
         lines.append("  (none: the agent fails while initializing)")
     steps = Program.of(found.actions).describe()
     lines += [f"  {n}. {text}" for n, text in enumerate(steps, start=1)]
-    lines.append("  then the teardown drains the sessions: cancel what is still busy, answer "
+    lines.append("  then the teardown"
+                 + (f" (from #{teardown} on in the transcript below)" if teardown is not None
+                    else "")
+                 + " drains the sessions: cancel what is still busy, answer "
                  "open permissions with cancelled, sync, judge what is still owed")
     lines += ["", "Wire transcript (C->A client to agent, A->C agent to client; >> marks the "
               "offending message" + ("; model: what crossed the scripted model's boundary"
                                     if found.replay_model else "") + "):"]
-    numbers = record_numbers(found)
+    lines += _wire_lines(found, numbers, teardown)
+    for note in found.notes:
+        lines += ["", f"note: {note}"]
+    return "\n".join(lines) + "\n"
+
+
+def _wire_lines(found: Found, numbers: list[int], teardown: int | None) -> list[str]:
+    """The transcript shown, numbered, with the scripted model's part, the gaps of a shared
+    process's excerpt, and what the teardown wrote marked as its own."""
+    records, offending = counterexample_records(found)
+    rule = found.violation.rule
+    lines: list[str] = []
     model = _model_lines(found)
     for n, (direction, text) in enumerate(summarize(records)):
         lines += model.get(n, [])
         left_out = numbers[n] - (numbers[n - 1] + 1 if n else 0)
         if left_out:
             lines.append(f"   ...   (#{numbers[n] - left_out}-#{numbers[n] - 1}: {GAP_NOTE})")
+        if teardown is not None and numbers[n] == teardown:
+            lines.append("   ---   (from here on the client writes only the teardown's "
+                         "messages, after the program's last action)")
         arrow = "C->A" if direction == "c2a" else "A->C"
         mark = ">>" if n == offending else "  "
-        lines.append(f"{mark} #{numbers[n]:<4} {arrow}  {text}")
+        ours = "   (teardown)" if by_teardown(records[n], numbers[n], teardown) else ""
+        lines.append(f"{mark} #{numbers[n]:<4} {arrow}  {text}{ours}")
         if n == offending:
-            lines.append(f"{'':9}^ {rule.id}: {found.violation.message}")
-    lines += [line for at in sorted(model) if at >= len(records) for line in model[at]]
-    for note in found.notes:
-        lines += ["", f"note: {note}"]
-    return "\n".join(lines) + "\n"
+            lines.append(f"{'':9}^ {rule}: {found.violation.message}")
+    return lines + [line for at in sorted(model) if at >= len(records) for line in model[at]]
 
 
 def _model_lines(found: Found) -> dict[int, list[str]]:
@@ -304,6 +334,9 @@ def _counterexample(found: Found, files: dict[str, str]) -> dict[str, Any]:
         "minimize": found.minimize,
         "minimize_cut": found.minimize_cut,
         "standing": found.standing,
+        # the message number where the transcript's teardown began: what the client wrote
+        # from there on (cancels, answers, syncs) is not one of the program's actions
+        **({"teardown_at": t} if (t := replay_teardown(found)) is not None else {}),
         "first_seen_s": round(found.first_seen, 3),
         "minimal_at_s": round(found.minimal_at, 3),
         "times_seen": found.seen,

@@ -146,6 +146,9 @@ class ScheduleLog:
         self._t0 = time.monotonic()
         self.names = Names()
         self.records: Sequence[Any] = ()  # the transcript's (its length places model events)
+        # the transcript index where the latest teardown began: what the client wrote from
+        # there on is the teardown's (its cancels, answers and syncs), not a program action's
+        self.teardown_at: int | None = None
         # each model event with the number of transcript records before it: a
         # counterexample shows the scripted model's part among the wire's messages
         self.model: list[tuple[int, Event]] = []
@@ -180,6 +183,8 @@ class ScheduleLog:
         with self.lock:
             self.action = n
             self._action_thread = threading.get_ident()
+            if teardown:
+                self.teardown_at = len(self.records)
         hold = self.hold
         if hold is not None:
             hold.left_behind(n)

@@ -67,6 +67,8 @@ class Found:
     replay_offending: int | None = None
     # the scripted model's side of that replay: (transcript records before it, what crossed)
     replay_model: list[tuple[int, str]] = field(default_factory=list)
+    # where that replay's teardown began, a message number (None: unknown, or it did not run)
+    replay_teardown: int | None = None
     notes: list[str] = field(default_factory=list)
     minimize_cut: bool = False  # minimizing did not reach its fixpoint (the budget ended it)
     # the message number of each of ``records`` in its process's transcript (empty: they

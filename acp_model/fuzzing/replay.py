@@ -49,6 +49,9 @@ class ReplayOutcome:
     # the scripted model's side: (transcript records before it, what crossed), in order
     model: list[tuple[int, str]] = field(default_factory=list)
     seconds: float = 0.0  # how long it took, its agent's start-up included when none was warm
+    # the index in ``records`` where the teardown began (None: it did not run, or the records
+    # are of a process a relaunch replaced): what the client wrote from there on is its own
+    teardown: int | None = None
 
 
 class WarmPool:
@@ -203,14 +206,24 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
     sids = [client.sessions[i].sid for i in ex.local if i is not None] if ex is not None \
         else []
     session = sids.index(hit.session) if hit is not None and hit.session in sids else None
-    recorded = client.schedule.schedule(ex.schedule_start, performed or len(actions)) \
-        if ex is not None and not ex.relaunched else None
-    with client.schedule.lock:
-        model = [(at, model_text(e)) for at, e in client.schedule.model]
+    recorded, model, teardown = _recorded(client, ex, performed or len(actions))
     return ReplayOutcome(hit is not None, failures, records,
                          hit.index if hit else None, error, performed if hit else None, session,
                          recorded, hold is not None, describe_divergence(hold), model,
-                         round(time.monotonic() - started, 3))
+                         round(time.monotonic() - started, 3), teardown)
+
+
+def _recorded(client: FuzzClient, ex: Example | None, actions: int
+              ) -> tuple[Schedule | None, list[tuple[int, str]], int | None]:
+    """What a replay's run recorded: its schedule of ``actions`` actions, the scripted
+    model's part, and where its teardown began (a schedule and a teardown are of one
+    process: none after a relaunch)."""
+    with client.schedule.lock:
+        model = [(at, model_text(e)) for at, e in client.schedule.model]
+    if ex is None or ex.relaunched:
+        return None, model, None
+    return (client.schedule.schedule(ex.schedule_start, actions), model,
+            client.schedule.teardown_at)
 
 
 class _Replaced:

@@ -127,11 +127,13 @@ def issue_body(row: Mapping[str, Any], f: Mapping[str, Any], base: Path, *,
     if steps:
         lines += [f"**The program** ({minimized_text({**f, 'steps': length})}):", "",
                   *[f"{n}. {text}" for n, text in enumerate(steps, start=1)],
-                  "", "then the client ends every turn still open: it cancels what is busy, "
+                  "", "then the client ends every turn still open"
+                  + (f" (the teardown, from message #{f['teardown_at']} on)"
+                     if f.get("teardown_at") is not None else "") + ": it cancels what is busy, "
                   "answers open permission requests `cancelled`, and waits for the answers.",
                   ""]
-    proof = proof_from_file(base / f["transcript"], f.get("index"), f.get("evidence") or []) \
-        if f.get("transcript") else []
+    proof = proof_from_file(base / f["transcript"], f.get("index"), f.get("evidence") or [],
+                            f.get("teardown_at")) if f.get("transcript") else []
     if proof:
         lines += ["**The wire lines that prove it** (message numbers as in "
                   "`transcript.jsonl`; C->A client to agent, A->C agent to client):", "",

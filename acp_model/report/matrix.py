@@ -166,6 +166,8 @@ def _finding(v: Mapping[str, Any], ce: Mapping[str, Any] | None, revision: str,
         "minimize_cut": ce.get("minimize_cut"),
         "standing": ce.get("standing"),
         "steps": ce.get("steps"),
+        # where the transcript's teardown began (newer runs): the proof names its acts
+        **({"teardown_at": ce["teardown_at"]} if ce.get("teardown_at") is not None else {}),
     }
 
 

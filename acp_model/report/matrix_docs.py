@@ -290,7 +290,8 @@ class _Page:
         out += [f"What went wrong: {f.get('message')}", ""]
         out += self.program(f)
         proof = proof_from_file(self.base / f["transcript"], f.get("index"),
-                                f.get("evidence") or []) if f.get("transcript") else []
+                                f.get("evidence") or [], f.get("teardown_at")) \
+            if f.get("transcript") else []
         if proof:
             out += ["The wire lines that prove it (numbered as in the transcript):", "",
                     "```", *proof, "```", ""]
@@ -398,7 +399,7 @@ def render_rejudged(doc: Mapping[str, Any], *, base: Path, docs: Path) -> str:
                             f"{f.get('strength')}: {f.get('statement')} Source: "
                             f"{f.get('citation')}.", "", f"What it sees: {f.get('message')}", ""]
                     proof = proof_from_file(base / f["transcript"], f.get("index"),
-                                            f.get("evidence") or [])
+                                            f.get("evidence") or [], f.get("teardown_at"))
                     out += ["```", *proof, "```", ""] if proof else []
     return "\n".join(out).rstrip() + "\n"
 
