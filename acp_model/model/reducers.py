@@ -9,7 +9,7 @@ they declare, like the single-message checks.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from functools import cache
 from typing import Any
 
@@ -143,6 +143,21 @@ def background_removed_when_final(view: SessionView, update: dict[str, Any]
 def cancel_advertised(capabilities: Any) -> bool:
     """Does a tool call's (terminal's) ``capabilities`` advertise cancel (an object)?"""
     return isinstance(capabilities, dict) and isinstance(capabilities.get("cancel"), dict)
+
+
+def cancel_target(view: SessionView | None, method: str, target: Any
+                  ) -> tuple[bool | None, str | None]:
+    """What the client's view shows of the target of a tool_call/cancel (terminal/cancel):
+    does it advertise cancel (None: no update reported it; SDK-TOOL-02), and how it ended
+    (its final status, "exited"; None: it has not; SDK-TOOL-03)."""
+    tools = method == "tool_call/cancel"
+    held = None if view is None else view.tools if tools else view.terminals
+    found = held.get(target) if held is not None and isinstance(target, Hashable) else None
+    if found is None:
+        return None, None
+    ended = (found.status if found.status in FINAL_TOOL_STATUSES else None) if tools \
+        else ("exited" if found.exited else None)
+    return cancel_advertised(found.capabilities), ended
 
 
 def _cancel_kept_at_the_end(ended_before: bool, capabilities_before: Any, ended: bool,

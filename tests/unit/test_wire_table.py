@@ -289,8 +289,6 @@ _METHOD_COLLECTIONS = {
                                                  "authenticate")),  # INIT-13
     ("acp_model/oracle/advertised.py", "Tuple", ("session/load", "session/new",
                                                  "session/resume")),  # SESS-17, INIT-16
-    ("acp_model/oracle/advertised.py", "Tuple", ("terminal/cancel",
-                                                 "tool_call/cancel")),  # SDK-CANCEL
     ("acp_model/oracle/answers.py", "Tuple", ("auth/login", "auth/logout")),  # INIT-12
     ("acp_model/oracle/answers.py", "Tuple", ("session/load", "session/resume")),
 }
