@@ -23,7 +23,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from acp_model.matrix.rejudge import SHARED_ONLY
+from acp_model.spec.levels import Standing
 from benchmarks.results import figure, record
 
 LIMIT = 10
@@ -62,7 +62,7 @@ def _judged(doc: dict[str, Any], path: Path) -> dict[str, Any]:
     failing = {f["rule"] for cell in (row.get("cells") or {}).values()
                for f in cell.get("failures") or [] if f.get("level") == "fail"}
     return {**doc, "counterexamples": [ce for ce in doc["counterexamples"]
-                                       if ce.get("standing") == SHARED_ONLY
+                                       if ce.get("standing") == Standing.SHARED_ONLY
                                        or ce["rule"] in failing]}
 
 
@@ -70,8 +70,8 @@ def standing_apart(table: list[dict[str, Any]]
                    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(failures, shared-process sightings) of ``table``'s rows: a counterexample only a
     shared agent process showed, never reproduced fresh, is reported as a warning."""
-    shared = [r for r in table if r.get("standing") == SHARED_ONLY]
-    return [r for r in table if r.get("standing") != SHARED_ONLY], shared
+    shared = [r for r in table if r.get("standing") == Standing.SHARED_ONLY]
+    return [r for r in table if r.get("standing") != Standing.SHARED_ONLY], shared
 
 
 def rows(found: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {r['run']:28} {r['rule']:16} {r['actions']:4} actions, held "
               f"{rate(r['held'], r['held_runs'])}, free {rate(r['free'], r['free_runs'])}, "
               + ("fixpoint" if r["fixpoint"] else f"cut at {r['stage']}")
-              + (" (shared-only: a warning)" if r["standing"] == SHARED_ONLY else ""))
+              + (" (shared-only: a warning)" if r["standing"] == Standing.SHARED_ONLY else ""))
     sizes = sorted(r["actions"] for r in failures)
     steady = [r for r in failures if r["held_runs"] and 6 * r["held"] >= 5 * r["held_runs"]]
     held = sum(r["held"] for r in failures), sum(r["held_runs"] for r in failures)

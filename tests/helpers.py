@@ -8,7 +8,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from acp_model.model.messages import Findings
+from acp_model.model.views import SessionView
+from acp_model.oracle import dialects, updates
 from acp_model.oracle.offline import check_records
+from acp_model.spec import revisions
 from acp_model.spec.readings import DEFAULT, Readings
 from acp_model.trace.builder import TraceBuilder
 
@@ -30,6 +34,32 @@ def load_fuzz_module(name: str) -> ModuleType:
         sys.modules[name] = module
         spec.loader.exec_module(module)
     return sys.modules[name]
+
+
+def update_plan(kind: Any, rev: str = "seed") -> updates.UpdatePlan:
+    """The oracle's plan of an update ``kind`` under ``rev``, read by its revision's dialect
+    (what the router hands every ``session/update`` of that kind)."""
+    return updates.build(rev, dialects.for_protocol(revisions.get(rev).protocol), kind)
+
+
+def update_findings(update: dict[str, Any], rev: str = "seed") -> Findings:
+    """What the single-message checks find in one update payload, through its kind's plan."""
+    return update_plan(update.get("sessionUpdate"), rev).check(update)
+
+
+def view_findings(view: SessionView, update: dict[str, Any], rev: str = "seed", *,
+                  family: bool = True) -> Findings:
+    """What the view's checks find in one update payload (``view``: before it) through its
+    kind's plan; ``family`` False: a messageId's reuse a replay judged (SESS-08)."""
+    plan = update_plan(update.get("sessionUpdate"), rev)
+    found = Findings(rev=rev)
+    found.apply(plan.view_checks if family else plan.replayed_view_checks, view, update)
+    return found
+
+
+def reduced(view: SessionView, update: dict[str, Any]) -> SessionView:
+    """``view`` after one update payload, as its kind's plan reduces it."""
+    return update_plan(update.get("sessionUpdate")).reduce(view, update)
 
 
 def base(sid: str = S, **caps: Any) -> TraceBuilder:

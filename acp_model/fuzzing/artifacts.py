@@ -37,6 +37,7 @@ from acp_model.report.reach import reach_json
 from acp_model.report.sarif import Located
 from acp_model.report.sequence_svg import OFFENDING
 from acp_model.report.text import counterexample_name, minimize_stopped, reproduction_phrase
+from acp_model.spec.levels import Standing
 from acp_model.spec.rules import RULES, strength_shown
 from acp_model.trace.describe import summarize
 from acp_model.trace.format import numbered_lines
@@ -274,7 +275,7 @@ def fuzz_report(result: FuzzResult, files: dict[str, dict[str, str]] | None = No
     for found in rec.found.values():
         v = {**found.violation.to_json(), "seen": found.seen}
         if not found.stands:  # a warning: what a shared process showed once, with its proof
-            v.update(level=Level.WARN, standing="shared-only",
+            v.update(level=Level.WARN, standing=Standing.SHARED_ONLY,
                      message=f"{v['message']} ({shared_only_text(found)})")
         violations.append(v)
     for key, v in rec.warnings.items():

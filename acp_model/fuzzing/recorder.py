@@ -18,6 +18,7 @@ from acp_model.fuzzing.schedule import Schedule
 from acp_model.model.vocab import Level
 from acp_model.oracle.monitor import Violation
 from acp_model.report.reach import Reach
+from acp_model.spec.levels import Standing
 from acp_model.spec.rules import RULES
 
 WARNING_STRENGTHS = ("SHOULD", "SHOULD NOT")  # a rule of these strengths warns, never fails
@@ -87,18 +88,18 @@ class Found:
     seen_fresh: bool = False  # seen in an example that was its process's first
 
     @property
-    def standing(self) -> str | None:
+    def standing(self) -> Standing | None:
         """``fresh``: a fresh agent process showed it (a replay, or the run's first example
         on its process); ``shared-only``: only a long-lived shared process did, and no
         fresh-process replay reproduced it (reported as a warning); None: never replayed."""
         if self.fresh_hits or self.seen_fresh:
-            return "fresh"
-        return "shared-only" if self.fresh_runs else None
+            return Standing.FRESH
+        return Standing.SHARED_ONLY if self.fresh_runs else None
 
     @property
     def stands(self) -> bool:
         """A failure of the run (not a shared-process sighting no replay confirmed)."""
-        return self.standing != "shared-only"
+        return self.standing != Standing.SHARED_ONLY
 
 
 @dataclass

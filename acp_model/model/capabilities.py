@@ -358,6 +358,19 @@ def cancel_request_advertised(method: str, target: str, advertised: bool | None
     return f"the client sent {method} for {what} {target!r}, {seen}"
 
 
+@check("SDK-TOOL-03", role=Role.FINDING, reads=[Reads.RESPONSE])
+def ended_cancel_refused(method: str, target: str, ended: str | None, has_error: bool
+                         ) -> str | None:
+    """tool_call/cancel and terminal/cancel of what had ended when the client sent it are
+    refused with -32602 (``ended``: how the client's view showed it then; None: not ended)."""
+    if ended is None or has_error:
+        return None
+    what = "tool call" if method == "tool_call/cancel" else "terminal"
+    return (f"the client sent {method} for {what} {target!r} after the agent had reported it "
+            f"{ended}, and the agent answered with a result: a cancel of what already ended "
+            "is answered with -32602")
+
+
 def auth_methods_of(result: Any) -> list[Any]:
     methods = result.get("authMethods") if isinstance(result, Mapping) else None
     return methods if isinstance(methods, list) else []

@@ -12,7 +12,8 @@ explanation)`` for what it finds. A message goes only to the checks that read it
 parts it carries (an update kind's: its wire-table row's ``parts``; a request's or a result's:
 :data:`CARRIES`); the dispatch table is built from the declarations (:func:`dispatch_table`),
 so adding a check is one decorated function. The entry points
-(``session_update``, ``prompt_request`` ...) collect :class:`Findings`: what was found and
+(``prompt_request``, ``session_result`` ...; an update: its kind's plan,
+:func:`update_checks`) collect :class:`Findings`: what was found and
 which checks ran (the "exercised" counts of the report).
 """
 
@@ -890,19 +891,6 @@ def judge(kind: Reads, value: Any, rev: str = SEED,
     plan = _plan(rev, kind)
     if isinstance(value, dict) and plan is not None:
         _run(plan, value, _ROOTS[kind], FindingContext.of(rev, prompt_caps), out)
-    return out
-
-
-def session_update(params: Any, rev: str = SEED) -> Findings:
-    """Checks on ``session/update`` params beyond the schema: those reading every update, then
-    those reading its kind."""
-    out = Findings(rev=rev)
-    update = params.get("update") if isinstance(params, dict) else None
-    if not isinstance(update, dict):
-        return out
-    plan = update_checks(rev, update.get("sessionUpdate"))
-    if plan is not None:
-        run_update_checks(plan, update, rev, out)
     return out
 
 

@@ -1,15 +1,16 @@
 """The client's view as the oracle keeps it, and what it lets the oracle judge.
 
-:func:`reduce_session` applies an update to a session's view by its kind's wire-table row
-(``Update.reduce``: the merge rules live in :mod:`acp_model.model.views`, which knows no kind by
-name). The checks below read the view *before* an update (is this tool call known, which
-family did this messageId have, was background work listed) and are dispatched by the kinds
-they declare, like the single-message checks.
+An update is applied to a session's view by its kind's wire-table row (``Update.reduce``,
+which the oracle's plan of the kind holds: the merge rules live in
+:mod:`acp_model.model.views`, which knows no kind by name). The checks below read the view
+*before* an update (is this tool call known, which family did this messageId have, was
+background work listed) and are dispatched by the kinds they declare, like the
+single-message checks.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from functools import cache
 from typing import Any
 
@@ -27,20 +28,12 @@ from acp_model.model.views import (
 from acp_model.model.vocab import FINAL_TOOL_STATUSES, Reads, Role
 
 # the view, read through this module by the oracle's parts that keep one per session
-__all__ = ["SessionView", "family_kept", "judge", "judge_permission", "reduce_session",
-           "view_summary"]
+__all__ = ["SessionView", "family_kept", "judge_permission", "view_checks", "view_summary"]
 
 UPDATE_KINDS = wire_table.update_reads()  # sessionUpdate kind -> what its checks read
 MESSAGE_FAMILY = wire_table.families()  # message update kind -> its family
 _MESSAGE_KINDS = [UPDATE_KINDS[kind] for kind in MESSAGE_FAMILY]  # ACPM-MSG-FAMILY reads them
 _ROWS = wire_table.updates()
-
-
-def reduce_session(view: SessionView, update: dict[str, Any]) -> SessionView:
-    """Apply one ``session/update`` payload as its kind's row says (an unknown kind, or one the
-    view keeps nothing of, leaves it as it is)."""
-    row = _ROWS.get(update.get("sessionUpdate"))  # type: ignore[arg-type]
-    return view if row is None or row.reduce is None else row.reduce(view, update)
 
 
 # --- what the view lets the oracle judge --------------------------------------------------------
@@ -145,6 +138,21 @@ def cancel_advertised(capabilities: Any) -> bool:
     return isinstance(capabilities, dict) and isinstance(capabilities.get("cancel"), dict)
 
 
+def cancel_target(view: SessionView | None, method: str, target: Any
+                  ) -> tuple[bool | None, str | None]:
+    """What the client's view shows of the target of a tool_call/cancel (terminal/cancel):
+    does it advertise cancel (None: no update reported it; SDK-TOOL-02), and how it ended
+    (its final status, "exited"; None: it has not; SDK-TOOL-03)."""
+    tools = method == "tool_call/cancel"
+    held = None if view is None else view.tools if tools else view.terminals
+    found = held.get(target) if held is not None and isinstance(target, Hashable) else None
+    if found is None:
+        return None, None
+    ended = (found.status if found.status in FINAL_TOOL_STATUSES else None) if tools \
+        else ("exited" if found.exited else None)
+    return cancel_advertised(found.capabilities), ended
+
+
 def _cancel_kept_at_the_end(ended_before: bool, capabilities_before: Any, ended: bool,
                             capabilities: Any) -> bool:
     """SDK-TOOL-01's finding, for a tool call or a terminal: this update ends it while it
@@ -235,21 +243,11 @@ def judge_permission(view: SessionView, params: Any, rev: str = "seed") -> Findi
     return out
 
 
-def judge(view: SessionView, update: dict[str, Any], rev: str = "seed", *,
-          family: bool = True) -> Findings:
-    """The view-based checks reading this session/update payload's kind (``view``: before
-    it); the background checks belong to the sdk-2.4.0 revision (``Rule.revisions``).
-    ``family``: False when the reuse of a messageId was already judged as a replay's
-    (SESS-08): one cause, one failure, so ACPM-MSG-FAMILY does not judge it again."""
-    out = Findings(rev=rev)
-    out.apply(view_checks(rev, update.get("sessionUpdate"), family=family), view, update)
-    return out
-
-
 def view_checks(rev: str, kind: Any, *, family: bool = True) -> Entry:
     """The dispatch entry of the view-based checks reading an update of ``kind`` under
-    ``rev`` (``family``: as :func:`judge`'s), one static tuple per kind (the oracle's plan of
-    a kind holds it: ``oracle.updates``)."""
+    ``rev`` (``family``: False when the reuse of a messageId was already judged as a
+    replay's, SESS-08: one cause, one failure, so ACPM-MSG-FAMILY does not judge it again),
+    one static tuple per kind (the oracle's plan of a kind holds it: ``oracle.updates``)."""
     reads = UPDATE_KINDS.get(kind) if isinstance(kind, str) else None
     checks = dispatch(__name__, rev).get(reads, ()) if reads is not None else ()
     return checks if family else _without_family(checks)

@@ -107,6 +107,11 @@ class MessageHandlers(Protocol):
                        ) -> None:
         """$/cancel_request withdraws the sender's own request."""
 
+    def cancel_control(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str
+                       ) -> None:
+        """tool_call/cancel, terminal/cancel: what the client's view showed of the target
+        (SDK-TOOL-02 judges the request, SDK-TOOL-03 the answer)."""
+
     def update(self, direction: str, params: Any, sid: Any, idx: int, what: str) -> None:
         """session/update: the event of its update kind (:class:`Update`)."""
 
@@ -133,6 +138,9 @@ class AnswerHandlers(Protocol):
 
     def elicitation_answered(self, reply: Any) -> None:
         """The client's answer to an elicitation."""
+
+    def cancel_control_answered(self, reply: Any) -> None:
+        """The answer to a tool_call/cancel or terminal/cancel (SDK-TOOL-03)."""
 
 
 Handler = Callable[..., None]
@@ -350,8 +358,12 @@ MESSAGES: tuple[Message, ...] = (
             AnswerHandlers.elicitation_answered,
             TraceBuilder.elicitation, advertised_by=("elicitation",)),
     Message("elicitation/complete", A2C, False, ALL, why=SCHEMA_ONLY),
-    Message("tool_call/cancel", C2A, True, ONLY_SDK, why=SCHEMA_ONLY),
-    Message("terminal/cancel", C2A, True, ONLY_SDK, why=SCHEMA_ONLY),
+    # a control a tool call or a terminal advertises: no machine moves (the agent confirms
+    # with an update, and the foreground state does not change by itself)
+    *(Message(method, C2A, True, ONLY_SDK, route=MessageHandlers.cancel_control,
+              answer=AnswerHandlers.cancel_control_answered,
+              why="its target's view judges it and its answer (SDK-TOOL-02, SDK-TOOL-03)")
+      for method in ("tool_call/cancel", "terminal/cancel")),
     Message("fs/read_text_file", A2C, True, ONLY_V1, why=SCHEMA_ONLY,
             advertised_by=("fs", "readTextFile")),
     Message("fs/write_text_file", A2C, True, ONLY_V1, why=SCHEMA_ONLY,

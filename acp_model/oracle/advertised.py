@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from acp_model.model import capabilities, permissions, reducers, wire_table
+from acp_model.model import capabilities, permissions, wire_table
 from acp_model.model.check import watches
 from acp_model.model.vocab import Reads
 from acp_model.oracle.answers import Answers
@@ -56,16 +56,6 @@ class AdvertisedUse:
         if method == Method.RESUME and sid is not None:
             roots = told.roots.get(sid)
             run(capabilities.resume_keeps_cwd, idx, params, roots[0] if roots else None,
-                session=sid)
-        if method in ("tool_call/cancel", "terminal/cancel") and isinstance(params, dict):
-            key = "toolCallId" if method == "tool_call/cancel" else "terminalId"
-            view = self.machines.views.get(sid) if sid is not None else None
-            target = params.get(key)
-            found = None if view is None else (
-                view.tools if key == "toolCallId" else view.terminals).get(target)
-            advertised = None if found is None else reducers.cancel_advertised(
-                found.capabilities)
-            run(capabilities.cancel_request_advertised, idx, method, str(target), advertised,
                 session=sid)
 
     @watches(Reads.UPDATE)

@@ -108,10 +108,6 @@ class V2:
         """The event an update kind becomes on this wire."""
         return row.event
 
-    def reads(self, update: dict[str, Any], kind: Any) -> dict[str, Any]:
-        """The update as the model reads it."""
-        return update
-
     def read_as(self, row: wire_table.Update) -> str | None:
         """The kind the model reads an update of ``row`` as (None: its own)."""
         return None
@@ -148,17 +144,9 @@ class V1(V2):
 
     def event_of(self, row: wire_table.Update) -> Event:
         """v1 reads a user message as replayed history (the turn's start is derived from the
-        prompt): the row's ``v1_event``. A kind v1 reads as another (``v1_as``) was renamed
-        by :meth:`reads` first."""
+        prompt): the row's ``v1_event``. A kind v1 reads as another (``v1_as``: :meth:`read_as`)
+        is classified by that kind's row."""
         return row.v1_event if row.v1_event is not None and row.v1_as is None else row.event
-
-    def reads(self, update: dict[str, Any], kind: Any) -> dict[str, Any]:
-        """The update as the table's v1 reading has it: v1's first report of a tool call is
-        an upsert like v2's ``tool_call_update`` (a copy; the agent's message is kept)."""
-        row = wire_table.updates().get(kind) if isinstance(kind, str) else None
-        if row is not None and row.v1_as is not None:
-            return {**update, "sessionUpdate": row.v1_as}
-        return update
 
     def read_as(self, row: wire_table.Update) -> str | None:
         return row.v1_as

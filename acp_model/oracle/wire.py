@@ -10,12 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from acp_model.model import classify, wire_table
+from acp_model.model import classify
 from acp_model.model.events import Payload
 from acp_model.model.views import SessionView
 from acp_model.model.vocab import Event
 from acp_model.model.wire_table import Update
-from acp_model.oracle import said
 from acp_model.oracle.said import Said
 
 
@@ -46,20 +45,6 @@ def classified(fn: classify.Classify, idx: int, update: dict[str, Any], view: Se
     if fn is classify.state and event != Event.OUTPUT:
         return event, ev, Said((_state_update, update.get("state"), ev.reason, idx))
     return event, ev, what
-
-
-def session_update(idx: int, update: dict[str, Any], view: SessionView,
-                   reading: Callable[[Update], Event] = _as_written, what: Said | None = None
-                   ) -> tuple[Event, Payload, Said]:
-    """The event a ``session/update`` payload stands for (its kind's row of
-    :data:`~acp_model.model.wire_table.UPDATES`, as the revision's translator ``reading``
-    reads it: v1 reads a user message as replayed history, ``oracle.dialects``), its payload
-    and a short name (``what``, when the caller has made it; formatted only when a violation
-    reads it)."""
-    name = update.get("sessionUpdate")
-    row = wire_table.updates().get(name) if isinstance(name, str) else None
-    return classified(classifier(row, reading), idx, update, view,
-                      what if what is not None else Said((said.UPDATE, name, idx)))
 
 
 def permission_request(idx: int, req_id: Any, params: Any) -> Payload:

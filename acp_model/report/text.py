@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from acp_model.report.links import rule_url
-from acp_model.spec.levels import Level
+from acp_model.spec.levels import Level, Standing
 
 NBSP = "\u00a0"
 
@@ -108,7 +108,7 @@ def counterexample_line(ce: Mapping[str, Any], tail: str = "") -> str:
                if isinstance(minimize, Mapping) else None)
     name = counterexample_name(int(ce.get("reproduced") or 0), int(ce.get("replays") or 0),
                                minimal)
-    if ce.get("standing") == "shared-only":
+    if ce.get("standing") == Standing.SHARED_ONLY:
         name = "warning: seen on a shared process only, not reproduced; its program"
     rate = reproduction_phrase(int(ce.get("reproduced") or 0), int(ce.get("replays") or 0),
                                int(ce.get("free_reproduced") or 0),

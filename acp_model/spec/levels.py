@@ -17,3 +17,12 @@ class Level(StrEnum):
     FAIL = "fail"
     WARN = "warn"
     OFF = "off"
+
+
+class Standing(StrEnum):
+    """Where a fuzz run's counterexample was seen (``report.json``'s ``standing``): a fresh
+    agent process showed it, or only a long-lived shared one did and no fresh-process replay
+    reproduced it, which is reported at :attr:`Level.WARN`, not as a failure."""
+
+    FRESH = "fresh"
+    SHARED_ONLY = "shared-only"

@@ -928,6 +928,20 @@ _R: list[Rule] = [
          "sdk-2.4.0 schema $defs.CancelToolCallRequest ('Clients MUST NOT send it unless the "
          "tool call currently advertises capabilities.cancel'); $defs.CancelTerminalRequest",
          revisions=(SDK_2_4_0,)),
+    Rule("SDK-TOOL-03", "agent", "SHOULD", "safety",
+         "tool_call/cancel (terminal/cancel) of a tool call that had reached a final status "
+         "(a terminal that had exited) when the client sent it is answered with -32602, not "
+         "a result.",
+         "sdk-2.4.0 schema $defs.CancelToolCallRequest ('The Agent responds with -32602 if "
+         "the tool call is unknown, already final, or not cancellable'); "
+         "$defs.CancelTerminalRequest ('The Agent responds with -32602 if the terminal is "
+         "unknown, has already exited, or is not cancellable')",
+         revisions=(SDK_2_4_0,), from_definition=True,
+         notes="Provable under every timing: the agent wrote the final status (the "
+               "exitStatus) before the client read it, so before it read the request. Judged "
+               "on a result only (an error with another code still refuses the cancel); an "
+               "unknown or uncancellable target is the agent's to know, not the trace's. The "
+               "schema states it without a BCP 14 keyword: SHOULD."),
     Rule("V1-CONFIG-02", "agent", "MUST", "safety",
          "v1: a successful session/set_config_option answers with the complete list of "
          "config options, so it lists the option that was set.",

@@ -254,3 +254,57 @@ def test_a_receipt_naming_an_earlier_message_is_receipt_03_alone() -> None:
     report = check(t, SDK)
     assert "SDK-RECEIPT-04" not in {v["rule"] for v in report["violations"]}
     assert "SDK-RECEIPT-03" in failed_rules(report)
+
+
+# --- SDK-TOOL-03: a cancel of what had ended when the client sent it is refused ------------------
+
+def _cancel_after(ended: bool, answer: int | None, *, terminal: bool = False) -> TraceBuilder:
+    """A tool call (a terminal) that still advertises cancel; the client cancels it after
+    the agent reported it ended (``ended``) or while it runs; the agent answers with a result
+    (``answer`` None) or that error."""
+    cancel = {"cancel": {}}
+    t = _sdk_turn()
+    if terminal:
+        t.update(S, {"sessionUpdate": "terminal_update", "terminalId": "term_1",
+                     "command": "cargo test", "capabilities": cancel})
+        if ended:
+            t.update(S, {"sessionUpdate": "terminal_update", "terminalId": "term_1",
+                         "exitStatus": {"exitCode": 0}})
+        method, params = "terminal/cancel", {"sessionId": S, "terminalId": "term_1"}
+    else:
+        t.tool(S, "t1", "in_progress", title="Run", kind="execute", capabilities=cancel)
+        if ended:
+            t.tool(S, "t1", "completed")
+        method, params = "tool_call/cancel", {"sessionId": S, "toolCallId": "t1"}
+    t.rpc.request("c2a", method, params, 40)
+    t = t.rpc.result("a2c", 40, {}) if answer is None else t.rpc.error("a2c", 40, answer)
+    if not ended and terminal:
+        t.update(S, {"sessionUpdate": "terminal_update", "terminalId": "term_1",
+                     "exitStatus": {"exitCode": 130}, "capabilities": None})
+    elif not ended:
+        t.tool(S, "t1", "cancelled", capabilities=None)
+    return t.idle(S, "end_turn")
+
+
+@pytest.mark.parametrize("terminal", [False, True], ids=["tool_call", "terminal"])
+def test_a_cancel_of_what_had_ended_is_refused_with_invalid_params(terminal: bool) -> None:
+    # the agent kept advertising cancel after the end (SDK-TOOL-01), so the client may send it
+    breaks = check(_cancel_after(True, None, terminal=terminal), SDK)["violations"]
+    assert sorted(v["rule"] for v in breaks) == ["SDK-TOOL-01", "SDK-TOOL-03"], breaks
+    hit = next(v for v in breaks if v["rule"] == "SDK-TOOL-03")
+    assert hit["level"] == "warn" and RULES["SDK-TOOL-03"].strength == "SHOULD"
+    assert ("exited" if terminal else "completed") in hit["message"]
+    assert [v["rule"] for v in check(_cancel_after(True, -32602, terminal=terminal),
+                                     SDK)["violations"]] == ["SDK-TOOL-01"]
+    # a cancel sent while it ran is accepted, whatever the agent later reports
+    assert check(_cancel_after(False, None, terminal=terminal), SDK)["violations"] == []
+
+
+def test_a_cancel_the_client_should_not_have_sent_is_still_judged_by_its_answer() -> None:
+    # the agent stopped advertising cancel at the end: the client breaks SDK-TOOL-02, and the
+    # agent's result for a tool call it had reported final breaks SDK-TOOL-03
+    t = _sdk_turn().tool(S, "t1", "in_progress", title="Run", capabilities={"cancel": {}})
+    t.tool(S, "t1", "failed", capabilities=None)
+    t.rpc.request("c2a", "tool_call/cancel", {"sessionId": S, "toolCallId": "t1"}, 40)
+    found = check(t.rpc.result("a2c", 40, {}).idle(S, "end_turn"), SDK)["violations"]
+    assert sorted(v["rule"] for v in found) == ["SDK-TOOL-02", "SDK-TOOL-03"], found

@@ -12,7 +12,7 @@ from acp_model.spec import schema
 from acp_model.spec.readings import DEFAULT, Readings
 from acp_model.trace.builder import TraceBuilder
 from benchmarks.gen_trace import generate
-from tests.helpers import S, assert_clean, base, check
+from tests.helpers import S, assert_clean, base, check, update_findings
 
 
 def test_method_table_comes_from_the_schema_annotations() -> None:
@@ -66,11 +66,11 @@ def test_schema_accepts_what_our_explicit_checks_reject() -> None:
     params = {"sessionId": "s", "update": {"sessionUpdate": "state_update", "state": "idle",
                                            "stopReason": "done"}}
     assert validation.validate("UpdateSessionNotification", params) == []
-    assert [f[0].rule for f in checks.session_update(params).found] == ["STOP-03"]
+    assert [f[0].rule for f in update_findings(params["update"]).found] == ["STOP-03"]
     usage = {"sessionId": "s", "update": {"sessionUpdate": "usage_update", "used": 1,
                                           "size": 2, "cost": {"amount": 1, "currency": "XYZ"}}}
     assert validation.validate("UpdateSessionNotification", usage) == []
-    assert [f[0].rule for f in checks.session_update(usage).found] == ["USAGE-04"]
+    assert [f[0].rule for f in update_findings(usage["update"]).found] == ["USAGE-04"]
 
 
 @pytest.mark.parametrize(("path", "ok"), [("/a/b", True), ("C:\\x", True), ("\\\\srv\\s", True),

@@ -58,7 +58,6 @@ HAND: dict[tuple[str, str, str], str] = {
     ("oracle/advertised.py", "request", "mcp_transports_advertised"): ADVERTISED,
     ("oracle/advertised.py", "request", "session_method_advertised"): ADVERTISED,
     ("oracle/advertised.py", "request", "resume_keeps_cwd"): ADVERTISED,
-    ("oracle/advertised.py", "request", "cancel_request_advertised"): ADVERTISED,
     ("oracle/advertised.py", "request", "client_method_advertised"): ADVERTISED,
     ("oracle/advertised.py", "request", "file_in_root_set"): ADVERTISED,
     ("oracle/advertised.py", "update", "notice_advertised"): ADVERTISED,
@@ -77,6 +76,7 @@ HAND: dict[tuple[str, str, str], str] = {
     ("oracle/answers.py", "_what_it_advertised", "config_method_implemented"): ANSWER,
     ("oracle/answers.py", "_what_it_advertised", "config_result_complete"): ANSWER,
     ("oracle/answers.py", "_what_it_advertised", "inactive_close_succeeds"): ANSWER,
+    ("oracle/answers.py", "cancel_control_answered", "ended_cancel_refused"): ANSWER,
     ("oracle/answers.py", "prompt_answered", "baseline_content_refused"): ANSWER,
     ("oracle/answers.py", "prompt_answered", "baseline_content_invalid"): ANSWER,
     ("oracle/answers.py", "prompt_answered", "receipt_not_held_back"): ANSWER,
@@ -88,6 +88,7 @@ HAND: dict[tuple[str, str, str], str] = {
     ("oracle/router.py", "_request", "request_id_valid"): GATE,
     ("oracle/router.py", "_request", "request_id_fresh"): GATE,
     ("oracle/router.py", "_unknown_session", "session_named_once_created"): UNKNOWN,
+    ("oracle/router.py", "cancel_control", "cancel_request_advertised"): ADVERTISED,
     ("oracle/updates.py", "route", "replayed_ids_unique"): REPLAYED,
 }
 

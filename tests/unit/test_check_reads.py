@@ -16,6 +16,7 @@ from acp_model.model.check import CHECKS, READERS, DefinitionError, check, reade
 from acp_model.model.vocab import Reads, Role
 from acp_model.model.wire_table import update_reads
 from acp_model.oracle import machines, validate
+from tests.helpers import update_findings, view_findings
 
 PACKAGE = Path(__file__).resolve().parents[2] / "acp_model"
 
@@ -90,16 +91,16 @@ def _ran(findings: messages.Findings) -> list[str]:
 
 
 def test_an_update_reaches_the_checks_of_every_update_and_of_its_kind_only() -> None:
-    usage = {"update": {"sessionUpdate": "usage_update", "used": 1, "size": 2,
-                        "cost": {"amount": 1, "currency": "ABC"}}}
-    found = messages.session_update(usage)
+    usage = {"sessionUpdate": "usage_update", "used": 1, "size": 2,
+             "cost": {"amount": 1, "currency": "ABC"}}
+    found = update_findings(usage)
     assert _ran(found) == ["update_kind_known", "variants_of_another_revision",
                            "currency_iso_4217"]
     assert [(m.rule, path) for m, path, _ in found.found] == [
         ("USAGE-04", "params/update/cost/currency")]
-    custom = messages.session_update({"update": {"sessionUpdate": "_mine"}})
+    custom = update_findings({"sessionUpdate": "_mine"})
     assert _ran(custom) == ["update_kind_known", "variants_of_another_revision"]
-    odd = messages.session_update({"update": {"sessionUpdate": ["state_update"]}})
+    odd = update_findings({"sessionUpdate": ["state_update"]})
     assert _ran(odd) == ["update_kind_known", "variants_of_another_revision"]
 
 
@@ -133,19 +134,19 @@ def test_the_rule_map_shows_what_each_check_reads() -> None:
 
 
 def test_the_view_checks_are_dispatched_by_their_declarations_too() -> None:
-    """reducers.judge hands an update to the view-based checks reading its kind; the
+    """An update's plan hands it to the view-based checks reading its kind; the
     background checks are sdk-2.4.0's; a messageId reuse judged as a replay's is not judged
     again as a family change."""
     view = reducers.SessionView()
     state = {"sessionUpdate": "state_update", "state": "running"}
-    assert _ran(reducers.judge(view, state, "sdk-2.4.0")) == [
+    assert _ran(view_findings(view, state, "sdk-2.4.0")) == [
         "background_on_every_update", "background_items_announced",
         "background_removed_when_final"]
-    assert _ran(reducers.judge(view, state, "seed")) == []
+    assert _ran(view_findings(view, state, "seed")) == []
     chunk = {"sessionUpdate": "agent_message_chunk", "messageId": "m",
              "content": {"type": "text", "text": "x"}}
-    assert _ran(reducers.judge(view, chunk)) == ["family_kept"]
-    assert _ran(reducers.judge(view, chunk, family=False)) == []
+    assert _ran(view_findings(view, chunk)) == ["family_kept"]
+    assert _ran(view_findings(view, chunk, family=False)) == []
 
 
 def _decorated_checks() -> list[tuple[str, ast.FunctionDef, ast.Call]]:

@@ -102,10 +102,8 @@ def test_a_response_ends_its_own_prompt_and_the_next_runs_again_at_its_content()
 
 def test_v1_reads_its_first_tool_report_as_an_upsert_and_history_starts_nothing() -> None:
     v1 = dialects.V1()
-    tool = {"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "x"}
-    read = v1.reads(tool, "tool_call")
-    assert read["sessionUpdate"] == "tool_call_update" and tool["sessionUpdate"] == "tool_call"
-    assert dialects.V2().reads(tool, "tool_call") is tool
+    row = dialects.wire_table.updates()["tool_call"]
+    assert v1.read_as(row) == "tool_call_update" and dialects.V2().read_as(row) is None
     _, history = _run(v1, dialects.Prompted(S, 1, 0, TEXT),
                       dialects.Updated(S, "tool_call", True, 1, "tool"))
     assert history == ()  # replayed history is no turn content

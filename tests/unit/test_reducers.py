@@ -9,7 +9,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from acp_model.model import views, wire_table
-from acp_model.model.reducers import reduce_session
 from acp_model.model.views import (
     MessageReport,
     SessionView,
@@ -21,6 +20,7 @@ from acp_model.model.views import (
     rendered_text,
     view_summary,
 )
+from tests.helpers import reduced
 
 texts = st.text(alphabet="abcxyz", min_size=1, max_size=4)
 blocks = texts.map(lambda s: {"type": "text", "text": s})
@@ -157,7 +157,7 @@ def test_session_view_routes_updates_and_permission_subjects() -> None:
                 {"sessionUpdate": "state_update", "state": "running"},
                 {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"},
                 {"sessionUpdate": "_vendor", "x": 1}]:
-        view = reduce_session(view, upd)
+        view = reduced(view, upd)
     assert tuple(view.order) == ("u1",) and view.state == "idle" and view.stop_reason == "end_turn"
     view = apply_permission_subject(view, {"title": "Prompt copy", "subject": {
         "type": "tool_call", "toolCall": {"toolCallId": "t9", "title": "Real title"}}})
@@ -169,9 +169,9 @@ def test_the_view_summary_lists_the_tool_calls_reported_last() -> None:
     (a persistent map has no order of its own; the view keeps the recent ids)."""
     view = SessionView()
     for n in range(12):
-        view = reduce_session(view, {"sessionUpdate": "tool_call_update",
+        view = reduced(view, {"sessionUpdate": "tool_call_update",
                                      "toolCallId": f"t{n}", "status": "pending"})
-    view = reduce_session(view, {"sessionUpdate": "tool_call_update", "toolCallId": "t0",
+    view = reduced(view, {"sessionUpdate": "tool_call_update", "toolCallId": "t0",
                                  "status": "completed"})
     summary = view_summary(view)["tool_calls"]
     assert list(summary) == [f"t{n}" for n in range(5, 12)] + ["t0"]
@@ -190,12 +190,12 @@ def test_the_view_summary_lists_the_tool_calls_reported_last() -> None:
     {"sessionUpdate": "terminal_update", "terminalId": "x9", "exitStatus": {"exitCode": 0}},
 ])
 def test_an_update_keeps_every_view_field_it_does_not_own(update: dict[str, Any]) -> None:
-    """reduce_session builds views field by field (for speed): a field added to SessionView
+    """An update's reducer builds views field by field (for speed): a field added to SessionView
     must be carried over by every branch, which this test sees for each field."""
     import dataclasses
 
     view = SessionView(**{f.name: _sentinel(f.name) for f in dataclasses.fields(SessionView)})
-    after = reduce_session(view, update)
+    after = reduced(view, update)
     owned = {"agent_message_chunk": {"messages", "order"},
              "tool_call_update": {"tools", "recent_tools"}, "plan_update": {"plans"},
              "usage_update": {"usage"},

@@ -46,12 +46,12 @@ def test_v1_reads_a_first_tool_report_as_the_upsert_and_hears_turn_content() -> 
     assert not updates.build("v1", v1, "plan_update").translated
 
 
-def test_a_plan_finds_what_the_single_message_checks_find() -> None:
+def test_a_plan_finds_what_its_kinds_single_message_checks_find() -> None:
     usage = {"sessionUpdate": "usage_update", "used": 1, "size": 2,
              "cost": {"amount": 1, "currency": "ABC"}}
-    found = updates.build("seed", dialects.V2(), "usage_update").check(usage)
-    alone = messages.session_update({"update": usage})
-    assert found.found == alone.found and found.ran == alone.ran
+    plan = updates.build("seed", dialects.V2(), "usage_update")
+    found = plan.check(usage)
+    assert plan.checks is not None and found.ran == [plan.checks[0]]
     assert [m.rule for m, _, _ in found.found] == ["USAGE-04"]
 
 
