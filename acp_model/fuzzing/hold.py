@@ -11,7 +11,8 @@ replay does not bring is left out once it is later than :meth:`Hold.allowance` a
 the first place the replay left its schedule is kept (:class:`Divergence`); after
 :data:`MAX_LEFT_OUT` of them the replay runs free. The agent taking another branch is told
 apart from a count that differs (``schedule.essential``): a recorded run of chunks, a plan or
-a tool call's progress that does not come is left out soon and the replay stays held; a
+a tool call's progress that does not come is left out soon and the replay stays held (but for
+the first update of content that began before one of our inputs, :meth:`Hold.branch`); a
 response that comes with another outcome than recorded (an error for a result) takes the
 recorded one's place at once, and an agent message of a branch the recording does not have is
 the divergence it records. Holding only delays: the oracle's proofs
@@ -73,6 +74,10 @@ class Hold:
         # what nothing waits for counts as come (it is still matched when it comes)
         self.done = [e.soft for e in self.events]
         self.matched: dict[int, int] = {}  # replay event -> recorded event
+        self._came: set[int] = set()  # recorded events the replay brought (not left out)
+        # the recorded first updates of content before an input of ours -> the later counted
+        # updates of their stretch (``Schedule.content_begins``)
+        self._begins = schedule.content_begins()
         self._queues: dict[Key, deque[int]] = defaultdict(deque)
         for j, e in enumerate(self.events):
             self._queues[event_key(e, lambda i: i)].append(j)
@@ -117,6 +122,7 @@ class Hold:
                 return
             self._queues[key].popleft()
             self.matched[index] = j
+            self._came.add(j)
             if self.events[j].boundary.ours:
                 self._last_ours = max(self._last_ours, j)
             self._mark(j)
@@ -311,11 +317,13 @@ class Hold:
         with contextlib.suppress(ValueError):
             self._queues[key].remove(k)
         self.skipped += 1
-        branch = self.events[k].essential
+        branch = self.branch(k)
         self.left_out += branch
+        why = "" if branch else " (a count that differs: still held)"
+        if branch and not self.events[k].essential:
+            why = " (the content the recording had begun before our next input)"
         self._diverged(f"{turn.event.describe()} waited {allowed:.1f} s for the recorded "
-                       f"{self.events[k].describe()}, which did not come: left out"
-                       + ("" if branch else " (a count that differs: still held)"),
+                       f"{self.events[k].describe()}, which did not come: left out{why}",
                        free=self.left_out > MAX_LEFT_OUT)
         self._mark(k)
 
@@ -325,6 +333,16 @@ class Hold:
         return next((a for a in range(k - 1, -1, -1)
                      if self.events[a].boundary in (Boundary.WRITE, Boundary.RELEASE)), None)
 
+    def branch(self, k: int) -> bool:
+        """Whether recorded event ``k`` is part of the branch the recording took: an essential
+        event (``schedule.essential``), or the first update of content that began before one
+        of our inputs, unless a later update of its stretch came (the content began all the
+        same: the first is then a count that differs)."""
+        if self.events[k].essential:
+            return True
+        later = self._begins.get(k)
+        return later is not None and not any(j in self._came for j in later)
+
     def allowance(self, k: int) -> float:
         """How late recorded event ``k`` may be, after the replay's last input before it,
         before it is left out: the time it took after that one in the recording,
@@ -333,8 +351,12 @@ class Hold:
         on the s4 matrix a held replay of opencode's CANCEL-07 let its look end 1.4 s after
         the model's reply without the tool call the recording had next, and the teardown's
         cancel then came before the turn's end, which the recording had the other way round.
-        A smaller program (minimizing's trials) may well not bring it: it is left out soon."""
-        if self.exact and not self.events[k].boundary.ours and self.events[k].essential:
+        A smaller program (minimizing's trials) may well not bring it: it is left out soon.
+        The first update of content that began before our next input is the branch's too
+        (:meth:`branch`): on the s7 matrix the hold gave codex-acp's and qwen-code's first
+        chunk 0.6 s, wrote the set_mode and the teardown's cancel before it, and took the
+        race the other way in 3 replays of 6; the later updates of its stretch stay counts."""
+        if self.exact and not self.events[k].boundary.ours and self.branch(k):
             return self.deadline
         anchor = self._anchor(k)
         took = self.events[k].t - (self.events[anchor].t if anchor is not None else 0.0)

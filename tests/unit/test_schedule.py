@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -308,9 +309,10 @@ def test_a_count_that_differs_is_left_out_soon_and_the_replay_stays_held(
     hold = Hold(_schedule(W0, M1, *runs, progress, W2), deadline=30.0, exact=True)
     hold.observe(0, _key(W0, hold))
     hold.observe(1, _key(M1, hold))
-    assert hold.allowance(2) < 1.0  # not the deadline, exact as the replay is
+    hold.observe(2, _key(runs[0], hold))  # the content began (the branch's, see below)
+    assert hold.allowance(3) < 1.0  # not the deadline, exact as the replay is
     assert hold.admit(_key(W2, hold), W2) == len(runs) + 3
-    assert hold.skipped == len(runs) + 1 > holding.MAX_LEFT_OUT and hold.left_out == 0
+    assert hold.skipped == len(runs) > holding.MAX_LEFT_OUT and hold.left_out == 0
     assert not hold.free
     assert hold.divergence is not None and "a count that differs" in hold.divergence.what
     said = holding.describe_divergence(hold)
@@ -343,3 +345,86 @@ def test_an_agent_message_of_a_branch_the_recording_lacks_is_the_divergence() ->
     hold.observe(2, sched.event_key(asked, hold.ref))
     assert hold.divergence is not None and "another branch" in hold.divergence.what
     assert "request_permission" in hold.divergence.what and not hold.free
+
+
+def _update_of(kind: str, t: float, session: int = 1) -> Event:
+    return Event(Boundary.MESSAGE, ("update", kind), session=session, action=1, t=t)
+
+
+PROMPT = Event(Boundary.WRITE, ("request", "session/prompt"), session=1, action=1,
+               by_action=True, t=0.3)
+SET_MODE = Event(Boundary.WRITE, ("request", "session/set_mode"), session=1, action=2,
+                 by_action=True, t=0.32)
+
+
+def test_content_begins_where_a_stretch_of_counted_updates_meets_our_next_input() -> None:
+    """A stretch of a session's counted updates runs from our last input or its last
+    essential output: its first update is the branch's when one of our inputs ends it; the
+    later ones are counts. What ends on the session's own essential output (the turn's
+    response) is not: that output holds the order. Another session's does not end it."""
+    text, thought, more = (_update_of("agent_message_chunk", 0.31),
+                           _update_of("agent_thought_chunk", 0.311),
+                           _update_of("agent_message_chunk", 0.312))
+    other_session = Event(Boundary.MESSAGE, ("response", "result"), cause=0, action=1, t=0.313)
+    usage = _update_of("usage_update", 0.314)
+    sched_ = _schedule(W0, M1, PROMPT, text, thought, more, other_session, usage, SET_MODE)
+    assert sched_.content_begins() == {3: (4, 5)}
+    ended = Event(Boundary.MESSAGE, ("response", "result"), cause=2, action=1, t=0.315)
+    answered = _schedule(W0, M1, PROMPT, text, ended, SET_MODE)
+    assert answered.session_of(4) == 1 and answered.content_begins() == {}
+    hold = Hold(sched_, deadline=5.0, exact=True)
+    assert hold.branch(3) and not hold.branch(4) and not hold.branch(5)
+    assert hold.allowance(3) == 5.0 and hold.allowance(4) < 1.0
+
+
+def test_the_first_update_of_content_before_our_input_holds_the_input_until_it_comes(
+        ) -> None:
+    """The recording read the agent's first chunk 10 ms after the prompt and wrote the
+    set_mode next (codex-acp v1 CANCEL-09, s7 matrix); replaying it, the chunk comes 1.5 s
+    late. The set_mode waits for it: the race is the recording's. (Before, the hold gave the
+    chunk 0.5 s + 3 x 10 ms and wrote the set_mode first.)"""
+    chunk = _update_of("agent_message_chunk", 0.31)
+    hold = Hold(_schedule(W0, M1, PROMPT, chunk, SET_MODE), deadline=5.0, exact=True)
+    for n, e in enumerate((W0, M1, PROMPT)):
+        hold.observe(n, _key(e, hold))
+    admitted = threading.Event()
+
+    def write_set_mode() -> None:
+        hold.admit(_key(SET_MODE, hold), SET_MODE)
+        admitted.set()
+
+    writer = threading.Thread(target=write_set_mode)
+    writer.start()
+    assert not admitted.wait(1.5)  # the chunk is 1.5 s late: the set_mode still waits
+    hold.observe(3, _key(chunk, hold))
+    writer.join(10)
+    assert admitted.is_set() and hold.divergence is None and hold.skipped == 0
+
+
+def test_a_later_update_of_the_content_that_never_comes_is_left_out_soon(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The content began (its first chunk came) but the thought and the second run of text
+    the recording had do not: counts, left out after their short allowance, the replay held.
+    And a stretch whose first update (a thought) does not come while a later one (text) did
+    began all the same: the thought is a count too."""
+    monkeypatch.setattr(holding, "FLOOR", 0.05)
+    text, thought, more = (_update_of("agent_message_chunk", 0.31),
+                           _update_of("agent_thought_chunk", 0.311),
+                           _update_of("agent_message_chunk", 0.312))
+    hold = Hold(_schedule(W0, M1, PROMPT, text, thought, more, SET_MODE), deadline=30.0,
+                exact=True)
+    for n, e in enumerate((W0, M1, PROMPT, text)):
+        hold.observe(n, _key(e, hold))
+    started = time.monotonic()
+    assert hold.admit(_key(SET_MODE, hold), SET_MODE) == 6
+    assert time.monotonic() - started < 5.0  # not the deadline
+    assert hold.skipped == 2 and hold.left_out == 0 and not hold.free
+    assert hold.divergence is not None and "a count that differs" in hold.divergence.what
+    thought_first = Hold(_schedule(W0, M1, PROMPT, thought, text, SET_MODE), deadline=30.0,
+                         exact=True)
+    assert thought_first.branch(3) and thought_first.allowance(3) == 30.0
+    for n, e in enumerate((W0, M1, PROMPT, text)):
+        thought_first.observe(n, _key(e, thought_first))
+    assert not thought_first.branch(3) and thought_first.allowance(3) < 1.0
+    assert thought_first.admit(_key(SET_MODE, thought_first), SET_MODE) == 5
+    assert thought_first.left_out == 0 and not thought_first.free
