@@ -178,6 +178,19 @@ class Hold:
             self.reading_held = False
             self._wake()
 
+    def settle(self, stop: threading.Event | None = None) -> None:
+        """The replay is about to end (its agent is closed): that comes after every agent
+        message the recording had that can still come (not one answering a request, or of a
+        session, the replay never made), each waited for as an input waits for it, and left
+        out once later than its allowance. A recorded run that saw the agent's last content
+        after the teardown's last look (codex-acp v1 CANCEL-09, s7 matrix: the chunk after
+        the cancelled turn's end) is replayed to that content, not closed before it."""
+        turn = _Turn(Event(Boundary.WRITE, ("end",)), None, len(self.events), ending=True)
+        with self.cond:
+            while not self._ready(turn) and not (stop is not None and stop.is_set()):
+                self.cond.wait(0.05)
+                self._late(turn)
+
     def close(self) -> None:
         """The replay ended: nothing waits any more."""
         with self.cond:
@@ -238,7 +251,13 @@ class Hold:
             return None
         queue = self._queues.get(key)
         if queue:
-            return _Turn(event, queue[0], queue[0])
+            k = self._own_before(event, queue[0])
+            if k is None:
+                return _Turn(event, queue[0], queue[0])
+            self._diverged(f"the replay's {event.describe()} came before the recorded "
+                           f"{self.events[k].describe()}, which the same action did first "
+                           "there", free=False)
+            return None
         self._extra(event)
         if event.action is not None and (event.by_action or event.boundary in PLACED):
             # placed where the recording went on: before its next input after the last one
@@ -249,6 +268,19 @@ class Hold:
                         len(self.events))
             return _Turn(event, None, upto)
         return None
+
+    def _own_before(self, event: Event, j: int) -> int | None:
+        """An input of ``event`` 's own action recorded before ``j`` (its match) that has not
+        happened: the action issues its events one after another, so it will not happen
+        before ``event``, and waiting for it would wait for ``event`` 's own future (a client
+        that looks before it writes where the recording's client wrote first: the teardown's
+        look before its cancel, 04da9da, replaying an older recording)."""
+        if not (event.by_action and event.boundary.ours):
+            return None
+        return next((k for k in range(self.frontier, j)
+                     if not self.done[k] and self.events[k].by_action
+                     and self.events[k].boundary.ours and self.events[k].action == event.action),
+                    None)
 
     def _peek(self, key: Key) -> int | None:
         queue = self._queues.get(key)
@@ -272,7 +304,14 @@ class Hold:
     def _blocker(self, turn: _Turn) -> int | None:
         """The first recorded event ``turn`` still waits for."""
         return next((k for k in range(self.frontier, turn.upto)
-                     if not self.done[k] and turn.waits_for(self.events[k])), None)
+                     if not self.done[k] and turn.waits_for(self.events[k])
+                     and (not turn.ending or self._can_come(k))), None)
+
+    def _can_come(self, k: int) -> bool:
+        """Whether recorded agent message ``k`` can still come: what it answers, and the
+        session it is on, the replay brought."""
+        e = self.events[k]
+        return all(ref is None or ref < 0 or ref in self._came for ref in (e.cause, e.session))
 
     def _mark(self, j: int) -> None:
         self.done[j] = True
@@ -390,6 +429,7 @@ class _Turn:
     event: Event
     match: int | None
     upto: int
+    ending: bool = False  # the replay's end (:meth:`Hold.settle`)
 
     def waits_for(self, e: Event) -> bool:
         if self.match is None:  # an extra: the agent's messages recorded before its place

@@ -195,6 +195,8 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
             error = str(exc)
         except Interrupted:
             return ReplayOutcome(False, [], [], None, INTERRUPTED)
+        if hold is not None and error is None and (rule is None or rule not in recorder.found):
+            hold.settle(stop.event)  # the recording's last agent messages before the end
         client = ex.client if ex is not None else client
         failures, records = replaced.proof(client, rule)
     finally:

@@ -428,3 +428,49 @@ def test_a_later_update_of_the_content_that_never_comes_is_left_out_soon(
     assert not thought_first.branch(3) and thought_first.allowance(3) < 1.0
     assert thought_first.admit(_key(SET_MODE, thought_first), SET_MODE) == 5
     assert thought_first.left_out == 0 and not thought_first.free
+
+
+def test_an_action_s_input_never_waits_for_an_earlier_one_of_the_same_action_to_come(
+        ) -> None:
+    """The recording's teardown cancelled, then looked; the replay's client looks first (a
+    recording of an older client). The look's recorded match comes after the cancel, which
+    the same action can only write after this look: it goes at once, the order said, and
+    the cancel still meets its own recorded place."""
+    cancel = Event(Boundary.WRITE, ("notify", "session/cancel"), session=1, action=1,
+                   by_action=True, t=0.2)
+    look = Event(Boundary.LOOK, ("look",), action=1, by_action=True, t=0.21)
+    hold = Hold(_schedule(W0, M1, cancel, look), deadline=30.0, exact=True)
+    for n, e in enumerate((W0, M1)):
+        hold.observe(n, _key(e, hold))
+    assert not hold.would_wait(_key(look, hold), look)
+    assert hold.admit(_key(look, hold), look) is None
+    assert hold.divergence is not None and "the same action did first" in hold.divergence.what
+    hold.observe(2, _key(look, hold))
+    assert hold.admit(_key(cancel, hold), cancel) == 2 and not hold.free
+    # another action's input (a reaction, the model) still waits for its turn
+    other = Hold(_schedule(W0, M1, cancel, look), deadline=30.0, exact=True)
+    other.observe(0, _key(W0, other))
+    assert other.would_wait(_key(cancel, other), cancel)
+
+
+def test_the_replay_ends_after_the_agent_messages_the_recording_had_before_its_end() -> None:
+    """The recording read the agent's response after the teardown's last input (the chunk
+    that broke CANCEL-09 came after codex-acp's last look, s7 matrix): the replay's end
+    waits for it, but not for an answer to a request the replay never wrote."""
+    never = Event(Boundary.WRITE, ("request", "session/set_mode"), session=1, action=1, t=0.35)
+    answer = Event(Boundary.MESSAGE, ("response", "result"), cause=4, action=1, t=0.36)
+    hold = Hold(_schedule(W0, M1, W2, M3, never, answer), deadline=30.0, exact=True)
+    for n, e in enumerate((W0, M1, W2)):
+        hold.observe(n, _key(e, hold))
+    ended = threading.Event()
+
+    def end() -> None:
+        hold.settle()
+        ended.set()
+
+    closer = threading.Thread(target=end)
+    closer.start()
+    assert not ended.wait(0.3)  # M3 has not come
+    hold.observe(3, _key(M3, hold))
+    closer.join(10)
+    assert ended.is_set() and hold.skipped == 0 and hold.divergence is None
