@@ -182,12 +182,14 @@ class Hold:
         """The replay is about to end (its agent is closed): that comes after every agent
         message the recording had that can still come (not one answering a request, or of a
         session, the replay never made), each waited for as an input waits for it, and left
-        out once later than its allowance. A recorded run that saw the agent's last content
+        out once later than its allowance (all of them within one deadline). A recorded run that saw the agent's last content
         after the teardown's last look (codex-acp v1 CANCEL-09, s7 matrix: the chunk after
         the cancelled turn's end) is replayed to that content, not closed before it."""
         turn = _Turn(Event(Boundary.WRITE, ("end",)), None, len(self.events), ending=True)
+        until = time.monotonic() + self.deadline  # the end is late one deadline at most
         with self.cond:
-            while not self._ready(turn) and not (stop is not None and stop.is_set()):
+            while not self._ready(turn) and not (stop is not None and stop.is_set()) \
+                    and time.monotonic() < until:
                 self.cond.wait(0.05)
                 self._late(turn)
 
