@@ -191,19 +191,17 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
             if rule is None or rule not in recorder.found:
                 with contextlib.suppress(LifecycleFailure):
                     ex.finish()
+                    client.schedule.settle()  # the recording's last agent messages came
         except AgentUnusable as exc:
             error = str(exc)
         except Interrupted:
             return ReplayOutcome(False, [], [], None, INTERRUPTED)
-        if hold is not None and error is None and (rule is None or rule not in recorder.found):
-            hold.settle(stop.event)  # the recording's last agent messages before the end
         client = ex.client if ex is not None else client
         failures, records = replaced.proof(client, rule)
     finally:
         _retire(client)
     hit = next((v for v in failures if rule is None or v.rule == rule), None)
-    sids = [client.sessions[i].sid for i in ex.local if i is not None] if ex is not None \
-        else []
+    sids = [client.sessions[i].sid for i in ex.local if i is not None] if ex is not None else []
     session = sids.index(hit.session) if hit is not None and hit.session in sids else None
     recorded = client.schedule.schedule(ex.schedule_start, performed or len(actions)) \
         if ex is not None and not ex.relaunched else None

@@ -231,7 +231,7 @@ def test_what_the_replay_does_not_bring_is_left_out_in_time_and_said(
     hold.observe(0, _key(W0, hold))
     # M1 never comes: the prompt waits its allowance (M1's recorded 0.1 s, slower, plus the
     # floor), then M1 is left out
-    assert hold.allowance(1) == pytest.approx(0.05 + holding.SLOWER * 0.1)
+    assert hold.expect.allowance(1) == pytest.approx(0.05 + holding.SLOWER * 0.1)
     assert hold.admit(_key(W2, hold), W2) == 2
     assert hold.skipped == 1 and not hold.free
     assert hold.divergence is not None and "did not come" in hold.divergence.what
@@ -285,9 +285,9 @@ def test_replaying_the_program_that_recorded_it_an_agent_s_event_may_take_the_de
     program's trials, keep the recorded allowance."""
     trial = Hold(_schedule(W0, M1, W2, M3), deadline=5.0)
     exact = Hold(_schedule(W0, M1, W2, M3), deadline=5.0, exact=True)
-    assert trial.allowance(1) == pytest.approx(holding.FLOOR + holding.SLOWER * 0.1)
-    assert exact.allowance(1) == 5.0 and exact.allowance(3) == 5.0
-    assert exact.allowance(2) == trial.allowance(2) < 5.0  # the client's own sync
+    assert trial.expect.allowance(1) == pytest.approx(holding.FLOOR + holding.SLOWER * 0.1)
+    assert exact.expect.allowance(1) == 5.0 and exact.expect.allowance(3) == 5.0
+    assert exact.expect.allowance(2) == trial.expect.allowance(2) < 5.0  # the client's own sync
 
 
 def _chunk_run(t: float) -> Event:
@@ -310,7 +310,7 @@ def test_a_count_that_differs_is_left_out_soon_and_the_replay_stays_held(
     hold.observe(0, _key(W0, hold))
     hold.observe(1, _key(M1, hold))
     hold.observe(2, _key(runs[0], hold))  # the content began (the branch's, see below)
-    assert hold.allowance(3) < 1.0  # not the deadline, exact as the replay is
+    assert hold.expect.allowance(3) < 1.0  # not the deadline, exact as the replay is
     assert hold.admit(_key(W2, hold), W2) == len(runs) + 3
     assert hold.skipped == len(runs) > holding.MAX_LEFT_OUT and hold.left_out == 0
     assert not hold.free
@@ -373,8 +373,8 @@ def test_content_begins_where_a_stretch_of_counted_updates_meets_our_next_input(
     answered = _schedule(W0, M1, PROMPT, text, ended, SET_MODE)
     assert answered.session_of(4) == 1 and answered.content_begins() == {}
     hold = Hold(sched_, deadline=5.0, exact=True)
-    assert hold.branch(3) and not hold.branch(4) and not hold.branch(5)
-    assert hold.allowance(3) == 5.0 and hold.allowance(4) < 1.0
+    assert hold.expect.branch(3) and not hold.expect.branch(4) and not hold.expect.branch(5)
+    assert hold.expect.allowance(3) == 5.0 and hold.expect.allowance(4) < 1.0
 
 
 def test_the_first_update_of_content_before_our_input_holds_the_input_until_it_comes(
@@ -422,10 +422,10 @@ def test_a_later_update_of_the_content_that_never_comes_is_left_out_soon(
     assert hold.divergence is not None and "a count that differs" in hold.divergence.what
     thought_first = Hold(_schedule(W0, M1, PROMPT, thought, text, SET_MODE), deadline=30.0,
                          exact=True)
-    assert thought_first.branch(3) and thought_first.allowance(3) == 30.0
+    assert thought_first.expect.branch(3) and thought_first.expect.allowance(3) == 30.0
     for n, e in enumerate((W0, M1, PROMPT, text)):
         thought_first.observe(n, _key(e, thought_first))
-    assert not thought_first.branch(3) and thought_first.allowance(3) < 1.0
+    assert not thought_first.expect.branch(3) and thought_first.expect.allowance(3) < 1.0
     assert thought_first.admit(_key(SET_MODE, thought_first), SET_MODE) == 5
     assert thought_first.left_out == 0 and not thought_first.free
 
