@@ -164,6 +164,12 @@ class ScheduleLog:
         proc.reader.before = log.before_read
         return log
 
+    def settle(self) -> None:
+        """The program and its teardown are done: a held replay ends once the agent messages
+        the recording had came (``Hold.settle``)."""
+        if self.hold is not None:
+            self.hold.settle(self.stop)
+
     def close(self) -> None:
         """The connection ends: a held replay's waits end with it."""
         if self.hold is not None:

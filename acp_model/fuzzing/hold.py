@@ -7,11 +7,12 @@ recorded match happened; an agent message is read no earlier than the inputs bef
 the program's actions run (the teardown, which judges what is owed on deadlines, reads
 everything as it comes). What the replay does and the recording did not takes its place just
 before the recording's next input after the last one the replay matched. A recorded event the
-replay does not bring is left out once it is later than :meth:`Hold.allowance` allows, and
+replay does not bring is left out once it is later than :meth:`Expectation.allowance` allows, and
 the first place the replay left its schedule is kept (:class:`Divergence`); after
 :data:`MAX_LEFT_OUT` of them the replay runs free. The agent taking another branch is told
 apart from a count that differs (``schedule.essential``): a recorded run of chunks, a plan or
-a tool call's progress that does not come is left out soon and the replay stays held; a
+a tool call's progress that does not come is left out soon and the replay stays held (but for
+the first update of content that began before one of our inputs, :meth:`Expectation.branch`); a
 response that comes with another outcome than recorded (an error for a result) takes the
 recorded one's place at once, and an agent message of a branch the recording does not have is
 the divergence it records. Holding only delays: the oracle's proofs
@@ -57,6 +58,79 @@ class Divergence:
         return f"{self.what} ({self.at:.2f} s into the replay)"
 
 
+class Expectation:
+    """What a replay expects of each recorded event: whether it is part of the branch the
+    recording took, how late it may be, whether it can still come; and which recorded events
+    the replay brought (a later update of a stretch of content that came shows it began)."""
+
+    def __init__(self, schedule: Schedule, deadline: float, exact: bool) -> None:
+        self.events = schedule.events
+        self.deadline = deadline
+        # the replay runs the very program that recorded the schedule (a measurement of the
+        # reported counterexample, a replay of its file): each agent message recorded is
+        # expected, and one that is late is a slower machine, not a divergence
+        self.exact = exact
+        self.came: set[int] = set()  # recorded events the replay brought (not left out)
+        # the recorded first updates of content before an input of ours -> the later counted
+        # updates of their stretch (``Schedule.content_begins``)
+        self.begins = schedule.content_begins()
+
+    def anchor(self, k: int) -> int | None:
+        """The last input recorded before ``k`` (a write or a model release: what the agent
+        saw last; the client's looks are not the agent's to see)."""
+        return next((a for a in range(k - 1, -1, -1)
+                     if self.events[a].boundary in (Boundary.WRITE, Boundary.RELEASE)), None)
+
+    def branch(self, k: int) -> bool:
+        """Whether recorded event ``k`` is part of the branch the recording took: an essential
+        event (``schedule.essential``), or the first update of content that began before one
+        of our inputs, unless a later update of its stretch came (the content began all the
+        same: the first is then a count that differs)."""
+        if self.events[k].essential:
+            return True
+        later = self.begins.get(k)
+        return later is not None and not any(j in self.came for j in later)
+
+    def allowance(self, k: int) -> float:
+        """How late recorded event ``k`` may be, after the replay's last input before it,
+        before it is left out: the time it took after that one in the recording,
+        :data:`SLOWER` times over, plus :data:`FLOOR` (at most the deadline). Replaying the
+        program that recorded it (``exact``), an agent's event may take the whole deadline:
+        on the s4 matrix a held replay of opencode's CANCEL-07 let its look end 1.4 s after
+        the model's reply without the tool call the recording had next, and the teardown's
+        cancel then came before the turn's end, which the recording had the other way round.
+        A smaller program (minimizing's trials) may well not bring it: it is left out soon.
+        The first update of content that began before our next input is the branch's too
+        (:meth:`branch`): on the s7 matrix the hold gave codex-acp's and qwen-code's first
+        chunk 0.6 s, wrote the set_mode and the teardown's cancel before it, and took the
+        race the other way in 3 replays of 6; the later updates of its stretch stay counts."""
+        if self.exact and not self.events[k].boundary.ours and self.branch(k):
+            return self.deadline
+        anchor = self.anchor(k)
+        took = self.events[k].t - (self.events[anchor].t if anchor is not None else 0.0)
+        return min(self.deadline, FLOOR + SLOWER * max(0.0, took))
+
+    def can_come(self, k: int) -> bool:
+        """Whether recorded agent message ``k`` can still come: what it answers, and the
+        session it is on, the replay brought."""
+        e = self.events[k]
+        return all(ref is None or ref < 0 or ref in self.came for ref in (e.cause, e.session))
+
+    def own_before(self, event: Event, j: int, done: list[bool], start: int) -> int | None:
+        """An input of ``event`` 's own action recorded before ``j`` (its match; from
+        ``start``) that has not happened (``done``): the action issues its events one after
+        another, so it will not happen before ``event``, and waiting for it would wait for
+        ``event`` 's own future (a client that looks before it writes where the recording's
+        client wrote first: the teardown's look before its cancel, 04da9da, replaying an
+        older recording)."""
+        if not (event.by_action and event.boundary.ours):
+            return None
+        return next((k for k in range(start, j)
+                     if not done[k] and self.events[k].by_action
+                     and self.events[k].boundary.ours and self.events[k].action == event.action),
+                    None)
+
+
 class Hold:
     """A replay held to a recorded schedule: which recorded events happened (matched by key,
     first come first matched), and the waits of the inputs, looks and reads for their turn."""
@@ -66,10 +140,7 @@ class Hold:
         self.schedule = schedule
         self.events = schedule.events
         self.deadline = deadline
-        # the replay runs the very program that recorded the schedule (a measurement of the
-        # reported counterexample, a replay of its file): each agent message recorded is
-        # expected, and one that is late is a slower machine, not a divergence
-        self.exact = exact
+        self.expect = Expectation(schedule, deadline, exact)
         # what nothing waits for counts as come (it is still matched when it comes)
         self.done = [e.soft for e in self.events]
         self.matched: dict[int, int] = {}  # replay event -> recorded event
@@ -117,6 +188,7 @@ class Hold:
                 return
             self._queues[key].popleft()
             self.matched[index] = j
+            self.expect.came.add(j)
             if self.events[j].boundary.ours:
                 self._last_ours = max(self._last_ours, j)
             self._mark(j)
@@ -171,6 +243,20 @@ class Hold:
         with self.cond:
             self.reading_held = False
             self._wake()
+
+    def settle(self, stop: threading.Event | None = None) -> None:
+        """The replay is about to end (its agent is closed): that comes after every agent
+        message the recording had that can still come (not one answering a request, or of a
+        session, the replay never made), each waited for as an input waits for it, and left
+        out once later than its allowance (within one deadline in all): codex-acp v1's
+        CANCEL-09 chunk came after the teardown's last look (s7 matrix)."""
+        turn = _Turn(Event(Boundary.WRITE, ("end",)), None, len(self.events), ending=True)
+        until = time.monotonic() + self.deadline  # the end is late one deadline at most
+        with self.cond:
+            while not self._ready(turn) and not (stop is not None and stop.is_set()) \
+                    and time.monotonic() < until:
+                self.cond.wait(0.05)
+                self._late(turn)
 
     def close(self) -> None:
         """The replay ended: nothing waits any more."""
@@ -232,7 +318,13 @@ class Hold:
             return None
         queue = self._queues.get(key)
         if queue:
-            return _Turn(event, queue[0], queue[0])
+            k = self.expect.own_before(event, queue[0], self.done, self.frontier)
+            if k is None:
+                return _Turn(event, queue[0], queue[0])
+            self._diverged(f"the replay's {event.describe()} came before the recorded "
+                           f"{self.events[k].describe()}, which the same action did first "
+                           "there", free=False)
+            return None
         self._extra(event)
         if event.action is not None and (event.by_action or event.boundary in PLACED):
             # placed where the recording went on: before its next input after the last one
@@ -266,7 +358,8 @@ class Hold:
     def _blocker(self, turn: _Turn) -> int | None:
         """The first recorded event ``turn`` still waits for."""
         return next((k for k in range(self.frontier, turn.upto)
-                     if not self.done[k] and turn.waits_for(self.events[k])), None)
+                     if not self.done[k] and turn.waits_for(self.events[k])
+                     and (not turn.ending or self.expect.can_come(k))), None)
 
     def _mark(self, j: int) -> None:
         self.done[j] = True
@@ -292,7 +385,7 @@ class Hold:
 
     def _late(self, turn: _Turn) -> None:
         """``turn`` waits: the recorded event keeping it waiting is left out once it is later
-        than :meth:`allowance` allows (the replay did not bring it); after
+        than :meth:`Expectation.allowance` allows (the replay did not bring it); after
         :data:`MAX_LEFT_OUT` of them the replay runs free."""
         if self.free:
             return
@@ -300,45 +393,26 @@ class Hold:
         if k is None:
             return
         now = time.monotonic()
-        anchor = self._anchor(k)
+        anchor = self.expect.anchor(k)
         since = self._done_at.get(anchor) if anchor is not None else None
         if since is None:  # (its anchor never came: from when it was first waited for)
             since = self._late_since.setdefault(k, now)
-        allowed = self.allowance(k)
+        allowed = self.expect.allowance(k)
         if now - since < allowed:
             return
         key = event_key(self.events[k], lambda i: i)
         with contextlib.suppress(ValueError):
             self._queues[key].remove(k)
         self.skipped += 1
-        branch = self.events[k].essential
+        branch = self.expect.branch(k)
         self.left_out += branch
+        why = "" if branch else " (a count that differs: still held)"
+        if branch and not self.events[k].essential:
+            why = " (the content the recording had begun before our next input)"
         self._diverged(f"{turn.event.describe()} waited {allowed:.1f} s for the recorded "
-                       f"{self.events[k].describe()}, which did not come: left out"
-                       + ("" if branch else " (a count that differs: still held)"),
+                       f"{self.events[k].describe()}, which did not come: left out{why}",
                        free=self.left_out > MAX_LEFT_OUT)
         self._mark(k)
-
-    def _anchor(self, k: int) -> int | None:
-        """The last input recorded before ``k`` (a write or a model release: what the agent
-        saw last; the client's looks are not the agent's to see)."""
-        return next((a for a in range(k - 1, -1, -1)
-                     if self.events[a].boundary in (Boundary.WRITE, Boundary.RELEASE)), None)
-
-    def allowance(self, k: int) -> float:
-        """How late recorded event ``k`` may be, after the replay's last input before it,
-        before it is left out: the time it took after that one in the recording,
-        :data:`SLOWER` times over, plus :data:`FLOOR` (at most the deadline). Replaying the
-        program that recorded it (``exact``), an agent's event may take the whole deadline:
-        on the s4 matrix a held replay of opencode's CANCEL-07 let its look end 1.4 s after
-        the model's reply without the tool call the recording had next, and the teardown's
-        cancel then came before the turn's end, which the recording had the other way round.
-        A smaller program (minimizing's trials) may well not bring it: it is left out soon."""
-        if self.exact and not self.events[k].boundary.ours and self.events[k].essential:
-            return self.deadline
-        anchor = self._anchor(k)
-        took = self.events[k].t - (self.events[anchor].t if anchor is not None else 0.0)
-        return min(self.deadline, FLOOR + SLOWER * max(0.0, took))
 
     def _diverged(self, what: str, *, free: bool) -> None:
         if self.divergence is None:
@@ -368,6 +442,7 @@ class _Turn:
     event: Event
     match: int | None
     upto: int
+    ending: bool = False  # the replay's end (:meth:`Hold.settle`)
 
     def waits_for(self, e: Event) -> bool:
         if self.match is None:  # an extra: the agent's messages recorded before its place
@@ -396,5 +471,5 @@ def _soft(boundary: Boundary, what: tuple[str, ...]) -> bool:
     return Event(boundary, what).soft
 
 
-__all__ = ["FLOOR", "HOLD_DEADLINE", "MAX_LEFT_OUT", "SLOWER", "Divergence", "Hold",
-           "describe_divergence"]
+__all__ = ["FLOOR", "HOLD_DEADLINE", "MAX_LEFT_OUT", "SLOWER", "Divergence", "Expectation",
+           "Hold", "describe_divergence"]

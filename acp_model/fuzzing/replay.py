@@ -194,6 +194,7 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
             if rule is None or rule not in recorder.found:
                 with contextlib.suppress(LifecycleFailure):
                     ex.finish()
+                    client.schedule.settle()  # the recording's last agent messages came
         except AgentUnusable as exc:
             error = str(exc)
         except Interrupted:
@@ -203,8 +204,7 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
     finally:
         _retire(client)
     hit = next((v for v in failures if rule is None or v.rule == rule), None)
-    sids = [client.sessions[i].sid for i in ex.local if i is not None] if ex is not None \
-        else []
+    sids = [client.sessions[i].sid for i in ex.local if i is not None] if ex is not None else []
     session = sids.index(hit.session) if hit is not None and hit.session in sids else None
     recorded, model, teardown = _recorded(client, ex, performed or len(actions))
     return ReplayOutcome(hit is not None, failures, records,

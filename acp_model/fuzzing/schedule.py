@@ -61,7 +61,8 @@ SOFT_UPDATES = frozenset({"usage_update", "available_commands_update", "current_
 # streamed content (a thought between two texts splits a run), a plan's revisions, a tool
 # call's progress short of its end. A replay waits for them as recorded, but one that does not
 # come is a count that differs, not another branch: it is left out soon (never after the
-# whole deadline) and the replay stays held (``fuzzing/hold.py``).
+# whole deadline) and the replay stays held (``fuzzing/hold.py``); only the first of a
+# stretch that one of our inputs ends is the branch's (:meth:`Schedule.content_begins`).
 COUNTED_UPDATES = frozenset({Reads.AGENT_MESSAGE_CHUNK, Reads.AGENT_THOUGHT_CHUNK,
                              Reads.TOOL_CALL_CONTENT_CHUNK, "terminal_output_chunk", "plan",
                              # the v2 revisions' messages, thoughts, plans, terminal output
@@ -187,6 +188,36 @@ class Schedule:
         out: dict[str, int] = {}
         for e in self.events:
             out[e.boundary.value] = out.get(e.boundary.value, 0) + 1
+        return out
+
+    def session_of(self, k: int) -> int | None:
+        """The session event ``k`` belongs to: its own, or the one of the request it answers."""
+        e = self.events[k]
+        if e.session is None and e.cause is not None and 0 <= e.cause < len(self.events):
+            return self.events[e.cause].session
+        return e.session
+
+    def content_begins(self) -> dict[int, tuple[int, ...]]:
+        """The recorded updates with which content begins before one of our inputs, each with
+        the later counted updates of its stretch. A stretch of a session's counted updates
+        (:data:`COUNTED_UPDATES`) runs from one of our inputs or the session's last essential
+        output to the next of either; its first update is part of the branch when an input of
+        ours ends the stretch: whether the agent's output had begun before we wrote, released
+        or looked is the race the recording took (codex-acp's first chunk before our set_mode,
+        qwen-code's before the teardown's cancel, s7 matrix). Only the later updates of such a
+        stretch are counts, and one of them coming shows the content began all the same."""
+        out: dict[int, tuple[int, ...]] = {}
+        open_: dict[int | None, list[int]] = {}  # session -> its stretch's counted updates
+        for k, e in enumerate(self.events):
+            if e.boundary.ours:
+                out.update((run[0], tuple(run[1:])) for run in open_.values())
+                open_.clear()
+            elif e.soft:
+                continue
+            elif e.essential:
+                open_.pop(self.session_of(k), None)
+            else:
+                open_.setdefault(e.session, []).append(k)
         return out
 
     def restrict(self, kept: Sequence[int]) -> Schedule:

@@ -213,8 +213,10 @@ def _doctored(schedule: Schedule, at: int, extra: list[Any]) -> Schedule:
 
 def test_a_held_replay_that_meets_another_count_or_another_branch_stays_held() -> None:
     """The mutant's recorded run, doctored as an agent that took another path would leave
-    it: more runs of text before the cancel than the agent writes (a count: left out soon,
-    however many, and the replay stays held, so the cancel still waits for the turn's end),
+    it: more runs of text in the turn than the agent writes (a count: left out soon, however
+    many, and the replay stays held, so the cancel still waits for the turn's end; after
+    the turn's end, just before the cancel, the first would be content begun before our
+    input: the branch's, ``Schedule.content_begins``),
     and the sync answered where this agent refuses it (another branch: the refusal takes the
     recorded answer's place at once). Measured as the reported program is (``exact``), the
     replay reproduces, and its outcome names the first divergence and how far it went."""
@@ -223,14 +225,15 @@ def test_a_held_replay_that_meets_another_count_or_another_branch_stays_held() -
     events = schedule.events
     look = next(n for n, e in enumerate(events)
                 if e.what == ("notify", "session/cancel")) - 1
-    text = next(e for e in events[:look] if e.what[:2] == ("update", "agent_message"))
-    runs = [dataclasses.replace(text, t=events[look].t)] * (MAX_LEFT_OUT + 2)
+    text = next(n for n, e in enumerate(events[:look])
+                if e.what[:2] == ("update", "agent_message"))
+    runs = [events[text]] * (MAX_LEFT_OUT + 2)
     sync = next(n for n, e in enumerate(events) if e.what == ("request", "_acp_model/sync"))
     answer = next(n for n, e in enumerate(events) if e.cause == sync)
     assert events[answer].what == ("response", "error")  # the reference refuses the sync
     answered = dataclasses.replace(events[answer], what=("response", "result"))
     doctored = _doctored(Schedule((*events[:answer], answered, *events[answer + 1:]),
-                                  schedule.actions), look, runs)
+                                  schedule.actions), text + 1, runs)
     program = _program("update")
     outcomes = [replay_once(cfg, program, RULE, schedule=doctored, exact=True)
                 for _ in range(3)]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -230,7 +231,7 @@ def test_what_the_replay_does_not_bring_is_left_out_in_time_and_said(
     hold.observe(0, _key(W0, hold))
     # M1 never comes: the prompt waits its allowance (M1's recorded 0.1 s, slower, plus the
     # floor), then M1 is left out
-    assert hold.allowance(1) == pytest.approx(0.05 + holding.SLOWER * 0.1)
+    assert hold.expect.allowance(1) == pytest.approx(0.05 + holding.SLOWER * 0.1)
     assert hold.admit(_key(W2, hold), W2) == 2
     assert hold.skipped == 1 and not hold.free
     assert hold.divergence is not None and "did not come" in hold.divergence.what
@@ -284,9 +285,9 @@ def test_replaying_the_program_that_recorded_it_an_agent_s_event_may_take_the_de
     program's trials, keep the recorded allowance."""
     trial = Hold(_schedule(W0, M1, W2, M3), deadline=5.0)
     exact = Hold(_schedule(W0, M1, W2, M3), deadline=5.0, exact=True)
-    assert trial.allowance(1) == pytest.approx(holding.FLOOR + holding.SLOWER * 0.1)
-    assert exact.allowance(1) == 5.0 and exact.allowance(3) == 5.0
-    assert exact.allowance(2) == trial.allowance(2) < 5.0  # the client's own sync
+    assert trial.expect.allowance(1) == pytest.approx(holding.FLOOR + holding.SLOWER * 0.1)
+    assert exact.expect.allowance(1) == 5.0 and exact.expect.allowance(3) == 5.0
+    assert exact.expect.allowance(2) == trial.expect.allowance(2) < 5.0  # the client's own sync
 
 
 def _chunk_run(t: float) -> Event:
@@ -308,9 +309,10 @@ def test_a_count_that_differs_is_left_out_soon_and_the_replay_stays_held(
     hold = Hold(_schedule(W0, M1, *runs, progress, W2), deadline=30.0, exact=True)
     hold.observe(0, _key(W0, hold))
     hold.observe(1, _key(M1, hold))
-    assert hold.allowance(2) < 1.0  # not the deadline, exact as the replay is
+    hold.observe(2, _key(runs[0], hold))  # the content began (the branch's, see below)
+    assert hold.expect.allowance(3) < 1.0  # not the deadline, exact as the replay is
     assert hold.admit(_key(W2, hold), W2) == len(runs) + 3
-    assert hold.skipped == len(runs) + 1 > holding.MAX_LEFT_OUT and hold.left_out == 0
+    assert hold.skipped == len(runs) > holding.MAX_LEFT_OUT and hold.left_out == 0
     assert not hold.free
     assert hold.divergence is not None and "a count that differs" in hold.divergence.what
     said = holding.describe_divergence(hold)
@@ -343,3 +345,132 @@ def test_an_agent_message_of_a_branch_the_recording_lacks_is_the_divergence() ->
     hold.observe(2, sched.event_key(asked, hold.ref))
     assert hold.divergence is not None and "another branch" in hold.divergence.what
     assert "request_permission" in hold.divergence.what and not hold.free
+
+
+def _update_of(kind: str, t: float, session: int = 1) -> Event:
+    return Event(Boundary.MESSAGE, ("update", kind), session=session, action=1, t=t)
+
+
+PROMPT = Event(Boundary.WRITE, ("request", "session/prompt"), session=1, action=1,
+               by_action=True, t=0.3)
+SET_MODE = Event(Boundary.WRITE, ("request", "session/set_mode"), session=1, action=2,
+                 by_action=True, t=0.32)
+
+
+def test_content_begins_where_a_stretch_of_counted_updates_meets_our_next_input() -> None:
+    """A stretch of a session's counted updates runs from our last input or its last
+    essential output: its first update is the branch's when one of our inputs ends it; the
+    later ones are counts. What ends on the session's own essential output (the turn's
+    response) is not: that output holds the order. Another session's does not end it."""
+    text, thought, more = (_update_of("agent_message_chunk", 0.31),
+                           _update_of("agent_thought_chunk", 0.311),
+                           _update_of("agent_message_chunk", 0.312))
+    other_session = Event(Boundary.MESSAGE, ("response", "result"), cause=0, action=1, t=0.313)
+    usage = _update_of("usage_update", 0.314)
+    sched_ = _schedule(W0, M1, PROMPT, text, thought, more, other_session, usage, SET_MODE)
+    assert sched_.content_begins() == {3: (4, 5)}
+    ended = Event(Boundary.MESSAGE, ("response", "result"), cause=2, action=1, t=0.315)
+    answered = _schedule(W0, M1, PROMPT, text, ended, SET_MODE)
+    assert answered.session_of(4) == 1 and answered.content_begins() == {}
+    hold = Hold(sched_, deadline=5.0, exact=True)
+    assert hold.expect.branch(3) and not hold.expect.branch(4) and not hold.expect.branch(5)
+    assert hold.expect.allowance(3) == 5.0 and hold.expect.allowance(4) < 1.0
+
+
+def test_the_first_update_of_content_before_our_input_holds_the_input_until_it_comes(
+        ) -> None:
+    """The recording read the agent's first chunk 10 ms after the prompt and wrote the
+    set_mode next (codex-acp v1 CANCEL-09, s7 matrix); replaying it, the chunk comes 1.5 s
+    late. The set_mode waits for it: the race is the recording's. (Before, the hold gave the
+    chunk 0.5 s + 3 x 10 ms and wrote the set_mode first.)"""
+    chunk = _update_of("agent_message_chunk", 0.31)
+    hold = Hold(_schedule(W0, M1, PROMPT, chunk, SET_MODE), deadline=5.0, exact=True)
+    for n, e in enumerate((W0, M1, PROMPT)):
+        hold.observe(n, _key(e, hold))
+    admitted = threading.Event()
+
+    def write_set_mode() -> None:
+        hold.admit(_key(SET_MODE, hold), SET_MODE)
+        admitted.set()
+
+    writer = threading.Thread(target=write_set_mode)
+    writer.start()
+    assert not admitted.wait(1.5)  # the chunk is 1.5 s late: the set_mode still waits
+    hold.observe(3, _key(chunk, hold))
+    writer.join(10)
+    assert admitted.is_set() and hold.divergence is None and hold.skipped == 0
+
+
+def test_a_later_update_of_the_content_that_never_comes_is_left_out_soon(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The content began (its first chunk came) but the thought and the second run of text
+    the recording had do not: counts, left out after their short allowance, the replay held.
+    And a stretch whose first update (a thought) does not come while a later one (text) did
+    began all the same: the thought is a count too."""
+    monkeypatch.setattr(holding, "FLOOR", 0.05)
+    text, thought, more = (_update_of("agent_message_chunk", 0.31),
+                           _update_of("agent_thought_chunk", 0.311),
+                           _update_of("agent_message_chunk", 0.312))
+    hold = Hold(_schedule(W0, M1, PROMPT, text, thought, more, SET_MODE), deadline=30.0,
+                exact=True)
+    for n, e in enumerate((W0, M1, PROMPT, text)):
+        hold.observe(n, _key(e, hold))
+    started = time.monotonic()
+    assert hold.admit(_key(SET_MODE, hold), SET_MODE) == 6
+    assert time.monotonic() - started < 5.0  # not the deadline
+    assert hold.skipped == 2 and hold.left_out == 0 and not hold.free
+    assert hold.divergence is not None and "a count that differs" in hold.divergence.what
+    thought_first = Hold(_schedule(W0, M1, PROMPT, thought, text, SET_MODE), deadline=30.0,
+                         exact=True)
+    assert thought_first.expect.branch(3) and thought_first.expect.allowance(3) == 30.0
+    for n, e in enumerate((W0, M1, PROMPT, text)):
+        thought_first.observe(n, _key(e, thought_first))
+    assert not thought_first.expect.branch(3) and thought_first.expect.allowance(3) < 1.0
+    assert thought_first.admit(_key(SET_MODE, thought_first), SET_MODE) == 5
+    assert thought_first.left_out == 0 and not thought_first.free
+
+
+def test_an_action_s_input_never_waits_for_an_earlier_one_of_the_same_action_to_come(
+        ) -> None:
+    """The recording's teardown cancelled, then looked; the replay's client looks first (a
+    recording of an older client). The look's recorded match comes after the cancel, which
+    the same action can only write after this look: it goes at once, the order said, and
+    the cancel still meets its own recorded place."""
+    cancel = Event(Boundary.WRITE, ("notify", "session/cancel"), session=1, action=1,
+                   by_action=True, t=0.2)
+    look = Event(Boundary.LOOK, ("look",), action=1, by_action=True, t=0.21)
+    hold = Hold(_schedule(W0, M1, cancel, look), deadline=30.0, exact=True)
+    for n, e in enumerate((W0, M1)):
+        hold.observe(n, _key(e, hold))
+    assert not hold.would_wait(_key(look, hold), look)
+    assert hold.admit(_key(look, hold), look) is None
+    assert hold.divergence is not None and "the same action did first" in hold.divergence.what
+    hold.observe(2, _key(look, hold))
+    assert hold.admit(_key(cancel, hold), cancel) == 2 and not hold.free
+    # another action's input (a reaction, the model) still waits for its turn
+    other = Hold(_schedule(W0, M1, cancel, look), deadline=30.0, exact=True)
+    other.observe(0, _key(W0, other))
+    assert other.would_wait(_key(cancel, other), cancel)
+
+
+def test_the_replay_ends_after_the_agent_messages_the_recording_had_before_its_end() -> None:
+    """The recording read the agent's response after the teardown's last input (the chunk
+    that broke CANCEL-09 came after codex-acp's last look, s7 matrix): the replay's end
+    waits for it, but not for an answer to a request the replay never wrote."""
+    never = Event(Boundary.WRITE, ("request", "session/set_mode"), session=1, action=1, t=0.35)
+    answer = Event(Boundary.MESSAGE, ("response", "result"), cause=4, action=1, t=0.36)
+    hold = Hold(_schedule(W0, M1, W2, M3, never, answer), deadline=30.0, exact=True)
+    for n, e in enumerate((W0, M1, W2)):
+        hold.observe(n, _key(e, hold))
+    ended = threading.Event()
+
+    def end() -> None:
+        hold.settle()
+        ended.set()
+
+    closer = threading.Thread(target=end)
+    closer.start()
+    assert not ended.wait(0.3)  # M3 has not come
+    hold.observe(3, _key(M3, hold))
+    closer.join(10)
+    assert ended.is_set() and hold.skipped == 0 and hold.divergence is None
