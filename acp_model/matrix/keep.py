@@ -2,12 +2,12 @@
 --compact``): what the pages and re-judging read, nothing else.
 
 Per row: its ``report.json`` without what only the run's own page drew (coverage samples, the
-rule texts the catalogue has), and per finding its transcript, replay file, counterexample
-text and sequence diagram. A transcript longer than ``MAX_TRANSCRIPT`` bytes keeps the
-handshake and the messages around the ones its finding's proof cites, the rest left out and
-marked as gaps (``trace/format.py``), so every number the proof cites is still in the file;
-when the messages around the proof still overflow it, the largest the proof does not cite go
-too.
+rule texts the catalogue has), and per finding its transcript, replay file and the schedule
+that file holds to, counterexample text and sequence diagram. A transcript longer than
+``MAX_TRANSCRIPT`` bytes keeps the handshake and the messages around the ones its finding's
+proof cites, the rest left out and marked as gaps (``trace/format.py``), so every number the
+proof cites is still in the file; when the messages around the proof still overflow it, the
+largest the proof does not cite go too.
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ from acp_model.trace.format import TraceError, numbered_lines, numbers_of, read_
 
 MAX_TRANSCRIPT = 128_000  # bytes of a kept transcript (the run stays under 4 MB)
 AROUND = 12  # messages kept on each side of a cited one in a cut transcript
-FILES = ("transcript.jsonl", "replay.json", "counterexample.txt", "warning.txt",
-         "sequence.mmd")
+# the replay file names its recorded schedule beside it: a maintainer's replay holds to it
+FILES = ("transcript.jsonl", "replay.json", "schedule.json", "counterexample.txt",
+         "warning.txt", "sequence.mmd")
 RULE_KEYS = ("id", "party", "strength", "kind", "status", "exercised", "violations",
              "warnings")
 CUT = "cut to keep the run small: the messages around the proof are kept"

@@ -118,3 +118,17 @@ def test_each_warning_read_by_hand_says_so_under_its_section() -> None:
         section = page.split(f'<a id="w-{agent}-v{protocol}-{rule.lower()}"></a>')[1]
         section = section.split('\n<a id="')[0]
         assert f"judged {review.verdict.upper()}; {review.source}" in section, key
+
+
+def test_every_kept_replay_file_has_the_schedule_it_names() -> None:
+    """A maintainer replays a kept failure with ``acp-model replay FILE``, which holds to the
+    recorded schedule the file names: that schedule is kept beside it."""
+    import json
+
+    named = []
+    for replay in sorted(RUN.rglob("replay.json")):
+        schedule = json.loads(replay.read_text(encoding="utf-8")).get("schedule")
+        if schedule:
+            named.append(replay)
+            assert (replay.parent / schedule).is_file(), replay.relative_to(RUN)
+    assert named, "no kept replay file names a schedule"
