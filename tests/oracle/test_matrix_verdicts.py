@@ -298,3 +298,25 @@ def test_v1_judges_a_tool_against_the_answer_it_read_not_before_one() -> None:
 
     assert run(answer=False) == []
     assert set(run(answer=True)) == {"PERM-11"}
+
+
+def test_the_cancel_09_proof_names_the_cancels_in_flight_and_which_was_read() -> None:
+    """codex-acp v1 (s7, cause E): a withdrawal ($/cancel_request) and a session/cancel in
+    flight when the turn ended cancelled, then the turn's content. The proof names both and
+    whether each was provably read before the end: v1 binds the order to session/cancel."""
+    t = TraceBuilder().v1.handshake().v1.new_session(S).prompt(S, 6)
+    t.rpc.notify("c2a", "$/cancel_request", {"requestId": 6})
+    t.cancel(S).v1.ended(6, "cancelled").sync().v1.chunk(S, "late")
+    (failure,) = [v for v in check(t, V1)["violations"] if v["rule"] == "CANCEL-09"]
+    assert "in flight when it ended: $/cancel_request #" in failure["message"], failure
+    assert "not provably read before it" in failure["message"]
+    roles = [e["role"] for e in failure["evidence"]]
+    assert roles[:2] == ["$/cancel_request, not provably read before it",
+                         "session/cancel, not provably read before it"], roles
+    read = TraceBuilder().v1.handshake().v1.new_session(S).prompt(S, 6)
+    read.cancel(S).sync()
+    (failure,) = [v for v in check(read.v1.ended(6, "cancelled").v1.chunk(S, "late"),
+                                   V1)["violations"] if v["rule"] == "CANCEL-09"]
+    assert "session/cancel #" in failure["message"] and "(read before it: the agent " \
+        "answered #" in failure["message"], failure
+    assert "$/cancel_request" not in failure["message"]
