@@ -198,11 +198,22 @@ class FuzzClient:
             raise OracleError(f"the oracle raised {type(error).__name__}: {error}") from error
 
     def settled(self, s: int) -> bool:
-        """Quiet, or blocked on the client (nothing more happens until it answers) or on a
-        stalled scripted model (nothing until a cancel)."""
-        return (not self.busy(s) or bool(self.open_permissions(s))
-                or bool(self.elicitations.waiting(self.sessions[s].sid))
-                or (self.model is not None and self.model.stalling(self.sessions[s].sid)))
+        """Quiet, or blocked on the client (nothing more happens until it answers), on a
+        stalled scripted model or on a long command the agent reports running (nothing until
+        it ends or a cancel). A long command the model gave the turn is not enough: until the
+        agent reports it running it still writes (the tool call, its permission request), and a
+        wait that ended then would let a cancel race those (issue 52's replays)."""
+        sid = self.sessions[s].sid
+        if not self.busy(s) or self.open_permissions(s) or self.elicitations.waiting(sid):
+            return True
+        if self.model is None:
+            return False
+        if self.model.stalling(sid):
+            return True
+        if not self.model.commanding(sid):
+            return False
+        with self.lock:
+            return self.oracle.tool_in_progress(sid)
 
     # ------------------------------------------------------------------ set-up ------------
     def initialize(self) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from acp_model.model.vocab import FINAL_TOOL_STATUSES, Level
+from acp_model.model.vocab import FINAL_TOOL_STATUSES, Level, ToolStatus
 from acp_model.model.wire_shapes import Shape, shape
 
 if TYPE_CHECKING:
@@ -60,6 +60,12 @@ class OracleQueries:
         """Does a tool call the session reported still run (no final status yet)?"""
         view = self._monitor.views.get(sid)
         return view is not None and any(t.status not in FINAL_TOOL_STATUSES
+                                        for t in view.tools.values())
+
+    def tool_in_progress(self, sid: str) -> bool:
+        """Does the session report a tool call running (``in_progress``) right now?"""
+        view = self._monitor.views.get(sid)
+        return view is not None and any(t.status == ToolStatus.IN_PROGRESS
                                         for t in view.tools.values())
 
     def transition_counts(self) -> dict[str, int]:

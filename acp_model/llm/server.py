@@ -204,13 +204,20 @@ class ScriptedModel:
             return tag in self._released
 
     def stalling(self, owner: str) -> bool:
-        """Is a response of ``owner``'s newest turn stalled right now, or may a long-running
-        command the model asked for in it still run? Then nothing more comes of it until a
-        cancel: a client need not wait for the turn to settle. (An older turn's stall says
-        nothing: the agent may have left it.)"""
+        """Is a response of ``owner``'s newest turn stalled right now? Then nothing more comes
+        of it until a cancel: a client need not wait for the turn to settle. (An older turn's
+        stall says nothing: the agent may have left it.)"""
         with self._lock:
             tag = self._latest.get(owner)
-            return tag is not None and (self._stalls.get(tag, 0) > 0 or tag in self._running)
+            return tag is not None and self._stalls.get(tag, 0) > 0
+
+    def commanding(self, owner: str) -> bool:
+        """Did the model give ``owner``'s newest turn a long-running command whose result has
+        not come back yet? Only once the agent reports it running does nothing more come until
+        it ends or a cancel (before that, the agent still reports it, or asks to run it)."""
+        with self._lock:
+            tag = self._latest.get(owner)
+            return tag is not None and tag in self._running
 
     def serving(self, owner: str) -> bool:
         """Is a response of ``owner``'s newest turn in flight right now (streaming, or

@@ -223,21 +223,23 @@ def test_a_client_can_tell_that_its_newest_turn_is_stalled(anthropic: ScriptedMo
 
 def test_a_long_running_command_holds_its_turn_until_its_result_comes(
         anthropic: ScriptedModel) -> None:
-    """After a long-running command is sent, nothing of its turn comes until a cancel (the
-    command outlasts the client's waits): the client need not wait for the turn to settle.
-    The next request of the turn, carrying the command's result, ends that."""
+    """After a long-running command is sent, the model knows its turn has one out (once the
+    agent reports it running, nothing more comes until a cancel: the client's ``settled``),
+    which is no stall of the model's own. The next request of the turn, carrying the
+    command's result, ends that."""
     tag = anthropic.register((Tools("long"), Text(1)), owner="s1")
     url = f"{anthropic.url}/v1/messages"
     _, events = post(url, claude_body(f"go {tag_text(tag)}"))
     args = json.loads(next(e for e in events if e["type"] == "content_block_delta")
                       ["delta"]["partial_json"])
     assert args["command"].startswith("sleep ") and f"acpm-{tag}-0-0.txt" in args["command"]
-    assert anthropic.stalling("s1") and not anthropic.stalling("s2")
-    post(url, claude_body(f"go {tag_text(tag)}", "round 1"))  # the command's result
+    assert anthropic.commanding("s1") and not anthropic.commanding("s2")
     assert not anthropic.stalling("s1")
+    post(url, claude_body(f"go {tag_text(tag)}", "round 1"))  # the command's result
+    assert not anthropic.commanding("s1")
     short = anthropic.register((Tools("shell"),), owner="s1")
     post(url, claude_body(f"go {tag_text(short)}"))
-    assert not anthropic.stalling("s1")  # an ordinary command says nothing
+    assert not anthropic.commanding("s1")  # an ordinary command says nothing
 
 
 def responses_body(prompt: str, rounds: int = 0, tools: bool = True) -> dict[str, Any]:
