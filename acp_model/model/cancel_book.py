@@ -33,6 +33,10 @@ class CancelBook:
     stale: list[int] = field(default_factory=list, metadata=EXPLAINS)
     # where work last ended cancelled, no prompt since (-1: none): v1's CANCEL-09 reads it
     cancelled_end: int = field(default=-1, metadata=LIVE_CONTENT)
+    # what was in flight when it ended so: the session/cancel that justified it, and the
+    # $/cancel_request withdrawals of the prompts it ended (CANCEL-09's proof names them)
+    cancelled_by: int = field(default=-1, metadata=EXPLAINS)
+    withdrawals: tuple[int, ...] = field(default=(), metadata=EXPLAINS)
 
     # --- queries ---------------------------------------------------------------------------
     @staticmethod
@@ -79,9 +83,11 @@ class CancelBook:
         self.cancels = kept
         self.cancelled_end = -1
 
-    def served(self, idx: int, *, cancelled: bool, read: Read) -> list[CancelRec]:
+    def served(self, idx: int, *, cancelled: bool, read: Read,
+               withdrawals: list[int] | None = None) -> list[CancelRec]:
         """The cancels an idle at ``idx`` answered or that CANCEL-07 already judged: a
-        cancelled one answers the first owing cancel; those read during the work were judged."""
+        cancelled one answers the first owing cancel; those read during the work were judged.
+        ``withdrawals``: where the client withdrew the prompts it ends ($/cancel_request)."""
         served: list[CancelRec] = []
         if cancelled:
             justifying = self.owing()
@@ -89,6 +95,8 @@ class CancelBook:
             # v1's "before responding" is said of session/cancel: a turn ended cancelled
             # only because the client withdrew its prompt ($/cancel_request) is not bound
             self.cancelled_end = idx if justifying else -1
+            self.cancelled_by = justifying[0].idx if justifying else -1
+            self.withdrawals = tuple(withdrawals or ())
         served += [c for c in self.cancels
                    if c.status == CancelStatus.WORK and read(c.idx) and c not in served]
         return served

@@ -22,11 +22,18 @@ def text_key(content: Any) -> str | None:
     """A digest of the first text block of message content (a content block or a list): a
     prompt and a user message or chunk that inserts it compare equal, whether the agent
     reports the message whole or in chunks."""
+    text = first_text(content)
+    return None if text is None else hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
+def first_text(content: Any) -> str | None:
+    """The first non-empty text block of message content (a content block or a list), whole:
+    what :func:`text_key` digests, kept where a replay may render it with more around it."""
     blocks = content if isinstance(content, list) else [content]
     for block in blocks:
         if isinstance(block, dict) and block.get("type") == "text" \
                 and isinstance(block.get("text"), str) and block["text"]:
-            return hashlib.blake2b(block["text"].encode(), digest_size=8).hexdigest()
+            return str(block["text"])
     return None
 
 

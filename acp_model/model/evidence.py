@@ -246,10 +246,38 @@ class Proofs:
         end = self.m.cancel_book.cancelled_end
         if end < 0:
             return None
+        inflight, items = self._cancels_in_flight()
         return (f"the agent wrote the cancelled end of the turn at #{end} before "
                 f"this content at #{ev.idx} (one output stream keeps its order), and no prompt "
-                "came in between",
-                [(end, "the cancelled end of the turn"), (ev.idx, "content")])
+                f"came in between{inflight}",
+                [*items, (end, "the cancelled end of the turn"), (ev.idx, "content")])
+
+    def _cancels_in_flight(self) -> tuple[str, list[tuple[int, str]]]:
+        """The cancels in flight when the turn ended cancelled, each with whether the agent
+        provably read it: v1 binds the order of content and the end to session/cancel, while
+        $/cancel_request lets the receiver "finish sending any pending notifications", so a
+        maintainer needs to see which of them may have ended the turn."""
+        book = self.m.cancel_book
+        end = book.cancelled_end
+        said: list[str] = []
+        items: list[tuple[int, str]] = []
+        for idx, what in [*((w, "$/cancel_request") for w in book.withdrawals),
+                          *(((book.cancelled_by, "session/cancel"),)
+                            if book.cancelled_by >= 0 else ())]:
+            proof = self.m.ctx.proof(idx)
+            if proof is not None and proof.response < end:
+                state = (f"read before it: the agent answered #{proof.request} (sent after "
+                         f"#{idx}) with #{proof.response}")
+            elif proof is not None:
+                state = f"not provably read before it; read by #{proof.response}"
+            else:
+                state = "not provably read"
+            said.append(f"{what} #{idx} ({state})")
+            items.append((idx, f"{what}, {state.split(':')[0].split(';')[0]}"))
+        if not said:
+            return "", []
+        return "; in flight when it ended: " + ", ".join(sorted(said, key=_at)), \
+            sorted(items)
 
     def late_turn_evidence(self, ev: Payload) -> Evidence | None:
         end = self.m.work.ended
@@ -269,6 +297,11 @@ class Proofs:
         return (f"session/cancel #{owed[0].idx} owed an idle(cancelled) and {read[0]}; this "
                 f"work ended {ev.reason!r} without answering it",
                 [(owed[0].idx, "session/cancel"), *read[1], (ev.idx, "the idle")])
+
+
+def _at(said: str) -> int:
+    """The message number a clause of :meth:`_cancels_in_flight` starts with."""
+    return int(said.split("#", 1)[1].split(" ", 1)[0])
 
 
 def _ending(ev: Payload) -> str:

@@ -134,10 +134,18 @@ class PromptQueue:
         else:
             self.early_user_messages += 1
 
-    def withdraw(self, req_id: Any) -> None:
+    def withdraw(self, req_id: Any, idx: int) -> None:
+        """The client sent ``$/cancel_request`` for prompt ``req_id`` at ``idx``."""
         prompt = self.find(req_id)
         if prompt is not None:
             prompt.withdrawn = True
+            if prompt.withdrawn_at < 0:
+                prompt.withdrawn_at = idx
+
+    def withdrawals_ended_by(self, response_to: Any) -> list[int]:
+        """Where the client withdrew the prompts an idle answering ``response_to`` ends."""
+        return [p.withdrawn_at for p in self.prompts
+                if p.withdrawn_at >= 0 and p.ended_by(response_to)]
 
     def ran(self) -> None:
         """Foreground work started or ended while these prompts were open."""

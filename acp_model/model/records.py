@@ -43,6 +43,7 @@ class PromptRec:
     # the client sent $/cancel_request for it (CANCEL-14 if unanswered; its work, still to
     # come while the prompt is listed, may end cancelled)
     withdrawn: bool = False
+    withdrawn_at: int = field(default=-1, metadata=EXPLAINS)  # its first $/cancel_request
     # foreground work started or ended while this prompt was open (read only while quiet)
     ran: bool = field(default=False, metadata={"canon": "facts.canon_ran"})
     # The newer revision (SDK-PROMPT-02): the prompt's content, and the user message carrying

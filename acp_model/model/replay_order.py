@@ -35,6 +35,7 @@ class Position(NamedTuple):
     load_answer: int | None  # where its reopen was answered, no prompt since (quiet session)
     earlier: str | None  # why it is an earlier message of the conversation (None: may be new)
     replayed: str | None  # why a user message after a load's answer is provably history
+    proven: bool = False  # a user message of this load's window was proven replayed
 
     @property
     def history(self) -> bool:
@@ -58,8 +59,10 @@ def table(rev: str) -> tuple[tuple[Callable[[Position], str | None], CheckMeta],
 def load_replays_before_answering(at: Position) -> str | None:
     """session/load streams the conversation before its response: no history for the loaded
     session after the response while no prompt came since (probable, so a warning; a user
-    message shown to be history is the failure below)."""
-    if at.load_answer is None or not at.history or at.replayed is not None:
+    message shown to be history is the failure below, and the content after it in the same
+    window is part of that one replay, not a warning of its own)."""
+    if at.load_answer is None or not at.history or at.replayed is not None \
+            or at.proven:
         return None
     return (f"{at.kind} for a loaded session after the session/load response "
             f"#{at.load_answer} and before any prompt: probably history replayed after the "
@@ -128,15 +131,43 @@ def earlier_message(kind: object, message_id: object, seen: set[str]) -> str | N
     return None
 
 
+def rendered_prompt(text: str, prompts: dict[str, int]) -> tuple[str, int] | None:
+    """The earlier prompt a user message's ``text`` renders (None: none provably): the text is
+    that prompt's first text block (``prompts`` maps it, stripped, to where the prompt was
+    sent), or begins with it, whole, followed by white space and what an agent writes for the
+    prompt's other blocks (gemini-cli renders a resource link as an ``@path`` mention and
+    expands an embedded resource after the text). A prompt text that ends inside a word of
+    the message is no proof: the longest match at a word boundary is the prompt named."""
+    body = text.strip()
+    if body in prompts:
+        return body, prompts[body]
+    ends = [i for i, ch in enumerate(body) if ch.isspace()]
+    for end in reversed(ends):
+        head = body[:end]
+        if head in prompts:
+            return head, prompts[head]
+    return None
+
+
 def replayed_user_message(kind: object, message_id: object, text: str | None, seen: set[str],
                           prompts: dict[str, int]) -> str | None:
     """Why a user message is provably an earlier message of the conversation (None: it is
-    not shown to be): it carries the text of prompt ``prompts[text]`` of the session, or a
-    message id the session used before."""
+    not shown to be): its ``text`` (a run of user chunks joined) renders prompt
+    ``prompts[...]`` of the session (:func:`rendered_prompt`), or it names a message id the
+    session used before."""
     if kind not in USER_KINDS:
         return None
-    if text is not None and text in prompts:
-        return f"it carries the text of the session's earlier prompt #{prompts[text]}"
+    found = None if text is None else rendered_prompt(text, prompts)
+    if text is not None and found is not None:
+        head, idx = found
+        if head == text.strip():
+            return f"it carries the text of the session's earlier prompt #{idx}"
+        return (f"it begins with the text of the session's earlier prompt #{idx} "
+                f"({_quote(head)}), followed by what renders the prompt's other blocks")
     if isinstance(message_id, str) and message_id in seen:
         return f"its messageId {message_id!r} names a message the session sent before"
     return None
+
+
+def _quote(text: str, width: int = 60) -> str:
+    return repr(text if len(text) <= width else text[:width - 3] + "...")

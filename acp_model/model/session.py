@@ -150,7 +150,7 @@ class SessionModel:
         """$/cancel_request for a pending prompt: the response is still owed (CANCEL-14), and
         the agent may cancel the prompt's activity (its work may then end cancelled)."""
         self.work.client_stopped = True
-        self.queue.withdraw(ev.id)
+        self.queue.withdraw(ev.id, ev.idx)
 
     @allowance("PERM-09")
     def note_permission_answer(self, ev: Payload) -> None:
@@ -203,7 +203,8 @@ class SessionModel:
             self.start_work(ev)  # unreported work (already reported under STATE-01)
         cancelled = ev.reason == StopReason.CANCELLED
         # cancels this idle answered or already judged (read during this work: CANCEL-07)
-        served = self.cancel_book.served(ev.idx, cancelled=cancelled, read=self.ctx.read)
+        served = self.cancel_book.served(ev.idx, cancelled=cancelled, read=self.ctx.read,
+                                         withdrawals=self.queue.withdrawals_ended_by(ev.id))
         self.queue.end(ev.id)
         # ... but a withdrawn prompt whose work is still to come may see it end cancelled
         self.work.client_stopped = self.queue.withdrawal_pending()

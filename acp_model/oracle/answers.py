@@ -272,6 +272,10 @@ class Answers:
     def loaded(self, r: Reply) -> None:
         if not r.has_error and r.req.session in self.machines.sessions:
             self.reopens.load_answered(r.req.session, r.idx)
+            # a turn that ended while the load was open (after its request forgot the last
+            # end): what follows the answer is the load's to judge (V1-LOAD-01), not that
+            # turn's late content (V1-TURN-01, CANCEL-09): one replay, one verdict
+            replay.forget_turn_end(self.machines.sessions[r.req.session])
 
     def prompt_answered(self, r: Reply) -> None:
         sid = r.req.session

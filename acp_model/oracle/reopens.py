@@ -9,8 +9,14 @@ from typing import Any
 
 from acp_model.model import replay
 from acp_model.model.check import watches
-from acp_model.model.events import text_key
-from acp_model.model.replay_order import Position, earlier_message, replayed_user_message
+from acp_model.model.events import first_text
+from acp_model.model.replay_order import (
+    USER_KINDS,
+    Position,
+    earlier_message,
+    rendered_prompt,
+    replayed_user_message,
+)
 from acp_model.model.session import SessionModel
 from acp_model.model.vocab import Reads
 from acp_model.trace.methods import Method
@@ -26,17 +32,25 @@ class Reopens:
         self.message_ids: dict[str, set[str]] = {}  # per session: the ids its content used
         # per session: the first text of each prompt it was sent -> where (V1-LOAD-01's proof)
         self.prompt_texts: dict[str, dict[str, int]] = {}
+        # per loaded session: the text of the user chunks in a row since its load's answer
+        # (an agent may replay one prompt in several chunks)
+        self.user_run: dict[str, str] = {}
+        self.proven: set[str] = set()  # loaded sessions a user message proved replaying
 
     def load_answered(self, sid: str, idx: int) -> None:
         self.loaded[sid] = idx
+        self.user_run.pop(sid, None)
+        self.proven.discard(sid)
 
     def prompted(self, sid: str, idx: int, blocks: Any) -> None:
         """A prompt ends what the load's answer says of later content; its text is the
         conversation's, which a replay may give back."""
         self.loaded.pop(sid, None)
-        text = text_key(blocks)
-        if text is not None:
-            self.prompt_texts.setdefault(sid, {}).setdefault(text, idx)
+        self.user_run.pop(sid, None)
+        self.proven.discard(sid)
+        text = first_text(blocks)
+        if text is not None and text.strip():
+            self.prompt_texts.setdefault(sid, {}).setdefault(text.strip(), idx)
 
     def around(self, sid: str, open_requests: Sequence[Any]) -> bool:
         """Does an update of session ``sid`` stand against a reopen: one the client has open
@@ -63,19 +77,38 @@ class Reopens:
         loaded = None if busy else self.loaded.get(sid)  # (busy: the turn's content)
         seen = self.message_ids.setdefault(sid, set())
         replayed = None if loaded is None else replayed_user_message(
-            kind, mid, text_key(update.get("content")), seen, self.prompt_texts.get(sid, {}))
+            kind, mid, self._user_run(sid, kind, update.get("content")), seen,
+            self.prompt_texts.get(sid, {}))
         at = Position(kind, replay.resume_awaited(resumes, sid, busy) if resumes else None,
                       replay.resume_awaited((r for r in resumes if r.replayed is None), sid,
                                             busy) if resumes else None,
-                      loaded, earlier_message(kind, mid, seen), replayed)
+                      loaded, earlier_message(kind, mid, seen), replayed,
+                      loaded is not None and sid in self.proven)
+        if replayed is not None:
+            self.proven.add(sid)
         if isinstance(mid, str):
             seen.add(mid)
         return at
+
+    def _user_run(self, sid: str, kind: object, content: object) -> str | None:
+        """The text of the run of user chunks this one belongs to (None: not a user chunk),
+        after a load's answer: a replayed prompt proves itself once its chunks so far
+        render it; a chunk that renders a prompt alone starts a run of its own."""
+        if kind not in USER_KINDS:
+            self.user_run.pop(sid, None)
+            return None
+        text = first_text(content)
+        if text is None:
+            return self.user_run.get(sid)
+        alone = rendered_prompt(text, self.prompt_texts.get(sid, {})) is not None
+        run = self.user_run[sid] = text if alone else self.user_run.get(sid, "") + text
+        return run
 
     def sent(self, model: SessionModel, sid: str, idx: int, busy: bool) -> None:
         """A reopen of a session the connection knows: its replay comes before its own
         answer."""
         self.loaded.pop(sid, None)
+        self.proven.discard(sid)
         replay.reopen_sent(model, sid, idx, busy, self.reopened_busy)
 
     def cancelled(self, model: SessionModel | None, sid: str) -> None:

@@ -177,6 +177,63 @@ def test_history_a_load_streams_after_its_response_is_not_the_cancelled_turns_co
     assert _fails(check(late, V1)) == ["CANCEL-09"]
 
 
+def _gemini_replay(*chunks: str, tag: str = "why search [acpm:5]") -> dict[str, Any]:
+    """gemini-cli's s7 run: two prompts carrying a text and a resource link, a load answered
+    at once, then the history as user chunks (``chunks``) in gemini's rendering."""
+    link = {"type": "resource_link", "uri": "file:///w/README.md", "name": "README.md"}
+    t = _with_load_v1(TraceBuilder().v1.handshake().v1.new_session(S))
+    t.prompt(S, 5, blocks=[{"type": "text", "text": "[acpm:3]"}, link]).v1.ended(5)
+    t.prompt(S, 6, blocks=[{"type": "text", "text": tag}, link]).v1.ended(6)
+    _load_v1(t, 7)
+    for chunk in chunks:
+        t.v1.chunk(S, chunk, "user_message_chunk")
+    return check(t, V1)
+
+
+def _load_01(report: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(v["level"], v["message"]) for v in report["violations"] if v["rule"] == "V1-LOAD-01"]
+
+
+def test_a_replayed_prompt_rendered_with_its_mentions_is_proven_history() -> None:
+    """gemini-cli v1 (s7, issue 49 item 4): the user message replayed after the load's answer
+    is the prompt's text followed by its resource link as an ``@path`` mention, or split over
+    chunks; it begins with an earlier prompt's whole text, so it is history: V1-LOAD-01's
+    failure naming that prompt (it was a warning: only an exact text proved it)."""
+    report = _gemini_replay("why search [acpm:5] @/w/README.md")
+    assert _load_01(report) == [("fail", report["violations"][0]["message"])], report
+    assert "begins with the text of the session's earlier prompt #" in _load_01(report)[0][1]
+    assert "'why search [acpm:5]'" in _load_01(report)[0][1]
+    expanded = _gemini_replay("[acpm:3] @/w/README.md\n--- Content from referenced context ---")
+    assert [level for level, _ in _load_01(expanded)] == ["fail"], expanded
+    split = _gemini_replay("why search [ac", "pm:5] @/w/README.md")
+    assert "fail" in [level for level, _ in _load_01(split)], split
+
+
+def test_a_replay_after_a_load_sent_while_the_turn_ran_is_charged_once() -> None:
+    """gemini-cli v1 (s7): the load was sent while a turn ran, the turn ended before the
+    load's answer, then the history came. The replay's agent chunk is the same replay as its
+    proven user message: V1-LOAD-01's one failure, neither its probable warning nor the
+    ended turn's late content (V1-TURN-01) as well."""
+    t = _with_load_v1(TraceBuilder().v1.handshake().v1.new_session(S))
+    t.prompt(S, 5, "[acpm:1]").v1.ended(5).prompt(S, 6, "[acpm:2]")
+    t.rpc.request("c2a", "session/load", {"sessionId": S, "cwd": "/tmp/project",
+                                          "mcpServers": []}, 7)
+    t.v1.ended(6).rpc.result("a2c", 7, {})
+    t.v1.chunk(S, "[acpm:1] @/w/a.py", "user_message_chunk").v1.chunk(S, "an answer")
+    report = check(t, V1)
+    assert [(v["rule"], v["level"]) for v in report["violations"]] == [
+        ("V1-LOAD-01", "fail")], report["violations"]
+
+
+def test_a_user_message_that_only_shares_a_prompt_s_words_stays_probable() -> None:
+    """No proof, a warning: the message begins with a prompt's text cut inside a word, or
+    with a text no prompt of the session had (history of an earlier connection)."""
+    for text in ("why search [acpm:50] @/w/README.md", "why searching", "another question"):
+        report = _gemini_replay(text)
+        assert [level for level, _ in _load_01(report)] == ["warn"], (text, report)
+        assert "probably history replayed" in _load_01(report)[0][1]
+
+
 def test_a_cancel_after_a_load_of_the_working_session_binds_no_turn() -> None:
     """gemini-cli's run: the client loaded the session while a prompt's turn ran, then
     cancelled; the agent had swapped in a fresh session for the load, and the old turn ended
@@ -241,3 +298,25 @@ def test_v1_judges_a_tool_against_the_answer_it_read_not_before_one() -> None:
 
     assert run(answer=False) == []
     assert set(run(answer=True)) == {"PERM-11"}
+
+
+def test_the_cancel_09_proof_names_the_cancels_in_flight_and_which_was_read() -> None:
+    """codex-acp v1 (s7, cause E): a withdrawal ($/cancel_request) and a session/cancel in
+    flight when the turn ended cancelled, then the turn's content. The proof names both and
+    whether each was provably read before the end: v1 binds the order to session/cancel."""
+    t = TraceBuilder().v1.handshake().v1.new_session(S).prompt(S, 6)
+    t.rpc.notify("c2a", "$/cancel_request", {"requestId": 6})
+    t.cancel(S).v1.ended(6, "cancelled").sync().v1.chunk(S, "late")
+    (failure,) = [v for v in check(t, V1)["violations"] if v["rule"] == "CANCEL-09"]
+    assert "in flight when it ended: $/cancel_request #" in failure["message"], failure
+    assert "not provably read before it" in failure["message"]
+    roles = [e["role"] for e in failure["evidence"]]
+    assert roles[:2] == ["$/cancel_request, not provably read before it",
+                         "session/cancel, not provably read before it"], roles
+    read = TraceBuilder().v1.handshake().v1.new_session(S).prompt(S, 6)
+    read.cancel(S).sync()
+    (failure,) = [v for v in check(read.v1.ended(6, "cancelled").v1.chunk(S, "late"),
+                                   V1)["violations"] if v["rule"] == "CANCEL-09"]
+    assert "session/cancel #" in failure["message"] and "(read before it: the agent " \
+        "answered #" in failure["message"], failure
+    assert "$/cancel_request" not in failure["message"]
