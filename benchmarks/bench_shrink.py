@@ -41,6 +41,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from acp_model.agents.mutants import MUTANTS
+from acp_model.fuzzing.budget import MATRIX_GROWTH
 from benchmarks.reproduction import before_figures, rate
 from benchmarks.results import figure, locked, record
 from fuzz.acp_zoo_campaign import Case
@@ -205,7 +206,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--minimize-trials", type=int,
                    help="each failure's minimizing budget in trials (default: fuzz's)")
     p.add_argument("--minimize-growth", type=float, default=1.0,
-                   help="real agents: fuzz --minimize-growth (the matrix uses 5)")
+                   help="real agents: fuzz --minimize-growth (the matrix uses "
+                        f"{MATRIX_GROWTH:g})")
     p.add_argument("--only", help="comma-separated mutant names")
     p.add_argument("--racy", action="store_true", help="the mutants a race decides")
     p.add_argument("--no-mutants", action="store_true", help="real agents only")

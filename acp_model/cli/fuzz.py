@@ -29,6 +29,7 @@ from acp_model.cli.common import (
     read_json,
     readings_of,
 )
+from acp_model.fuzzing.budget import MATRIX_GROWTH
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.frontend import SignalStop, agent_problem, hypothesis_home
 from acp_model.fuzzing.recorder import Recorder
@@ -575,7 +576,7 @@ def _generation_options(p: Any) -> None:
                    help="let each failure's --minimize-budget (and its replays' time) grow up "
                         "to X times when the agent's replays are slow: to what the trials its "
                         "program needs take at the agent's own trial time; the report states "
-                        "it (default 1: never; acp-model matrix uses 5)")
+                        f"it (default 1: never; acp-model matrix uses {MATRIX_GROWTH:g})")
     p.add_argument("--minimize-alone", metavar="LOCK",
                    help="a lock file shared by runs side by side: each generates beside the "
                         "others but minimizes and replays its failures with none of them "
