@@ -451,6 +451,11 @@ class Wait(SessionAction):
         return f"wait{label} until {self.mode}"
 
 
+# a reopen that does not ask for the history: the program's words name what may be sent, for
+# an agent without session/resume is sent session/load (a v1 agent's reopen replays anyway)
+NO_REPLAY = "without asking for its history (session/resume; session/load where there is none)"
+
+
 @dataclass(frozen=True)
 class LoadSession(SessionAction):
     """Reopen a session this client made earlier in the run, on the same connection, as an
@@ -498,7 +503,7 @@ class LoadSession(SessionAction):
 
     def describe(self, label: str = "") -> str:
         return f"load session{label}" + (", replaying its history" if self.replay
-                                         else " without replay (resume)")
+                                         else f" {NO_REPLAY}")
 
 
 @dataclass(frozen=True)
@@ -519,7 +524,7 @@ class Relaunch(SessionAction):
 
     def describe(self, label: str = "") -> str:
         return (f"restart the agent (a fresh process, its store kept) and reopen session{label}"
-                + (", replaying its history" if self.replay else " without replay (resume)"))
+                + (", replaying its history" if self.replay else f" {NO_REPLAY}"))
 
 
 @dataclass(frozen=True)

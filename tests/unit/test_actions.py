@@ -185,7 +185,8 @@ def test_a_load_reads_back_from_its_replay_form_and_says_what_it_asks() -> None:
     assert from_json(action.to_json()) == action
     assert Program.of([NewSession(), NewSession(), LoadSession(1), action]).describe() == [
         "new session s1", "new session s2", "load session s2, replaying its history",
-        "load session s2 without replay (resume)"]
+        "load session s2 without asking for its history (session/resume; session/load where "
+        "there is none)"]
 
 
 def test_the_requests_that_reopen_a_session_are_those_the_agent_advertised() -> None:
