@@ -211,7 +211,7 @@ def test_a_relaunch_reads_back_from_its_replay_form_and_says_what_it_does() -> N
     assert from_json(action.to_json()) == action
     assert Program.of([NewSession(), NewSession(), action]).describe()[-1] == (
         "restart the agent (a fresh process, its store kept) and reopen session s2 without "
-        "replay (resume)")
+        "asking for its history (session/resume; session/load where there is none)")
 
 
 def test_a_reopen_in_a_fresh_process_simplifies_to_one_on_the_same_connection() -> None:
