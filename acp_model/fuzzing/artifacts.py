@@ -310,8 +310,9 @@ def fuzz_report(result: FuzzResult, files: dict[str, dict[str, str]] | None = No
             if result.agent_coverage is not None else None,
         })
     if not result.judged:
-        # Nothing the agent did was judged (usage, environment, or an agent that could not be
-        # started on its way): no verdict is owed to it, and none is made up here.
+        # Nothing the agent did was judged (usage, environment, an agent that could not be
+        # started on its way, a run interrupted before its first example): no verdict is owed
+        # to it, and none is made up here.
         report["verdict"] = "error"
     return report
 

@@ -74,8 +74,10 @@ class FuzzResult:
     @property
     def judged(self) -> bool:
         """Something was judged: the run is not void for a usage, environment or start-up
-        problem that no rule of the agent's covers."""
-        return self.failed or (self.problem is None and self.unusable is None)
+        problem that no rule of the agent's covers, nor interrupted before its first example
+        (a pass of nothing: a matrix row stopped at its start read as passing)."""
+        return self.failed or (self.problem is None and self.unusable is None
+                               and not (self.interrupted and self.recorder.examples == 0))
 
     @property
     def actions_per_second(self) -> float:
