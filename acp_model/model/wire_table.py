@@ -219,6 +219,8 @@ class Message:
     # the message kind whose checks read its result and the parts it carries (a session's
     # config options and commands: ``messages.session_result``; None: its schema only)
     result_reads: Reads | None = None
+    # a control request's target in the client's view (tool_call/cancel: a tool call)
+    control: views.Control | None = None
 
     @property
     def line(self) -> describe.Line | None:
@@ -361,9 +363,10 @@ MESSAGES: tuple[Message, ...] = (
     # a control a tool call or a terminal advertises: no machine moves (the agent confirms
     # with an update, and the foreground state does not change by itself)
     *(Message(method, C2A, True, ONLY_SDK, route=MessageHandlers.cancel_control,
-              answer=AnswerHandlers.cancel_control_answered,
+              answer=AnswerHandlers.cancel_control_answered, control=control,
               why="its target's view judges it and its answer (SDK-TOOL-02, SDK-TOOL-03)")
-      for method in ("tool_call/cancel", "terminal/cancel")),
+      for method, control in (("tool_call/cancel", views.TOOL_CALL_CONTROL),
+                              ("terminal/cancel", views.TERMINAL_CONTROL))),
     Message("fs/read_text_file", A2C, True, ONLY_V1, why=SCHEMA_ONLY,
             advertised_by=("fs", "readTextFile")),
     Message("fs/write_text_file", A2C, True, ONLY_V1, why=SCHEMA_ONLY,

@@ -309,12 +309,16 @@ class Router:
         if self.answers.told.agent_caps is None or not isinstance(params, dict):
             return  # no initialize result yet: INIT-01 judges a client that goes on
         method = self.rpc.open["c2a"][req_id].method
-        target = params.get("toolCallId" if method == "tool_call/cancel" else "terminalId")
+        row = wire_table.messages().get(method)
+        control = row.control if row is not None else None
+        if control is None:  # (a row that routes here names its target: wire_table)
+            return
+        target = params.get(control.target_param)
         advertised, ended = reducers.cancel_target(
-            self.machines.views.get(sid) if sid is not None else None, method, target)
-        self.store.run(capabilities.cancel_request_advertised, idx, method, str(target),
-                       advertised, session=sid)
-        self.rpc.open["c2a"][req_id].shape = (str(target), ended)
+            self.machines.views.get(sid) if sid is not None else None, control, target)
+        self.store.run(capabilities.cancel_request_advertised, idx, method, control.noun,
+                       str(target), advertised, session=sid)
+        self.rpc.open["c2a"][req_id].shape = (control.noun, str(target), ended)
 
     def _cancel(self, sid: str, idx: int, what: str) -> None:
         self.machines.derived(sid, self.translate(Cancelled(sid)))
