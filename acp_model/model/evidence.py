@@ -262,8 +262,7 @@ class Proofs:
         said: list[str] = []
         items: list[tuple[int, str]] = []
         for idx, what in [*((w, "$/cancel_request") for w in book.withdrawals),
-                          *(((book.cancelled_by, "session/cancel"),)
-                            if book.cancelled_by >= 0 else ())]:
+                          *((c, "session/cancel") for c in book.cancelled_by)]:
             proof = self.m.ctx.proof(idx)
             if proof is not None and proof.response < end:
                 state = (f"read before it: the agent answered #{proof.request} (sent after "
