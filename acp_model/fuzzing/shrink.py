@@ -291,6 +291,9 @@ class Minimizer:
     # cfg.minimize_trials fixes it)
     fixed: int | None = None
     progress: Progress = field(default_factory=Progress)  # how far each stage got
+    # the method of the request the failure is about: a broader rule's failure on such a
+    # request is a hit too (``roots``: a withdrawn prompt's CANCEL-14 is PROMPT-04's)
+    method: str | None = None
 
     def allowed(self) -> int:
         """Trials this failure may use in all: ``cfg.minimize_trials``, else the search's
@@ -360,7 +363,7 @@ class Minimizer:
             return None
         found = first_reproducing(self.cfg, self.rule, [trials[n] for n in live],
                                   stop_at=self.deadline(), stop=self.stop, on_outcome=counted,
-                                  pool=self.pool, left=self.trials_left)
+                                  pool=self.pool, left=self.trials_left, method=self.method)
         if found is None:
             return None
         n, outcome = live[found[0]], found[1]
@@ -685,7 +688,8 @@ def measure_reproduction(cfg: FuzzConfig, found: Found,
         with cutoff(stop or Stop(), cap) as ends:
             minimizer = _minimize(cfg, found, clock,
                                   Minimizer(cfg, found.rule,
-                                            TrialClock(until, cap, started), ends, pool))
+                                            TrialClock(until, cap, started), ends, pool,
+                                            method=found.method))
         minimizer.stop = stop
         took = time.monotonic() - started
         if on_step is not None:
@@ -770,19 +774,20 @@ def _measure(cfg: FuzzConfig, found: Found, minimizer: Minimizer, stop: Stop | N
                      if t is not None and t.program != best.program
                      and len(t.program) <= longest][:FALLBACKS + 1]]
     tally = Tally(cut=False)
+    target = (found.rule, stop, pool, found.method)
     measured: list[Trial] = []
     cut = 0
     chosen = best
     for trial in tried:
         if trial.schedule is None:  # free first: a reproducing run records the schedule
-            cut += _runs(cfg, tally, trial.program, None, found.rule, stop, pool)
+            cut += _runs(cfg, tally, trial.program, None, *target)
             outcome = tally.get(trial.program, False)[2]
             trial = Trial(trial.program, outcome.schedule if outcome is not None else None)
             if trial.schedule is not None:
-                cut += _runs(cfg, tally, trial.program, trial.schedule, found.rule, stop, pool)
+                cut += _runs(cfg, tally, trial.program, trial.schedule, *target)
         else:
-            cut += _runs(cfg, tally, trial.program, trial.schedule, found.rule, stop, pool)
-            cut += _runs(cfg, tally, trial.program, None, found.rule, stop, pool)
+            cut += _runs(cfg, tally, trial.program, trial.schedule, *target)
+            cut += _runs(cfg, tally, trial.program, None, *target)
         measured.append(trial)
         hits, runs = _rate(tally, trial)
         if runs and 2 * hits >= runs:
@@ -822,20 +827,22 @@ def _reported(found: Found, chosen: Trial, tally: Tally) -> None:
         found.replay_offending = outcome.offending
         found.replay_model = outcome.model
         found.replay_teardown = outcome.teardown
-        # Its index and wording match the transcript written for the counterexample.
-        found.violation = next(v for v in outcome.violations if v.rule == found.rule)
+        # Its index and wording match the transcript written for the counterexample; a
+        # broader rule's failure on the same request re-roots it (``Found.reroot``)
+        found.reroot(next(v for v in outcome.violations
+                          if v.rule == (outcome.rule or found.rule)))
     if held_runs and held_hits < held_runs and tally.diverged:
         found.notes.append(f"a held replay that did not reproduce left its recorded "
                            f"schedule: {tally.diverged}")
 
 
 def _runs(cfg: FuzzConfig, tally: Tally, program: list[Action], schedule: Schedule | None,
-          rule: str, stop: Stop | None, pool: WarmPool) -> int:
+          rule: str, stop: Stop | None, pool: WarmPool, method: str | None = None) -> int:
     """``cfg.replay_runs`` replays of ``program`` (held to ``schedule``, or free), counted;
     returns how many a stop cut."""
     cut = 0
     for outcome in replay_many(cfg, program, rule, cfg.replay_runs, stop=stop,
-                               schedule=schedule, pool=pool, exact=True):
+                               schedule=schedule, pool=pool, exact=True, method=method):
         tally.count(program, outcome)
         cut += outcome.error == INTERRUPTED
     return cut
@@ -864,20 +871,25 @@ def _settled(program: list[Action]) -> list[Action] | None:
 
 def replay_many(cfg: FuzzConfig, actions: Sequence[Action], rule: str, runs: int, *,
                 stop: Stop | None = None, schedule: Schedule | None = None,
-                pool: WarmPool | None = None, exact: bool = False) -> list[ReplayOutcome]:
+                pool: WarmPool | None = None, exact: bool = False,
+                method: str | None = None) -> list[ReplayOutcome]:
     """Independent replays, a few at a time: they mostly wait on the agent. ``exact``:
     ``actions`` recorded ``schedule`` (the replays measure a reported program)."""
     if runs <= 0:
         return []
     return in_threads(lambda _, abort: _replay(cfg, actions, rule, abort, schedule, pool,
-                                               exact),
+                                               exact, method),
                       range(runs), stop=stop, parallel=PARALLEL)
 
 
 def _replay(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
             abort: threading.Event, schedule: Schedule | None,
-            pool: WarmPool | None, exact: bool = False) -> ReplayOutcome:
+            pool: WarmPool | None, exact: bool = False,
+            method: str | None = None) -> ReplayOutcome:
     """One replay through this module's ``replay_once`` (tests put a stand-in there)."""
+    if method is not None:
+        return replay_once(cfg, actions, rule, abort, schedule=schedule, pool=pool,
+                           exact=exact and schedule is not None, method=method)
     if schedule is None and pool is None:
         return replay_once(cfg, actions, rule, abort)
     if exact and schedule is not None:
@@ -889,8 +901,8 @@ def _replay(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
 def first_reproducing(cfg: FuzzConfig, rule: str, trials: Sequence[Trial | list[Action]],
                       stop_at: float | None = None, *, stop: Stop | None = None,
                       on_outcome: Callable[[Trial, ReplayOutcome], None] | None = None,
-                      pool: WarmPool | None = None, left: Callable[[], int] | None = None
-                      ) -> tuple[int, ReplayOutcome] | None:
+                      pool: WarmPool | None = None, left: Callable[[], int] | None = None,
+                      method: str | None = None) -> tuple[int, ReplayOutcome] | None:
     """The first trial that reproduces in a fresh process, with that replay.
 
     Replays run a few at a time; no new batch starts after ``stop_at``, and none holds more
@@ -913,7 +925,8 @@ def first_reproducing(cfg: FuzzConfig, rule: str, trials: Sequence[Trial | list[
         with cutoff(stop or Stop(), float("inf")) as settled:
             def job(item: tuple[int, Trial], abort: threading.Event,
                     settled: Stop = settled) -> ReplayOutcome:
-                outcome = _replay(cfg, item[1].program, rule, abort, item[1].schedule, pool)
+                outcome = _replay(cfg, item[1].program, rule, abort, item[1].schedule, pool,
+                                  method=method)
                 if outcome.reproduced:
                     settled.request()
                 return outcome
