@@ -169,10 +169,8 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
 
     Other failures on the way do not stop it (a mutant may break a second rule first); once
     ``rule`` is seen, the liveness drain at the end is skipped. ``abort`` (set on Ctrl-C
-    while replays run in threads) stops it after the current action. ``method``: that of the
-    request ``rule``'s failure is about; a broader rule's failure on such a request reproduces
-    it too (:class:`Shows`).
-    """
+    while replays run in threads) stops it after the current action. ``method``: see
+    :class:`Shows`."""
     stop = Stop(abort)
     if stop.requested:
         return ReplayOutcome(False, [], [], None, INTERRUPTED)
@@ -218,8 +216,7 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
     return ReplayOutcome(hit is not None, failures, records,
                          hit.index if hit else None, error, performed if hit else None, session,
                          recorded, hold is not None, describe_divergence(hold), model,
-                         round(time.monotonic() - started, 3), teardown,
-                         hit.rule if hit is not None else None)
+                         round(time.monotonic() - started, 3), teardown, hit and hit.rule)
 
 
 def _recorded(client: FuzzClient, ex: Example | None, actions: int
