@@ -52,6 +52,8 @@ class ReplayOutcome:
     # the index in ``records`` where the teardown began (None: it did not run, or the records
     # are of a process a relaunch replaced): what the client wrote from there on is its own
     teardown: int | None = None
+    # the agent's process exited before the program's end (without a relaunch asking it to)
+    exited: str | None = None
 
 
 class WarmPool:
@@ -179,6 +181,7 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
     hold = client.schedule.hold = _hold(cfg, schedule, exact)
     error = None
     performed = None
+    exited = None
     ex: Example | None = None
     recorder = Recorder(masked=set(RULES) - {rule} if rule is not None else set())
     replaced = _Replaced(cfg, stop)
@@ -191,6 +194,9 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
                 if rule is not None and rule in recorder.found:
                     performed = n
                     break
+                if exited is None and ex.client.proc.exited:
+                    exited = (f"the agent exited (code {ex.client.proc.returncode}) during "
+                              f"action {n}")
             if rule is None or rule not in recorder.found:
                 with contextlib.suppress(LifecycleFailure):
                     ex.finish()
@@ -210,7 +216,7 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
     return ReplayOutcome(hit is not None, failures, records,
                          hit.index if hit else None, error, performed if hit else None, session,
                          recorded, hold is not None, describe_divergence(hold), model,
-                         round(time.monotonic() - started, 3), teardown)
+                         round(time.monotonic() - started, 3), teardown, exited)
 
 
 def _recorded(client: FuzzClient, ex: Example | None, actions: int
