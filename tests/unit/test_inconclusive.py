@@ -169,3 +169,18 @@ def test_minimizing_keeps_the_minimal_program_and_the_report_states_the_inconclu
     assert found.inconclusive >= 1 and found.inconclusive_why is not None
     assert "session/new #1 with error -32603" in found.inconclusive_why
     assert "more inconclusive: the agent answered session/new #1" in reproduction_text(found)
+
+
+def test_the_matrix_page_and_a_bug_report_state_the_inconclusive_runs() -> None:
+    """A matrix finding (report/matrix.py: the page, matrix.json, ``report-bug``) carries the
+    inconclusive runs beside its rates; one without any (every older run) reads as before."""
+    from acp_model.report.matrix import reproduction_text as finding_text
+
+    finding = {"reproduction": "6/6", "free_reproduction": "4/6", "inconclusive": 2,
+               "inconclusive_why": LOAD_FAILED}
+    assert finding_text(finding) == (
+        f"reproduced 6/6 (2 more inconclusive: {LOAD_FAILED}) in fresh agent processes "
+        "under the recorded boundary schedule, 4/6 free-running")
+    assert finding_text({"reproduction": "6/6", "free_reproduction": "4/6"}) == (
+        "reproduced 6/6 in fresh agent processes under the recorded boundary schedule, "
+        "4/6 free-running")
