@@ -31,14 +31,15 @@ def own_failure(outcome: ReplayOutcome, recording: Schedule | None) -> str | Non
     ``recording``: the schedule the failing program's reproducing run recorded (cut where it
     showed the rule); a request of ours is named by its method and ordinal, which a replay of
     the same program (or of a sub-program, against the recording restricted to it) shares.
-    Without a recording only an exit counts.
+    An exit counts during an action before the one that showed the rule (the recording's
+    process lived past it; at that action the exit may be what the rule judges). Without a
+    recording nothing is compared: the replay is evidence.
     """
-    if outcome.reproduced:
+    if outcome.reproduced or recording is None:
         return None
-    if outcome.exited is not None:
-        return outcome.exited
-    if recording is None:
-        return None
+    if outcome.exited is not None and outcome.exited[0] < recording.actions:
+        action, code = outcome.exited
+        return f"the agent exited (code {code}) during action {action}"
     results = {r for r, ok in answered(recording).items() if ok}
     for (method, n), code in _errors(outcome.records).items():
         if (method, n) in results:

@@ -52,8 +52,9 @@ class ReplayOutcome:
     # the index in ``records`` where the teardown began (None: it did not run, or the records
     # are of a process a relaunch replaced): what the client wrote from there on is its own
     teardown: int | None = None
-    # the agent's process exited before the program's end (without a relaunch asking it to)
-    exited: str | None = None
+    # the agent's process exited (without a relaunch asking it to): during which action
+    # (1, 2, ...), with its exit code; None: it did not before the program's end
+    exited: tuple[int, int | None] | None = None
 
 
 class WarmPool:
@@ -195,8 +196,7 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
                     performed = n
                     break
                 if exited is None and ex.client.proc.exited:
-                    exited = (f"the agent exited (code {ex.client.proc.returncode}) during "
-                              f"action {n}")
+                    exited = n, ex.client.proc.returncode
             if rule is None or rule not in recorder.found:
                 with contextlib.suppress(LifecycleFailure):
                     ex.finish()

@@ -69,9 +69,14 @@ def test_what_the_recording_had_too_or_did_not_reach_is_evidence() -> None:
     assert own_failure(_missed(_records()), None) is None
 
 
-def test_an_agent_that_exited_is_inconclusive_without_a_recording() -> None:
-    why = "the agent exited (code 1) during action 2"
-    assert own_failure(_missed([], exited=why), None) == why
+def test_an_exit_before_the_action_that_showed_the_rule_is_inconclusive() -> None:
+    """The recording's process lived past action 1 (it showed the rule in action 2): an exit
+    during action 1 is the agent's own failure; one during action 2 may be what the rule
+    judges, and without a recording there is nothing to compare with."""
+    exited = _missed([], exited=(1, 1))
+    assert own_failure(exited, _recording()) == "the agent exited (code 1) during action 1"
+    assert own_failure(_missed([], exited=(2, 1)), _recording()) is None
+    assert own_failure(exited, None) is None
 
 
 def test_the_tally_keeps_inconclusive_replays_out_of_the_rate() -> None:
