@@ -383,7 +383,10 @@ class Minimizer:
             if ran:
                 self.clock.ran(outcome.seconds)
             evidence = self.seen.count(trial.program, outcome, self._recording(trial))
-            (conclusive if evidence else unsure if ran else set()).add(id(trial))
+            if evidence:
+                conclusive.add(id(trial))
+            elif ran:
+                unsure.add(id(trial))  # the agent failed on its own (a cut one: neither)
             if evidence and trial.schedule is not None and not outcome.reproduced:
                 self.missed[_held_key(trial)] += 1
 
