@@ -235,6 +235,40 @@ def _held_key(trial: Trial) -> tuple[str, str]:
 
 
 @dataclass
+class Evidence:
+    """Which trials of a round of replays (one :meth:`Minimizer.first`) said anything: a
+    replay that reproduced or missed is evidence, one in which the agent failed on its own
+    (``fuzzing/inconclusive.py``) is not; and what each program's replay is compared with."""
+
+    # the schedule each program's reproducing run recorded, by program key: what a
+    # free-running trial of it is compared with
+    recordings: dict[str, Schedule] = field(default_factory=dict)
+    conclusive: set[int] = field(default_factory=set)  # trials (by id) a replay said something of
+    unsure: set[int] = field(default_factory=set)  # ... whose replays were inconclusive
+
+    def recording(self, trial: Trial) -> Schedule | None:
+        """The schedule it is held to, else its program's own recording (None: none known)."""
+        if trial.schedule is not None:
+            return trial.schedule
+        return self.recordings.get(program_key(trial.program))
+
+    def begin(self) -> None:
+        self.conclusive.clear()
+        self.unsure.clear()
+
+    def note(self, trial: Trial, evidence: bool, ran: bool) -> None:
+        if evidence:
+            self.conclusive.add(id(trial))
+        elif ran:  # the agent failed on its own (a replay that was cut: neither)
+            self.unsure.add(id(trial))
+
+    def again(self, trials: Sequence[Trial], pending: list[int]) -> list[int]:
+        """The trials at ``pending`` whose every replay this round was inconclusive."""
+        return [n for n in pending
+                if id(trials[n]) in self.unsure and id(trials[n]) not in self.conclusive]
+
+
+@dataclass
 class TrialClock:
     """Minimizing's seconds for one failure: its base budget's end (``stop_at``,
     --minimize-budget), the ceiling a slow agent's trials may grow it to (``cap_at``:
@@ -311,9 +345,7 @@ class Minimizer:
     # cfg.minimize_trials fixes it)
     fixed: int | None = None
     progress: Progress = field(default_factory=Progress)  # how far each stage got
-    # the schedule each program's reproducing run recorded, by program key: what a
-    # free-running trial of it is compared with (``fuzzing/inconclusive.py``)
-    recordings: dict[str, Schedule] = field(default_factory=dict)
+    evidence: Evidence = field(default_factory=Evidence)  # which trials said anything
 
     def allowed(self) -> int:
         """Trials this failure may use in all: ``cfg.minimize_trials``, else the search's
@@ -374,19 +406,13 @@ class Minimizer:
         again, up to :data:`CERTIFY` more times: a miss it is not, and an action it left out
         must not look needed because the agent failed (issue 49). After that it stands as
         a miss would (the budget is the bound), but never refutes its program."""
-        conclusive: set[int] = set()
-        unsure: set[int] = set()
-
         def counted(trial: Trial, outcome: ReplayOutcome) -> None:
             ran = outcome.error is None or outcome.reproduced
             self.trials += ran
             if ran:
                 self.clock.ran(outcome.seconds)
-            evidence = self.seen.count(trial.program, outcome, self._recording(trial))
-            if evidence:
-                conclusive.add(id(trial))
-            elif ran:
-                unsure.add(id(trial))  # the agent failed on its own (a cut one: neither)
+            evidence = self.seen.count(trial.program, outcome, self.evidence.recording(trial))
+            self.evidence.note(trial, evidence, ran)
             if evidence and trial.schedule is not None and not outcome.reproduced:
                 self.missed[_held_key(trial)] += 1
 
@@ -395,16 +421,14 @@ class Minimizer:
         for _ in range(1 + CERTIFY):
             if not pending:
                 return None
-            conclusive.clear()
-            unsure.clear()
+            self.evidence.begin()
             found = first_reproducing(self.cfg, self.rule, [trials[n] for n in pending],
                                       stop_at=self.deadline(), stop=self.stop,
                                       on_outcome=counted, pool=self.pool,
                                       left=self.trials_left)
             if found is not None:
                 break
-            pending = [n for n in pending
-                       if id(trials[n]) in unsure and id(trials[n]) not in conclusive]
+            pending = self.evidence.again(trials, pending)
             if self.out_of_time():
                 return None
         if found is None:
@@ -417,13 +441,6 @@ class Minimizer:
         self._keep(trial)
         self.best = trial
         return n, trial
-
-    def _recording(self, trial: Trial) -> Schedule | None:
-        """What a trial's replay is compared with: the schedule it is held to, else its
-        program's own recording (None: none known)."""
-        if trial.schedule is not None:
-            return trial.schedule
-        return self.recordings.get(program_key(trial.program))
 
     def _refuted(self, trial: Trial) -> bool:
         """A held trial whose program already missed :data:`CERTIFY` replays held to the
@@ -765,7 +782,7 @@ def _minimize(cfg: FuzzConfig, found: Found, clock: Callable[[], float] | None,
     held = [Trial(p, found.schedules[program_key(c[0])]) for p, c in zip(programs, candidates,
                                                                     strict=True)
             if program_key(c[0]) in found.schedules]
-    minimizer.recordings.update((program_key(t.program), t.schedule) for t in held
+    minimizer.evidence.recordings.update((program_key(t.program), t.schedule) for t in held
                                 if t.schedule is not None)
     # each also letting its sessions settle: a program that ends with a prompt showed the bug
     # in the run because the next example gave the turn time, not the teardown's cancel
