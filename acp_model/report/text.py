@@ -96,8 +96,8 @@ def reproduction_phrase(hits: int, runs: int, free: int = 0, free_runs: int = 0,
         return f" ({n} more inconclusive{reason})"
 
     if runs or unsure:
-        parts.append(f"reproduced {hits}/{runs}" + (" under the recorded schedule" if held
-                                                    else "") + beside(unsure))
+        parts.append((f"reproduced {hits}/{runs}" if runs else "no conclusive replay")
+                     + (" under the recorded schedule" if held else "") + beside(unsure))
     if free_runs or free_unsure:
         parts.append((f"{free}/{free_runs} free-running" if parts
                       else f"reproduced {free}/{free_runs} free-running") + beside(free_unsure))

@@ -95,6 +95,8 @@ def test_the_rates_say_the_inconclusive_runs_and_old_reports_read_as_before() ->
     assert rates_phrase(ce) == (f"reproduced 6/6 under the recorded schedule (2 more "
                                 f"inconclusive: {LOAD_FAILED}), 4/6 free-running (1 more "
                                 "inconclusive)")
+    assert rates_phrase({**ce, "reproduced": 0, "replays": 0}).startswith(
+        f"no conclusive replay under the recorded schedule (2 more inconclusive: {LOAD_FAILED})")
     old = {k: v for k, v in ce.items() if "inconclusive" not in k}
     assert rates_phrase(old) == "reproduced 6/6 under the recorded schedule, 4/6 free-running"
 
