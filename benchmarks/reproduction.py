@@ -89,6 +89,10 @@ def rows(found: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
                 "trials_allowed": m.get("trials_allowed"), "cut_by": m.get("cut_by"),
                 "held": ce.get("reproduced", 0), "held_runs": ce.get("replays", 0),
                 "free": ce.get("free_reproduced", 0), "free_runs": ce.get("free_replays", 0),
+                # replays the agent failed on its own (no evidence): beside the rates, which
+                # are over conclusive runs (fuzzing/inconclusive.py; 0 in older reports)
+                "unsure": ce.get("inconclusive") or 0,
+                "free_unsure": ce.get("free_inconclusive") or 0,
                 "standing": ce.get("standing"), "verified": ce.get("verified")})
     return out
 
@@ -107,9 +111,11 @@ def before_figures(figures: list[dict[str, Any]], path: str | None) -> None:
             f["before"] = before[f["name"]]
 
 
-def rate(hits: int, runs: int) -> str:
-    """``3/6``, or "not replayed" when no replay ran (never "0/0")."""
-    return f"{hits}/{runs}" if runs else "not replayed"
+def rate(hits: int, runs: int, unsure: int = 0) -> str:
+    """``3/6`` (``+2 inconclusive``: replays the agent failed on its own, beside), or "not
+    replayed" when no conclusive replay ran (never "0/0")."""
+    return (f"{hits}/{runs}" if runs else "not replayed") \
+        + (f" (+{unsure} inconclusive)" if unsure else "")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -126,7 +132,8 @@ def main(argv: list[str] | None = None) -> int:
     failures, shared = standing_apart(table)
     for r in table:
         print(f"  {r['run']:28} {r['rule']:16} {r['actions']:4} actions, held "
-              f"{rate(r['held'], r['held_runs'])}, free {rate(r['free'], r['free_runs'])}, "
+              f"{rate(r['held'], r['held_runs'], r['unsure'])}, free "
+              f"{rate(r['free'], r['free_runs'], r['free_unsure'])}, "
               + ("fixpoint" if r["fixpoint"] else f"cut at {r['stage']}")
               + (" (shared-only: a warning)" if r["standing"] == Standing.SHARED_ONLY else ""))
     sizes = sorted(r["actions"] for r in failures)
@@ -150,7 +157,10 @@ def main(argv: list[str] | None = None) -> int:
             figure("replays reproducing, held to the recorded schedule",
                    f"{held[0]}/{held[1]} ({100 * held[0] / max(held[1], 1):.0f}%)"),
             figure("replays reproducing, free-running",
-                   f"{free[0]}/{free[1]} ({100 * free[0] / max(free[1], 1):.0f}%)")]
+                   f"{free[0]}/{free[1]} ({100 * free[0] / max(free[1], 1):.0f}%)"),
+            figure("inconclusive replays beside (held, free): the agent failed on its own",
+                   f"{sum(r['unsure'] for r in failures)}, "
+                   f"{sum(r['free_unsure'] for r in failures)}")]
     before_figures(figures, args.before)
     for f in figures:
         print(f"{f['name']}: {f['value']}"
@@ -163,7 +173,8 @@ def main(argv: list[str] | None = None) -> int:
                     "standing"],
         "rows": [[r["run"], r["agent"], r["rule"], r["actions"],
                   "fixpoint" if r["fixpoint"] else f"cut at {r['stage']}",
-                  rate(r["held"], r["held_runs"]), rate(r["free"], r["free_runs"]),
+                  rate(r["held"], r["held_runs"], r["unsure"]),
+                  rate(r["free"], r["free_runs"], r["free_unsure"]),
                   r["standing"]] for r in table]},
         parameters={"paths": args.paths, "before": args.before})
     return 0

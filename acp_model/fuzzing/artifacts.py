@@ -36,7 +36,12 @@ from acp_model.report.proof import by_teardown, teardown_acts
 from acp_model.report.reach import reach_json
 from acp_model.report.sarif import Located
 from acp_model.report.sequence_svg import OFFENDING
-from acp_model.report.text import counterexample_name, minimize_stopped, reproduction_phrase
+from acp_model.report.text import (
+    counterexample_name,
+    minimize_stopped,
+    rates_phrase,
+    reproduction_phrase,
+)
 from acp_model.spec.levels import Standing
 from acp_model.spec.rules import RULES, strength_shown
 from acp_model.trace.describe import summarize
@@ -51,7 +56,10 @@ def reproduction_text(found: Found) -> str:
     """How often the reported program reproduced in fresh processes: held to its recorded
     schedule (the headline) and free-running; "not replayed" for what never ran."""
     return _in_fresh(reproduction_phrase(found.reproduced, found.replays,
-                                         found.free_reproduced, found.free_replays))
+                                         found.free_reproduced, found.free_replays,
+                                         unsure=found.inconclusive,
+                                         free_unsure=found.free_inconclusive,
+                                         why=found.inconclusive_why))
 
 
 def _in_fresh(phrase: str) -> str:
@@ -332,6 +340,10 @@ def _counterexample(found: Found, files: dict[str, str]) -> dict[str, Any]:
         else "not replayed",
         "free_reproduced": found.free_reproduced,
         "free_replays": found.free_replays,
+        # replays in which the agent failed on its own, beside the rates (fuzzing/inconclusive.py)
+        "inconclusive": found.inconclusive,
+        "free_inconclusive": found.free_inconclusive,
+        "inconclusive_why": found.inconclusive_why,
         "verified": found.verified,
         "minimize": found.minimize,
         "minimize_cut": found.minimize_cut,
@@ -472,10 +484,7 @@ def merged_html(report: dict[str, Any]) -> str:
         ce = kept.get(v["rule"]) if v.get("level") == Level.FAIL else None
         if ce is not None:
             files = ce.get("files") or {}
-            facts = [("reproduced", _in_fresh(reproduction_phrase(
-                int(ce.get("reproduced") or 0), int(ce.get("replays") or 0),
-                int(ce.get("free_reproduced") or 0), int(ce.get("free_replays") or 0),
-                held="free_replays" in ce))),
+            facts = [("reproduced", _in_fresh(rates_phrase(ce))),
                 *case.facts]
             facts += [("transcript", files["transcript.jsonl"])] \
                 if "transcript.jsonl" in files else []

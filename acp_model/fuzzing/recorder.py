@@ -83,6 +83,11 @@ class Found:
     schedule: Schedule | None = None
     free_reproduced: int = 0  # the reported program replayed free-running
     free_replays: int = 0
+    # replays of the reported program in which the agent failed on its own (held, free),
+    # not counted in the rates, and why the first was (``fuzzing/inconclusive.py``)
+    inconclusive: int = 0
+    free_inconclusive: int = 0
+    inconclusive_why: str | None = None
     minimize: dict[str, Any] | None = None  # how far minimizing got (``Minimizer.report``)
     fresh_hits: int = 0  # fresh-process replays (of any program) that reproduced it ...
     fresh_runs: int = 0  # ... of those run (minimizing's and the measurement's)

@@ -53,6 +53,9 @@ class ReplayOutcome:
     # the index in ``records`` where the teardown began (None: it did not run, or the records
     # are of a process a relaunch replaced): what the client wrote from there on is its own
     teardown: int | None = None
+    # the agent's process exited (without a relaunch asking it to): during which action
+    # (1, 2, ...), with its exit code; None: it did not before the program's end
+    exited: tuple[int, int | None] | None = None
     # the rule the reproduction showed: the one asked for, or a broader one it narrows on the
     # same request (``roots``), which is then the failure's root (None: not reproduced)
     rule: str | None = None
@@ -184,6 +187,7 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
     hold = client.schedule.hold = _hold(cfg, schedule, exact)
     error = None
     performed = None
+    exited = None
     ex: Example | None = None
     shows = Shows(rule, method)
     recorder = Recorder(masked=set(RULES) - shows.rules if rule is not None else set())
@@ -197,6 +201,8 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
                 if rule is not None and shows.rules & recorder.found.keys():
                     performed = n
                     break
+                if exited is None and ex.client.proc.exited:
+                    exited = n, ex.client.proc.returncode
             if rule is None or not shows.rules & recorder.found.keys():
                 with contextlib.suppress(LifecycleFailure):
                     ex.finish()
@@ -216,7 +222,8 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
     return ReplayOutcome(hit is not None, failures, records,
                          hit.index if hit else None, error, performed if hit else None, session,
                          recorded, hold is not None, describe_divergence(hold), model,
-                         round(time.monotonic() - started, 3), teardown, hit and hit.rule)
+                         round(time.monotonic() - started, 3), teardown, exited,
+                         hit and hit.rule)
 
 
 def _recorded(client: FuzzClient, ex: Example | None, actions: int

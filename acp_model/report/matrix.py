@@ -110,9 +110,15 @@ def rate(reproduced: Any, replays: Any) -> str | None:
 def reproduction_text(f: Mapping[str, Any]) -> str:
     """How often a finding's program reproduced in fresh agent processes, in words."""
     held, free = f.get("reproduction"), f.get("free_reproduction")
-    if free is not None:
-        return (f"reproduced {held or 'not replayed'} in fresh agent processes under the "
-                f"recorded boundary schedule, {free} free-running")
+    if free is not None or f.get("inconclusive") or f.get("free_inconclusive"):
+        unsure, free_unsure = int(f.get("inconclusive") or 0), int(f.get("free_inconclusive") or 0)
+        why = f": {f['inconclusive_why']}" if f.get("inconclusive_why") else ""
+        held_more = f" ({unsure} more inconclusive{why})" if unsure else ""
+        free_more = f" ({free_unsure} more inconclusive{'' if unsure else why})" \
+            if free_unsure else ""
+        return (f"reproduced {held or 'not replayed'}{held_more} in fresh agent processes "
+                f"under the recorded boundary schedule, {free or 'not replayed'}{free_more} "
+                "free-running")
     if held is not None:
         return f"reproduced {held} in fresh agent processes (free-running)" + (
             "; unverified: no fresh process showed it" if held.startswith("0/") else "")
@@ -162,6 +168,10 @@ def _finding(v: Mapping[str, Any], ce: Mapping[str, Any] | None, revision: str,
         # program was not replayed (older runs carry only the free-running rate)
         "reproduction": rate(ce.get("reproduced"), ce.get("replays")) if ce else None,
         "free_reproduction": rate(ce.get("free_reproduced"), ce.get("free_replays")),
+        # replays in which the agent failed on its own, beside the rates (newer runs, and
+        # only when there were any: fuzzing/inconclusive.py)
+        **{k: ce[k] for k in ("inconclusive", "free_inconclusive", "inconclusive_why")
+           if ce.get(k)},
         "minimize": ce.get("minimize"),
         "minimize_cut": ce.get("minimize_cut"),
         "standing": ce.get("standing"),

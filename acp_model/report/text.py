@@ -78,18 +78,41 @@ def minimize_progress(m: Mapping[str, Any]) -> str:
 
 
 def reproduction_phrase(hits: int, runs: int, free: int = 0, free_runs: int = 0, *,
-                        held: bool = True) -> str:
+                        held: bool = True, unsure: int = 0, free_unsure: int = 0,
+                        why: str | None = None) -> str:
     """How often fresh agent processes reproduced a counterexample: ``runs`` replays held to
     its recorded schedule (``held``: a report that says so) and ``free_runs`` free-running;
-    "not replayed" when none ran (never "0/0")."""
+    "not replayed" when none ran (never "0/0"). ``unsure``, ``free_unsure``: the replays
+    beside them that were inconclusive (the agent failed on its own: ``why``, the first)."""
     parts = []
-    if runs:
-        parts.append(f"reproduced {hits}/{runs}" + (" under the recorded schedule" if held
-                                                    else ""))
-    if free_runs:
-        parts.append(f"{free}/{free_runs} free-running" if runs
-                     else f"reproduced {free}/{free_runs} free-running")
+    said = False
+
+    def beside(n: int) -> str:
+        nonlocal said
+        if not n:
+            return ""
+        reason = f": {why}" if why and not said else ""
+        said = said or bool(reason)
+        return f" ({n} more inconclusive{reason})"
+
+    if runs or unsure:
+        parts.append((f"reproduced {hits}/{runs}" if runs else "no conclusive replay")
+                     + (" under the recorded schedule" if held else "") + beside(unsure))
+    if free_runs or free_unsure:
+        parts.append((f"{free}/{free_runs} free-running" if parts
+                      else f"reproduced {free}/{free_runs} free-running") + beside(free_unsure))
     return ", ".join(parts) if parts else "not replayed"
+
+
+def rates_phrase(ce: Mapping[str, Any]) -> str:
+    """A report's counterexample's :func:`reproduction_phrase` (a report older than the
+    inconclusive replays' fields reads as none)."""
+    return reproduction_phrase(int(ce.get("reproduced") or 0), int(ce.get("replays") or 0),
+                               int(ce.get("free_reproduced") or 0),
+                               int(ce.get("free_replays") or 0), held="free_replays" in ce,
+                               unsure=int(ce.get("inconclusive") or 0),
+                               free_unsure=int(ce.get("free_inconclusive") or 0),
+                               why=ce.get("inconclusive_why"))
 
 
 def rule_markup(rule_id: str) -> str:
@@ -110,10 +133,7 @@ def counterexample_line(ce: Mapping[str, Any], tail: str = "") -> str:
                                minimal)
     if ce.get("standing") == Standing.SHARED_ONLY:
         name = "warning: seen on a shared process only, not reproduced; its program"
-    rate = reproduction_phrase(int(ce.get("reproduced") or 0), int(ce.get("replays") or 0),
-                               int(ce.get("free_reproduced") or 0),
-                               int(ce.get("free_replays") or 0),
-                               held="free_replays" in ce)
+    rate = rates_phrase(ce)
     return (f"{rule_markup(str(ce['rule']))}: {name} of {steps} client action(s), "
             f"{escape(rate)}" + (f" {escape(tail)}" if tail else ""))
 
