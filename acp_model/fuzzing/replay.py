@@ -186,8 +186,8 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
         return ReplayOutcome(False, [], [], None, INTERRUPTED)
     hold = client.schedule.hold = _hold(cfg, schedule, exact)
     error = None
-    performed = None
-    exited = None
+    performed: int | None = None
+    exited: tuple[int, int | None] | None = None
     ex: Example | None = None
     shows = Shows(rule, method)
     recorder = Recorder(masked=set(RULES) - shows.rules if rule is not None else set())
@@ -195,14 +195,7 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
     try:
         try:
             ex = Example(client, recorder, deadline=cfg.deadline, relaunch=replaced.relaunch)
-            for n, action in enumerate(actions, start=1):
-                with contextlib.suppress(LifecycleFailure):
-                    ex.act(action)
-                if rule is not None and shows.rules & recorder.found.keys():
-                    performed = n
-                    break
-                if exited is None and ex.client.proc.exited:
-                    exited = n, ex.client.proc.returncode
+            performed, exited = _perform(ex, actions, shows if rule is not None else None)
             if rule is None or not shows.rules & recorder.found.keys():
                 with contextlib.suppress(LifecycleFailure):
                     ex.finish()
@@ -224,6 +217,22 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
                          recorded, hold is not None, describe_divergence(hold), model,
                          round(time.monotonic() - started, 3), teardown, exited,
                          hit and hit.rule)
+
+
+def _perform(ex: Example, actions: Sequence[Action], shows: Shows | None
+             ) -> tuple[int | None, tuple[int, int | None] | None]:
+    """Run the program until ``shows``'s rules show (None: to its end): (the action they
+    showed at, None: not; the action during which the agent's process exited, with its
+    code, None: it did not)."""
+    exited = None
+    for n, action in enumerate(actions, start=1):
+        with contextlib.suppress(LifecycleFailure):
+            ex.act(action)
+        if shows is not None and shows.rules & ex.recorder.found.keys():
+            return n, exited
+        if exited is None and ex.client.proc.exited:
+            exited = n, ex.client.proc.returncode
+    return None, exited
 
 
 def _recorded(client: FuzzClient, ex: Example | None, actions: int

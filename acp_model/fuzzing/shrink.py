@@ -610,18 +610,19 @@ class Minimizer:
         record.done = True
         return changed, True
 
-    def report(self, budget: float, seconds: float) -> dict[str, Any]:
-        """The ``minimize`` entry of a counterexample (docs/reports.md); ``steps``: the
-        length of the program minimizing ended with (the one reported, unless a longer one
-        reproduced more often)."""
-        cost = self.trial_seconds()
-        return {"fixpoint": self.stage is Stage.FIXPOINT, "stage": self.stage.value,
-                "seconds": round(seconds, 1), "budget": round(budget, 1),
-                "trials": self.trials, "trials_allowed": self.allowed(),
-                "cut_by": None if self.stage is Stage.FIXPOINT else self.cut_by,
-                "trial_seconds": round(cost, 2) if cost is not None else None,
-                "steps": len(self.best.program) if self.best is not None else None,
-                "stages": {name: r.to_json() for name, r in self.progress.stages.items()}}
+
+def minimize_entry(m: Minimizer, budget: float, seconds: float) -> dict[str, Any]:
+    """The ``minimize`` entry of a counterexample (docs/reports.md): a reader's view of the
+    minimizer's state, not part of it; ``steps``: the length of the program minimizing ended
+    with (the one reported, unless a longer one reproduced more often)."""
+    cost = m.trial_seconds()
+    return {"fixpoint": m.stage is Stage.FIXPOINT, "stage": m.stage.value,
+            "seconds": round(seconds, 1), "budget": round(budget, 1),
+            "trials": m.trials, "trials_allowed": m.allowed(),
+            "cut_by": None if m.stage is Stage.FIXPOINT else m.cut_by,
+            "trial_seconds": round(cost, 2) if cost is not None else None,
+            "steps": len(m.best.program) if m.best is not None else None,
+            "stages": {name: r.to_json() for name, r in m.progress.stages.items()}}
 
 
 # --- simpler content --------------------------------------------------------------------
@@ -766,7 +767,7 @@ def measure_reproduction(cfg: FuzzConfig, found: Found,
             on_step("replaying")
         measured = _measure(cfg, found, minimizer, stop, pool)
     budget = max(0.0, min(minimizer.deadline(), cap) - started)
-    found.minimize = minimizer.report(budget, took)
+    found.minimize = minimize_entry(minimizer, budget, took)
     found.minimize_cut = minimizer.stage is not Stage.FIXPOINT
     hits, runs = (a + b for a, b in zip(minimizer.seen.totals(), measured.totals(),
                                         strict=True))
