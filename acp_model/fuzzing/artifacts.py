@@ -38,7 +38,9 @@ from acp_model.report.sarif import Located
 from acp_model.report.sequence_svg import OFFENDING
 from acp_model.report.text import (
     counterexample_name,
+    measured,
     minimize_stopped,
+    proven_minimal,
     rates_phrase,
     reproduction_phrase,
 )
@@ -77,6 +79,11 @@ def minimize_text(found: Found) -> str | None:
     if m.get("steps") not in (None, len(found.actions)):
         return (f"not the minimal program ({m['steps']} actions, reached at the fixpoint): "
                 "a longer one that reproduces more often")
+    if not _minimal(found):
+        hits, runs = _found_rate(found)
+        return (f"not proven minimal: minimizing reached its fixpoint, but the program "
+                f"reproduces only {hits}/{runs}: a removal whose replay missed is no proof "
+                "that the action is needed")
     return None
 
 
@@ -145,7 +152,7 @@ def counterexample_text(found: Found, cfg: FuzzConfig) -> str:
         *([f"  The proof cites {by_teardown_words}."] if by_teardown_words else []),
         "",
         ("Client actions (minimal: no single action can go, no content be simpler)"
-         if not warning and found.verified and _minimal(found.minimize, len(found.actions))
+         if not warning and found.verified and _minimal(found)
          else "Client actions")
         + ("" if warning else " (replay.json)") + ":",
     ]
@@ -418,15 +425,19 @@ def found_case(found: Found, cfg: FuzzConfig, replay_file: str | None = None) ->
                 message=found.violation.message, records=records, marks=marks,
                 numbers=numbers, facts=facts, rule=rule.id,
                 **_program_view(found.actions, found.reproduced, found.replays, replay_file,
-                                _minimal(found.minimize, len(found.actions))))
+                                _minimal(found)))
 
 
-def _minimal(minimize: Any, steps: int) -> bool | None:
-    """Whether the program of ``steps`` actions is the one minimizing ended with at its
-    fixpoint (None: a report from before it was said)."""
-    if not isinstance(minimize, dict):
-        return None
-    return bool(minimize.get("fixpoint")) and minimize.get("steps") in (None, steps)
+def _minimal(found: Found) -> bool | None:
+    """Whether ``found``'s program may be called minimal (:func:`proven_minimal`: the
+    fixpoint's own program, reproducing at least half of its replays)."""
+    return proven_minimal(found.minimize, len(found.actions), *_found_rate(found))
+
+
+def _found_rate(found: Found) -> tuple[int, int]:
+    if found.replays:
+        return found.reproduced, found.replays
+    return found.free_reproduced, found.free_replays
 
 
 def sarif_locations(result: FuzzResult, files: dict[str, dict[str, str]] | None = None
@@ -465,7 +476,7 @@ def fuzz_html(result: FuzzResult, report: dict[str, Any],
     if first is not None:
         case = cases[0]
         name = counterexample_name(first.reproduced, first.replays,
-                                   _minimal(first.minimize, len(first.actions)))
+                                   _minimal(first))
         transcript = Transcript(case.records, numbers=case.numbers, marks=case.marks,
                                 caption=f"the {name} of {first.rule}")
     return render_html(report, cases=cases, transcript=transcript,
@@ -492,6 +503,7 @@ def merged_html(report: dict[str, Any]) -> str:
             case = replace(case, facts=facts, **_program_view(
                 ce.get("actions") or [], int(ce.get("reproduced") or 0),
                 int(ce.get("replays") or 0), files.get("replay.json"),
-                _minimal(ce.get("minimize"), len(ce.get("actions") or []))))
+                proven_minimal(ce.get("minimize"), len(ce.get("actions") or []),
+                               *measured(ce))))
         cases.append(case)
     return render_html(report, cases=cases)

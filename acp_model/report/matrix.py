@@ -27,7 +27,7 @@ from typing import Any
 from acp_model import __version__
 from acp_model.report.links import rule_url
 from acp_model.report.reach import LABELS, Reach
-from acp_model.report.text import minimize_stopped
+from acp_model.report.text import minimize_stopped, proven_minimal
 from acp_model.spec.families import Family, families, family_of
 from acp_model.spec.levels import Level
 from acp_model.spec.rules import RULES, strength_shown
@@ -125,11 +125,23 @@ def reproduction_text(f: Mapping[str, Any]) -> str:
     return "not replayed in a fresh agent process"
 
 
+def _rate_of(text: Any) -> tuple[int, int]:
+    """(hits, runs) of a ``3/4`` rate (0, 0: none)."""
+    hits, _, runs = str(text or "").partition("/")
+    return (int(hits), int(runs)) if hits.isdigit() and runs.isdigit() else (0, 0)
+
+
 def minimized_text(f: Mapping[str, Any]) -> str:
     """How long a finding's program is and how far minimizing got, in words."""
     steps = f.get("steps")
     size = f"{steps} client action(s)" if steps is not None else "client actions"
     m = f.get("minimize") or {}
+    hits, runs = _rate_of(f.get("reproduction") or f.get("free_reproduction"))
+    if m.get("fixpoint") and not proven_minimal(m, int(steps or 0) if steps is not None
+                                                else m.get("steps") or 0, hits, runs):
+        return (f"{size}; minimizing reached its fixpoint, but the program reproduces only "
+                f"{hits}/{runs}: a removal whose replay missed is no proof that the action "
+                "is needed, so it is not proven minimal")
     if m.get("fixpoint"):
         return f"{size}, minimized to a fixpoint: no single action can be removed"
     if m:

@@ -41,6 +41,28 @@ def counterexample_name(reproduced: int, replays: int, minimal: bool | None = No
     return "unverified counterexample" if replays else "counterexample"
 
 
+def proven_minimal(minimize: Any, steps: int, hits: int, runs: int) -> bool | None:
+    """Whether a reported program of ``steps`` actions may be called minimal: minimizing
+    reached its fixpoint with this very program, and the program reproduces at least half of
+    its fresh-process replays (``hits``/``runs``: held to the recorded schedule, else
+    free-running). Minimizing kept an action because the replay without it missed; against a
+    program that itself mostly misses, such a miss is no evidence that the action is needed
+    (None: a report from before minimizing was said)."""
+    if not isinstance(minimize, Mapping):
+        return None
+    if not minimize.get("fixpoint") or minimize.get("steps") not in (None, steps):
+        return False
+    return runs == 0 or 2 * hits >= runs
+
+
+def measured(ce: Mapping[str, Any]) -> tuple[int, int]:
+    """The rate a report's counterexample is judged by: its held replays, else its free
+    ones (conclusive runs only)."""
+    if ce.get("replays"):
+        return int(ce.get("reproduced") or 0), int(ce["replays"])
+    return int(ce.get("free_reproduced") or 0), int(ce.get("free_replays") or 0)
+
+
 # minimizing's stages (``fuzzing/shrink.py``'s ``Stage``), in words
 STAGE_WORDS = {"search": "search for a program that reproduces",
                "session": "the other sessions' actions", "examples": "whole examples",
@@ -127,8 +149,7 @@ def counterexample_line(ce: Mapping[str, Any], tail: str = "") -> str:
     kept or who found it. Rich markup, with every report value escaped."""
     steps = ce.get("steps", len(ce.get("actions") or []))
     minimize = ce.get("minimize")
-    minimal = (bool(minimize.get("fixpoint")) and minimize.get("steps") in (None, steps)
-               if isinstance(minimize, Mapping) else None)
+    minimal = proven_minimal(minimize, steps, *measured(ce))
     name = counterexample_name(int(ce.get("reproduced") or 0), int(ce.get("replays") or 0),
                                minimal)
     if ce.get("standing") == Standing.SHARED_ONLY:
