@@ -26,8 +26,8 @@ from acp_model.fuzzing.recorder import LifecycleFailure, Recorder, request_metho
 from acp_model.fuzzing.schedule import Boundary, Event, Schedule
 from acp_model.fuzzing.stop import Interrupted, Stop
 from acp_model.llm.wire import Part
-from acp_model.model.check import roots
 from acp_model.model.vocab import Level
+from acp_model.model.wire_table import roots
 from acp_model.oracle.monitor import Violation
 from acp_model.spec.rules import RULES
 

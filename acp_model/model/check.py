@@ -54,9 +54,9 @@ class CheckMeta:
     evidence: str | None = None  # name of the model method that states the proof
     fixed: Level | None = None  # a level below the rule's own (a probable violation warns)
     reads: tuple[Reads, ...] = ()  # the message kinds a finding judges (a guard: none)
-    # (request method, rule): on a request of that method this obligation is a special case
-    # of that broader rule's (CANCEL-14 of PROMPT-04 for a withdrawn prompt): see ``roots``
-    narrows: tuple[tuple[str, str], ...] = ()
+    # this obligation is a special case of the one its request's wire-table row owes (the
+    # row's ``owed``: CANCEL-14 of PROMPT-04 for a withdrawn prompt): ``wire_table.roots``
+    narrows: bool = False
     circumstance: str = ""  # what it adds to the broader rule ("the withdrawal")
 
     def _choice(self, readings: Readings) -> Level | str:
@@ -248,15 +248,6 @@ def _register(meta: CheckMeta) -> CheckMeta:
     return meta
 
 
-def roots(rule_id: str, method: str | None) -> frozenset[str]:
-    """The broader rules a failure of ``rule_id`` about a request of ``method`` is a special
-    case of (declared with ``narrows``): one agent fault can show as either, and the broad
-    one is its root when the narrowing circumstance (a withdrawal, a cancel) is not needed.
-    The one place this relation is read: minimizing's hit test and a run's de-duplication."""
-    return frozenset(broad for meta in CHECKS.values() if meta.rule == rule_id
-                     for m, broad in meta.narrows if m == method)
-
-
 def circumstance(rule_id: str) -> str:
     """What a rule that narrows another adds to it ("" : it narrows none)."""
     return next((m.circumstance for m in CHECKS.values()
@@ -301,21 +292,19 @@ def check(rule_id: str, *, role: Role, reading: str | None = None,
 def declare(rule_id: str, name: str, doc: str, *, module: str, role: Role,
             reading: str | None = None, levels: Mapping[str, str] | None = None,
             reads: Iterable[Reads | str] = (),
-            narrows: Mapping[str, str] | None = None, circumstance: str = "") -> CheckMeta:
+            narrows: bool = False, circumstance: str = "") -> CheckMeta:
     """A decision that is not a function of its own: a liveness obligation the model hands to
     the monitor, a fact the fuzzer judges from the agent process, or a finding another engine
-    decides (the schema's, with the message kinds it reads). ``narrows``: request method ->
-    the broader rule this obligation is a special case of on such a request (``roots``), in
-    the ``circumstance`` it adds."""
+    decides (the schema's, with the message kinds it reads). ``narrows``: this obligation is
+    a special case of the one its request's row owes (``wire_table.roots``), in the
+    ``circumstance`` it adds."""
     where = f"{module}.{name}"
     lv = _validate(where, rule_id, reading, levels)
-    pairs = tuple(sorted((narrows or {}).items()))
-    unknown = [broad for _, broad in pairs if broad not in RULES or broad == rule_id]
-    if unknown or bool(pairs) != bool(circumstance):
-        raise DefinitionError(f"{where}: narrows {unknown or pairs}: another catalogued rule, "
-                              "with the circumstance it adds")
+    if narrows != bool(circumstance):
+        raise DefinitionError(f"{where}: a narrowing obligation names the circumstance it "
+                              "adds, and only such a one")
     return _register(CheckMeta(name, rule_id, module, role, summary(doc), reading, lv,
-                               reads=_reads(where, reads, role), narrows=pairs,
+                               reads=_reads(where, reads, role), narrows=narrows,
                                circumstance=circumstance))
 
 

@@ -1,5 +1,6 @@
 """One root, one failure: a rule declared a special case of another on the same request
-(``declare(narrows=...)``) is read in one place, ``check.roots``; minimizing's hit test and a
+(``declare(narrows=True)``: of the obligation its request's row owes) is read in one place,
+``wire_table.roots``; minimizing's hit test and a
 run's failures follow it (s8 cause I: kilo v1's unanswered prompts, reported as CANCEL-14)."""
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ import pytest
 from acp_model.fuzzing.actions import Action, CancelPromptRequest, NewSession, Prompt
 from acp_model.fuzzing.recorder import Found, Recorder
 from acp_model.fuzzing.replay import Shows
-from acp_model.model.check import DefinitionError, declare, roots
+from acp_model.model.check import DefinitionError, declare
 from acp_model.model.vocab import Level, Role
+from acp_model.model.wire_table import roots
 from acp_model.oracle.monitor import Violation
 
 
@@ -21,12 +23,12 @@ def test_the_declared_narrowings_are_the_ones_the_texts_support() -> None:
     assert roots("CANCEL-14", "session/request_permission") == {"PERM-12"}
     assert roots("CANCEL-04", "session/request_permission") == {"PERM-12"}
     assert roots("CANCEL-14", None) == roots("PROMPT-04", "session/prompt") == frozenset()
+    # a request no row owes more than ACPM-ANSWER's: no broader rule (no text pairs them)
+    assert roots("CANCEL-14", "elicitation/create") == frozenset()
 
 
-def test_a_narrowing_names_another_catalogued_rule_and_what_it_adds() -> None:
-    for narrows, circumstance in (({"session/prompt": "NO-SUCH-RULE"}, "x"),
-                                  ({"session/prompt": "CANCEL-14"}, "x"),
-                                  ({"session/prompt": "PROMPT-04"}, "")):
+def test_a_narrowing_names_what_it_adds_and_only_a_narrowing_does() -> None:
+    for narrows, circumstance in ((True, ""), (False, "x")):
         with pytest.raises(DefinitionError):
             declare("CANCEL-14", "test_narrowing", "Test.", module=__name__,
                     role=Role.OBLIGATION, narrows=narrows, circumstance=circumstance)
