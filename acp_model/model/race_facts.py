@@ -234,6 +234,53 @@ class RaceFacts:
         """``PermRec.sibling_answered`` in a snapshot: read only while the request waits."""
         return answered and rec.state == PermState.OPEN
 
+    def canon_joint(self, joint: bool, rec: CancelRec) -> bool:
+        """``CancelRec.joint`` in a snapshot: read only through :meth:`joined` (``unjoin``
+        only clears it). With no open prompt between the cancel and ``joint_upto`` it is dead:
+        a later prompt is sent after ``joint_upto``, open prompts only leave, and the next
+        ``prompt_sent`` that sets it sets ``joint_upto`` anew."""
+        return joint and self.joined(rec)
+
+    def canon_joint_upto(self, upto: int, rec: CancelRec) -> int:
+        """``CancelRec.joint_upto`` in a snapshot: read only by :meth:`joined`, over the
+        prompts open now (every later one is sent after it), so the last open prompt up to it
+        stands for it; -1 (dead) when the cancel is joined with none (see
+        :meth:`canon_joint`)."""
+        if not rec.joint:
+            return -1
+        return max((p.idx for p in self.m.queue.prompts if rec.idx < p.idx <= upto),
+                   default=-1)
+
+    def canon_answer_idx(self, idx: int, rec: PermRec) -> int:
+        """``PermRec.answer_idx`` in a snapshot: every check asks only whether the agent
+        provably read the answer (PERM-11, STATE-06), which stays so once true (the frontier
+        only grows); the resumption's ``acted_on`` and compaction's horizon compare it with
+        the frontier too, and for a read answer neither moves anything above it. So a read
+        answer's index is dead (-1, as no answer: the request's state and answer tell them
+        apart)."""
+        return -1 if self.m.ctx.read(idx) else idx
+
+    def canon_rejected(self, rejected: bool, rec: None) -> bool:
+        """``Work.rejected`` in a snapshot: read only through :meth:`prior`, by a cancel sent
+        while quiet (``note_cancel``) and by the A-28=none rejection's recheck of the
+        cancels' ``prior`` (``recheck_prior``, ``_settle_prompts``: both only clear a
+        cancel's ``prior``). During work a cancel is recorded with no ``prior`` (it asks none),
+        and work ends only with an idle, whose ``end_work`` clears the flag before it asks:
+        during work it is dead unless some cancel still has ``prior``."""
+        m = self.m
+        return rejected and (m.state not in WORK
+                             or any(c.prior for c in m.cancel_book.cancels))
+
+    def canon_client_stopped(self, stopped: bool, rec: None) -> bool:
+        """``Work.client_stopped`` in a snapshot: read only by CANCEL-11's checks of an
+        idle(cancelled), whose action then sets it anew, and both pass whatever it says when
+        that idle ends work a cancel owes (``justifying``; the warning also needs work that
+        showed content, which the explorer's alphabet never reports). During work a cancel
+        the work owes (``OWING``) stays until the idle that ends it: it is dead then."""
+        m = self.m
+        return stopped and not (m.state in WORK and any(c.status in OWING
+                                                        for c in m.cancel_book.cancels))
+
     def canon_settled(self, value: Any, rec: PermRec) -> Any:
         """A permission request's answer, ``withdrawn`` and ``owed_cancel`` in a snapshot: once
         it is answered they are read only through the tool call it guards (PERM-11, STATE-06;

@@ -85,10 +85,11 @@ class CancelRec:
     # it is still open: the agent may have read the two together (an editor's "stop and
     # send" writes them in one write) and taken the prompt up before the cancel, so the
     # cancel may reach that prompt's work
-    joint: bool = False
+    joint: bool = field(default=False, metadata={"canon": "facts.canon_joint"})
     # the last prompt sent while this cancel was not yet provably read (-1: none): only a
     # prompt up to it may have been read together with the cancel
-    joint_upto: int = field(default=-1, metadata=INDEX)
+    joint_upto: int = field(default=-1, metadata={"index": True,
+                                                  "canon": "facts.canon_joint_upto"})
     # read before the work began, so stale but for ``joint``: the only thing that may make it
     # reach this work is the order the agent handled it and the prompt in (CANCEL-11 warns)
     joint_read: bool = field(default=False, metadata=_out(
@@ -112,7 +113,8 @@ class PermRec:
     # CANCEL-04: must be answered with the cancelled outcome
     owed_cancel: bool = field(default=False, metadata=SETTLED)
     answer: str | None = field(default=None, metadata=SETTLED)  # an Answer
-    answer_idx: int = field(default=-1, metadata=INDEX)  # -1: not answered
+    answer_idx: int = field(default=-1, metadata={  # -1: not answered
+        "index": True, "canon": "facts.canon_answer_idx"})
     # STATE-05: the agent went on writing while the request was open and the session showed
     # running, and has not reported requires_action since (an answer that came before the
     # agent wrote anything else left it no time to report the block)
