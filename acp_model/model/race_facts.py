@@ -124,7 +124,17 @@ class RaceFacts:
         may outlive the rejection, A-28). Under reading A-11=sent, every cancel sent during
         observed work binds, read or not.
         """
-        return [c for c in self._would_bind() if c.reopened < 0]
+        return [c for c in self._would_bind() if c.reopened < 0 and not self._after_done(c)]
+
+    def done_cancels(self) -> list[CancelRec]:
+        """Cancels that would bind the work now ending (:meth:`binding_cancels`) but were
+        written once the scripted model had released the turn's final response (``CancelRec
+        .done``): nothing was left to abort, so by default (reading A-33=done) CANCEL-07
+        only warns."""
+        return [c for c in self._would_bind() if c.reopened < 0 and self._after_done(c)]
+
+    def _after_done(self, c: CancelRec) -> bool:
+        return c.done >= 0 and not self.m.ctx.readings.chose("A-33", "strict")
 
     def reopened_cancels(self) -> list[CancelRec]:
         """Cancels that would bind the work now ending (:meth:`binding_cancels`) but were sent
