@@ -5,11 +5,13 @@ unless a later record says the agent asked the model again (``model_asked``)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from acp_model.oracle.offline import check_records
 from acp_model.spec.readings import DEFAULT
 from acp_model.trace.builder import TraceBuilder
 from acp_model.trace.format import TraceError, parse_record, read_trace
@@ -104,3 +106,17 @@ def test_the_facts_survive_a_file_and_bad_values_are_refused(tmp_path: Path) -> 
                 {"model_asked": [1]}):
         with pytest.raises(TraceError):
             parse_record({"dir": "c2a", "msg": {}, **bad})
+
+
+def test_a_trace_file_carrying_the_fact_is_judged_by_it(tmp_path: Path) -> None:
+    """What ``acp-model check`` reads: the keys as a fuzzer's transcript writes them."""
+    t = _v1_cancelled_after_the_end(done=False)
+    lines = [r.to_json() for r in t.records]
+    cancel = next(i for i, o in enumerate(lines) if o.get("msg", {}).get("method")
+                  == "session/cancel")
+    lines[cancel]["turn_done"] = cancel - 1
+    path = tmp_path / "transcript.jsonl"
+    path.write_text("".join(json.dumps(o) + "\n" for o in lines), encoding="utf-8")
+    report = check_records(read_trace(path), readings=V1)
+    assert "CANCEL-07" not in failed_rules(report), report["violations"]
+    assert "CANCEL-07" in warned_rules(report), report["violations"]
