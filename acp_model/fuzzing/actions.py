@@ -185,7 +185,8 @@ class Prompt(SessionAction):
         """The request's params; behind a scripted model the turn's script is registered."""
         blocks = _in_workspace(self.blocks, client.cwd)
         if client.model is not None:
-            tag = client.model.register(self.model, sid, gate=client.schedule)
+            tag = client.model.register(self.model, sid, gate=client.schedule,
+                                        window=client.model_window)
             client.turn_started(tag)
             blocks = _tagged(blocks, tag_text(tag))
         params: dict[str, Any] = {"sessionId": sid, "prompt": blocks}

@@ -31,6 +31,7 @@ from acp_model.fuzzing.drain import Drain
 from acp_model.fuzzing.editors import BARE
 from acp_model.fuzzing.elicitations import HeldElicitations
 from acp_model.fuzzing.handshake import AgentUnusable, Handshake
+from acp_model.fuzzing.model_window import ModelWindow
 from acp_model.fuzzing.ops import RequestIds, SessionHandle
 from acp_model.fuzzing.program import session_at
 from acp_model.fuzzing.queries import OracleQueries
@@ -111,6 +112,7 @@ class FuzzClient:
         self.calls = self.proc.calls  # what actions and the client's parts talk through
         self.ids = RequestIds(self.calls, deadline)
         self.schedule = ScheduleLog.of(self.proc, self.stop.event)  # ``fuzzing.schedule``
+        self.model_window = ModelWindow.of(self.proc.log)  # the model's side of each cancel
         self.proc.on_record(self._on_record)  # (a Ctrl-C before this returns: see _LIVE)
 
     def rebind(self, stop: Stop) -> None:  # answer to ``stop`` (a warm process, replayed)

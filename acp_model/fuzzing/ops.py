@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from acp_model.fuzzing.calls import RpcCalls
     from acp_model.fuzzing.crossings import ScheduleLog
     from acp_model.fuzzing.editors import ClientProfile
+    from acp_model.fuzzing.model_window import ModelWindow
     from acp_model.fuzzing.queries import OracleQueries
     from acp_model.llm.server import ScriptedModel
 
@@ -114,6 +115,7 @@ class PromptOps(SessionsOps, Protocol):
     oracle: OracleQueries
     profile: ClientProfile  # the editor played: its habits shape how actions write
     schedule: ScheduleLog  # the boundary schedule: the scripted model's turns report to it
+    model_window: ModelWindow  # what the model had done of each turn when a cancel was written
 
     def turn_started(self, tag: str) -> None: ...
 

@@ -152,6 +152,18 @@ class CancelBook:
         for c in self.cancels:
             c.joint = c.joint and sent_after(c.idx)
 
+    def turn_done(self, idx: int, at: int) -> None:
+        """The cancel at ``idx`` was written once the scripted model had released its turn's
+        final response after #``at`` (the fuzzer's record of the write says so)."""
+        if self.cancels and self.cancels[-1].idx == idx:
+            self.cancels[-1].done = at
+
+    def model_asked(self) -> None:
+        """The agent asked the model for the session's turn again after its cancels: the turn
+        was not done when they came (every fact of a done turn is void)."""
+        for c in self.cancels:
+            c.done = -1
+
     def answer_quiet(self, *, owing_first: bool) -> None:
         """An idle(cancelled) that ends no work answers one cancel that met none (under
         A-04=idle-cancelled, one that owes a reply first)."""

@@ -124,23 +124,23 @@ class RaceFacts:
         may outlive the rejection, A-28). Under reading A-11=sent, every cancel sent during
         observed work binds, read or not.
         """
-        return [c for c in self._would_bind() if c.reopened < 0]
+        strict = self.m.ctx.readings.chose("A-33", "strict")
+        return [c for c in _would_bind(self) if c.reopened < 0 and (c.done < 0 or strict)]
+
+    def done_cancels(self) -> list[CancelRec]:
+        """Cancels that would bind the work now ending (:meth:`binding_cancels`) but were
+        written once the scripted model had released the turn's final response (``CancelRec
+        .done``): nothing was left to abort, so by default (reading A-33=done) CANCEL-07
+        only warns (A-33=strict: none, they bind)."""
+        if self.m.ctx.readings.chose("A-33", "strict"):
+            return []
+        return [c for c in _would_bind(self) if c.reopened < 0 and c.done >= 0]
 
     def reopened_cancels(self) -> list[CancelRec]:
         """Cancels that would bind the work now ending (:meth:`binding_cancels`) but were sent
         after the client reopened the session while that work ran: whether they reach it is
         open (``replay.cancel_after_reopen``), so CANCEL-07 only warns."""
-        return [c for c in self._would_bind() if c.reopened >= 0]
-
-    def _would_bind(self) -> list[CancelRec]:
-        cancels = self.m.cancel_book.cancels
-        if self.m.ctx.readings.chose("A-11", "sent"):
-            return [c for c in cancels if c.status == CancelStatus.WORK]
-        return [c for c in cancels
-                if (c.status == CancelStatus.WORK
-                    or (c.status == CancelStatus.AMBIGUOUS and c.prior and not c.held
-                        and not self.later_prompt_may_own(c)))
-                and self.read(c.idx)]
+        return [c for c in _would_bind(self) if c.reopened >= 0]
 
     def held_cancels(self) -> list[CancelRec]:
         """Cancels read while the prompt whose work now ends was held behind other work: under
@@ -291,3 +291,16 @@ class RaceFacts:
                 t.perm == rec.id for t in tools.values())):
             return None
         return value
+
+
+def _would_bind(f: RaceFacts) -> list[CancelRec]:
+    """The cancels that bind the work now ending but for a reopen or a done turn (a function:
+    the three queries above share it)."""
+    cancels = f.m.cancel_book.cancels
+    if f.m.ctx.readings.chose("A-11", "sent"):
+        return [c for c in cancels if c.status == CancelStatus.WORK]
+    return [c for c in cancels
+            if (c.status == CancelStatus.WORK
+                or (c.status == CancelStatus.AMBIGUOUS and c.prior and not c.held
+                    and not f.later_prompt_may_own(c)))
+            and f.read(c.idx)]

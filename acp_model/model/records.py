@@ -81,6 +81,13 @@ class CancelRec:
     # cancel could stop ran, the cancel sent after it (-1: not so): the text does not say
     # whether a reopen replaces the session that work runs in, so the cancel may not reach it
     reopened: int = field(default=-1, metadata=INDEX)
+    # the fuzzer's record of this cancel's write says its scripted model had released the
+    # whole final response of the session's turn after message #done, no model request open,
+    # and no later record says the agent asked the model again (-1: not so, or not known):
+    # nothing was left to abort, so answering with the turn's real end is defensible (A-33)
+    done: int = field(default=-1, metadata=_out(
+        "set only from the fuzzer's records of the live trace; the explorer's alphabet has no "
+        "scripted model", index=True))
     # a prompt was sent while this cancel was not yet provably read, and a prompt sent after
     # it is still open: the agent may have read the two together (an editor's "stop and
     # send" writes them in one write) and taken the prompt up before the cancel, so the

@@ -121,10 +121,16 @@ class Router:
         # (direction, method, request?) -> its plan, built on first use
         self._plans: dict[tuple[str, str, bool], Plan] = {}
         self._entries = envelope_entries(rev)
+        self._record = Record("c2a")  # the record being routed (its model-side facts)
 
     def record(self, record: Record, idx: int) -> None:
         """Route one trace record: unreadable bytes, a batch, or one message."""
         direction, store = record.dir, self.store
+        self._record = record
+        for sid in record.model_asked:  # the agent asked the model again: no turn was done
+            sess = self.machines.sessions.get(sid)
+            if sess is not None:
+                sess.cancel_book.model_asked()
         if record.raw is not None:
             self.rpc.unreadable[direction] += 1
             store.run_entry(self._entries[Reads.RECORD], idx, record)
@@ -323,7 +329,10 @@ class Router:
     def _cancel(self, sid: str, idx: int, what: str) -> None:
         self.machines.derived(sid, self.translate(Cancelled(sid)))
         self.machines.session_event(sid, Event.CANCEL, Payload(idx), what)
-        self.reopens.cancelled(self.machines.sessions.get(sid), sid)
+        sess = self.machines.sessions.get(sid)
+        if self._record.turn_done is not None and sess is not None:
+            sess.cancel_book.turn_done(idx, self._record.turn_done)
+        self.reopens.cancelled(sess, sid)
 
     # --- notifications -------------------------------------------------------------------
     def _notification(self, plan: Plan, direction: str, method: str, msg: dict[str, Any],
