@@ -21,7 +21,7 @@ Field metadata steers the snapshot:
   explanatory indices of a permission request, its options); :data:`EXCLUDED` lists them and
   ``tests/unit/test_snapshot.py`` keeps the list honest;
 * ``perm_ref``: holds a permission request id; replaced by that request's position;
-* ``canon``: the path of a method on the model (``facts.canon_ran``: its race facts) mapping
+* ``canon``: the path of a method on the model (``dead.canon_ran``: its dead fields) mapping
   ``(value, record)`` to what matters for the future (the record is None for a field of the
   model itself): the model states, beside the field, when no check can read it any more
   (which checks read it, and why none can once some fact holds), and two configurations that
@@ -111,7 +111,7 @@ def _fields(cls: type, at: str) -> list[_Field]:
 
 def _canon(expr: str, meta: Any, var: str, canon: bool) -> str:
     """``expr`` through the field's ``canon`` method, if it has one and ``canon`` is on (a
-    view's method, "facts.canon_ran": the view is made once per snapshot)."""
+    view's method, "dead.canon_ran": the view is made once per snapshot)."""
     if not canon or not meta.get("canon"):
         return expr
     view, _, method = meta["canon"].rpartition(".")

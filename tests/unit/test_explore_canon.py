@@ -16,7 +16,7 @@ import pytest
 
 from acp_model.explorer import Bounds, check_properties, explore
 from acp_model.explorer.bounds import SYNC
-from acp_model.model.race_facts import RaceFacts
+from acp_model.model.dead_fields import DeadFields
 from acp_model.model.snapshot import _compiled, _generated
 from acp_model.spec.readings import DEFAULT
 from benchmarks.bench_explore import joint_bisimulation
@@ -70,7 +70,7 @@ def test_a_canon_that_drops_a_live_value_is_caught(monkeypatch: pytest.MonkeyPat
     """``Work.rejected`` is read by a cancel sent while quiet: dropping it there merges a
     configuration whose next cancel may reach a rejected prompt's work with one where it
     cannot (the full alphabet: the lean one rejects no prompt)."""
-    monkeypatch.setattr(RaceFacts, "canon_rejected", lambda self, rejected, rec: False)
+    monkeypatch.setattr(DeadFields, "canon_rejected", lambda self, rejected, rec: False)
     _generated.cache_clear()
     _compiled.cache_clear()
     try:
@@ -84,7 +84,7 @@ def test_a_canon_that_drops_a_live_value_is_caught(monkeypatch: pytest.MonkeyPat
         _compiled.cache_clear()
 
 
-@pytest.mark.xfail(strict=True, reason="RaceFacts.canon_owes_reply (older than this test) asks "
+@pytest.mark.xfail(strict=True, reason="DeadFields.canon_owes_reply (older than this test) asks "
                    "the first reading only: a product whose first reading is A-04=noop drops "
                    "owes_reply that the A-04=idle-cancelled reading's checks read")
 def test_a_product_of_readings_judges_as_the_plain_key() -> None:

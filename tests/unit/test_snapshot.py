@@ -194,6 +194,6 @@ def test_read_indices_collapse_and_unread_ones_rank() -> None:
     first = snapshot.snapshot(m)
     m.ctx.frontier = 100
     assert snapshot.snapshot(m) != first  # read now: ranks become -1
-    # the answer at #7, read now, is dead (RaceFacts.canon_answer_idx): it ranks nothing
+    # the answer at #7, read now, is dead (DeadFields.canon_answer_idx): it ranks nothing
     assert snapshot.indices(m) == {3, 5, 40}
     assert snapshot.indices(m, canon=False) == {3, 5, 7, 40}
