@@ -161,7 +161,8 @@ class Router:
                 return
         method = msg.get("method")
         if method is not None:
-            self.machines.closes.message(self.store.run, direction, msg, idx)
+            if self.machines.closes.closed:  # (its watcher reads nothing while none is)
+                self.machines.closes.message(self.store.run, direction, msg, idx)
             plan = self._plans.get((direction, method, "id" in msg))
             if plan is None:
                 plan = self._plan(direction, method, "id" in msg)
@@ -338,13 +339,18 @@ class Router:
     def _notification(self, plan: Plan, direction: str, method: str, msg: dict[str, Any],
                       idx: int) -> None:
         params = msg.get("params")
-        spec = self._method_verdicts(plan, idx)
+        if plan.held:  # _method_verdicts' common case, without a call per notification
+            self.store.ran(plan.held)
+            spec = plan.spec
+        else:
+            spec = self._method_verdicts(plan, idx)
         if direction == "c2a":
             self.rpc.notifications.append((method, idx))
         if spec is None:
             return
         what = Said((said.MESSAGE, method, idx))
-        self.shapes.schema(spec.params_def, params, idx, what, method)
+        if self.shapes.validate:  # (a call per notification only when it validates)
+            self.shapes.schema(spec.params_def, params, idx, what, method)
         if isinstance(params, dict) and plan.handler is not None:
             plan.handler(direction, params, params.get("sessionId"), idx, what)
 
