@@ -250,9 +250,15 @@ class FuzzClient:
         if len(self.sessions) > before and isinstance(action, NewSession):
             self.history[at] = action.performed(self.sessions, before)
 
-    def turn_started(self, tag: str) -> None:
-        """A prompt of the action being performed started the scripted turn ``tag``."""
+    def start_turn(self, script: Any, sid: str) -> str | None:
+        """A prompt of the action being performed starts a scripted turn of ``sid``: the
+        scripted model gets ``script`` with the turn's listeners (the boundary schedule, the
+        model window a cancel is stamped from); returns its tag (None: no scripted model)."""
+        if self.model is None:
+            return None
+        tag = self.model.register(script, sid, gate=self.schedule, window=self.model_window)
         self.last_turn = tag
+        return tag
 
     def resolved(self, actions: Sequence[Action]) -> list[Action]:
         """``actions`` with the tool calls the scripted model sent in their turns."""

@@ -24,9 +24,7 @@ from acp_model.trace.wire import is_response_to
 
 if TYPE_CHECKING:
     from acp_model.fuzzing.calls import RpcCalls
-    from acp_model.fuzzing.crossings import ScheduleLog
     from acp_model.fuzzing.editors import ClientProfile
-    from acp_model.fuzzing.model_window import ModelWindow
     from acp_model.fuzzing.queries import OracleQueries
     from acp_model.llm.server import ScriptedModel
 
@@ -105,8 +103,8 @@ class NewSessionOps(Protocol):
 
 
 class PromptOps(SessionsOps, Protocol):
-    """What sending a prompt uses: the editor's habits, the scripted model and the boundary
-    schedule its turn reports to, the oracle's view of the session."""
+    """What sending a prompt uses: the editor's habits, the scripted model (a turn started
+    with its listeners: ``start_turn``), the oracle's view of the session."""
 
     calls: RpcCalls
     cwd: str
@@ -114,10 +112,8 @@ class PromptOps(SessionsOps, Protocol):
     model: ScriptedModel | None
     oracle: OracleQueries
     profile: ClientProfile  # the editor played: its habits shape how actions write
-    schedule: ScheduleLog  # the boundary schedule: the scripted model's turns report to it
-    model_window: ModelWindow  # what the model had done of each turn when a cancel was written
 
-    def turn_started(self, tag: str) -> None: ...
+    def start_turn(self, script: Any, sid: str) -> str | None: ...
 
 
 class CancelOps(SessionsOps, Protocol):
