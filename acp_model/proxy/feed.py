@@ -7,12 +7,16 @@ no thread. Frames are written to the judge's pipe in batches: each waits until
 then all go in one ``writev``. A frame a message costs the forwarding a write, and the judge a
 wake-up, per message; batched, both are paid about once per ``delay`` at a steady rate (a live
 violation line comes at most that much later). The loop calls :meth:`JudgeFeed.tick` each turn
-(it writes a due batch and says how long the loop may sleep) and watches the pipe while it is
-full (:attr:`JudgeFeed.blocked`).
+with the time it read once for the turn (it writes a due batch and says how long the loop may
+sleep), hands each chunk to :meth:`JudgeFeed.chunk` (a header packed and two appends: the
+chunk itself is never copied), and watches the pipe while it is full, told so by
+:attr:`JudgeFeed.watch` when the pipe fills and when it drains, not by asking every turn.
 
-Back-pressure, stated: the wire never waits for the judge. What waits is bounded by bytes
-(``cap``, ``--max-queue``): once the judge's pipe is full, a chunk that would take what waits
-past the cap cuts the judge off (:attr:`JudgeFeed.overflowed`): judging stops for the rest of
+Back-pressure, stated: the wire never waits for the judge, and no part of the judge's copy is
+dropped while judging goes on: it is buffered. What waits is bounded by bytes (``cap``,
+``--max-queue``; the judge's pipe holds :data:`PIPE_SIZE` more in the kernel): once the
+judge's pipe is full, a chunk that would take what waits past the cap cuts the judge off
+(:attr:`JudgeFeed.overflowed`): judging stops for the rest of
 the session, because a trace with a hole in it would give unsound verdicts, and the proxy's
 verdict says so (``incomplete``, never ``pass``). The frames the judge does get are whole and in
 order: a prefix of the session, then the end of the session, but not the ends of the two
