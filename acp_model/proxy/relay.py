@@ -182,7 +182,7 @@ class Relay:
                     flow = destinations.get(fd)
                     if (flow is not None and events & _OUT and flow.rest is not None
                             and not flow.ended and flow.push()):
-                        self._switch(flow, reading=True)
+                        self._switch(flow, now, reading=True)
                     if fd == feed_fd and events & _OUT:
                         feed.flush()
                 wait = feed.tick(now)
@@ -205,7 +205,7 @@ class Relay:
         except OSError:
             data = b""
         if not data:
-            self._end(flow)
+            self._end(flow, now)
             return
         n = len(data)
         flow.size = PIPE_SIZE if n == flow.size else READ_CHUNK
@@ -220,19 +220,19 @@ class Relay:
         except OSError:
             flow.dst_open = False
             if flow is self.up:
-                self._end(flow)  # the agent stopped reading or exited: nothing more can reach it
+                self._end(flow, now)  # the agent stopped reading or exited: nothing can reach it
             return
         if written < n:
             flow.rest = memoryview(data)[written:]
-            self._switch(flow, reading=False)  # read no more until the destination took it
+            self._switch(flow, now, reading=False)  # read no more until the destination took it
 
-    def _switch(self, flow: _Flow, *, reading: bool) -> None:
+    def _switch(self, flow: _Flow, now: float, *, reading: bool) -> None:
         self._watch(flow.src, _IN, reading)
         self._watch(flow.dst, select.POLLOUT, not reading)
         if reading and not flow.dst_open and flow is self.up:
-            self._end(flow)
+            self._end(flow, now)
 
-    def _end(self, flow: _Flow) -> None:
+    def _end(self, flow: _Flow, now: float | None = None) -> None:
         """The direction ended: the judge hears of it, and the far side gets its EOF, as it
         would without the proxy."""
         flow.ended = True
@@ -241,7 +241,9 @@ class Relay:
         for fd, events in ((flow.src, _IN), (flow.dst, select.POLLOUT)):
             with contextlib.suppress(KeyError, ValueError):
                 self._watch(fd, events, False)
-        self.feed.put(flow.kind, self.elapsed(), b"")
+        # the turn's time when the loop ends it: a chunk of the same turn after it has that time
+        # too, so the judge's times never go back
+        self.feed.put(flow.kind, (time.monotonic() if now is None else now) - self.t0, b"")
         if flow is self.up:
             self.editor_gone.set()
             with contextlib.suppress(OSError):
