@@ -17,7 +17,7 @@ from acp_model.fuzzing.transcript import Transcript
 from acp_model.trace.format import MODEL_ASKED, TURN_DONE
 from acp_model.trace.wire import Record
 
-__all__ = ["ModelWindow"]
+__all__ = ["ModelWindow", "ScriptedTurns"]
 
 PROMPT, CANCEL, WITHDRAW = "session/prompt", "session/cancel", "$/cancel_request"
 
@@ -85,3 +85,22 @@ class ModelWindow:
                 if done is not None and not self._open[sid] and done >= 0:
                     record[TURN_DONE] = done
                     self._watch.add(sid)
+
+
+class ScriptedTurns:
+    """The scripted turns a client's actions start: each registered with the scripted model
+    together with the turn's listeners (the boundary schedule it reports to, the window a
+    cancel is stamped from), and the latest one (the action being performed started it)."""
+
+    def __init__(self, model: Any, schedule: Any, window: ModelWindow) -> None:
+        self.model = model  # the ScriptedModel behind the agent (None: none)
+        self.schedule = schedule
+        self.window = window
+        self.last: str | None = None
+
+    def start(self, script: Any, sid: str) -> str | None:
+        """A prompt starts a scripted turn of ``sid`` (``script``): its tag (None: no model)."""
+        if self.model is None:
+            return None
+        self.last = self.model.register(script, sid, gate=self.schedule, window=self.window)
+        return self.last

@@ -25,6 +25,7 @@ from acp_model.trace.wire import is_response_to
 if TYPE_CHECKING:
     from acp_model.fuzzing.calls import RpcCalls
     from acp_model.fuzzing.editors import ClientProfile
+    from acp_model.fuzzing.model_window import ScriptedTurns
     from acp_model.fuzzing.queries import OracleQueries
     from acp_model.llm.server import ScriptedModel
 
@@ -104,7 +105,7 @@ class NewSessionOps(Protocol):
 
 class PromptOps(SessionsOps, Protocol):
     """What sending a prompt uses: the editor's habits, the scripted model (a turn started
-    with its listeners: ``start_turn``), the oracle's view of the session."""
+    with its listeners: ``turns``), the oracle's view of the session."""
 
     calls: RpcCalls
     cwd: str
@@ -112,8 +113,7 @@ class PromptOps(SessionsOps, Protocol):
     model: ScriptedModel | None
     oracle: OracleQueries
     profile: ClientProfile  # the editor played: its habits shape how actions write
-
-    def start_turn(self, script: Any, sid: str) -> str | None: ...
+    turns: ScriptedTurns  # the scripted turns it starts, with their listeners
 
 
 class CancelOps(SessionsOps, Protocol):
