@@ -137,8 +137,11 @@ def minimized_text(f: Mapping[str, Any]) -> str:
     size = f"{steps} client action(s)" if steps is not None else "client actions"
     m = f.get("minimize") or {}
     hits, runs = _rate_of(f.get("reproduction") or f.get("free_reproduction"))
-    if m.get("fixpoint") and not proven_minimal(m, int(steps or 0) if steps is not None
-                                                else m.get("steps") or 0, hits, runs):
+    length = int(steps) if steps is not None else int(m.get("steps") or 0)
+    if m.get("fixpoint") and m.get("steps") not in (None, length):
+        return (f"{size}: minimizing reached its fixpoint at {m['steps']} action(s); this "
+                "longer program reproduces more often, so it is the one shown")
+    if m.get("fixpoint") and not proven_minimal(m, length, hits, runs):
         return (f"{size}; minimizing reached its fixpoint, but the program reproduces only "
                 f"{hits}/{runs}: a removal whose replay missed is no proof that the action "
                 "is needed, so it is not proven minimal")

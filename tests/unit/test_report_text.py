@@ -59,3 +59,5 @@ def test_a_fixpoint_on_a_program_that_rarely_reproduces_is_not_called_minimal() 
     assert "not proven minimal" in words and "0/6" in words
     assert "no single action can be removed" in minimized_text(
         {"steps": 18, "minimize": fixpoint, "reproduction": "6/6"})
+    longer = minimized_text({"steps": 20, "minimize": fixpoint, "reproduction": "6/6"})
+    assert "fixpoint at 18 action(s); this longer program reproduces more often" in longer
