@@ -32,13 +32,14 @@ from acp_model.report.html import (
     render_html,
     violation_facts,
 )
-from acp_model.report.proof import by_teardown, teardown_acts
+from acp_model.report.proof import spare_messages, unnumbered_acts, writer_of
 from acp_model.report.reach import reach_json
 from acp_model.report.sarif import Located
 from acp_model.report.sequence_svg import OFFENDING
 from acp_model.report.text import counterexample_name, minimize_stopped, reproduction_phrase
 from acp_model.spec.levels import Standing
 from acp_model.spec.rules import RULES, strength_shown
+from acp_model.trace.authors import SPARE_WHY
 from acp_model.trace.describe import summarize
 from acp_model.trace.format import numbered_lines
 
@@ -113,7 +114,7 @@ def counterexample_text(found: Found, cfg: FuzzConfig) -> str:
     minimized = minimize_text(found)
     numbers = record_numbers(found)
     teardown = replay_teardown(found)
-    by_teardown_words = teardown_acts(
+    unnumbered = unnumbered_acts(
         records, numbers, [found.violation.index, *(i for i, _ in found.violation.evidence)],
         teardown)
     lines = [
@@ -134,7 +135,7 @@ def counterexample_text(found: Found, cfg: FuzzConfig) -> str:
         "",
         "What went wrong:",
         f"  {found.violation.message}",
-        *([f"  The proof cites {by_teardown_words}."] if by_teardown_words else []),
+        *(f"  The proof cites {words}." for words in unnumbered),
         "",
         ("Client actions (minimal: no single action can go, no content be simpler)"
          if not warning and found.verified and _minimal(found.minimize, len(found.actions))
@@ -150,6 +151,9 @@ def counterexample_text(found: Found, cfg: FuzzConfig) -> str:
                     else "")
                  + " drains the sessions: cancel what is still busy, answer "
                  "open permissions with cancelled, sync, judge what is still owed")
+    spares = spare_messages(records, numbers)
+    if spares:
+        lines.append(f"  and, none of these actions: {spares} ({SPARE_WHY})")
     lines += ["", "Wire transcript (C->A client to agent, A->C agent to client; >> marks the "
               "offending message" + ("; model: what crossed the scripted model's boundary"
                                     if found.replay_model else "") + "):"]
@@ -161,7 +165,8 @@ def counterexample_text(found: Found, cfg: FuzzConfig) -> str:
 
 def _wire_lines(found: Found, numbers: list[int], teardown: int | None) -> list[str]:
     """The transcript shown, numbered, with the scripted model's part, the gaps of a shared
-    process's excerpt, and what the teardown wrote marked as its own."""
+    process's excerpt, and each client message marked with the part of the client that wrote
+    it (an action's number, a spare session's, the teardown's...)."""
     records, offending = counterexample_records(found)
     rule = found.violation.rule
     lines: list[str] = []
@@ -172,11 +177,12 @@ def _wire_lines(found: Found, numbers: list[int], teardown: int | None) -> list[
         if left_out:
             lines.append(f"   ...   (#{numbers[n] - left_out}-#{numbers[n] - 1}: {GAP_NOTE})")
         if teardown is not None and numbers[n] == teardown:
-            lines.append("   ---   (from here on the client writes only the teardown's "
-                         "messages, after the program's last action)")
+            lines.append("   ---   (from here on the teardown runs, after the program's last "
+                         "action: the teardown's messages are marked so)")
         arrow = "C->A" if direction == "c2a" else "A->C"
         mark = ">>" if n == offending else "  "
-        ours = "   (teardown)" if by_teardown(records[n], numbers[n], teardown) else ""
+        author = writer_of(records[n], numbers[n], teardown)
+        ours = f"   ({author.tag()})" if author is not None else ""
         lines.append(f"{mark} #{numbers[n]:<4} {arrow}  {text}{ours}")
         if n == offending:
             lines.append(f"{'':9}^ {rule}: {found.violation.message}")

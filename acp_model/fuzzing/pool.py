@@ -30,6 +30,7 @@ from acp_model.fuzzing.actions import (
     SessionAction,
     from_json,
 )
+from acp_model.fuzzing.authorship import writing_as
 from acp_model.fuzzing.client import FuzzClient, OracleError
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.excerpt import excerpt
@@ -41,6 +42,7 @@ from acp_model.fuzzing.stop import Stop
 from acp_model.model.vocab import Level
 from acp_model.oracle.monitor import Monitor, Violation
 from acp_model.report.stats import RuleStat
+from acp_model.trace.authors import Author, Part, author_of
 
 MAX_SESSION_HISTORY = 200  # a failing session's history longer than this is not a program
 
@@ -193,7 +195,8 @@ class Example:
         if self.stop_at is not None and time.monotonic() > self.stop_at:
             raise BudgetExhausted  # the teardown still judges what this example did
         try:
-            self._act(from_json(action))
+            with writing_as(Author(Part.ACTION, len(self.actions) + 1)):  # its number
+                self._act(from_json(action))
         except OracleError as exc:
             self.recorder.internal_error = exc
             raise BudgetExhausted from exc
@@ -360,12 +363,33 @@ class Example:
         keep = excerpt(records, start, cited, v.session)
         position = {n: pos for pos, n in enumerate(keep)}
         offending = position.get(v.index, len(keep) - 1)
-        return [records[i] for i in keep], offending, keep
+        return [self._numbered(records[i], i, start) for i in keep], offending, keep
+
+    def _numbered(self, record: dict[str, Any], at: int, start: int) -> dict[str, Any]:
+        """``record`` (at ``at`` in the process's transcript) with its action numbered as in
+        the program that begins at record ``start``: an action of an example before it is an
+        earlier example's, one of a later example is counted on from the program's start
+        (each example numbers its own actions from 1)."""
+        author = author_of(record)
+        if author is None or not author.numbered:
+            return record
+        if at < start:
+            return {**record, "by": Author(Part.EARLIER).to_json()}
+        if start == self.start:
+            return record  # this example's program: its actions are numbered as they ran
+        starts, begun = self.client.example_starts, self.client.example_records
+        first = bisect.bisect_right(begun, start) - 1
+        example = bisect.bisect_right(begun, at) - 1
+        if first < 0 or example < first:
+            return record
+        shift = starts[example] - starts[first]
+        return {**record, "by": Author(Part.ACTION, (author.n or 0) + shift).to_json()}
 
     def finish(self) -> None:
         """Drain the example's sessions and judge what is still open (liveness)."""
         try:
-            self._finish()
+            with writing_as(Part.TEARDOWN):
+                self._finish()
         except OracleError as exc:
             self.recorder.internal_error = exc
             raise BudgetExhausted from exc

@@ -27,7 +27,7 @@ from acp_model.fuzzing.actions import ActionError
 from acp_model.fuzzing.program import Program
 from acp_model.report.links import docs_url
 from acp_model.report.matrix import RowStatus, minimized_text, reproduction_text
-from acp_model.report.proof import proof_from_file
+from acp_model.report.proof import proof_from_file, unnumbered_from_file
 from acp_model.spec.rules import RULES
 
 ISSUE = "issue.md"
@@ -138,6 +138,9 @@ def issue_body(row: Mapping[str, Any], f: Mapping[str, Any], base: Path, *,
         lines += ["**The wire lines that prove it** (message numbers as in "
                   "`transcript.jsonl`; C->A client to agent, A->C agent to client):", "",
                   "```", *proof, "```", ""]
+        said = unnumbered_from_file(base / f["transcript"], f.get("index"),
+                                    f.get("evidence") or [], f.get("teardown_at"))
+        lines += [*said, ""] if said else []
     lines += [f"**Reproduction:** {reproduction_text(f)}.", ""]
     if f.get("replay"):
         how = (f"the agent installed by `acp-model agents install {row['agent']}`"

@@ -8,7 +8,9 @@ One JSON object per line::
 Optional keys: ``"error"`` on a raw record (``invalid-utf8``, ``not-json``, ``oversize``) and
 ``"probe": true`` on a client message the fuzzer sent on purpose to break a client rule (a
 negative input such as a prompt for an unknown session); the checker then does not blame the
-client for it, only judges how the agent answers.
+client for it, only judges how the agent answers. ``"by"`` on a client message the fuzz client
+wrote names the part of it that wrote it (``trace/authors.py``: an action and its number, the
+handshake, a spare session made ahead, a reply, the teardown); the checker ignores it.
 
 ``c2a`` is client to agent, ``a2c`` agent to client. Records are in the order the *client side*
 saw them (sent / received), which is what makes the race reasoning of the monitor sound.
@@ -35,6 +37,8 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from acp_model.trace.authors import Author
+
 DIRECTIONS = ("c2a", "a2c")
 
 
@@ -53,6 +57,7 @@ class Record(NamedTuple):
     note: str | None = None
     probe: bool = False  # a deliberate negative input sent by the fuzzer
     n: int | None = None  # its message number in the whole transcript (an excerpt's own)
+    by: Author | None = None  # which part of the fuzz client wrote it (``trace/authors.py``)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"dir": self.dir}
@@ -62,6 +67,8 @@ class Record(NamedTuple):
             out["probe"] = True
         if self.n is not None:
             out["n"] = self.n
+        if self.by is not None:
+            out["by"] = self.by.to_json()
         if self.raw is not None:
             out["raw"] = self.raw
             if self.note:
@@ -85,6 +92,7 @@ def parse_record(obj: Any, where: str = "record") -> Record:
     n = obj.get("n")
     if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 0):
         raise TraceError(f"{where}: 'n' must be a message number (0 or more), got {n!r}")
+    by = Author.from_json(obj["by"]) if "by" in obj else None
     has_msg, has_raw = "msg" in obj, "raw" in obj
     if has_msg == has_raw:
         raise TraceError(f"{where}: exactly one of 'msg' or 'raw' is required")
@@ -93,8 +101,8 @@ def parse_record(obj: Any, where: str = "record") -> Record:
             raise TraceError(f"{where}: 'raw' must be a string")
         note = obj.get("error")
         return Record(direction, raw=obj["raw"], t=t, note=note if isinstance(note, str) else None,
-                      probe=probe, n=n)
-    return Record(direction, obj["msg"], None, t, None, probe, n)  # positional: once per line
+                      probe=probe, n=n, by=by)
+    return Record(direction, obj["msg"], None, t, None, probe, n, by)  # positional: once per line
 
 
 GAP = "gap"  # the key of a gap record: [first, last] message numbers left out
