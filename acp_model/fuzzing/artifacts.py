@@ -80,19 +80,29 @@ def shared_only_text(found: Found) -> str:
 
 
 def counterexample_records(found: Found) -> tuple[list[dict[str, Any]], int]:
-    if found.replay_records is not None and found.replay_offending is not None:
-        return found.replay_records, found.replay_offending
-    return found.records, found.offending
+    records, offending, _ = found.shown()
+    return records, offending
 
 
 def record_numbers(found: Found) -> list[int]:
     """The message number of each counterexample record in its process's transcript (what
     violation messages cite): a fresh replay's records are that whole transcript; a shared
     process's excerpt keeps the numbers of the records it kept."""
-    records, _ = counterexample_records(found)
-    if found.replay_records is None and len(found.numbers) == len(records):
-        return list(found.numbers)
-    return list(range(len(records)))
+    return found.shown()[2]
+
+
+def warning_text(found: Found) -> str | None:
+    """Why a failure the run found is reported as a warning (None: it stands): seen on a
+    shared process only, or its proof rests on the agent's handling of the client's
+    deliberate breach."""
+    if found.standing == Standing.SHARED_ONLY:
+        return shared_only_text(found)
+    resting = found.breaches()[1]
+    if resting:
+        return (f"its proof rests on what the agent did after the client's deliberate breach "
+                f"#{resting[0].number} ({resting[0].breach.rule}), which the text leaves "
+                "undefined: reported as a warning")
+    return None
 
 
 GAP_NOTE = "not part of this proof: earlier examples on the shared agent process"
@@ -110,7 +120,7 @@ def counterexample_text(found: Found, cfg: FuzzConfig) -> str:
     rule = RULES[found.violation.rule]
     records, _ = counterexample_records(found)
     warning = found.violation.level != Level.FAIL
-    shared = not found.stands
+    demoted = warning_text(found)
     minimized = minimize_text(found)
     numbers = record_numbers(found)
     teardown = replay_teardown(found)
@@ -130,7 +140,7 @@ def counterexample_text(found: Found, cfg: FuzzConfig) -> str:
         "  the program as run: neither shrunk nor replayed" if warning else
         f"  {reproduction_text(found)}"
         + ("" if found.verified else " (UNVERIFIED: no fresh-process replay showed it)"),
-        *([f"  WARNING, not a failure: {shared_only_text(found)}"] if shared else []),
+        *([f"  WARNING, not a failure: {demoted}"] if demoted else []),
         *([f"  {minimized}"] if minimized and not warning else []),
         "",
         "What went wrong:",
@@ -157,6 +167,11 @@ def counterexample_text(found: Found, cfg: FuzzConfig) -> str:
     lines += ["", "Wire transcript (C->A client to agent, A->C agent to client; >> marks the "
               "offending message" + ("; model: what crossed the scripted model's boundary"
                                     if found.replay_model else "") + "):"]
+    breaches = found.breaches()[0]
+    if breaches:
+        lines += ["", "Deliberate breaches the program keeps (the client breaks a rule on "
+                  "purpose, to see how the agent copes; minimizing tries without them "
+                  "first):", *(f"  {line}" for line in breaches)]
     lines += _wire_lines(found, numbers, teardown)
     for note in found.notes:
         lines += ["", f"note: {note}"]
@@ -280,9 +295,11 @@ def fuzz_report(result: FuzzResult, files: dict[str, dict[str, str]] | None = No
     violations: list[dict[str, Any]] = []
     for found in rec.found.values():
         v = {**found.violation.to_json(), "seen": found.seen}
-        if not found.stands:  # a warning: what a shared process showed once, with its proof
-            v.update(level=Level.WARN, standing=Standing.SHARED_ONLY,
-                     message=f"{v['message']} ({shared_only_text(found)})")
+        if not found.stands:  # a warning: what a shared process showed once, or a proof
+            # resting on the agent's handling of a deliberate breach
+            v.update(level=Level.WARN, message=f"{v['message']} ({warning_text(found)})",
+                     **({"standing": Standing.SHARED_ONLY}
+                        if found.standing == Standing.SHARED_ONLY else {}))
         violations.append(v)
     for key, v in rec.warnings.items():
         w = {**v.to_json(), "seen": rec.warning_counts[key]}
@@ -402,7 +419,8 @@ def found_case(found: Found, cfg: FuzzConfig, replay_file: str | None = None) ->
     facts = [("statement", rule.statement), ("source", rule.citation_in(cfg.readings.revision)),
              ("reproduced", reproduction_text(found)),
              *([("minimizing", m)] if (m := minimize_text(found)) else []),
-             *([("standing", shared_only_text(found))] if not found.stands else []),
+             *([("standing", warning_text(found))] if not found.stands else []),
+             *[("deliberate breach", line) for line in found.breaches()[0]],
              ("first seen", f"after {found.first_seen:.2f} s; minimal after "
                             f"{found.minimal_at:.2f} s; seen {found.seen} time(s)"),
              *violation_facts(v)]

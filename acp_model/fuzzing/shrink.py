@@ -115,6 +115,7 @@ class Stage(StrEnum):
     """How far minimizing got (``fixpoint``: all the way)."""
 
     SEARCH = "search"  # a program that reproduces in a fresh process
+    BREACHES = "breaches"  # without the client's deliberate breaches (kept only if needed)
     SESSION = "session"  # cut to the failing session's own actions
     EXAMPLES = "examples"  # whole examples of a shared process's history
     CHUNKS = "chunks"  # delta debugging of actions
@@ -406,6 +407,7 @@ class Minimizer:
         then single actions and simpler content, over again until nothing changes."""
         if self.best is None:
             return
+        self._breaches()
         self._session()
         if len(units) > 1 and not self.out_of_time():
             with self.staged(Stage.EXAMPLES) as record:
@@ -429,6 +431,38 @@ class Minimizer:
             # over again: each removal missed CERTIFY times on a program that differs from
             # this one by what just went or got simpler; once more each is the evidence
             certify = 1
+
+    def _breaches(self) -> None:
+        """The client's deliberate breaches go first: a counterexample that keeps one invites
+        "your client broke the protocol first". All of them at once, then each alone (its
+        legal part kept: the cancel of an allow sent after it, the prompt of a late allow),
+        until none can go; one is kept only when every trial without it missed (the single
+        stage tries again later)."""
+        with self.staged(Stage.BREACHES) as record:
+            while not self.out_of_time():
+                assert self.best is not None
+                at = [i for i, a in enumerate(self.best.program) if a.breach() is not None]
+                if not at:
+                    break
+                trials = [self._without_breaches(at)] if len(at) > 1 else []
+                trials += [self._without_breaches([i]) for i in at]
+                if self.first(trials) is None:
+                    break
+                record.changes += 1
+            record.done = not self.out_of_time()
+
+    def _without_breaches(self, at: Sequence[int]) -> Trial:
+        """The best program with the actions at ``at`` stripped of their breaches: held to
+        its schedule restricted to what stays when they simply go, else to the schedule of
+        the actions before the first (what is left of one acts differently)."""
+        assert self.best is not None
+        program = self.best.program
+        left = {i: program[i].without_breach() for i in at}
+        if not any(left.values()):
+            return self.restricted([i for i in range(len(program)) if i not in left])
+        actions = [b for i, a in enumerate(program) for b in left.get(i, [a])]
+        schedule = self.best.schedule
+        return Trial(actions, schedule.upto(min(at)) if schedule is not None else None)
 
     def _session(self) -> None:
         """A failure is about one session: its own actions are the likely cause, and removing
@@ -560,9 +594,17 @@ def simplifications(action: Action) -> list[tuple[Action, bool]]:
     events); with its model's last step dropped, with each model step simplified (one text
     chunk, one tool call, no delay), with its model's delays dropped alone, all or one at a
     time (the same model events, sooner); a reopen in a fresh process made on the same
-    connection."""
+    connection; the action without its deliberate breach (``Action.without_breach``)."""
     if isinstance(action, Relaunch):
         return [(LoadSession(action.s, action.replay), False)]
+    legal = action.without_breach() if action.breach() is not None else []
+    if len(legal) == 1:  # the action without its deliberate breach, first
+        return [(legal[0], False), *_simpler(action)]
+    return _simpler(action)
+
+
+def _simpler(action: Action) -> list[tuple[Action, bool]]:
+    """Simpler content of a prompt, or of the prompt an action carries."""
     if isinstance(action, Prompt):
         return list(_simpler_prompts(action))
     if isinstance(action, Interrupt | LateAllow):

@@ -25,6 +25,7 @@ from typing import Any
 
 from acp_model.fuzzing.actions import ActionError
 from acp_model.fuzzing.program import Program
+from acp_model.report.breaches import words_in_file
 from acp_model.report.links import docs_url
 from acp_model.report.matrix import RowStatus, minimized_text, reproduction_text
 from acp_model.report.proof import proof_from_file, unnumbered_from_file
@@ -141,6 +142,12 @@ def issue_body(row: Mapping[str, Any], f: Mapping[str, Any], base: Path, *,
         said = unnumbered_from_file(base / f["transcript"], f.get("index"),
                                     f.get("evidence") or [], f.get("teardown_at"))
         lines += [*said, ""] if said else []
+        breaches = words_in_file(base / f["transcript"], f.get("index"),
+                                 f.get("evidence") or [])[0]
+        if breaches:
+            lines += ["**Deliberate breaches the program keeps** (the client breaks a rule on "
+                      "purpose, to see how the agent copes):", "",
+                      *(f"- {line}" for line in breaches), ""]
     lines += [f"**Reproduction:** {reproduction_text(f)}.", ""]
     if f.get("replay"):
         how = (f"the agent installed by `acp-model agents install {row['agent']}`"
