@@ -11,10 +11,11 @@ scope wins (a relaunch's handshake inside its action).
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import functools
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ParamSpec, TypeVar
 
 from acp_model.trace.authors import Author, Part
@@ -57,4 +58,22 @@ def stamp(record: dict[str, Any]) -> None:
         record["by"] = author.to_json()
 
 
-__all__ = ["as_part", "current", "stamp", "writing_as"]
+def in_program(author: Author, at: int, start: int, starts: Sequence[int],
+               begun: Sequence[int]) -> Author:
+    """An action's author (record ``at`` of a shared process's transcript) as a program that
+    begins at record ``start`` numbers it: each example numbers its own actions from 1, and
+    the program is every example's actions from the one that began there (``starts``: where
+    each example begins in the process's history of actions, ``begun``: in its records). An
+    action of an example before it is an earlier example's."""
+    if not author.numbered or author.n is None:
+        return author
+    if at < start:
+        return Author(Part.EARLIER)
+    first = bisect.bisect_right(begun, start) - 1
+    example = bisect.bisect_right(begun, at) - 1
+    if first < 0 or example < first or example >= len(starts):
+        return author
+    return Author(Part.ACTION, author.n + starts[example] - starts[first])
+
+
+__all__ = ["as_part", "current", "in_program", "stamp", "writing_as"]

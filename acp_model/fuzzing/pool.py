@@ -30,7 +30,7 @@ from acp_model.fuzzing.actions import (
     SessionAction,
     from_json,
 )
-from acp_model.fuzzing.authorship import writing_as
+from acp_model.fuzzing.authorship import in_program, writing_as
 from acp_model.fuzzing.client import FuzzClient, OracleError
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.excerpt import excerpt
@@ -366,24 +366,16 @@ class Example:
         return [self._numbered(records[i], i, start) for i in keep], offending, keep
 
     def _numbered(self, record: dict[str, Any], at: int, start: int) -> dict[str, Any]:
-        """``record`` (at ``at`` in the process's transcript) with its action numbered as in
-        the program that begins at record ``start``: an action of an example before it is an
-        earlier example's, one of a later example is counted on from the program's start
-        (each example numbers its own actions from 1)."""
+        """``record`` (at ``at`` in the process's transcript) with its author as the program
+        that begins at record ``start`` numbers it (:func:`in_program`)."""
         author = author_of(record)
         if author is None or not author.numbered:
             return record
-        if at < start:
-            return {**record, "by": Author(Part.EARLIER).to_json()}
-        if start == self.start:
-            return record  # this example's program: its actions are numbered as they ran
-        starts, begun = self.client.example_starts, self.client.example_records
-        first = bisect.bisect_right(begun, start) - 1
-        example = bisect.bisect_right(begun, at) - 1
-        if first < 0 or example < first:
-            return record
-        shift = starts[example] - starts[first]
-        return {**record, "by": Author(Part.ACTION, (author.n or 0) + shift).to_json()}
+        client = self.client
+        mine = start == self.start  # this example's program: numbered as its actions ran
+        renamed = author if mine and at >= start else in_program(
+            author, at, start, client.example_starts, client.example_records)
+        return record if renamed == author else {**record, "by": renamed.to_json()}
 
     def finish(self) -> None:
         """Drain the example's sessions and judge what is still open (liveness)."""

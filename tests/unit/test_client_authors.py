@@ -11,6 +11,7 @@ from typing import Any
 
 from acp_model.fuzzing.actions import Action, NewSession, Prompt
 from acp_model.fuzzing.artifacts import counterexample_text
+from acp_model.fuzzing.authorship import in_program
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.recorder import Found
 from acp_model.fuzzing.replay import replay_once
@@ -108,18 +109,32 @@ def test_the_issue_body_explains_the_spares(tmp_path: Path) -> None:
 
 def test_a_replay_stamps_each_write_where_it_happens() -> None:
     """The reference agent with two sessions made ahead: the handshake, the spares, the
-    program's prompt and the teardown each stamp their own writes."""
-    cfg = FuzzConfig([sys.executable, "-m", "acp_model.agents.reference", "--mutant",
-                      "cancel_as_end_turn"], sessions_ahead=2)
-    out = replay_once(cfg, PROGRAM, RULE)
-    assert out.reproduced and out.teardown is not None
-    by = {}
+    program's prompt and the teardown each stamp their own writes (the drain always runs: no
+    rule is awaited, so the turn's timing does not matter)."""
+    cfg = FuzzConfig([sys.executable, "-m", "acp_model.agents.reference"], sessions_ahead=2)
+    out = replay_once(cfg, PROGRAM, None)
+    assert out.teardown is not None, out.error
+    by: dict[str, list[tuple[int, Author | None]]] = {}
     for n, r in enumerate(out.records):
         if r["dir"] == "c2a":
             by.setdefault(r["msg"].get("method") or "answer", []).append((n, author_of(r)))
     assert by["initialize"] == [(0, Author(Part.HANDSHAKE))]
     assert {a for _, a in by["session/new"]} == {Author(Part.SPARE)}
     assert len(by["session/new"]) >= 2  # the one the program took, and the next made ahead
-    assert by["session/prompt"] == [(by["session/prompt"][0][0], Author(Part.ACTION, 2))]
-    assert all(a == Author(Part.TEARDOWN) for n, a in by["session/cancel"])
-    assert all(n >= out.teardown for n, _ in by["session/cancel"])
+    assert [a for _, a in by["session/prompt"]] == [Author(Part.ACTION, 2)]
+    after = [a for entries in by.values() for n, a in entries if n >= out.teardown]
+    assert Author(Part.TEARDOWN) in after
+    assert set(after) <= {Author(Part.TEARDOWN), Author(Part.SPARE)}, after
+
+
+def test_a_shared_process_excerpt_numbers_actions_as_its_program_does() -> None:
+    """Each example numbers its own actions from 1; a program that begins at an earlier
+    example (a session it opened) counts on across the examples, and an action of an example
+    before the program is named as an earlier example's, not as one of the program's."""
+    starts, begun = [0, 3, 5], [2, 10, 20]  # where each example began: actions, records
+    action = Author(Part.ACTION, 2)
+    assert in_program(action, 12, 10, starts, begun) == Author(Part.ACTION, 2)
+    assert in_program(Author(Part.ACTION, 1), 25, 10, starts, begun) == Author(Part.ACTION, 3)
+    assert in_program(action, 5, 10, starts, begun) == Author(Part.EARLIER)
+    assert in_program(Author(Part.SPARE), 5, 10, starts, begun) == Author(Part.SPARE)
+    assert Author(Part.EARLIER).words() == "an earlier example's, on the shared agent process"
