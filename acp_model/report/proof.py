@@ -65,11 +65,34 @@ def unnumbered(records: Sequence[Record | Mapping[str, Any]], numbers: Sequence[
 
 def spare_messages(records: Sequence[Record | Mapping[str, Any]], numbers: Sequence[int]
                    ) -> str:
-    """The spare sessions' messages among ``records``, in words ("session/new #2 and
-    session/set_mode #4"; "" for none)."""
-    acts = [f"{_method(rec)} #{n}" for rec, n in zip(records, numbers, strict=True)
-            if (a := writer_of(rec, n, None)) is not None and a.part is Part.SPARE]
-    return _listed(acts) if acts else ""
+    """The spare sessions' messages among ``records``, in words, each ``session/new`` with
+    the first action that used its session ("session/new #2 (used from action 2 on),
+    session/set_mode #4 and session/new #7 (no action used it)"; "" for none)."""
+    made: dict[Any, str] = {}  # request id of a spare's session/new -> its words' key
+    sessions: dict[str, str] = {}  # session id -> that key
+    used: dict[str, int] = {}  # key -> the first action that named its session
+    acts: list[str] = []
+    for rec, n in zip(records, numbers, strict=True):
+        msg = rec.msg if isinstance(rec, Record) else rec.get("msg")
+        if not isinstance(msg, dict):
+            continue
+        author = writer_of(rec, n, None)
+        params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
+        if author is not None and author.part is Part.SPARE:
+            acts.append(f"{_method(rec)} #{n}")
+            if msg.get("method") == "session/new":
+                made[msg.get("id")] = acts[-1]
+        elif author is None and "method" not in msg and msg.get("id") in made:
+            result = msg.get("result")
+            if isinstance(result, dict) and isinstance(result.get("sessionId"), str):
+                sessions[result["sessionId"]] = made[msg["id"]]
+        elif author is not None and author.numbered and author.n is not None:
+            key = sessions.get(params.get("sessionId"))
+            if key is not None:
+                used.setdefault(key, author.n)
+    words = [f"{a} (used from action {used[a]} on)" if a in used
+             else f"{a} (no action used it)" if a in made.values() else a for a in acts]
+    return _listed(words) if words else ""
 
 
 def _listed(acts: list[str]) -> str:

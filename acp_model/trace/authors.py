@@ -88,10 +88,10 @@ WORDS = {
     Part.EARLIER: "an earlier example's, on the shared agent process",
 }
 # Why the client makes sessions nobody asked for yet: the note a report adds when one shows.
-SPARE_WHY = ("the client's session factory makes sessions ahead of need (a spare is made, "
-             "and configured, while the program runs, so that its next \"new session\" does "
-             "not wait for the agent); a spare's messages are none of the program's actions, "
-             "and a program's \"new session\" takes one that is ready")
+SPARE_WHY = ("the client's session factory makes sessions, and configures them, ahead of need "
+             "while the program runs, so that a \"new session\" action takes one that is "
+             "ready instead of waiting for the agent: a spare's messages are none of the "
+             "program's actions")
 
 
 def author_of(record: Any) -> Author | None:

@@ -82,8 +82,8 @@ def test_the_counterexample_says_which_part_of_the_client_wrote_each_message() -
     text = counterexample_text(_found(), FuzzConfig(["agent"]))
     assert f"The proof cites session/new #2 and session/new #7: {SPARE_WORDS}." in text, text
     assert "The proof cites the teardown's session/cancel #6" in text
-    assert "none of these actions: session/new #2 and session/new #7 (the client's session " \
-           "factory makes sessions ahead of need" in text
+    assert "none of these actions: session/new #2 (used from action 2 on) and session/new #7 " \
+           "(no action used it) (the client's session factory makes sessions" in text
     wire = {line.lstrip(" >").split()[0]: line for line in text.splitlines()
             if line.lstrip(" >").startswith("#")}
     assert wire["#7"].endswith("(spare session, made ahead)"), wire["#7"]
@@ -103,7 +103,8 @@ def test_the_issue_body_explains_the_spares(tmp_path: Path) -> None:
                        "evidence": EVIDENCE}, tmp_path)
     assert f"session/new #7: {SPARE_WORDS}" in body or \
         f"session/new #2 and session/new #7: {SPARE_WORDS}" in body, body
-    assert "Spare sessions in the transcript (session/new #2 and session/new #7)" in body
+    assert "Spare sessions in the transcript (session/new #2 (used from action 2 on) and " \
+           "session/new #7 (no action used it))" in body
     assert f"<- a request after the cancel ({SPARE_WORDS})" in body
 
 
