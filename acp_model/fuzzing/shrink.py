@@ -407,7 +407,7 @@ class Minimizer:
         then single actions and simpler content, over again until nothing changes."""
         if self.best is None:
             return
-        self._breaches()
+        drop_breaches(self)
         self._session()
         if len(units) > 1 and not self.out_of_time():
             with self.staged(Stage.EXAMPLES) as record:
@@ -431,38 +431,6 @@ class Minimizer:
             # over again: each removal missed CERTIFY times on a program that differs from
             # this one by what just went or got simpler; once more each is the evidence
             certify = 1
-
-    def _breaches(self) -> None:
-        """The client's deliberate breaches go first: a counterexample that keeps one invites
-        "your client broke the protocol first". All of them at once, then each alone (its
-        legal part kept: the cancel of an allow sent after it, the prompt of a late allow),
-        until none can go; one is kept only when every trial without it missed (the single
-        stage tries again later)."""
-        with self.staged(Stage.BREACHES) as record:
-            while not self.out_of_time():
-                assert self.best is not None
-                at = [i for i, a in enumerate(self.best.program) if a.breach() is not None]
-                if not at:
-                    break
-                trials = [self._without_breaches(at)] if len(at) > 1 else []
-                trials += [self._without_breaches([i]) for i in at]
-                if self.first(trials) is None:
-                    break
-                record.changes += 1
-            record.done = not self.out_of_time()
-
-    def _without_breaches(self, at: Sequence[int]) -> Trial:
-        """The best program with the actions at ``at`` stripped of their breaches: held to
-        its schedule restricted to what stays when they simply go, else to the schedule of
-        the actions before the first (what is left of one acts differently)."""
-        assert self.best is not None
-        program = self.best.program
-        left = {i: program[i].without_breach() for i in at}
-        if not any(left.values()):
-            return self.restricted([i for i in range(len(program)) if i not in left])
-        actions = [b for i, a in enumerate(program) for b in left.get(i, [a])]
-        schedule = self.best.schedule
-        return Trial(actions, schedule.upto(min(at)) if schedule is not None else None)
 
     def _session(self) -> None:
         """A failure is about one session: its own actions are the likely cause, and removing
@@ -583,6 +551,42 @@ class Minimizer:
                 "trial_seconds": round(cost, 2) if cost is not None else None,
                 "steps": len(self.best.program) if self.best is not None else None,
                 "stages": {name: r.to_json() for name, r in self.progress.stages.items()}}
+
+
+# --- the client's deliberate breaches -----------------------------------------------------
+
+def drop_breaches(m: Minimizer) -> None:
+    """The client's deliberate breaches go first: a counterexample that keeps one invites
+    "your client broke the protocol first". All of them at once, then each alone (its legal
+    part kept: the cancel of an allow sent after it, the prompt of a late allow), until none
+    can go; one is kept only when every trial without it missed (the single stage and the
+    content stage try again later)."""
+    with m.staged(Stage.BREACHES) as record:
+        while not m.out_of_time():
+            assert m.best is not None
+            at = [i for i, a in enumerate(m.best.program) if a.breach() is not None]
+            if not at:
+                break
+            trials = [without_breaches(m.best, at)] if len(at) > 1 else []
+            trials += [without_breaches(m.best, [i]) for i in at]
+            if m.first(trials) is None:
+                break
+            record.changes += 1
+        record.done = not m.out_of_time()
+
+
+def without_breaches(best: Trial, at: Sequence[int]) -> Trial:
+    """``best`` with the actions at ``at`` stripped of their breaches: held to its schedule
+    restricted to what stays when they simply go, else to the schedule of the actions before
+    the first (what is left of one acts differently)."""
+    program, schedule = best.program, best.schedule
+    left = {i: program[i].without_breach() for i in at}
+    if not any(left.values()):
+        kept = [i for i in range(len(program)) if i not in left]
+        return Trial([program[i] for i in kept],
+                     schedule.restrict(kept) if schedule is not None else None)
+    actions = [b for i, a in enumerate(program) for b in left.get(i, [a])]
+    return Trial(actions, schedule.upto(min(at)) if schedule is not None else None)
 
 
 # --- simpler content --------------------------------------------------------------------
