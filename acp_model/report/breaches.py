@@ -14,7 +14,9 @@ it keeps and says whether the proof rests on what the text leaves undefined afte
 * a permission answer the client should not send (an allow after its cancel, CANCEL-04; a
   second answer to the same request, PERM-12): what the agent does with it is left undefined
   (it may run the tool call the request guarded). A proof that cites the agent's messages
-  about that request or its tool call after the breach rests on that, and is a warning.
+  about that tool call after the breach rests on that, and is a warning. A proof that cites
+  the answer as a stray allow the agent took for another request (PERM-11) does not: that
+  request's tool needed that request's own allow, which the text defines.
 
 An allow for a request the agent withdrew is no breach (CANCEL-14: a withdrawn request is
 still answered, with a result or -32800), nor is an unknown ``_``-prefixed method (an
@@ -185,8 +187,13 @@ def _key(value: Any) -> Any:
 
 
 def _tool_call(request: Mapping[str, Any]) -> str | None:
+    """The tool call a permission request guards (v1's ``toolCall``, the seed's and
+    sdk-2.4.0's ``subject.toolCall``)."""
     params = request.get("params")
-    call = params.get("toolCall") if isinstance(params, dict) else None
+    if not isinstance(params, dict):
+        return None
+    subject = params.get("subject") if isinstance(params.get("subject"), dict) else {}
+    call = params.get("toolCall", subject.get("toolCall"))
     tid = call.get("toolCallId") if isinstance(call, dict) else None
     return tid if isinstance(tid, str) else None
 
@@ -198,22 +205,22 @@ def _names(msg: Any, kept: Kept) -> bool:
         return False
     params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
     update = params.get("update") if isinstance(params.get("update"), dict) else {}
-    call = params.get("toolCall") if isinstance(params.get("toolCall"), dict) else {}
-    tools = {update.get("toolCallId"), call.get("toolCallId")}
+    tools = {update.get("toolCallId"), _tool_call(msg)}
     return kept.tool_call is not None and kept.tool_call in tools
 
 
 def rests_on(kept: Kept, records: Sequence[Mapping[str, Any]], numbers: Sequence[int],
              index: Any, evidence: Sequence[int]) -> bool:
     """Whether a proof (the offending message ``index`` and the ``evidence`` it cites) rests
-    on what the text leaves undefined after ``kept``: it cites the breach itself, or (an
-    answer) an agent message after it about the request it answered or that request's tool
-    call."""
+    on what the text leaves undefined after ``kept``: it cites an agent message after the
+    answer about the tool call the answered request guarded (what the agent did with an
+    answer it should not have had)."""
     if not kept.breach.answers:
         return False  # the text defines the answer to the client's request
+    # (a proof may cite the breach itself: PERM-11's stray allow, taken for another request
+    # whose own answer never came; that request's tool needed its own allow, as the text
+    # says, so citing the breach is no resting on it)
     cited = {*evidence, *([index] if isinstance(index, int) else [])}
-    if kept.number in cited:
-        return True
     at = dict(zip(numbers, records, strict=True))
     return any(n > kept.number and at.get(n, {}).get("dir") == "a2c"
                and _names(at[n].get("msg"), kept) for n in cited)
@@ -256,8 +263,12 @@ def breach_words(records: Sequence[Mapping[str, Any]], numbers: Sequence[int], i
                          "the text (" + (f"whether it runs tool call {kept.tool_call!r}, "
                                          "which that request guarded" if kept.tool_call
                                          else "how it reads that answer")
-                         + "), but the proof cites nothing the agent wrote about it after "
-                         "it, so it does not rest on it.")
+                         + "), but the proof cites nothing the agent wrote about "
+                         + ("that tool call" if kept.tool_call else "it") + " after it"
+                         + (" (it cites the answer only as one the agent may have taken for "
+                            "another request, whose own tool needed its own allow)"
+                            if kept.number in cited else "")
+                         + ", so it does not rest on it.")
     return lines, resting
 
 

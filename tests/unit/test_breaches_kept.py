@@ -6,6 +6,7 @@ after it (what the agent did with an allow sent after the cancel) is a warning."
 from __future__ import annotations
 
 import dataclasses
+import sys
 import threading
 from typing import Any
 
@@ -26,6 +27,7 @@ from acp_model.fuzzing.artifacts import counterexample_text, fuzz_report
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.ops import Mistake
 from acp_model.fuzzing.recorder import Found, Recorder
+from acp_model.fuzzing.replay import replay_once
 from acp_model.fuzzing.run import FuzzResult
 from acp_model.fuzzing.schedule import Schedule
 from acp_model.fuzzing.shrink import ReplayOutcome, Stage
@@ -86,6 +88,22 @@ def test_a_proof_citing_what_the_agent_did_with_the_stray_allow_rests_on_it() ->
     assert any("#10 is a deliberate breach of CANCEL-04" in line and "a warning" in line
                for line in lines), lines
     assert not any("#13" in line for line in lines)  # after the offending message
+
+
+def test_a_stray_allow_taken_for_another_request_is_cited_but_not_rested_on() -> None:
+    """PERM-11's proof names the stray allow the agent took for a new request whose own
+    answer never came: that tool needed its own allow, which the text defines (the zoo's
+    late_allow_next_permission mutant must still fail)."""
+    other = {"toolCallId": "t2", "title": "rm -rf"}
+    records = [*RECORDS[:13],
+               _a({"id": 1, "method": "session/request_permission", "params": {
+                   **SID, "toolCall": other, "options": OPTIONS}}),  # 13
+               _update(sessionUpdate="tool_call_update", toolCallId="t2",
+                       status="completed")]  # 14
+    lines, resting = breach_words(records, list(range(len(records))), 14, [13, 10, 14])
+    assert resting == [], lines
+    assert any("#10 is a deliberate breach of CANCEL-04" in line and "another request" in line
+               and "does not rest on it" in line for line in lines), lines
 
 
 def test_a_proof_that_only_uses_a_probe_s_answer_does_not_rest_on_it() -> None:
@@ -172,3 +190,22 @@ def test_minimizing_removes_the_breaches_first_and_keeps_only_the_legal_part(
     # the program without any of its breaches
     first = next(p for p in fake.runs if p[:len(program)] != program)
     assert not any(isinstance(a, BREACHING) for a in first), first
+
+
+def test_the_zoo_s_stray_allow_mutant_still_fails_with_the_breach_named() -> None:
+    """late_allow_next_permission keeps a late allow for cancelled work and takes it for the
+    next request: PERM-11's proof cites that allow, which the counterexample names as the
+    client's breach of CANCEL-04, and the failure stands (the new request needed its own)."""
+    cfg = FuzzConfig([sys.executable, "-m", "acp_model.agents.reference", "--mutant",
+                      "late_allow_next_permission"])
+    program: list[Action] = [NewSession(), Prompt(0, [{"type": "text", "text": "go"}]),
+                             LateAllow(0, Prompt(0, [{"type": "text", "text": "again"}]))]
+    out = next((o for o in (replay_once(cfg, program, "PERM-11") for _ in range(3))
+                if o.reproduced), None)
+    assert out is not None, "the mutant did not show PERM-11 in three replays"
+    v = next(v for v in out.violations if v.rule == "PERM-11")
+    lines, resting = breach_words(out.records, list(range(len(out.records))), v.index,
+                                  [i for i, _ in v.evidence])
+    assert resting == [], lines
+    assert any("deliberate breach of CANCEL-04 by the client, written by action 3" in line
+               for line in lines), lines
