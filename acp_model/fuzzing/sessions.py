@@ -7,6 +7,12 @@ configured sessions ready, so an example takes one at once while the next is bei
 spare session is an ordinary session the agent created (its ``session/new`` and configuration
 are in the transcript like any other, stamped as a spare's: ``trace/authors.py``); examples
 only take sessions nobody used.
+
+Replays keep making spares, as the run did: the schedule a replay is held to was recorded with
+the factory's writes in it (events no action issued, which the hold matches as they come), and
+a spare's ``session/new`` in flight while a prompt runs is part of some races (mistral-vibe's
+CANCEL-07 in the s8 matrix: the agent answered a spare's ``session/new`` between the cancel and
+the end of the turn). A counterexample says what each spare is instead.
 """
 
 from __future__ import annotations
