@@ -11,8 +11,8 @@ only take sessions nobody used.
 Replays keep making spares, as the run did: the schedule a replay is held to was recorded with
 the factory's writes in it (events no action issued, which the hold matches as they come), and
 a spare's ``session/new`` in flight while a prompt runs is part of some races (mistral-vibe's
-CANCEL-07 in the kept matrix run, docs/matrix-run: the agent answered a spare's ``session/new`` between the cancel and
-the end of the turn). A counterexample says what each spare is instead.
+CANCEL-07 in the kept run, ``docs/matrix-run``: the agent answered a spare's ``session/new``
+between the cancel and the end of the turn). A counterexample says what each spare is instead.
 """
 
 from __future__ import annotations
