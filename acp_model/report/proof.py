@@ -34,8 +34,7 @@ def writer_of(record: Record | Mapping[str, Any], number: int, teardown: int | N
     """Which part of the client wrote ``record`` (message ``number``): its stamp, or, for a
     transcript without stamps, the teardown for what the client wrote from message
     ``teardown`` on (None: an agent message, or not known)."""
-    direction = record.dir if isinstance(record, Record) else record.get("dir")
-    if direction != "c2a":
+    if _direction(record) != "c2a":
         return None
     author = author_of(record)
     if author is not None:
@@ -82,7 +81,7 @@ def spare_messages(records: Sequence[Record | Mapping[str, Any]], numbers: Seque
             acts.append(f"{_method(rec)} #{n}")
             if msg.get("method") == "session/new":
                 made[msg.get("id")] = acts[-1]
-        elif author is None and "method" not in msg and msg.get("id") in made:
+        elif _direction(rec) == "a2c" and "method" not in msg and msg.get("id") in made:
             result = msg.get("result")
             if isinstance(result, dict) and isinstance(result.get("sessionId"), str):
                 sessions[result["sessionId"]] = made[msg["id"]]
@@ -124,6 +123,10 @@ def unnumbered_acts(records: Sequence[Record | Mapping[str, Any]], numbers: Sequ
         else:
             out.append(f"{_listed(acts)}: {WORDS[part]}")
     return out
+
+
+def _direction(record: Record | Mapping[str, Any]) -> Any:
+    return record.dir if isinstance(record, Record) else record.get("dir")
 
 
 def _method(record: Record | Mapping[str, Any]) -> str:
