@@ -43,6 +43,7 @@ def counterexample_name(reproduced: int, replays: int, minimal: bool | None = No
 
 # minimizing's stages (``fuzzing/shrink.py``'s ``Stage``), in words
 STAGE_WORDS = {"search": "search for a program that reproduces",
+               "breaches": "the client's deliberate breaches",
                "session": "the other sessions' actions", "examples": "whole examples",
                "chunks": "delta debugging", "single": "one-at-a-time removal (1-minimal)",
                "content": "simpler content"}
