@@ -241,29 +241,58 @@ def _less(row: tuple[str, float, float], parts: list[tuple[str, float, float]],
 
 def bisimulation(exp: Any) -> list[int]:
     """Per state, its class in the coarsest partition of the graph that keeps everything a
-    verdict reads: control states, obligations, the observers' part of the key, the refusals,
+    verdict reads: control states, obligations, the observers (which of their cancels are
+    read), the refusals,
     every edge's action, readings, warnings and broken properties, and the classes it leads
     to (a bisimulation, by refining signatures until no class splits). Its size bounds how
     far a coarser exact key could shrink this search under these bounds (it may merge states
     that only the bounds make alike)."""
-    n = exp.nodes
-    out: list[list[tuple[Any, ...]]] = [[] for _ in range(n)]
-    for e in exp.edges:
-        out[e.src].append((e.action.label, e.allowed, e.warns, e.breaks, e.src_state, e.dst))
-    refused: list[list[tuple[Any, ...]]] = [[] for _ in range(n)]
-    for r in exp.refusals:
-        refused[r.src].append((r.action.label, r.rules))
+    return joint_bisimulation(exp)[0]
+
+
+def joint_bisimulation(*exps: Any, stutter: frozenset[str] = frozenset()) -> list[list[int]]:
+    """:func:`bisimulation` over the disjoint union of one-session explorations of the same
+    bounds and readings: per exploration, per state, its class (two explorations that judge
+    alike have their initial states, 0, in one class). An edge of an event in ``stutter``
+    that leads back into its own class is left out (the explorer offers ``sync`` only while an
+    index the key holds is unread: a coarser key that drops a dead index drops the ``sync``
+    that only read it, which leads to a state no verdict tells from its source)."""
+    nodes = [(x, u) for x, exp in enumerate(exps) for u in range(exp.nodes)]
+    at = {node: n for n, node in enumerate(nodes)}
+    out: list[list[tuple[Any, ...]]] = [[] for _ in nodes]
+    refused: list[list[tuple[Any, ...]]] = [[] for _ in nodes]
+    for x, exp in enumerate(exps):
+        for e in exp.edges:
+            out[at[x, e.src]].append((e.action.label, e.allowed, e.warns, e.breaks, e.src_state,
+                                      at[x, e.dst], e.action.event in stutter))
+        for r in exp.refusals:
+            refused[at[x, r.src]].append((r.action.label, r.rules))
     ids: dict[Any, int] = {}
-    block = [ids.setdefault((exp.info[u]["states"], tuple(map(tuple, exp.info[u]["obligations"])),
-                             tuple(k[1:] for k in exp.keys[u]),
-                             tuple(sorted(refused[u], key=repr))), len(ids)) for u in range(n)]
+    block = []
+    for x, u in nodes:
+        inf = exps[x].info[u]
+        block.append(ids.setdefault((inf["states"], inf["label"],
+                                     tuple(map(tuple, inf["obligations"])),
+                                     tuple(_observed(k) for k in exps[x].keys[u]),
+                                     tuple(sorted(refused[at[x, u]], key=repr))), len(ids)))
     while True:
         ids = {}
-        new = [ids.setdefault((block[u], tuple(sorted(
-            (*e[:5], block[e[5]]) for e in out[u]))), len(ids)) for u in range(n)]
+        new = [ids.setdefault((block[n], tuple(sorted(
+            (*e[:5], block[e[5]]) for e in out[n] if not (e[6] and block[e[5]] == block[n])))),
+            len(ids)) for n in range(len(nodes))]
         if len(ids) == len(set(block)):
-            return new
+            break
         block = new
+    return [[new[at[x, u]] for u in range(exp.nodes)] for x, exp in enumerate(exps)]
+
+
+def _observed(session_key: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The observer's part of a session's key as the edge properties read it: which of the
+    work's cancels are read (a read index ranks below zero, by its order among the indices
+    the key holds, which a coarser key holds fewer of), and whether the client stopped
+    anything."""
+    _, ranks, cancelled = session_key
+    return tuple(r < 0 for r in ranks), cancelled
 
 
 def main() -> None:

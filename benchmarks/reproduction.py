@@ -23,6 +23,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from acp_model.report.text import measured, proven_minimal
 from acp_model.spec.levels import Standing
 from benchmarks.results import figure, record
 
@@ -85,10 +86,17 @@ def rows(found: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
                 "revision": (doc.get("spec") or {}).get("revision"), "rule": ce["rule"],
                 "actions": ce.get("steps", len(ce.get("actions") or [])),
                 "fixpoint": bool(m.get("fixpoint")), "stage": m.get("stage"),
+                # the fixpoint's own program, reproducing at least half of its replays
+                "minimal": bool(proven_minimal(m, ce.get("steps", len(ce.get("actions") or [])),
+                                               *measured(ce))),
                 "minimize_s": m.get("seconds"), "trials": m.get("trials"),
                 "trials_allowed": m.get("trials_allowed"), "cut_by": m.get("cut_by"),
                 "held": ce.get("reproduced", 0), "held_runs": ce.get("replays", 0),
                 "free": ce.get("free_reproduced", 0), "free_runs": ce.get("free_replays", 0),
+                # replays the agent failed on its own (no evidence): beside the rates, which
+                # are over conclusive runs (fuzzing/inconclusive.py; 0 in older reports)
+                "unsure": ce.get("inconclusive") or 0,
+                "free_unsure": ce.get("free_inconclusive") or 0,
                 "standing": ce.get("standing"), "verified": ce.get("verified")})
     return out
 
@@ -107,9 +115,11 @@ def before_figures(figures: list[dict[str, Any]], path: str | None) -> None:
             f["before"] = before[f["name"]]
 
 
-def rate(hits: int, runs: int) -> str:
-    """``3/6``, or "not replayed" when no replay ran (never "0/0")."""
-    return f"{hits}/{runs}" if runs else "not replayed"
+def rate(hits: int, runs: int, unsure: int = 0) -> str:
+    """``3/6`` (``+2 inconclusive``: replays the agent failed on its own, beside), or "not
+    replayed" when no conclusive replay ran (never "0/0")."""
+    return (f"{hits}/{runs}" if runs else "not replayed") \
+        + (f" (+{unsure} inconclusive)" if unsure else "")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -126,7 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     failures, shared = standing_apart(table)
     for r in table:
         print(f"  {r['run']:28} {r['rule']:16} {r['actions']:4} actions, held "
-              f"{rate(r['held'], r['held_runs'])}, free {rate(r['free'], r['free_runs'])}, "
+              f"{rate(r['held'], r['held_runs'], r['unsure'])}, free "
+              f"{rate(r['free'], r['free_runs'], r['free_unsure'])}, "
               + ("fixpoint" if r["fixpoint"] else f"cut at {r['stage']}")
               + (" (shared-only: a warning)" if r["standing"] == Standing.SHARED_ONLY else ""))
     sizes = sorted(r["actions"] for r in failures)
@@ -144,13 +155,18 @@ def main(argv: list[str] | None = None) -> int:
             figure("minimized to the fixpoint",
                    f"{sum(r['fixpoint'] for r in failures)}/{len(failures)}",
                    target="all", met=all(r["fixpoint"] for r in failures)),
+            figure("proven minimal: the fixpoint's program, reproducing at least half of its "
+                   "replays", f"{sum(r['minimal'] for r in failures)}/{len(failures)}"),
             figure("reproduced at least 5 of 6 times held",
                    f"{len(steady)}/{len(failures)}", target="at least 90 %",
                    met=len(steady) >= 0.9 * len(failures)),
             figure("replays reproducing, held to the recorded schedule",
                    f"{held[0]}/{held[1]} ({100 * held[0] / max(held[1], 1):.0f}%)"),
             figure("replays reproducing, free-running",
-                   f"{free[0]}/{free[1]} ({100 * free[0] / max(free[1], 1):.0f}%)")]
+                   f"{free[0]}/{free[1]} ({100 * free[0] / max(free[1], 1):.0f}%)"),
+            figure("inconclusive replays beside (held, free): the agent failed on its own",
+                   f"{sum(r['unsure'] for r in failures)}, "
+                   f"{sum(r['free_unsure'] for r in failures)}")]
     before_figures(figures, args.before)
     for f in figures:
         print(f"{f['name']}: {f['value']}"
@@ -162,8 +178,10 @@ def main(argv: list[str] | None = None) -> int:
         "columns": ["run", "agent", "rule", "actions", "minimizing", "held", "free",
                     "standing"],
         "rows": [[r["run"], r["agent"], r["rule"], r["actions"],
-                  "fixpoint" if r["fixpoint"] else f"cut at {r['stage']}",
-                  rate(r["held"], r["held_runs"]), rate(r["free"], r["free_runs"]),
+                  ("fixpoint" if r["minimal"] else "fixpoint, not proven: reproduces rarely")
+                  if r["fixpoint"] else f"cut at {r['stage']}",
+                  rate(r["held"], r["held_runs"], r["unsure"]),
+                  rate(r["free"], r["free_runs"], r["free_unsure"]),
                   r["standing"]] for r in table]},
         parameters={"paths": args.paths, "before": args.before})
     return 0

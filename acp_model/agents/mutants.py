@@ -84,6 +84,11 @@ MUTANTS: tuple[Mutant, ...] = (
     _bug("cancelled_prompt_unanswered", "PROMPT-04", "prompt while busy, then session/cancel",
          "prompts read while busy are queued unanswered; a cancel drops them without a response",
          design="busy=queue", force_permission=True),
+    _bug("withdrawn_prompt_unanswered", "CANCEL-14",
+         "prompt while busy, then $/cancel_request for it",
+         "a prompt withdrawn with $/cancel_request before it was accepted gets no response "
+         "(the reference answers -32800); every prompt not withdrawn is answered",
+         design="busy=queue", force_permission=True),
     # --- state reporting ------------------------------------------------------------------
     _bug("no_running", "STATE-01", "any prompt",
          "turns never report `running`; updates and idle come straight from idle"),

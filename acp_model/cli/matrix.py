@@ -395,6 +395,21 @@ def _settings(args: argparse.Namespace, interrupted: bool = False) -> dict[str, 
     return settings
 
 
+def _time_words(args: argparse.Namespace, runs: int) -> str:
+    """What the run's wall-clock is made of, stated before it starts: the fuzzing, then up
+    to the per-failure bounds (minimizing, then the replays) of each failure, one at a time
+    (a user who reads only "15 runs of 120 s" expects minutes where a slow agent's failures
+    take an hour)."""
+    from acp_model.fuzzing.budget import failure_budget
+
+    fuzzing = -(-runs // max(1, args.jobs)) * args.budget
+    minimize, replays = failure_budget(args.minimize_budget or min(60.0, args.budget),
+                                       MATRIX_GROWTH)
+    return (f"about {fuzzing / 60:.0f} min of fuzzing; then each failure found is minimized "
+            f"and replayed one at a time: up to {minimize:g} s and {replays:g} s each "
+            "(a fast agent's failure ends at its fixpoint well before)")
+
+
 def _run(args: argparse.Namespace, console: Console) -> tuple[dict[str, Any], Path, bool]:
     from acp_model.report.matrix import document
 
@@ -406,6 +421,7 @@ def _run(args: argparse.Namespace, console: Console) -> tuple[dict[str, Any], Pa
     out.mkdir(parents=True, exist_ok=True)
     console.print(f"{len(targets)} run(s) of {args.budget:g} s, {args.jobs} at a time"
                   + (f"; {len(fixed)} row(s) not started" if fixed else ""))
+    console.print(_time_words(args, len(targets)))
     rows, interrupted = run_rows(args, targets, out, console)
     settings = _settings(args, interrupted)
     for row in rows:

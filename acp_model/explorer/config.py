@@ -91,66 +91,69 @@ class Config:
                   for i, m in enumerate(self.models)]
         return Config(ctx, models, list(self.obs), self.next_idx)
 
-    def _session_held(self, j: int) -> set[int]:
-        idx = snapshot.indices(self.models[j])
+    def _session_held(self, j: int, canon: bool = True) -> set[int]:
+        idx = snapshot.indices(self.models[j], canon)
         idx.update(self.obs[j].work_cancels)
         return idx
 
-    def _session_unread(self, j: int) -> set[int]:
+    def _session_unread(self, j: int, canon: bool = True) -> set[int]:
         f = self.ctx.frontier
-        return {i for i in self._session_held(j) if i > f}
+        return {i for i in self._session_held(j, canon) if i > f}
 
-    def unread(self) -> list[int]:
+    def unread(self, canon: bool = True) -> list[int]:
         out: set[int] = set()
         for j in range(len(self.models)):
-            out |= self._session_unread(j)
+            out |= self._session_unread(j, canon)
         return sorted(out)
 
-    def _session_key(self, j: int, joint: dict[int, int], held: set[int] | None = None
-                     ) -> tuple[Any, ...]:
+    def _session_key(self, j: int, joint: dict[int, int], held: set[int] | None = None,
+                     canon: bool = True) -> tuple[Any, ...]:
         obs = self.obs[j]
-        rank = snapshot.session_ranks(self._session_held(j) if held is None else held,
+        rank = snapshot.session_ranks(self._session_held(j, canon) if held is None else held,
                                       self.ctx.frontier, joint)
-        return (snapshot.snapshot(self.models[j], rank),
+        return (snapshot.snapshot(self.models[j], rank, canon),
                 tuple([rank[i] for i in obs.work_cancels]), obs.cancelled)
 
-    def session_keys(self) -> list[tuple[Any, ...]]:
+    def session_keys(self, canon: bool = True) -> list[tuple[Any, ...]]:
         """Per session: snapshot and observer (see :func:`snapshot.session_ranks
         <acp_model.model.snapshot.session_ranks>` for how indices rank)."""
-        joint = {i: n for n, i in enumerate(self.unread())}
-        return [self._session_key(j, joint) for j in range(len(self.models))]
+        joint = {i: n for n, i in enumerate(self.unread(canon))}
+        return [self._session_key(j, joint, canon=canon) for j in range(len(self.models))]
 
-    def canonical(self, base: _Base | None = None, touched: int | None = None
-                  ) -> tuple[tuple[Any, ...], tuple[int, ...]]:
+    def canonical(self, base: _Base | None = None, touched: int | None = None,
+                  canon: bool = True) -> tuple[tuple[Any, ...], tuple[int, ...]]:
         """Key up to renaming sessions (they are interchangeable) and the order used:
         ``order[j]`` is the session of this configuration at canonical position ``j``.
 
         ``base`` (the parent's keys, ranks and unread sets) saves the snapshots of untouched
         sessions when the event only appended a new, highest index and the frontier stayed:
-        their ranks are then unchanged.
+        their ranks are then unchanged. ``canon=False``: the snapshots without the model's
+        ``canon`` methods (see :func:`snapshot.compiled
+        <acp_model.model.snapshot.compiled>`).
         """
         if len(self.models) == 1:  # the common case: no renaming, one rank
-            return (self._single_key(),), (0,)
-        joint = self._reused_ranks(base, touched)
+            return (self._single_key(canon),), (0,)
+        joint = self._reused_ranks(base, touched, canon)
         if joint is not None and base is not None and touched is not None:
             keys = list(base.keys)
-            keys[touched] = self._session_key(touched, joint)
+            keys[touched] = self._session_key(touched, joint, canon=canon)
         else:
-            keys = self.session_keys()
+            keys = self.session_keys(canon)
         order = tuple(sorted(range(len(keys)), key=keys.__getitem__))
         return tuple(keys[j] for j in order), order
 
-    def _single_key(self) -> tuple[Any, ...]:
+    def _single_key(self, canon: bool = True) -> tuple[Any, ...]:
         """:meth:`_session_key` of the only session (see :func:`single_key`)."""
-        _, snap, indices = snapshot.compiled(type(self.models[0]))
+        _, snap, indices = snapshot.compiled(type(self.models[0]), canon)
         return single_key(self, snap, indices)
 
-    def _reused_ranks(self, base: _Base | None, touched: int | None) -> dict[int, int] | None:
+    def _reused_ranks(self, base: _Base | None, touched: int | None, canon: bool = True
+                      ) -> dict[int, int] | None:
         """The parent's joint ranks extended by the touched session's new unread indices, when
         the frontier stayed and they are all above the parent's (None: rank afresh)."""
         if base is None or touched is None or self.ctx.frontier != base.frontier:
             return None
-        now = self._session_unread(touched)
+        now = self._session_unread(touched, canon)
         if not base.unread[touched] <= now:
             return None  # an index was dropped: ranks above it move
         extra = sorted(now - base.unread[touched])
@@ -163,8 +166,8 @@ class Config:
             rank[i] = len(rank)
         return rank
 
-    def base(self, keys: tuple[Any, ...]) -> _Base:
-        unread = [self._session_unread(j) for j in range(len(self.models))]
+    def base(self, keys: tuple[Any, ...], canon: bool = True) -> _Base:
+        unread = [self._session_unread(j, canon) for j in range(len(self.models))]
         all_unread = sorted(set().union(*unread))
         return _Base(self.ctx.frontier, {i: n for n, i in enumerate(all_unread)}, unread, keys)
 

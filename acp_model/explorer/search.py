@@ -230,7 +230,8 @@ def explore(sessions: int = 1, max_prompts: int | None = None,
             *, bounds: Bounds | None = None, custom: bool | None = None,
             reasons: Sequence[str | None] | None = None, max_states: int = 1_000_000,
             compact: bool = True, table: Table | None = None,
-            progress: Callable[[int, int], None] | None = None) -> Exploration:
+            progress: Callable[[int, int], None] | None = None, canon: bool = True
+            ) -> Exploration:
     """Breadth-first reachable configurations of ``sessions`` sessions of ``machine``/``model``.
 
     ``readings`` may be a sequence: the exploration is then a product that follows an edge when
@@ -239,7 +240,10 @@ def explore(sessions: int = 1, max_prompts: int | None = None,
     checks do). Bounds left ``None`` take :meth:`Bounds.default` for the session count.
     ``table`` overrides the one compiled from ``machine``/``model`` (tests remove transitions
     that way: subclassing a python-statemachine class would alter the parent's states).
-    ``progress(done, found)`` is called every few thousand states.
+    ``progress(done, found)`` is called every few thousand states. ``canon=False`` keys
+    configurations by every value the model holds, without the model's ``canon`` methods (the
+    fields it states dead in a configuration): a larger graph with the same verdicts, which
+    the tests compare against.
     """
     if bounds is None:
         bounds = Bounds.default(sessions, max_prompts=max_prompts,
@@ -251,7 +255,7 @@ def explore(sessions: int = 1, max_prompts: int | None = None,
     if table is None:
         table = compile_machine(machine, model)
     t0 = time.perf_counter()
-    search = _Search(table, model, bounds, rs, max_states, compact)
+    search = _Search(table, model, bounds, rs, max_states, compact, canon)
     with _collector_paused():
         search.run(progress)
     exp = Exploration(table, model, bounds, rs, search.keys, search.depth, search.parent,
@@ -291,8 +295,9 @@ class _Search:
     """The state of one breadth-first exploration: the nodes found, their edges and refusals."""
 
     def __init__(self, table: Table, model: type[SessionModel], bounds: Bounds,
-                 rs: tuple[Readings, ...], max_states: int, compact: bool) -> None:
-        self.table, self.bounds, self.rs = table, bounds, rs
+                 rs: tuple[Readings, ...], max_states: int, compact: bool,
+                 canon: bool = True) -> None:
+        self.table, self.bounds, self.rs, self.canon = table, bounds, rs, canon
         self.max_states, self.compact = max_states, compact
         self.engines = [TableEngine(table, r) for r in rs]
         self.full = (1 << len(rs)) - 1
@@ -301,7 +306,7 @@ class _Search:
         self.missing = tuple((MISSING,) for _ in rs)
         self.single = bounds.sessions == 1
         self.plan = plan(bounds)
-        _, self.snap, self.indices = snapshot.compiled(model)
+        _, self.snap, self.indices = snapshot.compiled(model, canon)
         # Copy on write: per (state, event), a copy of the model that copies the parts the
         # event's actions write and shares the rest with the stored original, and whether
         # that includes the permission book (compaction writes it too).
@@ -310,7 +315,7 @@ class _Search:
         self.book_copied = {key: "perm_book" in parts for key, parts in writes.items()}
         self.copy_book = snapshot.copier(model, frozenset({"perm_book"}))
         root = Config.initial(model, bounds.sessions, rs[0])
-        key0, _ = root.canonical()
+        key0, _ = root.canonical(canon=canon)
         self.keys = [key0]
         self.index = {key0: 0}
         self.depth = [0]
@@ -333,7 +338,7 @@ class _Search:
         """Try every action of the alphabet on the stored configuration ``u``."""
         transitions, refusals, missing = self.table.transitions, self.refusals, self.missing
         base: _Base | SingleRanks = SingleRanks.of(cfg, self.indices) if self.single \
-            else cfg.base(self.keys[u])
+            else cfg.base(self.keys[u], self.canon)
         for act in planned_actions(cfg, self.bounds, self.plan, base.any_unread):
             s = act.session
             if s is None:
@@ -423,7 +428,7 @@ class _Search:
         if isinstance(base, SingleRanks):  # Config.canonical's common case: no renaming
             k = (single_key(new, self.snap, self.indices, base),)
         else:
-            k, order = new.canonical(base, e.action.session)
+            k, order = new.canonical(base, e.action.session, self.canon)
             if order != self.ident:
                 e.order = order
         v = self.index.get(k)

@@ -195,9 +195,8 @@ class Prompt(SessionAction):
     def params(self, client: PromptOps, sid: str) -> dict[str, Any]:
         """The request's params; behind a scripted model the turn's script is registered."""
         blocks = _in_workspace(self.blocks, client.cwd)
-        if client.model is not None:
-            tag = client.model.register(self.model, sid, gate=client.schedule)
-            client.turn_started(tag)
+        tag = client.turns.start(self.model, sid)
+        if tag is not None:
             blocks = _tagged(blocks, tag_text(tag))
         params: dict[str, Any] = {"sessionId": sid, "prompt": blocks}
         if self.meta:

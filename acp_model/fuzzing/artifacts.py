@@ -36,7 +36,14 @@ from acp_model.report.proof import spare_messages, unnumbered_acts, writer_of
 from acp_model.report.reach import reach_json
 from acp_model.report.sarif import Located
 from acp_model.report.sequence_svg import OFFENDING
-from acp_model.report.text import counterexample_name, minimize_stopped, reproduction_phrase
+from acp_model.report.text import (
+    counterexample_name,
+    measured,
+    minimize_stopped,
+    proven_minimal,
+    rates_phrase,
+    reproduction_phrase,
+)
 from acp_model.spec.levels import Standing
 from acp_model.spec.rules import RULES, strength_shown
 from acp_model.trace.authors import SPARE_WHY
@@ -52,7 +59,10 @@ def reproduction_text(found: Found) -> str:
     """How often the reported program reproduced in fresh processes: held to its recorded
     schedule (the headline) and free-running; "not replayed" for what never ran."""
     return _in_fresh(reproduction_phrase(found.reproduced, found.replays,
-                                         found.free_reproduced, found.free_replays))
+                                         found.free_reproduced, found.free_replays,
+                                         unsure=found.inconclusive,
+                                         free_unsure=found.free_inconclusive,
+                                         why=found.inconclusive_why))
 
 
 def _in_fresh(phrase: str) -> str:
@@ -70,6 +80,11 @@ def minimize_text(found: Found) -> str | None:
     if m.get("steps") not in (None, len(found.actions)):
         return (f"not the minimal program ({m['steps']} actions, reached at the fixpoint): "
                 "a longer one that reproduces more often")
+    if not _minimal(found):
+        hits, runs = _found_rate(found)
+        return (f"not proven minimal: minimizing reached its fixpoint, but the program "
+                f"reproduces only {hits}/{runs}: a removal whose replay missed is no proof "
+                "that the action is needed")
     return None
 
 
@@ -148,7 +163,7 @@ def counterexample_text(found: Found, cfg: FuzzConfig) -> str:
         *(f"  The proof cites {words}." for words in unnumbered),
         "",
         ("Client actions (minimal: no single action can go, no content be simpler)"
-         if not warning and found.verified and _minimal(found.minimize, len(found.actions))
+         if not warning and found.verified and _minimal(found)
          else "Client actions")
         + ("" if warning else " (replay.json)") + ":",
     ]
@@ -355,6 +370,10 @@ def _counterexample(found: Found, files: dict[str, str]) -> dict[str, Any]:
         else "not replayed",
         "free_reproduced": found.free_reproduced,
         "free_replays": found.free_replays,
+        # replays in which the agent failed on its own, beside the rates (fuzzing/inconclusive.py)
+        "inconclusive": found.inconclusive,
+        "free_inconclusive": found.free_inconclusive,
+        "inconclusive_why": found.inconclusive_why,
         "verified": found.verified,
         "minimize": found.minimize,
         "minimize_cut": found.minimize_cut,
@@ -430,15 +449,19 @@ def found_case(found: Found, cfg: FuzzConfig, replay_file: str | None = None) ->
                 message=found.violation.message, records=records, marks=marks,
                 numbers=numbers, facts=facts, rule=rule.id,
                 **_program_view(found.actions, found.reproduced, found.replays, replay_file,
-                                _minimal(found.minimize, len(found.actions))))
+                                _minimal(found)))
 
 
-def _minimal(minimize: Any, steps: int) -> bool | None:
-    """Whether the program of ``steps`` actions is the one minimizing ended with at its
-    fixpoint (None: a report from before it was said)."""
-    if not isinstance(minimize, dict):
-        return None
-    return bool(minimize.get("fixpoint")) and minimize.get("steps") in (None, steps)
+def _minimal(found: Found) -> bool | None:
+    """Whether ``found``'s program may be called minimal (:func:`proven_minimal`: the
+    fixpoint's own program, reproducing at least half of its replays)."""
+    return proven_minimal(found.minimize, len(found.actions), *_found_rate(found))
+
+
+def _found_rate(found: Found) -> tuple[int, int]:
+    if found.replays:
+        return found.reproduced, found.replays
+    return found.free_reproduced, found.free_replays
 
 
 def sarif_locations(result: FuzzResult, files: dict[str, dict[str, str]] | None = None
@@ -477,7 +500,7 @@ def fuzz_html(result: FuzzResult, report: dict[str, Any],
     if first is not None:
         case = cases[0]
         name = counterexample_name(first.reproduced, first.replays,
-                                   _minimal(first.minimize, len(first.actions)))
+                                   _minimal(first))
         transcript = Transcript(case.records, numbers=case.numbers, marks=case.marks,
                                 caption=f"the {name} of {first.rule}")
     return render_html(report, cases=cases, transcript=transcript,
@@ -496,10 +519,7 @@ def merged_html(report: dict[str, Any]) -> str:
         ce = kept.get(v["rule"]) if v.get("level") == Level.FAIL else None
         if ce is not None:
             files = ce.get("files") or {}
-            facts = [("reproduced", _in_fresh(reproduction_phrase(
-                int(ce.get("reproduced") or 0), int(ce.get("replays") or 0),
-                int(ce.get("free_reproduced") or 0), int(ce.get("free_replays") or 0),
-                held="free_replays" in ce))),
+            facts = [("reproduced", _in_fresh(rates_phrase(ce))),
                 *case.facts]
             facts += [("transcript", files["transcript.jsonl"])] \
                 if "transcript.jsonl" in files else []
@@ -507,6 +527,7 @@ def merged_html(report: dict[str, Any]) -> str:
             case = replace(case, facts=facts, **_program_view(
                 ce.get("actions") or [], int(ce.get("reproduced") or 0),
                 int(ce.get("replays") or 0), files.get("replay.json"),
-                _minimal(ce.get("minimize"), len(ce.get("actions") or []))))
+                proven_minimal(ce.get("minimize"), len(ce.get("actions") or []),
+                               *measured(ce))))
         cases.append(case)
     return render_html(report, cases=cases)

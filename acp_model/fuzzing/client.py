@@ -32,6 +32,7 @@ from acp_model.fuzzing.drain import Drain
 from acp_model.fuzzing.editors import BARE
 from acp_model.fuzzing.elicitations import HeldElicitations
 from acp_model.fuzzing.handshake import AgentUnusable, Handshake
+from acp_model.fuzzing.model_window import ModelWindow, ScriptedTurns
 from acp_model.fuzzing.ops import RequestIds, SessionHandle
 from acp_model.fuzzing.program import session_at
 from acp_model.fuzzing.queries import OracleQueries
@@ -100,7 +101,6 @@ class FuzzClient:
         self._session_writes: Counter[str] = Counter()  # sid -> agent messages naming it
         self.history: list[Action] = []  # every action performed on this process, concrete
         self.reach: Counter[Reach] = Counter()  # how far it got (a pool shares the run's)
-        self.last_turn: str | None = None  # the scripted turn the latest action started
         self.checked_violations = 0  # monitor.violations before this index are handled
         self.example_starts: list[int] = []  # where each example begins in ``history``
         self.example_records: list[int] = []  # ... and in the records
@@ -113,6 +113,9 @@ class FuzzClient:
         self.calls = self.proc.calls  # what actions and the client's parts talk through
         self.ids = RequestIds(self.calls, deadline)
         self.schedule = ScheduleLog.of(self.proc, self.stop.event)  # ``fuzzing.schedule``
+        # the scripted turns actions start, with their listeners (the schedule; the model's
+        # side of each cancel, ``fuzzing/model_window.py``)
+        self.turns = ScriptedTurns(self.model, self.schedule, ModelWindow.of(self.proc.log))
         self.proc.on_record(self._on_record)  # (a Ctrl-C before this returns: see _LIVE)
 
     def rebind(self, stop: Stop) -> None:  # answer to ``stop`` (a warm process, replayed)
@@ -239,21 +242,17 @@ class FuzzClient:
         at = len(self.history)
         self.history.append(action)
         before = len(self.sessions)
-        self.last_turn = None
+        self.turns.last = None
         try:
             action.perform(self)
         except (AgentExited, TimeoutError):
             self.check_alive()
         finally:
-            if self.last_turn is not None:
-                self.history[at] = self.history[at].with_turn(self.last_turn)
+            if self.turns.last is not None:
+                self.history[at] = self.history[at].with_turn(self.turns.last)
         self.caught_up()  # the next action sees what the oracle made of everything so far
         if len(self.sessions) > before and isinstance(action, NewSession):
             self.history[at] = action.performed(self.sessions, before)
-
-    def turn_started(self, tag: str) -> None:
-        """A prompt of the action being performed started the scripted turn ``tag``."""
-        self.last_turn = tag
 
     def resolved(self, actions: Sequence[Action]) -> list[Action]:
         """``actions`` with the tool calls the scripted model sent in their turns."""

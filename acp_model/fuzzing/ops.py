@@ -24,8 +24,8 @@ from acp_model.trace.wire import is_response_to
 
 if TYPE_CHECKING:
     from acp_model.fuzzing.calls import RpcCalls
-    from acp_model.fuzzing.crossings import ScheduleLog
     from acp_model.fuzzing.editors import ClientProfile
+    from acp_model.fuzzing.model_window import ScriptedTurns
     from acp_model.fuzzing.queries import OracleQueries
     from acp_model.llm.server import ScriptedModel
 
@@ -104,8 +104,8 @@ class NewSessionOps(Protocol):
 
 
 class PromptOps(SessionsOps, Protocol):
-    """What sending a prompt uses: the editor's habits, the scripted model and the boundary
-    schedule its turn reports to, the oracle's view of the session."""
+    """What sending a prompt uses: the editor's habits, the scripted model (a turn started
+    with its listeners: ``turns``), the oracle's view of the session."""
 
     calls: RpcCalls
     cwd: str
@@ -113,9 +113,7 @@ class PromptOps(SessionsOps, Protocol):
     model: ScriptedModel | None
     oracle: OracleQueries
     profile: ClientProfile  # the editor played: its habits shape how actions write
-    schedule: ScheduleLog  # the boundary schedule: the scripted model's turns report to it
-
-    def turn_started(self, tag: str) -> None: ...
+    turns: ScriptedTurns  # the scripted turns it starts, with their listeners
 
 
 class CancelOps(SessionsOps, Protocol):

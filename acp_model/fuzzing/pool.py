@@ -222,8 +222,8 @@ class Example:
             client.perform(dataclasses.replace(action, s=at))
         else:
             client.perform(action)
-        if client.last_turn is not None:
-            self.actions[-1] = action.with_turn(client.last_turn)
+        if client.turns.last is not None:
+            self.actions[-1] = action.with_turn(client.turns.last)
         client.check_alive()
         self.check()
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from acp_model.fuzzing.actions import Action
 from acp_model.fuzzing.schedule import Schedule
+from acp_model.model.check import circumstance
 from acp_model.model.vocab import Level
 from acp_model.oracle.monitor import Violation
 from acp_model.report.breaches import Kept, breach_words
@@ -83,6 +84,11 @@ class Found:
     schedule: Schedule | None = None
     free_reproduced: int = 0  # the reported program replayed free-running
     free_replays: int = 0
+    # replays of the reported program in which the agent failed on its own (held, free),
+    # not counted in the rates, and why the first was (``fuzzing/inconclusive.py``)
+    inconclusive: int = 0
+    free_inconclusive: int = 0
+    inconclusive_why: str | None = None
     minimize: dict[str, Any] | None = None  # how far minimizing got (``Minimizer.report``)
     fresh_hits: int = 0  # fresh-process replays (of any program) that reproduced it ...
     fresh_runs: int = 0  # ... of those run (minimizing's and the measurement's)
@@ -96,6 +102,39 @@ class Found:
         if self.fresh_hits or self.seen_fresh:
             return Standing.FRESH
         return Standing.SHARED_ONLY if self.fresh_runs else None
+
+    @property
+    def method(self) -> str | None:
+        """The method of the request the failure is about (None: not a request's)."""
+        return request_method(self.records, self.offending)
+
+    def reroot(self, violation: Violation) -> None:
+        """Its minimized program shows ``violation``, a broader rule's failure on the same
+        request (``check.roots``): the narrowing circumstance is not needed, so that broader
+        rule is the root, and the failure is reported under it."""
+        if violation.rule == self.rule:
+            self.violation = violation
+            return
+        self.notes.insert(0, f"first seen as {self.rule}; the program without the "
+                             f"{circumstance(self.rule) or 'circumstance it adds'} shows it, "
+                             f"so the root is {violation.rule}")
+        self.rule, self.violation = violation.rule, violation
+
+    def absorb(self, other: Found) -> None:
+        """``other`` is the same root seen under a narrower rule first: one failure, whose
+        program is the shorter of the two that reproduced."""
+        self.seen += other.seen
+        self.notes += [n for n in other.notes if n.startswith("first seen as ")]
+        if other.verified and (not self.verified or len(other.actions) < len(self.actions)):
+            kept = [n for n in self.notes if n.startswith("first seen as ")]
+            for name in ("violation", "actions", "records", "offending", "history",
+                         "replay_records", "replay_offending", "replay_model",
+                         "replay_teardown", "numbers", "schedule", "reproduced", "replays",
+                         "free_reproduced", "free_replays", "minimize", "minimize_cut",
+                         "verified", "fresh_hits", "fresh_runs", "notes"):
+                setattr(self, name, getattr(other, name))
+            self.notes = [*kept, *[n for n in self.notes if n not in kept]]
+        self.seen_fresh = self.seen_fresh or other.seen_fresh
 
     @property
     def stands(self) -> bool:
@@ -120,6 +159,13 @@ class Found:
         records, _, numbers = self.shown()
         return breach_words(records, numbers, self.violation.index,
                             [i for i, _ in self.violation.evidence])
+
+
+def request_method(records: list[dict[str, Any]], idx: int) -> str | None:
+    """The method of the request at record ``idx`` (None: not a request's record)."""
+    msg = records[idx].get("msg") if 0 <= idx < len(records) else None
+    method = msg.get("method") if isinstance(msg, dict) else None
+    return method if isinstance(method, str) else None
 
 
 @dataclass
@@ -221,6 +267,19 @@ class Recorder:
             self.on_failure(known)
         if new and self.on_phase is not None:
             self.on_phase(f"shrinking {v.rule}")
+
+    def one_root(self) -> None:
+        """Re-key the failures minimizing re-rooted under a broader rule (``Found.reroot``);
+        where the run also found that rule, the two are one root and become one failure."""
+        for key, found in list(self.found.items()):
+            if found.rule == key:
+                continue
+            del self.found[key]
+            broad = self.found.get(found.rule)
+            if broad is None:
+                self.found[found.rule] = found
+            else:
+                broad.absorb(found)
 
     def also(self, rule: str, program: list[Action]) -> None:
         """Another program that may show ``rule``'s failure again in a fresh process (the

@@ -22,11 +22,12 @@ from acp_model.fuzzing.client import AgentUnusable, FuzzClient
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.hold import Hold, describe_divergence
 from acp_model.fuzzing.pool import Example
-from acp_model.fuzzing.recorder import LifecycleFailure, Recorder
+from acp_model.fuzzing.recorder import LifecycleFailure, Recorder, request_method
 from acp_model.fuzzing.schedule import Boundary, Event, Schedule
 from acp_model.fuzzing.stop import Interrupted, Stop
 from acp_model.llm.wire import Part
 from acp_model.model.vocab import Level
+from acp_model.model.wire_table import roots
 from acp_model.oracle.monitor import Violation
 from acp_model.spec.rules import RULES
 
@@ -52,6 +53,12 @@ class ReplayOutcome:
     # the index in ``records`` where the teardown began (None: it did not run, or the records
     # are of a process a relaunch replaced): what the client wrote from there on is its own
     teardown: int | None = None
+    # the agent's process exited (without a relaunch asking it to): during which action
+    # (1, 2, ...), with its exit code; None: it did not before the program's end
+    exited: tuple[int, int | None] | None = None
+    # the rule the reproduction showed: the one asked for, or a broader one it narrows on the
+    # same request (``roots``), which is then the failure's root (None: not reproduced)
+    rule: str | None = None
 
 
 class WarmPool:
@@ -156,7 +163,8 @@ def _hold(cfg: FuzzConfig, schedule: Schedule | None, exact: bool) -> Hold | Non
 
 def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
                 abort: threading.Event | None = None, *, schedule: Schedule | None = None,
-                pool: WarmPool | None = None, exact: bool = False) -> ReplayOutcome:
+                pool: WarmPool | None = None, exact: bool = False,
+                method: str | None = None) -> ReplayOutcome:
     """Run an action list against a fresh agent process, exactly as the fuzzer did;
     ``schedule``: held to that recorded boundary schedule (else free-running); ``exact``:
     ``actions`` are the program that recorded it (each agent event it has may take the
@@ -164,8 +172,8 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
 
     Other failures on the way do not stop it (a mutant may break a second rule first); once
     ``rule`` is seen, the liveness drain at the end is skipped. ``abort`` (set on Ctrl-C
-    while replays run in threads) stops it after the current action.
-    """
+    while replays run in threads) stops it after the current action. ``method``: see
+    :class:`Shows`."""
     stop = Stop(abort)
     if stop.requested:
         return ReplayOutcome(False, [], [], None, INTERRUPTED)
@@ -178,20 +186,17 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
         return ReplayOutcome(False, [], [], None, INTERRUPTED)
     hold = client.schedule.hold = _hold(cfg, schedule, exact)
     error = None
-    performed = None
+    performed: int | None = None
+    exited: tuple[int, int | None] | None = None
     ex: Example | None = None
-    recorder = Recorder(masked=set(RULES) - {rule} if rule is not None else set())
+    shows = Shows(rule, method)
+    recorder = Recorder(masked=set(RULES) - shows.rules if rule is not None else set())
     replaced = _Replaced(cfg, stop)
     try:
         try:
             ex = Example(client, recorder, deadline=cfg.deadline, relaunch=replaced.relaunch)
-            for n, action in enumerate(actions, start=1):
-                with contextlib.suppress(LifecycleFailure):
-                    ex.act(action)
-                if rule is not None and rule in recorder.found:
-                    performed = n
-                    break
-            if rule is None or rule not in recorder.found:
+            performed, exited = _perform(ex, actions, shows if rule is not None else None)
+            if rule is None or not shows.rules & recorder.found.keys():
                 with contextlib.suppress(LifecycleFailure):
                     ex.finish()
                     client.schedule.settle()  # the recording's last agent messages came
@@ -200,17 +205,34 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
         except Interrupted:
             return ReplayOutcome(False, [], [], None, INTERRUPTED)
         client = ex.client if ex is not None else client
-        failures, records = replaced.proof(client, rule)
+        failures, records = replaced.proof(client, shows)
     finally:
         _retire(client)
-    hit = next((v for v in failures if rule is None or v.rule == rule), None)
+    hit = shows.hit(failures, records)
     sids = [client.sessions[i].sid for i in ex.local if i is not None] if ex is not None else []
     session = sids.index(hit.session) if hit is not None and hit.session in sids else None
     recorded, model, teardown = _recorded(client, ex, performed or len(actions))
     return ReplayOutcome(hit is not None, failures, records,
                          hit.index if hit else None, error, performed if hit else None, session,
                          recorded, hold is not None, describe_divergence(hold), model,
-                         round(time.monotonic() - started, 3), teardown)
+                         round(time.monotonic() - started, 3), teardown, exited,
+                         hit and hit.rule)
+
+
+def _perform(ex: Example, actions: Sequence[Action], shows: Shows | None
+             ) -> tuple[int | None, tuple[int, int | None] | None]:
+    """Run the program until ``shows``'s rules show (None: to its end): (the action they
+    showed at, None: not; the action during which the agent's process exited, with its
+    code, None: it did not)."""
+    exited = None
+    for n, action in enumerate(actions, start=1):
+        with contextlib.suppress(LifecycleFailure):
+            ex.act(action)
+        if shows is not None and shows.rules & ex.recorder.found.keys():
+            return n, exited
+        if exited is None and ex.client.proc.exited:
+            exited = n, ex.client.proc.returncode
+    return None, exited
 
 
 def _recorded(client: FuzzClient, ex: Example | None, actions: int
@@ -241,15 +263,42 @@ class _Replaced:
         old.close()  # before the next starts: what it stores of its sessions is written
         return _started(self.cfg, self.stop)
 
-    def proof(self, last: FuzzClient, rule: str | None
+    def proof(self, last: FuzzClient, shows: Shows
               ) -> tuple[list[Violation], list[dict[str, Any]]]:
-        """The failures and records of the process that showed ``rule``: the ``last`` one,
+        """The failures and records of the process that showed the rule: the ``last`` one,
         unless only a process it replaced did."""
         for client in (last, *self.clients):
-            failures = _failures(client)
-            if rule is None or any(v.rule == rule for v in failures):
-                return failures, client.proc.records()
+            failures, records = _failures(client), client.proc.records()
+            if shows.hit(failures, records) is not None:
+                return failures, records
         return _failures(last), last.proc.records()
+
+
+@dataclass(frozen=True)
+class Shows:
+    """What reproduces a failure of ``rule`` about a request of ``method``: that rule, or a
+    broader one it is a special case of (``roots``) on a request of the same method, whose
+    failure shows the same fault without the narrowing circumstance (one root, one failure:
+    an agent that answers no prompt breaks PROMPT-04, withdrawn or not)."""
+
+    rule: str | None
+    method: str | None = None
+
+    @property
+    def rules(self) -> set[str]:
+        if self.rule is None:
+            return set()
+        return {self.rule, *roots(self.rule, self.method)}
+
+    def hit(self, failures: list[Violation], records: list[dict[str, Any]]
+            ) -> Violation | None:
+        """The failure that reproduces it (the rule's own first), None: none does (``rule``
+        None: any failure)."""
+        if self.rule is None:
+            return next(iter(failures), None)
+        own = next((v for v in failures if v.rule == self.rule), None)
+        return own or next((v for v in failures if v.rule in self.rules
+                            and request_method(records, v.index) == self.method), None)
 
 
 def _failures(client: FuzzClient) -> list[Violation]:

@@ -253,6 +253,7 @@ def _minimize_all(cfg: FuzzConfig, result: FuzzResult, found_all: list[Found],
             if stop.requested:
                 result.interrupted = True
                 break
+    recorder.one_root()  # failures minimizing re-rooted: under their root, one per root
 
 
 def _generate(cfg: FuzzConfig, recorder: Recorder, phase: Callable[[str], None], stop: Stop,

@@ -43,6 +43,7 @@ from acp_model.fuzzing.actions import (
     WaitMode,
 )
 from acp_model.fuzzing.config import FuzzConfig
+from acp_model.fuzzing.inconclusive import own_failure
 from acp_model.fuzzing.program import Program, standalone
 from acp_model.fuzzing.recorder import Found, program_key
 from acp_model.fuzzing.replay import (
@@ -182,13 +183,25 @@ class Tally:
     runs: dict[tuple[str, bool], list[Any]] = field(default_factory=dict)
     diverged: str | None = None  # where a held replay that did not reproduce left its schedule
     cut: bool = True  # a hit counts for the program cut after the rule's action
+    # replays in which the agent failed on its own (``fuzzing/inconclusive.py``), per (its
+    # key, held) -> [how many, why the first was]: no evidence, not in ``runs``
+    unsure: dict[tuple[str, bool], list[Any]] = field(default_factory=dict)
 
-    def count(self, program: Sequence[Action], outcome: ReplayOutcome) -> None:
+    def count(self, program: Sequence[Action], outcome: ReplayOutcome,
+              recording: Schedule | None = None) -> bool:
         """Record one replay; minimizing counts a hit for the program cut after the rule's
         action (the same run, up to there), a measurement for the program measured. A
-        replay the budget's end or a stop cut is no evidence."""
+        replay the budget's end or a stop cut is no evidence, nor one in which the agent
+        failed on its own before where ``recording`` (the program's reproducing run) showed
+        the rule. Returns whether it was evidence."""
         if outcome.error is not None and not outcome.reproduced:
-            return  # cut, or an agent that could not be started: no evidence either way
+            return False  # cut, or an agent that could not be started: no evidence either way
+        why = own_failure(outcome, recording)
+        if why is not None:
+            entry = self.unsure.setdefault((program_key(program), outcome.held), [0, None])
+            entry[0] += 1
+            entry[1] = entry[1] or why
+            return False
         if outcome.held and not outcome.reproduced and self.diverged is None:
             self.diverged = outcome.divergence
         if outcome.reproduced and outcome.performed and self.cut:
@@ -198,6 +211,13 @@ class Tally:
         if outcome.reproduced:
             entry[0] += 1
             entry[2] = entry[2] or outcome
+        return True
+
+    def inconclusive(self, program: Sequence[Action], held: bool) -> tuple[int, str | None]:
+        """How many replays of ``program`` (held, or free) were inconclusive, and why the
+        first was."""
+        count, why = self.unsure.get((program_key(program), held), [0, None])
+        return count, why
 
     def get(self, program: Sequence[Action], held: bool
             ) -> tuple[int, int, ReplayOutcome | None]:
@@ -213,6 +233,40 @@ def _held_key(trial: Trial) -> tuple[str, str]:
     """A held trial's identity: its program and the schedule it is held to."""
     assert trial.schedule is not None
     return program_key(trial.program), json.dumps(trial.schedule.to_json(), sort_keys=True)
+
+
+@dataclass
+class Evidence:
+    """Which trials of a round of replays (one :meth:`Minimizer.first`) said anything: a
+    replay that reproduced or missed is evidence, one in which the agent failed on its own
+    (``fuzzing/inconclusive.py``) is not; and what each program's replay is compared with."""
+
+    # the schedule each program's reproducing run recorded, by program key: what a
+    # free-running trial of it is compared with
+    recordings: dict[str, Schedule] = field(default_factory=dict)
+    conclusive: set[int] = field(default_factory=set)  # trials (by id) a replay said something of
+    unsure: set[int] = field(default_factory=set)  # ... whose replays were inconclusive
+
+    def recording(self, trial: Trial) -> Schedule | None:
+        """The schedule it is held to, else its program's own recording (None: none known)."""
+        if trial.schedule is not None:
+            return trial.schedule
+        return self.recordings.get(program_key(trial.program))
+
+    def begin(self) -> None:
+        self.conclusive.clear()
+        self.unsure.clear()
+
+    def note(self, trial: Trial, evidence: bool, ran: bool) -> None:
+        if evidence:
+            self.conclusive.add(id(trial))
+        elif ran:  # the agent failed on its own (a replay that was cut: neither)
+            self.unsure.add(id(trial))
+
+    def again(self, trials: Sequence[Trial], pending: list[int]) -> list[int]:
+        """The trials at ``pending`` whose every replay this round was inconclusive."""
+        return [n for n in pending
+                if id(trials[n]) in self.unsure and id(trials[n]) not in self.conclusive]
 
 
 @dataclass
@@ -292,6 +346,10 @@ class Minimizer:
     # cfg.minimize_trials fixes it)
     fixed: int | None = None
     progress: Progress = field(default_factory=Progress)  # how far each stage got
+    # the method of the request the failure is about: a broader rule's failure on such a
+    # request is a hit too (``roots``: a withdrawn prompt's CANCEL-14 is PROMPT-04's)
+    method: str | None = None
+    evidence: Evidence = field(default_factory=Evidence)  # which trials said anything
 
     def allowed(self) -> int:
         """Trials this failure may use in all: ``cfg.minimize_trials``, else the search's
@@ -346,25 +404,40 @@ class Minimizer:
     def first(self, trials: list[Trial]) -> tuple[int, Trial] | None:
         """The first trial that reproduces once (a batch at a time): its index, and the
         trial cut after the action that showed the rule, with the schedule that run
-        recorded (it becomes the one later trials are held to)."""
+        recorded (it becomes the one later trials are held to).
+
+        A trial whose every replay was inconclusive (the agent failed on its own) is run
+        again, up to :data:`CERTIFY` more times: a miss it is not, and an action it left out
+        must not look needed because the agent failed (issue 49). After that it stands as
+        a miss would (the budget is the bound), but never refutes its program."""
         def counted(trial: Trial, outcome: ReplayOutcome) -> None:
             ran = outcome.error is None or outcome.reproduced
             self.trials += ran
             if ran:
                 self.clock.ran(outcome.seconds)
-            if ran and trial.schedule is not None and not outcome.reproduced:
+            evidence = self.seen.count(trial.program, outcome, self.evidence.recording(trial))
+            self.evidence.note(trial, evidence, ran)
+            if evidence and trial.schedule is not None and not outcome.reproduced:
                 self.missed[_held_key(trial)] += 1
-            self.seen.count(trial.program, outcome)
 
-        live = [n for n, t in enumerate(trials) if not self._refuted(t)]
-        if not live:
-            return None
-        found = first_reproducing(self.cfg, self.rule, [trials[n] for n in live],
-                                  stop_at=self.deadline(), stop=self.stop, on_outcome=counted,
-                                  pool=self.pool, left=self.trials_left)
+        pending = [n for n, t in enumerate(trials) if not self._refuted(t)]
+        found = None
+        for _ in range(1 + CERTIFY):
+            if not pending:
+                return None
+            self.evidence.begin()
+            found = first_reproducing(self.cfg, self.rule, [trials[n] for n in pending],
+                                      stop_at=self.deadline(), stop=self.stop,
+                                      on_outcome=counted, pool=self.pool,
+                                      left=self.trials_left, method=self.method)
+            if found is not None:
+                break
+            pending = self.evidence.again(trials, pending)
+            if self.out_of_time():
+                return None
         if found is None:
             return None
-        n, outcome = live[found[0]], found[1]
+        n, outcome = pending[found[0]], found[1]
         self.hit = outcome
         program = trials[n].program
         program = program[:outcome.performed] if outcome.performed else program
@@ -539,18 +612,19 @@ class Minimizer:
         record.done = True
         return changed, True
 
-    def report(self, budget: float, seconds: float) -> dict[str, Any]:
-        """The ``minimize`` entry of a counterexample (docs/reports.md); ``steps``: the
-        length of the program minimizing ended with (the one reported, unless a longer one
-        reproduced more often)."""
-        cost = self.trial_seconds()
-        return {"fixpoint": self.stage is Stage.FIXPOINT, "stage": self.stage.value,
-                "seconds": round(seconds, 1), "budget": round(budget, 1),
-                "trials": self.trials, "trials_allowed": self.allowed(),
-                "cut_by": None if self.stage is Stage.FIXPOINT else self.cut_by,
-                "trial_seconds": round(cost, 2) if cost is not None else None,
-                "steps": len(self.best.program) if self.best is not None else None,
-                "stages": {name: r.to_json() for name, r in self.progress.stages.items()}}
+
+def minimize_entry(m: Minimizer, budget: float, seconds: float) -> dict[str, Any]:
+    """The ``minimize`` entry of a counterexample (docs/reports.md): a reader's view of the
+    minimizer's state, not part of it; ``steps``: the length of the program minimizing ended
+    with (the one reported, unless a longer one reproduced more often)."""
+    cost = m.trial_seconds()
+    return {"fixpoint": m.stage is Stage.FIXPOINT, "stage": m.stage.value,
+            "seconds": round(seconds, 1), "budget": round(budget, 1),
+            "trials": m.trials, "trials_allowed": m.allowed(),
+            "cut_by": None if m.stage is Stage.FIXPOINT else m.cut_by,
+            "trial_seconds": round(cost, 2) if cost is not None else None,
+            "steps": len(m.best.program) if m.best is not None else None,
+            "stages": {name: r.to_json() for name, r in m.progress.stages.items()}}
 
 
 # --- the client's deliberate breaches -----------------------------------------------------
@@ -731,14 +805,15 @@ def measure_reproduction(cfg: FuzzConfig, found: Found,
         with cutoff(stop or Stop(), cap) as ends:
             minimizer = _minimize(cfg, found, clock,
                                   Minimizer(cfg, found.rule,
-                                            TrialClock(until, cap, started), ends, pool))
+                                            TrialClock(until, cap, started), ends, pool,
+                                            method=found.method))
         minimizer.stop = stop
         took = time.monotonic() - started
         if on_step is not None:
             on_step("replaying")
         measured = _measure(cfg, found, minimizer, stop, pool)
     budget = max(0.0, min(minimizer.deadline(), cap) - started)
-    found.minimize = minimizer.report(budget, took)
+    found.minimize = minimize_entry(minimizer, budget, took)
     found.minimize_cut = minimizer.stage is not Stage.FIXPOINT
     hits, runs = (a + b for a, b in zip(minimizer.seen.totals(), measured.totals(),
                                         strict=True))
@@ -758,6 +833,8 @@ def _minimize(cfg: FuzzConfig, found: Found, clock: Callable[[], float] | None,
     held = [Trial(p, found.schedules[program_key(c[0])]) for p, c in zip(programs, candidates,
                                                                     strict=True)
             if program_key(c[0]) in found.schedules]
+    minimizer.evidence.recordings.update((program_key(t.program), t.schedule) for t in held
+                                if t.schedule is not None)
     # each also letting its sessions settle: a program that ends with a prompt showed the bug
     # in the run because the next example gave the turn time, not the teardown's cancel
     trials = [*held, *(Trial(p) for p in programs),
@@ -816,19 +893,20 @@ def _measure(cfg: FuzzConfig, found: Found, minimizer: Minimizer, stop: Stop | N
                      if t is not None and t.program != best.program
                      and len(t.program) <= longest][:FALLBACKS + 1]]
     tally = Tally(cut=False)
+    target = (found.rule, stop, pool, found.method)
     measured: list[Trial] = []
     cut = 0
     chosen = best
     for trial in tried:
         if trial.schedule is None:  # free first: a reproducing run records the schedule
-            cut += _runs(cfg, tally, trial.program, None, found.rule, stop, pool)
+            cut += _runs(cfg, tally, trial.program, None, *target)
             outcome = tally.get(trial.program, False)[2]
             trial = Trial(trial.program, outcome.schedule if outcome is not None else None)
             if trial.schedule is not None:
-                cut += _runs(cfg, tally, trial.program, trial.schedule, found.rule, stop, pool)
+                cut += _runs(cfg, tally, trial.program, trial.schedule, *target)
         else:
-            cut += _runs(cfg, tally, trial.program, trial.schedule, found.rule, stop, pool)
-            cut += _runs(cfg, tally, trial.program, None, found.rule, stop, pool)
+            cut += _runs(cfg, tally, trial.program, trial.schedule, *target)
+            cut += _runs(cfg, tally, trial.program, None, *target, trial.schedule)
         measured.append(trial)
         hits, runs = _rate(tally, trial)
         if runs and 2 * hits >= runs:
@@ -859,6 +937,9 @@ def _reported(found: Found, chosen: Trial, tally: Tally) -> None:
     free_hits, free_runs, free_outcome = tally.get(chosen.program, False)
     found.reproduced, found.replays = held_hits, held_runs
     found.free_reproduced, found.free_replays = free_hits, free_runs
+    found.inconclusive, held_why = tally.inconclusive(chosen.program, True)
+    found.free_inconclusive, free_why = tally.inconclusive(chosen.program, False)
+    found.inconclusive_why = held_why or free_why
     if (held_hits or free_hits) and not found.verified:  # letting it settle made it reproduce
         found.verified = True
         found.notes = [n for n in found.notes if not n.startswith("no replay in a fresh")]
@@ -868,22 +949,41 @@ def _reported(found: Found, chosen: Trial, tally: Tally) -> None:
         found.replay_offending = outcome.offending
         found.replay_model = outcome.model
         found.replay_teardown = outcome.teardown
-        # Its index and wording match the transcript written for the counterexample.
-        found.violation = next(v for v in outcome.violations if v.rule == found.rule)
+        # Its index and wording match the transcript written for the counterexample; a
+        # broader rule's failure on the same request re-roots it (``Found.reroot``)
+        found.reroot(next(v for v in outcome.violations
+                          if v.rule == (outcome.rule or found.rule)))
     if held_runs and held_hits < held_runs and tally.diverged:
         found.notes.append(f"a held replay that did not reproduce left its recorded "
                            f"schedule: {tally.diverged}")
 
 
 def _runs(cfg: FuzzConfig, tally: Tally, program: list[Action], schedule: Schedule | None,
-          rule: str, stop: Stop | None, pool: WarmPool) -> int:
+          rule: str, stop: Stop | None, pool: WarmPool, method: str | None = None,
+          recording: Schedule | None = None) -> int:
     """``cfg.replay_runs`` replays of ``program`` (held to ``schedule``, or free), counted;
-    returns how many a stop cut."""
-    cut = 0
-    for outcome in replay_many(cfg, program, rule, cfg.replay_runs, stop=stop,
-                               schedule=schedule, pool=pool, exact=True):
-        tally.count(program, outcome)
-        cut += outcome.error == INTERRUPTED
+    returns how many a stop cut. Each inconclusive one (the agent failed on its own where
+    ``recording``, else ``schedule``, else a reproducing run's own schedule, had it
+    succeed) is run again, at most ``cfg.replay_runs`` more in all: the rate is over
+    conclusive runs when the budget allows."""
+    def many(runs: int) -> list[ReplayOutcome]:
+        return replay_many(cfg, program, rule, runs, stop=stop, schedule=schedule, pool=pool,
+                           exact=True, method=method)
+
+    cut = extra = 0
+    outcomes = many(cfg.replay_runs)
+    recording = recording or schedule or next(
+        (o.schedule for o in outcomes if o.reproduced and o.schedule is not None), None)
+    while outcomes:
+        unsure = 0
+        for outcome in outcomes:
+            unsure += not tally.count(program, outcome, recording) and outcome.error is None
+            cut += outcome.error == INTERRUPTED
+        more = min(unsure, cfg.replay_runs - extra)
+        if more <= 0 or (stop is not None and stop.requested):
+            break
+        extra += more
+        outcomes = many(more)
     return cut
 
 
@@ -910,20 +1010,25 @@ def _settled(program: list[Action]) -> list[Action] | None:
 
 def replay_many(cfg: FuzzConfig, actions: Sequence[Action], rule: str, runs: int, *,
                 stop: Stop | None = None, schedule: Schedule | None = None,
-                pool: WarmPool | None = None, exact: bool = False) -> list[ReplayOutcome]:
+                pool: WarmPool | None = None, exact: bool = False,
+                method: str | None = None) -> list[ReplayOutcome]:
     """Independent replays, a few at a time: they mostly wait on the agent. ``exact``:
     ``actions`` recorded ``schedule`` (the replays measure a reported program)."""
     if runs <= 0:
         return []
     return in_threads(lambda _, abort: _replay(cfg, actions, rule, abort, schedule, pool,
-                                               exact),
+                                               exact, method),
                       range(runs), stop=stop, parallel=PARALLEL)
 
 
 def _replay(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
             abort: threading.Event, schedule: Schedule | None,
-            pool: WarmPool | None, exact: bool = False) -> ReplayOutcome:
+            pool: WarmPool | None, exact: bool = False,
+            method: str | None = None) -> ReplayOutcome:
     """One replay through this module's ``replay_once`` (tests put a stand-in there)."""
+    if method is not None:
+        return replay_once(cfg, actions, rule, abort, schedule=schedule, pool=pool,
+                           exact=exact and schedule is not None, method=method)
     if schedule is None and pool is None:
         return replay_once(cfg, actions, rule, abort)
     if exact and schedule is not None:
@@ -935,8 +1040,8 @@ def _replay(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
 def first_reproducing(cfg: FuzzConfig, rule: str, trials: Sequence[Trial | list[Action]],
                       stop_at: float | None = None, *, stop: Stop | None = None,
                       on_outcome: Callable[[Trial, ReplayOutcome], None] | None = None,
-                      pool: WarmPool | None = None, left: Callable[[], int] | None = None
-                      ) -> tuple[int, ReplayOutcome] | None:
+                      pool: WarmPool | None = None, left: Callable[[], int] | None = None,
+                      method: str | None = None) -> tuple[int, ReplayOutcome] | None:
     """The first trial that reproduces in a fresh process, with that replay.
 
     Replays run a few at a time; no new batch starts after ``stop_at``, and none holds more
@@ -959,7 +1064,8 @@ def first_reproducing(cfg: FuzzConfig, rule: str, trials: Sequence[Trial | list[
         with cutoff(stop or Stop(), float("inf")) as settled:
             def job(item: tuple[int, Trial], abort: threading.Event,
                     settled: Stop = settled) -> ReplayOutcome:
-                outcome = _replay(cfg, item[1].program, rule, abort, item[1].schedule, pool)
+                outcome = _replay(cfg, item[1].program, rule, abort, item[1].schedule, pool,
+                                  method=method)
                 if outcome.reproduced:
                     settled.request()
                 return outcome

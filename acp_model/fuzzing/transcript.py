@@ -121,10 +121,15 @@ class Transcript:
         self.listeners = RecordListeners(self.cond)
         # called with each record as it is appended, under the lock (the boundary schedule)
         self.taps: list[Callable[[Record], None]] = []
+        # called with each record before it is stored or heard, under the lock: they may add
+        # keys to it (the scripted model's side, ``fuzzing/model_window.py``)
+        self.stamps: list[Callable[[Record], None]] = []
 
     def append(self, record: Record, cost: int) -> int:
         """Store a record and queue it for the listeners; returns its delivery number."""
         with self.cond:
+            for stamp in self.stamps:
+                stamp(record)
             if self.truncated:
                 self.dropped_records += 1
                 self.dropped_bytes += cost

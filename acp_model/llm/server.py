@@ -26,11 +26,12 @@ from typing import Any, Protocol
 from aiohttp import web
 
 from acp_model.llm.apis import ADAPTERS
-from acp_model.llm.script import END, Fail, ModelScript, Reply, Stall, Text, ToolCall, Tools
+from acp_model.llm.script import END, Fail, ModelScript, Reply, Stall, Stop, Text, ToolCall, Tools
 from acp_model.llm.tools import OfferedTool, escapes, long_running, materialize, plan
 from acp_model.llm.wire import Gone, ModelGate, ModelRequest, Part, ReplyContext, tag_text
 
-__all__ = ["Adapter", "ModelGate", "Part", "ScriptedModel", "Served", "tag_text"]
+__all__ = ["Adapter", "ModelGate", "Part", "ScriptedModel", "Served", "TurnWindow",
+           "tag_text"]
 
 STALL_LIMIT = 60.0  # seconds a stalled response waits for the agent to hang up
 JOURNAL = 2000  # model requests remembered (tests and reports read them)
@@ -47,6 +48,15 @@ class Served:
     reply: str  # the reply name ("side" for a request of no scripted turn)
     attempt: int
     calls: tuple[ToolCall, ...] = ()  # the concrete tool calls sent (a ``Tools`` reply)
+
+
+class TurnWindow(Protocol):
+    """Who hears when a scripted turn's model requests open and end, by owner (the fuzzer's
+    ``ModelWindow``: whether the turn was done when a cancel was written)."""
+
+    def requested(self, owner: str) -> None: ...
+
+    def answered(self, owner: str, *, final: bool) -> None: ...
 
 
 class Adapter(Protocol):
@@ -88,6 +98,7 @@ class ScriptedModel:
         self.requests = 0
         self._scripts: dict[str, ModelScript] = {}
         self._gates: dict[str, ModelGate] = {}  # tag -> who hears (and may hold) its turn
+        self._windows: dict[str, TurnWindow] = {}  # tag -> who hears its requests open and end
         self._latest: dict[str, str] = {}  # owner (the fuzzer: a session) -> its newest tag
         self._owners: dict[str, str] = {}  # tag -> its owner
         self._released: set[str] = set()  # tags whose stalls end now (``end_stalls``)
@@ -169,15 +180,18 @@ class ScriptedModel:
 
     # --- the program's side ------------------------------------------------------------------
     def register(self, script: ModelScript, owner: str | None = None,
-                 gate: ModelGate | None = None) -> str:
+                 gate: ModelGate | None = None, window: TurnWindow | None = None) -> str:
         """Keep a turn's script; returns the tag to write into its prompt. ``owner`` names
         whose turn it is, for :meth:`stalling`; ``gate`` hears every request and release of
-        the turn, and may hold them (the boundary schedule of the connection that prompts)."""
+        the turn, and may hold them (the boundary schedule of the connection that prompts);
+        ``window`` hears the owner's newest turn's requests open and end."""
         with self._lock:
             tag = f"{next(self._ids):x}"
             self._scripts[tag] = tuple(script)
             if gate is not None:
                 self._gates[tag] = gate
+            if window is not None and owner is not None:
+                self._windows[tag] = window
             if owner is not None:
                 self._latest[owner] = tag
                 self._owners[tag] = owner
@@ -310,12 +324,19 @@ class ScriptedModel:
         stalled = req.tag if isinstance(reply, Stall) else None
         self._count(self._stalls, stalled, 1)
         self._count(self._serving, req.tag, 1)
+        owner, window = self._window_of(req.tag)
+        if window is not None:
+            window.requested(owner)
+        final = False
         try:
             if gate is not None and req.tag is not None:
                 await gate.requested(req.tag, req.step, attempt)
             if reply.first_byte_ms:  # the model thinks before its response starts
                 await asyncio.sleep(reply.first_byte_ms / 1000)
-            return await self.adapter.respond(request, reply, req, ctx)
+            response = await self.adapter.respond(request, reply, req, ctx)
+            # the turn's end, written whole: nothing is left for the agent but its stop reason
+            final = isinstance(reply, Text | Stop) and not calls
+            return response
         except (Gone, ConnectionError):
             # The agent hung up (a cancel), mid-stream or before the headers went out:
             # nothing more to send, and nothing for the user's terminal.
@@ -325,6 +346,17 @@ class ScriptedModel:
         finally:
             self._count(self._stalls, stalled, -1)
             self._count(self._serving, req.tag, -1)
+            if window is not None:  # (a final of a turn the owner has left says nothing)
+                window.answered(owner, final=final and self._window_of(req.tag)[1] is not None)
+
+    def _window_of(self, tag: str | None) -> tuple[str, TurnWindow | None]:
+        """The owner of turn ``tag`` and its window, while it is the owner's newest turn."""
+        with self._lock:
+            owner = self._owners.get(tag or "")
+            window = self._windows.get(tag or "")
+            if owner is None or window is None or self._latest.get(owner) != tag:
+                return "", None
+            return owner, window
 
     def _count(self, counts: dict[str, int], tag: str | None, step: int) -> None:
         if tag is not None:

@@ -33,9 +33,10 @@ class CancelBook:
     stale: list[int] = field(default_factory=list, metadata=EXPLAINS)
     # where work last ended cancelled, no prompt since (-1: none): v1's CANCEL-09 reads it
     cancelled_end: int = field(default=-1, metadata=LIVE_CONTENT)
-    # what was in flight when it ended so: the session/cancel that justified it, and the
-    # $/cancel_request withdrawals of the prompts it ended (CANCEL-09's proof names them)
-    cancelled_by: int = field(default=-1, metadata=EXPLAINS)
+    # what was in flight when it ended so: every session/cancel that bound the work (not only
+    # the one the end answers), and the $/cancel_request withdrawals of the prompts it ended
+    # (CANCEL-09's proof names each, with whether it was read before the end)
+    cancelled_by: tuple[int, ...] = field(default=(), metadata=EXPLAINS)
     withdrawals: tuple[int, ...] = field(default=(), metadata=EXPLAINS)
 
     # --- queries ---------------------------------------------------------------------------
@@ -95,7 +96,7 @@ class CancelBook:
             # v1's "before responding" is said of session/cancel: a turn ended cancelled
             # only because the client withdrew its prompt ($/cancel_request) is not bound
             self.cancelled_end = idx if justifying else -1
-            self.cancelled_by = justifying[0].idx if justifying else -1
+            self.cancelled_by = tuple(c.idx for c in justifying)
             self.withdrawals = tuple(withdrawals or ())
         served += [c for c in self.cancels
                    if c.status == CancelStatus.WORK and read(c.idx) and c not in served]
@@ -150,6 +151,18 @@ class CancelBook:
         with none (``sent_after``: is a prompt sent after this index still open?)."""
         for c in self.cancels:
             c.joint = c.joint and sent_after(c.idx)
+
+    def turn_done(self, idx: int, at: int) -> None:
+        """The cancel at ``idx`` was written once the scripted model had released its turn's
+        final response after #``at`` (the fuzzer's record of the write says so)."""
+        if self.cancels and self.cancels[-1].idx == idx:
+            self.cancels[-1].done = at
+
+    def model_asked(self) -> None:
+        """The agent asked the model for the session's turn again after its cancels: the turn
+        was not done when they came (every fact of a done turn is void)."""
+        for c in self.cancels:
+            c.done = -1
 
     def answer_quiet(self, *, owing_first: bool) -> None:
         """An idle(cancelled) that ends no work answers one cancel that met none (under

@@ -76,6 +76,15 @@ class CancelRules:
         reach it: a warning (agents' maintainers have fixed ignoring such a cancel as a bug)."""
         return ev.reason == StopReason.CANCELLED or not self.m.facts.reopened_cancels()
 
+    @check("CANCEL-07", level=Level.WARN, evidence="done_evidence", role=Role.GUARD)
+    def cancel_after_done_honoured(self, ev: Payload) -> bool:
+        """Work during which the agent read a session/cancel written once the scripted model
+        had released the turn's whole final response (no tool call in it, no model request
+        open) ends with `cancelled`. The text binds `cancelled` to aborting ongoing
+        operations, and none was left: answering with the turn's real end is defensible, so
+        by default (reading A-33=done) a warning; A-33=strict fails it (the check above)."""
+        return ev.reason == StopReason.CANCELLED or not self.m.facts.done_cancels()
+
     @check("A-10.cancel", reading="A-10", levels={"any": "warn", "cancel": "rule", "keep": "off"},
            evidence="held_evidence", role=Role.GUARD)
     def held_prompt_cancelled(self, ev: Payload) -> bool:

@@ -346,26 +346,26 @@ def resume_keeps_cwd(params: Any, created_cwd: str | None) -> str | None:
 
 
 @check("SDK-TOOL-02", role=Role.FINDING, reads=[Reads.NOTIFICATION])
-def cancel_request_advertised(method: str, target: str, advertised: bool | None
+def cancel_request_advertised(method: str, what: str, target: str, advertised: bool | None
                               ) -> str | None:
     """tool_call/cancel and terminal/cancel only for what currently advertises
-    capabilities.cancel (``advertised`` None: the client never saw it)."""
+    capabilities.cancel (``what``: its target's noun, the row's control; ``advertised`` None:
+    the client never saw it)."""
     if advertised:
         return None
-    what = "tool call" if method == "tool_call/cancel" else "terminal"
     seen = "which no update reported" if advertised is None else \
         "which does not advertise capabilities.cancel now"
     return f"the client sent {method} for {what} {target!r}, {seen}"
 
 
 @check("SDK-TOOL-03", role=Role.FINDING, reads=[Reads.RESPONSE])
-def ended_cancel_refused(method: str, target: str, ended: str | None, has_error: bool
-                         ) -> str | None:
+def ended_cancel_refused(method: str, what: str, target: str, ended: str | None,
+                         has_error: bool) -> str | None:
     """tool_call/cancel and terminal/cancel of what had ended when the client sent it are
-    refused with -32602 (``ended``: how the client's view showed it then; None: not ended)."""
+    refused with -32602 (``what``: its target's noun, the row's control; ``ended``: how the
+    client's view showed it then; None: not ended)."""
     if ended is None or has_error:
         return None
-    what = "tool call" if method == "tool_call/cancel" else "terminal"
     return (f"the client sent {method} for {what} {target!r} after the agent had reported it "
             f"{ended}, and the agent answered with a result: a cancel of what already ended "
             "is answered with -32602")

@@ -54,6 +54,10 @@ class CheckMeta:
     evidence: str | None = None  # name of the model method that states the proof
     fixed: Level | None = None  # a level below the rule's own (a probable violation warns)
     reads: tuple[Reads, ...] = ()  # the message kinds a finding judges (a guard: none)
+    # this obligation is a special case of the one its request's wire-table row owes (the
+    # row's ``owed``: CANCEL-14 of PROMPT-04 for a withdrawn prompt): ``wire_table.roots``
+    narrows: bool = False
+    circumstance: str = ""  # what it adds to the broader rule ("the withdrawal")
 
     def _choice(self, readings: Readings) -> Level | str:
         if self.reading is None:
@@ -244,6 +248,12 @@ def _register(meta: CheckMeta) -> CheckMeta:
     return meta
 
 
+def circumstance(rule_id: str) -> str:
+    """What a rule that narrows another adds to it ("" : it narrows none)."""
+    return next((m.circumstance for m in CHECKS.values()
+                 if m.rule == rule_id and m.circumstance), "")
+
+
 def check(rule_id: str, *, role: Role, reading: str | None = None,
           levels: Mapping[str, str] | None = None, evidence: str | None = None,
           level: Level | None = None, reads: Iterable[Reads | str] = ()) -> Callable[[F], F]:
@@ -281,14 +291,21 @@ def check(rule_id: str, *, role: Role, reading: str | None = None,
 
 def declare(rule_id: str, name: str, doc: str, *, module: str, role: Role,
             reading: str | None = None, levels: Mapping[str, str] | None = None,
-            reads: Iterable[Reads | str] = ()) -> CheckMeta:
+            reads: Iterable[Reads | str] = (),
+            narrows: bool = False, circumstance: str = "") -> CheckMeta:
     """A decision that is not a function of its own: a liveness obligation the model hands to
     the monitor, a fact the fuzzer judges from the agent process, or a finding another engine
-    decides (the schema's, with the message kinds it reads)."""
+    decides (the schema's, with the message kinds it reads). ``narrows``: this obligation is
+    a special case of the one its request's row owes (``wire_table.roots``), in the
+    ``circumstance`` it adds."""
     where = f"{module}.{name}"
     lv = _validate(where, rule_id, reading, levels)
+    if narrows != bool(circumstance):
+        raise DefinitionError(f"{where}: a narrowing obligation names the circumstance it "
+                              "adds, and only such a one")
     return _register(CheckMeta(name, rule_id, module, role, summary(doc), reading, lv,
-                               reads=_reads(where, reads, role)))
+                               reads=_reads(where, reads, role), narrows=narrows,
+                               circumstance=circumstance))
 
 
 def meta_of(fn: Callable[..., Any]) -> CheckMeta:

@@ -29,8 +29,13 @@ def keyed_fields_readable(update: dict[str, Any]) -> bool:
     leaves nothing the model can read: such an update does not move it (it once raised); the
     checks of the message alone, run before, judge it (ACPM-SCHEMA under validation, or the
     field's own rule, e.g. MSG-01 for a messageId)."""
-    return all(isinstance(update.get(f), (str, int, float, bool, type(None)))
-               for f in KEYED_FIELDS)
+    for f in KEYED_FIELDS:  # noqa: SIM110 (not all(genexpr): no generator per update)
+        if not isinstance(update.get(f), _SCALARS):
+            return False
+    return True
+
+
+_SCALARS = (str, int, float, bool, type(None))
 
 
 def output(idx: int, update: dict[str, Any], view: SessionView) -> Classified:

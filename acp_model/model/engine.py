@@ -295,7 +295,7 @@ class TableEngine:
                 failures.append(check)
         if failures:
             self._state_evidence(model, ev, failures)
-        else:
+        elif self.evidence:  # (no dict made on every event that fails nothing)
             self.evidence = {}
         for action in actions:  # apply(), written out: this runs on every event
             action(model, ev)

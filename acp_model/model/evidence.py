@@ -85,6 +85,20 @@ class Proofs:
                 [(c.reopened, "the reopen, while the work ran"), (c.idx, "session/cancel"),
                  *read[1], (ev.idx, "the idle")])
 
+    def done_evidence(self, ev: Payload) -> Evidence | None:
+        found = self._first_read(self.m.facts.done_cancels())
+        if found is None:
+            return None
+        c, read = found
+        return (f"the scripted model had released the turn's final response (after #{c.done}) "
+                f"before the cancel #{c.idx} was written; nothing was left to abort. "
+                f"{read[0][0].upper()}{read[0][1:]}, before it wrote #{ev.idx}, and the work "
+                f"ended {_ending(ev)}, not 'cancelled': the turn's real end answers a cancel "
+                "that came after its work was done (reading A-33=done; A-33=strict fails it)",
+                [(c.done, "the last message before the model's final response"),
+                 (c.idx, "session/cancel (its record: the model's turn was done)"),
+                 *read[1], (ev.idx, "the idle")])
+
     def probable_evidence(self, ev: Payload) -> Evidence | None:
         if ev.maybe_refusal:  # an error for work that showed nothing (a warning)
             return self.cancel_evidence(ev)
@@ -262,8 +276,7 @@ class Proofs:
         said: list[str] = []
         items: list[tuple[int, str]] = []
         for idx, what in [*((w, "$/cancel_request") for w in book.withdrawals),
-                          *(((book.cancelled_by, "session/cancel"),)
-                            if book.cancelled_by >= 0 else ())]:
+                          *((c, "session/cancel") for c in book.cancelled_by)]:
             proof = self.m.ctx.proof(idx)
             if proof is not None and proof.response < end:
                 state = (f"read before it: the agent answered #{proof.request} (sent after "

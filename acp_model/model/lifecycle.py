@@ -27,8 +27,9 @@ if TYPE_CHECKING:
 # The checks on every idle that ends reported work.
 _ENDING = (StateRules.stop_reason_present, CancelRules.cancel_honoured,
            CancelRules.cancel_probably_honoured, CancelRules.cancel_after_reopen_honoured,
-           CancelRules.held_prompt_cancelled, CancelRules.cancelled_has_cause,
-           CancelRules.cancelled_not_only_by_order, CancelRules.idle_cancel_not_swallowed)
+           CancelRules.cancel_after_done_honoured, CancelRules.held_prompt_cancelled,
+           CancelRules.cancelled_has_cause, CancelRules.cancelled_not_only_by_order,
+           CancelRules.idle_cancel_not_swallowed)
 # ... on work that starts from a quiet session, that blocks from one, on an idle that settles
 _STARTING = (PromptRules.work_has_a_prompt, PromptRules.running_after_user_message,
              CancelRules.idle_cancel_answered)

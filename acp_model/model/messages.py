@@ -863,7 +863,9 @@ def _update_plan(rev: str, name: str | None) -> Plan | None:
     return (entry or None, parts) if entry or parts else None
 
 
-def _run(plan: Plan, value: Any, where: str, ctx: FindingContext, out: Findings) -> None:
+def run_plan(plan: Plan, value: Any, where: str, ctx: FindingContext, out: Findings) -> None:
+    """Run a plan (:func:`update_checks`, or a request's or a result's) on ``value`` at JSON
+    path ``where``; what its checks find goes to ``out``."""
     entry, parts = plan
     if entry is not None:  # Findings.apply, written out: this runs on every update
         out.ran.append(entry)
@@ -873,7 +875,7 @@ def _run(plan: Plan, value: Any, where: str, ctx: FindingContext, out: Findings)
                 out.found.extend((meta, path, text) for path, text in got)
     for locate, sub in parts:
         for path, carried in locate(value, where):
-            _run(sub, carried, path, ctx, out)
+            run_plan(sub, carried, path, ctx, out)
 
 
 _ROOTS: Mapping[Reads, str] = {
@@ -890,7 +892,7 @@ def judge(kind: Reads, value: Any, rev: str = SEED,
     out = Findings(rev=rev)
     plan = _plan(rev, kind)
     if isinstance(value, dict) and plan is not None:
-        _run(plan, value, _ROOTS[kind], FindingContext.of(rev, prompt_caps), out)
+        run_plan(plan, value, _ROOTS[kind], FindingContext.of(rev, prompt_caps), out)
     return out
 
 
@@ -902,9 +904,6 @@ def update_checks(rev: str, kind: Any) -> Plan | None:
     return _update_plan(rev, kind if known else None)
 
 
-def run_update_checks(plan: Plan, update: dict[str, Any], rev: str, out: Findings) -> None:
-    """Run an update's plan (:func:`update_checks`) on it; what they find goes to ``out``."""
-    _run(plan, update, "params/update", _plain_context(rev), out)
 
 
 def permission_request(params: Any, rev: str = SEED) -> Findings:

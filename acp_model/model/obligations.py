@@ -36,13 +36,26 @@ IDLE_CANCEL_REPLIED = _liveness("A-04.idle-cancelled", "idle_cancel_replied",
                                 "idle(cancelled).")
 PERMISSION_ANSWERED = _liveness("PERM-12", "permission_answered",
                                 "Every permission request is eventually answered.")
+# The narrow obligations below are special cases of the one a request's row owes (``narrows``,
+# ``wire_table.roots``): CANCEL-04,
+# "The Client MUST respond to all pending session/request_permission requests with the
+# cancelled outcome" (v1 prompt-turn.mdx §Cancellation), is PERM-12's answer owed to every
+# permission request, at a cancel; CANCEL-14, "MUST send one of these responses for the
+# original request" ($/cancel_request, v1 schema.json and cancellation.mdx), is PROMPT-04's
+# "the Agent MUST respond to the original session/prompt request" (prompt-turn.mdx §Check for
+# Completion) and PERM-12's, for a request the client withdrew. An agent that answers no
+# prompt breaks PROMPT-04, withdrawn or not: minimizing takes the broad rule's failure on the
+# same request as the narrow one's, and reports it under the broad rule when the withdrawal
+# is not needed.
 CANCELLED_PERMISSION_ANSWERED = _liveness(
     "CANCEL-04", "cancelled_permission_answered",
-    "A permission request pending at a cancel is answered with the cancelled outcome.")
+    "A permission request pending at a cancel is answered with the cancelled outcome.",
+    narrows=True, circumstance="cancel")
 ELICITATION_ANSWERED = _liveness("ACPM-ANSWER", "elicitation_answered",
                                   "Every elicitation/create is eventually answered.")
 WITHDRAWN_ANSWERED = _liveness("CANCEL-14", "withdrawn_answered",
-                               "A request withdrawn with $/cancel_request is still answered.")
+                               "A request withdrawn with $/cancel_request is still answered.",
+                               narrows=True, circumstance="withdrawal ($/cancel_request)")
 RECEIPT_ECHOED = _liveness("SDK-RECEIPT-02", "receipt_echoed",
                            "The user message a prompt receipt names is reported with that "
                            "messageId.", reading="SPEC",

@@ -9,12 +9,12 @@ checks run a kind's own readers first, then each part's, part by part.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from acp_model.model.vocab import Reads
 
-Locate = Callable[[Any, str], Iterator[tuple[str, Any]]]  # (value, its path) -> parts, paths
+Locate = Callable[[Any, str], Iterable[tuple[str, Any]]]  # (value, its path) -> parts, paths
 Parts = tuple[tuple[Reads, Locate], ...]  # what a kind carries, and where
 
 
@@ -28,17 +28,19 @@ def blocks(content: Any, where: str) -> list[tuple[str, Any]]:
     return []
 
 
-def itself(value: Any, where: str) -> Iterator[tuple[str, Any]]:
+def itself(value: Any, where: str) -> tuple[tuple[str, Any], ...]:
     """The value as a whole (a tool call update is a tool call's fields)."""
-    yield where, value
+    return ((where, value),)
 
 
 def at(name: str, *, objects_only: bool = False) -> Locate:
     """The value's field ``name`` (``objects_only``: only when it is an object)."""
-    def locate(value: Any, where: str) -> Iterator[tuple[str, Any]]:
+    def locate(value: Any, where: str) -> tuple[tuple[str, Any], ...]:
+        # a tuple, not a generator: a locator runs on every update that carries its part
         part = value.get(name)
         if not objects_only or isinstance(part, dict):
-            yield f"{where}/{name}", part
+            return ((f"{where}/{name}", part),)
+        return ()
     return locate
 
 

@@ -16,14 +16,13 @@ from acp_model.model.context import Context
 from acp_model.model.events import Payload
 from acp_model.model.permission_book import PermissionBook
 from acp_model.model.prompt_queue import PromptQueue
-from acp_model.model.records import CancelRec, PermRec, PromptRec
+from acp_model.model.records import CancelRec, PermRec
 from acp_model.model.vocab import (
     PROCEEDING_TOOL_STATUSES,
     QUIET,
     WORK,
     Answer,
     CancelStatus,
-    PermState,
 )
 from acp_model.model.work import Work
 
@@ -124,23 +123,23 @@ class RaceFacts:
         may outlive the rejection, A-28). Under reading A-11=sent, every cancel sent during
         observed work binds, read or not.
         """
-        return [c for c in self._would_bind() if c.reopened < 0]
+        strict = self.m.ctx.readings.chose("A-33", "strict")
+        return [c for c in _would_bind(self) if c.reopened < 0 and (c.done < 0 or strict)]
+
+    def done_cancels(self) -> list[CancelRec]:
+        """Cancels that would bind the work now ending (:meth:`binding_cancels`) but were
+        written once the scripted model had released the turn's final response (``CancelRec
+        .done``): nothing was left to abort, so by default (reading A-33=done) CANCEL-07
+        only warns (A-33=strict: none, they bind)."""
+        if self.m.ctx.readings.chose("A-33", "strict"):
+            return []
+        return [c for c in _would_bind(self) if c.reopened < 0 and c.done >= 0]
 
     def reopened_cancels(self) -> list[CancelRec]:
         """Cancels that would bind the work now ending (:meth:`binding_cancels`) but were sent
         after the client reopened the session while that work ran: whether they reach it is
         open (``replay.cancel_after_reopen``), so CANCEL-07 only warns."""
-        return [c for c in self._would_bind() if c.reopened >= 0]
-
-    def _would_bind(self) -> list[CancelRec]:
-        cancels = self.m.cancel_book.cancels
-        if self.m.ctx.readings.chose("A-11", "sent"):
-            return [c for c in cancels if c.status == CancelStatus.WORK]
-        return [c for c in cancels
-                if (c.status == CancelStatus.WORK
-                    or (c.status == CancelStatus.AMBIGUOUS and c.prior and not c.held
-                        and not self.later_prompt_may_own(c)))
-                and self.read(c.idx)]
+        return [c for c in _would_bind(self) if c.reopened >= 0]
 
     def held_cancels(self) -> list[CancelRec]:
         """Cancels read while the prompt whose work now ends was held behind other work: under
@@ -209,38 +208,15 @@ class RaceFacts:
             return perm
         return None if book.started(ev.tool_call_id) or perm.withdrawn else perm
 
-    # --- what a snapshot keeps of a record (``canon`` metadata, model.snapshot) -------------
-    def canon_ran(self, ran: bool, rec: PromptRec) -> bool:
-        """``PromptRec.ran`` in a snapshot: read only while quiet, and every work end sets it,
-        so during work it is noise."""
-        return ran or self.m.state in WORK
 
-    def canon_owes_reply(self, owes: bool, rec: CancelRec) -> bool:
-        """``CancelRec.owes_reply`` in a snapshot: read only under A-04=idle-cancelled."""
-        return owes and self.replies_owed()
-
-    def canon_outrun(self, outrun: bool, rec: CancelRec) -> bool:
-        """``CancelRec.outrun`` in a snapshot: read only for a cancel that may reach an
-        earlier prompt's work (``prior``, not yet during work); an idle clears it."""
-        return outrun and rec.prior and rec.status != CancelStatus.WORK
-
-    def canon_overlapped(self, overlapped: bool, rec: PermRec) -> bool:
-        """``PermRec.overlapped`` in a snapshot: it only keeps ``unreported_block`` from being
-        set, which is moot once the block is noted (only requires_action clears it, and the
-        flag with it) or a cancel reached the request (``PermissionBook.silent_block``)."""
-        return overlapped and not rec.unreported_block and not rec.owed_cancel
-
-    def canon_sibling_answered(self, answered: bool, rec: PermRec) -> bool:
-        """``PermRec.sibling_answered`` in a snapshot: read only while the request waits."""
-        return answered and rec.state == PermState.OPEN
-
-    def canon_settled(self, value: Any, rec: PermRec) -> Any:
-        """A permission request's answer, ``withdrawn`` and ``owed_cancel`` in a snapshot: once
-        it is answered they are read only through the tool call it guards (PERM-11, STATE-06;
-        the client never answers it again, CANCEL-04), so for a request guarding none they
-        are noise (leaving them out halved the one-session exploration)."""
-        tools = self.m.perm_book.tools
-        if rec.state == PermState.ANSWERED and not (tools and any(
-                t.perm == rec.id for t in tools.values())):
-            return None
-        return value
+def _would_bind(f: RaceFacts) -> list[CancelRec]:
+    """The cancels that bind the work now ending but for a reopen or a done turn (a function:
+    the three queries above share it)."""
+    cancels = f.m.cancel_book.cancels
+    if f.m.ctx.readings.chose("A-11", "sent"):
+        return [c for c in cancels if c.status == CancelStatus.WORK]
+    return [c for c in cancels
+            if (c.status == CancelStatus.WORK
+                or (c.status == CancelStatus.AMBIGUOUS and c.prior and not c.held
+                    and not f.later_prompt_may_own(c)))
+            and f.read(c.idx)]

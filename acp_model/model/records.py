@@ -16,8 +16,8 @@ from typing import Any
 from acp_model.model.vocab import CancelStatus, PermState, PromptStatus
 
 INDEX = MappingProxyType({"index": True})
-# what an answered permission request no longer needs in a snapshot (RaceFacts.canon_settled)
-SETTLED = MappingProxyType({"canon": "facts.canon_settled"})
+# what an answered permission request no longer needs in a snapshot (DeadFields.canon_settled)
+SETTLED = MappingProxyType({"canon": "dead.canon_settled"})
 
 
 def _out(why: str, **extra: Any) -> MappingProxyType[str, Any]:
@@ -45,7 +45,7 @@ class PromptRec:
     withdrawn: bool = False
     withdrawn_at: int = field(default=-1, metadata=EXPLAINS)  # its first $/cancel_request
     # foreground work started or ended while this prompt was open (read only while quiet)
-    ran: bool = field(default=False, metadata={"canon": "facts.canon_ran"})
+    ran: bool = field(default=False, metadata={"canon": "dead.canon_ran"})
     # The newer revision (SDK-PROMPT-02): the prompt's content, and the user message carrying
     # it verbatim while the prompt was open (it was inserted).
     content_key: str | None = field(default=None, metadata=_out(
@@ -70,25 +70,33 @@ class CancelRec:
     status: CancelStatus  # the cancel automaton, see the session module
     prior: bool = False  # a prompt sent before this cancel may still be unfinished
     # met no work to cancel: reading A-04=idle-cancelled wants an idle
-    owes_reply: bool = field(default=False, metadata={"canon": "facts.canon_owes_reply"})
+    owes_reply: bool = field(default=False, metadata={"canon": "dead.canon_owes_reply"})
     # the prompts sent before it were held behind other work when it was sent (reading A-10)
     held: bool = False
     # a prompt sent after it was rejected, and the work that prompt may have started lives on
     # until an idle (reading A-28=may): the work that ends next may be that prompt's, which
     # this cancel does not reach
-    outrun: bool = field(default=False, metadata={"canon": "facts.canon_outrun"})
+    outrun: bool = field(default=False, metadata={"canon": "dead.canon_outrun"})
     # where the client reopened the session (session/load, /resume) while the work this
     # cancel could stop ran, the cancel sent after it (-1: not so): the text does not say
     # whether a reopen replaces the session that work runs in, so the cancel may not reach it
     reopened: int = field(default=-1, metadata=INDEX)
+    # the fuzzer's record of this cancel's write says its scripted model had released the
+    # whole final response of the session's turn after message #done, no model request open,
+    # and no later record says the agent asked the model again (-1: not so, or not known):
+    # nothing was left to abort, so answering with the turn's real end is defensible (A-33)
+    done: int = field(default=-1, metadata=_out(
+        "set only from the fuzzer's records of the live trace; the explorer's alphabet has no "
+        "scripted model", index=True))
     # a prompt was sent while this cancel was not yet provably read, and a prompt sent after
     # it is still open: the agent may have read the two together (an editor's "stop and
     # send" writes them in one write) and taken the prompt up before the cancel, so the
     # cancel may reach that prompt's work
-    joint: bool = False
+    joint: bool = field(default=False, metadata={"canon": "dead.canon_joint"})
     # the last prompt sent while this cancel was not yet provably read (-1: none): only a
     # prompt up to it may have been read together with the cancel
-    joint_upto: int = field(default=-1, metadata=INDEX)
+    joint_upto: int = field(default=-1, metadata={"index": True,
+                                                  "canon": "dead.canon_joint_upto"})
     # read before the work began, so stale but for ``joint``: the only thing that may make it
     # reach this work is the order the agent handled it and the prompt in (CANCEL-11 warns)
     joint_read: bool = field(default=False, metadata=_out(
@@ -112,7 +120,8 @@ class PermRec:
     # CANCEL-04: must be answered with the cancelled outcome
     owed_cancel: bool = field(default=False, metadata=SETTLED)
     answer: str | None = field(default=None, metadata=SETTLED)  # an Answer
-    answer_idx: int = field(default=-1, metadata=INDEX)  # -1: not answered
+    answer_idx: int = field(default=-1, metadata={  # -1: not answered
+        "index": True, "canon": "dead.canon_answer_idx"})
     # STATE-05: the agent went on writing while the request was open and the session showed
     # running, and has not reported requires_action since (an answer that came before the
     # agent wrote anything else left it no time to report the block)
@@ -122,11 +131,11 @@ class PermRec:
     # the agent reported running after sending it: it says other foreground work progresses
     # meanwhile, which sdk-2.4.0 allows ("If other foreground work can progress, the state
     # remains running"), so what it writes while this request waits shows no block (STATE-05)
-    overlapped: bool = field(default=False, metadata={"canon": "facts.canon_overlapped"})
+    overlapped: bool = field(default=False, metadata={"canon": "dead.canon_overlapped"})
     # another request of the session was answered after this one was sent: that request's
     # tool may be the work that progresses meanwhile (STATE-05, read while this one waits)
     sibling_answered: bool = field(default=False,
-                                   metadata={"canon": "facts.canon_sibling_answered"})
+                                   metadata={"canon": "dead.canon_sibling_answered"})
     # the client's last allow sent after its first answer (a repeat no rule reads; PERM-11's
     # proof names it, as an agent that kept it may take it for a later request); -1: none
     repeat_allow_idx: int = field(default=-1, metadata=EXPLAINS)

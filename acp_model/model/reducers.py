@@ -19,6 +19,7 @@ from acp_model.model.check import check, dispatch
 from acp_model.model.messages import Entry, Findings
 from acp_model.model.views import (
     Background,
+    Control,
     SessionView,
     background_items,
     reduce_terminal,
@@ -138,19 +139,16 @@ def cancel_advertised(capabilities: Any) -> bool:
     return isinstance(capabilities, dict) and isinstance(capabilities.get("cancel"), dict)
 
 
-def cancel_target(view: SessionView | None, method: str, target: Any
+def cancel_target(view: SessionView | None, control: Control, target: Any
                   ) -> tuple[bool | None, str | None]:
-    """What the client's view shows of the target of a tool_call/cancel (terminal/cancel):
-    does it advertise cancel (None: no update reported it; SDK-TOOL-02), and how it ended
-    (its final status, "exited"; None: it has not; SDK-TOOL-03)."""
-    tools = method == "tool_call/cancel"
-    held = None if view is None else view.tools if tools else view.terminals
+    """What the client's view shows of the target of a control request (its row's
+    ``control``: a tool call, a terminal): does it advertise cancel (None: no update reported
+    it; SDK-TOOL-02), and how it ended (None: it has not; SDK-TOOL-03)."""
+    held = None if view is None else control.held(view)
     found = held.get(target) if held is not None and isinstance(target, Hashable) else None
     if found is None:
         return None, None
-    ended = (found.status if found.status in FINAL_TOOL_STATUSES else None) if tools \
-        else ("exited" if found.exited else None)
-    return cancel_advertised(found.capabilities), ended
+    return cancel_advertised(found.capabilities), control.ended(found)
 
 
 def _cancel_kept_at_the_end(ended_before: bool, capabilities_before: Any, ended: bool,

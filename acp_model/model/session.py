@@ -52,6 +52,7 @@ from acp_model.model.cancel_book import CancelBook
 from acp_model.model.cancel_rules import LATE_CONTENT_UPDATES, CancelRules
 from acp_model.model.check import allowance
 from acp_model.model.context import Context
+from acp_model.model.dead_fields import DeadFields
 from acp_model.model.events import Payload
 from acp_model.model.evidence import Proofs
 from acp_model.model.obligations import Obligation, Obligations
@@ -87,6 +88,7 @@ class SessionModel:
 
     # Views that own no state, reading the parts below (made on each use, see View).
     facts = View(RaceFacts)
+    dead = View(DeadFields)  # what a snapshot keeps of each record (model.snapshot)
     proofs = View(Proofs)
     owed = View(Obligations)
     prompt_rules = View(PromptRules)

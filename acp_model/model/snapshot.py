@@ -21,9 +21,17 @@ Field metadata steers the snapshot:
   explanatory indices of a permission request, its options); :data:`EXCLUDED` lists them and
   ``tests/unit/test_snapshot.py`` keeps the list honest;
 * ``perm_ref``: holds a permission request id; replaced by that request's position;
-* ``canon``: the path of a method on the model (``facts.canon_ran``: its race facts) mapping
+* ``canon``: the path of a method on the model (``dead.canon_ran``: its dead fields) mapping
   ``(value, record)`` to what matters for the future (the record is None for a field of the
-  model itself).
+  model itself): the model states, beside the field, when no check can read it any more
+  (which checks read it, and why none can once some fact holds), and two configurations that
+  differ only there are one node. On an ``index`` field the method returns the index to rank
+  or ``-1`` (dead: the snapshot holds ``None`` and the index ranks nothing, so it moves no
+  other index's rank either).
+
+``compiled(cls, canon=False)`` builds the snapshot without any ``canon`` method (every value
+as the model holds it): the tests explore with both and compare the verdicts, which is how a
+``canon`` method that drops a live value fails.
 
 The model class's ``SNAPSHOT_QUERIES`` name methods (paths, as ``canon``) whose answers join
 the snapshot: what the shared context decides beyond the read frontier (which unread cancels
@@ -101,25 +109,35 @@ def _fields(cls: type, at: str) -> list[_Field]:
     return out
 
 
-def _value(expr: str, meta: Any, rec: str, var: str = "None") -> str | None:
+def _canon(expr: str, meta: Any, var: str, canon: bool) -> str:
+    """``expr`` through the field's ``canon`` method, if it has one and ``canon`` is on (a
+    view's method, "dead.canon_ran": the view is made once per snapshot)."""
+    if not canon or not meta.get("canon"):
+        return expr
+    view, _, method = meta["canon"].rpartition(".")
+    return f"v_{view}.{method}({expr}, {var})" if view else f"m.{method}({expr}, {var})"
+
+
+def _value(expr: str, meta: Any, rec: str, var: str = "None", canon: bool = True
+           ) -> str | None:
     """Python expression for one field in the snapshot (None: left out); ``var`` names the
     record the field belongs to, passed to its ``canon`` method."""
     if meta.get("snapshot") is False:
         EXCLUDED[(rec, expr.split(".")[-1])] = meta.get("why", "")
         return None
     if meta.get("index"):
+        if canon and meta.get("canon"):  # -1 (dead) is in no rank
+            return f"rank.get({_canon(expr, meta, var, canon)})"
         return f"(None if {expr} < 0 else rank[{expr}])"
     if meta.get("perm_ref"):
         return f"pos.get({expr})"
-    if meta.get("canon"):  # a view's method ("facts.canon_ran"): the view is made once
-        view, _, method = meta["canon"].rpartition(".")
-        return f"v_{view}.{method}({expr}, {var})" if view else f"m.{method}({expr}, {var})"
-    return expr
+    return _canon(expr, meta, var, canon)
 
 
-def _record_expr(cls: type, var: str) -> str:
+def _record_expr(cls: type, var: str, canon: bool) -> str:
     parts = [e for f in dataclasses.fields(cls)
-             if (e := _value(f"{var}.{f.name}", f.metadata, cls.__name__, var)) is not None]
+             if (e := _value(f"{var}.{f.name}", f.metadata, cls.__name__, var, canon))
+             is not None]
     return "(" + "".join(p + ", " for p in parts) + ")"
 
 
@@ -138,35 +156,44 @@ def _copy(f: _Field) -> str:
     return e
 
 
-def _snap(f: _Field, perms: str) -> tuple[list[str], list[str]]:
+def _held(expr: str, meta: Any, var: str, canon: bool) -> str:
+    """The index an ``index`` field holds, as the snapshot ranks it (-1: none)."""
+    return _canon(expr, meta, var, canon) if meta.get("canon") else expr
+
+
+def _snap(f: _Field, perms: str, canon: bool) -> tuple[list[str], list[str]]:
     """The snapshot lines of field ``f`` and its index expressions (for ``indices``)."""
     e = f.expr
     if f.rec is None:
-        expr = _value(e, f.meta, f.owner)
+        expr = _value(e, f.meta, f.owner, canon=canon)
         if expr is None:
             return [], []
         if f.kind == "set":
             return [f"tuple(sorted({e})) if {e} else (),"], []
         if f.kind in ("list", "dict"):
             return [f"tuple({e}),"], []
-        return [f"{expr},"], [f"[{e}] if {e} >= 0 else []"] if f.meta.get("index") else []
+        if not f.meta.get("index"):
+            return [f"{expr},"], []
+        held = _held(e, f.meta, "None", canon)
+        return [f"{expr},"], [f"[i for i in ({held},) if i >= 0]"]
     if f.meta.get("snapshot") is False:  # copied, not compared (nor its indices)
         EXCLUDED[(f.owner, f.name)] = f.meta.get("why", "")
         return [], []
-    item = _record_expr(f.rec, "x")
+    item = _record_expr(f.rec, "x", canon)
     seq = e if f.kind == "list" else f"{e}.values()"
     # an empty container (most of them, in most states) costs a test, not a comprehension
     if f.kind == "list" or e == perms:  # perms: keyed by request id, the order of values is key
         line = f"tuple([{item} for x in {seq}]) if {e} else (),"
     else:
         line = f"tuple(sorted([(k, {item}) for k, x in {e}.items()])) if {e} else (),"
-    held = [f"x.{r.name}" for r in dataclasses.fields(f.rec)
+    held = [_held(f"x.{r.name}", r.metadata, "x", canon) for r in dataclasses.fields(f.rec)
             if r.metadata.get("index") and r.metadata.get("snapshot") is not False]
     if not held:
         return [line], []
-    if len(held) == 1:  # one pass over the records for all their index fields
+    if len(held) == 1 and held[0].startswith("x."):  # one pass, the plain field read once
         return [line], [f"[{held[0]} for x in {seq} if {held[0]} >= 0] if {e} else ()"]
-    return [line], [f"[i for x in {seq} for i in ({', '.join(held)}) if i >= 0] if {e} else ()"]
+    return [line], [f"[i for x in {seq} for i in ({''.join(h + ', ' for h in held)}) if i >= 0]"
+                    f" if {e} else ()"]
 
 
 def _build(cls: type, at: str, fields: list[_Field], copy: bool,
@@ -205,21 +232,24 @@ def _names(model_cls: type, fields: list[_Field]) -> dict[str, Any]:
 
 
 @cache
-def _generated(model_cls: type) -> tuple[Callable[..., Any], ...]:
-    """Compile clone, snapshot, indices and share for ``model_cls``."""
+def _generated(model_cls: type, canon: bool = True) -> tuple[Callable[..., Any], ...]:
+    """Compile clone, snapshot, indices and share for ``model_cls`` (``canon``: through the
+    fields' ``canon`` methods)."""
     fields = _fields(model_cls, "m")
     names = _names(model_cls, fields)
     perms = next((f.expr for f in fields if f.name == "perms"), "m.perms")
     queries = getattr(model_cls, "SNAPSHOT_QUERIES", ())
     views = sorted({c.rpartition(".")[0] for f in fields for r in _metas(f)
-                    if (c := r.get("canon")) and "." in c}
+                    if canon and (c := r.get("canon")) and "." in c}
                    | {q.rpartition(".")[0] for q in queries if "." in q})
+    index_views = sorted({c.rpartition(".")[0] for f in fields for r in _metas(f)
+                          if canon and r.get("index") and (c := r.get("canon")) and "." in c})
     snap = ["def snapshot(m, rank):",
             f"    pos = {{k: n for n, k in enumerate({perms})}} if {perms} else {{}}",
             *[f"    v_{v} = m.{v}" for v in views], "    return ("]
-    idx = ["def indices(m):", "    out = set()"]
+    idx = ["def indices(m):", "    out = set()", *[f"    v_{v} = m.{v}" for v in index_views]]
     for f in fields:
-        lines, index_exprs = _snap(f, perms)
+        lines, index_exprs = _snap(f, perms, canon)
         snap += [f"        {line}" for line in lines]
         idx += [f"    out.update({e})" for e in index_exprs]
     snap += [f"        {'v_' if '.' in q else 'm.'}{q}()," for q in queries]
@@ -254,18 +284,20 @@ def parts(model_cls: type) -> dict[str, type]:
     return dict(_parts(model_cls))
 
 
-def compiled(model_cls: type) -> tuple[Callable[..., Any], Callable[..., Any],
-                                       Callable[..., Any]]:
+def compiled(model_cls: type, canon: bool = True) -> tuple[Callable[..., Any],
+                                                           Callable[..., Any],
+                                                           Callable[..., Any]]:
     """``(clone, snapshot, indices)`` of ``model_cls`` without the per-call dispatch on the
     model's type: ``clone(model, ctx)``, ``snapshot(model, rank)``, ``indices(model)`` (the
-    explorer, which calls them on every edge, looks them up once)."""
-    return _compiled(model_cls)
+    explorer, which calls them on every edge, looks them up once). ``canon=False``: every
+    value as the model holds it, no ``canon`` method applied (the tests' reference key)."""
+    return _compiled(model_cls, canon)
 
 
 @cache
-def _compiled(model_cls: type) -> tuple[Callable[..., Any], Callable[..., Any],
-                                        Callable[..., Any]]:
-    clone_, snapshot_, indices_, _ = _generated(model_cls)
+def _compiled(model_cls: type, canon: bool) -> tuple[Callable[..., Any], Callable[..., Any],
+                                                     Callable[..., Any]]:
+    clone_, snapshot_, indices_, _ = _generated(model_cls, canon)
     return clone_, snapshot_, indices_
 
 
@@ -281,16 +313,16 @@ def share(model: Any, ctx: Any) -> Any:
     return _generated(type(model))[3](model, ctx)
 
 
-def indices(model: Any) -> set[int]:
+def indices(model: Any, canon: bool = True) -> set[int]:
     """Every trace index the snapshot of ``model`` refers to."""
-    return _generated(type(model))[2](model)
+    return _generated(type(model), canon)[2](model)
 
 
-def joint_ranks(models: Iterable[Any]) -> dict[int, int]:
+def joint_ranks(models: Iterable[Any], canon: bool = True) -> dict[int, int]:
     """Dense ranks of the unread indices of sessions that share one read frontier."""
     models = list(models)
     frontier = models[0].ctx.frontier if models else -1
-    unread = sorted({i for m in models for i in indices(m) if i > frontier})
+    unread = sorted({i for m in models for i in indices(m, canon) if i > frontier})
     return {i: n for n, i in enumerate(unread)}
 
 
@@ -302,12 +334,14 @@ def session_ranks(held: Iterable[int], frontier: int, joint: dict[int, int]) -> 
     return rank
 
 
-def snapshot(model: Any, rank: dict[int, int] | None = None) -> tuple[Any, ...]:
+def snapshot(model: Any, rank: dict[int, int] | None = None, canon: bool = True
+             ) -> tuple[Any, ...]:
     """Canonical, hashable abstraction of the model's state (the explorer's node key).
 
     Exact: two models with equal snapshots accept the same futures. Sessions sharing a context
     pass a ``rank`` from :func:`session_ranks` over :func:`joint_ranks` of all of them.
     """
     if rank is None:
-        rank = session_ranks(indices(model), model.ctx.frontier, joint_ranks([model]))
-    return _generated(type(model))[1](model, rank)
+        rank = session_ranks(indices(model, canon), model.ctx.frontier,
+                             joint_ranks([model], canon))
+    return _generated(type(model), canon)[1](model, rank)

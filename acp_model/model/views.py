@@ -29,7 +29,7 @@ from rpds import HashTrieMap, Queue
 
 from acp_model.model.check import allowance
 from acp_model.model.frozen import quick_init
-from acp_model.model.vocab import ToolStatus
+from acp_model.model.vocab import FINAL_TOOL_STATUSES, ToolStatus
 
 
 class Background(StrEnum):
@@ -85,6 +85,33 @@ class Usage:
     used: int
     size: int
     cost: Any = None
+
+
+def _tool_ended(tool: ToolCall) -> str | None:
+    status: str | None = tool.status if tool.status in FINAL_TOOL_STATUSES else None
+    return status
+
+
+def _terminal_ended(terminal: Terminal) -> str | None:
+    return "exited" if terminal.exited else None
+
+
+@dataclass(frozen=True, slots=True)
+class Control:
+    """What a control request (sdk-2.4.0 ``tool_call/cancel``, ``terminal/cancel``) names in
+    the client's view: the param that holds its target, the target's noun in a finding, where
+    the view holds such targets and how one ended (None: it has not). The wire table's row
+    carries it, so a new control is a row, not a branch on its method name."""
+
+    target_param: str
+    noun: str
+    held: Callable[[SessionView], Mapping[Any, Any]]
+    ended: Callable[[Any], str | None]
+
+
+TOOL_CALL_CONTROL = Control("toolCallId", "tool call", lambda view: view.tools, _tool_ended)
+TERMINAL_CONTROL = Control("terminalId", "terminal", lambda view: view.terminals,
+                           _terminal_ended)
 
 
 @quick_init  # rebuilt on every update of a checked trace

@@ -42,7 +42,7 @@ from functools import cache
 from typing import Any, Protocol
 
 from acp_model.model import classify, implied, views
-from acp_model.model.check import CheckMeta
+from acp_model.model.check import CHECKS, CheckMeta
 from acp_model.model.events import Payload
 from acp_model.model.obligations import PERMISSION_ANSWERED, PROMPT_ANSWERED
 from acp_model.model.parts import Parts, at, itself, wrapped_content
@@ -219,6 +219,8 @@ class Message:
     # the message kind whose checks read its result and the parts it carries (a session's
     # config options and commands: ``messages.session_result``; None: its schema only)
     result_reads: Reads | None = None
+    # a control request's target in the client's view (tool_call/cancel: a tool call)
+    control: views.Control | None = None
 
     @property
     def line(self) -> describe.Line | None:
@@ -361,9 +363,10 @@ MESSAGES: tuple[Message, ...] = (
     # a control a tool call or a terminal advertises: no machine moves (the agent confirms
     # with an update, and the foreground state does not change by itself)
     *(Message(method, C2A, True, ONLY_SDK, route=MessageHandlers.cancel_control,
-              answer=AnswerHandlers.cancel_control_answered,
+              answer=AnswerHandlers.cancel_control_answered, control=control,
               why="its target's view judges it and its answer (SDK-TOOL-02, SDK-TOOL-03)")
-      for method in ("tool_call/cancel", "terminal/cancel")),
+      for method, control in (("tool_call/cancel", views.TOOL_CALL_CONTROL),
+                              ("terminal/cancel", views.TERMINAL_CONTROL))),
     Message("fs/read_text_file", A2C, True, ONLY_V1, why=SCHEMA_ONLY,
             advertised_by=("fs", "readTextFile")),
     Message("fs/write_text_file", A2C, True, ONLY_V1, why=SCHEMA_ONLY,
@@ -502,6 +505,19 @@ def owed(method: Any, sender: str | None = None) -> CheckMeta | None:
     if row is None or (sender is not None and sender not in row.sender):
         return None
     return row.owed
+
+
+def roots(rule_id: str, method: str | None) -> frozenset[str]:
+    """The broader rules a failure of ``rule_id`` about a request of ``method`` is a special
+    case of: the obligation the request's row owes (``owed``: PROMPT-04 for a prompt, PERM-12
+    for a permission request), when ``rule_id`` is declared narrowing it (``narrows``:
+    CANCEL-14's withdrawal, CANCEL-04's cancel). One agent fault can show as either, and the
+    broad one is its root when the circumstance is not needed. The one place this relation is
+    read: minimizing's hit test and a run's de-duplication."""
+    broad = owed(method)
+    narrow = any(m.narrows for m in CHECKS.values() if m.rule == rule_id)
+    return frozenset({broad.rule}) if narrow and broad is not None \
+        and broad.rule != rule_id else frozenset()
 
 
 def advertised_by(method: Any, sender: str) -> tuple[str, ...]:

@@ -25,13 +25,13 @@ class Work:
     began: int = field(default=-1, metadata=EXPLAINS)
     # A prompt was rejected since the last idle (reading A-28=may): the work it started before
     # its rejection may still run, unreported, until an idle ends it.
-    rejected: bool = False
+    rejected: bool = field(default=False, metadata={"canon": "dead.canon_rejected"})
     # The client stopped work another way since the last idle: it withdrew a prompt with
     # $/cancel_request (its activity may be cancelled, cancellation.mdx; an idle keeps this
     # while such a prompt is listed, its work still to come), or, in the newer revision,
     # refused a permission ("an interaction the agent offers"): either may explain a
     # cancelled stop reason, and neither obliges one.
-    client_stopped: bool = False
+    client_stopped: bool = field(default=False, metadata={"canon": "dead.canon_client_stopped"})
     # where the current work first showed a message, a thought or a tool call (-1: not yet):
     # work that ran that far was taken up, which CANCEL-11's warning on a cancel read together
     # with the work's prompt reads

@@ -310,9 +310,9 @@ class Answers:
     def cancel_control_answered(self, r: Reply) -> None:
         """A tool_call/cancel (terminal/cancel) of what had already ended is refused."""
         if r.req.shape is not None:
-            target, ended = r.req.shape
-            self.store.run(capabilities.ended_cancel_refused, r.idx, r.req.method, target,
-                           ended, r.has_error, session=r.req.session, related=[r.req.idx])
+            what, target, ended = r.req.shape
+            self.store.run(capabilities.ended_cancel_refused, r.idx, r.req.method, what,
+                           target, ended, r.has_error, session=r.req.session, related=[r.req.idx])
 
     def permission_answered(self, r: Reply) -> None:
         sid = r.req.session

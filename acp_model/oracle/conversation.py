@@ -34,6 +34,7 @@ from acp_model.oracle.store import ViolationStore
 NORMAL_ENDS = frozenset({"end_turn", "max_tokens", "max_turn_requests"})
 COMPACTION_KINDS = wire_table.compaction_kinds()
 USER_KINDS = wire_table.user_kinds()
+STATE_KINDS = wire_table.state_kinds()
 
 
 def _norm(text: str) -> str:
@@ -121,13 +122,17 @@ class Conversations:
         kind = update.get("sessionUpdate")
         window = self.windows.get(sid)
         mid = update.get("messageId")
-        seen = self.seen.setdefault(sid, set())
-        earlier = isinstance(mid, str) and mid in seen
-        if isinstance(mid, str):
+        earlier = False
+        if isinstance(mid, str):  # (no set made for an update without a message id)
+            seen = self.seen.get(sid)
+            if seen is None:
+                seen = self.seen[sid] = set()
+            earlier = mid in seen
             seen.add(mid)
-        if kind in USER_KINDS and isinstance(mid, str):
-            self.reported.setdefault(sid, {}).setdefault(mid, idx)
-        idle = wire_table.reported_state(update) == State.IDLE
+            if kind in USER_KINDS:
+                self.reported.setdefault(sid, {}).setdefault(mid, idx)
+        # (wire_table.reported_state, read off the kind already in hand)
+        idle = kind in STATE_KINDS and update.get("state") == State.IDLE
         if idle and update.get("stopReason") is not None:
             self.ended[sid] = idx
         if kind in USER_KINDS:

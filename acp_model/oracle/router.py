@@ -121,10 +121,16 @@ class Router:
         # (direction, method, request?) -> its plan, built on first use
         self._plans: dict[tuple[str, str, bool], Plan] = {}
         self._entries = envelope_entries(rev)
+        self._record = Record("c2a")  # the record being routed (its model-side facts)
 
     def record(self, record: Record, idx: int) -> None:
         """Route one trace record: unreadable bytes, a batch, or one message."""
         direction, store = record.dir, self.store
+        self._record = record
+        for sid in record.model_asked:  # the agent asked the model again: no turn was done
+            sess = self.machines.sessions.get(sid)
+            if sess is not None:
+                sess.cancel_book.model_asked()
         if record.raw is not None:
             self.rpc.unreadable[direction] += 1
             store.run_entry(self._entries[Reads.RECORD], idx, record)
@@ -155,7 +161,8 @@ class Router:
                 return
         method = msg.get("method")
         if method is not None:
-            self.machines.closes.message(self.store.run, direction, msg, idx)
+            if self.machines.closes.closed:  # (its watcher reads nothing while none is)
+                self.machines.closes.message(self.store.run, direction, msg, idx)
             plan = self._plans.get((direction, method, "id" in msg))
             if plan is None:
                 plan = self._plan(direction, method, "id" in msg)
@@ -309,29 +316,41 @@ class Router:
         if self.answers.told.agent_caps is None or not isinstance(params, dict):
             return  # no initialize result yet: INIT-01 judges a client that goes on
         method = self.rpc.open["c2a"][req_id].method
-        target = params.get("toolCallId" if method == "tool_call/cancel" else "terminalId")
+        row = wire_table.messages().get(method)
+        control = row.control if row is not None else None
+        if control is None:  # (a row that routes here names its target: wire_table)
+            return
+        target = params.get(control.target_param)
         advertised, ended = reducers.cancel_target(
-            self.machines.views.get(sid) if sid is not None else None, method, target)
-        self.store.run(capabilities.cancel_request_advertised, idx, method, str(target),
-                       advertised, session=sid)
-        self.rpc.open["c2a"][req_id].shape = (str(target), ended)
+            self.machines.views.get(sid) if sid is not None else None, control, target)
+        self.store.run(capabilities.cancel_request_advertised, idx, method, control.noun,
+                       str(target), advertised, session=sid)
+        self.rpc.open["c2a"][req_id].shape = (control.noun, str(target), ended)
 
     def _cancel(self, sid: str, idx: int, what: str) -> None:
         self.machines.derived(sid, self.translate(Cancelled(sid)))
         self.machines.session_event(sid, Event.CANCEL, Payload(idx), what)
-        self.reopens.cancelled(self.machines.sessions.get(sid), sid)
+        sess = self.machines.sessions.get(sid)
+        if self._record.turn_done is not None and sess is not None:
+            sess.cancel_book.turn_done(idx, self._record.turn_done)
+        self.reopens.cancelled(sess, sid)
 
     # --- notifications -------------------------------------------------------------------
     def _notification(self, plan: Plan, direction: str, method: str, msg: dict[str, Any],
                       idx: int) -> None:
         params = msg.get("params")
-        spec = self._method_verdicts(plan, idx)
+        if plan.held:  # _method_verdicts' common case, without a call per notification
+            self.store.ran(plan.held)
+            spec = plan.spec
+        else:
+            spec = self._method_verdicts(plan, idx)
         if direction == "c2a":
             self.rpc.notifications.append((method, idx))
         if spec is None:
             return
         what = Said((said.MESSAGE, method, idx))
-        self.shapes.schema(spec.params_def, params, idx, what, method)
+        if self.shapes.validate:  # (a call per notification only when it validates)
+            self.shapes.schema(spec.params_def, params, idx, what, method)
         if isinstance(params, dict) and plan.handler is not None:
             plan.handler(direction, params, params.get("sessionId"), idx, what)
 

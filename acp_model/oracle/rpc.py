@@ -45,7 +45,7 @@ class OpenRequest:
     # what the checks of its answer read of the request as sent: a prompt's shape (INIT-11,
     # SESS-07) or the config option a set_config_option sets (V1-CONFIG-02), a session
     # request's root set (its cwd first: SDK-RESUME-02, SESS-17), whether a closed session
-    # was live (SDK-CLOSE-04), a tool_call/cancel's target and how it had ended (SDK-TOOL-03)
+    # was live (SDK-CLOSE-04), a control's target (its noun, id) and how it had ended (SDK-TOOL-03)
     shape: Any = None
     roots: tuple[str, ...] = ()
     active: bool = True

@@ -47,12 +47,13 @@ class UpdatePlan:
     classify: classify.Classify  # its event and payload, as the translator reads the row
     reduce: views.Reduce  # how the client's view takes it in
     rev: str
+    ctx: messages.FindingContext  # what its checks read besides the update (the revision's)
 
     def check(self, update: dict[str, Any]) -> messages.Findings:
         """What the single-message checks find in an update of this kind."""
         found = messages.Findings(rev=self.rev)
         if self.checks is not None:
-            messages.run_update_checks(self.checks, update, self.rev, found)
+            messages.run_plan(self.checks, update, "params/update", self.ctx, found)
         return found
 
 
@@ -86,7 +87,7 @@ def build(rev: str, dialect: Dialect, kind: Any) -> UpdatePlan:
         read_as=read_as, translated=dialect.moved_by(row),
         classify=wire.classifier(model_row, dialect.event_of),
         reduce=model_row.reduce if model_row is not None and model_row.reduce is not None
-        else _kept, rev=rev)
+        else _kept, rev=rev, ctx=messages.FindingContext.of(rev))
 
 
 def _kept(view: views.SessionView, update: dict[str, Any]) -> views.SessionView:

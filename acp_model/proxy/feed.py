@@ -7,12 +7,16 @@ no thread. Frames are written to the judge's pipe in batches: each waits until
 then all go in one ``writev``. A frame a message costs the forwarding a write, and the judge a
 wake-up, per message; batched, both are paid about once per ``delay`` at a steady rate (a live
 violation line comes at most that much later). The loop calls :meth:`JudgeFeed.tick` each turn
-(it writes a due batch and says how long the loop may sleep) and watches the pipe while it is
-full (:attr:`JudgeFeed.blocked`).
+with the time it read once for the turn (it writes a due batch and says how long the loop may
+sleep), hands each chunk to :meth:`JudgeFeed.chunk` (a header packed and two appends: the
+chunk itself is never copied), and watches the pipe while it is full, told so by
+:attr:`JudgeFeed.watch` when the pipe fills and when it drains, not by asking every turn.
 
-Back-pressure, stated: the wire never waits for the judge. What waits is bounded by bytes
-(``cap``, ``--max-queue``): once the judge's pipe is full, a chunk that would take what waits
-past the cap cuts the judge off (:attr:`JudgeFeed.overflowed`): judging stops for the rest of
+Back-pressure, stated: the wire never waits for the judge, and no part of the judge's copy is
+dropped while judging goes on: it is buffered. What waits is bounded by bytes (``cap``,
+``--max-queue``; the judge's pipe holds :data:`PIPE_SIZE` more in the kernel): once the
+judge's pipe is full, a chunk that would take what waits past the cap cuts the judge off
+(:attr:`JudgeFeed.overflowed`): judging stops for the rest of
 the session, because a trace with a hole in it would give unsound verdicts, and the proxy's
 verdict says so (``incomplete``, never ``pass``). The frames the judge does get are whole and in
 order: a prefix of the session, then the end of the session, but not the ends of the two
@@ -32,6 +36,7 @@ import select
 import struct
 import time
 from collections import deque
+from collections.abc import Callable
 
 # One frame to the judge: direction, seconds since the relay started, length; then the bytes.
 HEADER = struct.Struct("<BdI")
@@ -44,6 +49,12 @@ BATCH_BYTES = 64 << 10  # a batch this large goes to the judge at once
 DELAY = 0.01  # seconds a frame waits at most for others to go with it (a live line's delay)
 IDLE_MS = 200  # the relay's poll timeout when no batch is due
 _IOV_MAX = 1024  # pieces one writev takes (Linux)
+_HEADER_SIZE, _pack = HEADER.size, HEADER.pack  # looked up once: every chunk uses them
+
+
+def unwatched(_blocked: bool) -> None:
+    """The feed's :attr:`JudgeFeed.watch` when no loop watches its pipe (it is written
+    again at the next :meth:`JudgeFeed.tick` or :meth:`JudgeFeed.close`)."""
 
 
 def widen(fd: int) -> None:
@@ -71,21 +82,45 @@ class JudgeFeed:
         self.waiting = 0  # bytes in the queue
         self.due = math.inf  # when the queue is written at the latest (``delay`` after its first)
         self.blocked = False  # the pipe was full at the last write: written again once it has room
+        # Told when the pipe fills (True) and when it took everything or broke (False): the
+        # relay's loop watches the pipe for room meanwhile, without asking every turn.
+        self.watch: Callable[[bool], None] = unwatched
         self.overflowed = False  # the judge fell ``cap`` bytes behind: judging stopped
         self.lost = False  # the judge's pipe broke (it exited), or it was given up at the end
+        self.cut = False  # overflowed or lost: no more chunks go
         self.cpu = 0.0  # CPU seconds :meth:`close` spent draining the queue
 
+    def chunk(self, kind: int, t: float, data: bytes, now: float) -> None:
+        """One chunk of the wire, read at ``now``: the relay's path for every chunk, so it
+        takes the fewest steps (no control frames, no clock read: the loop's ``now``)."""
+        if self.cut:
+            return
+        n = len(data)
+        size = _HEADER_SIZE + n
+        if self.blocked and self.waiting + size > self.cap:
+            self.overflowed = self.cut = True
+            return
+        queue = self.queue
+        if not queue:
+            self.due = now + self.delay
+        queue.append(_pack(kind, t, n))
+        queue.append(data)
+        self.waiting += size
+        if self.waiting >= BATCH_BYTES and not self.blocked:
+            self.flush()
+
     def put(self, kind: int, t: float, data: bytes) -> None:
-        """Queue one chunk (or a control frame, which goes at once) for the judge; a batch
-        that reached :data:`BATCH_BYTES` is written now, as far as the pipe takes it."""
+        """Queue one frame for the judge: a chunk (as :meth:`chunk`), the end of a direction
+        (empty bytes) or a control frame, which goes at once; a batch that reached
+        :data:`BATCH_BYTES` is written now, as far as the pipe takes it."""
+        now = time.monotonic()
+        if kind < SETUP and data:
+            self.chunk(kind, t, data, now)
+            return
         if self.lost or (self.overflowed and kind < SETUP):
             return
-        if self.blocked and kind < SETUP and data and (
-                self.waiting + HEADER.size + len(data) > self.cap):
-            self.overflowed = True
-            return
         if not self.queue:
-            self.due = time.monotonic() + self.delay
+            self.due = now + self.delay
         self.queue.append(HEADER.pack(kind, t, len(data)))
         if data:
             self.queue.append(data)
@@ -93,15 +128,16 @@ class JudgeFeed:
         if not self.blocked and (self.waiting >= BATCH_BYTES or kind >= SETUP):
             self.flush()
 
-    def tick(self) -> int:
-        """Write the queue if it is due; the milliseconds the loop may sleep before the next
-        one is (:data:`IDLE_MS` when nothing is due: an empty queue, or a full pipe, which the
-        loop watches instead)."""
+    def tick(self, now: float | None = None) -> int:
+        """Write the queue if it is due at ``now`` (the loop's clock read, else the clock's);
+        the milliseconds the loop may sleep before the next one is (:data:`IDLE_MS` when
+        nothing is due: an empty queue, or a full pipe, which the loop watches instead)."""
         if not self.queue or self.blocked:
             return IDLE_MS
-        left = self.due - time.monotonic()
+        left = self.due - (time.monotonic() if now is None else now)
         if left > 0:
-            return min(IDLE_MS, math.ceil(left * 1000))
+            ms = int(left * 1000) + 1  # rounded up: the loop wakes once the batch is due
+            return ms if ms < IDLE_MS else IDLE_MS
         self.flush()
         return IDLE_MS
 
@@ -109,29 +145,40 @@ class JudgeFeed:
         """Write what waits, as far as the pipe takes it now (never blocks)."""
         queue = self.queue
         while queue:
-            pieces = list(itertools.islice(queue, _IOV_MAX))
+            pieces = (list(queue) if len(queue) <= _IOV_MAX
+                      else list(itertools.islice(queue, _IOV_MAX)))
             try:
                 n = os.writev(self.fd, pieces)
             except BlockingIOError:
-                self.blocked = True
+                self._block(True)
                 return
             except OSError:
                 self._give_up()
                 return
             self.waiting -= n
+            if not self.waiting:  # all of it went (the usual case): no piece by piece
+                queue.clear()
+                break
             for piece in pieces:
                 if n < len(piece):  # the pipe is full: the rest waits for room
                     queue[0] = memoryview(piece)[n:]
-                    self.blocked = True
+                    self._block(True)
                     return
                 n -= len(piece)
                 queue.popleft()
-        self.blocked, self.due = False, math.inf
+        self._block(False)
+        self.due = math.inf
+
+    def _block(self, blocked: bool) -> None:
+        if blocked is not self.blocked:
+            self.blocked = blocked
+            self.watch(blocked)
 
     def _give_up(self) -> None:
-        self.lost = True
+        self.lost = self.cut = True
         self.queue.clear()
         self.waiting = 0
+        self._block(False)  # nothing more is written: the pipe is not watched
 
     def close(self, timeout: float) -> bool:
         """Let the queue drain (at most ``timeout`` seconds), then close the pipe: the judge

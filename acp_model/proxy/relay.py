@@ -32,7 +32,16 @@ import time
 from collections.abc import Callable, Sequence
 
 from acp_model.process import READ_CHUNK, end_group, read_chunks, spawn_group
-from acp_model.proxy.feed import A2C, C2A, DIRECTIONS, PIPE_SIZE, JudgeFeed, widen
+from acp_model.proxy.feed import (
+    A2C,
+    C2A,
+    DIRECTIONS,
+    IDLE_MS,
+    PIPE_SIZE,
+    JudgeFeed,
+    unwatched,
+    widen,
+)
 
 _IN = select.POLLIN | select.POLLHUP | select.POLLERR | select.POLLNVAL
 _OUT = select.POLLOUT | select.POLLHUP | select.POLLERR | select.POLLNVAL
@@ -159,41 +168,48 @@ class Relay:
         destinations = {up.dst: up, down.dst: down}
         for flow in (up, down):
             self._watch(flow.src, _IN, True)
-        poll, feed_fd, watching_feed = self.poller.poll, feed.fd, False
+        poll, feed_fd, clock, wait = self.poller.poll, feed.fd, time.monotonic, IDLE_MS
+        feed.watch = self._watch_feed  # its pipe is watched while full, and only then
+        self._watch_feed(feed.blocked)  # (filled before the loop began: the settings)
         try:
             while self.running:
-                for fd, events in poll(feed.tick()):
+                ready = poll(wait)
+                now = clock()  # the one clock read of a turn: the chunks' time, the batch's due
+                for fd, events in ready:
                     flow = sources.get(fd)
                     if flow is not None and events & _IN and flow.rest is None and not flow.ended:
-                        self._forward(flow)
+                        self._forward(flow, now)
                     flow = destinations.get(fd)
                     if (flow is not None and events & _OUT and flow.rest is not None
                             and not flow.ended and flow.push()):
-                        self._switch(flow, reading=True)
+                        self._switch(flow, now, reading=True)
                     if fd == feed_fd and events & _OUT:
                         feed.flush()
-                if (feed.blocked and not feed.lost) is not watching_feed:
-                    watching_feed = not watching_feed
-                    self._watch(feed_fd, select.POLLOUT, watching_feed)
+                wait = feed.tick(now)
         finally:
             for flow in (up, down):
                 if not flow.ended:
                     self._end(flow)
             feed.flush()  # the last batch goes now, not when the session's end is sent
+            feed.watch = unwatched  # the rest is written by whoever closes the feed
             self.cpu["relay"] = time.thread_time()
 
-    def _forward(self, flow: _Flow) -> None:
-        """One chunk of ``flow``: its copy to the judge's batch, then on to its destination."""
+    def _watch_feed(self, blocked: bool) -> None:
+        self._watch(self.feed.fd, select.POLLOUT, blocked)
+
+    def _forward(self, flow: _Flow, now: float) -> None:
+        """One chunk of ``flow`` (read at ``now``): its copy to the judge's batch, then on to
+        its destination."""
         try:
             data = os.read(flow.src, flow.size)
         except OSError:
             data = b""
         if not data:
-            self._end(flow)
+            self._end(flow, now)
             return
         n = len(data)
         flow.size = PIPE_SIZE if n == flow.size else READ_CHUNK
-        self.feed.put(flow.kind, time.monotonic() - self.t0, data)
+        self.feed.chunk(flow.kind, now - self.t0, data, now)
         flow.count += n
         if not flow.dst_open:
             return  # the editor stopped reading: keep draining the agent, judge what it says
@@ -204,19 +220,19 @@ class Relay:
         except OSError:
             flow.dst_open = False
             if flow is self.up:
-                self._end(flow)  # the agent stopped reading or exited: nothing more can reach it
+                self._end(flow, now)  # the agent stopped reading or exited: nothing can reach it
             return
         if written < n:
             flow.rest = memoryview(data)[written:]
-            self._switch(flow, reading=False)  # read no more until the destination took it
+            self._switch(flow, now, reading=False)  # read no more until the destination took it
 
-    def _switch(self, flow: _Flow, *, reading: bool) -> None:
+    def _switch(self, flow: _Flow, now: float, *, reading: bool) -> None:
         self._watch(flow.src, _IN, reading)
         self._watch(flow.dst, select.POLLOUT, not reading)
         if reading and not flow.dst_open and flow is self.up:
-            self._end(flow)
+            self._end(flow, now)
 
-    def _end(self, flow: _Flow) -> None:
+    def _end(self, flow: _Flow, now: float | None = None) -> None:
         """The direction ended: the judge hears of it, and the far side gets its EOF, as it
         would without the proxy."""
         flow.ended = True
@@ -225,7 +241,9 @@ class Relay:
         for fd, events in ((flow.src, _IN), (flow.dst, select.POLLOUT)):
             with contextlib.suppress(KeyError, ValueError):
                 self._watch(fd, events, False)
-        self.feed.put(flow.kind, self.elapsed(), b"")
+        # the turn's time when the loop ends it: a chunk of the same turn after it has that time
+        # too, so the judge's times never go back
+        self.feed.put(flow.kind, (time.monotonic() if now is None else now) - self.t0, b"")
         if flow is self.up:
             self.editor_gone.set()
             with contextlib.suppress(OSError):

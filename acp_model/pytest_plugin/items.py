@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 import pytest
 
 from acp_model.pytest_plugin.run import AcpRun, _options, run_once
-from acp_model.report.text import counterexample_name
+from acp_model.report.text import counterexample_name, proven_minimal
 from acp_model.spec.rules import group_of, rule_groups, strength_shown
 
 NODE_NAME = "acp-model"
@@ -52,9 +52,9 @@ def describe_failures(found: Mapping[str, Found], rules: Iterable[str] | None = 
                   f"  what happened: {one.violation.message}"]
         rate = f", {reproduction_text(one)}"  # "not replayed" when none ran
         if one.actions:
-            minimal = (bool(one.minimize.get("fixpoint"))
-                       and one.minimize.get("steps") in (None, len(one.actions))
-                       if one.minimize else None)
+            minimal = proven_minimal(one.minimize or None, len(one.actions),
+                                     *((one.reproduced, one.replays) if one.replays
+                                       else (one.free_reproduced, one.free_replays)))
             lines.append(f"  {counterexample_name(one.reproduced, one.replays, minimal)}, "
                          f"{len(one.actions)} client action(s){rate}:")
             steps = Program.of(one.actions).describe()

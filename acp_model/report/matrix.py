@@ -27,7 +27,7 @@ from typing import Any
 from acp_model import __version__
 from acp_model.report.links import rule_url
 from acp_model.report.reach import LABELS, Reach
-from acp_model.report.text import minimize_stopped
+from acp_model.report.text import minimize_stopped, proven_minimal
 from acp_model.spec.families import Family, families, family_of
 from acp_model.spec.levels import Level
 from acp_model.spec.rules import RULES, strength_shown
@@ -110,13 +110,25 @@ def rate(reproduced: Any, replays: Any) -> str | None:
 def reproduction_text(f: Mapping[str, Any]) -> str:
     """How often a finding's program reproduced in fresh agent processes, in words."""
     held, free = f.get("reproduction"), f.get("free_reproduction")
-    if free is not None:
-        return (f"reproduced {held or 'not replayed'} in fresh agent processes under the "
-                f"recorded boundary schedule, {free} free-running")
+    if free is not None or f.get("inconclusive") or f.get("free_inconclusive"):
+        unsure, free_unsure = int(f.get("inconclusive") or 0), int(f.get("free_inconclusive") or 0)
+        why = f": {f['inconclusive_why']}" if f.get("inconclusive_why") else ""
+        held_more = f" ({unsure} more inconclusive{why})" if unsure else ""
+        free_more = f" ({free_unsure} more inconclusive{'' if unsure else why})" \
+            if free_unsure else ""
+        return (f"reproduced {held or 'not replayed'}{held_more} in fresh agent processes "
+                f"under the recorded boundary schedule, {free or 'not replayed'}{free_more} "
+                "free-running")
     if held is not None:
         return f"reproduced {held} in fresh agent processes (free-running)" + (
             "; unverified: no fresh process showed it" if held.startswith("0/") else "")
     return "not replayed in a fresh agent process"
+
+
+def _rate_of(text: Any) -> tuple[int, int]:
+    """(hits, runs) of a ``3/4`` rate (0, 0: none)."""
+    hits, _, runs = str(text or "").partition("/")
+    return (int(hits), int(runs)) if hits.isdigit() and runs.isdigit() else (0, 0)
 
 
 def minimized_text(f: Mapping[str, Any]) -> str:
@@ -124,6 +136,12 @@ def minimized_text(f: Mapping[str, Any]) -> str:
     steps = f.get("steps")
     size = f"{steps} client action(s)" if steps is not None else "client actions"
     m = f.get("minimize") or {}
+    hits, runs = _rate_of(f.get("reproduction") or f.get("free_reproduction"))
+    if m.get("fixpoint") and not proven_minimal(m, int(steps or 0) if steps is not None
+                                                else m.get("steps") or 0, hits, runs):
+        return (f"{size}; minimizing reached its fixpoint, but the program reproduces only "
+                f"{hits}/{runs}: a removal whose replay missed is no proof that the action "
+                "is needed, so it is not proven minimal")
     if m.get("fixpoint"):
         return f"{size}, minimized to a fixpoint: no single action can be removed"
     if m:
@@ -162,6 +180,10 @@ def _finding(v: Mapping[str, Any], ce: Mapping[str, Any] | None, revision: str,
         # program was not replayed (older runs carry only the free-running rate)
         "reproduction": rate(ce.get("reproduced"), ce.get("replays")) if ce else None,
         "free_reproduction": rate(ce.get("free_reproduced"), ce.get("free_replays")),
+        # replays in which the agent failed on its own, beside the rates (newer runs, and
+        # only when there were any: fuzzing/inconclusive.py)
+        **{k: ce[k] for k in ("inconclusive", "free_inconclusive", "inconclusive_why")
+           if ce.get(k)},
         "minimize": ce.get("minimize"),
         "minimize_cut": ce.get("minimize_cut"),
         "standing": ce.get("standing"),

@@ -41,6 +41,28 @@ def counterexample_name(reproduced: int, replays: int, minimal: bool | None = No
     return "unverified counterexample" if replays else "counterexample"
 
 
+def proven_minimal(minimize: Any, steps: int, hits: int, runs: int) -> bool | None:
+    """Whether a reported program of ``steps`` actions may be called minimal: minimizing
+    reached its fixpoint with this very program, and the program reproduces at least half of
+    its fresh-process replays (``hits``/``runs``: held to the recorded schedule, else
+    free-running). Minimizing kept an action because the replay without it missed; against a
+    program that itself mostly misses, such a miss is no evidence that the action is needed
+    (None: a report from before minimizing was said)."""
+    if not isinstance(minimize, Mapping):
+        return None
+    if not minimize.get("fixpoint") or minimize.get("steps") not in (None, steps):
+        return False
+    return runs == 0 or 2 * hits >= runs
+
+
+def measured(ce: Mapping[str, Any]) -> tuple[int, int]:
+    """The rate a report's counterexample is judged by: its held replays, else its free
+    ones (conclusive runs only)."""
+    if ce.get("replays"):
+        return int(ce.get("reproduced") or 0), int(ce["replays"])
+    return int(ce.get("free_reproduced") or 0), int(ce.get("free_replays") or 0)
+
+
 # minimizing's stages (``fuzzing/shrink.py``'s ``Stage``), in words
 STAGE_WORDS = {"search": "search for a program that reproduces",
                "breaches": "the client's deliberate breaches",
@@ -79,18 +101,41 @@ def minimize_progress(m: Mapping[str, Any]) -> str:
 
 
 def reproduction_phrase(hits: int, runs: int, free: int = 0, free_runs: int = 0, *,
-                        held: bool = True) -> str:
+                        held: bool = True, unsure: int = 0, free_unsure: int = 0,
+                        why: str | None = None) -> str:
     """How often fresh agent processes reproduced a counterexample: ``runs`` replays held to
     its recorded schedule (``held``: a report that says so) and ``free_runs`` free-running;
-    "not replayed" when none ran (never "0/0")."""
+    "not replayed" when none ran (never "0/0"). ``unsure``, ``free_unsure``: the replays
+    beside them that were inconclusive (the agent failed on its own: ``why``, the first)."""
     parts = []
-    if runs:
-        parts.append(f"reproduced {hits}/{runs}" + (" under the recorded schedule" if held
-                                                    else ""))
-    if free_runs:
-        parts.append(f"{free}/{free_runs} free-running" if runs
-                     else f"reproduced {free}/{free_runs} free-running")
+    said = False
+
+    def beside(n: int) -> str:
+        nonlocal said
+        if not n:
+            return ""
+        reason = f": {why}" if why and not said else ""
+        said = said or bool(reason)
+        return f" ({n} more inconclusive{reason})"
+
+    if runs or unsure:
+        parts.append((f"reproduced {hits}/{runs}" if runs else "no conclusive replay")
+                     + (" under the recorded schedule" if held else "") + beside(unsure))
+    if free_runs or free_unsure:
+        parts.append((f"{free}/{free_runs} free-running" if parts
+                      else f"reproduced {free}/{free_runs} free-running") + beside(free_unsure))
     return ", ".join(parts) if parts else "not replayed"
+
+
+def rates_phrase(ce: Mapping[str, Any]) -> str:
+    """A report's counterexample's :func:`reproduction_phrase` (a report older than the
+    inconclusive replays' fields reads as none)."""
+    return reproduction_phrase(int(ce.get("reproduced") or 0), int(ce.get("replays") or 0),
+                               int(ce.get("free_reproduced") or 0),
+                               int(ce.get("free_replays") or 0), held="free_replays" in ce,
+                               unsure=int(ce.get("inconclusive") or 0),
+                               free_unsure=int(ce.get("free_inconclusive") or 0),
+                               why=ce.get("inconclusive_why"))
 
 
 def rule_markup(rule_id: str) -> str:
@@ -105,16 +150,12 @@ def counterexample_line(ce: Mapping[str, Any], tail: str = "") -> str:
     kept or who found it. Rich markup, with every report value escaped."""
     steps = ce.get("steps", len(ce.get("actions") or []))
     minimize = ce.get("minimize")
-    minimal = (bool(minimize.get("fixpoint")) and minimize.get("steps") in (None, steps)
-               if isinstance(minimize, Mapping) else None)
+    minimal = proven_minimal(minimize, steps, *measured(ce))
     name = counterexample_name(int(ce.get("reproduced") or 0), int(ce.get("replays") or 0),
                                minimal)
     if ce.get("standing") == Standing.SHARED_ONLY:
         name = "warning: seen on a shared process only, not reproduced; its program"
-    rate = reproduction_phrase(int(ce.get("reproduced") or 0), int(ce.get("replays") or 0),
-                               int(ce.get("free_reproduced") or 0),
-                               int(ce.get("free_replays") or 0),
-                               held="free_replays" in ce)
+    rate = rates_phrase(ce)
     return (f"{rule_markup(str(ce['rule']))}: {name} of {steps} client action(s), "
             f"{escape(rate)}" + (f" {escape(tail)}" if tail else ""))
 

@@ -157,6 +157,19 @@ _DEFS: list[ReadingDef] = [
                   "no longer needed by cancelled work. The request's scope alone does not "
                   "establish that dependency')"),
     ReadingDef(
+        "A-33", "cancel-after-turn-done",
+        "Must work end with cancelled for a session/cancel the agent read that was written "
+        "once its model had released the turn's whole final response (no tool call in it, no "
+        "model request open: the fuzzer's record of the cancel says so)?",
+        {"done": "no: a cancel after the turn's work was done may be answered with the turn's "
+                 "end (the text binds `cancelled` to aborting ongoing operations, and none was "
+                 "left): CANCEL-07 warns, citing the record",
+         "strict": "yes: every cancel the agent provably read during the work binds it "
+                   "(CANCEL-07 fails, as before the fact was recorded)"},
+        "done", "v1 prompt-turn.mdx §Cancellation ('after all ongoing operations have been "
+                "successfully aborted and pending updates sent ... MUST respond ... with the "
+                "cancelled stop reason')"),
+    ReadingDef(
         "SPEC", "spec-revision",
         "Which revision of the v2 text judges? (set with --spec; a revision fixes the "
         "readings its text decides)",

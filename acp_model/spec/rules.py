@@ -419,7 +419,12 @@ _R: list[Rule] = [
          "'Agents MUST catch these errors')", tck=("ACP-CANCEL-203", "ACP-CANCEL-207"),
          cited_in=((SDK_2_4_0, "sdk-2.4.0 schema $defs.ClientNotification session/cancel "
                                "('Agents MUST catch errors caused by aborting cancelled work and "
-                               "report the cancelled stop reason, not error')"),)),
+                               "report the cancelled stop reason, not error')"),),
+         notes="A cancel the fuzzer wrote once its scripted model had released the turn's whole "
+               "final response (no tool call in it, no model request open; the cancel's "
+               "transcript record says so) left nothing to abort: answered with the turn's "
+               "real end it is a warning under reading A-33=done (the default), a failure "
+               "under A-33=strict."),
     Rule("CANCEL-08", "agent", "MAY", "allowance",
          "Content and tool call updates may still come between the cancel and the cancelled idle.",
          f"{PL} §Cancellation"),

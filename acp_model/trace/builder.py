@@ -219,6 +219,18 @@ class TraceBuilder:
     def cancel(self, sid: str) -> TraceBuilder:
         return self.rpc.notify("c2a", "session/cancel", {"sessionId": sid})
 
+    def turn_done(self, at: int) -> TraceBuilder:
+        """The fuzzer's fact on the last record (a cancel's write): its scripted model had
+        released the session's turn's whole final response after message #``at``."""
+        self.log.records[-1] = self.log.records[-1]._replace(turn_done=at)
+        return self
+
+    def model_asked(self, *sids: str) -> TraceBuilder:
+        """The fuzzer's fact on the last record: the agent asked the model for those sessions'
+        turns since the record before."""
+        self.log.records[-1] = self.log.records[-1]._replace(model_asked=sids)
+        return self
+
     def cancel_request(self, direction: str, req_id: Any) -> TraceBuilder:
         return self.rpc.notify(direction, "$/cancel_request", {"requestId": req_id})
 

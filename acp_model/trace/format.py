@@ -12,6 +12,14 @@ client for it, only judges how the agent answers. ``"by"`` on a client message t
 wrote names the part of it that wrote it (``trace/authors.py``: an action and its number, the
 handshake, a spare session made ahead, a reply, the teardown); the checker ignores it.
 
+Two more keys carry what the fuzzer knew of its scripted model (the LLM stand-in), which the
+wire cannot show: ``"turn_done": N`` on a client record that writes a cancel (``session/cancel``,
+or ``$/cancel_request`` of a prompt) says the model had released the whole final response of
+that session's current turn (its end, no tool call in it) after message #N and no model request
+of the session was open; ``"model_asked": [sessionId, ...]`` on any record says the agent made a
+model request of those sessions' turns since the record before (it voids an earlier
+``turn_done``: the turn was not done). A trace without them knows nothing of the model.
+
 ``c2a`` is client to agent, ``a2c`` agent to client. Records are in the order the *client side*
 saw them (sent / received), which is what makes the race reasoning of the monitor sound.
 
@@ -40,6 +48,8 @@ import orjson
 from acp_model.trace.authors import Author
 
 DIRECTIONS = ("c2a", "a2c")
+TURN_DONE = "turn_done"  # the keys of the model's side (module docstring)
+MODEL_ASKED = "model_asked"
 
 
 class TraceError(ValueError):
@@ -57,6 +67,9 @@ class Record(NamedTuple):
     note: str | None = None
     probe: bool = False  # a deliberate negative input sent by the fuzzer
     n: int | None = None  # its message number in the whole transcript (an excerpt's own)
+    # a cancel written when the scripted model had finished the session's turn, after #N
+    turn_done: int | None = None
+    model_asked: tuple[str, ...] = ()  # sessions whose turns the model was asked since
     by: Author | None = None  # which part of the fuzz client wrote it (``trace/authors.py``)
 
     def to_json(self) -> dict[str, Any]:
@@ -67,6 +80,10 @@ class Record(NamedTuple):
             out["probe"] = True
         if self.n is not None:
             out["n"] = self.n
+        if self.turn_done is not None:
+            out[TURN_DONE] = self.turn_done
+        if self.model_asked:
+            out[MODEL_ASKED] = list(self.model_asked)
         if self.by is not None:
             out["by"] = self.by.to_json()
         if self.raw is not None:
@@ -92,7 +109,16 @@ def parse_record(obj: Any, where: str = "record") -> Record:
     n = obj.get("n")
     if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 0):
         raise TraceError(f"{where}: 'n' must be a message number (0 or more), got {n!r}")
-    by = Author.from_json(obj["by"]) if "by" in obj else None
+    done, asked = obj.get(TURN_DONE), obj.get(MODEL_ASKED)
+    if done is not None and (isinstance(done, bool) or not isinstance(done, int) or done < 0):
+        raise TraceError(f"{where}: '{TURN_DONE}' must be a message number, got {done!r}")
+    if asked is not None and not (isinstance(asked, list)
+                                  and all(isinstance(a, str) for a in asked)):
+        raise TraceError(f"{where}: '{MODEL_ASKED}' must be a list of session ids, got {asked!r}")
+    model: dict[str, Any] = {} if done is None and not asked else \
+        {"turn_done": done, "model_asked": tuple(asked or ())}
+    if "by" in obj:
+        model["by"] = Author.from_json(obj["by"])
     has_msg, has_raw = "msg" in obj, "raw" in obj
     if has_msg == has_raw:
         raise TraceError(f"{where}: exactly one of 'msg' or 'raw' is required")
@@ -101,8 +127,10 @@ def parse_record(obj: Any, where: str = "record") -> Record:
             raise TraceError(f"{where}: 'raw' must be a string")
         note = obj.get("error")
         return Record(direction, raw=obj["raw"], t=t, note=note if isinstance(note, str) else None,
-                      probe=probe, n=n, by=by)
-    return Record(direction, obj["msg"], None, t, None, probe, n, by)  # positional: once per line
+                      probe=probe, n=n, **model)
+    if model:
+        return Record(direction, obj["msg"], None, t, None, probe, n, **model)
+    return Record(direction, obj["msg"], None, t, None, probe, n)  # positional: once per line
 
 
 GAP = "gap"  # the key of a gap record: [first, last] message numbers left out

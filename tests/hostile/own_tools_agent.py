@@ -22,6 +22,9 @@ the model's response has started but before any of its content came is noted on 
 and acted on at its next text; a tool call that comes next does not look at the note, so the
 tool is asked for and the turn ends ``end_turn`` (CANCEL-07). Only a model that pauses
 between the start of its answer and a tool call leaves time for a cancel to land there.
+``--finish-after-final MS``: once its model's final response (no tool call) has ended, the
+turn takes MS milliseconds to finish and a cancel read then is ignored: the turn's real end
+(``end_turn``) answers it (issue 49: nothing was left to abort, CANCEL-07's warning).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import urllib.parse
 from typing import Any
 
@@ -91,6 +95,8 @@ ids = itertools.count(1)
 
 
 LOSE_MID_STREAM_CANCEL = "--lose-mid-stream-cancel" in sys.argv  # a planted bug
+FINISH_MS = int(sys.argv[sys.argv.index("--finish-after-final") + 1]) \
+    if "--finish-after-final" in sys.argv else -1  # -1: a cancel is never ignored
 
 
 class Turn:
@@ -99,8 +105,11 @@ class Turn:
         self.sock: socket.socket | None = None
         self.awaiting_content = False  # the model's response started, none of it read yet
         self.stream_cancel = threading.Event()  # a cancel noted on the stream (the bug)
+        self.final = False  # the model's final response has ended (--finish-after-final)
 
     def cancel(self) -> None:
+        if FINISH_MS >= 0 and self.final:
+            return  # nothing left to abort: the turn's end answers it
         if LOSE_MID_STREAM_CANCEL and self.awaiting_content:
             self.stream_cancel.set()  # acted on at the stream's next text, if one comes
             return
@@ -236,6 +245,9 @@ def prompt(rid: Any, params: dict[str, Any], turn: Turn) -> None:
             if not calls:
                 if finish.startswith("http") or finish == "broken":
                     continue  # a failed request: ask again
+                if FINISH_MS >= 0:
+                    turn.final = True
+                    time.sleep(FINISH_MS / 1000)  # writing the turn up
                 break
             messages.append({"role": "assistant", "content": said or None, "tool_calls": [
                 {"id": c["id"], "type": "function",

@@ -13,10 +13,17 @@ from typing import Any
 import pytest
 
 from acp_model.fuzzing import shrink
-from acp_model.fuzzing.actions import Action, NewSession, Prompt, Wait
+from acp_model.fuzzing.actions import (
+    Action,
+    CancelPromptRequest,
+    NewSession,
+    Prompt,
+    Wait,
+    WaitMode,
+)
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.program import Program
-from acp_model.fuzzing.recorder import Found
+from acp_model.fuzzing.recorder import Found, Recorder
 from acp_model.fuzzing.schedule import Schedule
 from acp_model.fuzzing.shrink import ReplayOutcome, replay_once
 from acp_model.oracle.monitor import Violation
@@ -539,3 +546,61 @@ def test_replays_a_stop_cut_are_not_counted() -> None:
     assert tally.get(program, False)[:2] == (0, 1)
     tally.count(program, ReplayOutcome(False, [], [], None, held=True))
     assert tally.get(program, True)[:2] == (0, 1)  # held and free runs are told apart
+
+
+def _say(text: str) -> Prompt:
+    return Prompt(0, [{"type": "text", "text": text}])
+
+
+def _sighting(cfg: FuzzConfig, rule: str, program: list[Action]) -> Found:
+    """The run's first sighting of ``rule``: a replay of ``program`` that shows it."""
+    for _ in range(5):
+        outcome = replay_once(cfg, program, rule)
+        if outcome.reproduced and outcome.offending is not None:
+            v = next(v for v in outcome.violations if v.rule == rule)
+            return Found(rule, v, program, outcome.records, outcome.offending, [program],
+                         0.0, 0.0, candidates=[(program, [program])])
+    raise AssertionError(f"{program} never showed {rule}")
+
+
+def test_a_withdrawn_prompt_s_failure_is_rooted_under_prompt_04_when_no_prompt_is_answered(
+        ) -> None:
+    """kilo v1 (s8, cause I): an agent that answers no prompt (here: none after the first) is
+    first seen as CANCEL-14 where the client had withdrawn the prompt. Minimizing counted the
+    replays without the withdrawal (PROMPT-04 on the same prompt) as misses, so the program
+    kept it; now they are hits, and the failure is PROMPT-04's, short, saying why."""
+    cfg = FuzzConfig([*REFERENCE, "--mutant", "prompt_never_answered"], replay_runs=2)
+    noise = [a for n in range(4) for a in (Wait(0, WaitMode.TICK), _say(f"noise {n}"))]
+    program = [NewSession(), _say("a"), Wait(0, WaitMode.SETTLED), _say("b"),
+               Wait(0, WaitMode.TICK), CancelPromptRequest(0), *noise]
+    found = _sighting(cfg, "CANCEL-14", program)
+    assert found.method == "session/prompt"
+    shrink.measure_reproduction(cfg, found)
+    assert found.rule == found.violation.rule == "PROMPT-04", (found.rule, found.notes)
+    assert found.verified and not found.minimize_cut, found.notes
+    assert not any(isinstance(a, CancelPromptRequest) for a in found.actions), found.actions
+    assert len(found.actions) <= 4, found.actions
+    assert found.notes[0] == ("first seen as CANCEL-14; the program without the withdrawal "
+                              "($/cancel_request) shows it, so the root is PROMPT-04")
+    # the run had also seen PROMPT-04 itself: one root, one failure
+    recorder = Recorder()
+    recorder.found = {"CANCEL-14": found, "PROMPT-04": dataclasses.replace(
+        found, rule="PROMPT-04", notes=[], actions=[*found.actions, _say("more")])}
+    recorder.one_root()
+    assert list(recorder.found) == ["PROMPT-04"]
+    assert recorder.found["PROMPT-04"].actions == found.actions
+    assert recorder.found["PROMPT-04"].notes[0].startswith("first seen as CANCEL-14")
+
+
+def test_an_agent_that_answers_only_prompts_not_withdrawn_stays_cancel_14() -> None:
+    """The narrow rule is the root when only withdrawn prompts go unanswered: minimizing
+    keeps the withdrawal, and the failure stays CANCEL-14."""
+    cfg = FuzzConfig([*REFERENCE, "--mutant", "withdrawn_prompt_unanswered"], replay_runs=2)
+    program = [NewSession(), _say("a"), _say("b"), CancelPromptRequest(0), _say("c"),
+               Wait(0, WaitMode.TICK), _say("d")]
+    found = _sighting(cfg, "CANCEL-14", program)
+    shrink.measure_reproduction(cfg, found)
+    assert found.rule == found.violation.rule == "CANCEL-14", found.notes
+    assert found.verified
+    assert any(isinstance(a, CancelPromptRequest) for a in found.actions), found.actions
+    assert not any(n.startswith("first seen as") for n in found.notes), found.notes

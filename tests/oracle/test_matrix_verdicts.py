@@ -320,3 +320,19 @@ def test_the_cancel_09_proof_names_the_cancels_in_flight_and_which_was_read() ->
     assert "session/cancel #" in failure["message"] and "(read before it: the agent " \
         "answered #" in failure["message"], failure
     assert "$/cancel_request" not in failure["message"]
+
+
+def test_the_cancel_09_proof_names_every_cancel_that_binds_the_work() -> None:
+    """Two session/cancels in flight when the turn ended cancelled, the first provably read
+    before that end and the second not (s8, cause E'): the proof named only the first, so a
+    maintainer could not see that a cancel still unread at the end also bound the work."""
+    t = TraceBuilder().v1.handshake().v1.new_session(S).prompt(S, 6)
+    t.cancel(S).sync().cancel(S).v1.ended(6, "cancelled").v1.chunk(S, "late")
+    (failure,) = [v for v in check(t, V1)["violations"] if v["rule"] == "CANCEL-09"]
+    cancels = [e for e in failure["evidence"] if e["role"].startswith("session/cancel")]
+    assert len(cancels) == 2, failure
+    first, second = sorted(cancels, key=lambda e: e["index"])
+    assert first["role"] == "session/cancel, read before it", first
+    assert second["role"] == "session/cancel, not provably read", second
+    for e in cancels:
+        assert f"session/cancel #{e['index']} (" in failure["message"], failure

@@ -213,6 +213,10 @@ def _evidence_cases() -> dict[str, tuple[Readings, TraceBuilder]]:
                 "c2a", "session/resume", {"sessionId": S, "cwd": "/tmp/project",
                                           "mcpServers": []}, 20).rpc.result("a2c", 20, {})
             .cancel(S).sync().idle(S, "end_turn")),
+        # the fuzzer's record: the model had released the turn's final response (#10)
+        "cancel_after_done_honoured": (
+            DEFAULT, turn_start(base(), 10).agent_message(S).cancel(S).turn_done(10).sync()
+            .idle(S, "end_turn")),
         # cancel and prompt written together, the cancel read before the turn showed
         "cancelled_not_only_by_order": (
             DEFAULT.parse(["SPEC=v1"]), TraceBuilder().v1.handshake().v1.new_session(S)
@@ -235,7 +239,7 @@ READ_PROOFS = {"cancel_honoured", "tool_respects_answer", "cancelled_has_cause",
                "no_new_work_after_cancel", "no_new_elicitation_after_cancel",
                "idle_cancel_answered", "idle_cancel_not_swallowed",
                "held_prompt_cancelled", "cancel_after_reopen_honoured",
-               "cancelled_not_only_by_order"}
+               "cancel_after_done_honoured", "cancelled_not_only_by_order"}
 
 
 def test_every_evidence_bearing_check_has_a_breaking_trace_here() -> None:

@@ -20,9 +20,10 @@ def graph(edges: list[tuple[int, int, str]], owes: dict[int, tuple[str, ...]] | 
     n = 1 + max(max(s, d) for s, d, _ in edges)
     return SimpleNamespace(
         nodes=n, refusals=[],
-        edges=[SimpleNamespace(src=s, dst=d, action=SimpleNamespace(label=a), allowed=1,
+        edges=[SimpleNamespace(src=s, dst=d, action=SimpleNamespace(label=a, event=a), allowed=1,
                                warns=((),), breaks=(), src_state="idle") for s, d, a in edges],
-        info=[{"states": ("idle",), "obligations": [owes.get(u, ())]} for u in range(n)],
+        info=[{"states": ("idle",), "label": "idle", "obligations": [owes.get(u, ())]}
+              for u in range(n)],
         keys=[(((), (), False),) for _ in range(n)])
 
 

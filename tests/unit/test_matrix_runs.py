@@ -339,3 +339,19 @@ def test_a_failure_the_runs_end_decided_stands_where_its_transcript_ends() -> No
     # a finding at another message is not carried by it
     assert verdicts_on(Case({**recorded, "index": 9}, {"transcript.jsonl": str(transcript)}),
                        DEFAULT.parse(["SPEC=v1"]), {}) == []
+
+
+def test_the_matrix_states_its_per_failure_bounds_before_it_starts() -> None:
+    """A user reading "15 runs of 120 s" must also read what each failure may add: the
+    bounds follow the matrix's growth of the minimizing budget (MATRIX_GROWTH)."""
+    import argparse
+
+    from acp_model.cli.matrix import _time_words
+    from acp_model.fuzzing.budget import MATRIX_GROWTH
+
+    args = argparse.Namespace(budget=120.0, jobs=2, minimize_budget=None)
+    words = _time_words(args, 15)
+    assert words.startswith("about 16 min of fuzzing")  # 8 rounds of 120 s
+    assert f"up to {MATRIX_GROWTH * 60:g} s and {MATRIX_GROWTH * 60:g} s each" in words
+    args.minimize_budget = 10.0
+    assert f"up to {MATRIX_GROWTH * 10:g} s" in _time_words(args, 1)

@@ -10,6 +10,7 @@ whatever one read brings back into the frames.
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 
@@ -159,3 +160,27 @@ def test_the_judge_reads_frames_whatever_the_reads_cut_and_waits_only_when_all_h
     os.close(r)
     assert got == sent
     assert handed_out and all(handed_out)  # idle (the trace's flush) only before a read
+
+
+def test_the_loop_is_told_when_the_judge_s_pipe_fills_and_when_it_drains_or_breaks() -> None:
+    r, w = os.pipe()
+    feed = JudgeFeed(w, 64 << 20)
+    told: list[bool] = []
+    feed.watch = told.append  # the relay's loop watches the pipe for room while told True
+    for n in range(40):  # 2.4 MB: past what the pipe holds
+        feed.put(A2C, float(n), CHUNK)
+    assert feed.blocked and told == [True]  # once, when it filled, not once per chunk
+    got = bytearray(_pipe_holds(r))
+    while feed.queue:  # the judge reads, the loop writes what waits each time there is room
+        feed.flush()
+        got.extend(_pipe_holds(r))
+    assert told[-1] is False and not feed.blocked
+    assert all(a is not b for a, b in itertools.pairwise(told))  # each change, once
+    assert [data for _, _, data in frames(bytes(got))] == [CHUNK] * 40
+    for n in range(40):
+        feed.put(A2C, float(n), CHUNK)
+    assert told[-1] is True
+    os.close(r)  # the judge exits while the pipe is full: nothing more to watch
+    feed.flush()
+    assert feed.lost and told[-1] is False
+    feed.close(0.0)

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from acp_model.proxy import feed
-from acp_model.proxy.feed import A2C, C2A, PIPE_SIZE, JudgeFeed
+from acp_model.proxy.feed import A2C, C2A, HEADER, PIPE_SIZE, JudgeFeed
 from acp_model.proxy.relay import Relay
 from tests.proxy import frames
 
@@ -140,6 +140,33 @@ def test_a_slow_editor_holds_the_agent_back_as_a_pipe_would() -> None:
         assert relay.wait_exit(30) == 0
     assert received == LINE * 1024 * mib
     assert _sent(judge.frames(), A2C) == received
+
+
+def _judged_so_far(got: bytearray, kind: int) -> int:
+    """Bytes of ``kind`` in the whole frames the judge has read so far."""
+    at, total, data = 0, 0, bytes(got)
+    while len(data) - at >= HEADER.size:
+        k, _, size = HEADER.unpack_from(data, at)
+        if at + HEADER.size + size > len(data):
+            break
+        total += size if k == kind else 0
+        at += HEADER.size + size
+    return total
+
+
+def test_the_judge_gets_a_flood_as_it_happens_not_at_the_session_s_end() -> None:
+    # the flood fills the judge's pipe many times over: the loop writes what waits each time
+    # the judge makes room, while the session goes on (the agent lives until its stdin ends)
+    mib = 8
+    with _relay([*BYTES, "--flood", str(mib)]) as (relay, judge, editor):
+        received = bytearray()
+        while len(received) < len(LINE) * 1024 * mib:
+            received.extend(os.read(editor.r, 1 << 20))
+        _until(lambda: _judged_so_far(judge.got, A2C) == len(received), "the judge got the flood")
+        assert not relay.agent_out_closed.is_set()  # before the session's end
+        editor.close_stdin()
+        assert relay.wait_exit(30) == 0
+    assert _sent(judge.frames(), A2C) == bytes(received)
 
 
 def test_pipes_are_widened_never_narrowed_and_other_descriptors_left_alone(

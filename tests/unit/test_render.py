@@ -33,10 +33,11 @@ def test_machine_graph_is_the_table() -> None:
     edge = g.get_edge_data("running", "idle", key="idle_reported")
     assert edge["guards"][:2] == ("stop_reason_present", "cancel_honoured")
     # probable violations and held prompts (A-10=any) warn only; so does STATE-05 (a SHOULD)
-    # ... and so do a cancel after a reopen and one perhaps read together with the prompt
-    assert edge["guards"][2:5] == ("cancel_probably_honoured~", "cancel_after_reopen_honoured~",
-                                   "held_prompt_cancelled~")
-    assert edge["guards"][5:] == ("cancelled_has_cause", "cancelled_not_only_by_order~",
+    # ... and so do a cancel after a reopen, one after the model's turn was done, and one
+    # perhaps read together with the prompt
+    assert edge["guards"][2:6] == ("cancel_probably_honoured~", "cancel_after_reopen_honoured~",
+                                   "cancel_after_done_honoured~", "held_prompt_cancelled~")
+    assert edge["guards"][6:] == ("cancelled_has_cause", "cancelled_not_only_by_order~",
                                   "blocked_state_reported~")
     assert "A-01.forbid" not in g.get_edge_data("running", "running", key="prompt")["rules"]
 

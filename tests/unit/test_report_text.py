@@ -35,3 +35,27 @@ def test_brackets_are_text_and_glued_words_stay_together() -> None:
     glued = NBSP.join(["s1", "idle_reported(end_turn)"])
     lines = _shown(f"{'x' * 30} {glued}", indent="")
     assert lines[-1].strip() == "s1 idle_reported(end_turn)"  # moved whole, printed with a space
+
+
+def test_a_fixpoint_on_a_program_that_rarely_reproduces_is_not_called_minimal() -> None:
+    """Minimizing keeps an action because its replay without it missed: against a program
+    that itself reproduced 0 of 6 times, that is no proof (codex-acp v1's CANCEL-07 of the s9
+    matrix: 18 actions "minimal", then 0/6 held and 0/6 free)."""
+    from acp_model.report.matrix import minimized_text
+    from acp_model.report.text import counterexample_line, proven_minimal
+
+    fixpoint = {"fixpoint": True, "stage": "fixpoint", "steps": 18}
+    assert proven_minimal(fixpoint, 18, 5, 6) is True
+    assert proven_minimal(fixpoint, 18, 3, 6) is True  # half: as the measurement prefers
+    assert proven_minimal(fixpoint, 18, 0, 6) is False
+    assert proven_minimal(fixpoint, 17, 6, 6) is False  # not the fixpoint's own program
+    assert proven_minimal(None, 18, 6, 6) is None
+    ce = {"rule": "CANCEL-07", "steps": 18, "actions": [{}] * 18, "minimize": fixpoint,
+          "reproduced": 2, "replays": 6, "free_reproduced": 1, "free_replays": 6}
+    assert "counterexample (not proven minimal)" in counterexample_line(ce)
+    assert "minimal counterexample" in counterexample_line({**ce, "reproduced": 3})
+    words = minimized_text({"steps": 18, "minimize": fixpoint, "reproduction": "0/6",
+                            "free_reproduction": "1/6"})
+    assert "not proven minimal" in words and "0/6" in words
+    assert "no single action can be removed" in minimized_text(
+        {"steps": 18, "minimize": fixpoint, "reproduction": "6/6"})

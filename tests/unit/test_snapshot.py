@@ -57,7 +57,9 @@ def _holder(m: SessionModel, name: str) -> Any:
 _LIVE: dict[type, dict[str, Any]] = {
     PromptRec: {"status": PromptStatus.PENDING},
     PermRec: {"state": PermState.OPEN, "unreported_block": False, "owed_cancel": False},
-    CancelRec: {"prior": True, "status": CancelStatus.QUIET},
+    # sent before the open prompt (#3) and read together with it (joint, up to it)
+    CancelRec: {"prior": True, "status": CancelStatus.QUIET, "idx": 1, "joint": True,
+                "joint_upto": 3},
 }
 
 
@@ -125,10 +127,11 @@ def test_every_record_field_is_in_the_snapshot_or_excluded_with_a_reason(
         assert len(excluded) > 20, "an exclusion says why"
         return
     changed = False
-    # an index only matters by rank: move it to the other end of the order
+    # an index only matters by rank: move it to the other end of the order (a canonicalised
+    # one may be dead at one end: joint_upto below the prompt it could be read with)
     first = getattr(rec, name) == min(snapshot.indices(m))
-    for value in ([1000] if first else [0]) if meta.get("index") else _changes(getattr(rec,
-                                                                                    name)):
+    ends = [0, 1000] if meta.get("canon") else [1000] if first else [0]
+    for value in ends if meta.get("index") else _changes(getattr(rec, name)):
         setattr(rec, name, value)
         changed = changed or snapshot.snapshot(m) != base
     assert changed, f"{type(rec).__name__}.{name} changes nothing in the snapshot"
@@ -138,8 +141,11 @@ def test_every_record_field_is_in_the_snapshot_or_excluded_with_a_reason(
                                   if f.metadata.get("snapshot") is not False])
 def test_every_model_field_is_in_the_snapshot(name: str) -> None:
     m = _busy_model()
-    base = snapshot.snapshot(m)
     holder = _holder(m, name)
+    if dataclasses.fields(holder) and next(f for f in dataclasses.fields(holder)
+                                           if f.name == name).metadata.get("canon"):
+        m.state = "idle"  # canonicalised values matter only in some conditions: quiet
+    base = snapshot.snapshot(m)
     value = getattr(holder, name)
     if isinstance(value, set):
         value.add("new")
@@ -188,4 +194,6 @@ def test_read_indices_collapse_and_unread_ones_rank() -> None:
     first = snapshot.snapshot(m)
     m.ctx.frontier = 100
     assert snapshot.snapshot(m) != first  # read now: ranks become -1
-    assert snapshot.indices(m) == {3, 5, 7, 40}
+    # the answer at #7, read now, is dead (DeadFields.canon_answer_idx): it ranks nothing
+    assert snapshot.indices(m) == {3, 5, 40}
+    assert snapshot.indices(m, canon=False) == {3, 5, 7, 40}

@@ -291,6 +291,10 @@ _METHOD_COLLECTIONS = {
                                                  "session/resume")),  # SESS-17, INIT-16
     ("acp_model/oracle/answers.py", "Tuple", ("auth/login", "auth/logout")),  # INIT-12
     ("acp_model/oracle/answers.py", "Tuple", ("session/load", "session/resume")),
+    # the fuzzer's stamp of its own writes: a prompt opens a turn, the two cancels
+    # are what it stamps; the oracle reads the stamp, not the methods
+    ("acp_model/fuzzing/model_window.py", "Tuple", ("$/cancel_request", "session/cancel",
+                                                    "session/prompt")),
 }
 _METHODS_SPELLED = ("acp_model/model/wire_table.py", "acp_model/trace/", "acp_model/agents/")
 

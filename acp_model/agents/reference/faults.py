@@ -128,6 +128,10 @@ class PromptHooks(Hooks):
         """Drop prompts queued behind the work, unanswered, when it is cancelled?"""
         return False
 
+    def answers_withdrawn(self) -> bool:
+        """Answer a prompt the client withdrew ($/cancel_request) before it was accepted?"""
+        return True
+
     # --- the sdk-2.4.0 revision -------------------------------------------------------------
     def receipt_id(self, message_id: str) -> str:
         """The messageId a receipt names: the inserted user message's."""
@@ -488,6 +492,7 @@ MUTANT_HOOKS: tuple[type[Hooks], ...] = (
     _fault("busy_prompt_deadlock", PromptHooks, ignores_busy_prompt=lambda self: True),
     _fault("busy_prompt_dropped", PromptHooks, drops_busy_prompt=lambda self: True),
     _fault("cancelled_prompt_unanswered", PromptHooks, drops_queued_on_cancel=lambda self: True),
+    _fault("withdrawn_prompt_unanswered", PromptHooks, answers_withdrawn=lambda self: False),
     _fault("no_running", TurnHooks, reports_running=lambda self: False),
     _fault("requires_action_from_idle", TurnHooks, reports_running=lambda self: False),
     _fault("never_idle", TurnHooks, skips_idle=lambda self, turn: turn.index >= 2),

@@ -4,24 +4,49 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import fcntl
 import logging
 import os
 import sys
+from typing import Any
 
 from acp_model.agents import mutants as zoo
 from acp_model.agents.design import AXES, Design
 from acp_model.agents.reference.agent import TIMINGS, Agent
 from acp_model.agents.reference.faults import FAULTS, Fault
+from acp_model.agents.reference.wire import INTERNAL_ERROR, RpcFailure
 from acp_model.agents.stdio import StdinReader, StdoutWriter
 
 log = logging.getLogger("acp_model.agents.reference")
 
 
+def process_number(path: str) -> int:
+    """This process's number among those sharing the counter file at ``path`` (0, 1, ...),
+    taken under a lock: replays start processes concurrently."""
+    with open(path, "a+") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        f.seek(0)
+        n = len(f.read())
+        f.write(".")
+    return n
+
+
+def flaky(agent: Agent, method: str) -> None:
+    """Answer every ``method`` request with -32603: an agent that fails on its own, in
+    some processes (a replay of it is inconclusive, not a miss: fuzzing/inconclusive.py)."""
+    def failing(ctx: Any, params: Any) -> None:
+        raise RpcFailure(INTERNAL_ERROR, f"internal error (--flaky {method})")
+
+    agent.inbox.requests[method] = failing
+
+
 async def serve(fault: Fault, design: Design, forced: dict[str, bool], seed: int,
-                timing: str, spec: str) -> None:
+                timing: str, spec: str, flaky_method: str | None = None) -> None:
     loop = asyncio.get_running_loop()
     agent = Agent(writer=StdoutWriter(sys.stdout.fileno()), fault=fault, design=design,
                   forced=forced, seed=seed, timing=timing, spec=spec)
+    if flaky_method is not None:
+        flaky(agent, flaky_method)
     reader = StdinReader(loop, agent.on_input, fd=sys.stdin.fileno())
     reader.start()
     await agent.finished.wait()
@@ -51,6 +76,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--spec", choices=("seed", "sdk-2.4.0"), default=None,
                         help="the revision of the text it follows (default seed; a mutant of "
                              "the newer revision runs in it)")
+    parser.add_argument("--flaky", default=None, metavar="METHOD",
+                        help="in every other process sharing --flaky-count, answer each "
+                             "METHOD request with -32603 (an agent failing on its own)")
+    parser.add_argument("--flaky-count", default=None, metavar="PATH",
+                        help="the file that numbers the processes for --flaky")
     parser.add_argument("--list-mutants", action="store_true", help="print the mutant table")
     parser.add_argument("--list-design", action="store_true", help="print the design axes")
     parser.add_argument("--verbose", action="store_true", help="log protocol events to stderr")
@@ -84,6 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     log.info("starting (mutant=%s, design=%s, seed=%d, timing=%s)", args.mutant,
              design.spec() or "default", args.seed, args.timing)
-    asyncio.run(serve(fault, design, forced, args.seed, args.timing, spec))
+    failing = args.flaky if args.flaky and args.flaky_count \
+        and process_number(args.flaky_count) % 2 else None
+    asyncio.run(serve(fault, design, forced, args.seed, args.timing, spec, failing))
     sys.stderr.flush()
     os._exit(0)  # the stdin reader thread may still be blocked in read()

@@ -93,7 +93,8 @@ class Prompts:
             if pend.ctx.request_id == request_id and type(pend.ctx.request_id) is type(
                     request_id):
                 s.queued.remove(pend)
-                self.host.reply_error(pend.ctx, REQUEST_CANCELLED, "prompt withdrawn")
+                if self.hooks.answers_withdrawn():
+                    self.host.reply_error(pend.ctx, REQUEST_CANCELLED, "prompt withdrawn")
 
     def _accept_delay(self, pend: PendingPrompt) -> float:
         base, span = self.accept_timing
@@ -117,6 +118,8 @@ class Prompts:
                 and not (pend.session_cancelled or pend.request_cancelled or s.closing)
             ):
                 await wait_first(s.turn.done, pend.wake)
+            if pend.request_cancelled and not self.hooks.answers_withdrawn():
+                return
             if (
                 pend.request_cancelled
                 or s.closing

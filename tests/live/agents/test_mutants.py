@@ -161,6 +161,20 @@ def d_busy_then_cancel(c: ScriptedClient) -> Facts:
     return {"sid": sid, "busy": busy, "idle": idle, "response": response}
 
 
+def d_busy_then_withdraw(c: ScriptedClient) -> Facts:
+    """A prompt held behind a blocked turn, withdrawn with $/cancel_request, then the turn
+    runs to its end: the held prompt is owed its answer all the same (CANCEL-14)."""
+    (sid,) = _init(c)
+    start, _, perm = _asking(c, sid)
+    busy = c.send_prompt(sid, c.prompt_text(end_turn, tag="busy"))
+    c.proc.calls.notify("$/cancel_request", {"requestId": busy})
+    c.answer(perm, "allow")
+    idle = c.settle_drive(sid, start, "allow")
+    response = c.wait_or_quiesce(lambda m: is_response_to(m, busy), start)
+    c.barrier()
+    return {"sid": sid, "busy": busy, "idle": idle, "response": response}
+
+
 def d_permission(how: str) -> Callable[[ScriptedClient], Facts]:
     def driver(c: ScriptedClient) -> Facts:
         (sid,) = _init(c)
@@ -676,6 +690,7 @@ CASES: dict[str, Case] = {
     "busy_prompt_deadlock": Case(d_prompt_while_busy, s_busy_unanswered),
     "busy_prompt_dropped": Case(d_prompt_while_busy, s_busy_dropped),
     "cancelled_prompt_unanswered": Case(d_busy_then_cancel, s_busy_unanswered),
+    "withdrawn_prompt_unanswered": Case(d_busy_then_withdraw, s_busy_unanswered),
     "no_running": Case(d_one_turn, s_no_running),
     "requires_action_from_idle": Case(d_one_turn, s_requires_action_first),
     "never_idle": Case(d_two_turns, s_never_idle),

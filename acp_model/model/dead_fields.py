@@ -1,0 +1,110 @@
+"""What a snapshot keeps of a session's records: each field the model states dead in some
+configuration (a ``canon`` entry in the field's metadata, read by :mod:`acp_model.model.snapshot`)
+maps to its canonical value there, so the explorer gives configurations that differ only in
+dead values one node. Each method says which checks read the field and why none can any more;
+``explore(canon=False)`` keys by every value, and the canon test compares the two graphs.
+A view that owns no state, beside :class:`~acp_model.model.race_facts.RaceFacts` whose queries
+it asks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from acp_model.model.cancel_book import OWING
+from acp_model.model.race_facts import Session
+from acp_model.model.records import CancelRec, PermRec, PromptRec
+from acp_model.model.vocab import WORK, CancelStatus, PermState
+
+__all__ = ["DeadFields"]
+
+
+class DeadFields:
+    """The canonical value of each field a snapshot may find dead (``canon`` metadata)."""
+
+    __slots__ = ("m",)
+
+    def __init__(self, m: Session) -> None:
+        self.m = m
+
+    def canon_ran(self, ran: bool, rec: PromptRec) -> bool:
+        """``PromptRec.ran`` in a snapshot: read only while quiet, and every work end sets it,
+        so during work it is noise."""
+        return ran or self.m.state in WORK
+
+    def canon_owes_reply(self, owes: bool, rec: CancelRec) -> bool:
+        """``CancelRec.owes_reply`` in a snapshot: read only under A-04=idle-cancelled."""
+        return owes and self.m.facts.replies_owed()
+
+    def canon_outrun(self, outrun: bool, rec: CancelRec) -> bool:
+        """``CancelRec.outrun`` in a snapshot: read only for a cancel that may reach an
+        earlier prompt's work (``prior``, not yet during work); an idle clears it."""
+        return outrun and rec.prior and rec.status != CancelStatus.WORK
+
+    def canon_overlapped(self, overlapped: bool, rec: PermRec) -> bool:
+        """``PermRec.overlapped`` in a snapshot: it only keeps ``unreported_block`` from being
+        set, which is moot once the block is noted (only requires_action clears it, and the
+        flag with it) or a cancel reached the request (``PermissionBook.silent_block``)."""
+        return overlapped and not rec.unreported_block and not rec.owed_cancel
+
+    def canon_sibling_answered(self, answered: bool, rec: PermRec) -> bool:
+        """``PermRec.sibling_answered`` in a snapshot: read only while the request waits."""
+        return answered and rec.state == PermState.OPEN
+
+    def canon_joint(self, joint: bool, rec: CancelRec) -> bool:
+        """``CancelRec.joint`` in a snapshot: read only through ``RaceFacts.joined`` (``unjoin``
+        only clears it). With no open prompt between the cancel and ``joint_upto`` it is dead:
+        a later prompt is sent after ``joint_upto``, open prompts only leave, and the next
+        ``prompt_sent`` that sets it sets ``joint_upto`` anew."""
+        return joint and self.m.facts.joined(rec)
+
+    def canon_joint_upto(self, upto: int, rec: CancelRec) -> int:
+        """``CancelRec.joint_upto`` in a snapshot: read only by ``RaceFacts.joined``, over the
+        prompts open now (every later one is sent after it), so the last open prompt up to it
+        stands for it; -1 (dead) when the cancel is joined with none (see
+        :meth:`canon_joint`)."""
+        if not rec.joint:
+            return -1
+        return max((p.idx for p in self.m.queue.prompts if rec.idx < p.idx <= upto),
+                   default=-1)
+
+    def canon_answer_idx(self, idx: int, rec: PermRec) -> int:
+        """``PermRec.answer_idx`` in a snapshot: every check asks only whether the agent
+        provably read the answer (PERM-11, STATE-06), which stays so once true (the frontier
+        only grows); the resumption's ``acted_on`` and compaction's horizon compare it with
+        the frontier too, and for a read answer neither moves anything above it. So a read
+        answer's index is dead (-1, as no answer: the request's state and answer tell them
+        apart)."""
+        return -1 if self.m.ctx.read(idx) else idx
+
+    def canon_rejected(self, rejected: bool, rec: None) -> bool:
+        """``Work.rejected`` in a snapshot: read only through ``RaceFacts.prior``, by a cancel sent
+        while quiet (``note_cancel``) and by the A-28=none rejection's recheck of the
+        cancels' ``prior`` (``recheck_prior``, ``_settle_prompts``: both only clear a
+        cancel's ``prior``). During work a cancel is recorded with no ``prior`` (it asks none),
+        and work ends only with an idle, whose ``end_work`` clears the flag before it asks:
+        during work it is dead unless some cancel still has ``prior``."""
+        m = self.m
+        return rejected and (m.state not in WORK
+                             or any(c.prior for c in m.cancel_book.cancels))
+
+    def canon_client_stopped(self, stopped: bool, rec: None) -> bool:
+        """``Work.client_stopped`` in a snapshot: read only by CANCEL-11's checks of an
+        idle(cancelled), whose action then sets it anew, and both pass whatever it says when
+        that idle ends work a cancel owes (``justifying``; the warning also needs work that
+        showed content, which the explorer's alphabet never reports). During work a cancel
+        the work owes (``OWING``) stays until the idle that ends it: it is dead then."""
+        m = self.m
+        return stopped and not (m.state in WORK and any(c.status in OWING
+                                                        for c in m.cancel_book.cancels))
+
+    def canon_settled(self, value: Any, rec: PermRec) -> Any:
+        """A permission request's answer, ``withdrawn`` and ``owed_cancel`` in a snapshot: once
+        it is answered they are read only through the tool call it guards (PERM-11, STATE-06;
+        the client never answers it again, CANCEL-04), so for a request guarding none they
+        are noise (leaving them out halved the one-session exploration)."""
+        tools = self.m.perm_book.tools
+        if rec.state == PermState.ANSWERED and not (tools and any(
+                t.perm == rec.id for t in tools.values())):
+            return None
+        return value

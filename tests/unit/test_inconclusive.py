@@ -1,0 +1,193 @@
+"""A replay in which the agent failed on its own (an error where the recording had a result,
+an exit) is inconclusive: no evidence either way, neither in minimizing nor in the rates
+(issue 49, cause H: gemini-cli v1's session/load answered -32603 in some replays)."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from acp_model.fuzzing import shrink
+from acp_model.fuzzing.actions import Action, NewSession, Prompt
+from acp_model.fuzzing.artifacts import reproduction_text
+from acp_model.fuzzing.config import FuzzConfig
+from acp_model.fuzzing.inconclusive import own_failure
+from acp_model.fuzzing.recorder import Found
+from acp_model.fuzzing.schedule import Boundary, Event, Schedule
+from acp_model.fuzzing.shrink import CERTIFY, Minimizer, ReplayOutcome, Tally, Trial, TrialClock
+from acp_model.oracle.monitor import Violation
+from acp_model.report.text import rates_phrase
+
+CMD = ["true"]  # never started: every replay here is a stand-in
+LOAD_FAILED = ("the agent answered session/load #1 with error -32603 where the recording had "
+               "a result")
+
+
+def _recording(load: str = "result", actions: int = 2) -> Schedule:
+    """session/new (action 1) then session/load (action 2), each answered with ``load``'s
+    outcome for the load."""
+    return Schedule((
+        Event(Boundary.WRITE, ("request", "session/new"), action=0),
+        Event(Boundary.MESSAGE, ("response", "result"), cause=0, action=0),
+        Event(Boundary.WRITE, ("request", "session/load"), action=1, by_action=True),
+        Event(Boundary.MESSAGE, ("response", load), cause=2, action=1),
+    ), actions)
+
+
+def _records(load_error: bool = True) -> list[dict[str, Any]]:
+    load = {"id": 3, "error": {"code": -32603, "message": "internal"}} if load_error \
+        else {"id": 3, "result": {}}
+    return [{"dir": "c2a", "msg": {"id": 1, "method": "initialize", "params": {}}},
+            {"dir": "a2c", "msg": {"id": 1, "error": {"code": -32603, "message": "x"}}},
+            {"dir": "c2a", "msg": {"id": 2, "method": "session/new", "params": {}}},
+            {"dir": "a2c", "msg": {"id": 2, "result": {"sessionId": "s"}}},
+            {"dir": "c2a", "msg": {"id": 3, "method": "session/load", "params": {}}},
+            {"dir": "a2c", "msg": load}]
+
+
+def _missed(records: list[dict[str, Any]], **kw: Any) -> ReplayOutcome:
+    return ReplayOutcome(False, [], records, None, **kw)
+
+
+def test_an_error_where_the_recording_had_a_result_is_inconclusive() -> None:
+    assert own_failure(_missed(_records()), _recording()) == LOAD_FAILED
+
+
+def test_what_the_recording_had_too_or_did_not_reach_is_evidence() -> None:
+    """An error the recording also had is the same behaviour; a request past where the
+    recording showed the rule (here: it showed it in action 1) is not compared; a replay
+    that reproduced, or one with nothing to compare with, is evidence."""
+    assert own_failure(_missed(_records()), _recording(load="error")) is None
+    assert own_failure(_missed(_records()), _recording(actions=1)) is None
+    assert own_failure(_missed(_records(load_error=False)), _recording()) is None
+    assert own_failure(dataclasses.replace(_missed(_records()), reproduced=True),
+                       _recording()) is None
+    assert own_failure(_missed(_records()), None) is None
+
+
+def test_an_exit_before_the_action_that_showed_the_rule_is_inconclusive() -> None:
+    """The recording's process lived past action 1 (it showed the rule in action 2): an exit
+    during action 1 is the agent's own failure; one during action 2 may be what the rule
+    judges, and without a recording there is nothing to compare with."""
+    exited = _missed([], exited=(1, 1))
+    assert own_failure(exited, _recording()) == "the agent exited (code 1) during action 1"
+    assert own_failure(_missed([], exited=(2, 1)), _recording()) is None
+    assert own_failure(exited, None) is None
+
+
+def test_the_tally_keeps_inconclusive_replays_out_of_the_rate() -> None:
+    tally = Tally(cut=False)
+    program: list[Action] = [NewSession(), Prompt(0, [{"type": "text", "text": "x"}])]
+    assert not tally.count(program, _missed(_records(), held=True), _recording())
+    assert tally.count(program, _missed(_records(load_error=False), held=True), _recording())
+    assert tally.get(program, True)[:2] == (0, 1)
+    assert tally.inconclusive(program, True) == (1, LOAD_FAILED)
+    assert tally.inconclusive(program, False) == (0, None)
+
+
+def test_the_rates_say_the_inconclusive_runs_and_old_reports_read_as_before() -> None:
+    ce = {"reproduced": 6, "replays": 6, "free_reproduced": 4, "free_replays": 6,
+          "inconclusive": 2, "free_inconclusive": 1, "inconclusive_why": LOAD_FAILED}
+    assert rates_phrase(ce) == (f"reproduced 6/6 under the recorded schedule (2 more "
+                                f"inconclusive: {LOAD_FAILED}), 4/6 free-running (1 more "
+                                "inconclusive)")
+    assert rates_phrase({**ce, "reproduced": 0, "replays": 0}).startswith(
+        f"no conclusive replay under the recorded schedule (2 more inconclusive: {LOAD_FAILED})")
+    old = {k: v for k, v in ce.items() if "inconclusive" not in k}
+    assert rates_phrase(old) == "reproduced 6/6 under the recorded schedule, 4/6 free-running"
+
+
+def _text(text: str) -> Prompt:
+    return Prompt(0, [{"type": "text", "text": text}])
+
+
+class _FlakyBug:
+    """A deterministic bug (a session, then a prompt saying "bug") on an agent that answers
+    session/new with -32603 on every other replay (``always``: on every one)."""
+
+    def __init__(self, always: bool = False) -> None:
+        self.always = always
+        self.calls = 0
+        self.lock = threading.Lock()
+
+    def __call__(self, cfg: FuzzConfig, actions: list[Action], rule: str | None,
+                 abort: threading.Event | None = None, **kw: Any) -> ReplayOutcome:
+        with self.lock:
+            self.calls += 1
+            failing = self.always or self.calls % 2 == 0
+        held = kw.get("schedule") is not None
+        new = next((n for n, a in enumerate(actions) if isinstance(a, NewSession)), None)
+        if failing and new is not None:
+            records = [{"dir": "c2a", "msg": {"id": 2, "method": "session/new"}},
+                       {"dir": "a2c", "msg": {"id": 2, "error": {"code": -32603}}}]
+            return ReplayOutcome(False, [], records, None, held=held, seconds=0.01)
+        bug = next((n for n, a in enumerate(actions, start=1)
+                    if new is not None and n > new and a == _text("bug")), None)
+        events = () if new is None else (
+            Event(Boundary.WRITE, ("request", "session/new"), action=new),
+            Event(Boundary.MESSAGE, ("response", "result"), cause=0, action=new))
+        schedule = Schedule(events, bug or len(actions))
+        if bug is None:
+            return ReplayOutcome(False, [], [], None, schedule=schedule, held=held,
+                                 seconds=0.01)
+        return ReplayOutcome(True, [Violation(rule or "X", "fail", "MUST", 1, "x")], [], 1,
+                             None, bug, schedule=schedule, held=held, seconds=0.01)
+
+
+def test_a_held_trial_that_was_only_inconclusive_is_run_again_and_never_refuted(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Held to a recording in which session/new had a result, a trial whose agent answered it
+    with an error every time is run again CERTIFY more times (bounded), counts no miss, and
+    is not refuted (a later ``first`` replays it again)."""
+    fake = _FlakyBug(always=True)
+    monkeypatch.setattr(shrink, "replay_once", fake)
+    m = Minimizer(FuzzConfig(CMD), "X", TrialClock(time.monotonic() + 60))
+    program = [NewSession(), _text("harmless")]
+    trial = Trial(program, Schedule((
+        Event(Boundary.WRITE, ("request", "session/new"), action=0),
+        Event(Boundary.MESSAGE, ("response", "result"), cause=0, action=0)), 2))
+    assert m.first([trial]) is None
+    assert fake.calls == shrink.PARALLEL * (1 + CERTIFY)
+    assert not m.missed and m.seen.get(program, True)[:2] == (0, 0)
+    assert m.first([trial]) is None
+    assert fake.calls == 2 * shrink.PARALLEL * (1 + CERTIFY)
+
+
+def test_minimizing_keeps_the_minimal_program_and_the_report_states_the_inconclusive_runs(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(shrink, "replay_once", _FlakyBug())
+    actions = [NewSession(), *(_text(f"noise {n}") for n in range(6)), _text("bug")]
+    v = Violation("X", "fail", "MUST", 1, "x")
+    found = Found("X", v, actions, [], 0, [actions], 0.0, 0.0,
+                  candidates=[(actions, [actions])])
+    cfg = FuzzConfig(CMD, replay_runs=4, minimize_budget=30.0)
+    shrink.measure_reproduction(cfg, found)
+    assert found.actions == [NewSession(), _text("bug")], found.minimize
+    assert found.minimize is not None and found.minimize["fixpoint"], found.minimize
+    # every conclusive run reproduced; the inconclusive ones were run again (at most
+    # replay_runs more per mode), so the rate is over more conclusive runs than half
+    assert found.reproduced == found.replays > cfg.replay_runs // 2
+    assert found.free_reproduced == found.free_replays > cfg.replay_runs // 2
+    assert found.inconclusive + found.replays <= 2 * cfg.replay_runs
+    assert found.inconclusive >= 1 and found.inconclusive_why is not None
+    assert "session/new #1 with error -32603" in found.inconclusive_why
+    assert "more inconclusive: the agent answered session/new #1" in reproduction_text(found)
+
+
+def test_the_matrix_page_and_a_bug_report_state_the_inconclusive_runs() -> None:
+    """A matrix finding (report/matrix.py: the page, matrix.json, ``report-bug``) carries the
+    inconclusive runs beside its rates; one without any (every older run) reads as before."""
+    from acp_model.report.matrix import reproduction_text as finding_text
+
+    finding = {"reproduction": "6/6", "free_reproduction": "4/6", "inconclusive": 2,
+               "inconclusive_why": LOAD_FAILED}
+    assert finding_text(finding) == (
+        f"reproduced 6/6 (2 more inconclusive: {LOAD_FAILED}) in fresh agent processes "
+        "under the recorded boundary schedule, 4/6 free-running")
+    assert finding_text({"reproduction": "6/6", "free_reproduction": "4/6"}) == (
+        "reproduced 6/6 in fresh agent processes under the recorded boundary schedule, "
+        "4/6 free-running")
