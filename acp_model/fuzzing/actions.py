@@ -29,6 +29,7 @@ from acp_model.fuzzing.transport import RpcError, is_response_to
 from acp_model.llm.script import ModelScript, Tools, describe_script, script_from_json
 from acp_model.llm.server import tag_text
 from acp_model.model.vocab import Answer, ElicitationAction
+from acp_model.report.breaches import Breach
 from acp_model.report.reach import Reach
 
 if TYPE_CHECKING:
@@ -78,6 +79,16 @@ class Action:
     def describe(self, label: str = "") -> str:
         """One line for people; ``label`` names the session (``" s1"``)."""
         return self.op.replace("_", " ") + label
+
+    def breach(self) -> Breach | None:
+        """The client rule this action may break on purpose (``report/breaches.py``; None:
+        it keeps them all): minimizing tries the program without it first."""
+        return None
+
+    def without_breach(self) -> list[Action]:
+        """What is left of this action without its deliberate breach (the cancel of an allow
+        sent after it, the prompt of a late allow; nothing for a pure probe)."""
+        return [self]
 
     def with_turn(self, tag: str) -> Action:
         """This action as the history keeps it, once the scripted model gave the turn it
@@ -565,6 +576,13 @@ class NegativeInput(StrEnum):
     REQUEST_BATCH = "request_batch"
 
 
+# the negative inputs that break a client rule (the others are legal inputs the agent must
+# answer as the text says)
+BREACHES = {NegativeInput.UNKNOWN_SESSION: Breach.UNKNOWN_SESSION,
+            NegativeInput.INVALID_PARAMS: Breach.INVALID_PARAMS,
+            NegativeInput.GARBAGE: Breach.GARBAGE}
+
+
 def _member(enum: type[StrEnum], value: object, what: str) -> Any:
     try:
         return enum(value)
@@ -588,6 +606,16 @@ class SloppyAnswer(SessionAction):
         idx = client.session_index(self.s)
         if idx is not None:
             client.answers.sloppy(idx, self.mistake)
+
+    def breach(self) -> Breach | None:
+        # an allow for a withdrawn request breaks nothing (CANCEL-14: it is still answered)
+        return {Mistake.DUPLICATE: Breach.SECOND_ANSWER, Mistake.WITHDRAWN: None}.get(
+            self.mistake, Breach.ALLOW_AFTER_CANCEL)
+
+    def without_breach(self) -> list[Action]:
+        if self.mistake in (Mistake.AFTER_CANCEL, Mistake.LATE):
+            return [Cancel(self.s)]
+        return [] if self.breach() is not None else [self]
 
     def describe(self, label: str = "") -> str:
         what = {Mistake.DUPLICATE: "a second allow for the last answered permission request",
@@ -633,6 +661,12 @@ class LateAllow(SessionAction):
                 client.window(0.2), start=mark)
         client.sync()
 
+    def breach(self) -> Breach | None:
+        return Breach.ALLOW_AFTER_CANCEL
+
+    def without_breach(self) -> list[Action]:
+        return [dataclasses.replace(self.prompt, s=self.s)]
+
     def with_turn(self, tag: str) -> LateAllow:
         return dataclasses.replace(self, prompt=self.prompt.with_turn(tag))
 
@@ -659,6 +693,13 @@ class Probe(SessionAction):
 
     def perform(self, client: ProbeOps) -> None:
         PROBES[self.input](client, self.s, client.next_id())
+
+    def breach(self) -> Breach | None:
+        # an unknown ``_`` method is an extension and a batch is legal (RPC-06)
+        return BREACHES.get(self.input)
+
+    def without_breach(self) -> list[Action]:
+        return [] if self.breach() is not None else [self]
 
     def describe(self, label: str = "") -> str:
         return f"negative input: {self.input}"

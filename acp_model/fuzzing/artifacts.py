@@ -32,7 +32,7 @@ from acp_model.report.html import (
     render_html,
     violation_facts,
 )
-from acp_model.report.proof import by_teardown, teardown_acts
+from acp_model.report.proof import spare_messages, unnumbered_acts, writer_of
 from acp_model.report.reach import reach_json
 from acp_model.report.sarif import Located
 from acp_model.report.sequence_svg import OFFENDING
@@ -46,6 +46,7 @@ from acp_model.report.text import (
 )
 from acp_model.spec.levels import Standing
 from acp_model.spec.rules import RULES, strength_shown
+from acp_model.trace.authors import SPARE_WHY
 from acp_model.trace.describe import summarize
 from acp_model.trace.format import numbered_lines
 
@@ -94,19 +95,29 @@ def shared_only_text(found: Found) -> str:
 
 
 def counterexample_records(found: Found) -> tuple[list[dict[str, Any]], int]:
-    if found.replay_records is not None and found.replay_offending is not None:
-        return found.replay_records, found.replay_offending
-    return found.records, found.offending
+    records, offending, _ = found.shown()
+    return records, offending
 
 
 def record_numbers(found: Found) -> list[int]:
     """The message number of each counterexample record in its process's transcript (what
     violation messages cite): a fresh replay's records are that whole transcript; a shared
     process's excerpt keeps the numbers of the records it kept."""
-    records, _ = counterexample_records(found)
-    if found.replay_records is None and len(found.numbers) == len(records):
-        return list(found.numbers)
-    return list(range(len(records)))
+    return found.shown()[2]
+
+
+def warning_text(found: Found) -> str | None:
+    """Why a failure the run found is reported as a warning (None: it stands): seen on a
+    shared process only, or its proof rests on the agent's handling of the client's
+    deliberate breach."""
+    if found.standing == Standing.SHARED_ONLY:
+        return shared_only_text(found)
+    resting = found.breaches()[1]
+    if resting:
+        return (f"its proof rests on what the agent did after the client's deliberate breach "
+                f"#{resting[0].number} ({resting[0].breach.rule}), which the text leaves "
+                "undefined: reported as a warning")
+    return None
 
 
 GAP_NOTE = "not part of this proof: earlier examples on the shared agent process"
@@ -124,11 +135,11 @@ def counterexample_text(found: Found, cfg: FuzzConfig) -> str:
     rule = RULES[found.violation.rule]
     records, _ = counterexample_records(found)
     warning = found.violation.level != Level.FAIL
-    shared = not found.stands
+    demoted = warning_text(found)
     minimized = minimize_text(found)
     numbers = record_numbers(found)
     teardown = replay_teardown(found)
-    by_teardown_words = teardown_acts(
+    unnumbered = unnumbered_acts(
         records, numbers, [found.violation.index, *(i for i, _ in found.violation.evidence)],
         teardown)
     lines = [
@@ -144,12 +155,12 @@ def counterexample_text(found: Found, cfg: FuzzConfig) -> str:
         "  the program as run: neither shrunk nor replayed" if warning else
         f"  {reproduction_text(found)}"
         + ("" if found.verified else " (UNVERIFIED: no fresh-process replay showed it)"),
-        *([f"  WARNING, not a failure: {shared_only_text(found)}"] if shared else []),
+        *([f"  WARNING, not a failure: {demoted}"] if demoted else []),
         *([f"  {minimized}"] if minimized and not warning else []),
         "",
         "What went wrong:",
         f"  {found.violation.message}",
-        *([f"  The proof cites {by_teardown_words}."] if by_teardown_words else []),
+        *(f"  The proof cites {words}." for words in unnumbered),
         "",
         ("Client actions (minimal: no single action can go, no content be simpler)"
          if not warning and found.verified and _minimal(found)
@@ -165,9 +176,17 @@ def counterexample_text(found: Found, cfg: FuzzConfig) -> str:
                     else "")
                  + " drains the sessions: cancel what is still busy, answer "
                  "open permissions with cancelled, sync, judge what is still owed")
+    spares = spare_messages(records, numbers)
+    if spares:
+        lines.append(f"  and, none of these actions: {spares} ({SPARE_WHY})")
     lines += ["", "Wire transcript (C->A client to agent, A->C agent to client; >> marks the "
               "offending message" + ("; model: what crossed the scripted model's boundary"
                                     if found.replay_model else "") + "):"]
+    breaches = found.breaches()[0]
+    if breaches:
+        lines += ["", "Deliberate breaches the program keeps (the client breaks a rule on "
+                  "purpose, to see how the agent copes; minimizing tries without them "
+                  "first):", *(f"  {line}" for line in breaches)]
     lines += _wire_lines(found, numbers, teardown)
     for note in found.notes:
         lines += ["", f"note: {note}"]
@@ -176,7 +195,8 @@ def counterexample_text(found: Found, cfg: FuzzConfig) -> str:
 
 def _wire_lines(found: Found, numbers: list[int], teardown: int | None) -> list[str]:
     """The transcript shown, numbered, with the scripted model's part, the gaps of a shared
-    process's excerpt, and what the teardown wrote marked as its own."""
+    process's excerpt, and each client message marked with the part of the client that wrote
+    it (an action's number, a spare session's, the teardown's...)."""
     records, offending = counterexample_records(found)
     rule = found.violation.rule
     lines: list[str] = []
@@ -187,11 +207,12 @@ def _wire_lines(found: Found, numbers: list[int], teardown: int | None) -> list[
         if left_out:
             lines.append(f"   ...   (#{numbers[n] - left_out}-#{numbers[n] - 1}: {GAP_NOTE})")
         if teardown is not None and numbers[n] == teardown:
-            lines.append("   ---   (from here on the client writes only the teardown's "
-                         "messages, after the program's last action)")
+            lines.append("   ---   (from here on the teardown runs, after the program's last "
+                         "action: the teardown's messages are marked so)")
         arrow = "C->A" if direction == "c2a" else "A->C"
         mark = ">>" if n == offending else "  "
-        ours = "   (teardown)" if by_teardown(records[n], numbers[n], teardown) else ""
+        author = writer_of(records[n], numbers[n], teardown)
+        ours = f"   ({author.tag()})" if author is not None else ""
         lines.append(f"{mark} #{numbers[n]:<4} {arrow}  {text}{ours}")
         if n == offending:
             lines.append(f"{'':9}^ {rule}: {found.violation.message}")
@@ -289,9 +310,11 @@ def fuzz_report(result: FuzzResult, files: dict[str, dict[str, str]] | None = No
     violations: list[dict[str, Any]] = []
     for found in rec.found.values():
         v = {**found.violation.to_json(), "seen": found.seen}
-        if not found.stands:  # a warning: what a shared process showed once, with its proof
-            v.update(level=Level.WARN, standing=Standing.SHARED_ONLY,
-                     message=f"{v['message']} ({shared_only_text(found)})")
+        if not found.stands:  # a warning: what a shared process showed once, or a proof
+            # resting on the agent's handling of a deliberate breach
+            v.update(level=Level.WARN, message=f"{v['message']} ({warning_text(found)})",
+                     **({"standing": Standing.SHARED_ONLY}
+                        if found.standing == Standing.SHARED_ONLY else {}))
         violations.append(v)
     for key, v in rec.warnings.items():
         w = {**v.to_json(), "seen": rec.warning_counts[key]}
@@ -415,7 +438,8 @@ def found_case(found: Found, cfg: FuzzConfig, replay_file: str | None = None) ->
     facts = [("statement", rule.statement), ("source", rule.citation_in(cfg.readings.revision)),
              ("reproduced", reproduction_text(found)),
              *([("minimizing", m)] if (m := minimize_text(found)) else []),
-             *([("standing", shared_only_text(found))] if not found.stands else []),
+             *([("standing", warning_text(found))] if not found.stands else []),
+             *[("deliberate breach", line) for line in found.breaches()[0]],
              ("first seen", f"after {found.first_seen:.2f} s; minimal after "
                             f"{found.minimal_at:.2f} s; seen {found.seen} time(s)"),
              *violation_facts(v)]

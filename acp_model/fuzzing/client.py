@@ -25,6 +25,7 @@ from typing import Any
 
 from acp_model.fuzzing.actions import Action, NewSession, from_json
 from acp_model.fuzzing.answers import PermissionAnswers
+from acp_model.fuzzing.authorship import writing_as
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.crossings import ScheduleLog
 from acp_model.fuzzing.drain import Drain
@@ -44,6 +45,7 @@ from acp_model.model.vocab import Level, Role
 from acp_model.oracle.monitor import Monitor, Violation
 from acp_model.process import signal_group
 from acp_model.report.reach import Reach
+from acp_model.trace.authors import Part
 
 SILENCE = 0.125  # of the deadline: a session the agent wrote nothing for this long is stalled
 TICK = 0.002  # seconds: the moment a tick wait lasts
@@ -136,7 +138,8 @@ class FuzzClient:
                 and "id" in msg and (services is None or not (
                     (services.handles(str(msg["method"])) and self.elicitations.take(msg))
                     or services.take(msg))):
-            self.answers.agent_request(msg)  # (a method served: a worker answers it)
+            with writing_as(Part.REPLY):  # what the client's rules answer at once
+                self.answers.agent_request(msg)  # (a method served: a worker answers it)
 
     # ------------------------------------------------------------------ queries -----------
     def state(self, s: int) -> str | None:

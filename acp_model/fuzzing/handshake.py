@@ -12,6 +12,7 @@ from collections import Counter
 from typing import Any
 
 from acp_model import __version__
+from acp_model.fuzzing.authorship import as_part, writing_as
 from acp_model.fuzzing.editors import ClientProfile, serves
 from acp_model.fuzzing.login import log_in
 from acp_model.fuzzing.services import ELICIT, ClientServices
@@ -24,6 +25,7 @@ from acp_model.model.wire_shapes import shape
 from acp_model.oracle.monitor import Monitor
 from acp_model.spec import revisions
 from acp_model.trace import dialect
+from acp_model.trace.authors import Part
 
 CLIENT_INFO = {"name": "acp-model", "title": "acp-model fuzzer", "version": __version__}
 
@@ -60,10 +62,17 @@ class Handshake:
     def run(self, proc: AgentProcess, monitor: Monitor, lock: threading.RLock,
             startup_deadline: float, auth_method: str | None) -> dict[str, Any]:
         """Initialize (and log in, if the profile names a method); an agent that cannot be
-        fuzzed raises :class:`AgentUnusable` after the oracle has judged why."""
+        fuzzed raises :class:`AgentUnusable` after the oracle has judged why. What it writes
+        is the handshake's; what the services answer later is the client's reply."""
+        with writing_as(Part.HANDSHAKE):
+            return self._run(proc, monitor, lock, startup_deadline, auth_method)
+
+    def _run(self, proc: AgentProcess, monitor: Monitor, lock: threading.RLock,
+             startup_deadline: float, auth_method: str | None) -> dict[str, Any]:
         protocol = revisions.get(monitor.rev).protocol  # the version the client offers
         caps = self.profile.capabilities(protocol)
-        self.services = ClientServices(serves(caps), self.cwd, proc.calls.respond, self.served)
+        self.services = ClientServices(serves(caps), self.cwd,
+                                       as_part(Part.REPLY, proc.calls.respond), self.served)
         params = dialect.initialize_params(protocol, self.profile.info or CLIENT_INFO, caps)
         try:
             result = proc.calls.call("initialize", params, timeout=startup_deadline)

@@ -15,6 +15,7 @@ from typing import IO, Any
 
 import orjson
 
+from acp_model.fuzzing.authorship import stamp
 from acp_model.fuzzing.calls import AgentExited
 from acp_model.fuzzing.transcript import Transcript
 from acp_model.process import RingBuffer, read_chunks
@@ -170,6 +171,7 @@ class StdinWriter:
         for record in records:
             if probe:
                 record["probe"] = True
+            stamp(record)
         last = 0
         if self.before is not None:
             self.before(records)
@@ -196,6 +198,7 @@ class StdinWriter:
             record, cost = line_record("c2a", line, 0.0), len(line)
         if probe:
             record["probe"] = True
+        stamp(record)
         number = 0
         if self.before is not None:
             self.before([record])

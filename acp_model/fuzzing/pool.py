@@ -30,6 +30,7 @@ from acp_model.fuzzing.actions import (
     SessionAction,
     from_json,
 )
+from acp_model.fuzzing.authorship import in_program, writing_as
 from acp_model.fuzzing.client import FuzzClient, OracleError
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.excerpt import excerpt
@@ -41,6 +42,7 @@ from acp_model.fuzzing.stop import Stop
 from acp_model.model.vocab import Level
 from acp_model.oracle.monitor import Monitor, Violation
 from acp_model.report.stats import RuleStat
+from acp_model.trace.authors import Author, Part, author_of
 
 MAX_SESSION_HISTORY = 200  # a failing session's history longer than this is not a program
 
@@ -193,7 +195,8 @@ class Example:
         if self.stop_at is not None and time.monotonic() > self.stop_at:
             raise BudgetExhausted  # the teardown still judges what this example did
         try:
-            self._act(from_json(action))
+            with writing_as(Author(Part.ACTION, len(self.actions) + 1)):  # its number
+                self._act(from_json(action))
         except OracleError as exc:
             self.recorder.internal_error = exc
             raise BudgetExhausted from exc
@@ -360,12 +363,25 @@ class Example:
         keep = excerpt(records, start, cited, v.session)
         position = {n: pos for pos, n in enumerate(keep)}
         offending = position.get(v.index, len(keep) - 1)
-        return [records[i] for i in keep], offending, keep
+        return [self._numbered(records[i], i, start) for i in keep], offending, keep
+
+    def _numbered(self, record: dict[str, Any], at: int, start: int) -> dict[str, Any]:
+        """``record`` (at ``at`` in the process's transcript) with its author as the program
+        that begins at record ``start`` numbers it (:func:`in_program`)."""
+        author = author_of(record)
+        if author is None or not author.numbered:
+            return record
+        client = self.client
+        mine = start == self.start  # this example's program: numbered as its actions ran
+        renamed = author if mine and at >= start else in_program(
+            author, at, start, client.example_starts, client.example_records)
+        return record if renamed == author else {**record, "by": renamed.to_json()}
 
     def finish(self) -> None:
         """Drain the example's sessions and judge what is still open (liveness)."""
         try:
-            self._finish()
+            with writing_as(Part.TEARDOWN):
+                self._finish()
         except OracleError as exc:
             self.recorder.internal_error = exc
             raise BudgetExhausted from exc

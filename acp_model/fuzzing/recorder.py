@@ -18,6 +18,7 @@ from acp_model.fuzzing.schedule import Schedule
 from acp_model.model.check import circumstance
 from acp_model.model.vocab import Level
 from acp_model.oracle.monitor import Violation
+from acp_model.report.breaches import Kept, breach_words
 from acp_model.report.reach import Reach
 from acp_model.spec.levels import Standing
 from acp_model.spec.rules import RULES
@@ -137,8 +138,27 @@ class Found:
 
     @property
     def stands(self) -> bool:
-        """A failure of the run (not a shared-process sighting no replay confirmed)."""
-        return self.standing != Standing.SHARED_ONLY
+        """A failure of the run: not a shared-process sighting no replay confirmed, nor one
+        whose proof rests on what the agent did after the client's deliberate breach."""
+        return self.standing != Standing.SHARED_ONLY and not self.breaches()[1]
+
+    def shown(self) -> tuple[list[dict[str, Any]], int, list[int]]:
+        """The transcript the counterexample shows (a fresh replay's that reproduced it, else
+        the run's own), its offending record's position and each record's message number (a
+        shared process's excerpt keeps the numbers of the records it kept)."""
+        if self.replay_records is not None and self.replay_offending is not None:
+            return self.replay_records, self.replay_offending, \
+                list(range(len(self.replay_records)))
+        numbers = list(self.numbers) if len(self.numbers) == len(self.records) \
+            else list(range(len(self.records)))
+        return self.records, self.offending, numbers
+
+    def breaches(self) -> tuple[list[str], list[Kept]]:
+        """The client's deliberate breaches the shown transcript keeps before the offending
+        message, in words, and those the proof rests on (``report/breaches.py``)."""
+        records, _, numbers = self.shown()
+        return breach_words(records, numbers, self.violation.index,
+                            [i for i, _ in self.violation.evidence])
 
 
 def request_method(records: list[dict[str, Any]], idx: int) -> str | None:

@@ -5,7 +5,14 @@ process per session), and an example opens one to three: without help, a run spe
 its time waiting for sessions. With ``ahead > 0`` a worker thread keeps that many fresh,
 configured sessions ready, so an example takes one at once while the next is being made. A
 spare session is an ordinary session the agent created (its ``session/new`` and configuration
-are in the transcript like any other); examples only take sessions nobody used.
+are in the transcript like any other, stamped as a spare's: ``trace/authors.py``); examples
+only take sessions nobody used.
+
+Replays keep making spares, as the run did: the schedule a replay is held to was recorded with
+the factory's writes in it (events no action issued, which the hold matches as they come), and
+a spare's ``session/new`` in flight while a prompt runs is part of some races (mistral-vibe's
+CANCEL-07 in the kept run, ``docs/matrix-run``: the agent answered a spare's ``session/new``
+between the cancel and the end of the turn). A counterexample says what each spare is instead.
 """
 
 from __future__ import annotations
@@ -16,11 +23,13 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from acp_model.fuzzing.authorship import writing_as
 from acp_model.fuzzing.ops import SessionHandle
 from acp_model.fuzzing.stop import Interrupted
 from acp_model.fuzzing.transport import AgentExited, RpcError, is_response_to
 from acp_model.model.check import declare
 from acp_model.model.vocab import Role
+from acp_model.trace.authors import Part
 
 if TYPE_CHECKING:
     from acp_model.fuzzing.ops import Connection
@@ -143,6 +152,10 @@ class SessionFactory:
             self._worker.start()
 
     def _run(self) -> None:
+        with writing_as(Part.SPARE):  # what the worker writes is a spare's, made ahead
+            self._make_spares()
+
+    def _make_spares(self) -> None:
         def wanted() -> bool:
             return self._stopped or len(self.spares) + self.making < self.ahead
 

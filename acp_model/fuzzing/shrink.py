@@ -116,6 +116,7 @@ class Stage(StrEnum):
     """How far minimizing got (``fixpoint``: all the way)."""
 
     SEARCH = "search"  # a program that reproduces in a fresh process
+    BREACHES = "breaches"  # without the client's deliberate breaches (kept only if needed)
     SESSION = "session"  # cut to the failing session's own actions
     EXAMPLES = "examples"  # whole examples of a shared process's history
     CHUNKS = "chunks"  # delta debugging of actions
@@ -479,6 +480,7 @@ class Minimizer:
         then single actions and simpler content, over again until nothing changes."""
         if self.best is None:
             return
+        drop_breaches(self)
         self._session()
         if len(units) > 1 and not self.out_of_time():
             with self.staged(Stage.EXAMPLES) as record:
@@ -625,6 +627,42 @@ def minimize_entry(m: Minimizer, budget: float, seconds: float) -> dict[str, Any
             "stages": {name: r.to_json() for name, r in m.progress.stages.items()}}
 
 
+# --- the client's deliberate breaches -----------------------------------------------------
+
+def drop_breaches(m: Minimizer) -> None:
+    """The client's deliberate breaches go first: a counterexample that keeps one invites
+    "your client broke the protocol first". All of them at once, then each alone (its legal
+    part kept: the cancel of an allow sent after it, the prompt of a late allow), until none
+    can go; one is kept only when every trial without it missed (the single stage and the
+    content stage try again later)."""
+    with m.staged(Stage.BREACHES) as record:
+        while not m.out_of_time():
+            assert m.best is not None
+            at = [i for i, a in enumerate(m.best.program) if a.breach() is not None]
+            if not at:
+                break
+            trials = [without_breaches(m.best, at)] if len(at) > 1 else []
+            trials += [without_breaches(m.best, [i]) for i in at]
+            if m.first(trials) is None:
+                break
+            record.changes += 1
+        record.done = not m.out_of_time()
+
+
+def without_breaches(best: Trial, at: Sequence[int]) -> Trial:
+    """``best`` with the actions at ``at`` stripped of their breaches: held to its schedule
+    restricted to what stays when they simply go, else to the schedule of the actions before
+    the first (what is left of one acts differently)."""
+    program, schedule = best.program, best.schedule
+    left = {i: program[i].without_breach() for i in at}
+    if not any(left.values()):
+        kept = [i for i in range(len(program)) if i not in left]
+        return Trial([program[i] for i in kept],
+                     schedule.restrict(kept) if schedule is not None else None)
+    actions = [b for i, a in enumerate(program) for b in left.get(i, [a])]
+    return Trial(actions, schedule.upto(min(at)) if schedule is not None else None)
+
+
 # --- simpler content --------------------------------------------------------------------
 
 def simplifications(action: Action) -> list[tuple[Action, bool]]:
@@ -634,9 +672,17 @@ def simplifications(action: Action) -> list[tuple[Action, bool]]:
     events); with its model's last step dropped, with each model step simplified (one text
     chunk, one tool call, no delay), with its model's delays dropped alone, all or one at a
     time (the same model events, sooner); a reopen in a fresh process made on the same
-    connection."""
+    connection; the action without its deliberate breach (``Action.without_breach``)."""
     if isinstance(action, Relaunch):
         return [(LoadSession(action.s, action.replay), False)]
+    legal = action.without_breach() if action.breach() is not None else []
+    if len(legal) == 1:  # the action without its deliberate breach, first
+        return [(legal[0], False), *_simpler(action)]
+    return _simpler(action)
+
+
+def _simpler(action: Action) -> list[tuple[Action, bool]]:
+    """Simpler content of a prompt, or of the prompt an action carries."""
     if isinstance(action, Prompt):
         return list(_simpler_prompts(action))
     if isinstance(action, Interrupt | LateAllow):

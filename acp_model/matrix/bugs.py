@@ -25,9 +25,10 @@ from typing import Any
 
 from acp_model.fuzzing.actions import ActionError
 from acp_model.fuzzing.program import Program
+from acp_model.report.breaches import words_in_file
 from acp_model.report.links import docs_url
 from acp_model.report.matrix import RowStatus, minimized_text, reproduction_text
-from acp_model.report.proof import proof_from_file
+from acp_model.report.proof import proof_from_file, unnumbered_from_file
 from acp_model.spec.rules import RULES
 
 ISSUE = "issue.md"
@@ -138,6 +139,7 @@ def issue_body(row: Mapping[str, Any], f: Mapping[str, Any], base: Path, *,
         lines += ["**The wire lines that prove it** (message numbers as in "
                   "`transcript.jsonl`; C->A client to agent, A->C agent to client):", "",
                   "```", *proof, "```", ""]
+        lines += _not_the_program(base / f["transcript"], f)
     lines += [f"**Reproduction:** {reproduction_text(f)}.", ""]
     if f.get("replay"):
         how = (f"the agent installed by `acp-model agents install {row['agent']}`"
@@ -153,6 +155,19 @@ def issue_body(row: Mapping[str, Any], f: Mapping[str, Any], base: Path, *,
     lines += [f"Found by the [acp-model]({docs_url()}/) conformance matrix (acp-model "
               f"{row.get('acp_model') or ''}" + (f", run {ran}" if ran else "") + ")."]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _not_the_program(transcript: Path, f: Mapping[str, Any]) -> list[str]:
+    """What a maintainer must not take for the program's own doing: the client messages the
+    proof cites that no numbered action wrote (a spare session, the teardown), and the
+    client's deliberate breaches, with whether the proof rests on them."""
+    said = unnumbered_from_file(transcript, f.get("index"), f.get("evidence") or [],
+                                f.get("teardown_at"))
+    breaches = words_in_file(transcript, f.get("index"), f.get("evidence") or [])[0]
+    return [*([*said, ""] if said else []),
+            *(["**Deliberate breaches the program keeps** (the client breaks a rule on "
+               "purpose, to see how the agent copes):", "",
+               *(f"- {line}" for line in breaches), ""] if breaches else [])]
 
 
 def failures(doc: Mapping[str, Any]) -> list[tuple[dict[str, Any], dict[str, Any]]]:

@@ -29,6 +29,7 @@ from acp_model import __version__
 from acp_model.model.check import CHECKS
 from acp_model.model.vocab import Role
 from acp_model.oracle.offline import check_records
+from acp_model.report.breaches import resting_in_file
 from acp_model.report.document import rules_section
 from acp_model.report.matrix import (
     RowStatus,
@@ -194,6 +195,14 @@ def rejudged_report(report: Mapping[str, Any], row_dir: Path, readings: Readings
             ce = kept.get(str(v["rule"]))
             if level == Level.FAIL and (ce or {}).get("standing") == Standing.SHARED_ONLY:
                 level = Level.WARN.value  # seen once on a shared process, never fresh
+            elif level == Level.FAIL and case.files is not None and (kept_breach := resting_in_file(
+                    Path(case.files["transcript.jsonl"]), v.get("index"),
+                    v.get("evidence") or [])) is not None:
+                level = Level.WARN.value  # it rests on the agent's handling of our breach
+                v = {**v, "rejudged": f"a warning: its proof rests on what the agent did after "
+                                      f"the client's deliberate breach #{kept_breach.number} "
+                                      f"({kept_breach.breach.rule}), which the text leaves "
+                                      "undefined"}
             key = (str(v["rule"]), level)
             if key not in found:
                 found[key] = {**v, "level": level, "files": dict(case.files or {}),

@@ -6,10 +6,12 @@ record of the transcript with its number, direction, one-line description and ro
 between two cited ones are shown when there are few of them, otherwise a ``...`` line says how
 many were skipped (the file has them all).
 
-What the client wrote from the teardown on (a counterexample's ``teardown_at``: the cancels of
-what is still busy, the answers to open permissions, the syncs) is named as the teardown's: a
-proof that rests on such a cancel must not send its reader looking for it among the program's
-numbered actions.
+Each client line says which part of the client wrote it (``trace/authors.py``: an action and
+its number, the handshake, a spare session made ahead, a reply its rules gave at once, the
+teardown): a proof that rests on a spare's ``session/new`` or on the teardown's cancel must not
+send its reader looking for it among the program's numbered actions. A transcript written
+before the stamp existed names only the teardown, from the counterexample's ``teardown_at``:
+what the client wrote from there on (its cancels, answers to open permissions and syncs).
 """
 
 from __future__ import annotations
@@ -18,33 +20,113 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from acp_model.trace.authors import SPARE_WHY, WORDS, Author, Part, author_of
 from acp_model.trace.describe import summarize
 from acp_model.trace.format import Record, TraceError, numbers_of, read_trace
 
 BRIDGE = 3  # at most this many records between two cited ones are shown, not skipped
 OFFENDING_ROLE = "the offending message"
-TEARDOWN_ROLE = "the teardown's, after the program's last action"
+TEARDOWN_ROLE = WORDS[Part.TEARDOWN]
+
+
+def writer_of(record: Record | Mapping[str, Any], number: int, teardown: int | None
+              ) -> Author | None:
+    """Which part of the client wrote ``record`` (message ``number``): its stamp, or, for a
+    transcript without stamps, the teardown for what the client wrote from message
+    ``teardown`` on (None: an agent message, or not known)."""
+    if _direction(record) != "c2a":
+        return None
+    author = author_of(record)
+    if author is not None:
+        return author
+    return Author(Part.TEARDOWN) if teardown is not None and number >= teardown else None
 
 
 def by_teardown(record: Record | Mapping[str, Any], number: int, teardown: int | None) -> bool:
-    """Whether the client wrote ``record`` (message ``number``) in the teardown that began at
-    message ``teardown`` (None: not known)."""
-    direction = record.dir if isinstance(record, Record) else record.get("dir")
-    return teardown is not None and number >= teardown and direction == "c2a"
+    """Whether the client wrote ``record`` (message ``number``) in the teardown (that began at
+    message ``teardown``, for a transcript without stamps; None: not known)."""
+    author = writer_of(record, number, teardown)
+    return author is not None and author.part is Part.TEARDOWN
+
+
+def unnumbered(records: Sequence[Record | Mapping[str, Any]], numbers: Sequence[int],
+               cited: Iterable[int], teardown: int | None) -> dict[Part, list[str]]:
+    """The cited client messages no numbered action wrote, by the part that wrote them
+    (``session/new #12``), in transcript order."""
+    wanted = set(cited)
+    out: dict[Part, list[str]] = {}
+    for rec, n in zip(records, numbers, strict=True):
+        author = writer_of(rec, n, teardown) if n in wanted else None
+        if author is not None and not author.numbered:
+            out.setdefault(author.part, []).append(f"{_method(rec)} #{n}")
+    return out
+
+
+def spare_messages(records: Sequence[Record | Mapping[str, Any]], numbers: Sequence[int]
+                   ) -> str:
+    """The spare sessions' messages among ``records``, in words, each ``session/new`` with
+    the first action that used its session ("session/new #2 (used from action 2 on),
+    session/set_mode #4 and session/new #7 (no action used it)"; "" for none)."""
+    made: dict[Any, str] = {}  # request id of a spare's session/new -> its words' key
+    sessions: dict[str, str] = {}  # session id -> that key
+    used: dict[str, int] = {}  # key -> the first action that named its session
+    acts: list[str] = []
+    for rec, n in zip(records, numbers, strict=True):
+        msg = rec.msg if isinstance(rec, Record) else rec.get("msg")
+        if not isinstance(msg, dict):
+            continue
+        author = writer_of(rec, n, None)
+        params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
+        if author is not None and author.part is Part.SPARE:
+            acts.append(f"{_method(rec)} #{n}")
+            if msg.get("method") == "session/new":
+                made[msg.get("id")] = acts[-1]
+        elif _direction(rec) == "a2c" and "method" not in msg and msg.get("id") in made:
+            result = msg.get("result")
+            if isinstance(result, dict) and isinstance(result.get("sessionId"), str):
+                sessions[result["sessionId"]] = made[msg["id"]]
+        elif author is not None and author.numbered and author.n is not None:
+            key = sessions.get(params.get("sessionId"))
+            if key is not None:
+                used.setdefault(key, author.n)
+    words = [f"{a} (used from action {used[a]} on)" if a in used
+             else f"{a} (no action used it)" if a in made.values() else a for a in acts]
+    return _listed(words) if words else ""
+
+
+def _listed(acts: list[str]) -> str:
+    if not acts:
+        return ""
+    return acts[0] if len(acts) == 1 else f"{', '.join(acts[:-1])} and {acts[-1]}"
 
 
 def teardown_acts(records: Sequence[Record | Mapping[str, Any]], numbers: Sequence[int],
                   cited: Iterable[int], teardown: int | None) -> str:
     """The cited messages the teardown wrote, in words ("the teardown's session/cancel #18
     and sync #20 (after the program's last action, not numbered actions)"; "" for none)."""
-    wanted = set(cited)
-    acts = [f"{_method(rec)} #{n}" for rec, n in zip(records, numbers, strict=True)
-            if n in wanted and by_teardown(rec, n, teardown)]
+    acts = unnumbered(records, numbers, cited, teardown).get(Part.TEARDOWN)
     if not acts:
         return ""
-    listed = acts[0] if len(acts) == 1 else f"{', '.join(acts[:-1])} and {acts[-1]}"
-    return (f"the teardown's {listed} (written after the program's last action: the client "
-            "ending the turns still open, not one of the numbered actions)")
+    return (f"the teardown's {_listed(acts)} (written after the program's last action: the "
+            "client ending the turns still open, not one of the numbered actions)")
+
+
+def unnumbered_acts(records: Sequence[Record | Mapping[str, Any]], numbers: Sequence[int],
+                    cited: Iterable[int], teardown: int | None) -> list[str]:
+    """Each cited client message no numbered action wrote, in words, one phrase per part
+    ("session/new #12: a spare session the client made ahead, not one of the program's
+    actions"; the teardown's as :func:`teardown_acts` words it)."""
+    out = []
+    for part, acts in unnumbered(records, numbers, cited, teardown).items():
+        if part is Part.TEARDOWN:
+            out.append(teardown_acts(records, numbers, cited, teardown))
+        else:
+            out.append(f"{_listed(acts)}: {WORDS[part]}")
+    return out
+
+
+def _direction(record: Record | Mapping[str, Any]) -> Any:
+    return record.dir if isinstance(record, Record) else record.get("dir")
 
 
 def _method(record: Record | Mapping[str, Any]) -> str:
@@ -69,7 +151,8 @@ def proof_lines(records: Sequence[Record | dict[str, Any]], index: Any,
                 ) -> list[str]:
     """``#N  C->A  description  <- role`` for each cited record (``>>`` before the offending
     one), with short stretches between them and a skip line for long ones; what the client
-    wrote from message ``teardown`` on is marked as the teardown's."""
+    wrote is marked with the part of it that wrote it (from message ``teardown`` on: the
+    teardown's, in a transcript without stamps)."""
     numbers = numbers_of(records)
     roles = cited(index, evidence)
     at = [pos for pos, n in enumerate(numbers) if n in roles]
@@ -88,9 +171,10 @@ def proof_lines(records: Sequence[Record | dict[str, Any]], index: Any,
             out.append(f"   ...   ({skipped} message(s) between)")
         direction, text = texts[pos]
         role = roles.get(numbers[pos])
-        if by_teardown(records[pos], numbers[pos], teardown):
-            role = f"{role} ({TEARDOWN_ROLE})" if role else TEARDOWN_ROLE
         mark = ">>" if role == OFFENDING_ROLE else "  "
+        author = writer_of(records[pos], numbers[pos], teardown)
+        if author is not None:
+            role = f"{role} ({author.words()})" if role else author.words()
         arrow = "C->A" if direction == "c2a" else "A->C"
         out.append(f"{mark} #{numbers[pos]:<5} {arrow}  {text}"
                    + (f"   <- {role}" if role else ""))
@@ -105,3 +189,24 @@ def proof_from_file(path: Path, index: Any, evidence: Sequence[Mapping[str, Any]
     except TraceError:
         return []
     return proof_lines(records, index, evidence, teardown)
+
+
+def unnumbered_from_file(path: Path, index: Any, evidence: Sequence[Mapping[str, Any]],
+                         teardown: int | None = None) -> list[str]:
+    """What a stored transcript's client wrote outside the program's numbered actions, in
+    sentences: each part whose message the proof cites (:func:`unnumbered_acts`), and the
+    spare sessions, with why the client makes them (none when it cannot be read)."""
+    try:
+        records = read_trace(path)
+    except TraceError:
+        return []
+    numbers = numbers_of(records)
+    cited = [*(int(e["index"]) for e in evidence if isinstance(e.get("index"), int)),
+             *([index] if isinstance(index, int) else [])]
+    out = [f"The proof cites {words}." for words in
+           unnumbered_acts(records, numbers, cited, teardown)]
+    spares = spare_messages(records, numbers)
+    if spares:
+        out.append(f"Spare sessions in the transcript ({spares}): {SPARE_WHY}.")
+    return out
+

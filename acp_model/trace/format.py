@@ -8,7 +8,9 @@ One JSON object per line::
 Optional keys: ``"error"`` on a raw record (``invalid-utf8``, ``not-json``, ``oversize``) and
 ``"probe": true`` on a client message the fuzzer sent on purpose to break a client rule (a
 negative input such as a prompt for an unknown session); the checker then does not blame the
-client for it, only judges how the agent answers.
+client for it, only judges how the agent answers. ``"by"`` on a client message the fuzz client
+wrote names the part of it that wrote it (``trace/authors.py``: an action and its number, the
+handshake, a spare session made ahead, a reply, the teardown); the checker ignores it.
 
 Two more keys carry what the fuzzer knew of its scripted model (the LLM stand-in), which the
 wire cannot show: ``"turn_done": N`` on a client record that writes a cancel (``session/cancel``,
@@ -43,6 +45,8 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from acp_model.trace.authors import Author
+
 DIRECTIONS = ("c2a", "a2c")
 TURN_DONE = "turn_done"  # the keys of the model's side (module docstring)
 MODEL_ASKED = "model_asked"
@@ -66,6 +70,7 @@ class Record(NamedTuple):
     # a cancel written when the scripted model had finished the session's turn, after #N
     turn_done: int | None = None
     model_asked: tuple[str, ...] = ()  # sessions whose turns the model was asked since
+    by: Author | None = None  # which part of the fuzz client wrote it (``trace/authors.py``)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"dir": self.dir}
@@ -79,6 +84,8 @@ class Record(NamedTuple):
             out[TURN_DONE] = self.turn_done
         if self.model_asked:
             out[MODEL_ASKED] = list(self.model_asked)
+        if self.by is not None:
+            out["by"] = self.by.to_json()
         if self.raw is not None:
             out["raw"] = self.raw
             if self.note:
@@ -108,8 +115,10 @@ def parse_record(obj: Any, where: str = "record") -> Record:
     if asked is not None and not (isinstance(asked, list)
                                   and all(isinstance(a, str) for a in asked)):
         raise TraceError(f"{where}: '{MODEL_ASKED}' must be a list of session ids, got {asked!r}")
-    model = {} if done is None and not asked else \
+    model: dict[str, Any] = {} if done is None and not asked else \
         {"turn_done": done, "model_asked": tuple(asked or ())}
+    if "by" in obj:
+        model["by"] = Author.from_json(obj["by"])
     has_msg, has_raw = "msg" in obj, "raw" in obj
     if has_msg == has_raw:
         raise TraceError(f"{where}: exactly one of 'msg' or 'raw' is required")
