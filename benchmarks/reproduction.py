@@ -24,7 +24,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from acp_model.report.text import measured, proven_minimal
-from acp_model.spec.levels import Standing
+from acp_model.spec.levels import Standing, reported_standing
 from benchmarks.results import figure, record
 
 LIMIT = 10
@@ -63,7 +63,7 @@ def _judged(doc: dict[str, Any], path: Path) -> dict[str, Any]:
     failing = {f["rule"] for cell in (row.get("cells") or {}).values()
                for f in cell.get("failures") or [] if f.get("level") == "fail"}
     return {**doc, "counterexamples": [ce for ce in doc["counterexamples"]
-                                       if ce.get("standing") == Standing.SHARED_ONLY
+                                       if reported_standing(ce) == Standing.SHARED_ONLY
                                        or ce["rule"] in failing]}
 
 
@@ -97,7 +97,7 @@ def rows(found: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
                 # are over conclusive runs (fuzzing/inconclusive.py; 0 in older reports)
                 "unsure": ce.get("inconclusive") or 0,
                 "free_unsure": ce.get("free_inconclusive") or 0,
-                "standing": ce.get("standing"), "verified": ce.get("verified")})
+                "standing": reported_standing(ce), "verified": ce.get("verified")})
     return out
 
 

@@ -378,6 +378,7 @@ def _counterexample(found: Found, files: dict[str, str]) -> dict[str, Any]:
         "minimize": found.minimize,
         "minimize_cut": found.minimize_cut,
         "standing": found.standing,
+        "seen_fresh": found.seen_fresh,  # the run's own first example on its process
         # the message number where the transcript's teardown began: what the client wrote
         # from there on (cancels, answers, syncs) is not one of the program's actions
         **({"teardown_at": t} if (t := replay_teardown(found)) is not None else {}),

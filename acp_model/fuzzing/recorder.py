@@ -20,7 +20,7 @@ from acp_model.model.vocab import Level
 from acp_model.oracle.monitor import Violation
 from acp_model.report.breaches import Kept, breach_words
 from acp_model.report.reach import Reach
-from acp_model.spec.levels import Standing
+from acp_model.spec.levels import Standing, standing_of
 from acp_model.spec.rules import RULES
 
 WARNING_STRENGTHS = ("SHOULD", "SHOULD NOT")  # a rule of these strengths warns, never fails
@@ -96,12 +96,13 @@ class Found:
 
     @property
     def standing(self) -> Standing | None:
-        """``fresh``: a fresh agent process showed it (a replay, or the run's first example
-        on its process); ``shared-only``: only a long-lived shared process did, and no
-        fresh-process replay reproduced it (reported as a warning); None: never replayed."""
-        if self.fresh_hits or self.seen_fresh:
-            return Standing.FRESH
-        return Standing.SHARED_ONLY if self.fresh_runs else None
+        """``fresh``: a fresh agent process showed it (the reported program's replays, or the
+        run's first example on its process); ``shared-only``: no replay of the reported
+        program reproduced it (reported as a warning); None: never replayed
+        (:func:`~acp_model.spec.levels.standing_of`)."""
+        return standing_of((self.reproduced + self.free_reproduced,
+                            self.replays + self.free_replays),
+                           (self.fresh_hits, self.fresh_runs), self.seen_fresh)
 
     @property
     def method(self) -> str | None:
@@ -110,7 +111,7 @@ class Found:
 
     def reroot(self, violation: Violation) -> None:
         """Its minimized program shows ``violation``, a broader rule's failure on the same
-        request (``check.roots``): the narrowing circumstance is not needed, so that broader
+        request (``wire_table.roots``): the narrowing circumstance is not needed, so that broader
         rule is the root, and the failure is reported under it."""
         if violation.rule == self.rule:
             self.violation = violation

@@ -40,7 +40,7 @@ from acp_model.report.matrix import (
 )
 from acp_model.report.stats import RuleStat
 from acp_model.spec import revisions
-from acp_model.spec.levels import Level, Standing
+from acp_model.spec.levels import Level, Standing, reported_standing
 from acp_model.spec.readings import DEFAULT, Readings, lookup
 from acp_model.spec.rules import RULES
 from acp_model.trace.format import read_trace
@@ -193,7 +193,7 @@ def rejudged_report(report: Mapping[str, Any], row_dir: Path, readings: Readings
         for v in verdicts_on(case, readings, config, own):
             level = str(v["level"])
             ce = kept.get(str(v["rule"]))
-            if level == Level.FAIL and (ce or {}).get("standing") == Standing.SHARED_ONLY:
+            if level == Level.FAIL and ce and reported_standing(ce) == Standing.SHARED_ONLY:
                 level = Level.WARN.value  # seen once on a shared process, never fresh
             elif level == Level.FAIL and case.files is not None and (kept_breach := resting_in_file(
                     Path(case.files["transcript.jsonl"]), v.get("index"),

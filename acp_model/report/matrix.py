@@ -29,7 +29,7 @@ from acp_model.report.links import rule_url
 from acp_model.report.reach import LABELS, Reach
 from acp_model.report.text import minimize_stopped, proven_minimal
 from acp_model.spec.families import Family, families, family_of
-from acp_model.spec.levels import Level
+from acp_model.spec.levels import Level, reported_standing
 from acp_model.spec.rules import RULES, strength_shown
 
 FORMAT = "acp-model-matrix/1"
@@ -189,7 +189,7 @@ def _finding(v: Mapping[str, Any], ce: Mapping[str, Any] | None, revision: str,
            if ce.get(k)},
         "minimize": ce.get("minimize"),
         "minimize_cut": ce.get("minimize_cut"),
-        "standing": ce.get("standing"),
+        "standing": reported_standing(ce) if ce else None,
         "steps": ce.get("steps"),
         # where the transcript's teardown began (newer runs): the proof names its acts
         **({"teardown_at": ce["teardown_at"]} if ce.get("teardown_at") is not None else {}),

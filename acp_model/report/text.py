@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from acp_model.report.links import rule_url
-from acp_model.spec.levels import Level, Standing
+from acp_model.spec.levels import Level, Standing, reported_standing
 
 NBSP = "\u00a0"
 
@@ -153,7 +153,7 @@ def counterexample_line(ce: Mapping[str, Any], tail: str = "") -> str:
     minimal = proven_minimal(minimize, steps, *measured(ce))
     name = counterexample_name(int(ce.get("reproduced") or 0), int(ce.get("replays") or 0),
                                minimal)
-    if ce.get("standing") == Standing.SHARED_ONLY:
+    if reported_standing(ce) == Standing.SHARED_ONLY:
         name = "warning: seen on a shared process only, not reproduced; its program"
     rate = rates_phrase(ce)
     return (f"{rule_markup(str(ce['rule']))}: {name} of {steps} client action(s), "

@@ -91,3 +91,22 @@ def test_a_failure_never_replayed_is_not_replayed_never_0_of_0() -> None:
     console.print(counterexample_line(ce))
     out = console.export_text()
     assert "not replayed" in out and "0/0" not in out
+
+
+def test_a_program_its_own_replays_never_reproduced_stands_on_no_fresh_process() -> None:
+    """Minimizing reproduced some program once, but the reported one reproduced 0/6 held and
+    0/6 free (codex-acp v1's CANCEL-07 of the s9 matrix): a maintainer cannot make it happen
+    again, and its proof is the shared process's, so it is a warning; the run's first example
+    on a fresh process, or replays disabled, keep the older answer."""
+    from acp_model.spec.levels import Standing, reported_standing, standing_of
+
+    assert standing_of((0, 12), (1, 184), seen_fresh=False) == Standing.SHARED_ONLY
+    assert standing_of((0, 12), (1, 184), seen_fresh=True) == Standing.FRESH
+    assert standing_of((1, 12), (1, 184), seen_fresh=False) == Standing.FRESH
+    assert standing_of((0, 0), (3, 40), seen_fresh=False) == Standing.FRESH  # not measured
+    assert standing_of((0, 0), (0, 0), seen_fresh=False) is None
+    old = {"standing": "fresh", "reproduced": 0, "replays": 6, "free_reproduced": 0,
+           "free_replays": 6}
+    assert reported_standing(old) == Standing.SHARED_ONLY
+    assert reported_standing({**old, "free_reproduced": 1}) == Standing.FRESH
+    assert reported_standing({"standing": "shared-only"}) == Standing.SHARED_ONLY
