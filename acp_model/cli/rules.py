@@ -61,8 +61,8 @@ def cmd_rules(args: argparse.Namespace, console: Console) -> int:
         console.print(table)
         return EXIT_OK
     console.print(f"[bold]{title}[/]\n")
-    for row in rows:
-        facts = [f"binds the {row['binds']}", row["kind"], f"decided in {row['decided in']}"]
+    for row, r in zip(rows, rules, strict=True):
+        facts = [r.binds, row["kind"], f"decided in {row['decided in']}"]
         if row["acp-tck"]:
             facts.append(f"acp-tck {row['acp-tck']}")
         _entry(console, row["id"], row["strength"], facts, row["rule"], row["citation"])

@@ -120,7 +120,7 @@ def issue_body(row: Mapping[str, Any], f: Mapping[str, Any], base: Path, *,
              + (f" behind a scripted model on the {row['model_api']} API" if row.get("model_api")
                 else "") + ".", "",
              f"**The rule:** {f['rule']} ({f.get('strength')}"
-             + (f", binds the {rule.party}" if rule else "") + f"): {f.get('statement')}", "",
+             + (f", {rule.binds}" if rule else "") + f"): {f.get('statement')}", "",
              f"> Source: {f.get('citation')}", ""]
     if rule is not None and rule.notes:
         lines += [f"Note on its strength: {rule.notes}", ""]

@@ -46,8 +46,8 @@ def describe_failures(found: Mapping[str, Found], rules: Iterable[str] | None = 
         if wanted is not None and rule_id not in wanted:
             continue
         rule = RULES[rule_id]
-        lines += [f"{rule_id} ({strength_shown(rule_id, rule.effective_strength())}, binds the "
-                  f"{rule.party}): {rule.statement}",
+        lines += [f"{rule_id} ({strength_shown(rule_id, rule.effective_strength())}, "
+                  f"{rule.binds}): {rule.statement}",
                   f"  source: {rule.citation}",
                   f"  what happened: {one.violation.message}"]
         rate = f", {reproduction_text(one)}"  # "not replayed" when none ran

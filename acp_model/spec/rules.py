@@ -83,6 +83,11 @@ class Rule:
     def applies(self, revision: str) -> bool:
         return revision in self.revisions
 
+    @property
+    def binds(self) -> str:
+        """Whom it binds, in words: "binds the agent", "binds both parties"."""
+        return "binds both parties" if self.party == "both" else f"binds the {self.party}"
+
     def effective_strength(self, source: str = "docs", revision: str = SEED) -> Strength:
         """Strength in a revision under a strength source: ``docs`` (stricter, default) or
         ``schema``; a revision that changed the rule has its own."""

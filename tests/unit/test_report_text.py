@@ -61,3 +61,12 @@ def test_a_fixpoint_on_a_program_that_rarely_reproduces_is_not_called_minimal() 
         {"steps": 18, "minimize": fixpoint, "reproduction": "6/6"})
     longer = minimized_text({"steps": 20, "minimize": fixpoint, "reproduction": "6/6"})
     assert "fixpoint at 18 action(s); this longer program reproduces more often" in longer
+
+
+def test_a_rule_that_binds_both_parties_says_so_in_words() -> None:
+    """Issue bodies, the pytest plugin and `acp-model rules` read "binds both parties", not
+    "binds the both" (the s9 reader)."""
+    from acp_model.spec.rules import RULES
+
+    assert RULES["INIT-07"].binds == "binds both parties"
+    assert RULES["CANCEL-07"].binds == "binds the agent"
