@@ -365,12 +365,15 @@ def test_a_run_a_jobs_run_and_a_merge_state_a_counterexample_in_one_line_form() 
     unless some worker's replay reproduced it."""
     from acp_model.report.text import counterexample_line
 
-    run = {"rule": "CANCEL-07", "steps": 3, "reproduced": 2, "replays": 5,
-           "reproduction": "2/5", "minimize": {"fixpoint": True, "steps": 3}}
+    run = {"rule": "CANCEL-07", "steps": 3, "reproduced": 3, "replays": 5,
+           "reproduction": "3/5", "minimize": {"fixpoint": True, "steps": 3}}
     # the rule's name links to its entry in the rule catalogue (report/links.py)
     assert counterexample_line(run, "-> out/CANCEL-07") == (
         f"[bold][link={rule_url('CANCEL-07')}]CANCEL-07[/link][/]: minimal counterexample of 3 "
-        "client action(s), reproduced 2/5 -> out/CANCEL-07")
+        "client action(s), reproduced 3/5 -> out/CANCEL-07")
+    # a fixpoint's program that reproduces less than half the time is not proven minimal
+    assert "counterexample (not proven minimal) of 3" in counterexample_line(
+        {**run, "reproduced": 2, "reproduction": "2/5"})
     merged = {"rule": "PERM-11", "actions": [{}, {}], "reproduced": 0, "replays": 4,
               "reproduction": "0/4", "workers": ["w1"], "worker": "w1"}
     assert counterexample_line(merged, "(found by w1[x])") == (
