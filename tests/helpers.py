@@ -137,3 +137,20 @@ def wait_gone(pids: list[int], timeout: float) -> None:
     finally:
         for fd in fds:
             os.close(fd)
+
+
+def kept_issue_body(folder: Path, program: list[Any], records: list[dict[str, Any]],
+                    finding: dict[str, Any]) -> str:
+    """The issue body ``acp-model report-bug`` writes for a kept failure of ``program`` whose
+    transcript is ``records`` (its replay file and transcript written into ``folder``)."""
+    import json
+
+    from acp_model.matrix.bugs import issue_body
+
+    (folder / "replay.json").write_text(json.dumps(
+        {"actions": [a.to_json() for a in program]}), encoding="utf-8")
+    (folder / "transcript.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return issue_body({"agent": "a", "protocol": 1, "status": "ran"},
+                      {"replay": "replay.json", "transcript": "transcript.jsonl", **finding},
+                      folder)

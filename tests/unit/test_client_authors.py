@@ -4,7 +4,6 @@ actions nor, when it was written after the program's last action, as the teardow
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,11 +14,11 @@ from acp_model.fuzzing.authorship import in_program
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.recorder import Found
 from acp_model.fuzzing.replay import replay_once
-from acp_model.matrix.bugs import issue_body
 from acp_model.oracle.monitor import Violation
 from acp_model.report.proof import proof_lines
 from acp_model.trace.authors import Author, Part, author_of
 from acp_model.trace.format import parse_record
+from tests.helpers import kept_issue_body
 
 RULE = "CANCEL-07"
 PROGRAM: list[Action] = [NewSession(), Prompt(0, [{"type": "text", "text": "go"}])]
@@ -93,14 +92,9 @@ def test_the_counterexample_says_which_part_of_the_client_wrote_each_message() -
 
 
 def test_the_issue_body_explains_the_spares(tmp_path: Path) -> None:
-    (tmp_path / "replay.json").write_text(json.dumps(
-        {"actions": [a.to_json() for a in PROGRAM]}), encoding="utf-8")
-    (tmp_path / "transcript.jsonl").write_text(
-        "".join(json.dumps(r) + "\n" for r in RECORDS), encoding="utf-8")
-    body = issue_body({"agent": "a", "protocol": 1, "status": "ran"},
-                      {"rule": RULE, "message": VIOLATION.message, "teardown_at": TEARDOWN,
-                       "replay": "replay.json", "transcript": "transcript.jsonl", "index": 9,
-                       "evidence": EVIDENCE}, tmp_path)
+    body = kept_issue_body(tmp_path, PROGRAM, RECORDS,
+                           {"rule": RULE, "message": VIOLATION.message,
+                            "teardown_at": TEARDOWN, "index": 9, "evidence": EVIDENCE})
     assert f"session/new #7: {SPARE_WORDS}" in body or \
         f"session/new #2 and session/new #7: {SPARE_WORDS}" in body, body
     assert "Spare sessions in the transcript (session/new #2 (used from action 2 on) and " \

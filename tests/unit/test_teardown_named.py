@@ -4,7 +4,6 @@ a maintainer must not look for it there (the s7 matrix's qwen-code and opencode 
 
 from __future__ import annotations
 
-import json
 import sys
 import threading
 from typing import Any
@@ -18,9 +17,9 @@ from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.recorder import Found, Recorder
 from acp_model.fuzzing.replay import ReplayOutcome
 from acp_model.fuzzing.run import FuzzResult
-from acp_model.matrix.bugs import issue_body
 from acp_model.oracle.monitor import Violation
 from acp_model.report.proof import TEARDOWN_ROLE, proof_lines
+from tests.helpers import kept_issue_body
 
 RULE = "CANCEL-07"
 PROGRAM: list[Action] = [NewSession(), Prompt(0, [{"type": "text", "text": "go"}])]
@@ -97,14 +96,9 @@ def test_the_report_and_the_issue_carry_where_the_teardown_began(
     # an older run's entry (no teardown_at) reads as before
     assert not any(TEARDOWN_ROLE in line for line in proof_lines(
         RECORDS, 9, EVIDENCE))
-    (tmp_path / "replay.json").write_text(json.dumps(
-        {"actions": [a.to_json() for a in PROGRAM]}), encoding="utf-8")
-    (tmp_path / "transcript.jsonl").write_text(
-        "".join(json.dumps(r) + "\n" for r in RECORDS), encoding="utf-8")
-    body = issue_body({"agent": "a", "protocol": 1, "status": "ran"},
-                      {"rule": RULE, "message": VIOLATION.message, "teardown_at": TEARDOWN,
-                       "replay": "replay.json", "transcript": "transcript.jsonl", "index": 9,
-                       "evidence": EVIDENCE}, tmp_path)
+    body = kept_issue_body(tmp_path, PROGRAM, RECORDS,
+                           {"rule": RULE, "message": VIOLATION.message,
+                            "teardown_at": TEARDOWN, "index": 9, "evidence": EVIDENCE})
     assert "(the teardown, from message #6 on)" in body
     assert f"<- session/cancel ({TEARDOWN_ROLE})" in body
 
