@@ -45,6 +45,9 @@ HOLD_DEADLINE = 5.0  # seconds a recorded event may be late at most (default: th
 # took in the recording, SLOWER times over, plus FLOOR seconds (never more than the deadline)
 FLOOR, SLOWER = 0.5, 3.0
 MAX_LEFT_OUT = 3  # ... after that many (of the branch's own) the replay runs free
+# An input follows the last recorded event before it that the replay brought no sooner than
+# it did in the recording, up to this many seconds (:meth:`Expectation.pace`)
+PACE_MAX = 2.0
 
 
 @dataclass
@@ -109,6 +112,26 @@ class Expectation:
         anchor = self.anchor(k)
         took = self.events[k].t - (self.events[anchor].t if anchor is not None else 0.0)
         return min(self.deadline, FLOOR + SLOWER * max(0.0, took))
+
+    def pace(self, j: int | None, done_at: dict[int, float], now: float) -> float:
+        """How much longer input ``j`` (a client write, a model release) waits: it follows the
+        last recorded event before it that the replay brought (``came``) no sooner than it
+        followed it in the recording (at most :data:`PACE_MAX`). The order alone lets an input
+        go the moment its predecessors came, while the races a real agent loses are decided
+        by time inside it: on the s9 matrix codex-acp's and mistral-vibe's held replays that
+        missed wrote the next input sooner after the agent's last message than the
+        recording had (a ``session/load`` before the cancelled turn was in the history, a
+        ``$/cancel_request`` before the prompt was queued) and took the race the other way
+        in 2 replays of 6. Holding an input back longer than it was never moves a proof:
+        the proofs rest on the order of the agent's own messages."""
+        if j is None or j >= len(self.events) \
+                or self.events[j].boundary not in (Boundary.WRITE, Boundary.RELEASE):
+            return 0.0
+        last = next((k for k in range(j - 1, -1, -1) if k in self.came and k in done_at), None)
+        if last is None:
+            return 0.0
+        gap = min(PACE_MAX, max(0.0, self.events[j].t - self.events[last].t))
+        return max(0.0, done_at[last] + gap - now)
 
     def can_come(self, k: int) -> bool:
         """Whether recorded agent message ``k`` can still come: what it answers, and the
@@ -281,8 +304,16 @@ class Hold:
                     break
                 self.cond.wait(0.05)
                 self._late(turn)
+            delay = 0.0 if self.free else self.expect.pace(turn.match, self._done_at,
+                                                           time.monotonic())
+        if delay > 0:  # (the lock released: the agent's messages go on being observed)
+            if stop is not None:
+                stop.wait(delay)
+            else:
+                time.sleep(delay)
+        with self.cond:
             self.held_for = max(self.held_for, time.monotonic() - started)
-            return turn.match
+        return turn.match
 
     def would_wait(self, key: Key, event: Event) -> bool:
         """Whether ``event`` would wait for its turn now."""
@@ -296,17 +327,25 @@ class Hold:
         started = time.monotonic()
         with self.cond:
             turn = self._turn(key, event)
-            if turn is None or self._ready(turn):
+            if turn is None:
                 return
             future: asyncio.Future[None] = loop.create_future()
-            self._waiters.append((turn, loop, future))
-            self.cond.notify_all()
+            if self._ready(turn):
+                future.set_result(None)
+            else:
+                self._waiters.append((turn, loop, future))
+                self.cond.notify_all()
         while not future.done():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.shield(future), 0.05)
             with self.cond:
                 if not future.done():
                     self._late(turn)
+        with self.cond:
+            delay = 0.0 if self.free else self.expect.pace(turn.match, self._done_at,
+                                                           time.monotonic())
+        if delay > 0:
+            await asyncio.sleep(delay)
         with self.cond:
             self.held_for = max(self.held_for, time.monotonic() - started)
 
@@ -471,5 +510,5 @@ def _soft(boundary: Boundary, what: tuple[str, ...]) -> bool:
     return Event(boundary, what).soft
 
 
-__all__ = ["FLOOR", "HOLD_DEADLINE", "MAX_LEFT_OUT", "SLOWER", "Divergence", "Expectation",
-           "Hold", "describe_divergence"]
+__all__ = ["FLOOR", "HOLD_DEADLINE", "MAX_LEFT_OUT", "PACE_MAX", "SLOWER", "Divergence",
+           "Expectation", "Hold", "describe_divergence"]

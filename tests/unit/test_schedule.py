@@ -474,3 +474,34 @@ def test_the_replay_ends_after_the_agent_messages_the_recording_had_before_its_e
     hold.observe(3, _key(M3, hold))
     closer.join(10)
     assert ended.is_set() and hold.skipped == 0 and hold.divergence is None
+
+
+def test_an_input_follows_the_agent_message_before_it_no_sooner_than_in_the_recording(
+        ) -> None:
+    """Pacing (Expectation.pace): the recording wrote the sync 0.3 s after the agent's answer
+    and released the model's start 0.25 s after it; the replay's order allows both the
+    moment the answer came, yet each waits that long after it (never more than PACE_MAX)."""
+    late = Event(Boundary.WRITE, ("request", "_acp_model/sync"), action=1, by_action=True,
+                 t=0.4)
+    hold = Hold(_schedule(W0, M1, late, M3), deadline=30.0)
+    hold.observe(0, _key(W0, hold))
+    hold.observe(1, _key(M1, hold))
+    came = time.monotonic()
+    assert hold.admit(_key(late, hold), late) == 2
+    assert time.monotonic() - came >= 0.3 - 0.01
+    # a model release is paced the same way, on the model's event loop
+    release = Event(Boundary.RELEASE, ("model", "0", "1", "start", "0"), cause=2, t=0.35)
+    held = Hold(_schedule(W0, M1, release), deadline=30.0)
+    held.observe(0, _key(W0, held))
+    held.observe(1, _key(M1, held))
+    came = time.monotonic()
+    asyncio.run(held.admit_async((Boundary.RELEASE, release.what, None, 2, None), release))
+    assert time.monotonic() - came >= 0.25 - 0.01
+    # a gap longer than PACE_MAX is cut to it; an agent message is never paced
+    far = Event(Boundary.WRITE, ("request", "_acp_model/sync"), action=1, by_action=True,
+                t=0.1 + holding.PACE_MAX + 5)
+    capped = Hold(_schedule(W0, M1, far, M3), deadline=30.0)
+    for n, e in enumerate((W0, M1)):
+        capped.observe(n, _key(e, capped))
+    assert capped.expect.pace(2, capped._done_at, time.monotonic()) <= holding.PACE_MAX
+    assert capped.expect.pace(3, capped._done_at, time.monotonic()) == 0.0
