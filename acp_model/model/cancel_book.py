@@ -38,6 +38,9 @@ class CancelBook:
     # (CANCEL-09's proof names each, with whether it was read before the end)
     cancelled_by: tuple[int, ...] = field(default=(), metadata=EXPLAINS)
     withdrawals: tuple[int, ...] = field(default=(), metadata=EXPLAINS)
+    # the first prompt of the work it ended (-1: not known): a cancel sent before it (an
+    # interrupt's, written with it) is no cancel "in flight" of a running turn
+    ended_prompt: int = field(default=-1, metadata=EXPLAINS)
 
     # --- queries ---------------------------------------------------------------------------
     @staticmethod
@@ -85,10 +88,11 @@ class CancelBook:
         self.cancelled_end = -1
 
     def served(self, idx: int, *, cancelled: bool, read: Read,
-               withdrawals: list[int] | None = None) -> list[CancelRec]:
+               withdrawals: list[int] | None = None, prompt: int = -1) -> list[CancelRec]:
         """The cancels an idle at ``idx`` answered or that CANCEL-07 already judged: a
         cancelled one answers the first owing cancel; those read during the work were judged.
-        ``withdrawals``: where the client withdrew the prompts it ends ($/cancel_request)."""
+        ``withdrawals``: where the client withdrew the prompts it ends ($/cancel_request);
+        ``prompt``: the first of those prompts (-1: none known)."""
         served: list[CancelRec] = []
         if cancelled:
             justifying = self.owing()
@@ -98,6 +102,7 @@ class CancelBook:
             self.cancelled_end = idx if justifying else -1
             self.cancelled_by = tuple(c.idx for c in justifying)
             self.withdrawals = tuple(withdrawals or ())
+            self.ended_prompt = prompt
         served += [c for c in self.cancels
                    if c.status == CancelStatus.WORK and read(c.idx) and c not in served]
         return served

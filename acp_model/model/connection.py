@@ -28,7 +28,8 @@ class ConnectionModel:
 
     state: str = ConnState.AWAITING_INITIALIZE
     version: Any = None
-    session_ids: set[str] = field(default_factory=set)
+    # each session id handed out -> the response that first handed it out (SESS-01's proof)
+    session_ids: dict[str, int] = field(default_factory=dict)
     ctx: Context = field(default_factory=Context)
 
     # --- checks -------------------------------------------------------------------------
@@ -42,7 +43,7 @@ class ConnectionModel:
         """After the agent chose a version other than 2 the client should not carry on."""
         return self.state != ConnState.INCOMPATIBLE
 
-    @check("SESS-01", role=Role.GUARD)
+    @check("SESS-01", evidence="reused_evidence", role=Role.GUARD)
     def session_id_fresh(self, ev: Payload) -> bool:
         """session/new hands out an id not used before on this connection."""
         return ev.id not in self.session_ids
@@ -72,7 +73,16 @@ class ConnectionModel:
         self.version = ev.version
 
     def note_session(self, ev: Payload) -> None:
-        self.session_ids.add(ev.id)
+        self.session_ids.setdefault(ev.id, ev.idx)
+
+    # --- proofs -------------------------------------------------------------------------
+    def reused_evidence(self, ev: Payload) -> tuple[str, list[tuple[int, str]]] | None:
+        """Where the id was handed out first: the message a maintainer compares this one to."""
+        first = self.session_ids.get(ev.id)
+        if first is None:
+            return None
+        return (f"session id {ev.id!r} was handed out before, at #{first}",
+                [(first, "the same session id handed out before")])
 
 
 class ConnectionLifecycle(StateMachine):

@@ -267,16 +267,19 @@ class Proofs:
                 [*items, (end, "the cancelled end of the turn"), (ev.idx, "content")])
 
     def _cancels_in_flight(self) -> tuple[str, list[tuple[int, str]]]:
-        """The cancels in flight when the turn ended cancelled, each with whether the agent
-        provably read it: v1 binds the order of content and the end to session/cancel, while
-        $/cancel_request lets the receiver "finish sending any pending notifications", so a
-        maintainer needs to see which of them may have ended the turn."""
+        """The cancels that may have ended the turn cancelled, each with whether the agent
+        provably read it before the end: v1 binds the order of content and the end to
+        session/cancel, while $/cancel_request lets the receiver "finish sending any pending
+        notifications", so a maintainer needs to see which of them may have ended the turn.
+        One sent before the turn's prompt (an interrupt's, written with it) is said to be."""
         book = self.m.cancel_book
         end = book.cancelled_end
+        began = book.ended_prompt
         said: list[str] = []
         items: list[tuple[int, str]] = []
         for idx, what in [*((w, "$/cancel_request") for w in book.withdrawals),
                           *((c, "session/cancel") for c in book.cancelled_by)]:
+            before = f"sent before the turn's prompt #{began}, " if 0 <= idx < began else ""
             proof = self.m.ctx.proof(idx)
             if proof is not None and proof.response < end:
                 state = (f"read before it: the agent answered #{proof.request} (sent after "
@@ -285,11 +288,11 @@ class Proofs:
                 state = f"not provably read before it; read by #{proof.response}"
             else:
                 state = "not provably read"
-            said.append(f"{what} #{idx} ({state})")
-            items.append((idx, f"{what}, {state.split(':')[0].split(';')[0]}"))
+            said.append(f"{what} #{idx} ({before}{state})")
+            items.append((idx, f"{what}, {before}{state.split(':')[0].split(';')[0]}"))
         if not said:
             return "", []
-        return "; in flight when it ended: " + ", ".join(sorted(said, key=_at)), \
+        return "; the cancels that may have ended it: " + ", ".join(sorted(said, key=_at)), \
             sorted(items)
 
     def late_turn_evidence(self, ev: Payload) -> Evidence | None:

@@ -147,6 +147,10 @@ class PromptQueue:
         return [p.withdrawn_at for p in self.prompts
                 if p.withdrawn_at >= 0 and p.ended_by(response_to)]
 
+    def first_ended_by(self, response_to: Any) -> int:
+        """Where the first prompt an idle answering ``response_to`` ends was sent (-1: none)."""
+        return min((p.idx for p in self.prompts if p.ended_by(response_to)), default=-1)
+
     def ran(self) -> None:
         """Foreground work started or ended while these prompts were open."""
         for p in self.prompts:

@@ -206,7 +206,8 @@ class SessionModel:
         cancelled = ev.reason == StopReason.CANCELLED
         # cancels this idle answered or already judged (read during this work: CANCEL-07)
         served = self.cancel_book.served(ev.idx, cancelled=cancelled, read=self.ctx.read,
-                                         withdrawals=self.queue.withdrawals_ended_by(ev.id))
+                                         withdrawals=self.queue.withdrawals_ended_by(ev.id),
+                                         prompt=self.queue.first_ended_by(ev.id))
         self.queue.end(ev.id)
         # ... but a withdrawn prompt whose work is still to come may see it end cancelled
         self.work.client_stopped = self.queue.withdrawal_pending()

@@ -122,14 +122,25 @@ class LivenessJudge:
             if req.batched and not req.withdrawn:
                 return meta_of(batch_answered_per_request), batch_left_unanswered(req, req_id)
             meta = WITHDRAWN_ANSWERED if req.withdrawn else (own or REQUEST_ANSWERED)
-            what = (f"{req.method} (id {req_id!r}) was never answered" if own is not None
-                    else f"the agent never answered {req.method} (id {req_id!r})")
+            named = f"{req.method} (id {req_id!r}){self._withdrawal(req)}"
+            what = (f"{named} was never answered" if own is not None
+                    else f"the agent never answered {named.rstrip(',')}")
             return meta, what
         what = f"the client never answered {req.method} (id {req_id!r})"
         sess = self.machines.sessions.get(req.session or "")
         if own is not None and sess is not None:  # a permission request: its session's book
             return sess.owed.unanswered_rule(req_id), what  # says which (PERM-12, CANCEL-04)
         return (WITHDRAWN_ANSWERED if req.withdrawn else REQUEST_ANSWERED), what
+
+    def _withdrawal(self, req: OpenRequest) -> str:
+        """How the client withdrew its request, and the response that proves the agent read
+        the withdrawal ("" : not withdrawn): the messages a CANCEL-14 verdict rests on."""
+        if not req.withdrawn or req.withdrawn_at < 0:
+            return ""
+        proof = self.machines.ctx.proof(req.withdrawn_at)
+        read = (f" (read: the agent answered #{proof.request}, sent after it, at "
+                f"#{proof.response})" if proof is not None else " (not provably read)")
+        return f", withdrawn by $/cancel_request #{req.withdrawn_at}{read},"
 
     def judge_waited(self, req_id: Any, meta: CheckMeta, message: str, deadline: float
                      ) -> None:

@@ -20,7 +20,7 @@ from acp_model.model.engine import LibraryEngine, TableEngine, compile_machine
 from acp_model.model.events import Payload
 from acp_model.model.lifecycle import SessionLifecycle
 from acp_model.model.session import SessionModel
-from acp_model.model.vocab import ConnEvent, Event
+from acp_model.model.vocab import ConnEvent, Event, Level
 from acp_model.oracle.rpc import Rpc
 from acp_model.oracle.store import ViolationStore
 from acp_model.spec.readings import Readings
@@ -32,6 +32,7 @@ ENGINES = {"table": TableEngine, "statemachine": LibraryEngine}
 
 RETIRE_AT = 16  # permission requests a session keeps in its scans before settled ones retire
 _CLOSE_ORDER = meta_of(closing.nothing_after_close)  # sdk-2.4.0's order around session/close
+_ID_FRESH = meta_of(ConnectionModel.session_id_fresh)  # SESS-01: a session id handed out again
 
 
 class Machines:
@@ -63,7 +64,11 @@ class Machines:
     def conn_event(self, event: ConnEvent, ev: Payload, what: str) -> None:
         failures = self.connection_engine.fire(self.conn, event, ev)
         if failures:
+            before = len(self.store.violations)
             self.store.failures_of(failures, ev.idx, None, what, self.connection_engine.evidence)
+            if isinstance(ev.id, str) and any(v.check == _ID_FRESH.name and v.level == Level.FAIL
+                                              for v in self.store.violations[before:]):
+                self.store.reissued.setdefault(ev.id, ev.idx)  # SESS-01: the root from here
 
     def session_event(self, sid: str, event: Event, ev: Payload, what: str) -> None:
         sess = self.sessions[sid]

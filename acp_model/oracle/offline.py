@@ -39,19 +39,21 @@ def check_records(records: Iterable[Record | dict[str, Any]], *, readings: Readi
     monitor = Monitor(readings, validate=validate, engine=engine, decision=decision)
     for rec in records:
         monitor.feed(rec)
-    if open_at_end:
-        still_owed = finish_open(monitor)
+    if open_at_end:  # (the deadline a recorded run's client waited: what it proved)
+        still_owed = finish_open(monitor, deadline)
         return report_for(monitor, command="check", source=source, recording=recording,
                           extra={"open_at_end": [v.to_json() for v in still_owed]})
     monitor.finish(deadline)
     return report_for(monitor, command="check", source=source, recording=recording)
 
 
-def finish_open(monitor: Monitor) -> list[Violation]:
+def finish_open(monitor: Monitor, deadline: float | None = None) -> list[Violation]:
     """End the trace with what is still owed set apart: returned as *open at end*, not kept
-    among the monitor's violations (the proxy's end of session, ``check --open-at-end``)."""
+    among the monitor's violations (the proxy's end of session, ``check --open-at-end``).
+    ``deadline``: how long the client that recorded the trace waited for it (a fuzz run's),
+    so a re-judged liveness verdict says what the run proved, as its counterexample does."""
     before = len(monitor.violations)
-    monitor.finish()
+    monitor.finish(deadline)
     still_owed = monitor.violations[before:]
     del monitor.violations[before:]
     return still_owed

@@ -145,7 +145,7 @@ class Router:
                                                direction, msg):
             self.rpc.unreadable[direction] += 1
         if direction == "c2a":
-            self.rpc.client_batch(msg)
+            self.rpc.client_batch(msg, idx)
         for n, element in enumerate(msg):
             store.sub = n
             store.run_entry(self._entries[Reads.BATCH_ELEMENT], idx, element)
@@ -368,6 +368,7 @@ class Router:
         if target is None:
             return  # nothing open with that id: harmless (it may have been answered)
         target.withdrawn = True
+        target.withdrawn_at = idx
         if direction == "c2a" and target.session is not None:
             self.machines.derived(target.session, self.translate(
                 Withdrawn(target.session, params.get("requestId"))))

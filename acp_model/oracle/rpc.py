@@ -34,6 +34,7 @@ class OpenRequest:
     idx: int
     session: str | None
     withdrawn: bool = False
+    withdrawn_at: int = -1  # where the requester withdrew it ($/cancel_request)
     judged: bool = False  # its liveness verdict is out; a late answer is not re-reported
     batched: bool = False  # sent inside a batch: the batch rules (SHOULD) say it is answered
     # a request that asks for history replay: messageId -> family of the messages replayed
@@ -68,6 +69,7 @@ class Rpc:
     notification_batch_sent: bool = False
     batch_requests: tuple[Any, ...] = ()  # ids of the requests in the client's last batch
     batch_size: int = 0
+    batch_at: int = -1  # where the client's last batch was sent
     # The latest request of each side that got its answer (by where the request stands): a
     # peer that answers nothing sent after a request it owes is stuck on it, and what it
     # leaves unanswered after that is the same cause (wire order of the answers aside).
@@ -99,7 +101,9 @@ class Rpc:
         req = self.open["a2c"].get(req_id)
         return req is not None and req.withdrawn
 
-    def client_batch(self, msg: list[Any]) -> None:
+    def client_batch(self, msg: list[Any], idx: int = -1) -> None:
+        """The client sent the batch ``msg`` at ``idx``: what an id-null answer may answer."""
+        self.batch_at = idx
         self.batch_sent = bool(msg)
         self.notification_batch_sent = bool(msg) and all(
             isinstance(m, dict) and "method" in m and "id" not in m for m in msg)
@@ -203,8 +207,8 @@ def batch_not_empty(rpc: Rpc, direction: str, msg: list[Any]) -> str | None:
 def no_empty_batch_reply(rpc: Rpc, direction: str, msg: list[Any]) -> str | None:
     """A batch of notifications gets no response at all, not an empty array."""
     if not msg and direction == "a2c" and rpc.notification_batch_sent:
-        return ("the agent answered a batch of notifications with an empty array (such a "
-                "batch gets no response at all)")
+        return (f"the agent answered a batch of notifications (#{rpc.batch_at}) with an empty "
+                "array (such a batch gets no response at all)")
     return None
 
 
@@ -457,7 +461,8 @@ def notifications_unanswered(rpc: Rpc, direction: str, msg: dict[str, Any]) -> s
             if not rpc.notification_batch_sent:
                 return None  # a rejected batch holding a request is ACPM-BATCH
             return (f"{party} answered a valid batch of {rpc.batch_size} notification(s) and "
-                    f"no request with error {code} and {_id_said(msg)}: it replied to "
+                    f"no request (#{rpc.batch_at}) with error {code} and {_id_said(msg)}: it "
+                    "replied to "
                     "notifications, which no receiver does, within a batch neither (an "
                     "all-notification batch gets no response at all)")
         return (f"{party} sent error {code} with {_id_said(msg)} although nothing unreadable "
@@ -482,7 +487,8 @@ def batch_answered_per_request(rpc: Rpc, direction: str, msg: dict[str, Any]) ->
         return None
     requests = len(rpc.batch_requests)
     return (f"{PARTY[direction]} answered a valid batch of {requests} request(s) and "
-            f"{rpc.batch_size - requests} notification(s) with one error {code} and "
+            f"{rpc.batch_size - requests} notification(s) (#{rpc.batch_at}) with one error "
+            f"{code} and "
             f"{_id_said(msg)}: a batch gets an array with a response for each request and "
             "none for notifications (transports.mdx: ACP follows the JSON-RPC 2.0 batch "
             "rules)")

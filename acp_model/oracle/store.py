@@ -51,6 +51,9 @@ class ViolationStore:
         self.suppressed = 0  # reports past the cap, and schema floods past the diagnoses
         self.sub: int | None = None  # the batch element being judged (None: not in a batch)
         self._reported: dict[tuple[str, str | None], int] = {}
+        # session id -> where the agent first handed it out again (SESS-01 failed there):
+        # what the session's later findings are charged to (:meth:`rooted`)
+        self.reissued: dict[str, int] = {}
 
     @property
     def exercised(self) -> dict[str, int]:
@@ -153,9 +156,25 @@ class ViolationStore:
         says so)."""
         suffix = f" within the {deadline:g} s deadline" if deadline is not None else \
             " before the end of the trace"
-        self.report(meta, idx, what + suffix + (f" ({doubt}: a warning)" if doubt else ""),
-                    session=session, kind="liveness", deadline=deadline,
-                    level=Level.WARN if doubt else None)
+        root = self.rooted(session, idx)
+        self.report(meta, idx, what + suffix + (f" ({doubt}: a warning)" if doubt else "")
+                    + (root[0] if root else ""), session=session, kind="liveness",
+                    deadline=deadline, level=Level.WARN if doubt or root else None,
+                    evidence=root[1] if root else None)
+
+    def rooted(self, session: str | None, idx: int) -> tuple[str, list[tuple[int, str]]] | None:
+        """Why a finding at ``idx`` about ``session``'s state is SESS-01's consequence, and the
+        message that shows it (None: it is not): the agent handed the session's id out again
+        before, so two of the client's sessions are one of the agent's, and what the client
+        sent to either may have reached the work judged. One root cause, one failure: SESS-01
+        is reported where the id came back; this finding is a warning that names it."""
+        at = self.reissued.get(session) if session is not None else None
+        if at is None or at >= idx:
+            return None
+        return (f" (the agent handed out this session's id again at #{at}, before this: "
+                "SESS-01, reported there, is the root cause, since two of the client's "
+                "sessions are one of the agent's from then on: a warning)",
+                [(at, "the session id handed out again (SESS-01)")])
 
     def failures_of(self, failures: list[Failure], idx: int, session: str | None, what: str,
                     evidence: Mapping[str, Any]) -> None:
@@ -174,6 +193,9 @@ class ViolationStore:
                                               "reported as a warning")
             text = f"{what} breaks {meta.rule_for(self.readings)}. Expected: {meta.doc}" + (
                 f" ({detail})" if detail else "")
+            root = self.rooted(session, idx)
+            if root is not None:
+                text, lv, items = text + root[0], Level.WARN, [*root[1], *items]
             self.report(meta, idx, text, session=session, level=lv, evidence=items)
 
     def with_level(self, level: Level) -> list[Violation]:

@@ -230,6 +230,8 @@ def _evidence_cases() -> dict[str, tuple[Readings, TraceBuilder]]:
         "content_before_cancelled_end": (
             DEFAULT.parse(["SPEC=v1"]), TraceBuilder().v1.handshake().v1.new_session(S)
             .prompt(S, 10).v1.chunk(S).cancel(S).v1.ended(10, "cancelled").v1.chunk(S, "late")),
+        # the same id handed out twice: the proof is where it was handed out first
+        "session_id_fresh": (DEFAULT, base().new_session(S)),
     }
 
 
