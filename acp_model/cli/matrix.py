@@ -543,7 +543,7 @@ def _rejudge(args: argparse.Namespace, console: Console) -> tuple[dict[str, Any]
             (compact_run if args.compact else copy_run)(row, base, out)
     spec = None if args.spec == AUTO else args.spec
     try:
-        new = rejudge(doc, out, list(args.reading or []), spec)
+        new = rejudge(doc, out, list(args.reading or []), spec, rewrite=True)
     except RejudgeError as exc:
         raise UsageError(str(exc)) from None
     what = ", ".join([*(args.reading or []), *([f"spec {spec}"] if spec else [])])

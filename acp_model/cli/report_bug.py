@@ -12,7 +12,7 @@ from acp_model.cli.common import EXIT_OK, UsageError
 
 
 def cmd_report_bug(args: argparse.Namespace, console: Console) -> int:
-    from acp_model.matrix.bugs import ISSUE, issue_body, issues_in, title_of
+    from acp_model.matrix.bugs import ISSUE, installed_sdks, issue_body, issues_in, title_of
     from acp_model.report.matrix import MatrixError
 
     try:
@@ -23,7 +23,7 @@ def cmd_report_bug(args: argparse.Namespace, console: Console) -> int:
         console.print(f"no failure in {args.dir} (as the current code judges its transcripts)")
         return EXIT_OK
     for row, f in found:
-        body = issue_body(row, f, base)
+        body = issue_body(row, f, base, sdks=installed_sdks(row))
         if args.print:
             print(body)
             continue
@@ -41,7 +41,9 @@ def register(sub: Any) -> None:
         "with its report.json, or one failure's folder), judged again by the current code: "
         "an issue body with the agent, version and protocol, the spec sentence it breaks and "
         "its strength, the program in words, the numbered wire lines that prove it, how often "
-        "it reproduced, and the command that replays it. Written as issue.md beside the "
+        "it reproduced, and the command that replays it; for a JSON-RPC envelope rule, the "
+        "ACP SDK the installed agent bundles, where the behaviour may belong. Written as "
+        "issue.md beside the "
         "failure's transcript and replay file (attach those two).",
         epilog="example: acp-model report-bug matrix/opencode-v1/CANCEL-07",
         formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from acp_model.fuzzing.actions import Action
 from acp_model.fuzzing.budget import slack
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.editors import BARE
@@ -58,30 +59,36 @@ SHARED_ONLY = "seen on a shared agent process only, not reproduced"
 def reproduction_text(found: Found) -> str:
     """How often the reported program reproduced in fresh processes: held to its recorded
     schedule (the headline) and free-running; "not replayed" for what never ran."""
-    return _in_fresh(reproduction_phrase(found.reproduced, found.replays,
+    return in_fresh(reproduction_phrase(found.reproduced, found.replays,
                                          found.free_reproduced, found.free_replays,
                                          unsure=found.inconclusive,
                                          free_unsure=found.free_inconclusive,
                                          why=found.inconclusive_why))
 
 
-def _in_fresh(phrase: str) -> str:
+def in_fresh(phrase: str) -> str:
+    """A reproduction phrase, said of fresh agent processes."""
     return phrase if phrase == "not replayed" else f"{phrase} in fresh agent processes"
 
 
 def minimize_text(found: Found) -> str | None:
     """Why the program is not called minimal (None: it is the fixpoint's, or minimizing
     never ran)."""
-    m = found.minimize
+    return minimize_words(found.minimize, len(found.actions), *_found_rate(found))
+
+
+def minimize_words(m: Mapping[str, Any] | None, steps: int, hits: int, runs: int
+                   ) -> str | None:
+    """:func:`minimize_text` of a report's counterexample: its ``minimize`` entry, its
+    program's length and the rate it is judged by."""
     if not m:
         return None
     if not m.get("fixpoint"):
         return f"not proven minimal: {minimize_stopped(m)}"
-    if m.get("steps") not in (None, len(found.actions)):
+    if m.get("steps") not in (None, steps):
         return (f"not the minimal program ({m['steps']} actions, reached at the fixpoint): "
                 "a longer one that reproduces more often")
-    if not _minimal(found):
-        hits, runs = _found_rate(found)
+    if not proven_minimal(m, steps, hits, runs):
         return (f"not proven minimal: minimizing reached its fixpoint, but the program "
                 f"reproduces only {hits}/{runs}: a removal whose replay missed is no proof "
                 "that the action is needed")
@@ -131,92 +138,138 @@ def replay_teardown(found: Found) -> int | None:
     return found.replay_teardown
 
 
+@dataclass(frozen=True)
+class Shown:
+    """What ``counterexample.txt`` says of one finding: the verdict's words (which the current
+    code may change on re-judging: ``matrix/rejudge.py``) and the run's record of it (its
+    program, transcript, rates and the scripted model's side, which only the run knew)."""
+
+    rule: str
+    strength: str  # as shown (``strength_shown``)
+    warning: bool  # judged a warning here
+    source: str  # the rule's citation in the revision judged by
+    revision: str
+    decided: str | None  # the evidence that decided the revision
+    argv: Sequence[str]
+    replayed: bool  # the program was shrunk and replayed (a failure's, not a first sighting's)
+    reproduction: str  # how often fresh processes reproduced it, in words
+    verified: bool
+    demoted: str | None  # why a failure the run found is a warning
+    minimized: str | None  # why the program is not called minimal (None: it is, or not known)
+    minimal: bool
+    message: str
+    cited: Sequence[int]  # the offending message's number and its evidence's
+    actions: Sequence[Action]
+    records: list[dict[str, Any]]
+    numbers: list[int]  # each record's message number
+    offending: int  # the offending record's position
+    teardown: int | None  # where the teardown began (None: not known)
+    model: Mapping[int, list[str]] = field(default_factory=dict)  # by record position
+    # what each gap of an excerpt left out, by its first number (else: a shared process's)
+    gaps: Mapping[int, str] = field(default_factory=dict)
+    breaches: Sequence[str] = ()
+    notes: Sequence[str] = ()
+
+
 def counterexample_text(found: Found, cfg: FuzzConfig) -> str:
+    return render_shown(shown_of(found, cfg))
+
+
+def shown_of(found: Found, cfg: FuzzConfig) -> Shown:
+    """What the run knows of ``found``, as ``counterexample.txt`` says it."""
     rule = RULES[found.violation.rule]
-    records, _ = counterexample_records(found)
+    records, offending = counterexample_records(found)
     warning = found.violation.level != Level.FAIL
-    demoted = warning_text(found)
-    minimized = minimize_text(found)
-    numbers = record_numbers(found)
-    teardown = replay_teardown(found)
-    unnumbered = unnumbered_acts(
-        records, numbers, [found.violation.index, *(i for i, _ in found.violation.evidence)],
-        teardown)
+    return Shown(
+        rule=rule.id, strength=strength_shown(rule.id, rule.strength_under(cfg.readings)),
+        warning=warning, source=rule.citation_in(cfg.readings.revision),
+        revision=cfg.readings.revision,
+        decided=cfg.decision.evidence if cfg.decision is not None else None, argv=cfg.argv,
+        replayed=not warning, reproduction=reproduction_text(found), verified=found.verified,
+        demoted=warning_text(found), minimized=minimize_text(found),
+        minimal=found.verified and bool(_minimal(found)), message=found.violation.message,
+        cited=[found.violation.index, *(i for i, _ in found.violation.evidence)],
+        actions=found.actions, records=records, numbers=record_numbers(found),
+        offending=offending, teardown=replay_teardown(found), model=_model_lines(found),
+        breaches=found.breaches()[0], notes=found.notes)
+
+
+def render_shown(c: Shown) -> str:
+    """``counterexample.txt``: the verdict, what went wrong, the program and the wire."""
+    unnumbered = unnumbered_acts(c.records, c.numbers, c.cited, c.teardown)
+    party = RULES[c.rule].party
     lines = [
-        f"acp-model {'warning, first sighting' if warning else 'counterexample'}: {rule.id} "
-        f"({strength_shown(rule.id, rule.strength_under(cfg.readings))}"
-        + ("; judged a warning here" if warning else "") + ", binds "
-        f"{'both sides' if rule.party == 'both' else 'the ' + rule.party})",
-        f"  {rule.statement}",
-        f"  source: {rule.citation_in(cfg.readings.revision)}",
-        f"  spec revision: {cfg.readings.revision}"
-        + (f" ({cfg.decision.evidence})" if cfg.decision is not None else ""),
-        f"  agent: {' '.join(cfg.argv)}",
-        "  the program as run: neither shrunk nor replayed" if warning else
-        f"  {reproduction_text(found)}"
-        + ("" if found.verified else " (UNVERIFIED: no fresh-process replay showed it)"),
-        *([f"  WARNING, not a failure: {demoted}"] if demoted else []),
-        *([f"  {minimized}"] if minimized and not warning else []),
+        f"acp-model {'counterexample' if c.replayed else 'warning, first sighting'}: "
+        f"{c.rule} ({c.strength}" + ("; judged a warning here" if c.warning else "")
+        + f", binds {'both sides' if party == 'both' else 'the ' + party})",
+        f"  {RULES[c.rule].statement}",
+        f"  source: {c.source}",
+        f"  spec revision: {c.revision}" + (f" ({c.decided})" if c.decided else ""),
+        f"  agent: {' '.join(c.argv)}",
+        f"  {c.reproduction}" + ("" if c.verified else
+                                 " (UNVERIFIED: no fresh-process replay showed it)")
+        if c.replayed else "  the program as run: neither shrunk nor replayed",
+        *([f"  WARNING, not a failure: {c.demoted}"] if c.demoted else []),
+        *([f"  {c.minimized}"] if c.minimized and c.replayed else []),
         "",
         "What went wrong:",
-        f"  {found.violation.message}",
+        f"  {c.message}",
         *(f"  The proof cites {words}." for words in unnumbered),
         "",
         ("Client actions (minimal: no single action can go, no content be simpler)"
-         if not warning and found.verified and _minimal(found)
-         else "Client actions")
-        + ("" if warning else " (replay.json)") + ":",
+         if c.replayed and not c.warning and c.minimal else "Client actions")
+        + (" (replay.json)" if c.replayed else "") + ":",
     ]
-    if not found.actions:
+    if not c.actions:
         lines.append("  (none: the agent fails while initializing)")
-    steps = Program.of(found.actions).describe()
+    steps = Program.of(c.actions).describe()
     lines += [f"  {n}. {text}" for n, text in enumerate(steps, start=1)]
     lines.append("  then the teardown"
-                 + (f" (from #{teardown} on in the transcript below)" if teardown is not None
-                    else "")
+                 + (f" (from #{c.teardown} on in the transcript below)"
+                    if c.teardown is not None else "")
                  + " drains the sessions: cancel what is still busy, answer "
                  "open permissions with cancelled, sync, judge what is still owed")
-    spares = spare_messages(records, numbers)
+    spares = spare_messages(c.records, c.numbers)
     if spares:
         lines.append(f"  and, none of these actions: {spares} ({SPARE_WHY})")
     lines += ["", "Wire transcript (C->A client to agent, A->C agent to client; >> marks the "
               "offending message" + ("; model: what crossed the scripted model's boundary"
-                                    if found.replay_model else "") + "):"]
-    breaches = found.breaches()[0]
-    if breaches:
+                                    if c.model else "") + "):"]
+    if c.breaches:
         lines += ["", "Deliberate breaches the program keeps (the client breaks a rule on "
                   "purpose, to see how the agent copes; minimizing tries without them "
-                  "first):", *(f"  {line}" for line in breaches)]
-    lines += _wire_lines(found, numbers, teardown)
-    for note in found.notes:
+                  "first):", *(f"  {line}" for line in c.breaches)]
+    lines += _wire_lines(c)
+    for note in c.notes:
         lines += ["", f"note: {note}"]
     return "\n".join(lines) + "\n"
 
 
-def _wire_lines(found: Found, numbers: list[int], teardown: int | None) -> list[str]:
+def _wire_lines(c: Shown) -> list[str]:
     """The transcript shown, numbered, with the scripted model's part, the gaps of a shared
     process's excerpt, and each client message marked with the part of the client that wrote
     it (an action's number, a spare session's, the teardown's...)."""
-    records, offending = counterexample_records(found)
-    rule = found.violation.rule
     lines: list[str] = []
-    model = _model_lines(found)
-    for n, (direction, text) in enumerate(summarize(records)):
-        lines += model.get(n, [])
+    numbers, teardown = c.numbers, c.teardown
+    for n, (direction, text) in enumerate(summarize(c.records)):
+        lines += c.model.get(n, [])
         left_out = numbers[n] - (numbers[n - 1] + 1 if n else 0)
         if left_out:
-            lines.append(f"   ...   (#{numbers[n] - left_out}-#{numbers[n] - 1}: {GAP_NOTE})")
+            first = numbers[n] - left_out
+            lines.append(f"   ...   (#{first}-#{numbers[n] - 1}: "
+                         f"{c.gaps.get(first, GAP_NOTE)})")
         if teardown is not None and numbers[n] == teardown:
             lines.append("   ---   (from here on the teardown runs, after the program's last "
                          "action: the teardown's messages are marked so)")
         arrow = "C->A" if direction == "c2a" else "A->C"
-        mark = ">>" if n == offending else "  "
-        author = writer_of(records[n], numbers[n], teardown)
+        mark = ">>" if n == c.offending else "  "
+        author = writer_of(c.records[n], numbers[n], teardown)
         ours = f"   ({author.tag()})" if author is not None else ""
         lines.append(f"{mark} #{numbers[n]:<4} {arrow}  {text}{ours}")
-        if n == offending:
-            lines.append(f"{'':9}^ {rule}: {found.violation.message}")
-    return lines + [line for at in sorted(model) if at >= len(records) for line in model[at]]
+        if n == c.offending:
+            lines.append(f"{'':9}^ {c.rule}: {c.message}")
+    return lines + [line for at in sorted(c.model) if at >= len(c.records)
+                    for line in c.model[at]]
 
 
 def _model_lines(found: Found) -> dict[int, list[str]]:
@@ -520,7 +573,7 @@ def merged_html(report: dict[str, Any]) -> str:
         ce = kept.get(v["rule"]) if v.get("level") == Level.FAIL else None
         if ce is not None:
             files = ce.get("files") or {}
-            facts = [("reproduced", _in_fresh(rates_phrase(ce))),
+            facts = [("reproduced", in_fresh(rates_phrase(ce))),
                 *case.facts]
             facts += [("transcript", files["transcript.jsonl"])] \
                 if "transcript.jsonl" in files else []

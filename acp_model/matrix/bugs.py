@@ -18,13 +18,16 @@ from __future__ import annotations
 
 import json
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from acp_model.fuzzing.actions import ActionError
 from acp_model.fuzzing.program import Program
+from acp_model.model.check import CHECKS
+from acp_model.oracle import rpc
+from acp_model.profiles.sdk import BundledSdk, bundled_sdks
 from acp_model.report.breaches import words_in_file
 from acp_model.report.links import docs_url
 from acp_model.report.matrix import RowStatus, minimized_text, reproduction_text
@@ -92,6 +95,43 @@ def _program(replay: Path | None) -> tuple[list[str], int | None]:
         return [], None
 
 
+def envelope_rule(rule_id: str) -> bool:
+    """Whether ``rule_id`` is decided on the JSON-RPC envelope alone (every check of it is
+    one of :mod:`acp_model.oracle.rpc`'s): framing, ids, batches, answers to notifications,
+    what an SDK usually does for the agent."""
+    from acp_model.oracle import offline  # noqa: F401 (every check is declared by then)
+
+    decided = [m for m in CHECKS.values() if m.rule == rule_id]
+    return bool(decided) and all(m.module == rpc.__name__ for m in decided)
+
+
+def installed_sdks(row: Mapping[str, Any]) -> list[BundledSdk]:
+    """The ACP SDKs the row's agent bundles, read from its install directory (the profile's,
+    at the row's version) when it is installed here; none for an agent given by command."""
+    from dataclasses import replace
+
+    from acp_model.profiles import PROFILES
+
+    profile = PROFILES.get(str(row.get("agent")))
+    if profile is None or row.get("command"):
+        return []
+    version = str(row.get("version") or profile.version)
+    return bundled_sdks(replace(profile, version=version).install_dir())
+
+
+def _sdk_lines(rule_id: str, sdks: Sequence[BundledSdk]) -> list[str]:
+    """Where a failure of an envelope rule may belong: the SDK the agent bundles."""
+    if not sdks or not envelope_rule(rule_id):
+        return []
+    names = " and ".join(s.words() for s in sdks)
+    homes = ", ".join(s.home for s in sdks if s.home)
+    return [f"**Where it may belong:** the agent bundles the ACP SDK {names}. {rule_id} is a "
+            "rule of the JSON-RPC envelope, which the SDK reads and writes for the agent: this "
+            "behaviour may be the SDK's, not the agent's own code. If the SDK does it, file it "
+            "with the SDK" + (f" ({homes})" if homes else "") + ", once for every agent that "
+            "bundles that version.", ""]
+
+
 def title_of(row: Mapping[str, Any], f: Mapping[str, Any]) -> str:
     """``agent version breaks RULE (ACP vN): the rule's sentence``, cut to a title's length."""
     rule = RULES.get(str(f["rule"]))
@@ -102,9 +142,11 @@ def title_of(row: Mapping[str, Any], f: Mapping[str, Any]) -> str:
 
 
 def issue_body(row: Mapping[str, Any], f: Mapping[str, Any], base: Path, *,
-               files: str | None = None) -> str:
+               files: str | None = None, sdks: Sequence[BundledSdk] = ()) -> str:
     """The body of an issue for failure ``f`` of ``row`` (paths relative to ``base``);
-    ``files``: a link to where its transcript and replay file are kept (else: attach them)."""
+    ``files``: a link to where its transcript and replay file are kept (else: attach them);
+    ``sdks``: the ACP SDKs the agent bundles (:func:`installed_sdks`), named where the rule
+    is the envelope's."""
     rule = RULES.get(str(f["rule"]))
     info = row.get("agent_info") or {}
     replay = base / f["replay"] if f.get("replay") else None
@@ -125,6 +167,7 @@ def issue_body(row: Mapping[str, Any], f: Mapping[str, Any], base: Path, *,
     if rule is not None and rule.notes:
         lines += [f"Note on its strength: {rule.notes}", ""]
     lines += ["**What happened:** " + str(f.get("message")), ""]
+    lines += _sdk_lines(str(f["rule"]), sdks)
     if steps:
         lines += [f"**The program** ({minimized_text({**f, 'steps': length})}):", "",
                   *[f"{n}. {text}" for n, text in enumerate(steps, start=1)],

@@ -243,10 +243,12 @@ def rejudged_report(report: Mapping[str, Any], row_dir: Path, readings: Readings
 
 
 def rejudge_row(row: Mapping[str, Any], base: Path, extra: Sequence[str] = (),
-                spec: str | None = None) -> dict[str, Any]:
+                spec: str | None = None, *, rewrite: bool = False) -> dict[str, Any]:
     """``row`` rebuilt from its run's report with the current code's verdicts; a row with
     no report (unavailable, not installed, an error before any report) stays as it is, and so
-    does a row of another protocol than ``spec``'s."""
+    does a row of another protocol than ``spec``'s. ``rewrite``: each re-judged failure's
+    ``counterexample.txt`` and ``sequence.mmd`` are rewritten to say its verdict now
+    (:mod:`acp_model.matrix.rewrite`)."""
     if not row.get("report") or row.get("status") not in (RowStatus.RAN, RowStatus.ERROR):
         return _refreshed(row)
     if spec is not None and revisions.get(spec).protocol != int(row["protocol"]):
@@ -260,6 +262,8 @@ def rejudge_row(row: Mapping[str, Any], base: Path, extra: Sequence[str] = (),
     readings, moot = readings_of(report, extra, spec)
     own = readings_of(report)[0] if extra or spec else None
     again = rejudged_report(report, path.parent, readings, own)
+    if rewrite:
+        rewrite_files(report, again, readings)
     out_dir = base / str(row["out"]) if row.get("out") else path.parent
     new = row_from_report(target_of(row), again, base, path, out_dir)
     for key in ("exit", "created", "reused", "acp_model"):  # the run's, not the judging's
@@ -268,6 +272,23 @@ def rejudge_row(row: Mapping[str, Any], base: Path, extra: Sequence[str] = (),
     if moot:
         new["rejudged"] = f"{', '.join(moot)}: decided by {readings.revision} itself"
     return new
+
+
+def rewrite_files(report: Mapping[str, Any], again: Mapping[str, Any],
+                  readings: Readings) -> None:
+    """Rewrite the counterexample files of the findings the run failed (``report``) as the
+    re-judged report ``again`` says them, its failures and those it lowered to warnings."""
+    from acp_model.matrix.rewrite import rewrite
+
+    kept = {ce["rule"]: ce for ce in report.get("counterexamples") or []}
+    decided = (again.get("spec") or {}).get("evidence")
+    written: set[str] = set()  # one finding per file: the failure, if one shares it
+    for v in again.get("violations") or []:  # (failures first)
+        ce = kept.get(str(v.get("judged_on") or v.get("rule")))
+        where = str((v.get("files") or {}).get("counterexample.txt"))
+        if ce is not None and where not in written \
+                and rewrite(v, ce, readings.revision, str(decided) if decided else None):
+            written.add(where)
 
 
 def _refreshed(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -284,11 +305,12 @@ def _refreshed(row: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def rejudge(doc: Mapping[str, Any], base: Path, extra: Sequence[str] = (),
-            spec: str | None = None) -> dict[str, Any]:
+            spec: str | None = None, *, rewrite: bool = False) -> dict[str, Any]:
     """The whole matrix judged again; with ``extra`` readings or another ``spec`` the
     document also says what it was judged under and what changed against ``doc`` as the
-    current code judges it with the run's own readings (``compare``)."""
-    rows = [rejudge_row(r, base, extra, spec) for r in doc.get("rows") or []]
+    current code judges it with the run's own readings (``compare``). ``rewrite``: the
+    failures' counterexample files say the new verdicts (:func:`rejudge_row`)."""
+    rows = [rejudge_row(r, base, extra, spec, rewrite=rewrite) for r in doc.get("rows") or []]
     settings = dict(doc.get("settings") or {})
     new = {**document(rows, settings), **{k: v for k, v in doc.items()
                                          if k in ("history", "format")}}

@@ -26,6 +26,7 @@ from typing import Any
 
 from acp_model import __version__
 from acp_model.report.links import rule_url
+from acp_model.report.proof import proof_evidence
 from acp_model.report.reach import LABELS, Reach
 from acp_model.report.text import minimize_stopped, proven_minimal
 from acp_model.spec.families import Family, families, family_of
@@ -178,7 +179,7 @@ def _finding(v: Mapping[str, Any], ce: Mapping[str, Any] | None, revision: str,
         "replay_command": f"acp-model replay {replay} --runs 5" if replay else None,
         # the proof: the offending message and the records it cites, by message number
         "index": v.get("index"),
-        "evidence": list(v.get("evidence") or []),
+        "evidence": proof_evidence(v),
         # under the recorded boundary schedule (the headline), and free-running; None: the
         # program was not replayed (older runs carry only the free-running rate)
         "reproduction": rate(ce.get("reproduced"), ce.get("replays")) if ce else None,

@@ -16,6 +16,7 @@ what the client wrote from there on (its cancels, answers to open permissions an
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -135,6 +136,31 @@ def _method(record: Record | Mapping[str, Any]) -> str:
     if isinstance(msg, dict):
         return str(msg.get("method") or "response")
     return "batch" if isinstance(msg, list) else "message"
+
+
+NAMED_ROLE = "named in what happened"
+_NUMBER = re.compile(r"#(\d+)\b")
+
+
+def named_in(message: str) -> list[int]:
+    """The message numbers a finding's sentence names ("response #8 to session/new #4"), in
+    order, each once."""
+    return list(dict.fromkeys(int(n) for n in _NUMBER.findall(message)))
+
+
+def proof_evidence(violation: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The records a finding's proof block shows: its evidence (each with its role), then
+    every other message its sentence or its ``related`` list names (the client message it
+    answers or is judged against: a batch, a notification, a first use of an id, a
+    withdrawal), none of them the offending message itself."""
+    evidence = [dict(e) for e in violation.get("evidence") or []]
+    have = {e.get("index") for e in evidence} | {violation.get("index")}
+    named = [*named_in(str(violation.get("message") or "")),
+             *(n for n in violation.get("related") or [] if isinstance(n, int))]
+    for n in dict.fromkeys(named):
+        if n not in have:
+            evidence.append({"index": n, "role": NAMED_ROLE})
+    return sorted(evidence, key=lambda e: e["index"])
 
 
 def cited(index: Any, evidence: Sequence[Mapping[str, Any]]) -> dict[int, str]:

@@ -474,7 +474,11 @@ _R: list[Rule] = [
          "transports.mdx §JSON-RPC Batch Messages", tck=("ACP-BATCH-201",)),
     Rule("RPC-09", "both", "MUST NOT", "safety",
          "Notifications are never answered.", "transports.mdx; overview.mdx §Error Handling",
-         tck=("ACP-JSONRPC-003",)),
+         tck=("ACP-JSONRPC-003",),
+         # sdk-2.4.0's text says nothing of batches: JSON-RPC 2.0 itself is the ground
+         cited_in=((SDK_2_4_0, "JSON-RPC 2.0 §4.1 Notification ('The Server MUST NOT reply to "
+                               "a Notification, including those that are within a batch "
+                               "request')"),)),
     Rule("ACPM-BATCH", "both", "SHOULD", "safety",
          "A valid batch is answered with an array holding a response for each request in it "
          "(none for its notifications), not with one error for the whole batch.",
