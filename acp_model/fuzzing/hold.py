@@ -154,6 +154,35 @@ class Expectation:
                     None)
 
 
+class Happened:
+    """Which recorded events the replay has done with (brought, or left out) and when, and the
+    frontiers the waits read: the first recorded event not done, of ours, of the agent's."""
+
+    def __init__(self, events: tuple[Event, ...]) -> None:
+        self.events = events
+        # what nothing waits for counts as come (it is still matched when it comes)
+        self.done = [e.soft for e in events]
+        self.at: dict[int, float] = {}  # when each recorded event happened in the replay
+        self.frontier = 0  # the first recorded event not yet matched
+        self.ours = 0  # ... the first of ours (a write, a release, a look)
+        self.theirs = 0  # ... the first of the agent's
+        self.advance()
+
+    def mark(self, j: int) -> None:
+        self.done[j] = True
+        self.at[j] = time.monotonic()
+        self.advance()
+
+    def advance(self) -> None:
+        events, done, n = self.events, self.done, len(self.events)
+        while self.frontier < n and done[self.frontier]:
+            self.frontier += 1
+        while self.ours < n and (done[self.ours] or not events[self.ours].boundary.ours):
+            self.ours += 1
+        while self.theirs < n and (done[self.theirs] or events[self.theirs].boundary.ours):
+            self.theirs += 1
+
+
 class Hold:
     """A replay held to a recorded schedule: which recorded events happened (matched by key,
     first come first matched), and the waits of the inputs, looks and reads for their turn."""
@@ -164,20 +193,15 @@ class Hold:
         self.events = schedule.events
         self.deadline = deadline
         self.expect = Expectation(schedule, deadline, exact)
-        # what nothing waits for counts as come (it is still matched when it comes)
-        self.done = [e.soft for e in self.events]
         self.matched: dict[int, int] = {}  # replay event -> recorded event
+        self.happened = Happened(self.events)
         self._queues: dict[Key, deque[int]] = defaultdict(deque)
         for j, e in enumerate(self.events):
             self._queues[event_key(e, lambda i: i)].append(j)
-        self.frontier = 0  # the first recorded event not yet matched
-        self.ours = 0  # ... the first of ours (a write, a release, a look)
-        self.theirs = 0  # ... the first of the agent's
         # the last action the recording holds something of: past it, the replay runs free
         self.last_action = max((e.action for e in self.events if e.action is not None),
                                default=-1)
         self._late_since: dict[int, float] = {}  # a recorded event that keeps others waiting
-        self._done_at: dict[int, float] = {}  # when each recorded event happened in the replay
         self._last_ours = -1  # the latest recorded input or look the replay matched
         self.cond = threading.Condition()
         self.free = False  # the replay runs free (a divergence, or its end)
@@ -189,8 +213,6 @@ class Hold:
         self.held_for = 0.0  # the longest a read or input waited
         self._t0 = time.monotonic()
         self._waiters: list[tuple[_Turn, asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
-        with self.cond:
-            self._advance()
 
     # --- what happened --------------------------------------------------------------------
     def ref(self, i: int) -> Any:
@@ -249,8 +271,8 @@ class Hold:
                 self.free = True
                 self._wake()
                 return
-            missed = [j for j in range(self.frontier, len(self.events))
-                      if not self.done[j] and self.events[j].by_action
+            missed = [j for j in range(self.happened.frontier, len(self.events))
+                      if not self.happened.done[j] and self.events[j].by_action
                       and self.events[j].action is not None and self.events[j].action < action]
             for j in missed:
                 self._queues[event_key(self.events[j], lambda i: i)].remove(j)
@@ -304,7 +326,7 @@ class Hold:
                     break
                 self.cond.wait(0.05)
                 self._late(turn)
-            delay = 0.0 if self.free else self.expect.pace(turn.match, self._done_at,
+            delay = 0.0 if self.free else self.expect.pace(turn.match, self.happened.at,
                                                            time.monotonic())
         if delay > 0:  # (the lock released: the agent's messages go on being observed)
             if stop is not None:
@@ -342,7 +364,7 @@ class Hold:
                 if not future.done():
                     self._late(turn)
         with self.cond:
-            delay = 0.0 if self.free else self.expect.pace(turn.match, self._done_at,
+            delay = 0.0 if self.free else self.expect.pace(turn.match, self.happened.at,
                                                            time.monotonic())
         if delay > 0:
             await asyncio.sleep(delay)
@@ -357,7 +379,7 @@ class Hold:
             return None
         queue = self._queues.get(key)
         if queue:
-            k = self.expect.own_before(event, queue[0], self.done, self.frontier)
+            k = self.expect.own_before(event, queue[0], self.happened.done, self.happened.frontier)
             if k is None:
                 return _Turn(event, queue[0], queue[0])
             self._diverged(f"the replay's {event.describe()} came before the recorded "
@@ -370,7 +392,7 @@ class Hold:
             # the replay matched, once the agent's messages recorded before that came
             after = self._last_ours + 1
             upto = next((k for k in range(after, len(self.events))
-                         if self.events[k].boundary.ours and not self.done[k]),
+                         if self.events[k].boundary.ours and not self.happened.done[k]),
                         len(self.events))
             return _Turn(event, None, upto)
         return None
@@ -385,34 +407,23 @@ class Hold:
         j = turn.match
         if j is None:
             return self._blocker(turn) is None
-        if self.done[j]:
+        if self.happened.done[j]:
             return True
         if self.events[j].boundary.ours:
-            return self.frontier >= j
+            return self.happened.frontier >= j
         # an agent message is held only while the agent kept the recorded order so far: one
         # it wrote before this one that has not come yet may be behind it in the pipe, and
         # an input held for it would wait for what holding this one keeps from coming
-        return not self.reading_held or self.ours >= j or self.theirs < j
+        return not self.reading_held or self.happened.ours >= j or self.happened.theirs < j
 
     def _blocker(self, turn: _Turn) -> int | None:
         """The first recorded event ``turn`` still waits for."""
-        return next((k for k in range(self.frontier, turn.upto)
-                     if not self.done[k] and turn.waits_for(self.events[k])
+        return next((k for k in range(self.happened.frontier, turn.upto)
+                     if not self.happened.done[k] and turn.waits_for(self.events[k])
                      and (not turn.ending or self.expect.can_come(k))), None)
 
     def _mark(self, j: int) -> None:
-        self.done[j] = True
-        self._done_at[j] = time.monotonic()
-        self._advance()
-
-    def _advance(self) -> None:
-        events, done, n = self.events, self.done, len(self.events)
-        while self.frontier < n and done[self.frontier]:
-            self.frontier += 1
-        while self.ours < n and (done[self.ours] or not events[self.ours].boundary.ours):
-            self.ours += 1
-        while self.theirs < n and (done[self.theirs] or events[self.theirs].boundary.ours):
-            self.theirs += 1
+        self.happened.mark(j)
         self._wake()
 
     def _extra(self, event: Event) -> None:
@@ -433,7 +444,7 @@ class Hold:
             return
         now = time.monotonic()
         anchor = self.expect.anchor(k)
-        since = self._done_at.get(anchor) if anchor is not None else None
+        since = self.happened.at.get(anchor) if anchor is not None else None
         if since is None:  # (its anchor never came: from when it was first waited for)
             since = self._late_since.setdefault(k, now)
         allowed = self.expect.allowance(k)

@@ -238,7 +238,7 @@ def test_what_the_replay_does_not_bring_is_left_out_in_time_and_said(
     # what an action was recorded to write and the replay's did not is left behind with it
     hold2 = Hold(_schedule(W0, M1, W2, M3), deadline=30.0)
     hold2.left_behind(1)
-    assert hold2.done[0] and not hold2.done[1] and not hold2.done[2]
+    assert hold2.happened.done[0] and not hold2.happened.done[1] and not hold2.happened.done[2]
     assert hold2.divergence is not None and "before the next action" in hold2.divergence.what
 
 
@@ -503,5 +503,5 @@ def test_an_input_follows_the_agent_message_before_it_no_sooner_than_in_the_reco
     capped = Hold(_schedule(W0, M1, far, M3), deadline=30.0)
     for n, e in enumerate((W0, M1)):
         capped.observe(n, _key(e, capped))
-    assert capped.expect.pace(2, capped._done_at, time.monotonic()) <= holding.PACE_MAX
-    assert capped.expect.pace(3, capped._done_at, time.monotonic()) == 0.0
+    assert capped.expect.pace(2, capped.happened.at, time.monotonic()) <= holding.PACE_MAX
+    assert capped.expect.pace(3, capped.happened.at, time.monotonic()) == 0.0
