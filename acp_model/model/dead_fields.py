@@ -38,8 +38,27 @@ class DeadFields:
 
     def canon_outrun(self, outrun: bool, rec: CancelRec) -> bool:
         """``CancelRec.outrun`` in a snapshot: read only for a cancel that may reach an
-        earlier prompt's work (``prior``, not yet during work); an idle clears it."""
-        return outrun and rec.prior and rec.status != CancelStatus.WORK
+        earlier prompt's work (``prior``, not yet during work); an idle clears it. It is read
+        only through ``RaceFacts.later_prompt_may_own``, which also holds while a prompt sent
+        after the cancel is accepted (see :meth:`_owned_later`): dead then."""
+        return outrun and rec.prior and rec.status != CancelStatus.WORK \
+            and not self._owned_later(rec)
+
+    def canon_prior(self, prior: bool, rec: CancelRec) -> bool:
+        """``CancelRec.prior`` in a snapshot: of an ambiguous cancel (met while work ran) it is
+        read only by ``held_cancels`` and ``_would_bind`` (CANCEL-07/-11 at the idle ending
+        the work), both only when no later prompt may own the work
+        (``later_prompt_may_own``), and ``end_work`` sets it anew without reading it: so it is
+        dead while a prompt sent after the cancel is accepted (:meth:`_owned_later`). (A quiet
+        cancel's is read by ``is_stale`` whatever the prompts.)"""
+        return prior and not (rec.status == CancelStatus.AMBIGUOUS and self._owned_later(rec))
+
+    def _owned_later(self, rec: CancelRec) -> bool:
+        """A prompt sent after the cancel is accepted (``PromptQueue.accepted_after``): it
+        stays so until the idle that ends the work (an accepted prompt leaves the queue only
+        through ``PromptQueue.end``, in ``end_work``, which clears ``outrun`` and sets the
+        ambiguous cancels' ``prior`` anew), so ``later_prompt_may_own`` holds until then."""
+        return self.m.queue.accepted_after(rec.idx)
 
     def canon_overlapped(self, overlapped: bool, rec: PermRec) -> bool:
         """``PermRec.overlapped`` in a snapshot: it only keeps ``unreported_block`` from being
@@ -83,10 +102,16 @@ class DeadFields:
         cancels' ``prior`` (``recheck_prior``, ``_settle_prompts``: both only clear a
         cancel's ``prior``). During work a cancel is recorded with no ``prior`` (it asks none),
         and work ends only with an idle, whose ``end_work`` clears the flag before it asks:
-        during work it is dead unless some cancel still has ``prior``."""
+        during work it is dead unless some cancel's ``prior`` is still live (a dead one stays
+        dead through ``recheck_prior``, :meth:`canon_prior`). Under A-28=may it is dead while
+        a prompt is open too: a cancel sent now comes after that prompt (``sent_before``
+        answers for it), and the queue empties only by a rejection, which sets the flag
+        again, or by the idle ending the work, which clears it."""
         m = self.m
-        return rejected and (m.state not in WORK
-                             or any(c.prior for c in m.cancel_book.cancels))
+        if not rejected or (m.queue.prompts and m.ctx.readings.chose("A-28", "may")):
+            return False
+        return m.state not in WORK or any(self.canon_prior(c.prior, c)
+                                          for c in m.cancel_book.cancels)
 
     def canon_client_stopped(self, stopped: bool, rec: None) -> bool:
         """``Work.client_stopped`` in a snapshot: read only by CANCEL-11's checks of an

@@ -68,7 +68,8 @@ class PromptRec:
 class CancelRec:
     idx: int = field(metadata=INDEX)
     status: CancelStatus  # the cancel automaton, see the session module
-    prior: bool = False  # a prompt sent before this cancel may still be unfinished
+    # a prompt sent before this cancel may still be unfinished
+    prior: bool = field(default=False, metadata={"canon": "dead.canon_prior"})
     # met no work to cancel: reading A-04=idle-cancelled wants an idle
     owes_reply: bool = field(default=False, metadata={"canon": "dead.canon_owes_reply"})
     # the prompts sent before it were held behind other work when it was sent (reading A-10)
