@@ -37,21 +37,28 @@ class DeadFields:
         return owes and self.m.facts.replies_owed()
 
     def canon_outrun(self, outrun: bool, rec: CancelRec) -> bool:
-        """``CancelRec.outrun`` in a snapshot: read only for a cancel that may reach an
-        earlier prompt's work (``prior``, not yet during work); an idle clears it. It is read
-        only through ``RaceFacts.later_prompt_may_own``, which also holds while a prompt sent
-        after the cancel is accepted (see :meth:`_owned_later`): dead then."""
-        return outrun and rec.prior and rec.status != CancelStatus.WORK \
+        """``CancelRec.outrun`` in a snapshot: read only through
+        ``RaceFacts.later_prompt_may_own``, by ``held_cancels`` and ``_would_bind`` for an
+        ambiguous cancel with ``prior`` (where :meth:`canon_prior` folds it in), and an idle
+        clears it: so it is live only on a quiet cancel with ``prior``, the outrun it carries
+        into the work, and not while a prompt sent after it is accepted (which
+        ``later_prompt_may_own`` reads as well, :meth:`_owned_later`)."""
+        return outrun and rec.prior and rec.status == CancelStatus.QUIET \
             and not self._owned_later(rec)
 
     def canon_prior(self, prior: bool, rec: CancelRec) -> bool:
         """``CancelRec.prior`` in a snapshot: of an ambiguous cancel (met while work ran) it is
         read only by ``held_cancels`` and ``_would_bind`` (CANCEL-07/-11 at the idle ending
         the work), both only when no later prompt may own the work
-        (``later_prompt_may_own``), and ``end_work`` sets it anew without reading it: so it is
-        dead while a prompt sent after the cancel is accepted (:meth:`_owned_later`). (A quiet
-        cancel's is read by ``is_stale`` whatever the prompts.)"""
-        return prior and not (rec.status == CancelStatus.AMBIGUOUS and self._owned_later(rec))
+        (``later_prompt_may_own``: ``outrun``, or a prompt sent after the cancel is accepted),
+        and ``end_work`` sets it anew without reading it. Until then ``prior`` can only be
+        cleared (``recheck_prior``), ``outrun`` only set (``outrun_by``) and an accepted
+        prompt only stay (:meth:`_owned_later`), so the one bit those checks read is
+        ``prior`` and not ``later_prompt_may_own``. (A quiet cancel's is read by
+        ``is_stale`` whatever the prompts.)"""
+        if rec.status == CancelStatus.AMBIGUOUS:
+            return prior and not rec.outrun and not self._owned_later(rec)
+        return prior
 
     def _owned_later(self, rec: CancelRec) -> bool:
         """A prompt sent after the cancel is accepted (``PromptQueue.accepted_after``): it
@@ -65,6 +72,15 @@ class DeadFields:
         set, which is moot once the block is noted (only requires_action clears it, and the
         flag with it) or a cancel reached the request (``PermissionBook.silent_block``)."""
         return overlapped and not rec.unreported_block and not rec.owed_cancel
+
+    def canon_held(self, held: bool, rec: CancelRec) -> bool:
+        """``CancelRec.held`` in a snapshot: read only of an ambiguous cancel (``held_cancels``,
+        ``_would_bind``, ``concerns_work``) and by ``end_work``, which meets no quiet cancel.
+        A quiet cancel that is stale (``RaceFacts.is_stale``: read, no ``prior``, joined with
+        no open prompt) stays so (the frontier only grows, ``prior`` and ``joint`` are set
+        only for a cancel sent or met at the time) and is dropped when work starts, or
+        answered by an idle while quiet: it never turns ambiguous, so its ``held`` is dead."""
+        return held and not (rec.status == CancelStatus.QUIET and self.m.facts.is_stale(rec))
 
     def canon_sibling_answered(self, answered: bool, rec: PermRec) -> bool:
         """``PermRec.sibling_answered`` in a snapshot: read only while the request waits."""
