@@ -70,8 +70,10 @@ class DeadFields:
     def canon_overlapped(self, overlapped: bool, rec: PermRec) -> bool:
         """``PermRec.overlapped`` in a snapshot: it only keeps ``unreported_block`` from being
         set, which is moot once the block is noted (only requires_action clears it, and the
-        flag with it) or a cancel reached the request (``PermissionBook.silent_block``)."""
-        return overlapped and not rec.unreported_block and not rec.owed_cancel
+        flag with it), a cancel reached the request or a sibling was answered
+        (``PermissionBook.silent_block``; neither is ever cleared)."""
+        return overlapped and not rec.unreported_block and not rec.owed_cancel \
+            and not rec.sibling_answered
 
     def canon_held(self, held: bool, rec: CancelRec) -> bool:
         """``CancelRec.held`` in a snapshot: read only of an ambiguous cancel (``held_cancels``,
@@ -83,8 +85,10 @@ class DeadFields:
         return held and not (rec.status == CancelStatus.QUIET and self.m.facts.is_stale(rec))
 
     def canon_sibling_answered(self, answered: bool, rec: PermRec) -> bool:
-        """``PermRec.sibling_answered`` in a snapshot: read only while the request waits."""
-        return answered and rec.state == PermState.OPEN
+        """``PermRec.sibling_answered`` in a snapshot: read only while the request waits, by
+        ``PermissionBook.silent_block``, which skips a request a cancel reached (``owed_cancel``
+        is never cleared)."""
+        return answered and rec.state == PermState.OPEN and not rec.owed_cancel
 
     def canon_joint(self, joint: bool, rec: CancelRec) -> bool:
         """``CancelRec.joint`` in a snapshot: read only through ``RaceFacts.joined`` (``unjoin``
