@@ -14,7 +14,7 @@ from typing import Any
 from acp_model.model.cancel_book import OWING
 from acp_model.model.race_facts import Session
 from acp_model.model.records import CancelRec, PermRec, PromptRec
-from acp_model.model.vocab import WORK, CancelStatus, PermState
+from acp_model.model.vocab import WORK, CancelStatus, PermState, State
 
 __all__ = ["DeadFields"]
 
@@ -71,9 +71,11 @@ class DeadFields:
         """``PermRec.overlapped`` in a snapshot: it only keeps ``unreported_block`` from being
         set, which is moot once the block is noted (only requires_action clears it, and the
         flag with it), a cancel reached the request or a sibling was answered
-        (``PermissionBook.silent_block``; neither is ever cleared)."""
-        return overlapped and not rec.unreported_block and not rec.owed_cancel \
-            and not rec.sibling_answered
+        (``PermissionBook.silent_block``; neither is ever cleared). ``silent_block`` runs only
+        while running, and every way into running reports running, whose ``note_overlap``
+        sets the flag of every waiting request: in any other state it is dead."""
+        return overlapped and self.m.state == State.RUNNING and not rec.unreported_block \
+            and not rec.owed_cancel and not rec.sibling_answered
 
     def canon_held(self, held: bool, rec: CancelRec) -> bool:
         """``CancelRec.held`` in a snapshot: read only of an ambiguous cancel (``held_cancels``,
