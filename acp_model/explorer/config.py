@@ -144,7 +144,7 @@ class Config:
 
     def _single_key(self, canon: bool = True) -> tuple[Any, ...]:
         """:meth:`_session_key` of the only session (see :func:`single_key`)."""
-        _, snap, indices = snapshot.compiled(type(self.models[0]), canon)
+        _, snap, indices = snapshot.compiled(type(self.models[0]), canon, bool(self.ctx.product))
         return single_key(self, snap, indices)
 
     def _reused_ranks(self, base: _Base | None, touched: int | None, canon: bool = True

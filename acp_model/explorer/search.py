@@ -306,7 +306,7 @@ class _Search:
         self.missing = tuple((MISSING,) for _ in rs)
         self.single = bounds.sessions == 1
         self.plan = plan(bounds)
-        _, self.snap, self.indices = snapshot.compiled(model, canon)
+        _, self.snap, self.indices = snapshot.compiled(model, canon, len(rs) > 1)
         # Copy on write: per (state, event), a copy of the model that copies the parts the
         # event's actions write and shares the rest with the stored original, and whether
         # that includes the permission book (compaction writes it too).
@@ -315,6 +315,8 @@ class _Search:
         self.book_copied = {key: "perm_book" in parts for key, parts in writes.items()}
         self.copy_book = snapshot.copier(model, frozenset({"perm_book"}))
         root = Config.initial(model, bounds.sessions, rs[0])
+        if len(rs) > 1:  # keys exact under each reading (Context.product)
+            root.ctx.product = rs
         key0, _ = root.canonical(canon=canon)
         self.keys = [key0]
         self.index = {key0: 0}

@@ -38,6 +38,11 @@ class Context:
     # read everything up to it, unless it acted for another reason. Never a proof.
     probable: int = -1
     hints: list[Proof] = field(default_factory=list)  # probable moves: (answer, resumption)
+    # The readings a product exploration judges every configuration by (empty: ``readings``
+    # alone): a snapshot's ``canon`` methods ask the readings, so its key is taken under each
+    # (model.snapshot), or a field dead under the first reading would merge what another's
+    # checks tell apart.
+    product: tuple[Readings, ...] = ()
 
     def read(self, idx: int) -> bool:
         """Has the agent provably read the client message at ``idx``?"""
@@ -76,7 +81,7 @@ class Context:
     def derive(self) -> Context:
         """A copy for a successor configuration (the explorer keeps no proofs)."""
         return Context(self.readings, self.frontier, self.session_advertised, False, [],
-                       self.probable, [])
+                       self.probable, [], self.product)
 
 
 def frontier_after(frontier: int, request_idx: int) -> int:

@@ -14,7 +14,7 @@ from typing import Any
 from acp_model.model.cancel_book import OWING
 from acp_model.model.race_facts import Session
 from acp_model.model.records import CancelRec, PermRec, PromptRec
-from acp_model.model.vocab import WORK, CancelStatus, PermState
+from acp_model.model.vocab import WORK, CancelStatus, PermState, State
 
 __all__ = ["DeadFields"]
 
@@ -37,19 +37,60 @@ class DeadFields:
         return owes and self.m.facts.replies_owed()
 
     def canon_outrun(self, outrun: bool, rec: CancelRec) -> bool:
-        """``CancelRec.outrun`` in a snapshot: read only for a cancel that may reach an
-        earlier prompt's work (``prior``, not yet during work); an idle clears it."""
-        return outrun and rec.prior and rec.status != CancelStatus.WORK
+        """``CancelRec.outrun`` in a snapshot: read only through
+        ``RaceFacts.later_prompt_may_own``, by ``held_cancels`` and ``_would_bind`` for an
+        ambiguous cancel with ``prior`` (where :meth:`canon_prior` folds it in), and an idle
+        clears it: so it is live only on a quiet cancel with ``prior``, the outrun it carries
+        into the work, and not while a prompt sent after it is accepted (which
+        ``later_prompt_may_own`` reads as well, :meth:`_owned_later`)."""
+        return outrun and rec.prior and rec.status == CancelStatus.QUIET \
+            and not self._owned_later(rec)
+
+    def canon_prior(self, prior: bool, rec: CancelRec) -> bool:
+        """``CancelRec.prior`` in a snapshot: of an ambiguous cancel (met while work ran) it is
+        read only by ``held_cancels`` and ``_would_bind`` (CANCEL-07/-11 at the idle ending
+        the work), both only when no later prompt may own the work
+        (``later_prompt_may_own``: ``outrun``, or a prompt sent after the cancel is accepted),
+        and ``end_work`` sets it anew without reading it. Until then ``prior`` can only be
+        cleared (``recheck_prior``), ``outrun`` only set (``outrun_by``) and an accepted
+        prompt only stay (:meth:`_owned_later`), so the one bit those checks read is
+        ``prior`` and not ``later_prompt_may_own``. (A quiet cancel's is read by
+        ``is_stale`` whatever the prompts.)"""
+        if rec.status == CancelStatus.AMBIGUOUS:
+            return prior and not rec.outrun and not self._owned_later(rec)
+        return prior
+
+    def _owned_later(self, rec: CancelRec) -> bool:
+        """A prompt sent after the cancel is accepted (``PromptQueue.accepted_after``): it
+        stays so until the idle that ends the work (an accepted prompt leaves the queue only
+        through ``PromptQueue.end``, in ``end_work``, which clears ``outrun`` and sets the
+        ambiguous cancels' ``prior`` anew), so ``later_prompt_may_own`` holds until then."""
+        return self.m.queue.accepted_after(rec.idx)
 
     def canon_overlapped(self, overlapped: bool, rec: PermRec) -> bool:
         """``PermRec.overlapped`` in a snapshot: it only keeps ``unreported_block`` from being
         set, which is moot once the block is noted (only requires_action clears it, and the
-        flag with it) or a cancel reached the request (``PermissionBook.silent_block``)."""
-        return overlapped and not rec.unreported_block and not rec.owed_cancel
+        flag with it), a cancel reached the request or a sibling was answered
+        (``PermissionBook.silent_block``; neither is ever cleared). ``silent_block`` runs only
+        while running, and every way into running reports running, whose ``note_overlap``
+        sets the flag of every waiting request: in any other state it is dead."""
+        return overlapped and self.m.state == State.RUNNING and not rec.unreported_block \
+            and not rec.owed_cancel and not rec.sibling_answered
+
+    def canon_held(self, held: bool, rec: CancelRec) -> bool:
+        """``CancelRec.held`` in a snapshot: read only of an ambiguous cancel (``held_cancels``,
+        ``_would_bind``, ``concerns_work``) and by ``end_work``, which meets no quiet cancel.
+        A quiet cancel that is stale (``RaceFacts.is_stale``: read, no ``prior``, joined with
+        no open prompt) stays so (the frontier only grows, ``prior`` and ``joint`` are set
+        only for a cancel sent or met at the time) and is dropped when work starts, or
+        answered by an idle while quiet: it never turns ambiguous, so its ``held`` is dead."""
+        return held and not (rec.status == CancelStatus.QUIET and self.m.facts.is_stale(rec))
 
     def canon_sibling_answered(self, answered: bool, rec: PermRec) -> bool:
-        """``PermRec.sibling_answered`` in a snapshot: read only while the request waits."""
-        return answered and rec.state == PermState.OPEN
+        """``PermRec.sibling_answered`` in a snapshot: read only while the request waits, by
+        ``PermissionBook.silent_block``, which skips a request a cancel reached (``owed_cancel``
+        is never cleared)."""
+        return answered and rec.state == PermState.OPEN and not rec.owed_cancel
 
     def canon_joint(self, joint: bool, rec: CancelRec) -> bool:
         """``CancelRec.joint`` in a snapshot: read only through ``RaceFacts.joined`` (``unjoin``
@@ -83,10 +124,16 @@ class DeadFields:
         cancels' ``prior`` (``recheck_prior``, ``_settle_prompts``: both only clear a
         cancel's ``prior``). During work a cancel is recorded with no ``prior`` (it asks none),
         and work ends only with an idle, whose ``end_work`` clears the flag before it asks:
-        during work it is dead unless some cancel still has ``prior``."""
+        during work it is dead unless some cancel's ``prior`` is still live (a dead one stays
+        dead through ``recheck_prior``, :meth:`canon_prior`). Under A-28=may it is dead while
+        a prompt is open too: a cancel sent now comes after that prompt (``sent_before``
+        answers for it), and the queue empties only by a rejection, which sets the flag
+        again, or by the idle ending the work, which clears it."""
         m = self.m
-        return rejected and (m.state not in WORK
-                             or any(c.prior for c in m.cancel_book.cancels))
+        if not rejected or (m.queue.prompts and m.ctx.readings.chose("A-28", "may")):
+            return False
+        return m.state not in WORK or any(self.canon_prior(c.prior, c)
+                                          for c in m.cancel_book.cancels)
 
     def canon_client_stopped(self, stopped: bool, rec: None) -> bool:
         """``Work.client_stopped`` in a snapshot: read only by CANCEL-11's checks of an

@@ -68,11 +68,12 @@ class PromptRec:
 class CancelRec:
     idx: int = field(metadata=INDEX)
     status: CancelStatus  # the cancel automaton, see the session module
-    prior: bool = False  # a prompt sent before this cancel may still be unfinished
+    # a prompt sent before this cancel may still be unfinished
+    prior: bool = field(default=False, metadata={"canon": "dead.canon_prior"})
     # met no work to cancel: reading A-04=idle-cancelled wants an idle
     owes_reply: bool = field(default=False, metadata={"canon": "dead.canon_owes_reply"})
     # the prompts sent before it were held behind other work when it was sent (reading A-10)
-    held: bool = False
+    held: bool = field(default=False, metadata={"canon": "dead.canon_held"})
     # a prompt sent after it was rejected, and the work that prompt may have started lives on
     # until an idle (reading A-28=may): the work that ends next may be that prompt's, which
     # this cancel does not reach

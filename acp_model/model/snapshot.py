@@ -284,21 +284,57 @@ def parts(model_cls: type) -> dict[str, type]:
     return dict(_parts(model_cls))
 
 
-def compiled(model_cls: type, canon: bool = True) -> tuple[Callable[..., Any],
-                                                           Callable[..., Any],
-                                                           Callable[..., Any]]:
+def compiled(model_cls: type, canon: bool = True, product: bool = False
+             ) -> tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any]]:
     """``(clone, snapshot, indices)`` of ``model_cls`` without the per-call dispatch on the
     model's type: ``clone(model, ctx)``, ``snapshot(model, rank)``, ``indices(model)`` (the
     explorer, which calls them on every edge, looks them up once). ``canon=False``: every
-    value as the model holds it, no ``canon`` method applied (the tests' reference key)."""
-    return _compiled(model_cls, canon)
+    value as the model holds it, no ``canon`` method applied (the tests' reference key).
+    ``product``: for models whose context judges by a product of readings (``ctx.product``,
+    see :func:`_each_reading`)."""
+    return _compiled(model_cls, canon, product)
 
 
 @cache
-def _compiled(model_cls: type, canon: bool) -> tuple[Callable[..., Any], Callable[..., Any],
-                                                     Callable[..., Any]]:
+def _compiled(model_cls: type, canon: bool, product: bool = False
+              ) -> tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any]]:
     clone_, snapshot_, indices_, _ = _generated(model_cls, canon)
+    if product:
+        snapshot_, indices_ = _each_reading(snapshot_, indices_)
     return clone_, snapshot_, indices_
+
+
+def _each_reading(snap: Callable[..., Any], held: Callable[..., set[int]]
+                  ) -> tuple[Callable[..., Any], Callable[..., set[int]]]:
+    """``snapshot`` and ``indices`` exact under every reading of ``ctx.product``: the ``canon``
+    methods and ``SNAPSHOT_QUERIES`` ask the context's readings (``A-04=idle-cancelled`` keeps
+    ``CancelRec.owes_reply`` live, ``A-04=noop`` not), so the key is the snapshot under each
+    reading, and the indices those snapshots rank are the union of each reading's. (Asking
+    each method for "live under any reading" instead would need every method to say so.)"""
+
+    def each(m: Any, f: Callable[..., Any]) -> list[Any]:
+        ctx = m.ctx
+        first = ctx.readings
+        out = []
+        try:
+            for r in ctx.product:
+                ctx.readings = r
+                out.append(f(m))
+        finally:
+            ctx.readings = first
+        return out
+
+    def snapshot(m: Any, rank: dict[int, int]) -> tuple[Any, ...]:
+        if not m.ctx.product:
+            return snap(m, rank)
+        return tuple(each(m, lambda m: snap(m, rank)))
+
+    def indices(m: Any) -> set[int]:
+        if not m.ctx.product:
+            return held(m)
+        return set().union(*each(m, held))
+
+    return snapshot, indices
 
 
 def clone(model: Any, ctx: Any = None) -> Any:
@@ -315,7 +351,7 @@ def share(model: Any, ctx: Any) -> Any:
 
 def indices(model: Any, canon: bool = True) -> set[int]:
     """Every trace index the snapshot of ``model`` refers to."""
-    return _generated(type(model), canon)[2](model)
+    return _compiled(type(model), canon, bool(model.ctx.product))[2](model)
 
 
 def joint_ranks(models: Iterable[Any], canon: bool = True) -> dict[int, int]:
@@ -344,4 +380,4 @@ def snapshot(model: Any, rank: dict[int, int] | None = None, canon: bool = True
     if rank is None:
         rank = session_ranks(indices(model, canon), model.ctx.frontier,
                              joint_ranks([model], canon))
-    return _generated(type(model), canon)[1](model, rank)
+    return _compiled(type(model), canon, bool(model.ctx.product))[1](model, rank)
