@@ -141,7 +141,7 @@ class Drain:
         yet reached the transcript were sent (the lock held)."""
         c = self.client
         return [at for i in self.indices
-                for at in c.oracle.permissions_sent_at(c.sessions[i].sid)]
+                for at in c.oracle.requests_sent_at(c.oracle.open_permissions(c.sessions[i].sid))]
 
     def _next_index(self) -> int:
         """The transcript index the next record gets, once the monitor has judged all so far."""
