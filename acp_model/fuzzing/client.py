@@ -21,7 +21,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from typing import Any
+from typing import Any, Protocol
 
 from acp_model.fuzzing.actions import Action, NewSession, from_json
 from acp_model.fuzzing.answers import PermissionAnswers
@@ -368,12 +368,25 @@ class FuzzClient:
         self.proc.close(grace=1.0)
 
 
+class WatchOps(Protocol):
+    """What the process watch uses of its client: the process, the judge it tells (the lock
+    and the condition the client's waits wake on held) and the deadline of a dying agent."""
+
+    proc: AgentProcess
+    oracle: OracleQueries
+    lock: threading.RLock
+    changed: threading.Condition
+    deadline: float
+
+    def caught_up(self, timeout: float = 1.0) -> bool: ...
+
+
 class ProcessWatch:
     """What the fuzzer judges from the agent process itself, once each: output past the
     transcript cap (ACPM-OUTPUT) and an exit, or a closed stdout, before the client closed
     stdin (ACPM-ALIVE)."""
 
-    def __init__(self, client: FuzzClient) -> None:
+    def __init__(self, client: WatchOps) -> None:
         self.client = client
         self.reported = False  # the process's end was judged, or caused by us
         self.flooded = False

@@ -10,21 +10,29 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from acp_model.fuzzing.answers import CANCELLED
-from acp_model.fuzzing.ops import ClientOps
+from acp_model.fuzzing.ops import StallOps, WaitingOps
 from acp_model.fuzzing.stalls import Stalls
 
 if TYPE_CHECKING:
     from acp_model.fuzzing.answers import PermissionAnswers
+    from acp_model.fuzzing.calls import RpcCalls
+    from acp_model.fuzzing.ops import ElicitationOps
 
 MAX_RECANCELS = 32  # new works one drain cancels, each with its own deadline: a queue of held
 # prompts (one example sends at most `steps` of them) is cancelled one by one, not judged at once
 MAX_LOOKS = 32  # looks one drain takes while the agent keeps asking for permission as it syncs
 
 
-class Drainable(ClientOps, Protocol):
-    """What the drain uses of a client beyond an action's reach."""
+class Drainable(StallOps, WaitingOps, Protocol):
+    """What the drain uses of a client: the sessions and the judge's view of them, its
+    answers and held elicitations, cancels, syncs and the waits for the agent's output."""
 
     answers: PermissionAnswers
+    calls: RpcCalls
+    elicitations: ElicitationOps
+
+    def cancel(self, idx: int, sync: bool = False, *,
+               then_prompt: dict[str, Any] | None = None) -> None: ...
 
     def caught_up(self, timeout: float = 1.0) -> bool: ...
 
