@@ -109,13 +109,12 @@ class NewSessionOps(Protocol):
 
 
 class PromptOps(SessionsOps, Protocol):
-    """What sending a prompt uses: the editor's habits, the scripted model (a turn started
+    """What sending a prompt uses: the editor's habits, the scripted model's turn (started
     with its listeners: ``turns``), the oracle's view of the session."""
 
     calls: RpcCalls
     cwd: str
     lock: threading.RLock
-    model: ScriptedModel | None
     oracle: OracleQueries
     profile: ClientProfile  # the editor played: its habits shape how actions write
     turns: ScriptedTurns  # the scripted turns it starts, with their listeners

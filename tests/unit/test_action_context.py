@@ -124,8 +124,16 @@ def test_every_part_reaches_only_what_its_context_declares() -> None:
 
 
 def test_every_action_reaches_only_what_its_context_declares() -> None:
+    """...and each context declares only what some action given it reaches."""
     found = contexts()
     assert len(found) > 20
+    used: dict[str, set[str]] = {}
+    for _, annotation, reached in found:
+        used.setdefault(annotation, set()).update(reached)
+    for annotation, reached in used.items():
+        if annotation != "ClientOps":
+            unused = members(getattr(ops, annotation)) - reached
+            assert not unused, f"{annotation} declares {sorted(unused)}, which no action uses"
     for where, annotation, reached in found:
         if annotation == "ClientOps":  # the base class: the caller hands the whole client
             assert where.endswith(" perform") and not reached, where
