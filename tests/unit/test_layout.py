@@ -274,6 +274,16 @@ def _process_reaches(tree: ast.AST) -> list[int]:
                    if isinstance(node, ast.Attribute) and node.attr == "proc"})
 
 
+def test_the_calls_are_held_not_inherited() -> None:
+    """``RpcCalls`` is a collaborator the transport holds (``proc.calls``), not a base class
+    that reaches the transport's fields as its own (issue 51 step 4)."""
+    heirs = [f"{path.relative_to(PACKAGE)}:{node.name}" for path in sorted(PACKAGE.rglob("*.py"))
+             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+             if isinstance(node, ast.ClassDef)
+             and any(ast.unparse(base).split(".")[-1] == "RpcCalls" for base in node.bases)]
+    assert not heirs, heirs
+
+
 def test_actions_and_client_parts_talk_through_the_calls_not_the_process() -> None:
     fuzzing = Path(__file__).resolve().parents[2] / "acp_model" / "fuzzing"
     found = {name: lines for name in _CALLERS
