@@ -19,7 +19,7 @@ from acp_model.model.vocab import Answer, ErrorCode
 from acp_model.report.reach import Reach
 
 if TYPE_CHECKING:
-    from acp_model.fuzzing.ops import ClientOps
+    from acp_model.fuzzing.ops import AnsweringOps
 
 CANCELLED = {"outcome": {"outcome": "cancelled"}}
 CANCELLED_ERROR = {"code": ErrorCode.REQUEST_CANCELLED, "message": "Request cancelled"}
@@ -29,7 +29,7 @@ class PermissionAnswers:
     """The permission requests this client answered (per session, in order), and how it
     answers the next one."""
 
-    def __init__(self, client: ClientOps) -> None:
+    def __init__(self, client: AnsweringOps) -> None:
         self.client = client
         self.answered: set[Any] = set()
         self.answered_in: dict[str, list[Any]] = {}  # sid -> those ids, in order

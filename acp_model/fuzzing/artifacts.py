@@ -21,10 +21,12 @@ from acp_model.fuzzing.budget import slack
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.editors import BARE
 from acp_model.fuzzing.program import Program
+from acp_model.fuzzing.queries import OracleQueries
 from acp_model.fuzzing.recorder import Found
 from acp_model.fuzzing.run import FuzzResult
 from acp_model.model.vocab import Level
-from acp_model.report.document import build_report
+from acp_model.oracle.monitor_queries import MonitorQueries
+from acp_model.report.document import build_report, merge_stats
 from acp_model.report.html import (
     Case,
     Transcript,
@@ -357,9 +359,8 @@ def _write_case(folder: Path, found: Found, cfg: FuzzConfig, *, replay: bool
 def fuzz_report(result: FuzzResult, files: dict[str, dict[str, str]] | None = None
                 ) -> dict[str, Any]:
     """The checker's report, extended with the run and its counterexamples."""
-    from acp_model.fuzzing.pool import rule_stats
-
     rec, cfg, files = result.recorder, result.cfg, files or {}
+    oracles = _oracles(result)
     violations: list[dict[str, Any]] = []
     for found in rec.found.values():
         v = {**found.violation.to_json(), "seen": found.seen}
@@ -374,14 +375,14 @@ def fuzz_report(result: FuzzResult, files: dict[str, dict[str, str]] | None = No
         if f"warn:{_warning_name(key)}" in files:
             w["files"] = files[f"warn:{_warning_name(key)}"]
         violations.append(w)
-    stats = rule_stats(result.monitors)
+    stats = merge_stats(o.rule_stats() for o in oracles)
     for found in rec.found.values():  # failures seen at initialize count even if no monitor kept
         st = stats[found.rule]
         st.violations = max(st.violations, 1) if found.stands else st.violations
         st.exercised = max(st.exercised, 1)
     transitions: dict[str, int] = defaultdict(int)
-    for m in result.monitors:
-        for key, n in m.machines.transition_counts().items():
+    for oracle in oracles:
+        for key, n in oracle.transition_counts().items():
             transitions[key] += n
     report = build_report(
         command="fuzz", source=" ".join(cfg.argv), readings=cfg.readings,
@@ -443,17 +444,22 @@ def _counterexample(found: Found, files: dict[str, str]) -> dict[str, Any]:
     }
 
 
+def _oracles(result: FuzzResult) -> list[OracleQueries]:
+    """What the report asks of each process's finished monitor."""
+    return [MonitorQueries(m) for m in result.monitors]
+
+
 def _summary(result: FuzzResult) -> dict[str, Any]:
-    rec, monitors = result.recorder, result.monitors
+    rec, oracles = result.recorder, _oracles(result)
     return {
         "examples": rec.examples,
         "actions": rec.actions,
         "seconds": round(result.seconds, 3),
         "actions_per_second": round(result.actions_per_second, 1),
-        "agent_processes": max(1, len(monitors)),
+        "agent_processes": max(1, len(oracles)),
         "restarts": rec.restarts,
-        "messages": sum(m.count for m in monitors),
-        "sessions": sum(len(m.machines.sessions) for m in monitors),
+        "messages": sum(o.judged() for o in oracles),
+        "sessions": sum(o.sessions_judged() for o in oracles),
         "interrupted": result.interrupted,
         "phases": result.phases,
     }

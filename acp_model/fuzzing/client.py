@@ -21,7 +21,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from typing import Any
+from typing import Any, Protocol
 
 from acp_model.fuzzing.actions import Action, NewSession, from_json
 from acp_model.fuzzing.answers import PermissionAnswers
@@ -43,6 +43,7 @@ from acp_model.fuzzing.transport import AgentExited, AgentProcess, Record
 from acp_model.model.check import declare
 from acp_model.model.vocab import Level, Role
 from acp_model.oracle.monitor import Monitor, Violation
+from acp_model.oracle.monitor_queries import MonitorQueries
 from acp_model.process import signal_group
 from acp_model.report.reach import Reach
 from acp_model.trace.authors import Part
@@ -89,7 +90,8 @@ class FuzzClient:
         self.startup_deadline = max(cfg.startup_deadline, deadline)
         self.tick = TICK
         self.monitor = Monitor(cfg.readings, validate=cfg.validate, decision=cfg.decision)
-        self.oracle = OracleQueries(self.monitor)  # what the fuzzer asks the monitor
+        # what the fuzzer asks the monitor: the client and its parts touch it only to feed it
+        self.oracle: OracleQueries = MonitorQueries(self.monitor)
         self.lock = threading.RLock()
         self.changed = threading.Condition(self.lock)  # notified after each record is judged
         self.sessions: list[SessionHandle] = []
@@ -105,7 +107,7 @@ class FuzzClient:
         self.example_starts: list[int] = []  # where each example begins in ``history``
         self.example_records: list[int] = []  # ... and in the records
         self.cwd = cfg.workspace or cfg.cwd or os.getcwd()  # the sessions' project folder
-        self.handshake = Handshake(self.profile, self.cwd, Counter())
+        self.handshake = Handshake(self.profile, self.cwd, Counter(), cfg.readings.revision)
         try:
             self.proc = AgentProcess(self.argv, cwd=cfg.cwd, env=cfg.env, stop=self.stop.event)
         except (FileNotFoundError, PermissionError, NotADirectoryError, OSError) as exc:
@@ -224,7 +226,7 @@ class FuzzClient:
     # ------------------------------------------------------------------ set-up ------------
     def initialize(self) -> dict[str, Any]:
         try:
-            result = self.handshake.run(self.proc, self.monitor, self.lock,
+            result = self.handshake.run(self.proc, self.oracle, self.lock,
                                         self.startup_deadline, self.auth_method)
         except AgentExited:
             self.check_alive()
@@ -357,7 +359,7 @@ class FuzzClient:
     def violations_since(self, count: int) -> list[Violation]:
         self.caught_up()
         with self.lock:
-            return self.monitor.violations[count:]
+            return self.oracle.violations(count)
 
     def close(self) -> None:
         self.factory.stop()
@@ -366,12 +368,25 @@ class FuzzClient:
         self.proc.close(grace=1.0)
 
 
+class WatchOps(Protocol):
+    """What the process watch uses of its client: the process, the judge it tells (the lock
+    and the condition the client's waits wake on held) and the deadline of a dying agent."""
+
+    proc: AgentProcess
+    oracle: OracleQueries
+    lock: threading.RLock
+    changed: threading.Condition
+    deadline: float
+
+    def caught_up(self, timeout: float = 1.0) -> bool: ...
+
+
 class ProcessWatch:
     """What the fuzzer judges from the agent process itself, once each: output past the
     transcript cap (ACPM-OUTPUT) and an exit, or a closed stdout, before the client closed
     stdin (ACPM-ALIVE)."""
 
-    def __init__(self, client: FuzzClient) -> None:
+    def __init__(self, client: WatchOps) -> None:
         self.client = client
         self.reported = False  # the process's end was judged, or caused by us
         self.flooded = False
@@ -384,9 +399,9 @@ class ProcessWatch:
         self.reported = True  # the kill below is ours, not a crash
         c = self.client
         with c.lock:
-            c.monitor.note(OUTPUT_BOUNDED, f"the agent wrote more than "
-                           f"{c.proc.max_transcript_bytes >> 20} MiB; the connection was "
-                           "abandoned (the transcript keeps what came before)")
+            c.oracle.note(OUTPUT_BOUNDED, f"the agent wrote more than "
+                          f"{c.proc.max_transcript_bytes >> 20} MiB; the connection was "
+                          "abandoned (the transcript keeps what came before)")
             c.changed.notify_all()
         signal_group(c.proc.pgid, signal.SIGKILL)  # never join threads from this thread
 
@@ -425,6 +440,6 @@ class ProcessWatch:
                           "(a warning: the request may have been sent as it exited)")
             else:
                 detail = " owing nothing (a warning: the client did not close stdin)"
-            c.monitor.note(STAYS_ALIVE, what + detail + (f"; stderr ends with: {tail}"
-                                                         if tail else ""),
-                           level=None if known else Level.WARN)
+            c.oracle.note(STAYS_ALIVE, what + detail + (f"; stderr ends with: {tail}"
+                                                        if tail else ""),
+                          level=None if known else Level.WARN)

@@ -10,21 +10,29 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from acp_model.fuzzing.answers import CANCELLED
-from acp_model.fuzzing.ops import ClientOps
+from acp_model.fuzzing.ops import StallOps, WaitingOps
 from acp_model.fuzzing.stalls import Stalls
 
 if TYPE_CHECKING:
     from acp_model.fuzzing.answers import PermissionAnswers
+    from acp_model.fuzzing.calls import RpcCalls
+    from acp_model.fuzzing.ops import ElicitationOps
 
 MAX_RECANCELS = 32  # new works one drain cancels, each with its own deadline: a queue of held
 # prompts (one example sends at most `steps` of them) is cancelled one by one, not judged at once
 MAX_LOOKS = 32  # looks one drain takes while the agent keeps asking for permission as it syncs
 
 
-class Drainable(ClientOps, Protocol):
-    """What the drain uses of a client beyond an action's reach."""
+class Drainable(StallOps, WaitingOps, Protocol):
+    """What the drain uses of a client: the sessions and the judge's view of them, its
+    answers and held elicitations, cancels, syncs and the waits for the agent's output."""
 
     answers: PermissionAnswers
+    calls: RpcCalls
+    elicitations: ElicitationOps
+
+    def cancel(self, idx: int, sync: bool = False, *,
+               then_prompt: dict[str, Any] | None = None) -> None: ...
 
     def caught_up(self, timeout: float = 1.0) -> bool: ...
 
@@ -141,7 +149,7 @@ class Drain:
         yet reached the transcript were sent (the lock held)."""
         c = self.client
         return [at for i in self.indices
-                for at in c.oracle.permissions_sent_at(c.sessions[i].sid)]
+                for at in c.oracle.requests_sent_at(c.oracle.open_permissions(c.sessions[i].sid))]
 
     def _next_index(self) -> int:
         """The transcript index the next record gets, once the monitor has judged all so far."""

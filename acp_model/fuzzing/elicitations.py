@@ -27,7 +27,7 @@ from acp_model.model.vocab import ElicitationAction
 from acp_model.report.reach import Reach
 
 if TYPE_CHECKING:
-    from acp_model.fuzzing.ops import ClientOps
+    from acp_model.fuzzing.ops import HoldingOps
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class HeldElicitations:
     """Which sessions' elicitations this client holds (and what a cancel then answers them
     with), and those it holds now, in the order they came."""
 
-    def __init__(self, client: ClientOps) -> None:
+    def __init__(self, client: HoldingOps) -> None:
         self.client = client
         self.holding: dict[str, ElicitationAction] = {}  # sid -> the answer after a cancel
         self.held: list[Held] = []

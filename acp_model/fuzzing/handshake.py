@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp_model import __version__
 from acp_model.fuzzing.authorship import as_part, writing_as
@@ -21,11 +21,12 @@ from acp_model.model import messages
 from acp_model.model.check import declare, meta_of
 from acp_model.model.offered import valid_client_let_in
 from acp_model.model.vocab import Level, Role
-from acp_model.model.wire_shapes import shape
-from acp_model.oracle.monitor import Monitor
 from acp_model.spec import revisions
 from acp_model.trace import dialect
 from acp_model.trace.authors import Part
+
+if TYPE_CHECKING:
+    from acp_model.fuzzing.queries import OracleQueries
 
 CLIENT_INFO = {"name": "acp-model", "title": "acp-model fuzzer", "version": __version__}
 
@@ -50,8 +51,10 @@ class Handshake:
     the reload methods it advertised (``session/load``, ``session/resume``) and whether it
     advertised ``session/close``."""
 
-    def __init__(self, profile: ClientProfile, cwd: str, served: Counter[str]) -> None:
+    def __init__(self, profile: ClientProfile, cwd: str, served: Counter[str], rev: str
+                 ) -> None:
         self.profile = profile
+        self.rev = rev  # the revision the client speaks (and the oracle judges)
         self.cwd = cwd
         self.served = served
         self.services: ClientServices | None = None
@@ -59,17 +62,17 @@ class Handshake:
         self.reloads: frozenset[str] = frozenset()
         self.closes = False  # session/close advertised (v1 asks for it: SESS-16)
 
-    def run(self, proc: AgentProcess, monitor: Monitor, lock: threading.RLock,
+    def run(self, proc: AgentProcess, oracle: OracleQueries, lock: threading.RLock,
             startup_deadline: float, auth_method: str | None) -> dict[str, Any]:
         """Initialize (and log in, if the profile names a method); an agent that cannot be
         fuzzed raises :class:`AgentUnusable` after the oracle has judged why. What it writes
         is the handshake's; what the services answer later is the client's reply."""
         with writing_as(Part.HANDSHAKE):
-            return self._run(proc, monitor, lock, startup_deadline, auth_method)
+            return self._run(proc, oracle, lock, startup_deadline, auth_method)
 
-    def _run(self, proc: AgentProcess, monitor: Monitor, lock: threading.RLock,
+    def _run(self, proc: AgentProcess, oracle: OracleQueries, lock: threading.RLock,
              startup_deadline: float, auth_method: str | None) -> dict[str, Any]:
-        protocol = revisions.get(monitor.rev).protocol  # the version the client offers
+        protocol = revisions.get(self.rev).protocol  # the version the client offers
         caps = self.profile.capabilities(protocol)
         self.services = ClientServices(serves(caps), self.cwd,
                                        as_part(Part.REPLY, proc.calls.respond), self.served)
@@ -78,15 +81,15 @@ class Handshake:
             result = proc.calls.call("initialize", params, timeout=startup_deadline)
         except TimeoutError:
             with lock:
-                monitor.note(INITIALIZE_ANSWERED, f"no answer to initialize within the "
-                             f"{startup_deadline:g} s start-up deadline",
-                             kind="liveness", deadline=startup_deadline)
+                oracle.note(INITIALIZE_ANSWERED, f"no answer to initialize within the "
+                            f"{startup_deadline:g} s start-up deadline",
+                            kind="liveness", deadline=startup_deadline)
             raise AgentUnusable("the agent did not answer initialize") from None
         except RpcError as exc:  # an error response; the oracle judges it (INIT-18)
             proc.wait_delivered(timeout=1.0)
             with lock:
                 refused = any(v.rule == REFUSED_VALID.rule and v.level == Level.FAIL
-                              for v in monitor.violations)
+                              for v in oracle.violations())
             raise AgentUnusable(
                 f"initialize failed: {exc}" + ("; the agent refused a valid client as invalid "
                                                "(INIT-18), so the lifecycle behind it was not "
@@ -95,15 +98,15 @@ class Handshake:
         if not isinstance(result, dict) or result.get("protocolVersion") != protocol:
             version = result.get("protocolVersion") if isinstance(result, dict) else None
             with lock:
-                monitor.note(VERSION_ECHOED, f"the agent answered protocolVersion {version!r} "
-                             f"to a client requesting {protocol}: it lacks it or breaks INIT-04")
+                oracle.note(VERSION_ECHOED, f"the agent answered protocolVersion {version!r} "
+                            f"to a client requesting {protocol}: it lacks it or breaks INIT-04")
             raise AgentUnusable(f"the agent negotiated protocol version {version!r}, "
                                 f"not {protocol}")
-        self.prompt_caps = messages.prompt_capabilities(result, monitor.rev)
-        self.reloads = messages.reload_methods(result, monitor.rev)
-        self.closes = messages.closes_sessions(result, monitor.rev)
+        self.prompt_caps = messages.prompt_capabilities(result, self.rev)
+        self.reloads = messages.reload_methods(result, self.rev)
+        self.closes = messages.closes_sessions(result, self.rev)
         if auth_method is not None:
-            log_in(proc, result.get("authMethods"), auth_method, shape(monitor.rev),
+            log_in(proc, result.get("authMethods"), auth_method, oracle.shape,
                    startup_deadline)
         return result
 

@@ -48,15 +48,20 @@ class Mistake(StrEnum):
     LATE = "late"  # cancel, and allow the pending requests once the cancelled work has ended
 
 
-class Connection(Protocol):
+class CallOps(Protocol):
+    """The connection's calls and how long one may wait: what closing sessions uses."""
+
+    calls: RpcCalls  # the JSON-RPC requests, answers and waits of the connection
+    deadline: float
+
+
+class Connection(CallOps, Protocol):
     """The connection's calls, what it asks its judge and the client's waits: what the
     session factory uses."""
 
-    calls: RpcCalls  # the JSON-RPC requests, answers and waits of the connection
     oracle: OracleQueries
     lock: threading.RLock
     cwd: str
-    deadline: float
     startup_deadline: float
     session_config: Sequence[tuple[str, dict[str, Any]]]
 
@@ -104,13 +109,12 @@ class NewSessionOps(Protocol):
 
 
 class PromptOps(SessionsOps, Protocol):
-    """What sending a prompt uses: the editor's habits, the scripted model (a turn started
+    """What sending a prompt uses: the editor's habits, the scripted model's turn (started
     with its listeners: ``turns``), the oracle's view of the session."""
 
     calls: RpcCalls
     cwd: str
     lock: threading.RLock
-    model: ScriptedModel | None
     oracle: OracleQueries
     profile: ClientProfile  # the editor played: its habits shape how actions write
     turns: ScriptedTurns  # the scripted turns it starts, with their listeners
@@ -214,8 +218,69 @@ class ProbeOps(SessionsOps, Protocol):
 
 class ClientOps(Connection, PromptOps, CancelOps, WaitOps, PermissionAnswerOps, ElicitingOps,
                 ReopenOps, ProbeOps, NewSessionOps, Protocol):
-    """Everything a fuzz client offers its parts (the answers, the stalls, the drain): each
-    action family asks only for its own protocol above."""
+    """Everything a fuzz client offers its actions: what ``Action.perform`` is handed, each
+    action family asking only for its own protocol above (the client's parts below)."""
+
+
+# The client's own parts (its answers, held elicitations, stalls, the reach of a cancel; the
+# drain's and the process watch's live beside them) are built with the client too, and each
+# names what it uses of it: tests/unit/test_action_context.py holds them to it.
+class LookOps(Protocol):
+    """What a part reads of the client's sessions and of the judge's view of them (asked with
+    the lock held)."""
+
+    lock: threading.RLock
+    oracle: OracleQueries
+
+    @property
+    def sessions(self) -> list[SessionHandle]: ...
+
+    def busy(self, s: int) -> bool: ...
+
+    def open_permissions(self, s: int) -> list[Any]: ...
+
+
+class MeetOps(LookOps, Protocol):
+    """What the reach of a cancel reads (``reach.cancel_meets``): the sessions, and whether
+    the scripted model serves the session's turn."""
+
+    model: ScriptedModel | None
+
+
+class StallOps(MeetOps, Protocol):
+    """What ending the scripted model's stalls uses (``stalls.Stalls``)."""
+
+    deadline: float
+
+
+class WaitingOps(Protocol):
+    """The client's waits a part uses: until something holds, a window of time, a sync."""
+
+    def wait_until(self, predicate: Callable[[], bool], timeout: float) -> bool: ...
+
+    def window(self, seconds: float) -> float: ...
+
+    def sync(self) -> None: ...
+
+
+class AnsweringOps(LookOps, WaitingOps, Protocol):
+    """What answering the agent's permission requests uses (``answers.PermissionAnswers``):
+    the calls, the reach it counts in, and the waits of a careful or sloppy answer."""
+
+    calls: RpcCalls
+    deadline: float
+    reach: Counter[Reach]
+
+    def settle(self, idx: int, limit: float) -> bool: ...
+
+    def settled(self, s: int) -> bool: ...
+
+
+class HoldingOps(LookOps, WaitingOps, Protocol):
+    """What holding the agent's elicitations uses (``elicitations.HeldElicitations``)."""
+
+    calls: RpcCalls
+    reach: Counter[Reach]
 
 
 SYNC_METHOD = "_acp_model/sync"

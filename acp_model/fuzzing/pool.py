@@ -41,7 +41,6 @@ from acp_model.fuzzing.sessions import close_sessions, first_of
 from acp_model.fuzzing.stop import Stop
 from acp_model.model.vocab import Level
 from acp_model.oracle.monitor import Monitor, Violation
-from acp_model.report.stats import RuleStat
 from acp_model.trace.authors import Author, Part, author_of
 
 MAX_SESSION_HISTORY = 200  # a failing session's history longer than this is not a program
@@ -109,7 +108,8 @@ class AgentPool:
             return
         if unusable:
             client.check_alive()
-        fresh = client.monitor.violations[client.checked_violations:]
+        with client.lock:
+            fresh = client.oracle.violations(client.checked_violations)
         self.recorder.unprovoked(fresh, client.proc.records())
         client.checked_violations += len(fresh)
 
@@ -174,7 +174,7 @@ class Example:
         self.client = client
         client.example_starts.append(len(client.history))
         with client.lock:
-            self.start = client.monitor.count
+            self.start = client.oracle.judged()
             self.transitions_before = client.oracle.transition_counts()
         client.example_records.append(self.start)
         self.schedule_start = client.schedule.start()  # where its boundary schedule begins
@@ -267,8 +267,8 @@ class Example:
         sids = [client.sessions[i].sid for i in self._sessions()]
         client.caught_up()  # the oracle has seen everything the drain waited for
         with client.lock:
-            client.monitor.judge_open(sids, self.start, self.deadline,
-                                      skip=set(client.factory.inflight), looked=looked)
+            client.oracle.judge_open(sids, self.start, self.deadline,
+                                     skip=set(client.factory.inflight), looked=looked)
         return sids
 
     def check(self) -> None:
@@ -403,7 +403,7 @@ class Example:
         with client.lock:
             counts = client.oracle.transition_counts()
             self.recorder.sample_coverage(
-                (k for k, n in client.monitor.exercised().items() if n), counts)
+                (k for k, n in client.oracle.exercised().items() if n), counts)
         self.new_transitions = len(self.recorder.transitions) - known[0]
         self.new_rules = len(self.recorder.exercised) - known[1]
         if client.coverage is not None:
@@ -415,9 +415,3 @@ class Example:
         if self.recorder.on_progress is not None:
             self.recorder.on_progress(self.recorder)
         self.check()
-
-
-def rule_stats(monitors: list[Monitor]) -> dict[str, RuleStat]:
-    from acp_model.report.document import merge_stats
-
-    return merge_stats(m.rule_stats() for m in monitors)

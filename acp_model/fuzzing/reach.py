@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from acp_model.fuzzing.ops import ClientOps
+from typing import TYPE_CHECKING
+
 from acp_model.report.reach import Reach
 
+if TYPE_CHECKING:
+    from acp_model.fuzzing.ops import MeetOps
 
-def cancel_meets(client: ClientOps, idx: int) -> list[Reach]:
+
+def cancel_meets(client: MeetOps, idx: int) -> list[Reach]:
     """The counters a cancel of session ``idx``, about to be sent, counts in: as the client
     sees the session now (the agent may have moved on by the time it reads the cancel)."""
     sid = client.sessions[idx].sid

@@ -303,7 +303,7 @@ class Shows:
 
 def _failures(client: FuzzClient) -> list[Violation]:
     with client.lock:
-        return [v for v in client.monitor.violations if v.level == Level.FAIL]
+        return [v for v in client.oracle.violations() if v.level == Level.FAIL]
 
 
 def model_text(e: Event) -> str:

@@ -32,7 +32,7 @@ from acp_model.model.vocab import Role
 from acp_model.trace.authors import Part
 
 if TYPE_CHECKING:
-    from acp_model.fuzzing.ops import Connection
+    from acp_model.fuzzing.ops import CallOps, Connection
 
 # What the fuzzer judges itself: a session/new still in flight when an example ends is not the
 # example's to judge, so the factory that waits for it judges it, by the start-up deadline.
@@ -186,7 +186,7 @@ class SessionFactory:
             self._cond.notify_all()
 
 
-def close_sessions(client: Connection, sids: list[str]) -> None:
+def close_sessions(client: CallOps, sids: list[str]) -> None:
     """``session/close`` each session (a real agent frees what a session holds: a process, a
     model connection); errors and silence are the agent's to be judged, not waited out."""
     for sid in sids:

@@ -21,7 +21,7 @@ from acp_model.model.check import declare
 from acp_model.model.vocab import Level, Role
 
 if TYPE_CHECKING:
-    from acp_model.fuzzing.ops import ClientOps
+    from acp_model.fuzzing.ops import StallOps
 
 MODEL_STOPPED = declare(
     "CANCEL-05", "model_request_stopped", "Once it has read the cancel, the agent stops its "
@@ -33,7 +33,7 @@ MODEL_STOPPED = declare(
 class Stalls:
     """One drain's view of the stalls it ended (each session's once)."""
 
-    def __init__(self, client: ClientOps, indices: Sequence[int]) -> None:
+    def __init__(self, client: StallOps, indices: Sequence[int]) -> None:
         self.client = client
         self.indices = indices
         self.ended: set[str] = set()

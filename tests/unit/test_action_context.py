@@ -1,5 +1,7 @@
 """Each action family gets the narrow protocol of what it uses (fuzzing/ops.py), not the whole
-client: an action that reaches a member its protocol lacks fails here (issue 51 step 4)."""
+client, and so does each of the client's parts (its answers, held elicitations, stalls, drain,
+process watch, session factory, a cancel's reach): an action or a part that reaches a member
+its protocol lacks fails here (issue 51 step 4)."""
 
 from __future__ import annotations
 
@@ -10,18 +12,24 @@ from typing import Any, Protocol
 
 import pytest
 
-from acp_model.fuzzing import actions, ops
+from acp_model.fuzzing import actions, client, drain, ops
 from acp_model.fuzzing.client import FuzzClient
 
 ACTIONS_SOURCE = Path(actions.__file__)
 WIDEST = 10  # members an action's context may have (the whole client has about 30)
+# the client's parts, and the most members one's context may have: the drain's (the end of an
+# example: its sessions, answers, held elicitations, cancels, syncs and waits)
+PARTS = ("answers.py", "elicitations.py", "stalls.py", "drain.py", "reach.py", "sessions.py",
+         "client.py")
+PART_WIDEST = 16
+WHOLE = ("ClientOps", "FuzzClient")  # what no part is handed
 
 
 def members(protocol: type) -> set[str]:
-    """What a protocol of ops.py declares, its bases' included."""
+    """What a protocol of the fuzzer declares, its bases' included."""
     out: set[str] = set()
     for cls in protocol.__mro__:
-        if cls in (Protocol, object) or cls.__module__ != ops.__name__:
+        if cls in (Protocol, object) or not cls.__module__.startswith("acp_model.fuzzing."):
             continue
         out |= set(inspect.get_annotations(cls))
         out |= {name for name, value in vars(cls).items() if not name.startswith("_")
@@ -49,9 +57,83 @@ def contexts() -> list[tuple[str, str, set[str]]]:
     return out
 
 
+def _aliases(fn: ast.FunctionDef, names: set[str]) -> set[str]:
+    """``names`` and the local names bound to one of them or to ``self.client``
+    (``c = self.client``, ``client, owed = self.client, None``)."""
+    out = set(names)
+    for node in ast.walk(fn):
+        if not isinstance(node, ast.Assign):
+            continue
+        for target in node.targets:
+            pairs = zip(target.elts, node.value.elts, strict=False) \
+                if isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple) \
+                else [(target, node.value)]
+            out |= {t.id for t, v in pairs if isinstance(t, ast.Name)
+                    and ast.unparse(v) in {"self.client", *names}}
+    return out
+
+
+def _reached_by(fn: ast.FunctionDef, names: set[str]) -> set[str]:
+    """The members of the client ``fn`` reaches: on ``self.client`` or a name for it."""
+    names = _aliases(fn, names)
+    return {n.attr for n in ast.walk(fn) if isinstance(n, ast.Attribute)
+            and ((isinstance(n.value, ast.Name) and n.value.id in names)
+                 or ast.unparse(n.value) == "self.client")}
+
+
+def part_contexts() -> list[tuple[str, str, set[str]]]:
+    """Each class of the client's parts built with a ``client`` and each function taking one:
+    (where, its annotation, the members of the client it reaches)."""
+    out = []
+    for name in PARTS:
+        tree = ast.parse((ACTIONS_SOURCE.parent / name).read_text(encoding="utf-8"))
+        for node in tree.body:
+            fns = [node] if isinstance(node, ast.FunctionDef) else [
+                f for f in node.body if isinstance(f, ast.FunctionDef)] \
+                if isinstance(node, ast.ClassDef) else []
+            head = node if isinstance(node, ast.FunctionDef) else next(
+                (f for f in fns if f.name == "__init__"), None)
+            arg = head and next((a for a in head.args.args if a.arg == "client"), None)
+            if arg is None or arg.annotation is None:
+                continue
+            reached = set().union(*(_reached_by(f, {"client"} if f is head else set())
+                                    for f in fns))
+            out.append((f"{name}:{node.lineno} {node.name}", ast.unparse(arg.annotation),
+                        reached))
+    return out
+
+
+def _protocol(annotation: str) -> Any:
+    for module in (ops, drain, client):
+        if hasattr(module, annotation):
+            return getattr(module, annotation)
+    raise AssertionError(f"{annotation}: no protocol of ops.py, drain.py or client.py")
+
+
+def test_every_part_reaches_only_what_its_context_declares() -> None:
+    found = part_contexts()
+    assert {where.split(" ")[-1] for where, _, _ in found} >= {
+        "PermissionAnswers", "HeldElicitations", "Stalls", "Drain", "cancel_meets",
+        "SessionFactory", "ProcessWatch"}
+    for where, annotation, reached in found:
+        assert annotation not in WHOLE, f"{where} is handed the whole client"
+        allowed = members(_protocol(annotation))
+        assert len(allowed) <= PART_WIDEST, f"{annotation} has {len(allowed)} members"
+        assert reached <= allowed, f"{where} reaches {sorted(reached - allowed)} beyond " \
+            f"{annotation}"
+
+
 def test_every_action_reaches_only_what_its_context_declares() -> None:
+    """...and each context declares only what some action given it reaches."""
     found = contexts()
     assert len(found) > 20
+    used: dict[str, set[str]] = {}
+    for _, annotation, reached in found:
+        used.setdefault(annotation, set()).update(reached)
+    for annotation, reached in used.items():
+        if annotation != "ClientOps":
+            unused = members(getattr(ops, annotation)) - reached
+            assert not unused, f"{annotation} declares {sorted(unused)}, which no action uses"
     for where, annotation, reached in found:
         if annotation == "ClientOps":  # the base class: the caller hands the whole client
             assert where.endswith(" perform") and not reached, where
@@ -74,6 +156,26 @@ def test_the_client_offers_every_context(protocol: Any) -> None:
     for name in members(protocol):
         assert hasattr(FuzzClient, name) or f"self.{name} =" in init \
             or f"self.{name}: " in init, f"FuzzClient lacks {name}"
+
+
+@pytest.mark.parametrize("protocol", [ops.LookOps, ops.MeetOps, ops.StallOps,
+                                      ops.AnsweringOps, ops.HoldingOps, ops.CallOps,
+                                      ops.Connection,
+                                      drain.Drainable, client.WatchOps])
+def test_the_client_offers_every_part_its_context(protocol: Any) -> None:
+    init = inspect.getsource(FuzzClient.__init__)
+    for name in members(protocol):
+        assert hasattr(FuzzClient, name) or f"self.{name} =" in init \
+            or f"self.{name}: " in init, f"FuzzClient lacks {name}"
+
+
+def test_the_scan_follows_the_client_into_a_part() -> None:
+    source = ("class P:\n    def __init__(self, client: LookOps) -> None:\n"
+              "        self.client = client\n    def f(self) -> None:\n"
+              "        c, n = self.client, 0\n        c.calls.send(n)\n"
+              "        self.client.reach.update()\n")
+    fns = [f for f in ast.walk(ast.parse(source)) if isinstance(f, ast.FunctionDef)]
+    assert set().union(*(_reached_by(f, set()) for f in fns)) == {"calls", "reach"}
 
 
 def test_the_scan_sees_a_reach_beyond_the_context() -> None:

@@ -227,7 +227,8 @@ def test_the_scan_lets_revision_data_be(source: str) -> None:
     assert _protocol_branches(ast.parse(source)) == [], source
 
 
-# The monitor's parts: the oracle's business. The fuzzer asks fuzzing/queries.py.
+# The monitor's parts: the oracle's business. The fuzzer asks OracleQueries (fuzzing/queries.py),
+# which the oracle answers (oracle/monitor_queries.py; tests/unit/test_oracle_queries.py).
 _MONITOR_PARTS = frozenset({"machines", "rpc", "liveness", "views", "store", "router",
                             "reopens", "conversations", "shapes"})
 
@@ -240,14 +241,14 @@ def _monitor_part_chains(tree: ast.AST) -> list[int]:
 
 
 def test_the_fuzzer_asks_the_oracle_through_its_queries() -> None:
-    """Outside the oracle, only the fuzzer's query object (fuzzing/queries.py) reaches a
-    monitor's parts (its machines, open requests, liveness judge, views): the fuzzer depends
-    on the answers, not on how the oracle holds them (issue 51 step 4)."""
+    """Outside the oracle nothing reaches a monitor's parts (its machines, open requests,
+    liveness judge, views): the fuzzer depends on the answers to its queries, not on how the
+    oracle holds them (issue 51 step 4)."""
     root = Path(__file__).resolve().parents[2]
     found = {}
     for path in sorted((root / "acp_model").rglob("*.py")):
         where = str(path.relative_to(root))
-        if where.startswith("acp_model/oracle/") or where == "acp_model/fuzzing/queries.py":
+        if where.startswith("acp_model/oracle/"):
             continue
         lines = _monitor_part_chains(ast.parse(path.read_text(encoding="utf-8")))
         if lines:
@@ -271,6 +272,16 @@ _CALLERS = ("actions.py", "answers.py", "elicitations.py", "sessions.py", "drain
 def _process_reaches(tree: ast.AST) -> list[int]:
     return sorted({node.lineno for node in ast.walk(tree)
                    if isinstance(node, ast.Attribute) and node.attr == "proc"})
+
+
+def test_the_calls_are_held_not_inherited() -> None:
+    """``RpcCalls`` is a collaborator the transport holds (``proc.calls``), not a base class
+    that reaches the transport's fields as its own (issue 51 step 4)."""
+    heirs = [f"{path.relative_to(PACKAGE)}:{node.name}" for path in sorted(PACKAGE.rglob("*.py"))
+             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+             if isinstance(node, ast.ClassDef)
+             and any(ast.unparse(base).split(".")[-1] == "RpcCalls" for base in node.bases)]
+    assert not heirs, heirs
 
 
 def test_actions_and_client_parts_talk_through_the_calls_not_the_process() -> None:
