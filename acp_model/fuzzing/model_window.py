@@ -73,7 +73,9 @@ class ModelWindow:
             if not isinstance(m, dict) or not isinstance(m.get("params"), dict):
                 continue
             method, params = m.get("method"), m["params"]
-            if method == PROMPT:
+            if method == PROMPT and not record.get("probe"):
+                # (the client's deliberate breach starts no turn: one an agent takes up
+                # anyway asks the model, which voids the fact, ``requested``)
                 sid = params.get("sessionId")
                 self._final.pop(sid, None)
                 self._watch.discard(sid)

@@ -16,12 +16,14 @@ def _window() -> tuple[Transcript, ModelWindow]:
     return log, ModelWindow.of(log)
 
 
-def _write(log: Transcript, method: str, params: dict[str, Any], rid: Any = None
-           ) -> dict[str, Any]:
+def _write(log: Transcript, method: str, params: dict[str, Any], rid: Any = None, *,
+           probe: bool = False) -> dict[str, Any]:
     msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
     if rid is not None:
         msg["id"] = rid
-    record = {"dir": "c2a", "t": 0.0, "msg": msg}
+    record: dict[str, Any] = {"dir": "c2a", "t": 0.0, "msg": msg}
+    if probe:
+        record["probe"] = True
     log.append(record, 1)
     return record
 
@@ -64,6 +66,20 @@ def test_a_new_prompt_forgets_the_last_turn() -> None:
     window.answered(S, final=True)
     _write(log, "session/prompt", {"sessionId": S}, 8)
     assert "turn_done" not in _write(log, "session/cancel", {"sessionId": S})
+
+
+def test_a_deliberately_broken_prompt_keeps_the_last_turn() -> None:
+    """The client's own breach (a prompt without its content, ``"probe": true``) starts no
+    turn of the agent's: the next cancel still follows the turn the model finished (s10
+    matrix, kilo: the probe #12, answered -32602, turned CANCEL-07's end-of-turn warning into
+    a failure). Should the agent take it up anyway, it asks the model: that voids the fact."""
+    log, window = _window()
+    _write(log, "session/prompt", {"sessionId": S}, 7)
+    window.requested(S)
+    _agent(log)
+    window.answered(S, final=True)
+    _write(log, "session/prompt", {"sessionId": S}, 1000000, probe=True)
+    assert _write(log, "session/cancel", {"sessionId": S})["turn_done"] == 1
 
 
 def test_a_request_after_the_cancel_marks_the_next_record_once() -> None:
