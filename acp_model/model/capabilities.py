@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from acp_model.model import wire_table
+from acp_model.model.answering import Answering
 from acp_model.model.check import check
 from acp_model.model.vocab import ErrorCode, Level, Reads, Role
 from acp_model.model.wire_shapes import Shape, on
-from acp_model.trace.methods import Method
 
 Caps = Mapping[str, Any]
 
@@ -77,10 +77,11 @@ def _named_unsupported(error: Any) -> str | None:
     return None
 
 
-@check("INIT-11", role=Role.FINDING, reads=[Reads.RESPONSE])
-def baseline_content_refused(shape: PromptShape | None, error: Any) -> str | None:
+@check("INIT-11", role=Role.FINDING, reads=[Reads.PROMPT_ANSWER])
+def baseline_content_refused(a: Answering) -> str | None:
     """A prompt made of text and resource_link blocks is never refused with an error that
     names such content as unsupported."""
+    shape, error = a.asked, a.error
     if shape is None or not shape.baseline or not isinstance(error, Mapping):
         return None
     named = _named_unsupported(error)
@@ -91,12 +92,13 @@ def baseline_content_refused(shape: PromptShape | None, error: Any) -> str | Non
             f"{named[:200]!r}")
 
 
-@check("INIT-11", role=Role.FINDING, level=Level.WARN, reads=[Reads.RESPONSE])
-def baseline_content_invalid(shape: PromptShape | None, error: Any) -> str | None:
+@check("INIT-11", role=Role.FINDING, level=Level.WARN, reads=[Reads.PROMPT_ANSWER])
+def baseline_content_invalid(a: Answering) -> str | None:
     """A valid prompt of text and resource_link blocks, sent while the session was quiet, is
     not answered -32602 (the code for unsupported content): probably the baseline content
     refused, a warning, since the agent may have found something else invalid (a linked
     resource, a length) that the wire does not show."""
+    shape, error = a.asked, a.error
     if shape is None or not shape.baseline or not isinstance(error, Mapping) \
             or _named_unsupported(error) is not None:
         return None
@@ -112,35 +114,35 @@ def baseline_content_invalid(shape: PromptShape | None, error: Any) -> str | Non
 
 # --- the agent implements what it advertised -----------------------------------------------
 
-@check("INIT-12", role=Role.FINDING, reads=[Reads.RESPONSE])
-def auth_methods_implemented(method: str, code: Any, auth_methods: Sequence[Any]
-                             ) -> str | None:
+@check("INIT-12", role=Role.FINDING, reads=[Reads.AUTH_ANSWER])
+def auth_methods_implemented(a: Answering) -> str | None:
     """An agent that listed authentication methods answers auth/login and auth/logout
-    (never -32601)."""
-    if method in ("auth/login", "auth/logout") and code == ErrorCode.METHOD_NOT_FOUND \
-            and auth_methods:
+    (never -32601; the rows of the two declare this answer's kind)."""
+    auth_methods = a.told.auth_methods
+    if a.code == ErrorCode.METHOD_NOT_FOUND and auth_methods:
         return (f"the agent listed {len(auth_methods)} authentication method(s) in its "
                 f"initialize result, which obliges it to implement auth/login and "
-                f"auth/logout, and answered {method} with -32601 (Method not found)")
+                f"auth/logout, and answered {a.method} with -32601 (Method not found)")
     return None
 
 
-@check("SDK-CONFIG-02", role=Role.FINDING, reads=[Reads.RESPONSE])
-def config_method_implemented(method: str, code: Any, advertised: bool) -> str | None:
+@check("SDK-CONFIG-02", role=Role.FINDING, reads=[Reads.CONFIG_ANSWER])
+def config_method_implemented(a: Answering) -> str | None:
     """An agent that advertised config options for a session implements
     session/set_config_option for it."""
-    if method == "session/set_config_option" and code == ErrorCode.METHOD_NOT_FOUND \
-            and advertised:
+    if a.code == ErrorCode.METHOD_NOT_FOUND and a.session in a.told.configured:
         return ("the agent advertised config options for this session and answered "
                 "session/set_config_option with -32601 (Method not found)")
     return None
 
 
-@check("V1-CONFIG-02", role=Role.FINDING, reads=[Reads.CONFIG_RESULT])
-def config_result_complete(config_id: Any, result: Any) -> str | None:
+@check("V1-CONFIG-02", role=Role.FINDING, reads=[Reads.CONFIG_ANSWER])
+def config_result_complete(a: Answering) -> str | None:
     """v1: a successful session/set_config_option lists every config option, the one set
     included."""
-    options = config_options_of(result)
+    if a.has_error:
+        return None
+    config_id, options = a.asked, config_options_of(a.result)
     if not isinstance(config_id, str) or options is None:
         return None  # (a result without the list is the schema's to judge)
     ids = {o.get("id", o.get("configId")) for o in options if isinstance(o, Mapping)}
@@ -151,12 +153,12 @@ def config_result_complete(config_id: Any, result: Any) -> str | None:
             "complete list of the session's options")
 
 
-@check("SDK-CLOSE-04", role=Role.FINDING, reads=[Reads.RESPONSE])
-def inactive_close_succeeds(method: str, code: Any, active: bool) -> str | None:
+@check("SDK-CLOSE-04", role=Role.FINDING, reads=[Reads.CLOSE_ANSWER])
+def inactive_close_succeeds(a: Answering) -> str | None:
     """Closing a session that is not active on the connection succeeds (or answers
     -32002)."""
-    if method == Method.CLOSE and code is not None and not active \
-            and code != ErrorCode.RESOURCE_NOT_FOUND:
+    code = a.code
+    if code is not None and not a.active and code != ErrorCode.RESOURCE_NOT_FOUND:
         return (f"session/close of a session not active on this connection was answered with "
                 f"error {code}: such a close should succeed (-32002 counts as success)")
     return None
@@ -180,13 +182,16 @@ def client_method_advertised(method: str, client_caps: Caps) -> str | None:
             f"{'.'.join(path)}: an omitted capability is unsupported")
 
 
-@check("INIT-16", role=Role.FINDING, reads=[Reads.INITIALIZE_RESULT])
-def terminal_auth_advertised(auth_methods: Sequence[Any], client_caps: Caps) -> str | None:
+@check("INIT-16", role=Role.FINDING, reads=[Reads.INITIALIZE_ANSWER])
+def terminal_auth_advertised(a: Answering) -> str | None:
     """The agent lists a terminal authentication method only when the client advertised
     terminal authentication: ``auth.terminal``, or ``_meta["terminal-auth"]``, Zed's own
     declaration of it, which predates the capability and which agents (claude-agent-acp)
     read: listing the methods to a client that declared it there is no breach its maintainer
     would accept (the s5 matrix's claude-agent-acp v1 row, played as Zed)."""
+    if a.has_error or not isinstance(a.result, dict):
+        return None  # (a failed initialize lists nothing)
+    auth_methods, client_caps = auth_methods_of(a.result), a.told.client_caps
     if on(client_caps, "auth", "terminal") or on(client_caps, "_meta", "terminal-auth"):
         return None
     named = [str(m.get("methodId", m.get("id"))) for m in auth_methods
@@ -358,15 +363,17 @@ def cancel_request_advertised(method: str, what: str, target: str, advertised: b
     return f"the client sent {method} for {what} {target!r}, {seen}"
 
 
-@check("SDK-TOOL-03", role=Role.FINDING, reads=[Reads.RESPONSE])
-def ended_cancel_refused(method: str, what: str, target: str, ended: str | None,
-                         has_error: bool) -> str | None:
+@check("SDK-TOOL-03", role=Role.FINDING, reads=[Reads.CANCEL_CONTROL_ANSWER])
+def ended_cancel_refused(a: Answering) -> str | None:
     """tool_call/cancel and terminal/cancel of what had ended when the client sent it are
-    refused with -32602 (``what``: its target's noun, the row's control; ``ended``: how the
-    client's view showed it then; None: not ended)."""
-    if ended is None or has_error:
+    refused with -32602 (the request kept its target's noun, the row's control, the target
+    and how the client's view showed it then; None: not ended)."""
+    if a.asked is None or a.has_error:
         return None
-    return (f"the client sent {method} for {what} {target!r} after the agent had reported it "
+    what, target, ended = a.asked
+    if ended is None:
+        return None
+    return (f"the client sent {a.method} for {what} {target!r} after the agent had reported it "
             f"{ended}, and the agent answered with a result: a cancel of what already ended "
             "is answered with -32602")
 

@@ -274,7 +274,6 @@ _METHOD_COLLECTIONS = {
     ("acp_model/fuzzing/services.py", "Tuple", ("terminal/create", "terminal/kill",
                                                 "terminal/output", "terminal/release",
                                                 "terminal/wait_for_exit")),
-    ("acp_model/model/capabilities.py", "Tuple", ("auth/login", "auth/logout")),  # INIT-12
     ("acp_model/model/capabilities.py", "Tuple", ("auth/login", "auth/logout",
                                                   "authenticate")),  # INIT-13
     ("acp_model/model/capabilities.py", "Tuple", ("fs/read_text_file",
@@ -289,7 +288,6 @@ _METHOD_COLLECTIONS = {
                                                  "authenticate")),  # INIT-13
     ("acp_model/oracle/advertised.py", "Tuple", ("session/load", "session/new",
                                                  "session/resume")),  # SESS-17, INIT-16
-    ("acp_model/oracle/answers.py", "Tuple", ("auth/login", "auth/logout")),  # INIT-12
     ("acp_model/oracle/answers.py", "Tuple", ("session/load", "session/resume")),
     # the fuzzer's stamp of its own writes: a prompt opens a turn, the two cancels
     # are what it stamps; the oracle reads the stamp, not the methods
