@@ -4,15 +4,19 @@ connection was told before it.
 A response is judged by the request it answers, so its checks declare the *request's* kind
 (``@check(reads=Reads.PROMPT_ANSWER)``, the kind its wire-table row names in
 ``Message.answer_reads``; ``Reads.ANSWER``: every answered request) and get one
-:class:`Answering` record, built once per response by ``oracle.answers``. :class:`Told` is
-the advertised facts record: the initialize exchange's capabilities and each session's
-set-up, which answers and later requests are judged by.
+:class:`Answering` record, built once per response by ``oracle.answers``. A request judged by
+what the other side advertised is read the same way (``Message.use_reads``, one
+:class:`Asking` record, ``oracle.advertised``). :class:`Told` is the advertised facts record:
+the initialize exchange's capabilities and each session's set-up, which answers and later
+requests are judged by.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+from acp_model.model.wire_shapes import Shape
 
 
 @dataclass(slots=True)
@@ -50,3 +54,20 @@ class Answering:
     error: Any  # the error (None: a result)
     result: Any  # the result (None: an error)
     told: Told
+
+
+@dataclass(frozen=True, slots=True)
+class Asking:
+    """A request, as the checks of what it uses of the other side's capabilities read it
+    (``@check(reads=<row.use_reads>)``): its params, and the advertised facts."""
+
+    method: str
+    params: Any
+    session: str | None  # the session it names (None: none, or no string)
+    told: Told
+    shape: Shape  # what the revision's initialize exchange spells and grants
+
+    @property
+    def roots(self) -> tuple[str, ...] | None:
+        """The root set its session was created with, its cwd first (None: not known)."""
+        return self.told.roots.get(self.session) if self.session is not None else None

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from acp_model.model import wire_table
-from acp_model.model.answering import Answering
+from acp_model.model.answering import Answering, Asking
 from acp_model.model.check import check
 from acp_model.model.vocab import ErrorCode, Level, Reads, Role
 from acp_model.model.wire_shapes import Shape, on
@@ -166,17 +166,13 @@ def inactive_close_succeeds(a: Answering) -> str | None:
 
 # --- INIT-16: the agent uses only what the client advertised ------------------------------
 
-# the client methods an agent calls only when the client advertised them (v1's fs and
-# terminal, every revision's elicitation): their rows' ``advertised_by``
-CLIENT_METHODS = wire_table.advertised_methods("a2c")
-
-
-@check("INIT-16", role=Role.FINDING, reads=[Reads.REQUEST])
-def client_method_advertised(method: str, client_caps: Caps) -> str | None:
+@check("INIT-16", role=Role.FINDING, reads=[Reads.CLIENT_METHOD_USE])
+def client_method_advertised(a: Asking) -> str | None:
     """The agent sends a request of a client method only when the client advertised its
     capability (fs, terminal, elicitation)."""
+    method = a.method
     path = wire_table.advertised_by(method, "a2c")
-    if not path or on(client_caps, *path):
+    if not path or on(a.told.client_caps, *path):
         return None
     return (f"the agent sent {method}, but the client's initialize did not advertise "
             f"{'.'.join(path)}: an omitted capability is unsupported")
@@ -246,12 +242,12 @@ def notice_advertised(client_caps: Caps) -> str | None:
 
 # --- the client calls only what the agent advertised ---------------------------------------
 
-@check("INIT-13", role=Role.FINDING, reads=[Reads.REQUEST])
-def auth_call_allowed(method: str, params: Any, auth_methods: Sequence[Any] | None
-                      ) -> str | None:
+@check("INIT-13", role=Role.FINDING, reads=[Reads.AUTH_USE])
+def auth_call_allowed(a: Asking) -> str | None:
     """auth/login and auth/logout only after the agent listed authentication methods; a
     login (v1: authenticate) only with a listed method that is not a terminal one."""
-    if method not in ("auth/login", "auth/logout", "authenticate") or auth_methods is None:
+    method, params, auth_methods = a.method, a.params, a.told.auth_methods
+    if auth_methods is None:
         return None
     if method != "authenticate" and not auth_methods:
         return (f"the client called {method} although the agent's initialize result listed "
@@ -270,24 +266,26 @@ def auth_call_allowed(method: str, params: Any, auth_methods: Sequence[Any] | No
     return None
 
 
-@check("SESS-03", role=Role.FINDING, reads=[Reads.REQUEST])
-def additional_directories_advertised(params: Any, agent_caps: Caps, shape: Shape
-                                      ) -> str | None:
+@check("SESS-03", role=Role.FINDING,
+       reads=[Reads.NEW_SESSION_USE, Reads.LOAD_USE, Reads.RESUME_USE])
+def additional_directories_advertised(a: Asking) -> str | None:
     """A session request carries additional directories only when the agent advertised
     additionalDirectories."""
+    params = a.params
     dirs = params.get("additionalDirectories") if isinstance(params, Mapping) else None
-    if not dirs or on(shape.session_caps(agent_caps), "additionalDirectories"):
+    if not dirs or on(a.shape.session_caps(a.told.agent_caps), "additionalDirectories"):
         return None
     return (f"the client sent {len(dirs) if isinstance(dirs, list) else 'some'} additional "
             "director(ies), but the agent did not advertise additionalDirectories")
 
 
-@check("SESS-04", role=Role.FINDING, reads=[Reads.REQUEST])
-def mcp_transports_advertised(params: Any, agent_caps: Caps, shape: Shape) -> str | None:
+@check("SESS-04", role=Role.FINDING,
+       reads=[Reads.NEW_SESSION_USE, Reads.LOAD_USE, Reads.RESUME_USE])
+def mcp_transports_advertised(a: Asking) -> str | None:
     """Each MCP server the client lists uses a transport the agent advertised."""
-    servers = params.get("mcpServers") if isinstance(params, Mapping) else None
+    servers = a.params.get("mcpServers") if isinstance(a.params, Mapping) else None
     missing = [need for s in servers if isinstance(s, Mapping)
-               if (need := shape.mcp_needs(s.get("type", "stdio"), agent_caps))] \
+               if (need := a.shape.mcp_needs(s.get("type", "stdio"), a.told.agent_caps))] \
         if isinstance(servers, list) else []
     if not missing:
         return None
@@ -295,14 +293,14 @@ def mcp_transports_advertised(params: Any, agent_caps: Caps, shape: Shape) -> st
             "which the agent did not advertise")
 
 
-@check("SESS-16", role=Role.FINDING, reads=[Reads.REQUEST])
-def session_method_advertised(method: str, agent_caps: Caps) -> str | None:
+@check("SESS-16", role=Role.FINDING, reads=[Reads.LOAD_USE, Reads.RESUME_USE, Reads.CLOSE_USE])
+def session_method_advertised(a: Asking) -> str | None:
     """v1: session/load, session/resume and session/close only when the agent advertised
     them."""
-    path = wire_table.advertised_by(method, "c2a")  # (its row's: v1's spelling)
-    if not path or on(agent_caps, *path):
+    path = wire_table.advertised_by(a.method, "c2a")  # (its row's: v1's spelling)
+    if not path or on(a.told.agent_caps, *path):
         return None
-    return (f"the client called {method}, but the agent did not advertise "
+    return (f"the client called {a.method}, but the agent did not advertise "
             f"{'.'.join(path)}")
 
 
@@ -323,10 +321,11 @@ def root_set(params: Any) -> tuple[str, ...]:
                              if isinstance(d, str)))
 
 
-@check("SESS-17", role=Role.FINDING, reads=[Reads.REQUEST])
-def file_in_root_set(method: str, params: Any, roots: Sequence[str] | None) -> str | None:
+@check("SESS-17", role=Role.FINDING, reads=[Reads.CLIENT_METHOD_USE])
+def file_in_root_set(a: Asking) -> str | None:
     """v1: fs/read_text_file and fs/write_text_file name files inside the session's root
     set."""
+    method, params, roots = a.method, a.params, a.roots
     if method not in ("fs/read_text_file", "fs/write_text_file") or not roots:
         return None
     path = params.get("path") if isinstance(params, Mapping) else None
@@ -340,9 +339,11 @@ def file_in_root_set(method: str, params: Any, roots: Sequence[str] | None) -> s
             f"{path!r}, outside the session's root set ({', '.join(roots)})")
 
 
-@check("SDK-RESUME-02", role=Role.FINDING, reads=[Reads.REQUEST])
-def resume_keeps_cwd(params: Any, created_cwd: str | None) -> str | None:
+@check("SDK-RESUME-02", role=Role.FINDING, reads=[Reads.RESUME_USE])
+def resume_keeps_cwd(a: Asking) -> str | None:
     """session/resume sends the working directory the session was created with."""
+    params, roots = a.params, a.roots
+    created_cwd = roots[0] if roots else None
     cwd = params.get("cwd") if isinstance(params, Mapping) else None
     if created_cwd is None or cwd is None or _same_dir(cwd, created_cwd):
         return None

@@ -261,6 +261,14 @@ class Reads(StrEnum):
     RESUME_ANSWER = "session/resume answer"
     CLOSE_ANSWER = "session/close answer"
     CANCEL_CONTROL_ANSWER = "tool_call/cancel or terminal/cancel answer"
+    # a request judged by what the other side advertised (``model.answering.Asking``): one
+    # member per request kind whose row names it (``Message.use_reads``)
+    AUTH_USE = "authentication request, as advertised"
+    NEW_SESSION_USE = "session/new, as advertised"
+    LOAD_USE = "session/load, as advertised"
+    RESUME_USE = "session/resume, as advertised"
+    CLOSE_USE = "session/close, as advertised"
+    CLIENT_METHOD_USE = "a client method, as advertised"  # fs, terminal, elicitation
     # parts several kinds carry
     TOOL_REPORT = "tool call"  # a tool call's fields: its updates, a permission request's
     CONTENT = "content blocks"  # a prompt's, a message update's, a tool content item's

@@ -219,6 +219,9 @@ class Message:
     # the kind the checks of its answer declare, judged by the request it answers
     # (``model.answering``; None: only the checks of every answer, ``Reads.ANSWER``)
     answer_reads: Reads | None = None
+    # the kind the checks of what it uses of the other side's capabilities declare
+    # (``model.answering.Asking``; None: it uses nothing advertised)
+    use_reads: Reads | None = None
     # a control request's target in the client's view (tool_call/cancel: a tool call)
     control: views.Control | None = None
 
@@ -303,6 +306,7 @@ SCHEMA_ONLY = ("schema-checked only: the prompt lifecycle the model judges does 
                 "on it")
 
 _TERMINAL = ("terminal",)
+_CLIENT = Reads.CLIENT_METHOD_USE  # (a client method: used only as the client advertised)
 MESSAGES: tuple[Message, ...] = (
     Message(Method.INITIALIZE, C2A, True, ALL, (ConnEvent.INITIALIZE,),
             (ConnEvent.INITIALIZED, ConnEvent.INITIALIZED_OTHER_VERSION,
@@ -314,7 +318,7 @@ MESSAGES: tuple[Message, ...] = (
             (ConnEvent.SESSION_CREATED, ConnEvent.SESSION_METHOD_MISSING),
             MessageHandlers.new_session, AnswerHandlers.created, TraceBuilder.new_session,
             lifecycle=True, implies=implied.new_session, told=implied.session_result,
-            result_reads=Reads.SESSION_RESULT),
+            result_reads=Reads.SESSION_RESULT, use_reads=Reads.NEW_SESSION_USE),
     Message(Method.PROMPT, C2A, True, ALL, (Event.PROMPT, ConnEvent.UNKNOWN_SESSION_NAMED),
             (Event.PROMPT_ACCEPTED, Event.PROMPT_REJECTED, ConnEvent.SESSION_METHOD_MISSING),
             MessageHandlers.prompt, AnswerHandlers.prompt_answered, TraceBuilder.prompt,
@@ -324,14 +328,16 @@ MESSAGES: tuple[Message, ...] = (
             route=MessageHandlers.cancel, write=TraceBuilder.cancel),
     Message(Method.CLOSE, C2A, True, ALL, (Event.CANCEL,), route=MessageHandlers.close,
             advertised_by=("sessionCapabilities", "close"), answer_reads=Reads.CLOSE_ANSWER,
+            use_reads=Reads.CLOSE_USE,
             why="its response moves no machine: oracle.machines' Closes judges it (SESS-10)"),
     Message(Method.LOAD, C2A, True, ONLY_V1, route=MessageHandlers.reopen,
             answer=AnswerHandlers.loaded, implies=implied.load, advertised_by=("loadSession",),
-            result_reads=Reads.SESSION_RESULT,
+            result_reads=Reads.SESSION_RESULT, use_reads=Reads.LOAD_USE,
             why="reopens a session (oracle.reopens): its replay is history, no event"),
     Message(Method.RESUME, C2A, True, ALL, route=MessageHandlers.reopen, lifecycle=True,
             implies=implied.resume, advertised_by=("sessionCapabilities", "resume"),
             result_reads=Reads.SESSION_RESULT, answer_reads=Reads.RESUME_ANSWER,
+            use_reads=Reads.RESUME_USE,
             why="reopens a session (oracle.reopens): no event of its own"),
     Message(Method.PERMISSION, A2C, True, ALL,
             (Event.PERMISSION_REQUEST, ConnEvent.AGENT_NAMES_UNKNOWN_SESSION),
@@ -351,16 +357,18 @@ MESSAGES: tuple[Message, ...] = (
             result_reads=Reads.CONFIG_RESULT, answer_reads=Reads.CONFIG_ANSWER),
     Message("session/set_mode", C2A, True, ONLY_V1, why=SCHEMA_ONLY),
     Message("auth/login", C2A, True, V2, lifecycle=True, why=SCHEMA_ONLY,
-            answer_reads=Reads.AUTH_ANSWER),
-    Message("auth/logout", C2A, True, V2, why=SCHEMA_ONLY, answer_reads=Reads.AUTH_ANSWER),
-    Message("authenticate", C2A, True, ONLY_V1, why=SCHEMA_ONLY),
+            answer_reads=Reads.AUTH_ANSWER, use_reads=Reads.AUTH_USE),
+    Message("auth/logout", C2A, True, V2, why=SCHEMA_ONLY, answer_reads=Reads.AUTH_ANSWER,
+            use_reads=Reads.AUTH_USE),
+    Message("authenticate", C2A, True, ONLY_V1, why=SCHEMA_ONLY, use_reads=Reads.AUTH_USE),
     Message("logout", C2A, True, ONLY_V1, why=SCHEMA_ONLY),
     # session-scoped: a user-action wait (STATE-05/06); request-scoped: schema-checked only
     Message("elicitation/create", A2C, True, ALL,
             (Event.ELICITATION_REQUEST, ConnEvent.AGENT_NAMES_UNKNOWN_SESSION),
             (Event.ELICITATION_ANSWER,), MessageHandlers.elicitation,
             AnswerHandlers.elicitation_answered,
-            TraceBuilder.elicitation, advertised_by=("elicitation",)),
+            TraceBuilder.elicitation, advertised_by=("elicitation",),
+            use_reads=Reads.CLIENT_METHOD_USE),
     Message("elicitation/complete", A2C, False, ALL, why=SCHEMA_ONLY),
     # a control a tool call or a terminal advertises: no machine moves (the agent confirms
     # with an update, and the foreground state does not change by itself)
@@ -370,15 +378,13 @@ MESSAGES: tuple[Message, ...] = (
       for method, control in (("tool_call/cancel", views.TOOL_CALL_CONTROL),
                               ("terminal/cancel", views.TERMINAL_CONTROL))),
     Message("fs/read_text_file", A2C, True, ONLY_V1, why=SCHEMA_ONLY,
-            advertised_by=("fs", "readTextFile")),
+            advertised_by=("fs", "readTextFile"), use_reads=_CLIENT),
     Message("fs/write_text_file", A2C, True, ONLY_V1, why=SCHEMA_ONLY,
-            advertised_by=("fs", "writeTextFile")),
-    Message("terminal/create", A2C, True, ONLY_V1, why=SCHEMA_ONLY, advertised_by=_TERMINAL),
-    Message("terminal/kill", A2C, True, ONLY_V1, why=SCHEMA_ONLY, advertised_by=_TERMINAL),
-    Message("terminal/output", A2C, True, ONLY_V1, why=SCHEMA_ONLY, advertised_by=_TERMINAL),
-    Message("terminal/release", A2C, True, ONLY_V1, why=SCHEMA_ONLY, advertised_by=_TERMINAL),
-    Message("terminal/wait_for_exit", A2C, True, ONLY_V1, why=SCHEMA_ONLY,
-            advertised_by=_TERMINAL),
+            advertised_by=("fs", "writeTextFile"), use_reads=_CLIENT),
+    *(Message(method, A2C, True, ONLY_V1, why=SCHEMA_ONLY, advertised_by=_TERMINAL,
+              use_reads=_CLIENT)
+      for method in ("terminal/create", "terminal/kill", "terminal/output", "terminal/release",
+                     "terminal/wait_for_exit")),
 )
 
 _V1_AND_SDK = frozenset({V1, SDK_2_4_0})
@@ -541,6 +547,13 @@ def answer_kinds() -> frozenset[Reads]:
     """The kinds an answer's checks declare: every answer's, and those the rows name for
     the answers of their requests (``Message.answer_reads``)."""
     return frozenset({Reads.ANSWER, *(m.answer_reads for m in MESSAGES if m.answer_reads)})
+
+
+@cache
+def use_kinds() -> frozenset[Reads]:
+    """The kinds the checks of what a request uses of the other side's capabilities declare:
+    those the rows name (``Message.use_reads``)."""
+    return frozenset(m.use_reads for m in MESSAGES if m.use_reads)
 
 
 @cache

@@ -180,8 +180,9 @@ class Answers:
         return self._handlers[method]
 
     def _what_it_advertised(self, r: Reply) -> None:
-        """The agent's answer to a method it advertised, or every agent must have; a session
-        result's config options and commands; the end of a reopen's replay."""
+        """What the agent's answer tells of its sessions: a session result's config options,
+        commands and root set (kept in ``told``, INIT-16's boolean options judged); the end
+        of a reopen's replay. (The checks of the answer itself are its request kind's.)"""
         run, req, sid, told = self.store.run, r.req, r.req.session, self.told
         if req.method in (Method.LOAD, Method.RESUME) and sid is not None:
             self.conversations.reopen_answered(sid, r.idx, not r.has_error)

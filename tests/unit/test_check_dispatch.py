@@ -40,9 +40,10 @@ KEPT = ("judges an answer by what another part keeps of the session since its re
 REPEATED = ("judges a response no open request awaits, by what the connection answered "
             "before (the connection's record of answered ids): run where the answer is "
             "found unmatched")
-ADVERTISED = ("judges a request or an update by what the initialize exchange advertised and "
-              "the session's state since (AdvertisedUse's facts): run on the branch where "
-              "that fact applies")
+ADVERTISED = ("judges an update or a control request by what the initialize exchange "
+              "advertised and what the session showed since (an allow that approved a tool, "
+              "work begun in a custom state, a target's cancel in the client's view): facts "
+              "kept or popped as each message comes, run on the branch where they apply")
 WATCHED = ("judges a sequence a declared watcher (@watches) keeps: the close or the session "
            "it follows, known only to the watcher that saw its start")
 WINDOW = ("judges a reopen's replay as a whole, when its window closes (the client moves "
@@ -62,13 +63,6 @@ HAND: dict[tuple[str, str, str], str] = {
     ("model/offered.py", "response", "offered_method_works"): WATCHED,
     ("model/offered.py", "response", "session_not_lost"): WATCHED,
     ("model/reducers.py", "_without_family", "family_kept"): FILTER,
-    ("oracle/advertised.py", "request", "auth_call_allowed"): ADVERTISED,
-    ("oracle/advertised.py", "request", "additional_directories_advertised"): ADVERTISED,
-    ("oracle/advertised.py", "request", "mcp_transports_advertised"): ADVERTISED,
-    ("oracle/advertised.py", "request", "session_method_advertised"): ADVERTISED,
-    ("oracle/advertised.py", "request", "resume_keeps_cwd"): ADVERTISED,
-    ("oracle/advertised.py", "request", "client_method_advertised"): ADVERTISED,
-    ("oracle/advertised.py", "request", "file_in_root_set"): ADVERTISED,
     ("oracle/advertised.py", "update", "notice_advertised"): ADVERTISED,
     ("oracle/advertised.py", "update", "boolean_options_advertised"): ADVERTISED,
     ("oracle/advertised.py", "update", "allowed_tool_reported_running"): ADVERTISED,
@@ -131,7 +125,7 @@ EXCHANGE = frozenset({Reads.REQUEST, Reads.REQUEST_ID, Reads.NOTIFICATION, Reads
 def dispatched() -> set[str]:
     """The findings the pipeline runs from their declarations: the envelope's entries, the
     method plans, the single-message tables, the view's, the replay order's and the
-    answers' (by the answered request's kind)."""
+    answers' (by the answered request's kind) and the advertised uses' (by the request's)."""
     out = set()
     for rev in REVISIONS:
         payloads = {kind: entry for kind, entry in messages.dispatch_table(rev).items()
@@ -142,7 +136,8 @@ def dispatched() -> set[str]:
                    if kind in (Reads.REQUEST, Reads.NOTIFICATION,  # router._plan_method
                                Reads.ANSWERED_AGAIN)},  # Answers._unmatched
                   {kind: entry for kind, entry in dispatch_everywhere(rev).items()
-                   if kind in wire_table.answer_kinds()}]  # Answers._judge
+                   if kind in wire_table.answer_kinds()  # Answers._judge
+                   or kind in wire_table.use_kinds()}]  # AdvertisedUse.request
         out |= {f"{meta.module}.{meta.name}" for table in tables for entry in table.values()
                 for _, meta in entry}
     return out
@@ -200,6 +195,28 @@ def test_an_answer_gets_the_checks_of_its_request_kind_from_the_row() -> None:
         "config_method_implemented"]
     assert names("seed", rows["session/close"]) == []
     assert names("seed", Reads.ANSWER) == ["custom_request_unrecognised"]
+
+
+def test_a_request_gets_the_checks_of_what_it_uses_from_the_row() -> None:
+    """A request judged by what the other side advertised gets the checks declaring the kind
+    its row names (``use_reads``); no check declares a use kind no row names."""
+    rule_map.decisions()
+    declared = {kind for fn in READERS.values() for kind in meta_of(fn).reads
+                if kind.name.endswith("_USE")}
+    assert declared == wire_table.use_kinds()
+    rows = {m.method: m.use_reads for m in wire_table.MESSAGES if m.use_reads}
+    assert {rows["auth/login"], rows["auth/logout"], rows["authenticate"]} == {Reads.AUTH_USE}
+    assert "logout" not in rows  # (v1's logout: INIT-13 names auth/logout alone)
+
+    def names(rev: str, method: str) -> list[str]:
+        return [meta.name for _, meta in dispatch_everywhere(rev).get(rows[method], ())]
+
+    assert names("v1", "session/resume") == ["additional_directories_advertised",
+                                             "mcp_transports_advertised",
+                                             "session_method_advertised"]
+    assert names("sdk-2.4.0", "session/resume") == ["resume_keeps_cwd"]
+    assert names("v1", "fs/read_text_file") == ["client_method_advertised",
+                                                "file_in_root_set"]
 
 
 def test_the_pinned_reasons_say_why() -> None:
