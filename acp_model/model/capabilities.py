@@ -82,8 +82,8 @@ def baseline_content_refused(a: Answering) -> str | None:
     """A prompt made of text and resource_link blocks is never refused with an error that
     names such content as unsupported."""
     shape, error = a.asked, a.error
-    if shape is None or not shape.baseline or not isinstance(error, Mapping):
-        return None
+    if error is None or shape is None or not shape.baseline or not isinstance(error, Mapping):
+        return None  # (a result: nothing refused)
     named = _named_unsupported(error)
     if named is None:
         return None
@@ -99,7 +99,7 @@ def baseline_content_invalid(a: Answering) -> str | None:
     refused, a warning, since the agent may have found something else invalid (a linked
     resource, a length) that the wire does not show."""
     shape, error = a.asked, a.error
-    if shape is None or not shape.baseline or not isinstance(error, Mapping) \
+    if error is None or shape is None or not shape.baseline or not isinstance(error, Mapping) \
             or _named_unsupported(error) is not None:
         return None
     if error.get("code") != ErrorCode.INVALID_PARAMS or not shape.valid or not shape.quiet:
