@@ -170,6 +170,10 @@ def reads_markdown() -> str:
     for kind, parts in (*update_parts.items(), *CARRIES.items()):
         for part, _ in parts:
             carried_by[part].append(f"`{kind}`")
+    for row in wire_table.MESSAGES:  # an answer's or a use's kind: the requests naming it
+        for named in (row.answer_reads, row.use_reads):
+            if named is not None:
+                carried_by[named].append(f"`{row.method}`")
     lines = ["| check | rule | reads | carried by |", "| --- | --- | --- | --- |"]
     for meta in CHECKS.values():
         if meta.module in DECIDING_MODULES and meta.reads:

@@ -17,15 +17,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from acp_model.model import wire_table
+from acp_model.model.answering import Answering, Asking
 from acp_model.model.check import check
 from acp_model.model.vocab import ErrorCode, Level, Reads, Role
 from acp_model.model.wire_shapes import Shape, on
-from acp_model.trace.methods import Method
 
 Caps = Mapping[str, Any]
 
@@ -77,12 +77,13 @@ def _named_unsupported(error: Any) -> str | None:
     return None
 
 
-@check("INIT-11", role=Role.FINDING, reads=[Reads.RESPONSE])
-def baseline_content_refused(shape: PromptShape | None, error: Any) -> str | None:
+@check("INIT-11", role=Role.FINDING, reads=[Reads.PROMPT_ANSWER])
+def baseline_content_refused(a: Answering) -> str | None:
     """A prompt made of text and resource_link blocks is never refused with an error that
     names such content as unsupported."""
-    if shape is None or not shape.baseline or not isinstance(error, Mapping):
-        return None
+    shape, error = a.asked, a.error
+    if error is None or shape is None or not shape.baseline or not isinstance(error, Mapping):
+        return None  # (a result: nothing refused)
     named = _named_unsupported(error)
     if named is None:
         return None
@@ -91,13 +92,14 @@ def baseline_content_refused(shape: PromptShape | None, error: Any) -> str | Non
             f"{named[:200]!r}")
 
 
-@check("INIT-11", role=Role.FINDING, level=Level.WARN, reads=[Reads.RESPONSE])
-def baseline_content_invalid(shape: PromptShape | None, error: Any) -> str | None:
+@check("INIT-11", role=Role.FINDING, level=Level.WARN, reads=[Reads.PROMPT_ANSWER])
+def baseline_content_invalid(a: Answering) -> str | None:
     """A valid prompt of text and resource_link blocks, sent while the session was quiet, is
     not answered -32602 (the code for unsupported content): probably the baseline content
     refused, a warning, since the agent may have found something else invalid (a linked
     resource, a length) that the wire does not show."""
-    if shape is None or not shape.baseline or not isinstance(error, Mapping) \
+    shape, error = a.asked, a.error
+    if error is None or shape is None or not shape.baseline or not isinstance(error, Mapping) \
             or _named_unsupported(error) is not None:
         return None
     if error.get("code") != ErrorCode.INVALID_PARAMS or not shape.valid or not shape.quiet:
@@ -112,35 +114,35 @@ def baseline_content_invalid(shape: PromptShape | None, error: Any) -> str | Non
 
 # --- the agent implements what it advertised -----------------------------------------------
 
-@check("INIT-12", role=Role.FINDING, reads=[Reads.RESPONSE])
-def auth_methods_implemented(method: str, code: Any, auth_methods: Sequence[Any]
-                             ) -> str | None:
+@check("INIT-12", role=Role.FINDING, reads=[Reads.AUTH_ANSWER])
+def auth_methods_implemented(a: Answering) -> str | None:
     """An agent that listed authentication methods answers auth/login and auth/logout
-    (never -32601)."""
-    if method in ("auth/login", "auth/logout") and code == ErrorCode.METHOD_NOT_FOUND \
-            and auth_methods:
+    (never -32601; the rows of the two declare this answer's kind)."""
+    auth_methods = a.told.auth_methods
+    if a.code == ErrorCode.METHOD_NOT_FOUND and auth_methods:
         return (f"the agent listed {len(auth_methods)} authentication method(s) in its "
                 f"initialize result, which obliges it to implement auth/login and "
-                f"auth/logout, and answered {method} with -32601 (Method not found)")
+                f"auth/logout, and answered {a.method} with -32601 (Method not found)")
     return None
 
 
-@check("SDK-CONFIG-02", role=Role.FINDING, reads=[Reads.RESPONSE])
-def config_method_implemented(method: str, code: Any, advertised: bool) -> str | None:
+@check("SDK-CONFIG-02", role=Role.FINDING, reads=[Reads.CONFIG_ANSWER])
+def config_method_implemented(a: Answering) -> str | None:
     """An agent that advertised config options for a session implements
     session/set_config_option for it."""
-    if method == "session/set_config_option" and code == ErrorCode.METHOD_NOT_FOUND \
-            and advertised:
+    if a.code == ErrorCode.METHOD_NOT_FOUND and a.session in a.told.configured:
         return ("the agent advertised config options for this session and answered "
                 "session/set_config_option with -32601 (Method not found)")
     return None
 
 
-@check("V1-CONFIG-02", role=Role.FINDING, reads=[Reads.CONFIG_RESULT])
-def config_result_complete(config_id: Any, result: Any) -> str | None:
+@check("V1-CONFIG-02", role=Role.FINDING, reads=[Reads.CONFIG_ANSWER])
+def config_result_complete(a: Answering) -> str | None:
     """v1: a successful session/set_config_option lists every config option, the one set
     included."""
-    options = config_options_of(result)
+    if a.has_error:
+        return None
+    config_id, options = a.asked, config_options_of(a.result)
     if not isinstance(config_id, str) or options is None:
         return None  # (a result without the list is the schema's to judge)
     ids = {o.get("id", o.get("configId")) for o in options if isinstance(o, Mapping)}
@@ -151,12 +153,12 @@ def config_result_complete(config_id: Any, result: Any) -> str | None:
             "complete list of the session's options")
 
 
-@check("SDK-CLOSE-04", role=Role.FINDING, reads=[Reads.RESPONSE])
-def inactive_close_succeeds(method: str, code: Any, active: bool) -> str | None:
+@check("SDK-CLOSE-04", role=Role.FINDING, reads=[Reads.CLOSE_ANSWER])
+def inactive_close_succeeds(a: Answering) -> str | None:
     """Closing a session that is not active on the connection succeeds (or answers
     -32002)."""
-    if method == Method.CLOSE and code is not None and not active \
-            and code != ErrorCode.RESOURCE_NOT_FOUND:
+    code = a.code
+    if code is not None and not a.active and code != ErrorCode.RESOURCE_NOT_FOUND:
         return (f"session/close of a session not active on this connection was answered with "
                 f"error {code}: such a close should succeed (-32002 counts as success)")
     return None
@@ -164,29 +166,28 @@ def inactive_close_succeeds(method: str, code: Any, active: bool) -> str | None:
 
 # --- INIT-16: the agent uses only what the client advertised ------------------------------
 
-# the client methods an agent calls only when the client advertised them (v1's fs and
-# terminal, every revision's elicitation): their rows' ``advertised_by``
-CLIENT_METHODS = wire_table.advertised_methods("a2c")
-
-
-@check("INIT-16", role=Role.FINDING, reads=[Reads.REQUEST])
-def client_method_advertised(method: str, client_caps: Caps) -> str | None:
+@check("INIT-16", role=Role.FINDING, reads=[Reads.CLIENT_METHOD_USE])
+def client_method_advertised(a: Asking) -> str | None:
     """The agent sends a request of a client method only when the client advertised its
     capability (fs, terminal, elicitation)."""
+    method = a.method
     path = wire_table.advertised_by(method, "a2c")
-    if not path or on(client_caps, *path):
+    if not path or on(a.told.client_caps, *path):
         return None
     return (f"the agent sent {method}, but the client's initialize did not advertise "
             f"{'.'.join(path)}: an omitted capability is unsupported")
 
 
-@check("INIT-16", role=Role.FINDING, reads=[Reads.INITIALIZE_RESULT])
-def terminal_auth_advertised(auth_methods: Sequence[Any], client_caps: Caps) -> str | None:
+@check("INIT-16", role=Role.FINDING, reads=[Reads.INITIALIZE_ANSWER])
+def terminal_auth_advertised(a: Answering) -> str | None:
     """The agent lists a terminal authentication method only when the client advertised
     terminal authentication: ``auth.terminal``, or ``_meta["terminal-auth"]``, Zed's own
     declaration of it, which predates the capability and which agents (claude-agent-acp)
     read: listing the methods to a client that declared it there is no breach its maintainer
     would accept (the s5 matrix's claude-agent-acp v1 row, played as Zed)."""
+    if a.has_error or not isinstance(a.result, dict):
+        return None  # (a failed initialize lists nothing)
+    auth_methods, client_caps = auth_methods_of(a.result), a.told.client_caps
     if on(client_caps, "auth", "terminal") or on(client_caps, "_meta", "terminal-auth"):
         return None
     named = [str(m.get("methodId", m.get("id"))) for m in auth_methods
@@ -241,12 +242,12 @@ def notice_advertised(client_caps: Caps) -> str | None:
 
 # --- the client calls only what the agent advertised ---------------------------------------
 
-@check("INIT-13", role=Role.FINDING, reads=[Reads.REQUEST])
-def auth_call_allowed(method: str, params: Any, auth_methods: Sequence[Any] | None
-                      ) -> str | None:
+@check("INIT-13", role=Role.FINDING, reads=[Reads.AUTH_USE])
+def auth_call_allowed(a: Asking) -> str | None:
     """auth/login and auth/logout only after the agent listed authentication methods; a
     login (v1: authenticate) only with a listed method that is not a terminal one."""
-    if method not in ("auth/login", "auth/logout", "authenticate") or auth_methods is None:
+    method, params, auth_methods = a.method, a.params, a.told.auth_methods
+    if auth_methods is None:
         return None
     if method != "authenticate" and not auth_methods:
         return (f"the client called {method} although the agent's initialize result listed "
@@ -265,24 +266,26 @@ def auth_call_allowed(method: str, params: Any, auth_methods: Sequence[Any] | No
     return None
 
 
-@check("SESS-03", role=Role.FINDING, reads=[Reads.REQUEST])
-def additional_directories_advertised(params: Any, agent_caps: Caps, shape: Shape
-                                      ) -> str | None:
+@check("SESS-03", role=Role.FINDING,
+       reads=[Reads.NEW_SESSION_USE, Reads.LOAD_USE, Reads.RESUME_USE])
+def additional_directories_advertised(a: Asking) -> str | None:
     """A session request carries additional directories only when the agent advertised
     additionalDirectories."""
+    params = a.params
     dirs = params.get("additionalDirectories") if isinstance(params, Mapping) else None
-    if not dirs or on(shape.session_caps(agent_caps), "additionalDirectories"):
+    if not dirs or on(a.shape.session_caps(a.told.agent_caps), "additionalDirectories"):
         return None
     return (f"the client sent {len(dirs) if isinstance(dirs, list) else 'some'} additional "
             "director(ies), but the agent did not advertise additionalDirectories")
 
 
-@check("SESS-04", role=Role.FINDING, reads=[Reads.REQUEST])
-def mcp_transports_advertised(params: Any, agent_caps: Caps, shape: Shape) -> str | None:
+@check("SESS-04", role=Role.FINDING,
+       reads=[Reads.NEW_SESSION_USE, Reads.LOAD_USE, Reads.RESUME_USE])
+def mcp_transports_advertised(a: Asking) -> str | None:
     """Each MCP server the client lists uses a transport the agent advertised."""
-    servers = params.get("mcpServers") if isinstance(params, Mapping) else None
+    servers = a.params.get("mcpServers") if isinstance(a.params, Mapping) else None
     missing = [need for s in servers if isinstance(s, Mapping)
-               if (need := shape.mcp_needs(s.get("type", "stdio"), agent_caps))] \
+               if (need := a.shape.mcp_needs(s.get("type", "stdio"), a.told.agent_caps))] \
         if isinstance(servers, list) else []
     if not missing:
         return None
@@ -290,14 +293,14 @@ def mcp_transports_advertised(params: Any, agent_caps: Caps, shape: Shape) -> st
             "which the agent did not advertise")
 
 
-@check("SESS-16", role=Role.FINDING, reads=[Reads.REQUEST])
-def session_method_advertised(method: str, agent_caps: Caps) -> str | None:
+@check("SESS-16", role=Role.FINDING, reads=[Reads.LOAD_USE, Reads.RESUME_USE, Reads.CLOSE_USE])
+def session_method_advertised(a: Asking) -> str | None:
     """v1: session/load, session/resume and session/close only when the agent advertised
     them."""
-    path = wire_table.advertised_by(method, "c2a")  # (its row's: v1's spelling)
-    if not path or on(agent_caps, *path):
+    path = wire_table.advertised_by(a.method, "c2a")  # (its row's: v1's spelling)
+    if not path or on(a.told.agent_caps, *path):
         return None
-    return (f"the client called {method}, but the agent did not advertise "
+    return (f"the client called {a.method}, but the agent did not advertise "
             f"{'.'.join(path)}")
 
 
@@ -318,10 +321,11 @@ def root_set(params: Any) -> tuple[str, ...]:
                              if isinstance(d, str)))
 
 
-@check("SESS-17", role=Role.FINDING, reads=[Reads.REQUEST])
-def file_in_root_set(method: str, params: Any, roots: Sequence[str] | None) -> str | None:
+@check("SESS-17", role=Role.FINDING, reads=[Reads.CLIENT_METHOD_USE])
+def file_in_root_set(a: Asking) -> str | None:
     """v1: fs/read_text_file and fs/write_text_file name files inside the session's root
     set."""
+    method, params, roots = a.method, a.params, a.roots
     if method not in ("fs/read_text_file", "fs/write_text_file") or not roots:
         return None
     path = params.get("path") if isinstance(params, Mapping) else None
@@ -335,9 +339,11 @@ def file_in_root_set(method: str, params: Any, roots: Sequence[str] | None) -> s
             f"{path!r}, outside the session's root set ({', '.join(roots)})")
 
 
-@check("SDK-RESUME-02", role=Role.FINDING, reads=[Reads.REQUEST])
-def resume_keeps_cwd(params: Any, created_cwd: str | None) -> str | None:
+@check("SDK-RESUME-02", role=Role.FINDING, reads=[Reads.RESUME_USE])
+def resume_keeps_cwd(a: Asking) -> str | None:
     """session/resume sends the working directory the session was created with."""
+    params, roots = a.params, a.roots
+    created_cwd = roots[0] if roots else None
     cwd = params.get("cwd") if isinstance(params, Mapping) else None
     if created_cwd is None or cwd is None or _same_dir(cwd, created_cwd):
         return None
@@ -358,15 +364,17 @@ def cancel_request_advertised(method: str, what: str, target: str, advertised: b
     return f"the client sent {method} for {what} {target!r}, {seen}"
 
 
-@check("SDK-TOOL-03", role=Role.FINDING, reads=[Reads.RESPONSE])
-def ended_cancel_refused(method: str, what: str, target: str, ended: str | None,
-                         has_error: bool) -> str | None:
+@check("SDK-TOOL-03", role=Role.FINDING, reads=[Reads.CANCEL_CONTROL_ANSWER])
+def ended_cancel_refused(a: Answering) -> str | None:
     """tool_call/cancel and terminal/cancel of what had ended when the client sent it are
-    refused with -32602 (``what``: its target's noun, the row's control; ``ended``: how the
-    client's view showed it then; None: not ended)."""
-    if ended is None or has_error:
+    refused with -32602 (the request kept its target's noun, the row's control, the target
+    and how the client's view showed it then; None: not ended)."""
+    if a.asked is None or a.has_error:
         return None
-    return (f"the client sent {method} for {what} {target!r} after the agent had reported it "
+    what, target, ended = a.asked
+    if ended is None:
+        return None
+    return (f"the client sent {a.method} for {what} {target!r} after the agent had reported it "
             f"{ended}, and the agent answered with a result: a cancel of what already ended "
             "is answered with -32602")
 

@@ -240,6 +240,20 @@ def dispatch(module: str, rev: str) -> Dispatch:
     return {kind: pairs for kind, pairs in table.items() if pairs}
 
 
+@functools.cache
+def dispatch_everywhere(rev: str) -> Dispatch:
+    """:func:`dispatch` over every module's checks: for the kinds several modules' checks read
+    with one signature (an answer, judged by its request's kind: ``model.answering``). Built
+    once per revision, from the declarations alone."""
+    table: dict[Reads, list[tuple[Callable[..., Any], CheckMeta]]] = {}
+    for fn in READERS.values():  # in definition order
+        meta = meta_of(fn)
+        if _judges_under(meta, rev):
+            for kind in meta.reads:
+                table.setdefault(kind, []).append((fn, meta))
+    return {kind: tuple(pairs) for kind, pairs in table.items()}
+
+
 def _register(meta: CheckMeta) -> CheckMeta:
     key = f"{meta.module}.{meta.name}"
     if key in CHECKS and CHECKS[key] != meta:

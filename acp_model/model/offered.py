@@ -20,8 +20,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
+from acp_model.model.answering import Answering
 from acp_model.model.check import check, watches
 from acp_model.model.vocab import ErrorCode, Level, Reads, Role
 from acp_model.trace.methods import Method
@@ -36,11 +37,22 @@ OFFERED = frozenset({Method.LOAD, Method.RESUME, Method.CLOSE, "session/list",
 INVALID = frozenset({ErrorCode.INVALID_PARAMS, ErrorCode.INVALID_REQUEST})
 
 
-@check("INIT-18", role=Role.FINDING, reads=[Reads.RESPONSE])
-def valid_client_let_in(valid: bool, defaulted: tuple[str, ...], code: Any, request: int,
-                        rev: str) -> str | None:
+class Validated(NamedTuple):
+    """What an initialize request kept for its answer (INIT-18): does it validate against
+    revision ``rev``'s schema, and what it leaves to the schema's defaults."""
+
+    valid: bool
+    defaulted: tuple[str, ...]
+    rev: str
+
+
+@check("INIT-18", role=Role.FINDING, reads=[Reads.INITIALIZE_ANSWER])
+def valid_client_let_in(a: Answering) -> str | None:
     """An initialize that validates against the schema is not refused as invalid (-32602,
     -32600): what the schema defaults may be left out."""
+    if not a.has_error or not isinstance(a.asked, Validated):
+        return None
+    (valid, defaulted, rev), code, request = a.asked, a.code, a.request
     if not valid or code not in INVALID:
         return None  # an invalid request may be refused; other errors are no such claim
     left = (f"; what it leaves out the schema gives defaults: {', '.join(defaulted)}"

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from acp_model.model import wire_table
+from acp_model.model.answering import Answering
 from acp_model.model.check import check, watches
 from acp_model.model.vocab import CancelStatus, Reads, Role
 from acp_model.trace.methods import Method
@@ -76,11 +77,11 @@ def replayed_ids_unique(replayed: dict[str, str] | None, update: dict[str, objec
             "replayed messages share one id")
 
 
-@check("SDK-RESUME-01", role=Role.FINDING, reads=[Reads.RESPONSE])
-def resume_reports_state(method: str, has_error: bool, state_reported: bool) -> str | None:
+@check("SDK-RESUME-01", role=Role.FINDING, reads=[Reads.RESUME_ANSWER])
+def resume_reports_state(a: Answering) -> str | None:
     """sdk-2.4.0: a successful session/resume response comes after a current state_update
     of the session (the agent writes both, so their order on its stream is its own)."""
-    if method != Method.RESUME or has_error or state_reported:
+    if a.has_error or a.state_reported:
         return None
     return ("session/resume answered without a state_update of the session between the "
             "request and the response: the response alone does not tell the client the "

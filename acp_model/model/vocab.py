@@ -251,6 +251,24 @@ class Reads(StrEnum):
     NOTIFICATION = "notification"  # any notification (a method, no id)
     RESPONSE = "response"  # any response (a result or an error), with the request it answers
     ANSWERED_AGAIN = "answered again"  # a response to a request its sender answered before
+    # a response matched to its open request, judged by that request (``model.answering``):
+    # any one, then one member per request kind whose row names it (``Message.answer_reads``)
+    ANSWER = "answer"
+    INITIALIZE_ANSWER = "initialize answer"
+    AUTH_ANSWER = "auth/login or auth/logout answer"
+    CONFIG_ANSWER = "session/set_config_option answer"
+    PROMPT_ANSWER = "session/prompt answer"
+    RESUME_ANSWER = "session/resume answer"
+    CLOSE_ANSWER = "session/close answer"
+    CANCEL_CONTROL_ANSWER = "tool_call/cancel or terminal/cancel answer"
+    # a request judged by what the other side advertised (``model.answering.Asking``): one
+    # member per request kind whose row names it (``Message.use_reads``)
+    AUTH_USE = "authentication request, as advertised"
+    NEW_SESSION_USE = "session/new, as advertised"
+    LOAD_USE = "session/load, as advertised"
+    RESUME_USE = "session/resume, as advertised"
+    CLOSE_USE = "session/close, as advertised"
+    CLIENT_METHOD_USE = "a client method, as advertised"  # fs, terminal, elicitation
     # parts several kinds carry
     TOOL_REPORT = "tool call"  # a tool call's fields: its updates, a permission request's
     CONTENT = "content blocks"  # a prompt's, a message update's, a tool content item's

@@ -139,9 +139,6 @@ class AnswerHandlers(Protocol):
     def elicitation_answered(self, reply: Any) -> None:
         """The client's answer to an elicitation."""
 
-    def cancel_control_answered(self, reply: Any) -> None:
-        """The answer to a tool_call/cancel or terminal/cancel (SDK-TOOL-03)."""
-
 
 Handler = Callable[..., None]
 
@@ -219,6 +216,12 @@ class Message:
     # the message kind whose checks read its result and the parts it carries (a session's
     # config options and commands: ``messages.session_result``; None: its schema only)
     result_reads: Reads | None = None
+    # the kind the checks of its answer declare, judged by the request it answers
+    # (``model.answering``; None: only the checks of every answer, ``Reads.ANSWER``)
+    answer_reads: Reads | None = None
+    # the kind the checks of what it uses of the other side's capabilities declare
+    # (``model.answering.Asking``; None: it uses nothing advertised)
+    use_reads: Reads | None = None
     # a control request's target in the client's view (tool_call/cancel: a tool call)
     control: views.Control | None = None
 
@@ -303,34 +306,38 @@ SCHEMA_ONLY = ("schema-checked only: the prompt lifecycle the model judges does 
                 "on it")
 
 _TERMINAL = ("terminal",)
+_CLIENT = Reads.CLIENT_METHOD_USE  # (a client method: used only as the client advertised)
 MESSAGES: tuple[Message, ...] = (
     Message(Method.INITIALIZE, C2A, True, ALL, (ConnEvent.INITIALIZE,),
             (ConnEvent.INITIALIZED, ConnEvent.INITIALIZED_OTHER_VERSION,
              ConnEvent.INITIALIZE_FAILED), MessageHandlers.initialize,
             AnswerHandlers.initialized, TraceBuilder.initialize, lifecycle=True,
-            implies=implied.initialize, told=implied.initialize_result),
+            implies=implied.initialize, told=implied.initialize_result,
+            answer_reads=Reads.INITIALIZE_ANSWER),
     Message(Method.NEW_SESSION, C2A, True, ALL, (ConnEvent.SESSION_REQUESTED,),
             (ConnEvent.SESSION_CREATED, ConnEvent.SESSION_METHOD_MISSING),
             MessageHandlers.new_session, AnswerHandlers.created, TraceBuilder.new_session,
             lifecycle=True, implies=implied.new_session, told=implied.session_result,
-            result_reads=Reads.SESSION_RESULT),
+            result_reads=Reads.SESSION_RESULT, use_reads=Reads.NEW_SESSION_USE),
     Message(Method.PROMPT, C2A, True, ALL, (Event.PROMPT, ConnEvent.UNKNOWN_SESSION_NAMED),
             (Event.PROMPT_ACCEPTED, Event.PROMPT_REJECTED, ConnEvent.SESSION_METHOD_MISSING),
             MessageHandlers.prompt, AnswerHandlers.prompt_answered, TraceBuilder.prompt,
             lifecycle=True, owed=PROMPT_ANSWERED, implies=implied.prompt,
-            told=implied.prompt_result),
+            told=implied.prompt_result, answer_reads=Reads.PROMPT_ANSWER),
     Message(Method.CANCEL, C2A, False, ALL, (Event.CANCEL, ConnEvent.UNKNOWN_SESSION_NAMED),
             route=MessageHandlers.cancel, write=TraceBuilder.cancel),
     Message(Method.CLOSE, C2A, True, ALL, (Event.CANCEL,), route=MessageHandlers.close,
-            advertised_by=("sessionCapabilities", "close"),
+            advertised_by=("sessionCapabilities", "close"), answer_reads=Reads.CLOSE_ANSWER,
+            use_reads=Reads.CLOSE_USE,
             why="its response moves no machine: oracle.machines' Closes judges it (SESS-10)"),
     Message(Method.LOAD, C2A, True, ONLY_V1, route=MessageHandlers.reopen,
             answer=AnswerHandlers.loaded, implies=implied.load, advertised_by=("loadSession",),
-            result_reads=Reads.SESSION_RESULT,
+            result_reads=Reads.SESSION_RESULT, use_reads=Reads.LOAD_USE,
             why="reopens a session (oracle.reopens): its replay is history, no event"),
     Message(Method.RESUME, C2A, True, ALL, route=MessageHandlers.reopen, lifecycle=True,
             implies=implied.resume, advertised_by=("sessionCapabilities", "resume"),
-            result_reads=Reads.SESSION_RESULT,
+            result_reads=Reads.SESSION_RESULT, answer_reads=Reads.RESUME_ANSWER,
+            use_reads=Reads.RESUME_USE,
             why="reopens a session (oracle.reopens): no event of its own"),
     Message(Method.PERMISSION, A2C, True, ALL,
             (Event.PERMISSION_REQUEST, ConnEvent.AGENT_NAMES_UNKNOWN_SESSION),
@@ -347,36 +354,37 @@ MESSAGES: tuple[Message, ...] = (
     Message("session/list", C2A, True, ALL, why=SCHEMA_ONLY),
     Message("session/delete", C2A, True, ALL, why=SCHEMA_ONLY),
     Message("session/set_config_option", C2A, True, ALL, why=SCHEMA_ONLY,
-            result_reads=Reads.CONFIG_RESULT),
+            result_reads=Reads.CONFIG_RESULT, answer_reads=Reads.CONFIG_ANSWER),
     Message("session/set_mode", C2A, True, ONLY_V1, why=SCHEMA_ONLY),
-    Message("auth/login", C2A, True, V2, lifecycle=True, why=SCHEMA_ONLY),
-    Message("auth/logout", C2A, True, V2, why=SCHEMA_ONLY),
-    Message("authenticate", C2A, True, ONLY_V1, why=SCHEMA_ONLY),
+    Message("auth/login", C2A, True, V2, lifecycle=True, why=SCHEMA_ONLY,
+            answer_reads=Reads.AUTH_ANSWER, use_reads=Reads.AUTH_USE),
+    Message("auth/logout", C2A, True, V2, why=SCHEMA_ONLY, answer_reads=Reads.AUTH_ANSWER,
+            use_reads=Reads.AUTH_USE),
+    Message("authenticate", C2A, True, ONLY_V1, why=SCHEMA_ONLY, use_reads=Reads.AUTH_USE),
     Message("logout", C2A, True, ONLY_V1, why=SCHEMA_ONLY),
     # session-scoped: a user-action wait (STATE-05/06); request-scoped: schema-checked only
     Message("elicitation/create", A2C, True, ALL,
             (Event.ELICITATION_REQUEST, ConnEvent.AGENT_NAMES_UNKNOWN_SESSION),
             (Event.ELICITATION_ANSWER,), MessageHandlers.elicitation,
             AnswerHandlers.elicitation_answered,
-            TraceBuilder.elicitation, advertised_by=("elicitation",)),
+            TraceBuilder.elicitation, advertised_by=("elicitation",),
+            use_reads=Reads.CLIENT_METHOD_USE),
     Message("elicitation/complete", A2C, False, ALL, why=SCHEMA_ONLY),
     # a control a tool call or a terminal advertises: no machine moves (the agent confirms
     # with an update, and the foreground state does not change by itself)
     *(Message(method, C2A, True, ONLY_SDK, route=MessageHandlers.cancel_control,
-              answer=AnswerHandlers.cancel_control_answered, control=control,
+              control=control, answer_reads=Reads.CANCEL_CONTROL_ANSWER,
               why="its target's view judges it and its answer (SDK-TOOL-02, SDK-TOOL-03)")
       for method, control in (("tool_call/cancel", views.TOOL_CALL_CONTROL),
                               ("terminal/cancel", views.TERMINAL_CONTROL))),
     Message("fs/read_text_file", A2C, True, ONLY_V1, why=SCHEMA_ONLY,
-            advertised_by=("fs", "readTextFile")),
+            advertised_by=("fs", "readTextFile"), use_reads=_CLIENT),
     Message("fs/write_text_file", A2C, True, ONLY_V1, why=SCHEMA_ONLY,
-            advertised_by=("fs", "writeTextFile")),
-    Message("terminal/create", A2C, True, ONLY_V1, why=SCHEMA_ONLY, advertised_by=_TERMINAL),
-    Message("terminal/kill", A2C, True, ONLY_V1, why=SCHEMA_ONLY, advertised_by=_TERMINAL),
-    Message("terminal/output", A2C, True, ONLY_V1, why=SCHEMA_ONLY, advertised_by=_TERMINAL),
-    Message("terminal/release", A2C, True, ONLY_V1, why=SCHEMA_ONLY, advertised_by=_TERMINAL),
-    Message("terminal/wait_for_exit", A2C, True, ONLY_V1, why=SCHEMA_ONLY,
-            advertised_by=_TERMINAL),
+            advertised_by=("fs", "writeTextFile"), use_reads=_CLIENT),
+    *(Message(method, A2C, True, ONLY_V1, why=SCHEMA_ONLY, advertised_by=_TERMINAL,
+              use_reads=_CLIENT)
+      for method in ("terminal/create", "terminal/kill", "terminal/output", "terminal/release",
+                     "terminal/wait_for_exit")),
 )
 
 _V1_AND_SDK = frozenset({V1, SDK_2_4_0})
@@ -532,6 +540,20 @@ def advertised_by(method: Any, sender: str) -> tuple[str, ...]:
 def advertised_methods(sender: str) -> frozenset[str]:
     """The methods ``sender`` sends only once the other side advertised them."""
     return frozenset(m.method for m in MESSAGES if m.advertised_by and sender in m.sender)
+
+
+@cache
+def answer_kinds() -> frozenset[Reads]:
+    """The kinds an answer's checks declare: every answer's, and those the rows name for
+    the answers of their requests (``Message.answer_reads``)."""
+    return frozenset({Reads.ANSWER, *(m.answer_reads for m in MESSAGES if m.answer_reads)})
+
+
+@cache
+def use_kinds() -> frozenset[Reads]:
+    """The kinds the checks of what a request uses of the other side's capabilities declare:
+    those the rows name (``Message.use_reads``)."""
+    return frozenset(m.use_reads for m in MESSAGES if m.use_reads)
 
 
 @cache

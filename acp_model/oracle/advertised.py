@@ -5,16 +5,20 @@ an earlier answer fixed (a custom state, a boolean config option, a tool an allo
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from acp_model.model import capabilities, permissions, wire_table
-from acp_model.model.check import watches
+from acp_model.model.answering import Asking
+from acp_model.model.check import CheckMeta, Dispatch, dispatch_everywhere, watches
 from acp_model.model.vocab import Reads
 from acp_model.oracle.answers import Answers
 from acp_model.oracle.machines import Machines
 from acp_model.oracle.rpc import OpenRequest
 from acp_model.oracle.store import ViolationStore
-from acp_model.trace.methods import Method
+
+# the checks of what a request of one method uses: those reading its row's ``use_reads``
+UseEntry = tuple[tuple[Callable[..., str | None], CheckMeta], ...]
 
 
 class AdvertisedUse:
@@ -24,39 +28,33 @@ class AdvertisedUse:
     def __init__(self, store: ViolationStore, machines: Machines, answers: Answers) -> None:
         self.store, self.machines, self.answers = store, machines, answers
         self._custom_work: dict[str, tuple[int, str]] = {}  # work begun in a custom state
+        self._by_kind: Dispatch = dispatch_everywhere(answers.rev)
+        self._entries: dict[str, UseEntry] = {}  # method -> its checks, found on first use
 
     @watches(Reads.REQUEST)
     def request(self, direction: str, method: str, params: Any, sid: str | None,
                 idx: int, req: OpenRequest) -> None:
-        """What the initialize exchange allows this request (model.capabilities); what its
-        answer's checks read of it (``req``)."""
-        run, told = self.store.run, self.answers.told
+        """What the initialize exchange allows this request: the checks declaring its row's
+        ``use_reads``, on one record (the client's requests once the agent's initialize
+        result is in: before it, INIT-01 judges a client that goes on); what its answer's
+        checks read of it (``req``)."""
+        told = self.answers.told
         if method == "session/set_config_option" and isinstance(params, dict):
             req.shape = params.get("configId")  # V1-CONFIG-02 reads it in the answer
-        if direction == "a2c":
-            if method in capabilities.CLIENT_METHODS:
-                run(capabilities.client_method_advertised, idx, method, told.client_caps,
-                    session=sid)
-                run(capabilities.file_in_root_set, idx, method, params,
-                    told.roots.get(sid) if sid is not None else None, session=sid)
-            return
-        if told.agent_caps is None:
-            return  # no initialize result yet: INIT-01 judges a client that goes on
-        if method in ("auth/login", "auth/logout", "authenticate"):
-            run(capabilities.auth_call_allowed, idx, method, params, told.auth_methods)
-        if method in (Method.NEW_SESSION, Method.LOAD, Method.RESUME):
-            shape = self.answers.shape
-            run(capabilities.additional_directories_advertised, idx, params, told.agent_caps,
-                shape, session=sid)
-            run(capabilities.mcp_transports_advertised, idx, params, told.agent_caps, shape,
-                session=sid)
-        if method in self.answers.shape.advertised_methods:
-            run(capabilities.session_method_advertised, idx, method, told.agent_caps,
-                session=sid)
-        if method == Method.RESUME and sid is not None:
-            roots = told.roots.get(sid)
-            run(capabilities.resume_keeps_cwd, idx, params, roots[0] if roots else None,
-                session=sid)
+        entry = self._entries.get(method)
+        if entry is None:
+            entry = self._entry(method)
+        if entry and (direction == "a2c" or told.agent_caps is not None):
+            self.store.run_entry(entry, idx, Asking(method, params, sid, told,
+                                                    self.answers.shape), session=sid)
+
+    def _entry(self, method: str) -> UseEntry:
+        """The checks of what a request of ``method`` uses: those reading its row's
+        ``use_reads`` (built once per method)."""
+        row = wire_table.messages().get(method)
+        kind = row.use_reads if row is not None else None
+        entry = self._entries[method] = self._by_kind.get(kind, ()) if kind is not None else ()
+        return entry
 
     @watches(Reads.UPDATE)
     def update(self, sid: str, update: dict[str, Any], kind: Any, idx: int, *,

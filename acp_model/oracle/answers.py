@@ -1,16 +1,19 @@
 """Responses: which request each answers, and what the answer means for the models.
 
 A response is matched to its open request (:class:`~acp_model.oracle.rpc.Rpc`), checked as a
-JSON-RPC answer and against the schema of its request's method, then handed to the handler of
-that method (``initialize``, ``session/new`` ...), which fires the session or connection
-event it stands for. The initialize result's facts (the agent's capabilities) are kept here:
-they come from a response, and later requests are judged by them.
+JSON-RPC answer and against the schema of its request's method, judged by the checks that
+declare its request's kind (the row's ``answer_reads``, and ``Reads.ANSWER`` for every one:
+one :class:`~acp_model.model.answering.Answering` record each, the plan built once per
+method), then handed to the handler of that method (``initialize``, ``session/new`` ...),
+which fires the session or connection event it stands for. The initialize result's facts
+(the agent's capabilities, :class:`~acp_model.model.answering.Told`) are kept here: they come
+from a response, and later requests are judged by them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from acp_model.model import (
@@ -23,7 +26,8 @@ from acp_model.model import (
     wire_shapes,
     wire_table,
 )
-from acp_model.model.check import dispatch
+from acp_model.model.answering import Answering, Told
+from acp_model.model.check import CheckMeta, Dispatch, dispatch, dispatch_everywhere
 from acp_model.model.events import Payload
 from acp_model.model.evidence import note_repeat
 from acp_model.model.obligations import WITHDRAWN_ANSWERED
@@ -58,22 +62,8 @@ _SESSION_RESULTS = frozenset(m.method for m in wire_table.MESSAGES
                              if m.result_reads in (Reads.SESSION_RESULT, Reads.CONFIG_RESULT))
 
 
-@dataclass(slots=True)
-class Told:
-    """What the initialize exchange and the session set-ups told: the client's capabilities,
-    the agent's, its authentication methods; per session, the cwd it was created with and
-    whether config options were advertised for it (model.capabilities judges by these)."""
-
-    client_caps: dict[str, Any] = field(default_factory=dict)
-    agent_caps: Any = None  # None: no initialize result yet
-    auth_methods: list[Any] | None = None
-    roots: dict[str, tuple[str, ...]] = field(default_factory=dict)  # cwd, then the others
-    configured: set[str] = field(default_factory=set)
-    # (session, tool call) -> where an allow approved it and no status was reported since
-    allowed: dict[tuple[str, str], int] = field(default_factory=dict)
-
-    def client_initialized(self, params: Any, shape: wire_shapes.Shape) -> None:
-        self.client_caps = dict(capabilities.client_capabilities(params, shape))
+# the checks an answer to one method gets: those reading its row's ``answer_reads``
+AnswerEntry = tuple[tuple[Callable[..., str | None], CheckMeta], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,15 +95,16 @@ class Answers:
         self.translate, self.reopens, self.conversations = translator, reopens, conversations
         self.dialect = translator.dialect
         self.told = Told()
-        self.agent_capabilities: Any = None  # the initialize result's (ENUM-12 reads _meta)
         self.prompt_caps: dict[str, Any] | None = None
-        # each initialize request: does it validate, what it leaves to the schema's defaults
-        self.initializes: dict[Any, tuple[bool, tuple[str, ...]]] = {}
         self.own = offered.OwnSessions()  # the sessions the agent made here (SESS-14)
         # method -> this oracle's handler of its row's answer (None: none), found on first use
         self._handlers: dict[str, Callable[[Reply], None] | None] = {}
         # the checks of an answer given twice (each obligation's own), from their declarations
         self._answered_again = dispatch(rpc.__name__, self.rev).get(Reads.ANSWERED_AGAIN, ())
+        # the checks of an answer: every one's, and those of its request's kind (by method)
+        self._by_kind: Dispatch = dispatch_everywhere(self.rev)
+        self._every_answer = self._by_kind.get(Reads.ANSWER, ())
+        self._answer_entries: dict[str, AnswerEntry] = {}
 
     def response(self, direction: str, msg: dict[str, Any], idx: int) -> None:
         req_id = msg.get("id")
@@ -132,13 +123,13 @@ class Answers:
         if req.withdrawn:
             self.store.bump(WITHDRAWN_ANSWERED.rule)
         what = Said((said.RESPONSE, idx, req.method, req.idx))
-        run(rpc.custom_request_unrecognised, idx, direction, req.method, has_error,
-            self.agent_capabilities)
+        error = msg.get("error") if isinstance(msg.get("error"), dict) else None
+        reply = Reply(req, req_id, msg.get("result"), has_error,
+                      error.get("code") if error else None, idx, what, error)
+        self._judge(direction, reply)
         if direction == "a2c":
             self.machines.ctx.answered(req.idx, idx)  # FIFO stdio: it read up to req.idx
             self.own.response(run, req.method, req.session, msg.get("error"), req.idx, idx)
-            run(replay.resume_reports_state, idx, req.method, has_error, req.state_reported,
-                session=req.session)
             self.machines.closes.response(run, req, req_id, msg.get("error"), idx,
                                           self.machines.sessions)
         spec = schema.method_table(self.rev).get(req.method)
@@ -146,9 +137,6 @@ class Answers:
             self.shapes.schema("Error", msg["error"], idx, what, req.method)
         elif spec is not None:
             self.shapes.schema(spec.result_def, msg["result"], idx, what, req.method)
-        error = msg.get("error") if isinstance(msg.get("error"), dict) else None
-        reply = Reply(req, req_id, msg.get("result"), has_error,
-                      error.get("code") if error else None, idx, what, error)
         if direction == "a2c" and has_error and req.method in self._baseline \
                 and reply.code == ErrorCode.METHOD_NOT_FOUND:
             self.machines.conn_event(ConnEvent.SESSION_METHOD_MISSING,
@@ -158,6 +146,29 @@ class Answers:
         handler = self._handler(req.method)
         if handler is not None:
             handler(reply)
+
+    def _judge(self, direction: str, r: Reply) -> None:
+        """The checks of this answer, from their declarations: every answer's, then those
+        of its request's kind, on one record (a finding names the request answered)."""
+        req = r.req
+        entry = self._answer_entries.get(req.method)
+        if entry is None:
+            entry = self._answer_entry(req.method)
+        facts = Answering(direction, req.method, req.idx, req.session, req.shape, req.active,
+                          req.state_reported, r.has_error, r.code, r.error, r.result,
+                          self.told)
+        self.store.run_entry(self._every_answer, r.idx, facts)
+        if entry:
+            self.store.run_entry(entry, r.idx, facts, session=req.session, related=[req.idx])
+
+    def _answer_entry(self, method: str) -> AnswerEntry:
+        """The checks of an answer to ``method``: those reading its row's ``answer_reads``
+        (built once per method)."""
+        row = wire_table.messages().get(method)
+        kind = row.answer_reads if row is not None else None
+        entry = self._answer_entries[method] = self._by_kind.get(kind, ()) \
+            if kind is not None else ()
+        return entry
 
     def _handler(self, method: Any) -> Callable[[Reply], None] | None:
         """The handler of a response to ``method``: its wire-table row's ``answer``."""
@@ -169,21 +180,10 @@ class Answers:
         return self._handlers[method]
 
     def _what_it_advertised(self, r: Reply) -> None:
-        """The agent's answer to a method it advertised, or every agent must have; a session
-        result's config options and commands; the end of a reopen's replay."""
+        """What the agent's answer tells of its sessions: a session result's config options,
+        commands and root set (kept in ``told``, INIT-16's boolean options judged); the end
+        of a reopen's replay. (The checks of the answer itself are its request kind's.)"""
         run, req, sid, told = self.store.run, r.req, r.req.session, self.told
-        if req.method in ("auth/login", "auth/logout"):
-            run(capabilities.auth_methods_implemented, r.idx, req.method, r.code,
-                told.auth_methods or [])
-        elif req.method == "session/set_config_option":
-            run(capabilities.config_method_implemented, r.idx, req.method, r.code,
-                sid in told.configured, session=sid)
-            if not r.has_error and self.shape.config_result_lists_all:
-                run(capabilities.config_result_complete, r.idx, req.shape, r.result,
-                    session=sid)
-        elif req.method == Method.CLOSE:
-            run(capabilities.inactive_close_succeeds, r.idx, req.method, r.code, req.active,
-                session=sid)
         if req.method in (Method.LOAD, Method.RESUME) and sid is not None:
             self.conversations.reopen_answered(sid, r.idx, not r.has_error)
             if req.method == Method.RESUME and not r.has_error and req.replayed is not None \
@@ -223,18 +223,9 @@ class Answers:
             return
         run(rpc.answers_open_request, idx, self.rpc, direction, req_id)
 
-    def initialize_sent(self, req_id: Any, valid: bool, defaulted: tuple[str, ...]) -> None:
-        """The client sent initialize ``req_id``: whether it validates, what it leaves to the
-        schema's defaults (INIT-18 reads them at its answer)."""
-        self.initializes[req_id] = (valid, defaulted)
-
     # --- one handler per method -------------------------------------------------------------
     def initialized(self, r: Reply) -> None:
         result, idx, what = r.result, r.idx, r.what
-        if r.has_error and r.req_id in self.initializes:
-            valid, defaulted = self.initializes.pop(r.req_id)
-            self.store.run(offered.valid_client_let_in, idx, valid, defaulted, r.code,
-                           r.req.idx, self.rev)
         if r.has_error or not isinstance(result, dict):
             self.machines.conn_event(ConnEvent.INITIALIZE_FAILED, Payload(idx), what)
             return
@@ -243,11 +234,8 @@ class Answers:
             # (an agent speaking another version than it named: its one failure is below)
             self.shapes.findings(messages.initialize_result(result, self.rev), idx, what)
         caps = result.get(messages.capabilities_key(self.rev)) or {}
-        self.agent_capabilities = caps
         self.told.agent_caps = caps if isinstance(caps, dict) else {}
         self.told.auth_methods = capabilities.auth_methods_of(result)
-        self.store.run(capabilities.terminal_auth_advertised, idx, self.told.auth_methods,
-                       self.told.client_caps)
         # v1: the baseline methods are every agent's (INIT-10); v2: those advertising session
         self.machines.ctx.session_advertised = self.shape.has_session_surface(caps)
         self.prompt_caps = messages.prompt_capabilities(result, self.rev)
@@ -281,15 +269,12 @@ class Answers:
         sid = r.req.session
         if sid is None or sid not in self.machines.sessions:
             return
-        if r.has_error:
-            self.store.run(capabilities.baseline_content_refused, r.idx, r.req.shape,
-                           r.error, session=sid)
-            self.store.run(capabilities.baseline_content_invalid, r.idx, r.req.shape, r.error,
-                           session=sid)
-        elif self.dialect.prompts_are_the_conversation and isinstance(r.result, dict):
+        if r.has_error or not isinstance(r.result, dict):
+            pass  # (an error: the checks of a prompt's answer judge it, INIT-11)
+        elif self.dialect.prompts_are_the_conversation:
             self.conversations.turn_ended(sid, r.req.shape, r.req.idx,
                                           r.result.get("stopReason"), r.idx)
-        elif isinstance(r.result, dict) and r.result.get("messageId") is not None:
+        elif r.result.get("messageId") is not None:
             mid = r.result["messageId"]
             self.store.run(prompt_rules.receipt_not_held_back, r.idx, mid, r.req.idx,
                            *self.conversations.receipt(sid, mid), session=sid)
@@ -306,13 +291,6 @@ class Answers:
         self.machines.session_event(sid, Event.ELICITATION_ANSWER,
                                     Payload(r.idx, id=r.req_id, answer=action, error_code=r.code),
                                     r.what)
-
-    def cancel_control_answered(self, r: Reply) -> None:
-        """A tool_call/cancel (terminal/cancel) of what had already ended is refused."""
-        if r.req.shape is not None:
-            what, target, ended = r.req.shape
-            self.store.run(capabilities.ended_cancel_refused, r.idx, r.req.method, what,
-                           target, ended, r.has_error, session=r.req.session, related=[r.req.idx])
 
     def permission_answered(self, r: Reply) -> None:
         sid = r.req.session

@@ -239,10 +239,10 @@ class Router:
             return
         what = Said((said.REQUEST, method, idx))
         self.shapes.schema(spec.params_def, params, idx, what, method)
-        if method == Method.INITIALIZE:  # what INIT-18 needs of it
-            self.answers.initialize_sent(req_id, self.shapes.valid(spec.params_def, params),
-                                         schema.omitted_defaults(spec.params_def, params,
-                                                                 self.rev))
+        if method == Method.INITIALIZE:  # what INIT-18 reads of it at its answer
+            self.rpc.open[direction][req_id].shape = offered.Validated(
+                self.shapes.valid(spec.params_def, params),
+                schema.omitted_defaults(spec.params_def, params, self.rev), self.rev)
         self.uses.request(direction, method, params, sid, idx, self.rpc.open[direction][req_id])
         # the schema checked the direction: a route is the table's (wire_table.MESSAGES)
         if plan.handler is not None:
@@ -250,7 +250,8 @@ class Router:
 
     def initialize(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str
                    ) -> None:
-        self.answers.told.client_initialized(params, self.answers.shape)
+        self.answers.told.client_caps = dict(capabilities.client_capabilities(
+            params, self.answers.shape))
         self.shapes.findings(messages.initialize_request(params, self.rev), idx, what)
         self.machines.conn_event(ConnEvent.INITIALIZE, Payload(idx), what)
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from acp_model.model import wire_table
+from acp_model.model.answering import Answering
 from acp_model.model.check import allowance, check
 from acp_model.model.obligations import PERMISSION_ANSWERED, PROMPT_ANSWERED
 from acp_model.model.vocab import UNREADABLE_CODES, Reads, Role
@@ -386,13 +387,13 @@ def advertises(method: str, capabilities: Any) -> bool:
     return bool(namespace) and namespace in json.dumps(meta)
 
 
-@check("ENUM-12", role=Role.FINDING, reads=[Reads.RESPONSE])
-def custom_request_unrecognised(direction: str, method: str, has_error: bool,
-                                capabilities: Any) -> str | None:
+@check("ENUM-12", role=Role.FINDING, reads=[Reads.ANSWER])
+def custom_request_unrecognised(a: Answering) -> str | None:
     """A custom request the agent gave no sign of knowing is answered -32601, not with a
     result."""
-    if direction == "a2c" and method.startswith("_") and not has_error \
-            and not advertises(method, capabilities):
+    method = a.method
+    if a.direction == "a2c" and method.startswith("_") and not a.has_error \
+            and not advertises(method, a.told.agent_caps):
         return (f"the agent answered the custom request {method} with a result, but its "
                 "capabilities' _meta advertise no such extension: an unrecognised custom "
                 "method should get the standard -32601 \"Method not found\" error")

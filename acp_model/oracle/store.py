@@ -102,10 +102,12 @@ class ViolationStore:
         return True
 
     def run_entry(self, entry: Sequence[tuple[Callable[..., str | None], CheckMeta]],
-                  idx: int, *args: Any, session: str | None = None) -> tuple[CheckMeta, ...]:
+                  idx: int, *args: Any, session: str | None = None,
+                  related: list[int] | None = None) -> tuple[CheckMeta, ...]:
         """Run the checks of a static table entry on the same ``args``, each reported on its
-        own; an entry that holds is counted once (its rules expanded when a report asks).
-        Returns the metadata of the checks that found something (empty: all held)."""
+        own (``related``: the messages each finding names besides ``idx``); an entry that
+        holds is counted once (its rules expanded when a report asks). Returns the metadata
+        of the checks that found something (empty: all held)."""
         failed: list[tuple[CheckMeta, str]] | None = None
         for fn, meta in entry:
             text = fn(*args)
@@ -119,7 +121,7 @@ class ViolationStore:
             if id(meta) not in broke:
                 self.bump(meta.rule)
         for meta, text in failed:
-            self.report(meta, idx, text, session=session)
+            self.report(meta, idx, text, session=session, related=related)
         return tuple(meta for meta, _ in failed)
 
     def report(self, meta: CheckMeta, idx: int, message: str, *, session: str | None = None,

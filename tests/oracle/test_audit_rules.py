@@ -162,6 +162,19 @@ def test_closing_a_session_twice_may_succeed_or_answer_resource_not_found() -> N
         assert check(twice(code), SDK)["violations"] == []
 
 
+def test_a_finding_about_an_answer_names_the_request_it_answers() -> None:
+    """An answer is judged by its request's kind (the row's ``answer_reads``): each finding
+    names the request answered as related evidence (SDK-CLOSE-04's close, SDK-TOOL-03's
+    cancel, as the handler of the cancel's answer did by hand before)."""
+    t = base().rpc.request("c2a", "session/close", {"sessionId": S}, 60)
+    t.rpc.result("a2c", 60, {}).rpc.request("c2a", "session/close", {"sessionId": S}, 61)
+    (hit,) = check(t.rpc.error("a2c", 61, -32603), SDK)["violations"]
+    assert (hit["rule"], hit["related"]) == ("SDK-CLOSE-04", [hit["index"] - 1])
+    hits = check(_cancel_after(True, None), SDK)["violations"]
+    (tool,) = [v for v in hits if v["rule"] == "SDK-TOOL-03"]
+    assert tool["related"] == [tool["index"] - 1]
+
+
 def test_the_fuzzer_closes_a_v1_session_only_when_the_agent_advertised_close() -> None:
     from acp_model.model.messages import closes_sessions
 

@@ -14,8 +14,8 @@ import ast
 from pathlib import Path
 
 from acp_model.cli import rule_map
-from acp_model.model import messages, reducers, replay_order
-from acp_model.model.check import READERS, WATCHERS, dispatch, meta_of
+from acp_model.model import messages, reducers, replay_order, wire_table
+from acp_model.model.check import READERS, WATCHERS, dispatch, dispatch_everywhere, meta_of
 from acp_model.model.vocab import Reads
 from acp_model.oracle import router, rpc
 
@@ -25,15 +25,25 @@ REVISIONS = ("seed", "sdk-2.4.0", "v1")
 # Why a finding is run by hand. Each reason is about what the check reads, not about speed.
 GATE = ("its verdict decides whether the message is read on: the next check looks the id "
         "up among the open requests, which an id that is no id (a list, an object) cannot be")
-ANSWER = ("judges a response by the request it answers (what that request asked, sent, or "
-          "left open): run by the answer's handler, on the branch where that request's "
-          "facts hold")
+GATED = ("judges every response past the id gate (response_id_valid), matched to an open "
+         "request or not: the one check between the gate and the match, which the checks of "
+         "an answer (Reads.ANSWER, the row's answer_reads) follow")
+CHOOSES = ("its verdict chooses the event the answer fires (an initialize result naming "
+           "another version than it speaks: INITIALIZED, not INITIALIZED_OTHER_VERSION), so "
+           "it runs where the handler chooses that event")
+PART = ("reads a part two kinds carry (config options: a session result's, where the new "
+        "session's id is read off it, and a config_option_update's): one check, run where "
+        "each kind's part is read")
+KEPT = ("judges an answer by what another part keeps of the session since its request (the "
+        "conversation's record of the user message a receipt names), looked up only for a "
+        "receipt: run where that record is read")
 REPEATED = ("judges a response no open request awaits, by what the connection answered "
             "before (the connection's record of answered ids): run where the answer is "
             "found unmatched")
-ADVERTISED = ("judges a request or an update by what the initialize exchange advertised and "
-              "the session's state since (AdvertisedUse's facts): run on the branch where "
-              "that fact applies")
+ADVERTISED = ("judges an update or a control request by what the initialize exchange "
+              "advertised and what the session showed since (an allow that approved a tool, "
+              "work begun in a custom state, a target's cancel in the client's view): facts "
+              "kept or popped as each message comes, run on the branch where they apply")
 WATCHED = ("judges a sequence a declared watcher (@watches) keeps: the close or the session "
            "it follows, known only to the watcher that saw its start")
 WINDOW = ("judges a reopen's replay as a whole, when its window closes (the client moves "
@@ -53,33 +63,15 @@ HAND: dict[tuple[str, str, str], str] = {
     ("model/offered.py", "response", "offered_method_works"): WATCHED,
     ("model/offered.py", "response", "session_not_lost"): WATCHED,
     ("model/reducers.py", "_without_family", "family_kept"): FILTER,
-    ("oracle/advertised.py", "request", "auth_call_allowed"): ADVERTISED,
-    ("oracle/advertised.py", "request", "additional_directories_advertised"): ADVERTISED,
-    ("oracle/advertised.py", "request", "mcp_transports_advertised"): ADVERTISED,
-    ("oracle/advertised.py", "request", "session_method_advertised"): ADVERTISED,
-    ("oracle/advertised.py", "request", "resume_keeps_cwd"): ADVERTISED,
-    ("oracle/advertised.py", "request", "client_method_advertised"): ADVERTISED,
-    ("oracle/advertised.py", "request", "file_in_root_set"): ADVERTISED,
     ("oracle/advertised.py", "update", "notice_advertised"): ADVERTISED,
     ("oracle/advertised.py", "update", "boolean_options_advertised"): ADVERTISED,
     ("oracle/advertised.py", "update", "allowed_tool_reported_running"): ADVERTISED,
     ("oracle/advertised.py", "_standard_states", "custom_state_advertised"): ADVERTISED,
     ("oracle/answers.py", "response", "response_id_valid"): GATE,
-    ("oracle/answers.py", "response", "result_xor_error"): ANSWER,
-    ("oracle/answers.py", "response", "custom_request_unrecognised"): ANSWER,
-    ("oracle/answers.py", "response", "resume_reports_state"): ANSWER,
-    ("oracle/answers.py", "initialized", "valid_client_let_in"): ANSWER,
-    ("oracle/answers.py", "initialized", "terminal_auth_advertised"): ANSWER,
-    ("oracle/answers.py", "initialized", "speaks_negotiated_version"): ANSWER,
-    ("oracle/answers.py", "_what_it_advertised", "auth_methods_implemented"): ANSWER,
-    ("oracle/answers.py", "_what_it_advertised", "boolean_options_advertised"): ANSWER,
-    ("oracle/answers.py", "_what_it_advertised", "config_method_implemented"): ANSWER,
-    ("oracle/answers.py", "_what_it_advertised", "config_result_complete"): ANSWER,
-    ("oracle/answers.py", "_what_it_advertised", "inactive_close_succeeds"): ANSWER,
-    ("oracle/answers.py", "cancel_control_answered", "ended_cancel_refused"): ANSWER,
-    ("oracle/answers.py", "prompt_answered", "baseline_content_refused"): ANSWER,
-    ("oracle/answers.py", "prompt_answered", "baseline_content_invalid"): ANSWER,
-    ("oracle/answers.py", "prompt_answered", "receipt_not_held_back"): ANSWER,
+    ("oracle/answers.py", "response", "result_xor_error"): GATED,
+    ("oracle/answers.py", "initialized", "speaks_negotiated_version"): CHOOSES,
+    ("oracle/answers.py", "_what_it_advertised", "boolean_options_advertised"): PART,
+    ("oracle/answers.py", "prompt_answered", "receipt_not_held_back"): KEPT,
     ("oracle/answers.py", "_unmatched", "answers_open_request"): REPEATED,
     ("oracle/answers.py", "_unmatched", "cancel_not_answered"): REPEATED,
     ("oracle/answers.py", "_unmatched", "notifications_unanswered"): REPEATED,
@@ -132,7 +124,8 @@ EXCHANGE = frozenset({Reads.REQUEST, Reads.REQUEST_ID, Reads.NOTIFICATION, Reads
 
 def dispatched() -> set[str]:
     """The findings the pipeline runs from their declarations: the envelope's entries, the
-    method plans, the single-message tables, the view's and the replay order's."""
+    method plans, the single-message tables, the view's, the replay order's and the
+    answers' (by the answered request's kind) and the advertised uses' (by the request's)."""
     out = set()
     for rev in REVISIONS:
         payloads = {kind: entry for kind, entry in messages.dispatch_table(rev).items()
@@ -141,7 +134,10 @@ def dispatched() -> set[str]:
                   {Reads.UPDATE: replay_order.table(rev)},
                   {kind: entry for kind, entry in dispatch(rpc.__name__, rev).items()
                    if kind in (Reads.REQUEST, Reads.NOTIFICATION,  # router._plan_method
-                               Reads.ANSWERED_AGAIN)}]  # Answers._unmatched
+                               Reads.ANSWERED_AGAIN)},  # Answers._unmatched
+                  {kind: entry for kind, entry in dispatch_everywhere(rev).items()
+                   if kind in wire_table.answer_kinds()  # Answers._judge
+                   or kind in wire_table.use_kinds()}]  # AdvertisedUse.request
         out |= {f"{meta.module}.{meta.name}" for table in tables for entry in table.values()
                 for _, meta in entry}
     return out
@@ -178,6 +174,49 @@ def test_the_method_plan_is_its_declarations() -> None:
 def test_an_answer_given_twice_gets_each_obligations_check_from_its_declaration() -> None:
     entry = dispatch(rpc.__name__, "seed")[Reads.ANSWERED_AGAIN]
     assert [meta.rule for _, meta in entry] == ["PROMPT-04", "PERM-12", "RPC-01"]
+
+
+def test_an_answer_gets_the_checks_of_its_request_kind_from_the_row() -> None:
+    """An answer is judged by the request it answers: the checks declaring the kind its
+    request's row names (``answer_reads``), and every answer's, under the revision's rules
+    alone; no check declares an answer kind that no row names (it would never run)."""
+    rule_map.decisions()
+    declared = {kind for fn in READERS.values() for kind in meta_of(fn).reads
+                if kind.name.endswith("ANSWER")}
+    assert declared == wire_table.answer_kinds()
+    rows = {m.method: m.answer_reads for m in wire_table.MESSAGES if m.answer_reads}
+    assert rows["auth/login"] == rows["auth/logout"] == Reads.AUTH_ANSWER
+
+    def names(rev: str, kind: Reads) -> list[str]:
+        return [meta.name for _, meta in dispatch_everywhere(rev).get(kind, ())]
+
+    assert names("v1", rows["session/set_config_option"]) == ["config_result_complete"]
+    assert names("sdk-2.4.0", rows["session/set_config_option"]) == [
+        "config_method_implemented"]
+    assert names("seed", rows["session/close"]) == []
+    assert names("seed", Reads.ANSWER) == ["custom_request_unrecognised"]
+
+
+def test_a_request_gets_the_checks_of_what_it_uses_from_the_row() -> None:
+    """A request judged by what the other side advertised gets the checks declaring the kind
+    its row names (``use_reads``); no check declares a use kind no row names."""
+    rule_map.decisions()
+    declared = {kind for fn in READERS.values() for kind in meta_of(fn).reads
+                if kind.name.endswith("_USE")}
+    assert declared == wire_table.use_kinds()
+    rows = {m.method: m.use_reads for m in wire_table.MESSAGES if m.use_reads}
+    assert {rows["auth/login"], rows["auth/logout"], rows["authenticate"]} == {Reads.AUTH_USE}
+    assert "logout" not in rows  # (v1's logout: INIT-13 names auth/logout alone)
+
+    def names(rev: str, method: str) -> list[str]:
+        return [meta.name for _, meta in dispatch_everywhere(rev).get(rows[method], ())]
+
+    assert names("v1", "session/resume") == ["additional_directories_advertised",
+                                             "mcp_transports_advertised",
+                                             "session_method_advertised"]
+    assert names("sdk-2.4.0", "session/resume") == ["resume_keeps_cwd"]
+    assert names("v1", "fs/read_text_file") == ["client_method_advertised",
+                                                "file_in_root_set"]
 
 
 def test_the_pinned_reasons_say_why() -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from acp_model.model import classify, wire_table
-from acp_model.model.vocab import EVENTS, ConnEvent, Event
+from acp_model.model.vocab import EVENTS, ConnEvent, Event, Reads
 from acp_model.spec import schema
 from acp_model.spec.revisions import REVISIONS
 from acp_model.trace import describe
@@ -274,9 +274,6 @@ _METHOD_COLLECTIONS = {
     ("acp_model/fuzzing/services.py", "Tuple", ("terminal/create", "terminal/kill",
                                                 "terminal/output", "terminal/release",
                                                 "terminal/wait_for_exit")),
-    ("acp_model/model/capabilities.py", "Tuple", ("auth/login", "auth/logout")),  # INIT-12
-    ("acp_model/model/capabilities.py", "Tuple", ("auth/login", "auth/logout",
-                                                  "authenticate")),  # INIT-13
     ("acp_model/model/capabilities.py", "Tuple", ("fs/read_text_file",
                                                   "fs/write_text_file")),  # SESS-17
     ("acp_model/model/offered.py", "Set", ("session/close", "session/list", "session/load",
@@ -285,11 +282,6 @@ _METHOD_COLLECTIONS = {
     ("acp_model/model/wire_shapes.py", "Set", ("session/close", "session/list",
                                                "session/resume")),  # v2's baseline
     ("acp_model/model/wire_shapes.py", "Tuple", ("session/load", "session/resume")),  # x2
-    ("acp_model/oracle/advertised.py", "Tuple", ("auth/login", "auth/logout",
-                                                 "authenticate")),  # INIT-13
-    ("acp_model/oracle/advertised.py", "Tuple", ("session/load", "session/new",
-                                                 "session/resume")),  # SESS-17, INIT-16
-    ("acp_model/oracle/answers.py", "Tuple", ("auth/login", "auth/logout")),  # INIT-12
     ("acp_model/oracle/answers.py", "Tuple", ("session/load", "session/resume")),
     # the fuzzer's stamp of its own writes (A-33): a prompt opens a turn, the two cancels
     # are what it stamps; the oracle reads the stamp, not the methods
@@ -425,10 +417,17 @@ def test_the_capability_a_method_needs_is_its_rows_for_its_sender() -> None:
     assert wire_table.advertised_by("session/resume", "c2a") == ("sessionCapabilities",
                                                                  "resume")
     assert wire_table.advertised_by(None, "c2a") == ()
-    assert wire_table.advertised_methods("a2c") == capabilities.CLIENT_METHODS
+    from acp_model.model.answering import Asking, Told
+
+    # the client methods INIT-16 judges are the rows that declare its kind (``use_reads``)
+    client = {m.method for m in wire_table.MESSAGES if m.use_reads == Reads.CLIENT_METHOD_USE}
+    assert wire_table.advertised_methods("a2c") == client
     assert wire_shapes.SHAPES[1].advertised_methods == {"session/load", "session/resume",
                                                          "session/close"}
     assert wire_shapes.SHAPES[2].advertised_methods == frozenset()
-    assert capabilities.client_method_advertised("fs/write_text_file", {"fs": {}}) is not None
-    assert capabilities.session_method_advertised(
-        "session/close", {"sessionCapabilities": {"close": {}}}) is None
+    asked = Asking("fs/write_text_file", {}, None, Told(client_caps={"fs": {}}),
+                   wire_shapes.SHAPES[1])
+    assert capabilities.client_method_advertised(asked) is not None
+    close = Asking("session/close", {}, None, Told(agent_caps={"sessionCapabilities": {
+        "close": {}}}), wire_shapes.SHAPES[1])
+    assert capabilities.session_method_advertised(close) is None
