@@ -199,11 +199,10 @@ def shown_of(found: Found, cfg: FuzzConfig) -> Shown:
 def render_shown(c: Shown) -> str:
     """``counterexample.txt``: the verdict, what went wrong, the program and the wire."""
     unnumbered = unnumbered_acts(c.records, c.numbers, c.cited, c.teardown)
-    party = RULES[c.rule].party
     lines = [
         f"acp-model {'counterexample' if c.replayed else 'warning, first sighting'}: "
         f"{c.rule} ({c.strength}" + ("; judged a warning here" if c.warning else "")
-        + f", binds {'both sides' if party == 'both' else 'the ' + party})",
+        + f", {RULES[c.rule].binds})",
         f"  {RULES[c.rule].statement}",
         f"  source: {c.source}",
         f"  spec revision: {c.revision}" + (f" ({c.decided})" if c.decided else ""),

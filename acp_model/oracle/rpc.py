@@ -449,7 +449,7 @@ def _id_said(msg: dict[str, Any]) -> str:
 
 @check("RPC-09", role=Role.FINDING, reads=[Reads.RESPONSE])
 def notifications_unanswered(rpc: Rpc, direction: str, msg: dict[str, Any]) -> str | None:
-    """Notifications are never answered, within a batch neither; an id-null error only
+    """Notifications are never answered, not even within a batch; an id-null error only
     answers unreadable input (or a batch that held a request)."""
     if not _null_answer(rpc, direction, msg):
         return None
@@ -464,7 +464,7 @@ def notifications_unanswered(rpc: Rpc, direction: str, msg: dict[str, Any]) -> s
             return (f"{party} answered a valid batch of {rpc.batch_size} notification(s) and "
                     f"no request (#{rpc.batch_at}) with error {code} and {_id_said(msg)}: it "
                     "replied to "
-                    "notifications, which no receiver does, within a batch neither (an "
+                    "notifications, which no receiver does, not even within a batch (an "
                     "all-notification batch gets no response at all)")
         return (f"{party} sent error {code} with {_id_said(msg)} although nothing unreadable "
                 "was sent: it answered a notification")
