@@ -204,10 +204,12 @@ def rejudged_report(report: Mapping[str, Any], row_dir: Path, readings: Readings
                                       f"({kept_breach.breach.rule}), which the text leaves "
                                       "undefined"}
             key = (str(v["rule"]), level)
-            if key not in found:
+            seen = int(case.violation.get("seen") or 1)
+            if key in found:  # another recorded finding of it: its sightings count too
+                found[key]["seen"] += seen
+            else:
                 found[key] = {**v, "level": level, "files": dict(case.files or {}),
-                              "seen": int(case.violation.get("seen") or 1),
-                              "judged_on": str(case.violation["rule"])}
+                              "seen": seen, "judged_on": str(case.violation["rule"])}
     counterexamples = []
     for (rule, level), v in found.items():
         if level != Level.FAIL:

@@ -108,6 +108,30 @@ def test_a_failure_the_current_code_still_reports_stands_with_its_proof(tmp_path
     assert again == rejudge(load(base / "matrix.json"), base)  # idempotent
 
 
+def test_two_recorded_findings_of_one_rule_count_both_their_sightings(tmp_path: Path) -> None:
+    """The page counts what the run saw: two recorded findings the current code files under
+    one rule and level are one entry whose sightings are both's (the s10 reader: kilo's two
+    PROMPT-04 warnings were counted as one)."""
+    from acp_model.matrix.rejudge import rejudged_report
+    from acp_model.spec.readings import DEFAULT
+
+    _run(tmp_path, "a", [(CANCEL_09, "CANCEL-09", False)])
+    out = tmp_path / "a-v2"
+    report = json.loads((out / "report.json").read_text())
+    twin = out / "CANCEL-09-again"
+    twin.mkdir()
+    for name in ("transcript.jsonl", "counterexample.txt", "replay.json"):
+        (twin / name).write_text((out / "CANCEL-09" / name).read_text())
+    report["violations"].append({**report["violations"][0], "seen": 2})
+    report["counterexamples"].append({**report["counterexamples"][0], "files": {
+        n: str(twin / n) for n in ("transcript.jsonl", "replay.json", "counterexample.txt")}})
+    again = rejudged_report(report, out, DEFAULT)
+    (v,) = [x for x in again["violations"] if x["rule"] == "CANCEL-09"]
+    assert v["seen"] == 3 + 2
+    (stat,) = [r for r in again["rules"] if r["id"] == "CANCEL-09"]
+    assert stat["violations"] == 5
+
+
 def test_a_failure_its_own_complete_transcript_does_not_show_is_withdrawn(
         tmp_path: Path) -> None:
     base = _matrix(tmp_path, [_run(tmp_path, "a", [(CLEAN, "CANCEL-09", False)])])
