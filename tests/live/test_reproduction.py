@@ -569,7 +569,10 @@ def test_a_withdrawn_prompt_s_failure_is_rooted_under_prompt_04_when_no_prompt_i
     first seen as CANCEL-14 where the client had withdrawn the prompt. Minimizing counted the
     replays without the withdrawal (PROMPT-04 on the same prompt) as misses, so the program
     kept it; now they are hits, and the failure is PROMPT-04's, short, saying why."""
-    cfg = FuzzConfig([*REFERENCE, "--mutant", "prompt_never_answered"], replay_runs=2)
+    # each trial waits out PROMPT-04's deadline: on a loaded 2-core CI (ci-66) 17 trials took
+    # the default 60 s; the budget is only the bound, a quiet machine is done in ~40 s
+    cfg = FuzzConfig([*REFERENCE, "--mutant", "prompt_never_answered"], replay_runs=2,
+                     minimize_budget=300.0)
     noise = [a for n in range(4) for a in (Wait(0, WaitMode.TICK), _say(f"noise {n}"))]
     program = [NewSession(), _say("a"), Wait(0, WaitMode.SETTLED), _say("b"),
                Wait(0, WaitMode.TICK), CancelPromptRequest(0), *noise]
