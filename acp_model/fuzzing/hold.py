@@ -117,13 +117,13 @@ class Expectation:
         """How much longer input ``j`` (a client write, a model release) waits: it follows the
         last recorded event before it that the replay brought (``came``) no sooner than it
         followed it in the recording (at most :data:`PACE_MAX`). The order alone lets an input
-        go the moment its predecessors came, while the races a real agent loses are decided
-        by time inside it: on the s9 matrix codex-acp's and mistral-vibe's held replays that
-        missed wrote the next input sooner after the agent's last message than the
-        recording had (a ``session/load`` before the cancelled turn was in the history, a
-        ``$/cancel_request`` before the prompt was queued) and took the race the other way
-        in 2 replays of 6. Holding an input back longer than it was never moves a proof:
-        the proofs rest on the order of the agent's own messages."""
+        go the moment its predecessors came, while a real agent may decide a race by time
+        inside it (whether a ``session/load`` finds the cancelled turn in its history,
+        whether a ``$/cancel_request`` finds the prompt queued): on the s9 matrix four
+        failures reproduced 4 of 6 held, and pacing keeps that time as recorded (whether it
+        was the cause is not measured: a spot check of mistral-vibe's stayed at 4/6).
+        Holding an input back longer than it was never moves a proof: the proofs rest on
+        the order of the agent's own messages."""
         if j is None or j >= len(self.events) \
                 or self.events[j].boundary not in (Boundary.WRITE, Boundary.RELEASE):
             return 0.0
@@ -326,8 +326,7 @@ class Hold:
                     break
                 self.cond.wait(0.05)
                 self._late(turn)
-            delay = 0.0 if self.free else self.expect.pace(turn.match, self.happened.at,
-                                                           time.monotonic())
+            delay = self._pace(turn)
         if delay > 0:  # (the lock released: the agent's messages go on being observed)
             if stop is not None:
                 stop.wait(delay)
@@ -364,8 +363,7 @@ class Hold:
                 if not future.done():
                     self._late(turn)
         with self.cond:
-            delay = 0.0 if self.free else self.expect.pace(turn.match, self.happened.at,
-                                                           time.monotonic())
+            delay = self._pace(turn)
         if delay > 0:
             await asyncio.sleep(delay)
         with self.cond:
@@ -415,6 +413,11 @@ class Hold:
         # it wrote before this one that has not come yet may be behind it in the pipe, and
         # an input held for it would wait for what holding this one keeps from coming
         return not self.reading_held or self.happened.ours >= j or self.happened.theirs < j
+
+    def _pace(self, turn: _Turn) -> float:
+        """The seconds ``turn`` 's input still waits to keep its recorded pace (none: free)."""
+        return 0.0 if self.free else self.expect.pace(turn.match, self.happened.at,
+                                                      time.monotonic())
 
     def _blocker(self, turn: _Turn) -> int | None:
         """The first recorded event ``turn`` still waits for."""
