@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from acp_model.agents import mutants
 from acp_model.fuzzing.budget import slack
 
 HOSTILE = Path(__file__).parents[1] / "hostile"
@@ -28,7 +29,8 @@ REFERENCE = [sys.executable, "-m", "acp_model.agents.reference"]
 MINIMIZE = 3.0  # each failure's own budget (and as much for its replays)
 
 
-def _fuzz(tmp_path: Path, budget: float, *agent: str) -> tuple[float, dict, str]:
+def _fuzz(tmp_path: Path, budget: float, *agent: str,
+          options: tuple[str, ...] = ()) -> tuple[float, dict, str]:
     report = tmp_path / "report.json"
     started = time.monotonic()
     # a 1 s deadline: every wait still runs out, three of them where a 3 s one ran out once
@@ -36,7 +38,7 @@ def _fuzz(tmp_path: Path, budget: float, *agent: str) -> tuple[float, dict, str]
         [sys.executable, "-m", "acp_model", "fuzz", "--time-budget", f"{budget:g}",
          "--minimize-budget", f"{MINIMIZE:g}",
          "--deadline", "1", "--seed", "1", "--report", str(report),
-         "--out", str(tmp_path / "out"), "--", *agent],
+         "--out", str(tmp_path / "out"), *options, "--", *agent],
         capture_output=True, text=True, timeout=budget * 6 + 60)
     took = time.monotonic() - started
     assert proc.returncode in (0, 1), proc.stdout + proc.stderr
@@ -47,10 +49,22 @@ def _fuzz(tmp_path: Path, budget: float, *agent: str) -> tuple[float, dict, str]
 def test_a_hanging_mutant_ends_within_budget_and_slack(mutant: str, tmp_path: Path) -> None:
     """Every turn of these mutants leaves a wait to run out: minimizing and replays are
     bounded by each failure's own budget (they once ran unbounded: a 60 s budget took 123 s
-    and 237 s)."""
+    and 237 s).
+
+    Whether 6 s of random programs reach the trigger (a cancel during work) is chance, and a
+    loaded machine runs fewer of them (ci-69 ran 4 examples, none with it: a pass, nothing to
+    bound). So a first run searches until the mutant's rule fails (``--stop-on``, a budget
+    that only caps it) into an example database, and the measured run replays the failing
+    examples first: it has failures to minimize from its first examples, whatever the load."""
+    rule = mutants.BY_NAME[mutant].rule
+    database = ("--db", str(tmp_path / "db"))
+    _, seeded, _ = _fuzz(tmp_path / "search", 60.0, *REFERENCE, "--mutant", mutant,
+                         options=(*database, "--stop-on", rule))
+    assert rule in {v["rule"] for v in seeded["violations"] if v["level"] == "fail"}, seeded
     budget = 6.0
-    took, report, out = _fuzz(tmp_path, budget, *REFERENCE, "--mutant", mutant)
-    assert report["verdict"] == "fail"
+    took, report, out = _fuzz(tmp_path, budget, *REFERENCE, "--mutant", mutant,
+                              options=database)
+    assert report["verdict"] == "fail", out
     failures = len(report["counterexamples"])
     bound = budget + slack(budget) + failures * 2 * MINIMIZE
     assert took <= bound, f"{took:.1f} s for a {budget:g} s budget and {failures} failure(s)\n{out}"
