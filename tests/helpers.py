@@ -44,7 +44,7 @@ def update_plan(kind: Any, rev: str = "seed") -> updates.UpdatePlan:
 
 def update_findings(update: dict[str, Any], rev: str = "seed") -> Findings:
     """What the single-message checks find in one update payload, through its kind's plan."""
-    return update_plan(update.get("sessionUpdate"), rev).check(update)
+    return update_plan(update.get("sessionUpdate"), rev).check(update) or Findings(rev=rev)
 
 
 def view_findings(view: SessionView, update: dict[str, Any], rev: str = "seed", *,

@@ -31,7 +31,7 @@ from acp_model.oracle.reopens import Reopens
 from acp_model.oracle.rpc import OpenRequest, Rpc
 from acp_model.oracle.said import Said
 from acp_model.oracle.shapes import ShapeJudge
-from acp_model.oracle.store import ViolationStore
+from acp_model.oracle.store import Tally, ViolationStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,13 +48,34 @@ class UpdatePlan:
     reduce: views.Reduce  # how the client's view takes it in
     rev: str
     ctx: messages.FindingContext  # what its checks read besides the update (the revision's)
+    # the updates of this kind checked: each ran the kind's entry (``checks[0]``), counted
+    # here, not logged per update; the entries of the parts it carries are logged as they run
+    tally: Tally
 
-    def check(self, update: dict[str, Any]) -> messages.Findings:
-        """What the single-message checks find in an update of this kind."""
-        found = messages.Findings(rev=self.rev)
-        if self.checks is not None:
-            messages.run_plan(self.checks, update, "params/update", self.ctx, found)
+    def check(self, update: dict[str, Any]) -> messages.Findings | None:
+        """What the single-message checks find in an update of this kind (None: nothing, and
+        its kind carries no part some check reads)."""
+        self.tally.n += 1
+        if self.checks is None:
+            return None
+        entry, parts = self.checks
+        found = messages.Findings(rev=self.rev) if parts else None
+        if entry is not None:  # messages.run_plan's entry, counted by the tally instead
+            ctx = self.ctx
+            for fn, meta in entry:
+                got = fn(update, _WHERE, ctx)
+                if got:
+                    found = found or messages.Findings(rev=self.rev)
+                    found.found.extend((meta, path, text) for path, text in got)
+        if parts:
+            assert found is not None
+            for locate, sub in parts:
+                for path, carried in locate(update, _WHERE):
+                    messages.run_plan(sub, carried, path, self.ctx, found)
         return found
+
+
+_WHERE = "params/update"  # where an update's checks find it
 
 
 class Plans(dict[str | None, UpdatePlan]):
@@ -62,32 +83,37 @@ class Plans(dict[str | None, UpdatePlan]):
     a kind that is not a string). The kinds the wire table lacks share one plan, so an agent
     inventing kinds grows nothing."""
 
-    def __init__(self, rev: str, dialect: Dialect) -> None:
+    def __init__(self, rev: str, dialect: Dialect, store: ViolationStore | None = None) -> None:
         super().__init__()
-        self.rev, self.dialect = rev, dialect
+        self.rev, self.dialect, self.store = rev, dialect, store
 
     def __missing__(self, kind: str | None) -> UpdatePlan:
         if kind is not None and kind not in wire_table.updates():
             return self[None]
-        plan = self[kind] = build(self.rev, self.dialect, kind)
+        plan = self[kind] = build(self.rev, self.dialect, kind, self.store)
         return plan
 
 
-def build(rev: str, dialect: Dialect, kind: Any) -> UpdatePlan:
-    """The plan of ``kind`` (as the agent sent it) under ``rev`` and ``dialect``."""
+def build(rev: str, dialect: Dialect, kind: Any, store: ViolationStore | None = None
+          ) -> UpdatePlan:
+    """The plan of ``kind`` (as the agent sent it) under ``rev`` and ``dialect``; its tally
+    counted in ``store``'s exercised rules (None: counted nowhere)."""
+    checks = messages.update_checks(rev, kind)
+    groups = (checks[0],) if checks is not None and checks[0] is not None else ()
+    tally = store.tally(groups) if store is not None else Tally(groups)
     rows = wire_table.updates()
     row = rows.get(kind) if isinstance(kind, str) else None
     read_as = dialect.read_as(row) if row is not None else None
     model_row = rows.get(read_as) if read_as is not None else row
     return UpdatePlan(
-        checks=messages.update_checks(rev, kind),
+        checks=checks,
         view_checks=reducers.view_checks(rev, kind),
         replayed_view_checks=reducers.view_checks(rev, kind, family=False),
         states=row is not None and kind in wire_table.state_kinds(),
         read_as=read_as, translated=dialect.moved_by(row),
         classify=wire.classifier(model_row, dialect.event_of),
         reduce=model_row.reduce if model_row is not None and model_row.reduce is not None
-        else _kept, rev=rev, ctx=messages.FindingContext.of(rev))
+        else _kept, rev=rev, ctx=messages.FindingContext.of(rev), tally=tally)
 
 
 def _kept(view: views.SessionView, update: dict[str, Any]) -> views.SessionView:
@@ -111,7 +137,9 @@ class UpdateRoute:
         # the checks of where a reopen's history comes, that judge under this revision
         self._replay_order = replay_order_table(rev)
         # sessionUpdate kind -> its plan (None: the kinds the wire table lacks), built on use
-        self._plans = Plans(rev, translator.dialect)
+        self._plans = Plans(rev, translator.dialect, store)
+        # the updates no reopen is around: each ran the replay-order checks, which hold there
+        self._quiet = store.tally((self._replay_order,))
 
     def route(self, params: dict[str, Any], sid: Any, idx: int) -> None:
         """One ``session/update`` (its params an object) of session ``sid``."""
@@ -123,7 +151,9 @@ class UpdateRoute:
         kind = update.get("sessionUpdate")
         plan = self._plans[kind if isinstance(kind, str) else None]
         what = Said((said.UPDATE, kind, idx))  # (the method's name said less)
-        self.shapes.findings(plan.check(update), idx, what, sid if isinstance(sid, str) else None)
+        found = plan.check(update)
+        if found is not None:
+            self.shapes.findings(found, idx, what, sid if isinstance(sid, str) else None)
         if not isinstance(sid, str) or sid not in self.machines.sessions:
             self._unknown_session(idx, sid, what)
             return
@@ -168,7 +198,7 @@ class UpdateRoute:
         (``Position.quiet``): each check holds, and only its message id is remembered."""
         if busy is None:
             self.reopens.noted(sid, update)
-            self.store.ran(self._replay_order)
+            self._quiet.n += 1
             return
         at = self.reopens.position(sid, update, requests, busy)
         self.store.run_entry(self._replay_order, idx, at, session=sid)

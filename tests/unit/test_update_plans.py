@@ -51,8 +51,27 @@ def test_a_plan_finds_what_its_kinds_single_message_checks_find() -> None:
              "cost": {"amount": 1, "currency": "ABC"}}
     plan = updates.build("seed", dialects.V2(), "usage_update")
     found = plan.check(usage)
-    assert plan.checks is not None and found.ran == [plan.checks[0]]
+    assert found is not None and plan.checks is not None
     assert [m.rule for m, _, _ in found.found] == ["USAGE-04"]
+    # the kind's entry is counted by the plan's tally, not logged per update
+    assert found.ran == [] and plan.tally.groups == (plan.checks[0],) and plan.tally.n == 1
+
+
+def test_an_update_that_holds_makes_no_findings_and_its_rules_are_counted_per_kind() -> None:
+    """A conforming update of a kind carrying no part returns nothing to report (no
+    Findings object on the hot path); the store derives its rules' exercised counts from
+    the plan's tally when a report asks."""
+    from acp_model.oracle.store import ViolationStore
+    from acp_model.spec.readings import DEFAULT
+
+    store = ViolationStore(DEFAULT, {})
+    plans = updates.Plans("seed", dialects.V2(), store)
+    plan = plans["usage_update"]
+    usage = {"sessionUpdate": "usage_update", "used": 1, "size": 2}
+    assert plan.check(usage) is None and plan.check(usage) is None
+    assert plan.checks is not None and plan.checks[0]
+    rules = {meta.rule for _, meta in plan.checks[0]}
+    assert all(store.exercised[rule] >= 2 for rule in rules)
 
 
 def test_no_replay_order_check_judges_a_quiet_position() -> None:
