@@ -51,6 +51,9 @@ class UpdatePlan:
     # the updates of this kind checked: each ran the kind's entry (``checks[0]``), counted
     # here, not logged per update; the entries of the parts it carries are logged as they run
     tally: Tally
+    # the updates whose view checks ran (``view_checks``, ``replayed_view_checks``)
+    view_tally: Tally
+    replayed_view_tally: Tally
 
     def check(self, update: dict[str, Any]) -> messages.Findings | None:
         """What the single-message checks find in an update of this kind (None: nothing, and
@@ -61,18 +64,22 @@ class UpdatePlan:
         entry, parts = self.checks
         found = messages.Findings(rev=self.rev) if parts else None
         if entry is not None:  # messages.run_plan's entry, counted by the tally instead
-            ctx = self.ctx
-            for fn, meta in entry:
-                got = fn(update, _WHERE, ctx)
-                if got:
-                    found = found or messages.Findings(rev=self.rev)
-                    found.found.extend((meta, path, text) for path, text in got)
-        if parts:
-            assert found is not None
+            found = messages.found_by(entry, found, self.rev, update, _WHERE, self.ctx)
+        if found is not None:  # (parts: a Findings made, their entries logged in it)
             for locate, sub in parts:
                 for path, carried in locate(update, _WHERE):
                     messages.run_plan(sub, carried, path, self.ctx, found)
         return found
+
+    def check_view(self, before: views.SessionView, sent: dict[str, Any], reused: bool
+                   ) -> messages.Findings | None:
+        """What the view's checks find in an update of this kind as sent (``before``: the
+        view before it; ``reused``: a replay judged its messageId's reuse, SESS-08)."""
+        if reused:
+            self.replayed_view_tally.n += 1
+            return messages.found_by(self.replayed_view_checks, None, self.rev, before, sent)
+        self.view_tally.n += 1
+        return messages.found_by(self.view_checks, None, self.rev, before, sent)
 
 
 _WHERE = "params/update"  # where an update's checks find it
@@ -98,22 +105,26 @@ def build(rev: str, dialect: Dialect, kind: Any, store: ViolationStore | None = 
           ) -> UpdatePlan:
     """The plan of ``kind`` (as the agent sent it) under ``rev`` and ``dialect``; its tally
     counted in ``store``'s exercised rules (None: counted nowhere)."""
+    def tally(*groups: messages.Entry) -> Tally:
+        kept = tuple(group for group in groups if group)
+        return store.tally(kept) if store is not None else Tally(kept)
+
     checks = messages.update_checks(rev, kind)
-    groups = (checks[0],) if checks is not None and checks[0] is not None else ()
-    tally = store.tally(groups) if store is not None else Tally(groups)
+    seen, replayed = reducers.view_checks(rev, kind), reducers.view_checks(rev, kind,
+                                                                           family=False)
     rows = wire_table.updates()
     row = rows.get(kind) if isinstance(kind, str) else None
     read_as = dialect.read_as(row) if row is not None else None
     model_row = rows.get(read_as) if read_as is not None else row
     return UpdatePlan(
-        checks=checks,
-        view_checks=reducers.view_checks(rev, kind),
-        replayed_view_checks=reducers.view_checks(rev, kind, family=False),
+        checks=checks, view_checks=seen, replayed_view_checks=replayed,
         states=row is not None and kind in wire_table.state_kinds(),
         read_as=read_as, translated=dialect.moved_by(row),
         classify=wire.classifier(model_row, dialect.event_of),
         reduce=model_row.reduce if model_row is not None and model_row.reduce is not None
-        else _kept, rev=rev, ctx=messages.FindingContext.of(rev), tally=tally)
+        else _kept, rev=rev, ctx=messages.FindingContext.of(rev),
+        tally=tally(checks[0] if checks is not None and checks[0] is not None else ()),
+        view_tally=tally(seen), replayed_view_tally=tally(replayed))
 
 
 def _kept(view: views.SessionView, update: dict[str, Any]) -> views.SessionView:
@@ -183,10 +194,8 @@ class UpdateRoute:
         if replaying is not None:
             ev.replayed = True
         self.machines.views[sid] = plan.reduce(before, update)
-        checks = plan.replayed_view_checks if reused else plan.view_checks
-        if checks:
-            found = messages.Findings(rev=self.rev)
-            found.apply(checks, before, sent)
+        found = plan.check_view(before, sent, bool(reused))
+        if found is not None:
             self.shapes.findings(found, idx, what, sid)
         if not history:  # replayed history: the client's view takes it in, the machine not
             self.machines.session_event(sid, event, ev, what)

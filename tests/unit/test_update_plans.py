@@ -5,6 +5,7 @@ translator."""
 from __future__ import annotations
 
 from acp_model.model import classify, messages, reducers, wire_table
+from acp_model.model.check import meta_of
 from acp_model.oracle import dialects, updates, wire
 
 
@@ -92,3 +93,19 @@ def test_no_replay_order_check_judges_a_quiet_position() -> None:
         for fn, meta in checks:
             assert [fn(at) for at in quiet] == [None] * len(quiet), (rev, meta.name)
     assert not replay_order.Position("user_message", None, None, 3, None, None).quiet
+
+
+def test_the_views_checks_of_a_kind_are_counted_by_its_plans_tallies() -> None:
+    """A chunk the view's checks pass returns nothing; family_kept is counted per update by
+    the plan's view tally (a replay's reuse: by the replayed tally, without it)."""
+    from acp_model.oracle.store import ViolationStore
+    from acp_model.spec.readings import DEFAULT
+
+    store = ViolationStore(DEFAULT, {})
+    plan = updates.Plans("seed", dialects.V2(), store)["agent_message_chunk"]
+    chunk = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "x"}}
+    assert plan.check_view(reducers.SessionView(), chunk, False) is None
+    assert plan.check_view(reducers.SessionView(), chunk, True) is None
+    assert (plan.view_tally.n, plan.replayed_view_tally.n) == (1, 1)
+    assert plan.replayed_view_tally.groups == ()  # family_kept left out there (SESS-08)
+    assert store.exercised[meta_of(reducers.family_kept).rule] == 1
