@@ -21,6 +21,7 @@ from typing import Any
 
 from acp_model.model import classify, messages, reducers, replay, views, wire_table
 from acp_model.model.messages import Entry
+from acp_model.model.parts import Locate
 from acp_model.model.replay_order import table as replay_order_table
 from acp_model.oracle import said, wire
 from acp_model.oracle.advertised import AdvertisedUse
@@ -32,6 +33,33 @@ from acp_model.oracle.rpc import OpenRequest, Rpc
 from acp_model.oracle.said import Said
 from acp_model.oracle.shapes import ShapeJudge
 from acp_model.oracle.store import Tally, ViolationStore
+
+
+@dataclass(frozen=True, slots=True)
+class PartStep:
+    """A part an update kind carries that some check reads (its row's ``parts``, compiled from
+    :func:`~acp_model.model.messages.update_checks`): where to find it, the checks reading it
+    (each part found counted by ``tally``) and the parts it carries in turn."""
+
+    locate: Locate
+    entry: Entry
+    tally: Tally
+    parts: tuple[PartStep, ...]
+
+
+def _found_in_parts(steps: tuple[PartStep, ...], value: Any, where: str,
+                    ctx: messages.FindingContext, found: messages.Findings | None
+                    ) -> messages.Findings | None:
+    """What the checks of the parts ``value`` carries find (messages.run_plan's traversal,
+    each part counted by its step's tally instead of logged)."""
+    for step in steps:
+        for path, carried in step.locate(value, where):
+            step.tally.n += 1
+            if step.entry:
+                found = messages.found_by(step.entry, found, ctx.rev, carried, path, ctx)
+            if step.parts:
+                found = _found_in_parts(step.parts, carried, path, ctx, found)
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,8 +76,9 @@ class UpdatePlan:
     reduce: views.Reduce  # how the client's view takes it in
     rev: str
     ctx: messages.FindingContext  # what its checks read besides the update (the revision's)
-    # the updates of this kind checked: each ran the kind's entry (``checks[0]``), counted
-    # here, not logged per update; the entries of the parts it carries are logged as they run
+    # ``checks`` compiled: the kind's entry, counted per update by ``tally``, and its parts
+    entry: Entry
+    parts: tuple[PartStep, ...]
     tally: Tally
     # the updates whose view checks ran (``view_checks``, ``replayed_view_checks``)
     view_tally: Tally
@@ -59,17 +88,10 @@ class UpdatePlan:
         """What the single-message checks find in an update of this kind (None: nothing, and
         its kind carries no part some check reads)."""
         self.tally.n += 1
-        if self.checks is None:
-            return None
-        entry, parts = self.checks
-        found = messages.Findings(rev=self.rev) if parts else None
-        if entry is not None:  # messages.run_plan's entry, counted by the tally instead
-            found = messages.found_by(entry, found, self.rev, update, _WHERE, self.ctx)
-        if found is not None:  # (parts: a Findings made, their entries logged in it)
-            for locate, sub in parts:
-                for path, carried in locate(update, _WHERE):
-                    messages.run_plan(sub, carried, path, self.ctx, found)
-        return found
+        found = messages.found_by(self.entry, None, self.rev, update, _WHERE, self.ctx) \
+            if self.entry else None
+        return _found_in_parts(self.parts, update, _WHERE, self.ctx, found) if self.parts \
+            else found
 
     def check_view(self, before: views.SessionView, sent: dict[str, Any], reused: bool
                    ) -> messages.Findings | None:
@@ -110,6 +132,12 @@ def build(rev: str, dialect: Dialect, kind: Any, store: ViolationStore | None = 
         return store.tally(kept) if store is not None else Tally(kept)
 
     checks = messages.update_checks(rev, kind)
+    entry, parts = checks if checks is not None else (None, ())
+
+    def steps(carried: tuple[tuple[Locate, messages.Plan], ...]) -> tuple[PartStep, ...]:
+        return tuple(PartStep(locate, sub[0] or (), tally(sub[0] or ()), steps(sub[1]))
+                     for locate, sub in carried)
+
     seen, replayed = reducers.view_checks(rev, kind), reducers.view_checks(rev, kind,
                                                                            family=False)
     rows = wire_table.updates()
@@ -123,7 +151,7 @@ def build(rev: str, dialect: Dialect, kind: Any, store: ViolationStore | None = 
         classify=wire.classifier(model_row, dialect.event_of),
         reduce=model_row.reduce if model_row is not None and model_row.reduce is not None
         else _kept, rev=rev, ctx=messages.FindingContext.of(rev),
-        tally=tally(checks[0] if checks is not None and checks[0] is not None else ()),
+        entry=entry or (), parts=steps(parts), tally=tally(entry or ()),
         view_tally=tally(seen), replayed_view_tally=tally(replayed))
 
 

@@ -109,3 +109,25 @@ def test_the_views_checks_of_a_kind_are_counted_by_its_plans_tallies() -> None:
     assert (plan.view_tally.n, plan.replayed_view_tally.n) == (1, 1)
     assert plan.replayed_view_tally.groups == ()  # family_kept left out there (SESS-08)
     assert store.exercised[meta_of(reducers.family_kept).rule] == 1
+
+
+def test_the_parts_an_update_carries_are_counted_per_part_found() -> None:
+    """A chunk's content block is a part (its row's ``parts``): ENUM-02's content check runs
+    once per block found, counted by the part's tally; a conforming chunk returns nothing,
+    an unknown block type is found at its path."""
+    from acp_model.oracle.store import ViolationStore
+    from acp_model.spec.readings import DEFAULT
+
+    store = ViolationStore(DEFAULT, {})
+    plan = updates.Plans("seed", dialects.V2(), store)["agent_message_chunk"]
+    (content,) = plan.parts
+    assert content.entry == ((messages.content_blocks_known,
+                              meta_of(messages.content_blocks_known)),)
+    text = {"type": "text", "text": "x"}
+    assert plan.check({"sessionUpdate": "agent_message_chunk", "content": text}) is None
+    assert content.tally.n == 1
+    found = plan.check({"sessionUpdate": "agent_message_chunk",
+                        "content": {"type": "hologram"}})
+    assert found is not None and content.tally.n == 2
+    assert [(m.name, path) for m, path, _ in found.found] == [
+        ("content_blocks_known", "params/update/content/type")]
