@@ -390,5 +390,8 @@ class Router:
             self.machines.session_event(target.session, event,
                                         Payload(idx, id=params["requestId"]), what)
 
-    def update(self, direction: str, params: Any, sid: Any, idx: int, what: str) -> None:
-        self.updates.route(params, sid, idx)
+    @property
+    def update(self) -> Callable[[str, Any, Any, int, str], None]:
+        """session/update's handler (``MessageHandlers.update``): the update route's own, bound
+        once into the method's plan, so an update passes no frame of the router's."""
+        return self.updates.route

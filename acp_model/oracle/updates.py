@@ -180,8 +180,10 @@ class UpdateRoute:
         # the updates no reopen is around: each ran the replay-order checks, which hold there
         self._quiet = store.tally((self._replay_order,))
 
-    def route(self, params: dict[str, Any], sid: Any, idx: int) -> None:
-        """One ``session/update`` (its params an object) of session ``sid``."""
+    def route(self, direction: str, params: dict[str, Any], sid: Any, idx: int, what: str
+              ) -> None:
+        """One ``session/update`` (its params an object) of session ``sid`` (the handler of
+        the method's row: ``what`` names the method, the update's kind names it better)."""
         update = params.get("update")
         if not isinstance(update, dict):  # nothing to check, classify or reduce
             if not isinstance(sid, str) or sid not in self.machines.sessions:
@@ -189,7 +191,7 @@ class UpdateRoute:
             return
         kind = update.get("sessionUpdate")
         plan = self._plans[kind if isinstance(kind, str) else None]
-        what = Said((said.UPDATE, kind, idx))  # (the method's name said less)
+        what = Said((said.UPDATE, kind, idx))
         found = plan.check(update)
         if found is not None:
             self.shapes.findings(found, idx, what, sid if isinstance(sid, str) else None)
