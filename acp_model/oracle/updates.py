@@ -10,7 +10,10 @@ kind (:func:`~acp_model.model.reducers.view_checks`), the kind the model reads i
 row (:meth:`~acp_model.oracle.dialects.V2.read_as`), whether the translator hears of it
 (:meth:`~acp_model.oracle.dialects.V2.moved_by`), its classifier
 (:func:`~acp_model.oracle.wire.classifier`) and its reducer. Each rule stays where it is
-decided; the plan holds references to it, not copies.
+decided; the plan holds references to it, not copies. What its steps run is counted by their
+tallies (:class:`~acp_model.oracle.store.Tally`: the kind's entry, each part found, the view's
+checks), one ``n += 1`` per update: the report's "exercised" counts are derived from them when
+it asks, and an update that breaks nothing makes no findings object.
 """
 
 from __future__ import annotations
