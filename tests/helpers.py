@@ -44,17 +44,15 @@ def update_plan(kind: Any, rev: str = "seed") -> updates.UpdatePlan:
 
 def update_findings(update: dict[str, Any], rev: str = "seed") -> Findings:
     """What the single-message checks find in one update payload, through its kind's plan."""
-    return update_plan(update.get("sessionUpdate"), rev).check(update)
+    return update_plan(update.get("sessionUpdate"), rev).check(update) or Findings(rev=rev)
 
 
 def view_findings(view: SessionView, update: dict[str, Any], rev: str = "seed", *,
                   family: bool = True) -> Findings:
     """What the view's checks find in one update payload (``view``: before it) through its
     kind's plan; ``family`` False: a messageId's reuse a replay judged (SESS-08)."""
-    plan = update_plan(update.get("sessionUpdate"), rev)
-    found = Findings(rev=rev)
-    found.apply(plan.view_checks if family else plan.replayed_view_checks, view, update)
-    return found
+    found = update_plan(update.get("sessionUpdate"), rev).check_view(view, update, not family)
+    return found or Findings(rev=rev)
 
 
 def reduced(view: SessionView, update: dict[str, Any]) -> SessionView:

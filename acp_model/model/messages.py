@@ -79,6 +79,19 @@ class Findings:
                     found.append((meta, path, text))
 
 
+def found_by(entry: Entry, found: Findings | None, rev: str, *args: Any) -> Findings | None:
+    """Run an entry's checks on ``args`` without logging the entry (a pipeline's tally counts
+    it, ``oracle.updates``): what they find is added to ``found``, made on the first finding
+    (None: nothing found, nothing made)."""
+    for fn, meta in entry:
+        got = fn(*args)
+        if got:
+            if found is None:
+                found = Findings(rev=rev)
+            found.found.extend((meta, path, text) for path, text in got)
+    return found
+
+
 @dataclass(frozen=True, slots=True)
 class FindingContext:
     """What a check reads besides the message: the revision judging it, the prompt

@@ -33,7 +33,7 @@ from acp_model.oracle.reopens import Reopens
 from acp_model.oracle.rpc import OpenRequest, Rpc
 from acp_model.oracle.said import Said
 from acp_model.oracle.shapes import ShapeJudge
-from acp_model.oracle.store import ViolationStore
+from acp_model.oracle.store import Tally, ViolationStore
 from acp_model.oracle.updates import UpdateRoute
 from acp_model.oracle.user_asks import UserAsks
 from acp_model.spec import schema
@@ -91,13 +91,16 @@ def _plan_method(rev: str, direction: str, method: str, request: bool) -> _Metho
 class Plan:
     """What every message of one method sent by one side gets under the connection's
     revision, built on its first message: the verdicts of the checks that read the method
-    alone, its definition, and the handler its wire-table row routes it to."""
+    alone, its definition, and the handler its wire-table row routes it to. ``tally`` counts
+    the messages whose envelope held: each ran the envelope's checks and, when they all held,
+    the method's (the exercised counts derived from it when a report asks)."""
 
     request: bool
     spec: schema.MethodSpec | None  # None: the message stops after the verdicts
     verdicts: tuple[tuple[CheckMeta, str | None], ...]
     held: tuple[CheckMeta, ...]  # the checks, when every one held (counted once)
     handler: Callable[..., None] | None
+    tally: Tally
 
 
 class Router:
@@ -121,6 +124,8 @@ class Router:
         # (direction, method, request?) -> its plan, built on first use
         self._plans: dict[tuple[str, str, bool], Plan] = {}
         self._entries = envelope_entries(rev)
+        # the messages of no method whose envelope held (a method's: its plan's tally)
+        self._envelope = store.tally((self._entries[Reads.MESSAGE],))
         self._record = Record("c2a")  # the record being routed (its model-side facts)
 
     def record(self, record: Record, idx: int) -> None:
@@ -154,7 +159,8 @@ class Router:
             self.rpc.mark_batched(direction)
 
     def _message(self, direction: str, msg: Any, idx: int) -> None:
-        broke = self.store.run_entry(self._entries[Reads.MESSAGE], idx, direction, msg)
+        broke = self.store.run_entry(self._entries[Reads.MESSAGE], idx, direction, msg,
+                                     tallied=True)
         if broke:  # a message whose envelope fails a check is unreadable, once per check
             self.rpc.unreadable[direction] += sum(meta in _UNREADABLE for meta in broke)
             if _IS_OBJECT in broke or _METHOD_IS_STRING in broke:
@@ -166,13 +172,21 @@ class Router:
             plan = self._plans.get((direction, method, "id" in msg))
             if plan is None:
                 plan = self._plan(direction, method, "id" in msg)
+            if not broke:  # the envelope's checks and the method's that held, counted
+                plan.tally.n += 1
+            elif plan.held:
+                self.store.ran(plan.held)
             if plan.request:
                 self._request(plan, direction, method, msg, idx)
             else:
                 self._notification(plan, direction, method, msg, idx)
         elif "result" in msg or "error" in msg:
+            if not broke:
+                self._envelope.n += 1
             self.answers.response(direction, msg, idx)
         else:  # neither a request, a notification nor a response (rpc.has_a_shape)
+            if not broke:
+                self._envelope.n += 1
             self.rpc.unreadable[direction] += 1
 
     def _plan(self, direction: str, method: str, request: bool) -> Plan:
@@ -183,15 +197,15 @@ class Router:
         row = wire_table.messages().get(method)
         handler = wire_table.bound(row.route, self) \
             if spec is not None and row is not None and row.request == request else None
-        plan = self._plans[(direction, method, request)] = Plan(request, spec, verdicts, held,
-                                                                handler)
+        groups = (self._entries[Reads.MESSAGE], *((held,) if held else ()))
+        plan = self._plans[(direction, method, request)] = Plan(
+            request, spec, verdicts, held, handler, self.store.tally(groups))
         return plan
 
     def _method_verdicts(self, plan: Plan, idx: int) -> schema.MethodSpec | None:
         """The method's definition (None: the message stops here), after the verdicts of the
         checks that read the method alone, decided once per direction and method."""
-        if plan.held:  # every check held: the plan's checks are counted once
-            self.store.ran(plan.held)
+        if plan.held:  # every check held: counted with the message (_message)
             return plan.spec
         for meta, text in plan.verdicts:
             if text is None:
@@ -340,11 +354,8 @@ class Router:
     def _notification(self, plan: Plan, direction: str, method: str, msg: dict[str, Any],
                       idx: int) -> None:
         params = msg.get("params")
-        if plan.held:  # _method_verdicts' common case, without a call per notification
-            self.store.ran(plan.held)
-            spec = plan.spec
-        else:
-            spec = self._method_verdicts(plan, idx)
+        # _method_verdicts' common case (counted in _message), without a call per notification
+        spec = plan.spec if plan.held else self._method_verdicts(plan, idx)
         if direction == "c2a":
             self.rpc.notifications.append((method, idx))
         if spec is None:
@@ -379,5 +390,8 @@ class Router:
             self.machines.session_event(target.session, event,
                                         Payload(idx, id=params["requestId"]), what)
 
-    def update(self, direction: str, params: Any, sid: Any, idx: int, what: str) -> None:
-        self.updates.route(params, sid, idx)
+    @property
+    def update(self) -> Callable[[str, Any, Any, int, str], None]:
+        """session/update's handler (``MessageHandlers.update``): the update route's own, bound
+        once into the method's plan, so an update passes no frame of the router's."""
+        return self.updates.route

@@ -23,6 +23,22 @@ from acp_model.report.stats import RuleStat
 from acp_model.spec.readings import Readings
 from acp_model.spec.rules import RULES
 
+Group = Sequence[Any]  # a static table entry: check metadata, or (check, metadata) pairs
+
+
+class Tally:
+    """How many messages went through one pipeline step whose static groups of checks every
+    such message runs (a kind's entry, the envelope checks and the method's verdicts that
+    held): one ``n += 1`` per message, the exercised counts ``n`` times each group's rules
+    derived only when a report asks (:attr:`ViolationStore.exercised`)."""
+
+    __slots__ = ("groups", "n")
+
+    def __init__(self, groups: tuple[Group, ...]) -> None:
+        self.groups = groups
+        self.n = 0
+
+
 MAX_REPORTS_PER_CHECK = 200  # per (rule, check): a flooding agent must not exhaust memory
 EXAMPLES_PER_RULE = 5  # trace indices a report lists per rule
 FOLD_AT = 1 << 14  # groups logged before they are counted (memory of the log, not speed)
@@ -46,6 +62,7 @@ class ViolationStore:
         # into rules only when a report asks (:attr:`exercised`), never counted per check
         self._groups: dict[int, list[Any]] = {}
         self._log: list[Sequence[Any]] = []
+        self._tallies: list[Tally] = []  # the pipelines' steps counted per message
         self.probes: set[int] = set()  # indices of deliberate client-rule breaches (fuzzing)
         self.probe_hits: list[Violation] = []
         self.suppressed = 0  # reports past the cap, and schema floods past the diagnoses
@@ -60,11 +77,19 @@ class ViolationStore:
         """Rule -> how often a check of it ran (derived when asked from the groups run)."""
         self._fold()
         out = dict(self._counts)
-        for group, n in self._groups.values():
+        runs = [*self._groups.values(),
+                 *((group, t.n) for t in self._tallies if t.n for group in t.groups)]
+        for group, n in runs:
             for item in group:
                 rule = (item[1] if isinstance(item, tuple) else item).rule
                 out[rule] = out.get(rule, 0) + n
         return out
+
+    def tally(self, groups: tuple[Group, ...]) -> Tally:
+        """A pipeline step's count of messages, each running every one of ``groups``."""
+        tally = Tally(groups)
+        self._tallies.append(tally)
+        return tally
 
     def bump(self, rule_id: str, n: int = 1) -> None:
         self._counts[rule_id] = self._counts.get(rule_id, 0) + n
@@ -103,18 +128,21 @@ class ViolationStore:
 
     def run_entry(self, entry: Sequence[tuple[Callable[..., str | None], CheckMeta]],
                   idx: int, *args: Any, session: str | None = None,
-                  related: list[int] | None = None) -> tuple[CheckMeta, ...]:
+                  related: list[int] | None = None, tallied: bool = False
+                  ) -> tuple[CheckMeta, ...]:
         """Run the checks of a static table entry on the same ``args``, each reported on its
         own (``related``: the messages each finding names besides ``idx``); an entry that
-        holds is counted once (its rules expanded when a report asks). Returns the metadata
-        of the checks that found something (empty: all held)."""
+        holds is counted once (its rules expanded when a report asks; ``tallied``: by the
+        caller's :class:`Tally`). Returns the metadata of the checks that found something
+        (empty: all held)."""
         failed: list[tuple[CheckMeta, str]] | None = None
         for fn, meta in entry:
             text = fn(*args)
             if text is not None:
                 failed = [*(failed or ()), (meta, text)]
         if failed is None:
-            self.ran(entry)
+            if not tallied:
+                self.ran(entry)
             return ()
         broke = {id(meta) for meta, _ in failed}
         for _, meta in entry:

@@ -10,7 +10,10 @@ kind (:func:`~acp_model.model.reducers.view_checks`), the kind the model reads i
 row (:meth:`~acp_model.oracle.dialects.V2.read_as`), whether the translator hears of it
 (:meth:`~acp_model.oracle.dialects.V2.moved_by`), its classifier
 (:func:`~acp_model.oracle.wire.classifier`) and its reducer. Each rule stays where it is
-decided; the plan holds references to it, not copies.
+decided; the plan holds references to it, not copies. What its steps run is counted by their
+tallies (:class:`~acp_model.oracle.store.Tally`: the kind's entry, each part found, the view's
+checks), one ``n += 1`` per update: the report's "exercised" counts are derived from them when
+it asks, and an update that breaks nothing makes no findings object.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Any
 
 from acp_model.model import classify, messages, reducers, replay, views, wire_table
 from acp_model.model.messages import Entry
+from acp_model.model.parts import Locate
 from acp_model.model.replay_order import table as replay_order_table
 from acp_model.oracle import said, wire
 from acp_model.oracle.advertised import AdvertisedUse
@@ -31,7 +35,34 @@ from acp_model.oracle.reopens import Reopens
 from acp_model.oracle.rpc import OpenRequest, Rpc
 from acp_model.oracle.said import Said
 from acp_model.oracle.shapes import ShapeJudge
-from acp_model.oracle.store import ViolationStore
+from acp_model.oracle.store import Tally, ViolationStore
+
+
+@dataclass(frozen=True, slots=True)
+class PartStep:
+    """A part an update kind carries that some check reads (its row's ``parts``, compiled from
+    :func:`~acp_model.model.messages.update_checks`): where to find it, the checks reading it
+    (each part found counted by ``tally``) and the parts it carries in turn."""
+
+    locate: Locate
+    entry: Entry
+    tally: Tally
+    parts: tuple[PartStep, ...]
+
+
+def _found_in_parts(steps: tuple[PartStep, ...], value: Any, where: str,
+                    ctx: messages.FindingContext, found: messages.Findings | None
+                    ) -> messages.Findings | None:
+    """What the checks of the parts ``value`` carries find (messages.run_plan's traversal,
+    each part counted by its step's tally instead of logged)."""
+    for step in steps:
+        for path, carried in step.locate(value, where):
+            step.tally.n += 1
+            if step.entry:
+                found = messages.found_by(step.entry, found, ctx.rev, carried, path, ctx)
+            if step.parts:
+                found = _found_in_parts(step.parts, carried, path, ctx, found)
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,13 +79,35 @@ class UpdatePlan:
     reduce: views.Reduce  # how the client's view takes it in
     rev: str
     ctx: messages.FindingContext  # what its checks read besides the update (the revision's)
+    # ``checks`` compiled: the kind's entry, counted per update by ``tally``, and its parts
+    entry: Entry
+    parts: tuple[PartStep, ...]
+    tally: Tally
+    # the updates whose view checks ran (``view_checks``, ``replayed_view_checks``)
+    view_tally: Tally
+    replayed_view_tally: Tally
 
-    def check(self, update: dict[str, Any]) -> messages.Findings:
-        """What the single-message checks find in an update of this kind."""
-        found = messages.Findings(rev=self.rev)
-        if self.checks is not None:
-            messages.run_plan(self.checks, update, "params/update", self.ctx, found)
-        return found
+    def check(self, update: dict[str, Any]) -> messages.Findings | None:
+        """What the single-message checks find in an update of this kind (None: nothing, and
+        its kind carries no part some check reads)."""
+        self.tally.n += 1
+        found = messages.found_by(self.entry, None, self.rev, update, _WHERE, self.ctx) \
+            if self.entry else None
+        return _found_in_parts(self.parts, update, _WHERE, self.ctx, found) if self.parts \
+            else found
+
+    def check_view(self, before: views.SessionView, sent: dict[str, Any], reused: bool
+                   ) -> messages.Findings | None:
+        """What the view's checks find in an update of this kind as sent (``before``: the
+        view before it; ``reused``: a replay judged its messageId's reuse, SESS-08)."""
+        if reused:
+            self.replayed_view_tally.n += 1
+            return messages.found_by(self.replayed_view_checks, None, self.rev, before, sent)
+        self.view_tally.n += 1
+        return messages.found_by(self.view_checks, None, self.rev, before, sent)
+
+
+_WHERE = "params/update"  # where an update's checks find it
 
 
 class Plans(dict[str | None, UpdatePlan]):
@@ -62,32 +115,47 @@ class Plans(dict[str | None, UpdatePlan]):
     a kind that is not a string). The kinds the wire table lacks share one plan, so an agent
     inventing kinds grows nothing."""
 
-    def __init__(self, rev: str, dialect: Dialect) -> None:
+    def __init__(self, rev: str, dialect: Dialect, store: ViolationStore | None = None) -> None:
         super().__init__()
-        self.rev, self.dialect = rev, dialect
+        self.rev, self.dialect, self.store = rev, dialect, store
 
     def __missing__(self, kind: str | None) -> UpdatePlan:
         if kind is not None and kind not in wire_table.updates():
             return self[None]
-        plan = self[kind] = build(self.rev, self.dialect, kind)
+        plan = self[kind] = build(self.rev, self.dialect, kind, self.store)
         return plan
 
 
-def build(rev: str, dialect: Dialect, kind: Any) -> UpdatePlan:
-    """The plan of ``kind`` (as the agent sent it) under ``rev`` and ``dialect``."""
+def build(rev: str, dialect: Dialect, kind: Any, store: ViolationStore | None = None
+          ) -> UpdatePlan:
+    """The plan of ``kind`` (as the agent sent it) under ``rev`` and ``dialect``; its tally
+    counted in ``store``'s exercised rules (None: counted nowhere)."""
+    def tally(*groups: messages.Entry) -> Tally:
+        kept = tuple(group for group in groups if group)
+        return store.tally(kept) if store is not None else Tally(kept)
+
+    checks = messages.update_checks(rev, kind)
+    entry, parts = checks if checks is not None else (None, ())
+
+    def steps(carried: tuple[tuple[Locate, messages.Plan], ...]) -> tuple[PartStep, ...]:
+        return tuple(PartStep(locate, sub[0] or (), tally(sub[0] or ()), steps(sub[1]))
+                     for locate, sub in carried)
+
+    seen, replayed = reducers.view_checks(rev, kind), reducers.view_checks(rev, kind,
+                                                                           family=False)
     rows = wire_table.updates()
     row = rows.get(kind) if isinstance(kind, str) else None
     read_as = dialect.read_as(row) if row is not None else None
     model_row = rows.get(read_as) if read_as is not None else row
     return UpdatePlan(
-        checks=messages.update_checks(rev, kind),
-        view_checks=reducers.view_checks(rev, kind),
-        replayed_view_checks=reducers.view_checks(rev, kind, family=False),
+        checks=checks, view_checks=seen, replayed_view_checks=replayed,
         states=row is not None and kind in wire_table.state_kinds(),
         read_as=read_as, translated=dialect.moved_by(row),
         classify=wire.classifier(model_row, dialect.event_of),
         reduce=model_row.reduce if model_row is not None and model_row.reduce is not None
-        else _kept, rev=rev, ctx=messages.FindingContext.of(rev))
+        else _kept, rev=rev, ctx=messages.FindingContext.of(rev),
+        entry=entry or (), parts=steps(parts), tally=tally(entry or ()),
+        view_tally=tally(seen), replayed_view_tally=tally(replayed))
 
 
 def _kept(view: views.SessionView, update: dict[str, Any]) -> views.SessionView:
@@ -111,10 +179,14 @@ class UpdateRoute:
         # the checks of where a reopen's history comes, that judge under this revision
         self._replay_order = replay_order_table(rev)
         # sessionUpdate kind -> its plan (None: the kinds the wire table lacks), built on use
-        self._plans = Plans(rev, translator.dialect)
+        self._plans = Plans(rev, translator.dialect, store)
+        # the updates no reopen is around: each ran the replay-order checks, which hold there
+        self._quiet = store.tally((self._replay_order,))
 
-    def route(self, params: dict[str, Any], sid: Any, idx: int) -> None:
-        """One ``session/update`` (its params an object) of session ``sid``."""
+    def route(self, direction: str, params: dict[str, Any], sid: Any, idx: int, what: str
+              ) -> None:
+        """One ``session/update`` (its params an object) of session ``sid`` (the handler of
+        the method's row: ``what`` names the method, the update's kind names it better)."""
         update = params.get("update")
         if not isinstance(update, dict):  # nothing to check, classify or reduce
             if not isinstance(sid, str) or sid not in self.machines.sessions:
@@ -122,8 +194,10 @@ class UpdateRoute:
             return
         kind = update.get("sessionUpdate")
         plan = self._plans[kind if isinstance(kind, str) else None]
-        what = Said((said.UPDATE, kind, idx))  # (the method's name said less)
-        self.shapes.findings(plan.check(update), idx, what, sid if isinstance(sid, str) else None)
+        what = Said((said.UPDATE, kind, idx))
+        found = plan.check(update)
+        if found is not None:
+            self.shapes.findings(found, idx, what, sid if isinstance(sid, str) else None)
         if not isinstance(sid, str) or sid not in self.machines.sessions:
             self._unknown_session(idx, sid, what)
             return
@@ -153,10 +227,8 @@ class UpdateRoute:
         if replaying is not None:
             ev.replayed = True
         self.machines.views[sid] = plan.reduce(before, update)
-        checks = plan.replayed_view_checks if reused else plan.view_checks
-        if checks:
-            found = messages.Findings(rev=self.rev)
-            found.apply(checks, before, sent)
+        found = plan.check_view(before, sent, bool(reused))
+        if found is not None:
             self.shapes.findings(found, idx, what, sid)
         if not history:  # replayed history: the client's view takes it in, the machine not
             self.machines.session_event(sid, event, ev, what)
@@ -168,7 +240,7 @@ class UpdateRoute:
         (``Position.quiet``): each check holds, and only its message id is remembered."""
         if busy is None:
             self.reopens.noted(sid, update)
-            self.store.ran(self._replay_order)
+            self._quiet.n += 1
             return
         at = self.reopens.position(sid, update, requests, busy)
         self.store.run_entry(self._replay_order, idx, at, session=sid)

@@ -95,8 +95,22 @@ class Record(NamedTuple):
         return out
 
 
+_PLAIN = frozenset({"dir", "msg", "t"})  # the keys of most records: a message as it went
+
+
 def parse_record(obj: Any, where: str = "record") -> Record:
     """Validate the shape of one trace record (not the message inside it)."""
+    if isinstance(obj, dict) and obj.keys() <= _PLAIN and "msg" in obj:
+        # the common record, judged by the same rules as below in fewer reads; one they
+        # refuse goes the long way, which says why
+        direction, t = obj.get("dir"), obj.get("t")
+        if direction in DIRECTIONS and (t is None or type(t) in _SECONDS):
+            return Record(direction, obj["msg"], None, t)
+    return _parse_any_record(obj, where)
+
+
+def _parse_any_record(obj: Any, where: str) -> Record:
+    """:func:`parse_record` of a record with more than a message and its time, or refused."""
     if not isinstance(obj, dict):
         raise TraceError(f"{where}: expected a JSON object, got {type(obj).__name__}")
     direction = obj.get("dir")
@@ -133,6 +147,7 @@ def parse_record(obj: Any, where: str = "record") -> Record:
     return Record(direction, obj["msg"], None, t, None, probe, n)  # positional: once per line
 
 
+_SECONDS = (int, float)  # a record's time (exactly these: a bool is no time)
 GAP = "gap"  # the key of a gap record: [first, last] message numbers left out
 
 

@@ -16,7 +16,7 @@ from acp_model.model.check import CHECKS, READERS, DefinitionError, check, reade
 from acp_model.model.vocab import Reads, Role
 from acp_model.model.wire_table import update_reads
 from acp_model.oracle import machines, validate
-from tests.helpers import update_findings, view_findings
+from tests.helpers import update_plan, view_findings
 
 PACKAGE = Path(__file__).resolve().parents[2] / "acp_model"
 
@@ -90,18 +90,32 @@ def _ran(findings: messages.Findings) -> list[str]:
     return [meta.name for entry in findings.ran for _, meta in entry]
 
 
+def _tallied(steps: Any) -> list[Any]:
+    """The tallies of an update plan's part steps, in the order they run."""
+    return [t for step in steps for t in (step.tally, *_tallied(step.parts))]
+
+
+def _ran_update(update: dict[str, Any]) -> tuple[list[str], messages.Findings]:
+    """The checks one update ran through its kind's plan (each step's tally counts the runs
+    of its entries), and what they found."""
+    plan = update_plan(update.get("sessionUpdate"))
+    found = plan.check(update) or messages.Findings()
+    ran = [meta.name for tally in (plan.tally, *_tallied(plan.parts)) for _ in range(tally.n)
+           for group in tally.groups for _, meta in group]
+    return ran, found
+
+
 def test_an_update_reaches_the_checks_of_every_update_and_of_its_kind_only() -> None:
     usage = {"sessionUpdate": "usage_update", "used": 1, "size": 2,
              "cost": {"amount": 1, "currency": "ABC"}}
-    found = update_findings(usage)
-    assert _ran(found) == ["update_kind_known", "variants_of_another_revision",
-                           "currency_iso_4217"]
+    ran, found = _ran_update(usage)
+    assert ran == ["update_kind_known", "variants_of_another_revision", "currency_iso_4217"]
     assert [(m.rule, path) for m, path, _ in found.found] == [
         ("USAGE-04", "params/update/cost/currency")]
-    custom = update_findings({"sessionUpdate": "_mine"})
-    assert _ran(custom) == ["update_kind_known", "variants_of_another_revision"]
-    odd = update_findings({"sessionUpdate": ["state_update"]})
-    assert _ran(odd) == ["update_kind_known", "variants_of_another_revision"]
+    assert _ran_update({"sessionUpdate": "_mine"})[0] == ["update_kind_known",
+                                                          "variants_of_another_revision"]
+    assert _ran_update({"sessionUpdate": ["state_update"]})[0] == [
+        "update_kind_known", "variants_of_another_revision"]
 
 
 def test_a_part_is_judged_wherever_a_message_carries_it() -> None:
@@ -138,15 +152,23 @@ def test_the_view_checks_are_dispatched_by_their_declarations_too() -> None:
     background checks are sdk-2.4.0's; a messageId reuse judged as a replay's is not judged
     again as a family change."""
     view = reducers.SessionView()
+
+    def ran(update: dict[str, Any], rev: str = "seed", family: bool = True) -> list[str]:
+        plan = update_plan(update.get("sessionUpdate"), rev)
+        plan.check_view(view, update, not family)
+        return [meta.name for tally in (plan.view_tally, plan.replayed_view_tally)
+                for _ in range(tally.n) for group in tally.groups for _, meta in group]
+
     state = {"sessionUpdate": "state_update", "state": "running"}
-    assert _ran(view_findings(view, state, "sdk-2.4.0")) == [
+    assert ran(state, "sdk-2.4.0") == [
         "background_on_every_update", "background_items_announced",
         "background_removed_when_final"]
-    assert _ran(view_findings(view, state, "seed")) == []
+    assert ran(state, "seed") == []
     chunk = {"sessionUpdate": "agent_message_chunk", "messageId": "m",
              "content": {"type": "text", "text": "x"}}
-    assert _ran(view_findings(view, chunk)) == ["family_kept"]
-    assert _ran(view_findings(view, chunk, family=False)) == []
+    assert ran(chunk) == ["family_kept"]
+    assert ran(chunk, family=False) == []
+    assert view_findings(view, chunk).found == []
 
 
 def _decorated_checks() -> list[tuple[str, ast.FunctionDef, ast.Call]]:
@@ -250,7 +272,10 @@ def test_the_watchers_the_router_runs_on_every_update_are_declared() -> None:
         "replay.replaying": replay.replaying, "replay.replayed_history": replay.replayed_history,
         "replay.state_reported": replay.state_reported}
     calls = _calls(updates.UpdateRoute.route) | _calls(updates.UpdateRoute._place)
-    assert _calls(router.Router.update) == {"self.updates.route"}
+    from acp_model.oracle.monitor import Monitor
+
+    routed = Monitor().router
+    assert routed.update == routed.updates.route  # (session/update's handler: no frame between)
     assert set(watchers) <= calls
     for fn in watchers.values():
         assert WATCHERS[f"{fn.__module__}.{fn.__qualname__}"], fn

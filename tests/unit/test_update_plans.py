@@ -5,6 +5,7 @@ translator."""
 from __future__ import annotations
 
 from acp_model.model import classify, messages, reducers, wire_table
+from acp_model.model.check import meta_of
 from acp_model.oracle import dialects, updates, wire
 
 
@@ -51,8 +52,27 @@ def test_a_plan_finds_what_its_kinds_single_message_checks_find() -> None:
              "cost": {"amount": 1, "currency": "ABC"}}
     plan = updates.build("seed", dialects.V2(), "usage_update")
     found = plan.check(usage)
-    assert plan.checks is not None and found.ran == [plan.checks[0]]
+    assert found is not None and plan.checks is not None
     assert [m.rule for m, _, _ in found.found] == ["USAGE-04"]
+    # the kind's entry is counted by the plan's tally, not logged per update
+    assert found.ran == [] and plan.tally.groups == (plan.checks[0],) and plan.tally.n == 1
+
+
+def test_an_update_that_holds_makes_no_findings_and_its_rules_are_counted_per_kind() -> None:
+    """A conforming update of a kind carrying no part returns nothing to report (no
+    Findings object on the hot path); the store derives its rules' exercised counts from
+    the plan's tally when a report asks."""
+    from acp_model.oracle.store import ViolationStore
+    from acp_model.spec.readings import DEFAULT
+
+    store = ViolationStore(DEFAULT, {})
+    plans = updates.Plans("seed", dialects.V2(), store)
+    plan = plans["usage_update"]
+    usage = {"sessionUpdate": "usage_update", "used": 1, "size": 2}
+    assert plan.check(usage) is None and plan.check(usage) is None
+    assert plan.checks is not None and plan.checks[0]
+    rules = {meta.rule for _, meta in plan.checks[0]}
+    assert all(store.exercised[rule] >= 2 for rule in rules)
 
 
 def test_no_replay_order_check_judges_a_quiet_position() -> None:
@@ -73,3 +93,41 @@ def test_no_replay_order_check_judges_a_quiet_position() -> None:
         for fn, meta in checks:
             assert [fn(at) for at in quiet] == [None] * len(quiet), (rev, meta.name)
     assert not replay_order.Position("user_message", None, None, 3, None, None).quiet
+
+
+def test_the_views_checks_of_a_kind_are_counted_by_its_plans_tallies() -> None:
+    """A chunk the view's checks pass returns nothing; family_kept is counted per update by
+    the plan's view tally (a replay's reuse: by the replayed tally, without it)."""
+    from acp_model.oracle.store import ViolationStore
+    from acp_model.spec.readings import DEFAULT
+
+    store = ViolationStore(DEFAULT, {})
+    plan = updates.Plans("seed", dialects.V2(), store)["agent_message_chunk"]
+    chunk = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "x"}}
+    assert plan.check_view(reducers.SessionView(), chunk, False) is None
+    assert plan.check_view(reducers.SessionView(), chunk, True) is None
+    assert (plan.view_tally.n, plan.replayed_view_tally.n) == (1, 1)
+    assert plan.replayed_view_tally.groups == ()  # family_kept left out there (SESS-08)
+    assert store.exercised[meta_of(reducers.family_kept).rule] == 1
+
+
+def test_the_parts_an_update_carries_are_counted_per_part_found() -> None:
+    """A chunk's content block is a part (its row's ``parts``): ENUM-02's content check runs
+    once per block found, counted by the part's tally; a conforming chunk returns nothing,
+    an unknown block type is found at its path."""
+    from acp_model.oracle.store import ViolationStore
+    from acp_model.spec.readings import DEFAULT
+
+    store = ViolationStore(DEFAULT, {})
+    plan = updates.Plans("seed", dialects.V2(), store)["agent_message_chunk"]
+    (content,) = plan.parts
+    assert content.entry == ((messages.content_blocks_known,
+                              meta_of(messages.content_blocks_known)),)
+    text = {"type": "text", "text": "x"}
+    assert plan.check({"sessionUpdate": "agent_message_chunk", "content": text}) is None
+    assert content.tally.n == 1
+    found = plan.check({"sessionUpdate": "agent_message_chunk",
+                        "content": {"type": "hologram"}})
+    assert found is not None and content.tally.n == 2
+    assert [(m.name, path) for m, path, _ in found.found] == [
+        ("content_blocks_known", "params/update/content/type")]
