@@ -25,6 +25,7 @@ from typing import Any
 
 from acp_model.fuzzing.actions import ActionError
 from acp_model.fuzzing.program import Program
+from acp_model.matrix.rewrite import ISSUE
 from acp_model.model.check import CHECKS
 from acp_model.oracle import rpc
 from acp_model.profiles.sdk import BundledSdk, bundled_sdks
@@ -34,7 +35,6 @@ from acp_model.report.matrix import RowStatus, minimized_text, reproduction_text
 from acp_model.report.proof import proof_from_file, unnumbered_from_file
 from acp_model.spec.rules import RULES
 
-ISSUE = "issue.md"
 TITLE = 140  # characters of an issue's title
 VERDICTS = ("true", "probable", "false")
 
