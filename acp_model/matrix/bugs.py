@@ -25,6 +25,7 @@ from typing import Any
 
 from acp_model.fuzzing.actions import ActionError
 from acp_model.fuzzing.program import Program
+from acp_model.matrix.held import held_of
 from acp_model.matrix.rewrite import ISSUE
 from acp_model.model.check import CHECKS
 from acp_model.oracle import rpc
@@ -184,6 +185,9 @@ def issue_body(row: Mapping[str, Any], f: Mapping[str, Any], base: Path, *,
                   "```", *proof, "```", ""]
         lines += _not_the_program(base / f["transcript"], f)
     lines += [f"**Reproduction:** {reproduction_text(f)}.", ""]
+    held = f.get("held") or held_of(f, base)
+    if held:
+        lines += [held, ""]
     if f.get("replay"):
         how = (f"the agent installed by `acp-model agents install {row['agent']}`"
                if not row.get("command") else "the agent's command line is in the file; "

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from acp_model import __version__
+from acp_model.matrix.held import held_of
 from acp_model.model.check import CHECKS
 from acp_model.model.vocab import Role
 from acp_model.oracle.offline import check_records
@@ -322,6 +323,10 @@ def rejudge_row(row: Mapping[str, Any], base: Path, extra: Sequence[str] = (),
                                                "spec": spec}), path)
     out_dir = base / str(row["out"]) if row.get("out") else path.parent
     new = row_from_report(target_of(row), again, base, path, out_dir)
+    for cell in (new.get("cells") or {}).values():
+        for f in cell.get("failures") or []:
+            if (held := held_of(f, base)) is not None:
+                f["held"] = held  # what the held replays kept, in words (matrix/held.py)
     for key in ("exit", "created", "reused", "acp_model"):  # the run's, not the judging's
         if key in row:
             new[key] = row[key]

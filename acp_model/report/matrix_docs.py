@@ -296,6 +296,8 @@ class _Page:
             out += ["The wire lines that prove it (numbered as in the transcript):", "",
                     "```", *proof, "```", ""]
         out += [f"Reproduction: {reproduction_text(f)}.", ""]
+        if f.get("held"):  # what the schedule the held replays kept pins, in words
+            out += [str(f["held"]), ""]
         links = [f"[{name}]({self.run_link(f[key])})" for key, name in (
             ("issue", "issue body"), ("transcript", "transcript"), ("replay", "replay file"),
             ("counterexample", "counterexample")) if f.get(key)]
