@@ -365,6 +365,38 @@ def test_the_agents_page_is_a_grid_a_reviewed_bug_says_why_and_its_report_is_kep
     assert not report.exists()
 
 
+def test_failures_a_reader_found_to_share_a_root_name_and_link_each_other(
+        tmp_path: Path) -> None:
+    """One root, several failures (codex-acp's withdrawn turn: v1 CANCEL-11, v1 CANCEL-09, v2
+    SDK-PROMPT-03, the s10 reader's C5): each stays under its own rule, and its bug report
+    and its section of the page name the others, linked, with the root in words."""
+    from acp_model.matrix.bugs import ReviewError
+
+    base = _matrix(tmp_path / "run", [_run(tmp_path / "run", "a",
+                                           [(CANCEL_09, "CANCEL-09", False)]),
+                                      _run(tmp_path / "run", "b",
+                                           [(CANCEL_09, "CANCEL-09", False)])])
+    notes = tmp_path / "docs" / "agent-notes"
+    notes.mkdir(parents=True)
+    entry = ('[[failure]]\nagent = "{}"\nversion = "1.0"\nprotocol = 2\nrule = "CANCEL-09"\n'
+             'verdict = "true"\nwhy = "An update after the end."\nroot = "{}"\n')
+    (notes / "reviewed.toml").write_text(
+        entry.format("a", "late") + entry.format("b", "late")
+        + '[roots]\nlate = """The turn runs on after\nits answer."""\n')
+    page = tmp_path / "docs" / "agents.md"
+    assert main(["matrix", "--rejudge", str(base), "--docs", str(page)]) == 1
+    text = page.read_text()
+    assert ("**Same root.** One root with [b 1.0 v2 CANCEL-09](#f-b-v2-cancel-09): The turn "
+            "runs on after its answer. Each is filed under the rule it breaks") in text
+    assert "One root with [a 1.0 v2 CANCEL-09](#f-a-v2-cancel-09)" in text
+    report = (notes / "bugs" / "a-v2-CANCEL-09.md").read_text()
+    assert ("## Same root\n\nOne root with [b 1.0 v2 CANCEL-09](b-v2-CANCEL-09.md): The turn "
+            "runs on after its answer.") in report
+    (notes / "reviewed.toml").write_text(entry.format("a", "lat") + '[roots]\nlate = "x"\n')
+    with pytest.raises(ReviewError, match="root 'lat' is not in \\[roots\\] \\(late\\)"):
+        load_reviews(notes / "reviewed.toml")
+
+
 def test_the_modes_go_alone_and_bad_rows_are_usage_errors(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["matrix", "--merge", str(tmp_path)]) == 2
