@@ -154,13 +154,13 @@ def _words(schedule: Schedule, k: int, number: Mapping[int, int],
         what = e.what[1] if len(e.what) > 1 else " ".join(e.what)
         return f"the client's {what}{n}{act if e.by_action else ''}"
     if e.boundary is Boundary.RELEASE:
-        step = e.what[2] if len(e.what) > 2 else "?"
+        step = e.what[1] if len(e.what) > 1 else "?"
         said = [schedule.events[j].what[3] for j in parts if len(schedule.events[j].what) > 3]
         return f"the scripted model's reply of step {step} ({', '.join(said)})" \
             if len(said) > 1 else f"the scripted model's {''.join(said) or 'release'} of " \
                                   f"step {step}"
     if e.boundary is Boundary.REQUEST:
-        step = e.what[2] if len(e.what) > 2 else "?"
+        step = e.what[1] if len(e.what) > 1 else "?"
         turn = f" for session/prompt{_number(e.cause, number)}" if e.cause in number else ""
         return f"the agent's call of the model{turn} (step {step})"
     if e.boundary is Boundary.HANGUP:

@@ -152,7 +152,7 @@ def test_the_issue_says_in_words_what_the_held_schedule_kept_before_the_offence(
     assert ("the client's session/cancel #12 (the teardown) 1.8 ms later; the client's "
             "_acp_model/sync #13 (the teardown) 0.5 ms later; the agent's error answer #14 to "
             "_acp_model/sync #13; the agent's call of the model for session/prompt #11 (step "
-            "1); the scripted model's reply of step 1 (start, text, end)") in opencode
+            "0); the scripted model's reply of step 0 (start, text, end)") in opencode
     body = issue_body(ROW, {**_failure("SESS-07"), **kimi}, HELD)
     assert body.index("**Reproduction:**") < body.index(line)
     assert held_of({**kimi, "index": 99}, HELD) is None  # not in the transcript
