@@ -275,10 +275,8 @@ def rejudged_report(report: Mapping[str, Any], row_dir: Path, readings: Readings
     for (rule, level, _, _), v in found.items():
         st = stats.setdefault(rule, RuleStat())
         st.exercised = max(st.exercised, 1)
-        if level == Level.FAIL:
-            st.violations += int(v["seen"])
-        else:
-            st.warnings += int(v["seen"])
+        st.violations += int(v["seen"]) if level == Level.FAIL else 0
+        st.warnings += 0 if level == Level.FAIL else int(v["seen"])
     violations = sorted(found.values(), key=lambda v: (v["level"] != Level.FAIL, v["rule"]))
     failures = sum(v["level"] == Level.FAIL for v in violations)
     spec = dict(report.get("spec") or {})

@@ -283,7 +283,7 @@ class _Page:
                     "false": "Why it is not a bug"}.get(review.verdict, "Read by hand")
             out += [f"**{head}** (read by hand, judged {review.verdict.upper()}; "
                     f"{review.source}): {' '.join(review.why.split())}", ""]
-            out += self.same_root(row, str(f["rule"]), review)
+            out += same_root_lines(self.rows, self.reviews, row, str(f["rule"]), review)
         else:
             out += [f"**Why it is a bug:** the text makes it a {f.get('strength')} of the agent, "
                     "and the wire lines below prove the breach on their own (no one has read "
@@ -313,28 +313,6 @@ class _Page:
                     str(f["replay_command"]), "```", ""]
         return out
 
-    def same_root(self, row: Mapping[str, Any], rule: str, review: Any) -> list[str]:
-        """The failures the reader found to share this one's root (``root`` in
-        reviewed.toml), each linked where the page shows it: one issue's worth."""
-        root = getattr(review, "root", None)
-        if root is None:
-            return []
-        key = (str(row["agent"]), str(row.get("version") or ""), int(row["protocol"]), rule)
-        shown = {(str(r["agent"]), str(r.get("version") or ""), int(r["protocol"]),
-                  str(f["rule"])) for r in self.rows
-                 for c in (r.get("cells") or {}).values() for f in c.get("failures") or []}
-        others = []
-        for (agent, version, protocol, other), r in self.reviews.items():
-            if getattr(r, "root", None) != root or (agent, version, protocol, other) == key:
-                continue
-            name = f"{agent} {version} v{protocol} {other}"
-            others.append(f"[{name}](#{_anchor({'agent': agent, 'protocol': protocol}, other)})"
-                          if (agent, version, protocol, other) in shown else name)
-        if not others:
-            return []
-        return [f"**Same root.** {same_root_words(others, getattr(review, 'root_why', ''))}",
-                ""]
-
     def warning(self, row: Mapping[str, Any], fam: Mapping[str, Any], f: Mapping[str, Any]
                 ) -> list[str]:
         out = [f'<a id="{_anchor(row, f["rule"], "w")}"></a>', "",
@@ -348,7 +326,7 @@ class _Page:
                     "false": "Not a bug of the agent"}.get(review.verdict, "Read by hand")
             out += [f"**{head}** (read by hand, judged {review.verdict.upper()}; "
                     f"{review.source}): {' '.join(review.why.split())}", ""]
-            out += self.same_root(row, str(f["rule"]), review)
+            out += same_root_lines(self.rows, self.reviews, row, str(f["rule"]), review)
         if f.get("transcript"):
             out += [f"First sighting: [transcript]({self.run_link(f['transcript'])})"
                     + (f", [as text]({self.run_link(f['counterexample'])})"
@@ -457,6 +435,31 @@ def _verdict(row: Mapping[str, Any]) -> str:
     if fails:
         return f"fail: {', '.join(fails)}"
     return "pass with warnings" if any(c.get("warnings") for c in cells) else "pass"
+
+
+def same_root_lines(rows: Sequence[Mapping[str, Any]],
+                    reviews: Mapping[tuple[str, str, int, str], Any],
+                    row: Mapping[str, Any], rule: str, review: Any) -> list[str]:
+    """The failures the reader found to share this one's root (``root`` in
+    reviewed.toml), each linked where the page shows it: one issue's worth."""
+    root = getattr(review, "root", None)
+    if root is None:
+        return []
+    key = (str(row["agent"]), str(row.get("version") or ""), int(row["protocol"]), rule)
+    shown = {(str(r["agent"]), str(r.get("version") or ""), int(r["protocol"]),
+              str(f["rule"])) for r in rows
+             for c in (r.get("cells") or {}).values() for f in c.get("failures") or []}
+    others = []
+    for (agent, version, protocol, other), r in reviews.items():
+        if getattr(r, "root", None) != root or (agent, version, protocol, other) == key:
+            continue
+        name = f"{agent} {version} v{protocol} {other}"
+        others.append(f"[{name}](#{_anchor({'agent': agent, 'protocol': protocol}, other)})"
+                      if (agent, version, protocol, other) in shown else name)
+    if not others:
+        return []
+    return [f"**Same root.** {same_root_words(others, getattr(review, 'root_why', ''))}",
+            ""]
 
 
 def same_root_words(others: Sequence[str], why: str) -> str:
