@@ -36,7 +36,7 @@ from acp_model.model.check import CHECKS
 from acp_model.model.vocab import Role
 from acp_model.oracle.offline import check_records
 from acp_model.report.breaches import resting_in_file
-from acp_model.report.document import rules_section, write_json
+from acp_model.report.document import rules_section
 from acp_model.report.matrix import (
     RowStatus,
     compare,
@@ -56,6 +56,9 @@ JUDGED_BY = "judged_by"  # ... and which code re-judged it
 # what a re-judging rewrites in a row's report (the rest is the run's and stays)
 VERDICT_KEYS = ("verdict", "summary", "violations", "counterexamples", "rules", "spec",
                 "readings", "readings_changed")
+# the run's rule table is kept as the entries that differ from the current one's (most rules
+# were judged alike) and the ids the run's table lacks: a kept run stays small
+RULES_CHANGED, RULES_ABSENT = "rules_changed", "rules_absent"
 
 
 def as_recorded(report: Mapping[str, Any]) -> dict[str, Any]:
@@ -65,15 +68,29 @@ def as_recorded(report: Mapping[str, Any]) -> dict[str, Any]:
     out = {k: v for k, v in report.items() if k not in (RECORDED, JUDGED_BY)}
     if not isinstance(recorded, Mapping):
         return out
-    return {**{k: v for k, v in out.items() if k not in VERDICT_KEYS}, **recorded}
+    changed = {r["id"]: r for r in recorded.get(RULES_CHANGED) or []}
+    absent = set(recorded.get(RULES_ABSENT) or ())
+    rules = [changed.pop(r["id"], r) for r in report.get("rules") or [] if r["id"] not in absent]
+    return {**{k: v for k, v in out.items() if k not in VERDICT_KEYS},
+            **{k: v for k, v in recorded.items() if k not in (RULES_CHANGED, RULES_ABSENT)},
+            "rules": [*rules, *changed.values()]}
 
 
 def with_record(again: Mapping[str, Any], report: Mapping[str, Any],
                 judged_by: Mapping[str, Any]) -> dict[str, Any]:
     """The re-judged report ``again`` as a row's ``report.json`` is written: the current
-    verdicts, with the run's own (``report``, as recorded) in its ``recorded`` section."""
-    return {**again, RECORDED: {k: report[k] for k in VERDICT_KEYS if k in report},
-            JUDGED_BY: dict(judged_by)}
+    verdicts, with the run's own (``report``, as recorded) in its ``recorded`` section. The
+    rule table keeps the form the run's has (a kept run's is slim: ``matrix/keep.py``)."""
+    had = report.get("rules") or []
+    keys = set().union(*(r.keys() for r in had)) if had else None
+    rules = [{k: v for k, v in r.items() if keys is None or k in keys}
+             for r in again.get("rules") or []]
+    now = {r["id"]: r for r in rules}
+    recorded: dict[str, Any] = {k: report[k] for k in VERDICT_KEYS if k in report
+                                and k != "rules"}
+    recorded[RULES_CHANGED] = [r for r in had if now.get(r["id"]) != r]
+    recorded[RULES_ABSENT] = sorted(set(now) - {r["id"] for r in had})
+    return {**again, "rules": rules, RECORDED: recorded, JUDGED_BY: dict(judged_by)}
 
 
 class RejudgeError(ValueError):
@@ -317,8 +334,9 @@ def rejudge_row(row: Mapping[str, Any], base: Path, extra: Sequence[str] = (),
     if rewrite:
         rewrite_files(report, again, readings)
         stale_issues(report, again, path.parent)
-        write_json(with_record(again, report, {"version": __version__, "readings": list(extra),
-                                               "spec": spec}), path)
+        path.write_text(json.dumps(with_record(again, report, {
+            "version": __version__, "readings": list(extra), "spec": spec}), indent=1,
+            ensure_ascii=False) + "\n", encoding="utf-8")
     out_dir = base / str(row["out"]) if row.get("out") else path.parent
     new = row_from_report(target_of(row), again, base, path, out_dir)
     for cell in (new.get("cells") or {}).values():
