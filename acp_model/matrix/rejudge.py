@@ -336,7 +336,9 @@ def rejudge_row(row: Mapping[str, Any], base: Path, extra: Sequence[str] = (),
         stale_issues(report, again, path.parent)
         path.write_text(json.dumps(with_record(again, report, {
             "version": __version__, "readings": list(extra), "spec": spec}), indent=1,
-            ensure_ascii=False) + "\n", encoding="utf-8")
+            ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
+        # (sorted: a violation's view counts come in no fixed order, and the kept file must
+        # come out the same from one re-judging to the next)
     out_dir = base / str(row["out"]) if row.get("out") else path.parent
     new = row_from_report(target_of(row), again, base, path, out_dir)
     for cell in (new.get("cells") or {}).values():
