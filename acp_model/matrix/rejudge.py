@@ -77,10 +77,17 @@ def as_recorded(report: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def with_record(again: Mapping[str, Any], report: Mapping[str, Any],
-                judged_by: Mapping[str, Any]) -> dict[str, Any]:
-    """The re-judged report ``again`` as a row's ``report.json`` is written: the current
-    verdicts, with the run's own (``report``, as recorded) in its ``recorded`` section. The
-    rule table keeps the form the run's has (a kept run's is slim: ``matrix/keep.py``)."""
+                judged_by: Mapping[str, Any], row_dir: Path) -> dict[str, Any]:
+    """The re-judged report ``again`` as a row's ``report.json`` in ``row_dir`` is written:
+    the current verdicts, with the run's own (``report``, as recorded) in its ``recorded``
+    section. The rule table keeps the form the run's has (a kept run's is slim:
+    ``matrix/keep.py``), and the findings' files are named relative to the folder (found
+    there wherever it is copied: :func:`local`)."""
+    def here(found: Any) -> list[Any]:
+        return [{**x, "files": {k: _relative(v, row_dir) for k, v in x["files"].items()}}
+                if isinstance(x, Mapping) and isinstance(x.get("files"), Mapping) else x
+                for x in found or []]
+
     had = report.get("rules") or []
     keys = set().union(*(r.keys() for r in had)) if had else None
     rules = [{k: v for k, v in r.items() if keys is None or k in keys}
@@ -90,7 +97,15 @@ def with_record(again: Mapping[str, Any], report: Mapping[str, Any],
                                 and k != "rules"}
     recorded[RULES_CHANGED] = [r for r in had if now.get(r["id"]) != r]
     recorded[RULES_ABSENT] = sorted(set(now) - {r["id"] for r in had})
-    return {**again, "rules": rules, RECORDED: recorded, JUDGED_BY: dict(judged_by)}
+    return {**again, "violations": here(again.get("violations")),
+            "counterexamples": here(again.get("counterexamples")), "rules": rules,
+            RECORDED: recorded, JUDGED_BY: dict(judged_by)}
+
+
+def _relative(path: Any, row_dir: Path) -> Any:
+    p = Path(str(path))
+    return p.relative_to(row_dir).as_posix() if p.is_absolute() and p.is_relative_to(row_dir) \
+        else path
 
 
 class RejudgeError(ValueError):
@@ -335,7 +350,7 @@ def rejudge_row(row: Mapping[str, Any], base: Path, extra: Sequence[str] = (),
         rewrite_files(report, again, readings)
         stale_issues(report, again, path.parent)
         path.write_text(json.dumps(with_record(again, report, {
-            "version": __version__, "readings": list(extra), "spec": spec}), indent=1,
+            "version": __version__, "readings": list(extra), "spec": spec}, path.parent), indent=1,
             ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
         # (sorted: a violation's view counts come in no fixed order, and the kept file must
         # come out the same from one re-judging to the next)

@@ -164,18 +164,24 @@ def test_a_rejudged_folder_s_report_json_says_the_current_verdicts_and_keeps_the
     ``recorded`` section, re-judging the folder again reads them back (idempotent), and an
     issue body beside a failure the current code withdrew is removed."""
     base = _matrix(tmp_path / "run", [_run(tmp_path / "run", "a",
-                                           [(CLEAN, "CANCEL-09", False)])])
+                                           [(CLEAN, "CANCEL-09", False)]),
+                                      _run(tmp_path / "run", "b",
+                                           [(CANCEL_09, "CANCEL-09", False)])])
     (base / "a-v2" / "CANCEL-09" / "issue.md").write_text("# a breaks CANCEL-09\n")
     out = tmp_path / "out"
-    assert main(["matrix", "--rejudge", str(base), "--out", str(out)]) == 0
+    assert main(["matrix", "--rejudge", str(base), "--out", str(out)]) == 1  # b fails
     report = json.loads((out / "a-v2" / "report.json").read_text())
     assert report["verdict"] == "pass" and report["violations"] == []
     assert report["summary"]["failures"] == 0
     assert [v["rule"] for v in report["recorded"]["violations"]] == ["CANCEL-09"]
     assert report["recorded"]["verdict"] == "fail"
     assert report["judged_by"]["version"] == __version__
+    # a finding that stands names its files in the folder, wherever the folder is copied
+    (v,) = json.loads((out / "b-v2" / "report.json").read_text())["violations"]
+    assert v["rule"] == "CANCEL-09" and v["files"]["transcript.jsonl"] == \
+        "CANCEL-09/transcript.jsonl"
     assert not (out / "a-v2" / "CANCEL-09" / "issue.md").exists()
-    assert main(["matrix", "--rejudge", str(out)]) == 0  # again, in place
+    assert main(["matrix", "--rejudge", str(out)]) == 1  # again, in place
     assert json.loads((out / "a-v2" / "report.json").read_text()) == report
     from acp_model.matrix.rejudge import as_recorded
 
