@@ -127,7 +127,7 @@ def held_line(schedule: Schedule, records: Sequence[Mapping[str, Any]],
         k = run
     if len(told) > MAX_SHOWN:
         told = [*told[:2], "...", *told[-(MAX_SHOWN - 2):]]
-    return ("Held to the recorded schedule, every replay kept this order of the client's "
+    return ("Held to the recorded schedule, a replay keeps this order of the client's "
             "writes and the scripted model's releases against the agent's messages: "
             + "; ".join(told) + ". Free-running, only the client's own waits order them.")
 

@@ -141,8 +141,8 @@ def test_the_issue_says_in_words_what_the_held_schedule_kept_before_the_offence(
     kimi = {"rule": "SESS-07", "index": 15, "replay": "kimi-SESS-07/replay.json",
             "transcript": "kimi-SESS-07/transcript.jsonl"}
     line = held_of(kimi, HELD)
-    assert line is not None and line.startswith("Held to the recorded schedule, every replay "
-                                                "kept this order")
+    assert line is not None and line.startswith("Held to the recorded schedule, a replay "
+                                                "keeps this order")
     assert ("the agent's answer #13 to session/prompt #10; the client's session/load #14 "
             "(action 3) 1.8 ms later; the agent's answer #15 to session/load #14.") in line
     opencode = held_of({"rule": "CANCEL-07", "index": 17, "replay":
