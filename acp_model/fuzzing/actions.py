@@ -702,7 +702,10 @@ class Probe(SessionAction):
         return [] if self.breach() is not None else [self]
 
     def describe(self, label: str = "") -> str:
-        return f"negative input: {self.input}"
+        # a deliberate breach says so; a legal input is named as what it is (the s9 reader:
+        # "negative input: notification_batch" read as a breach of a valid batch)
+        what = PROBE_WORDS[self.input]
+        return f"negative input: {what}" if self.breach() is not None else what
 
 
 def _answered(build: Callable[[ProbeOps, int, int], dict[str, Any]]
@@ -758,6 +761,19 @@ def _garbage(client: ProbeOps, s: int, rid: int) -> None:
     client.calls.pipe.send_raw(GARBAGE, probe=True)
     client.sync()
 
+
+# each input in words, as a counterexample and an issue body list it
+PROBE_WORDS: dict[NegativeInput, str] = {
+    NegativeInput.UNKNOWN_SESSION: "a prompt for a session that does not exist",
+    NegativeInput.INVALID_PARAMS: "a prompt without its content (invalid params)",
+    NegativeInput.UNKNOWN_METHOD: "a request of an unknown extension method "
+                                  "(`_acp_model/unknown`), which the agent answers with an error",
+    NegativeInput.GARBAGE: "a truncated line that is not JSON",
+    NegativeInput.NOTIFICATION_BATCH: "a JSON-RPC batch of one notification (legal: it gets no "
+                                      "response), then a sync request",
+    NegativeInput.REQUEST_BATCH: "a JSON-RPC batch of a sync request and a notification (legal: "
+                                 "the request gets its response)",
+}
 
 # what each negative input writes (given the program's session and a fresh request id)
 PROBES: dict[NegativeInput, Callable[[ProbeOps, int, int], None]] = {

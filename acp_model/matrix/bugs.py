@@ -12,6 +12,15 @@ page.
 Which failures a person read and found to be true bugs is recorded in
 ``docs/agent-notes/reviewed.toml``; the agents page says why each is a bug, and each true
 one's body is kept in ``docs/agent-notes/bugs/``.
+
+Several failures may share one root in the agent (codex-acp's withdrawn prompt answered before
+its turn started, then the turn ran: v1 CANCEL-11, v1 CANCEL-09, v2 SDK-PROMPT-03). Each stays
+under the rule it breaks, and the reader says they are one: an entry's ``root`` names an id of
+the file's ``[roots]`` table (what the root is, in words). The bug reports and the page of
+such failures name and link each other. It is the reader's judgement, kept as data, not a
+guess from the wire: failures of one agent whose programs look alike (a cancel and a prompt)
+are often different bugs (codex-acp's RPC-09 and CANCEL-07), and failures with one root often
+look different (a withdrawn prompt's answer, its turn's content, the next prompt's end).
 """
 
 from __future__ import annotations
@@ -25,16 +34,18 @@ from typing import Any
 
 from acp_model.fuzzing.actions import ActionError
 from acp_model.fuzzing.program import Program
+from acp_model.matrix.held import held_of
+from acp_model.matrix.rewrite import ISSUE
 from acp_model.model.check import CHECKS
 from acp_model.oracle import rpc
 from acp_model.profiles.sdk import BundledSdk, bundled_sdks
 from acp_model.report.breaches import words_in_file
 from acp_model.report.links import docs_url
 from acp_model.report.matrix import RowStatus, minimized_text, reproduction_text
+from acp_model.report.matrix_docs import same_root_words
 from acp_model.report.proof import proof_from_file, unnumbered_from_file
 from acp_model.spec.rules import RULES
 
-ISSUE = "issue.md"
 TITLE = 140  # characters of an issue's title
 VERDICTS = ("true", "probable", "false")
 
@@ -50,6 +61,8 @@ class Review:
     verdict: str  # true, probable, false
     why: str
     source: str  # where the reading is written down
+    root: str | None = None  # the id of the root it shares with other failures ([roots])
+    root_why: str = ""  # that root, in words
 
 
 ReviewKey = tuple[str, str, int, str]  # agent, version, protocol, rule
@@ -57,25 +70,39 @@ ReviewKey = tuple[str, str, int, str]  # agent, version, protocol, rule
 
 def load_reviews(path: Path, table: str = "failure") -> dict[ReviewKey, Review]:
     """``[[failure]]`` entries (``table="warning"``: the ``[[warning]]`` ones, readings of
-    warnings): agent, version, protocol, rule, verdict, why, source."""
+    warnings): agent, version, protocol, rule, verdict, why, source, and ``root``: an id of
+    the ``[roots]`` table (id = the root in words), the root it shares with other entries."""
     if not path.is_file():
         return {}
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ReviewError(f"{path}: {exc}") from None
+    roots = data.get("roots") or {}
     out: dict[ReviewKey, Review] = {}
     for n, e in enumerate(data.get(table) or [], start=1):
         try:
             key = (str(e["agent"]), str(e["version"]), int(e["protocol"]), str(e["rule"]))
-            review = Review(str(e["verdict"]), str(e["why"]).strip(), str(e.get("source", "")))
+            root = str(e["root"]) if e.get("root") is not None else None
+            review = Review(str(e["verdict"]), str(e["why"]).strip(), str(e.get("source", "")),
+                            root, " ".join(str(roots.get(root, "")).split()))
         except (KeyError, TypeError, ValueError) as exc:
             raise ReviewError(f"{path}: {table} {n}: {exc}") from None
         if review.verdict not in VERDICTS:
             raise ReviewError(f"{path}: {table} {n}: verdict {review.verdict!r} is not one "
                               f"of {', '.join(VERDICTS)}")
+        if root is not None and root not in roots:  # a typo would split the root silently
+            raise ReviewError(f"{path}: {table} {n}: root {root!r} is not in [roots] ("
+                              f"{', '.join(sorted(roots)) or 'none'})")
         out[key] = review
     return out
+
+
+def same_root(reviews: Mapping[ReviewKey, Review], key: ReviewKey) -> list[ReviewKey]:
+    """The other failures the reader found to share ``key``'s root, in the file's order."""
+    root = reviews[key].root if key in reviews else None
+    return [] if root is None else [k for k, r in reviews.items() if r.root == root
+                                    and k != key]
 
 
 def review_of(reviews: Mapping[ReviewKey, Review], row: Mapping[str, Any], rule: str
@@ -184,6 +211,9 @@ def issue_body(row: Mapping[str, Any], f: Mapping[str, Any], base: Path, *,
                   "```", *proof, "```", ""]
         lines += _not_the_program(base / f["transcript"], f)
     lines += [f"**Reproduction:** {reproduction_text(f)}.", ""]
+    held = f.get("held") or held_of(f, base)
+    if held:
+        lines += [held, ""]
     if f.get("replay"):
         how = (f"the agent installed by `acp-model agents install {row['agent']}`"
                if not row.get("command") else "the agent's command line is in the file; "
@@ -240,16 +270,22 @@ def write_reviewed(doc: Mapping[str, Any], base: Path, reviews: Mapping[ReviewKe
     import os
 
     kept: dict[tuple[str, str], Path] = {}
-    for row, f in failures(doc):
-        review = review_of(reviews, row, str(f["rule"]))
-        if review is None or review.verdict != "true":
-            continue
+    true = [(row, f, r) for row, f in failures(doc)
+            if (r := review_of(reviews, row, str(f["rule"]))) is not None and r.verdict == "true"]
+    name = {_key(row, str(f["rule"])): f"{row['agent']}-v{row['protocol']}-{f['rule']}.md"
+            for row, f, _ in true}
+    for row, f, review in true:
         folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"{row['agent']}-v{row['protocol']}-{f['rule']}.md"
+        key = _key(row, str(f["rule"]))
+        path = folder / name[key]
         where = Path(os.path.relpath(base / Path(f["transcript"]).parent, folder)).as_posix()
         text = issue_body(row, f, base, files=where)
         text += f"\n## Why it is a bug\n\n{' '.join(review.why.split())}\n" + (
             f"\n(Read by hand: {review.source}.)\n" if review.source else "")
+        others = [f"[{_named(k)}]({name[k]})" if k in name else _named(k)
+                  for k in same_root(reviews, key)]
+        if others:
+            text += f"\n## Same root\n\n{same_root_words(others, review.root_why)}\n"
         path.write_text(text, encoding="utf-8")
         kept[(str(row["key"]), str(f["rule"]))] = path
     if folder.is_dir():
@@ -257,6 +293,16 @@ def write_reviewed(doc: Mapping[str, Any], base: Path, reviews: Mapping[ReviewKe
             if old not in kept.values():
                 old.unlink()
     return kept
+
+
+def _key(row: Mapping[str, Any], rule: str) -> ReviewKey:
+    return (str(row["agent"]), str(row.get("version") or ""), int(row["protocol"]), rule)
+
+
+def _named(key: ReviewKey) -> str:
+    """A failure as a reader names it: ``codex-acp 2.6.0 v1 CANCEL-09``."""
+    agent, version, protocol, rule = key
+    return f"{agent} {version} v{protocol} {rule}"
 
 
 def _target_row(report: Mapping[str, Any], folder: Path) -> dict[str, Any]:

@@ -39,7 +39,10 @@ def compact_run(row: Mapping[str, Any], source: Path, out: Path) -> None:
     if dst.exists():
         shutil.rmtree(dst)
     dst.mkdir(parents=True)
-    report = json.loads((source / str(row["report"])).read_text(encoding="utf-8"))
+    from acp_model.matrix.rejudge import as_recorded
+
+    # the run's own record (a report re-judged before says the run's in its recorded section)
+    report = as_recorded(json.loads((source / str(row["report"])).read_text(encoding="utf-8")))
     (out / str(row["report"])).write_text(json.dumps(_slim(report), indent=1) + "\n",
                                           encoding="utf-8")
     cited = _cited(report)

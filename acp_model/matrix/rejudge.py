@@ -13,8 +13,13 @@ findings' transcripts were kept, so a stricter reading can only be judged on the
 says so). A failure whose counterexample never reproduced in a fresh process (``standing``
 "shared-only") stays a warning.
 
-The rows are always rebuilt from the run's ``report.json``, never from an earlier re-judging,
-so re-judging is idempotent.
+The rows are always rebuilt from the run's own record, never from an earlier re-judging,
+so re-judging is idempotent. Re-judging a run into a folder (``matrix --rejudge RUN [--out
+DIR]``) rewrites each row's ``report.json`` there to say the current verdicts, as every other
+file in the folder does, and keeps what the run itself said in its ``recorded`` section (the
+run's verdicts, counterexamples, rule table, spec and readings; everything else is the run's
+and stays as it was): one file per row, and re-judging it again reads that section back
+(:func:`as_recorded`).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from acp_model import __version__
+from acp_model.matrix.held import held_of
 from acp_model.model.check import CHECKS
 from acp_model.model.vocab import Role
 from acp_model.oracle.offline import check_records
@@ -44,6 +50,62 @@ from acp_model.spec.levels import Level, Standing, reported_standing
 from acp_model.spec.readings import DEFAULT, Readings, lookup
 from acp_model.spec.rules import RULES
 from acp_model.trace.format import read_trace
+
+RECORDED = "recorded"  # a re-judged report.json's section: what the run itself said
+JUDGED_BY = "judged_by"  # ... and which code re-judged it
+# what a re-judging rewrites in a row's report (the rest is the run's and stays)
+VERDICT_KEYS = ("verdict", "summary", "violations", "counterexamples", "rules", "spec",
+                "readings", "readings_changed")
+# the run's rule table is kept as the entries that differ from the current one's (most rules
+# were judged alike) and the ids the run's table lacks: a kept run stays small
+RULES_CHANGED, RULES_ABSENT = "rules_changed", "rules_absent"
+
+
+def as_recorded(report: Mapping[str, Any]) -> dict[str, Any]:
+    """The run's own report: ``report`` as the run wrote it, or, when a re-judging rewrote it,
+    with the run's verdicts its ``recorded`` section keeps put back."""
+    recorded = report.get(RECORDED)
+    out = {k: v for k, v in report.items() if k not in (RECORDED, JUDGED_BY)}
+    if not isinstance(recorded, Mapping):
+        return out
+    changed = {r["id"]: r for r in recorded.get(RULES_CHANGED) or []}
+    absent = set(recorded.get(RULES_ABSENT) or ())
+    rules = [changed.pop(r["id"], r) for r in report.get("rules") or [] if r["id"] not in absent]
+    return {**{k: v for k, v in out.items() if k not in VERDICT_KEYS},
+            **{k: v for k, v in recorded.items() if k not in (RULES_CHANGED, RULES_ABSENT)},
+            "rules": [*rules, *changed.values()]}
+
+
+def with_record(again: Mapping[str, Any], report: Mapping[str, Any],
+                judged_by: Mapping[str, Any], row_dir: Path) -> dict[str, Any]:
+    """The re-judged report ``again`` as a row's ``report.json`` in ``row_dir`` is written:
+    the current verdicts, with the run's own (``report``, as recorded) in its ``recorded``
+    section. The rule table keeps the form the run's has (a kept run's is slim:
+    ``matrix/keep.py``), and the findings' files are named relative to the folder (found
+    there wherever it is copied: :func:`local`)."""
+    def here(found: Any) -> list[Any]:
+        return [{**x, "files": {k: _relative(v, row_dir) for k, v in x["files"].items()}}
+                if isinstance(x, Mapping) and isinstance(x.get("files"), Mapping) else x
+                for x in found or []]
+
+    had = report.get("rules") or []
+    keys = set().union(*(r.keys() for r in had)) if had else None
+    rules = [{k: v for k, v in r.items() if keys is None or k in keys}
+             for r in again.get("rules") or []]
+    now = {r["id"]: r for r in rules}
+    recorded: dict[str, Any] = {k: report[k] for k in VERDICT_KEYS if k in report
+                                and k != "rules"}
+    recorded[RULES_CHANGED] = [r for r in had if now.get(r["id"]) != r]
+    recorded[RULES_ABSENT] = sorted(set(now) - {r["id"] for r in had})
+    return {**again, "violations": here(again.get("violations")),
+            "counterexamples": here(again.get("counterexamples")), "rules": rules,
+            RECORDED: recorded, JUDGED_BY: dict(judged_by)}
+
+
+def _relative(path: Any, row_dir: Path) -> Any:
+    p = Path(str(path))
+    return p.relative_to(row_dir).as_posix() if p.is_absolute() and p.is_relative_to(row_dir) \
+        else path
 
 
 class RejudgeError(ValueError):
@@ -163,6 +225,11 @@ def verdicts_on(case: Case, readings: Readings, config: Mapping[str, Any],
               or (x.get("rule") == rule and x.get("index") == index)]
     same = sorted((x for x in found if x.get("rule") == rule),
                   key=lambda x: (x.get("index") != index, x.get("level") != Level.FAIL))
+    if same and judged.gapped and same[0].get("level") == Level.FAIL \
+            and v.get("level") != Level.FAIL:
+        # a failure on an excerpt where the run, which read the whole process, warned: what
+        # made it a warning may be in the part left out (a session's creation a reopen names)
+        return [{**v, "rejudged": KEPT_EXCERPT}]
     if same:  # the rule still holds it (at its message, or where a reading now puts it)
         return [same[0]]
     here = [x for x in found if x.get("index") == index]
@@ -182,19 +249,34 @@ def verdicts_on(case: Case, readings: Readings, config: Mapping[str, Any],
     return [{**v, "rejudged": KEPT_EXCERPT}]
 
 
+# rule, level, check (of a warning), seen on a shared process only
+FindingKey = tuple[str, str, str | None, bool]
+
+
+def finding_key(v: Mapping[str, Any], level: str) -> FindingKey:
+    """What makes two re-judged findings one entry, as the run's report keeps them: a rule's
+    failure is one (one counterexample per rule), a warning is one per check of its rule (a
+    CANCEL-07 after a reopen and a probable CANCEL-07 say different things), and a failure
+    seen only on a shared process, reported as a warning, stays apart from the rule's warnings
+    (it has a counterexample of its own)."""
+    return (str(v["rule"]), level, None if level == Level.FAIL else str(v.get("check")),
+            v.get("standing") == Standing.SHARED_ONLY)
+
+
 def rejudged_report(report: Mapping[str, Any], row_dir: Path, readings: Readings,
                     own: Readings | None = None) -> dict[str, Any]:
     """The run's report with the verdicts its recorded findings have now (``own``: the run's
     readings, when ``readings`` are others)."""
     config = report.get("config") or {}
     kept = {ce["rule"]: ce for ce in report.get("counterexamples") or []}
-    found: dict[tuple[str, str], dict[str, Any]] = {}
+    found: dict[FindingKey, dict[str, Any]] = {}
     for case in cases_of(report, row_dir):
         for v in verdicts_on(case, readings, config, own):
             level = str(v["level"])
             ce = kept.get(str(v["rule"]))
             if level == Level.FAIL and ce and reported_standing(ce) == Standing.SHARED_ONLY:
                 level = Level.WARN.value  # seen once on a shared process, never fresh
+                v = {**v, "standing": Standing.SHARED_ONLY.value}
             elif level == Level.FAIL and case.files is not None and (kept_breach := resting_in_file(
                     Path(case.files["transcript.jsonl"]), v.get("index"),
                     v.get("evidence") or [])) is not None:
@@ -203,7 +285,7 @@ def rejudged_report(report: Mapping[str, Any], row_dir: Path, readings: Readings
                                       f"the client's deliberate breach #{kept_breach.number} "
                                       f"({kept_breach.breach.rule}), which the text leaves "
                                       "undefined"}
-            key = (str(v["rule"]), level)
+            key = finding_key(v, level)
             seen = int(case.violation.get("seen") or 1)
             if key in found:  # another recorded finding of it: its sightings count too
                 found[key]["seen"] += seen
@@ -211,7 +293,7 @@ def rejudged_report(report: Mapping[str, Any], row_dir: Path, readings: Readings
                 found[key] = {**v, "level": level, "files": dict(case.files or {}),
                               "seen": seen, "judged_on": str(case.violation["rule"])}
     counterexamples = []
-    for (rule, level), v in found.items():
+    for (rule, level, _, _), v in found.items():
         if level != Level.FAIL:
             continue
         ce = kept.get(rule)
@@ -222,13 +304,11 @@ def rejudged_report(report: Mapping[str, Any], row_dir: Path, readings: Readings
                                     "notes": [f"the run reported it as {v['judged_on']}"]})
     stats = {r["id"]: RuleStat(exercised=int(r.get("exercised") or 0))
              for r in report.get("rules") or []}
-    for (rule, level), v in found.items():
+    for (rule, level, _, _), v in found.items():
         st = stats.setdefault(rule, RuleStat())
         st.exercised = max(st.exercised, 1)
-        if level == Level.FAIL:
-            st.violations += int(v["seen"])
-        else:
-            st.warnings += int(v["seen"])
+        st.violations += int(v["seen"]) if level == Level.FAIL else 0
+        st.warnings += 0 if level == Level.FAIL else int(v["seen"])
     violations = sorted(found.values(), key=lambda v: (v["level"] != Level.FAIL, v["rule"]))
     failures = sum(v["level"] == Level.FAIL for v in violations)
     spec = dict(report.get("spec") or {})
@@ -250,14 +330,16 @@ def rejudge_row(row: Mapping[str, Any], base: Path, extra: Sequence[str] = (),
     no report (unavailable, not installed, an error before any report) stays as it is, and so
     does a row of another protocol than ``spec``'s. ``rewrite``: each re-judged failure's
     ``counterexample.txt`` and ``sequence.mmd`` are rewritten to say its verdict now
-    (:mod:`acp_model.matrix.rewrite`)."""
+    (:mod:`acp_model.matrix.rewrite`), a failure's ``issue.md`` goes when it is no longer one,
+    and the row's ``report.json`` says the current verdicts, the run's kept in its
+    ``recorded`` section."""
     if not row.get("report") or row.get("status") not in (RowStatus.RAN, RowStatus.ERROR):
         return _refreshed(row)
     if spec is not None and revisions.get(spec).protocol != int(row["protocol"]):
         return {**row, "rejudged": f"not judged under {spec} (a revision of another protocol)"}
     path = base / str(row["report"])
     try:
-        report = json.loads(path.read_text(encoding="utf-8"))
+        report = as_recorded(json.loads(path.read_text(encoding="utf-8")))
     except (OSError, ValueError) as exc:
         raise RejudgeError(f"row {row['key']}: its report {path} cannot be read ({exc})") \
             from None
@@ -266,8 +348,18 @@ def rejudge_row(row: Mapping[str, Any], base: Path, extra: Sequence[str] = (),
     again = rejudged_report(report, path.parent, readings, own)
     if rewrite:
         rewrite_files(report, again, readings)
+        stale_issues(report, again, path.parent)
+        path.write_text(json.dumps(with_record(again, report, {
+            "version": __version__, "readings": list(extra), "spec": spec}, path.parent), indent=1,
+            ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
+        # (sorted: a violation's view counts come in no fixed order, and the kept file must
+        # come out the same from one re-judging to the next)
     out_dir = base / str(row["out"]) if row.get("out") else path.parent
     new = row_from_report(target_of(row), again, base, path, out_dir)
+    for cell in (new.get("cells") or {}).values():
+        for f in cell.get("failures") or []:
+            if (held := held_of(f, base)) is not None:
+                f["held"] = held  # what the held replays kept, in words (matrix/held.py)
     for key in ("exit", "created", "reused", "acp_model"):  # the run's, not the judging's
         if key in row:
             new[key] = row[key]
@@ -291,6 +383,22 @@ def rewrite_files(report: Mapping[str, Any], again: Mapping[str, Any],
         if ce is not None and where not in written \
                 and rewrite(v, ce, readings.revision, str(decided) if decided else None):
             written.add(where)
+
+
+def stale_issues(report: Mapping[str, Any], again: Mapping[str, Any], row_dir: Path) -> None:
+    """Remove the ``issue.md`` the run wrote beside each failure of its own (``report``) that
+    the current code (``again``) no longer fails, a warning now or withdrawn: an issue body
+    beside it would still say it is a bug."""
+    from acp_model.matrix.rewrite import ISSUE
+
+    failing = {Path(f).parent for v in again.get("violations") or []
+               if v.get("level") == Level.FAIL
+               and (f := (v.get("files") or {}).get("transcript.jsonl"))}
+    for ce in report.get("counterexamples") or []:
+        transcript = (ce.get("files") or {}).get("transcript.jsonl")
+        folder = local(str(transcript), row_dir).parent if transcript else None
+        if folder is not None and folder not in failing:
+            (folder / ISSUE).unlink(missing_ok=True)
 
 
 def _refreshed(row: Mapping[str, Any]) -> dict[str, Any]:

@@ -33,6 +33,7 @@ from acp_model.trace.format import GAP, TraceError, numbers_of, read_trace
 from acp_model.trace.sequence import sequence_diagram
 
 TEXT = "counterexample.txt"
+ISSUE = "issue.md"  # the issue body beside a failure (matrix/bugs.py writes it)
 _RECORD = re.compile(r"^(?:>>|  ) #(\d+)\s")
 _MODEL = re.compile(r"^ {9}model: ")
 

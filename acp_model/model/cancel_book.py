@@ -41,6 +41,13 @@ class CancelBook:
     # the first prompt of the work it ended (-1: not known): a cancel sent before it (an
     # interrupt's, written with it) is no cancel "in flight" of a running turn
     ended_prompt: int = field(default=-1, metadata=EXPLAINS)
+    # where the session's last work ended, when it ended cancelled (-1: it ended otherwise, or
+    # none has): kept past the next work's start, where the cause of a later `cancelled` with
+    # none of its own may lie (CANCEL-11's evidence names it)
+    ended_cancelled: int = field(default=-1, metadata=EXPLAINS)
+    # the first content the agent wrote after that cancelled end, before a prompt came (-1:
+    # none): the cancelled turn ran on (CANCEL-11's evidence names it beside the end)
+    ran_on: int = field(default=-1, metadata=EXPLAINS)
 
     # --- queries ---------------------------------------------------------------------------
     @staticmethod
@@ -94,6 +101,7 @@ class CancelBook:
         ``withdrawals``: where the client withdrew the prompts it ends ($/cancel_request);
         ``prompt``: the first of those prompts (-1: none known)."""
         served: list[CancelRec] = []
+        self.ended_cancelled, self.ran_on = (idx if cancelled else -1), -1
         if cancelled:
             justifying = self.owing()
             served += justifying[:1]

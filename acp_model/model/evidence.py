@@ -8,14 +8,15 @@ returns None is reported as a warning, never as a failure (a failure states its 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
+from acp_model.model.cancel_book import CancelBook
 from acp_model.model.events import Payload
 from acp_model.model.permission_book import PermissionBook
 from acp_model.model.permissions import classify
 from acp_model.model.race_facts import Session
-from acp_model.model.records import CancelRec, PermRec
+from acp_model.model.records import CancelRec, PermRec, PromptRec
 from acp_model.model.vocab import WORK, Answer, CancelStatus
 
 Evidence = tuple[str, list[tuple[int, str]]]  # what proves a failure, and its records by role
@@ -168,8 +169,9 @@ class Proofs:
         stale = self.m.cancel_book.stale if self.m.state in WORK else \
             [c.idx for c in self.m.cancel_book.cancels if self.m.facts.is_stale(c)]
         if not stale:
-            return (f"{none_since} during this work or while its prompt was open",
-                    [(ev.idx, "the idle")])
+            earlier, items = earlier_end(self.m.cancel_book, self.m.queue.prompts)
+            return (f"{none_since} during this work or while its prompt was open{earlier}",
+                    [*items, (ev.idx, "the idle")])
         read = self._proof_text(stale[-1])
         if read is None:
             return None
@@ -381,4 +383,34 @@ def _allowed_at(perm: PermRec, before: int) -> int:
     if perm.answer == Answer.ALLOW and 0 <= perm.answer_idx < before:
         allows.append(perm.answer_idx)
     return max(allows, default=-1)
+
+
+def earlier_end(book: CancelBook, prompts: Sequence[PromptRec]
+                ) -> tuple[str, list[tuple[int, str]]]:
+    """What the session's previous work was cancelled by, when it ended cancelled before
+    this work's prompt was sent: no cause of this `cancelled` is on the wire, and an
+    agent that carried that cancel over to the next work would end it so (codex-acp's
+    withdrawn prompt, answered before its turn had started, s10). Context for a reader,
+    not part of the proof: this work's own window has no cause either way."""
+    prompt = next(iter(prompts), None)
+    end = book.ended_cancelled
+    if end < 0 or (prompt is not None and prompt.idx < end):
+        return "", []
+    causes = sorted([*((w, "$/cancel_request") for w in book.withdrawals),
+                     *((c, "session/cancel") for c in book.cancelled_by)])
+    said = " and ".join(f"{what} #{idx}" for idx, what in causes)
+    ended = f" (prompt #{book.ended_prompt})" if book.ended_prompt >= 0 else ""
+    this = f" #{prompt.idx}" if prompt is not None else ""
+    ran_on = book.ran_on if book.ran_on > end else -1
+    return (f"; before it, the session's previous work{ended} ended `cancelled` at #{end}"
+            + (f", after {said}" if said else "")
+            + (f", and its content still came at #{ran_on}" if ran_on >= 0 else "")
+            + f", before this work's prompt{this} was sent",
+            [*([(book.ended_prompt, "the previous work's prompt")]
+               if book.ended_prompt >= 0 else []),
+             *((idx, f"{what} of the previous work") for idx, what in causes),
+             (end, "the previous work's cancelled end"),
+             *([(ran_on, "the previous work's content after its end")]
+               if ran_on >= 0 else []),
+             *([(prompt.idx, "the prompt of this work")] if prompt is not None else [])])
 

@@ -262,6 +262,9 @@ class SessionModel:
         """Other session updates: legal in every state; they never change the state."""
         if self.state in WORK and self.work.showed < 0 and ev.update in LATE_CONTENT_UPDATES:
             self.work.showed = ev.idx
+        elif self.state not in WORK and self.cancel_book.ended_cancelled >= 0 \
+                and self.cancel_book.ran_on < 0 and ev.update in LATE_CONTENT_UPDATES:
+            self.cancel_book.ran_on = ev.idx  # the cancelled turn ran on past its end
         self._note_silent_block()
 
     def _note_silent_block(self) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -283,6 +283,7 @@ class _Page:
                     "false": "Why it is not a bug"}.get(review.verdict, "Read by hand")
             out += [f"**{head}** (read by hand, judged {review.verdict.upper()}; "
                     f"{review.source}): {' '.join(review.why.split())}", ""]
+            out += same_root_lines(self.rows, self.reviews, row, str(f["rule"]), review)
         else:
             out += [f"**Why it is a bug:** the text makes it a {f.get('strength')} of the agent, "
                     "and the wire lines below prove the breach on their own (no one has read "
@@ -296,6 +297,8 @@ class _Page:
             out += ["The wire lines that prove it (numbered as in the transcript):", "",
                     "```", *proof, "```", ""]
         out += [f"Reproduction: {reproduction_text(f)}.", ""]
+        if f.get("held"):  # what the schedule the held replays kept pins, in words
+            out += [str(f["held"]), ""]
         links = [f"[{name}]({self.run_link(f[key])})" for key, name in (
             ("issue", "issue body"), ("transcript", "transcript"), ("replay", "replay file"),
             ("counterexample", "counterexample")) if f.get(key)]
@@ -323,6 +326,7 @@ class _Page:
                     "false": "Not a bug of the agent"}.get(review.verdict, "Read by hand")
             out += [f"**{head}** (read by hand, judged {review.verdict.upper()}; "
                     f"{review.source}): {' '.join(review.why.split())}", ""]
+            out += same_root_lines(self.rows, self.reviews, row, str(f["rule"]), review)
         if f.get("transcript"):
             out += [f"First sighting: [transcript]({self.run_link(f['transcript'])})"
                     + (f", [as text]({self.run_link(f['counterexample'])})"
@@ -431,6 +435,39 @@ def _verdict(row: Mapping[str, Any]) -> str:
     if fails:
         return f"fail: {', '.join(fails)}"
     return "pass with warnings" if any(c.get("warnings") for c in cells) else "pass"
+
+
+def same_root_lines(rows: Sequence[Mapping[str, Any]],
+                    reviews: Mapping[tuple[str, str, int, str], Any],
+                    row: Mapping[str, Any], rule: str, review: Any) -> list[str]:
+    """The failures the reader found to share this one's root (``root`` in
+    reviewed.toml), each linked where the page shows it: one issue's worth."""
+    root = getattr(review, "root", None)
+    if root is None:
+        return []
+    key = (str(row["agent"]), str(row.get("version") or ""), int(row["protocol"]), rule)
+    shown = {(str(r["agent"]), str(r.get("version") or ""), int(r["protocol"]),
+              str(f["rule"])) for r in rows
+             for c in (r.get("cells") or {}).values() for f in c.get("failures") or []}
+    others = []
+    for (agent, version, protocol, other), r in reviews.items():
+        if getattr(r, "root", None) != root or (agent, version, protocol, other) == key:
+            continue
+        name = f"{agent} {version} v{protocol} {other}"
+        others.append(f"[{name}](#{_anchor({'agent': agent, 'protocol': protocol}, other)})"
+                      if (agent, version, protocol, other) in shown else name)
+    if not others:
+        return []
+    return [f"**Same root.** {same_root_words(others, getattr(review, 'root_why', ''))}",
+            ""]
+
+
+def same_root_words(others: Sequence[str], why: str) -> str:
+    """What a failure of a root it shares with ``others`` says (the page's and its bug
+    report's words): which they are, the root in words, and that each keeps its rule."""
+    why = " ".join(str(why or "").split()).rstrip(".")
+    return (f"One root with {', '.join(others)}" + (f": {why}." if why else ".")
+            + " Each is filed under the rule it breaks; one fix should clear them all.")
 
 
 def _anchor(row: Mapping[str, Any], rule: str, kind: str = "f") -> str:

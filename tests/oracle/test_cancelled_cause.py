@@ -97,3 +97,30 @@ def test_a_cancel_read_before_the_second_prompt_does_not_reach_it() -> None:
     t = t.v1.ended(10, "cancelled").v1.chunk(S, "the second turn's reply")
     report = check(t.v1.ended(11, "cancelled"), V1)
     assert "CANCEL-11" in failed_rules(report), report["violations"]
+
+
+def test_a_cancelled_end_with_no_cause_names_the_withdrawal_of_the_previous_work() -> None:
+    """codex-acp 2.6.0 (the s10 reader's C5): prompt id=5 withdrawn ($/cancel_request),
+    answered `cancelled`, its turn then streamed on; the next prompt was answered
+    `cancelled` with no cause of its own. The proof named only the last answer; it now
+    names the earlier withdrawal, that work's cancelled end and the content after it, which
+    is where a maintainer finds the bug (the verdict rests on this work's window alone)."""
+    t = _idle_session().prompt(S, 5).cancel_request("c2a", 5).v1.ended(5, "cancelled")
+    t = t.v1.chunk(S, "the withdrawn turn runs on").prompt(S, 7).v1.ended(7, "cancelled")
+    report = check(t, V1)
+    assert failed_rules(report) == {"CANCEL-11"}, report["violations"]
+    v = next(v for v in report["violations"] if v["rule"] == "CANCEL-11")
+    assert [e["role"] for e in v["evidence"]] == [
+        "the previous work's prompt", "$/cancel_request of the previous work",
+        "the previous work's cancelled end", "the previous work's content after its end",
+        "the prompt of this work", "the idle"]
+    prompt, withdrawal, end, content, this, idle = (e["index"] for e in v["evidence"])
+    assert prompt < withdrawal < end < content < this < idle == v["index"]
+    assert (f"before it, the session's previous work (prompt #{prompt}) ended `cancelled` at "
+            f"#{end}, after $/cancel_request #{withdrawal}, and its content still came at "
+            f"#{content}, before this work's prompt #{this} was sent") in v["message"]
+    # a work that ended normally in between: the withdrawal is no longer the previous work's
+    t = _idle_session().prompt(S, 5).cancel_request("c2a", 5).v1.ended(5, "cancelled")
+    t = t.prompt(S, 6).v1.chunk(S).v1.ended(6, "end_turn").prompt(S, 7).v1.ended(7, "cancelled")
+    v = next(v for v in check(t, V1)["violations"] if v["rule"] == "CANCEL-11")
+    assert [e["role"] for e in v["evidence"]] == ["the idle"], v["evidence"]

@@ -254,3 +254,17 @@ def test_every_kind_of_argument_is_one_argument_class() -> None:
     from acp_model.model.wire_table import Over
 
     assert set(ARGUMENTS) == set(Over)
+
+
+def test_a_probe_is_named_in_words_and_only_a_breach_is_called_negative_input() -> None:
+    """A maintainer reads the program: "negative input: notification_batch" read as a
+    deliberate breach of a batch that is legal (the s9 and s10 readers, C8)."""
+    from acp_model.fuzzing.actions import NegativeInput, Probe
+
+    batch, broken = Probe(0, NegativeInput.NOTIFICATION_BATCH), \
+        Probe(0, NegativeInput.INVALID_PARAMS)
+    assert Program.of([NewSession(), batch, broken]).describe()[1:] == [
+        "a JSON-RPC batch of one notification (legal: it gets no response), then a sync "
+        "request", "negative input: a prompt without its content (invalid params)"]
+    for each in NegativeInput:  # no enum value left bare
+        assert str(each) not in Probe(0, each).describe()

@@ -125,3 +125,34 @@ def test_re_judging_rewrites_each_failure_s_counterexample_from_its_verdict_now(
     mmd = (out / "a-v2" / "CANCEL-09" / "sequence.mmd")
     assert not mmd.exists() or f"CANCEL-09: {f['message'][:40]}" in mmd.read_text()
     assert (folder / "counterexample.txt").read_text().startswith(stale)  # the run's: as kept
+
+
+HELD = Path(__file__).resolve().parents[1] / "data" / "held"
+
+
+def test_the_issue_says_in_words_what_the_held_schedule_kept_before_the_offence() -> None:
+    """"6/6 held, 0/6 free" said nothing about what the schedule holds (the s10 reader's
+    C6): the line names, from schedule.json's order, the agent output the program's last
+    action waited for and what followed, with the transcript's numbers. kimi-cli's load
+    was written 1.8 ms after the prompt's answer; opencode's model reply was released only
+    after the agent had answered the sync that proves it read the teardown's cancel."""
+    from acp_model.matrix.held import held_of
+
+    kimi = {"rule": "SESS-07", "index": 15, "replay": "kimi-SESS-07/replay.json",
+            "transcript": "kimi-SESS-07/transcript.jsonl"}
+    line = held_of(kimi, HELD)
+    assert line is not None and line.startswith("Held to the recorded schedule, a replay "
+                                                "keeps this order")
+    assert ("the agent's answer #13 to session/prompt #10; the client's session/load #14 "
+            "(action 3) 1.8 ms later; the agent's answer #15 to session/load #14.") in line
+    opencode = held_of({"rule": "CANCEL-07", "index": 17, "replay":
+                        "opencode-CANCEL-07/replay.json", "transcript":
+                        "opencode-CANCEL-07/transcript.jsonl"}, HELD)
+    assert opencode is not None
+    assert ("the client's session/cancel #12 (the teardown) 1.8 ms later; the client's "
+            "_acp_model/sync #13 (the teardown) 0.5 ms later; the agent's error answer #14 to "
+            "_acp_model/sync #13; the agent's call of the model for session/prompt #11 (step "
+            "0); the scripted model's reply of step 0 (start, text, end)") in opencode
+    body = issue_body(ROW, {**_failure("SESS-07"), **kimi}, HELD)
+    assert body.index("**Reproduction:**") < body.index(line)
+    assert held_of({**kimi, "index": 99}, HELD) is None  # not in the transcript

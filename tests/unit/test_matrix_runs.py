@@ -156,6 +156,81 @@ def test_a_failure_on_an_excerpt_the_code_cannot_judge_is_kept_and_says_why(
     assert v["rejudged"] == KEPT_EXCERPT
 
 
+def test_a_rejudged_folder_s_report_json_says_the_current_verdicts_and_keeps_the_runs(
+        tmp_path: Path) -> None:
+    """Every file of a re-judged folder that states a verdict gives the current one: the
+    row's report.json too (the s10 reader: gptme's said `fail` for a CANCEL-07 that its
+    counterexample and matrix.json called a warning). The run's own verdicts stay in its
+    ``recorded`` section, re-judging the folder again reads them back (idempotent), and an
+    issue body beside a failure the current code withdrew is removed."""
+    base = _matrix(tmp_path / "run", [_run(tmp_path / "run", "a",
+                                           [(CLEAN, "CANCEL-09", False)]),
+                                      _run(tmp_path / "run", "b",
+                                           [(CANCEL_09, "CANCEL-09", False)])])
+    (base / "a-v2" / "CANCEL-09" / "issue.md").write_text("# a breaks CANCEL-09\n")
+    out = tmp_path / "out"
+    assert main(["matrix", "--rejudge", str(base), "--out", str(out)]) == 1  # b fails
+    report = json.loads((out / "a-v2" / "report.json").read_text())
+    assert report["verdict"] == "pass" and report["violations"] == []
+    assert report["summary"]["failures"] == 0
+    assert [v["rule"] for v in report["recorded"]["violations"]] == ["CANCEL-09"]
+    assert report["recorded"]["verdict"] == "fail"
+    assert report["judged_by"]["version"] == __version__
+    # a finding that stands names its files in the folder, wherever the folder is copied
+    (v,) = json.loads((out / "b-v2" / "report.json").read_text())["violations"]
+    assert v["rule"] == "CANCEL-09" and v["files"]["transcript.jsonl"] == \
+        "CANCEL-09/transcript.jsonl"
+    assert not (out / "a-v2" / "CANCEL-09" / "issue.md").exists()
+    assert main(["matrix", "--rejudge", str(out)]) == 1  # again, in place
+    assert json.loads((out / "a-v2" / "report.json").read_text()) == report
+    from acp_model.matrix.rejudge import as_recorded
+
+    assert as_recorded(report) == json.loads((base / "a-v2" / "report.json").read_text())
+
+
+def test_warnings_of_one_rule_from_two_checks_stay_two_findings(tmp_path: Path) -> None:
+    """A CANCEL-07 warning after a reopen and a probable CANCEL-07 say different things: the
+    run lists both, and so does its re-judging (the s10 reader: opencode's were merged into
+    one); a failure seen on a shared process only, reported as a warning of a check, stays
+    apart from that check's warnings (kilo's two PROMPT-04)."""
+    from acp_model.matrix.rejudge import rejudged_report
+    from acp_model.spec.readings import DEFAULT
+
+    def warning(check: str, index: int, **more: Any) -> dict[str, Any]:
+        return {"rule": "CANCEL-07", "level": "warn", "check": check, "index": index,
+                "message": f"#{index} {check}", "seen": 1, **more}
+
+    report = {"violations": [warning("cancel_after_reopen_honoured", 44),
+                             warning("cancel_probably_honoured", 165),
+                             warning("cancel_probably_honoured", 170),
+                             warning("cancel_probably_honoured", 261,
+                                     standing="shared-only")]}
+    again = rejudged_report(report, tmp_path, DEFAULT)
+    assert sorted((v["check"], v["seen"], v.get("standing")) for v in again["violations"]) \
+        == [("cancel_after_reopen_honoured", 1, None), ("cancel_probably_honoured", 1,
+                                                         "shared-only"),
+            ("cancel_probably_honoured", 2, None)]
+    assert again["summary"]["warnings"] == 3
+
+
+def test_a_warning_an_excerpt_now_fails_stays_the_runs_warning(tmp_path: Path) -> None:
+    """The run judged the whole shared process and warned; its kept excerpt leaves messages
+    out (opencode's reopened session: the answer that named it was in a gap), so a failure
+    the excerpt shows may come from what is missing: the run's warning stands, and says
+    why (it used to become a failure and merge into the rule's own)."""
+    from acp_model.matrix.rejudge import rejudged_report
+    from acp_model.spec.readings import DEFAULT
+
+    _run(tmp_path, "a", [(CANCEL_09, "CANCEL-09", True)])
+    out = tmp_path / "a-v2"
+    report = json.loads((out / "report.json").read_text())
+    (v,) = report["violations"]
+    files = report.pop("counterexamples")[0]["files"]
+    report["violations"] = [{**v, "level": "warn", "files": files}]
+    (w,) = rejudged_report(report, out, DEFAULT)["violations"]
+    assert w["level"] == "warn" and w["rejudged"] == KEPT_EXCERPT
+
+
 def test_a_reading_regrades_a_recorded_failure_beside_today_s_verdict(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A-13=warn: updates after the cancelled end of a turn are a warning, not CANCEL-09's
@@ -294,6 +369,38 @@ def test_the_agents_page_is_a_grid_a_reviewed_bug_says_why_and_its_report_is_kep
     (notes / "reviewed.toml").write_text("")
     assert main(["matrix", "--rejudge", str(base), "--docs", str(page)]) == 1
     assert not report.exists()
+
+
+def test_failures_a_reader_found_to_share_a_root_name_and_link_each_other(
+        tmp_path: Path) -> None:
+    """One root, several failures (codex-acp's withdrawn turn: v1 CANCEL-11, v1 CANCEL-09, v2
+    SDK-PROMPT-03, the s10 reader's C5): each stays under its own rule, and its bug report
+    and its section of the page name the others, linked, with the root in words."""
+    from acp_model.matrix.bugs import ReviewError
+
+    base = _matrix(tmp_path / "run", [_run(tmp_path / "run", "a",
+                                           [(CANCEL_09, "CANCEL-09", False)]),
+                                      _run(tmp_path / "run", "b",
+                                           [(CANCEL_09, "CANCEL-09", False)])])
+    notes = tmp_path / "docs" / "agent-notes"
+    notes.mkdir(parents=True)
+    entry = ('[[failure]]\nagent = "{}"\nversion = "1.0"\nprotocol = 2\nrule = "CANCEL-09"\n'
+             'verdict = "true"\nwhy = "An update after the end."\nroot = "{}"\n')
+    (notes / "reviewed.toml").write_text(
+        entry.format("a", "late") + entry.format("b", "late")
+        + '[roots]\nlate = """The turn runs on after\nits answer."""\n')
+    page = tmp_path / "docs" / "agents.md"
+    assert main(["matrix", "--rejudge", str(base), "--docs", str(page)]) == 1
+    text = page.read_text()
+    assert ("**Same root.** One root with [b 1.0 v2 CANCEL-09](#f-b-v2-cancel-09): The turn "
+            "runs on after its answer. Each is filed under the rule it breaks") in text
+    assert "One root with [a 1.0 v2 CANCEL-09](#f-a-v2-cancel-09)" in text
+    report = (notes / "bugs" / "a-v2-CANCEL-09.md").read_text()
+    assert ("## Same root\n\nOne root with [b 1.0 v2 CANCEL-09](b-v2-CANCEL-09.md): The turn "
+            "runs on after its answer.") in report
+    (notes / "reviewed.toml").write_text(entry.format("a", "lat") + '[roots]\nlate = "x"\n')
+    with pytest.raises(ReviewError, match="root 'lat' is not in \\[roots\\] \\(late\\)"):
+        load_reviews(notes / "reviewed.toml")
 
 
 def test_the_modes_go_alone_and_bad_rows_are_usage_errors(
