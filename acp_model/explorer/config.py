@@ -146,7 +146,10 @@ class Config:
             keys[touched] = self._session_key(touched, joint, canon=canon)
         else:
             keys = self.session_keys(canon)
-        order = tuple(sorted(range(len(keys)), key=keys.__getitem__))
+        try:
+            order = tuple(sorted(range(len(keys)), key=keys.__getitem__))
+        except TypeError:  # an unset or dead index (None) against a rank at one place
+            order = tuple(sorted(range(len(keys)), key=lambda j: _total(keys[j])))
         return tuple(keys[j] for j in order), order
 
     def _single_key(self, canon: bool = True) -> tuple[Any, ...]:
@@ -183,6 +186,19 @@ class Config:
             self.models = [self.models[j] for j in order]
             self.obs = [self.obs[j] for j in order]
             self.compacted = [self.compacted[j] for j in order]
+
+
+def _total(value: Any) -> Any:
+    """``value`` ordered with None below everything else, at any depth: the sessions' keys
+    hold None for an index unset or dead (``snapshot``) where another session's holds its
+    rank. It orders every two keys the plain comparison can as that does (None meets None
+    as equal), so a configuration's sessions come in the same order whichever way they were
+    sorted (``Config.canonical`` tries the plain order first: most keys never meet so)."""
+    if value is None:
+        return (0,)
+    if type(value) is tuple:
+        return (1, tuple([_total(v) for v in value]))
+    return (1, value)
 
 
 @dataclass(slots=True)

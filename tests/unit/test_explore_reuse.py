@@ -74,3 +74,22 @@ def test_a_shared_book_is_asked_to_compact_only_once_its_horizon_moved(
     forgot = sum(1 for m in asked if compacts(m))
     assert forgot, "the bounds must make the explorer forget a request"
     assert len(asked) < len(edges) // 2
+
+
+def test_sessions_whose_keys_meet_none_against_a_rank_are_ordered(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two sessions' keys may hold, at their first difference, None (an index unset or
+    dead) against a rank: `explore --sessions 2 --max-permissions 1` met a permission answer
+    read in one session and unread in the other, and sorting the sessions raised TypeError.
+    They are ordered with None first, as the plain order would tie None with None."""
+    from acp_model.spec.readings import DEFAULT
+
+    cfg = Config.initial(SessionModel, 2, DEFAULT)
+    dead = ((("idle", ((0, "answered", None),)), (), False))
+    live = ((("idle", ((0, "answered", 3),)), (), False))
+    monkeypatch.setattr(Config, "session_keys", lambda self, canon=True: [live, dead])
+    key, order = cfg.canonical()
+    assert order == (1, 0)
+    assert key == (dead, live)
+    monkeypatch.setattr(Config, "session_keys", lambda self, canon=True: [dead, live])
+    assert cfg.canonical() == ((dead, live), (0, 1))
