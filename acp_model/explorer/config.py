@@ -59,17 +59,23 @@ class _Base:
         return bool(self.rank)
 
 
-class Config:
-    """One concrete configuration: what a node of the graph stands for."""
+_UNCOMPACTED = -2  # below every horizon (the read frontiers start at -1)
 
-    __slots__ = ("ctx", "models", "next_idx", "obs")
+
+class Config:
+    """One concrete configuration: what a node of the graph stands for. ``compacted``: per
+    session, the horizon its permission book was last compacted at (``SessionModel.horizon``;
+    the explorer asks a book it shares whether it compacts only once the horizon moved)."""
+
+    __slots__ = ("compacted", "ctx", "models", "next_idx", "obs")
 
     def __init__(self, ctx: Context, models: list[SessionModel], obs: list[Observer],
-                 next_idx: int) -> None:
+                 next_idx: int, compacted: list[int] | None = None) -> None:
         self.ctx = ctx
         self.models = models
         self.obs = obs
         self.next_idx = next_idx
+        self.compacted = [_UNCOMPACTED] * len(models) if compacted is None else compacted
 
     @classmethod
     def initial(cls, model_cls: type[SessionModel], sessions: int, readings: Readings
@@ -86,10 +92,11 @@ class Config:
         ctx = self.ctx.derive()
         copy = clone or _clone_model
         if touched == 0 and len(self.models) == 1:  # the common case, on every edge
-            return Config(ctx, [copy(self.models[0], ctx)], list(self.obs), self.next_idx)
+            return Config(ctx, [copy(self.models[0], ctx)], list(self.obs), self.next_idx,
+                          list(self.compacted))
         models = [copy(m, ctx) if i == touched else _share_model(m, ctx)
                   for i, m in enumerate(self.models)]
-        return Config(ctx, models, list(self.obs), self.next_idx)
+        return Config(ctx, models, list(self.obs), self.next_idx, list(self.compacted))
 
     def _session_held(self, j: int, canon: bool = True) -> set[int]:
         idx = snapshot.indices(self.models[j], canon)
@@ -139,7 +146,10 @@ class Config:
             keys[touched] = self._session_key(touched, joint, canon=canon)
         else:
             keys = self.session_keys(canon)
-        order = tuple(sorted(range(len(keys)), key=keys.__getitem__))
+        try:
+            order = tuple(sorted(range(len(keys)), key=keys.__getitem__))
+        except TypeError:  # an unset or dead index (None) against a rank at one place
+            order = tuple(sorted(range(len(keys)), key=lambda j: _total(keys[j])))
         return tuple(keys[j] for j in order), order
 
     def _single_key(self, canon: bool = True) -> tuple[Any, ...]:
@@ -175,6 +185,20 @@ class Config:
         if order != tuple(range(len(order))):
             self.models = [self.models[j] for j in order]
             self.obs = [self.obs[j] for j in order]
+            self.compacted = [self.compacted[j] for j in order]
+
+
+def _total(value: Any) -> Any:
+    """``value`` ordered with None below everything else, at any depth: the sessions' keys
+    hold None for an index unset or dead (``snapshot``) where another session's holds its
+    rank. It orders every two keys the plain comparison can as that does (None meets None
+    as equal), so a configuration's sessions come in the same order whichever way they were
+    sorted (``Config.canonical`` tries the plain order first: most keys never meet so)."""
+    if value is None:
+        return (0,)
+    if type(value) is tuple:
+        return (1, tuple([_total(v) for v in value]))
+    return (1, value)
 
 
 @dataclass(slots=True)
@@ -193,7 +217,11 @@ class SingleRanks:
     @classmethod
     def of(cls, cfg: Config, indices: Callable[..., set[int]]) -> SingleRanks:
         held = _single_held(cfg, indices)
-        rank = _single_rank(held, cfg.ctx.frontier)
+        return cls.ranked(cfg, held, _single_rank(held, cfg.ctx.frontier))
+
+    @classmethod
+    def ranked(cls, cfg: Config, held: set[int], rank: dict[int, int]) -> SingleRanks:
+        """From the indices ``cfg`` holds and their ranks (its key made them already)."""
         n = cfg.next_idx
         unread = len(held) - sum(1 for i in held if i <= cfg.ctx.frontier)
         return cls(cfg.ctx.frontier, held, rank, held | {n}, {**rank, n: unread}, unread > 0)
@@ -212,6 +240,21 @@ def _single_rank(held: set[int], frontier: int) -> dict[int, int]:
     return {i: k - read for k, i in enumerate(ordered)}
 
 
+def _ranks(held: set[int], cfg: Config, prior: SingleRanks | None) -> dict[int, int]:
+    """The ranks of the indices ``cfg``'s model holds (``held``, the observer's added here),
+    ``prior``'s when they still hold (see :func:`single_key`)."""
+    wc = cfg.obs[0].work_cancels
+    if wc:
+        held.update(wc)
+    f = cfg.ctx.frontier
+    if prior is not None and prior.frontier == f:
+        if held == prior.held:
+            return prior.rank
+        if held == prior.held_next:
+            return prior.rank_next
+    return _single_rank(held, f)
+
+
 def single_key(cfg: Config, snap: Callable[..., Any], indices: Callable[..., set[int]],
                prior: SingleRanks | None = None) -> tuple[Any, ...]:
     """The key of a one-session configuration's session, in one pass: its read indices rank
@@ -220,16 +263,19 @@ def single_key(cfg: Config, snap: Callable[..., Any], indices: Callable[..., set
     ``indices`` are the model class's generated functions (:func:`snapshot.compiled
     <acp_model.model.snapshot.compiled>`), which the explorer looks up once per run;
     ``prior``, the predecessor's ranks, saves sorting when they still hold."""
+    return single_key_ranked(cfg, snap, indices, prior)[0]
+
+
+def single_key_ranked(cfg: Config, snap: Callable[..., Any], indices: Callable[..., set[int]],
+                      prior: SingleRanks | None = None
+                      ) -> tuple[tuple[Any, ...], dict[int, int]]:
+    """:func:`single_key` and the ranks it used (their keys: every index held, so the
+    configuration's :class:`SingleRanks` follow from them, :meth:`SingleRanks.ranked`)."""
     m = cfg.models[0]
-    wc = cfg.obs[0].work_cancels
-    held = _single_held(cfg, indices)
-    if prior is not None and prior.frontier == cfg.ctx.frontier and held == prior.held:
-        rank = prior.rank
-    elif prior is not None and prior.frontier == cfg.ctx.frontier and held == prior.held_next:
-        rank = prior.rank_next
-    else:
-        rank = _single_rank(held, cfg.ctx.frontier)
-    return (snap(m, rank), tuple([rank[i] for i in wc]) if wc else (), cfg.obs[0].cancelled)
+    obs = cfg.obs[0]
+    wc = obs.work_cancels
+    rank = _ranks(indices(m), cfg, prior)
+    return (snap(m, rank), tuple([rank[i] for i in wc]) if wc else (), obs.cancelled), rank
 
 
 def obligations(m: SessionModel, readings: Readings) -> list[str]:

@@ -26,7 +26,7 @@ from acp_model.explorer.config import (
     _edge_breaks,
     _info,
     _observe,
-    single_key,
+    single_key_ranked,
 )
 from acp_model.explorer.writes import transition_writes
 from acp_model.model import snapshot
@@ -307,6 +307,7 @@ class _Search:
         self.single = bounds.sessions == 1
         self.plan = plan(bounds)
         _, self.snap, self.indices = snapshot.compiled(model, canon, len(rs) > 1)
+        self.ranks: dict[int, SingleRanks] = {}  # per queued node: the ranks its key made
         # Copy on write: per (state, event), a copy of the model that copies the parts the
         # event's actions write and shares the rest with the stored original, and whether
         # that includes the permission book (compaction writes it too).
@@ -339,8 +340,8 @@ class _Search:
     def _expand(self, u: int, cfg: Config) -> None:
         """Try every action of the alphabet on the stored configuration ``u``."""
         transitions, refusals, missing = self.table.transitions, self.refusals, self.missing
-        base: _Base | SingleRanks = SingleRanks.of(cfg, self.indices) if self.single \
-            else cfg.base(self.keys[u], self.canon)
+        base: _Base | SingleRanks = (self.ranks.pop(u, None) or SingleRanks.of(
+            cfg, self.indices)) if self.single else cfg.base(self.keys[u], self.canon)
         for act in planned_actions(cfg, self.bounds, self.plan, base.any_unread):
             s = act.session
             if s is None:
@@ -409,11 +410,13 @@ class _Search:
             new.ctx.readings = self.rs[0]
         new.obs[s] = _observe(cfg.obs[s], src_state, act, ev.idx)
         if self.compact:  # a shared book is copied first, and only when it forgets something
+            horizon = m.horizon()
             if self.book_copied[key]:
                 m.compact()
-            elif m.compacts():
-                m = new.models[s] = self.copy_book(m, new.ctx)
-                m.compact()
+            elif cfg.compacted[s] != horizon and m.compacts():  # compaction is idempotent at
+                m = new.models[s] = self.copy_book(m, new.ctx)  # a horizon: a shared book
+                m.compact()                                   # compacted there forgets nothing
+            new.compacted[s] = horizon
         breaks: tuple[str, ...] = ()
         if mask & 1:
             breaks = _edge_breaks(cfg.obs[s], src_state, act, frontier, warned)
@@ -427,8 +430,10 @@ class _Search:
     def _add(self, u: int, new: Config, e: Edge, base: _Base | SingleRanks) -> None:
         """Record edge ``e`` from ``u`` to ``new``'s node, a new one if its key is new
         (``base``: the key parts of ``u`` its successors may reuse)."""
+        rank: dict[int, int] = {}
         if isinstance(base, SingleRanks):  # Config.canonical's common case: no renaming
-            k = (single_key(new, self.snap, self.indices, base),)
+            single, rank = single_key_ranked(new, self.snap, self.indices, base)
+            k = (single,)
         else:
             k, order = new.canonical(base, e.action.session, self.canon)
             if order != self.ident:
@@ -440,7 +445,9 @@ class _Search:
                 raise ExplorationTooLarge(
                     f"more than {self.max_states} states within {self.bounds.to_json()}; "
                     "tighten the bounds")
-            if not self.single:
+            if self.single:  # its expansion reuses the ranks its key made
+                self.ranks[v] = SingleRanks.ranked(new, set(rank), rank)
+            else:
                 new.reorder(order)
             self.index[k] = v
             self.keys.append(k)

@@ -114,21 +114,28 @@ class SessionModel:
         """Liveness obligations still open (:meth:`Obligations.obligations`)."""
         return self.owed.obligations()
 
+    def horizon(self) -> int:
+        """Where :meth:`retire` and :meth:`compact` cut: the proven or the probable read
+        frontier, whichever is further (both only grow)."""
+        return max(self.ctx.probable, self.ctx.frontier)
+
     def retire(self) -> None:
         """Move settled permission requests out of the scans (``PermissionBook.retire``): below
         the horizon the agent acting on an answer can change no verdict."""
-        self.perm_book.retire(max(self.ctx.probable, self.ctx.frontier))
+        self.perm_book.retire(self.horizon())
 
     def compact(self) -> None:
         """Forget answered permission requests no check can read (``PermissionBook.compact``;
-        the explorer calls it on every edge)."""
+        the explorer calls it on every edge). Idempotent at one horizon: what it keeps at a
+        horizon it keeps there again (the explorer skips asking a book it shares, unchanged,
+        at the horizon it was compacted at)."""
         if self.perm_book.perms:
-            self.perm_book.compact(max(self.ctx.probable, self.ctx.frontier))
+            self.perm_book.compact(self.horizon())
 
     def compacts(self) -> bool:
         """Would :meth:`compact` forget something?"""
         return bool(self.perm_book.perms) and bool(
-            self.perm_book.forgettable(max(self.ctx.probable, self.ctx.frontier)))
+            self.perm_book.forgettable(self.horizon()))
 
     # =====================================================================================
     # Actions. They run after the checks and update the extended state.
