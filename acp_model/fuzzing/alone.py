@@ -27,7 +27,7 @@ from acp_model.fuzzing.stop import Stop
 POLL = 0.2  # seconds between tries of the lock (a stop request ends the waiting at once)
 
 
-class Gate:
+class GateHold:
     """A run's hold of a gate file shared by runs side by side (``path`` None: no gate, every
     call returns at once)."""
 
@@ -94,11 +94,11 @@ class Gate:
             self.mode = mode
             return True
 
-    def __enter__(self) -> Gate:
+    def __enter__(self) -> GateHold:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
 
-__all__ = ["Gate"]
+__all__ = ["GateHold"]

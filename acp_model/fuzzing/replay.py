@@ -23,7 +23,7 @@ from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.hold import Hold, describe_divergence
 from acp_model.fuzzing.pool import Example
 from acp_model.fuzzing.recorder import LifecycleFailure, Recorder, request_method
-from acp_model.fuzzing.schedule import Boundary, Event, Schedule
+from acp_model.fuzzing.schedule import Boundary, Crossing, Schedule
 from acp_model.fuzzing.stop import Interrupted, Stop
 from acp_model.llm.wire import Part
 from acp_model.model.vocab import Level
@@ -306,7 +306,7 @@ def _failures(client: FuzzClient) -> list[Violation]:
         return [v for v in client.oracle.violations() if v.level == Level.FAIL]
 
 
-def model_text(e: Event) -> str:
+def model_text(e: Crossing) -> str:
     """A model event for people: ``request (step 0)``, ``released text 2 (step 1)``..."""
     step, attempt = e.what[1], e.what[2]
     retry = f", attempt {attempt}" if attempt != "1" else ""
