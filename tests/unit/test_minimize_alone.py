@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from acp_model.fuzzing.alone import GateHold
+from acp_model.fuzzing.alone import GateHold, GateMode
 from acp_model.fuzzing.stop import Stop
 
 
@@ -31,7 +31,7 @@ def test_generating_runs_share_the_gate_and_a_minimizing_run_waits_for_all(
             assert thread.is_alive() or not got, "it went alone while a run still generated"
             two.release()
             thread.join(10)
-            assert got == [True] and gate.mode == "alone"
+            assert got == [True] and gate.mode is GateMode.ALONE
 
 
 def test_a_run_waits_to_start_while_another_minimizes_alone(tmp_path: Path) -> None:
@@ -47,7 +47,7 @@ def test_a_run_waits_to_start_while_another_minimizes_alone(tmp_path: Path) -> N
             assert not got
             minimizing.release()
             thread.join(10)
-            assert got == [True] and gate.mode == "shared"
+            assert got == [True] and gate.mode is GateMode.SHARED
 
 
 def test_two_generating_runs_turning_alone_at_once_do_not_wait_on_each_other(
