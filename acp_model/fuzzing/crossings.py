@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 from acp_model.fuzzing.hold import Hold
 from acp_model.fuzzing.schedule import Boundary, Crossing, Key, Schedule, event_key
 from acp_model.fuzzing.stop import Interrupted
-from acp_model.llm.wire import Part, find_tag
+from acp_model.llm.wire import ResponsePart, find_tag
 
 CHUNK_KINDS = frozenset({"agent_message_chunk", "agent_thought_chunk", "user_message_chunk",
                          "tool_call_content_chunk"})
@@ -289,7 +289,7 @@ class ScheduleLog:
     async def requested(self, tag: str, step: int, attempt: int) -> None:
         await self._model(Boundary.REQUEST, tag, (str(step), str(attempt)))
 
-    async def release(self, tag: str, step: int, attempt: int, part: Part, n: int) -> None:
+    async def release(self, tag: str, step: int, attempt: int, part: ResponsePart, n: int) -> None:
         await self._model(Boundary.RELEASE, tag, (str(step), str(attempt), part.value, str(n)))
 
     def hung_up(self, tag: str, step: int, attempt: int) -> None:

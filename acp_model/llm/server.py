@@ -28,9 +28,9 @@ from aiohttp import web
 from acp_model.llm.apis import ADAPTERS
 from acp_model.llm.script import END, Fail, ModelScript, Reply, Stall, Stop, Text, ToolCall, Tools
 from acp_model.llm.tools import OfferedTool, escapes, long_running, materialize, plan
-from acp_model.llm.wire import Gone, ModelGate, ModelRequest, Part, ReplyContext, tag_text
+from acp_model.llm.wire import Gone, ModelGate, ModelRequest, ReplyContext, ResponsePart, tag_text
 
-__all__ = ["Adapter", "ModelGate", "Part", "ScriptedModel", "Served", "TurnWindow",
+__all__ = ["Adapter", "ModelGate", "ResponsePart", "ScriptedModel", "Served", "TurnWindow",
            "tag_text"]
 
 STALL_LIMIT = 60.0  # seconds a stalled response waits for the agent to hang up

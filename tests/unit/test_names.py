@@ -2,7 +2,7 @@
 two checks do (a violation's ``check`` field names a check by its name alone).
 
 Two classes with one name make a reader ask which one a signature means: the schedule's
-``Event`` beside the model's, two ``Gate`` s, two ``Terminal`` s. The pairs still standing are
+``Event`` beside the model's, two ``Gate`` s, two ``Terminal`` s, two ``Part`` s. The pairs still standing are
 pinned below with why; the pin may only shrink (an entry that no longer clashes fails too).
 """
 
@@ -43,9 +43,6 @@ PINNED: dict[str, tuple[frozenset[str], str]] = {
                  "the model API's tool call and the ACP tool call's view: not yet renamed"),
     "Stop": (frozenset({"fuzzing/stop.py", "llm/script.py"}),
              "a run's stop request and a scripted reply that stops: not yet renamed"),
-    "Part": (frozenset({"llm/wire.py", "trace/authors.py"}),
-             "a model response's part and the client part that wrote a message: not yet "
-             "renamed"),
     "Shape": (frozenset({"model/wire_shapes.py", "oracle/fit.py"}), "not yet renamed"),
     "Entry": (frozenset({"oracle/conversation.py", "report/baseline.py"}), "not yet renamed"),
     "Edge": (frozenset({"explorer/search.py", "render/docs.py"}), "not yet renamed"),

@@ -16,7 +16,7 @@ from acp_model.fuzzing import schedule as sched
 from acp_model.fuzzing.crossings import ScheduleLog
 from acp_model.fuzzing.hold import Hold
 from acp_model.fuzzing.schedule import Boundary, Crossing, Schedule
-from acp_model.llm.wire import Part
+from acp_model.llm.wire import ResponsePart
 
 
 def _req(rid: int, method: str, **params: Any) -> dict[str, Any]:
@@ -95,7 +95,7 @@ def test_model_events_belong_to_the_turn_whose_prompt_carried_the_tag() -> None:
 
     async def crossings() -> None:
         await conn.log.requested("7f", 0, 1)
-        await conn.log.release("7f", 0, 1, Part.TEXT, 2)
+        await conn.log.release("7f", 0, 1, ResponsePart.TEXT, 2)
         conn.log.hung_up("7f", 0, 1)
         await conn.log.requested("other", 0, 1)  # a tag of no prompt here: no turn
 
