@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from aiohttp import web
 
-from acp_model.llm.script import ToolCall
+from acp_model.llm.script import ModelToolCall
 from acp_model.llm.tools import OfferedTool, materialize
 
 TAG_RE = re.compile(r"\[acpm:([0-9a-z]+)\]")
@@ -80,7 +80,7 @@ class ReplyContext:
     step: int
     workspace: str | None
     stall_limit: float
-    calls: tuple[ToolCall, ...] = ()
+    calls: tuple[ModelToolCall, ...] = ()
     released: Callable[[], bool] = lambda: False  # the server ended this turn's stalls
     gate: ModelGate | None = None
     attempt: int = 1
@@ -102,7 +102,7 @@ class ReplyContext:
         if self.gate is not None:
             await self.gate.release(self.tag, self.step, self.attempt, part, n)
 
-    def call_arguments(self, call: ToolCall) -> Any:
+    def call_arguments(self, call: ModelToolCall) -> Any:
         """A call's arguments as sent: the run's workspace in place of its placeholder."""
         return materialize(call.arguments, self.workspace)
 

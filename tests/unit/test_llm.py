@@ -15,10 +15,10 @@ import pytest
 
 from acp_model.llm.script import (
     Fail,
+    ModelToolCall,
     Stall,
     Stop,
     Text,
-    ToolCall,
     Tools,
     describe_script,
     script_from_json,
@@ -116,7 +116,7 @@ def test_a_scripted_turn_calls_a_tool_then_streams_text(anthropic: ScriptedModel
     assert len(texts) == 3 and events[-2]["delta"]["stop_reason"] == "end_turn"
     assert [(s.step, s.reply) for s in anthropic.served(tag)] == [(0, "tools"), (1, "text")]
     # the journal keeps the concrete call, the workspace as a placeholder
-    assert anthropic.sent(tag) == {0: (ToolCall("Bash", {
+    assert anthropic.sent(tag) == {0: (ModelToolCall("Bash", {
         "command": f"touch {{workspace}}/acpm-scratch/acpm-{tag}-0-0.txt"}),)}
 
 
