@@ -237,7 +237,7 @@ STOPS = ("max_tokens", "refusal")
 
 
 @dataclass(frozen=True)
-class Stop(Reply):
+class StopReply(Reply):
     """One text chunk, then the turn stops for ``max_tokens`` or a refusal."""
 
     reply: ClassVar[str] = "stop"

@@ -33,7 +33,7 @@ from acp_model.llm.script import (
     ModelToolCall,
     Reply,
     Stall,
-    Stop,
+    StopReply,
     Text,
     Tools,
 )
@@ -346,7 +346,7 @@ class ScriptedModel:
                 await asyncio.sleep(reply.first_byte_ms / 1000)
             response = await self.adapter.respond(request, reply, req, ctx)
             # the turn's end, written whole: nothing is left for the agent but its stop reason
-            final = isinstance(reply, Text | Stop) and not calls
+            final = isinstance(reply, Text | StopReply) and not calls
             return response
         except (Gone, ConnectionError):
             # The agent hung up (a cancel), mid-stream or before the headers went out:

@@ -2,8 +2,8 @@
 two checks do (a violation's ``check`` field names a check by its name alone).
 
 Two classes with one name make a reader ask which one a signature means: the schedule's
-``Event`` beside the model's, two ``Gate`` s, ``Terminal`` s, ``Part`` s, ``Edge`` s and
-``ToolCall`` s. The pairs still standing are
+``Event`` beside the model's, two ``Gate`` s, ``Terminal`` s, ``Part`` s, ``Edge`` s,
+``ToolCall`` s and ``Stop`` s. The pairs still standing are
 pinned below with why; the pin may only shrink (an entry that no longer clashes fails too).
 """
 
@@ -40,8 +40,6 @@ PINNED: dict[str, tuple[frozenset[str], str]] = {
     "Family": (frozenset({"model/views.py", "spec/families.py"}),
                "a message's family (views) and a rule family (spec): the first to become "
                "MessageFamily once the pipeline's work on wire_table.py has landed"),
-    "Stop": (frozenset({"fuzzing/stop.py", "llm/script.py"}),
-             "a run's stop request and a scripted reply that stops: not yet renamed"),
     "Shape": (frozenset({"model/wire_shapes.py", "oracle/fit.py"}), "not yet renamed"),
     "Entry": (frozenset({"oracle/conversation.py", "report/baseline.py"}), "not yet renamed"),
     "Case": (frozenset({"matrix/rejudge.py", "report/html.py"}), "not yet renamed"),

@@ -14,7 +14,7 @@ from typing import Any
 
 from aiohttp import web
 
-from acp_model.llm.script import Fail, Reply, Stall, Stop, Text, Tools
+from acp_model.llm.script import Fail, Reply, Stall, StopReply, Text, Tools
 from acp_model.llm.tools import OfferedTool, offered_tools
 from acp_model.llm.wire import (
     Gone,
@@ -124,7 +124,7 @@ class AnthropicMessages:
             raise Gone
         else:
             await _text_block(resp, ctx, reply.chunks if isinstance(reply, Text) else 1)
-            if isinstance(reply, Stop):
+            if isinstance(reply, StopReply):
                 stop = reply.reason
         await ctx.release(ResponsePart.END)
         await _event(resp, "message_delta", {"type": "message_delta", "delta": {

@@ -20,7 +20,7 @@ from typing import Any
 
 from aiohttp import web
 
-from acp_model.llm.script import Fail, Reply, Stall, Stop, Text, Tools
+from acp_model.llm.script import Fail, Reply, Stall, StopReply, Text, Tools
 from acp_model.llm.tools import OfferedTool, draw, normalize, offered_tools
 from acp_model.llm.wire import (
     Gone,
@@ -137,7 +137,7 @@ class Gemini:
             if request.transport is not None:
                 request.transport.close()
             raise Gone
-        elif isinstance(reply, Stop):
+        elif isinstance(reply, StopReply):
             text = "I can't help with that (acp-model scripted refusal)." \
                 if reply.reason == "refusal" else "chunk 1 of 1. "
             await ctx.release(ResponsePart.TEXT, 0)

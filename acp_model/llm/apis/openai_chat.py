@@ -15,7 +15,7 @@ from typing import Any
 
 from aiohttp import web
 
-from acp_model.llm.script import Fail, Reply, Stall, Stop, Text, Tools
+from acp_model.llm.script import Fail, Reply, Stall, StopReply, Text, Tools
 from acp_model.llm.tools import OfferedTool, offered_tools
 from acp_model.llm.wire import (
     Gone,
@@ -98,7 +98,7 @@ class OpenAIChat(OpenAIEndpoints):
             if request.transport is not None:
                 request.transport.close()
             raise Gone
-        elif isinstance(reply, Stop) and reply.reason == "refusal":
+        elif isinstance(reply, StopReply) and reply.reason == "refusal":
             await ctx.release(ResponsePart.TEXT, 0)
             await out.chunk({"role": "assistant",
                              "content": "I can't help with that (acp-model scripted refusal)."})
@@ -107,7 +107,7 @@ class OpenAIChat(OpenAIEndpoints):
             for n in range(chunks):
                 await ctx.release(ResponsePart.TEXT, n)
                 await out.chunk({"role": "assistant", "content": f"chunk {n + 1} of {chunks}. "})
-        if isinstance(reply, Stop) and reply.reason == "max_tokens":
+        if isinstance(reply, StopReply) and reply.reason == "max_tokens":
             finish = "length"
         await ctx.release(ResponsePart.END)
         await out.chunk({}, finish=finish, usage=True)

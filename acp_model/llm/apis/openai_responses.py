@@ -16,7 +16,7 @@ from typing import Any
 
 from aiohttp import web
 
-from acp_model.llm.script import Fail, Reply, Stall, Stop, Text, Tools
+from acp_model.llm.script import Fail, Reply, Stall, StopReply, Text, Tools
 from acp_model.llm.tools import OfferedTool, offered_tools
 from acp_model.llm.wire import (
     Gone,
@@ -111,12 +111,12 @@ class OpenAIResponses(OpenAIEndpoints):
             if request.transport is not None:
                 request.transport.close()
             raise Gone
-        elif isinstance(reply, Stop) and reply.reason == "refusal":
+        elif isinstance(reply, StopReply) and reply.reason == "refusal":
             items.append(await out.refusal(0))
         else:
             items.append(await out.message(0, reply.chunks if isinstance(reply, Text) else 1))
         await ctx.release(ResponsePart.END)
-        if isinstance(reply, Stop) and reply.reason == "max_tokens":
+        if isinstance(reply, StopReply) and reply.reason == "max_tokens":
             final = out.response("incomplete", items)
             final["incomplete_details"] = {"reason": "max_output_tokens"}
             await out.event("response.incomplete", response=final)
