@@ -27,8 +27,8 @@ PINNED: dict[str, tuple[frozenset[str], str]] = {
     "Session": (frozenset({"agents/reference/state.py", "model/race_facts.py"}), SEPARATE),
     "Turn": (frozenset({"agents/reference/state.py", "oracle/turns_v1.py"}), SEPARATE),
     "Output": (frozenset({"agents/reference/output.py", "agents/turns.py"}),
-               "agents/turns.py is shared by the agents, which import nothing of the package; "
-               "not yet renamed"),
+               "the agent's stdout and what a step of a turn's script sends: both agents' own "
+               "(they import nothing of the package), not yet renamed"),
     "_Out": (frozenset({"llm/apis/gemini.py", "llm/apis/openai_chat.py",
                         "llm/apis/openai_responses.py"}),
              "private, one writer per model API, never imported"),
@@ -40,11 +40,18 @@ PINNED: dict[str, tuple[frozenset[str], str]] = {
     "Family": (frozenset({"model/views.py", "spec/families.py"}),
                "a message's family (views) and a rule family (spec): the first to become "
                "MessageFamily once the pipeline's work on wire_table.py has landed"),
-    "Shape": (frozenset({"model/wire_shapes.py", "oracle/fit.py"}), "not yet renamed"),
-    "Entry": (frozenset({"oracle/conversation.py", "report/baseline.py"}), "not yet renamed"),
-    "Case": (frozenset({"matrix/rejudge.py", "report/html.py"}), "not yet renamed"),
+    "Shape": (frozenset({"model/wire_shapes.py", "oracle/fit.py"}),
+              "a revision's wire shapes and a shape another revision accepts (fit): waits for "
+              "the pipeline's work on oracle/ to land"),
+    "Entry": (frozenset({"oracle/conversation.py", "report/baseline.py"}),
+              "a conversation's user message and a baseline's finding: oracle/ and report/ "
+              "are other helpers' this session"),
+    "Case": (frozenset({"matrix/rejudge.py", "report/html.py"}),
+             "a recorded finding and a finding drawn on the page: matrix/ and report/ are the "
+             "reports helper's this session"),
     "Transcript": (frozenset({"fuzzing/transcript.py", "report/html.py"}),
-                   "the page's view of a transcript's records: not yet renamed"),
+                   "the page's view of a transcript's records: report/ is the reports "
+                   "helper's this session"),
 }
 
 
