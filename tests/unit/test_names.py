@@ -86,7 +86,8 @@ def test_no_two_checks_share_a_name() -> None:
     """A violation names its check by name: two checks of one name (the SDK-CLOSE-02 check was
     a second ``held_prompt_cancelled``) make it ambiguous."""
     rule_map.decisions()  # every deciding module imported
-    named = Counter(meta.name for meta in CHECKS.values())
+    named = Counter(meta.name for meta in CHECKS.values()  # (tests plant checks of their own)
+                    if meta.module.startswith("acp_model."))
     assert len(named) > 150
     assert [name for name, n in named.items() if n > 1] == []
 
