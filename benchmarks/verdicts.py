@@ -8,7 +8,7 @@
         --part agent:codex-acp@v1                                # reruns, appended
     python benchmarks/verdicts.py blame old.json new.json --save blame.json  # git bisect
     python benchmarks/verdicts.py compare old.json new.json --record --blame blame.json \
-        --notes notes.md                                         # results/verdicts.json
+        --notes analysis.txt                                     # results/verdicts.json
 
 A digest is what one checkout's ``acp-model`` executable says, through its machine-readable
 output only (``check --report``, ``fuzz --report``), about three things:

@@ -20,6 +20,7 @@ import contextlib
 import fcntl
 import os
 from collections.abc import Callable, Iterator
+from enum import StrEnum
 from pathlib import Path
 
 from acp_model.fuzzing.stop import Stop
@@ -27,7 +28,24 @@ from acp_model.fuzzing.stop import Stop
 POLL = 0.2  # seconds between tries of the lock (a stop request ends the waiting at once)
 
 
-class Gate:
+class GateMode(StrEnum):
+    """How a run holds the gate: beside the other generating runs, or alone."""
+
+    SHARED = "shared"
+    ALONE = "alone"
+
+    @property
+    def flock(self) -> int:
+        return fcntl.LOCK_EX if self is GateMode.ALONE else fcntl.LOCK_SH
+
+    @property
+    def waiting(self) -> str:
+        """What a run waiting for this hold is told."""
+        return "waiting to minimize alone" if self is GateMode.ALONE \
+            else "waiting while another run minimizes"
+
+
+class GateHold:
     """A run's hold of a gate file shared by runs side by side (``path`` None: no gate, every
     call returns at once)."""
 
@@ -36,17 +54,17 @@ class Gate:
         self.path = Path(path) if path is not None else None
         self.on_wait = on_wait or (lambda _: None)
         self._fd: int | None = None
-        self.mode: str | None = None  # "shared", "alone", or None (not held)
+        self.mode: GateMode | None = None  # None: not held
 
     def shared(self, stop: Stop) -> bool:
         """Hold the gate beside other generating runs (waiting while one minimizes);
         False when a stop came first."""
-        return self._take(fcntl.LOCK_SH, "shared", stop)
+        return self._take(GateMode.SHARED, stop)
 
     def alone(self, stop: Stop) -> bool:
         """Hold the gate alone (waiting until no other run holds it); False when a stop
         came first."""
-        return self._take(fcntl.LOCK_EX, "alone", stop)
+        return self._take(GateMode.ALONE, stop)
 
     def release(self) -> None:
         """Let the other runs go on (the gate file stays open for a later hold)."""
@@ -68,7 +86,7 @@ class Gate:
         finally:
             self.release()
 
-    def _take(self, how: int, mode: str, stop: Stop) -> bool:
+    def _take(self, mode: GateMode, stop: Stop) -> bool:
         if self.path is None:
             return True
         if self.mode == mode:
@@ -82,11 +100,10 @@ class Gate:
         told = False
         while True:
             try:
-                fcntl.flock(self._fd, how | fcntl.LOCK_NB)
+                fcntl.flock(self._fd, mode.flock | fcntl.LOCK_NB)
             except BlockingIOError:
                 if not told:
-                    self.on_wait("waiting to minimize alone" if mode == "alone"
-                                 else "waiting while another run minimizes")
+                    self.on_wait(mode.waiting)
                     told = True
                 if stop.event.wait(POLL):
                     return False
@@ -94,11 +111,11 @@ class Gate:
             self.mode = mode
             return True
 
-    def __enter__(self) -> Gate:
+    def __enter__(self) -> GateHold:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
 
-__all__ = ["Gate"]
+__all__ = ["GateHold", "GateMode"]

@@ -19,7 +19,7 @@ from acp_model.model.vocab import Answer, ErrorCode
 from acp_model.report.reach import Reach
 
 if TYPE_CHECKING:
-    from acp_model.fuzzing.ops import AnsweringOps
+    from acp_model.fuzzing.ops import AnswerWaits, LookOps, ReplyOps
 
 CANCELLED = {"outcome": {"outcome": "cancelled"}}
 CANCELLED_ERROR = {"code": ErrorCode.REQUEST_CANCELLED, "message": "Request cancelled"}
@@ -27,10 +27,16 @@ CANCELLED_ERROR = {"code": ErrorCode.REQUEST_CANCELLED, "message": "Request canc
 
 class PermissionAnswers:
     """The permission requests this client answered (per session, in order), and how it
-    answers the next one."""
+    answers the next one.
 
-    def __init__(self, client: AnsweringOps) -> None:
-        self.client = client
+    It is built with the three small contexts it uses: ``replies`` (the connection's calls
+    and the reach they count in), ``look`` (the client's sessions and the judge's view of
+    them) and ``waits`` (what a careful or sloppy answer waits for)."""
+
+    def __init__(self, replies: ReplyOps, look: LookOps, waits: AnswerWaits) -> None:
+        self.replies = replies
+        self.look = look
+        self.waits = waits
         self.answered: set[Any] = set()
         self.answered_in: dict[str, list[Any]] = {}  # sid -> those ids, in order
 
@@ -48,20 +54,20 @@ class PermissionAnswers:
 
     def send(self, sid: str, rid: Any, result: Any = None, error: Any = None) -> None:
         """Answer a permission request exactly once (PERM-12), whichever thread gets there."""
-        with self.client.lock:
+        with self.look.lock:
             if not self._claim(sid, rid):
                 return
         self._respond(rid, result, error)
 
     def _respond(self, rid: Any, result: Any = None, error: Any = None) -> None:
         with contextlib.suppress(AgentExited, TimeoutError):
-            self.client.calls.respond(rid, result=result, error=error)
+            self.replies.calls.respond(rid, result=result, error=error)
 
     def as_required(self, sid: str, rid: Any) -> bool:
         """Answer a permission request now if the model constrains the answer (a cancel is
         outstanding: CANCEL-04); True when it did."""
-        with self.client.lock:
-            required = self.client.oracle.required_answers(sid, rid)
+        with self.look.lock:
+            required = self.look.oracle.required_answers(sid, rid)
         if required is None:
             return False
         if (Answer.CANCELLED, None) in required:
@@ -78,7 +84,7 @@ class PermissionAnswers:
             self._respond(msg["id"], error={"code": ErrorCode.METHOD_NOT_FOUND,
                                             "message": "Method not found"})
             return
-        self.client.reach[Reach.PERMISSION_REQUESTS] += 1
+        self.replies.reach[Reach.PERMISSION_REQUESTS] += 1
         params = msg.get("params") or {}
         sid = params.get("sessionId") if isinstance(params, dict) else None
         if isinstance(sid, str):
@@ -88,13 +94,13 @@ class PermissionAnswers:
                sync: bool = False) -> None:
         """Answer one open permission request of session ``idx`` with ``wanted``, or with
         what the model says the client rules still allow."""
-        c = self.client
+        c, w = self.look, self.waits
         if late:  # a quiet session asks for nothing: waiting for a request would only idle
-            c.wait_until(lambda: bool(c.open_permissions(idx)) or not c.busy(idx),
-                         c.window(0.05))
+            w.wait_until(lambda: bool(c.open_permissions(idx)) or not c.busy(idx),
+                         w.window(0.05))
         else:
-            c.wait_until(lambda: bool(c.open_permissions(idx)) or c.settled(idx),
-                         c.window(0.2))
+            w.wait_until(lambda: bool(c.open_permissions(idx)) or w.settled(idx),
+                         w.window(0.2))
         perms = c.open_permissions(idx)
         if not perms:
             return
@@ -124,7 +130,7 @@ class PermissionAnswers:
         if sync or asked != Answer.ALLOW:
             # Makes what the agent does with a refusal provable (PERM-11): a sync costs one
             # round trip and turns "maybe it had not read the answer yet" into a verdict.
-            c.sync()
+            w.sync()
 
     def sloppy(self, idx: int, mistake: Mistake) -> None:
         """A permission answer a careful client would not send, sent on purpose and marked as
@@ -132,10 +138,10 @@ class PermissionAnswers:
         ``duplicate``, a second allow for the session's last answered request; ``withdrawn``,
         allow for a request the agent withdrew; ``after_cancel``, a cancel and then allow (not
         cancelled) for the requests it leaves pending; ``late``, the same once its work ended."""
-        c = self.client
+        c, w = self.look, self.waits
         sid = c.sessions[idx].sid
         if mistake != Mistake.DUPLICATE:  # a request to answer wrongly, while the work goes on
-            c.settle(idx, c.window(1.0))
+            w.settle(idx, w.window(1.0))
         with c.lock:
             if mistake == Mistake.DUPLICATE:
                 targets = self.answered_in.get(sid, [])[-1:]
@@ -146,14 +152,14 @@ class PermissionAnswers:
         if not targets:
             return
         if mistake in (Mistake.AFTER_CANCEL, Mistake.LATE):  # late: once the work has ended
-            c.calls.notify("session/cancel", {"sessionId": sid})
-            c.wait_until(lambda: not c.busy(idx), c.deadline if mistake == Mistake.LATE else 0)
+            self.replies.calls.notify("session/cancel", {"sessionId": sid})
+            w.wait_until(lambda: not c.busy(idx), w.deadline if mistake == Mistake.LATE else 0)
         for rid in targets:
             with c.lock:
                 option = option_for(c.oracle.permission_options(sid, rid), Answer.ALLOW)
                 if option is None:
                     continue
                 self._claim(sid, rid)  # its one answer, however wrong
-            c.calls.send({"jsonrpc": "2.0", "id": rid, "result": {
+            self.replies.calls.send({"jsonrpc": "2.0", "id": rid, "result": {
                 "outcome": {"outcome": "selected", "optionId": option}}}, probe=True)
-        c.sync()  # what the agent makes of it is provable from here on
+        w.sync()  # what the agent makes of it is provable from here on

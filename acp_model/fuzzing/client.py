@@ -38,6 +38,7 @@ from acp_model.fuzzing.program import session_at
 from acp_model.fuzzing.queries import OracleQueries
 from acp_model.fuzzing.reach import cancel_meets
 from acp_model.fuzzing.sessions import SessionFactory, count_session_writes
+from acp_model.fuzzing.stalls import Stalls
 from acp_model.fuzzing.stop import Stop
 from acp_model.fuzzing.transport import AgentExited, AgentProcess, Record
 from acp_model.model.check import declare
@@ -98,7 +99,7 @@ class FuzzClient:
         self.watch = ProcessWatch(self)
         # a request batch went unanswered (ACPM-BATCH): no more batch probes (same wait, again)
         self.batches_unanswered = False
-        self.answers = PermissionAnswers(self)
+        self.answers = PermissionAnswers(replies=self, look=self, waits=self)
         self.elicitations = HeldElicitations(self)  # those a drawn action holds open
         self._session_writes: Counter[str] = Counter()  # sid -> agent messages naming it
         self.history: list[Action] = []  # every action performed on this process, concrete
@@ -347,7 +348,8 @@ class FuzzClient:
         (``fuzzing.drain``). Returns the index of its last look (None: none): what is owed
         after it had no deadline."""
         try:
-            return Drain(self, indices).run()
+            return Drain(indices, look=self, waits=self, ends=self,
+                         stalls=Stalls(self, indices)).run()
         except (AgentExited, TimeoutError):
             self.check_alive()
             return None

@@ -18,9 +18,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from acp_model.fuzzing.hold import Hold
-from acp_model.fuzzing.schedule import Boundary, Event, Key, Schedule, event_key
+from acp_model.fuzzing.schedule import Boundary, Crossing, Key, Schedule, event_key
 from acp_model.fuzzing.stop import Interrupted
-from acp_model.llm.wire import Part, find_tag
+from acp_model.llm.wire import ResponsePart, find_tag
 
 CHUNK_KINDS = frozenset({"agent_message_chunk", "agent_thought_chunk", "user_message_chunk",
                          "tool_call_content_chunk"})
@@ -86,8 +86,8 @@ class Names:
             return None
         return self.sessions.get(sid, -1)  # -1: a session the client never made
 
-    def learn(self, index: int, event: Event, record: Mapping[str, Any] | None,
-              events: Sequence[Event]) -> None:
+    def learn(self, index: int, event: Crossing, record: Mapping[str, Any] | None,
+              events: Sequence[Crossing]) -> None:
         """What later events refer to: ``event`` (at ``index`` of ``events``), of
         ``record`` (None: a model event)."""
         if event.boundary is Boundary.MESSAGE:
@@ -138,7 +138,7 @@ class ScheduleLog:
     def __init__(self, lock: threading.Condition, stop: threading.Event | None = None) -> None:
         self.lock = lock  # the transcript's: one order for records and model events
         self.stop = stop
-        self.events: list[Event] = []
+        self.events: list[Crossing] = []
         self.hold: Hold | None = None
         self.recording = False
         self.action: int | None = None
@@ -151,7 +151,7 @@ class ScheduleLog:
         self.teardown_at: int | None = None
         # each model event with the number of transcript records before it: a
         # counterexample shows the scripted model's part among the wire's messages
-        self.model: list[tuple[int, Event]] = []
+        self.model: list[tuple[int, Crossing]] = []
 
     @classmethod
     def of(cls, proc: Any, stop: threading.Event | None = None) -> ScheduleLog:
@@ -252,19 +252,19 @@ class ScheduleLog:
         if event is not None:
             hold.admit(self._key(event), event, stop=self.stop)
 
-    def _describe(self, record: Mapping[str, Any]) -> Event | None:
+    def _describe(self, record: Mapping[str, Any]) -> Crossing | None:
         """The event of a record (None: a continuation of a chunk run); nothing is learnt."""
         named = self.names.of(record)
         return None if named is None else self._event(*named)
 
     def _event(self, boundary: Boundary, what: tuple[str, ...], session: int | None = None,
                cause: int | None = None, by_action: bool = False, *, ok: bool = True,
-               waited: float = 0.0) -> Event:
+               waited: float = 0.0) -> Crossing:
         mine = by_action and threading.get_ident() == self._action_thread
-        return Event(boundary, what, session, cause, self.action, mine,
+        return Crossing(boundary, what, session, cause, self.action, mine,
                      round(time.monotonic() - self._t0, 4), ok, round(waited, 4))
 
-    def _append(self, event: Event, record: Mapping[str, Any] | None = None) -> None:
+    def _append(self, event: Crossing, record: Mapping[str, Any] | None = None) -> None:
         """Append ``event`` (the lock held) and learn what later events refer to."""
         index = len(self.events)
         self.events.append(event)
@@ -273,12 +273,12 @@ class ScheduleLog:
         if hold is not None:
             hold.observe(index, self._key(event))
 
-    def _key(self, event: Event) -> Key:
+    def _key(self, event: Crossing) -> Key:
         hold = self.hold
         return event_key(event, (lambda i: i) if hold is None else hold.ref)
 
     # --- the model boundary (a ``ModelGate`` for the connection's scripted turns) ---------
-    def _model_event(self, boundary: Boundary, tag: str, what: tuple[str, ...]) -> Event | None:
+    def _model_event(self, boundary: Boundary, tag: str, what: tuple[str, ...]) -> Crossing | None:
         with self.lock:
             if not self.recording:
                 return None
@@ -289,7 +289,7 @@ class ScheduleLog:
     async def requested(self, tag: str, step: int, attempt: int) -> None:
         await self._model(Boundary.REQUEST, tag, (str(step), str(attempt)))
 
-    async def release(self, tag: str, step: int, attempt: int, part: Part, n: int) -> None:
+    async def release(self, tag: str, step: int, attempt: int, part: ResponsePart, n: int) -> None:
         await self._model(Boundary.RELEASE, tag, (str(step), str(attempt), part.value, str(n)))
 
     def hung_up(self, tag: str, step: int, attempt: int) -> None:
@@ -338,7 +338,7 @@ class ScheduleLog:
             if self.stop is None:
                 time.sleep(min(left, 0.1))
 
-    def look_begin(self) -> Event | None:
+    def look_begin(self) -> Crossing | None:
         """A wait of the client begins: a replay waits until what preceded the recorded look
         happened, and returns that look (its ``ok``, its ``waited``); None otherwise."""
         hold = self.hold

@@ -33,7 +33,7 @@ from typing import Any
 from acp_model.fuzzing.schedule import (
     PLACED,
     Boundary,
-    Event,
+    Crossing,
     Key,
     Schedule,
     essential,
@@ -139,7 +139,7 @@ class Expectation:
         e = self.events[k]
         return all(ref is None or ref < 0 or ref in self.came for ref in (e.cause, e.session))
 
-    def own_before(self, event: Event, j: int, done: list[bool], start: int) -> int | None:
+    def own_before(self, event: Crossing, j: int, done: list[bool], start: int) -> int | None:
         """An input of ``event`` 's own action recorded before ``j`` (its match; from
         ``start``) that has not happened (``done``): the action issues its events one after
         another, so it will not happen before ``event``, and waiting for it would wait for
@@ -158,7 +158,7 @@ class Happened:
     """Which recorded events the replay has done with (brought, or left out) and when, and the
     frontiers the waits read: the first recorded event not done, of ours, of the agent's."""
 
-    def __init__(self, events: tuple[Event, ...]) -> None:
+    def __init__(self, events: tuple[Crossing, ...]) -> None:
         self.events = events
         # what nothing waits for counts as come (it is still matched when it comes)
         self.done = [e.soft for e in events]
@@ -219,7 +219,7 @@ class Hold:
         """A replay event's reference, as its recorded match (an unmatched one is itself)."""
         return self.matched.get(i, ("replay", i))
 
-    def recorded(self, j: int) -> Event:
+    def recorded(self, j: int) -> Crossing:
         return self.events[j]
 
     def observe(self, index: int, key: Key) -> None:
@@ -295,7 +295,7 @@ class Hold:
         session, the replay never made), each waited for as an input waits for it, and left
         out once later than its allowance (within one deadline in all): codex-acp v1's
         CANCEL-09 chunk came after the teardown's last look (s7 matrix)."""
-        turn = _Turn(Event(Boundary.WRITE, ("end",)), None, len(self.events), ending=True)
+        turn = _Turn(Crossing(Boundary.WRITE, ("end",)), None, len(self.events), ending=True)
         until = time.monotonic() + self.deadline  # the end is late one deadline at most
         with self.cond:
             while not self._ready(turn) and not (stop is not None and stop.is_set()) \
@@ -310,7 +310,7 @@ class Hold:
             self._wake()
 
     # --- waiting for a turn ---------------------------------------------------------------
-    def admit(self, key: Key, event: Event, *, stop: threading.Event | None = None
+    def admit(self, key: Key, event: Crossing, *, stop: threading.Event | None = None
               ) -> int | None:
         """Wait until ``event`` (about to happen in the replay) may: what preceded its
         recorded match happened (an agent message: the inputs before it). A write the
@@ -336,13 +336,13 @@ class Hold:
             self.held_for = max(self.held_for, time.monotonic() - started)
         return turn.match
 
-    def would_wait(self, key: Key, event: Event) -> bool:
+    def would_wait(self, key: Key, event: Crossing) -> bool:
         """Whether ``event`` would wait for its turn now."""
         with self.cond:
             turn = self._turn(key, event)
             return turn is not None and not self._ready(turn)
 
-    async def admit_async(self, key: Key, event: Event) -> None:
+    async def admit_async(self, key: Key, event: Crossing) -> None:
         """:meth:`admit` for the scripted model's event loop: the hold opens the gate."""
         loop = asyncio.get_running_loop()
         started = time.monotonic()
@@ -370,7 +370,7 @@ class Hold:
             self.held_for = max(self.held_for, time.monotonic() - started)
 
     # --- bookkeeping (the condition's lock held) ------------------------------------------
-    def _turn(self, key: Key, event: Event) -> _Turn | None:
+    def _turn(self, key: Key, event: Crossing) -> _Turn | None:
         """What ``event`` waits for (None: nothing, the replay runs free or it is the
         agent's and the recording has nothing like it)."""
         if self.free:
@@ -429,7 +429,7 @@ class Hold:
         self.happened.mark(j)
         self._wake()
 
-    def _extra(self, event: Event) -> None:
+    def _extra(self, event: Crossing) -> None:
         """``event`` of ours has no match: the replay did what the recording did not (past
         the recording's last action that is no divergence: it holds nothing there)."""
         if event.boundary.ours and (event.action is None or event.action <= self.last_action):
@@ -492,12 +492,12 @@ class _Turn:
     one the replay matched: the extra takes its place just before it), all of them for one
     of ours, the inputs among them for an agent's message or an extra."""
 
-    event: Event
+    event: Crossing
     match: int | None
     upto: int
     ending: bool = False  # the replay's end (:meth:`Hold.settle`)
 
-    def waits_for(self, e: Event) -> bool:
+    def waits_for(self, e: Crossing) -> bool:
         if self.match is None:  # an extra: the agent's messages recorded before its place
             return not e.boundary.ours
         return self.event.boundary.ours or e.boundary.ours
@@ -521,7 +521,7 @@ def describe_divergence(hold: Hold | None) -> str | None:
 
 
 def _soft(boundary: Boundary, what: tuple[str, ...]) -> bool:
-    return Event(boundary, what).soft
+    return Crossing(boundary, what).soft
 
 
 __all__ = ["FLOOR", "HOLD_DEADLINE", "MAX_LEFT_OUT", "PACE_MAX", "SLOWER", "Divergence",

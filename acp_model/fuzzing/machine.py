@@ -54,7 +54,7 @@ from acp_model.llm.script import (
     ModelScript,
     Reply,
     Stall,
-    Stop,
+    StopReply,
     Text,
     Tools,
 )
@@ -141,7 +141,7 @@ def model_replies(timing: bool = True) -> st.SearchStrategy[Reply]:
         tool_replies(st.just(1), timing),
         _first_byte(st.builds(Text, st.integers(1, 4), _delays(PACES_MS, timing)), timing),
         _first_byte(st.builds(Fail, st.sampled_from(FAILURES)), timing),
-        _first_byte(st.builds(Stop, st.sampled_from(STOPS)), timing),
+        _first_byte(st.builds(StopReply, st.sampled_from(STOPS)), timing),
         _first_byte(st.just(Stall()), timing),
     )
 

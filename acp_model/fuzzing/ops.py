@@ -240,17 +240,26 @@ class LookOps(Protocol):
     def open_permissions(self, s: int) -> list[Any]: ...
 
 
-class MeetOps(LookOps, Protocol):
-    """What the reach of a cancel reads (``reach.cancel_meets``): the sessions, and whether
-    the scripted model serves the session's turn."""
+class MeetOps(Protocol):
+    """What the reach of a cancel reads (``reach.cancel_meets``): the sessions, the judge's
+    view of them, and whether the scripted model serves the session's turn."""
 
+    lock: threading.RLock
+    oracle: OracleQueries
     model: ScriptedModel | None
+
+    @property
+    def sessions(self) -> list[SessionHandle]: ...
+
+    def open_permissions(self, s: int) -> list[Any]: ...
 
 
 class StallOps(MeetOps, Protocol):
     """What ending the scripted model's stalls uses (``stalls.Stalls``)."""
 
     deadline: float
+
+    def busy(self, s: int) -> bool: ...
 
 
 class WaitingOps(Protocol):
@@ -263,24 +272,38 @@ class WaitingOps(Protocol):
     def sync(self) -> None: ...
 
 
-class AnsweringOps(LookOps, WaitingOps, Protocol):
-    """What answering the agent's permission requests uses (``answers.PermissionAnswers``):
-    the calls, the reach it counts in, and the waits of a careful or sloppy answer."""
+class ReplyOps(Protocol):
+    """What the client's own replies to the agent's requests use (``answers.PermissionAnswers``):
+    the connection's calls and the reach they count in (a pool swaps in the run's)."""
 
     calls: RpcCalls
-    deadline: float
     reach: Counter[Reach]
+
+
+class AnswerWaits(WaitingOps, Protocol):
+    """The waits of a careful or sloppy permission answer (``answers.PermissionAnswers``):
+    for a request to come or the session to settle, and how long a dying agent gets."""
+
+    deadline: float
 
     def settle(self, idx: int, limit: float) -> bool: ...
 
     def settled(self, s: int) -> bool: ...
 
 
-class HoldingOps(LookOps, WaitingOps, Protocol):
-    """What holding the agent's elicitations uses (``elicitations.HeldElicitations``)."""
+class HoldingOps(WaitingOps, Protocol):
+    """What holding the agent's elicitations uses (``elicitations.HeldElicitations``): the
+    sessions and the judge's view of them, the calls, the reach it counts in, the waits."""
 
     calls: RpcCalls
+    lock: threading.RLock
+    oracle: OracleQueries
     reach: Counter[Reach]
+
+    @property
+    def sessions(self) -> list[SessionHandle]: ...
+
+    def busy(self, s: int) -> bool: ...
 
 
 SYNC_METHOD = "_acp_model/sync"

@@ -19,7 +19,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from acp_model.fuzzing.alone import Gate
+from acp_model.fuzzing.alone import GateHold
 from acp_model.fuzzing.backend import backend
 from acp_model.fuzzing.budget import Budget
 from acp_model.fuzzing.config import FuzzConfig
@@ -131,7 +131,7 @@ class FuzzRun:
         :class:`~acp_model.fuzzing.run.FuzzerBug`."""
         result: FuzzResult | None = None
         cfg = self.cfg
-        gate = Gate(cfg.minimize_alone, self._phase)
+        gate = GateHold(cfg.minimize_alone, self._phase)
         try:
             if not gate.shared(self.stop):
                 raise KeyboardInterrupt

@@ -23,9 +23,9 @@ from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.hold import Hold, describe_divergence
 from acp_model.fuzzing.pool import Example
 from acp_model.fuzzing.recorder import LifecycleFailure, Recorder, request_method
-from acp_model.fuzzing.schedule import Boundary, Event, Schedule
+from acp_model.fuzzing.schedule import Boundary, Crossing, Schedule
 from acp_model.fuzzing.stop import Interrupted, Stop
-from acp_model.llm.wire import Part
+from acp_model.llm.wire import ResponsePart
 from acp_model.model.vocab import Level
 from acp_model.model.wire_table import roots
 from acp_model.oracle.monitor import Violation
@@ -306,13 +306,13 @@ def _failures(client: FuzzClient) -> list[Violation]:
         return [v for v in client.oracle.violations() if v.level == Level.FAIL]
 
 
-def model_text(e: Event) -> str:
+def model_text(e: Crossing) -> str:
     """A model event for people: ``request (step 0)``, ``released text 2 (step 1)``..."""
     step, attempt = e.what[1], e.what[2]
     retry = f", attempt {attempt}" if attempt != "1" else ""
     if e.boundary is Boundary.RELEASE:
         part, n = e.what[3], e.what[4]
-        shown = f"{part} {int(n) + 1}" if part in (Part.TEXT, Part.TOOL) else part
+        shown = f"{part} {int(n) + 1}" if part in (ResponsePart.TEXT, ResponsePart.TOOL) else part
         return f"the scripted model released {shown} (step {step}{retry})"
     if e.boundary is Boundary.HANGUP:
         return f"the agent hung up on the scripted model (step {step}{retry})"

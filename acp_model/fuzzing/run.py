@@ -14,7 +14,7 @@ from hypothesis.errors import HypothesisException
 from hypothesis.stateful import run_state_machine_as_test
 
 from acp_model.agentcov import AgentCoverage
-from acp_model.fuzzing.alone import Gate
+from acp_model.fuzzing.alone import GateHold
 from acp_model.fuzzing.backend import backend
 from acp_model.fuzzing.budget import DRAIN_DEADLINES, Budget, failure_budget
 from acp_model.fuzzing.client import AgentUnusable
@@ -132,7 +132,7 @@ def run_fuzz(cfg: FuzzConfig, *, on_progress: Callable[[Recorder], None] | None 
     caller started earlier (before its own probe), else one starts here.
     """
     stop = stop or Stop()
-    with Gate(cfg.minimize_alone, on_phase) as gate:
+    with GateHold(cfg.minimize_alone, on_phase) as gate:
         if not gate.shared(stop):
             return FuzzResult(cfg, Recorder(), [], 0.0, interrupted=True)
         budget = budget or Budget(cfg.time_budget)
@@ -146,12 +146,12 @@ def run_fuzz(cfg: FuzzConfig, *, on_progress: Callable[[Recorder], None] | None 
 
 
 def fuzz_phases(cfg: FuzzConfig, recorder: Recorder, stop: Stop, budget: Budget,
-                gate: Gate | None = None) -> FuzzResult:
+                gate: GateHold | None = None) -> FuzzResult:
     """The phases after start-up, with the scripted model running: the probe (when ``cfg``'s
     revision is still ``auto``), generation, then minimizing and replaying each failure.
     ``recorder`` carries the caller's progress and phase listeners; ``gate`` (held shared
     until generation ends) is held alone for minimizing and replaying."""
-    gate = gate or Gate(None)
+    gate = gate or GateHold(None)
     phase = recorder.on_phase or (lambda _: None)
     if cfg.spec == AUTO and cfg.decision is None:
         phase("spec")
@@ -204,7 +204,7 @@ def _unjudged_after_probe(cfg: FuzzConfig, result: FuzzResult) -> None:
 
 
 def _reproduce(cfg: FuzzConfig, result: FuzzResult, phase: Callable[[str], None], stop: Stop,
-               budget: Budget, gate: Gate) -> None:
+               budget: Budget, gate: GateHold) -> None:
     """Minimize and replay each failure, each within its own budget (``failure_budget``),
     holding ``gate`` alone (the wait for it is outside every budget)."""
     recorder = result.recorder

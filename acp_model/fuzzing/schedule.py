@@ -7,8 +7,8 @@ the order in which, on one connection, the client wrote, the agent wrote a messa
 called the model, the model released each part of a response (its start, text chunks, tool
 calls, a stall, its end or failure), the agent hung up on one, and the client looked at what
 it had seen (a wait ended: its next decision reads that view). It is recorded for every
-program a connection runs (``fuzzing/crossings.py``), as :class:`Event` s that name what crossed
-by a stable key, never by text or by an id the agent chose: the method, the session by the
+program a connection runs (``fuzzing/crossings.py``), as :class:`Crossing` s that name what
+crossed by a stable key, never by text or by an id the agent chose: the method, the session by the
 ``session/new`` answer that made it, the request a response answers, the update kind (a run of
 text chunks is one event: their count varies with timing), the scripted turn by the prompt
 that carried its tag, the model step, attempt and part, and the client action it belongs to.
@@ -89,7 +89,7 @@ PLACED = frozenset({Boundary.RELEASE, Boundary.REQUEST})
 
 
 @dataclass(frozen=True, slots=True)
-class Event:
+class Crossing:
     """One crossing. ``session`` and ``cause`` are indices of earlier events of the same
     schedule (the answer to ``session/new`` that made the session; the request a response
     answers, or the prompt whose tag a model event's turn carries), so a key stays the same
@@ -137,7 +137,7 @@ class Event:
         return out
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Event:
+    def from_json(cls, data: Mapping[str, Any]) -> Crossing:
         return cls(Boundary(data["b"]), tuple(str(w) for w in data["w"]), data.get("s"),
                    data.get("c"), data.get("a"), bool(data.get("x", False)),
                    float(data.get("t", 0.0)), bool(data.get("ok", True)),
@@ -147,7 +147,7 @@ class Event:
 Key = tuple[Any, ...]
 
 
-def event_key(e: Event, ref: Callable[[int], Any]) -> Key:
+def event_key(e: Crossing, ref: Callable[[int], Any]) -> Key:
     """What an event is matched by: ``ref`` names the events it refers to (in a recording,
     themselves; in a replay, the recorded events they were matched to)."""
     return (e.boundary, e.what, _ref(e.session, ref), _ref(e.cause, ref),
@@ -167,7 +167,7 @@ class Schedule:
     """The recorded order of one program's run on a fresh connection: ``actions`` is the
     program's length (the teardown's action index)."""
 
-    events: tuple[Event, ...]
+    events: tuple[Crossing, ...]
     actions: int
 
     def to_json(self) -> dict[str, Any]:
@@ -179,7 +179,7 @@ class Schedule:
         if not isinstance(data, Mapping) or data.get("format") != FORMAT:
             raise ScheduleError(f"not an {FORMAT} schedule")
         try:
-            events = tuple(Event.from_json(e) for e in data["events"])
+            events = tuple(Crossing.from_json(e) for e in data["events"])
             return cls(events, int(data["actions"]))
         except (KeyError, TypeError, ValueError) as exc:
             raise ScheduleError(f"{FORMAT}: {exc}") from None
@@ -232,7 +232,7 @@ class Schedule:
         actions[self.actions] = len(kept)
         index: dict[int, int] = {}
         last_write: dict[int | None, int] = {}
-        out: list[Event] = []
+        out: list[Crossing] = []
         for i, e in enumerate(self.events):
             gone = e.action is not None and e.action not in actions
             keep = not (gone and (e.by_action or e.boundary is Boundary.LOOK
@@ -259,5 +259,5 @@ class Schedule:
         return self.restrict(range(actions))
 
 
-__all__ = ["COUNTED_UPDATES", "FORMAT", "PLACED", "SOFT_UPDATES", "Boundary", "Event", "Key",
+__all__ = ["COUNTED_UPDATES", "FORMAT", "PLACED", "SOFT_UPDATES", "Boundary", "Crossing", "Key",
            "Schedule", "ScheduleError", "essential", "event_key"]

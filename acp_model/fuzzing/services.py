@@ -92,7 +92,7 @@ class Refused(Exception):
 
 
 @dataclass
-class Terminal:
+class ClientTerminal:
     """One command the agent runs through the client."""
 
     proc: subprocess.Popen[bytes]
@@ -142,7 +142,7 @@ class ClientServices:
         self.offered = {m for m, on in offered.items() if on}
         self.workspace = os.path.realpath(workspace)
         self.respond = respond
-        self.terminals: dict[str, Terminal] = {}
+        self.terminals: dict[str, ClientTerminal] = {}
         # method -> requests answered, with a result or an error (the report's client.served)
         self.served: Counter[str] = served if served is not None else Counter()
         self._ids = itertools.count(1)
@@ -310,7 +310,7 @@ class ClientServices:
                                     start_new_session=True)
         except OSError as exc:
             raise Refused(ErrorCode.INTERNAL_ERROR, f"cannot run {command!r}: {exc}") from None
-        term = Terminal(proc, int(limit) if isinstance(limit, int) else DEFAULT_OUTPUT_LIMIT)
+        term = ClientTerminal(proc, int(limit) if isinstance(limit, int) else DEFAULT_OUTPUT_LIMIT)
         term.reader = threading.Thread(target=term.pump, daemon=True, name="terminal-output")
         term.reader.start()
         tid = f"acpm-term-{next(self._ids)}"
@@ -318,7 +318,7 @@ class ClientServices:
             self.terminals[tid] = term
         return {"terminalId": tid}
 
-    def _terminal(self, params: Mapping[str, Any]) -> Terminal:
+    def _terminal(self, params: Mapping[str, Any]) -> ClientTerminal:
         with self._lock:
             term = self.terminals.get(str(params.get("terminalId")))
         if term is None:
@@ -340,5 +340,10 @@ class ClientServices:
             pool.shutdown(wait=False, cancel_futures=True)
 
 
-__all__ = ["USER_ELICITATION_ACTIONS", "ClientServices", "Refused", "Terminal",
-           "elicitation_result"]
+__all__ = [
+    "USER_ELICITATION_ACTIONS",
+    "ClientServices",
+    "ClientTerminal",
+    "Refused",
+    "elicitation_result",
+]

@@ -120,7 +120,7 @@ def _short(value: Any, room: int = 48) -> str:
 
 
 @dataclass(frozen=True)
-class ToolCall:
+class ModelToolCall:
     """One concrete call the model sent: the agent's tool name and its arguments (a JSON
     object, or the text of a free-form tool). Paths carry the ``{workspace}`` placeholder."""
 
@@ -145,8 +145,8 @@ class ToolCall:
         return {"name": self.name, "arguments": args}
 
     @classmethod
-    def from_json(cls, data: Any) -> ToolCall:
-        if isinstance(data, ToolCall):
+    def from_json(cls, data: Any) -> ModelToolCall:
+        if isinstance(data, ModelToolCall):
             return data
         if not isinstance(data, Mapping) or set(data) - {"name", "arguments"}:
             raise ScriptError(f"not a tool call: {data!r}")
@@ -167,7 +167,7 @@ class Tools(Reply):
     reply: ClassVar[str] = "tools"
     tool: str = "shell"
     count: int = 1
-    calls: tuple[ToolCall, ...] = ()
+    calls: tuple[ModelToolCall, ...] = ()
     risk: str = "plain"
     pause_ms: int = 0
 
@@ -182,7 +182,7 @@ class Tools(Reply):
         calls = self.calls if isinstance(self.calls, (tuple, list)) else None
         if calls is None:
             raise ScriptError(f"tool calls {self.calls!r} are not a list")
-        object.__setattr__(self, "calls", tuple(ToolCall.from_json(c) for c in calls))
+        object.__setattr__(self, "calls", tuple(ModelToolCall.from_json(c) for c in calls))
 
     def describe(self) -> str:
         pause = f" after a {self.pause_ms} ms pause" if self.pause_ms else ""
@@ -207,7 +207,7 @@ class Tools(Reply):
                     if getattr(self, name)})
         return out
 
-    def resolved(self, calls: Sequence[ToolCall]) -> Tools:
+    def resolved(self, calls: Sequence[ModelToolCall]) -> Tools:
         """This reply with the concrete calls the model sent for it."""
         return dataclasses.replace(self, calls=tuple(calls)) if calls else self
 
@@ -237,7 +237,7 @@ STOPS = ("max_tokens", "refusal")
 
 
 @dataclass(frozen=True)
-class Stop(Reply):
+class StopReply(Reply):
     """One text chunk, then the turn stops for ``max_tokens`` or a refusal."""
 
     reply: ClassVar[str] = "stop"

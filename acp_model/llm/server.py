@@ -26,11 +26,21 @@ from typing import Any, Protocol
 from aiohttp import web
 
 from acp_model.llm.apis import ADAPTERS
-from acp_model.llm.script import END, Fail, ModelScript, Reply, Stall, Stop, Text, ToolCall, Tools
+from acp_model.llm.script import (
+    END,
+    Fail,
+    ModelScript,
+    ModelToolCall,
+    Reply,
+    Stall,
+    StopReply,
+    Text,
+    Tools,
+)
 from acp_model.llm.tools import OfferedTool, escapes, long_running, materialize, plan
-from acp_model.llm.wire import Gone, ModelGate, ModelRequest, Part, ReplyContext, tag_text
+from acp_model.llm.wire import Gone, ModelGate, ModelRequest, ReplyContext, ResponsePart, tag_text
 
-__all__ = ["Adapter", "ModelGate", "Part", "ScriptedModel", "Served", "TurnWindow",
+__all__ = ["Adapter", "ModelGate", "ResponsePart", "ScriptedModel", "Served", "TurnWindow",
            "tag_text"]
 
 STALL_LIMIT = 60.0  # seconds a stalled response waits for the agent to hang up
@@ -47,7 +57,7 @@ class Served:
     step: int
     reply: str  # the reply name ("side" for a request of no scripted turn)
     attempt: int
-    calls: tuple[ToolCall, ...] = ()  # the concrete tool calls sent (a ``Tools`` reply)
+    calls: tuple[ModelToolCall, ...] = ()  # the concrete tool calls sent (a ``Tools`` reply)
 
 
 class TurnWindow(Protocol):
@@ -91,7 +101,7 @@ class ScriptedModel:
         self.stall_limit = stall_limit
         self.prefer_tools = tuple(prefer_tools)  # a profile's steering of the tool choice
         # calls the guard kept back (a path outside the scratch folder): (tag, call, path)
-        self.refused: list[tuple[str | None, ToolCall, str]] = []
+        self.refused: list[tuple[str | None, ModelToolCall, str]] = []
         self._offered: OrderedDict[str, tuple[OfferedTool, ...]] = OrderedDict()
         self.port = 0
         self.journal: deque[Served] = deque(maxlen=JOURNAL)
@@ -109,7 +119,7 @@ class ScriptedModel:
         self._running: dict[str, int] = {}
         self._attempts: dict[tuple[str, int], int] = {}
         # tag -> step -> the tool calls sent (what a counterexample shows and a replay resends)
-        self._sent: OrderedDict[str, dict[int, tuple[ToolCall, ...]]] = OrderedDict()
+        self._sent: OrderedDict[str, dict[int, tuple[ModelToolCall, ...]]] = OrderedDict()
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -250,12 +260,12 @@ class ScriptedModel:
         with self._lock:
             return self._offered.get(tag, ())
 
-    def sent(self, tag: str) -> dict[int, tuple[ToolCall, ...]]:
+    def sent(self, tag: str) -> dict[int, tuple[ModelToolCall, ...]]:
         """The tool calls the model sent in the turn ``tag``, by step (the first attempt's)."""
         with self._lock:
             return dict(self._sent.get(tag, {}))
 
-    def reply_for(self, req: ModelRequest) -> tuple[Reply, int, tuple[ToolCall, ...]]:
+    def reply_for(self, req: ModelRequest) -> tuple[Reply, int, tuple[ModelToolCall, ...]]:
         """The reply a request gets, the attempt it is (a retry of a failed step), and the
         concrete calls of a ``Tools`` reply (the agent's own tools, ``llm.tools``)."""
         with self._lock:
@@ -276,7 +286,7 @@ class ScriptedModel:
             reply = script[req.step] if req.step < len(script) else END
             if isinstance(reply, Fail) and attempt > 1:
                 reply = Text(1)  # the retry of a failed request goes through
-        calls: tuple[ToolCall, ...] = ()
+        calls: tuple[ModelToolCall, ...] = ()
         if isinstance(reply, Tools):  # outside the lock: a schema's first draw takes a while
             planned = plan(reply, req.tools, f"acpm-{req.tag}-{req.step}", self.prefer_tools)
             calls = self._confined(req.tag, planned)
@@ -293,7 +303,8 @@ class ScriptedModel:
                     self._sent.popitem(last=False)
         return reply, attempt, calls
 
-    def _confined(self, tag: str | None, calls: tuple[ToolCall, ...]) -> tuple[ToolCall, ...]:
+    def _confined(self, tag: str | None, calls: tuple[ModelToolCall, ...]
+                  ) -> tuple[ModelToolCall, ...]:
         """``calls`` without those whose arguments, as sent, name a path outside the run's
         scratch folder (``llm.tools.escapes``): such a call is kept back and noted."""
         kept = []
@@ -335,7 +346,7 @@ class ScriptedModel:
                 await asyncio.sleep(reply.first_byte_ms / 1000)
             response = await self.adapter.respond(request, reply, req, ctx)
             # the turn's end, written whole: nothing is left for the agent but its stop reason
-            final = isinstance(reply, Text | Stop) and not calls
+            final = isinstance(reply, Text | StopReply) and not calls
             return response
         except (Gone, ConnectionError):
             # The agent hung up (a cancel), mid-stream or before the headers went out:

@@ -31,7 +31,7 @@ from enum import StrEnum
 from random import Random
 from typing import Any
 
-from acp_model.llm.script import ToolCall, Tools
+from acp_model.llm.script import ModelToolCall, Tools
 
 WORKSPACE = "{workspace}"  # replaced by the run's workspace when a call is sent
 SCRATCH_DIR = "acpm-scratch"  # the folder of the workspace every call writes in
@@ -233,7 +233,7 @@ def command_for(want: str, ident: str, kind: ToolKind, risk: str = "plain") -> s
     return f"{LONG_RUN if want == 'long' else ''}{risky_command(risk, ident)}"
 
 
-def long_running(call: ToolCall) -> bool:
+def long_running(call: ModelToolCall) -> bool:
     """Does ``call`` run a long-running command (the scripted model's ``sleep``)? Read from
     the call itself, so a replayed call counts as the generated one did."""
     def has(value: Any) -> bool:
@@ -455,7 +455,7 @@ def _valid(schema: Mapping[str, Any], value: Any) -> bool:
 
 # --- the calls of one reply -------------------------------------------------------------------
 def plan(reply: Tools, offered: Sequence[OfferedTool], ident: str,
-         prefer: Sequence[str] = ()) -> tuple[ToolCall, ...]:
+         prefer: Sequence[str] = ()) -> tuple[ModelToolCall, ...]:
     """The concrete calls of a ``Tools`` reply: its recorded calls where it has them and the
     agent offers their tool, else the chosen tool with arguments from its schema (``ident``
     names the reply: ``acpm-<tag>-<step>``, each call adds its index)."""
@@ -467,7 +467,7 @@ def plan(reply: Tools, offered: Sequence[OfferedTool], ident: str,
         if recorded is not None and recorded.name in names:
             calls.append(recorded)
         elif tool is not None:
-            calls.append(ToolCall(tool.name, arguments(tool, reply.tool, f"{ident}-{k}",
+            calls.append(ModelToolCall(tool.name, arguments(tool, reply.tool, f"{ident}-{k}",
                                                        reply.risk)))
     return tuple(calls)
 

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from aiohttp import web
 
-from acp_model.llm.script import ToolCall
+from acp_model.llm.script import ModelToolCall
 from acp_model.llm.tools import OfferedTool, materialize
 
 TAG_RE = re.compile(r"\[acpm:([0-9a-z]+)\]")
@@ -42,7 +42,7 @@ class Gone(Exception):
     """The agent hung up (a cancel aborted the request)."""
 
 
-class Part(StrEnum):
+class ResponsePart(StrEnum):
     """What the model releases of one response, in order: its side of the boundary schedule
     (``fuzzing/schedule.py``). Every part goes out through :meth:`ReplyContext.release`, the
     one place where it can be held (a replay under its recorded schedule) or timed (the pace
@@ -64,7 +64,8 @@ class ModelGate(Protocol):
 
     async def requested(self, tag: str, step: int, attempt: int) -> None: ...
 
-    async def release(self, tag: str, step: int, attempt: int, part: Part, n: int) -> None: ...
+    async def release(self, tag: str, step: int, attempt: int, part: ResponsePart,
+                      n: int) -> None: ...
 
     def hung_up(self, tag: str, step: int, attempt: int) -> None: ...
 
@@ -79,7 +80,7 @@ class ReplyContext:
     step: int
     workspace: str | None
     stall_limit: float
-    calls: tuple[ToolCall, ...] = ()
+    calls: tuple[ModelToolCall, ...] = ()
     released: Callable[[], bool] = lambda: False  # the server ended this turn's stalls
     gate: ModelGate | None = None
     attempt: int = 1
@@ -90,18 +91,18 @@ class ReplyContext:
         """Should a stalled response keep stalling (not released by the server)?"""
         return not self.released()
 
-    async def release(self, part: Part, n: int = 0) -> None:
+    async def release(self, part: ResponsePart, n: int = 0) -> None:
         """Before part ``part`` (number ``n``) of the response is written: the pace between
         text chunks or the pause before a tool call, then the gate (a held replay waits here
         until what preceded this part in the recording has happened)."""
-        if part is Part.TEXT and n and self.pace_ms:
+        if part is ResponsePart.TEXT and n and self.pace_ms:
             await asyncio.sleep(self.pace_ms / 1000)
-        elif part is Part.TOOL and self.pause_ms:
+        elif part is ResponsePart.TOOL and self.pause_ms:
             await asyncio.sleep(self.pause_ms / 1000)
         if self.gate is not None:
             await self.gate.release(self.tag, self.step, self.attempt, part, n)
 
-    def call_arguments(self, call: ToolCall) -> Any:
+    def call_arguments(self, call: ModelToolCall) -> Any:
         """A call's arguments as sent: the run's workspace in place of its placeholder."""
         return materialize(call.arguments, self.workspace)
 
@@ -131,11 +132,11 @@ def message_text(message: dict[str, Any]) -> str:
 
 
 async def stall(ctx: ReplyContext, ping: Callable[[], Awaitable[None]]) -> None:
-    """A stall (released as :attr:`Part.STALL`): ``ping`` now and then until the agent hangs
+    """A stall (released as :attr:`ResponsePart.STALL`): ``ping`` now and then until the agent hangs
     up (``ping`` raises Gone), the stall limit passes or the server ends the stall
     (:meth:`ScriptedModel.end_stalls`). What follows it (one text chunk) is released as
     usual."""
-    await ctx.release(Part.STALL)
+    await ctx.release(ResponsePart.STALL)
     end = time.monotonic() + ctx.stall_limit
     while time.monotonic() < end and ctx.stalls():
         await asyncio.sleep(0.2)

@@ -45,7 +45,7 @@ class DocsDrift(Exception):
 
 
 @dataclass(frozen=True)
-class Edge:
+class DrawnEdge:
     """One drawn edge: the model transition (``src``, ``event``) and where it must lead."""
 
     src: St
@@ -58,43 +58,44 @@ class Edge:
 class Concern:
     name: str
     title: str
-    edges: tuple[Edge, ...]
+    edges: tuple[DrawnEdge, ...]
     start: str | None = None  # label of an edge from [*] into the first edge's source
     notes: tuple[tuple[St, str], ...] = ()
 
 
 CONCERNS = (
     Concern("turn", "A prompt turn (steps 1-6)", (
-        Edge(St.IDLE, Event.RUNNING_REPORTED, St.RUNNING,
-             "1 session/prompt, 2 response {} (accepted), user_message, "
-             "3 state_update running"),
-        Edge(St.RUNNING, Event.OUTPUT, St.RUNNING,
-             "3 agent_message_chunk, plan, tool_call, usage_update"),
-        Edge(St.RUNNING, Event.IDLE_REPORTED, St.IDLE,
-             "4 state_update idle (stopReason end_turn, max_tokens, max_turn_requests, "
-             "refusal)"),
+        DrawnEdge(St.IDLE, Event.RUNNING_REPORTED, St.RUNNING,
+                  "1 session/prompt, 2 response {} (accepted), user_message, "
+                  "3 state_update running"),
+        DrawnEdge(St.RUNNING, Event.OUTPUT, St.RUNNING,
+                  "3 agent_message_chunk, plan, tool_call, usage_update"),
+        DrawnEdge(St.RUNNING, Event.IDLE_REPORTED, St.IDLE,
+                  "4 state_update idle (stopReason end_turn, max_tokens, max_turn_requests, "
+                  "refusal)"),
     ), start="session/new", notes=((St.RUNNING, "6 the cycle returns to step 3 until the "
                                                 "model completes or work is stopped"),)),
     Concern("permissions", "A tool call that needs permission (step 5)", (
-        Edge(St.RUNNING, Event.REQUIRES_ACTION_REPORTED, St.REQUIRES_ACTION,
-             "session/request_permission, state_update requires_action"),
-        Edge(St.REQUIRES_ACTION, Event.RUNNING_REPORTED, St.RUNNING,
-             "permission response (selected), state_update running"),
-        Edge(St.RUNNING, Event.TOOL_UPDATE, St.RUNNING,
-             "tool_call_update in_progress, completed"),
-        Edge(St.REQUIRES_ACTION, Event.IDLE_REPORTED, St.IDLE,
-             "state_update idle (stopReason)"),
+        DrawnEdge(St.RUNNING, Event.REQUIRES_ACTION_REPORTED, St.REQUIRES_ACTION,
+                  "session/request_permission, state_update requires_action"),
+        DrawnEdge(St.REQUIRES_ACTION, Event.RUNNING_REPORTED, St.RUNNING,
+                  "permission response (selected), state_update running"),
+        DrawnEdge(St.RUNNING, Event.TOOL_UPDATE, St.RUNNING,
+                  "tool_call_update in_progress, completed"),
+        DrawnEdge(St.REQUIRES_ACTION, Event.IDLE_REPORTED, St.IDLE,
+                  "state_update idle (stopReason)"),
     )),
     Concern("cancellation", "Cancellation", (
-        Edge(St.RUNNING, Event.CANCEL, St.RUNNING, "session/cancel"),
-        Edge(St.REQUIRES_ACTION, Event.CANCEL, St.REQUIRES_ACTION, "session/cancel"),
-        Edge(St.REQUIRES_ACTION, Event.PERMISSION_ANSWER, St.REQUIRES_ACTION,
-             "the client answers pending permission requests: cancelled"),
-        Edge(St.RUNNING, Event.OUTPUT, St.RUNNING,
-             "content and tool call updates still allowed, before the idle"),
-        Edge(St.RUNNING, Event.IDLE_REPORTED, St.IDLE, "state_update idle (stopReason cancelled)"),
-        Edge(St.REQUIRES_ACTION, Event.IDLE_REPORTED, St.IDLE,
-             "state_update idle (stopReason cancelled)"),
+        DrawnEdge(St.RUNNING, Event.CANCEL, St.RUNNING, "session/cancel"),
+        DrawnEdge(St.REQUIRES_ACTION, Event.CANCEL, St.REQUIRES_ACTION, "session/cancel"),
+        DrawnEdge(St.REQUIRES_ACTION, Event.PERMISSION_ANSWER, St.REQUIRES_ACTION,
+                  "the client answers pending permission requests: cancelled"),
+        DrawnEdge(St.RUNNING, Event.OUTPUT, St.RUNNING,
+                  "content and tool call updates still allowed, before the idle"),
+        DrawnEdge(St.RUNNING, Event.IDLE_REPORTED, St.IDLE,
+                  "state_update idle (stopReason cancelled)"),
+        DrawnEdge(St.REQUIRES_ACTION, Event.IDLE_REPORTED, St.IDLE,
+                  "state_update idle (stopReason cancelled)"),
     ), notes=((St.IDLE, "after session/cancel the idle that ends the work MUST carry "
                         "cancelled, never an error"),)),
 )
@@ -112,29 +113,31 @@ V1_STATE_TEXT = {
 _V1_END = "response to session/prompt {stopReason"
 V1_CONCERNS = (
     Concern("turn", "A v1 prompt turn (steps 1-6)", (
-        Edge(St.IDLE, Event.RUNNING_REPORTED, St.RUNNING,
-             "1 session/prompt, then 3 the turn's first session/update (no acknowledgement, "
-             "no state report)"),
-        Edge(St.RUNNING, Event.OUTPUT, St.RUNNING,
-             "3 agent_message_chunk, plan, tool_call, tool_call_update"),
-        Edge(St.RUNNING, Event.IDLE_REPORTED, St.IDLE,
-             f"4 {_V1_END} end_turn, max_tokens, max_turn_requests, refusal}}"),
+        DrawnEdge(St.IDLE, Event.RUNNING_REPORTED, St.RUNNING,
+                  "1 session/prompt, then 3 the turn's first session/update (no acknowledgement, "
+                  "no state report)"),
+        DrawnEdge(St.RUNNING, Event.OUTPUT, St.RUNNING,
+                  "3 agent_message_chunk, plan, tool_call, tool_call_update"),
+        DrawnEdge(St.RUNNING, Event.IDLE_REPORTED, St.IDLE,
+                  f"4 {_V1_END} end_turn, max_tokens, max_turn_requests, refusal}}"),
     ), start="session/new", notes=((St.RUNNING, "6 the turn goes back to the language model "
                                                 "until it completes"),)),
     Concern("permissions", "A tool call that needs permission (step 5)", (
-        Edge(St.RUNNING, Event.PERMISSION_REQUEST, St.RUNNING,
-             "5 session/request_permission (the turn goes on: v1 reports no state)"),
-        Edge(St.RUNNING, Event.PERMISSION_ANSWER, St.RUNNING, "permission response (selected)"),
-        Edge(St.RUNNING, Event.TOOL_UPDATE, St.RUNNING, "tool_call_update in_progress, completed"),
-        Edge(St.RUNNING, Event.IDLE_REPORTED, St.IDLE, f"{_V1_END}}}"),
+        DrawnEdge(St.RUNNING, Event.PERMISSION_REQUEST, St.RUNNING,
+                  "5 session/request_permission (the turn goes on: v1 reports no state)"),
+        DrawnEdge(St.RUNNING, Event.PERMISSION_ANSWER, St.RUNNING,
+                  "permission response (selected)"),
+        DrawnEdge(St.RUNNING, Event.TOOL_UPDATE, St.RUNNING,
+                  "tool_call_update in_progress, completed"),
+        DrawnEdge(St.RUNNING, Event.IDLE_REPORTED, St.IDLE, f"{_V1_END}}}"),
     )),
     Concern("cancellation", "Cancellation", (
-        Edge(St.RUNNING, Event.CANCEL, St.RUNNING, "session/cancel"),
-        Edge(St.RUNNING, Event.PERMISSION_ANSWER, St.RUNNING,
-             "the client answers pending permission requests: cancelled"),
-        Edge(St.RUNNING, Event.OUTPUT, St.RUNNING,
-             "content and tool call updates still allowed, before the response"),
-        Edge(St.RUNNING, Event.IDLE_REPORTED, St.IDLE, f"{_V1_END} cancelled}}"),
+        DrawnEdge(St.RUNNING, Event.CANCEL, St.RUNNING, "session/cancel"),
+        DrawnEdge(St.RUNNING, Event.PERMISSION_ANSWER, St.RUNNING,
+                  "the client answers pending permission requests: cancelled"),
+        DrawnEdge(St.RUNNING, Event.OUTPUT, St.RUNNING,
+                  "content and tool call updates still allowed, before the response"),
+        DrawnEdge(St.RUNNING, Event.IDLE_REPORTED, St.IDLE, f"{_V1_END} cancelled}}"),
     ), notes=((St.IDLE, "after session/cancel the response MUST carry cancelled, never an "
                         "error, and nothing of the turn follows it"),)),
 )
@@ -151,7 +154,7 @@ def concern_rules(concern: Concern, table: Table, readings: Readings = DEFAULT) 
     return sorted(rules)
 
 
-def _transition(table: Table, edge: Edge) -> TransitionSpec:
+def _transition(table: Table, edge: DrawnEdge) -> TransitionSpec:
     tr = table.transitions.get((edge.src.value, edge.event.value))
     if tr is None:
         raise DocsDrift(f"the model has no transition {edge.src}:{edge.event}")

@@ -17,7 +17,7 @@ from acp_model.render.docs import (
     RENDERS,
     Concern,
     DocsDrift,
-    Edge,
+    DrawnEdge,
     docs_sources,
     flow_mermaid,
     source_digest,
@@ -64,7 +64,7 @@ def test_the_docs_speak_the_spec_s_words() -> None:
 
 
 def test_an_edge_the_model_does_not_have_stops_generation() -> None:
-    wrong = Concern("x", "x", (Edge(State.IDLE, Event.IDLE_REPORTED, State.RUNNING, "idle"),))
+    wrong = Concern("x", "x", (DrawnEdge(State.IDLE, Event.IDLE_REPORTED, State.RUNNING, "idle"),))
     with pytest.raises(DocsDrift, match="leads to idle"):
         state_mermaid(wrong, session_table())
 

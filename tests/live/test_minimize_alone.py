@@ -8,7 +8,7 @@ import sys
 import threading
 from pathlib import Path
 
-from acp_model.fuzzing.alone import Gate
+from acp_model.fuzzing.alone import GateHold
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.run import FuzzResult, run_fuzz
 from acp_model.fuzzing.stop import Stop
@@ -31,7 +31,7 @@ def test_a_run_minimizes_only_once_the_run_beside_it_stopped_generating(
     cfg = FuzzConfig(AGENT, seed=1, time_budget=60, minimize_budget=10, replay_runs=2,
                      stop_on=frozenset({RULE}), minimize_alone=str(path))
     results: list[FuzzResult] = []
-    with Gate(path) as beside:  # another run, still generating
+    with GateHold(path) as beside:  # another run, still generating
         assert beside.shared(Stop())
         thread = threading.Thread(target=lambda: results.append(run_fuzz(cfg,
                                                                          on_phase=on_phase)))

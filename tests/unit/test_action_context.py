@@ -21,7 +21,7 @@ WIDEST = 10  # members an action's context may have (the whole client has about 
 # example: its sessions, answers, held elicitations, cancels, syncs and waits)
 PARTS = ("answers.py", "elicitations.py", "stalls.py", "drain.py", "reach.py", "sessions.py",
          "client.py")
-PART_WIDEST = 16
+PART_WIDEST = 10
 WHOLE = ("ClientOps", "FuzzClient")  # what no part is handed
 
 
@@ -57,10 +57,10 @@ def contexts() -> list[tuple[str, str, set[str]]]:
     return out
 
 
-def _aliases(fn: ast.FunctionDef, names: set[str]) -> set[str]:
-    """``names`` and the local names bound to one of them or to ``self.client``
-    (``c = self.client``, ``client, owed = self.client, None``)."""
-    out = set(names)
+def _aliases(fn: ast.FunctionDef, sources: set[str]) -> set[str]:
+    """The local names bound to one of ``sources`` (a context's field, ``self.look``, or its
+    parameter's name): ``c = self.look``, ``c, w = self.look, self.waits``."""
+    out = {s for s in sources if "." not in s}
     for node in ast.walk(fn):
         if not isinstance(node, ast.Assign):
             continue
@@ -69,58 +69,82 @@ def _aliases(fn: ast.FunctionDef, names: set[str]) -> set[str]:
                 if isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple) \
                 else [(target, node.value)]
             out |= {t.id for t, v in pairs if isinstance(t, ast.Name)
-                    and ast.unparse(v) in {"self.client", *names}}
+                    and ast.unparse(v) in sources | out}
     return out
 
 
-def _reached_by(fn: ast.FunctionDef, names: set[str]) -> set[str]:
-    """The members of the client ``fn`` reaches: on ``self.client`` or a name for it."""
-    names = _aliases(fn, names)
+def _reached_by(fn: ast.FunctionDef, sources: set[str]) -> set[str]:
+    """The members of a context ``fn`` reaches: on one of ``sources`` or a name for it."""
+    names = _aliases(fn, sources)
     return {n.attr for n in ast.walk(fn) if isinstance(n, ast.Attribute)
             and ((isinstance(n.value, ast.Name) and n.value.id in names)
-                 or ast.unparse(n.value) == "self.client")}
+                 or ast.unparse(n.value) in sources)}
 
 
-def part_contexts() -> list[tuple[str, str, set[str]]]:
-    """Each class of the client's parts built with a ``client`` and each function taking one:
-    (where, its annotation, the members of the client it reaches)."""
-    out = []
-    for name in PARTS:
-        tree = ast.parse((ACTIONS_SOURCE.parent / name).read_text(encoding="utf-8"))
-        for node in tree.body:
-            fns = [node] if isinstance(node, ast.FunctionDef) else [
-                f for f in node.body if isinstance(f, ast.FunctionDef)] \
-                if isinstance(node, ast.ClassDef) else []
-            head = node if isinstance(node, ast.FunctionDef) else next(
-                (f for f in fns if f.name == "__init__"), None)
-            arg = head and next((a for a in head.args.args if a.arg == "client"), None)
-            if arg is None or arg.annotation is None:
-                continue
-            reached = set().union(*(_reached_by(f, {"client"} if f is head else set())
-                                    for f in fns))
-            out.append((f"{name}:{node.lineno} {node.name}", ast.unparse(arg.annotation),
-                        reached))
-    return out
+def _fields(init: ast.FunctionDef) -> dict[str, str]:
+    """A constructor's parameters kept whole: parameter -> ``self.field``."""
+    return {node.value.id: ast.unparse(target) for node in ast.walk(init)
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name)
+            for target in node.targets if ast.unparse(target).startswith("self.")}
 
 
 def _protocol(annotation: str) -> Any:
+    """The fuzzer's protocol ``annotation`` names (None: not one of them)."""
     for module in (ops, drain, client):
-        if hasattr(module, annotation):
-            return getattr(module, annotation)
-    raise AssertionError(f"{annotation}: no protocol of ops.py, drain.py or client.py")
+        found = getattr(module, annotation, None)
+        if isinstance(found, type) and getattr(found, "_is_protocol", False):
+            return found
+    return None
 
 
-def test_every_part_reaches_only_what_its_context_declares() -> None:
+def contexts_of(tree: ast.Module, name: str) -> list[tuple[str, str, set[str]]]:
+    """Each context a part of module ``name`` is built with (a class's constructor parameter,
+    or a function's, typed by a protocol of the fuzzer) and what the part reaches through it:
+    (where, its annotation, the members reached)."""
+    out = []
+    for node in tree.body:
+        fns = [node] if isinstance(node, ast.FunctionDef) else [
+            f for f in node.body if isinstance(f, ast.FunctionDef)] \
+            if isinstance(node, ast.ClassDef) else []
+        head = node if isinstance(node, ast.FunctionDef) else next(
+            (f for f in fns if f.name == "__init__"), None)
+        if head is None:
+            continue
+        fields = _fields(head)
+        for arg in [*head.args.args, *head.args.kwonlyargs]:
+            annotation = ast.unparse(arg.annotation) if arg.annotation else ""
+            if annotation not in WHOLE and _protocol(annotation) is None:
+                continue
+            kept = {fields[arg.arg]} if arg.arg in fields else set()
+            reached = set().union(*(_reached_by(f, kept | {arg.arg} if f is head else kept)
+                                    for f in fns))
+            out.append((f"{name}:{node.lineno} {node.name}({arg.arg})", annotation, reached))
+    return out
+
+
+def part_contexts() -> list[tuple[str, str, set[str]]]:
+    """The contexts of every part of the client (``PARTS``)."""
+    return [found for name in PARTS for found in contexts_of(
+        ast.parse((ACTIONS_SOURCE.parent / name).read_text(encoding="utf-8")), name)]
+
+
+def test_every_part_reaches_only_what_its_contexts_declare() -> None:
+    """...and each context declares only what some part given it reaches."""
     found = part_contexts()
-    assert {where.split(" ")[-1] for where, _, _ in found} >= {
+    assert {where.split(" ")[-1].split("(")[0] for where, _, _ in found} >= {
         "PermissionAnswers", "HeldElicitations", "Stalls", "Drain", "cancel_meets",
         "SessionFactory", "ProcessWatch"}
+    used: dict[str, set[str]] = {}
     for where, annotation, reached in found:
         assert annotation not in WHOLE, f"{where} is handed the whole client"
         allowed = members(_protocol(annotation))
         assert len(allowed) <= PART_WIDEST, f"{annotation} has {len(allowed)} members"
         assert reached <= allowed, f"{where} reaches {sorted(reached - allowed)} beyond " \
             f"{annotation}"
+        used.setdefault(annotation, set()).update(reached)
+    for annotation, reached in used.items():
+        unused = members(_protocol(annotation)) - reached
+        assert not unused, f"{annotation} declares {sorted(unused)}, which no part uses"
 
 
 def test_every_action_reaches_only_what_its_context_declares() -> None:
@@ -159,9 +183,9 @@ def test_the_client_offers_every_context(protocol: Any) -> None:
 
 
 @pytest.mark.parametrize("protocol", [ops.LookOps, ops.MeetOps, ops.StallOps,
-                                      ops.AnsweringOps, ops.HoldingOps, ops.CallOps,
+                                      ops.ReplyOps, ops.AnswerWaits, ops.HoldingOps, ops.CallOps,
                                       ops.Connection,
-                                      drain.Drainable, client.WatchOps])
+                                      drain.DrainWaits, drain.Ending, client.WatchOps])
 def test_the_client_offers_every_part_its_context(protocol: Any) -> None:
     init = inspect.getsource(FuzzClient.__init__)
     for name in members(protocol):
@@ -175,7 +199,7 @@ def test_the_scan_follows_the_client_into_a_part() -> None:
               "        c, n = self.client, 0\n        c.calls.send(n)\n"
               "        self.client.reach.update()\n")
     fns = [f for f in ast.walk(ast.parse(source)) if isinstance(f, ast.FunctionDef)]
-    assert set().union(*(_reached_by(f, set()) for f in fns)) == {"calls", "reach"}
+    assert set().union(*(_reached_by(f, {"self.client"}) for f in fns)) == {"calls", "reach"}
 
 
 def test_the_scan_sees_a_reach_beyond_the_context() -> None:
@@ -183,3 +207,17 @@ def test_the_scan_sees_a_reach_beyond_the_context() -> None:
     fn = ast.parse(source).body[0]
     assert _reached(fn, "client") == {"answers"}
     assert "answers" not in members(ops.CancelOps)
+
+
+def test_the_scan_tells_a_parts_contexts_apart() -> None:
+    """A part built with several contexts reaches each under its own name: a member reached
+    through the wrong one is seen beyond it."""
+    source = ("class P:\n    def __init__(self, look: LookOps, waits: DrainWaits) -> None:\n"
+              "        self.look = look\n        self.waits = waits\n"
+              "    def f(self) -> None:\n        c, w = self.look, self.waits\n"
+              "        w.sync()\n        c.busy(0)\n        self.waits.busy(1)\n")
+    found = {where: (annotation, reached)
+             for where, annotation, reached in contexts_of(ast.parse(source), "p.py")}
+    assert found == {"p.py:1 P(look)": ("LookOps", {"busy"}),
+                     "p.py:1 P(waits)": ("DrainWaits", {"sync", "busy"})}
+    assert "busy" not in members(drain.DrainWaits)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import io
+import os
 import re
 import tokenize
 from collections.abc import Iterator
@@ -23,6 +24,11 @@ PACKAGE = ROOT / "acp_model"
 VENDORED = {ROOT / "RULES.md"}
 SUFFIXES = "py|md|toml|json|jsonl|yml|yaml|txt|html|js|css|mdx|svg|png|sh|cfg|ini|ipynb"
 PATH = re.compile(rf"(?<![\w./<-])((?:[A-Za-z_][\w.-]*/)+[\w.-]+\.(?:{SUFFIXES}))(?![\w/-])")
+# a document named without its folder (``RULES.md``, ``prompt-lifecycle.mdx``): held somewhere
+BARE = re.compile(r"(?<![\w./<-])([A-Za-z_][\w.-]*\.mdx?)(?![\w/-])")
+# documents of other repositories, named as theirs: where they are cited, and why
+UPSTREAM = {("docs/sdk-agents.md", "experimental-v2.md"):
+            "the Python SDK's v2 page, in the upstream repository"}
 LINK = re.compile(r"\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 FENCE = re.compile(r"^(```|~~~).*?^\1", re.S | re.M)
 
@@ -81,6 +87,23 @@ def dangling_paths(path: Path, texts: list[str]) -> list[str]:
     return out
 
 
+def _held_names() -> set[str]:
+    """The file names the checkout holds, outside hidden and generated folders."""
+    skip = {"node_modules", "site", "acp_model.egg-info"}
+    return {name for folder, dirs, files in os.walk(ROOT)
+            if not dirs.__setitem__(slice(None), [d for d in dirs if not d.startswith(".")
+                                                  and d not in skip])
+            for name in files}
+
+
+def dangling_documents(path: Path, texts: list[str], held: set[str]) -> list[str]:
+    """The documents ``texts`` name by file name alone that no folder of the repository holds
+    (``RULES.md`` was cited 59 times before it was vendored; the first plan never was)."""
+    where = str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+    return [name for text in texts for name in BARE.findall(text)
+            if name not in held and (where, name) not in UPSTREAM]
+
+
 def dangling_links(path: Path, text: str) -> list[str]:
     out = []
     for match in LINK.finditer(text):
@@ -102,6 +125,15 @@ def test_every_path_the_code_and_docs_cite_is_held() -> None:
     assert found == {}
 
 
+def test_every_document_named_alone_is_held() -> None:
+    held = _held_names()
+    found = {}
+    for path, texts in _sources():
+        if bad := dangling_documents(path, texts, held):
+            found[str(path.relative_to(ROOT))] = bad
+    assert found == {}
+
+
 def test_every_relative_link_of_the_docs_resolves() -> None:
     found = {}
     for path, texts in _sources():
@@ -118,3 +150,6 @@ def test_the_scans_see_a_dangling_path_and_link() -> None:
     page = _prose_of_markdown("[a](design.md) [b](gone.md#x) [c](https://x.org)\n"
                               "```sh\nopen [d](fenced.md)\n```\n")
     assert dangling_links(ROOT / "docs" / "page.md", page) == ["gone.md"]
+    named = ["Where we departed from `ARCHITECTURE.md`; see RULES.md and cancellation.mdx"]
+    assert dangling_documents(here, named, {"RULES.md", "cancellation.mdx"}) == [
+        "ARCHITECTURE.md"]

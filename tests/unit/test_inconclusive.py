@@ -17,7 +17,7 @@ from acp_model.fuzzing.artifacts import reproduction_text
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.inconclusive import own_failure
 from acp_model.fuzzing.recorder import Found
-from acp_model.fuzzing.schedule import Boundary, Event, Schedule
+from acp_model.fuzzing.schedule import Boundary, Crossing, Schedule
 from acp_model.fuzzing.shrink import CERTIFY, Minimizer, ReplayOutcome, Tally, Trial, TrialClock
 from acp_model.oracle.monitor import Violation
 from acp_model.report.text import rates_phrase
@@ -31,10 +31,10 @@ def _recording(load: str = "result", actions: int = 2) -> Schedule:
     """session/new (action 1) then session/load (action 2), each answered with ``load``'s
     outcome for the load."""
     return Schedule((
-        Event(Boundary.WRITE, ("request", "session/new"), action=0),
-        Event(Boundary.MESSAGE, ("response", "result"), cause=0, action=0),
-        Event(Boundary.WRITE, ("request", "session/load"), action=1, by_action=True),
-        Event(Boundary.MESSAGE, ("response", load), cause=2, action=1),
+        Crossing(Boundary.WRITE, ("request", "session/new"), action=0),
+        Crossing(Boundary.MESSAGE, ("response", "result"), cause=0, action=0),
+        Crossing(Boundary.WRITE, ("request", "session/load"), action=1, by_action=True),
+        Crossing(Boundary.MESSAGE, ("response", load), cause=2, action=1),
     ), actions)
 
 
@@ -128,8 +128,8 @@ class _FlakyBug:
         bug = next((n for n, a in enumerate(actions, start=1)
                     if new is not None and n > new and a == _text("bug")), None)
         events = () if new is None else (
-            Event(Boundary.WRITE, ("request", "session/new"), action=new),
-            Event(Boundary.MESSAGE, ("response", "result"), cause=0, action=new))
+            Crossing(Boundary.WRITE, ("request", "session/new"), action=new),
+            Crossing(Boundary.MESSAGE, ("response", "result"), cause=0, action=new))
         schedule = Schedule(events, bug or len(actions))
         if bug is None:
             return ReplayOutcome(False, [], [], None, schedule=schedule, held=held,
@@ -148,8 +148,8 @@ def test_a_held_trial_that_was_only_inconclusive_is_run_again_and_never_refuted(
     m = Minimizer(FuzzConfig(CMD), "X", TrialClock(time.monotonic() + 60))
     program = [NewSession(), _text("harmless")]
     trial = Trial(program, Schedule((
-        Event(Boundary.WRITE, ("request", "session/new"), action=0),
-        Event(Boundary.MESSAGE, ("response", "result"), cause=0, action=0)), 2))
+        Crossing(Boundary.WRITE, ("request", "session/new"), action=0),
+        Crossing(Boundary.MESSAGE, ("response", "result"), cause=0, action=0)), 2))
     assert m.first([trial]) is None
     assert fake.calls == shrink.PARALLEL * (1 + CERTIFY)
     assert not m.missed and m.seen.get(program, True)[:2] == (0, 0)

@@ -15,10 +15,10 @@ import pytest
 
 from acp_model.llm.script import (
     Fail,
+    ModelToolCall,
     Stall,
-    Stop,
+    StopReply,
     Text,
-    ToolCall,
     Tools,
     describe_script,
     script_from_json,
@@ -116,7 +116,7 @@ def test_a_scripted_turn_calls_a_tool_then_streams_text(anthropic: ScriptedModel
     assert len(texts) == 3 and events[-2]["delta"]["stop_reason"] == "end_turn"
     assert [(s.step, s.reply) for s in anthropic.served(tag)] == [(0, "tools"), (1, "text")]
     # the journal keeps the concrete call, the workspace as a placeholder
-    assert anthropic.sent(tag) == {0: (ToolCall("Bash", {
+    assert anthropic.sent(tag) == {0: (ModelToolCall("Bash", {
         "command": f"touch {{workspace}}/acpm-scratch/acpm-{tag}-0-0.txt"}),)}
 
 
@@ -151,7 +151,7 @@ def test_a_failure_fails_once_and_the_retry_goes_through(anthropic: ScriptedMode
 
 def test_stop_reasons_reach_the_wire(anthropic: ScriptedModel) -> None:
     for reason in ("max_tokens", "refusal"):
-        tag = anthropic.register((Stop(reason),))
+        tag = anthropic.register((StopReply(reason),))
         _, events = post(f"{anthropic.url}/v1/messages", claude_body(f"go {tag_text(tag)}"))
         assert events[-2]["delta"]["stop_reason"] == reason
 
@@ -254,7 +254,7 @@ def responses_body(prompt: str, rounds: int = 0, tools: bool = True) -> dict[str
 
 
 def test_the_responses_api_calls_tools_and_streams(responses: ScriptedModel) -> None:
-    tag = responses.register((Tools("shell", 2), Text(2, 0), Stop("max_tokens")))
+    tag = responses.register((Tools("shell", 2), Text(2, 0), StopReply("max_tokens")))
     url = f"{responses.url}/v1/responses"
     _, events = post(url, responses_body(f"fix {tag_text(tag)}"))
     calls = [e["item"] for e in events if e["type"] == "response.output_item.done"]
@@ -307,7 +307,7 @@ def post_chat(url: str, body: dict[str, Any]) -> list[Any]:
 def test_the_chat_completions_api_calls_tools_and_streams() -> None:
     with ScriptedModel("openai-chat", workspace="/work", stall_limit=5) as chat:
         tag = chat.register((Tools("shell", 2), Tools("edit"), Text(2, 0),
-                             Stop("max_tokens")))
+                             StopReply("max_tokens")))
         url = f"{chat.url}/v1/chat/completions"
         chunks = post_chat(url, chat_body(f"fix {tag_text(tag)}"))
         assert chunks[-1] == "[DONE]"
@@ -382,7 +382,7 @@ def test_the_gemini_api_calls_tools_and_streams() -> None:
     with ScriptedModel("gemini", workspace="/work", stall_limit=5) as gem:
         assert gem.env() == {"GOOGLE_GEMINI_BASE_URL": gem.url,
                              "GEMINI_API_KEY": "acp-model-scripted"}
-        tag = gem.register((Tools("shell"), Tools("edit"), Text(2, 0), Stop("max_tokens")))
+        tag = gem.register((Tools("shell"), Tools("edit"), Text(2, 0), StopReply("max_tokens")))
         url = f"{gem.url}/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
         status, events = post(url, gemini_body(f"fix {tag_text(tag)}"))
         assert status == 200

@@ -19,7 +19,7 @@ from acp_model.fuzzing.artifacts import fuzz_report
 from acp_model.fuzzing.backend import backend
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.run import run_fuzz
-from acp_model.llm.script import Text, ToolCall, Tools, script_from_json
+from acp_model.llm.script import ModelToolCall, Text, Tools, script_from_json
 from acp_model.llm.server import ScriptedModel, tag_text
 from acp_model.llm.tools import (
     SCRATCH,
@@ -122,9 +122,9 @@ def test_a_long_running_call_sleeps_then_writes_in_the_workspace() -> None:
     assert args_of(EXEC, "long") == {"cmdline": long}
     assert args_of(SHELL_ARRAY, "long") == {"command": ["sh", "-c", long]}
     assert choose((WRITE, READ, BASH), "long") is BASH
-    assert long_running(ToolCall("Bash", args_of(BASH, "long")))
-    assert long_running(ToolCall("shell", args_of(SHELL_ARRAY, "long")))
-    assert not long_running(ToolCall("Bash", args_of(BASH, "shell")))
+    assert long_running(ModelToolCall("Bash", args_of(BASH, "long")))
+    assert long_running(ModelToolCall("shell", args_of(SHELL_ARRAY, "long")))
+    assert not long_running(ModelToolCall("Bash", args_of(BASH, "shell")))
     (call,) = plan(Tools("long"), (WRITE, READ), "acpm-1-0")  # no shell: an ordinary write
     assert call.name == "Write" and not long_running(call)
     assert Tools("long").describe() == "tool call (long-running command)"
@@ -206,7 +206,7 @@ def test_a_reply_plans_its_calls_and_a_recorded_call_is_sent_as_is() -> None:
     calls = plan(Tools("edit", 2), [READ, BASH, WRITE], "acpm-3-0")
     assert [c.name for c in calls] == ["Write", "Write"]
     assert calls[1].arguments["file_path"] == f"{SCRATCH}/acpm-3-0-1.md"
-    recorded = ToolCall("Bash", {"command": "touch {workspace}/old.txt"})
+    recorded = ModelToolCall("Bash", {"command": "touch {workspace}/old.txt"})
     again = plan(Tools("edit", 2, (recorded,)), [READ, BASH, WRITE], "acpm-9-0")
     assert again[0] == recorded and again[1].name == "Write"
     # a recorded call of a tool the agent no longer offers is chosen afresh
@@ -214,7 +214,7 @@ def test_a_reply_plans_its_calls_and_a_recorded_call_is_sent_as_is() -> None:
 
 
 def test_recorded_calls_read_back_and_describe_themselves() -> None:
-    reply = Tools("edit", 1, (ToolCall("write_file", {"path": "{workspace}/a.md",
+    reply = Tools("edit", 1, (ModelToolCall("write_file", {"path": "{workspace}/a.md",
                                                       "content": "x" * 80}),))
     assert script_from_json([reply.to_json()]) == (reply,)
     assert reply.describe().startswith('calls write_file {path: "{workspace}/a.md", content: "xx')
@@ -303,7 +303,7 @@ def test_an_agent_without_a_profile_is_asked_for_permission_through_its_own_tool
     assert not failed, failed
 
 
-def _fuzz_own_tools(seed: int, budget: float) -> tuple[dict[str, Any], list[ToolCall]]:
+def _fuzz_own_tools(seed: int, budget: float) -> tuple[dict[str, Any], list[ModelToolCall]]:
     cfg = FuzzConfig([sys.executable, str(AGENT)], seed=seed, time_budget=budget,
                      max_examples=100_000, replay_runs=1, minimize_budget=5, protocol=1,
                      model_api="openai-chat", spec="v1")

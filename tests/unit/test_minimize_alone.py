@@ -7,19 +7,19 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from acp_model.fuzzing.alone import Gate
+from acp_model.fuzzing.alone import GateHold, GateMode
 from acp_model.fuzzing.stop import Stop
 
 
-def _waiting(path: Path) -> tuple[Gate, threading.Event]:
+def _waiting(path: Path) -> tuple[GateHold, threading.Event]:
     told = threading.Event()
-    return Gate(path, lambda _: told.set()), told
+    return GateHold(path, lambda _: told.set()), told
 
 
 def test_generating_runs_share_the_gate_and_a_minimizing_run_waits_for_all(
         tmp_path: Path) -> None:
     path = tmp_path / "gate.lock"
-    with Gate(path) as one, Gate(path) as two:
+    with GateHold(path) as one, GateHold(path) as two:
         assert one.shared(Stop()) and two.shared(Stop())  # both generate at once
         gate, told = _waiting(path)
         with gate:
@@ -31,12 +31,12 @@ def test_generating_runs_share_the_gate_and_a_minimizing_run_waits_for_all(
             assert thread.is_alive() or not got, "it went alone while a run still generated"
             two.release()
             thread.join(10)
-            assert got == [True] and gate.mode == "alone"
+            assert got == [True] and gate.mode is GateMode.ALONE
 
 
 def test_a_run_waits_to_start_while_another_minimizes_alone(tmp_path: Path) -> None:
     path = tmp_path / "gate.lock"
-    with Gate(path) as minimizing:
+    with GateHold(path) as minimizing:
         assert minimizing.alone(Stop())
         gate, told = _waiting(path)
         with gate:
@@ -47,17 +47,17 @@ def test_a_run_waits_to_start_while_another_minimizes_alone(tmp_path: Path) -> N
             assert not got
             minimizing.release()
             thread.join(10)
-            assert got == [True] and gate.mode == "shared"
+            assert got == [True] and gate.mode is GateMode.SHARED
 
 
 def test_two_generating_runs_turning_alone_at_once_do_not_wait_on_each_other(
         tmp_path: Path) -> None:
     path = tmp_path / "gate.lock"
-    with Gate(path) as one, Gate(path) as two:
+    with GateHold(path) as one, GateHold(path) as two:
         assert one.shared(Stop()) and two.shared(Stop())
         got: list[bool] = []
 
-        def turn(gate: Gate) -> None:  # each minimizes alone in turn, then lets go
+        def turn(gate: GateHold) -> None:  # each minimizes alone in turn, then lets go
             got.append(gate.alone(Stop()))
             gate.release()
 
@@ -71,7 +71,7 @@ def test_two_generating_runs_turning_alone_at_once_do_not_wait_on_each_other(
 
 def test_a_stop_ends_the_wait_and_no_gate_never_waits(tmp_path: Path) -> None:
     path = tmp_path / "gate.lock"
-    with Gate(path) as minimizing:
+    with GateHold(path) as minimizing:
         assert minimizing.alone(Stop())
         gate, told = _waiting(path)
         stop = Stop()
@@ -83,5 +83,5 @@ def test_a_stop_ends_the_wait_and_no_gate_never_waits(tmp_path: Path) -> None:
             stop.request()
             thread.join(10)
             assert got == [False] and gate.mode is None
-    free = Gate(None)
+    free = GateHold(None)
     assert free.shared(Stop()) and free.alone(Stop()) and free.mode is None

@@ -15,8 +15,8 @@ from acp_model.fuzzing import hold as holding
 from acp_model.fuzzing import schedule as sched
 from acp_model.fuzzing.crossings import ScheduleLog
 from acp_model.fuzzing.hold import Hold
-from acp_model.fuzzing.schedule import Boundary, Event, Schedule
-from acp_model.llm.wire import Part
+from acp_model.fuzzing.schedule import Boundary, Crossing, Schedule
+from acp_model.llm.wire import ResponsePart
 
 
 def _req(rid: int, method: str, **params: Any) -> dict[str, Any]:
@@ -95,7 +95,7 @@ def test_model_events_belong_to_the_turn_whose_prompt_carried_the_tag() -> None:
 
     async def crossings() -> None:
         await conn.log.requested("7f", 0, 1)
-        await conn.log.release("7f", 0, 1, Part.TEXT, 2)
+        await conn.log.release("7f", 0, 1, ResponsePart.TEXT, 2)
         conn.log.hung_up("7f", 0, 1)
         await conn.log.requested("other", 0, 1)  # a tag of no prompt here: no turn
 
@@ -150,17 +150,17 @@ def test_a_later_example_s_schedule_keeps_the_making_of_the_sessions_it_uses() -
     assert not schedule.events[0].by_action
 
 
-def _schedule(*events: Event) -> Schedule:
+def _schedule(*events: Crossing) -> Schedule:
     return Schedule(tuple(events), 3)
 
 
-W0 = Event(Boundary.WRITE, ("request", "session/new"), action=0, by_action=True, t=0.0)
-M1 = Event(Boundary.MESSAGE, ("response", "result"), cause=0, action=0, t=0.1)
-W2 = Event(Boundary.WRITE, ("request", "_acp_model/sync"), action=1, by_action=True, t=0.2)
-M3 = Event(Boundary.MESSAGE, ("response", "error"), cause=2, action=1, t=0.3)
+W0 = Crossing(Boundary.WRITE, ("request", "session/new"), action=0, by_action=True, t=0.0)
+M1 = Crossing(Boundary.MESSAGE, ("response", "result"), cause=0, action=0, t=0.1)
+W2 = Crossing(Boundary.WRITE, ("request", "_acp_model/sync"), action=1, by_action=True, t=0.2)
+M3 = Crossing(Boundary.MESSAGE, ("response", "error"), cause=2, action=1, t=0.3)
 
 
-def _key(e: Event, hold: Hold) -> Any:
+def _key(e: Crossing, hold: Hold) -> Any:
     return sched.event_key(e, hold.ref)
 
 
@@ -177,7 +177,7 @@ def test_an_input_waits_until_what_preceded_it_in_the_recording_happened() -> No
     writer.start()
     # the sync is held: the recording read M1 before writing it
     assert hold.would_wait(_key(W2, hold), W2) and not admitted.is_set()
-    replayed_m1 = Event(Boundary.MESSAGE, ("response", "result"), cause=0)
+    replayed_m1 = Crossing(Boundary.MESSAGE, ("response", "result"), cause=0)
     hold.observe(1, sched.event_key(replayed_m1, hold.ref))
     writer.join(10)
     assert admitted.is_set() and hold.divergence is None
@@ -189,7 +189,7 @@ def test_an_agent_message_is_read_no_earlier_than_the_inputs_before_it_until_the
     hold = Hold(_schedule(W0, M1, W2, M3), deadline=30.0)
     for n, e in enumerate((W0, M1)):
         hold.observe(n, _key(e, hold))
-    early = Event(Boundary.MESSAGE, ("response", "error"), cause=2)
+    early = Crossing(Boundary.MESSAGE, ("response", "error"), cause=2)
     key = (Boundary.MESSAGE, early.what, None, 2, None)
     assert hold.would_wait(key, early)  # the sync (W2) was written before it in the recording
     hold.read_freely()  # the teardown judges deadlines: nothing is held back from it
@@ -202,7 +202,7 @@ def test_an_agent_message_is_read_no_earlier_than_the_inputs_before_it_until_the
 
 
 def test_a_release_of_the_scripted_model_awaits_the_gate_the_hold_opens() -> None:
-    release = Event(Boundary.RELEASE, ("model", "0", "1", "start", "0"), cause=2, t=0.25)
+    release = Crossing(Boundary.RELEASE, ("model", "0", "1", "start", "0"), cause=2, t=0.25)
     hold = Hold(_schedule(W0, M1, W2, release), deadline=30.0)
     for n, e in enumerate((W0, M1)):
         hold.observe(n, _key(e, hold))
@@ -248,7 +248,7 @@ def test_a_write_the_recording_does_not_have_takes_its_place_before_the_next_inp
     written where the recording went on after the replay's last input, once the agent's
     messages recorded there came."""
     hold = Hold(_schedule(W0, M1, W2, M3), deadline=30.0)
-    cancel = Event(Boundary.WRITE, ("notify", "session/cancel"), action=1, by_action=True)
+    cancel = Crossing(Boundary.WRITE, ("notify", "session/cancel"), action=1, by_action=True)
     key = sched.event_key(cancel, hold.ref)
     hold.observe(0, _key(W0, hold))
     hold.observe(1, _key(M1, hold))
@@ -262,8 +262,8 @@ def test_a_write_the_recording_does_not_have_takes_its_place_before_the_next_inp
 def test_nothing_waits_for_what_the_agent_reports_as_it_likes() -> None:
     """A usage or commands update, a notification of the agent's own: their number follows
     the agent's timing. An input recorded after one does not wait for it."""
-    usage = Event(Boundary.MESSAGE, ("update", "usage_update"), session=1, action=1, t=0.2)
-    notice = Event(Boundary.MESSAGE, ("notify", "_auth/status_update"), action=1, t=0.2)
+    usage = Crossing(Boundary.MESSAGE, ("update", "usage_update"), session=1, action=1, t=0.2)
+    notice = Crossing(Boundary.MESSAGE, ("notify", "_auth/status_update"), action=1, t=0.2)
     assert usage.soft and notice.soft and not M1.soft and not W2.soft
     hold = Hold(_schedule(W0, usage, notice, W2), deadline=30.0)
     hold.observe(0, _key(W0, hold))
@@ -274,7 +274,7 @@ def test_past_the_recording_the_replay_runs_free() -> None:
     hold = Hold(_schedule(W0, M1), deadline=30.0)
     hold.left_behind(1)
     assert hold.free and hold.divergence is None
-    extra = Event(Boundary.WRITE, ("request", "_acp_model/sync"), action=1, by_action=True)
+    extra = Crossing(Boundary.WRITE, ("request", "_acp_model/sync"), action=1, by_action=True)
     assert hold.admit(sched.event_key(extra, hold.ref), extra) is None
 
 
@@ -290,8 +290,8 @@ def test_replaying_the_program_that_recorded_it_an_agent_s_event_may_take_the_de
     assert exact.expect.allowance(2) == trial.expect.allowance(2) < 5.0  # the client's own sync
 
 
-def _chunk_run(t: float) -> Event:
-    return Event(Boundary.MESSAGE, ("update", "agent_message_chunk"), session=1, action=0,
+def _chunk_run(t: float) -> Crossing:
+    return Crossing(Boundary.MESSAGE, ("update", "agent_message_chunk"), session=1, action=0,
                  t=t)
 
 
@@ -303,7 +303,7 @@ def test_a_count_that_differs_is_left_out_soon_and_the_replay_stays_held(
     out the replay stays held to the rest, its first divergence recorded."""
     monkeypatch.setattr(holding, "FLOOR", 0.05)
     runs = [_chunk_run(0.1 + 0.001 * n) for n in range(holding.MAX_LEFT_OUT + 2)]
-    progress = Event(Boundary.MESSAGE, ("update", "tool_call_update", "in_progress"),
+    progress = Crossing(Boundary.MESSAGE, ("update", "tool_call_update", "in_progress"),
                      session=1, action=0, t=0.11)
     assert not runs[0].essential and not progress.essential and M1.essential
     hold = Hold(_schedule(W0, M1, *runs, progress, W2), deadline=30.0, exact=True)
@@ -323,9 +323,9 @@ def test_a_response_of_another_outcome_takes_the_recorded_one_s_place_at_once() 
     """The agent took another branch: it refused the sync the recording saw answered. The
     input recorded after that answer does not wait the deadline for it: the refusal takes its
     place, and the divergence says so."""
-    refused = Event(Boundary.MESSAGE, ("response", "error"), cause=2, action=1, t=0.3)
-    answered = Event(Boundary.MESSAGE, ("response", "result"), cause=2, action=1, t=0.3)
-    w4 = Event(Boundary.WRITE, ("notify", "session/cancel"), action=2, by_action=True, t=0.4)
+    refused = Crossing(Boundary.MESSAGE, ("response", "error"), cause=2, action=1, t=0.3)
+    answered = Crossing(Boundary.MESSAGE, ("response", "result"), cause=2, action=1, t=0.3)
+    w4 = Crossing(Boundary.WRITE, ("notify", "session/cancel"), action=2, by_action=True, t=0.4)
     hold = Hold(Schedule((W0, M1, W2, answered, w4), 3), deadline=30.0, exact=True)
     for n, e in enumerate((W0, M1, W2)):
         hold.observe(n, _key(e, hold))
@@ -341,19 +341,19 @@ def test_an_agent_message_of_a_branch_the_recording_lacks_is_the_divergence() ->
     hold.observe(0, _key(W0, hold))
     hold.observe(1, sched.event_key(_chunk_run(0.05), hold.ref))  # a count: no divergence
     assert hold.divergence is None and hold.extra == 1
-    asked = Event(Boundary.MESSAGE, ("request", "session/request_permission"), session=1)
+    asked = Crossing(Boundary.MESSAGE, ("request", "session/request_permission"), session=1)
     hold.observe(2, sched.event_key(asked, hold.ref))
     assert hold.divergence is not None and "another branch" in hold.divergence.what
     assert "request_permission" in hold.divergence.what and not hold.free
 
 
-def _update_of(kind: str, t: float, session: int = 1) -> Event:
-    return Event(Boundary.MESSAGE, ("update", kind), session=session, action=1, t=t)
+def _update_of(kind: str, t: float, session: int = 1) -> Crossing:
+    return Crossing(Boundary.MESSAGE, ("update", kind), session=session, action=1, t=t)
 
 
-PROMPT = Event(Boundary.WRITE, ("request", "session/prompt"), session=1, action=1,
+PROMPT = Crossing(Boundary.WRITE, ("request", "session/prompt"), session=1, action=1,
                by_action=True, t=0.3)
-SET_MODE = Event(Boundary.WRITE, ("request", "session/set_mode"), session=1, action=2,
+SET_MODE = Crossing(Boundary.WRITE, ("request", "session/set_mode"), session=1, action=2,
                  by_action=True, t=0.32)
 
 
@@ -365,11 +365,11 @@ def test_content_begins_where_a_stretch_of_counted_updates_meets_our_next_input(
     text, thought, more = (_update_of("agent_message_chunk", 0.31),
                            _update_of("agent_thought_chunk", 0.311),
                            _update_of("agent_message_chunk", 0.312))
-    other_session = Event(Boundary.MESSAGE, ("response", "result"), cause=0, action=1, t=0.313)
+    other_session = Crossing(Boundary.MESSAGE, ("response", "result"), cause=0, action=1, t=0.313)
     usage = _update_of("usage_update", 0.314)
     sched_ = _schedule(W0, M1, PROMPT, text, thought, more, other_session, usage, SET_MODE)
     assert sched_.content_begins() == {3: (4, 5)}
-    ended = Event(Boundary.MESSAGE, ("response", "result"), cause=2, action=1, t=0.315)
+    ended = Crossing(Boundary.MESSAGE, ("response", "result"), cause=2, action=1, t=0.315)
     answered = _schedule(W0, M1, PROMPT, text, ended, SET_MODE)
     assert answered.session_of(4) == 1 and answered.content_begins() == {}
     hold = Hold(sched_, deadline=5.0, exact=True)
@@ -436,9 +436,9 @@ def test_an_action_s_input_never_waits_for_an_earlier_one_of_the_same_action_to_
     recording of an older client). The look's recorded match comes after the cancel, which
     the same action can only write after this look: it goes at once, the order said, and
     the cancel still meets its own recorded place."""
-    cancel = Event(Boundary.WRITE, ("notify", "session/cancel"), session=1, action=1,
+    cancel = Crossing(Boundary.WRITE, ("notify", "session/cancel"), session=1, action=1,
                    by_action=True, t=0.2)
-    look = Event(Boundary.LOOK, ("look",), action=1, by_action=True, t=0.21)
+    look = Crossing(Boundary.LOOK, ("look",), action=1, by_action=True, t=0.21)
     hold = Hold(_schedule(W0, M1, cancel, look), deadline=30.0, exact=True)
     for n, e in enumerate((W0, M1)):
         hold.observe(n, _key(e, hold))
@@ -457,8 +457,8 @@ def test_the_replay_ends_after_the_agent_messages_the_recording_had_before_its_e
     """The recording read the agent's response after the teardown's last input (the chunk
     that broke CANCEL-09 came after codex-acp's last look, s7 matrix): the replay's end
     waits for it, but not for an answer to a request the replay never wrote."""
-    never = Event(Boundary.WRITE, ("request", "session/set_mode"), session=1, action=1, t=0.35)
-    answer = Event(Boundary.MESSAGE, ("response", "result"), cause=4, action=1, t=0.36)
+    never = Crossing(Boundary.WRITE, ("request", "session/set_mode"), session=1, action=1, t=0.35)
+    answer = Crossing(Boundary.MESSAGE, ("response", "result"), cause=4, action=1, t=0.36)
     hold = Hold(_schedule(W0, M1, W2, M3, never, answer), deadline=30.0, exact=True)
     for n, e in enumerate((W0, M1, W2)):
         hold.observe(n, _key(e, hold))
@@ -481,7 +481,7 @@ def test_an_input_follows_the_agent_message_before_it_no_sooner_than_in_the_reco
     """Pacing (Expectation.pace): the recording wrote the sync 0.3 s after the agent's answer
     and released the model's start 0.25 s after it; the replay's order allows both the
     moment the answer came, yet each waits that long after it (never more than PACE_MAX)."""
-    late = Event(Boundary.WRITE, ("request", "_acp_model/sync"), action=1, by_action=True,
+    late = Crossing(Boundary.WRITE, ("request", "_acp_model/sync"), action=1, by_action=True,
                  t=0.4)
     hold = Hold(_schedule(W0, M1, late, M3), deadline=30.0)
     hold.observe(0, _key(W0, hold))
@@ -490,7 +490,7 @@ def test_an_input_follows_the_agent_message_before_it_no_sooner_than_in_the_reco
     assert hold.admit(_key(late, hold), late) == 2
     assert time.monotonic() - came >= 0.3 - 0.01
     # a model release is paced the same way, on the model's event loop
-    release = Event(Boundary.RELEASE, ("model", "0", "1", "start", "0"), cause=2, t=0.35)
+    release = Crossing(Boundary.RELEASE, ("model", "0", "1", "start", "0"), cause=2, t=0.35)
     held = Hold(_schedule(W0, M1, release), deadline=30.0)
     held.observe(0, _key(W0, held))
     held.observe(1, _key(M1, held))
@@ -498,7 +498,7 @@ def test_an_input_follows_the_agent_message_before_it_no_sooner_than_in_the_reco
     asyncio.run(held.admit_async((Boundary.RELEASE, release.what, None, 2, None), release))
     assert time.monotonic() - came >= 0.25 - 0.01
     # a gap longer than PACE_MAX is cut to it; an agent message is never paced
-    far = Event(Boundary.WRITE, ("request", "_acp_model/sync"), action=1, by_action=True,
+    far = Crossing(Boundary.WRITE, ("request", "_acp_model/sync"), action=1, by_action=True,
                 t=0.1 + holding.PACE_MAX + 5)
     capped = Hold(_schedule(W0, M1, far, M3), deadline=30.0)
     for n, e in enumerate((W0, M1)):

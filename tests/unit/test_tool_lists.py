@@ -17,7 +17,7 @@ import pytest
 
 from acp_model.fuzzing.editors import PRESETS
 from acp_model.fuzzing.tool_lists import FORMAT, choices, tools_of
-from acp_model.llm.script import RISKS, TOOL_KINDS, ToolCall, Tools
+from acp_model.llm.script import RISKS, TOOL_KINDS, ModelToolCall, Tools
 from acp_model.llm.server import ScriptedModel
 from acp_model.llm.tools import (
     SCRATCH_DIR,
@@ -105,7 +105,7 @@ def test_every_call_on_a_recorded_list_is_valid_and_stays_in_the_scratch_folder(
             assert escapes(sent, workspace) is None, (want, risk, sent)
             assert os.path.join(workspace, SCRATCH_DIR) in json.dumps(sent), sent
             if want == "long" and classify(tool) is ToolKind.SHELL:
-                assert long_running(ToolCall(tool.name, args)), args
+                assert long_running(ModelToolCall(tool.name, args)), args
 
 
 @pytest.mark.parametrize("risk", RISKS)
@@ -151,7 +151,7 @@ def test_the_guard_names_a_path_outside_the_scratch_folder(text: str, bad: str |
 def test_a_call_that_would_leave_the_scratch_folder_is_never_sent(tmp_path: Path) -> None:
     """A recorded call edited to reach outside (a replay file is the user's to edit) is kept
     back before the reply goes out: the turn ends with text instead, and the model says so."""
-    shell = ToolCall("run", {"command": "rm -rf /"})
+    shell = ModelToolCall("run", {"command": "rm -rf /"})
     run = obj(("command",), command=STR)
     from acp_model.llm.tools import OfferedTool
 

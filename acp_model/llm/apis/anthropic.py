@@ -14,13 +14,13 @@ from typing import Any
 
 from aiohttp import web
 
-from acp_model.llm.script import Fail, Reply, Stall, Stop, Text, Tools
+from acp_model.llm.script import Fail, Reply, Stall, StopReply, Text, Tools
 from acp_model.llm.tools import OfferedTool, offered_tools
 from acp_model.llm.wire import (
     Gone,
     ModelRequest,
-    Part,
     ReplyContext,
+    ResponsePart,
     find_tag,
     message_text,
     stall,
@@ -79,12 +79,12 @@ class AnthropicMessages:
     async def respond(self, request: web.Request, reply: Reply, req: ModelRequest,
                       ctx: ReplyContext) -> web.StreamResponse:
         if isinstance(reply, Fail) and reply.failure != "dropped":
-            await ctx.release(Part.FAIL)
+            await ctx.release(ResponsePart.FAIL)
             status, kind = (529, "overloaded_error") if reply.failure == "overloaded" \
                 else (500, "api_error")
             return web.json_response({"type": "error", "error": {
                 "type": kind, "message": "acp-model scripted failure"}}, status=status)
-        await ctx.release(Part.START)
+        await ctx.release(ResponsePart.START)
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream",
                                            "Cache-Control": "no-cache"})
         await resp.prepare(request)
@@ -96,7 +96,7 @@ class AnthropicMessages:
         stop = "end_turn"
         if isinstance(reply, Tools):
             for k, call in enumerate(ctx.calls):
-                await ctx.release(Part.TOOL, k)
+                await ctx.release(ResponsePart.TOOL, k)
                 args = ctx.call_arguments(call)
                 if isinstance(args, str):
                     args = {"input": args}
@@ -114,7 +114,7 @@ class AnthropicMessages:
             await stall(ctx, lambda: _event(resp, "ping", {"type": "ping"}))
             await _text_block(resp, ctx, 1)
         elif isinstance(reply, Fail):  # dropped: one chunk, then the connection goes
-            await ctx.release(Part.FAIL)
+            await ctx.release(ResponsePart.FAIL)
             await _event(resp, "content_block_start", {
                 "type": "content_block_start", "index": 0,
                 "content_block": {"type": "text", "text": ""}})
@@ -124,9 +124,9 @@ class AnthropicMessages:
             raise Gone
         else:
             await _text_block(resp, ctx, reply.chunks if isinstance(reply, Text) else 1)
-            if isinstance(reply, Stop):
+            if isinstance(reply, StopReply):
                 stop = reply.reason
-        await ctx.release(Part.END)
+        await ctx.release(ResponsePart.END)
         await _event(resp, "message_delta", {"type": "message_delta", "delta": {
             "stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": 10}})
         await _event(resp, "message_stop", {"type": "message_stop"})
@@ -149,6 +149,6 @@ async def _text_block(resp: web.StreamResponse, ctx: ReplyContext, chunks: int) 
     await _event(resp, "content_block_start", {"type": "content_block_start", "index": 0,
                                                "content_block": {"type": "text", "text": ""}})
     for n in range(chunks):
-        await ctx.release(Part.TEXT, n)
+        await ctx.release(ResponsePart.TEXT, n)
         await _delta(resp, 0, f"chunk {n + 1} of {chunks}. ")
     await _event(resp, "content_block_stop", {"type": "content_block_stop", "index": 0})

@@ -20,13 +20,13 @@ from typing import Any
 
 from aiohttp import web
 
-from acp_model.llm.script import Fail, Reply, Stall, Stop, Text, Tools
+from acp_model.llm.script import Fail, Reply, Stall, StopReply, Text, Tools
 from acp_model.llm.tools import OfferedTool, draw, normalize, offered_tools
 from acp_model.llm.wire import (
     Gone,
     ModelRequest,
-    Part,
     ReplyContext,
+    ResponsePart,
     find_tag,
     keep_alive,
     stream_write,
@@ -100,16 +100,16 @@ class Gemini:
                       ctx: ReplyContext) -> web.StreamResponse:
         model = request.match_info.get("model", req.model)
         if isinstance(reply, Fail) and reply.failure != "dropped":
-            await ctx.release(Part.FAIL)
+            await ctx.release(ResponsePart.FAIL)
             code, status = (503, "UNAVAILABLE") if reply.failure == "overloaded" \
                 else (500, "INTERNAL")
             return web.json_response({"error": {"code": code, "status": status,
                                                  "message": "acp-model scripted failure"}},
                                      status=code)
-        await ctx.release(Part.START)
+        await ctx.release(ResponsePart.START)
         if not request.path.endswith(":streamGenerateContent"):
             whole = await self._whole(request, reply, ctx, model)
-            await ctx.release(Part.END)
+            await ctx.release(ResponsePart.END)
             return web.json_response(whole)
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream",
                                            "Cache-Control": "no-cache"})
@@ -119,36 +119,36 @@ class Gemini:
         if isinstance(reply, Tools):
             parts = []
             for k, call in enumerate(ctx.calls):
-                await ctx.release(Part.TOOL, k)
+                await ctx.release(ResponsePart.TOOL, k)
                 args = ctx.call_arguments(call)
                 parts.append({"functionCall": {
                     "id": f"call_acpm_{ctx.tag}_{ctx.step}_{k}", "name": call.name,
                     "args": args if isinstance(args, dict) else {"input": args}}})
-            await ctx.release(Part.END)
+            await ctx.release(ResponsePart.END)
             await out.chunk(parts, finish="STOP")
         elif isinstance(reply, Stall):
             await keep_alive(resp, ctx)
-            await ctx.release(Part.TEXT, 0)
-            await ctx.release(Part.END)
+            await ctx.release(ResponsePart.TEXT, 0)
+            await ctx.release(ResponsePart.END)
             await out.chunk([{"text": "chunk 1 of 1. "}], finish="STOP")
         elif isinstance(reply, Fail):  # dropped: one chunk, then the connection goes
-            await ctx.release(Part.FAIL)
+            await ctx.release(ResponsePart.FAIL)
             await out.chunk([{"text": "chunk 1 of "}])
             if request.transport is not None:
                 request.transport.close()
             raise Gone
-        elif isinstance(reply, Stop):
+        elif isinstance(reply, StopReply):
             text = "I can't help with that (acp-model scripted refusal)." \
                 if reply.reason == "refusal" else "chunk 1 of 1. "
-            await ctx.release(Part.TEXT, 0)
-            await ctx.release(Part.END)
+            await ctx.release(ResponsePart.TEXT, 0)
+            await ctx.release(ResponsePart.END)
             await out.chunk([{"text": text}], finish=FINISH[reply.reason])
         else:
             chunks = reply.chunks if isinstance(reply, Text) else 1
             for n in range(chunks):
-                await ctx.release(Part.TEXT, n)
+                await ctx.release(ResponsePart.TEXT, n)
                 if n == chunks - 1:  # the last chunk carries the end (finish reason, usage)
-                    await ctx.release(Part.END)
+                    await ctx.release(ResponsePart.END)
                 await out.chunk([{"text": f"chunk {n + 1} of {chunks}. "}],
                                 finish="STOP" if n == chunks - 1 else None)
         await resp.write_eof()

@@ -15,14 +15,14 @@ from typing import Any
 
 from aiohttp import web
 
-from acp_model.llm.script import Fail, Reply, Stall, Stop, Text, Tools
+from acp_model.llm.script import Fail, Reply, Stall, StopReply, Text, Tools
 from acp_model.llm.tools import OfferedTool, offered_tools
 from acp_model.llm.wire import (
     Gone,
     ModelRequest,
     OpenAIEndpoints,
-    Part,
     ReplyContext,
+    ResponsePart,
     find_tag,
     keep_alive,
     message_text,
@@ -66,11 +66,11 @@ class OpenAIChat(OpenAIEndpoints):
     async def respond(self, request: web.Request, reply: Reply, req: ModelRequest,
                       ctx: ReplyContext) -> web.StreamResponse:
         if isinstance(reply, Fail) and reply.failure != "dropped":
-            await ctx.release(Part.FAIL)
+            await ctx.release(ResponsePart.FAIL)
             status = 503 if reply.failure == "overloaded" else 500
             return web.json_response({"error": {"type": "server_error", "message":
                                                 "acp-model scripted failure"}}, status=status)
-        await ctx.release(Part.START)
+        await ctx.release(ResponsePart.START)
         cid = f"chatcmpl-acpm-{ctx.tag}-{ctx.step}"
         if req.tag is None and (whole := await _side_answer(request, cid, req.model)):
             return whole
@@ -81,7 +81,7 @@ class OpenAIChat(OpenAIEndpoints):
         finish = "stop"
         if isinstance(reply, Tools):
             for k, call in enumerate(ctx.calls):
-                await ctx.release(Part.TOOL, k)
+                await ctx.release(ResponsePart.TOOL, k)
                 args = ctx.call_arguments(call)
                 await out.chunk({"tool_calls": [{
                     "index": k, "id": f"call_acpm_{ctx.tag}_{ctx.step}_{k}", "type": "function",
@@ -90,26 +90,26 @@ class OpenAIChat(OpenAIEndpoints):
             finish = "tool_calls"
         elif isinstance(reply, Stall):
             await keep_alive(resp, ctx)
-            await ctx.release(Part.TEXT, 0)
+            await ctx.release(ResponsePart.TEXT, 0)
             await out.chunk({"role": "assistant", "content": "chunk 1 of 1. "})
         elif isinstance(reply, Fail):  # dropped: one chunk, then the connection goes
-            await ctx.release(Part.FAIL)
+            await ctx.release(ResponsePart.FAIL)
             await out.chunk({"role": "assistant", "content": "chunk 1 of "})
             if request.transport is not None:
                 request.transport.close()
             raise Gone
-        elif isinstance(reply, Stop) and reply.reason == "refusal":
-            await ctx.release(Part.TEXT, 0)
+        elif isinstance(reply, StopReply) and reply.reason == "refusal":
+            await ctx.release(ResponsePart.TEXT, 0)
             await out.chunk({"role": "assistant",
                              "content": "I can't help with that (acp-model scripted refusal)."})
         else:
             chunks = reply.chunks if isinstance(reply, Text) else 1
             for n in range(chunks):
-                await ctx.release(Part.TEXT, n)
+                await ctx.release(ResponsePart.TEXT, n)
                 await out.chunk({"role": "assistant", "content": f"chunk {n + 1} of {chunks}. "})
-        if isinstance(reply, Stop) and reply.reason == "max_tokens":
+        if isinstance(reply, StopReply) and reply.reason == "max_tokens":
             finish = "length"
-        await ctx.release(Part.END)
+        await ctx.release(ResponsePart.END)
         await out.chunk({}, finish=finish, usage=True)
         await stream_write(resp, b"data: [DONE]\n\n")
         await resp.write_eof()

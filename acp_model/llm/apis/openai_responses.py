@@ -16,14 +16,14 @@ from typing import Any
 
 from aiohttp import web
 
-from acp_model.llm.script import Fail, Reply, Stall, Stop, Text, Tools
+from acp_model.llm.script import Fail, Reply, Stall, StopReply, Text, Tools
 from acp_model.llm.tools import OfferedTool, offered_tools
 from acp_model.llm.wire import (
     Gone,
     ModelRequest,
     OpenAIEndpoints,
-    Part,
     ReplyContext,
+    ResponsePart,
     find_tag,
     keep_alive,
     message_text,
@@ -78,12 +78,12 @@ class OpenAIResponses(OpenAIEndpoints):
     async def respond(self, request: web.Request, reply: Reply, req: ModelRequest,
                       ctx: ReplyContext) -> web.StreamResponse:
         if isinstance(reply, Fail) and reply.failure != "dropped":
-            await ctx.release(Part.FAIL)
+            await ctx.release(ResponsePart.FAIL)
             status = 503 if reply.failure == "overloaded" else 500
             return web.json_response({"error": {
                 "type": "server_error", "code": "server_is_overloaded" if status == 503
                 else "server_error", "message": "acp-model scripted failure"}}, status=status)
-        await ctx.release(Part.START)
+        await ctx.release(ResponsePart.START)
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream",
                                            "Cache-Control": "no-cache"})
         await resp.prepare(request)
@@ -92,7 +92,7 @@ class OpenAIResponses(OpenAIEndpoints):
         items: list[dict[str, Any]] = []
         if isinstance(reply, Tools):
             for k, call in enumerate(ctx.calls):
-                await ctx.release(Part.TOOL, k)
+                await ctx.release(ResponsePart.TOOL, k)
                 args = ctx.call_arguments(call)
                 call_id = f"call_acpm_{ctx.tag}_{ctx.step}_{k}"
                 if isinstance(args, str):
@@ -104,19 +104,19 @@ class OpenAIResponses(OpenAIEndpoints):
             await keep_alive(resp, ctx)
             items.append(await out.message(0, 1))
         elif isinstance(reply, Fail):  # dropped: one chunk, then the connection goes
-            await ctx.release(Part.FAIL)
+            await ctx.release(ResponsePart.FAIL)
             await out.event("response.output_item.added", output_index=0, item={
                 "type": "message", "id": "msg_dropped", "status": "in_progress",
                 "role": "assistant", "content": []})
             if request.transport is not None:
                 request.transport.close()
             raise Gone
-        elif isinstance(reply, Stop) and reply.reason == "refusal":
+        elif isinstance(reply, StopReply) and reply.reason == "refusal":
             items.append(await out.refusal(0))
         else:
             items.append(await out.message(0, reply.chunks if isinstance(reply, Text) else 1))
-        await ctx.release(Part.END)
-        if isinstance(reply, Stop) and reply.reason == "max_tokens":
+        await ctx.release(ResponsePart.END)
+        if isinstance(reply, StopReply) and reply.reason == "max_tokens":
             final = out.response("incomplete", items)
             final["incomplete_details"] = {"reason": "max_output_tokens"}
             await out.event("response.incomplete", response=final)
@@ -155,7 +155,7 @@ class _Out:
                                                 "annotations": []})
         text = ""
         for n in range(chunks):
-            await self.ctx.release(Part.TEXT, n)
+            await self.ctx.release(ResponsePart.TEXT, n)
             delta = f"chunk {n + 1} of {chunks}. "
             text += delta
             await self.event("response.output_text.delta", item_id=mid, output_index=index,
@@ -175,7 +175,7 @@ class _Out:
                 "content": []}
         await self.event("response.output_item.added", output_index=index, item=item)
         text = "I can't help with that (acp-model scripted refusal)."
-        await self.ctx.release(Part.TEXT, 0)
+        await self.ctx.release(ResponsePart.TEXT, 0)
         await self.event("response.refusal.delta", item_id=mid, output_index=index,
                          content_index=0, delta=text)
         await self.event("response.refusal.done", item_id=mid, output_index=index,
