@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from acp_model.fuzzing.crossings import Names
-from acp_model.fuzzing.schedule import Boundary, Event, Schedule, ScheduleError
+from acp_model.fuzzing.schedule import Boundary, Crossing, Schedule, ScheduleError
 from acp_model.trace.format import TraceError, numbers_of, read_trace
 
 MAX_SHOWN = 10  # events told in a line: the first two and those nearest the offending one
@@ -44,7 +44,7 @@ def matched(schedule: Schedule, records: Sequence[Mapping[str, Any]]) -> dict[in
         named = names.of(record)
         if named is None:
             continue
-        event = Event(named.boundary, named.what, named.session, named.cause,
+        event = Crossing(named.boundary, named.what, named.session, named.cause,
                       by_action=named.by_action)
         index = len(mine)
         mine.append(event)
@@ -81,7 +81,7 @@ def window(schedule: Schedule, offending: int) -> list[int]:
     return [k for k in range(begin, offending + 1) if _told(events, k)]
 
 
-def _told(events: Sequence[Event], k: int) -> bool:
+def _told(events: Sequence[Crossing], k: int) -> bool:
     """An event the line names: a write of the program or of its teardown, a release of the
     model, or an agent output that is part of the branch (a response, a request, a model
     call, an update that starts or ends something); not what the client's session factory
@@ -140,7 +140,7 @@ def _ms(ms: float) -> str:
 
 def _words(schedule: Schedule, k: int, number: Mapping[int, int],
            parts: Sequence[int] = ()) -> str:
-    """Event ``k`` in words, with its transcript number where it has one (``parts``: a
+    """Crossing ``k`` in words, with its transcript number where it has one (``parts``: a
     release's run of the same model step, ``k`` first)."""
     e = schedule.events[k]
     n = f" #{number[k]}" if k in number else ""

@@ -33,7 +33,7 @@ from acp_model.oracle.reopens import Reopens
 from acp_model.oracle.rpc import OpenRequest, Rpc
 from acp_model.oracle.said import Said
 from acp_model.oracle.shapes import ShapeJudge
-from acp_model.oracle.store import Tally, ViolationStore
+from acp_model.oracle.store import StepTally, ViolationStore
 from acp_model.oracle.updates import UpdateRoute
 from acp_model.oracle.user_asks import UserAsks
 from acp_model.spec import schema
@@ -100,7 +100,7 @@ class Plan:
     verdicts: tuple[tuple[CheckMeta, str | None], ...]
     held: tuple[CheckMeta, ...]  # the checks, when every one held (counted once)
     handler: Callable[..., None] | None
-    tally: Tally
+    tally: StepTally
 
 
 class Router:

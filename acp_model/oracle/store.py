@@ -26,7 +26,7 @@ from acp_model.spec.rules import RULES
 Group = Sequence[Any]  # a static table entry: check metadata, or (check, metadata) pairs
 
 
-class Tally:
+class StepTally:
     """How many messages went through one pipeline step whose static groups of checks every
     such message runs (a kind's entry, the envelope checks and the method's verdicts that
     held): one ``n += 1`` per message, the exercised counts ``n`` times each group's rules
@@ -62,7 +62,7 @@ class ViolationStore:
         # into rules only when a report asks (:attr:`exercised`), never counted per check
         self._groups: dict[int, list[Any]] = {}
         self._log: list[Sequence[Any]] = []
-        self._tallies: list[Tally] = []  # the pipelines' steps counted per message
+        self._tallies: list[StepTally] = []  # the pipelines' steps counted per message
         self.probes: set[int] = set()  # indices of deliberate client-rule breaches (fuzzing)
         self.probe_hits: list[Violation] = []
         self.suppressed = 0  # reports past the cap, and schema floods past the diagnoses
@@ -85,9 +85,9 @@ class ViolationStore:
                 out[rule] = out.get(rule, 0) + n
         return out
 
-    def tally(self, groups: tuple[Group, ...]) -> Tally:
+    def tally(self, groups: tuple[Group, ...]) -> StepTally:
         """A pipeline step's count of messages, each running every one of ``groups``."""
-        tally = Tally(groups)
+        tally = StepTally(groups)
         self._tallies.append(tally)
         return tally
 
@@ -133,7 +133,7 @@ class ViolationStore:
         """Run the checks of a static table entry on the same ``args``, each reported on its
         own (``related``: the messages each finding names besides ``idx``); an entry that
         holds is counted once (its rules expanded when a report asks; ``tallied``: by the
-        caller's :class:`Tally`). Returns the metadata of the checks that found something
+        caller's :class:`StepTally`). Returns the metadata of the checks that found something
         (empty: all held)."""
         failed: list[tuple[CheckMeta, str]] | None = None
         for fn, meta in entry:

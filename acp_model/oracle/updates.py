@@ -11,7 +11,7 @@ row (:meth:`~acp_model.oracle.dialects.V2.read_as`), whether the translator hear
 (:meth:`~acp_model.oracle.dialects.V2.moved_by`), its classifier
 (:func:`~acp_model.oracle.wire.classifier`) and its reducer. Each rule stays where it is
 decided; the plan holds references to it, not copies. What its steps run is counted by their
-tallies (:class:`~acp_model.oracle.store.Tally`: the kind's entry, each part found, the view's
+tallies (:class:`~acp_model.oracle.store.StepTally`: the kind's entry, each part found, the view's
 checks), one ``n += 1`` per update: the report's "exercised" counts are derived from them when
 it asks, and an update that breaks nothing makes no findings object.
 """
@@ -35,7 +35,7 @@ from acp_model.oracle.reopens import Reopens
 from acp_model.oracle.rpc import OpenRequest, Rpc
 from acp_model.oracle.said import Said
 from acp_model.oracle.shapes import ShapeJudge
-from acp_model.oracle.store import Tally, ViolationStore
+from acp_model.oracle.store import StepTally, ViolationStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +46,7 @@ class PartStep:
 
     locate: Locate
     entry: Entry
-    tally: Tally
+    tally: StepTally
     parts: tuple[PartStep, ...]
 
 
@@ -82,10 +82,10 @@ class UpdatePlan:
     # ``checks`` compiled: the kind's entry, counted per update by ``tally``, and its parts
     entry: Entry
     parts: tuple[PartStep, ...]
-    tally: Tally
+    tally: StepTally
     # the updates whose view checks ran (``view_checks``, ``replayed_view_checks``)
-    view_tally: Tally
-    replayed_view_tally: Tally
+    view_tally: StepTally
+    replayed_view_tally: StepTally
 
     def check(self, update: dict[str, Any]) -> messages.Findings | None:
         """What the single-message checks find in an update of this kind (None: nothing, and
@@ -130,9 +130,9 @@ def build(rev: str, dialect: Dialect, kind: Any, store: ViolationStore | None = 
           ) -> UpdatePlan:
     """The plan of ``kind`` (as the agent sent it) under ``rev`` and ``dialect``; its tally
     counted in ``store``'s exercised rules (None: counted nowhere)."""
-    def tally(*groups: messages.Entry) -> Tally:
+    def tally(*groups: messages.Entry) -> StepTally:
         kept = tuple(group for group in groups if group)
-        return store.tally(kept) if store is not None else Tally(kept)
+        return store.tally(kept) if store is not None else StepTally(kept)
 
     checks = messages.update_checks(rev, kind)
     entry, parts = checks if checks is not None else (None, ())
