@@ -538,7 +538,8 @@ class Minimizer:
         kept = written_before(self.best.program, hit.records, hit.offending)
         if kept is None:
             return
-        cut = next(i for i in range(len(self.best.program)) if i not in kept)
+        # the teardown follows the last kept action: it takes the next removed one's place
+        cut = next((i for i in range(max(kept) + 1, len(self.best.program))), None)
         with self.staged(Stage.LATE) as record:
             if self.first([self.restricted(kept, teardown=cut)]) is not None:
                 record.changes += 1
