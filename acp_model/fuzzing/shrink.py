@@ -7,7 +7,8 @@ saw, held to the schedule its example recorded and free-running; or a suffix of 
 process's history). Each replay records its own schedule (``fuzzing/schedule.py``); from then
 on every trial of a smaller program is replayed held to the last reproducing run's schedule,
 restricted to what the trial keeps, so a race the run won is won again instead of being left
-to luck. Minimizing removes the other sessions' actions, then whole examples and chunks (delta
+to luck. Minimizing removes the actions written after the offending message (one trial, the
+teardown held in their place), the other sessions' actions, then whole examples and chunks (delta
 debugging), then single actions until none can go (1-minimal), then simplifies what is left
 (fewer blocks, shorter texts, fewer and simpler model steps), over again until nothing changes:
 only then is the program called minimal (the fixpoint); a budget that ends earlier says how far
