@@ -536,7 +536,8 @@ class Minimizer:
         hit = self.hit
         if hit is None or hit.offending is None or self.best.schedule is None:
             return
-        kept = written_before(self.best.program, hit.records, hit.offending)
+        end = proof_end(hit)
+        kept = written_before(self.best.program, hit.records, end) if end is not None else None
         if kept is None:
             return
         # the teardown follows the last kept action: it takes the next removed one's place
@@ -702,6 +703,23 @@ def minimize_entry(m: Minimizer, budget: float, seconds: float) -> dict[str, Any
             "trial_seconds": round(cost, 2) if cost is not None else None,
             "steps": len(m.best.program) if m.best is not None else None,
             "stages": {name: r.to_json() for name, r in m.progress.stages.items()}}
+
+
+def proof_end(hit: ReplayOutcome) -> int | None:
+    """The last record a reproducing replay's proof rests on: its offending message, or a
+    later one it cites (None: the finding is about what the agent did not do, a deadline's,
+    or the offending record is the client's: what the client wrote after it may be the
+    cause)."""
+    offending = hit.offending
+    if offending is None or not 0 <= offending < len(hit.records) \
+            or hit.records[offending].get("dir") != "a2c":
+        return None
+    found = [v for v in hit.violations if v.index == offending
+             and v.rule == (hit.rule or v.rule)]
+    if not found or any(v.kind != "safety" for v in found):
+        return None
+    return max([offending, *(i for v in found for i, _ in v.evidence),
+                *(i for v in found for i in v.related)])
 
 
 def written_before(program: Sequence[Action], records: Sequence[Mapping[str, Any]],

@@ -76,7 +76,8 @@ class _Agent:
         if shows and self.racy is not None and self.racy(program, attempt):
             shows = False
         records, offending = _stamped(program, {n for n in self.late if n <= len(program)})
-        out = ReplayOutcome(shows, [_violation(rule)] if shows else [], records,
+        found = Violation(rule or "X", "fail", "MUST", offending, "x")
+        out = ReplayOutcome(shows, [found] if shows else [], records,
                             offending if shows else None, None, len(program) if shows else None)
         return dataclasses.replace(out, schedule=Schedule((), len(program)),
                                    held=kw.get("schedule") is not None, seconds=self.seconds)
@@ -196,3 +197,24 @@ def test_the_notes_of_a_program_no_minimizing_trial_reproduced_agree(
     assert "shortest that reproduced so far" not in notes, found.notes
     assert "the program the run showed it with" in notes
     assert "is the one that reproduced when measured" in notes
+
+
+def test_only_what_came_after_the_whole_proof_of_an_agent_s_message_is_late() -> None:
+    """An action is late only after every record the proof rests on, and only for a finding
+    about a message the agent wrote: of a deadline's finding (what the agent never did) or of
+    a client message, a later write may be the cause."""
+    program: list[Action] = [NewSession(), _text("bug"), _text("late")]
+    records, offending = _stamped(program, {3})
+    records.append({"dir": "a2c", "msg": {"jsonrpc": "2.0", "method": "x"}})
+    v = Violation("X", "fail", "MUST", offending, "x")
+    hit = ReplayOutcome(True, [v], records, offending, None, 3)
+    assert shrink.proof_end(hit) == offending
+    assert shrink.written_before(program, records, offending) == [0, 1]
+    cites_later = dataclasses.replace(v, evidence=[(len(records) - 1, "a later message")])
+    assert shrink.proof_end(dataclasses.replace(hit, violations=[cites_later])) == \
+        len(records) - 1
+    assert shrink.written_before(program, records, len(records) - 1) is None
+    owed = dataclasses.replace(v, kind="liveness")
+    assert shrink.proof_end(dataclasses.replace(hit, violations=[owed])) is None
+    client = dataclasses.replace(v, index=0)
+    assert shrink.proof_end(dataclasses.replace(hit, violations=[client], offending=0)) is None
