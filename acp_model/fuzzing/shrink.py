@@ -358,11 +358,7 @@ class Minimizer:
     # request is a hit too (``roots``: a withdrawn prompt's CANCEL-14 is PROMPT-04's)
     method: str | None = None
     evidence: Evidence = field(default_factory=Evidence)  # which trials said anything
-    # whether each best program (by key) missed some of RACY_RUNS held replays of its own
-    racy: dict[str, bool] = field(default_factory=dict)
-    # misses under one schedule that refute a held trial: CERTIFY, one more once the
-    # program being minimized proved racy (its single removals get one more try)
-    refute_at: int = CERTIFY
+    racy: Racy = field(default_factory=lambda: Racy())  # whether its programs miss some replays
 
     def allowed(self) -> int:
         """Trials this failure may use in all: ``cfg.minimize_trials``, else the search's
@@ -466,18 +462,17 @@ class Minimizer:
         if trial.schedule is None:
             return False
         hits, _, _ = self.seen.get(trial.program, True)
-        return hits == 0 and self.missed[_held_key(trial)] >= self.refute_at
+        return hits == 0 and self.missed[_held_key(trial)] >= self.racy.refute_at
 
-    def restricted(self, kept: Sequence[int], program: list[Action] | None = None, *,
+    def restricted(self, kept: Sequence[int], program: list[Action] | None = None,
                    teardown: int | None = None) -> Trial:
         """The best program cut down to the actions at ``kept`` (``program``: those actions
-        as the trial sends them), held to its schedule restricted to them (``teardown``: the
-        removed action whose place the teardown takes, ``Schedule.restrict``)."""
+        as the trial sends them), held to its schedule restricted to them (``teardown``:
+        the removed action whose place the teardown takes, ``Schedule.restrict``)."""
         assert self.best is not None
         actions = program if program is not None else [self.best.program[i] for i in kept]
         schedule = self.best.schedule
-        return Trial(actions, schedule.restrict(kept, teardown) if schedule is not None
-                     else None)
+        return Trial(actions, None if schedule is None else schedule.restrict(kept, teardown))
 
     # --- the stages -----------------------------------------------------------------------
     @property
@@ -497,7 +492,7 @@ class Minimizer:
         then single actions and simpler content, over again until nothing changes."""
         if self.best is None:
             return
-        self._late()
+        drop_late(self)
         drop_breaches(self)
         self._session()
         if len(units) > 1 and not self.out_of_time():
@@ -522,30 +517,6 @@ class Minimizer:
             # over again: each removal missed CERTIFY times on a program that differs from
             # this one by what just went or got simpler; once more each is the evidence
             certify = 1
-
-    def _late(self) -> None:
-        """The actions written after the offending message go, in one trial: under the
-        recorded schedule none of them can be needed (each write waits for what preceded it
-        in the recording, the offending message among them), yet a removal tried one at a time
-        may miss by chance and keep one (codex-acp v1's CANCEL-11 in the s10 matrix kept a
-        withdrawal written after the offending answer). The teardown is held in the first
-        removed action's place (``Schedule.restrict``): run free, it would look at once and
-        cancel a turn whose end the recording read first, and its cancel would then explain
-        the stop. A trial that misses leaves them to the stages after."""
-        assert self.best is not None
-        hit = self.hit
-        if hit is None or hit.offending is None or self.best.schedule is None:
-            return
-        end = proof_end(hit)
-        kept = written_before(self.best.program, hit.records, end) if end is not None else None
-        if kept is None:
-            return
-        # the teardown follows the last kept action: it takes the next removed one's place
-        cut = next((i for i in range(max(kept) + 1, len(self.best.program))), None)
-        with self.staged(Stage.LATE) as record:
-            if self.first([self.restricted(kept, teardown=cut)]) is not None:
-                record.changes += 1
-            record.done = not self.out_of_time()
 
     def _session(self) -> None:
         """A failure is about one session: its own actions are the likely cause, and removing
@@ -611,23 +582,15 @@ class Minimizer:
         """Remove one action at a time until none can go, each removal tried ``certify``
         times before it is given up (after one went, once more: the program changed by one
         action): (whether one went, whether it ended 1-minimal rather than out of time).
-
-        When every removal left missed, and the program itself misses some of its own held
-        replays (:meth:`is_racy`), each is tried once more: a miss is then weak evidence
-        (codex-acp v1's CANCEL-11, held 4/6, kept an action its removal had missed by
-        chance). Once per pass: at most :data:`RACY_RUNS` plus one trial per action more,
-        within the failure's trials (:meth:`allowed`)."""
-        changed = False
+        Once every removal missed, a racy program's get one more try (:class:`Racy`)."""
+        changed = retried = False
         misses: Counter[int] = Counter()
-        retried = False
         while not self.out_of_time():
             assert self.best is not None
             n = len(self.best.program)
             left = [i for i in range(n) if misses[i] < certify]
-            if n > 1 and not left and not retried and self.is_racy():
-                retried = True
-                certify += 1
-                self.refute_at = CERTIFY + 1
+            if n > 1 and not left and not retried and self.racy.again(self):
+                retried, certify = True, certify + 1
                 continue
             if n <= 1 or not left:
                 record.done = True
@@ -644,30 +607,6 @@ class Minimizer:
                 misses = Counter({(i - 1 if i > removed else i): min(m, certify - 1)
                                   for i, m in misses.items() if i != removed})
         return changed, False
-
-    def is_racy(self) -> bool:
-        """Whether the program being minimized misses some of :data:`RACY_RUNS` held
-        replays of its own (measured once per program; False when none said anything)."""
-        assert self.best is not None
-        best = self.best
-        key = program_key(best.program)
-        if key not in self.racy:
-            runs = min(RACY_RUNS, self.trials_left())
-            if runs <= 0:
-                return False
-            hits = said = 0
-            for outcome in replay_many(self.cfg, best.program, self.rule, runs,
-                                       stop=self.stop, schedule=best.schedule, pool=self.pool,
-                                       method=self.method):
-                ran = outcome.error is None or outcome.reproduced
-                self.trials += ran
-                if ran:
-                    self.clock.ran(outcome.seconds)
-                if self.seen.count(best.program, outcome, best.schedule):
-                    said += 1
-                    hits += outcome.reproduced
-            self.racy[key] = said > 0 and hits < said
-        return self.racy[key]
 
     def _content(self, record: StageRecord) -> tuple[bool, bool]:
         """Simpler content for each action in turn, each accepted when it reproduces: held to
@@ -703,6 +642,68 @@ def minimize_entry(m: Minimizer, budget: float, seconds: float) -> dict[str, Any
             "trial_seconds": round(cost, 2) if cost is not None else None,
             "steps": len(m.best.program) if m.best is not None else None,
             "stages": {name: r.to_json() for name, r in m.progress.stages.items()}}
+
+
+def drop_late(m: Minimizer) -> None:
+    """The actions written after the offending message go, in one trial: under the recorded
+    schedule none of them can be needed (each write waits for what preceded it in the
+    recording, the offending message among them), yet a removal tried one at a time may miss
+    by chance and keep one (codex-acp v1's CANCEL-11 in the s10 matrix kept a withdrawal
+    written after the offending answer). The teardown is held in the first removed action's
+    place (``Schedule.restrict``): run free, it would look at once and cancel a turn whose end
+    the recording read first, and its cancel would then explain the stop. A trial that misses
+    leaves them to the stages after."""
+    assert m.best is not None
+    hit = m.hit
+    if hit is None or hit.offending is None or m.best.schedule is None:
+        return
+    end = proof_end(hit)
+    kept = written_before(m.best.program, hit.records, end) if end is not None else None
+    if kept is None:
+        return
+    # the teardown follows the last kept action: it takes the next removed one's place
+    cut = next((i for i in range(max(kept) + 1, len(m.best.program))), None)
+    with m.staged(Stage.LATE) as record:
+        if m.first([m.restricted(kept, teardown=cut)]) is not None:
+            record.changes += 1
+        record.done = not m.out_of_time()
+
+
+@dataclass
+class Racy:
+    """Whether the programs being minimized miss some of their own held replays: a removal's
+    miss is then weak evidence (codex-acp v1's CANCEL-11, held 4/6, kept an action whose
+    removal had missed by chance), so once every removal of a single pass missed its tries,
+    each gets one more (once per pass: :data:`RACY_RUNS` replays of the program, measured
+    once per program, plus one trial per action, within the failure's trials)."""
+
+    measured: dict[str, bool] = field(default_factory=dict)  # program key -> it missed some
+    # misses under one schedule that refute a held trial: one more once a program was racy
+    refute_at: int = CERTIFY
+
+    def again(self, m: Minimizer) -> bool:
+        """Whether the single removals of ``m``'s best program get one more try."""
+        assert m.best is not None
+        best = m.best
+        key = program_key(best.program)
+        if key not in self.measured:
+            runs = min(RACY_RUNS, m.trials_left())
+            if runs <= 0:
+                return False
+            hits = said = 0
+            for outcome in replay_many(m.cfg, best.program, m.rule, runs, stop=m.stop,
+                                       schedule=best.schedule, pool=m.pool, method=m.method):
+                ran = outcome.error is None or outcome.reproduced
+                m.trials += ran
+                if ran:
+                    m.clock.ran(outcome.seconds)
+                if m.seen.count(best.program, outcome, best.schedule):
+                    said += 1
+                    hits += outcome.reproduced
+            self.measured[key] = said > 0 and hits < said
+        if self.measured[key]:
+            self.refute_at = CERTIFY + 1
+        return self.measured[key]
 
 
 def proof_end(hit: ReplayOutcome) -> int | None:
