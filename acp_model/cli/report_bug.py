@@ -13,7 +13,7 @@ from acp_model.cli.common import EXIT_OK, UsageError
 
 def cmd_report_bug(args: argparse.Namespace, console: Console) -> int:
     from acp_model.matrix.bugs import ISSUE, installed_sdks, issue_body, issues_in, title_of
-    from acp_model.report.matrix import MatrixError
+    from acp_model.report.matrix import MatrixError, not_filed
 
     try:
         found, base = issues_in(Path(args.dir))
@@ -23,6 +23,9 @@ def cmd_report_bug(args: argparse.Namespace, console: Console) -> int:
         console.print(f"no failure in {args.dir} (as the current code judges its transcripts)")
         return EXIT_OK
     for row, f in found:
+        if (why := not_filed(f)) is not None:
+            console.print(f"{title_of(row, f)}\n  not filed: {why}", markup=False)
+            continue
         body = issue_body(row, f, base, sdks=installed_sdks(row))
         if args.print:
             print(body)

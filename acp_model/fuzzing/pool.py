@@ -42,6 +42,7 @@ from acp_model.fuzzing.stop import Stop
 from acp_model.model.vocab import Level
 from acp_model.oracle.monitor import Monitor, Violation
 from acp_model.trace.authors import Author, Part, author_of
+from acp_model.trace.format import TAKEN
 
 MAX_SESSION_HISTORY = 200  # a failing session's history longer than this is not a program
 
@@ -368,13 +369,20 @@ class Example:
     def _numbered(self, record: dict[str, Any], at: int, start: int) -> dict[str, Any]:
         """``record`` (at ``at`` in the process's transcript) with its author as the program
         that begins at record ``start`` numbers it (:func:`in_program`)."""
+        client = self.client
+        mine = start == self.start  # this example's program: numbered as its actions ran
+
+        def rename(author: Author) -> Author:
+            return author if mine and at >= start else in_program(
+                author, at, start, client.example_starts, client.example_records)
+
+        if record.get(TAKEN):  # the spares taken before it: by actions numbered so too
+            takes = [(sid, rename(Author(Part.ACTION, n))) for sid, n in record[TAKEN]]
+            record = {**record, TAKEN: [[sid, a.n] for sid, a in takes if a.numbered]}
         author = author_of(record)
         if author is None or not author.numbered:
             return record
-        client = self.client
-        mine = start == self.start  # this example's program: numbered as its actions ran
-        renamed = author if mine and at >= start else in_program(
-            author, at, start, client.example_starts, client.example_records)
+        renamed = rename(author)
         return record if renamed == author else {**record, "by": renamed.to_json()}
 
     def finish(self) -> None:

@@ -220,16 +220,24 @@ class Schedule:
                 open_.setdefault(e.session, []).append(k)
         return out
 
-    def restrict(self, kept: Sequence[int]) -> Schedule:
+    def restrict(self, kept: Sequence[int], teardown: int | None = None) -> Schedule:
         """The schedule a sub-program (``kept``: the indices of this program's actions it
         keeps, in order) is expected to follow: what the removed actions issued and what was
         caused by it leaves with them (a response with its request, a model event with its
         turn's prompt, a session's events with the session, an agent message with the
         client's last write on its session before it); the rest is renumbered. What the
         sub-program then does differently is found as a divergence, and its own recording
-        replaces this one once it reproduces."""
+        replaces this one once it reproduces.
+
+        ``teardown``: a removed action whose place the sub-program's teardown takes (its
+        events become the teardown's). A recording that showed the rule has no teardown (the
+        replay stopped there), so a teardown past the recording would run free, look at once
+        and cancel a turn whose end the recording had read before that action's first write:
+        held in its place, it looks only once what preceded that write happened."""
         actions = {old: new for new, old in enumerate(kept)}
         actions[self.actions] = len(kept)
+        if teardown is not None:
+            actions[teardown] = len(kept)
         index: dict[int, int] = {}
         last_write: dict[int | None, int] = {}
         out: list[Crossing] = []

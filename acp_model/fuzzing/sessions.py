@@ -12,7 +12,9 @@ Replays keep making spares, as the run did: the schedule a replay is held to was
 the factory's writes in it (events no action issued, which the hold matches as they come), and
 a spare's ``session/new`` in flight while a prompt runs is part of some races (mistral-vibe's
 CANCEL-07 in the kept run, ``docs/matrix-run``: the agent answered a spare's ``session/new``
-between the cancel and the end of the turn). A counterexample says what each spare is instead.
+between the cancel and the end of the turn). A counterexample says what each spare is instead,
+and which action took it: taking a spare writes nothing, so the take is put on the next record
+of the transcript (``"taken"``, ``trace/format.py``).
 """
 
 from __future__ import annotations
@@ -23,16 +25,18 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from acp_model.fuzzing.authorship import writing_as
+from acp_model.fuzzing.authorship import current, writing_as
 from acp_model.fuzzing.ops import SessionHandle
 from acp_model.fuzzing.stop import Interrupted
 from acp_model.fuzzing.transport import AgentExited, RpcError, is_response_to
 from acp_model.model.check import declare
 from acp_model.model.vocab import Role
 from acp_model.trace.authors import Part
+from acp_model.trace.format import TAKEN
 
 if TYPE_CHECKING:
     from acp_model.fuzzing.ops import CallOps, Connection
+    from acp_model.fuzzing.transcript import Transcript
 
 # What the fuzzer judges itself: a session/new still in flight when an example ends is not the
 # example's to judge, so the factory that waits for it judges it, by the start-up deadline.
@@ -57,6 +61,26 @@ def count_session_writes(writes: Counter[str], msg: Any) -> None:
             writes[sid] += 1
 
 
+class Takes:
+    """The spares the client's actions took since the transcript's last record: put on the
+    next record as it is appended (``"taken"``), as the model window puts ``model_asked``."""
+
+    def __init__(self, log: Transcript) -> None:
+        self._log = log
+        self._pending: list[tuple[str, int]] = []
+        log.stamps.append(self.stamp)
+
+    def took(self, sid: str, action: int) -> None:
+        with self._log.cond:
+            self._pending.append((sid, action))
+
+    def stamp(self, record: dict[str, Any]) -> None:
+        """(the transcript's lock held)"""
+        if self._pending:
+            record[TAKEN] = [list(t) for t in self._pending]
+            self._pending.clear()
+
+
 class SessionFactory:
     """``session/new`` plus the profile's configuration requests, now or ahead of need."""
 
@@ -75,6 +99,7 @@ class SessionFactory:
         # process has shown it does not answer them: later ones wait the normal deadline, or a
         # replay on a hung agent waits half a minute per session it asks for.
         self.unanswered = False
+        self._takes: Takes | None = None  # made with the first spare an action takes
 
     def create(self) -> SessionHandle | None:
         """A new configured session (None: the agent gave none, which is judged)."""
@@ -143,7 +168,18 @@ class SessionFactory:
                                 timeout=self.client.deadline)
             handle = self.spares.pop(0) if self.spares else None
             self._cond.notify_all()  # the worker makes the next one
+        if handle is not None:
+            self._taken(handle)
         return handle if handle is not None else self.create()
+
+    def _taken(self, handle: SessionHandle) -> None:
+        """An action took the spare ``handle``: the transcript says which (its next record)."""
+        author = current()
+        if author is None or not author.numbered or author.n is None:
+            return
+        if self._takes is None:
+            self._takes = Takes(self.client.calls.log)
+        self._takes.took(handle.sid, author.n)
 
     def _start(self) -> None:
         if self._worker is None:

@@ -7,7 +7,8 @@ saw, held to the schedule its example recorded and free-running; or a suffix of 
 process's history). Each replay records its own schedule (``fuzzing/schedule.py``); from then
 on every trial of a smaller program is replayed held to the last reproducing run's schedule,
 restricted to what the trial keeps, so a race the run won is won again instead of being left
-to luck. Minimizing removes the other sessions' actions, then whole examples and chunks (delta
+to luck. Minimizing removes the actions written after the offending message (one trial, the
+teardown held in their place), the other sessions' actions, then whole examples and chunks (delta
 debugging), then single actions until none can go (1-minimal), then simplifies what is left
 (fewer blocks, shorter texts, fewer and simpler model steps), over again until nothing changes:
 only then is the program called minimal (the fixpoint); a budget that ends earlier says how far
@@ -25,7 +26,7 @@ import statistics
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, TypeVar
@@ -57,6 +58,7 @@ from acp_model.fuzzing.schedule import Schedule
 from acp_model.fuzzing.stop import Stop, cutoff
 from acp_model.llm.script import Reply, Text, Tools, one_delay_less, untimed
 from acp_model.report.text import CUT_WORDS, minimize_stopped
+from acp_model.trace.authors import author_of
 
 __all__ = [
     "INTERRUPTED",
@@ -89,14 +91,19 @@ RETRY_UP_TO = 24  # ... on programs this short (each pass costs one replay per a
 ATTEMPTS = 3  # replay rounds of a failure's own session before delta debugging goes on
 SEARCH_ROUNDS = 10  # rounds of replays looking for a reproducing program (within the budget)
 CERTIFY = 2  # tries of each single removal before a program is called 1-minimal
+# held replays of the program being minimized that say whether it reproduces every time: one
+# that misses some is racy, and each removal that missed CERTIFY times is tried once more
+RACY_RUNS = 2
 # A failure's minimizing budget grows (up to --minimize-growth times --minimize-budget) to what this
 # many trials take on its agent, for a program of n actions: delta debugging's n log n, the
 # CERTIFY tries of each single removal, a few simplifications of each action
 TRIALS_BASE, TRIALS_PER_ACTION = 20, 8
-# ... and, while no program reproduced yet, to what this many search trials take (each
-# candidate held, free and settled once, twice over): a slow agent's first trials may take the
-# whole base budget, and a failure no trial reproduces must not take more than that
-SEARCH_TRIALS = 6
+# ... and, while no program reproduced yet, to what the search's own trials (SEARCH_ALLOWED)
+# take at the agent's measured cost: a floor per failure, so that a slow agent's search is not
+# cut by seconds after a few long trials (codex-acp v2's CANCEL-07 in the s10 matrix: cut
+# after 22 trials and 60 s, while the program settled reproduced 1/5 free; growth came only
+# once a program reproduced, which none had yet). A failure no trial reproduces costs
+# SEARCH_ALLOWED trials at most, within --minimize-growth times --minimize-budget.
 # The budget counted in trials (replays that ran), per failure: --minimize-trials N, or by
 # default the search's SEARCH_ALLOWED and then what a program of the length of the first that
 # reproduced needs (trials_for), never more than MAX_TRIALS in all. Seconds
@@ -116,6 +123,7 @@ class Stage(StrEnum):
     """How far minimizing got (``fixpoint``: all the way)."""
 
     SEARCH = "search"  # a program that reproduces in a fresh process
+    LATE = "late"  # without the actions written after the offending message (one trial)
     BREACHES = "breaches"  # without the client's deliberate breaches (kept only if needed)
     SESSION = "session"  # cut to the failing session's own actions
     EXAMPLES = "examples"  # whole examples of a shared process's history
@@ -350,6 +358,7 @@ class Minimizer:
     # request is a hit too (``roots``: a withdrawn prompt's CANCEL-14 is PROMPT-04's)
     method: str | None = None
     evidence: Evidence = field(default_factory=Evidence)  # which trials said anything
+    racy: Racy = field(default_factory=lambda: Racy())  # whether its programs miss some replays
 
     def allowed(self) -> int:
         """Trials this failure may use in all: ``cfg.minimize_trials``, else the search's
@@ -370,13 +379,14 @@ class Minimizer:
         return self.clock.median()
 
     def deadline(self) -> float:
-        """When minimizing ends (:meth:`TrialClock.deadline`): while searching, what
-        :data:`SEARCH_TRIALS` trials take; once a program reproduced, the latest trial's end
-        plus what the stages still to run need: minimizing the best program's length
-        (:func:`trials_for`), at most the trials left. The trials the search and the cut of a
-        long history took are counted in neither."""
+        """When minimizing ends (:meth:`TrialClock.deadline`): while searching, the latest
+        trial's end plus what the search's trials left take (its floor: the search is
+        counted in trials, :data:`SEARCH_ALLOWED`); once a program reproduced, the latest
+        trial's end plus what the stages still to run need: minimizing the best program's
+        length (:func:`trials_for`), at most the trials left. The trials the search and the
+        cut of a long history took are counted in neither."""
         if self.best is None:
-            return self.clock.deadline(SEARCH_TRIALS, since_start=True)
+            return self.clock.deadline(self.trials_left())
         return self.clock.deadline(min(self.trials_left(), trials_for(len(self.best.program))))
 
     def out_of_time(self) -> bool:
@@ -452,15 +462,17 @@ class Minimizer:
         if trial.schedule is None:
             return False
         hits, _, _ = self.seen.get(trial.program, True)
-        return hits == 0 and self.missed[_held_key(trial)] >= CERTIFY
+        return hits == 0 and self.missed[_held_key(trial)] >= self.racy.refute_at
 
-    def restricted(self, kept: Sequence[int], program: list[Action] | None = None) -> Trial:
+    def restricted(self, kept: Sequence[int], program: list[Action] | None = None,
+                   teardown: int | None = None) -> Trial:
         """The best program cut down to the actions at ``kept`` (``program``: those actions
-        as the trial sends them), held to its schedule restricted to them."""
+        as the trial sends them), held to its schedule restricted to them (``teardown``:
+        the removed action whose place the teardown takes, ``Schedule.restrict``)."""
         assert self.best is not None
         actions = program if program is not None else [self.best.program[i] for i in kept]
         schedule = self.best.schedule
-        return Trial(actions, schedule.restrict(kept) if schedule is not None else None)
+        return Trial(actions, None if schedule is None else schedule.restrict(kept, teardown))
 
     # --- the stages -----------------------------------------------------------------------
     @property
@@ -480,6 +492,7 @@ class Minimizer:
         then single actions and simpler content, over again until nothing changes."""
         if self.best is None:
             return
+        drop_late(self)
         drop_breaches(self)
         self._session()
         if len(units) > 1 and not self.out_of_time():
@@ -568,13 +581,17 @@ class Minimizer:
     def _singles(self, record: StageRecord, certify: int = CERTIFY) -> tuple[bool, bool]:
         """Remove one action at a time until none can go, each removal tried ``certify``
         times before it is given up (after one went, once more: the program changed by one
-        action): (whether one went, whether it ended 1-minimal rather than out of time)."""
-        changed = False
+        action): (whether one went, whether it ended 1-minimal rather than out of time).
+        Once every removal missed, a racy program's get one more try (:class:`Racy`)."""
+        changed = retried = False
         misses: Counter[int] = Counter()
         while not self.out_of_time():
             assert self.best is not None
             n = len(self.best.program)
             left = [i for i in range(n) if misses[i] < certify]
+            if n > 1 and not left and not retried and self.racy.again(self):
+                retried, certify = True, certify + 1
+                continue
             if n <= 1 or not left:
                 record.done = True
                 return changed, True
@@ -625,6 +642,101 @@ def minimize_entry(m: Minimizer, budget: float, seconds: float) -> dict[str, Any
             "trial_seconds": round(cost, 2) if cost is not None else None,
             "steps": len(m.best.program) if m.best is not None else None,
             "stages": {name: r.to_json() for name, r in m.progress.stages.items()}}
+
+
+def drop_late(m: Minimizer) -> None:
+    """The actions written after the offending message go, in one trial: under the recorded
+    schedule none of them can be needed (each write waits for what preceded it in the
+    recording, the offending message among them), yet a removal tried one at a time may miss
+    by chance and keep one (codex-acp v1's CANCEL-11 in the s10 matrix kept a withdrawal
+    written after the offending answer). The teardown is held in the first removed action's
+    place (``Schedule.restrict``): run free, it would look at once and cancel a turn whose end
+    the recording read first, and its cancel would then explain the stop. A trial that misses
+    leaves them to the stages after."""
+    assert m.best is not None
+    hit = m.hit
+    if hit is None or hit.offending is None or m.best.schedule is None:
+        return
+    end = proof_end(hit)
+    kept = written_before(m.best.program, hit.records, end) if end is not None else None
+    if kept is None:
+        return
+    # the teardown follows the last kept action: it takes the next removed one's place
+    cut = next((i for i in range(max(kept) + 1, len(m.best.program))), None)
+    with m.staged(Stage.LATE) as record:
+        if m.first([m.restricted(kept, teardown=cut)]) is not None:
+            record.changes += 1
+        record.done = not m.out_of_time()
+
+
+@dataclass
+class Racy:
+    """Whether the programs being minimized miss some of their own held replays: a removal's
+    miss is then weak evidence (codex-acp v1's CANCEL-11, held 4/6, kept an action whose
+    removal had missed by chance), so once every removal of a single pass missed its tries,
+    each gets one more (once per pass: :data:`RACY_RUNS` replays of the program, measured
+    once per program, plus one trial per action, within the failure's trials)."""
+
+    measured: dict[str, bool] = field(default_factory=dict)  # program key -> it missed some
+    # misses under one schedule that refute a held trial: one more once a program was racy
+    refute_at: int = CERTIFY
+
+    def again(self, m: Minimizer) -> bool:
+        """Whether the single removals of ``m``'s best program get one more try."""
+        assert m.best is not None
+        best = m.best
+        key = program_key(best.program)
+        if key not in self.measured:
+            runs = min(RACY_RUNS, m.trials_left())
+            if runs <= 0:
+                return False
+            hits = said = 0
+            for outcome in replay_many(m.cfg, best.program, m.rule, runs, stop=m.stop,
+                                       schedule=best.schedule, pool=m.pool, method=m.method):
+                ran = outcome.error is None or outcome.reproduced
+                m.trials += ran
+                if ran:
+                    m.clock.ran(outcome.seconds)
+                if m.seen.count(best.program, outcome, best.schedule):
+                    said += 1
+                    hits += outcome.reproduced
+            self.measured[key] = said > 0 and hits < said
+        if self.measured[key]:
+            self.refute_at = CERTIFY + 1
+        return self.measured[key]
+
+
+def proof_end(hit: ReplayOutcome) -> int | None:
+    """The last record a reproducing replay's proof rests on: its offending message, or a
+    later one it cites (None: the finding is about what the agent did not do, a deadline's,
+    or the offending record is the client's: what the client wrote after it may be the
+    cause)."""
+    offending = hit.offending
+    if offending is None or not 0 <= offending < len(hit.records) \
+            or hit.records[offending].get("dir") != "a2c":
+        return None
+    found = [v for v in hit.violations if v.index == offending
+             and v.rule == (hit.rule or v.rule)]
+    if not found or any(v.kind != "safety" for v in found):
+        return None
+    return max([offending, *(i for v in found for i, _ in v.evidence),
+                *(i for v in found for i in v.related)])
+
+
+def written_before(program: Sequence[Action], records: Sequence[Mapping[str, Any]],
+                   offending: int) -> list[int] | None:
+    """The positions of ``program``'s actions a replay's ``records`` (stamped with their
+    authors, ``trace/authors.py``) show began at or before the ``offending`` record: each up
+    to the last one with a write there, and every ``new session`` (taking a spare made
+    ahead writes nothing); None when every action is one of them."""
+    first: dict[int, int] = {}
+    for i, record in enumerate(records):
+        author = author_of(record)
+        if author is not None and author.numbered and author.n is not None:
+            first.setdefault(author.n, i)
+    last = max((n for n, i in first.items() if i <= offending), default=0)
+    kept = [i for i, a in enumerate(program) if i < last or isinstance(a, NewSession)]
+    return kept if kept and len(kept) < len(program) else None
 
 
 # --- the client's deliberate breaches -----------------------------------------------------
@@ -819,9 +931,22 @@ def measure_reproduction(cfg: FuzzConfig, found: Found,
                                         strict=True))
     found.fresh_hits, found.fresh_runs = hits, runs
     if found.minimize_cut and found.verified:  # (unverified: its note says the time ran out)
-        found.notes.append(
-            f"{minimize_stopped(found.minimize)}: not proven minimal, the program shown is "
-            f"the shortest that reproduced so far ({len(found.actions)} actions)")
+        found.notes.append(f"{minimize_stopped(found.minimize)}: {_shown(minimizer, found)}")
+
+
+def _shown(minimizer: Minimizer, found: Found) -> str:
+    """What the program of a failure whose minimizing was cut is, in words that agree with
+    the measurement's note (it may report another program than minimizing's shortest)."""
+    n = len(found.actions)
+    if minimizer.best is None:
+        return (f"not minimized (no trial of it reproduced); the program shown ({n} actions) "
+                "is the one that reproduced when measured")
+    if found.actions != minimizer.best.program:
+        return (f"not proven minimal; the program shown ({n} actions) reproduced more often "
+                f"than the shortest that reproduced so far ({len(minimizer.best.program)} "
+                "actions)")
+    return f"not proven minimal, the program shown is the shortest that reproduced so far " \
+           f"({n} actions)"
 
 
 def _minimize(cfg: FuzzConfig, found: Found, clock: Callable[[], float] | None,
@@ -835,18 +960,21 @@ def _minimize(cfg: FuzzConfig, found: Found, clock: Callable[[], float] | None,
             if program_key(c[0]) in found.schedules]
     minimizer.evidence.recordings.update((program_key(t.program), t.schedule) for t in held
                                 if t.schedule is not None)
-    # each also letting its sessions settle: a program that ends with a prompt showed the bug
-    # in the run because the next example gave the turn time, not the teardown's cancel
-    trials = [*held, *(Trial(p) for p in programs),
-              *(Trial(p) for p in map(_settled, programs) if p is not None)]
+    # each also letting its sessions settle, before the bare programs run free: a program
+    # that ends with a prompt showed the bug in the run because the next example gave the
+    # turn time, not the teardown's cancel (codex-acp v2's CANCEL-07, s10 matrix: the
+    # settled program was the one that reproduced, and it came last in each round)
+    trials = [*held, *(Trial(p) for p in map(_settled, programs) if p is not None),
+              *(Trial(p) for p in programs)]
     units: list[int] = []
-    # A racy failure may need many tries: rounds of the run's programs, each followed by the
-    # shared process's history, go on while the budget lasts (up to SEARCH_ROUNDS).
+    # A racy failure may need many tries: rounds of the run's programs go on while the budget
+    # lasts (up to SEARCH_ROUNDS); the shared process's history (long programs, a dependence
+    # on state rather than a race) follows the first round only.
     with minimizer.staged(Stage.SEARCH, len(programs[0])) as record:
-        for _ in range(SEARCH_ROUNDS):
+        for round_ in range(SEARCH_ROUNDS):
             if minimizer.out_of_time() or minimizer.first(trials) is not None:
                 break
-            for _, history in candidates[:2]:
+            for _, history in candidates[:2] if round_ == 0 else ():
                 if len(history) > 1 and time.monotonic() < minimizer.deadline():
                     suffix = history_suffix(minimizer, history)
                     if suffix is not None:
@@ -918,9 +1046,11 @@ def _measure(cfg: FuzzConfig, found: Found, minimizer: Minimizer, stop: Stop | N
         chosen = max(measured, key=lambda t: (_share(*_rate(tally, t)), -len(t.program)))
     if chosen.program != best.program:
         hits, runs = _rate(tally, measured[0])
-        found.notes.append(f"the shortest program that reproduced during minimization "
-                           f"({len(best.program)} actions) reproduced {hits}/{runs}; this one "
-                           "reproduces more often")
+        shortest = ("the shortest program that reproduced during minimization"
+                    if minimizer.best is not None else
+                    "the program the run showed it with (no trial of minimizing reproduced it)")
+        found.notes.append(f"{shortest} ({len(best.program)} actions) reproduced {hits}/{runs}"
+                           f"; this one ({len(chosen.program)} actions) reproduces more often")
     if cut:
         found.notes.append(f"{cut} replay(s) were cut by the time budget (or a stop) and are "
                            "not counted")

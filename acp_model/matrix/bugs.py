@@ -41,7 +41,8 @@ from acp_model.oracle import rpc
 from acp_model.profiles.sdk import BundledSdk, bundled_sdks
 from acp_model.report.breaches import words_in_file
 from acp_model.report.links import docs_url
-from acp_model.report.matrix import RowStatus, minimized_text, reproduction_text
+from acp_model.report.matrix import (RowStatus, minimized_text, not_filed,
+                                     reproduction_text)
 from acp_model.report.matrix_docs import same_root_words
 from acp_model.report.proof import proof_from_file, unnumbered_from_file
 from acp_model.spec.rules import RULES
@@ -251,11 +252,18 @@ def failures(doc: Mapping[str, Any]) -> list[tuple[dict[str, Any], dict[str, Any
 
 
 def write_issues(doc: dict[str, Any], base: Path) -> list[Path]:
-    """``issue.md`` beside each failure's files; each failure then names it (``issue``)."""
+    """``issue.md`` beside each failure's files; each failure then names it (``issue``). A
+    failure whose minimizing was cut gets none (a stale one goes), and says why
+    (``not_filed``)."""
     written = []
     for row, f in failures(doc):
         folder = (base / f["transcript"]).parent
         path = folder / ISSUE
+        f.pop("issue", None)
+        if (why := not_filed(f)) is not None:
+            f["not_filed"] = why
+            path.unlink(missing_ok=True)
+            continue
         path.write_text(issue_body(row, f, base), encoding="utf-8")
         f["issue"] = Path(f["transcript"]).parent.joinpath(ISSUE).as_posix()
         written.append(path)
@@ -271,7 +279,8 @@ def write_reviewed(doc: Mapping[str, Any], base: Path, reviews: Mapping[ReviewKe
 
     kept: dict[tuple[str, str], Path] = {}
     true = [(row, f, r) for row, f in failures(doc)
-            if (r := review_of(reviews, row, str(f["rule"]))) is not None and r.verdict == "true"]
+            if (r := review_of(reviews, row, str(f["rule"]))) is not None and r.verdict == "true"
+            and not_filed(f) is None]
     name = {_key(row, str(f["rule"])): f"{row['agent']}-v{row['protocol']}-{f['rule']}.md"
             for row, f, _ in true}
     for row, f, review in true:

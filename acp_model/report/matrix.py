@@ -28,7 +28,7 @@ from acp_model import __version__
 from acp_model.report.links import rule_url
 from acp_model.report.proof import proof_evidence
 from acp_model.report.reach import LABELS, Reach
-from acp_model.report.text import minimize_stopped, proven_minimal
+from acp_model.report.text import CUT_WORDS, minimize_stopped, proven_minimal
 from acp_model.spec.families import Family, families, family_of
 from acp_model.spec.levels import Level, reported_standing
 from acp_model.spec.rules import RULES, strength_shown
@@ -124,6 +124,23 @@ def reproduction_text(f: Mapping[str, Any]) -> str:
         return f"reproduced {held} in fresh agent processes (free-running)" + (
             "; unverified: no fresh process showed it" if held.startswith("0/") else "")
     return "not replayed in a fresh agent process"
+
+
+def not_filed(f: Mapping[str, Any]) -> str | None:
+    """Why a failure gets no issue body (None: it gets one): a program whose minimizing was
+    cut before its fixpoint is not one a maintainer can act on (the s10 matrix filed
+    codex-acp v2's 35-action CANCEL-07, cut at its search stage, held 1/6)."""
+    m = f.get("minimize") or {}
+    if m.get("fixpoint") or not (m or f.get("minimize_cut")):
+        return None
+    steps = f.get("steps")
+    where = (f"at its {m.get('stage')} stage after {m.get('trials')} trial(s)"
+             if m.get("stage") else "by its budget")
+    cut = CUT_WORDS.get(str(m.get("cut_by")))
+    return (f"minimizing was cut {where}" + (f" ({cut})" if cut else "")
+            + (f", leaving {steps} client action(s)" if steps is not None else "")
+            + f", and the program {reproduction_text(f)}: a program not minimized to its "
+            "fixpoint is not one a maintainer can act on")
 
 
 def _rate_of(text: Any) -> tuple[int, int]:

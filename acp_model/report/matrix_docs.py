@@ -24,7 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from acp_model.report import matrix
-from acp_model.report.matrix import Cell, RowStatus, minimized_text, reproduction_text
+from acp_model.report.matrix import (
+    Cell,
+    RowStatus,
+    minimized_text,
+    not_filed,
+    reproduction_text,
+)
 from acp_model.report.proof import proof_from_file
 from acp_model.report.reach import LABELS, Reach
 
@@ -299,6 +305,8 @@ class _Page:
         out += [f"Reproduction: {reproduction_text(f)}.", ""]
         if f.get("held"):  # what the schedule the held replays kept pins, in words
             out += [str(f["held"]), ""]
+        if (why := not_filed(f)) is not None:
+            out += [f"Not filed as an issue: {why}.", ""]
         links = [f"[{name}]({self.run_link(f[key])})" for key, name in (
             ("issue", "issue body"), ("transcript", "transcript"), ("replay", "replay file"),
             ("counterexample", "counterexample")) if f.get(key)]

@@ -13,7 +13,13 @@ from typing import Any
 
 from acp_model.report import matrix
 from acp_model.report.badge import agent_badge
-from acp_model.report.matrix import Cell, RowStatus, minimized_text, reproduction_text
+from acp_model.report.matrix import (
+    Cell,
+    RowStatus,
+    minimized_text,
+    not_filed,
+    reproduction_text,
+)
 from acp_model.report.reach import LABELS, Reach
 
 _STYLE = """
@@ -297,6 +303,8 @@ def _finding(row: Mapping[str, Any], fam: Mapping[str, Any], f: Mapping[str, Any
            f"<br><i>{escape(str(f.get('statement')))}</i> &mdash; "
            f"{escape(str(f.get('citation')))}"]
     out.append(f"<br>{escape(reproduction_text(f))}; {escape(minimized_text(f))}")
+    if level == "fail" and (why := not_filed(f)) is not None:
+        out.append(f"<br><i>Not filed as an issue: {escape(why)}.</i>")
     out.append("<br>" + " &middot; ".join(x for x in links if x))
     if f.get("replay_command"):
         out.append(f"<pre>{escape(str(f['replay_command']))}</pre>")

@@ -23,7 +23,7 @@ from typing import Any
 
 from acp_model.trace.authors import SPARE_WHY, WORDS, Author, Part, author_of
 from acp_model.trace.describe import summarize
-from acp_model.trace.format import Record, TraceError, numbers_of, read_trace
+from acp_model.trace.format import TAKEN, Record, TraceError, numbers_of, read_trace, takes_of
 
 BRIDGE = 3  # at most this many records between two cited ones are shown, not skipped
 OFFENDING_ROLE = "the offending message"
@@ -53,26 +53,38 @@ def by_teardown(record: Record | Mapping[str, Any], number: int, teardown: int |
 def unnumbered(records: Sequence[Record | Mapping[str, Any]], numbers: Sequence[int],
                cited: Iterable[int], teardown: int | None) -> dict[Part, list[str]]:
     """The cited client messages no numbered action wrote, by the part that wrote them
-    (``session/new #12``), in transcript order."""
+    (``session/new #12``; a spare's ``session/new`` with its place among the client's: "the
+    client's second session/new", the reading SESS-01's proof needs), in transcript order."""
     wanted = set(cited)
     out: dict[Part, list[str]] = {}
+    news = 0  # the client's session/new requests so far (said of a whole transcript only)
+    whole = list(numbers) == list(range(len(numbers)))
     for rec, n in zip(records, numbers, strict=True):
+        method = _method(rec)
+        news += method == "session/new" and _direction(rec) == "c2a"
         author = writer_of(rec, n, teardown) if n in wanted else None
         if author is not None and not author.numbered:
-            out.setdefault(author.part, []).append(f"{_method(rec)} #{n}")
+            where = f" (the client's {ordinal(news)} session/new)" \
+                if whole and method == "session/new" and author.part is Part.SPARE else ""
+            out.setdefault(author.part, []).append(f"{method} #{n}{where}")
     return out
 
 
 def spare_messages(records: Sequence[Record | Mapping[str, Any]], numbers: Sequence[int]
                    ) -> str:
     """The spare sessions' messages among ``records``, in words, each ``session/new`` with
-    the first action that used its session ("session/new #2 (used from action 2 on),
-    session/set_mode #4 and session/new #7 (no action used it)"; "" for none)."""
+    the action that took it (``"taken"``), else the first action that used its session
+    ("session/new #2 (taken by action 1), session/set_mode #4 and session/new #7 (no action
+    used it)"; "" for none)."""
     made: dict[Any, str] = {}  # request id of a spare's session/new -> its words' key
     sessions: dict[str, str] = {}  # session id -> that key
     used: dict[str, int] = {}  # key -> the first action that named its session
+    taken: dict[str, int] = {}  # key -> the action that took its session
     acts: list[str] = []
     for rec, n in zip(records, numbers, strict=True):
+        for sid, action in _takes(rec):
+            if sid in sessions:
+                taken.setdefault(sessions[sid], action)
         msg = rec.msg if isinstance(rec, Record) else rec.get("msg")
         if not isinstance(msg, dict):
             continue
@@ -90,9 +102,29 @@ def spare_messages(records: Sequence[Record | Mapping[str, Any]], numbers: Seque
             key = sessions.get(params.get("sessionId"))
             if key is not None:
                 used.setdefault(key, author.n)
-    words = [f"{a} (used from action {used[a]} on)" if a in used
+    words = [f"{a} (taken by action {taken[a]})" if a in taken
+             else f"{a} (used from action {used[a]} on)" if a in used
              else f"{a} (no action used it)" if a in made.values() else a for a in acts]
     return _listed(words) if words else ""
+
+
+def _takes(record: Record | Mapping[str, Any]) -> tuple[tuple[str, int], ...]:
+    """The spares the client's actions took before ``record`` (``trace/format.py``)."""
+    if isinstance(record, Record):
+        return record.taken
+    try:
+        return takes_of(record.get(TAKEN)) if TAKEN in record else ()
+    except TraceError:
+        return ()
+
+
+ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth",
+            "ninth", "tenth")
+
+
+def ordinal(n: int) -> str:
+    """``1`` -> "first" ... (then "11th", "12th" ...)."""
+    return ORDINALS[n - 1] if 0 < n <= len(ORDINALS) else f"{n}th"
 
 
 def _listed(acts: list[str]) -> str:

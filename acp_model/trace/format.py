@@ -20,6 +20,11 @@ of the session was open; ``"model_asked": [sessionId, ...]`` on any record says 
 model request of those sessions' turns since the record before (it voids an earlier
 ``turn_done``: the turn was not done). A trace without them knows nothing of the model.
 
+``"taken": [[sessionId, N], ...]`` on any record says the client's numbered action N took that
+session, ready-made ahead of need (a spare: ``fuzzing/sessions.py``), since the record before:
+taking one writes nothing, so a report could not otherwise tell which action's session it is.
+The checker ignores it.
+
 ``c2a`` is client to agent, ``a2c`` agent to client. Records are in the order the *client side*
 saw them (sent / received), which is what makes the race reasoning of the monitor sound.
 
@@ -50,6 +55,7 @@ from acp_model.trace.authors import Author
 DIRECTIONS = ("c2a", "a2c")
 TURN_DONE = "turn_done"  # the keys of the model's side (module docstring)
 MODEL_ASKED = "model_asked"
+TAKEN = "taken"  # the spares the client's actions took since the record before
 
 
 class TraceError(ValueError):
@@ -71,6 +77,8 @@ class Record(NamedTuple):
     turn_done: int | None = None
     model_asked: tuple[str, ...] = ()  # sessions whose turns the model was asked since
     by: Author | None = None  # which part of the fuzz client wrote it (``trace/authors.py``)
+    # (session id, action number): the spares the client's actions took since the record before
+    taken: tuple[tuple[str, int], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"dir": self.dir}
@@ -86,6 +94,8 @@ class Record(NamedTuple):
             out[MODEL_ASKED] = list(self.model_asked)
         if self.by is not None:
             out["by"] = self.by.to_json()
+        if self.taken:
+            out[TAKEN] = [list(t) for t in self.taken]
         if self.raw is not None:
             out["raw"] = self.raw
             if self.note:
@@ -131,8 +141,7 @@ def _parse_any_record(obj: Any, where: str) -> Record:
         raise TraceError(f"{where}: '{MODEL_ASKED}' must be a list of session ids, got {asked!r}")
     model: dict[str, Any] = {} if done is None and not asked else \
         {"turn_done": done, "model_asked": tuple(asked or ())}
-    if "by" in obj:
-        model["by"] = Author.from_json(obj["by"])
+    model.update(_client_marks(obj, where))
     has_msg, has_raw = "msg" in obj, "raw" in obj
     if has_msg == has_raw:
         raise TraceError(f"{where}: exactly one of 'msg' or 'raw' is required")
@@ -148,6 +157,28 @@ def _parse_any_record(obj: Any, where: str) -> Record:
 
 
 _SECONDS = (int, float)  # a record's time (exactly these: a bool is no time)
+
+
+def _client_marks(obj: dict[str, Any], where: str) -> dict[str, Any]:
+    """What the fuzz client marks on a record: who wrote it, the spares taken before it."""
+    out: dict[str, Any] = {}
+    if "by" in obj:
+        out["by"] = Author.from_json(obj["by"])
+    if TAKEN in obj:
+        out["taken"] = takes_of(obj[TAKEN], where)
+    return out
+
+
+def takes_of(value: Any, where: str = "record") -> tuple[tuple[str, int], ...]:
+    """A record's ``"taken"``: [[session id, action number], ...]."""
+    if not isinstance(value, list) or not all(
+            isinstance(t, list) and len(t) == 2 and isinstance(t[0], str)
+            and isinstance(t[1], int) and not isinstance(t[1], bool) for t in value):
+        raise TraceError(f"{where}: '{TAKEN}' must be a list of [session id, action number], "
+                         f"got {value!r}")
+    return tuple((t[0], t[1]) for t in value)
+
+
 GAP = "gap"  # the key of a gap record: [first, last] message numbers left out
 
 

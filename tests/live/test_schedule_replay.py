@@ -104,6 +104,10 @@ def test_minimizing_under_the_held_schedule_reaches_a_one_minimal_fixpoint() -> 
     shrink.measure_reproduction(cfg, found)
     assert found.minimize is not None and found.minimize["fixpoint"], found.minimize
     assert found.reproduced == found.replays == 4, found.notes
+    # the final wait and the sync and wait after it came after the offending answer: they went
+    # in one trial, held with the teardown in their place (the s10 reader's C4)
+    late = found.minimize["stages"].get("late")
+    assert late is not None and late["changes"] == 1, found.minimize["stages"]
     assert found.schedule is not None and len(found.actions) < len(padded)
     program = found.actions
     # 1-minimal as minimizing certifies it: no single removal reproduces every time held to

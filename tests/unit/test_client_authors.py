@@ -15,7 +15,7 @@ from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.recorder import Found
 from acp_model.fuzzing.replay import replay_once
 from acp_model.oracle.monitor import Violation
-from acp_model.report.proof import proof_lines
+from acp_model.report.proof import proof_lines, spare_messages
 from acp_model.trace.authors import Author, Part, author_of
 from acp_model.trace.format import parse_record
 from tests.helpers import kept_issue_body
@@ -79,7 +79,8 @@ def test_the_proof_names_a_spare_not_the_teardown() -> None:
 
 def test_the_counterexample_says_which_part_of_the_client_wrote_each_message() -> None:
     text = counterexample_text(_found(), FuzzConfig(["agent"]))
-    assert f"The proof cites session/new #2 and session/new #7: {SPARE_WORDS}." in text, text
+    assert (f"The proof cites session/new #2 (the client's first session/new) and session/new "
+            f"#7 (the client's second session/new): {SPARE_WORDS}.") in text, text
     assert "The proof cites the teardown's session/cancel #6" in text
     assert "none of these actions: session/new #2 (used from action 2 on) and session/new #7 " \
            "(no action used it) (the client's session factory makes sessions" in text
@@ -95,11 +96,39 @@ def test_the_issue_body_explains_the_spares(tmp_path: Path) -> None:
     body = kept_issue_body(tmp_path, PROGRAM, RECORDS,
                            {"rule": RULE, "message": VIOLATION.message,
                             "teardown_at": TEARDOWN, "index": 9, "evidence": EVIDENCE})
-    assert f"session/new #7: {SPARE_WORDS}" in body or \
-        f"session/new #2 and session/new #7: {SPARE_WORDS}" in body, body
+    assert (f"session/new #2 (the client's first session/new) and session/new #7 (the "
+            f"client's second session/new): {SPARE_WORDS}") in body, body
     assert "Spare sessions in the transcript (session/new #2 (used from action 2 on) and " \
            "session/new #7 (no action used it))" in body
     assert f"<- a request after the cancel ({SPARE_WORDS})" in body
+
+
+def test_the_spare_an_action_took_is_named_with_that_action() -> None:
+    """Taking a spare writes nothing: the next record says which action took which session
+    (``"taken"``), and the counterexample names it so, not "(no action used it)" (the s10
+    reader's C3: gptme's one-action SESS-01, whose "new session s1" had no message of its own)."""
+    records = [dict(r) for r in RECORDS]
+    records[4] = {**records[4], "taken": [["s1", 1]]}
+    found = _found()
+    found.replay_records = records
+    text = counterexample_text(found, FuzzConfig(["agent"]))
+    assert "none of these actions: session/new #2 (taken by action 1) and session/new #7 " \
+           "(no action used it)" in text, text
+    assert parse_record(records[4]).taken == (("s1", 1),)
+    assert parse_record(records[4]).to_json()["taken"] == [["s1", 1]]
+
+
+def test_a_replay_records_which_action_took_each_spare() -> None:
+    """The reference agent with two sessions made ahead: action 1 takes the first spare, and
+    the transcript says so on the next record."""
+    cfg = FuzzConfig([sys.executable, "-m", "acp_model.agents.reference"], sessions_ahead=2)
+    out = replay_once(cfg, PROGRAM, None)
+    assert out.teardown is not None, out.error
+    made = next(r["msg"]["result"]["sessionId"] for r in out.records
+                if r["dir"] == "a2c" and isinstance(r["msg"].get("result"), dict)
+                and "sessionId" in r["msg"]["result"])
+    assert [t for r in out.records for t in r.get("taken", [])] == [[made, 1]]
+    assert "(taken by action 1)" in spare_messages(out.records, range(len(out.records)))
 
 
 def test_a_replay_stamps_each_write_where_it_happens() -> None:

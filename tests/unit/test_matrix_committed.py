@@ -78,7 +78,9 @@ def test_every_failure_section_has_its_report_and_says_why() -> None:
     for section in sections:
         section = section.split('\n<a id="w-')[0].split("\n## ")[0]
         assert re.search(r"\*\*Why it is (probably |not )?a bug", section), section[:200]
-        assert "[issue body](matrix-run/" in section, section[:200]
+        # (a program whose minimizing was cut is not filed, and says why)
+        assert "[issue body](matrix-run/" in section or "Not filed as an issue: " in section, \
+            section[:200]
 
 
 def test_the_reading_page_is_what_the_current_code_says(tmp_path: Path) -> None:

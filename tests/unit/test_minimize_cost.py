@@ -82,16 +82,18 @@ def test_the_minimizing_budget_grows_with_the_agent_s_trial_time(
     assert found.actions == [NewSession(), _text("bug")]
 
 
-def test_searching_grows_the_budget_only_to_a_few_trials() -> None:
-    """Searching is not minimizing: until a program reproduced, the budget grows only to what
-    SEARCH_TRIALS trials take (a slow agent's first trials); then to what minimizing a
-    program of its length needs, up to the cap; a shorter program does not shrink it back."""
+def test_searching_grows_the_budget_to_its_own_trials_only() -> None:
+    """Searching is not minimizing: until a program reproduced, the budget grows to what the
+    search's own trials (SEARCH_ALLOWED) take at the agent's cost, a floor per failure (a slow
+    agent's search is not cut by seconds after a few trials: codex-acp v2's CANCEL-07, s10);
+    then to what minimizing a program of its length needs, up to the cap; a shorter program
+    does not shrink it back."""
     now = time.monotonic()
     per = 1.0 / shrink.PARALLEL  # seconds per trial, as PARALLEL run at once
     m = Minimizer(FuzzConfig(CMD), "X", TrialClock(now + 0.5, now + 1000.0, now))
     assert m.deadline() == now + 0.5  # no trial ran yet: the base budget
     m.clock.durations = [1.0] * 5
-    assert m.deadline() == pytest.approx(now + shrink.SEARCH_TRIALS * per)
+    assert m.deadline() == pytest.approx(now + shrink.SEARCH_ALLOWED * per)
     m.best = Trial(_program())
     assert m.deadline() == pytest.approx(now + shrink.trials_for(len(_program())) * per)
     m.best = Trial(_program()[:2])

@@ -1,0 +1,47 @@
+"""A program whose minimizing was cut gets no issue body (issue 49, the s10 reader's C7): the
+s10 matrix wrote one for codex-acp v2's CANCEL-07, a 35-action program cut at its search stage
+and held 1/6. The page and `report-bug` say why it is not filed instead."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from acp_model.cli.main import main
+
+RUN = Path(__file__).resolve().parents[2] / "docs" / "matrix-run"
+CUT = Path("codex-acp-v2") / "CANCEL-07"  # minimizing cut at its search stage (the kept run)
+MINIMAL = Path("codex-acp-v2") / "RPC-09"  # minimized to its fixpoint
+
+
+@pytest.fixture(scope="module")
+def rejudged(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    run = tmp_path_factory.mktemp("run") / "matrix-run"
+    shutil.copytree(RUN, run)
+    (run / CUT / "issue.md").write_text("# the body the s10 run wrote\n")  # stale: it goes
+    assert main(["matrix", "--rejudge", str(run)]) in (0, 1)
+    return run
+
+
+def test_a_cut_program_gets_no_issue_body_and_the_page_says_why(rejudged: Path) -> None:
+    assert not (rejudged / CUT / "issue.md").exists()
+    assert (rejudged / MINIMAL / "issue.md").is_file()
+    doc = json.loads((rejudged / "matrix.json").read_text())
+    (f,) = [f for row in doc["rows"] for cell in (row.get("cells") or {}).values()
+            for f in cell.get("failures") or []
+            if str(f.get("transcript", "")).startswith(CUT.as_posix() + "/")]
+    assert "issue" not in f
+    assert f["not_filed"].startswith("minimizing was cut at its search stage after 22 trial(s)")
+    assert "leaving 35 client action(s)" in f["not_filed"] and "1/6" in f["not_filed"]
+    assert "Not filed as an issue: minimizing was cut" in (rejudged / "matrix.html").read_text()
+
+
+def test_report_bug_says_why_a_cut_program_is_not_filed(
+        rejudged: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report-bug", str(rejudged / CUT), "--print"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "not filed: minimizing was cut at its search stage" in out
+    assert "**The rule:**" not in out  # no body
