@@ -41,8 +41,7 @@ from acp_model.oracle import rpc
 from acp_model.profiles.sdk import BundledSdk, bundled_sdks
 from acp_model.report.breaches import words_in_file
 from acp_model.report.links import docs_url
-from acp_model.report.matrix import (RowStatus, minimized_text, not_filed,
-                                     reproduction_text)
+from acp_model.report.matrix import RowStatus, minimized_text, not_filed, reproduction_text
 from acp_model.report.matrix_docs import same_root_words
 from acp_model.report.proof import proof_from_file, unnumbered_from_file
 from acp_model.spec.rules import RULES

@@ -103,6 +103,13 @@ def _active(rule_id: str, readings: Mapping[str, Any]) -> bool:
     return not dot or readings.get(reading) == value
 
 
+def rules_once(findings: Iterable[Mapping[str, Any]] | None) -> list[str]:
+    """The rules of a cell's findings, each once, in order: one rule may warn from two checks
+    (or as a warning and a shared process's unconfirmed failure), and a list or a link names
+    the rule, whose section shows both."""
+    return list(dict.fromkeys(str(x["rule"]) for x in findings or ()))
+
+
 def rate(reproduced: Any, replays: Any) -> str | None:
     """``3/4``, or None when nothing was replayed (shown as "not replayed", never "0/0")."""
     return f"{int(reproduced or 0)}/{int(replays)}" if replays else None

@@ -30,6 +30,7 @@ from acp_model.report.matrix import (
     minimized_text,
     not_filed,
     reproduction_text,
+    rules_once,
 )
 from acp_model.report.proof import proof_from_file
 from acp_model.report.reach import LABELS, Reach
@@ -145,8 +146,7 @@ class _Page:
         cell = (row.get("cells") or {}).get(fam["id"]) or {"status": Cell.NOT_APPLICABLE}
         status = Cell(cell["status"])
         word = WORD[status]
-        fails = [str(x["rule"]) for x in cell.get("failures") or []]
-        warns = [str(x["rule"]) for x in cell.get("warnings") or []]
+        fails, warns = rules_once(cell.get("failures")), rules_once(cell.get("warnings"))
         tip = f"{fam['title']}: {status.value}"
         if fails or warns:
             tip += ": " + ", ".join([*fails, *(f"{w} (warn)" for w in warns)])
@@ -171,10 +171,9 @@ class _Page:
             fails, warns = [], []
             for f in self.fams:
                 cell = (row.get("cells") or {}).get(f["id"]) or {}
-                fails += [f"[{x['rule']}](#{_anchor(row, x['rule'])})"
-                          for x in cell.get("failures") or []]
-                warns += [f"[{x['rule']}](#{_anchor(row, x['rule'], 'w')})"
-                          for x in cell.get("warnings") or []]
+                fails += [f"[{r}](#{_anchor(row, r)})" for r in rules_once(cell.get("failures"))]
+                warns += [f"[{r}](#{_anchor(row, r, 'w')})"
+                          for r in rules_once(cell.get("warnings"))]
             if fails or warns:
                 out.append(f"- **{row['agent']}** v{row['protocol']}: "
                            + "; ".join(p for p in (
@@ -272,8 +271,10 @@ class _Page:
                 if not (k == Reach.CANCELS_DURING_MODEL and not row.get("model_api"))) + ".", ""]
         for fam, f in failures:
             out += self.failure(row, fam, f)
+        anchored: set[str] = set()  # a rule's second warning shares the first's anchor
         for fam, f in warnings:
-            out += self.warning(row, fam, f)
+            out += self.warning(row, fam, f)[2 if f["rule"] in anchored else 0:]
+            anchored.add(str(f["rule"]))
         return out
 
     def failure(self, row: Mapping[str, Any], fam: Mapping[str, Any], f: Mapping[str, Any]

@@ -19,6 +19,7 @@ from acp_model.report.matrix import (
     minimized_text,
     not_filed,
     reproduction_text,
+    rules_once,
 )
 from acp_model.report.reach import LABELS, Reach
 
@@ -177,9 +178,9 @@ def _cell(row: Mapping[str, Any], fam: str, cell: Mapping[str, Any] | None,
     for f in cell.get("failures") or []:
         body += "<br>" + f"<a href='#{_anchor('f', row['key'], f['rule'])}'>" \
                          f"{escape(str(f['rule']))}</a>"
-    for f in cell.get("warnings") or []:
-        body += "<br>" + f"<a href='#{_anchor('w', row['key'], f['rule'])}'>" \
-                         f"{escape(str(f['rule']))}</a> (warn)"
+    for rule in rules_once(cell.get("warnings")):
+        body += "<br>" + f"<a href='#{_anchor('w', row['key'], rule)}'>" \
+                         f"{escape(rule)}</a> (warn)"
     if changed:  # outlined, and a link to what changed
         body += "<br><a href='#changes'>changed</a>"
     tip = f" title='{escape(title)}'" if title else ""
@@ -240,11 +241,15 @@ def _details(row: Mapping[str, Any], fams: list[Mapping[str, Any]]) -> str:
     out.append(_reach(row, fams))
     cells = row.get("cells") or {}
     out.append(_unrun(cells, fams))
+    anchored: set[str] = set()  # a rule's second finding of a level shares the first's anchor
     for f in fams:
         cell = cells.get(f["id"]) or {}
         for level, key in (("fail", "failures"), ("warn", "warnings")):
             for finding in cell.get(key) or []:
-                out.append(_finding(row, f, finding, level))
+                anchor = _anchor("f" if level == "fail" else "w", row["key"], finding["rule"])
+                out.append(_finding(row, f, finding, level,
+                                    anchor if anchor not in anchored else None))
+                anchored.add(anchor)
     return "".join(out)
 
 
@@ -289,15 +294,16 @@ def _reach(row: Mapping[str, Any], fams: list[Mapping[str, Any]]) -> str:
 
 
 def _finding(row: Mapping[str, Any], fam: Mapping[str, Any], f: Mapping[str, Any],
-             level: str) -> str:
-    anchor = _anchor("f" if level == "fail" else "w", row["key"], f["rule"])
+             level: str, anchor: str | None) -> str:
+    """One finding's block (``anchor``: its id, None when an earlier block of its rule has it)."""
     files = (("issue", "issue body (report-bug)"),
              ("counterexample", "counterexample" if level == "fail" else "first sighting"),
              ("transcript", "transcript"), ("sequence", "sequence diagram (Mermaid)"),
              ("replay", "replay file"))
     links = [_link(f[key], text) for key, text in files if f.get(key)]
     links.append(f"<a href='{escape(str(f.get('url')))}'>rule {escape(str(f['rule']))}</a>")
-    out = [f"<div class='finding {'warn' if level == 'warn' else ''}' id='{anchor}'>"
+    ident = f" id='{anchor}'" if anchor else ""
+    out = [f"<div class='finding {'warn' if level == 'warn' else ''}'{ident}>"
            f"<b>{escape(str(f['rule']))}</b> ({escape(str(f.get('strength')))}, "
            f"{escape(fam['title'])}, {level}): {escape(str(f.get('message')))}"
            f"<br><i>{escape(str(f.get('statement')))}</i> &mdash; "

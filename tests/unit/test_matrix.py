@@ -348,3 +348,28 @@ def test_the_matrix_gives_each_row_its_minimizing_budget_in_trials() -> None:
     auto = _fuzz_argv(argparse.Namespace(**{**vars(args), "minimize_trials": None}),
                       Target("kilo", 1), "auto", Path("/tmp/m/kilo"), 1)
     assert "--minimize-trials" not in auto
+
+
+def test_two_warnings_of_one_rule_have_one_anchor_and_one_link(tmp_path: Path) -> None:
+    """A rule may warn twice in a row (two checks, or a warning beside a shared process's
+    unconfirmed failure): both sections are shown, the lists and the grid name the rule once,
+    and the page has one element with its anchor (a duplicate id is an invalid page, and a
+    second link to the same place reads as a second rule)."""
+    from acp_model.report.matrix_docs import render_docs
+    from acp_model.report.matrix_html import render_matrix
+
+    warned = [{"rule": "PROMPT-04", "level": "warn", "check": check, "message": text,
+               "strength": "MUST"} for check, text in (("prompt_answered", "first"),
+                                                       ("reopened_liveness", "second"))]
+    row = row_from_report(Target("twice", 1, version="1.0"),
+                          _report({"PROMPT-04": 5}, warned), tmp_path)
+    assert [w["message"] for w in row["cells"]["prompt"]["warnings"]] == ["first", "second"]
+    doc = document([row], {"budget": 45})
+    docs = render_docs(doc, base=tmp_path, docs=tmp_path / "agents.md", notes=tmp_path)
+    assert docs.count('<a id="w-twice-v1-prompt-04"></a>') == 1
+    assert "warn [PROMPT-04](#w-twice-v1-prompt-04)\n" in docs
+    assert docs.count("#### Warning PROMPT-04") == 2
+    page = render_matrix(doc)
+    assert page.count("id='w-twice-v1-prompt-04'") == 1
+    assert page.count("href='#w-twice-v1-prompt-04'") == 1
+    assert "first" in page and "second" in page
