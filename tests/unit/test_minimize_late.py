@@ -18,7 +18,7 @@ from acp_model.fuzzing.actions import Action, NewSession, Prompt, Wait
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.hold import Hold
 from acp_model.fuzzing.recorder import Found, program_key
-from acp_model.fuzzing.schedule import Boundary, Event, Schedule, event_key
+from acp_model.fuzzing.schedule import Boundary, Crossing, Schedule, event_key
 from acp_model.fuzzing.shrink import ReplayOutcome
 from acp_model.oracle.monitor import Violation
 
@@ -115,18 +115,18 @@ def test_the_teardown_of_a_cut_program_is_held_in_the_first_cut_action_s_place()
     cut program's teardown takes the cut action's place, so its first look waits for the
     offending answer the recording read before that action wrote (run free, it would look at
     once and cancel the turn, and the cancel would explain the stop)."""
-    events = (Event(Boundary.WRITE, ("request", "session/prompt"), action=0, by_action=True),
-              Event(Boundary.MESSAGE, ("response", "result"), cause=0, action=1),
-              Event(Boundary.WRITE, ("notify", "$/cancel_request"), action=1, by_action=True))
+    events = (Crossing(Boundary.WRITE, ("request", "session/prompt"), action=0, by_action=True),
+              Crossing(Boundary.MESSAGE, ("response", "result"), cause=0, action=1),
+              Crossing(Boundary.WRITE, ("notify", "$/cancel_request"), action=1, by_action=True))
     cut = Schedule(events, 2).restrict([0], teardown=1)
     assert [e.action for e in cut.events] == [0, 1, 1]
     hold = Hold(cut)
-    write = Event(Boundary.WRITE, ("request", "session/prompt"), action=0, by_action=True)
+    write = Crossing(Boundary.WRITE, ("request", "session/prompt"), action=0, by_action=True)
     hold.observe(0, event_key(write, hold.ref))
     hold.left_behind(1)  # the teardown begins
-    look = Event(Boundary.LOOK, ("look",), action=1, by_action=True)
+    look = Crossing(Boundary.LOOK, ("look",), action=1, by_action=True)
     assert not hold.free and hold.would_wait(event_key(look, hold.ref), look)
-    answer = Event(Boundary.MESSAGE, ("response", "result"), cause=0, action=0)
+    answer = Crossing(Boundary.MESSAGE, ("response", "result"), cause=0, action=0)
     hold.observe(1, event_key(answer, hold.ref))
     assert not hold.would_wait(event_key(look, hold.ref), look)
 
