@@ -134,20 +134,28 @@ def reproduction_text(f: Mapping[str, Any]) -> str:
 
 
 def not_filed(f: Mapping[str, Any]) -> str | None:
-    """Why a failure gets no issue body (None: it gets one): a program whose minimizing was
-    cut before its fixpoint is not one a maintainer can act on (the s10 matrix filed
-    codex-acp v2's 35-action CANCEL-07, cut at its search stage, held 1/6)."""
+    """Why a failure gets no issue body (None: it gets one): a program a maintainer cannot act
+    on. Either its minimizing was cut before its fixpoint (the s10 matrix filed codex-acp
+    v2's 35-action CANCEL-07, cut at its search stage, held 1/6), or none of its final
+    replays reproduced it (s11: codex-acp v1's CANCEL-07 reached its fixpoint in trials that
+    showed it, then held 0/6 and free 1/6): what it proves stands on the page, but no issue
+    should hand a maintainer a program that does not make it happen."""
     m = f.get("minimize") or {}
-    if m.get("fixpoint") or not (m or f.get("minimize_cut")):
-        return None
-    steps = f.get("steps")
-    where = (f"at its {m.get('stage')} stage after {m.get('trials')} trial(s)"
-             if m.get("stage") else "by its budget")
-    cut = CUT_WORDS.get(str(m.get("cut_by")))
-    return (f"minimizing was cut {where}" + (f" ({cut})" if cut else "")
-            + (f", leaving {steps} client action(s)" if steps is not None else "")
-            + f", and the program {reproduction_text(f)}: a program not minimized to its "
-            "fixpoint is not one a maintainer can act on")
+    if not m.get("fixpoint") and (m or f.get("minimize_cut")):
+        steps = f.get("steps")
+        where = (f"at its {m.get('stage')} stage after {m.get('trials')} trial(s)"
+                 if m.get("stage") else "by its budget")
+        cut = CUT_WORDS.get(str(m.get("cut_by")))
+        return (f"minimizing was cut {where}" + (f" ({cut})" if cut else "")
+                + (f", leaving {steps} client action(s)" if steps is not None else "")
+                + f", and the program {reproduction_text(f)}: a program not minimized to its "
+                "fixpoint is not one a maintainer can act on")
+    hits, runs = _rate_of(f.get("reproduction"))
+    if runs and not hits:
+        return (f"none of the program's final replays reproduced it: it {reproduction_text(f)}"
+                "; a program that does not make the failure happen again is not one a "
+                "maintainer can act on")
+    return None
 
 
 def _rate_of(text: Any) -> tuple[int, int]:

@@ -45,3 +45,18 @@ def test_report_bug_says_why_a_cut_program_is_not_filed(
     out = " ".join(capsys.readouterr().out.split())
     assert "not filed: minimizing was cut at its search stage" in out
     assert "**The rule:**" not in out  # no body
+
+
+def test_a_program_none_of_whose_final_replays_reproduced_is_not_filed() -> None:
+    """Reaching the fixpoint is not enough: codex-acp v1's CANCEL-07 in the s11 codex run was
+    minimized to 18 actions in trials that showed it, then reproduced 0/6 held and 1/6
+    free-running. One held hit is enough to file; none is not."""
+    from acp_model.report.matrix import not_filed
+
+    f = {"minimize": {"fixpoint": True, "stage": "fixpoint"}, "steps": 18,
+         "reproduction": "0/6", "free_reproduction": "1/6"}
+    why = not_filed(f)
+    assert why is not None and why.startswith("none of the program's final replays reproduced")
+    assert "0/6" in why and "1/6 free-running" in why
+    assert not_filed({**f, "reproduction": "1/6"}) is None
+    assert not_filed({**f, "reproduction": None}) is None  # not replayed: nothing measured
