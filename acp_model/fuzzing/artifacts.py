@@ -20,6 +20,7 @@ from acp_model.fuzzing.actions import Action
 from acp_model.fuzzing.budget import slack
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.editors import BARE
+from acp_model.fuzzing.held import held_line
 from acp_model.fuzzing.program import Program
 from acp_model.fuzzing.queries import OracleQueries
 from acp_model.fuzzing.recorder import Found
@@ -171,6 +172,7 @@ class Shown:
     gaps: Mapping[int, str] = field(default_factory=dict)
     breaches: Sequence[str] = ()
     notes: Sequence[str] = ()
+    held: str | None = None  # the order the held replays kept (``fuzzing/held.py``)
 
 
 def counterexample_text(found: Found, cfg: FuzzConfig) -> str:
@@ -193,7 +195,9 @@ def shown_of(found: Found, cfg: FuzzConfig) -> Shown:
         cited=[found.violation.index, *(i for i, _ in found.violation.evidence)],
         actions=found.actions, records=records, numbers=record_numbers(found),
         offending=offending, teardown=replay_teardown(found), model=_model_lines(found),
-        breaches=found.breaches()[0], notes=found.notes)
+        breaches=found.breaches()[0], notes=found.notes,
+        held=None if warning or found.schedule is None else held_line(
+            found.schedule, records, record_numbers(found), found.violation.index))
 
 
 def render_shown(c: Shown) -> str:
@@ -216,6 +220,7 @@ def render_shown(c: Shown) -> str:
         "What went wrong:",
         f"  {c.message}",
         *(f"  The proof cites {words}." for words in unnumbered),
+        *(["", "The order held (schedule.json):", f"  {c.held}"] if c.held else []),
         "",
         ("Client actions (minimal: no single action can go, no content be simpler)"
          if c.replayed and not c.warning and c.minimal else "Client actions")

@@ -359,7 +359,7 @@ def rejudge_row(row: Mapping[str, Any], base: Path, extra: Sequence[str] = (),
     for cell in (new.get("cells") or {}).values():
         for f in cell.get("failures") or []:
             if (held := held_of(f, base)) is not None:
-                f["held"] = held  # what the held replays kept, in words (matrix/held.py)
+                f["held"] = held  # what the held replays kept, in words (fuzzing/held.py)
     for key in ("exit", "created", "reused", "acp_model"):  # the run's, not the judging's
         if key in row:
             new[key] = row[key]

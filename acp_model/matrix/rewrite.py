@@ -25,6 +25,7 @@ from acp_model.fuzzing.artifacts import (
     minimize_words,
     render_shown,
 )
+from acp_model.fuzzing.held import held_in_files
 from acp_model.report.breaches import breach_words
 from acp_model.report.text import measured, proven_minimal, rates_phrase
 from acp_model.spec.levels import Level, Standing, reported_standing
@@ -115,7 +116,10 @@ def rewrite(v: Mapping[str, Any], ce: Mapping[str, Any], revision: str,
         numbers=numbers, offending=numbers.index(index), teardown=ce.get("teardown_at"),
         model=model_lines(old, numbers), gaps=gaps,
         breaches=breach_words(records, numbers, index, cited[1:])[0],
-        notes=list(ce.get("notes") or []))
+        notes=list(ce.get("notes") or []),
+        held=None if v.get("level") != Level.FAIL or not isinstance(replay.get("schedule"), str)
+        else held_in_files(Path(files["replay.json"]).parent / replay["schedule"], transcript,
+                          index))
     text.write_text(render_shown(shown), encoding="utf-8")
     if "sequence.mmd" in files:
         Path(files["sequence.mmd"]).write_text(sequence_diagram(

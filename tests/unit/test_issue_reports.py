@@ -5,6 +5,7 @@ rests on, and counterexample files that say what the re-judged verdict says."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -156,3 +157,26 @@ def test_the_issue_says_in_words_what_the_held_schedule_kept_before_the_offence(
     body = issue_body(ROW, {**_failure("SESS-07"), **kimi}, HELD)
     assert body.index("**Reproduction:**") < body.index(line)
     assert held_of({**kimi, "index": 99}, HELD) is None  # not in the transcript
+
+
+def test_counterexample_txt_says_the_order_held_as_the_issue_does(tmp_path: Path) -> None:
+    """The held line was on the page and in issue.md but not in counterexample.txt, the file
+    a maintainer opens first (s11 note): a failure's file says it, under its own heading;
+    a warning's does not (no held replay stands behind it)."""
+    from acp_model.matrix.held import held_of
+    from acp_model.matrix.rewrite import rewrite
+
+    folder = tmp_path / "kimi-SESS-07"
+    shutil.copytree(HELD / "kimi-SESS-07", folder)
+    files = {name: str(folder / name)
+             for name in ("counterexample.txt", "transcript.jsonl", "replay.json")}
+    v = {"rule": "SESS-07", "level": "fail", "index": 15, "files": files,
+         "message": "session/load answered while the prompt's turn went on"}
+    assert rewrite(v, {"rule": "SESS-07"}, SDK_2_4_0, None)
+    line = held_of({"rule": "SESS-07", "index": 15, "replay": "kimi-SESS-07/replay.json",
+                    "transcript": "kimi-SESS-07/transcript.jsonl"}, tmp_path)
+    text = (folder / "counterexample.txt").read_text()
+    assert line is not None and f"The order held (schedule.json):\n  {line}\n" in text
+    assert text.index("What went wrong:") < text.index(line) < text.index("Client actions")
+    assert rewrite({**v, "level": "warning"}, {"rule": "SESS-07"}, SDK_2_4_0, None)
+    assert "The order held" not in (folder / "counterexample.txt").read_text()
