@@ -120,10 +120,18 @@ class Crossing:
         """Part of the branch the run took, not a count of what it streamed (:func:`essential`)."""
         return essential(self.boundary, self.what)
 
-    def describe(self) -> str:
-        what = " ".join(self.what)
-        where = f" (action {self.action + 1})" if self.action is not None else ""
-        return f"{self.boundary.value} {what}{where}"
+    def describe(self, actions: int | None = None) -> str:
+        """The crossing in a divergence's words; with the program's number of ``actions``,
+        its place: an action's, the teardown's (what runs after the last action), and, for a
+        write no action made, the session factory's that made it ahead of need."""
+        what = f"{self.boundary.value} {' '.join(self.what)}"
+        if self.action is None:
+            return what
+        place = "the teardown" if actions is not None and self.action >= actions \
+            else f"action {self.action + 1}"
+        if self.boundary is Boundary.WRITE and not self.by_action:
+            return f"{what} (a spare session's, made ahead during {place})"
+        return f"{what} ({place})"
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"b": self.boundary.value, "w": list(self.what), "t": self.t}

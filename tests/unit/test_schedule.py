@@ -505,3 +505,20 @@ def test_an_input_follows_the_agent_message_before_it_no_sooner_than_in_the_reco
         capped.observe(n, _key(e, capped))
     assert capped.expect.pace(2, capped.happened.at, time.monotonic()) <= holding.PACE_MAX
     assert capped.expect.pace(3, capped.happened.at, time.monotonic()) == 0.0
+
+
+def test_a_divergence_names_the_teardown_and_a_spare_session_s_write_by_their_place() -> None:
+    """codex-acp's SDK-PROMPT-03 (3 actions) read "write request session/set_config_option
+    (action 4) waited 5.0 s": action 4 was the teardown, and the write was the session
+    factory's, made ahead for a spare session, not an action's (s11 codex run)."""
+    spare = Crossing(Boundary.WRITE, ("request", "session/set_config_option"), action=3,
+                     by_action=False)
+    cancel = Crossing(Boundary.WRITE, ("notify", "session/cancel"), action=3, by_action=True)
+    prompt = Crossing(Boundary.WRITE, ("request", "session/prompt"), action=1, by_action=True)
+    assert spare.describe(3) == ("write request session/set_config_option (a spare session's, "
+                                 "made ahead during the teardown)")
+    assert cancel.describe(3) == "write notify session/cancel (the teardown)"
+    assert prompt.describe(3) == "write request session/prompt (action 2)"
+    assert cancel.describe() == "write notify session/cancel (action 4)"  # no count: a number
+    hold = Hold(Schedule((W0, M1, spare), 3), deadline=30.0)
+    assert hold._say(spare) == spare.describe(3)
