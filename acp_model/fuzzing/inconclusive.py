@@ -7,8 +7,11 @@ had a result, or exited) never reached the state the failure needs: counting tha
 a miss steered delta debugging (an action looked needed) and lowered the reported rate
 (gemini-cli v1 V1-LOAD-01: ``session/load`` answered -32603 in some replays). Such a replay
 is *inconclusive*: no evidence either way. An error the recording had too is the same
-behaviour, not an own failure; what happens after the point where the recording showed the
-rule (its teardown) is not compared.
+behaviour, not an own failure; so is a "request cancelled" (-32800) answered after the client
+cancelled or closed something: the client's input chose that branch (codex-acp v2's CANCEL-07
+answered its prompt -32800 in every free-running replay, the client's cancel having come
+before the prompt began, and the rate read "0/0 free-running, 12 more inconclusive"). What
+happens after the point where the recording showed the rule (its teardown) is not compared.
 """
 
 from __future__ import annotations
@@ -19,8 +22,13 @@ from typing import Any
 
 from acp_model.fuzzing.replay import ReplayOutcome
 from acp_model.fuzzing.schedule import Boundary, Schedule
+from acp_model.model.vocab import ErrorCode
+from acp_model.report.proof import ordinal
 
 __all__ = ["answered", "own_failure"]
+
+# what the client writes that an agent may answer a request "request cancelled" (-32800) for
+CANCELLING = frozenset({"session/cancel", "$/cancel_request", "session/close"})
 
 Request = tuple[str, int]  # a request of ours: its method, and which of that method (1, 2, ...)
 
@@ -43,8 +51,8 @@ def own_failure(outcome: ReplayOutcome, recording: Schedule | None) -> str | Non
     results = {r for r, ok in answered(recording).items() if ok}
     for (method, n), code in _errors(outcome.records).items():
         if (method, n) in results:
-            return (f"the agent answered {method} #{n} with error {code} where the recording "
-                    "had a result")
+            return (f"the agent answered the client's {ordinal(n)} {method} with error {code} "
+                    "where the recording had a result")
     return None
 
 
@@ -65,22 +73,27 @@ def answered(schedule: Schedule) -> dict[Request, bool]:
 
 
 def _errors(records: Sequence[Mapping[str, Any]]) -> dict[Request, Any]:
-    """Our requests of a replay's transcript the agent answered with an error (its code)."""
+    """Our requests of a replay's transcript the agent answered with an error (its code), but
+    a "request cancelled" after one of the client's cancels or closes (the client's doing)."""
     seen: Counter[str] = Counter()
     ids: dict[Any, Request] = {}
     out: dict[Request, Any] = {}
+    cancelled = False  # the client has cancelled or closed something by now
     for record in records:
         msg = record.get("msg")
         if not isinstance(msg, dict):
             continue
         method, rid = msg.get("method"), msg.get("id")
         if record.get("dir") == "c2a":
+            cancelled = cancelled or method in CANCELLING
             if isinstance(method, str) and rid is not None and method != "initialize":
                 seen[method] += 1
                 ids[_hashable(rid)] = (method, seen[method])
         elif method is None and "error" in msg and _hashable(rid) in ids:
             error = msg["error"]
-            out[ids[_hashable(rid)]] = error.get("code") if isinstance(error, dict) else error
+            code = error.get("code") if isinstance(error, dict) else error
+            if not (cancelled and code == ErrorCode.REQUEST_CANCELLED):
+                out[ids[_hashable(rid)]] = code
     return out
 
 

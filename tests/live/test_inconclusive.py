@@ -32,5 +32,5 @@ def test_replays_the_agent_failed_on_its_own_are_inconclusive(tmp_path: Path) ->
     assert found.inconclusive + found.free_inconclusive >= 1, reproduction_text(found)
     assert found.replays + found.inconclusive <= 2 * RUNS
     assert found.free_replays + found.free_inconclusive <= 2 * RUNS
-    assert ("more inconclusive: the agent answered session/new #1 with error -32603 where "
-            "the recording had a result") in reproduction_text(found)
+    assert ("more inconclusive: the agent answered the client's first session/new with error "
+            "-32603 where the recording had a result") in reproduction_text(found)

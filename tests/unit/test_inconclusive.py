@@ -23,8 +23,8 @@ from acp_model.oracle.monitor import Violation
 from acp_model.report.text import rates_phrase
 
 CMD = ["true"]  # never started: every replay here is a stand-in
-LOAD_FAILED = ("the agent answered session/load #1 with error -32603 where the recording had "
-               "a result")
+LOAD_FAILED = ("the agent answered the client's first session/load with error -32603 where the "
+               "recording had a result")
 
 
 def _recording(load: str = "result", actions: int = 2) -> Schedule:
@@ -67,6 +67,27 @@ def test_what_the_recording_had_too_or_did_not_reach_is_evidence() -> None:
     assert own_failure(dataclasses.replace(_missed(_records()), reproduced=True),
                        _recording()) is None
     assert own_failure(_missed(_records()), None) is None
+
+
+def test_request_cancelled_after_the_client_s_cancel_is_evidence_not_an_own_failure() -> None:
+    """codex-acp v2's CANCEL-07: free-running, the client's cancel came before the prompt
+    began and codex answered the prompt -32800 in all 12 replays, each counted inconclusive
+    ("0/0 free-running"). The client's cancel chose that branch: a miss, not the agent's own
+    failure. The same code with no cancel or close of the client's before it stays one."""
+    records = _records()
+    cancelled = {"id": 3, "error": {"code": -32800, "message": "Request cancelled"}}
+    cancel = {"dir": "c2a", "msg": {"method": "session/cancel", "params": {"sessionId": "s"}}}
+    after_cancel = [*records[:5], cancel, {"dir": "a2c", "msg": cancelled}]
+    assert own_failure(_missed(after_cancel), _recording()) is None
+    for method in ("$/cancel_request", "session/close"):
+        other = {"dir": "c2a", "msg": {"method": method, "params": {}}}
+        assert own_failure(_missed([*records[:5], other, {"dir": "a2c", "msg": cancelled}]),
+                           _recording()) is None
+    uncaused = [*records[:5], {"dir": "a2c", "msg": cancelled}]
+    assert own_failure(_missed(uncaused), _recording()) == LOAD_FAILED.replace("-32603",
+                                                                                "-32800")
+    internal = [*records[:5], cancel, {"dir": "a2c", "msg": records[5]["msg"]}]
+    assert own_failure(_missed(internal), _recording()) == LOAD_FAILED  # not a cancel's code
 
 
 def test_an_exit_before_the_action_that_showed_the_rule_is_inconclusive() -> None:
@@ -174,8 +195,9 @@ def test_minimizing_keeps_the_minimal_program_and_the_report_states_the_inconclu
     assert found.free_reproduced == found.free_replays > cfg.replay_runs // 2
     assert found.inconclusive + found.replays <= 2 * cfg.replay_runs
     assert found.inconclusive >= 1 and found.inconclusive_why is not None
-    assert "session/new #1 with error -32603" in found.inconclusive_why
-    assert "more inconclusive: the agent answered session/new #1" in reproduction_text(found)
+    assert "first session/new with error -32603" in found.inconclusive_why
+    assert "more inconclusive: the agent answered the client's first session/new" \
+        in reproduction_text(found)
 
 
 def test_the_matrix_page_and_a_bug_report_state_the_inconclusive_runs() -> None:
