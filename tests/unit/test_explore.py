@@ -24,7 +24,7 @@ from acp_model.explorer import (
 )
 from acp_model.explorer.config import Observer, _edge_breaks, _observe
 from acp_model.model.cancel_rules import CancelRules
-from acp_model.model.check import CheckMeta, check
+from acp_model.model.check import CHECKS, CheckMeta, check
 from acp_model.model.engine import CheckSpec, TableEngine, compile_machine
 from acp_model.model.lifecycle import SessionLifecycle
 from acp_model.model.session import SessionModel, View
@@ -310,6 +310,11 @@ class _NoCause(CancelRules):
     @check("CANCEL-11", role=Role.GUARD)
     def cancelled_has_cause(self, ev: Any) -> bool:
         return True
+
+
+# a planted guard, not a decision of the project: out of the registry that the rule map and
+# the catalogue's tests read, whichever test module is imported first
+CHECKS.pop(f"{__name__}.cancelled_has_cause")
 
 
 class CancelledWithoutCause(SessionModel):
