@@ -185,6 +185,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--profile", action="store_true",
                         help=f"profile the check even when the targets are met ({PROFILE.name})")
+    parser.add_argument("--no-record", action="store_true",
+                        help="print the figures without rewriting results/check.json (a loaded "
+                             "machine's wall clock is noise: profile there, record on a quiet one)")
     args = parser.parse_args()
 
     trace = generate(args.messages, args.sessions)
@@ -247,6 +250,9 @@ def main() -> None:
     print(f"targets: {'missed: ' + '; '.join(missed) if missed else 'met'}")
     if summary:
         print(f"profile written to {PROFILE.relative_to(PROFILE.parents[2])} ({summary})")
+    if args.no_record:
+        print("figures not recorded (--no-record)")
+        return
     record("check", "Offline checking", [
         figure("acp-model check, validation on", round(rates["acp-model check, validation on"]),
                "messages/s"),
