@@ -1054,13 +1054,19 @@ def _measure(cfg: FuzzConfig, found: Found, minimizer: Minimizer, stop: Stop | N
     if cut:
         found.notes.append(f"{cut} replay(s) were cut by the time budget (or a stop) and are "
                            "not counted")
-    _reported(found, chosen, tally)
+    # the run that made the program shown what it is, when no final replay reproduced it
+    last = minimizer.hit if minimizer.best is not None \
+        and chosen.program == minimizer.best.program else None
+    _reported(found, chosen, tally, last)
     return tally
 
 
-def _reported(found: Found, chosen: Trial, tally: Tally) -> None:
+def _reported(found: Found, chosen: Trial, tally: Tally,
+              last: ReplayOutcome | None = None) -> None:
     """``found`` states ``chosen``: its program, schedule, rates and a transcript of a
-    fresh-process replay that reproduced it (held, else free)."""
+    fresh-process replay that reproduced it (held, else free; else ``last``, the minimizing
+    trial that made ``chosen`` the program it is: the run's own transcript is of a longer
+    program, whose action numbers the one shown does not have)."""
     found.actions = chosen.program
     found.schedule = chosen.schedule
     held_hits, held_runs, held_outcome = tally.get(chosen.program, True)
@@ -1073,7 +1079,8 @@ def _reported(found: Found, chosen: Trial, tally: Tally) -> None:
     if (held_hits or free_hits) and not found.verified:  # letting it settle made it reproduce
         found.verified = True
         found.notes = [n for n in found.notes if not n.startswith("no replay in a fresh")]
-    outcome = held_outcome or free_outcome
+    outcome = held_outcome or free_outcome or (last if last is not None and last.reproduced
+                                                and last.offending is not None else None)
     if outcome is not None:
         found.replay_records = outcome.records
         found.replay_offending = outcome.offending

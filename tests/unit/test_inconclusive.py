@@ -213,3 +213,34 @@ def test_the_matrix_page_and_a_bug_report_state_the_inconclusive_runs() -> None:
     assert finding_text({"reproduction": "6/6", "free_reproduction": "4/6"}) == (
         "reproduced 6/6 in fresh agent processes under the recorded boundary schedule, "
         "4/6 free-running")
+
+
+def test_a_program_no_final_replay_reproduced_shows_the_trial_that_made_it_not_the_run(
+        ) -> None:
+    """gemini-cli v1's V1-LOAD-01 (s12 matrix): every final replay was inconclusive (its
+    session/load failed on its own), so the counterexample showed the 15 actions minimizing
+    reached beside the run's own transcript of 36, whose breaches it named "(action 24)". The
+    transcript shown is the minimizing trial's that made the program what it is."""
+    program = [NewSession(), _text("bug")]
+    run_records = [{"dir": "c2a", "msg": {"id": n, "method": "session/prompt"}}
+                   for n in range(40)]
+    v = Violation("X", "fail", "MUST", 39, "x")
+    found = Found("X", v, [NewSession(), *(_text(f"noise {n}") for n in range(30)),
+                           _text("bug")], run_records, 39, [], 0.0, 0.0)
+    tally = Tally(cut=False)
+    for held in (True, False):  # all the final replays failed on their own
+        assert not tally.count(program, _missed(_records(), held=held), _recording())
+    trial = [{"dir": "c2a", "msg": {"id": 2, "method": "session/new"}},
+             {"dir": "a2c", "msg": {"id": 2, "result": {"sessionId": "s"}}},
+             {"dir": "c2a", "msg": {"id": 3, "method": "session/prompt"}}]
+    last = ReplayOutcome(True, [Violation("X", "fail", "MUST", 2, "x")], trial, 2, None, 2,
+                         held=True)
+    shrink._reported(found, Trial(program), tally, last)
+    assert found.actions == program and (found.reproduced, found.replays) == (0, 0)
+    assert found.inconclusive == found.free_inconclusive == 1
+    records, offending, numbers = found.shown()
+    assert records == trial and offending == 2 and numbers == [0, 1, 2]
+    assert found.violation.index == 2
+    unshown = Found("X", v, list(program), run_records, 39, [], 0.0, 0.0)
+    shrink._reported(unshown, Trial(program), tally, None)  # nothing reproduced: the run's own
+    assert unshown.shown()[0] == run_records
