@@ -255,7 +255,7 @@ class Hold:
                 self.skipped += 1
                 self.left_out += 1
                 self._diverged(f"the agent answered with {what[1]} where the recording had "
-                               f"its {self._say(self.events[j])}",
+                               f"its {self.schedule.said(j)}",
                                free=self.left_out > MAX_LEFT_OUT)
                 self._mark(j)
                 return
@@ -279,7 +279,7 @@ class Hold:
                 self.skipped += 1
                 self._mark(j)
             if missed:
-                self._diverged(f"the recorded {self._say(self.events[missed[0]])} did not "
+                self._diverged(f"the recorded {self.schedule.said(missed[0])} did not "
                                "happen before the next action", free=False)
 
     def read_freely(self) -> None:
@@ -380,9 +380,9 @@ class Hold:
             k = self.expect.own_before(event, queue[0], self.happened.done, self.happened.frontier)
             if k is None:
                 return _Turn(event, queue[0], queue[0])
-            self._diverged(f"the replay's {self._say(event)} came before the recorded "
-                           f"{self._say(self.events[k])}, which the same action did first "
-                           "there", free=False)
+            self._diverged(f"the replay's {event.describe(self.schedule.actions)} came "
+                           f"before the recorded {self.schedule.said(k)}, which the same action "
+                           "did first there", free=False)
             return None
         self._extra(event)
         if event.action is not None and (event.by_action or event.boundary in PLACED):
@@ -433,8 +433,8 @@ class Hold:
         """``event`` of ours has no match: the replay did what the recording did not (past
         the recording's last action that is no divergence: it holds nothing there)."""
         if event.boundary.ours and (event.action is None or event.action <= self.last_action):
-            self._diverged(f"the replay's {self._say(event)} is not in the recording",
-                           free=False)
+            self._diverged(f"the replay's {event.describe(self.schedule.actions)} is not in "
+                           "the recording", free=False)
 
     def _late(self, turn: _Turn) -> None:
         """``turn`` waits: the recorded event keeping it waiting is left out once it is later
@@ -462,15 +462,10 @@ class Hold:
         why = "" if branch else " (a count that differs: still held)"
         if branch and not self.events[k].essential:
             why = " (the content the recording had begun before our next input)"
-        self._diverged(f"{self._say(turn.event)} waited {allowed:.1f} s for the recorded "
-                       f"{self._say(self.events[k])}, which did not come: left out{why}",
+        self._diverged(f"{turn.event.describe(self.schedule.actions)} waited {allowed:.1f} s for "
+                       f"the recorded {self.schedule.said(k)}, which did not come: left out{why}",
                        free=self.left_out > MAX_LEFT_OUT)
         self._mark(k)
-
-    def _say(self, event: Crossing) -> str:
-        """A crossing in a divergence's words, placed in the program (an action, the
-        teardown, a spare session made ahead)."""
-        return event.describe(self.schedule.actions)
 
     def _diverged(self, what: str, *, free: bool) -> None:
         if self.divergence is None:

@@ -22,13 +22,11 @@ from typing import Any
 
 from acp_model.fuzzing.replay import ReplayOutcome
 from acp_model.fuzzing.schedule import Boundary, Schedule
+from acp_model.model import wire_table
 from acp_model.model.vocab import ErrorCode
 from acp_model.report.proof import ordinal
 
 __all__ = ["answered", "own_failure"]
-
-# what the client writes that an agent may answer a request "request cancelled" (-32800) for
-CANCELLING = frozenset({"session/cancel", "$/cancel_request", "session/close"})
 
 Request = tuple[str, int]  # a request of ours: its method, and which of that method (1, 2, ...)
 
@@ -85,7 +83,7 @@ def _errors(records: Sequence[Mapping[str, Any]]) -> dict[Request, Any]:
             continue
         method, rid = msg.get("method"), msg.get("id")
         if record.get("dir") == "c2a":
-            cancelled = cancelled or method in CANCELLING
+            cancelled = cancelled or method in wire_table.cancelling()
             if isinstance(method, str) and rid is not None and method != "initialize":
                 seen[method] += 1
                 ids[_hashable(rid)] = (method, seen[method])

@@ -178,6 +178,11 @@ class Schedule:
     events: tuple[Crossing, ...]
     actions: int
 
+    def said(self, k: int) -> str:
+        """Its event ``k`` in a divergence's words, placed in the program (an action, the
+        teardown, a spare session made ahead)."""
+        return self.events[k].describe(self.actions)
+
     def to_json(self) -> dict[str, Any]:
         return {"format": FORMAT, "actions": self.actions,
                 "events": [e.to_json() for e in self.events]}

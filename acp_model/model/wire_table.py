@@ -550,6 +550,14 @@ def answer_kinds() -> frozenset[Reads]:
 
 
 @cache
+def cancelling() -> frozenset[str]:
+    """The client's messages that cancel something (their rows become a cancel or a prompt's
+    withdrawal): what an agent may answer a request "request cancelled" (-32800) for."""
+    return frozenset(m.method for m in MESSAGES if m.sender >= C2A and (
+        Event.CANCEL in m.becomes or Event.PROMPT_CANCEL_REQUEST in m.becomes))
+
+
+@cache
 def use_kinds() -> frozenset[Reads]:
     """The kinds the checks of what a request uses of the other side's capabilities declare:
     those the rows name (``Message.use_reads``)."""

@@ -520,5 +520,4 @@ def test_a_divergence_names_the_teardown_and_a_spare_session_s_write_by_their_pl
     assert cancel.describe(3) == "write notify session/cancel (the teardown)"
     assert prompt.describe(3) == "write request session/prompt (action 2)"
     assert cancel.describe() == "write notify session/cancel (action 4)"  # no count: a number
-    hold = Hold(Schedule((W0, M1, spare), 3), deadline=30.0)
-    assert hold._say(spare) == spare.describe(3)
+    assert Schedule((W0, M1, spare), 3).said(2) == spare.describe(3)
