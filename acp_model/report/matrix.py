@@ -28,7 +28,12 @@ from acp_model import __version__
 from acp_model.report.links import rule_url
 from acp_model.report.proof import proof_evidence
 from acp_model.report.reach import LABELS, Reach
-from acp_model.report.text import CUT_WORDS, minimize_stopped, proven_minimal
+from acp_model.report.text import (
+    CUT_WORDS,
+    inconclusive_words,
+    minimize_stopped,
+    proven_minimal,
+)
 from acp_model.spec.families import Family, families, family_of
 from acp_model.spec.levels import Level, reported_standing
 from acp_model.spec.rules import RULES, strength_shown
@@ -120,17 +125,27 @@ def reproduction_text(f: Mapping[str, Any]) -> str:
     held, free = f.get("reproduction"), f.get("free_reproduction")
     if free is not None or f.get("inconclusive") or f.get("free_inconclusive"):
         unsure, free_unsure = int(f.get("inconclusive") or 0), int(f.get("free_inconclusive") or 0)
-        why = f": {f['inconclusive_why']}" if f.get("inconclusive_why") else ""
+        why = f": {inconclusive_words(str(f['inconclusive_why']))}" \
+            if f.get("inconclusive_why") else ""
         held_more = f" ({unsure} more inconclusive{why})" if unsure else ""
         free_more = f" ({free_unsure} more inconclusive{'' if unsure else why})" \
             if free_unsure else ""
-        return (f"reproduced {held or 'not replayed'}{held_more} in fresh agent processes "
-                f"under the recorded boundary schedule, {free or 'not replayed'}{free_more} "
-                "free-running")
+        return (f"{_rate_words(held, unsure, 'reproduced ')}{held_more} in fresh agent "
+                f"processes under the recorded boundary schedule, "
+                f"{_rate_words(free, free_unsure)}{free_more} free-running")
     if held is not None:
         return f"reproduced {held} in fresh agent processes (free-running)" + (
             "; unverified: no fresh process showed it" if held.startswith("0/") else "")
     return "not replayed in a fresh agent process"
+
+
+def _rate_words(rate: Any, unsure: int, lead: str = "") -> str:
+    """A recorded rate in words: ``lead`` and "3/6", else "no conclusive replay" when
+    inconclusive ones ran, else "not replayed" (never "reproduced not replayed")."""
+    hits, runs = _rate_of(rate)
+    if runs:
+        return f"{lead}{hits}/{runs}"
+    return "no conclusive replay" if unsure else "not replayed"
 
 
 def not_filed(f: Mapping[str, Any]) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections.abc import Mapping
 from typing import Any
@@ -10,6 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from acp_model.report.links import rule_url
+from acp_model.report.proof import ordinal
 from acp_model.spec.levels import Level, Standing, reported_standing
 
 NBSP = "\u00a0"
@@ -101,6 +103,18 @@ def minimize_progress(m: Mapping[str, Any]) -> str:
     return "; ".join(parts)
 
 
+# how runs before s12 named the request an inconclusive replay failed on: by method and ordinal,
+# "session/load #1", which reads as a message number
+_OLD_REQUEST = re.compile(r"answered (\S+) #(\d+) with error")
+
+
+def inconclusive_words(why: str) -> str:
+    """A recorded reason a replay was inconclusive, naming the request by its place ("the
+    client's first session/load") as the current code does, not as "#1"."""
+    return _OLD_REQUEST.sub(lambda m: f"answered the client's {ordinal(int(m[2]))} {m[1]} "
+                            "with error", why)
+
+
 def reproduction_phrase(hits: int, runs: int, free: int = 0, free_runs: int = 0, *,
                         held: bool = True, unsure: int = 0, free_unsure: int = 0,
                         why: str | None = None) -> str:
@@ -115,7 +129,7 @@ def reproduction_phrase(hits: int, runs: int, free: int = 0, free_runs: int = 0,
         nonlocal said
         if not n:
             return ""
-        reason = f": {why}" if why and not said else ""
+        reason = f": {inconclusive_words(why)}" if why and not said else ""
         said = said or bool(reason)
         return f" ({n} more inconclusive{reason})"
 

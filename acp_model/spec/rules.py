@@ -423,7 +423,11 @@ _R: list[Rule] = [
          "the cancelled stop reason'; for the errors of aborted work, its warning box: "
          "'Agents MUST catch these errors')", tck=("ACP-CANCEL-203", "ACP-CANCEL-207"),
          cited_in=((SDK_2_4_0, "sdk-2.4.0 schema $defs.ClientNotification session/cancel "
-                               "('Agents MUST catch errors caused by aborting cancelled work and "
+                               "('Cancels a session's foreground work and its prompts not yet "
+                               "inserted'; 'the Agent MUST send an idle state_update session "
+                               "update with the cancelled stop reason if cancellation ended "
+                               "active foreground work'; for the errors of aborted work: "
+                               "'Agents MUST catch errors caused by aborting cancelled work and "
                                "report the cancelled stop reason, not error')"),),
          notes="A cancel the fuzzer wrote once its scripted model had released the turn's whole "
                "final response (no tool call in it, no model request open; the cancel's "

@@ -233,3 +233,24 @@ def test_the_catalogue_source_the_code_cites_is_held() -> None:
     assert len(cited) >= 20, cited
     for ref in cited:
         assert (ref in headings) if ref[0].isdigit() else (ref in source), ref
+
+
+def test_cancel_07_under_sdk_2_4_0_quotes_the_sentence_an_end_turn_breaks() -> None:
+    """The s12 reader: codex-acp v2's CANCEL-07 ended `end_turn`, yet the issue quoted only
+    "Agents MUST catch errors ... not error", a wrong-rule reading for its maintainer. The
+    citation quotes, word for word (backticks and line breaks aside), the session/cancel
+    sentences the failure breaks: what it cancels, and the cancelled idle it owes."""
+    import json
+
+    from acp_model.spec.revisions import SDK_2_4_0
+    from acp_model.spec.schema import load_schema
+
+    text = " ".join(json.dumps(load_schema(SDK_2_4_0)).replace("\\n", " ")
+                    .replace("`", "").split())
+    cited = RULES["CANCEL-07"].citation_in(SDK_2_4_0)
+    for sentence in ("Cancels a session's foreground work and its prompts not yet inserted",
+                     "the Agent MUST send an idle state_update session update with the "
+                     "cancelled stop reason if cancellation ended active foreground work",
+                     "Agents MUST catch errors caused by aborting cancelled work and report "
+                     "the cancelled stop reason, not error"):
+        assert sentence in cited and sentence in text, sentence

@@ -244,3 +244,28 @@ def test_a_program_no_final_replay_reproduced_shows_the_trial_that_made_it_not_t
     unshown = Found("X", v, list(program), run_records, 39, [], 0.0, 0.0)
     shrink._reported(unshown, Trial(program), tally, None)  # nothing reproduced: the run's own
     assert unshown.shown()[0] == run_records
+
+
+def test_a_recorded_reason_reads_by_place_and_no_rate_reads_reproduced_not_replayed() -> None:
+    """The s12 reader (O3): a re-judged page still said "session/load #1", from a report
+    written before the reason named the request by its place, and gemini-cli's cut program
+    "reproduced not replayed (12 more inconclusive ...)"."""
+    from acp_model.report.matrix import reproduction_text
+    from acp_model.report.text import inconclusive_words
+
+    old = "the agent answered session/load #1 with error -32603 where the recording had a result"
+    assert inconclusive_words(old) == LOAD_FAILED
+    assert inconclusive_words(LOAD_FAILED) == LOAD_FAILED  # the current wording stays
+    f = {"reproduction": "not replayed", "free_reproduction": "not replayed",
+         "inconclusive": 12, "free_inconclusive": 12, "inconclusive_why": old}
+    said = reproduction_text(f)
+    assert said.startswith(f"no conclusive replay (12 more inconclusive: {LOAD_FAILED}) in "
+                           "fresh agent processes under the recorded boundary schedule, no "
+                           "conclusive replay (12 more inconclusive) free-running")
+    assert "reproduced not replayed" not in said
+    assert rates_phrase({"reproduced": 0, "replays": 0, "free_replays": 0, "inconclusive": 1,
+                         "inconclusive_why": old}).endswith(f"(1 more inconclusive: "
+                                                            f"{LOAD_FAILED})")
+    assert reproduction_text({"reproduction": "2/6", "free_reproduction": "not replayed"}) \
+        == ("reproduced 2/6 in fresh agent processes under the recorded boundary schedule, "
+            "not replayed free-running")
