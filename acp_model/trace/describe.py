@@ -113,7 +113,10 @@ def describe(msg: Any, methods: dict[Any, str] | None = None) -> str:
     req = (methods or {}).get(msg.get("id"), "?")
     if "error" in msg:
         err = msg["error"] if isinstance(msg["error"], dict) else {}
-        return f"error id={msg.get('id')} ({req}) {err.get('code')} {_short(err.get('message'))}"
+        # "id null" and no id member at all are two things a reader must tell apart (RPC-09)
+        ident = ("no id member" if "id" not in msg else "id null" if msg["id"] is None
+                 else f"id={msg['id']}")
+        return f"error {ident} ({req}) {err.get('code')} {_short(err.get('message'))}"
     result = msg.get("result")
     result_line = RESULT_LINES.get(req) if isinstance(req, str) else None
     if result_line is not None and isinstance(result, dict):
