@@ -83,7 +83,8 @@ def _errors(records: Sequence[Mapping[str, Any]]) -> dict[Request, Any]:
             continue
         method, rid = msg.get("method"), msg.get("id")
         if record.get("dir") == "c2a":
-            cancelled = cancelled or method in wire_table.cancelling()
+            cancelled = cancelled or (isinstance(method, str)
+                                      and method in wire_table.cancelling())
             if isinstance(method, str) and rid is not None and method != "initialize":
                 seen[method] += 1
                 ids[_hashable(rid)] = (method, seen[method])

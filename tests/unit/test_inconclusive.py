@@ -86,6 +86,9 @@ def test_request_cancelled_after_the_client_s_cancel_is_evidence_not_an_own_fail
     uncaused = [*records[:5], {"dir": "a2c", "msg": cancelled}]
     assert own_failure(_missed(uncaused), _recording()) == LOAD_FAILED.replace("-32603",
                                                                                 "-32800")
+    odd = {"dir": "c2a", "msg": {"method": ["not", "a", "name"], "params": {}}}  # a probe's
+    assert own_failure(_missed([*records[:5], odd, {"dir": "a2c", "msg": cancelled}]),
+                       _recording()) is not None  # no cancel: still the agent's own failure
     internal = [*records[:5], cancel, {"dir": "a2c", "msg": records[5]["msg"]}]
     assert own_failure(_missed(internal), _recording()) == LOAD_FAILED  # not a cancel's code
 
