@@ -139,6 +139,14 @@ def reproduction_text(f: Mapping[str, Any]) -> str:
     return "not replayed in a fresh agent process"
 
 
+def _verb(rates: str) -> str:
+    """:func:`reproduction_text` after "the program": "reproduced 2/6 ...", "had no conclusive
+    replay ...", "was not replayed ..."."""
+    if rates.startswith("no conclusive"):
+        return f"had {rates}"
+    return f"was {rates}" if rates.startswith("not replayed") else rates
+
+
 def _rate_words(rate: Any, unsure: int, lead: str = "") -> str:
     """A recorded rate in words: ``lead`` and "3/6", else "no conclusive replay" when
     inconclusive ones ran, else "not replayed" (never "reproduced not replayed")."""
@@ -163,11 +171,12 @@ def not_filed(f: Mapping[str, Any]) -> str | None:
         cut = CUT_WORDS.get(str(m.get("cut_by")))
         return (f"minimizing was cut {where}" + (f" ({cut})" if cut else "")
                 + (f", leaving {steps} client action(s)" if steps is not None else "")
-                + f", and the program {reproduction_text(f)}: a program not minimized to its "
-                "fixpoint is not one a maintainer can act on")
+                + f", and the program {_verb(reproduction_text(f))}: a program not minimized "
+                "to its fixpoint is not one a maintainer can act on")
     hits, runs = _rate_of(f.get("reproduction"))
     if runs and not hits:
-        return (f"none of the program's final replays reproduced it: it {reproduction_text(f)}"
+        return (f"none of the program's final replays reproduced it: it "
+                f"{_verb(reproduction_text(f))}"
                 "; a program that does not make the failure happen again is not one a "
                 "maintainer can act on")
     return None

@@ -266,6 +266,11 @@ def test_a_recorded_reason_reads_by_place_and_no_rate_reads_reproduced_not_repla
                            "fresh agent processes under the recorded boundary schedule, no "
                            "conclusive replay (12 more inconclusive) free-running")
     assert "reproduced not replayed" not in said
+    from acp_model.report.matrix import not_filed
+
+    cut = not_filed({**f, "minimize": {"stage": "single", "trials": 200, "fixpoint": False},
+                     "steps": 15})
+    assert cut is not None and ", and the program had no conclusive replay (12 more" in cut
     assert rates_phrase({"reproduced": 0, "replays": 0, "free_replays": 0, "inconclusive": 1,
                          "inconclusive_why": old}).endswith(f"(1 more inconclusive: "
                                                             f"{LOAD_FAILED})")
