@@ -62,7 +62,12 @@ def _judged(doc: dict[str, Any], path: Path) -> dict[str, Any]:
         return doc
     failing = {f["rule"] for cell in (row.get("cells") or {}).values()
                for f in cell.get("failures") or [] if f.get("level") == "fail"}
-    return {**doc, "counterexamples": [ce for ce in doc["counterexamples"]
+    # a re-judged report lists only today's failures; the run's shared-process sightings are
+    # in the record it keeps of the run (``recorded``, matrix/rejudge.py)
+    listed = {ce["rule"] for ce in doc["counterexamples"]}
+    shared = [ce for ce in (doc.get("recorded") or {}).get("counterexamples") or []
+              if reported_standing(ce) == Standing.SHARED_ONLY and ce["rule"] not in listed]
+    return {**doc, "counterexamples": [ce for ce in [*doc["counterexamples"], *shared]
                                        if reported_standing(ce) == Standing.SHARED_ONLY
                                        or ce["rule"] in failing]}
 

@@ -23,3 +23,19 @@ def test_a_recorded_command_leaves_out_the_notes(tmp_path: Path,
     doc = json.loads(path.read_text(encoding="utf-8"))
     assert doc["command"].endswith("bench_x.py --replays 6 --jobs 2"), doc["command"]
     assert doc["notes"] == "a long paragraph"
+
+
+def test_the_reproduction_figures_count_a_re_judged_run_s_shared_sightings() -> None:
+    """Re-judging keeps only today's failures in a row's report.json and the run's own record
+    under ``recorded``: the kept s12 run's figures counted 0 shared-process sightings where
+    the run had 2 (claude-agent-acp v2's SDK-PROMPT-03, kimi-cli v1's SESS-07)."""
+    from benchmarks import reproduction
+
+    run = Path(__file__).resolve().parents[2] / "docs" / "matrix-run"
+    found = reproduction.reports([str(run)])
+    table = reproduction.rows(found)
+    failures, shared = reproduction.standing_apart(table)
+    recorded = [ce for _, doc in found for ce in (doc.get("recorded") or {})
+                .get("counterexamples") or [] if ce.get("standing") == "shared-only"]
+    assert recorded and len(shared) == len(recorded)
+    assert all(r["standing"] != "shared-only" for r in failures)
