@@ -14,7 +14,7 @@ import inspect
 from collections import defaultdict
 from collections.abc import Iterable
 
-from acp_model.model.check import CHECKS, CheckMeta, allows_of
+from acp_model.model.check import ALLOWS, CHECKS, CheckMeta
 from acp_model.spec.rules import RULES
 
 DECIDING_MODULES = (
@@ -124,7 +124,7 @@ def allowances() -> dict[str, list[str]]:
     for name in DECIDING_MODULES:
         module = importlib.import_module(name)
         for obj in _members(module):
-            for rule_id in allows_of(obj):
+            for rule_id in getattr(obj, ALLOWS, ()):
                 out[rule_id].append(f"{name}.{obj.__qualname__}")
     return dict(out)
 

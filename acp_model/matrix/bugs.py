@@ -192,8 +192,6 @@ def issue_body(row: Mapping[str, Any], f: Mapping[str, Any], base: Path, *,
              + (f", {rule.binds}" if rule else "") + f"): {f.get('statement')}", "",
              f"> Source: {f.get('citation')}", ""]
     if rule is not None and rule.notes:
-        # how readings grade the rule in general, not a doubt about this failure (the s12
-        # reader: "Note on its strength" read as "even the tool thinks this is a warning")
         lines += [f"About the rule (how readings grade it): {rule.notes}", ""]
     lines += ["**What happened:** " + str(f.get("message")), ""]
     lines += _sdk_lines(str(f["rule"]), sdks)

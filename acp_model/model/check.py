@@ -2,11 +2,10 @@
 
 Every verdict the project can report comes from a function tagged with :func:`check` (or from a
 :func:`liveness` / :func:`process` declaration for what is judged at the end or from the agent
-process). The tag registers one frozen :class:`CheckMeta` for the function (:data:`METAS`,
-:data:`CHECKS`), never an attribute on it (a compiled function takes none), and is validated
-when applied, the way python-statemachine rejects a bad definition at class creation: an
-unknown rule ID, reading or level, or a level for a value the reading does not have, is an
-error at import time, never a silently different verdict. The oracle reports a
+process). The tag stores one frozen :class:`CheckMeta` on the function and in :data:`CHECKS`,
+and is validated when applied, the way python-statemachine rejects a bad definition at class
+creation: an unknown rule ID, reading or level, or a level for a value the reading does not
+have, is an error at import time, never a silently different verdict. The oracle reports a
 violation only through a ``CheckMeta`` (``ViolationStore.report`` takes no bare rule IDs), so
 "where is rule X decided" is answered by ``grep '"X"'`` and by the rule map the docs site
 generates from :data:`CHECKS` (docs/design.md). A single-message check also names the message
@@ -33,10 +32,8 @@ from acp_model.spec.rules import BLOCKING, RULES
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-# The tags live here, keyed by the function, never on it: a compiled function (mypyc) takes
-# no attributes, and a registry is the one place a decision's metadata is read from.
-METAS: dict[Callable[..., Any], CheckMeta] = {}  # a @check function -> its decision
-ALLOWED: dict[Callable[..., Any], tuple[str, ...]] = {}  # an @allowance action -> its rules
+MARK = "__acpm_check__"
+ALLOWS = "__acpm_allows__"
 
 
 class DefinitionError(ValueError):
@@ -204,10 +201,7 @@ def _role_fits(where: str, fn: Callable[..., Any], role: Role) -> None:
     if role not in (Role.GUARD, Role.FINDING):
         raise DefinitionError(f"{where}: @check decides guards and findings; a {role} is "
                               "declared with declare()")
-    try:
-        params = list(inspect.signature(fn).parameters)
-    except ValueError:  # a compiled function states no signature: nothing to read
-        return
+    params = list(inspect.signature(fn).parameters)
     if (role is Role.GUARD) != (params == ["self", "ev"]):
         raise DefinitionError(f"{where}: a guard, and only a guard, is a method (self, ev) "
                               f"(role={role}, parameters {params})")
@@ -301,7 +295,7 @@ def check(rule_id: str, *, role: Role, reading: str | None = None,
         kinds = _reads(where, reads, role)
         meta = _register(CheckMeta(fn.__name__, rule_id, fn.__module__, role, summary(fn.__doc__),
                                    reading, lv, evidence, level, kinds))
-        METAS[fn] = meta
+        setattr(fn, MARK, meta)
         if kinds:
             READERS[f"{meta.module}.{meta.name}"] = fn
         return fn
@@ -328,23 +322,15 @@ def declare(rule_id: str, name: str, doc: str, *, module: str, role: Role,
                                circumstance=circumstance))
 
 
-def _tagged(fn: Any, registry: Mapping[Any, Any]) -> Any:
-    """The function ``registry`` knows ``fn`` by: ``fn`` itself, a bound method's function,
-    or what a wrapper (``functools.update_wrapper``: engine's guards on a part) wraps."""
-    fn = getattr(fn, "__func__", fn)
-    while fn not in registry and hasattr(fn, "__wrapped__"):
-        fn = fn.__wrapped__
-    return fn
-
-
 def meta_of(fn: Callable[..., Any]) -> CheckMeta:
-    """The metadata ``@check`` registered for ``fn`` (a clear error when it is untagged)."""
-    meta = METAS.get(fn) or METAS.get(_tagged(fn, METAS))
+    """The metadata ``@check`` stored on ``fn`` (a clear error when it is untagged)."""
+    meta = getattr(fn, MARK, None)
     if meta is None:
         raise DefinitionError(f"{getattr(fn, '__qualname__', fn)!r} is not tagged with @check")
     return meta
 
 
+WATCHES = "__acpm_watches__"
 WATCHERS: dict[str, tuple[Reads, ...]] = {}  # "module.qualname" -> the kinds it watches
 
 
@@ -358,6 +344,7 @@ def watches(*kinds: Reads) -> Callable[[F], F]:
         raise DefinitionError(f"watches{kinds!r}: name the message kinds it watches (Reads)")
 
     def mark(fn: F) -> F:
+        setattr(fn, WATCHES, kinds)
         WATCHERS[f"{fn.__module__}.{fn.__qualname__}"] = kinds
         return fn
 
@@ -373,14 +360,14 @@ def allowance(*rule_ids: str) -> Callable[[F], F]:
             if rule_id not in RULES:
                 raise DefinitionError(f"{fn.__module__}.{fn.__qualname__}: rule {rule_id!r} "
                                       "is not in the catalogue")
-        ALLOWED[fn] = tuple(rule_ids)
+        setattr(fn, ALLOWS, tuple(rule_ids))
         return fn
 
     return mark
 
 
 def allows_of(fn: Callable[..., Any]) -> tuple[str, ...]:
-    return ALLOWED.get(_tagged(fn, ALLOWED), ())
+    return getattr(fn, ALLOWS, ())
 
 
 def reading_of_warning(check_name: str | None, readings: Readings) -> str | None:

@@ -140,7 +140,7 @@ def _member(machine: type[StateMachine], model: type, name: str, what: str) -> C
     return func if part is None else _on_part(model, part, func)
 
 
-GUARDS: dict[Callable[..., Any], Callable[..., bool]] = {}  # a guard reference -> its check
+GUARD = "__acpm_guard__"  # on a guard reference: the check it names
 
 
 @cache
@@ -161,7 +161,7 @@ def guard(fn: Callable[..., bool]) -> Callable[[Any, Any], bool]:
         return bool(on(model, ev))
 
     call.__name__, call.__qualname__, call.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
-    GUARDS[call] = fn
+    setattr(call, GUARD, fn)
     return call
 
 
@@ -185,7 +185,7 @@ def _holder(model: type, fn: Callable[..., Any]) -> Callable[[Any, Any], Any]:
 
 
 def _guard_of(machine: type[StateMachine], model: type, spec: Any) -> Callable[[Any, Any], Any]:
-    fn = GUARDS.get(spec.func)
+    fn = getattr(spec.func, GUARD, None)
     if fn is None:
         raise DefinitionError(f"{machine.__name__}: guard {str(spec)!r} is named by a string; "
                               "name it by reference (cond=guard(Part.check))")

@@ -15,7 +15,7 @@ from typing import Any
 
 from acp_model.model import check as checks
 from acp_model.model import reducers
-from acp_model.model.check import METAS, CheckMeta, meta_of
+from acp_model.model.check import MARK, CheckMeta, meta_of
 from acp_model.model.engine import Failure
 from acp_model.model.vocab import Level
 from acp_model.oracle.violation import Violation, ViolationKind
@@ -117,7 +117,7 @@ class ViolationStore:
     def run(self, fn: Callable[..., str | None], idx: int, *args: Any,
             session: str | None = None, related: list[int] | None = None) -> bool:
         """Run one finding check; report what it found. True when it found something."""
-        meta = METAS.get(fn) or meta_of(fn)  # (meta_of: the error when untagged)
+        meta = getattr(fn, MARK, None) or meta_of(fn)  # (meta_of: the error when untagged)
         text = fn(*args)
         if text is None:  # bump inlined: this runs about five times per message
             counts = self._counts

@@ -13,8 +13,6 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 from acp_model.cli import rule_map
 from acp_model.model import messages, reducers, replay_order, wire_table
 from acp_model.model.check import READERS, WATCHERS, dispatch, dispatch_everywhere, meta_of
@@ -251,17 +249,3 @@ def test_what_runs_a_watched_check_is_a_declared_watcher() -> None:
     assert taking - set(WATCHERS) == set()
     watched = {(where, scope) for (where, scope, _), why in HAND.items() if why == WATCHED}
     assert {scope for where, scope in watched} == {"message", "response"}
-
-
-def test_a_function_that_takes_no_attributes_is_tagged(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A compiled function (mypyc) takes no attribute and states no signature: the tags are
-    kept in registries keyed by the function, so compiling a module of checks keeps them
-    (issue 51, session 12). ``getattr`` stands in for one: a builtin is both."""
-    from acp_model.model import check as tags
-    from acp_model.model.vocab import Role
-
-    for name in ("CHECKS", "METAS", "READERS", "ALLOWED"):
-        monkeypatch.setattr(tags, name, dict(getattr(tags, name)))
-    found = tags.check("RPC-01", role=Role.FINDING, reads=[Reads.MESSAGE])(getattr)
-    assert found is getattr and meta_of(getattr).rule == "RPC-01"
-    assert tags.allowance("RPC-02")(hasattr) is hasattr and tags.allows_of(hasattr) == ("RPC-02",)
