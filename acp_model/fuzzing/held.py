@@ -182,12 +182,23 @@ def _number(k: int | None, number: Mapping[int, int]) -> str:
 
 def held_in_files(schedule_file: Path, transcript: Path, index: Any) -> str | None:
     """:func:`held_line` for a failure's files (None: one is missing or unreadable)."""
-    if not isinstance(index, int) or not schedule_file.is_file() or not transcript.is_file():
+    if not transcript.is_file():
+        return None
+    try:
+        trace = read_trace(transcript)
+    except (OSError, ValueError, TraceError):
+        return None
+    return held_beside(schedule_file, [r.to_json() for r in trace], numbers_of(trace), index)
+
+
+def held_beside(schedule_file: Path, records: Sequence[Mapping[str, Any]],
+                numbers: Sequence[int], index: Any) -> str | None:
+    """:func:`held_line` for a transcript already read, held to the schedule file beside it
+    (None: it is missing or unreadable)."""
+    if not isinstance(index, int) or not schedule_file.is_file():
         return None
     try:
         schedule = Schedule.from_json(json.loads(schedule_file.read_text(encoding="utf-8")))
-        trace = read_trace(transcript)
-    except (OSError, ValueError, ScheduleError, TraceError):
+    except (OSError, ValueError, ScheduleError):
         return None
-    return held_line(schedule, [r.to_json() for r in trace], numbers_of(trace), index)
-
+    return held_line(schedule, records, numbers, index)

@@ -25,7 +25,7 @@ from acp_model.fuzzing.artifacts import (
     minimize_words,
     render_shown,
 )
-from acp_model.fuzzing.held import held_in_files
+from acp_model.fuzzing.held import held_beside
 from acp_model.report.breaches import breach_words
 from acp_model.report.text import measured, proven_minimal, rates_phrase
 from acp_model.spec.levels import Level, Standing, reported_standing
@@ -118,8 +118,8 @@ def rewrite(v: Mapping[str, Any], ce: Mapping[str, Any], revision: str,
         breaches=breach_words(records, numbers, index, cited[1:])[0],
         notes=list(ce.get("notes") or []),
         held=None if v.get("level") != Level.FAIL or not isinstance(replay.get("schedule"), str)
-        else held_in_files(Path(files["replay.json"]).parent / replay["schedule"], transcript,
-                          index))
+        else held_beside(Path(files["replay.json"]).parent / replay["schedule"], records,
+                         numbers, index))
     text.write_text(render_shown(shown), encoding="utf-8")
     if "sequence.mmd" in files:
         Path(files["sequence.mmd"]).write_text(sequence_diagram(
