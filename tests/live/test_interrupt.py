@@ -116,15 +116,36 @@ def test_interrupt_before_any_failure(phase: str, seed: str, tmp_path: Path) -> 
     assert _agents_left(f"reference --seed {seed} --timing real", run.mark) == []
 
 
+def _seeded(tmp: Path, seed: str) -> tuple[str, ...]:
+    """An example database that holds a CANCEL-07 failure of the mutant, for the run to replay
+    first. Whether 10 s of random programs draw a cancel during work is chance, and a loaded
+    machine runs fewer of them (ci-75: five examples, none, so the run never reached its
+    replaying phase); a search bounded only by its rule (``--stop-on``) finds one, minimized and
+    replayed once only, since this run is not the one interrupted."""
+    db = tmp / "db"
+    report = tmp / "report.json"
+    subprocess.run(
+        [sys.executable, "-m", "acp_model", "fuzz", "--max-examples", "100000", "--seed", seed,
+         "--deadline", "1", "--time-budget", "120", "--stop-on", "CANCEL-07",
+         "--minimize-trials", "1", "--replay-runs", "1", "--db", str(db),
+         "--report", str(report), "--out", str(tmp / "out"), "--",
+         *REFERENCE, "--mutant", "cancel_as_end_turn", "--seed", seed],
+        capture_output=True, text=True, timeout=600, check=False)
+    found = json.loads(report.read_text())
+    assert "CANCEL-07" in {v["rule"] for v in found["violations"]}, found["summary"]
+    return ("--db", str(db))
+
+
 @pytest.mark.parametrize(("phase", "seed", "replays"), [
     ("phase: shrinking CANCEL-07", "4341", "50"), ("phase: replaying CANCEL-07", "4342", "50"),
     ("phase: writing", "4343", "1")])
 def test_interrupt_after_a_failure_keeps_it(phase: str, seed: str, replays: str,
                                             tmp_path: Path) -> None:
     # generation stops once the failure is found: the later phases come sooner
+    database = _seeded(tmp_path / "search", seed)
     run = Run(tmp_path, *REFERENCE, "--mutant", "cancel_as_end_turn", "--seed", seed,
               options=("--time-budget", "10", "--replay-runs", replays,
-                       "--stop-on", "CANCEL-07"))
+                       "--stop-on", "CANCEL-07", *database))
     run.wait_for(phase)
     code, took = run.interrupt()
     assert code == 1, "\n".join(run.seen)  # a failure was found: that is the verdict
