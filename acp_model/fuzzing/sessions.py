@@ -183,6 +183,12 @@ class SessionFactory:
 
     def _start(self) -> None:
         if self._worker is None:
+            # the worker's first session is counted before the thread runs: a take right
+            # after the start waits for it (it used to find nothing being made and make its
+            # own, so a replay's action wrote the session/new its recording's spare had, and
+            # the held schedule waited out the spare's answer: mistral-vibe's CANCEL-07, s12)
+            with self._cond:
+                self.making += 1
             self._worker = threading.Thread(target=self._run, name="session-factory",
                                             daemon=True)
             self._worker.start()
@@ -195,12 +201,17 @@ class SessionFactory:
         def wanted() -> bool:
             return self._stopped or len(self.spares) + self.making < self.ahead
 
+        counted = True  # ``_start`` counted the first session in ``making``
         while True:
             with self._cond:
-                self._cond.wait_for(wanted)
+                if not counted:
+                    self._cond.wait_for(wanted)
+                    self.making += 1
+                counted = False
                 if self._stopped:
+                    self.making -= 1
+                    self._cond.notify_all()
                     return
-                self.making += 1
             handle = None
             try:
                 handle = self.create()
