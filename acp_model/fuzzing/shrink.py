@@ -124,6 +124,7 @@ class Stage(StrEnum):
 
     SEARCH = "search"  # a program that reproduces in a fresh process
     LATE = "late"  # without the actions written after the offending message (one trial)
+    SILENT = "silent"  # without the actions that wrote nothing (one trial)
     BREACHES = "breaches"  # without the client's deliberate breaches (kept only if needed)
     SESSION = "session"  # cut to the failing session's own actions
     EXAMPLES = "examples"  # whole examples of a shared process's history
@@ -493,6 +494,7 @@ class Minimizer:
         if self.best is None:
             return
         drop_late(self)
+        drop_silent(self)
         drop_breaches(self)
         self._session()
         if len(units) > 1 and not self.out_of_time():
@@ -736,6 +738,42 @@ def written_before(program: Sequence[Action], records: Sequence[Mapping[str, Any
             first.setdefault(author.n, i)
     last = max((n for n, i in first.items() if i <= offending), default=0)
     kept = [i for i, a in enumerate(program) if i < last or isinstance(a, NewSession)]
+    return kept if kept and len(kept) < len(program) else None
+
+
+def drop_silent(m: Minimizer) -> None:
+    """The actions that wrote nothing in the latest reproducing replay go, in one trial: a
+    prompt a reading kept back (A-01=forbid skips one while another is open), a cancel of an
+    idle session, an answer to a permission never asked, a wait. Held to the schedule they
+    add no write to it, so the trial is the same run but for their waiting, and the program
+    read by a maintainer lists only what crossed the wire (kilo v1's PROMPT-04 in the s12
+    matrix kept 11 such of 24, after delta debugging ran out of seconds on them). A trial
+    that misses leaves them to the stages after (a wait the failure needs stays)."""
+    assert m.best is not None
+    hit = m.hit
+    if hit is None or m.best.schedule is None:
+        return
+    kept = wrote(m.best.program, hit.records)
+    if kept is None:
+        return
+    # silent actions after the last kept one: the teardown takes the first one's place
+    cut = next((i for i in range(max(kept) + 1, len(m.best.program))), None)
+    with m.staged(Stage.SILENT) as record:
+        if m.first([m.restricted(kept, teardown=cut)]) is not None:
+            record.changes += 1
+        record.done = not m.out_of_time()
+
+
+def wrote(program: Sequence[Action], records: Sequence[Mapping[str, Any]]) -> list[int] | None:
+    """The positions of ``program``'s actions that wrote something in a replay's ``records``
+    (stamped with their authors, ``trace/authors.py``), and every ``new session`` (taking a
+    spare made ahead writes nothing); None when none of the others was silent, or when the
+    records cannot say (no stamps, or a relaunch: the records are of its last process)."""
+    wrote_at = {a.n - 1 for a in map(author_of, records)
+                if a is not None and a.numbered and a.n is not None}
+    if not wrote_at or any(isinstance(a, Relaunch) for a in program):
+        return None
+    kept = [i for i, a in enumerate(program) if i in wrote_at or isinstance(a, NewSession)]
     return kept if kept and len(kept) < len(program) else None
 
 

@@ -68,6 +68,7 @@ def measured(ce: Mapping[str, Any]) -> tuple[int, int]:
 # minimizing's stages (``fuzzing/shrink.py``'s ``Stage``), in words
 STAGE_WORDS = {"search": "search for a program that reproduces",
                "late": "the actions written after the offending message",
+               "silent": "the actions that wrote nothing",
                "breaches": "the client's deliberate breaches",
                "session": "the other sessions' actions", "examples": "whole examples",
                "chunks": "delta debugging", "single": "one-at-a-time removal (1-minimal)",

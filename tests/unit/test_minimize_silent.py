@@ -1,0 +1,101 @@
+"""Minimizing spends its trials where they inform (issue 49, the s12 reader's O4 and O5):
+the actions that wrote nothing go in one trial, and an agent that keeps failing on its own
+does not eat the failure's trials in re-runs."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from acp_model.fuzzing import shrink
+from acp_model.fuzzing.actions import Action, NewSession, Prompt, Relaunch, Wait, WaitMode
+from acp_model.fuzzing.config import FuzzConfig
+from acp_model.fuzzing.recorder import Found, program_key
+from acp_model.fuzzing.schedule import Schedule
+from acp_model.fuzzing.shrink import ReplayOutcome
+from acp_model.oracle.monitor import Violation
+
+CMD = ["true"]  # never started: every replay here is a stand-in
+
+
+def _text(text: str) -> Prompt:
+    return Prompt(0, [{"type": "text", "text": text}])
+
+
+SKIPPED = _text("kept back")  # a prompt a reading kept back (A-01=forbid): it writes nothing
+
+
+@dataclasses.dataclass
+class _Agent:
+    """A stand-in agent: a program reproduces when it opens a session, then prompts "bug";
+    a wait and the prompt ``SKIPPED`` write nothing (each other action writes once, stamped
+    with its number)."""
+
+    attempts: Counter[str] = dataclasses.field(default_factory=Counter)
+    asked: list[tuple[list[Action], Schedule | None]] = dataclasses.field(default_factory=list)
+    lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)
+
+    def __call__(self, cfg: FuzzConfig, actions: list[Action], rule: str | None,
+                 abort: threading.Event | None = None, **kw: Any) -> ReplayOutcome:
+        program = list(actions)
+        with self.lock:
+            self.attempts[program_key(program)] += 1
+            self.asked.append((program, kw.get("schedule")))
+        bug = _text("bug")
+        shows = bug in program and NewSession() in program[:program.index(bug)]
+        end = program.index(bug) + 1 if shows else len(program)
+        records = [{"dir": "c2a", "msg": {"jsonrpc": "2.0", "method": "x"},
+                    "by": {"part": "action", "n": n}}
+                   for n, a in enumerate(program[:end], start=1)
+                   if not isinstance(a, NewSession | Wait) and a != SKIPPED]
+        offending = len(records)
+        records.append({"dir": "a2c", "msg": {"jsonrpc": "2.0", "id": 1, "result": {}}})
+        found = Violation(rule or "X", "fail", "MUST", offending, "x")
+        out = ReplayOutcome(shows, [found] if shows else [], records,
+                            offending if shows else None, None, end if shows else None)
+        return dataclasses.replace(out, schedule=Schedule((), end),
+                                   held=kw.get("schedule") is not None, seconds=0.01)
+
+
+def _found(actions: list[Action]) -> Found:
+    found = Found("X", Violation("X", "fail", "MUST", 1, "x"), actions, [], 0, [actions], 0.0,
+                  0.0, candidates=[(actions, [actions])])
+    found.schedules[program_key(actions)] = Schedule((), len(actions))
+    return found
+
+
+def test_the_actions_that_wrote_nothing_go_in_one_held_trial(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """kilo v1's PROMPT-04 (s12) kept 11 of its 24 actions writing nothing when its seconds
+    ran out in delta debugging: such actions now go first, all at once, held to the schedule
+    (they add no write to it); a ``new session`` (it takes a spare: no write) stays."""
+    program: list[Action] = [NewSession(), SKIPPED, Wait(0, WaitMode.UPDATE), _text("noise"),
+                             SKIPPED, _text("bug")]
+    agent = _Agent()
+    monkeypatch.setattr(shrink, "replay_once", agent)
+    found = _found(program)
+    shrink.measure_reproduction(FuzzConfig(CMD, replay_runs=1, minimize_budget=30.0), found)
+    silent = found.minimize["stages"]["silent"]  # type: ignore[index]
+    assert (silent["changes"], silent["actions"]) == (1, [6, 3]), silent
+    assert silent["trials"] <= shrink.PARALLEL, silent
+    first_cut = next(p for p, s in agent.asked if s is not None and len(p) < len(program))
+    assert first_cut == [NewSession(), _text("noise"), _text("bug")]
+    assert found.actions == [NewSession(), _text("bug")]
+    assert found.minimize["fixpoint"]  # type: ignore[index]
+
+
+def test_which_actions_wrote_is_read_from_the_stamps_and_a_relaunch_says_nothing() -> None:
+    """Only stamped writes count; with no stamp at all, or a relaunch (the records are of its
+    last process), nothing is called silent; every ``new session`` is kept."""
+    program: list[Action] = [NewSession(), SKIPPED, _text("bug")]
+    stamped = [{"dir": "c2a", "msg": {}, "by": {"part": "action", "n": 3}}]
+    assert shrink.wrote(program, stamped) == [0, 2]
+    assert shrink.wrote(program, [{"dir": "c2a", "msg": {}}]) is None
+    every = [{"dir": "c2a", "msg": {}, "by": {"part": "action", "n": 2}}]
+    assert shrink.wrote([NewSession(), _text("bug")], every) is None
+    relaunch = Relaunch(0)
+    assert shrink.wrote([*program, relaunch], stamped) is None
