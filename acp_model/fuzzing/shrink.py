@@ -91,6 +91,9 @@ RETRY_UP_TO = 24  # ... on programs this short (each pass costs one replay per a
 ATTEMPTS = 3  # replay rounds of a failure's own session before delta debugging goes on
 SEARCH_ROUNDS = 10  # rounds of replays looking for a reproducing program (within the budget)
 CERTIFY = 2  # tries of each single removal before a program is called 1-minimal
+# rounds of replays a trial whose every replay was inconclusive gets in all, held to one
+# schedule (its first and CERTIFY more): then it stands as a miss, unreplayed
+UNSURE_ROUNDS = 1 + CERTIFY
 # held replays of the program being minimized that say whether it reproduces every time: one
 # that misses some is racy, and each removal that missed CERTIFY times is tried once more
 RACY_RUNS = 2
@@ -238,6 +241,11 @@ class Tally:
         return (sum(e[0] for e in self.runs.values()), sum(e[1] for e in self.runs.values()))
 
 
+def _trial_key(trial: Trial) -> tuple[str, str]:
+    """A trial's identity: its program and the schedule it is held to ("": free-running)."""
+    return _held_key(trial) if trial.schedule is not None else (program_key(trial.program), "")
+
+
 def _held_key(trial: Trial) -> tuple[str, str]:
     """A held trial's identity: its program and the schedule it is held to."""
     assert trial.schedule is not None
@@ -359,6 +367,9 @@ class Minimizer:
     # request is a hit too (``roots``: a withdrawn prompt's CANCEL-14 is PROMPT-04's)
     method: str | None = None
     evidence: Evidence = field(default_factory=Evidence)  # which trials said anything
+    # rounds of :meth:`first` in which every replay of a trial (its program, and the schedule
+    # it is held to) was inconclusive: :meth:`_unsure`
+    unsure_rounds: Counter[tuple[str, str]] = field(default_factory=Counter)
     racy: Racy = field(default_factory=lambda: Racy())  # whether its programs miss some replays
 
     def allowed(self) -> int:
@@ -420,7 +431,8 @@ class Minimizer:
         A trial whose every replay was inconclusive (the agent failed on its own) is run
         again, up to :data:`CERTIFY` more times: a miss it is not, and an action it left out
         must not look needed because the agent failed (issue 49). After that it stands as
-        a miss would (the budget is the bound), but never refutes its program."""
+        a miss would, and is not replayed again held to the same schedule (:meth:`_unsure`),
+        but never refutes its program."""
         def counted(trial: Trial, outcome: ReplayOutcome) -> None:
             ran = outcome.error is None or outcome.reproduced
             self.trials += ran
@@ -431,9 +443,10 @@ class Minimizer:
             if evidence and trial.schedule is not None and not outcome.reproduced:
                 self.missed[_held_key(trial)] += 1
 
-        pending = [n for n, t in enumerate(trials) if not self._refuted(t)]
+        pending = [n for n, t in enumerate(trials)
+                   if not self._refuted(t) and not self._unsure(t)]
         found = None
-        for _ in range(1 + CERTIFY):
+        for _ in range(UNSURE_ROUNDS):
             if not pending:
                 return None
             self.evidence.begin()
@@ -444,6 +457,7 @@ class Minimizer:
             if found is not None:
                 break
             pending = self.evidence.again(trials, pending)
+            self.unsure_rounds.update(_trial_key(trials[n]) for n in pending)
             if self.out_of_time():
                 return None
         if found is None:
@@ -456,6 +470,14 @@ class Minimizer:
         self._keep(trial)
         self.best = trial
         return n, trial
+
+    def _unsure(self, trial: Trial) -> bool:
+        """A trial whose every replay was inconclusive in :data:`UNSURE_ROUNDS` rounds, held
+        to the same schedule (or free): the agent keeps failing on its own there, and
+        another round costs replays that say nothing (gemini-cli v1's V1-LOAD-01, s12 matrix:
+        each single removal re-ran its inconclusive trials in every pass, and minimizing
+        spent its 200 trials at the single stage)."""
+        return self.unsure_rounds[_trial_key(trial)] >= UNSURE_ROUNDS
 
     def _refuted(self, trial: Trial) -> bool:
         """A held trial whose program already missed :data:`CERTIFY` replays held to the
