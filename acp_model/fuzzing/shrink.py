@@ -94,6 +94,11 @@ CERTIFY = 2  # tries of each single removal before a program is called 1-minimal
 # rounds of replays a trial whose every replay was inconclusive gets in all, held to one
 # schedule (its first and CERTIFY more): then it stands as a miss, unreplayed
 UNSURE_ROUNDS = 1 + CERTIFY
+# trials in a row whose replays were all inconclusive after which minimizing ends (cut_by
+# "unsure"): four trials that each had their UNSURE_ROUNDS rounds of PARALLEL replays and
+# said nothing; more only spend the budget on an agent that fails on its own in fresh
+# processes (gemini-cli v1's session/load in the s12 matrix: 200 trials, no fixpoint)
+UNSURE_STREAK = 24
 # held replays of the program being minimized that say whether it reproduces every time: one
 # that misses some is racy, and each removal that missed CERTIFY times is tried once more
 RACY_RUNS = 2
@@ -357,7 +362,8 @@ class Minimizer:
     # refutation is of the pair
     missed: Counter[tuple[str, str]] = field(default_factory=Counter)
     # what ended minimizing before its fixpoint: "trials" (the allowance used up), "seconds"
-    # (the outer bound), "stop" (the run's end, a signal); None: not cut
+    # (the outer bound), "unsure" (UNSURE_STREAK inconclusive trials in a row), "stop" (the
+    # run's end, a signal); None: not cut
     cut_by: str | None = None
     # the allowance of trials fixed when the first program reproduced (None: searching, or
     # cfg.minimize_trials fixes it)
@@ -370,6 +376,7 @@ class Minimizer:
     # rounds of :meth:`first` in which every replay of a trial (its program, and the schedule
     # it is held to) was inconclusive: :meth:`_unsure`
     unsure_rounds: Counter[tuple[str, str]] = field(default_factory=Counter)
+    unsure_streak: int = 0  # the latest trials that ran, in a row, all inconclusive
     racy: Racy = field(default_factory=lambda: Racy())  # whether its programs miss some replays
 
     def allowed(self) -> int:
@@ -410,6 +417,8 @@ class Minimizer:
             self.cut_by = "stop" if time.monotonic() < self.deadline() else "seconds"
         elif self.trials >= self.allowed():
             self.cut_by = "trials"
+        elif self.unsure_streak >= UNSURE_STREAK:
+            self.cut_by = "unsure"
         elif time.monotonic() >= self.deadline():
             self.cut_by = "seconds"
         self.cut = self.cut_by is not None
@@ -440,6 +449,7 @@ class Minimizer:
                 self.clock.ran(outcome.seconds)
             evidence = self.seen.count(trial.program, outcome, self.evidence.recording(trial))
             self.evidence.note(trial, evidence, ran)
+            self.unsure_streak = 0 if evidence else self.unsure_streak + ran
             if evidence and trial.schedule is not None and not outcome.reproduced:
                 self.missed[_held_key(trial)] += 1
 

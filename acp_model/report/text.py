@@ -75,6 +75,8 @@ STAGE_WORDS = {"search": "search for a program that reproduces",
                "content": "simpler content"}
 CUT_WORDS = {"trials": "its trials ran out (--minimize-trials)",
              "seconds": "its outer bound in seconds was reached (--minimize-budget)",
+             "unsure": "the agent failed on its own in each of its latest trials "
+                       "(inconclusive replays: no evidence either way)",
              "stop": "the run was stopped"}
 
 

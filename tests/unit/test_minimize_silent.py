@@ -15,7 +15,7 @@ from acp_model.fuzzing import shrink
 from acp_model.fuzzing.actions import Action, NewSession, Prompt, Relaunch, Wait, WaitMode
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.recorder import Found, program_key
-from acp_model.fuzzing.schedule import Schedule
+from acp_model.fuzzing.schedule import Boundary, Crossing, Schedule
 from acp_model.fuzzing.shrink import ReplayOutcome
 from acp_model.oracle.monitor import Violation
 
@@ -99,3 +99,36 @@ def test_which_actions_wrote_is_read_from_the_stamps_and_a_relaunch_says_nothing
     assert shrink.wrote([NewSession(), _text("bug")], every) is None
     relaunch = Relaunch(0)
     assert shrink.wrote([*program, relaunch], stamped) is None
+
+
+def test_minimizing_ends_once_the_agent_failed_on_its_own_in_every_latest_trial(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """gemini-cli v1's V1-LOAD-01 (s12): in fresh processes its session/load failed on its
+    own (a session loaded in the clock minute it was made loses its history), and minimizing
+    spent all 200 of its trials on replays that said nothing. Now it ends after
+    UNSURE_STREAK inconclusive trials in a row, and says why."""
+    program: list[Action] = [NewSession(), *(_text(f"noise {n}") for n in range(12)),
+                             _text("bug")]
+    agent = _Agent()
+    made = (Crossing(Boundary.WRITE, ("request", "session/new"), action=0),
+            Crossing(Boundary.MESSAGE, ("response", "result"), cause=0, action=0))
+
+    def failing(cfg: FuzzConfig, actions: list[Action], rule: str | None,
+                abort: threading.Event | None = None, **kw: Any) -> ReplayOutcome:
+        out = agent(cfg, actions, rule, abort, **kw)
+        if out.reproduced and len(actions) == len(program):
+            # the search's run: the recording, in which session/new had a result
+            return dataclasses.replace(out, schedule=Schedule(made, len(program)))
+        records = [{"dir": "c2a", "msg": {"id": 2, "method": "session/new"}},
+                   {"dir": "a2c", "msg": {"id": 2, "error": {"code": -32603}}}]
+        return dataclasses.replace(out, reproduced=False, violations=[], records=records,
+                                   offending=None, performed=None)
+
+    monkeypatch.setattr(shrink, "replay_once", failing)
+    found = _found(program)
+    found.schedules[program_key(program)] = Schedule(made, len(program))
+    shrink.measure_reproduction(FuzzConfig(CMD, replay_runs=1, minimize_budget=60.0), found)
+    m = found.minimize
+    assert m is not None and m["cut_by"] == "unsure", m
+    assert m["trials"] <= 2 * shrink.UNSURE_STREAK + 2 * shrink.PARALLEL * shrink.UNSURE_ROUNDS, m
+    assert "the agent failed on its own in each of its latest trials" in " ".join(found.notes)
