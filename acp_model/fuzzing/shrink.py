@@ -58,7 +58,8 @@ from acp_model.fuzzing.schedule import Schedule
 from acp_model.fuzzing.stop import Stop, cutoff
 from acp_model.llm.script import Reply, Text, Tools, one_delay_less, untimed
 from acp_model.report.text import CUT_WORDS, minimize_stopped
-from acp_model.trace.authors import author_of
+from acp_model.trace.authors import Part, author_of
+from acp_model.trace.format import TAKEN
 
 __all__ = [
     "INTERRUPTED",
@@ -139,6 +140,7 @@ class Stage(StrEnum):
     CHUNKS = "chunks"  # delta debugging of actions
     SINGLE = "single"  # one action at a time, until none can go (1-minimal)
     CONTENT = "content"  # simpler content: fewer blocks, shorter texts, fewer model steps
+    SPARE = "spare"  # a spare session the proof rests on, made by an action (one trial)
     FIXPOINT = "fixpoint"  # no removal and no simplification reproduces any more
 
 
@@ -546,6 +548,7 @@ class Minimizer:
             if not done:
                 break
             if not removed and not simpler:
+                spare_as_action(self)
                 self.progress.stage = Stage.FIXPOINT
                 break
             # over again: each removal missed CERTIFY times on a program that differs from
@@ -807,6 +810,58 @@ def wrote(program: Sequence[Action], records: Sequence[Mapping[str, Any]]) -> li
         return None
     kept = [i for i, a in enumerate(program) if i in wrote_at or isinstance(a, NewSession)]
     return kept if kept and len(kept) < len(program) else None
+
+
+def spare_as_action(m: Minimizer) -> None:
+    """At the fixpoint, a proof that rests on a session the client made ahead and no action
+    took (a spare, ``fuzzing/sessions.py``) gets one trial with a ``new session`` action
+    taking it, right after the program's last one: the program then shows what the proof
+    needs (gptme v1's SESS-01 in the s12 matrix: "1. new session s1" beside a breach that
+    needs two session/new, the second a spare's). Kept when it reproduces and its proof no
+    longer rests on an untaken spare; no removal follows (the spare would do again)."""
+    if m.best is None or m.hit is None or not rests_on_spare(m.hit):
+        return
+    best, hit = m.best, m.hit
+    program = best.program
+    at = max((i + 1 for i, a in enumerate(program) if isinstance(a, NewSession)), default=0)
+    trial = Trial([*program[:at], NewSession(), *program[at:]],
+                  best.schedule.upto(at) if best.schedule is not None else None)
+    with m.staged(Stage.SPARE) as record:
+        found = m.first([trial])
+        if found is not None and not rests_on_spare(m.hit):
+            record.changes += 1
+        elif found is not None:  # it reproduced, on a spare again: the shorter one stays
+            m.best, m.hit = best, hit
+        record.done = not m.out_of_time()
+
+
+def rests_on_spare(hit: ReplayOutcome) -> bool:
+    """Whether the proof of a reproducing replay cites a spare's ``session/new`` (or the
+    agent's answer to it) whose session no action took (``"taken"``, ``trace/format.py``)."""
+    records = hit.records
+    cited = {i for v in hit.violations if v.rule == (hit.rule or v.rule)
+             for i in (v.index, *(j for j, _ in v.evidence), *v.related)}
+    spares: dict[Any, int] = {}  # request id of a spare's session/new -> its index
+    # session id -> the spares' session/new that made it and no action took yet, in order
+    # (an agent may give two sessions one id: gptme's SESS-01; the client takes in order)
+    made: dict[str, list[int]] = {}
+    for i, record in enumerate(records):
+        for t in record.get(TAKEN) or ():
+            if t and made.get(str(t[0])):
+                made[str(t[0])].pop(0)
+        msg = record.get("msg")
+        if not isinstance(msg, dict):
+            continue
+        author = author_of(record)
+        if author is not None and author.part is Part.SPARE \
+                and msg.get("method") == "session/new":
+            spares[msg.get("id")] = i
+        elif record.get("dir") == "a2c" and "method" not in msg and msg.get("id") in spares:
+            result = msg.get("result")
+            if isinstance(result, dict) and isinstance(result.get("sessionId"), str):
+                made.setdefault(result["sessionId"], []).append(spares[msg["id"]])
+                cited |= {spares[msg["id"]]} if i in cited else set()
+    return any(i in cited for left in made.values() for i in left)
 
 
 # --- the client's deliberate breaches -----------------------------------------------------

@@ -69,6 +69,7 @@ def measured(ce: Mapping[str, Any]) -> tuple[int, int]:
 STAGE_WORDS = {"search": "search for a program that reproduces",
                "late": "the actions written after the offending message",
                "silent": "the actions that wrote nothing",
+               "spare": "a spare session the proof rests on, made by an action",
                "breaches": "the client's deliberate breaches",
                "session": "the other sessions' actions", "examples": "whole examples",
                "chunks": "delta debugging", "single": "one-at-a-time removal (1-minimal)",

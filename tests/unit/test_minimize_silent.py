@@ -132,3 +132,57 @@ def test_minimizing_ends_once_the_agent_failed_on_its_own_in_every_latest_trial(
     assert m is not None and m["cut_by"] == "unsure", m
     assert m["trials"] <= 2 * shrink.UNSURE_STREAK + 2 * shrink.PARALLEL * shrink.UNSURE_ROUNDS, m
     assert "the agent failed on its own in each of its latest trials" in " ".join(found.notes)
+
+
+def _dup_ids(news: int) -> list[dict[str, Any]]:
+    """gptme v1's SESS-01 (s12): every session/new answered with one id; the client makes
+    spares ahead, and its first ``news`` actions took the first ``news`` of them."""
+    records: list[dict[str, Any]] = [{"dir": "c2a", "msg": {"id": 0, "method": "initialize"},
+                                      "by": {"part": "handshake"}},
+                                     {"dir": "a2c", "msg": {"id": 0, "result": {}}}]
+    for n in (1, 2, 3):
+        records.append({"dir": "c2a", "msg": {"id": n, "method": "session/new"},
+                        "by": {"part": "spare"}})
+        records.append({"dir": "a2c", "msg": {"id": n, "result": {"sessionId": "acp-1"}}})
+        if n <= news:
+            records.append({"dir": "a2c", "msg": {"method": "session/update"},
+                            "taken": [["acp-1", n]]})
+    return records
+
+
+def _dup_outcome(news: int) -> ReplayOutcome:
+    records = _dup_ids(news)
+    second = next(i for i, r in enumerate(records) if r["msg"].get("id") == 2
+                  and "result" in r["msg"])
+    v = Violation("SESS-01", "fail", "MUST", second, "x", evidence=[(3, "the first")])
+    return ReplayOutcome(True, [v], records, second, None, news or None)
+
+
+def test_a_proof_that_rests_on_an_untaken_spare_is_told() -> None:
+    assert shrink.rests_on_spare(_dup_outcome(1))  # the second session/new is a spare's
+    assert not shrink.rests_on_spare(_dup_outcome(2))  # action 2 took it
+
+
+def test_at_the_fixpoint_a_spare_the_proof_rests_on_is_made_by_an_action(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The s12 reader's O4: gptme's "1. new session s1" could not show a breach that needs
+    two session/new; at the fixpoint one trial adds the action that takes the spare, kept
+    when its proof no longer rests on a spare, and no removal follows."""
+    def agent(cfg: FuzzConfig, actions: list[Action], rule: str | None,
+              abort: threading.Event | None = None, **kw: Any) -> ReplayOutcome:
+        news = sum(isinstance(a, NewSession) for a in actions)
+        if not news:
+            return ReplayOutcome(False, [], [], None, schedule=Schedule((), len(actions)),
+                                 held=kw.get("schedule") is not None, seconds=0.01)
+        out = _dup_outcome(min(news, 2))
+        return dataclasses.replace(out, performed=len(actions), schedule=Schedule(
+            (), len(actions)), held=kw.get("schedule") is not None, seconds=0.01)
+
+    monkeypatch.setattr(shrink, "replay_once", agent)
+    found = _found([NewSession(), _text("noise")])
+    found.rule = "SESS-01"
+    shrink.measure_reproduction(FuzzConfig(CMD, replay_runs=1, minimize_budget=30.0), found)
+    m = found.minimize
+    assert m is not None and m["fixpoint"], m
+    assert m["stages"]["spare"]["changes"] == 1, m
+    assert found.actions == [NewSession(), NewSession()]
