@@ -263,13 +263,19 @@ def _held_key(trial: Trial) -> tuple[str, str]:
 class Evidence:
     """Which trials of a round of replays (one :meth:`Minimizer.first`) said anything: a
     replay that reproduced or missed is evidence, one in which the agent failed on its own
-    (``fuzzing/inconclusive.py``) is not; and what each program's replay is compared with."""
+    (``fuzzing/inconclusive.py``) is not; what each program's replay is compared with; and,
+    over all rounds, which trials said nothing in :data:`UNSURE_ROUNDS` (:meth:`spent`) and
+    how many trials in a row said nothing (``streak``)."""
 
     # the schedule each program's reproducing run recorded, by program key: what a
     # free-running trial of it is compared with
     recordings: dict[str, Schedule] = field(default_factory=dict)
     conclusive: set[int] = field(default_factory=set)  # trials (by id) a replay said something of
     unsure: set[int] = field(default_factory=set)  # ... whose replays were inconclusive
+    # rounds in which every replay of a trial (its program, and the schedule it is held to)
+    # was inconclusive
+    rounds: Counter[tuple[str, str]] = field(default_factory=Counter)
+    streak: int = 0  # the latest trials that ran, in a row, all inconclusive
 
     def recording(self, trial: Trial) -> Schedule | None:
         """The schedule it is held to, else its program's own recording (None: none known)."""
@@ -286,11 +292,23 @@ class Evidence:
             self.conclusive.add(id(trial))
         elif ran:  # the agent failed on its own (a replay that was cut: neither)
             self.unsure.add(id(trial))
+        self.streak = 0 if evidence else self.streak + ran
 
     def again(self, trials: Sequence[Trial], pending: list[int]) -> list[int]:
-        """The trials at ``pending`` whose every replay this round was inconclusive."""
-        return [n for n in pending
-                if id(trials[n]) in self.unsure and id(trials[n]) not in self.conclusive]
+        """The trials at ``pending`` whose every replay this round was inconclusive (each
+        counts one more such round)."""
+        out = [n for n in pending
+               if id(trials[n]) in self.unsure and id(trials[n]) not in self.conclusive]
+        self.rounds.update(_trial_key(trials[n]) for n in out)
+        return out
+
+    def spent(self, trial: Trial) -> bool:
+        """A trial whose every replay was inconclusive in :data:`UNSURE_ROUNDS` rounds, held
+        to the same schedule (or free): the agent keeps failing on its own there, and
+        another round costs replays that say nothing (gemini-cli v1's V1-LOAD-01, s12 matrix:
+        each single removal re-ran its inconclusive trials in every pass, and minimizing
+        spent its 200 trials at the single stage)."""
+        return self.rounds[_trial_key(trial)] >= UNSURE_ROUNDS
 
 
 @dataclass
@@ -364,8 +382,7 @@ class Minimizer:
     # refutation is of the pair
     missed: Counter[tuple[str, str]] = field(default_factory=Counter)
     # what ended minimizing before its fixpoint: "trials" (the allowance used up), "seconds"
-    # (the outer bound), "unsure" (UNSURE_STREAK inconclusive trials in a row), "stop" (the
-    # run's end, a signal); None: not cut
+    # (the outer bound), "unsure" (UNSURE_STREAK inconclusive trials), "stop"; None: not cut
     cut_by: str | None = None
     # the allowance of trials fixed when the first program reproduced (None: searching, or
     # cfg.minimize_trials fixes it)
@@ -375,10 +392,6 @@ class Minimizer:
     # request is a hit too (``roots``: a withdrawn prompt's CANCEL-14 is PROMPT-04's)
     method: str | None = None
     evidence: Evidence = field(default_factory=Evidence)  # which trials said anything
-    # rounds of :meth:`first` in which every replay of a trial (its program, and the schedule
-    # it is held to) was inconclusive: :meth:`_unsure`
-    unsure_rounds: Counter[tuple[str, str]] = field(default_factory=Counter)
-    unsure_streak: int = 0  # the latest trials that ran, in a row, all inconclusive
     racy: Racy = field(default_factory=lambda: Racy())  # whether its programs miss some replays
 
     def allowed(self) -> int:
@@ -394,10 +407,6 @@ class Minimizer:
             return SEARCH_ALLOWED
         self.fixed = min(MAX_TRIALS, self.trials + trials_for(len(self.best.program)))
         return self.fixed
-
-    def trial_seconds(self) -> float | None:
-        """The median replay's seconds on this agent (None: none ran yet)."""
-        return self.clock.median()
 
     def deadline(self) -> float:
         """When minimizing ends (:meth:`TrialClock.deadline`): while searching, the latest
@@ -419,7 +428,7 @@ class Minimizer:
             self.cut_by = "stop" if time.monotonic() < self.deadline() else "seconds"
         elif self.trials >= self.allowed():
             self.cut_by = "trials"
-        elif self.unsure_streak >= UNSURE_STREAK:
+        elif self.evidence.streak >= UNSURE_STREAK:
             self.cut_by = "unsure"
         elif time.monotonic() >= self.deadline():
             self.cut_by = "seconds"
@@ -429,11 +438,6 @@ class Minimizer:
     def trials_left(self) -> int:
         return max(0, self.allowed() - self.trials)
 
-    def _keep(self, trial: Trial) -> None:
-        if all(t.program != trial.program for t in self.reproduced):
-            self.reproduced.append(trial)
-            self.reproduced.sort(key=lambda t: len(t.program))
-
     def first(self, trials: list[Trial]) -> tuple[int, Trial] | None:
         """The first trial that reproduces once (a batch at a time): its index, and the
         trial cut after the action that showed the rule, with the schedule that run
@@ -442,7 +446,7 @@ class Minimizer:
         A trial whose every replay was inconclusive (the agent failed on its own) is run
         again, up to :data:`CERTIFY` more times: a miss it is not, and an action it left out
         must not look needed because the agent failed (issue 49). After that it stands as
-        a miss would, and is not replayed again held to the same schedule (:meth:`_unsure`),
+        a miss would, and is not replayed again held to the same schedule (``spent``),
         but never refutes its program."""
         def counted(trial: Trial, outcome: ReplayOutcome) -> None:
             ran = outcome.error is None or outcome.reproduced
@@ -451,12 +455,11 @@ class Minimizer:
                 self.clock.ran(outcome.seconds)
             evidence = self.seen.count(trial.program, outcome, self.evidence.recording(trial))
             self.evidence.note(trial, evidence, ran)
-            self.unsure_streak = 0 if evidence else self.unsure_streak + ran
             if evidence and trial.schedule is not None and not outcome.reproduced:
                 self.missed[_held_key(trial)] += 1
 
         pending = [n for n, t in enumerate(trials)
-                   if not self._refuted(t) and not self._unsure(t)]
+                   if not self._refuted(t) and not self.evidence.spent(t)]
         found = None
         for _ in range(UNSURE_ROUNDS):
             if not pending:
@@ -469,7 +472,6 @@ class Minimizer:
             if found is not None:
                 break
             pending = self.evidence.again(trials, pending)
-            self.unsure_rounds.update(_trial_key(trials[n]) for n in pending)
             if self.out_of_time():
                 return None
         if found is None:
@@ -479,17 +481,10 @@ class Minimizer:
         program = trials[n].program
         program = program[:outcome.performed] if outcome.performed else program
         trial = Trial(program, outcome.schedule)
-        self._keep(trial)
+        if all(t.program != trial.program for t in self.reproduced):
+            self.reproduced = sorted([*self.reproduced, trial], key=lambda t: len(t.program))
         self.best = trial
         return n, trial
-
-    def _unsure(self, trial: Trial) -> bool:
-        """A trial whose every replay was inconclusive in :data:`UNSURE_ROUNDS` rounds, held
-        to the same schedule (or free): the agent keeps failing on its own there, and
-        another round costs replays that say nothing (gemini-cli v1's V1-LOAD-01, s12 matrix:
-        each single removal re-ran its inconclusive trials in every pass, and minimizing
-        spent its 200 trials at the single stage)."""
-        return self.unsure_rounds[_trial_key(trial)] >= UNSURE_ROUNDS
 
     def _refuted(self, trial: Trial) -> bool:
         """A held trial whose program already missed :data:`CERTIFY` replays held to the
@@ -671,7 +666,7 @@ def minimize_entry(m: Minimizer, budget: float, seconds: float) -> dict[str, Any
     """The ``minimize`` entry of a counterexample (docs/reports.md): a reader's view of the
     minimizer's state, not part of it; ``steps``: the length of the program minimizing ended
     with (the one reported, unless a longer one reproduced more often)."""
-    cost = m.trial_seconds()
+    cost = m.clock.median()  # the median replay's seconds on this agent
     return {"fixpoint": m.stage is Stage.FIXPOINT, "stage": m.stage.value,
             "seconds": round(seconds, 1), "budget": round(budget, 1),
             "trials": m.trials, "trials_allowed": m.allowed(),
