@@ -23,9 +23,11 @@ the schedule a smaller program is expected to follow, for minimizing under it.
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 from typing import Any
 
 from acp_model.model.vocab import Reads
@@ -280,5 +282,15 @@ class Schedule:
         return self.restrict(range(actions))
 
 
+def read_schedule(path: Path) -> Schedule | None:
+    """The schedule file ``path`` (None: missing or unreadable)."""
+    if not path.is_file():
+        return None
+    try:
+        return Schedule.from_json(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, ScheduleError):
+        return None
+
+
 __all__ = ["COUNTED_UPDATES", "FORMAT", "PLACED", "SOFT_UPDATES", "Boundary", "Crossing", "Key",
-           "Schedule", "ScheduleError", "essential", "event_key"]
+           "Schedule", "ScheduleError", "essential", "event_key", "read_schedule"]

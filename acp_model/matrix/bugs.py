@@ -32,8 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from acp_model.fuzzing.actions import ActionError
-from acp_model.fuzzing.program import Program
+from acp_model.fuzzing.unsent import program_in_files
 from acp_model.matrix.held import held_of
 from acp_model.matrix.rewrite import ISSUE
 from acp_model.model.check import CHECKS
@@ -111,15 +110,12 @@ def review_of(reviews: Mapping[ReviewKey, Review], row: Mapping[str, Any], rule:
                         int(row["protocol"]), rule))
 
 
-def _program(replay: Path | None) -> tuple[list[str], int | None]:
-    """The replay file's program in words, and its length (None: no readable file)."""
-    if replay is None:
-        return [], None
-    try:
-        actions = json.loads(replay.read_text(encoding="utf-8")).get("actions") or []
-        return Program.of(actions).describe(), len(actions)
-    except (OSError, ValueError, ActionError):
-        return [], None
+def _program(replay: Path | None, transcript: Path | None) -> tuple[list[str], int | None]:
+    """The replay file's program in words, each action that wrote less than its words say
+    marked so from the transcript and schedule beside it, and its length (None: no readable
+    file)."""
+    lines = program_in_files(replay, transcript) if replay is not None else None
+    return ([], None) if lines is None else (lines, len(lines))
 
 
 def envelope_rule(rule_id: str) -> bool:
@@ -177,7 +173,7 @@ def issue_body(row: Mapping[str, Any], f: Mapping[str, Any], base: Path, *,
     rule = RULES.get(str(f["rule"]))
     info = row.get("agent_info") or {}
     replay = base / f["replay"] if f.get("replay") else None
-    steps, length = _program(replay)
+    steps, length = _program(replay, base / f["transcript"] if f.get("transcript") else None)
     lines = [f"# {title_of(row, f)}", "",
              "<!-- written by `acp-model report-bug` from the matrix run's files -->", "",
              f"**Agent:** {row.get('title') or row['agent']}"

@@ -4,8 +4,13 @@ scripted model's name is explained where an agent's notice names it."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from acp_model.fuzzing.actions import AnswerPermission, Cancel, Interrupt, NewSession, Prompt
+from acp_model.fuzzing.program import Program
+from acp_model.fuzzing.schedule import Boundary, Crossing, Schedule
+from acp_model.fuzzing.unsent import program_in_files, program_lines
 from acp_model.report.proof import TURN_STARTS_ROLE, proof_lines
 
 SID = "s-1"
@@ -50,3 +55,79 @@ def test_no_turn_start_is_named_without_an_error_before_it() -> None:
     evidence = [e for e in EVIDENCE if e["index"] != 2]
     assert not any(TURN_STARTS_ROLE in line
                    for line in proof_lines(WITHDRAWN[:2] + WITHDRAWN[3:], 9, evidence))
+
+
+# --- O5: actions that wrote nothing ------------------------------------------------------
+
+KEPT = Path(__file__).resolve().parents[2] / "docs" / "matrix-run"
+
+
+def _client(n: int, method: str, action: int | None, rid: int | None = None,
+            **params: Any) -> dict[str, Any]:
+    msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
+    if rid is not None:
+        msg["id"] = rid
+    by = {"part": "action", "n": action} if action is not None else {"part": "teardown"}
+    return {"dir": "c2a", "n": n, "msg": msg, "by": by}
+
+
+def _answer(n: int, rid: int) -> dict[str, Any]:
+    return {"dir": "a2c", "n": n, "msg": {"jsonrpc": "2.0", "id": rid, "result": {}}}
+
+
+PROGRAM = [NewSession(), Prompt(0, blocks=[{"type": "text", "text": "hi"}]),
+           Prompt(0, blocks=[{"type": "text", "text": "again"}]),
+           Interrupt(0, prompt=Prompt(blocks=[{"type": "text", "text": "instead"}])),
+           AnswerPermission(0), Cancel(0)]
+WIRE = [_client(0, "session/new", 1, 1, cwd="/", mcpServers=[]),
+        {"dir": "a2c", "n": 1, "msg": {"jsonrpc": "2.0", "id": 1, "result": {"sessionId": SID}}},
+        _client(2, "session/prompt", 2, 2, sessionId=SID, prompt=[]),
+        _client(3, "session/cancel", 4, sessionId=SID),
+        _client(4, "session/cancel", 6, sessionId=SID),
+        _answer(5, 2),
+        _client(6, "_acp_model/sync", None, 9)]
+
+
+def _looks(waits: dict[int, float]) -> Schedule:
+    return Schedule(tuple(Crossing(Boundary.LOOK, ("look",), action=a, by_action=True,
+                                   waited=w) for a, w in waits.items()), len(PROGRAM))
+
+
+def test_a_line_says_what_its_action_did_not_send() -> None:
+    lines = program_lines(PROGRAM, WIRE, list(range(len(WIRE))), _looks({4: 1.24}),
+                          {"A-01": "forbid"})
+    assert lines[0] == "new session s1" and lines[1] == "prompt s1: hi"
+    assert lines[2] == "prompt s1: again (not sent: prompt #2 on s1 was still open, A-01=forbid)"
+    assert lines[3].endswith("(only the cancel was sent: prompt #2 on s1 was still open, "
+                             "A-01=forbid)")
+    assert lines[4] == "answer permission s1: allow (no permission request came: it only " \
+                       "waited 1.2 s)"
+    assert lines[5] == "cancel s1"
+
+
+def test_nothing_is_said_where_the_run_did_not_record_it() -> None:
+    numbers = list(range(len(WIRE)))
+    unstamped = [{k: v for k, v in r.items() if k != "by"} for r in WIRE]
+    plain = Program.of(PROGRAM).describe()
+    assert program_lines(PROGRAM, unstamped, numbers) == plain
+    assert program_lines(PROGRAM, WIRE, [n + 10 for n in numbers]) == plain  # an excerpt
+    assert program_lines(PROGRAM[:3], WIRE, numbers) == Program.of(PROGRAM[:3]).describe()
+    # no schedule: the answer that found nothing says so without a time
+    assert program_lines(PROGRAM, WIRE, numbers)[4].endswith(
+        "(no permission request was open: nothing sent)")
+
+
+def test_the_kept_run_s_programs_say_what_was_not_sent() -> None:
+    """What re-judging an old run shows (the s12 matrix, kept in docs/matrix-run): mistral-vibe's
+    answer to a permission request that never came, kilo's prompts held back."""
+    mistral = program_in_files(KEPT / "mistral-vibe-v1" / "CANCEL-07" / "replay.json",
+                               KEPT / "mistral-vibe-v1" / "CANCEL-07" / "transcript.jsonl")
+    assert mistral is not None
+    assert mistral[3] == ("answer permission s1: allow (no permission request came: it only "
+                          "waited 2.9 s)")
+    kilo = program_in_files(KEPT / "kilo-v1" / "PROMPT-04" / "replay.json",
+                            KEPT / "kilo-v1" / "PROMPT-04" / "transcript.jsonl")
+    assert kilo is not None
+    assert kilo[3].endswith("(only the cancel was sent: prompt #6 on s1 was still open, "
+                            "A-01=forbid)")
+    assert sum("not sent" in line for line in kilo) == 5
