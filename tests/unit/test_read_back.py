@@ -131,3 +131,44 @@ def test_the_kept_run_s_programs_say_what_was_not_sent() -> None:
     assert kilo[3].endswith("(only the cancel was sent: prompt #6 on s1 was still open, "
                             "A-01=forbid)")
     assert sum("not sent" in line for line in kilo) == 5
+
+
+# --- O8: the scripted model's name -----------------------------------------------------------
+
+def _notice_body(tmp_path: Path, agent: str, title: str) -> str:
+    import json
+
+    from acp_model.matrix.bugs import issue_body
+
+    records = [*WITHDRAWN[:3], _update(3, "notice", severity="warning", title=title),
+               _update(4, "config_option_update", configOptions=[{"currentValue": "gpt-5"}]),
+               *WITHDRAWN[5:]]
+    (tmp_path / "transcript.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    return issue_body({"agent": agent, "protocol": 2, "status": "ran",
+                       "model_api": "openai-responses"},
+                      {"rule": "SDK-PROMPT-03", "transcript": "transcript.jsonl", "index": 9,
+                       "evidence": EVIDENCE, "message": "m"}, tmp_path)
+
+
+def test_an_agent_s_notice_of_the_scripted_model_s_name_is_explained(tmp_path: Path) -> None:
+    """O8: codex-acp's "Model metadata for `gpt-5` not found" (s12) is about the name its
+    profile has the agent ask our scripted model for; the issue says so, with the line."""
+    from acp_model.profiles import PROFILES
+
+    assert PROFILES["codex-acp"].model_name == "gpt-5"
+    body = _notice_body(tmp_path, "codex-acp", "Model metadata for `gpt-5` not found.")
+    para = next(line for line in body.splitlines() if line.startswith("**The model's name:**"))
+    assert "message #3 names `gpt-5`" in para and "scripted model" in para  # not #4's listing
+    for other, title in (("codex-acp", "Model metadata for `gpt-5.5` not found."),
+                         ("opencode", "Model metadata for `gpt-5` not found.")):
+        assert "**The model's name:**" not in _notice_body(tmp_path, other, title)
+
+
+def test_a_profile_s_model_name_is_what_its_files_and_environment_say(tmp_path: Path) -> None:
+    from acp_model.profiles import PROFILES
+
+    codex = PROFILES["codex-acp"]
+    codex.prepare(str(tmp_path), "http://127.0.0.1:1")
+    assert 'model = "gpt-5"' in (tmp_path / "codex" / "config.toml").read_text()
+    copilot = PROFILES["copilot"]
+    assert copilot.environment(str(tmp_path), "u")["COPILOT_MODEL"] == copilot.model_name
