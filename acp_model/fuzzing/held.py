@@ -143,8 +143,8 @@ def _words(schedule: Schedule, k: int, number: Mapping[int, int],
     release's run of the same model step, ``k`` first)."""
     e = schedule.events[k]
     n = f" #{number[k]}" if k in number else ""
-    act = "" if e.action is None else (
-        " (the teardown)" if e.action >= schedule.actions else f" (action {e.action + 1})")
+    place = e.place(schedule.actions)
+    act = "" if place is None else f" ({place})"
     cause = schedule.events[e.cause] if e.cause is not None \
         and 0 <= e.cause < len(schedule.events) else None
     asked = f" to {cause.what[1]}{_number(e.cause, number)}" if cause is not None \

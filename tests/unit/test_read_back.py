@@ -172,3 +172,37 @@ def test_a_profile_s_model_name_is_what_its_files_and_environment_say(tmp_path: 
     assert 'model = "gpt-5"' in (tmp_path / "codex" / "config.toml").read_text()
     copilot = PROFILES["copilot"]
     assert copilot.environment(str(tmp_path), "u")["COPILOT_MODEL"] == copilot.model_name
+
+
+# --- read-back: wording made where it is made, the teardown named in one place -------------
+
+def test_the_rate_is_worded_after_the_program_where_it_is_made() -> None:
+    """`_verb` patched reproduction_text's words after the fact ("the program had no
+    conclusive replay"); the sentence is now made with its verb."""
+    from acp_model.report.matrix import not_filed, reproduction_text
+
+    unsure = {"reproduction": None, "free_reproduction": None, "inconclusive": 2}
+    assert reproduction_text(unsure, predicate=True).startswith("had no conclusive replay")
+    assert reproduction_text(unsure).startswith("no conclusive replay")
+    assert reproduction_text({}, predicate=True) == "was not replayed in a fresh agent process"
+    assert reproduction_text({"reproduction": "2/6", "free_reproduction": "0/6"},
+                             predicate=True).startswith("reproduced 2/6")
+    why = not_filed({"minimize": {"fixpoint": False, "stage": "chunks", "trials": 3},
+                     "steps": 9, **unsure})
+    assert why is not None and "and the program had no conclusive replay" in why
+
+
+def test_a_crossing_s_place_is_named_in_one_place() -> None:
+    """Crossing.describe (a divergence) and the held order (fuzzing/held.py) both name the
+    teardown and the actions from Crossing.place."""
+    from acp_model.fuzzing.held import _words
+
+    teardown = Crossing(Boundary.WRITE, ("notify", "session/cancel"), action=2, by_action=True)
+    assert teardown.place(2) == "the teardown" and teardown.place() == "action 3"
+    assert Crossing(Boundary.LOOK, ("look",)).place(2) is None
+    assert teardown.describe(2) == "write notify session/cancel (the teardown)"
+    schedule = Schedule((
+        Crossing(Boundary.WRITE, ("request", "session/prompt"), action=1, by_action=True),
+        teardown), 2)
+    assert _words(schedule, 0, {0: 5}) == "the client's session/prompt #5 (action 2)"
+    assert _words(schedule, 1, {1: 9}) == "the client's session/cancel #9 (the teardown)"
