@@ -439,6 +439,7 @@ def _counterexample(found: Found, files: dict[str, str]) -> dict[str, Any]:
         "inconclusive": found.inconclusive,
         "free_inconclusive": found.free_inconclusive,
         "inconclusive_why": found.inconclusive_why,
+        "inconclusive_reasons": found.inconclusive_reasons,
         "verified": found.verified,
         "minimize": found.minimize,
         "minimize_cut": found.minimize_cut,

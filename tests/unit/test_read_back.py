@@ -206,3 +206,82 @@ def test_a_crossing_s_place_is_named_in_one_place() -> None:
         teardown), 2)
     assert _words(schedule, 0, {0: 5}) == "the client's session/prompt #5 (action 2)"
     assert _words(schedule, 1, {1: 9}) == "the client's session/cancel #9 (the teardown)"
+
+
+# --- inconclusive replays re-judged ----------------------------------------------------------
+
+def _prompt(n: int, rid: int, action: int) -> dict[str, Any]:
+    return _client(n, "session/prompt", action, rid, sessionId=SID, prompt=[])
+
+
+def test_each_inconclusive_reason_is_recorded_and_counted_again() -> None:
+    """A run records every inconclusive replay's reason, with whether its error followed the
+    client's cancel: re-judging counts again exactly what the current code calls a miss."""
+    from acp_model.fuzzing.inconclusive import Unsure, UnsureKind, reasons_json, recounted
+
+    cancelled = Unsure(UnsureKind.ERROR, -32800, method="session/prompt", n=1,
+                       after_cancel=True)
+    failed = Unsure(UnsureKind.ERROR, -32603, method="session/load", n=1, after_cancel=True)
+    assert cancelled.miss and not failed.miss
+    reasons = reasons_json([failed], [cancelled, cancelled])
+    assert reasons[1] == {"held": False, "count": 2, "kind": "error", "code": -32800,
+                          "method": "session/prompt", "n": 1, "after_cancel": True}
+    ce = {"reproduced": 1, "replays": 5, "inconclusive": 1, "free_reproduced": 0,
+          "free_replays": 4, "free_inconclusive": 2, "inconclusive_reasons": reasons,
+          "inconclusive_why": cancelled.words()}
+    again = recounted(ce, [])
+    assert (again["free_replays"], again["free_inconclusive"]) == (6, 0)
+    assert (again["replays"], again["inconclusive"]) == (5, 1)
+    assert again["inconclusive_why"] == failed.words()
+
+
+def test_an_old_run_s_first_reason_is_a_miss_only_where_its_transcript_tells() -> None:
+    """s12: only the first reason was recorded, in words, by a code that counted a -32800
+    after the client's cancel inconclusive (codex-acp v2 CANCEL-07: "0/0 free-running, 12
+    more inconclusive"). Re-judging counts it a miss where the transcript shows the cancel
+    before that request; says it cannot tell where the cancel came after; and changes
+    nothing where the client cancelled nothing, or the run's code already decided."""
+    from acp_model.fuzzing.inconclusive import UNTOLD, recounted
+
+    old = {"reproduced": 4, "replays": 6, "inconclusive": 0, "free_reproduced": 0,
+           "free_replays": 0, "free_inconclusive": 1,
+           "inconclusive_why": "the agent answered session/prompt #2 with error -32800 where "
+                               "the recording had a result"}
+    cancel_first = [_prompt(0, 1, 1), _client(1, "session/cancel", 2, sessionId=SID),
+                    _prompt(2, 2, 3), _answer(3, 2)]
+    again = recounted(old, cancel_first, 3)
+    assert (again["free_replays"], again["free_inconclusive"], again["inconclusive_why"]) \
+        == (1, 0, None)
+    cancel_after = [_prompt(0, 1, 1), _prompt(1, 2, 2),
+                    _client(2, "session/cancel", 3, sessionId=SID), _answer(3, 2)]
+    again = recounted({**old, "free_inconclusive": 12}, cancel_after, 3)
+    assert again["free_inconclusive"] == 12 and again["inconclusive_why"].endswith(UNTOLD)
+    assert recounted(old, [_prompt(0, 1, 1), _prompt(1, 2, 2), _answer(2, 2)], 2) == old
+    placed = {**old, "inconclusive_why": "the agent answered the client's second "
+                                         "session/prompt with error -32800 where the "
+                                         "recording had a result"}
+    assert recounted(placed, cancel_first, 3) == placed
+
+
+def test_the_kept_run_says_what_it_cannot_tell() -> None:
+    import json
+
+    from acp_model.fuzzing.inconclusive import UNTOLD, recounted
+    from acp_model.matrix.rejudge import _records, as_recorded
+
+    row = KEPT / "codex-acp-v2"
+    report = as_recorded(json.loads((row / "report.json").read_text()))
+    (ce,) = [c for c in report["counterexamples"] if c["rule"] == "CANCEL-07"]
+    again = recounted(ce, _records({"transcript.jsonl": str(row / "CANCEL-07" /
+                                                            "transcript.jsonl")}), 65)
+    assert again["free_inconclusive"] == 12 and again["inconclusive_why"].endswith(UNTOLD)
+
+
+def test_no_free_running_rate_reads_0_of_0() -> None:
+    """counterexample.txt said "0/0 free-running (12 more inconclusive ...)" where the page
+    said "no conclusive replay": issue 49 asks for no "0/0" anywhere."""
+    from acp_model.report.text import reproduction_phrase
+
+    said = reproduction_phrase(4, 6, 0, 0, free_unsure=12, why="w")
+    assert "0/0" not in said and said.endswith("no conclusive free-running replay "
+                                               "(12 more inconclusive: w)")
