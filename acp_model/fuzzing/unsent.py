@@ -108,7 +108,10 @@ def wrote_by_action(program: Program, records: Sequence[Mapping[str, Any]],
         waited = None if schedule is None else sum(
             e.waited for e in schedule.events
             if e.boundary is Boundary.LOOK and e.by_action and e.action == k - 1)
-        bound = len(records) if later is None else later
+        # the client decided before its own first write, else before the next one's
+        own = next((pos for pos, a in enumerate(stamps)
+                    if a is not None and a.numbered and a.n == k), None)
+        bound = own if own is not None else len(records) if later is None else later
         out.append(Wrote(methods, waited, _open_prompt(
             records, numbers, stamps, sids.get(program.labels()[k - 1]), k, bound), forbid))
     return out
@@ -139,14 +142,14 @@ def _sessions(program: Program, records: Sequence[Mapping[str, Any]],
 def _open_prompt(records: Sequence[Mapping[str, Any]], numbers: Sequence[int],
                  stamps: Sequence[Any], sid: str | None, k: int, bound: int) -> int | None:
     """The message number of the last prompt an earlier action sent on session ``sid`` that
-    no answer had reached before ``bound`` (the next write after action ``k``): the client's
-    view shows it open when action ``k`` acted."""
+    no answer had reached before ``bound`` (action ``k``'s own first write, else the next
+    write after it): the client's view showed it open when action ``k`` acted."""
     if sid is None:
         return None
     found = None
     for pos in range(bound):
         author, msg = stamps[pos], records[pos].get("msg")
-        if author is None or not author.numbered or author.n is None or author.n > k \
+        if author is None or not author.numbered or author.n is None or author.n >= k \
                 or not isinstance(msg, dict) or msg.get("method") != "session/prompt" \
                 or _sid(records[pos]) != sid:
             continue
