@@ -36,7 +36,6 @@ def test_rpc_09_under_v1_quotes_its_sentence_word_for_word() -> None:
     no sentence, unlike the v2 rows. It quotes JSON-RPC's sentence as the sdk-2.4.0 row does,
     and the v1 overview's, word for word (markdown links aside)."""
     import re
-
     from importlib import resources
 
     cited = RULES["RPC-09"].citation_in(V1)
