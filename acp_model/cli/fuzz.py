@@ -500,7 +500,7 @@ def _replays(args: argparse.Namespace, doc: dict[str, Any], cfg: FuzzConfig,
 def _replay_html(args: argparse.Namespace, doc: dict[str, Any], cfg: FuzzConfig,
                  shown: Any, hits: int, errors: list[str]) -> None:
     from acp_model import __version__
-    from acp_model.fuzzing.program import Program
+    from acp_model.fuzzing.unsent import program_lines
     from acp_model.report.html import Transcript, cases_from_violations, render_html, write_html
 
     violations = [v.to_json() for v in shown.violations]
@@ -515,7 +515,10 @@ def _replay_html(args: argparse.Namespace, doc: dict[str, Any], cfg: FuzzConfig,
                    else "the run drawn below did not reproduce the failure"), *errors],
     }
     cases = cases_from_violations(violations, shown.records)
-    steps = Program.of(doc["actions"]).describe()
+    # what each action put on the wire in the replay drawn (fuzzing/unsent.py)
+    steps = program_lines(doc["actions"], shown.records, list(range(len(shown.records))),
+                          readings=doc.get("readings") if isinstance(doc.get("readings"), dict)
+                          else None)
     for case in cases:
         case.steps = steps
         case.command = f"acp-model replay {args.replay_file} --runs {args.runs}"

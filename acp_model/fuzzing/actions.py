@@ -61,10 +61,29 @@ class ActionError(ValueError):
 
 
 @dataclass(frozen=True)
+class Wrote:
+    """What one action put on the wire in the run a report shows, as the run recorded it
+    (``fuzzing/unsent.py`` reads it from the transcript's action stamps and the schedule's
+    looks): the methods of the client messages it wrote; how long its waits took (None: no
+    schedule); the message number of the client's prompt still open on its session when it
+    acted (None: none shown); and whether reading A-01=forbid held prompts back."""
+
+    methods: tuple[str, ...] = ()
+    waited: float | None = None
+    open_prompt: int | None = None
+    forbid: bool = False
+
+
+WAITED = 0.05  # seconds: a wait shorter than this is no wait worth saying
+
+
+@dataclass(frozen=True)
 class Action:
     """One client action; subclasses register under their ``op``."""
 
     op: ClassVar[str] = ""
+    # whether it writes to the agent when it acts (a wait, or holding elicitations, need not)
+    writes: ClassVar[bool] = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -79,6 +98,11 @@ class Action:
     def describe(self, label: str = "") -> str:
         """One line for people; ``label`` names the session (``" s1"``)."""
         return self.op.replace("_", " ") + label
+
+    def unsent(self, wrote: Wrote, label: str = "") -> str | None:
+        """What a program line adds when the action put less on the wire than its words say
+        (None: it wrote what it says): a maintainer reads each line as a message sent."""
+        return "nothing sent" if self.writes and not wrote.methods else None
 
     def breach(self) -> Breach | None:
         """The client rule this action may break on purpose (``report/breaches.py``; None:
@@ -159,6 +183,9 @@ class NewSession(Action):
     def describe(self, label: str = "") -> str:
         return f"new session{label}"
 
+    def unsent(self, wrote: Wrote, label: str = "") -> str | None:
+        return None  # it wrote session/new, or took a spare (the spare's line says which)
+
 
 @dataclass(frozen=True)
 class Prompt(SessionAction):
@@ -214,6 +241,12 @@ class Prompt(SessionAction):
                        for step, r in enumerate(self.model))
         return dataclasses.replace(self, model=script, turn=None)
 
+    def unsent(self, wrote: Wrote, label: str = "") -> str | None:
+        if "session/prompt" in wrote.methods:
+            return None
+        why = _held_back(wrote, label)
+        return f"not sent: {why}" if why else "not sent"
+
     def describe(self, label: str = "") -> str:
         texts = [b.get("text", b.get("type")) for b in self.blocks]
         model = f"; {describe_script(self.model)}" if self.model else ""
@@ -225,6 +258,27 @@ class Prompt(SessionAction):
         if not self.model:
             del out["model"]
         return out
+
+
+def _held_back(wrote: Wrote, label: str) -> str:
+    """Why the client sent no prompt (Prompt.perform's reading A-01=forbid), in the run's own
+    terms: the prompt still open on the session ("" when the run shows no reason)."""
+    where = label.strip() or "its session"
+    if not wrote.forbid:
+        return ""
+    if wrote.open_prompt is not None:
+        return f"prompt #{wrote.open_prompt} on {where} was still open, A-01=forbid"
+    return f"{where} was still working, A-01=forbid"
+
+
+def _no_request(wrote: Wrote, what: str) -> str | None:
+    """An answer that found nothing to answer: it only waited (how long, where the schedule
+    says)."""
+    if wrote.methods:
+        return None
+    if wrote.waited is not None and wrote.waited >= WAITED:
+        return f"no {what} came: it only waited {wrote.waited:.1f} s"
+    return f"no {what} was open: nothing sent"
 
 
 WORKSPACE = "{workspace}"  # in a generated link's uri: the session's working directory
@@ -300,6 +354,12 @@ class Interrupt(SessionAction):
     def describe(self, label: str = "") -> str:
         return f"interrupt{label}: cancel and, in the same write, {self.prompt.describe()}"
 
+    def unsent(self, wrote: Wrote, label: str = "") -> str | None:
+        if "session/prompt" in wrote.methods or not wrote.methods:
+            return super().unsent(wrote, label)
+        why = _held_back(wrote, label)
+        return "only the cancel was sent" + (f": {why}" if why else "")
+
     def to_json(self) -> dict[str, Any]:
         return {"op": self.op, "s": self.s, "prompt": self.prompt.to_json()}
 
@@ -328,6 +388,9 @@ class AnswerPermission(SessionAction):
     def describe(self, label: str = "") -> str:
         return f"answer permission{label}: {self.outcome}" + (" (newest)" if self.newest else "")
 
+    def unsent(self, wrote: Wrote, label: str = "") -> str | None:
+        return _no_request(wrote, "permission request")
+
 
 def _user_action(value: object) -> ElicitationAction:
     action = _member(ElicitationAction, value, "elicitation answer")
@@ -345,6 +408,7 @@ class HoldElicitations(SessionAction):
     answers those left. Nothing is held by a client that does not serve elicitations."""
 
     op: ClassVar[str] = "hold_elicitations"
+    writes: ClassVar[bool] = False
     after_cancel: ElicitationAction = ElicitationAction.CANCEL
 
     def __post_init__(self) -> None:
@@ -369,6 +433,9 @@ class AnswerElicitation(SessionAction):
     action: ElicitationAction = ElicitationAction.ACCEPT
     newest: bool = False
 
+    def unsent(self, wrote: Wrote, label: str = "") -> str | None:
+        return _no_request(wrote, "elicitation")
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "action", _user_action(self.action))
 
@@ -392,6 +459,7 @@ class Finish(SessionAction):
     ``outcome``, as long as the agent keeps making progress, for four deadlines at most."""
 
     op: ClassVar[str] = "finish"
+    writes: ClassVar[bool] = False
     outcome: Answer = Answer.ALLOW
 
     def __post_init__(self) -> None:
@@ -428,6 +496,7 @@ class Wait(SessionAction):
     agent keeps writing."""
 
     op: ClassVar[str] = "wait"
+    writes: ClassVar[bool] = False
     mode: WaitMode = WaitMode.TICK
 
     def __post_init__(self) -> None:
@@ -527,6 +596,7 @@ class Relaunch(SessionAction):
     it (``Example``); a client alone does nothing."""
 
     op: ClassVar[str] = "relaunch"
+    writes: ClassVar[bool] = False
     replay: bool = True
 
     def perform(self, client: ReopenOps) -> None:
@@ -598,6 +668,9 @@ class SloppyAnswer(SessionAction):
 
     op: ClassVar[str] = "sloppy_answer"
     mistake: Mistake = Mistake.DUPLICATE
+
+    def unsent(self, wrote: Wrote, label: str = "") -> str | None:
+        return _no_request(wrote, "permission request")
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "mistake", _member(Mistake, self.mistake, "sloppy answer"))
@@ -798,7 +871,7 @@ def _answers(msg: Any, request_id: Any) -> bool:
     return is_response_to(msg, request_id)
 
 
-__all__ = ["ACTIONS", "Action", "ActionError", "AnswerElicitation", "AnswerPermission",
+__all__ = ["ACTIONS", "WAITED", "Action", "ActionError", "AnswerElicitation", "AnswerPermission",
            "Cancel", "CancelPromptRequest", "Finish", "HoldElicitations", "LateAllow",
            "LoadSession", "NewSession", "Probe", "Prompt", "Relaunch", "SessionAction",
-           "SloppyAnswer", "Sync", "Wait", "from_json"]
+           "SloppyAnswer", "Sync", "Wait", "Wrote", "from_json"]

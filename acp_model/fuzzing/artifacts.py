@@ -25,6 +25,8 @@ from acp_model.fuzzing.program import Program
 from acp_model.fuzzing.queries import OracleQueries
 from acp_model.fuzzing.recorder import Found
 from acp_model.fuzzing.run import FuzzResult
+from acp_model.fuzzing.schedule import Schedule
+from acp_model.fuzzing.unsent import program_lines
 from acp_model.model.vocab import Level
 from acp_model.oracle.monitor_queries import MonitorQueries
 from acp_model.report.document import build_report, merge_stats
@@ -173,6 +175,10 @@ class Shown:
     breaches: Sequence[str] = ()
     notes: Sequence[str] = ()
     held: str | None = None  # the order the held replays kept (``fuzzing/held.py``)
+    # the recorded schedule and the readings: what each action put on the wire (its looks,
+    # and whether A-01=forbid held a prompt back), said on its line (``fuzzing/unsent.py``)
+    schedule: Schedule | None = None
+    readings: Mapping[str, Any] = field(default_factory=dict)
 
 
 def counterexample_text(found: Found, cfg: FuzzConfig) -> str:
@@ -197,7 +203,8 @@ def shown_of(found: Found, cfg: FuzzConfig) -> Shown:
         offending=offending, teardown=replay_teardown(found), model=_model_lines(found),
         breaches=found.breaches()[0], notes=found.notes,
         held=None if warning or found.schedule is None else held_line(
-            found.schedule, records, record_numbers(found), found.violation.index))
+            found.schedule, records, record_numbers(found), found.violation.index),
+        schedule=found.schedule, readings=cfg.readings.as_dict())
 
 
 def render_shown(c: Shown) -> str:
@@ -228,7 +235,7 @@ def render_shown(c: Shown) -> str:
     ]
     if not c.actions:
         lines.append("  (none: the agent fails while initializing)")
-    steps = Program.of(c.actions).describe()
+    steps = program_lines(c.actions, c.records, c.numbers, c.schedule, c.readings)
     lines += [f"  {n}. {text}" for n, text in enumerate(steps, start=1)]
     lines.append("  then the teardown"
                  + (f" (from #{c.teardown} on in the transcript below)"
@@ -432,6 +439,7 @@ def _counterexample(found: Found, files: dict[str, str]) -> dict[str, Any]:
         "inconclusive": found.inconclusive,
         "free_inconclusive": found.free_inconclusive,
         "inconclusive_why": found.inconclusive_why,
+        "inconclusive_reasons": found.inconclusive_reasons,
         "verified": found.verified,
         "minimize": found.minimize,
         "minimize_cut": found.minimize_cut,
@@ -478,10 +486,12 @@ def _config(cfg: FuzzConfig) -> dict[str, Any]:
 
 
 def _program_view(actions: Sequence[Any], reproduced: int, replays: int,
-                  replay_file: str | None, minimal: bool | None = None) -> dict[str, Any]:
-    """A counterexample's steps, what they may be called and how to replay them: the
-    :class:`Case` fields a run's page and a merged page draw alike."""
-    return {"steps": [*Program.of(actions).describe(),
+                  replay_file: str | None, minimal: bool | None = None,
+                  steps: Sequence[str] | None = None) -> dict[str, Any]:
+    """A counterexample's steps (``steps``: its lines as the run shown wrote them, else the
+    plain program), what they may be called and how to replay them: the :class:`Case`
+    fields a run's page and a merged page draw alike."""
+    return {"steps": [*(steps if steps is not None else Program.of(actions).describe()),
                       "teardown: cancel what is still busy, answer open permissions, sync"],
             "steps_title": counterexample_name(reproduced, replays, minimal).capitalize(),
             "command": f"acp-model replay {replay_file} --runs 5" if replay_file else
@@ -513,7 +523,9 @@ def found_case(found: Found, cfg: FuzzConfig, replay_file: str | None = None) ->
                 message=found.violation.message, records=records, marks=marks,
                 numbers=numbers, facts=facts, rule=rule.id,
                 **_program_view(found.actions, found.reproduced, found.replays, replay_file,
-                                _minimal(found)))
+                                _minimal(found), program_lines(
+                                    found.actions, records, numbers, found.schedule,
+                                    cfg.readings.as_dict())))
 
 
 def _minimal(found: Found) -> bool | None:

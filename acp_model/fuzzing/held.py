@@ -16,13 +16,12 @@ transcript's message numbers. Nothing here is per rule.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from acp_model.fuzzing.crossings import Names
-from acp_model.fuzzing.schedule import Boundary, Crossing, Schedule, ScheduleError
+from acp_model.fuzzing.schedule import Boundary, Crossing, Schedule, read_schedule
 from acp_model.trace.format import TraceError, numbers_of, read_trace
 
 MAX_SHOWN = 10  # events told in a line: the first two and those nearest the offending one
@@ -144,8 +143,8 @@ def _words(schedule: Schedule, k: int, number: Mapping[int, int],
     release's run of the same model step, ``k`` first)."""
     e = schedule.events[k]
     n = f" #{number[k]}" if k in number else ""
-    act = "" if e.action is None else (
-        " (the teardown)" if e.action >= schedule.actions else f" (action {e.action + 1})")
+    place = e.place(schedule.actions)
+    act = "" if place is None else f" ({place})"
     cause = schedule.events[e.cause] if e.cause is not None \
         and 0 <= e.cause < len(schedule.events) else None
     asked = f" to {cause.what[1]}{_number(e.cause, number)}" if cause is not None \
@@ -195,10 +194,5 @@ def held_beside(schedule_file: Path, records: Sequence[Mapping[str, Any]],
                 numbers: Sequence[int], index: Any) -> str | None:
     """:func:`held_line` for a transcript already read, held to the schedule file beside it
     (None: it is missing or unreadable)."""
-    if not isinstance(index, int) or not schedule_file.is_file():
-        return None
-    try:
-        schedule = Schedule.from_json(json.loads(schedule_file.read_text(encoding="utf-8")))
-    except (OSError, ValueError, ScheduleError):
-        return None
-    return held_line(schedule, records, numbers, index)
+    schedule = read_schedule(schedule_file) if isinstance(index, int) else None
+    return None if schedule is None else held_line(schedule, records, numbers, index)

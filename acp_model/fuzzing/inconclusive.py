@@ -16,22 +16,110 @@ happens after the point where the recording showed the rule (its teardown) is no
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from acp_model.fuzzing.replay import ReplayOutcome
 from acp_model.fuzzing.schedule import Boundary, Schedule
 from acp_model.model import wire_table
 from acp_model.model.vocab import ErrorCode
-from acp_model.report.proof import ordinal
+from acp_model.report.proof import ORDINALS, ordinal
 
-__all__ = ["answered", "own_failure"]
+__all__ = ["UNTOLD", "Unsure", "UnsureKind", "answered", "cancelled_before", "own_failure",
+           "reasons_json", "recounted", "unsure_in_words", "unsure_of"]
 
 Request = tuple[str, int]  # a request of ours: its method, and which of that method (1, 2, ...)
 
 
+class UnsureKind(StrEnum):
+    """How the agent failed on its own in a replay."""
+
+    EXITED = "exited"
+    ERROR = "error"  # an error answer where the recording had a result
+
+
+@dataclass(frozen=True)
+class Unsure:
+    """Why one replay was inconclusive, as a report records it (``inconclusive_reasons``):
+    enough for a later code to judge it again (:attr:`miss`), not only its words."""
+
+    kind: UnsureKind
+    code: Any = None
+    action: int | None = None  # the action during which the agent exited
+    method: str | None = None  # the request answered with an error, by method ...
+    n: int | None = None  # ... and place among the client's requests of that method
+    after_cancel: bool = False  # the client had cancelled or closed something before it
+
+    @property
+    def miss(self) -> bool:
+        """A replay that is evidence after all: a "request cancelled" answered after one of
+        the client's cancels or closes, whose input chose that branch. The one place that
+        decides it, for a run and for re-judging one (``matrix/rejudge.py``)."""
+        return self.kind is UnsureKind.ERROR and self.after_cancel \
+            and self.code == ErrorCode.REQUEST_CANCELLED
+
+    def words(self) -> str:
+        if self.kind is UnsureKind.EXITED:
+            return f"the agent exited (code {self.code}) during action {self.action}"
+        return (f"the agent answered the client's {ordinal(self.n or 0)} {self.method} with "
+                f"error {self.code} where the recording had a result")
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind.value, "code": self.code}
+        for name in ("action", "method", "n"):
+            if getattr(self, name) is not None:
+                out[name] = getattr(self, name)
+        if self.after_cancel:
+            out["after_cancel"] = True
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Unsure:
+        return cls(UnsureKind(data["kind"]), data.get("code"), data.get("action"),
+                   data.get("method"), data.get("n"), bool(data.get("after_cancel", False)))
+
+
+# a recorded reason's words, as runs before the structured record wrote them: "#1" (before
+# s12's b3ef963, whose code counted a -32800 after the client's cancel inconclusive too) or by
+# place ("the client's first")
+_WORDS = re.compile(
+    r"answered (?:the client's (\w+|\d+th) (\S+)|(\S+) #(\d+)) with error (-?\d+)")
+
+
+def unsure_in_words(why: str) -> tuple[Unsure, bool] | None:
+    """A reason recorded as words alone (a run before ``inconclusive_reasons``): the error it
+    names, and whether its run counted a -32800 after the client's cancel inconclusive (the
+    "#1" wording's code did); None for another reason (an exit)."""
+    m = _WORDS.search(why)
+    if m is None:
+        return None
+    if m[1] is not None:
+        n = ORDINALS.index(m[1]) + 1 if m[1] in ORDINALS else int(m[1].removesuffix("th"))
+        return Unsure(UnsureKind.ERROR, int(m[5]), method=m[2], n=n), False
+    return Unsure(UnsureKind.ERROR, int(m[5]), method=m[3], n=int(m[4])), True
+
+
+def reasons_json(held: Sequence[Unsure], free: Sequence[Unsure]) -> list[dict[str, Any]]:
+    """Each inconclusive replay's reason, the same ones counted: ``[{"held": true, "count":
+    2, "kind": "error", ...}]``."""
+    out: list[dict[str, Any]] = []
+    for is_held, reasons in ((True, held), (False, free)):
+        for reason, count in Counter(reasons).items():
+            out.append({"held": is_held, "count": count, **reason.to_json()})
+    return out
+
+
 def own_failure(outcome: ReplayOutcome, recording: Schedule | None) -> str | None:
+    """:func:`unsure_of` in words."""
+    unsure = unsure_of(outcome, recording)
+    return None if unsure is None else unsure.words()
+
+
+def unsure_of(outcome: ReplayOutcome, recording: Schedule | None) -> Unsure | None:
     """Why a replay that did not reproduce is inconclusive (None: it is evidence).
 
     ``recording``: the schedule the failing program's reproducing run recorded (cut where it
@@ -45,12 +133,12 @@ def own_failure(outcome: ReplayOutcome, recording: Schedule | None) -> str | Non
         return None
     if outcome.exited is not None and outcome.exited[0] < recording.actions:
         action, code = outcome.exited
-        return f"the agent exited (code {code}) during action {action}"
+        return Unsure(UnsureKind.EXITED, code, action=action)
     results = {r for r, ok in answered(recording).items() if ok}
-    for (method, n), code in _errors(outcome.records).items():
-        if (method, n) in results:
-            return (f"the agent answered the client's {ordinal(n)} {method} with error {code} "
-                    "where the recording had a result")
+    for (method, n), (code, after_cancel) in _errors(outcome.records).items():
+        unsure = Unsure(UnsureKind.ERROR, code, method=method, n=n, after_cancel=after_cancel)
+        if (method, n) in results and not unsure.miss:
+            return unsure
     return None
 
 
@@ -70,12 +158,12 @@ def answered(schedule: Schedule) -> dict[Request, bool]:
     return out
 
 
-def _errors(records: Sequence[Mapping[str, Any]]) -> dict[Request, Any]:
-    """Our requests of a replay's transcript the agent answered with an error (its code), but
-    a "request cancelled" after one of the client's cancels or closes (the client's doing)."""
+def _errors(records: Sequence[Mapping[str, Any]]) -> dict[Request, tuple[Any, bool]]:
+    """Our requests of a replay's transcript the agent answered with an error: its code, and
+    whether one of the client's cancels or closes came before it."""
     seen: Counter[str] = Counter()
     ids: dict[Any, Request] = {}
-    out: dict[Request, Any] = {}
+    out: dict[Request, tuple[Any, bool]] = {}
     cancelled = False  # the client has cancelled or closed something by now
     for record in records:
         msg = record.get("msg")
@@ -91,10 +179,99 @@ def _errors(records: Sequence[Mapping[str, Any]]) -> dict[Request, Any]:
         elif method is None and "error" in msg and _hashable(rid) in ids:
             error = msg["error"]
             code = error.get("code") if isinstance(error, dict) else error
-            if not (cancelled and code == ErrorCode.REQUEST_CANCELLED):
-                out[ids[_hashable(rid)]] = code
+            out[ids[_hashable(rid)]] = (code, cancelled)
     return out
+
+
+def cancelled_before(records: Sequence[Mapping[str, Any]], method: str, n: int) -> bool | None:
+    """Whether the client cancelled or closed something before it wrote its ``n``-th request
+    of ``method`` in ``records`` (a transcript of the same program): an error answered to it
+    then follows that cancel in every replay (None: the transcript has no such request)."""
+    seen = 0
+    cancelled = False
+    for record in records:
+        msg = record.get("msg")
+        if record.get("dir") != "c2a" or not isinstance(msg, dict):
+            continue
+        name = msg.get("method")
+        cancelled = cancelled or (isinstance(name, str) and name in wire_table.cancelling())
+        if name == method and msg.get("id") is not None:
+            seen += 1
+            if seen == n:
+                return cancelled
+    return None
 
 
 def _hashable(value: Any) -> Any:
     return value if isinstance(value, str | int | float | bool | None) else repr(value)
+
+
+# what a re-judged rate says when its run's record cannot tell a miss from an own failure
+UNTOLD = ("; the run recorded only the first replay's reason, and not whether a -32800 came "
+          "after the client's own cancel or close, which the current code counts as a miss")
+
+
+def recounted(ce: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
+              index: Any = None) -> dict[str, Any]:
+    """A recorded counterexample ``ce`` with its inconclusive replays counted as the current
+    code counts them (:attr:`Unsure.miss` moves one into the rate, as a miss). A run that
+    recorded each reason is counted again exactly. An older one recorded the first reason
+    in words only, under a code that counted a -32800 after the client's cancel
+    inconclusive too: its first is a miss where ``records`` (the transcript shown, of the
+    same program) prove the client had cancelled or closed before writing that request;
+    nothing changes where the client cancelled nothing before the offending message
+    ``index``; otherwise the reason says the run cannot tell."""
+    out = dict(ce)
+    reasons = ce.get("inconclusive_reasons")
+    if isinstance(reasons, list):
+        left = []
+        for r in reasons:
+            unsure = Unsure.from_json(r)
+            if unsure.miss:
+                _move(out, bool(r.get("held")), int(r.get("count") or 1))
+            else:
+                left.append(unsure)
+        out["inconclusive_why"] = left[0].words() if left else None
+        return out
+    why = ce.get("inconclusive_why")
+    parsed = unsure_in_words(str(why)) if why else None
+    if parsed is None or not parsed[1]:
+        return out  # an exit, or a run whose code already counted such a -32800 a miss
+    first, _ = parsed
+    if not _cancels(records, index):
+        return out  # nothing of the client's could have chosen a -32800
+    held = bool(ce.get("inconclusive"))
+    total = int(ce.get("inconclusive") or 0) + int(ce.get("free_inconclusive") or 0)
+    if first.code == ErrorCode.REQUEST_CANCELLED \
+            and cancelled_before(records, str(first.method), int(first.n or 0)):
+        _move(out, held, 1)
+        total -= 1
+        if not total:
+            out["inconclusive_why"] = None
+            return out
+    out["inconclusive_why"] = f"{first.words()}{UNTOLD}"
+    return out
+
+
+def _move(ce: dict[str, Any], held: bool, count: int) -> None:
+    """``count`` inconclusive replays (held, or free) counted as misses."""
+    unsure, runs = ("inconclusive", "replays") if held else ("free_inconclusive", "free_replays")
+    count = min(count, int(ce.get(unsure) or 0))
+    ce[unsure] = int(ce.get(unsure) or 0) - count
+    ce[runs] = int(ce.get(runs) or 0) + count
+    if held:
+        ce["reproduction"] = f"{int(ce.get('reproduced') or 0)}/{ce['replays']}"
+
+
+def _cancels(records: Sequence[Mapping[str, Any]], index: Any) -> bool:
+    """Whether the client cancelled or closed anything before message ``index`` (the whole
+    transcript when None)."""
+    for n, record in enumerate(records):
+        if isinstance(index, int) and int(record.get("n", n)) >= index:
+            break
+        msg = record.get("msg")
+        if record.get("dir") == "c2a" and isinstance(msg, dict) \
+                and isinstance(msg.get("method"), str) \
+                and msg["method"] in wire_table.cancelling():
+            return True
+    return False

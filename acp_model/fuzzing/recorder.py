@@ -89,6 +89,8 @@ class Found:
     inconclusive: int = 0
     free_inconclusive: int = 0
     inconclusive_why: str | None = None
+    # each inconclusive replay's reason (``inconclusive.reasons_json``): what re-judging reads
+    inconclusive_reasons: list[dict[str, Any]] = field(default_factory=list)
     minimize: dict[str, Any] | None = None  # how far minimizing got (``Minimizer.report``)
     fresh_hits: int = 0  # fresh-process replays (of any program) that reproduced it ...
     fresh_runs: int = 0  # ... of those run (minimizing's and the measurement's)

@@ -23,9 +23,11 @@ the schedule a smaller program is expected to follow, for minimizing under it.
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 from typing import Any
 
 from acp_model.model.vocab import Reads
@@ -120,15 +122,23 @@ class Crossing:
         """Part of the branch the run took, not a count of what it streamed (:func:`essential`)."""
         return essential(self.boundary, self.what)
 
+    def place(self, actions: int | None = None) -> str | None:
+        """Where in a program of ``actions`` actions it crossed: "action 3", or "the
+        teardown" (what runs after the last action); None: not known. The one place both
+        a divergence and the held order name it."""
+        if self.action is None:
+            return None
+        return "the teardown" if actions is not None and self.action >= actions \
+            else f"action {self.action + 1}"
+
     def describe(self, actions: int | None = None) -> str:
         """The crossing in a divergence's words; with the program's number of ``actions``,
-        its place: an action's, the teardown's (what runs after the last action), and, for a
-        write no action made, the session factory's that made it ahead of need."""
+        its place (:meth:`place`), and, for a write no action made, the session factory's
+        that made it ahead of need."""
         what = f"{self.boundary.value} {' '.join(self.what)}"
-        if self.action is None:
+        place = self.place(actions)
+        if place is None:
             return what
-        place = "the teardown" if actions is not None and self.action >= actions \
-            else f"action {self.action + 1}"
         if self.boundary is Boundary.WRITE and not self.by_action:
             return f"{what} (a spare session's, made ahead during {place})"
         return f"{what} ({place})"
@@ -280,5 +290,15 @@ class Schedule:
         return self.restrict(range(actions))
 
 
+def read_schedule(path: Path) -> Schedule | None:
+    """The schedule file ``path`` (None: missing or unreadable)."""
+    if not path.is_file():
+        return None
+    try:
+        return Schedule.from_json(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, ScheduleError):
+        return None
+
+
 __all__ = ["COUNTED_UPDATES", "FORMAT", "PLACED", "SOFT_UPDATES", "Boundary", "Crossing", "Key",
-           "Schedule", "ScheduleError", "essential", "event_key"]
+           "Schedule", "ScheduleError", "essential", "event_key", "read_schedule"]

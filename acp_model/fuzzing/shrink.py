@@ -44,7 +44,7 @@ from acp_model.fuzzing.actions import (
     WaitMode,
 )
 from acp_model.fuzzing.config import FuzzConfig
-from acp_model.fuzzing.inconclusive import own_failure
+from acp_model.fuzzing.inconclusive import Unsure, reasons_json, unsure_of
 from acp_model.fuzzing.program import Program, standalone
 from acp_model.fuzzing.recorder import Found, program_key
 from acp_model.fuzzing.replay import (
@@ -203,8 +203,8 @@ class Tally:
     diverged: str | None = None  # where a held replay that did not reproduce left its schedule
     cut: bool = True  # a hit counts for the program cut after the rule's action
     # replays in which the agent failed on its own (``fuzzing/inconclusive.py``), per (its
-    # key, held) -> [how many, why the first was]: no evidence, not in ``runs``
-    unsure: dict[tuple[str, bool], list[Any]] = field(default_factory=dict)
+    # key, held) -> why each was: no evidence, not in ``runs``
+    unsure: dict[tuple[str, bool], list[Unsure]] = field(default_factory=dict)
 
     def count(self, program: Sequence[Action], outcome: ReplayOutcome,
               recording: Schedule | None = None) -> bool:
@@ -215,11 +215,9 @@ class Tally:
         the rule. Returns whether it was evidence."""
         if outcome.error is not None and not outcome.reproduced:
             return False  # cut, or an agent that could not be started: no evidence either way
-        why = own_failure(outcome, recording)
+        why = unsure_of(outcome, recording)
         if why is not None:
-            entry = self.unsure.setdefault((program_key(program), outcome.held), [0, None])
-            entry[0] += 1
-            entry[1] = entry[1] or why
+            self.unsure.setdefault((program_key(program), outcome.held), []).append(why)
             return False
         if outcome.held and not outcome.reproduced and self.diverged is None:
             self.diverged = outcome.divergence
@@ -232,11 +230,9 @@ class Tally:
             entry[2] = entry[2] or outcome
         return True
 
-    def inconclusive(self, program: Sequence[Action], held: bool) -> tuple[int, str | None]:
-        """How many replays of ``program`` (held, or free) were inconclusive, and why the
-        first was."""
-        count, why = self.unsure.get((program_key(program), held), [0, None])
-        return count, why
+    def inconclusive(self, program: Sequence[Action], held: bool) -> list[Unsure]:
+        """Why each replay of ``program`` (held, or free) that was inconclusive was."""
+        return self.unsure.get((program_key(program), held), [])
 
     def get(self, program: Sequence[Action], held: bool
             ) -> tuple[int, int, ReplayOutcome | None]:
@@ -1193,9 +1189,13 @@ def _reported(found: Found, chosen: Trial, tally: Tally,
     free_hits, free_runs, free_outcome = tally.get(chosen.program, False)
     found.reproduced, found.replays = held_hits, held_runs
     found.free_reproduced, found.free_replays = free_hits, free_runs
-    found.inconclusive, held_why = tally.inconclusive(chosen.program, True)
-    found.free_inconclusive, free_why = tally.inconclusive(chosen.program, False)
-    found.inconclusive_why = held_why or free_why
+    held_unsure = tally.inconclusive(chosen.program, True)
+    free_unsure = tally.inconclusive(chosen.program, False)
+    found.inconclusive, found.free_inconclusive = len(held_unsure), len(free_unsure)
+    first = next(iter([*held_unsure, *free_unsure]), None)
+    found.inconclusive_why = first.words() if first is not None else None
+    # each one's reason, as re-judging needs it (matrix/rejudge.py)
+    found.inconclusive_reasons = reasons_json(held_unsure, free_unsure)
     if (held_hits or free_hits) and not found.verified:  # letting it settle made it reproduce
         found.verified = True
         found.notes = [n for n in found.notes if not n.startswith("no replay in a fresh")]

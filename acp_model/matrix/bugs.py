@@ -26,17 +26,18 @@ look different (a withdrawn prompt's answer, its turn's content, the next prompt
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from acp_model.fuzzing.actions import ActionError
-from acp_model.fuzzing.program import Program
+from acp_model.fuzzing.unsent import program_in_files
 from acp_model.matrix.held import held_of
 from acp_model.matrix.rewrite import ISSUE
 from acp_model.model.check import CHECKS
+from acp_model.model.vocab import Reads
 from acp_model.oracle import rpc
 from acp_model.profiles.sdk import BundledSdk, bundled_sdks
 from acp_model.report.breaches import words_in_file
@@ -45,6 +46,7 @@ from acp_model.report.matrix import RowStatus, minimized_text, not_filed, reprod
 from acp_model.report.matrix_docs import same_root_words
 from acp_model.report.proof import proof_from_file, unnumbered_from_file
 from acp_model.spec.rules import RULES
+from acp_model.trace.format import TraceError, numbers_of, read_trace
 
 TITLE = 140  # characters of an issue's title
 VERDICTS = ("true", "probable", "false")
@@ -111,15 +113,12 @@ def review_of(reviews: Mapping[ReviewKey, Review], row: Mapping[str, Any], rule:
                         int(row["protocol"]), rule))
 
 
-def _program(replay: Path | None) -> tuple[list[str], int | None]:
-    """The replay file's program in words, and its length (None: no readable file)."""
-    if replay is None:
-        return [], None
-    try:
-        actions = json.loads(replay.read_text(encoding="utf-8")).get("actions") or []
-        return Program.of(actions).describe(), len(actions)
-    except (OSError, ValueError, ActionError):
-        return [], None
+def _program(replay: Path | None, transcript: Path | None) -> tuple[list[str], int | None]:
+    """The replay file's program in words, each action that wrote less than its words say
+    marked so from the transcript and schedule beside it, and its length (None: no readable
+    file)."""
+    lines = program_in_files(replay, transcript) if replay is not None else None
+    return ([], None) if lines is None else (lines, len(lines))
 
 
 def envelope_rule(rule_id: str) -> bool:
@@ -177,7 +176,7 @@ def issue_body(row: Mapping[str, Any], f: Mapping[str, Any], base: Path, *,
     rule = RULES.get(str(f["rule"]))
     info = row.get("agent_info") or {}
     replay = base / f["replay"] if f.get("replay") else None
-    steps, length = _program(replay)
+    steps, length = _program(replay, base / f["transcript"] if f.get("transcript") else None)
     lines = [f"# {title_of(row, f)}", "",
              "<!-- written by `acp-model report-bug` from the matrix run's files -->", "",
              f"**Agent:** {row.get('title') or row['agent']}"
@@ -210,6 +209,7 @@ def issue_body(row: Mapping[str, Any], f: Mapping[str, Any], base: Path, *,
                   "`transcript.jsonl`; C->A client to agent, A->C agent to client):", "",
                   "```", *proof, "```", ""]
         lines += _not_the_program(base / f["transcript"], f)
+    lines += _model_named(row, base / f["transcript"] if f.get("transcript") else None)
     lines += [f"**Reproduction:** {reproduction_text(f)}.", ""]
     held = f.get("held") or held_of(f, base)
     if held:
@@ -241,6 +241,48 @@ def _not_the_program(transcript: Path, f: Mapping[str, Any]) -> list[str]:
             *(["**Deliberate breaches the program keeps** (the client breaks a rule on "
                "purpose, to see how the agent copes):", "",
                *(f"- {line}" for line in breaches), ""] if breaches else [])]
+
+
+def _model_named(row: Mapping[str, Any], transcript: Path | None) -> list[str]:
+    """A paragraph on the agent's messages that name the model its profile asks the
+    scripted model for (codex-acp's "Model metadata for `gpt-5` not found", s12): a
+    maintainer must not read our stand-in's name as part of the failure."""
+    from acp_model.profiles import PROFILES
+
+    profile = PROFILES.get(str(row.get("agent")))
+    name = profile.model_name if profile is not None and not row.get("command") else ""
+    if not name or transcript is None:
+        return []
+    try:
+        records = read_trace(transcript)
+    except (OSError, TraceError):
+        return []
+    named = re.compile(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])")
+    said = [n for r, n in zip(records, numbers_of(records), strict=True)
+            if r.dir == "a2c" and isinstance(r.msg, dict) and "method" in r.msg
+            and not _listing(r.msg)
+            and named.search(json.dumps(r.msg.get("params"), ensure_ascii=False))]
+    if not said:
+        return []
+    where = ", ".join(f"#{n}" for n in said[:6]) + (" ..." if len(said) > 6 else "")
+    return [f"**The model's name:** the agent's message{'s' if len(said) > 1 else ''} {where} "
+            f"name{'' if len(said) > 1 else 's'} `{name}`, the model the `{row['agent']}` "
+            "profile has the agent ask for. What answers is acp-model's scripted model (the "
+            "offline stand-in for the LLM" + (f", on the {row['model_api']} API"
+                                               if row.get("model_api") else "")
+            + "): a notice about that name is about our stand-in, not part of this failure.",
+            ""]
+
+
+# updates that list the session's settings (its model among them): naming the model there
+# is no message about it
+LISTINGS = frozenset({Reads.CONFIG_OPTION_UPDATE, Reads.AVAILABLE_COMMANDS_UPDATE})
+
+
+def _listing(msg: Mapping[str, Any]) -> bool:
+    params = msg.get("params")
+    update = params.get("update") if isinstance(params, dict) else None
+    return isinstance(update, dict) and update.get("sessionUpdate") in LISTINGS
 
 
 def failures(doc: Mapping[str, Any]) -> list[tuple[dict[str, Any], dict[str, Any]]]:

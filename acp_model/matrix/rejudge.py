@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from acp_model import __version__
+from acp_model.fuzzing.inconclusive import recounted
 from acp_model.matrix.held import held_of
 from acp_model.model.check import CHECKS
 from acp_model.model.vocab import Role
@@ -49,7 +50,7 @@ from acp_model.spec import revisions
 from acp_model.spec.levels import Level, Standing, reported_standing
 from acp_model.spec.readings import DEFAULT, Readings, lookup
 from acp_model.spec.rules import RULES
-from acp_model.trace.format import read_trace
+from acp_model.trace.format import TraceError, numbers_of, read_trace
 
 RECORDED = "recorded"  # a re-judged report.json's section: what the run itself said
 JUDGED_BY = "judged_by"  # ... and which code re-judged it
@@ -297,8 +298,10 @@ def rejudged_report(report: Mapping[str, Any], row_dir: Path, readings: Readings
         if level != Level.FAIL:
             continue
         ce = kept.get(rule)
-        if ce is not None and v["judged_on"] == rule:  # its own counterexample: as recorded
-            counterexamples.append({**ce, "files": v["files"], "message": v["message"]})
+        if ce is not None and v["judged_on"] == rule:  # its own counterexample: as recorded,
+            # its inconclusive replays counted as the current code counts them
+            counterexamples.append({**recounted(ce, _records(v["files"]), v.get("index")),
+                                    "files": v["files"], "message": v["message"]})
         else:  # the current code's rule for what the run reported under another
             counterexamples.append({"rule": rule, "message": v["message"], "files": v["files"],
                                     "notes": [f"the run reported it as {v['judged_on']}"]})
@@ -322,6 +325,16 @@ def rejudged_report(report: Mapping[str, Any], row_dir: Path, readings: Readings
                 report.get("verdict") if report.get("verdict") == "error" else "pass"),
             "summary": {**(report.get("summary") or {}), "failures": failures,
                         "warnings": len(violations) - failures}}
+
+
+def _records(files: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A finding's transcript, numbered (none when it cannot be read)."""
+    path = files.get("transcript.jsonl")
+    try:
+        trace = read_trace(Path(path)) if path else []
+    except (OSError, TraceError):
+        return []
+    return [{**r.to_json(), "n": n} for r, n in zip(trace, numbers_of(trace), strict=True)]
 
 
 def rejudge_row(row: Mapping[str, Any], base: Path, extra: Sequence[str] = (),
@@ -380,6 +393,8 @@ def rewrite_files(report: Mapping[str, Any], again: Mapping[str, Any],
     for v in again.get("violations") or []:  # (failures first)
         ce = kept.get(str(v.get("judged_on") or v.get("rule")))
         where = str((v.get("files") or {}).get("counterexample.txt"))
+        if ce is not None:  # its rates as the page says them
+            ce = recounted(ce, _records(v.get("files") or {}), v.get("index"))
         if ce is not None and where not in written \
                 and rewrite(v, ce, readings.revision, str(decided) if decided else None):
             written.add(where)

@@ -26,6 +26,7 @@ from acp_model.fuzzing.artifacts import (
     render_shown,
 )
 from acp_model.fuzzing.held import held_beside
+from acp_model.fuzzing.unsent import schedule_beside
 from acp_model.report.breaches import breach_words
 from acp_model.report.text import measured, proven_minimal, rates_phrase
 from acp_model.spec.levels import Level, Standing, reported_standing
@@ -119,7 +120,9 @@ def rewrite(v: Mapping[str, Any], ce: Mapping[str, Any], revision: str,
         notes=list(ce.get("notes") or []),
         held=None if v.get("level") != Level.FAIL or not isinstance(replay.get("schedule"), str)
         else held_beside(Path(files["replay.json"]).parent / replay["schedule"], records,
-                         numbers, index))
+                         numbers, index),
+        schedule=schedule_beside(Path(files["replay.json"]), replay),
+        readings=dict(replay.get("readings") or {}))
     text.write_text(render_shown(shown), encoding="utf-8")
     if "sequence.mmd" in files:
         Path(files["sequence.mmd"]).write_text(sequence_diagram(

@@ -72,6 +72,10 @@ class Profile:
     reuse_sessions: int = 3  # quiet sessions later examples take over (a session costs ~1 s)
     patience: float = 5.0  # the client's short waits last this many times longer
     notes: str = ""
+    # the name the agent is told to ask the scripted model for ({model_name} in its env and
+    # files; "" where the profile names none this way): an issue body explains an agent's
+    # notice about that name (codex-acp: "Model metadata for `gpt-5` not found")
+    model_name: str = ""
     # "ci" (npm ci: the lockfile exactly) or "install" (npm install --no-save, still from the
     # lockfile, for a package whose optional per-platform dependencies the registry cannot
     # lock: npm ci then refuses the lockfile as out of sync)
@@ -130,12 +134,14 @@ class Profile:
     def environment(self, home: str, model_url: str) -> dict[str, str]:
         """The variables the profile sets (on top of the caller's environment)."""
         install = str(self.install_dir())
-        return {k: v.format(home=home, model_url=model_url, install=install)
+        return {k: v.format(home=home, model_url=model_url, install=install,
+                            model_name=self.model_name)
                 for k, v in self.env.items()}
 
     def prepare(self, home: str, model_url: str) -> None:
         """Write the files the agent needs (its model provider configuration...)."""
-        values = {"home": home, "model_url": model_url, "install": str(self.install_dir())}
+        values = {"home": home, "model_url": model_url, "install": str(self.install_dir()),
+                  "model_name": self.model_name}
         for path, content in self.files.items():
             target = Path(path.format(**values))
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -236,7 +242,8 @@ def agents_cache() -> Path:
 KNOWN_KEYS = frozenset({
     "name", "title", "package", "version", "entry", "command", "model_api", "protocols", "env",
     "files", "session_config", "auth_method", "sessions_ahead", "close_sessions",
-    "reuse_sessions", "patience", "notes", "npm", "registry", "tools", "unavailable",
+    "reuse_sessions", "patience", "notes", "model_name", "npm", "registry", "tools",
+    "unavailable",
     "unavailable_short", "python",
     "companions", "never_by_design", "coverage"})
 
@@ -267,6 +274,7 @@ def _profile(data: dict[str, Any]) -> Profile:
         close_sessions=bool(data.get("close_sessions", True)),
         reuse_sessions=int(data.get("reuse_sessions", 3)),
         patience=float(data.get("patience", 5.0)), notes=data.get("notes", ""),
+        model_name=str(data.get("model_name", "")),
         npm=str(data.get("npm", "ci")), registry=str(data.get("registry", "npm")),
         prefer_tools=tuple(data.get("tools", {}).get("prefer", ())),
         unavailable=str(data.get("unavailable", "")),

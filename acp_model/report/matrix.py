@@ -120,8 +120,10 @@ def rate(reproduced: Any, replays: Any) -> str | None:
     return f"{int(reproduced or 0)}/{int(replays)}" if replays else None
 
 
-def reproduction_text(f: Mapping[str, Any]) -> str:
-    """How often a finding's program reproduced in fresh agent processes, in words."""
+def reproduction_text(f: Mapping[str, Any], *, predicate: bool = False) -> str:
+    """How often a finding's program reproduced in fresh agent processes, in words;
+    ``predicate``: worded to follow "the program" ("reproduced 2/6 ...", "had no conclusive
+    replay ...", "was not replayed ...")."""
     held, free = f.get("reproduction"), f.get("free_reproduction")
     if free is not None or f.get("inconclusive") or f.get("free_inconclusive"):
         unsure, free_unsure = int(f.get("inconclusive") or 0), int(f.get("free_inconclusive") or 0)
@@ -130,30 +132,26 @@ def reproduction_text(f: Mapping[str, Any]) -> str:
         held_more = f" ({unsure} more inconclusive{why})" if unsure else ""
         free_more = f" ({free_unsure} more inconclusive{'' if unsure else why})" \
             if free_unsure else ""
-        return (f"{_rate_words(held, unsure, 'reproduced ')}{held_more} in fresh agent "
-                f"processes under the recorded boundary schedule, "
+        return (f"{_rate_words(held, unsure, 'reproduced ', predicate=predicate)}{held_more} "
+                f"in fresh agent processes under the recorded boundary schedule, "
                 f"{_rate_words(free, free_unsure)}{free_more} free-running")
     if held is not None:
         return f"reproduced {held} in fresh agent processes (free-running)" + (
             "; unverified: no fresh process showed it" if held.startswith("0/") else "")
-    return "not replayed in a fresh agent process"
+    return ("was " if predicate else "") + "not replayed in a fresh agent process"
 
 
-def _verb(rates: str) -> str:
-    """:func:`reproduction_text` after "the program": "reproduced 2/6 ...", "had no conclusive
-    replay ...", "was not replayed ..."."""
-    if rates.startswith("no conclusive"):
-        return f"had {rates}"
-    return f"was {rates}" if rates.startswith("not replayed") else rates
-
-
-def _rate_words(rate: Any, unsure: int, lead: str = "") -> str:
+def _rate_words(rate: Any, unsure: int, lead: str = "", *, predicate: bool = False) -> str:
     """A recorded rate in words: ``lead`` and "3/6", else "no conclusive replay" when
-    inconclusive ones ran, else "not replayed" (never "reproduced not replayed")."""
+    inconclusive ones ran, else "not replayed" (never "reproduced not replayed");
+    ``predicate``: with the verb that follows "the program" ("had no conclusive replay",
+    "was not replayed")."""
     hits, runs = _rate_of(rate)
     if runs:
         return f"{lead}{hits}/{runs}"
-    return "no conclusive replay" if unsure else "not replayed"
+    if unsure:
+        return f"{'had ' if predicate else ''}no conclusive replay"
+    return f"{'was ' if predicate else ''}not replayed"
 
 
 def not_filed(f: Mapping[str, Any]) -> str | None:
@@ -171,12 +169,12 @@ def not_filed(f: Mapping[str, Any]) -> str | None:
         cut = CUT_WORDS.get(str(m.get("cut_by")))
         return (f"minimizing was cut {where}" + (f" ({cut})" if cut else "")
                 + (f", leaving {steps} client action(s)" if steps is not None else "")
-                + f", and the program {_verb(reproduction_text(f))}: a program not minimized "
-                "to its fixpoint is not one a maintainer can act on")
+                + f", and the program {reproduction_text(f, predicate=True)}: a program not "
+                "minimized to its fixpoint is not one a maintainer can act on")
     hits, runs = _rate_of(f.get("reproduction"))
     if runs and not hits:
         return (f"none of the program's final replays reproduced it: it "
-                f"{_verb(reproduction_text(f))}"
+                f"{reproduction_text(f, predicate=True)}"
                 "; a program that does not make the failure happen again is not one a "
                 "maintainer can act on")
     return None

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,14 @@ from acp_model.trace.format import TAKEN, Record, TraceError, numbers_of, read_t
 
 BRIDGE = 3  # at most this many records between two cited ones are shown, not skipped
 OFFENDING_ROLE = "the offending message"
+TURN_STARTS_ROLE = "the turn starts after the error"
+
+
+class TurnWord(StrEnum):
+    """The words of a state update that starts a session's turn (a v2 revision's)."""
+
+    KIND = "state_update"
+    RUNNING = "running"
 TEARDOWN_ROLE = WORDS[Part.TEARDOWN]
 
 
@@ -213,6 +222,7 @@ def proof_lines(records: Sequence[Record | dict[str, Any]], index: Any,
     teardown's, in a transcript without stamps)."""
     numbers = numbers_of(records)
     roles = cited(index, evidence)
+    roles.update(turn_starts(records, numbers, roles, index))
     at = [pos for pos, n in enumerate(numbers) if n in roles]
     if not at:
         return []
@@ -237,6 +247,54 @@ def proof_lines(records: Sequence[Record | dict[str, Any]], index: Any,
         out.append(f"{mark} #{numbers[pos]:<5} {arrow}  {text}"
                    + (f"   <- {role}" if role else ""))
     return out
+
+
+def turn_starts(records: Sequence[Record | Mapping[str, Any]], numbers: Sequence[int],
+                roles: Mapping[int, str], index: Any) -> dict[int, str]:
+    """The offending message's session's turn start (``state_update running``) after each
+    cited error answer and before the offending message, as a role: a proof window folds the
+    records between two cited ones, and this one shows that work began although the request
+    was refused (codex-acp v2's SDK-PROMPT-03, s12: the `running` 24 ms after the -32800 was
+    folded away). None when the offending message names no session."""
+    where = {n: pos for pos, n in enumerate(numbers)}
+    if not isinstance(index, int) or index not in where:
+        return {}
+    sid = _session(records[where[index]])
+    errors = [n for n in roles if n < index and n in where and _is_error(records[where[n]])]
+    out: dict[int, str] = {}
+    for first in sorted(errors):
+        start = next((n for n in numbers if first < n < index and n not in roles
+                      and _starts_turn(records[where[n]], sid)), None)
+        if sid is not None and start is not None:
+            out[start] = TURN_STARTS_ROLE
+    return out
+
+
+def _msg(record: Record | Mapping[str, Any]) -> Any:
+    return record.msg if isinstance(record, Record) else record.get("msg")
+
+
+def _session(record: Record | Mapping[str, Any]) -> str | None:
+    msg = _msg(record)
+    params = msg.get("params") if isinstance(msg, dict) else None
+    sid = params.get("sessionId") if isinstance(params, dict) else None
+    return sid if isinstance(sid, str) else None
+
+
+def _is_error(record: Record | Mapping[str, Any]) -> bool:
+    """An agent's error answer to a request."""
+    msg = _msg(record)
+    return _direction(record) == "a2c" and isinstance(msg, dict) and "error" in msg \
+        and "method" not in msg
+
+
+def _starts_turn(record: Record | Mapping[str, Any], sid: str | None) -> bool:
+    msg = _msg(record)
+    params = msg.get("params") if isinstance(msg, dict) else None
+    update = params.get("update") if isinstance(params, dict) else None
+    return _direction(record) == "a2c" and _session(record) == sid \
+        and isinstance(update, dict) and update.get("sessionUpdate") == TurnWord.KIND \
+        and update.get("state") == TurnWord.RUNNING
 
 
 def proof_from_file(path: Path, index: Any, evidence: Sequence[Mapping[str, Any]],

@@ -141,8 +141,10 @@ def reproduction_phrase(hits: int, runs: int, free: int = 0, free_runs: int = 0,
         parts.append((f"reproduced {hits}/{runs}" if runs else "no conclusive replay")
                      + (" under the recorded schedule" if held else "") + beside(unsure))
     if free_runs or free_unsure:
-        parts.append((f"{free}/{free_runs} free-running" if parts
-                      else f"reproduced {free}/{free_runs} free-running") + beside(free_unsure))
+        rate = f"{free}/{free_runs} free-running" if free_runs \
+            else "no conclusive free-running replay"  # never "0/0"
+        parts.append((rate if parts or not free_runs else f"reproduced {rate}")
+                     + beside(free_unsure))
     return ", ".join(parts) if parts else "not replayed"
 
 

@@ -31,6 +31,26 @@ def test_rpc_09_cites_json_rpc_in_the_sdk_revision_which_has_no_batch_text() -> 
     assert rule.citation_in(SEED) == rule.citation  # the alpha.3 transports page's revision
 
 
+def test_rpc_09_under_v1_quotes_its_sentence_word_for_word() -> None:
+    """The s12 reader: v1 RPC-09 (zed-codex-acp) named "JSON-RPC 2.0 §4.1 Notification" with
+    no sentence, unlike the v2 rows. It quotes JSON-RPC's sentence as the sdk-2.4.0 row does,
+    and the v1 overview's, word for word (markdown links aside)."""
+    import re
+    from importlib import resources
+
+    cited = RULES["RPC-09"].citation_in(V1)
+    overview = re.sub(r"\[([^]]*)\]\([^)]*\)", r"\1",
+                      resources.files("acp_model.spec").joinpath(
+        "data", "v1", "docs", "overview.mdx").read_text(encoding="utf-8"))
+    overview = " ".join(overview.replace("**", "").split())
+    json_rpc = ("The Server MUST NOT reply to a Notification, including those that are within "
+                "a batch request")
+    assert json_rpc in cited and json_rpc in RULES["RPC-09"].citation_in(SDK_2_4_0)
+    for sentence in ("The protocol follows the JSON-RPC 2.0 specification",
+                     "Notifications: One-way messages that don't expect a response"):
+        assert sentence in cited and sentence in overview, sentence
+
+
 def _npm_sdk(install: Path, version: str = "2.4.0") -> None:
     folder = install / "node_modules" / "@agentclientprotocol" / "sdk"
     folder.mkdir(parents=True)
