@@ -37,7 +37,7 @@ from acp_model.fuzzing.unsent import program_in_files
 from acp_model.matrix.held import held_of
 from acp_model.matrix.rewrite import ISSUE
 from acp_model.model.check import CHECKS
-from acp_model.model.vocab import Reads
+from acp_model.model.wire_table import UPDATES
 from acp_model.oracle import rpc
 from acp_model.profiles.sdk import BundledSdk, bundled_sdks
 from acp_model.report.breaches import words_in_file
@@ -167,6 +167,19 @@ def title_of(row: Mapping[str, Any], f: Mapping[str, Any]) -> str:
     return text if len(text) <= TITLE else text[:TITLE - 1].rstrip() + "…"
 
 
+def _agent_line(row: Mapping[str, Any]) -> str:
+    """Which agent, as its package and as it names itself, and what judged it."""
+    info = row.get("agent_info") or {}
+    return (f"**Agent:** {row.get('title') or row['agent']}"
+            + (f", `{row['package']}@{row.get('version')}`" if row.get("package")
+               else f" {row.get('version') or ''}")
+            + (f" (it names itself {info.get('name')} {info.get('version')})"
+               if info.get("name") else "")
+            + f"; ACP protocol v{row['protocol']}, judged by the `{row.get('revision')}` text"
+            + (f" behind a scripted model on the {row['model_api']} API" if row.get("model_api")
+               else "") + ".")
+
+
 def issue_body(row: Mapping[str, Any], f: Mapping[str, Any], base: Path, *,
                files: str | None = None, sdks: Sequence[BundledSdk] = ()) -> str:
     """The body of an issue for failure ``f`` of ``row`` (paths relative to ``base``);
@@ -174,19 +187,11 @@ def issue_body(row: Mapping[str, Any], f: Mapping[str, Any], base: Path, *,
     ``sdks``: the ACP SDKs the agent bundles (:func:`installed_sdks`), named where the rule
     is the envelope's."""
     rule = RULES.get(str(f["rule"]))
-    info = row.get("agent_info") or {}
     replay = base / f["replay"] if f.get("replay") else None
     steps, length = _program(replay, base / f["transcript"] if f.get("transcript") else None)
     lines = [f"# {title_of(row, f)}", "",
              "<!-- written by `acp-model report-bug` from the matrix run's files -->", "",
-             f"**Agent:** {row.get('title') or row['agent']}"
-             + (f", `{row['package']}@{row.get('version')}`" if row.get("package")
-                else f" {row.get('version') or ''}")
-             + (f" (it names itself {info.get('name')} {info.get('version')})"
-                if info.get("name") else "")
-             + f"; ACP protocol v{row['protocol']}, judged by the `{row.get('revision')}` text"
-             + (f" behind a scripted model on the {row['model_api']} API" if row.get("model_api")
-                else "") + ".", "",
+             _agent_line(row), "",
              f"**The rule:** {f['rule']} ({f.get('strength')}"
              + (f", {rule.binds}" if rule else "") + f"): {f.get('statement')}", "",
              f"> Source: {f.get('citation')}", ""]
@@ -276,7 +281,7 @@ def _model_named(row: Mapping[str, Any], transcript: Path | None) -> list[str]:
 
 # updates that list the session's settings (its model among them): naming the model there
 # is no message about it
-LISTINGS = frozenset({Reads.CONFIG_OPTION_UPDATE, Reads.AVAILABLE_COMMANDS_UPDATE})
+LISTINGS = frozenset(row.kind for row in UPDATES if row.settings)
 
 
 def _listing(msg: Mapping[str, Any]) -> bool:

@@ -264,6 +264,19 @@ def finding_key(v: Mapping[str, Any], level: str) -> FindingKey:
             v.get("standing") == Standing.SHARED_ONLY)
 
 
+def _stats(report: Mapping[str, Any],
+           found: Mapping[FindingKey, Mapping[str, Any]]) -> dict[str, RuleStat]:
+    """Each rule's counts: exercised as the run counted, its findings as judged now."""
+    stats = {r["id"]: RuleStat(exercised=int(r.get("exercised") or 0))
+             for r in report.get("rules") or []}
+    for (rule, level, _, _), v in found.items():
+        st = stats.setdefault(rule, RuleStat())
+        st.exercised = max(st.exercised, 1)
+        st.violations += int(v["seen"]) if level == Level.FAIL else 0
+        st.warnings += 0 if level == Level.FAIL else int(v["seen"])
+    return stats
+
+
 def rejudged_report(report: Mapping[str, Any], row_dir: Path, readings: Readings,
                     own: Readings | None = None) -> dict[str, Any]:
     """The run's report with the verdicts its recorded findings have now (``own``: the run's
@@ -305,13 +318,6 @@ def rejudged_report(report: Mapping[str, Any], row_dir: Path, readings: Readings
         else:  # the current code's rule for what the run reported under another
             counterexamples.append({"rule": rule, "message": v["message"], "files": v["files"],
                                     "notes": [f"the run reported it as {v['judged_on']}"]})
-    stats = {r["id"]: RuleStat(exercised=int(r.get("exercised") or 0))
-             for r in report.get("rules") or []}
-    for (rule, level, _, _), v in found.items():
-        st = stats.setdefault(rule, RuleStat())
-        st.exercised = max(st.exercised, 1)
-        st.violations += int(v["seen"]) if level == Level.FAIL else 0
-        st.warnings += 0 if level == Level.FAIL else int(v["seen"])
     violations = sorted(found.values(), key=lambda v: (v["level"] != Level.FAIL, v["rule"]))
     failures = sum(v["level"] == Level.FAIL for v in violations)
     spec = dict(report.get("spec") or {})
@@ -319,7 +325,7 @@ def rejudged_report(report: Mapping[str, Any], row_dir: Path, readings: Readings
         spec = {"revision": readings.revision, "requested": readings.revision,
                 "evidence": f"re-judged under spec revision {readings.revision}"}
     return {**report, "violations": violations, "counterexamples": counterexamples,
-            "rules": rules_section(stats, readings), "spec": spec,
+            "rules": rules_section(_stats(report, found), readings), "spec": spec,
             "readings": readings.as_dict(), "readings_changed": readings.changed(),
             "verdict": "fail" if failures else (
                 report.get("verdict") if report.get("verdict") == "error" else "pass"),

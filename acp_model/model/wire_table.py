@@ -264,6 +264,9 @@ class Update:
     late: bool = False  # content a cancelled turn may still stream (v1's CANCEL-09)
     replayed: bool = False  # what a replayed conversation is made of (one-sided inference)
     compacts: bool = False  # a summary that stands for earlier conversation (compaction)
+    # it lists the session's settings (its commands, its options, the model among them): a
+    # name there is a listing, no message about it (``matrix/bugs.py``)
+    settings: bool = False
     # the message kind checks of this kind declare (``@check(reads=...)``; None: only the
     # checks of every update and of its parts read it)
     reads: Reads | None = None
@@ -432,9 +435,9 @@ UPDATES: tuple[Update, ...] = (
     Update("usage_update", ALL, Event.OUTPUT, reduce=views.usage_update,
            write=TraceBuilder.usage, reads=R.USAGE_UPDATE),
     Update("available_commands_update", ALL, Event.OUTPUT, reads=R.AVAILABLE_COMMANDS_UPDATE,
-           parts=((R.COMMANDS, at("availableCommands")),)),
+           parts=((R.COMMANDS, at("availableCommands")),), settings=True),
     Update("config_option_update", ALL, Event.OUTPUT, reads=R.CONFIG_OPTION_UPDATE,
-           parts=((R.CONFIG_OPTIONS, at("configOptions")),)),
+           parts=((R.CONFIG_OPTIONS, at("configOptions")),), settings=True),
     Update("current_mode_update", ONLY_V1, Event.OUTPUT),
     Update("session_info_update", ALL, Event.OUTPUT),
     Update("terminal_output_chunk", V2, Event.OUTPUT, parts=((R.TERMINAL_OUTPUT, itself),)),

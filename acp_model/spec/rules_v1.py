@@ -92,9 +92,9 @@ V1_CITATIONS: MappingProxyType[str, str] = MappingProxyType({
     # the sentence itself is JSON-RPC's, quoted as the sdk-2.4.0 row quotes it (the s12 reader:
     # the v1 row named the section without it); v1 says it follows that text
     "RPC-09": "JSON-RPC 2.0 §4.1 Notification ('The Server MUST NOT reply to a Notification, "
-              "including those that are within a batch request'; v1 overview.mdx §Communication "
-              "Model: 'The protocol follows the JSON-RPC 2.0 specification', 'Notifications: "
-              "One-way messages that don't expect a response')",
+              "including those that are within a batch request'); v1 overview.mdx "
+              "§Communication Model ('The protocol follows the JSON-RPC 2.0 specification', "
+              "'Notifications: One-way messages that don't expect a response')",
     "RPC-12": "v1 schema $defs.ErrorCode",
     "ACPM-ALIVE": f"{TR} §stdio",
     "ACPM-OUTPUT": f"{TR} §stdio; the fuzzer's own limit",
