@@ -26,7 +26,7 @@ from acp_model.model import (
     wire_shapes,
     wire_table,
 )
-from acp_model.model.answering import Answering, Told
+from acp_model.model.answering import Answering, Showing, Told
 from acp_model.model.check import CheckMeta, Dispatch, dispatch, dispatch_everywhere
 from acp_model.model.events import Payload
 from acp_model.model.evidence import note_repeat
@@ -104,6 +104,9 @@ class Answers:
         # the checks of an answer: every one's, and those of its request's kind (by method)
         self._by_kind: Dispatch = dispatch_everywhere(self.rev)
         self._every_answer = self._by_kind.get(Reads.ANSWER, ())
+        # a session result's config options: the checks of a config_option_update's
+        # (Reads.CONFIG_OPTIONS_USE: what it shows against what the client advertised)
+        self._options_shown = self._by_kind.get(Reads.CONFIG_OPTIONS_USE, ())
         self._answer_entries: dict[str, AnswerEntry] = {}
 
     def response(self, direction: str, msg: dict[str, Any], idx: int) -> None:
@@ -183,7 +186,7 @@ class Answers:
         """What the agent's answer tells of its sessions: a session result's config options,
         commands and root set (kept in ``told``, INIT-16's boolean options judged); the end
         of a reopen's replay. (The checks of the answer itself are its request kind's.)"""
-        run, req, sid, told = self.store.run, r.req, r.req.session, self.told
+        req, sid, told = r.req, r.req.session, self.told
         if req.method in (Method.LOAD, Method.RESUME) and sid is not None:
             self.conversations.reopen_answered(sid, r.idx, not r.has_error)
             if req.method == Method.RESUME and not r.has_error and req.replayed is not None \
@@ -199,9 +202,9 @@ class Answers:
             told.configured.add(sid)
         if isinstance(sid, str) and req.roots:
             told.roots[sid] = req.roots
-        if self.shape.gates_boolean_options:
-            run(capabilities.boolean_options_advertised, r.idx, options, told.client_caps,
-                session=sid if isinstance(sid, str) else None)
+        sid = sid if isinstance(sid, str) else None
+        self.store.run_entry(self._options_shown, r.idx,
+                             Showing(sid, r.result, told, self.shape), session=sid)
 
     def _unmatched(self, direction: str, msg: dict[str, Any], idx: int) -> None:
         req_id = msg.get("id")
