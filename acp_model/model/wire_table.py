@@ -46,7 +46,7 @@ from acp_model.model.check import CHECKS, CheckMeta
 from acp_model.model.events import Payload
 from acp_model.model.obligations import PERMISSION_ANSWERED, PROMPT_ANSWERED
 from acp_model.model.parts import Parts, at, itself, wrapped_content
-from acp_model.model.views import Family
+from acp_model.model.views import MessageFamily
 from acp_model.model.vocab import Answer, ConnEvent, Event, Reads
 from acp_model.spec import schema
 from acp_model.spec.revisions import REVISIONS, SDK_2_4_0, SEED, V1
@@ -114,7 +114,7 @@ class MessageHandlers(Protocol):
 class AnswerHandlers(Protocol):
     """The monitor's handlers of the responses to the table's requests, named by a row's
     ``answer`` and implemented by ``oracle.answers.Answers``; each is called with the
-    response read against its request (``oracle.answers.Reply``)."""
+    response read against its request (``oracle.answers.Matched``)."""
 
     def initialized(self, reply: Any) -> None:
         """The initialize result: the connection machine, what it advertised."""
@@ -268,7 +268,7 @@ class Update:
     use_reads: Reads | None = None
 
     @property
-    def family(self) -> Family | None:
+    def family(self) -> MessageFamily | None:
         """A message's family (its messageId keeps it), from its reducer."""
         return self.reduce.family if isinstance(self.reduce, views.MessageReport) else None
 
@@ -387,10 +387,12 @@ MESSAGES: tuple[Message, ...] = (
 
 _V1_AND_SDK = frozenset({V1, SDK_2_4_0})
 R = Reads  # (the rows' message kinds)
-_USER, _USER_CHUNK = views.MessageReport(Family.USER), views.MessageReport(Family.USER, True)
-_AGENT, _AGENT_CHUNK = views.MessageReport(Family.AGENT), views.MessageReport(Family.AGENT, True)
-_THOUGHT, _THOUGHT_CHUNK = (views.MessageReport(Family.THOUGHT),
-                            views.MessageReport(Family.THOUGHT, True))
+_USER, _USER_CHUNK = (views.MessageReport(MessageFamily.USER),
+                      views.MessageReport(MessageFamily.USER, True))
+_AGENT, _AGENT_CHUNK = (views.MessageReport(MessageFamily.AGENT),
+                        views.MessageReport(MessageFamily.AGENT, True))
+_THOUGHT, _THOUGHT_CHUNK = (views.MessageReport(MessageFamily.THOUGHT),
+                            views.MessageReport(MessageFamily.THOUGHT, True))
 _FIELDS, _CHUNK = views.ToolReport(), views.ToolReport(chunk=True)
 _CONTENT = ((R.CONTENT, at("content")),)  # a message update's content blocks
 _TOOL = ((R.TOOL_REPORT, itself),)  # a tool call's fields

@@ -67,7 +67,7 @@ AnswerEntry = tuple[tuple[Callable[..., str | None], CheckMeta], ...]
 
 
 @dataclass(frozen=True, slots=True)
-class Reply:
+class Matched:
     """A response matched to its request, as its method's handler reads it."""
 
     req: OpenRequest
@@ -98,7 +98,7 @@ class Answers:
         self.prompt_caps: dict[str, Any] | None = None
         self.own = offered.OwnSessions()  # the sessions the agent made here (SESS-14)
         # method -> this oracle's handler of its row's answer (None: none), found on first use
-        self._handlers: dict[str, Callable[[Reply], None] | None] = {}
+        self._handlers: dict[str, Callable[[Matched], None] | None] = {}
         # the checks of an answer given twice (each obligation's own), from their declarations
         self._answered_again = dispatch(rpc.__name__, self.rev).get(Reads.ANSWERED_AGAIN, ())
         # the checks of an answer: every one's, and those of its request's kind (by method)
@@ -127,7 +127,7 @@ class Answers:
             self.store.bump(WITHDRAWN_ANSWERED.rule)
         what = Said((said.RESPONSE, idx, req.method, req.idx))
         error = msg.get("error") if isinstance(msg.get("error"), dict) else None
-        reply = Reply(req, req_id, msg.get("result"), has_error,
+        reply = Matched(req, req_id, msg.get("result"), has_error,
                       error.get("code") if error else None, idx, what, error)
         self._judge(direction, reply)
         if direction == "a2c":
@@ -150,7 +150,7 @@ class Answers:
         if handler is not None:
             handler(reply)
 
-    def _judge(self, direction: str, r: Reply) -> None:
+    def _judge(self, direction: str, r: Matched) -> None:
         """The checks of this answer, from their declarations: every answer's, then those
         of its request's kind, on one record (a finding names the request answered)."""
         req = r.req
@@ -173,7 +173,7 @@ class Answers:
             if kind is not None else ()
         return entry
 
-    def _handler(self, method: Any) -> Callable[[Reply], None] | None:
+    def _handler(self, method: Any) -> Callable[[Matched], None] | None:
         """The handler of a response to ``method``: its wire-table row's ``answer``."""
         if not isinstance(method, str):
             return None
@@ -182,7 +182,7 @@ class Answers:
             self._handlers[method] = wire_table.bound(row.answer, self) if row else None
         return self._handlers[method]
 
-    def _what_it_advertised(self, r: Reply) -> None:
+    def _what_it_advertised(self, r: Matched) -> None:
         """What the agent's answer tells of its sessions: a session result's config options,
         commands and root set (kept in ``told``, INIT-16's boolean options judged); the end
         of a reopen's replay. (The checks of the answer itself are its request kind's.)"""
@@ -227,7 +227,7 @@ class Answers:
         run(rpc.answers_open_request, idx, self.rpc, direction, req_id)
 
     # --- one handler per method -------------------------------------------------------------
-    def initialized(self, r: Reply) -> None:
+    def initialized(self, r: Matched) -> None:
         result, idx, what = r.result, r.idx, r.what
         if r.has_error or not isinstance(result, dict):
             self.machines.conn_event(ConnEvent.INITIALIZE_FAILED, Payload(idx), what)
@@ -249,7 +249,7 @@ class Answers:
             else ConnEvent.INITIALIZED_OTHER_VERSION
         self.machines.conn_event(event, Payload(idx, version=version), what)
 
-    def created(self, r: Reply) -> None:
+    def created(self, r: Matched) -> None:
         if r.has_error:
             return
         new_sid = r.result.get("sessionId") if isinstance(r.result, dict) else None
@@ -260,7 +260,7 @@ class Answers:
         elif isinstance(new_sid, str):  # a session handed out again (SESS-01 judged it): what
             replay.forget_turn_end(self.machines.sessions[new_sid])  # it shows is not late
 
-    def loaded(self, r: Reply) -> None:
+    def loaded(self, r: Matched) -> None:
         if not r.has_error and r.req.session in self.machines.sessions:
             self.reopens.load_answered(r.req.session, r.idx)
             # a turn that ended while the load was open (after its request forgot the last
@@ -268,7 +268,7 @@ class Answers:
             # turn's late content (V1-TURN-01, CANCEL-09): one replay, one verdict
             replay.forget_turn_end(self.machines.sessions[r.req.session])
 
-    def prompt_answered(self, r: Reply) -> None:
+    def prompt_answered(self, r: Matched) -> None:
         sid = r.req.session
         if sid is None or sid not in self.machines.sessions:
             return
@@ -284,7 +284,7 @@ class Answers:
         self.machines.derived(sid, self.translate(Answered(
             sid, r.req_id, r.idx, r.result, r.has_error, r.code, r.what)))
 
-    def elicitation_answered(self, r: Reply) -> None:
+    def elicitation_answered(self, r: Matched) -> None:
         """The client's answer to a session-scoped elicitation ends that wait, whatever its
         action (a request-scoped one names no session: nothing to move)."""
         sid = r.req.session
@@ -295,7 +295,7 @@ class Answers:
                                     Payload(r.idx, id=r.req_id, answer=action, error_code=r.code),
                                     r.what)
 
-    def permission_answered(self, r: Reply) -> None:
+    def permission_answered(self, r: Matched) -> None:
         sid = r.req.session
         if sid is None or sid not in self.machines.sessions:
             return
