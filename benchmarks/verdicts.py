@@ -690,10 +690,10 @@ def _cmd_compare(args: argparse.Namespace, console: Console) -> int:
 
 
 RECORD_COMMAND = (
-    "git worktree add /tmp/old a647dda && make -C /tmp/old venv && python "
+    "git worktree add --detach /tmp/old OLD && make -C /tmp/old venv && python "
     "benchmarks/verdicts.py run --acp-model /tmp/old/.venv/bin/acp-model --save old.json "
-    "--acp-model .venv/bin/acp-model --save new.json --lock /tmp/acpm-heavy.lock && python "
-    "benchmarks/verdicts.py blame old.json new.json --save blame.json && python "
+    "--acp-model .venv/bin/acp-model --save new.json --lock /tmp/acpm-heavy.lock [--part ...] "
+    "&& python benchmarks/verdicts.py blame old.json new.json --save blame.json && python "
     "benchmarks/verdicts.py compare old.json new.json --record --blame blame.json --notes "
     "notes.md")
 

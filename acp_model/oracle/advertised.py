@@ -11,7 +11,7 @@ from typing import Any
 from acp_model.model import reducers, views, wire_table
 from acp_model.model.answering import Asking, Showing
 from acp_model.model.check import CheckMeta, Dispatch, dispatch_everywhere, watches
-from acp_model.model.vocab import Reads
+from acp_model.model.vocab import Reads, State
 from acp_model.oracle.answers import Answers
 from acp_model.oracle.machines import Machines
 from acp_model.oracle.rpc import OpenRequest
@@ -20,7 +20,7 @@ from acp_model.oracle.store import ViolationStore
 # the checks of what a message of one method or update kind uses: those reading its row's
 # ``use_reads``
 UseEntry = tuple[tuple[Callable[..., str | None], CheckMeta], ...]
-_STANDARD = frozenset({"running", "requires_action"})  # the foreground states a turn owes
+_STANDARD = frozenset({State.RUNNING, State.REQUIRES_ACTION})  # the states a turn owes
 
 
 class AdvertisedUse:
@@ -100,8 +100,8 @@ class AdvertisedUse:
         and no standard state was reported since (SDK-STATE-01 judges it)."""
         if state in _STANDARD:
             self._custom_work.pop(sid, None)
-        elif state == "idle":
+        elif state == State.IDLE:
             return self._custom_work.pop(sid, None)
-        elif isinstance(state, str) and self.machines.views[sid].state in (None, "idle"):
+        elif isinstance(state, str) and self.machines.views[sid].state in (None, State.IDLE):
             self._custom_work[sid] = (idx, state)
         return None
