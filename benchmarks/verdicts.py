@@ -41,6 +41,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -427,8 +428,21 @@ def trace_change(old: dict[str, Any], new: dict[str, Any]) -> str:
     return PLACES
 
 
+_CHECKOUT = re.compile(r"/\S*?/(?=(?:tests|examples|docs|generated)/)")
+
+
+def portable(entry: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A digest as any checkout reads it: an error's text names its trace relative to the
+    corpus, not under the absolute path of the checkout that ran it (two sides' runs from
+    two checkouts are otherwise always "different")."""
+    if entry is None or "error" not in entry:
+        return entry
+    return {**entry, "error": _CHECKOUT.sub("", str(entry["error"]))}
+
+
 def _trace_differs(old: dict[str, Any] | None, new: dict[str, Any] | None
                    ) -> dict[str, Any] | None:
+    old, new = portable(old), portable(new)
     if old == new:
         return None
     if old is None or new is None:

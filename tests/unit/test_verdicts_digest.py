@@ -65,6 +65,19 @@ def test_a_trace_difference_is_named_by_what_it_changes() -> None:
                      "places": PLACES}
 
 
+def test_an_error_is_compared_without_the_checkout_it_ran_in() -> None:
+    """Two sides run from two checkouts: an unusable trace's error names it under each one's
+    path, which is no difference; another error is."""
+    def err(text: str) -> dict[str, Any]:
+        return {"exit": 2, "error": text}
+
+    old = err("error: unusable trace: /tmp/old/tests/data/x.jsonl:1: 'dir' must be set")
+    new = err("error: unusable trace: /work/new/tests/data/x.jsonl:1: 'dir' must be set")
+    assert compare(_doc({"x [seed]": old}), _doc({"x [seed]": new})) == []
+    other = err("error: unusable trace: /work/new/tests/data/x.jsonl:2: 'dir' must be set")
+    assert compare(_doc({"x [seed]": old}), _doc({"x [seed]": other}))[0]["status"] == VERDICT
+
+
 def _run(*failures: str) -> dict[str, Any]:
     return {"verdict": "fail" if failures else "pass", "failures": list(failures),
             "warnings": []}
