@@ -41,6 +41,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -400,15 +401,55 @@ def _runs_differ(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> dict[s
             "old": [outcome(r)[:3] for r in old], "new": [outcome(r)[:3] for r in new]}
 
 
+# How two digests of one trace check differ, from most to least: the verdict itself (the exit
+# code, pass/fail, the decided revision, or one side could not judge), the rules failed under
+# the same verdict, the warnings alone, or the same findings at other messages. Each is a
+# difference a refactor must not make; only the first is a verdict change.
+VERDICT, FAILURES, WARNINGS, PLACES = ("verdict change", "failures change (same verdict)",
+                                       "warnings change (same failures)",
+                                       "places change (same findings)")
+TRACE_CHANGES = (VERDICT, FAILURES, WARNINGS, PLACES)
+
+
+def _findings(entry: dict[str, Any], failed: bool) -> Counter[tuple[str, str]]:
+    """A check's failures (or its other findings), as (rule, level) counts."""
+    return Counter((r, lv) for r, lv, _ in entry["violations"] if (lv == "fail") == failed)
+
+
+def trace_change(old: dict[str, Any], new: dict[str, Any]) -> str:
+    """What differs between two digests of one trace check (:data:`TRACE_CHANGES`)."""
+    if "error" in old or "error" in new or any(
+            old.get(k) != new.get(k) for k in ("exit", "verdict", "revision")):
+        return VERDICT
+    if _findings(old, True) != _findings(new, True):
+        return FAILURES
+    if _findings(old, False) != _findings(new, False):
+        return WARNINGS
+    return PLACES
+
+
+_CHECKOUT = re.compile(r"/\S*?/(?=(?:tests|examples|docs|generated)/)")
+
+
+def portable(entry: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A digest as any checkout reads it: an error's text names its trace relative to the
+    corpus, not under the absolute path of the checkout that ran it (two sides' runs from
+    two checkouts are otherwise always "different")."""
+    if entry is None or "error" not in entry:
+        return entry
+    return {**entry, "error": _CHECKOUT.sub("", str(entry["error"]))}
+
+
 def _trace_differs(old: dict[str, Any] | None, new: dict[str, Any] | None
                    ) -> dict[str, Any] | None:
+    old, new = portable(old), portable(new)
     if old == new:
         return None
     if old is None or new is None:
         return {"status": "only in " + ("new" if old is None else "old")}
     if any("unrecognized arguments" in str(e.get("error", "")) for e in (old, new)):
         return {"status": "not comparable (a flag one CLI lacks)", "old": old, "new": new}
-    return {"status": "verdict change", "old": old, "new": new}
+    return {"status": trace_change(old, new), "old": old, "new": new}
 
 
 def compare(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
@@ -455,7 +496,10 @@ def record(old: dict[str, Any], new: dict[str, Any], diffs: list[dict[str, Any]]
     the commit that made them, the fuzz differences, and both digests (compact)."""
     figures = [{"name": name, "value": value, "unit": ""}
                for name, value in counts(old, new).items()]
-    for name, status in (("trace checks whose verdict changed", "verdict change"),
+    for name, status in (("trace checks whose verdict changed", VERDICT),
+                         ("trace checks whose failures changed, same verdict", FAILURES),
+                         ("trace checks whose warnings alone changed", WARNINGS),
+                         ("trace checks whose findings moved to other messages", PLACES),
                          ("fuzz differences that persist over reruns", "persistent"),
                          ("fuzz differences that did not persist", "racy (not persistent)")):
         figures.append({"name": name, "value": sum(d["status"] == status for d in diffs),
@@ -594,7 +638,7 @@ def _cmd_blame(args: argparse.Namespace, console: Console) -> int:
     first: dict[str, tuple[str, tuple[str, Any]]] = {}
     for key in sorted(set(old["traces"]) & set(new["traces"])):
         a, b = old["traces"][key], new["traces"][key]
-        if a == b or _trace_differs(a, b)["status"] != "verdict change":  # type: ignore[index]
+        if a == b or _trace_differs(a, b)["status"] not in TRACE_CHANGES:  # type: ignore[index]
             continue
         for atom in atoms(a, b):
             judged = b.get("revision", "-")  # the same part may differ per revision
@@ -655,15 +699,15 @@ def _cmd_compare(args: argparse.Namespace, console: Console) -> int:
         blamed = json.loads(Path(args.blame).read_text(encoding="utf-8")) if args.blame else {}
         path = record(old, new, diffs, blamed, notes, RECORD_COMMAND)
         console.print(f"written to {path.relative_to(ROOT)}")
-    return 1 if any(d["status"] in ("verdict change", "persistent", "rerun both sides")
+    return 1 if any(d["status"] in (*TRACE_CHANGES, "persistent", "rerun both sides")
                     for d in diffs) else 0
 
 
 RECORD_COMMAND = (
-    "git worktree add /tmp/old a647dda && make -C /tmp/old venv && python "
+    "git worktree add --detach /tmp/old OLD && make -C /tmp/old venv && python "
     "benchmarks/verdicts.py run --acp-model /tmp/old/.venv/bin/acp-model --save old.json "
-    "--acp-model .venv/bin/acp-model --save new.json --lock /tmp/acpm-heavy.lock && python "
-    "benchmarks/verdicts.py blame old.json new.json --save blame.json && python "
+    "--acp-model .venv/bin/acp-model --save new.json --lock /tmp/acpm-heavy.lock [--part ...] "
+    "&& python benchmarks/verdicts.py blame old.json new.json --save blame.json && python "
     "benchmarks/verdicts.py compare old.json new.json --record --blame blame.json --notes "
     "notes.md")
 
@@ -686,8 +730,9 @@ def main(argv: list[str] | None = None) -> int:
     lst.add_argument("--acp-model", required=True)
     lst.set_defaults(func=lambda a, c: print("\n".join(parts(Side(Path(a.acp_model)))))
                      or 0)
-    cmp = sub.add_parser("compare", help="the differences of two digests (exit 1: a verdict "
-                         "changed, or a fuzz difference persists or needs a rerun)")
+    cmp = sub.add_parser("compare", help="the differences of two digests (exit 1: a trace check's "
+                         "verdict or findings changed, or a fuzz difference persists or needs "
+                         "a rerun)")
     cmp.add_argument("old")
     cmp.add_argument("new")
     cmp.add_argument("--record", action="store_true",

@@ -43,7 +43,7 @@ class ToolSpec:
     fails: bool
 
 
-class Output(StrEnum):
+class StepOutput(StrEnum):
     """What a step of the script makes the agent send; it selects which fields of the step
     matter: thought/message (texts, chunked), plan (progress), tools (tools), usage (used,
     size, cost), custom (none)."""
@@ -60,7 +60,7 @@ class Output(StrEnum):
 class Step:
     """One unit of model output; ``output`` selects which fields matter."""
 
-    output: Output
+    output: StepOutput
     texts: tuple[str, ...] = ()
     chunked: bool = False
     tools: tuple[ToolSpec, ...] = ()
@@ -89,7 +89,7 @@ class TurnPlan:
         return len(self._tool_specs())
 
     def _tool_specs(self) -> list[ToolSpec]:
-        return [t for s in self.steps if s.output == Output.TOOLS for t in s.tools]
+        return [t for s in self.steps if s.output == StepOutput.TOOLS for t in s.tools]
 
 
 def prompt_text(blocks: object) -> str:
@@ -159,7 +159,7 @@ def plan_turn(
     planner.thought()
     planner.plan(forced=force_plan)
     if force_usage:
-        planner.steps.append(Step(Output.USAGE, used=1000, size=200000, cost=0.001,
+        planner.steps.append(Step(StepOutput.USAGE, used=1000, size=200000, cost=0.001,
                                   jitter=planner.jitter()))
     rounds = planner.rng.randint(1, 3)
     planner.used = planner.rng.randint(1000, 20000)
@@ -188,9 +188,9 @@ class _Planner:
         """A step of one forced tool call (asking permission or not)."""
         self.tool_index += 1
         tool = _tool(self.rng, self.tool_index, permission=permission)
-        self.steps.append(Step(Output.TOOLS, tools=(tool,), jitter=self.jitter()))
+        self.steps.append(Step(StepOutput.TOOLS, tools=(tool,), jitter=self.jitter()))
 
-    def texts(self, kind: Output, likely: float, most_words: int, chunked: float) -> None:
+    def texts(self, kind: StepOutput, likely: float, most_words: int, chunked: float) -> None:
         """Sometimes (``likely``) one to three sentences of ``kind``, chunked or not."""
         rng = self.rng
         if rng.random() < likely:
@@ -200,7 +200,7 @@ class _Planner:
                                    jitter=self.jitter()))
 
     def thought(self) -> None:
-        self.texts(Output.THOUGHT, 0.5, 7, 0.5)
+        self.texts(StepOutput.THOUGHT, 0.5, 7, 0.5)
 
     def plan(self, *, forced: bool) -> None:
         """The plan's entries, reported first with none done (``progress`` rises per round)."""
@@ -210,39 +210,39 @@ class _Planner:
                 (_sentence(rng, rng.randint(2, 4)), rng.choice(("high", "medium", "low")))
                 for _ in range(rng.randint(2, 4))
             )
-            self.steps.append(Step(Output.PLAN, progress=0, jitter=self.jitter()))
+            self.steps.append(Step(StepOutput.PLAN, progress=0, jitter=self.jitter()))
 
     def round(self, r: int, rounds: int) -> None:
         """One round of the model: a message, tools, the plan's progress, usage, an extra."""
         rng = self.rng
-        self.texts(Output.MESSAGE, 0.7, 8, 0.6)
+        self.texts(StepOutput.MESSAGE, 0.7, 8, 0.6)
         if rng.random() < 0.6:
             group = []
             for _ in range(1 if rng.random() < 0.75 else 2):
                 self.tool_index += 1
                 group.append(_tool(rng, self.tool_index))
-            self.steps.append(Step(Output.TOOLS, tools=tuple(group), jitter=self.jitter()))
+            self.steps.append(Step(StepOutput.TOOLS, tools=tuple(group), jitter=self.jitter()))
         if self.entries:
             progress = min(len(self.entries), (r + 1) * len(self.entries) // rounds)
-            self.steps.append(Step(Output.PLAN, progress=progress))
+            self.steps.append(Step(StepOutput.PLAN, progress=progress))
         if rng.random() < 0.5:
             self.usage()
         if rng.random() < 0.15:
-            self.steps.append(Step(Output.CUSTOM, jitter=self.jitter()))
+            self.steps.append(Step(StepOutput.CUSTOM, jitter=self.jitter()))
 
     def usage(self) -> None:
         rng = self.rng
         self.used += rng.randint(500, 8000)
         self.cost += round(rng.random() * 0.01, 4)
         cost = round(self.cost, 4) if rng.random() < 0.7 else None
-        self.steps.append(Step(Output.USAGE, used=self.used, size=200000, cost=cost,
+        self.steps.append(Step(StepOutput.USAGE, used=self.used, size=200000, cost=cost,
                                jitter=self.jitter()))
 
     def finish(self) -> TurnPlan:
         """The final message and the stop reason."""
         rng = self.rng
         final = tuple(_sentence(rng, rng.randint(4, 9)) for _ in range(rng.randint(1, 2)))
-        self.steps.append(Step(Output.MESSAGE, texts=final, chunked=rng.random() < 0.5,
+        self.steps.append(Step(StepOutput.MESSAGE, texts=final, chunked=rng.random() < 0.5,
                                jitter=self.jitter()))
         roll = rng.random()
         stop_reason = next(reason for bound, reason in STOP_REASONS if roll < bound)

@@ -24,7 +24,7 @@ Every edge can be replayed into a concrete JSON-RPC trace with ``TraceBuilder`` 
 ``acp-model check``.
 """
 
-from acp_model.explorer.action import Action
+from acp_model.explorer.action import Move
 from acp_model.explorer.alphabet import actions, alphabet, make_event
 from acp_model.explorer.bounds import Bounds
 from acp_model.explorer.config import Config, obligations
@@ -52,8 +52,29 @@ from acp_model.explorer.search import (
 )
 from acp_model.spec.contradictions import CONTRADICTIONS
 
-__all__ = ["CONTRADICTIONS", "PROPERTIES", "PROPERTY_NAMES", "Action", "Bounds", "Config",
-           "Edge", "Exploration", "ExplorationTooLarge", "PropertyResult", "Refusal", "Witness",
-           "actions", "alphabet", "check_properties", "contradictions", "coverage",
-           "diff_readings", "each_reading", "explore", "make_event", "obligations",
-           "parse_diff", "reading_name"]
+__all__ = [
+    "CONTRADICTIONS",
+    "PROPERTIES",
+    "PROPERTY_NAMES",
+    "Bounds",
+    "Config",
+    "Edge",
+    "Exploration",
+    "ExplorationTooLarge",
+    "Move",
+    "PropertyResult",
+    "Refusal",
+    "Witness",
+    "actions",
+    "alphabet",
+    "check_properties",
+    "contradictions",
+    "coverage",
+    "diff_readings",
+    "each_reading",
+    "explore",
+    "make_event",
+    "obligations",
+    "parse_diff",
+    "reading_name",
+]

@@ -15,7 +15,7 @@ _SHOW = {form.event: ARGUMENTS[form.over].show for form in wire_table.FORMS}
 
 
 @dataclass(frozen=True, slots=True)
-class Action:
+class Move:
     """One abstract event. ``arg`` is canonical (positions, tool ids, reasons), never a raw id,
     so an action taken from one configuration applies to every configuration with the same key.
     """

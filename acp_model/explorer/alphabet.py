@@ -9,7 +9,7 @@ from dataclasses import fields as dataclass_fields
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
-from acp_model.explorer.action import Action
+from acp_model.explorer.action import Move
 from acp_model.explorer.arguments import ARGUMENTS, Offered
 from acp_model.explorer.bounds import CUSTOM_STATE, SESSION_IDS, SYNC, Bounds
 from acp_model.model import wire_table
@@ -24,9 +24,9 @@ if TYPE_CHECKING:
     from acp_model.explorer.config import Config, Observer
 
 
-# The same few hundred actions recur in every configuration: one object each (an Action is
+# The same few hundred actions recur in every configuration: one object each (a Move is
 # frozen), made once instead of on every edge.
-_action = lru_cache(maxsize=None, typed=True)(Action)
+_action = lru_cache(maxsize=None, typed=True)(Move)
 
 
 # How much of what a gate bounds a session holds (a form that ``spends`` is tried below it).
@@ -51,7 +51,7 @@ class _Try:
     args: Offered
     events: tuple[str, ...]
     limits: tuple[_Limit | None, ...] | None
-    plain: tuple[tuple[Action, ...], ...] | None
+    plain: tuple[tuple[Move, ...], ...] | None
 
 
 @cache
@@ -76,7 +76,7 @@ def plan(bounds: Bounds) -> tuple[_Try, ...]:
     return tuple(out)
 
 
-def actions(cfg: Config, bounds: Bounds, unread: bool | None = None) -> list[Action]:
+def actions(cfg: Config, bounds: Bounds, unread: bool | None = None) -> list[Move]:
     """Every abstract event worth trying in this configuration (legal or not): each form of the
     wire table with each argument its kind offers (``wire_table.Over``). ``unread``: whether it
     holds an index the agent has not provably read (None: asked of ``cfg``; the search knows it
@@ -85,10 +85,10 @@ def actions(cfg: Config, bounds: Bounds, unread: bool | None = None) -> list[Act
 
 
 def planned_actions(cfg: Config, bounds: Bounds, steps: tuple[_Try, ...],
-                    unread: bool | None = None) -> list[Action]:
+                    unread: bool | None = None) -> list[Move]:
     """:func:`actions` with ``steps``, the :func:`plan` of ``bounds``, looked up once by the caller
     (the search asks for every configuration; the lookup hashes the bounds)."""
-    out: list[Action] = []
+    out: list[Move] = []
     if cfg.unread() if unread is None else unread:
         out.append(_action(None, SYNC))
     for s, m in enumerate(cfg.models):
@@ -106,7 +106,7 @@ def planned_actions(cfg: Config, bounds: Bounds, steps: tuple[_Try, ...],
     return out
 
 
-def make_event(cfg: Config, action: Action) -> tuple[Payload, int]:
+def make_event(cfg: Config, action: Move) -> tuple[Payload, int]:
     """The payload of ``action`` in ``cfg`` and the read frontier once it happened.
 
     A prompt response proves the agent read everything up to that prompt (FIFO stdio), the
@@ -247,7 +247,7 @@ _WRITE_ARGS: dict[str, _Write] = {
 }
 
 
-def _concrete(tb: TraceBuilder, act: Action, ev: Payload, ids: dict[Any, Any]) -> None:
+def _concrete(tb: TraceBuilder, act: Move, ev: Payload, ids: dict[Any, Any]) -> None:
     """Append the wire records for one abstract event (its form: ``wire_table.FORMS``)."""
     if act.session is None:
         tb.sync()

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from acp_model.explorer.action import Action
+from acp_model.explorer.action import Move
 from acp_model.explorer.bounds import SESSION_IDS
 from acp_model.model import snapshot
 from acp_model.model.context import Context
@@ -294,7 +294,7 @@ _CANCEL, _WITHDRAW, _ANSWER, _IDLE = (Event.CANCEL, Event.PROMPT_CANCEL_REQUEST,
 _ALLOW = Answer.ALLOW
 
 
-def _observe(obs: Observer, src_state: str, action: Action, idx: int) -> Observer:
+def _observe(obs: Observer, src_state: str, action: Move, idx: int) -> Observer:
     e = action.event
     if e == _CANCEL:
         wc = (*obs.work_cancels, idx) if src_state in WORK else obs.work_cancels
@@ -311,7 +311,7 @@ def _observe(obs: Observer, src_state: str, action: Action, idx: int) -> Observe
 STOP_REASON_RULE = "STATE-03"
 
 
-def _edge_breaks(obs: Observer, src_state: str, action: Action, frontier: int,
+def _edge_breaks(obs: Observer, src_state: str, action: Move, frontier: int,
                  warned: tuple[str, ...] = ()) -> tuple[str, ...]:
     """Edge properties (b) and (e), judged by the observers, for an edge the model allowed
     (``warned``: the rules it warned)."""

@@ -15,7 +15,7 @@ from typing import Any
 
 import networkx as nx
 
-from acp_model.explorer.action import Action
+from acp_model.explorer.action import Move
 from acp_model.explorer.alphabet import RECEIPTS, _concrete, make_event, plan, planned_actions
 from acp_model.explorer.bounds import MISSING, SESSION_IDS, Bounds
 from acp_model.explorer.config import (
@@ -48,7 +48,7 @@ class Edge:
 
     src: int
     dst: int
-    action: Action
+    action: Move
     src_state: str  # control state of the acting session before the event
     allowed: int  # bit i set: allowed under readings[i]
     warns: tuple[tuple[str, ...], ...]  # per reading: rules failing at warn level
@@ -61,7 +61,7 @@ class Refusal:
     """An attempted event refused under at least one reading (rules per reading)."""
 
     src: int
-    action: Action
+    action: Move
     src_state: str
     rules: tuple[tuple[str, ...], ...]  # per reading: rules failing at fail level ((): allowed)
 
@@ -128,7 +128,7 @@ class Exploration:
             node = e.src
         return out[::-1]
 
-    def edge(self, src: int, action: Action) -> Edge | None:
+    def edge(self, src: int, action: Move) -> Edge | None:
         for e in self.out_edges(src):
             if e.action == action:
                 return e
@@ -143,8 +143,8 @@ class Exploration:
             self._adj = adj
         return adj.get(src, [])
 
-    def replay(self, path: Sequence[Edge], last: Action | None = None,
-               readings: Readings | None = None) -> tuple[Config, list[Action], TraceBuilder,
+    def replay(self, path: Sequence[Edge], last: Move | None = None,
+               readings: Readings | None = None) -> tuple[Config, list[Move], TraceBuilder,
                                                           list[int]]:
         """Re-run a path (and optionally one more, possibly refused, action) from scratch.
 
@@ -162,13 +162,13 @@ class Exploration:
         # check under the readings that allow it).
         ids: dict[Any, Any] = {RECEIPTS: any(r.revision != "seed" for r in self.readings)}
         phys = list(range(self.bounds.sessions))  # canonical position -> real session
-        done: list[Action] = []
+        done: list[Move] = []
         at: list[int] = []
-        steps: list[tuple[Action, tuple[int, ...] | None]] = [(e.action, e.order) for e in path]
+        steps: list[tuple[Move, tuple[int, ...] | None]] = [(e.action, e.order) for e in path]
         if last is not None:
             steps.append((last, None))
         for act, order in steps:
-            real = act if act.session is None else Action(phys[act.session], act.event, act.arg)
+            real = act if act.session is None else Move(phys[act.session], act.event, act.arg)
             src_state = cfg.models[real.session].state if real.session is not None else ""
             ev, frontier = make_event(cfg, real)
             at.append(len(tb.records))
@@ -188,7 +188,7 @@ class Exploration:
                 phys = [phys[j] for j in order]
         return cfg, done, tb, at
 
-    def witness(self, path: Sequence[Edge], last: Action | None = None, *,
+    def witness(self, path: Sequence[Edge], last: Move | None = None, *,
                 complete: bool = False, readings: Readings | None = None) -> Witness:
         """Events and the equivalent concrete trace. ``last`` is the event the witness is about
         (when it is an allowed edge, pass it as the last element of ``path`` instead).
@@ -207,7 +207,7 @@ class Exploration:
 class Witness:
     """A path of abstract events and the concrete JSON-RPC records that realise it."""
 
-    steps: list[Action]
+    steps: list[Move]
     records: list[Record]
     at: list[int]  # record index of each step
     offending: int | None = None  # step index of the event the witness is about
@@ -363,7 +363,7 @@ class _Search:
                 new, breaks = self._successor(cfg, s, act, ev, frontier, mask, warns[0])
                 self._add(u, new, Edge(u, 0, act, src_state, mask, warns, breaks), base)
 
-    def _judge(self, cfg: Config, s: int, act: Action, ev: Payload, frontier: int
+    def _judge(self, cfg: Config, s: int, act: Move, ev: Payload, frontier: int
                ) -> tuple[int, tuple[tuple[str, ...], ...], tuple[tuple[str, ...], ...] | None]:
         """Which readings allow ``act``, judged on the stored configuration (checks are pure:
         the copy waits until one does): the mask, the warnings per reading, and the failing
@@ -391,7 +391,7 @@ class _Search:
         ctx.readings = self.rs[0]
         return mask, tuple(wl), (tuple(fl) if mask != self.full else None)
 
-    def _successor(self, cfg: Config, s: int, act: Action, ev: Payload, frontier: int, mask: int,
+    def _successor(self, cfg: Config, s: int, act: Move, ev: Payload, frontier: int, mask: int,
                    warned: tuple[str, ...] = ()) -> tuple[Config, tuple[str, ...]]:
         """The configuration after an allowed ``act`` (under the first reading that allows
         it) and the edge properties it breaks under readings[0] (``warned``: the rules it

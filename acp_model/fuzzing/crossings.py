@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from acp_model.fuzzing.hold import Hold
-from acp_model.fuzzing.schedule import Boundary, Crossing, Key, Schedule, event_key
+from acp_model.fuzzing.schedule import Boundary, Crossed, Crossing, Key, Schedule, What, event_key
 from acp_model.fuzzing.stop import Interrupted
 from acp_model.llm.wire import ResponsePart, find_tag
 
@@ -30,7 +30,7 @@ class Named(NamedTuple):
     """What a record is, as :class:`Names` names it (the event's fields but its time)."""
 
     boundary: Boundary
-    what: tuple[str, ...]
+    what: What
     session: int | None = None
     cause: int | None = None
     by_action: bool = False  # issued by the client itself (not a reaction of its delivery)
@@ -46,20 +46,21 @@ class Names:
         self.ours: dict[Any, int] = {}  # the client's request ids -> their events
         self.theirs: dict[Any, int] = {}  # the agent's request ids -> their events
         self.turns: dict[str, int] = {}  # scripted turn tag -> the prompt that carried it
-        self.runs: dict[int | None, tuple[str, ...]] = {}  # session -> its chunk run
+        self.runs: dict[int | None, What] = {}  # session -> its chunk run
 
     def of(self, record: Mapping[str, Any]) -> Named | None:
         """What ``record`` is (None: a continuation of a chunk run); nothing is learnt."""
         inbound = record.get("dir") == "c2a"
         boundary = Boundary.WRITE if inbound else Boundary.MESSAGE
         if "msg" not in record:
-            return Named(boundary, ("raw", str(record.get("error", ""))))
+            return Named(boundary, (Crossed.RAW, str(record.get("error", ""))))
         msg = record["msg"]
         if isinstance(msg, list):
-            return Named(boundary, ("batch", *(str(m.get("method", "answer"))
-                                                if isinstance(m, dict) else "?" for m in msg)))
+            return Named(boundary, (Crossed.BATCH, *(str(m.get("method", "answer"))
+                                                    if isinstance(m, dict) else "?"
+                                                    for m in msg)))
         if not isinstance(msg, dict):
-            return Named(boundary, ("other",))
+            return Named(boundary, (Crossed.OTHER,))
         method, rid = msg.get("method"), msg.get("id")
         params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
         session = self.session(params.get("sessionId"))
@@ -67,18 +68,19 @@ class Names:
             if rid is not None:
                 # a session is made ahead of need or by the action that needs it, on a shared
                 # process by an earlier example: its session/new is no action's own
-                return Named(boundary, ("request", method), session,
+                return Named(boundary, (Crossed.REQUEST, method), session,
                              by_action=inbound and method != "session/new")
             if method == "session/update" and not inbound:
                 what = _update(params.get("update"))
                 if what[1] in CHUNK_KINDS and self.runs.get(session) == what:
                     return None
                 return Named(boundary, what, session)
-            return Named(boundary, ("notify", method), session, by_action=inbound)
+            return Named(boundary, (Crossed.NOTIFY, method), session, by_action=inbound)
         outcome = "error" if "error" in msg else "result"
         asked = (self.theirs if inbound else self.ours).get(_hashable(rid))
         # an answer the action itself writes is its own (a reaction's is the delivery's)
-        return Named(boundary, ("answer" if inbound else "response", outcome), None, asked,
+        return Named(boundary, (Crossed.ANSWER if inbound else Crossed.RESPONSE, outcome), None,
+                     asked,
                      by_action=inbound)
 
     def session(self, sid: Any) -> int | None:
@@ -96,7 +98,7 @@ class Names:
         if not isinstance(msg, dict):
             return
         rid = _hashable(msg.get("id"))
-        if event.what[:1] == ("request",):
+        if event.what[:1] == (Crossed.REQUEST,):
             (self.ours if event.boundary is Boundary.WRITE else self.theirs)[rid] = index
             params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
             if event.what[1] == "session/prompt":
@@ -105,26 +107,27 @@ class Names:
                 tag = find_tag(text)
                 if tag is not None:
                     self.turns[tag] = index
-        elif event.what == ("response", "result") and event.cause is not None:
+        elif event.what == (Crossed.RESPONSE, "result") and event.cause is not None:
             result = msg.get("result")
             sid = result.get("sessionId") if isinstance(result, dict) else None
-            if events[event.cause].what == ("request", "session/new") and isinstance(sid, str):
+            if events[event.cause].what == (Crossed.REQUEST, "session/new") \
+                    and isinstance(sid, str):
                 self.sessions.setdefault(sid, index)
 
 
-def _update(update: Any) -> tuple[str, ...]:
+def _update(update: Any) -> What:
     """An update by its kind (a tool call's by its status; a state by its value)."""
     if not isinstance(update, dict):
-        return ("update", "?")
+        return (Crossed.UPDATE, "?")
     kind = str(update.get("sessionUpdate", "?"))
     if kind == "tool_call_update":
         status = update.get("status")
         # a status change is a step of the tool call; content alone streams like chunks
-        return ("update", kind, str(status)) if isinstance(status, str) \
-            else ("update", "tool_call_content_chunk")
+        return (Crossed.UPDATE, kind, str(status)) if isinstance(status, str) \
+            else (Crossed.UPDATE, "tool_call_content_chunk")
     if kind == "state_update" and isinstance(update.get("state"), str):
-        return ("update", kind, update["state"])
-    return ("update", kind)
+        return (Crossed.UPDATE, kind, update["state"])
+    return (Crossed.UPDATE, kind)
 
 
 class ScheduleLog:
@@ -257,7 +260,7 @@ class ScheduleLog:
         named = self.names.of(record)
         return None if named is None else self._event(*named)
 
-    def _event(self, boundary: Boundary, what: tuple[str, ...], session: int | None = None,
+    def _event(self, boundary: Boundary, what: What, session: int | None = None,
                cause: int | None = None, by_action: bool = False, *, ok: bool = True,
                waited: float = 0.0) -> Crossing:
         mine = by_action and threading.get_ident() == self._action_thread
@@ -284,7 +287,7 @@ class ScheduleLog:
                 return None
             turn = self.names.turns.get(tag)
             session = self.events[turn].session if turn is not None else None
-            return self._event(boundary, ("model", *what), session, turn)
+            return self._event(boundary, (Crossed.MODEL, *what), session, turn)
 
     async def requested(self, tag: str, step: int, attempt: int) -> None:
         await self._model(Boundary.REQUEST, tag, (str(step), str(attempt)))
@@ -344,7 +347,7 @@ class ScheduleLog:
         hold = self.hold
         if hold is None or not self.recording:
             return None
-        event = self._event(Boundary.LOOK, ("look",), by_action=True)
+        event = self._event(Boundary.LOOK, (Crossed.LOOK,), by_action=True)
         j = hold.admit(self._key(event), event, stop=self.stop)
         return None if j is None else hold.recorded(j)
 
@@ -352,7 +355,7 @@ class ScheduleLog:
         if not self.recording:
             return
         with self.lock:
-            self._append(self._event(Boundary.LOOK, ("look",), by_action=True, ok=ok,
+            self._append(self._event(Boundary.LOOK, (Crossed.LOOK,), by_action=True, ok=ok,
                                      waited=waited))
 
 

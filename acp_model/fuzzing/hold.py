@@ -33,6 +33,7 @@ from typing import Any
 from acp_model.fuzzing.schedule import (
     PLACED,
     Boundary,
+    Crossed,
     Crossing,
     Key,
     Schedule,
@@ -246,9 +247,9 @@ class Hold:
         boundary, what = key[0], key[1]
         if boundary.ours or not essential(boundary, what) or _soft(boundary, what):
             return
-        if what[:1] == ("response",):
+        if what[:1] == (Crossed.RESPONSE,):
             recorded = next((q for k, q in self._queues.items()
-                             if q and k[0] is boundary and k[1][:1] == ("response",)
+                             if q and k[0] is boundary and k[1][:1] == (Crossed.RESPONSE,)
                              and k[3] == key[3]), None)
             if recorded is not None:
                 j = recorded.popleft()
@@ -295,7 +296,7 @@ class Hold:
         session, the replay never made), each waited for as an input waits for it, and left
         out once later than its allowance (within one deadline in all): codex-acp v1's
         CANCEL-09 chunk came after the teardown's last look (s7 matrix)."""
-        turn = _Turn(Crossing(Boundary.WRITE, ("end",)), None, len(self.events), ending=True)
+        turn = _Turn(Crossing(Boundary.WRITE, (Crossed.END,)), None, len(self.events), ending=True)
         until = time.monotonic() + self.deadline  # the end is late one deadline at most
         with self.cond:
             while not self._ready(turn) and not (stop is not None and stop.is_set()) \

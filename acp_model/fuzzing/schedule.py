@@ -51,6 +51,26 @@ class Boundary(StrEnum):
         return self in (Boundary.WRITE, Boundary.RELEASE, Boundary.LOOK)
 
 
+class Crossed(StrEnum):
+    """What crossed: the first word of a :class:`Crossing`'s ``what``, which the words after it
+    name (a schedule file keeps its value, so files written before it read the same)."""
+
+    REQUEST = "request"  # a request, by its method
+    NOTIFY = "notify"  # a notification other than a session/update, by its method
+    UPDATE = "update"  # a session/update, by its kind (a tool call's status, a state's name)
+    RESPONSE = "response"  # the agent's response to the client: "result" or "error"
+    ANSWER = "answer"  # the client's answer to the agent's request: "result" or "error"
+    BATCH = "batch"  # a JSON-RPC batch, by its members' methods
+    RAW = "raw"  # a line that is no message, by its read error
+    OTHER = "other"  # a message of none of these shapes
+    MODEL = "model"  # the scripted model: its step, attempt, part and count
+    LOOK = "look"  # a wait of the client ended
+    END = "end"  # the program's end (a replay's last turn)
+
+
+What = tuple[Crossed, *tuple[str, ...]]  # a Crossing's key words: what crossed, then its names
+
+
 # Agent messages whose number follows the agent's timing, not the program (state it reports
 # as it likes: usage, commands, modes, titles, compaction, its own extensions): recorded and
 # matched, but nothing waits for them (a replay that waited for one that did not come would
@@ -73,11 +93,11 @@ COUNTED_UPDATES = frozenset({Reads.AGENT_MESSAGE_CHUNK, Reads.AGENT_THOUGHT_CHUN
 PROGRESS = frozenset({"pending", "in_progress"})  # a tool call's status short of its end
 
 
-def essential(boundary: Boundary, what: tuple[str, ...]) -> bool:
+def essential(boundary: Boundary, what: What) -> bool:
     """Whether an agent's output of this kind is part of the branch it took (a response, a
     request, a model call, a hang-up, an update that starts or ends something), not a count
     (:data:`COUNTED_UPDATES`, a tool call's progress); our own events always are."""
-    if boundary is not Boundary.MESSAGE or what[:1] != ("update",) or len(what) < 2:
+    if boundary is not Boundary.MESSAGE or what[:1] != (Crossed.UPDATE,) or len(what) < 2:
         return True
     if what[1] in COUNTED_UPDATES:
         return False
@@ -98,7 +118,7 @@ class Crossing:
     across processes, ids and texts."""
 
     boundary: Boundary
-    what: tuple[str, ...]
+    what: What  # (a first word of an older caller or file is read as its Crossed member)
     session: int | None = None
     cause: int | None = None
     action: int | None = None  # the program's action running (its teardown: len(program))
@@ -107,6 +127,15 @@ class Crossing:
     ok: bool = True  # a look: whether the condition waited for held
     waited: float = 0.0  # a look: how long the wait took
 
+    def __post_init__(self) -> None:
+        if self.what and type(self.what[0]) is not Crossed:
+            object.__setattr__(self, "what", (Crossed(self.what[0]), *self.what[1:]))
+
+    @property
+    def kind(self) -> Crossed:
+        """What crossed (the first word of ``what``)."""
+        return self.what[0]
+
     @property
     def soft(self) -> bool:
         """An agent message nothing waits for (:data:`SOFT_UPDATES`, a notification of the
@@ -114,8 +143,8 @@ class Crossing:
         if self.boundary is not Boundary.MESSAGE or len(self.what) < 2:
             return False
         kind, name = self.what[0], self.what[1]
-        return (kind == "update" and (name in SOFT_UPDATES or name.startswith("_"))) \
-            or (kind == "notify" and name != "session/update")
+        return (kind is Crossed.UPDATE and (name in SOFT_UPDATES or name.startswith("_"))) \
+            or (kind is Crossed.NOTIFY and name != "session/update")
 
     @property
     def essential(self) -> bool:
@@ -300,5 +329,6 @@ def read_schedule(path: Path) -> Schedule | None:
         return None
 
 
-__all__ = ["COUNTED_UPDATES", "FORMAT", "PLACED", "SOFT_UPDATES", "Boundary", "Crossing", "Key",
-           "Schedule", "ScheduleError", "essential", "event_key", "read_schedule"]
+__all__ = ["COUNTED_UPDATES", "FORMAT", "PLACED", "SOFT_UPDATES", "Boundary", "Crossed",
+           "Crossing", "Key", "Schedule", "ScheduleError", "What", "essential", "event_key",
+           "read_schedule"]

@@ -1,14 +1,16 @@
 """What a response's checks read: the response matched to its open request, and what the
-connection was told before it.
+connection was told before it; an update, as what was advertised or approved before it reads
+it.
 
 A response is judged by the request it answers, so its checks declare the *request's* kind
 (``@check(reads=Reads.PROMPT_ANSWER)``, the kind its wire-table row names in
 ``Message.answer_reads``; ``Reads.ANSWER``: every answered request) and get one
 :class:`Answering` record, built once per response by ``oracle.answers``. A request judged by
 what the other side advertised is read the same way (``Message.use_reads``, one
-:class:`Asking` record, ``oracle.advertised``). :class:`Told` is the advertised facts record:
-the initialize exchange's capabilities and each session's set-up, which answers and later
-requests are judged by.
+:class:`Asking` record, ``oracle.advertised``), and so is an update whose meaning a
+capability or an earlier answer fixed (``Update.use_reads``, one :class:`Showing` record).
+:class:`Told` is the advertised facts record: the initialize exchange's capabilities and each
+session's set-up, which answers and later requests are judged by.
 """
 
 from __future__ import annotations
@@ -66,8 +68,26 @@ class Asking:
     session: str | None  # the session it names (None: none, or no string)
     told: Told
     shape: Shape  # what the revision's initialize exchange spells and grants
+    # a control request's target as the client's view showed it: (its noun, the target,
+    # whether it advertises cancel; None: no update reported it). None: no control request
+    target: tuple[str, str, bool | None] | None = None
 
     @property
     def roots(self) -> tuple[str, ...] | None:
         """The root set its session was created with, its cwd first (None: not known)."""
         return self.told.roots.get(self.session) if self.session is not None else None
+
+
+@dataclass(slots=True)  # (one per update a check of its kind's ``use_reads`` reads)
+class Showing:
+    """An update (or a session result's parts), as the checks of what it shows against what
+    was advertised or approved before it read it (``@check(reads=<row.use_reads>)``): the
+    facts ``oracle.advertised`` keeps, popped for the message that ends them."""
+
+    session: str | None
+    payload: Any  # the update (a session result: its config options are read)
+    told: Told
+    shape: Shape
+    allowed_at: int | None = None  # where an allow approved its tool call (TOOL-12)
+    # work begun in a custom state that this idle ends: (where, the state) (SDK-STATE-01)
+    custom: tuple[int, str] | None = None

@@ -12,7 +12,7 @@ from __future__ import annotations
 from acp_model.model import wire_table
 from acp_model.model.check import check
 from acp_model.model.events import Payload
-from acp_model.model.race_facts import Session
+from acp_model.model.race_facts import ModelSession
 from acp_model.model.vocab import Answer, CancelStatus, Level, Role, StopReason
 
 __all__ = ["LATE_CONTENT_UPDATES", "CancelRules"]
@@ -25,7 +25,7 @@ class CancelRules:
 
     __slots__ = ("m",)
 
-    def __init__(self, m: Session) -> None:
+    def __init__(self, m: ModelSession) -> None:
         self.m = m
 
     @check("CANCEL-04", role=Role.GUARD)

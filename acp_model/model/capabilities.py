@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from acp_model.model import wire_table
-from acp_model.model.answering import Answering, Asking
+from acp_model.model.answering import Answering, Asking, Showing
 from acp_model.model.check import check
 from acp_model.model.vocab import ErrorCode, Level, Reads, Role
 from acp_model.model.wire_shapes import Shape, on
@@ -198,12 +198,13 @@ def terminal_auth_advertised(a: Answering) -> str | None:
             f"{', '.join(named)}, but the client did not advertise auth.terminal")
 
 
-@check("INIT-16", role=Role.FINDING, reads=[Reads.CONFIG_OPTIONS])
-def boolean_options_advertised(config_options: Any, client_caps: Caps) -> str | None:
+@check("INIT-16", role=Role.FINDING, reads=[Reads.CONFIG_OPTIONS_USE])
+def boolean_options_advertised(s: Showing) -> str | None:
     """v1: boolean config options only for a client that advertised
-    session.configOptions.boolean."""
-    if not isinstance(config_options, list) or on(client_caps, "session", "configOptions",
-                                                  "boolean"):
+    session.configOptions.boolean (a config_option_update's, a session result's)."""
+    config_options = config_options_of(s.payload)
+    if not s.shape.gates_boolean_options or config_options is None \
+            or on(s.told.client_caps, "session", "configOptions", "boolean"):
         return None
     named = [str(o.get("id", o.get("configId"))) for o in config_options
              if isinstance(o, Mapping) and o.get("type") == "boolean"]
@@ -213,15 +214,15 @@ def boolean_options_advertised(config_options: Any, client_caps: Caps) -> str | 
             "advertise session.configOptions.boolean")
 
 
-@check("SDK-STATE-01", role=Role.FINDING, reads=[Reads.STATE_UPDATE])
-def custom_state_advertised(state: str | None, began: int | None, client_caps: Caps
-                            ) -> str | None:
-    """Work reported only in a custom state ``state`` (since ``began``, no running or
-    requires_action before its idle) is so only for a client whose capabilities' _meta name
-    that state."""
-    if state is None or began is None:
+@check("SDK-STATE-01", role=Role.FINDING, reads=[Reads.STATE_USE])
+def custom_state_advertised(s: Showing) -> str | None:
+    """Work reported only in a custom state (no running or requires_action since it began
+    in it, before this idle) is so only for a client whose capabilities' _meta name that
+    state."""
+    if s.custom is None:
         return None
-    meta = client_caps.get("_meta") if isinstance(client_caps, Mapping) else None
+    began, state = s.custom
+    meta = s.told.client_caps.get("_meta") if isinstance(s.told.client_caps, Mapping) else None
     if isinstance(meta, Mapping) and state in json.dumps(meta):
         return None
     return (f"foreground work that began in the custom state {state!r} at #{began} ended "
@@ -229,11 +230,12 @@ def custom_state_advertised(state: str | None, began: int | None, client_caps: C
             "advertise no such state: the standard states are still owed")
 
 
-@check("V1-NOTICE-01", role=Role.FINDING, reads=[Reads.NOTICE])
-def notice_advertised(client_caps: Caps) -> str | None:
+@check("V1-NOTICE-01", role=Role.FINDING, reads=[Reads.NOTICE_USE])
+def notice_advertised(s: Showing) -> str | None:
     """v1: a notice goes only to a client whose initialize advertised ``session.notices``
     (an object; omitted or null: not advertised)."""
-    session = client_caps.get("session") if isinstance(client_caps, Mapping) else None
+    caps = s.told.client_caps
+    session = caps.get("session") if isinstance(caps, Mapping) else None
     if isinstance(session, Mapping) and isinstance(session.get("notices"), Mapping):
         return None
     return ("a notice session update, but the client's initialize did not advertise "
@@ -351,17 +353,19 @@ def resume_keeps_cwd(a: Asking) -> str | None:
             f"{created_cwd!r}")
 
 
-@check("SDK-TOOL-02", role=Role.FINDING, reads=[Reads.NOTIFICATION])
-def cancel_request_advertised(method: str, what: str, target: str, advertised: bool | None
-                              ) -> str | None:
+@check("SDK-TOOL-02", role=Role.FINDING, reads=[Reads.CANCEL_CONTROL_USE])
+def cancel_request_advertised(a: Asking) -> str | None:
     """tool_call/cancel and terminal/cancel only for what currently advertises
-    capabilities.cancel (``what``: its target's noun, the row's control; ``advertised`` None:
-    the client never saw it)."""
+    capabilities.cancel (``a.target``: its noun, the row's control, the target, and whether
+    the client's view showed it advertising cancel; None: the client never saw it)."""
+    if a.target is None:
+        return None
+    what, target, advertised = a.target
     if advertised:
         return None
     seen = "which no update reported" if advertised is None else \
         "which does not advertise capabilities.cancel now"
-    return f"the client sent {method} for {what} {target!r}, {seen}"
+    return f"the client sent {a.method} for {what} {target!r}, {seen}"
 
 
 @check("SDK-TOOL-03", role=Role.FINDING, reads=[Reads.CANCEL_CONTROL_ANSWER])

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from acp_model.model.cancel_book import OWING
-from acp_model.model.race_facts import Session
+from acp_model.model.race_facts import ModelSession
 from acp_model.model.records import CancelRec, PermRec, PromptRec
 from acp_model.model.vocab import WORK, CancelStatus, PermState, State
 
@@ -24,7 +24,7 @@ class DeadFields:
 
     __slots__ = ("m",)
 
-    def __init__(self, m: Session) -> None:
+    def __init__(self, m: ModelSession) -> None:
         self.m = m
 
     def canon_ran(self, ran: bool, rec: PromptRec) -> bool:

@@ -15,7 +15,7 @@ from acp_model.model.cancel_book import CancelBook
 from acp_model.model.events import Payload
 from acp_model.model.permission_book import PermissionBook
 from acp_model.model.permissions import classify
-from acp_model.model.race_facts import Session
+from acp_model.model.race_facts import ModelSession
 from acp_model.model.records import CancelRec, PermRec, PromptRec
 from acp_model.model.vocab import WORK, Answer, CancelStatus
 
@@ -28,7 +28,7 @@ class Proofs:
 
     __slots__ = ("m",)
 
-    def __init__(self, m: Session) -> None:
+    def __init__(self, m: ModelSession) -> None:
         self.m = m
 
     def _proof_text(self, idx: int) -> tuple[str, list[tuple[int, str]]] | None:

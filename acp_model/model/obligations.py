@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from acp_model.model.check import CheckMeta, declare
-from acp_model.model.race_facts import Session
+from acp_model.model.race_facts import ModelSession
 from acp_model.model.vocab import WORK, Level, PermState, PromptStatus, Role
 
 
@@ -92,7 +92,7 @@ class Obligations:
 
     __slots__ = ("m",)
 
-    def __init__(self, m: Session) -> None:
+    def __init__(self, m: ModelSession) -> None:
         self.m = m
 
     def unanswered_rule(self, perm_id: Any) -> CheckMeta:

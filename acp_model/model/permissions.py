@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from acp_model.model.answering import Showing
 from acp_model.model.check import check
 from acp_model.model.vocab import Answer, Reads, Role, ToolStatus
 
@@ -47,13 +48,13 @@ def option_for(options: Mapping[str, Any], answer: Answer) -> str | None:
     return None
 
 
-@check("TOOL-12", role=Role.FINDING, reads=[Reads.TOOL_CALL_UPDATE])
-def allowed_tool_reported_running(tool_call_id: str, status: Any, allowed_at: int | None
-                                  ) -> str | None:
-    """A tool call an allow approved (at ``allowed_at``) reports in_progress before it
+@check("TOOL-12", role=Role.FINDING, reads=[Reads.TOOL_USE])
+def allowed_tool_reported_running(s: Showing) -> str | None:
+    """A tool call an allow approved (at ``s.allowed_at``) reports in_progress before it
     reports completed (failed may mean it never ran: a cancel, a refusal of the tool)."""
-    if allowed_at is None or status != ToolStatus.COMPLETED:
+    status = s.payload.get("status")
+    if s.allowed_at is None or status != ToolStatus.COMPLETED:
         return None
-    return (f"tool call {tool_call_id!r}, approved by the allow answered at #{allowed_at}, "
-            f"went to {status} without reporting in_progress: once permission is granted "
-            "the agent should report the tool running")
+    return (f"tool call {s.payload.get('toolCallId')!r}, approved by the allow answered at "
+            f"#{s.allowed_at}, went to {status} without reporting in_progress: once "
+            "permission is granted the agent should report the tool running")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from acp_model.model.check import check
 from acp_model.model.events import Payload
-from acp_model.model.race_facts import Session
+from acp_model.model.race_facts import ModelSession
 from acp_model.model.vocab import WORK, Level, PromptStatus, Reads, Role
 
 __all__ = ["PromptRules"]
@@ -21,7 +21,7 @@ class PromptRules:
 
     __slots__ = ("m",)
 
-    def __init__(self, m: Session) -> None:
+    def __init__(self, m: ModelSession) -> None:
         self.m = m
 
     @check("A-01.forbid", reading="A-01", levels={"join": "off", "forbid": "rule"}, role=Role.GUARD)

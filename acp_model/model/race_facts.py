@@ -26,10 +26,10 @@ from acp_model.model.vocab import (
 )
 from acp_model.model.work import Work
 
-__all__ = ["RaceFacts", "Session"]
+__all__ = ["ModelSession", "RaceFacts"]
 
 
-class Session(Protocol):
+class ModelSession(Protocol):
     """What the views read of a :class:`~acp_model.model.session.SessionModel` (declared here,
     where the views start, so that they need not import the model that makes them)."""
 
@@ -47,7 +47,7 @@ class RaceFacts:
 
     __slots__ = ("m",)
 
-    def __init__(self, m: Session) -> None:
+    def __init__(self, m: ModelSession) -> None:
         self.m = m
 
     def read(self, idx: int) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from acp_model.model.check import check
 from acp_model.model.events import Payload
-from acp_model.model.race_facts import Session
+from acp_model.model.race_facts import ModelSession
 from acp_model.model.vocab import PROCEEDING_TOOL_STATUSES, Answer, PermState, Role, StopReason
 
 __all__ = ["StateRules"]
@@ -21,7 +21,7 @@ class StateRules:
 
     __slots__ = ("m",)
 
-    def __init__(self, m: Session) -> None:
+    def __init__(self, m: ModelSession) -> None:
         self.m = m
 
     @check("STATE-01", reading="A-16", levels={"strict": "rule", "lenient": "warn",

@@ -39,7 +39,7 @@ class Background(StrEnum):
     TERMINAL = "terminal"
 
 
-class Family(StrEnum):
+class MessageFamily(StrEnum):
     """Whose message a message update is: the family its messageId keeps (ACPM-MSG-FAMILY)."""
 
     USER = "user"
@@ -314,7 +314,7 @@ class MessageReport:
     """A message update: an upsert (``chunk``: a block appended) of a ``family`` message, in
     the order its messageId was first seen."""
 
-    family: Family
+    family: MessageFamily
     chunk: bool = False
 
     def __call__(self, v: SessionView, update: dict[str, Any]) -> SessionView:

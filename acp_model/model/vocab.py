@@ -269,6 +269,14 @@ class Reads(StrEnum):
     RESUME_USE = "session/resume, as advertised"
     CLOSE_USE = "session/close, as advertised"
     CLIENT_METHOD_USE = "a client method, as advertised"  # fs, terminal, elicitation
+    CANCEL_CONTROL_USE = "tool_call/cancel or terminal/cancel, as advertised"
+    # an update judged by what was advertised or approved before it
+    # (``model.answering.Showing``): one member per update kind whose row names it
+    # (``Update.use_reads``)
+    STATE_USE = "state_update, as advertised"
+    TOOL_USE = "a tool call's status, as an allow approved it"
+    CONFIG_OPTIONS_USE = "config options, as advertised"  # an update's, a session result's
+    NOTICE_USE = "notice, as advertised"
     # parts several kinds carry
     TOOL_REPORT = "tool call"  # a tool call's fields: its updates, a permission request's
     CONTENT = "content blocks"  # a prompt's, a message update's, a tool content item's

@@ -46,7 +46,7 @@ from acp_model.model.check import CHECKS, CheckMeta
 from acp_model.model.events import Payload
 from acp_model.model.obligations import PERMISSION_ANSWERED, PROMPT_ANSWERED
 from acp_model.model.parts import Parts, at, itself, wrapped_content
-from acp_model.model.views import Family
+from acp_model.model.views import MessageFamily
 from acp_model.model.vocab import Answer, ConnEvent, Event, Reads
 from acp_model.spec import schema
 from acp_model.spec.revisions import REVISIONS, SDK_2_4_0, SEED, V1
@@ -107,11 +107,6 @@ class MessageHandlers(Protocol):
                        ) -> None:
         """$/cancel_request withdraws the sender's own request."""
 
-    def cancel_control(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str
-                       ) -> None:
-        """tool_call/cancel, terminal/cancel: what the client's view showed of the target
-        (SDK-TOOL-02 judges the request, SDK-TOOL-03 the answer)."""
-
     def update(self, direction: str, params: Any, sid: Any, idx: int, what: str) -> None:
         """session/update: the event of its update kind (:class:`Update`)."""
 
@@ -119,7 +114,7 @@ class MessageHandlers(Protocol):
 class AnswerHandlers(Protocol):
     """The monitor's handlers of the responses to the table's requests, named by a row's
     ``answer`` and implemented by ``oracle.answers.Answers``; each is called with the
-    response read against its request (``oracle.answers.Reply``)."""
+    response read against its request (``oracle.answers.Matched``)."""
 
     def initialized(self, reply: Any) -> None:
         """The initialize result: the connection machine, what it advertised."""
@@ -271,9 +266,12 @@ class Update:
     # checks of every update and of its parts read it)
     reads: Reads | None = None
     parts: Parts = ()  # the parts it carries that checks read, and where (``model.parts``)
+    # the kind the checks of what it shows against what was advertised or approved before it
+    # declare (``model.answering.Showing``; None: it shows nothing advertised)
+    use_reads: Reads | None = None
 
     @property
-    def family(self) -> Family | None:
+    def family(self) -> MessageFamily | None:
         """A message's family (its messageId keeps it), from its reducer."""
         return self.reduce.family if isinstance(self.reduce, views.MessageReport) else None
 
@@ -375,8 +373,8 @@ MESSAGES: tuple[Message, ...] = (
     Message("elicitation/complete", A2C, False, ALL, why=SCHEMA_ONLY),
     # a control a tool call or a terminal advertises: no machine moves (the agent confirms
     # with an update, and the foreground state does not change by itself)
-    *(Message(method, C2A, True, ONLY_SDK, route=MessageHandlers.cancel_control,
-              control=control, answer_reads=Reads.CANCEL_CONTROL_ANSWER,
+    *(Message(method, C2A, True, ONLY_SDK, control=control,
+              answer_reads=Reads.CANCEL_CONTROL_ANSWER, use_reads=Reads.CANCEL_CONTROL_USE,
               why="its target's view judges it and its answer (SDK-TOOL-02, SDK-TOOL-03)")
       for method, control in (("tool_call/cancel", views.TOOL_CALL_CONTROL),
                               ("terminal/cancel", views.TERMINAL_CONTROL))),
@@ -392,16 +390,18 @@ MESSAGES: tuple[Message, ...] = (
 
 _V1_AND_SDK = frozenset({V1, SDK_2_4_0})
 R = Reads  # (the rows' message kinds)
-_USER, _USER_CHUNK = views.MessageReport(Family.USER), views.MessageReport(Family.USER, True)
-_AGENT, _AGENT_CHUNK = views.MessageReport(Family.AGENT), views.MessageReport(Family.AGENT, True)
-_THOUGHT, _THOUGHT_CHUNK = (views.MessageReport(Family.THOUGHT),
-                            views.MessageReport(Family.THOUGHT, True))
+_USER, _USER_CHUNK = (views.MessageReport(MessageFamily.USER),
+                      views.MessageReport(MessageFamily.USER, True))
+_AGENT, _AGENT_CHUNK = (views.MessageReport(MessageFamily.AGENT),
+                        views.MessageReport(MessageFamily.AGENT, True))
+_THOUGHT, _THOUGHT_CHUNK = (views.MessageReport(MessageFamily.THOUGHT),
+                            views.MessageReport(MessageFamily.THOUGHT, True))
 _FIELDS, _CHUNK = views.ToolReport(), views.ToolReport(chunk=True)
 _CONTENT = ((R.CONTENT, at("content")),)  # a message update's content blocks
 _TOOL = ((R.TOOL_REPORT, itself),)  # a tool call's fields
 UPDATES: tuple[Update, ...] = (
     Update("state_update", V2, Event.CUSTOM_REPORTED, classify.state, views.state_update,
-           TraceBuilder.state, reads=R.STATE_UPDATE),
+           TraceBuilder.state, reads=R.STATE_UPDATE, use_reads=R.STATE_USE),
     # (any user message is history to v1)
     Update("user_message", V2, Event.USER_MESSAGE, classify.user_message, _USER,
            TraceBuilder.user_message, v1_event=Event.OUTPUT, history=True, replayed=True,
@@ -411,14 +411,14 @@ UPDATES: tuple[Update, ...] = (
            replayed=True, reads=R.USER_MESSAGE_CHUNK, parts=_CONTENT),
     Update("tool_call_update", ALL, Event.TOOL_UPDATE, classify.tool_fields, _FIELDS,
            TraceBuilder.tool, turn=True, history=True, replayed=True,
-           reads=R.TOOL_CALL_UPDATE, parts=_TOOL),
+           reads=R.TOOL_CALL_UPDATE, parts=_TOOL, use_reads=R.TOOL_USE),
     Update("tool_call_content_chunk", V2, Event.TOOL_UPDATE, classify.tool_chunk, _CHUNK,
            TraceBuilder.tool_chunk, replayed=True, reads=R.TOOL_CALL_CONTENT_CHUNK,
-           parts=((R.CONTENT, wrapped_content),)),
+           parts=((R.CONTENT, wrapped_content),), use_reads=R.TOOL_USE),
     # (read by v1 as the tool_call_update it upserts: that row's event, reducer and payload)
     Update("tool_call", ONLY_V1, Event.OUTPUT, write=through_v1(V1Writer.tool_call),
            v1_event=Event.TOOL_UPDATE, v1_as="tool_call_update", turn=True, history=True,
-           replayed=True, reads=R.TOOL_CALL, parts=_TOOL),
+           replayed=True, reads=R.TOOL_CALL, parts=_TOOL, use_reads=R.TOOL_USE),
     Update("agent_message", V2, Event.OUTPUT, reduce=_AGENT, write=TraceBuilder.agent_message,
            history=True, replayed=True, reads=R.AGENT_MESSAGE, parts=_CONTENT),
     Update("agent_message_chunk", ALL, Event.OUTPUT, reduce=_AGENT_CHUNK,
@@ -437,7 +437,8 @@ UPDATES: tuple[Update, ...] = (
     Update("available_commands_update", ALL, Event.OUTPUT, reads=R.AVAILABLE_COMMANDS_UPDATE,
            parts=((R.COMMANDS, at("availableCommands")),), settings=True),
     Update("config_option_update", ALL, Event.OUTPUT, reads=R.CONFIG_OPTION_UPDATE,
-           parts=((R.CONFIG_OPTIONS, at("configOptions")),), settings=True),
+           parts=((R.CONFIG_OPTIONS, at("configOptions")),), settings=True,
+           use_reads=R.CONFIG_OPTIONS_USE),
     Update("current_mode_update", ONLY_V1, Event.OUTPUT),
     Update("session_info_update", ALL, Event.OUTPUT),
     Update("terminal_output_chunk", V2, Event.OUTPUT, parts=((R.TERMINAL_OUTPUT, itself),)),
@@ -445,7 +446,7 @@ UPDATES: tuple[Update, ...] = (
            reads=R.TERMINAL_UPDATE, parts=((R.TERMINAL_OUTPUT, at("output", objects_only=True)),)),
     Update("compaction_summary_chunk", _V1_AND_SDK, Event.OUTPUT, compacts=True),
     Update("compaction_update", _V1_AND_SDK, Event.OUTPUT, compacts=True),
-    Update("notice", _V1_AND_SDK, Event.OUTPUT, reads=R.NOTICE),
+    Update("notice", _V1_AND_SDK, Event.OUTPUT, reads=R.NOTICE, use_reads=R.NOTICE_USE),
 )
 
 # The options TraceBuilder.permission offers, so abstract and concrete answers classify alike.
@@ -562,9 +563,10 @@ def cancelling() -> frozenset[str]:
 
 @cache
 def use_kinds() -> frozenset[Reads]:
-    """The kinds the checks of what a request uses of the other side's capabilities declare:
-    those the rows name (``Message.use_reads``)."""
-    return frozenset(m.use_reads for m in MESSAGES if m.use_reads)
+    """The kinds the checks of what a message uses of what was advertised declare: those
+    the rows name (``Message.use_reads``: a request's; ``Update.use_reads``: an update's)."""
+    return frozenset({*(m.use_reads for m in MESSAGES if m.use_reads),
+                      *(u.use_reads for u in UPDATES if u.use_reads)})
 
 
 @cache

@@ -26,7 +26,7 @@ from acp_model.model import (
     wire_shapes,
     wire_table,
 )
-from acp_model.model.answering import Answering, Told
+from acp_model.model.answering import Answering, Showing, Told
 from acp_model.model.check import CheckMeta, Dispatch, dispatch, dispatch_everywhere
 from acp_model.model.events import Payload
 from acp_model.model.evidence import note_repeat
@@ -67,7 +67,7 @@ AnswerEntry = tuple[tuple[Callable[..., str | None], CheckMeta], ...]
 
 
 @dataclass(frozen=True, slots=True)
-class Reply:
+class Matched:
     """A response matched to its request, as its method's handler reads it."""
 
     req: OpenRequest
@@ -98,12 +98,15 @@ class Answers:
         self.prompt_caps: dict[str, Any] | None = None
         self.own = offered.OwnSessions()  # the sessions the agent made here (SESS-14)
         # method -> this oracle's handler of its row's answer (None: none), found on first use
-        self._handlers: dict[str, Callable[[Reply], None] | None] = {}
+        self._handlers: dict[str, Callable[[Matched], None] | None] = {}
         # the checks of an answer given twice (each obligation's own), from their declarations
         self._answered_again = dispatch(rpc.__name__, self.rev).get(Reads.ANSWERED_AGAIN, ())
         # the checks of an answer: every one's, and those of its request's kind (by method)
         self._by_kind: Dispatch = dispatch_everywhere(self.rev)
         self._every_answer = self._by_kind.get(Reads.ANSWER, ())
+        # a session result's config options: the checks of a config_option_update's
+        # (Reads.CONFIG_OPTIONS_USE: what it shows against what the client advertised)
+        self._options_shown = self._by_kind.get(Reads.CONFIG_OPTIONS_USE, ())
         self._answer_entries: dict[str, AnswerEntry] = {}
 
     def response(self, direction: str, msg: dict[str, Any], idx: int) -> None:
@@ -124,7 +127,7 @@ class Answers:
             self.store.bump(WITHDRAWN_ANSWERED.rule)
         what = Said((said.RESPONSE, idx, req.method, req.idx))
         error = msg.get("error") if isinstance(msg.get("error"), dict) else None
-        reply = Reply(req, req_id, msg.get("result"), has_error,
+        reply = Matched(req, req_id, msg.get("result"), has_error,
                       error.get("code") if error else None, idx, what, error)
         self._judge(direction, reply)
         if direction == "a2c":
@@ -147,7 +150,7 @@ class Answers:
         if handler is not None:
             handler(reply)
 
-    def _judge(self, direction: str, r: Reply) -> None:
+    def _judge(self, direction: str, r: Matched) -> None:
         """The checks of this answer, from their declarations: every answer's, then those
         of its request's kind, on one record (a finding names the request answered)."""
         req = r.req
@@ -170,7 +173,7 @@ class Answers:
             if kind is not None else ()
         return entry
 
-    def _handler(self, method: Any) -> Callable[[Reply], None] | None:
+    def _handler(self, method: Any) -> Callable[[Matched], None] | None:
         """The handler of a response to ``method``: its wire-table row's ``answer``."""
         if not isinstance(method, str):
             return None
@@ -179,11 +182,11 @@ class Answers:
             self._handlers[method] = wire_table.bound(row.answer, self) if row else None
         return self._handlers[method]
 
-    def _what_it_advertised(self, r: Reply) -> None:
+    def _what_it_advertised(self, r: Matched) -> None:
         """What the agent's answer tells of its sessions: a session result's config options,
         commands and root set (kept in ``told``, INIT-16's boolean options judged); the end
         of a reopen's replay. (The checks of the answer itself are its request kind's.)"""
-        run, req, sid, told = self.store.run, r.req, r.req.session, self.told
+        req, sid, told = r.req, r.req.session, self.told
         if req.method in (Method.LOAD, Method.RESUME) and sid is not None:
             self.conversations.reopen_answered(sid, r.idx, not r.has_error)
             if req.method == Method.RESUME and not r.has_error and req.replayed is not None \
@@ -199,9 +202,9 @@ class Answers:
             told.configured.add(sid)
         if isinstance(sid, str) and req.roots:
             told.roots[sid] = req.roots
-        if self.shape.gates_boolean_options:
-            run(capabilities.boolean_options_advertised, r.idx, options, told.client_caps,
-                session=sid if isinstance(sid, str) else None)
+        sid = sid if isinstance(sid, str) else None
+        self.store.run_entry(self._options_shown, r.idx,
+                             Showing(sid, r.result, told, self.shape), session=sid)
 
     def _unmatched(self, direction: str, msg: dict[str, Any], idx: int) -> None:
         req_id = msg.get("id")
@@ -224,7 +227,7 @@ class Answers:
         run(rpc.answers_open_request, idx, self.rpc, direction, req_id)
 
     # --- one handler per method -------------------------------------------------------------
-    def initialized(self, r: Reply) -> None:
+    def initialized(self, r: Matched) -> None:
         result, idx, what = r.result, r.idx, r.what
         if r.has_error or not isinstance(result, dict):
             self.machines.conn_event(ConnEvent.INITIALIZE_FAILED, Payload(idx), what)
@@ -246,7 +249,7 @@ class Answers:
             else ConnEvent.INITIALIZED_OTHER_VERSION
         self.machines.conn_event(event, Payload(idx, version=version), what)
 
-    def created(self, r: Reply) -> None:
+    def created(self, r: Matched) -> None:
         if r.has_error:
             return
         new_sid = r.result.get("sessionId") if isinstance(r.result, dict) else None
@@ -257,7 +260,7 @@ class Answers:
         elif isinstance(new_sid, str):  # a session handed out again (SESS-01 judged it): what
             replay.forget_turn_end(self.machines.sessions[new_sid])  # it shows is not late
 
-    def loaded(self, r: Reply) -> None:
+    def loaded(self, r: Matched) -> None:
         if not r.has_error and r.req.session in self.machines.sessions:
             self.reopens.load_answered(r.req.session, r.idx)
             # a turn that ended while the load was open (after its request forgot the last
@@ -265,7 +268,7 @@ class Answers:
             # turn's late content (V1-TURN-01, CANCEL-09): one replay, one verdict
             replay.forget_turn_end(self.machines.sessions[r.req.session])
 
-    def prompt_answered(self, r: Reply) -> None:
+    def prompt_answered(self, r: Matched) -> None:
         sid = r.req.session
         if sid is None or sid not in self.machines.sessions:
             return
@@ -281,7 +284,7 @@ class Answers:
         self.machines.derived(sid, self.translate(Answered(
             sid, r.req_id, r.idx, r.result, r.has_error, r.code, r.what)))
 
-    def elicitation_answered(self, r: Reply) -> None:
+    def elicitation_answered(self, r: Matched) -> None:
         """The client's answer to a session-scoped elicitation ends that wait, whatever its
         action (a request-scoped one names no session: nothing to move)."""
         sid = r.req.session
@@ -292,7 +295,7 @@ class Answers:
                                     Payload(r.idx, id=r.req_id, answer=action, error_code=r.code),
                                     r.what)
 
-    def permission_answered(self, r: Reply) -> None:
+    def permission_answered(self, r: Matched) -> None:
         sid = r.req.session
         if sid is None or sid not in self.machines.sessions:
             return

@@ -50,7 +50,7 @@ def _texts(content: Any) -> list[str]:
 
 
 @dataclass(frozen=True, slots=True)
-class Entry:
+class UserEntry:
     """A user message of the conversation: where it entered it, its text blocks."""
 
     idx: int
@@ -64,7 +64,7 @@ class Window:
 
     method: str
     request: int
-    owed: tuple[Entry, ...]
+    owed: tuple[UserEntry, ...]
     response: int | None = None
     late: bool = False  # history came after the response
     updates: int = 0
@@ -98,7 +98,7 @@ class Conversations:
         # the prompts whose turns ended normally are the conversation (v1's wire), not the
         # user messages the agent reports live (v2's)
         self.from_prompts = prompts_are_the_conversation
-        self.entries: dict[str, list[Entry]] = {}
+        self.entries: dict[str, list[UserEntry]] = {}
         self.awaiting: dict[str, dict[Any, tuple[int, str]]] = {}  # v2: messageId -> (idx, text)
         self.windows: dict[str, Window] = {}
         self.compacted: dict[str, int] = {}  # session -> its latest compaction
@@ -114,7 +114,7 @@ class Conversations:
         the conversation)."""
         texts = getattr(shape, "texts", ())
         if stop_reason in NORMAL_ENDS and texts:
-            self.entries.setdefault(sid, []).append(Entry(prompt_idx, tuple(texts), idx))
+            self.entries.setdefault(sid, []).append(UserEntry(prompt_idx, tuple(texts), idx))
 
     @watches(Reads.UPDATE)
     def update(self, sid: str, update: dict[str, Any], idx: int) -> None:
@@ -150,7 +150,7 @@ class Conversations:
             ended = self.awaiting.pop(sid, {})
             if update.get("stopReason") in NORMAL_ENDS:
                 self.entries.setdefault(sid, []).extend(
-                    Entry(at, (text,), idx) for at, text in ended.values())
+                    UserEntry(at, (text,), idx) for at, text in ended.values())
 
     def _live_user_message(self, sid: str, update: dict[str, Any], idx: int) -> None:
         """v2: a user message the agent reported outside a replay (v1 reports none: its

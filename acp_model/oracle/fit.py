@@ -22,7 +22,7 @@ def shape_path(path: str) -> str:
 
 
 @dataclass(slots=True)
-class Shape:
+class ForeignShape:
     """One distinct shape another revision accepts."""
 
     what: str  # the definition and field (``AvailableCommandsUpdate update/...``) or a value
@@ -40,7 +40,7 @@ class RevisionFit:
     """The shapes of other revisions seen so far in one connection."""
 
     revision: str
-    shapes: dict[str, Shape] = field(default_factory=dict)
+    shapes: dict[str, ForeignShape] = field(default_factory=dict)
 
     def note(self, what: str, follows: tuple[str, ...], idx: int) -> bool:
         """Count a message of shape ``what``; True the first time (report it then)."""
@@ -48,7 +48,7 @@ class RevisionFit:
         if known is not None:
             known.count += 1
             return False
-        self.shapes[what] = Shape(what, follows, idx)
+        self.shapes[what] = ForeignShape(what, follows, idx)
         return True
 
     def summary(self) -> str:

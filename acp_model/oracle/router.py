@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from acp_model.model import capabilities, messages, offered, reducers, replay, wire_table
+from acp_model.model import capabilities, messages, offered, replay, wire_table
 from acp_model.model.check import CheckMeta, Dispatch, allows_of, declare, dispatch, meta_of
 from acp_model.model.events import Payload, content_key, text_key
 from acp_model.model.vocab import ConnEvent, Event, Reads, Role
@@ -323,24 +323,6 @@ class Router:
         self.store.bump(CLOSE_CANCELS.rule)
         self.machines.closes.requested(sid, idx, self.rpc.pending_prompts(sid))
         self._cancel(sid, idx, what)
-
-    def cancel_control(self, req_id: Any, params: Any, sid: str | None, idx: int, what: str
-                       ) -> None:
-        """tool_call/cancel, terminal/cancel: only for a target that advertises cancel now
-        (SDK-TOOL-02); how it had ended is kept for its answer (SDK-TOOL-03)."""
-        if self.answers.told.agent_caps is None or not isinstance(params, dict):
-            return  # no initialize result yet: INIT-01 judges a client that goes on
-        method = self.rpc.open["c2a"][req_id].method
-        row = wire_table.messages().get(method)
-        control = row.control if row is not None else None
-        if control is None:  # (a row that routes here names its target: wire_table)
-            return
-        target = params.get(control.target_param)
-        advertised, ended = reducers.cancel_target(
-            self.machines.views.get(sid) if sid is not None else None, control, target)
-        self.store.run(capabilities.cancel_request_advertised, idx, method, control.noun,
-                       str(target), advertised, session=sid)
-        self.rpc.open["c2a"][req_id].shape = (control.noun, str(target), ended)
 
     def _cancel(self, sid: str, idx: int, what: str) -> None:
         self.machines.derived(sid, self.translate(Cancelled(sid)))

@@ -39,7 +39,7 @@ Steps = tuple[Step, ...]
 
 
 @dataclass(frozen=True, slots=True)
-class Turn:
+class V1Turn:
     """One unanswered prompt and how far its turn has shown."""
 
     prompt_id: Any
@@ -57,17 +57,17 @@ class Turn:
 
 # The open prompts of each session, in the order they were sent: a value, never changed in
 # place (each function below returns the next one), so a translation is a pure function.
-Turns = Mapping[str, tuple[Turn, ...]]
+Turns = Mapping[str, tuple[V1Turn, ...]]
 NONE: Turns = MappingProxyType({})
 
 
-def _with(turns: Turns, sid: str, session: tuple[Turn, ...]) -> Turns:
+def _with(turns: Turns, sid: str, session: tuple[V1Turn, ...]) -> Turns:
     return MappingProxyType({**turns, sid: session})
 
 
 def prompt(turns: Turns, sid: str, req_id: Any, idx: int, blocks: Any) -> Turns:
     """A prompt was sent for a known session: its turn is open, nothing shown yet."""
-    turn = Turn(req_id, idx, content_key(blocks), text_key(blocks))
+    turn = V1Turn(req_id, idx, content_key(blocks), text_key(blocks))
     return _with(turns, sid, (*turns.get(sid, ()), turn))
 
 
@@ -100,7 +100,7 @@ def start(turns: Turns, sid: str, idx: int, what: str) -> tuple[Turns, Steps]:
     return _with(turns, sid, tuple(running if t is turn else t for t in session)), steps
 
 
-def _started(turn: Turn, idx: int, what: str) -> Steps:
+def _started(turn: V1Turn, idx: int, what: str) -> Steps:
     running = (Event.RUNNING_REPORTED, Payload(idx), what)
     if turn.shown:  # an earlier response ended the work span it was running in
         return (running,)
@@ -126,7 +126,7 @@ def response(turns: Turns, sid: str, req_id: Any, idx: int, result: Any,
     return _with(turns, sid, rest), steps
 
 
-def _ending(turn: Turn, idx: int, result: Any, error_code: int | None, what: str) -> Steps:
+def _ending(turn: V1Turn, idx: int, result: Any, error_code: int | None, what: str) -> Steps:
     req_id = turn.prompt_id
     if turn.withdrawn and error_code == ErrorCode.REQUEST_CANCELLED:
         # cancellation.mdx: a withdrawn request may be answered -32800; its turn, if it

@@ -14,7 +14,7 @@ import ast
 from pathlib import Path
 
 from acp_model.cli import rule_map
-from acp_model.model import messages, reducers, replay_order, wire_table
+from acp_model.model import capabilities, messages, reducers, replay_order, wire_table
 from acp_model.model.check import READERS, WATCHERS, dispatch, dispatch_everywhere, meta_of
 from acp_model.model.vocab import Reads
 from acp_model.oracle import router, rpc
@@ -31,19 +31,12 @@ GATED = ("judges every response past the id gate (response_id_valid), matched to
 CHOOSES = ("its verdict chooses the event the answer fires (an initialize result naming "
            "another version than it speaks: INITIALIZED, not INITIALIZED_OTHER_VERSION), so "
            "it runs where the handler chooses that event")
-PART = ("reads a part two kinds carry (config options: a session result's, where the new "
-        "session's id is read off it, and a config_option_update's): one check, run where "
-        "each kind's part is read")
 KEPT = ("judges an answer by what another part keeps of the session since its request (the "
         "conversation's record of the user message a receipt names), looked up only for a "
         "receipt: run where that record is read")
 REPEATED = ("judges a response no open request awaits, by what the connection answered "
             "before (the connection's record of answered ids): run where the answer is "
             "found unmatched")
-ADVERTISED = ("judges an update or a control request by what the initialize exchange "
-              "advertised and what the session showed since (an allow that approved a tool, "
-              "work begun in a custom state, a target's cancel in the client's view): facts "
-              "kept or popped as each message comes, run on the branch where they apply")
 WATCHED = ("judges a sequence a declared watcher (@watches) keeps: the close or the session "
            "it follows, known only to the watcher that saw its start")
 WINDOW = ("judges a reopen's replay as a whole, when its window closes (the client moves "
@@ -63,14 +56,9 @@ HAND: dict[tuple[str, str, str], str] = {
     ("model/offered.py", "response", "offered_method_works"): WATCHED,
     ("model/offered.py", "response", "session_not_lost"): WATCHED,
     ("model/reducers.py", "_without_family", "family_kept"): FILTER,
-    ("oracle/advertised.py", "update", "notice_advertised"): ADVERTISED,
-    ("oracle/advertised.py", "update", "boolean_options_advertised"): ADVERTISED,
-    ("oracle/advertised.py", "update", "allowed_tool_reported_running"): ADVERTISED,
-    ("oracle/advertised.py", "_standard_states", "custom_state_advertised"): ADVERTISED,
     ("oracle/answers.py", "response", "response_id_valid"): GATE,
     ("oracle/answers.py", "response", "result_xor_error"): GATED,
     ("oracle/answers.py", "initialized", "speaks_negotiated_version"): CHOOSES,
-    ("oracle/answers.py", "_what_it_advertised", "boolean_options_advertised"): PART,
     ("oracle/answers.py", "prompt_answered", "receipt_not_held_back"): KEPT,
     ("oracle/answers.py", "_unmatched", "answers_open_request"): REPEATED,
     ("oracle/answers.py", "_unmatched", "cancel_not_answered"): REPEATED,
@@ -80,7 +68,6 @@ HAND: dict[tuple[str, str, str], str] = {
     ("oracle/router.py", "_request", "request_id_valid"): GATE,
     ("oracle/router.py", "_request", "request_id_fresh"): GATE,
     ("oracle/router.py", "_unknown_session", "session_named_once_created"): UNKNOWN,
-    ("oracle/router.py", "cancel_control", "cancel_request_advertised"): ADVERTISED,
     ("oracle/updates.py", "route", "replayed_ids_unique"): REPLAYED,
 }
 
@@ -125,7 +112,8 @@ EXCHANGE = frozenset({Reads.REQUEST, Reads.REQUEST_ID, Reads.NOTIFICATION, Reads
 def dispatched() -> set[str]:
     """The findings the pipeline runs from their declarations: the envelope's entries, the
     method plans, the single-message tables, the view's, the replay order's and the
-    answers' (by the answered request's kind) and the advertised uses' (by the request's)."""
+    answers' (by the answered request's kind) and the advertised uses' (by the row of the
+    request or the update)."""
     out = set()
     for rev in REVISIONS:
         payloads = {kind: entry for kind, entry in messages.dispatch_table(rev).items()
@@ -137,7 +125,7 @@ def dispatched() -> set[str]:
                                Reads.ANSWERED_AGAIN)},  # Answers._unmatched
                   {kind: entry for kind, entry in dispatch_everywhere(rev).items()
                    if kind in wire_table.answer_kinds()  # Answers._judge
-                   or kind in wire_table.use_kinds()}]  # AdvertisedUse.request
+                   or kind in wire_table.use_kinds()}]  # AdvertisedUse.request, .update
         out |= {f"{meta.module}.{meta.name}" for table in tables for entry in table.values()
                 for _, meta in entry}
     return out
@@ -217,6 +205,25 @@ def test_a_request_gets_the_checks_of_what_it_uses_from_the_row() -> None:
     assert names("sdk-2.4.0", "session/resume") == ["resume_keeps_cwd"]
     assert names("v1", "fs/read_text_file") == ["client_method_advertised",
                                                 "file_in_root_set"]
+
+
+def test_an_update_gets_the_checks_of_what_it_shows_from_the_row() -> None:
+    """An update judged by what was advertised or approved before it (a notice, a custom
+    state's idle, boolean config options, a tool an allow approved) gets the checks declaring
+    the kind its row names (``Update.use_reads``); a session result's config options get the
+    config_option_update's."""
+    rule_map.decisions()
+    rows = {u.kind: u.use_reads for u in wire_table.UPDATES if u.use_reads}
+    assert rows["tool_call"] == rows["tool_call_update"] == Reads.TOOL_USE
+
+    def names(rev: str, kind: str) -> list[str]:
+        return [meta.name for _, meta in dispatch_everywhere(rev).get(rows[kind], ())]
+
+    assert names("v1", "notice") == ["notice_advertised"]
+    assert names("v1", "config_option_update") == ["boolean_options_advertised"]
+    assert names("sdk-2.4.0", "state_update") == ["custom_state_advertised"]
+    assert names("seed", "tool_call_update") == ["allowed_tool_reported_running"]
+    assert meta_of(capabilities.cancel_request_advertised).reads == (Reads.CANCEL_CONTROL_USE,)
 
 
 def test_the_pinned_reasons_say_why() -> None:

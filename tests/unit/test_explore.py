@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from acp_model.explorer import (
-    Action,
     Bounds,
     Config,
     Exploration,
+    Move,
     actions,
     check_properties,
     contradictions,
@@ -187,7 +187,7 @@ def test_compaction_merges_only_equivalent_configurations() -> None:
         assert cfg.canonical()[0] in set(small.keys)
 
 
-def _step(exp: Exploration, engine: TableEngine, cfg: Config, act: Action
+def _step(exp: Exploration, engine: TableEngine, cfg: Config, act: Move
           ) -> tuple[Any, Config]:
     """Fire ``act`` on a copy of ``cfg`` as the explorer does; the verdict it got."""
     ev, frontier = make_event(cfg, act)
@@ -268,7 +268,7 @@ def test_the_alphabet_is_the_wire_tables_forms() -> None:
     cfg = Config.initial(SessionModel, 1, DEFAULT)
     for event, arg in ((Event.PROMPT, None), (Event.PROMPT, None),
                        (Event.PERMISSION_REQUEST, "t1")):
-        ev, _ = make_event(cfg, Action(0, event, arg))
+        ev, _ = make_event(cfg, Move(0, event, arg))
         engine.fire(cfg.models[0], event, ev)
         cfg.next_idx += 1
     acts = [a for a in actions(cfg, bounds) if a.session is not None]  # (sync: the frontier)
@@ -291,7 +291,7 @@ def test_the_alphabet_is_the_wire_tables_forms() -> None:
     assert make_event(cfg, by_label["s1 prompt_cancel_request(p0)"])[1] == cfg.ctx.frontier
     first, _ = make_event(cfg, by_label["s1 tool_update(t1=in_progress)"])
     assert (first.tool_call_id, first.update, first.first_report) == ("t1", "update", False)
-    assert make_event(cfg, Action(0, Event.PROMPT))[0].id == cfg.next_idx  # a new request
+    assert make_event(cfg, Move(0, Event.PROMPT))[0].id == cfg.next_idx  # a new request
 
 
 # --- broken model variants: the right property fails, with a replayable witness -------------
@@ -572,6 +572,6 @@ def test_an_idle_ending_work_without_a_reason_is_judged_by_its_revision_s_rule()
         assert bool(bare) is allowed
         assert all("STATE-03" in e.warns[0] for e in bare)
         assert _props(exp)["e"].holds
-    act = Action(0, Event.IDLE_REPORTED, None)
+    act = Move(0, Event.IDLE_REPORTED, None)
     assert "e" in _edge_breaks(Observer((), False), "running", act, 0)
     assert "e" not in _edge_breaks(Observer((), False), "running", act, 0, ("STATE-03",))

@@ -5,8 +5,10 @@ keys, and how a replay held to it waits for its turn. Synthetic records here; th
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,7 +17,7 @@ from acp_model.fuzzing import hold as holding
 from acp_model.fuzzing import schedule as sched
 from acp_model.fuzzing.crossings import ScheduleLog
 from acp_model.fuzzing.hold import Hold
-from acp_model.fuzzing.schedule import Boundary, Crossing, Schedule
+from acp_model.fuzzing.schedule import Boundary, Crossed, Crossing, Schedule, ScheduleError
 from acp_model.llm.wire import ResponsePart
 
 
@@ -521,3 +523,25 @@ def test_a_divergence_names_the_teardown_and_a_spare_session_s_write_by_their_pl
     assert prompt.describe(3) == "write request session/prompt (action 2)"
     assert cancel.describe() == "write notify session/cancel (action 4)"  # no count: a number
     assert Schedule((W0, M1, spare), 3).said(2) == spare.describe(3)
+
+
+RUN = Path(__file__).resolve().parents[2] / "docs" / "matrix-run"
+
+
+def test_what_crossed_is_typed_and_a_kept_schedule_reads_and_writes_as_it_was() -> None:
+    """A crossing's first word is a :class:`Crossed` member, whoever made it (a schedule file,
+    an older caller's string); each kept run's schedule reads with every event typed, keys as
+    it did, and writes back the same JSON; a first word no crossing has is no schedule."""
+    assert Crossing(Boundary.WRITE, ("request", "session/new")).kind is Crossed.REQUEST
+    assert Crossing(Boundary.WRITE, ("request", "session/new")) == \
+        Crossing(Boundary.WRITE, (Crossed.REQUEST, "session/new"))
+    files = sorted(RUN.rglob("schedule.json"))
+    assert files
+    for path in files:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        schedule = Schedule.from_json(data)
+        assert all(type(e.kind) is Crossed for e in schedule.events), path
+        assert json.loads(json.dumps(schedule.to_json())) == data, path
+    with pytest.raises(ScheduleError):
+        Schedule.from_json({"format": sched.FORMAT, "actions": 1,
+                            "events": [{"b": "write", "w": ["shout", "x"]}]})

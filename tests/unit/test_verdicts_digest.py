@@ -8,7 +8,15 @@ from pathlib import Path
 from typing import Any
 
 from acp_model.cli.main import main
-from benchmarks.verdicts import atoms, compare, digest_report
+from benchmarks.verdicts import (
+    FAILURES,
+    PLACES,
+    VERDICT,
+    WARNINGS,
+    atoms,
+    compare,
+    digest_report,
+)
 from tests.helpers import S, base, turn_start
 
 SEED = Path(__file__).resolve().parents[2] / "examples" / "traces" / "seed-flow.jsonl"
@@ -35,6 +43,39 @@ def test_a_verdict_change_of_a_trace_is_found_and_split_into_its_rules(tmp_path:
     assert [(d["item"], d["status"]) for d in diffs] == [("t [seed]", "verdict change")]
     assert ("rule", ["CANCEL-07", "fail", "+"]) in atoms(good, bad)
     assert ("rule", ["CANCEL-07", "fail", "-"]) in atoms(bad, good)
+
+
+def test_a_trace_difference_is_named_by_what_it_changes() -> None:
+    """Only a changed exit code, pass/fail or decided revision is a verdict change; the
+    failures under the same verdict, the warnings alone and the same findings at other
+    messages are each a difference of their own (the 2026-12-05 record counted all 265 as
+    verdict changes, of which one changed a verdict)."""
+    def entry(verdict: str, *found: tuple[str, str, int]) -> dict[str, Any]:
+        return {"exit": int(verdict == "fail"), "verdict": verdict, "revision": "v1",
+                "violations": sorted([r, lv, i] for r, lv, i in found)}
+
+    fail = entry("fail", ("INIT-03", "fail", 2))
+    cases = {"verdict": (fail, entry("pass", ("INIT-03", "warn", 2))),
+             "failures": (fail, entry("fail", ("INIT-03", "fail", 2), ("RPC-09", "fail", 4))),
+             "warnings": (fail, entry("fail", ("INIT-03", "fail", 2), ("ENUM-12", "warn", 3))),
+             "places": (fail, entry("fail", ("INIT-03", "fail", 5)))}
+    found = {name: compare(_doc({"t [v1]": a}), _doc({"t [v1]": b}))[0]["status"]
+             for name, (a, b) in cases.items()}
+    assert found == {"verdict": VERDICT, "failures": FAILURES, "warnings": WARNINGS,
+                     "places": PLACES}
+
+
+def test_an_error_is_compared_without_the_checkout_it_ran_in() -> None:
+    """Two sides run from two checkouts: an unusable trace's error names it under each one's
+    path, which is no difference; another error is."""
+    def err(text: str) -> dict[str, Any]:
+        return {"exit": 2, "error": text}
+
+    old = err("error: unusable trace: /tmp/old/tests/data/x.jsonl:1: 'dir' must be set")
+    new = err("error: unusable trace: /work/new/tests/data/x.jsonl:1: 'dir' must be set")
+    assert compare(_doc({"x [seed]": old}), _doc({"x [seed]": new})) == []
+    other = err("error: unusable trace: /work/new/tests/data/x.jsonl:2: 'dir' must be set")
+    assert compare(_doc({"x [seed]": old}), _doc({"x [seed]": other}))[0]["status"] == VERDICT
 
 
 def _run(*failures: str) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from acp_model.agents.reference.faults import PayloadHooks, TurnHooks
 from acp_model.agents.reference.host import Host
 from acp_model.agents.reference.permissions import Permissions
 from acp_model.agents.reference.state import PlanCtx, Session, Turn
-from acp_model.agents.turns import Output, Step, ToolSpec, TurnPlan
+from acp_model.agents.turns import Step, StepOutput, ToolSpec, TurnPlan
 
 log = logging.getLogger("acp_model.agents.reference")
 
@@ -196,9 +196,9 @@ class Work:
 
     async def exec_step(self, turn: Turn, step: Step, plan_ctx: PlanCtx) -> None:
         s = turn.session
-        if step.output in (Output.THOUGHT, Output.MESSAGE):
-            family = "agent_thought" if step.output == Output.THOUGHT else "agent_message"
-            msg_id = s.new_id("msg_thought" if step.output == Output.THOUGHT else "msg_agent")
+        if step.output in (StepOutput.THOUGHT, StepOutput.MESSAGE):
+            family = "agent_thought" if step.output == StepOutput.THOUGHT else "agent_message"
+            msg_id = s.new_id("msg_thought" if step.output == StepOutput.THOUGHT else "msg_agent")
             style = self.host.design.messages
             chunked = style == "chunks" or (style == "mixed" and step.chunked)
             if not chunked:
@@ -213,17 +213,17 @@ class Work:
                         return
                 self.host.update(s, {"sessionUpdate": f"{family}_chunk", "messageId": msg_id,
                                 "content": {"type": "text", "text": text}})  # fmt: skip
-        elif step.output == Output.PLAN:
+        elif step.output == StepOutput.PLAN:
             self._plan_update(s, step, plan_ctx)
-        elif step.output == Output.USAGE:
+        elif step.output == StepOutput.USAGE:
             update: dict[str, Any] = {"sessionUpdate": "usage_update", "used": step.used,
                                       "size": step.size}  # fmt: skip
             if step.cost is not None:
                 update["cost"] = {"amount": step.cost, "currency": "USD"}
             self.host.update(s, self.payloads.usage(update))
-        elif step.output == Output.CUSTOM:
+        elif step.output == StepOutput.CUSTOM:
             self.host.update(s, {"sessionUpdate": "_acp_model_progress", "turn": turn.index})
-        elif step.output == Output.TOOLS:
+        elif step.output == StepOutput.TOOLS:
             await self._tools(turn, step.tools)
 
     def _plan_update(self, s: Session, step: Step, plan_ctx: PlanCtx) -> None:

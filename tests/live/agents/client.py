@@ -15,7 +15,7 @@ from typing import Any
 
 from acp_model.agents import mutants as zoo
 from acp_model.agents.reference.prompts import plan_for as agent_plan_for
-from acp_model.agents.turns import Output, TurnPlan
+from acp_model.agents.turns import StepOutput, TurnPlan
 from acp_model.fuzzing.transport import AgentProcess, Record, is_response_to
 
 AGENT_MODULE = "acp_model.agents.reference"
@@ -65,7 +65,7 @@ def without_permission(plan: TurnPlan) -> bool:
 
 def two_permissions(plan: TurnPlan) -> bool:
     """Exactly two permission requests, sent together in one tool step (PERM-13)."""
-    groups = [s for s in plan.steps if s.output == Output.TOOLS]
+    groups = [s for s in plan.steps if s.output == StepOutput.TOOLS]
     return (
         plan.permissions == 2
         and plan.stop_reason == "end_turn"
