@@ -39,3 +39,13 @@ def test_the_reproduction_figures_count_a_re_judged_run_s_shared_sightings() -> 
                 .get("counterexamples") or [] if ce.get("standing") == "shared-only"]
     assert recorded and len(shared) == len(recorded)
     assert all(r["standing"] != "shared-only" for r in failures)
+
+
+def test_five_of_six_needs_five_conclusive_hits() -> None:
+    """One conclusive held replay of twelve (gemini-cli v1's V1-LOAD-01 in s13: 1/1, 11 more
+    inconclusive) counted as "reproduced at least 5 of 6 times"."""
+    from benchmarks.reproduction import reproduced_5_of_6
+
+    assert reproduced_5_of_6(6, 6) and reproduced_5_of_6(5, 6)
+    assert not reproduced_5_of_6(4, 6) and not reproduced_5_of_6(1, 1)
+    assert not reproduced_5_of_6(0, 0)

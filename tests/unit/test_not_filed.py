@@ -1,7 +1,7 @@
 """A program whose minimizing was cut gets no issue body (issue 49, the s10 reader's C7): the
 s10 matrix wrote one for codex-acp v2's CANCEL-07, a 35-action program cut at its search stage
-and held 1/6. The page and `report-bug` say why it is not filed instead (the kept s12 run's cut
-program: kilo v1's PROMPT-04, cut at its chunks stage by its 900 s bound)."""
+and held 1/6. The page and `report-bug` say why it is not filed instead (the kept run's cut
+program: gemini-cli v1's V1-LOAD-01 of s13, cut at its chunks stage by its 900 s bound)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 from acp_model.cli.main import main
 
 RUN = Path(__file__).resolve().parents[2] / "docs" / "matrix-run"
-CUT = Path("kilo-v1") / "PROMPT-04"  # minimizing cut at its chunks stage (the kept run)
+CUT = Path("gemini-cli-v1") / "V1-LOAD-01"  # minimizing cut at its chunks stage (kept run)
 MINIMAL = Path("codex-acp-v2") / "RPC-09"  # minimized to its fixpoint
 
 
@@ -35,8 +35,8 @@ def test_a_cut_program_gets_no_issue_body_and_the_page_says_why(rejudged: Path) 
             for f in cell.get("failures") or []
             if str(f.get("transcript", "")).startswith(CUT.as_posix() + "/")]
     assert "issue" not in f
-    assert f["not_filed"].startswith("minimizing was cut at its chunks stage after 73 trial(s)")
-    assert "leaving 24 client action(s)" in f["not_filed"] and "2/6" in f["not_filed"]
+    assert f["not_filed"].startswith("minimizing was cut at its chunks stage after 94 trial(s)")
+    assert "leaving 20 client action(s)" in f["not_filed"] and "1/1" in f["not_filed"]
     assert "Not filed as an issue: minimizing was cut" in (rejudged / "matrix.html").read_text()
 
 

@@ -59,7 +59,7 @@ def test_no_turn_start_is_named_without_an_error_before_it() -> None:
 
 # --- O5: actions that wrote nothing ------------------------------------------------------
 
-KEPT = Path(__file__).resolve().parents[2] / "docs" / "matrix-run"
+KEPT = Path(__file__).resolve().parents[1] / "data" / "s12-run"  # the s12 run's files
 
 
 def _client(n: int, method: str, action: int | None, rid: int | None = None,
@@ -118,7 +118,7 @@ def test_nothing_is_said_where_the_run_did_not_record_it() -> None:
 
 
 def test_the_kept_run_s_programs_say_what_was_not_sent() -> None:
-    """What re-judging an old run shows (the s12 matrix, kept in docs/matrix-run): mistral-vibe's
+    """What re-judging an old run shows (the s12 matrix, tests/data/s12-run): mistral-vibe's
     answer to a permission request that never came, kilo's prompts held back."""
     mistral = program_in_files(KEPT / "mistral-vibe-v1" / "CANCEL-07" / "replay.json",
                                KEPT / "mistral-vibe-v1" / "CANCEL-07" / "transcript.jsonl")
