@@ -171,9 +171,12 @@ def test_the_page_is_self_contained_and_shows_the_verdicts(
     dom, console = load(page)
     assert console == [], console
     assert "CANCEL-07" in dom and "not exercised" in dom
-    png = screenshot(page, tmp_path / "matrix.png", width=1300, height=900)
-    assert colour_share(png, FAIL_RED, rows=slice(0, 450)) > 0.002
-    assert colour_share(png, PASS_GREEN, rows=slice(0, 450)) > 0.02
+    # the whole grid in the shot: on a loaded machine a short row's fuzzing reaches fewer
+    # rules, its "not exercised" cells say so in more lines, and the grid grows (ci-77: the
+    # failing cells began below a 450-pixel band, which held only the legend's red)
+    png = screenshot(page, tmp_path / "matrix.png", width=1300, height=1400)
+    assert colour_share(png, FAIL_RED) > 0.002
+    assert colour_share(png, PASS_GREEN) > 0.02
 
 
 @pytest.mark.slow
