@@ -689,12 +689,7 @@ def drop_late(m: Minimizer) -> None:
     kept = written_before(m.best.program, hit.records, end) if end is not None else None
     if kept is None:
         return
-    # the teardown follows the last kept action: it takes the next removed one's place
-    cut = next((i for i in range(max(kept) + 1, len(m.best.program))), None)
-    with m.staged(Stage.LATE) as record:
-        if m.first([m.restricted(kept, teardown=cut)]) is not None:
-            record.changes += 1
-        record.done = not m.out_of_time()
+    keep_only(m, kept, Stage.LATE)
 
 
 @dataclass
@@ -782,9 +777,16 @@ def drop_silent(m: Minimizer) -> None:
     kept = wrote(m.best.program, hit.records)
     if kept is None:
         return
-    # silent actions after the last kept one: the teardown takes the first one's place
-    cut = next((i for i in range(max(kept) + 1, len(m.best.program))), None)
-    with m.staged(Stage.SILENT) as record:
+    keep_only(m, kept, Stage.SILENT)
+
+
+def keep_only(m: Minimizer, kept: Sequence[int], stage: Stage) -> None:
+    """One held trial of the best program with only the actions at ``kept``, as ``stage``:
+    the teardown follows the last kept action, in the first removed one's place after it."""
+    assert m.best is not None
+    after = max(kept) + 1
+    cut = after if after < len(m.best.program) else None
+    with m.staged(stage) as record:
         if m.first([m.restricted(kept, teardown=cut)]) is not None:
             record.changes += 1
         record.done = not m.out_of_time()
