@@ -142,8 +142,9 @@ class ScheduleLog:
         self.lock = lock  # the transcript's: one order for records and model events
         self.stop = stop
         self.events: list[Crossing] = []
-        self.hold: Hold | None = None
+        self._hold: Hold | None = None
         self.recording = False
+        self._early = False  # recording began before the first program (:meth:`begin_early`)
         self.action: int | None = None
         self._action_thread: int | None = None
         self._t0 = time.monotonic()
@@ -155,6 +156,21 @@ class ScheduleLog:
         # each model event with the number of transcript records before it: a
         # counterexample shows the scripted model's part among the wire's messages
         self.model: list[tuple[int, Crossing]] = []
+
+    @property
+    def hold(self) -> Hold | None:
+        """The recorded schedule a replay is held to (None: free-running)."""
+        return self._hold
+
+    @hold.setter
+    def hold(self, hold: Hold | None) -> None:
+        """Hold the replay to ``hold`` from now on; what was recorded before (a warm process's
+        first spare session, :meth:`begin_early`) is what the replay did first, matched now."""
+        with self.lock:
+            self._hold = hold
+            if hold is not None:
+                for index, event in enumerate(self.events):
+                    hold.observe(index, self._key(event))
 
     @classmethod
     def of(cls, proc: Any, stop: threading.Event | None = None) -> ScheduleLog:
@@ -179,9 +195,25 @@ class ScheduleLog:
             self.hold.close()
 
     # --- the program's side ---------------------------------------------------------------
-    def start(self) -> int:
-        """Record from now on (a program begins); returns where its events begin."""
+    def begin_early(self) -> None:
+        """Record from now on, before the first program begins: what the client does ahead of
+        it (its first spare session, made while a warm process waits for its replay) is the
+        first program's (``fuzzing/sessions.py``)."""
         with self.lock:
+            if not self.recording:
+                self.recording = self._early = True
+                self._t0 = time.monotonic()
+
+    def start(self) -> int:
+        """Record from now on (a program begins); returns where its events begin. The first
+        program after :meth:`begin_early` begins with what was recorded before it, and its
+        clock goes on from the last of that: how long the process waited for it is not the
+        program's (a held input keeps the recorded pace after the event before it)."""
+        with self.lock:
+            if self._early:
+                self._early = False
+                self._t0 = time.monotonic() - (self.events[-1].t if self.events else 0.0)
+                return 0
             if not self.recording:
                 self.recording = True
                 self._t0 = time.monotonic()

@@ -142,12 +142,16 @@ class WarmPool:
             self._cond.wait_for(lambda: not self._starting, timeout=self.cfg.startup_deadline)
 
 
-def _started(cfg: FuzzConfig, stop: Stop, alone: threading.Lock | None = None) -> FuzzClient:
-    """A fresh agent process, initialized (``alone``: held while it initializes)."""
+def _started(cfg: FuzzConfig, stop: Stop, alone: threading.Lock | None = None, *,
+             spares: bool = True) -> FuzzClient:
+    """A fresh agent process, initialized (``alone``: held while it initializes), making its
+    first spare session (``spares``: a program begins on it; ``FuzzClient.make_spares``)."""
     client = FuzzClient(cfg, stop)
     try:
         with alone or contextlib.nullcontext():
             client.initialize()
+        if spares:
+            client.make_spares()
     except BaseException:
         client.close()
         raise
@@ -261,7 +265,7 @@ class _Replaced:
         self.clients.append(old)
         old.schedule.close()
         old.close()  # before the next starts: what it stores of its sessions is written
-        return _started(self.cfg, self.stop)
+        return _started(self.cfg, self.stop, spares=False)  # as the run's: on a take
 
     def proof(self, last: FuzzClient, shows: Shows
               ) -> tuple[list[Violation], list[dict[str, Any]]]:

@@ -12,9 +12,15 @@ Replays keep making spares, as the run did: the schedule a replay is held to was
 the factory's writes in it (events no action issued, which the hold matches as they come), and
 a spare's ``session/new`` in flight while a prompt runs is part of some races (mistral-vibe's
 CANCEL-07 in the kept run, ``docs/matrix-run``: the agent answered a spare's ``session/new``
-between the cancel and the end of the turn). A counterexample says what each spare is instead,
-and which action took it: taking a spare writes nothing, so the take is put on the next record
-of the transcript (``"taken"``, ``trace/format.py``).
+between the cancel and the end of the turn). A replay's fresh process makes its first spare
+as soon as it is initialized (``FuzzClient.make_spares``): a warm one while it waits for its
+replay, so a slow agent's first ``session/new`` is not the trial's time. An action waits for
+the spare being made as long as its making may take, never a fixed few seconds: one that gave
+up wrote a ``session/new`` of its own where its recording had none.
+
+A counterexample says what each spare is instead, and which action took it: taking a spare
+writes nothing, so the take is put on the next record of the transcript (``"taken"``,
+``trace/format.py``).
 """
 
 from __future__ import annotations
@@ -162,15 +168,26 @@ class SessionFactory:
             return handle
         if self.ahead <= 0:
             return self.create()
-        self._start()
+        self.start()
         with self._cond:
+            # the spare being made is awaited until it is ready or its making ended: never
+            # a fixed few seconds (kilo's first session/new took 5.8 s, s13: an action that
+            # gave up at 5 s wrote a session/new of its own where its recording's spare had
+            # been, and its held replay diverged); the timeout only bounds a worker gone wrong
             self._cond.wait_for(lambda: self.spares or not self.making or self._stopped,
-                                timeout=self.client.deadline)
+                                timeout=self.making_bound())
             handle = self.spares.pop(0) if self.spares else None
             self._cond.notify_all()  # the worker makes the next one
         if handle is not None:
             self._taken(handle)
         return handle if handle is not None else self.create()
+
+    def making_bound(self) -> float:
+        """The longest the making of one session may take: its session/new's deadline (the
+        start-up one, until one went unanswered) and each configuration request's."""
+        c = self.client
+        first = c.deadline if self.unanswered else c.startup_deadline
+        return first + c.deadline * len(c.session_config)
 
     def _taken(self, handle: SessionHandle) -> None:
         """An action took the spare ``handle``: the transcript says which (its next record)."""
@@ -181,17 +198,19 @@ class SessionFactory:
             self._takes = Takes(self.client.calls.log)
         self._takes.took(handle.sid, author.n)
 
-    def _start(self) -> None:
-        if self._worker is None:
+    def start(self) -> None:
+        """Make spares from now on (once: later calls do nothing); without ``ahead``, none."""
+        with self._cond:
+            if self._worker is not None or self.ahead <= 0:
+                return
             # the worker's first session is counted before the thread runs: a take right
             # after the start waits for it (it used to find nothing being made and make its
             # own, so a replay's action wrote the session/new its recording's spare had, and
             # the held schedule waited out the spare's answer: mistral-vibe's CANCEL-07, s12)
-            with self._cond:
-                self.making += 1
+            self.making += 1
             self._worker = threading.Thread(target=self._run, name="session-factory",
                                             daemon=True)
-            self._worker.start()
+        self._worker.start()
 
     def _run(self) -> None:
         with writing_as(Part.SPARE):  # what the worker writes is a spare's, made ahead
@@ -201,7 +220,7 @@ class SessionFactory:
         def wanted() -> bool:
             return self._stopped or len(self.spares) + self.making < self.ahead
 
-        counted = True  # ``_start`` counted the first session in ``making``
+        counted = True  # ``start`` counted the first session in ``making``
         while True:
             with self._cond:
                 if not counted:

@@ -5,6 +5,7 @@ keys, and how a replay held to it waits for its turn. Synthetic records here; th
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import threading
 import time
@@ -150,6 +151,36 @@ def test_a_later_example_s_schedule_keeps_the_making_of_the_sessions_it_uses() -
         (("request", "session/prompt"), 1, None, 0),
         (("response", "result"), None, 2, 0)]
     assert not schedule.events[0].by_action
+
+
+def test_a_warm_process_s_first_program_begins_with_its_spare_and_not_its_wait(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A warm process makes its first spare before its program (``begin_early``): the program's
+    schedule begins with it, and its clock goes on from the spare's answer, not from the
+    minute the process waited in the pool. A hold attached after the spare was made matches
+    what was recorded before it, so the program's prompt waits for nothing."""
+    now = [100.0]
+    monkeypatch.setattr(time, "monotonic", lambda: now[0])
+    lock = threading.Condition()
+    log = ScheduleLog(lock)
+    log.begin_early()
+    with lock:
+        log.on_record({"dir": "c2a", "msg": _req(0, "session/new", cwd="/", mcpServers=[])})
+        now[0] = 101.0
+        log.on_record({"dir": "a2c", "msg": _answer(0, sessionId="S1")})
+    now[0] = 160.0
+    recorded = Schedule((*(dataclasses.replace(e, action=0) for e in log.events),
+                         Crossing(Boundary.WRITE, ("request", "session/prompt"), session=1,
+                                  action=0, by_action=True, t=1.5)), 1)
+    hold = Hold(recorded, deadline=30.0)
+    log.hold = hold
+    assert log.start() == 0
+    now[0] = 160.5
+    log.act(0)
+    prompt = log._event(Boundary.WRITE, ("request", "session/prompt"), session=1, by_action=True)
+    assert prompt.t == 1.5  # the spare's answer at 1.0, half a second later
+    assert hold.admit(log._key(prompt), prompt) == 2
+    assert hold.divergence is None and hold.held_for == 0.0
 
 
 def _schedule(*events: Crossing) -> Schedule:
