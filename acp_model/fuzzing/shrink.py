@@ -57,7 +57,7 @@ from acp_model.fuzzing.replay import (
 from acp_model.fuzzing.schedule import Schedule
 from acp_model.fuzzing.stop import Stop, cutoff
 from acp_model.llm.script import Reply, Text, Tools, one_delay_less, untimed
-from acp_model.report.text import CUT_WORDS, minimize_stopped
+from acp_model.report.text import CutBy, minimize_stopped
 from acp_model.trace.authors import Part, author_of
 from acp_model.trace.format import TAKEN
 
@@ -95,8 +95,8 @@ CERTIFY = 2  # tries of each single removal before a program is called 1-minimal
 # rounds of replays a trial whose every replay was inconclusive gets in all, held to one
 # schedule (its first and CERTIFY more): then it stands as a miss, unreplayed
 UNSURE_ROUNDS = 1 + CERTIFY
-# trials in a row whose replays were all inconclusive after which minimizing ends (cut_by
-# "unsure"): four trials that each had their UNSURE_ROUNDS rounds of PARALLEL replays and
+# trials in a row whose replays were all inconclusive after which minimizing ends (CutBy
+# UNSURE): four trials that each had their UNSURE_ROUNDS rounds of PARALLEL replays and
 # said nothing; more only spend the budget on an agent that fails on its own in fresh
 # processes (gemini-cli v1's session/load in the s12 matrix: 200 trials, no fixpoint)
 UNSURE_STREAK = 24
@@ -377,9 +377,9 @@ class Minimizer:
     # missed under one schedule may reproduce under another (a later best's), so the
     # refutation is of the pair
     missed: Counter[tuple[str, str]] = field(default_factory=Counter)
-    # what ended minimizing before its fixpoint: "trials" (the allowance used up), "seconds"
-    # (the outer bound), "unsure" (UNSURE_STREAK inconclusive trials), "stop"; None: not cut
-    cut_by: str | None = None
+    # what ended minimizing before its fixpoint (None: not cut; UNSURE after UNSURE_STREAK
+    # inconclusive trials)
+    cut_by: CutBy | None = None
     # the allowance of trials fixed when the first program reproduced (None: searching, or
     # cfg.minimize_trials fixes it)
     fixed: int | None = None
@@ -421,13 +421,13 @@ class Minimizer:
         if self.cut:
             return True
         if self.stop is not None and self.stop.requested:
-            self.cut_by = "stop" if time.monotonic() < self.deadline() else "seconds"
+            self.cut_by = CutBy.STOP if time.monotonic() < self.deadline() else CutBy.SECONDS
         elif self.trials >= self.allowed():
-            self.cut_by = "trials"
+            self.cut_by = CutBy.TRIALS
         elif self.evidence.streak >= UNSURE_STREAK:
-            self.cut_by = "unsure"
+            self.cut_by = CutBy.UNSURE
         elif time.monotonic() >= self.deadline():
-            self.cut_by = "seconds"
+            self.cut_by = CutBy.SECONDS
         self.cut = self.cut_by is not None
         return self.cut
 
@@ -666,7 +666,7 @@ def minimize_entry(m: Minimizer, budget: float, seconds: float) -> dict[str, Any
     return {"fixpoint": m.stage is Stage.FIXPOINT, "stage": m.stage.value,
             "seconds": round(seconds, 1), "budget": round(budget, 1),
             "trials": m.trials, "trials_allowed": m.allowed(),
-            "cut_by": None if m.stage is Stage.FIXPOINT else m.cut_by,
+            "cut_by": None if m.stage is Stage.FIXPOINT or m.cut_by is None else m.cut_by.value,
             "trial_seconds": round(cost, 2) if cost is not None else None,
             "steps": len(m.best.program) if m.best is not None else None,
             "stages": {name: r.to_json() for name, r in m.progress.stages.items()}}
@@ -1108,7 +1108,7 @@ def _minimize(cfg: FuzzConfig, found: Found, clock: Callable[[], float] | None,
         found.verified = False
         found.notes.append("no replay in a fresh agent process reproduced it"
                            + (f" in {minimizer.trials} trial(s), before "
-                              f"{CUT_WORDS[minimizer.cut_by]}" if minimizer.cut_by else "")
+                              f"{minimizer.cut_by.words}" if minimizer.cut_by else "")
                            + ": the program shown is the shortest that showed it during the "
                            "run, unverified (the transcript is the run's own)")
         return minimizer

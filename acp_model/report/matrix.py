@@ -29,7 +29,7 @@ from acp_model.report.links import rule_url
 from acp_model.report.proof import proof_evidence
 from acp_model.report.reach import LABELS, Reach
 from acp_model.report.text import (
-    CUT_WORDS,
+    CutBy,
     inconclusive_words,
     minimize_stopped,
     proven_minimal,
@@ -166,8 +166,8 @@ def not_filed(f: Mapping[str, Any]) -> str | None:
         steps = f.get("steps")
         where = (f"at its {m.get('stage')} stage after {m.get('trials')} trial(s)"
                  if m.get("stage") else "by its budget")
-        cut = CUT_WORDS.get(str(m.get("cut_by")))
-        return (f"minimizing was cut {where}" + (f" ({cut})" if cut else "")
+        cut = CutBy.of(m.get("cut_by"))
+        return (f"minimizing was cut {where}" + (f" ({cut.words})" if cut else "")
                 + (f", leaving {steps} client action(s)" if steps is not None else "")
                 + f", and the program {reproduction_text(f, predicate=True)}: a program not "
                 "minimized to its fixpoint is not one a maintainer can act on")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import textwrap
 from collections.abc import Mapping
+from enum import StrEnum
 from typing import Any
 
 from rich.console import Console
@@ -74,11 +75,36 @@ STAGE_WORDS = {"search": "search for a program that reproduces",
                "session": "the other sessions' actions", "examples": "whole examples",
                "chunks": "delta debugging", "single": "one-at-a-time removal (1-minimal)",
                "content": "simpler content"}
-CUT_WORDS = {"trials": "its trials ran out (--minimize-trials)",
-             "seconds": "its outer bound in seconds was reached (--minimize-budget)",
-             "unsure": "the agent failed on its own in each of its latest trials "
-                       "(inconclusive replays: no evidence either way)",
-             "stop": "the run was stopped"}
+
+
+class CutBy(StrEnum):
+    """What ended minimizing before its fixpoint (a report's ``minimize.cut_by`` is its
+    value, so reports written before it read the same)."""
+
+    TRIALS = "trials"  # its allowance of trials was used up
+    SECONDS = "seconds"  # its outer bound in seconds was reached
+    UNSURE = "unsure"  # trials in a row whose replays were all inconclusive
+    STOP = "stop"  # the run was stopped
+
+    @property
+    def words(self) -> str:
+        """What stopped minimizing, for its reader."""
+        return _CUT_WORDS[self]
+
+    @classmethod
+    def of(cls, value: Any) -> CutBy | None:
+        """A report's ``cut_by`` (None: none, or a word no run writes)."""
+        try:
+            return cls(value)
+        except ValueError:
+            return None
+
+
+_CUT_WORDS = {CutBy.TRIALS: "its trials ran out (--minimize-trials)",
+              CutBy.SECONDS: "its outer bound in seconds was reached (--minimize-budget)",
+              CutBy.UNSURE: "the agent failed on its own in each of its latest trials "
+                            "(inconclusive replays: no evidence either way)",
+              CutBy.STOP: "the run was stopped"}
 
 
 def minimize_stopped(m: Mapping[str, Any]) -> str:
@@ -89,8 +115,9 @@ def minimize_stopped(m: Mapping[str, Any]) -> str:
         return f"{text}{m.get('seconds')} s"
     text += (f"{m.get('trials')} of its {m['trials_allowed']} trials and "
              f"{m.get('seconds', 0):g} s of its {m.get('budget', 0):g} s bound")
-    if m.get("cut_by") in CUT_WORDS:
-        text += f" ({CUT_WORDS[m['cut_by']]})"
+    cut = CutBy.of(m.get("cut_by"))
+    if cut is not None:
+        text += f" ({cut.words})"
     progress = minimize_progress(m)
     return f"{text}; {progress}" if progress else text
 

@@ -4,8 +4,10 @@ first reproduction ends the others, and no held trial replayed once it was refut
 from __future__ import annotations
 
 import dataclasses
+import json
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,8 +20,9 @@ from acp_model.fuzzing.recorder import Found
 from acp_model.fuzzing.schedule import Schedule
 from acp_model.fuzzing.shrink import CERTIFY, Minimizer, ReplayOutcome, Trial, TrialClock
 from acp_model.oracle.monitor import Violation
-from acp_model.report.text import minimize_stopped
+from acp_model.report.text import CutBy, minimize_stopped
 
+RUN = Path(__file__).resolve().parents[2] / "docs" / "matrix-run"  # the kept matrix run
 CMD = ["true"]  # never started: every replay here is a stand-in
 
 
@@ -188,6 +191,7 @@ def test_the_minimizing_budget_is_counted_in_trials_and_each_stage_says_how_far_
                                            minimize_trials=6), found)
     m = found.minimize
     assert m is not None and not m["fixpoint"] and m["cut_by"] == "trials", m
+    assert type(m["cut_by"]) is str  # the JSON's word, as reports before CutBy wrote it
     assert m["trials"] == m["trials_allowed"] == 6
     stages = m["stages"]
     assert stages["search"]["done"] and stages["search"]["trials"] >= 1
@@ -279,3 +283,21 @@ def test_the_ceiling_bounds_what_the_stages_need() -> None:
     assert m.deadline() == now + 180.0
     m = _reproducing(now, trials=10, seconds=60.0, took=30.0, actions=8, growth=1.0)
     assert m.deadline() == now + 60.0
+
+
+def test_what_cut_minimizing_is_typed_and_kept_reports_read_and_write_as_they_were() -> None:
+    """``cut_by`` is a :class:`CutBy`, read from the word a report keeps (a word no run writes
+    reads as none, and says nothing); each kept report's words read back as a member, say why
+    and write back the same."""
+    assert CutBy.of("unsure") is CutBy.UNSURE and CutBy.of(None) is CutBy.of("budget") is None
+    assert "(its trials ran out" in minimize_stopped(
+        {"stage": "chunks", "trials": 6, "trials_allowed": 6, "cut_by": "trials"})
+    assert "(" not in minimize_stopped(
+        {"stage": "chunks", "trials": 6, "trials_allowed": 6, "cut_by": "budget"})
+    kept = [f.get("minimize") or {} for path in RUN.glob("*/report.json")
+            for f in json.loads(path.read_text(encoding="utf-8")).get("counterexamples", [])]
+    cuts = [m["cut_by"] for m in kept if m.get("cut_by") is not None]
+    assert cuts, "the kept run has a failure whose minimizing was cut"
+    for word in cuts:
+        cut = CutBy.of(word)
+        assert cut is not None and cut.words and json.dumps(cut) == json.dumps(word), word
