@@ -16,7 +16,6 @@ happens after the point where the recording showed the rule (its teardown) is no
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -27,7 +26,7 @@ from acp_model.fuzzing.replay import ReplayOutcome
 from acp_model.fuzzing.schedule import Boundary, Schedule
 from acp_model.model import wire_table
 from acp_model.model.vocab import ErrorCode
-from acp_model.report.proof import ORDINALS, ordinal
+from acp_model.report.text import ErrorReason
 
 __all__ = ["UNTOLD", "Unsure", "UnsureKind", "answered", "cancelled_before", "own_failure",
            "reasons_json", "recounted", "unsure_in_words", "unsure_of"]
@@ -65,8 +64,8 @@ class Unsure:
     def words(self) -> str:
         if self.kind is UnsureKind.EXITED:
             return f"the agent exited (code {self.code}) during action {self.action}"
-        return (f"the agent answered the client's {ordinal(self.n or 0)} {self.method} with "
-                f"error {self.code} where the recording had a result")
+        said = ErrorReason(str(self.method), self.n or 0, self.code).said()
+        return f"the agent {said} where the recording had a result"
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind.value, "code": self.code}
@@ -83,24 +82,16 @@ class Unsure:
                    data.get("method"), data.get("n"), bool(data.get("after_cancel", False)))
 
 
-# a recorded reason's words, as runs before the structured record wrote them: "#1" (before
-# s12's b3ef963, whose code counted a -32800 after the client's cancel inconclusive too) or by
-# place ("the client's first")
-_WORDS = re.compile(
-    r"answered (?:the client's (\w+|\d+th) (\S+)|(\S+) #(\d+)) with error (-?\d+)")
-
-
 def unsure_in_words(why: str) -> tuple[Unsure, bool] | None:
     """A reason recorded as words alone (a run before ``inconclusive_reasons``): the error it
-    names, and whether its run counted a -32800 after the client's cancel inconclusive (the
-    "#1" wording's code did); None for another reason (an exit)."""
-    m = _WORDS.search(why)
-    if m is None:
+    names (:class:`ErrorReason` reads either wording), and whether its run counted a -32800
+    after the client's cancel inconclusive (the "#1" wording's code did); None for another
+    reason (an exit)."""
+    reason = ErrorReason.read(why)
+    if reason is None:
         return None
-    if m[1] is not None:
-        n = ORDINALS.index(m[1]) + 1 if m[1] in ORDINALS else int(m[1].removesuffix("th"))
-        return Unsure(UnsureKind.ERROR, int(m[5]), method=m[2], n=n), False
-    return Unsure(UnsureKind.ERROR, int(m[5]), method=m[3], n=int(m[4])), True
+    return Unsure(UnsureKind.ERROR, reason.code, method=reason.method, n=reason.n), \
+        reason.numbered
 
 
 def reasons_json(held: Sequence[Unsure], free: Sequence[Unsure]) -> list[dict[str, Any]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import textwrap
 from collections.abc import Mapping
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -12,7 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from acp_model.report.links import rule_url
-from acp_model.report.proof import ordinal
+from acp_model.report.proof import ORDINALS, ordinal
 from acp_model.spec.levels import Level, Standing, reported_standing
 
 NBSP = "\u00a0"
@@ -134,16 +135,47 @@ def minimize_progress(m: Mapping[str, Any]) -> str:
     return "; ".join(parts)
 
 
-# how runs before s12 named the request an inconclusive replay failed on: by method and ordinal,
-# "session/load #1", which reads as a message number
-_OLD_REQUEST = re.compile(r"answered (\S+) #(\d+) with error")
+@dataclass(frozen=True)
+class ErrorReason:
+    """The error a replay's inconclusive reason names: the client's ``n``-th request of
+    ``method`` answered with ``code``. ``numbered``: in the words of a run before s12, "the
+    agent answered session/load #1 with error", which reads as a message number (that run's
+    code counted a -32800 after the client's cancel inconclusive too)."""
+
+    method: str
+    n: int
+    code: Any  # as the agent wrote it (read back from words: an int)
+    numbered: bool = False
+
+    def said(self) -> str:
+        """The error in a reason's words, naming the request by its place."""
+        return f"answered the client's {ordinal(self.n)} {self.method} with error {self.code}"
+
+    @classmethod
+    def read(cls, why: str) -> ErrorReason | None:
+        """The error a recorded reason's words name, in either wording (None: another
+        reason, an exit)."""
+        m = _ERROR_REASON.search(why)
+        return None if m is None else _reason(m)
+
+
+# the error as a reason's words name it, by place (s12 on: "answered the client's first
+# session/load with error -32603") or by method and ordinal (before: "session/load #1")
+_ERROR_REASON = re.compile(rf"answered (?:the client's ({'|'.join(ORDINALS)}|\d+th) (\S+)"
+                           r"|(\S+) #(\d+)) with error (-?\d+)")
+
+
+def _reason(m: re.Match[str]) -> ErrorReason:
+    if m[1] is not None:
+        n = ORDINALS.index(m[1]) + 1 if m[1] in ORDINALS else int(m[1].removesuffix("th"))
+        return ErrorReason(m[2], n, int(m[5]))
+    return ErrorReason(m[3], int(m[4]), int(m[5]), numbered=True)
 
 
 def inconclusive_words(why: str) -> str:
     """A recorded reason a replay was inconclusive, naming the request by its place ("the
     client's first session/load") as the current code does, not as "#1"."""
-    return _OLD_REQUEST.sub(lambda m: f"answered the client's {ordinal(int(m[2]))} {m[1]} "
-                            "with error", why)
+    return _ERROR_REASON.sub(lambda m: _reason(m).said(), why)
 
 
 def reproduction_phrase(hits: int, runs: int, free: int = 0, free_runs: int = 0, *,

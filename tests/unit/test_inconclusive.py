@@ -283,3 +283,25 @@ def test_a_recorded_reason_reads_by_place_and_no_rate_reads_reproduced_not_repla
     assert reproduction_text({"reproduction": "2/6", "free_reproduction": "not replayed"}) \
         == ("reproduced 2/6 in fresh agent processes under the recorded boundary schedule, "
             "not replayed free-running")
+
+
+def test_a_reason_s_error_is_worded_and_read_back_in_one_place() -> None:
+    """The words a run records for an inconclusive replay's error, by place since s12 and
+    "#1" before, are read by one reader (``report.text.ErrorReason``) for the run's re-judging
+    and for the page alike; what each writes reads back the same, and a phrase of neither
+    wording is no error reason."""
+    from acp_model.fuzzing.inconclusive import Unsure, UnsureKind, unsure_in_words
+    from acp_model.report.text import ErrorReason, inconclusive_words
+
+    for n in (1, 3, 12):
+        unsure = Unsure(UnsureKind.ERROR, -32603, method="session/prompt", n=n)
+        assert unsure_in_words(unsure.words()) == (unsure, False)
+        assert inconclusive_words(unsure.words()) == unsure.words()
+    old = "the agent answered session/prompt #12 with error -32800 where the recording had a result"
+    assert ErrorReason.read(old) == ErrorReason("session/prompt", 12, -32800, numbered=True)
+    worded = inconclusive_words(old)
+    assert "answered the client's 12th session/prompt with error -32800" in worded
+    assert unsure_in_words(worded) == (Unsure(UnsureKind.ERROR, -32800, method="session/prompt",
+                                              n=12), False)
+    assert unsure_in_words("the agent answered the client's own session/new with error 5") \
+        is None
