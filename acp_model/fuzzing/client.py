@@ -283,14 +283,6 @@ class FuzzClient:
         if handle is not None:
             self.sessions.append(handle)
 
-    def make_spares(self) -> None:
-        """Make spare sessions from now on, before a program asks for one: a replay's fresh
-        process makes its first while it waits in the warm pool (kilo's first session/new
-        took 5.8 s, s13), and its schedule records that as its first program's."""
-        if self.factory.ahead > 0:
-            self.schedule.begin_early()
-            self.factory.start()
-
     def cancel(self, idx: int, sync: bool = False, *, then_prompt: dict[str, Any] | None = None
                ) -> None:
         """``session/cancel`` for session ``idx``, then the answers the client rules require

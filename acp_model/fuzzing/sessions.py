@@ -13,7 +13,7 @@ the factory's writes in it (events no action issued, which the hold matches as t
 a spare's ``session/new`` in flight while a prompt runs is part of some races (mistral-vibe's
 CANCEL-07 in the kept run, ``docs/matrix-run``: the agent answered a spare's ``session/new``
 between the cancel and the end of the turn). A replay's fresh process makes its first spare
-as soon as it is initialized (``FuzzClient.make_spares``): a warm one while it waits for its
+as soon as it is initialized (``fuzzing/replay.py``): a warm one while it waits for its
 replay, so a slow agent's first ``session/new`` is not the trial's time. An action waits for
 the spare being made as long as its making may take, never a fixed few seconds: one that gave
 up wrote a ``session/new`` of its own where its recording had none.
