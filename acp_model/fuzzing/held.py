@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from acp_model.fuzzing.crossings import Names
-from acp_model.fuzzing.schedule import Boundary, Crossing, Schedule, read_schedule
+from acp_model.fuzzing.schedule import Boundary, Crossed, Crossing, Schedule, read_schedule
 from acp_model.trace.format import TraceError, numbers_of, read_trace
 
 MAX_SHOWN = 10  # events told in a line: the first two and those nearest the offending one
@@ -137,6 +137,10 @@ def _ms(ms: float) -> str:
     return f"{ms:.1f} ms" if ms < 10 else f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
 
 
+# an agent message's kind in words
+_KINDS = {Crossed.RESPONSE: "answer", Crossed.REQUEST: "request", Crossed.NOTIFY: "notification"}
+
+
 def _words(schedule: Schedule, k: int, number: Mapping[int, int],
            parts: Sequence[int] = ()) -> str:
     """Crossing ``k`` in words, with its transcript number where it has one (``parts``: a
@@ -148,7 +152,7 @@ def _words(schedule: Schedule, k: int, number: Mapping[int, int],
     cause = schedule.events[e.cause] if e.cause is not None \
         and 0 <= e.cause < len(schedule.events) else None
     asked = f" to {cause.what[1]}{_number(e.cause, number)}" if cause is not None \
-        and cause.what[:1] == ("request",) and len(cause.what) > 1 else ""
+        and cause.kind is Crossed.REQUEST and len(cause.what) > 1 else ""
     if e.boundary is Boundary.WRITE:
         what = e.what[1] if len(e.what) > 1 else " ".join(e.what)
         return f"the client's {what}{n}{act if e.by_action else ''}"
@@ -164,13 +168,12 @@ def _words(schedule: Schedule, k: int, number: Mapping[int, int],
         return f"the agent's call of the model{turn} (step {step})"
     if e.boundary is Boundary.HANGUP:
         return "the agent's hang-up on the model"
-    kind = {"response": "answer", "request": "request", "notify": "notification"}.get(
-        e.what[0], " ".join(e.what))
-    if e.what[0] == "update":
+    kind = _KINDS.get(e.kind, " ".join(e.what))
+    if e.kind is Crossed.UPDATE:
         kind = f"{e.what[1]} update" if len(e.what) > 1 else "update"
-    elif e.what[0] in ("request", "notify") and len(e.what) > 1:
+    elif e.kind in (Crossed.REQUEST, Crossed.NOTIFY) and len(e.what) > 1:
         kind = f"{e.what[1]} {kind}"
-    elif e.what[0] == "response" and e.what[1:] == ("error",):
+    elif e.kind is Crossed.RESPONSE and e.what[1:] == ("error",):
         kind = "error answer"
     return f"the agent's {kind}{n}{asked}"
 

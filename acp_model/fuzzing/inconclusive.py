@@ -23,7 +23,7 @@ from enum import StrEnum
 from typing import Any
 
 from acp_model.fuzzing.replay import ReplayOutcome
-from acp_model.fuzzing.schedule import Boundary, Schedule
+from acp_model.fuzzing.schedule import Boundary, Crossed, Schedule
 from acp_model.model import wire_table
 from acp_model.model.vocab import ErrorCode
 from acp_model.report.text import ErrorReason
@@ -140,10 +140,10 @@ def answered(schedule: Schedule) -> dict[Request, bool]:
     named: dict[int, Request] = {}
     out: dict[Request, bool] = {}
     for k, e in enumerate(schedule.events):
-        if e.boundary is Boundary.WRITE and e.what[:1] == ("request",) and len(e.what) > 1:
+        if e.boundary is Boundary.WRITE and e.kind is Crossed.REQUEST and len(e.what) > 1:
             seen[e.what[1]] += 1
             named[k] = (e.what[1], seen[e.what[1]])
-        elif e.boundary is Boundary.MESSAGE and e.what[:1] == ("response",) \
+        elif e.boundary is Boundary.MESSAGE and e.kind is Crossed.RESPONSE \
                 and e.cause in named and (e.action is None or e.action < schedule.actions):
             out[named[e.cause]] = e.what[1:2] == ("result",)
     return out

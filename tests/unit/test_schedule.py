@@ -4,6 +4,7 @@ keys, and how a replay held to it waits for its turn. Synthetic records here; th
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import dataclasses
 import json
@@ -576,3 +577,37 @@ def test_what_crossed_is_typed_and_a_kept_schedule_reads_and_writes_as_it_was() 
     with pytest.raises(ScheduleError):
         Schedule.from_json({"format": sched.FORMAT, "actions": 1,
                             "events": [{"b": "write", "w": ["shout", "x"]}]})
+
+
+def _first_word(node: ast.expr) -> bool:
+    """``x.what[0]`` or ``x.what[:1]``: a crossing's first word."""
+    if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "what"):
+        return False
+    index = node.slice
+    if isinstance(index, ast.Constant):
+        return index.value == 0
+    return isinstance(index, ast.Slice) and index.lower is None \
+        and isinstance(index.upper, ast.Constant) and index.upper.value == 1
+
+
+def _words_only(node: ast.expr) -> bool:
+    """A string, or a tuple, list or set of strings (what a first word was compared with)."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    return isinstance(node, ast.Tuple | ast.List | ast.Set) and bool(node.elts) \
+        and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts)
+
+
+def test_what_crossed_is_compared_as_a_member_never_as_its_word() -> None:
+    """A crossing's first word is a :class:`Crossed` member: code compares members (``kind is
+    Crossed.REQUEST``), not the word the member equals (held.py and inconclusive.py did, s13)."""
+    package = Path(__file__).resolve().parents[2] / "acp_model"
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Compare):
+                sides = [node.left, *node.comparators]
+                if any(map(_first_word, sides)) and any(map(_words_only, sides)):
+                    found.append(f"{path.relative_to(package)}:{node.lineno}")
+    assert not found, found
