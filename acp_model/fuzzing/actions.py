@@ -72,6 +72,9 @@ class Wrote:
     waited: float | None = None
     open_prompt: int | None = None
     forbid: bool = False
+    # the text block its prompt carried first for the scripted turn's tag ("[acpm:50]"), added
+    # by the client to a prompt without text of its own (``_tagged``); None: none
+    tag: str | None = None
 
 
 WAITED = 0.05  # seconds: a wait shorter than this is no wait worth saying
@@ -103,6 +106,11 @@ class Action:
         """What a program line adds when the action put less on the wire than its words say
         (None: it wrote what it says): a maintainer reads each line as a message sent."""
         return "nothing sent" if self.writes and not wrote.methods else None
+
+    def sent_line(self, wrote: Wrote, label: str = "") -> str:
+        """Its program line as the run shows what it sent: its words, and what it put on the
+        wire less than they say (:meth:`unsent`)."""
+        return _with(self.describe(label), self.unsent(wrote, label))
 
     def breach(self) -> Breach | None:
         """The client rule this action may break on purpose (``report/breaches.py``; None:
@@ -247,10 +255,17 @@ class Prompt(SessionAction):
         why = _held_back(wrote, label)
         return f"not sent: {why}" if why else "not sent"
 
-    def describe(self, label: str = "") -> str:
-        texts = [b.get("text", b.get("type")) for b in self.blocks]
+    def describe(self, label: str = "", tag: str | None = None) -> str:
+        """``tag``: the text block the client put first for the scripted turn's tag (a prompt
+        without text of its own carries that block too on the wire: ``_tagged``)."""
+        texts = [str(b.get("text", b.get("type"))) for b in self.blocks]
+        if tag is not None and _text_at(self.blocks) is None:
+            texts.insert(0, f"{tag} (the turn's tag)")
         model = f"; {describe_script(self.model)}" if self.model else ""
-        return f"prompt{label}: {', '.join(str(t) for t in texts)}{model}"
+        return f"prompt{label}: {', '.join(texts)}{model}"
+
+    def sent_line(self, wrote: Wrote, label: str = "") -> str:
+        return _with(self.describe(label, wrote.tag), self.unsent(wrote, label))
 
     def to_json(self) -> dict[str, Any]:
         out = super().to_json()
@@ -292,15 +307,27 @@ def _in_workspace(blocks: list[dict[str, Any]], cwd: str) -> list[dict[str, Any]
             and WORKSPACE in b["uri"] else b for b in blocks]
 
 
+def _text_at(blocks: Sequence[Mapping[str, Any]]) -> int | None:
+    """Where the first text of a prompt's blocks is (None: it has none), which the turn's tag
+    is appended to."""
+    return next((n for n, b in enumerate(blocks)
+                 if b.get("type") == "text" and isinstance(b.get("text"), str)), None)
+
+
 def _tagged(blocks: list[dict[str, Any]], tag: str) -> list[dict[str, Any]]:
     """The blocks with the turn's tag appended to the first text (a text block is added when
     there is none)."""
     out = [dict(b) for b in blocks]
-    for block in out:
-        if block.get("type") == "text" and isinstance(block.get("text"), str):
-            block["text"] = f"{block['text']} {tag}"
-            return out
-    return [{"type": "text", "text": tag}, *out]
+    at = _text_at(out)
+    if at is None:
+        return [{"type": "text", "text": tag}, *out]
+    out[at]["text"] = f"{out[at]['text']} {tag}"
+    return out
+
+
+def _with(line: str, said: str | None) -> str:
+    """A program line with what the run says of it (:meth:`Action.unsent`), if anything."""
+    return f"{line} ({said})" if said else line
 
 
 @dataclass(frozen=True)
@@ -351,8 +378,11 @@ class Interrupt(SessionAction):
     def resolved(self, model: ScriptedModel) -> Interrupt:
         return dataclasses.replace(self, prompt=self.prompt.resolved(model))
 
-    def describe(self, label: str = "") -> str:
-        return f"interrupt{label}: cancel and, in the same write, {self.prompt.describe()}"
+    def describe(self, label: str = "", tag: str | None = None) -> str:
+        return f"interrupt{label}: cancel and, in the same write, {self.prompt.describe('', tag)}"
+
+    def sent_line(self, wrote: Wrote, label: str = "") -> str:
+        return _with(self.describe(label, wrote.tag), self.unsent(wrote, label))
 
     def unsent(self, wrote: Wrote, label: str = "") -> str | None:
         if "session/prompt" in wrote.methods or not wrote.methods:
@@ -746,9 +776,12 @@ class LateAllow(SessionAction):
     def resolved(self, model: ScriptedModel) -> LateAllow:
         return dataclasses.replace(self, prompt=self.prompt.resolved(model))
 
-    def describe(self, label: str = "") -> str:
+    def describe(self, label: str = "", tag: str | None = None) -> str:
         return (f"late allow{label}: cancel, allow the pending permission requests once the "
-                f"cancelled work has ended (a probe), then {self.prompt.describe()}")
+                f"cancelled work has ended (a probe), then {self.prompt.describe('', tag)}")
+
+    def sent_line(self, wrote: Wrote, label: str = "") -> str:
+        return _with(self.describe(label, wrote.tag), self.unsent(wrote, label))
 
     def to_json(self) -> dict[str, Any]:
         return {"op": self.op, "s": self.s, "prompt": self.prompt.to_json()}

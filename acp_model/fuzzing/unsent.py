@@ -22,6 +22,7 @@ from typing import Any
 from acp_model.fuzzing.actions import Action, ActionError, Wrote
 from acp_model.fuzzing.program import Program
 from acp_model.fuzzing.schedule import Boundary, Schedule, read_schedule
+from acp_model.llm.wire import find_tag, tag_text
 from acp_model.trace.authors import Part, author_of
 from acp_model.trace.format import TAKEN, TraceError, numbers_of, read_trace, takes_of
 
@@ -44,9 +45,8 @@ def program_lines(actions: Sequence[Action | Mapping[str, Any]],
     if wrote is None:
         return lines
     for k, (action, label) in enumerate(zip(program, program.labels(), strict=True)):
-        said = action.unsent(wrote[k], label) if wrote[k] is not None else None
-        if said:
-            lines[k] += f" ({said})"
+        if wrote[k] is not None:
+            lines[k] = action.sent_line(wrote[k], label)
     return lines
 
 
@@ -113,8 +113,28 @@ def wrote_by_action(program: Program, records: Sequence[Mapping[str, Any]],
                     if a is not None and a.numbered and a.n == k), None)
         bound = own if own is not None else len(records) if later is None else later
         out.append(Wrote(methods, waited, _open_prompt(
-            records, numbers, stamps, sids.get(program.labels()[k - 1]), k, bound), forbid))
+            records, numbers, stamps, sids.get(program.labels()[k - 1]), k, bound), forbid,
+            _tag_block(records, stamps, k)))
     return out
+
+
+def _tag_block(records: Sequence[Mapping[str, Any]], stamps: Sequence[Any], k: int
+               ) -> str | None:
+    """The text of the block action ``k`` 's prompt carried first for the scripted turn's
+    tag alone ("[acpm:50]", which the client adds to a prompt without text of its own), None:
+    no such block, or no prompt."""
+    for rec, author in zip(records, stamps, strict=True):
+        msg = rec.get("msg")
+        if author is None or not author.numbered or author.n != k or not isinstance(msg, dict) \
+                or msg.get("method") != "session/prompt":
+            continue
+        params = msg.get("params")
+        blocks = params.get("prompt") if isinstance(params, dict) else None
+        first = blocks[0] if isinstance(blocks, list) and blocks else None
+        text = first.get("text") if isinstance(first, dict) else None
+        tag = find_tag(text) if isinstance(text, str) else None
+        return text if tag is not None and text == tag_text(tag) else None
+    return None
 
 
 def _sessions(program: Program, records: Sequence[Mapping[str, Any]],

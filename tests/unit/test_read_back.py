@@ -117,6 +117,34 @@ def test_nothing_is_said_where_the_run_did_not_record_it() -> None:
         "(no permission request was open: nothing sent)")
 
 
+LINK = {"type": "resource_link", "uri": "file:///w/README.md", "name": "README.md"}
+
+
+def test_a_line_says_the_text_block_the_client_added_for_the_turn_s_tag() -> None:
+    """The s12 reader's nit: opencode's "prompt s1: resource_link" was a wire prompt of
+    (text, resource_link), the text the scripted turn's tag the client puts first when the
+    prompt has no text of its own; a prompt with text carries the tag in it, no block more."""
+    program = [NewSession(), Prompt(0, blocks=[LINK]), Prompt(0, blocks=[{"type": "text",
+                                                                           "text": "hi"}]),
+               Interrupt(0, prompt=Prompt(blocks=[LINK]))]
+    tag = {"type": "text", "text": "[acpm:50]"}
+    wire = [_client(0, "session/new", 1, 1, cwd="/", mcpServers=[]),
+            {"dir": "a2c", "n": 1, "msg": {"jsonrpc": "2.0", "id": 1,
+                                           "result": {"sessionId": SID}}},
+            _client(2, "session/prompt", 2, 2, sessionId=SID, prompt=[tag, LINK]),
+            _client(3, "session/prompt", 3, 3, sessionId=SID,
+                    prompt=[{"type": "text", "text": "hi [acpm:51]"}]),
+            _client(4, "session/cancel", 4, sessionId=SID),
+            _client(5, "session/prompt", 4, 4, sessionId=SID, prompt=[tag, LINK]),
+            _client(6, "_acp_model/sync", None, 9)]
+    lines = program_lines(program, wire, list(range(len(wire))))
+    assert lines[1] == "prompt s1: [acpm:50] (the turn's tag), resource_link"
+    assert lines[2] == "prompt s1: hi"
+    assert lines[3] == ("interrupt s1: cancel and, in the same write, prompt: [acpm:50] (the "
+                        "turn's tag), resource_link")
+    assert Program.of(program).describe()[1] == "prompt s1: resource_link"  # no run: no tag
+
+
 def test_the_kept_run_s_programs_say_what_was_not_sent() -> None:
     """What re-judging an old run shows (the s12 matrix, tests/data/s12-run): mistral-vibe's
     answer to a permission request that never came, kilo's prompts held back."""
