@@ -518,16 +518,20 @@ class Minimizer:
         then single actions and simpler content, over again until nothing changes."""
         if self.best is None:
             return
-        drop_late(self)
-        drop_silent(self)
+        drop_at_once(self)
         drop_breaches(self)
         self._session()
+        drop_at_once(self)
         if len(units) > 1 and not self.out_of_time():
             with self.staged(Stage.EXAMPLES) as record:
-                self._ddmin(_split(len(self.best.program), units), record)
-        if not self.out_of_time():
+                ddmin(self, _split(len(self.best.program), units), record)
+        while not self.out_of_time():
             with self.staged(Stage.CHUNKS) as record:
-                self._ddmin([[i] for i in range(len(self.best.program))], record)
+                # paused once a removal lets a stage of one trial run (a relaunch went)
+                paused = ddmin(self, [[i] for i in range(len(self.best.program))], record,
+                               pause=lambda: at_once_pending(self))
+            if not (paused and drop_at_once(self)):
+                break
         certify = CERTIFY
         while not self.out_of_time():
             with self.staged(Stage.SINGLE) as record:
@@ -567,44 +571,6 @@ class Minimizer:
                 if self.out_of_time():
                     return
             record.done = True
-
-    def _ddmin(self, parts: list[list[int]], record: StageRecord) -> None:
-        """Delta debugging over ``parts`` (positions in :attr:`best`'s program)."""
-        chunk = max(1, len(parts) // 2)
-        # A racy failure misses some free replays, so a miss is weak evidence: on short
-        # programs each granularity gets a second pass, and the finest one more. Held to a
-        # recorded schedule a miss is strong evidence: one pass each, and single actions are
-        # left to the single stage (which tries each removal twice).
-        retries = RETRIES
-        second = True
-        while len(parts) > 1 and not self.out_of_time():
-            assert self.best is not None
-            held = self.best.schedule is not None
-            if held and chunk == 1 and all(len(part) == 1 for part in parts):
-                break
-            base = self.best.program
-            starts = range(0, len(parts), chunk)
-            candidates = [parts[:i] + _without(base, parts[i:i + chunk]) + parts[i + chunk:]
-                          for i in starts]
-            candidates = [c for c in candidates if _flat(c)]
-            hit = self.first([self.restricted(_flat(c)) for c in candidates]) \
-                if candidates else None
-            short = len(_flat(parts)) <= RETRY_UP_TO
-            if hit is not None:
-                record.changes += 1
-                parts = _renumber(_cut(candidates[hit[0]], len(hit[1].program)))
-                chunk = min(chunk, max(1, len(parts) // 2))
-                second = True
-            elif second and short and not held:
-                second = False
-            elif chunk > 1:
-                chunk //= 2
-                second = True
-            elif retries and short and not held:
-                retries -= 1
-            else:
-                break
-        record.done = not self.out_of_time()
 
     def _singles(self, record: StageRecord, certify: int = CERTIFY) -> tuple[bool, bool]:
         """Remove one action at a time until none can go, each removal tried ``certify``
@@ -672,24 +638,89 @@ def minimize_entry(m: Minimizer, budget: float, seconds: float) -> dict[str, Any
             "stages": {name: r.to_json() for name, r in m.progress.stages.items()}}
 
 
-def drop_late(m: Minimizer) -> None:
-    """The actions written after the offending message go, in one trial: under the recorded
-    schedule none of them can be needed (each write waits for what preceded it in the
-    recording, the offending message among them), yet a removal tried one at a time may miss
-    by chance and keep one (codex-acp v1's CANCEL-11 in the s10 matrix kept a withdrawal
-    written after the offending answer). The teardown is held in the first removed action's
-    place (``Schedule.restrict``): run free, it would look at once and cancel a turn whose end
-    the recording read first, and its cancel would then explain the stop. A trial that misses
-    leaves them to the stages after."""
+def ddmin(m: Minimizer, parts: list[list[int]], record: StageRecord,
+          pause: Callable[[], bool] | None = None) -> bool:
+    """Delta debugging over ``parts`` (positions in the best program of ``m``); returns
+    whether it stopped after a removal because ``pause()`` said so."""
+    chunk = max(1, len(parts) // 2)
+    # A racy failure misses some free replays, so a miss is weak evidence: on short
+    # programs each granularity gets a second pass, and the finest one more. Held to a
+    # recorded schedule a miss is strong evidence: one pass each, and single actions are
+    # left to the single stage (which tries each removal twice).
+    retries = RETRIES
+    second = True
+    while len(parts) > 1 and not m.out_of_time():
+        assert m.best is not None
+        held = m.best.schedule is not None
+        if held and chunk == 1 and all(len(part) == 1 for part in parts):
+            break
+        base = m.best.program
+        starts = range(0, len(parts), chunk)
+        candidates = [parts[:i] + _without(base, parts[i:i + chunk]) + parts[i + chunk:]
+                      for i in starts]
+        candidates = [c for c in candidates if _flat(c)]
+        hit = m.first([m.restricted(_flat(c)) for c in candidates]) if candidates else None
+        short = len(_flat(parts)) <= RETRY_UP_TO
+        if hit is not None:
+            record.changes += 1
+            if pause is not None and pause():
+                record.done = False
+                return True
+            parts = _renumber(_cut(candidates[hit[0]], len(hit[1].program)))
+            chunk = min(chunk, max(1, len(parts) // 2))
+            second = True
+        elif second and short and not held:
+            second = False
+        elif chunk > 1:
+            chunk //= 2
+            second = True
+        elif retries and short and not held:
+            retries -= 1
+        else:
+            break
+    record.done = not m.out_of_time()
+    return False
+
+
+def drop_at_once(m: Minimizer) -> bool:
+    """The stages of one held trial each (``late``, ``silent``) that have not run and that the
+    best program now allows, in turn: each runs once, as soon as it can. A program that
+    relaunches the agent allows neither (its replay records no schedule, and its records are
+    its last process's): gemini-cli v1's V1-LOAD-01 (s13) began with 36 such actions, and
+    delta debugging, cut by its seconds at 20 actions, left 11 of them that wrote nothing.
+    Returns whether one ran."""
+    ran = False
+    for stage, keeps in ((Stage.LATE, late_kept), (Stage.SILENT, silent_kept)):
+        kept = None if stage.value in m.progress.stages or m.out_of_time() else keeps(m)
+        if kept is not None:
+            keep_only(m, kept, stage)
+            ran = True
+    return ran
+
+
+def at_once_pending(m: Minimizer) -> bool:
+    """Whether a stage of :func:`drop_at_once` that has not run can now."""
+    return any(stage.value not in m.progress.stages and keeps(m) is not None
+               for stage, keeps in ((Stage.LATE, late_kept), (Stage.SILENT, silent_kept)))
+
+
+def late_kept(m: Minimizer) -> list[int] | None:
+    """The ``late`` stage's trial (None: none): the actions written after the offending
+    message go, in one trial. Under the recorded schedule none of them can be needed (each
+    write waits for what preceded it in the recording, the offending message among them), yet
+    a removal tried one at a time may miss by chance and keep one (codex-acp v1's CANCEL-11 in
+    the s10 matrix kept a withdrawal written after the offending answer). The teardown is held
+    in the first removed action's place (``Schedule.restrict``): run free, it would look at
+    once and cancel a turn whose end the recording read first, and its cancel would then
+    explain the stop. A trial that misses leaves them to the stages after. A run's program
+    ends with the action during which the failure showed (and a replay stops there), so only
+    a proof that ends before that action's last write leaves any."""
     assert m.best is not None
     hit = m.hit
     if hit is None or hit.offending is None or m.best.schedule is None:
-        return
+        return None
     end = proof_end(hit)
-    kept = written_before(m.best.program, hit.records, end) if end is not None else None
-    if kept is None:
-        return
-    keep_only(m, kept, Stage.LATE)
+    return written_before(m.best.program, hit.records, end) if end is not None else None
 
 
 @dataclass
@@ -762,22 +793,20 @@ def written_before(program: Sequence[Action], records: Sequence[Mapping[str, Any
     return kept if kept and len(kept) < len(program) else None
 
 
-def drop_silent(m: Minimizer) -> None:
-    """The actions that wrote nothing in the latest reproducing replay go, in one trial: a
-    prompt a reading kept back (A-01=forbid skips one while another is open), a cancel of an
-    idle session, an answer to a permission never asked, a wait. Held to the schedule they
-    add no write to it, so the trial is the same run but for their waiting, and the program
-    read by a maintainer lists only what crossed the wire (kilo v1's PROMPT-04 in the s12
-    matrix kept 11 such of 24, after delta debugging ran out of seconds on them). A trial
-    that misses leaves them to the stages after (a wait the failure needs stays)."""
+def silent_kept(m: Minimizer) -> list[int] | None:
+    """The ``silent`` stage's trial (None: none): the actions that wrote nothing in the latest
+    reproducing replay go, in one trial: a prompt a reading kept back (A-01=forbid skips one
+    while another is open), a cancel of an idle session, an answer to a permission never
+    asked, a wait. Held to the schedule they add no write to it, so the trial is the same run
+    but for their waiting, and the program read by a maintainer lists only what crossed the
+    wire (kilo v1's PROMPT-04 in the s12 matrix kept 11 such of 24, after delta debugging ran
+    out of seconds on them). A trial that misses leaves them to the stages after (a wait the
+    failure needs stays)."""
     assert m.best is not None
     hit = m.hit
     if hit is None or m.best.schedule is None:
-        return
-    kept = wrote(m.best.program, hit.records)
-    if kept is None:
-        return
-    keep_only(m, kept, Stage.SILENT)
+        return None
+    return wrote(m.best.program, hit.records)
 
 
 def keep_only(m: Minimizer, kept: Sequence[int], stage: Stage) -> None:

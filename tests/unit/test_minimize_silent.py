@@ -186,3 +186,34 @@ def test_at_the_fixpoint_a_spare_the_proof_rests_on_is_made_by_an_action(
     assert m is not None and m["fixpoint"], m
     assert m["stages"]["spare"]["changes"] == 1, m
     assert found.actions == [NewSession(), NewSession()]
+
+
+def test_the_silent_trial_runs_once_a_removal_lets_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """gemini-cli v1's V1-LOAD-01 (s13): its 36 actions began with a relaunch (a replay that
+    relaunches records no schedule, and its records are of its last process), so neither the
+    late nor the silent stage could run, and delta debugging, cut at 20 actions, left 11 that
+    wrote nothing. Once a removal takes the relaunch, delta debugging pauses for the silent
+    stage's one held trial."""
+    wait = Wait(0, WaitMode.UPDATE)
+    program: list[Action] = [NewSession(), Relaunch(0), _text("noise"), SKIPPED, wait,
+                             _text("bug")]
+    agent = _Agent()
+
+    def relaunching(cfg: FuzzConfig, actions: list[Action], rule: str | None,
+                    abort: threading.Event | None = None, **kw: Any) -> ReplayOutcome:
+        out = agent(cfg, actions, rule, abort, **kw)
+        if any(isinstance(a, Relaunch) for a in actions):
+            # only the whole program reproduces with it, and its replay has no schedule
+            return dataclasses.replace(out, reproduced=out.reproduced and actions == program,
+                                       schedule=None)
+        return out
+
+    monkeypatch.setattr(shrink, "replay_once", relaunching)
+    found = _found(program)
+    found.schedules.clear()  # the run's failure came after a relaunch: no schedule either
+    shrink.measure_reproduction(FuzzConfig(CMD, replay_runs=1, minimize_budget=60.0), found)
+    m = found.minimize
+    assert m is not None and m["fixpoint"], m
+    silent = m["stages"].get("silent")
+    assert silent is not None and (silent["changes"], silent["actions"]) == (1, [4, 2]), m
+    assert found.actions == [NewSession(), _text("bug")]
