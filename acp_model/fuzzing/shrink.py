@@ -686,9 +686,9 @@ def drop_at_once(m: Minimizer) -> bool:
     """The stages of one held trial each (``late``, ``silent``) that have not run and that the
     best program now allows, in turn: each runs once, as soon as it can. A program that
     relaunches the agent allows neither (its replay records no schedule, and its records are
-    its last process's): gemini-cli v1's V1-LOAD-01 (s13) began with 36 such actions, and
-    delta debugging, cut by its seconds at 20 actions, left 11 of them that wrote nothing.
-    Returns whether one ran."""
+    its last process's): gemini-cli v1's V1-LOAD-01 (s13) began as such a program of 36
+    actions (neither stage is in its report), and delta debugging, cut by its seconds at 20
+    actions, left 12 that wrote nothing. Returns whether one ran."""
     ran = False
     for stage, keeps in ((Stage.LATE, late_kept), (Stage.SILENT, silent_kept)):
         kept = None if stage.value in m.progress.stages or m.out_of_time() else keeps(m)

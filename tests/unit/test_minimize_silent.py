@@ -191,7 +191,7 @@ def test_at_the_fixpoint_a_spare_the_proof_rests_on_is_made_by_an_action(
 def test_the_silent_trial_runs_once_a_removal_lets_it(monkeypatch: pytest.MonkeyPatch) -> None:
     """gemini-cli v1's V1-LOAD-01 (s13): its 36 actions began with a relaunch (a replay that
     relaunches records no schedule, and its records are of its last process), so neither the
-    late nor the silent stage could run, and delta debugging, cut at 20 actions, left 11 that
+    late nor the silent stage could run, and delta debugging, cut at 20 actions, left 12 that
     wrote nothing. Once a removal takes the relaunch, delta debugging pauses for the silent
     stage's one held trial."""
     wait = Wait(0, WaitMode.UPDATE)
