@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
+from acp_model.fuzzing.clock import AgentClock
 from acp_model.fuzzing.hold import Hold
 from acp_model.fuzzing.schedule import Boundary, Crossed, Crossing, Key, Schedule, What, event_key
 from acp_model.fuzzing.stop import Interrupted
@@ -143,10 +144,15 @@ class ScheduleLog:
         self.stop = stop
         self.events: list[Crossing] = []
         self.hold: Hold | None = None
+        # the agent's wall clock, when its process runs under one a replay can hold
+        # (``fuzzing/clock.py``); None: the real clock
+        self.clock: AgentClock | None = None
+        self.unclocked: str | None = None  # why its process has no clock a replay can hold
         self.recording = False
         self.action: int | None = None
         self._action_thread: int | None = None
         self._t0 = time.monotonic()
+        self.epoch = time.time()  # what the agent's wall clock read at ``_t0``
         self.names = Names()
         self.records: Sequence[Any] = ()  # the transcript's (its length places model events)
         # the transcript index where the latest teardown began: what the client wrote from
@@ -185,6 +191,7 @@ class ScheduleLog:
             if not self.recording:
                 self.recording = True
                 self._t0 = time.monotonic()
+                self.epoch = time.time() if self.clock is None else self.clock.now()
             return len(self.events)
 
     def act(self, n: int, *, teardown: bool = False) -> None:
@@ -208,6 +215,7 @@ class ScheduleLog:
         with self.lock:
             events = list(self.events)
             n = actions if actions is not None else (self.action or 0) + 1
+            epoch = round(self.epoch, 6)
         made = {i for e in events[start:] for i in (e.session,) if i is not None and 0 <= i < start}
         made |= {c for i in made if (c := events[i].cause) is not None}
         picked = [*sorted(made), *range(start, len(events))]
@@ -224,7 +232,7 @@ class ScheduleLog:
             if i < start:  # made before this program: no action of it issued it
                 e = dataclasses.replace(e, action=None, by_action=False, t=t0)
             out.append(e)
-        return Schedule(tuple(out), n)
+        return Schedule(tuple(out), n, epoch)
 
     # --- the wire -------------------------------------------------------------------------
     def on_record(self, record: Mapping[str, Any]) -> None:
@@ -265,7 +273,12 @@ class ScheduleLog:
                waited: float = 0.0) -> Crossing:
         mine = by_action and threading.get_ident() == self._action_thread
         return Crossing(boundary, what, session, cause, self.action, mine,
-                     round(time.monotonic() - self._t0, 4), ok, round(waited, 4))
+                        round(time.monotonic() - self._t0, 4), ok, round(waited, 4),
+                        self._ahead())
+
+    def _ahead(self) -> float:
+        """How far the agent's clock was moved forward since the schedule began."""
+        return 0.0 if self.clock is None else round(self.clock.ahead(), 4)
 
     def _append(self, event: Crossing, record: Mapping[str, Any] | None = None) -> None:
         """Append ``event`` (the lock held) and learn what later events refer to."""
@@ -310,7 +323,8 @@ class ScheduleLog:
         if hold is not None:
             await hold.admit_async(self._key(event), event)
         with self.lock:
-            event = dataclasses.replace(event, t=round(time.monotonic() - self._t0, 4))
+            event = dataclasses.replace(event, t=round(time.monotonic() - self._t0, 4),
+                                        ahead=self._ahead())
             self._append(event)
             self.model.append((len(self.records), event))
 
