@@ -2,7 +2,10 @@
 record of the transcript (a tap called under the transcript's lock, so its order is the
 transcript's), every crossing of the model boundary in the connection's scripted turns, and
 the client's looks; with a :class:`~acp_model.fuzzing.hold.Hold`, a replay held to a
-recorded schedule as well.
+recorded schedule as well, and with an :class:`~acp_model.fuzzing.clock.AgentClock` to the
+agent's wall clock it records: the trial begins with the agent's clock reading the
+recording's t=0, and before each held input (a client write, a model release) the clock
+moves forward, never back, to read what it read at that input in the recording.
 
 :class:`Names` owns how what crossed is named: the sessions by the answer that made each, each
 side's requests by id, the scripted turns by the prompt that carried each tag, each session's
@@ -173,6 +176,27 @@ class ScheduleLog:
         proc.reader.before = log.before_read
         return log
 
+    def follow(self, hold: Hold | None) -> bool:
+        """A replay held to ``hold`` 's schedule begins (None: free-running); returns whether
+        the agent's clock is held too (its process has a clock, the schedule an epoch)."""
+        self.hold = hold
+        epoch = hold.schedule.epoch if hold is not None else None
+        if self.clock is None or epoch is None:
+            return False
+        self.clock.start(epoch)
+        return True
+
+    def _tick(self, j: int | None) -> None:
+        """A held input whose recorded match is ``j`` is about to be issued: the agent's
+        clock reads at least what it read then (``AgentClock.advance``)."""
+        hold, clock = self.hold, self.clock
+        if hold is None or clock is None or j is None \
+                or hold.events[j].boundary not in (Boundary.WRITE, Boundary.RELEASE):
+            return
+        wall = hold.schedule.clock_at(j)
+        if wall is not None:
+            clock.advance(wall)
+
     def settle(self) -> None:
         """The program and its teardown are done: a held replay ends once the agent messages
         the recording had came (``Hold.settle``)."""
@@ -251,7 +275,7 @@ class ScheduleLog:
             return
         event = self._describe(records[0])
         if event is not None:
-            hold.admit(self._key(event), event, stop=self.stop)
+            self._tick(hold.admit(self._key(event), event, stop=self.stop))
 
     def before_read(self, record: Mapping[str, Any]) -> None:
         """Before an agent message is read into the transcript (the reader's thread): a
@@ -321,7 +345,7 @@ class ScheduleLog:
             return
         hold = self.hold
         if hold is not None:
-            await hold.admit_async(self._key(event), event)
+            self._tick(await hold.admit_async(self._key(event), event))
         with self.lock:
             event = dataclasses.replace(event, t=round(time.monotonic() - self._t0, 4),
                                         ahead=self._ahead())
@@ -363,7 +387,7 @@ class ScheduleLog:
             return None
         event = self._event(Boundary.LOOK, (Crossed.LOOK,), by_action=True)
         j = hold.admit(self._key(event), event, stop=self.stop)
-        return None if j is None else hold.recorded(j)
+        return None if j is None else hold.events[j]
 
     def look_end(self, ok: bool, waited: float) -> None:
         if not self.recording:

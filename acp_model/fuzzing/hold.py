@@ -18,11 +18,6 @@ recorded one's place at once, and an agent message of a branch the recording doe
 the divergence it records. Holding only delays: the oracle's proofs
 rest on the order of the agent's own messages (a response to a later message read first),
 which a delay never changes.
-
-The agent's wall clock is an input too (``fuzzing/clock.py``): with an :class:`AgentClock`,
-the trial begins with the agent's clock reading the recording's t=0, and each held input (a
-client write, a model release) is issued once the clock reads at least what it read at that
-input in the recording (moved forward, never back).
 """
 
 from __future__ import annotations
@@ -35,7 +30,6 @@ from collections import defaultdict, deque
 from dataclasses import dataclass
 from typing import Any
 
-from acp_model.fuzzing.clock import AgentClock
 from acp_model.fuzzing.schedule import (
     PLACED,
     Boundary,
@@ -195,13 +189,8 @@ class Hold:
     first come first matched), and the waits of the inputs, looks and reads for their turn."""
 
     def __init__(self, schedule: Schedule, deadline: float = HOLD_DEADLINE, *,
-                 exact: bool = False, clock: AgentClock | None = None) -> None:
+                 exact: bool = False) -> None:
         self.schedule = schedule
-        # the agent's wall clock, held from now on (None: the schedule has no epoch, or
-        # the agent's process runs on the real clock)
-        self.clock = clock if schedule.epoch is not None else None
-        if self.clock is not None and schedule.epoch is not None:
-            self.clock.start(schedule.epoch)
         self.events = schedule.events
         self.deadline = deadline
         self.expect = Expectation(schedule, deadline, exact)
@@ -230,9 +219,6 @@ class Hold:
     def ref(self, i: int) -> Any:
         """A replay event's reference, as its recorded match (an unmatched one is itself)."""
         return self.matched.get(i, ("replay", i))
-
-    def recorded(self, j: int) -> Crossing:
-        return self.events[j]
 
     def observe(self, index: int, key: Key) -> None:
         """The replay's event ``index`` happened: it matches the first recorded event of its
@@ -344,7 +330,6 @@ class Hold:
                 stop.wait(delay)
             else:
                 time.sleep(delay)
-        self._tick(turn)
         with self.cond:
             self.held_for = max(self.held_for, time.monotonic() - started)
         return turn.match
@@ -355,14 +340,14 @@ class Hold:
             turn = self._turn(key, event)
             return turn is not None and not self._ready(turn)
 
-    async def admit_async(self, key: Key, event: Crossing) -> None:
+    async def admit_async(self, key: Key, event: Crossing) -> int | None:
         """:meth:`admit` for the scripted model's event loop: the hold opens the gate."""
         loop = asyncio.get_running_loop()
         started = time.monotonic()
         with self.cond:
             turn = self._turn(key, event)
             if turn is None:
-                return
+                return None
             future: asyncio.Future[None] = loop.create_future()
             if self._ready(turn):
                 future.set_result(None)
@@ -379,9 +364,9 @@ class Hold:
             delay = self._pace(turn)
         if delay > 0:
             await asyncio.sleep(delay)
-        self._tick(turn)
         with self.cond:
             self.held_for = max(self.held_for, time.monotonic() - started)
+        return turn.match
 
     # --- bookkeeping (the condition's lock held) ------------------------------------------
     def _turn(self, key: Key, event: Crossing) -> _Turn | None:
@@ -432,17 +417,6 @@ class Hold:
         """The seconds ``turn`` 's input still waits to keep its recorded pace (none: free)."""
         return 0.0 if self.free else self.expect.pace(turn.match, self.happened.at,
                                                       time.monotonic())
-
-    def _tick(self, turn: _Turn) -> None:
-        """Before a held input: the agent's clock moves forward to read what it read at the
-        input's recorded match (never back)."""
-        j = turn.match
-        if self.clock is None or j is None \
-                or self.events[j].boundary not in (Boundary.WRITE, Boundary.RELEASE):
-            return
-        wall = self.schedule.clock_at(j)
-        if wall is not None:
-            self.clock.advance(wall)
 
     def _blocker(self, turn: _Turn) -> int | None:
         """The first recorded event ``turn`` still waits for."""

@@ -187,20 +187,17 @@ def _close(client: FuzzClient) -> None:
         client.schedule.clock.close()
 
 
-def _hold(cfg: FuzzConfig, schedule: Schedule | None, exact: bool, client: FuzzClient
-          ) -> Hold | None:
-    """The hold of a replay to ``schedule`` (None: free-running), with the wall clock of
-    ``client`` 's agent where it can be held."""
+def _hold(cfg: FuzzConfig, schedule: Schedule | None, exact: bool) -> Hold | None:
+    """The hold of a replay to ``schedule`` (None: free-running)."""
     if schedule is None:
         return None
-    return Hold(schedule, deadline=max(cfg.deadline, 1.0), exact=exact,
-                clock=client.schedule.clock)
+    return Hold(schedule, deadline=max(cfg.deadline, 1.0), exact=exact)
 
 
-def unclocked(hold: Hold | None, client: FuzzClient) -> str | None:
-    """Why a held replay runs on the agent's real clock (None: it holds the clock too, or
-    it runs free)."""
-    if hold is None or hold.clock is not None:
+def unclocked(hold: Hold | None, client: FuzzClient, clocked: bool) -> str | None:
+    """Why a held replay runs on the agent's real clock (None: it holds the clock too,
+    ``clocked``, or it runs free)."""
+    if hold is None or clocked:
         return None
     if hold.schedule.epoch is None:
         return "the schedule records no clock (written before it was kept)"
@@ -231,7 +228,8 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
         return ReplayOutcome(False, [], [], None, str(exc))
     except Interrupted:
         return ReplayOutcome(False, [], [], None, INTERRUPTED)
-    hold = client.schedule.hold = _hold(cfg, schedule, exact, client)
+    hold = _hold(cfg, schedule, exact)
+    clocked = client.schedule.follow(hold)  # its agent's wall clock too, where it can be
     error = None
     performed: int | None = None
     exited: tuple[int, int | None] | None = None
@@ -263,7 +261,7 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
                          hit.index if hit else None, error, performed if hit else None, session,
                          recorded, hold is not None, describe_divergence(hold), model,
                          round(time.monotonic() - started, 3), teardown, exited,
-                         hit and hit.rule, unclocked(hold, client))
+                         hit and hit.rule, unclocked(hold, client, clocked))
 
 
 def _perform(ex: Example, actions: Sequence[Action], shows: Shows | None

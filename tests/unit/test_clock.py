@@ -19,7 +19,7 @@ from acp_model.fuzzing.clock import AgentClock
 from acp_model.fuzzing.crossings import ScheduleLog
 from acp_model.fuzzing.hold import Hold
 from acp_model.fuzzing.inconclusive import Unsure, UnsureKind
-from acp_model.fuzzing.schedule import Boundary, Crossed, Crossing, Schedule, event_key
+from acp_model.fuzzing.schedule import Boundary, Crossed, Crossing, Schedule
 from acp_model.report.text import rates_phrase, reproduction_phrase
 
 NEW = Crossing(Boundary.WRITE, (Crossed.REQUEST, "session/new"), t=0.0, action=0)
@@ -108,28 +108,46 @@ def test_the_environment_preloads_libfaketime_reading_the_clock_s_file() -> None
     clock.close()
 
 
+def _write(rid: int, method: str, **params: object) -> dict[str, object]:
+    return {"dir": "c2a", "msg": {"jsonrpc": "2.0", "id": rid, "method": method,
+                                  "params": params}}
+
+
 def test_a_held_input_moves_the_clock_to_its_recorded_reading() -> None:
     prompt = Crossing(Boundary.WRITE, (Crossed.REQUEST, "session/prompt"), session=1,
                       t=0.15, action=1, by_action=True, ahead=5.0)
     epoch = time.time() - 1000.0
     clock = _clock()
-    hold = Hold(Schedule((NEW, MADE, prompt), 2, epoch), clock=clock)
+    log = ScheduleLog(threading.Condition())
+    log.clock = clock
+    assert log.follow(Hold(Schedule((NEW, MADE, prompt), 2, epoch)))
     assert _offset(clock) == pytest.approx(-1000.0, abs=0.5)  # the trial starts at t=0's time
-    for k, e in enumerate((NEW, MADE)):
-        if e.boundary.ours:
-            hold.admit(event_key(e, lambda i: i), e)
-        hold.observe(k, event_key(e, lambda i: i))
-    hold.admit(event_key(prompt, hold.ref), prompt)
-    # the prompt went when the agent's clock read what it read then: 5.15 s past t=0
+    log.start()
+    log.act(0)
+    new = _write(1, "session/new")
+    log.before_write([new])
+    log.on_record(new)
+    assert _offset(clock) == pytest.approx(-1000.0, abs=0.5)  # at t=0: no move
+    log.on_record({"dir": "a2c", "msg": {"jsonrpc": "2.0", "id": 1,
+                                         "result": {"sessionId": "s1"}}})
+    log.act(1)
+    sent = _write(2, "session/prompt", sessionId="s1", prompt=[])
+    log.before_write([sent])
+    # the prompt goes when the agent's clock reads what it read then: 5.15 s past t=0
     assert clock.now() >= epoch + 5.15 - 0.01
     assert _offset(clock) == pytest.approx(-1000.0 + 5.0, abs=0.5)
+    log.on_record(sent)
+    assert log.schedule(0, 2).events[-1].ahead == pytest.approx(5.0, abs=0.5)
     clock.close()
 
 
 def test_a_schedule_without_an_epoch_leaves_the_clock_alone() -> None:
     clock = _clock()
-    hold = Hold(Schedule((NEW, MADE), 1), clock=clock)
-    assert hold.clock is None and not clock.held and _offset(clock) == 0.0
+    log = ScheduleLog(threading.Condition())
+    log.clock = clock
+    assert not log.follow(Hold(Schedule((NEW, MADE), 1)))
+    assert not clock.held and _offset(clock) == 0.0
+    assert not log.follow(None)  # free-running: the real clock
     clock.close()
 
 
