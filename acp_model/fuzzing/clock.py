@@ -32,6 +32,8 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from acp_model.process import group_pids
+
 # where Debian, Fedora and a source build put it (``apt-get install libfaketime``)
 LIBRARY_GLOBS = ("/usr/lib/*/faketime/libfaketime.so.1", "/usr/lib/faketime/libfaketime.so.1",
                  "/usr/lib64/faketime/libfaketime.so.1",
@@ -188,6 +190,23 @@ class AgentClock:
         if offset > self.offset:
             self.offset = offset
             self._write()
+
+    def unreached(self, pgid: int) -> str | None:
+        """A process of the agent's group ``pgid`` libfaketime does not reach (None: each
+        maps it): a wrapper the check of the program started let pass may run its core as a
+        static program (codex-acp's node launcher runs a musl-static codex), or start it
+        with a cleared environment; holding the clock of only part of the agent is not
+        holding it."""
+        for pid in group_pids(pgid):
+            try:
+                maps = Path(f"/proc/{pid}/maps").read_text(encoding="utf-8", errors="replace")
+                name = Path(f"/proc/{pid}/comm").read_text(encoding="utf-8").strip()
+            except OSError:
+                continue  # (it ended meanwhile)
+            if self.lib.name not in maps:
+                return f"the agent's process {name} (pid {pid}) does not load libfaketime " \
+                       "(a static program, or one started without LD_PRELOAD)"
+        return None
 
     def ahead(self) -> float:
         """How far the clock was moved forward since the trial's start (0: not held)."""

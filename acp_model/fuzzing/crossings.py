@@ -151,6 +151,7 @@ class ScheduleLog:
         # (``fuzzing/clock.py``); None: the real clock
         self.clock: AgentClock | None = None
         self.unclocked: str | None = None  # why its process has no clock a replay can hold
+        self.pgid: int | None = None  # the agent's process group (what the clock must reach)
         self.recording = False
         self.action: int | None = None
         self._action_thread: int | None = None
@@ -171,6 +172,7 @@ class ScheduleLog:
         stdin writer and its stdout reader (``fuzzing/transport.py``)."""
         log = cls(proc.log.cond, stop)
         log.records = proc.log.records
+        log.pgid = proc.pgid
         proc.log.taps.append(log.on_record)
         proc.stdin.before = log.before_write
         proc.reader.before = log.before_read
@@ -182,6 +184,10 @@ class ScheduleLog:
         self.hold = hold
         epoch = hold.schedule.epoch if hold is not None else None
         if self.clock is None or epoch is None:
+            return False
+        missed = self.clock.unreached(self.pgid) if self.pgid is not None else None
+        if missed is not None:
+            self.unclocked = missed  # the whole agent on the real clock, not part of it
             return False
         self.clock.start(epoch)
         return True

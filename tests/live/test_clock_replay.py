@@ -96,3 +96,17 @@ def test_a_schedule_without_a_clock_replays_on_the_real_one_and_says_so() -> Non
     held = replay_once(cfg, PROGRAM, RULE, schedule=old, exact=True)
     assert held.held and not held.clock_held
     assert held.unclocked is not None and "records no clock" in held.unclocked
+
+
+def test_an_agent_whose_process_libfaketime_does_not_reach_is_said_to_run_on_the_real_clock(
+) -> None:
+    # a launcher the check of the program started lets pass, whose agent runs without the
+    # preload (as a static core under a node launcher would: codex-acp's musl-static codex)
+    launcher = [sys.executable, "-c",
+                "import os, sys; env = dict(os.environ); env.pop('LD_PRELOAD', None); "
+                "os.execve(sys.executable, [sys.executable, sys.argv[1]], env)", AGENT[1]]
+    cfg = dataclasses.replace(_cfg(), argv=launcher)
+    across = _recording(cfg, across=True)
+    held = replay_once(cfg, PROGRAM, RULE, schedule=across, exact=True)
+    assert held.held and not held.clock_held
+    assert held.unclocked is not None and "does not load libfaketime" in held.unclocked
