@@ -212,3 +212,13 @@ def test_a_report_says_the_clock_was_held_or_why_a_replay_was_inconclusive_witho
     assert Unsure.from_json(unsure.to_json()) == unsure
     assert "unclocked" not in Unsure(UnsureKind.ERROR, -32603, method="session/load",
                                      n=1).to_json()
+
+
+def test_the_matrix_page_says_the_clock_was_held() -> None:
+    from acp_model.report.matrix import reproduction_text
+
+    finding = {"reproduction": "6/6", "free_reproduction": "0/6", "clock": True}
+    assert reproduction_text(finding) == ("reproduced 6/6 in fresh agent processes under the "
+                                          "recorded boundary schedule and clock, 0/6 "
+                                          "free-running")
+    assert "and clock" not in reproduction_text({**finding, "clock": False})
