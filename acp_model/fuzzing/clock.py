@@ -16,16 +16,23 @@ read at that input in the recording (``Hold``). Monotonic clocks stay real
 What it costs: libfaketime reads the offset file on each wall-clock read (about 4 us a
 ``Date.now()`` in node 20 here, 80 ns without). Where libfaketime is not installed, or the
 agent's program is linked statically (``LD_PRELOAD`` does nothing there: Go), the replay runs
-with the real clock and says so once (:func:`blocker`).
+with the real clock and says so once (:func:`blocker`). So does a Python agent where the
+library breaks sleeps to an absolute monotonic deadline with the monotonic clock left real
+(libfaketime 0.9.10, Debian 12's: ``clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME)`` fails
+with EINVAL, its issue #426), which Python 3.11+'s ``time.sleep`` is (and ``subprocess``'s
+timeouts): preloaded, the agent would fail where it sleeps (:func:`sleeps_broken`, a probe).
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import os
 import shutil
 import struct
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -45,6 +52,11 @@ SETTINGS = {"FAKETIME_NO_CACHE": "1", "FAKETIME_DONT_FAKE_MONOTONIC": "1",
 NOT_INSTALLED = "libfaketime is not installed (apt-get install libfaketime)"
 SHM = Path("/dev/shm")
 PT_INTERP = 3  # an ELF program header naming the dynamic loader
+# clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, now + 1 ms) through the preloaded library;
+# the exit code is its error number (0: it slept)
+PROBE = ("import ctypes; libc = ctypes.CDLL(None); t = (ctypes.c_long * 2)(); "
+         "libc.clock_gettime(1, t); t[1] += 1000000; t[0] += t[1] // 1000000000; "
+         "t[1] %= 1000000000; raise SystemExit(libc.clock_nanosleep(1, 1, t, None))")
 
 
 def library() -> Path | None:
@@ -58,14 +70,38 @@ def library() -> Path | None:
 
 def blocker(argv: Sequence[str], env: Mapping[str, str] | None = None) -> str | None:
     """Why the clock of the agent ``argv`` starts cannot be held (None: it can): libfaketime
-    missing, or a program ``LD_PRELOAD`` does not reach (linked statically)."""
-    if library() is None:
+    missing, a program ``LD_PRELOAD`` does not reach (linked statically), or a Python one
+    the library would make fail where it sleeps (:func:`sleeps_broken`)."""
+    lib = library()
+    if lib is None:
         return NOT_INSTALLED
     program = _program(argv, env)
     if program is not None and _static(program):
         return f"the agent's program {program.name} is linked statically (LD_PRELOAD does " \
                "not reach it)"
+    if program is not None and program.name.startswith("python") and sleeps_broken(lib):
+        return (f"the agent's program {program.name} sleeps to absolute monotonic deadlines "
+                f"(Python 3.11+), which {lib.name} here breaks with the monotonic clock left "
+                "real (EINVAL: libfaketime issue #426, fixed after 0.9.10)")
     return None
+
+
+@functools.cache
+def sleeps_broken(lib: Path) -> bool:
+    """Whether ``lib``, preloaded with the settings a held replay uses, makes a sleep to an
+    absolute monotonic deadline fail (a probe, once per library: Python 3.11+'s
+    ``time.sleep`` is one)."""
+    with tempfile.TemporaryDirectory(prefix="acp-model-clock-probe-") as tmp:
+        offset = Path(tmp) / "offset"
+        offset.write_text("+0\n", encoding="ascii")
+        env = {**os.environ, "LD_PRELOAD": str(lib), "FAKETIME_TIMESTAMP_FILE": str(offset),
+               **SETTINGS}
+        probe = [sys.executable, "-c", PROBE]
+        try:
+            done = subprocess.run(probe, env=env, capture_output=True, timeout=30, check=False)
+        except (OSError, subprocess.SubprocessError):
+            return True
+    return done.returncode != 0
 
 
 def _program(argv: Sequence[str], env: Mapping[str, str] | None, depth: int = 0

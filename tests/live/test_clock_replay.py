@@ -2,7 +2,7 @@
 behaviour depends on its clock's minute reproduces when, and only when, the recording's minute
 boundary falls where the replay puts it.
 
-``tests/hostile/minute_agent.py`` answers a prompt in the minute its session was made and
+``tests/hostile/minute_agent.js`` (node) answers a prompt in the minute its session was made and
 never one in a later minute (PROMPT-04), as gemini-cli loses a session's history when a load
 comes in the minute the session was made. The program is the same in every run (a session, a
 prompt a few milliseconds later), so the wire alone never tells the runs apart: on the real
@@ -16,7 +16,7 @@ them.
 from __future__ import annotations
 
 import dataclasses
-import sys
+import shutil
 import time
 from pathlib import Path
 
@@ -30,14 +30,15 @@ from acp_model.fuzzing.schedule import Boundary, Crossed, Schedule
 from acp_model.fuzzing.stop import Stop
 from acp_model.spec.readings import DEFAULT
 
-AGENT = [sys.executable, str(Path(__file__).parents[1] / "hostile" / "minute_agent.py")]
+AGENT = ["node", str(Path(__file__).parents[1] / "hostile" / "minute_agent.js")]
 RULE = "PROMPT-04"
 PROGRAM: list[Action] = [from_json(a) for a in (
     {"op": "new_session"}, {"op": "prompt", "s": 0, "blocks": [{"type": "text", "text": "hi"}]})]
 BEFORE = 0.5  # seconds the session is made before the minute boundary, in the recording
 
-pytestmark = pytest.mark.skipif(library() is None, reason="libfaketime is not installed "
-                                "(tests/services/setup.sh installs it)")
+pytestmark = pytest.mark.skipif(library() is None or shutil.which("node") is None,
+                                reason="libfaketime or node is not installed "
+                                "(tests/services/setup.sh installs libfaketime)")
 
 
 def _cfg() -> FuzzConfig:
@@ -102,9 +103,11 @@ def test_an_agent_whose_process_libfaketime_does_not_reach_is_said_to_run_on_the
 ) -> None:
     # a launcher the check of the program started lets pass, whose agent runs without the
     # preload (as a static core under a node launcher would: codex-acp's musl-static codex)
-    launcher = [sys.executable, "-c",
-                "import os, sys; env = dict(os.environ); env.pop('LD_PRELOAD', None); "
-                "os.execve(sys.executable, [sys.executable, sys.argv[1]], env)", AGENT[1]]
+    launcher = ["node", "-e",
+                "const {spawn} = require('child_process');"
+                "const env = {...process.env}; delete env.LD_PRELOAD;"
+                "spawn(process.execPath, [process.argv[1]], {stdio: 'inherit', env})"
+                ".on('exit', (code) => process.exit(code ?? 1));", AGENT[1]]
     cfg = dataclasses.replace(_cfg(), argv=launcher)
     across = _recording(cfg, across=True)
     held = replay_once(cfg, PROGRAM, RULE, schedule=across, exact=True)

@@ -178,7 +178,13 @@ def test_the_clock_reaches_a_dynamically_linked_program_or_says_why_not(
     script.write_text("#!/usr/bin/env goagent\n")
     script.chmod(0o755)
     assert "goagent is linked statically" in (clocks.blocker([str(script)], env) or "")
+    monkeypatch.setattr(clocks, "sleeps_broken", lambda lib: False)
     assert clocks.blocker([sys.executable, "-m", "agent"], env) is None
+    # a library that breaks sleeps to an absolute monotonic deadline (libfaketime 0.9.10 with
+    # the monotonic clock left real): a Python agent, whose time.sleep is one, is not reached
+    monkeypatch.setattr(clocks, "sleeps_broken", lambda lib: True)
+    assert "issue #426" in (clocks.blocker([sys.executable, "-m", "agent"], env) or "")
+    assert clocks.blocker(["cagent", "--acp"], env) is None
     monkeypatch.setattr(clocks, "library", lambda: None)
     assert clocks.blocker(["cagent"], env) == clocks.NOT_INSTALLED
     clock, why = AgentClock.for_agent(["cagent"], env)
