@@ -64,6 +64,11 @@ def _group_members(pgid: int) -> list[tuple[int, str]]:
     return members
 
 
+def group_pids(pgid: int) -> list[int]:
+    """The live processes of group ``pgid`` (Linux /proc scan; zombies left out)."""
+    return [pid for pid, state in _group_members(pgid) if state not in ("Z", "X")]
+
+
 def group_alive(pgid: int) -> bool:
     """True if a live (non-zombie) process is still in group ``pgid``.
 

@@ -68,6 +68,7 @@ def reproduction_text(found: Found) -> str:
                                          found.free_reproduced, found.free_replays,
                                          unsure=found.inconclusive,
                                          free_unsure=found.free_inconclusive,
+                                         clock=found.clock_held,
                                          why=found.inconclusive_why))
 
 
@@ -435,6 +436,8 @@ def _counterexample(found: Found, files: dict[str, str]) -> dict[str, Any]:
         else "not replayed",
         "free_reproduced": found.free_reproduced,
         "free_replays": found.free_replays,
+        # the held replays held the agent's wall clock too (fuzzing/clock.py)
+        "clock": found.clock_held,
         # replays in which the agent failed on its own, beside the rates (fuzzing/inconclusive.py)
         "inconclusive": found.inconclusive,
         "free_inconclusive": found.free_inconclusive,

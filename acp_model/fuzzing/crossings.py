@@ -2,7 +2,10 @@
 record of the transcript (a tap called under the transcript's lock, so its order is the
 transcript's), every crossing of the model boundary in the connection's scripted turns, and
 the client's looks; with a :class:`~acp_model.fuzzing.hold.Hold`, a replay held to a
-recorded schedule as well.
+recorded schedule as well, and with an :class:`~acp_model.fuzzing.clock.AgentClock` to the
+agent's wall clock it records: the trial begins with the agent's clock reading the
+recording's t=0, and before each held input (a client write, a model release) the clock
+moves forward, never back, to read what it read at that input in the recording.
 
 :class:`Names` owns how what crossed is named: the sessions by the answer that made each, each
 side's requests by id, the scripted turns by the prompt that carried each tag, each session's
@@ -17,6 +20,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
+from acp_model.fuzzing.clock import AgentClock
 from acp_model.fuzzing.hold import Hold
 from acp_model.fuzzing.schedule import Boundary, Crossed, Crossing, Key, Schedule, What, event_key
 from acp_model.fuzzing.stop import Interrupted
@@ -143,11 +147,17 @@ class ScheduleLog:
         self.stop = stop
         self.events: list[Crossing] = []
         self._hold: Hold | None = None
+        # the agent's wall clock, when its process runs under one a replay can hold
+        # (``fuzzing/clock.py``); None: the real clock
+        self.clock: AgentClock | None = None
+        self.unclocked: str | None = None  # why its process has no clock a replay can hold
+        self.pgid: int | None = None  # the agent's process group (what the clock must reach)
         self.recording = False
         self._early = False  # recording began before the first program (:meth:`begin_early`)
         self.action: int | None = None
         self._action_thread: int | None = None
         self._t0 = time.monotonic()
+        self.epoch = time.time()  # what the agent's wall clock read at ``_t0``
         self.names = Names()
         self.records: Sequence[Any] = ()  # the transcript's (its length places model events)
         # the transcript index where the latest teardown began: what the client wrote from
@@ -178,10 +188,36 @@ class ScheduleLog:
         stdin writer and its stdout reader (``fuzzing/transport.py``)."""
         log = cls(proc.log.cond, stop)
         log.records = proc.log.records
+        log.pgid = proc.pgid
         proc.log.taps.append(log.on_record)
         proc.stdin.before = log.before_write
         proc.reader.before = log.before_read
         return log
+
+    def follow(self, hold: Hold | None) -> bool:
+        """A replay held to ``hold`` 's schedule begins (None: free-running); returns whether
+        the agent's clock is held too (its process has a clock, the schedule an epoch)."""
+        self.hold = hold
+        epoch = hold.schedule.epoch if hold is not None else None
+        if self.clock is None or epoch is None:
+            return False
+        missed = self.clock.unreached(self.pgid) if self.pgid is not None else None
+        if missed is not None:
+            self.unclocked = missed  # the whole agent on the real clock, not part of it
+            return False
+        self.clock.start(epoch)
+        return True
+
+    def _tick(self, j: int | None) -> None:
+        """A held input whose recorded match is ``j`` is about to be issued: the agent's
+        clock reads at least what it read then (``AgentClock.advance``)."""
+        hold, clock = self.hold, self.clock
+        if hold is None or clock is None or j is None \
+                or hold.events[j].boundary not in (Boundary.WRITE, Boundary.RELEASE):
+            return
+        wall = hold.schedule.clock_at(j)
+        if wall is not None:
+            clock.advance(wall)
 
     def settle(self) -> None:
         """The program and its teardown are done: a held replay ends once the agent messages
@@ -212,11 +248,15 @@ class ScheduleLog:
         with self.lock:
             if self._early:
                 self._early = False
-                self._t0 = time.monotonic() - (self.events[-1].t if self.events else 0.0)
+                before = self.events[-1].t if self.events else 0.0
+                self._t0 = time.monotonic() - before
+                now = time.time() if self.clock is None else self.clock.now()
+                self.epoch = now - before  # t=0 as the program's clock counts it
                 return 0
             if not self.recording:
                 self.recording = True
                 self._t0 = time.monotonic()
+                self.epoch = time.time() if self.clock is None else self.clock.now()
             return len(self.events)
 
     def act(self, n: int, *, teardown: bool = False) -> None:
@@ -240,6 +280,7 @@ class ScheduleLog:
         with self.lock:
             events = list(self.events)
             n = actions if actions is not None else (self.action or 0) + 1
+            epoch = round(self.epoch, 6)
         made = {i for e in events[start:] for i in (e.session,) if i is not None and 0 <= i < start}
         made |= {c for i in made if (c := events[i].cause) is not None}
         picked = [*sorted(made), *range(start, len(events))]
@@ -256,7 +297,7 @@ class ScheduleLog:
             if i < start:  # made before this program: no action of it issued it
                 e = dataclasses.replace(e, action=None, by_action=False, t=t0)
             out.append(e)
-        return Schedule(tuple(out), n)
+        return Schedule(tuple(out), n, epoch)
 
     # --- the wire -------------------------------------------------------------------------
     def on_record(self, record: Mapping[str, Any]) -> None:
@@ -275,7 +316,7 @@ class ScheduleLog:
             return
         event = self._describe(records[0])
         if event is not None:
-            hold.admit(self._key(event), event, stop=self.stop)
+            self._tick(hold.admit(self._key(event), event, stop=self.stop))
 
     def before_read(self, record: Mapping[str, Any]) -> None:
         """Before an agent message is read into the transcript (the reader's thread): a
@@ -297,7 +338,12 @@ class ScheduleLog:
                waited: float = 0.0) -> Crossing:
         mine = by_action and threading.get_ident() == self._action_thread
         return Crossing(boundary, what, session, cause, self.action, mine,
-                     round(time.monotonic() - self._t0, 4), ok, round(waited, 4))
+                        round(time.monotonic() - self._t0, 4), ok, round(waited, 4),
+                        self._ahead())
+
+    def _ahead(self) -> float:
+        """How far the agent's clock was moved forward since the schedule began."""
+        return 0.0 if self.clock is None else round(self.clock.ahead(), 4)
 
     def _append(self, event: Crossing, record: Mapping[str, Any] | None = None) -> None:
         """Append ``event`` (the lock held) and learn what later events refer to."""
@@ -340,9 +386,10 @@ class ScheduleLog:
             return
         hold = self.hold
         if hold is not None:
-            await hold.admit_async(self._key(event), event)
+            self._tick(await hold.admit_async(self._key(event), event))
         with self.lock:
-            event = dataclasses.replace(event, t=round(time.monotonic() - self._t0, 4))
+            event = dataclasses.replace(event, t=round(time.monotonic() - self._t0, 4),
+                                        ahead=self._ahead())
             self._append(event)
             self.model.append((len(self.records), event))
 
@@ -381,7 +428,7 @@ class ScheduleLog:
             return None
         event = self._event(Boundary.LOOK, (Crossed.LOOK,), by_action=True)
         j = hold.admit(self._key(event), event, stop=self.stop)
-        return None if j is None else hold.recorded(j)
+        return None if j is None else hold.events[j]
 
     def look_end(self, ok: bool, waited: float) -> None:
         if not self.recording:

@@ -220,9 +220,6 @@ class Hold:
         """A replay event's reference, as its recorded match (an unmatched one is itself)."""
         return self.matched.get(i, ("replay", i))
 
-    def recorded(self, j: int) -> Crossing:
-        return self.events[j]
-
     def observe(self, index: int, key: Key) -> None:
         """The replay's event ``index`` happened: it matches the first recorded event of its
         key not yet matched (none: an extra)."""
@@ -343,14 +340,14 @@ class Hold:
             turn = self._turn(key, event)
             return turn is not None and not self._ready(turn)
 
-    async def admit_async(self, key: Key, event: Crossing) -> None:
+    async def admit_async(self, key: Key, event: Crossing) -> int | None:
         """:meth:`admit` for the scripted model's event loop: the hold opens the gate."""
         loop = asyncio.get_running_loop()
         started = time.monotonic()
         with self.cond:
             turn = self._turn(key, event)
             if turn is None:
-                return
+                return None
             future: asyncio.Future[None] = loop.create_future()
             if self._ready(turn):
                 future.set_result(None)
@@ -369,6 +366,7 @@ class Hold:
             await asyncio.sleep(delay)
         with self.cond:
             self.held_for = max(self.held_for, time.monotonic() - started)
+        return turn.match
 
     # --- bookkeeping (the condition's lock held) ------------------------------------------
     def _turn(self, key: Key, event: Crossing) -> _Turn | None:

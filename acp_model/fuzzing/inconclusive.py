@@ -52,6 +52,9 @@ class Unsure:
     method: str | None = None  # the request answered with an error, by method ...
     n: int | None = None  # ... and place among the client's requests of that method
     after_cancel: bool = False  # the client had cancelled or closed something before it
+    # a held replay whose agent ran on its real wall clock (``fuzzing/clock.py``): the
+    # recording's clock, an input of the agent, was not held
+    unclocked: bool = False
 
     @property
     def miss(self) -> bool:
@@ -62,10 +65,12 @@ class Unsure:
             and self.code == ErrorCode.REQUEST_CANCELLED
 
     def words(self) -> str:
+        clock = " (its wall clock not held: it read another time than the recording's)" \
+            if self.unclocked else ""
         if self.kind is UnsureKind.EXITED:
-            return f"the agent exited (code {self.code}) during action {self.action}"
+            return f"the agent exited (code {self.code}) during action {self.action}{clock}"
         said = ErrorReason(str(self.method), self.n or 0, self.code).said()
-        return f"the agent {said} where the recording had a result"
+        return f"the agent {said} where the recording had a result{clock}"
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind.value, "code": self.code}
@@ -74,12 +79,15 @@ class Unsure:
                 out[name] = getattr(self, name)
         if self.after_cancel:
             out["after_cancel"] = True
+        if self.unclocked:
+            out["unclocked"] = True
         return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Unsure:
         return cls(UnsureKind(data["kind"]), data.get("code"), data.get("action"),
-                   data.get("method"), data.get("n"), bool(data.get("after_cancel", False)))
+                   data.get("method"), data.get("n"), bool(data.get("after_cancel", False)),
+                   bool(data.get("unclocked", False)))
 
 
 def unsure_in_words(why: str) -> tuple[Unsure, bool] | None:
@@ -122,12 +130,14 @@ def unsure_of(outcome: ReplayOutcome, recording: Schedule | None) -> Unsure | No
     """
     if outcome.reproduced or recording is None:
         return None
+    unclocked = outcome.held and not outcome.clock_held
     if outcome.exited is not None and outcome.exited[0] < recording.actions:
         action, code = outcome.exited
-        return Unsure(UnsureKind.EXITED, code, action=action)
+        return Unsure(UnsureKind.EXITED, code, action=action, unclocked=unclocked)
     results = {r for r, ok in answered(recording).items() if ok}
     for (method, n), (code, after_cancel) in _errors(outcome.records).items():
-        unsure = Unsure(UnsureKind.ERROR, code, method=method, n=n, after_cancel=after_cancel)
+        unsure = Unsure(UnsureKind.ERROR, code, method=method, n=n, after_cancel=after_cancel,
+                        unclocked=unclocked)
         if (method, n) in results and not unsure.miss:
             return unsure
     return None

@@ -83,6 +83,7 @@ class Found:
     schedules: dict[str, Schedule] = field(default_factory=dict)
     schedule: Schedule | None = None
     free_reproduced: int = 0  # the reported program replayed free-running
+    clock_held: bool = False  # its held replays held the agent's wall clock too
     free_replays: int = 0
     # replays of the reported program in which the agent failed on its own (held, free),
     # not counted in the rates, and why the first was (``fuzzing/inconclusive.py``)
@@ -133,7 +134,8 @@ class Found:
             for name in ("violation", "actions", "records", "offending", "history",
                          "replay_records", "replay_offending", "replay_model",
                          "replay_teardown", "numbers", "schedule", "reproduced", "replays",
-                         "free_reproduced", "free_replays", "minimize", "minimize_cut",
+                         "free_reproduced", "free_replays", "clock_held", "minimize",
+                         "minimize_cut",
                          "verified", "fresh_hits", "fresh_runs", "notes"):
                 setattr(self, name, getattr(other, name))
             self.notes = [*kept, *[n for n in self.notes if n not in kept]]

@@ -5,11 +5,17 @@ A replay's cost on a real agent is mostly the agent's start-up (seconds: a Node 
 Python interpreter, its configuration); minimizing runs dozens of replays. :class:`WarmPool`
 keeps fresh, initialized processes ready and starts the next one while a replay runs, so a
 replay costs its program, not the start-up. A process is used once.
+
+A held replay holds the agent's wall clock too (``fuzzing/clock.py``): its process starts
+under libfaketime with the real clock, and the clock is set when its trial begins (a warm
+process is started before the schedule it will follow is known). A free-running replay from
+the pool runs on the real clock.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -19,6 +25,7 @@ from typing import Any
 
 from acp_model.fuzzing.actions import Action
 from acp_model.fuzzing.client import AgentUnusable, FuzzClient
+from acp_model.fuzzing.clock import AgentClock
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.hold import Hold, describe_divergence
 from acp_model.fuzzing.pool import Example
@@ -59,6 +66,14 @@ class ReplayOutcome:
     # the rule the reproduction showed: the one asked for, or a broader one it narrows on the
     # same request (``roots``), which is then the failure's root (None: not reproduced)
     rule: str | None = None
+    # a held replay held the agent's wall clock too; else why not (None: it did, or the
+    # replay ran free)
+    unclocked: str | None = None
+
+    @property
+    def clock_held(self) -> bool:
+        """It ran held to the recorded schedule and the recorded clock."""
+        return self.held and self.unclocked is None
 
 
 class WarmPool:
@@ -97,7 +112,7 @@ class WarmPool:
                 client = self._ready.pop(0)
         self._fill()
         if client is None:
-            return _started(self.cfg, stop, self._initializing)
+            return _started(self.cfg, stop, self._initializing, clock=True)
         client.rebind(stop)
         return client
 
@@ -114,7 +129,7 @@ class WarmPool:
     def _start_one(self) -> None:
         client = None
         try:
-            client = _started(self.cfg, self.stop, self._initializing)
+            client = _started(self.cfg, self.stop, self._initializing, clock=True)
         except (AgentUnusable, Interrupted) as exc:
             self.problem = str(exc)
         finally:
@@ -123,7 +138,7 @@ class WarmPool:
                 if client is not None:
                     self.started += 1
                     if self._closed:
-                        client.close()
+                        _close(client)
                     else:
                         self._ready.append(client)
                 self._cond.notify_all()
@@ -137,16 +152,26 @@ class WarmPool:
             ready, self._ready = self._ready, []
             self._cond.notify_all()
         for client in ready:
-            client.close()
+            _close(client)
         with self._cond:
             self._cond.wait_for(lambda: not self._starting, timeout=self.cfg.startup_deadline)
 
 
 def _started(cfg: FuzzConfig, stop: Stop, alone: threading.Lock | None = None, *,
-             spares: bool = True) -> FuzzClient:
+             spares: bool = True, clock: bool = False) -> FuzzClient:
     """A fresh agent process, initialized (``alone``: held while it initializes), making its
-    first spare session (``spares``: a program begins on it)."""
-    client = FuzzClient(cfg, stop)
+    first spare session (``spares``: a program begins on it); ``clock``: under a wall clock a
+    held replay can set (``fuzzing/clock.py``), where it can be."""
+    agent_clock, why = AgentClock.for_agent(cfg.argv, cfg.env) if clock else (None, None)
+    if agent_clock is not None:
+        cfg = dataclasses.replace(cfg, env=agent_clock.env(cfg.env))
+    try:
+        client = FuzzClient(cfg, stop)
+    except BaseException:
+        if agent_clock is not None:
+            agent_clock.close()
+        raise
+    client.schedule.clock, client.schedule.unclocked = agent_clock, why
     try:
         with alone or contextlib.nullcontext():
             client.initialize()
@@ -156,9 +181,16 @@ def _started(cfg: FuzzConfig, stop: Stop, alone: threading.Lock | None = None, *
             client.schedule.begin_early()
             client.factory.start()
     except BaseException:
-        client.close()
+        _close(client)
         raise
     return client
+
+
+def _close(client: FuzzClient) -> None:
+    """End an agent process, then its clock's file (read until the process ends)."""
+    client.close()
+    if client.schedule.clock is not None:
+        client.schedule.clock.close()
 
 
 def _hold(cfg: FuzzConfig, schedule: Schedule | None, exact: bool) -> Hold | None:
@@ -166,6 +198,16 @@ def _hold(cfg: FuzzConfig, schedule: Schedule | None, exact: bool) -> Hold | Non
     if schedule is None:
         return None
     return Hold(schedule, deadline=max(cfg.deadline, 1.0), exact=exact)
+
+
+def unclocked(hold: Hold | None, client: FuzzClient, clocked: bool) -> str | None:
+    """Why a held replay runs on the agent's real clock (None: it holds the clock too,
+    ``clocked``, or it runs free)."""
+    if hold is None or clocked:
+        return None
+    if hold.schedule.epoch is None:
+        return "the schedule records no clock (written before it was kept)"
+    return client.schedule.unclocked or "the agent's process was started without a clock"
 
 
 def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
@@ -186,12 +228,14 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
         return ReplayOutcome(False, [], [], None, INTERRUPTED)
     started = time.monotonic()
     try:
-        client = pool.take(stop) if pool is not None else _started(cfg, stop)
+        client = pool.take(stop) if pool is not None \
+            else _started(cfg, stop, clock=schedule is not None and schedule.epoch is not None)
     except AgentUnusable as exc:
         return ReplayOutcome(False, [], [], None, str(exc))
     except Interrupted:
         return ReplayOutcome(False, [], [], None, INTERRUPTED)
-    hold = client.schedule.hold = _hold(cfg, schedule, exact)
+    hold = _hold(cfg, schedule, exact)
+    clocked = client.schedule.follow(hold)  # its agent's wall clock too, where it can be
     error = None
     performed: int | None = None
     exited: tuple[int, int | None] | None = None
@@ -223,7 +267,7 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
                          hit.index if hit else None, error, performed if hit else None, session,
                          recorded, hold is not None, describe_divergence(hold), model,
                          round(time.monotonic() - started, 3), teardown, exited,
-                         hit and hit.rule)
+                         hit and hit.rule, unclocked(hold, client, clocked))
 
 
 def _perform(ex: Example, actions: Sequence[Action], shows: Shows | None
@@ -267,7 +311,7 @@ class _Replaced:
         """A fresh process in place of ``old``, free-running (a schedule is of one process)."""
         self.clients.append(old)
         old.schedule.close()
-        old.close()  # before the next starts: what it stores of its sessions is written
+        _close(old)  # before the next starts: what it stores of its sessions is written
         return _started(self.cfg, self.stop, spares=False)  # as the run's: on a take
 
     def proof(self, last: FuzzClient, shows: Shows
@@ -330,7 +374,8 @@ def _retire(client: FuzzClient) -> None:
     """End a replay's agent process off the replay's time: its verdict is taken, and an agent
     that takes its grace to exit (seconds, for some) should not make every trial wait."""
     client.schedule.close()
-    threading.Thread(target=client.close, name="acp-model replay close", daemon=True).start()
+    threading.Thread(target=_close, args=(client,), name="acp-model replay close",
+                     daemon=True).start()
 
 
 def in_threads(job: Callable[[Any, threading.Event], ReplayOutcome], items: Any, *,

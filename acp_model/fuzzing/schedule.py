@@ -126,6 +126,10 @@ class Crossing:
     t: float = 0.0  # seconds since the schedule began
     ok: bool = True  # a look: whether the condition waited for held
     waited: float = 0.0  # a look: how long the wait took
+    # seconds the agent's wall clock had been moved forward, beyond ``t``, since the
+    # schedule began (a replay holding the clock moves it: ``fuzzing/clock.py``); 0 in a
+    # recording of a clock nobody moved
+    ahead: float = 0.0
 
     def __post_init__(self) -> None:
         if self.what and type(self.what[0]) is not Crossed:
@@ -181,6 +185,8 @@ class Crossing:
             out["x"] = True
         if self.boundary is Boundary.LOOK:
             out["ok"], out["dt"] = self.ok, self.waited
+        if self.ahead:
+            out["ck"] = self.ahead
         return out
 
     @classmethod
@@ -188,7 +194,7 @@ class Crossing:
         return cls(Boundary(data["b"]), tuple(str(w) for w in data["w"]), data.get("s"),
                    data.get("c"), data.get("a"), bool(data.get("x", False)),
                    float(data.get("t", 0.0)), bool(data.get("ok", True)),
-                   float(data.get("dt", 0.0)))
+                   float(data.get("dt", 0.0)), float(data.get("ck", 0.0)))
 
 
 Key = tuple[Any, ...]
@@ -212,10 +218,20 @@ class ScheduleError(ValueError):
 @dataclass(frozen=True)
 class Schedule:
     """The recorded order of one program's run on a fresh connection: ``actions`` is the
-    program's length (the teardown's action index)."""
+    program's length (the teardown's action index); ``epoch``: what the agent's wall clock
+    read at t=0 (epoch seconds; None: a schedule recorded before it was kept, replayed with
+    the real clock)."""
 
     events: tuple[Crossing, ...]
     actions: int
+    epoch: float | None = None
+
+    def clock_at(self, k: int) -> float | None:
+        """What the agent's wall clock read when event ``k`` crossed (None: not recorded)."""
+        if self.epoch is None:
+            return None
+        e = self.events[k]
+        return self.epoch + e.t + e.ahead
 
     def said(self, k: int) -> str:
         """Its event ``k`` in a divergence's words, placed in the program (an action, the
@@ -223,8 +239,11 @@ class Schedule:
         return self.events[k].describe(self.actions)
 
     def to_json(self) -> dict[str, Any]:
-        return {"format": FORMAT, "actions": self.actions,
-                "events": [e.to_json() for e in self.events]}
+        out: dict[str, Any] = {"format": FORMAT, "actions": self.actions}
+        if self.epoch is not None:
+            out["epoch"] = self.epoch
+        out["events"] = [e.to_json() for e in self.events]
+        return out
 
     @classmethod
     def from_json(cls, data: Any) -> Schedule:
@@ -232,7 +251,9 @@ class Schedule:
             raise ScheduleError(f"not an {FORMAT} schedule")
         try:
             events = tuple(Crossing.from_json(e) for e in data["events"])
-            return cls(events, int(data["actions"]))
+            epoch = data.get("epoch")
+            return cls(events, int(data["actions"]),
+                       None if epoch is None else float(epoch))
         except (KeyError, TypeError, ValueError) as exc:
             raise ScheduleError(f"{FORMAT}: {exc}") from None
 
@@ -311,7 +332,7 @@ class Schedule:
                     else index[e.session],
                     cause=None if e.cause is None else index[e.cause],
                     action=None if e.action is None else actions.get(e.action, e.action)))
-        return Schedule(tuple(out), len(kept))
+        return Schedule(tuple(out), len(kept), self.epoch)
 
     def upto(self, actions: int) -> Schedule:
         """The schedule of the program cut after its first ``actions`` actions (what the

@@ -205,6 +205,8 @@ class Tally:
     # replays in which the agent failed on its own (``fuzzing/inconclusive.py``), per (its
     # key, held) -> why each was: no evidence, not in ``runs``
     unsure: dict[tuple[str, bool], list[Unsure]] = field(default_factory=dict)
+    # programs (by key) a held replay of ran on the agent's real wall clock -> why the first
+    unclocked: dict[str, str] = field(default_factory=dict)
 
     def count(self, program: Sequence[Action], outcome: ReplayOutcome,
               recording: Schedule | None = None) -> bool:
@@ -215,6 +217,8 @@ class Tally:
         the rule. Returns whether it was evidence."""
         if outcome.error is not None and not outcome.reproduced:
             return False  # cut, or an agent that could not be started: no evidence either way
+        if outcome.unclocked is not None:
+            self.unclocked.setdefault(program_key(program), outcome.unclocked)
         why = unsure_of(outcome, recording)
         if why is not None:
             self.unsure.setdefault((program_key(program), outcome.held), []).append(why)
@@ -1223,6 +1227,10 @@ def _reported(found: Found, chosen: Trial, tally: Tally,
     held_unsure = tally.inconclusive(chosen.program, True)
     free_unsure = tally.inconclusive(chosen.program, False)
     found.inconclusive, found.free_inconclusive = len(held_unsure), len(free_unsure)
+    unclocked = tally.unclocked.get(program_key(chosen.program))
+    found.clock_held = bool(held_runs or held_unsure) and unclocked is None
+    if unclocked is not None:
+        found.notes.append(f"its held replays ran on the agent's real wall clock: {unclocked}")
     first = next(iter([*held_unsure, *free_unsure]), None)
     found.inconclusive_why = first.words() if first is not None else None
     # each one's reason, as re-judging needs it (matrix/rejudge.py)

@@ -133,7 +133,8 @@ def reproduction_text(f: Mapping[str, Any], *, predicate: bool = False) -> str:
         free_more = f" ({free_unsure} more inconclusive{'' if unsure else why})" \
             if free_unsure else ""
         return (f"{_rate_words(held, unsure, 'reproduced ', predicate=predicate)}{held_more} "
-                f"in fresh agent processes under the recorded boundary schedule, "
+                f"in fresh agent processes under the recorded boundary schedule"
+                f"{' and clock' if f.get('clock') else ''}, "
                 f"{_rate_words(free, free_unsure)}{free_more} free-running")
     if held is not None:
         return f"reproduced {held} in fresh agent processes (free-running)" + (
@@ -238,6 +239,7 @@ def _finding(v: Mapping[str, Any], ce: Mapping[str, Any] | None, revision: str,
         # program was not replayed (older runs carry only the free-running rate)
         "reproduction": rate(ce.get("reproduced"), ce.get("replays")) if ce else None,
         "free_reproduction": rate(ce.get("free_reproduced"), ce.get("free_replays")),
+        **({"clock": True} if ce.get("clock") else {}),  # held to the agent's clock too
         # replays in which the agent failed on its own, beside the rates (newer runs, and
         # only when there were any: fuzzing/inconclusive.py)
         **{k: ce[k] for k in ("inconclusive", "free_inconclusive", "inconclusive_why")

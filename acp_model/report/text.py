@@ -178,11 +178,17 @@ def inconclusive_words(why: str) -> str:
     return _ERROR_REASON.sub(lambda m: _reason(m).said(), why)
 
 
+# what a held replay held: the boundary schedule, and the agent's wall clock where it could
+SCHEDULE_WORDS = {False: " under the recorded schedule", True: " under the recorded schedule "
+                  "and clock"}
+
+
 def reproduction_phrase(hits: int, runs: int, free: int = 0, free_runs: int = 0, *,
                         held: bool = True, unsure: int = 0, free_unsure: int = 0,
-                        why: str | None = None) -> str:
+                        why: str | None = None, clock: bool = False) -> str:
     """How often fresh agent processes reproduced a counterexample: ``runs`` replays held to
-    its recorded schedule (``held``: a report that says so) and ``free_runs`` free-running;
+    its recorded schedule (``held``: a report that says so; ``clock``: and to the agent's
+    recorded wall clock, ``fuzzing/clock.py``) and ``free_runs`` free-running;
     "not replayed" when none ran (never "0/0"). ``unsure``, ``free_unsure``: the replays
     beside them that were inconclusive (the agent failed on its own: ``why``, the first)."""
     parts = []
@@ -198,7 +204,7 @@ def reproduction_phrase(hits: int, runs: int, free: int = 0, free_runs: int = 0,
 
     if runs or unsure:
         parts.append((f"reproduced {hits}/{runs}" if runs else "no conclusive replay")
-                     + (" under the recorded schedule" if held else "") + beside(unsure))
+                     + (SCHEDULE_WORDS[clock] if held else "") + beside(unsure))
     if free_runs or free_unsure:
         rate = f"{free}/{free_runs} free-running" if free_runs \
             else "no conclusive free-running replay"  # never "0/0"
@@ -215,7 +221,7 @@ def rates_phrase(ce: Mapping[str, Any]) -> str:
                                int(ce.get("free_replays") or 0), held="free_replays" in ce,
                                unsure=int(ce.get("inconclusive") or 0),
                                free_unsure=int(ce.get("free_inconclusive") or 0),
-                               why=ce.get("inconclusive_why"))
+                               why=ce.get("inconclusive_why"), clock=bool(ce.get("clock")))
 
 
 def rule_markup(rule_id: str) -> str:

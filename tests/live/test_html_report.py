@@ -97,7 +97,7 @@ def test_fuzz_and_replay_pages_of_a_mutant(tmp_path: Path,
     minimal = ce["minimize"]["fixpoint"] and ce["minimize"]["steps"] == ce["steps"]
     title = "Minimal counterexample" if minimal else "Counterexample (not proven minimal)"
     rates = reproduction_phrase(ce["reproduced"], ce["replays"], ce["free_reproduced"],
-                                ce["free_replays"])
+                                ce["free_replays"], clock=bool(ce.get("clock")))
     assert title in dom and f"{rates} in fresh agent processes" in dom, ce
     assert "Coverage over the run" in dom and doc["coverage"]["samples"]
     png = screenshot(page, tmp_path / "fuzz.png")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What the test suite needs beyond Python and the SDK examples: a real Chromium (the HTML
 # reports are loaded in it, and mermaid-cli renders on it), a real redis-server (the shared
-# example database), and mermaid-cli pinned by mermaid/package-lock.json. Debian packages are
+# example database), libfaketime (a held replay holds the agent's wall clock:
+# acp_model/fuzzing/clock.py), and mermaid-cli pinned by mermaid/package-lock.json. Debian packages are
 # installed with apt-get when missing (root needed; CI runs as root); everything is idempotent
 # and quick when already there.
 set -euo pipefail
@@ -10,6 +11,8 @@ missing=()
 command -v chromium >/dev/null || missing+=(chromium)
 command -v redis-server >/dev/null || missing+=(redis-server)
 fc-list 2>/dev/null | grep -qi dejavu || missing+=(fonts-dejavu-core)
+compgen -G "/usr/lib/*/faketime/libfaketime.so.1" >/dev/null \
+    || [ -e /usr/lib/faketime/libfaketime.so.1 ] || missing+=(libfaketime)
 if [ "${#missing[@]}" -gt 0 ]; then
     if [ "$(id -u)" -ne 0 ]; then
         echo "services: missing ${missing[*]}; install them (Debian: apt-get install ${missing[*]})" >&2
