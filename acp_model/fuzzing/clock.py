@@ -297,3 +297,42 @@ def _alive(pid: int) -> bool:
 
 
 __all__ = ["NOT_INSTALLED", "SETTINGS", "AgentClock", "blocker", "library", "sweep"]
+
+
+class ProcessClock:
+    """What a schedule knows of its agent process's wall clock: the clock a replay can hold
+    (None: the real one), why there is none, and the process group it must reach."""
+
+    def __init__(self) -> None:
+        self.agent: AgentClock | None = None
+        self.unclocked: str | None = None  # why the process has no clock a replay can hold
+        self.pgid: int | None = None  # the agent's process group (what the clock must reach)
+
+    def follow(self, epoch: float | None) -> bool:
+        """A held replay begins whose recording's clock read ``epoch`` at t=0: set the
+        agent's clock to it, if the whole agent reads it; returns whether it is held."""
+        if self.agent is None or epoch is None:
+            return False
+        missed = self.agent.unreached(self.pgid) if self.pgid is not None else None
+        if missed is not None:
+            self.unclocked = missed  # the whole agent on the real clock, not part of it
+            return False
+        self.agent.start(epoch)
+        return True
+
+    def advance(self, wall: float) -> None:
+        """Before a held input recorded at ``wall`` (``AgentClock.advance``)."""
+        if self.agent is not None:
+            self.agent.advance(wall)
+
+    def now(self) -> float:
+        """What the agent's wall clock reads now."""
+        return time.time() if self.agent is None else self.agent.now()
+
+    def ahead(self) -> float:
+        """How far the agent's clock was moved forward since its trial began."""
+        return 0.0 if self.agent is None else round(self.agent.ahead(), 4)
+
+    def close(self) -> None:
+        if self.agent is not None:
+            self.agent.close()

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from acp_model.fuzzing.clock import AgentClock
+from acp_model.fuzzing.clock import ProcessClock
 from acp_model.fuzzing.hold import Hold
 from acp_model.fuzzing.schedule import Boundary, Crossed, Crossing, Key, Schedule, What, event_key
 from acp_model.fuzzing.stop import Interrupted
@@ -147,11 +147,7 @@ class ScheduleLog:
         self.stop = stop
         self.events: list[Crossing] = []
         self._hold: Hold | None = None
-        # the agent's wall clock, when its process runs under one a replay can hold
-        # (``fuzzing/clock.py``); None: the real clock
-        self.clock: AgentClock | None = None
-        self.unclocked: str | None = None  # why its process has no clock a replay can hold
-        self.pgid: int | None = None  # the agent's process group (what the clock must reach)
+        self.clock = ProcessClock()  # the agent's wall clock, where a replay can hold it
         self.recording = False
         self._early = False  # recording began before the first program (:meth:`begin_early`)
         self.action: int | None = None
@@ -188,7 +184,7 @@ class ScheduleLog:
         stdin writer and its stdout reader (``fuzzing/transport.py``)."""
         log = cls(proc.log.cond, stop)
         log.records = proc.log.records
-        log.pgid = proc.pgid
+        log.clock.pgid = proc.pgid
         proc.log.taps.append(log.on_record)
         proc.stdin.before = log.before_write
         proc.reader.before = log.before_read
@@ -198,26 +194,18 @@ class ScheduleLog:
         """A replay held to ``hold`` 's schedule begins (None: free-running); returns whether
         the agent's clock is held too (its process has a clock, the schedule an epoch)."""
         self.hold = hold
-        epoch = hold.schedule.epoch if hold is not None else None
-        if self.clock is None or epoch is None:
-            return False
-        missed = self.clock.unreached(self.pgid) if self.pgid is not None else None
-        if missed is not None:
-            self.unclocked = missed  # the whole agent on the real clock, not part of it
-            return False
-        self.clock.start(epoch)
-        return True
+        return self.clock.follow(hold.schedule.epoch if hold is not None else None)
 
     def _tick(self, j: int | None) -> None:
         """A held input whose recorded match is ``j`` is about to be issued: the agent's
         clock reads at least what it read then (``AgentClock.advance``)."""
-        hold, clock = self.hold, self.clock
-        if hold is None or clock is None or j is None \
+        hold = self.hold
+        if hold is None or j is None \
                 or hold.events[j].boundary not in (Boundary.WRITE, Boundary.RELEASE):
             return
         wall = hold.schedule.clock_at(j)
         if wall is not None:
-            clock.advance(wall)
+            self.clock.advance(wall)
 
     def settle(self) -> None:
         """The program and its teardown are done: a held replay ends once the agent messages
@@ -250,13 +238,12 @@ class ScheduleLog:
                 self._early = False
                 before = self.events[-1].t if self.events else 0.0
                 self._t0 = time.monotonic() - before
-                now = time.time() if self.clock is None else self.clock.now()
-                self.epoch = now - before  # t=0 as the program's clock counts it
+                self.epoch = self.clock.now() - before  # t=0 as the program's clock counts it
                 return 0
             if not self.recording:
                 self.recording = True
                 self._t0 = time.monotonic()
-                self.epoch = time.time() if self.clock is None else self.clock.now()
+                self.epoch = self.clock.now()
             return len(self.events)
 
     def act(self, n: int, *, teardown: bool = False) -> None:
@@ -339,11 +326,7 @@ class ScheduleLog:
         mine = by_action and threading.get_ident() == self._action_thread
         return Crossing(boundary, what, session, cause, self.action, mine,
                         round(time.monotonic() - self._t0, 4), ok, round(waited, 4),
-                        self._ahead())
-
-    def _ahead(self) -> float:
-        """How far the agent's clock was moved forward since the schedule began."""
-        return 0.0 if self.clock is None else round(self.clock.ahead(), 4)
+                        self.clock.ahead())
 
     def _append(self, event: Crossing, record: Mapping[str, Any] | None = None) -> None:
         """Append ``event`` (the lock held) and learn what later events refer to."""
@@ -389,7 +372,7 @@ class ScheduleLog:
             self._tick(await hold.admit_async(self._key(event), event))
         with self.lock:
             event = dataclasses.replace(event, t=round(time.monotonic() - self._t0, 4),
-                                        ahead=self._ahead())
+                                        ahead=self.clock.ahead())
             self._append(event)
             self.model.append((len(self.records), event))
 

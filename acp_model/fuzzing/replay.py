@@ -171,7 +171,7 @@ def _started(cfg: FuzzConfig, stop: Stop, alone: threading.Lock | None = None, *
         if agent_clock is not None:
             agent_clock.close()
         raise
-    client.schedule.clock, client.schedule.unclocked = agent_clock, why
+    client.schedule.clock.agent, client.schedule.clock.unclocked = agent_clock, why
     try:
         with alone or contextlib.nullcontext():
             client.initialize()
@@ -189,8 +189,7 @@ def _started(cfg: FuzzConfig, stop: Stop, alone: threading.Lock | None = None, *
 def _close(client: FuzzClient) -> None:
     """End an agent process, then its clock's file (read until the process ends)."""
     client.close()
-    if client.schedule.clock is not None:
-        client.schedule.clock.close()
+    client.schedule.clock.close()
 
 
 def _hold(cfg: FuzzConfig, schedule: Schedule | None, exact: bool) -> Hold | None:
@@ -207,7 +206,7 @@ def unclocked(hold: Hold | None, client: FuzzClient, clocked: bool) -> str | Non
         return None
     if hold.schedule.epoch is None:
         return "the schedule records no clock (written before it was kept)"
-    return client.schedule.unclocked or "the agent's process was started without a clock"
+    return client.schedule.clock.unclocked or "the agent's process was started without a clock"
 
 
 def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,

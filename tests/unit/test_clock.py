@@ -65,7 +65,7 @@ def test_the_log_records_the_agent_s_clock_at_t0_and_how_far_it_moved() -> None:
     clock = _clock()
     clock.start(time.time() - 3600.0)  # a trial whose recording began an hour ago
     log = ScheduleLog(threading.Condition())
-    log.clock = clock
+    log.clock.agent = clock
     log.start()
     assert log.epoch == pytest.approx(time.time() - 3600.0, abs=1.0)  # the agent's, not ours
     log.on_record({"dir": "c2a", "msg": {"jsonrpc": "2.0", "id": 1, "method": "session/new",
@@ -119,7 +119,7 @@ def test_a_held_input_moves_the_clock_to_its_recorded_reading() -> None:
     epoch = time.time() - 1000.0
     clock = _clock()
     log = ScheduleLog(threading.Condition())
-    log.clock = clock
+    log.clock.agent = clock
     assert log.follow(Hold(Schedule((NEW, MADE, prompt), 2, epoch)))
     assert _offset(clock) == pytest.approx(-1000.0, abs=0.5)  # the trial starts at t=0's time
     log.start()
@@ -144,7 +144,7 @@ def test_a_held_input_moves_the_clock_to_its_recorded_reading() -> None:
 def test_a_schedule_without_an_epoch_leaves_the_clock_alone() -> None:
     clock = _clock()
     log = ScheduleLog(threading.Condition())
-    log.clock = clock
+    log.clock.agent = clock
     assert not log.follow(Hold(Schedule((NEW, MADE), 1)))
     assert not clock.held and _offset(clock) == 0.0
     assert not log.follow(None)  # free-running: the real clock
