@@ -334,7 +334,7 @@ def tool_content_known(update: Mapping[str, Any], where: str, ctx: FindingContex
     return found or None
 
 
-def _diff_paths(items: Any, where: str) -> Found:
+def _diff_paths(items: Any, where: str) -> Iterator[tuple[str, str]]:
     """The paths of a diff's ``changes`` (``path``, and ``oldPath`` of a move or copy): the
     schema types them ``AbsolutePath`` but cannot check it."""
     for path, item in blocks(items, where):
@@ -659,7 +659,7 @@ def _repeated(values: Iterable[Any]) -> list[str]:
 
 
 def _reserved_types(container: Mapping[str, Any], key: str, enum: str, where: str,
-                    ctx: FindingContext, what: str) -> Found:
+                    ctx: FindingContext, what: str) -> Iterator[tuple[str, str]]:
     for i, item in _objects(container, key):
         if is_reserved(enum, item.get("type"), ctx.rev):
             yield (f"{where}/{key}/{i}/type",
@@ -667,7 +667,7 @@ def _reserved_types(container: Mapping[str, Any], key: str, enum: str, where: st
 
 
 def _env_names_repeated(container: Mapping[str, Any], key: str, name: str, where: str,
-                        what: str) -> Found:
+                        what: str) -> Iterator[tuple[str, str]]:
     """Items of the list at ``key`` whose ``env`` sets one variable twice."""
     for i, item in _objects(container, key):
         twice = _repeated(e.get("name") for _, e in _objects(item, "env"))

@@ -16,7 +16,7 @@ from typing import Any
 
 from acp_model.model import wire_table
 from acp_model.model.check import check, dispatch
-from acp_model.model.messages import Entry, Findings
+from acp_model.model.messages import Entry, Findings, Found
 from acp_model.model.views import (
     Background,
     Control,
@@ -40,7 +40,7 @@ _ROWS = wire_table.updates()
 # --- what the view lets the oracle judge --------------------------------------------------------
 
 @check("ACPM-MSG-FAMILY", role=Role.FINDING, reads=_MESSAGE_KINDS)
-def family_kept(view: SessionView, update: dict[str, Any]) -> Iterator[tuple[str, str]]:
+def family_kept(view: SessionView, update: dict[str, Any]) -> Found:
     """A messageId keeps the family it was first reported with."""
     found: list[tuple[str, str]] = []
     family = MESSAGE_FAMILY.get(update.get("sessionUpdate", ""))
@@ -53,7 +53,7 @@ def family_kept(view: SessionView, update: dict[str, Any]) -> Iterator[tuple[str
 
 
 @check("TOOL-01", role=Role.FINDING, reads=[Reads.TOOL_CALL_CONTENT_CHUNK])
-def tool_announced(view: SessionView, update: dict[str, Any]) -> Iterator[tuple[str, str]]:
+def tool_announced(view: SessionView, update: dict[str, Any]) -> Found:
     """A content chunk names a tool call some tool_call_update already reported."""
     found: list[tuple[str, str]] = []
     tid = update.get("toolCallId")
@@ -66,7 +66,7 @@ def tool_announced(view: SessionView, update: dict[str, Any]) -> Iterator[tuple[
 
 @check("V1-TOOL-01", role=Role.FINDING, reads=[Reads.TOOL_CALL_UPDATE])
 def tool_update_announced(view: SessionView, update: dict[str, Any]
-                          ) -> Iterator[tuple[str, str]]:
+                          ) -> Found:
     """v1: a tool_call_update updates a tool call some earlier report announced."""
     found: list[tuple[str, str]] = []
     tid = update.get("toolCallId")
@@ -81,7 +81,7 @@ def tool_update_announced(view: SessionView, update: dict[str, Any]
 
 @check("SDK-BG-01", role=Role.FINDING, reads=[Reads.STATE_UPDATE])
 def background_on_every_update(view: SessionView, update: dict[str, Any]
-                               ) -> Iterator[tuple[str, str]]:
+                               ) -> Found:
     """Once background work was listed, every state update carries the background list."""
     found: list[tuple[str, str]] = []
     if view.background_listed and background_items(update.get("background")) is None:
@@ -93,7 +93,7 @@ def background_on_every_update(view: SessionView, update: dict[str, Any]
 
 @check("SDK-BG-02", role=Role.FINDING, reads=[Reads.STATE_UPDATE])
 def background_items_announced(view: SessionView, update: dict[str, Any]
-                               ) -> Iterator[tuple[str, str]]:
+                               ) -> Found:
     """A background tool call (terminal) was reported, by a tool_call_update (a
     terminal_update), before a snapshot lists it."""
     found: list[tuple[str, str]] = []
@@ -111,7 +111,7 @@ def background_items_announced(view: SessionView, update: dict[str, Any]
 
 @check("SDK-BG-03", role=Role.FINDING, reads=[Reads.STATE_UPDATE])
 def background_removed_when_final(view: SessionView, update: dict[str, Any]
-                                  ) -> Iterator[tuple[str, str]]:
+                                  ) -> Found:
     """A tool call leaves the background list only after its final status was reported."""
     found: list[tuple[str, str]] = []
     items = background_items(update.get("background"))
@@ -161,7 +161,7 @@ def _cancel_kept_at_the_end(ended_before: bool, capabilities_before: Any, ended:
 
 @check("SDK-TOOL-01", role=Role.FINDING, reads=[Reads.TOOL_CALL_UPDATE])
 def cancel_withdrawn_at_the_end(view: SessionView, update: dict[str, Any]
-                                ) -> Iterator[tuple[str, str]]:
+                                ) -> Found:
     """A tool call that reaches a final status stops advertising capabilities.cancel."""
     found: list[tuple[str, str]] = []
     ident = update.get("toolCallId")
@@ -181,7 +181,7 @@ def cancel_withdrawn_at_the_end(view: SessionView, update: dict[str, Any]
 
 @check("SDK-TOOL-01", role=Role.FINDING, reads=[Reads.TERMINAL_UPDATE])
 def terminal_cancel_withdrawn_at_exit(view: SessionView, update: dict[str, Any]
-                                      ) -> Iterator[tuple[str, str]]:
+                                      ) -> Found:
     """A terminal that exits stops advertising capabilities.cancel."""
     found: list[tuple[str, str]] = []
     ident = update.get("terminalId")
@@ -215,7 +215,7 @@ def _unshown_tool(view: SessionView, params: dict[str, Any]) -> Iterator[tuple[s
 
 @check("TOOL-02", role=Role.FINDING, reads=[Reads.PERMISSION_REQUEST])
 def permission_tool_titled(view: SessionView, params: dict[str, Any]
-                           ) -> Iterator[tuple[str, str]]:
+                           ) -> Found:
     """A permission request that is the first report of its tool call gives its title."""
     found: list[tuple[str, str]] = []
     found.extend(_unshown_tool(view, params))
@@ -224,7 +224,7 @@ def permission_tool_titled(view: SessionView, params: dict[str, Any]
 
 @check("V1-TOOL-01", role=Role.FINDING, reads=[Reads.PERMISSION_REQUEST])
 def permission_tool_shown(view: SessionView, params: dict[str, Any]
-                          ) -> Iterator[tuple[str, str]]:
+                          ) -> Found:
     """v1: a permission request names a tool call some update announced, or gives its title:
     otherwise the client has nothing to show of what it is asked to allow."""
     found: list[tuple[str, str]] = []

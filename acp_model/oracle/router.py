@@ -76,7 +76,7 @@ def _plan_method(rev: str, direction: str, method: str, request: bool) -> _Metho
     after the first read the method's definition: an undefined method gets the first alone."""
     spec = schema.method_table(rev).get(method)
     entry = dispatch(rpc.__name__, rev).get(Reads.REQUEST if request else Reads.NOTIFICATION, ())
-    verdicts = []
+    verdicts: list[tuple[CheckMeta, str | None]] = []
     for fn, meta in entry:
         if verdicts and spec is None:
             break  # an undefined method has nothing more to check
