@@ -614,6 +614,16 @@ class LoadSession(SessionAction):
         return f"load session{label}" + (", replaying its history" if self.replay
                                          else f" {NO_REPLAY}")
 
+    def sent_line(self, wrote: Wrote, label: str = "") -> str:
+        """Where the run shows the reopen it wrote, the line names that method instead of
+        the alternatives (a v1 agent without session/resume was sent session/load, which
+        replays the history: "without asking for it" alone read as a contradiction)."""
+        if self.replay or not wrote.methods:
+            return super().sent_line(wrote, label)
+        return _with(f"load session{label} without asking for its history: sent "
+                     f"{wrote.methods[0]}, the reopen the agent offers",
+                     self.unsent(wrote, label))
+
 
 @dataclass(frozen=True)
 class Relaunch(SessionAction):

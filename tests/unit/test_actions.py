@@ -268,3 +268,17 @@ def test_a_probe_is_named_in_words_and_only_a_breach_is_called_negative_input() 
         "request", "negative input: a prompt without its content (invalid params)"]
     for each in NegativeInput:  # no enum value left bare
         assert str(each) not in Probe(0, each).describe()
+
+
+def test_a_reopen_without_history_names_the_method_the_run_shows_it_sent() -> None:
+    """gemini-cli v1 offers session/load only: the no-history reopen was sent as session/load,
+    which replays; the line names what went out instead of both alternatives."""
+    from acp_model.fuzzing.actions import LoadSession, Wrote
+
+    action = LoadSession(0, replay=False)
+    sent = action.sent_line(Wrote(methods=("session/load", "session/set_mode")), " s1")
+    assert sent == ("load session s1 without asking for its history: sent session/load, "
+                    "the reopen the agent offers")
+    assert "session/resume; session/load where" in action.sent_line(Wrote(), " s1")
+    assert LoadSession(0).sent_line(Wrote(methods=("session/load",)), " s1") == \
+        "load session s1, replaying its history"

@@ -1,7 +1,8 @@
 """A program whose minimizing was cut gets no issue body (issue 49, the s10 reader's C7): the
 s10 matrix wrote one for codex-acp v2's CANCEL-07, a 35-action program cut at its search stage
 and held 1/6. The page and `report-bug` say why it is not filed instead (the kept run's cut
-program: gemini-cli v1's V1-LOAD-01 of s13, cut at its chunks stage by its 900 s bound)."""
+program: gemini-cli v1's V1-LOAD-01 of s13, cut at its chunks stage by its 900 s bound, kept in
+tests/data/s13-run since s14's row reached its fixpoint)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ import pytest
 
 from acp_model.cli.main import main
 
-RUN = Path(__file__).resolve().parents[2] / "docs" / "matrix-run"
-CUT = Path("gemini-cli-v1") / "V1-LOAD-01"  # minimizing cut at its chunks stage (kept run)
+ROOT = Path(__file__).resolve().parents[2]
+RUN = ROOT / "docs" / "matrix-run"
+S13 = ROOT / "tests" / "data" / "s13-run"  # the s13 row whose minimizing was cut
+CUT = Path("gemini-cli-v1") / "V1-LOAD-01"  # minimizing cut at its chunks stage (s13)
 MINIMAL = Path("codex-acp-v2") / "RPC-09"  # minimized to its fixpoint
 
 
@@ -22,6 +25,8 @@ MINIMAL = Path("codex-acp-v2") / "RPC-09"  # minimized to its fixpoint
 def rejudged(tmp_path_factory: pytest.TempPathFactory) -> Path:
     run = tmp_path_factory.mktemp("run") / "matrix-run"
     shutil.copytree(RUN, run)
+    shutil.rmtree(run / CUT.parent)
+    shutil.copytree(S13 / CUT.parent, run / CUT.parent, dirs_exist_ok=True)
     (run / CUT / "issue.md").write_text("# the body the s10 run wrote\n")  # stale: it goes
     assert main(["matrix", "--rejudge", str(run)]) in (0, 1)
     return run
