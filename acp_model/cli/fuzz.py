@@ -463,6 +463,7 @@ def _schedule_of(path: Path, doc: dict[str, Any]) -> Any:
 
 def _replays(args: argparse.Namespace, doc: dict[str, Any], cfg: FuzzConfig,
              actions: list[Any], console: Console, schedule: Any = None) -> int:
+    from acp_model.fuzzing.inconclusive import unsure_of
     from acp_model.fuzzing.shrink import replay_once
 
     rule = doc.get("rule")
@@ -472,13 +473,16 @@ def _replays(args: argparse.Namespace, doc: dict[str, Any], cfg: FuzzConfig,
     unclocked: list[str] = []  # why a held run ran on the agent's real wall clock
     shown = None  # the run the HTML page draws: the first that reproduced, else the last
     how = "under the recorded schedule" if schedule is not None else "free-running"
+    clock = False  # the agent under a clock the replay sets, once the real clock mattered
     console.print(f"{args.runs} fresh-process replay(s) {how}"
                   + ("" if schedule is not None or args.free else
                      " (the replay file names no schedule)"))
     for n in range(args.runs):
         # the file's program recorded the schedule beside it: its events are expected
-        outcome = replay_once(cfg, actions, rule, schedule=schedule, exact=True)
+        outcome = replay_once(cfg, actions, rule, schedule=schedule, exact=True, clock=clock)
         hits += outcome.reproduced
+        clock = clock or (schedule is not None and not outcome.reproduced
+                          and unsure_of(outcome, schedule) is not None)
         if shown is None or not shown.reproduced:
             shown = outcome
         if outcome.error:

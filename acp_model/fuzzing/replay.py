@@ -94,6 +94,11 @@ class WarmPool:
         self._initializing = threading.Lock()
         self.started = 0
         self.problem: str | None = None  # the agent could not be started: replays say why
+        # processes start under a clock a held replay can set (``fuzzing/clock.py``) only once
+        # a held replay showed the real clock matters (:meth:`hold_clock`): preloading
+        # libfaketime changes some agents (claude-agent-acp's Claude Code child exits at its
+        # shared-memory set-up), so an agent is not run under it without cause
+        self.clock = False
 
     def __enter__(self) -> WarmPool:
         return self
@@ -112,9 +117,22 @@ class WarmPool:
                 client = self._ready.pop(0)
         self._fill()
         if client is None:
-            return _started(self.cfg, stop, self._initializing, clock=True)
+            return _started(self.cfg, stop, self._initializing, clock=self.clock)
         client.rebind(stop)
         return client
+
+    def hold_clock(self) -> None:
+        """From now on its processes start under a clock a held replay can set: a held
+        replay on the real clock failed on its own where its recording did not (an answer,
+        an exit), so the wall clock may be an input; the processes warm without it go."""
+        with self._cond:
+            if self.clock:
+                return
+            self.clock = True
+            ready, self._ready = self._ready, []
+        for client in ready:
+            _retire(client)
+        self._fill()
 
     def _fill(self) -> None:
         with self._cond:
@@ -129,7 +147,7 @@ class WarmPool:
     def _start_one(self) -> None:
         client = None
         try:
-            client = _started(self.cfg, self.stop, self._initializing, clock=True)
+            client = _started(self.cfg, self.stop, self._initializing, clock=self.clock)
         except (AgentUnusable, Interrupted) as exc:
             self.problem = str(exc)
         finally:
@@ -206,13 +224,14 @@ def unclocked(hold: Hold | None, client: FuzzClient, clocked: bool) -> str | Non
         return None
     if hold.schedule.epoch is None:
         return "the schedule records no clock (written before it was kept)"
-    return client.schedule.clock.unclocked or "the agent's process was started without a clock"
+    return client.schedule.clock.unclocked or "the real clock was kept: no held replay had " \
+        "failed on its own on it yet (the clock is held only then)"
 
 
 def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
                 abort: threading.Event | None = None, *, schedule: Schedule | None = None,
                 pool: WarmPool | None = None, exact: bool = False,
-                method: str | None = None) -> ReplayOutcome:
+                method: str | None = None, clock: bool = False) -> ReplayOutcome:
     """Run an action list against a fresh agent process, exactly as the fuzzer did;
     ``schedule``: held to that recorded boundary schedule (else free-running); ``exact``:
     ``actions`` are the program that recorded it (each agent event it has may take the
@@ -221,14 +240,17 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
     Other failures on the way do not stop it (a mutant may break a second rule first); once
     ``rule`` is seen, the liveness drain at the end is skipped. ``abort`` (set on Ctrl-C
     while replays run in threads) stops it after the current action. ``method``: see
-    :class:`Shows`."""
+    :class:`Shows`. ``clock``: held, and without a pool, the agent starts under a clock the
+    replay sets to the recording's (the caller saw the real clock matter:
+    :meth:`WarmPool.hold_clock`)."""
     stop = Stop(abort)
     if stop.requested:
         return ReplayOutcome(False, [], [], None, INTERRUPTED)
     started = time.monotonic()
     try:
         client = pool.take(stop) if pool is not None \
-            else _started(cfg, stop, clock=schedule is not None and schedule.epoch is not None)
+            else _started(cfg, stop, clock=clock and schedule is not None
+                          and schedule.epoch is not None)
     except AgentUnusable as exc:
         return ReplayOutcome(False, [], [], None, str(exc))
     except Interrupted:

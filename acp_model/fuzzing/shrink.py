@@ -1321,7 +1321,21 @@ def _replay(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
             abort: threading.Event, schedule: Schedule | None,
             pool: WarmPool | None, exact: bool = False,
             method: str | None = None) -> ReplayOutcome:
-    """One replay through this module's ``replay_once`` (tests put a stand-in there)."""
+    """One replay through this module's ``replay_once`` (tests put a stand-in there); a
+    held one on the real clock in which the agent failed on its own makes the pool's next
+    processes start under a clock the replays set (:meth:`WarmPool.hold_clock`)."""
+    outcome = _replay_as_asked(cfg, actions, rule, abort, schedule, pool, exact, method)
+    if pool is not None and not pool.clock and outcome.held and not outcome.reproduced \
+            and schedule is not None and schedule.epoch is not None \
+            and unsure_of(outcome, schedule) is not None:
+        pool.hold_clock()
+    return outcome
+
+
+def _replay_as_asked(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
+                     abort: threading.Event, schedule: Schedule | None,
+                     pool: WarmPool | None, exact: bool, method: str | None
+                     ) -> ReplayOutcome:
     if method is not None:
         return replay_once(cfg, actions, rule, abort, schedule=schedule, pool=pool,
                            exact=exact and schedule is not None, method=method)

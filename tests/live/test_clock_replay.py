@@ -73,11 +73,14 @@ def test_a_replay_holding_the_clock_reproduces_what_only_the_clock_decides() -> 
     cfg = _cfg()
     across = _recording(cfg, across=True)
     for _ in range(2):  # every time: nothing is left to the real clock's minute
-        held = replay_once(cfg, PROGRAM, RULE, schedule=across, exact=True)
+        held = replay_once(cfg, PROGRAM, RULE, schedule=across, exact=True, clock=True)
         assert held.reproduced and held.clock_held, (held.violations, held.unclocked)
+    # the real clock unless asked: libfaketime is not preloaded into an agent without cause
+    real = replay_once(cfg, PROGRAM, RULE, schedule=across, exact=True)
+    assert real.held and not real.clock_held and not real.reproduced, real.violations
     # the control: the same program and wire order, no minute boundary between them
     same = _recording(cfg, across=False)
-    control = replay_once(cfg, PROGRAM, RULE, schedule=same, exact=True)
+    control = replay_once(cfg, PROGRAM, RULE, schedule=same, exact=True, clock=True)
     assert control.clock_held and not control.reproduced, control.violations
 
 
@@ -85,6 +88,7 @@ def test_a_warm_process_started_before_its_trial_takes_the_trial_s_clock() -> No
     cfg = _cfg()
     across = _recording(cfg, across=True)
     with WarmPool(cfg, 1) as pool:
+        pool.hold_clock()  # as a held replay that failed on its own on the real clock does
         pool.take(Stop()).close()  # the first take starts the pool's next process ahead
         held = replay_once(cfg, PROGRAM, RULE, schedule=across, pool=pool, exact=True)
         assert pool.started >= 1  # the replay's process was the one started ahead
@@ -94,7 +98,7 @@ def test_a_warm_process_started_before_its_trial_takes_the_trial_s_clock() -> No
 def test_a_schedule_without_a_clock_replays_on_the_real_one_and_says_so() -> None:
     cfg = _cfg()
     old = dataclasses.replace(_recording(cfg, across=True), epoch=None)
-    held = replay_once(cfg, PROGRAM, RULE, schedule=old, exact=True)
+    held = replay_once(cfg, PROGRAM, RULE, schedule=old, exact=True, clock=True)
     assert held.held and not held.clock_held
     assert held.unclocked is not None and "records no clock" in held.unclocked
 
@@ -110,6 +114,6 @@ def test_an_agent_whose_process_libfaketime_does_not_reach_is_said_to_run_on_the
                 ".on('exit', (code) => process.exit(code ?? 1));", AGENT[1]]
     cfg = dataclasses.replace(_cfg(), argv=launcher)
     across = _recording(cfg, across=True)
-    held = replay_once(cfg, PROGRAM, RULE, schedule=across, exact=True)
+    held = replay_once(cfg, PROGRAM, RULE, schedule=across, exact=True, clock=True)
     assert held.held and not held.clock_held
     assert held.unclocked is not None and "does not load libfaketime" in held.unclocked

@@ -228,3 +228,41 @@ def test_the_matrix_page_says_the_clock_was_held() -> None:
                                           "recorded boundary schedule and clock, 0/6 "
                                           "free-running")
     assert "and clock" not in reproduction_text({**finding, "clock": False})
+
+
+class _Pool:
+    """A warm pool's clock switch, as ``shrink._replay`` sees it."""
+
+    def __init__(self) -> None:
+        self.clock = False
+        self.asked = 0
+
+    def hold_clock(self) -> None:
+        self.asked += 1
+        self.clock = True
+
+
+@pytest.mark.parametrize(("exited", "reproduced", "epoch", "asks"), [
+    ((1, 1), False, 1.0, 1),  # held on the real clock, the agent exited on its own: the clock
+    (None, False, 1.0, 0),  # did not reproduce, and failed on nothing of its own: evidence
+    ((1, 1), True, 1.0, 0),  # reproduced: the real clock served
+    ((1, 1), False, None, 0),  # a recording without a clock has none to hold
+])
+def test_the_clock_is_held_only_once_a_held_replay_on_the_real_clock_failed_on_its_own(
+        monkeypatch: pytest.MonkeyPatch, exited: tuple[int, int] | None, reproduced: bool,
+        epoch: float | None, asks: int) -> None:
+    """libfaketime changes some agents (claude-agent-acp's Claude Code child exits at its
+    shared-memory set-up): a pool's processes start under it only after cause."""
+    from acp_model.fuzzing import shrink
+    from acp_model.fuzzing.config import FuzzConfig
+    from acp_model.fuzzing.replay import ReplayOutcome
+
+    recording = Schedule((NEW, MADE), 2, epoch)
+    outcome = ReplayOutcome(reproduced, [], [], None, held=True, exited=exited,
+                            unclocked="the real clock was kept")
+    monkeypatch.setattr(shrink, "replay_once", lambda *a, **k: outcome)
+    pool = _Pool()
+    for _ in range(2):
+        shrink._replay(FuzzConfig(["true"]), [], "X", threading.Event(), recording,
+                       pool)  # type: ignore[arg-type]
+    assert pool.asked == asks
