@@ -146,8 +146,10 @@ class WarmPool:
 
     def _start_one(self) -> None:
         client = None
+        clock = self.clock
+        stale = False  # started on the real clock, ready after hold_clock: it goes
         try:
-            client = _started(self.cfg, self.stop, self._initializing, clock=self.clock)
+            client = _started(self.cfg, self.stop, self._initializing, clock=clock)
         except (AgentUnusable, Interrupted) as exc:
             self.problem = str(exc)
         finally:
@@ -155,11 +157,15 @@ class WarmPool:
                 self._starting -= 1
                 if client is not None:
                     self.started += 1
+                    stale = self.clock and not clock
                     if self._closed:
                         _close(client)
-                    else:
+                    elif not stale:
                         self._ready.append(client)
                 self._cond.notify_all()
+        if stale and client is not None:
+            _retire(client)
+            self._fill()
 
     def close(self) -> None:
         """Close the ready processes, and await the ones still starting (each closes itself
@@ -240,9 +246,8 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
     Other failures on the way do not stop it (a mutant may break a second rule first); once
     ``rule`` is seen, the liveness drain at the end is skipped. ``abort`` (set on Ctrl-C
     while replays run in threads) stops it after the current action. ``method``: see
-    :class:`Shows`. ``clock``: held, and without a pool, the agent starts under a clock the
-    replay sets to the recording's (the caller saw the real clock matter:
-    :meth:`WarmPool.hold_clock`)."""
+    :class:`Shows`. ``clock``: held without a pool, the agent starts under a clock the replay
+    sets to the recording's (the caller saw the real clock matter: ``WarmPool.hold_clock``)."""
     stop = Stop(abort)
     if stop.requested:
         return ReplayOutcome(False, [], [], None, INTERRUPTED)
