@@ -76,7 +76,7 @@ def group_alive(pgid: int) -> bool:
     orphans they may linger as entries forever.
     """
     if os.path.isdir("/proc"):
-        return any(state not in ("Z", "X") for _, state in _group_members(pgid))
+        return bool(group_pids(pgid))
     try:
         os.killpg(pgid, 0)
     except (ProcessLookupError, PermissionError):

@@ -463,7 +463,7 @@ def _schedule_of(path: Path, doc: dict[str, Any]) -> Any:
 
 def _replays(args: argparse.Namespace, doc: dict[str, Any], cfg: FuzzConfig,
              actions: list[Any], console: Console, schedule: Any = None) -> int:
-    from acp_model.fuzzing.inconclusive import unsure_of
+    from acp_model.fuzzing.inconclusive import clock_wanted
     from acp_model.fuzzing.shrink import replay_once
 
     rule = doc.get("rule")
@@ -481,8 +481,7 @@ def _replays(args: argparse.Namespace, doc: dict[str, Any], cfg: FuzzConfig,
         # the file's program recorded the schedule beside it: its events are expected
         outcome = replay_once(cfg, actions, rule, schedule=schedule, exact=True, clock=clock)
         hits += outcome.reproduced
-        clock = clock or (schedule is not None and not outcome.reproduced
-                          and unsure_of(outcome, schedule) is not None)
+        clock = clock or clock_wanted(outcome, schedule)
         if shown is None or not shown.reproduced:
             shown = outcome
         if outcome.error:

@@ -296,9 +296,6 @@ def _alive(pid: int) -> bool:
     return True
 
 
-__all__ = ["NOT_INSTALLED", "SETTINGS", "AgentClock", "blocker", "library", "sweep"]
-
-
 class ProcessClock:
     """What a schedule knows of its agent process's wall clock: the clock a replay can hold
     (None: the real one), why there is none, and the process group it must reach."""
@@ -336,3 +333,7 @@ class ProcessClock:
     def close(self) -> None:
         if self.agent is not None:
             self.agent.close()
+
+
+__all__ = ["NOT_INSTALLED", "SETTINGS", "AgentClock", "ProcessClock", "blocker", "library",
+           "sweep"]

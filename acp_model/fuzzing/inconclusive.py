@@ -28,8 +28,8 @@ from acp_model.model import wire_table
 from acp_model.model.vocab import ErrorCode
 from acp_model.report.text import ErrorReason
 
-__all__ = ["UNTOLD", "Unsure", "UnsureKind", "answered", "cancelled_before", "own_failure",
-           "reasons_json", "recounted", "unsure_in_words", "unsure_of"]
+__all__ = ["UNTOLD", "Unsure", "UnsureKind", "answered", "cancelled_before", "clock_wanted",
+           "own_failure", "reasons_json", "recounted", "unsure_in_words", "unsure_of"]
 
 Request = tuple[str, int]  # a request of ours: its method, and which of that method (1, 2, ...)
 
@@ -141,6 +141,14 @@ def unsure_of(outcome: ReplayOutcome, recording: Schedule | None) -> Unsure | No
         if (method, n) in results and not unsure.miss:
             return unsure
     return None
+
+
+def clock_wanted(outcome: ReplayOutcome, recording: Schedule | None) -> bool:
+    """Whether a held replay on the agent's real clock failed on its own where its recording
+    (which kept its clock) did not: the wall clock may be an input, so the next replays hold it
+    (``WarmPool.hold_clock``, ``acp-model replay``)."""
+    return outcome.held and not outcome.clock_held and recording is not None \
+        and recording.epoch is not None and unsure_of(outcome, recording) is not None
 
 
 def answered(schedule: Schedule) -> dict[Request, bool]:

@@ -6,10 +6,11 @@ Python interpreter, its configuration); minimizing runs dozens of replays. :clas
 keeps fresh, initialized processes ready and starts the next one while a replay runs, so a
 replay costs its program, not the start-up. A process is used once.
 
-A held replay holds the agent's wall clock too (``fuzzing/clock.py``): its process starts
-under libfaketime with the real clock, and the clock is set when its trial begins (a warm
-process is started before the schedule it will follow is known). A free-running replay from
-the pool runs on the real clock.
+A held replay can hold the agent's wall clock too (``fuzzing/clock.py``), once one on the
+real clock failed on its own (:meth:`WarmPool.hold_clock`): its process then starts under
+libfaketime with the real clock, and the clock is set when its trial begins (a warm process is
+started before the schedule it will follow is known). A free-running replay from such a
+process runs on the real clock.
 """
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ from acp_model.fuzzing.actions import (
     WaitMode,
 )
 from acp_model.fuzzing.config import FuzzConfig
-from acp_model.fuzzing.inconclusive import Unsure, reasons_json, unsure_of
+from acp_model.fuzzing.inconclusive import Unsure, clock_wanted, reasons_json, unsure_of
 from acp_model.fuzzing.program import Program, standalone
 from acp_model.fuzzing.recorder import Found, program_key
 from acp_model.fuzzing.replay import (
@@ -1325,9 +1325,7 @@ def _replay(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
     held one on the real clock in which the agent failed on its own makes the pool's next
     processes start under a clock the replays set (:meth:`WarmPool.hold_clock`)."""
     outcome = _replay_as_asked(cfg, actions, rule, abort, schedule, pool, exact, method)
-    if pool is not None and not pool.clock and outcome.held and not outcome.reproduced \
-            and schedule is not None and schedule.epoch is not None \
-            and unsure_of(outcome, schedule) is not None:
+    if pool is not None and not pool.clock and clock_wanted(outcome, schedule):
         pool.hold_clock()
     return outcome
 

@@ -24,13 +24,18 @@ def write(line: str) -> None:
         sys.stdout.flush()
 
 
+def parsed(line: str) -> object:
+    """The message a line holds (None: not JSON)."""
+    try:
+        return json.loads(line)
+    except ValueError:
+        return None
+
+
 def forward_input() -> None:
     assert agent.stdin is not None
     for line in sys.stdin:
-        try:
-            msg = json.loads(line)
-        except ValueError:
-            msg = None
+        msg = parsed(line)
         if isinstance(msg, dict) and msg.get("method") == "session/new" and not first:
             first.append(msg.get("id"))
         agent.stdin.write(line)
@@ -41,10 +46,7 @@ def forward_input() -> None:
 threading.Thread(target=forward_input, daemon=True).start()
 assert agent.stdout is not None
 for line in agent.stdout:
-    try:
-        msg = json.loads(line)
-    except ValueError:
-        msg = None
+    msg = parsed(line)
     if isinstance(msg, dict) and "method" not in msg and first and msg.get("id") == first[0]:
         threading.Timer(slow, write, (line,)).start()
         continue
