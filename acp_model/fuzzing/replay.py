@@ -185,8 +185,9 @@ class WarmPool:
 def _started(cfg: FuzzConfig, stop: Stop, alone: threading.Lock | None = None, *,
              spares: bool = True, clock: bool = False) -> FuzzClient:
     """A fresh agent process, initialized (``alone``: held while it initializes), making its
-    first spare session (``spares``: a program begins on it); ``clock``: under a wall clock a
-    held replay can set (``fuzzing/clock.py``), where it can be."""
+    first spare session (``spares``: a program begins on it; a process under a clock makes
+    it once its trial has set the clock); ``clock``: under a wall clock a held replay can set
+    (``fuzzing/clock.py``), where it can be."""
     agent_clock, why = AgentClock.for_agent(cfg.argv, cfg.env) if clock else (None, None)
     if agent_clock is not None:
         cfg = dataclasses.replace(cfg, env=agent_clock.env(cfg.env))
@@ -200,15 +201,25 @@ def _started(cfg: FuzzConfig, stop: Stop, alone: threading.Lock | None = None, *
     try:
         with alone or contextlib.nullcontext():
             client.initialize()
-        if spares and client.factory.ahead > 0:
+        if spares and agent_clock is None:
             # made now, a warm process's while it waits for its replay (kilo's first
-            # session/new took 5.8 s, s13), and recorded as its program's
-            client.schedule.begin_early()
-            client.factory.start()
+            # session/new took 5.8 s, s13); under a clock, once its trial has set it
+            _spares_ahead(client)
     except BaseException:
         _close(client)
         raise
     return client
+
+
+def _spares_ahead(client: FuzzClient) -> None:
+    """Begin making the process's spare sessions, recorded as its first program's. Under a
+    clock, only once the trial has set it: a spare made before would be made on the real
+    clock, and the recording's epoch would not say what the agent's clock read then
+    (gemini-cli's V1-LOAD-01, s14: a recorded load in its session's minute by the epoch,
+    answered because the session had been made an hour of real clock away)."""
+    if client.factory.ahead > 0:
+        client.schedule.begin_early()
+        client.factory.start()
 
 
 def _close(client: FuzzClient) -> None:
@@ -263,6 +274,8 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
         return ReplayOutcome(False, [], [], None, INTERRUPTED)
     hold = _hold(cfg, schedule, exact)
     clocked = client.schedule.follow(hold)  # its agent's wall clock too, where it can be
+    if client.schedule.clock.agent is not None:
+        _spares_ahead(client)  # on the clock the trial set (or the real one it keeps)
     error = None
     performed: int | None = None
     exited: tuple[int, int | None] | None = None

@@ -117,3 +117,28 @@ def test_an_agent_whose_process_libfaketime_does_not_reach_is_said_to_run_on_the
     held = replay_once(cfg, PROGRAM, RULE, schedule=across, exact=True, clock=True)
     assert held.held and not held.clock_held
     assert held.unclocked is not None and "does not load libfaketime" in held.unclocked
+
+
+@pytest.mark.parametrize("pooled", [False, True], ids=["fresh", "warm pool"])
+def test_an_agent_s_sessions_made_ahead_are_made_on_the_clock_its_trial_holds(
+        pooled: bool) -> None:
+    # a profile that makes sessions ahead of need (gemini-cli's): the spare a process makes
+    # before its trial would be made on the real clock (an hour from the recording's), so the
+    # control, whose prompt shares its session's minute in the recording, would be answered
+    # in a different minute and "reproduce"; made once the trial set the clock, it does not
+    cfg = dataclasses.replace(_cfg(), sessions_ahead=1)
+    same, across = _recording(cfg, across=False), _recording(cfg, across=True)
+    with WarmPool(cfg, 1) as pool:
+        pool.hold_clock()
+        for schedule, expected in ((same, False), (across, True)):
+            held = replay_once(cfg, PROGRAM, RULE, schedule=schedule, exact=True, clock=True,
+                               pool=pool if pooled else None)
+            assert held.clock_held, held.unclocked
+            assert held.reproduced is expected, (expected, held.violations, held.divergence)
+            assert held.schedule is not None and held.schedule.epoch is not None
+            # the replay's own recording says what the agent's clock read: its session's
+            # minute and its prompt's are those of the recording it was held to
+            new = _write(held.schedule, "session/new")
+            prompt = _write(held.schedule, "session/prompt")
+            minutes = {held.schedule.clock_at(k) // 60 for k in (new, prompt)}
+            assert (len(minutes) == 2) is expected, minutes
