@@ -305,16 +305,17 @@ class ProcessClock:
         self.unclocked: str | None = None  # why the process has no clock a replay can hold
         self.pgid: int | None = None  # the agent's process group (what the clock must reach)
 
-    def follow(self, epoch: float | None) -> bool:
-        """A held replay begins whose recording's clock read ``epoch`` at t=0: set the
-        agent's clock to it, if the whole agent reads it; returns whether it is held."""
-        if self.agent is None or epoch is None:
+    def follow(self, first: float | None) -> bool:
+        """A held replay begins whose recording's clock read ``first`` first (its epoch, or
+        earlier: ``Schedule.first_clock``): set the agent's clock to it, if the whole agent
+        reads it; returns whether it is held."""
+        if self.agent is None or first is None:
             return False
         missed = self.agent.unreached(self.pgid) if self.pgid is not None else None
         if missed is not None:
             self.unclocked = missed  # the whole agent on the real clock, not part of it
             return False
-        self.agent.start(epoch)
+        self.agent.start(first)
         return True
 
     def advance(self, wall: float) -> None:

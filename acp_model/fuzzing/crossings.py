@@ -194,7 +194,7 @@ class ScheduleLog:
         """A replay held to ``hold`` 's schedule begins (None: free-running); returns whether
         the agent's clock is held too (its process has a clock, the schedule an epoch)."""
         self.hold = hold
-        return self.clock.follow(hold.schedule.epoch if hold is not None else None)
+        return self.clock.follow(hold.schedule.first_clock() if hold is not None else None)
 
     def _tick(self, j: int | None) -> None:
         """A held input whose recorded match is ``j`` is about to be issued: the agent's
@@ -281,8 +281,12 @@ class ScheduleLog:
         for i in picked:
             e = dataclasses.replace(events[i], session=rebase(events[i].session),
                                     cause=rebase(events[i].cause))
-            if i < start:  # made before this program: no action of it issued it
-                e = dataclasses.replace(e, action=None, by_action=False, t=t0)
+            if i < start:  # made before this program: no action of it issued it; paced as
+                # its first event, yet its clock reads when it crossed (a shared process's
+                # session made minutes before: gemini-cli's history is lost by a load in
+                # the clock minute its session was made, s15)
+                e = dataclasses.replace(e, action=None, by_action=False, t=t0,
+                                        ahead=e.ahead + e.t - t0)
             out.append(e)
         return Schedule(tuple(out), n, epoch)
 

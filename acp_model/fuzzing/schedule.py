@@ -220,7 +220,9 @@ class Schedule:
     """The recorded order of one program's run on a fresh connection: ``actions`` is the
     program's length (the teardown's action index); ``epoch``: what the agent's wall clock
     read at t=0 (epoch seconds; None: a schedule recorded before it was kept, replayed with
-    the real clock)."""
+    the real clock). An event's ``ahead`` is how far the clock read past ``epoch + t``: a held
+    replay moved it forward, or (negative) a session made before the program crossed earlier
+    than the ``t`` it is paced by."""
 
     events: tuple[Crossing, ...]
     actions: int
@@ -232,6 +234,13 @@ class Schedule:
             return None
         e = self.events[k]
         return self.epoch + e.t + e.ahead
+
+    def first_clock(self) -> float | None:
+        """What a held replay's agent clock reads at its start: the earliest reading of
+        the recording, its epoch or earlier (a session made before the program, on a shared
+        process, crossed before t=0 by its clock); the clock moves only forward from there."""
+        readings = [w for k in range(len(self.events)) if (w := self.clock_at(k)) is not None]
+        return None if self.epoch is None else min([self.epoch, *readings])
 
     def said(self, k: int) -> str:
         """Its event ``k`` in a divergence's words, placed in the program (an action, the

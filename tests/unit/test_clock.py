@@ -141,6 +141,48 @@ def test_a_held_input_moves_the_clock_to_its_recorded_reading() -> None:
     clock.close()
 
 
+def test_a_session_made_before_its_program_keeps_its_clock_reading(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # a shared process (the fuzz run's): the session is made by one example, a later one
+    # prompts it two minutes on; the later program's schedule paces the making as its first
+    # event, but says the agent's clock read two minutes earlier then (gemini-cli loses a
+    # session's history on a load in the clock minute it was made: a replay whose session is
+    # made in the load's minute fails on its own, s15)
+    log = ScheduleLog(threading.Condition())
+    log.start()
+    log.act(0)
+    new = _write(1, "session/new")
+    log.before_write([new])
+    log.on_record(new)
+    log.on_record({"dir": "a2c", "msg": {"jsonrpc": "2.0", "id": 1,
+                                         "result": {"sessionId": "s1"}}})
+    later = time.monotonic() + 120.0
+    monkeypatch.setattr(time, "monotonic", lambda: later)
+    start = log.start()  # the later example
+    log.act(0)
+    sent = _write(2, "session/prompt", sessionId="s1", prompt=[])
+    log.before_write([sent])
+    log.on_record(sent)
+    monkeypatch.undo()
+    recorded = log.schedule(start, 1)
+    kinds = [e.what for e in recorded.events]
+    made, prompt = kinds.index((Crossed.REQUEST, "session/new")), \
+        kinds.index((Crossed.REQUEST, "session/prompt"))
+    assert recorded.events[made].t == recorded.events[prompt].t  # paced as its first event
+    made_at, prompt_at = recorded.clock_at(made), recorded.clock_at(prompt)
+    assert made_at is not None and prompt_at is not None
+    assert prompt_at - made_at == pytest.approx(120.0, abs=1.0)
+    again = Schedule.from_json(recorded.to_json())
+    assert again == recorded and again.first_clock() == pytest.approx(made_at)
+    # a held replay starts the agent's clock at the making, so its prompt is two minutes on
+    clock = _clock()
+    replay = ScheduleLog(threading.Condition())
+    replay.clock.agent = clock
+    assert replay.follow(Hold(again))
+    assert clock.now() == pytest.approx(made_at, abs=0.5)
+    clock.close()
+
+
 def test_a_schedule_without_an_epoch_leaves_the_clock_alone() -> None:
     clock = _clock()
     log = ScheduleLog(threading.Condition())
