@@ -28,7 +28,8 @@ from acp_model.model import wire_table
 from acp_model.model.vocab import ErrorCode
 from acp_model.report.text import ErrorReason
 
-__all__ = ["UNTOLD", "Unsure", "UnsureKind", "answered", "cancelled_before", "clock_wanted",
+__all__ = ["CLOCK_SPREAD", "UNTOLD", "Unsure", "UnsureKind", "answered", "cancelled_before",
+           "clock_spread", "clock_wanted",
            "own_failure", "reasons_json", "recounted", "unsure_in_words", "unsure_of"]
 
 Request = tuple[str, int]  # a request of ours: its method, and which of that method (1, 2, ...)
@@ -143,12 +144,34 @@ def unsure_of(outcome: ReplayOutcome, recording: Schedule | None) -> Unsure | No
     return None
 
 
+# seconds the recording's clock ran past a replay's: beyond it the replay's wall clock did not
+# read what the recording's had (a session a shared process made minutes before its program)
+CLOCK_SPREAD = 1.0
+
+
 def clock_wanted(outcome: ReplayOutcome, recording: Schedule | None) -> bool:
-    """Whether a held replay on the agent's real clock failed on its own where its recording
-    (which kept its clock) did not: the wall clock may be an input, so the next replays hold it
-    (``WarmPool.hold_clock``, ``acp-model replay``)."""
-    return outcome.held and not outcome.clock_held and recording is not None \
-        and recording.epoch is not None and unsure_of(outcome, recording) is not None
+    """Whether the wall clock may be an input, so the next replays hold it
+    (``WarmPool.hold_clock``, ``acp-model replay``): a held replay on the agent's real clock
+    failed on its own where its recording (which kept its clock) did not, or did not reproduce
+    and its recording's clock spanned more than its own (gemini-cli's load in the clock minute
+    its session was made answers without the history, s15: no failure of its own to see)."""
+    if not outcome.held or outcome.clock_held or recording is None or recording.epoch is None:
+        return False
+    if unsure_of(outcome, recording) is not None:
+        return True
+    return not outcome.reproduced and clock_spread(recording, outcome) > CLOCK_SPREAD
+
+
+def clock_spread(recording: Schedule, outcome: ReplayOutcome) -> float:
+    """How many seconds more the recording's clock spanned, from its first reading to its
+    last, than the replay ``outcome`` ran."""
+    readings = [w for k in range(len(recording.events)) if (w := recording.clock_at(k)) is not None]
+    first = recording.first_clock()
+    if not readings or first is None:
+        return 0.0
+    own = outcome.schedule
+    ran = own.events[-1].t - own.events[0].t if own is not None and own.events else outcome.seconds
+    return max(readings) - first - ran
 
 
 def answered(schedule: Schedule) -> dict[Request, bool]:

@@ -5,6 +5,7 @@ clock."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -284,22 +285,27 @@ class _Pool:
         self.clock = True
 
 
-@pytest.mark.parametrize(("exited", "reproduced", "epoch", "asks"), [
-    ((1, 1), False, 1.0, 1),  # held on the real clock, the agent exited on its own: the clock
-    (None, False, 1.0, 0),  # did not reproduce, and failed on nothing of its own: evidence
-    ((1, 1), True, 1.0, 0),  # reproduced: the real clock served
-    ((1, 1), False, None, 0),  # a recording without a clock has none to hold
+@pytest.mark.parametrize(("exited", "reproduced", "epoch", "before", "asks"), [
+    ((1, 1), False, 1.0, 0.0, 1),  # held on the real clock, the agent exited on its own: clock
+    (None, False, 1.0, 0.0, 0),  # did not reproduce, failed on nothing of its own: evidence
+    ((1, 1), True, 1.0, 0.0, 0),  # reproduced: the real clock served
+    ((1, 1), False, None, 0.0, 0),  # a recording without a clock has none to hold
+    # did not reproduce, and its session was made two minutes (by the recording's clock)
+    # before the rest, which the replay ran in a moment: its clock read unlike the recording's
+    (None, False, 1.0, 120.0, 1),
+    (None, True, 1.0, 120.0, 0),  # it reproduced all the same
+    (None, False, 1.0, 0.5, 0),  # within the slack
 ])
 def test_the_clock_is_held_only_once_a_held_replay_on_the_real_clock_failed_on_its_own(
         monkeypatch: pytest.MonkeyPatch, exited: tuple[int, int] | None, reproduced: bool,
-        epoch: float | None, asks: int) -> None:
+        epoch: float | None, before: float, asks: int) -> None:
     """libfaketime changes some agents (claude-agent-acp's Claude Code child exits at its
     shared-memory set-up): a pool's processes start under it only after cause."""
     from acp_model.fuzzing import shrink
     from acp_model.fuzzing.config import FuzzConfig
     from acp_model.fuzzing.replay import ReplayOutcome
 
-    recording = Schedule((NEW, MADE), 2, epoch)
+    recording = Schedule((dataclasses.replace(NEW, ahead=-before), MADE), 2, epoch)
     outcome = ReplayOutcome(reproduced, [], [], None, held=True, exited=exited,
                             unclocked="the real clock was kept")
     monkeypatch.setattr(shrink, "replay_once", lambda *a, **k: outcome)
