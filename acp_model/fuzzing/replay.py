@@ -100,6 +100,7 @@ class WarmPool:
         # libfaketime changes some agents (claude-agent-acp's Claude Code child exits at its
         # shared-memory set-up), so an agent is not run under it without cause
         self.clock = False
+        self.clock_broke = False  # the clock made the agent fail on its own: never again
 
     def __enter__(self) -> WarmPool:
         return self
@@ -126,10 +127,20 @@ class WarmPool:
         """From now on its processes start under a clock a held replay can set: a held
         replay on the real clock failed on its own where its recording did not (an answer,
         an exit), so the wall clock may be an input; the processes warm without it go."""
+        self._switch(True)
+
+    def drop_clock(self) -> None:
+        """From now on, and for good, its processes start on the real clock: a held replay
+        under the clock failed on its own where its recording did not (libfaketime changes
+        some agents); the processes warm under it go."""
+        self.clock_broke = True
+        self._switch(False)
+
+    def _switch(self, clock: bool) -> None:
         with self._cond:
-            if self.clock:
+            if self.clock is clock or (clock and self.clock_broke):
                 return
-            self.clock = True
+            self.clock = clock
             ready, self._ready = self._ready, []
         for client in ready:
             _retire(client)
@@ -148,7 +159,7 @@ class WarmPool:
     def _start_one(self) -> None:
         client = None
         clock = self.clock
-        stale = False  # started on the real clock, ready after hold_clock: it goes
+        stale = False  # started on the other clock than the pool's when ready: it goes
         try:
             client = _started(self.cfg, self.stop, self._initializing, clock=clock)
         except (AgentUnusable, Interrupted) as exc:
@@ -158,7 +169,7 @@ class WarmPool:
                 self._starting -= 1
                 if client is not None:
                     self.started += 1
-                    stale = self.clock and not clock
+                    stale = self.clock is not clock
                     if self._closed:
                         _close(client)
                     elif not stale:
@@ -222,6 +233,15 @@ def _spares_ahead(client: FuzzClient) -> None:
         client.factory.start()
 
 
+def _begin(client: FuzzClient, hold: Hold | None) -> bool:
+    """A trial begins on ``client``'s process: held to ``hold`` (None: free), its agent's wall
+    clock too where it can be (returned); a process under a clock makes its spares from now."""
+    clocked = client.schedule.follow(hold)
+    if client.schedule.clock.agent is not None:
+        _spares_ahead(client)  # on the clock the trial set (or the real one it keeps)
+    return clocked
+
+
 def _close(client: FuzzClient) -> None:
     """End an agent process, then its clock's file (read until the process ends)."""
     client.close()
@@ -273,9 +293,7 @@ def replay_once(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
     except Interrupted:
         return ReplayOutcome(False, [], [], None, INTERRUPTED)
     hold = _hold(cfg, schedule, exact)
-    clocked = client.schedule.follow(hold)  # its agent's wall clock too, where it can be
-    if client.schedule.clock.agent is not None:
-        _spares_ahead(client)  # on the clock the trial set (or the real one it keeps)
+    clocked = _begin(client, hold)
     error = None
     performed: int | None = None
     exited: tuple[int, int | None] | None = None

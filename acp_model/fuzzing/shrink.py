@@ -44,7 +44,13 @@ from acp_model.fuzzing.actions import (
     WaitMode,
 )
 from acp_model.fuzzing.config import FuzzConfig
-from acp_model.fuzzing.inconclusive import Unsure, clock_wanted, reasons_json, unsure_of
+from acp_model.fuzzing.inconclusive import (
+    Unsure,
+    clock_broke,
+    clock_wanted,
+    reasons_json,
+    unsure_of,
+)
 from acp_model.fuzzing.program import Program, standalone
 from acp_model.fuzzing.recorder import Found, program_key
 from acp_model.fuzzing.replay import (
@@ -1322,11 +1328,14 @@ def _replay(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
             pool: WarmPool | None, exact: bool = False,
             method: str | None = None) -> ReplayOutcome:
     """One replay through this module's ``replay_once`` (tests put a stand-in there); a
-    held one on the real clock in which the agent failed on its own makes the pool's next
-    processes start under a clock the replays set (:meth:`WarmPool.hold_clock`)."""
+    held one on the real clock that shows the clock may matter makes the pool's next
+    processes start under a clock the replays set (:meth:`WarmPool.hold_clock`), and one
+    under it in which the agent failed on its own puts them back for good (``drop_clock``)."""
     outcome = _replay_as_asked(cfg, actions, rule, abort, schedule, pool, exact, method)
     if pool is not None and not pool.clock and clock_wanted(outcome, schedule):
         pool.hold_clock()
+    elif pool is not None and pool.clock and clock_broke(outcome, schedule):
+        pool.drop_clock()
     return outcome
 
 

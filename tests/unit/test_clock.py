@@ -314,3 +314,25 @@ def test_the_clock_is_held_only_once_a_held_replay_on_the_real_clock_failed_on_i
         shrink._replay(FuzzConfig(["true"]), [], "X", threading.Event(), recording,
                        pool)  # type: ignore[arg-type]
     assert pool.asked == asks
+
+
+def test_a_clock_that_makes_the_agent_fail_on_its_own_is_dropped_for_good(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The clock after cause, and back for good once under it the agent failed on its own
+    (claude-agent-acp's child exits at libfaketime's set-up): no switching back and forth."""
+    from acp_model.fuzzing import shrink
+    from acp_model.fuzzing.config import FuzzConfig
+    from acp_model.fuzzing.replay import ReplayOutcome, WarmPool
+
+    recording = Schedule((dataclasses.replace(NEW, ahead=-120.0), MADE), 2, 1.0)
+    missed = ReplayOutcome(False, [], [], None, held=True, unclocked="the real clock was kept")
+    failed = ReplayOutcome(False, [], [], None, held=True, exited=(1, 1))  # under the clock
+    outcomes = iter([missed, failed, missed])
+    monkeypatch.setattr(shrink, "replay_once", lambda *a, **k: next(outcomes))
+    cfg = FuzzConfig(["true"])
+    with WarmPool(cfg, 0) as pool:
+        seen = []
+        for _ in range(3):
+            shrink._replay(cfg, [], "X", threading.Event(), recording, pool)
+            seen.append(pool.clock)
+        assert seen == [True, False, False] and pool.clock_broke
