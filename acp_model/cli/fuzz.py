@@ -463,7 +463,8 @@ def _schedule_of(path: Path, doc: dict[str, Any]) -> Any:
 
 def _replays(args: argparse.Namespace, doc: dict[str, Any], cfg: FuzzConfig,
              actions: list[Any], console: Console, schedule: Any = None) -> int:
-    from acp_model.fuzzing.inconclusive import clock_broke, clock_wanted
+    from acp_model.fuzzing.clock import ClockChoice
+    from acp_model.fuzzing.inconclusive import clock_wanted, unsure_of
     from acp_model.fuzzing.shrink import replay_once
 
     rule = doc.get("rule")
@@ -474,7 +475,7 @@ def _replays(args: argparse.Namespace, doc: dict[str, Any], cfg: FuzzConfig,
     shown = None  # the run the HTML page draws: the first that reproduced, else the last
     how = "under the recorded schedule" if schedule is not None else "free-running"
     clock = False  # the agent under a clock the replay sets, once the real clock mattered
-    broke = False  # ... until it made the agent fail on its own (libfaketime changes some)
+    choice = ClockChoice()
     console.print(f"{args.runs} fresh-process replay(s) {how}"
                   + ("" if schedule is not None or args.free else
                      " (the replay file names no schedule)"))
@@ -482,9 +483,10 @@ def _replays(args: argparse.Namespace, doc: dict[str, Any], cfg: FuzzConfig,
         # the file's program recorded the schedule beside it: its events are expected
         outcome = replay_once(cfg, actions, rule, schedule=schedule, exact=True, clock=clock)
         hits += outcome.reproduced
-        if clock and clock_broke(outcome, schedule):
-            clock, broke = False, True  # the clock made the agent fail: the real one for good
-        clock = clock or (not broke and clock_wanted(outcome, schedule))
+        if outcome.held:
+            clock = choice.weigh(wanted=clock_wanted(outcome, schedule),
+                                 clocked=outcome.clock_held,
+                                 failed=unsure_of(outcome, schedule) is not None)
         if shown is None or not shown.reproduced:
             shown = outcome
         if outcome.error:

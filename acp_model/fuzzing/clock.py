@@ -37,6 +37,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from acp_model.process import group_pids
@@ -336,5 +337,42 @@ class ProcessClock:
             self.agent.close()
 
 
-__all__ = ["NOT_INSTALLED", "SETTINGS", "AgentClock", "ProcessClock", "blocker", "library",
-           "sweep"]
+
+
+# held replays under the clock in which the agent failed on its own, none going right, after
+# which the clock goes for good (one may be a race of the agent's own)
+DROP_AFTER = 2
+
+
+@dataclass
+class ClockChoice:
+    """Whether replays hold the agent's wall clock, from what held replays showed: from the
+    first one on the real clock that says it may matter (``inconclusive.clock_wanted``), and
+    back to the real clock for good once, under it, the agent failed on its own
+    :data:`DROP_AFTER` times with no replay under it going right: libfaketime changes some
+    agents (claude-agent-acp's Claude Code child exits at its shared-memory set-up, s14),
+    while under a clock that serves, a failure of its own is the agent's (gemini-cli, s15: a
+    clock dropped at one such trial left every later replay on the real clock)."""
+
+    held: bool = False
+    dropped: bool = False
+    worked: bool = False  # a replay under the clock went right: it serves
+    failures: int = 0
+
+    def weigh(self, *, wanted: bool, clocked: bool, failed: bool) -> bool:
+        """One held replay: ``wanted`` (on the real clock, the clock may matter), ``clocked``
+        (it ran under the clock), ``failed`` (the agent failed on its own where the recording
+        did not); returns whether the clock is held from now on."""
+        if not self.held:
+            self.held = wanted and not self.dropped
+        elif clocked and not failed:
+            self.worked = True
+        elif clocked and not self.worked:
+            self.failures += 1
+            if self.failures >= DROP_AFTER:
+                self.held, self.dropped = False, True
+        return self.held
+
+
+__all__ = ["DROP_AFTER", "NOT_INSTALLED", "SETTINGS", "AgentClock", "ClockChoice", "ProcessClock",
+           "blocker", "library", "sweep"]

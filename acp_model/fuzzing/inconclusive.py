@@ -29,7 +29,7 @@ from acp_model.model.vocab import ErrorCode
 from acp_model.report.text import ErrorReason
 
 __all__ = ["CLOCK_SPREAD", "UNTOLD", "Unsure", "UnsureKind", "answered", "cancelled_before",
-           "clock_broke", "clock_spread", "clock_wanted",
+           "clock_spread", "clock_wanted",
            "own_failure", "reasons_json", "recounted", "unsure_in_words", "unsure_of"]
 
 Request = tuple[str, int]  # a request of ours: its method, and which of that method (1, 2, ...)
@@ -160,14 +160,6 @@ def clock_wanted(outcome: ReplayOutcome, recording: Schedule | None) -> bool:
     if unsure_of(outcome, recording) is not None:
         return True
     return not outcome.reproduced and clock_spread(recording, outcome) > CLOCK_SPREAD
-
-
-def clock_broke(outcome: ReplayOutcome, recording: Schedule | None) -> bool:
-    """Whether a held replay under the clock failed on its own where its recording did not:
-    libfaketime changes some agents (claude-agent-acp's Claude Code child exits at its
-    shared-memory set-up, s14), so the replays go back to the real clock for good."""
-    return outcome.held and outcome.clock_held and recording is not None \
-        and unsure_of(outcome, recording) is not None
 
 
 def clock_spread(recording: Schedule, outcome: ReplayOutcome) -> float:

@@ -26,7 +26,7 @@ from typing import Any
 
 from acp_model.fuzzing.actions import Action
 from acp_model.fuzzing.client import AgentUnusable, FuzzClient
-from acp_model.fuzzing.clock import AgentClock
+from acp_model.fuzzing.clock import AgentClock, ClockChoice
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.hold import Hold, describe_divergence
 from acp_model.fuzzing.pool import Example
@@ -100,7 +100,7 @@ class WarmPool:
         # libfaketime changes some agents (claude-agent-acp's Claude Code child exits at its
         # shared-memory set-up), so an agent is not run under it without cause
         self.clock = False
-        self.clock_broke = False  # the clock made the agent fail on its own: never again
+        self.choice = ClockChoice()  # what held replays showed of the clock
 
     def __enter__(self) -> WarmPool:
         return self
@@ -124,21 +124,18 @@ class WarmPool:
         return client
 
     def hold_clock(self) -> None:
-        """From now on its processes start under a clock a held replay can set: a held
-        replay on the real clock failed on its own where its recording did not (an answer,
-        an exit), so the wall clock may be an input; the processes warm without it go."""
-        self._switch(True)
+        """From now on its processes start under a clock a held replay can set (the wall
+        clock may be an input); the processes warm without it go."""
+        self.weigh_clock(wanted=True, clocked=False, failed=False)
 
-    def drop_clock(self) -> None:
-        """From now on, and for good, its processes start on the real clock: a held replay
-        under the clock failed on its own where its recording did not (libfaketime changes
-        some agents); the processes warm under it go."""
-        self.clock_broke = True
-        self._switch(False)
+    def weigh_clock(self, *, wanted: bool, clocked: bool, failed: bool) -> None:
+        """One held replay's evidence on the agent's wall clock (``ClockChoice.weigh``); the
+        processes warm on the other clock than the one chosen go."""
+        self._switch(self.choice.weigh(wanted=wanted, clocked=clocked, failed=failed))
 
     def _switch(self, clock: bool) -> None:
         with self._cond:
-            if self.clock is clock or (clock and self.clock_broke):
+            if self.clock is clock:
                 return
             self.clock = clock
             ready, self._ready = self._ready, []

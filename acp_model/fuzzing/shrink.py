@@ -44,13 +44,7 @@ from acp_model.fuzzing.actions import (
     WaitMode,
 )
 from acp_model.fuzzing.config import FuzzConfig
-from acp_model.fuzzing.inconclusive import (
-    Unsure,
-    clock_broke,
-    clock_wanted,
-    reasons_json,
-    unsure_of,
-)
+from acp_model.fuzzing.inconclusive import Unsure, clock_wanted, reasons_json, unsure_of
 from acp_model.fuzzing.program import Program, standalone
 from acp_model.fuzzing.recorder import Found, program_key
 from acp_model.fuzzing.replay import (
@@ -1327,15 +1321,13 @@ def _replay(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
             abort: threading.Event, schedule: Schedule | None,
             pool: WarmPool | None, exact: bool = False,
             method: str | None = None) -> ReplayOutcome:
-    """One replay through this module's ``replay_once`` (tests put a stand-in there); a
-    held one on the real clock that shows the clock may matter makes the pool's next
-    processes start under a clock the replays set (:meth:`WarmPool.hold_clock`), and one
-    under it in which the agent failed on its own puts them back for good (``drop_clock``)."""
+    """One replay through this module's ``replay_once`` (tests put a stand-in there); what a
+    held one shows of the agent's wall clock chooses the clock of the pool's next processes
+    (:meth:`WarmPool.weigh_clock`)."""
     outcome = _replay_as_asked(cfg, actions, rule, abort, schedule, pool, exact, method)
-    if pool is not None and not pool.clock and clock_wanted(outcome, schedule):
-        pool.hold_clock()
-    elif pool is not None and pool.clock and clock_broke(outcome, schedule):
-        pool.drop_clock()
+    if pool is not None and outcome.held:
+        pool.weigh_clock(wanted=clock_wanted(outcome, schedule), clocked=outcome.clock_held,
+                         failed=unsure_of(outcome, schedule) is not None)
     return outcome
 
 

@@ -273,66 +273,69 @@ def test_the_matrix_page_says_the_clock_was_held() -> None:
     assert "and clock" not in reproduction_text({**finding, "clock": False})
 
 
-class _Pool:
-    """A warm pool's clock switch, as ``shrink._replay`` sees it."""
-
-    def __init__(self) -> None:
-        self.clock = False
-        self.asked = 0
-
-    def hold_clock(self) -> None:
-        self.asked += 1
-        self.clock = True
-
-
-@pytest.mark.parametrize(("exited", "reproduced", "epoch", "before", "asks"), [
-    ((1, 1), False, 1.0, 0.0, 1),  # held on the real clock, the agent exited on its own: clock
-    (None, False, 1.0, 0.0, 0),  # did not reproduce, failed on nothing of its own: evidence
-    ((1, 1), True, 1.0, 0.0, 0),  # reproduced: the real clock served
-    ((1, 1), False, None, 0.0, 0),  # a recording without a clock has none to hold
+@pytest.mark.parametrize(("exited", "reproduced", "epoch", "before", "held"), [
+    ((1, 1), False, 1.0, 0.0, True),  # on the real clock, the agent exited on its own: clock
+    (None, False, 1.0, 0.0, False),  # did not reproduce, failed on nothing of its own: evidence
+    ((1, 1), True, 1.0, 0.0, False),  # reproduced: the real clock served
+    ((1, 1), False, None, 0.0, False),  # a recording without a clock has none to hold
     # did not reproduce, and its session was made two minutes (by the recording's clock)
     # before the rest, which the replay ran in a moment: its clock read unlike the recording's
-    (None, False, 1.0, 120.0, 1),
-    (None, True, 1.0, 120.0, 0),  # it reproduced all the same
-    (None, False, 1.0, 0.5, 0),  # within the slack
+    (None, False, 1.0, 120.0, True),
+    (None, True, 1.0, 120.0, False),  # it reproduced all the same
+    (None, False, 1.0, 0.5, False),  # within the slack
 ])
 def test_the_clock_is_held_only_once_a_held_replay_on_the_real_clock_failed_on_its_own(
         monkeypatch: pytest.MonkeyPatch, exited: tuple[int, int] | None, reproduced: bool,
-        epoch: float | None, before: float, asks: int) -> None:
+        epoch: float | None, before: float, held: bool) -> None:
     """libfaketime changes some agents (claude-agent-acp's Claude Code child exits at its
     shared-memory set-up): a pool's processes start under it only after cause."""
     from acp_model.fuzzing import shrink
     from acp_model.fuzzing.config import FuzzConfig
-    from acp_model.fuzzing.replay import ReplayOutcome
+    from acp_model.fuzzing.replay import ReplayOutcome, WarmPool
 
     recording = Schedule((dataclasses.replace(NEW, ahead=-before), MADE), 2, epoch)
     outcome = ReplayOutcome(reproduced, [], [], None, held=True, exited=exited,
                             unclocked="the real clock was kept")
     monkeypatch.setattr(shrink, "replay_once", lambda *a, **k: outcome)
-    pool = _Pool()
-    for _ in range(2):
-        shrink._replay(FuzzConfig(["true"]), [], "X", threading.Event(), recording,
-                       pool)  # type: ignore[arg-type]
-    assert pool.asked == asks
+    cfg = FuzzConfig(["true"])
+    with WarmPool(cfg, 0) as pool:
+        for _ in range(2):
+            shrink._replay(cfg, [], "X", threading.Event(), recording, pool)
+        assert pool.clock is held and not pool.choice.dropped
 
 
+@pytest.mark.parametrize(("under_clock", "chosen"), [
+    # claude-agent-acp's child exits under libfaketime: every replay under it fails on its own,
+    # and after DROP_AFTER of them the real clock comes back for good
+    (["failed", "failed", "missed"], [True, False, False]),
+    # a clock that served (gemini-cli: the replay under it reproduced) is kept when a later
+    # replay under it fails on its own: that is the agent's, not libfaketime's (s15)
+    (["reproduced", "failed", "failed", "failed"], [True, True, True, True]),
+    (["failed", "reproduced", "failed", "failed"], [True, True, True, True]),
+])
 def test_a_clock_that_makes_the_agent_fail_on_its_own_is_dropped_for_good(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, under_clock: list[str], chosen: list[bool]) -> None:
     """The clock after cause, and back for good once under it the agent failed on its own
-    (claude-agent-acp's child exits at libfaketime's set-up): no switching back and forth."""
+    with no replay under it going right: no switching back and forth."""
     from acp_model.fuzzing import shrink
+    from acp_model.fuzzing.clock import DROP_AFTER
     from acp_model.fuzzing.config import FuzzConfig
     from acp_model.fuzzing.replay import ReplayOutcome, WarmPool
 
+    assert DROP_AFTER == 2  # the cases count on it
     recording = Schedule((dataclasses.replace(NEW, ahead=-120.0), MADE), 2, 1.0)
-    missed = ReplayOutcome(False, [], [], None, held=True, unclocked="the real clock was kept")
-    failed = ReplayOutcome(False, [], [], None, held=True, exited=(1, 1))  # under the clock
-    outcomes = iter([missed, failed, missed])
+    real = ReplayOutcome(False, [], [], None, held=True, unclocked="the real clock was kept")
+    clocked = {"failed": ReplayOutcome(False, [], [], None, held=True, exited=(1, 1)),
+               "reproduced": ReplayOutcome(True, [], [], None, held=True),
+               "missed": real}
+    outcomes = iter([real, *(clocked[name] for name in under_clock)])
     monkeypatch.setattr(shrink, "replay_once", lambda *a, **k: next(outcomes))
     cfg = FuzzConfig(["true"])
     with WarmPool(cfg, 0) as pool:
         seen = []
-        for _ in range(3):
+        for _ in range(1 + len(under_clock)):
             shrink._replay(cfg, [], "X", threading.Event(), recording, pool)
             seen.append(pool.clock)
-        assert seen == [True, False, False] and pool.clock_broke
+        # the first, on the real clock, missed with a wide recorded clock: the clock is held
+        assert seen == [True, *chosen]
+        assert pool.choice.dropped is (False in chosen)
