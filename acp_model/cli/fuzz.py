@@ -471,7 +471,7 @@ def _replays(args: argparse.Namespace, doc: dict[str, Any], cfg: FuzzConfig,
     hits = 0
     errors = []
     diverged = []
-    unclocked: list[str] = []  # why a held run ran on the agent's real wall clock
+    unclocked: list[tuple[int, str]] = []  # each held run on the agent's real clock, and why
     shown = None  # the run the HTML page draws: the first that reproduced, else the last
     how = "under the recorded schedule" if schedule is not None else "free-running"
     clock = False  # the agent under a clock the replay sets, once the real clock mattered
@@ -494,17 +494,20 @@ def _replays(args: argparse.Namespace, doc: dict[str, Any], cfg: FuzzConfig,
         if outcome.divergence:
             diverged.append(outcome.divergence)
         if outcome.unclocked:
-            unclocked.append(outcome.unclocked)
+            unclocked.append((n + 1, outcome.unclocked))
         seen = sorted({v.rule for v in outcome.violations})
         console.print(f"run {n + 1}: {'reproduced' if outcome.reproduced else 'not reproduced'}"
                       + (f" (failures: {', '.join(seen)})" if seen else "")
+                      + ("; the agent's wall clock held" if outcome.clock_held else "")
                       + (f"; left its schedule: {escape(outcome.divergence)}"
                          if outcome.divergence and not outcome.reproduced else ""))
     if schedule is not None and not unclocked:
         how += " and clock"  # the agent's wall clock held too (fuzzing/clock.py)
     console.print(f"[bold]reproduced {hits}/{args.runs} {how}[/] ({rule})")
-    for why in sorted(set(unclocked)):
-        console.print(f"note: the agent's wall clock was not held: {escape(why)}")
+    for why in dict.fromkeys(why for _, why in unclocked):
+        runs = ", ".join(str(n) for n, said in unclocked if said == why)
+        console.print(f"note: the agent's wall clock was not held in run(s) {runs}: "
+                      f"{escape(why)}")
     for err in sorted(set(errors)):
         console.print(f"note: {escape(err)}")
     if args.html and shown is not None:
