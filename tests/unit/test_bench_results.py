@@ -28,10 +28,11 @@ def test_a_recorded_command_leaves_out_the_notes(tmp_path: Path,
 def test_the_reproduction_figures_count_a_re_judged_run_s_shared_sightings() -> None:
     """Re-judging keeps only today's failures in a row's report.json and the run's own record
     under ``recorded``: the kept s12 run's figures counted 0 shared-process sightings where
-    the run had 2 (claude-agent-acp v2's SDK-PROMPT-03, kimi-cli v1's SESS-07)."""
+    the run had 2 (claude-agent-acp v2's SDK-PROMPT-03, kimi-cli v1's SESS-07). Read on s14's
+    kimi-cli row (``tests/data/s14-run``): the kept s15 run has no such sighting."""
     from benchmarks import reproduction
 
-    run = Path(__file__).resolve().parents[2] / "docs" / "matrix-run"
+    run = Path(__file__).resolve().parents[1] / "data" / "s14-run"
     found = reproduction.reports([str(run)])
     table = reproduction.rows(found)
     failures, shared = reproduction.standing_apart(table)
