@@ -84,6 +84,9 @@ NOT_JUDGED = ("and the agent goes on; the oracle does not judge the client for i
               "(oracle/store.py drops a client rule's finding at a probe)")
 
 
+_PERMISSION = "session/request_permission"  # a new request: its own tool, not the allowed one
+
+
 @dataclass(frozen=True)
 class Kept:
     """One deliberate breach a transcript holds: its message number, what it breaks, the
@@ -223,7 +226,32 @@ def rests_on(kept: Kept, records: Sequence[Mapping[str, Any]], numbers: Sequence
     cited = {*evidence, *([index] if isinstance(index, int) else [])}
     at = dict(zip(numbers, records, strict=True))
     return any(n > kept.number and at.get(n, {}).get("dir") == "a2c"
-               and _names(at[n].get("msg"), kept) for n in cited)
+               and (_names(at[n].get("msg"), kept) or _runs_it(at, n, kept)) for n in cited)
+
+
+def _runs_it(at: Mapping[int, Mapping[str, Any]], n: int, kept: Kept) -> bool:
+    """Whether the agent's message ``n`` may be the allowed tool running: a request of the
+    client's methods (fs/*, terminal/*: none names its tool call) in the session of the
+    request ``kept`` answered, before the client's next prompt there (opencode v1's INIT-16,
+    s15: its fs/write_text_file came right after a late allow of the tool that writes)."""
+    msg = at[n].get("msg")
+    request = at.get(kept.request) if kept.request is not None else None
+    if not isinstance(msg, dict) or request is None or msg.get("id") is None \
+            or msg.get("method") in (None, _PERMISSION):
+        return False
+    sid = _session(request.get("msg"))
+    if sid is None or _session(msg) != sid:
+        return False
+    return not any(kept.number < m < n and rec.get("dir") == "c2a"
+                   and isinstance(rec.get("msg"), dict)
+                   and rec["msg"].get("method") == "session/prompt"
+                   and _session(rec["msg"]) == sid for m, rec in at.items())
+
+
+def _session(msg: Any) -> str | None:
+    params = msg.get("params") if isinstance(msg, dict) else None
+    sid = params.get("sessionId") if isinstance(params, dict) else None
+    return sid if isinstance(sid, str) else None
 
 
 def breach_words(records: Sequence[Mapping[str, Any]], numbers: Sequence[int], index: Any,

@@ -106,6 +106,24 @@ def test_a_stray_allow_taken_for_another_request_is_cited_but_not_rested_on() ->
                and "does not rest on it" in line for line in lines), lines
 
 
+@pytest.mark.parametrize(("later", "rests"), [
+    ([], True),  # the write right after the allow may be the allowed tool running
+    # after the client's next prompt in that session, the write is that turn's own
+    ([_c({"id": 3, "method": "session/prompt", "params": {**SID, "prompt": []}})], False),
+])
+def test_a_client_method_the_allowed_tool_may_have_called_rests_on_the_allow(
+        later: list[dict[str, Any]], rests: bool) -> None:
+    """opencode v1's INIT-16 (s15): fs/write_text_file, which names no tool call, came right
+    after a late allow of the tool that writes; the proof rests on what the agent did with an
+    answer it should not have had, so the failure is a warning."""
+    write = _a({"id": 5, "method": "fs/write_text_file", "params": {
+        **SID, "path": "/tmp/a", "content": "x"}})
+    records = [*RECORDS[:12], *later, write]
+    n = len(records) - 1
+    lines, resting = breach_words(records, list(range(len(records))), n, [10, n])
+    assert [k.number for k in resting] == ([10] if rests else []), lines
+
+
 def test_a_proof_that_only_uses_a_probe_s_answer_does_not_rest_on_it() -> None:
     lines, resting = breach_words(RECORDS, NUMBERS, 11, [2, 3, 11])
     assert resting == []
