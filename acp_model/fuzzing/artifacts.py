@@ -91,9 +91,10 @@ def minimize_words(m: Mapping[str, Any] | None, steps: int, hits: int, runs: int
         return None
     if not m.get("fixpoint"):
         return f"not proven minimal: {minimize_stopped(m)}"
-    if m.get("steps") not in (None, steps):
+    if m.get("other") or m.get("steps") not in (None, steps):
+        which = "a longer one" if (m.get("steps") or 0) < steps else "another"
         return (f"not the minimal program ({m['steps']} actions, reached at the fixpoint): "
-                "a longer one that reproduces more often")
+                f"{which} that reproduces more often")
     if not proven_minimal(m, steps, hits, runs):
         return (f"not proven minimal: minimizing reached its fixpoint, but the program "
                 f"reproduces only {hits}/{runs}: a removal whose replay missed is no proof "

@@ -1077,6 +1077,8 @@ def measure_reproduction(cfg: FuzzConfig, found: Found,
         measured = _measure(cfg, found, minimizer, stop, pool)
     budget = max(0.0, min(minimizer.deadline(), cap) - started)
     found.minimize = minimize_entry(minimizer, budget, took)
+    if minimizer.best is not None and found.actions != minimizer.best.program:
+        found.minimize["other"] = True  # the program shown is not the one minimizing ended with
     found.minimize_cut = minimizer.stage is not Stage.FIXPOINT
     hits, runs = (a + b for a, b in zip(minimizer.seen.totals(), measured.totals(),
                                         strict=True))
@@ -1200,8 +1202,10 @@ def _measure(cfg: FuzzConfig, found: Found, minimizer: Minimizer, stop: Stop | N
         shortest = ("the shortest program that reproduced during minimization"
                     if minimizer.best is not None else
                     "the program the run showed it with (no trial of minimizing reproduced it)")
+        this = "this one, as long," if len(chosen.program) == len(best.program) \
+            else f"this one ({len(chosen.program)} actions)"
         found.notes.append(f"{shortest} ({len(best.program)} actions) reproduced {hits}/{runs}"
-                           f"; this one ({len(chosen.program)} actions) reproduces more often")
+                           f"; {this} reproduces more often")
     if cut:
         found.notes.append(f"{cut} replay(s) were cut by the time budget (or a stop) and are "
                            "not counted")

@@ -54,7 +54,8 @@ def proven_minimal(minimize: Any, steps: int, hits: int, runs: int) -> bool | No
     (None: a report from before minimizing was said)."""
     if not isinstance(minimize, Mapping):
         return None
-    if not minimize.get("fixpoint") or minimize.get("steps") not in (None, steps):
+    if not minimize.get("fixpoint") or minimize.get("other") \
+            or minimize.get("steps") not in (None, steps):
         return False
     return runs == 0 or 2 * hits >= runs
 

@@ -70,3 +70,21 @@ def test_a_rule_that_binds_both_parties_says_so_in_words() -> None:
 
     assert RULES["INIT-07"].binds == "binds both parties"
     assert RULES["CANCEL-07"].binds == "binds the agent"
+
+
+def test_a_program_shown_instead_of_the_fixpoint_s_is_never_called_minimal() -> None:
+    """claude-agent-acp v2's SDK-PROMPT-03 (s15): the fixpoint's 5-action program reproduced
+    0/6, another 5-action program was shown, and its header said "minimal": only the lengths
+    were compared."""
+    from acp_model.fuzzing.artifacts import minimize_words
+    from acp_model.report.text import proven_minimal
+
+    fixpoint = {"fixpoint": True, "stage": "fixpoint", "steps": 5}
+    assert proven_minimal(fixpoint, 5, 6, 6)
+    other = {**fixpoint, "other": True}
+    assert not proven_minimal(other, 5, 6, 6)
+    said = minimize_words(other, 5, 6, 6)
+    assert said is not None and said.startswith("not the minimal program (5 actions") \
+        and "another that reproduces more often" in said
+    longer = minimize_words({**fixpoint, "steps": 3, "other": True}, 5, 6, 6)
+    assert longer is not None and "a longer one" in longer
