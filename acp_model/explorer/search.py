@@ -26,6 +26,7 @@ from acp_model.explorer.config import (
     _edge_breaks,
     _info,
     _observe,
+    single_key_keyed,
     single_key_ranked,
 )
 from acp_model.explorer.writes import transition_writes
@@ -307,6 +308,8 @@ class _Search:
         self.single = bounds.sessions == 1
         self.plan = plan(bounds)
         _, self.snap, self.indices = snapshot.compiled(model, canon, len(rs) > 1)
+        # one reading: a successor's key in one generated call (a product keys per reading)
+        self.keyed = snapshot.keyed(model, canon) if len(rs) == 1 else None
         self.ranks: dict[int, SingleRanks] = {}  # per queued node: the ranks its key made
         # Copy on write: per (state, event), a copy of the model that copies the parts the
         # event's actions write and shares the rest with the stored original, and whether
@@ -432,7 +435,8 @@ class _Search:
         (``base``: the key parts of ``u`` its successors may reuse)."""
         rank: dict[int, int] = {}
         if isinstance(base, SingleRanks):  # Config.canonical's common case: no renaming
-            single, rank = single_key_ranked(new, self.snap, self.indices, base)
+            single, rank = single_key_keyed(new, self.keyed, base) if self.keyed \
+                else single_key_ranked(new, self.snap, self.indices, base)
             k = (single,)
         else:
             k, order = new.canonical(base, e.action.session, self.canon)

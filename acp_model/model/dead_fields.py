@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from acp_model.model.cancel_book import OWING
-from acp_model.model.race_facts import ModelSession
+from acp_model.model.race_facts import ModelSession, RaceFacts
 from acp_model.model.records import CancelRec, PermRec, PromptRec
 from acp_model.model.vocab import WORK, CancelStatus, PermState, State
 
@@ -22,10 +22,13 @@ __all__ = ["DeadFields"]
 class DeadFields:
     """The canonical value of each field a snapshot may find dead (``canon`` metadata)."""
 
-    __slots__ = ("m",)
+    __slots__ = ("facts", "m")
 
     def __init__(self, m: ModelSession) -> None:
         self.m = m
+        # the race facts several methods ask, made once per view (a snapshot asks a few
+        # per record: made on each use, they were a fifth of the views a snapshot made)
+        self.facts = RaceFacts(m)
 
     def canon_ran(self, ran: bool, rec: PromptRec) -> bool:
         """``PromptRec.ran`` in a snapshot: read only while quiet, and every work end sets it,
@@ -34,7 +37,7 @@ class DeadFields:
 
     def canon_owes_reply(self, owes: bool, rec: CancelRec) -> bool:
         """``CancelRec.owes_reply`` in a snapshot: read only under A-04=idle-cancelled."""
-        return owes and self.m.facts.replies_owed()
+        return owes and self.facts.replies_owed()
 
     def canon_outrun(self, outrun: bool, rec: CancelRec) -> bool:
         """``CancelRec.outrun`` in a snapshot: read only through
@@ -84,7 +87,7 @@ class DeadFields:
         no open prompt) stays so (the frontier only grows, ``prior`` and ``joint`` are set
         only for a cancel sent or met at the time) and is dropped when work starts, or
         answered by an idle while quiet: it never turns ambiguous, so its ``held`` is dead."""
-        return held and not (rec.status == CancelStatus.QUIET and self.m.facts.is_stale(rec))
+        return held and not (rec.status == CancelStatus.QUIET and self.facts.is_stale(rec))
 
     def canon_sibling_answered(self, answered: bool, rec: PermRec) -> bool:
         """``PermRec.sibling_answered`` in a snapshot: read only while the request waits, by
@@ -97,7 +100,7 @@ class DeadFields:
         only clears it). With no open prompt between the cancel and ``joint_upto`` it is dead:
         a later prompt is sent after ``joint_upto``, open prompts only leave, and the next
         ``prompt_sent`` that sets it sets ``joint_upto`` anew."""
-        return joint and self.m.facts.joined(rec)
+        return joint and self.facts.joined(rec)
 
     def canon_joint_upto(self, upto: int, rec: CancelRec) -> int:
         """``CancelRec.joint_upto`` in a snapshot: read only by ``RaceFacts.joined``, over the
