@@ -421,10 +421,9 @@ class _Search:
                 m.compact()                                   # compacted there forgets nothing
             new.compacted[s] = horizon
         breaks: tuple[str, ...] = ()
-        if mask & 1:
+        if mask & 1 and act.event == _IDLE:  # the edge properties judge idles alone
             breaks = _edge_breaks(cfg.obs[s], src_state, act, frontier, warned)
-            if act.event == _IDLE and src_state in WORK \
-                    and act.arg is not None and m.state == "idle" \
+            if src_state in WORK and act.arg is not None and m.state == "idle" \
                     and not _prompt_ok(self.engines[0], new, s):
                 breaks = (*breaks, "d")
         new.next_idx += 1
@@ -433,7 +432,6 @@ class _Search:
     def _add(self, u: int, new: Config, e: Edge, base: _Base | SingleRanks) -> None:
         """Record edge ``e`` from ``u`` to ``new``'s node, a new one if its key is new
         (``base``: the key parts of ``u`` its successors may reuse)."""
-        rank: dict[int, int] = {}
         if isinstance(base, SingleRanks):  # Config.canonical's common case: no renaming
             single, rank = single_key_keyed(new, self.keyed, base) if self.keyed \
                 else single_key_ranked(new, self.snap, self.indices, base)

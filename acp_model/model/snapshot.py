@@ -202,39 +202,45 @@ def _held(expr: str, meta: Any, var: str, canon: bool) -> str:
     return _canon(expr, meta, var, canon) if meta.get("canon") else expr
 
 
-def _snap(f: _Field, perms: str, canon: bool) -> tuple[list[str], list[str]]:
-    """The snapshot lines of field ``f`` and its index expressions (for ``indices``)."""
+def _snap(f: _Field, perms: str, canon: bool) -> tuple[list[str], list[str], list[str]]:
+    """Field ``f`` in the generated code: statements building its records' tuple before the
+    snapshot, its element of the snapshot, and statements adding its indices to ``out`` (for
+    ``indices``). Records are walked in plain loops: a comprehension is a call each time it
+    runs, most of what a container of one or two records costs."""
     e = f.expr
     if f.rec is None:
         expr = _value(e, f.meta, f.owner, canon=canon)
         if expr is None:
-            return [], []
+            return [], [], []
         if f.kind == "set":
-            return [f"tuple(sorted({e})) if {e} else (),"], []
+            return [], [f"tuple(sorted({e})) if {e} else (),"], []
         if f.kind in ("list", "dict"):
-            return [f"tuple({e}),"], []
+            return [], [f"tuple({e}),"], []
         if not f.meta.get("index"):
-            return [f"{expr},"], []
+            return [], [f"{expr},"], []
         held = _held(e, f.meta, "None", canon)
-        return [f"{expr},"], [f"[i for i in ({held},) if i >= 0]"]
+        return [], [f"{expr},"], [f"    i = {held}", "    if i >= 0:", "        out.add(i)"]
     if f.meta.get("snapshot") is False:  # copied, not compared (nor its indices)
         EXCLUDED[(f.owner, f.name)] = f.meta.get("why", "")
-        return [], []
+        return [], [], []
     item = _record_expr(f.rec, "x", canon)
     seq = e if f.kind == "list" else f"{e}.values()"
-    # an empty container (most of them, in most states) costs a test, not a comprehension
+    # an empty container (most of them, in most states) costs a test, not a loop
     if f.kind == "list" or e == perms:  # perms: keyed by request id, the order of values is key
-        line = f"tuple([{item} for x in {seq}]) if {e} else (),"
+        t = f"t_{_local(f.at)}_{f.name}"
+        pre = [f"    if {e}:", f"        {t} = []", f"        for x in {seq}:",
+               f"            {t}.append({item})", f"        {t} = tuple({t})", "    else:",
+               f"        {t} = ()"]
+        line = f"{t},"
     else:
-        line = f"tuple(sorted([(k, {item}) for k, x in {e}.items()])) if {e} else (),"
+        pre, line = [], f"tuple(sorted([(k, {item}) for k, x in {e}.items()])) if {e} else (),"
     held = [_held(f"x.{r.name}", r.metadata, "x", canon) for r in dataclasses.fields(f.rec)
             if r.metadata.get("index") and r.metadata.get("snapshot") is not False]
     if not held:
-        return [line], []
-    if len(held) == 1 and held[0].startswith("x."):  # one pass, the plain field read once
-        return [line], [f"[{held[0]} for x in {seq} if {held[0]} >= 0] if {e} else ()"]
-    return [line], [f"[i for x in {seq} for i in ({''.join(h + ', ' for h in held)}) if i >= 0]"
-                    f" if {e} else ()"]
+        return pre, [line], []
+    adds = [a for h in held for a in (f"        i = {h}", "        if i >= 0:",
+                                      "            out.add(i)")]
+    return pre, [line], [f"    for x in {seq}:", *adds]
 
 
 def _build(cls: type, at: str, fields: list[_Field], copy: bool,
@@ -294,21 +300,23 @@ def _generated(model_cls: type, canon: bool = True) -> tuple[Callable[..., Any],
     index_views = sorted({c.rpartition(".")[0] for f in fields for r in _metas(f)
                           if canon and r.get("index") and (c := r.get("canon")) and "." in c})
     made = {v: _view(model_cls, v, names) for v in views}
-    pos = f"    pos = {{k: n for n, k in enumerate({perms})}} if {perms} else {{}}"
-    body, held = ["    return ("], ["    out = set()"]
+    pos = f"    pos = dict(zip({perms}, range(len({perms})))) if {perms} else {{}}"
+    pre, body, held = [pos], ["    return ("], ["    out = set()"]
     for f in fields:
-        lines, index_exprs = _snap(f, perms, canon)
+        before, lines, adds = _snap(f, perms, canon)
+        pre += before
         body += [f"        {line}" for line in lines]
-        held += [f"    out.update({e})" for e in index_exprs]
+        held += adds
     body += [f"        {'v_' if '.' in q else 'm.'}{q}()," for q in queries]
     body.append("    )")
-    snap = ["def snapshot(m, rank):", *_bound(model_cls, [pos, *[made[v] for v in views], *body])]
+    snap = ["def snapshot(m, rank):",
+            *_bound(model_cls, [*[made[v] for v in views], *pre, *body])]
     idx = ["def indices(m):",
            *_bound(model_cls, [*[made[v] for v in index_views], *held, "    return out"])]
     # indices, the ranks ``ranks(held, arg)`` makes of them and the snapshot, in one call
     # (the explorer's per-edge key: one frame and one of each view instead of two)
     keyed = ["def keyed(m, ranks, arg):", *_bound(model_cls, [
-        *[made[v] for v in views], *held, "    rank = ranks(out, arg)", pos, "    snap = (",
+        *[made[v] for v in views], *held, "    rank = ranks(out, arg)", *pre, "    snap = (",
         *body[1:], "    return snap, rank"])]
     clone = ["def clone(m, ctx):",
              *_bound(model_cls, [*_build(model_cls, "m", fields, True), "    return o_m"])]
