@@ -302,6 +302,8 @@ class _Search:
         self.max_states, self.compact = max_states, compact
         self.engines = [TableEngine(table, r) for r in rs]
         self.full = (1 << len(rs)) - 1
+        # per engine and failing checks (by identity: the engine's plan holds them): the rules
+        self.ruled: dict[tuple[int, ...], tuple[tuple[str, ...], tuple[str, ...]]] = {}
         self.no_warns: tuple[tuple[str, ...], ...] = tuple(() for _ in rs)
         self.ident = tuple(range(bounds.sessions))
         self.missing = tuple((MISSING,) for _ in rs)
@@ -379,7 +381,7 @@ class _Search:
             ctx.frontier = before
             if not failures:
                 return 1, self.no_warns, None
-            warns, fails = _rules(engines[0], failures)
+            warns, fails = self._ruled(0, failures)
             return (1, (warns,), None) if ok else (0, (warns,), (fails,))
         mask, wl, fl = 0, [], []
         for i, engine in enumerate(engines):
@@ -387,12 +389,23 @@ class _Search:
             ok, failures = engine.allowed(m, act.event, ev)
             if ok:
                 mask |= 1 << i
-            warns, fails = _rules(engine, failures) if failures else ((), ())
+            warns, fails = self._ruled(i, failures) if failures else ((), ())
             wl.append(warns)
             fl.append(fails)
         ctx.frontier = before
         ctx.readings = self.rs[0]
         return mask, tuple(wl), (tuple(fl) if mask != self.full else None)
+
+    def _ruled(self, i: int, failures: list[Failure]
+               ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """:func:`_rules` of engine ``i``'s failures, worked out once per set of failing
+        checks (a check's level and rule are fixed per engine; a few dozen sets recur on
+        tens of thousands of refused or warned events)."""
+        key = (i, *[id(c) for c, _ in failures])
+        out = self.ruled.get(key)
+        if out is None:
+            out = self.ruled[key] = _rules(self.engines[i], failures)
+        return out
 
     def _successor(self, cfg: Config, s: int, act: Move, ev: Payload, frontier: int, mask: int,
                    warned: tuple[str, ...] = ()) -> tuple[Config, tuple[str, ...]]:
