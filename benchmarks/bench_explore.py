@@ -82,9 +82,8 @@ def step_costs(bounds: Bounds, readings: Any, every: int = 10) -> str:
         _edge_breaks,
         _info,
         _observe,
-        _single_held,
-        _single_rank,
         single_key,
+        single_key_keyed,
     )
 
     if bounds.sessions != 1:
@@ -117,9 +116,6 @@ def step_costs(bounds: Bounds, readings: Any, every: int = 10) -> str:
                 and c.compacted[0] != m.horizon())
     after = [(search._successor(c, 0, a, ev, f, j[0], j[1][0])[0], b)
              for c, b, a, ev, f, j in allowed]
-    held = [(_single_held(n, search.indices), n.ctx.frontier) for n, b in after]
-    snaps = [(n.models[0], _single_rank(h, f)) for (n, b), (h, f) in zip(after, held,
-                                                                          strict=True)]
     keys = [(single_key(n, search.snap, search.indices, b),) for n, b in after]
     index = {k: i for i, k in enumerate(keys)}
     per_state, per_edge = exp.nodes, len(exp.edges)
@@ -149,10 +145,9 @@ def step_costs(bounds: Bounds, readings: Any, every: int = 10) -> str:
          lambda c, b, a, ev, f, j: (_observe(c.obs[0], c.models[0].state, a, ev.idx),
                                     _edge_breaks(c.obs[0], c.models[0].state, a, f,
                                                  j[1][0])), allowed, per_edge),
-        # the key is these two and a choice of ranks (below the noise of timing it apart)
-        ("key: the indices held (generated)",
-         lambda n, b: _single_held(n, search.indices), after, per_edge),
-        ("key: the snapshot (generated)", search.snap, snaps, per_edge),
+        # the indices held, their ranks (the parent's when they still hold) and the snapshot
+        ("key: indices, ranks, snapshot (generated)",
+         lambda n, b: single_key_keyed(n, search.keyed, b), after, per_edge),
         ("lookup of the key", lambda k: index.get(k), [(k,) for k in keys], per_edge),
         ("the edge record", lambda c, b, a, ev, f, j: s.Edge(0, 0, a, "", 1, j[1]),
          allowed, per_edge),

@@ -227,6 +227,21 @@ class SingleRanks:
         return cls(cfg.ctx.frontier, held, rank, held | {n}, {**rank, n: unread}, unread > 0)
 
 
+    def of_held(self, held: set[int], cfg: Config) -> dict[int, int]:
+        """The ranks of the indices ``cfg`` (a successor) holds, ``held`` its model's (the
+        observer's added here): these ranks when they still hold (see :func:`single_key`)."""
+        wc = cfg.obs[0].work_cancels
+        if wc:
+            held.update(wc)
+        f = cfg.ctx.frontier
+        if self.frontier == f:
+            if held == self.held:
+                return self.rank
+            if held == self.held_next:
+                return self.rank_next
+        return _single_rank(held, f)
+
+
 def _single_held(cfg: Config, indices: Callable[..., set[int]]) -> set[int]:
     held = indices(cfg.models[0])
     if cfg.obs[0].work_cancels:
@@ -243,16 +258,12 @@ def _single_rank(held: set[int], frontier: int) -> dict[int, int]:
 def _ranks(held: set[int], cfg: Config, prior: SingleRanks | None) -> dict[int, int]:
     """The ranks of the indices ``cfg``'s model holds (``held``, the observer's added here),
     ``prior``'s when they still hold (see :func:`single_key`)."""
+    if prior is not None:
+        return prior.of_held(held, cfg)
     wc = cfg.obs[0].work_cancels
     if wc:
         held.update(wc)
-    f = cfg.ctx.frontier
-    if prior is not None and prior.frontier == f:
-        if held == prior.held:
-            return prior.rank
-        if held == prior.held_next:
-            return prior.rank_next
-    return _single_rank(held, f)
+    return _single_rank(held, cfg.ctx.frontier)
 
 
 def single_key(cfg: Config, snap: Callable[..., Any], indices: Callable[..., set[int]],
@@ -276,6 +287,17 @@ def single_key_ranked(cfg: Config, snap: Callable[..., Any], indices: Callable[.
     wc = obs.work_cancels
     rank = _ranks(indices(m), cfg, prior)
     return (snap(m, rank), tuple([rank[i] for i in wc]) if wc else (), obs.cancelled), rank
+
+
+def single_key_keyed(cfg: Config, keyed: Callable[..., Any], prior: SingleRanks
+                     ) -> tuple[tuple[Any, ...], dict[int, int]]:
+    """:func:`single_key_ranked` through the model's generated ``keyed`` (:func:`snapshot.keyed
+    <acp_model.model.snapshot.keyed>`: indices, ranks and snapshot in one call), for a context
+    that judges by one reading."""
+    obs = cfg.obs[0]
+    wc = obs.work_cancels
+    snap, rank = keyed(cfg.models[0], prior.of_held, cfg)
+    return (snap, tuple([rank[i] for i in wc]) if wc else (), obs.cancelled), rank
 
 
 def obligations(m: SessionModel, readings: Readings) -> list[str]:

@@ -26,6 +26,7 @@ from acp_model.explorer.config import (
     _edge_breaks,
     _info,
     _observe,
+    single_key_keyed,
     single_key_ranked,
 )
 from acp_model.explorer.writes import transition_writes
@@ -301,12 +302,16 @@ class _Search:
         self.max_states, self.compact = max_states, compact
         self.engines = [TableEngine(table, r) for r in rs]
         self.full = (1 << len(rs)) - 1
+        # per engine and failing checks (by identity: the engine's plan holds them): the rules
+        self.ruled: dict[tuple[int, ...], tuple[tuple[str, ...], tuple[str, ...]]] = {}
         self.no_warns: tuple[tuple[str, ...], ...] = tuple(() for _ in rs)
         self.ident = tuple(range(bounds.sessions))
         self.missing = tuple((MISSING,) for _ in rs)
         self.single = bounds.sessions == 1
         self.plan = plan(bounds)
         _, self.snap, self.indices = snapshot.compiled(model, canon, len(rs) > 1)
+        # one reading: a successor's key in one generated call (a product keys per reading)
+        self.keyed = snapshot.keyed(model, canon) if len(rs) == 1 else None
         self.ranks: dict[int, SingleRanks] = {}  # per queued node: the ranks its key made
         # Copy on write: per (state, event), a copy of the model that copies the parts the
         # event's actions write and shares the rest with the stored original, and whether
@@ -376,7 +381,7 @@ class _Search:
             ctx.frontier = before
             if not failures:
                 return 1, self.no_warns, None
-            warns, fails = _rules(engines[0], failures)
+            warns, fails = self._ruled(0, failures)
             return (1, (warns,), None) if ok else (0, (warns,), (fails,))
         mask, wl, fl = 0, [], []
         for i, engine in enumerate(engines):
@@ -384,12 +389,23 @@ class _Search:
             ok, failures = engine.allowed(m, act.event, ev)
             if ok:
                 mask |= 1 << i
-            warns, fails = _rules(engine, failures) if failures else ((), ())
+            warns, fails = self._ruled(i, failures) if failures else ((), ())
             wl.append(warns)
             fl.append(fails)
         ctx.frontier = before
         ctx.readings = self.rs[0]
         return mask, tuple(wl), (tuple(fl) if mask != self.full else None)
+
+    def _ruled(self, i: int, failures: list[Failure]
+               ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """:func:`_rules` of engine ``i``'s failures, worked out once per set of failing
+        checks (a check's level and rule are fixed per engine; a few dozen sets recur on
+        tens of thousands of refused or warned events)."""
+        key = (i, *[id(c) for c, _ in failures])
+        out = self.ruled.get(key)
+        if out is None:
+            out = self.ruled[key] = _rules(self.engines[i], failures)
+        return out
 
     def _successor(self, cfg: Config, s: int, act: Move, ev: Payload, frontier: int, mask: int,
                    warned: tuple[str, ...] = ()) -> tuple[Config, tuple[str, ...]]:
@@ -418,10 +434,9 @@ class _Search:
                 m.compact()                                   # compacted there forgets nothing
             new.compacted[s] = horizon
         breaks: tuple[str, ...] = ()
-        if mask & 1:
+        if mask & 1 and act.event == _IDLE:  # the edge properties judge idles alone
             breaks = _edge_breaks(cfg.obs[s], src_state, act, frontier, warned)
-            if act.event == _IDLE and src_state in WORK \
-                    and act.arg is not None and m.state == "idle" \
+            if src_state in WORK and act.arg is not None and m.state == "idle" \
                     and not _prompt_ok(self.engines[0], new, s):
                 breaks = (*breaks, "d")
         new.next_idx += 1
@@ -430,9 +445,9 @@ class _Search:
     def _add(self, u: int, new: Config, e: Edge, base: _Base | SingleRanks) -> None:
         """Record edge ``e`` from ``u`` to ``new``'s node, a new one if its key is new
         (``base``: the key parts of ``u`` its successors may reuse)."""
-        rank: dict[int, int] = {}
         if isinstance(base, SingleRanks):  # Config.canonical's common case: no renaming
-            single, rank = single_key_ranked(new, self.snap, self.indices, base)
+            single, rank = single_key_keyed(new, self.keyed, base) if self.keyed \
+                else single_key_ranked(new, self.snap, self.indices, base)
             k = (single,)
         else:
             k, order = new.canonical(base, e.action.session, self.canon)

@@ -12,20 +12,30 @@ from __future__ import annotations
 from typing import Any
 
 from acp_model.model.cancel_book import OWING
-from acp_model.model.race_facts import ModelSession
+from acp_model.model.race_facts import ModelSession, RaceFacts
 from acp_model.model.records import CancelRec, PermRec, PromptRec
 from acp_model.model.vocab import WORK, CancelStatus, PermState, State
 
 __all__ = ["DeadFields"]
 
+# Plain references to the members these methods compare on every snapshot (a member read
+# through its enum class goes through EnumType's __getattr__ hook on Python 3.11, about 2.5
+# times a plain class attribute; the explorer's observers do the same, explorer.config).
+_QUIET, _AMBIGUOUS = CancelStatus.QUIET, CancelStatus.AMBIGUOUS
+_OPEN, _ANSWERED = PermState.OPEN, PermState.ANSWERED
+_RUNNING = State.RUNNING
+
 
 class DeadFields:
     """The canonical value of each field a snapshot may find dead (``canon`` metadata)."""
 
-    __slots__ = ("m",)
+    __slots__ = ("facts", "m")
 
     def __init__(self, m: ModelSession) -> None:
         self.m = m
+        # the race facts several methods ask, made once per view (a snapshot asks a few
+        # per record: made on each use, they were a fifth of the views a snapshot made)
+        self.facts = RaceFacts(m)
 
     def canon_ran(self, ran: bool, rec: PromptRec) -> bool:
         """``PromptRec.ran`` in a snapshot: read only while quiet, and every work end sets it,
@@ -34,7 +44,7 @@ class DeadFields:
 
     def canon_owes_reply(self, owes: bool, rec: CancelRec) -> bool:
         """``CancelRec.owes_reply`` in a snapshot: read only under A-04=idle-cancelled."""
-        return owes and self.m.facts.replies_owed()
+        return owes and self.facts.replies_owed()
 
     def canon_outrun(self, outrun: bool, rec: CancelRec) -> bool:
         """``CancelRec.outrun`` in a snapshot: read only through
@@ -43,7 +53,7 @@ class DeadFields:
         clears it: so it is live only on a quiet cancel with ``prior``, the outrun it carries
         into the work, and not while a prompt sent after it is accepted (which
         ``later_prompt_may_own`` reads as well, :meth:`_owned_later`)."""
-        return outrun and rec.prior and rec.status == CancelStatus.QUIET \
+        return outrun and rec.prior and rec.status == _QUIET \
             and not self._owned_later(rec)
 
     def canon_prior(self, prior: bool, rec: CancelRec) -> bool:
@@ -56,7 +66,7 @@ class DeadFields:
         prompt only stay (:meth:`_owned_later`), so the one bit those checks read is
         ``prior`` and not ``later_prompt_may_own``. (A quiet cancel's is read by
         ``is_stale`` whatever the prompts.)"""
-        if rec.status == CancelStatus.AMBIGUOUS:
+        if rec.status == _AMBIGUOUS:
             return prior and not rec.outrun and not self._owned_later(rec)
         return prior
 
@@ -74,7 +84,7 @@ class DeadFields:
         (``PermissionBook.silent_block``; neither is ever cleared). ``silent_block`` runs only
         while running, and every way into running reports running, whose ``note_overlap``
         sets the flag of every waiting request: in any other state it is dead."""
-        return overlapped and self.m.state == State.RUNNING and not rec.unreported_block \
+        return overlapped and self.m.state == _RUNNING and not rec.unreported_block \
             and not rec.owed_cancel and not rec.sibling_answered
 
     def canon_held(self, held: bool, rec: CancelRec) -> bool:
@@ -84,30 +94,32 @@ class DeadFields:
         no open prompt) stays so (the frontier only grows, ``prior`` and ``joint`` are set
         only for a cancel sent or met at the time) and is dropped when work starts, or
         answered by an idle while quiet: it never turns ambiguous, so its ``held`` is dead."""
-        return held and not (rec.status == CancelStatus.QUIET and self.m.facts.is_stale(rec))
+        return held and not (rec.status == _QUIET and self.facts.is_stale(rec))
 
     def canon_sibling_answered(self, answered: bool, rec: PermRec) -> bool:
         """``PermRec.sibling_answered`` in a snapshot: read only while the request waits, by
         ``PermissionBook.silent_block``, which skips a request a cancel reached (``owed_cancel``
         is never cleared)."""
-        return answered and rec.state == PermState.OPEN and not rec.owed_cancel
+        return answered and rec.state == _OPEN and not rec.owed_cancel
 
     def canon_joint(self, joint: bool, rec: CancelRec) -> bool:
         """``CancelRec.joint`` in a snapshot: read only through ``RaceFacts.joined`` (``unjoin``
         only clears it). With no open prompt between the cancel and ``joint_upto`` it is dead:
         a later prompt is sent after ``joint_upto``, open prompts only leave, and the next
         ``prompt_sent`` that sets it sets ``joint_upto`` anew."""
-        return joint and self.m.facts.joined(rec)
+        return joint and self.facts.joined(rec)
 
     def canon_joint_upto(self, upto: int, rec: CancelRec) -> int:
         """``CancelRec.joint_upto`` in a snapshot: read only by ``RaceFacts.joined``, over the
         prompts open now (every later one is sent after it), so the last open prompt up to it
         stands for it; -1 (dead) when the cancel is joined with none (see
         :meth:`canon_joint`)."""
-        if not rec.joint:
-            return -1
-        return max((p.idx for p in self.m.queue.prompts if rec.idx < p.idx <= upto),
-                   default=-1)
+        last = -1
+        if rec.joint:  # a loop, not max() of a generator: every key asks, twice per cancel
+            for p in self.m.queue.prompts:
+                if rec.idx < p.idx <= upto and p.idx > last:
+                    last = p.idx
+        return last
 
     def canon_answer_idx(self, idx: int, rec: PermRec) -> int:
         """``PermRec.answer_idx`` in a snapshot: every check asks only whether the agent
@@ -151,7 +163,7 @@ class DeadFields:
         the client never answers it again, CANCEL-04), so for a request guarding none they
         are noise (leaving them out halved the one-session exploration)."""
         tools = self.m.perm_book.tools
-        if rec.state == PermState.ANSWERED and not (tools and any(
+        if rec.state == _ANSWERED and not (tools and any(
                 t.perm == rec.id for t in tools.values())):
             return None
         return value

@@ -46,6 +46,7 @@ order of its values (ids are positions).
 from __future__ import annotations
 
 import dataclasses
+import re
 import typing
 from collections.abc import Callable, Iterable
 from functools import cache
@@ -79,7 +80,30 @@ class _Field:
 
     @property
     def expr(self) -> str:
-        return f"{self.at}.{self.name}"
+        return f"{_local(self.at)}.{self.name}"
+
+
+def _local(at: str) -> str:
+    """The local name the generated code reads the object at ``at`` through (``m.queue``:
+    ``m_queue``), bound once per call (:func:`_bound`) instead of looked up per field."""
+    return at.replace(".", "_")
+
+
+def _bound(model_cls: type, lines: list[str]) -> list[str]:
+    """``lines`` of a generated function, after the lines binding the parts they read by
+    their local names (parents first)."""
+    used = set(re.findall(r"\bm_\w+", "\n".join(lines)))
+
+    def walk(cls: type, at: str) -> list[str]:
+        out = []
+        for name, part in _parts(cls):
+            path = f"{at}.{name}"
+            inner = walk(part, path)
+            if _local(path) in used or inner:
+                out += [f"    {_local(path)} = {_local(at)}.{name}", *inner]
+        return out
+
+    return walk(model_cls, "m") + lines
 
 
 _OWN = ("sid", "ctx")  # the model's identity and shared context: never copied
@@ -141,6 +165,23 @@ def _record_expr(cls: type, var: str, canon: bool) -> str:
     return "(" + "".join(p + ", " for p in parts) + ")"
 
 
+def _copy_records(f: _Field, target: str) -> list[str] | None:
+    """Lines copying field ``f``'s container of records into ``target``: each record made
+    with ``object.__new__`` and its fields set in a plain loop (a comprehension of
+    ``__init__`` calls costs twice as much for the one or two records a container holds).
+    None for records that cannot be set so (frozen): :func:`_copy` calls their class."""
+    rec = f.rec
+    if rec is None or rec.__dataclass_params__.frozen:  # type: ignore[attr-defined]
+        return None
+    e = f.expr
+    sets = [f"        r.{r.name} = x.{r.name}" for r in dataclasses.fields(rec)]
+    if f.kind == "list":
+        return [f"    {target} = []", f"    for x in {e}:", f"        r = _new({rec.__name__})",
+                *sets, f"        {target}.append(r)"]
+    return [f"    {target} = {{}}", f"    for k, x in {e}.items():",
+            f"        r = _new({rec.__name__})", *sets, f"        {target}[k] = r"]
+
+
 def _copy(f: _Field) -> str:
     """The expression copying field ``f`` (records and containers afresh)."""
     e = f.expr
@@ -152,7 +193,7 @@ def _copy(f: _Field) -> str:
     if f.kind == "set":
         return f"{e}.copy() if {e} else set()"
     if f.kind in ("list", "dict"):
-        return f"{e}.copy() if {e} else {f.kind}()"
+        return f"{e}.copy() if {e} else {'[]' if f.kind == 'list' else '{}'}"
     return e
 
 
@@ -161,39 +202,45 @@ def _held(expr: str, meta: Any, var: str, canon: bool) -> str:
     return _canon(expr, meta, var, canon) if meta.get("canon") else expr
 
 
-def _snap(f: _Field, perms: str, canon: bool) -> tuple[list[str], list[str]]:
-    """The snapshot lines of field ``f`` and its index expressions (for ``indices``)."""
+def _snap(f: _Field, perms: str, canon: bool) -> tuple[list[str], list[str], list[str]]:
+    """Field ``f`` in the generated code: statements building its records' tuple before the
+    snapshot, its element of the snapshot, and statements adding its indices to ``out`` (for
+    ``indices``). Records are walked in plain loops: a comprehension is a call each time it
+    runs, most of what a container of one or two records costs."""
     e = f.expr
     if f.rec is None:
         expr = _value(e, f.meta, f.owner, canon=canon)
         if expr is None:
-            return [], []
+            return [], [], []
         if f.kind == "set":
-            return [f"tuple(sorted({e})) if {e} else (),"], []
+            return [], [f"tuple(sorted({e})) if {e} else (),"], []
         if f.kind in ("list", "dict"):
-            return [f"tuple({e}),"], []
+            return [], [f"tuple({e}),"], []
         if not f.meta.get("index"):
-            return [f"{expr},"], []
+            return [], [f"{expr},"], []
         held = _held(e, f.meta, "None", canon)
-        return [f"{expr},"], [f"[i for i in ({held},) if i >= 0]"]
+        return [], [f"{expr},"], [f"    i = {held}", "    if i >= 0:", "        out.add(i)"]
     if f.meta.get("snapshot") is False:  # copied, not compared (nor its indices)
         EXCLUDED[(f.owner, f.name)] = f.meta.get("why", "")
-        return [], []
+        return [], [], []
     item = _record_expr(f.rec, "x", canon)
     seq = e if f.kind == "list" else f"{e}.values()"
-    # an empty container (most of them, in most states) costs a test, not a comprehension
+    # an empty container (most of them, in most states) costs a test, not a loop
     if f.kind == "list" or e == perms:  # perms: keyed by request id, the order of values is key
-        line = f"tuple([{item} for x in {seq}]) if {e} else (),"
+        t = f"t_{_local(f.at)}_{f.name}"
+        pre = [f"    if {e}:", f"        {t} = []", f"        for x in {seq}:",
+               f"            {t}.append({item})", f"        {t} = tuple({t})", "    else:",
+               f"        {t} = ()"]
+        line = f"{t},"
     else:
-        line = f"tuple(sorted([(k, {item}) for k, x in {e}.items()])) if {e} else (),"
+        pre, line = [], f"tuple(sorted([(k, {item}) for k, x in {e}.items()])) if {e} else (),"
     held = [_held(f"x.{r.name}", r.metadata, "x", canon) for r in dataclasses.fields(f.rec)
             if r.metadata.get("index") and r.metadata.get("snapshot") is not False]
     if not held:
-        return [line], []
-    if len(held) == 1 and held[0].startswith("x."):  # one pass, the plain field read once
-        return [line], [f"[{held[0]} for x in {seq} if {held[0]} >= 0] if {e} else ()"]
-    return [line], [f"[i for x in {seq} for i in ({''.join(h + ', ' for h in held)}) if i >= 0]"
-                    f" if {e} else ()"]
+        return pre, [line], []
+    adds = [a for h in held for a in (f"        i = {h}", "        if i >= 0:",
+                                      "            out.add(i)")]
+    return pre, [line], [f"    for x in {seq}:", *adds]
 
 
 def _build(cls: type, at: str, fields: list[_Field], copy: bool,
@@ -201,17 +248,25 @@ def _build(cls: type, at: str, fields: list[_Field], copy: bool,
     """Lines that make a copy of the object at ``at`` (of ``cls``) in ``o_<path>``: its parts
     built first; ``copy``: containers copied (a clone), else parts shared (a shallow share);
     ``only``: the parts of the model copied, the others shared (copy on write)."""
-    var = "o_" + at.replace(".", "_")
+    var = "o_" + _local(at)
     lines: list[str] = []
     items: list[tuple[str, str]] = []
     for name, part in _parts(cls):
         if not copy or (only is not None and name not in only):  # shared
-            items.append((name, f"{at}.{name}"))
+            items.append((name, _local(f"{at}.{name}")))
             continue
         lines += _build(part, f"{at}.{name}", fields, copy)
         items.append((name, f"{var}_{name}"))
-    items += [(f.name, _copy(f) if copy else f.expr) for f in fields if f.at == at]
-    lines.append(f"    {var} = object.__new__({cls.__name__})")
+    for f in fields:
+        if f.at != at:
+            continue
+        records = _copy_records(f, f"c_{var}_{f.name}") if copy else None
+        if records is not None:
+            lines += records
+            items.append((f.name, f"c_{var}_{f.name}"))
+        else:
+            items.append((f.name, _copy(f) if copy else f.expr))
+    lines.append(f"    {var} = _new({cls.__name__})")
     if at != "m":  # a part (slots): one attribute at a time
         return lines + [f"    {var}.{name} = {expr}" for name, expr in items]
     items[:0] = [("sid", "m.sid"), ("ctx", "ctx")]
@@ -225,7 +280,7 @@ def _metas(f: _Field) -> list[Any]:
 
 def _names(model_cls: type, fields: list[_Field]) -> dict[str, Any]:
     """The classes the generated code makes: the model's, its parts' and their records'."""
-    names: dict[str, Any] = {model_cls.__name__: model_cls}
+    names: dict[str, Any] = {model_cls.__name__: model_cls, "_new": object.__new__}
     names.update({cls.__name__: cls for _, cls in _parts(model_cls)})
     names.update({f.rec.__name__: f.rec for f in fields if f.rec is not None})
     return names
@@ -244,22 +299,45 @@ def _generated(model_cls: type, canon: bool = True) -> tuple[Callable[..., Any],
                    | {q.rpartition(".")[0] for q in queries if "." in q})
     index_views = sorted({c.rpartition(".")[0] for f in fields for r in _metas(f)
                           if canon and r.get("index") and (c := r.get("canon")) and "." in c})
-    snap = ["def snapshot(m, rank):",
-            f"    pos = {{k: n for n, k in enumerate({perms})}} if {perms} else {{}}",
-            *[f"    v_{v} = m.{v}" for v in views], "    return ("]
-    idx = ["def indices(m):", "    out = set()", *[f"    v_{v} = m.{v}" for v in index_views]]
+    made = {v: _view(model_cls, v, names) for v in views}
+    pos = f"    pos = dict(zip({perms}, range(len({perms})))) if {perms} else {{}}"
+    pre, body, held = [pos], ["    return ("], ["    out = set()"]
     for f in fields:
-        lines, index_exprs = _snap(f, perms, canon)
-        snap += [f"        {line}" for line in lines]
-        idx += [f"    out.update({e})" for e in index_exprs]
-    snap += [f"        {'v_' if '.' in q else 'm.'}{q}()," for q in queries]
-    snap.append("    )")
-    idx.append("    return out")
-    clone = ["def clone(m, ctx):", *_build(model_cls, "m", fields, True), "    return o_m"]
-    share = ["def share(m, ctx):", *_build(model_cls, "m", fields, False), "    return o_m"]
-    source = "\n".join(clone + snap + idx + share) + "\n"
+        before, lines, adds = _snap(f, perms, canon)
+        pre += before
+        body += [f"        {line}" for line in lines]
+        held += adds
+    body += [f"        {'v_' if '.' in q else 'm.'}{q}()," for q in queries]
+    body.append("    )")
+    snap = ["def snapshot(m, rank):",
+            *_bound(model_cls, [*[made[v] for v in views], *pre, *body])]
+    idx = ["def indices(m):",
+           *_bound(model_cls, [*[made[v] for v in index_views], *held, "    return out"])]
+    # indices, the ranks ``ranks(held, arg)`` makes of them and the snapshot, in one call
+    # (the explorer's per-edge key: one frame and one of each view instead of two)
+    keyed = ["def keyed(m, ranks, arg):", *_bound(model_cls, [
+        *[made[v] for v in views], *held, "    rank = ranks(out, arg)", *pre, "    snap = (",
+        *body[1:], "    return snap, rank"])]
+    clone = ["def clone(m, ctx):",
+             *_bound(model_cls, [*_build(model_cls, "m", fields, True), "    return o_m"])]
+    share = ["def share(m, ctx):",
+             *_bound(model_cls, [*_build(model_cls, "m", fields, False), "    return o_m"])]
+    source = "\n".join(clone + snap + idx + keyed + share) + "\n"
     exec(compile(source, f"<snapshot of {model_cls.__name__}>", "exec"), names)
-    return names["clone"], names["snapshot"], names["indices"], names["share"]
+    return (names["clone"], names["snapshot"], names["indices"], names["share"],
+            names["keyed"])
+
+
+def _view(model_cls: type, name: str, names: dict[str, Any]) -> str:
+    """The line making view ``name`` of the model as ``v_<name>``: straight from its class
+    when the model's class attribute is a view (``session.View`` gives its class on the
+    class, as the engine's guards use it: one call less per view), else through the
+    attribute."""
+    cls = getattr(model_cls, name, None)
+    if not isinstance(cls, type):
+        return f"    v_{name} = m.{name}"
+    names[f"_view_{name}"] = cls
+    return f"    v_{name} = _view_{name}(m)"
 
 
 @cache
@@ -272,8 +350,8 @@ def copier(model_cls: type, parts: frozenset[str]) -> Callable[[Any, Any], Any]:
         raise ValueError(f"{model_cls.__name__} has no parts {sorted(unknown)}")
     fields = _fields(model_cls, "m")
     names = _names(model_cls, fields)
-    source = "\n".join(["def copy(m, ctx):", *_build(model_cls, "m", fields, True, parts),
-                        "    return o_m"]) + "\n"
+    source = "\n".join(["def copy(m, ctx):", *_bound(model_cls, [
+        *_build(model_cls, "m", fields, True, parts), "    return o_m"])]) + "\n"
     exec(compile(source, f"<copy of {model_cls.__name__}: {', '.join(sorted(parts))}>",
                  "exec"), names)
     return names["copy"]
@@ -298,10 +376,19 @@ def compiled(model_cls: type, canon: bool = True, product: bool = False
 @cache
 def _compiled(model_cls: type, canon: bool, product: bool = False
               ) -> tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any]]:
-    clone_, snapshot_, indices_, _ = _generated(model_cls, canon)
+    clone_, snapshot_, indices_, _, _ = _generated(model_cls, canon)
     if product:
         snapshot_, indices_ = _each_reading(snapshot_, indices_)
     return clone_, snapshot_, indices_
+
+
+def keyed(model_cls: type, canon: bool = True) -> Callable[..., Any]:
+    """``keyed(model, ranks, arg) -> (snapshot, rank)``: the indices the snapshot ranks,
+    ``rank = ranks(indices, arg)`` (the caller's choice of ranks, see :func:`session_ranks`)
+    and the snapshot under them, in one generated call, as :func:`compiled`'s ``indices``
+    then ``snapshot`` would give. Not for a context judging by a product of readings (its
+    key is a snapshot per reading, :func:`_each_reading`)."""
+    return _generated(model_cls, canon)[4]
 
 
 def _each_reading(snap: Callable[..., Any], held: Callable[..., set[int]]

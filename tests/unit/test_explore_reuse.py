@@ -10,7 +10,14 @@ import pytest
 
 from acp_model.explorer import Bounds, explore
 from acp_model.explorer import search as search_mod
-from acp_model.explorer.config import Config, SingleRanks
+from acp_model.explorer.config import (
+    Config,
+    SingleRanks,
+    _single_held,
+    _single_rank,
+    single_key_keyed,
+)
+from acp_model.model import snapshot
 from acp_model.model.session import SessionModel
 
 # one session with a permission request answered and forgotten (compaction), and a cancel
@@ -93,3 +100,25 @@ def test_sessions_whose_keys_meet_none_against_a_rank_are_ordered(
     assert key == (dead, live)
     monkeypatch.setattr(Config, "session_keys", lambda self, canon=True: [dead, live])
     assert cfg.canonical() == ((dead, live), (0, 1))
+
+
+def test_every_successor_keyed_in_one_call_has_the_key_made_afresh(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The search keys a successor through the generated ``keyed`` (indices, the parent's
+    ranks when they still hold, and the snapshot in one call, ``snapshot.keyed``): on every
+    edge of a run that key and its ranks are those made from scratch (``Config.canonical``,
+    the ranks of the indices held), so the faster key cannot drift from the reference."""
+    keyed = []
+
+    def checked(cfg: Config, fused: Any, prior: SingleRanks) -> Any:
+        key, rank = single_key_keyed(cfg, fused, prior)
+        fresh, _ = cfg.canonical()
+        assert (key,) == fresh
+        held = _single_held(cfg, snapshot.compiled(SessionModel)[2])
+        assert rank == _single_rank(held, cfg.ctx.frontier)
+        keyed.append(cfg)
+        return key, rank
+
+    monkeypatch.setattr(search_mod, "single_key_keyed", checked)
+    exp = explore(bounds=BOUNDS)
+    assert len(keyed) == len(exp.edges)
