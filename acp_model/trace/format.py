@@ -115,8 +115,14 @@ def parse_record(obj: Any, where: str = "record") -> Record:
         # refuse goes the long way, which says why
         direction, t = obj.get("dir"), obj.get("t")
         if direction in DIRECTIONS and (t is None or type(t) in _SECONDS):
-            return Record(direction, obj["msg"], None, t)
+            # Record(direction, msg, None, t) built as its tuple: the named tuple's generated
+            # __new__ is a Python frame filling seven defaults, on every line a trace is read
+            return _new_record(Record, (direction, obj["msg"], None, t, *_PLAIN_REST))
     return _parse_any_record(obj, where)
+
+
+_new_record = tuple.__new__
+_PLAIN_REST = Record("c2a")[4:]  # the defaults of the fields after ``t``
 
 
 def _parse_any_record(obj: Any, where: str) -> Record:
