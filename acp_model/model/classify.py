@@ -30,12 +30,16 @@ def keyed_fields_readable(update: dict[str, Any]) -> bool:
     checks of the message alone, run before, judge it (ACPM-SCHEMA under validation, or the
     field's own rule, e.g. MSG-01 for a messageId)."""
     for f in KEYED_FIELDS:  # noqa: SIM110 (not all(genexpr): no generator per update)
-        if not isinstance(update.get(f), _SCALARS):
+        value = update.get(f)
+        # the exact types JSON decodes to first (a set lookup), the isinstance walk only for
+        # another (an enum member of the fuzzer's, a subclass)
+        if type(value) not in _JSON_SCALARS and not isinstance(value, _SCALARS):
             return False
     return True
 
 
 _SCALARS = (str, int, float, bool, type(None))
+_JSON_SCALARS = frozenset(_SCALARS)
 # The events an update most often is, read once: an enum member read off its class costs
 # about 150 ns in CPython 3.11 (``EnumType.__getattr__`` keeps the lookup off the attribute
 # cache), and one of these is read for every update a trace holds.
