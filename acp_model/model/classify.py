@@ -29,7 +29,7 @@ def keyed_fields_readable(update: dict[str, Any]) -> bool:
     leaves nothing the model can read: such an update does not move it (it once raised); the
     checks of the message alone, run before, judge it (ACPM-SCHEMA under validation, or the
     field's own rule, e.g. MSG-01 for a messageId)."""
-    for f in KEYED_FIELDS:  # noqa: SIM110 (not all(genexpr): no generator per update)
+    for f in KEYED_FIELDS:  # (not all(genexpr): no generator per update)
         value = update.get(f)
         # the exact types JSON decodes to first (a set lookup), the isinstance walk only for
         # another (an enum member of the fuzzer's, a subclass)

@@ -250,7 +250,7 @@ class _Step:
     """What firing one (state, event) does under an engine's readings, and how often it fired
     (counted on the step itself: one lookup of the pair per event, not three)."""
 
-    __slots__ = ("target", "checks", "actions", "allows", "n")
+    __slots__ = ("actions", "allows", "checks", "n", "target")
 
     def __init__(self, target: str, checks: tuple[tuple[CheckSpec, str], ...],
                  actions: tuple[Callable[[Any, Any], None], ...], allows: tuple[str, ...]
