@@ -246,16 +246,26 @@ def compile_machine(machine: type[StateMachine], model: type) -> Table:
 Failure = tuple[CheckSpec, str]  # (check, "fail" | "warn")
 
 
+class _Step:
+    """What firing one (state, event) does under an engine's readings, and how often it fired
+    (counted on the step itself: one lookup of the pair per event, not three)."""
+
+    __slots__ = ("actions", "allows", "checks", "n", "target")
+
+    def __init__(self, target: str, checks: tuple[tuple[CheckSpec, str], ...],
+                 actions: tuple[Callable[[Any, Any], None], ...], allows: tuple[str, ...]
+                 ) -> None:
+        self.target, self.checks, self.actions, self.allows = target, checks, actions, allows
+        self.n = 0
+
+
 class TableEngine:
     """Fast interpreter of a :class:`Table` under fixed readings."""
 
     def __init__(self, table: Table, readings: Readings) -> None:
         self.table = table
         self.readings = readings
-        self.transitions: dict[tuple[str, str], int] = {}  # (state, event) -> times fired
-        self._plan: dict[tuple[str, str], tuple[str, tuple[tuple[CheckSpec, str], ...],
-                                                 tuple[Callable[[Any, Any], None], ...],
-                                                 tuple[str, ...]]] = {}
+        self._plan: dict[tuple[str, str], _Step] = {}
         self._rules = {c.name: c.meta.rule_for(readings) for c in table.check_names().values()}
         # The proofs of the last fire's failures, stated before its actions ran (checks read
         # the state the event met): check name -> (text, [(index, role)]) or None.
@@ -263,7 +273,12 @@ class TableEngine:
         for key, tr in table.transitions.items():
             active = tuple((c, c.level(readings)) for c in tr.checks)
             active = tuple(a for a in active if a[1] != Level.OFF)
-            self._plan[key] = (tr.target, active, tr.funcs, tr.allows)
+            self._plan[key] = _Step(tr.target, active, tr.funcs, tr.allows)
+
+    @property
+    def transitions(self) -> dict[tuple[str, str], int]:
+        """(state, event) -> times fired, for the pairs that fired."""
+        return {key: step.n for key, step in self._plan.items() if step.n}
 
     @property
     def exercised(self) -> dict[str, int]:
@@ -271,12 +286,14 @@ class TableEngine:
         from the transitions fired (a transition runs the same checks every time), so
         firing counts nothing per check."""
         out: dict[str, int] = {}
-        for key, n in self.transitions.items():
-            _, checks, _, allows = self._plan[key]
-            for chk, _ in checks:
+        for step in self._plan.values():
+            n = step.n
+            if not n:
+                continue
+            for chk, _ in step.checks:
                 rule = self._rules[chk.name]
                 out[rule] = out.get(rule, 0) + n
-            for rule_id in allows:
+            for rule_id in step.allows:
                 out[rule_id] = out.get(rule_id, 0) + n
         return out
 
@@ -286,20 +303,19 @@ class TableEngine:
 
     def fire(self, model: Any, event: str, ev: Any) -> list[Failure]:
         """Apply one event; return the failing checks with their level."""
-        key = (model.state, event)
-        target, checks, actions, _ = self._plan[key]
-        self.transitions[key] = self.transitions.get(key, 0) + 1
+        step = self._plan[(model.state, event)]
+        step.n += 1
         failures: list[Failure] = []
-        for check in checks:  # a loop, not a comprehension: no frame made on every event
+        for check in step.checks:  # a loop, not a comprehension: no frame made on every event
             if not check[0].func(model, ev):
                 failures.append(check)
         if failures:
             self._state_evidence(model, ev, failures)
         elif self.evidence:  # (no dict made on every event that fails nothing)
             self.evidence = {}
-        for action in actions:  # apply(), written out: this runs on every event
+        for action in step.actions:  # apply(), written out: this runs on every event
             action(model, ev)
-        model.state = target
+        model.state = step.target
         return failures
 
     def _state_evidence(self, model: Any, ev: Any, failures: list[Failure]) -> None:
@@ -309,15 +325,15 @@ class TableEngine:
     def apply(self, model: Any, event: str, ev: Any) -> None:
         """The actions and target of an event already judged by :meth:`allowed` (checks are
         pure, so running them again could not change the outcome); nothing is counted."""
-        target, _, actions, _ = self._plan[(model.state, event)]
-        for action in actions:
+        step = self._plan[(model.state, event)]
+        for action in step.actions:
             action(model, ev)
-        model.state = target
+        model.state = step.target
 
     def allowed(self, model: Any, event: str, ev: Any) -> tuple[bool, list[Failure]]:
         """Would the model accept this event without a failure? (no state change)."""
-        _, checks, _, _ = self._plan[(model.state, event)]
-        failures = [(c, lv) for c, lv in checks if not c.func(model, ev)]
+        failures = [(c, lv) for c, lv in self._plan[(model.state, event)].checks
+                    if not c.func(model, ev)]
         if not failures:
             return True, failures
         return (not any(lv == Level.FAIL for _, lv in failures), failures)
@@ -342,9 +358,9 @@ class LibraryEngine(TableEngine):
 
     def fire(self, model: Any, event: str, ev: Any) -> list[Failure]:
         sm = self._machine(model)
-        key = (model.state, event)
-        checks = self._plan[key][1]
-        self.transitions[key] = self.transitions.get(key, 0) + 1
+        step = self._plan[(model.state, event)]
+        checks = step.checks
+        step.n += 1
         try:
             sm.send(event, ev=ev)
             self.evidence = {}

@@ -145,15 +145,13 @@ def content_blocks_known(content: Any, where: str, ctx: FindingContext) -> Found
     return found or None
 
 
-@check("ENUM-02", role=Role.FINDING, reads=[Reads.UPDATE])
-def update_kind_known(update: Mapping[str, Any], where: str, ctx: FindingContext) -> Found:
+@check("ENUM-02", role=Role.FINDING, reads=[Reads.UPDATE_KIND])
+def update_kind_known(kind: Any, where: str, ctx: FindingContext) -> Found:
     """sessionUpdate kinds are the v2 ones or start with _."""
-    found: list[tuple[str, str]] = []
-    kind = update.get("sessionUpdate")
     if is_reserved("session_update", kind, ctx.rev):
-        found.append((f"{where}/sessionUpdate",
-                      f"sessionUpdate kind {kind!r} is neither defined by v2 nor _-prefixed"))
-    return found or None
+        return [(f"{where}/sessionUpdate",
+                 f"sessionUpdate kind {kind!r} is neither defined by v2 nor _-prefixed")]
+    return None
 
 
 @check("TOOL-07", role=Role.FINDING, reads=[Reads.TOOL_CALL_CONTENT_CHUNK])
@@ -907,6 +905,13 @@ def judge(kind: Reads, value: Any, rev: str = SEED,
     if isinstance(value, dict) and plan is not None:
         run_plan(plan, value, _ROOTS[kind], FindingContext.of(rev, prompt_caps), out)
     return out
+
+
+def kind_checks(rev: str) -> Entry:
+    """The checks that read an update's ``sessionUpdate`` kind alone (``Reads.UPDATE_KIND``):
+    the same verdict for every update of one kind, so the oracle's plan of a kind decides them
+    once (``oracle.updates``)."""
+    return dispatch_table(rev).get(Reads.UPDATE_KIND, ())
 
 
 def update_checks(rev: str, kind: Any) -> Plan | None:

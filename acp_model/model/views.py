@@ -346,11 +346,15 @@ class ToolReport:
 
 
 def plan_update(v: SessionView, update: dict[str, Any]) -> SessionView:
-    return replace(v, plans=reduce_plan(v.plans, update))
+    return SessionView(v.messages, v.order, v.tools, v.recent_tools,
+                       reduce_plan(v.plans, update), v.usage, v.state, v.stop_reason,
+                       v.background, v.background_listed, v.terminals)
 
 
 def usage_update(v: SessionView, update: dict[str, Any]) -> SessionView:
-    return replace(v, usage=reduce_usage(v.usage, update))
+    return SessionView(v.messages, v.order, v.tools, v.recent_tools, v.plans,
+                       reduce_usage(v.usage, update), v.state, v.stop_reason, v.background,
+                       v.background_listed, v.terminals)
 
 
 def terminal_update(v: SessionView, update: dict[str, Any]) -> SessionView:

@@ -215,6 +215,9 @@ class Reads(StrEnum):
 
     # session/update payloads: every one, then one member per sessionUpdate kind checks read
     UPDATE = "session/update"
+    # an update's sessionUpdate kind alone: what reads nothing else is decided once per kind
+    # a connection meets (``oracle.updates``), per update only for kinds the table lacks
+    UPDATE_KIND = "sessionUpdate kind"
     STATE_UPDATE = "state_update"
     USER_MESSAGE = "user_message"
     USER_MESSAGE_CHUNK = "user_message_chunk"

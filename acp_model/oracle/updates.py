@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from acp_model.model import classify, messages, reducers, replay, views, wire_table
+from acp_model.model.check import CheckMeta
 from acp_model.model.messages import Entry
 from acp_model.model.parts import Locate
 from acp_model.model.replay_order import table as replay_order_table
@@ -79,6 +80,12 @@ class UpdatePlan:
     reduce: views.Reduce  # how the client's view takes it in
     rev: str
     ctx: messages.FindingContext  # what its checks read besides the update (the revision's)
+    # the checks of the kind alone (``messages.kind_checks``) and, for a kind of the wire
+    # table, what they found in it, decided when the plan was built (``kind_once``; the kinds
+    # the table lacks share a plan: theirs run on every update)
+    kind_entry: Entry
+    kind_found: tuple[tuple[CheckMeta, str, str], ...]
+    kind_once: bool
     # ``checks`` compiled: the kind's entry, counted per update by ``tally``, and its parts
     entry: Entry
     parts: tuple[PartStep, ...]
@@ -91,8 +98,14 @@ class UpdatePlan:
         """What the single-message checks find in an update of this kind (None: nothing, and
         its kind carries no part some check reads)."""
         self.tally.n += 1
-        found = messages.found_by(self.entry, None, self.rev, update, _WHERE, self.ctx) \
-            if self.entry else None
+        if not self.kind_once:
+            found = messages.found_by(self.kind_entry, None, self.rev,
+                                      update.get("sessionUpdate"), _WHERE, self.ctx)
+        else:  # (a Findings of its own for each update: a report adds to it)
+            found = messages.Findings(list(self.kind_found), rev=self.rev) \
+                if self.kind_found else None
+        if self.entry:
+            found = messages.found_by(self.entry, found, self.rev, update, _WHERE, self.ctx)
         return _found_in_parts(self.parts, update, _WHERE, self.ctx, found) if self.parts \
             else found
 
@@ -136,6 +149,11 @@ def build(rev: str, dialect: Dialect, kind: Any, store: ViolationStore | None = 
 
     checks = messages.update_checks(rev, kind)
     entry, parts = checks if checks is not None else (None, ())
+    ctx = messages.FindingContext.of(rev)
+    kind_entry = messages.kind_checks(rev)
+    kind_once = isinstance(kind, str) and kind in wire_table.updates()
+    decided = messages.found_by(kind_entry, None, rev, kind, _WHERE, ctx) if kind_once \
+        else None
 
     def steps(carried: tuple[tuple[Locate, messages.Plan], ...]) -> tuple[PartStep, ...]:
         return tuple(PartStep(locate, sub[0] or (), tally(sub[0] or ()), steps(sub[1]))
@@ -153,8 +171,9 @@ def build(rev: str, dialect: Dialect, kind: Any, store: ViolationStore | None = 
         read_as=read_as, translated=dialect.moved_by(row),
         classify=wire.classifier(model_row, dialect.event_of),
         reduce=model_row.reduce if model_row is not None and model_row.reduce is not None
-        else _kept, rev=rev, ctx=messages.FindingContext.of(rev),
-        entry=entry or (), parts=steps(parts), tally=tally(entry or ()),
+        else _kept, rev=rev, ctx=ctx, kind_entry=kind_entry,
+        kind_found=tuple(decided.found) if decided is not None else (), kind_once=kind_once,
+        entry=entry or (), parts=steps(parts), tally=tally(kind_entry, entry or ()),
         view_tally=tally(seen), replayed_view_tally=tally(replayed))
 
 

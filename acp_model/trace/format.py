@@ -115,8 +115,14 @@ def parse_record(obj: Any, where: str = "record") -> Record:
         # refuse goes the long way, which says why
         direction, t = obj.get("dir"), obj.get("t")
         if direction in DIRECTIONS and (t is None or type(t) in _SECONDS):
-            return Record(direction, obj["msg"], None, t)
+            # Record(direction, msg, None, t) built as its tuple: the named tuple's generated
+            # __new__ is a Python frame filling seven defaults, on every line a trace is read
+            return _new_record(Record, (direction, obj["msg"], None, t, *_PLAIN_REST))
     return _parse_any_record(obj, where)
+
+
+_new_record = tuple.__new__
+_PLAIN_REST = Record("c2a")[4:]  # the defaults of the fields after ``t``
 
 
 def _parse_any_record(obj: Any, where: str) -> Record:
@@ -224,16 +230,18 @@ class Numbering:
         self.numbered = True
         self.next = gap.last + 1
 
-    def record(self, record: Record, where: str | Callable[[], str]) -> Record:
-        """``where``: the record's place, or what says it (called only for an error)."""
+    def record(self, record: Record, where: str | Path, line: int | None = None) -> Record:
+        """``where``: the record's place (with ``line``: its file and line, joined only for an
+        error, not for each line read)."""
         if record.n is None:
             if self.numbered:
                 record = record._replace(n=self.next)
             self.next += 1
             return record
         if record.n < self.next:
-            raise TraceError(f"{where if isinstance(where, str) else where()}: message "
-                             f"#{record.n} after #{self.next - 1}: message numbers must grow")
+            place = where if line is None else f"{where}:{line}"
+            raise TraceError(f"{place}: message #{record.n} after #{self.next - 1}: message "
+                             "numbers must grow")
         self.numbered = True
         self.next = record.n + 1
         return record
@@ -286,7 +294,7 @@ def iter_trace(path: str | Path, progress: Callable[[int], None] | None = None
                 read += len(line)
                 if lineno % PROGRESS_EVERY == 0:
                     progress(read)
-            if not line.strip():
+            if line.isspace():  # (a line read from a file is never empty: no copy made)
                 continue
             try:
                 obj = orjson.loads(line)
@@ -301,7 +309,7 @@ def iter_trace(path: str | Path, progress: Callable[[int], None] | None = None
                 record = parse_record(obj)
             except TraceError:  # again, naming the line: the text is built only for an error
                 record = parse_record(obj, f"{p}:{lineno}")
-            yield numbering.record(record, lambda: f"{p}:{lineno}")  # noqa: B023 (called at once)
+            yield numbering.record(record, p, lineno)
     if progress is not None:
         progress(read)
 

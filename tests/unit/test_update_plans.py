@@ -54,8 +54,28 @@ def test_a_plan_finds_what_its_kinds_single_message_checks_find() -> None:
     found = plan.check(usage)
     assert found is not None and plan.checks is not None
     assert [m.rule for m, _, _ in found.found] == ["USAGE-04"]
-    # the kind's entry is counted by the plan's tally, not logged per update
-    assert found.ran == [] and plan.tally.groups == (plan.checks[0],) and plan.tally.n == 1
+    # the kind's entries are counted by the plan's tally, not logged per update
+    assert found.ran == [] and plan.tally.groups == (plan.kind_entry, plan.checks[0]) \
+        and plan.tally.n == 1
+
+
+def test_a_kind_is_judged_once_when_its_plan_is_built_and_reported_on_each_update() -> None:
+    """The checks reading an update's kind alone (Reads.UPDATE_KIND) are decided with the plan
+    of a kind the wire table has; every update of it still gets its own finding. The kinds the
+    table lacks share one plan, which judges each update's kind."""
+    plan = updates.build("seed", dialects.V2(), "tool_call")  # v1's: no v2 revision defines it
+    assert plan.kind_once and [m.rule for m, _, _ in plan.kind_found] == ["ENUM-02"]
+    first, second = (plan.check({"sessionUpdate": "tool_call", "toolCallId": "t"})
+                     for _ in range(2))
+    assert first is not None and second is not None and first is not second
+    assert [m.rule for m, _, _ in first.found] == ["ENUM-02"] == \
+        [m.rule for m, _, _ in second.found]
+    assert plan.tally.n == 2
+    shared = updates.build("seed", dialects.V2(), None)
+    assert not shared.kind_once
+    bogus = shared.check({"sessionUpdate": "bogus"})
+    assert bogus is not None and [m.rule for m, _, _ in bogus.found] == ["ENUM-02"]
+    assert shared.check({"sessionUpdate": "_mine"}) is None
 
 
 def test_an_update_that_holds_makes_no_findings_and_its_rules_are_counted_per_kind() -> None:
