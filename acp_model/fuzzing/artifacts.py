@@ -128,9 +128,7 @@ def warning_text(found: Found) -> str | None:
         return shared_only_text(found)
     resting = found.breaches()[1]
     if resting:
-        return (f"its proof rests on what the agent did after the client's deliberate breach "
-                f"#{resting[0].number} ({resting[0].breach.rule}), which the text leaves "
-                "undefined: reported as a warning")
+        return resting[0].rested_on()
     return None
 
 

@@ -295,10 +295,7 @@ def rejudged_report(report: Mapping[str, Any], row_dir: Path, readings: Readings
                     Path(case.files["transcript.jsonl"]), v.get("index"),
                     v.get("evidence") or [])) is not None:
                 level = Level.WARN.value  # it rests on the agent's handling of our breach
-                v = {**v, "rejudged": f"a warning: its proof rests on what the agent did after "
-                                      f"the client's deliberate breach #{kept_breach.number} "
-                                      f"({kept_breach.breach.rule}), which the text leaves "
-                                      "undefined"}
+                v = {**v, "rejudged": kept_breach.rested_on()}
             key = finding_key(v, level)
             seen = int(case.violation.get("seen") or 1)
             if key in found:  # another recorded finding of it: its sightings count too

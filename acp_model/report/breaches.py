@@ -99,6 +99,13 @@ class Kept:
     request: int | None = None  # the message number of the request it answered
     tool_call: str | None = None
 
+    def rested_on(self) -> str:
+        """Why a failure whose proof rests on this breach is a warning (one wording for the
+        run's report and for re-judging it)."""
+        return (f"its proof rests on what the agent did after the client's deliberate breach "
+                f"#{self.number} ({self.breach.rule}), which the text leaves undefined: "
+                "reported as a warning")
+
     def words(self) -> str:
         by = f", written by action {self.action}" if self.action is not None else ""
         return (f"#{self.number} is a deliberate breach of {self.breach.rule} by the client"
