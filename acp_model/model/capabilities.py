@@ -25,7 +25,7 @@ from acp_model.model import wire_table
 from acp_model.model.answering import Answering, Asking, Showing
 from acp_model.model.check import check
 from acp_model.model.vocab import ErrorCode, Level, Reads, Role
-from acp_model.model.wire_shapes import Shape, on
+from acp_model.model.wire_shapes import Shape, on, said_off
 
 Caps = Mapping[str, Any]
 
@@ -174,8 +174,11 @@ def client_method_advertised(a: Asking) -> str | None:
     path = wire_table.advertised_by(method, "a2c")
     if not path or on(a.told.client_caps, *path):
         return None
-    return (f"the agent sent {method}, but the client's initialize did not advertise "
-            f"{'.'.join(path)}: an omitted capability is unsupported")
+    name = ".".join(path)
+    how = (f"declared {name} false: the method is not available"
+           if said_off(a.told.client_caps, *path) else
+           f"did not advertise {name}: an omitted capability is unsupported")
+    return f"the agent sent {method}, but the client's initialize {how}"
 
 
 @check("INIT-16", role=Role.FINDING, reads=[Reads.INITIALIZE_ANSWER])

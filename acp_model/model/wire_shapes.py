@@ -30,6 +30,16 @@ def on(caps: Any, *path: str) -> bool:
     return node is True or isinstance(node, Mapping)
 
 
+def said_off(caps: Any, *path: str) -> bool:
+    """Is the capability at ``path`` declared ``false`` (not merely omitted)?"""
+    node = caps
+    for key in path:
+        if not isinstance(node, Mapping):
+            return False
+        node = node.get(key)
+    return node is False
+
+
 @dataclass(frozen=True, slots=True)
 class Shape:
     """v2's initialize exchange (the seed's and sdk-2.4.0's)."""

@@ -321,3 +321,19 @@ def test_a_cancel_the_client_should_not_have_sent_is_still_judged_by_its_answer(
     t.rpc.request("c2a", "tool_call/cancel", {"sessionId": S, "toolCallId": "t1"}, 40)
     found = check(t.rpc.result("a2c", 40, {}).idle(S, "end_turn"), SDK)["violations"]
     assert sorted(v["rule"] for v in found) == ["SDK-TOOL-02", "SDK-TOOL-03"], found
+
+
+@pytest.mark.parametrize(("caps", "said"), [
+    ({}, "did not advertise fs.readTextFile: an omitted capability is unsupported"),
+    ({"fs": {"readTextFile": False}}, "declared fs.readTextFile false: the method is not "
+                                      "available"),
+])
+def test_init_16_says_whether_the_capability_was_omitted_or_declared_false(
+        caps: dict[str, Any], said: str) -> None:
+    """opencode v1's INIT-16 (s15 review): the client declared fs.writeTextFile false, and the
+    message said "an omitted capability"."""
+    from tests.oracle.audit_cases import _v1_reads_a_file
+
+    report = check(_v1_reads_a_file(caps), V1)
+    hits = [v["message"] for v in report["violations"] if v["rule"] == "INIT-16"]
+    assert hits and all(said in m for m in hits), hits
