@@ -127,7 +127,9 @@ def held_line(schedule: Schedule, records: Sequence[Mapping[str, Any]],
     if len(told) > MAX_SHOWN:
         told = [*told[:2], "...", *told[-(MAX_SHOWN - 2):]]
     return ("Held to the recorded schedule, a replay keeps this order of the client's "
-            "writes and the scripted model's releases against the agent's messages: "
+            "writes and the scripted model's releases against the agent's messages (the "
+            "gaps are the recording's: a held replay keeps the order, and the transcript "
+            "below is of the replay shown): "
             + "; ".join(told) + ". Free-running, only the client's own waits order them.")
 
 
