@@ -105,6 +105,18 @@ def ordered(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
                                  -int(r["protocol"])))
 
 
+def _reused_from(row: Mapping[str, Any], previous: Mapping[str, Any], folder: Path) -> None:
+    """A reused row's files are the previous matrix's: it must be the matrix the row was
+    reused from (a row taken from another run's matrix names failures whose folders the one
+    given lacks, and its pages could not be written)."""
+    then = next((r for r in previous.get("rows") or [] if r.get("key") == row["key"]), None)
+    ran = (row.get("reused") or {}).get("from")
+    if then is None or (ran is not None and then.get("created") not in (None, ran)):
+        raise MatrixError(f"row {row['key']} (in {folder}) was reused from another matrix "
+                          f"than --previous (its run of {ran}): give that matrix as "
+                          "--previous")
+
+
 def merge(folders: Sequence[Path], out: Path, previous: Mapping[str, Any] | None = None,
           previous_base: Path | None = None) -> dict[str, Any]:
     """One matrix document of the rows in ``folders`` (each with its ``row.json``), their run
@@ -121,6 +133,7 @@ def merge(folders: Sequence[Path], out: Path, previous: Mapping[str, Any] | None
             if previous is None or previous_base is None:
                 raise MatrixError(f"row {row['key']} (in {folder}) reuses the previous "
                                   "matrix: give it with --previous")
+            _reused_from(row, previous, folder)
             copy_run(row, previous_base, out)
         else:
             copy_run(row, base, out)

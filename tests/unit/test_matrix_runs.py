@@ -295,6 +295,25 @@ def test_a_row_of_the_same_versions_and_settings_is_reused(tmp_path: Path) -> No
     assert reusable({**previous, "rows": [older]}, same, settings) is None
 
 
+def test_a_row_reused_from_another_matrix_than_previous_is_a_clear_error(
+        tmp_path: Path) -> None:
+    """s15: rows reused from a fresh run's matrix, merged with the kept one as --previous,
+    stopped in an internal error (a failure's folder the kept run did not hold)."""
+    kept = _run(tmp_path / "kept", "a", [], created="2026-12-01T10:00:00Z")
+    fresh = _run(tmp_path / "fresh", "a", [(CANCEL_09, "CANCEL-09", False)],
+                 created="2026-12-08T00:17:00Z")
+    previous = document([kept], {"created": kept["created"]})
+    job = tmp_path / "job"
+    job.mkdir()
+    write_row(job, {**fresh, "reused": {"from": fresh["created"]}},
+              {"budget": 60.0, "spec": "auto"})
+    with pytest.raises(ValueError, match="reused from another matrix than --previous"):
+        merge([job], tmp_path / "site", previous, tmp_path / "kept")
+    again = document([fresh], {"created": fresh["created"]})  # the matrix it came from
+    doc = merge([job], tmp_path / "site", again, tmp_path / "fresh")
+    assert doc["rows"][0]["key"] == "a v2"
+
+
 def test_the_history_keeps_each_release_newest_first_with_what_changed(tmp_path: Path) -> None:
     old = _run(tmp_path / "old", "a", [(CLEAN, "STOP-03", False)], version="1.0",
                created="2026-11-01T00:00:00Z")
