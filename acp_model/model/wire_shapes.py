@@ -19,25 +19,28 @@ from acp_model.model import wire_table
 from acp_model.spec import revisions
 from acp_model.trace.methods import Method
 
+_ABSENT = object()  # no value at a capability's path
 
-def on(caps: Any, *path: str) -> bool:
-    """Is the capability at ``path`` advertised (``true`` or an object)?"""
+
+def _at(caps: Any, path: tuple[str, ...]) -> Any:
+    """The value a capability's ``path`` leads to in ``caps`` (:data:`_ABSENT`: none)."""
     node = caps
     for key in path:
         if not isinstance(node, Mapping):
-            return False
-        node = node.get(key)
+            return _ABSENT
+        node = node.get(key, _ABSENT)
+    return node
+
+
+def on(caps: Any, *path: str) -> bool:
+    """Is the capability at ``path`` advertised (``true`` or an object)?"""
+    node = _at(caps, path)
     return node is True or isinstance(node, Mapping)
 
 
 def said_off(caps: Any, *path: str) -> bool:
     """Is the capability at ``path`` declared ``false`` (not merely omitted)?"""
-    node = caps
-    for key in path:
-        if not isinstance(node, Mapping):
-            return False
-        node = node.get(key)
-    return node is False
+    return _at(caps, path) is False
 
 
 @dataclass(frozen=True, slots=True)
