@@ -65,7 +65,7 @@ def reusable(previous: Mapping[str, Any] | None, target: Target,
     run by the same acp-model version with the same budget and spec, and not an error."""
     if previous is None or not target.version:
         return None
-    row = next((r for r in previous.get("rows") or [] if r.get("key") == target.key), None)
+    row = _row_of(previous, target.key)
     if row is None or row.get("status") not in (RowStatus.RAN, RowStatus.UNAVAILABLE):
         return None
     before = previous.get("settings") or {}
@@ -73,6 +73,11 @@ def reusable(previous: Mapping[str, Any] | None, target: Target,
             and row.get("acp_model", previous.get("version")) == __version__
             and all(before.get(k) == settings.get(k) for k in SAME_SETTINGS))
     return dict(row) if same else None
+
+
+def _row_of(matrix: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
+    """The row of ``key`` in a matrix document (None: it has none)."""
+    return next((r for r in matrix.get("rows") or [] if r.get("key") == key), None)
 
 
 def reused(row: Mapping[str, Any], previous: Mapping[str, Any]) -> dict[str, Any]:
@@ -109,7 +114,7 @@ def _reused_from(row: Mapping[str, Any], previous: Mapping[str, Any], folder: Pa
     """A reused row's files are the previous matrix's: it must be the matrix the row was
     reused from (a row taken from another run's matrix names failures whose folders the one
     given lacks, and its pages could not be written)."""
-    then = next((r for r in previous.get("rows") or [] if r.get("key") == row["key"]), None)
+    then = _row_of(previous, row["key"])
     ran = (row.get("reused") or {}).get("from")
     if then is None or (ran is not None and then.get("created") not in (None, ran)):
         raise MatrixError(f"row {row['key']} (in {folder}) was reused from another matrix "
