@@ -464,7 +464,7 @@ def _schedule_of(path: Path, doc: dict[str, Any]) -> Any:
 def _replays(args: argparse.Namespace, doc: dict[str, Any], cfg: FuzzConfig,
              actions: list[Any], console: Console, schedule: Any = None) -> int:
     from acp_model.fuzzing.clock import ClockChoice
-    from acp_model.fuzzing.inconclusive import clock_wanted, unsure_of
+    from acp_model.fuzzing.inconclusive import clock_evidence
     from acp_model.fuzzing.shrink import replay_once
 
     rule = doc.get("rule")
@@ -484,9 +484,7 @@ def _replays(args: argparse.Namespace, doc: dict[str, Any], cfg: FuzzConfig,
         outcome = replay_once(cfg, actions, rule, schedule=schedule, exact=True, clock=clock)
         hits += outcome.reproduced
         if outcome.held:
-            clock = choice.weigh(wanted=clock_wanted(outcome, schedule),
-                                 clocked=outcome.clock_held,
-                                 failed=unsure_of(outcome, schedule) is not None)
+            clock = choice.weigh(clock_evidence(outcome, schedule))
         if shown is None or not shown.reproduced:
             shown = outcome
         if outcome.error:

@@ -344,10 +344,21 @@ class ProcessClock:
 DROP_AFTER = 2
 
 
+@dataclass(frozen=True)
+class ClockEvidence:
+    """What one held replay says of the agent's wall clock (``inconclusive.clock_evidence``):
+    ``wanted`` (on the real clock, the clock may matter), ``clocked`` (it ran under the
+    clock), ``failed`` (the agent failed on its own where the recording did not)."""
+
+    wanted: bool
+    clocked: bool
+    failed: bool
+
+
 @dataclass
 class ClockChoice:
     """Whether replays hold the agent's wall clock, from what held replays showed: from the
-    first one on the real clock that says it may matter (``inconclusive.clock_wanted``), and
+    first one on the real clock that says it may matter (``inconclusive.clock_evidence``), and
     back to the real clock for good once, under it, the agent failed on its own
     :data:`DROP_AFTER` times with no replay under it going right: libfaketime changes some
     agents (claude-agent-acp's Claude Code child exits at its shared-memory set-up, s14),
@@ -359,20 +370,19 @@ class ClockChoice:
     worked: bool = False  # a replay under the clock went right: it serves
     failures: int = 0
 
-    def weigh(self, *, wanted: bool, clocked: bool, failed: bool) -> bool:
-        """One held replay: ``wanted`` (on the real clock, the clock may matter), ``clocked``
-        (it ran under the clock), ``failed`` (the agent failed on its own where the recording
-        did not); returns whether the clock is held from now on."""
+    def weigh(self, seen: ClockEvidence) -> bool:
+        """One held replay's evidence; returns whether the clock is held from now on."""
         if not self.held:
-            self.held = wanted and not self.dropped
-        elif clocked and not failed:
+            self.held = seen.wanted and not self.dropped
+        elif seen.clocked and not seen.failed:
             self.worked = True
-        elif clocked and not self.worked:
+        elif seen.clocked and not self.worked:
             self.failures += 1
             if self.failures >= DROP_AFTER:
                 self.held, self.dropped = False, True
         return self.held
 
 
-__all__ = ["DROP_AFTER", "NOT_INSTALLED", "SETTINGS", "AgentClock", "ClockChoice", "ProcessClock",
+__all__ = ["DROP_AFTER", "NOT_INSTALLED", "SETTINGS", "AgentClock", "ClockChoice", "ClockEvidence",
+           "ProcessClock",
            "blocker", "library", "sweep"]

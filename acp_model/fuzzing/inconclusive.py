@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from acp_model.fuzzing.clock import ClockEvidence
 from acp_model.fuzzing.replay import ReplayOutcome
 from acp_model.fuzzing.schedule import Boundary, Crossed, Schedule
 from acp_model.model import wire_table
@@ -29,7 +30,7 @@ from acp_model.model.vocab import ErrorCode
 from acp_model.report.text import ErrorReason
 
 __all__ = ["CLOCK_SPREAD", "UNTOLD", "Unsure", "UnsureKind", "answered", "cancelled_before",
-           "clock_spread", "clock_wanted",
+           "clock_evidence", "clock_spread",
            "own_failure", "reasons_json", "recounted", "unsure_in_words", "unsure_of"]
 
 Request = tuple[str, int]  # a request of ours: its method, and which of that method (1, 2, ...)
@@ -149,29 +150,28 @@ def unsure_of(outcome: ReplayOutcome, recording: Schedule | None) -> Unsure | No
 CLOCK_SPREAD = 1.0
 
 
-def clock_wanted(outcome: ReplayOutcome, recording: Schedule | None) -> bool:
-    """Whether the wall clock may be an input, so the next replays hold it
-    (``WarmPool.hold_clock``, ``acp-model replay``): a held replay on the agent's real clock
-    failed on its own where its recording (which kept its clock) did not, or did not reproduce
-    and its recording's clock spanned more than its own (gemini-cli's load in the clock minute
-    its session was made answers without the history, s15: no failure of its own to see)."""
-    if not outcome.held or outcome.clock_held or recording is None or recording.epoch is None:
-        return False
-    if unsure_of(outcome, recording) is not None:
-        return True
-    return not outcome.reproduced and clock_spread(recording, outcome) > CLOCK_SPREAD
+def clock_evidence(outcome: ReplayOutcome, recording: Schedule | None) -> ClockEvidence:
+    """What a held replay says of the agent's wall clock (``ClockChoice.weigh``). The clock
+    is ``wanted`` (the next replays hold it: ``WarmPool.weigh_clock``, ``acp-model replay``)
+    when a held replay on the agent's real clock failed on its own where its recording (which
+    kept its clock) did not, or did not reproduce and its recording's clock spanned more than
+    its own run (gemini-cli's load in the clock minute its session was made answers without
+    the history, s15: no failure of its own to see)."""
+    failed = unsure_of(outcome, recording) is not None
+    clocked = outcome.clock_held
+    wanted = outcome.held and not clocked and recording is not None \
+        and recording.epoch is not None \
+        and (failed or (not outcome.reproduced
+                        and clock_spread(recording, outcome) > CLOCK_SPREAD))
+    return ClockEvidence(wanted, clocked, failed)
 
 
 def clock_spread(recording: Schedule, outcome: ReplayOutcome) -> float:
     """How many seconds more the recording's clock spanned, from its first reading to its
     last, than the replay ``outcome`` ran."""
-    readings = [w for k in range(len(recording.events)) if (w := recording.clock_at(k)) is not None]
-    first = recording.first_clock()
-    if not readings or first is None:
-        return 0.0
     own = outcome.schedule
     ran = own.events[-1].t - own.events[0].t if own is not None and own.events else outcome.seconds
-    return max(readings) - first - ran
+    return recording.clock_span() - ran
 
 
 def answered(schedule: Schedule) -> dict[Request, bool]:

@@ -26,7 +26,7 @@ from typing import Any
 
 from acp_model.fuzzing.actions import Action
 from acp_model.fuzzing.client import AgentUnusable, FuzzClient
-from acp_model.fuzzing.clock import AgentClock, ClockChoice
+from acp_model.fuzzing.clock import AgentClock, ClockChoice, ClockEvidence
 from acp_model.fuzzing.config import FuzzConfig
 from acp_model.fuzzing.hold import Hold, describe_divergence
 from acp_model.fuzzing.pool import Example
@@ -126,12 +126,12 @@ class WarmPool:
     def hold_clock(self) -> None:
         """From now on its processes start under a clock a held replay can set (the wall
         clock may be an input); the processes warm without it go."""
-        self.weigh_clock(wanted=True, clocked=False, failed=False)
+        self.weigh_clock(ClockEvidence(wanted=True, clocked=False, failed=False))
 
-    def weigh_clock(self, *, wanted: bool, clocked: bool, failed: bool) -> None:
+    def weigh_clock(self, seen: ClockEvidence) -> None:
         """One held replay's evidence on the agent's wall clock (``ClockChoice.weigh``); the
         processes warm on the other clock than the one chosen go."""
-        self._switch(self.choice.weigh(wanted=wanted, clocked=clocked, failed=failed))
+        self._switch(self.choice.weigh(seen))
 
     def _switch(self, clock: bool) -> None:
         with self._cond:

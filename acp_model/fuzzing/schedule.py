@@ -239,8 +239,15 @@ class Schedule:
         """What a held replay's agent clock reads at its start: the earliest reading of
         the recording, its epoch or earlier (a session made before the program, on a shared
         process, crossed before t=0 by its clock); the clock moves only forward from there."""
-        readings = [w for k in range(len(self.events)) if (w := self.clock_at(k)) is not None]
-        return None if self.epoch is None else min([self.epoch, *readings])
+        return None if self.epoch is None else min([self.epoch, *self._readings()])
+
+    def clock_span(self) -> float:
+        """Seconds the recording's clock read from its first reading to its last (0: none)."""
+        first, readings = self.first_clock(), self._readings()
+        return 0.0 if first is None or not readings else max(readings) - first
+
+    def _readings(self) -> list[float]:
+        return [w for k in range(len(self.events)) if (w := self.clock_at(k)) is not None]
 
     def said(self, k: int) -> str:
         """Its event ``k`` in a divergence's words, placed in the program (an action, the

@@ -44,7 +44,7 @@ from acp_model.fuzzing.actions import (
     WaitMode,
 )
 from acp_model.fuzzing.config import FuzzConfig
-from acp_model.fuzzing.inconclusive import Unsure, clock_wanted, reasons_json, unsure_of
+from acp_model.fuzzing.inconclusive import Unsure, clock_evidence, reasons_json, unsure_of
 from acp_model.fuzzing.program import Program, standalone
 from acp_model.fuzzing.recorder import Found, program_key
 from acp_model.fuzzing.replay import (
@@ -1330,8 +1330,7 @@ def _replay(cfg: FuzzConfig, actions: Sequence[Action], rule: str | None,
     (:meth:`WarmPool.weigh_clock`)."""
     outcome = _replay_as_asked(cfg, actions, rule, abort, schedule, pool, exact, method)
     if pool is not None and outcome.held:
-        pool.weigh_clock(wanted=clock_wanted(outcome, schedule), clocked=outcome.clock_held,
-                         failed=unsure_of(outcome, schedule) is not None)
+        pool.weigh_clock(clock_evidence(outcome, schedule))
     return outcome
 
 
