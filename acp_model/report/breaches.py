@@ -34,6 +34,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from acp_model.report.proof import record_session
 from acp_model.trace.authors import author_of
 from acp_model.trace.format import TraceError, numbers_of, read_trace
 
@@ -246,19 +247,13 @@ def _runs_it(at: Mapping[int, Mapping[str, Any]], n: int, kept: Kept) -> bool:
     if not isinstance(msg, dict) or request is None or msg.get("id") is None \
             or msg.get("method") in (None, _PERMISSION):
         return False
-    sid = _session(request.get("msg"))
-    if sid is None or _session(msg) != sid:
+    sid = record_session(request)
+    if sid is None or record_session(at[n]) != sid:
         return False
     return not any(kept.number < m < n and rec.get("dir") == "c2a"
                    and isinstance(rec.get("msg"), dict)
                    and rec["msg"].get("method") == "session/prompt"
-                   and _session(rec["msg"]) == sid for m, rec in at.items())
-
-
-def _session(msg: Any) -> str | None:
-    params = msg.get("params") if isinstance(msg, dict) else None
-    sid = params.get("sessionId") if isinstance(params, dict) else None
-    return sid if isinstance(sid, str) else None
+                   and record_session(rec) == sid for m, rec in at.items())
 
 
 def breach_words(records: Sequence[Mapping[str, Any]], numbers: Sequence[int], index: Any,

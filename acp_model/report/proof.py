@@ -259,7 +259,7 @@ def turn_starts(records: Sequence[Record | Mapping[str, Any]], numbers: Sequence
     where = {n: pos for pos, n in enumerate(numbers)}
     if not isinstance(index, int) or index not in where:
         return {}
-    sid = _session(records[where[index]])
+    sid = record_session(records[where[index]])
     errors = [n for n in roles if n < index and n in where and _is_error(records[where[n]])]
     out: dict[int, str] = {}
     for first in sorted(errors):
@@ -274,7 +274,8 @@ def _msg(record: Record | Mapping[str, Any]) -> Any:
     return record.msg if isinstance(record, Record) else record.get("msg")
 
 
-def _session(record: Record | Mapping[str, Any]) -> str | None:
+def record_session(record: Record | Mapping[str, Any]) -> str | None:
+    """The session a record's message names in its params (None: none)."""
     msg = _msg(record)
     params = msg.get("params") if isinstance(msg, dict) else None
     sid = params.get("sessionId") if isinstance(params, dict) else None
@@ -292,7 +293,7 @@ def _starts_turn(record: Record | Mapping[str, Any], sid: str | None) -> bool:
     msg = _msg(record)
     params = msg.get("params") if isinstance(msg, dict) else None
     update = params.get("update") if isinstance(params, dict) else None
-    return _direction(record) == "a2c" and _session(record) == sid \
+    return _direction(record) == "a2c" and record_session(record) == sid \
         and isinstance(update, dict) and update.get("sessionUpdate") == TurnWord.KIND \
         and update.get("state") == TurnWord.RUNNING
 
